@@ -1,0 +1,36 @@
+# The two commands: `make all` (run the pipeline) and `make test` (run the tests).
+# Both create .venv and install the project with its dependencies when missing.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+CORPUS ?= corpora/sample
+OUT    ?= outputs/$(notdir $(abspath $(CORPUS)))
+ARGS   ?=
+
+# Nothing may download a model at run time: the embedders load from installed packages.
+export HF_HUB_OFFLINE = 1
+export TRANSFORMERS_OFFLINE = 1
+export TOKENIZERS_PARALLELISM = false
+
+.PHONY: all test install clean-outputs
+
+all: $(STAMP)
+	$(BIN)/python -m pipeline run "$(CORPUS)" --out "$(OUT)" $(ARGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+install: $(STAMP)
+
+# torch is installed first, pinned: 2.13.0 is the local CPU build (any other pulls CUDA).
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "torch==2.13.0"
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+clean-outputs:
+	find outputs -mindepth 1 -maxdepth 1 ! -name .gitkeep -exec rm -rf {} +

@@ -1,0 +1,6 @@
+"""``python -m pipeline`` entry point."""
+
+from .cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,248 @@
+"""The one configuration object: shipped defaults, optional TOML overrides, then CLI flags.
+
+Layering follows trafilatura's ``settings.cfg`` + ``use_config``: a user file only overrides
+the keys it sets. Unknown tables or keys are errors (spaCy's ``extra="forbid"``), so a typo
+never silently falls back to a default.
+
+Example TOML file (every key optional)::
+
+    [normalize]
+    target_script = "zh-Hant"
+
+    [embed]
+    backend = "sentence-transformers"
+    model = "/models/paraphrase-multilingual-MiniLM-L12-v2"
+
+    [dedup]
+    match_threshold = 0.80
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .errors import ConfigError
+
+TARGET_SCRIPTS = ("zh-Hans", "zh-Hant")
+EMBED_BACKENDS = ("use", "sentence-transformers")
+
+
+@dataclass
+class IngestConfig:
+    """Which files ingest reads.
+
+    Attributes:
+        extensions: lower-case file suffixes read as documents; other files are skipped.
+    """
+
+    extensions: list[str] = field(default_factory=lambda: [".txt", ".md"])
+
+
+@dataclass
+class CleanConfig:
+    """Thresholds of the clean stage (see :mod:`pipeline.clean` for how they were set).
+
+    Attributes:
+        min_topic_fit: a trailing block whose topic fit to the rest of the document is below
+            this value is dropped as unrelated (cosine of character-bigram profiles, 0..1).
+        byline_max_chars: the longest line (in characters) that can be a byline.
+    """
+
+    min_topic_fit: float = 0.06
+    byline_max_chars: int = 24
+
+
+@dataclass
+class NormalizeConfig:
+    """Script normalization.
+
+    Attributes:
+        target_script: BCP 47 script tag that ``text_norm`` and Chinese fields are written in.
+    """
+
+    target_script: str = "zh-Hans"
+
+
+@dataclass
+class ExtractConfig:
+    """Field extraction.
+
+    Attributes:
+        n_keywords: how many keywords (jieba TF-IDF) to keep per section.
+        summary_max_chars: longest summary, in characters, cut at a sentence boundary.
+    """
+
+    n_keywords: int = 8
+    summary_max_chars: int = 400
+
+
+@dataclass
+class EmbedConfig:
+    """Sentence-embedding backend used by dedup.
+
+    Attributes:
+        backend: ``"use"`` (multilingual Universal Sentence Encoder v3, offline default) or
+            ``"sentence-transformers"``.
+        model: model name or local path for the sentence-transformers backend.
+        batch_size: texts per encode call.
+        device: torch device for sentence-transformers (``None`` = GPU when present, else CPU).
+    """
+
+    backend: str = "use"
+    model: str | None = None
+    batch_size: int = 64
+    device: str | None = None
+
+
+@dataclass
+class DedupConfig:
+    """Dedup scoring and clustering (see :mod:`pipeline.dedup` for calibration).
+
+    Attributes:
+        match_threshold: lowest average-linkage score at which two clusters merge (0..1).
+        embed_weight: weight of the embedding cosine in the match score; the rest is the
+            title similarity.
+    """
+
+    match_threshold: float = 0.75
+    embed_weight: float = 0.5
+
+
+@dataclass
+class RunConfig:
+    """How the runner behaves.
+
+    Attributes:
+        batch_size: documents per batch through the per-document stages.
+        quiet: no progress bars or summary.
+    """
+
+    batch_size: int = 64
+    quiet: bool = False
+
+
+@dataclass
+class Config:
+    """All settings of one run. Build with :func:`load_config`; pass it down whole."""
+
+    ingest: IngestConfig = field(default_factory=IngestConfig)
+    clean: CleanConfig = field(default_factory=CleanConfig)
+    normalize: NormalizeConfig = field(default_factory=NormalizeConfig)
+    extract: ExtractConfig = field(default_factory=ExtractConfig)
+    embed: EmbedConfig = field(default_factory=EmbedConfig)
+    dedup: DedupConfig = field(default_factory=DedupConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+
+    def validate(self) -> None:
+        """Check choices and ranges.
+
+        Raises:
+            ConfigError: naming the key and listing the valid options.
+        """
+        if self.normalize.target_script not in TARGET_SCRIPTS:
+            raise ConfigError(
+                f"normalize.target_script = {self.normalize.target_script!r}; "
+                f"valid options: {list(TARGET_SCRIPTS)}"
+            )
+        if self.embed.backend not in EMBED_BACKENDS:
+            raise ConfigError(f"embed.backend = {self.embed.backend!r}; valid options: {list(EMBED_BACKENDS)}")
+        if self.embed.backend == "sentence-transformers" and not self.embed.model:
+            raise ConfigError("embed.backend = 'sentence-transformers' needs embed.model (a name or a local path)")
+        for key, value in (
+            ("dedup.match_threshold", self.dedup.match_threshold),
+            ("dedup.embed_weight", self.dedup.embed_weight),
+            ("clean.min_topic_fit", self.clean.min_topic_fit),
+        ):
+            if not 0.0 <= value <= 1.0:
+                raise ConfigError(f"{key} = {value!r}; must lie in [0, 1]")
+        for key, value in (
+            ("run.batch_size", self.run.batch_size),
+            ("embed.batch_size", self.embed.batch_size),
+            ("extract.n_keywords", self.extract.n_keywords),
+            ("extract.summary_max_chars", self.extract.summary_max_chars),
+            ("clean.byline_max_chars", self.clean.byline_max_chars),
+        ):
+            if not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{key} = {value!r}; must be a positive integer")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration as plain nested dicts (for the manifest and fingerprints)."""
+        return dataclasses.asdict(self)
+
+    def fingerprint(self) -> str:
+        """SHA-256 (hex, 16 chars) of the settings that change output meaning (not ``run``)."""
+        meaning = {k: v for k, v in self.to_dict().items() if k != "run"}
+        return hashlib.sha256(json.dumps(meaning, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _apply(section_obj: Any, section_name: str, values: dict[str, Any]) -> None:
+    valid = {f.name: f for f in dataclasses.fields(section_obj)}
+    for key, value in values.items():
+        if key not in valid:
+            raise ConfigError(f"unknown key {section_name}.{key}; valid keys of [{section_name}]: {sorted(valid)}")
+        current = getattr(section_obj, key)
+        if current is not None and not _type_ok(current, value):
+            raise ConfigError(
+                f"{section_name}.{key} = {value!r} has type {type(value).__name__}; "
+                f"expected {type(current).__name__}"
+            )
+        setattr(section_obj, key, value)
+
+
+def _type_ok(current: Any, value: Any) -> bool:
+    if isinstance(current, bool):
+        return isinstance(value, bool)
+    if isinstance(current, float):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if isinstance(current, int):
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, type(current))
+
+
+def apply_overrides(config: Config, overrides: dict[str, dict[str, Any]]) -> Config:
+    """Apply ``{section: {key: value}}`` overrides in place and return ``config``.
+
+    Raises:
+        ConfigError: for an unknown section or key, or a value of the wrong type.
+    """
+    tables = {f.name for f in dataclasses.fields(config)}
+    for section_name, values in overrides.items():
+        if section_name not in tables:
+            raise ConfigError(f"unknown table [{section_name}]; valid tables: {sorted(tables)}")
+        if not isinstance(values, dict):
+            raise ConfigError(f"[{section_name}] must be a table, got {type(values).__name__}")
+        _apply(getattr(config, section_name), section_name, values)
+    return config
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, dict[str, Any]] | None = None) -> Config:
+    """Defaults, then the TOML file at ``path`` (if given), then ``overrides`` (CLI flags).
+
+    Raises:
+        ConfigError: the file is missing or not valid TOML, or has an unknown key or a bad value.
+    """
+    config = Config()
+    if path is not None:
+        p = Path(path)
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise ConfigError(f"configuration file {p} does not exist") from exc
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"configuration file {p} is not valid TOML: {exc}") from exc
+        apply_overrides(config, data)
+    if overrides:
+        apply_overrides(config, overrides)
+    config.validate()
+    return config

@@ -1,0 +1,255 @@
+"""Dedup: group the sections that mention the same paper and fuse each group into one
+canonical record, with provenance.
+
+Method
+------
+1. **Embeddings.** Each section is embedded from what identifies its paper: the English title,
+   the Chinese title and the head of the summary (:func:`embedding_text`), through the
+   configured :class:`pipeline.embed.Embedder` (L2-normalized, so a dot product is a cosine).
+2. **Candidates** (blocking). Pairs sharing an exact key (arXiv id; folded title,
+   :func:`pipeline.fields.fold_title`) plus each section's ``K_NEIGHBOURS`` nearest neighbours
+   by cosine. Neighbours come from an exact search over the matrix in row blocks, so memory
+   stays ``O(n * block)`` rather than ``O(n^2)``.
+3. **Score** of a pair: ``w * cosine + (1 - w) * title_similarity`` with ``w =
+   dedup.embed_weight`` (title similarity: :class:`difflib.SequenceMatcher` ratio of folded
+   titles; when a title is missing the score is the cosine alone). An equal arXiv id or an
+   equal folded title scores 1.0. **Cannot-link** constraints: two sections of one document
+   are never the same paper; two different arXiv ids never merge.
+4. **Clustering**: greedy average linkage. Candidate pairs are visited by descending score;
+   two clusters merge only if the *average* score over all their cross pairs reaches
+   ``dedup.match_threshold`` and no cross pair is cannot-linked. Checking every member keeps
+   chains (A~B, B~C, C unrelated to A) from merging (average linkage, Sokal & Michener 1958;
+   constrained clustering with cannot-links, Wagstaff et al. 2001).
+
+Calibration (seeds, ``tests/test_dedup.py``): with the default USE embedder, same-paper pairs
+across the two seed scripts score 1.0 (shared English title) and the highest different-paper
+pair scores well below the default threshold 0.75.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+
+import numpy as np
+import pandas as pd
+
+from .config import Config
+from .embed import Embedder
+from .fields import fold_title
+
+#: Nearest neighbours per section that become candidate pairs.
+K_NEIGHBOURS = 10
+#: Rows per block in the exact neighbour search (memory: block x n float32).
+SEARCH_BLOCK = 1024
+#: Characters of the summary that go into the embedding text.
+SUMMARY_HEAD_CHARS = 200
+
+PAPER_COLUMNS = (
+    "paper_id", "title", "title_zh", "arxiv_id", "venue", "year", "award", "authors", "institutions",
+    "urls", "summary", "section_ids", "doc_ids", "n_mentions", "conflicts",
+)
+
+
+def embedding_text(row: dict) -> str:
+    """The text embedded for a section: title, Chinese title and summary head, one per line."""
+    parts = [row.get("title"), row.get("title_zh"), (row.get("summary") or "")[:SUMMARY_HEAD_CHARS]]
+    text = "\n".join(p for p in parts if p)
+    return text or (row.get("text") or "")[:SUMMARY_HEAD_CHARS]
+
+
+def _neighbours(emb: np.ndarray, k: int) -> list[tuple[int, int]]:
+    """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` or vice versa."""
+    n = emb.shape[0]
+    pairs = set()
+    k = min(k, n - 1)
+    if k <= 0:
+        return []
+    for start in range(0, n, SEARCH_BLOCK):
+        sims = emb[start : start + SEARCH_BLOCK] @ emb.T
+        for r in range(sims.shape[0]):
+            sims[r, start + r] = -np.inf
+        idx = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        for r, row in enumerate(idx):
+            i = start + r
+            for j in row:
+                pairs.add((min(i, int(j)), max(i, int(j))))
+    return sorted(pairs)
+
+
+class _Scorer:
+    """Pair scores and constraints over the sections of one run."""
+
+    def __init__(self, sections: pd.DataFrame, emb: np.ndarray, embed_weight: float):
+        self.emb = emb
+        self.w = embed_weight
+        self.doc = sections["doc_id"].tolist()
+        self.arxiv = [a if isinstance(a, str) and a else None for a in sections["arxiv_id"]]
+        self.folded = [fold_title(t) if isinstance(t, str) and t else None for t in sections["title"]]
+
+    def cannot_link(self, i: int, j: int) -> bool:
+        if self.doc[i] == self.doc[j]:
+            return True
+        return self.arxiv[i] is not None and self.arxiv[j] is not None and self.arxiv[i] != self.arxiv[j]
+
+    def score(self, i: int, j: int) -> float:
+        if self.cannot_link(i, j):
+            return float("-inf")
+        if self.arxiv[i] is not None and self.arxiv[i] == self.arxiv[j]:
+            return 1.0
+        if self.folded[i] is not None and self.folded[i] == self.folded[j]:
+            return 1.0
+        cos = float(self.emb[i] @ self.emb[j])
+        if self.folded[i] is None or self.folded[j] is None:
+            return cos
+        title_sim = SequenceMatcher(None, self.folded[i], self.folded[j]).ratio()
+        return self.w * cos + (1.0 - self.w) * title_sim
+
+
+def cluster_sections(sections: pd.DataFrame, emb: np.ndarray, config: Config) -> tuple[list[int], list[float | None]]:
+    """Cluster sections into papers (see the module docstring).
+
+    Args:
+        sections: rows with ``doc_id``, ``arxiv_id``, ``title``.
+        emb: float32 array of shape ``(len(sections), d)``, rows L2-normalized.
+
+    Returns:
+        ``(labels, join_scores)``: a cluster label per section (ints, first appearance order) and
+        the average score of the section to the other members of its cluster (None when alone).
+    """
+    n = len(sections)
+    scorer = _Scorer(sections, emb, config.dedup.embed_weight)
+    candidates = set(_neighbours(emb, K_NEIGHBOURS))
+    for key in (scorer.arxiv, scorer.folded):
+        groups: dict[str, list[int]] = {}
+        for i, value in enumerate(key):
+            if value is not None:
+                groups.setdefault(value, []).append(i)
+        for members in groups.values():
+            candidates.update((a, b) for x, a in enumerate(members) for b in members[x + 1 :])
+    scored = sorted(((scorer.score(i, j), i, j) for i, j in candidates), key=lambda t: (-t[0], t[1], t[2]))
+
+    cluster_of = list(range(n))
+    members: dict[int, list[int]] = {i: [i] for i in range(n)}
+    threshold = config.dedup.match_threshold
+    for s, i, j in scored:
+        if s < threshold:
+            break
+        a, b = cluster_of[i], cluster_of[j]
+        if a == b:
+            continue
+        cross = [scorer.score(x, y) for x in members[a] for y in members[b]]
+        if min(cross) == float("-inf") or sum(cross) / len(cross) < threshold:
+            continue
+        keep, gone = min(a, b), max(a, b)
+        for x in members[gone]:
+            cluster_of[x] = keep
+        members[keep].extend(members.pop(gone))
+
+    relabel: dict[int, int] = {}
+    labels = [relabel.setdefault(c, len(relabel)) for c in cluster_of]
+    join_scores: list[float | None] = []
+    for i in range(n):
+        others = [x for x in members[cluster_of[i]] if x != i]
+        join_scores.append(float(np.mean([scorer.score(i, x) for x in others])) if others else None)
+    return labels, join_scores
+
+
+def _vote(values: Sequence, field: str, conflicts: list[str]):
+    """Most common non-missing value (ties: first in mention order); records disagreement."""
+    present = [v for v in values if v is not None and not (isinstance(v, float) and np.isnan(v))]
+    if not present:
+        return None
+    counts = Counter(present)
+    if len(counts) > 1:
+        conflicts.append(f"{field}: " + " | ".join(str(v) for v in dict.fromkeys(present)))
+    best = max(counts.values())
+    return next(v for v in present if counts[v] == best)
+
+
+def paper_id_for(arxiv_id: str | None, title: str | None, first_section_id: str) -> str:
+    """Stable paper id: ``p-`` + 16 hex digits of SHA-256 of the arXiv id when known, else of the
+    folded title, else of the first mention's section id."""
+    if arxiv_id:
+        key = f"arxiv:{arxiv_id}"
+    elif title and fold_title(title):
+        key = f"title:{fold_title(title)}"
+    else:
+        key = f"section:{first_section_id}"
+    return "p-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def fuse(group: pd.DataFrame) -> dict:
+    """One canonical record from the sections of one paper (rows in section-id order).
+
+    Rules: present beats missing; the value most mentions agree on beats the others (ties: the
+    first mention); the title is the most common folded title, spelled as in the mention with
+    the most metadata; authors and institutions from the fullest list; URLs are the union in
+    mention order; the longest summary. Disagreements go to ``conflicts`` as
+    ``"field: a | b"`` strings.
+    """
+    conflicts: list[str] = []
+    rows = group.to_dict("records")
+    richness = [sum(bool(r.get(f)) for f in ("arxiv_id", "authors", "institutions", "award_raw")) for r in rows]
+    folded = [fold_title(r["title"]) if r.get("title") else None for r in rows]
+    best_fold = _vote(folded, "title", conflicts)
+    title = None
+    if best_fold is not None:
+        candidates = [(richness[i], -i, rows[i]["title"]) for i in range(len(rows)) if folded[i] == best_fold]
+        title = max(candidates)[2]
+    authors = max((r["authors"] for r in rows), key=len, default=[])
+    institutions = max((r["institutions"] for r in rows), key=len, default=[])
+    urls = list(dict.fromkeys(u for r in rows for u in r["urls"]))
+    summaries = [r["summary"] for r in rows if r.get("summary")]
+    arxiv_id = _vote([r["arxiv_id"] for r in rows], "arxiv_id", conflicts)
+    year = _vote([r["year"] for r in rows], "year", conflicts)
+    record = {
+        "title": title,
+        "title_zh": _vote([r["title_zh"] for r in rows], "title_zh", conflicts),
+        "arxiv_id": arxiv_id,
+        "venue": _vote([r["venue"] for r in rows], "venue", conflicts),
+        "year": int(year) if year is not None else None,
+        "award": _vote([r["award"] for r in rows], "award", conflicts),
+        "authors": list(authors),
+        "institutions": list(institutions),
+        "urls": urls,
+        "summary": max(summaries, key=len) if summaries else None,
+        "section_ids": [r["section_id"] for r in rows],
+        "doc_ids": sorted(dict.fromkeys(r["doc_id"] for r in rows)),
+        "n_mentions": len(rows),
+        "conflicts": conflicts,
+    }
+    record["paper_id"] = paper_id_for(arxiv_id, title, rows[0]["section_id"])
+    return record
+
+
+def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The global dedup stage.
+
+    Args:
+        sections: one row per section with the extract columns plus ``section_id``, ``doc_id``.
+        embedder: the configured embedder (loaded once by the runner).
+
+    Returns:
+        ``(sections, papers)``: ``sections`` with added ``paper_id`` (str) and ``match_score``
+        (float or None: average score to the other mentions of its paper); ``papers`` with the
+        columns of :data:`PAPER_COLUMNS`, sorted by ``paper_id``.
+    """
+    sections = sections.sort_values("section_id", kind="stable").reset_index(drop=True)
+    if sections.empty:
+        out = sections.assign(paper_id=pd.Series(dtype=object), match_score=pd.Series(dtype=float))
+        return out, pd.DataFrame(columns=list(PAPER_COLUMNS))
+    texts = [embedding_text(r) for r in sections.to_dict("records")]
+    emb = np.asarray(embedder.encode(texts), dtype=np.float32)
+    labels, join_scores = cluster_sections(sections, emb, config)
+    sections = sections.assign(_cluster=labels, match_score=join_scores)
+    papers, paper_of_cluster = [], {}
+    for label, group in sections.groupby("_cluster", sort=True):
+        record = fuse(group)
+        paper_of_cluster[label] = record["paper_id"]
+        papers.append(record)
+    sections = sections.assign(paper_id=[paper_of_cluster[c] for c in labels]).drop(columns="_cluster")
+    papers_df = pd.DataFrame(papers, columns=list(PAPER_COLUMNS)).sort_values("paper_id").reset_index(drop=True)
+    return sections, papers_df

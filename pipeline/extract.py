@@ -1,0 +1,223 @@
+"""Extract: typed fields of each section (title, authors, institutions, venue, year, award,
+arXiv id, URLs, summary, keywords).
+
+Sources, in order of trust:
+
+1. metadata lines of the section (key-value lines such as ``机构：A、B`` or emoji-keyed lines
+   such as ``👥 A, B``; :func:`pipeline.fields.parse_key_value`);
+2. the section heading (``论文 N：Title``, or a title line with a decoration suffix);
+3. the document context (award header above the section, the venue and year of the lead).
+
+Chinese outputs (``title_zh``, ``institutions``, ``summary``, ``keywords``) are written in the
+target script; ``title`` keeps the English title as given; ``authors`` keep the script given.
+
+Token-level work uses spaCy: ``spacy.blank("zh")`` with the jieba segmenter and a
+``sentencizer`` splits summaries into sentences (spaCy docs, "Chinese language data": the
+``segmenter`` setting; ``Sentencizer`` for rule-based boundaries). Keywords are jieba's TF-IDF
+(``jieba.analyse.extract_tags``, IDF table shipped with jieba) over the Simplified view of the
+section body.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import jieba
+import jieba.analyse
+import pandas as pd
+
+from .config import Config
+from .fields import (
+    find_arxiv_ids,
+    find_award_label,
+    find_urls,
+    find_venue_years,
+    normalize_award,
+    parse_key_value,
+    split_names,
+)
+from .normalize import to_script, to_target
+from .stage import Stage
+
+jieba.setLogLevel(60)  # jieba prints its dictionary loading to stderr at INFO
+
+EXTRACT_COLUMNS = (
+    "title", "title_zh", "authors", "authors_truncated", "institutions", "venue", "year", "award",
+    "award_raw", "arxiv_id", "arxiv_version", "urls", "summary", "keywords",
+)
+
+_NUMBERED = re.compile(r"^(?:论文|論文|Paper|PAPER|paper)\s*(?:\d+|[一二三四五六七八九十]+)\s*[：:.、]\s*")
+_DECORATION = re.compile(r"^(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*?)\s+[\u3400-\u9fff]{1,8}$")
+_BILINGUAL = re.compile(
+    r"^(?P<a>[^（(]+?)\s*[（(](?P<b>[^）)]+)[）)]\s*$"
+)
+_HAS_CJK = re.compile(r"[\u3400-\u9fff]")
+_HAS_LATIN = re.compile(r"[A-Za-z]{2,}")
+_SUBHEADING_MAX_CHARS = 20
+_SENTENCE_PUNCT = re.compile(r"[。！？!?.；;：:]")
+
+
+@lru_cache(maxsize=1)
+def _nlp():
+    """The spaCy pipeline, built once per process (jieba segmenter + sentencizer)."""
+    import spacy
+
+    nlp = spacy.blank("zh", config={"nlp": {"tokenizer": {"segmenter": "jieba"}}})
+    nlp.add_pipe("sentencizer", config={"punct_chars": ["。", "！", "？", "!", "?", ".", "；"]})
+    return nlp
+
+
+def split_heading_title(heading: str) -> tuple[str | None, str | None]:
+    """``(title, title_zh)`` from a section heading.
+
+    Removes a numbered-heading prefix (``论文 N：``) and a trailing Chinese decoration after an
+    English title (a short CJK-only run such as a "deep dive" label). A heading ``中文（English）``
+    or ``English（中文）`` gives both titles; a Chinese-only heading gives only ``title_zh``.
+    """
+    h = _NUMBERED.sub("", heading.strip()).strip()
+    if not h:
+        return None, None
+    m = _BILINGUAL.match(h)
+    if m:
+        a, b = m.group("a").strip(), m.group("b").strip()
+        if _HAS_CJK.search(a) and not _HAS_CJK.search(b) and _HAS_LATIN.search(b):
+            return b, a
+        if _HAS_CJK.search(b) and not _HAS_CJK.search(a) and _HAS_LATIN.search(a):
+            return a, b
+    m = _DECORATION.match(h)
+    if m:
+        return m.group("title").strip(), None
+    if not _HAS_CJK.search(h):
+        return h, None
+    if not _HAS_LATIN.search(h):
+        return None, h
+    return h, None
+
+
+def _summary(body_lines: list[str], kv_summary: str | None, max_chars: int) -> str | None:
+    """The abstract when a summary key is given, else the first body paragraphs, cut at a sentence
+    boundary at most ``max_chars`` characters long (the first sentence is kept whole)."""
+    if kv_summary:
+        # the summary key's own line and the body paragraphs after it
+        parts = [kv_summary, *body_lines]
+    else:
+        parts = [ln for ln in body_lines if len(ln) > _SUBHEADING_MAX_CHARS or _SENTENCE_PUNCT.search(ln)]
+    text = "\n".join(p for p in parts if p).strip()
+    if not text:
+        return None
+    if len(text) <= max_chars:
+        return text
+    doc = _nlp()(text[: max_chars * 2])
+    out = ""
+    for sent in doc.sents:
+        if out and len(out) + len(sent.text_with_ws) > max_chars:
+            break
+        out += sent.text_with_ws
+    return out.strip()
+
+
+def extract_fields(row: dict, target_script: str, config: Config) -> dict:
+    """Fields of one section.
+
+    Args:
+        row: a section with ``heading``, ``text``, ``ctx_award_raw``, ``doc_venue``,
+            ``doc_year``.
+        target_script: ``zh-Hans`` or ``zh-Hant``.
+
+    Returns:
+        dict with the keys of :data:`EXTRACT_COLUMNS`; lists are lists of str, ``year`` an int
+        or None, ``award`` one of :data:`pipeline.fields.AWARDS` or None.
+    """
+    lines = [ln.strip() for ln in row["text"].split("\n") if ln.strip()]
+    kv: dict[str, list[str]] = {}
+    body: list[str] = []
+    summary_from: int | None = None
+    for ln in lines[1:]:
+        parsed = parse_key_value(ln)
+        if parsed is None:
+            if re.fullmatch(r"[-—=*_·•\s]+", ln):
+                continue
+            body.append(ln)
+            continue
+        key, value = parsed
+        kv.setdefault(key, []).append(value)
+        if key == "summary" and summary_from is None:
+            summary_from = len(body)
+    # a short line right before a metadata block that names it (e.g. a "paper info" label) is
+    # not body text: drop body lines of at most 6 characters with no sentence punctuation
+    body = [ln for ln in body if len(ln) > 6 or _SENTENCE_PUNCT.search(ln)]
+
+    title, title_zh = split_heading_title(row["heading"])
+    if kv.get("title"):
+        kv_title, kv_title_zh = split_heading_title(kv["title"][0])
+        title = kv_title or title
+        title_zh = kv_title_zh or title_zh
+
+    authors, truncated = [], False
+    for value in kv.get("authors", [])[:1]:
+        authors, truncated = split_names(value)
+    institutions: list[str] = []
+    for value in kv.get("institutions", [])[:1]:
+        institutions, _ = split_names(value)
+
+    award_line = " ".join(kv.get("award", []) + kv.get("venue", []))
+    venue, year = None, None
+    for v, y, _, _ in find_venue_years(award_line):
+        venue, year = v, y
+        break
+    venue = venue or row.get("doc_venue")
+    year = year or row.get("doc_year")
+    award_raw = (find_award_label(award_line) if award_line else None) or row.get("ctx_award_raw")
+    award = normalize_award(award_raw) if award_raw else None
+
+    link_text = " ".join(kv.get("paper_url", []))
+    ids = find_arxiv_ids(link_text) or find_arxiv_ids(row["text"])
+    arxiv_id, arxiv_version = ids[0] if ids else (None, None)
+
+    summary_lines = body[summary_from:] if summary_from is not None else body
+    kv_summary = kv["summary"][0] if kv.get("summary") else None
+    summary = _summary(summary_lines, kv_summary, config.extract.summary_max_chars)
+
+    simplified_body = to_script("\n".join(body), "zh-Hans")
+    tags = jieba.analyse.extract_tags(simplified_body, topK=config.extract.n_keywords * 3)
+    keywords = [t for t in tags if len(t) >= 2 and not t.isdigit() and not re.fullmatch(r"[\W_]+", t)]
+    keywords = keywords[: config.extract.n_keywords]
+
+    return {
+        "title": title,
+        "title_zh": to_target(title_zh, target_script),
+        "authors": authors,
+        "authors_truncated": truncated,
+        "institutions": to_target(institutions, target_script),
+        "venue": venue,
+        "year": int(year) if year else None,
+        "award": award,
+        "award_raw": award_raw,
+        "arxiv_id": arxiv_id,
+        "arxiv_version": arxiv_version,
+        "urls": find_urls(row["text"]),
+        "summary": to_target(summary, target_script),
+        "keywords": to_target(keywords, target_script),
+    }
+
+
+def extract_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
+    """Stage function: add the :data:`EXTRACT_COLUMNS` to a sections batch.
+
+    Input columns: ``heading``, ``text``, ``ctx_award_raw``, ``doc_venue``, ``doc_year``.
+    """
+    target = config.normalize.target_script
+    records = [extract_fields(r, target, config) for r in batch.to_dict("records")]
+    out = batch.copy()
+    for col in EXTRACT_COLUMNS:
+        out[col] = [r[col] for r in records]
+    return out
+
+
+STAGE = Stage(
+    name="extract",
+    fn=extract_sections,
+    requires=("heading", "text", "ctx_award_raw", "doc_venue", "doc_year"),
+    adds=EXTRACT_COLUMNS,
+)

@@ -1,0 +1,884 @@
+"""Pure text helpers that recognise the typed fields of an article about a research paper.
+
+Everything here is a function from ``str`` to plain Python values: no I/O, no models, no
+state. Character offsets are Python ``str`` indices. The rules are generic (venue names,
+award vocabularies in Simplified Chinese, Traditional Chinese and English, identifier
+schemes); facts about particular papers belong in the tests, never here.
+
+Public API:
+
+* :data:`AWARDS`, :func:`normalize_award`, :func:`find_award_label` -- award labels;
+* :data:`VENUES`, :func:`find_venue_years`, :func:`canonical_venue` -- venue mentions;
+* :func:`find_arxiv_ids` -- arXiv identifiers with their versions;
+* :func:`find_urls`, :func:`url_kind` -- URLs and what they point to;
+* :func:`split_names` -- author and institution lists;
+* :func:`parse_key_value` -- metadata lines (``机构：A、B``, ``👥 A, B``);
+* :func:`fold_title` -- the exact-match dedup key of a title.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import unicodedata
+
+__all__ = [
+    "AWARDS",
+    "KEYS",
+    "URL_KINDS",
+    "VENUES",
+    "canonical_venue",
+    "find_arxiv_ids",
+    "find_award_label",
+    "find_urls",
+    "find_venue_years",
+    "fold_title",
+    "normalize_award",
+    "parse_key_value",
+    "split_names",
+    "url_kind",
+]
+
+# ---------------------------------------------------------------------------------------------
+# Awards
+# ---------------------------------------------------------------------------------------------
+
+#: The award classes, in the order :func:`normalize_award` tests them is given by ``_AWARD_RULES``.
+AWARDS: tuple[str, ...] = (
+    "best_paper",
+    "best_paper_runner_up",
+    "outstanding_paper",
+    "outstanding_position_paper",
+    "honorable_mention",
+    "test_of_time",
+    "other",
+)
+
+# Order matters: a runner-up or honourable mention of a best paper is not a best paper, and an
+# outstanding position paper is not a plain outstanding paper. ``提名`` (nomination) is read as
+# an honourable mention, the usual Chinese rendering ("荣誉提名", "最佳论文提名").
+_AWARD_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("best_paper_runner_up", re.compile(r"runner[\s-]*ups?\b|亚军|亞軍", re.I)),
+    ("honorable_mention", re.compile(r"\bhonou?rable[\s-]+mentions?\b|提名", re.I)),
+    ("test_of_time", re.compile(r"\btest[\s-]+of[\s-]+time\b|时间检验|時間檢驗|时间考验|時間考驗", re.I)),
+    (
+        "outstanding_position_paper",
+        re.compile(
+            r"\b(?:outstanding|best)\s+position\s+papers?\b|\bposition\s+papers?\s+awards?\b"
+            r"|(?:杰出|傑出|最佳|优秀|優秀)(?:立场|立場)(?:论文|論文)|(?:立场|立場)(?:论文|論文)(?:奖|獎)",
+            re.I,
+        ),
+    ),
+    (
+        "outstanding_paper",
+        re.compile(
+            r"\boutstanding(?:[\s-]+[\w&]+){0,3}?[\s-]+papers?\b|(?:杰出|傑出|优秀|優秀)(?:论文|論文)",
+            re.I,
+        ),
+    ),
+    ("best_paper", re.compile(r"\bbest\s+papers?\b|最佳(?:论文|論文)", re.I)),
+)
+
+# Award-ish words that fit no class: "Award"/"Prize", "Best/Distinguished ... Paper", and 奖/獎
+# except in 奖励/獎勵 (reward), 奖金 (bonus), 获奖/獲獎 (award-winning) and similar compounds.
+_AWARDISH = re.compile(
+    r"\b(?:awards?|prizes?)\b|\b(?:best|distinguished)(?:[\s-]+[\w&]+){1,3}?[\s-]+papers?\b"
+    r"|(?<![获獲颁頒得嘉])[奖獎](?![励勵金赏賞品学學助])",
+    re.I,
+)
+
+# An award label as written: Chinese phrases, English phrases with their tails, and a Chinese
+# label followed by an English (or other) gloss in parentheses.
+_ZH_AWARD = (
+    r"(?:(?:最佳|杰出|傑出|优秀|優秀)(?:学生|學生|立场|立場|长|長|短)?(?:论文|論文)(?:奖项|獎項|奖|獎)?"
+    r"(?:亚军|亞軍|荣誉提名|榮譽提名|提名|候选|候選)?(?:奖|獎)?"
+    r"|(?:时间|時間)(?:检验|檢驗|考验|考驗)(?:奖|獎)?"
+    r"|(?:荣誉|榮譽)提名(?:奖|獎)?)"
+)
+_EN_TAIL = (
+    r"(?:[\s-]*(?:awards?|prizes?|runner[\s-]*ups?|honou?rable[\s-]+mentions?|finalists?|candidates?))*"
+)
+_EN_AWARD = (
+    r"(?:(?:\b(?:best|outstanding|distinguished)(?:[\s-]+[\w&]+){0,3}?[\s-]+papers?\b"
+    r"|\btest[\s-]+of[\s-]+time\b(?:[\s-]+papers?\b)?"
+    r"|\bhonou?rable[\s-]+mentions?\b"
+    r"|\brunner[\s-]*ups?\b)" + _EN_TAIL + r")"
+)
+_AWARD_LABEL = re.compile(rf"{_ZH_AWARD}|{_EN_AWARD}", re.I)
+_GENERIC_AWARD_LABEL = re.compile(
+    r"(?:\b[A-Z][\w'’-]*[ \t]+){1,4}(?:Award|Prize)s?\b|[\u4e00-\u9fff]{2,6}(?:奖|獎)(?![励勵金赏賞品学學助])"
+)
+_GLOSS = re.compile(r"\s*[（(][^（()）\n]{1,80}[）)]")
+
+
+def normalize_award(raw: str | None) -> str | None:
+    """Map an award label in zh-Hans, zh-Hant or English to one of :data:`AWARDS`.
+
+    Args:
+        raw: a label such as ``"Best Paper Runner-Up"``, ``"杰出论文奖"`` or
+            ``"傑出立場論文獎（Outstanding Position Paper）"``; a longer line is accepted and
+            the most specific class found in it wins.
+
+    Returns:
+        The award class, ``"other"`` for an award-ish label that fits no class (``"Best
+        Student Paper"``, ``"… Award"``, ``"…奖"``), or ``None`` for ``None``, an empty string
+        or a string with no award label at all. ``奖励``/``獎勵`` (reward), ``奖金`` and
+        ``获奖``/``獲獎`` (award-winning) alone are not award labels.
+
+    Rules (tested in this order, first hit wins): runner-up (``Runner-up``, ``亚军``/``亞軍``);
+    honourable mention (``Honorable Mention``, ``荣誉提名``/``榮譽提名``, any ``提名``); test of
+    time (``Test of Time``, ``时间检验``/``時間檢驗``); outstanding position paper; outstanding
+    paper (``Outstanding … Paper``, ``杰出论文``/``傑出論文``/``优秀论文``); best paper
+    (``Best Paper``, ``最佳论文``/``最佳論文``). Vocabulary as used by the NeurIPS, ICML and
+    ICLR award announcements and their Chinese press coverage.
+    """
+    if not raw or not raw.strip():
+        return None
+    text = unicodedata.normalize("NFKC", raw)
+    for award, pattern in _AWARD_RULES:
+        if pattern.search(text):
+            return award
+    if _AWARDISH.search(text):
+        return "other"
+    return None
+
+
+def find_award_label(text: str) -> str | None:
+    """The first award label in ``text``, as written (for the ``award_raw`` field).
+
+    Args:
+        text: a line or a short passage.
+
+    Returns:
+        The label substring, e.g. ``"Best Paper Runner-Up"`` from
+        ``"🏆 NeurIPS 2025 · Best Paper Runner-Up"``; a parenthesised gloss right after the
+        label is kept with it (``"杰出立场论文奖（Outstanding Position Paper）"``). When no known
+        label is present, a generic ``"<Capitalised words> Award/Prize"`` or ``"…奖"`` phrase;
+        ``None`` when there is none. Never raises.
+    """
+    if not text:
+        return None
+    m = _AWARD_LABEL.search(text)
+    if m is None:
+        m = _GENERIC_AWARD_LABEL.search(text)
+        if m is None:
+            return None
+    start, end = m.start(), m.end()
+    gloss = _GLOSS.match(text, end)
+    if gloss and (_AWARD_LABEL.search(gloss.group()) or _AWARDISH.search(gloss.group())):
+        end = gloss.end()
+    return text[start:end].strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# Venues
+# ---------------------------------------------------------------------------------------------
+
+#: Canonical venue names returned by :func:`find_venue_years` and :func:`canonical_venue`.
+VENUES: tuple[str, ...] = (
+    "NeurIPS", "ICML", "ICLR", "CVPR", "ICCV", "ECCV", "ACL", "EMNLP", "NAACL",
+    "AAAI", "IJCAI", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS",
+)
+
+_A = r"(?<![A-Za-z0-9.@])"  # ASCII word start (CJK neighbours are fine), not inside a host name
+_Z = r"(?![A-Za-z]|\.[a-z])"  # ASCII word end; digits may follow ("ICML2025"); not "neurips.cc"
+# Aliases per canonical venue: acronyms (case-sensitive, except NeurIPS/NIPS), English full
+# names (case-insensitive), and the usual Chinese full names in both scripts.
+_VENUE_ALIASES: dict[str, tuple[str, ...]] = {
+    "NeurIPS": (
+        _A + r"(?i:neurips|nips)" + _Z,
+        r"(?i:neural\s+information\s+processing\s+systems)",
+        r"神[经經](?:信息|資訊)[处處]理系[统統](?:大会|大會|会议|會議|年会|年會)",
+    ),
+    "ICML": (
+        _A + r"ICML" + _Z,
+        r"(?i:international\s+conference\s+on\s+machine\s+learning)",
+        r"[国國][际際][机機]器[学學][习習](?:大会|大會|会议|會議)",
+    ),
+    "ICLR": (
+        _A + r"ICLR" + _Z,
+        r"(?i:international\s+conference\s+on\s+learning\s+representations?)",
+        r"[国國][际際][学學][习習][表][征徵](?:大会|大會|会议|會議)",
+    ),
+    "CVPR": (
+        _A + r"CVPR" + _Z,
+        r"(?i:(?:conference\s+on\s+)?computer\s+vision\s+and\s+pattern\s+recognition)",
+        r"(?:[计計][算][机機]|[电電][脑腦])[视視][觉覺](?:与|與|和)[模][式][识識][别別](?:大会|大會|会议|會議)",
+    ),
+    "ICCV": (
+        _A + r"ICCV" + _Z,
+        r"(?i:international\s+conference\s+on\s+computer\s+vision)",
+        r"[国國][际際](?:[计計][算][机機]|[电電][脑腦])[视視][觉覺](?:大会|大會|会议|會議)",
+    ),
+    "ECCV": (
+        _A + r"ECCV" + _Z,
+        r"(?i:european\s+conference\s+on\s+computer\s+vision)",
+        r"[欧歐][洲](?:[国國][际際])?(?:[计計][算][机機]|[电電][脑腦])[视視][觉覺](?:[国國][际際])?(?:大会|大會|会议|會議)",
+    ),
+    "NAACL": (
+        _A + r"NAACL" + _Z,
+        r"(?i:north\s+american\s+chapter\s+of\s+the\s+association\s+for\s+computational\s+linguistics)",
+    ),
+    "ACL": (
+        _A + r"ACL" + _Z,
+        r"(?i:association\s+for\s+computational\s+linguistics)",
+        r"[计計][算][语語][言][学學](?:协会|協會|学会|學會)",
+    ),
+    "EMNLP": (
+        _A + r"EMNLP" + _Z,
+        r"(?i:empirical\s+methods\s+in\s+natural\s+language\s+processing)",
+    ),
+    "AAAI": (_A + r"AAAI" + _Z,),
+    "IJCAI": (
+        _A + r"IJCAI" + _Z,
+        r"(?i:international\s+joint\s+conference\s+on\s+artificial\s+intelligence)",
+        r"[国國][际際]人工智能[联聯][合](?:大会|大會|会议|會議)",
+    ),
+    "KDD": (
+        _A + r"(?:SIG)?KDD" + _Z,
+        r"(?i:knowledge\s+discovery\s+and\s+data\s+mining)",
+    ),
+    "SIGIR": (_A + r"SIGIR" + _Z,),
+    "WWW": (
+        r"(?<![A-Za-z0-9./])WWW(?![A-Za-z0-9]|\.[A-Za-z0-9])",
+        r"(?i:the\s+web\s+conference|thewebconf)",
+    ),
+    "COLT": (
+        _A + r"COLT" + _Z,
+        r"(?i:conference\s+on\s+learning\s+theory)",
+    ),
+    "UAI": (
+        _A + r"UAI" + _Z,
+        r"(?i:(?:conference\s+on\s+)?uncertainty\s+in\s+artificial\s+intelligence)",
+    ),
+    "AISTATS": (
+        _A + r"AISTATS" + _Z,
+        r"(?i:artificial\s+intelligence\s+and\s+statistics)",
+    ),
+}
+_VENUE_GROUPS = {f"v{i}": name for i, name in enumerate(_VENUE_ALIASES)}
+_VENUE_ALT = "|".join(
+    f"(?P<v{i}>{'|'.join(aliases)})" for i, aliases in enumerate(_VENUE_ALIASES.values())
+)
+_YEAR4 = r"(?:19[89]\d|20\d\d)"
+_VENUE = re.compile(
+    rf"(?:(?<![\d.])(?P<yb>{_YEAR4})\s*(?:年\s*)?)?"
+    rf"(?:{_VENUE_ALT})"
+    rf"(?:\s*[-–]?\s*(?P<ya>{_YEAR4})(?!\d)|(?:\s*['’‘`]\s*|[-–])(?P<y2>\d\d)(?![\d.]))?"
+)
+
+
+def _two_digit_year(yy: str) -> int:
+    """``'25'`` -> 2025, ``'99'`` -> 1999 (pivot at 70; the oldest listed venue dates from 1980s)."""
+    n = int(yy)
+    return 2000 + n if n < 70 else 1900 + n
+
+
+def find_venue_years(text: str) -> list[tuple[str, int | None, int, int]]:
+    """Every venue mention in ``text`` with its adjacent year.
+
+    Args:
+        text: any text.
+
+    Returns:
+        ``(venue, year, char_start, char_end)`` tuples in order of appearance: ``venue`` one of
+        :data:`VENUES`, ``year`` an int (e.g. 2025) when a year is adjacent, else ``None``;
+        ``[char_start, char_end)`` covers the whole mention including the year. Year forms:
+        ``ICML 2025``, ``ICML2025``, ``ICML-2025``, ``ICML'25``/``ICML ’25``/``AAAI-25`` (two
+        digits, pivot 70), and a year right before the venue (``2025 年 ICML``, ``2025 ICML``).
+        Acronyms are matched case-sensitively as ASCII tokens (``ACL`` not in ``ACLU`` or
+        ``ORACLE``, ``NAACL`` is its own venue), ``NeurIPS``/``NIPS`` in any case, ``WWW`` only
+        as a standalone token (not ``www.``) or as ``The Web Conference``; English and Chinese
+        full names (``国际机器学习会议``, ``神經信息處理系統大會``) map to their acronym.
+        Mentions inside URLs (``neurips.cc``) are skipped. Never raises.
+    """
+    if not text:
+        return []
+    url_spans = [(s, e) for s, e, _ in _url_spans(text)]
+    out: list[tuple[str, int | None, int, int]] = []
+    for m in _VENUE.finditer(text):
+        start, end = m.span()
+        if any(s <= start < e or s < end <= e for s, e in url_spans):
+            continue
+        venue = _VENUE_GROUPS[next(g for g in _VENUE_GROUPS if m.group(g) is not None)]
+        year: int | None = None
+        if m.group("ya"):
+            year = int(m.group("ya"))
+        elif m.group("y2"):
+            year = _two_digit_year(m.group("y2"))
+        elif m.group("yb"):
+            year = int(m.group("yb"))
+        out.append((venue, year, start, end))
+    return out
+
+
+def canonical_venue(raw: str | None) -> str | None:
+    """The canonical name (one of :data:`VENUES`) of the first venue named in ``raw``.
+
+    Args:
+        raw: a venue field or line, e.g. ``"NIPS 2017"``, ``"icml"``, ``"國際機器學習會議"``.
+
+    Returns:
+        The canonical name, or ``None`` when ``raw`` is empty or names no known venue. A raw
+        value in lower case is retried upper-cased (``"acl"`` -> ``"ACL"``).
+    """
+    if not raw or not raw.strip():
+        return None
+    for candidate in (raw, raw.upper()):
+        hits = find_venue_years(candidate)
+        if hits:
+            return hits[0][0]
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# arXiv identifiers
+# ---------------------------------------------------------------------------------------------
+
+# Identifier scheme: https://info.arxiv.org/help/arxiv_identifier.html
+#   new style (since 0704): YYMM.NNNN (0704-1412) or YYMM.NNNNN (1501 on), optional vN;
+#   old style (9108-0703):  archive(.SC)/YYMMNNN, optional vN.
+_ARXIV_NEW = r"(?P<yymm>\d{4})\.(?P<num>\d{4,5})"
+_ARXIV_OLD = r"(?P<arch>[a-z]+(?:-[a-z]+)?(?:\.[a-z]{2})?)/(?P<oyymm>\d{4})(?P<onum>\d{3})"
+_ARXIV_CTX = re.compile(
+    r"(?:arxiv\.org/(?:abs|pdf|html|format)/|(?<![a-z])arxiv\s*[:：]?\s*)"
+    rf"(?:{_ARXIV_NEW}|{_ARXIV_OLD})(?P<ver>v[1-9]\d*)?(?!\d)",
+    re.I,
+)
+_ARXIV_BARE = re.compile(
+    rf"(?<![A-Za-z0-9./]){_ARXIV_NEW}(?P<ver>v[1-9]\d*)?(?![A-Za-z0-9]|\.\d)"
+)
+
+
+def _valid_new_arxiv(yymm: str, num: str) -> bool:
+    """True for a well-formed new-style id: month 01-12, 0704 <= YYMM <= this year, and 4
+    digits after the dot up to 1412, 5 digits from 1501 on (arXiv identifier scheme)."""
+    yy, mm = int(yymm[:2]), int(yymm[2:])
+    if not 1 <= mm <= 12 or yymm < "0704":
+        return False
+    if yy > datetime.date.today().year % 100:
+        return False
+    return len(num) == (4 if yymm <= "1412" else 5)
+
+
+def _valid_old_arxiv(yymm: str) -> bool:
+    """True for an old-style YYMM: month 01-12 and 9108 <= YYMM <= 0703 (across 2000)."""
+    yy, mm = int(yymm[:2]), int(yymm[2:])
+    if not 1 <= mm <= 12:
+        return False
+    return yymm >= "9108" if yy >= 91 else yymm <= "0703"
+
+
+def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str | None]]:
+    """arXiv identifiers in ``text``, in order of first appearance, one per id.
+
+    Args:
+        text: any text.
+        allow_bare: also accept a new-style id with no arXiv context (``2502.13228``); off by
+            default because bare ``NNNN.NNNNN`` numbers occur in other senses.
+
+    Returns:
+        ``(id, version)`` pairs: ``id`` bare (``"2502.13228"``, ``"hep-th/9901001"``), the
+        version as written lower-cased (``"v2"``) or ``None``. Recognised contexts:
+        ``arXiv:ID`` / ``arXiv ID`` (ASCII or full-width colon, any case) and
+        ``arxiv.org/abs|pdf|html/ID`` with or without scheme (``…/pdf/ID v1.pdf`` too).
+        Old-style ids are only accepted in those contexts. When an id occurs several times,
+        the version is that of its first mention that gives one.
+
+    Validation follows the arXiv identifier scheme
+    (https://info.arxiv.org/help/arxiv_identifier.html): month 01-12; new-style YYMM from
+    0704 up to the current year, 4 digits after the dot up to 1412 and 5 from 1501 on; old
+    style YYMM from 9108 to 0703. A malformed or truncated id (``2502.1322``) is rejected,
+    never completed. Never raises.
+    """
+    if not text:
+        return []
+    found: list[tuple[int, str, str | None]] = []
+    taken: list[tuple[int, int]] = []
+    for m in _ARXIV_CTX.finditer(text):
+        if m.group("yymm"):
+            if not _valid_new_arxiv(m.group("yymm"), m.group("num")):
+                continue
+            ident = f"{m.group('yymm')}.{m.group('num')}"
+        else:
+            if not _valid_old_arxiv(m.group("oyymm")):
+                continue
+            ident = f"{m.group('arch')}/{m.group('oyymm')}{m.group('onum')}"
+        ver = m.group("ver").lower() if m.group("ver") else None
+        found.append((m.start(), ident, ver))
+        taken.append(m.span())
+    if allow_bare:
+        for m in _ARXIV_BARE.finditer(text):
+            if any(s <= m.start() < e for s, e in taken):
+                continue
+            if _valid_new_arxiv(m.group("yymm"), m.group("num")):
+                ver = m.group("ver").lower() if m.group("ver") else None
+                found.append((m.start(), f"{m.group('yymm')}.{m.group('num')}", ver))
+    found.sort(key=lambda t: t[0])
+    out: dict[str, str | None] = {}
+    for _, ident, ver in found:
+        if out.get(ident) is None:
+            out[ident] = ver
+    return list(out.items())
+
+
+# ---------------------------------------------------------------------------------------------
+# URLs
+# ---------------------------------------------------------------------------------------------
+
+#: Values of :func:`url_kind`.
+URL_KINDS: tuple[str, ...] = ("arxiv", "pdf", "project", "code", "doi", "openreview", "other")
+
+# URL characters are the RFC 3986 set (unreserved, reserved, "%"):
+# https://www.rfc-editor.org/rfc/rfc3986#section-2 -- so a URL ends at whitespace, at a CJK
+# character or at full-width punctuation even without a space.
+_URL_CHARS = r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]"
+_SCHEMELESS_HOSTS = r"(?:arxiv\.org|github\.com|gitlab\.com|huggingface\.co|openreview\.net|doi\.org)"
+_URL = re.compile(
+    rf"(?P<scheme>https?://){_URL_CHARS}+"
+    rf"|(?<![A-Za-z0-9\-._~/@])(?:www\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|{_SCHEMELESS_HOSTS}(?=/))"
+    rf"{_URL_CHARS}*",
+    re.I,
+)
+_URL_TRAILING = set(".,;:!?'\"*>)]}") | set("。，；：！？）」》】、』〉")
+_URL_PAIRS = {")": "(", "]": "[", "}": "{"}
+
+
+def _strip_url_tail(url: str) -> str:
+    """Drop trailing punctuation; a closing bracket stays when its opening one is in the URL."""
+    while url and url[-1] in _URL_TRAILING:
+        ch = url[-1]
+        if ch in _URL_PAIRS and url.count(_URL_PAIRS[ch]) >= url.count(ch):
+            break
+        url = url[:-1]
+    return url
+
+
+def _url_spans(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, url)`` of every URL in ``text`` (not de-duplicated; see find_urls)."""
+    out = []
+    for m in _URL.finditer(text):
+        raw = _strip_url_tail(m.group())
+        if not raw or raw.lower().rstrip("/") in ("http:", "https:"):
+            continue
+        url = raw if m.group("scheme") else "https://" + raw
+        out.append((m.start(), m.start() + len(raw), url))
+    return out
+
+
+def find_urls(text: str) -> list[str]:
+    """Every URL in ``text``, de-duplicated, in order of first appearance.
+
+    Args:
+        text: any text.
+
+    Returns:
+        ``http(s)://`` URLs as written, and scheme-less ``www.…``, ``arxiv.org/…``,
+        ``github.com/…``, ``gitlab.com/…``, ``huggingface.co/…``, ``openreview.net/…`` and
+        ``doi.org/…`` with ``https://`` prepended. Trailing punctuation is stripped (ASCII
+        ``.,;:!?'"*>`` and unbalanced ``)]}``, full-width ``。，；：！？）」》】、``); a closing
+        bracket whose opening one is inside the URL is kept (``…/Foo_(bar)``). URL characters
+        are ASCII (RFC 3986), so a URL ends at the first CJK character. Never raises.
+    """
+    if not text:
+        return []
+    seen: dict[str, None] = {}
+    for _, _, url in _url_spans(text):
+        seen.setdefault(url, None)
+    return list(seen)
+
+
+_HOST = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?(?P<host>[^/?#:]+)(?::\d+)?(?P<path>[^?#]*)", re.I)
+_CODE_HOSTS = ("github.com", "gitlab.com", "huggingface.co", "bitbucket.org", "gitee.com", "codeberg.org")
+_PROJECT_HOST_SUFFIXES = (".github.io", ".gitlab.io")
+_KEY_KINDS = {"project_url": "project", "code_url": "code"}
+
+
+def _host_is(host: str, domain: str) -> bool:
+    return host == domain or host.endswith("." + domain)
+
+
+def url_kind(url: str, key: str | None = None) -> str:
+    """What a URL points to: one of :data:`URL_KINDS`.
+
+    Args:
+        url: a URL, with or without scheme.
+        key: the :func:`parse_key_value` key the URL was found under, if any; a
+            ``"project_url"`` or ``"code_url"`` key turns an otherwise ``"other"`` URL into
+            ``"project"`` or ``"code"``.
+
+    Returns:
+        ``"doi"`` for doi.org / dx.doi.org; ``"arxiv"`` for any arxiv.org URL (abs, pdf or
+        html: the paper itself); ``"openreview"`` for openreview.net; ``"project"`` for
+        ``*.github.io`` / ``*.gitlab.io`` pages; ``"code"`` for GitHub, GitLab, Hugging Face,
+        Bitbucket, Gitee, Codeberg; ``"pdf"`` for any other URL whose path ends in ``.pdf``;
+        then the key rule; else ``"other"``. Never raises.
+    """
+    m = _HOST.match(url.strip())
+    host = (m.group("host") if m else "").lower()
+    if host.startswith("www."):
+        host = host[4:]
+    path = (m.group("path") if m else "").lower()
+    if _host_is(host, "doi.org"):
+        return "doi"
+    if _host_is(host, "arxiv.org"):
+        return "arxiv"
+    if _host_is(host, "openreview.net"):
+        return "openreview"
+    if host.endswith(_PROJECT_HOST_SUFFIXES):
+        return "project"
+    if any(_host_is(host, h) for h in _CODE_HOSTS):
+        return "code"
+    if path.endswith(".pdf"):
+        return "pdf"
+    if key in _KEY_KINDS:
+        return _KEY_KINDS[key]
+    return "other"
+
+
+# ---------------------------------------------------------------------------------------------
+# Name lists
+# ---------------------------------------------------------------------------------------------
+
+_OPEN = "(（[【《〈「『"
+_CLOSE = ")）]】》〉」』"
+_NAME_SEPS = frozenset("、，,;；/／\n")
+_TRUNCATION = re.compile(
+    r"(?:[\s,，、;；]*(?:(?<![A-Za-z])et\s*al\.?|(?<![A-Za-z])etc\.?|等等|等人|"
+    r"等(?:机构|機構|单位|單位|高校|团队|團隊|研究者|学者|學者|作者)?|…+|\.{3,}))\s*[。.]?\s*$",
+    re.I,
+)
+_EN_CONJ = re.compile(r"\s+(?:and|&)\s+", re.I)
+_LEADING_CONJ = re.compile(r"^(?:(?:and|&)\s+|以及|及(?=[\u4e00-\u9fff]))", re.I)
+_ZH_CONJ = re.compile(r"以及|与|與|和|及")
+_SPACES = re.compile(r"\s+")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_CJK_ONLY = re.compile(r"^[\u3400-\u9fff]+$")
+# Institution heads: a segment ending in one of these is a complete organisation name.
+_ZH_ORG_END = re.compile(
+    r"(?:大学|大學|学院|學院|研究院|研究所|研究中心|实验室|實驗室|公司|集团|集團|中心|医院|醫院|院|所|"
+    r"基金会|基金會|协会|協會|学会|學會|[)）]|[A-Za-z])$"
+)
+_EN_ORG_HEADS = frozenset(
+    "university institute research laboratory laboratories lab labs college school hospital academy "
+    "foundation inc inc. ltd ltd. llc corporation corp corp. company technology ai deepmind".split()
+)
+_EN_ORG_WORDS = _EN_ORG_HEADS | frozenset(
+    "department center centre science sciences engineering computer computing systems group team "
+    "division faculty national state electrical mechanical".split()
+)
+_NAME_PARTICLES = frozenset("van von de der den da di del della la le du dos das bin al el ter".split())
+_NAME_TOKEN_STRIP = ".,'’()"
+
+
+_FULLWIDTH_ALNUM = {
+    cp: cp - 0xFEE0
+    for lo, hi in ((0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A))
+    for cp in range(lo, hi + 1)
+}
+
+
+def _fold_fullwidth_alnum(s: str) -> str:
+    """Full-width ASCII letters and digits (U+FF10-FF19, FF21-FF3A, FF41-FF5A) to ASCII, which
+    is what NFKC does to them; other full-width characters (brackets, punctuation) are kept."""
+    return s.translate(_FULLWIDTH_ALNUM)
+
+
+def _split_top_level(s: str, is_sep) -> list[str]:
+    """Split ``s`` at characters for which ``is_sep(i)`` holds, never inside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(s):
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth = max(0, depth - 1)
+        elif depth == 0 and is_sep(i):
+            parts.append(s[start:i])
+            start = i + 1
+    parts.append(s[start:])
+    return parts
+
+
+def _depth_map(s: str) -> list[int]:
+    """Bracket depth at each index of ``s``."""
+    out, depth = [], 0
+    for ch in s:
+        if ch in _CLOSE:
+            depth = max(0, depth - 1)
+        out.append(depth)
+        if ch in _OPEN:
+            depth += 1
+    return out
+
+
+def _looks_like_person(p: str) -> bool:
+    """1-4 capitalised tokens (name particles allowed) and no organisation word."""
+    tokens = p.split()
+    if not 1 <= len(tokens) <= 4:
+        return False
+    for tok in tokens:
+        low = tok.strip(_NAME_TOKEN_STRIP).casefold()
+        if low in _EN_ORG_WORDS:
+            return False
+        if low in _NAME_PARTICLES:
+            continue
+        if not (tok[0].isalpha() and tok[0].isupper()):
+            return False
+    return True
+
+
+def _looks_like_org(p: str) -> bool:
+    """Ends in an institution head word (University, Institute, Research, Lab, Inc., AI, ...)."""
+    tokens = p.split()
+    return bool(tokens) and tokens[-1].strip(",").casefold() in _EN_ORG_HEADS
+
+
+def _split_en_conj(piece: str) -> list[str]:
+    """Split an English ``A and B`` / ``A & B`` when every side is a person or organisation name."""
+    depths = _depth_map(piece)
+    cuts = [m for m in _EN_CONJ.finditer(piece) if depths[m.start()] == 0]
+    if not cuts:
+        return [piece]
+    sides, start = [], 0
+    for m in cuts:
+        sides.append(piece[start : m.start()])
+        start = m.end()
+    sides.append(piece[start:])
+    if all(_looks_like_person(s) or _looks_like_org(s) for s in sides):
+        return sides
+    return [piece]
+
+
+def _split_zh_conj(piece: str) -> list[str]:
+    """Split at 与/與/和/及/以及 between CJK names: after an institution head (大学, 研究所, ...)
+    or between two 2-4 character names. Never at a name's first character, never in brackets."""
+    depths = _depth_map(piece)
+    out, start = [], 0
+    matches = [m for m in _ZH_CONJ.finditer(piece) if depths[m.start()] == 0]
+    for k, m in enumerate(matches):
+        i, j = m.start(), m.end()
+        if i <= start or j >= len(piece) or not _CJK.match(piece[j]):
+            continue
+        left = piece[start:i].strip()
+        nxt = matches[k + 1].start() if k + 1 < len(matches) else len(piece)
+        right = piece[j:nxt].strip()
+        org = bool(_ZH_ORG_END.search(left)) and len(right) >= 2
+        person = (
+            2 <= len(left) <= 4 and 2 <= len(right) <= 4 and bool(_CJK_ONLY.match(left + right))
+        )
+        if org or person:
+            out.append(left)
+            start = j
+    out.append(piece[start:])
+    return out
+
+
+def split_names(value: str) -> tuple[list[str], bool]:
+    """Split an author or institution list into names.
+
+    Args:
+        value: e.g. ``"斯坦福大学、微软、佐治亚理工学院"``, ``"Liu, Liu, Gore"``,
+            ``"犹他大学、艾伦人工智能研究所等"``, ``"Snell and Griffiths"``.
+
+    Returns:
+        ``(names, truncated)``. ``names`` in order, stripped, inner whitespace runs (the
+        ideographic space too) collapsed to one space, empties dropped, full-width
+        letters and digits folded to ASCII (only those; brackets and punctuation keep their
+        width). ``truncated`` is True when the list ended in ``等``/``等人``/``等机构``…,
+        ``et al.``, ``etc.`` or an ellipsis, which is removed.
+
+    Splitting, never inside brackets (``韩国蔚山科学技术院（UNIST）`` stays whole):
+
+    * at ``、 ， , ; ； / ／`` and newlines;
+    * at ``与 與 和 及 以及`` between CJK names: after an institution head (``大学``, ``研究所``,
+      ``实验室``, ``公司``, a closing bracket, a Latin word) or between two 2-4 character
+      names; never at the first character of a name (``和田``) nor inside one (``计算机科学与
+      技术学院`` stays whole);
+    * at `` and `` / `` & `` only when every side looks like a person name (1-4 capitalised
+      tokens) or ends in an institution head word (``University``, ``Institute``,
+      ``Research``, ``Lab``, ``AI``...); so ``Electrical and Computer Engineering`` stays
+      whole, and a leading ``and`` of the last list item (``A, B, and C``) is dropped.
+      Multi-word names (``Fischer Abaigar``) are never split at spaces.
+    """
+    if not value:
+        return [], False
+    s = value.strip().strip("\u3000").rstrip("。")
+    truncated = False
+    m = _TRUNCATION.search(s)
+    if m and m.start() > 0:
+        s, truncated = s[: m.start()], True
+    names: list[str] = []
+    for piece in _split_top_level(s, lambda i: s[i] in _NAME_SEPS):
+        piece = _LEADING_CONJ.sub("", piece.strip(" \t\u3000"))
+        for en in _split_en_conj(piece):
+            for name in _split_zh_conj(en.strip()):
+                name = _fold_fullwidth_alnum(_SPACES.sub(" ", name).strip(" .。"))
+                if name and not _EN_CONJ.fullmatch(f" {name} "):
+                    names.append(name)
+    return names, truncated
+
+
+# ---------------------------------------------------------------------------------------------
+# Metadata lines
+# ---------------------------------------------------------------------------------------------
+
+#: Canonical keys returned by :func:`parse_key_value`.
+KEYS: tuple[str, ...] = (
+    "title", "authors", "institutions", "award", "venue",
+    "paper_url", "project_url", "code_url", "reference_url", "summary",
+)
+
+_KEY_ALIASES: dict[str, tuple[str, ...]] = {
+    "title": (
+        "论文标题", "論文標題", "标题", "標題", "论文题目", "論文題目", "题目", "題目",
+        "title", "paper title",
+    ),
+    "authors": ("作者", "论文作者", "論文作者", "authors", "author"),
+    "institutions": (
+        "机构", "機構", "单位", "單位", "作者单位", "作者單位", "作者机构", "作者機構",
+        "affiliations", "affiliation", "institutions", "institution",
+    ),
+    "award": ("奖项", "獎項", "award", "awards"),
+    "venue": ("会议", "會議", "发表会议", "發表會議", "venue", "conference"),
+    "paper_url": (
+        "论文地址", "論文地址", "论文链接", "論文鏈接", "論文連結", "链接", "鏈接", "連結",
+        "arxiv", "paper", "link", "pdf", "paper link", "paper url", "论文", "論文",
+    ),
+    "project_url": (
+        "论文主页", "論文主頁", "项目主页", "項目主頁", "项目地址", "項目地址", "主页", "主頁",
+        "project page", "project", "homepage", "website",
+    ),
+    "code_url": ("代码", "代碼", "程式碼", "代码地址", "代碼地址", "代码链接", "代碼鏈接", "code", "github"),
+    "reference_url": (
+        "参考链接", "參考鏈接", "參考連結", "参考资料", "參考資料", "原文链接", "原文鏈接", "原文連結",
+        "reference", "references", "source",
+    ),
+    "summary": ("论文摘要", "論文摘要", "摘要", "abstract", "tl;dr", "tldr", "summary"),
+}
+_KEY_TABLE: dict[str, str] = {
+    alias.replace(" ", ""): key for key, aliases in _KEY_ALIASES.items() for alias in aliases
+}
+#: Keys whose value decides between a title and a paper link ("论文：<title>" vs "Paper: <url>").
+_GENERIC_PAPER_KEYS = frozenset({"paper", "论文", "論文"})
+_NUMBERED_KEY = re.compile(r"^(?:论文|論文|paper)(?:\d+|[一二三四五六七八九十]+)$")
+_EMOJI_KEYS: dict[str, str] = {
+    "📄": "title",
+    "📃": "title",
+    "👥": "authors",
+    "👤": "authors",
+    "🏆": "award",
+    "🔗": "paper_url",
+    "🏛": "institutions",
+    "🏫": "institutions",
+}
+_BULLET = re.compile(r"^[\s\-*•·●▪◦>#+]*")
+_KEY_LINE = re.compile(r"^(?P<key>[^\s：:][^：:\n]{0,23}?)\s*[：:]\s*(?P<value>.*)$", re.S)
+_KEY_DECOR = re.compile(r"[*_【】\[\]]|[（(][^（()）]*[）)]")
+_MAX_KEY_CHARS = 12
+
+
+def _lookup_key(raw_key: str) -> str | None:
+    k = _KEY_DECOR.sub("", raw_key).strip().casefold()
+    k = re.sub(r"\s+", "", k)
+    if not k or len(k) > _MAX_KEY_CHARS:
+        return None
+    if _NUMBERED_KEY.match(k):
+        return "title"
+    return _KEY_TABLE.get(k)
+
+
+def _has_link(value: str) -> bool:
+    return bool(find_urls(value) or find_arxiv_ids(value, allow_bare=True))
+
+
+def parse_key_value(line: str) -> tuple[str, str] | None:
+    """Recognise a metadata line and return ``(key, value)``.
+
+    Args:
+        line: one line of text (leading bullets, ``>``, ``#`` and spaces are ignored).
+
+    Returns:
+        ``(key, value)`` with ``key`` one of :data:`KEYS` and ``value`` the stripped rest of
+        the line (non-empty), or ``None`` for any other line. Forms:
+
+        * an emoji key and the value: ``📄`` title, ``👥`` authors, ``🏆`` award (the whole
+          line, venue included: use :func:`find_award_label` and :func:`find_venue_years`),
+          ``🔗`` paper_url, ``🏛``/``🏫`` institutions (a variation selector is allowed); an
+          emoji followed by a ``key：value`` pair yields that pair;
+        * ``key：value`` or ``key: value`` where ``key`` (at most 12 characters after
+          dropping ``**``/``【】`` decoration and a parenthesised gloss, case- and
+          space-insensitive) is a known alias, e.g. 论文标题/Title -> title, 作者/Authors ->
+          authors, 机构/單位/Affiliations -> institutions, 奖项/Award -> award, 会议/Venue ->
+          venue, 论文地址/論文連結/arXiv/PDF -> paper_url, 论文主页/Project page -> project_url,
+          代码/程式碼/GitHub -> code_url, 参考链接/原文連結/References/Source ->
+          reference_url, 摘要/Abstract/TL;DR -> summary;
+        * ``论文 N：<title>`` / ``Paper N: <title>`` (numbered paper heading) -> title;
+        * the bare key ``论文``/``Paper`` -> paper_url when the value holds a URL or an arXiv
+          id, else title.
+
+        For ``paper_url`` the value may be a bare arXiv id (``arXiv: 2502.13228``): read it
+        with ``find_arxiv_ids(value, allow_bare=True)``. Never raises.
+    """
+    if not line:
+        return None
+    s = _BULLET.sub("", line.strip()).strip()
+    if not s:
+        return None
+    emoji_key = _EMOJI_KEYS.get(s[0])
+    if emoji_key is not None:
+        rest = s[1:].lstrip("\ufe0f").strip()
+        inner = parse_key_value(rest) if rest and rest[0] not in _EMOJI_KEYS else None
+        if inner is not None:
+            return inner
+        return (emoji_key, rest) if rest else None
+    m = _KEY_LINE.match(s)
+    if m is None:
+        return None
+    key = _lookup_key(m.group("key"))
+    value = m.group("value").strip()
+    if key is None or not value:
+        return None
+    if _KEY_DECOR.sub("", m.group("key")).strip().casefold() in _GENERIC_PAPER_KEYS:
+        key = "paper_url" if _has_link(value) else "title"
+    return key, value
+
+
+# ---------------------------------------------------------------------------------------------
+# Titles
+# ---------------------------------------------------------------------------------------------
+
+# British -> American spelling, whole-word suffix rules only (applied after casefolding).
+_SPELLING_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b([a-z]{2,})isation(s?)\b"), r"\1ization\2"),
+    (re.compile(r"\b([a-z]{3,})is(e|ed|es|er|ers|ing)\b"), r"\1iz\2"),
+    (re.compile(r"\b([a-z]{2,})ys(e|ed|es|ing)\b"), r"\1yz\2"),
+    (re.compile(r"\b([a-z]+el)l(ing|ed|er|ers)\b"), r"\1\2"),
+    (re.compile(r"\b(behavi|neighb|col|fav|lab|hum)our(s|ed|ing|al|ally|ite|ites)?\b"), r"\1or\2"),
+    (re.compile(r"\bcentre(s?)\b"), r"center\1"),
+)
+
+
+def fold_title(title: str) -> str:
+    """The exact-match dedup key of a title.
+
+    Args:
+        title: a paper title in any script.
+
+    Returns:
+        ``title`` NFKC-normalised (Unicode UAX #15: full-width forms, ligatures, ``…`` ->
+        ``...``) and case-folded (``str.casefold``), British spellings folded to American by
+        whole-word suffix rules (``-isation`` -> ``-ization``; ``-ise/-ised/-ises/-ising`` ->
+        ``-iz…`` for stems of 3+ letters; ``-yse`` -> ``-yze``; ``-elling/-elled`` ->
+        ``-eling/-eled`` as in ``modelling``; ``behaviour``-type ``-our`` -> ``-or``;
+        ``centre`` -> ``center``), then every character that is not a letter, digit or
+        combining mark removed (punctuation, symbols such as ``&``, whitespace). Two titles
+        differing only in case, spacing, punctuation or these spellings get the same key.
+        Chinese script (Simplified vs Traditional) is not folded here. Accents are kept.
+        Returns ``""`` for an empty title. Never raises.
+    """
+    if not title:
+        return ""
+    s = unicodedata.normalize("NFKC", title).casefold()
+    for pattern, repl in _SPELLING_RULES:
+        s = pattern.sub(repl, s)
+    return "".join(ch for ch in s if unicodedata.category(ch)[0] in "LNM")

@@ -1,0 +1,81 @@
+"""The stage contract: a plain function from one batch to the next, with declared columns.
+
+A stage only says what happens to data. Iteration, I/O, timing and progress live once, in
+:mod:`pipeline.runner`. Each stage declares the columns it ``requires`` and the columns it
+``adds`` (as spaCy components declare ``requires``/``assigns``), so a wrong order fails
+before any data flows, with an error that lists what exists (as ``datasets.map`` does).
+
+Batches are :class:`pandas.DataFrame` objects, one row per document (ingest, clean) or one
+row per section (segment and after). A stage function has the signature
+``fn(batch: pd.DataFrame, config: Config) -> pd.DataFrame``; it must not depend on other
+rows than those of its batch (except dedup, which is the one global stage), so the
+per-document stages can run as Ray Data ``map_batches`` over any split of the corpus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from .errors import StageInputError
+
+if TYPE_CHECKING:
+    from .config import Config
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One named pipeline step.
+
+    Attributes:
+        name: short stage name used in progress bars, timings and error rows.
+        fn: ``fn(batch, config) -> batch``; pure with respect to other batches.
+        requires: columns the input batch must have.
+        adds: columns the output batch has in addition to (or instead of) the input's.
+        per_document: True when the stage can run on any split of the batch (map_batches);
+            False for global stages (dedup).
+    """
+
+    name: str
+    fn: Callable[[pd.DataFrame, Config], pd.DataFrame]
+    requires: Sequence[str]
+    adds: Sequence[str]
+    per_document: bool = True
+
+    def check_input(self, batch: pd.DataFrame) -> None:
+        """Raise :class:`StageInputError` if ``batch`` lacks a required column."""
+        missing = [c for c in self.requires if c not in batch.columns]
+        if missing:
+            raise StageInputError(
+                f"stage {self.name!r} requires columns {missing} that the batch lacks; "
+                f"the batch has {sorted(batch.columns)}"
+            )
+
+    def __call__(self, batch: pd.DataFrame, config: Config) -> pd.DataFrame:
+        """Check the input columns, run the stage, and check it added what it declares."""
+        self.check_input(batch)
+        out = self.fn(batch, config)
+        missing = [c for c in self.adds if c not in out.columns]
+        if missing:
+            raise StageInputError(f"stage {self.name!r} declared columns {missing} but did not add them")
+        return out
+
+
+def check_chain(stages: Sequence[Stage], initial_columns: Sequence[str]) -> None:
+    """Verify before any data flows that each stage's ``requires`` are met by the ones before it.
+
+    Raises:
+        StageInputError: naming the first stage whose requirement no earlier stage provides.
+    """
+    available = set(initial_columns)
+    for stage in stages:
+        missing = [c for c in stage.requires if c not in available]
+        if missing:
+            raise StageInputError(
+                f"stage {stage.name!r} requires {missing}, which no earlier stage adds "
+                f"(available: {sorted(available)})"
+            )
+        available |= set(stage.adds)

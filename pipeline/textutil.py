@@ -1,0 +1,106 @@
+"""Small pure text helpers shared by the stages: lines and blocks with their offsets.
+
+All offsets are character offsets (Python ``str`` indices) into the decoded document text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z\-']{2,}")
+URL_ONLY = re.compile(r"^\W{0,3}(https?://|www\.)\S+$")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a document: ``text`` without its newline, at ``[start, end)``."""
+
+    start: int
+    end: int
+    text: str
+
+    @property
+    def stripped(self) -> str:
+        """The line without surrounding whitespace (ideographic space included)."""
+        return self.text.strip()
+
+    @property
+    def blank(self) -> bool:
+        """True when the line holds only whitespace."""
+        return not self.stripped
+
+
+def split_lines(text: str, start: int = 0, end: int | None = None) -> list[Line]:
+    """Lines of ``text[start:end]`` with absolute offsets; ``end`` of a line excludes ``\\n``."""
+    end = len(text) if end is None else end
+    lines, pos = [], start
+    while pos < end:
+        nl = text.find("\n", pos, end)
+        stop = end if nl == -1 else nl
+        lines.append(Line(pos, stop, text[pos:stop]))
+        pos = stop + 1
+    return lines
+
+
+def blocks(lines: list[Line]) -> list[list[Line]]:
+    """Group lines into blocks (paragraphs): maximal runs of non-blank lines."""
+    out: list[list[Line]] = []
+    current: list[Line] = []
+    for line in lines:
+        if line.blank:
+            if current:
+                out.append(current)
+                current = []
+        else:
+            current.append(line)
+    if current:
+        out.append(current)
+    return out
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink ``[start, end)`` so that it neither starts nor ends with whitespace."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def cjk_count(s: str) -> int:
+    """Number of CJK unified ideographs in ``s``."""
+    return sum(len(m) for m in _CJK_RUN.findall(s))
+
+
+def latin_words(s: str) -> list[str]:
+    """Latin-script words of three or more letters in ``s``."""
+    return _LATIN_WORD.findall(s)
+
+
+def topic_profile(s: str) -> Counter:
+    """Bag of topic features: CJK character bigrams and lower-cased Latin words.
+
+    Character bigrams are the usual script-agnostic unit for Chinese text similarity when no
+    segmenter is wanted (e.g. Nie et al. 2000, "On the use of words and n-grams for Chinese
+    information retrieval"); they are cheap and need no dictionary.
+    """
+    c: Counter = Counter()
+    for run in _CJK_RUN.findall(s):
+        c.update(run[i : i + 2] for i in range(len(run) - 1))
+    c.update(w.lower() for w in latin_words(s))
+    return c
+
+
+def cosine(a: Counter, b: Counter) -> float:
+    """Cosine similarity of two sparse count vectors (0.0 when either is empty)."""
+    if not a or not b:
+        return 0.0
+    if len(a) > len(b):
+        a, b = b, a
+    num = sum(v * b.get(k, 0) for k, v in a.items())
+    den = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
+    return num / den if den else 0.0

