@@ -11,7 +11,10 @@ Rules, in order:
    first lines of the document that starts or ends with a generic credit word of news
    writing (报道, 编辑部, 记者, 作者, By, ...). An editor credit (责任编辑：..., Editor: ...) is
    dropped wherever it stands. The word lists are the trade's vocabulary, not any site's.
-2. **Unrelated trailing news** (reason ``unrelated_trailing``). Scraped pages often glue the
+2. **Related-article lists** (reason ``related_list``): a line that is only a label such as
+   相关文章 / 推荐阅读 / 往期回顾 / "Related posts", followed by list items or links; the label
+   and the whole list are dropped.
+3. **Unrelated trailing news** (reason ``unrelated_trailing``). Scraped pages often glue the
    next item of the feed onto the end of an article. Blocks (paragraphs) are scored from the
    end by their topic fit: the cosine between the block's topic profile (CJK character
    bigrams + Latin words, :func:`pipeline.textutil.topic_profile`) and the profile of the
@@ -34,7 +37,7 @@ import pandas as pd
 from .config import Config
 from .fields import parse_key_value
 from .stage import Stage
-from .textutil import URL_ONLY, Line, blocks, cosine, split_lines, topic_profile, trim_span
+from .textutil import URL_ONLY, Line, blocks, cosine, plain, split_lines, topic_profile, trim_span
 
 #: Blocks shorter than this (characters, stripped) are never scored for topic fit: too few
 #: features for a stable cosine, and short lines at the end are usually links or sign-offs.
@@ -49,11 +52,20 @@ _BYLINE_END = re.compile(rf"(?:{_CREDIT_WORDS})$")
 _BYLINE_START = re.compile(
     rf"^(?:{_CREDIT_WORDS}|文|图|圖|By|Author|Authors|Reported by|Written by)\s*[：:|丨/｜]\s*\S"
     r"|^By\s+[A-Z][\w.\-]+(?:\s+[A-Z][\w.\-]+){0,3}$"
+    r"|^(?:Posted|Written|Reported|Edited) by\s+\S"
 )
 _EDITOR_CREDIT = re.compile(
     r"^(?:责任编辑|責任編輯|编辑|編輯|校对|校對|审校|審校|审核|審核|Editor|Edited by)\s*[：:|丨｜]?\s*\S.{0,30}$"
 )
 _SENTENCE_PUNCT = re.compile(r"[。！？!?；;，,]")
+# Labels that open a list of links to other articles (the trade's words, in zh-Hans, zh-Hant, en).
+_RELATED_LABEL = re.compile(
+    r"^(?:相关文章|相關文章|相关阅读|相關閱讀|推荐阅读|推薦閱讀|延伸阅读|延伸閱讀|往期回顾|往期回顧|往期推荐|往期推薦|"
+    r"热门文章|熱門文章|猜你喜欢|猜你喜歡|Related (?:posts|articles|stories|reading)|Recommended(?: reading| posts)?|"
+    r"Read more|More (?:stories|posts|from us)|You (?:may|might) also like)\s*[：:]?$",
+    re.IGNORECASE,
+)
+_LIST_OR_LINK = re.compile(r"^(?:[-*+•·▪●]|\d+[.)、]|\[)|https?://|\]\(")
 
 
 def _is_byline(line: str, max_chars: int) -> bool:
@@ -87,8 +99,19 @@ def find_dropped(text: str, config: Config) -> list[dict]:
             dropped.append({"char_start": start, "char_end": end, "reason": reason, "text": text[start:end]})
 
     nonblank = [ln for ln in lines if not ln.blank]
+    related_until = -1
     for i, line in enumerate(nonblank):
-        s = line.stripped
+        if i <= related_until:
+            continue
+        s = plain(line.text)
+        if _RELATED_LABEL.match(s):
+            j = i
+            while j + 1 < len(nonblank) and _LIST_OR_LINK.search(nonblank[j + 1].stripped):
+                j += 1
+            if j > i:
+                add(line.start, nonblank[j].end, "related_list")
+                related_until = j
+                continue
         if i < BYLINE_WINDOW and _is_byline(s, config.clean.byline_max_chars) and not _EDITOR_CREDIT.match(s):
             add(line.start, line.end, "byline")
         elif _EDITOR_CREDIT.match(s) and len(s) <= config.clean.byline_max_chars + 8:

@@ -60,7 +60,7 @@ class CleanConfig:
     """
 
     min_topic_fit: float = 0.06
-    byline_max_chars: int = 24
+    byline_max_chars: int = 40
 
 
 @dataclass

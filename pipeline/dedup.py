@@ -39,6 +39,7 @@ import pandas as pd
 from .config import Config
 from .embed import Embedder
 from .fields import fold_title
+from .stage import records
 
 #: Nearest neighbours per section that become candidate pairs.
 K_NEIGHBOURS = 10
@@ -191,7 +192,7 @@ def fuse(group: pd.DataFrame) -> dict:
     ``"field: a | b"`` strings.
     """
     conflicts: list[str] = []
-    rows = group.to_dict("records")
+    rows = records(group)
     richness = [sum(bool(r.get(f)) for f in ("arxiv_id", "authors", "institutions", "award_raw")) for r in rows]
     folded = [fold_title(r["title"]) if r.get("title") else None for r in rows]
     best_fold = _vote(folded, "title", conflicts)
@@ -241,7 +242,7 @@ def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[p
     if sections.empty:
         out = sections.assign(paper_id=pd.Series(dtype=object), match_score=pd.Series(dtype=float))
         return out, pd.DataFrame(columns=list(PAPER_COLUMNS))
-    texts = [embedding_text(r) for r in sections.to_dict("records")]
+    texts = [embedding_text(r) for r in records(sections)]
     emb = np.asarray(embedder.encode(texts), dtype=np.float32)
     labels, join_scores = cluster_sections(sections, emb, config)
     sections = sections.assign(_cluster=labels, match_score=join_scores)

@@ -38,7 +38,8 @@ from .fields import (
     split_names,
 )
 from .normalize import to_script, to_target
-from .stage import Stage
+from .stage import Stage, records
+from .textutil import plain
 
 jieba.setLogLevel(60)  # jieba prints its dictionary loading to stderr at INFO
 
@@ -56,6 +57,14 @@ _HAS_CJK = re.compile(r"[\u3400-\u9fff]")
 _HAS_LATIN = re.compile(r"[A-Za-z]{2,}")
 _SUBHEADING_MAX_CHARS = 20
 _SENTENCE_PUNCT = re.compile(r"[。！？!?.；;：:]")
+# TeX math ($...$, $$...$$, \(...\)) is notation, not topic: removed before keyword extraction.
+_TEX_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\(.+?\\\)")
+#: Discourse words of paper write-ups that jieba's general IDF table ranks high but that say
+#: nothing about a paper's topic ("this paper", "the authors", "the method", ...).
+GENERIC_WORDS = frozenset(
+    "本文 该文 本研究 该研究 论文 该论文 本论文 作者 他们 我们 研究 研究者 方法 提出 结果 实验 表明 发现 "
+    "进行 通过 以及 这些 这种 一种 其中 此外 同时 然而 因此".split()
+)
 
 
 @lru_cache(maxsize=1)
@@ -129,7 +138,7 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
         dict with the keys of :data:`EXTRACT_COLUMNS`; lists are lists of str, ``year`` an int
         or None, ``award`` one of :data:`pipeline.fields.AWARDS` or None.
     """
-    lines = [ln.strip() for ln in row["text"].split("\n") if ln.strip()]
+    lines = [plain(ln) for ln in row["text"].split("\n") if ln.strip()]
     kv: dict[str, list[str]] = {}
     body: list[str] = []
     summary_from: int | None = None
@@ -148,7 +157,7 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     # not body text: drop body lines of at most 6 characters with no sentence punctuation
     body = [ln for ln in body if len(ln) > 6 or _SENTENCE_PUNCT.search(ln)]
 
-    title, title_zh = split_heading_title(row["heading"])
+    title, title_zh = split_heading_title(plain(row["heading"]))
     if kv.get("title"):
         kv_title, kv_title_zh = split_heading_title(kv["title"][0])
         title = kv_title or title
@@ -172,16 +181,17 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     award = normalize_award(award_raw) if award_raw else None
 
     link_text = " ".join(kv.get("paper_url", []))
-    ids = find_arxiv_ids(link_text) or find_arxiv_ids(row["text"])
+    ids = find_arxiv_ids(link_text, allow_bare=True) or find_arxiv_ids(row["text"])
     arxiv_id, arxiv_version = ids[0] if ids else (None, None)
 
     summary_lines = body[summary_from:] if summary_from is not None else body
     kv_summary = kv["summary"][0] if kv.get("summary") else None
     summary = _summary(summary_lines, kv_summary, config.extract.summary_max_chars)
 
-    simplified_body = to_script("\n".join(body), "zh-Hans")
+    simplified_body = _TEX_MATH.sub(" ", to_script("\n".join(body), "zh-Hans"))
     tags = jieba.analyse.extract_tags(simplified_body, topK=config.extract.n_keywords * 3)
-    keywords = [t for t in tags if len(t) >= 2 and not t.isdigit() and not re.fullmatch(r"[\W_]+", t)]
+    keywords = [t for t in tags if len(t) >= 2 and t not in GENERIC_WORDS and not t.isdigit()
+                and not re.fullmatch(r"[\W_]+", t)]
     keywords = keywords[: config.extract.n_keywords]
 
     return {
@@ -208,10 +218,10 @@ def extract_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     Input columns: ``heading``, ``text``, ``ctx_award_raw``, ``doc_venue``, ``doc_year``.
     """
     target = config.normalize.target_script
-    records = [extract_fields(r, target, config) for r in batch.to_dict("records")]
+    rows = [extract_fields(r, target, config) for r in records(batch)]
     out = batch.copy()
     for col in EXTRACT_COLUMNS:
-        out[col] = [r[col] for r in records]
+        out[col] = [r[col] for r in rows]
     return out
 
 

@@ -7,9 +7,11 @@ Layouts recognised (see the seeds in ``../shared/corpora/seeds``):
 
 * **numbered headings** — ``论文 1：Title``, ``論文2: Title``, ``Paper 3: Title``: each starts a
   section; when a document has any, they are its only anchors;
-* **title lines** — otherwise, a line that is an English title standing alone as a paragraph
-  (at least ``MIN_TITLE_WORDS`` Latin words, mostly Latin letters, optionally followed by a
-  short Chinese decoration such as a "deep dive" label) starts a section.
+* **title lines** — otherwise, a line that is an English title standing alone (at least
+  ``MIN_TITLE_WORDS`` Latin words, mostly Latin letters, optionally a Markdown heading, optionally
+  followed by a short Chinese decoration such as a "deep dive" label) starts a section. When
+  some title-line sections carry paper evidence (metadata lines, an arXiv id), title lines
+  without any are demoted: a headline or sub-heading that merely looks like a title.
 
 A section runs from its anchor to the line before the next anchor, award header or reference
 line (a ``参考链接：``-style key-value line, which belongs to the whole article: its URL goes to
@@ -29,10 +31,10 @@ from collections import Counter
 import pandas as pd
 
 from .config import Config
-from .fields import find_urls, find_venue_years, normalize_award, parse_key_value
+from .fields import find_arxiv_ids, find_urls, find_venue_years, normalize_award, parse_key_value
 from .normalize import detect_script
 from .stage import Stage
-from .textutil import Line, latin_words, split_lines, trim_span
+from .textutil import Line, latin_words, plain, split_lines, trim_span
 
 #: A standalone English title has at least this many Latin words.
 MIN_TITLE_WORDS = 3
@@ -97,6 +99,34 @@ def _cut(text: str, start: int, end: int, dropped: list[dict]) -> str:
     return "".join(pieces).strip()
 
 
+def _has_evidence(line: Line) -> bool:
+    s = plain(line.text)
+    return parse_key_value(s) is not None or bool(find_arxiv_ids(s))
+
+
+def _demote_unsupported_titles(lines: list[Line], kinds: list[str]) -> None:
+    """Turn title lines that head no paper into body lines, in place.
+
+    A title line is only a guess at a paper heading (a document headline or an English
+    sub-heading looks the same). When some title-line sections of a document carry paper
+    evidence (a metadata line or an arXiv id) and others carry none, the ones without are not
+    papers: their lines join the section before them, or the document context.
+    """
+    runs: list[tuple[int, bool]] = []
+    for i, kind in enumerate(kinds):
+        if kind == "title":
+            runs.append((i, False))
+        elif kind in ("award_header", "reference"):
+            runs.append((-1, False))
+        elif runs and runs[-1][0] >= 0 and not runs[-1][1] and _has_evidence(lines[i]):
+            runs[-1] = (runs[-1][0], True)
+    titled = [(i, ev) for i, ev in runs if i >= 0]
+    if any(ev for _, ev in titled):
+        for i, ev in titled:
+            if not ev:
+                kinds[i] = "body"
+
+
 def segment_document(text: str, dropped: list[dict]) -> dict:
     """Sections and context of one document.
 
@@ -114,7 +144,7 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
     lines = _kept_lines(text, dropped)
     kinds = []
     for line in lines:
-        s = line.stripped
+        s = plain(line.text)
         kv = parse_key_value(s)
         if _NUMBERED_HEADING.match(s):
             kinds.append("numbered")
@@ -127,6 +157,8 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
         else:
             kinds.append("body")
     anchor_kind = "numbered" if "numbered" in kinds else "title"
+    if anchor_kind == "title":
+        _demote_unsupported_titles(lines, kinds)
 
     sections: list[dict] = []
     context: list[dict] = []

@@ -79,3 +79,18 @@ def check_chain(stages: Sequence[Stage], initial_columns: Sequence[str]) -> None
                 f"(available: {sorted(available)})"
             )
         available |= set(stage.adds)
+
+
+def present(value):
+    """``value``, or None for pandas' missing markers (None, NaN, NA); lists and str pass as is."""
+    if value is None or isinstance(value, list | str | dict):
+        return value
+    try:
+        return None if pd.isna(value) else value
+    except (TypeError, ValueError):  # arrays: not a missing marker
+        return value
+
+
+def records(batch: pd.DataFrame) -> list[dict]:
+    """Rows of ``batch`` as dicts, with pandas' missing markers turned into None."""
+    return [{k: present(v) for k, v in row.items()} for row in batch.to_dict("records")]

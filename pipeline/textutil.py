@@ -104,3 +104,21 @@ def cosine(a: Counter, b: Counter) -> float:
     num = sum(v * b.get(k, 0) for k, v in a.items())
     den = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
     return num / den if den else 0.0
+
+
+_MD_HEADING = re.compile(r"^#{1,6}\s+")
+_MD_STRONG = re.compile(r"\*\*|__")
+_MD_WRAP = re.compile(r"^[*_](?P<inner>[^*_].*[^*_])[*_]$")
+
+
+def plain(line: str) -> str:
+    """A line without Markdown markup that hides its structure, for classifying it.
+
+    Removes a leading ATX heading marker (``## ``), strong-emphasis markers (``**``/``__``)
+    and one emphasis pair wrapping the whole line (``*...*``), then surrounding whitespace
+    (CommonMark 0.31, sections 4.2 and 6.2). Offsets are not kept: use it to decide what a
+    line is, never to cut text.
+    """
+    s = _MD_STRONG.sub("", _MD_HEADING.sub("", line.strip())).strip()
+    m = _MD_WRAP.match(s)
+    return m.group("inner").strip() if m else s
