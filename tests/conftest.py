@@ -1,0 +1,62 @@
+"""Shared fixtures: the seed corpus, one loaded embedder, and pipeline runs over the corpora."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pipeline.config import load_config
+from pipeline.embed import UniversalSentenceEncoder
+from pipeline.runner import run
+
+REPO = Path(__file__).resolve().parents[1]
+SEEDS = REPO.parent / "shared" / "corpora" / "seeds"
+SAMPLE = REPO / "corpora" / "sample"
+GOLD = Path(__file__).resolve().parent / "gold"
+TABLES = ("documents", "sections", "papers", "dropped", "context")
+
+
+def require_seeds() -> Path:
+    """The seed folder; under CI a missing folder fails the test, elsewhere it skips."""
+    if not SEEDS.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"seed corpus {SEEDS} is missing (CI is set: the seeds must be there)")
+        pytest.skip(f"seed corpus {SEEDS} is not here")
+    return SEEDS
+
+
+def load_gold(name: str) -> dict:
+    """A gold file of tests/gold as a dict."""
+    return json.loads((GOLD / name).read_text(encoding="utf-8"))
+
+
+def read_outputs(out_dir: Path) -> dict[str, pd.DataFrame]:
+    """The Parquet tables of a run as DataFrames."""
+    return {name: pd.read_parquet(out_dir / f"{name}.parquet") for name in TABLES}
+
+
+@pytest.fixture(scope="session")
+def use_embedder() -> UniversalSentenceEncoder:
+    """The default offline embedder, loaded once for the whole test session."""
+    return UniversalSentenceEncoder()
+
+
+@pytest.fixture(scope="session")
+def seeds_run(tmp_path_factory, use_embedder) -> dict[str, pd.DataFrame]:
+    """The pipeline's outputs on the real seed articles (default configuration)."""
+    seeds = require_seeds()
+    out = tmp_path_factory.mktemp("seeds_out")
+    run(seeds, out, load_config(), embedder=use_embedder, progress=False)
+    return read_outputs(out) | {"_dir": out}
+
+
+@pytest.fixture(scope="session")
+def sample_run(tmp_path_factory, use_embedder) -> dict[str, pd.DataFrame]:
+    """The pipeline's outputs on the sample corpus shipped in corpora/sample."""
+    out = tmp_path_factory.mktemp("sample_out")
+    run(SAMPLE, out, load_config(), embedder=use_embedder, progress=False)
+    return read_outputs(out) | {"_dir": out}
