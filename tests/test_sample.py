@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gold_checks import all_section_text, assert_coverage, assert_fields_match
 from conftest import load_gold
+from gold_checks import all_section_text, assert_coverage, assert_fields_match
 
 GOLD = load_gold("sample.json")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 
 import pyarrow.parquet as pq
-
-from gold_checks import all_section_text, assert_coverage, assert_fields_match, sections_by_file
 from conftest import TABLES, load_gold, read_outputs, require_seeds
+from gold_checks import all_section_text, assert_coverage, assert_fields_match, sections_by_file
+
 from pipeline.config import load_config
 from pipeline.runner import run
 
