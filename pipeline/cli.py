@@ -58,7 +58,7 @@ def cli() -> None:
               help="Model name or local path for --embedder sentence-transformers.")
 @click.option("--device", default=None, help="Torch device for sentence-transformers (default: GPU if present).")
 @click.option("--match-threshold", type=float, default=None,
-              help="Lowest average-linkage score at which two sections are one paper (0..1, default 0.75).")
+              help="Lowest average-linkage score at which two sections are one paper (0..1, default 0.60).")
 @click.option("--batch-size", type=int, default=None, help="Documents per batch through the stages (default 64).")
 @click.option("--quiet", is_flag=True, default=False, help="No progress bars and no summary.")
 @click.option("-v", "--verbose", is_flag=True, default=False, help="Log at INFO level (default WARNING).")

@@ -115,7 +115,7 @@ class DedupConfig:
             title similarity.
     """
 
-    match_threshold: float = 0.75
+    match_threshold: float = 0.60
     embed_weight: float = 0.5
 
 
