@@ -23,6 +23,7 @@ import dataclasses
 import hashlib
 import json
 import sys
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,9 @@ class Config:
         Raises:
             ConfigError: naming the key and listing the valid options.
         """
+        bad_extensions = [e for e in self.ingest.extensions if not e.startswith(".")]
+        if bad_extensions:
+            raise ConfigError(f"ingest.extensions has {bad_extensions}; each must be a suffix with its dot, e.g. '.txt'")
         if self.normalize.target_script not in TARGET_SCRIPTS:
             raise ConfigError(
                 f"normalize.target_script = {self.normalize.target_script!r}; "
@@ -188,26 +192,32 @@ class Config:
 
 def _apply(section_obj: Any, section_name: str, values: dict[str, Any]) -> None:
     valid = {f.name: f for f in dataclasses.fields(section_obj)}
+    hints = typing.get_type_hints(type(section_obj))
     for key, value in values.items():
         if key not in valid:
             raise ConfigError(f"unknown key {section_name}.{key}; valid keys of [{section_name}]: {sorted(valid)}")
-        current = getattr(section_obj, key)
-        if current is not None and not _type_ok(current, value):
+        hint = hints[key]
+        if not _type_ok(hint, value):
+            expected = hint.__name__ if isinstance(hint, type) else str(hint)
             raise ConfigError(
-                f"{section_name}.{key} = {value!r} has type {type(value).__name__}; "
-                f"expected {type(current).__name__}"
+                f"{section_name}.{key} = {value!r} has type {type(value).__name__}; expected {expected}"
             )
+        if hint is float:  # 1 and 1.0 mean the same threshold: same value, same fingerprint
+            value = float(value)
         setattr(section_obj, key, value)
 
 
-def _type_ok(current: Any, value: Any) -> bool:
-    if isinstance(current, bool):
-        return isinstance(value, bool)
-    if isinstance(current, float):
+def _type_ok(hint: Any, value: Any) -> bool:
+    """Whether ``value`` fits the field annotation ``hint`` (``str | None``, ``list[str]``, ...)."""
+    if typing.get_args(hint) and typing.get_origin(hint) is list:
+        return isinstance(value, list) and all(_type_ok(typing.get_args(hint)[0], v) for v in value)
+    if typing.get_args(hint):  # a union such as ``str | None``
+        return any(_type_ok(arg, value) for arg in typing.get_args(hint))
+    if hint is float:
         return isinstance(value, int | float) and not isinstance(value, bool)
-    if isinstance(current, int):
+    if hint is int:
         return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, type(current))
+    return isinstance(value, hint)  # bool, str, NoneType
 
 
 def apply_overrides(config: Config, overrides: dict[str, dict[str, Any]]) -> Config:
@@ -239,6 +249,8 @@ def load_config(path: str | Path | None = None, overrides: dict[str, dict[str, A
             data = tomllib.loads(p.read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
             raise ConfigError(f"configuration file {p} does not exist") from exc
+        except OSError as exc:  # a folder, no permission, ...
+            raise ConfigError(f"configuration file {p} cannot be read: {exc}") from exc
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"configuration file {p} is not valid TOML: {exc}") from exc
         apply_overrides(config, data)

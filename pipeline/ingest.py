@@ -5,7 +5,10 @@ Order of decoding (first that succeeds wins):
 1. a byte-order mark (UTF-8, UTF-16 LE/BE) -> that codec;
 2. strict UTF-8;
 3. detection by charset-normalizer (``from_bytes(...).best()``), GB2312/GBK widened to
-   GB18030 and Big5 to Big5-HKSCS (supersets that decode every byte the narrower one does).
+   GB18030 and Big5 to Big5-HKSCS (supersets for the characters articles use); when the
+   wider codec cannot decode the bytes (Python's ``big5`` maps a few byte pairs Big5-HKSCS
+   lacks), the detected codec is used as is. CP950 is not widened: it maps the euro sign and
+   common punctuation (``～``, ``‧``, ``￥``) differently from Big5-HKSCS.
 
 Line endings are normalized to ``\\n`` (CRLF and CR), and a leading BOM character is removed.
 All character offsets in later stages point into this decoded, newline-normalized ``text``,
@@ -46,7 +49,7 @@ _BOMS = (
 )
 # Narrow detector answers are widened to the superset codec (WHATWG Encoding Standard maps
 # gb2312/gbk labels to the gb18030 decoder; Big5-HKSCS extends Big5).
-_WIDEN = {"gb2312": "gb18030", "gbk": "gb18030", "big5": "big5hkscs", "cp950": "big5hkscs"}
+_WIDEN = {"gb2312": "gb18030", "gbk": "gb18030", "big5": "big5hkscs"}
 
 
 def list_corpus(corpus: str | Path, extensions: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -105,7 +108,10 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
     if best is None:
         raise ValueError("no character encoding decodes these bytes (charset-normalizer found no match)")
     codec = _WIDEN.get(best.encoding.lower(), best.encoding)
-    return data.decode(codec), codec
+    try:
+        return data.decode(codec), codec
+    except UnicodeDecodeError:  # the wider codec lacks a mapping the detected one has
+        return data.decode(best.encoding), best.encoding
 
 
 def normalize_newlines(text: str) -> str:

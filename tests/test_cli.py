@@ -1,0 +1,276 @@
+"""Tests of the command line: click's CliRunner on ``pipeline.cli.cli`` (real runs, real embedder),
+plus one subprocess that proves ``python -m pipeline`` works.
+
+The corpora are written in tmp_path: one short Simplified Chinese article with two papers.
+A full run loads the USE embedder (about a second), so only three tests run the pipeline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner, Result
+
+from pipeline.cli import EXIT_CANNOT_RUN, EXIT_FAILED_FILES, EXIT_OK, EXIT_USAGE, cli
+from pipeline.config import Config
+
+REPO = Path(__file__).resolve().parents[1]
+TABLES = ("documents", "sections", "papers", "dropped", "context")
+STAGES = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
+
+ARTICLE = """机器之心报道
+
+今年的会议公布了两篇最佳论文。
+
+论文 1：Scaling Sparse Attention for Long Documents
+
+论文地址：https://arxiv.org/abs/2401.01234
+
+论文摘要：本文提出一种稀疏注意力方法，在长文档上显著降低计算开销，同时保持模型质量。
+
+论文 2：Robust Graph Neural Networks under Label Noise
+
+论文地址：https://arxiv.org/abs/2402.05678
+
+论文摘要：本文研究标签噪声下的图神经网络，提出一种鲁棒的训练目标，在多个基准上取得更好结果。
+"""
+TITLES = ["Scaling Sparse Attention for Long Documents", "Robust Graph Neural Networks under Label Noise"]
+ARXIV_IDS = ["2401.01234", "2402.05678"]
+
+
+def _invoke(*args: str | Path) -> Result:
+    # catch_exceptions=False: a crash must fail the test, not pass for exit code 1.
+    return CliRunner().invoke(cli, ["run", *map(str, args)], catch_exceptions=False)
+
+
+def _corpus(tmp_path: Path, files: dict[str, bytes]) -> Path:
+    corpus = tmp_path / "corpus"
+    for name, data in files.items():
+        (corpus / name).parent.mkdir(parents=True, exist_ok=True)
+        (corpus / name).write_bytes(data)
+    return corpus
+
+
+def _summary_numbers(stdout: str) -> tuple[dict[str, int], dict[str, float]]:
+    """The counts and the seconds per stage of the printed summary."""
+    counts, seconds, in_seconds = {}, {}, False
+    for line in stdout.splitlines():
+        if line.strip() == "seconds per stage":
+            in_seconds = True
+            continue
+        m = re.fullmatch(r" {2,4}(\S.*?) {2,}(\d+(?:\.\d+)?)", line)
+        if m and in_seconds:
+            seconds[m.group(1)] = float(m.group(2))
+        elif m:
+            counts[m.group(1)] = int(m.group(2))
+    return counts, seconds
+
+
+# --- help and the module entry point ------------------------------------------------------------
+
+
+def test_run_help_mentions_every_option() -> None:
+    result = CliRunner().invoke(cli, ["run", "--help"], catch_exceptions=False)
+    assert result.exit_code == 0
+    text = " ".join(result.stdout.split())  # undo click's wrapping
+    for option in ("CORPUS", "--out", "--config", "--target-script [zh-Hans|zh-Hant]",
+                   "--embedder [use|sentence-transformers]", "--embedder-model", "--device",
+                   "--match-threshold FLOAT", "--batch-size INTEGER", "--quiet", "-v, --verbose", "-h, --help"):
+        assert option in text, option
+    # the defaults the help states are the defaults of the code
+    defaults = Config()
+    assert f"default {defaults.normalize.target_script})" in text
+    assert f"default {defaults.dedup.match_threshold:.2f})" in text
+    assert f"(default {defaults.run.batch_size})" in text
+
+
+def test_module_entry_point() -> None:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-m", "pipeline", "run", "--help"], cwd=REPO, env=env,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Usage: python -m pipeline run [OPTIONS] CORPUS")
+    assert "--match-threshold" in proc.stdout
+
+
+# --- usage and configuration errors (exit 2), could not run (exit 3) ---------------------------
+
+
+def test_bad_config_file_exits_2(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode()})
+    config = tmp_path / "bad.toml"
+    config.write_text("[dedup]\nthreshold = 0.8\n", encoding="utf-8")
+    result = _invoke(corpus, "--out", tmp_path / "out", "--config", config, "--quiet")
+    assert result.exit_code == EXIT_USAGE == 2
+    assert result.stderr == (
+        "configuration error: unknown key dedup.threshold; valid keys of [dedup]: ['embed_weight', 'match_threshold']\n"
+    )
+    assert result.stdout == ""
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("make_config", "message"),
+    [
+        (lambda d: d / "missing.toml", "does not exist"),
+        (lambda d: (d / "x.toml").write_text("[run\n") and d / "x.toml", "is not valid TOML"),
+        (lambda d: d, "cannot be read"),  # a folder
+    ],
+    ids=["missing", "invalid-toml", "folder"],
+)
+def test_unusable_config_file_exits_2(tmp_path: Path, make_config, message: str) -> None:
+    corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode()})
+    result = _invoke(corpus, "--out", tmp_path / "out", "--config", make_config(tmp_path), "--quiet")
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.startswith("configuration error: configuration file ")
+    assert message in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--embedder", "sentence-transformers"],
+         "configuration error: embed.backend = 'sentence-transformers' needs embed.model"),
+        (["--match-threshold", "1.5"], "configuration error: dedup.match_threshold = 1.5; must lie in [0, 1]"),
+        (["--batch-size", "0"], "configuration error: run.batch_size = 0; must be a positive integer"),
+        (["--target-script", "zh-TW"], "Invalid value for '--target-script': 'zh-TW' is not one of 'zh-Hans', 'zh-Hant'"),
+        (["--batch-size", "many"], "Invalid value for '--batch-size': 'many' is not a valid integer"),
+    ],
+)
+def test_bad_flags_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode()})
+    result = _invoke(corpus, "--out", tmp_path / "out", "--quiet", *args)
+    assert result.exit_code == EXIT_USAGE
+    assert message in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_out_option_exits_2(tmp_path: Path) -> None:
+    result = _invoke(tmp_path)
+    assert result.exit_code == EXIT_USAGE
+    assert "Missing option '--out'" in result.stderr
+
+
+def test_missing_corpus_exits_3(tmp_path: Path) -> None:
+    result = _invoke(tmp_path / "no-such-corpus", "--out", tmp_path / "out", "--quiet")
+    assert result.exit_code == EXIT_CANNOT_RUN == 3
+    assert result.stderr == f"error: corpus folder {tmp_path / 'no-such-corpus'} does not exist or is not a folder\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_corpus_that_is_a_file_exits_3(tmp_path: Path) -> None:
+    article = tmp_path / "a.txt"
+    article.write_text(ARTICLE, encoding="utf-8")
+    result = _invoke(article, "--out", tmp_path / "out", "--quiet")
+    assert result.exit_code == EXIT_CANNOT_RUN
+    assert "does not exist or is not a folder" in result.stderr
+
+
+def test_unwritable_output_exits_3(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode()})
+    out = tmp_path / "out"
+    out.write_text("a file where the output folder should be", encoding="utf-8")
+    result = _invoke(corpus, "--out", out, "--quiet")
+    assert result.exit_code == EXIT_CANNOT_RUN
+    assert result.stderr.startswith("error: could not run: ")
+    assert "File exists" in result.stderr
+
+
+# --- full runs ---------------------------------------------------------------------------------
+
+
+def test_successful_run_writes_outputs_and_prints_summary(tmp_path: Path) -> None:
+    data = ARTICLE.encode("utf-8")
+    corpus = _corpus(tmp_path, {"2025/article.txt": data, "figure.png": b"\x89PNG\r\n\x1a\n"})
+    out = tmp_path / "out"
+
+    result = _invoke(corpus, "--out", out)
+
+    assert result.exit_code == EXIT_OK == 0, result.output
+    for name in TABLES:
+        assert (out / f"{name}.parquet").is_file(), name
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    frames = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
+
+    # the printed summary
+    lines = result.stdout.splitlines()
+    assert "Run summary" in lines
+    for label in ("documents", "sections", "papers", "papers with mentions in 2+ docs", "dropped spans",
+                  "failed files", "skipped files", "seconds per stage"):
+        assert any(line.strip().startswith(label) for line in lines), label
+    counts, seconds = _summary_numbers(result.stdout)
+    assert counts == {
+        "documents": 1, "sections": 2, "papers": 2, "papers with mentions in 2+ docs": 0,
+        "dropped spans": len(frames["dropped"]), "failed files": 0, "skipped files": 1,
+    }
+    assert list(seconds) == [*STAGES, "total"]
+    assert all(v >= 0 for v in seconds.values())
+    assert seconds["total"] == pytest.approx(sum(seconds[s] for s in STAGES), abs=0.05)
+    assert lines[-1] == f"wrote {out}/"
+
+    # the tables
+    docs = frames["documents"]
+    assert docs["source_path"].tolist() == ["2025/article.txt", "figure.png"]
+    assert docs["status"].tolist() == ["ok", "skipped"]
+    assert docs["error"].tolist()[1] == "unsupported file type .png"
+    ok = docs.iloc[0]
+    assert (ok["doc_id"], ok["encoding"], ok["text"], ok["n_sections"]) == (
+        hashlib.sha256(data).hexdigest()[:16], "utf-8", ARTICLE, 2)
+    sections = frames["sections"]
+    assert sections["title"].tolist() == TITLES
+    assert sections["arxiv_id"].tolist() == ARXIV_IDS
+    assert sections["doc_id"].tolist() == [ok["doc_id"]] * 2
+    assert sorted(frames["papers"]["title"]) == sorted(TITLES)
+
+    # the manifest
+    assert manifest["row_counts"] == {name: len(frames[name]) for name in TABLES}
+    assert manifest["inputs"]["2025/article.txt"] == hashlib.sha256(data).hexdigest()
+    assert manifest["config"] == Config().to_dict()
+    assert manifest["config_fingerprint"] == Config().fingerprint()
+    assert sorted(manifest["seconds"]) == sorted(STAGES)  # manifest.json has sorted keys
+
+
+def test_failed_file_exits_1_and_keeps_the_good_file(tmp_path: Path) -> None:
+    good = ARTICLE.encode("utf-8")
+    corpus = _corpus(tmp_path, {"bad.txt": bytes(range(256)) * 4, "good.txt": good})
+    config = tmp_path / "config.toml"
+    config.write_text("[extract]\nn_keywords = 3\n[dedup]\nmatch_threshold = 0.9\n", encoding="utf-8")
+    out = tmp_path / "out"
+
+    result = _invoke(corpus, "--out", out, "--quiet", "--config", config,
+                     "--target-script", "zh-Hant", "--match-threshold", "0.8", "--batch-size", "5")
+
+    assert result.exit_code == EXIT_FAILED_FILES == 1, result.output
+    assert result.stdout == ""  # --quiet: no summary
+    docs = pd.read_parquet(out / "documents.parquet")
+    assert docs["source_path"].tolist() == ["bad.txt", "good.txt"]
+    assert docs["status"].tolist() == ["error", "ok"]
+    assert docs["error"].iloc[0] == (
+        "could not decode bad.txt: ValueError: no character encoding decodes these bytes "
+        "(charset-normalizer found no match)"
+    )
+    assert docs["n_sections"].tolist() == [0, 2]
+    sections = pd.read_parquet(out / "sections.parquet")
+    assert sections["title"].tolist() == TITLES
+    assert sections["doc_id"].tolist() == [hashlib.sha256(good).hexdigest()[:16]] * 2
+    # --target-script reached normalize: text_norm is in Traditional script
+    assert all("論文摘要" in t for t in sections["text_norm"])
+    assert all(len(k) <= 3 for k in sections["keywords"])
+
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["config"]["normalize"]["target_script"] == "zh-Hant"
+    assert manifest["config"]["dedup"]["match_threshold"] == 0.8  # flag beats file
+    assert manifest["config"]["extract"]["n_keywords"] == 3  # file beats default
+    assert manifest["config"]["run"] == {"batch_size": 5, "quiet": True}
+    assert manifest["row_counts"]["documents"] == 2
+    assert set(manifest["inputs"]) == {"bad.txt", "good.txt"}
+    for name in TABLES:
+        assert (out / f"{name}.parquet").is_file(), name
