@@ -31,6 +31,7 @@ def format_summary(summary: dict) -> str:
         f"  dropped spans                     {summary['dropped_spans']:>8}",
         f"  failed files                      {summary['failed_files']:>8}",
         f"  skipped files                     {summary['skipped_files']:>8}",
+        f"  duplicate files (same bytes)      {summary['duplicate_files']:>8}",
         "  seconds per stage",
     ]
     lines += [f"    {name:<31} {secs:>8.2f}" for name, secs in summary["seconds"].items()]
@@ -100,6 +101,10 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
         sys.exit(EXIT_USAGE)
     except OSError as exc:
         click.echo(f"error: could not run: {exc}", err=True)
+        sys.exit(EXIT_CANNOT_RUN)
+    except Exception:  # noqa: BLE001 - a bug, not a bad file: say so, and not with exit 1
+        logging.getLogger(__name__).exception("internal error; no outputs were published")
+        click.echo("error: the run stopped on an internal error (traceback above); please report it", err=True)
         sys.exit(EXIT_CANNOT_RUN)
     summary = result.summary()
     if not config.run.quiet:

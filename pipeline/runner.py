@@ -20,6 +20,7 @@ batch, the runner reruns it document by document: the documents that still fail 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Iterator
@@ -68,6 +69,7 @@ class RunResult:
             "dropped_spans": len(self.frames["dropped"]),
             "failed_files": int((docs["status"] == "error").sum()),
             "skipped_files": int((docs["status"] == "skipped").sum()),
+            "duplicate_files": int((docs["status"] == "duplicate").sum()),
             "seconds": self.seconds,
         }
 
@@ -147,9 +149,10 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     bars = {name: tqdm(total=len(listing), desc=f"{name:<9}", unit="doc", disable=disable, leave=True)
             for name in ("ingest", "clean", "segment", "normalize", "extract")}
     doc_frames, section_frames = [], []
+    seen_content: dict[str, str] = {}
     for batch in _batches(listing, config.run.batch_size):
         t0 = time.perf_counter()
-        docs = ingest.STAGE(batch, config)
+        docs = _mark_duplicates(ingest.STAGE(batch, config), seen_content)
         seconds["ingest"] += time.perf_counter() - t0
         bars["ingest"].update(len(batch))
         for stage in DOCUMENT_STAGES[1:]:
@@ -171,7 +174,8 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
             seconds[stage.name] += time.perf_counter() - t0
             bars[stage.name].update(len(batch))
         doc_frames.append(docs)
-        section_frames.append(sections)
+        if len(sections):
+            section_frames.append(sections)
     for bar in bars.values():
         bar.close()
 
@@ -204,11 +208,34 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         "config_fingerprint": config.fingerprint(),
         "packages": _package_versions(),
         "embedder": {"model_id": embedder.model_id, "dim": embedder.dim},
-        "inputs": {r.source_path: r.content_sha256 for r in documents.itertuples() if r.content_sha256},
+        "inputs": {r.source_path: r.content_sha256 for r in documents.itertuples() if isinstance(r.content_sha256, str)},
         "row_counts": counts,
         "seconds": {k: round(v, 3) for k, v in seconds.items()},
     })
     return RunResult(out_dir=out_dir, frames=frames, seconds=seconds, counts=counts)
+
+
+def _mark_duplicates(docs: pd.DataFrame, seen: dict[str, str]) -> pd.DataFrame:
+    """Give later copies of already-read content their own ``doc_id`` and status ``duplicate``.
+
+    The first file with given bytes keeps ``doc_id`` = content-hash prefix; a later file with
+    identical bytes gets ``doc_id`` = SHA-256 prefix of (content hash, path), keeps its text, and
+    is not processed further (an ``ok`` document becomes ``duplicate``, with the first path in
+    ``error``). ``seen`` maps content hash to first path and is updated in place.
+    """
+    docs = docs.copy()
+    for i, (sha, path, status) in enumerate(zip(docs["content_sha256"], docs["source_path"], docs["status"],
+                                                strict=True)):
+        if not isinstance(sha, str):
+            continue
+        if sha not in seen:
+            seen[sha] = path
+            continue
+        docs.loc[i, "doc_id"] = hashlib.sha256(f"{sha}\0{path}".encode()).hexdigest()[:16]
+        if status == "ok":
+            docs.loc[i, "status"] = "duplicate"
+            docs.loc[i, "error"] = f"same content as {seen[sha]}"
+    return docs
 
 
 def _restore_failed(before: pd.DataFrame, after: pd.DataFrame, failures: dict[str, str]) -> pd.DataFrame:
@@ -232,7 +259,8 @@ def _assemble_documents(doc_frames: list[pd.DataFrame], skipped: pd.DataFrame) -
     docs = docs.rename(columns={"doc_venue": "venue", "doc_year": "year", "doc_urls": "urls"})
     if len(skipped):
         skipped_rows = pd.DataFrame({
-            "doc_id": None, "source_path": skipped["source_path"], "status": "skipped", "error": skipped["reason"],
+            "doc_id": [hashlib.sha256(p.encode()).hexdigest()[:16] for p in skipped["source_path"]],
+            "source_path": skipped["source_path"], "status": "skipped", "error": skipped["reason"],
             "text": "", "n_chars": 0, "n_bytes": 0,
         })
         for col in ("dropped", "sections", "context", "urls"):

@@ -89,4 +89,4 @@ def write_tables(out_dir: str | Path, frames: dict[str, pd.DataFrame], metadata:
 def write_manifest(out_dir: str | Path, manifest: dict[str, Any]) -> None:
     """Write ``manifest.json`` (UTF-8, sorted keys, indented)."""
     path = Path(out_dir) / "manifest.json"
-    path.write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")

@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 
 import pyarrow.parquet as pq
-from conftest import TABLES, load_gold, read_outputs, require_seeds
-from gold_checks import all_section_text, assert_coverage, assert_fields_match, sections_by_file
 
 from pipeline.config import load_config
 from pipeline.runner import run
+
+from conftest import TABLES, load_gold, read_outputs, require_seeds
+from gold_checks import all_section_text, assert_coverage, assert_fields_match, sections_by_file
 
 GOLD = load_gold("seeds.json")
 SIMPLIFIED, TRADITIONAL = "000_2b21ae29ba820db5.txt", "003_2bae7e6301a58560.txt"

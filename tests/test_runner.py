@@ -1,0 +1,84 @@
+"""The runner: duplicates, empty batches, error isolation, stage-chain checks, manifest."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from pipeline.config import load_config
+from pipeline.errors import StageInputError
+from pipeline.runner import DOCUMENT_STAGES, SECTION_STAGES, _run_isolated, run
+from pipeline.segment import EXPLODED_COLUMNS
+from pipeline.stage import Stage, check_chain
+
+from conftest import SAMPLE, read_outputs
+
+
+@pytest.fixture
+def messy_corpus(tmp_path):
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    shutil.copy(SAMPLE / "a_report_zh-Hans.txt", corpus / "copy_of_a.txt")
+    (corpus / "empty1.txt").write_bytes(b"")
+    (corpus / "empty2.txt").write_bytes(b"")
+    (corpus / "binary.txt").write_bytes(bytes(range(256)) * 4)
+    (corpus / "picture.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    return corpus
+
+
+def test_messy_corpus_one_document_per_batch(messy_corpus, tmp_path, use_embedder):
+    config = load_config(overrides={"run": {"batch_size": 1}})
+    result = run(messy_corpus, tmp_path / "out", config, embedder=use_embedder, progress=False)
+    out = read_outputs(tmp_path / "out")
+    docs = out["documents"].set_index("source_path")
+    assert docs["doc_id"].is_unique
+    assert docs.loc["copy_of_a.txt", "status"] == "duplicate"
+    assert docs.loc["copy_of_a.txt", "error"] == "same content as a_report_zh-Hans.txt"
+    assert docs.loc["copy_of_a.txt", "text"] == docs.loc["a_report_zh-Hans.txt", "text"]
+    assert docs.loc["empty1.txt", "status"] == docs.loc["empty2.txt", "status"] == "empty"
+    assert docs.loc["binary.txt", "status"] == "error"
+    assert docs.loc["picture.png", "status"] == "skipped"
+    # the good files give the same papers as the plain sample run
+    assert len(out["sections"]) == 8 and out["sections"]["section_id"].is_unique
+    assert len(out["papers"]) == 7 and out["papers"]["paper_id"].is_unique
+    summary = result.summary()
+    assert (summary["failed_files"], summary["skipped_files"], summary["duplicate_files"]) == (1, 1, 1)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
+    assert "picture.png" not in manifest["inputs"]
+    assert manifest["row_counts"]["sections"] == 8
+    assert set(manifest["seconds"]) == {"ingest", "clean", "segment", "normalize", "extract", "dedup", "write"}
+
+
+def test_batch_size_does_not_change_outputs(tmp_path, use_embedder):
+    for size in (1, 64):
+        config = load_config(overrides={"run": {"batch_size": size}})
+        run(SAMPLE, tmp_path / str(size), config, embedder=use_embedder, progress=False)
+    a, b = read_outputs(tmp_path / "1"), read_outputs(tmp_path / "64")
+    for name in a:
+        pd.testing.assert_frame_equal(a[name], b[name])
+
+
+def _fails_on_second(batch: pd.DataFrame, config) -> pd.DataFrame:
+    if (batch["doc_id"] == "d2").any():
+        raise ValueError("cannot handle d2")
+    return batch.assign(seen=True)
+
+
+def test_a_failing_row_is_isolated_and_named():
+    stage = Stage(name="probe", fn=_fails_on_second, requires=("doc_id",), adds=("seen",))
+    batch = pd.DataFrame({"doc_id": ["d1", "d2", "d3"]})
+    out, failures = _run_isolated(stage, batch, load_config(), key="doc_id")
+    assert out["doc_id"].tolist() == ["d1", "d3"]
+    assert failures == {"d2": "probe: ValueError: cannot handle d2"}
+
+
+def test_stage_chain_is_consistent_and_checked():
+    check_chain(DOCUMENT_STAGES, ["source_path", "abs_path"])
+    check_chain(SECTION_STAGES, EXPLODED_COLUMNS)
+    with pytest.raises(StageInputError, match="requires .*'dropped'.*which no earlier stage adds"):
+        check_chain(DOCUMENT_STAGES[::2], ["source_path", "abs_path"])
+    with pytest.raises(StageInputError, match="lacks; the batch has"):
+        DOCUMENT_STAGES[1](pd.DataFrame({"doc_id": ["x"]}), load_config())
