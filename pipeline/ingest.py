@@ -4,7 +4,11 @@ Order of decoding (first that succeeds wins):
 
 1. a byte-order mark (UTF-8, UTF-16 LE/BE) -> that codec;
 2. strict UTF-8;
-3. detection by charset-normalizer (``from_bytes(...).best()``), GB2312/GBK widened to
+3. detection: every candidate of charset-normalizer (``from_bytes``) plus GB18030 and
+   Big5-HKSCS is decoded strictly, and the most plausible text wins (:func:`plausibility`);
+   charset-normalizer's first choice is kept unless another is clearly more plausible. Short
+   Chinese byte strings are often misdetected (GB bytes read as Korean CP949, Big5 as GB), and
+   a character-frequency check catches that. GB2312/GBK are widened to
    GB18030 and Big5 to Big5-HKSCS (supersets for the characters articles use); when the
    wider codec cannot decode the bytes (Python's ``big5`` maps a few byte pairs Big5-HKSCS
    lacks), the detected codec is used as is. CP950 is not widened: it maps the euro sign and
@@ -23,12 +27,16 @@ from __future__ import annotations
 import codecs
 import hashlib
 import logging
+from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 
+import jieba
 import pandas as pd
 from charset_normalizer import from_bytes
 
 from .config import Config
+from .normalize import to_script
 from .stage import Stage
 
 log = logging.getLogger(__name__)
@@ -49,6 +57,16 @@ _BOMS = (
 )
 # Narrow detector answers are widened to the superset codec (WHATWG Encoding Standard maps
 # gb2312/gbk labels to the gb18030 decoder; Big5-HKSCS extends Big5).
+#: Chinese codecs always tried on non-UTF-8 bytes, whatever the detector says.
+CHINESE_CODECS = ("gb18030", "big5hkscs")
+#: Characters of a candidate decoding that :func:`plausibility` looks at.
+PLAUSIBILITY_SAMPLE = 4000
+#: How many of jieba's most frequent Han characters count as plausible (about the size of the
+#: 3,500-character common list plus the second tier of the 2013 General Standard Chinese
+#: Characters table).
+N_FREQUENT_HAN = 5000
+#: charset-normalizer's first choice stands unless another decoding is this much more plausible.
+PLAUSIBILITY_MARGIN = 0.02
 _WIDEN = {"gb2312": "gb18030", "gbk": "gb18030", "big5": "big5hkscs"}
 
 
@@ -104,14 +122,62 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
         pass
-    best = from_bytes(data).best()
-    if best is None:
+    candidates: dict[str, str] = {}
+    for match in from_bytes(data):
+        for codec in (_WIDEN.get(match.encoding.lower(), match.encoding), match.encoding):
+            try:
+                candidates.setdefault(codec, data.decode(codec))
+                break
+            except (UnicodeDecodeError, LookupError):  # the wider codec lacks a mapping
+                continue
+    for codec in CHINESE_CODECS:
+        try:
+            candidates.setdefault(codec, data.decode(codec))
+        except UnicodeDecodeError:
+            pass
+    if not candidates:
         raise ValueError("no character encoding decodes these bytes (charset-normalizer found no match)")
-    codec = _WIDEN.get(best.encoding.lower(), best.encoding)
-    try:
-        return data.decode(codec), codec
-    except UnicodeDecodeError:  # the wider codec lacks a mapping the detected one has
-        return data.decode(best.encoding), best.encoding
+    scores = {codec: plausibility(text) for codec, text in candidates.items()}
+    first = next(iter(candidates))  # charset-normalizer's best, when it had any
+    best = max(scores, key=scores.get)
+    codec = first if scores[first] >= scores[best] - PLAUSIBILITY_MARGIN else best
+    return candidates[codec], codec
+
+
+@lru_cache(maxsize=1)
+def _frequent_han() -> frozenset[str]:
+    """The ``N_FREQUENT_HAN`` most frequent Han characters of jieba's dictionary (word counts summed
+    per character): a Simplified Chinese character-frequency list shipped with a dependency."""
+    counts: Counter = Counter()
+    with (Path(jieba.__file__).parent / "dict.txt").open(encoding="utf-8") as fh:
+        for line in fh:
+            parts = line.split()
+            if len(parts) >= 2 and parts[1].isdigit():
+                for ch in parts[0]:
+                    counts[ch] += int(parts[1])
+    return frozenset(ch for ch, _ in counts.most_common(N_FREQUENT_HAN))
+
+
+def plausibility(text: str) -> float:
+    """How plausible ``text`` is as a Chinese or English article: the share of its first
+    ``PLAUSIBILITY_SAMPLE`` characters that are printable ASCII or whitespace, Latin-1 letters,
+    general or CJK punctuation, full-width forms, or frequent Han characters (Traditional
+    characters are mapped to Simplified first). Mis-decoded bytes give rare Han characters,
+    Hangul or symbols, and score low. Returns a value in [0, 1] (1.0 for empty text).
+    """
+    sample = text[:PLAUSIBILITY_SAMPLE]
+    if not sample:
+        return 1.0
+    frequent = _frequent_han()
+    simplified = to_script(sample, "zh-Hans")
+    good = 0
+    for ch in simplified:
+        o = ord(ch)
+        if (ch.isascii() and (ch.isprintable() or ch.isspace())) or 0xC0 <= o <= 0xFF or ch in frequent:
+            good += 1
+        elif 0x2000 <= o <= 0x206F or 0x3000 <= o <= 0x303F or 0xFF00 <= o <= 0xFFEF:
+            good += 1
+    return good / len(simplified)
 
 
 def normalize_newlines(text: str) -> str:

@@ -316,3 +316,29 @@ def test_ingest_stage_on_a_listing(tmp_path: Path) -> None:
     assert docs["encoding"].tolist()[:2] == ["utf-8", "big5hkscs"]
     assert docs["n_bytes"].tolist() == [len(HANS_SENTENCE.encode()), len(HANT_PARAGRAPH.encode("big5")), 1024, 0]
     assert docs["n_chars"].tolist() == [len(HANS_SENTENCE), len(HANT_PARAGRAPH), 0, 0]
+
+
+@pytest.mark.parametrize(
+    ("text", "codec"),
+    [
+        ("刚刚，NeurIPS 2024 公布了今年的最佳论文奖项。", "gb18030"),
+        ("最佳论文奖", "gb18030"),
+        ("最佳論文獎", "gb18030"),
+        ("最佳論文獎", "big5"),
+        ("今年共有 2 篇論文獲得最佳論文獎。", "big5"),
+        ("本文提出了一種新的方法，用於圖像生成。", "big5"),
+    ],
+)
+def test_short_chinese_is_decoded_by_plausibility(text, codec):
+    """Short GB/Big5 strings that charset-normalizer alone reads as Korean or as the other
+    Chinese codec decode right once candidates are ranked by plausibility."""
+    decoded, _ = decode_bytes(text.encode(codec))
+    assert decoded == text
+
+
+def test_plausibility_ranks_right_decoding_above_mojibake():
+    from pipeline.ingest import plausibility
+
+    raw = "刚刚，NeurIPS 2024 公布了今年的最佳论文奖项。".encode("gb18030")
+    assert plausibility(raw.decode("gb18030")) == 1.0
+    assert plausibility(raw.decode("cp949")) < 0.8
