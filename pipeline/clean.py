@@ -55,7 +55,7 @@ _BYLINE_START = re.compile(
     r"|^(?:Posted|Written|Reported|Edited) by\s+\S"
 )
 _EDITOR_CREDIT = re.compile(
-    r"^(?:责任编辑|責任編輯|编辑|編輯|校对|校對|审校|審校|审核|審核|Editor|Edited by)\s*[：:|丨｜]?\s*\S.{0,30}$"
+    r"^(?:(?:责任编辑|責任編輯|编辑|編輯|校对|校對|审校|審校|审核|審核|Editor)\s*[：:|丨｜]|Edited by\s)\s*\S.{0,30}$"
 )
 _SENTENCE_PUNCT = re.compile(r"[。！？!?；;，,]")
 # Labels that open a list of links to other articles (the trade's words, in zh-Hans, zh-Hant, en).
@@ -100,6 +100,7 @@ def find_dropped(text: str, config: Config) -> list[dict]:
 
     nonblank = [ln for ln in lines if not ln.blank]
     related_until = -1
+    byline_zone = True  # bylines stand before the article's first paper heading
     for i, line in enumerate(nonblank):
         if i <= related_until:
             continue
@@ -112,25 +113,62 @@ def find_dropped(text: str, config: Config) -> list[dict]:
                 add(line.start, nonblank[j].end, "related_list")
                 related_until = j
                 continue
-        if i < BYLINE_WINDOW and _is_byline(s, config.clean.byline_max_chars) and not _EDITOR_CREDIT.match(s):
-            add(line.start, line.end, "byline")
-        elif _EDITOR_CREDIT.match(s) and len(s) <= config.clean.byline_max_chars + 8:
+        kv = parse_key_value(s)
+        if kv is not None and kv[0] == "title":
+            byline_zone = False
+        if _EDITOR_CREDIT.match(s) and len(s) <= config.clean.byline_max_chars + 8:
             add(line.start, line.end, "editor_credit")
+        elif byline_zone and i < BYLINE_WINDOW and _is_byline(s, config.clean.byline_max_chars):
+            add(line.start, line.end, "byline")
 
-    taken = {(d["char_start"], d["char_end"]) for d in dropped}
-    paragraphs = [b for b in blocks(lines) if (b[0].start, b[-1].end) not in taken]
+    _drop_unrelated_tail(text, lines, dropped, config.clean.min_topic_fit, add)
+    return _resolve_overlaps(dropped)
+
+
+def _covered(start: int, end: int, spans: list[dict]) -> bool:
+    """Whether ``[start, end)`` lies wholly inside one of ``spans``."""
+    return any(d["char_start"] <= start and end <= d["char_end"] for d in spans)
+
+
+def _drop_unrelated_tail(text: str, lines: list[Line], dropped: list[dict], min_fit: float, add) -> None:
+    """Score blocks from the end by topic fit and drop the unrelated run at the end as one span.
+
+    Blocks already dropped (a related-article list, say) are passed over; lines already dropped
+    inside a block are left out of its score.
+    """
+    paragraphs = blocks(lines)
+    tail_start = tail_end = None
     for k in range(len(paragraphs) - 1, 0, -1):
         block = paragraphs[k]
-        body = text[block[0].start : block[-1].end]
-        if _is_structural(block) or len(body.strip()) < MIN_SCORED_CHARS:
+        start, end = trim_span(text, block[0].start, block[-1].end)
+        if _covered(start, end, dropped):
+            continue
+        kept = [ln for ln in block if not _covered(*trim_span(text, ln.start, ln.end), dropped)]
+        body = "\n".join(ln.text for ln in kept)
+        if _is_structural(kept) or len(body.strip()) < MIN_SCORED_CHARS:
             break
-        before = text[: block[0].start]
-        if cosine(topic_profile(body), topic_profile(before)) >= config.clean.min_topic_fit:
+        if cosine(topic_profile(body), topic_profile(text[:start])) >= min_fit:
             break
-        add(block[0].start, block[-1].end, "unrelated_trailing")
+        tail_start, tail_end = start, tail_end or end
+    if tail_start is not None:
+        add(tail_start, tail_end, "unrelated_trailing")
 
-    dropped.sort(key=lambda d: d["char_start"])
-    return dropped
+
+def _resolve_overlaps(spans: list[dict]) -> list[dict]:
+    """Sort spans; drop a span that lies inside a larger one (the larger one explains it, e.g. an
+    editor credit at the end of glued news); clip a partial overlap so spans never share a
+    character."""
+    spans = sorted(spans, key=lambda d: (d["char_start"], -d["char_end"]))
+    out: list[dict] = []
+    for span in spans:
+        if out and span["char_end"] <= out[-1]["char_end"]:
+            continue
+        if out and span["char_start"] < out[-1]["char_end"]:
+            cut = out[-1]["char_end"]
+            offset = cut - span["char_start"]
+            span = {**span, "char_start": cut, "text": span["text"][offset:]}
+        out.append(span)
+    return out
 
 
 def clean_documents(batch: pd.DataFrame, config: Config) -> pd.DataFrame:

@@ -108,7 +108,8 @@ class _Scorer:
         cos = float(self.emb[i] @ self.emb[j])
         if self.folded[i] is None or self.folded[j] is None:
             return cos
-        title_sim = SequenceMatcher(None, self.folded[i], self.folded[j]).ratio()
+        a, b = sorted((self.folded[i], self.folded[j]))  # ratio() is not symmetric: fix the order
+        title_sim = SequenceMatcher(None, a, b).ratio()
         return self.w * cos + (1.0 - self.w) * title_sim
 
 
@@ -249,9 +250,14 @@ def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[p
     emb = np.asarray(embedder.encode(texts), dtype=np.float32)
     labels, join_scores = cluster_sections(sections, emb, config)
     sections = sections.assign(_cluster=labels, match_score=join_scores)
-    papers, paper_of_cluster = [], {}
+    papers, paper_of_cluster, taken = [], {}, set()
     for label, group in sections.groupby("_cluster", sort=True):
         record = fuse(group)
+        if record["paper_id"] in taken:
+            # two papers share a key (one title twice in a document): the later one, in
+            # section-id order, is keyed by its first mention instead, which is just as stable
+            record["paper_id"] = paper_id_for(None, None, record["section_ids"][0])
+        taken.add(record["paper_id"])
         paper_of_cluster[label] = record["paper_id"]
         papers.append(record)
     sections = sections.assign(paper_id=[paper_of_cluster[c] for c in labels]).drop(columns="_cluster")

@@ -53,6 +53,8 @@ _DECORATION = re.compile(r"^(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*
 _BILINGUAL = re.compile(
     r"^(?P<a>[^（(]+?)\s*[（(](?P<b>[^）)]+)[）)]\s*$"
 )
+_KEY_ONLY = re.compile(r"^(?P<key>[^：:]{1,12}?)\s*[：:]$")
+_NUMBER = re.compile(r"^[\d.,%]+$")
 _HAS_CJK = re.compile(r"[\u3400-\u9fff]")
 _HAS_LATIN = re.compile(r"[A-Za-z]{2,}")
 _SUBHEADING_MAX_CHARS = 20
@@ -145,17 +147,19 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     for ln in lines[1:]:
         parsed = parse_key_value(ln)
         if parsed is None:
-            if re.fullmatch(r"[-—=*_·•\s]+", ln):
+            label = _KEY_ONLY.match(ln)
+            if label and parse_key_value(f"{label.group('key')}：x") == ("summary", "x"):
+                summary_from = len(body) if summary_from is None else summary_from
+            elif re.fullmatch(r"[-—=*_·•\s]+", ln) or not (len(ln) > 6 or _SENTENCE_PUNCT.search(ln)):
+                # a rule line, or a short label that names a block (e.g. "paper info"): not body
                 continue
-            body.append(ln)
+            else:
+                body.append(ln)
             continue
         key, value = parsed
         kv.setdefault(key, []).append(value)
         if key == "summary" and summary_from is None:
             summary_from = len(body)
-    # a short line right before a metadata block that names it (e.g. a "paper info" label) is
-    # not body text: drop body lines of at most 6 characters with no sentence punctuation
-    body = [ln for ln in body if len(ln) > 6 or _SENTENCE_PUNCT.search(ln)]
 
     title, title_zh = split_heading_title(plain(row["heading"]))
     if kv.get("title"):
@@ -190,7 +194,7 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
 
     simplified_body = _TEX_MATH.sub(" ", to_script("\n".join(body), "zh-Hans"))
     tags = jieba.analyse.extract_tags(simplified_body, topK=config.extract.n_keywords * 3)
-    keywords = [t for t in tags if len(t) >= 2 and t not in GENERIC_WORDS and not t.isdigit()
+    keywords = [t for t in tags if len(t) >= 2 and t not in GENERIC_WORDS and not _NUMBER.match(t)
                 and not re.fullmatch(r"[\W_]+", t)]
     keywords = keywords[: config.extract.n_keywords]
 

@@ -31,7 +31,14 @@ from collections import Counter
 import pandas as pd
 
 from .config import Config
-from .fields import find_arxiv_ids, find_urls, find_venue_years, normalize_award, parse_key_value
+from .fields import (
+    find_arxiv_ids,
+    find_award_label,
+    find_urls,
+    find_venue_years,
+    normalize_award,
+    parse_key_value,
+)
 from .normalize import detect_script
 from .stage import Stage
 from .textutil import Line, latin_words, plain, split_lines, trim_span
@@ -42,6 +49,8 @@ MIN_TITLE_WORDS = 3
 MIN_TITLE_LATIN_SHARE = 0.8
 #: Longest award header line, in characters (a header is a label, not a sentence).
 MAX_AWARD_HEADER_CHARS = 40
+#: Letters an award header may hold besides its label, venue and year (a counter such as 篇).
+MAX_AWARD_HEADER_REST = 1
 
 _NUMBERED_HEADING = re.compile(
     r"^(?:论文|論文|Paper|PAPER|paper)\s*(?:\d+|[一二三四五六七八九十]+)\s*[：:.、]\s*(?P<title>\S.*)$"
@@ -68,9 +77,18 @@ def _is_title_line(s: str) -> bool:
 
 
 def _is_award_header(s: str) -> bool:
+    """A line that is only an award label, optionally with a venue and year and a count: what
+    is left after removing those holds at most ``MAX_AWARD_HEADER_REST`` letters (so a headline
+    such as "<venue> <year> best papers announced" is not a header)."""
     if len(s) > MAX_AWARD_HEADER_CHARS or _SENTENCE_END.search(s) or parse_key_value(s) is not None:
         return False
-    return normalize_award(s) is not None
+    label = find_award_label(s)
+    if label is None or normalize_award(label) is None:
+        return False
+    rest = s.replace(label, " ")
+    for _, _, start, end in sorted(find_venue_years(rest), key=lambda v: -v[2]):
+        rest = rest[:start] + " " + rest[end:]
+    return sum(ch.isalpha() for ch in rest) <= MAX_AWARD_HEADER_REST
 
 
 def _kept_lines(text: str, dropped: list[dict]) -> list[Line]:

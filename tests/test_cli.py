@@ -210,6 +210,7 @@ def test_successful_run_writes_outputs_and_prints_summary(tmp_path: Path) -> Non
     assert counts == {
         "documents": 1, "sections": 2, "papers": 2, "papers with mentions in 2+ docs": 0,
         "dropped spans": len(frames["dropped"]), "failed files": 0, "skipped files": 1,
+        "duplicate files (same bytes)": 0,
     }
     assert list(seconds) == [*STAGES, "total"]
     assert all(v >= 0 for v in seconds.values())

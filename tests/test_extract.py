@@ -1,0 +1,270 @@
+"""Unit tests of :mod:`pipeline.extract` on fixture section rows in both seed layouts.
+
+Rows are what the segment stage hands on (``heading``, ``text``, ``ctx_award_raw``,
+``doc_venue``, ``doc_year``). jieba, spaCy and OpenCC run for real.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.config import Config
+from pipeline.extract import EXTRACT_COLUMNS, GENERIC_WORDS, extract_fields, split_heading_title
+from pipeline.normalize import detect_script, to_script
+
+# --- split_heading_title ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("heading", "expected"),
+    [
+        ("论文 1：Learning Dynamics of LLM Finetuning", ("Learning Dynamics of LLM Finetuning", None)),
+        ("論文2: Generative Image Dynamics", ("Generative Image Dynamics", None)),
+        ("Paper 3: Rich Human Feedback for Text-to-Image Generation",
+         ("Rich Human Feedback for Text-to-Image Generation", None)),
+        ("Guiding a Diffusion Model with a Bad Version of Itself 深度解析",
+         ("Guiding a Diffusion Model with a Bad Version of Itself", None)),
+        ("Learning Dynamics of LLM Finetuning 深度簡介", ("Learning Dynamics of LLM Finetuning", None)),
+        ("视觉自回归建模（Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction）",
+         ("Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction", "视觉自回归建模")),
+        ("Generative Image Dynamics（生成式图像动力学）", ("Generative Image Dynamics", "生成式图像动力学")),
+        ("论文 2：生成式圖像動力學（Generative Image Dynamics）", ("Generative Image Dynamics", "生成式圖像動力學")),
+        ("视觉自回归建模：通过下一尺度预测实现可扩展的图像生成",
+         (None, "视觉自回归建模：通过下一尺度预测实现可扩展的图像生成")),
+        ("论文 3：", (None, None)),
+    ],
+)
+def test_split_heading_title(heading: str, expected: tuple[str | None, str | None]) -> None:
+    assert split_heading_title(heading) == expected
+
+
+# --- fixture rows -----------------------------------------------------------------------------------
+
+VAR_TEXT = """论文 1：Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction
+
+作者：田柯宇、蒋毅、袁泽寰、彭冰跃、王立威等
+
+機構：北京大學、字節跳動
+
+论文地址：https://arxiv.org/abs/2404.02905v2。
+
+论文摘要：本文提出视觉自回归建模（VAR），将图像上的自回归学习重新定义为从粗到细的“下一尺度预测”。VAR 首次使类 GPT 的自回归模型在图像生成上超越扩散 Transformer。
+
+在 ImageNet 256×256 基准上，VAR 将 FID 从 18.65 降至 1.73，推理速度提升约 20 倍。
+
+本文还观察到 VAR 呈现出与大语言模型类似的幂律缩放规律，并在图像修复、外扩和编辑等下游任务上展示了零样本泛化能力。"""
+
+VAR_ROW = {
+    "heading": VAR_TEXT.split("\n", 1)[0],
+    "text": VAR_TEXT,
+    "ctx_award_raw": "最佳论文奖",
+    "doc_venue": "NeurIPS",
+    "doc_year": 2024,
+}
+
+GUIDING_TEXT = """Guiding a Diffusion Model with a Bad Version of Itself 深度解析
+
+在影像生成領域，無分類器引導（classifier-free guidance）長期以來是提升擴散模型樣本品質的標準做法。Karras 等人提出「自引導（autoguidance）」，以模型本身較小、訓練較短的版本取代無條件模型來引導生成。
+
+實驗顯示，自引導在 ImageNet-512 上取得 1.25 的 FID，並且同樣適用於無條件擴散模型。
+
+---
+
+論文資訊
+📄 Guiding a Diffusion Model with a Bad Version of Itself
+👥 Karras, Aittala, Kynkäänniemi, Lehtinen, Aila, Laine
+🏛 輝達研究院、阿爾托大學
+🏆 NeurIPS 2024 · Best Paper Runner-Up
+🔗 arxiv.org/abs/2406.02507"""
+
+GUIDING_ROW = {
+    "heading": "Guiding a Diffusion Model with a Bad Version of Itself 深度解析",
+    "text": GUIDING_TEXT,
+    "ctx_award_raw": None,
+    # the digest's context names another venue and year: the 🏆 line must win
+    "doc_venue": "ICML",
+    "doc_year": 2025,
+}
+
+PRISM_TEXT = """Paper 3: The PRISM Alignment Dataset: What Participatory, Representative and Individualised Human Feedback Reveals
+
+Authors: Hannah Rose Kirk, Alexander Whitefield, Paul Röttger et al.
+
+Affiliations: University of Oxford, Meta AI
+
+Abstract: Human feedback is central to the alignment of Large Language Models. PRISM maps the sociodemographics and stated preferences of 1,500 diverse participants from 75 countries to their contextual preferences and fine-grained feedback in 8,011 live conversations with 21 LLMs."""
+
+PRISM_ROW = {
+    "heading": PRISM_TEXT.split("\n", 1)[0],
+    "text": PRISM_TEXT,
+    "ctx_award_raw": "Best Paper Award",
+    "doc_venue": "NeurIPS",
+    "doc_year": 2024,
+}
+
+
+def fields(row: dict, target: str = "zh-Hans", config: Config | None = None) -> dict:
+    out = extract_fields(row, target, config or Config())
+    assert set(out) == set(EXTRACT_COLUMNS)
+    return out
+
+
+# --- numbered layout ------------------------------------------------------------------------------
+
+
+def test_numbered_section_fields() -> None:
+    out = fields(VAR_ROW)
+    assert out["title"] == "Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction"
+    assert out["title_zh"] is None
+    assert out["authors"] == ["田柯宇", "蒋毅", "袁泽寰", "彭冰跃", "王立威"]
+    assert out["authors_truncated"] is True
+    assert (out["venue"], out["year"]) == ("NeurIPS", 2024)
+    assert (out["award"], out["award_raw"]) == ("best_paper", "最佳论文奖")
+    assert (out["arxiv_id"], out["arxiv_version"]) == ("2404.02905", "v2")
+    assert out["urls"] == ["https://arxiv.org/abs/2404.02905v2"]  # no trailing 。
+
+
+def test_traditional_institutions_in_the_target_script() -> None:
+    assert fields(VAR_ROW, "zh-Hans")["institutions"] == ["北京大学", "字节跳动"]
+    assert fields(VAR_ROW, "zh-Hant")["institutions"] == ["北京大學", "字節跳動"]
+
+
+def test_arxiv_id_without_version_and_version_v2() -> None:
+    row = dict(VAR_ROW, text=VAR_TEXT.replace("https://arxiv.org/abs/2404.02905v2。", "arxiv.org/abs/2502.13228v2"))
+    out = fields(row)
+    assert (out["arxiv_id"], out["arxiv_version"]) == ("2502.13228", "v2")
+    assert out["urls"] == ["https://arxiv.org/abs/2502.13228v2"]
+
+
+def test_summary_from_the_abstract_paragraphs() -> None:
+    out = fields(VAR_ROW)
+    summary = out["summary"]
+    assert summary.startswith("本文提出视觉自回归建模（VAR）")
+    assert "论文摘要" not in summary
+    assert "北京大学" not in summary and "arxiv" not in summary
+    assert summary.endswith("展示了零样本泛化能力。")
+    assert len(summary) <= Config().extract.summary_max_chars
+
+
+def test_summary_when_the_abstract_label_stands_on_its_own_line() -> None:
+    text = VAR_TEXT.replace("论文摘要：本文提出", "论文摘要：\n\n本文提出")
+    out = fields(dict(VAR_ROW, text=text))
+    assert out["summary"].startswith("本文提出视觉自回归建模（VAR）")
+
+
+def test_summary_cut_at_a_sentence_boundary() -> None:
+    config = Config()
+    config.extract.summary_max_chars = 120
+    full = fields(VAR_ROW)["summary"]
+    assert len(full) > 120
+    cut = fields(VAR_ROW, config=config)["summary"]
+    assert 0 < len(cut) <= 120
+    assert full.startswith(cut)
+    assert cut.endswith("。")
+    # the longest run of whole sentences that fits
+    assert cut == (
+        "本文提出视觉自回归建模（VAR），将图像上的自回归学习重新定义为从粗到细的“下一尺度预测”。"
+        "VAR 首次使类 GPT 的自回归模型在图像生成上超越扩散 Transformer。"
+    )
+
+
+def test_keywords_are_topical_and_in_the_target_script() -> None:
+    for target in ("zh-Hans", "zh-Hant"):
+        keywords = fields(VAR_ROW, target)["keywords"]
+        assert isinstance(keywords, list) and keywords
+        assert len(keywords) <= Config().extract.n_keywords
+        assert all(isinstance(k, str) and k.strip() == k and k for k in keywords)
+        assert not set(keywords) & GENERIC_WORDS
+        assert "本文" not in keywords
+        assert "VAR" in keywords
+        chinese = "".join(k for k in keywords if detect_script(k) != "en")
+        assert detect_script(chinese) == target
+        assert all(to_script(k, target) == k for k in keywords)
+    assert "幂律" in fields(VAR_ROW, "zh-Hans")["keywords"]
+    assert "冪律" in fields(VAR_ROW, "zh-Hant")["keywords"]
+
+
+def test_keywords_are_not_numbers() -> None:
+    keywords = fields(VAR_ROW)["keywords"]
+    numeric = [k for k in keywords if k.replace(".", "", 1).replace(",", "").isdigit()]
+    assert numeric == []
+
+
+def test_english_authors_truncated_by_et_al_and_institutions_split() -> None:
+    out = fields(PRISM_ROW)
+    assert out["title"] == (
+        "The PRISM Alignment Dataset: What Participatory, Representative and Individualised Human Feedback Reveals"
+    )
+    assert out["authors"] == ["Hannah Rose Kirk", "Alexander Whitefield", "Paul Röttger"]
+    assert out["authors_truncated"] is True
+    assert out["institutions"] == ["University of Oxford", "Meta AI"]
+    assert (out["award"], out["award_raw"]) == ("best_paper", "Best Paper Award")
+    assert (out["venue"], out["year"]) == ("NeurIPS", 2024)
+    assert out["arxiv_id"] is None and out["arxiv_version"] is None
+    assert out["urls"] == []
+    assert out["summary"].startswith("Human feedback is central to the alignment of Large Language Models.")
+
+
+def test_no_award_without_award_line_or_context() -> None:
+    out = fields(dict(VAR_ROW, ctx_award_raw=None, doc_venue=None, doc_year=None))
+    assert out["award"] is None and out["award_raw"] is None
+    assert out["venue"] is None and out["year"] is None
+
+
+# --- title-line layout ------------------------------------------------------------------------------
+
+
+def test_title_line_section_fields() -> None:
+    out = fields(GUIDING_ROW)
+    assert out["title"] == "Guiding a Diffusion Model with a Bad Version of Itself"
+    assert out["title_zh"] is None
+    assert out["authors"] == ["Karras", "Aittala", "Kynkäänniemi", "Lehtinen", "Aila", "Laine"]
+    assert out["authors_truncated"] is False
+    # the 🏆 line beats the document context (ICML 2025)
+    assert (out["venue"], out["year"]) == ("NeurIPS", 2024)
+    assert (out["award"], out["award_raw"]) == ("best_paper_runner_up", "Best Paper Runner-Up")
+    assert (out["arxiv_id"], out["arxiv_version"]) == ("2406.02507", None)
+    assert out["urls"] == ["https://arxiv.org/abs/2406.02507"]
+
+
+def test_award_line_beats_the_award_header_context() -> None:
+    out = fields(dict(GUIDING_ROW, ctx_award_raw="杰出论文奖"))
+    assert (out["award"], out["award_raw"]) == ("best_paper_runner_up", "Best Paper Runner-Up")
+
+
+def test_title_line_institutions_in_the_target_script() -> None:
+    assert fields(GUIDING_ROW, "zh-Hans")["institutions"] == ["辉达研究院", "阿尔托大学"]
+    assert fields(GUIDING_ROW, "zh-Hant")["institutions"] == ["輝達研究院", "阿爾托大學"]
+
+
+def test_title_line_summary_is_the_explainer_in_the_target_script() -> None:
+    hans = fields(GUIDING_ROW, "zh-Hans")["summary"]
+    assert hans.startswith("在影像生成领域，无分类器引导（classifier-free guidance）")
+    assert "📄" not in hans and "論文資訊" not in hans and "论文资讯" not in hans and "---" not in hans
+    assert detect_script(hans) == "zh-Hans"
+    hant = fields(GUIDING_ROW, "zh-Hant")["summary"]
+    assert hant.startswith("在影像生成領域，無分類器引導（classifier-free guidance）")
+    assert detect_script(hant) == "zh-Hant"
+
+
+def test_title_line_keywords() -> None:
+    for target in ("zh-Hans", "zh-Hant"):
+        keywords = fields(GUIDING_ROW, target)["keywords"]
+        assert keywords and all(isinstance(k, str) and k for k in keywords)
+        assert not set(keywords) & GENERIC_WORDS
+        assert all(to_script(k, target) == k for k in keywords)
+    assert "引导" in fields(GUIDING_ROW, "zh-Hans")["keywords"]
+    assert "引導" in fields(GUIDING_ROW, "zh-Hant")["keywords"]
+
+
+def test_bilingual_heading_gives_title_zh_in_the_target_script() -> None:
+    text = GUIDING_TEXT.replace(
+        "Guiding a Diffusion Model with a Bad Version of Itself 深度解析",
+        "以自身的較差版本引導擴散模型（Guiding a Diffusion Model with a Bad Version of Itself）",
+        1,
+    )
+    row = dict(GUIDING_ROW, heading=text.split("\n", 1)[0], text=text)
+    out = fields(row, "zh-Hans")
+    assert out["title"] == "Guiding a Diffusion Model with a Bad Version of Itself"
+    assert out["title_zh"] == "以自身的较差版本引导扩散模型"
+    assert fields(row, "zh-Hant")["title_zh"] == "以自身的較差版本引導擴散模型"
