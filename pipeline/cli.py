@@ -24,12 +24,13 @@ def format_summary(summary: dict) -> str:
     lines = [
         "",
         "Run summary",
-        f"  documents                         {summary['documents']:>8}",
+        f"  documents read                    {summary['documents']:>8}",
         f"  sections                          {summary['sections']:>8}",
         f"  papers                            {summary['papers']:>8}",
         f"  papers with mentions in 2+ docs   {summary['papers_multi_document']:>8}",
         f"  dropped spans                     {summary['dropped_spans']:>8}",
         f"  failed files                      {summary['failed_files']:>8}",
+        f"  empty files                       {summary['empty_files']:>8}",
         f"  skipped files                     {summary['skipped_files']:>8}",
         f"  duplicate files (same bytes)      {summary['duplicate_files']:>8}",
         "  seconds per stage",
@@ -90,6 +91,14 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
         sys.exit(EXIT_USAGE)
     if not corpus.is_dir():
         click.echo(f"error: corpus folder {corpus} does not exist or is not a folder", err=True)
+        sys.exit(EXIT_USAGE)
+    try:  # fail before the work, not after it
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        click.echo(f"error: could not run: output folder {out} is not a writable folder ({exc})", err=True)
         sys.exit(EXIT_CANNOT_RUN)
 
     from .runner import run as run_pipeline  # heavy imports only once arguments are valid
@@ -107,6 +116,8 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
         click.echo("error: the run stopped on an internal error (traceback above); please report it", err=True)
         sys.exit(EXIT_CANNOT_RUN)
     summary = result.summary()
+    if result.counts.get("documents", 0) == 0:
+        click.echo(f"warning: no files found under {corpus}", err=True)
     if not config.run.quiet:
         click.echo(format_summary(summary))
         click.echo(f"\nwrote {out}/")

@@ -68,6 +68,7 @@ class RunResult:
             "papers_multi_document": int((papers["doc_ids"].map(len) > 1).sum()) if len(papers) else 0,
             "dropped_spans": len(self.frames["dropped"]),
             "failed_files": int((docs["status"] == "error").sum()),
+            "empty_files": int((docs["status"] == "empty").sum()),
             "skipped_files": int((docs["status"] == "skipped").sum()),
             "duplicate_files": int((docs["status"] == "duplicate").sum()),
             "seconds": self.seconds,
@@ -190,6 +191,9 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         bar.update(1)
     seconds["dedup"] = time.perf_counter() - t0
 
+    doc_order = {d: i for i, d in enumerate(documents["doc_id"])}  # sorted by source_path
+    sections = sections.sort_values(["doc_id", "ordinal"], key=lambda c: c.map(doc_order) if c.name == "doc_id" else c,
+                                    kind="stable").reset_index(drop=True)
     dropped = _spans(documents, "dropped", ("char_start", "char_end", "reason", "text"))
     context = _spans(documents, "context", ("char_start", "char_end", "kind"))
     documents = documents.assign(n_sections=documents["doc_id"].map(sections["doc_id"].value_counts()).fillna(0))

@@ -159,18 +159,18 @@ def test_missing_out_option_exits_2(tmp_path: Path) -> None:
     assert "Missing option '--out'" in result.stderr
 
 
-def test_missing_corpus_exits_3(tmp_path: Path) -> None:
+def test_missing_corpus_is_a_usage_error(tmp_path: Path) -> None:
     result = _invoke(tmp_path / "no-such-corpus", "--out", tmp_path / "out", "--quiet")
-    assert result.exit_code == EXIT_CANNOT_RUN == 3
+    assert result.exit_code == EXIT_USAGE == 2
     assert result.stderr == f"error: corpus folder {tmp_path / 'no-such-corpus'} does not exist or is not a folder\n"
     assert not (tmp_path / "out").exists()
 
 
-def test_corpus_that_is_a_file_exits_3(tmp_path: Path) -> None:
+def test_corpus_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
     article = tmp_path / "a.txt"
     article.write_text(ARTICLE, encoding="utf-8")
     result = _invoke(article, "--out", tmp_path / "out", "--quiet")
-    assert result.exit_code == EXIT_CANNOT_RUN
+    assert result.exit_code == EXIT_USAGE
     assert "does not exist or is not a folder" in result.stderr
 
 
@@ -180,7 +180,7 @@ def test_unwritable_output_exits_3(tmp_path: Path) -> None:
     out.write_text("a file where the output folder should be", encoding="utf-8")
     result = _invoke(corpus, "--out", out, "--quiet")
     assert result.exit_code == EXIT_CANNOT_RUN
-    assert result.stderr.startswith("error: could not run: ")
+    assert result.stderr.startswith(f"error: could not run: output folder {out} is not a writable folder")
     assert "File exists" in result.stderr
 
 
@@ -203,12 +203,12 @@ def test_successful_run_writes_outputs_and_prints_summary(tmp_path: Path) -> Non
     # the printed summary
     lines = result.stdout.splitlines()
     assert "Run summary" in lines
-    for label in ("documents", "sections", "papers", "papers with mentions in 2+ docs", "dropped spans",
+    for label in ("documents read", "sections", "papers", "papers with mentions in 2+ docs", "dropped spans",
                   "failed files", "skipped files", "seconds per stage"):
         assert any(line.strip().startswith(label) for line in lines), label
     counts, seconds = _summary_numbers(result.stdout)
     assert counts == {
-        "documents": 1, "sections": 2, "papers": 2, "papers with mentions in 2+ docs": 0,
+        "documents read": 1, "sections": 2, "papers": 2, "papers with mentions in 2+ docs": 0, "empty files": 0,
         "dropped spans": len(frames["dropped"]), "failed files": 0, "skipped files": 1,
         "duplicate files (same bytes)": 0,
     }
