@@ -53,6 +53,11 @@ _DECORATION = re.compile(r"^(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*
 _BILINGUAL = re.compile(
     r"^(?P<a>[^（(]+?)\s*[（(](?P<b>[^）)]+)[）)]\s*$"
 )
+_ENUMERATION = re.compile(r"^(?:\d{1,2}[.、．]|[一二三四五六七八九十]{1,3}[、．.]|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,3})[）)])\s*")
+_BOOK = re.compile(r"《(?P<inner>[^《》]+)》\s*(?:[（(](?P<gloss>[^（）()]+)[）)])?")
+_ZH_SENTENCE = re.compile(r"[。，；！？]")
+#: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
+MAX_TITLE_ZH_CHARS = 60
 _KEY_ONLY = re.compile(r"^(?P<key>[^：:]{1,12}?)\s*[：:]$")
 _NUMBER = re.compile(r"^[\d.,%]+$")
 _HAS_CJK = re.compile(r"[\u3400-\u9fff]")
@@ -82,11 +87,20 @@ def _nlp():
 def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     """``(title, title_zh)`` from a section heading.
 
-    Removes a numbered-heading prefix (``论文 N：``) and a trailing Chinese decoration after an
-    English title (a short CJK-only run such as a "deep dive" label). A heading ``中文（English）``
-    or ``English（中文）`` gives both titles; a Chinese-only heading gives only ``title_zh``.
+    Removes Markdown/bold markup, a numbered-heading prefix (``论文 N：``), an enumeration
+    prefix (``1.``, ``一、``, ``（一）``), a metadata key (``论文标题：``), book-title marks
+    (``《…》``) and a trailing Chinese decoration after an English title (a short CJK-only run such
+    as a "deep dive" label). A heading ``中文（English）`` or ``English（中文）`` gives both titles;
+    a Chinese-only heading gives only ``title_zh``.
     """
-    h = _NUMBERED.sub("", heading.strip()).strip()
+    h = plain(heading)
+    kv = parse_key_value(h)
+    if kv is not None and kv[0] == "title":
+        h = kv[1]
+    h = _ENUMERATION.sub("", _NUMBERED.sub("", h.strip())).strip()
+    book = _BOOK.fullmatch(h)
+    if book:
+        h = book.group("inner") + (f"（{book.group('gloss')}）" if book.group("gloss") else "")
     if not h:
         return None, None
     m = _BILINGUAL.match(h)
@@ -101,6 +115,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         return m.group("title").strip(), None
     if not _HAS_CJK.search(h):
         return h, None
+    if _ZH_SENTENCE.search(h) or len(h) > MAX_TITLE_ZH_CHARS:
+        return None, None  # a sentence (the first line of a body), not a title
     if not _HAS_LATIN.search(h):
         return None, h
     return h, None
@@ -161,7 +177,7 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
         if key == "summary" and summary_from is None:
             summary_from = len(body)
 
-    title, title_zh = split_heading_title(plain(row["heading"]))
+    title, title_zh = split_heading_title(row["heading"])
     if kv.get("title"):
         kv_title, kv_title_zh = split_heading_title(kv["title"][0])
         title = kv_title or title

@@ -49,12 +49,32 @@ MIN_TITLE_WORDS = 3
 MIN_TITLE_LATIN_SHARE = 0.8
 #: Longest award header line, in characters (a header is a label, not a sentence).
 MAX_AWARD_HEADER_CHARS = 40
+#: Longest Chinese-only heading text that can be a paper title, in characters.
+MAX_ZH_TITLE_CHARS = 40
 #: Letters an award header may hold besides its label, venue and year (a counter such as 篇).
 MAX_AWARD_HEADER_REST = 1
 
 _NUMBERED_HEADING = re.compile(
     r"^(?:论文|論文|Paper|PAPER|paper)\s*(?:\d+|[一二三四五六七八九十]+)\s*[：:.、]\s*(?P<title>\S.*)$"
 )
+_MD_HEADING = re.compile(r"^#{1,6}\s+\S")
+_BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
+_ENUMERATED = re.compile(
+    r"^(?:\d{1,2}[.、．]|[一二三四五六七八九十]{1,3}[、．.]|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,3})[）)])\s*(?P<title>\S.*)$"
+)
+_BOOK_TITLE = re.compile(r"《(?P<inner>[^《》]+)》(?:\s*[（(][^（）()]*[）)])?")
+_BILINGUAL_TITLE = re.compile(r"(?P<a>[^（(]+?)\s*[（(](?P<b>[^）)]+)[）)]")
+_BOOK_MENTION = re.compile(r"《(?P<inner>[^《》\n]{2,200})》(?:\s*[（(][^（）()\n]{1,120}[）)])?")
+_SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?])")
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_SENTENCE_PUNCT = re.compile(r"[。，；！？,;!?]")
+# Words that mark a sentence as talking about a paper (zh-Hans, zh-Hant, en).
+_PAPER_CUE = re.compile(
+    r"论文|論文|paper|arXiv|作者|一作|第一作者|通讯作者|通訊作者|提出|获奖|獲獎|最佳|杰出|傑出|研究团队|研究團隊",
+    re.IGNORECASE,
+)
+# Words that mark a 《》 as a policy, a book, a film or a news item rather than a paper.
+_NOT_PAPER_CUE = re.compile(r"印发|印發|出版社|小说|小說|电影|電影|报道称|報導稱|方案|通知|条例|條例|新闻|新聞|一书|一書")
 _TITLE_LINE = re.compile(r"^(?P<title>[^\u3400-\u9fff]+?)(?:\s+(?P<deco>[\u3400-\u9fff]{1,8}))?$")
 _LIST_ITEM = re.compile(r"^(?:[-*•·▪●]|\(?\d+[.)、]|[（(]\d+[）)])\s*")
 _SENTENCE_END = re.compile(r"[。；;，,]$|[。！]")
@@ -119,30 +139,173 @@ def _cut(text: str, start: int, end: int, dropped: list[dict]) -> str:
 
 def _has_evidence(line: Line) -> bool:
     s = plain(line.text)
-    return parse_key_value(s) is not None or bool(find_arxiv_ids(s))
+    kv = parse_key_value(s)
+    return (kv is not None and kv[0] != "reference_url") or bool(find_arxiv_ids(s))
 
 
-def _demote_unsupported_titles(lines: list[Line], kinds: list[str]) -> None:
-    """Turn title lines that head no paper into body lines, in place.
+def _heading_text(s: str) -> str | None:
+    """The text of a heading-marked line (Markdown heading, whole-line bold, enumerated
+    heading ``1.`` ``一、`` ``（一）`` ``(1)``), or None for an unmarked line."""
+    raw = s.strip()
+    if _MD_HEADING.match(raw):
+        inner = plain(raw)
+    elif m := _BOLD_LINE.match(raw):
+        inner = m.group("inner").strip()
+    elif m := _ENUMERATED.match(plain(raw)):
+        return m.group("title").strip()
+    else:
+        return None
+    m = _ENUMERATED.match(inner)  # "## 1. Title", "**一、Title**"
+    return m.group("title").strip() if m else inner
 
-    A title line is only a guess at a paper heading (a document headline or an English
-    sub-heading looks the same). When some title-line sections of a document carry paper
-    evidence (a metadata line or an arXiv id) and others carry none, the ones without are not
-    papers: their lines join the section before them, or the document context.
-    """
-    runs: list[tuple[int, bool]] = []
+
+def _english_title(t: str) -> bool:
+    """Whether ``t`` reads as an English paper title (see :func:`_is_title_line`), also inside a
+    bilingual form ``中文（English）`` / ``English（中文）`` or book-title marks ``《English》``."""
+    t = t.strip()
+    m = _BOOK_TITLE.fullmatch(t)
+    if m:
+        t = m.group("inner")
+    m = _BILINGUAL_TITLE.fullmatch(t)
+    if m:
+        return any(_is_title_line(part.strip()) for part in (m.group("a"), m.group("b")))
+    return _is_title_line(t)
+
+
+def _chinese_title(t: str) -> bool:
+    """A short Chinese heading text with no sentence punctuation (a candidate paper title)."""
+    t = t.strip().strip("《》")
+    return 0 < len(t) <= MAX_ZH_TITLE_CHARS and bool(_HAN.search(t)) and not _SENTENCE_PUNCT.search(t)
+
+
+def _classify(lines: list[Line]) -> list[str]:
+    """A kind per kept line: ``numbered``, ``reference``, ``award_header``, ``kv_title`` (a
+    metadata title line), ``kv`` (another metadata line), ``heading`` (a marked heading whose text
+    is an English or bilingual title), ``title`` (an English title alone on a line),
+    ``zh_heading`` (a marked heading with a short Chinese text) or ``body``."""
+    kinds = []
+    for line in lines:
+        s = plain(line.text)
+        kv = parse_key_value(s)
+        marked = _heading_text(line.text)
+        if _NUMBERED_HEADING.match(s):
+            kinds.append("numbered")
+        elif kv is not None and kv[0] == "reference_url":
+            kinds.append("reference")
+        elif _is_award_header(s) or (marked is not None and _is_award_header(marked)):
+            kinds.append("award_header")
+        elif kv is not None:
+            kinds.append("kv_title" if kv[0] == "title" else "kv")
+        elif marked is not None and _english_title(marked):
+            kinds.append("heading")
+        elif _english_title(s):
+            kinds.append("title")
+        elif marked is not None and _chinese_title(marked):
+            kinds.append("zh_heading")
+        else:
+            kinds.append("body")
+    return kinds
+
+
+def _runs(kinds: list[str], anchors: set[int]) -> list[tuple[int, list[int]]]:
+    """Each anchor with the indices of the lines of its section (up to the next anchor, award
+    header or reference line)."""
+    runs: list[tuple[int, list[int]]] = []
     for i, kind in enumerate(kinds):
-        if kind == "title":
-            runs.append((i, False))
+        if i in anchors:
+            runs.append((i, []))
         elif kind in ("award_header", "reference"):
-            runs.append((-1, False))
-        elif runs and runs[-1][0] >= 0 and not runs[-1][1] and _has_evidence(lines[i]):
-            runs[-1] = (runs[-1][0], True)
-    titled = [(i, ev) for i, ev in runs if i >= 0]
-    if any(ev for _, ev in titled):
-        for i, ev in titled:
-            if not ev:
-                kinds[i] = "body"
+            runs.append((-1, []))
+        elif runs:
+            runs[-1][1].append(i)
+    return [r for r in runs if r[0] >= 0]
+
+
+def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | None]:
+    """The lines that start a section, mapped to a heading override (None: the line itself).
+
+    Layouts, tried in order (the first that finds any paper wins):
+
+    1. numbered paper headings (``论文 N：``): the only anchors when present;
+    2. marked headings (Markdown, bold, ``1.``/``一、``/``（一）``) and English title lines. When
+       some of their sections carry paper evidence (a metadata line, an arXiv id), those without
+       are demoted (a headline or a sub-heading that merely looks like a title); a heading with a
+       Chinese-only text is a paper only with evidence of its own;
+    3. metadata blocks that open with a title line (``论文标题：``, ``Title:``, ``📄``), the body
+       after them (metadata before the body);
+    4. narrative articles: paragraphs that name a paper inline in book-title marks
+       (``《Title》``) in a sentence with a paper cue word (:func:`find_paper_mention`); the
+       section heading is the mention.
+    """
+    if "numbered" in kinds:
+        return {i: None for i, k in enumerate(kinds) if k == "numbered"}
+    candidates = {i for i, k in enumerate(kinds) if k in ("heading", "title", "zh_heading")}
+    evidence = {i: any(_has_evidence(lines[j]) for j in members) for i, members in _runs(kinds, candidates)}
+    if any(evidence.values()):
+        anchors = {i for i in candidates if evidence.get(i)}
+    else:
+        anchors = {i for i in candidates if kinds[i] != "zh_heading"}
+    if anchors:
+        return dict.fromkeys(sorted(anchors))
+    metadata = _metadata_anchors(lines, kinds)
+    if metadata:
+        return metadata
+    narrative: dict[int, str | None] = {}
+    for i, line in enumerate(lines):
+        if kinds[i] == "body":
+            mention = find_paper_mention(line.text)
+            if mention:
+                narrative[i] = mention
+    return narrative
+
+
+def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | None]:
+    """Anchors of articles whose papers are marked only by metadata blocks with a title line.
+
+    When more body text follows the last block than precedes the first one (after the
+    headline), metadata comes *before* each body: a section starts at each block. Otherwise
+    metadata comes *after* each body: a section runs from the line after the previous block (for
+    the first, the line after the headline) to the end of its block.
+    """
+    is_meta = [k in ("kv", "kv_title") for k in kinds]
+    blocks: list[tuple[int, int]] = []
+    i = 0
+    while i < len(kinds):
+        if is_meta[i]:
+            j = i
+            while j + 1 < len(kinds) and is_meta[j + 1]:
+                j += 1
+            if "kv_title" in kinds[i : j + 1]:
+                blocks.append((i, j))
+            i = j + 1
+        else:
+            i += 1
+    if not blocks:
+        return {}
+    first = 1 if len(lines) > 1 and len(lines[0].stripped) <= MAX_AWARD_HEADER_CHARS else 0
+
+    def body_chars(indices: range) -> int:
+        return sum(len(lines[k].stripped) for k in indices if kinds[k] == "body")
+
+    if body_chars(range(blocks[-1][1] + 1, len(kinds))) > body_chars(range(first, blocks[0][0])):
+        return dict.fromkeys(start for start, _ in blocks)
+    starts = [first] + [end + 1 for _, end in blocks[:-1]]
+    return {i: None for i in starts if i < len(kinds) and kinds[i] not in ("award_header", "reference")}
+
+
+def find_paper_mention(paragraph: str) -> str | None:
+    """The first inline paper mention of a paragraph: a ``《...》`` title (with the ``（...）`` gloss
+    that follows it, if any) in a sentence that also holds a paper cue word, or whose inner text
+    is an English title. A 《》 that names a policy, a book, a film or a news item (a sentence
+    with such a cue and no English title) is not a mention.
+    """
+    for sentence in _SENTENCE_SPLIT.split(paragraph):
+        for m in _BOOK_MENTION.finditer(sentence):
+            english = _english_title(m.group("inner"))
+            if not english and (not _PAPER_CUE.search(sentence) or _NOT_PAPER_CUE.search(sentence)):
+                continue
+            return m.group(0).strip()
+    return None
 
 
 def segment_document(text: str, dropped: list[dict]) -> dict:
@@ -160,23 +323,8 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
         None), ``doc_year`` (int or None), ``doc_urls`` (list of str).
     """
     lines = _kept_lines(text, dropped)
-    kinds = []
-    for line in lines:
-        s = plain(line.text)
-        kv = parse_key_value(s)
-        if _NUMBERED_HEADING.match(s):
-            kinds.append("numbered")
-        elif kv is not None and kv[0] == "reference_url":
-            kinds.append("reference")
-        elif _is_award_header(s):
-            kinds.append("award_header")
-        elif _is_title_line(s):
-            kinds.append("title")
-        else:
-            kinds.append("body")
-    anchor_kind = "numbered" if "numbered" in kinds else "title"
-    if anchor_kind == "title":
-        _demote_unsupported_titles(lines, kinds)
+    kinds = _classify(lines)
+    anchors = choose_anchors(lines, kinds)
 
     sections: list[dict] = []
     context: list[dict] = []
@@ -193,7 +341,7 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
                 "ordinal": len(sections),
                 "char_start": start,
                 "char_end": end,
-                "heading": current[0].stripped,
+                "heading": heading or current[0].stripped,
                 "text": _cut(text, start, end, dropped),
                 "ctx_award_raw": award_raw,
             })
@@ -203,10 +351,12 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
         start, end = trim_span(text, line.start, line.end)
         context.append({"char_start": start, "char_end": end, "kind": kind})
 
-    for line, kind in zip(lines, kinds, strict=True):
-        if kind == anchor_kind:
+    heading = None
+    for i, (line, kind) in enumerate(zip(lines, kinds, strict=True)):
+        if i in anchors:
             close()
             current = [line]
+            heading = anchors[i]
         elif kind == "award_header":
             close()
             award_raw = line.stripped

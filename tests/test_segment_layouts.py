@@ -1,0 +1,107 @@
+"""Segmentation of the layouts beyond the seeds: Markdown and enumerated headings, bilingual
+headings, metadata blocks before or after the body, and narrative articles."""
+
+from __future__ import annotations
+
+from pipeline.clean import find_dropped
+from pipeline.config import Config
+from pipeline.extract import split_heading_title
+from pipeline.segment import find_paper_mention, segment_document
+
+VAR = "Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction"
+STDE = "Stochastic Taylor Derivative Estimator: Efficient amortization for arbitrary differential operators"
+SEDD = "Discrete Diffusion Modeling by Estimating the Ratios of the Data Distribution"
+TSMC = "Probabilistic Inference in Language Models via Twisted Sequential Monte Carlo"
+
+
+def titles(text: str) -> list[tuple[str | None, str | None]]:
+    result = segment_document(text, find_dropped(text, Config()))
+    for s in result["sections"]:
+        assert text[s["char_start"] : s["char_end"]].strip() == text[s["char_start"] : s["char_end"]]
+    return [split_heading_title(s["heading"]) for s in result["sections"]]
+
+
+def test_narrative_mentions_in_book_title_marks():
+    text = (
+        "NeurIPS 2024 最佳论文揭晓\n\n本届大会共评出两篇最佳论文。\n\n"
+        f"北京大学与字节跳动共同完成的《{VAR}》（视觉自回归建模），论文一作为田柯宇。该工作提出下一尺度预测。\n\n"
+        "实验表明，该方法在 ImageNet 上超越了扩散模型。\n\n"
+        f"另一篇获奖论文是新加坡国立大学的《{STDE}》，作者提出了随机泰勒导数估计器。\n"
+    )
+    assert titles(text) == [(VAR, "视觉自回归建模"), (STDE, None)]
+
+
+def test_book_title_of_a_policy_is_not_a_paper():
+    assert find_paper_mention("9月4日，工业和信息化部印发《电子信息制造业稳增长行动方案》。") is None
+    assert find_paper_mention("他推荐了小说《三体》，称其启发了研究。") is None
+    assert find_paper_mention("团队的论文《大模型微调的学习动态》获得杰出论文奖。") == "《大模型微调的学习动态》"
+
+
+def test_metadata_blocks_before_the_body():
+    text = (
+        "ICLR 2025 杰出论文速览\n\n"
+        "论文标题：Learning Dynamics of LLM Finetuning\n作者：Yi Ren, Danica J. Sutherland\n"
+        "论文地址：https://arxiv.org/abs/2407.10490\n\n本文研究了大模型微调过程中的学习动态。\n\n"
+        "论文标题：Safety Alignment Should Be Made More Than Just a Few Tokens Deep\n作者：Xiangyu Qi 等\n"
+        "论文地址：https://arxiv.org/abs/2406.05946\n\n本文指出现有安全对齐只影响前几个 token。\n"
+    )
+    assert titles(text) == [
+        ("Learning Dynamics of LLM Finetuning", None),
+        ("Safety Alignment Should Be Made More Than Just a Few Tokens Deep", None),
+    ]
+
+
+def test_metadata_blocks_after_the_body():
+    text = (
+        "NeurIPS 2024 論文速讀\n\n"
+        "這篇論文研究了視覺自回歸建模，將影像生成重新定義為下一尺度預測，效果超越擴散模型。\n\n"
+        f"📄 {VAR}\n👥 Tian, Jiang, Yuan\n🔗 arxiv.org/abs/2404.02905\n\n"
+        "這篇論文提出用較差版本的自身模型引導擴散模型，改善了無分類器引導的缺點。\n\n"
+        "📄 Guiding a Diffusion Model with a Bad Version of Itself\n👥 Karras, Aittala\n🔗 arxiv.org/abs/2406.02507\n"
+    )
+    result = segment_document(text, [])
+    sections = result["sections"]
+    assert len(sections) == 2
+    assert sections[0]["text"].startswith("這篇論文研究了") and sections[0]["text"].endswith("2404.02905")
+    assert sections[1]["text"].startswith("這篇論文提出") and sections[1]["text"].endswith("2406.02507")
+    assert [c["kind"] for c in result["context"]] == ["headline"]
+
+
+def test_markdown_headings_with_numbers_and_subheadings():
+    text = (
+        "# ICML 2024 best papers\n\nSome notes from the conference in Vienna.\n\n"
+        f"## 1. {SEDD}\n\n**Authors:** Aaron Lou, Chenlin Meng, Stefano Ermon\n\nBody text.\n\n"
+        "### Why It Matters For Practitioners\n\nMore text.\n\n"
+        f"## 2. {TSMC}\n\narXiv: 2404.17546\n\nBody.\n"
+    )
+    assert titles(text) == [(SEDD, None), (TSMC, None)]
+
+
+def test_enumerated_bilingual_headings_under_an_award_header():
+    text = (
+        "最佳论文奖\n\n"
+        "一、扩散模型为何不记忆（Why Diffusion Models Don't Memorize: The Role of Implicit Dynamical "
+        "Regularization in Training）\n\n论文地址：https://arxiv.org/abs/2505.17638\n这篇论文研究了扩散模型的泛化。\n\n"
+        "二、门控注意力（Gated Attention for Large Language Models: Non-linearity, Sparsity, and "
+        "Attention-Sink-Free）\n\n论文地址：https://arxiv.org/abs/2505.06708\n本文提出门控注意力。\n"
+    )
+    result = segment_document(text, [])
+    assert [split_heading_title(s["heading"])[1] for s in result["sections"]] == ["扩散模型为何不记忆", "门控注意力"]
+    assert {s["ctx_award_raw"] for s in result["sections"]} == {"最佳论文奖"}
+
+
+def test_chinese_subheadings_without_evidence_are_not_papers():
+    text = (
+        "一篇论文的深度解读\n\n一、研究背景\n\n大模型训练成本高昂，研究者一直在寻找新方法。\n\n"
+        "二、核心方法\n\n作者提出了一种新的训练目标。\n\n三、实验结果\n\n在多个基准上取得提升。\n"
+    )
+    assert titles(text) == []
+
+
+def test_bold_line_headings():
+    text = (
+        "Two papers we liked.\n\n"
+        f"**{SEDD}**\n\narXiv: 2310.16834\n\nA loss for discrete diffusion.\n\n"
+        f"**{TSMC}**\n\narXiv: 2404.17546\n\nSMC for language models.\n"
+    )
+    assert titles(text) == [(SEDD, None), (TSMC, None)]
