@@ -83,6 +83,23 @@ def _neighbours(emb: np.ndarray, k: int) -> list[tuple[int, int]]:
     return sorted(pairs)
 
 
+def _key_pairs(members: list[int], doc: list[str]) -> set[tuple[int, int]]:
+    """Candidate pairs for one exact-key group, linear in its size: each member with the first
+    member of the group that stands in another document (a hub), never two members of one
+    document (they cannot link). All pairs would be quadratic: a key shared by thousands of
+    mentions (one paper repeated down a long page) made millions of pairs."""
+    heads: list[int] = []
+    for m in members:
+        if len(heads) < 2 and all(doc[h] != doc[m] for h in heads):
+            heads.append(m)
+    pairs = set()
+    for m in members:
+        hub = next((h for h in heads if doc[h] != doc[m]), None)
+        if hub is not None:
+            pairs.add((min(m, hub), max(m, hub)))
+    return pairs
+
+
 class _Scorer:
     """Pair scores and constraints over the sections of one run."""
 
@@ -133,7 +150,7 @@ def cluster_sections(sections: pd.DataFrame, emb: np.ndarray, config: Config) ->
             if value is not None:
                 groups.setdefault(value, []).append(i)
         for members in groups.values():
-            candidates.update((a, b) for x, a in enumerate(members) for b in members[x + 1 :])
+            candidates.update(_key_pairs(members, scorer.doc))
     scored = sorted(((scorer.score(i, j), i, j) for i, j in candidates), key=lambda t: (-t[0], t[1], t[2]))
 
     cluster_of = list(range(n))
@@ -145,8 +162,10 @@ def cluster_sections(sections: pd.DataFrame, emb: np.ndarray, config: Config) ->
         a, b = cluster_of[i], cluster_of[j]
         if a == b:
             continue
+        if any(scorer.cannot_link(x, y) for x in members[a] for y in members[b]):
+            continue
         cross = [scorer.score(x, y) for x in members[a] for y in members[b]]
-        if min(cross) == float("-inf") or sum(cross) / len(cross) < threshold:
+        if sum(cross) / len(cross) < threshold:
             continue
         keep, gone = min(a, b), max(a, b)
         for x in members[gone]:

@@ -54,7 +54,8 @@ _BILINGUAL = re.compile(
     r"^(?P<a>[^（(]+?)\s*[（(](?P<b>[^）)]+)[）)]\s*$"
 )
 _ENUMERATION = re.compile(r"^(?:\d{1,2}[.、．]|[一二三四五六七八九十]{1,3}[、．.]|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,3})[）)])\s*")
-_BOOK = re.compile(r"《(?P<inner>[^《》]+)》\s*(?:[（(](?P<gloss>[^（）()]+)[）)])?")
+_BOOK = re.compile(r"《(?P<inner>[^《》]+)》\s*(?:[（(](?P<gloss>(?:[^（）()]|\([^()]*\))+)[）)])?")
+_QUOTED = re.compile(r"[“\"](?P<inner>[^“”\"]+)[”\"]")
 _ZH_SENTENCE = re.compile(r"[。，；！？]")
 #: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
 MAX_TITLE_ZH_CHARS = 60
@@ -98,9 +99,17 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     if kv is not None and kv[0] == "title":
         h = kv[1]
     h = _ENUMERATION.sub("", _NUMBERED.sub("", h.strip())).strip()
+    quoted = _QUOTED.fullmatch(h)
+    if quoted:
+        h = quoted.group("inner").strip()
     book = _BOOK.fullmatch(h)
     if book:
-        h = book.group("inner") + (f"（{book.group('gloss')}）" if book.group("gloss") else "")
+        inner, gloss = book.group("inner").strip(), (book.group("gloss") or "").strip()
+        if gloss and _HAS_CJK.search(gloss) and not _HAS_CJK.search(inner):
+            return inner, gloss
+        if gloss and _HAS_CJK.search(inner) and not _HAS_CJK.search(gloss) and _HAS_LATIN.search(gloss):
+            return gloss, inner
+        h = inner
     if not h:
         return None, None
     m = _BILINGUAL.match(h)

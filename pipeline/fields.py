@@ -18,7 +18,6 @@ Public API:
 
 from __future__ import annotations
 
-import datetime
 import re
 import unicodedata
 
@@ -351,12 +350,12 @@ _ARXIV_BARE = re.compile(
 
 
 def _valid_new_arxiv(yymm: str, num: str) -> bool:
-    """True for a well-formed new-style id: month 01-12, 0704 <= YYMM <= this year, and 4
-    digits after the dot up to 1412, 5 digits from 1501 on (arXiv identifier scheme)."""
-    yy, mm = int(yymm[:2]), int(yymm[2:])
+    """True for a well-formed new-style id: month 01-12, YYMM >= 0704, and 4 digits after the
+    dot up to 1412, 5 digits from 1501 on (arXiv identifier scheme). No upper bound on the
+    year: a check against today's date would make the same corpus give different output on
+    different days."""
+    mm = int(yymm[2:])
     if not 1 <= mm <= 12 or yymm < "0704":
-        return False
-    if yy > datetime.date.today().year % 100:
         return False
     return len(num) == (4 if yymm <= "1412" else 5)
 

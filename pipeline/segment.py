@@ -45,6 +45,12 @@ from .textutil import Line, latin_words, plain, split_lines, trim_span
 
 #: A standalone English title has at least this many Latin words.
 MIN_TITLE_WORDS = 3
+#: A marked heading (Markdown, bold, enumerated) needs fewer words: its markup says "heading".
+MIN_MARKED_TITLE_WORDS = 2
+#: Longest English title, in characters (the longest titles of ML venues run to ~250).
+MAX_TITLE_CHARS = 300
+#: Longest word of a title, in characters (longer "words" are junk, not English).
+MAX_TITLE_WORD_CHARS = 40
 #: Share of Latin letters among letters (Latin + CJK) in a title line.
 MIN_TITLE_LATIN_SHARE = 0.8
 #: Longest award header line, in characters (a header is a label, not a sentence).
@@ -55,7 +61,7 @@ MAX_ZH_TITLE_CHARS = 40
 MAX_AWARD_HEADER_REST = 1
 
 _NUMBERED_HEADING = re.compile(
-    r"^(?:论文|論文|Paper|PAPER|paper)\s*(?:\d+|[一二三四五六七八九十]+)\s*[：:.、]\s*(?P<title>\S.*)$"
+    r"^(?:论文|論文|Paper|PAPER|paper)\s*(?:\d+|[一二三四五六七八九十]+)\s*[：:.、]\s*(?P<title>.*)$"
 )
 _MD_HEADING = re.compile(r"^#{1,6}\s+\S")
 _BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
@@ -64,13 +70,18 @@ _ENUMERATED = re.compile(
 )
 _BOOK_TITLE = re.compile(r"《(?P<inner>[^《》]+)》(?:\s*[（(][^（）()]*[）)])?")
 _BILINGUAL_TITLE = re.compile(r"(?P<a>[^（(]+?)\s*[（(](?P<b>[^）)]+)[）)]")
-_BOOK_MENTION = re.compile(r"《(?P<inner>[^《》\n]{2,200})》(?:\s*[（(][^（）()\n]{1,120}[）)])?")
-_SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?])")
+_MENTION = re.compile(
+    r"《(?P<book>[^《》\n]{2,200})》(?:\s*[（(](?:[^（）()\n]|\([^()\n]*\))+[）)])?"
+    r"|[“\"](?P<quoted>[A-Z][^“”\"\n]{8,250})[”\"]"
+)
+_OPENERS = frozenset("（(《「『“【[")
+_CLOSERS = frozenset("）)》」』”】]")
 _HAN = re.compile(r"[\u3400-\u9fff]")
 _SENTENCE_PUNCT = re.compile(r"[。，；！？,;!?]")
 # Words that mark a sentence as talking about a paper (zh-Hans, zh-Hant, en).
 _PAPER_CUE = re.compile(
-    r"论文|論文|paper|arXiv|作者|一作|第一作者|通讯作者|通訊作者|提出|获奖|獲獎|最佳|杰出|傑出|研究团队|研究團隊",
+    r"论文|論文|paper|arXiv|作者|一作|第一作者|通讯作者|通訊作者|提出|获奖|獲獎|最佳|杰出|傑出|研究团队|研究團隊"
+    r"|award|prize|winners?\b|authors?\b|co-?authors?\b|colleagues|researchers|et al\b",
     re.IGNORECASE,
 )
 # Words that mark a 《》 as a policy, a book, a film or a news item rather than a paper.
@@ -84,12 +95,18 @@ SECTION_FIELDS = ("ordinal", "char_start", "char_end", "heading", "text", "ctx_a
 EXPLODED_COLUMNS = ("section_id", "doc_id", *SECTION_FIELDS, "doc_venue", "doc_year")
 
 
-def _is_title_line(s: str) -> bool:
+def _is_title_line(s: str, min_words: int = MIN_TITLE_WORDS) -> bool:
+    """Whether ``s`` is an English title standing alone: at least ``min_words`` Latin words,
+    mostly Latin letters, starting with a capital or a digit, not ending like a sentence, at
+    most :data:`MAX_TITLE_CHARS` long, optionally followed by a short Chinese decoration."""
     m = _TITLE_LINE.match(s)
     if not m or _LIST_ITEM.match(s) or parse_key_value(s) is not None or "://" in s:
         return False
     title = m.group("title")
-    if len(latin_words(title)) < MIN_TITLE_WORDS or title.rstrip().endswith((".", ",", ";", ":")):
+    words = latin_words(title)
+    if len(words) < min_words or title.rstrip().endswith((".", ",", ";", ":")):
+        return False
+    if len(title) > MAX_TITLE_CHARS or max(len(w) for w in words) > MAX_TITLE_WORD_CHARS:
         return False
     letters = sum(ch.isalpha() for ch in title)
     latin = sum(ch.isascii() and ch.isalpha() for ch in title)
@@ -159,7 +176,7 @@ def _heading_text(s: str) -> str | None:
     return m.group("title").strip() if m else inner
 
 
-def _english_title(t: str) -> bool:
+def _english_title(t: str, min_words: int = MIN_TITLE_WORDS) -> bool:
     """Whether ``t`` reads as an English paper title (see :func:`_is_title_line`), also inside a
     bilingual form ``中文（English）`` / ``English（中文）`` or book-title marks ``《English》``."""
     t = t.strip()
@@ -168,8 +185,35 @@ def _english_title(t: str) -> bool:
         t = m.group("inner")
     m = _BILINGUAL_TITLE.fullmatch(t)
     if m:
-        return any(_is_title_line(part.strip()) for part in (m.group("a"), m.group("b")))
-    return _is_title_line(t)
+        return any(_is_title_line(part.strip(), min_words) for part in (m.group("a"), m.group("b")))
+    return _is_title_line(t, min_words)
+
+
+def _names_venue_year(t: str) -> bool:
+    """Whether ``t`` names a venue with its year ("ICML 2025 ..."): a headline or a part heading,
+    since paper titles do not name the venue that accepted them."""
+    return any(year is not None for _, year, _, _ in find_venue_years(t))
+
+
+def split_sentences(paragraph: str) -> list[str]:
+    """Sentences of a paragraph, cut after 。！？!? (and after ``.`` before a space), but never
+    inside brackets, book-title marks or quotation marks; the pieces join back to the input."""
+    out, start, depth, in_ascii_quote = [], 0, 0, False
+    for i, ch in enumerate(paragraph):
+        if ch in _OPENERS:
+            depth += 1
+        elif ch in _CLOSERS:
+            depth = max(0, depth - 1)
+        elif ch == '"':
+            in_ascii_quote = not in_ascii_quote
+        elif depth == 0 and not in_ascii_quote and (
+            ch in "。！？!?" or (ch == "." and paragraph[i + 1 : i + 2] == " ")
+        ):
+            out.append(paragraph[start : i + 1])
+            start = i + 1
+    if start < len(paragraph):
+        out.append(paragraph[start:])
+    return out
 
 
 def _chinese_title(t: str) -> bool:
@@ -196,7 +240,9 @@ def _classify(lines: list[Line]) -> list[str]:
             kinds.append("award_header")
         elif kv is not None:
             kinds.append("kv_title" if kv[0] == "title" else "kv")
-        elif marked is not None and _english_title(marked):
+        elif _names_venue_year(marked if marked is not None else s):
+            kinds.append("body")  # "<venue> <year> ..." heads an article or a part, not a paper
+        elif marked is not None and _english_title(marked, MIN_MARKED_TITLE_WORDS):
             kinds.append("heading")
         elif _english_title(s):
             kinds.append("title")
@@ -221,42 +267,100 @@ def _runs(kinds: list[str], anchors: set[int]) -> list[tuple[int, list[int]]]:
     return [r for r in runs if r[0] >= 0]
 
 
+def _style(line: Line, kind: str) -> str:
+    """The markup style of a heading line: ``md1``..``md6``, ``bold``, ``enum-digit``,
+    ``enum-han``, ``enum-paren``, or ``plain``. Sibling headings of one article share a style."""
+    raw = line.stripped
+    m = re.match(r"^(#{1,6})\s", raw)
+    if m:
+        return f"md{len(m.group(1))}"
+    if _BOLD_LINE.match(raw):
+        return "bold"
+    s = plain(raw)
+    if re.match(r"^\d", s) and _ENUMERATED.match(s):
+        return "enum-digit"
+    if re.match(r"^[（(]", s) and _ENUMERATED.match(s):
+        return "enum-paren"
+    if _ENUMERATED.match(s):
+        return "enum-han"
+    return "plain"
+
+
 def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | None]:
     """The lines that start a section, mapped to a heading override (None: the line itself).
 
     Layouts, tried in order (the first that finds any paper wins):
 
     1. numbered paper headings (``论文 N：``): the only anchors when present;
-    2. marked headings (Markdown, bold, ``1.``/``一、``/``（一）``) and English title lines. When
-       some of their sections carry paper evidence (a metadata line, an arXiv id), those without
-       are demoted (a headline or a sub-heading that merely looks like a title); a heading with a
-       Chinese-only text is a paper only with evidence of its own;
-    3. metadata blocks that open with a title line (``论文标题：``, ``Title:``, ``📄``), the body
-       after them (metadata before the body);
-    4. narrative articles: paragraphs that name a paper inline in book-title marks
-       (``《Title》``) in a sentence with a paper cue word (:func:`find_paper_mention`); the
-       section heading is the mention.
+    2. marked headings (Markdown, bold, ``1.``/``一、``/``（一）``) and English title lines, kept
+       by evidence (:func:`_heading_anchors`);
+    3. metadata blocks that open with a title line (``论文标题：``, ``Title:``, ``📄``), before or
+       after their bodies (:func:`_metadata_anchors`); also when a heading of layout 2 would hold
+       several such blocks (it is then the article's headline, not a paper);
+    When none of these finds a paper, :func:`segment_document` tries the narrative layout:
+    paragraphs that name papers inline (:func:`find_paper_mentions`), split at each mention.
     """
     if "numbered" in kinds:
         return {i: None for i, k in enumerate(kinds) if k == "numbered"}
-    candidates = {i for i, k in enumerate(kinds) if k in ("heading", "title", "zh_heading")}
-    evidence = {i: any(_has_evidence(lines[j]) for j in members) for i, members in _runs(kinds, candidates)}
-    if any(evidence.values()):
-        anchors = {i for i in candidates if evidence.get(i)}
-    else:
-        anchors = {i for i in candidates if kinds[i] != "zh_heading"}
-    if anchors:
-        return dict.fromkeys(sorted(anchors))
+    anchors = _heading_anchors(lines, kinds)
+    if anchors and not any(
+        sum(kinds[j] == "kv_title" for j in members) > 1 for _, members in _runs(kinds, set(anchors))
+    ):
+        return anchors
     metadata = _metadata_anchors(lines, kinds)
     if metadata:
         return metadata
-    narrative: dict[int, str | None] = {}
-    for i, line in enumerate(lines):
-        if kinds[i] == "body":
-            mention = find_paper_mention(line.text)
-            if mention:
-                narrative[i] = mention
-    return narrative
+    return anchors
+
+
+def _heading_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | None]:
+    """Anchors among marked headings and English title lines.
+
+    A heading or title line is only a guess at a paper (a headline or a sub-heading looks the
+    same), so it needs support:
+
+    * *evidence* in its section: a metadata line or an arXiv id;
+    * or a *sibling* with evidence: a marked heading of the same style (``###``, bold, ``1.``)
+      as an English heading that has evidence is a paper too, also with a Chinese-only text;
+      when English headings have evidence, other Chinese headings are sub-headings of their
+      explainers; Chinese headings count on their own evidence only when no English one has any;
+    * when no candidate has evidence, marked English headings stand, and English title lines
+      stand when there are at least two of them (a list of titles, not a lone headline).
+
+    Plain title lines are not candidates in an article with two or more marked English headings
+    (a line of authors is not a heading in an article that marks its headings). The first line
+    of the article is its headline, not a paper, when its style is unique while the anchors'
+    style has siblings.
+    """
+    candidates = [i for i, k in enumerate(kinds) if k in ("heading", "title", "zh_heading")]
+    if sum(kinds[i] == "heading" for i in candidates) >= 2:
+        candidates = [i for i in candidates if kinds[i] != "title"]
+    if not candidates:
+        return {}
+    styles = {i: _style(lines[i], kinds[i]) for i in candidates}
+    runs = dict(_runs(kinds, set(candidates)))
+    evidence = {i: any(_has_evidence(lines[j]) for j in runs.get(i, [])) for i in candidates}
+    english = [i for i in candidates if kinds[i] in ("heading", "title") and evidence[i]]
+    if english:
+        # English headings with evidence define the layout; marked headings of their style are
+        # siblings; other Chinese headings are sub-headings inside the papers' explainers
+        sibling_styles = {styles[i] for i in english if kinds[i] == "heading"}
+        chosen = set(english) | {i for i in candidates if kinds[i] != "title" and styles[i] in sibling_styles}
+    elif any(evidence.values()):
+        sibling_styles = {styles[i] for i in candidates if evidence[i]}
+        chosen = {i for i in candidates if evidence[i] or (kinds[i] != "title" and styles[i] in sibling_styles)}
+    else:
+        headings = [i for i in candidates if kinds[i] == "heading"]
+        titles = [i for i in candidates if kinds[i] == "title"]
+        chosen = set(headings) | (set(titles) if len(titles) >= 2 else set())
+        same_style = Counter(styles[i] for i in chosen)
+        chosen |= {i for i in candidates if kinds[i] == "zh_heading" and same_style[styles[i]] >= 2}
+    if any(kinds[i] == "heading" for i in chosen):
+        chosen = {i for i in chosen if kinds[i] != "title"}
+    style_counts = Counter(styles[i] for i in chosen)
+    if 0 in chosen and style_counts[styles[0]] == 1 and max(style_counts.values()) >= 2:
+        chosen.discard(0)
+    return dict.fromkeys(sorted(chosen))
 
 
 def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | None]:
@@ -293,19 +397,62 @@ def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | No
     return {i: None for i in starts if i < len(kinds) and kinds[i] not in ("award_header", "reference")}
 
 
-def find_paper_mention(paragraph: str) -> str | None:
-    """The first inline paper mention of a paragraph: a ``《...》`` title (with the ``（...）`` gloss
-    that follows it, if any) in a sentence that also holds a paper cue word, or whose inner text
-    is an English title. A 《》 that names a policy, a book, a film or a news item (a sentence
-    with such a cue and no English title) is not a mention.
+def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
+    """Inline paper mentions of a paragraph, in order, as ``(offset, mention)``.
+
+    A mention is a title in book-title marks ``《…》`` (with the ``（…）`` gloss after it, if any)
+    or an English title in quotation marks (“…”, "…"). It counts when its sentence holds a
+    paper cue word (论文, paper, arXiv, 作者, 一作, 提出, 获奖, award ...) or, for book-title
+    marks, when the inner text is an English title. A 《》 that names a policy, a book, a film
+    or a news item (a sentence with such a cue) is not a mention unless it is an English title.
+    ``offset`` is the character offset in ``paragraph`` where the section of the paper starts:
+    its sentence, or the mention itself when an earlier mention shares the sentence.
     """
-    for sentence in _SENTENCE_SPLIT.split(paragraph):
-        for m in _BOOK_MENTION.finditer(sentence):
-            english = _english_title(m.group("inner"))
-            if not english and (not _PAPER_CUE.search(sentence) or _NOT_PAPER_CUE.search(sentence)):
+    found: list[tuple[int, str]] = []
+    pos = 0
+    for sentence in split_sentences(paragraph):
+        cue = bool(_PAPER_CUE.search(sentence))
+        first_in_sentence = True
+        for m in _MENTION.finditer(sentence):
+            inner = m.group("book") or m.group("quoted")
+            english = _english_title(inner)
+            if m.group("book"):
+                ok = english or (cue and not _NOT_PAPER_CUE.search(sentence))
+            else:
+                ok = english and cue
+            if ok:
+                found.append((pos if first_in_sentence else pos + m.start(), m.group(0).strip()))
+                first_in_sentence = False
+        pos += len(sentence)
+    return found
+
+
+def find_paper_mention(paragraph: str) -> str | None:
+    """The first inline paper mention of a paragraph (see :func:`find_paper_mentions`), or None."""
+    mentions = find_paper_mentions(paragraph)
+    return mentions[0][1] if mentions else None
+
+
+def _narrative(lines: list[Line], kinds: list[str]) -> tuple[list[Line], list[str], dict[int, str | None]]:
+    """Split body lines at inline paper mentions; each piece that starts at a mention anchors a
+    section whose heading is the mention."""
+    out_lines: list[Line] = []
+    out_kinds: list[str] = []
+    anchors: dict[int, str | None] = {}
+    for line, kind in zip(lines, kinds, strict=True):
+        mentions = find_paper_mentions(line.text) if kind == "body" else []
+        cuts = sorted({off for off, _ in mentions if off > 0})
+        bounds = [0, *cuts, len(line.text)]
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            piece = Line(line.start + a, line.start + b, line.text[a:b])
+            if piece.blank:
                 continue
-            return m.group(0).strip()
-    return None
+            for off, mention in mentions:
+                if off == a and len(out_lines) not in anchors:
+                    anchors[len(out_lines)] = mention
+            out_lines.append(piece)
+            out_kinds.append(kind)
+    return out_lines, out_kinds, anchors
 
 
 def segment_document(text: str, dropped: list[dict]) -> dict:
@@ -325,6 +472,8 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
     lines = _kept_lines(text, dropped)
     kinds = _classify(lines)
     anchors = choose_anchors(lines, kinds)
+    if not anchors:
+        lines, kinds, anchors = _narrative(lines, kinds)
 
     sections: list[dict] = []
     context: list[dict] = []

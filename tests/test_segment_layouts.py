@@ -105,3 +105,53 @@ def test_bold_line_headings():
         f"**{TSMC}**\n\narXiv: 2404.17546\n\nSMC for language models.\n"
     )
     assert titles(text) == [(SEDD, None), (TSMC, None)]
+
+
+def test_sentences_do_not_split_inside_brackets_or_quotes():
+    from pipeline.segment import split_sentences
+
+    text = "共同完成的《Are Models a Mirage?》（涌现能力是幻觉吗？）获奖。第二句！Another \"Why Hard?\" here. End"
+    parts = split_sentences(text)
+    assert "".join(parts) == text
+    assert parts == ["共同完成的《Are Models a Mirage?》（涌现能力是幻觉吗？）获奖。", "第二句！",
+                     "Another \"Why Hard?\" here.", " End"]
+
+
+def test_english_narrative_with_quoted_titles_and_a_headline():
+    text = (
+        "What ACL 2024's best papers say about the limits of language models\n\n"
+        "The ACL 2024 best paper awards went to several papers.\n\n"
+        "In \"Mission: Impossible Language Models\", Julie Kallini and colleagues built synthetic languages.\n\n"
+        "Another winner, \"Why are Sensitive Functions Hard for Transformers?\" by Michael Hahn, gives a theory.\n"
+    )
+    assert titles(text) == [("Mission: Impossible Language Models", None),
+                            ("Why are Sensitive Functions Hard for Transformers?", None)]
+
+
+def test_two_mentions_in_one_paragraph_are_two_sections():
+    text = (
+        "NeurIPS 2023 杰出论文揭晓\n\n"
+        "斯坦福大学团队共同完成的《Are Emergent Abilities of Large Language Models a Mirage?》"
+        "（大语言模型的涌现能力是海市蜃楼吗？）获得杰出论文奖。同期获奖的还有 Google 研究者合作的"
+        "《Privacy Auditing with One (1) Training Run》（一次训练完成隐私审计）。该研究只需一次训练。\n"
+    )
+    result = segment_document(text, [])
+    assert [split_heading_title(s["heading"]) for s in result["sections"]] == [
+        ("Are Emergent Abilities of Large Language Models a Mirage?", "大语言模型的涌现能力是海市蜃楼吗？"),
+        ("Privacy Auditing with One (1) Training Run", "一次训练完成隐私审计"),
+    ]
+    first, second = result["sections"]
+    assert first["char_end"] <= second["char_start"]
+    assert text[second["char_start"] :].startswith("同期获奖的还有")
+
+
+def test_a_heading_naming_venue_and_year_is_not_a_paper():
+    text = (
+        "Two NeurIPS 2023 runners-up worth your time\n\nNeurIPS 2023 named two runners-up.\n\n"
+        "Scaling Data-Constrained Language Models\n\nMuennighoff and colleagues trained hundreds of models.\n\n"
+        "Direct Preference Optimization: Your Language Model is Secretly a Reward Model\n\nRafailov et al. show...\n"
+    )
+    assert [t for t, _ in titles(text)] == [
+        "Scaling Data-Constrained Language Models",
+        "Direct Preference Optimization: Your Language Model is Secretly a Reward Model",
+    ]
