@@ -45,9 +45,11 @@ class IngestConfig:
 
     Attributes:
         extensions: lower-case file suffixes read as documents; other files are skipped.
+            ``.html``/``.htm`` are read as HTML and ``.jsonl`` as JSON Lines (see
+            :mod:`pipeline.formats`); any other suffix listed here is read as plain text.
     """
 
-    extensions: list[str] = field(default_factory=lambda: [".txt", ".md"])
+    extensions: list[str] = field(default_factory=lambda: [".txt", ".md", ".html", ".htm", ".jsonl"])
 
 
 @dataclass

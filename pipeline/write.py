@@ -24,6 +24,7 @@ DOCUMENTS_SCHEMA = pa.schema([
     ("doc_id", STR), ("source_path", STR), ("content_sha256", STR), ("encoding", STR), ("lang", STR),
     ("n_bytes", pa.int64()), ("n_chars", pa.int64()), ("text", STR), ("status", STR), ("error", STR),
     ("venue", STR), ("year", pa.int16()), ("urls", LIST_STR), ("n_sections", pa.int32()),
+    ("raw_text", STR), ("title", STR), ("url", STR), ("published", STR), ("notes", STR),
 ])
 SECTIONS_SCHEMA = pa.schema([
     ("section_id", STR), ("doc_id", STR), ("ordinal", pa.int32()), ("char_start", pa.int64()),

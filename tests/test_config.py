@@ -28,7 +28,7 @@ def test_defaults() -> None:
     config = load_config()
     assert config == Config()
     assert config.to_dict() == {
-        "ingest": {"extensions": [".txt", ".md"]},
+        "ingest": {"extensions": [".txt", ".md", ".html", ".htm", ".jsonl"]},
         "clean": {"min_topic_fit": 0.06, "byline_max_chars": 40},
         "normalize": {"target_script": "zh-Hans"},
         "extract": {"n_keywords": 8, "summary_max_chars": 400},
@@ -44,9 +44,9 @@ def test_defaults_are_not_shared_between_configs() -> None:
     a, b = Config(), Config()
     a.ingest.extensions.append(".rst")
     a.dedup.match_threshold = 0.9
-    assert b.ingest.extensions == [".txt", ".md"]
+    assert b.ingest.extensions == [".txt", ".md", ".html", ".htm", ".jsonl"]
     assert b.dedup.match_threshold == 0.60
-    assert Config().ingest.extensions == [".txt", ".md"]
+    assert Config().ingest.extensions == [".txt", ".md", ".html", ".htm", ".jsonl"]
 
 
 # --- TOML layering ----------------------------------------------------------------------------
@@ -266,5 +266,5 @@ def test_to_dict_is_plain_data() -> None:
     config = Config()
     data = config.to_dict()
     data["ingest"]["extensions"].append(".rst")
-    assert config.ingest.extensions == [".txt", ".md"]
+    assert config.ingest.extensions == [".txt", ".md", ".html", ".htm", ".jsonl"]
     assert [f.name for f in dataclasses.fields(config)] == list(data)

@@ -4,7 +4,11 @@ Chinese test texts are written in each encoding with Python's own codecs and mus
 exactly the original string. charset-normalizer needs some text to tell GB18030 from Big5,
 CP949 (Korean) or BOM-less UTF-16: the 17-character sentences and the two-sentence paragraphs
 below decode right, while a five-character title such as 最佳论文奖 in GB18030 comes back as
-CP949 (and 最佳論文獎 as UTF-16-BE), so short texts are not used here.
+CP949 (and 最佳論文獎 as UTF-16-BE) without the plausibility ranking. The "short" texts of the
+encoding matrix are two sentences (at most 200 bytes), the "long" ones over 2 KB.
+
+The problem-corpus test writes a 50 MB file and runs the whole pipeline on it (about 50-100 s,
+nearly all in clean and segment).
 """
 
 from __future__ import annotations
@@ -19,16 +23,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.config import Config
+from pipeline.config import Config, load_config
 from pipeline.ingest import (
     DOCUMENT_COLUMNS,
+    FULLWIDTH_ALNUM,
     LISTING_COLUMNS,
+    SPACE_SEPARATORS,
     STAGE,
+    decode,
     decode_bytes,
     list_corpus,
     normalize_newlines,
+    normalize_unicode,
     read_document,
+    repair_mojibake,
 )
+
+from conftest import require_seeds
 
 # One sentence each (17 characters), and a realistic two-sentence paragraph with Latin and digits.
 HANS_SENTENCE = "论文摘要：本文提出视觉自回归建模。"
@@ -210,6 +221,7 @@ def test_read_document_decodes(tmp_path: Path, name: str, data: bytes, encoding:
     assert row == {
         "doc_id": digest[:16], "source_path": f"sub/{name}", "content_sha256": digest, "encoding": encoding,
         "n_bytes": len(data), "n_chars": len(expected_text), "text": expected_text, "status": "ok", "error": None,
+        "raw_text": None, "title": None, "url": None, "published": None, "notes": None,
     }
 
 
@@ -342,3 +354,251 @@ def test_plausibility_ranks_right_decoding_above_mojibake():
     raw = "刚刚，NeurIPS 2024 公布了今年的最佳论文奖项。".encode("gb18030")
     assert plausibility(raw.decode("gb18030")) == 1.0
     assert plausibility(raw.decode("cp949")) < 0.8
+
+
+# --- every encoding, short and long ------------------------------------------------------------
+
+HANS_SENTENCES = (
+    "刚刚，NeurIPS 2024 公布了今年的最佳论文奖项。",
+    "今年共有两篇论文获得最佳论文奖，另有两篇论文获得最佳论文亚军。",
+    "本文提出视觉自回归建模，这是一种新的生成范式，将图像上的自回归学习重新定义为从粗到细的下一尺度预测。",
+    "实验表明，该方法在图像生成质量和推理速度上都超过了扩散模型。",
+    "研究者还发现，视觉自回归模型表现出与大型语言模型类似的缩放定律。",
+    "第二篇获奖论文介绍了一种高效的随机泰勒导数估计器，用于计算高阶微分算子。",
+    "该方法可以显著降低物理信息神经网络的训练成本。",
+    "会议将于十二月在加拿大温哥华举行，预计有超过一万名研究者参加。",
+)
+HANT_SENTENCES = (
+    "剛剛，NeurIPS 2024 公布了今年的最佳論文獎項。",
+    "今年共有兩篇論文獲得最佳論文獎，另有兩篇論文獲得最佳論文亞軍。",
+    "本文提出視覺自迴歸建模，這是一種新的生成範式，將圖像上的自迴歸學習重新定義為從粗到細的下一尺度預測。",
+    "實驗表明，該方法在圖像生成質量和推理速度上都超過了擴散模型。",
+    "研究者還發現，視覺自迴歸模型表現出與大型語言模型類似的縮放定律。",
+    "第二篇獲獎論文介紹了一種高效的隨機泰勒導數估計器，用於計算高階微分算子。",
+    "該方法可以顯著降低物理資訊神經網路的訓練成本。",
+    "會議將於十二月在加拿大溫哥華舉行，預計有超過一萬名研究者參加。",
+)
+
+
+def _long(sentences: tuple[str, ...]) -> str:
+    return "\n\n".join(f"{i + 1}. {s}" for i, s in enumerate(sentences * 4))
+
+
+HANS_LONG, HANT_LONG = _long(HANS_SENTENCES), _long(HANT_SENTENCES)
+HANS_SHORT, HANT_SHORT = "".join(HANS_SENTENCES[:2]), "".join(HANT_SENTENCES[:2])
+GB18030_ONLY = "日本料理店「𠮷野家」的餐券售价 5 €。"  # 𠮷 is a 4-byte GB18030 sequence; neither is in GBK
+HKSCS_ONLY = "佢哋話：「呢篇論文嘅方法好啱用。」"  # 哋, 嘅, 啱 are Big5-HKSCS, not Big5
+ENCODINGS = {
+    # name: (short text, long text, encoder, expected codec)
+    "utf-8": (HANS_SHORT, HANS_LONG, lambda t: t.encode("utf-8"), "utf-8"),
+    "utf-8-bom": (HANT_SHORT, HANT_LONG, lambda t: codecs.BOM_UTF8 + t.encode("utf-8"), "utf-8-sig"),
+    "utf-16-le-bom": (HANS_SHORT, HANS_LONG, lambda t: codecs.BOM_UTF16_LE + t.encode("utf-16-le"), "utf-16"),
+    "utf-16-be-bom": (HANT_SHORT, HANT_LONG, lambda t: codecs.BOM_UTF16_BE + t.encode("utf-16-be"), "utf-16"),
+    "gb2312": (HANS_SHORT, HANS_LONG, lambda t: t.encode("gb2312"), "gb18030"),
+    "gbk": (HANT_SHORT, HANT_LONG, lambda t: t.encode("gbk"), "gb18030"),
+    "gb18030": (HANS_SHORT[:40] + GB18030_ONLY, HANS_LONG + GB18030_ONLY, lambda t: t.encode("gb18030"), "gb18030"),
+    "big5": (HANT_SHORT, HANT_LONG, lambda t: t.encode("big5"), "big5hkscs"),
+    "big5-hkscs": (HANT_SHORT[:30] + HKSCS_ONLY, HANT_LONG + HKSCS_ONLY, lambda t: t.encode("big5hkscs"),
+                   "big5hkscs"),
+}
+
+
+@pytest.mark.parametrize("length", ["short", "long"])
+@pytest.mark.parametrize("name", list(ENCODINGS))
+def test_every_encoding_round_trips(tmp_path: Path, name: str, length: str) -> None:
+    short, long, encode, codec = ENCODINGS[name]
+    text = short if length == "short" else long
+    data = encode(text)
+    assert len(data) <= 200 if length == "short" else len(data) > 2048
+    row = _read(tmp_path, f"{name}.txt", data)
+    assert (row["status"], row["encoding"], row["text"], row["notes"], row["raw_text"]) == ("ok", codec, text, None, None)
+
+
+# --- truncated files ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "codec", "cut", "encoding"),
+    [
+        (HANS_LONG, "gb18030", 1, "gb18030"),  # 2-byte character cut after its lead byte
+        (HANS_LONG + "𠮷", "gb18030", 1, "gb18030"),  # 4-byte character: 3 of 4 bytes left
+        (HANS_LONG + "𠮷", "gb18030", 3, "gb18030"),
+        (HANS_SHORT, "gb18030", 1, "gb18030"),
+        (HANT_LONG, "big5", 1, "big5hkscs"),
+        (HANS_LONG, "utf-8", 1, "utf-8"),
+        (HANS_LONG, "utf-8", 2, "utf-8"),
+    ],
+)
+def test_truncated_last_character_is_replaced_and_noted(tmp_path: Path, text: str, codec: str, cut: int,
+                                                        encoding: str) -> None:
+    full = text.encode(codec)
+    data = full[:-cut]
+    kept = len(text.encode(codec)) - len(text[-1].encode(codec))  # bytes of the complete characters
+    row = _read(tmp_path, "cut.txt", data)
+    assert (row["status"], row["encoding"], row["error"]) == ("ok", encoding, None)
+    assert row["text"] == text[:-1] + "\ufffd"
+    n_partial = len(data) - kept
+    assert row["notes"] == (f"decode: the last {n_partial} byte(s) are an incomplete {encoding} character "
+                            "(truncated file?), replaced by U+FFFD")
+
+
+def test_truncation_never_hides_bad_bytes_elsewhere(tmp_path: Path) -> None:
+    # A bad byte in the middle is not a truncation: the file is still an error.
+    data = HANS_LONG.encode("gb18030")
+    bad = data[:100] + b"\xff\xff" + data[100:-1]
+    assert decode(data[:-1]).encoding == "gb18030"
+    with pytest.raises(ValueError, match="no character encoding decodes these bytes"):
+        decode(bad + bytes(range(256)))
+    # A trailing byte that cannot start a character (0x80, 0xFF) is no partial character either.
+    with pytest.raises(ValueError, match="no character encoding decodes these bytes"):
+        decode(HANS_LONG.encode("gb18030") + b"\xff")
+
+
+# --- mojibake -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mojibake", "fixed"),
+    [
+        ("Donâ€™t miss the best paper talk.", "Don’t miss the best paper talk."),
+        ("è®ºæ–‡ï¼šè§†è§‰è‡ªå›žå½’å»ºæ¨¡", "论文：视觉自回归建模"),
+        ("CafÃ© in ZÃ¼rich", "Café in Zürich"),
+    ],
+)
+def test_mojibake_is_repaired_and_noted(tmp_path: Path, mojibake: str, fixed: str) -> None:
+    text = HANS_SENTENCES[0] + "\n" + mojibake + "\n" + HANS_SENTENCES[1]
+    row = _read(tmp_path, "m.txt", text.encode("utf-8"))
+    assert row["text"] == HANS_SENTENCES[0] + "\n" + fixed + "\n" + HANS_SENTENCES[1]
+    assert row["raw_text"] == text
+    assert row["notes"] == "ftfy: repaired mojibake on 1 line(s)"
+    assert row["n_chars"] == len(row["text"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [HANS_LONG, HANT_LONG, HKSCS_ONLY, GB18030_ONLY,
+     "“最佳论文”《Attention Is All You Need》——作者：Ashish Vaswani 等；机构：Google Brain…",
+     "Zürich, Montréal, São Paulo, Kraków, naïve café — “quoted” ‘text’ • 1½ × 2 ≈ 3°C ±0.5 µm",
+     "Привет, Αθήνα, Ελλάδα", "1 € = 7.8 ¥; © 2024 ® ™ § ¶"],
+)
+def test_ftfy_leaves_ordinary_text_alone(text: str) -> None:
+    assert repair_mojibake(text) == (text, 0)
+
+
+def test_ftfy_leaves_the_seed_articles_alone() -> None:
+    for path in sorted(require_seeds().glob("*.txt")):
+        text = normalize_newlines(path.read_bytes().decode("utf-8"))
+        assert repair_mojibake(text) == (text, 0), path.name
+
+
+def test_seed_articles_change_only_by_unicode_normalization() -> None:
+    seeds = require_seeds()
+    for path in sorted(seeds.glob("*.txt")):
+        row = read_document(path.name, str(path))
+        decoded = normalize_newlines(path.read_bytes().decode("utf-8"))
+        assert (row["status"], row["encoding"]) == ("ok", "utf-8")
+        assert row["text"] == decoded.replace("\u3000", " ")
+        if "\u3000" in decoded:  # seed 000 indents its glued news item with two U+3000
+            assert row["raw_text"] == decoded
+            assert row["notes"] == f"unicode: {decoded.count(chr(0x3000))} space separators -> ' '"
+        else:
+            assert (row["raw_text"], row["notes"]) == (None, None)
+
+
+# --- Unicode normalization ----------------------------------------------------------------------
+
+
+def test_normalize_unicode_each_kind() -> None:
+    assert SPACE_SEPARATORS == ("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+                                "\u200a\u202f\u205f\u3000")
+    assert normalize_unicode("NeurIPS\u00a02024\u3000\u3000论文\u2009奖\u202f") == ("NeurIPS 2024  论文 奖 ", {
+        "space separators -> ' '": 5})
+    assert normalize_unicode("论\u200b文\u200c奖\u200d项\u2060。\ufeff") == ("论文奖项。", {
+        "zero-width characters removed": 5})
+    assert normalize_unicode("ＮｅｕｒＩＰＳ ２０２４ ｂｅｓｔ") == ("NeurIPS 2024 best", {
+        "full-width letters/digits -> ASCII": 15})
+    assert "".join(normalize_unicode(FULLWIDTH_ALNUM)[0]) == (
+        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def test_normalize_unicode_leaves_cjk_punctuation_and_the_rest_alone() -> None:
+    text = ("论文，标题：（视觉）《自回归》「建模」『引号』。！？；、～…—“”‘’【】〔〕〈〉％＃＆＊＋－／＝＠＿｜"
+            "ﬁ ① ¹ ½ ㎏ Å e\u0301 ｶﾀｶﾅ 𠮷 😀\t\n")
+    assert normalize_unicode(text) == (text, {})
+
+
+def test_normalize_unicode_notes_and_raw_text(tmp_path: Path) -> None:
+    raw = "\ufeffＮｅｕｒＩＰＳ\u00a0２０２４：最佳\u200b论文。\r\n"
+    row = _read(tmp_path, "u.txt", raw.encode("utf-8"))
+    assert row["text"] == "NeurIPS 2024：最佳论文。\n"
+    assert row["raw_text"] == "ＮｅｕｒＩＰＳ\u00a0２０２４：最佳\u200b论文。\n"  # decoded, BOM and CRLF handled
+    assert row["notes"] == ("unicode: 11 full-width letters/digits -> ASCII, 1 space separators -> ' ', "
+                            "1 zero-width characters removed")
+    assert row["n_chars"] == len(row["text"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("论文，。（）《》a1 \n") + list(SPACE_SEPARATORS)
+                                        + list("\u200b\u200c\u200d\u2060\ufeff") + list(FULLWIDTH_ALNUM[:20]))))
+def test_normalize_unicode_properties(text: str) -> None:
+    out, counts = normalize_unicode(text)
+    assert normalize_unicode(out) == (out, {})
+    assert len(out) == len(text) - counts.get("zero-width characters removed", 0)
+    assert (out == text) == (not counts)
+    # CJK punctuation, Han characters and ASCII letters and digits are kept, in order
+    keep = set("论文，。（）《》a1\n")
+    text = "".join(chr(ord(c) - 0xFEE0) if c in FULLWIDTH_ALNUM else c for c in text)
+    assert [c for c in out if c in keep] == [c for c in text if c in keep]
+
+
+# --- a corpus of problem files through the whole pipeline ---------------------------------------
+
+
+def _big_text(n_bytes: int) -> str:
+    """About ``n_bytes`` of UTF-8 article-like text: numbered paragraphs of Chinese and English."""
+    rng = random.Random(0)
+    han = ("模型", "训练", "数据", "实验", "方法", "结果", "分析", "网络", "学习", "推理", "图像", "语言", "生成")
+    latin = ("model", "training", "data", "scaling", "attention", "diffusion", "benchmark", "results")
+    parts, size, i = [], 0, 0
+    while size < n_bytes:
+        i += 1
+        line = (f"第{i}段：" + "".join(rng.choice(han) for _ in range(30)) + "，"
+                + " ".join(rng.choice(latin) for _ in range(8)) + "。\n\n")
+        parts.append(line)
+        size += len(line.encode("utf-8"))
+    return "".join(parts)
+
+
+def test_problem_corpus_runs_to_the_end(tmp_path: Path, use_embedder) -> None:
+    import time
+
+    from pipeline.runner import run
+
+    corpus = tmp_path / "corpus"
+    _write(corpus / "good.txt", HANS_LONG.encode("utf-8"))
+    _write(corpus / "empty.txt", b"")
+    _write(corpus / "binary.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + random.Random(0).randbytes(4096))
+    _write(corpus / "truncated_gb18030.txt", HANS_LONG.encode("gb18030")[:-1])
+    big = _write(corpus / "big.txt", _big_text(50 * 1024 * 1024).encode("utf-8"))
+    assert big.stat().st_size >= 50 * 1024 * 1024
+
+    t0 = time.perf_counter()
+    result = run(corpus, tmp_path / "out", load_config(), embedder=use_embedder, progress=False)
+    seconds = time.perf_counter() - t0
+    print(f"problem corpus: {seconds:.1f} s; per stage: "
+          + ", ".join(f"{k} {v:.1f} s" for k, v in result.seconds.items()))
+
+    docs = pd.read_parquet(tmp_path / "out" / "documents.parquet").set_index("source_path")
+    assert sorted(docs.index) == ["big.txt", "binary.txt", "empty.txt", "good.txt", "truncated_gb18030.txt"]
+    assert (docs.loc["empty.txt", "status"], docs.loc["empty.txt", "error"]) == ("empty", "empty.txt has no text")
+    assert docs.loc["binary.txt", "status"] == "error"
+    assert docs.loc["binary.txt", "error"] == (
+        "could not decode binary.txt: ValueError: no character encoding decodes these bytes "
+        "(charset-normalizer found no match)")
+    truncated = docs.loc["truncated_gb18030.txt"]
+    assert (truncated["status"], truncated["encoding"]) == ("ok", "gb18030")
+    assert truncated["text"] == HANS_LONG[:-1] + "\ufffd"
+    assert "incomplete gb18030 character" in truncated["notes"]
+    assert (docs.loc["big.txt", "status"], docs.loc["big.txt", "n_bytes"]) == ("ok", big.stat().st_size)
+    assert docs.loc["good.txt", "status"] == "ok"
+    assert result.summary()["failed_files"] == 1

@@ -1,0 +1,350 @@
+"""Input formats: what a file of each supported type holds, as text plus document metadata.
+
+Pure functions over ``bytes``/``str``; the file I/O and the decoding cascade live in
+:mod:`pipeline.ingest`, which calls these. Nothing here touches the network: trafilatura gets
+an already parsed tree (never a URL, never ``fetch_url``), and htmldate, which trafilatura
+calls for the date, gets that tree too.
+
+========================  ====================================================================
+suffix                    documents
+========================  ====================================================================
+``.txt``, ``.md``         one per file; the decoded text is the document
+``.html``, ``.htm``       one per file; the main content extracted by trafilatura, as Markdown
+                          (:func:`extract_html`); ``<title>``, canonical URL and publish date
+                          as metadata; the charset declared in ``<meta>`` is a decoding hint
+                          (:func:`sniff_html_charset`)
+``.jsonl``                one per non-blank line (:func:`parse_jsonl_line`)
+========================  ====================================================================
+"""
+
+from __future__ import annotations
+
+import codecs
+import copy
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import lxml.html
+import trafilatura
+from lxml import etree
+
+log = logging.getLogger(__name__)
+
+TEXT_SUFFIXES = (".txt", ".md")
+HTML_SUFFIXES = (".html", ".htm")
+JSONL_SUFFIXES = (".jsonl",)
+#: Every suffix ingest knows how to read (lower case, with the dot).
+SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, *JSONL_SUFFIXES)
+
+# --- declared charset ---------------------------------------------------------------------------
+
+#: How far into an HTML file the ``<meta charset>`` prescan looks: the WHATWG HTML standard,
+#: "prescan a byte stream to determine its encoding" (section 13.2.3.2), reads the first 1024
+#: bytes. A declaration further down is not seen; detection then decides.
+CHARSET_PRESCAN_BYTES = 1024
+
+# WHATWG Encoding Standard labels (https://encoding.spec.whatwg.org/#names-and-labels) mapped to
+# the Python codec that decodes like the standard's decoder: every GBK label uses the gb18030
+# decoder, Big5 is Big5-HKSCS, Latin-1 and ASCII labels are windows-1252, and a UTF-16 label in
+# a <meta> means UTF-8 (the prescan's rule: the bytes were ASCII-compatible to be read at all).
+_WHATWG_LABELS = {
+    **dict.fromkeys(("chinese", "csgb2312", "csiso58gb231280", "gb2312", "gb_2312", "gb_2312-80", "gbk",
+                     "iso-ir-58", "x-gbk", "gb18030"), "gb18030"),
+    **dict.fromkeys(("big5", "big5-hkscs", "cn-big5", "csbig5", "x-x-big5"), "big5hkscs"),
+    **dict.fromkeys(("ansi_x3.4-1968", "ascii", "cp1252", "cp819", "csisolatin1", "ibm819", "iso-8859-1",
+                     "iso-ir-100", "iso8859-1", "iso88591", "iso_8859-1", "iso_8859-1:1987", "l1", "latin1",
+                     "us-ascii", "windows-1252", "x-cp1252", "x-user-defined"), "cp1252"),
+    **dict.fromkeys(("unicode", "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "utf-8", "utf8",
+                     "x-unicode20utf8", "csunicode", "iso-10646-ucs-2", "ucs-2", "unicodefeff", "unicodefffe",
+                     "utf-16", "utf-16be", "utf-16le"), "utf-8"),
+}
+_COMMENT = re.compile(rb"<!--.*?(?:-->|\Z)", re.S)
+_META = re.compile(rb"<meta[\s/]([^>]*)>?", re.I)
+_ATTR = re.compile(rb"""([^\s=/>]+)\s*(?:=\s*("[^"]*"|'[^']*'|[^\s>]+))?""")
+_CHARSET_IN_CONTENT = re.compile(rb"""charset\s*=\s*["']?([^\s"';]+)""", re.I)
+
+
+def charset_label_to_codec(label: str) -> str | None:
+    """The Python codec for an encoding label as written in HTML (``"GB2312"``, ``"big5"``).
+
+    WHATWG labels map as the Encoding Standard says (see ``_WHATWG_LABELS``); any other label is
+    looked up among Python's codecs. Returns None for an unknown label.
+    """
+    label = label.strip().lower()
+    if label in _WHATWG_LABELS:
+        return _WHATWG_LABELS[label]
+    try:
+        return codecs.lookup(label).name
+    except LookupError:
+        return None
+
+
+def sniff_html_charset(data: bytes) -> str | None:
+    """The charset an HTML file declares in its first :data:`CHARSET_PRESCAN_BYTES` bytes.
+
+    A simplified WHATWG prescan (HTML standard 13.2.3.2): comments are skipped; the first
+    ``<meta charset=...>``, or ``<meta http-equiv="content-type" content="...; charset=...">``,
+    with a label :func:`charset_label_to_codec` knows, wins.
+
+    Args:
+        data: the raw bytes of the file (only the head is read).
+
+    Returns:
+        a Python codec name (``"gb18030"``, ``"big5hkscs"``, ``"cp1252"``, ``"utf-8"``, ...)
+        or None when nothing usable is declared. Never raises.
+    """
+    head = _COMMENT.sub(b"", data[:CHARSET_PRESCAN_BYTES])
+    for meta in _META.finditer(head):
+        attrs: dict[bytes, bytes] = {}
+        for m in _ATTR.finditer(meta.group(1)):
+            attrs.setdefault(m.group(1).lower(), (m.group(2) or b"").strip(b"\"'"))
+        label = attrs.get(b"charset")
+        if not label and attrs.get(b"http-equiv", b"").lower() == b"content-type":
+            found = _CHARSET_IN_CONTENT.search(attrs.get(b"content", b""))
+            label = found.group(1) if found else None
+        if label:
+            codec = charset_label_to_codec(label.decode("ascii", "replace"))
+            if codec:
+                return codec
+    return None
+
+
+# --- HTML main content --------------------------------------------------------------------------
+
+#: trafilatura.extract settings. Markdown output keeps headings as ``#``/``##`` lines, list items
+#: as ``- ``/``1. `` lines, links as ``[text](url)`` and paragraphs apart by a blank line (the
+#: plain ``txt`` output without formatting flattens headings into ordinary lines and paragraphs
+#: into single newlines). Comments sections are not article content; images carry no text.
+TRAFILATURA_OPTIONS: dict[str, Any] = {
+    "output_format": "markdown",
+    "include_formatting": True,
+    "include_links": True,
+    "include_tables": True,
+    "include_comments": False,
+    "include_images": False,
+    "with_metadata": False,
+    "deduplicate": False,
+}
+# htmldate without "extensive search": dates from markup only (meta tags, JSON-LD, <time>, the
+# URL). The extensive search also reads free text and turned a footer's "© 2024" into 2024-01-01.
+_EXTENSIVE_DATE_SEARCH = False
+
+# trafilatura's Markdown escapes CommonMark syntax characters in prose ("foo\_bar", "\[1\]",
+# "1\. Title"). Our text is data, not Markdown to render: those backslashes would end up inside
+# URLs and titles. Undo every backslash escape of ASCII punctuation, except inside code spans
+# and fenced code, whose content trafilatura leaves verbatim.
+_MD_UNESCAPE = re.compile(r"(?P<code>(?P<ticks>`+).+?(?<!`)(?P=ticks)(?!`))|\\(?P<ch>[!-/:-@\[-`{-~])", re.S)
+# A link whose text is its own target ("[https://x.org/a](https://x.org/a)", trafilatura's
+# rendering of a bare URL) is written as the bare URL: URL characters include brackets, so the
+# Markdown form would read as one long URL.
+_AUTOLINK = re.compile(r"\[(?P<url>https?://[^\s\]]+)\]\((?P=url)\)")
+
+# Block-level elements for the plain-text fallback: each starts and ends a line.
+_BLOCK_TAGS = frozenset((
+    "address", "article", "aside", "blockquote", "dd", "details", "div", "dl", "dt", "figcaption", "figure",
+    "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre",
+    "section", "summary", "table", "td", "th", "tr", "ul",
+))
+_INVISIBLE_TAGS = ("script", "style", "noscript", "template", "head", "title")
+
+
+@dataclass(frozen=True)
+class HtmlContent:
+    """What :func:`extract_html` found in a page.
+
+    Attributes:
+        text: the main content as Markdown (``""`` when the page has no text at all).
+        title: text of the page's ``<title>`` (whitespace collapsed); trafilatura's title
+            (``og:title``, ``<h1>``) when there is none; or None.
+        url: ``href`` of ``<link rel="canonical">`` as written; trafilatura's URL (``og:url``)
+            when there is none; or None.
+        published: publication date as ``YYYY-MM-DD`` (htmldate via trafilatura), or None.
+        notes: what happened on the way, for the ``notes`` column (e.g. the fallback).
+    """
+
+    text: str
+    title: str | None = None
+    url: str | None = None
+    published: str | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def tidy_markdown(text: str) -> str:
+    """Remove CommonMark backslash escapes (``\\_`` -> ``_``) outside code spans and fences, and
+    write links whose text is their target (``[https://x.org](https://x.org)``) as the bare URL."""
+    if "\\" in text:
+        text = _MD_UNESCAPE.sub(lambda m: m.group("code") or m.group("ch"), text)
+    return _AUTOLINK.sub(r"\g<url>", text) if "](" in text else text
+
+
+def _collapse(text: str | None) -> str | None:
+    text = " ".join((text or "").split())
+    return text or None
+
+
+def html_to_plain_text(tree: etree._Element) -> str:
+    """A plain-text rendering of a parsed page's ``<body>`` (the whole tree when it has none).
+
+    Scripts, styles and the head are left out; every block element (``p``, ``div``, ``li``,
+    headings, table cells, ...) and ``<br>`` ends a line; whitespace inside a line is collapsed
+    and lines are joined by a blank line. Works on a copy; the tree is not changed.
+    """
+    body = tree.find(".//body")
+    root = copy.deepcopy(body if body is not None else tree)
+    etree.strip_elements(root, etree.Comment, etree.ProcessingInstruction, *_INVISIBLE_TAGS, with_tail=False)
+    for el in root.iter():
+        tag = el.tag.lower() if isinstance(el.tag, str) else ""
+        if tag in _BLOCK_TAGS:
+            el.text = "\n" + (el.text or "")
+            el.tail = "\n" + (el.tail or "")
+        elif tag == "br":
+            el.tail = "\n" + (el.tail or "")
+    raw = "".join(root.itertext())
+    lines = (" ".join(line.split()) for line in raw.split("\n"))
+    return "\n\n".join(line for line in lines if line)
+
+
+def _first_title(tree: etree._Element) -> str | None:
+    for el in tree.iter("title"):
+        title = _collapse(el.text_content() if hasattr(el, "text_content") else "".join(el.itertext()))
+        if title:
+            return title
+    return None
+
+
+def _canonical(tree: etree._Element) -> str | None:
+    for el in tree.iter("link"):
+        rel = (el.get("rel") or "").lower().split()
+        href = (el.get("href") or "").strip()
+        if "canonical" in rel and href:
+            return href
+    return None
+
+
+def extract_html(html: str) -> HtmlContent:
+    """The main content and metadata of one decoded HTML page.
+
+    Main content: ``trafilatura.extract`` with :data:`TRAFILATURA_OPTIONS` (Markdown: ``#``
+    headings, ``- ``/``1. `` lists, ``[text](url)`` links, ``**bold**``, tables as ``| a | b |``
+    rows; whitespace collapsed and NFC applied by trafilatura;
+    https://trafilatura.readthedocs.io/en/latest/usage-python.html), then
+    :func:`tidy_markdown`. When trafilatura returns nothing or fails (tiny or unusual pages),
+    the text is :func:`html_to_plain_text` of the body and a note says so, so the page is not
+    lost; a file lxml cannot parse as HTML at all is kept as it is, with a note. The date
+    comes from ``trafilatura.extract_metadata`` (htmldate, markup only).
+
+    Args:
+        html: the decoded page (any line endings).
+
+    Returns:
+        an :class:`HtmlContent`. ``text`` is ``""`` when the page has no text at all.
+        Never raises for a bad page: failures become notes.
+    """
+    notes: list[str] = []
+    if not html.strip():
+        return HtmlContent(text="")
+    try:
+        tree = trafilatura.load_html(html)
+    except Exception as exc:  # noqa: BLE001 - lxml on hostile input: keep the page as text
+        log.debug("lxml could not parse the page: %s", exc)
+        tree = None
+    # Only a parsed lxml.html tree goes on: htmldate (called by trafilatura for the date) downloads
+    # a str argument that looks like a URL, a tree never.
+    if not isinstance(tree, lxml.html.HtmlElement):
+        return HtmlContent(text=html.strip(), notes=("html: not parseable as HTML; text is the file as is",))
+    title, url = _first_title(tree), _canonical(tree)
+    try:
+        text = trafilatura.extract(tree, **TRAFILATURA_OPTIONS)
+    except Exception as exc:  # noqa: BLE001 - a trafilatura bug must not lose the page
+        notes.append(f"html: trafilatura failed ({type(exc).__name__}: {exc})")
+        text = None
+    text = tidy_markdown(text.strip()) if text else ""
+    if not text:
+        text = html_to_plain_text(tree)
+        notes.append("html: trafilatura found no main content; text is the plain-text rendering of <body>"
+                     if not notes else "html: text is the plain-text rendering of <body>")
+    published = None
+    try:
+        meta = trafilatura.extract_metadata(tree, extensive=_EXTENSIVE_DATE_SEARCH)
+        published = meta.date or None
+        title = title or _collapse(meta.title)
+        url = url or _collapse(meta.url)
+    except Exception as exc:  # noqa: BLE001 - metadata is optional; the text is what matters
+        notes.append(f"html: metadata extraction failed ({type(exc).__name__}: {exc})")
+    return HtmlContent(text=text, title=title, url=url, published=published, notes=tuple(notes))
+
+
+# --- JSON Lines ---------------------------------------------------------------------------------
+
+#: Fields that hold a record's text, in order of preference (the first present one is used).
+JSONL_TEXT_FIELDS = ("text", "content", "body", "article")
+#: Fields for the metadata columns, in order of preference.
+JSONL_META_FIELDS = {"title": ("title",), "url": ("url",), "published": ("published", "date")}
+
+
+@dataclass(frozen=True)
+class JsonlRecord:
+    """One parsed JSON Lines record.
+
+    Attributes:
+        text: the record's text (as in the file, HTML included), or None when ``error`` is set.
+        title, url, published: metadata fields as strings (numbers are written out), or None.
+        error: why the line is not a document (invalid JSON, not an object, no text field).
+    """
+
+    text: str | None = None
+    title: str | None = None
+    url: str | None = None
+    published: str | None = None
+    error: str | None = None
+
+
+def _meta_value(value: Any) -> str | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return value.strip() or None
+    if isinstance(value, int | float):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def parse_jsonl_line(line: str) -> JsonlRecord:
+    """Parse one line of a ``.jsonl`` file (https://jsonlines.org/).
+
+    The text is the first of :data:`JSONL_TEXT_FIELDS` that is present and not null; ``title``,
+    ``url`` and ``published`` (or ``date``) are optional.
+
+    Args:
+        line: one line, without its line terminator.
+
+    Returns:
+        a :class:`JsonlRecord`; a line that is not valid JSON, not an object, has no text field
+        or a text that is not a string gets ``error`` set (the message does not name the file;
+        the caller adds ``path#line``). Never raises.
+    """
+    try:
+        obj = json.loads(line)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        detail = f"{exc.msg}: column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        return JsonlRecord(error=f"not valid JSON: {detail}")
+    if not isinstance(obj, dict):
+        return JsonlRecord(error=f"a JSON {_json_type(obj)}, not an object")
+    key = next((k for k in JSONL_TEXT_FIELDS if obj.get(k) is not None), None)
+    if key is None:
+        keys = ", ".join(sorted(obj)[:10]) or "none"
+        return JsonlRecord(error=f"no text field: the object has none of {', '.join(JSONL_TEXT_FIELDS)} "
+                                 f"(its keys: {keys})")
+    if not isinstance(obj[key], str):
+        return JsonlRecord(error=f"field {key!r} is a JSON {_json_type(obj[key])}, not a string")
+    meta = {col: next((_meta_value(obj[k]) for k in keys if obj.get(k) is not None), None)
+            for col, keys in JSONL_META_FIELDS.items()}
+    return JsonlRecord(text=obj[key], **meta)
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number")

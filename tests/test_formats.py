@@ -1,0 +1,462 @@
+"""Tests of pipeline.formats and of reading HTML and JSON Lines files through pipeline.ingest.
+
+Real bytes in tmp_path, the real trafilatura and lxml (no mocks, no network).
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipeline.config import Config
+from pipeline.formats import (
+    CHARSET_PRESCAN_BYTES,
+    charset_label_to_codec,
+    extract_html,
+    parse_jsonl_line,
+    sniff_html_charset,
+    tidy_markdown,
+)
+from pipeline.ingest import (
+    DOCUMENT_COLUMNS,
+    STAGE,
+    list_corpus,
+    read_document,
+    read_documents,
+    source_sort_key,
+)
+
+# An article page as a Chinese portal serves it: a menu, a sidebar and a footer around the
+# <article>, a declared legacy charset, a canonical link and an Open Graph publish time.
+ARTICLE_HTML = """<!DOCTYPE html>
+<html lang="zh-CN">
+<head>
+<meta charset="{charset}">
+<title>NeurIPS 2024 最佳论文揭晓 - 机器之心</title>
+<link rel="canonical" href="https://www.example.com/articles/neurips-2024-best-paper">
+{date_markup}
+<style>body {{ font-family: sans-serif; }}</style>
+<script>var tracker = "登录注册";</script>
+</head>
+<body>
+<nav class="menu"><ul><li><a href="/">首页</a></li><li><a href="/ai">人工智能</a></li><li><a href="/login">登录注册</a></li></ul></nav>
+<div class="sidebar">热门推荐：本周最受欢迎的十篇文章</div>
+<article>
+<h1>NeurIPS 2024 最佳论文揭晓</h1>
+{time_markup}
+<p>刚刚，NeurIPS 2024 公布了今年的最佳论文奖项。今年共有两篇论文获得最佳论文奖，另有两篇论文获得最佳论文亚军。</p>
+<h2>论文 1：视觉自回归建模</h2>
+<p>论文地址：<a href="https://arxiv.org/abs/2404.02905">https://arxiv.org/abs/2404.02905</a></p>
+<p>代码：<a href="https://github.com/FoundationVision/VAR_v2">https://github.com/FoundationVision/VAR_v2</a>，见参考文献 [1]。</p>
+<p>本文提出视觉自回归建模（VAR），这是一种新的生成范式，将图像上的自回归学习重新定义为从粗到细的“下一尺度预测”。</p>
+<ul>
+<li>作者：Keyu Tian、Yi Jiang、Zehuan Yuan</li>
+<li>机构：北京大学、字节跳动</li>
+</ul>
+<h2>论文 2：随机泰勒导数估计器</h2>
+<p>本文介绍了一种高效的<a href="https://openreview.net/forum?id=J2wI2rCG2u">随机泰勒导数估计器</a>，用于高阶微分算子的计算。</p>
+</article>
+<footer><p>版权所有 2024 机器之心 京ICP备14017335号</p><a href="/about">关于我们</a></footer>
+</body>
+</html>
+"""
+OG_DATE = '<meta property="article:published_time" content="2024-12-11T08:30:00+08:00">'
+TIME_ELEMENT = '<time datetime="2024-12-09T10:00:00Z">2024年12月9日</time>'
+BOILERPLATE = ("首页", "人工智能", "登录注册", "热门推荐", "京ICP备14017335号", "关于我们", "font-family")
+
+
+def _page(charset: str, date_markup: str = OG_DATE, time_markup: str = "") -> str:
+    return ARTICLE_HTML.format(charset=charset, date_markup=date_markup, time_markup=time_markup)
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def _read(tmp_path: Path, name: str, data: bytes) -> dict:
+    return read_document(name, str(_write(tmp_path / name, data)))
+
+
+# --- HTML pages --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("charset", "codec", "encoding"),
+    [("gb2312", "gb2312", "gb18030"), ("GBK", "gbk", "gb18030"), ("utf-8", "utf-8", "utf-8")],
+)
+def test_html_article_main_content_and_metadata(tmp_path: Path, charset: str, codec: str, encoding: str) -> None:
+    html = _page(charset)
+    data = html.encode(codec)
+    row = _read(tmp_path, "news/page.html", data)
+
+    assert row["status"] == "ok" and row["error"] is None
+    assert row["encoding"] == encoding
+    assert row["doc_id"] == hashlib.sha256(data).hexdigest()[:16]
+    assert (row["n_bytes"], row["n_chars"]) == (len(data), len(row["text"]))
+    assert row["title"] == "NeurIPS 2024 最佳论文揭晓 - 机器之心"
+    assert row["url"] == "https://www.example.com/articles/neurips-2024-best-paper"
+    assert row["published"] == "2024-12-11"
+    assert row["notes"] is None
+    assert row["raw_text"] == html  # the decoded page, whole
+
+    lines = row["text"].split("\n")
+    # headings as Markdown heading lines, the list as list items, paragraphs a blank line apart
+    assert "# NeurIPS 2024 最佳论文揭晓" in lines
+    assert "## 论文 1：视觉自回归建模" in lines
+    assert "## 论文 2：随机泰勒导数估计器" in lines
+    assert "- 作者：Keyu Tian、Yi Jiang、Zehuan Yuan" in lines
+    assert "- 机构：北京大学、字节跳动" in lines
+    assert "\n\n刚刚，NeurIPS 2024 公布了今年的最佳论文奖项。" in row["text"]
+    # links: bare URLs stay bare (no "[url](url)"), no Markdown escapes in URLs or brackets
+    assert "论文地址：https://arxiv.org/abs/2404.02905" in lines
+    assert "代码：https://github.com/FoundationVision/VAR_v2，见参考文献 [1]。" in lines
+    assert "[随机泰勒导数估计器](https://openreview.net/forum?id=J2wI2rCG2u)" in row["text"]
+    assert "\\" not in row["text"]
+    # boilerplate around the article is gone from text, kept in raw_text
+    for junk in BOILERPLATE:
+        assert junk not in row["text"], junk
+        assert junk in row["raw_text"], junk
+
+
+HANT_PAGE = """<html><head>
+<meta http-equiv="Content-Type" content="text/html; charset=big5">
+<title>NeurIPS 2024 最佳論文揭曉｜科技新報</title>
+</head><body>
+<div id="menu"><a href="/">首頁</a> | <a href="/news">新聞</a> | <a href="/login">會員登入</a></div>
+<div class="article-body">
+<h1>NeurIPS 2024 最佳論文揭曉</h1>
+<time datetime="2024-12-09T10:00:00Z">2024年12月9日</time>
+<p>剛剛，NeurIPS 2024 公布了今年的最佳論文獎項。今年共有兩篇論文獲得最佳論文獎，另有兩篇論文獲得最佳論文亞軍。</p>
+<h2>論文 1：視覺自迴歸建模</h2>
+<p>本文提出視覺自迴歸建模，這是一種新的生成範式，將圖像上的自迴歸學習重新定義為從粗到細的下一尺度預測。</p>
+<h2>論文 2：隨機泰勒導數估計器</h2>
+<p>第二篇獲獎論文介紹了一種高效的隨機泰勒導數估計器，用於計算高階微分算子。</p>
+</div>
+<div class="footer">本站所有內容版權所有，轉載請註明出處。</div>
+</body></html>
+"""
+
+
+def test_html_big5_page_and_time_element(tmp_path: Path) -> None:
+    row = _read(tmp_path, "page.HTM", HANT_PAGE.encode("big5"))
+    assert (row["status"], row["encoding"]) == ("ok", "big5hkscs")
+    assert row["title"] == "NeurIPS 2024 最佳論文揭曉｜科技新報"
+    assert row["published"] == "2024-12-09"
+    lines = row["text"].split("\n")
+    assert "## 論文 1：視覺自迴歸建模" in lines
+    assert "## 論文 2：隨機泰勒導數估計器" in lines
+    for junk in ("首頁", "會員登入", "轉載請註明出處"):
+        assert junk not in row["text"] and junk in row["raw_text"]
+
+
+def test_html_without_date_or_canonical(tmp_path: Path) -> None:
+    html = _page("utf-8", date_markup="").replace(
+        '<link rel="canonical" href="https://www.example.com/articles/neurips-2024-best-paper">', "")
+    row = _read(tmp_path, "page.html", html.encode("utf-8"))
+    # the footer's "2024" is not a publication date (htmldate's extensive search is off)
+    assert (row["published"], row["url"]) == (None, None)
+    assert row["title"] == "NeurIPS 2024 最佳论文揭晓 - 机器之心"
+
+
+def test_html_canonical_wins_over_og_url_and_og_url_is_the_fallback(tmp_path: Path) -> None:
+    og = '<meta property="og:url" content="https://m.example.com/a/1">'
+    with_both = _page("utf-8", date_markup=og)
+    assert _read(tmp_path, "a.html", with_both.encode())["url"] == (
+        "https://www.example.com/articles/neurips-2024-best-paper")
+    og_only = with_both.replace(
+        '<link rel="canonical" href="https://www.example.com/articles/neurips-2024-best-paper">', "")
+    assert _read(tmp_path, "b.html", og_only.encode())["url"] == "https://m.example.com/a/1"
+
+
+def test_html_tiny_page_falls_back_to_body_text(tmp_path: Path) -> None:
+    # trafilatura discards footer-only content; the page must not be lost.
+    html = ('<html><head><title>仅有页脚</title></head><body><footer><p>论文地址：'
+            'https://arxiv.org/abs/2404.02905</p><p>第二行<br>第三行</p></footer>'
+            '<script>var x = 1;</script></body></html>')
+    row = _read(tmp_path, "tiny.html", html.encode("utf-8"))
+    assert row["status"] == "ok"
+    assert row["text"] == "论文地址：https://arxiv.org/abs/2404.02905\n\n第二行\n\n第三行"
+    assert row["title"] == "仅有页脚"
+    assert row["notes"] == "html: trafilatura found no main content; text is the plain-text rendering of <body>"
+    assert row["raw_text"] == html
+
+
+@pytest.mark.parametrize(
+    ("html", "status"),
+    [("", "empty"), ("  \n ", "empty"), ("<html><head><title>空</title></head><body></body></html>", "empty")],
+)
+def test_html_without_text_is_empty(tmp_path: Path, html: str, status: str) -> None:
+    row = _read(tmp_path, "e.html", html.encode())
+    assert row["status"] == status
+    assert row["error"] == "e.html has no text"
+
+
+def test_html_plain_text_in_an_html_file(tmp_path: Path) -> None:
+    row = _read(tmp_path, "x.html", "论文地址：https://arxiv.org/abs/2404.02905".encode())
+    assert row["status"] == "ok"
+    assert row["text"] == "论文地址：https://arxiv.org/abs/2404.02905"
+
+
+def test_html_that_is_a_url_is_not_fetched(tmp_path: Path) -> None:
+    # htmldate downloads a str that looks like a URL; ingest never hands it one.
+    url = "http://127.0.0.1:9/never-fetched"
+    row = _read(tmp_path, "u.html", url.encode())
+    assert (row["status"], row["text"], row["published"]) == ("ok", url, None)
+
+
+def test_html_binary_is_error_row(tmp_path: Path) -> None:
+    row = _read(tmp_path, "x.html", bytes(range(256)) * 4)
+    assert row["status"] == "error"
+    assert row["error"].startswith("could not decode x.html: ValueError: no character encoding")
+
+
+def test_html_declared_charset_that_lies_is_overruled(tmp_path: Path) -> None:
+    # Declared windows-1252 (or GB2312), served as GBK (or Big5): the declared decoding is
+    # strict-valid but implausible, and the note says what happened.
+    html = _page("iso-8859-1")
+    row = _read(tmp_path, "a.html", html.encode("gbk"))
+    assert (row["encoding"], row["raw_text"]) == ("gb18030", html)
+    assert row["notes"].startswith("decode: the declared charset cp1252 decodes the bytes, but gb18030")
+    hant = "剛剛，NeurIPS 2024 公布了今年的最佳論文獎項。今年共有兩篇論文獲得最佳論文獎，另有兩篇論文獲得最佳論文亞軍。"
+    page = f'<html><head><meta charset="gb2312"><title>最佳論文</title></head><body><p>{hant}</p></body></html>'
+    row = _read(tmp_path, "b.html", page.encode("big5"))
+    assert (row["encoding"], row["text"]) == ("big5hkscs", hant)
+
+
+def test_html_in_the_stage_with_other_formats(tmp_path: Path) -> None:
+    _write(tmp_path / "a.txt", "论文摘要：本文提出视觉自回归建模。".encode())
+    _write(tmp_path / "b.html", _page("gb2312").encode("gb2312"))
+    _write(tmp_path / "c.pdf", b"%PDF-1.4")
+    listing, skipped = list_corpus(tmp_path, Config().ingest.extensions)
+    docs = STAGE(listing, Config())
+    assert list(docs.columns) == list(DOCUMENT_COLUMNS)
+    assert docs["source_path"].tolist() == ["a.txt", "b.html"]
+    assert [t if isinstance(t, str) else None for t in docs["title"]] == [None, "NeurIPS 2024 最佳论文揭晓 - 机器之心"]
+    assert skipped.to_dict("records") == [{"source_path": "c.pdf", "reason": "unsupported file type .pdf"}]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=400) | st.text(max_size=200).map(lambda t: f"<html><body>{t}</p></div>".encode()))
+def test_read_html_never_raises(tmp_path: Path, data: bytes) -> None:
+    row = _read(tmp_path, "h.html", data)
+    assert row["status"] in ("ok", "empty", "error")
+    assert row["n_chars"] == len(row["text"])
+
+
+# --- the declared charset ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("head", "codec"),
+    [
+        (b'<meta charset="gb2312">', "gb18030"),
+        (b"<META CHARSET=GBK>", "gb18030"),
+        (b"<meta charset='big5'>", "big5hkscs"),
+        (b'<meta http-equiv="Content-Type" content="text/html; charset=Big5-HKSCS">', "big5hkscs"),
+        (b'<meta content="text/html;charset=gb18030" http-equiv="content-type"/>', "gb18030"),
+        (b'<meta charset="ISO-8859-1">', "cp1252"),  # WHATWG: Latin-1 labels are windows-1252
+        (b'<meta charset="utf-16le">', "utf-8"),  # WHATWG: a UTF-16 label in a <meta> means UTF-8
+        (b'<meta charset="shift_jis">', "shift_jis"),
+        (b'<meta name="viewport" content="width=device-width"><meta charset="gbk">', "gb18030"),
+        (b'<!-- <meta charset="big5"> --><meta charset="gb2312">', "gb18030"),
+        (b'<meta charset="no-such-charset">', None),
+        (b'<meta http-equiv="refresh" content="5; charset=gbk">', None),
+        (b"<p>charset=gbk</p>", None),
+        (b"", None),
+    ],
+)
+def test_sniff_html_charset(head: bytes, codec: str | None) -> None:
+    assert sniff_html_charset(b"<!DOCTYPE html><html><head>" + head + b"</head>") == codec
+
+
+def test_sniff_html_charset_reads_only_the_prescan_window() -> None:
+    padding = b"<!DOCTYPE html><html><head>" + b" " * CHARSET_PRESCAN_BYTES
+    assert sniff_html_charset(padding + b'<meta charset="gbk">') is None
+    assert sniff_html_charset(b'<meta charset="gbk">' + padding) == "gb18030"
+
+
+def test_charset_label_to_codec() -> None:
+    assert charset_label_to_codec(" GB_2312-80 ") == "gb18030"
+    assert charset_label_to_codec("x-x-big5") == "big5hkscs"
+    assert charset_label_to_codec("windows-1251") == "cp1251"
+    assert charset_label_to_codec("klingon") is None
+
+
+# --- Markdown clean-up --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("markdown", "text"),
+    [
+        (r"https://github.com/foo\_bar/baz\_qux", "https://github.com/foo_bar/baz_qux"),
+        (r"见 \[1\]，2\*3，\~5，\<tag>", "见 [1]，2*3，~5，<tag>"),
+        ("1\\. Visual Autoregressive Modeling\n\\- item\n\\# not a heading", "1. Visual Autoregressive Modeling\n- item\n# not a heading"),
+        (r"a literal backslash \\\_ stays", r"a literal backslash \_ stays"),
+        (r"code `x\_y` and ```\n\*z\n``` stay verbatim", r"code `x\_y` and ```\n\*z\n``` stay verbatim"),
+        ("[https://arxiv.org/abs/2404.02905](https://arxiv.org/abs/2404.02905)", "https://arxiv.org/abs/2404.02905"),
+        ("[Paper](https://arxiv.org/abs/2404.02905)", "[Paper](https://arxiv.org/abs/2404.02905)"),
+        ("C:\\Users\\论文", "C:\\Users\\论文"),
+        ("plain", "plain"),
+    ],
+)
+def test_tidy_markdown(markdown: str, text: str) -> None:
+    assert tidy_markdown(markdown) == text
+
+
+def test_extract_html_escaped_specials_round_trip() -> None:
+    html = ("<html><body><article><h2>1. a_b [2] *c*</h2><p>" + "正文内容足够长。" * 10
+            + " snake_case [x] 2*3 `y`</p><ol><li>first_one</li><li>second</li></ol></article></body></html>")
+    text = extract_html(html).text
+    assert text.startswith("## 1. a_b [2] *c*\n\n")
+    assert "snake_case [x] 2*3 `y`" in text
+    assert "1. first_one\n2. second" in text
+
+
+# --- JSON Lines ---------------------------------------------------------------------------------
+
+
+def _jsonl(tmp_path: Path, lines: list[str | bytes], name: str = "feed.jsonl", newline: bytes = b"\n") -> list[dict]:
+    data = newline.join(line if isinstance(line, bytes) else line.encode("utf-8") for line in lines) + newline
+    return read_documents(name, str(_write(tmp_path / name, data)))
+
+
+GOOD_1 = json.dumps({"text": "论文 1：视觉自回归建模", "url": "https://a.org/1", "title": "VAR", "date": "2024-12-11"},
+                    ensure_ascii=False)
+GOOD_2 = json.dumps({"content": "Second article.\r\nIts second line.", "published": "2024-12-12T08:00:00Z"})
+GOOD_3 = json.dumps({"body": "<p>HTML in a field is kept as is</p>", "article": "not used", "title": 2024})
+BAD_JSON = '{"text": "unterminated'
+NO_TEXT = json.dumps({"title": "only a title", "url": "https://a.org/5"})
+
+
+def test_jsonl_good_bad_and_blank_lines(tmp_path: Path) -> None:
+    rows = _jsonl(tmp_path, [GOOD_1, "", GOOD_2, "   ", BAD_JSON, GOOD_3, NO_TEXT])
+    assert [r["source_path"] for r in rows] == [
+        "feed.jsonl#1", "feed.jsonl#3", "feed.jsonl#5", "feed.jsonl#6", "feed.jsonl#7"]
+    assert [r["status"] for r in rows] == ["ok", "ok", "error", "ok", "error"]
+    first, second, bad, third, no_text = rows
+
+    assert (first["text"], first["title"], first["url"], first["published"]) == (
+        "论文 1：视觉自回归建模", "VAR", "https://a.org/1", "2024-12-11")
+    assert second["text"] == "Second article.\nIts second line."
+    assert (second["title"], second["url"], second["published"]) == (None, None, "2024-12-12T08:00:00Z")
+    assert third["text"] == "<p>HTML in a field is kept as is</p>"
+    assert third["title"] == "2024"
+
+    assert bad["error"] == "feed.jsonl#5: not valid JSON: Unterminated string starting at: column 10"
+    assert no_text["error"] == (
+        "feed.jsonl#7: no text field: the object has none of text, content, body, article (its keys: title, url)")
+    for row, line in zip(rows, [GOOD_1, GOOD_2, BAD_JSON, GOOD_3, NO_TEXT], strict=True):
+        raw = line.encode("utf-8")
+        assert row["doc_id"] == hashlib.sha256(raw).hexdigest()[:16]
+        assert row["content_sha256"] == hashlib.sha256(raw).hexdigest()
+        assert row["n_bytes"] == len(raw)
+        assert row["n_chars"] == len(row["text"])
+        assert row["raw_text"] == line
+        assert row["encoding"] == "utf-8"
+    assert (bad["text"], no_text["text"]) == ("", "")
+
+
+def test_jsonl_crlf_bom_and_other_encodings(tmp_path: Path) -> None:
+    rows = _jsonl(tmp_path, [codecs.BOM_UTF8 + GOOD_1.encode(), GOOD_2.encode()], newline=b"\r\n")
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert rows[0]["encoding"] == "utf-8-sig"
+    assert rows[0]["doc_id"] == hashlib.sha256(GOOD_1.encode()).hexdigest()[:16]  # BOM and CR not hashed
+    gb = _jsonl(tmp_path, [GOOD_1.encode("gb18030"), GOOD_1.replace("1：", "2：").encode("gb18030")], name="gb.jsonl")
+    assert [r["text"] for r in gb] == ["论文 1：视觉自回归建模", "论文 2：视觉自回归建模"]
+    assert gb[0]["doc_id"] == hashlib.sha256(GOOD_1.encode("gb18030")).hexdigest()[:16]
+
+
+def test_jsonl_utf16_lines_hash_their_utf8_bytes(tmp_path: Path) -> None:
+    data = codecs.BOM_UTF16_LE + f"{GOOD_1}\r\n\r\n{NO_TEXT}\r\n".encode("utf-16-le")
+    rows = read_documents("u16.jsonl", str(_write(tmp_path / "u16.jsonl", data)))
+    assert [(r["source_path"], r["status"], r["encoding"]) for r in rows] == [
+        ("u16.jsonl#1", "ok", "utf-16"), ("u16.jsonl#3", "error", "utf-16")]
+    assert rows[0]["doc_id"] == hashlib.sha256(GOOD_1.encode("utf-8")).hexdigest()[:16]
+    assert rows[0]["text"] == "论文 1：视觉自回归建模"
+
+
+def test_jsonl_truncated_last_line(tmp_path: Path) -> None:
+    data = (GOOD_1 + "\n" + '{"text": "论文').encode("utf-8")[:-1]  # cut inside 文
+    rows = read_documents("cut.jsonl", str(_write(tmp_path / "cut.jsonl", data)))
+    assert [(r["status"], r["notes"]) for r in rows] == [
+        ("ok", None),
+        ("error", "decode: the last 2 byte(s) are an incomplete utf-8 character (truncated file?), "
+                  "replaced by U+FFFD"),
+    ]
+    assert rows[1]["error"].startswith("cut.jsonl#2: not valid JSON: Unterminated string")
+
+
+def test_jsonl_line_errors(tmp_path: Path) -> None:
+    rows = _jsonl(tmp_path, ["[1, 2]", '"text"', '{"text": null, "body": 5}', '{"text": "  "}', '{"text": "a\\u0000b"}'])
+    assert [(r["status"], r["error"]) for r in rows] == [
+        ("error", "feed.jsonl#1: a JSON array, not an object"),
+        ("error", "feed.jsonl#2: a JSON string, not an object"),
+        ("error", "feed.jsonl#3: field 'body' is a JSON number, not a string"),
+        ("empty", "feed.jsonl#4 has no text"),
+        ("error", "feed.jsonl#5 decodes to text with NUL characters (binary file?)"),
+    ]
+
+
+@pytest.mark.parametrize(("data", "status"), [(b"", "empty"), (b"\n\n  \n", "empty"), (bytes(range(256)) * 4, "error")])
+def test_jsonl_whole_file_rows(tmp_path: Path, data: bytes, status: str) -> None:
+    rows = read_documents("f.jsonl", str(_write(tmp_path / "f.jsonl", data)))
+    assert len(rows) == 1
+    assert (rows[0]["source_path"], rows[0]["status"]) == ("f.jsonl", status)
+    assert rows[0]["doc_id"] == hashlib.sha256(data).hexdigest()[:16]
+
+
+def test_jsonl_in_the_stage_keeps_line_order(tmp_path: Path) -> None:
+    lines = [json.dumps({"text": f"第 {i} 篇"}, ensure_ascii=False) for i in range(1, 13)]
+    _write(tmp_path / "a.jsonl", ("\n".join(lines) + "\n").encode())
+    _write(tmp_path / "b.txt", "正文".encode())
+    listing, _ = list_corpus(tmp_path, Config().ingest.extensions)
+    docs = STAGE(listing, Config())
+    assert docs["source_path"].tolist() == [f"a.jsonl#{i}" for i in range(1, 13)] + ["b.txt"]
+    assert sorted(docs["source_path"], key=source_sort_key) == docs["source_path"].tolist()
+
+
+def test_parse_jsonl_line() -> None:
+    assert parse_jsonl_line('{"article": "x", "date": 20241211}').published == "20241211"
+    assert parse_jsonl_line('{"text": "x", "published": "", "date": "2024"}').published is None
+    assert parse_jsonl_line('{"text": "x", "title": {"zh": "标题"}}').title == '{"zh": "标题"}'
+    assert parse_jsonl_line("[" * 100_000).error == "not valid JSON: nested too deeply"
+
+
+# --- through the whole pipeline ----------------------------------------------------------------
+
+
+def test_html_and_jsonl_through_the_pipeline(tmp_path: Path, use_embedder) -> None:
+    import pandas as pd
+
+    from pipeline.config import load_config
+    from pipeline.runner import run
+
+    corpus = tmp_path / "corpus"
+    _write(corpus / "page.html", _page("gb2312").encode("gb2312"))
+    lines = [json.dumps({"text": f"第 {i} 篇：NeurIPS 2024 最佳论文奖。", "url": f"https://a.org/{i}"},
+                        ensure_ascii=False) for i in range(1, 12)]
+    _write(corpus / "feed.jsonl", ("\n".join([*lines[:4], BAD_JSON, *lines[4:]]) + "\n").encode())
+    _write(corpus / "notes.pdf", b"%PDF-1.4")
+    run(corpus, tmp_path / "out", load_config(), embedder=use_embedder, progress=False)
+
+    docs = pd.read_parquet(tmp_path / "out" / "documents.parquet")
+    assert docs["source_path"].tolist() == (
+        [f"feed.jsonl#{i}" for i in range(1, 13)] + ["notes.pdf", "page.html"])
+    by_path = docs.set_index("source_path")
+    assert by_path.loc["feed.jsonl#5", "status"] == "error"
+    assert by_path.loc["feed.jsonl#5", "error"].startswith("feed.jsonl#5: not valid JSON")
+    assert by_path.loc["feed.jsonl#12", "url"] == "https://a.org/11"
+    page = by_path.loc["page.html"]
+    assert (page["status"], page["encoding"], page["published"]) == ("ok", "gb18030", "2024-12-11")
+    assert page["title"] == "NeurIPS 2024 最佳论文揭晓 - 机器之心"
+    assert page["raw_text"].startswith("<!DOCTYPE html>") and "## 论文 1：视觉自回归建模" in page["text"]
+    assert by_path.loc["notes.pdf", "status"] == "skipped"
+    assert pd.isna(by_path.loc["notes.pdf", "title"])
