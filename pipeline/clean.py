@@ -4,83 +4,458 @@ Nothing is deleted from the document: clean adds a ``dropped`` column, a list of
 ``{char_start, char_end, reason, text}`` (offsets into ``documents.text``), which later stages
 skip and the writer saves to ``dropped.parquet``.
 
-Rules, in order:
+Every decision rests on structure (where a line stands, how long it is, what separates its
+parts, whether it is a sentence) and on topic fit, together with the generic vocabulary of the
+trade in zh-Hans, zh-Hant and English (扫码关注, 版权所有, "All rights reserved", 往期回顾...),
+never on the names of particular sites. Boilerplate is a *short, standalone* line: at most a
+few dozen units long (:func:`pipeline.textutil.text_units`: one per CJK character or Latin
+word), not the continuation of a hard-wrapped paragraph (``WRAP_MIN_CHARS``), with the trade
+phrase at its start after decoration (``▲``, ``【``, ``（``, emoji, Markdown); only a few
+unambiguous call-to-action words (扫码, 点赞, 三连, "follow us") count anywhere in a very short
+line. So a body sentence that merely contains 分享, 版權 or "subscribe" is never dropped.
 
-1. **Bylines and editor credits** (reason ``byline`` / ``editor_credit``). A byline is a short
-   line (at most ``clean.byline_max_chars`` characters, no sentence punctuation) among the
-   first lines of the document that starts or ends with a generic credit word of news
-   writing (报道, 编辑部, 记者, 作者, By, ...). An editor credit (责任编辑：..., Editor: ...) is
-   dropped wherever it stands. The word lists are the trade's vocabulary, not any site's.
-2. **Related-article lists** (reason ``related_list``): a line that is only a label such as
-   相关文章 / 推荐阅读 / 往期回顾 / "Related posts", followed by list items or links; the label
-   and the whole list are dropped.
-3. **Unrelated trailing news** (reason ``unrelated_trailing``). Scraped pages often glue the
-   next item of the feed onto the end of an article. Blocks (paragraphs) are scored from the
-   end by their topic fit: the cosine between the block's topic profile (CJK character
-   bigrams + Latin words, :func:`pipeline.textutil.topic_profile`) and the profile of the
-   document *before* it. A block whose fit is below ``clean.min_topic_fit`` is dropped and the
-   scan goes on to the block before; the scan stops at the first block that fits, at a
-   metadata or link line (structure that belongs to the article), or at a block too short to
-   score (``MIN_SCORED_CHARS``).
+Rules, in order (each later rule passes over what an earlier one dropped):
 
-Calibration (seeds, ``tests/test_clean.py``): paragraphs of the articles fit their document at
-0.09–0.29; the glued news item of seed 000 fits at 0.02. The default threshold 0.06 sits
-between, nearer the news so that a short, unusual closing paragraph of a real article is kept.
+1. **Line boilerplate**, one reason per kind, on standalone short lines anywhere:
+
+   * ``repost_source`` — 文章来源于…, 本文转载自…, 轉載自…, 来源：公众号…, 本文首发于…, "Originally
+     published at …", "This article first appeared on …". When the repost clause opens a line
+     that goes on with a real sentence (at least ``REPOST_REST_MIN_UNITS``), only the clause is
+     dropped. A ``Source: <link>`` key-value line is the article's reference and is kept.
+   * ``editor_credit`` — 责任编辑：..., "Editor: ...", "Edited by ..." (needs the separator).
+   * ``caption`` — 图片来源：…, 圖／…, 图：…, 图1：…, 圖 2｜…, "Image credit: …", "Photo: …",
+     "Figure 1: …", a Markdown image line; a caption between a paper heading and its body is
+     dropped alone, the body stays.
+   * ``share_prompt`` — 扫码关注, 长按识别二维码, 分享到, 點擊關注, 喜欢本文请点赞, "Follow us on …",
+     "Share this article".
+   * ``newsletter`` — 订阅我们的周报, 訂閱電子報, "Subscribe to our newsletter", "Sign up for …".
+   * ``copyright`` — 版权所有, 版權所有, 转载请联系, 未经授权禁止转载, 本站内容版权所有, 本文仅代表作者
+     观点, "© 2025 … All rights reserved"; a licence line ("Licensed under CC BY 4.0") only
+     among the last ``EDGE_LINES`` lines, where it is a footer and not about a paper's code.
+   * ``navigation`` — a line of at least ``NAV_MIN_ITEMS`` short items separated by
+     ``| ｜ / > · •`` or tabs (``首页 | 新闻 | 科技``, ``Home > News > AI``, Markdown links
+     allowed): anywhere when an item is a generic menu word, else only among the first or last
+     ``EDGE_LINES`` lines; ``·``, ``•`` and an unspaced ``/`` (which also join names and terms)
+     always need a menu word; a breadcrumb from 首页/Home needs only two items. Markdown table rows are not menus. A tag line
+     (Tags:, 标签：) is navigation too.
+
+2. **Related-article lists** (``related_list``): a label line (相关文章, 往期回顾, 往期推薦, 更多阅读,
+   "Related posts", "Further reading", ...) followed by list items or links (bullets, numbers,
+   ``▶``, ``《》``, URLs, Markdown links), blank lines between them or not; or, when they run
+   to the end of the document (or to other dropped lines), by at least
+   ``RELATED_MIN_PLAIN_ITEMS`` short plain title lines. The label and the list are one span.
+3. **Menus at the edges** (``navigation``): a run of at least ``MENU_RUN_MIN_LINES`` very short
+   lines (``MENU_LINE_MAX_UNITS``) at the very top or very bottom (only dropped lines between
+   the run and the edge), at least ``MENU_WORD_MIN_SHARE`` of them generic menu words.
+4. **Unrelated leading news** (``unrelated_leading``). Units (paragraphs; in CJK text a line
+   ending a sentence, or an indented line, starts a new unit) are scored from the start: the
+   cosine between the unit's :func:`pipeline.textutil.content_profile` and that of the kept
+   text *after* it. A unit of at least ``MIN_SCORED_CHARS`` (not a title, ``TITLE_MAX_UNITS``)
+   that fits below ``clean.min_topic_fit`` is unrelated, together with the short units just
+   above it (a glued item's own title) unless one of those is not clearly off-topic (then it is
+   the article's headline and the scan stops). A short sentence that is clearly off-topic
+   (rule 7) is unrelated by itself. The scan stops at the first unit that fits and at a
+   protected line; the run is dropped only if the article visibly starts right after it (a
+   short or title unit, a protected line, or a line dropped above), so a poorly fitting
+   background paragraph among the lead paragraphs is kept.
+5. **Bylines** (``byline``): a short line (at most ``clean.byline_max_chars``, no sentence
+   punctuation, not a Markdown heading) among the first ``BYLINE_WINDOW`` lines left, before
+   the first paper heading, that starts with a credit word and a separator (作者：, 文｜, 編譯／,
+   By, Staff writer:, 本报讯, ...) or is a short name (``BYLINE_NAME_MAX_CHARS``) ending with
+   one (机器之心报道, 新智元编辑部). A headline that ends in 整理 is not a byline.
+6. **Unrelated trailing news** (``unrelated_trailing``), the same from the end against the kept
+   text *before* each unit (without the short units right above it, which may be the glued
+   item's own title): scraped pages glue the next feed item onto the end. A short unit just
+   before the dropped run joins it when it fits the run better than the article and the
+   article below ``clean.min_topic_fit`` (the glued item's title); the final unit, when short,
+   is dropped when clearly off-topic and cut mid-sentence (a truncated feed item). The scan
+   stops at a protected line, at the body right under a section heading (Markdown heading,
+   bold line, numbered paper heading), and at a unit followed by the page's own furniture
+   (share, copyright, newsletter, related list, navigation, repost or caption lines): a glued
+   item comes after the page, not before its footer.
+7. *Clearly off-topic short unit*: at least ``SHORT_MIN_FEATURES`` topic features and a fit of
+   at most ``SHORT_MAX_FIT``, and sentence shape (at the head: a full stop or a feed item's
+   ``title  body`` gap; at the tail: begun sentences and no final punctuation, i.e. cut off).
+
+   *Protected lines* are never dropped as unrelated and stop both scans: key-value metadata
+   lines (论文 N：..., 作者：..., 📄 ...), URL lines, rules (``---``), award headers, and an
+   English title line followed by a metadata line. Neither scan judges against a reference of
+   fewer than ``MIN_REFERENCE_FEATURES`` features (too short an article to judge), and neither
+   looks further than ``MAX_GLUED_UNITS`` units in from its end.
+
+Spans are trimmed, sorted and never overlap (:func:`_resolve_overlaps`).
+
+Calibration (seeds, sample corpus, the segmentation fixtures and ``tests/test_clean.py``): glued
+news items fit their article at 0.000–0.021 (seed 000: 0.021, sample: 0.003 and 0.017; the
+fixtures: 0.000–0.005); most article paragraphs fit at 0.05–0.45. The default threshold 0.06
+sits above the news, nearer to it than to the typical paragraph. Fit alone cannot decide: a
+paragraph on a different paper than the text before it fits at 0.00, and a lead paragraph of
+venue background fits the rest at 0.014–0.04; this is why both scans stop at headings,
+metadata, award headers and the page's footer, and why leading junk must end where the
+article visibly starts. ``SHORT_MAX_FIT`` 0.02 is the floor: a glued item's title or a
+truncated short item shares no topic feature with the article (0.000), the article's own
+headline fits the rest at 0.10 and above. English function words are left out of the profile
+and plurals folded: two unrelated English paragraphs share "the", "and", "with" and would
+otherwise fit at 0.2–0.4, while related ones write "paper" and "papers".
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pandas as pd
 
 from .config import Config
-from .fields import parse_key_value
+from .fields import find_award_label, normalize_award, parse_key_value
 from .stage import Stage
-from .textutil import URL_ONLY, Line, blocks, cosine, plain, split_lines, topic_profile, trim_span
+from .textutil import (
+    URL_ONLY,
+    Line,
+    blocks,
+    cjk_count,
+    content_profile,
+    cosine,
+    plain,
+    split_lines,
+    text_units,
+    trim_span,
+)
 
-#: Blocks shorter than this (characters, stripped) are never scored for topic fit: too few
-#: features for a stable cosine, and short lines at the end are usually links or sign-offs.
+#: Units shorter than this (characters, stripped) are not scored for topic fit on their own:
+#: too few features for a stable cosine, and short lines at the ends are usually titles, links
+#: or sign-offs (see ``SHORT_MIN_FEATURES`` for the clearly off-topic exception).
 MIN_SCORED_CHARS = 30
-#: How many non-blank lines at the start of a document can hold a byline.
+#: How many lines (not dropped by the line rules) at the start of a document can hold a byline.
 BYLINE_WINDOW = 5
+#: Longest share, follow and newsletter prompt (text units): a prompt is a call to action, not
+#: a paragraph; the longest seen ("长按识别二维码，关注…公众号，获取更多…") is about 26.
+PROMPT_MAX_UNITS = 30
+#: Longest line in which a call-to-action phrase anywhere (扫码, 点赞, 三连) makes a prompt.
+PROMPT_LOOSE_MAX_UNITS = 20
+#: Longest copyright / licence footer and longest caption (text units): a footer may hold two
+#: short sentences ("© … All rights reserved. Reproduction … prohibited."), a caption a title.
+COPYRIGHT_MAX_UNITS = 40
+CAPTION_MAX_UNITS = 40
+#: Longest repost clause (text units), and the shortest rest of the line that is a real
+#: sentence to keep (shorter rests such as "已获授权。" go with the clause).
+REPOST_MAX_UNITS = 40
+REPOST_REST_MIN_UNITS = 10
+#: A navigation line: at least this many items, each at most ``NAV_ITEM_MAX_UNITS``, at most
+#: ``NAV_MAX_UNITS`` in all (menus are lists of one- to four-character / one- to three-word
+#: labels; an author list joined by ``·`` is kept by the menu-word condition).
+NAV_MIN_ITEMS = 3
+NAV_ITEM_MAX_UNITS = 4
+NAV_MAX_UNITS = 30
+#: A menu run at an edge: at least this many lines of at most ``MENU_LINE_MAX_UNITS`` each, at
+#: least ``MENU_WORD_MIN_SHARE`` of them generic menu words (a site may add its own sections).
+MENU_RUN_MIN_LINES = 3
+MENU_LINE_MAX_UNITS = 4
+MENU_WORD_MIN_SHARE = 0.5
+#: The edges of a document, in non-blank lines: a licence line counts as a footer only among
+#: the last ``EDGE_LINES``, and a separator line without a menu word is a menu only among the
+#: first or last ``EDGE_LINES`` (in the middle it is more likely a table header or a list).
+EDGE_LINES = 8
+#: Items of a related list without bullets (at the end of a document): at most this long, and
+#: at least ``RELATED_MIN_PLAIN_ITEMS`` of them.
+RELATED_ITEM_MAX_UNITS = 40
+RELATED_MIN_PLAIN_ITEMS = 2
+#: A short unit is clearly off-topic with at least this many distinct topic features and a fit
+#: of at most ``SHORT_MAX_FIT`` (see the calibration notes above).
+SHORT_MIN_FEATURES = 3
+SHORT_MAX_FIT = 0.02
+#: A glued item is a few paragraphs: the unrelated scans look at most this many units in from
+#: either end (this also bounds their cost on long documents).
+MAX_GLUED_UNITS = 12
+#: The unrelated scans judge a unit only against a reference (the kept text after it, or before
+#: it) of at least this many topic features; a shorter article is too small to judge against.
+MIN_REFERENCE_FEATURES = 20
+#: A line at least this long without final punctuation, followed in its block by another line,
+#: is hard-wrapped prose: the next line continues its sentence and is not standalone.
+WRAP_MIN_CHARS = 50
+#: Longest title (text units): a single line this short without sentence punctuation is a
+#: headline or heading, never scored on its own however many characters it has.
+TITLE_MAX_UNITS = 30
+#: Longest award header (characters) protected from the unrelated scans.
+AWARD_HEADER_MAX_CHARS = 40
 
 _CREDIT_WORDS = (
     "报道|報導|報道|编辑部|編輯部|编辑|編輯|记者|記者|撰文|整理|出品|编译|編譯|翻译|翻譯|作者|来源|來源"
 )
-_BYLINE_END = re.compile(rf"(?:{_CREDIT_WORDS})$")
+#: A byline that ends with its credit word names a source or a person before it (机器之心报道,
+#: 新智元编辑部): at most this many characters, so a headline ending in 整理 or 报道 is not one.
+BYLINE_NAME_MAX_CHARS = 12
+_BYLINE_END = re.compile(rf"^[^、，,\d]{{1,{BYLINE_NAME_MAX_CHARS}}}(?:{_CREDIT_WORDS})$")
 _BYLINE_START = re.compile(
-    rf"^(?:{_CREDIT_WORDS}|文|图|圖|By|Author|Authors|Reported by|Written by)\s*[：:|丨/｜]\s*\S"
-    r"|^By\s+[A-Z][\w.\-]+(?:\s+[A-Z][\w.\-]+){0,3}$"
-    r"|^(?:Posted|Written|Reported|Edited) by\s+\S"
+    rf"^(?:{_CREDIT_WORDS}|文|图|圖|By|Author|Authors|Reported by|Written by|Words|Text"
+    r"|Staff [Ww]riter|Staff [Rr]eporter|Contributing [Ww]riter|Contributing [Ee]ditor|Correspondent|Reporter)\s*[：:|丨/／｜]\s*\S"
+    r"|^By\s+[A-Z][\w.\-]+(?:\s+[A-Z][\w.\-]+){0,3}(?:\s*[|｜·,]\s*[\w ,]+)?$"
+    r"|^(?:Posted|Written|Reported|Edited|Words|Text|Story) by\s+\S"
+    r"|^(?:本报讯|本報訊|本刊讯|本刊訊|本台讯|本台訊|本网讯|本網訊)"
+    r"|^[（(](?:记者|記者|通讯员|通訊員|特约记者|特約記者)\s*[^）)]{1,20}[）)]$"
 )
 _EDITOR_CREDIT = re.compile(
     r"^(?:(?:责任编辑|責任編輯|编辑|編輯|校对|校對|审校|審校|审核|審核|Editor)\s*[：:|丨｜]|Edited by\s)\s*\S.{0,30}$"
 )
 _SENTENCE_PUNCT = re.compile(r"[。！？!?；;，,]")
+_SENTENCE_FINAL = re.compile(r"[。！？!?.…~～」』”\"'’）)】\]》>*_]$")
+#: Leading decoration before a trade phrase: bullets, arrows, brackets, emoji, Markdown.
+_DECOR = re.compile(r"^(?:[^\w©Ⓒ(]|\((?![cC]\)))+")
+
 # Labels that open a list of links to other articles (the trade's words, in zh-Hans, zh-Hant, en).
 _RELATED_LABEL = re.compile(
-    r"^(?:相关文章|相關文章|相关阅读|相關閱讀|推荐阅读|推薦閱讀|延伸阅读|延伸閱讀|往期回顾|往期回顧|往期推荐|往期推薦|"
-    r"热门文章|熱門文章|猜你喜欢|猜你喜歡|Related (?:posts|articles|stories|reading)|Recommended(?: reading| posts)?|"
-    r"Read more|More (?:stories|posts|from us)|You (?:may|might) also like)\s*[：:]?$",
+    r"^(?:相关文章|相關文章|相关阅读|相關閱讀|相关推荐|相關推薦|推荐阅读|推薦閱讀|延伸阅读|延伸閱讀|"
+    r"往期回顾|往期回顧|往期推荐|往期推薦|往期精选|往期精選|往期文章|往期阅读|往期閱讀|"
+    r"更多阅读|更多閱讀|更多文章|更多推荐|更多推薦|精彩推荐|精彩推薦|精彩回顾|精彩回顧|热门文章|熱門文章|"
+    r"热门推荐|熱門推薦|猜你喜欢|猜你喜歡|近期文章|最新文章|"
+    r"Related(?: (?:posts|articles|stories|reading|content|links))?|Recommended(?: reading| posts| articles)?|"
+    r"Further reading|Read more|Read next|More (?:stories|posts|articles|reading|from us)|Popular posts|"
+    r"Recent posts|Latest posts|Most read|See also|You (?:may|might) also like)\s*[：:]?$",
     re.IGNORECASE,
 )
-_LIST_OR_LINK = re.compile(r"^(?:[-*+•·▪●]|\d+[.)、]|\[)|https?://|\]\(")
+_LIST_OR_LINK = re.compile(
+    r"^(?:[-*+•·▪●◆◇■□○◎★☆▶►▷→》《]|\d+\s*[.)、．]|[（(]\d+[）)]|!?\[)|https?://|\]\("
+)
+
+_REPOST = re.compile(
+    r"^(?:(?:文章|本文|内容|內容|原文)(?:来源于|來源於|来自|來自|来源|來源|出自)"
+    r"|(?:来源于|來源於|来自|來自)(?=\s*(?:公众号|公眾號|微信|微博|网站|網站|[《「『【“\"]))"
+    r"|(?:本文|文章|原文)?(?:经|經)?(?:授权|授權)?(?:转载自|轉載自|转自|轉自|转载于|轉載於|摘自|选自|選自"
+    r"|原载于|原載於|首发于|首發於|首发自|首發自|编译自|編譯自)"
+    r"|(?:本文|文章)(?:经|經)(?:授权|授權)(?:转载|轉載)"
+    r"|(?:文章|内容|內容|原文|图文|圖文)?(?:来源|來源|出处|出處)\s*[：:|丨｜/／]"
+    r"|Originally\s+(?:published|posted|appeared)\b"
+    r"|(?:This|The)\s+(?:article|post|story|piece|essay|interview|blog\s+post)\s+(?:was\s+|has\s+been\s+)?"
+    r"(?:first\s+|originally\s+)?(?:appeared|appears|published|posted|ran)\s+(?:on|in|at)\b"
+    r"|(?:Reposted|Republished|Reprinted|Cross-?posted|Syndicated)\s+(?:from|with)\b"
+    r"|Via\s*:)",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(r"[。！？!?；;]|\.(?=\s)|】|\](?!\()")
+
+_SHARE = re.compile(
+    r"^(?:扫码|掃碼|(?:扫描|掃描|识别|識別)(?:下方|上方|左侧|右侧|文末|左側|右側|下圖|下图)?(?:二维码|二維碼)|扫一扫|掃一掃|长按|長按|识别二维码|識別二維碼|识别图中|識別圖中"
+    r"|分享到|分享至|分享给|分享給|一键分享|一鍵分享"
+    r"|(?:点击|點擊|点我|點我)(?:上方|下方|蓝字|藍字|关注|關注|右上角|左下角|阅读原文|閱讀原文|这里关注|這裡關注|分享|在看|订阅|訂閱)"
+    r"|关注我们|關注我們|关注公众号|關注公眾號|欢迎关注|歡迎關注|欢迎分享|歡迎分享|欢迎转发|歡迎轉發|记得关注|記得關注"
+    r"|加个?关注|加個?關注|点赞|點讚|點贊|按讚|点个在看|點個在看"
+    r"|(?:喜欢|喜歡|觉得|覺得)(?:这篇|這篇|本篇|本)?(?:文章|本文|内容|內容)"
+    r"|Follow\s+us\b|Like\s+us\s+on\b|Share\s+(?:this|on|via|to)\b|Share\s*[:：]|Share$|Tweet\s+this\b"
+    r"|Scan\s+(?:the\s+|our\s+)?QR\b|Find\s+us\s+on\b|Connect\s+with\s+us\b|Join\s+us\s+on\b)",
+    re.IGNORECASE,
+)
+#: Call-to-action phrases that are prompts wherever they stand in a very short line
+#: (喜欢本文请点赞、在看、分享三连！, 欢迎扫码关注…): no body sentence uses them.
+_SHARE_ANYWHERE = re.compile(
+    r"扫码|掃碼|点赞|點讚|點贊|按讚|点个在看|點個在看|一键三连|一鍵三連|三连|三連|关注公众号|關注公眾號"
+    r"|关注我们|關注我們|追踪我们|追蹤我們|\bfollow\s+us\b",
+    re.IGNORECASE,
+)
+#: A short line that both asks to subscribe and names what (a newsletter, the inbox...).
+_NEWSLETTER_ANYWHERE = re.compile(
+    r"(?=.*\b(?:subscribe|sign\s+up)\b)(?=.*\b(?:newsletter|inbox|e-?mail|digest|weekly)\b)"
+    r"|(?:订阅|訂閱).{0,8}(?:周报|週報|周刊|週刊|电子报|電子報|简报|簡報|邮件|郵件)",
+    re.IGNORECASE,
+)
+_NEWSLETTER = re.compile(
+    r"^(?:(?:欢迎|歡迎|立即|马上|馬上|免费|免費|点击|點擊)?(?:订阅|訂閱)"
+    r"(?:我们|我們|本|周报|週報|周刊|週刊|日报|日報|电子报|電子報|邮件|郵件|简报|簡報|频道|頻道|newsletter|$)"
+    r"|Subscribe(?:\s+(?:to|for|now|today|here|free)\b|\s*[:!.]?$)"
+    r"|Sign\s+up\s+(?:for|to|now|today|here)\b|Sign\s+up\s*[:!.]?$"
+    r"|Get\s+(?:our|the)\s+(?:\w+\s+){0,2}newsletter|Join\s+(?:our|the)\s+(?:\w+\s+){0,2}(?:newsletter|mailing\s+list)"
+    r"|Enter\s+your\s+email|Never\s+miss\s+(?:a|an|the|our)\b|Don['’]t\s+miss\s+(?:a|an|the|our)\b)",
+    re.IGNORECASE,
+)
+_COPYRIGHT = re.compile(
+    r"^(?:©|Ⓒ|\([cC]\)\s*\d{4}|Copyright\s*(?:©|\([cC]\)|\d{4})"
+    r"|版权所有|版權所有|版权声明|版權聲明|版权归|版權歸|版权说明|版權說明|著作权归|著作權歸|本文版权|本文版權|本文著作权|本文著作權"
+    r"|(?:本文|文章)?(?:转载|轉載)(?:请|請|须|須|需)|如需(?:转载|轉載)|(?:未经|未經)(?:授权|授權|许可|許可|允许|允許|同意)"
+    r"|(?:请勿|請勿)(?:转载|轉載)"
+    r"|(?:本站|本网|本網|本刊|本号|本號|本平台|本报|本報)(?:所有)?(?:内容|內容|文章|作品)?(?:版权|版權|著作权|著作權)"
+    r"|(?:本文|文章)(?:仅|僅)代表(?:作者)?(?:个人|個人)?(?:观点|觀點)"
+    r"|(?:The\s+)?(?:views|opinions)\s+expressed\b"
+    r"|(?:禁止|严禁|嚴禁|谢绝|謝絕|拒绝|拒絕)(?:转载|轉載)|如有侵权|如有侵權"
+    r"|本文(?:系|为|為|係).{0,20}?(?:原创|原創)"
+    r"|All\s+rights\s+reserved|Reproduction\s+(?:in\s+whole|without)|No\s+part\s+of\s+this)",
+    re.IGNORECASE,
+)
+_RIGHTS_RESERVED = re.compile(
+    r"All\s+rights\s+reserved\W*$|(?:版权|版權)(?:所有|(?:归|歸).{0,12}所有)\W*$"
+    r"|(?:禁止|严禁|嚴禁|请勿|請勿)(?:转载|轉載)\W*$|(?:转载|轉載)(?:请|請)(?:注明|註明)\w{0,6}\W*$",
+    re.IGNORECASE,
+)
+_LICENCE = re.compile(
+    r"^(?:(?:This|The)\s+(?:work|article|post|page|content|text|blog)\s+is\s+)?"
+    r"(?:licensed|released|published|distributed|available)\s+under\b"
+    r"|^(?:License|Licence)\s*[：:]|^CC\s+BY\b|^Creative\s+Commons\b"
+    r"|^本(?:文|作品|站)(?:采用|採用|遵循|使用|基于|基於).{0,30}(?:许可|許可|协议|協議|授权|授權)"
+    r"|^(?:知识共享|知識共享|创作共用|創作共用|創用)|\bCC[\s-]BY\b|Creative\s+Commons",
+    re.IGNORECASE,
+)
+_CAPTION = re.compile(
+    r"^(?:(?:图片|圖片|图像|圖像|照片|配图|配圖|题图|題圖|头图|頭圖|封面图?|封面圖|图源|圖源)"
+    r"(?:来源|來源|出处|出處|提供|版权|版權|来自|來自)?\s*[：:|丨｜/／]"
+    r"|(?:图|圖)\s*[：:／/|｜丨](?!\s*文)"
+    r"|(?:图|圖|Figure|Fig\.?|Image|Photo|Picture|Chart)\s*\d+(?:[.\-]\d+)?\s*[：:.、|｜丨—]"
+    r"|(?:Image|Photo|Picture|Illustration|Graphic|Video|Cover\s+image|Header\s+image|Top\s+image)s?"
+    r"\s*(?:credits?|source|courtesy)?\s*[：:]"
+    r"|(?:Image|Photo|Picture)s?\s+(?:credits?|courtesy\s+of|by|via|from)\b"
+    r"|(?:Credits?|Courtesy)\s*[：:])",
+    re.IGNORECASE,
+)
+#: A tag or category line of the page (links to other listings, i.e. navigation).
+_TAGS = re.compile(
+    r"^(?:Tags?|Tagged(?:\s+with)?|Topics|Categories|Category|Filed\s+under|标签|標籤|分类|分類|栏目|欄目|专题|專題)\s*[：:]",
+    re.IGNORECASE,
+)
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MD_IMAGE = re.compile(r"^!\[[^\]]*\]\([^)]*\)$")
+#: Separators of menu items; the second group also joins names and lists, so a line split by
+#: them is a menu only when one item is a menu word.
+_NAV_SEP = re.compile(r"\s*(?:[|｜丨>›»\t]|\s/\s)\s*")
+_NAV_SEP_WEAK = re.compile(r"\s*[·•/／]\s*")
+_TABLE_DELIM = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?$")
+#: Generic menu words of news and blog sites (not any site's own sections).
+_MENU_WORDS = frozenset(
+    """首页 首頁 主页 主頁 新闻 新聞 资讯 資訊 快讯 快訊 科技 财经 財經 娱乐 娛樂 体育 體育 汽车 汽車 专题 專題
+    专栏 專欄 博客 论坛 論壇 社区 社區 关于 關於 关于我们 關於我們 联系我们 聯絡我們 聯繫我們 加入我们 加入我們
+    招聘 人才招聘 广告 廣告 广告合作 廣告合作 商务合作 商務合作 投稿 登录 登錄 登入 注册 註冊 搜索 搜尋 更多
+    下载 下載 app 客户端 客戶端 订阅 訂閱 帮助 幫助 隐私政策 隱私政策 用户协议 用戶協議 网站地图 網站地圖 返回顶部
+    回到頂部 返回首页 返回首頁 正文 分类 分類 标签 標籤 归档 歸檔 热门 熱門 最新 推荐 推薦
+    home news about contact blog topics archive archives tags categories search menu login register
+    subscribe newsletter careers jobs events podcast podcasts privacy terms cookies advertise help faq
+    sitemap rss more latest""".split()
+) | frozenset(
+    ("about us", "contact us", "log in", "sign in", "sign up", "privacy policy", "terms of use",
+     "terms of service", "cookie policy", "back to top", "our team")
+)
+_MD_HEADING_LINE = re.compile(r"^#{1,6}\s+\S")
+_BOLD_LINE = re.compile(r"^(?:\*\*|__)[^*_].*(?:\*\*|__)$")
+#: Reasons of the page's own furniture around an article (a glued item is pasted after it).
+_PAGE_FURNITURE = frozenset(
+    {"share_prompt", "copyright", "newsletter", "related_list", "navigation", "repost_source", "caption"}
+)
+_HOME_WORDS = frozenset({"首页", "首頁", "主页", "主頁", "home"})
+_RULE_CHARS = set("-—=*_·•~")
+_LATIN_TITLE = re.compile(r"^[A-Z0-9][^\u3400-\u9fff]*$")
+#: A feed item's gap between its title and body (two ideographic spaces, which ingest may turn
+#: into ASCII spaces) before a CJK character.
+_FEED_GAP = re.compile(r"\S[\u3000 ]{2,}[\u3400-\u9fff]")
+#: A paragraph indent before CJK text (ideographic spaces, a tab, or the ASCII spaces ingest
+#: makes of ideographic ones).
+_CJK_INDENT = re.compile(r"^(?:[\u3000\t]|[\u3000 ]{2,})[\u3000 \t]*[\u3400-\u9fff]")
 
 
-def _is_byline(line: str, max_chars: int) -> bool:
-    if len(line) > max_chars or _SENTENCE_PUNCT.search(line):
+def _is_byline(raw: str, line: str, max_chars: int) -> bool:
+    if len(line) > max_chars or _SENTENCE_PUNCT.search(line) or _MD_HEADING_LINE.match(raw.strip()):
         return False
     return bool(_BYLINE_END.search(line) or _BYLINE_START.search(line))
 
 
-def _is_structural(block: list[Line]) -> bool:
-    """A block that is article structure: a metadata key-value line, a URL, a rule line."""
-    for line in block:
-        s = line.stripped
-        if parse_key_value(s) is not None or URL_ONLY.match(s) or set(s) <= set("-—=*_·•"):
+def _undecorated(s: str) -> str:
+    """``s`` without leading decoration (bullets, arrows, brackets, emoji) before a phrase."""
+    return _DECOR.sub("", s).strip()
+
+
+def _core(s: str) -> str:
+    """``s`` without decoration on either side (``▼ 往期推荐 ▼``, ``【往期回顾】``)."""
+    return re.sub(r"[^\w)）\]]+$", "", _undecorated(s)).strip()
+
+
+def _is_menu_word(item: str) -> bool:
+    return _core(item).casefold() in _MENU_WORDS
+
+
+def _is_nav_line(s: str, at_edge: bool) -> bool:
+    """A line of several short menu items joined by separators (see rule 1): among the first
+    or last ``EDGE_LINES`` lines, or anywhere with a menu word among its items."""
+    if s.startswith("|") and s.endswith("|") or _SENTENCE_PUNCT.search(s):
+        return False
+    s = _MD_LINK.sub(r"\1", re.sub(r"^>\s*", "", s))
+    for sep, weak in ((_NAV_SEP, False), (_NAV_SEP_WEAK, True)):
+        items = sep.split(s)
+        while items and not items[0].strip():
+            items.pop(0)
+        while items and not items[-1].strip():
+            items.pop()
+        if len(items) < 2:
+            continue
+        if any(not x.strip() or not re.search(r"[^\W\d_]", x) or text_units(x) > NAV_ITEM_MAX_UNITS for x in items):
+            continue
+        if text_units(s) > NAV_MAX_UNITS:
+            return False
+        menu = sum(_is_menu_word(x) for x in items)
+        breadcrumb = not weak and re.search(r"[>›»]", s) and _core(items[0]).casefold() in _HOME_WORDS
+        if len(items) >= NAV_MIN_ITEMS and (menu or (at_edge and not weak)) or breadcrumb:
             return True
     return False
+
+
+def _repost_end(s: str) -> int | None:
+    """Length of the repost clause that opens ``s`` (the whole line, or the clause before the
+    rest of a real sentence), or ``None`` when ``s`` does not open with one."""
+    body = _undecorated(s)
+    if not _REPOST.match(body):
+        return None
+    m = _CLAUSE_END.search(s, len(s) - len(body))
+    if m is None or not s[m.end():].strip():
+        return len(s) if text_units(s) <= REPOST_MAX_UNITS else None
+    rest = s[m.end():]
+    if text_units(rest) < REPOST_REST_MIN_UNITS:
+        return len(s) if text_units(s) <= REPOST_MAX_UNITS else None
+    return m.end() if text_units(s[: m.end()]) <= REPOST_MAX_UNITS else None
+
+
+def _line_kind(s: str, in_header: bool, in_footer: bool) -> str | None:
+    """The boilerplate kind of one standalone line (``s`` is :func:`plain`), or ``None``."""
+    body = _undecorated(s)
+    units = text_units(s)
+    if (_CAPTION.match(body) or _MD_IMAGE.match(s)) and units <= CAPTION_MAX_UNITS:
+        return "caption"
+    if (_SHARE.match(body) and units <= PROMPT_MAX_UNITS) or (
+        _SHARE_ANYWHERE.search(body) and units <= PROMPT_LOOSE_MAX_UNITS
+    ):
+        return "share_prompt"
+    if (_NEWSLETTER.match(body) and units <= PROMPT_MAX_UNITS) or (
+        _NEWSLETTER_ANYWHERE.search(body) and units <= PROMPT_LOOSE_MAX_UNITS
+    ):
+        return "newsletter"
+    if units <= COPYRIGHT_MAX_UNITS and (
+        _COPYRIGHT.match(body) or _COPYRIGHT.match(s) or _RIGHTS_RESERVED.search(s)
+        or (in_footer and _LICENCE.search(body))
+    ):
+        return "copyright"
+    if _TAGS.match(body) and units <= PROMPT_MAX_UNITS or _is_nav_line(s, at_edge=in_header or in_footer):
+        return "navigation"
+    return None
+
+
+def _continues_prose(prev: Line | None, line: Line) -> bool:
+    """Whether ``line`` continues the sentence of the line before it in the same block (a
+    hard-wrapped paragraph), so it does not stand alone."""
+    if prev is None or prev.blank:
+        return False
+    p = prev.stripped
+    return len(p) >= WRAP_MIN_CHARS and not _SENTENCE_FINAL.search(p) and not cjk_count(p) > len(p) // 2
+
+
+def _is_award_header(s: str) -> bool:
+    if len(s) > AWARD_HEADER_MAX_CHARS or re.search(r"[。！？!?]", s):
+        return False
+    label = find_award_label(s)
+    return label is not None and normalize_award(label) is not None
+
+
+def _is_protected(s: str, next_s: str | None) -> bool:
+    """A line the unrelated scans never drop and stop at (see the module docstring)."""
+    if parse_key_value(s) is not None or URL_ONLY.match(s) or set(s) <= _RULE_CHARS:
+        return True
+    if _is_award_header(s):
+        return True
+    return bool(
+        next_s is not None and parse_key_value(next_s) is not None and _LATIN_TITLE.match(s)
+        and len(s.split()) >= 3 and not _SENTENCE_FINAL.search(s.rstrip("*_"))
+    )
 
 
 def find_dropped(text: str, config: Config) -> list[dict]:
@@ -99,30 +474,131 @@ def find_dropped(text: str, config: Config) -> list[dict]:
             dropped.append({"char_start": start, "char_end": end, "reason": reason, "text": text[start:end]})
 
     nonblank = [ln for ln in lines if not ln.blank]
-    related_until = -1
-    byline_zone = True  # bylines stand before the article's first paper heading
+    n = len(nonblank)
+    prev_in_block: dict[int, Line | None] = {}
+    previous: Line | None = None
+    for line in lines:
+        prev_in_block[line.start] = previous
+        previous = None if line.blank else line
+
+    # 1. line boilerplate (and editor credits, which stand anywhere)
+    done: set[int] = set()  # indices into nonblank dropped whole
     for i, line in enumerate(nonblank):
-        if i <= related_until:
-            continue
         s = plain(line.text)
-        if _RELATED_LABEL.match(s):
-            j = i
-            while j + 1 < len(nonblank) and _LIST_OR_LINK.search(nonblank[j + 1].stripped):
-                j += 1
-            if j > i:
-                add(line.start, nonblank[j].end, "related_list")
-                related_until = j
-                continue
-        kv = parse_key_value(s)
-        if kv is not None and kv[0] == "title":
-            byline_zone = False
+        if _continues_prose(prev_in_block[line.start], line):
+            continue
+        offset = line.text.index(line.stripped[0]) if line.stripped else 0
+        cut = _repost_end(line.stripped)
+        if cut is not None and parse_key_value(s) is None:
+            add(line.start + offset, line.start + offset + cut, "repost_source")
+            if cut >= len(line.stripped):
+                done.add(i)
+            continue
         if _EDITOR_CREDIT.match(s) and len(s) <= config.clean.byline_max_chars + 8:
             add(line.start, line.end, "editor_credit")
-        elif byline_zone and i < BYLINE_WINDOW and _is_byline(s, config.clean.byline_max_chars):
-            add(line.start, line.end, "byline")
+            done.add(i)
+            continue
+        if parse_key_value(s) is not None:
+            continue
+        neighbours = [nonblank[j].stripped for j in (i - 1, i + 1) if 0 <= j < n]
+        if any(_TABLE_DELIM.match(x) for x in neighbours):
+            continue
+        kind = _line_kind(s, in_header=i < EDGE_LINES, in_footer=i >= n - EDGE_LINES)
+        if kind is not None:
+            add(line.start, line.end, kind)
+            done.add(i)
 
-    _drop_unrelated_tail(text, lines, dropped, config.clean.min_topic_fit, add)
+    # 2. related-article lists
+    i = 0
+    while i < n:
+        j = _related_list_end(nonblank, i, done)
+        if j is not None:
+            add(nonblank[i].start, nonblank[j].end, "related_list")
+            done.update(range(i, j + 1))
+            i = j + 1
+        else:
+            i += 1
+
+    # 3. menus at the very top and bottom
+    for run in _edge_menu_runs(nonblank, done):
+        add(nonblank[run[0]].start, nonblank[run[-1]].end, "navigation")
+        done.update(run)
+
+    # 4. unrelated news glued before the article
+    _drop_unrelated_head(text, _units(text, lines, dropped), dropped, config.clean.min_topic_fit, add)
+
+    # 5. bylines, among the first lines left, before the first paper heading
+    seen = 0
+    for i, line in enumerate(nonblank):
+        if i in done or _covered(*trim_span(text, line.start, line.end), dropped):
+            continue
+        s = plain(line.text)
+        kv = parse_key_value(s)
+        if (kv is not None and kv[0] == "title") or seen >= BYLINE_WINDOW:
+            break
+        seen += 1
+        if _is_byline(line.text, s, config.clean.byline_max_chars):
+            add(line.start, line.end, "byline")
+            done.add(i)
+
+    # 6. unrelated news glued after the article
+    _drop_unrelated_tail(text, _units(text, lines, dropped), dropped, config.clean.min_topic_fit, add)
     return _resolve_overlaps(dropped)
+
+
+def _related_list_end(nonblank: list[Line], i: int, done: set[int]) -> int | None:
+    """Index of the last line of the related-article list whose label is ``nonblank[i]``."""
+    if i in done or not _RELATED_LABEL.match(_core(plain(nonblank[i].text))):
+        return None
+    j = i
+    while j + 1 < len(nonblank) and _LIST_OR_LINK.search(_strip_md(nonblank[j + 1].stripped)):
+        j += 1
+    if j > i:
+        return j
+    # plain title lines running to the end of the document (or to other dropped lines)
+    k = i
+    while (
+        k + 1 < len(nonblank) and k + 1 not in done
+        and text_units(nonblank[k + 1].stripped) <= RELATED_ITEM_MAX_UNITS
+        and parse_key_value(plain(nonblank[k + 1].text)) is None
+    ):
+        k += 1
+    tail_done = all(m in done for m in range(k + 1, len(nonblank)))
+    return k if k - i >= RELATED_MIN_PLAIN_ITEMS and tail_done else None
+
+
+def _strip_md(s: str) -> str:
+    return re.sub(r"^(?:\*\*|__)", "", s)
+
+
+def _edge_menu_runs(nonblank: list[Line], done: set[int]) -> list[list[int]]:
+    """Runs of very short menu lines at the very top and very bottom (rule 3)."""
+
+    def is_short(i: int) -> bool:
+        s = plain(nonblank[i].text)
+        return (
+            0 < text_units(s) <= MENU_LINE_MAX_UNITS and not _SENTENCE_PUNCT.search(s)
+            and parse_key_value(s) is None and not _is_award_header(s)
+        )
+
+    runs = []
+    for order in (range(len(nonblank)), range(len(nonblank) - 1, -1, -1)):
+        run: list[int] = []
+        for i in order:
+            if i in done and not run:
+                continue
+            if i in done or not is_short(i):
+                break
+            run.append(i)
+        menu = sum(_is_menu_word(nonblank[i].stripped) for i in run)
+        if len(run) >= MENU_RUN_MIN_LINES and menu >= MENU_WORD_MIN_SHARE * len(run):
+            runs.append(sorted(run))
+    if len(runs) == 2 and set(runs[0]) & set(runs[1]):
+        runs = runs[:1]
+    return runs
+
+
+# --- topic-fit scans ------------------------------------------------------------------------------
 
 
 def _covered(start: int, end: int, spans: list[dict]) -> bool:
@@ -130,26 +606,196 @@ def _covered(start: int, end: int, spans: list[dict]) -> bool:
     return any(d["char_start"] <= start and end <= d["char_end"] for d in spans)
 
 
-def _drop_unrelated_tail(text: str, lines: list[Line], dropped: list[dict], min_fit: float, add) -> None:
-    """Score blocks from the end by topic fit and drop the unrelated run at the end as one span.
+def _units(text: str, lines: list[Line], dropped: list[dict]) -> list[list[Line]]:
+    """Paragraph units for topic scoring, without the lines already dropped.
 
-    Blocks already dropped (a related-article list, say) are passed over; lines already dropped
-    inside a block are left out of its score.
+    A unit is a block (a run of non-blank lines), split further after a CJK line that ends a
+    sentence and before an indented line: scraped Chinese pages put one paragraph per line,
+    often without blank lines between, and a glued feed item is an indented line (``　　``).
     """
-    paragraphs = blocks(lines)
-    tail_start = tail_end = None
-    for k in range(len(paragraphs) - 1, 0, -1):
-        block = paragraphs[k]
-        start, end = trim_span(text, block[0].start, block[-1].end)
-        if _covered(start, end, dropped):
+    out: list[list[Line]] = []
+    for block in blocks(lines):
+        current: list[Line] = []
+        for line in block:
+            if _covered(*trim_span(text, line.start, line.end), dropped):
+                if current:
+                    out.append(current)
+                    current = []
+                continue
+            prev = current[-1].stripped if current else ""
+            indented = bool(_CJK_INDENT.match(line.text))
+            ends_cjk_sentence = bool(prev) and cjk_count(prev) > len(prev) // 2 and bool(_SENTENCE_FINAL.search(prev))
+            if current and (indented or ends_cjk_sentence):
+                out.append(current)
+                current = []
+            current.append(line)
+        if current:
+            out.append(current)
+    return out
+
+
+def _kept_text(text: str, start: int, end: int, dropped: list[dict]) -> str:
+    """``text[start:end]`` without the dropped spans in it."""
+    pieces, pos = [], start
+    for d in sorted(dropped, key=lambda d: d["char_start"]):
+        a, b = d["char_start"], d["char_end"]
+        if b <= pos or a >= end:
             continue
-        kept = [ln for ln in block if not _covered(*trim_span(text, ln.start, ln.end), dropped)]
-        body = "\n".join(ln.text for ln in kept)
-        if _is_structural(kept) or len(body.strip()) < MIN_SCORED_CHARS:
+        pieces.append(text[pos:a])
+        pos = max(pos, b)
+    if pos < end:
+        pieces.append(text[pos:end])
+    return "".join(pieces)
+
+
+def _is_heading(raw: str) -> bool:
+    """A section heading by markup: a Markdown heading, a line wholly in bold, or a numbered
+    paper heading (``论文 N：``, ``Paper N:``)."""
+    s = raw.strip()
+    if _MD_HEADING_LINE.match(s) or _BOLD_LINE.match(s):
+        return True
+    kv = parse_key_value(plain(s))
+    return kv is not None and kv[0] == "title"
+
+
+def _unit_text(text: str, unit: list[Line]) -> str:
+    start, end = trim_span(text, unit[0].start, unit[-1].end)
+    return text[start:end]
+
+
+def _unit_protected(unit: list[Line], next_line: Line | None) -> bool:
+    for k, line in enumerate(unit):
+        nxt = unit[k + 1] if k + 1 < len(unit) else next_line
+        if _is_protected(plain(line.text), plain(nxt.text) if nxt is not None else None):
+            return True
+    return False
+
+
+def _is_short(body: str) -> bool:
+    """A unit too short to score on its own: under ``MIN_SCORED_CHARS``, or a title (one line of
+    at most ``TITLE_MAX_UNITS`` without sentence punctuation but a final ``?``/``!``)."""
+    if len(body) < MIN_SCORED_CHARS:
+        return True
+    core = body.rstrip("?!？！*_ ")
+    return (
+        "\n" not in core and text_units(core) <= TITLE_MAX_UNITS
+        and not _SENTENCE_PUNCT.search(core) and not re.search(r"\.(?:\s|$)", core)
+    )
+
+
+def _cut_off(body: str) -> bool:
+    """Whether ``body`` breaks off inside a sentence: it has begun sentences (sentence
+    punctuation, a feed item's ``title　　body`` gap, or running lower-case English) and does not
+    end with final punctuation. A title or heading alone is complete, not cut off."""
+    if _SENTENCE_FINAL.search(body):
+        return False
+    if _SENTENCE_PUNCT.search(body) or _FEED_GAP.search(body):
+        return True
+    words = re.findall(r"[A-Za-z]+", body)
+    return len(words) >= 4 and words[-1].islower() and sum(w[0].isupper() for w in words) < len(words) / 2
+
+
+def _fits(body: str, reference) -> bool:
+    """Whether a short unit has enough features to judge and is *not* clearly off-topic against
+    ``reference`` (a profile): a glued item's title shares nothing with the article, the
+    article's own headline shares its venue or topic words."""
+    profile = content_profile(body)
+    return len(profile) >= SHORT_MIN_FEATURES and cosine(profile, reference) > SHORT_MAX_FIT
+
+
+def _clearly_off_topic(body: str, fit: float) -> bool:
+    return len(content_profile(body)) >= SHORT_MIN_FEATURES and fit <= SHORT_MAX_FIT
+
+
+def _drop_unrelated_head(
+    text: str, units: list[list[Line]], dropped: list[dict], min_fit: float, add: Callable
+) -> None:
+    """Rule 5: score units from the start against the kept text after them.
+
+    The run is dropped only when the article visibly starts right after it: with a short or
+    title unit (its headline), a protected line, or a line dropped by the line rules (a byline).
+    A background paragraph that fits the rest poorly but stands among the lead paragraphs is
+    kept.
+    """
+    head_end = None
+    start_at = len(units)  # index of the first unit after the dropped run
+    pending: list[int] = []
+    for k, unit in enumerate(units[:MAX_GLUED_UNITS]):
+        start, end = trim_span(text, unit[0].start, unit[-1].end)
+        nxt = units[k + 1][0] if k + 1 < len(units) else None
+        if _unit_protected(unit, nxt):
+            start_at = pending[0] if pending else k
             break
-        if cosine(topic_profile(body), topic_profile(text[:start])) >= min_fit:
+        body = "\n".join(ln.text for ln in unit).strip()
+        rest = content_profile(_kept_text(text, end, len(text), dropped))
+        if len(rest) < MIN_REFERENCE_FEATURES:
+            break
+        fit = cosine(content_profile(body), rest)
+        if _is_short(body):
+            sentence = bool(re.search(r"[。；;]|\.(?:\s|$)", body) or _FEED_GAP.search(body))
+            if sentence and _clearly_off_topic(body, fit):
+                head_end, pending = end, []
+            else:
+                pending.append(k)
+            continue
+        if fit >= min_fit:
+            start_at = pending[0] if pending else k
+            break
+        # the short units above belong to this unrelated unit unless one fits the rest (then
+        # it is the article's headline, and this unit its first, unusual paragraph)
+        headline = next((j for j in pending if _fits(_unit_text(text, units[j]), rest)), None)
+        if headline is not None:
+            start_at = headline
+            break
+        head_end, pending = end, []
+    if head_end is None or start_at >= len(units):
+        return
+    first = units[start_at]
+    gap_dropped = any(head_end <= d["char_start"] < first[0].start for d in dropped)
+    body = "\n".join(ln.text for ln in first).strip()
+    if gap_dropped or _is_short(body) or _unit_protected(first, None):
+        add(units[0][0].start, head_end, "unrelated_leading")
+
+
+def _drop_unrelated_tail(
+    text: str, units: list[list[Line]], dropped: list[dict], min_fit: float, add: Callable
+) -> None:
+    """Rule 6: score units from the end against the kept text before them; drop the unrelated
+    run at the end as one span."""
+    tail_start = tail_end = None
+    last = True
+    for k in range(len(units) - 1, max(0, len(units) - 1 - MAX_GLUED_UNITS), -1):
+        unit = units[k]
+        start, end = trim_span(text, unit[0].start, unit[-1].end)
+        nxt = units[k + 1][0] if k + 1 < len(units) else None
+        if _unit_protected(unit, nxt):
+            break
+        next_start = units[k + 1][0].start if k + 1 < len(units) else len(text)
+        if any(end <= d["char_start"] < next_start and d["reason"] in _PAGE_FURNITURE for d in dropped):
+            break  # the page's own footer follows: this is still the article
+        if _is_heading(units[k - 1][-1].text):
+            break  # the body of the article's last section
+        body = "\n".join(ln.text for ln in unit).strip()
+        # the reference ends before the short units right above (a glued item's own title)
+        j = k
+        while j > 1 and _is_short(_unit_text(text, units[j - 1])) and not _unit_protected(units[j - 1], unit[0]):
+            j -= 1
+        before = content_profile(_kept_text(text, 0, units[j][0].start, dropped))
+        if len(before) < MIN_REFERENCE_FEATURES:
+            break
+        profile = content_profile(body)
+        fit = cosine(profile, before)
+        if _is_short(body):
+            cut_off = last and _cut_off(body)
+            joins = tail_start is not None and fit < min_fit and cosine(
+                profile, content_profile(text[tail_start:tail_end])
+            ) > fit
+            if not ((cut_off and _clearly_off_topic(body, fit)) or joins):
+                break
+        elif fit >= min_fit:
             break
         tail_start, tail_end = start, tail_end or end
+        last = False
     if tail_start is not None:
         add(tail_start, tail_end, "unrelated_trailing")
 
@@ -165,8 +811,11 @@ def _resolve_overlaps(spans: list[dict]) -> list[dict]:
             continue
         if out and span["char_start"] < out[-1]["char_end"]:
             cut = out[-1]["char_end"]
-            offset = cut - span["char_start"]
-            span = {**span, "char_start": cut, "text": span["text"][offset:]}
+            rest = span["text"][cut - span["char_start"]:]
+            cut += len(rest) - len(rest.lstrip())
+            span = {**span, "char_start": cut, "text": rest.lstrip()}
+            if not span["text"]:
+                continue
         out.append(span)
     return out
 

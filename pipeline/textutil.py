@@ -122,3 +122,46 @@ def plain(line: str) -> str:
     s = _MD_STRONG.sub("", _MD_HEADING.sub("", line.strip())).strip()
     m = _MD_WRAP.match(s)
     return m.group("inner").strip() if m else s
+
+
+_UNIT = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[A-Za-z0-9]+(?:['’.\-][A-Za-z0-9]+)*")
+
+
+def text_units(s: str) -> int:
+    """Length of ``s`` in script-fair units: one per CJK ideograph, one per Latin word or number.
+
+    A line of ten Chinese characters and a line of ten English words count alike, so one length
+    threshold serves both scripts (punctuation, spaces and symbols count nothing).
+    """
+    return len(_UNIT.findall(s))
+
+
+#: English function words: they carry no topic, and two unrelated English texts share many of
+#: them, which would lift their cosine (the usual stop list idea; van Rijsbergen 1979, ch. 2).
+STOPWORDS_EN = frozenset(
+    """a about above after again against all also am an and any are aren't as at be because been
+    before being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how however i if in
+    into is it its itself just let's like may me might more most must my myself new no nor not now
+    of off on once one only or other our ours ourselves out over own same she should so some such
+    than that the their theirs them themselves then there these they this those through to too
+    two under until up us very via was we were what when where which while who whom why will with
+    would yet you your yours yourself yourselves said says say also many much well""".split()
+)
+
+
+def content_profile(s: str) -> Counter:
+    """:func:`topic_profile` without English function words (:data:`STOPWORDS_EN`), English
+    plurals folded to the singular (``papers`` -> ``paper``, ``studies`` -> ``study``) so that
+    the few content words of an English paragraph meet their other forms."""
+    c: Counter = Counter()
+    for feature, count in topic_profile(s).items():
+        if feature in STOPWORDS_EN:
+            continue
+        if feature.isascii() and len(feature) > 4 and not feature.endswith(("ss", "us", "is")):
+            if feature.endswith("ies"):
+                feature = feature[:-3] + "y"
+            elif feature.endswith("s"):
+                feature = feature[:-1]
+        c[feature] += count
+    return c

@@ -8,6 +8,8 @@ facts about those papers live here only.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.clean import find_dropped
 from pipeline.config import Config
@@ -291,3 +293,567 @@ def test_spans_sorted_non_overlapping_and_exact_on_a_busy_page() -> None:
         "byline", "byline", "editor_credit", "related_list", "unrelated_trailing",
     ]
     assert spans[-1]["text"] == WEATHER
+
+
+# --- fixture articles in zh-Hant and English ------------------------------------------------------
+
+HANT_HEADLINE = "NeurIPS 2024 最佳論文揭曉，兩篇論文獲獎"
+HANT_LEAD = (
+    "NeurIPS 2024 近日公布了最佳論文獎。今年共有兩篇論文獲得最佳論文獎，另有兩篇論文獲得最佳論文亞軍，"
+    "獲獎研究涵蓋影像生成與偏微分方程求解。"
+)
+HANT_PAPERS = """論文 1：Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction
+
+機構：北京大學、字節跳動
+
+論文摘要：本文提出視覺自迴歸建模，將影像上的自迴歸學習重新定義為由粗到細的下一尺度預測，首次讓自迴歸模型在影像生成上超越擴散模型，並展現出類似大型語言模型的縮放定律。
+
+論文 2：Stochastic Taylor Derivative Estimator: Efficient amortization for arbitrary differential operators
+
+機構：新加坡國立大學
+
+論文摘要：本文提出隨機泰勒導數估計器，借助泰勒模式自動微分並對輸入切向量進行隨機化，高效地攤銷任意微分算子的計算，可以求解百萬維的偏微分方程。"""
+HANT_REFERENCE = "參考連結：https://neurips.cc/virtual/2024/awards_detail"
+
+EN_HEADLINE = "# Two CVPR 2024 Best Papers"
+EN_LEAD = (
+    "CVPR 2024 in Seattle gave its Best Paper award to two papers, on image dynamics and on rich "
+    "human feedback for text-to-image generation. Here are our notes on both."
+)
+EN_PAPERS = """## Generative Image Dynamics
+
+**Authors:** Zhengqi Li, Richard Tucker, Noah Snavely, Aleksander Holynski
+
+The paper models scene motion as spectral volumes and animates a single still image into a looping video, with image-space motion learned from natural videos.
+
+## Rich Human Feedback for Text-to-Image Generation
+
+**Authors:** Youwei Liang, Junfeng He, Gang Li
+
+The paper collects rich human feedback on generated images, trains a model to predict it, and uses the predictions to improve text-to-image generation."""
+EN_REFERENCE = "Source: https://cvpr.thecvf.com/Conferences/2024/News/Awards"
+
+#: The three scripts' articles: (headline, lead, papers, reference).
+ARTICLES = {
+    "zh-Hans": (HEADLINE, LEAD, PAPERS, REFERENCE),
+    "zh-Hant": (HANT_HEADLINE, HANT_LEAD, HANT_PAPERS, HANT_REFERENCE),
+    "en": (EN_HEADLINE, EN_LEAD, EN_PAPERS, EN_REFERENCE),
+}
+
+
+def with_junk(script: str, top: tuple[str, ...] = (), after_headline: tuple[str, ...] = (),
+              middle: tuple[str, ...] = (), bottom: tuple[str, ...] = ()) -> str:
+    """The script's article with junk paragraphs at the top, after the headline, between the
+    lead and the papers, and after the reference line."""
+    headline, lead, papers, reference = ARTICLES[script]
+    return report(*top, headline, *after_headline, lead, *middle, papers, reference, *bottom)
+
+
+def expect(text: str, *junk: tuple[str, str]) -> None:
+    """The dropped spans of ``text`` are exactly ``junk`` (reason, text), each found once, in order."""
+    spans = dropped(text)
+    assert reasons(spans) == list(junk)
+    for span, (_, piece) in zip(spans, junk, strict=True):
+        assert text.count(piece) == 1
+        assert span["char_start"] == text.index(piece)
+        assert span["char_end"] == text.index(piece) + len(piece)
+
+
+def test_fixture_articles_are_clean() -> None:
+    for script in ARTICLES:
+        assert dropped(with_junk(script)) == [], script
+
+
+# --- repost and source lines ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("script", "top", "bottom"),
+    [
+        ("zh-Hans", "文章来源于公众号「深度学习前沿」", "本文转载自机器之心，已获授权。"),
+        ("zh-Hans", "来源：公众号 AI科技评论", "原文首发于知乎专栏"),
+        ("zh-Hant", "本文轉載自「數位時代」", "轉載自：科技新報"),
+        ("zh-Hant", "來源：公眾號「人工智慧學堂」", "本文經授權轉載，原文刊於作者部落格。"),
+        ("en", "Originally published at example.com on March 3, 2025.", "This article first appeared on The Gradient."),
+        ("en", "Reposted from the authors' lab blog", "This post was originally published on Medium."),
+    ],
+)
+def test_repost_source_lines_are_dropped(script: str, top: str, bottom: str) -> None:
+    text = with_junk(script, after_headline=(top,), bottom=(bottom,))
+    expect(text, ("repost_source", top), ("repost_source", bottom))
+
+
+@pytest.mark.parametrize(
+    ("prefix", "body"),
+    [
+        ("本文转载自公众号「深度学习前沿」。", "今年共有三篇论文获得杰出论文奖，另有三篇论文获得荣誉提名。"),
+        ("【本文轉載自數位時代】", "今年共有兩篇論文獲得最佳論文獎，另有兩篇論文獲得最佳論文亞軍。"),
+        ("Originally published at example.com.", "Two papers won the award this year, on image dynamics and on human feedback."),
+    ],
+)
+def test_repost_prefix_is_dropped_and_the_sentence_after_it_kept(prefix: str, body: str) -> None:
+    text = report(HEADLINE, prefix + " " + body if prefix.endswith(".") else prefix + body, LEAD, PAPERS)
+    expect(text, ("repost_source", prefix))
+
+
+def test_sentences_opening_like_a_source_are_kept() -> None:
+    # 来自 / 來自 open ordinary sentences; a Source: line with a link is the article's reference
+    text = report(
+        HEADLINE, LEAD,
+        "来自斯坦福大学的研究者提出了一种新的对齐方法，在多个安全基准上取得了显著提升。",
+        "來自產業界的研究者也提交了多篇論文，其中一篇獲得榮譽提名。",
+        "Sources close to the programme committee said the decision was unanimous this year.",
+        PAPERS, EN_REFERENCE,
+    )
+    assert dropped(text) == []
+
+
+# --- bylines and editor credits keep working next to the new kinds -----------------------------------
+
+def test_byline_after_a_repost_line_and_editor_credit_at_the_end() -> None:
+    text = report("来源：公众号 AI科技评论", HEADLINE, "作者：李明", LEAD, PAPERS, "責任編輯：王芳")
+    expect(text, ("repost_source", "来源：公众号 AI科技评论"), ("byline", "作者：李明"), ("editor_credit", "責任編輯：王芳"))
+
+
+# --- share and follow prompts ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("script", "top", "bottom"),
+    [
+        ("zh-Hans", "点击上方蓝字关注我们", "扫码关注我们，获取更多前沿论文解读"),
+        ("zh-Hans", "▲ 长按识别二维码，关注公众号", "分享到：微信 微博 QQ空间"),
+        ("zh-Hant", "點擊上方藍字關注我們", "長按識別二維碼，關注我們"),
+        ("zh-Hant", "👉 點擊關注，不錯過每一篇論文解讀", "分享至：Facebook｜LINE"),
+        ("en", "Follow us on X and LinkedIn for more paper notes.", "Share this article"),
+        ("en", "**Share:** Twitter · Facebook · LinkedIn", "Scan the QR code to follow our channel"),
+    ],
+)
+def test_share_prompts_are_dropped(script: str, top: str, bottom: str) -> None:
+    text = with_junk(script, top=(top,), bottom=(bottom,))
+    expect(text, ("share_prompt", top), ("share_prompt", bottom))
+
+
+def test_sentences_about_sharing_and_following_are_kept() -> None:
+    text = report(
+        HEADLINE, LEAD,
+        "作者在博客中分享了训练细节，并公开了全部评测代码。",
+        "分享到社交媒体上的模型输出被研究者收集起来，构成了一个包含十万条样本的数据集，用于分析模型在真实使用中的安全问题。",
+        "研究團隊也在社群平台上分享了訓練細節與評測程式碼，引發廣泛討論。",
+        "關注我們這個領域的讀者或許還記得，去年的最佳論文同樣來自大型語言模型安全方向，而今年的獲獎論文延續了這一趨勢。",
+        "We share the authors' view that shallow alignment is the main weakness of current chat models.",
+        "Share of compute spent on alignment grew to a tenth of the training budget in their experiments.",
+        PAPERS, REFERENCE,
+    )
+    assert dropped(text) == []
+
+
+def test_follow_us_inside_a_wrapped_english_paragraph_is_kept() -> None:
+    paragraph = (
+        "The authors close with an invitation that readers of the paper are welcome to\n"
+        "follow us on the project page, where the code, the data and the evaluation scripts\n"
+        "are all released under a permissive licence for research use."
+    )
+    text = report(EN_HEADLINE, EN_LEAD, EN_PAPERS, paragraph)
+    assert dropped(text) == []
+
+
+# --- copyright and licence footers ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("script", "footer"),
+    [
+        ("zh-Hans", ("本文为机器之心原创，转载请联系本公众号获得授权。", "版权所有 © 2025 保留所有权利")),
+        ("zh-Hans", ("未经授权禁止转载", "如有侵权，请联系删除")),
+        ("zh-Hant", ("版權所有，轉載請聯繫作者", "未經授權，禁止轉載")),
+        ("en", ("© 2025 Example Media. All rights reserved.", "Licensed under CC BY 4.0")),
+        ("en", ("Copyright 2025 The Reading Group", "This work is licensed under a Creative Commons Attribution 4.0 License.")),
+    ],
+)
+def test_copyright_footers_are_dropped(script: str, footer: tuple[str, str]) -> None:
+    text = with_junk(script, bottom=footer)
+    expect(text, *(("copyright", line) for line in footer))
+
+
+def test_sentences_about_copyright_and_licences_are_kept() -> None:
+    text = report(
+        HEADLINE, LEAD,
+        "他们主张建立健全的国际版权体系，并实施集体许可制度，以确保数据训练的公平补偿。",
+        "版权所有者能否要求从训练数据中删除其作品，是该论文讨论的核心问题之一，作者为此设计了一种高效的机器遗忘算法并给出了理论保证。",
+        "研究團隊指出，版權問題將是生成模型商業化的最大障礙之一。",
+        "Copyright holders can opt out of the training data, the authors note, at a small cost in accuracy.",
+        "The code is licensed under CC BY 4.0 and the model weights under Apache 2.0.",
+        PAPERS, REFERENCE,
+    )
+    assert dropped(text) == []
+
+
+def test_licence_line_among_a_papers_metadata_is_kept() -> None:
+    # a licence line is a footer only near the end; after a paper's heading it describes the paper
+    papers = PAPERS.replace("机构：普林斯顿大学、Google DeepMind", "机构：普林斯顿大学、Google DeepMind\n\nLicense: CC BY 4.0")
+    text = report(HEADLINE, LEAD, papers, CLOSING, REFERENCE, "相关论文将在大会期间统一公开。", WEATHER_2)
+    assert not any("License" in s["text"] for s in dropped(text))
+
+
+# --- newsletter prompts -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("script", "prompt"),
+    [
+        ("zh-Hans", "订阅我们的周报，第一时间获取顶会论文解读"),
+        ("zh-Hans", "欢迎订阅本刊电子报"),
+        ("zh-Hant", "訂閱電子報"),
+        ("zh-Hant", "立即訂閱我們的週報，掌握最新 AI 研究"),
+        ("en", "Subscribe to our newsletter"),
+        ("en", "Sign up for The Weekly Paper Digest →"),
+    ],
+)
+def test_newsletter_prompts_are_dropped(script: str, prompt: str) -> None:
+    text = with_junk(script, bottom=(prompt,))
+    expect(text, ("newsletter", prompt))
+
+
+def test_sentences_about_subscriptions_are_kept() -> None:
+    text = report(
+        HEADLINE, LEAD,
+        "订阅制的模型服务正在改变研究者获取算力的方式，论文也讨论了这一趋势。",
+        "訂閱制服務的興起讓更多研究者能以較低成本使用大型模型。",
+        "Subscribers to the arXiv listing saw the paper a week before the awards were announced.",
+        "Sign-up rates for the workshop doubled after the award was announced, the organisers said.",
+        PAPERS, REFERENCE,
+    )
+    assert dropped(text) == []
+
+
+# --- navigation and menus ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("script", "menu"),
+    [
+        ("zh-Hans", "首页 | 新闻 | 科技 | 关于我们"),
+        ("zh-Hans", "首页 > 人工智能 > 正文"),
+        ("zh-Hant", "首頁｜新聞｜科技｜關於我們"),
+        ("zh-Hant", "首頁 > 新聞 > 人工智慧"),
+        ("en", "Home > News > AI"),
+        ("en", "Home | Blog | Topics | About"),
+        ("en", "Home\tNews\tResearch\tContact"),
+    ],
+)
+def test_navigation_lines_are_dropped(script: str, menu: str) -> None:
+    text = with_junk(script, top=(menu,))
+    expect(text, ("navigation", menu))
+
+
+def test_menu_runs_at_the_top_and_bottom_are_dropped() -> None:
+    top = "Home\nNews\nResearch\nAbout"
+    bottom = "关于我们\n\n联系我们\n\n隐私政策\n\n用户协议"
+    text = report(top, EN_HEADLINE, EN_LEAD, EN_PAPERS, EN_REFERENCE, bottom)
+    expect(text, ("navigation", top), ("navigation", bottom))
+
+
+def test_lists_and_tables_with_separators_are_not_menus() -> None:
+    papers = EN_PAPERS.replace(
+        "**Authors:** Youwei Liang, Junfeng He, Gang Li",
+        "Youwei Liang · Junfeng He · Gang Li",
+    )
+    table = "| 模型 | 参数量 | 准确率 |\n|---|---|---|\n| VAR | 2B | 高 |"
+    # (nine paragraphs on each side, so that the lines stand in the middle, away from the edges)
+    text = report(EN_HEADLINE, *[EN_LEAD] * 8, papers, "模型 | 数据 | 结果", table, *[EN_LEAD] * 9)
+    # the three-name line without a menu word, a pipe line of content words in the middle of
+    # the article and the table rows all stay
+    assert dropped(text) == []
+
+
+def test_pipe_line_without_menu_words_is_a_menu_only_at_an_edge() -> None:
+    tags = "Diffusion | Video | Generation"
+    expect(report(tags, EN_HEADLINE, EN_LEAD, EN_PAPERS, EN_REFERENCE), ("navigation", tags))
+    middle = report(EN_HEADLINE, *[EN_LEAD] * 8, tags, EN_PAPERS, EN_REFERENCE, *[EN_LEAD] * 8)
+    assert dropped(middle) == []
+
+
+def test_three_short_lines_in_the_middle_are_not_a_menu() -> None:
+    text = report(HEADLINE, LEAD, "首页\n新闻\n科技", PAPERS, REFERENCE)
+    # a menu run counts only at the very top or bottom
+    assert dropped(text) == []
+
+
+# --- related-article lists ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("script", "related"),
+    [
+        ("zh-Hans", "往期回顾\n\n▶ ICML 2024 十篇最佳论文一览\n\n▶ NeurIPS 2024 最佳论文出炉"),
+        ("zh-Hans", "—— 更多阅读 ——\n1、ICML 2024 十篇最佳论文一览\n2、NeurIPS 2024 最佳论文出炉"),
+        ("zh-Hant", "【往期推薦】\n\n《ICML 2024 十篇最佳論文一覽》\n\n《NeurIPS 2024 最佳論文出爐》"),
+        ("en", "Further reading:\n\n* [Notes on the ICLR 2025 orals](https://blog.example.com/iclr)\n\n* [The NeurIPS 2024 best papers](https://blog.example.com/neurips)"),
+    ],
+)
+def test_related_lists_are_dropped_with_their_label(script: str, related: str) -> None:
+    text = with_junk(script, bottom=(related,))
+    expect(text, ("related_list", related))
+
+
+def test_related_list_of_plain_titles_at_the_end_is_dropped() -> None:
+    related = "往期推荐\n\nICML 2024 十篇最佳论文一览\n\nNeurIPS 2024 最佳论文出炉，北大与字节跳动合作论文获奖"
+    text = report(HEADLINE, LEAD, PAPERS, REFERENCE, related, "版权所有，转载请联系授权")
+    expect(text, ("related_list", related), ("copyright", "版权所有，转载请联系授权"))
+
+
+# --- captions --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("script", "caption"),
+    [
+        ("zh-Hans", "图1：模型架构示意图"),
+        ("zh-Hans", "图片来源：论文截图"),
+        ("zh-Hans", "图：来自论文原文"),
+        ("zh-Hant", "圖 2｜實驗結果比較"),
+        ("zh-Hant", "圖／取自論文"),
+        ("en", "Figure 1: Overview of the method."),
+        ("en", "Image credit: the authors"),
+        ("en", "Photo: Jane Doe"),
+        ("en", "![Overview of the method](https://example.com/fig1.png)"),
+    ],
+)
+def test_caption_between_a_paper_heading_and_its_body_is_dropped_alone(script: str, caption: str) -> None:
+    headline, lead, papers, reference = ARTICLES[script]
+    # the caption stands right after the first paper's heading; the metadata and body stay
+    first_heading = papers.split("\n\n", 1)[0]
+    papers = papers.replace(first_heading, first_heading + "\n\n" + caption, 1)
+    text = report(headline, lead, papers, reference)
+    expect(text, ("caption", caption))
+
+
+def test_sentences_about_figures_are_kept() -> None:
+    text = report(
+        HEADLINE, LEAD,
+        "图 1 展示了模型在三个基准上的表现，可以看到 AlphaEdit 的编辑成功率明显更高。",
+        "如图1所示，知识编辑前后模型在无关问题上的回答几乎没有变化。",
+        "圖表顯示，模型規模越大，損失下降得越快。",
+        "Figure 1 shows the architecture: an encoder, a motion model and a renderer.",
+        "Photographs taken by the authors serve as the test set of the paper.",
+        PAPERS, REFERENCE,
+    )
+    assert dropped(text) == []
+
+
+# --- unrelated news before the article --------------------------------------------------------------------
+
+NEWS_HANT = (
+    "台北股市今日開高走高，加權指數終場上漲一百五十點，成交量明顯放大。"
+    "電子類股表現強勢，金融股則小幅回檔，外資全天買超逾百億元。"
+)
+NEWS_EN_TITLE = "City Council Approves Road Budget"
+NEWS_EN = (
+    "The city council voted on Tuesday to approve a new budget for road repairs, adding two hundred "
+    "kilometres of resurfaced streets and new bicycle lanes downtown before the winter."
+)
+
+
+@pytest.mark.parametrize(
+    ("script", "glued"),
+    [
+        ("zh-Hans", WEATHER),
+        ("zh-Hans", STOCKS + "\n\n" + WEATHER_2),
+        ("zh-Hant", NEWS_HANT),
+        ("en", NEWS_EN_TITLE + "\n\n" + NEWS_EN),
+    ],
+)
+def test_unrelated_news_before_the_headline_is_dropped(script: str, glued: str) -> None:
+    text = with_junk(script, top=(glued,))
+    expect(text, ("unrelated_leading", glued))
+
+
+def test_short_unrelated_item_before_the_headline_is_dropped() -> None:
+    glued = "沪指今日收涨0.8%，两市成交额突破一万亿元。"
+    text = report(glued, HEADLINE, "量子位报道", LEAD, PAPERS)
+    expect(text, ("unrelated_leading", glued), ("byline", "量子位报道"))
+
+
+def test_unrelated_leading_news_after_a_menu_line() -> None:
+    text = report("首页 | 新闻 | 科技", WEATHER, HEADLINE, LEAD, PAPERS)
+    expect(text, ("navigation", "首页 | 新闻 | 科技"), ("unrelated_leading", WEATHER))
+
+
+def test_headline_and_lead_are_never_leading_junk() -> None:
+    # an opening paragraph of venue background fits the papers poorly, but no headline follows
+    # it: it is the article's own lead, not a glued item
+    background = (
+        "NeurIPS（神经信息处理系统大会）是人工智能领域的顶级学术会议之一。"
+        "第三十八届大会于十二月在加拿大温哥华举行，吸引了来自世界各地的上万名参会者。"
+    )
+    for text in (
+        report(background, LEAD, PAPERS, REFERENCE),
+        report(HEADLINE, background, LEAD, PAPERS, REFERENCE),
+        report("重磅！刚刚公布", "机器之心报道", LEAD, PAPERS),
+    ):
+        assert [s["reason"] for s in dropped(text)] in ([], ["byline"])
+
+
+def test_paper_heading_first_is_never_leading_junk() -> None:
+    text = report(
+        "论文 1：Safety Alignment Should Be Made More Than Just a Few Tokens Deep",
+        "机构：普林斯顿大学、Google DeepMind",
+        "论文摘要：本文指出，当前大语言模型的安全对齐往往只作用于输出的前几个 token。",
+        WEATHER,
+    )
+    assert reasons(dropped(text)) == [("unrelated_trailing", WEATHER)]
+
+
+# --- unrelated news after the article: short and cut-off items, English titles ------------------------------
+
+def test_short_cut_off_news_at_the_end_is_dropped() -> None:
+    glued = "秋粮收获进度过半  眼下正值秋收关键时节，各地"
+    text = report(HEADLINE, LEAD, PAPERS, REFERENCE) + "\n" + glued
+    expect(text, ("unrelated_trailing", glued))
+
+
+def test_short_cut_off_english_news_at_the_end_is_dropped() -> None:
+    glued = "The mayor said the council would meet again in"
+    text = report(EN_HEADLINE, EN_LEAD, EN_PAPERS) + "\n" + glued
+    expect(text, ("unrelated_trailing", glued))
+
+
+def test_glued_english_news_with_its_own_title_is_one_span() -> None:
+    glued = NEWS_EN_TITLE + "\n\n" + NEWS_EN
+    text = report(EN_HEADLINE, EN_LEAD, EN_PAPERS, glued)
+    expect(text, ("unrelated_trailing", glued))
+
+
+def test_glued_zh_hant_news_at_the_end_is_dropped() -> None:
+    text = with_junk("zh-Hant", bottom=(NEWS_HANT,))
+    expect(text, ("unrelated_trailing", NEWS_HANT))
+
+
+def test_short_last_lines_of_a_real_article_are_kept() -> None:
+    # a truncated page that ends on a section heading, a short closing sentence, a short title
+    for ending in ("對 AI 領域的深遠影響", "本文深入研究了这两种竞争效应。", "Generative Image Dynamics"):
+        text = report(HEADLINE, LEAD, PAPERS, ending)
+        assert dropped(text) == [], ending
+
+
+# --- everything at once ---------------------------------------------------------------------------------------
+
+def test_every_kind_in_one_page() -> None:
+    junk_top = ("首页 | 新闻 | 科技 | 关于我们", "点击上方蓝字关注我们", WEATHER)
+    text = report(
+        *junk_top, HEADLINE, "机器之心报道", "文章来源于公众号「深度学习前沿」", LEAD,
+        PAPERS.replace("机构：英属哥伦比亚大学", "图2：学习动态示意图\n\n机构：英属哥伦比亚大学"),
+        "责任编辑：王芳", REFERENCE,
+        "往期回顾\n▶ ICML 2024 十篇最佳论文一览\n▶ NeurIPS 2024 最佳论文出炉",
+        "订阅我们的周报", "扫码关注我们", "版权所有，未经授权禁止转载", STOCKS,
+    )
+    assert [s["reason"] for s in dropped(text)] == [
+        "navigation", "share_prompt", "unrelated_leading", "byline", "repost_source", "caption",
+        "editor_credit", "related_list", "newsletter", "share_prompt", "copyright", "unrelated_trailing",
+    ]
+
+
+# --- more forms seen in scraped pages ----------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "byline",
+    ["編譯／黃以婷", "記者林家豪／綜合報導", "本报讯（记者 张伟）", "AI前沿速递 报道", "Staff writer: Daniel Okafor",
+     "*Written by Marcus Lee · 6 min read*"],
+)
+def test_more_byline_forms(byline: str) -> None:
+    text = report(HEADLINE, byline, LEAD, PAPERS)
+    expect(text, ("byline", byline))
+
+
+@pytest.mark.parametrize("headline", ["# ICLR 2024 傑出論文、榮譽提名與時間檢驗獎整理", "ICML 2025 获奖论文整理"])
+def test_headline_ending_in_a_credit_word_is_not_a_byline(headline: str) -> None:
+    assert dropped(report(headline, LEAD, PAPERS)) == []
+
+
+@pytest.mark.parametrize(
+    ("reason", "line"),
+    [
+        ("share_prompt", "喜欢本文请点赞、在看、分享三连！"),
+        ("share_prompt", "欢迎扫码关注「三维视觉前沿」"),
+        ("share_prompt", "扫描下方二维码，加入读者交流群"),
+        ("share_prompt", "喜歡這篇文章嗎？追蹤我們的粉絲專頁，每週獲得研究生活小技巧。"),
+        ("newsletter", "More from our newsletter: subscribe at weekly.example.org"),
+        ("copyright", "本站內容版權所有，未經同意請勿轉載。"),
+        ("copyright", "本文仅代表作者观点，版权归原作者所有。"),
+        ("copyright", "（本文转载请联系本报授权）"),
+        ("copyright", "本週報採用 CC BY-NC 4.0 授權，轉載請註明出處。"),
+        ("copyright", "The views expressed here are the author's own."),
+        ("navigation", "Tags: ICML, test of time, deep learning"),
+        ("navigation", "標籤：擴散模型、影像生成"),
+        ("navigation", "[Home](/) · [Archive](/archive) · [About](/about)"),
+    ],
+)
+def test_more_footer_forms(reason: str, line: str) -> None:
+    text = report(HEADLINE, LEAD, PAPERS, REFERENCE, line)
+    expect(text, (reason, line))
+
+
+def test_short_lines_with_prompt_words_inside_sentences_are_kept() -> None:
+    text = report(
+        HEADLINE, LEAD,
+        "现在看来，这一方法的代价主要在于训练时间。",
+        "关键词：安全对齐、知识编辑",
+        "The newsletter of the ACL covered the paper last week.",
+        PAPERS, REFERENCE,
+    )
+    assert dropped(text) == []
+
+
+# --- structure keeps the article's own paragraphs -----------------------------------------------------------
+
+def test_body_of_the_last_markdown_section_is_kept_even_off_topic() -> None:
+    # the last paper's paragraph shares no words with the text before it, but it stands right
+    # under its own heading: it is the body of that section, not a glued item
+    text = report(
+        "# NeurIPS 2025 最佳论文揭晓", LEAD, "## 时间检验奖",
+        "### Faster R-CNN: Towards Real-Time Object Detection with Region Proposal Networks",
+        "2015 年提出的 Faster R-CNN 用区域建议网络取代了手工设计的候选框生成，让两阶段目标检测首次接近实时，此后多年一直是检测任务的基础框架。",
+    )
+    assert dropped(text) == []
+
+
+def test_last_paragraph_before_the_page_footer_is_kept() -> None:
+    closing = "Together, the two papers make the case that a model's inductive biases matter as much as its size."
+    text = report(EN_HEADLINE, EN_LEAD, EN_PAPERS, closing, "Share this article", "© 2025 Example Media. All rights reserved.")
+    expect(text, ("share_prompt", "Share this article"), ("copyright", "© 2025 Example Media. All rights reserved."))
+
+
+def test_poorly_fitting_lead_under_a_headline_is_kept() -> None:
+    # the lead fits the papers poorly, and an award header follows it; the headline above it
+    # shares the venue with the rest, so the article begins there and nothing is leading junk
+    text = report(
+        "NeurIPS 2023 names its outstanding papers", "By Priya Raman",
+        "The awards committee announced its choices on Monday, and the conference took place in New Orleans in December.",
+        "Outstanding Paper", EN_PAPERS.replace("## ", "Paper 1: ", 1),
+    )
+    expect(text, ("byline", "By Priya Raman"))
+
+
+# --- invariants -------------------------------------------------------------------------------------------
+
+#: Lines of every kind above, for the property test to shuffle into pages.
+_ALL_LINES = sorted({
+    line for part in (HEADLINE, LEAD, PAPERS, CLOSING, REFERENCE, WEATHER, STOCKS, HANT_HEADLINE, HANT_LEAD,
+                      HANT_PAPERS, EN_HEADLINE, EN_LEAD, EN_PAPERS, EN_REFERENCE, NEWS_HANT, NEWS_EN)
+    for line in part.split("\n")
+} | {
+    "首页 | 新闻 | 科技 | 关于我们", "Home > News > AI", "扫码关注我们", "Share this article", "版权所有，转载请联系授权",
+    "© 2025 Example Media. All rights reserved.", "Subscribe to our newsletter", "訂閱電子報", "图1：模型架构示意图",
+    "Image credit: the authors", "往期回顾", "▶ ICML 2024 十篇最佳论文一览", "本文转载自机器之心，已获授权。",
+    "Originally published at example.com.", "机器之心报道", "By Jane Doe", "责任编辑：王芳", "Home", "News", "About",
+    "| 模型 | 参数量 |", "|---|---|", "---", "",
+})
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_ALL_LINES), max_size=30),
+    st.sampled_from(["\n", "\n\n"]),
+    st.sampled_from(["", "\n", "  ", "\u3000\u3000"]),
+)
+def test_spans_are_valid_on_any_page(lines: list[str], sep: str, tail: str) -> None:
+    # sorted, non-overlapping, trimmed spans that slice the text exactly, whatever the page
+    text = sep.join(lines) + tail
+    spans = dropped(text)
+    known = {"repost_source", "byline", "editor_credit", "share_prompt", "copyright", "navigation",
+             "newsletter", "related_list", "caption", "unrelated_leading", "unrelated_trailing"}
+    assert {s["reason"] for s in spans} <= known
