@@ -1,4 +1,5 @@
-# The two commands: `make all` (run the pipeline) and `make test` (run the tests).
+# The two commands: `make all` (run the pipeline) and `make test` (run the tests);
+# `make eval` scores segmentation on the annotated fixtures against tests/eval_baseline.json.
 # Both create .venv and install the project with its dependencies when missing.
 
 PYTHON ?= python3
@@ -14,13 +15,16 @@ export HF_HUB_OFFLINE = 1
 export TRANSFORMERS_OFFLINE = 1
 export TOKENIZERS_PARALLELISM = false
 
-.PHONY: all test install clean-outputs
+.PHONY: all test eval install clean-outputs
 
 all: $(STAMP)
 	$(BIN)/python -m pipeline run "$(CORPUS)" --out "$(OUT)" $(ARGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+eval: $(STAMP)
+	$(BIN)/python -m pipeline.evaluate tests/fixtures/segmentation --baseline tests/eval_baseline.json
 
 install: $(STAMP)
 
