@@ -240,16 +240,15 @@ def _classify(lines: list[Line]) -> list[str]:
             kinds.append("award_header")
         elif kv is not None:
             kinds.append("kv_title" if kv[0] == "title" else "kv")
-        elif _names_venue_year(marked if marked is not None else s):
-            kinds.append("body")  # "<venue> <year> ..." heads an article or a part, not a paper
         elif marked is not None and _english_title(marked, MIN_MARKED_TITLE_WORDS):
-            kinds.append("heading")
+            kinds.append("body" if _names_venue_year(marked) else "heading")
         elif _english_title(s):
-            kinds.append("title")
+            kinds.append("body" if _names_venue_year(s) else "title")
         elif marked is not None and _chinese_title(marked):
-            kinds.append("zh_heading")
+            kinds.append("body" if _names_venue_year(marked) else "zh_heading")
         else:
             kinds.append("body")
+        # (a heading that names "<venue> <year>" heads an article or a part, not a paper)
     return kinds
 
 
