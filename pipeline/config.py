@@ -36,6 +36,8 @@ else:  # pragma: no cover
 from .errors import ConfigError
 
 TARGET_SCRIPTS = ("zh-Hans", "zh-Hant")
+#: Longest summary a user may ask for, in characters (spaCy refuses texts over 1,000,000).
+MAX_SUMMARY_CHARS = 100_000
 EMBED_BACKENDS = ("use", "sentence-transformers")
 
 
@@ -153,7 +155,9 @@ class Config:
         Raises:
             ConfigError: naming the key and listing the valid options.
         """
-        bad_extensions = [e for e in self.ingest.extensions if not e.startswith(".")]
+        if not self.ingest.extensions:
+            raise ConfigError("ingest.extensions is empty: no file would be read")
+        bad_extensions = [e for e in self.ingest.extensions if not e.startswith(".") or len(e) < 2]
         if bad_extensions:
             raise ConfigError(f"ingest.extensions has {bad_extensions}; each must be a suffix with its dot, e.g. '.txt'")
         if self.normalize.target_script not in TARGET_SCRIPTS:
@@ -163,6 +167,15 @@ class Config:
             )
         if self.embed.backend not in EMBED_BACKENDS:
             raise ConfigError(f"embed.backend = {self.embed.backend!r}; valid options: {list(EMBED_BACKENDS)}")
+        if self.extract.summary_max_chars > MAX_SUMMARY_CHARS:
+            raise ConfigError(
+                f"extract.summary_max_chars = {self.extract.summary_max_chars}; at most {MAX_SUMMARY_CHARS}"
+            )
+        if self.embed.backend != "sentence-transformers" and (self.embed.model or self.embed.device):
+            raise ConfigError(
+                f"embed.model / embed.device apply to the 'sentence-transformers' backend only; "
+                f"embed.backend is {self.embed.backend!r}"
+            )
         if self.embed.backend == "sentence-transformers" and not self.embed.model:
             raise ConfigError("embed.backend = 'sentence-transformers' needs embed.model (a name or a local path)")
         for key, value in (

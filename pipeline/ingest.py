@@ -141,7 +141,9 @@ def list_corpus(corpus: str | Path, extensions: list[str]) -> tuple[pd.DataFrame
     Returns:
         ``(listing, skipped)``: ``listing`` has columns ``source_path`` (str, POSIX path
         relative to ``corpus``) and ``abs_path`` (str); ``skipped`` has ``source_path`` and
-        ``reason`` for files with another suffix.
+        ``reason`` for files with another suffix, broken or looping symbolic links, links to
+        folders, and pipes, sockets or devices. File names that are not valid UTF-8 are shown
+        with ``\\xNN`` escapes in ``source_path``; ``abs_path`` still opens the file.
 
     Raises:
         FileNotFoundError: ``corpus`` does not exist or is not a folder.
@@ -153,16 +155,30 @@ def list_corpus(corpus: str | Path, extensions: list[str]) -> tuple[pd.DataFrame
     rows, skipped = [], []
     for path in sorted(root.rglob("*"), key=lambda p: p.relative_to(root).as_posix()):
         rel = path.relative_to(root)
-        if any(part.startswith(".") for part in rel.parts) or not path.is_file():
+        if any(part.startswith(".") for part in rel.parts) or (path.is_dir() and not path.is_symlink()):
             continue
-        if path.suffix.lower() in wanted:
-            rows.append({"source_path": rel.as_posix(), "abs_path": str(path)})
+        shown = display_path(rel.as_posix())
+        if path.is_symlink() and not path.exists():
+            skipped.append({"source_path": shown, "reason": "broken or looping symbolic link"})
+        elif path.is_dir():
+            skipped.append({"source_path": shown, "reason": "symbolic link to a folder (not followed)"})
+        elif not path.is_file():
+            skipped.append({"source_path": shown, "reason": "not a regular file (pipe, socket or device)"})
+        elif path.suffix.lower() in wanted:
+            rows.append({"source_path": shown, "abs_path": str(path)})
         else:
-            skipped.append({"source_path": rel.as_posix(), "reason": f"unsupported file type {path.suffix or '(none)'}"})
+            skipped.append({"source_path": shown, "reason": f"unsupported file type {path.suffix or '(none)'}"})
+    # object columns: a file name that is not valid UTF-8 keeps its surrogate escapes in abs_path
     return (
-        pd.DataFrame(rows, columns=list(LISTING_COLUMNS)),
-        pd.DataFrame(skipped, columns=["source_path", "reason"]),
+        pd.DataFrame(rows, columns=list(LISTING_COLUMNS), dtype=object),
+        pd.DataFrame(skipped, columns=["source_path", "reason"], dtype=object),
     )
+
+
+def display_path(path: str) -> str:
+    """``path`` as valid UTF-8 text: bytes of a file name that are not UTF-8 (which Python keeps
+    as surrogate escapes, PEP 383) are written as ``\\xNN``."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 @dataclass(frozen=True)

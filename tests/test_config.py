@@ -7,6 +7,7 @@ tmp_path; nothing module-level is changed.
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -268,3 +269,18 @@ def test_to_dict_is_plain_data() -> None:
     data["ingest"]["extensions"].append(".rst")
     assert config.ingest.extensions == [".txt", ".md", ".html", ".htm", ".jsonl"]
     assert [f.name for f in dataclasses.fields(config)] == list(data)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"ingest": {"extensions": []}}, "ingest.extensions is empty"),
+        ({"ingest": {"extensions": ["."]}}, "each must be a suffix with its dot"),
+        ({"extract": {"summary_max_chars": 10**7}}, "at most 100000"),
+        ({"embed": {"device": "cuda:7"}}, "apply to the 'sentence-transformers' backend only"),
+        ({"embed": {"model": "some/model"}}, "apply to the 'sentence-transformers' backend only"),
+    ],
+)
+def test_settings_that_would_do_nothing_or_break_are_refused(overrides, message) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(overrides=overrides)

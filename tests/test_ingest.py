@@ -602,3 +602,30 @@ def test_problem_corpus_runs_to_the_end(tmp_path: Path, use_embedder) -> None:
     assert (docs.loc["big.txt", "status"], docs.loc["big.txt", "n_bytes"]) == ("ok", big.stat().st_size)
     assert docs.loc["good.txt", "status"] == "ok"
     assert result.summary()["failed_files"] == 1
+
+
+def test_listing_records_odd_files_instead_of_losing_them(tmp_path):
+    """Non-UTF-8 names, broken and looping links, links to folders and pipes each get a row."""
+    import os
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "good.txt").write_text("正文", encoding="utf-8")
+    with open(os.path.join(os.fsencode(corpus), b"\xff\xfebad.txt"), "wb") as fh:
+        fh.write("也是正文".encode())
+    (corpus / "loop1").symlink_to(corpus / "loop2")
+    (corpus / "loop2").symlink_to(corpus / "loop1")
+    (corpus / "broken.txt").symlink_to(tmp_path / "missing")
+    (corpus / "folder_link").symlink_to(tmp_path)
+    os.mkfifo(corpus / "pipe.txt")
+    listing, skipped = list_corpus(corpus, [".txt"])
+    assert sorted(listing["source_path"]) == ["\\xff\\xfebad.txt", "good.txt"]
+    bad = listing[listing["source_path"] == "\\xff\\xfebad.txt"].iloc[0]
+    assert read_document(bad["source_path"], bad["abs_path"])["text"] == "也是正文"
+    assert dict(zip(skipped["source_path"], skipped["reason"], strict=True)) == {
+        "broken.txt": "broken or looping symbolic link",
+        "folder_link": "symbolic link to a folder (not followed)",
+        "loop1": "broken or looping symbolic link",
+        "loop2": "broken or looping symbolic link",
+        "pipe.txt": "not a regular file (pipe, socket or device)",
+    }
