@@ -28,13 +28,28 @@ from pipeline.evaluate import (
     validate_fixtures,
 )
 
+from conftest import read_outputs
+from gold_checks import assert_coverage
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "segmentation"
 BASELINE = Path(__file__).resolve().parent / "eval_baseline.json"
 
 
 @pytest.fixture(scope="module")
-def scores(tmp_path_factory, use_embedder) -> dict:
-    return evaluate(FIXTURES, tmp_path_factory.mktemp("eval_out"), embedder=use_embedder)
+def eval_out(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("eval_out")
+
+
+@pytest.fixture(scope="module")
+def scores(eval_out, use_embedder) -> dict:
+    return evaluate(FIXTURES, eval_out, embedder=use_embedder)
+
+
+def test_every_character_of_every_fixture_in_exactly_one_span(scores, eval_out):
+    """The output contract's invariant, on every fixture document (issue 3, item 8)."""
+    outputs = read_outputs(eval_out)
+    assert (outputs["documents"]["status"] == "ok").sum() >= 29
+    assert_coverage(outputs)
 
 
 def test_scores_not_below_baseline(scores):
