@@ -37,6 +37,7 @@ from .fields import (
     parse_key_value,
     split_names,
 )
+from .headings import BILINGUAL, BOOK_TITLE, ENUMERATION_PREFIX_RE, NUMBERED_PREFIX_RE
 from .normalize import to_script, to_target
 from .stage import Stage, records
 from .textutil import plain
@@ -48,13 +49,7 @@ EXTRACT_COLUMNS = (
     "award_raw", "arxiv_id", "arxiv_version", "urls", "summary", "keywords",
 )
 
-_NUMBERED = re.compile(r"^(?:论文|論文|Paper|PAPER|paper)\s*(?:\d+|[一二三四五六七八九十]+)\s*[：:.、]\s*")
 _DECORATION = re.compile(r"^(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*?)\s+[\u3400-\u9fff]{1,8}$")
-_BILINGUAL = re.compile(
-    r"^(?P<a>[^（(]+?)\s*[（(](?P<b>[^）)]+)[）)]\s*$"
-)
-_ENUMERATION = re.compile(r"^(?:\d{1,2}[.、．]|[一二三四五六七八九十]{1,3}[、．.]|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,3})[）)])\s*")
-_BOOK = re.compile(r"《(?P<inner>[^《》]+)》\s*(?:[（(](?P<gloss>(?:[^（）()]|\([^()]*\))+)[）)])?")
 _QUOTED = re.compile(r"[“\"](?P<inner>[^“”\"]+)[”\"]")
 _ZH_SENTENCE = re.compile(r"[。，；！？]")
 #: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
@@ -98,11 +93,11 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     kv = parse_key_value(h)
     if kv is not None and kv[0] == "title":
         h = kv[1]
-    h = _ENUMERATION.sub("", _NUMBERED.sub("", h.strip())).strip()
+    h = ENUMERATION_PREFIX_RE.sub("", NUMBERED_PREFIX_RE.sub("", h.strip())).strip()
     quoted = _QUOTED.fullmatch(h)
     if quoted:
         h = quoted.group("inner").strip()
-    book = _BOOK.fullmatch(h)
+    book = BOOK_TITLE.fullmatch(h)
     if book:
         inner, gloss = book.group("inner").strip(), (book.group("gloss") or "").strip()
         if gloss and _HAS_CJK.search(gloss) and not _HAS_CJK.search(inner):
@@ -112,7 +107,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         h = inner
     if not h:
         return None, None
-    m = _BILINGUAL.match(h)
+    m = BILINGUAL.fullmatch(h)
     if m:
         a, b = m.group("a").strip(), m.group("b").strip()
         if _HAS_CJK.search(a) and not _HAS_CJK.search(b) and _HAS_LATIN.search(b):

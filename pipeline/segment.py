@@ -39,6 +39,7 @@ from .fields import (
     normalize_award,
     parse_key_value,
 )
+from .headings import BILINGUAL, BOOK_TITLE, ENUMERATED_HEADING, NUMBERED_HEADING
 from .normalize import detect_script
 from .stage import Stage
 from .textutil import Line, latin_words, plain, split_lines, trim_span
@@ -60,16 +61,8 @@ MAX_ZH_TITLE_CHARS = 40
 #: Letters an award header may hold besides its label, venue and year (a counter such as 篇).
 MAX_AWARD_HEADER_REST = 1
 
-_NUMBERED_HEADING = re.compile(
-    r"^(?:论文|論文|Paper|PAPER|paper)\s*(?:\d+|[一二三四五六七八九十]+)\s*[：:.、]\s*(?P<title>.*)$"
-)
 _MD_HEADING = re.compile(r"^#{1,6}\s+\S")
 _BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
-_ENUMERATED = re.compile(
-    r"^(?:\d{1,2}[.、．]|[一二三四五六七八九十]{1,3}[、．.]|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,3})[）)])\s*(?P<title>\S.*)$"
-)
-_BOOK_TITLE = re.compile(r"《(?P<inner>[^《》]+)》(?:\s*[（(][^（）()]*[）)])?")
-_BILINGUAL_TITLE = re.compile(r"(?P<a>[^（(]+?)\s*[（(](?P<b>[^）)]+)[）)]")
 _MENTION = re.compile(
     r"《(?P<book>[^《》\n]{2,200})》(?:\s*[（(](?:[^（）()\n]|\([^()\n]*\))+[）)])?"
     r"|[“\"](?P<quoted>[A-Z][^“”\"\n]{8,250})[”\"]"
@@ -168,11 +161,11 @@ def _heading_text(s: str) -> str | None:
         inner = plain(raw)
     elif m := _BOLD_LINE.match(raw):
         inner = m.group("inner").strip()
-    elif m := _ENUMERATED.match(plain(raw)):
+    elif m := ENUMERATED_HEADING.match(plain(raw)):
         return m.group("title").strip()
     else:
         return None
-    m = _ENUMERATED.match(inner)  # "## 1. Title", "**一、Title**"
+    m = ENUMERATED_HEADING.match(inner)  # "## 1. Title", "**一、Title**"
     return m.group("title").strip() if m else inner
 
 
@@ -180,10 +173,10 @@ def _english_title(t: str, min_words: int = MIN_TITLE_WORDS) -> bool:
     """Whether ``t`` reads as an English paper title (see :func:`_is_title_line`), also inside a
     bilingual form ``中文（English）`` / ``English（中文）`` or book-title marks ``《English》``."""
     t = t.strip()
-    m = _BOOK_TITLE.fullmatch(t)
+    m = BOOK_TITLE.fullmatch(t)
     if m:
         t = m.group("inner")
-    m = _BILINGUAL_TITLE.fullmatch(t)
+    m = BILINGUAL.fullmatch(t)
     if m:
         return any(_is_title_line(part.strip(), min_words) for part in (m.group("a"), m.group("b")))
     return _is_title_line(t, min_words)
@@ -232,7 +225,7 @@ def _classify(lines: list[Line]) -> list[str]:
         s = plain(line.text)
         kv = parse_key_value(s)
         marked = _heading_text(line.text)
-        if _NUMBERED_HEADING.match(s):
+        if NUMBERED_HEADING.match(s):
             kinds.append("numbered")
         elif kv is not None and kv[0] == "reference_url":
             kinds.append("reference")
@@ -276,11 +269,11 @@ def _style(line: Line, kind: str) -> str:
     if _BOLD_LINE.match(raw):
         return "bold"
     s = plain(raw)
-    if re.match(r"^\d", s) and _ENUMERATED.match(s):
+    if re.match(r"^\d", s) and ENUMERATED_HEADING.match(s):
         return "enum-digit"
-    if re.match(r"^[（(]", s) and _ENUMERATED.match(s):
+    if re.match(r"^[（(]", s) and ENUMERATED_HEADING.match(s):
         return "enum-paren"
-    if _ENUMERATED.match(s):
+    if ENUMERATED_HEADING.match(s):
         return "enum-han"
     return "plain"
 
