@@ -26,6 +26,7 @@ from functools import lru_cache
 import jieba
 import jieba.analyse
 import pandas as pd
+from spacy.lang.en.stop_words import STOP_WORDS
 
 from .config import Config
 from .fields import (
@@ -64,6 +65,12 @@ _SENTENCE_PUNCT = re.compile(r"[。！？!?.；;：:]")
 _TEX_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\(.+?\\\)")
 #: Discourse words of paper write-ups that jieba's general IDF table ranks high but that say
 #: nothing about a paper's topic ("this paper", "the authors", "the method", ...).
+#: English function words (spaCy's English stop list) and the English words of paper write-ups
+#: that say nothing about a paper's topic; jieba's IDF table does not know English words.
+_EN_STOP_WORDS = frozenset(STOP_WORDS) | frozenset(
+    "paper papers study studies work works author authors propose proposes proposed show shows "
+    "method methods result results approach approaches new using based".split()
+)
 GENERIC_WORDS = frozenset(
     "本文 该文 本研究 该研究 论文 该论文 本论文 作者 他们 我们 研究 研究者 方法 提出 结果 实验 表明 发现 "
     "进行 通过 以及 这些 这种 一种 其中 此外 同时 然而 因此".split()
@@ -212,10 +219,20 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     kv_summary = kv["summary"][0] if kv.get("summary") else None
     summary = _summary(summary_lines, kv_summary, config.extract.summary_max_chars)
 
-    simplified_body = _TEX_MATH.sub(" ", to_script("\n".join(body), "zh-Hans"))
+    topic_text = "\n".join([*kv.get("summary", []), *body])
+    simplified_body = _TEX_MATH.sub(" ", to_script(topic_text, "zh-Hans"))
     tags = jieba.analyse.extract_tags(simplified_body, topK=config.extract.n_keywords * 3)
-    keywords = [t for t in tags if len(t) >= 2 and t not in GENERIC_WORDS and not _NUMBER.match(t)
-                and not re.fullmatch(r"[\W_]+", t)]
+    keywords: list[str] = []
+    seen: set[str] = set()
+    for t in tags:
+        key = t.casefold()
+        if (len(t) < 2 or t in GENERIC_WORDS or key in _EN_STOP_WORDS or key in seen or _NUMBER.match(t)
+                or re.fullmatch(r"[\W_]+", t)):
+            continue
+        if _HAS_CJK.search(t) and not jieba.dt.FREQ.get(t):
+            continue  # a word jieba's HMM guessed across a word boundary (从粗到细 -> 粗到), not in its dictionary
+        seen.add(key)
+        keywords.append(t)
     keywords = keywords[: config.extract.n_keywords]
 
     return {

@@ -180,8 +180,10 @@ def test_keywords_are_topical_and_in_the_target_script() -> None:
         chinese = "".join(k for k in keywords if detect_script(k) != "en")
         assert detect_script(chinese) == target
         assert all(to_script(k, target) == k for k in keywords)
-    assert "幂律" in fields(VAR_ROW, "zh-Hans")["keywords"]
-    assert "冪律" in fields(VAR_ROW, "zh-Hant")["keywords"]
+    # the abstract counts for keywords too (a section with only an abstract had none), which
+    # puts "scaling" (缩放) above "power law" (幂律) for this section
+    assert "缩放" in fields(VAR_ROW, "zh-Hans")["keywords"]
+    assert "縮放" in fields(VAR_ROW, "zh-Hant")["keywords"]
 
 
 def test_keywords_are_not_numbers() -> None:
@@ -268,3 +270,21 @@ def test_bilingual_heading_gives_title_zh_in_the_target_script() -> None:
     assert out["title"] == "Guiding a Diffusion Model with a Bad Version of Itself"
     assert out["title_zh"] == "以自身的较差版本引导扩散模型"
     assert fields(row, "zh-Hant")["title_zh"] == "以自身的較差版本引導擴散模型"
+
+
+def test_keywords_of_an_abstract_only_section_and_of_english_text() -> None:
+    zh = {"heading": "论文 1：Not All Tokens Are What You Need for Pretraining",
+          "text": "论文 1：Not All Tokens Are What You Need for Pretraining\n\n"
+                  "论文摘要：以往的语言模型预训练对所有 token 统一施加下一 token 预测损失。本文发现语料中的 token "
+                  "并非同等重要，并提出选择性语言建模，用参考模型为 token 打分，只在高分 token 上训练。",
+          "ctx_award_raw": None, "doc_venue": None, "doc_year": None}
+    assert "token" in fields(zh)["keywords"]
+    en = {"heading": "## Learning Dynamics of LLM Finetuning",
+          "text": "## Learning Dynamics of LLM Finetuning\n\nThis paper studies how finetuning changes a model. "
+                  "The authors show that the squeezing effect explains why models repeat phrases after "
+                  "preference tuning, and the study proposes a simple fix for the squeezing effect.",
+          "ctx_award_raw": None, "doc_venue": None, "doc_year": None}
+    keywords = fields(en)["keywords"]
+    assert "squeezing" in keywords
+    assert not {"paper", "the", "how", "study", "studies", "authors"} & {k.casefold() for k in keywords}
+    assert len({k.casefold() for k in keywords}) == len(keywords)
