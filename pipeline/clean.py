@@ -406,10 +406,17 @@ def _repost_end(s: str) -> int | None:
     return m.end() if text_units(s[: m.end()]) <= REPOST_MAX_UNITS else None
 
 
+#: The longest line any single-line kind can be, in units; checked first, because some of the
+#: patterns scan the whole line and a 50,000-character paragraph took 20 s.
+LINE_KIND_MAX_UNITS = max(CAPTION_MAX_UNITS, PROMPT_MAX_UNITS, COPYRIGHT_MAX_UNITS, NAV_MAX_UNITS)
+
+
 def _line_kind(s: str, in_header: bool, in_footer: bool) -> str | None:
     """The boilerplate kind of one standalone line (``s`` is :func:`plain`), or ``None``."""
-    body = _undecorated(s)
     units = text_units(s)
+    if units > LINE_KIND_MAX_UNITS:  # every kind below is a short line; long ones are prose
+        return None
+    body = _undecorated(s)
     if (_CAPTION.match(body) or _MD_IMAGE.match(s)) and units <= CAPTION_MAX_UNITS:
         return "caption"
     if (_SHARE.match(body) and units <= PROMPT_MAX_UNITS) or (

@@ -327,9 +327,14 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
         the caller adds ``path#line``). Never raises.
     """
     try:
-        obj = json.loads(line)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        detail = f"{exc.msg}: column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        obj = _no_lone_surrogates(json.loads(line))
+    except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+        if isinstance(exc, json.JSONDecodeError):
+            detail = f"{exc.msg}: column {exc.colno}"
+        elif isinstance(exc, RecursionError):
+            detail = "nested too deeply"
+        else:  # e.g. an integer longer than Python's int-conversion limit
+            detail = str(exc)
         return JsonlRecord(error=f"not valid JSON: {detail}")
     if not isinstance(obj, dict):
         return JsonlRecord(error=f"a JSON {_json_type(obj)}, not an object")
@@ -343,6 +348,18 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
     meta = {col: next((_meta_value(obj[k]) for k in keys if obj.get(k) is not None), None)
             for col, keys in JSONL_META_FIELDS.items()}
     return JsonlRecord(text=obj[key], **meta)
+
+
+def _no_lone_surrogates(value: Any) -> Any:
+    """``value`` with every string (keys too) made valid Unicode: JSON's ``\\ud800`` escapes can
+    give lone surrogates, which cannot be written as UTF-8; they become U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {_no_lone_surrogates(k): _no_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_lone_surrogates(v) for v in value]
+    return value
 
 
 def _json_type(value: Any) -> str:

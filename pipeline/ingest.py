@@ -95,6 +95,10 @@ _BOMS = (
 )
 # Narrow detector answers are widened to the superset codec (WHATWG Encoding Standard maps
 # gb2312/gbk labels to the gb18030 decoder; Big5-HKSCS extends Big5).
+#: Mostly-UTF-8 bytes: at least this many valid non-ASCII characters...
+UTF8_MIN_VALID_NON_ASCII = 20
+#: ...and at most this share of invalid sequences relative to them.
+UTF8_MAX_BAD_SHARE = 0.1
 #: Chinese codecs always tried on non-UTF-8 bytes, whatever the detector says.
 CHINESE_CODECS = ("gb18030", "big5hkscs")
 #: Characters of a candidate decoding that :func:`plausibility` looks at.
@@ -255,7 +259,7 @@ def decode(data: bytes, declared: str | None = None, *, markup: bool = False) ->
             if decoded is None:
                 data.decode(codec)  # raises the UnicodeDecodeError that says where
             return decoded
-    decoded = _strict_or_partial(data, "utf-8")
+    decoded = _strict_or_partial(data, "utf-8") or _mostly_utf8(data)
     if decoded is not None:
         return decoded
     notes: tuple[str, ...] = ()
@@ -275,6 +279,21 @@ def decode(data: bytes, declared: str | None = None, *, markup: bool = False) ->
         notes = (f"decode: the declared charset {declared} decodes the bytes, but {detected.encoding} "
                  "gives clearly more plausible text",)
     return Decoded(detected.text, detected.encoding, notes + detected.notes)
+
+
+def _mostly_utf8(data: bytes) -> Decoded | None:
+    """UTF-8 with a few invalid bytes (one Latin-1 or GB byte pasted into a UTF-8 page): decoded
+    with those bytes replaced by U+FFFD and a note, when valid non-ASCII UTF-8 characters
+    outnumber the invalid sequences by far. Without this, one bad byte sent the whole file to
+    a single-byte code page (mac_roman, cp775), turning every Chinese character into mojibake."""
+    text = data.decode("utf-8", "replace")
+    bad = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
+    if bad <= 0:
+        return None
+    good = sum(1 for ch in text if ord(ch) > 0x7F) - bad
+    if good < UTF8_MIN_VALID_NON_ASCII or bad > good * UTF8_MAX_BAD_SHARE:
+        return None
+    return Decoded(text, "utf-8", (f"decode: {bad} byte sequence(s) not valid UTF-8, replaced by U+FFFD",))
 
 
 def _detect(data: bytes, preferred: Decoded | None, score: Callable[[str], float] | None = None) -> Decoded:

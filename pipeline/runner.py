@@ -165,7 +165,10 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     seen_content: dict[str, str] = {}
     for batch in _batches(listing, config.run.batch_size):
         t0 = time.perf_counter()
-        docs = _mark_duplicates(ingest.STAGE(batch, config), seen_content)
+        docs, failures = _run_isolated(ingest.STAGE, batch, config, key="source_path")
+        if failures:  # a file the reader itself choked on: its own error row, the run goes on
+            docs = pd.concat([docs, _failed_reads(failures)], ignore_index=True)
+        docs = _mark_duplicates(docs, seen_content)
         seconds["ingest"] += time.perf_counter() - t0
         bars["ingest"].update(len(batch))
         for stage in DOCUMENT_STAGES[1:]:
@@ -241,6 +244,14 @@ def _write_run_manifest(out_dir: Path, corpus: Path, config: Config, embedder: E
         "row_counts": counts,
         "seconds": {k: round(v, 3) for k, v in seconds.items()},
     })
+
+
+def _failed_reads(failures: dict[str, str]) -> pd.DataFrame:
+    """``documents`` rows (status ``error``) for files whose reading raised."""
+    rows = [{**dict.fromkeys(ingest.DOCUMENT_COLUMNS), "doc_id": hashlib.sha256(path.encode()).hexdigest()[:16],
+             "source_path": path, "text": "", "n_chars": 0, "n_bytes": 0, "status": "error", "error": message}
+            for path, message in failures.items()]
+    return pd.DataFrame(rows, columns=list(ingest.DOCUMENT_COLUMNS))
 
 
 def _mark_duplicates(docs: pd.DataFrame, seen: dict[str, str]) -> pd.DataFrame:

@@ -460,3 +460,17 @@ def test_html_and_jsonl_through_the_pipeline(tmp_path: Path, use_embedder) -> No
     assert page["raw_text"].startswith("<!DOCTYPE html>") and "## 论文 1：视觉自回归建模" in page["text"]
     assert by_path.loc["notes.pdf", "status"] == "skipped"
     assert pd.isna(by_path.loc["notes.pdf", "title"])
+
+
+@pytest.mark.parametrize(
+    ("line", "text", "error"),
+    [
+        ('{"text": "lone \\ud800 surrogate"}', "lone \ufffd surrogate", None),
+        ('{"text": "pair \\ud83d\\ude00 ok"}', "pair \U0001F600 ok", None),
+        ('{"text": "x", "n": ' + "9" * 5000 + "}", None, "not valid JSON: Exceeds the limit"),
+    ],
+)
+def test_jsonl_lines_that_python_parses_but_arrow_cannot_hold(line: str, text: str | None, error: str | None) -> None:
+    record = parse_jsonl_line(line)
+    assert record.text == text
+    assert (record.error or "").startswith(error or "")

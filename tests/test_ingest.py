@@ -629,3 +629,17 @@ def test_listing_records_odd_files_instead_of_losing_them(tmp_path):
         "loop2": "broken or looping symbolic link",
         "pipe.txt": "not a regular file (pipe, socket or device)",
     }
+
+
+def test_utf8_with_one_bad_byte_stays_utf8_with_a_note():
+    text = "论文摘要：本文提出了一种新的扩散模型训练方法，在多个基准上取得了显著提升。" * 3
+    data = text.encode("utf-8") + b"\n caf\xe9 au lait\n" + text.encode("utf-8")
+    decoded = decode(data)
+    assert decoded.encoding == "utf-8"
+    assert decoded.text == text + "\n caf\ufffd au lait\n" + text
+    assert decoded.notes == ("decode: 1 byte sequence(s) not valid UTF-8, replaced by U+FFFD",)
+
+
+def test_gb18030_is_not_taken_for_broken_utf8():
+    text = "论文摘要：本文提出了一种新的扩散模型训练方法，在多个基准上取得了显著提升。" * 5
+    assert decode(text.encode("gb18030")).encoding == "gb18030"
