@@ -77,6 +77,10 @@ _PAPER_CUE = re.compile(
     r"|award|prize|winners?\b|authors?\b|co-?authors?\b|colleagues|researchers|et al\b",
     re.IGNORECASE,
 )
+# Words without which an article is not about research papers (zh-Hans, zh-Hant, en).
+_ABOUT_PAPERS = re.compile(
+    r"论文|論文|arXiv|预印本|預印本|\bpapers?\b|\bpreprints?\b|\bproceedings\b|最佳论文|最佳論文", re.IGNORECASE
+)
 # Words that mark a 《》 as a policy, a book, a film or a news item rather than a paper.
 _NOT_PAPER_CUE = re.compile(r"印发|印發|出版社|小说|小說|电影|電影|报道称|報導稱|方案|通知|条例|條例|新闻|新聞|一书|一書")
 _TITLE_LINE = re.compile(r"^(?P<title>[^\u3400-\u9fff]+?)(?:\s+(?P<deco>[\u3400-\u9fff]{1,8}))?$")
@@ -317,7 +321,9 @@ def _heading_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | Non
       when English headings have evidence, other Chinese headings are sub-headings of their
       explainers; Chinese headings count on their own evidence only when no English one has any;
     * when no candidate has evidence, marked English headings stand, and English title lines
-      stand when there are at least two of them (a list of titles, not a lone headline).
+      stand when there are at least two of them (a list of titles, not a lone headline), but
+      only in an article that speaks of papers at all (:data:`_ABOUT_PAPERS`): the numbered
+      steps of a recipe or the bold questions of a FAQ are not papers.
 
     Plain title lines are not candidates in an article with two or more marked English headings
     (a line of authors is not a heading in an article that marks its headings). The first line
@@ -341,6 +347,8 @@ def _heading_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | Non
     elif any(evidence.values()):
         sibling_styles = {styles[i] for i in candidates if evidence[i]}
         chosen = {i for i in candidates if evidence[i] or (kinds[i] != "title" and styles[i] in sibling_styles)}
+    elif not any(_ABOUT_PAPERS.search(line.text) for line in lines):
+        return {}  # headings without any evidence, in an article that never speaks of papers
     else:
         headings = [i for i in candidates if kinds[i] == "heading"]
         titles = [i for i in candidates if kinds[i] == "title"]

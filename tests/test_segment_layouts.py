@@ -147,7 +147,7 @@ def test_two_mentions_in_one_paragraph_are_two_sections():
 
 def test_a_heading_naming_venue_and_year_is_not_a_paper():
     text = (
-        "Two NeurIPS 2023 runners-up worth your time\n\nNeurIPS 2023 named two runners-up.\n\n"
+        "Two NeurIPS 2023 runners-up worth your time\n\nNeurIPS 2023 named two runners-up for its paper award.\n\n"
         "Scaling Data-Constrained Language Models\n\nMuennighoff and colleagues trained hundreds of models.\n\n"
         "Direct Preference Optimization: Your Language Model is Secretly a Reward Model\n\nRafailov et al. show...\n"
     )
@@ -155,3 +155,11 @@ def test_a_heading_naming_venue_and_year_is_not_a_paper():
         "Scaling Data-Constrained Language Models",
         "Direct Preference Optimization: Your Language Model is Secretly a Reward Model",
     ]
+
+
+def test_headings_of_an_article_not_about_papers_are_not_papers():
+    recipe = (
+        "# Weeknight Dinners\n\n## 1. Lemon Garlic Roast Chicken\n\nRoast for an hour.\n\n"
+        "## 2. Spicy Peanut Noodle Bowl\n\nBoil the noodles.\n\n**Frequently Asked Kitchen Questions**\n\nNone yet.\n"
+    )
+    assert titles(recipe) == []
