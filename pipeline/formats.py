@@ -127,6 +127,9 @@ TRAFILATURA_OPTIONS: dict[str, Any] = {
     "include_images": False,
     "with_metadata": False,
     "deduplicate": False,
+    # precision mode drops <h2>/<h3> outside <article>/<main> (a plain <div> or <section>
+    # page lost every paper heading); recall mode keeps them, and clean drops the furniture
+    "favor_recall": True,
 }
 # htmldate without "extensive search": dates from markup only (meta tags, JSON-LD, <time>, the
 # URL). The extensive search also reads free text and turned a footer's "© 2024" into 2024-01-01.

@@ -10,6 +10,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import lxml.html
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,6 +20,7 @@ from pipeline.formats import (
     CHARSET_PRESCAN_BYTES,
     charset_label_to_codec,
     extract_html,
+    html_to_plain_text,
     parse_jsonl_line,
     sniff_html_charset,
     tidy_markdown,
@@ -185,8 +187,11 @@ def test_html_tiny_page_falls_back_to_body_text(tmp_path: Path) -> None:
     assert row["status"] == "ok"
     assert row["text"] == "论文地址：https://arxiv.org/abs/2404.02905\n\n第二行\n\n第三行"
     assert row["title"] == "仅有页脚"
-    assert row["notes"] == "html: trafilatura found no main content; text is the plain-text rendering of <body>"
+    # trafilatura in recall mode (needed to keep <h2>/<h3> outside <article>) keeps footer-only
+    # content itself; the plain-text fallback renders the same page the same way
+    assert row["notes"] is None
     assert row["raw_text"] == html
+    assert html_to_plain_text(lxml.html.fromstring(html)) == row["text"]
 
 
 @pytest.mark.parametrize(
@@ -474,3 +479,15 @@ def test_jsonl_lines_that_python_parses_but_arrow_cannot_hold(line: str, text: s
     record = parse_jsonl_line(line)
     assert record.text == text
     assert (record.error or "").startswith(error or "")
+
+
+def test_html_headings_outside_article_or_main_are_kept(tmp_path: Path) -> None:
+    body = "".join(
+        f"<h2>{title}</h2><p>arXiv: {arxiv}</p><p>{'This paper studies attention models in depth. ' * 4}</p>"
+        for title, arxiv in (("Attention Is All You Need", "1706.03762"),
+                             ("BERT: Pre-training of Deep Bidirectional Transformers", "1810.04805"))
+    )
+    html = f"<html><head><title>Two classics</title></head><body><div>{body}</div></body></html>"
+    row = _read(tmp_path, "plain_div.html", html.encode("utf-8"))
+    assert "## Attention Is All You Need" in row["text"]
+    assert "## BERT: Pre-training of Deep Bidirectional Transformers" in row["text"]
