@@ -368,6 +368,12 @@ def _valid_old_arxiv(yymm: str) -> bool:
     return yymm >= "9108" if yy >= 91 else yymm <= "0703"
 
 
+#: Read-through for identifiers: full-width digits/dot/colon/slash to ASCII; soft hyphen and
+#: zero-width characters removed.
+_ID_FOLD = {**{0xFF10 + d: str(d) for d in range(10)}, 0xFF0E: ".", 0xFF1A: ":", 0xFF0F: "/",
+            0x00AD: None, 0x200B: None, 0x200C: None, 0x200D: None, 0x2060: None, 0xFEFF: None}
+
+
 def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str | None]]:
     """arXiv identifiers in ``text``, in order of first appearance, one per id.
 
@@ -386,12 +392,14 @@ def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str |
 
     Validation follows the arXiv identifier scheme
     (https://info.arxiv.org/help/arxiv_identifier.html): month 01-12; new-style YYMM from
-    0704 up to the current year, 4 digits after the dot up to 1412 and 5 from 1501 on; old
-    style YYMM from 9108 to 0703. A malformed or truncated id (``2502.1322``) is rejected,
-    never completed. Never raises.
+    0704 on, 4 digits after the dot up to 1412 and 5 from 1501 on; old style YYMM from 9108
+    to 0703. A malformed or truncated id (``2502.1322``) is rejected, never completed. Full-width
+    digits and dots (``２５０２．１３２２８``) and invisible soft hyphens or zero-width characters
+    inside an id are read through. Never raises.
     """
     if not text:
         return []
+    text = text.translate(_ID_FOLD)
     found: list[tuple[int, str, str | None]] = []
     taken: list[tuple[int, int]] = []
     for m in _ARXIV_CTX.finditer(text):

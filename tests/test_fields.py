@@ -579,3 +579,9 @@ def test_fold_title_value(title: str, expected: str) -> None:
 )
 def test_fold_title_distinct(a: str, b: str) -> None:
     assert fold_title(a) != fold_title(b)
+
+
+def test_arxiv_ids_read_through_full_width_and_invisible_characters():
+    assert find_arxiv_ids("arXiv：２５０２．１３２２８") == [("2502.13228", None)]
+    assert find_arxiv_ids("arxiv.org/abs/2502.\u00ad13228") == [("2502.13228", None)]
+    assert find_arxiv_ids("arXiv:2502.\u200b13228v2") == [("2502.13228", "v2")]
