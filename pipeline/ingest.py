@@ -409,6 +409,17 @@ _UNICODE_KINDS = {
 _UNICODE_TARGETS = re.compile(f"[{re.escape(SPACE_SEPARATORS + ZERO_WIDTH + FULLWIDTH_ALNUM)}]")
 
 
+def clean_title(title: str | None) -> str | None:
+    """A metadata title as the text is: mojibake repaired (ftfy ``fix_encoding``), Unicode
+    spaces, zero-width and full-width letters normalized (:func:`normalize_unicode`), control
+    characters removed, whitespace collapsed. None stays None; an empty result becomes None."""
+    if title is None:
+        return None
+    fixed, _ = normalize_unicode(ftfy.fix_encoding(title))
+    fixed = " ".join("".join(ch for ch in fixed if ch.isprintable() or ch.isspace()).split())
+    return fixed or None
+
+
 def normalize_unicode(text: str) -> tuple[str, dict[str, int]]:
     """Normalize the characters of :data:`SPACE_SEPARATORS`, :data:`ZERO_WIDTH` and
     :data:`FULLWIDTH_ALNUM`; nothing else changes (no NFKC, so ``，：（）《》「」。`` stay).
@@ -557,7 +568,7 @@ def read_document(source_path: str, abs_path: str) -> dict:
             return row
         text = normalize_newlines(page.text)
         notes += page.notes
-        row.update(title=page.title, url=page.url, published=page.published)
+        row.update(title=clean_title(page.title), url=page.url, published=page.published)
     text, repairs = prepare_text(text)
     return _finish(row, raw, text, notes + repairs, source_path)
 
@@ -624,7 +635,7 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
             row.update(status="error", error=f"{label}: {record.error}", notes="; ".join(notes) or None)
             rows.append(row)
             continue
-        row.update(title=record.title, url=record.url, published=record.published)
+        row.update(title=clean_title(record.title), url=record.url, published=record.published)
         text, repairs = prepare_text(normalize_newlines(record.text))
         rows.append(_finish(row, line, text, notes + repairs, label))
     if not rows:

@@ -643,3 +643,13 @@ def test_utf8_with_one_bad_byte_stays_utf8_with_a_note():
 def test_gb18030_is_not_taken_for_broken_utf8():
     text = "论文摘要：本文提出了一种新的扩散模型训练方法，在多个基准上取得了显著提升。" * 5
     assert decode(text.encode("gb18030")).encoding == "gb18030"
+
+
+def test_metadata_titles_are_cleaned_like_the_text():
+    from pipeline.ingest import clean_title
+
+    assert clean_title("Foo & Bar 中文 x\u200by") == "Foo & Bar 中文 xy"
+    assert clean_title("ABC\x01D\x7f") == "ABCD"
+    assert clean_title("Donâ€™t stop\u3000now") == "Don’t stop now"
+    assert clean_title("  ") is None
+    assert clean_title(None) is None
