@@ -126,6 +126,11 @@ from .textutil import (
 #: too few features for a stable cosine, and short lines at the ends are usually titles, links
 #: or sign-offs (see ``SHORT_MIN_FEATURES`` for the clearly off-topic exception).
 MIN_SCORED_CHARS = 30
+#: The last paragraph of an article is dropped as glued news by topic fit alone only from this
+#: length on (characters), or when it is cut off mid-sentence: a short, complete closing
+#: paragraph of a short article (a quote, a one-line outlook) often shares few words with it.
+#: The glued items of the seeds, fixtures and tests run 60-700 characters.
+MIN_GLUED_CHARS = 50
 #: How many lines (not dropped by the line rules) at the start of a document can hold a byline.
 BYLINE_WINDOW = 5
 #: Longest share, follow and newsletter prompt (text units): a prompt is a call to action, not
@@ -801,6 +806,8 @@ def _drop_unrelated_tail(
                 break
         elif fit >= min_fit:
             break
+        elif tail_start is None and len(body) < MIN_GLUED_CHARS and not _cut_off(body):
+            break  # a short, complete closing paragraph: too little text to call it another article
         tail_start, tail_end = start, tail_end or end
         last = False
     if tail_start is not None:

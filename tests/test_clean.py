@@ -857,3 +857,14 @@ def test_spans_are_valid_on_any_page(lines: list[str], sep: str, tail: str) -> N
     known = {"repost_source", "byline", "editor_credit", "share_prompt", "copyright", "navigation",
              "newsletter", "related_list", "caption", "unrelated_leading", "unrelated_trailing"}
     assert {s["reason"] for s in spans} <= known
+
+
+def test_a_short_complete_closing_paragraph_of_a_short_article_is_kept() -> None:
+    text = (
+        "“我们将继续加大投入”——某公司发布2024年财报\n\n"
+        "“今年是公司发展的关键一年，”董事长在发布会上说。“我们将继续加大研发投入。”\n\n"
+        "“营收增长超出预期”，财务总监表示，全年营收同比增长15%。\n\n"
+        "“人工智能是未来的方向”，CTO在会上透露，公司正在研发新一代大模型。\n\n"
+        "《财经周刊》评论称，公司前景乐观。《经济日报》也发表文章予以报道。\n"
+    )
+    assert find_dropped(text, Config()) == []
