@@ -636,7 +636,14 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
             rows.append(row)
             continue
         row.update(title=clean_title(record.title), url=record.url, published=record.published)
-        text, repairs = prepare_text(normalize_newlines(record.text))
+        body = record.text
+        if _LOOKS_LIKE_HTML.search(body):  # feeds often carry the article's HTML
+            page = formats.extract_html(body)
+            body = page.text
+            notes += ["jsonl: the text field is HTML; text is its main content", *page.notes]
+            if row["title"] is None:
+                row["title"] = clean_title(page.title)
+        text, repairs = prepare_text(normalize_newlines(body))
         rows.append(_finish(row, line, text, notes + repairs, label))
     if not rows:
         row = _row(source_path, data)
@@ -645,6 +652,8 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
     return rows
 
 
+#: A JSONL text field that holds HTML markup: block-level tags, not a stray "<" in prose.
+_LOOKS_LIKE_HTML = re.compile(r"<(?:html|body|article|div|p|h[1-6]|section|main|ul|ol|table)\b[^>]*>", re.I)
 _JSONL_LINE_PATH = re.compile(r"^(?P<path>.*\.jsonl)#(?P<line>\d+)$", re.I)
 
 

@@ -336,7 +336,7 @@ def _jsonl(tmp_path: Path, lines: list[str | bytes], name: str = "feed.jsonl", n
 GOOD_1 = json.dumps({"text": "论文 1：视觉自回归建模", "url": "https://a.org/1", "title": "VAR", "date": "2024-12-11"},
                     ensure_ascii=False)
 GOOD_2 = json.dumps({"content": "Second article.\r\nIts second line.", "published": "2024-12-12T08:00:00Z"})
-GOOD_3 = json.dumps({"body": "<p>HTML in a field is kept as is</p>", "article": "not used", "title": 2024})
+GOOD_3 = json.dumps({"body": "<p>HTML in a field gives its text</p>", "article": "not used", "title": 2024})
 BAD_JSON = '{"text": "unterminated'
 NO_TEXT = json.dumps({"title": "only a title", "url": "https://a.org/5"})
 
@@ -352,7 +352,9 @@ def test_jsonl_good_bad_and_blank_lines(tmp_path: Path) -> None:
         "论文 1：视觉自回归建模", "VAR", "https://a.org/1", "2024-12-11")
     assert second["text"] == "Second article.\nIts second line."
     assert (second["title"], second["url"], second["published"]) == (None, None, "2024-12-12T08:00:00Z")
-    assert third["text"] == "<p>HTML in a field is kept as is</p>"
+    # HTML in the text field goes through the HTML extractor (feeds often carry the page)
+    assert third["text"] == "HTML in a field gives its text"
+    assert third["raw_text"] == GOOD_3
     assert third["title"] == "2024"
 
     assert bad["error"] == "feed.jsonl#5: not valid JSON: Unterminated string starting at: column 10"
@@ -491,3 +493,18 @@ def test_html_headings_outside_article_or_main_are_kept(tmp_path: Path) -> None:
     row = _read(tmp_path, "plain_div.html", html.encode("utf-8"))
     assert "## Attention Is All You Need" in row["text"]
     assert "## BERT: Pre-training of Deep Bidirectional Transformers" in row["text"]
+
+
+def test_jsonl_text_that_is_html_gives_its_main_content(tmp_path: Path) -> None:
+    html = ("<html><body><nav>Home | News | About</nav><article><h2>Attention Is All You Need</h2>"
+            "<p>arXiv: 1706.03762</p><p>" + "The transformer replaces recurrence with attention. " * 4
+            + "</p></article><footer>© 2025 Example Media. All rights reserved.</footer></body></html>")
+    path = tmp_path / "feed.jsonl"
+    path.write_text(json.dumps({"text": html, "url": "https://example.org/a"}) + "\n", encoding="utf-8")
+    rows = read_documents("feed.jsonl", str(path))
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["status"] == "ok"
+    assert "## Attention Is All You Need" in row["text"]
+    assert "<p>" not in row["text"] and "Home | News" not in row["text"]
+    assert row["notes"].startswith("jsonl: the text field is HTML; text is its main content")
