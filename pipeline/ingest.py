@@ -561,8 +561,13 @@ def read_document(source_path: str, abs_path: str) -> dict:
     notes = list(decoded.notes)
     text = raw
     if is_html and "\x00" not in raw:
+        # repair mojibake before extraction: trafilatura drops the C1 and NBSP characters
+        # that ftfy needs to see it
+        markup, n_repaired = repair_mojibake(raw)
+        if n_repaired:
+            notes.append(f"ftfy: repaired mojibake on {n_repaired} line(s) of the HTML")
         try:
-            page = formats.extract_html(raw)
+            page = formats.extract_html(markup)
         except Exception as exc:  # noqa: BLE001 - never raise for one bad page
             row.update(status="error", error=f"could not extract {source_path}: {type(exc).__name__}: {exc}")
             return row

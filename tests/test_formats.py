@@ -508,3 +508,12 @@ def test_jsonl_text_that_is_html_gives_its_main_content(tmp_path: Path) -> None:
     assert "## Attention Is All You Need" in row["text"]
     assert "<p>" not in row["text"] and "Home | News" not in row["text"]
     assert row["notes"].startswith("jsonl: the text field is HTML; text is its main content")
+
+
+def test_html_mojibake_is_repaired_before_extraction(tmp_path: Path) -> None:
+    sentence = "本文介绍了一篇关于大语言模型推理的论文。" * 4
+    garbled = sentence.encode("utf-8").decode("latin-1")  # UTF-8 read as Latin-1, saved as UTF-8
+    html = f"<html><head><title>t</title></head><body><article><p>{garbled}</p></article></body></html>"
+    row = _read(tmp_path, "moji.html", html.encode("utf-8"))
+    assert row["text"] == sentence
+    assert "ftfy: repaired mojibake on 1 line(s) of the HTML" in row["notes"]
