@@ -36,6 +36,7 @@ from .fields import (
     find_venue_years,
     normalize_award,
     parse_key_value,
+    split_affiliation,
     split_names,
 )
 from .headings import BILINGUAL, BOOK_TITLE, ENUMERATION_PREFIX_RE, NUMBERED_PREFIX_RE
@@ -200,6 +201,12 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     institutions: list[str] = []
     for value in kv.get("institutions", [])[:1]:
         institutions, _ = split_names(value)
+    for k, author in enumerate(authors):  # "Name (University)": the affiliation is an institution
+        name, affiliation = split_affiliation(author)
+        if affiliation is not None:
+            authors[k] = name
+            if affiliation not in institutions:
+                institutions.append(affiliation)
 
     award_line = " ".join(kv.get("award", []) + kv.get("venue", []))
     venue, year = None, None

@@ -634,6 +634,23 @@ def _looks_like_person(p: str) -> bool:
     return True
 
 
+_AFFILIATION_WORD = re.compile(
+    r"大学|大學|学院|學院|研究院|研究所|研究中心|实验室|實驗室|公司|集团|集團"
+    r"|\b(?:University|Universit[éäà]|Institute|Institut|Laborator(?:y|ies)|Labs?|College|School|Academy"
+    r"|Research|Inc\.?|Ltd\.?|LLC|Corporation|Corp\.?|Foundation|Hospital|Centre|Center)\b"
+)
+
+
+def split_affiliation(author: str) -> tuple[str, str | None]:
+    """``(name, affiliation)`` for an author item written ``Name (Affiliation)`` or
+    ``姓名（机构）`` when the bracketed part names an institution (a generic institution word
+    such as University / 大学 / Institute / Lab); otherwise ``(author, None)``."""
+    m = re.fullmatch(r"(?P<name>[^（(]+?)\s*[（(](?P<aff>[^（）()]+)[）)]", author.strip())
+    if m and _AFFILIATION_WORD.search(m.group("aff")):
+        return m.group("name").strip(), m.group("aff").strip()
+    return author, None
+
+
 def _looks_like_org(p: str) -> bool:
     """Ends in an institution head word (University, Institute, Research, Lab, Inc., AI, ...)."""
     tokens = p.split()

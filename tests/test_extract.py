@@ -288,3 +288,14 @@ def test_keywords_of_an_abstract_only_section_and_of_english_text() -> None:
     assert "squeezing" in keywords
     assert not {"paper", "the", "how", "study", "studies", "authors"} & {k.casefold() for k in keywords}
     assert len({k.casefold() for k in keywords}) == len(keywords)
+
+
+def test_affiliations_written_after_authors_become_institutions() -> None:
+    row = {"heading": "## Learning Dynamics of LLM Finetuning",
+           "text": "## Learning Dynamics of LLM Finetuning\n\n"
+                   "Authors: Yi Ren (University of British Columbia), Danica J. Sutherland (University of British Columbia)\n\n"
+                   "arXiv: 2407.10490\n\nA study of how finetuning changes models.",
+           "ctx_award_raw": None, "doc_venue": None, "doc_year": None}
+    out = fields(row)
+    assert out["authors"] == ["Yi Ren", "Danica J. Sutherland"]
+    assert out["institutions"] == ["University of British Columbia"]

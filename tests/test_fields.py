@@ -585,3 +585,18 @@ def test_arxiv_ids_read_through_full_width_and_invisible_characters():
     assert find_arxiv_ids("arXiv：２５０２．１３２２８") == [("2502.13228", None)]
     assert find_arxiv_ids("arxiv.org/abs/2502.\u00ad13228") == [("2502.13228", None)]
     assert find_arxiv_ids("arXiv:2502.\u200b13228v2") == [("2502.13228", "v2")]
+
+
+@pytest.mark.parametrize(
+    ("author", "expected"),
+    [
+        ("Danica J. Sutherland (University of British Columbia)", ("Danica J. Sutherland", "University of British Columbia")),
+        ("田柯宇（北京大学）", ("田柯宇", "北京大学")),
+        ("Kim (KAIST)", ("Kim (KAIST)", None)),  # no institution word: not split
+        ("John Smith", ("John Smith", None)),
+    ],
+)
+def test_split_affiliation(author, expected):
+    from pipeline.fields import split_affiliation
+
+    assert split_affiliation(author) == expected
