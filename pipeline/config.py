@@ -35,6 +35,11 @@ else:  # pragma: no cover
 
 from .errors import ConfigError
 
+TEXT_SUFFIXES = (".txt", ".md")
+HTML_SUFFIXES = (".html", ".htm")
+JSONL_SUFFIXES = (".jsonl",)
+#: Every suffix ingest knows how to read (lower case, with the dot).
+SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, *JSONL_SUFFIXES)
 TARGET_SCRIPTS = ("zh-Hans", "zh-Hant")
 #: Longest summary a user may ask for, in characters (spaCy refuses texts over 1,000,000).
 MAX_SUMMARY_CHARS = 100_000
@@ -51,7 +56,7 @@ class IngestConfig:
             :mod:`pipeline.formats`); any other suffix listed here is read as plain text.
     """
 
-    extensions: list[str] = field(default_factory=lambda: [".txt", ".md", ".html", ".htm", ".jsonl"])
+    extensions: list[str] = field(default_factory=lambda: list(SUPPORTED_SUFFIXES))
 
 
 @dataclass

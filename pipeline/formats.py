@@ -31,13 +31,10 @@ import lxml.html
 import trafilatura
 from lxml import etree
 
+from .config import HTML_SUFFIXES, JSONL_SUFFIXES, SUPPORTED_SUFFIXES, TEXT_SUFFIXES  # noqa: F401 (re-exported)
+
 log = logging.getLogger(__name__)
 
-TEXT_SUFFIXES = (".txt", ".md")
-HTML_SUFFIXES = (".html", ".htm")
-JSONL_SUFFIXES = (".jsonl",)
-#: Every suffix ingest knows how to read (lower case, with the dot).
-SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, *JSONL_SUFFIXES)
 
 # --- declared charset ---------------------------------------------------------------------------
 
