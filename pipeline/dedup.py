@@ -53,13 +53,14 @@ SUMMARY_HEAD_CHARS = 200
 
 PAPER_COLUMNS = (
     "paper_id", "title", "title_zh", "arxiv_id", "venue", "year", "award", "authors", "institutions",
-    "urls", "summary", "section_ids", "doc_ids", "n_mentions", "conflicts",
+    "urls", "url_kinds", "summary", "section_ids", "doc_ids", "n_mentions", "conflicts",
 )
 
 
 def embedding_text(row: dict) -> str:
     """The text embedded for a section: title, Chinese title and summary head, one per line."""
-    parts = [row.get("title"), row.get("title_zh"), (row.get("summary") or "")[:SUMMARY_HEAD_CHARS]]
+    summary = row.get("summary_norm") or row.get("summary") or ""
+    parts = [row.get("title"), row.get("title_zh"), summary[:SUMMARY_HEAD_CHARS]]
     text = "\n".join(p for p in parts if p)
     return text or (row.get("text") or "")[:SUMMARY_HEAD_CHARS]
 
@@ -211,7 +212,8 @@ def fuse(group: pd.DataFrame) -> dict:
     Rules: present beats missing; the value most mentions agree on beats the others (ties: the
     first mention); the title is the most common folded title, spelled as in the mention with
     the most metadata; authors and institutions from the fullest list; URLs are the union in
-    mention order; the longest summary. Disagreements go to ``conflicts`` as
+    mention order (``url_kinds`` aligned with them); the longest summary, in the target script
+    (``summary_norm`` of the mentions). Disagreements go to ``conflicts`` as
     ``"field: a | b"`` strings.
     """
     conflicts: list[str] = []
@@ -225,8 +227,11 @@ def fuse(group: pd.DataFrame) -> dict:
         title = max(candidates)[2]
     authors = max((r["authors"] for r in rows), key=len, default=[])
     institutions = max((r["institutions"] for r in rows), key=len, default=[])
-    urls = list(dict.fromkeys(u for r in rows for u in r["urls"]))
-    summaries = [r["summary"] for r in rows if r.get("summary")]
+    url_kinds: dict[str, str] = {}
+    for r in rows:
+        for u, k in zip(r["urls"], r["url_kinds"], strict=True):
+            url_kinds.setdefault(u, k)
+    summaries = [r["summary_norm"] for r in rows if r.get("summary_norm")]
     arxiv_id = _vote([r["arxiv_id"] for r in rows], "arxiv_id", conflicts)
     year = _vote([r["year"] for r in rows], "year", conflicts)
     record = {
@@ -238,7 +243,8 @@ def fuse(group: pd.DataFrame) -> dict:
         "award": _vote([r["award"] for r in rows], "award", conflicts),
         "authors": list(authors),
         "institutions": list(institutions),
-        "urls": urls,
+        "urls": list(url_kinds),
+        "url_kinds": list(url_kinds.values()),
         "summary": max(summaries, key=len) if summaries else None,
         "section_ids": [r["section_id"] for r in rows],
         "doc_ids": sorted(dict.fromkeys(r["doc_id"] for r in rows)),

@@ -38,6 +38,7 @@ from .fields import (
     parse_key_value,
     split_affiliation,
     split_names,
+    url_kind,
 )
 from .headings import BILINGUAL, BOOK_TITLE, ENUMERATION_PREFIX_RE, NUMBERED_PREFIX_RE
 from .normalize import to_script, to_target
@@ -48,10 +49,27 @@ jieba.setLogLevel(60)  # jieba prints its dictionary loading to stderr at INFO
 
 EXTRACT_COLUMNS = (
     "title", "title_zh", "authors", "authors_truncated", "institutions", "venue", "year", "award",
-    "award_raw", "arxiv_id", "arxiv_version", "urls", "summary", "keywords",
+    "award_raw", "arxiv_id", "arxiv_version", "urls", "url_kinds", "summary", "summary_norm", "keywords",
 )
 
-_DECORATION = re.compile(r"^(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*?)\s+[\u3400-\u9fff]{1,8}$")
+#: Longest headline decoration, in characters: a label such as 深度解析, 一文读懂, 全文翻译,
+#: 论文解读, 精读 or 深度簡介 (2-6 characters in practice; 8 leaves room for 论文深度解读).
+MAX_DECORATION_CHARS = 8
+_DECORATION_SEP = r"[\s:：|｜丨/／—–\-·•]"
+# An English title with a short Chinese-only label after it ("Title 深度解析", "Title | 全文翻译")
+# or before it ("一文读懂：Title", "【论文精读】Title", "[深度解读] Title"). The label is recognised
+# by its shape (short, Chinese only, set off by a separator or brackets), never by a word list,
+# so unseen labels go too; a Chinese *title* is never removed because the other side must be an
+# English title (a Latin letter and no Chinese character).
+_DECORATION = re.compile(
+    rf"^(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*?)(?:{_DECORATION_SEP}+|(?=[【\[（(]))"
+    rf"[【\[（(]?[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]）)]?$"
+)
+_LEADING_DECORATION = re.compile(
+    rf"^(?:[【\[][\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]]{_DECORATION_SEP}*"
+    rf"|[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}{_DECORATION_SEP}*[:：|｜丨—–]{_DECORATION_SEP}*)"
+    r"(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*)$"
+)
 _QUOTED = re.compile(r"[“\"](?P<inner>[^“”\"]+)[”\"]")
 _ZH_SENTENCE = re.compile(r"[。，；！？]")
 #: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
@@ -122,9 +140,9 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
             return b, a
         if _HAS_CJK.search(b) and not _HAS_CJK.search(a) and _HAS_LATIN.search(a):
             return a, b
-    m = _DECORATION.match(h)
+    m = _DECORATION.match(h) or _LEADING_DECORATION.match(h)
     if m:
-        return m.group("title").strip(), None
+        return m.group("title").strip(" \t:：|｜丨—–-"), None
     if not _HAS_CJK.search(h):
         return h, None
     if _ZH_SENTENCE.search(h) or len(h) > MAX_TITLE_ZH_CHARS:
@@ -226,6 +244,14 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     kv_summary = kv["summary"][0] if kv.get("summary") else None
     summary = _summary(summary_lines, kv_summary, config.extract.summary_max_chars)
 
+    urls = find_urls(row["text"])
+    url_keys: dict[str, str] = {}
+    for key in ("project_url", "code_url", "paper_url"):
+        for value in kv.get(key, []):
+            for url in find_urls(value):
+                url_keys.setdefault(url, key)
+    url_kinds = [url_kind(u, url_keys.get(u)) for u in urls]
+
     topic_text = "\n".join([*kv.get("summary", []), *body])
     simplified_body = _TEX_MATH.sub(" ", to_script(topic_text, "zh-Hans"))
     tags = jieba.analyse.extract_tags(simplified_body, topK=config.extract.n_keywords * 3)
@@ -254,8 +280,10 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
         "award_raw": award_raw,
         "arxiv_id": arxiv_id,
         "arxiv_version": arxiv_version,
-        "urls": find_urls(row["text"]),
-        "summary": to_target(summary, target_script),
+        "urls": urls,
+        "url_kinds": url_kinds,
+        "summary": summary,
+        "summary_norm": to_target(summary, target_script),
         "keywords": to_target(keywords, target_script),
     }
 

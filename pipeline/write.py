@@ -31,13 +31,14 @@ SECTIONS_SCHEMA = pa.schema([
     ("char_end", pa.int64()), ("heading", STR), ("lang", STR), ("text", STR), ("text_norm", STR),
     ("title", STR), ("title_zh", STR), ("authors", LIST_STR), ("authors_truncated", pa.bool_()),
     ("institutions", LIST_STR), ("venue", STR), ("year", pa.int16()), ("award", STR), ("award_raw", STR),
-    ("arxiv_id", STR), ("arxiv_version", STR), ("urls", LIST_STR), ("summary", STR), ("keywords", LIST_STR),
+    ("arxiv_id", STR), ("arxiv_version", STR), ("urls", LIST_STR), ("url_kinds", LIST_STR), ("summary", STR),
+    ("summary_norm", STR), ("keywords", LIST_STR),
     ("paper_id", STR), ("match_score", pa.float32()),
 ])
 PAPERS_SCHEMA = pa.schema([
     ("paper_id", STR), ("title", STR), ("title_zh", STR), ("arxiv_id", STR), ("venue", STR),
     ("year", pa.int16()), ("award", STR), ("authors", LIST_STR), ("institutions", LIST_STR), ("urls", LIST_STR),
-    ("summary", STR), ("section_ids", LIST_STR), ("doc_ids", LIST_STR), ("n_mentions", pa.int32()),
+    ("url_kinds", LIST_STR), ("summary", STR), ("section_ids", LIST_STR), ("doc_ids", LIST_STR), ("n_mentions", pa.int32()),
     ("conflicts", LIST_STR),
 ])
 DROPPED_SCHEMA = pa.schema([

