@@ -197,7 +197,7 @@ _VENUE_ALIASES: dict[str, tuple[str, ...]] = {
     "ICLR": (
         _A + r"ICLR" + _Z,
         r"(?i:international\s+conference\s+on\s+learning\s+representations?)",
-        r"[国國][际際][学學][习習][表][征徵](?:大会|大會|会议|會議)",
+        r"[国國][际際](?:[学學][习習][表][征徵示]|[表][征徵示][学學][习習])(?:大会|大會|会议|會議)",
     ),
     "CVPR": (
         _A + r"CVPR" + _Z,
@@ -347,6 +347,15 @@ _ARXIV_CTX = re.compile(
 _ARXIV_BARE = re.compile(
     rf"(?<![A-Za-z0-9./]){_ARXIV_NEW}(?P<ver>v[1-9]\d*)?(?![A-Za-z0-9]|\.\d)"
 )
+#: The archives of old-style identifiers (arXiv identifier scheme, "Archive names"; the
+#: subject-class suffix ``.XX`` is optional). A bare old-style id is read only with one of
+#: these, so an ordinary path such as ``docs/2401001`` is not taken for one.
+ARXIV_OLD_ARCHIVES = frozenset(
+    "acc-phys adap-org alg-geom ao-sci astro-ph atom-ph bayes-an chao-dyn chem-ph cmp-lg comp-gas "
+    "cond-mat cs dg-ga funct-an gr-qc hep-ex hep-lat hep-ph hep-th math math-ph mtrl-th nlin nucl-ex "
+    "nucl-th patt-sol physics plasm-ph q-alg q-bio quant-ph solv-int supr-con".split()
+)
+_ARXIV_OLD_BARE = re.compile(rf"(?<![A-Za-z0-9./-]){_ARXIV_OLD}(?P<ver>v[1-9]\d*)?(?![A-Za-z0-9]|\.\d)", re.I)
 
 
 def _valid_new_arxiv(yymm: str, num: str) -> bool:
@@ -379,8 +388,10 @@ def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str |
 
     Args:
         text: any text.
-        allow_bare: also accept a new-style id with no arXiv context (``2502.13228``); off by
-            default because bare ``NNNN.NNNNN`` numbers occur in other senses.
+        allow_bare: also accept an id with no arXiv context: new style (``2502.13228``) or old
+            style with one of :data:`ARXIV_OLD_ARCHIVES` (``hep-th/9901001``); off by default
+            because bare ``NNNN.NNNNN`` numbers occur in other senses (use it for the value of
+            a paper-link key).
 
     Returns:
         ``(id, version)`` pairs: ``id`` bare (``"2502.13228"``, ``"hep-th/9901001"``), the
@@ -421,6 +432,13 @@ def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str |
             if _valid_new_arxiv(m.group("yymm"), m.group("num")):
                 ver = m.group("ver").lower() if m.group("ver") else None
                 found.append((m.start(), f"{m.group('yymm')}.{m.group('num')}", ver))
+        for m in _ARXIV_OLD_BARE.finditer(text):
+            if any(s <= m.start() < e for s, e in taken):
+                continue
+            archive = m.group("arch").lower()
+            if archive.split(".")[0] in ARXIV_OLD_ARCHIVES and _valid_old_arxiv(m.group("oyymm")):
+                ver = m.group("ver").lower() if m.group("ver") else None
+                found.append((m.start(), f"{m.group('arch')}/{m.group('oyymm')}{m.group('onum')}", ver))
     found.sort(key=lambda t: t[0])
     out: dict[str, str | None] = {}
     for _, ident, ver in found:

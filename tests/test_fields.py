@@ -205,6 +205,8 @@ def test_venues_list() -> None:
         ("国际机器学习会议 ICML（International Conference on Machine Learning）",  # seed
          [("ICML", None, 0, 8), ("ICML", None, 9, 13), ("ICML", None, 14, 58)]),
         ("國際機器學習會議", [("ICML", None, 0, 8)]),
+        ("国际学习表征会议", [("ICLR", None, 0, 8)]),
+        ("國際表徵學習大會 2024", [("ICLR", 2024, 0, 13)]),
         ("神经信息处理系统大会", [("NeurIPS", None, 0, 10)]),
         ("神經信息處理系統大會 2024", [("NeurIPS", 2024, 0, 15)]),
         ("Conference on Neural Information Processing Systems",
@@ -307,7 +309,13 @@ def test_find_arxiv_ids(text: str, expected: list) -> None:
         ("12502.13228", []),
         ("arXiv:2502.13228, then 2504.13959.", [("2502.13228", None), ("2504.13959", None)]),
         ("2504.13959 before arXiv:2502.13228", [("2504.13959", None), ("2502.13228", None)]),
-        ("cs/0112017", []),
+        # old style: bare only with an arXiv archive name (the value of a paper-link key)
+        ("cs/0112017", [("cs/0112017", None)]),
+        ("hep-th/9901001v2", [("hep-th/9901001", "v2")]),
+        ("math.GT/0309136", [("math.GT/0309136", None)]),
+        ("docs/0112017", []),
+        ("cs/0713017", []),  # month 13
+        ("cs/0801001", []),  # old style ended with 0703
     ],
 )
 def test_find_arxiv_ids_bare(text: str, expected: list) -> None:
