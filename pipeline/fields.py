@@ -569,7 +569,7 @@ _OPEN = "(（[【《〈「『"
 _CLOSE = ")）]】》〉」』"
 _NAME_SEPS = frozenset("、，,;；/／\n")
 _TRUNCATION = re.compile(
-    r"(?:[\s,，、;；]*(?:(?<![A-Za-z])et\s*al\.?|(?<![A-Za-z])etc\.?|等等|等人|"
+    r"(?:[\s,，、;；]*(?:(?<![A-Za-z])et\s*al\.?|(?<![A-Za-z])etc\.?|(?<![A-Za-z])and\s+others|等等|等人|"
     r"等(?:机构|機構|单位|單位|高校|团队|團隊|研究者|学者|學者|作者)?|…+|\.{3,}))\s*[。.]?\s*$",
     re.I,
 )
@@ -699,12 +699,17 @@ def _split_zh_conj(piece: str) -> list[str]:
     matches = [m for m in _ZH_CONJ.finditer(piece) if depths[m.start()] == 0]
     for k, m in enumerate(matches):
         i, j = m.start(), m.end()
-        if i <= start or j >= len(piece) or not _CJK.match(piece[j]):
+        if i <= start or j >= len(piece):
+            continue
+        latin_next = piece[j:].lstrip()[:1].isascii() and piece[j:].lstrip()[:1].isalpha()
+        if not (_CJK.match(piece[j]) or latin_next):
             continue
         left = piece[start:i].strip()
         nxt = matches[k + 1].start() if k + 1 < len(matches) else len(piece)
         right = piece[j:nxt].strip()
-        org = bool(_ZH_ORG_END.search(left)) and len(right) >= 2
+        # an institution head, then a CJK name or a Latin one (清华大学和Google DeepMind); a
+        # Latin left side only before a CJK name (a Latin word + 和 + Latin is not Chinese)
+        org = bool(_ZH_ORG_END.search(left)) and len(right) >= 2 and not (latin_next and left[-1:].isascii())
         person = (
             2 <= len(left) <= 4 and 2 <= len(right) <= 4 and bool(_CJK_ONLY.match(left + right))
         )
@@ -727,7 +732,7 @@ def split_names(value: str) -> tuple[list[str], bool]:
         ideographic space too) collapsed to one space, empties dropped, full-width
         letters and digits folded to ASCII (only those; brackets and punctuation keep their
         width). ``truncated`` is True when the list ended in ``等``/``等人``/``等机构``…,
-        ``et al.``, ``etc.`` or an ellipsis, which is removed.
+        ``et al.``, ``and others``, ``etc.`` or an ellipsis, which is removed.
 
     Splitting, never inside brackets (``韩国蔚山科学技术院（UNIST）`` stays whole):
 

@@ -420,6 +420,10 @@ def test_url_kind(url: str, key: str | None, expected: str) -> None:
         ("北京邮电大学网络与交换技术国家重点实验室", (["北京邮电大学网络与交换技术国家重点实验室"], False)),
         # English conjunctions
         ("Snell and Griffiths", (["Snell", "Griffiths"], False)),
+        ("Alice Wang and Bob Li and others", (["Alice Wang", "Bob Li"], True)),
+        ("韩国蔚山科学技术院（UNIST）和Google DeepMind", (["韩国蔚山科学技术院（UNIST）", "Google DeepMind"], False)),
+        ("Google DeepMind和清华大学", (["Google DeepMind", "清华大学"], False)),
+        ("Smith和Jones", (["Smith和Jones"], False)),  # Latin on both sides: not a Chinese list
         ("Snell & Griffiths", (["Snell", "Griffiths"], False)),
         ("A. Smith, B. Jones, and C. Lee", (["A. Smith", "B. Jones", "C. Lee"], False)),
         ("Stanford University and Microsoft Research",
