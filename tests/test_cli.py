@@ -270,7 +270,7 @@ def test_failed_file_exits_1_and_keeps_the_good_file(tmp_path: Path) -> None:
     assert manifest["config"]["normalize"]["target_script"] == "zh-Hant"
     assert manifest["config"]["dedup"]["match_threshold"] == 0.8  # flag beats file
     assert manifest["config"]["extract"]["n_keywords"] == 3  # file beats default
-    assert manifest["config"]["run"] == {"batch_size": 5, "quiet": True}
+    assert manifest["config"]["run"] == {"batch_size": 5, "quiet": True, "embedding_cache": True}
     assert manifest["row_counts"]["documents"] == 2
     assert set(manifest["inputs"]) == {"bad.txt", "good.txt"}
     for name in TABLES:

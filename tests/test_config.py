@@ -35,7 +35,7 @@ def test_defaults() -> None:
         "extract": {"n_keywords": 8, "summary_max_chars": 400},
         "embed": {"backend": "use", "model": None, "batch_size": 64, "device": None},
         "dedup": {"match_threshold": 0.60, "embed_weight": 0.5},
-        "run": {"batch_size": 64, "quiet": False},
+        "run": {"batch_size": 64, "quiet": False, "embedding_cache": True},
     }
     assert TARGET_SCRIPTS == ("zh-Hans", "zh-Hant")
     assert EMBED_BACKENDS == ("use", "sentence-transformers")
@@ -138,7 +138,7 @@ def test_unknown_key_lists_valid_keys(tmp_path: Path) -> None:
 
 
 def test_unknown_key_from_overrides() -> None:
-    with pytest.raises(ConfigError, match=r"unknown key run\.verbose; valid keys of \[run\]: \['batch_size', 'quiet'\]"):
+    with pytest.raises(ConfigError, match=r"unknown key run\.verbose; valid keys of \[run\]: \['batch_size', 'embedding_cache', 'quiet'\]"):
         load_config(None, {"run": {"verbose": True}})
 
 

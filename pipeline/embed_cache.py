@@ -1,0 +1,152 @@
+"""A persistent embedding cache, so reruns and incremental runs embed only new text.
+
+Vectors are stored in one SQLite file (Python's :mod:`sqlite3`; SQLite commits are atomic and
+durable, so a run killed mid-write leaves the cache as it was before the last commit), keyed by
+``(model key, SHA-256 of the exact text handed to the model)``. The model key is the embedder's
+``model_id`` plus its input cut (``max_chars``), because the same model on a longer cut gives a
+different vector. Vectors are stored as raw little-endian ``float32`` bytes of length ``4 * dim``.
+
+:class:`CachedEmbedder` wraps any :class:`pipeline.embed.Embedder`: it looks every text up,
+encodes only the misses (in one call, in input order) and stores them. Results are identical to
+the wrapped embedder's, bit for bit, since the stored bytes are the vectors it returned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .embed import Embedder
+
+__all__ = ["CachedEmbedder", "EmbeddingCache"]
+
+#: Texts per ``SELECT … IN (…)`` lookup; SQLite's default limit on bound parameters is 32,766
+#: (999 before 3.32), so 500 keeps every build safe.
+LOOKUP_CHUNK = 500
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT NOT NULL,
+    text_sha256 TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, text_sha256)
+) WITHOUT ROWID
+"""
+
+
+def text_key(text: str) -> str:
+    """SHA-256 (hex) of ``text`` encoded as UTF-8 (``surrogatepass``, so any ``str`` hashes)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class EmbeddingCache:
+    """Embedding vectors on disk, keyed by (model key, text hash).
+
+    Args:
+        path: the SQLite file; its folder is created when missing.
+
+    Raises:
+        sqlite3.DatabaseError: ``path`` exists but is not an SQLite database (e.g. a truncated
+            or foreign file); delete it and the next run rebuilds it.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path)
+        self._db.execute(_SCHEMA)
+        self._db.commit()
+
+    def get(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors for ``keys`` (text hashes) under ``model``: ``{key: float32 (dim,)}``.
+
+        Keys not in the cache are absent from the result.
+        """
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), LOOKUP_CHUNK):
+            chunk = unique[start : start + LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT text_sha256, dim, vector FROM embeddings WHERE model = ? AND text_sha256 IN ({marks})",
+                [model, *chunk],
+            )
+            for key, dim, blob in rows:
+                vector = np.frombuffer(blob, dtype="<f4")
+                if vector.shape == (dim,):
+                    found[key] = vector
+        return found
+
+    def put(self, model: str, items: dict[str, np.ndarray]) -> None:
+        """Store ``{key: vector}`` under ``model`` (one transaction; an existing entry is replaced)."""
+        rows = [(model, key, int(v.shape[0]), np.asarray(v, dtype="<f4").tobytes()) for key, v in items.items()]
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._db.close()
+
+
+class CachedEmbedder:
+    """An :class:`pipeline.embed.Embedder` that reads and fills an :class:`EmbeddingCache`.
+
+    Args:
+        embedder: the backend that encodes cache misses.
+        cache: where vectors are kept.
+
+    Attributes:
+        model_id, dim: those of ``embedder``.
+        hits: texts found in the cache so far (count, repeats included).
+        misses: distinct texts encoded by ``embedder`` so far (count).
+    """
+
+    def __init__(self, embedder: Embedder, cache: EmbeddingCache):
+        self.embedder = embedder
+        self.cache = cache
+        self.model_id = embedder.model_id
+        self.dim = embedder.dim
+        self.model_key = f"{embedder.model_id}|max_chars={getattr(embedder, 'max_chars', None)}"
+        self.hits = 0
+        self.misses = 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts``: float32 array of shape ``(len(texts), dim)``, rows as the backend gives
+        them (L2-normalized). Only texts not in the cache reach the backend, each once.
+
+        Raises:
+            TypeError: ``texts`` is a single ``str`` or holds a non-string.
+        """
+        if isinstance(texts, str):
+            raise TypeError("encode() takes a sequence of strings, not a single str; wrap it in a list")
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"encode() texts[{i}] is {type(text).__name__}, expected str")
+        keys = [text_key(t) for t in texts]
+        found = self.cache.get(self.model_key, keys)
+        self.hits += sum(1 for k in keys if k in found)
+        missing: dict[str, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key not in found:
+                missing.setdefault(key, text)
+        if missing:
+            vectors = np.asarray(self.embedder.encode(list(missing.values())), dtype=np.float32)
+            new = dict(zip(missing, vectors, strict=True))
+            self.cache.put(self.model_key, new)
+            found.update(new)
+        self.misses += len(missing)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, key in enumerate(keys):
+            out[row] = found[key]
+        return out
+
+    def __repr__(self) -> str:
+        return f"CachedEmbedder({self.embedder!r}, cache={str(self.cache.path)!r})"

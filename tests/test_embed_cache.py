@@ -1,0 +1,85 @@
+"""The persistent embedding cache: same vectors as the backend, only new texts encoded."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.config import load_config
+from pipeline.embed import UniversalSentenceEncoder
+from pipeline.embed_cache import CachedEmbedder, EmbeddingCache, text_key
+from pipeline.runner import run
+
+from conftest import SAMPLE
+
+
+class CountingEmbedder:
+    """The real USE backend, counting the texts it is asked to encode."""
+
+    def __init__(self, inner: UniversalSentenceEncoder):
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self.max_chars = inner.max_chars
+        self.encoded: list[str] = []
+
+    def encode(self, texts):
+        self.encoded.extend(texts)
+        return self.inner.encode(texts)
+
+
+TEXTS = ["共形预测与贝叶斯求积", "Conformal Prediction as Bayesian Quadrature", "注意力机制", "共形预测与贝叶斯求积"]
+
+
+def test_cached_vectors_equal_the_backend_and_only_misses_are_encoded(tmp_path: Path, use_embedder) -> None:
+    counting = CountingEmbedder(use_embedder)
+    cached = CachedEmbedder(counting, EmbeddingCache(tmp_path / "c.sqlite"))
+    first = cached.encode(TEXTS)
+    assert counting.encoded == TEXTS[:3]  # the repeated text is encoded once
+    assert (cached.hits, cached.misses) == (0, 3)
+    np.testing.assert_array_equal(first[0], first[3])
+    np.testing.assert_allclose(first, use_embedder.encode(TEXTS), atol=1e-6)
+    assert first.dtype == np.float32 and first.shape == (4, use_embedder.dim)
+
+    counting.encoded.clear()
+    second = cached.encode(["新文本：扩散模型", *TEXTS])
+    assert counting.encoded == ["新文本：扩散模型"]
+    assert (cached.hits, cached.misses) == (4, 4)
+    np.testing.assert_array_equal(second[1:], first)
+
+
+def test_the_cache_persists_and_separates_models(tmp_path: Path, use_embedder) -> None:
+    path = tmp_path / "c.sqlite"
+    CachedEmbedder(use_embedder, EmbeddingCache(path)).encode(TEXTS)
+    reopened = EmbeddingCache(path)
+    assert len(reopened) == 3
+    model_key = CachedEmbedder(use_embedder, reopened).model_key
+    assert set(reopened.get(model_key, [text_key(t) for t in TEXTS])) == {text_key(t) for t in TEXTS}
+    assert reopened.get("another-model|max_chars=512", [text_key(TEXTS[0])]) == {}
+
+
+def test_a_corrupt_cache_file_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(sqlite3.DatabaseError):
+        EmbeddingCache(path)
+
+
+def test_a_rerun_embeds_nothing_new_and_gives_the_same_tables(tmp_path: Path, use_embedder) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    out = tmp_path / "out"
+    config = load_config()
+    run(corpus, out, config, embedder=use_embedder, progress=False)
+    first = json.loads((out / "manifest.json").read_text())["embedder"]
+    assert first["cache_hits"] == 0 and first["cache_misses"] > 0
+    tables = {p.name: p.read_bytes() for p in out.glob("*.parquet")}
+    run(corpus, out, config, embedder=use_embedder, progress=False)
+    second = json.loads((out / "manifest.json").read_text())["embedder"]
+    assert second["cache_misses"] == 0 and second["cache_hits"] >= first["cache_misses"]
+    assert {p.name: p.read_bytes() for p in out.glob("*.parquet")} == tables
