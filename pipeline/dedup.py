@@ -57,7 +57,7 @@ SUMMARY_HEAD_CHARS = 200
 
 PAPER_COLUMNS = (
     "paper_id", "title", "title_zh", "arxiv_id", "venue", "year", "award", "authors", "institutions",
-    "urls", "url_kinds", "summary", "section_ids", "doc_ids", "n_mentions", "conflicts",
+    "urls", "url_kinds", "summary", "section_ids", "doc_ids", "n_mentions", "n_sources", "conflicts",
 )
 
 
@@ -289,6 +289,7 @@ def fuse(group: pd.DataFrame) -> dict:
         "section_ids": [r["section_id"] for r in rows],
         "doc_ids": sorted(dict.fromkeys(r["doc_id"] for r in rows)),
         "n_mentions": len(rows),
+        "n_sources": len({r["doc_id"] for r in rows}),  # copies folded by the runner (count_sources)
         "conflicts": conflicts,
     }
     record["paper_id"] = paper_id_for(arxiv_id, title, rows[0]["section_id"])
@@ -328,3 +329,78 @@ def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[p
     sections = sections.assign(paper_id=[paper_of_cluster[c] for c in labels]).drop(columns="_cluster")
     papers_df = pd.DataFrame(papers, columns=list(PAPER_COLUMNS)).sort_values("paper_id").reset_index(drop=True)
     return sections, papers_df
+
+
+# ---------------------------------------------------------------------------------------------
+# Duplicate documents
+# ---------------------------------------------------------------------------------------------
+
+#: Character shingle length for comparing two documents' kept text (Broder 1997, "On the
+#: resemblance and containment of documents"): 5 characters is about two Chinese words or one
+#: English word, short enough that a copy with a few edited characters still shares most shingles.
+SHINGLE_CHARS = 5
+#: Two documents that mention the same papers are copies of one article when the Jaccard
+#: resemblance of their sections' shingles reaches this. Boilerplate (bylines, share prompts,
+#: related lists) is outside the sections, so a syndicated copy reaches about 1.0; two different
+#: write-ups of the same papers share well under 0.3 (the seed report and digest: 0.02).
+DUP_MIN_RESEMBLANCE = 0.8
+
+
+def _shingles(text: str) -> set[str]:
+    s = "".join(text.split())
+    return {s[i : i + SHINGLE_CHARS] for i in range(max(1, len(s) - SHINGLE_CHARS + 1))} if s else set()
+
+
+def find_duplicate_documents(documents: pd.DataFrame, sections: pd.DataFrame) -> list[str | None]:
+    """``dup_of`` for each document: the ``doc_id`` of the earlier document it copies, or None.
+
+    A document copies an earlier one (in ``documents`` row order, i.e. by source path) when
+    (a) its bytes are identical (status ``duplicate``; the first path is named in ``error``), or
+    (b) both have sections, mention exactly the same set of papers, and the Jaccard resemblance
+    of their sections' ``text_norm`` character shingles is at least
+    :data:`DUP_MIN_RESEMBLANCE` (the same article syndicated with other boilerplate or another
+    script). Only documents with the same paper set are compared, so the cost is small.
+
+    Args:
+        documents: rows with ``doc_id``, ``source_path``, ``status``, ``content_sha256``.
+        sections: rows with ``doc_id``, ``paper_id``, ``text_norm``.
+
+    Returns:
+        A list aligned with ``documents`` rows. A copy of a copy points to the first original.
+    """
+    first_of_content: dict[str, str] = {}
+    dup_of: list[str | None] = []
+    by_doc: dict[str, list[dict]] = {}
+    for row in records(sections):
+        by_doc.setdefault(row["doc_id"], []).append(row)
+    originals: dict[frozenset[str], list[tuple[str, set[str]]]] = {}
+    for doc_id, status, sha in zip(documents["doc_id"], documents["status"], documents["content_sha256"],
+                                   strict=True):
+        target = None
+        if isinstance(sha, str):
+            if status == "duplicate" and sha in first_of_content:
+                target = first_of_content[sha]
+            first_of_content.setdefault(sha, doc_id)
+        rows = by_doc.get(doc_id, [])
+        if target is None and rows:
+            papers = frozenset(r["paper_id"] for r in rows)
+            shingles = _shingles("\n".join(r["text_norm"] for r in rows))
+            for other_id, other in originals.get(papers, []):
+                union = len(shingles | other)
+                if union and len(shingles & other) / union >= DUP_MIN_RESEMBLANCE:
+                    target = other_id
+                    break
+            if target is None:
+                originals.setdefault(papers, []).append((doc_id, shingles))
+        dup_of.append(target)
+    return dup_of
+
+
+def count_sources(papers: pd.DataFrame, dup_of: dict[str, str | None]) -> list[int]:
+    """``n_sources`` per paper: distinct documents among its ``doc_ids`` once every copy is
+    counted as its original (``dup_of``: doc_id -> original doc_id or None)."""
+    def original(doc_id: str) -> str:
+        target = dup_of.get(doc_id)
+        return target if isinstance(target, str) else doc_id
+
+    return [len({original(d) for d in doc_ids}) for doc_ids in papers["doc_ids"]]

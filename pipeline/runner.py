@@ -40,7 +40,7 @@ from tqdm.auto import tqdm
 
 from . import __version__, clean, extract, ingest, normalize, segment
 from .config import Config
-from .dedup import dedup
+from .dedup import count_sources, dedup, find_duplicate_documents
 from .embed import Embedder, make_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
 from .stage import Stage, check_chain
@@ -222,6 +222,9 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     dropped = _spans(documents, "dropped", ("char_start", "char_end", "reason", "text"))
     context = _spans(documents, "context", ("char_start", "char_end", "kind"))
     documents = documents.assign(n_sections=documents["doc_id"].map(sections["doc_id"].value_counts()).fillna(0))
+    documents["dup_of"] = pd.Series(find_duplicate_documents(documents, sections), index=documents.index, dtype=object)
+    if len(papers):
+        papers["n_sources"] = count_sources(papers, dict(zip(documents["doc_id"], documents["dup_of"], strict=True)))
     frames = {"documents": documents, "sections": sections, "papers": papers, "dropped": dropped,
               "context": context}
 

@@ -24,7 +24,7 @@ DOCUMENTS_SCHEMA = pa.schema([
     ("doc_id", STR), ("source_path", STR), ("content_sha256", STR), ("encoding", STR), ("lang", STR),
     ("n_bytes", pa.int64()), ("n_chars", pa.int64()), ("text", STR), ("status", STR), ("error", STR),
     ("venue", STR), ("year", pa.int16()), ("urls", LIST_STR), ("n_sections", pa.int32()),
-    ("raw_text", STR), ("title", STR), ("url", STR), ("published", STR), ("notes", STR),
+    ("raw_text", STR), ("title", STR), ("url", STR), ("published", STR), ("notes", STR), ("dup_of", STR),
 ])
 SECTIONS_SCHEMA = pa.schema([
     ("section_id", STR), ("doc_id", STR), ("ordinal", pa.int32()), ("char_start", pa.int64()),
@@ -39,7 +39,7 @@ PAPERS_SCHEMA = pa.schema([
     ("paper_id", STR), ("title", STR), ("title_zh", STR), ("arxiv_id", STR), ("venue", STR),
     ("year", pa.int16()), ("award", STR), ("authors", LIST_STR), ("institutions", LIST_STR), ("urls", LIST_STR),
     ("url_kinds", LIST_STR), ("summary", STR), ("section_ids", LIST_STR), ("doc_ids", LIST_STR), ("n_mentions", pa.int32()),
-    ("conflicts", LIST_STR),
+    ("n_sources", pa.int32()), ("conflicts", LIST_STR),
 ])
 DROPPED_SCHEMA = pa.schema([
     ("doc_id", STR), ("char_start", pa.int64()), ("char_end", pa.int64()), ("reason", STR), ("text", STR),

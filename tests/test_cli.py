@@ -83,7 +83,7 @@ def test_run_help_mentions_every_option() -> None:
     text = " ".join(result.stdout.split())  # undo click's wrapping
     for option in ("CORPUS", "--out", "--config", "--target-script [zh-Hans|zh-Hant]",
                    "--embedder [use|sentence-transformers]", "--embedder-model", "--device",
-                   "--match-threshold FLOAT", "--batch-size INTEGER", "--quiet", "-v, --verbose", "-h, --help"):
+                   "--match-threshold FLOAT", "--batch-size INTEGER", "--quiet", "--no-embedding-cache", "-v, --verbose", "-h, --help"):
         assert option in text, option
     # the defaults the help states are the defaults of the code
     defaults = Config()
@@ -111,7 +111,7 @@ def test_bad_config_file_exits_2(tmp_path: Path) -> None:
     result = _invoke(corpus, "--out", tmp_path / "out", "--config", config, "--quiet")
     assert result.exit_code == EXIT_USAGE == 2
     assert result.stderr == (
-        "configuration error: unknown key dedup.threshold; valid keys of [dedup]: ['embed_weight', 'match_threshold']\n"
+        "configuration error: unknown key dedup.threshold; valid keys of [dedup]: ['ann_min_sections', 'embed_weight', 'match_threshold']\n"
     )
     assert result.stdout == ""
     assert not (tmp_path / "out").exists()

@@ -295,3 +295,33 @@ def test_clusters_are_the_same_with_the_approximate_index(use) -> None:
     ann_sections, ann_papers = dedup(frame, ann_config, use)
     assert len(exact_papers) == 30
     assert exact_sections["paper_id"].tolist() == ann_sections["paper_id"].tolist()
+
+
+# --- duplicate documents -----------------------------------------------------------------------------
+
+
+def test_copies_of_an_article_are_marked_and_not_counted_twice(tmp_path, use) -> None:
+    from pipeline.runner import run
+
+    from conftest import SAMPLE
+
+    original = (SAMPLE / "a_report_zh-Hans.txt").read_text(encoding="utf-8")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text(original, encoding="utf-8")
+    (corpus / "b_same_bytes.txt").write_text(original, encoding="utf-8")
+    syndicated = "转载自：某科技媒体\n\n" + original + "\n\n点击关注我们，获取更多前沿资讯！\n版权所有，未经授权禁止转载。\n"
+    (corpus / "c_syndicated.txt").write_text(syndicated, encoding="utf-8")
+    (corpus / "d_other.md").write_text((SAMPLE / "c_blog_en.md").read_text(encoding="utf-8"), encoding="utf-8")
+    result = run(corpus, tmp_path / "out", Config(), embedder=use, progress=False)
+    docs = result.frames["documents"].set_index("source_path")
+    a = docs.loc["a.txt", "doc_id"]
+    assert docs.loc["b_same_bytes.txt", "dup_of"] == a
+    assert docs.loc["c_syndicated.txt", "dup_of"] == a
+    assert pd.isna(docs.loc["a.txt", "dup_of"]) and pd.isna(docs.loc["d_other.md", "dup_of"])
+    papers = result.frames["papers"]
+    c = docs.loc["c_syndicated.txt", "doc_id"]
+    in_copy = papers[[c in ids for ids in papers["doc_ids"]]]
+    assert len(in_copy) > 0
+    assert all(a in ids for ids in in_copy["doc_ids"])  # the copy's sections join the original's papers
+    assert (in_copy["n_sources"] == 1).all() and (in_copy["n_mentions"] == 2).all()
