@@ -10,11 +10,15 @@ Method
    :func:`pipeline.fields.fold_title`) plus each section's ``K_NEIGHBOURS`` nearest neighbours
    by cosine. Neighbours come from an exact search over the matrix in row blocks, so memory
    stays ``O(n * block)`` rather than ``O(n^2)``.
-3. **Score** of a pair: ``w * cosine + (1 - w) * title_similarity`` with ``w =
-   dedup.embed_weight`` (title similarity: :class:`difflib.SequenceMatcher` ratio of folded
-   titles; when a title is missing the score is the cosine alone). An equal arXiv id or an
-   equal folded title scores 1.0. **Cannot-link** constraints: two sections of one document
-   are never the same paper; two different arXiv ids never merge.
+3. **Score** of a pair, in [0, 1]: ``w * cosine + (1 - w) * title_similarity`` with ``w =
+   dedup.embed_weight``; title similarity is the :class:`difflib.SequenceMatcher` ratio of the
+   folded English titles or of the folded Chinese titles (both in the target script), the
+   higher when both exist; when neither pair of titles exists the score is the cosine alone.
+   Then ``+ AUTHOR_BONUS`` when the author lists overlap, ``- VENUE_CONFLICT_PENALTY`` when the
+   venues differ and ``- YEAR_CONFLICT_PENALTY`` when the years are more than one apart. An
+   equal arXiv id or an equal folded title (English or Chinese) scores 1.0. **Cannot-link**
+   constraints: two sections of one document are never the same paper; two different arXiv
+   ids never merge.
 4. **Clustering**: greedy average linkage. Candidate pairs are visited by descending score;
    two clusters merge only if the *average* score over all their cross pairs reaches
    ``dedup.match_threshold`` and no cross pair is cannot-linked. Checking every member keeps
@@ -52,6 +56,14 @@ SEARCH_BLOCK = 1024
 #: 4*sqrt(n) and 16*sqrt(n)), and lists scanned per query.
 IVF_LISTS_PER_SQRT = 4
 IVF_NPROBE = 16
+#: Score added when two mentions' author lists overlap by at least AUTHOR_MIN_OVERLAP
+#: (Jaccard of :func:`_author_keys`); subtracted when both name a venue and the venues differ,
+#: or both a year and the years are more than one apart (an arXiv year and a venue year may
+#: differ by one). Calibrated on the dedup evaluation set (tests/fixtures/dedup).
+AUTHOR_BONUS = 0.10
+AUTHOR_MIN_OVERLAP = 0.5
+VENUE_CONFLICT_PENALTY = 0.10
+YEAR_CONFLICT_PENALTY = 0.10
 #: Characters of the summary that go into the embedding text.
 SUMMARY_HEAD_CHARS = 200
 
@@ -141,34 +153,73 @@ def _key_pairs(members: list[int], doc: list[str]) -> set[tuple[int, int]]:
     return pairs
 
 
+def _present(value) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _author_keys(authors) -> frozenset[str]:
+    """Comparable author keys: the last token of a Latin name, case-folded (``Fischer Abaigar`` and
+    ``F. Abaigar`` both give ``abaigar``); a CJK name whole. Lists given in different scripts
+    (Chinese names vs. pinyin) share no key, so only agreement is evidence, not disagreement."""
+    keys = set()
+    for name in authors if authors is not None else ():
+        name = str(name).strip()
+        if not name:
+            continue
+        keys.add(name.split()[-1].casefold().strip(".") if name.isascii() else name)
+    return frozenset(keys)
+
+
 class _Scorer:
-    """Pair scores and constraints over the sections of one run."""
+    """Pair scores and constraints over the sections of one run (see :func:`pair_score`)."""
 
     def __init__(self, sections: pd.DataFrame, emb: np.ndarray, embed_weight: float):
         self.emb = emb
         self.w = embed_weight
         self.doc = sections["doc_id"].tolist()
-        self.arxiv = [a if isinstance(a, str) and a else None for a in sections["arxiv_id"]]
-        self.folded = [fold_title(t) if isinstance(t, str) and t else None for t in sections["title"]]
+        self.arxiv = [a if _present(a) else None for a in sections["arxiv_id"]]
+        self.folded = [fold_title(t) or None if _present(t) else None for t in sections["title"]]
+        title_zh = sections["title_zh"] if "title_zh" in sections else [None] * len(sections)
+        self.folded_zh = [fold_title(t) or None if _present(t) else None for t in title_zh]
+        authors = sections["authors"] if "authors" in sections else [[]] * len(sections)
+        self.authors = [_author_keys(a) for a in authors]
+        self.year = [int(y) if y is not None and not pd.isna(y) else None
+                     for y in (sections["year"] if "year" in sections else [None] * len(sections))]
+        self.venue = [v if _present(v) else None
+                      for v in (sections["venue"] if "venue" in sections else [None] * len(sections))]
 
     def cannot_link(self, i: int, j: int) -> bool:
         if self.doc[i] == self.doc[j]:
             return True
         return self.arxiv[i] is not None and self.arxiv[j] is not None and self.arxiv[i] != self.arxiv[j]
 
+    def _title_similarity(self, i: int, j: int) -> float | None:
+        sims = []
+        for key in (self.folded, self.folded_zh):
+            if key[i] is not None and key[j] is not None:
+                a, b = sorted((key[i], key[j]))  # ratio() is not symmetric: fix the order
+                sims.append(SequenceMatcher(None, a, b).ratio())
+        return max(sims) if sims else None
+
     def score(self, i: int, j: int) -> float:
         if self.cannot_link(i, j):
             return float("-inf")
         if self.arxiv[i] is not None and self.arxiv[i] == self.arxiv[j]:
             return 1.0
-        if self.folded[i] is not None and self.folded[i] == self.folded[j]:
-            return 1.0
+        for key in (self.folded, self.folded_zh):
+            if key[i] is not None and key[i] == key[j]:
+                return 1.0
         cos = float(self.emb[i] @ self.emb[j])
-        if self.folded[i] is None or self.folded[j] is None:
-            return cos
-        a, b = sorted((self.folded[i], self.folded[j]))  # ratio() is not symmetric: fix the order
-        title_sim = SequenceMatcher(None, a, b).ratio()
-        return self.w * cos + (1.0 - self.w) * title_sim
+        title_sim = self._title_similarity(i, j)
+        score = cos if title_sim is None else self.w * cos + (1.0 - self.w) * title_sim
+        a, b = self.authors[i], self.authors[j]
+        if a and b and len(a & b) / len(a | b) >= AUTHOR_MIN_OVERLAP:
+            score += AUTHOR_BONUS
+        if self.venue[i] is not None and self.venue[j] is not None and self.venue[i] != self.venue[j]:
+            score -= VENUE_CONFLICT_PENALTY
+        if self.year[i] is not None and self.year[j] is not None and abs(self.year[i] - self.year[j]) > 1:
+            score -= YEAR_CONFLICT_PENALTY
+        return min(1.0, max(0.0, score))
 
 
 def cluster_sections(sections: pd.DataFrame, emb: np.ndarray, config: Config) -> tuple[list[int], list[float | None]]:
