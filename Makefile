@@ -1,5 +1,6 @@
 # The two commands: `make all` (run the pipeline) and `make test` (run the tests);
-# `make eval` scores segmentation on the annotated fixtures against tests/eval_baseline.json.
+# `make eval` scores segmentation and extracted fields on the annotated fixtures (and the seeds)
+# against tests/eval_baseline.json.
 # Both create .venv and install the project with its dependencies when missing.
 
 PYTHON ?= python3

@@ -1,4 +1,4 @@
-"""Evaluation gate: score the pipeline's segmentation and cleaning on annotated fixture articles.
+"""Evaluation gate: score the pipeline's segmentation, cleaning and fields on annotated articles.
 
 Method: trafilatura's evaluation gate (``tests/eval_gate.py`` with its annotated ``evaldata.json``
 and pinned floors): every fixture article carries hand-written expectations, the real pipeline
@@ -13,14 +13,42 @@ HTML extraction spaces or normalizes the text.
 Fixture layout (``FIXTURES``, by default ``tests/fixtures/segmentation``)::
 
     articles/<name>               the exact bytes a scraper saved (.txt, .md, .html, .jsonl, any encoding)
-    expected/<name>.json          {"sections": [...], "junk": [...], "content": [...], "notes": "...",
-                                   "encoding": "<codec the bytes are stored in>"}
+    expected/<name>.json          {"sections": [...], "junk": [...], "content": [...], "fields": [...],
+                                   "notes": "...", "encoding": "<codec the bytes are stored in>"}
 
 ``sections`` are the paper titles in document order (the English title, or the Chinese title
 when the article gives none); ``junk`` are exact substrings that must end up in dropped spans,
 never in a section; ``content`` are exact substrings of article content that must not be
 dropped. A JSON Lines feed is annotated per line: ``{"lines": {"1": {...}, "2": {...}}, "notes":
 ..., "encoding": ...}``, line numbers from 1, matching the documents ``<name>#<line>``.
+
+``fields`` is the hand-labelled gold of the extracted fields, one object per entry of
+``sections`` (same order), with exactly the keys of :data:`FIELD_KEYS` (target script zh-Hans):
+
+* ``title``: the English title as the source gives it (headline decorations removed), or null;
+  ``title_zh``: the Chinese title in zh-Hans, or null (a description is not a title); one of the
+  two is the ``sections`` entry.
+* ``authors``: names in the script given (``等`` / et al. / "and colleagues" removed);
+  ``authors_truncated``: true when it was; ``institutions``: zh-Hans, no trailing ``等``, English
+  names as given. Both as the section states them: in a metadata line or in a sentence that
+  credits the paper ("Kingma and Ba combined ...", ``普林斯顿大学等机构的研究者``); never
+  from the rest of the document.
+* ``venue`` (one of :data:`pipeline.fields.VENUES`) and ``year`` (int, the year of the venue
+  edition that gives the award), from the section or the document; ``award`` (one of
+  :data:`pipeline.fields.AWARDS`) from the section, the award header above it, or a lead that
+  gives every paper of the article the same award; each or null.
+* ``arxiv_id`` without version, ``arxiv_version`` (``"v2"``), each or null.
+* ``urls``: every URL of the section (trailing punctuation stripped, scheme-less ones with
+  ``https://``), in order; ``url_kinds``: aligned, each one of :data:`pipeline.fields.URL_KINDS`.
+* ``summary_start``: the first :data:`SUMMARY_START_CHARS` non-whitespace characters the summary
+  must start with (the text after an abstract key, else the section's first body paragraph), in
+  the source's own script.
+* ``keywords_required``: 1..:data:`MAX_REQUIRED_KEYWORDS` terms an indexer would certainly pick,
+  each occurring in the section's text converted to zh-Hans.
+
+The seeds (``--seeds``, by default ``../shared/corpora/seeds`` next to the repository) carry the
+same keys per section in ``tests/gold/seeds.json`` (``sections_by_file``: file name -> list of
+field objects in document order).
 
 Scores (counted per document, summed over documents: micro-averages):
 
@@ -36,10 +64,20 @@ Scores (counted per document, summed over documents: micro-averages):
   dropped span ``text`` of their document.
 * informational, not gated: **content characters lost** (content strings found nowhere in the
   document's ``text``, e.g. removed by HTML extraction or a failed decode).
+* **field accuracy**, per field of :data:`FIELDS`, separately on the fixtures and on the seeds:
+  the share of gold sections whose field is right, over all gold sections (a gold section the
+  run did not find, by the title matching above, is wrong in every field). Strings are compared
+  after folding (NFKC, casefold, whitespace collapsed; ``title_zh`` after converting both sides
+  to zh-Hans); ``authors`` and ``institutions`` as sets of folded strings; ``urls`` as the set of
+  (url, kind) pairs of ``urls`` and ``url_kinds``; ``summary``: the folded ``summary`` (whitespace
+  removed) starts with ``summary_start``; ``keywords``: every required keyword is among the
+  folded ``keywords``. A field whose output column does not exist scores 0 and is reported missing.
 
-Command line: ``python -m pipeline.evaluate [FIXTURES] [--baseline FILE] [--write-baseline]``
-prints a per-fixture table and the totals; with ``--baseline`` it exits 1 when a score falls
-below its floor or a count rises above its ceiling.
+Command line: ``python -m pipeline.evaluate [FIXTURES] [--baseline FILE] [--write-baseline]
+[--seeds DIR] [--seeds-gold FILE]`` prints a per-fixture table and the totals, the per-field
+accuracy table (fixtures and seeds) and every wrong field value; with ``--baseline`` it exits 1
+when a score falls below its floor (per-field floors in ``field_accuracy_fixtures`` and
+``field_accuracy_seeds``) or a count rises above its ceiling.
 """
 
 from __future__ import annotations
@@ -49,6 +87,7 @@ import codecs
 import json
 import logging
 import math
+import re
 import sys
 import tempfile
 import time
@@ -59,7 +98,7 @@ import pandas as pd
 
 from .config import load_config
 from .embed import Embedder
-from .fields import fold_title
+from .fields import AWARDS, URL_KINDS, VENUES, fold_title
 from .normalize import to_script
 from .runner import run
 
@@ -73,8 +112,28 @@ CEILING_KEYS = ("max_junk_chars_in_sections", "max_content_chars_dropped")
 #: Scores each ceiling bounds.
 CEILING_SCORES = {"max_junk_chars_in_sections": "junk_chars_in_sections",
                   "max_content_chars_dropped": "content_chars_dropped"}
+#: The seed articles and their gold (``sections_by_file``), when the seeds are next to the checkout.
+DEFAULT_SEEDS = REPO.parent / "shared" / "corpora" / "seeds"
+DEFAULT_SEEDS_GOLD = REPO / "tests" / "gold" / "seeds.json"
+#: Keys of a baseline file holding per-field floors ({field: floor}) of the fixtures and the seeds.
+FIELD_FLOOR_KEYS = ("field_accuracy_fixtures", "field_accuracy_seeds")
 #: Keys of an annotation; ``encoding`` names the Python codec of the stored bytes.
-ANNOTATION_KEYS = ("sections", "junk", "content", "notes")
+ANNOTATION_KEYS = ("sections", "junk", "content", "notes", "fields")
+#: Keys of one section's gold fields (see the module docstring).
+FIELD_KEYS = ("title", "title_zh", "authors", "authors_truncated", "institutions", "venue", "year", "award",
+              "arxiv_id", "arxiv_version", "urls", "url_kinds", "summary_start", "keywords_required")
+#: The scored fields, and the output columns each one reads.
+FIELD_COLUMNS: dict[str, tuple[str, ...]] = {
+    "title": ("title",), "title_zh": ("title_zh",), "authors": ("authors",),
+    "authors_truncated": ("authors_truncated",), "institutions": ("institutions",), "venue": ("venue",),
+    "year": ("year",), "award": ("award",), "arxiv_id": ("arxiv_id",), "arxiv_version": ("arxiv_version",),
+    "urls": ("urls", "url_kinds"), "summary": ("summary",), "keywords": ("keywords",),
+}
+FIELDS = tuple(FIELD_COLUMNS)
+#: Non-whitespace characters of a gold ``summary_start``: enough to pin where the summary starts.
+SUMMARY_START_CHARS = 12
+#: Most keywords one section's gold may require (only terms an indexer would certainly pick).
+MAX_REQUIRED_KEYWORDS = 3
 #: Fixture articles are small: bytes per article (per line of a feed), so the gate stays fast.
 MIN_ARTICLE_BYTES, MAX_ARTICLE_BYTES = 300, 4096
 FEED_SUFFIX = ".jsonl"
@@ -192,7 +251,8 @@ def validate_fixtures(fixtures_dir: str | Path) -> list[str]:
     declared encoding; every section title, junk string and content string occurs in the
     decoded text of its document; no junk string contains or is contained in a content string;
     a feed's ``lines`` are exactly its non-blank line numbers; each article (each feed line) is
-    ``MIN_ARTICLE_BYTES``..``MAX_ARTICLE_BYTES`` bytes.
+    ``MIN_ARTICLE_BYTES``..``MAX_ARTICLE_BYTES`` bytes; ``fields`` holds one well-formed gold
+    object per section (:func:`check_field_gold`).
     """
     fixtures_dir = Path(fixtures_dir)
     if not (fixtures_dir / "articles").is_dir() or not (fixtures_dir / "expected").is_dir():
@@ -234,6 +294,118 @@ def validate_fixtures(fixtures_dir: str | Path) -> list[str]:
                 problems += [f"{doc}: {key} string not in the article: {s!r}" for s in a[key] if s not in text]
             problems += [f"{doc}: junk {j!r} overlaps content {c!r}"
                          for j in a["junk"] for c in a["content"] if j in c or c in j]
+            problems += check_field_gold(doc, a.get("fields"), a["sections"], text)
+    return problems
+
+
+_ARXIV_ID = re.compile(r"\d{4}\.\d{4,5}|[a-z]+(?:-[a-z]+)?(?:\.[A-Z]{2})?/\d{7}")
+_ARXIV_VERSION = re.compile(r"v[1-9]\d*")
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _is_text_list(value: object) -> bool:
+    return isinstance(value, list) and all(_is_text(v) for v in value)
+
+
+def _field_gold_problems(f: dict, title: str, text: str | None) -> list[str]:
+    """Problems with one section's gold fields (``f`` has exactly :data:`FIELD_KEYS`)."""
+    p = []
+    for key in ("title", "title_zh", "venue", "award", "arxiv_id", "arxiv_version"):
+        if f[key] is not None and not _is_text(f[key]):
+            p.append(f"{key!r} must be a non-empty string or null")
+    if not p and title_key(title) not in {title_key(f["title"]), title_key(f["title_zh"])}:
+        p.append("the section's title is neither 'title' nor 'title_zh'")
+    for key in ("authors", "institutions", "urls", "url_kinds", "keywords_required"):
+        if not _is_text_list(f[key]):
+            p.append(f"{key!r} must be a list of non-empty strings")
+    if not isinstance(f["authors_truncated"], bool):
+        p.append("'authors_truncated' must be true or false")
+    if f["venue"] not in (None, *VENUES):
+        p.append(f"'venue' {f['venue']!r} is not one of {list(VENUES)}")
+    year = f["year"]
+    if year is not None and (not isinstance(year, int) or isinstance(year, bool) or not 1950 <= year <= 2100):
+        p.append(f"'year' {year!r} must be a year (int) or null")
+    if f["award"] not in (None, *AWARDS):
+        p.append(f"'award' {f['award']!r} is not one of {list(AWARDS)}")
+    if _is_text(f["arxiv_id"]) and not _ARXIV_ID.fullmatch(f["arxiv_id"]):
+        p.append(f"'arxiv_id' {f['arxiv_id']!r} is not an arXiv id without version")
+    if _is_text(f["arxiv_version"]) and not _ARXIV_VERSION.fullmatch(f["arxiv_version"]):
+        p.append(f"'arxiv_version' {f['arxiv_version']!r} is not like 'v2'")
+    if _is_text_list(f["urls"]) and _is_text_list(f["url_kinds"]):
+        if len(f["urls"]) != len(f["url_kinds"]):
+            p.append("'url_kinds' must have one kind per URL")
+        if len(set(f["urls"])) != len(f["urls"]):
+            p.append("'urls' lists a URL twice")
+        p += [f"'url_kinds' {k!r} is not one of {list(URL_KINDS)}" for k in f["url_kinds"] if k not in URL_KINDS]
+    start = f["summary_start"]
+    if not _is_text(start) or len("".join(start.split())) != len(start) or not 1 <= len(start) <= SUMMARY_START_CHARS:
+        p.append(f"'summary_start' must be 1..{SUMMARY_START_CHARS} characters without whitespace")
+    if _is_text_list(f["keywords_required"]) and not 1 <= len(f["keywords_required"]) <= MAX_REQUIRED_KEYWORDS:
+        p.append(f"'keywords_required' must hold 1..{MAX_REQUIRED_KEYWORDS} terms")
+    if text is None or p:
+        return p
+    folded, simplified = fold_for_match(text), to_script(text, "zh-Hans").casefold()
+    if fold_for_match(start) not in folded:
+        p.append(f"'summary_start' {start!r} is not in the article")
+    p += [f"keyword {k!r} is not in the article (zh-Hans)" for k in f["keywords_required"]
+          if k.casefold() not in simplified]
+    p += [f"URL {u!r} is not in the article" for u in f["urls"]
+          if fold_for_match(u.split("://", 1)[-1]) not in folded]
+    return p
+
+
+def check_field_gold(name: str, fields: object, titles: list[str], text: str | None = None) -> list[str]:
+    """Problems with the gold ``fields`` of one document (empty list when well-formed).
+
+    Args:
+        name: the document, for the messages.
+        fields: the gold, one object per title.
+        titles: the document's expected section titles.
+        text: the document's decoded text; when given, each ``summary_start``, required keyword
+            (in zh-Hans) and URL must occur in it.
+    """
+    if not isinstance(fields, list) or len(fields) != len(titles):
+        return [f"{name}: 'fields' must be a list with one object per section ({len(titles)})"]
+    problems = []
+    for i, (title, f) in enumerate(zip(titles, fields, strict=True)):
+        where = f"{name}: fields[{i}] ({title})"
+        if not isinstance(f, dict):
+            problems.append(f"{where}: not an object")
+        elif set(f) != set(FIELD_KEYS):
+            problems.append(f"{where}: keys must be {list(FIELD_KEYS)}; missing {sorted(set(FIELD_KEYS) - set(f))}, "
+                            f"unknown {sorted(set(f) - set(FIELD_KEYS))}")
+        else:
+            problems += [f"{where}: {problem}" for problem in _field_gold_problems(f, title, text)]
+    return problems
+
+
+def _gold_title(entry: dict) -> str:
+    return entry.get("title") or entry.get("title_zh") or ""
+
+
+def validate_seed_gold(seeds_dir: str | Path, gold_path: str | Path) -> list[str]:
+    """Problems with the seed gold (empty list when well-formed): every file of
+    ``sections_by_file`` is a UTF-8 article of ``seeds_dir`` and every section has well-formed
+    fields (:func:`check_field_gold`) that occur in its article."""
+    seeds_dir, gold_path = Path(seeds_dir), Path(gold_path)
+    try:
+        by_file = json.loads(gold_path.read_text(encoding="utf-8"))["sections_by_file"]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        return [f"{gold_path}: no readable 'sections_by_file': {exc!r}"]
+    problems = []
+    for name, entries in by_file.items():
+        path = seeds_dir / name
+        if not path.is_file():
+            problems.append(f"{gold_path.name}: {name} is not in {seeds_dir}")
+            continue
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            problems.append(f"{gold_path.name}: {name}: sections must be a list of objects")
+            continue
+        text = path.read_bytes().decode("utf-8", errors="replace").replace("\r\n", "\n")
+        problems += check_field_gold(f"{gold_path.name}: {name}", entries, [_gold_title(e) for e in entries], text)
     return problems
 
 
@@ -261,19 +433,22 @@ def score_document(expected: dict, sections: list[dict], dropped_texts: list[str
 
     Returns:
         counts (``expected``, ``found``, ``matched``, ``junk_chars``, ``content_chars``,
-        ``lost_chars``) and the lists behind them (``missed``, ``extra``, ``junk_leaked``,
-        ``content_dropped``, ``content_lost``).
+        ``lost_chars``), the lists behind them (``missed``, ``extra``, ``junk_leaked``,
+        ``content_dropped``, ``content_lost``) and ``matches``: for each expected title, the
+        index in ``sections`` of the section matched to it, or None.
     """
     want = [title_key(t) for t in expected["sections"]]
     used = [False] * len(want)
+    matches: list[int | None] = [None] * len(want)
     extra = []
-    for sec in sections:
+    for j, sec in enumerate(sections):
         keys = {title_key(sec.get("title")), title_key(sec.get("title_zh"))} - {""}
         hit = next((i for i, k in enumerate(want) if not used[i] and k in keys), None)
         if hit is None:
             extra.append(_display_title(sec))
         else:
             used[hit] = True
+            matches[hit] = j
     section_texts = [fold_for_match(s["text"]) for s in sections if isinstance(s.get("text"), str)]
     dropped = [fold_for_match(t) for t in dropped_texts if isinstance(t, str)]
     doc_text = fold_for_match(text or "")
@@ -292,6 +467,174 @@ def score_document(expected: dict, sections: list[dict], dropped_texts: list[str
         "content_chars": sum(len(c) for c in content_dropped),
         "content_lost": lost,
         "lost_chars": sum(len(c) for c in lost),
+        "matches": matches,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Field accuracy
+# ---------------------------------------------------------------------------------------------
+
+
+def _absent(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def fold_value(value: object) -> str | None:
+    """A string field for comparison: NFKC, casefolded, whitespace collapsed; None for no value
+    (null, NaN, empty)."""
+    if _absent(value) or not isinstance(value, str):
+        return None
+    folded = " ".join(unicodedata.normalize("NFKC", value).casefold().split())
+    return folded or None
+
+
+def _as_list(value: object) -> list:
+    """A list column's value as a list (a null is an empty list)."""
+    if _absent(value):
+        return []
+    if isinstance(value, str):
+        return [value]
+    try:
+        return list(value)
+    except TypeError:
+        return [value]
+
+
+def _folded_set(value: object) -> frozenset[str]:
+    return frozenset(f for f in (fold_value(v) for v in _as_list(value)) if f is not None)
+
+
+def _url_pairs(urls: object, kinds: object) -> frozenset[tuple[str | None, str | None]]:
+    u, k = _as_list(urls), _as_list(kinds)
+    n = max(len(u), len(k))
+    u, k = u + [None] * (n - len(u)), k + [None] * (n - len(k))
+    return frozenset((fold_value(a), fold_value(b)) for a, b in zip(u, k, strict=True))
+
+
+def _title_zh(value: object) -> str | None:
+    folded = fold_value(value)
+    return None if folded is None else fold_value(to_script(folded, "zh-Hans"))
+
+
+def _year(value: object) -> int | None:
+    if _absent(value):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _truncated(value: object) -> bool | None:
+    return None if _absent(value) else bool(value)
+
+
+def _summary_head(value: object) -> str | None:
+    return None if _absent(value) or not isinstance(value, str) else fold_for_match(value)
+
+
+def field_value(field: str, section: dict) -> object:
+    """The value of ``field`` in an output ``section``, in the form it is compared and shown in
+    (``urls``: the list of (url, kind) pairs; ``summary``: its first 40 characters)."""
+    if field == "urls":
+        u, k = _as_list(section.get("urls")), _as_list(section.get("url_kinds"))
+        return [list(pair) for pair in zip(u, k + [None] * (len(u) - len(k)), strict=False)]
+    value = section.get(field)
+    if field in ("authors", "institutions", "keywords"):
+        return [str(v) for v in _as_list(value)]
+    if field == "year":
+        return _year(value)
+    if field == "authors_truncated":
+        return _truncated(value)
+    if field == "summary":
+        return None if _absent(value) else str(value)[:40]
+    return None if _absent(value) else value
+
+
+def gold_value(field: str, gold: dict) -> object:
+    """The gold of ``field`` as shown in reports (``urls``: (url, kind) pairs)."""
+    if field == "urls":
+        return [list(pair) for pair in zip(gold["urls"], gold["url_kinds"], strict=True)]
+    if field == "summary":
+        return gold["summary_start"]
+    if field == "keywords":
+        return gold["keywords_required"]
+    return gold[field]
+
+
+def field_correct(field: str, gold: dict, section: dict) -> bool:
+    """Whether the output ``section`` gets ``field`` right against the ``gold`` fields (the
+    comparison rules are in the module docstring)."""
+    got = section.get(field)
+    if field in ("title", "venue", "award", "arxiv_id", "arxiv_version"):
+        return fold_value(gold[field]) == fold_value(got)
+    if field == "title_zh":
+        return _title_zh(gold[field]) == _title_zh(got)
+    if field == "year":
+        return gold["year"] == _year(got)
+    if field == "authors_truncated":
+        return gold["authors_truncated"] == _truncated(got)
+    if field in ("authors", "institutions"):
+        return _folded_set(gold[field]) == _folded_set(got)
+    if field == "urls":
+        return _url_pairs(gold["urls"], gold["url_kinds"]) == _url_pairs(got, section.get("url_kinds"))
+    if field == "summary":
+        head = _summary_head(got)
+        return head is not None and head.startswith(fold_for_match(gold["summary_start"]))
+    if field == "keywords":
+        return _folded_set(gold["keywords_required"]) <= _folded_set(got)
+    raise KeyError(f"unknown field {field!r}; fields: {list(FIELDS)}")
+
+
+def score_fields(document: str, titles: list[str], gold: list[dict], matched: list[dict | None],
+                 columns: set[str] | frozenset[str]) -> dict:
+    """Field accuracy counts of one document.
+
+    Args:
+        document: the document name, for the error list.
+        titles: the expected section titles.
+        gold: the gold fields, one per title.
+        matched: the output section matched to each title, or None when the run missed it.
+        columns: the columns of the sections table (a field whose column is missing is wrong).
+
+    Returns:
+        ``n`` (gold sections), ``correct`` ({field: count}), ``wrong`` (one dict per wrong
+        value of a found section with a present column: ``document``, ``title``, ``field``,
+        ``gold``, ``got``) and ``unmatched`` (``document``, ``title`` of each missed section).
+    """
+    present = {f: all(c in columns for c in cols) for f, cols in FIELD_COLUMNS.items()}
+    correct = dict.fromkeys(FIELDS, 0)
+    wrong, unmatched = [], []
+    for title, g, sec in zip(titles, gold, matched, strict=True):
+        if sec is None:
+            unmatched.append({"document": document, "title": title})
+            continue
+        for field in FIELDS:
+            if not present[field]:
+                continue
+            if field_correct(field, g, sec):
+                correct[field] += 1
+            else:
+                wrong.append({"document": document, "title": title, "field": field,
+                              "gold": gold_value(field, g), "got": field_value(field, sec)})
+    return {"n": len(titles), "correct": correct, "wrong": wrong, "unmatched": unmatched}
+
+
+def field_totals(per_document: list[dict], columns: set[str] | frozenset[str]) -> dict:
+    """Sum :func:`score_fields` results: ``field_accuracy`` and ``field_correct`` per field of
+    :data:`FIELDS` (accuracy 1.0 when there is no gold section), ``n_field_sections``,
+    ``field_wrong``, ``field_unmatched`` and ``missing_field_columns`` (the output columns a
+    field needs that the run did not produce)."""
+    n = sum(d["n"] for d in per_document)
+    correct = {f: sum(d["correct"][f] for d in per_document) for f in FIELDS}
+    return {
+        "field_accuracy": {f: correct[f] / n if n else 1.0 for f in FIELDS},
+        "field_correct": correct,
+        "n_field_sections": n,
+        "field_wrong": [w for d in per_document for w in d["wrong"]],
+        "field_unmatched": [u for d in per_document for u in d["unmatched"]],
+        "missing_field_columns": sorted({c for cols in FIELD_COLUMNS.values() for c in cols if c not in columns}),
     }
 
 
@@ -314,9 +657,13 @@ def evaluate(fixtures_dir: str | Path = DEFAULT_FIXTURES, out_dir: str | Path | 
     Returns:
         ``section_precision``, ``section_recall``, ``section_f1``, ``n_expected``, ``n_found``,
         ``n_matched``, ``junk_chars_in_sections``, ``content_chars_dropped``,
-        ``content_chars_lost``, ``seconds`` (the run) and ``documents``: one dict per document
+        ``content_chars_lost``, ``seconds`` (the run), the keys of :func:`field_totals` (field
+        accuracy on the annotated sections) and ``documents``: one dict per document
         (``document``, ``file``, ``status``, plus the keys of :func:`score_document`), annotated
         documents first in name order, then any document the run produced without annotation.
+
+    Raises:
+        ValueError: an annotation's ``fields`` do not pair with its ``sections``.
     """
     fixtures_dir = Path(fixtures_dir)
     annotations = load_annotations(fixtures_dir)
@@ -337,7 +684,8 @@ def evaluate(fixtures_dir: str | Path = DEFAULT_FIXTURES, out_dir: str | Path | 
     for doc_id, text in zip(frames["dropped"]["doc_id"], frames["dropped"]["text"], strict=True):
         dropped.setdefault(doc_id, []).append(text)
 
-    rows = []
+    columns = frozenset(frames["sections"].columns)
+    rows, field_rows = [], []
     for name, expected in annotations.items():
         doc = by_path.get(name)
         if doc is not None:
@@ -346,8 +694,14 @@ def evaluate(fixtures_dir: str | Path = DEFAULT_FIXTURES, out_dir: str | Path | 
             whole = by_path.get(expected["file"])
             status = f"no document (file: {whole.status})" if whole is not None else "no document"
             doc_id, text = None, ""
-        scored = score_document(expected, sections.get(doc_id, []), dropped.get(doc_id, []), text)
+        found = sections.get(doc_id, [])
+        scored = score_document(expected, found, dropped.get(doc_id, []), text)
         rows.append({"document": name, "file": expected["file"], "status": status, **scored})
+        if len(expected["fields"]) != len(expected["sections"]):
+            raise ValueError(f"{name}: 'fields' has {len(expected['fields'])} entries for "
+                             f"{len(expected['sections'])} sections")
+        matched = [None if j is None else found[j] for j in scored["matches"]]
+        field_rows.append(score_fields(name, expected["sections"], expected["fields"], matched, columns))
     no_annotation = {"sections": [], "junk": [], "content": []}
     for path, doc in by_path.items():
         if path not in annotations and (doc.status == "ok" or sections.get(doc.doc_id)):
@@ -370,7 +724,50 @@ def evaluate(fixtures_dir: str | Path = DEFAULT_FIXTURES, out_dir: str | Path | 
         "content_chars_dropped": sum(r["content_chars"] for r in rows),
         "content_chars_lost": sum(r["lost_chars"] for r in rows),
         "seconds": seconds,
+        **field_totals(field_rows, columns),
         "documents": rows,
+    }
+
+
+def evaluate_seeds(seeds_dir: str | Path = DEFAULT_SEEDS, gold_path: str | Path = DEFAULT_SEEDS_GOLD,
+                   out_dir: str | Path | None = None, embedder: Embedder | None = None) -> dict:
+    """Run the pipeline (default configuration) on the seed articles and score the extracted
+    fields against ``gold_path`` (``sections_by_file``), matching sections by title as
+    :func:`score_document` does.
+
+    Returns:
+        the keys of :func:`field_totals`, ``n_expected`` / ``n_found`` / ``n_matched`` (sections
+        of the gold files) and ``seconds`` (the run).
+    """
+    by_file = json.loads(Path(gold_path).read_text(encoding="utf-8"))["sections_by_file"]
+    config = load_config()
+    config.run.quiet = True
+    with tempfile.TemporaryDirectory(prefix="eval-seeds-") as tmp:
+        t0 = time.perf_counter()
+        result = run(Path(seeds_dir), Path(out_dir) if out_dir is not None else Path(tmp), config,
+                     embedder=embedder, progress=False)
+        seconds = time.perf_counter() - t0
+    frames = result.frames
+    doc_ids = dict(zip(frames["documents"]["source_path"], frames["documents"]["doc_id"], strict=True))
+    sections: dict[str, list[dict]] = {}
+    for row in frames["sections"].sort_values(["doc_id", "ordinal"]).to_dict("records"):
+        sections.setdefault(row["doc_id"], []).append(row)
+    columns = frozenset(frames["sections"].columns)
+    field_rows, n_found, n_matched = [], 0, 0
+    for name, entries in by_file.items():
+        titles = [_gold_title(e) for e in entries]
+        found = sections.get(doc_ids.get(name), [])
+        scored = score_document({"sections": titles, "junk": [], "content": []}, found, [], "")
+        n_found += len(found)
+        n_matched += scored["matched"]
+        matched = [None if j is None else found[j] for j in scored["matches"]]
+        field_rows.append(score_fields(name, titles, entries, matched, columns))
+    return {
+        "n_expected": sum(len(e) for e in by_file.values()),
+        "n_found": n_found,
+        "n_matched": n_matched,
+        "seconds": seconds,
+        **field_totals(field_rows, columns),
     }
 
 
@@ -382,8 +779,12 @@ def evaluate(fixtures_dir: str | Path = DEFAULT_FIXTURES, out_dir: str | Path | 
 def check_baseline(scores: dict, baseline: dict) -> list[str]:
     """Regressions of ``scores`` against ``baseline`` (empty list when none).
 
+    ``scores`` is :func:`evaluate`'s result, optionally with ``"seeds"``: :func:`evaluate_seeds`'s
+    result; without it (the seeds are not here) the seed floors are not checked.
+
     Raises:
-        KeyError: the baseline lacks one of :data:`FLOOR_KEYS` / :data:`CEILING_KEYS`.
+        KeyError: the baseline lacks one of :data:`FLOOR_KEYS` / :data:`CEILING_KEYS` /
+            :data:`FIELD_FLOOR_KEYS`.
     """
     failures = []
     for key in FLOOR_KEYS:
@@ -392,6 +793,18 @@ def check_baseline(scores: dict, baseline: dict) -> list[str]:
     for key, score_key in CEILING_SCORES.items():
         if scores[score_key] > baseline[key]:
             failures.append(f"{score_key} {scores[score_key]} is above its ceiling {key} = {baseline[key]}")
+    groups = {"field_accuracy_fixtures": scores.get("field_accuracy"),
+              "field_accuracy_seeds": (scores.get("seeds") or {}).get("field_accuracy")}
+    for key in FIELD_FLOOR_KEYS:
+        floors, accuracy = baseline[key], groups[key]
+        if accuracy is None and key == "field_accuracy_seeds":
+            continue
+        for field, floor in floors.items():
+            got = (accuracy or {}).get(field)
+            if got is None:
+                failures.append(f"{key}.{field}: not scored (floor {floor})")
+            elif got < floor:
+                failures.append(f"{key}.{field} {got:.4f} is below its floor {floor}")
     return failures
 
 
@@ -400,19 +813,32 @@ def floor2(x: float) -> float:
     return math.floor(round(x * 100, 6)) / 100
 
 
-def baseline_from(scores: dict, reason: str) -> dict:
-    """A baseline pinned at ``scores``: floors rounded down to 2 decimals, ceilings at the counts."""
+def baseline_from(scores: dict, reason: str, old: dict | None = None) -> dict:
+    """A baseline pinned at ``scores``: floors rounded down to 2 decimals, ceilings at the counts.
+
+    The seed field floors come from ``scores["seeds"]``; without it, from ``old`` (the previous
+    baseline), else empty.
+    """
+    seeds = scores.get("seeds")
     return {
         **{key: floor2(scores[key]) for key in FLOOR_KEYS},
         **{key: int(scores[score_key]) for key, score_key in CEILING_SCORES.items()},
+        "field_accuracy_fixtures": {f: floor2(v) for f, v in scores["field_accuracy"].items()},
+        "field_accuracy_seeds": ({f: floor2(v) for f, v in seeds["field_accuracy"].items()} if seeds
+                                 else dict((old or {}).get("field_accuracy_seeds", {}))),
         "reason": reason,
     }
 
 
 def loosened(old: dict, new: dict) -> list[str]:
-    """The keys on which ``new`` is laxer than ``old`` (a lower floor or a higher ceiling)."""
+    """The keys on which ``new`` is laxer than ``old`` (a lower floor or a higher ceiling; a
+    per-field floor lowered or dropped, named ``<group>.<field>``)."""
     out = [k for k in FLOOR_KEYS if k in old and new[k] < old[k]]
-    return out + [k for k in CEILING_KEYS if k in old and new[k] > old[k]]
+    out += [k for k in CEILING_KEYS if k in old and new[k] > old[k]]
+    for key in FIELD_FLOOR_KEYS:
+        before, after = old.get(key, {}), new.get(key, {})
+        out += [f"{key}.{f}" for f, v in before.items() if f not in after or after[f] < v]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -454,6 +880,52 @@ def format_failures(scores: dict) -> str:
     return "Per-fixture failures\n" + ("\n".join(lines) if lines else "  none")
 
 
+def _accuracy_cell(result: dict | None, field: str) -> str:
+    if result is None:
+        return "not run"
+    missing = [c for c in FIELD_COLUMNS[field] if c in result["missing_field_columns"]]
+    if missing:
+        return f"missing ({', '.join(missing)})"
+    n = result["n_field_sections"]
+    return f"{result['field_accuracy'][field]:.4f} ({result['field_correct'][field]}/{n})"
+
+
+def format_field_table(scores: dict) -> str:
+    """Accuracy of each field on the fixtures and on the seeds (``scores["seeds"]``, when run)."""
+    seeds = scores.get("seeds")
+    head = f"{'field':<18} {'fixtures':<22} {'seeds':<22}"
+    lines = [head, "-" * len(head)]
+    lines += [f"{f:<18} {_accuracy_cell(scores, f):<22} {_accuracy_cell(seeds, f):<22}" for f in FIELDS]
+    lines.append("-" * len(head))
+    seeds_found = f"{seeds['n_matched']}/{seeds['n_expected']}" if seeds else "not run"
+    lines.append(f"gold sections found: fixtures {scores['n_matched']}/{scores['n_expected']}, seeds {seeds_found}"
+                 "  (a gold section not found is wrong in every field)")
+    return "\n".join(lines)
+
+
+def _show(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def format_field_errors(scores: dict) -> str:
+    """Every wrong field value (gold vs got, with the section title), fixtures then seeds; the
+    gold sections not found; the output columns missing."""
+    lines = []
+    for label, result in (("fixtures", scores), ("seeds", scores.get("seeds"))):
+        if result is None:
+            continue
+        lines.append(f"  {label}:")
+        if result["missing_field_columns"]:
+            lines.append(f"    output columns missing (their fields score 0): {result['missing_field_columns']}")
+        lines += [f"    {u['document']}: {u['title']}: section not found (every field wrong)"
+                  for u in result["field_unmatched"]]
+        lines += [f"    {w['document']}: {w['title']}: {w['field']}: gold {_show(w['gold'])} got {_show(w['got'])}"
+                  for w in result["field_wrong"]]
+        if len(lines) == 1 or lines[-1] == f"  {label}:":
+            lines.append("    none")
+    return "Wrong field values\n" + "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m pipeline.evaluate``: print the table; exit 1 on a regression against --baseline,
     2 on a usage error (bad fixtures, a baseline that would loosen without --reason)."""
@@ -467,15 +939,32 @@ def main(argv: list[str] | None = None) -> int:
                         help="why the baseline changes (required when --write-baseline lowers a floor or raises a ceiling)")
     parser.add_argument("--out", type=Path, default=None, help="keep the run's outputs in this folder")
     parser.add_argument("--details", action="store_true", help="also list every miss, extra, leak and drop")
+    parser.add_argument("--seeds", type=Path, default=None,
+                        help="also score the fields on the seed articles in this folder "
+                             "(default: ../shared/corpora/seeds next to the repository, when present)")
+    parser.add_argument("--seeds-gold", type=Path, default=DEFAULT_SEEDS_GOLD,
+                        help="gold of the seeds (default: tests/gold/seeds.json)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
+    seeds_dir = args.seeds if args.seeds is not None else (DEFAULT_SEEDS if DEFAULT_SEEDS.is_dir() else None)
     problems = validate_fixtures(args.fixtures)
+    if seeds_dir is not None:
+        problems += (validate_seed_gold(seeds_dir, args.seeds_gold) if seeds_dir.is_dir()
+                     else [f"--seeds {seeds_dir} is not a folder"])
     if problems:
         print("Fixture annotations are not well-formed:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
     scores = evaluate(args.fixtures, args.out)
+    if seeds_dir is not None:
+        scores["seeds"] = evaluate_seeds(seeds_dir, args.seeds_gold)
     print(format_table(scores))
+    print()
+    print(format_field_table(scores))
+    if seeds_dir is None:
+        print(f"(seeds not scored: {DEFAULT_SEEDS} is not here; their floors are not checked)")
+    print()
+    print(format_field_errors(scores))
     if args.details:
         print()
         print(format_failures(scores))
@@ -484,7 +973,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.write_baseline:
         old = json.loads(baseline_path.read_text(encoding="utf-8")) if baseline_path.is_file() else {}
         reason = args.reason or "Pinned at the scores of the current pipeline (floors rounded down to 2 decimals)."
-        new = baseline_from(scores, reason)
+        new = baseline_from(scores, reason, old)
         laxer = loosened(old, new)
         if laxer and not args.reason:
             print(f"\nNot written: the new baseline loosens {laxer}; give --reason.", file=sys.stderr)
