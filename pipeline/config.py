@@ -40,7 +40,11 @@ HTML_SUFFIXES = (".html", ".htm")
 JSONL_SUFFIXES = (".jsonl",)
 #: Every suffix ingest knows how to read (lower case, with the dot).
 SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, *JSONL_SUFFIXES)
-TARGET_SCRIPTS = ("zh-Hans", "zh-Hant")
+#: Scripts ``text_norm`` and the Chinese fields can be written in (BCP 47 tags): Simplified;
+#: Traditional in OpenCC's standard (Traditional text of any region is kept as it is); Taiwan
+#: standard characters with Taiwan vocabulary (like OpenCC ``s2twp``); Hong Kong standard
+#: characters (like OpenCC ``s2hk``). See :func:`pipeline.normalize.to_script` for the method.
+TARGET_SCRIPTS = ("zh-Hans", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK")
 #: Longest summary a user may ask for, in characters (spaCy refuses texts over 1,000,000).
 MAX_SUMMARY_CHARS = 100_000
 EMBED_BACKENDS = ("use", "sentence-transformers")

@@ -2,37 +2,94 @@
 
 Method. Both functions rest on the OpenCC project (BYVoid, https://github.com/BYVoid/OpenCC) as
 packaged by ``opencc-python-reimplemented`` (module :mod:`opencc`), which ships OpenCC's
-dictionaries: ``STCharacters.txt`` / ``STPhrases.txt`` (Simplified to Traditional, used by the
-``s2t`` conversion) and ``TSCharacters.txt`` / ``TSPhrases.txt`` (Traditional to Simplified,
-``t2s``), plus the regional variant tables ``TWVariants.txt`` / ``HKVariants.txt``.
+dictionaries and its matcher (longest dictionary key first). Files used:
+
+* ``STCharacters.txt`` / ``STPhrases.txt``: Simplified to OpenCC-standard Traditional (``s2t``);
+* ``TSCharacters.txt`` / ``TSPhrases.txt``: Traditional to Simplified (``t2s``);
+* ``TWVariants.txt`` / ``HKVariants.txt``: OpenCC standard to Taiwan / Hong Kong standard
+  characters (``t2tw`` / ``t2hk``, the last step of ``s2tw`` / ``s2hk``), and their reverses
+  ``TWVariantsRev.txt`` / ``HKVariantsRev.txt`` (the first step of ``tw2s`` / ``hk2s``);
+* ``TWPhrases.txt``: Mainland to Taiwan vocabulary (软件 -> 軟體; the middle step of ``s2twp``).
+
+Four target scripts (:data:`pipeline.config.TARGET_SCRIPTS`), each with at most two conversion
+chains, one for Simplified text and one for Traditional text of another region
+(:data:`CONVERSION_CHAINS` lists the dictionaries of each):
+
+==============  ===========================================  =========================================
+target          Simplified runs                              Traditional runs
+==============  ===========================================  =========================================
+``zh-Hans``     kept                                         ``v2s``: reverse variants, then ``t2s``
+``zh-Hant``     ``s2t``                                      kept, whatever the region
+``zh-Hant-TW``  ``s2twp``: ``s2t``, TWPhrases, TWVariants    ``v2twp``: reverse variants, TWPhrases,
+                                                             TWVariants
+``zh-Hant-HK``  ``s2hk``: ``s2t``, HKVariants                ``v2hk``: reverse variants, HKVariants
+==============  ===========================================  =========================================
+
+There is no direct Taiwan <-> Hong Kong table: Traditional text goes through OpenCC's standard
+(the reverse-variant step) and out to the target region, so a Taiwan 裡 becomes 裏 in
+``zh-Hant-HK`` and a Hong Kong 説 becomes 說 in ``zh-Hant-TW``: the forms ``s2hk`` / ``s2twp``
+give for the same Simplified word. Going through Simplified instead would lose distinctions
+that Traditional text already carries (頭髮/發明, 乾/幹/干).
+
+Corrections of OpenCC's tables (the derived tables of :data:`CONVERSION_CHAINS`), each a general
+rule, applied wherever the table is used:
+
+* **Ambiguous regional forms.** A regional form that is also the Simplified form of another
+  character is never written, never read back as a variant and never counted as shared by both
+  scripts. The one case in OpenCC's tables: Taiwan's 么 (for 幺) is the Simplified form of 麼;
+  plain ``tw2s`` / ``tw2sp`` turn Simplified 什么 into 什幺, and ``s2tw`` writes 幺 as 么, which
+  then reads as Simplified. Here 么 is always Simplified for 麼, and 幺 stays 幺.
+* **Safe reverse variants.** A reverse-variant entry is used only when its key is not itself a
+  character OpenCC's standard Traditional uses (a value in STCharacters or STPhrases). Those
+  entries merge two words for the trip to Simplified, which is harmless there but wrong between
+  Traditional scripts: HKVariantsRev's 煙 -> 菸 (smoke -> tobacco) and 台 -> 臺 (台州),
+  TWVariantsRev's 著 -> 着 (著作), 才 -> 纔, 吃 -> 喫. The reverse phrase tables
+  (TWVariantsRevPhrases, HKVariantsRevPhrases) only guard such entries and are not used.
+* **了 is never written 瞭.** STPhrases picks 瞭 for 了 in 21 entries (了解, 明了, 了如 ...).
+  They also match where 了 is the aspect particle after a verb (解释了如何 -> 解釋瞭如何,
+  阐明了 -> 闡明瞭), and 了 is a correct Traditional form of liǎo in every target
+  (STCharacters lists 了 first among the forms of 了; Taiwan's and Hong Kong's standards write
+  了解). So those entries keep 了. OpenCC's standard prefers 瞭解; ``zh-Hant`` writes 了解
+  too. The liào of 瞭望 is written 瞭 in Simplified as well and passes through unchanged.
+* **TWPhrases is a no-op on Taiwan vocabulary.** Entries whose output is another entry's key
+  are dropped, and each output is guarded by an entry mapping it to itself (see
+  :func:`_tw_phrases`); plain ``s2twp`` makes 演演算法 of 演算法.
+
+Detection and conversion:
 
 * :func:`detect_script` classifies each *unique* character once (cached): a Han character that
-  ``t2s`` changes and ``s2t`` leaves is Traditional-specific; one that ``s2t`` changes and ``t2s``
-  leaves is Simplified-specific, unless OpenCC's own data shows it in standard Traditional text
-  (see :data:`SHARED_MIN_KEEP_SHARE`); characters that both or neither conversion change count
-  for neither script. The tag follows from the counts (occurrences, in characters) and the
-  thresholds below.
+  the Simplified chain ``v2s`` changes and ``s2t`` leaves is Traditional-specific (Hong Kong 衞,
+  説 included); one that ``s2t`` changes and ``v2s`` leaves is Simplified-specific, unless
+  OpenCC's own data shows it in standard Traditional text or it is a Taiwan / Hong Kong standard
+  form (see :data:`SHARED_MIN_KEEP_SHARE`); characters that both or neither conversion change
+  count for neither script. The tag follows from the counts (occurrences, in characters) and
+  the thresholds below. Tags name the script only (``zh-Hant``, never a region).
 * :func:`to_script` converts only runs of Han characters; everything else (Latin, digits,
   URLs, emoji, punctuation, whitespace) passes through unchanged. A run that already reads in
-  the target script is left alone, because OpenCC's phrase tables are keyed by source-script
-  text and misfire on text already converted (``s2t`` turns Traditional 證明了 into 證明瞭 and
-  干擾 into 幹擾). The result is a fixed point, so the conversion is idempotent.
+  the target script (and region) is left alone, because OpenCC's phrase tables are keyed by
+  source-script text and misfire on text already converted (``s2t`` turns Traditional 證明了
+  into 證明瞭 and 干擾 into 幹擾); in a run holding both scripts only the Simplified parts are
+  converted. The result is a fixed point, so the conversion is idempotent.
 
 OpenCC's "Traditional" is its own standard (the forms of the 1950s-era character tables), not
 Taiwan's: ``s2t`` writes 羣, 爲, 裏, 麪, 喫 where a Taiwan page has 群, 為, 裡, 麵, 吃. The
 pipeline compares text across sources only after converting everything to one target, so this
-does not matter for dedup; it does mean ``zh-Hant`` output differs from Taiwan usage in places.
+does not matter for dedup; it does mean ``zh-Hant`` output differs from Taiwan usage in places
+(``zh-Hant-TW`` is the target for Taiwan usage).
 
-OpenCC is not length-preserving in general (a phrase entry may map 2 characters to 3), so this
-stage never touches ``text`` or its offsets: it writes a new column ``text_norm``.
+OpenCC is not length-preserving in general (a phrase entry may map 2 characters to 3, and
+TWPhrases rewrites words: 软件 -> 軟體, 优化 -> 最佳化), so this stage never touches ``text``
+or its offsets: it writes a new column ``text_norm``.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, overload
@@ -53,7 +110,7 @@ if TYPE_CHECKING:
 #: this: the Traditional seed (003) has 3 Simplified-specific characters (杠, 务, 优) against
 #: 7,548 Traditional-specific ones (0.04 %; 33, i.e. 0.4 %, before the shared characters below
 #: are set aside), and the Simplified seed (000) has no Traditional-specific character against
-#: 996 Simplified-specific ones. A page that quotes a whole passage in the other script reaches
+#: 999 Simplified-specific ones. A page that quotes a whole passage in the other script reaches
 #: tens of percent, so 0.25 leaves a wide margin on both sides.
 MIXED_MIN_SHARE = 0.25
 
@@ -79,13 +136,16 @@ ZH_MIN_HAN_SHARE = 0.10
 #: entries that contain it: 里 (公里) 60 %, 干 (干擾) 15 %, 于 17 %, 后 (皇后) 10 %, 范 17 %,
 #: 准 18 %, 游 23 %. Characters OpenCC only keeps in rare words stay Simplified-specific:
 #: 种 0.8 %, 万 0.4 %, 价 1.8 %, 叶 1.3 %. The Taiwan / Hong Kong standard forms listed as values
-#: of TWVariants / HKVariants (群, 峰, 床, 吃, 台, 温, 户 ...) are shared as well.
+#: of TWVariants / HKVariants (群, 峰, 床, 吃, 台, 温, 户 ...) are shared as well, except an
+#: ambiguous one (Taiwan's 么 for 幺, the Simplified form of 麼), which stays Simplified-specific.
 SHARED_MIN_KEEP_SHARE = 0.05
 
 #: :func:`to_script` repeats its conversion pass until the text no longer changes, at most this
 #: many times. One pass suffices almost always; a second one is needed where an OpenCC phrase
 #: entry matched across a word boundary and kept a source character (TSPhrases' surname entry
-#: 於單 keeps 於 in 相較於單純; the next pass turns it into 于). No seed text needs a third.
+#: 於單 keeps 於 in 相較於單純; the next pass turns it into 于), or where a run held characters
+#: of both scripts (its Simplified parts are converted first, its regional variants next). No
+#: seed text needs a third.
 MAX_PASSES = 4
 
 #: Every tag :func:`detect_script` can return.
@@ -103,11 +163,39 @@ _HAN_CHAR_RE = re.compile(f"[{_HAN}]")
 # Character classes (values of _char_class).
 _HANS, _HANT, _HAN_SHARED, _LATIN, _OTHER_LETTER, _NON_LETTER = range(6)
 
-_CONVERSION = {"zh-Hans": "t2s", "zh-Hant": "s2t"}
-_SOURCE_CLASS = {"zh-Hans": _HANT, "zh-Hant": _HANS}
-_TARGET_CLASS = {"zh-Hans": _HANS, "zh-Hant": _HANT}
-
 _DICTIONARY_DIR = Path(opencc.__file__).resolve().parent / "dictionary"
+
+# --- Conversion chains ---------------------------------------------------------------------------
+
+# Tables derived from OpenCC's files by the corrections of the module docstring (ids of _table).
+_ST_PHRASES = "STPhrases.txt, 了 kept"
+_TW_VARIANTS = "TWVariants.txt, unambiguous"
+_HK_VARIANTS = "HKVariants.txt, unambiguous"
+_REVERSE_VARIANTS = "TWVariantsRev.txt + HKVariantsRev.txt, safe"
+_TW_PHRASES = "TWPhrases.txt, idempotent"
+
+#: The conversion chains :func:`to_script` uses, by name: each a sequence of steps run one after
+#: the other on the whole text, each step a group of tables tried in order, a later table
+#: converting only what the earlier ones left unmatched (OpenCC's ``conversion_chain`` and
+#: ``group``; longest key first). Table ids are OpenCC file names or the derived tables above.
+#: Names follow OpenCC's configs where one exists: ``s2t``, ``s2twp`` and ``s2hk`` are those
+#: configs with the corrected tables; ``v2s`` is ``tw2s`` and ``hk2s`` in one (both reverse
+#: tables, without their phrase tables, then ``t2s``); ``v2twp`` and ``v2hk`` (Traditional of any
+#: region to Taiwan / Hong Kong standard) have no shipped config: the reverse-variant step, then
+#: the rest of ``s2twp`` / ``s2hk``.
+CONVERSION_CHAINS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "v2s": ((_REVERSE_VARIANTS,), ("TSPhrases.txt", "TSCharacters.txt")),
+    "s2t": ((_ST_PHRASES, "STCharacters.txt"),),
+    "s2twp": ((_ST_PHRASES, "STCharacters.txt"), (_TW_PHRASES,), (_TW_VARIANTS,)),
+    "s2hk": ((_ST_PHRASES, "STCharacters.txt"), (_HK_VARIANTS,)),
+    "v2twp": ((_REVERSE_VARIANTS,), (_TW_PHRASES,), (_TW_VARIANTS,)),
+    "v2hk": ((_REVERSE_VARIANTS,), (_HK_VARIANTS,)),
+}
+
+# Chain for runs of Simplified text, by target (zh-Hans keeps them).
+_FROM_SIMPLIFIED = {"zh-Hant": "s2t", "zh-Hant-TW": "s2twp", "zh-Hant-HK": "s2hk"}
+# Chain for runs of Traditional text, by target (zh-Hant keeps Traditional of any region).
+_FROM_TRADITIONAL = {"zh-Hans": "v2s", "zh-Hant-TW": "v2twp", "zh-Hant-HK": "v2hk"}
 
 
 @dataclass(frozen=True)
@@ -134,14 +222,29 @@ class ScriptCounts:
         return self.han + self.latin + self.other
 
 
+def script_of_target(target: str) -> str:
+    """The script of a target: ``"zh-Hans"`` for ``"zh-Hans"``, ``"zh-Hant"`` for the others.
+
+    Args:
+        target: one of :data:`pipeline.config.TARGET_SCRIPTS`.
+
+    Returns:
+        ``"zh-Hans"`` or ``"zh-Hant"``, the :func:`detect_script` tag of text in ``target``.
+
+    Raises:
+        ValueError: ``target`` is not one of :data:`pipeline.config.TARGET_SCRIPTS`.
+    """
+    if target not in TARGET_SCRIPTS:
+        raise ValueError(f"target script {target!r} is not supported; valid options: {list(TARGET_SCRIPTS)}")
+    return "zh-Hans" if target == "zh-Hans" else "zh-Hant"
+
+
 @functools.cache
-def _converter(conversion: str) -> opencc.OpenCC:
-    """The OpenCC converter for ``"t2s"`` or ``"s2t"``, built once per process (dictionaries load)."""
-    return opencc.OpenCC(conversion)
-
-
 def _read_table(name: str) -> dict[str, list[str]]:
-    """One OpenCC dictionary file as ``{key: [value, ...]}`` (tab between key and values)."""
+    """One OpenCC dictionary file as ``{key: [value, ...]}`` (tab between key and values).
+
+    Cached; callers must not modify the result.
+    """
     table: dict[str, list[str]] = {}
     with open(_DICTIONARY_DIR / name, encoding="utf-8") as f:
         for line in f:
@@ -149,6 +252,127 @@ def _read_table(name: str) -> dict[str, list[str]]:
             if key:
                 table[key] = values.split(" ")
     return table
+
+
+def _is_ambiguous_variant(standard: str, variant: str) -> bool:
+    """Whether regional form ``variant`` of ``standard`` is the Simplified form of another character.
+
+    True when STCharacters has ``variant`` as a Simplified key and ``standard`` is not among its
+    Traditional forms: 么 (Taiwan's form of 幺) is Simplified for 麼. False for 台 (of 臺; 台 ->
+    臺 檯 颱 台), 温 (of 溫) and the other regional forms that are also Simplified characters.
+    """
+    forms = _read_table("STCharacters.txt").get(variant)
+    return forms is not None and standard not in forms
+
+
+@functools.cache
+def _standard_traditional_characters() -> frozenset[str]:
+    """Every character OpenCC's ``s2t`` can write: the values of STCharacters and STPhrases."""
+    chars: set[str] = set()
+    for name in ("STCharacters.txt", "STPhrases.txt"):
+        for values in _read_table(name).values():
+            for value in values:
+                chars.update(value)
+    return frozenset(chars)
+
+
+def _st_phrases() -> dict[str, str]:
+    """STPhrases with 了 kept where an entry writes 瞭 for it (see the module docstring)."""
+    table: dict[str, str] = {}
+    for key, values in _read_table("STPhrases.txt").items():
+        value = values[0]
+        if "了" in key and "瞭" in value and len(value) == len(key):
+            value = "".join("了" if (k, v) == ("了", "瞭") else v for k, v in zip(key, value, strict=True))
+        table[key] = value
+    return table
+
+
+def _tw_phrases() -> dict[str, str]:
+    """TWPhrases made a no-op on its own output (see the module docstring).
+
+    Two changes. An entry whose value is another entry's key with a different value is dropped
+    (文档 -> 文件 while 文件 -> 檔案; 进程 -> 程序 while 程序 -> 程式; 仿真 -> 模擬 while 模擬 ->
+    類比): its output reads back as Mainland vocabulary. Every value not already a key is added as
+    a key for itself, so that the longest match keeps Taiwan words whole: without it
+    算法 -> 演算法 makes 演演算法 of 演算法 (and 實模式 -> 真實模式, 虛擬機 -> 虛擬機器 likewise).
+    """
+    table = {key: values[0] for key, values in _read_table("TWPhrases.txt").items()}
+    chained = [key for key, value in table.items() if value != key and table.get(value, value) != value]
+    for key in chained:
+        del table[key]
+    for value in list(table.values()):
+        table.setdefault(value, value)
+    return table
+
+
+def _regional_variants(name: str) -> dict[str, str]:
+    """TWVariants or HKVariants without ambiguous regional forms (drops 幺 -> 么)."""
+    return {
+        standard: values[0]
+        for standard, values in _read_table(name).items()
+        if not _is_ambiguous_variant(standard, values[0])
+    }
+
+
+def _reverse_variants() -> dict[str, str]:
+    """TWVariantsRev and HKVariantsRev in one table, keeping the safe entries only.
+
+    Dropped: identity entries, entries whose key is an OpenCC-standard Traditional character
+    (:func:`_standard_traditional_characters`: 台, 吃, 才, 核, 煙, 著, 麵 ...) and the ambiguous
+    么 -> 幺. The two files agree on every key they share.
+    """
+    standard_chars = _standard_traditional_characters()
+    table: dict[str, str] = {}
+    for name in ("TWVariantsRev.txt", "HKVariantsRev.txt"):
+        for variant, values in _read_table(name).items():
+            standard = values[0]
+            if variant == standard or variant in standard_chars or _is_ambiguous_variant(standard, variant):
+                continue
+            table.setdefault(variant, standard)
+    return table
+
+
+_DERIVED_TABLES: dict[str, Callable[[], dict[str, str]]] = {
+    _ST_PHRASES: _st_phrases,
+    _TW_VARIANTS: lambda: _regional_variants("TWVariants.txt"),
+    _HK_VARIANTS: lambda: _regional_variants("HKVariants.txt"),
+    _REVERSE_VARIANTS: _reverse_variants,
+    _TW_PHRASES: _tw_phrases,
+}
+
+
+@functools.cache
+def _table(table_id: str) -> dict[str, str]:
+    """A conversion table as ``{key: value}``: OpenCC's first choice per key, or a derived table."""
+    if table_id in _DERIVED_TABLES:
+        return _DERIVED_TABLES[table_id]()
+    return {key: values[0] for key, values in _read_table(table_id).items()}
+
+
+class _ChainConverter(opencc.OpenCC):
+    """OpenCC's converter (the package's matcher and sentence splitting) over an explicit chain.
+
+    The package builds a chain only from a config file in its own folder; this sets the same
+    internal structure (``_dict_chain_data``: one list per step of ``(longest key, shortest key,
+    {key: value})`` per table) from :data:`CONVERSION_CHAINS`. Tests check that a chain built
+    from unmodified tables converts exactly like the package's own config.
+    """
+
+    def __init__(self, name: str, chain: tuple[tuple[str, ...], ...]) -> None:
+        super().__init__()  # no conversion: nothing is loaded from the package's configs
+        self.conversion = self.conversion_name = name
+        steps = []
+        for group in chain:
+            tables = [_table(table_id) for table_id in group]
+            steps.append([(max(map(len, t)), min(map(len, t)), t) for t in tables])
+        self._dict_chain_data = steps
+        self._dict_init_done = True
+
+
+@functools.cache
+def _converter(name: str) -> opencc.OpenCC:
+    """The converter for one of :data:`CONVERSION_CHAINS`, built once per process."""
+    return _ChainConverter(name, CONVERSION_CHAINS[name])
 
 
 @functools.cache
@@ -171,8 +395,8 @@ def _shared_characters() -> frozenset[str]:
                 kept[s] += s == t
     shared = {c for c in own_form if seen[c] and kept[c] / seen[c] >= SHARED_MIN_KEEP_SHARE}
     for table in ("TWVariants.txt", "HKVariants.txt"):
-        for values in _read_table(table).values():
-            shared.update(v for v in values if len(v) == 1)
+        for standard, values in _read_table(table).items():
+            shared.update(v for v in values if len(v) == 1 and not _is_ambiguous_variant(standard, v))
     return frozenset(shared)
 
 
@@ -180,7 +404,7 @@ def _shared_characters() -> frozenset[str]:
 def _char_class(ch: str) -> int:
     """Class of one character (cached per unique character for the life of the process)."""
     if _HAN_CHAR_RE.fullmatch(ch):
-        to_hans = _converter("t2s").convert(ch) != ch
+        to_hans = _converter("v2s").convert(ch) != ch
         to_hant = _converter("s2t").convert(ch) != ch
         if to_hans and not to_hant:
             return _HANT
@@ -191,6 +415,18 @@ def _char_class(ch: str) -> int:
         name = unicodedata.name(ch, "")
         return _LATIN if name.startswith(("LATIN ", "FULLWIDTH LATIN ")) else _OTHER_LETTER
     return _NON_LETTER
+
+
+@functools.cache
+def _off_target(ch: str, target: str) -> bool:
+    """Whether a Han character, not Simplified-specific, is written otherwise in ``target``.
+
+    True when the target's Traditional chain changes the character on its own: for
+    ``zh-Hant-TW`` OpenCC-standard 裏, 爲, 羣, 着 and Hong Kong 説, 衞, 温; for ``zh-Hant-HK``
+    Taiwan 裡, 群 and standard 說, 臺, 溫. Never for ``zh-Hans`` and ``zh-Hant`` (no such chain).
+    """
+    name = _FROM_TRADITIONAL.get(target) if target != "zh-Hans" else None
+    return name is not None and _char_class(ch) != _HANS and _converter(name).convert(ch) != ch
 
 
 def script_counts(text: str) -> ScriptCounts:
@@ -250,10 +486,14 @@ def detect_script(text: str) -> str:
        in both scripts; it is tagged ``"zh-Hans"``, the pipeline's default target, for which
        :func:`to_script` leaves it unchanged.
 
-    The method counts Han characters that OpenCC's ``t2s`` would change (Traditional-specific,
-    from TSCharacters) and those ``s2t`` would change (Simplified-specific, from STCharacters),
-    setting aside characters both change and characters shared by both scripts
-    (:data:`SHARED_MIN_KEEP_SHARE`).
+    The method counts Han characters that the Simplified chain ``v2s`` would change
+    (Traditional-specific: TSCharacters, plus the Hong Kong / Taiwan forms of
+    HKVariantsRev / TWVariantsRev that TSCharacters lacks, such as 衞, 説, 簷) and those ``s2t``
+    would change (Simplified-specific, from STCharacters), setting aside characters both change
+    and characters shared by both scripts (:data:`SHARED_MIN_KEEP_SHARE`: one-to-many
+    characters such as 干, 里, 后, and the Taiwan / Hong Kong standard forms that are Simplified
+    characters too, such as 群, 台, 温). Regional forms count for ``"zh-Hant"``: a Taiwan page
+    (裡, 為) and a Hong Kong page (裏, 説) are both ``"zh-Hant"``; the tag names no region.
 
     Args:
         text: any string; the empty string gives ``"und"``.
@@ -264,59 +504,105 @@ def detect_script(text: str) -> str:
     return _script_from_counts(script_counts(text))
 
 
+def _convert_simplified_parts(run: str, convert: Callable[[str], str]) -> str:
+    """Convert the parts of a run that lie between its Traditional-specific characters.
+
+    Only parts holding a Simplified-specific character are converted. Used on runs that mix the
+    two scripts (a stray Simplified character inside Traditional text), so that ``s2t``'s phrase
+    table never sees the Traditional words (it would make 幹擾 of 干擾 and 證明瞭 of 證明了).
+    """
+    out = []
+    for is_hant, chars in itertools.groupby(run, key=lambda ch: _char_class(ch) == _HANT):
+        part = "".join(chars)
+        if not is_hant and any(_char_class(ch) == _HANS for ch in part):
+            part = convert(part)
+        out.append(part)
+    return "".join(out)
+
+
 def _convert_pass(text: str, target: str) -> str:
     """One conversion pass over the Han runs of ``text`` (see :func:`to_script`)."""
-    convert = _converter(_CONVERSION[target]).convert
-    source, goal = _SOURCE_CLASS[target], _TARGET_CLASS[target]
-    neutral_decision: list[bool] = []  # computed on the first neutral run only
+    script = script_of_target(target)
+    in_script: list[bool] = []  # whether the whole text is in the target's script; computed once
 
-    def replace(match: re.Match[str]) -> str:
-        run = match.group()
-        classes = {_char_class(ch) for ch in run}
-        if source in classes:
-            return convert(run)
-        if goal in classes:
+    def text_in_script() -> bool:
+        if not in_script:
+            in_script.append(detect_script(text) == script)
+        return in_script[0]
+
+    if script == "zh-Hans":
+        from_traditional = _converter(_FROM_TRADITIONAL[target]).convert
+
+        def replace(match: re.Match[str]) -> str:
+            run = match.group()
+            classes = {_char_class(ch) for ch in run}
+            if _HANT in classes:
+                return from_traditional(run)
+            if _HANS in classes or text_in_script():
+                return run
+            return from_traditional(run)
+
+    else:
+        from_simplified = _converter(_FROM_SIMPLIFIED[target]).convert
+
+        def replace(match: re.Match[str]) -> str:
+            run = match.group()
+            classes = {_char_class(ch) for ch in run}
+            if _HANS in classes:
+                if _HANT in classes:
+                    return _convert_simplified_parts(run, from_simplified)
+                return from_simplified(run)
+            if _HANT not in classes and not text_in_script():
+                return from_simplified(run)
+            if any(_off_target(ch, target) for ch in run):
+                return _converter(_FROM_TRADITIONAL[target]).convert(run)
             return run
-        if not neutral_decision:
-            neutral_decision.append(detect_script(text) != target)
-        return convert(run) if neutral_decision[0] else run
 
     return _HAN_RUN_RE.sub(replace, text)
 
 
 def to_script(text: str, target: str) -> str:
-    """Convert the Chinese in ``text`` to ``target`` script with OpenCC (``t2s`` or ``s2t``).
+    """Convert the Chinese in ``text`` to the ``target`` script with OpenCC's dictionaries.
 
     Only runs of Han characters are handed to OpenCC; Latin text, URLs, digits, emoji,
     whitespace and punctuation (CJK punctuation included) pass through unchanged. This loses
-    nothing: every key of OpenCC's character and phrase dictionaries is made of Han characters
-    (〇 included; the 5 STPhrases keys with a full-width ``．`` never match, because OpenCC
-    splits its input at that character first), so no entry can span a non-Han character.
+    nothing: every key of the dictionaries used is made of Han characters (〇 included; the 5
+    STPhrases keys with a full-width ``．`` never match, because OpenCC splits its input at that
+    character first), so no entry can span a non-Han character.
 
-    Each run is converted when it has a character specific to the source script; it is left
-    alone when it has characters specific to the target script only (OpenCC's phrase tables
-    misfire on text already converted, e.g. ``s2t`` makes 證明瞭 of Traditional 證明了 and
-    幹擾 of 干擾); a run specific to neither script (皇后, 以后, 了解) is converted unless the
-    whole ``text`` is already in the target script by :func:`detect_script`. The pass repeats
-    until nothing changes (at most :data:`MAX_PASSES`), so ``to_script(to_script(x, t), t) ==
-    to_script(x, t)``.
+    A run is converted from Simplified (``s2t``, ``s2twp`` or ``s2hk``, see
+    :data:`CONVERSION_CHAINS`) when it has a Simplified-specific character and the target is
+    Traditional; from Traditional (``v2s``, ``v2twp`` or ``v2hk``) when it has a character
+    specific to Traditional (or, for ``zh-Hant-TW``/``zh-Hant-HK``, one written otherwise in
+    that region, such as 裏 or 説 for Taiwan, 裡 or 群 for Hong Kong) and the target differs.
+    A run already in the target is left alone: OpenCC's phrase tables misfire on text already
+    converted (``s2t`` makes 證明瞭 of Traditional 證明了 and 幹擾 of 干擾), and a Taiwan page
+    keeps its 裡, 為, 群, 台 under ``zh-Hant-TW`` (and any regional form under ``zh-Hant``). In
+    a run holding both scripts only the Simplified parts between Traditional-specific characters
+    are converted. A run specific to neither script (皇后, 以后, 了解) is converted unless the
+    whole ``text`` is already in the target's script by :func:`detect_script` (it is still
+    moved to the target region when it holds a regional variant, e.g. 群 for ``zh-Hant-HK``).
+    The pass repeats until nothing changes (at most :data:`MAX_PASSES`), so
+    ``to_script(to_script(x, t), t) == to_script(x, t)``.
 
     The result can differ in length from ``text`` (OpenCC phrase entries are not all
-    length-preserving); offsets into ``text`` do not apply to it.
+    length-preserving, and ``zh-Hant-TW`` rewrites Mainland vocabulary: 软件 -> 軟體); offsets
+    into ``text`` do not apply to it.
 
     Args:
         text: any string.
-        target: ``"zh-Hans"`` (OpenCC ``t2s``) or ``"zh-Hant"`` (OpenCC ``s2t``: OpenCC's
-            Traditional standard, e.g. 羣, 爲, 裏, not Taiwan's 群, 為, 裡).
+        target: one of :data:`pipeline.config.TARGET_SCRIPTS`: ``"zh-Hans"``; ``"zh-Hant"``
+            (Simplified to OpenCC's Traditional standard, e.g. 羣, 爲, 裏, not Taiwan's 群, 為,
+            裡; Traditional of any region kept); ``"zh-Hant-TW"`` (Taiwan standard characters
+            and vocabulary); ``"zh-Hant-HK"`` (Hong Kong standard characters).
 
     Returns:
         The converted string.
 
     Raises:
-        ValueError: ``target`` is not one of ``"zh-Hans"``, ``"zh-Hant"``.
+        ValueError: ``target`` is not one of :data:`pipeline.config.TARGET_SCRIPTS`.
     """
-    if target not in _CONVERSION:
-        raise ValueError(f"target script {target!r} is not supported; valid options: {list(TARGET_SCRIPTS)}")
+    script_of_target(target)  # validates target
     out = text
     for _ in range(MAX_PASSES):
         converted = _convert_pass(out, target)
@@ -345,7 +631,7 @@ def to_target(
 
     Args:
         value: a ``str``, a ``list`` or ``tuple`` of ``str``, or ``None``.
-        target: ``"zh-Hans"`` or ``"zh-Hant"``.
+        target: one of :data:`pipeline.config.TARGET_SCRIPTS` (see :func:`to_script`).
 
     Returns:
         ``to_script(value, target)`` for a string, a new list (tuple) with every item converted,
@@ -353,8 +639,10 @@ def to_target(
 
     Raises:
         TypeError: ``value`` (or one of its items) is of another type.
-        ValueError: ``target`` is not a supported script.
+        ValueError: ``target`` is not a supported script (checked for every ``value``, ``None``
+            included).
     """
+    script_of_target(target)  # validates target
     if value is None:
         return None
     if isinstance(value, str):
@@ -376,8 +664,8 @@ def normalize_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
 
     Args:
         batch: sections batch, one row per section, with column ``text`` (str).
-        config: the run configuration; ``config.normalize.target_script`` (``"zh-Hans"`` or
-            ``"zh-Hant"``) is the target.
+        config: the run configuration; ``config.normalize.target_script`` (one of
+            :data:`pipeline.config.TARGET_SCRIPTS`) is the target.
 
     Returns:
         A copy of ``batch`` (same index and row order, ``text`` untouched) with two added
@@ -390,9 +678,10 @@ def normalize_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
 
     Raises:
         TypeError: a ``text`` value is not a ``str`` (the message names its row index).
-        ValueError: the target script is not supported.
+        ValueError: the target script is not supported (checked even for an empty batch).
     """
     target = config.normalize.target_script
+    script_of_target(target)  # validates target
     texts = batch["text"]
     for index, value in texts.items():
         if not isinstance(value, str):

@@ -37,7 +37,7 @@ def test_defaults() -> None:
         "dedup": {"match_threshold": 0.60, "embed_weight": 0.5, "ann_min_sections": 20_000},
         "run": {"batch_size": 64, "quiet": False, "embedding_cache": True},
     }
-    assert TARGET_SCRIPTS == ("zh-Hans", "zh-Hant")
+    assert TARGET_SCRIPTS == ("zh-Hans", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK")
     assert EMBED_BACKENDS == ("use", "sentence-transformers")
 
 
@@ -168,7 +168,7 @@ def test_wrong_type(tmp_path: Path, toml: str, message: str) -> None:
 def test_invalid_target_script_lists_options(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(_toml(tmp_path, '[normalize]\ntarget_script = "zh-TW"\n'))
-    assert str(info.value) == "normalize.target_script = 'zh-TW'; valid options: ['zh-Hans', 'zh-Hant']"
+    assert str(info.value) == "normalize.target_script = 'zh-TW'; valid options: ['zh-Hans', 'zh-Hant', 'zh-Hant-TW', 'zh-Hant-HK']"
 
 
 def test_invalid_backend_lists_options() -> None:

@@ -6,16 +6,30 @@ choice differs from common Taiwan usage, or where plain OpenCC misfires, a comme
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opencc import OpenCC
 
-from pipeline.config import Config
+from pipeline.config import TARGET_SCRIPTS, Config, load_config
 from pipeline.errors import StageInputError
-from pipeline.normalize import STAGE, detect_script, normalize_sections, script_counts, to_script, to_target
+from pipeline.normalize import (
+    CONVERSION_CHAINS,
+    STAGE,
+    _ChainConverter,
+    detect_script,
+    normalize_sections,
+    script_counts,
+    script_of_target,
+    to_script,
+    to_target,
+)
 
 SEEDS_DIR = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "seeds"
 
@@ -48,6 +62,12 @@ def _char_diffs(a: str, b: str) -> list[tuple[str, str]]:
     return [(x, y) for x, y in zip(a, b, strict=True) if x != y]
 
 
+def _word_diffs(a: str, b: str) -> list[tuple[str, str]]:
+    """The differing stretches of ``a`` and ``b`` (they may differ in length), in order."""
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return [(a[i1:i2], b[j1:j2]) for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal"]
+
+
 # --- detect_script ---------------------------------------------------------------------------
 
 
@@ -61,7 +81,8 @@ def test_seeds_carry_few_stray_characters(hans_seed: str, hant_seed: str) -> Non
     hant = script_counts(hant_seed)
     assert hant.hans == 3 and hant.hant == 7548
     hans = script_counts(hans_seed)
-    assert hans.hant == 0 and hans.hans == 996
+    # 999 includes the 3 occurrences of 么 (什么 ...): Simplified-specific, not a shared Taiwan form.
+    assert hans.hant == 0 and hans.hans == 999
 
 
 @pytest.mark.parametrize(
@@ -133,7 +154,7 @@ def test_to_script_without_han_is_identity() -> None:
     assert to_script("", "zh-Hant") == ""
 
 
-@pytest.mark.parametrize("target", ["zh-Hans", "zh-Hant"])
+@pytest.mark.parametrize("target", TARGET_SCRIPTS)
 def test_to_script_is_idempotent_on_seeds(hans_seed: str, hant_seed: str, target: str) -> None:
     for seed in (hans_seed, hant_seed):
         once = to_script(seed, target)
@@ -171,8 +192,10 @@ def test_plain_opencc_s2t_misfires_on_traditional_text(hant_seed: str) -> None:
 
 
 def test_to_script_equals_opencc_on_han_runs(hans_seed: str, hant_seed: str) -> None:
-    # Converting Han runs only loses nothing against OpenCC on the whole text.
-    assert to_script(hans_seed, "zh-Hant") == OpenCC("s2t").convert(hans_seed)
+    # Converting Han runs only loses nothing against OpenCC on the whole text. The one
+    # difference is the 了 rule: s2t writes 瞭解 (了解此类), to_script keeps 了.
+    s2t = OpenCC("s2t").convert(hans_seed)
+    assert _char_diffs(s2t, to_script(hans_seed, "zh-Hant")) == [("瞭", "了")]
     # t2s needs a second pass on seed 003: TSPhrases' surname entry 於單 matches across the
     # word boundary in 相較於單純 and keeps 於; to_script repeats until nothing changes.
     t2s = OpenCC("t2s")
@@ -192,11 +215,11 @@ def test_to_script_equals_opencc_on_han_runs(hans_seed: str, hant_seed: str) -> 
         ("干净", "乾淨"),
         ("干部", "幹部"),
         ("若干", "若干"),
-        # OpenCC's standard picks 瞭解; Taiwan writes 了解 as well (both accepted there).
-        ("了解", "瞭解"),
-        # Wrong, and from Simplified input: STPhrases' 明了 -> 明瞭 fires where 了 is the aspect
-        # particle; OpenCC guards 证明了 and 说明了 with their own entries, not 阐明了.
-        ("阐明了", "闡明瞭"),
+        # OpenCC's standard picks 瞭解 (s2t); to_script never writes 瞭 for 了 (module docstring):
+        # 了 is a standard form of liǎo too, and STPhrases' 明了 -> 明瞭 fires where 了 is the
+        # aspect particle (OpenCC guards 证明了 and 说明了 with their own entries, not 阐明了).
+        ("了解", "了解"),
+        ("阐明了", "闡明了"),
         ("证明了", "證明了"),
         # OpenCC-standard forms, not Taiwan's: 喫 (Taiwan 吃), 麪 (Taiwan 麵), 爲 (Taiwan 為).
         ("吃饭", "喫飯"),
@@ -221,6 +244,269 @@ def test_to_script_rejects_unknown_target() -> None:
         to_script("中文", "zh-TW")
 
 
+# --- targets: Traditional by region ----------------------------------------------------------
+#
+# Expected forms below are what to_script returns, checked against real usage: zh-Hant follows
+# OpenCC's standard (麪, 羣, 裏, 爲, 喫, 臺), zh-Hant-TW Taiwan's standard and vocabulary (麵, 群,
+# 裡, 為, 吃, 臺; 软件 -> 軟體), zh-Hant-HK OpenCC's Hong Kong standard (台, 裏, 説, 温, but also
+# 麪 and 羣, which HKVariants does not change; everyday Hong Kong print often has 麵 and 群).
+
+
+def test_target_scripts_and_their_script() -> None:
+    assert TARGET_SCRIPTS == ("zh-Hans", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK")
+    assert [script_of_target(t) for t in TARGET_SCRIPTS] == ["zh-Hans", "zh-Hant", "zh-Hant", "zh-Hant"]
+    with pytest.raises(ValueError, match="zh-Hant-TW"):
+        script_of_target("zh-TW")
+    for target in TARGET_SCRIPTS:
+        assert (
+            load_config(overrides={"normalize": {"target_script": target}}).normalize.target_script == target
+        )
+
+
+# Simplified input, then the output for zh-Hans, zh-Hant, zh-Hant-TW, zh-Hant-HK.
+SIMPLIFIED_IN_CONTEXT: list[tuple[str, tuple[str, str, str, str]]] = [
+    ("干扰", ("干扰", "干擾", "干擾", "干擾")),
+    ("干净", ("干净", "乾淨", "乾淨", "乾淨")),
+    ("乾隆", ("乾隆", "乾隆", "乾隆", "乾隆")),
+    ("头发", ("头发", "頭髮", "頭髮", "頭髮")),
+    ("发明", ("发明", "發明", "發明", "發明")),
+    ("皇后", ("皇后", "皇后", "皇后", "皇后")),
+    ("以后", ("以后", "以後", "以後", "以後")),
+    ("里面", ("里面", "裏面", "裡面", "裏面")),
+    ("公里", ("公里", "公里", "公里", "公里")),
+    ("面条", ("面条", "麪條", "麵條", "麪條")),
+    # Taiwan's standard is 臺 (s2tw); Hong Kong's is 台.
+    ("台湾", ("台湾", "臺灣", "臺灣", "台灣")),
+    # s2t, s2twp and s2hk all write 瞭解; the 了 rule keeps 了 (see test_s2t_...).
+    ("了解", ("了解", "了解", "了解", "了解")),
+    # s2t: 解釋瞭如何 (STPhrases' 了如 -> 瞭如 fires on the particle).
+    ("解释了如何", ("解释了如何", "解釋了如何", "解釋了如何", "解釋了如何")),
+    ("为了解决", ("为了解决", "爲了解決", "為了解決", "為了解決")),
+    ("什么", ("什么", "什麼", "什麼", "什麼")),
+    ("怎么样", ("怎么样", "怎麼樣", "怎麼樣", "怎麼樣")),
+    ("吃饭", ("吃饭", "喫飯", "吃飯", "吃飯")),
+    ("群组", ("群组", "羣組", "群組", "羣組")),
+    ("温度", ("温度", "溫度", "溫度", "温度")),
+    ("说明", ("说明", "說明", "說明", "説明")),
+    ("卫生", ("卫生", "衛生", "衛生", "衞生")),
+    ("看着", ("看着", "看着", "看著", "看着")),
+    # Taiwan vocabulary (TWPhrases) in zh-Hant-TW only.
+    ("软件", ("软件", "軟件", "軟體", "軟件")),
+    ("算法", ("算法", "算法", "演算法", "算法")),
+]
+
+# Traditional input (OpenCC standard, Taiwan, Hong Kong), then the output per target. zh-Hant
+# keeps Traditional text of any region; the regional targets move it to their own forms.
+TRADITIONAL_IN_CONTEXT: list[tuple[str, tuple[str, str, str, str]]] = [
+    ("干擾", ("干扰", "干擾", "干擾", "干擾")),
+    ("頭髮", ("头发", "頭髮", "頭髮", "頭髮")),
+    ("證明了", ("证明了", "證明了", "證明了", "證明了")),
+    ("闡明了", ("阐明了", "闡明了", "闡明了", "闡明了")),
+    ("乾隆年間", ("乾隆年间", "乾隆年間", "乾隆年間", "乾隆年間")),
+    ("什麼", ("什么", "什麼", "什麼", "什麼")),
+    # OpenCC standard: 裏, 羣.
+    ("裏面的羣組", ("里面的群组", "裏面的羣組", "裡面的群組", "裏面的羣組")),
+    # Taiwan: 裡, 群, 台 stay under zh-Hant-TW.
+    ("裡面的群組", ("里面的群组", "裡面的群組", "裡面的群組", "裏面的羣組")),
+    ("台灣的溫度", ("台湾的温度", "台灣的溫度", "台灣的溫度", "台灣的温度")),
+    # Hong Kong: 裏, 説, 衞 (t2s alone leaves 衞: the reverse-variant step gives 卫).
+    ("這裏説明衞生", ("这里说明卫生", "這裏説明衞生", "這裡說明衛生", "這裏説明衞生")),
+]
+
+
+def _by_target(table: list[tuple[str, tuple[str, str, str, str]]]) -> list[tuple[str, str, str]]:
+    return [
+        (text, target, out) for text, outs in table for target, out in zip(TARGET_SCRIPTS, outs, strict=True)
+    ]
+
+
+@pytest.mark.parametrize(("text", "target", "expected"), _by_target(SIMPLIFIED_IN_CONTEXT))
+def test_simplified_one_to_many_characters_in_context(text: str, target: str, expected: str) -> None:
+    assert to_script(text, target) == expected
+    assert to_script(expected, target) == expected
+
+
+@pytest.mark.parametrize(("text", "target", "expected"), _by_target(TRADITIONAL_IN_CONTEXT))
+def test_traditional_in_context(text: str, target: str, expected: str) -> None:
+    assert detect_script(text) == "zh-Hant"
+    assert to_script(text, target) == expected
+    assert to_script(expected, target) == expected
+
+
+@pytest.mark.parametrize("target", TARGET_SCRIPTS[1:])
+def test_round_trip_through_each_traditional_target(target: str) -> None:
+    # Hans -> Hant-X -> Hans gives the Simplified text back, except under zh-Hant-TW for Taiwan
+    # vocabulary (软件 -> 軟體 -> 软体, 算法 -> 演算法) and for 着, which Taiwan writes 著 (as in
+    # 著作) and t2s therefore keeps as 著.
+    lossy = {"软件", "算法", "看着"} if target == "zh-Hant-TW" else set()
+    for text, _ in SIMPLIFIED_IN_CONTEXT:
+        if text not in lossy:
+            assert to_script(to_script(text, target), "zh-Hans") == text
+
+
+@pytest.mark.parametrize("target", ["zh-Hant", "zh-Hant-HK"])
+def test_round_trip_of_the_simplified_seed(hans_seed: str, target: str) -> None:
+    # One loss, from OpenCC's data: STPhrases writes 坐标 as 座標 (the Taiwan and Hong Kong word)
+    # and t2s keeps 座.
+    back = to_script(to_script(hans_seed, target), "zh-Hans")
+    assert _char_diffs(hans_seed, back) == [("坐", "座")]
+
+
+@pytest.mark.parametrize("target", TARGET_SCRIPTS)
+def test_non_han_text_passes_through_every_target(target: str) -> None:
+    text = "论文链接：https://arxiv.org/abs/2502.13228v2 代码 `def f(x): return x` 基于 GPT-4o，2025年获奖 🏆👥（全角）「引号」！"
+    out = to_script(text, target)
+    assert _HAN_RUN.sub("", out) == _HAN_RUN.sub("", text)
+    for kept in (
+        "https://arxiv.org/abs/2502.13228v2",
+        "`def f(x): return x`",
+        "GPT-4o",
+        "2025年",
+        "🏆👥",
+        "：",
+        "！",
+    ):
+        assert kept in out
+    expected = {
+        "zh-Hans": text,
+        "zh-Hant": "論文鏈接：https://arxiv.org/abs/2502.13228v2 代碼 `def f(x): return x` 基於 GPT-4o，2025年獲獎 🏆👥（全角）「引號」！",
+        # TWPhrases: 链接 -> 連結, 代码 -> 程式碼, 全角 -> 全形.
+        "zh-Hant-TW": "論文連結：https://arxiv.org/abs/2502.13228v2 程式碼 `def f(x): return x` 基於 GPT-4o，2025年獲獎 🏆👥（全形）「引號」！",
+        "zh-Hant-HK": "論文鏈接：https://arxiv.org/abs/2502.13228v2 代碼 `def f(x): return x` 基於 GPT-4o，2025年獲獎 🏆👥（全角）「引號」！",
+    }
+    assert out == expected[target]
+
+
+def test_plain_opencc_taiwan_and_s2t_traps() -> None:
+    # What the module corrects, as plain OpenCC does it.
+    assert OpenCC("tw2s").convert("什么") == "什幺"  # TWVariantsRev 么 -> 幺 on Simplified input
+    assert OpenCC("tw2sp").convert("这么") == "这幺"
+    assert OpenCC("s2tw").convert("幺") == "么"  # TWVariants 幺 -> 么, which reads as Simplified
+    assert OpenCC("s2twp").convert("演算法") == "演演算法"  # TWPhrases 算法 -> 演算法 again
+    assert OpenCC("s2t").convert("解释了如何") == "解釋瞭如何"
+    assert OpenCC("s2t").convert("干擾") == "幹擾"
+    assert OpenCC("hk2s").convert("煙") == "烟" and OpenCC("t2hk").convert("菸") == "煙"
+
+
+@pytest.mark.parametrize("target", TARGET_SCRIPTS)
+@pytest.mark.parametrize(
+    "text", ["什么", "这么", "怎么样", "要么", "什麼", "那麼", "什么是扩散模型", "這麼說"]
+)
+def test_shen_me_never_becomes_shen_yao(text: str, target: str) -> None:
+    out = to_script(text, target)
+    assert "幺" not in out
+    assert out[-1] != "么" or target == "zh-Hans"
+
+
+def test_yao_and_me_characters() -> None:
+    # 么 is the Simplified form of 麼 (not a shared Taiwan form); 幺 is left alone.
+    assert script_counts("么").hans == 1
+    for target in TARGET_SCRIPTS:
+        assert to_script("幺", target) == "幺"
+
+
+@pytest.mark.parametrize("target", TARGET_SCRIPTS[1:])
+def test_stray_simplified_inside_traditional_run_is_converted_alone(target: str) -> None:
+    # Only the Simplified part (服务) goes through s2t; 干擾 is not made 幹擾.
+    assert to_script("這個干擾的服务", target) == "這個干擾的服務"
+    assert to_script("我們證明了这个", target) == "我們證明了這個"
+
+
+def test_regional_forms_count_as_traditional() -> None:
+    # Taiwan (裡, 為) and Hong Kong (説, 衞) forms are Traditional-specific; 群, 台, 温 are
+    # Simplified characters too and count for neither script.
+    assert script_counts("裡為説衞").hant == 4
+    assert script_counts("群台温").hans == 0 and script_counts("群台温").hant == 0
+    assert detect_script("這裏説明衞生") == "zh-Hant"
+    assert detect_script("這裡說明衛生") == "zh-Hant"
+
+
+def test_taiwan_seed_under_zh_hant_tw_changes_only_stray_characters(hant_seed: str) -> None:
+    # A Taiwan page is not moved to OpenCC's standard (裡, 為, 群, 台 stay); only the three stray
+    # Simplified characters change, 优化 with Taiwan vocabulary (s2twp: 最佳化).
+    assert _word_diffs(hant_seed, to_script(hant_seed, "zh-Hant-TW")) == [
+        ("杠", "槓"),
+        ("务", "務"),
+        ("优", "最佳"),  # 优化 -> 最佳化
+    ]
+    assert _word_diffs(hant_seed, to_script(hant_seed, "zh-Hant")) == [
+        ("杠", "槓"),
+        ("务", "務"),
+        ("优", "優"),
+    ]
+
+
+def test_taiwan_seed_to_zh_hant_hk(hant_seed: str) -> None:
+    # Through OpenCC's standard: every changed Taiwan character gets the form s2hk gives for its
+    # Simplified character (Taiwan 裡 -> 裏, 說 -> 説, 群 -> 羣, 啟 -> 啓, 溫 -> 温 ...).
+    out = to_script(hant_seed, "zh-Hant-HK")
+    s2hk, t2s = OpenCC("s2hk"), OpenCC("t2s")
+    pairs = set(_char_diffs(hant_seed, out))
+    assert {("裡", "裏"), ("說", "説"), ("群", "羣"), ("啟", "啓"), ("溫", "温"), ("戶", "户")} <= pairs
+    for taiwan, hong_kong in pairs:
+        assert hong_kong == s2hk.convert(t2s.convert(taiwan))
+    assert not set(out) & set("裡說群啟溫戶脫臺")
+
+
+def test_hong_kong_text_to_zh_hant_tw(hans_seed: str) -> None:
+    hong_kong = "這裏説明衞生和温度，户外的羣組已脱離。\n" + to_script(hans_seed, "zh-Hant-HK")
+    assert detect_script(hong_kong) == "zh-Hant"
+    taiwan = to_script(hong_kong, "zh-Hant-TW")
+    assert taiwan.startswith("這裡說明衛生和溫度，戶外的群組已脫離。")
+    assert not set(taiwan) & set("説裏温户衞脱啓羣爲麪")
+    assert to_script(taiwan, "zh-Hant-TW") == taiwan
+    # A run moved to Taiwan forms gets Taiwan vocabulary too (v2twp includes TWPhrases), as s2twp
+    # would give it: 支持最弱勢羣體 -> 支援最弱勢群體. Runs without a Hong Kong form keep theirs.
+    assert "支援最弱勢群體" in taiwan
+
+
+def test_chains_match_opencc_configs_on_unmodified_tables(hans_seed: str, hant_seed: str) -> None:
+    # _ChainConverter reuses the package's matcher through its internals; with OpenCC's own tables
+    # it must convert exactly like the package's shipped configs.
+    shipped = {
+        "s2t": (("STPhrases.txt", "STCharacters.txt"),),
+        "s2twp": (("STPhrases.txt", "STCharacters.txt"), ("TWPhrases.txt",), ("TWVariants.txt",)),
+        "s2hk": (("STPhrases.txt", "STCharacters.txt"), ("HKVariants.txt",)),
+        "t2s": (("TSPhrases.txt", "TSCharacters.txt"),),
+        "tw2s": (("TWVariantsRevPhrases.txt", "TWVariantsRev.txt"), ("TSPhrases.txt", "TSCharacters.txt")),
+        "hk2s": (("HKVariantsRevPhrases.txt", "HKVariantsRev.txt"), ("TSPhrases.txt", "TSCharacters.txt")),
+    }
+    for name, chain in shipped.items():
+        ours, theirs = _ChainConverter(name, chain), OpenCC(name)
+        for text in (hans_seed, hant_seed, "什么幺么干擾演算法了解"):
+            assert ours.convert(text) == theirs.convert(text), name
+    assert set(CONVERSION_CHAINS) == {"v2s", "s2t", "s2twp", "s2hk", "v2twp", "v2hk"}
+
+
+# Characters for the property tests: the one-to-many and regional characters above, seed-like
+# text, and non-Han characters that must pass through.
+_HAN_RUN = re.compile("[\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_ALPHABET = sorted(
+    set("".join(text + "".join(outs) for text, outs in SIMPLIFIED_IN_CONTEXT + TRADITIONAL_IN_CONTEXT))
+    | set("么幺麼麽著着臺台裏裡爲為羣群説說衞衛温溫户戶煙菸才纔吃喫瞭了后後里发髮發干幹乾面麪麵")
+    | set("本文提出一種种新的模型訓练数據實驗结果證明显著优化")
+    | set("aZ09 .:/-_，。：；！？「」（）🏆👥\n")
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=_ALPHABET, max_size=24), target=st.sampled_from(TARGET_SCRIPTS))
+def test_property_idempotent_and_non_han_unchanged(text: str, target: str) -> None:
+    once = to_script(text, target)
+    assert to_script(once, target) == once
+    assert _HAN_RUN.sub("|", once) == _HAN_RUN.sub("|", text)
+    assert "幺" not in once or "幺" in text
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet=_ALPHABET, max_size=24))
+def test_property_traditional_targets_agree_on_simplified(text: str) -> None:
+    # Whatever the Traditional target, going back to Simplified gives one text, except where
+    # Taiwan vocabulary (TWPhrases) rewrote a word.
+    plain = to_script(to_script(text, "zh-Hant"), "zh-Hans")
+    assert to_script(to_script(text, "zh-Hant-HK"), "zh-Hans") == plain
+
+
 # --- to_target -------------------------------------------------------------------------------
 
 
@@ -234,6 +520,13 @@ def test_to_target_keeps_the_kind_of_value() -> None:
         to_target(3, "zh-Hans")  # type: ignore[call-overload]
     with pytest.raises(TypeError):
         to_target(["ok", None], "zh-Hans")  # type: ignore[list-item]
+
+
+def test_to_target_regional_targets() -> None:
+    assert to_target(["软件", "里面", "說明"], "zh-Hant-TW") == ["軟體", "裡面", "說明"]
+    assert to_target(("软件", "里面", "說明"), "zh-Hant-HK") == ("軟件", "裏面", "説明")
+    with pytest.raises(ValueError, match="valid options"):
+        to_target(None, "zh-TW")
 
 
 # --- the stage -------------------------------------------------------------------------------
@@ -276,6 +569,26 @@ def test_stage_follows_configured_target() -> None:
     config.normalize.target_script = "zh-Hant"
     out = normalize_sections(_sections(), config)
     assert out["text_norm"].tolist()[:2] == ["本文提出了一種新的擴散模型訓練方法。"] * 2
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("zh-Hant-TW", "本文提出了一種新的擴散模型訓練方法。"),
+        ("zh-Hant-HK", "本文提出了一種新的擴散模型訓練方法。"),
+    ],
+)
+def test_stage_follows_regional_target(target: str, expected: str) -> None:
+    config = Config()
+    config.normalize.target_script = target
+    out = normalize_sections(_sections(), config)
+    assert out["text_norm"].tolist()[:2] == [expected] * 2
+    assert out["lang"].tolist()[:2] == ["zh-Hans", "zh-Hant"]
+    # A Taiwan form (裡) under zh-Hant-HK; the section's own text is untouched.
+    batch = pd.DataFrame({"text": ["這裡的結果"]})
+    out = normalize_sections(batch, config)
+    assert out["text"].tolist() == ["這裡的結果"]
+    assert out["text_norm"].tolist() == [{"zh-Hant-TW": "這裡的結果", "zh-Hant-HK": "這裏的結果"}[target]]
 
 
 def test_stage_on_empty_batch() -> None:
