@@ -20,8 +20,10 @@ Method
    constraints: two sections of one document are never the same paper; two different arXiv
    ids never merge.
 4. **Clustering**: greedy average linkage. Candidate pairs are visited by descending score;
-   two clusters merge only if the *average* score over all their cross pairs reaches
-   ``dedup.match_threshold`` and no cross pair is cannot-linked. Checking every member keeps
+   two clusters merge only if no cross pair is cannot-linked and either the pair shares an
+   exact key (a must-link: the same arXiv id or folded title is the same paper however weak the
+   other evidence, e.g. a mention that is only an arXiv link) or the *average* score over all
+   their cross pairs reaches ``dedup.match_threshold``. Checking every member keeps
    chains (A~B, B~C, C unrelated to A) from merging (average linkage, Sokal & Michener 1958;
    constrained clustering with cannot-links, Wagstaff et al. 2001).
 
@@ -36,8 +38,10 @@ weight. Issue 5 widens this calibration to an evaluation set.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 import numpy as np
@@ -45,7 +49,7 @@ import pandas as pd
 
 from .config import Config
 from .embed import Embedder
-from .fields import fold_title
+from .fields import fold_title, fold_title_words
 from .stage import records
 
 #: Nearest neighbours per section that become candidate pairs.
@@ -64,6 +68,17 @@ AUTHOR_BONUS = 0.10
 AUTHOR_MIN_OVERLAP = 0.5
 VENUE_CONFLICT_PENALTY = 0.10
 YEAR_CONFLICT_PENALTY = 0.10
+#: Score cap of two English titles that differ by a whole word on each side ("Probabilistic"
+#: vs "Implicit") or by a sequel marker on one side ("Improved", "2", "XL", "v2"): such pairs are
+#: near-miss papers (a follow-up, a sibling method), not spelling variants.
+TITLE_CONFLICT_SIMILARITY = 0.3
+#: Two title words are the same word when their SequenceMatcher ratio reaches this (typos:
+#: "Probablistic"/"Probabilistic" 0.96; "Modelling"/"Modeling" are folded before).
+WORD_MATCH_RATIO = 0.85
+#: Words that mark a follow-up paper when only one of two titles has them.
+SEQUEL_WORDS = frozenset("improved improving revisited revisiting extended scaling faster better v2 v3 xl plus pro".split())
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_WORD = re.compile(r"[^\W_]+")
 #: Characters of the summary that go into the embedding text.
 SUMMARY_HEAD_CHARS = 200
 
@@ -79,6 +94,59 @@ def embedding_text(row: dict) -> str:
     parts = [row.get("title"), row.get("title_zh"), summary[:SUMMARY_HEAD_CHARS]]
     text = "\n".join(p for p in parts if p)
     return text or (row.get("text") or "")[:SUMMARY_HEAD_CHARS]
+
+
+@dataclass(frozen=True)
+class SectionEmbeddings:
+    """The vectors dedup compares, one row per section (float32, rows L2-normalized).
+
+    Attributes:
+        content: ``(n, d)``: :func:`embedding_text` (titles and the head of the summary).
+        title: ``(n, d)``: the English title alone; an all-zero row when the section has none.
+        title_zh: ``(n, d)``: the Chinese title alone (target script); zero when none.
+    """
+
+    content: np.ndarray
+    title: np.ndarray
+    title_zh: np.ndarray
+
+
+def _titles(row: dict) -> tuple[str | None, str | None]:
+    """``(English title, Chinese title)`` of a section; a ``title`` holding Chinese characters
+    (a translated title filed as the title) counts as Chinese."""
+    title = row.get("title") if _present(row.get("title")) else None
+    title_zh = row.get("title_zh") if _present(row.get("title_zh")) else None
+    if title is not None and _CJK.search(title):
+        title, title_zh = None, title_zh or title
+    return title, title_zh
+
+
+def embed_sections(sections: pd.DataFrame, embedder: Embedder) -> SectionEmbeddings:
+    """Embed every section's :func:`embedding_text` and its titles (one ``encode`` call).
+
+    Args:
+        sections: rows with ``title``, ``title_zh``, ``summary_norm`` (or ``summary``), ``text``.
+        embedder: any :class:`pipeline.embed.Embedder`.
+
+    Returns:
+        :class:`SectionEmbeddings` with ``n = len(sections)`` rows.
+    """
+    rows = records(sections)
+    texts = [embedding_text(r) for r in rows]
+    titles = [_titles(r) for r in rows]
+    extra = list(dict.fromkeys(t for pair in titles for t in pair if t))
+    vectors = np.asarray(embedder.encode(texts + extra), dtype=np.float32) if texts or extra else np.zeros((0, 0), np.float32)
+    n, dim = len(texts), (vectors.shape[1] if vectors.size else getattr(embedder, "dim", 0))
+    content = vectors[:n] if n else np.zeros((0, dim), np.float32)
+    row_of = {t: n + k for k, t in enumerate(extra)}
+    title = np.zeros((n, dim), np.float32)
+    title_zh = np.zeros((n, dim), np.float32)
+    for i, (en, zh) in enumerate(titles):
+        if en:
+            title[i] = vectors[row_of[en]]
+        if zh:
+            title_zh[i] = vectors[row_of[zh]]
+    return SectionEmbeddings(content=content, title=title, title_zh=title_zh)
 
 
 def _ann_neighbour_index(emb: np.ndarray, k: int) -> np.ndarray:
@@ -170,48 +238,100 @@ def _author_keys(authors) -> frozenset[str]:
     return frozenset(keys)
 
 
-class _Scorer:
-    """Pair scores and constraints over the sections of one run (see :func:`pair_score`)."""
+def _title_words(title: str) -> list[str]:
+    """Words of a folded-ready English title: NFKC, case-folded, British spellings folded (as
+    :func:`pipeline.fields.fold_title`), split at non-alphanumerics, plural ``s`` dropped."""
+    words = []
+    for w in _WORD.findall(fold_title_words(title)):
+        words.append(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
+    return words
 
-    def __init__(self, sections: pd.DataFrame, emb: np.ndarray, embed_weight: float):
+
+def english_title_similarity(a: str, b: str) -> float:
+    """Similarity of two English titles in [0, 1].
+
+    The :class:`difflib.SequenceMatcher` ratio of the folded titles
+    (:func:`pipeline.fields.fold_title`), capped at :data:`TITLE_CONFLICT_SIMILARITY` when the
+    titles conflict: after pairing words that are equal or nearly so (ratio >=
+    :data:`WORD_MATCH_RATIO`, i.e. typos), each title keeps a word of its own (a substitution:
+    "Denoising Diffusion Probabilistic Models" vs "... Implicit Models"), or the one-sided words
+    include a one- or two-digit number or one of :data:`SEQUEL_WORDS` ("Llama 2", "Improved
+    ..."; a year such as "(CVPR 2024)" is not a sequel marker). A title that
+    only lacks words of the other (a dropped word, a missing subtitle) is not a conflict.
+    """
+    fa, fb = sorted((fold_title(a), fold_title(b)))  # ratio() is not symmetric: fix the order
+    ratio = SequenceMatcher(None, fa, fb).ratio()
+    wa, wb = _title_words(a), _title_words(b)
+    only_a = [w for w in wa if not any(w == v or SequenceMatcher(None, w, v).ratio() >= WORD_MATCH_RATIO for v in wb)]
+    only_b = [w for w in wb if not any(w == v or SequenceMatcher(None, w, v).ratio() >= WORD_MATCH_RATIO for v in wa)]
+    one_sided = only_a + only_b
+    sequel = any((w.isdigit() and len(w) <= 2) or w in SEQUEL_WORDS for w in one_sided)  # not a year
+    if (only_a and only_b) or sequel:
+        return min(ratio, TITLE_CONFLICT_SIMILARITY)
+    return ratio
+
+
+class PairScorer:
+    """Pair scores and constraints over the sections of one run (see the module docstring)."""
+
+    def __init__(self, sections: pd.DataFrame, emb: SectionEmbeddings, embed_weight: float):
         self.emb = emb
         self.w = embed_weight
-        self.doc = sections["doc_id"].tolist()
-        self.arxiv = [a if _present(a) else None for a in sections["arxiv_id"]]
-        self.folded = [fold_title(t) or None if _present(t) else None for t in sections["title"]]
-        title_zh = sections["title_zh"] if "title_zh" in sections else [None] * len(sections)
-        self.folded_zh = [fold_title(t) or None if _present(t) else None for t in title_zh]
-        authors = sections["authors"] if "authors" in sections else [[]] * len(sections)
-        self.authors = [_author_keys(a) for a in authors]
-        self.year = [int(y) if y is not None and not pd.isna(y) else None
-                     for y in (sections["year"] if "year" in sections else [None] * len(sections))]
-        self.venue = [v if _present(v) else None
-                      for v in (sections["venue"] if "venue" in sections else [None] * len(sections))]
+        rows = records(sections)
+        n = len(rows)
+        self.doc = [r["doc_id"] for r in rows]
+        self.arxiv = [r.get("arxiv_id") if _present(r.get("arxiv_id")) else None for r in rows]
+        titles = [_titles(r) for r in rows]
+        self.title = [t[0] for t in titles]
+        self.folded = [fold_title(t[0]) or None if t[0] else None for t in titles]
+        self.folded_zh = [fold_title(t[1]) or None if t[1] else None for t in titles]
+        self.has_summary = [_present(r.get("summary_norm")) or _present(r.get("summary")) for r in rows]
+        self.authors = [_author_keys(r.get("authors")) for r in rows]
+        self.year = [int(r["year"]) if r.get("year") is not None and not pd.isna(r.get("year")) else None for r in rows]
+        self.venue = [r.get("venue") if _present(r.get("venue")) else None for r in rows]
+        assert emb.content.shape[0] == n, "one embedding row per section"
 
     def cannot_link(self, i: int, j: int) -> bool:
         if self.doc[i] == self.doc[j]:
             return True
         return self.arxiv[i] is not None and self.arxiv[j] is not None and self.arxiv[i] != self.arxiv[j]
 
-    def _title_similarity(self, i: int, j: int) -> float | None:
+    def title_similarity(self, i: int, j: int) -> float | None:
+        """Same-language title similarity when both have a title in one language (English:
+        :func:`english_title_similarity`; Chinese: SequenceMatcher ratio of the folded titles);
+        else the cosine of the title embeddings across languages; None without titles."""
         sims = []
-        for key in (self.folded, self.folded_zh):
-            if key[i] is not None and key[j] is not None:
-                a, b = sorted((key[i], key[j]))  # ratio() is not symmetric: fix the order
-                sims.append(SequenceMatcher(None, a, b).ratio())
-        return max(sims) if sims else None
+        if self.title[i] and self.title[j]:
+            sims.append(english_title_similarity(self.title[i], self.title[j]))
+        if self.folded_zh[i] and self.folded_zh[j]:
+            a, b = sorted((self.folded_zh[i], self.folded_zh[j]))
+            sims.append(SequenceMatcher(None, a, b).ratio())
+        if sims:
+            return max(sims)
+        e = self.emb
+        cross = [float(x[i] @ y[j]) for x, y in ((e.title, e.title_zh), (e.title_zh, e.title))
+                 if x[i].any() and y[j].any()]
+        return max(cross) if cross else None
+
+    def exact(self, i: int, j: int) -> bool:
+        """Whether ``i`` and ``j`` share an exact key: the arXiv id or a folded title."""
+        if self.arxiv[i] is not None and self.arxiv[i] == self.arxiv[j]:
+            return True
+        return any(key[i] is not None and key[i] == key[j] for key in (self.folded, self.folded_zh))
 
     def score(self, i: int, j: int) -> float:
         if self.cannot_link(i, j):
             return float("-inf")
-        if self.arxiv[i] is not None and self.arxiv[i] == self.arxiv[j]:
+        if self.exact(i, j):
             return 1.0
-        for key in (self.folded, self.folded_zh):
-            if key[i] is not None and key[i] == key[j]:
-                return 1.0
-        cos = float(self.emb[i] @ self.emb[j])
-        title_sim = self._title_similarity(i, j)
-        score = cos if title_sim is None else self.w * cos + (1.0 - self.w) * title_sim
+        cos = float(self.emb.content[i] @ self.emb.content[j])
+        title_sim = self.title_similarity(i, j)
+        if title_sim is None:
+            score = cos
+        elif self.has_summary[i] and self.has_summary[j]:
+            score = self.w * cos + (1.0 - self.w) * title_sim
+        else:  # a bare mention: the content vector is its title again, the titles decide
+            score = title_sim
         a, b = self.authors[i], self.authors[j]
         if a and b and len(a & b) / len(a | b) >= AUTHOR_MIN_OVERLAP:
             score += AUTHOR_BONUS
@@ -222,20 +342,30 @@ class _Scorer:
         return min(1.0, max(0.0, score))
 
 
-def cluster_sections(sections: pd.DataFrame, emb: np.ndarray, config: Config) -> tuple[list[int], list[float | None]]:
+def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray,
+                     config: Config) -> tuple[list[int], list[float | None]]:
     """Cluster sections into papers (see the module docstring).
 
     Args:
         sections: rows with ``doc_id``, ``arxiv_id``, ``title``.
-        emb: float32 array of shape ``(len(sections), d)``, rows L2-normalized.
+        emb: :func:`embed_sections` of ``sections``; a bare float32 array ``(len(sections), d)``
+            is taken as the content vectors, with no title vectors.
 
     Returns:
         ``(labels, join_scores)``: a cluster label per section (ints, first appearance order) and
         the average score of the section to the other members of its cluster (None when alone).
     """
     n = len(sections)
-    scorer = _Scorer(sections, emb, config.dedup.embed_weight)
-    candidates = set(_neighbours(emb, K_NEIGHBOURS, config.dedup.ann_min_sections))
+    if isinstance(emb, np.ndarray):
+        emb = SectionEmbeddings(content=emb, title=np.zeros_like(emb), title_zh=np.zeros_like(emb))
+    scorer = PairScorer(sections, emb, config.dedup.embed_weight)
+    candidates = set(_neighbours(emb.content, K_NEIGHBOURS, config.dedup.ann_min_sections))
+    # titles across languages: neighbours among the title vectors (English or Chinese, summed)
+    titles = emb.title + emb.title_zh
+    norms = np.linalg.norm(titles, axis=1, keepdims=True)
+    titles = np.divide(titles, norms, out=np.zeros_like(titles), where=norms > 0)
+    if titles.any():
+        candidates.update(_neighbours(titles, K_NEIGHBOURS, config.dedup.ann_min_sections))
     for key in (scorer.arxiv, scorer.folded):
         groups: dict[str, list[int]] = {}
         for i, value in enumerate(key):
@@ -256,9 +386,12 @@ def cluster_sections(sections: pd.DataFrame, emb: np.ndarray, config: Config) ->
             continue
         if any(scorer.cannot_link(x, y) for x in members[a] for y in members[b]):
             continue
-        cross = [scorer.score(x, y) for x in members[a] for y in members[b]]
-        if sum(cross) / len(cross) < threshold:
-            continue
+        # an exact key (same arXiv id or folded title) links outright (must-link); any other
+        # pair needs the average over all cross pairs to reach the threshold
+        if not scorer.exact(i, j):
+            cross = [scorer.score(x, y) for x in members[a] for y in members[b]]
+            if sum(cross) / len(cross) < threshold:
+                continue
         keep, gone = min(a, b), max(a, b)
         for x in members[gone]:
             cluster_of[x] = keep
@@ -363,8 +496,7 @@ def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[p
     if sections.empty:
         out = sections.assign(paper_id=pd.Series(dtype=object), match_score=pd.Series(dtype=float))
         return out, pd.DataFrame(columns=list(PAPER_COLUMNS))
-    texts = [embedding_text(r) for r in records(sections)]
-    emb = np.asarray(embedder.encode(texts), dtype=np.float32)
+    emb = embed_sections(sections, embedder)
     labels, join_scores = cluster_sections(sections, emb, config)
     sections = sections.assign(_cluster=labels, match_score=join_scores)
     papers, paper_of_cluster, taken = [], {}, set()

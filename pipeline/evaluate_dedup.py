@@ -42,7 +42,7 @@ Method:
    Conventions: with no predicted (gold) pair, pairwise precision (recall) is 1.0; with no
    mention at all every score is 1.0.
 4. **Threshold sweep**: the run's sections are re-embedded with the same embedder
-   (:func:`pipeline.dedup.embedding_text`, rows in ``section_id`` order as the dedup stage has
+   (:func:`pipeline.dedup.embed_sections`, rows in ``section_id`` order as the dedup stage has
    them) and re-clustered with :func:`pipeline.dedup.cluster_sections` at each
    ``dedup.match_threshold`` of ``SWEEP_THRESHOLDS`` (0.40..0.90, step 0.05), everything else as
    configured; each gets pairwise and B-cubed scores. ``sweep_reproduces_run`` tells whether the
@@ -74,12 +74,10 @@ from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from . import dedup as dedup_module
 from .config import Config, load_config
-from .dedup import cluster_sections, embedding_text
+from .dedup import PairScorer, SectionEmbeddings, cluster_sections, embed_sections
 from .embed import Embedder, make_embedder
 from .evaluate import floor2
 from .runner import run
@@ -400,7 +398,7 @@ def evaluate_dedup(fixtures_dir: str | Path = DEFAULT_FIXTURES, embedder: Embedd
 
     # the sweep: the dedup stage's own inputs (rows in section_id order), re-clustered
     ordered = sections.sort_values("section_id", kind="stable").reset_index(drop=True)
-    emb = np.asarray(embedder.encode([embedding_text(r) for r in records(ordered)]), dtype=np.float32)
+    emb = embed_sections(ordered, embedder)
     pair_info = _pair_info(ordered, emb, config, [m["section_id"] for m in mentions if m["section_id"] is not None])
     sweep = []
     reproduces = None
@@ -433,30 +431,17 @@ def evaluate_dedup(fixtures_dir: str | Path = DEFAULT_FIXTURES, embedder: Embedd
     }
 
 
-def _pair_info(ordered: pd.DataFrame, emb: np.ndarray, config: Config,
+def _pair_info(ordered: pd.DataFrame, emb: SectionEmbeddings, config: Config,
                section_ids: list[str]) -> dict[tuple[str, str], tuple[float, float | None]]:
-    """``(cosine, pair score)`` for every pair of ``section_ids`` (rows of ``ordered``/``emb``).
-
-    The pair score is the one the dedup stage clusters on (cosine and title similarity, exact
-    keys, cannot-links as ``-inf``), read from its internal scorer ``pipeline.dedup._Scorer``;
-    when that scorer is missing or its interface changed, the score is None and only the
-    cosine is reported (a diagnostic, never a reason to fail).
-    """
+    """``(content cosine, pair score)`` for every pair of ``section_ids`` (rows of
+    ``ordered``/``emb``); the pair score is the one the dedup stage clusters on
+    (:class:`pipeline.dedup.PairScorer`; cannot-links as ``-inf``)."""
     row_of = {sid: i for i, sid in enumerate(ordered["section_id"])}
-    try:
-        scorer = dedup_module._Scorer(ordered, emb, config.dedup.embed_weight)
-    except Exception:  # noqa: BLE001 - an internal API: degrade to cosine only
-        scorer = None
+    scorer = PairScorer(ordered, emb, config.dedup.embed_weight)
     out = {}
     for a, b in combinations(section_ids, 2):
         i, j = row_of[a], row_of[b]
-        score = None
-        if scorer is not None:
-            try:
-                score = float(scorer.score(i, j))
-            except Exception:  # noqa: BLE001
-                score = None
-        out[(a, b)] = (float(emb[i] @ emb[j]), score)
+        out[(a, b)] = (float(emb.content[i] @ emb.content[j]), float(scorer.score(i, j)))
     return out
 
 

@@ -180,7 +180,7 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     Args:
         row: a section with ``heading``, ``text``, ``ctx_award_raw``, ``doc_venue``,
             ``doc_year``.
-        target_script: ``zh-Hans`` or ``zh-Hant``.
+        target_script: one of :data:`pipeline.config.TARGET_SCRIPTS`.
 
     Returns:
         dict with the keys of :data:`EXTRACT_COLUMNS`; lists are lists of str, ``year`` an int

@@ -32,6 +32,7 @@ __all__ = [
     "find_urls",
     "find_venue_years",
     "fold_title",
+    "fold_title_words",
     "normalize_award",
     "parse_key_value",
     "split_names",
@@ -923,9 +924,16 @@ def fold_title(title: str) -> str:
         Chinese script (Simplified vs Traditional) is not folded here. Accents are kept.
         Returns ``""`` for an empty title. Never raises.
     """
+    return "".join(ch for ch in fold_title_words(title) if unicodedata.category(ch)[0] in "LNM")
+
+
+def fold_title_words(title: str) -> str:
+    """``title`` NFKC-normalised, case-folded and with British spellings folded to American, as
+    in :func:`fold_title`, but with spaces and punctuation kept (for word-level comparison).
+    Returns ``""`` for an empty title. Never raises."""
     if not title:
         return ""
     s = unicodedata.normalize("NFKC", title).casefold()
     for pattern, repl in _SPELLING_RULES:
         s = pattern.sub(repl, s)
-    return "".join(ch for ch in s if unicodedata.category(ch)[0] in "LNM")
+    return s
