@@ -11,23 +11,20 @@ Sources, in order of trust:
 Chinese outputs (``title_zh``, ``institutions``, ``summary``, ``keywords``) are written in the
 target script; ``title`` keeps the English title as given; ``authors`` keep the script given.
 
-Token-level work uses spaCy: ``spacy.blank("zh")`` with the jieba segmenter and a
-``sentencizer`` splits summaries into sentences (spaCy docs, "Chinese language data": the
-``segmenter`` setting; ``Sentencizer`` for rule-based boundaries). Keywords are jieba's TF-IDF
-(``jieba.analyse.extract_tags``, IDF table shipped with jieba) over the Simplified view of the
-section body.
+Token-level work is in :mod:`pipeline.nlp`: one ``spacy.blank("zh")`` pipeline with the jieba
+segmenter, a sentence splitter that keeps quotes, 《》 and URLs whole (summaries are cut at its
+boundaries), and keywords: jieba TF-IDF with a shipped ML-domain user dictionary for Chinese
+sections, YAKE for English ones, over the section's topical lines (metadata naming people,
+institutions and links left out).
 """
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
-import jieba
-import jieba.analyse
 import pandas as pd
-from spacy.lang.en.stop_words import STOP_WORDS
 
+from . import nlp
 from .config import Config
 from .fields import (
     find_arxiv_ids,
@@ -41,11 +38,9 @@ from .fields import (
     url_kind,
 )
 from .headings import BILINGUAL, BOOK_TITLE, ENUMERATION_PREFIX_RE, NUMBERED_PREFIX_RE
-from .normalize import to_script, to_target
+from .normalize import to_target
 from .stage import Stage, records
 from .textutil import plain
-
-jieba.setLogLevel(60)  # jieba prints its dictionary loading to stderr at INFO
 
 EXTRACT_COLUMNS = (
     "title", "title_zh", "authors", "authors_truncated", "institutions", "venue", "year", "award",
@@ -75,35 +70,18 @@ _ZH_SENTENCE = re.compile(r"[。，；！？]")
 #: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
 MAX_TITLE_ZH_CHARS = 60
 _KEY_ONLY = re.compile(r"^(?P<key>[^：:]{1,12}?)\s*[：:]$")
-_NUMBER = re.compile(r"^[\d.,%]+$")
 _HAS_CJK = re.compile(r"[\u3400-\u9fff]")
 _HAS_LATIN = re.compile(r"[A-Za-z]{2,}")
 _SUBHEADING_MAX_CHARS = 20
 _SENTENCE_PUNCT = re.compile(r"[。！？!?.；;：:]")
-# TeX math ($...$, $$...$$, \(...\)) is notation, not topic: removed before keyword extraction.
-_TEX_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\(.+?\\\)")
-#: Discourse words of paper write-ups that jieba's general IDF table ranks high but that say
-#: nothing about a paper's topic ("this paper", "the authors", "the method", ...).
-#: English function words (spaCy's English stop list) and the English words of paper write-ups
-#: that say nothing about a paper's topic; jieba's IDF table does not know English words.
-_EN_STOP_WORDS = frozenset(STOP_WORDS) | frozenset(
-    "paper papers study studies work works author authors propose proposes proposed show shows "
-    "method methods result results approach approaches new using based".split()
-)
-GENERIC_WORDS = frozenset(
-    "本文 该文 本研究 该研究 论文 该论文 本论文 作者 他们 我们 研究 研究者 方法 提出 结果 实验 表明 发现 "
-    "进行 通过 以及 这些 这种 一种 其中 此外 同时 然而 因此".split()
-)
+#: Words that never make a keyword (re-exported from :mod:`pipeline.nlp`).
+GENERIC_WORDS = nlp.ZH_GENERIC_WORDS
 
 
-@lru_cache(maxsize=1)
 def _nlp():
-    """The spaCy pipeline, built once per process (jieba segmenter + sentencizer)."""
-    import spacy
-
-    nlp = spacy.blank("zh", config={"nlp": {"tokenizer": {"segmenter": "jieba"}}})
-    nlp.add_pipe("sentencizer", config={"punct_chars": ["。", "！", "？", "!", "?", ".", "；"]})
-    return nlp
+    """The shared Chinese spaCy pipeline (:func:`pipeline.nlp.zh_nlp`: jieba segmenter, the
+    paper-aware sentence splitter, the entity patterns), built once per process."""
+    return nlp.zh_nlp()
 
 
 def split_heading_title(heading: str) -> tuple[str | None, str | None]:
@@ -252,21 +230,13 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
                 url_keys.setdefault(url, key)
     url_kinds = [url_kind(u, url_keys.get(u)) for u in urls]
 
-    topic_text = "\n".join([*kv.get("summary", []), *body])
-    simplified_body = _TEX_MATH.sub(" ", to_script(topic_text, "zh-Hans"))
-    tags = jieba.analyse.extract_tags(simplified_body, topK=config.extract.n_keywords * 3)
-    keywords: list[str] = []
-    seen: set[str] = set()
-    for t in tags:
-        key = t.casefold()
-        if (len(t) < 2 or t in GENERIC_WORDS or key in _EN_STOP_WORDS or key in seen or _NUMBER.match(t)
-                or re.fullmatch(r"[\W_]+", t)):
-            continue
-        if _HAS_CJK.search(t) and not jieba.dt.FREQ.get(t):
-            continue  # a word jieba's HMM guessed across a word boundary (从粗到细 -> 粗到), not in its dictionary
-        seen.add(key)
-        keywords.append(t)
-    keywords = keywords[: config.extract.n_keywords]
+    # the topic: every line but the metadata that names people, places and links
+    topic_lines = []
+    for ln in row["text"].split("\n"):
+        parsed = parse_key_value(plain(ln))
+        if parsed is None or parsed[0] in ("title", "summary"):
+            topic_lines.append(ln if parsed is None else parsed[1])
+    keywords = nlp.keywords("\n".join(topic_lines), row.get("lang") or "und", config.extract.n_keywords)
 
     return {
         "title": title,

