@@ -260,3 +260,15 @@ def test_baseline_floors_round_down_and_loosening_is_detected():
     unscored = {k: v for k, v in fields.items() if k != "urls"}
     assert check_baseline({**scores, "field_accuracy": unscored}, pinned) == [
         "field_accuracy_fixtures.urls: not scored (floor 1.0)"]
+
+
+def test_a_required_keyword_is_covered_by_an_equal_or_longer_keyword() -> None:
+    from pipeline.evaluate import _term_in
+
+    assert _term_in("视频分割", "视频分割")
+    assert _term_in("视频分割", "视频分割模型")
+    assert not _term_in("视频分割", "视频")
+    assert _term_in("emergent", "emergent abilities")
+    assert _term_in("differentially private", "differentially private training")
+    assert not _term_in("gan", "organ")
+    assert not _term_in("private", "privately")
