@@ -1,6 +1,6 @@
 # The two commands: `make all` (run the pipeline) and `make test` (run the tests);
 # `make eval` scores segmentation and extracted fields on the annotated fixtures (and the seeds)
-# against tests/eval_baseline.json.
+# against tests/eval_baseline.json, and dedup on tests/fixtures/dedup against its baseline.json.
 # Both create .venv and install the project with its dependencies when missing.
 
 PYTHON ?= python3
@@ -26,6 +26,7 @@ test: $(STAMP)
 
 eval: $(STAMP)
 	$(BIN)/python -m pipeline.evaluate tests/fixtures/segmentation --baseline tests/eval_baseline.json
+	$(BIN)/python -m pipeline.evaluate_dedup tests/fixtures/dedup --baseline tests/fixtures/dedup/baseline.json
 
 install: $(STAMP)
 
