@@ -109,13 +109,14 @@ class EmbedConfig:
         backend: ``"use"`` (multilingual Universal Sentence Encoder v3, offline default) or
             ``"sentence-transformers"``.
         model: model name or local path for the sentence-transformers backend.
-        batch_size: texts per encode call.
+        batch_size: texts per encode call; ``None`` = automatic (64; 256 for
+            sentence-transformers on a GPU, see :mod:`pipeline.embed`).
         device: torch device for sentence-transformers (``None`` = GPU when present, else CPU).
     """
 
     backend: str = "use"
     model: str | None = None
-    batch_size: int = 64
+    batch_size: int | None = None
     device: str | None = None
 
 
@@ -203,7 +204,7 @@ class Config:
                 raise ConfigError(f"{key} = {value!r}; must lie in [0, 1]")
         for key, value in (
             ("run.batch_size", self.run.batch_size),
-            ("embed.batch_size", self.embed.batch_size),
+            ("embed.batch_size", 1 if self.embed.batch_size is None else self.embed.batch_size),
             ("extract.n_keywords", self.extract.n_keywords),
             ("extract.summary_max_chars", self.extract.summary_max_chars),
             ("clean.byline_max_chars", self.clean.byline_max_chars),

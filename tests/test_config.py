@@ -33,7 +33,7 @@ def test_defaults() -> None:
         "clean": {"min_topic_fit": 0.06, "byline_max_chars": 40},
         "normalize": {"target_script": "zh-Hans"},
         "extract": {"n_keywords": 8, "summary_max_chars": 400},
-        "embed": {"backend": "use", "model": None, "batch_size": 64, "device": None},
+        "embed": {"backend": "use", "model": None, "batch_size": None, "device": None},
         "dedup": {"match_threshold": 0.60, "embed_weight": 0.5, "ann_min_sections": 20_000},
         "run": {"batch_size": 64, "quiet": False, "embedding_cache": True},
     }
@@ -82,7 +82,7 @@ extensions = [".txt", ".md", ".markdown"]
         "sentence-transformers", "/models/paraphrase-multilingual-MiniLM-L12-v2")
     assert config.dedup.match_threshold == 0.75
     assert config.ingest.extensions == [".txt", ".md", ".markdown"]
-    assert config.embed.batch_size == 64 and config.run == Config().run
+    assert config.embed.batch_size is None and config.run == Config().run
 
 
 def test_cli_overrides_beat_file_values(tmp_path: Path) -> None:

