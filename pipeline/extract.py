@@ -6,7 +6,17 @@ Sources, in order of trust:
 1. metadata lines of the section (key-value lines such as ``机构：A、B`` or emoji-keyed lines
    such as ``👥 A, B``; :func:`pipeline.fields.parse_key_value`);
 2. the section heading (``论文 N：Title``, or a title line with a decoration suffix);
-3. the document context (award header above the section, the venue and year of the lead).
+3. the section's prose, where no metadata line gives the field: a bare credit line under the
+   title (``A, B and C, Stanford University``; :func:`pipeline.fields.parse_credit_line`), else
+   the credit sentence of the first paragraph (``由…共同完成的《…》``, ``…的研究者``, ``X and
+   colleagues at Y``; :func:`pipeline.fields.find_credit`); an award given in that paragraph
+   (``获得杰出论文奖``; :func:`pipeline.fields.find_stated_award`);
+4. the document context: the award header above the section (its label, and its year: ``## ICLR
+   2024 Test of Time``), the award the lead gives every paper when there is no header
+   (``lead_award_raw``), the venue and year of the document.
+
+A section whose first line is body text (a narrative section anchored at an inline mention, or a
+first line that is a sentence, not a title) has its summary start at that line.
 
 Chinese outputs (``title_zh``, ``institutions``, ``summary``, ``keywords``) are written in the
 target script; ``title`` keeps the English title as given; ``authors`` keep the script given.
@@ -29,9 +39,13 @@ from .config import Config
 from .fields import (
     find_arxiv_ids,
     find_award_label,
+    find_credit,
+    find_stated_award,
     find_urls,
     find_venue_years,
     normalize_award,
+    is_institution,
+    parse_credit_line,
     parse_key_value,
     split_affiliation,
     split_names,
@@ -130,6 +144,15 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     return h, None
 
 
+def _first_line_is_body(first: str, heading: str) -> bool:
+    """Whether a section's first line is body text rather than its heading: the section was
+    anchored at an inline mention (its heading is the mention, not the line), or the line reads
+    as a sentence, not a title (see :func:`split_heading_title`) and is no metadata line."""
+    if plain(heading).strip() != first.strip():
+        return True
+    return parse_key_value(first) is None and split_heading_title(first) == (None, None)
+
+
 def _summary(body_lines: list[str], kv_summary: str | None, max_chars: int) -> str | None:
     """The abstract when a summary key is given, else the first body paragraphs, cut at a sentence
     boundary at most ``max_chars`` characters long (the first sentence is kept whole)."""
@@ -168,7 +191,8 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     kv: dict[str, list[str]] = {}
     body: list[str] = []
     summary_from: int | None = None
-    for ln in lines[1:]:
+    first = 0 if lines and _first_line_is_body(lines[0], row["heading"]) else 1
+    for ln in lines[first:]:
         parsed = parse_key_value(ln)
         if parsed is None:
             label = _KEY_ONLY.match(ln)
@@ -192,26 +216,61 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
         title_zh = kv_title_zh or title_zh
 
     authors, truncated = [], False
-    for value in kv.get("authors", [])[:1]:
-        authors, truncated = split_names(value)
     institutions: list[str] = []
     for value in kv.get("institutions", [])[:1]:
         institutions, _ = split_names(value)
-    for k, author in enumerate(authors):  # "Name (University)": the affiliation is an institution
+    for value in kv.get("authors", [])[:1]:
+        # "Authors: A, B and colleagues at DeepMind": people, then their affiliation
+        line_credit = parse_credit_line(value)
+        if line_credit is not None:
+            authors, truncated = list(line_credit.authors), line_credit.truncated
+            institutions = institutions or list(line_credit.institutions)
+        else:
+            authors, truncated = split_names(value)
+    for k, author in enumerate(list(authors)):  # "Name (University)": the affiliation is an institution
         name, affiliation = split_affiliation(author)
         if affiliation is not None:
             authors[k] = name
             if affiliation not in institutions:
                 institutions.append(affiliation)
+    for author in list(authors):  # "Authors: A et al., Stanford University": an affiliation item
+        if is_institution(author):
+            authors.remove(author)
+            if author not in institutions:
+                institutions.append(author)
+
+    # credits stated in prose: a bare credit line under the title, else the first paragraph;
+    # metadata lines keep priority, field by field
+    credit = parse_credit_line(body[0]) if body and summary_from != 0 else None
+    if credit is not None:
+        body = body[1:]
+        summary_from = summary_from - 1 if summary_from else summary_from
+    else:
+        credit = find_credit(body[0] if body else (kv.get("summary") or [""])[0])
+    if credit is not None:
+        if not kv.get("authors") and credit.authors:
+            authors, truncated = list(credit.authors), credit.truncated
+        if not kv.get("institutions") and not institutions:
+            institutions = list(credit.institutions)
 
     award_line = " ".join(kv.get("award", []) + kv.get("venue", []))
     venue, year = None, None
     for v, y, _, _ in find_venue_years(award_line):
         venue, year = v, y
         break
+    if year is None and row.get("ctx_award_raw"):  # the award header above: "## ICLR 2024 Test of Time"
+        for v, y, _, _ in find_venue_years(row["ctx_award_raw"]):
+            if y is not None:
+                venue, year = venue or v, y
+                break
     venue = venue or row.get("doc_venue")
     year = year or row.get("doc_year")
-    award_raw = (find_award_label(award_line) if award_line else None) or row.get("ctx_award_raw")
+    award_raw = (
+        (find_award_label(award_line) if award_line else None)
+        or row.get("ctx_award_raw")
+        or (find_stated_award(body[0]) if body else None)
+        or row.get("lead_award_raw")
+    )
     award = normalize_award(award_raw) if award_raw else None
 
     link_text = " ".join(kv.get("paper_url", []))

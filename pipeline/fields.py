@@ -13,7 +13,12 @@ Public API:
 * :func:`find_urls`, :func:`url_kind` -- URLs and what they point to;
 * :func:`split_names` -- author and institution lists;
 * :func:`parse_key_value` -- metadata lines (``机构：A、B``, ``👥 A, B``);
-* :func:`fold_title` -- the exact-match dedup key of a title.
+* :func:`fold_title` -- the exact-match dedup key of a title;
+* :func:`split_sentences` -- sentences of a paragraph (initials and "et al." kept whole);
+* :func:`find_credit`, :func:`parse_credit_line`, :func:`is_institution` -- authors and
+  institutions credited in prose or on a bare credit line;
+* :func:`find_stated_award`, :func:`lead_award` -- awards stated in a section's prose or an
+  article's lead; :func:`find_dated_venue_years` -- venue years given by a dated sentence.
 """
 
 from __future__ import annotations
@@ -37,6 +42,14 @@ __all__ = [
     "parse_key_value",
     "split_names",
     "url_kind",
+    "Credit",
+    "find_credit",
+    "find_dated_venue_years",
+    "find_stated_award",
+    "is_institution",
+    "lead_award",
+    "parse_credit_line",
+    "split_sentences",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -58,7 +71,7 @@ AWARDS: tuple[str, ...] = (
 # outstanding position paper is not a plain outstanding paper. ``提名`` (nomination) is read as
 # an honourable mention, the usual Chinese rendering ("荣誉提名", "最佳论文提名").
 _AWARD_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("best_paper_runner_up", re.compile(r"runner[\s-]*ups?\b|亚军|亞軍", re.I)),
+    ("best_paper_runner_up", re.compile(r"runners?[\s-]*ups?\b|亚军|亞軍", re.I)),
     ("honorable_mention", re.compile(r"\bhonou?rable[\s-]+mentions?\b|提名", re.I)),
     ("test_of_time", re.compile(r"\btest[\s-]+of[\s-]+time\b|时间检验|時間檢驗|时间考验|時間考驗", re.I)),
     (
@@ -83,7 +96,8 @@ _AWARD_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 # except in 奖励/獎勵 (reward), 奖金 (bonus), 获奖/獲獎 (award-winning) and similar compounds.
 _AWARDISH = re.compile(
     r"\b(?:awards?|prizes?)\b|\b(?:best|distinguished)(?:[\s-]+[\w&]+){1,3}?[\s-]+papers?\b"
-    r"|(?<![获獲颁頒得嘉])[奖獎](?![励勵金赏賞品学學助])",
+    r"|(?<![获獲颁頒得嘉])[奖獎](?![励勵金赏賞品学學助])"
+    r"|(?:最佳|杰出|傑出|优秀|優秀)[\u4e00-\u9fff]{1,4}?(?:论文|論文)",  # 最佳学生论文 (best student paper)
     re.I,
 )
 
@@ -96,13 +110,13 @@ _ZH_AWARD = (
     r"|(?:荣誉|榮譽)提名(?:奖|獎)?)"
 )
 _EN_TAIL = (
-    r"(?:[\s-]*(?:awards?|prizes?|runner[\s-]*ups?|honou?rable[\s-]+mentions?|finalists?|candidates?))*"
+    r"(?:[\s-]*(?:awards?|prizes?|runners?[\s-]*ups?|honou?rable[\s-]+mentions?|finalists?|candidates?))*"
 )
 _EN_AWARD = (
     r"(?:(?:\b(?:best|outstanding|distinguished)(?:[\s-]+[\w&]+){0,3}?[\s-]+papers?\b"
     r"|\btest[\s-]+of[\s-]+time\b(?:[\s-]+papers?\b)?"
     r"|\bhonou?rable[\s-]+mentions?\b"
-    r"|\brunner[\s-]*ups?\b)" + _EN_TAIL + r")"
+    r"|\brunners?[\s-]*ups?\b)" + _EN_TAIL + r")"
 )
 _AWARD_LABEL = re.compile(rf"{_ZH_AWARD}|{_EN_AWARD}", re.I)
 _GENERIC_AWARD_LABEL = re.compile(
@@ -571,9 +585,11 @@ _CLOSE = ")）]】》〉」』"
 _NAME_SEPS = frozenset("、，,;；/／\n")
 _TRUNCATION = re.compile(
     r"(?:[\s,，、;；]*(?:(?<![A-Za-z])et\s*al\.?|(?<![A-Za-z])etc\.?|(?<![A-Za-z])and\s+others|等等|等人|"
-    r"等(?:机构|機構|单位|單位|高校|团队|團隊|研究者|学者|學者|作者)?|…+|\.{3,}))\s*[。.]?\s*$",
+    r"等(?:[\d一二三四五六七八九十百]+\s*(?:人|位|名))?(?:机构|機構|单位|單位|高校|团队|團隊|研究者|学者|學者|作者)?"
+    r"|…+|\.{3,}))\s*[。.]?\s*$",
     re.I,
 )
+_INNER_ET_AL = re.compile(r"\s*(?<![A-Za-z])et\s*al\b\.?\s*$", re.I)
 _EN_CONJ = re.compile(r"\s+(?:and|&)\s+", re.I)
 _LEADING_CONJ = re.compile(r"^(?:(?:and|&)\s+|以及|及(?=[\u4e00-\u9fff]))", re.I)
 _ZH_CONJ = re.compile(r"以及|与|與|和|及")
@@ -758,6 +774,9 @@ def split_names(value: str) -> tuple[list[str], bool]:
     names: list[str] = []
     for piece in _split_top_level(s, lambda i: s[i] in _NAME_SEPS):
         piece = _LEADING_CONJ.sub("", piece.strip(" \t\u3000"))
+        cut = _INNER_ET_AL.search(piece)
+        if cut and cut.start() > 0:  # "A et al., Stanford University": an affiliation follows
+            piece, truncated = piece[: cut.start()], True
         for en in _split_en_conj(piece):
             for name in _split_zh_conj(en.strip()):
                 name = _fold_fullwidth_alnum(_SPACES.sub(" ", name).strip(" .。"))
@@ -937,3 +956,566 @@ def fold_title_words(title: str) -> str:
     for pattern, repl in _SPELLING_RULES:
         s = pattern.sub(repl, s)
     return s
+
+
+# ---------------------------------------------------------------------------------------------
+# Sentences
+# ---------------------------------------------------------------------------------------------
+
+_SENT_OPENERS = frozenset("（(《「『“【[")
+_SENT_CLOSERS = frozenset("）)》」』”】]")
+#: Words that end in a full stop without ending the sentence: "et al.", and common English
+#: abbreviations of write-ups. A single capital letter before the dot (an initial, as in
+#: "Quoc V. Le") never ends a sentence either.
+_NON_FINAL_ABBREVIATIONS = frozenset("al e.g i.e vs etc dr prof mr ms mrs fig figs no eq sec ch vol".split())
+
+
+def _ends_abbreviation(text: str, dot: int) -> bool:
+    """Whether the ``.`` at ``dot`` closes an initial (``V.``) or an abbreviation (``et al.``)."""
+    m = re.search(r"(?:^|(?<=[\s(（]))([A-Za-z][A-Za-z.]*)$", text[:dot])
+    if not m:
+        return False
+    word = m.group(1)
+    return (len(word) == 1 and word.isupper()) or word.casefold() in _NON_FINAL_ABBREVIATIONS
+
+
+def split_sentences(paragraph: str) -> list[str]:
+    """Sentences of a paragraph, cut after 。！？!? (and after ``.`` before a space), but never
+    inside brackets, book-title marks or quotation marks, nor after an initial (``Quoc V. Le``)
+    or an abbreviation such as ``et al.``; the pieces join back to the input."""
+    out, start, depth, in_ascii_quote = [], 0, 0, False
+    for i, ch in enumerate(paragraph):
+        if ch in _SENT_OPENERS:
+            depth += 1
+        elif ch in _SENT_CLOSERS:
+            depth = max(0, depth - 1)
+        elif ch == '"':
+            in_ascii_quote = not in_ascii_quote
+        elif depth == 0 and not in_ascii_quote and (
+            ch in "。！？!?"
+            or (ch == "." and paragraph[i + 1 : i + 2] == " " and not _ends_abbreviation(paragraph, i))
+        ):
+            out.append(paragraph[start : i + 1])
+            start = i + 1
+    if start < len(paragraph):
+        out.append(paragraph[start:])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Credits stated in prose
+# ---------------------------------------------------------------------------------------------
+
+# A Latin person-name token: a capitalised word (accents, apostrophes and hyphenated parts
+# allowed; one inner capital after a Mc/Mac/O'/De/Di/La/Le/Du prefix, as in LeCun) or an
+# initial ("V."). All-capital words (NVIDIA, DPO) and camel-case words (DeepMind, ControlNet)
+# are not person names.
+_UP = "A-ZÀ-ÖØ-Þ"
+_LOW = "a-zß-öø-ÿ"
+_NAME_TOKEN = (
+    rf"(?:(?:Mc|Mac|O['’]|D['’]|De|Di|La|Le|Du)?[{_UP}][{_LOW}'’]+(?:-[{_UP}]?[{_LOW}'’]+)*|[{_UP}]\.)"
+)
+_PARTICLE = r"(?:van|von|de|der|den|da|di|del|della|du|dos|das|bin|ter)"
+#: A person: 1-4 name tokens (particles between them), ending in a word, not an initial.
+_PERSON = rf"{_NAME_TOKEN}(?:\s+(?:{_PARTICLE}\s+)?{_NAME_TOKEN}){{0,3}}"
+_PERSON_RE = re.compile(rf"{_PERSON}")
+_NAMES = rf"{_PERSON}(?:\s*,\s*{_PERSON})*(?:,?\s+(?:and|&)\s+{_PERSON})?"
+# An English organisation: capitalised words or acronyms, joined by of/for/the/de inside.
+_ORG_WORD = r"(?:[A-Z][\w&'’.-]*)"
+_ORG = rf"(?:the\s+)?{_ORG_WORD}(?:\s+(?:(?:of|for|de)\s+(?:the\s+)?)?{_ORG_WORD})*"
+_ORGS = rf"{_ORG}(?:(?:\s*,\s*(?:and\s+)?|\s+(?:and|&)\s+){_ORG})*"
+_COLLEAGUES = re.compile(
+    r"^\s*(?:,?\s*(?:and|&)\s+(?:his\s+|her\s+|their\s+)?(?:colleagues|co-?authors|collaborators|co-?workers)"
+    r"|\s+et\s+al\b\.?)",
+    re.I,
+)
+_EN_AFFILIATION = re.compile(rf"^\s*,?\s+(?:at|of|from)\s+(?P<orgs>{_ORGS})")
+#: English words whose capitalised form starts a sentence but is never a name (spaCy's stop
+#: list is too wide: it holds "Well" and "Call"); checked on the first token of a name.
+_EN_NON_NAMES = frozenset(
+    "a an the this these that those in on at by for from with to of and or but as it its their his her "
+    "our we they he she i another other both each every one two three four five recently together "
+    "instead however meanwhile also then here there when while after before since although though "
+    "researchers authors scientists team".split()
+)
+#: Verbs that say a subject made the work ("Kingma and Ba combined ...", "Meta AI released ...");
+#: a past-tense verb in -ed counts too. Used only after a sentence-initial subject.
+_EN_CREDIT_VERBS = frozenset(
+    "propose proposes present presents introduce introduces show shows showed shown find finds found "
+    "build builds built develop develops design designs train trains combine combines let lets use uses "
+    "study studies prove proves demonstrate demonstrates describe describes release releases argue argues "
+    "derive derives analyze analyzes analyse analyses extend extends scale scales measure measures "
+    "report reports discover discovers give gives gave make makes made take takes took win wins won "
+    "audit audits evaluate evaluates test tests trace traces".split()
+)
+# Paper-reference words after which "by <names>" credits the paper's authors.
+_EN_BY_CUE = re.compile(r"(?:[”\"’)》]|\b(?:paper|papers|work|study|article|preprint|method|model))\s*,?\s*$", re.I)
+_EN_TEAM = re.compile(
+    rf"\b(?:[Rr]esearchers|[Ss]cientists|[Ee]ngineers|(?:[Aa]|[Tt]he)\s+(?:research\s+)?(?:team|group))"
+    rf"\s+(?:at|from|of)\s+(?P<orgs>{_ORGS})"
+)
+
+# Chinese frames. A credited span runs from the start of its clause to the frame's marker.
+_ZH_CLAUSE_END = "，,；;：:。！？!?（(）)《》「」“”"
+#: Words that introduce a credited span inside its clause ("同届荣誉提名则包括<X>等人的《…》"):
+#: the span starts after the last of them.
+_ZH_INTRODUCER = re.compile(r"包括|包含|还有|還有|则有|則有|来自|來自|以及|由|是|为|為|有")
+_ZH_ROLE = re.compile(
+    r"(?:指导教授|指導教授|助理教授|副教授|教授|博士后|博士後|博士生|博士|硕士生|碩士生|本科生|学生|學生|研究员|研究員"
+    r"|研究人员|研究人員|研究者|研究科学家|研究科學家|科学家|科學家|工程师|工程師|学者|學者|讲师|講師|一作|作者|成员|成員)$"
+)
+_ZH_ORG_HEAD = re.compile(
+    r"(?:大学|大學|分校|学院|學院|研究院|研究所|研究中心|实验室|實驗室|公司|集团|集團|中心|医院|醫院|科学院|科學院"
+    r"|基金会|基金會|团队|團隊|课题组|課題組|小组|小組)$"
+)
+#: Words that make a Chinese span a description rather than a name: pronouns, determiners and
+#: the generic nouns of write-ups (the authors, the team, the paper).
+_ZH_NOT_NAME = re.compile(
+    r"^(?:这|這|该|該|此|其|本|他|她|它|我|你|那|各|某|多|一|两|兩|几|幾|许多|許多|例如|比如|诸如|諸如|像是)"
+    r"|^(?:作者|论文|論文|研究|文章|工作|方法|研究者|研究人员|研究人員)$"
+)
+_ZH_CONNECTIVE = re.compile(r"^(?:此外|另外|同时|同時|而|其中|同期|同屆|同届|最后|最後|另一篇|另一项|另一項)")
+# (marker, kind): "credit" spans name people (and their affiliations), "org" spans name
+# institutions, "subject" spans are a sentence's subject, accepted only when they are names.
+_ZH_FRAMES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"等人"), "credit_truncated"),
+    (re.compile(r"(?:等(?:机构|機構|单位|單位|高校))?的(?:研究者|研究人员|研究人員|研究团队|研究團隊|团队|團隊"
+                r"|学者|學者|科学家|科學家|研究小组|研究小組)"), "org"),
+    (re.compile(r"\s*(?:共同|合作)?(?:合作|完成|撰写|撰寫|提出|发表|發表|合著|主导|主導|开发|開發|研发|研發|领衔|領銜)(?:了)?的?(?=《)"
+                r"|\s*(?:在|于|於)\s*(?:19|20)\d\d\s*年\s*(?:提出|发表|發表|完成)"), "credit"),
+    (re.compile(r"\s*的(?=《)"), "credit"),
+    (re.compile(r"\s*(?:共同)?(?:提出|完成|撰写|撰寫|发表|發表|合著|主导|主導|开发|開發|研发|研發|领衔|領銜)"), "by"),
+    (re.compile(r"\s*(?:等(?![人机機单單高])|提出|发布|發布|推出|开源|開源|把|将|將|用|利用|构建|構建|训练|訓練|设计|設計)"),
+     "subject"),
+)
+_ZH_FROM = re.compile(
+    r"(?:来自|來自)\s*(?P<x>[^，,。；;：:！？!?《》]+?)\s*(?:等(?:机构|機構|单位|單位|高校))?的"
+)
+_ZH_ITEM_SEP = re.compile(r"\s*(?:[、，,;；/]|以及|及|与|與|和|\s(?:and|&)\s)\s*")
+
+
+def _person_name(s: str) -> bool:
+    """A Latin person name: 1-4 name tokens, not an initial at the end, no organisation word,
+    and a first token that is a name rather than an English function word."""
+    s = s.strip()
+    if not _PERSON_RE.fullmatch(s) or s.endswith("."):
+        return False
+    tokens = s.split()
+    if tokens[0].casefold() in _EN_NON_NAMES:
+        return False
+    return not any(t.strip(".").casefold() in _EN_ORG_WORDS for t in tokens)
+
+
+def _latin_org(s: str) -> bool:
+    """An English organisation named by its head word (University, Institute, Lab, AI, ...) or
+    written ``University of X`` / ``Institute for X``."""
+    tokens = s.split()
+    if not tokens:
+        return False
+    return _looks_like_org(s) or tokens[0].casefold() in ("university", "institute", "université", "universität")
+
+
+def _lone_name(s: str) -> bool:
+    """One capitalised Latin word (``Meta``, ``Google``; also a bare surname)."""
+    return bool(re.fullmatch(rf"[{_UP}][{_LOW}]+", s.strip()))
+
+
+class Credit:
+    """Authors and institutions credited by a sentence."""
+
+    __slots__ = ("authors", "truncated", "institutions")
+
+    def __init__(self, authors: list[str] | None = None, truncated: bool = False,
+                 institutions: list[str] | None = None) -> None:
+        self.authors = authors or []
+        self.truncated = truncated
+        self.institutions = institutions or []
+
+    def __bool__(self) -> bool:
+        return bool(self.authors or self.institutions)
+
+    def __repr__(self) -> str:
+        return f"Credit({self.authors!r}, {self.truncated!r}, {self.institutions!r})"
+
+
+def _add(items: list[str], value: str) -> None:
+    value = _SPACES.sub(" ", value).strip(" .。")
+    if value and value not in items:
+        items.append(value)
+
+
+def _zh_org(s: str, strict: bool) -> str | None:
+    """``s`` as an institution, or None: a CJK name ending in an institution head word, a Latin
+    name ending in one; or, when the frame says the span names institutions (``strict`` False),
+    any short name that is not a description."""
+    s = s.strip()
+    if not s or _ZH_NOT_NAME.search(s):
+        return None
+    if _CJK.search(s):
+        if len(s) > 24:
+            return None
+        if _ZH_ORG_HEAD.search(s):
+            m = re.match(r"^(?P<name>.+?)(?:研究团队|研究團隊|团队|團隊|课题组|課題組|小组|小組)$", s)
+            if m and (len(m.group("name")) < 2 or _ZH_NOT_NAME.search(m.group("name"))):
+                return None  # "研究团队": a generic team, not a named one
+            if m and _ZH_ORG_HEAD.search(m.group("name")):
+                return m.group("name")  # "慕尼黑大学团队": the team of an institution is the institution
+            return s
+        return None if strict or len(s) > 12 else s
+    if _latin_org(s) or (not strict and len(s.split()) <= 6 and s[:1].isupper()):
+        return s
+    return None
+
+
+def _zh_items(span: str) -> list[str]:
+    return [p.strip() for p in _ZH_ITEM_SEP.split(span) if p and p.strip()]
+
+
+def _zh_span_credit(span: str, kind: str, lone_is_org: bool) -> Credit | None:
+    """The credit of a Chinese span, or None when any item of it is not a name (precision: a
+    span that holds a description credits nobody)."""
+    span = span.strip()
+    intro = list(_ZH_INTRODUCER.finditer(span))
+    if intro:
+        span = span[intro[-1].end():].strip()
+    span = _ZH_CONNECTIVE.sub("", span).strip()
+    if not span:
+        return None
+    truncated = False
+    m = _TRUNCATION.search(span)
+    if m and m.start() > 0:
+        span, truncated = span[: m.start()].strip(), True
+    items = _zh_items(span)
+    if not items:
+        return None
+    credit = Credit(truncated=truncated)
+    if kind == "org":
+        for item in items:
+            org = _zh_org(item, strict=False)
+            if org is None:
+                return None
+            _add(credit.institutions, org)
+        return credit
+    persons_only = all(_person_name(i) for i in items)
+    for item in items:
+        m = re.fullmatch(rf"(?P<pre>.*?)\s*(?P<name>{_PERSON})", item)
+        if m and _person_name(m.group("name")) and (m.group("pre") == "" or not m.group("pre")[-1:].isalpha()
+                                                    or _CJK.match(m.group("pre")[-1])):
+            pre = m.group("pre").strip().removesuffix("的").strip()  # "加州大学伯克利分校的 Jonathan Ho"
+            pre = _ZH_ROLE.sub("", _ZH_ROLE.sub("", pre).strip()).strip()
+            name = m.group("name")
+            if pre:
+                org = _zh_org(pre, strict=not re.fullmatch(r"[A-Za-z][\w&.' -]*", pre))
+                if org is None:
+                    return None
+                _add(credit.institutions, org)
+            if pre == "" and _lone_name(name) and lone_is_org and len(items) == 1 and not truncated:
+                _add(credit.institutions, name)  # "Meta 的《…》": a company, not a bare surname
+            elif kind == "subject" and not persons_only:
+                return None
+            else:
+                _add(credit.authors, name)
+            continue
+        if _CJK.search(item) and not _ZH_ORG_HEAD.search(item) and kind in ("credit_truncated", "by") \
+                and re.fullmatch(r"[\u3400-\u9fff]{2,4}", item) and not _ZH_NOT_NAME.search(item) \
+                and not re.search(r"[者们們团團组組室所院校司员員家方]", item):
+            _add(credit.authors, item)  # a Chinese name (何恺明等人)
+            continue
+        org = _zh_org(item, strict=True)
+        if org is None:
+            return None
+        _add(credit.institutions, org)
+    if kind == "subject" and credit.authors and len(credit.authors) < 2 and not truncated:
+        return None  # a lone surname as a subject ("Goodfellow 提出…") may be anything
+    return credit if credit else None
+
+
+def _zh_sentence_credit(sentence: str) -> Credit | None:
+    m = _ZH_FROM.search(sentence)
+    hits: list[tuple[int, int, str, str]] = []
+    if m:
+        hits.append((m.start(), 0, "org", m.group("x")))
+    for rank, (pattern, kind) in enumerate(_ZH_FRAMES, start=1):
+        for hit in pattern.finditer(sentence):
+            if hit.start() == 0:
+                continue
+            clause_start = max(sentence.rfind(c, 0, hit.start()) for c in _ZH_CLAUSE_END) + 1
+            span = sentence[clause_start : hit.start()]
+            if kind == "by":
+                by = span.rfind("由")
+                if by < 0:
+                    continue
+                span = span[by + 1 :]
+            if kind in ("subject", "org") and clause_start > 0 and not _ZH_CONNECTIVE.match(
+                    sentence[: clause_start].strip()):
+                continue  # a subject opens its sentence (after a connective such as 此外，)
+            hits.append((hit.start(), rank, kind, span))
+    for _, _, kind, span in sorted(hits):
+        truncated = kind == "credit_truncated"
+        credit = _zh_span_credit(span, "credit" if truncated else kind,
+                                 lone_is_org=kind in ("credit", "subject") and not truncated)
+        if credit is not None:
+            credit.truncated = credit.truncated or truncated
+            return credit
+    return None
+
+
+def _en_orgs(text: str) -> list[str]:
+    out: list[str] = []
+    for part in re.split(r"\s*,\s*(?:and\s+)?|\s+(?:and|&)\s+", text):
+        part = re.sub(r"^the\s+", "", part.strip())
+        if part:
+            _add(out, part)
+    return out
+
+
+def _en_names(text: str) -> list[str] | None:
+    names = [p.strip() for p in re.split(r"\s*,\s*(?:and\s+)?|\s+(?:and|&)\s+", text) if p.strip()]
+    return names if names and all(_person_name(n) for n in names) else None
+
+
+def _en_sentence_credit(sentence: str) -> Credit | None:
+    s = sentence.strip()
+    # "<names> and colleagues [at <org>]", "<names> et al."
+    for m in re.finditer(rf"(?P<names>{_NAMES})(?=\s*,?\s*(?:and|&)\s+(?:his\s+|her\s+|their\s+)?"
+                         rf"(?:colleagues|co-?authors|collaborators|co-?workers)\b|\s+et\s+al\b)", s):
+        names = _en_names(m.group("names"))
+        if names is None:
+            # drop leading words that are not names ("Recently, Smith and colleagues")
+            parts = re.split(r"\s*,\s*", m.group("names"))
+            while parts and _en_names(", ".join(parts)) is None:
+                parts = parts[1:]
+            names = _en_names(", ".join(parts)) if parts else None
+        if not names:
+            continue
+        rest = s[m.end():]
+        tail = _COLLEAGUES.match(rest)
+        credit = Credit(names, True)
+        aff = _EN_AFFILIATION.match(rest[tail.end():] if tail else rest)
+        if aff:
+            credit.institutions = _en_orgs(aff.group("orgs"))
+        return credit
+    # "<paper> by <names> [of <org>]"
+    for m in re.finditer(rf"\bby\s+(?P<names>{_NAMES})", s):
+        if not _EN_BY_CUE.search(s[: m.start()]):
+            continue
+        names = _en_names(m.group("names"))
+        if not names:
+            continue
+        credit = Credit(names)
+        aff = _EN_AFFILIATION.match(s[m.end():])
+        if aff:
+            credit.institutions = _en_orgs(aff.group("orgs"))
+        return credit
+    # "Researchers at <org>", "A team from <org>"
+    m = _EN_TEAM.search(s)
+    if m:
+        return Credit(institutions=_en_orgs(m.group("orgs")))
+    # a sentence-initial subject and a credit verb: "Kingma and Ba combined", "Meta AI released"
+    m = re.match(rf"(?P<subj>{_NAMES}|{_ORG})\s+(?P<verb>[a-z]+)\b", s)
+    if m:
+        verb = m.group("verb")
+        if verb in _EN_CREDIT_VERBS or (verb.endswith("ed") and len(verb) > 4):
+            names = _en_names(m.group("subj"))
+            if names and len(names) >= 2:
+                return Credit(names)
+            if _latin_org(m.group("subj")):
+                return Credit(institutions=[m.group("subj")])
+    return None
+
+
+def find_credit(paragraph: str) -> Credit | None:
+    """Authors and institutions credited in a paragraph of prose, from its first sentence that
+    states a credit.
+
+    Args:
+        paragraph: a paragraph of a section (zh-Hans, zh-Hant or English).
+
+    Returns:
+        A :class:`Credit` (``authors`` in the script given, ``truncated`` when the credit says
+        "et al." / "and colleagues" / ``等人``, ``institutions`` as written) or None.
+
+    Frames (the span is read from the start of its clause, after an introducer such as 包括 /
+    还有 / 由 / 来自, to the marker):
+
+    * ``<X>等人`` (truncated); ``由<X>(共同)提出/完成/撰写/发表``; ``<X>(共同)完成/合作/提出的《…》``;
+      ``<X>在 2013 年提出``; ``<X>的《…》``: people (Latin names, or 2-4 character Chinese
+      names after 等人/由), each optionally preceded by an affiliation and a role
+      (``英属哥伦比亚大学博士生 Yi Ren``);
+    * ``来自<X>的``, ``<X>(等机构)的研究者/团队/学者``: institutions, any short name
+      (商汤科技, 微软) unless it is a description (这篇论文, 该团队);
+    * a sentence-initial subject before an action (提出, 发布, 把, 用, 等): an institution
+      ending in a head word (研究所, 团队 with a name before it, Lab, AI, DeepMind) or one
+      capitalised Latin word (``Meta 把…``: Chinese press names a person by full name, a
+      company by its one word), or at least two people;
+    * English: ``<names> and colleagues|et al. [at|of|from <orgs>]``; ``<paper> by <names>
+      [of <orgs>]`` (after a title, "paper", "work"...); ``Researchers|A team at|from
+      <orgs>``; a sentence-initial ``<name>, <name> and <name>`` or ``<Org head>`` followed by
+      a credit verb (combined, showed, released ...). A lone English surname is never enough.
+
+    A span any item of which is not a name (a pronoun, a description, a model name such as
+    ``UniSim``) credits nobody: a wrong author is worse than none.
+    """
+    if not paragraph:
+        return None
+    for sentence in split_sentences(paragraph):
+        if _CJK.search(sentence):
+            credit = _zh_sentence_credit(sentence)
+            if credit is None and re.search(r"\b(?:colleagues|et al|by|Researchers|team)\b", sentence):
+                credit = _en_sentence_credit(sentence)
+        else:
+            credit = _en_sentence_credit(sentence)
+        if credit:
+            return credit
+    return None
+
+
+_CREDIT_LINE_MAX_CHARS = 200
+
+
+_LINE_IDS = re.compile(r"[.;,]?\s*(?:arXiv\s*[:：]?\s*\S+|https?://\S+)", re.I)
+_OTHERS = re.compile(
+    r",?\s+(?:and|&)\s+(?:(?:his|her|their)\s+)?(?:colleagues|co-?authors|collaborators|others"
+    r"|\d+\s+other\s+(?:authors|co-?authors))\b(?:\s+(?:at|of|from)\b)?|,?\s+et\s+al\b\.?",
+    re.I,
+)
+
+
+def parse_credit_line(line: str) -> Credit | None:
+    """A bare credit line under a title: ``Lvmin Zhang, Anyi Rao and Maneesh Agrawala, Stanford
+    University``, ``Tom B. Brown, Benjamin Mann and 27 other authors, OpenAI``,
+    ``Diederik P. Kingma and Max Welling, University of Amsterdam. arXiv: 1312.6114``.
+
+    The people come first (each at least two name tokens, at least two people unless ``and
+    colleagues`` / ``and N other authors`` / ``et al.`` follows them, which sets ``truncated``),
+    then the affiliations (capitalised names). An arXiv id or URL at the end
+    is ignored. None for any other line: a sentence, Chinese text, a line with no person.
+    """
+    s = _LINE_IDS.sub("", line.strip()).strip()
+    if not s or len(s) > _CREDIT_LINE_MAX_CHARS or re.search(r"[.。!?！？:：;；]$|[\u3400-\u9fff]", s):
+        return None
+    credit = Credit()
+    others = _OTHERS.search(s)
+    if others:
+        credit.truncated = True
+        s = s[: others.start()] + "," + s[others.end():]
+    items = [p.strip() for p in re.split(r"\s*[,;]\s*(?:and\s+)?|\s+(?:and|&)\s+", s) if p.strip()]
+    for item in items:
+        if not credit.institutions and _person_name(item) and len(item.split()) >= 2:
+            _add(credit.authors, item)
+        elif _latin_org(item) or (credit.authors and re.fullmatch(r"[A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){0,5}", item)):
+            _add(credit.institutions, item)
+        else:
+            return None
+    if len(credit.authors) < 2 and not credit.truncated:
+        return None  # one "name" alone may be a title in capitals ("Vision Transformers Need Registers")
+    return credit
+
+
+def is_institution(item: str) -> bool:
+    """Whether an item of an author list names an institution rather than a person (``Stanford
+    University`` after ``Angelina Wang et al.``): a generic institution word, an English head
+    word (University, Institute, Lab, AI, ...) or a Chinese one (大学, 研究所, 实验室, ...)."""
+    s = item.strip()
+    if not s:
+        return False
+    if _CJK.search(s):
+        return bool(_ZH_ORG_HEAD.search(s)) and not _ZH_NOT_NAME.search(s)
+    return bool(_AFFILIATION_WORD.search(s)) or _latin_org(s)
+
+
+# ---------------------------------------------------------------------------------------------
+# Awards stated in prose
+# ---------------------------------------------------------------------------------------------
+
+#: Words that say a paper receives an award ("获得杰出论文奖", "同届荣誉提名则包括…",
+#: "won the best paper award"); an award label in a sentence without one is a mere mention.
+_AWARD_CUE = re.compile(
+    r"获得|獲得|荣获|榮獲|获颁|獲頒|摘得|入选|入選|包括|还有|還有|颁给|頒給|授予|"
+    r"\b(?:won|wins|winners?|awarded|receives?|received|went\s+to|goes\s+to|honou?red)\b",
+    re.I,
+)
+
+
+def find_stated_award(paragraph: str) -> str | None:
+    """The award label of the first sentence of ``paragraph`` that gives a paper an award: a
+    specific label (best paper, outstanding paper, honourable mention, test of time, ...; not a
+    generic "... Award") in a sentence with an award verb (获得, 包括, 颁给, won, awarded ...).
+    None when there is none."""
+    if not paragraph:
+        return None
+    for sentence in split_sentences(paragraph):
+        m = _AWARD_LABEL.search(sentence)
+        if m and _AWARD_CUE.search(sentence):
+            return find_award_label(sentence[m.start():])
+    return None
+
+
+#: Award classes that qualify another class named in the same sentence ("runners-up for the
+#: outstanding paper award" is a runner-up).
+_MODIFIER_AWARDS = frozenset({"best_paper_runner_up", "honorable_mention"})
+
+
+def lead_award(text: str) -> str | None:
+    """The one award an article's headline and lead give all its papers ("The ACL 2024 best
+    paper awards went to ...", "NeurIPS 2023 named two runners-up ..."), as a label, or None.
+
+    Every sentence's specific award labels are read; a sentence naming a runner-up or an
+    honourable mention next to the award it qualifies counts as that qualifier. When the
+    sentences name more than one class (a lead listing outstanding papers and a test-of-time
+    award), None: the article's papers do not share one award.
+    """
+    found: dict[str, str] = {}
+    for sentence in (s for line in (text or "").splitlines() for s in split_sentences(line)):
+        labels = [m.group() for m in _AWARD_LABEL.finditer(sentence)]
+        classes = {normalize_award(label): label for label in labels if normalize_award(label)}
+        if len(classes) > 1:
+            modifiers = set(classes) & _MODIFIER_AWARDS
+            if len(modifiers) != 1 or not set(classes) - modifiers <= {"best_paper", "outstanding_paper"}:
+                return None
+            cls = modifiers.pop()
+            classes = {cls: classes[cls]}
+        for cls, label in classes.items():
+            found.setdefault(cls, label)
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Venue years stated as dates
+# ---------------------------------------------------------------------------------------------
+
+_MONTHS = (
+    r"January|February|March|April|May|June|July|August|September|October|November|December"
+    r"|Jan\.?|Feb\.?|Mar\.?|Apr\.?|Jun\.?|Jul\.?|Aug\.?|Sept?\.?|Oct\.?|Nov\.?|Dec\.?"
+)
+#: A date with a month: 2024 年 12 月, 2024年12月, December 2024, Dec. 2024, 2024-12.
+_DATED_YEAR = re.compile(
+    rf"(?<!\d)(?P<y1>{_YEAR4})\s*年\s*(?:\d{{1,2}}|[一二三四五六七八九十]{{1,3}})\s*月"
+    rf"|\b(?:{_MONTHS})\s+(?:\d{{1,2}},?\s+)?(?P<y2>{_YEAR4})\b"
+    rf"|(?<![\d.])(?P<y3>{_YEAR4})-(?:0[1-9]|1[0-2])(?![\d])"
+)
+
+
+def find_dated_venue_years(text: str) -> list[tuple[str, int]]:
+    """Venue mentions whose year is given by a date in their sentence.
+
+    Args:
+        text: any text.
+
+    Returns:
+        ``(venue, year)`` for each venue named without an adjacent year in a sentence that holds
+        exactly one date with a month (``2024 年 12 月，NeurIPS 把时间检验奖…``, ``In December
+        2024, NeurIPS ...``): a conference is held at a date, while a bare year in the same
+        sentence (``两篇 2014 年的论文``) is usually the year of a paper, so it is not read.
+    """
+    out: list[tuple[str, int]] = []
+    for line in (text or "").splitlines():
+        for sentence in split_sentences(line):
+            dates = {int(next(g for g in m.groups() if g)) for m in _DATED_YEAR.finditer(sentence)}
+            if len(dates) != 1:
+                continue
+            year = dates.pop()
+            for venue, y, _, _ in find_venue_years(sentence):
+                if y is None:
+                    out.append((venue, year))
+    return out

@@ -20,7 +20,13 @@ line (a ``参考链接：``-style key-value line, which belongs to the whole art
 award header gives ``ctx_award_raw`` to the sections under it.
 
 Document venue and year (``doc_venue``, ``doc_year``) come from the venue mentions in the
-context text: the venue mentioned most often with a year, and its most frequent year.
+context text: the venue mentioned most often with a year, and its most frequent year; a venue
+named in a sentence dated with a month (``2024 年 12 月，NeurIPS…``) takes that year. When the
+context names the venue but no year, the first year the sections' prose gives it is used.
+
+An article without award headers may give all its papers one award in its headline and lead
+("The ACL 2024 best paper awards went to ..."): ``lead_award_raw`` of every section
+(:func:`pipeline.fields.lead_award`; None when the lead names several awards).
 """
 
 from __future__ import annotations
@@ -34,10 +40,13 @@ from .config import Config
 from .fields import (
     find_arxiv_ids,
     find_award_label,
+    find_dated_venue_years,
     find_urls,
     find_venue_years,
+    lead_award,
     normalize_award,
     parse_key_value,
+    split_sentences,
 )
 from .headings import BILINGUAL, BOOK_TITLE, ENUMERATED_HEADING, NUMBERED_HEADING
 from .normalize import detect_script
@@ -67,9 +76,9 @@ _MENTION = re.compile(
     r"《(?P<book>[^《》\n]{2,200})》(?:\s*[（(](?:[^（）()\n]|\([^()\n]*\))+[）)])?"
     r"|[“\"](?P<quoted>[A-Z][^“”\"\n]{8,250})[”\"]"
 )
+_HAN = re.compile(r"[\u3400-\u9fff]")
 _OPENERS = frozenset("（(《「『“【[")
 _CLOSERS = frozenset("）)》」』”】]")
-_HAN = re.compile(r"[\u3400-\u9fff]")
 _SENTENCE_PUNCT = re.compile(r"[。，；！？,;!?]")
 # Words that mark a sentence as talking about a paper (zh-Hans, zh-Hant, en).
 _PAPER_CUE = re.compile(
@@ -87,7 +96,7 @@ _TITLE_LINE = re.compile(r"^(?P<title>[^\u3400-\u9fff]+?)(?:\s+(?P<deco>[\u3400-
 _LIST_ITEM = re.compile(r"^(?:[-*•·▪●]|\(?\d+[.)、]|[（(]\d+[）)])\s*")
 _SENTENCE_END = re.compile(r"[。；;，,]$|[。！]")
 
-SECTION_FIELDS = ("ordinal", "char_start", "char_end", "heading", "text", "ctx_award_raw")
+SECTION_FIELDS = ("ordinal", "char_start", "char_end", "heading", "text", "ctx_award_raw", "lead_award_raw")
 #: Columns of the sections batch that :func:`explode_sections` builds.
 EXPLODED_COLUMNS = ("section_id", "doc_id", *SECTION_FIELDS, "doc_venue", "doc_year")
 
@@ -190,27 +199,6 @@ def _names_venue_year(t: str) -> bool:
     """Whether ``t`` names a venue with its year ("ICML 2025 ..."): a headline or a part heading,
     since paper titles do not name the venue that accepted them."""
     return any(year is not None for _, year, _, _ in find_venue_years(t))
-
-
-def split_sentences(paragraph: str) -> list[str]:
-    """Sentences of a paragraph, cut after 。！？!? (and after ``.`` before a space), but never
-    inside brackets, book-title marks or quotation marks; the pieces join back to the input."""
-    out, start, depth, in_ascii_quote = [], 0, 0, False
-    for i, ch in enumerate(paragraph):
-        if ch in _OPENERS:
-            depth += 1
-        elif ch in _CLOSERS:
-            depth = max(0, depth - 1)
-        elif ch == '"':
-            in_ascii_quote = not in_ascii_quote
-        elif depth == 0 and not in_ascii_quote and (
-            ch in "。！？!?" or (ch == "." and paragraph[i + 1 : i + 2] == " ")
-        ):
-            out.append(paragraph[start : i + 1])
-            start = i + 1
-    if start < len(paragraph):
-        out.append(paragraph[start:])
-    return out
 
 
 def _chinese_title(t: str) -> bool:
@@ -406,13 +394,15 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     marks, when the inner text is an English title. A 《》 that names a policy, a book, a film
     or a news item (a sentence with such a cue) is not a mention unless it is an English title.
     ``offset`` is the character offset in ``paragraph`` where the section of the paper starts:
-    its sentence, or the mention itself when an earlier mention shares the sentence.
+    its sentence (so the authors named before the title stay with it); when an earlier mention
+    shares the sentence, the clause that introduces this one (after the last ，；： and a joining
+    word such as 以及 / and), or the mention itself when no separator comes between them.
     """
     found: list[tuple[int, str]] = []
     pos = 0
     for sentence in split_sentences(paragraph):
         cue = bool(_PAPER_CUE.search(sentence))
-        first_in_sentence = True
+        previous_end: int | None = None
         for m in _MENTION.finditer(sentence):
             inner = m.group("book") or m.group("quoted")
             english = _english_title(inner)
@@ -421,10 +411,43 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
             else:
                 ok = english and cue
             if ok:
-                found.append((pos if first_in_sentence else pos + m.start(), m.group(0).strip()))
-                first_in_sentence = False
+                start = 0 if previous_end is None else _clause_start(sentence, m.start(), previous_end)
+                found.append((pos + start, m.group(0).strip()))
+                previous_end = m.end()
         pos += len(sentence)
     return found
+
+
+#: Words that join a clause to the one before it; a paper's section starts after them
+#: ("…，以及 Ilya Sutskever … 的《…》" starts at the first author).
+_CLAUSE_CONNECTIVE = re.compile(r"^(?:以及|及|和|与|與|还有|還有|另有|并且|並且|而|and\s+|as\s+well\s+as\s+|while\s+)", re.I)
+_CLAUSE_SEPARATORS = frozenset("，,；;：:")
+
+
+def _clause_start(sentence: str, mention: int, floor: int) -> int:
+    """Where the clause that introduces a mention starts: after the last clause separator
+    (，；： outside brackets) between ``floor`` (the end of the previous mention in the sentence)
+    and the mention, and after a joining word (以及, and); the mention itself when the clause
+    holds the previous mention too."""
+    depth, cut = 0, None
+    for i in range(floor, mention):
+        ch = sentence[i]
+        if ch in _OPENERS:
+            depth += 1
+        elif ch in _CLOSERS:
+            depth = max(0, depth - 1)
+        elif depth == 0 and ch in _CLAUSE_SEPARATORS:
+            cut = i + 1
+    if cut is None:
+        return mention
+    while cut < mention and sentence[cut].isspace():
+        cut += 1
+    m = _CLAUSE_CONNECTIVE.match(sentence[cut:mention])
+    if m:
+        cut += m.end()
+        while cut < mention and sentence[cut].isspace():
+            cut += 1
+    return cut
 
 
 def find_paper_mention(paragraph: str) -> str | None:
@@ -493,6 +516,7 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
                 "heading": heading or current[0].stripped,
                 "text": _cut(text, start, end, dropped),
                 "ctx_award_raw": award_raw,
+                "lead_award_raw": None,
             })
         current = None
 
@@ -525,13 +549,34 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
     venue_counts: Counter = Counter()
     year_counts: Counter = Counter()
     for span in context:
-        for venue, year, _, _ in find_venue_years(text[span["char_start"] : span["char_end"]]):
+        span_text = text[span["char_start"] : span["char_end"]]
+        for venue, year, _, _ in find_venue_years(span_text):
             venue_counts[venue] += 2 if year else 1
             if year:
                 year_counts[(venue, year)] += 1
+        for venue, year in find_dated_venue_years(span_text):
+            venue_counts[venue] += 1  # the undated mention counted 1 above; dated, it counts 2
+            year_counts[(venue, year)] += 1
     doc_venue = venue_counts.most_common(1)[0][0] if venue_counts else None
     years = [(n, y) for (v, y), n in year_counts.items() if v == doc_venue]
+    if doc_venue is not None and not years:
+        # the context names the venue but not its year: the sections' prose may ("在 NeurIPS
+        # 2023 公布的获奖名单中", "2024 年 12 月，NeurIPS 把…"); the first such year counts
+        for sec in sections:
+            found = [y for v, y, _, _ in find_venue_years(sec["text"]) if v == doc_venue and y]
+            found += [y for v, y in find_dated_venue_years(sec["text"]) if v == doc_venue]
+            if found:
+                years = [(1, found[0])]
+                break
     doc_year = max(years)[1] if years else None
+
+    # an article without award headers may give all its papers one award in its headline/lead
+    if not any(span["kind"] == "award_header" for span in context):
+        lead = "\n".join(text[span["char_start"] : span["char_end"]] for span in context
+                         if span["kind"] in ("headline", "lead"))
+        label = lead_award(lead)
+        for sec in sections:
+            sec["lead_award_raw"] = label
     return {"sections": sections, "context": context, "doc_venue": doc_venue, "doc_year": doc_year,
             "doc_urls": doc_urls}
 

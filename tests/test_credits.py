@@ -1,0 +1,185 @@
+"""Credits, awards and venue years stated in prose (issue 4): :func:`pipeline.fields.find_credit`,
+:func:`pipeline.fields.parse_credit_line`, :func:`pipeline.fields.find_stated_award`,
+:func:`pipeline.fields.lead_award`, :func:`pipeline.fields.find_dated_venue_years`, and how
+extract and segment use them. Sentences are quoted from the segmentation fixtures (the fixture
+number is given) or written as traps."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.config import Config
+from pipeline.extract import extract_fields
+from pipeline.fields import (
+    find_credit,
+    find_dated_venue_years,
+    find_stated_award,
+    is_institution,
+    lead_award,
+    normalize_award,
+    parse_credit_line,
+    split_names,
+    split_sentences,
+)
+from pipeline.segment import find_paper_mentions, segment_document
+
+
+def credit(text):
+    c = find_credit(text)
+    return None if c is None else (c.authors, c.truncated, c.institutions)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # English (fixtures 07, 09, 19, 20, 23, 03)
+    ("Kingma and Ba combined momentum with per-parameter step sizes.", (["Kingma", "Ba"], False, [])),
+    ("Bahdanau, Cho and Bengio let the decoder attend to different parts of the source sentence.",
+     (["Bahdanau", "Cho", "Bengio"], False, [])),
+    ("Szegedy and colleagues showed that tiny perturbations can flip a prediction.", (["Szegedy"], True, [])),
+    ("Rafailov and colleagues at Stanford show that the RLHF objective can be optimized.",
+     (["Rafailov"], True, ["Stanford"])),
+    ('In "Mission: Impossible Language Models", Julie Kallini and colleagues at Stanford University and '
+     "other institutions built a family of synthetic languages.", (["Julie Kallini"], True, ["Stanford University"])),
+    ('Another winner, "Why are Sensitive Functions Hard for Transformers?" by Michael Hahn and Mark Rofin of '
+     "Saarland University, gives a theoretical account.", (["Michael Hahn", "Mark Rofin"], False, ["Saarland University"])),
+    ("Ten years on, the word2vec paper by Tomas Mikolov and colleagues was honored.", (["Tomas Mikolov"], True, [])),
+    ("Researchers at the University of Toronto show how a single-photon camera can capture scene dynamics.",
+     ([], False, ["University of Toronto"])),
+    ("A team from the National University of Singapore and Sea AI Lab uses Taylor-mode automatic differentiation.",
+     ([], False, ["National University of Singapore", "Sea AI Lab"])),
+    ("Meta AI released a promptable segmentation model together with SA-1B.", ([], False, ["Meta AI"])),
+    # Chinese (fixtures 05, 08, 12, 14, 17, 18, 21, 22, 26)
+    ("上海人工智能实验室、武汉大学与商汤科技的研究者提出 UniAD。", ([], False, ["上海人工智能实验室", "武汉大学", "商汤科技"])),
+    ("艾伦人工智能研究所提出的 VisProg 让大语言模型把自然语言指令写成程序。", ([], False, ["艾伦人工智能研究所"])),
+    ("来自 Google 与康奈尔大学的研究者针对动态场景的长视频提出新视角合成方法。", ([], False, ["Google", "康奈尔大学"])),
+    ("這項来自中国科学技术大学和新加坡国立大学等机构的工作，把知识编辑的参数更新投影到零空间上。",
+     ([], False, ["中国科学技术大学", "新加坡国立大学"])),
+    ("擴散模型為什麼不只是背下訓練資料？紐約大學與法國高等師範學院等機構的研究者發現。",
+     ([], False, ["紐約大學", "法國高等師範學院"])),
+    ("阿里巴巴通义千问团队等系统比较了多种门控注意力变体。", ([], False, ["阿里巴巴通义千问团队"])),
+    ("在 NeurIPS 2023 公布的获奖名单中，由斯坦福大学 Rylan Schaeffer、Brando Miranda 与 Sanmi Koyejo 共同完成的"
+     "《Are Emergent Abilities of Large Language Models a Mirage?》获得杰出论文奖，论文一作为斯坦福大学计算机系博士生 Rylan Schaeffer。",
+     (["Rylan Schaeffer", "Brando Miranda", "Sanmi Koyejo"], False, ["斯坦福大学"])),
+    ("同期获得杰出论文奖的还有 Google 研究者 Thomas Steinke、Milad Nasr 和 Matthew Jagielski 合作的《Privacy Auditing with One (1) Training Run》。",
+     (["Thomas Steinke", "Milad Nasr", "Matthew Jagielski"], False, ["Google"])),
+    ("英屬哥倫比亞大學博士生 Yi Ren 與指導教授 Danica J. Sutherland 共同完成的《Learning Dynamics of LLM Finetuning》，獲得傑出論文獎。",
+     (["Yi Ren", "Danica J. Sutherland"], False, ["英屬哥倫比亞大學"])),
+    ("同屆榮譽提名則包括普林斯頓大學 Jiachen T. Wang 等人的《Data Shapley in One Training Run》，論文一作為 Jiachen T. Wang。",
+     (["Jiachen T. Wang"], True, ["普林斯頓大學"])),
+    ("此外，Meta 的《SAM 2: Segment Anything in Images and Videos》也獲得榮譽提名。", ([], False, ["Meta"])),
+    ("Kingma 與 Welling 在 2013 年提出的重參數化技巧，讓變分推論可以直接用反向傳播訓練。", (["Kingma", "Welling"], False, [])),
+    ("Ilya Sutskever、Oriol Vinyals 与 Quoc V. Le 的《Sequence to Sequence Learning with Neural Networks》。",
+     (["Ilya Sutskever", "Oriol Vinyals", "Quoc V. Le"], False, [])),
+    ("由 Cohere For AI 主導的 Aya 計畫發布了涵蓋 101 種語言的指令微調模型。", ([], False, ["Cohere For AI"])),
+    ("慕尼黑大學團隊的《High-Resolution Image Synthesis with Latent Diffusion Models》。", ([], False, ["慕尼黑大學"])),
+])
+def test_find_credit(text, expected):
+    assert credit(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    # people named in prose who are not the authors
+    "Goodfellow 在采访中说，这个想法来自一次酒吧聊天。",
+    "在很多读者心中，Goodfellow 的名字还与教材《深度学习》（Deep Learning）联系在一起，这本书由他与 Yoshua Bengio、Aaron Courville 合著。",
+    # organisations that use the work, not the authors' affiliation
+    "许多公司，例如 Google 的研究者也在使用这一方法。",
+    "该团队与普林斯顿大学的研究者合作完成了实验。",
+    "論文採用了基於 Anthropic 提出的一個玩具模型架構。",
+    # generic subjects and model names
+    "研究團隊從大量真實影片中學習場景運動的先驗。",
+    "这篇论文提出给大模型输出加水印的方法。",
+    "UniSim 把影像、影片、導航與機器人操作等多種資料整合成「動作—觀測」的形式。",
+    "VideoPoet 把图像、视频和音频都转换成离散 token。",
+    "The authors audit a differentially private training algorithm in a single training run.",
+    "DPO replaces the reward model and reinforcement learning loop of RLHF.",
+    "ControlNet attaches a trainable copy of a pretrained diffusion model's encoder.",
+    "Vision and Language models are trained on paired data.",
+    "Guiding a diffusion model with a smaller copy of itself improves image quality.",
+])
+def test_find_credit_traps(text):
+    assert find_credit(text) is None
+
+
+def test_credit_line():
+    c = parse_credit_line("Lvmin Zhang, Anyi Rao and Maneesh Agrawala, Stanford University")
+    assert (c.authors, c.truncated, c.institutions) == (
+        ["Lvmin Zhang", "Anyi Rao", "Maneesh Agrawala"], False, ["Stanford University"])
+    c = parse_credit_line("Diederik P. Kingma and Max Welling, University of Amsterdam. arXiv: 1312.6114")
+    assert (c.authors, c.institutions) == (["Diederik P. Kingma", "Max Welling"], ["University of Amsterdam"])
+    c = parse_credit_line("Tom B. Brown, Benjamin Mann, Nick Ryder, Melanie Subbiah and 27 other authors, OpenAI")
+    assert (c.authors[-1], c.truncated, c.institutions) == ("Melanie Subbiah", True, ["OpenAI"])
+    c = parse_credit_line("Angelina Wang et al., Stanford University")
+    assert (c.authors, c.truncated, c.institutions) == (["Angelina Wang"], True, ["Stanford University"])
+    for line in ("Vision Transformers Need Registers, Meta AI", "Attention Is All You Need",
+                 "ControlNet attaches a trainable copy of the encoder.", "Home | News | About"):
+        assert parse_credit_line(line) is None
+
+
+def test_split_names_et_al_before_affiliation():
+    assert split_names("Angelina Wang et al., Stanford University") == (["Angelina Wang", "Stanford University"], True)
+    assert split_names("Ashish Vaswani 等八人") == (["Ashish Vaswani"], True)
+    assert is_institution("Stanford University") and is_institution("斯坦福大学")
+    assert not is_institution("Angelina Wang")
+
+
+def test_awards_in_prose_and_lead():
+    assert normalize_award("最佳學生論文") == "other"
+    assert normalize_award("Best Student Paper") == "other"
+    assert normalize_award("two runners-up") == "best_paper_runner_up"
+    assert normalize_award(find_stated_award("同屆榮譽提名則包括普林斯頓大學 Jiachen T. Wang 等人的《X》。")) == "honorable_mention"
+    assert normalize_award(find_stated_award("该论文获得杰出论文奖。")) == "outstanding_paper"
+    assert find_stated_award("该方法的效果超过了去年的最佳论文。") is None  # a mention, no award verb
+    assert normalize_award(lead_award(
+        "Two NeurIPS 2023 runners-up worth your time\n"
+        "NeurIPS 2023 named two runners-up for its outstanding main track paper award.")) == "best_paper_runner_up"
+    assert normalize_award(lead_award("The ACL 2024 best paper awards went to several papers.")) == "best_paper"
+    assert lead_award("ICML 2023 杰出论文与时间检验奖一览") is None  # two awards: none for all papers
+    assert lead_award("ICLR 2025 三篇獲獎論文") is None
+
+
+def test_dated_venue_years_and_sentences():
+    assert find_dated_venue_years("2024 年 12 月，NeurIPS 把时间检验奖颁给了两篇 2014 年的论文。") == [("NeurIPS", 2024)]
+    assert find_dated_venue_years("In December 2024, NeurIPS honored two papers.") == [("NeurIPS", 2024)]
+    assert find_dated_venue_years("NeurIPS 把奖颁给了两篇 2014 年的论文。") == []  # a bare year is a paper's
+    assert split_sentences("由 Quoc V. Le 完成。Szegedy et al. showed it. Done.") == [
+        "由 Quoc V. Le 完成。", "Szegedy et al. showed it.", " Done."]
+
+
+def test_narrative_cuts_at_sentence_and_clause():
+    para = ("2024 年 12 月，NeurIPS 把时间检验奖颁给了两篇论文：Ian Goodfellow 等人的《Generative Adversarial Nets》"
+            "（生成对抗网络），以及 Ilya Sutskever、Oriol Vinyals 与 Quoc V. Le 的《Sequence to Sequence Learning with "
+            "Neural Networks》。同屆榮譽提名則包括普林斯頓大學 Jiachen T. Wang 等人的《Data Shapley in One Training Run》。")
+    offsets = [off for off, _ in find_paper_mentions(para)]
+    assert para[offsets[0]:].startswith("2024 年 12 月")
+    assert para[offsets[1]:].startswith("Ilya Sutskever")
+    assert para[offsets[2]:].startswith("同屆榮譽提名")
+
+
+def test_extract_narrative_section_uses_its_first_sentence():
+    text = ("新闻标题：NeurIPS 时间检验奖\n\n"
+            "2024 年 12 月，NeurIPS 把时间检验奖颁给了两篇 2014 年的论文：Ian Goodfellow 等人的《Generative Adversarial Nets》"
+            "（生成对抗网络），以及 Ilya Sutskever、Oriol Vinyals 与 Quoc V. Le 的《Sequence to Sequence Learning with "
+            "Neural Networks》（基于神经网络的序列到序列学习）。\n")
+    doc = segment_document(text, [])
+    secs = doc["sections"]
+    assert len(secs) == 2 and doc["doc_year"] == 2024
+    rows = [dict(s, doc_venue=doc["doc_venue"], doc_year=doc["doc_year"], lang="zh-Hans") for s in secs]
+    out = [extract_fields(r, "zh-Hans", Config()) for r in rows]
+    assert out[0]["summary"].startswith("2024 年 12 月")
+    assert (out[0]["authors"], out[0]["authors_truncated"]) == (["Ian Goodfellow"], True)
+    assert out[1]["summary"].startswith("Ilya Sutskever")
+    assert out[1]["authors"] == ["Ilya Sutskever", "Oriol Vinyals", "Quoc V. Le"]
+    assert [o["award"] for o in out] == ["test_of_time", "test_of_time"]
+
+
+def test_extract_header_year_and_metadata_priority():
+    row = {"heading": "### Auto-Encoding Variational Bayes",
+           "text": "### Auto-Encoding Variational Bayes\n\nKingma and Welling introduced the reparameterization trick.",
+           "ctx_award_raw": "## ICLR 2024 Test of Time", "lead_award_raw": None,
+           "doc_venue": "ICLR", "doc_year": 2025, "lang": "en"}
+    out = extract_fields(row, "zh-Hans", Config())
+    assert (out["year"], out["award"], out["authors"]) == (2024, "test_of_time", ["Kingma", "Welling"])
+    assert out["summary"].startswith("Kingma and Welling")
+    # a metadata line wins over the prose credit
+    row = dict(row, text="### Auto-Encoding Variational Bayes\n\nAuthors: Diederik P. Kingma, Max Welling\n\n"
+                         "Kingma and Welling introduced the reparameterization trick.")
+    assert extract_fields(row, "zh-Hans", Config())["authors"] == ["Diederik P. Kingma", "Max Welling"]
