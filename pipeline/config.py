@@ -132,7 +132,7 @@ class DedupConfig:
             approximate faiss index instead of an exact search (see :mod:`pipeline.dedup`).
     """
 
-    match_threshold: float = 0.60
+    match_threshold: float = 0.55
     embed_weight: float = 0.5
     ann_min_sections: int = 20_000
 

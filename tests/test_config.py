@@ -34,7 +34,7 @@ def test_defaults() -> None:
         "normalize": {"target_script": "zh-Hans"},
         "extract": {"n_keywords": 8, "summary_max_chars": 400},
         "embed": {"backend": "use", "model": None, "batch_size": None, "device": None},
-        "dedup": {"match_threshold": 0.60, "embed_weight": 0.5, "ann_min_sections": 20_000},
+        "dedup": {"match_threshold": 0.55, "embed_weight": 0.5, "ann_min_sections": 20_000},
         "run": {"batch_size": 64, "quiet": False, "embedding_cache": True},
     }
     assert TARGET_SCRIPTS == ("zh-Hans", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK")
@@ -46,7 +46,7 @@ def test_defaults_are_not_shared_between_configs() -> None:
     a.ingest.extensions.append(".rst")
     a.dedup.match_threshold = 0.9
     assert b.ingest.extensions == [".txt", ".md", ".html", ".htm", ".jsonl"]
-    assert b.dedup.match_threshold == 0.60
+    assert b.dedup.match_threshold == 0.55
     assert Config().ingest.extensions == [".txt", ".md", ".html", ".htm", ".jsonl"]
 
 

@@ -223,6 +223,8 @@ def test_command_line_exit_codes(result, monkeypatch, tmp_path, capsys):
     assert main([str(FIXTURES), "--baseline", str(BASELINE)]) == 0
     high = tmp_path / "high.json"
     high.write_text(json.dumps({k: 1.0 for k in FLOOR_KEYS} | {"reason": "test"}), encoding="utf-8")
+    worse = {**result, "pairwise_f1": 0.5, "bcubed_f1": 0.5}  # a run below the 1.0 floors
+    monkeypatch.setattr(evaluate_dedup_module, "evaluate_dedup", lambda *a, **k: worse)
     assert main([str(FIXTURES), "--baseline", str(high)]) == 1
     out = capsys.readouterr().out
     assert "REGRESSION" in out and "Threshold sweep" in out and "Missed merges" in out
