@@ -1,0 +1,433 @@
+"""Run report: one self-contained ``report.html`` next to the Parquet tables.
+
+The report is for a person checking a run: counts per stage as a funnel, documents per source
+and language, the papers with the most mentions, every paper found in several sources with its
+mentions side by side, the match-score histogram with the dedup threshold, dropped spans by
+reason, the files that were not processed, and seconds per stage.
+
+It is ONE file that opens offline: CSS inline, no script, no web font, every plot an SVG
+(drawn by matplotlib, text as paths so no font is needed) embedded as a ``data:`` URI. Every
+value from the data is escaped with :func:`html.escape`. Empty tables (no papers, no dropped
+spans, no errors) give a short "none" line instead of a plot or table.
+
+Regenerate the report of an existing output folder with ``python -m pipeline.report OUT``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import io
+import json
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import matplotlib
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+REPORT_NAME = "report.html"
+#: ``id`` of each ``<section>`` of the report, in page order (tests check that each renders).
+SECTION_IDS = ("funnel", "documents", "top-papers", "multi-source", "match-scores", "dropped", "errors", "timing")
+#: How many papers the "most mentions" table lists.
+TOP_PAPERS = 20
+#: How many example spans are shown per dropped reason.
+DROPPED_EXAMPLES = 3
+#: Characters of a summary or dropped span shown before it is cut with an ellipsis.
+HEAD_CHARS = 120
+#: Stage order of the timing plot (``pipeline.runner.STAGE_NAMES``, not imported: the runner may
+#: import this module); other keys of ``manifest["seconds"]`` follow in their own order.
+STAGE_ORDER = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
+_BLUE, _GREY, _RED = "#3b6ea8", "#9aa5b1", "#c0392b"
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans CJK SC",sans-serif;margin:0 auto;
+max-width:1100px;padding:1rem 2rem;color:#1d2733;line-height:1.4}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;border-bottom:1px solid #d5dbe1;padding-bottom:.2rem;
+margin-top:2rem}h3{font-size:1rem;margin:1.2rem 0 .3rem}
+.meta{color:#55606e;font-size:.9rem}.none{color:#55606e;font-style:italic}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.88rem}
+th,td{border:1px solid #d5dbe1;padding:.25rem .5rem;text-align:left;vertical-align:top}
+th{background:#eef2f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
+table.side th[scope=row]{white-space:nowrap}table.side td{min-width:14rem;max-width:28rem}
+figure{margin:.5rem 0}figure img{max-width:100%;height:auto;display:block}
+nav a{margin-right:.8rem}
+"""
+
+
+def write_report(out_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[str, Any]) -> Path:
+    """Write ``<out_dir>/report.html`` for one run and return its path.
+
+    Args:
+        out_dir: the run's output folder (created if missing).
+        frames: the output tables by name (``documents``, ``sections``, ``papers``, ``dropped``,
+            ``context``; :attr:`pipeline.runner.RunResult.frames` or the Parquet files read
+            back), plus optionally ``errors`` (any columns, shown as a table). A missing table
+            or column counts as empty.
+        manifest: the run's ``manifest.json`` as a dict (reads ``config.dedup.match_threshold``,
+            ``seconds``, ``corpus``, ``pipeline_version``, ``config_fingerprint``,
+            ``embedder.model_id``; each optional).
+
+    Returns:
+        the path of the written file (UTF-8).
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / REPORT_NAME
+    path.write_text(render_report(frames, manifest), encoding="utf-8")
+    return path
+
+
+def render_report(frames: dict[str, pd.DataFrame], manifest: dict[str, Any]) -> str:
+    """The report as one HTML document (see :func:`write_report` for the arguments)."""
+    docs = _frame(frames, "documents")
+    sections = _frame(frames, "sections")
+    papers = _frame(frames, "papers")
+    dropped = _frame(frames, "dropped")
+    errors = frames.get("errors")
+    threshold = (manifest.get("config") or {}).get("dedup", {}).get("match_threshold")
+    given = {str(k): float(v) for k, v in (manifest.get("seconds") or {}).items() if _is_number(v)}
+    seconds = {k: given[k] for k in sorted(given, key=lambda k: STAGE_ORDER.index(k) if k in STAGE_ORDER
+                                           else len(STAGE_ORDER))}
+    body = [
+        _header(manifest),
+        _funnel(docs, sections, papers, dropped),
+        _documents(docs),
+        _top_papers(papers),
+        _multi_source(papers, sections, docs),
+        _match_scores(sections, threshold),
+        _dropped(dropped, docs),
+        _errors(docs, errors),
+        _timing(seconds),
+    ]
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>Run report — {_e(manifest.get('corpus', ''))}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+            + "\n".join(body) + "\n</body>\n</html>\n")
+
+
+# --- sections of the page --------------------------------------------------------------------
+
+
+def _header(manifest: dict[str, Any]) -> str:
+    embedder = (manifest.get("embedder") or {}).get("model_id", "")
+    facts = [("corpus", manifest.get("corpus", "")), ("pipeline", manifest.get("pipeline_version", "")),
+             ("config", manifest.get("config_fingerprint", "")), ("embedder", embedder)]
+    meta = " · ".join(f"{_e(k)} <code>{_e(v)}</code>" for k, v in facts if v)
+    nav = "".join(f'<a href="#{i}">{_e(i.replace("-", " "))}</a>' for i in SECTION_IDS)
+    return f"<header><h1>Run report</h1><p class=\"meta\">{meta}</p><nav>{nav}</nav></header>"
+
+
+def _funnel(docs: pd.DataFrame, sections: pd.DataFrame, papers: pd.DataFrame, dropped: pd.DataFrame) -> str:
+    status = _col(docs, "status")
+    steps = [("files", len(docs)), ("documents ok", int((status == "ok").sum())), ("sections", len(sections)),
+             ("papers", len(papers)), ("dropped spans", len(dropped))]
+    fig, ax = _figure(6.5, 2.4)
+    labels = [s for s, _ in steps][::-1]
+    values = [n for _, n in steps][::-1]
+    bars = ax.barh(labels, values, color=[_GREY] + [_BLUE] * 4)
+    ax.bar_label(bars, padding=3)
+    ax.set_xlabel("rows")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.margins(x=0.12)
+    rows = [[name, n] for name, n in steps]
+    return _section("funnel", "Counts per stage",
+                    _plot(fig, "Funnel: files, documents ok, sections, papers; dropped spans")
+                    + _table(["stage", "count"], rows)
+                    + "<p class=\"meta\">files: every file listed (a JSONL line counts as one); dropped spans: "
+                      "junk removed by clean.</p>")
+
+
+def _documents(docs: pd.DataFrame) -> str:
+    if not len(docs):
+        return _section("documents", "Documents per source and language", _none("no documents"))
+    frame = pd.DataFrame({"source": [_source(p, u) for p, u in zip(_col(docs, "source_path"), _col(docs, "url"),
+                                                                    strict=True)],
+                          "lang": [_text(v) or "(none)" for v in _col(docs, "lang")],
+                          "status": [_text(v) or "(none)" for v in _col(docs, "status")]})
+    by_lang = pd.crosstab(frame["lang"], frame["status"])
+    fig, ax = _figure(6.5, 0.5 + 0.35 * len(by_lang))
+    left = [0] * len(by_lang)
+    for i, status in enumerate(by_lang.columns):
+        color = _BLUE if status == "ok" else [_GREY, _RED, "#e0a030", "#7a5ea8"][i % 4]
+        ax.barh([str(x) for x in by_lang.index], by_lang[status], left=left, label=str(status), color=color)
+        left = [a + b for a, b in zip(left, by_lang[status], strict=True)]
+    ax.set_xlabel("documents")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+    by_source = pd.crosstab(frame["source"], frame["lang"])
+    rows = [[src, *[int(v) for v in by_source.loc[src]], int(by_source.loc[src].sum())] for src in by_source.index]
+    return _section("documents", "Documents per source and language",
+                    _plot(fig, "Documents per language, stacked by status")
+                    + _table(["source", *[str(c) for c in by_source.columns], "total"], rows)
+                    + "<p class=\"meta\">source: the site (host of the document's URL) when the document has "
+                      "one, else the corpus sub-folder of the file, else <code>(corpus root)</code>.</p>")
+
+
+def _top_papers(papers: pd.DataFrame) -> str:
+    if not len(papers):
+        return _section("top-papers", "Papers with the most mentions", _none("no papers"))
+    top = papers.assign(_n=pd.to_numeric(_col(papers, "n_mentions"), errors="coerce").fillna(0),
+                        _s=pd.to_numeric(_col(papers, "n_sources"), errors="coerce").fillna(0))
+    top = top.sort_values(["_n", "_s"], ascending=False, kind="stable").head(TOP_PAPERS)
+    rows = [[r.get("title"), r.get("title_zh"), r.get("venue"), _int(r.get("year")), r.get("award"),
+             int(r["_n"]), int(r["_s"]), r.get("paper_id")] for _, r in top.iterrows()]
+    return _section("top-papers", f"Papers with the most mentions (top {min(TOP_PAPERS, len(papers))} "
+                                  f"of {len(papers)})",
+                    _table(["title", "title_zh", "venue", "year", "award", "mentions", "sources", "paper_id"], rows,
+                           numeric={5, 6}))
+
+
+def _multi_source(papers: pd.DataFrame, sections: pd.DataFrame, docs: pd.DataFrame) -> str:
+    title = "Papers found in several sources"
+    if not len(papers):
+        return _section("multi-source", title, _none("no papers"))
+    if "n_sources" in papers:
+        n_sources = pd.to_numeric(papers["n_sources"], errors="coerce").fillna(0)
+    else:
+        n_sources = pd.Series([len(_list(v)) for v in _col(papers, "doc_ids")], index=papers.index)
+    multi = papers[n_sources > 1]
+    if not len(multi):
+        return _section("multi-source", title, _none("no paper is mentioned in more than one source"))
+    source_of = dict(zip(_col(docs, "doc_id"), _col(docs, "source_path"), strict=True))
+    parts = [f"<p>{len(multi)} paper(s); each column is one mention (one section).</p>"]
+    for _, paper in multi.iterrows():
+        mentions = sections[_col(sections, "paper_id") == paper.get("paper_id")]
+        fields: list[tuple[str, list[str]]] = [
+            ("title", [_text(v) for v in _col(mentions, "title")]),
+            ("title_zh", [_text(v) for v in _col(mentions, "title_zh")]),
+            ("lang", [_text(v) for v in _col(mentions, "lang")]),
+            ("source", [_text(source_of.get(d, d)) for d in _col(mentions, "doc_id")]),
+            ("summary head", [_head(v) for v in _col(mentions, "summary")]),
+            ("match_score", [_score(v) for v in _col(mentions, "match_score")]),
+        ]
+        head = "".join(f"<th scope=\"col\">{_e(sid)}</th>" for sid in _col(mentions, "section_id"))
+        body = "".join(f"<tr><th scope=\"row\">{_e(name)}</th>" + "".join(f"<td>{_e(v)}</td>" for v in values)
+                       + "</tr>" for name, values in fields)
+        conflicts = ", ".join(_text(c) for c in _list(paper.get("conflicts")))
+        parts.append(f"<h3>{_e(paper.get('title') or paper.get('title_zh') or paper.get('paper_id'))} "
+                     f"<span class=\"meta\">({_e(paper.get('paper_id'))}; {int(n_sources[paper.name])} sources"
+                     + (f"; conflicts: {_e(conflicts)}" if conflicts else "") + ")</span></h3>"
+                     f"<table class=\"side\"><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>")
+    return _section("multi-source", title, "".join(parts))
+
+
+def _match_scores(sections: pd.DataFrame, threshold: float | None) -> str:
+    title = "Match scores"
+    scores = pd.to_numeric(_col(sections, "match_score"), errors="coerce").dropna()
+    caption = (f"dedup match threshold: <code>{_e(threshold)}</code>" if threshold is not None
+               else "no match threshold in the manifest")
+    if not len(scores):
+        return _section("match-scores", title,
+                        _none("no section has a match score (no paper has more than one mention)")
+                        + f"<p class=\"meta\">{caption}</p>")
+    fig, ax = _figure(6.5, 2.8)
+    ax.hist(scores, bins=[i / 20 for i in range(21)], color=_BLUE, edgecolor="white")
+    if _is_number(threshold):
+        ax.axvline(float(threshold), color=_RED, linestyle="--", linewidth=1.5, label=f"threshold {threshold}")
+        ax.legend(loc="upper left", fontsize=8)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("sections.match_score")
+    ax.set_ylabel("sections")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    stats = [[len(scores), f"{scores.min():.3f}", f"{scores.median():.3f}", f"{scores.max():.3f}",
+              int((scores < float(threshold)).sum()) if _is_number(threshold) else ""]]
+    return _section("match-scores", title,
+                    _plot(fig, "Histogram of section match scores with the threshold marked")
+                    + _table(["sections scored", "min", "median", "max", "below threshold"], stats,
+                             numeric={0, 1, 2, 3, 4})
+                    + f"<p class=\"meta\">{caption}; sections alone in their paper have no score.</p>")
+
+
+def _dropped(dropped: pd.DataFrame, docs: pd.DataFrame) -> str:
+    title = "Dropped spans by reason"
+    if not len(dropped):
+        return _section("dropped", title, _none("no dropped spans"))
+    source_of = dict(zip(_col(docs, "doc_id"), _col(docs, "source_path"), strict=True))
+    frame = dropped.assign(_reason=[_text(v) or "(none)" for v in _col(dropped, "reason")],
+                           _chars=(pd.to_numeric(_col(dropped, "char_end"), errors="coerce")
+                                   - pd.to_numeric(_col(dropped, "char_start"), errors="coerce")).fillna(0))
+    counts = frame.groupby("_reason").agg(spans=("_reason", "size"), chars=("_chars", "sum"))
+    counts = counts.sort_values(["spans", "chars"], ascending=False, kind="stable")
+    fig, ax = _figure(6.5, 0.5 + 0.3 * len(counts))
+    bars = ax.barh([str(r) for r in counts.index][::-1], list(counts["spans"])[::-1], color=_BLUE)
+    ax.bar_label(bars, padding=3)
+    ax.margins(x=0.12)
+    ax.set_xlabel("spans")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    rows = [[reason, int(r["spans"]), int(r["chars"])] for reason, r in counts.iterrows()]
+    examples = []
+    for reason in counts.index:
+        group = frame[frame["_reason"] == reason].head(DROPPED_EXAMPLES)
+        ex_rows = [[_text(source_of.get(r.get("doc_id"), r.get("doc_id"))), _int(r.get("char_start")),
+                    _head(r.get("text"))] for _, r in group.iterrows()]
+        examples.append(f"<h3>{_e(reason)}</h3>" + _table(["source", "char_start", "text"], ex_rows, numeric={1}))
+    return _section("dropped", title, _plot(fig, "Dropped spans per reason")
+                    + _table(["reason", "spans", "characters"], rows, numeric={1, 2})
+                    + f"<p class=\"meta\">Up to {DROPPED_EXAMPLES} examples per reason:</p>" + "".join(examples))
+
+
+def _errors(docs: pd.DataFrame, errors: pd.DataFrame | None) -> str:
+    status = _col(docs, "status")
+    bad = docs[status.isin(["error", "skipped", "empty", "duplicate"])] if len(docs) else docs
+    parts = []
+    if len(bad):
+        rows = [[r.get("status"), r.get("source_path"), r.get("error")] for _, r in bad.iterrows()]
+        counts = ", ".join(f"{_e(k)}: {int(v)}" for k, v in bad["status"].value_counts().sort_index().items())
+        parts.append(f"<p>Files not processed ({counts}):</p>" + _table(["status", "source_path", "error / reason"],
+                                                                        rows))
+    else:
+        parts.append(_none("every file was processed (no error, skipped, empty or duplicate file)"))
+    if errors is not None and len(errors):
+        rows = [[r[c] for c in errors.columns] for _, r in errors.iterrows()]
+        parts.append("<h3>Errors table</h3>" + _table([str(c) for c in errors.columns], rows))
+    return _section("errors", "Errors and skipped files", "".join(parts))
+
+
+def _timing(seconds: dict[str, float]) -> str:
+    if not seconds:
+        return _section("timing", "Time per stage", _none("no timings in the manifest"))
+    fig, ax = _figure(6.5, 0.5 + 0.3 * len(seconds))
+    names = list(seconds)[::-1]
+    bars = ax.barh(names, [seconds[n] for n in names], color=_BLUE)
+    ax.bar_label(bars, labels=[f"{seconds[n]:.2f} s" for n in names], padding=3)
+    ax.margins(x=0.18)
+    ax.set_xlabel("seconds")
+    total = sum(seconds.values())
+    rows = [[name, f"{s:.3f}", f"{100 * s / total:.0f} %" if total else ""] for name, s in seconds.items()]
+    rows.append(["total", f"{total:.3f}", ""])
+    return _section("timing", "Time per stage", _plot(fig, "Seconds per stage")
+                    + _table(["stage", "seconds", "share"], rows, numeric={1, 2}))
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _frame(frames: dict[str, pd.DataFrame], name: str) -> pd.DataFrame:
+    df = frames.get(name)
+    return df.reset_index(drop=True) if isinstance(df, pd.DataFrame) else pd.DataFrame()
+
+
+def _col(df: pd.DataFrame, name: str) -> pd.Series:
+    """Column ``name`` of ``df``, or a column of ``None`` when it lacks one."""
+    return df[name] if name in df.columns else pd.Series([None] * len(df), index=df.index, dtype=object)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # list-like values
+        return False
+
+
+def _list(value: Any) -> list[Any]:
+    if value is None or isinstance(value, str | float):
+        return []
+    return list(value)
+
+
+def _text(value: Any) -> str:
+    """A cell value as display text: lists joined with ', ', missing values empty."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, str | bytes) and hasattr(value, "__iter__"):
+        return ", ".join(_text(v) for v in value)
+    if _missing(value):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _int(value: Any) -> str:
+    return "" if _missing(value) else str(int(value))
+
+
+def _score(value: Any) -> str:
+    return "" if _missing(value) else f"{float(value):.3f}"
+
+
+def _head(value: Any) -> str:
+    text = " ".join(_text(value).split())
+    return text if len(text) <= HEAD_CHARS else text[:HEAD_CHARS].rstrip() + "…"
+
+
+def _e(value: Any) -> str:
+    return html.escape(_text(value), quote=True)
+
+
+def _source(source_path: Any, url: Any) -> str:
+    """Where a document came from: its URL's host, else its corpus sub-folder, else ``(corpus root)``."""
+    if isinstance(url, str) and urlsplit(url).hostname:
+        return urlsplit(url).hostname or ""
+    parts = _text(source_path).split("#", 1)[0].split("/")
+    return parts[0] if len(parts) > 1 else "(corpus root)"
+
+
+def _none(message: str) -> str:
+    return f"<p class=\"none\">{_e(message)}</p>"
+
+
+def _section(section_id: str, title: str, content: str) -> str:
+    return f"<section id=\"{section_id}\">\n<h2>{_e(title)}</h2>\n{content}\n</section>"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], numeric: set[int] | frozenset[int] = frozenset()) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td class=\"num\">{_e(v)}</td>" if i in numeric else f"<td>{_e(v)}</td>"
+                                    for i, v in enumerate(row)) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _figure(width: float, height: float) -> tuple[Figure, Any]:
+    """A matplotlib figure (no pyplot, so no GUI backend) and its one axes; size in inches."""
+    fig = Figure(figsize=(width, max(height, 1.2)), dpi=96, layout="constrained")
+    ax = fig.subplots()
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig, ax
+
+
+def _plot(fig: Figure, alt: str) -> str:
+    """``fig`` as an ``<img>`` holding its SVG as a ``data:`` URI (text drawn as paths, stable ids)."""
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": "paper-pipeline-report"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    data = base64.b64encode(buf.getvalue().encode("utf-8")).decode("ascii")
+    return f"<figure><img alt=\"{_e(alt)}\" src=\"data:image/svg+xml;base64,{data}\"></figure>"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pipeline.report OUT``: (re)write ``OUT/report.html`` from OUT's tables and manifest.
+
+    Returns:
+        0 on success, 2 when OUT lacks ``manifest.json`` or a table.
+    """
+    parser = argparse.ArgumentParser(prog="python -m pipeline.report", description=main.__doc__)
+    parser.add_argument("out", type=Path, help="output folder of a run")
+    args = parser.parse_args(argv)
+    from .write import TABLES
+
+    try:
+        manifest = json.loads((args.out / "manifest.json").read_text(encoding="utf-8"))
+        frames = {name: pd.read_parquet(args.out / f"{name}.parquet") for name in TABLES}
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(write_report(args.out, frames, manifest))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

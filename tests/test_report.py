@@ -1,0 +1,291 @@
+"""The run report: one self-contained HTML file, checked in a real headless Chromium.
+
+The run covers the sample corpus plus a file of an unknown type (skipped), an empty file and a
+binary file (error), so every section of the report has data. The browser is Debian's
+``chromium`` (``apt-get install -y chromium``; override the binary with ``$CHROMIUM``), driven
+over the DevTools protocol on a pipe (``--remote-debugging-pipe``: no port, no extra Python
+package). Networking is cut (a dead proxy, every host unresolvable) and every request the page
+makes is recorded, so a report that needs the network fails. Without Chromium the browser tests
+skip, and fail under CI (``$CI`` set).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import queue
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from pipeline.config import load_config
+from pipeline.report import REPORT_NAME, SECTION_IDS, render_report, write_report
+from pipeline.runner import RunResult, run
+
+from conftest import SAMPLE
+
+#: Sections whose plot must render when the run has data for it.
+PLOTTED = ("funnel", "documents", "match-scores", "dropped", "timing")
+BROWSER_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+    "--no-default-browser-check", "--disable-extensions", "--disable-sync", "--disable-component-update",
+    "--mute-audio", "--hide-scrollbars", "--disable-dev-shm-usage", "--remote-debugging-pipe",
+    # no network: every connection goes to a closed local port, and no host name resolves
+    "--proxy-server=http://127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND",
+)
+#: What the page reports about itself, evaluated in the browser after the load event.
+PAGE_PROBE = """(() => {
+  const box = el => { const r = el.getBoundingClientRect(); return {w: r.width, h: r.height}; };
+  const inked = img => {  // share of the plot's pixels that are not white/transparent
+    if (!img.complete || !img.naturalWidth) return 0;
+    const c = document.createElement('canvas'); c.width = img.naturalWidth; c.height = img.naturalHeight;
+    const g = c.getContext('2d'); g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data; let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && (d[i] < 240 || d[i + 1] < 240 || d[i + 2] < 240)) n++;
+    return n / (d.length / 4);
+  };
+  return JSON.stringify({
+    title: document.title,
+    sections: [...document.querySelectorAll('section')].map(s => ({id: s.id, ...box(s),
+      heading: (s.querySelector('h2') || {}).textContent,
+      plots: [...s.querySelectorAll('img, svg')].map(p => ({tag: p.tagName, ...box(p),
+        complete: p.complete !== false, natural: p.naturalWidth || 0, ink: p.tagName === 'IMG' ? inked(p) : 1})),
+      tables: s.querySelectorAll('table').length, rows: s.querySelectorAll('tbody tr').length})),
+    scripts: document.querySelectorAll('script').length,
+    text: document.body.innerText,
+  });
+})()"""
+
+
+class Chromium:
+    """A headless Chromium driven over the DevTools protocol on fds 3/4 (NUL-terminated JSON)."""
+
+    def __init__(self, binary: str, user_data_dir: Path, log_path: Path) -> None:
+        to_child_r, self._to_child = os.pipe()
+        self._from_child, from_child_w = os.pipe()
+        # the child's ends move to fds >= 10 first, so that none is 3 or 4 when bash places them
+        to_child_r, from_child_w = (_high_fd(to_child_r), _high_fd(from_child_w))
+        self.log_path = log_path
+        self._log = log_path.open("wb")
+        # bash (dash takes one-digit fds only) moves the pipe ends to the fd numbers Chromium expects, then execs it
+        script = f'exec "$0" "$@" 3<&{to_child_r} 4>&{from_child_w} {to_child_r}<&- {from_child_w}>&-'
+        self.proc = subprocess.Popen(
+            ["bash", "-c", script, binary, *BROWSER_FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"],
+            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self._messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._next_id = 0
+        self.events: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        buffer = b""
+        with os.fdopen(self._from_child, "rb", buffering=0) as pipe:
+            while chunk := pipe.read(1 << 16):
+                buffer += chunk
+                *messages, buffer = buffer.split(b"\0")
+                for message in messages:
+                    self._messages.put(json.loads(message))
+        self._messages.put(None)  # the browser closed the pipe
+
+    def _next(self, timeout: float) -> dict[str, Any]:
+        try:
+            message = self._messages.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"Chromium did not answer within {timeout} s; log: {self.log_path}") from None
+        if message is None:
+            raise AssertionError(f"Chromium closed the DevTools pipe; log: {self.log_path}")
+        return message
+
+    def call(self, method: str, params: dict[str, Any] | None = None, session: str | None = None,
+             timeout: float = 60) -> dict[str, Any]:
+        """Send one command and return its ``result``; events that arrive meanwhile go to :attr:`events`."""
+        self._next_id += 1
+        message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        os.write(self._to_child, json.dumps(message).encode() + b"\0")
+        while True:
+            reply = self._next(timeout)
+            if reply.get("id") != self._next_id:
+                self.events.append(reply)
+                continue
+            if "error" in reply:
+                raise AssertionError(f"DevTools {method} failed: {reply['error']}")
+            return reply.get("result", {})
+
+    def wait_event(self, method: str, session: str, timeout: float = 60) -> dict[str, Any]:
+        """The first event named ``method`` of ``session`` not yet waited for."""
+        while True:
+            for i, event in enumerate(self.events):
+                if event.get("method") == method and event.get("sessionId") == session:
+                    return self.events.pop(i)
+            self.events.append(self._next(timeout))
+
+    def open(self, url: str, screenshot: Path | None = None) -> tuple[dict[str, Any], list[str]]:
+        """Load ``url`` in a new tab; return what :data:`PAGE_PROBE` finds and every URL requested."""
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Page", "Network", "Runtime"):
+            self.call(f"{domain}.enable", session=session)
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": 1200, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session)
+        self.call("Page.navigate", {"url": url}, session)
+        self.wait_event("Page.loadEventFired", session)
+        value = self.call("Runtime.evaluate", {"expression": PAGE_PROBE, "returnByValue": True}, session)
+        assert "exceptionDetails" not in value, value["exceptionDetails"]
+        if screenshot is not None:
+            import base64
+
+            shot = self.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session)
+            screenshot.write_bytes(base64.b64decode(shot["data"]))
+        requested = [e["params"]["request"]["url"] for e in self.events
+                     if e.get("method") == "Network.requestWillBeSent" and e.get("sessionId") == session]
+        self.events = [e for e in self.events if e.get("sessionId") != session]
+        self.call("Target.closeTarget", {"targetId": target})
+        return json.loads(value["result"]["value"]), requested
+
+    def close(self) -> None:
+        try:
+            self.call("Browser.close", timeout=10)
+        except AssertionError:
+            pass
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._to_child)
+        self._log.close()
+
+
+def _high_fd(fd: int) -> int:
+    """A copy of ``fd`` numbered 10 or more (the original is closed)."""
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(fd)
+    return high
+
+
+def chromium_binary() -> str:
+    """Path of the Chromium binary; skips (fails under CI) when there is none."""
+    binary = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if binary and Path(binary).exists():
+        return binary
+    message = ("Chromium is not installed: the report's browser test needs Debian's `chromium` "
+               "(`apt-get install -y chromium`, as root; `make test` installs it) or $CHROMIUM set to a binary")
+    if os.environ.get("CI"):
+        pytest.fail(message + " (CI is set: the browser test must run)")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory) -> Chromium:
+    binary = chromium_binary()
+    profile = Path(tempfile.mkdtemp(prefix="chromium-profile-"))  # fresh profile, removed afterwards
+    chromium = Chromium(binary, profile, tmp_path_factory.mktemp("chromium") / "chromium.log")
+    yield chromium
+    chromium.close()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def report_run(tmp_path_factory, use_embedder) -> tuple[RunResult, dict[str, Any]]:
+    """A real run over the sample corpus plus a skipped, an empty and a failing file."""
+    corpus = tmp_path_factory.mktemp("report_corpus")
+    for path in Path(SAMPLE).iterdir():
+        if path.is_file():
+            shutil.copy(path, corpus / path.name)
+    (corpus / "slides.pdf").write_bytes(b"%PDF-1.4 not read")
+    (corpus / "empty.txt").write_text("", encoding="utf-8")
+    (corpus / "binary.txt").write_bytes(bytes(range(256)) * 8)
+    out = tmp_path_factory.mktemp("report_out")
+    result = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    return result, manifest
+
+
+def _check_page(page: dict[str, Any], requested: list[str], plotted: tuple[str, ...]) -> None:
+    offline = [u for u in requested if not u.startswith(("file:", "data:"))]
+    assert not offline, f"the report requested network resources: {offline}"
+    assert page["scripts"] == 0
+    sections = {s["id"]: s for s in page["sections"]}
+    assert list(sections) == list(SECTION_IDS)
+    for sid, section in sections.items():
+        assert section["w"] > 0 and section["h"] > 0, f"section {sid} does not render: {section}"
+        assert section["heading"], sid
+    for sid in plotted:
+        plots = sections[sid]["plots"]
+        assert plots, f"section {sid} has no plot"
+        for plot in plots:
+            assert plot["complete"] and plot["natural"] > 0, f"plot of {sid} did not decode: {plot}"
+            assert plot["w"] > 100 and plot["h"] > 50, f"plot of {sid} is not visible: {plot}"
+            assert plot["ink"] > 0.01, f"plot of {sid} is blank: {plot}"
+
+
+def test_report_renders_in_a_headless_browser(report_run, browser: Chromium, tmp_path: Path) -> None:
+    result, manifest = report_run
+    path = write_report(result.out_dir, result.frames, manifest)
+    assert path == result.out_dir / REPORT_NAME and path.stat().st_size > 0
+    page, requested = browser.open(path.resolve().as_uri(), screenshot=tmp_path / "report.png")
+    _check_page(page, requested, PLOTTED)
+    sections = {s["id"]: s for s in page["sections"]}
+    text = page["text"]
+    for name in ("slides.pdf", "binary.txt", "empty.txt", "skipped", "error"):  # the files not processed
+        assert name in text, name
+    assert "Visual Autoregressive Modeling" in text  # the sample's paper found in two documents
+    assert sections["multi-source"]["tables"] >= 1 and sections["top-papers"]["rows"] == len(result.frames["papers"])
+    for reason in set(result.frames["dropped"]["reason"]):
+        assert reason in text
+    assert f"dedup match threshold: {load_config().dedup.match_threshold}" in text
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_report_of_parquet_read_back_renders(sample_run, browser: Chromium, tmp_path: Path) -> None:
+    out = sample_run["_dir"]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    frames = {k: v for k, v in sample_run.items() if k != "_dir"}
+    path = write_report(tmp_path, frames, manifest)
+    page, requested = browser.open(path.resolve().as_uri())
+    _check_page(page, requested, PLOTTED)
+
+
+def test_empty_run_report_renders(browser: Chromium, tmp_path: Path, use_embedder) -> None:
+    """A corpus with no readable article: no sections, papers, scores or dropped spans."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    out = tmp_path / "out"
+    result = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    path = write_report(out, result.frames, manifest)
+    page, requested = browser.open(path.resolve().as_uri())
+    _check_page(page, requested, ("funnel", "timing"))
+    assert "no papers" in page["text"] and "no dropped spans" in page["text"]
+
+
+def test_report_needs_no_tables_at_all(tmp_path: Path) -> None:
+    path = write_report(tmp_path, {}, {})
+    page = path.read_text(encoding="utf-8")
+    for sid in SECTION_IDS:
+        assert f'<section id="{sid}">' in page
+
+
+def test_report_escapes_text_and_shows_an_errors_table(report_run) -> None:
+    result, manifest = report_run
+    frames = dict(result.frames)
+    papers = frames["papers"].copy()
+    papers.loc[0, "title"] = '<script>alert("x")</script> & <b>'
+    frames["papers"] = papers
+    frames["errors"] = pd.DataFrame({"stage": ["extract"], "message": ["<img src=x onerror=alert(1)>"]})
+    page = render_report(frames, manifest)
+    assert "<script>" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;" in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page and "Errors table" in page
+    assert "http://" not in page.split("<body>")[0] and "https://" not in page.split("<body>")[0]
