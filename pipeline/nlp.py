@@ -57,8 +57,11 @@ from .fields import (
     _GLOSS,
     _KEY_LINE,
     _url_spans,
+    find_credit,
     find_venue_years,
+    is_institution,
     normalize_award,
+    parse_credit_line,
     parse_key_value,
 )
 from .normalize import to_script
@@ -648,18 +651,24 @@ ZH_GENERIC_WORDS = frozenset(
 #: Chinese stop words: spaCy's list for Chinese (``spacy.lang.zh.stop_words``).
 ZH_STOP_WORDS = frozenset(_SPACY_ZH_STOP_WORDS)
 #: English stop words: spaCy's list for English plus the words of paper write-ups that say
-#: nothing about a paper's topic (kept from pipeline.extract). YAKE never starts or ends a
+#: nothing about a paper's topic (kept from pipeline.extract) and the finite verbs write-ups use
+#: most (the English pipeline has no tagger to find verbs). YAKE never starts or ends a
 #: candidate with one of them.
 EN_STOP_WORDS = frozenset(_SPACY_EN_STOP_WORDS) | frozenset(
     "paper papers study studies work works author authors propose proposes proposed show shows "
     "showed shown method methods result results approach approaches new using based "
-    "researchers researcher colleagues team teams unlike".split()
+    "researchers researcher colleagues team teams unlike "
+    # finite verbs of write-ups (a phrase around one is a clause: "DPO replaces", "field learns")
+    "uses makes lets gives gave brings finds found turns grows happens replaces combines learns "
+    "improves improve allows enables achieves introduces adopts adopted reaches reaching beats "
+    "prefers prefer takes loses generates need needs let".split()
 )
 #: English nouns every ML write-up uses, and the words of award announcements: a keyword made
-#: of these words only (``models``, ``deep learning``, ``test of time award``) is dropped, but
+#: of these words only (``models``, ``deep learning``, ``large language models`` -- as generic as
+#: LLM --, ``test of time award``) is dropped, but
 #: they may stand inside a longer keyword (``diffusion models``, ``reinforcement learning``).
 EN_GENERIC_WORDS = frozenset(
-    "model models token tokens data ai ml llm llms deep learning machine network networks neural "
+    "model models token tokens data ai ml llm llms large language deep learning machine network networks neural "
     "training task tasks performance benchmark benchmarks dataset datasets "
     "year years conference award awards prize outstanding best honorable honourable mention "
     "runner runners up committee time test track main".split()
@@ -745,59 +754,288 @@ def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
     return kept[:n]
 
 
-def _zh_candidates(text: str) -> Counter[str]:
+# ---------------------------------------------------------------------------------------------
+# Topic priors: the title, credited people and institutions, marked terms
+# ---------------------------------------------------------------------------------------------
+
+#: Factor on the score of a candidate that the section's title names: a Latin term whose words
+#: stand in the title in that order (``conformal prediction``, ``Bayesian Quadrature``), or an
+#: acronym of consecutive title words (GAN, DPO, NSA). See :func:`_topic`.
+TITLE_BOOST = 4.0
+#: Factor on the score of a Chinese term the text marks with quotation marks (「不可能语言」,
+#: 「暂存器」): write-ups quote the terms a paper coins or defines.
+QUOTED_BOOST = 2.0
+#: Fewest occurrences of two adjacent Chinese words for their compound to be a candidate
+#: (视频 + 分割 -> 视频分割).
+MIN_COMPOUND_COUNT = 2
+
+#: A Latin token that reads as a name of a method, system or dataset rather than a word: an
+#: acronym (DPO, RLHF, GPUs), a word with an inner capital (ControlNet, CollabLLM, DeCAF) or a
+#: word with a digit (word2vec, GPT-2).
+_NAME_LIKE = re.compile(
+    r"(?:[A-Z][A-Z0-9]+s?|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*|[A-Za-z]+[0-9][A-Za-z0-9]*)(?:-[A-Za-z0-9]+)*"
+)
+_TITLE_WORD = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
+# A paper title quoted in the text: 《…》, 〈…〉, “…” or "…" holding a Latin letter.
+_QUOTED_TITLE = re.compile(r"[《〈“\"]([^《》〈〉“”\"\n]{0,200}?[A-Za-z][^《》〈〉“”\"\n]{0,200}?)[》〉”\"]")
+# A Chinese term in quotation marks: 2-8 Han characters (2-6 are kept, see :func:`_quoted_terms`).
+_QUOTED_TERM = re.compile(r"[「『“\"‘]([\u4e00-\u9fff]{2,8})[」』”\"’]")
+#: Characters of function words (particles, conjunctions, prepositions, copulas): a quoted
+#: text holding one is a phrase or a clause (「最小但具代表性」), not a term.
+_FUNCTION_CHARS = re.compile(r"[的了是在和与及或但而且就都也把被让从对向为着过吗呢吧之其所个]")
+#: Degree adverbs cut from the start of a quoted term.
+_DEGREE_ADVERBS = frozenset("最更较很")
+_SENTENCE_SPLIT = re.compile(r"(?<=[。！？；!?;])|(?<=\.)\s+")
+
+
+class _Topic(NamedTuple):
+    """What a section says about its own topic apart from the counts of its words.
+
+    Attributes:
+        titles: casefolded word tuples of the title lines (:func:`_topic`), a final ``s`` cut
+            from words longer than 3 letters.
+        han_title: the first line when it is a title line with Han characters (语言模型会抗拒
+            对齐：来自数据压缩的证据), else ``""``.
+        initials: acronyms of consecutive title words (``GAN`` for Generative Adversarial Nets,
+            with and without the stop words: ``RLHF`` and ``RLFHF``).
+        names: casefolded names of the people and institutions credited in the text.
+        name_words: casefolded words of the credited people's names (``goodfellow``).
+    """
+
+    titles: tuple[tuple[str, ...], ...]
+    han_title: str
+    initials: frozenset[str]
+    names: frozenset[str]
+    name_words: frozenset[str]
+
+
+def _stem(word: str) -> str:
+    w = word.casefold()
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
+def _topic(text: str) -> _Topic:
+    """The title prior and the credited names of a section text.
+
+    Title lines: the first non-empty line when it reads as a heading (at most 200 characters,
+    no sentence punctuation at its end, not a credit line), every other line without Han
+    characters and sentence punctuation at its end that has 2+ words (a Latin title repeated
+    in a Chinese section), and every quoted text with a Latin letter (《Generative Adversarial
+    Nets》, "Mission: Impossible Language Models"). Names: the authors and institutions that
+    :func:`pipeline.fields.find_credit` reads in each sentence and
+    :func:`pipeline.fields.parse_credit_line` in each line.
+    """
+    lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
+    titles: list[str] = []
+    han_title = ""
+    for k, ln in enumerate(lines):
+        if len(ln) > 200 or re.search(r"[。！？.!?；;]$", ln) or parse_credit_line(ln) is not None:
+            continue
+        if k == 0 or (not _HAN.search(ln) and len(_TITLE_WORD.findall(ln)) >= 2):
+            titles.append(ln)
+            han_title = ln if k == 0 and _HAN.search(ln) else han_title
+    titles += [m.group(1) for m in _QUOTED_TITLE.finditer(text)]
+    tuples, initials = [], set()
+    for t in titles:
+        words = _TITLE_WORD.findall(t)
+        if not words:
+            continue
+        tuples.append(tuple(_stem(w) for w in words))
+        for ws in (words, [w for w in words if w.lower() not in EN_STOP_WORDS]):
+            caps = "".join(w[0].upper() for w in ws)
+            for i in range(len(caps)):
+                for j in range(i + 2, min(len(caps), i + 6) + 1):
+                    initials.add(caps[i:j])
+    names, name_words = set(), set()
+    for ln in lines:
+        credits = [parse_credit_line(ln), find_credit(ln)]
+        credits += [find_credit(s) for s in _SENTENCE_SPLIT.split(ln) if s.strip()]
+        for c in credits:
+            if c is None:
+                continue
+            for a in c.authors:
+                names.add(a.casefold())
+                name_words.update(w.casefold().strip(".") for w in a.split() if len(w.strip(".")) >= 2)
+            # an institution without a head word is often a misreading (来自数据压缩的证据)
+            names.update(i.casefold() for i in c.institutions if is_institution(i))
+    return _Topic(tuple(tuples), han_title, frozenset(initials), frozenset(names), frozenset(name_words))
+
+
+def _in_title(term: str, topic: _Topic) -> bool:
+    """Whether the title names a Latin ``term``: its words stand in a title line in that order
+    (a single word only when it is name-like, :func:`_name_like`: VGGT, not Mission; not a whole
+    title line: that is the title, not a term of it), or it is an acronym of consecutive title
+    words (a plural ``s`` ignored: MDMs)."""
+    words = tuple(_stem(w) for w in _TITLE_WORD.findall(term))
+    if not words or _HAN.search(term):
+        return False
+    if len(words) == 1 and re.fullmatch(r"[A-Z]{2,6}s?", term) and term.rstrip("s") in topic.initials:
+        return True
+    if len(words) == 1 and not _name_like(term):
+        return False  # a plain title word (Mission, Sparsity) is no term by itself
+    k = len(words)
+    return any(t[i : i + k] == words and len(t) > k for t in topic.titles for i in range(len(t) - k + 1))
+
+
+def _credited(term: str, topic: _Topic) -> bool:
+    """Whether ``term`` names a credited person or institution (``Ian Goodfellow``,
+    ``Goodfellow``, ``普林斯顿大学``) or any institution (:func:`pipeline.fields.is_institution`:
+    新加坡国立大学, Sea AI Lab)."""
+    low = term.casefold()
+    if low in topic.names or is_institution(term):
+        return True
+    words = [w.strip(".") for w in low.split()]
+    return bool(words) and all(w in topic.name_words for w in words)
+
+
+def _name_like(term: str) -> bool:
+    """Whether ``term`` is a single name-like Latin token (:data:`_NAME_LIKE`) that is not a
+    venue (NeurIPS, ICLR) nor generic (LLMs)."""
+    return (_NAME_LIKE.fullmatch(term) is not None and not _is_generic_latin(term)
+            and not find_venue_years(term))
+
+
+def _zh_candidates(text: str, topic: _Topic | None = None) -> Counter[str]:
     """Candidate terms of Chinese text with their counts.
 
-    Latin glosses in brackets after Chinese text are left out. Latin runs of at most
-    :data:`MAX_LATIN_TERM_WORDS` words without stop words (``score matching``, ``RLVR``,
-    ``Bayesian Quadrature``) are one candidate each; the Han text between them is segmented
-    by the jieba tokenizer with the user dictionary (:func:`_jieba_tokenizer`).
+    Latin glosses in brackets after Chinese text are left out, except the items of a gloss
+    that the title names (保准预测（conformal prediction） under the title "Conformal Prediction
+    as Bayesian Quadrature"). Latin runs of at most :data:`MAX_LATIN_TERM_WORDS` words without
+    stop words (``score matching``, ``RLVR``, ``Bayesian Quadrature``) are one candidate each;
+    the Han text between them is segmented by the jieba tokenizer with the user dictionary
+    (:func:`_jieba_tokenizer`). Two adjacent Han words that occur together at least
+    :data:`MIN_COMPOUND_COUNT` times are a candidate compound (视频 + 分割 -> 视频分割, 政策 + 工具
+    -> 政策工具) when both are plain dictionary words (not stop words, not terms of the user
+    dictionary: 缺失资料 + 版本 is no new term) and the first is not generic (提升 + 推理). A Chinese term in quotation marks (「不可能语言」; see
+    :func:`_quoted_terms`) is a candidate, counted wherever it occurs. A dictionary term of 4+
+    Han characters made of two candidates that each occur :data:`MIN_COMPOUND_COUNT` times on
+    their own adds the count of the rarer part (门控注意力 in a text about 门控 and 注意力), and a
+    Chinese term glossed with an acronym (掩码扩散模型（MDMs）) adds the acronym's count.
     Dropped: tokens shorter than 2 characters, :data:`ZH_GENERIC_WORDS`, :data:`ZH_STOP_WORDS`,
-    :data:`EN_STOP_WORDS`, :data:`EN_GENERIC_WORDS`, numbers, punctuation, and Han words that
+    :data:`EN_STOP_WORDS`, :data:`EN_GENERIC_WORDS`, numbers, punctuation, Han words that
     are not in the dictionary (jieba's HMM guesses across a word boundary, 从粗到细 -> 粗到;
-    the user dictionary counts as dictionary).
+    the user dictionary counts as dictionary), and, with ``topic``, the people and
+    institutions credited in the text and any institution (:func:`_credited`).
     """
     tok = _jieba_tokenizer()
-    text = _GLOSS_PAREN.sub("\n", text)
     counts: Counter[str] = Counter()
+
+    def add_latin(words: list[str]) -> None:
+        if len(words) > MAX_LATIN_TERM_WORDS:
+            return
+        if any(w.lower() in EN_STOP_WORDS for w in words):
+            words = [w for w in words if w.lower() not in EN_STOP_WORDS]
+            if len(words) != 1:
+                return  # a phrase with function words: no term
+        term = " ".join(words)
+        if (len(term) >= 2 and term not in ZH_GENERIC_WORDS and not _is_generic_latin(term)
+                and not (topic and _credited(term, topic))):
+            counts[term] += 1
+
+    aliases: list[tuple[str, str]] = []  # (Chinese term, the acronym its gloss gives)
+    if topic is not None:
+        for m in _GLOSS_PAREN.finditer(text):
+            items = [item.strip() for item in re.split(r"[,，;；、]", m.group()[1:-1])]
+            for item in items:
+                if _in_title(item, topic):
+                    add_latin(item.split())
+            before = re.search(r"[\u4e00-\u9fff]{1,16}$", text[: m.start()])
+            term = tok.lcut(before.group())[-1] if before else ""
+            if len(term) >= 3 and tok.FREQ.get(term) and term not in ZH_GENERIC_WORDS:
+                aliases += [(term, item) for item in items if re.fullmatch(r"[A-Z]{2,6}s?", item)]
+    text = _GLOSS_PAREN.sub("\n", text)
     pieces, pos = [], 0
     for m in _LATIN_RUN.finditer(text):
         pieces.append(text[pos : m.start()])
         pieces.append("\n")  # a boundary, so Han words are not joined across the run
         pos = m.end()
-        words = m.group().split()
-        if len(words) > MAX_LATIN_TERM_WORDS:
-            continue
-        if any(w.lower() in EN_STOP_WORDS for w in words):
-            words = [w for w in words if w.lower() not in EN_STOP_WORDS]
-            if len(words) != 1:
-                continue  # a phrase with function words: no term
-        term = " ".join(words)
-        if len(term) >= 2 and term not in ZH_GENERIC_WORDS and not _is_generic_latin(term):
-            counts[term] += 1
+        add_latin(m.group().split())
     pieces.append(text[pos:])
+
+    terms = _user_terms()
+
+    def plain_word(w: str) -> bool:  # a dictionary word, not a stop word, not an ML term itself
+        return (len(w) >= 2 and w not in ZH_STOP_WORDS and w not in terms and not _NUMBER.match(w)
+                and bool(tok.FREQ.get(w)))
+
+    pairs: Counter[str] = Counter()
+    prev = None
     for w in tok.cut("".join(pieces)):
         w = w.strip()
+        han = bool(w) and _HAN.fullmatch(w[0]) is not None and _HAN.fullmatch(w[-1]) is not None
+        if han and prev and plain_word(prev) and plain_word(w) and prev not in ZH_GENERIC_WORDS:
+            pairs[prev + w] += 1
+        prev = w if han else None
         if (len(w) < 2 or w in ZH_GENERIC_WORDS or w in ZH_STOP_WORDS or _is_generic_latin(w)
                 or _NUMBER.match(w) or _PUNCT_ONLY.match(w)):
             continue
         if _HAN.search(w) and not tok.FREQ.get(w):
             continue
+        if topic and _credited(w, topic):
+            continue
         counts[w] += 1
+    for pair, c in pairs.items():
+        if c >= MIN_COMPOUND_COUNT and pair not in counts:
+            counts[pair] = c
+    for term in _quoted_terms(text):
+        counts[term] = max(counts[term], text.count(term))
+    # A dictionary term made of two candidates the text uses on their own stands for them:
+    # 门控注意力 (once) in a text about 门控 (16 times) and 注意力 (11 times) counts the rarer part.
+    for term in [t for t in counts if _HAN.fullmatch(t[0]) and len(t) >= 4 and tok.FREQ.get(t)]:
+        parts = [min(counts[term[:i]], counts[term[i:]]) for i in range(2, len(term) - 1)
+                 if counts.get(term[:i], 0) >= MIN_COMPOUND_COUNT and counts.get(term[i:], 0) >= MIN_COMPOUND_COUNT]
+        counts[term] += max(parts, default=0)
+    for term, acronym in set(aliases):  # 掩码扩散模型（MDMs）: the term counts the acronym's uses too
+        if counts[term] and counts[acronym]:
+            counts[term] += counts[acronym]
     return counts
+
+
+@functools.cache
+def _user_terms() -> frozenset[str]:
+    """The words of :func:`load_user_dict`."""
+    return frozenset(w for w, _, _ in load_user_dict())
+
+
+def _quoted_terms(text: str) -> set[str]:
+    """Chinese terms in quotation marks: 2-6 Han characters after a leading degree adverb
+    (最更较很) is cut, made of dictionary words, without the character of a function word
+    (:data:`_FUNCTION_CHARS`), not generic, not an institution."""
+    tok = _jieba_tokenizer()
+    out = set()
+    for m in _QUOTED_TERM.finditer(text):
+        term = m.group(1)
+        if term[0] in _DEGREE_ADVERBS:  # 「最弱势群体」 -> 弱势群体
+            term = term[1:]
+        if (not 2 <= len(term) <= 6 or term in ZH_GENERIC_WORDS or _FUNCTION_CHARS.search(term)
+                or not all(tok.FREQ.get(p) for p in tok.lcut(term))):
+            continue
+        if is_institution(term):
+            continue
+        out.add(term)
+    return out
 
 
 def _zh_keywords(text: str, n: int) -> list[str]:
     """jieba-style TF-IDF keywords of Chinese text (see :func:`keywords`)."""
     simplified = _strip_noise(to_script(text, "zh-Hans"))
-    counts = _zh_candidates(simplified)
+    topic = _topic(simplified)
+    counts = _zh_candidates(simplified, topic)
     if not counts:
         return []
     tfidf = jieba.analyse.default_tfidf
     idf, median = tfidf.idf_freq, tfidf.median_idf
     total = sum(counts.values())
     first = {w: simplified.find(w) % (len(simplified) + 1) for w in counts}  # not found (-1): last
-    scores = {w: c / total * idf.get(w, median) for w, c in counts.items()}
+    quoted = _quoted_terms(simplified)
+    scores = {}
+    for w, c in counts.items():
+        s = c / total * idf.get(w, median)
+        if _in_title(w, topic) or (c >= 2 and _HAN.search(w) and w in topic.han_title):
+            s *= TITLE_BOOST
+        if w in quoted:
+            s *= QUOTED_BOOST
+        scores[w] = s
     # Case and plural variants of one Latin term (Token/token, MDMs/MDM) pool their scores
     # under the form seen first.
     keys = {w.casefold() for w in scores}
@@ -851,21 +1089,45 @@ def _en_phrase_ok(phrase: str) -> bool:
     return low[-1] not in _EN_ORG_HEADS
 
 
+#: Most name-like tokens (:func:`_name_like`) put ahead of the YAKE phrases, as a fraction of
+#: the number of keywords asked for.
+EN_NAME_SHARE = 0.5
+
+
 def _en_keywords(text: str, n: int) -> list[str]:
     """YAKE keywords of English text (see :func:`keywords`)."""
-    # A line without final punctuation (a heading, a name list) ends a sentence: YAKE's
-    # sentence splitter (segtok) would otherwise run it into the next line.
-    clean = _LINE_END.sub(".\n", _strip_noise(text))
+    stripped = _strip_noise(text)
+    topic = _topic(stripped)
+    # A credit line (Lvmin Zhang, Anyi Rao and Maneesh Agrawala, Stanford University) names
+    # people, not the topic. A line without final punctuation (a heading, a name list) ends a
+    # sentence: YAKE's sentence splitter (segtok) would otherwise run it into the next line.
+    lines = [ln for ln in stripped.split("\n") if parse_credit_line(ln.strip()) is None]
+    clean = _LINE_END.sub(".\n", "\n".join(lines))
     if not clean.strip():
         return []
+    # Name-like tokens (DPO, RLHF, word2vec, ControlNet) name the paper's methods, systems and
+    # data: they go first, those the title names first, then by count and position.
+    names: Counter[str] = Counter()
+    first: dict[str, int] = {}
+    for m in re.finditer(rf"(?<![A-Za-z0-9.@'-]){_LATIN_WORD}", clean):
+        w = m.group()
+        if _name_like(w) and not _credited(w, topic):
+            names[w] += 1
+            first.setdefault(w, m.start())
+    lead = sorted(names, key=lambda w: (not _in_title(w, topic), -names[w], first[w]))
+    lead = lead[: max(1, int(EN_NAME_SHARE * n))]
     ranked: list[str] = []
     seen: set[str] = set()
     for phrase, _score in _yake(max(30, 6 * n)).extract_keywords(clean):
         key = phrase.casefold()
-        if key not in seen and _en_phrase_ok(phrase):
-            seen.add(key)
-            ranked.append(phrase)
-    return [_cased(k, clean) for k in _dedup(ranked, n, cjk=False)]
+        words = phrase.split()
+        if key in seen or not _en_phrase_ok(phrase) or _credited(phrase, topic):
+            continue
+        if len(words) > 1 and any(w in lead for w in words):
+            continue  # "DPO replaces": a clause around a name that is kept by itself
+        seen.add(key)
+        ranked.append(phrase)
+    return [_cased(k, clean) for k in _dedup(lead + ranked, n, cjk=False)]
 
 
 def keywords(text: str, lang: str, n: int) -> list[str]:

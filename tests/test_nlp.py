@@ -28,6 +28,16 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "segmentation" / "arti
 #: Terms the user dictionary must keep whole (the brief's list).
 DOMAIN_TERMS = ("扩散模型", "共形预测", "强化学习", "注意力机制", "大语言模型", "自回归", "掩码扩散模型",
                 "分数匹配", "缺失数据", "神经网络", "缩放定律")
+#: Standard terms of the field the dictionary holds too (textbook and survey vocabulary), each
+#: kept whole in the sentence after it.
+MORE_TERMS = {
+    "黎曼流形": "把流匹配推广到黎曼流形上", "知识编辑": "把知识编辑的参数更新投影到零空间",
+    "视频分割": "实现实时的可提示视频分割", "安全对齐": "大模型的安全对齐往往很浅",
+    "人类标注": "为生成影像收集了细致的人类标注", "整流流": "改进了整流流模型的噪声采样",
+    "微分算子": "对高维、高阶微分算子做随机估计", "水印": "给大模型输出加水印的方法",
+    "序列到序列": "基于神经网络的序列到序列学习", "相机参数": "直接预测相机参数和深度图",
+    "保准预测": "传统保准预测方法根植于频率主义",
+}
 #: Words no keyword list may hold: generic nouns of ML write-ups and discourse words.
 GENERIC = ("模型", "训练", "数据", "基于", "此类", "要么", "本文", "研究", "方法", "提出", "透过")
 
@@ -47,6 +57,9 @@ def test_user_dict_is_a_general_ml_vocabulary() -> None:
     assert all(re.fullmatch(r"[\u4e00-\u9fffA-Za-z]{2,}", w) for w in words)
     assert all(freq > 0 and tag == "nz" for _, freq, tag in entries)
     assert set(DOMAIN_TERMS) <= set(words)
+    assert set(MORE_TERMS) <= set(words)
+    for term, sentence in MORE_TERMS.items():
+        assert term in nlp._jieba_tokenizer().lcut(sentence)
 
 
 def test_pipelines_are_built_once_with_both_components() -> None:
@@ -258,6 +271,53 @@ def test_keyword_edge_cases() -> None:
     assert nlp.keywords("。，、", "zh-Hans", 5) == []
 
 
+def test_zh_keywords_mine_recurring_compounds() -> None:
+    # 政策 + 工具 twice: one term 政策工具 (not in jieba's dictionary), preferred over its parts
+    text = "研究者评估了多种政策工具。相比扩充人力，政策工具中的预测更有效，机器学习也能帮助政府。"
+    kws = nlp.keywords(text, "zh-Hans", 8)
+    assert kws[0] == "政策工具" and "政策" not in kws
+    # an ML term plus a word is no new term; a generic first word neither
+    assert nlp._zh_candidates("缺失数据版本与缺失数据版本；提升推理能力，提升推理能力。").keys() >= {"缺失数据"}
+    assert not {"缺失数据版本", "提升推理能力"} & set(nlp._zh_candidates("缺失数据版本与缺失数据版本；提升推理能力，提升推理能力。"))
+
+
+def test_zh_keywords_take_quoted_terms_whole() -> None:
+    text = ("Mission: Impossible Language Models\n研究者以英文为基础，设计出违反人类语言规律的「不可能语言」，"
+            "例如把词序随机打乱。实验发现 GPT-2 学习这些语言比学习自然英文吃力，说明语言模型并不能同样好地学会任何语言。")
+    kws = nlp.keywords(text, "zh-Hans", 8)
+    assert "不可能语言" in kws[:3]
+    assert "Mission Impossible Language Models" not in kws  # not the whole title line
+    # a leading degree adverb is cut; a quoted phrase with a function word is no term
+    assert nlp._quoted_terms("识别「最弱势群体」，而非「最小但具代表性」的样本") == {"弱势群体"}
+
+
+def test_zh_keywords_prefer_a_dictionary_term_made_of_frequent_parts() -> None:
+    text = "门控在注意力中很常见。门控让注意力更稀疏，门控也让注意力更稳定。门控与注意力的结合，即门控注意力，效果最好。"
+    kws = nlp.keywords(text, "zh-Hans", 8)
+    assert kws[0] == "门控注意力" and "门控" not in kws and "注意力" not in kws
+
+
+def test_zh_keywords_count_a_glossed_acronym_for_its_term() -> None:
+    text = ("近年來，掩碼擴散模型（Masked Diffusion Models, MDMs）嶄露頭角。MDMs 可以任意順序解碼，"
+            "MDMs 在數獨上超過自迴歸模型。我們研究 MDMs 的訓練與推理。")
+    kws = nlp.keywords(text, "zh-Hant", 8)
+    assert kws[:2] == ["掩码扩散模型", "MDMs"]
+    assert "Masked Diffusion Models" not in kws  # a gloss the title does not name stays out
+
+
+def test_zh_keywords_use_the_title_and_drop_credited_names() -> None:
+    text = ("Conformal Prediction as Bayesian Quadrature\n保準預測（conformal prediction）為黑盒模型的損失提供保證。"
+            "校準數據與先驗分佈決定區間，頻率主義的不確定性量化難以納入先驗。")
+    kws = nlp.keywords(text, "zh-Hant", 8)
+    assert kws[:2] == ["conformal prediction", "保准预测"]  # a gloss the title names is kept
+    text = ("Generative Adversarial Nets 十年回顾\n2014 年，Ian Goodfellow 等人提出生成对抗网络：让生成器与判别器相互"
+            "竞争。在 GAN 出现之前，生成模型大多依赖马尔可夫链或近似推断。普林斯顿大学与 Google DeepMind 的研究者也有评论。")
+    kws = nlp.keywords(text, "zh-Hans", 8)
+    assert kws[0] == "GAN"  # the acronym of title words
+    assert "生成对抗网络" in kws
+    assert not {"Ian Goodfellow", "Goodfellow", "普林斯顿大学", "Google DeepMind"} & set(kws)
+
+
 EN_ABSTRACT = (
     "Direct Preference Optimization (DPO) replaces the reward model and the reinforcement learning loop of "
     "RLHF with a simple classification loss on preference pairs. The classification loss is derived from a "
@@ -291,6 +351,27 @@ def test_en_keywords_of_fixture_sections() -> None:
     kws = nlp.keywords(body, "en", 8)
     assert "DeCAF" in kws and "Caffe framework" in kws
     assert {"simple linear classifier", "general-purpose features"} & set(kws)
+
+
+def test_en_keywords_put_method_names_first_and_drop_credits() -> None:
+    text = ("Direct Preference Optimization: Your Language Model is Secretly a Reward Model\nDPO replaces the reward "
+            "model and reinforcement learning loop of RLHF with a simple classification loss on preference pairs, "
+            "derived from a closed-form mapping between reward functions and optimal policies.")
+    kws = nlp.keywords(text, "en", 8)
+    assert kws[:2] == ["DPO", "RLHF"]  # DPO: the acronym of title words first
+    assert "DPO replaces" not in kws and "Language Model" not in kws
+    text = ("Adding Conditional Control to Text-to-Image Diffusion Models\n"
+            "Lvmin Zhang, Anyi Rao and Maneesh Agrawala, Stanford University\n"
+            "ControlNet attaches a trainable copy of a pretrained diffusion model's encoder to the frozen original "
+            "through zero-initialized convolutions, so edges, depth maps and human poses can steer generation.")
+    kws = nlp.keywords(text, "en", 8)
+    assert kws[0] == "ControlNet"
+    assert not any(w in k for k in kws for w in ("Zhang", "Rao", "Agrawala", "Stanford"))
+    text = ("Distributed Representations of Words and Phrases and their Compositionality\nTen years on, the word2vec "
+            "paper by Tomas Mikolov and colleagues was honored for changing how the field learns word embeddings.")
+    kws = nlp.keywords(text, "en", 8)
+    assert kws[0] == "word2vec" and "word embeddings" in kws
+    assert "Tomas Mikolov" not in kws and not any("learns" in k for k in kws)
 
 
 def test_keywords_work_offline_without_nltk() -> None:
@@ -405,5 +486,7 @@ def test_seed_keywords_match_an_indexer() -> None:
     assert score >= 95
     assert score > sum(_gold_score(_textrank(t, 8), g) for g, _, t in sections)
     flat = [k for kws in tfidf for k in kws]
-    for term in ("掩码扩散模型", "共形预测", "强化学习", "注意力机制", "大语言模型", "分数匹配", "缺失数据"):
+    # 门控注意力 (the gated-attention section's topic, a compound of its frequent parts) took
+    # the place of 注意力机制 there
+    for term in ("掩码扩散模型", "共形预测", "强化学习", "门控注意力", "大语言模型", "分数匹配", "缺失数据"):
         assert term in flat
