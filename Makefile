@@ -16,7 +16,11 @@ export HF_HUB_OFFLINE = 1
 export TRANSFORMERS_OFFLINE = 1
 export TOKENIZERS_PARALLELISM = false
 
-.PHONY: all test eval install clean-outputs browser
+N          ?= 1000
+SEED       ?= 0
+BENCH_ARGS ?=
+
+.PHONY: all test eval install clean-outputs browser bench bench-corpus
 
 all: $(STAMP)
 	$(BIN)/python -m pipeline run "$(CORPUS)" --out "$(OUT)" $(ARGS)
@@ -33,6 +37,14 @@ browser:
 eval: $(STAMP)
 	$(BIN)/python -m pipeline.evaluate tests/fixtures/segmentation --baseline tests/eval_baseline.json
 	$(BIN)/python -m pipeline.evaluate_dedup tests/fixtures/dedup --baseline tests/fixtures/dedup/baseline.json
+
+# Benchmarks (bench/README.md): `make bench-corpus N=1000 SEED=0` writes a generated corpus;
+# `make bench` times every stage on 1k/10k/50k articles against jieba, OpenCC and the embedder.
+bench-corpus: $(STAMP)
+	$(BIN)/python -m bench.generate "outputs/bench-corpus-$(N)-$(SEED)" --n $(N) --seed $(SEED)
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
 install: $(STAMP)
 

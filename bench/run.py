@@ -1,0 +1,346 @@
+"""Scaling benchmark: the pipeline on generated corpora of several sizes, against anchors.
+
+``python -m bench.run [--sizes 1000,10000,50000] [--seed 0] [--out bench/results.json]``
+
+For each size ``N`` it
+
+1. generates a corpus of ``N`` articles with :func:`bench.generate.generate`;
+2. runs ``python -m pipeline run CORPUS --out OUT --quiet`` in a subprocess (default
+   configuration, one worker) and takes the seconds per stage from its ``manifest.json``, the wall
+   time, and the child's peak resident set size from ``os.wait4`` (that child alone, in MB =
+   2**20 bytes);
+3. times three *anchors* on the same inputs, in this process, after a warm-up call (dictionary
+   and model loading excluded):
+
+   * ``jieba.lcut`` over the text of every document (``documents.parquet`` ``text``), one core;
+   * OpenCC conversion alone, :func:`pipeline.normalize.to_script` to zh-Hans, over the text of
+     every section (what the normalize stage converts);
+   * the default embedder alone, :class:`pipeline.embed.UniversalSentenceEncoder` ``encode``
+     over :func:`pipeline.dedup.embedding_text` of every section (``sections.parquet``);
+
+4. reports each stage's speed as a ratio to its anchor on the same work: ``anchor seconds /
+   stage seconds`` (> 1: the stage is faster than the anchor), so the figures compare across
+   machines: ingest→extract against ``jieba.lcut``, normalize against OpenCC, dedup and the whole
+   pipeline (the sum of the manifest's stage seconds) against the embedder.
+
+Across sizes it fits the scaling exponent of total time in ``N`` (least-squares slope of
+``log seconds`` against ``log N``) and the peak-RSS ratio of the two largest sizes, then checks
+the acceptance figures of :data:`ACCEPTANCE`. Everything goes to ``--out`` (JSON) and a short
+table is printed. Corpora, outputs and pipeline logs live in a temporary folder (or ``--work``,
+as ``corpus-N``, ``out-N``, ``pipeline-N.log``) and are removed at the end unless ``--keep``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.generate import ROOT, generate
+
+DEFAULT_SIZES = (1_000, 10_000, 50_000)
+"""Corpus sizes (articles) of the issue's benchmark."""
+DEFAULT_OUT = ROOT / "bench" / "results.json"
+DOCUMENT_STAGES = ("ingest", "clean", "segment", "normalize", "extract")
+"""The per-document and per-section stages: "ingest→extract"."""
+ALL_STAGES = (*DOCUMENT_STAGES, "dedup", "write")
+MB = 1e6
+"""Bytes per MB in throughput figures (MB/s of text)."""
+RSS_MB = 2**20
+"""Bytes per MB in memory figures."""
+POLL_SECONDS = 0.5
+"""How often the parent checks a pipeline child for exit or timeout."""
+
+ACCEPTANCE: dict[str, dict[str, Any]] = {
+    "ingest_to_extract_vs_jieba": {
+        "target": 1.0, "op": ">=",
+        "what": "ingest→extract speed / jieba.lcut speed on the documents' text (issue: on 2 workers; "
+                "measured on 1, the only option today), at the largest size"},
+    "pipeline_vs_embedder": {
+        "target": 0.6, "op": ">=",
+        "what": "whole-pipeline speed / embedder-alone speed on the sections, at the largest size"},
+    "time_exponent": {
+        "target": 1.15, "op": "<=",
+        "what": "slope of log total seconds in log N (issue: between 1k and 50k)"},
+    "rss_ratio": {
+        "target": 1.5, "op": "<=",
+        "what": "peak RSS at the largest size / at the next largest (issue: 50k / 10k)"},
+}
+"""The issue's acceptance figures: metric name, bound and what it measures."""
+
+_CHILD_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def scaling_exponent(sizes: Sequence[float], seconds: Sequence[float]) -> float | None:
+    """Least-squares slope of ``log seconds`` against ``log size``; None for fewer than two
+    distinct sizes or a non-positive value."""
+    pairs = [(math.log(n), math.log(s)) for n, s in zip(sizes, seconds, strict=True) if n > 0 and s > 0]
+    if len(pairs) < 2 or len({x for x, _ in pairs}) < 2 or len(pairs) < len(sizes):
+        return None
+    mx = sum(x for x, _ in pairs) / len(pairs)
+    my = sum(y for _, y in pairs) / len(pairs)
+    return sum((x - mx) * (y - my) for x, y in pairs) / sum((x - mx) ** 2 for x, _ in pairs)
+
+
+def run_pipeline(corpus: Path, out: Path, log_path: Path, timeout: float | None) -> dict[str, Any]:
+    """Run the pipeline CLI on ``corpus`` in a child process.
+
+    Returns:
+        ``{"returncode", "wall_seconds", "peak_rss_mb", "timed_out"}``; the peak RSS is the
+        child's own maximum resident set size (``ru_maxrss`` from ``os.wait4``).
+    """
+    cmd = [sys.executable, "-m", "pipeline", "run", str(corpus), "--out", str(out), "--quiet"]
+    env = {**os.environ, **_CHILD_ENV}
+    t0 = time.perf_counter()
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        timed_out = False
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if timeout is not None and time.perf_counter() - t0 > timeout:
+                os.kill(proc.pid, signal.SIGKILL)  # our own child, by its pid
+                pid, status, usage = os.wait4(proc.pid, 0)
+                timed_out = True
+                break
+            time.sleep(POLL_SECONDS)
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here; keep Popen from waiting again
+    return {"returncode": proc.returncode, "wall_seconds": round(time.perf_counter() - t0, 3),
+            "peak_rss_mb": round(usage.ru_maxrss * 1024 / RSS_MB, 1), "timed_out": timed_out}
+
+
+def _timed(fn, items: Sequence) -> float:
+    t0 = time.perf_counter()
+    fn(items)
+    return time.perf_counter() - t0
+
+
+def time_anchors(doc_texts: Sequence[str], section_texts: Sequence[str], embed_texts: Sequence[str]) -> dict[str, float]:
+    """Seconds of each anchor on its inputs, one core, after a warm-up call (loading excluded).
+
+    Returns:
+        ``{"jieba_lcut_seconds", "opencc_seconds", "embedder_seconds"}``.
+    """
+    import jieba
+
+    from pipeline.embed import UniversalSentenceEncoder
+    from pipeline.normalize import to_script
+
+    jieba.setLogLevel(60)
+    jieba.initialize()
+    jieba.lcut("预热")
+    to_script("預熱", "zh-Hans")
+    embedder = UniversalSentenceEncoder()
+    embedder.encode(["warm-up"])
+    return {
+        "jieba_lcut_seconds": _timed(lambda xs: [jieba.lcut(x) for x in xs], doc_texts),
+        "opencc_seconds": _timed(lambda xs: [to_script(x, "zh-Hans") for x in xs], section_texts),
+        "embedder_seconds": _timed(lambda xs: embedder.encode(list(xs)) if xs else None, embed_texts),
+    }
+
+
+def _ratio(anchor: float, stage: float) -> float | None:
+    return round(anchor / stage, 3) if stage > 0 and anchor > 0 else None
+
+
+def bench_size(n: int, seed: int, work: Path, timeout: float | None) -> dict[str, Any]:
+    """Generate, run and measure one corpus size; the entry of ``runs`` in the results."""
+    import pandas as pd
+
+    from pipeline.dedup import embedding_text
+
+    corpus, out = work / f"corpus-{n}", work / f"out-{n}"
+    t0 = time.perf_counter()
+    stats = generate(corpus, n, seed)
+    generate_seconds = time.perf_counter() - t0
+    child = run_pipeline(corpus, out, work / f"pipeline-{n}.log", timeout)
+    entry: dict[str, Any] = {"n_articles": n, "generate_seconds": round(generate_seconds, 3),
+                             "corpus": stats.to_dict(), **child}
+    manifest_path = out / "manifest.json"
+    if child["timed_out"] or child["returncode"] not in (0, 1) or not manifest_path.exists():
+        entry["error"] = (f"pipeline {'timed out' if child['timed_out'] else 'failed'} "
+                          f"(exit {child['returncode']}); see {work / f'pipeline-{n}.log'}")
+        return entry
+    seconds = {k: float(v) for k, v in json.loads(manifest_path.read_text(encoding="utf-8"))["seconds"].items()}
+    docs = pd.read_parquet(out / "documents.parquet", columns=["text", "status"])
+    sections = pd.read_parquet(out / "sections.parquet")
+    doc_texts = [t for t in docs["text"] if isinstance(t, str) and t]
+    section_texts = [t for t in sections["text"] if isinstance(t, str)]
+    embed_texts = [embedding_text({k: (v if not _missing(v) else None) for k, v in row.items()})
+                   for row in sections.to_dict("records")]
+    anchors = time_anchors(doc_texts, section_texts, embed_texts)
+    text_mb = sum(len(t.encode("utf-8")) for t in doc_texts) / MB
+    section_mb = sum(len(t.encode("utf-8")) for t in section_texts) / MB
+    n_sections = len(sections)
+    total = sum(seconds.get(s, 0.0) for s in ALL_STAGES)
+    ingest_extract = sum(seconds.get(s, 0.0) for s in DOCUMENT_STAGES)
+    entry.update({
+        "seconds": {s: round(seconds.get(s, 0.0), 3) for s in ALL_STAGES},
+        "total_seconds": round(total, 3),
+        "ingest_to_extract_seconds": round(ingest_extract, 3),
+        "rows": {"documents": len(docs), "documents_ok": int((docs["status"] == "ok").sum()),
+                 "sections": n_sections,
+                 "papers": int(pd.read_parquet(out / "papers.parquet", columns=["paper_id"]).shape[0])},
+        "input_mb": round(stats.n_bytes / MB, 3),
+        "text_mb": round(text_mb, 3),
+        "section_text_mb": round(section_mb, 3),
+        "throughput": {
+            "pipeline_text_mb_per_s": round(text_mb / total, 4) if total else None,
+            "pipeline_sections_per_s": round(n_sections / total, 2) if total else None,
+            "ingest_to_extract_text_mb_per_s": round(text_mb / ingest_extract, 4) if ingest_extract else None,
+            "stage_text_mb_per_s": {s: round(text_mb / seconds[s], 4) for s in ALL_STAGES if seconds.get(s)},
+            "stage_sections_per_s": {s: round(n_sections / seconds[s], 2) for s in ALL_STAGES if seconds.get(s)},
+            "jieba_lcut_text_mb_per_s": round(text_mb / anchors["jieba_lcut_seconds"], 4),
+            "opencc_section_mb_per_s": round(section_mb / anchors["opencc_seconds"], 4)
+            if anchors["opencc_seconds"] else None,
+            "embedder_sections_per_s": round(n_sections / anchors["embedder_seconds"], 2)
+            if anchors["embedder_seconds"] else None,
+        },
+        "anchors": {k: round(v, 3) for k, v in anchors.items()},
+        "ratios": {
+            "ingest_to_extract_vs_jieba": _ratio(anchors["jieba_lcut_seconds"], ingest_extract),
+            "normalize_vs_opencc": _ratio(anchors["opencc_seconds"], seconds.get("normalize", 0.0)),
+            "dedup_vs_embedder": _ratio(anchors["embedder_seconds"], seconds.get("dedup", 0.0)),
+            "pipeline_vs_embedder": _ratio(anchors["embedder_seconds"], total),
+        },
+    })
+    return entry
+
+
+def _missing(value) -> bool:
+    try:
+        return value is None or (not isinstance(value, list | str) and bool(value != value))
+    except (TypeError, ValueError):  # arrays
+        return False
+
+
+def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Scaling fits and acceptance checks over the completed runs."""
+    done = [r for r in runs if "error" not in r]
+    sizes = [r["n_articles"] for r in done]
+    scaling: dict[str, Any] = {
+        "sizes": sizes,
+        "time_exponent": _round(scaling_exponent(sizes, [r["total_seconds"] for r in done])),
+        "stage_exponents": {s: _round(scaling_exponent(sizes, [r["seconds"][s] for r in done])) for s in ALL_STAGES},
+        "rss_ratio": None, "rss_sizes": None,
+    }
+    if len(done) >= 2:
+        a, b = sorted(done, key=lambda r: r["n_articles"])[-2:]
+        scaling["rss_ratio"] = round(b["peak_rss_mb"] / a["peak_rss_mb"], 3)
+        scaling["rss_sizes"] = [a["n_articles"], b["n_articles"]]
+    largest = max(done, key=lambda r: r["n_articles"]) if done else None
+    measured = {
+        "ingest_to_extract_vs_jieba": largest["ratios"]["ingest_to_extract_vs_jieba"] if largest else None,
+        "pipeline_vs_embedder": largest["ratios"]["pipeline_vs_embedder"] if largest else None,
+        "time_exponent": scaling["time_exponent"],
+        "rss_ratio": scaling["rss_ratio"],
+    }
+    acceptance = {}
+    for name, spec in ACCEPTANCE.items():
+        value = measured[name]
+        ok = None if value is None else (value >= spec["target"] if spec["op"] == ">=" else value <= spec["target"])
+        acceptance[name] = {**spec, "measured": value, "pass": ok,
+                            "at_sizes": scaling["rss_sizes"] if name == "rss_ratio" else
+                            (sizes if name == "time_exponent" else ([largest["n_articles"]] if largest else []))}
+    return {"scaling": scaling, "acceptance": acceptance}
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def format_table(results: dict[str, Any]) -> str:
+    """The short printed report: one row per size, then the acceptance figures."""
+    head = (f"{'N':>7} {'MB':>7} {'sect':>7} " + " ".join(f"{s[:7]:>7}" for s in ALL_STAGES)
+            + f" {'total':>8} {'MB/s':>6} {'sec/s':>7} {'RSS MB':>7} {'x jieba':>7} {'x occ':>7} {'x emb':>6} {'pipe/emb':>8}")
+    lines = [head]
+    for r in results["runs"]:
+        if "error" in r:
+            lines.append(f"{r['n_articles']:>7} {r['error']}")
+            continue
+        ratios = r["ratios"]
+        lines.append(
+            f"{r['n_articles']:>7} {r['text_mb']:>7.1f} {r['rows']['sections']:>7} "
+            + " ".join(f"{r['seconds'][s]:>7.1f}" for s in ALL_STAGES)
+            + f" {r['total_seconds']:>8.1f} {r['throughput']['pipeline_text_mb_per_s']:>6.3f}"
+            f" {r['throughput']['pipeline_sections_per_s']:>7.1f} {r['peak_rss_mb']:>7.0f}"
+            f" {_fmt(ratios['ingest_to_extract_vs_jieba']):>7} {_fmt(ratios['normalize_vs_opencc']):>7}"
+            f" {_fmt(ratios['dedup_vs_embedder']):>6} {_fmt(ratios['pipeline_vs_embedder']):>8}")
+    lines.append("")
+    for name, a in results["acceptance"].items():
+        verdict = {True: "PASS", False: "FAIL", None: "n/a"}[a["pass"]]
+        lines.append(f"{verdict:>4}  {name} = {_fmt(a['measured'])} (target {a['op']} {a['target']}; "
+                     f"sizes {a['at_sizes']})")
+    return "\n".join(lines)
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3g}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line; returns the exit code (0 when every size ran, 1 when one failed or timed out)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)),
+                        help="comma-separated corpus sizes in articles (default 1000,10000,50000)")
+    parser.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results JSON (default bench/results.json)")
+    parser.add_argument("--work", type=Path, default=None, help="folder for corpora and outputs (default: a temp folder)")
+    parser.add_argument("--keep", action="store_true", help="keep the corpora and outputs")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds one pipeline run may take before it is killed (default: none)")
+    args = parser.parse_args(argv)
+    try:
+        sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
+    except ValueError:
+        parser.error(f"--sizes {args.sizes!r}: expected comma-separated integers")
+    if not sizes or min(sizes) < 1:
+        parser.error("--sizes needs at least one positive size")
+    temporary = args.work is None
+    work = Path(tempfile.mkdtemp(prefix="bench-")) if temporary else args.work
+    work.mkdir(parents=True, exist_ok=True)
+    runs = []
+    try:
+        for n in sizes:
+            print(f"[bench] N={n} ...", file=sys.stderr, flush=True)
+            runs.append(bench_size(n, args.seed, work, args.timeout))
+    finally:
+        if not args.keep:  # only what this run created
+            if temporary:
+                shutil.rmtree(work, ignore_errors=True)
+            for n in sizes:
+                for path in (work / f"corpus-{n}", work / f"out-{n}"):
+                    shutil.rmtree(path, ignore_errors=True)
+                (work / f"pipeline-{n}.log").unlink(missing_ok=True)
+    results = {
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": {"platform": platform.platform(), "python": platform.python_version(),
+                    "cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine()},
+        "seed": args.seed,
+        "workers": 1,
+        "units": {"seconds": "s", "text_mb": "1e6 bytes of UTF-8 text", "peak_rss_mb": "2**20 bytes",
+                  "ratios": "anchor seconds / stage seconds on the same inputs (>1: stage faster)"},
+        "runs": runs,
+        **summarize(runs),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(format_table(results))
+    print(f"\nwrote {args.out}")
+    return 0 if all("error" not in r for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""The benchmark corpus generator and a tiny benchmark run (bench/)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from bench import generate as gen
+from bench.run import ACCEPTANCE, ALL_STAGES, main, scaling_exponent
+from pipeline import ingest
+from pipeline.config import load_config
+from pipeline.normalize import to_script
+
+N = 300
+"""Articles in the test corpus: enough for every script, layout, format and encoding to occur."""
+_HAN = re.compile(r"[\u3400-\u9fff]")
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> tuple[Path, gen.CorpusStats]:
+    out = tmp_path_factory.mktemp("bench") / "c1"
+    return out, gen.generate(out, N, seed=1)
+
+
+def test_same_seed_same_bytes_other_seed_other_bytes(corpus, tmp_path):
+    folder, _ = corpus
+    gen.generate(tmp_path / "again", N, seed=1)
+    gen.generate(tmp_path / "other", N, seed=2)
+    assert _digest(tmp_path / "again") == _digest(folder)
+    assert _digest(tmp_path / "other") != _digest(folder)
+
+
+def test_counts_formats_encodings_scripts(corpus):
+    folder, stats = corpus
+    assert stats.n_articles == N
+    assert sum(stats.by_format.values()) == N and sum(stats.by_encoding.values()) == N
+    assert set(stats.by_format) == {"txt", "md", "html", "jsonl"}
+    assert {"utf-8", "utf-8-sig", "utf-16", "gb18030", "big5"} <= set(stats.by_encoding)
+    assert {"zh-Hans", "zh-Hant", "en"} <= set(stats.by_script)
+    assert {"numbered", "markdown", "kv", "narrative"} <= set(stats.by_layout)
+    assert stats.n_papers < stats.n_mentions  # papers recur across articles
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    assert len(files) == stats.n_files
+    feed_lines = sum(len(p.read_bytes().splitlines()) for p in files if p.suffix == ".jsonl")
+    assert len(files) - sum(p.suffix == ".jsonl" for p in files) + feed_lines == N
+
+
+def _decode(path: Path) -> str:
+    codec = re.search(r"_(utf-8-sig|utf-8|utf-16|gb18030|big5hkscs|big5)\.\w+$", path.name).group(1)
+    return path.read_bytes().decode(codec)
+
+
+def test_files_are_in_their_encoding_script_and_size(corpus):
+    folder, _ = corpus
+    checked = 0
+    for path in sorted(folder.rglob("*_*_*_*.*")):
+        text = _decode(path)
+        script = path.name.split("_")[1]
+        if script == "en":
+            assert not _HAN.search(text), path.name
+        else:
+            assert _HAN.search(text), path.name
+            simplified = to_script(text, "zh-Hans")
+            assert (simplified == text) == (script == "zh-Hans"), path.name
+        if path.suffix in (".txt", ".md"):
+            assert gen.MIN_ARTICLE_BYTES * 0.75 <= len(text.encode("utf-8")) <= gen.MAX_ARTICLE_BYTES * 1.6, path.name
+        raw = path.read_bytes()
+        if "_utf-16." in path.name:
+            assert raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+        if "_utf-8-sig." in path.name:
+            assert raw.startswith(b"\xef\xbb\xbf")
+        checked += 1
+    assert checked > N // 2
+
+
+def test_pipeline_reads_every_article(corpus):
+    folder, _ = corpus
+    config = load_config()
+    listing, skipped = ingest.list_corpus(folder, config.ingest.extensions)
+    docs = ingest.STAGE(listing, config)
+    assert len(skipped) == 0
+    assert len(docs) == N
+    assert set(docs["status"]) == {"ok"}
+
+
+def test_refuses_a_non_empty_folder(tmp_path):
+    (tmp_path / "x.txt").write_text("x")
+    with pytest.raises(ValueError):
+        gen.generate(tmp_path, 1)
+
+
+def test_scaling_exponent():
+    assert scaling_exponent([1, 10, 100], [2, 20, 200]) == pytest.approx(1.0)
+    assert scaling_exponent([1_000, 10_000], [1, 100]) == pytest.approx(2.0)
+    assert scaling_exponent([1_000], [5]) is None
+
+
+def test_tiny_bench_run_writes_results(tmp_path, capsys):
+    out = tmp_path / "results.json"
+    assert main(["--sizes", "4", "--out", str(out), "--work", str(tmp_path / "work"), "--timeout", "120"]) == 0
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert {"machine", "seed", "workers", "units", "runs", "scaling", "acceptance"} <= set(results)
+    (run,) = results["runs"]
+    assert run["n_articles"] == 4 and run["returncode"] == 0
+    assert set(run["seconds"]) == set(ALL_STAGES)
+    assert run["total_seconds"] > 0 and run["peak_rss_mb"] > 50
+    assert run["rows"]["sections"] > 0 and run["text_mb"] > 0
+    assert all(v > 0 for v in run["anchors"].values())
+    for name in ("ingest_to_extract_vs_jieba", "normalize_vs_opencc", "dedup_vs_embedder", "pipeline_vs_embedder"):
+        assert run["ratios"][name] > 0
+    assert run["throughput"]["pipeline_sections_per_s"] > 0
+    assert results["scaling"]["time_exponent"] is None  # one size: no slope
+    assert set(results["acceptance"]) == set(ACCEPTANCE)
+    assert not (tmp_path / "work").exists() or not any((tmp_path / "work").iterdir())
+    assert "ingest_to_extract_vs_jieba" in capsys.readouterr().out
