@@ -21,15 +21,20 @@ first line that is a sentence, not a title) has its summary start at that line.
 Chinese outputs (``title_zh``, ``institutions``, ``summary``, ``keywords``) are written in the
 target script; ``title`` keeps the English title as given; ``authors`` keep the script given.
 
-Token-level work is in :mod:`pipeline.nlp`: one ``spacy.blank("zh")`` pipeline with the jieba
-segmenter, a sentence splitter that keeps quotes, 《》 and URLs whole (summaries are cut at its
-boundaries), and keywords: jieba TF-IDF with a shipped ML-domain user dictionary for Chinese
-sections, YAKE for English ones, over the section's topical lines (metadata naming people,
-institutions and links left out).
+Each section is analysed once: :func:`pipeline.nlp.parse` makes one spaCy ``Doc`` of its lines
+with the pipeline of its language (``spacy.blank("zh")`` with the jieba segmenter and a shipped
+ML-domain user dictionary, or ``spacy.blank("en")``), and the fields are read from that ``Doc``:
+its ``KEY`` entities mark the metadata lines, its ``AWARD`` and ``VENUE`` entities give the award
+label and the venue and year of those lines (and the award stated in the first paragraph), its
+sentences (a splitter that keeps closing quotes, 《》 and URLs whole) cut the summary, and its
+tokens are the jieba segmentation of the keywords: jieba TF-IDF for Chinese sections, YAKE for
+English ones, over the section's topical lines (metadata naming people, institutions and links
+left out). jieba runs once per section.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 
 import pandas as pd
@@ -38,9 +43,7 @@ from . import nlp
 from .config import Config
 from .fields import (
     find_arxiv_ids,
-    find_award_label,
     find_credit,
-    find_stated_award,
     find_urls,
     find_venue_years,
     is_institution,
@@ -83,19 +86,16 @@ _QUOTED = re.compile(r"[“\"](?P<inner>[^“”\"]+)[”\"]")
 _ZH_SENTENCE = re.compile(r"[。，；！？]")
 #: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
 MAX_TITLE_ZH_CHARS = 60
-_KEY_ONLY = re.compile(r"^(?P<key>[^：:]{1,12}?)\s*[：:]$")
 _HAS_CJK = re.compile(r"[\u3400-\u9fff]")
 _HAS_LATIN = re.compile(r"[A-Za-z]{2,}")
 _SUBHEADING_MAX_CHARS = 20
 _SENTENCE_PUNCT = re.compile(r"[。！？!?.；;：:]")
 #: Words that never make a keyword (re-exported from :mod:`pipeline.nlp`).
 GENERIC_WORDS = nlp.ZH_GENERIC_WORDS
-
-
-def _nlp():
-    """The shared Chinese spaCy pipeline (:func:`pipeline.nlp.zh_nlp`: jieba segmenter, the
-    paper-aware sentence splitter, the entity patterns), built once per process."""
-    return nlp.zh_nlp()
+#: A ``VENUE`` entity's value: the venue, then its year when one is adjacent.
+_VENUE_VALUE = re.compile(r"(?P<venue>.+?) (?P<year>\d{4})")
+#: A lower-case word at a line start continues the sentence before (pipeline.nlp's rule).
+_LOWER_WORD = re.compile(r"[a-z][a-z'-]*(?![A-Za-z0-9])")
 
 
 def split_heading_title(heading: str) -> tuple[str | None, str | None]:
@@ -153,61 +153,114 @@ def _first_line_is_body(first: str, heading: str) -> bool:
     return parse_key_value(first) is None and split_heading_title(first) == (None, None)
 
 
-def _summary(body_lines: list[str], kv_summary: str | None, max_chars: int) -> str | None:
+def _summary(doc, spans: list[tuple[int, int]], kv_first: bool, max_chars: int) -> str | None:
     """The abstract when a summary key is given, else the first body paragraphs, cut at a sentence
-    boundary at most ``max_chars`` characters long (the first sentence is kept whole)."""
-    if kv_summary:
-        # the summary key's own line and the body paragraphs after it
-        parts = [kv_summary, *body_lines]
-    else:
-        parts = [ln for ln in body_lines if len(ln) > _SUBHEADING_MAX_CHARS or _SENTENCE_PUNCT.search(ln)]
-    text = "\n".join(p for p in parts if p).strip()
-    if not text:
+    boundary at most ``max_chars`` characters long (the first sentence is kept whole).
+
+    ``spans`` are the ``(start, end)`` character spans of the summary's parts in ``doc`` (the
+    summary key's value first when ``kv_first``, then body lines); short lines that are no
+    sentence are dropped unless a summary key is given. The parts are joined with line breaks;
+    the cut falls at the starts of ``doc.sents`` inside the parts (offsets into the same text,
+    so the sentence splitter runs once, with the section's ``Doc``).
+    """
+    text_of = doc.user_data[nlp.WRITTEN]
+    if not kv_first:
+        spans = [(a, b) for a, b in spans
+                 if b - a > _SUBHEADING_MAX_CHARS or _SENTENCE_PUNCT.search(text_of, a, b)]
+    spans = [(a, b) for a, b in spans if b > a]
+    text = "\n".join(text_of[a:b] for a, b in spans)
+    if not text.strip():
         return None
-    if len(text) <= max_chars:
-        return text
-    doc = _nlp()(text[: max_chars * 2])
-    out = ""
-    for sent in doc.sents:
-        if out and len(out) + len(sent.text_with_ws) > max_chars:
+    if len(text.strip()) <= max_chars:
+        return text.strip()
+    sent_starts = sorted({s.start_char for s in doc.sents})
+    cuts: list[int] = []  # sentence starts, as offsets into text
+    pos = 0
+    for a, b in spans:
+        k = bisect.bisect_left(sent_starts, a)
+        while k < len(sent_starts) and sent_starts[k] < b:
+            if sent_starts[k] > a:
+                cuts.append(pos + sent_starts[k] - a)
+            k += 1
+        if pos and not _LOWER_WORD.match(text, pos):
+            cuts.append(pos)  # a line break ends a sentence unless a lower-case word goes on
+        pos += b - a + 1
+    out_end = 0
+    for cut in sorted(set(cuts)) + [len(text)]:
+        if out_end and cut > max_chars:
             break
-        out += sent.text_with_ws
-    return out.strip()
+        out_end = cut
+    return text[:out_end].strip()
+
+
+def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
+    """``(venue, year)`` of a ``VENUE`` entity (its value is ``"<venue> <year>"`` or ``"<venue>"``)."""
+    m = _VENUE_VALUE.fullmatch(entity.value)
+    return (m.group("venue"), int(m.group("year"))) if m else (entity.value, None)
 
 
 def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     """Fields of one section.
 
+    One spaCy ``Doc`` is made of the section's lines (:func:`pipeline.nlp.parse`: the Chinese
+    or English pipeline by ``row["lang"]``), and the fields are read from it: a line that
+    starts with a ``KEY`` entity is a metadata line (its value read by
+    :func:`pipeline.fields.parse_key_value`), the ``AWARD`` and ``VENUE`` entities of the
+    award and venue lines give the award label and the venue and year, an ``AWARD`` entity in
+    an award sentence of the first paragraph (:func:`pipeline.nlp.stated_award`) the award
+    stated in prose, ``doc.sents`` the summary's cut, and the doc's tokens the Chinese
+    keywords (jieba runs once per section).
+
     Args:
         row: a section with ``heading``, ``text``, ``ctx_award_raw``, ``doc_venue``,
-            ``doc_year``.
+            ``doc_year`` (and ``lang``, ``lead_award_raw`` when known).
         target_script: one of :data:`pipeline.config.TARGET_SCRIPTS`.
 
     Returns:
         dict with the keys of :data:`EXTRACT_COLUMNS`; lists are lists of str, ``year`` an int
         or None, ``award`` one of :data:`pipeline.fields.AWARDS` or None.
     """
+    lang = row.get("lang") or "und"
     lines = [plain(ln) for ln in row["text"].split("\n") if ln.strip()]
+    raw = "\n".join(lines)
+    doc = nlp.parse(raw, lang)
+    line_start = [0]
+    for ln in lines:
+        line_start.append(line_start[-1] + len(ln) + 1)
+    ents = doc._.get(nlp.ENTITY_COMPONENT) or []
+    key_end: dict[int, int] = {}  # line index -> end of its last KEY entity
+    for e in ents:
+        if e.label == "KEY":
+            i = bisect.bisect_right(line_start, e.start) - 1
+            key_end[i] = e.end
+
     kv: dict[str, list[str]] = {}
-    body: list[str] = []
+    kv_spans: dict[str, list[tuple[int, int]]] = {}  # key -> spans of its values (after the key)
+    body: list[int] = []  # line indices
     summary_from: int | None = None
+    kv_summary_span: tuple[int, int] | None = None
     first = 0 if lines and _first_line_is_body(lines[0], row["heading"]) else 1
-    for ln in lines[first:]:
-        parsed = parse_key_value(ln)
+    for i in range(first, len(lines)):
+        ln = lines[i]
+        parsed = parse_key_value(ln) if i in key_end else None
         if parsed is None:
-            label = _KEY_ONLY.match(ln)
-            if label and parse_key_value(f"{label.group('key')}：x") == ("summary", "x"):
-                summary_from = len(body) if summary_from is None else summary_from
+            if i in key_end and any(e.value == "summary" for e in ents
+                                    if e.label == "KEY" and line_start[i] <= e.start < line_start[i + 1]):
+                summary_from = len(body) if summary_from is None else summary_from  # "摘要：" alone
             elif re.fullmatch(r"[-—=*_·•\s]+", ln) or not (len(ln) > 6 or _SENTENCE_PUNCT.search(ln)):
                 # a rule line, or a short label that names a block (e.g. "paper info"): not body
                 continue
             else:
-                body.append(ln)
+                body.append(i)
             continue
         key, value = parsed
         kv.setdefault(key, []).append(value)
+        at = raw.find(value, key_end[i], line_start[i + 1]) if value else -1
+        span = (at, at + len(value)) if at >= 0 else (key_end[i], line_start[i] + len(ln))
+        kv_spans.setdefault(key, []).append(span)
         if key == "summary" and summary_from is None:
             summary_from = len(body)
+            kv_summary_span = span if kv_summary_span is None else kv_summary_span
 
     title, title_zh = split_heading_title(row["heading"])
     if kv.get("title"):
@@ -241,23 +294,30 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
 
     # credits stated in prose: a bare credit line under the title, else the first paragraph;
     # metadata lines keep priority, field by field
-    credit = parse_credit_line(body[0]) if body and summary_from != 0 else None
+    credit = parse_credit_line(lines[body[0]]) if body and summary_from != 0 else None
     if credit is not None:
         body = body[1:]
         summary_from = summary_from - 1 if summary_from else summary_from
     else:
-        credit = find_credit(body[0] if body else (kv.get("summary") or [""])[0])
+        credit = find_credit(lines[body[0]] if body else (kv.get("summary") or [""])[0])
     if credit is not None:
         if not kv.get("authors") and credit.authors:
             authors, truncated = list(credit.authors), credit.truncated
         if not kv.get("institutions") and not institutions:
             institutions = list(credit.institutions)
 
-    award_line = " ".join(kv.get("award", []) + kv.get("venue", []))
+    # the award and venue lines' entities: the first venue mention, the first known award
+    # label (else the first generic one), as pipeline.fields.find_award_label reads a line
+    award_spans = kv_spans.get("award", []) + kv_spans.get("venue", [])
+    award_ents = [e for a, b in award_spans for e in ents if a <= e.start and e.end <= b]
     venue, year = None, None
-    for v, y, _, _ in find_venue_years(award_line):
-        venue, year = v, y
-        break
+    for e in award_ents:
+        if e.label == "VENUE":
+            venue, year = _venue_year(e)
+            break
+    labels = [e for e in award_ents if e.label == "AWARD"]
+    label = next((e for e in labels if nlp.is_specific_award(e)), labels[0] if labels else None)
+    stated = nlp.stated_award(doc, line_start[body[0]], line_start[body[0]] + len(lines[body[0]])) if body else None
     if year is None and row.get("ctx_award_raw"):  # the award header above: "## ICLR 2024 Test of Time"
         for v, y, _, _ in find_venue_years(row["ctx_award_raw"]):
             if y is not None:
@@ -266,9 +326,9 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     venue = venue or row.get("doc_venue")
     year = year or row.get("doc_year")
     award_raw = (
-        (find_award_label(award_line) if award_line else None)
+        (label.text if label else None)
         or row.get("ctx_award_raw")
-        or (find_stated_award(body[0]) if body else None)
+        or (stated.text if stated else None)
         or row.get("lead_award_raw")
     )
     award = normalize_award(award_raw) if award_raw else None
@@ -278,8 +338,11 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     arxiv_id, arxiv_version = ids[0] if ids else (None, None)
 
     summary_lines = body[summary_from:] if summary_from is not None else body
-    kv_summary = kv["summary"][0] if kv.get("summary") else None
-    summary = _summary(summary_lines, kv_summary, config.extract.summary_max_chars)
+    spans = [(line_start[i], line_start[i] + len(lines[i])) for i in summary_lines]
+    if kv_summary_span is not None and kv["summary"][0]:
+        spans = [kv_summary_span, *spans]
+    summary = _summary(doc, spans, kv_summary_span is not None and bool(kv["summary"][0]),
+                       config.extract.summary_max_chars)
 
     urls = find_urls(row["text"])
     url_keys: dict[str, str] = {}
@@ -289,13 +352,18 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
                 url_keys.setdefault(url, key)
     url_kinds = [url_kind(u, url_keys.get(u)) for u in urls]
 
-    # the topic: every line but the metadata that names people, places and links
-    topic_lines = []
-    for ln in row["text"].split("\n"):
-        parsed = parse_key_value(plain(ln))
-        if parsed is None or parsed[0] in ("title", "summary"):
-            topic_lines.append(ln if parsed is None else parsed[1])
-    keywords = nlp.keywords("\n".join(topic_lines), row.get("lang") or "und", config.extract.n_keywords)
+    # the topic: every line but the metadata that names people, places and links; the doc's
+    # tokens there are the keywords' segmentation
+    topic: list[tuple[int, int]] = []
+    for i, ln in enumerate(lines):
+        parsed = parse_key_value(ln) if i in key_end else None
+        if parsed is None:
+            topic.append((line_start[i], line_start[i] + len(ln)))
+        elif parsed[0] in ("title", "summary"):
+            at = raw.find(parsed[1], key_end[i], line_start[i + 1]) if parsed[1] else -1
+            topic.append((at, at + len(parsed[1])) if at >= 0 else (key_end[i], line_start[i] + len(ln)))
+    topic_text, topic_tokens = nlp.token_spans(doc, topic)  # in zh-Hans for a Chinese section
+    keywords = nlp.keywords(topic_text, lang, config.extract.n_keywords, topic_tokens)
 
     return {
         "title": title,

@@ -6,7 +6,11 @@ Public API:
 * :func:`zh_nlp`, :func:`en_nlp` -- the spaCy pipelines, built once per process;
 * :func:`sentences` -- sentences of a text (the :data:`SENTENCE_COMPONENT` rules);
 * :func:`entities` -- ``AWARD``, ``VENUE`` and ``KEY`` spans (the :data:`ENTITY_COMPONENT`);
-* :func:`keywords` -- topic keywords (jieba TF-IDF for Chinese, YAKE for English);
+* :func:`parse` -- one ``Doc`` of a section (tokens, sentences, entities), which the extract
+  stage reads every field from; :func:`token_spans`, :func:`stated_award` and
+  :func:`is_specific_award` read it;
+* :func:`keywords` -- topic keywords (jieba TF-IDF for Chinese, YAKE for English), from a text
+  or from a ``Doc``'s tokens (jieba then does not run again);
 * :func:`load_user_dict` -- the shipped ML-domain jieba dictionary, as ``(word, freq, tag)``.
 
 Pipelines. ``zh_nlp()`` is ``spacy.blank("zh")`` with the jieba segmenter (spaCy docs, "Chinese
@@ -27,27 +31,40 @@ the same two components:
    expressions -- matching on the full text", ``re.finditer(doc.text)`` + ``Doc.char_span``):
    jieba's segmentation of a label depends on its context (最佳论文亚军 may come out as 最佳/论文
    /亚军 or 最佳/论文亚/军), so token or phrase patterns of an ``EntityRuler`` would miss mentions
-   that the character patterns find, and fields.py already holds those patterns.
+   that the character patterns find, and fields.py already holds those patterns. The same holds
+   for the other two labels: a ``KEY`` is a line-start form (bullet, emoji, markup such as
+   ``**作者**`` or ``【摘要】``, a key of one or more tokens -- 代码/地址 --, a colon) that
+   :func:`pipeline.fields.parse_key_value` reads, and a venue with its year may be one jieba
+   token (``ICLR2025``) or several (2025/年/NeurIPS, ICML/'/24), which token patterns cannot
+   split or join alike; the patterns run once per ``Doc`` over its text (over the
+   text as written when :func:`parse` made the ``Doc`` over a zh-Hans rendering, see
+   :data:`WRITTEN`), and the ``Span`` objects come from ``Doc.char_span(...,
+   alignment_mode="expand")``.
 
 All offsets are character offsets (Python ``str`` indices) into the text given.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, NamedTuple
 
 import jieba
 import jieba.analyse
+import numpy
+from spacy.attrs import IDX, SENT_START
 from spacy.lang.en.stop_words import STOP_WORDS as _SPACY_EN_STOP_WORDS
 from spacy.lang.zh.stop_words import STOP_WORDS as _SPACY_ZH_STOP_WORDS
 from spacy.language import Language
 from spacy.tokens import Doc
 
 from .fields import (
+    _AWARD_CUE,
     _AWARD_LABEL,
     _AWARDISH,
     _BULLET,
@@ -76,14 +93,19 @@ __all__ = [
     "ENTITY_LABELS",
     "SENTENCE_COMPONENT",
     "USER_DICT",
+    "WRITTEN",
     "ZH_GENERIC_WORDS",
     "ZH_STOP_WORDS",
     "Entity",
     "en_nlp",
     "entities",
     "keywords",
+    "is_specific_award",
     "load_user_dict",
+    "parse",
     "sentences",
+    "stated_award",
+    "token_spans",
     "zh_nlp",
 ]
 
@@ -93,6 +115,9 @@ jieba.setLogLevel(60)  # jieba prints its dictionary loading to stderr at INFO
 SENTENCE_COMPONENT = "paper_sentences"
 #: Name of the entity component in both pipelines.
 ENTITY_COMPONENT = "paper_entities"
+#: ``Doc.user_data`` key of the text as written when the ``Doc`` is made over its zh-Hans
+#: rendering (:func:`parse`); :data:`ENTITY_COMPONENT` matches its patterns there.
+WRITTEN = "paper_text_as_written"
 #: Labels written by :data:`ENTITY_COMPONENT`.
 ENTITY_LABELS: tuple[str, ...] = ("AWARD", "VENUE", "KEY")
 #: The ML-domain jieba user dictionary shipped with the package (``word freq tag`` lines).
@@ -431,14 +456,13 @@ def sentence_component(doc: Doc) -> Doc:
     the start of that token. Returns the same ``Doc``."""
     if not len(doc):
         return doc
-    starts = _sentence_starts(doc.text)
-    first_token: set[int] = set()
-    for s in starts:
-        span = doc.char_span(s, s + 1, alignment_mode="expand")
-        if span is not None and len(span):
-            first_token.add(span.start)
-    for token in doc:
-        token.is_sent_start = token.i == 0 or token.i in first_token
+    idx = doc.to_array(IDX).tolist()  # each token's first character
+    flags = numpy.full(len(doc), -1, dtype="int64")  # -1: no sentence start
+    flags[0] = 1
+    for s in _sentence_starts(doc.text):
+        flags[bisect.bisect_right(idx, s) - 1] = 1  # the token holding the start
+    # one pass (setting Token.is_sent_start token by token is slow); spaCy's arrays are uint64
+    doc.from_array([SENT_START], flags.astype("uint64").reshape(-1, 1))
     return doc
 
 
@@ -544,12 +568,17 @@ def _find_entities(text: str) -> list[Entity]:
 
 @Language.component(ENTITY_COMPONENT)
 def entity_component(doc: Doc) -> Doc:
-    """spaCy component: find :func:`_find_entities` in ``doc.text``; store them in
+    """spaCy component: find :func:`_find_entities` in ``doc.text`` (or in the text as written,
+    ``doc.user_data[WRITTEN]``, when :func:`parse` made the ``Doc`` over its zh-Hans
+    rendering: same offsets); store them in
     ``doc._.paper_entities`` (list of :class:`Entity`, exact character spans) and as
     ``doc.ents`` (spans expanded to whole tokens, ``label_`` the label, ``kb_id_`` the
     canonical value; a span that would overlap an earlier one after expansion is left out of
     ``doc.ents`` only). Returns the same ``Doc``."""
-    found = _find_entities(doc.text)
+    text = doc.user_data.get(WRITTEN)
+    if not isinstance(text, str) or len(text) != len(doc.text):
+        text = doc.text
+    found = _find_entities(text)
     doc._.set(ENTITY_COMPONENT, found)
     spans, last_end = [], -1
     for e in found:
@@ -592,6 +621,99 @@ def entities(text: str, lang: str) -> list[Entity]:
         return []
     doc = _nlp_for(lang, text)(text)
     return list(doc._.get(ENTITY_COMPONENT) or [])
+
+
+def parse(text: str, lang: str) -> Doc:
+    """One ``Doc`` of a section: its tokens, sentences (:data:`SENTENCE_COMPONENT`) and
+    entities (:data:`ENTITY_COMPONENT`, in ``doc._.paper_entities``), made once so that the
+    extract stage reads everything from it (jieba runs once per section).
+
+    Args:
+        text: the section text.
+        lang: BCP 47 tag choosing the pipeline, as for :func:`sentences`.
+
+    Returns:
+        ``en_nlp()(text)`` for English; for Chinese ``zh_nlp()`` over the zh-Hans rendering of
+        ``text`` (:func:`pipeline.normalize.to_script`: jieba's dictionaries are Simplified, so
+        Traditional text segments into the same words as the keywords expect) when that
+        rendering keeps every character's offset (it changes Han characters only, one for one;
+        OpenCC does so on all the fixtures), else over ``text`` as is. Either way character
+        offsets into the ``Doc`` are offsets into ``text``. ``text`` itself is kept in
+        ``doc.user_data[WRITTEN]``: the entity patterns read it (the metadata keys and award
+        labels of :mod:`pipeline.fields` list each script's own words -- 論文連結 is no
+        Simplified key once converted, 论文连结 --, so they see the text as written), and
+        ``Entity.text`` is the mention as written.
+
+    Raises:
+        ValueError: from spaCy, when ``text`` is longer than ``nlp.max_length``.
+    """
+    if _is_english(lang, text):
+        pipeline, over = en_nlp(), text
+    else:
+        pipeline, over = zh_nlp(), to_script(text, "zh-Hans")
+        if len(over) != len(text) or any(a != b and not (_HAN.match(a) and _HAN.match(b))
+                                         for a, b in zip(text, over, strict=True)):
+            over = text
+    doc = pipeline.make_doc(over)
+    doc.user_data[WRITTEN] = text
+    return pipeline(doc)
+
+
+def token_spans(doc: Doc, segments: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """The text of some character spans of ``doc`` and its tokens there, for :func:`keywords`.
+
+    Args:
+        doc: a ``Doc`` (from :func:`parse`).
+        segments: ``(start, end)`` character spans of ``doc.text``, in order, not overlapping.
+
+    Returns:
+        ``(text, spans)``: ``text`` the segments joined by ``"\n"``; ``spans`` the doc's
+        non-space tokens cut to the segments, as sorted ``(start, end)`` offsets into ``text``.
+    """
+    text = doc.text
+    tokens = [(t.idx, t.idx + len(t), t.is_space) for t in doc]
+    starts = [t[0] for t in tokens]
+    parts: list[str] = []
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for s, e in segments:
+        k = max(0, bisect.bisect_right(starts, s) - 1)
+        while k < len(tokens) and tokens[k][0] < e:
+            a, b = max(tokens[k][0], s), min(tokens[k][1], e)
+            if b > a and not tokens[k][2]:
+                spans.append((a - s + pos, b - s + pos))
+            k += 1
+        parts.append(text[s:e])
+        pos += e - s + 1
+    return "\n".join(parts), spans
+
+
+def is_specific_award(entity: Entity) -> bool:
+    """Whether an ``AWARD`` entity is a known award label (best paper, outstanding paper,
+    honourable mention, test of time ...), not a generic ``<Words> Award`` / ``…奖`` phrase:
+    :func:`pipeline.fields.find_award_label` prefers the first specific label of a text."""
+    return entity.label == "AWARD" and _AWARD_LABEL.match(entity.text) is not None
+
+
+def stated_award(doc: Doc, start: int, end: int) -> Entity | None:
+    """The award a paragraph gives a paper, as :func:`pipeline.fields.find_stated_award`
+    reads it, from ``doc``: the first specific ``AWARD`` entity (:func:`is_specific_award`) of
+    the first sentence of ``doc.sents`` within ``[start, end)`` that holds one and an award
+    verb (获得, 包括, 颁给, won, awarded ...). None when there is none."""
+    found = [e for e in doc._.get(ENTITY_COMPONENT) or () if start <= e.start and e.end <= end
+             and is_specific_award(e)]
+    if not found:
+        return None
+    text = doc.user_data.get(WRITTEN)
+    text = text if isinstance(text, str) else doc.text
+    for sent in doc.sents:
+        a, b = max(sent.start_char, start), min(sent.end_char, end)
+        if b <= a:
+            continue
+        inside = [e for e in found if a <= e.start < b]
+        if inside and _AWARD_CUE.search(text, a, b):
+            return inside[0]
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -693,6 +815,23 @@ def _strip_noise(text: str) -> str:
             pos = e
         text = "".join([*parts, text[pos:]])
     return _MARKDOWN.sub(lambda m: f" {m.group(1) or ''} ", text)
+
+
+def _blank(m: re.Match[str], keep: int | None = None) -> str:
+    """The match as spaces of the same length (keeping group ``keep`` as written)."""
+    if keep is None or m.group(keep) is None:
+        return " " * len(m.group())
+    return " " * (m.start(keep) - m.start()) + m.group(keep) + " " * (m.end() - m.end(keep))
+
+
+def _mask_noise(text: str) -> str:
+    """:func:`_strip_noise` that keeps every offset: TeX math, URLs and Markdown markup become
+    as many spaces (a link keeps its text in place). Used for Chinese keywords, whose jieba
+    tokens come as offsets into the text (see :func:`keywords`)."""
+    text = _TEX_MATH.sub(_blank, text)
+    for s, e, _ in _url_spans(text):
+        text = text[:s] + " " * (e - s) + text[e:]
+    return _MARKDOWN.sub(lambda m: _blank(m, 1), text)
 
 
 def _cased(term: str, text: str) -> str:
@@ -895,7 +1034,60 @@ def _name_like(term: str) -> bool:
             and not find_venue_years(term))
 
 
-def _zh_candidates(text: str, topic: _Topic | None = None) -> Counter[str]:
+def _words(work: str, tokens: Sequence[tuple[int, int]]) -> Iterator[str]:
+    """The words of ``tokens`` over ``work`` as jieba's ``cut`` of ``work`` would yield them:
+    a token's characters that ``work`` blanks out (Latin runs, glosses, URLs, markup) split it
+    and are dropped, and ``""`` stands for any whitespace between or inside tokens (it breaks
+    a compound as jieba's whitespace tokens do)."""
+    last = None
+    for s, e in tokens:
+        if last is not None and s > last:
+            yield ""
+        piece = work[s:e]
+        parts = piece.split()
+        if not parts:
+            yield ""
+        else:
+            if piece[0].isspace():
+                yield ""
+            for k, part in enumerate(parts):
+                if k:
+                    yield ""
+                yield part
+            if piece[-1].isspace():
+                yield ""
+        last = e
+
+
+def _word_before(tokens: Sequence[tuple[int, int]] | None, text: str, start: int, end: int) -> str:
+    """The last jieba word of ``text[start:end]``: the token ending at ``end`` when ``tokens``
+    holds one inside the span, else jieba's cut of the span (tokens are offsets into ``text``)."""
+    if tokens is not None:
+        k = bisect.bisect_left(tokens, (end, end)) - 1
+        while k >= 0 and tokens[k][1] > end:
+            k -= 1
+        if k >= 0 and tokens[k][1] == end and tokens[k][0] >= start:
+            return text[tokens[k][0] : end]
+    return _jieba_tokenizer().lcut(text[start:end])[-1]
+
+
+def _cut_span(tokens: Sequence[tuple[int, int]] | None, text: str, start: int, end: int) -> list[str]:
+    """jieba's words of ``text[start:end]``: the tokens that tile the span exactly when
+    ``tokens`` has them, else jieba's cut of the span."""
+    if tokens is not None:
+        k = bisect.bisect_left(tokens, (start, start))
+        words, pos = [], start
+        while k < len(tokens) and tokens[k][0] == pos and tokens[k][1] <= end:
+            words.append(text[tokens[k][0] : tokens[k][1]])
+            pos = tokens[k][1]
+            k += 1
+        if pos == end:
+            return words
+    return _jieba_tokenizer().lcut(text[start:end])
+
+
+def _zh_candidates(text: str, topic: _Topic | None = None,
+                   tokens: Sequence[tuple[int, int]] | None = None) -> Counter[str]:
     """Candidate terms of Chinese text with their counts.
 
     Latin glosses in brackets after Chinese text are left out, except the items of a gloss
@@ -916,6 +1108,10 @@ def _zh_candidates(text: str, topic: _Topic | None = None) -> Counter[str]:
     are not in the dictionary (jieba's HMM guesses across a word boundary, 从粗到细 -> 粗到;
     the user dictionary counts as dictionary), and, with ``topic``, the people and
     institutions credited in the text and any institution (:func:`_credited`).
+
+    ``tokens``: jieba token spans over ``text`` (sorted ``(start, end)`` offsets, as a spaCy
+    ``Doc`` of :func:`zh_nlp` gives them); with them jieba does not run again, without them
+    the text is cut here.
     """
     tok = _jieba_tokenizer()
     counts: Counter[str] = Counter()
@@ -940,17 +1136,20 @@ def _zh_candidates(text: str, topic: _Topic | None = None) -> Counter[str]:
                 if _in_title(item, topic):
                     add_latin(item.split())
             before = re.search(r"[\u4e00-\u9fff]{1,16}$", text[: m.start()])
-            term = tok.lcut(before.group())[-1] if before else ""
+            term = _word_before(tokens, text, before.start(), m.start()) if before else ""
             if len(term) >= 3 and tok.FREQ.get(term) and term not in ZH_GENERIC_WORDS:
                 aliases += [(term, item) for item in items if re.fullmatch(r"[A-Z]{2,6}s?", item)]
-    text = _GLOSS_PAREN.sub("\n", text)
+    # glosses and Latin runs become blanks of their length, so token offsets still apply and
+    # Han words are not joined across them
+    text = _GLOSS_PAREN.sub(lambda m: "\n" + " " * (len(m.group()) - 1), text)
     pieces, pos = [], 0
     for m in _LATIN_RUN.finditer(text):
         pieces.append(text[pos : m.start()])
-        pieces.append("\n")  # a boundary, so Han words are not joined across the run
+        pieces.append("\n" + " " * (m.end() - m.start() - 1))
         pos = m.end()
         add_latin(m.group().split())
     pieces.append(text[pos:])
+    work = "".join(pieces)
 
     terms = _user_terms()
 
@@ -960,7 +1159,7 @@ def _zh_candidates(text: str, topic: _Topic | None = None) -> Counter[str]:
 
     pairs: Counter[str] = Counter()
     prev = None
-    for w in tok.cut("".join(pieces)):
+    for w in (tok.cut(work) if tokens is None else _words(work, tokens)):
         w = w.strip()
         han = bool(w) and _HAN.fullmatch(w[0]) is not None and _HAN.fullmatch(w[-1]) is not None
         if han and prev and plain_word(prev) and plain_word(w) and prev not in ZH_GENERIC_WORDS:
@@ -977,7 +1176,7 @@ def _zh_candidates(text: str, topic: _Topic | None = None) -> Counter[str]:
     for pair, c in pairs.items():
         if c >= MIN_COMPOUND_COUNT and pair not in counts:
             counts[pair] = c
-    for term in _quoted_terms(text):
+    for term in _quoted_terms(text, tokens):
         counts[term] = max(counts[term], text.count(term))
     # A dictionary term made of two candidates the text uses on their own stands for them:
     # 门控注意力 (once) in a text about 门控 (16 times) and 注意力 (11 times) counts the rarer part.
@@ -997,18 +1196,21 @@ def _user_terms() -> frozenset[str]:
     return frozenset(w for w, _, _ in load_user_dict())
 
 
-def _quoted_terms(text: str) -> set[str]:
+def _quoted_terms(text: str, tokens: Sequence[tuple[int, int]] | None = None) -> set[str]:
     """Chinese terms in quotation marks: 2-6 Han characters after a leading degree adverb
     (最更较很) is cut, made of dictionary words, without the character of a function word
-    (:data:`_FUNCTION_CHARS`), not generic, not an institution."""
+    (:data:`_FUNCTION_CHARS`), not generic, not an institution. ``tokens``: jieba token spans
+    over ``text`` (see :func:`_zh_candidates`); a quotation mark ends a jieba block, so the
+    tokens inside the marks are jieba's cut of the term."""
     tok = _jieba_tokenizer()
     out = set()
     for m in _QUOTED_TERM.finditer(text):
+        start = m.start(1)
         term = m.group(1)
         if term[0] in _DEGREE_ADVERBS:  # 「最弱势群体」 -> 弱势群体
-            term = term[1:]
+            term, start = term[1:], start + 1
         if (not 2 <= len(term) <= 6 or term in ZH_GENERIC_WORDS or _FUNCTION_CHARS.search(term)
-                or not all(tok.FREQ.get(p) for p in tok.lcut(term))):
+                or not all(tok.FREQ.get(p) for p in _cut_span(tokens, text, start, m.end(1)))):
             continue
         if is_institution(term):
             continue
@@ -1016,18 +1218,21 @@ def _quoted_terms(text: str) -> set[str]:
     return out
 
 
-def _zh_keywords(text: str, n: int) -> list[str]:
+def _zh_keywords(text: str, n: int, tokens: Sequence[tuple[int, int]] | None = None) -> list[str]:
     """jieba-style TF-IDF keywords of Chinese text (see :func:`keywords`)."""
-    simplified = _strip_noise(to_script(text, "zh-Hans"))
+    simplified = to_script(text, "zh-Hans")
+    if tokens is not None and len(simplified) != len(text):
+        tokens = None  # the conversion moved the offsets: cut the text here
+    simplified = _mask_noise(simplified)
     topic = _topic(simplified)
-    counts = _zh_candidates(simplified, topic)
+    counts = _zh_candidates(simplified, topic, tokens)
     if not counts:
         return []
     tfidf = jieba.analyse.default_tfidf
     idf, median = tfidf.idf_freq, tfidf.median_idf
     total = sum(counts.values())
     first = {w: simplified.find(w) % (len(simplified) + 1) for w in counts}  # not found (-1): last
-    quoted = _quoted_terms(simplified)
+    quoted = _quoted_terms(simplified, tokens)
     scores = {}
     for w, c in counts.items():
         s = c / total * idf.get(w, median)
@@ -1130,15 +1335,20 @@ def _en_keywords(text: str, n: int) -> list[str]:
     return [_cased(k, clean) for k in _dedup(lead + ranked, n, cjk=False)]
 
 
-def keywords(text: str, lang: str, n: int) -> list[str]:
+def keywords(text: str | Doc, lang: str, n: int, tokens: Sequence[tuple[int, int]] | None = None) -> list[str]:
     """The ``n`` topic keywords of a section.
 
     Args:
         text: the section text (metadata values and body); TeX math, URLs and Markdown
-            markup are removed first.
+            markup are removed first. Or a ``Doc`` of :func:`zh_nlp` / :func:`en_nlp` (from
+            :func:`parse`): its text, and for Chinese its tokens as ``tokens``.
         lang: BCP 47 tag of the text: ``en`` selects YAKE, ``zh-Hans``/``zh-Hant``/``mixed``
             select jieba (other tags: see :func:`_is_english`).
         n: how many keywords at most (``n <= 0`` gives ``[]``).
+        tokens: the jieba segmentation of ``text`` already made (the tokens of the section's
+            ``Doc``), as sorted ``(start, end)`` character offsets into ``text``
+            (:func:`token_spans`); Chinese keywords then use them and jieba does not run
+            again. ``None``: ``text`` is segmented here. English keywords ignore them.
 
     Returns:
         A list of at most ``n`` distinct keywords (``str``), best first. Chinese keywords are
@@ -1168,8 +1378,13 @@ def keywords(text: str, lang: str, n: int) -> list[str]:
       (no stop word inside, not only :data:`EN_GENERIC_WORDS`, no institution, no adverb or
       trailing past participle) and by :func:`_dedup` (containment, shifted windows).
     """
+    if isinstance(text, Doc):
+        doc = text
+        text = doc.text
+        if tokens is None:
+            tokens = [(t.idx, t.idx + len(t.text)) for t in doc if not t.is_space]
     if n <= 0 or not text or not text.strip():
         return []
     if _is_english(lang, text):
         return _en_keywords(text, n)
-    return _zh_keywords(text, n)
+    return _zh_keywords(text, n, tokens)

@@ -1,0 +1,129 @@
+"""The extract stage reads a section from one spaCy ``Doc`` (:func:`pipeline.nlp.parse`).
+
+jieba, spaCy and OpenCC run for real; nothing is mocked. One test wraps jieba's ``cut`` in a
+counter that calls the real function.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline import nlp
+from pipeline.config import Config
+from pipeline.extract import extract_fields
+
+SECTION = """论文 1：Visual Autoregressive Modeling
+
+作者：田柯宇、蒋毅、袁泽寰
+
+机构：北京大学、字节跳动
+
+🏆 NeurIPS 2024 · Best Paper Runner-Up
+
+本文提出视觉自回归建模（VAR），将图像上的自回归学习重新定义为从粗到细的“下一尺度预测”。VAR 首次使类 GPT 的自回归模型在图像生成上超越扩散 Transformer。"""
+
+
+def _row(text: str, lang: str = "zh-Hans", **extra: object) -> dict:
+    return {"heading": text.split("\n", 1)[0], "text": text, "ctx_award_raw": None, "lead_award_raw": None,
+            "doc_venue": None, "doc_year": None, "lang": lang, **extra}
+
+
+def _lines(text: str) -> str:
+    return "\n".join(ln.strip() for ln in text.split("\n") if ln.strip())
+
+
+def test_key_entity_line_becomes_the_authors_field() -> None:
+    doc = nlp.parse(_lines(SECTION), "zh-Hans")
+    keys = {e.value: e for e in doc._.paper_entities if e.label == "KEY"}
+    assert keys["authors"].text == "作者" and doc.text[keys["authors"].start - 1] == "\n"  # at a line start
+    out = extract_fields(_row(SECTION), "zh-Hans", Config())
+    assert out["authors"] == ["田柯宇", "蒋毅", "袁泽寰"]
+    assert out["institutions"] == ["北京大学", "字节跳动"]
+    # without the entity component the Doc has no KEY entity, and the line is body text
+    with nlp.zh_nlp().select_pipes(disable=[nlp.ENTITY_COMPONENT]):
+        bare = extract_fields(_row(SECTION), "zh-Hans", Config())
+    assert bare["authors"] == [] and "作者：田柯宇" in bare["summary"]
+
+
+def test_award_and_venue_entities_of_an_award_header_line() -> None:
+    doc = nlp.parse(_lines(SECTION), "zh-Hans")
+    found = [(e.label, e.text, e.value) for e in doc._.paper_entities if e.label != "KEY"]
+    assert ("VENUE", "NeurIPS 2024", "NeurIPS 2024") in found
+    assert ("AWARD", "Best Paper Runner-Up", "best_paper_runner_up") in found
+    out = extract_fields(_row(SECTION), "zh-Hans", Config())
+    assert (out["venue"], out["year"]) == ("NeurIPS", 2024)
+    assert (out["award_raw"], out["award"]) == ("Best Paper Runner-Up", "best_paper_runner_up")
+
+
+def test_award_stated_in_the_first_paragraph_is_an_award_entity() -> None:
+    text = "Some Paper Title\n该论文获得了 ICML 2025 杰出论文奖，研究者提出了一种新的采样方法。\n第二段。"
+    doc = nlp.parse(_lines(text), "zh-Hans")
+    line = doc.text.index("该论文")
+    stated = nlp.stated_award(doc, line, doc.text.index("\n", line))
+    assert stated is not None and stated.text == "杰出论文奖"
+    out = extract_fields(_row(text), "zh-Hans", Config())
+    assert (out["award_raw"], out["award"]) == ("杰出论文奖", "outstanding_paper")
+
+
+def test_traditional_section_doc_is_simplified_with_entities_as_written() -> None:
+    text = "論文 2：Vision Transformers Need Registers\n機構：Meta、Inria\n論文連結：https://arxiv.org/abs/2309.16588\n" \
+           "研究者發現 ViT 會把一些背景 patch 挪作內部計算之用，並加入可學習的「暫存器」token。"
+    doc = nlp.parse(_lines(text), "zh-Hant")
+    assert "机构" in doc.text and len(doc.text) == len(_lines(text))  # jieba sees zh-Hans, same offsets
+    keys = [(e.text, e.value) for e in doc._.paper_entities if e.label == "KEY"]
+    assert ("機構", "institutions") in keys and ("論文連結", "paper_url") in keys  # as written
+    out = extract_fields(_row(text, "zh-Hant"), "zh-Hant", Config())
+    assert "論文連結" not in (out["summary"] or "")  # a metadata line, not body
+    assert out["arxiv_id"] == "2309.16588"
+
+
+def test_summary_cut_keeps_book_titles_and_urls_whole() -> None:
+    first = "研究者在《走向通用智能。第二版！》中回顾了强化学习的进展。"
+    second = "代码见 https://example.org/repo?id=1.2!x 并已开源。"
+    third = "第三句话很长，" * 20 + "到此为止。"
+    text = f"Some Paper Title\n{first}{second}{third}"
+    config = Config()
+    config.extract.summary_max_chars = len(first + second) + 5
+    out = extract_fields(_row(text), "zh-Hans", config)
+    assert out["summary"] == first + second
+    doc = nlp.parse(_lines(text), "zh-Hans")
+    assert [s.text for s in doc.sents][1:3] == [first, second]
+
+
+def test_keywords_read_the_doc_tokens_and_jieba_runs_once_per_section(monkeypatch: pytest.MonkeyPatch) -> None:
+    tok = nlp._jieba_tokenizer()
+    calls: list[int] = []
+    real_cut = tok.cut
+
+    def counting_cut(sentence, *args, **kwargs):
+        calls.append(len(sentence))
+        return real_cut(sentence, *args, **kwargs)
+
+    extract_fields(_row(SECTION), "zh-Hans", Config())  # warm caches
+    monkeypatch.setattr(tok, "cut", counting_cut)
+    out = extract_fields(_row(SECTION), "zh-Hans", Config())
+    assert len(calls) == 1 and calls[0] == len(_lines(SECTION))
+    assert {"自回归模型", "下一尺度预测"} <= set(out["keywords"])
+    # a Doc's tokens give the keywords jieba gives the text
+    doc = nlp.parse(_lines(SECTION), "zh-Hans")
+    calls.clear()
+    from_doc = nlp.keywords(doc, "zh-Hans", 8)
+    assert calls == []
+    assert from_doc == nlp.keywords(doc.text, "zh-Hans", 8)
+
+
+def test_pipelines_are_built_once_per_process() -> None:
+    zh, en = nlp.zh_nlp(), nlp.en_nlp()
+    extract_fields(_row(SECTION), "zh-Hans", Config())
+    extract_fields(_row("A Title\nAuthors: Ann Lee, Bo Chen\nWe study things. It works."), "zh-Hans", Config())
+    assert nlp.zh_nlp() is zh and nlp.en_nlp() is en
+    assert nlp.zh_nlp.cache_info().currsize == 1 and nlp.en_nlp.cache_info().currsize == 1
+    assert nlp.parse("作者：张三", "zh-Hans").vocab is zh.vocab
+    assert nlp.parse("Authors: Ann Lee", "en").vocab is en.vocab
+
+
+def test_token_spans_cut_tokens_to_segments() -> None:
+    doc = nlp.parse("标题：扩散模型\n作者：张三", "zh-Hans")
+    text, spans = nlp.token_spans(doc, [(3, 7)])
+    assert text == "扩散模型"
+    assert [text[a:b] for a, b in spans] == ["扩散模型"]
