@@ -834,6 +834,14 @@ def _mask_noise(text: str) -> str:
     return _MARKDOWN.sub(lambda m: _blank(m, 1), text)
 
 
+@functools.lru_cache(maxsize=16384)
+def _whole_word(term: str) -> re.Pattern[str]:
+    """``term`` as a case-insensitive whole-word pattern (no ASCII letter or digit on either
+    side), compiled once per term: these patterns are built per keyword candidate, and left to
+    :mod:`re`'s own 512-entry cache they would evict every other compiled pattern."""
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(term)}(?![A-Za-z0-9])", re.I)
+
+
 def _cased(term: str, text: str) -> str:
     """The case a keyword is returned in.
 
@@ -848,7 +856,7 @@ def _cased(term: str, text: str) -> str:
     if not re.search(r"[A-Za-z]", term):
         return term
     low = term.lower()
-    pattern = re.compile(rf"(?<![A-Za-z0-9]){re.escape(term)}(?![A-Za-z0-9])", re.I)
+    pattern = _whole_word(term)
     surface = None
     for m in pattern.finditer(text):
         if m.group() == low and low != m.group().upper():
@@ -872,7 +880,7 @@ def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
     def contains(a: str, b: str) -> bool:
         if cjk and _HAN.search(b):
             return b in a
-        return re.search(rf"(?<![a-z0-9]){re.escape(b.lower())}(?![a-z0-9])", a.lower()) is not None
+        return _whole_word(b).search(a) is not None
 
     def bigrams(a: str) -> set[tuple[str, str]]:
         words = a.lower().split()
