@@ -42,6 +42,7 @@ plateau; the weights and penalties above were set on the same set.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -252,6 +253,18 @@ def _title_words(title: str) -> list[str]:
     return words
 
 
+@functools.lru_cache(maxsize=65536)
+def _same_word(w: str, v: str) -> bool:
+    """Whether two title words are the same word up to a typo (ratio >= WORD_MATCH_RATIO).
+    difflib's ``real_quick_ratio`` and ``quick_ratio`` are upper bounds of ``ratio`` (difflib
+    docs), so most pairs are rejected without the full comparison; the result is the same."""
+    if w == v:
+        return True
+    sm = SequenceMatcher(None, w, v)
+    return (sm.real_quick_ratio() >= WORD_MATCH_RATIO and sm.quick_ratio() >= WORD_MATCH_RATIO
+            and sm.ratio() >= WORD_MATCH_RATIO)
+
+
 def english_title_similarity(a: str, b: str) -> float:
     """Similarity of two English titles in [0, 1].
 
@@ -267,8 +280,8 @@ def english_title_similarity(a: str, b: str) -> float:
     fa, fb = sorted((fold_title(a), fold_title(b)))  # ratio() is not symmetric: fix the order
     ratio = SequenceMatcher(None, fa, fb).ratio()
     wa, wb = _title_words(a), _title_words(b)
-    only_a = [w for w in wa if not any(w == v or SequenceMatcher(None, w, v).ratio() >= WORD_MATCH_RATIO for v in wb)]
-    only_b = [w for w in wb if not any(w == v or SequenceMatcher(None, w, v).ratio() >= WORD_MATCH_RATIO for v in wa)]
+    only_a = [w for w in wa if not any(_same_word(w, v) for v in wb)]
+    only_b = [w for w in wb if not any(_same_word(w, v) for v in wa)]
     one_sided = only_a + only_b
     sequel = any((w.isdigit() and len(w) <= 2) or w in SEQUEL_WORDS for w in one_sided)  # not a year
     if (only_a and only_b) or sequel:
