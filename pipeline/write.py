@@ -3,19 +3,29 @@
 The schemas below are the output contract analysts and checks rely on; columns may be added,
 never renamed or retyped. Each Parquet file carries the pipeline version and the
 configuration fingerprint in its key-value metadata (as ``datasets`` does with its
-``huggingface`` key), and nothing that changes between identical runs (no timestamps), so two
-runs over the same corpus write identical table contents.
+``huggingface`` key), plus ``schema_version`` (:data:`SCHEMA_VERSION`), and nothing that changes
+between identical runs (no timestamps), so two runs over the same corpus write identical files.
+
+Besides the five tables of :data:`TABLES`, a run writes ``errors.parquet``
+(:data:`ERRORS_SCHEMA`, one row per file or JSON line that could not be read, decoded or parsed,
+or that has no text); it is kept apart from :data:`TABLES` because it describes the run's inputs
+rather than its data.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+#: Version of the output schemas, in every Parquet file's key-value metadata
+#: (``schema_version``); raise it when a column is added, renamed or retyped.
+SCHEMA_VERSION = "1"
 
 STR = pa.string()
 LIST_STR = pa.list_(pa.string())
@@ -48,6 +58,12 @@ CONTEXT_SCHEMA = pa.schema([
     ("doc_id", STR), ("char_start", pa.int64()), ("char_end", pa.int64()), ("kind", STR),
 ])
 
+#: ``errors.parquet``: ``path`` (the file, or ``file.jsonl#N`` for one JSON line), ``stage``
+#: (``ingest``, ``clean``, ``segment``, ``normalize`` or ``extract``), ``error_type`` (a Python
+#: exception name, or ``BinaryContent``, ``EmptyDocument``, ``InvalidJSON``, ``InvalidRecord``),
+#: ``message`` (as in ``documents.error``).
+ERRORS_SCHEMA = pa.schema([("path", STR), ("stage", STR), ("error_type", STR), ("message", STR)])
+
 TABLES = {
     "documents": DOCUMENTS_SCHEMA,
     "sections": SECTIONS_SCHEMA,
@@ -55,6 +71,8 @@ TABLES = {
     "dropped": DROPPED_SCHEMA,
     "context": CONTEXT_SCHEMA,
 }
+#: Tables written when the frames hold them, outside the data contract of :data:`TABLES`.
+EXTRA_TABLES = {"errors": ERRORS_SCHEMA}
 
 
 def to_table(df: pd.DataFrame, schema: pa.Schema, metadata: dict[str, str]) -> pa.Table:
@@ -69,11 +87,18 @@ def to_table(df: pd.DataFrame, schema: pa.Schema, metadata: dict[str, str]) -> p
         raise KeyError(f"output table lacks columns {missing}; it has {sorted(df.columns)}")
     frame = df[schema.names].astype(object).where(df[schema.names].notna(), None)
     table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+    metadata = {"schema_version": SCHEMA_VERSION, **metadata}
     return table.replace_schema_metadata({k.encode(): v.encode() for k, v in metadata.items()})
 
 
-def write_tables(out_dir: str | Path, frames: dict[str, pd.DataFrame], metadata: dict[str, str]) -> dict[str, int]:
-    """Write each of :data:`TABLES` from ``frames`` to ``<out_dir>/<name>.parquet`` (zstd).
+def write_tables(out_dir: str | Path, frames: dict[str, pd.DataFrame], metadata: dict[str, str],
+                 on_written: Callable[[str], None] | None = None) -> dict[str, int]:
+    """Write each of :data:`TABLES` (and of :data:`EXTRA_TABLES` that ``frames`` holds) to
+    ``<out_dir>/<name>.parquet`` (zstd).
+
+    Args:
+        on_written: called with the table name after each file is written (the runner's crash
+            test hook).
 
     Returns:
         row count per table.
@@ -81,14 +106,18 @@ def write_tables(out_dir: str | Path, frames: dict[str, pd.DataFrame], metadata:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     counts = {}
-    for name, schema in TABLES.items():
+    schemas = {**TABLES, **{k: v for k, v in EXTRA_TABLES.items() if k in frames}}
+    for name, schema in schemas.items():
         table = to_table(frames[name], schema, metadata)
         pq.write_table(table, out / f"{name}.parquet", compression="zstd")
         counts[name] = table.num_rows
+        if on_written is not None:
+            on_written(name)
     return counts
 
 
-def write_manifest(out_dir: str | Path, manifest: dict[str, Any]) -> None:
-    """Write ``manifest.json`` (UTF-8, sorted keys, indented)."""
+def write_manifest(out_dir: str | Path, manifest: dict[str, Any]) -> Path:
+    """Write ``manifest.json`` (UTF-8, sorted keys, indented); returns its path."""
     path = Path(out_dir) / "manifest.json"
     path.write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")
+    return path

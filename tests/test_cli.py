@@ -23,7 +23,7 @@ from pipeline.cli import EXIT_CANNOT_RUN, EXIT_FAILED_FILES, EXIT_OK, EXIT_USAGE
 from pipeline.config import Config
 
 REPO = Path(__file__).resolve().parents[1]
-TABLES = ("documents", "sections", "papers", "dropped", "context")
+TABLES = ("documents", "sections", "papers", "dropped", "context", "errors")
 STAGES = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
 
 ARTICLE = """机器之心报道
@@ -83,7 +83,8 @@ def test_run_help_mentions_every_option() -> None:
     text = " ".join(result.stdout.split())  # undo click's wrapping
     for option in ("CORPUS", "--out", "--config", "--target-script [zh-Hans|zh-Hant|zh-Hant-TW|zh-Hant-HK]",
                    "--embedder [use|sentence-transformers]", "--embedder-model", "--device",
-                   "--match-threshold FLOAT", "--batch-size INTEGER", "--quiet", "--no-embedding-cache", "-v, --verbose", "-h, --help"):
+                   "--match-threshold FLOAT", "--batch-size INTEGER", "--quiet", "--no-embedding-cache", "--full",
+                   "--log-format [text|json]", "-v, --verbose", "-h, --help"):
         assert option in text, option
     # the defaults the help states are the defaults of the code
     defaults = Config()
@@ -210,7 +211,8 @@ def test_successful_run_writes_outputs_and_prints_summary(tmp_path: Path) -> Non
     assert counts == {
         "documents read": 1, "sections": 2, "papers": 2, "papers with mentions in 2+ docs": 0, "empty files": 0,
         "dropped spans": len(frames["dropped"]), "failed files": 0, "skipped files": 1,
-        "duplicate files (same bytes)": 0,
+        "duplicate files (same bytes)": 0, "files processed (new or changed)": 1, "files reused (unchanged)": 0,
+        "files removed since last run": 0,
     }
     assert list(seconds) == [*STAGES, "total"]
     assert all(v >= 0 for v in seconds.values())
@@ -275,3 +277,110 @@ def test_failed_file_exits_1_and_keeps_the_good_file(tmp_path: Path) -> None:
     assert set(manifest["inputs"]) == {"bad.txt", "good.txt"}
     for name in TABLES:
         assert (out / f"{name}.parquet").is_file(), name
+
+
+# --- bad input, JSON logs, status ---------------------------------------------------------------
+
+
+def _make_unreadable(path: Path) -> str:
+    """A file in the corpus that cannot be read; returns the expected error type.
+
+    ``chmod 000`` does not stop root (tests may run as root): then the file is a link to
+    ``/proc/self/mem``, a regular file whose first bytes no process can read (EIO).
+    """
+    path.write_text("secret", encoding="utf-8")
+    path.chmod(0)
+    try:
+        path.read_bytes()
+    except PermissionError:
+        return "PermissionError"
+    path.unlink()
+    path.symlink_to("/proc/self/mem")
+    return "OSError"
+
+
+def test_bad_files_give_exit_1_and_one_errors_row_each(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path, {
+        "good.txt": ARTICLE.encode(),
+        "empty.txt": b"",
+        "binary.txt": bytes(range(256)) * 4,
+        "feed.jsonl": json.dumps({"text": ARTICLE}, ensure_ascii=False).encode() + b"\n{not json\n",
+    })
+    unreadable_type = _make_unreadable(corpus / "locked.txt")
+    out = tmp_path / "out"
+    try:
+        result = _invoke(corpus, "--out", out, "--quiet")
+    finally:
+        if not (corpus / "locked.txt").is_symlink():
+            (corpus / "locked.txt").chmod(0o644)  # so that pytest can clean up
+    assert result.exit_code == EXIT_FAILED_FILES == 1, result.output
+    errors = pd.read_parquet(out / "errors.parquet")
+    assert list(errors.columns) == ["path", "stage", "error_type", "message"]
+    rows = {r.path: (r.stage, r.error_type) for r in errors.itertuples()}
+    assert rows == {
+        "binary.txt": ("ingest", "ValueError"),
+        "empty.txt": ("ingest", "EmptyDocument"),
+        "feed.jsonl#2": ("ingest", "InvalidJSON"),
+        "locked.txt": ("ingest", unreadable_type),
+    }
+    assert errors.set_index("path").loc["feed.jsonl#2", "message"].startswith("feed.jsonl#2: not valid JSON")
+    # the good file and the good line went on (the same article twice: one is a copy)
+    docs = pd.read_parquet(out / "documents.parquet").set_index("source_path")
+    assert docs.loc["good.txt", "status"] == docs.loc["feed.jsonl#1", "status"] == "ok"
+    assert docs.loc["good.txt", "dup_of"] == docs.loc["feed.jsonl#1", "doc_id"]  # the line sorts first
+    assert len(pd.read_parquet(out / "sections.parquet")) == 4
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert [e["path"] for e in manifest["errors"]] == sorted(rows)
+
+
+def test_log_format_json_writes_one_object_per_line_and_the_summary(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode(), "bad.txt": bytes(range(256)) * 4})
+    out = tmp_path / "out"
+    result = _invoke(corpus, "--out", out, "--log-format", "json")
+    assert result.exit_code == EXIT_FAILED_FILES
+    assert result.stdout == ""
+    records = [json.loads(line) for line in result.stderr.splitlines()]
+    assert all({"time", "level", "logger", "message"} <= set(r) for r in records)
+    assert any(r["level"] == "WARNING" and "bad.txt" in r["message"] for r in records)
+    summary = records[-1]
+    assert summary["event"] == "summary" and summary["exit_code"] == 1
+    assert (summary["documents"], summary["sections"], summary["failed_files"]) == (1, 2, 1)
+    assert (summary["files_processed"], summary["files_reused"], summary["files_removed"]) == (2, 0, 0)
+    assert set(summary["seconds"]) == set(STAGES)
+
+    usage = _invoke(corpus, "--out", out, "--log-format", "json", "--batch-size", "0")
+    assert usage.exit_code == EXIT_USAGE
+    record = json.loads(usage.stderr)
+    assert (record["level"], record["exit_code"]) == ("ERROR", 2)
+    assert record["message"].startswith("configuration error: run.batch_size = 0")
+
+
+def test_status_tells_what_the_last_run_did(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode(), "b.txt": ARTICLE.replace("两篇", "2 篇").encode(),
+                                "bad.txt": bytes(range(256)) * 4})
+    out = tmp_path / "out"
+    assert _invoke(corpus, "--out", out, "--quiet").exit_code == EXIT_FAILED_FILES
+    (corpus / "b.txt").unlink()
+    (corpus / "c.txt").write_text(ARTICLE + "\n完\n", encoding="utf-8")
+    assert _invoke(corpus, "--out", out, "--quiet").exit_code == EXIT_FAILED_FILES
+
+    result = CliRunner().invoke(cli, ["status", str(out)], catch_exceptions=False)
+    assert result.exit_code == EXIT_OK
+    text = result.stdout
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert f"  run                {manifest['run_id']} (incremental)" in text
+    assert f"  corpus             {corpus}" in text
+    assert "  files              1 processed, 2 reused, 1 removed" in text
+    assert "  failed files       1" in text and "    bad.txt  [ingest] ValueError: could not decode bad.txt" in text
+    assert "  seconds per stage" in text and "    total" in text
+    as_json = CliRunner().invoke(cli, ["status", str(out), "--json"], catch_exceptions=False)
+    assert json.loads(as_json.stdout)["files"]["removed"] == ["b.txt"]
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    none = CliRunner().invoke(cli, ["status", str(empty)], catch_exceptions=False)
+    assert none.exit_code == EXIT_CANNOT_RUN
+    assert none.stderr.startswith(f"error: no run has been published in {empty} yet")
+    missing = CliRunner().invoke(cli, ["status", str(tmp_path / "nope")], catch_exceptions=False)
+    assert missing.exit_code == EXIT_USAGE
+    assert "is not an output folder" in missing.stderr

@@ -1,0 +1,293 @@
+"""What earlier runs processed, kept so that the next run over the same folder redoes only what
+changed (incremental runs).
+
+Unit and key
+------------
+The unit of reuse is one input **file** (a ``.jsonl`` file with all its lines). An entry holds
+everything the per-document stages (ingest, clean, segment, normalize, extract) made of that
+file: its ``documents`` rows (with their dropped and context spans, the document's venue, year
+and URLs) and its ``sections`` rows with every normalize and extract column. It is valid for
+
+``(source_path, SHA-256 of the file's bytes, state key)``
+
+where the state key (:func:`state_key`) joins the pipeline version, a digest of the package's
+source code (so an edit without a version bump still invalidates) and the fingerprint of the
+configuration the per-document stages read (:func:`documents_fingerprint`: ``ingest``,
+``clean``, ``normalize``, ``extract``). Dedup settings and the embedder are not part of it:
+dedup runs over all sections on every run (the embedding cache makes that cheap), so changing
+``dedup.match_threshold`` reclusters without reprocessing a single file. The path is part of
+the key because rows name their file (``source_path``, error messages).
+
+Entries are self-contained: a file's processing depends on no other file. The one cross-file
+rule, byte-identical copies (status ``duplicate``), is applied when the run assembles the
+entries, in corpus order (see :func:`pipeline.runner.mark_copies`).
+
+Layout
+------
+``OUT/.state/*.parquet``, each file a table of entries, one row per file, columns
+:data:`STATE_SCHEMA`: the key columns in the clear and the rows as JSON (``documents``,
+``sections``; UTF-8 with ``surrogatepass``, zstd-compressed by Parquet). A run appends one
+``part-<run_id>-<n>.parquet`` per batch of freshly processed files, so a killed run's work is
+kept and the next run resumes from it; now and then (:func:`StateStore.maybe_compact`) the live
+entries are rewritten into one ``state-<run_id>.parquet`` and the other files are deleted.
+Every file is written to a temporary name and renamed into place, so a reader never sees half a
+file; a file that cannot be read is ignored (and deleted at the next compaction): the state is a
+cache, and losing it only costs time.
+
+JSON keeps every Python value as it was (:func:`to_plain` first turns pandas' missing markers
+into ``None``, numpy scalars into Python ones and integral floats into ints), so a freshly
+processed file and a reused one give the run the very same values; the runner sends fresh
+results through the same JSON round trip, which makes an incremental run and a full rebuild
+agree by construction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import __version__
+from .config import Config
+
+log = logging.getLogger(__name__)
+
+#: Folder inside the output folder that holds the state.
+STATE_DIR = ".state"
+#: Configuration sections the per-document stages read (the rest, ``embed``, ``dedup`` and
+#: ``run``, changes nothing a file's entry holds).
+DOCUMENT_CONFIG_SECTIONS = ("ingest", "clean", "normalize", "extract")
+#: Compact when more state files than this exist...
+MAX_STATE_FILES = 8
+#: ...or when dead rows (superseded, removed or other-key entries) exceed this share of live ones.
+MAX_DEAD_SHARE = 0.25
+#: Bytes read at a time when hashing a file.
+HASH_CHUNK = 1 << 20
+
+STATE_SCHEMA = pa.schema([
+    ("source_path", pa.string()),      # the file, relative to the corpus (POSIX, display form)
+    ("content_sha256", pa.string()),   # SHA-256 (hex) of the file's bytes
+    ("state_key", pa.string()),        # :func:`state_key` of the run that made the entry
+    ("pipeline_version", pa.string()),
+    ("n_documents", pa.int32()),
+    ("n_sections", pa.int32()),
+    ("documents", pa.binary()),        # JSON list of documents rows (dicts)
+    ("sections", pa.binary()),         # JSON list of sections rows (dicts)
+])
+
+
+def code_digest() -> str:
+    """SHA-256 (hex, 16 chars) of the package's source files and data (``pipeline/**``), read
+    afresh on each call (a few milliseconds) so that a long-lived process sees edits."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".txt", ".json", ".toml")):
+        if "__pycache__" in path.parts:
+            continue
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def documents_fingerprint(config: Config) -> str:
+    """SHA-256 (hex, 16 chars) of the configuration sections the per-document stages read."""
+    settings = config.to_dict()
+    meaning = {k: settings[k] for k in DOCUMENT_CONFIG_SECTIONS}
+    return hashlib.sha256(json.dumps(meaning, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def state_key(config: Config) -> str:
+    """``"<pipeline version>+<code digest>:<documents fingerprint>"``: entries made under another
+    key are not reused."""
+    return f"{__version__}+{code_digest()}:{documents_fingerprint(config)}"
+
+
+def file_sha256(path: str | Path) -> str | None:
+    """SHA-256 (hex) of a file's bytes, or None when it cannot be read (ingest reports why)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(HASH_CHUNK):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def to_plain(value: Any) -> Any:
+    """``value`` as plain JSON-able Python, the same whichever batch or dtype it came from.
+
+    None, NaN, ``pd.NA`` and ``NaT`` become None; numpy scalars Python ones; finite integral
+    floats ints (a year is 2024 whether its batch column was int64 or float64); arrays and tuples
+    lists; dict keys str.
+
+    Raises:
+        TypeError: a value JSON cannot hold (names its type).
+    """
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, np.generic):
+        value = value.item()
+        if value is None or isinstance(value, bool | str):
+            return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        return int(value) if value.is_integer() and abs(value) < 2**53 else value
+    if isinstance(value, dict):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [to_plain(v) for v in value]
+    if value is pd.NA or value is pd.NaT:
+        return None
+    raise TypeError(f"cannot keep a {type(value).__name__} in the incremental state: {value!r}")
+
+
+def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows of ``frame`` as dicts of :func:`to_plain` values (column order kept)."""
+    columns = list(frame.columns)
+    return [{c: to_plain(v) for c, v in zip(columns, row, strict=True)}
+            for row in frame.itertuples(index=False, name=None)]
+
+
+def _dumps(rows: list[dict[str, Any]]) -> bytes:
+    return json.dumps(rows, ensure_ascii=False, allow_nan=True).encode("utf-8", "surrogatepass")
+
+
+def _loads(data: bytes) -> list[dict[str, Any]]:
+    return json.loads(data.decode("utf-8", "surrogatepass"))
+
+
+@dataclass
+class Entry:
+    """What the per-document stages made of one file (see the module docstring).
+
+    Attributes:
+        source_path: the file, relative to the corpus.
+        content_sha256: SHA-256 (hex) of its bytes.
+        documents: JSON bytes of its ``documents`` rows (list of dicts).
+        sections: JSON bytes of its ``sections`` rows (list of dicts).
+        n_documents, n_sections: row counts.
+    """
+
+    source_path: str
+    content_sha256: str
+    documents: bytes
+    sections: bytes
+    n_documents: int
+    n_sections: int
+
+    @classmethod
+    def from_rows(cls, source_path: str, content_sha256: str, documents: list[dict], sections: list[dict]) -> Entry:
+        """An entry from plain rows (:func:`frame_records`)."""
+        return cls(source_path, content_sha256, _dumps(documents), _dumps(sections), len(documents), len(sections))
+
+    def rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """``(documents rows, sections rows)``, freshly decoded (the caller may modify them)."""
+        return _loads(self.documents), _loads(self.sections)
+
+
+class StateStore:
+    """The entries kept in ``OUT/.state`` for one state key.
+
+    Args:
+        folder: the state folder (created on the first write).
+        key: :func:`state_key` of the run; entries under other keys are dead.
+        run_id: the run writing new files (names its parts).
+    """
+
+    def __init__(self, folder: str | Path, key: str, run_id: str):
+        self.folder = Path(folder)
+        self.key = key
+        self.run_id = run_id
+        self._parts = 0
+        self.n_rows_on_disk = 0
+        self.written: list[Path] = []
+
+    def _files(self) -> list[Path]:
+        return sorted(self.folder.glob("*.parquet")) if self.folder.is_dir() else []
+
+    def load(self) -> dict[tuple[str, str], Entry]:
+        """Every readable entry under this store's key, by ``(source_path, content_sha256)``.
+
+        Unreadable files are skipped with a warning (the state is only a cache).
+        """
+        entries: dict[tuple[str, str], Entry] = {}
+        self.n_rows_on_disk = 0
+        for path in self._files():
+            try:
+                table = pq.read_table(path)
+            except Exception as exc:  # noqa: BLE001 - a damaged cache file costs time, not the run
+                log.warning("ignoring unreadable state file %s: %s: %s", path, type(exc).__name__, exc)
+                continue
+            self.n_rows_on_disk += table.num_rows
+            if "state_key" not in table.column_names:
+                continue
+            keys = table.column("state_key").to_pylist()
+            wanted = [i for i, k in enumerate(keys) if k == self.key]
+            if not wanted:
+                continue
+            rows = table.take(wanted).to_pylist()
+            for r in rows:
+                entries[(r["source_path"], r["content_sha256"])] = Entry(
+                    r["source_path"], r["content_sha256"], r["documents"], r["sections"],
+                    r["n_documents"], r["n_sections"])
+        return entries
+
+    def _write(self, name: str, entries: Iterable[Entry]) -> Path:
+        rows = [{"source_path": e.source_path, "content_sha256": e.content_sha256, "state_key": self.key,
+                 "pipeline_version": __version__, "n_documents": e.n_documents, "n_sections": e.n_sections,
+                 "documents": e.documents, "sections": e.sections} for e in entries]
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / name
+        tmp = self.folder / f".{name}.tmp"
+        pq.write_table(pa.Table.from_pylist(rows, schema=STATE_SCHEMA), tmp, compression="zstd")
+        os.replace(tmp, path)
+        self.written.append(path)
+        return path
+
+    def append(self, entries: list[Entry]) -> Path | None:
+        """Write ``entries`` as a new part file (nothing when empty); returns its path."""
+        if not entries:
+            return None
+        self._parts += 1
+        return self._write(f"part-{self.run_id}-{self._parts:05d}.parquet", entries)
+
+    def compact(self, live: Iterable[Entry]) -> Path:
+        """Rewrite the state as one file holding exactly ``live``; delete every other file."""
+        keep = self._write(f"state-{self.run_id}.parquet", live)
+        for path in self._files():
+            if path != keep:
+                path.unlink(missing_ok=True)
+        for tmp in self.folder.glob(".*.tmp"):  # left by a killed run
+            tmp.unlink(missing_ok=True)
+        return keep
+
+    def maybe_compact(self, live: list[Entry], force: bool = False) -> bool:
+        """:meth:`compact` when forced, when there are more than :data:`MAX_STATE_FILES` files, or
+        when the dead rows on disk exceed :data:`MAX_DEAD_SHARE` of the live ones.
+
+        Returns:
+            whether it compacted.
+        """
+        files = self._files()
+        dead = self.n_rows_on_disk + self._rows_written() - len(live)
+        if force or len(files) > MAX_STATE_FILES or dead > MAX_DEAD_SHARE * max(len(live), 1):
+            self.compact(live)
+            return True
+        return False
+
+    def _rows_written(self) -> int:
+        return sum(pq.ParquetFile(p).metadata.num_rows for p in self.written if p.exists())

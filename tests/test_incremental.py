@@ -1,0 +1,163 @@
+"""Incremental runs (pipeline.state): unchanged files are reused, new and changed ones processed,
+deleted ones disappear, and the tables equal those of a full rebuild over the same files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import pipeline.state as state_module
+from pipeline.config import load_config
+from pipeline.runner import run
+from pipeline.state import STATE_DIR, Entry, StateStore, to_plain
+
+from conftest import SAMPLE, TABLES
+
+REPO = Path(__file__).resolve().parents[1]
+DEDUP_ARTICLES = REPO / "tests" / "fixtures" / "dedup" / "articles"
+ALL_TABLES = (*TABLES, "errors")
+#: Dedup fixture articles that share papers (transformer, resnet, ddpm, ldm, flow matching).
+ARTICLES = ("01_zh-Hans_numbered_foundations.txt", "02_en_md-h3_diffusion-explainer.md",
+            "03_zh-Hant_kv-before-body_diffusion_big5.txt", "05_en_narrative_three-classics.txt",
+            "10_zh-Hant_md-h3_classics.md", "16_zh-Hant_narrative_diffusion-history.txt")
+
+
+def _assert_same_tables(a: Path, b: Path) -> None:
+    for name in ALL_TABLES:
+        first, second = pq.read_table(a / f"{name}.parquet"), pq.read_table(b / f"{name}.parquet")
+        assert first.schema.metadata == second.schema.metadata, name
+        assert first.equals(second), name
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """The sample, six dedup fixture articles, a byte copy, and a JSON Lines feed with a
+    repeated line and a bad line."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    (corpus / "dedup").mkdir()
+    for name in ARTICLES:
+        shutil.copy(DEDUP_ARTICLES / name, corpus / "dedup" / name)
+    shutil.copy(SAMPLE / "a_report_zh-Hans.txt", corpus / "z_copy_of_a.txt")
+    line = json.dumps({"title": "A feed item", "text": (SAMPLE / "c_blog_en.md").read_text(encoding="utf-8")})
+    (corpus / "feed.jsonl").write_text(f"{line}\n{line}\nnot json\n", encoding="utf-8")
+    return corpus
+
+
+def test_incremental_run_equals_full_rebuild(corpus: Path, tmp_path: Path, use_embedder) -> None:
+    out = tmp_path / "out"
+    config = load_config()
+    first = run(corpus, out, config, embedder=use_embedder, progress=False)
+    n_files = len(first.files["processed"])
+    assert first.files["reused"] == [] and first.files["removed"] == []
+    docs1 = first.frames["documents"].set_index("source_path")
+    assert docs1.loc["z_copy_of_a.txt", "status"] == "duplicate"
+    assert docs1.loc["feed.jsonl#2", "status"] == "duplicate"
+    papers1 = first.frames["papers"].set_index("paper_id")
+
+    # delete two files (one the original of a byte copy), change one, add one
+    deleted = ["a_report_zh-Hans.txt", "dedup/05_en_narrative_three-classics.txt"]
+    for name in deleted:
+        (corpus / name).unlink()
+    changed = corpus / "b_digest_zh-Hant.txt"
+    changed.write_text(changed.read_text(encoding="utf-8") + "\n本文完。\n", encoding="utf-8")
+    added = corpus / "dedup" / "21_en_md-h3_diffusion-explainer-again.md"
+    added.write_text((DEDUP_ARTICLES / "02_en_md-h3_diffusion-explainer.md").read_text(encoding="utf-8")
+                     + "\nRead more next week.\n", encoding="utf-8")
+
+    second = run(corpus, out, config, embedder=use_embedder, progress=False)
+    assert second.files["processed"] == ["b_digest_zh-Hant.txt", "dedup/21_en_md-h3_diffusion-explainer-again.md"]
+    assert second.files["removed"] == sorted(deleted)
+    assert len(second.files["reused"]) == n_files - 2 - 1
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["files"] == second.files and manifest["mode"] == "incremental"
+
+    rebuilt = tmp_path / "rebuilt"
+    shutil.copytree(out / ".cache", rebuilt / ".cache")  # embeddings are keyed by text: only saves time
+    run(corpus, rebuilt, config, embedder=use_embedder, progress=False)
+    _assert_same_tables(out, rebuilt)
+    full = run(corpus, out, config, embedder=use_embedder, progress=False, full=True)
+    assert full.files["reused"] == [] and full.manifest["mode"] == "full"
+    _assert_same_tables(out, rebuilt)
+
+    # the copy whose original went is now the original; its sections came from the state
+    docs2 = second.frames["documents"].set_index("source_path")
+    assert docs2.loc["z_copy_of_a.txt", "status"] == "ok" and docs2.loc["z_copy_of_a.txt", "n_sections"] > 0
+    # the new file's mentions joined papers the first run knew, under the same ids
+    papers2 = second.frames["papers"].set_index("paper_id")
+    new_doc = docs2.loc["dedup/21_en_md-h3_diffusion-explainer-again.md", "doc_id"]
+    joined = [pid for pid, doc_ids in papers2["doc_ids"].items() if new_doc in doc_ids and pid in papers1.index]
+    assert joined
+    assert all(papers2.loc[pid, "n_mentions"] > papers1.loc[pid, "n_mentions"] for pid in joined)
+    # papers only the deleted narrative mentioned are gone
+    gone_doc = docs1.loc["dedup/05_en_narrative_three-classics.txt", "doc_id"]
+    only_there = [pid for pid, doc_ids in papers1["doc_ids"].items() if list(doc_ids) == [gone_doc]]
+    assert not set(only_there) & set(papers2.index)
+
+
+def test_a_dedup_setting_reuses_every_file_and_a_document_setting_reprocesses(tmp_path: Path,
+                                                                             use_embedder) -> None:
+    out = tmp_path / "out"
+    run(SAMPLE, out, load_config(), embedder=use_embedder, progress=False)
+    stricter = load_config(overrides={"dedup": {"match_threshold": 0.9}})
+    result = run(SAMPLE, out, stricter, embedder=use_embedder, progress=False)
+    assert result.files["processed"] == [] and len(result.files["reused"]) == 3
+    shutil.copytree(out / ".cache", tmp_path / "fresh" / ".cache")
+    run(SAMPLE, tmp_path / "fresh", stricter, embedder=use_embedder, progress=False)
+    _assert_same_tables(out, tmp_path / "fresh")
+
+    hant = load_config(overrides={"normalize": {"target_script": "zh-Hant"}})
+    result = run(SAMPLE, out, hant, embedder=use_embedder, progress=False)
+    assert result.files["reused"] == [] and len(result.files["processed"]) == 3
+
+
+def test_a_new_pipeline_version_reprocesses_everything(tmp_path: Path, use_embedder, monkeypatch) -> None:
+    out = tmp_path / "out"
+    run(SAMPLE, out, load_config(), embedder=use_embedder, progress=False)
+    monkeypatch.setattr(state_module, "__version__", "999.0")
+    result = run(SAMPLE, out, load_config(), embedder=use_embedder, progress=False)
+    assert result.files["reused"] == []
+    # the entries of the old version were dropped from the state
+    assert len(list((out / STATE_DIR).glob("*.parquet"))) == 1
+
+
+def test_a_damaged_state_file_only_costs_time(tmp_path: Path, use_embedder, caplog) -> None:
+    out = tmp_path / "out"
+    run(SAMPLE, out, load_config(), embedder=use_embedder, progress=False)
+    for path in (out / STATE_DIR).glob("*.parquet"):
+        path.write_bytes(b"PAR1 this is not parquet")
+    result = run(SAMPLE, out, load_config(), embedder=use_embedder, progress=False)
+    assert len(result.files["processed"]) == 3
+    assert "ignoring unreadable state file" in caplog.text
+    assert len(run(SAMPLE, out, load_config(), embedder=use_embedder, progress=False).files["reused"]) == 3
+
+
+def test_state_parts_of_a_killed_run_are_read_and_compacted(tmp_path: Path) -> None:
+    folder = tmp_path / STATE_DIR
+    writer = StateStore(folder, "k1", "run-a")
+    writer.append([Entry.from_rows("a.txt", "aa", [{"doc_id": "1", "year": 2024}], [])])
+    writer.append([Entry.from_rows("b.txt", "bb", [{"doc_id": "2"}], [{"section_id": "2-001", "authors": ["X"]}])])
+    StateStore(folder, "k2", "run-b").append([Entry.from_rows("c.txt", "cc", [], [])])
+    reader = StateStore(folder, "k1", "run-c")
+    entries = reader.load()
+    assert set(entries) == {("a.txt", "aa"), ("b.txt", "bb")}
+    assert entries[("b.txt", "bb")].rows() == ([{"doc_id": "2"}], [{"section_id": "2-001", "authors": ["X"]}])
+    assert reader.maybe_compact([entries[("a.txt", "aa")]])  # 2 dead rows of 1 live: compact
+    assert [p.name for p in folder.glob("*.parquet")] == ["state-run-c.parquet"]
+    assert set(StateStore(folder, "k1", "run-d").load()) == {("a.txt", "aa")}
+
+
+def test_to_plain_gives_batch_independent_values() -> None:
+    import numpy as np
+    import pandas as pd
+
+    assert to_plain(np.float64(2024.0)) == 2024 and isinstance(to_plain(np.float64(2024.0)), int)
+    assert to_plain(float("nan")) is None and to_plain(pd.NA) is None and to_plain(None) is None
+    assert to_plain(np.array(["a", "b"])) == ["a", "b"]
+    assert to_plain({"k": (1, np.int32(2), 0.5, np.bool_(True))}) == {"k": [1, 2, 0.5, True]}
+    with pytest.raises(TypeError, match="cannot keep a object"):
+        to_plain(object())
