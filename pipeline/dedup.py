@@ -17,8 +17,8 @@ Method
    Then ``+ AUTHOR_BONUS`` when the author lists overlap, ``- VENUE_CONFLICT_PENALTY`` when the
    venues differ and ``- YEAR_CONFLICT_PENALTY`` when the years are more than one apart. An
    equal arXiv id or an equal folded title (English or Chinese) scores 1.0. **Cannot-link**
-   constraints: two sections of one document are never the same paper; two different arXiv
-   ids never merge.
+   constraints: two sections of one document are not the same paper unless they share an exact
+   key (one paper named twice in an article); two different arXiv ids never merge.
 4. **Clustering**: greedy average linkage. Candidate pairs are visited by descending score;
    two clusters merge only if no cross pair is cannot-linked and either the pair shares an
    exact key (a must-link: the same arXiv id or folded title is the same paper however weak the
@@ -85,6 +85,10 @@ WORD_MATCH_RATIO = 0.85
 SEQUEL_WORDS = frozenset("improved improving revisited revisiting extended scaling faster better v2 v3 xl plus pro".split())
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[^\W_]+")
+#: A section's ``match_score`` is its average score to at most this many other members of its
+#: paper (the first ones in section order), so a paper mentioned thousands of times costs
+#: linear, not quadratic, time.
+JOIN_SCORE_SAMPLE = 64
 #: Characters of the summary that go into the embedding text.
 SUMMARY_HEAD_CHARS = 200
 
@@ -310,9 +314,9 @@ class PairScorer:
         assert emb.content.shape[0] == n, "one embedding row per section"
 
     def cannot_link(self, i: int, j: int) -> bool:
-        if self.doc[i] == self.doc[j]:
+        if self.arxiv[i] is not None and self.arxiv[j] is not None and self.arxiv[i] != self.arxiv[j]:
             return True
-        return self.arxiv[i] is not None and self.arxiv[j] is not None and self.arxiv[i] != self.arxiv[j]
+        return self.doc[i] == self.doc[j] and not self.exact(i, j)
 
     def title_similarity(self, i: int, j: int) -> float | None:
         """Same-language title similarity when both have a title in one language (English:
@@ -371,7 +375,8 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
 
     Returns:
         ``(labels, join_scores)``: a cluster label per section (ints, first appearance order) and
-        the average score of the section to the other members of its cluster (None when alone).
+        the average score of the section to the other members of its cluster, at most
+        :data:`JOIN_SCORE_SAMPLE` of them (None when alone).
     """
     n = len(sections)
     if isinstance(emb, np.ndarray):
@@ -395,6 +400,21 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
 
     cluster_of = list(range(n))
     members: dict[int, list[int]] = {i: [i] for i in range(n)}
+    # one paper named twice in one document (an exact key: same arXiv id or folded title) is one
+    # mention group from the start; other sections of a document never join each other
+    for key in (scorer.arxiv, scorer.folded, scorer.folded_zh):
+        first: dict[tuple[str, str], int] = {}
+        for i, value in enumerate(key):
+            if value is None:
+                continue
+            j = first.setdefault((scorer.doc[i], value), i)
+            a, b = cluster_of[i], cluster_of[j]
+            if a == b or any(scorer.cannot_link(x, y) for x in members[a] for y in members[b]):
+                continue
+            keep, gone = min(a, b), max(a, b)
+            for x in members[gone]:
+                cluster_of[x] = keep
+            members[keep].extend(members.pop(gone))
     threshold = config.dedup.match_threshold
     for s, i, j in scored:
         if s < threshold:
@@ -419,7 +439,7 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
     labels = [relabel.setdefault(c, len(relabel)) for c in cluster_of]
     join_scores: list[float | None] = []
     for i in range(n):
-        others = [x for x in members[cluster_of[i]] if x != i]
+        others = [x for x in members[cluster_of[i]] if x != i][:JOIN_SCORE_SAMPLE]
         join_scores.append(float(np.mean([scorer.score(i, x) for x in others])) if others else None)
     return labels, join_scores
 

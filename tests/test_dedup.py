@@ -115,18 +115,24 @@ def test_same_paper_in_two_documents_and_scripts_is_one_paper(use) -> None:
     assert len(papers) == 3
 
 
-def test_same_title_twice_in_one_document_is_never_merged(use) -> None:
+def test_same_title_twice_in_one_document_is_one_paper(use) -> None:
     a = section("cccc-000", "Generative Image Dynamics", summary="The paper animates a single still image.")
-    b = section("cccc-001", "Generative Image Dynamics", summary="The paper animates a single still image.")
-    sections, papers = dedup(frame(a, b), Config(), use)
+    b = section("cccc-001", "Generative Image Dynamics", summary="A recap of the same paper at the end.")
+    c = section("cccc-002", "Rich Human Feedback for Text-to-Image Generation", summary="Human feedback on images.")
+    sections, papers = dedup(frame(a, b, c), Config(), use)
     assert len(papers) == 2
-    assert [list(ids) for ids in papers.sort_values("paper_id")["section_ids"]] in (
-        [["cccc-000"], ["cccc-001"]], [["cccc-001"], ["cccc-000"]]
-    )
-    # two papers, so two paper ids, and each section points at its own
-    assert papers["paper_id"].is_unique
-    assert clusters(sections) == [["cccc-000"], ["cccc-001"]]
-    assert sections["match_score"].isna().all()
+    assert sorted(list(ids) for ids in papers["section_ids"]) == [["cccc-000", "cccc-001"], ["cccc-002"]]
+    assert clusters(sections) == [["cccc-000", "cccc-001"], ["cccc-002"]]
+    by_id = sections.set_index("section_id")["match_score"]
+    assert by_id["cccc-000"] == by_id["cccc-001"] == 1.0  # the exact title
+    assert pd.isna(by_id["cccc-002"])
+
+
+def test_different_papers_in_one_document_never_merge(use) -> None:
+    a = section("cccc-000", "Denoising Diffusion Probabilistic Models", summary="Diffusion models for images.")
+    b = section("cccc-001", "Denoising Diffusion Probabilistic Model", summary="Diffusion models for images.")
+    sections, papers = dedup(frame(a, b), Config(), use)
+    assert len(papers) == 2  # near-identical, but two sections of one document without an exact key
 
 
 def test_different_arxiv_ids_with_the_same_title_never_merge(use) -> None:
