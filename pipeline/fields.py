@@ -278,7 +278,11 @@ _YEAR4 = r"(?:19[89]\d|20\d\d)"
 _VENUE = re.compile(
     rf"(?:(?<![\d.])(?P<yb>{_YEAR4})\s*(?:年\s*)?)?"
     rf"(?:{_VENUE_ALT})"
-    rf"(?:\s*[-–]?\s*(?P<ya>{_YEAR4})(?!\d)|(?:\s*['’‘`]\s*|[-–])(?P<y2>\d\d)(?![\d.]))?"
+    # the year after the name, possibly after the acronym in brackets or a comma:
+    # "ICLR 2024", "International Conference on Machine Learning (ICML) 2021",
+    # "国际学习表征会议（ICLR）2024", "NIPS, 2014"
+    rf"(?:(?:\s*[(（][A-Z][A-Za-z]{{1,9}}[)）])?\s*[-–,，]?\s*(?P<ya>{_YEAR4})(?!\d)"
+    rf"|(?:\s*['’‘`]\s*|[-–])(?P<y2>\d\d)(?![\d.]))?"
 )
 
 
@@ -354,8 +358,12 @@ def canonical_venue(raw: str | None) -> str | None:
 #   old style (9108-0703):  archive(.SC)/YYMMNNN, optional vN.
 _ARXIV_NEW = r"(?P<yymm>\d{4})\.(?P<num>\d{4,5})"
 _ARXIV_OLD = r"(?P<arch>[a-z]+(?:-[a-z]+)?(?:\.[a-z]{2})?)/(?P<oyymm>\d{4})(?P<onum>\d{3})"
+# Contexts: arxiv.org pages; the paper pages of aggregators that key papers by arXiv id
+# (huggingface.co/papers/ID, alphaxiv.org/abs/ID, papers.cool/arxiv/ID, semanticscholar.org/arxiv/ID);
+# the arXiv DOI (10.48550/arXiv.ID, arXiv's DataCite DOIs since 2022); "arXiv: ID" in prose.
 _ARXIV_CTX = re.compile(
-    r"(?:arxiv\.org/(?:abs|pdf|html|format)/|(?<![a-z])arxiv\s*[:：]?\s*)"
+    r"(?:arxiv\.org/(?:abs|pdf|html|format)/|huggingface\.co/papers/|alphaxiv\.org/(?:abs|overview|pdf)/"
+    r"|(?<![a-z])arxiv\s*[:：./]?\s*)"
     rf"(?:{_ARXIV_NEW}|{_ARXIV_OLD})(?P<ver>v[1-9]\d*)?(?!\d)",
     re.I,
 )
@@ -379,7 +387,7 @@ def _valid_new_arxiv(yymm: str, num: str) -> bool:
     year: a check against today's date would make the same corpus give different output on
     different days."""
     mm = int(yymm[2:])
-    if not 1 <= mm <= 12 or yymm < "0704":
+    if not 1 <= mm <= 12 or yymm < "0704" or int(num) == 0:  # numbers start at 00001
         return False
     return len(num) == (4 if yymm <= "1412" else 5)
 
@@ -567,6 +575,8 @@ def url_kind(url: str, key: str | None = None) -> str:
         return "openreview"
     if host.endswith(_PROJECT_HOST_SUFFIXES):
         return "project"
+    if _host_is(host, "huggingface.co") and path.startswith("/papers/"):
+        return "other"  # a paper's discussion page, not code
     if any(_host_is(host, h) for h in _CODE_HOSTS):
         return "code"
     if path.endswith(".pdf"):
@@ -585,12 +595,19 @@ _CLOSE = ")）]】》〉」』"
 _NAME_SEPS = frozenset("、，,;；/／\n")
 _TRUNCATION = re.compile(
     r"(?:[\s,，、;；]*(?:(?<![A-Za-z])et\s*al\.?|(?<![A-Za-z])etc\.?|(?<![A-Za-z])and\s+others|等等|等人|"
-    r"等(?:[\d一二三四五六七八九十百]+\s*(?:人|位|名))?(?:机构|機構|单位|單位|高校|团队|團隊|研究者|学者|學者|作者)?"
+    r"等\s*(?:[\d一二三四五六七八九十百]+\s*(?:人|位|名))?(?:机构|機構|单位|單位|高校|团队|團隊|研究者|学者|學者|作者)?"
     r"|…+|\.{3,}))\s*[。.]?\s*$",
     re.I,
 )
 _INNER_ET_AL = re.compile(r"\s*(?<![A-Za-z])et\s*al\b\.?\s*$", re.I)
 _EN_CONJ = re.compile(r"\s+(?:and|&)\s+", re.I)
+#: Affiliation footnote marks after a name: "张三 1,2，李四 3", "Alice Smith*, Bob Jones†" (digits
+#: or * † ‡ § ¶ right after a name, before a separator or the end).
+_FOOTNOTE_MARKS = re.compile(r"(?<=[^\W\d_])\s*(?:\d{1,2}(?:\s*,\s*\d{1,2})*|[*†‡§¶]+)(?=\s*(?:[,，、;；]|$))")
+#: A truncation marker followed by a bracketed affiliation at the end of a list.
+_TRUNCATED_AFFILIATION = re.compile(
+    r"\s*(?:(?<![A-Za-z])et\s*al\.?|等人|等)\s*[（(](?P<aff>[^（）()]+)[）)]\s*$", re.I
+)
 _LEADING_CONJ = re.compile(r"^(?:(?:and|&)\s+|以及|及(?=[\u4e00-\u9fff]))", re.I)
 _ZH_CONJ = re.compile(r"以及|与|與|和|及")
 _SPACES = re.compile(r"\s+")
@@ -676,13 +693,30 @@ _AFFILIATION_WORD = re.compile(
 )
 
 
+#: Bracketed notes after an author's name that are roles, not affiliations.
+_AUTHOR_ROLE = re.compile(
+    r"corresponding|equal|contribution|first|senior|lead|intern|advisor|editor|et al|co-?first"
+    r"|通讯|通訊|共同|一作|二作|第一|导师|導師|实习|實習|学生|學生|博士|硕士|碩士|教授|研究员|研究員",
+    re.I,
+)
+
+
 def split_affiliation(author: str) -> tuple[str, str | None]:
     """``(name, affiliation)`` for an author item written ``Name (Affiliation)`` or
-    ``姓名（机构）`` when the bracketed part names an institution (a generic institution word
-    such as University / 大学 / Institute / Lab); otherwise ``(author, None)``."""
+    ``姓名（机构）`` when the bracketed part names an institution: it has a generic institution
+    word (University / 大学 / Institute / Lab), or it is a short proper name (at most 4 words,
+    capitalised or Chinese: ``OpenAI``, ``DeepMind``, ``斯坦福``) that is not an author role
+    (corresponding author, equal contribution, 通讯作者, 博士生 ...); otherwise ``(author, None)``."""
     m = re.fullmatch(r"(?P<name>[^（(]+?)\s*[（(](?P<aff>[^（）()]+)[）)]", author.strip())
-    if m and _AFFILIATION_WORD.search(m.group("aff")):
-        return m.group("name").strip(), m.group("aff").strip()
+    if m is None:
+        return author, None
+    aff = m.group("aff").strip()
+    if _AFFILIATION_WORD.search(aff):
+        return m.group("name").strip(), aff
+    # a short proper name (OpenAI, DeepMind, 斯坦福, Meta AI) that is not an author role
+    if (len(aff.split()) <= 4 and (aff[:1].isupper() or _CJK.match(aff)) and not _AUTHOR_ROLE.search(aff)
+            and not aff.isdigit()):
+        return m.group("name").strip(), aff
     return author, None
 
 
@@ -767,7 +801,11 @@ def split_names(value: str) -> tuple[list[str], bool]:
     if not value:
         return [], False
     s = value.strip().strip("\u3000").rstrip("。")
+    s = _FOOTNOTE_MARKS.sub("", s)
     truncated = False
+    tail = _TRUNCATED_AFFILIATION.search(s)
+    if tail and tail.start() > 0:  # "A, B et al.（OpenAI）": the bracket is the last name's affiliation
+        s, truncated = s[: tail.start()] + f" ({tail.group('aff').strip()})", True
     m = _TRUNCATION.search(s)
     if m and m.start() > 0:
         s, truncated = s[: m.start()], True
@@ -805,7 +843,7 @@ _KEY_ALIASES: dict[str, tuple[str, ...]] = {
         "机构", "機構", "单位", "單位", "作者单位", "作者單位", "作者机构", "作者機構",
         "affiliations", "affiliation", "institutions", "institution",
     ),
-    "award": ("奖项", "獎項", "award", "awards"),
+    "award": ("奖项", "獎項", "获奖", "獲獎", "获奖情况", "獲獎情況", "所获奖项", "所獲獎項", "award", "awards"),
     "venue": ("会议", "會議", "发表会议", "發表會議", "venue", "conference"),
     "paper_url": (
         "论文地址", "論文地址", "论文链接", "論文鏈接", "論文連結", "链接", "鏈接", "連結",

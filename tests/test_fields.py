@@ -421,6 +421,10 @@ def test_url_kind(url: str, key: str | None, expected: str) -> None:
         # English conjunctions
         ("Snell and Griffiths", (["Snell", "Griffiths"], False)),
         ("Alice Wang and Bob Li and others", (["Alice Wang", "Bob Li"], True)),
+        ("张三 1,2，李四 3", (["张三", "李四"], False)),  # affiliation footnote numbers
+        ("Alice Smith*, Bob Jones†, Carol Wu‡", (["Alice Smith", "Bob Jones", "Carol Wu"], False)),
+        ("Jonathan Ho 等 3 人", (["Jonathan Ho"], True)),
+        ("Tom B. Brown et al.（OpenAI）", (["Tom B. Brown (OpenAI)"], True)),  # extract splits the affiliation
         ("韩国蔚山科学技术院（UNIST）和Google DeepMind", (["韩国蔚山科学技术院（UNIST）", "Google DeepMind"], False)),
         ("Google DeepMind和清华大学", (["Google DeepMind", "清华大学"], False)),
         ("Smith和Jones", (["Smith和Jones"], False)),  # Latin on both sides: not a Chinese list
@@ -604,7 +608,11 @@ def test_arxiv_ids_read_through_full_width_and_invisible_characters():
     [
         ("Danica J. Sutherland (University of British Columbia)", ("Danica J. Sutherland", "University of British Columbia")),
         ("田柯宇（北京大学）", ("田柯宇", "北京大学")),
-        ("Kim (KAIST)", ("Kim (KAIST)", None)),  # no institution word: not split
+        ("Kim (KAIST)", ("Kim", "KAIST")),  # a short proper name
+        ("Volodymyr Mnih (DeepMind)", ("Volodymyr Mnih", "DeepMind")),
+        ("张三（通讯作者）", ("张三（通讯作者）", None)),  # a role, not an affiliation
+        ("Alice Wang (equal contribution)", ("Alice Wang (equal contribution)", None)),
+        ("Bob Li (2)", ("Bob Li (2)", None)),
         ("John Smith", ("John Smith", None)),
     ],
 )
@@ -612,3 +620,35 @@ def test_split_affiliation(author, expected):
     from pipeline.fields import split_affiliation
 
     assert split_affiliation(author) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("https://huggingface.co/papers/1512.03385", [("1512.03385", None)]),
+        ("https://doi.org/10.48550/arXiv.1703.06870", [("1703.06870", None)]),
+        ("https://www.alphaxiv.org/abs/2001.08361", [("2001.08361", None)]),
+        ("https://papers.cool/arxiv/2304.02643", [("2304.02643", None)]),
+        ("arXiv:2502.00000", []),  # arXiv numbers start at 00001
+        ("see arxiv.org for more", []),
+    ],
+)
+def test_arxiv_ids_on_aggregator_pages_and_the_arxiv_doi(text, expected):
+    assert find_arxiv_ids(text) == expected
+
+
+def test_venue_years_after_a_bracketed_acronym_or_a_comma():
+    assert find_venue_years("International Conference on Machine Learning (ICML) 2021") == [("ICML", 2021, 0, 56)]
+    assert find_venue_years("国际学习表征会议（ICLR）2024") == [("ICLR", 2024, 0, 18)]
+    assert find_venue_years("NIPS, 2014") == [("NeurIPS", 2014, 0, 10)]
+    assert find_venue_years("ICML（2025）") == [("ICML", None, 0, 4)]
+
+
+def test_award_key_aliases():
+    assert parse_key_value("獲獎：最佳論文榮譽提名") == ("award", "最佳論文榮譽提名")
+    assert parse_key_value("获奖情况：杰出论文奖") == ("award", "杰出论文奖")
+
+
+def test_a_hugging_face_paper_page_is_not_code():
+    assert url_kind("https://huggingface.co/papers/1512.03385") == "other"
+    assert url_kind("https://huggingface.co/openai/whisper-large") == "code"
