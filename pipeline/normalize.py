@@ -84,6 +84,7 @@ or its offsets: it writes a new column ``text_norm``.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import re
@@ -520,9 +521,25 @@ def _convert_simplified_parts(run: str, convert: Callable[[str], str]) -> str:
     return "".join(out)
 
 
+#: Spans never converted even when they hold Han characters: URLs and IRIs (RFC 3987 allows
+#: Chinese in paths: ``https://zh.wikipedia.org/wiki/注意力机制``; a URL ends at whitespace, a
+#: quote, a bracket or full-width punctuation) and inline code in backticks.
+_PROTECTED_RE = re.compile(r"(?:https?|ftp)://[^\s<>\"'`）)\]」』》，。；！？、]+|`[^`\n]+`", re.I)
+
+
+def _protected_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every :data:`_PROTECTED_RE` span of ``text``, in order."""
+    if "://" not in text and "`" not in text:
+        return []
+    return [m.span() for m in _PROTECTED_RE.finditer(text)]
+
+
 def _convert_pass(text: str, target: str) -> str:
-    """One conversion pass over the Han runs of ``text`` (see :func:`to_script`)."""
+    """One conversion pass over the Han runs of ``text`` (see :func:`to_script`), skipping
+    the runs inside URLs and inline code (:data:`_PROTECTED_RE`)."""
     script = script_of_target(target)
+    protected = _protected_spans(text)
+    starts = [a for a, _ in protected]
     in_script: list[bool] = []  # whether the whole text is in the target's script; computed once
 
     def text_in_script() -> bool:
@@ -558,14 +575,28 @@ def _convert_pass(text: str, target: str) -> str:
                 return _converter(_FROM_TRADITIONAL[target]).convert(run)
             return run
 
-    return _HAN_RUN_RE.sub(replace, text)
+    if not protected:
+        return _HAN_RUN_RE.sub(replace, text)
+
+    def guarded(match: re.Match[str]) -> str:
+        k = bisect.bisect_right(starts, match.start()) - 1
+        if k >= 0 and match.start() < protected[k][1]:
+            # inside inline code, or a path/query segment of a URL (after / = ? # & % - _);
+            # Chinese glued to the end of a URL ("…/repo包含代码") is prose, not part of it
+            if text[protected[k][0]] == "`" or text[match.start() - 1] in "/=?#&%-_":
+                return match.group()
+        return replace(match)
+
+    return _HAN_RUN_RE.sub(guarded, text)
 
 
 def to_script(text: str, target: str) -> str:
     """Convert the Chinese in ``text`` to the ``target`` script with OpenCC's dictionaries.
 
     Only runs of Han characters are handed to OpenCC; Latin text, URLs, digits, emoji,
-    whitespace and punctuation (CJK punctuation included) pass through unchanged. This loses
+    whitespace and punctuation (CJK punctuation included) pass through unchanged, and so do Han
+    characters inside a URL or inline code (``https://zh.wikipedia.org/wiki/注意力机制``,
+    `` `print("什么")` ``: :data:`_PROTECTED_RE`). This loses
     nothing: every key of the dictionaries used is made of Han characters (〇 included; the 5
     STPhrases keys with a full-width ``．`` never match, because OpenCC splits its input at that
     character first), so no entry can span a non-Han character.

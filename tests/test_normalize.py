@@ -601,3 +601,17 @@ def test_stage_errors() -> None:
         STAGE(pd.DataFrame({"body": ["中文"]}), Config())
     with pytest.raises(TypeError, match="row 1"):
         STAGE(pd.DataFrame({"text": ["中文", None]}), Config())
+
+
+@pytest.mark.parametrize("target", ["zh-Hans", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK"])
+def test_han_characters_inside_urls_and_inline_code_are_not_converted(target: str) -> None:
+    for protected in ("https://github.com/foo/什么/bar", "https://zh.wikipedia.org/wiki/注意力機制",
+                      '`print("什么")`', "`頭髮`"):
+        out = to_script(f"说明 {protected} 头发。", target)
+        assert protected in out, (target, out)
+        assert to_script(out, target) == out
+
+
+def test_chinese_glued_to_the_end_of_a_url_is_prose_and_converted() -> None:
+    assert to_script("链接https://github.com/x/y包含代码", "zh-Hant") == "鏈接https://github.com/x/y包含代碼"
+    assert to_script("https://a.com/?q=什么 什么", "zh-Hant") == "https://a.com/?q=什么 什麼"
