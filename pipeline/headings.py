@@ -23,3 +23,26 @@ ENUMERATION_PREFIX_RE = re.compile(rf"^{ENUMERATION_PREFIX}")
 BOOK_TITLE = re.compile(r"《(?P<inner>[^《》]+)》\s*(?:[（(](?P<gloss>(?:[^（）()]|\([^()]*\))+)[）)])?")
 #: ``A（B）`` / ``A (B)``: a title followed by its translation, either way round.
 BILINGUAL = re.compile(r"(?P<a>[^（(]+?)\s*[（(](?P<b>[^）)]+)[）)]\s*")
+
+#: Longest headline decoration, in characters: a label such as 深度解析, 一文读懂, 全文翻译,
+#: 论文解读, 精读 or 深度簡介 (2-6 characters in practice; 8 leaves room for 论文深度解读).
+MAX_DECORATION_CHARS = 8
+#: What sets a decoration off from the title next to it.
+DECORATION_SEP = r"[\s:：|｜丨/／—–\-·•]"
+#: A headline decoration before an English title: ``【论文精读】Title``, ``[深度解读] Title``,
+#: ``一文读懂：Title``, ``深度解析 | Title``. The label is recognised by its shape (short, Chinese
+#: only, in brackets or followed by a separator), never by a word list, so unseen labels go too; a
+#: Chinese *title* is never taken for a label because ``title`` must be an English title (a Latin
+#: letter and no Chinese character). The same shape as :mod:`pipeline.extract`'s
+#: ``_LEADING_DECORATION``, so segment anchors the headings whose title extract reads.
+LEADING_DECORATION = re.compile(
+    rf"^(?:[【\[][\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]]{DECORATION_SEP}*"
+    rf"|[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}{DECORATION_SEP}*[:：|｜丨—–]{DECORATION_SEP}*)"
+    r"(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*)$"
+)
+#: A decoration standing alone, without a title: ``【导读】``, ``[往期回顾]`` (a section label of
+#: the article, never a paper).
+DECORATION_ONLY = re.compile(rf"^[【\[][\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]]$")
+#: A heading that opens with a bracketed label: ``【背景】研究动机``, ``[方法] 核心思路`` (how an
+#: explainer marks its parts; a Chinese paper title seldom wears one).
+BRACKET_LABEL = re.compile(rf"^[【\[][\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]]")

@@ -48,7 +48,15 @@ from .fields import (
     parse_key_value,
     split_sentences,
 )
-from .headings import BILINGUAL, BOOK_TITLE, ENUMERATED_HEADING, NUMBERED_HEADING
+from .headings import (
+    BILINGUAL,
+    BOOK_TITLE,
+    BRACKET_LABEL,
+    DECORATION_ONLY,
+    ENUMERATED_HEADING,
+    LEADING_DECORATION,
+    NUMBERED_HEADING,
+)
 from .normalize import detect_script
 from .stage import Stage
 from .textutil import Line, latin_words, plain, split_lines, trim_span
@@ -182,6 +190,14 @@ def _heading_text(s: str) -> str | None:
     return m.group("title").strip() if m else inner
 
 
+def _undecorated(t: str) -> str:
+    """A marked heading's text without a headline decoration before an English title
+    (``【深度解析】Title``, ``[论文精读] Title``, ``一文读懂：Title``; see
+    :data:`pipeline.headings.LEADING_DECORATION`); any other text unchanged."""
+    m = LEADING_DECORATION.match(t.strip())
+    return m.group("title").strip() if m else t
+
+
 def _english_title(t: str, min_words: int = MIN_TITLE_WORDS) -> bool:
     """Whether ``t`` reads as an English paper title (see :func:`_is_title_line`), also inside a
     bilingual form ``中文（English）`` / ``English（中文）`` or book-title marks ``《English》``."""
@@ -202,8 +218,12 @@ def _names_venue_year(t: str) -> bool:
 
 
 def _chinese_title(t: str) -> bool:
-    """A short Chinese heading text with no sentence punctuation (a candidate paper title)."""
-    t = t.strip().strip("《》")
+    """A short Chinese heading text with no sentence punctuation (a candidate paper title); a
+    bracketed label alone (``【导读】``, ``[往期回顾]``) labels a part of the article, not a paper."""
+    t = t.strip()
+    if DECORATION_ONLY.match(t):
+        return False
+    t = t.strip("《》")
     return 0 < len(t) <= MAX_ZH_TITLE_CHARS and bool(_HAN.search(t)) and not _SENTENCE_PUNCT.search(t)
 
 
@@ -225,7 +245,7 @@ def _classify(lines: list[Line]) -> list[str]:
             kinds.append("award_header")
         elif kv is not None:
             kinds.append("kv_title" if kv[0] == "title" else "kv")
-        elif marked is not None and _english_title(marked, MIN_MARKED_TITLE_WORDS):
+        elif marked is not None and _english_title(_undecorated(marked), MIN_MARKED_TITLE_WORDS):
             kinds.append("body" if _names_venue_year(marked) else "heading")
         elif _english_title(s):
             kinds.append("body" if _names_venue_year(s) else "title")
@@ -313,6 +333,9 @@ def _heading_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | Non
       only in an article that speaks of papers at all (:data:`_ABOUT_PAPERS`): the numbered
       steps of a recipe or the bold questions of a FAQ are not papers.
 
+    A Chinese heading that opens with a bracketed label (``【背景】研究动机``) needs evidence of its
+    own: it is how explainers mark their parts.
+
     Plain title lines are not candidates in an article with two or more marked English headings
     (a line of authors is not a heading in an article that marks its headings). The first line
     of the article is its headline, not a paper, when its style is unique while the anchors'
@@ -343,6 +366,10 @@ def _heading_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | Non
         chosen = set(headings) | (set(titles) if len(titles) >= 2 else set())
         same_style = Counter(styles[i] for i in chosen)
         chosen |= {i for i in candidates if kinds[i] == "zh_heading" and same_style[styles[i]] >= 2}
+    # a Chinese heading behind a bracketed label (【背景】研究动机) is a part of an explainer unless
+    # paper evidence follows it: being the papers' sibling or one of several is not enough
+    chosen -= {i for i in chosen if kinds[i] == "zh_heading" and not evidence[i]
+               and BRACKET_LABEL.match(_heading_text(lines[i].text) or "")}
     if any(kinds[i] == "heading" for i in chosen):
         chosen = {i for i in chosen if kinds[i] != "title"}
     style_counts = Counter(styles[i] for i in chosen)

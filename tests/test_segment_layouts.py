@@ -3,9 +3,12 @@ headings, metadata blocks before or after the body, and narrative articles."""
 
 from __future__ import annotations
 
+import pytest
+
 from pipeline.clean import find_dropped
 from pipeline.config import Config
 from pipeline.extract import split_heading_title
+from pipeline.headings import DECORATION_ONLY, LEADING_DECORATION
 from pipeline.segment import find_paper_mention, segment_document
 
 VAR = "Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction"
@@ -163,3 +166,93 @@ def test_headings_of_an_article_not_about_papers_are_not_papers():
         "## 2. Spicy Peanut Noodle Bowl\n\nBoil the noodles.\n\n**Frequently Asked Kitchen Questions**\n\nNone yet.\n"
     )
     assert titles(recipe) == []
+
+
+# --- headings that open with a headline decoration -------------------------------------------
+
+MIRAGE = "Are Emergent Abilities of Large Language Models a Mirage?"
+QLORA = "QLoRA: Efficient Finetuning of Quantized LLMs"
+DECORATED_LEAD = "NeurIPS 2023 获奖论文速览\n\nNeurIPS 2023 公布了今年的获奖论文，下面逐一介绍。\n\n"
+MIRAGE_META = (
+    "作者：Rylan Schaeffer, Brando Miranda, Sanmi Koyejo\n\n论文地址：https://arxiv.org/abs/2304.15004\n\n"
+    "论文摘要：本文认为大模型的涌现能力可能是评价指标选择带来的假象。\n\n"
+)
+QLORA_META = (
+    "作者：Tim Dettmers, Artidoro Pagnoni, Ari Holtzman, Luke Zettlemoyer\n\n"
+    "论文地址：https://arxiv.org/abs/2305.14314\n\n论文摘要：本文提出 QLoRA，在单张显卡上微调 65B 参数模型。\n"
+)
+
+
+def _decorated_doc(first: str, second: str) -> str:
+    return f"{DECORATED_LEAD}{first}\n\n{MIRAGE_META}{second}\n\n{QLORA_META}"
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (f"**【深度解析】{MIRAGE}**", f"**【深度解析】{QLORA}**"),  # every paper decorated, bold
+        (f"## [论文精读] {MIRAGE}", f"## {QLORA}（深度解读）"),  # before the first, after the second
+        (f"## 一文读懂：{MIRAGE}", f"## {QLORA} 深度解析"),
+        (f"### {MIRAGE}", f"### 【深度解析】{QLORA}"),  # a later paper: not merged into the one before
+        (f"### 深度解析 | {MIRAGE}", f"### {QLORA} | 全文翻译"),
+        (f"1. 【深度解析】{MIRAGE}", f"2. 【深度解析】{QLORA}"),
+    ],
+)
+def test_a_heading_that_opens_with_a_decoration_is_a_paper(first: str, second: str) -> None:
+    text = _decorated_doc(first, second)
+    result = segment_document(text, [])
+    sections = result["sections"]
+    assert [s["heading"] for s in sections] == [first, second]
+    assert [split_heading_title(s["heading"])[0] for s in sections] == [MIRAGE, QLORA]
+    assert sections[0]["text"] == f"{first}\n\n{MIRAGE_META}".strip()
+    assert sections[1]["text"] == f"{second}\n\n{QLORA_META}".strip()
+    assert [(c["kind"], text[c["char_start"] : c["char_end"]]) for c in result["context"]] == [
+        ("headline", "NeurIPS 2023 获奖论文速览"),
+        ("lead", "NeurIPS 2023 公布了今年的获奖论文，下面逐一介绍。"),
+    ]
+
+
+def test_leading_decoration_takes_only_a_short_chinese_label_before_an_english_title() -> None:
+    assert LEADING_DECORATION.match(f"【深度解析】{QLORA}").group("title") == QLORA
+    assert LEADING_DECORATION.match(f"[论文精读] {QLORA}").group("title") == QLORA
+    assert LEADING_DECORATION.match(f"一文读懂：{QLORA}").group("title") == QLORA
+    assert LEADING_DECORATION.match(f"深度解析 | {QLORA}").group("title") == QLORA
+    for text in ("【往期回顾】", "【深度解析】基于分数的扩散模型中的泛化理论", "【导读】研究背景",
+                 f"这是一段很长的中文导语文字：{QLORA}", f"论文 1：{QLORA}"):
+        assert LEADING_DECORATION.match(text) is None, text
+    assert DECORATION_ONLY.match("【往期回顾】") and DECORATION_ONLY.match("[导读]")
+    assert not DECORATION_ONLY.match("【导读】研究背景")
+
+
+def test_a_label_alone_or_before_a_chinese_subheading_is_not_a_paper() -> None:
+    text = (
+        "# ICML 2025 杰出论文一览\n\n## 【导读】\n\nICML 2025 于 7 月在温哥华举行，今年共评出杰出论文奖 6 篇。\n\n"
+        f"## 【深度解析】{MIRAGE}\n\n{MIRAGE_META}"
+        "## 【背景】为什么涌现能力值得怀疑\n\n以往工作用准确率等不连续指标衡量大模型。\n\n"
+        "### 【方法】换用连续指标\n\n作者换用连续指标重新评估。\n\n"
+        f"## 【深度解析】{QLORA}\n\n{QLORA_META}\n"
+        "## 【深度解析】基于分数的扩散模型中的泛化理论\n\n- 作者：王五、赵六\n- 论文：arxiv.org/abs/2502.13228v2\n"
+    )
+    result = segment_document(text, [])
+    sections = result["sections"]
+    assert [s["heading"] for s in sections] == [
+        f"## 【深度解析】{MIRAGE}", f"## 【深度解析】{QLORA}", "## 【深度解析】基于分数的扩散模型中的泛化理论",
+    ]
+    # the explainer's labelled sub-headings stay inside their paper's section
+    assert "## 【背景】为什么涌现能力值得怀疑" in sections[0]["text"]
+    assert sections[0]["text"].endswith("作者换用连续指标重新评估。")
+    # the label alone is part of the lead
+    assert [(c["kind"], text[c["char_start"] : c["char_end"]]) for c in result["context"]] == [
+        ("headline", "# ICML 2025 杰出论文一览"),
+        ("lead", "## 【导读】"),
+        ("lead", "ICML 2025 于 7 月在温哥华举行，今年共评出杰出论文奖 6 篇。"),
+    ]
+
+
+def test_labels_alone_after_the_papers_are_not_papers() -> None:
+    text = (
+        "NeurIPS 2023 论文速览\n\n"
+        f"## {MIRAGE}\n\n{MIRAGE_META}## {QLORA}\n\n{QLORA_META}\n## 【往期回顾】\n\n上期我们介绍了 ICLR 的获奖论文。\n"
+    )
+    sections = segment_document(text, [])["sections"]
+    assert [split_heading_title(s["heading"]) for s in sections] == [(MIRAGE, None), (QLORA, None)]
