@@ -54,7 +54,16 @@ from .fields import (
     split_names,
     url_kind,
 )
-from .headings import BILINGUAL, BOOK_TITLE, ENUMERATION_PREFIX_RE, NUMBERED_PREFIX_RE
+from .headings import (
+    BILINGUAL,
+    BOOK_TITLE,
+    BRACKET_LABEL,
+    DECORATION_SEP,
+    ENUMERATION_PREFIX_RE,
+    LEADING_DECORATION,
+    MAX_DECORATION_CHARS,
+    NUMBERED_PREFIX_RE,
+)
 from .normalize import to_target
 from .stage import Stage, records
 from .textutil import plain
@@ -64,23 +73,15 @@ EXTRACT_COLUMNS = (
     "award_raw", "arxiv_id", "arxiv_version", "urls", "url_kinds", "summary", "summary_norm", "keywords",
 )
 
-#: Longest headline decoration, in characters: a label such as 深度解析, 一文读懂, 全文翻译,
-#: 论文解读, 精读 or 深度簡介 (2-6 characters in practice; 8 leaves room for 论文深度解读).
-MAX_DECORATION_CHARS = 8
-_DECORATION_SEP = r"[\s:：|｜丨/／—–\-·•]"
 # An English title with a short Chinese-only label after it ("Title 深度解析", "Title | 全文翻译")
-# or before it ("一文读懂：Title", "【论文精读】Title", "[深度解读] Title"). The label is recognised
-# by its shape (short, Chinese only, set off by a separator or brackets), never by a word list,
-# so unseen labels go too; a Chinese *title* is never removed because the other side must be an
-# English title (a Latin letter and no Chinese character).
+# or before it (pipeline.headings.LEADING_DECORATION: "一文读懂：Title", "【论文精读】Title",
+# "[深度解读] Title"). The label is recognised by its shape (short, Chinese only, set off by a
+# separator or brackets), never by a word list, so unseen labels go too; a Chinese *title* is
+# never removed because the other side must be an English title (a Latin letter and no Chinese
+# character). A Chinese title loses a leading bracketed label only (BRACKET_LABEL: 【深度解析】标题).
 _DECORATION = re.compile(
-    rf"^(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*?)(?:{_DECORATION_SEP}+|(?=[【\[（(]))"
+    rf"^(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*?)(?:{DECORATION_SEP}+|(?=[【\[（(]))"
     rf"[【\[（(]?[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]）)]?$"
-)
-_LEADING_DECORATION = re.compile(
-    rf"^(?:[【\[][\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]]{_DECORATION_SEP}*"
-    rf"|[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}{_DECORATION_SEP}*[:：|｜丨—–]{_DECORATION_SEP}*)"
-    r"(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*)$"
 )
 _QUOTED = re.compile(r"[“\"](?P<inner>[^“”\"]+)[”\"]")
 _ZH_SENTENCE = re.compile(r"[。，；！？]")
@@ -132,7 +133,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
             return b, a
         if _HAS_CJK.search(b) and not _HAS_CJK.search(a) and _HAS_LATIN.search(a):
             return a, b
-    m = _DECORATION.match(h) or _LEADING_DECORATION.match(h)
+    m = _DECORATION.match(h) or LEADING_DECORATION.match(h)
     if m:
         return m.group("title").strip(" \t:：|｜丨—–-"), None
     if not _HAS_CJK.search(h):
@@ -140,6 +141,9 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     if _ZH_SENTENCE.search(h) or len(h) > MAX_TITLE_ZH_CHARS:
         return None, None  # a sentence (the first line of a body), not a title
     if not _HAS_LATIN.search(h):
+        label = BRACKET_LABEL.match(h)
+        if label and h[label.end():].strip(" \t:：|｜丨—–-"):
+            return None, h[label.end():].strip(" \t:：|｜丨—–-")
         return None, h
     return h, None
 

@@ -39,6 +39,7 @@ from pipeline.normalize import detect_script, to_script
         ("[深度解读] Flow Matching on General Geometries", ("Flow Matching on General Geometries", None)),
         ("Flow Matching on General Geometries | 全文翻译", ("Flow Matching on General Geometries", None)),
         ("Flow Matching on General Geometries —— 新作速览", ("Flow Matching on General Geometries", None)),
+        ("【深度解析】基于分数的生成模型", (None, "基于分数的生成模型")),  # a Chinese title loses a bracketed label
     ],
 )
 def test_split_heading_title(heading: str, expected: tuple[str | None, str | None]) -> None:
