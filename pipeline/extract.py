@@ -83,6 +83,11 @@ _DECORATION = re.compile(
     rf"^(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*?)(?:{DECORATION_SEP}+|(?=[【\[（(]))"
     rf"[【\[（(]?[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]）)]?$"
 )
+#: Longest section text, in characters, that is analysed token by token (spaCy's own default
+#: ``max_length`` is 1,000,000). A longer section (a page that is one giant paragraph) is read
+#: from its first this-many characters for metadata, summary and keywords; URLs and arXiv ids
+#: still come from the whole text. Real paper write-ups are under 20,000 characters.
+MAX_ANALYSED_CHARS = 200_000
 _QUOTED = re.compile(r"[“\"](?P<inner>[^“”\"]+)[”\"]")
 _ZH_SENTENCE = re.compile(r"[。，；！？]")
 #: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
@@ -227,6 +232,10 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     lang = row.get("lang") or "und"
     lines = [plain(ln) for ln in row["text"].split("\n") if ln.strip()]
     raw = "\n".join(lines)
+    if len(raw) > MAX_ANALYSED_CHARS:  # a runaway section: read its head (whole lines when they are short)
+        cut = raw.rfind("\n", 0, MAX_ANALYSED_CHARS)
+        lines = raw[: cut if cut > MAX_ANALYSED_CHARS // 2 else MAX_ANALYSED_CHARS].split("\n")
+        raw = "\n".join(lines)
     doc = nlp.parse(raw, lang)
     line_start = [0]
     for ln in lines:

@@ -323,3 +323,19 @@ def test_affiliations_written_after_authors_become_institutions() -> None:
     out = fields(row)
     assert out["authors"] == ["Yi Ren", "Danica J. Sutherland"]
     assert out["institutions"] == ["University of British Columbia"]
+
+
+def test_a_runaway_section_is_analysed_from_its_head_and_keeps_its_links() -> None:
+    from pipeline.extract import MAX_ANALYSED_CHARS
+
+    body = "扩散模型的训练动态决定了泛化与记忆之间的转变。" * (1_100_000 // 23)
+    assert len(body) > 5 * MAX_ANALYSED_CHARS
+    text = ("论文 1：Why Diffusion Models Don't Memorize\n作者：张三、李四\n" + body
+            + "\n论文链接：https://arxiv.org/abs/2505.17638")
+    assert len(text) > 1_000_000  # beyond spaCy's default max_length
+    out = fields({"heading": text.split("\n", 1)[0], "text": text, "ctx_award_raw": None, "doc_venue": None,
+                  "doc_year": None, "lang": "zh-Hans"})
+    assert out["title"] == "Why Diffusion Models Don't Memorize"
+    assert out["authors"] == ["张三", "李四"]
+    assert out["arxiv_id"] == "2505.17638" and out["urls"] == ["https://arxiv.org/abs/2505.17638"]
+    assert out["summary"].startswith("扩散模型的训练动态")
