@@ -11,6 +11,7 @@ usage error; 3 could not run (e.g. the output not writable, or another run holds
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import json
 import logging
 import sys
@@ -19,7 +20,7 @@ from typing import Any, NoReturn
 
 import click
 
-from .config import EMBED_BACKENDS, TARGET_SCRIPTS, Config, load_config
+from .config import EMBED_BACKENDS, ENGINES, TARGET_SCRIPTS, Config, load_config
 from .errors import ConfigError
 
 EXIT_OK, EXIT_FAILED_FILES, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
@@ -125,6 +126,15 @@ def cli() -> None:
               help="Lowest average-linkage score at which two sections are one paper "
                    f"(0..1, default {_DEFAULTS.dedup.match_threshold:.2f}).")
 @click.option("--batch-size", type=int, default=None, help=f"Documents per batch through the stages (default {_DEFAULTS.run.batch_size}).")
+@click.option("--workers", type=int, default=None,
+              help="Processes for the per-document stages, ingest to extract (default: every core, here "
+                   f"{_DEFAULTS.run.workers}; 1 = in this process). With --engine ray: CPUs of the local Ray instance.")
+@click.option("--engine", type=click.Choice(ENGINES), default=None,
+              help="Where the stages run: 'local' (default; this machine, --workers processes) or 'ray' "
+                   "(Ray Data; needs the ray extra).")
+@click.option("--ray-address", default=None,
+              help="Address of an existing Ray cluster for --engine ray (default: RAY_ADDRESS, else a local Ray "
+                   "instance).")
 @click.option("--quiet", is_flag=True, default=False, help="No progress bars and no summary.")
 @click.option("--no-embedding-cache", is_flag=True, default=False,
               help="Embed every section afresh; do not read or fill OUT/.cache/embeddings.sqlite.")
@@ -136,7 +146,8 @@ def cli() -> None:
 @click.option("-v", "--verbose", is_flag=True, default=False, help="Log at INFO level (default WARNING).")
 def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | None, backend: str | None,
         embedder_model: str | None, device: str | None, match_threshold: float | None, batch_size: int | None,
-        quiet: bool, no_embedding_cache: bool, full: bool, log_format: str, verbose: bool) -> None:
+        workers: int | None, engine: str | None, ray_address: str | None, quiet: bool, no_embedding_cache: bool,
+        full: bool, log_format: str, verbose: bool) -> None:
     """Run the pipeline on the articles in CORPUS (read recursively) and publish Parquet in --out.
 
     Only new and changed files are processed; unchanged ones are reused from OUT/.state.
@@ -154,6 +165,9 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     put("embed", "device", device)
     put("dedup", "match_threshold", match_threshold)
     put("run", "batch_size", batch_size)
+    put("run", "workers", workers)
+    put("run", "engine", engine)
+    put("run", "ray_address", ray_address)
     if quiet:
         put("run", "quiet", True)
     if no_embedding_cache:
@@ -162,6 +176,10 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
         config = load_config(config_path, overrides)
     except ConfigError as exc:
         _fail(f"configuration error: {exc}", EXIT_USAGE, log_format)
+    if config.run.engine == "ray" and importlib.util.find_spec("ray") is None:
+        from .engine_ray import RAY_MISSING
+
+        _fail(f"configuration error: {RAY_MISSING}", EXIT_USAGE, log_format)
     if not corpus.is_dir():
         _fail(f"error: corpus folder {corpus} does not exist or is not a folder", EXIT_USAGE, log_format)
     try:  # fail before the work, not after it

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import sys
 import typing
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ TARGET_SCRIPTS = ("zh-Hans", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK")
 #: Longest summary a user may ask for, in characters (spaCy refuses texts over 1,000,000).
 MAX_SUMMARY_CHARS = 100_000
 EMBED_BACKENDS = ("use", "sentence-transformers")
+#: Where the per-document stages run (``run.engine``): this machine, or Ray Data.
+ENGINES = ("local", "ray")
 
 
 @dataclass
@@ -137,9 +140,15 @@ class DedupConfig:
     ann_min_sections: int = 20_000
 
 
+def default_workers() -> int:
+    """Worker processes by default: every core (``os.cpu_count()``; 1 when unknown)."""
+    return os.cpu_count() or 1
+
+
 @dataclass
 class RunConfig:
-    """How the runner behaves.
+    """How the runner behaves. None of it changes what a run writes (the tables are the same
+    whatever the engine, workers or batch size), so it is outside :meth:`Config.fingerprint`.
 
     Attributes:
         batch_size: documents per batch through the per-document stages.
@@ -147,11 +156,22 @@ class RunConfig:
         embedding_cache: keep section embeddings in ``<out>/.cache/embeddings.sqlite`` keyed by
             (model, text hash), so a rerun embeds only new text
             (:mod:`pipeline.embed_cache`).
+        workers: processes running the per-document stages (ingest ... extract) with the local
+            engine; 1 = in the run's own process; default every core (:func:`default_workers`).
+            With ``engine = "ray"`` on a local Ray instance: the CPUs Ray may use.
+        engine: ``"local"`` (this machine: in-process or a process pool, :mod:`pipeline.workers`)
+            or ``"ray"`` (Ray Data, :mod:`pipeline.engine_ray`; needs the ``ray`` extra).
+        ray_address: address of an existing Ray cluster (``"ray://head:10001"``, ``"auto"``,
+            ``"head:6379"``) for ``engine = "ray"``; ``None`` = ``RAY_ADDRESS`` when set, else a
+            local Ray instance started for the run.
     """
 
     batch_size: int = 64
     quiet: bool = False
     embedding_cache: bool = True
+    workers: int = field(default_factory=default_workers)
+    engine: str = "local"
+    ray_address: str | None = None
 
 
 @dataclass
@@ -193,6 +213,10 @@ class Config:
                 f"embed.model / embed.device apply to the 'sentence-transformers' backend only; "
                 f"embed.backend is {self.embed.backend!r}"
             )
+        if self.run.engine not in ENGINES:
+            raise ConfigError(f"run.engine = {self.run.engine!r}; valid options: {list(ENGINES)}")
+        if self.run.ray_address is not None and self.run.engine != "ray":
+            raise ConfigError(f"run.ray_address applies to engine 'ray' only; run.engine is {self.run.engine!r}")
         if self.embed.backend == "sentence-transformers" and not self.embed.model:
             raise ConfigError("embed.backend = 'sentence-transformers' needs embed.model (a name or a local path)")
         for key, value in (
@@ -204,6 +228,7 @@ class Config:
                 raise ConfigError(f"{key} = {value!r}; must lie in [0, 1]")
         for key, value in (
             ("run.batch_size", self.run.batch_size),
+            ("run.workers", self.run.workers),
             ("embed.batch_size", 1 if self.embed.batch_size is None else self.embed.batch_size),
             ("extract.n_keywords", self.extract.n_keywords),
             ("extract.summary_max_chars", self.extract.summary_max_chars),

@@ -19,10 +19,13 @@ Pipeline order (the whole cascade in one place)::
     write     OUT/.runs/<run_id>/: Parquet (zstd), errors.parquet, manifest.json (runner)
     publish   swap OUT/current to the new run folder (atomic), prune old runs    (runner)
 
-The per-document stages see one batch at a time (``run.batch_size`` documents), depend on no
-other batch, and so can run as Ray Data ``map_batches`` unchanged. When a stage raises on a
-batch, the runner reruns it document by document: the documents that still fail are marked
-``status="error"`` with the stage and message, and the run goes on without them.
+The per-document stages see one batch at a time (``run.batch_size`` documents) and depend on no
+other batch: :func:`process_files` is the unit of work, run in this process, in a pool of
+``run.workers`` processes (:mod:`pipeline.workers`) or as Ray Data ``map_batches``
+(:mod:`pipeline.engine_ray`); the results are assembled here, in corpus order, the same way
+whatever ran them. When a stage raises on a batch, it is rerun document by document: the
+documents that still fail are marked ``status="error"`` with the stage and message, and the run
+goes on without them.
 
 Incremental runs (:mod:`pipeline.state`): only the files to process go through the per-document
 stages; every file's result, fresh or reused, then takes the same path (plain rows through JSON,
@@ -32,6 +35,7 @@ Publishing and the run lock are in :mod:`pipeline.publish`.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import importlib.util
@@ -39,7 +43,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -57,12 +61,15 @@ from .embed_cache import CachedEmbedder, EmbeddingCache
 from .publish import OutputLock, crash_point, current_run, flush_folder, new_run_id, publish, run_folder
 from .stage import Stage, check_chain
 from .state import STATE_DIR, Entry, StateStore, file_sha256, frame_records, state_key
+from .workers import map_in_pool, pool_batch_size, pool_workers
 from .write import SCHEMA_VERSION, write_manifest, write_tables
 
 log = logging.getLogger(__name__)
 
 DOCUMENT_STAGES: tuple[Stage, ...] = (ingest.STAGE, clean.STAGE, segment.STAGE)
 SECTION_STAGES: tuple[Stage, ...] = (normalize.STAGE, extract.STAGE)
+#: The per-document stages by name, in order (progress bars, :class:`BatchResult` seconds).
+DOCUMENT_STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract")
 #: Folder inside the output folder for state kept between runs (the embedding cache); not part
 #: of the published tables.
 CACHE_DIR = ".cache"
@@ -184,13 +191,20 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         full: ignore the state and process every file (a clean rebuild; the embedding cache,
             keyed by text, is still used unless ``config.run.embedding_cache`` is off).
 
+    Engines (``config.run.engine``): ``"local"`` runs the per-document stages in this process
+    (``run.workers`` 1, or few files) or in a pool of ``run.workers`` processes
+    (:mod:`pipeline.workers`); ``"ray"`` runs them, and the embedder, on Ray Data
+    (:mod:`pipeline.engine_ray`; an ``embedder`` argument is then used as given, in this
+    process). Every engine writes the same tables.
+
     Returns:
         the :class:`RunResult`.
 
     Raises:
         FileNotFoundError: ``corpus`` is not a folder.
         pipeline.publish.OutputLocked: another run holds ``out_dir``'s lock.
-        pipeline.errors.ConfigError: the embedder cannot be built.
+        pipeline.errors.ConfigError: the embedder cannot be built, or engine ``"ray"`` without
+            Ray installed.
         OSError: ``out_dir`` cannot be written.
     """
     corpus, out_dir = Path(corpus), Path(out_dir)
@@ -198,12 +212,18 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         raise FileNotFoundError(f"corpus folder {corpus} does not exist or is not a folder")
     out_dir.mkdir(parents=True, exist_ok=True)
     with OutputLock(out_dir):
-        return _run_locked(corpus, out_dir, config, embedder, progress, full)
+        if config.run.engine == "ray":
+            from .engine_ray import RayEngine  # Ray is an optional extra: imported only when asked for
+
+            with RayEngine(config) as engine:
+                return _run_locked(corpus, out_dir, config, embedder, progress, full, engine)
+        return _run_locked(corpus, out_dir, config, embedder, progress, full, None)
 
 
 def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder | None, progress: bool | None,
-                full: bool) -> RunResult:
-    """:func:`run` once the lock is held."""
+                full: bool, engine: Any) -> RunResult:
+    """:func:`run` once the lock is held; ``engine`` is the started
+    :class:`pipeline.engine_ray.RayEngine`, or None for the local engine."""
     started = dt.datetime.now(dt.timezone.utc)
     run_id = new_run_id(started)
     disable = True if config.run.quiet or progress is False else (None if progress is None else False)
@@ -235,20 +255,29 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     sha_of = dict(zip(paths, shas, strict=True))
     uncached: dict[str, tuple[bytes, bytes]] = {}  # files whose result is used once, not kept
     bars = {name: tqdm(total=len(todo), desc=f"{name:<9}", unit="file", disable=disable, leave=True)
-            for name in ("ingest", "clean", "segment", "normalize", "extract")}
-    for batch in _batches(todo, config.run.batch_size):
-        docs, sections, failed_files = _process_batch(batch, config, seconds, bars)
-        fresh = []
-        for path, doc_rows, section_rows in _split_by_file(batch["source_path"].tolist(), docs, sections):
-            entry = Entry.from_rows(path, sha_of[path] or "", doc_rows, section_rows)
-            if path not in failed_files and _reusable(path, sha_of[path], doc_rows):
-                entries[path] = entry
-                fresh.append(entry)
-            else:
-                uncached[path] = (entry.documents, entry.sections)
-        store.append(fresh)  # kept at once: a killed run's work is not lost
+            for name in DOCUMENT_STAGE_NAMES}
+    t_stages = time.perf_counter()
+    stage_seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
+    results, parallel = _document_results(todo, config, engine)
+    with contextlib.closing(results):  # a pool or Ray dataset is shut down even on an error
+        for result in results:
+            for name, secs in result.seconds.items():
+                stage_seconds[name] += secs
+            for bar in bars.values():
+                bar.update(result.n_files)
+            fresh = []
+            for path, doc_rows, section_rows in result.files:
+                entry = Entry.from_rows(path, sha_of[path] or "", doc_rows, section_rows)
+                if path not in result.failed_files and _reusable(path, sha_of[path], doc_rows):
+                    entries[path] = entry
+                    fresh.append(entry)
+                else:
+                    uncached[path] = (entry.documents, entry.sections)
+            store.append(fresh)  # kept at once: a killed run's work is not lost
     for bar in bars.values():
         bar.close()
+    for name, secs in _wall_shares(stage_seconds, time.perf_counter() - t_stages if parallel else None).items():
+        seconds[name] += secs
     t0 = time.perf_counter()
     live = [entries[p] for p in paths if p in entries]
     store.maybe_compact(live, force=full)
@@ -270,7 +299,7 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
 
     # --- dedup over all sections ---------------------------------------------------------------
     t0 = time.perf_counter()
-    embedder = embedder or make_embedder(config)
+    embedder = embedder or (engine.embedder(config) if engine is not None else make_embedder(config))
     cache = None
     if config.run.embedding_cache:
         cache = EmbeddingCache(out_dir / CACHE_DIR / "embeddings.sqlite")
@@ -315,8 +344,80 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
                      manifest=manifest)
 
 
-def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float],
-                   bars: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
+@dataclass
+class BatchResult:
+    """What the per-document stages made of one batch of listed files, as plain values (it
+    crosses process boundaries: a pool worker or a Ray actor sends it back).
+
+    Attributes:
+        files: ``(source_path, documents rows, sections rows)`` per listed file of the batch, in
+            batch order, rows as :func:`pipeline.state.frame_records` dicts (see
+            :func:`_split_by_file`).
+        failed_files: files of rows a stage raised on (their result is not kept in the state).
+        seconds: seconds spent in each of :data:`DOCUMENT_STAGE_NAMES` on this batch, measured
+            where it ran.
+        n_files: listed files in the batch (progress).
+    """
+
+    files: list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]
+    failed_files: set[str]
+    seconds: dict[str, float]
+    n_files: int
+
+
+def process_files(batch: pd.DataFrame, config: Config) -> BatchResult:
+    """The per-document stages (ingest ... extract) on one batch of the corpus listing.
+
+    The unit of work of every engine: in-process, in a pool worker (:mod:`pipeline.workers`) or
+    in a Ray actor (:mod:`pipeline.engine_ray`). Depends on nothing but its arguments.
+
+    Args:
+        batch: rows of the listing (``source_path``, ``abs_path``; :func:`pipeline.ingest.list_corpus`).
+        config: the run's configuration.
+
+    Returns:
+        the :class:`BatchResult`; a row a stage raised on is an error row, never an exception.
+    """
+    seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
+    docs, sections, failed_files = _process_batch(batch.reset_index(drop=True), config, seconds)
+    files = list(_split_by_file(batch["source_path"].tolist(), docs, sections))
+    return BatchResult(files=files, failed_files=failed_files, seconds=seconds, n_files=len(batch))
+
+
+def _document_results(todo: pd.DataFrame, config: Config, engine: Any) -> tuple[Generator[BatchResult, None, None], bool]:
+    """The :class:`BatchResult` of every batch of ``todo``, from the configured engine.
+
+    Returns:
+        ``(results, parallel)``: the results (in batch order, except with Ray, whose order the
+        runner does not need: it assembles by path), and whether they ran outside this process
+        (their seconds are then shared out of the wall time, :func:`_wall_shares`).
+    """
+    if engine is not None:
+        return engine.document_results(todo, config), True
+    workers = pool_workers(len(todo), config.run.workers)
+    if workers <= 1:
+        return (process_files(batch, config) for batch in _batches(todo, config.run.batch_size)), False
+    size = pool_batch_size(len(todo), workers, config.run.batch_size)
+    log.info("per-document stages on %d worker processes, %d file(s) per batch", workers, size)
+    return map_in_pool(process_files, _batches(todo, size), config, workers), True
+
+
+def _wall_shares(stage_seconds: dict[str, float], wall: float | None) -> dict[str, float]:
+    """Seconds per stage for the summary and the manifest.
+
+    In-process (``wall`` None) they are the stages' own times. When the batches ran elsewhere,
+    in parallel, the stages' summed times exceed the time the run waited; then the wall time of
+    the per-document phase (worker start-up included) is shared among the stages in proportion
+    to their summed times, so the seconds per stage still add up to the run's time.
+    """
+    total = sum(stage_seconds.values())
+    if wall is None or total <= 0:
+        return dict(stage_seconds)
+    return {name: wall * secs / total for name, secs in stage_seconds.items()}
+
+
+def _process_batch(batch: pd.DataFrame, config: Config,
+                   seconds: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
     """The per-document stages on one batch of listed files.
 
     Returns:
@@ -335,15 +436,13 @@ def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float
     docs = pd.concat([_mark_duplicates(group.reset_index(drop=True), {})
                       for _, group in docs.groupby("_file", sort=False)], ignore_index=True) if len(docs) else docs
     seconds["ingest"] += time.perf_counter() - t0
-    bars["ingest"].update(len(batch))
     # identical bytes in two files of one batch share a doc_id until mark_copies tells the copy
     # apart: such rows go through the stages in separate rounds, each with unique doc ids
     docs = docs.assign(_order=range(len(docs)))
     rounds = [group for _, group in docs.groupby(docs.groupby("doc_id", dropna=False).cumcount(), sort=True)]
     doc_parts, section_parts = [], []
-    for k, part in enumerate(rounds or [docs]):
-        part_docs, part_sections, failed = _document_stages(part.reset_index(drop=True), config, seconds,
-                                                            bars if k == 0 else None, len(batch))
+    for part in rounds or [docs]:
+        part_docs, part_sections, failed = _document_stages(part.reset_index(drop=True), config, seconds)
         failed_files |= set(part_docs.loc[part_docs["doc_id"].isin(failed), "_file"])
         doc_parts.append(part_docs)
         section_parts.append(part_sections.assign(_file=part_sections["doc_id"].map(
@@ -353,8 +452,8 @@ def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float
     return docs.reset_index(drop=True), sections, failed_files
 
 
-def _document_stages(docs: pd.DataFrame, config: Config, seconds: dict[str, float], bars: dict[str, Any] | None,
-                     n_files: int) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
+def _document_stages(docs: pd.DataFrame, config: Config,
+                     seconds: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
     """clean, segment, explode, normalize, extract on ``docs`` (unique ``doc_id`` values).
 
     Returns:
@@ -369,8 +468,6 @@ def _document_stages(docs: pd.DataFrame, config: Config, seconds: dict[str, floa
         docs = _mark_failed(out.reset_index(drop=True), failures)
         failed |= set(failures)
         seconds[stage.name] += time.perf_counter() - t0
-        if bars is not None:
-            bars[stage.name].update(n_files)
     sections = segment.explode_sections(docs[docs["status"] == "ok"])
     for stage in SECTION_STAGES:
         t0 = time.perf_counter()
@@ -381,8 +478,6 @@ def _document_stages(docs: pd.DataFrame, config: Config, seconds: dict[str, floa
             failed |= set(failed_docs)
             sections = sections[~sections["doc_id"].isin(failed_docs)].reset_index(drop=True)
         seconds[stage.name] += time.perf_counter() - t0
-        if bars is not None:
-            bars[stage.name].update(n_files)
     return docs, sections, failed
 
 

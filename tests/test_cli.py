@@ -144,6 +144,9 @@ def test_unusable_config_file_exits_2(tmp_path: Path, make_config, message: str)
         (["--batch-size", "0"], "configuration error: run.batch_size = 0; must be a positive integer"),
         (["--target-script", "zh-TW"], "Invalid value for '--target-script': 'zh-TW' is not one of 'zh-Hans', 'zh-Hant'"),
         (["--batch-size", "many"], "Invalid value for '--batch-size': 'many' is not a valid integer"),
+        (["--workers", "0"], "configuration error: run.workers = 0; must be a positive integer"),
+        (["--engine", "spark"], "Invalid value for '--engine': 'spark' is not one of 'local', 'ray'"),
+        (["--ray-address", "auto"], "configuration error: run.ray_address applies to engine 'ray' only"),
     ],
 )
 def test_bad_flags_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
@@ -151,6 +154,19 @@ def test_bad_flags_exit_2(tmp_path: Path, args: list[str], message: str) -> None
     result = _invoke(corpus, "--out", tmp_path / "out", "--quiet", *args)
     assert result.exit_code == EXIT_USAGE
     assert message in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_engine_ray_without_ray_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
+    corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode()})
+    result = _invoke(corpus, "--out", tmp_path / "out", "--quiet", "--engine", "ray")
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.startswith("configuration error: engine 'ray' needs Ray, which is not installed: "
+                                    "pip install 'paper-pipeline[ray]'")
     assert not (tmp_path / "out").exists()
 
 
@@ -272,7 +288,8 @@ def test_failed_file_exits_1_and_keeps_the_good_file(tmp_path: Path) -> None:
     assert manifest["config"]["normalize"]["target_script"] == "zh-Hant"
     assert manifest["config"]["dedup"]["match_threshold"] == 0.8  # flag beats file
     assert manifest["config"]["extract"]["n_keywords"] == 3  # file beats default
-    assert manifest["config"]["run"] == {"batch_size": 5, "quiet": True, "embedding_cache": True}
+    assert manifest["config"]["run"] == {"batch_size": 5, "quiet": True, "embedding_cache": True,
+                                         "workers": os.cpu_count(), "engine": "local", "ray_address": None}
     assert manifest["row_counts"]["documents"] == 2
     assert set(manifest["inputs"]) == {"bad.txt", "good.txt"}
     for name in TABLES:

@@ -495,7 +495,9 @@ def test_property_idempotent_and_non_han_unchanged(text: str, target: str) -> No
     once = to_script(text, target)
     assert to_script(once, target) == once
     assert _HAN_RUN.sub("|", once) == _HAN_RUN.sub("|", text)
-    assert "幺" not in once or "幺" in text
+    # 么 never becomes 幺 on its own (什么 never 什幺); the one exception is OpenCC's phrase entry
+    # for the classical word 么麼 / 幺麼 ("petty", yāomó), whose Simplified form is 幺麽
+    assert "幺" not in once or "幺" in text or "么麼" in text or "么麽" in text
 
 
 @settings(max_examples=150, deadline=None)
