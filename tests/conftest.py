@@ -14,7 +14,8 @@ from pipeline.embed import UniversalSentenceEncoder
 from pipeline.runner import run
 
 REPO = Path(__file__).resolve().parents[1]
-SEEDS = REPO.parent / "shared" / "corpora" / "seeds"
+#: The real seed articles: ``shared/corpora/seeds`` beside the checkout, or $PIPELINE_SEEDS.
+SEEDS = Path(os.environ.get("PIPELINE_SEEDS") or REPO.parent / "shared" / "corpora" / "seeds")
 SAMPLE = REPO / "corpora" / "sample"
 GOLD = Path(__file__).resolve().parent / "gold"
 TABLES = ("documents", "sections", "papers", "dropped", "context")

@@ -31,7 +31,7 @@ from pipeline.normalize import (
     to_target,
 )
 
-SEEDS_DIR = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "seeds"
+SEEDS_DIR = Path(os.environ.get("PIPELINE_SEEDS") or Path(__file__).resolve().parents[2] / "shared" / "corpora" / "seeds")
 
 
 def _read_seed(prefix: str) -> str:
