@@ -73,12 +73,12 @@ EXTRACT_COLUMNS = (
     "award_raw", "arxiv_id", "arxiv_version", "urls", "url_kinds", "summary", "summary_norm", "keywords",
 )
 
-# An English title with a short Chinese-only label after it ("Title 深度解析", "Title | 全文翻译")
+# An English title with a short Chinese-only label after it ("Title 论文速递", "Title | 全文翻译")
 # or before it (pipeline.headings.LEADING_DECORATION: "一文读懂：Title", "【论文精读】Title",
 # "[深度解读] Title"). The label is recognised by its shape (short, Chinese only, set off by a
 # separator or brackets), never by a word list, so unseen labels go too; a Chinese *title* is
 # never removed because the other side must be an English title (a Latin letter and no Chinese
-# character). A Chinese title loses a leading bracketed label only (BRACKET_LABEL: 【深度解析】标题).
+# character). A Chinese title loses a leading bracketed label only (BRACKET_LABEL: 【论文速递】标题).
 _DECORATION = re.compile(
     rf"^(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*?)(?:{DECORATION_SEP}+|(?=[【\[（(]))"
     rf"[【\[（(]?[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]）)]?$"

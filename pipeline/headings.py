@@ -24,13 +24,13 @@ BOOK_TITLE = re.compile(r"《(?P<inner>[^《》]+)》\s*(?:[（(](?P<gloss>(?:[^
 #: ``A（B）`` / ``A (B)``: a title followed by its translation, either way round.
 BILINGUAL = re.compile(r"(?P<a>[^（(]+?)\s*[（(](?P<b>[^）)]+)[）)]\s*")
 
-#: Longest headline decoration, in characters: a label such as 深度解析, 一文读懂, 全文翻译,
-#: 论文解读, 精读 or 深度簡介 (2-6 characters in practice; 8 leaves room for 论文深度解读).
+#: Longest headline decoration, in characters: a label such as 论文速递, 一文读懂, 全文翻译,
+#: 论文解读, 精读 or 全文导读 (2-6 characters in practice; 8 leaves room for 论文深度解读).
 MAX_DECORATION_CHARS = 8
 #: What sets a decoration off from the title next to it.
 DECORATION_SEP = r"[\s:：|｜丨/／—–\-·•]"
 #: A headline decoration before an English title: ``【论文精读】Title``, ``[深度解读] Title``,
-#: ``一文读懂：Title``, ``深度解析 | Title``. The label is recognised by its shape (short, Chinese
+#: ``一文读懂：Title``, ``论文速递 | Title``. The label is recognised by its shape (short, Chinese
 #: only, in brackets or followed by a separator), never by a word list, so unseen labels go too; a
 #: Chinese *title* is never taken for a label because ``title`` must be an English title (a Latin
 #: letter and no Chinese character). The same shape as :mod:`pipeline.extract`'s

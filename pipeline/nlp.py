@@ -724,7 +724,7 @@ def stated_award(doc: Doc, start: int, end: int) -> Entity | None:
 _TEX_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\(.+?\\\)|\\\[.+?\\\]", re.S)
 _NUMBER = re.compile(r"^[\d.,%]+$")
 _PUNCT_ONLY = re.compile(r"^[\W_]+$")
-# A Latin word in Chinese text (LLM, CollabLLM, pass@k, Infinity-Chat, GPT-2), not glued to a
+# A Latin word in Chinese text (LLM, ResNet, pass@k, ImageNet-1k, GPT-2), not glued to a
 # letter or digit before it (so 1.7B gives no "B").
 _LATIN_WORD = r"[A-Za-z][A-Za-z0-9]*(?:[-@'][A-Za-z0-9]+)*"
 _LATIN_RUN = re.compile(rf"(?<![A-Za-z0-9.@'-]){_LATIN_WORD}(?:[ \t]+{_LATIN_WORD})*")
@@ -734,7 +734,7 @@ REPLACE_WINDOW = 4
 #: Longest Latin run in Chinese text read as one term, in words; longer runs are titles or
 #: quoted sentences, whose words are no keywords.
 MAX_LATIN_TERM_WORDS = 3
-# A Latin gloss in brackets right after Chinese text (掩码扩散模型（MDMs，masked diffusion models）)
+# A Latin gloss in brackets right after Chinese text (大语言模型（LLMs，large language models）)
 # repeats the Chinese term: it is not counted again.
 _GLOSS_PAREN = re.compile(
     r"(?<=[\u4e00-\u9fff])[（(][^（）()\u4e00-\u9fff\n]*[A-Za-z][^（）()\u4e00-\u9fff\n]*[）)]"
@@ -780,7 +780,7 @@ EN_STOP_WORDS = frozenset(_SPACY_EN_STOP_WORDS) | frozenset(
     "paper papers study studies work works author authors propose proposes proposed show shows "
     "showed shown method methods result results approach approaches new using based "
     "researchers researcher colleagues team teams unlike "
-    # finite verbs of write-ups (a phrase around one is a clause: "DPO replaces", "field learns")
+    # finite verbs of write-ups (a phrase around one is a clause:  "LoRA replaces", "field learns")
     "uses makes lets gives gave brings finds found turns grows happens replaces combines learns "
     "improves improve allows enables achieves introduces adopts adopted reaches reaching beats "
     "prefers prefer takes loses generates need needs let".split()
@@ -847,9 +847,9 @@ def _cased(term: str, text: str) -> str:
 
     A Latin keyword is lower-cased when ``text`` writes it in lower case somewhere (``score
     matching``). Otherwise it keeps the case of its first occurrence that is not at a sentence
-    start (``Bayesian Quadrature``, ``CollabLLM``, ``RLVR``, ``ImageNet``); a phrase seen only
+    start (``Gaussian Process``, ``ResNet``, ``RLHF``, ``ImageNet``); a phrase seen only
     at sentence starts is lower-cased when only its first letter is upper case (``Sharp
-    jumps`` -> ``sharp jumps``), and a single word seen only there keeps its case (``Kingma``:
+    jumps`` -> ``sharp jumps``), and a single word seen only there keeps its case (``Hinton``:
     names open sentences more often than common words become keywords). A term with no Latin
     letter is returned as given.
     """
@@ -864,7 +864,7 @@ def _cased(term: str, text: str) -> str:
         before = text[: m.start()].rstrip(" \t\"'“‘(（*#>-•·")
         if before and before[-1] not in ".!?。！？\n" and surface is None:
             surface = m.group()
-    if surface is None:  # only at sentence starts: "Sharp jumps" -> "sharp jumps", "Kingma" kept
+    if surface is None:  # only at sentence starts: "Sharp jumps" -> "sharp jumps", "Hinton" kept
         return low if " " in term and term[1:] == term[1:].lower() else term
     return surface
 
@@ -906,8 +906,8 @@ def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 #: Factor on the score of a candidate that the section's title names: a Latin term whose words
-#: stand in the title in that order (``conformal prediction``, ``Bayesian Quadrature``), or an
-#: acronym of consecutive title words (GAN, DPO, NSA). See :func:`_topic`.
+#: stand in the title in that order (``contrastive learning``, ``Gaussian Process``), or an
+#: acronym of consecutive title words (GAN, VAE, ViT). See :func:`_topic`.
 TITLE_BOOST = 4.0
 #: Factor on the score of a Chinese term the text marks with quotation marks (「不可能语言」,
 #: 「暂存器」): write-ups quote the terms a paper coins or defines.
@@ -917,7 +917,7 @@ QUOTED_BOOST = 2.0
 MIN_COMPOUND_COUNT = 2
 
 #: A Latin token that reads as a name of a method, system or dataset rather than a word: an
-#: acronym (DPO, RLHF, GPUs), a word with an inner capital (ControlNet, CollabLLM, DeCAF) or a
+#: acronym (LoRA, RLHF, GPUs), a word with an inner capital (AlexNet, ResNet, BiLSTM) or a
 #: word with a digit (word2vec, GPT-2).
 _NAME_LIKE = re.compile(
     r"(?:[A-Z][A-Z0-9]+s?|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*|[A-Za-z]+[0-9][A-Za-z0-9]*)(?:-[A-Za-z0-9]+)*"
@@ -942,7 +942,7 @@ class _Topic(NamedTuple):
         titles: casefolded word tuples of the title lines (:func:`_topic`), a final ``s`` cut
             from words longer than 3 letters.
         han_title: the first line when it is a title line with Han characters (语言模型会抗拒
-            对齐：来自数据压缩的证据), else ``""``.
+            对齐：来自语言建模的证据), else ``""``.
         initials: acronyms of consecutive title words (``GAN`` for Generative Adversarial Nets,
             with and without the stop words: ``RLHF`` and ``RLFHF``).
         names: casefolded names of the people and institutions credited in the text.
@@ -968,7 +968,7 @@ def _topic(text: str) -> _Topic:
     no sentence punctuation at its end, not a credit line), every other line without Han
     characters and sentence punctuation at its end that has 2+ words (a Latin title repeated
     in a Chinese section), and every quoted text with a Latin letter (《Generative Adversarial
-    Nets》, "Mission: Impossible Language Models"). Names: the authors and institutions that
+    Nets》, "Towards Robust Language Models"). Names: the authors and institutions that
     :func:`pipeline.fields.find_credit` reads in each sentence and
     :func:`pipeline.fields.parse_credit_line` in each line.
     """
@@ -1003,30 +1003,30 @@ def _topic(text: str) -> _Topic:
             for a in c.authors:
                 names.add(a.casefold())
                 name_words.update(w.casefold().strip(".") for w in a.split() if len(w.strip(".")) >= 2)
-            # an institution without a head word is often a misreading (来自数据压缩的证据)
+            # an institution without a head word is often a misreading (来自语言建模的证据)
             names.update(i.casefold() for i in c.institutions if is_institution(i))
     return _Topic(tuple(tuples), han_title, frozenset(initials), frozenset(names), frozenset(name_words))
 
 
 def _in_title(term: str, topic: _Topic) -> bool:
     """Whether the title names a Latin ``term``: its words stand in a title line in that order
-    (a single word only when it is name-like, :func:`_name_like`: VGGT, not Mission; not a whole
+    (a single word only when it is name-like, :func:`_name_like`: SAM, not Towards; not a whole
     title line: that is the title, not a term of it), or it is an acronym of consecutive title
-    words (a plural ``s`` ignored: MDMs)."""
+    words (a plural ``s`` ignored: LLMs)."""
     words = tuple(_stem(w) for w in _TITLE_WORD.findall(term))
     if not words or _HAN.search(term):
         return False
     if len(words) == 1 and re.fullmatch(r"[A-Z]{2,6}s?", term) and term.rstrip("s") in topic.initials:
         return True
     if len(words) == 1 and not _name_like(term):
-        return False  # a plain title word (Mission, Sparsity) is no term by itself
+        return False  # a plain title word (Towards, Sparsity) is no term by itself
     k = len(words)
     return any(t[i : i + k] == words and len(t) > k for t in topic.titles for i in range(len(t) - k + 1))
 
 
 def _credited(term: str, topic: _Topic) -> bool:
-    """Whether ``term`` names a credited person or institution (``Ian Goodfellow``,
-    ``Goodfellow``, ``普林斯顿大学``) or any institution (:func:`pipeline.fields.is_institution`:
+    """Whether ``term`` names a credited person or institution (``Geoffrey Hinton``,
+    ``Hinton``, ``普林斯顿大学``) or any institution (:func:`pipeline.fields.is_institution`:
     新加坡国立大学, Sea AI Lab)."""
     low = term.casefold()
     if low in topic.names or is_institution(term):
@@ -1099,9 +1099,9 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
     """Candidate terms of Chinese text with their counts.
 
     Latin glosses in brackets after Chinese text are left out, except the items of a gloss
-    that the title names (保准预测（conformal prediction） under the title "Conformal Prediction
-    as Bayesian Quadrature"). Latin runs of at most :data:`MAX_LATIN_TERM_WORDS` words without
-    stop words (``score matching``, ``RLVR``, ``Bayesian Quadrature``) are one candidate each;
+    that the title names (对比学习（contrastive learning） under the title "Contrastive Learning
+    of Visual Representations"). Latin runs of at most :data:`MAX_LATIN_TERM_WORDS` words without
+    stop words (``score matching``, ``RLHF``, ``Gaussian Process``) are one candidate each;
     the Han text between them is segmented by the jieba tokenizer with the user dictionary
     (:func:`_jieba_tokenizer`). Two adjacent Han words that occur together at least
     :data:`MIN_COMPOUND_COUNT` times are a candidate compound (视频 + 分割 -> 视频分割, 政策 + 工具
@@ -1109,8 +1109,8 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
     dictionary: 缺失资料 + 版本 is no new term) and the first is not generic (提升 + 推理). A Chinese term in quotation marks (「不可能语言」; see
     :func:`_quoted_terms`) is a candidate, counted wherever it occurs. A dictionary term of 4+
     Han characters made of two candidates that each occur :data:`MIN_COMPOUND_COUNT` times on
-    their own adds the count of the rarer part (门控注意力 in a text about 门控 and 注意力), and a
-    Chinese term glossed with an acronym (掩码扩散模型（MDMs）) adds the acronym's count.
+    their own adds the count of the rarer part (视频分割 in a text about 视频 and 分割), and a
+    Chinese term glossed with an acronym (大语言模型（LLMs）) adds the acronym's count.
     Dropped: tokens shorter than 2 characters, :data:`ZH_GENERIC_WORDS`, :data:`ZH_STOP_WORDS`,
     :data:`EN_STOP_WORDS`, :data:`EN_GENERIC_WORDS`, numbers, punctuation, Han words that
     are not in the dictionary (jieba's HMM guesses across a word boundary, 从粗到细 -> 粗到;
@@ -1187,12 +1187,12 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
     for term in _quoted_terms(text, tokens):
         counts[term] = max(counts[term], text.count(term))
     # A dictionary term made of two candidates the text uses on their own stands for them:
-    # 门控注意力 (once) in a text about 门控 (16 times) and 注意力 (11 times) counts the rarer part.
+    # 视频分割 (once) in a text about 视频 (many times) and 分割 (fewer) counts the rarer part.
     for term in [t for t in counts if _HAN.fullmatch(t[0]) and len(t) >= 4 and tok.FREQ.get(t)]:
         parts = [min(counts[term[:i]], counts[term[i:]]) for i in range(2, len(term) - 1)
                  if counts.get(term[:i], 0) >= MIN_COMPOUND_COUNT and counts.get(term[i:], 0) >= MIN_COMPOUND_COUNT]
         counts[term] += max(parts, default=0)
-    for term, acronym in set(aliases):  # 掩码扩散模型（MDMs）: the term counts the acronym's uses too
+    for term, acronym in set(aliases):  # 大语言模型（LLMs）: the term counts the acronym's uses too
         if counts[term] and counts[acronym]:
             counts[term] += counts[acronym]
     return counts
@@ -1249,7 +1249,7 @@ def _zh_keywords(text: str, n: int, tokens: Sequence[tuple[int, int]] | None = N
         if w in quoted:
             s *= QUOTED_BOOST
         scores[w] = s
-    # Case and plural variants of one Latin term (Token/token, MDMs/MDM) pool their scores
+    # Case and plural variants of one Latin term (Token/token, LLMs/LLM) pool their scores
     # under the form seen first.
     keys = {w.casefold() for w in scores}
     merged: dict[str, float] = {}
@@ -1278,7 +1278,7 @@ def _yake(top: int) -> KeywordExtractor:
 #: Words that mark a clause fragment, not a term: an adverb after the first word or alone
 #: (``canary examples independently``, ``training rarely finds``; ``differentially private
 #: training`` is fine) or a past tense/participle at the end (``Meta AI released``,
-#: ``detected``). The English pipeline has no tagger, so this goes by spelling only: ``DPO
+#: ``detected``). The English pipeline has no tagger, so this goes by spelling only: ``LoRA
 #: replaces`` still passes. Nouns in -ly are exempt.
 _ADVERB = re.compile(r"^[a-z]{3,}ly$")
 _PAST = re.compile(r"^[a-z]{2,}[^e]ed$")
@@ -1318,7 +1318,7 @@ def _en_keywords(text: str, n: int) -> list[str]:
     clean = _LINE_END.sub(".\n", "\n".join(lines))
     if not clean.strip():
         return []
-    # Name-like tokens (DPO, RLHF, word2vec, ControlNet) name the paper's methods, systems and
+    # Name-like tokens (LoRA, RLHF, word2vec, AlexNet) name the paper's methods, systems and
     # data: they go first, those the title names first, then by count and position.
     names: Counter[str] = Counter()
     first: dict[str, int] = {}
@@ -1337,7 +1337,7 @@ def _en_keywords(text: str, n: int) -> list[str]:
         if key in seen or not _en_phrase_ok(phrase) or _credited(phrase, topic):
             continue
         if len(words) > 1 and any(w in lead for w in words):
-            continue  # "DPO replaces": a clause around a name that is kept by itself
+            continue  #  "LoRA replaces": a clause around a name that is kept by itself
         seen.add(key)
         ranked.append(phrase)
     return [_cased(k, clean) for k in _dedup(lead + ranked, n, cjk=False)]
@@ -1363,7 +1363,7 @@ def keywords(text: str | Doc, lang: str, n: int, tokens: Sequence[tuple[int, int
         in zh-Hans (the text is converted with :func:`pipeline.normalize.to_script` first;
         convert the result to the target script). Case of Latin keywords (:func:`_cased`):
         lower case when the text writes them in lower case (``score matching``, ``preference
-        pairs``), else as written (``CollabLLM``, ``RLVR``, ``Bayesian Quadrature``). A keyword
+        pairs``), else as written (``ResNet``, ``RLHF``, ``Gaussian Process``). A keyword
         contained in a better-ranked one is dropped, and a longer candidate replaces the
         keywords it contains (扩散模型, not 扩散 and 模型). ``[]`` for an empty text.
 

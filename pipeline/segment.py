@@ -192,7 +192,7 @@ def _heading_text(s: str) -> str | None:
 
 def _undecorated(t: str) -> str:
     """A marked heading's text without a headline decoration before an English title
-    (``【深度解析】Title``, ``[论文精读] Title``, ``一文读懂：Title``; see
+    (``【论文速递】Title``, ``[论文精读] Title``, ``一文读懂：Title``; see
     :data:`pipeline.headings.LEADING_DECORATION`); any other text unchanged."""
     m = LEADING_DECORATION.match(t.strip())
     return m.group("title").strip() if m else t
