@@ -939,6 +939,27 @@ def format_field_errors(scores: dict) -> str:
     return "Wrong field values\n" + "\n".join(lines)
 
 
+def write_baseline(path: Path, new: dict, laxer: list[str], reason_given: bool) -> int:
+    """Write a baseline file unless it loosens floors without a reason (shared by both gates).
+
+    Args:
+        path: the baseline JSON file.
+        new: the baseline to write.
+        laxer: the floors ``new`` lowers or drops compared with the file's current content.
+        reason_given: whether ``--reason`` was given.
+
+    Returns:
+        0 when written; 2 (nothing written, message on stderr) when ``laxer`` is non-empty and no
+        reason was given.
+    """
+    if laxer and not reason_given:
+        print(f"\nNot written: the new baseline loosens {laxer}; give --reason.", file=sys.stderr)
+        return 2
+    path.write_text(json.dumps(new, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(f"\nBaseline written to {path}: {json.dumps(new, ensure_ascii=False)}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m pipeline.evaluate``: print the table; exit 1 on a regression against --baseline,
     2 on a usage error (bad fixtures, a baseline that would loosen without --reason)."""
@@ -987,13 +1008,7 @@ def main(argv: list[str] | None = None) -> int:
         old = json.loads(baseline_path.read_text(encoding="utf-8")) if baseline_path.is_file() else {}
         reason = args.reason or "Pinned at the scores of the current pipeline (floors rounded down to 2 decimals)."
         new = baseline_from(scores, reason, old)
-        laxer = loosened(old, new)
-        if laxer and not args.reason:
-            print(f"\nNot written: the new baseline loosens {laxer}; give --reason.", file=sys.stderr)
-            return 2
-        baseline_path.write_text(json.dumps(new, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        print(f"\nBaseline written to {baseline_path}: {json.dumps(new, ensure_ascii=False)}")
-        return 0
+        return write_baseline(baseline_path, new, loosened(old, new), bool(args.reason))
     if baseline_path is not None:
         baseline = json.loads(baseline_path.read_text(encoding="utf-8"))
         failures = check_baseline(scores, baseline)

@@ -79,7 +79,7 @@ import pandas as pd
 from .config import Config, load_config
 from .dedup import PairScorer, SectionEmbeddings, cluster_sections, embed_sections
 from .embed import Embedder, make_embedder
-from .evaluate import floor2
+from .evaluate import floor2, write_baseline
 from .runner import run
 from .stage import records
 
@@ -587,12 +587,7 @@ def main(argv: list[str] | None = None) -> int:
         reason = args.reason or "Pinned at the scores of the current pipeline (floors rounded down to 2 decimals)."
         new = baseline_from(result, reason)
         lower = [k for k in FLOOR_KEYS if k in old and new[k] < old[k]]
-        if lower and not args.reason:
-            print(f"\nNot written: the new baseline lowers {lower}; give --reason.", file=sys.stderr)
-            return 2
-        baseline_path.write_text(json.dumps(new, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        print(f"\nBaseline written to {baseline_path}: {json.dumps(new, ensure_ascii=False)}")
-        return 0
+        return write_baseline(baseline_path, new, lower, bool(args.reason))
     if baseline_path is not None:
         failures = check_baseline(result, json.loads(baseline_path.read_text(encoding="utf-8")))
         print(f"\nBaseline {baseline_path}: " + ("REGRESSION\n  " + "\n  ".join(failures) if failures else "ok"))
