@@ -628,7 +628,8 @@ def _run_manifest(run_id: str, started: dt.datetime, full: bool, corpus: Path, c
         "run_id": run_id,
         "started_at": started.isoformat(timespec="seconds"),
         "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "mode": "full" if full else "incremental",
+        # "incremental" only when earlier work was reused or removed: a first run is a full one
+        "mode": "incremental" if not full and (files.get("reused") or files.get("removed")) else "full",
         "pipeline_version": __version__,
         "schema_version": SCHEMA_VERSION,
         "state_key": key,

@@ -161,3 +161,20 @@ def test_to_plain_gives_batch_independent_values() -> None:
     assert to_plain({"k": (1, np.int32(2), 0.5, np.bool_(True))}) == {"k": [1, 2, 0.5, True]}
     with pytest.raises(TypeError, match="cannot keep a object"):
         to_plain(object())
+
+
+def test_the_first_run_into_an_empty_folder_is_a_full_one(tmp_path, use_embedder) -> None:
+    import json
+
+    from pipeline.config import load_config
+    from pipeline.runner import run
+
+    from conftest import SAMPLE
+
+    config = load_config()
+    config.run.workers = 1
+    out = tmp_path / "out"
+    run(SAMPLE, out, config, embedder=use_embedder, progress=False)
+    assert json.loads((out / "manifest.json").read_text(encoding="utf-8"))["mode"] == "full"
+    run(SAMPLE, out, config, embedder=use_embedder, progress=False)
+    assert json.loads((out / "manifest.json").read_text(encoding="utf-8"))["mode"] == "incremental"
