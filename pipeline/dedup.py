@@ -248,13 +248,20 @@ def _author_keys(authors) -> frozenset[str]:
     return frozenset(keys)
 
 
-def _title_words(title: str) -> list[str]:
+@functools.lru_cache(maxsize=65536)
+def _folded(title: str) -> str:
+    """:func:`pipeline.fields.fold_title`, computed once per title."""
+    return fold_title(title)
+
+
+@functools.lru_cache(maxsize=65536)
+def _title_words(title: str) -> tuple[str, ...]:
     """Words of a folded-ready English title: NFKC, case-folded, British spellings folded (as
     :func:`pipeline.fields.fold_title`), split at non-alphanumerics, plural ``s`` dropped."""
     words = []
     for w in _WORD.findall(fold_title_words(title)):
         words.append(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
-    return words
+    return tuple(words)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -281,7 +288,7 @@ def english_title_similarity(a: str, b: str) -> float:
     ..."; a year such as "(CVPR 2024)" is not a sequel marker). A title that
     only lacks words of the other (a dropped word, a missing subtitle) is not a conflict.
     """
-    fa, fb = sorted((fold_title(a), fold_title(b)))  # ratio() is not symmetric: fix the order
+    fa, fb = sorted((_folded(a), _folded(b)))  # ratio() is not symmetric: fix the order
     ratio = SequenceMatcher(None, fa, fb).ratio()
     wa, wb = _title_words(a), _title_words(b)
     only_a = [w for w in wa if not any(_same_word(w, v) for v in wb)]
@@ -312,6 +319,7 @@ class PairScorer:
         self.year = [int(r["year"]) if r.get("year") is not None and not pd.isna(r.get("year")) else None for r in rows]
         self.venue = [r.get("venue") if _present(r.get("venue")) else None for r in rows]
         assert emb.content.shape[0] == n, "one embedding row per section"
+        self._scores: dict[tuple[int, int], float] = {}
 
     def cannot_link(self, i: int, j: int) -> bool:
         if self.arxiv[i] is not None and self.arxiv[j] is not None and self.arxiv[i] != self.arxiv[j]:
@@ -342,6 +350,15 @@ class PairScorer:
         return any(key[i] is not None and key[i] == key[j] for key in (self.folded, self.folded_zh))
 
     def score(self, i: int, j: int) -> float:
+        """The pair score of sections ``i`` and ``j`` (symmetric; computed once per pair, since
+        average linkage asks for the same cross pairs again as clusters grow)."""
+        key = (i, j) if i < j else (j, i)
+        cached = self._scores.get(key)
+        if cached is None:
+            cached = self._scores[key] = self._score(*key)
+        return cached
+
+    def _score(self, i: int, j: int) -> float:
         if self.cannot_link(i, j):
             return float("-inf")
         if self.exact(i, j):
