@@ -96,16 +96,19 @@ class Embedder(Protocol):
         ...
 
 
-def _prepare(texts: Sequence[str], max_chars: int) -> list[str]:
-    """Check the input type and cut each text to ``max_chars`` characters."""
+def check_texts(texts: Sequence[str]) -> None:
+    """Raise ``TypeError`` unless ``texts`` is a sequence (not a single ``str``) of ``str``."""
     if isinstance(texts, str):
         raise TypeError("encode() takes a sequence of strings, not a single str; wrap it in a list")
-    out = []
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(f"encode() texts[{i}] is {type(text).__name__}, expected str")
-        out.append(text[:max_chars])
-    return out
+
+
+def _prepare(texts: Sequence[str], max_chars: int) -> list[str]:
+    """Check the input type and cut each text to ``max_chars`` characters."""
+    check_texts(texts)
+    return [text[:max_chars] for text in texts]
 
 
 def _normalize_rows(x: np.ndarray) -> np.ndarray:

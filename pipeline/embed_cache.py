@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .embed import Embedder
+from .embed import Embedder, check_texts
 
 __all__ = ["CachedEmbedder", "EmbeddingCache"]
 
@@ -125,11 +125,7 @@ class CachedEmbedder:
         Raises:
             TypeError: ``texts`` is a single ``str`` or holds a non-string.
         """
-        if isinstance(texts, str):
-            raise TypeError("encode() takes a sequence of strings, not a single str; wrap it in a list")
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise TypeError(f"encode() texts[{i}] is {type(text).__name__}, expected str")
+        check_texts(texts)
         keys = [text_key(t) for t in texts]
         found = self.cache.get(self.model_key, keys)
         self.hits += sum(1 for k in keys if k in found)
