@@ -340,6 +340,9 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
         return JsonlRecord(error=f"a JSON {_json_type(obj)}, not an object")
     key = next((k for k in JSONL_TEXT_FIELDS if obj.get(k) is not None), None)
     if key is None:
+        nulls = [k for k in JSONL_TEXT_FIELDS if k in obj]
+        if nulls:
+            return JsonlRecord(error=f"no text: field {nulls[0]!r} is null")
         keys = ", ".join(sorted(obj)[:10]) or "none"
         return JsonlRecord(error=f"no text field: the object has none of {', '.join(JSONL_TEXT_FIELDS)} "
                                  f"(its keys: {keys})")

@@ -517,3 +517,9 @@ def test_html_mojibake_is_repaired_before_extraction(tmp_path: Path) -> None:
     row = _read(tmp_path, "moji.html", html.encode("utf-8"))
     assert row["text"] == sentence
     assert "ftfy: repaired mojibake on 1 line(s) of the HTML" in row["notes"]
+
+
+def test_a_jsonl_record_whose_text_is_null_says_so() -> None:
+    from pipeline.formats import parse_jsonl_line
+
+    assert parse_jsonl_line('{"id": "x", "title": "N", "text": null}').error == "no text: field 'text' is null"
