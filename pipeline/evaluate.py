@@ -687,7 +687,7 @@ def evaluate(fixtures_dir: str | Path = DEFAULT_FIXTURES, out_dir: str | Path | 
         result = run(fixtures_dir / "articles", Path(out_dir) if out_dir is not None else Path(tmp), config,
                      embedder=embedder, progress=False)
         seconds = time.perf_counter() - t0
-    frames = result.frames
+        frames = dict(result.frames)  # read while the output folder exists
     docs: pd.DataFrame = frames["documents"]
     by_path = {row.source_path: row for row in docs.itertuples(index=False)}
     sections: dict[str, list[dict]] = {}
@@ -760,7 +760,7 @@ def evaluate_seeds(seeds_dir: str | Path = DEFAULT_SEEDS, gold_path: str | Path 
         result = run(Path(seeds_dir), Path(out_dir) if out_dir is not None else Path(tmp), config,
                      embedder=embedder, progress=False)
         seconds = time.perf_counter() - t0
-    frames = result.frames
+        frames = dict(result.frames)  # read while the output folder exists
     doc_ids = dict(zip(frames["documents"]["source_path"], frames["documents"]["doc_id"], strict=True))
     sections: dict[str, list[dict]] = {}
     for row in frames["sections"].sort_values(["doc_id", "ordinal"]).to_dict("records"):

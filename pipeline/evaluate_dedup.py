@@ -390,7 +390,7 @@ def evaluate_dedup(fixtures_dir: str | Path = DEFAULT_FIXTURES, embedder: Embedd
         result = run(fixtures_dir / "articles", Path(out_dir) if out_dir is not None else Path(tmp), config,
                      embedder=embedder, progress=False)
         seconds = time.perf_counter() - t0
-    documents, sections = result.frames["documents"], result.frames["sections"]
+        documents, sections = result.frames["documents"], result.frames["sections"]  # read while they exist
     mentions, mismatches, unannotated = align_mentions(gold, documents, sections)
     gold_labels = [m["gold"] for m in mentions]
     predicted = predicted_labels(mentions, dict(zip(sections["section_id"], sections["paper_id"], strict=True)))

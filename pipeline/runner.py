@@ -42,27 +42,54 @@ import importlib.util
 import json
 import logging
 import re
+import shutil
 import time
-from collections.abc import Generator, Iterator
+from collections import Counter
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from . import __version__, clean, extract, ingest, normalize, segment
 from . import formats as ingest_formats
 from .config import Config
-from .dedup import count_sources, dedup, find_duplicate_documents
+from .dedup import (
+    PAPER_COLUMNS,
+    SectionEmbeddings,
+    cluster_papers,
+    copy_candidates,
+    count_sources,
+    duplicate_documents,
+    embed_sections,
+    paper_sets,
+    slim_sections,
+)
 from .embed import Embedder, make_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
 from .publish import OutputLock, crash_point, current_run, flush_folder, new_run_id, publish, run_folder
 from .stage import Stage, check_chain
 from .state import STATE_DIR, Entry, StateStore, file_sha256, frame_records, state_key
 from .workers import map_in_pool, pool_batch_size, pool_workers
-from .write import SCHEMA_VERSION, write_manifest, write_tables
+from .write import (
+    CONTEXT_SCHEMA,
+    DOCUMENTS_SCHEMA,
+    DROPPED_SCHEMA,
+    ERRORS_SCHEMA,
+    EXTRA_TABLES,
+    PAPERS_SCHEMA,
+    SCHEMA_VERSION,
+    SECTIONS_SCHEMA,
+    TABLES,
+    TableWriter,
+    write_manifest,
+)
 
 log = logging.getLogger(__name__)
 
@@ -87,37 +114,40 @@ class RunResult:
 
     Attributes:
         out_dir: the output folder (``OUT``).
-        frames: the tables by name (:data:`pipeline.write.TABLES` plus ``errors``).
+        frames: the tables by name (:data:`pipeline.write.TABLES` plus ``errors``), read from the
+            run folder's Parquet files when first asked for (:class:`TableFiles`).
         seconds: seconds per stage (:data:`STAGE_NAMES`).
         counts: rows per written table.
         run_dir: the published run folder ``OUT/.runs/<run_id>``.
         files: corpus files (relative paths) ``processed`` in this run (new, changed, or not
             reusable), ``reused`` from the state, and ``removed`` since the previous run.
         manifest: the run's ``manifest.json`` as a dict.
+        stats: figures of the summary not in the manifest (``papers_multi_document``).
     """
 
     out_dir: Path
-    frames: dict[str, pd.DataFrame]
+    frames: Mapping[str, pd.DataFrame]
     seconds: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     run_dir: Path | None = None
     files: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in FILE_OUTCOMES})
     manifest: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
-        """The numbers of the one-screen summary."""
-        docs = self.frames["documents"]
-        papers = self.frames["papers"]
+        """The numbers of the one-screen summary (from the counts and the manifest: no table is
+        read)."""
+        status = self.manifest.get("status_counts", {})
         return {
-            "documents": int((docs["status"] == "ok").sum()),
-            "sections": len(self.frames["sections"]),
-            "papers": len(papers),
-            "papers_multi_document": int((papers["doc_ids"].map(len) > 1).sum()) if len(papers) else 0,
-            "dropped_spans": len(self.frames["dropped"]),
-            "failed_files": int((docs["status"] == "error").sum()),
-            "empty_files": int((docs["status"] == "empty").sum()),
-            "skipped_files": int((docs["status"] == "skipped").sum()),
-            "duplicate_files": int((docs["status"] == "duplicate").sum()),
+            "documents": int(status.get("ok", 0)),
+            "sections": self.counts.get("sections", 0),
+            "papers": self.counts.get("papers", 0),
+            "papers_multi_document": self.stats.get("papers_multi_document", 0),
+            "dropped_spans": self.counts.get("dropped", 0),
+            "failed_files": int(status.get("error", 0)),
+            "empty_files": int(status.get("empty", 0)),
+            "skipped_files": int(status.get("skipped", 0)),
+            "duplicate_files": int(status.get("duplicate", 0)),
             "files_processed": len(self.files.get("processed", [])),
             "files_reused": len(self.files.get("reused", [])),
             "files_removed": len(self.files.get("removed", [])),
@@ -284,64 +314,34 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     seconds["ingest"] += time.perf_counter() - t0
     crash_point("after-documents")
 
-    # --- assemble every file's rows, in corpus order -----------------------------------------
-    t0 = time.perf_counter()
-    per_file = [entries[p].rows() if p in entries else (json_rows(uncached[p][0]), json_rows(uncached[p][1]))
-                for p in paths]
-    mark_copies(per_file)
-    doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
-    section_records = [row for _, section_rows in per_file for row in section_rows]
-    documents = _assemble_documents([pd.DataFrame(doc_records)] if doc_records else [], skipped)
-    documents = documents.drop(columns=[c for c in ("_ingest_status",) if c in documents])
-    sections = pd.DataFrame(section_records) if section_records else _empty_sections(config)
-    sections = sections[sections["doc_id"].isin(documents.loc[documents["status"] == "ok", "doc_id"])]
-    seconds["ingest"] += time.perf_counter() - t0
-
-    # --- dedup over all sections ---------------------------------------------------------------
-    t0 = time.perf_counter()
+    # --- assemble, dedup and write, chunk by chunk ---------------------------------------------
     embedder = embedder or (engine.embedder(config) if engine is not None else make_embedder(config))
     cache = None
     if config.run.embedding_cache:
         cache = EmbeddingCache(out_dir / CACHE_DIR / "embeddings.sqlite")
         embedder = CachedEmbedder(embedder, cache)
-    with tqdm(total=1, desc=f"{'dedup':<9}", unit="step", disable=disable) as bar:
-        sections, papers = dedup(sections.reset_index(drop=True), config, embedder)
-        bar.update(1)
-    seconds["dedup"] = time.perf_counter() - t0
-    if cache is not None:
-        cache.close()
-
-    doc_order = {d: i for i, d in enumerate(documents["doc_id"])}  # sorted by source_path
-    sections = sections.sort_values(["doc_id", "ordinal"], key=lambda c: c.map(doc_order) if c.name == "doc_id" else c,
-                                    kind="stable").reset_index(drop=True)
-    dropped = _spans(documents, "dropped", ("char_start", "char_end", "reason", "text"))
-    context = _spans(documents, "context", ("char_start", "char_end", "kind"))
-    documents = documents.assign(n_sections=documents["doc_id"].map(sections["doc_id"].value_counts()).fillna(0))
-    documents["dup_of"] = pd.Series(find_duplicate_documents(documents, sections), index=documents.index, dtype=object)
-    if len(papers):
-        papers["n_sources"] = count_sources(papers, dict(zip(documents["doc_id"], documents["dup_of"], strict=True)))
-    frames = {"documents": documents, "sections": sections, "papers": papers, "dropped": dropped,
-              "context": context, "errors": errors_table(documents)}
-
-    # --- write the run folder, then publish it -------------------------------------------------
-    files = {"processed": todo["source_path"].tolist(), "reused": reused,
-             "removed": _removed_files(out_dir, set(paths))}
-    t0 = time.perf_counter()
     metadata = {"pipeline_version": __version__, "config_fingerprint": config.fingerprint(),
                 "embedder": embedder.model_id}
     run_dir = run_folder(out_dir, run_id)
     run_dir.mkdir(parents=True)
-    counts = write_tables(run_dir, frames, metadata, on_written=lambda name: crash_point("mid-write"))
-    seconds["write"] = time.perf_counter() - t0
-    manifest = _run_manifest(run_id, started, full, corpus, config, embedder, documents, frames["errors"], counts,
-                             seconds, files, store.key)
+    try:
+        outcome = _assemble_and_write(paths, entries, uncached, store, skipped, config, embedder, run_dir, metadata,
+                                      seconds, disable)
+    finally:
+        if cache is not None:
+            cache.close()
+
+    files = {"processed": todo["source_path"].tolist(), "reused": reused,
+             "removed": _removed_files(out_dir, set(paths))}
+    manifest = _run_manifest(run_id, started, full, corpus, config, embedder, outcome.inputs, outcome.status_counts,
+                             outcome.errors, outcome.counts, seconds, files, store.key)
     write_manifest(run_dir, manifest)
-    _write_report(run_dir, frames, manifest)
+    _write_report(run_dir, report_frames(run_dir, outcome.errors), manifest)
     flush_folder(run_dir)
     crash_point("before-swap")
     publish(out_dir, run_id)
-    return RunResult(out_dir=out_dir, frames=frames, seconds=seconds, counts=counts, run_dir=run_dir, files=files,
-                     manifest=manifest)
+    return RunResult(out_dir=out_dir, frames=TableFiles(run_dir), seconds=seconds, counts=outcome.counts,
+                     run_dir=run_dir, files=files, manifest=manifest, stats=outcome.stats)
 
 
 @dataclass
@@ -514,12 +514,236 @@ def _reusable(path: str, sha: str | None, doc_rows: list[dict]) -> bool:
     return not whole_file or all(r["content_sha256"] == sha for r in doc_rows)
 
 
+#: Listed files assembled per chunk: each chunk's rows are written out before the next is read,
+#: so memory holds one chunk of texts, not the corpus (only dedup's slim columns and the
+#: embeddings grow with the corpus).
+ASSEMBLY_CHUNK = 256
+#: Rows per Arrow batch when the second pass rereads the scratch tables.
+REREAD_BATCH = 8192
+#: Folder inside the run folder for the first pass's tables (removed before publishing).
+SCRATCH_DIR = ".scratch"
+
+
+@dataclass
+class _Outcome:
+    """What :func:`_assemble_and_write` tells the manifest and the summary."""
+
+    counts: dict[str, int]
+    inputs: dict[str, str]
+    status_counts: dict[str, int]
+    errors: pd.DataFrame
+    stats: dict[str, int]
+
+
+def _corpus_items(paths: list[str], skipped: pd.DataFrame) -> list[tuple[str, str | None]]:
+    """Listed files and skipped files merged in corpus order: ``(path, None)`` for a listed file,
+    ``(path, reason)`` for a skipped one."""
+    items = [(p, None) for p in paths] + [(p, r) for p, r in zip(skipped["source_path"], skipped["reason"], strict=True)]
+    return sorted(items, key=lambda item: ingest.source_sort_key(item[0]))
+
+
+def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: dict[str, tuple[bytes, bytes]],
+                        store: StateStore, skipped: pd.DataFrame, config: Config, embedder: Embedder, run_dir: Path,
+                        metadata: dict[str, str], seconds: dict[str, float], disable: bool | None) -> _Outcome:
+    """Assemble every file's rows in corpus order, dedup all sections, write every table.
+
+    Two passes, so that memory holds one chunk of :data:`ASSEMBLY_CHUNK` files at a time plus
+    what dedup needs of every section (:func:`pipeline.dedup.slim_sections` and the embeddings):
+
+    1. per chunk: read the files' rows (state or this run), mark byte-identical copies
+       (:func:`mark_copies`, carried across chunks), write ``dropped`` and ``context``, write
+       ``documents`` and ``sections`` to scratch files (without the dedup columns), embed the
+       chunk's sections (:func:`pipeline.dedup.embed_sections`);
+    2. cluster and fuse (:func:`pipeline.dedup.cluster_papers`), then reread the scratch tables
+       batch by batch and write ``sections`` (with ``paper_id``, ``match_score``), ``documents``
+       (with ``dup_of``; :func:`pipeline.dedup.duplicate_documents` reads only the texts of
+       documents that share their paper set), ``papers`` (the longest summary put back) and
+       ``errors``.
+
+    Seconds go to ``ingest`` (assembly), ``dedup`` (embedding and clustering) and ``write``.
+    """
+    scratch = run_dir / SCRATCH_DIR
+    scratch.mkdir()
+    tmp_docs = TableWriter(scratch / "documents.parquet", DOCUMENTS_SCHEMA, metadata)
+    tmp_sections = TableWriter(scratch / "sections.parquet", SECTIONS_SCHEMA, metadata)
+    dropped_out = TableWriter(run_dir / "dropped.parquet", DROPPED_SCHEMA, metadata)
+    context_out = TableWriter(run_dir / "context.parquet", CONTEXT_SCHEMA, metadata)
+    seen: dict[str, str] = {}
+    slims: list[pd.DataFrame] = []
+    vectors: list[SectionEmbeddings] = []
+    doc_keys: list[tuple[str, str, Any]] = []
+    inputs: dict[str, str] = {}
+    status_counts: Counter[str] = Counter()
+    error_frames: list[pd.DataFrame] = []
+    items = _corpus_items(paths, skipped)
+    with tqdm(total=len(items), desc=f"{'assemble':<9}", unit="file", disable=disable) as bar:
+        for start in range(0, len(items), ASSEMBLY_CHUNK):
+            chunk = items[start : start + ASSEMBLY_CHUNK]
+            t0 = time.perf_counter()
+            listed = [p for p, reason in chunk if reason is None]
+            per_file = [store.read_rows(entries[p]) if p in entries else (json_rows(uncached[p][0]), json_rows(uncached[p][1]))
+                        for p in listed]
+            mark_copies(per_file, seen)
+            doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
+            section_records = [row for _, section_rows in per_file for row in section_rows]
+            del per_file
+            chunk_skipped = pd.DataFrame({"source_path": [p for p, r in chunk if r is not None],
+                                          "reason": [r for _, r in chunk if r is not None]})
+            documents = _assemble_documents([pd.DataFrame(doc_records)] if doc_records else [], chunk_skipped)
+            documents = documents.drop(columns=[c for c in ("_ingest_status",) if c in documents])
+            sections = pd.DataFrame(section_records) if section_records else _empty_sections(config)
+            del doc_records, section_records
+            sections = sections[sections["doc_id"].isin(documents.loc[documents["status"] == "ok", "doc_id"])]
+            doc_order = {d: i for i, d in enumerate(documents["doc_id"])}
+            sections = sections.sort_values(["doc_id", "ordinal"], kind="stable",
+                                            key=lambda c: c.map(doc_order) if c.name == "doc_id" else c)
+            sections = sections.reset_index(drop=True)
+            documents = documents.assign(
+                n_sections=documents["doc_id"].map(sections["doc_id"].value_counts()).fillna(0), dup_of=None)
+            dropped_out.write(_spans(documents, "dropped", ("char_start", "char_end", "reason", "text")))
+            context_out.write(_spans(documents, "context", ("char_start", "char_end", "kind")))
+            tmp_docs.write(documents)
+            tmp_sections.write(sections.assign(paper_id=None, match_score=None))
+            error_frames.append(errors_table(documents))
+            doc_keys.extend(zip(documents["doc_id"], documents["status"], documents["content_sha256"], strict=True))
+            inputs.update((p, h) for p, h in zip(documents["source_path"], documents["content_sha256"], strict=True)
+                          if isinstance(h, str))
+            status_counts.update(documents["status"])
+            seconds["ingest"] += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            if len(sections):
+                vectors.append(embed_sections(sections, embedder))
+                slims.append(slim_sections(sections))
+            del documents, sections
+            seconds["dedup"] += time.perf_counter() - t0
+            bar.update(len(chunk))
+    tmp_docs.close()
+    tmp_sections.close()
+
+    # --- dedup over every section: slim columns and embeddings only ---------------------------
+    t0 = time.perf_counter()
+    slim = pd.concat(slims, ignore_index=True) if slims else slim_sections(_empty_sections(config))
+    del slims
+    emb = (SectionEmbeddings(*(np.concatenate([getattr(v, f) for v in vectors]) for f in ("content", "title", "title_zh")))
+           if vectors else None)
+    del vectors
+    if emb is not None:
+        paper_ids, match_scores, papers = cluster_papers(slim, emb, config)
+    else:
+        paper_ids, match_scores, papers = [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"])
+    del emb
+    papers_of = paper_sets(slim["doc_id"], paper_ids)
+    candidates = copy_candidates(papers_of)
+    summary_from = {sid: k for k, sid in enumerate(papers["summary_from"]) if isinstance(sid, str)}
+    seconds["dedup"] += time.perf_counter() - t0
+
+    # --- second pass: the dedup columns into sections and documents -----------------------------
+    t0 = time.perf_counter()
+    sections_out = TableWriter(run_dir / "sections.parquet", SECTIONS_SCHEMA, metadata)
+    summaries: list[str | None] = [None] * len(papers)
+    texts: dict[str, list[str]] = {}
+    done = 0
+    for batch in pq.ParquetFile(scratch / "sections.parquet").iter_batches(batch_size=REREAD_BATCH):
+        n = batch.num_rows
+        table = pa.Table.from_batches([batch])
+        table = table.set_column(table.schema.get_field_index("paper_id"), "paper_id",
+                                 pa.array(paper_ids[done : done + n], pa.string()))
+        table = table.set_column(table.schema.get_field_index("match_score"), "match_score",
+                                 pa.array(match_scores[done : done + n], pa.float32()))
+        sections_out.write_table(table)
+        wanted = summary_from.keys() | candidates
+        if wanted:
+            for sid, doc_id, text, summary in zip(*(table.column(c).to_pylist() for c in
+                                                  ("section_id", "doc_id", "text_norm", "summary_norm")), strict=True):
+                if sid in summary_from:
+                    summaries[summary_from[sid]] = summary
+                if doc_id in candidates:
+                    texts.setdefault(doc_id, []).append(text or "")
+        done += n
+    assert done == len(paper_ids), "one dedup row per section"
+    counts = {"sections": sections_out.close()}
+    crash_point("mid-write")
+    dup_of = duplicate_documents(doc_keys, papers_of, {d: "\n".join(t) for d, t in texts.items()})
+    del texts
+    documents_out = TableWriter(run_dir / "documents.parquet", DOCUMENTS_SCHEMA, metadata)
+    done = 0
+    for batch in pq.ParquetFile(scratch / "documents.parquet").iter_batches(batch_size=REREAD_BATCH):
+        table = pa.Table.from_batches([batch])
+        table = table.set_column(table.schema.get_field_index("dup_of"), "dup_of",
+                                 pa.array(dup_of[done : done + batch.num_rows], pa.string()))
+        documents_out.write_table(table)
+        done += batch.num_rows
+    counts["documents"] = documents_out.close()
+    papers = papers.assign(summary=summaries).drop(columns="summary_from")
+    if len(papers):
+        papers["n_sources"] = count_sources(papers, dict(zip((d for d, _, _ in doc_keys), dup_of, strict=True)))
+    papers_out = TableWriter(run_dir / "papers.parquet", PAPERS_SCHEMA, metadata)
+    papers_out.write(papers)
+    counts["papers"] = papers_out.close()
+    counts["dropped"] = dropped_out.close()
+    counts["context"] = context_out.close()
+    errors = pd.concat(error_frames, ignore_index=True) if error_frames else errors_table(_assemble_documents([], skipped))
+    errors_out = TableWriter(run_dir / "errors.parquet", ERRORS_SCHEMA, metadata)
+    errors_out.write(errors)
+    counts["errors"] = errors_out.close()
+    shutil.rmtree(scratch)
+    seconds["write"] += time.perf_counter() - t0
+    stats = {"papers_multi_document": int((papers["doc_ids"].map(len) > 1).sum()) if len(papers) else 0}
+    return _Outcome(counts=counts, inputs=inputs, status_counts=dict(sorted(status_counts.items())), errors=errors,
+                    stats=stats)
+
+
+class TableFiles(Mapping[str, pd.DataFrame]):
+    """The tables of a run folder, read from its Parquet files when first asked for (and kept).
+
+    Values are DataFrames built from Arrow's Python values (``to_pylist``): list columns hold
+    Python lists, missing values are None (an integer column with a missing value is float).
+    """
+
+    def __init__(self, run_dir: Path):
+        self.run_dir = Path(run_dir)
+        self._frames: dict[str, pd.DataFrame] = {}
+
+    def _names(self) -> list[str]:
+        return [n for n in (*TABLES, *EXTRA_TABLES) if (self.run_dir / f"{n}.parquet").exists()]
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            path = self.run_dir / f"{name}.parquet"
+            if not path.exists():
+                raise KeyError(name)
+            table = pq.read_table(path)
+            self._frames[name] = pd.DataFrame(table.to_pylist(), columns=table.column_names)
+        return self._frames[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+#: Columns the report does not read, left out when it reads the tables back.
+_REPORT_SKIPS = {"documents": ("text", "raw_text"), "sections": ("text", "text_norm", "summary_norm")}
+
+
+def report_frames(run_dir: Path, errors: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The written tables read back for :func:`pipeline.report.write_report`, without the long
+    text columns it does not show."""
+    frames = {"errors": errors}
+    for name in TABLES:
+        schema = pq.read_schema(run_dir / f"{name}.parquet")
+        columns = [c for c in schema.names if c not in _REPORT_SKIPS.get(name, ())]
+        frames[name] = pq.read_table(run_dir / f"{name}.parquet", columns=columns).to_pandas()
+    return frames
+
+
 def json_rows(data: bytes) -> list[dict[str, Any]]:
     """Rows decoded from an entry's JSON (see :class:`pipeline.state.Entry`)."""
     return Entry("", "", data, b"[]", 0, 0).rows()[0]
 
 
-def mark_copies(per_file: list[tuple[list[dict], list[dict]]]) -> None:
+def mark_copies(per_file: list[tuple[list[dict], list[dict]]], seen: dict[str, str] | None = None) -> None:
     """Tell byte-identical copies apart, across files, in corpus order (in place).
 
     ``per_file`` holds ``(documents rows, sections rows)`` of each listed file in listing order.
@@ -528,9 +752,10 @@ def mark_copies(per_file: list[tuple[list[dict], list[dict]]]) -> None:
     ``duplicate`` with the first path in ``error``, loses its clean/segment results and its
     sections: exactly what the stages give a row marked before them, so a file's entry never
     depends on the other files. Copies inside one file were already marked when it was
-    processed (their ``doc_id`` is already the copy's).
+    processed (their ``doc_id`` is already the copy's). ``seen`` (content hash -> first path)
+    carries the hashes of earlier chunks and is updated in place.
     """
-    seen: dict[str, str] = {}
+    seen = {} if seen is None else seen
     for doc_rows, section_rows in per_file:
         gone: set[str] = set()
         for row in doc_rows:
@@ -621,8 +846,8 @@ def _write_report(run_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict
 
 
 def _run_manifest(run_id: str, started: dt.datetime, full: bool, corpus: Path, config: Config, embedder: Embedder,
-                  documents: pd.DataFrame, errors: pd.DataFrame, counts: dict[str, int], seconds: dict[str, float],
-                  files: dict[str, list[str]], key: str) -> dict[str, Any]:
+                  inputs: dict[str, str], status_counts: dict[str, int], errors: pd.DataFrame, counts: dict[str, int],
+                  seconds: dict[str, float], files: dict[str, list[str]], key: str) -> dict[str, Any]:
     """The contents of ``manifest.json``."""
     return {
         "run_id": run_id,
@@ -639,10 +864,10 @@ def _run_manifest(run_id: str, started: dt.datetime, full: bool, corpus: Path, c
         "packages": _package_versions(),
         "embedder": {"model_id": embedder.model_id, "dim": embedder.dim,
                      "cache_hits": getattr(embedder, "hits", None), "cache_misses": getattr(embedder, "misses", None)},
-        "inputs": {r.source_path: r.content_sha256 for r in documents.itertuples() if isinstance(r.content_sha256, str)},
+        "inputs": inputs,
         "files": files,
         "errors": errors.to_dict("records"),
-        "status_counts": {str(k): int(v) for k, v in documents["status"].value_counts().sort_index().items()},
+        "status_counts": {str(k): int(v) for k, v in status_counts.items()},
         "row_counts": counts,
         "seconds": {k: round(v, 3) for k, v in seconds.items()},
     }

@@ -72,6 +72,12 @@ DOCUMENT_CONFIG_SECTIONS = ("ingest", "clean", "normalize", "extract")
 MAX_STATE_FILES = 8
 #: ...or when dead rows (superseded, removed or other-key entries) exceed this share of live ones.
 MAX_DEAD_SHARE = 0.25
+#: Entries per Parquet row group of a state file: the unit the runner reads back.
+STATE_ROW_GROUP = 64
+#: Row groups :meth:`StateStore.raw` keeps decoded (least recently used goes first).
+CACHED_ROW_GROUPS = 8
+#: The columns :meth:`StateStore.load` reads; the rows stay on disk.
+KEY_COLUMNS = ("source_path", "content_sha256", "state_key", "n_documents", "n_sections")
 #: Bytes read at a time when hashing a file.
 HASH_CHUNK = 1 << 20
 
@@ -177,17 +183,20 @@ class Entry:
     Attributes:
         source_path: the file, relative to the corpus.
         content_sha256: SHA-256 (hex) of its bytes.
-        documents: JSON bytes of its ``documents`` rows (list of dicts).
-        sections: JSON bytes of its ``sections`` rows (list of dicts).
+        documents: JSON bytes of its ``documents`` rows (list of dicts), or None once the entry
+            is on disk and only :attr:`location` says where (:meth:`StateStore.read_rows`).
+        sections: JSON bytes of its ``sections`` rows (list of dicts), or None as ``documents``.
         n_documents, n_sections: row counts.
+        location: ``(state file, row group, row in the group)`` once written or loaded, else None.
     """
 
     source_path: str
     content_sha256: str
-    documents: bytes
-    sections: bytes
+    documents: bytes | None
+    sections: bytes | None
     n_documents: int
     n_sections: int
+    location: tuple[Path, int, int] | None = None
 
     @classmethod
     def from_rows(cls, source_path: str, content_sha256: str, documents: list[dict], sections: list[dict]) -> Entry:
@@ -195,8 +204,20 @@ class Entry:
         return cls(source_path, content_sha256, _dumps(documents), _dumps(sections), len(documents), len(sections))
 
     def rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """``(documents rows, sections rows)``, freshly decoded (the caller may modify them)."""
-        return _loads(self.documents), _loads(self.sections)
+        """``(documents rows, sections rows)``, freshly decoded (the caller may modify them); read
+        from the state file when the entry holds no bytes (:meth:`StateStore.read_rows` reads
+        many entries faster, through its cache).
+
+        Raises:
+            OSError / pyarrow.ArrowException: the state file went missing or is damaged.
+        """
+        if self.documents is not None and self.sections is not None:
+            return _loads(self.documents), _loads(self.sections)
+        if self.location is None:
+            raise ValueError(f"entry of {self.source_path} has neither rows nor a location")
+        path, group, row = self.location
+        table = pq.ParquetFile(path).read_row_group(group, columns=["documents", "sections"])
+        return _loads(table.column("documents")[row].as_py()), _loads(table.column("sections")[row].as_py())
 
 
 class StateStore:
@@ -215,6 +236,7 @@ class StateStore:
         self._parts = 0
         self.n_rows_on_disk = 0
         self.written: list[Path] = []
+        self._groups: dict[tuple[Path, int], tuple[list[bytes], list[bytes]]] = {}
 
     def _files(self) -> list[Path]:
         return sorted(self.folder.glob("*.parquet")) if self.folder.is_dir() else []
@@ -222,39 +244,98 @@ class StateStore:
     def load(self) -> dict[tuple[str, str], Entry]:
         """Every readable entry under this store's key, by ``(source_path, content_sha256)``.
 
+        Only the key columns are read: the entries' rows stay on disk (:attr:`Entry.location`)
+        until :meth:`read_rows` fetches them, so memory does not grow with the state's size.
         Unreadable files are skipped with a warning (the state is only a cache).
         """
         entries: dict[tuple[str, str], Entry] = {}
         self.n_rows_on_disk = 0
         for path in self._files():
             try:
-                table = pq.read_table(path)
+                pf = pq.ParquetFile(path)
+                if "state_key" not in pf.schema_arrow.names:
+                    self.n_rows_on_disk += pf.metadata.num_rows
+                    continue
+                table = pf.read(columns=list(KEY_COLUMNS))
             except Exception as exc:  # noqa: BLE001 - a damaged cache file costs time, not the run
                 log.warning("ignoring unreadable state file %s: %s: %s", path, type(exc).__name__, exc)
                 continue
             self.n_rows_on_disk += table.num_rows
-            if "state_key" not in table.column_names:
-                continue
-            keys = table.column("state_key").to_pylist()
-            wanted = [i for i, k in enumerate(keys) if k == self.key]
-            if not wanted:
-                continue
-            rows = table.take(wanted).to_pylist()
-            for r in rows:
-                entries[(r["source_path"], r["content_sha256"])] = Entry(
-                    r["source_path"], r["content_sha256"], r["documents"], r["sections"],
-                    r["n_documents"], r["n_sections"])
+            places = [(g, r) for g in range(pf.metadata.num_row_groups) for r in range(pf.metadata.row_group(g).num_rows)]
+            for (group, row), r in zip(places, table.to_pylist(), strict=True):
+                if r["state_key"] == self.key:
+                    entries[(r["source_path"], r["content_sha256"])] = Entry(
+                        r["source_path"], r["content_sha256"], None, None, r["n_documents"], r["n_sections"],
+                        location=(path, group, row))
         return entries
 
+    def _group(self, path: Path, group: int) -> tuple[list[bytes], list[bytes]]:
+        """The ``documents`` and ``sections`` bytes of one row group (a small LRU cache: the
+        runner reads entries in corpus order, which is the order they were written in)."""
+        key = (path, group)
+        if key in self._groups:
+            self._groups[key] = self._groups.pop(key)  # most recently used last
+            return self._groups[key]
+        table = pq.ParquetFile(path).read_row_group(group, columns=["documents", "sections"])
+        value = (table.column("documents").to_pylist(), table.column("sections").to_pylist())
+        self._groups[key] = value
+        while len(self._groups) > CACHED_ROW_GROUPS:
+            self._groups.pop(next(iter(self._groups)))
+        return value
+
+    def raw(self, entry: Entry) -> tuple[bytes, bytes]:
+        """``(documents JSON, sections JSON)`` of an entry, from memory or from its state file.
+
+        Raises:
+            OSError / pyarrow.ArrowException: the state file went missing or is damaged.
+        """
+        if entry.documents is not None and entry.sections is not None:
+            return entry.documents, entry.sections
+        if entry.location is None:
+            raise ValueError(f"entry of {entry.source_path} has neither rows nor a location")
+        path, group, row = entry.location
+        documents, sections = self._group(path, group)
+        return documents[row], sections[row]
+
+    def read_rows(self, entry: Entry) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """``(documents rows, sections rows)`` of an entry, freshly decoded (see :meth:`raw`)."""
+        documents, sections = self.raw(entry)
+        return _loads(documents), _loads(sections)
+
     def _write(self, name: str, entries: Iterable[Entry]) -> Path:
-        rows = [{"source_path": e.source_path, "content_sha256": e.content_sha256, "state_key": self.key,
-                 "pipeline_version": __version__, "n_documents": e.n_documents, "n_sections": e.n_sections,
-                 "documents": e.documents, "sections": e.sections} for e in entries]
+        """Write ``entries`` to ``name`` (row groups of :data:`STATE_ROW_GROUP` entries, through a
+        temporary name); afterwards each entry points at its row and holds no bytes."""
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self.folder / name
         tmp = self.folder / f".{name}.tmp"
-        pq.write_table(pa.Table.from_pylist(rows, schema=STATE_SCHEMA), tmp, compression="zstd")
+        written: list[tuple[Entry, int, int]] = []
+        with pq.ParquetWriter(tmp, STATE_SCHEMA, compression="zstd") as writer:
+            chunk: list[Entry] = []
+
+            def flush() -> None:
+                rows = []
+                for e in chunk:
+                    documents, sections = self.raw(e)
+                    rows.append({"source_path": e.source_path, "content_sha256": e.content_sha256,
+                                 "state_key": self.key, "pipeline_version": __version__,
+                                 "n_documents": e.n_documents, "n_sections": e.n_sections,
+                                 "documents": documents, "sections": sections})
+                writer.write_table(pa.Table.from_pylist(rows, schema=STATE_SCHEMA), row_group_size=STATE_ROW_GROUP)
+                group = len(written) // STATE_ROW_GROUP
+                written.extend((e, group, i) for i, e in enumerate(chunk))
+                chunk.clear()
+
+            for entry in entries:
+                chunk.append(entry)
+                if len(chunk) == STATE_ROW_GROUP:
+                    flush()
+            if chunk or not written:
+                flush()
         os.replace(tmp, path)
+        self._groups.clear()  # a file of the same name may have been replaced
+        for entry, group, row in written:
+            entry.documents = entry.sections = None
+            entry.location = (path, group, row)
         self.written.append(path)
         return path
 

@@ -29,6 +29,8 @@ incremental run that processes a few changed files stays in-process).
 
 from __future__ import annotations
 
+import collections
+import itertools
 import logging
 import logging.handlers
 import math
@@ -104,6 +106,11 @@ def _init_worker(config: Config, log_queue: Any, level: int) -> None:
     warm_models(config)
 
 
+#: Batches submitted ahead per worker process (:func:`map_in_pool`): enough to keep every worker
+#: busy while the runner stores a result, few enough that waiting results stay a small window.
+IN_FLIGHT_PER_WORKER = 2
+
+
 def map_in_pool(fn: Callable[[T, Config], R], items: Iterator[T], config: Config, workers: int) -> Iterator[R]:
     """``fn(item, config)`` for every item, in ``workers`` spawned processes, results in order.
 
@@ -128,10 +135,19 @@ def map_in_pool(fn: Callable[[T, Config], R], items: Iterator[T], config: Config
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                                  initargs=(config, log_queue, level)) as pool:
-            futures = [pool.submit(fn, item, config) for item in items]
+            # a bounded window of submitted work: a result is dropped once yielded, and at most
+            # IN_FLIGHT_PER_WORKER batches per worker wait, so memory does not grow with the corpus
+            futures: collections.deque = collections.deque()
+            items = iter(items)
             try:
-                for future in futures:
-                    yield future.result()
+                for item in itertools.islice(items, IN_FLIGHT_PER_WORKER * workers):
+                    futures.append(pool.submit(fn, item, config))
+                while futures:
+                    result = futures.popleft().result()
+                    for item in itertools.islice(items, 1):
+                        futures.append(pool.submit(fn, item, config))
+                    yield result
+                    del result
             finally:  # stopped early (an error, or the consumer left): drop the work not started
                 for future in futures:
                     future.cancel()

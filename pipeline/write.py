@@ -116,6 +116,44 @@ def write_tables(out_dir: str | Path, frames: dict[str, pd.DataFrame], metadata:
     return counts
 
 
+class TableWriter:
+    """One output table written batch by batch (``pyarrow.parquet.ParquetWriter``, zstd), so a
+    run never holds a whole table: each :meth:`write` becomes one or more row groups.
+
+    Args:
+        path: the Parquet file to write (its folder must exist).
+        schema: one of :data:`TABLES` / :data:`EXTRA_TABLES` (or any Arrow schema).
+        metadata: key-value metadata as in :func:`to_table` (``schema_version`` added).
+
+    A file closed after no :meth:`write` holds the schema and no rows.
+    """
+
+    def __init__(self, path: str | Path, schema: pa.Schema, metadata: dict[str, str]):
+        self.path = Path(path)
+        self.schema = schema
+        self.metadata = metadata
+        meta = {"schema_version": SCHEMA_VERSION, **metadata}
+        self._writer = pq.ParquetWriter(self.path, schema.with_metadata({k.encode(): v.encode() for k, v in meta.items()}),
+                                        compression="zstd")
+        self.num_rows = 0
+
+    def write(self, df: pd.DataFrame) -> None:
+        """Append the rows of ``df`` (its schema columns; see :func:`to_table` for the errors)."""
+        if len(df):
+            self.write_table(to_table(df, self.schema, self.metadata))
+
+    def write_table(self, table: pa.Table) -> None:
+        """Append an Arrow table of this schema (metadata may differ)."""
+        if table.num_rows:
+            self._writer.write_table(table.cast(self._writer.schema))
+            self.num_rows += table.num_rows
+
+    def close(self) -> int:
+        """Finish the file; returns its row count."""
+        self._writer.close()
+        return self.num_rows
+
+
 def write_manifest(out_dir: str | Path, manifest: dict[str, Any]) -> Path:
     """Write ``manifest.json`` (UTF-8, sorted keys, indented); returns its path."""
     path = Path(out_dir) / "manifest.json"

@@ -1,0 +1,119 @@
+"""Bounded memory: the runner assembles, dedups and writes chunk by chunk (pipeline.runner
+ASSEMBLY_CHUNK), the state keeps rows on disk (pipeline.state), tables are written batch by batch
+(pipeline.write.TableWriter). Chunking must change nothing in the tables."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import pipeline.runner as runner_module
+from pipeline.config import load_config
+from pipeline.runner import run
+from pipeline.state import STATE_ROW_GROUP, Entry, StateStore
+from pipeline.write import ERRORS_SCHEMA, PAPERS_SCHEMA, TableWriter
+
+from conftest import SAMPLE, TABLES
+
+REPO = Path(__file__).resolve().parents[1]
+DEDUP_ARTICLES = REPO / "tests" / "fixtures" / "dedup" / "articles"
+ALL_TABLES = (*TABLES, "errors")
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """Sample and dedup articles, a byte copy and a syndicated copy (other boilerplate) far from
+    their originals in corpus order, a skipped file between them, and a JSON Lines feed."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    for name in sorted(p.name for p in DEDUP_ARTICLES.iterdir())[:8]:
+        shutil.copy(DEDUP_ARTICLES / name, corpus / f"d_{name}")
+    shutil.copy(SAMPLE / "a_report_zh-Hans.txt", corpus / "z_copy_of_a.txt")
+    blog = (SAMPLE / "c_blog_en.md").read_text(encoding="utf-8")
+    (corpus / "zz_syndicated_blog.md").write_text("Reposted from a partner site.\n\n" + blog
+                                                  + "\n\nFollow us for more.\n", encoding="utf-8")
+    (corpus / "m_notes.pdf").write_bytes(b"%PDF-1.4 not read")
+    line = json.dumps({"title": "A feed item", "text": blog})
+    (corpus / "feed.jsonl").write_text(f"{line}\nnot json\n", encoding="utf-8")
+    return corpus
+
+
+def test_chunked_assembly_writes_the_same_tables(corpus: Path, tmp_path: Path, use_embedder,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    config = load_config()
+    whole = run(corpus, tmp_path / "whole", config, embedder=use_embedder, progress=False)
+    monkeypatch.setattr(runner_module, "ASSEMBLY_CHUNK", 2)
+    monkeypatch.setattr(runner_module, "REREAD_BATCH", 3)
+    chunked = run(corpus, tmp_path / "chunked", config, embedder=use_embedder, progress=False)
+    for name in ALL_TABLES:
+        a = pq.read_table(whole.run_dir / f"{name}.parquet")
+        b = pq.read_table(chunked.run_dir / f"{name}.parquet")
+        assert a.schema.metadata == b.schema.metadata, name
+        assert a.equals(b), name
+    assert pq.ParquetFile(chunked.run_dir / "sections.parquet").metadata.num_row_groups > 1
+    assert not (chunked.run_dir / runner_module.SCRATCH_DIR).exists()
+
+    docs = chunked.frames["documents"].set_index("source_path")
+    assert list(chunked.frames["documents"]["source_path"]) == sorted(docs.index, key=lambda p: (p.split("#")[0], p))
+    assert docs.loc["m_notes.pdf", "status"] == "skipped"
+    assert docs.loc["z_copy_of_a.txt", "status"] == "duplicate"
+    assert docs.loc["z_copy_of_a.txt", "dup_of"] == docs.loc["a_report_zh-Hans.txt", "doc_id"]
+    # the syndicated copy: its own sections, the same papers, dup_of the original
+    assert docs.loc["zz_syndicated_blog.md", "status"] == "ok"
+    assert docs.loc["zz_syndicated_blog.md", "dup_of"] == docs.loc["c_blog_en.md", "doc_id"]
+    assert docs.loc["zz_syndicated_blog.md", "n_sections"] == docs.loc["c_blog_en.md", "n_sections"] > 0
+    papers = chunked.frames["papers"]
+    sections = chunked.frames["sections"]
+    # every paper's summary is the longest summary_norm among its mentions
+    summaries = dict(zip(sections["section_id"], sections["summary_norm"], strict=True))
+    for ids, summary in zip(papers["section_ids"], papers["summary"], strict=True):
+        longest = max((summaries[s] for s in ids if summaries[s]), key=len, default=None)
+        assert summary == longest
+    assert chunked.summary()["sections"] == len(sections) and chunked.summary()["papers"] == len(papers)
+    assert chunked.summary()["skipped_files"] == 1 and chunked.summary()["duplicate_files"] == 1
+
+
+def test_state_entries_keep_their_rows_on_disk(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / ".state", "k", "run-a")
+    entries = [Entry.from_rows(f"f{i:03d}.txt", f"sha{i}", [{"doc_id": str(i), "text": "x" * i}],
+                               [{"section_id": f"{i}-001"}] if i % 2 else []) for i in range(2 * STATE_ROW_GROUP + 3)]
+    path = store.append(entries)
+    assert all(e.documents is None and e.sections is None and e.location[0] == path for e in entries)
+    assert pq.ParquetFile(path).metadata.num_row_groups == 3
+    assert [e.location[1:] for e in entries[STATE_ROW_GROUP - 1 : STATE_ROW_GROUP + 1]] == [(0, STATE_ROW_GROUP - 1), (1, 0)]
+    loaded = StateStore(tmp_path / ".state", "k", "run-b").load()
+    assert len(loaded) == len(entries)
+    entry = loaded[("f129.txt", "sha129")]
+    assert entry.documents is None and (entry.n_documents, entry.n_sections) == (1, 1)
+    assert store.read_rows(entry) == ([{"doc_id": "129", "text": "x" * 129}], [{"section_id": "129-001"}])
+    assert entry.rows() == store.read_rows(entry)
+    # compaction rewrites the rows it only knows by location, and the entries follow them
+    reader = StateStore(tmp_path / ".state", "k", "run-c")
+    live = list(reader.load().values())[::2]
+    kept = reader.compact(live)
+    assert sorted(p.name for p in (tmp_path / ".state").glob("*.parquet")) == [kept.name]
+    assert all(e.location[0] == kept for e in live)
+    assert reader.read_rows(live[-1])[0] == [{"doc_id": "130", "text": "x" * 130}]
+
+
+def test_table_writer_writes_batches_and_empty_tables(tmp_path: Path) -> None:
+    import pandas as pd
+
+    empty = TableWriter(tmp_path / "errors.parquet", ERRORS_SCHEMA, {"pipeline_version": "t"})
+    empty.write(pd.DataFrame(columns=ERRORS_SCHEMA.names))
+    assert empty.close() == 0
+    table = pq.read_table(tmp_path / "errors.parquet")
+    assert table.num_rows == 0 and table.schema.names == ERRORS_SCHEMA.names
+    assert table.schema.metadata[b"schema_version"] == b"1" and table.schema.metadata[b"pipeline_version"] == b"t"
+
+    writer = TableWriter(tmp_path / "papers.parquet", PAPERS_SCHEMA, {})
+    row = {n: None for n in PAPERS_SCHEMA.names} | {"paper_id": "p-1", "authors": ["A"], "year": 2025}
+    writer.write(pd.DataFrame([row]))
+    writer.write(pd.DataFrame([row | {"paper_id": "p-2", "authors": []}]))
+    assert writer.close() == 2
+    read = pq.read_table(tmp_path / "papers.parquet").to_pylist()
+    assert [(r["paper_id"], r["authors"], r["year"]) for r in read] == [("p-1", ["A"], 2025), ("p-2", [], 2025)]
