@@ -23,9 +23,13 @@ Method
    two clusters merge only if no cross pair is cannot-linked and either the pair shares an
    exact key (a must-link: the same arXiv id or folded title is the same paper however weak the
    other evidence, e.g. a mention that is only an arXiv link) or the *average* score over all
-   their cross pairs reaches ``dedup.match_threshold``. Checking every member keeps
-   chains (A~B, B~C, C unrelated to A) from merging (average linkage, Sokal & Michener 1958;
-   constrained clustering with cannot-links, Wagstaff et al. 2001).
+   their cross pairs reaches ``dedup.match_threshold``. Checking the members keeps chains
+   (A~B, B~C, C unrelated to A) from merging (average linkage, Sokal & Michener 1958;
+   constrained clustering with cannot-links, Wagstaff et al. 2001). A cluster larger than
+   ``AVERAGE_SAMPLE`` members is represented in that average by ``AVERAGE_SAMPLE`` of them,
+   evenly spaced in section order, so a merge costs at most ``AVERAGE_SAMPLE**2`` pair scores
+   however popular the paper; cannot-links are checked on per-cluster indexes (its arXiv id, its
+   members' keys per document), exactly, without visiting cross pairs.
 
 Calibration. On the seeds (default USE embedder, ``embed_weight`` 0.5, exact keys switched
 off) same-paper pairs across the two scripts score at least 0.76 and different-paper pairs at
@@ -62,10 +66,18 @@ from .stage import records
 K_NEIGHBOURS = 10
 #: Rows per block in the exact neighbour search (memory: block x n float32).
 SEARCH_BLOCK = 1024
+#: Column stride of the sample that bounds each row's k-th largest similarity in the exact
+#: search (:func:`_top_k`): a larger stride samples less and keeps more entries to sort.
+TOPK_STRIDE = 8
 #: IVF lists per square root of the number of sections (faiss guideline: nlist between
 #: 4*sqrt(n) and 16*sqrt(n)), and lists scanned per query.
 IVF_LISTS_PER_SQRT = 4
 IVF_NPROBE = 16
+#: Training rows per IVF list for the k-means of :func:`_ann_neighbour_index` (faiss
+#: ``ClusteringParameters.max_points_per_centroid``, default 256; faiss warns below 39). With all
+#: rows, training costs ``n * nlist * d`` per iteration, i.e. ``n^1.5``; a sample of
+#: ``IVF_TRAIN_PER_LIST * nlist`` rows costs ``O(n)``. Below that many rows, every row trains.
+IVF_TRAIN_PER_LIST = 64
 #: Score added when two mentions' author lists overlap by at least AUTHOR_MIN_OVERLAP
 #: (Jaccard of :func:`_author_keys`); subtracted when both name a venue and the venues differ,
 #: or both a year and the years are more than one apart (an arXiv year and a venue year may
@@ -89,6 +101,22 @@ _WORD = re.compile(r"[^\W_]+")
 #: paper (the first ones in section order), so a paper mentioned thousands of times costs
 #: linear, not quadratic, time.
 JOIN_SCORE_SAMPLE = 64
+#: Members per side whose cross pairs average linkage averages when two clusters may merge.
+#: Up to this size every member counts (the exact average over all ``|A| x |B|`` cross pairs);
+#: a larger cluster is represented by this many members evenly spaced in section order
+#: (deterministic, independent of merge order), so one merge check costs at most
+#: ``AVERAGE_SAMPLE ** 2`` pair scores however large the clusters (a mention joining a big
+#: cluster: ``AVERAGE_SAMPLE``), and clustering stays near linear when a popular paper has
+#: thousands of mentions. Measured on a generated 1k-article corpus (11.8k sections, clusters up
+#: to 167 members) against the exact average: 64 moves one section, 96 and 128 give the same
+#: partition; on that corpus replicated 4 times (47k sections, clusters up to 656) 96 differs in 2
+#: clusters, 64 in 7, 128 in 4.
+AVERAGE_SAMPLE = 96
+#: Pairs scored per numpy batch in :meth:`PairScorer.scores` (memory: about ``2 x batch x d``
+#: float32 gathered embedding rows, 8 MiB at ``d = 512``).
+SCORE_BATCH = 4096
+#: Entries of the string-pair caches of the title similarities (about 200 bytes each).
+TITLE_PAIR_CACHE = 1 << 18
 #: Characters of the summary that go into the embedding text.
 SUMMARY_HEAD_CHARS = 200
 
@@ -96,6 +124,32 @@ PAPER_COLUMNS = (
     "paper_id", "title", "title_zh", "arxiv_id", "venue", "year", "award", "authors", "institutions",
     "urls", "url_kinds", "summary", "section_ids", "doc_ids", "n_mentions", "n_sources", "conflicts",
 )
+
+
+#: The sections columns dedup reads (clustering, :func:`fuse`, :func:`embedding_text`): the
+#: runner keeps only these for every section of a run (plus ``_summary_chars``, see
+#: :func:`slim_sections`), never the texts.
+DEDUP_COLUMNS = ("section_id", "doc_id", "title", "title_zh", "arxiv_id", "authors", "institutions", "venue",
+                 "year", "award", "award_raw", "urls", "url_kinds", "summary_norm")
+
+
+def slim_sections(sections: pd.DataFrame) -> pd.DataFrame:
+    """What dedup needs of ``sections`` once they are embedded, a fraction of their size.
+
+    Returns:
+        the :data:`DEDUP_COLUMNS` of ``sections`` (a missing one as None), with ``summary_norm``
+        cut to :data:`SUMMARY_HEAD_CHARS` characters and ``summary`` to one (their presence is
+        what clustering reads)
+        and ``_summary_chars`` (int: characters of the whole ``summary_norm``, 0 when none), by
+        which :func:`fuse` picks the longest summary without holding it.
+    """
+    out = pd.DataFrame({c: sections[c] if c in sections else None for c in DEDUP_COLUMNS}, index=sections.index)
+    summaries = out["summary_norm"].tolist()
+    out["_summary_chars"] = [len(v) if isinstance(v, str) else 0 for v in summaries]
+    out["summary_norm"] = [v[:SUMMARY_HEAD_CHARS] if isinstance(v, str) else None for v in summaries]
+    if "summary" in sections:  # clustering counts a summary in either script (PairScorer)
+        out["summary"] = [v[:1] if isinstance(v, str) else None for v in sections["summary"]]
+    return out.reset_index(drop=True)
 
 
 def embedding_text(row: dict) -> str:
@@ -166,9 +220,10 @@ def _ann_neighbour_index(emb: np.ndarray, k: int) -> np.ndarray:
     faiss ``IndexIVFFlat`` with inner product (Johnson, Douze & Jégou 2019, "Billion-scale
     similarity search with GPUs", arXiv:1702.08734; faiss wiki "Faster search"): the rows are
     partitioned by k-means into ``nlist = IVF_LISTS_PER_SQRT * sqrt(n)`` lists and each query
-    scans the ``IVF_NPROBE`` nearest lists, so a query costs about ``n * nprobe / nlist``
-    dot products and the whole search grows as ``n^1.5`` rather than ``n^2``; the k-means seed is
-    fixed, so the same input gives the same neighbours.
+    scans the ``IVF_NPROBE`` nearest lists, so a query costs about ``nlist + n * nprobe / nlist``
+    dot products and the whole search grows as ``n^1.5`` rather than ``n^2``; the k-means trains
+    on a sample of :data:`IVF_TRAIN_PER_LIST` rows per list (linear); its seed is fixed, so the
+    same input gives the same neighbours.
     """
     import faiss
 
@@ -177,41 +232,93 @@ def _ann_neighbour_index(emb: np.ndarray, k: int) -> np.ndarray:
     quantizer = faiss.IndexFlatIP(d)
     index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
     index.cp.seed = 1234
+    # k-means on at most IVF_TRAIN_PER_LIST sampled rows per list (faiss samples with cp.seed)
+    index.cp.max_points_per_centroid = IVF_TRAIN_PER_LIST
     index.train(emb)
     index.add(emb)
     index.nprobe = min(IVF_NPROBE, nlist)
     _, idx = index.search(emb, k + 1)
-    out = np.full((n, k), -1, dtype=np.int64)
-    for i, row in enumerate(idx):
-        others = [int(j) for j in row if j != i and j >= 0][:k]
-        out[i, : len(others)] = others
-    return out
+    idx = idx.astype(np.int64, copy=False)
+    keep = (idx >= 0) & (idx != np.arange(n)[:, None])
+    # per row, the kept neighbours first, in search order (a stable sort of the drop flags)
+    order = np.argsort(~keep, axis=1, kind="stable")[:, :k]
+    return np.where(np.take_along_axis(keep, order, axis=1), np.take_along_axis(idx, order, axis=1), -1)
+
+
+def _unique_pairs(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
+    """The distinct unordered pairs among ``(i[t], j[t])`` (int arrays of equal length, values in
+    ``[0, n)``): int64 ``(m, 2)``, each row ``(low, high)``, rows sorted."""
+    i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+    keys = np.unique(np.minimum(i, j) * n + np.maximum(i, j))
+    return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), np.int64)
+
+
+def _neighbour_pairs(emb: np.ndarray, k: int, ann_min: int = 20_000) -> np.ndarray:
+    """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` (by dot
+    product of the rows of ``emb``, ``(n, d)``) or vice versa: int64 ``(m, 2)``, rows sorted.
+    Exact search in blocks of :data:`SEARCH_BLOCK` rows for fewer than ``ann_min`` rows,
+    :func:`_ann_neighbour_index` from there; the pairs are collected as arrays (one ``unique``
+    over ``n * k`` keys), not a Python set."""
+    n = emb.shape[0]
+    k = min(k, n - 1)
+    if k <= 0:
+        return np.zeros((0, 2), np.int64)
+    if n >= ann_min:
+        idx = _ann_neighbour_index(np.ascontiguousarray(emb, dtype=np.float32), k)
+        rows, cols = np.repeat(np.arange(n, dtype=np.int64), k), idx.ravel()
+        found = cols >= 0
+        return _unique_pairs(rows[found], cols[found], n)
+    rows, cols = [], []
+    for start in range(0, n, SEARCH_BLOCK):
+        sims = emb[start : start + SEARCH_BLOCK] @ emb.T
+        b = sims.shape[0]
+        sims[np.arange(b), start + np.arange(b)] = -np.inf
+        row, col = _top_k(sims, k)
+        rows.append(row + start)
+        cols.append(col)
+    return _unique_pairs(np.concatenate(rows), np.concatenate(cols), n)
+
+
+def _top_k(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` largest entries of each row of ``sims`` (``(b, n)``, ``k < n``): ``(rows,
+    cols)``, int64 ``(b * k,)`` each; the same sets as ``np.argpartition(-sims, k - 1)[:, :k]``.
+
+    Every :data:`TOPK_STRIDE`-th column gives each row ``k`` actual values, so their ``k``-th
+    largest is a lower bound of the row's ``k``-th largest; only entries reaching it (about
+    ``k * TOPK_STRIDE`` per row on cosines) are sorted. Where the ``k``-th and ``(k+1)``-th largest
+    differ the top ``k`` is unique, so it is the argpartition's; rows with a tie there (duplicate
+    sections have equal cosines, and which tied neighbour argpartition picks decides candidate
+    pairs) take ``np.argpartition`` of the whole row, so the result is always the same as before.
+    A full-row argpartition of every row costs about twice the block's matrix product.
+    """
+    b, n = sims.shape
+    if n < 2 * TOPK_STRIDE * k:
+        idx = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        return np.repeat(np.arange(b, dtype=np.int64), k), idx.ravel().astype(np.int64)
+    sample = sims[:, ::TOPK_STRIDE]
+    m = sample.shape[1]
+    floor = np.partition(sample, m - k, axis=1)[:, m - k]
+    row, col = np.nonzero(sims >= floor[:, None])
+    value = sims[row, col]
+    order = np.lexsort((-value, row))
+    row, col, value = row[order].astype(np.int64), col[order].astype(np.int64), value[order]
+    start = np.searchsorted(row, np.arange(b + 1))
+    count = np.diff(start)  # >= k: the sample's own top k reach the floor
+    kth = value[start[:-1] + k - 1]
+    tied = np.flatnonzero((count > k) & (value[np.minimum(start[:-1] + k, len(value) - 1)] == kth))
+    rank = np.arange(len(row)) - start[row]
+    keep = (rank < k) & ~np.isin(row, tied)
+    rows, cols = [row[keep]], [col[keep]]
+    if tied.size:
+        idx = np.argpartition(-sims[tied], k - 1, axis=1)[:, :k]
+        rows.append(np.repeat(tied, k))
+        cols.append(idx.ravel().astype(np.int64))
+    return np.concatenate(rows), np.concatenate(cols)
 
 
 def _neighbours(emb: np.ndarray, k: int, ann_min: int = 20_000) -> list[tuple[int, int]]:
-    """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` or vice
-    versa: exact search for fewer than ``ann_min`` rows, :func:`_ann_neighbour_index` from there."""
-    n = emb.shape[0]
-    pairs = set()
-    k = min(k, n - 1)
-    if k <= 0:
-        return []
-    if n >= ann_min:
-        for i, row in enumerate(_ann_neighbour_index(np.ascontiguousarray(emb, dtype=np.float32), k)):
-            for j in row:
-                if j >= 0:
-                    pairs.add((min(i, int(j)), max(i, int(j))))
-        return sorted(pairs)
-    for start in range(0, n, SEARCH_BLOCK):
-        sims = emb[start : start + SEARCH_BLOCK] @ emb.T
-        for r in range(sims.shape[0]):
-            sims[r, start + r] = -np.inf
-        idx = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-        for r, row in enumerate(idx):
-            i = start + r
-            for j in row:
-                pairs.add((min(i, int(j)), max(i, int(j))))
-    return sorted(pairs)
+    """:func:`_neighbour_pairs` as a sorted list of ``(i, j)`` tuples, ``i < j``."""
+    return [(i, j) for i, j in _neighbour_pairs(emb, k, ann_min).tolist()]
 
 
 def _key_pairs(members: list[int], doc: list[str]) -> set[tuple[int, int]]:
@@ -287,41 +394,147 @@ def english_title_similarity(a: str, b: str) -> float:
     include a one- or two-digit number or one of :data:`SEQUEL_WORDS` ("Llama 2", "Improved
     ..."; a year such as "(CVPR 2024)" is not a sequel marker). A title that
     only lacks words of the other (a dropped word, a missing subtitle) is not a conflict.
+
+    Symmetric. The word check only runs when the ratio is above the cap (below it the cap
+    changes nothing): :func:`_english_ratio` then :func:`_english_conflict`, each cached.
     """
-    fa, fb = sorted((_folded(a), _folded(b)))  # ratio() is not symmetric: fix the order
-    ratio = SequenceMatcher(None, fa, fb).ratio()
-    wa, wb = _title_words(a), _title_words(b)
-    only_a = [w for w in wa if not any(_same_word(w, v) for v in wb)]
-    only_b = [w for w in wb if not any(_same_word(w, v) for v in wa)]
-    one_sided = only_a + only_b
-    sequel = any((w.isdigit() and len(w) <= 2) or w in SEQUEL_WORDS for w in one_sided)  # not a year
-    if (only_a and only_b) or sequel:
-        return min(ratio, TITLE_CONFLICT_SIMILARITY)
+    ratio = _english_ratio(a, b)
+    if ratio > TITLE_CONFLICT_SIMILARITY and _english_conflict(a, b):
+        return TITLE_CONFLICT_SIMILARITY
     return ratio
 
 
+@functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
+def _english_ratio(a: str, b: str) -> float:
+    """SequenceMatcher ratio of the folded titles, in sorted order (ratio() is not symmetric)."""
+    fa, fb = sorted((_folded(a), _folded(b)))
+    return SequenceMatcher(None, fa, fb).ratio()
+
+
+def _may_be_same_word(w: str, v: str) -> bool:
+    """difflib's ``real_quick_ratio`` of two words (``2 min(|w|, |v|) / (|w| + |v|)``, an upper
+    bound of their ratio) reaches :data:`WORD_MATCH_RATIO`: the cheap first test of
+    :func:`_same_word`, here without building a SequenceMatcher."""
+    return 2.0 * min(len(w), len(v)) / (len(w) + len(v)) >= WORD_MATCH_RATIO
+
+
+@functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
+def _english_conflict(a: str, b: str) -> bool:
+    """Whether two English titles conflict (:func:`english_title_similarity`): each keeps a
+    word the other lacks, or the one-sided words hold a sequel marker. Equal words are paired by
+    set lookup first; the typo test (:func:`_same_word`) only runs on length-compatible words."""
+    wa, wb = _title_words(a), _title_words(b)
+    sa, sb = set(wa), set(wb)
+    only_a = [w for w in wa if w not in sb and not any(_may_be_same_word(w, v) and _same_word(w, v) for v in wb)]
+    only_b = [w for w in wb if w not in sa and not any(_may_be_same_word(w, v) and _same_word(w, v) for v in wa)]
+    sequel = any((w.isdigit() and len(w) <= 2) or w in SEQUEL_WORDS for w in only_a + only_b)  # not a year
+    return bool(only_a and only_b) or sequel
+
+
+@functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
+def _chinese_pair_similarity(a: str, b: str) -> float:
+    """SequenceMatcher ratio of two folded Chinese titles, ``a <= b`` (ratio() is not symmetric:
+    the order is fixed), computed once per pair of titles."""
+    return SequenceMatcher(None, a, b).ratio()
+
+
+@functools.cache
+def _indel_ratio():
+    """``rapidfuzz.process.cpdist`` with the ``fuzz.ratio`` scorer, or None without rapidfuzz."""
+    try:
+        from rapidfuzz import fuzz, process
+    except ImportError:  # the bound falls back to the string lengths
+        return None
+    return functools.partial(process.cpdist, scorer=fuzz.ratio, dtype=np.float64, workers=1)
+
+
+def _ratio_upper_bounds(a: list[str], b: list[str]) -> np.ndarray:
+    """Upper bounds of ``SequenceMatcher(None, a[t], b[t]).ratio()``: float64 ``(len(a),)``.
+
+    The ratio is ``2 M / (|a| + |b|)`` with ``M`` the characters of difflib's matching blocks,
+    which are increasing in both strings, i.e. a common subsequence, so ``M`` is at most the
+    longest common subsequence: the normalized Indel similarity ``2 LCS / (|a| + |b|)``
+    (rapidfuzz ``fuzz.ratio`` / 100, a bit-parallel C implementation, Hyyrö 2004) and
+    ``2 min(|a|, |b|) / (|a| + |b|)`` (difflib's ``real_quick_ratio``) bound it, as does any
+    junk heuristic (it only removes matches). Exact, so a pair pruned by the bound is below the
+    ratio's threshold too; ``1e-9`` covers the float rounding of the percentage.
+    """
+    la = np.fromiter(map(len, a), np.float64, len(a))
+    lb = np.fromiter(map(len, b), np.float64, len(b))
+    total = la + lb
+    bound = np.divide(2.0 * np.minimum(la, lb), total, out=np.ones_like(total), where=total > 0)
+    cpdist = _indel_ratio()
+    if cpdist is not None and len(a):
+        indel = cpdist(a, b) / 100.0 + 1e-9
+        bound = np.where((la > 0) & (lb > 0), np.minimum(bound, indel), bound)
+    return bound
+
+
+def _codes(values: Sequence) -> tuple[np.ndarray, list]:
+    """Integer codes of hashable values: ``(codes, table)`` with ``codes`` int64 ``(len(values),)``
+    (equal values, equal codes; ``-1`` for None and empty values) and ``table[code]`` the value."""
+    index: dict = {}
+    codes = np.fromiter((index.setdefault(v, len(index)) if v is not None and v != frozenset() else -1
+                         for v in values), np.int64, len(values))
+    return codes, list(index)
+
+
 class PairScorer:
-    """Pair scores and constraints over the sections of one run (see the module docstring)."""
+    """Pair scores and constraints over the sections of one run (see the module docstring).
+
+    :meth:`scores` scores arrays of pairs at once (numpy over integer codes of the sections' keys,
+    titles, authors, venues and years; the string comparisons once per distinct pair of strings);
+    :meth:`score` is one pair of it, cached.
+
+    Attributes (one entry per section, ``n = len(sections)``, in row order):
+        doc, arxiv, title, folded, folded_zh, venue: ``doc_id``, arXiv id, English title (see
+            :func:`_titles`), folded English / Chinese title (:func:`pipeline.fields.fold_title`)
+            and venue; None where missing.
+        has_summary: bool; authors: :func:`_author_keys` (frozensets); year: int or None.
+        doc_code, arxiv_code, folded_code, folded_zh_code, title_code, author_code, venue_code:
+            int64 ``(n,)`` codes of the above (equal values, equal codes; ``-1`` where missing).
+    """
 
     def __init__(self, sections: pd.DataFrame, emb: SectionEmbeddings, embed_weight: float):
         self.emb = emb
         self.w = embed_weight
-        rows = records(sections)
-        n = len(rows)
-        self.doc = [r["doc_id"] for r in rows]
-        self.arxiv = [r.get("arxiv_id") if _present(r.get("arxiv_id")) else None for r in rows]
-        titles = [_titles(r) for r in rows]
+        from .stage import present
+
+        n = len(sections)
+
+        def column(name: str) -> list:  # as stage.records gives it (missing markers: None), per column
+            return [present(v) for v in sections[name].tolist()] if name in sections.columns else [None] * n
+
+        self.doc = sections["doc_id"].tolist()
+        self.arxiv = [v if _present(v) else None for v in column("arxiv_id")]
+        titles = [_titles({"title": t, "title_zh": z}) for t, z in zip(column("title"), column("title_zh"), strict=True)]
         self.title = [t[0] for t in titles]
-        self.folded = [fold_title(t[0]) or None if t[0] else None for t in titles]
-        self.folded_zh = [fold_title(t[1]) or None if t[1] else None for t in titles]
-        self.has_summary = [_present(r.get("summary_norm")) or _present(r.get("summary")) for r in rows]
-        self.authors = [_author_keys(r.get("authors")) for r in rows]
-        self.year = [int(r["year"]) if r.get("year") is not None and not pd.isna(r.get("year")) else None for r in rows]
-        self.venue = [r.get("venue") if _present(r.get("venue")) else None for r in rows]
+        self.folded = [_folded(t[0]) or None if t[0] else None for t in titles]
+        self.folded_zh = [_folded(t[1]) or None if t[1] else None for t in titles]
+        self.has_summary = [_present(a) or _present(b) for a, b in zip(column("summary_norm"), column("summary"), strict=True)]
+        self.authors = [_author_keys(v) for v in column("authors")]
+        self.year = [int(v) if v is not None else None for v in column("year")]
+        self.venue = [v if _present(v) else None for v in column("venue")]
         assert emb.content.shape[0] == n, "one embedding row per section"
+        # int64 (n,) codes, -1 where missing; the *_table lists map a code back to its value
+        self.doc_code, _ = _codes(self.doc)
+        self.arxiv_code, _ = _codes(self.arxiv)
+        self.folded_code, _ = _codes(self.folded)
+        self.folded_zh_code, self._zh_table = _codes(self.folded_zh)
+        self.title_code, self._title_table = _codes(self.title)
+        self._title_folded = [_folded(t) for t in self._title_table]
+        self.author_code, self._author_table = _codes(self.authors)
+        self.venue_code, _ = _codes(self.venue)
+        self._year = np.array([y if y is not None else 0 for y in self.year], dtype=np.int64)
+        self._has_year = np.array([y is not None for y in self.year], dtype=bool)
+        self._summary = np.array(self.has_summary, dtype=bool)
+        self._title_vec = emb.title.any(axis=1) if emb.title.size else np.zeros(n, bool)
+        self._title_zh_vec = emb.title_zh.any(axis=1) if emb.title_zh.size else np.zeros(n, bool)
         self._scores: dict[tuple[int, int], float] = {}
 
     def cannot_link(self, i: int, j: int) -> bool:
+        """Whether ``i`` and ``j`` may never be one paper: different arXiv ids, or one document
+        without a shared exact key."""
         if self.arxiv[i] is not None and self.arxiv[j] is not None and self.arxiv[i] != self.arxiv[j]:
             return True
         return self.doc[i] == self.doc[j] and not self.exact(i, j)
@@ -334,8 +547,7 @@ class PairScorer:
         if self.title[i] and self.title[j]:
             sims.append(english_title_similarity(self.title[i], self.title[j]))
         if self.folded_zh[i] and self.folded_zh[j]:
-            a, b = sorted((self.folded_zh[i], self.folded_zh[j]))
-            sims.append(SequenceMatcher(None, a, b).ratio())
+            sims.append(_chinese_pair_similarity(*sorted((self.folded_zh[i], self.folded_zh[j]))))
         if sims:
             return max(sims)
         e = self.emb
@@ -349,41 +561,251 @@ class PairScorer:
             return True
         return any(key[i] is not None and key[i] == key[j] for key in (self.folded, self.folded_zh))
 
+    def exact_pairs(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """:meth:`exact` of the pairs ``(i[t], j[t])``: bool ``(len(i),)``."""
+        out = np.zeros(len(i), dtype=bool)
+        for code in (self.arxiv_code, self.folded_code, self.folded_zh_code):
+            a, b = code[i], code[j]
+            out |= (a >= 0) & (a == b)
+        return out
+
     def score(self, i: int, j: int) -> float:
-        """The pair score of sections ``i`` and ``j`` (symmetric; computed once per pair, since
-        average linkage asks for the same cross pairs again as clusters grow)."""
+        """The pair score of sections ``i`` and ``j`` in [0, 1], ``-inf`` when cannot-linked
+        (symmetric; :meth:`scores` of the one pair, cached)."""
         key = (i, j) if i < j else (j, i)
         cached = self._scores.get(key)
         if cached is None:
-            cached = self._scores[key] = self._score(*key)
+            cached = self._scores[key] = float(self.scores(np.array([key[0]]), np.array([key[1]]))[0])
         return cached
 
-    def _score(self, i: int, j: int) -> float:
-        if self.cannot_link(i, j):
-            return float("-inf")
-        if self.exact(i, j):
-            return 1.0
-        cos = float(self.emb.content[i] @ self.emb.content[j])
-        title_sim = self.title_similarity(i, j)
-        if title_sim is None:
-            score = cos
-        elif self.has_summary[i] and self.has_summary[j]:
-            score = self.w * cos + (1.0 - self.w) * title_sim
-        else:  # a bare mention: the content vector is its title again, the titles decide
-            score = title_sim
-        a, b = self.authors[i], self.authors[j]
-        if a and b and len(a & b) / len(a | b) >= AUTHOR_MIN_OVERLAP:
-            score += AUTHOR_BONUS
-        if self.venue[i] is not None and self.venue[j] is not None and self.venue[i] != self.venue[j]:
-            score -= VENUE_CONFLICT_PENALTY
-        if self.year[i] is not None and self.year[j] is not None and abs(self.year[i] - self.year[j]) > 1:
-            score -= YEAR_CONFLICT_PENALTY
-        return min(1.0, max(0.0, score))
+    def scores(self, i: np.ndarray, j: np.ndarray, exact_from: float | None = None) -> np.ndarray:
+        """Pair scores of the sections ``(i[t], j[t])`` (int arrays of equal length): float64
+        ``(len(i),)`` in [0, 1], ``-inf`` for a cannot-linked pair, 1.0 for an exact key
+        (module docstring, step 3), in numpy batches of :data:`SCORE_BATCH` pairs.
+
+        The content cosine of each pair is a float32 dot product of its two rows (a stacked
+        ``matmul``, bit-identical to ``content[i] @ content[j]``); the title similarities are
+        computed once per distinct pair of titles (and cached across calls).
+
+        Args:
+            exact_from: when given, a pair whose score is provably below it gets that upper bound
+                instead of its score (both below ``exact_from``): the title similarity is then
+                bounded by :func:`_ratio_upper_bounds` instead of computed. Scores at or above
+                ``exact_from`` are exact. Clustering only needs the pairs above its threshold.
+        """
+        i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+        lo, hi = np.minimum(i, j), np.maximum(i, j)
+        out = np.empty(len(lo), dtype=np.float64)
+        for s in range(0, len(lo), SCORE_BATCH):
+            out[s : s + SCORE_BATCH] = self._score_batch(lo[s : s + SCORE_BATCH], hi[s : s + SCORE_BATCH], exact_from)
+        return out
+
+    def _score_batch(self, a: np.ndarray, b: np.ndarray, exact_from: float | None) -> np.ndarray:
+        exact = self.exact_pairs(a, b)
+        xa, xb = self.arxiv_code[a], self.arxiv_code[b]
+        cannot = ((xa >= 0) & (xb >= 0) & (xa != xb)) | ((self.doc_code[a] == self.doc_code[b]) & ~exact)
+        out = np.where(cannot, -np.inf, 1.0)
+        rest = np.flatnonzero(~exact & ~cannot)
+        if not rest.size:
+            return out
+        a, b = a[rest], b[rest]
+        content = self.emb.content
+        cos = np.matmul(content[a][:, None, :], content[b][:, :, None])[:, 0, 0].astype(np.float64)
+        ea, eb = self.title_code[a], self.title_code[b]
+        za, zb = self.folded_zh_code[a], self.folded_zh_code[b]
+        en, zh = (ea >= 0) & (eb >= 0), (za >= 0) & (zb >= 0)
+        by_string = en | zh
+        title_sim = np.full(len(a), np.nan)
+        cross = np.flatnonzero(~by_string)  # no title pair in one language: title vectors across
+        if cross.size:
+            title_sim[cross] = self._cross_title_cosines(a[cross], b[cross])
+        bonus = self._author_bonus(a, b)
+        exact_title = by_string
+        if exact_from is not None and 0.0 <= self.w <= 1.0 and by_string.any():  # score monotone in title_sim
+            # ever tighter and dearer upper bounds of the title similarity (Indel ratio, then the
+            # English ratio before its word-conflict cap), each only for the pairs the previous
+            # one could not put below exact_from
+            for en_fn, en_table, zh_fn in ((_ratio_upper_bounds, self._title_folded, _ratio_upper_bounds),
+                                           (self._english_ratios, self._title_table, self._chinese_sims)):
+                bound = np.fmax(self._pair_sims(ea, eb, en & exact_title, en_table, en_fn),
+                                self._pair_sims(za, zb, zh & exact_title, self._zh_table, zh_fn))
+                title_sim = np.where(exact_title, bound, title_sim)
+                exact_title = exact_title & (self._combine(a, b, cos, title_sim, bonus) >= exact_from)
+        if exact_title.any():
+            title_sim[exact_title] = np.fmax(
+                self._pair_sims(ea, eb, en & exact_title, self._title_table, self._english_sims),
+                self._pair_sims(za, zb, zh & exact_title, self._zh_table, self._chinese_sims))[exact_title]
+        out[rest] = self._combine(a, b, cos, title_sim, bonus)
+        return out
+
+    def _combine(self, a: np.ndarray, b: np.ndarray, cos: np.ndarray, title_sim: np.ndarray,
+                 bonus: np.ndarray) -> np.ndarray:
+        """The score from its parts, in the order of the scalar formula (so bit-identical):
+        title similarity (NaN: none) weighted with the cosine, author bonus, venue and year
+        penalties, clipped to [0, 1]."""
+        has_title = ~np.isnan(title_sim)
+        both_summaries = self._summary[a] & self._summary[b]
+        with np.errstate(invalid="ignore"):
+            weighted = self.w * cos + (1.0 - self.w) * title_sim
+        # a bare mention: the content vector is its title again, the titles decide
+        score = np.where(has_title, np.where(both_summaries, weighted, title_sim), cos)
+        score = score + np.where(bonus, AUTHOR_BONUS, 0.0)
+        va, vb = self.venue_code[a], self.venue_code[b]
+        score = score - np.where((va >= 0) & (vb >= 0) & (va != vb), VENUE_CONFLICT_PENALTY, 0.0)
+        years = self._has_year[a] & self._has_year[b] & (np.abs(self._year[a] - self._year[b]) > 1)
+        score = score - np.where(years, YEAR_CONFLICT_PENALTY, 0.0)
+        return np.minimum(1.0, np.maximum(0.0, score))
+
+    def _cross_title_cosines(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Max over (English title of one, Chinese title of the other) of the title-vector cosine:
+        float64 ``(len(a),)``, NaN where neither combination has both vectors."""
+        e = self.emb
+        out = np.full(len(a), np.nan)
+        for x, y, hx, hy in ((e.title, e.title_zh, self._title_vec, self._title_zh_vec),
+                             (e.title_zh, e.title, self._title_zh_vec, self._title_vec)):
+            t = np.flatnonzero(hx[a] & hy[b])
+            if t.size:
+                cos = np.matmul(x[a[t]][:, None, :], y[b[t]][:, :, None])[:, 0, 0].astype(np.float64)
+                out[t] = np.fmax(out[t], cos)
+        return out
+
+    @staticmethod
+    def _pair_sims(ca: np.ndarray, cb: np.ndarray, mask: np.ndarray, table: list, fn) -> np.ndarray:
+        """``fn`` over the distinct string pairs ``(table[ca[t]], table[cb[t]])`` where ``mask``
+        (codes ordered low first: every similarity here is symmetric), spread back to the pairs:
+        float64 ``(len(ca),)``, NaN outside ``mask``."""
+        out = np.full(len(ca), np.nan)
+        t = np.flatnonzero(mask)
+        if not t.size:
+            return out
+        lo, hi = np.minimum(ca[t], cb[t]), np.maximum(ca[t], cb[t])
+        keys, inverse = np.unique(lo * len(table) + hi, return_inverse=True)
+        values = fn([table[k] for k in (keys // len(table)).tolist()], [table[k] for k in (keys % len(table)).tolist()])
+        out[t] = np.asarray(values, dtype=np.float64)[inverse.ravel()]
+        return out
+
+    @staticmethod
+    def _english_sims(a: list[str], b: list[str]) -> list[float]:
+        return [english_title_similarity(x, y) for x, y in zip(a, b, strict=True)]
+
+    @staticmethod
+    def _english_ratios(a: list[str], b: list[str]) -> list[float]:
+        return [_english_ratio(x, y) for x, y in zip(a, b, strict=True)]
+
+    @staticmethod
+    def _chinese_sims(a: list[str], b: list[str]) -> list[float]:
+        return [_chinese_pair_similarity(*sorted((x, y))) for x, y in zip(a, b, strict=True)]
+
+    def _author_bonus(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Whether the author keys of each pair overlap by Jaccard >= :data:`AUTHOR_MIN_OVERLAP`
+        (both lists non-empty): bool ``(len(a),)``, computed once per distinct pair of lists."""
+        sims = self._pair_sims(self.author_code[a], self.author_code[b],
+                               (self.author_code[a] >= 0) & (self.author_code[b] >= 0), self._author_table,
+                               lambda x, y: [len(p & q) / len(p | q) for p, q in zip(x, y, strict=True)])
+        with np.errstate(invalid="ignore"):
+            return sims >= AUTHOR_MIN_OVERLAP
+
+
+def _sample(members: list[int]) -> list[int]:
+    """At most :data:`AVERAGE_SAMPLE` of a cluster's members (``members`` in section order):
+    all of them, or that many evenly spaced."""
+    n = len(members)
+    if n <= AVERAGE_SAMPLE:
+        return members
+    return [members[k * n // AVERAGE_SAMPLE] for k in range(AVERAGE_SAMPLE)]
+
+
+class _Clusters:
+    """The growing partition of :func:`cluster_sections`, with per-cluster indexes so that a
+    merge's cannot-link check does not look at every cross pair.
+
+    Each cluster keeps its members in section order, its arXiv id (a cluster never holds two:
+    different ids are cannot-linked, and every merge is checked) and, per document, the distinct
+    exact-key signatures ``(arXiv, folded title, folded Chinese title)`` of its members there.
+    Two clusters are cannot-linked exactly when some cross pair is
+    (:meth:`PairScorer.cannot_link`): their arXiv ids differ, or a document both hold has
+    signatures on the two sides that share no key. That needs only the documents both clusters
+    hold, looked up from the smaller side, and repeats of one mention in a document share one
+    signature, so the check costs ``O(min(|docs A|, |docs B|))``, not ``O(|A| |B|)``. A merge moves
+    the smaller cluster into the larger (union by size): ``O(n log n)`` relabelling in all.
+    """
+
+    def __init__(self, scorer: PairScorer):
+        n = len(scorer.doc)
+        self.of = list(range(n))
+        self.members: dict[int, list[int]] = {i: [i] for i in range(n)}
+        self.arxiv = scorer.arxiv_code.tolist()
+        signature = list(zip(scorer.arxiv_code.tolist(), scorer.folded_code.tolist(),
+                             scorer.folded_zh_code.tolist(), strict=True))
+        codes, self.sig_table = _codes(signature)
+        self.sig_code = codes.tolist()
+        self.doc_code = scorer.doc_code.tolist()
+        self.docs: dict[int, dict[int, set[int]]] = {}  # absent: a singleton, read from its member
+        self._sig_exact: dict[tuple[int, int], bool] = {}
+        import bisect
+
+        self._insort = bisect.insort
+
+    def _docs(self, c: int) -> dict[int, set[int]]:
+        docs = self.docs.get(c)
+        return docs if docs is not None else {self.doc_code[c]: {self.sig_code[c]}}
+
+    def _exact(self, s: int, t: int) -> bool:
+        key = (s, t) if s < t else (t, s)
+        found = self._sig_exact.get(key)
+        if found is None:
+            found = self._sig_exact[key] = any(
+                x >= 0 and x == y for x, y in zip(self.sig_table[s], self.sig_table[t], strict=True))
+        return found
+
+    def cannot_link(self, a: int, b: int) -> bool:
+        """Whether clusters ``a`` and ``b`` hold a cannot-linked cross pair."""
+        xa, xb = self.arxiv[a], self.arxiv[b]
+        if xa >= 0 and xb >= 0 and xa != xb:
+            return True
+        da, db = self._docs(a), self._docs(b)
+        if len(da) > len(db):
+            da, db = db, da
+        for doc, sigs in da.items():
+            other = db.get(doc)
+            if other is not None and not all(self._exact(s, t) for s in sigs for t in other):
+                return True
+        return False
+
+    def merge(self, a: int, b: int) -> None:
+        """Merge clusters ``a`` and ``b`` (the smaller into the larger)."""
+        big, small = (a, b) if len(self.members[a]) >= len(self.members[b]) else (b, a)
+        moved = self.members.pop(small)
+        kept = self.members[big]
+        for x in moved:
+            self.of[x] = big
+        if len(moved) <= 4:
+            for x in moved:
+                self._insort(kept, x)
+        else:
+            kept.extend(moved)
+            kept.sort()  # two sorted runs: one linear merge
+        self.arxiv[big] = max(self.arxiv[big], self.arxiv[small])  # equal, or one is -1
+        docs = self._docs(big)
+        for doc, sigs in self._docs(small).items():
+            docs.setdefault(doc, set()).update(sigs)
+        self.docs[big] = docs
+        self.docs.pop(small, None)
 
 
 def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray,
                      config: Config) -> tuple[list[int], list[float | None]]:
     """Cluster sections into papers (see the module docstring).
+
+    Candidate pairs (neighbours of the content vectors and of the title vectors, exact-key
+    hubs of :func:`_key_pairs`) are scored in numpy batches (:meth:`PairScorer.scores`, exact
+    from ``dedup.match_threshold`` up) and visited by descending score, ties by section index.
+    A merge is checked with the cluster indexes of :class:`_Clusters` (cannot-links) and, unless
+    the pair shares an exact key, with the average score over the cross pairs of at most
+    :data:`AVERAGE_SAMPLE` members per side (:func:`_sample`; all pairs up to that size), summed
+    exactly (``math.fsum``: independent of member order). A failed average is not recomputed
+    until one of the two clusters has grown. Cost: near linear in the number of sections (plus
+    the neighbour search: exact ``O(n^2)`` below ``dedup.ann_min_sections``, ``O(n^1.5)`` above).
 
     Args:
         sections: rows with ``doc_id``, ``arxiv_id``, ``title``.
@@ -393,30 +815,39 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
     Returns:
         ``(labels, join_scores)``: a cluster label per section (ints, first appearance order) and
         the average score of the section to the other members of its cluster, at most
-        :data:`JOIN_SCORE_SAMPLE` of them (None when alone).
+        :data:`JOIN_SCORE_SAMPLE` of them, the first in section order (None when alone).
     """
+    import math
+
     n = len(sections)
     if isinstance(emb, np.ndarray):
         emb = SectionEmbeddings(content=emb, title=np.zeros_like(emb), title_zh=np.zeros_like(emb))
     scorer = PairScorer(sections, emb, config.dedup.embed_weight)
-    candidates = set(_neighbours(emb.content, K_NEIGHBOURS, config.dedup.ann_min_sections))
+    threshold = config.dedup.match_threshold
+    found = [_neighbour_pairs(emb.content, K_NEIGHBOURS, config.dedup.ann_min_sections)]
     # titles across languages: neighbours among the title vectors (English or Chinese, summed)
     titles = emb.title + emb.title_zh
     norms = np.linalg.norm(titles, axis=1, keepdims=True)
     titles = np.divide(titles, norms, out=np.zeros_like(titles), where=norms > 0)
     if titles.any():
-        candidates.update(_neighbours(titles, K_NEIGHBOURS, config.dedup.ann_min_sections))
+        found.append(_neighbour_pairs(titles, K_NEIGHBOURS, config.dedup.ann_min_sections))
     for key in (scorer.arxiv, scorer.folded):
         groups: dict[str, list[int]] = {}
         for i, value in enumerate(key):
             if value is not None:
                 groups.setdefault(value, []).append(i)
-        for members in groups.values():
-            candidates.update(_key_pairs(members, scorer.doc))
-    scored = sorted(((scorer.score(i, j), i, j) for i, j in candidates), key=lambda t: (-t[0], t[1], t[2]))
+        key_pairs = [p for members in groups.values() if len(members) > 1 for p in _key_pairs(members, scorer.doc)]
+        found.append(np.array(key_pairs, dtype=np.int64).reshape(-1, 2))
+    pairs = np.concatenate(found)
+    pairs = _unique_pairs(pairs[:, 0], pairs[:, 1], n)
+    left, right = pairs[:, 0], pairs[:, 1]
+    s = scorer.scores(left, right, exact_from=threshold)
+    order = np.lexsort((right, left, -s))
+    order = order[s[order] >= threshold]  # the rest is never visited
+    left, right, s = left[order], right[order], s[order]
+    exact = scorer.exact_pairs(left, right)
 
-    cluster_of = list(range(n))
-    members: dict[int, list[int]] = {i: [i] for i in range(n)}
+    clusters = _Clusters(scorer)
     # one paper named twice in one document (an exact key: same arXiv id or folded title) is one
     # mention group from the start; other sections of a document never join each other
     for key in (scorer.arxiv, scorer.folded, scorer.folded_zh):
@@ -425,40 +856,71 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
             if value is None:
                 continue
             j = first.setdefault((scorer.doc[i], value), i)
-            a, b = cluster_of[i], cluster_of[j]
-            if a == b or any(scorer.cannot_link(x, y) for x in members[a] for y in members[b]):
-                continue
-            keep, gone = min(a, b), max(a, b)
-            for x in members[gone]:
-                cluster_of[x] = keep
-            members[keep].extend(members.pop(gone))
-    threshold = config.dedup.match_threshold
-    for s, i, j in scored:
-        if s < threshold:
-            break
-        a, b = cluster_of[i], cluster_of[j]
+            a, b = clusters.of[i], clusters.of[j]
+            if a != b and not clusters.cannot_link(a, b):
+                clusters.merge(a, b)
+    failed: dict[tuple[int, int], tuple[int, int]] = {}
+    members = clusters.members
+    for i, j, is_exact in zip(left.tolist(), right.tolist(), exact.tolist(), strict=True):
+        a, b = clusters.of[i], clusters.of[j]
         if a == b:
             continue
-        if any(scorer.cannot_link(x, y) for x in members[a] for y in members[b]):
+        if a > b:
+            a, b = b, a
+        sizes = (len(members[a]), len(members[b]))
+        if failed.get((a, b)) == sizes or clusters.cannot_link(a, b):
             continue
         # an exact key (same arXiv id or folded title) links outright (must-link); any other
-        # pair needs the average over all cross pairs to reach the threshold
-        if not scorer.exact(i, j):
-            cross = [scorer.score(x, y) for x in members[a] for y in members[b]]
-            if sum(cross) / len(cross) < threshold:
+        # pair needs the average over the (sampled) cross pairs to reach the threshold; two
+        # singletons' only cross pair is (i, j) itself, already above it
+        if not is_exact and sizes != (1, 1):
+            xs, ys = _sample(members[a]), _sample(members[b])
+            cross = scorer.scores(np.repeat(np.array(xs, np.int64), len(ys)), np.tile(np.array(ys, np.int64), len(xs)))
+            if math.fsum(cross.tolist()) / len(cross) < threshold:
+                failed[(a, b)] = sizes
                 continue
-        keep, gone = min(a, b), max(a, b)
-        for x in members[gone]:
-            cluster_of[x] = keep
-        members[keep].extend(members.pop(gone))
+        clusters.merge(a, b)
 
     relabel: dict[int, int] = {}
-    labels = [relabel.setdefault(c, len(relabel)) for c in cluster_of]
-    join_scores: list[float | None] = []
-    for i in range(n):
-        others = [x for x in members[cluster_of[i]] if x != i][:JOIN_SCORE_SAMPLE]
-        join_scores.append(float(np.mean([scorer.score(i, x) for x in others])) if others else None)
-    return labels, join_scores
+    labels = [relabel.setdefault(c, len(relabel)) for c in clusters.of]
+    return labels, _join_scores(scorer, list(members.values()), n)
+
+
+def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int) -> list[float | None]:
+    """Per section, the mean score to the first :data:`JOIN_SCORE_SAMPLE` other members of its
+    cluster in section order (``clusters``: member lists in section order), None when alone;
+    ``O(n * JOIN_SCORE_SAMPLE)`` pair scores, in batches of about a million pairs."""
+    total = np.zeros(n)
+    count = np.zeros(n, dtype=np.int64)
+    batch_i: list[np.ndarray] = []
+    batch_j: list[np.ndarray] = []
+
+    def flush() -> None:
+        if batch_i:
+            i, j = np.concatenate(batch_i), np.concatenate(batch_j)
+            total[:] += np.bincount(i, weights=scorer.scores(i, j), minlength=n)
+            count[:] += np.bincount(i, minlength=n)
+            batch_i.clear()
+            batch_j.clear()
+
+    pending = 0
+    for members in clusters:
+        if len(members) < 2:
+            continue
+        m = np.array(members, dtype=np.int64)
+        heads = m[: JOIN_SCORE_SAMPLE + 1]
+        i, j = np.repeat(m, len(heads)), np.tile(heads, len(m))
+        # the first JOIN_SCORE_SAMPLE heads other than the section itself
+        rank = np.tile(np.arange(len(heads)), len(m)) - (j > i) * (np.repeat(np.isin(m, heads), len(heads)))
+        keep = (i != j) & (rank < JOIN_SCORE_SAMPLE)
+        batch_i.append(i[keep])
+        batch_j.append(j[keep])
+        pending += int(keep.sum())
+        if pending >= 1 << 20:
+            flush()
+            pending = 0
+    flush()
+    return [float(t / c) if c else None for t, c in zip(total.tolist(), count.tolist(), strict=True)]
 
 
 def _vote(values: Sequence, field: str, conflicts: list[str]):
@@ -492,8 +954,8 @@ def fuse(group: pd.DataFrame) -> dict:
     first mention); the title is the most common folded title, spelled as in the mention with
     the most metadata; authors and institutions from the fullest list; URLs are the union in
     mention order (``url_kinds`` aligned with them); the longest summary, in the target script
-    (``summary_norm`` of the mentions). Disagreements go to ``conflicts`` as
-    ``"field: a | b"`` strings.
+    (``summary_norm`` of the mentions; ``summary_from`` names the section it came from).
+    Disagreements go to ``conflicts`` as ``"field: a | b"`` strings.
     """
     conflicts: list[str] = []
     rows = records(group)
@@ -510,7 +972,10 @@ def fuse(group: pd.DataFrame) -> dict:
     for r in rows:
         for u, k in zip(r["urls"], r["url_kinds"], strict=True):
             url_kinds.setdefault(u, k)
-    summaries = [r["summary_norm"] for r in rows if r.get("summary_norm")]
+    # the longest summary: by ``_summary_chars`` when the rows are slim (the runner puts the
+    # whole text back from ``summary_from``), else by the text's own length; ties: first mention
+    lengths = [(r.get("_summary_chars") or len(r["summary_norm"]), -k) for k, r in enumerate(rows) if r.get("summary_norm")]
+    longest = rows[-max(lengths)[1]] if lengths else None
     arxiv_id = _vote([r["arxiv_id"] for r in rows], "arxiv_id", conflicts)
     year = _vote([r["year"] for r in rows], "year", conflicts)
     record = {
@@ -524,7 +989,8 @@ def fuse(group: pd.DataFrame) -> dict:
         "institutions": list(institutions),
         "urls": list(url_kinds),
         "url_kinds": list(url_kinds.values()),
-        "summary": max(summaries, key=len) if summaries else None,
+        "summary": longest["summary_norm"] if longest is not None else None,
+        "summary_from": longest["section_id"] if longest is not None else None,
         "section_ids": [r["section_id"] for r in rows],
         "doc_ids": sorted(dict.fromkeys(r["doc_id"] for r in rows)),
         "n_mentions": len(rows),
@@ -536,26 +1002,52 @@ def fuse(group: pd.DataFrame) -> dict:
 
 
 def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The global dedup stage.
+    """The global dedup stage on sections held in memory (:func:`embed_sections` then
+    :func:`cluster_papers`; the runner calls those two itself, chunk by chunk).
 
     Args:
         sections: one row per section with the extract columns plus ``section_id``, ``doc_id``.
         embedder: the configured embedder (loaded once by the runner).
 
     Returns:
-        ``(sections, papers)``: ``sections`` with added ``paper_id`` (str) and ``match_score``
-        (float or None: average score to the other mentions of its paper); ``papers`` with the
-        columns of :data:`PAPER_COLUMNS`, sorted by ``paper_id``.
+        ``(sections, papers)``: ``sections`` sorted by ``section_id`` with added ``paper_id`` (str)
+        and ``match_score`` (float or None: average score to the other mentions of its paper);
+        ``papers`` with the columns of :data:`PAPER_COLUMNS`, sorted by ``paper_id``.
     """
     sections = sections.sort_values("section_id", kind="stable").reset_index(drop=True)
     if sections.empty:
         out = sections.assign(paper_id=pd.Series(dtype=object), match_score=pd.Series(dtype=float))
         return out, pd.DataFrame(columns=list(PAPER_COLUMNS))
-    emb = embed_sections(sections, embedder)
-    labels, join_scores = cluster_sections(sections, emb, config)
-    sections = sections.assign(_cluster=labels, match_score=join_scores)
+    paper_ids, scores, papers = cluster_papers(sections, embed_sections(sections, embedder), config)
+    return sections.assign(paper_id=paper_ids, match_score=scores), papers.drop(columns="summary_from")
+
+
+def cluster_papers(sections: pd.DataFrame, emb: SectionEmbeddings,
+                   config: Config) -> tuple[list[str], list[float | None], pd.DataFrame]:
+    """Cluster embedded sections into papers and fuse each paper's record.
+
+    Args:
+        sections: ``n`` rows with :data:`DEDUP_COLUMNS` (whole or :func:`slim_sections`), in any
+            order; they are clustered in ``section_id`` order, so the result does not depend on it.
+        emb: :func:`embed_sections` of ``sections``, row for row.
+
+    Returns:
+        ``(paper_ids, match_scores, papers)``: per row of ``sections`` (in its order) the paper id
+        and the match score (see :func:`dedup`); ``papers`` with :data:`PAPER_COLUMNS` plus
+        ``summary_from`` (the section id whose ``summary_norm`` is the paper's ``summary``),
+        sorted by ``paper_id``.
+    """
+    n = len(sections)
+    if n == 0:
+        return [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"])
+    order = np.argsort(sections["section_id"].to_numpy(dtype=object), kind="stable")
+    ordered = sections.iloc[order].reset_index(drop=True)
+    emb_ordered = SectionEmbeddings(content=emb.content[order], title=emb.title[order], title_zh=emb.title_zh[order])
+    labels, join_scores = cluster_sections(ordered, emb_ordered, config)
+    del emb_ordered
+    ordered = ordered.assign(_cluster=labels)
     papers, paper_of_cluster, taken = [], {}, set()
-    for label, group in sections.groupby("_cluster", sort=True):
+    for label, group in ordered.groupby("_cluster", sort=True):
         record = fuse(group)
         if record["paper_id"] in taken:
             # two papers share a key (one title twice in a document): the later one, in
@@ -564,9 +1056,13 @@ def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[p
         taken.add(record["paper_id"])
         paper_of_cluster[label] = record["paper_id"]
         papers.append(record)
-    sections = sections.assign(paper_id=[paper_of_cluster[c] for c in labels]).drop(columns="_cluster")
-    papers_df = pd.DataFrame(papers, columns=list(PAPER_COLUMNS)).sort_values("paper_id").reset_index(drop=True)
-    return sections, papers_df
+    papers_df = pd.DataFrame(papers, columns=[*PAPER_COLUMNS, "summary_from"]).sort_values("paper_id")
+    paper_ids: list[str] = [""] * n
+    scores: list[float | None] = [None] * n
+    for k, row in enumerate(order):
+        paper_ids[row] = paper_of_cluster[labels[k]]
+        scores[row] = join_scores[k]
+    return paper_ids, scores, papers_df.reset_index(drop=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -600,29 +1096,60 @@ def find_duplicate_documents(documents: pd.DataFrame, sections: pd.DataFrame) ->
     script). Only documents with the same paper set are compared, so the cost is small.
 
     Args:
-        documents: rows with ``doc_id``, ``source_path``, ``status``, ``content_sha256``.
+        documents: rows with ``doc_id``, ``status``, ``content_sha256``.
         sections: rows with ``doc_id``, ``paper_id``, ``text_norm``.
 
     Returns:
         A list aligned with ``documents`` rows. A copy of a copy points to the first original.
     """
+    papers_of = paper_sets(sections["doc_id"], sections["paper_id"])
+    texts: dict[str, list[str]] = {}
+    for doc_id, text in zip(sections["doc_id"], sections["text_norm"], strict=True):
+        texts.setdefault(doc_id, []).append(text or "")
+    return duplicate_documents(zip(documents["doc_id"], documents["status"], documents["content_sha256"], strict=True),
+                               papers_of, {d: "\n".join(t) for d, t in texts.items()})
+
+
+def paper_sets(doc_ids: Sequence[str], paper_ids: Sequence[str]) -> dict[str, frozenset[str]]:
+    """The set of papers each document mentions (documents without sections are absent)."""
+    sets: dict[str, set[str]] = {}
+    for doc_id, paper_id in zip(doc_ids, paper_ids, strict=True):
+        sets.setdefault(doc_id, set()).add(paper_id)
+    return {d: frozenset(p) for d, p in sets.items()}
+
+
+def copy_candidates(papers_of: dict[str, frozenset[str]]) -> set[str]:
+    """Documents whose paper set another document shares: the only ones whose text
+    :func:`duplicate_documents` reads."""
+    count = Counter(papers_of.values())
+    return {d for d, papers in papers_of.items() if count[papers] > 1}
+
+
+def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of: dict[str, str]) -> list[str | None]:
+    """:func:`find_duplicate_documents` over streamed inputs.
+
+    Args:
+        documents: iterable of ``(doc_id, status, content_sha256)`` in output order.
+        papers_of: :func:`paper_sets` of the run's sections.
+        text_of: the sections' ``text_norm`` joined by newlines, for at least the
+            :func:`copy_candidates` (others are never compared).
+
+    Returns:
+        ``dup_of`` per document, in the order given.
+    """
     first_of_content: dict[str, str] = {}
     dup_of: list[str | None] = []
-    by_doc: dict[str, list[dict]] = {}
-    for row in records(sections):
-        by_doc.setdefault(row["doc_id"], []).append(row)
+    candidates = copy_candidates(papers_of)
     originals: dict[frozenset[str], list[tuple[str, set[str]]]] = {}
-    for doc_id, status, sha in zip(documents["doc_id"], documents["status"], documents["content_sha256"],
-                                   strict=True):
+    for doc_id, status, sha in documents:
         target = None
         if isinstance(sha, str):
             if status == "duplicate" and sha in first_of_content:
                 target = first_of_content[sha]
             first_of_content.setdefault(sha, doc_id)
-        rows = by_doc.get(doc_id, [])
-        if target is None and rows:
-            papers = frozenset(r["paper_id"] for r in rows)
-            shingles = _shingles("\n".join(r["text_norm"] for r in rows))
+        if target is None and doc_id in candidates:
+            papers = papers_of[doc_id]
+            shingles = _shingles(text_of[doc_id])
             for other_id, other in originals.get(papers, []):
                 union = len(shingles | other)
                 if union and len(shingles & other) / union >= DUP_MIN_RESEMBLANCE:

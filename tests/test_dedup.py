@@ -331,3 +331,193 @@ def test_copies_of_an_article_are_marked_and_not_counted_twice(tmp_path, use) ->
     assert len(in_copy) > 0
     assert all(a in ids for ids in in_copy["doc_ids"])  # the copy's sections join the original's papers
     assert (in_copy["n_sources"] == 1).all() and (in_copy["n_mentions"] == 2).all()
+
+
+# --- scaling: batch scores, bounded average linkage, cluster indexes ----------------------------------
+
+
+def test_top_k_gives_the_argpartition_neighbours_even_with_ties() -> None:
+    from pipeline.dedup import _top_k
+
+    rng = np.random.default_rng(5)
+    for n in (12, 40, 400, 3000):
+        sims = rng.integers(0, 25, size=(64, n)).astype(np.float32)  # many ties at the k-th value
+        for k in (1, 4, 10):
+            rows, cols = _top_k(sims, k)
+            expected = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+            assert len(rows) == 64 * k
+            assert set(zip(rows.tolist(), cols.tolist(), strict=True)) == {
+                (r, c) for r in range(64) for c in expected[r].tolist()}
+
+
+def test_ratio_upper_bounds_are_at_least_difflib_ratio() -> None:
+    from difflib import SequenceMatcher
+
+    from pipeline.dedup import _ratio_upper_bounds
+
+    rng = np.random.default_rng(11)
+    a = ["".join(rng.choice(list("abcde "), size=rng.integers(0, 30))) for _ in range(300)]
+    b = ["".join(rng.choice(list("abcde "), size=rng.integers(0, 30))) for _ in range(300)]
+    a += ["denoising diffusion probabilistic models", "", "生成式图像动力学"]
+    b += ["denoising diffusion implicit models", "", "图像动力学"]
+    bounds = _ratio_upper_bounds(a, b)
+    ratios = np.array([SequenceMatcher(None, *sorted((x, y))).ratio() for x, y in zip(a, b, strict=True)])
+    assert (bounds >= ratios).all()
+    assert bounds[-2] == 1.0 and ratios[-2] == 1.0  # two empty strings
+
+    def lcs(x: str, y: str) -> int:
+        row = [0] * (len(y) + 1)
+        for ch in x:
+            prev, row = row, [0]
+            for k, other in enumerate(y):
+                row.append(prev[k] + 1 if ch == other else max(prev[k + 1], row[k]))
+        return row[-1]
+
+    for x, y, bound in list(zip(a, b, bounds, strict=True))[-5:]:  # 2 LCS / (|a| + |b|), the Indel ratio
+        if x and y:
+            assert bound == pytest.approx(2 * lcs(x, y) / (len(x) + len(y)), abs=1e-6)
+    assert bounds[-3] == pytest.approx(62 / 75, abs=1e-6) and ratios[-3] < bounds[-3]
+
+
+def test_batch_scores_follow_the_pair_formula(use) -> None:
+    from difflib import SequenceMatcher
+
+    from pipeline.dedup import (
+        AUTHOR_BONUS,
+        VENUE_CONFLICT_PENALTY,
+        YEAR_CONFLICT_PENALTY,
+        PairScorer,
+        embed_sections,
+        english_title_similarity,
+    )
+
+    rows = [
+        VAR_HANS, VAR_HANT, STDE, RHO,
+        section("gggg-000", "Denoising Diffusion Probabilistic Models", authors=["Jonathan Ho", "Ajay Jain", "Pieter Abbeel"],
+                venue="NeurIPS", year=2020, summary="Diffusion models generate images by denoising."),
+        section("hhhh-000", "Denoising Diffusion Probablistic Models", authors=["J. Ho", "A. Jain", "P. Abbeel"],
+                venue="ICLR", year=2023),
+        section("hhhh-001", "Denoising Diffusion Implicit Models", summary="Faster sampling from diffusion models."),
+        section("iiii-000", None, title_zh="去噪扩散概率模型", summary="扩散模型通过去噪生成图像。"),
+        section("iiii-001", None, title_zh="去噪扩散隐式模型", arxiv_id="2010.02502"),
+        section("jjjj-000", "Denoising Diffusion Implicit Models", arxiv_id="2010.02502"),
+    ]
+    sections = frame(*rows)
+    emb = embed_sections(sections, use)
+    scorer = PairScorer(sections, emb, 0.5)
+
+    def reference(i: int, j: int) -> float:  # the module docstring's formula, one pair at a time
+        if scorer.cannot_link(i, j):
+            return float("-inf")
+        if scorer.exact(i, j):
+            return 1.0
+        cos = float(emb.content[i] @ emb.content[j])
+        sims = []
+        if scorer.title[i] and scorer.title[j]:
+            sims.append(english_title_similarity(scorer.title[i], scorer.title[j]))
+        if scorer.folded_zh[i] and scorer.folded_zh[j]:
+            sims.append(SequenceMatcher(None, *sorted((scorer.folded_zh[i], scorer.folded_zh[j]))).ratio())
+        if not sims:
+            sims = [float(x[i] @ y[j]) for x, y in ((emb.title, emb.title_zh), (emb.title_zh, emb.title))
+                    if x[i].any() and y[j].any()]
+        score = cos if not sims else (0.5 * cos + 0.5 * max(sims) if scorer.has_summary[i] and scorer.has_summary[j]
+                                      else max(sims))
+        a, b = scorer.authors[i], scorer.authors[j]
+        if a and b and len(a & b) / len(a | b) >= 0.5:
+            score += AUTHOR_BONUS
+        if scorer.venue[i] and scorer.venue[j] and scorer.venue[i] != scorer.venue[j]:
+            score -= VENUE_CONFLICT_PENALTY
+        if scorer.year[i] is not None and scorer.year[j] is not None and abs(scorer.year[i] - scorer.year[j]) > 1:
+            score -= YEAR_CONFLICT_PENALTY
+        return min(1.0, max(0.0, score))
+
+    i, j = np.triu_indices(len(rows), k=1)
+    batch = scorer.scores(i, j)
+    expected = np.array([reference(a, b) for a, b in zip(i.tolist(), j.tolist(), strict=True)])
+    assert batch.tolist() == expected.tolist()  # bit for bit
+    assert scorer.scores(j, i).tolist() == batch.tolist()  # symmetric
+    assert [scorer.score(a, b) for a, b in zip(i.tolist(), j.tolist(), strict=True)] == batch.tolist()
+    assert np.isinf(batch).sum() >= 2 and (batch == 1.0).sum() >= 2 and ((batch > 0) & (batch < 1)).sum() >= 10
+    # with a floor, scores at or above it are exact and the rest stay below it
+    for floor in (0.3, 0.55, 0.8):
+        pruned = scorer.scores(i, j, exact_from=floor)
+        assert (pruned[expected >= floor] == expected[expected >= floor]).all()
+        assert (pruned[expected < floor] < floor).all()
+        assert (pruned >= expected).all()
+
+
+def test_a_big_cluster_merges_through_the_bounded_sample(use, monkeypatch) -> None:
+    import pipeline.dedup as dedup_module
+    from pipeline.dedup import AVERAGE_SAMPLE, _sample, cluster_sections, embed_sections
+
+    title = "Denoising Diffusion Probabilistic Models"
+    rows = [section(f"d{k:03d}-000", title, year=2020 + k % 2, authors=["Jonathan Ho", "Ajay Jain"] if k % 3 else [])
+            for k in range(AVERAGE_SAMPLE + 36)]  # one paper, 100 documents, one exact key
+    rows += [
+        section("typo-000", "Denoising Diffusion Probablistic Models"),  # a typo: no exact key
+        section("sibl-000", "Denoising Diffusion Implicit Models"),  # a sibling paper
+        section("sibl2-000", "Denoising Diffusion Implicit Model"),
+    ]
+    sections = frame(*rows)
+    emb = embed_sections(sections, use)
+    labels, join = cluster_sections(sections, emb, Config())
+    big = labels[0]
+    assert labels[: AVERAGE_SAMPLE + 36] == [big] * (AVERAGE_SAMPLE + 36)
+    assert labels[-3] == big  # the typo joins the 100 mentions: the average over 64 of them passes
+    assert labels[-2] == labels[-1] != big  # the sibling paper stays apart
+    assert all(0.9 <= s <= 1.0 for s in join[: AVERAGE_SAMPLE + 37])
+    # the same partition with the exact average over every cross pair
+    monkeypatch.setattr(dedup_module, "AVERAGE_SAMPLE", 10**6)
+    assert cluster_sections(sections, emb, Config())[0] == labels
+    monkeypatch.undo()
+    members = list(range(0, 1000, 5))  # 200 members in section order
+    sample = _sample(members)
+    assert len(sample) == AVERAGE_SAMPLE and sample[0] == 0 and sample == sorted(set(sample))
+    assert sample[-1] >= 950  # evenly spaced over the whole cluster, not its head
+    assert _sample(members[:AVERAGE_SAMPLE]) == members[:AVERAGE_SAMPLE]
+
+
+def test_cluster_index_cannot_links_equal_every_cross_pair() -> None:
+    from pipeline.dedup import PairScorer, SectionEmbeddings, _Clusters
+
+    rng = np.random.default_rng(2)
+    titles = [None, "Generative Image Dynamics", "Rich Human Feedback", "Scaling Laws"]
+    arxiv = [None, None, "2001.08361", "2010.14701"]
+    rows = [section(f"doc{rng.integers(0, 15):02d}-{k:03d}", titles[rng.integers(0, 4)], arxiv_id=arxiv[rng.integers(0, 4)],
+                    title_zh=["生成式图像动力学", None][rng.integers(0, 2)]) for k in range(120)]
+    sections = frame(*rows)
+    zero = np.zeros((len(rows), 4), np.float32)
+    scorer = PairScorer(sections, SectionEmbeddings(zero, zero, zero), 0.5)
+    clusters = _Clusters(scorer)
+    blocked = merged = 0
+    for _ in range(3000):
+        x, y = rng.integers(0, len(rows), size=2).tolist()
+        a, b = clusters.of[x], clusters.of[y]
+        if a == b:
+            continue
+        brute = any(scorer.cannot_link(p, q) for p in clusters.members[a] for q in clusters.members[b])
+        assert clusters.cannot_link(a, b) == brute
+        if brute:
+            blocked += 1
+        else:
+            clusters.merge(a, b)
+            merged += 1
+            assert clusters.members[clusters.of[x]] == sorted(clusters.members[clusters.of[x]])
+    assert blocked > 100 and merged > 20
+    for c, members in clusters.members.items():
+        assert len({scorer.arxiv[m] for m in members} - {None}) <= 1
+        assert all(clusters.of[m] == c for m in members)
+
+
+def test_cannot_links_block_a_chain_through_a_cluster(use) -> None:
+    from pipeline.dedup import cluster_sections, embed_sections
+
+    s1 = section("aaaa-000", "Generative Image Dynamics", arxiv_id="2309.07906")
+    s2 = section("bbbb-000", "Generative Image Dynamics")  # shares the title with s1 and s3
+    s3 = section("cccc-000", "Generative Image Dynamics", arxiv_id="2401.00001")  # another arXiv id
+    s4 = section("aaaa-001", "Generative Image Dynamic Models")  # s1's document, no key shared with s1
+    sections = frame(s1, s2, s3, s4)
+    labels, _ = cluster_sections(sections, embed_sections(sections, use), Config())
+    assert labels[0] == labels[1]  # s1 and s2: the exact title
+    assert labels[2] != labels[0]  # s3 ~ s2 by title, but the cluster holds s1's arXiv id
+    assert labels[3] != labels[0]  # s4 ~ s2, but s1 is in s4's document without a shared key
