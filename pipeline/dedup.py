@@ -138,15 +138,15 @@ def slim_sections(sections: pd.DataFrame) -> pd.DataFrame:
 
     Returns:
         the :data:`DEDUP_COLUMNS` of ``sections`` (a missing one as None), with ``summary_norm``
-        cut to :data:`SUMMARY_HEAD_CHARS` characters and ``summary`` to one (their presence is
-        what clustering reads)
+        and ``summary`` cut to one character (their presence is what clustering reads; embed
+        the sections before slimming them)
         and ``_summary_chars`` (int: characters of the whole ``summary_norm``, 0 when none), by
         which :func:`fuse` picks the longest summary without holding it.
     """
     out = pd.DataFrame({c: sections[c] if c in sections else None for c in DEDUP_COLUMNS}, index=sections.index)
     summaries = out["summary_norm"].tolist()
     out["_summary_chars"] = [len(v) if isinstance(v, str) else 0 for v in summaries]
-    out["summary_norm"] = [v[:SUMMARY_HEAD_CHARS] if isinstance(v, str) else None for v in summaries]
+    out["summary_norm"] = [v[:1] if isinstance(v, str) else None for v in summaries]
     if "summary" in sections:  # clustering counts a summary in either script (PairScorer)
         out["summary"] = [v[:1] if isinstance(v, str) else None for v in sections["summary"]]
     return out.reset_index(drop=True)
@@ -162,17 +162,103 @@ def embedding_text(row: dict) -> str:
 
 @dataclass(frozen=True)
 class SectionEmbeddings:
-    """The vectors dedup compares, one row per section (float32, rows L2-normalized).
+    """The vectors dedup compares (float32, rows L2-normalized). A title text shared by many
+    sections (a popular paper) is stored once, so the memory is ``(n + m) * d * 4`` bytes for
+    ``n`` sections and ``m`` distinct titles rather than ``3 * n * d * 4``.
 
     Attributes:
-        content: ``(n, d)``: :func:`embedding_text` (titles and the head of the summary).
-        title: ``(n, d)``: the English title alone; an all-zero row when the section has none.
-        title_zh: ``(n, d)``: the Chinese title alone (target script); zero when none.
+        content: ``(n, d)``: :func:`embedding_text` of each section (titles and summary head).
+        title_vectors: ``(m, d)``: one row per distinct title text.
+        title_row: int32 ``(n,)``: row of the section's English title in ``title_vectors``; -1
+            when it has none.
+        title_zh_row: int32 ``(n,)``: row of its Chinese title (target script); -1 when none.
+        title_texts: the ``m`` title texts, row for row (merging chunks: :meth:`concat`).
     """
 
     content: np.ndarray
-    title: np.ndarray
-    title_zh: np.ndarray
+    title_vectors: np.ndarray
+    title_row: np.ndarray
+    title_zh_row: np.ndarray
+    title_texts: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dense(cls, content: np.ndarray, title: np.ndarray | None = None,
+                   title_zh: np.ndarray | None = None) -> SectionEmbeddings:
+        """From ``(n, d)`` title matrices with an all-zero row for a missing title (each present
+        row is stored as its own title row)."""
+        n, d = content.shape
+        rows, vectors = [], []
+        for matrix in (title, title_zh):
+            row = np.full(n, -1, np.int32)
+            if matrix is not None and matrix.size:
+                present = np.flatnonzero(matrix.any(axis=1))
+                row[present] = sum(len(v) for v in vectors) + np.arange(len(present), dtype=np.int32)
+                vectors.append(matrix[present])
+            rows.append(row)
+        table = np.concatenate(vectors).astype(np.float32) if vectors else np.zeros((0, d), np.float32)
+        return cls(content, table, rows[0], rows[1])
+
+    def _dense(self, row: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.content.shape, np.float32)
+        has = row >= 0
+        out[has] = self.title_vectors[row[has]]
+        return out
+
+    @property
+    def title(self) -> np.ndarray:
+        """``(n, d)`` English title vectors, all-zero rows where none (built on each call)."""
+        return self._dense(self.title_row)
+
+    @property
+    def title_zh(self) -> np.ndarray:
+        """``(n, d)`` Chinese title vectors, all-zero rows where none (built on each call)."""
+        return self._dense(self.title_zh_row)
+
+    def take(self, order: np.ndarray) -> SectionEmbeddings:
+        """The sections in ``order`` (an index array of length ``n``); the title table is shared."""
+        return SectionEmbeddings(self.content[order], self.title_vectors, self.title_row[order],
+                                 self.title_zh_row[order], self.title_texts)
+
+    def title_matrix(self, block: int = 65536) -> np.ndarray:
+        """``(n, d)`` float32: per section the sum of its English and Chinese title vectors,
+        L2-normalized (zero row without titles), built ``block`` rows at a time: what the
+        cross-language title neighbours are searched on."""
+        out = np.zeros(self.content.shape, np.float32)
+        for start in range(0, len(out), block):
+            part = out[start : start + block]
+            for row in (self.title_row[start : start + block], self.title_zh_row[start : start + block]):
+                has = row >= 0
+                part[has] += self.title_vectors[row[has]]
+            norms = np.linalg.norm(part, axis=1, keepdims=True)
+            np.divide(part, norms, out=part, where=norms > 0)
+        return out
+
+    @staticmethod
+    def concat(parts: Sequence[SectionEmbeddings]) -> SectionEmbeddings:
+        """The sections of ``parts`` one after the other; a title text in several parts keeps
+        the row of its first part (needs ``title_texts``).
+
+        Raises:
+            ValueError: ``parts`` is empty.
+        """
+        if not parts:
+            raise ValueError("no embeddings to concatenate")
+        row_of: dict[str, int] = {}
+        keep: list[np.ndarray] = []
+        rows, rows_zh = [], []
+        for part in parts:
+            remap = np.empty(len(part.title_texts), np.int32)
+            new = []
+            for k, text in enumerate(part.title_texts):
+                if text not in row_of:
+                    row_of[text] = len(row_of)
+                    new.append(k)
+                remap[k] = row_of[text]
+            keep.append(part.title_vectors[new])
+            for src, dst in ((part.title_row, rows), (part.title_zh_row, rows_zh)):
+                dst.append(np.where(src >= 0, remap[np.maximum(src, 0)] if len(remap) else -1, -1).astype(np.int32))
+        return SectionEmbeddings(np.concatenate([p.content for p in parts]), np.concatenate(keep),
+                                 np.concatenate(rows), np.concatenate(rows_zh), tuple(row_of))
 
 
 def _titles(row: dict) -> tuple[str | None, str | None]:
@@ -202,15 +288,11 @@ def embed_sections(sections: pd.DataFrame, embedder: Embedder) -> SectionEmbeddi
     vectors = np.asarray(embedder.encode(texts + extra), dtype=np.float32) if texts or extra else np.zeros((0, 0), np.float32)
     n, dim = len(texts), (vectors.shape[1] if vectors.size else getattr(embedder, "dim", 0))
     content = vectors[:n] if n else np.zeros((0, dim), np.float32)
-    row_of = {t: n + k for k, t in enumerate(extra)}
-    title = np.zeros((n, dim), np.float32)
-    title_zh = np.zeros((n, dim), np.float32)
-    for i, (en, zh) in enumerate(titles):
-        if en:
-            title[i] = vectors[row_of[en]]
-        if zh:
-            title_zh[i] = vectors[row_of[zh]]
-    return SectionEmbeddings(content=content, title=title, title_zh=title_zh)
+    table = vectors[n:] if extra else np.zeros((0, dim), np.float32)
+    row_of = {t: k for k, t in enumerate(extra)}
+    title_row = np.array([row_of[en] if en else -1 for en, _ in titles], np.int32)
+    title_zh_row = np.array([row_of[zh] if zh else -1 for _, zh in titles], np.int32)
+    return SectionEmbeddings(content, table, title_row, title_zh_row, tuple(extra))
 
 
 def _ann_neighbour_index(emb: np.ndarray, k: int) -> np.ndarray:
@@ -528,8 +610,8 @@ class PairScorer:
         self._year = np.array([y if y is not None else 0 for y in self.year], dtype=np.int64)
         self._has_year = np.array([y is not None for y in self.year], dtype=bool)
         self._summary = np.array(self.has_summary, dtype=bool)
-        self._title_vec = emb.title.any(axis=1) if emb.title.size else np.zeros(n, bool)
-        self._title_zh_vec = emb.title_zh.any(axis=1) if emb.title_zh.size else np.zeros(n, bool)
+        self._title_vec = emb.title_row >= 0
+        self._title_zh_vec = emb.title_zh_row >= 0
         self._scores: dict[tuple[int, int], float] = {}
 
     def cannot_link(self, i: int, j: int) -> bool:
@@ -551,8 +633,8 @@ class PairScorer:
         if sims:
             return max(sims)
         e = self.emb
-        cross = [float(x[i] @ y[j]) for x, y in ((e.title, e.title_zh), (e.title_zh, e.title))
-                 if x[i].any() and y[j].any()]
+        cross = [float(e.title_vectors[x[i]] @ e.title_vectors[y[j]])
+                 for x, y in ((e.title_row, e.title_zh_row), (e.title_zh_row, e.title_row)) if x[i] >= 0 and y[j] >= 0]
         return max(cross) if cross else None
 
     def exact(self, i: int, j: int) -> bool:
@@ -661,11 +743,12 @@ class PairScorer:
         float64 ``(len(a),)``, NaN where neither combination has both vectors."""
         e = self.emb
         out = np.full(len(a), np.nan)
-        for x, y, hx, hy in ((e.title, e.title_zh, self._title_vec, self._title_zh_vec),
-                             (e.title_zh, e.title, self._title_zh_vec, self._title_vec)):
+        for x, y, hx, hy in ((e.title_row, e.title_zh_row, self._title_vec, self._title_zh_vec),
+                             (e.title_zh_row, e.title_row, self._title_zh_vec, self._title_vec)):
             t = np.flatnonzero(hx[a] & hy[b])
             if t.size:
-                cos = np.matmul(x[a[t]][:, None, :], y[b[t]][:, :, None])[:, 0, 0].astype(np.float64)
+                va, vb = e.title_vectors[x[a[t]]], e.title_vectors[y[b[t]]]
+                cos = np.matmul(va[:, None, :], vb[:, :, None])[:, 0, 0].astype(np.float64)
                 out[t] = np.fmax(out[t], cos)
         return out
 
@@ -821,16 +904,15 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
 
     n = len(sections)
     if isinstance(emb, np.ndarray):
-        emb = SectionEmbeddings(content=emb, title=np.zeros_like(emb), title_zh=np.zeros_like(emb))
+        emb = SectionEmbeddings.from_dense(emb)
     scorer = PairScorer(sections, emb, config.dedup.embed_weight)
     threshold = config.dedup.match_threshold
     found = [_neighbour_pairs(emb.content, K_NEIGHBOURS, config.dedup.ann_min_sections)]
     # titles across languages: neighbours among the title vectors (English or Chinese, summed)
-    titles = emb.title + emb.title_zh
-    norms = np.linalg.norm(titles, axis=1, keepdims=True)
-    titles = np.divide(titles, norms, out=np.zeros_like(titles), where=norms > 0)
-    if titles.any():
+    if (emb.title_row >= 0).any() or (emb.title_zh_row >= 0).any():
+        titles = emb.title_matrix()
         found.append(_neighbour_pairs(titles, K_NEIGHBOURS, config.dedup.ann_min_sections))
+        del titles
     for key in (scorer.arxiv, scorer.folded):
         groups: dict[str, list[int]] = {}
         for i, value in enumerate(key):
@@ -1042,7 +1124,7 @@ def cluster_papers(sections: pd.DataFrame, emb: SectionEmbeddings,
         return [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"])
     order = np.argsort(sections["section_id"].to_numpy(dtype=object), kind="stable")
     ordered = sections.iloc[order].reset_index(drop=True)
-    emb_ordered = SectionEmbeddings(content=emb.content[order], title=emb.title[order], title_zh=emb.title_zh[order])
+    emb_ordered = emb.take(order)
     labels, join_scores = cluster_sections(ordered, emb_ordered, config)
     del emb_ordered
     ordered = ordered.assign(_cluster=labels)

@@ -51,7 +51,6 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -624,8 +623,7 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
     t0 = time.perf_counter()
     slim = pd.concat(slims, ignore_index=True) if slims else slim_sections(_empty_sections(config))
     del slims
-    emb = (SectionEmbeddings(*(np.concatenate([getattr(v, f) for v in vectors]) for f in ("content", "title", "title_zh")))
-           if vectors else None)
+    emb = SectionEmbeddings.concat(vectors) if vectors else None
     del vectors
     if emb is not None:
         paper_ids, match_scores, papers = cluster_papers(slim, emb, config)

@@ -487,7 +487,7 @@ def test_cluster_index_cannot_links_equal_every_cross_pair() -> None:
                     title_zh=["生成式图像动力学", None][rng.integers(0, 2)]) for k in range(120)]
     sections = frame(*rows)
     zero = np.zeros((len(rows), 4), np.float32)
-    scorer = PairScorer(sections, SectionEmbeddings(zero, zero, zero), 0.5)
+    scorer = PairScorer(sections, SectionEmbeddings.from_dense(zero, zero, zero), 0.5)
     clusters = _Clusters(scorer)
     blocked = merged = 0
     for _ in range(3000):
@@ -521,3 +521,29 @@ def test_cannot_links_block_a_chain_through_a_cluster(use) -> None:
     assert labels[0] == labels[1]  # s1 and s2: the exact title
     assert labels[2] != labels[0]  # s3 ~ s2 by title, but the cluster holds s1's arXiv id
     assert labels[3] != labels[0]  # s4 ~ s2, but s1 is in s4's document without a shared key
+
+
+def test_section_embeddings_keep_one_row_per_title_across_chunks() -> None:
+    from pipeline.dedup import SectionEmbeddings
+
+    t = {name: np.eye(4, dtype=np.float32)[k] for k, name in enumerate(["A", "B", "甲", "C"])}
+    first = SectionEmbeddings(np.ones((2, 4), np.float32), np.stack([t["A"], t["甲"]]),
+                              np.array([0, -1], np.int32), np.array([1, 1], np.int32), ("A", "甲"))
+    second = SectionEmbeddings(np.zeros((3, 4), np.float32), np.stack([t["B"], t["A"], t["C"]]),
+                               np.array([1, 0, -1], np.int32), np.array([-1, -1, 2], np.int32), ("B", "A", "C"))
+    both = SectionEmbeddings.concat([first, second])
+    assert both.title_texts == ("A", "甲", "B", "C")  # "A" of the second chunk reuses the first's row
+    assert both.title_vectors.shape == (4, 4)
+    assert both.title_row.tolist() == [0, -1, 0, 2, -1] and both.title_zh_row.tolist() == [1, 1, -1, -1, 3]
+    np.testing.assert_array_equal(both.title[3], t["B"])
+    np.testing.assert_array_equal(both.title_zh[4], t["C"])
+    assert not both.title[1].any()
+    # the title matrix sums both titles and normalizes; zero rows stay zero
+    matrix = both.title_matrix(block=2)
+    np.testing.assert_allclose(matrix[0], (t["A"] + t["甲"]) / np.sqrt(2), rtol=1e-6)
+    np.testing.assert_array_equal(matrix[2], t["A"])
+    taken = both.take(np.array([4, 0]))
+    assert taken.title_zh_row.tolist() == [3, 1] and taken.content.shape == (2, 4)
+    dense = SectionEmbeddings.from_dense(both.content, both.title, both.title_zh)
+    np.testing.assert_array_equal(dense.title, both.title)
+    np.testing.assert_array_equal(dense.title_zh, both.title_zh)
