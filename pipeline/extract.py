@@ -64,7 +64,7 @@ from .headings import (
     MAX_DECORATION_CHARS,
     NUMBERED_PREFIX_RE,
 )
-from .normalize import to_target
+from .normalize import conversion_memo, to_target
 from .stage import Stage, records
 from .textutil import plain
 
@@ -138,7 +138,16 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
             return b, a
         if _HAS_CJK.search(b) and not _HAS_CJK.search(a) and _HAS_LATIN.search(a):
             return a, b
-    m = _DECORATION.match(h) or LEADING_DECORATION.match(h)
+    cjk = _HAS_CJK.search(h)
+    # both decoration shapes hold a Chinese label; a trailing one leaves Chinese only in the
+    # last MAX_DECORATION_CHARS + 1 characters (cheap tests first: the patterns backtrack a lot
+    # on long lines)
+    m = None
+    if cjk:
+        if cjk.start() >= len(h) - MAX_DECORATION_CHARS - 1:
+            m = _DECORATION.match(h)
+        if m is None and (cjk.start() == 0 or h[0] in "【["):
+            m = LEADING_DECORATION.match(h)
     if m:
         return m.group("title").strip(" \t:：|｜丨—–-"), None
     if not _HAS_CJK.search(h):
@@ -229,6 +238,11 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
         dict with the keys of :data:`EXTRACT_COLUMNS`; lists are lists of str, ``year`` an int
         or None, ``award`` one of :data:`pipeline.fields.AWARDS` or None.
     """
+    with conversion_memo():  # the section's Han runs go through OpenCC once
+        return _extract_fields(row, target_script, config)
+
+
+def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     lang = row.get("lang") or "und"
     lines = [plain(ln) for ln in row["text"].split("\n") if ln.strip()]
     raw = "\n".join(lines)

@@ -23,8 +23,11 @@ Public API:
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 import unicodedata
+from collections.abc import Iterator
 
 __all__ = [
     "AWARDS",
@@ -286,6 +289,89 @@ _VENUE = re.compile(
 )
 
 
+#: Where a venue mention can start: the first word(s) of every alias of
+#: :data:`_VENUE_ALIASES` (an over-approximation, matched as a lookahead so that overlapping
+#: starts all count). :func:`_venue_matches` runs the full :data:`_VENUE` pattern only there
+#: and at a year right before: scanning every position with it is slow (its optional leading
+#: year and ~40 alternatives are tried at each character).
+_VENUE_HINT = re.compile(
+    r"(?=(?i:neurips|nips|neural\s|international\s|conference\s|computer\s|european\s|north\s"
+    r"|association\s|empirical\s|knowledge\s|the\s+web\s|thewebconf|artificial\s|uncertainty\s)"
+    r"|ICML|ICLR|CVPR|ICCV|ECCV|NAACL|ACL|EMNLP|AAAI|IJCAI|SIGKDD|KDD|SIGIR|WWW|COLT|UAI|AISTATS"
+    r"|神[经經]|[国國][际際]|[计計]算|[电電][脑腦]|[欧歐]洲)"
+)
+_YEAR4_AT = re.compile(_YEAR4)
+
+
+#: The literal starts of :data:`_VENUE_HINT`: case-insensitive words (searched in the
+#: lower-cased text), case-sensitive acronyms, Chinese starts in both scripts. ``the web`` is
+#: found from ``web``.
+_HINT_WORDS = ("neurips", "nips", "neural", "international", "conference", "computer", "european",
+               "north", "association", "empirical", "knowledge", "thewebconf", "artificial", "uncertainty")
+_HINT_ACRONYMS = ("ICML", "ICLR", "CVPR", "ICCV", "ECCV", "NAACL", "ACL", "EMNLP", "AAAI", "IJCAI",
+                  "SIGKDD", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS")
+_HINT_HAN = tuple(a + b for a, b in (
+    *[(x, y) for x in "神" for y in "经經"], *[(x, y) for x in "国國" for y in "际際"],
+    *[(x, y) for x in "计計" for y in "算"], *[(x, y) for x in "电電" for y in "脑腦"],
+    *[(x, y) for x in "欧歐" for y in "洲"],
+))
+#: Non-ASCII characters that a case-insensitive pattern of ASCII letters matches (İ, ı, ſ, K).
+_CASE_EXTRA = ("\u0130", "\u0131", "\u017f", "\u212a")
+
+
+def _venue_hints(text: str) -> list[int]:
+    """Sorted start positions of :data:`_VENUE_HINT` in ``text`` (a superset of them when
+    found with ``str.find``, which is much faster than the pattern: any extra position is only
+    tried by :func:`_venue_matches` and fails there)."""
+    low = text.lower()
+    if len(low) != len(text) or any(c in text for c in _CASE_EXTRA):
+        return [m.start() for m in _VENUE_HINT.finditer(text)]
+    found: set[int] = set()
+    for words, hay in ((_HINT_WORDS, low), (_HINT_ACRONYMS, text), (_HINT_HAN, text)):
+        for w in words:
+            i = hay.find(w)
+            while i >= 0:
+                found.add(i)
+                i = hay.find(w, i + 1)
+    i = low.find("web")
+    while i >= 0:  # "the web conference": the hint is at "the"
+        j = i
+        while j > 0 and low[j - 1].isspace():
+            j -= 1
+        if j < i and low.startswith("the", j - 3):
+            found.add(j - 3)
+        i = low.find("web", i + 1)
+    return sorted(found)
+
+
+def _venue_matches(text: str) -> Iterator[re.Match[str]]:
+    """The matches of ``_VENUE.finditer(text)``, found faster: leftmost-first, non-overlapping,
+    each tried only at a :data:`_VENUE_HINT` position ``h`` and, first, at the start of a
+    four-digit year separated from ``h`` by whitespace and an optional 年 (the pattern's
+    leading year); a match can start nowhere else."""
+    pos, n = 0, len(text)
+    for h in _venue_hints(text):
+        if h < pos:
+            continue
+        j = h
+        while j > pos and text[j - 1].isspace():
+            j -= 1
+        if j > pos and text[j - 1] == "年":
+            j -= 1
+            while j > pos and text[j - 1].isspace():
+                j -= 1
+        m = None
+        if j - 4 >= pos and _YEAR4_AT.fullmatch(text, j - 4, j):
+            m = _VENUE.match(text, j - 4)
+        if m is None:
+            m = _VENUE.match(text, h)
+        if m is not None:
+            yield m
+            pos = m.end()
+            if pos >= n:
+                return
+
+
 def _two_digit_year(yy: str) -> int:
     """``'25'`` -> 2025, ``'99'`` -> 1999 (pivot at 70; the oldest listed venue dates from 1980s)."""
     n = int(yy)
@@ -314,7 +400,7 @@ def find_venue_years(text: str) -> list[tuple[str, int | None, int, int]]:
         return []
     url_spans = [(s, e) for s, e, _ in _url_spans(text)]
     out: list[tuple[str, int | None, int, int]] = []
-    for m in _VENUE.finditer(text):
+    for m in _venue_matches(text):
         start, end = m.span()
         if any(s <= start < e or s < end <= e for s, e in url_spans):
             continue
@@ -488,6 +574,7 @@ _URL = re.compile(
     rf"{_URL_CHARS}*",
     re.I,
 )
+_SCHEMELESS_HOST_NAMES = ("arxiv.org", "github.com", "gitlab.com", "huggingface.co", "openreview.net", "doi.org")
 _URL_TRAILING = set(".,;:!?'\"*>)]}") | set("。，；：！？）」》】、』〉")
 _URL_PAIRS = {")": "(", "]": "[", "}": "{"}
 
@@ -504,6 +591,10 @@ def _strip_url_tail(url: str) -> str:
 
 def _url_spans(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, url)`` of every URL in ``text`` (not de-duplicated; see find_urls)."""
+    if "://" not in text and not any(c in text for c in _CASE_EXTRA):
+        low = text.lower()
+        if "www." not in low and not any(h in low for h in _SCHEMELESS_HOST_NAMES):
+            return []  # none of the pattern's anchors: no URL (a cheap test before the scan)
     out = []
     for m in _URL.finditer(text):
         raw = _strip_url_tail(m.group())
@@ -884,7 +975,7 @@ _MAX_KEY_CHARS = 12
 
 def _lookup_key(raw_key: str) -> str | None:
     k = _KEY_DECOR.sub("", raw_key).strip().casefold()
-    k = re.sub(r"\s+", "", k)
+    k = _SPACES.sub("", k)
     if not k or len(k) > _MAX_KEY_CHARS:
         return None
     if _NUMBERED_KEY.match(k):
@@ -1008,12 +1099,22 @@ _SENT_CLOSERS = frozenset("）)》」』”】]")
 _NON_FINAL_ABBREVIATIONS = frozenset("al e.g i.e vs etc dr prof mr ms mrs fig figs no eq sec ch vol".split())
 
 
+_SENT_MARKS = re.compile("[" + re.escape("".join(sorted(_SENT_OPENERS | _SENT_CLOSERS))) + '"。！？!?.]')
+
+
+_ABBREVIATION_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz.")
+
+
 def _ends_abbreviation(text: str, dot: int) -> bool:
     """Whether the ``.`` at ``dot`` closes an initial (``V.``) or an abbreviation (``et al.``)."""
-    m = re.search(r"(?:^|(?<=[\s(（]))([A-Za-z][A-Za-z.]*)$", text[:dot])
-    if not m:
+    # the word before the dot: the run of ASCII letters and dots ending there, starting with a
+    # letter at the text start or after whitespace or an opening bracket
+    j = dot
+    while j > 0 and text[j - 1] in _ABBREVIATION_CHARS:
+        j -= 1
+    if j == dot or text[j] == "." or (j > 0 and not (text[j - 1].isspace() or text[j - 1] in "(（")):
         return False
-    word = m.group(1)
+    word = text[j:dot]
     return (len(word) == 1 and word.isupper()) or word.casefold() in _NON_FINAL_ABBREVIATIONS
 
 
@@ -1022,7 +1123,8 @@ def split_sentences(paragraph: str) -> list[str]:
     inside brackets, book-title marks or quotation marks, nor after an initial (``Quoc V. Le``)
     or an abbreviation such as ``et al.``; the pieces join back to the input."""
     out, start, depth, in_ascii_quote = [], 0, 0, False
-    for i, ch in enumerate(paragraph):
+    for hit in _SENT_MARKS.finditer(paragraph):  # only the characters that matter below
+        i, ch = hit.start(), hit.group()
         if ch in _SENT_OPENERS:
             depth += 1
         elif ch in _SENT_CLOSERS:
@@ -1095,6 +1197,7 @@ _EN_TEAM = re.compile(
 
 # Chinese frames. A credited span runs from the start of its clause to the frame's marker.
 _ZH_CLAUSE_END = "，,；;：:。！？!?（(）)《》「」“”"
+_ZH_CLAUSE_END_RE = re.compile("[" + re.escape(_ZH_CLAUSE_END) + "]")
 #: Words that introduce a credited span inside its clause ("同届荣誉提名则包括<X>等人的《…》"):
 #: the span starts after the last of them.
 _ZH_INTRODUCER = re.compile(r"包括|包含|还有|還有|则有|則有|来自|來自|以及|由|是|为|為|有")
@@ -1273,11 +1376,15 @@ def _zh_sentence_credit(sentence: str) -> Credit | None:
     hits: list[tuple[int, int, str, str]] = []
     if m:
         hits.append((m.start(), 0, "org", m.group("x")))
+    ends: list[int] | None = None  # where the sentence's clauses end (computed at the first hit)
     for rank, (pattern, kind) in enumerate(_ZH_FRAMES, start=1):
         for hit in pattern.finditer(sentence):
             if hit.start() == 0:
                 continue
-            clause_start = max(sentence.rfind(c, 0, hit.start()) for c in _ZH_CLAUSE_END) + 1
+            if ends is None:
+                ends = [m.start() for m in _ZH_CLAUSE_END_RE.finditer(sentence)]
+            k = bisect.bisect_left(ends, hit.start())
+            clause_start = (ends[k - 1] if k else -1) + 1  # after the last clause end before the hit
             span = sentence[clause_start : hit.start()]
             if kind == "by":
                 by = span.rfind("由")
@@ -1394,15 +1501,35 @@ def find_credit(paragraph: str) -> Credit | None:
     A span any item of which is not a name (a pronoun, a description, a model name such as
     ``UniSim``) credits nobody: a wrong author is worse than none.
     """
+    return _find_credit(paragraph)
+
+
+_EN_CREDIT_CUE = re.compile(r"\b(?:colleagues|et al|by|Researchers|team)\b")
+
+
+def _sentence_credit(sentence: str) -> Credit | None:
+    """The credit one sentence states (see :func:`find_credit`)."""
+    if _CJK.search(sentence):
+        credit = _zh_sentence_credit(sentence)
+        if credit is None and _EN_CREDIT_CUE.search(sentence):
+            credit = _en_sentence_credit(sentence)
+        return credit
+    return _en_sentence_credit(sentence)
+
+
+def _find_credit(paragraph: str, memo: dict[str, Credit | None] | None = None) -> Credit | None:
+    """:func:`find_credit`; ``memo`` (sentence -> its credit), when given, holds the sentences
+    already read by the caller (one section's lines: :func:`pipeline.nlp._topic` reads each
+    sentence twice). The credits in it are shared: do not change them."""
     if not paragraph:
         return None
     for sentence in split_sentences(paragraph):
-        if _CJK.search(sentence):
-            credit = _zh_sentence_credit(sentence)
-            if credit is None and re.search(r"\b(?:colleagues|et al|by|Researchers|team)\b", sentence):
-                credit = _en_sentence_credit(sentence)
+        if memo is None:
+            credit = _sentence_credit(sentence)
+        elif sentence in memo:
+            credit = memo[sentence]
         else:
-            credit = _en_sentence_credit(sentence)
+            credit = memo[sentence] = _sentence_credit(sentence)
         if credit:
             return credit
     return None
@@ -1450,10 +1577,12 @@ def parse_credit_line(line: str) -> Credit | None:
     return credit
 
 
+@functools.lru_cache(maxsize=65536)
 def is_institution(item: str) -> bool:
     """Whether an item of an author list names an institution rather than a person (``Stanford
     University`` after ``Angelina Wang et al.``): a generic institution word, an English head
-    word (University, Institute, Lab, AI, ...) or a Chinese one (大学, 研究所, 实验室, ...)."""
+    word (University, Institute, Lab, AI, ...) or a Chinese one (大学, 研究所, 实验室, ...).
+    Cached per item (the keyword filters ask it of every candidate term)."""
     s = item.strip()
     if not s:
         return False

@@ -48,7 +48,9 @@ from __future__ import annotations
 
 import bisect
 import functools
+import math
 import re
+import string
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from importlib import resources
@@ -57,7 +59,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import jieba
 import jieba.analyse
 import numpy
-from spacy.attrs import IDX, SENT_START
+from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
 from spacy.lang.en.stop_words import STOP_WORDS as _SPACY_EN_STOP_WORDS
 from spacy.lang.zh.stop_words import STOP_WORDS as _SPACY_ZH_STOP_WORDS
 from spacy.language import Language
@@ -73,8 +75,8 @@ from .fields import (
     _GENERIC_AWARD_LABEL,
     _GLOSS,
     _KEY_LINE,
+    _find_credit,
     _url_spans,
-    find_credit,
     find_venue_years,
     is_institution,
     normalize_award,
@@ -210,12 +212,63 @@ def _jieba_tokenizer() -> jieba.Tokenizer:
     return tok
 
 
+#: Whether the Chinese pipeline's tokenizer (the ``Doc`` tokens of :func:`parse`) guesses words
+#: missing from its dictionaries with jieba's HMM (jieba README, "未登录词"). Off: the keywords
+#: drop words that are not in the dictionary anyway, so the guesses only cost time (about a
+#: quarter of jieba's); unknown runs come out as single characters. The keyword helpers that
+#: cut a short span themselves (a quoted term, the word before a gloss) keep the HMM on: there a
+#: guessed word marks a span that is no dictionary term (「最小化…」 cut to 小化…).
+JIEBA_HMM = False
+
+
+class _JiebaDocMaker:
+    """spaCy's jieba ``ChineseTokenizer`` with a linear-time ``__call__``.
+
+    The stock tokenizer aligns jieba's words with the text by
+    ``spacy.util.get_words_and_spaces``, which slices the rest of the text for every word
+    (quadratic in the length of a section); this one aligns them the same way with
+    ``str.index`` from the current position, so the ``Doc`` is the same (tokens, whitespace
+    tokens and ``spaces``). Every other attribute is the wrapped tokenizer's."""
+
+    def __init__(self, tokenizer) -> None:
+        self._tokenizer = tokenizer
+
+    def __getattr__(self, name: str):
+        return getattr(self._tokenizer, name)
+
+    def __call__(self, text: str) -> Doc:
+        words = [w for w in self._tokenizer.jieba_seg.cut(text, cut_all=False, HMM=JIEBA_HMM)
+                 if w and not w.isspace()]
+        out_words: list[str] = []
+        spaces: list[bool] = []
+        pos, n = 0, len(text)
+        for w in words:
+            at = text.find(w, pos)
+            if at < 0:  # jieba never drops or changes characters; let spaCy report it
+                return self._tokenizer(text)
+            if at > pos:
+                out_words.append(text[pos:at])
+                spaces.append(False)
+            out_words.append(w)
+            pos = at + len(w)
+            if pos < n and text[pos] == " ":
+                spaces.append(True)
+                pos += 1
+            else:
+                spaces.append(False)
+        if pos < n:
+            out_words.append(text[pos:])
+            spaces.append(False)
+        return Doc(self._tokenizer.vocab, words=out_words, spaces=spaces)
+
+
 @functools.cache
 def zh_nlp() -> Language:
     """The Chinese spaCy pipeline, built once per process.
 
     ``spacy.blank("zh")`` with the jieba segmenter, whose jieba tokenizer holds the ML-domain
-    user dictionary, then :data:`SENTENCE_COMPONENT` and :data:`ENTITY_COMPONENT`. Works on
+    user dictionary (jieba's HMM for unknown words off: :data:`JIEBA_HMM`; the tokenizer is
+    wrapped by a linear-time aligner, ``_JiebaDocMaker``, that makes the same ``Doc``), then :data:`SENTENCE_COMPONENT` and :data:`ENTITY_COMPONENT`. Works on
     Simplified and Traditional text (jieba's dictionary and the user dictionary are Simplified,
     so Traditional text segments less well; convert with :func:`pipeline.normalize.to_script`
     where segmentation matters).
@@ -224,6 +277,7 @@ def zh_nlp() -> Language:
 
     nlp = spacy.blank("zh", config={"nlp": {"tokenizer": {"segmenter": "jieba"}}})
     nlp.tokenizer.jieba_seg = _jieba_tokenizer()  # ChineseTokenizer calls jieba_seg.cut(text, cut_all=False)
+    nlp.tokenizer = _JiebaDocMaker(nlp.tokenizer)
     nlp.add_pipe(SENTENCE_COMPONENT)
     nlp.add_pipe(ENTITY_COMPONENT)
     return nlp
@@ -283,6 +337,9 @@ _LOWER_WORD = re.compile(r"[a-z][a-z'-]*(?![A-Za-z0-9])")
 _SPACE = frozenset(" \t\r\n\u3000\u00a0")
 
 
+_PAIR_MARKS = re.compile("[" + re.escape("".join(sorted(set(_PAIRS) | set(_CLOSE_TO_OPEN)))) + '"]')
+
+
 def _protected(text: str) -> tuple[bytearray, dict[int, int]]:
     """Where sentences may not end, and the quotations that may end one.
 
@@ -306,8 +363,8 @@ def _protected(text: str) -> tuple[bytearray, dict[int, int]]:
         line_end = n if line_end == -1 else line_end
         stack: list[tuple[str, int]] = []
         ascii_open: int | None = None
-        for i in range(line_start, line_end):
-            c = text[i]
+        for hit in _PAIR_MARKS.finditer(text, line_start, line_end):  # the marks only
+            i, c = hit.start(), hit.group()
             if url[i]:
                 continue  # brackets and quotes inside a URL pair with nothing
             if c in _PAIRS:
@@ -409,7 +466,15 @@ def _sentence_starts(text: str) -> list[int]:
             sent_start = k
 
     i = sent_start
-    while i < n:
+    # only line breaks, terminals and closing quotes can end a sentence: visit those (every
+    # other character would just move i on by one)
+    marks = [m.start() for m in _SENTENCE_MARKS.finditer(text, i)]
+    if quote_ends:
+        marks = sorted(set(marks).union(quote_ends))
+    for p in marks:
+        if p < i:
+            continue
+        i = p
         c = text[i]
         if c == "\n":
             k = _skip_space(text, i)
@@ -449,6 +514,22 @@ def _sentence_starts(text: str) -> list[int]:
     return starts
 
 
+_SENTENCE_MARKS = re.compile(r"[\n。！？；!?.]")
+
+
+#: ``Doc.user_data`` key of ``doc.text`` computed once (spaCy joins the tokens' texts on every
+#: ``doc.text``; a Doc's text never changes).
+_DOC_TEXT = "paper_doc_text"
+
+
+def _doc_text(doc: Doc) -> str:
+    """``doc.text``, computed once per ``Doc`` and kept in its ``user_data``."""
+    text = doc.user_data.get(_DOC_TEXT)
+    if not isinstance(text, str):
+        text = doc.user_data[_DOC_TEXT] = doc.text
+    return text
+
+
 @Language.component(SENTENCE_COMPONENT)
 def sentence_component(doc: Doc) -> Doc:
     """spaCy component: set ``Token.is_sent_start`` for every token from
@@ -459,7 +540,7 @@ def sentence_component(doc: Doc) -> Doc:
     idx = doc.to_array(IDX).tolist()  # each token's first character
     flags = numpy.full(len(doc), -1, dtype="int64")  # -1: no sentence start
     flags[0] = 1
-    for s in _sentence_starts(doc.text):
+    for s in _sentence_starts(_doc_text(doc)):
         flags[bisect.bisect_right(idx, s) - 1] = 1  # the token holding the start
     # one pass (setting Token.is_sent_start token by token is slow); spaCy's arrays are uint64
     doc.from_array([SENT_START], flags.astype("uint64").reshape(-1, 1))
@@ -576,8 +657,8 @@ def entity_component(doc: Doc) -> Doc:
     canonical value; a span that would overlap an earlier one after expansion is left out of
     ``doc.ents`` only). Returns the same ``Doc``."""
     text = doc.user_data.get(WRITTEN)
-    if not isinstance(text, str) or len(text) != len(doc.text):
-        text = doc.text
+    if not isinstance(text, str) or len(text) != len(_doc_text(doc)):
+        text = _doc_text(doc)
     found = _find_entities(text)
     doc._.set(ENTITY_COMPONENT, found)
     spans, last_end = [], -1
@@ -651,12 +732,23 @@ def parse(text: str, lang: str) -> Doc:
         pipeline, over = en_nlp(), text
     else:
         pipeline, over = zh_nlp(), to_script(text, "zh-Hans")
-        if len(over) != len(text) or any(a != b and not (_HAN.match(a) and _HAN.match(b))
-                                         for a, b in zip(text, over, strict=True)):
+        if over != text and (len(over) != len(text) or any(a != b and not (_HAN.match(a) and _HAN.match(b))
+                                                           for a, b in zip(text, over, strict=True))):
             over = text
     doc = pipeline.make_doc(over)
+    doc.user_data[_DOC_TEXT] = over  # the Doc's text is the text it was made of
     doc.user_data[WRITTEN] = text
     return pipeline(doc)
+
+
+def _token_arrays(doc: Doc) -> tuple[list[int], list[int], list[int]]:
+    """Each token's first character, end character and ``is_space`` flag (lists)."""
+    if not len(doc):
+        return [], [], []
+    arr = doc.to_array([IDX, LENGTH, IS_SPACE])
+    starts = arr[:, 0].tolist()
+    ends = (arr[:, 0] + arr[:, 1]).tolist()
+    return starts, ends, arr[:, 2].tolist()
 
 
 def token_spans(doc: Doc, segments: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
@@ -670,17 +762,18 @@ def token_spans(doc: Doc, segments: Sequence[tuple[int, int]]) -> tuple[str, lis
         ``(text, spans)``: ``text`` the segments joined by ``"\n"``; ``spans`` the doc's
         non-space tokens cut to the segments, as sorted ``(start, end)`` offsets into ``text``.
     """
-    text = doc.text
-    tokens = [(t.idx, t.idx + len(t), t.is_space) for t in doc]
-    starts = [t[0] for t in tokens]
+    text = _doc_text(doc)
+    # the token arrays in one call (iterating the Doc makes a Token object per token)
+    starts, ends, space = _token_arrays(doc)
+    n_tokens = len(starts)
     parts: list[str] = []
     spans: list[tuple[int, int]] = []
     pos = 0
     for s, e in segments:
         k = max(0, bisect.bisect_right(starts, s) - 1)
-        while k < len(tokens) and tokens[k][0] < e:
-            a, b = max(tokens[k][0], s), min(tokens[k][1], e)
-            if b > a and not tokens[k][2]:
+        while k < n_tokens and starts[k] < e:
+            a, b = max(starts[k], s), min(ends[k], e)
+            if b > a and not space[k]:
                 spans.append((a - s + pos, b - s + pos))
             k += 1
         parts.append(text[s:e])
@@ -705,7 +798,7 @@ def stated_award(doc: Doc, start: int, end: int) -> Entity | None:
     if not found:
         return None
     text = doc.user_data.get(WRITTEN)
-    text = text if isinstance(text, str) else doc.text
+    text = text if isinstance(text, str) else _doc_text(doc)
     for sent in doc.sents:
         a, b = max(sent.start_char, start), min(sent.end_char, end)
         if b <= a:
@@ -797,9 +890,13 @@ EN_GENERIC_WORDS = frozenset(
 )
 
 
+_WORD_SEPARATORS = re.compile(r"[\s-]+")
+
+
+@functools.lru_cache(maxsize=65536)
 def _is_generic_latin(term: str) -> bool:
-    """True when every word of ``term`` is a stop word or a generic word."""
-    words = re.split(r"[\s-]+", term.lower())
+    """True when every word of ``term`` is a stop word or a generic word (cached per term)."""
+    words = _WORD_SEPARATORS.split(term.lower())
     return all(w in EN_STOP_WORDS or w in EN_GENERIC_WORDS for w in words if w)
 
 
@@ -842,6 +939,33 @@ def _whole_word(term: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9]){re.escape(term)}(?![A-Za-z0-9])", re.I)
 
 
+#: Non-ASCII characters that a case-insensitive ``re`` pattern of ASCII letters matches (İ, ı,
+#: ſ, Kelvin sign): a text holding one is searched with :func:`_whole_word`'s pattern.
+_IGNORECASE_EXTRA = ("\u0130", "\u0131", "\u017f", "\u212a")
+_ASCII_ALNUM = frozenset(string.ascii_letters + string.digits)
+
+
+def _whole_word_spans(term: str, text: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of the matches of :func:`_whole_word` ``(term)`` in ``text``, in order:
+    a case-insensitive search of the lower-cased strings with the same boundary test when both
+    allow it (an ASCII term, a text whose lower case keeps its length and holds none of
+    :data:`_IGNORECASE_EXTRA`), else the compiled pattern."""
+    low = text.lower()
+    if (not term.isascii() or len(low) != len(text) or not term
+            or any(c in text for c in _IGNORECASE_EXTRA)):
+        for m in _whole_word(term).finditer(text):
+            yield m.span()
+        return
+    key, k, n = term.lower(), len(term), len(text)
+    i = low.find(key)
+    while i >= 0:
+        if (i == 0 or text[i - 1] not in _ASCII_ALNUM) and (i + k == n or text[i + k] not in _ASCII_ALNUM):
+            yield i, i + k
+            i = low.find(key, i + k)
+        else:
+            i = low.find(key, i + 1)
+
+
 def _cased(term: str, text: str) -> str:
     """The case a keyword is returned in.
 
@@ -856,14 +980,15 @@ def _cased(term: str, text: str) -> str:
     if not re.search(r"[A-Za-z]", term):
         return term
     low = term.lower()
-    pattern = _whole_word(term)
     surface = None
-    for m in pattern.finditer(text):
-        if m.group() == low and low != m.group().upper():
+    for a, b in _whole_word_spans(term, text):
+        group = text[a:b]
+        if group == low and low != group.upper():
             return low
-        before = text[: m.start()].rstrip(" \t\"'“‘(（*#>-•·")
-        if before and before[-1] not in ".!?。！？\n" and surface is None:
-            surface = m.group()
+        if surface is None:
+            before = text[:a].rstrip(" \t\"'“‘(（*#>-•·")
+            if before and before[-1] not in ".!?。！？\n":
+                surface = group
     if surface is None:  # only at sentence starts: "Sharp jumps" -> "sharp jumps", "Hinton" kept
         return low if " " in term and term[1:] == term[1:].lower() else term
     return surface
@@ -877,22 +1002,39 @@ def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
     (case-insensitive) for Latin text; a Latin phrase that shares two consecutive words with a
     kept one is skipped too."""
 
-    def contains(a: str, b: str) -> bool:
-        if cjk and _HAN.search(b):
-            return b in a
-        return _whole_word(b).search(a) is not None
+    han: dict[str, bool] = {}
+    grams: dict[str, set[tuple[str, str]]] = {}
+    lows: dict[str, str] = {}
+    for cand in ranked[: REPLACE_WINDOW * n]:
+        han[cand] = _HAN.search(cand) is not None
+        lows[cand] = cand.lower()
+        words = lows[cand].split()
+        grams[cand] = set(zip(words, words[1:], strict=False))
 
-    def bigrams(a: str) -> set[tuple[str, str]]:
-        words = a.lower().split()
-        return set(zip(words, words[1:], strict=False))
+    def contains(a: str, b: str) -> bool:
+        if cjk and han[b]:
+            return b in a
+        if a.isascii() and b.isascii() and lows[b] not in lows[a]:
+            return False  # no case-insensitive occurrence at all
+        return next(_whole_word_spans(b, a), None) is not None
+
+    # the same tests with the cheap cases inline: a Han term is a substring; two ASCII terms
+    # need the lower-cased one inside the other before the whole-word test
+    sub = {c: cjk and han[c] for c in lows}
+    asc = {c: c.isascii() for c in lows}
 
     kept: list[str] = []
     for cand in ranked[: REPLACE_WINDOW * n]:
-        if any(contains(k, cand) for k in kept):
+        low, a_cand = lows[cand], asc[cand]
+        if sub[cand]:
+            if any(cand in k for k in kept):
+                continue
+        elif any(contains(k, cand) for k in kept if not (a_cand and asc[k]) or low in lows[k]):
             continue
-        if not _HAN.search(cand) and any(bigrams(cand) & bigrams(k) for k in kept):
+        if not han[cand] and grams[cand] and any(grams[cand] & grams[k] for k in kept):
             continue  # a shifted window over a kept phrase (private training algorithm)
-        inner = [i for i, k in enumerate(kept) if contains(cand, k)]
+        inner = [i for i, k in enumerate(kept)
+                 if ((k in cand) if sub[k] else ((not (a_cand and asc[k]) or lows[k] in low) and contains(cand, k)))]
         if inner:
             kept[inner[0]] = cand
             kept = [k for i, k in enumerate(kept) if i not in inner[1:]]
@@ -961,6 +1103,9 @@ def _stem(word: str) -> str:
     return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
 
 
+_SENTENCE_END = re.compile(r"[。！？.!?；;]$")
+
+
 def _topic(text: str) -> _Topic:
     """The title prior and the credited names of a section text.
 
@@ -973,10 +1118,11 @@ def _topic(text: str) -> _Topic:
     :func:`pipeline.fields.parse_credit_line` in each line.
     """
     lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
+    line_credit = {ln: parse_credit_line(ln) for ln in lines}
     titles: list[str] = []
     han_title = ""
     for k, ln in enumerate(lines):
-        if len(ln) > 200 or re.search(r"[。！？.!?；;]$", ln) or parse_credit_line(ln) is not None:
+        if len(ln) > 200 or _SENTENCE_END.search(ln) or line_credit[ln] is not None:
             continue
         if k == 0 or (not _HAN.search(ln) and len(_TITLE_WORD.findall(ln)) >= 2):
             titles.append(ln)
@@ -994,9 +1140,10 @@ def _topic(text: str) -> _Topic:
                 for j in range(i + 2, min(len(caps), i + 6) + 1):
                     initials.add(caps[i:j])
     names, name_words = set(), set()
+    memo: dict = {}  # sentence -> its credit, for this text only
     for ln in lines:
-        credits = [parse_credit_line(ln), find_credit(ln)]
-        credits += [find_credit(s) for s in _SENTENCE_SPLIT.split(ln) if s.strip()]
+        credits = [line_credit[ln], _find_credit(ln, memo)]
+        credits += [_find_credit(s, memo) for s in _SENTENCE_SPLIT.split(ln) if s.strip()]
         for c in credits:
             if c is None:
                 continue
@@ -1113,9 +1260,10 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
     Chinese term glossed with an acronym (大语言模型（LLMs）) adds the acronym's count.
     Dropped: tokens shorter than 2 characters, :data:`ZH_GENERIC_WORDS`, :data:`ZH_STOP_WORDS`,
     :data:`EN_STOP_WORDS`, :data:`EN_GENERIC_WORDS`, numbers, punctuation, Han words that
-    are not in the dictionary (jieba's HMM guesses across a word boundary, 从粗到细 -> 粗到;
-    the user dictionary counts as dictionary), and, with ``topic``, the people and
-    institutions credited in the text and any institution (:func:`_credited`).
+    are not in the dictionary (jieba's HMM guesses across a word boundary, 从粗到细 -> 粗到, when
+    the text is cut here; single characters of unknown runs in the tokens of :func:`parse`,
+    see :data:`JIEBA_HMM`; the user dictionary counts as dictionary), and, with ``topic``, the
+    people and institutions credited in the text and any institution (:func:`_credited`).
 
     ``tokens``: jieba token spans over ``text`` (sorted ``(start, end)`` offsets, as a spaCy
     ``Doc`` of :func:`zh_nlp` gives them); with them jieba does not run again, without them
@@ -1165,22 +1313,30 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
         return (len(w) >= 2 and w not in ZH_STOP_WORDS and w not in terms and not _NUMBER.match(w)
                 and bool(tok.FREQ.get(w)))
 
+    def judge(w: str) -> tuple[bool, bool, bool, bool]:
+        """(Han at both ends, a plain word, may open a compound, counted as a candidate)."""
+        han = bool(w) and _HAN.fullmatch(w[0]) is not None and _HAN.fullmatch(w[-1]) is not None
+        plain = han and plain_word(w)
+        counted = not (len(w) < 2 or w in ZH_GENERIC_WORDS or w in ZH_STOP_WORDS or _is_generic_latin(w)
+                       or _NUMBER.match(w) or _PUNCT_ONLY.match(w)
+                       or (_HAN.search(w) and not tok.FREQ.get(w))
+                       or (topic and _credited(w, topic)))
+        return han, plain, plain and w not in ZH_GENERIC_WORDS, counted
+
     pairs: Counter[str] = Counter()
-    prev = None
+    judged: dict[str, tuple[bool, bool, bool, bool]] = {}  # each distinct word judged once
+    prev, prev_opens = None, False
     for w in (tok.cut(work) if tokens is None else _words(work, tokens)):
         w = w.strip()
-        han = bool(w) and _HAN.fullmatch(w[0]) is not None and _HAN.fullmatch(w[-1]) is not None
-        if han and prev and plain_word(prev) and plain_word(w) and prev not in ZH_GENERIC_WORDS:
+        verdict = judged.get(w)
+        if verdict is None:
+            verdict = judged[w] = judge(w)
+        han, plain, opens, counted = verdict
+        if han and prev_opens and plain:  # two adjacent plain words: a compound candidate
             pairs[prev + w] += 1
-        prev = w if han else None
-        if (len(w) < 2 or w in ZH_GENERIC_WORDS or w in ZH_STOP_WORDS or _is_generic_latin(w)
-                or _NUMBER.match(w) or _PUNCT_ONLY.match(w)):
-            continue
-        if _HAN.search(w) and not tok.FREQ.get(w):
-            continue
-        if topic and _credited(w, topic):
-            continue
-        counts[w] += 1
+        prev, prev_opens = (w, opens) if han else (None, False)
+        if counted:
+            counts[w] += 1
     for pair, c in pairs.items():
         if c >= MIN_COMPOUND_COUNT and pair not in counts:
             counts[pair] = c
@@ -1267,12 +1423,212 @@ def _zh_keywords(text: str, n: int, tokens: Sequence[tuple[int, int]] | None = N
 @functools.cache
 def _yake(top: int) -> KeywordExtractor:
     """A YAKE extractor (n-grams up to 3 words, ``top`` candidates, :data:`EN_STOP_WORDS`),
-    built once per ``top``. YAKE reads its stop words from the given set and never downloads
-    anything (its lemmatizer, which needs NLTK or spaCy data, is off)."""
+    built once per ``top``: the reference that :func:`_yake_extract` reproduces (the keywords
+    use that; tests/test_nlp.py compares both). YAKE reads its stop words from the given set
+    and never downloads anything (its lemmatizer, which needs NLTK or spaCy data, is off)."""
     import yake
 
-    return yake.KeywordExtractor(lan="en", n=3, dedup_lim=0.9, dedup_func="seqm", window_size=1,
-                                 top=top, stopwords=set(EN_STOP_WORDS), lemmatize=False)
+    return yake.KeywordExtractor(lan="en", n=YAKE_NGRAM, dedup_lim=YAKE_DEDUP_LIM, dedup_func="seqm",
+                                 window_size=YAKE_WINDOW, top=top, stopwords=set(EN_STOP_WORDS),
+                                 lemmatize=False)
+
+
+#: YAKE settings of the English keywords: n-grams of up to 3 words, a co-occurrence window of
+#: 1 word, near-duplicates (``seqm`` similarity above 0.9) removed.
+YAKE_NGRAM = 3
+YAKE_WINDOW = 1
+YAKE_DEDUP_LIM = 0.9
+_YAKE_EXCLUDE = frozenset(string.punctuation)
+_YAKE_DISCARD = frozenset("ud")  # YAKE's tags of digits and unusual tokens: no co-occurrence
+
+
+_YAKE_PUNCT_DELETE = str.maketrans("", "", string.punctuation)
+
+
+@functools.lru_cache(maxsize=65536)
+def _yake_tag(word: str, inside: bool) -> str:
+    """YAKE's tag of a word (``yake.data.utils.get_tag``; it reads the position in the
+    sentence only as first word or not)."""
+    from yake.data.utils import get_tag
+
+    return get_tag(word, int(inside), _YAKE_EXCLUDE)
+
+
+def _yake_similar(a: str, b: str) -> bool:
+    """Whether two YAKE candidates (lower case) are near-duplicates: the ``yake`` package's
+    ``seqm`` pre-filter and similarity (``KeywordExtractor._aggressive_pre_filter`` and
+    ``_ultra_fast_similarity``) above :data:`YAKE_DEDUP_LIM`."""
+    la, lb = len(a), len(b)
+    m = max(la, lb)
+    if a != b:
+        if abs(la - lb) > m * 0.6:
+            return False
+        if m > 3 and (a[0] != b[0] or a[-1] != b[-1]
+                      or (min(la, lb) >= 3 and a[:2].lower() != b[:2].lower())):
+            return False
+        if abs(a.count(" ") - b.count(" ")) > 1:
+            return False
+    return _yake_similarity()(a, b) > YAKE_DEDUP_LIM
+
+
+@functools.cache
+def _yake_similarity():
+    from yake import KeywordExtractor
+
+    return KeywordExtractor._ultra_fast_similarity
+
+
+def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
+    """YAKE keywords of ``text``: the same ``(keyword, score)`` list, best (lowest) score
+    first, as ``yake.KeywordExtractor(lan="en", n=3, dedup_lim=0.9, dedup_func="seqm",
+    window_size=1, top=top, stopwords=EN_STOP_WORDS, lemmatize=False).extract_keywords(text)``
+    (yake 0.7; :func:`_yake` builds that extractor, and tests/test_nlp.py checks that both
+    agree), computed with plain dicts and lists instead of the package's per-term objects and
+    networkx co-occurrence graph, about five times faster.
+
+    Steps, as the package takes them (Campos et al. 2020): the package's own pre-filter and
+    segtok sentence splitter and tokenizer (``yake.data.utils``); per word its tag (``d``
+    digit, ``u`` unusual, ``a`` acronym, ``n`` capitalised inside a sentence, ``p`` plain),
+    its term (lower case, a final ``s`` cut from words over 3 letters; a stop word, or under 3
+    letters without punctuation, is a stop term), co-occurrence with the word before it in its
+    block (punctuation ends a block; ``d``/``u`` tokens take no part) and the candidates of 1-3
+    words ending at it; term scores ``H = WPos * WRel / (WCase + WFreq / WRel + WSpread /
+    WRel)``; candidate scores ``prod(H) / ((sum(H) + 1) * TF)`` with stop words inside weighted
+    by their co-occurrence probabilities; candidates starting or ending with a stop term, or
+    holding a ``d``/``u`` token in every occurrence, are dropped; then the near-duplicate
+    filter (:func:`_yake_similar`) down to ``top``.
+    """
+    from yake.data.utils import pre_filter, tokenize_sentences
+
+    if not text:
+        return []
+    sentences = tokenize_sentences(pre_filter(text.replace("\n", " ")))
+    n_sent = len(sentences)
+    discard, stop = _YAKE_DISCARD, EN_STOP_WORDS
+    punct = string.punctuation
+    index: dict[str, int] = {}  # term -> id
+    word_term: dict[str, int] = {}  # lower-case word -> term id
+    tf: list[float] = []
+    tf_a: list[float] = []
+    tf_n: list[float] = []
+    occurs: list[list[int]] = []  # sentence ids (distinct, ascending) of each term
+    is_stop: list[bool] = []
+    edges: dict[tuple[int, int], float] = {}
+    cands: dict[str, list] = {}  # unique kw -> [kw, valid tags seen, term ids, tf]
+    for sid, sentence in enumerate(sentences):
+        block: list[tuple[str, str, int]] = []
+        for pos, word in enumerate(sentence):
+            if not word.strip(punct):  # punctuation only: the block ends
+                block = []
+                continue
+            tag = _yake_tag(word, pos > 0)
+            low = word.lower()
+            t = word_term.get(low)
+            if t is None:
+                unique = low[:-1] if low.endswith("s") and len(low) > 3 else low
+                t = index.get(unique)
+                if t is None:
+                    t = index[unique] = len(tf)
+                    bare = unique.translate(_YAKE_PUNCT_DELETE)
+                    is_stop.append(low in stop or unique in stop or len(bare) < 3)
+                    tf.append(0.0)
+                    tf_a.append(0.0)
+                    tf_n.append(0.0)
+                    occurs.append([])
+                word_term[low] = t
+            occ = occurs[t]
+            if not occ or occ[-1] != sid:
+                occ.append(sid)
+            tf[t] += 1.0
+            if tag == "a":
+                tf_a[t] += 1.0
+            elif tag == "n":
+                tf_n[t] += 1.0
+            ok = tag not in discard
+            if ok:
+                for ptag, _, pt in block[-YAKE_WINDOW:]:
+                    if ptag not in discard:
+                        edges[(pt, t)] = edges.get((pt, t), 0.0) + 1.0
+            # candidates ending at this word: itself, then with 1 and 2 words before it; ok:
+            # no digit or unusual token in this occurrence
+            kw, terms = word, (t,)
+            for k in range(min(len(block), YAKE_NGRAM - 1) + 1):
+                if k:
+                    ptag, pword, pt = block[-k]
+                    kw, terms = f"{pword} {kw}", (pt, *terms)
+                    ok = ok and ptag not in discard
+                key = kw.lower()
+                c = cands.get(key)
+                if c is None:
+                    cands[key] = [kw, ok, terms, 1.0]
+                else:
+                    c[1] = c[1] or ok
+                    c[3] += 1.0
+            block.append((tag, word, t))
+    valid_tfs = [f for f, s in zip(tf, is_stop, strict=True) if not s]
+    if not valid_tfs:
+        return []
+    arr = numpy.array(valid_tfs)
+    avg_tf, std_tf = arr.mean(), arr.std()
+    max_tf = max(tf)
+    n_terms = len(tf)
+    wdl, wil, wdr, wir = [0] * n_terms, [0.0] * n_terms, [0] * n_terms, [0.0] * n_terms
+    for (a, b), w in edges.items():
+        wdr[a] += 1
+        wir[a] += w
+        wdl[b] += 1
+        wil[b] += w
+    h = [0.0] * n_terms
+    log, median = math.log, numpy.median
+    for t in range(n_terms):
+        f = tf[t]
+        pwl = 0 if wil[t] == 0 else wdl[t] / wil[t]
+        pwr = 0 if wir[t] == 0 else wdr[t] / wir[t]
+        wrel = (0.5 + (pwl * (f / max_tf))) + (0.5 + (pwr * (f / max_tf)))
+        wfreq = f / (avg_tf + std_tf)
+        wspread = len(occurs[t]) / n_sent
+        wcase = max(tf_a[t], tf_n[t]) / (1.0 + log(f))
+        occ = occurs[t]
+        mid = len(occ) // 2
+        med = occ[mid] if len(occ) % 2 else median(occ)
+        wpos = log(log(3.0 + med))
+        h[t] = (wpos * wrel) / (wcase + (wfreq / wrel) + (wspread / wrel))
+    scored: list[tuple[float, str, str]] = []
+    for key, (kw, ok, terms, ctf) in cands.items():
+        if not ok or is_stop[terms[0]] or is_stop[terms[-1]]:
+            continue
+        sum_h, prod_h = 0.0, 1.0
+        for i, t in enumerate(terms):
+            if not is_stop[t]:
+                sum_h += h[t]
+                prod_h *= h[t]
+                continue
+            p1 = edges.get((terms[i - 1], t), 0.0) / tf[terms[i - 1]] if i > 0 else 0.0
+            p2 = edges.get((t, terms[i + 1]), 0.0) / tf[terms[i + 1]] if i < len(terms) - 1 else 0.0
+            prob = p1 * p2
+            prod_h *= 1 + (1 - prob)
+            sum_h -= 1 - prob
+        den = (sum_h + 1) * ctf
+        scored.append((prod_h / den if den else math.inf, key, kw))
+    scored.sort(key=lambda s: s[0])  # stable: ties keep the order of first occurrence
+    out: list[tuple[str, float]] = []
+    # a kept key can be a near-duplicate only with the same first and last character, or when
+    # both are at most 3 characters long (the pre-filter of _yake_similar)
+    by_ends: dict[tuple[str, str], list[str]] = {}
+    short: list[str] = []
+    for score, key, kw in scored:
+        ends = (key[0], key[-1])
+        near = by_ends.get(ends, ())
+        if any(_yake_similar(key, k) for k in near) or (
+                len(key) <= 3 and any(_yake_similar(key, k) for k in short)):
+            continue
+        by_ends.setdefault(ends, []).append(key)
+        if len(key) <= 3:
+            short.append(key)
+        out.append((kw, float(score)))
+        if len(out) == top:
+            break
+    return out
 
 
 #: Words that mark a clause fragment, not a term: an adverb after the first word or alone
@@ -1331,7 +1687,7 @@ def _en_keywords(text: str, n: int) -> list[str]:
     lead = lead[: max(1, int(EN_NAME_SHARE * n))]
     ranked: list[str] = []
     seen: set[str] = set()
-    for phrase, _score in _yake(max(30, 6 * n)).extract_keywords(clean):
+    for phrase, _score in _yake_extract(clean, max(30, 6 * n)):
         key = phrase.casefold()
         words = phrase.split()
         if key in seen or not _en_phrase_ok(phrase) or _credited(phrase, topic):
@@ -1378,19 +1734,23 @@ def keywords(text: str | Doc, lang: str, n: int, tokens: Sequence[tuple[int, int
       TF-IDF was chosen over jieba's TextRank because it scored better against hand-picked
       keywords of the seed articles (see tests/test_nlp.py).
     * English: YAKE (Campos et al., "YAKE! Keyword extraction from single documents using
-      multiple local features", Information Sciences 509, 2020), the ``yake`` package:
-      candidate n-grams of 1-3 words scored by casing, position, frequency, context
-      dispersion and sentence spread (lower is better), near-duplicates removed by YAKE's
-      sequence-matcher dedup (threshold 0.9), :data:`EN_STOP_WORDS` as the stop list, no
-      lemmatizer (nothing is downloaded). Phrases are then filtered by :func:`_en_phrase_ok`
+      multiple local features", Information Sciences 509, 2020) as the ``yake`` package
+      (0.7) computes it, with the package's tokenizer and similarity but a leaner data
+      structure (:func:`_yake_extract`; same keywords and scores, about five times faster):
+      candidate n-grams of 1-3 words (:data:`YAKE_NGRAM`, co-occurrence window
+      :data:`YAKE_WINDOW`) scored by casing, position, frequency, context dispersion and
+      sentence spread (lower is better), the best ``max(30, 6 * n)`` kept after YAKE's
+      sequence-matcher dedup (threshold :data:`YAKE_DEDUP_LIM`), :data:`EN_STOP_WORDS` as the
+      stop list, no lemmatizer (nothing is downloaded). Phrases are then filtered by :func:`_en_phrase_ok`
       (no stop word inside, not only :data:`EN_GENERIC_WORDS`, no institution, no adverb or
       trailing past participle) and by :func:`_dedup` (containment, shifted windows).
     """
     if isinstance(text, Doc):
         doc = text
-        text = doc.text
+        text = _doc_text(doc)
         if tokens is None:
-            tokens = [(t.idx, t.idx + len(t.text)) for t in doc if not t.is_space]
+            starts, ends, space = _token_arrays(doc)
+            tokens = [(a, b) for a, b, sp in zip(starts, ends, space, strict=True) if not sp]
     if n <= 0 or not text or not text.strip():
         return []
     if _is_english(lang, text):

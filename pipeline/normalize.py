@@ -85,12 +85,13 @@ or its offsets: it writes a new column ``text_norm``.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
 import itertools
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, overload
@@ -505,6 +506,46 @@ def detect_script(text: str) -> str:
     return _script_from_counts(script_counts(text))
 
 
+#: Run conversions already made inside :func:`conversion_memo` (None outside one).
+_RUN_MEMO: dict[tuple[str, str], str] | None = None
+
+
+@contextlib.contextmanager
+def conversion_memo() -> Iterator[None]:
+    """Within the block, OpenCC converts each Han run once per conversion chain: a later
+    :func:`to_script` of text holding the same run reuses the result. For the conversions of one
+    unit of work that see the same text several times (the extract stage converts a section for
+    segmentation, then its summary and fields); the memo is dropped when the outermost block
+    ends. The results are the same with or without it."""
+    global _RUN_MEMO
+    outer = _RUN_MEMO
+    if outer is None:
+        _RUN_MEMO = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _RUN_MEMO = None
+
+
+def _memo_convert(name: str) -> Callable[[str], str]:
+    """The ``convert`` of :func:`_converter` ``(name)``, through the memo of
+    :func:`conversion_memo` when one is open."""
+    convert = _converter(name).convert
+    memo = _RUN_MEMO
+    if memo is None:
+        return convert
+
+    def convert_run(run: str) -> str:
+        key = (name, run)
+        out = memo.get(key)
+        if out is None:
+            out = memo[key] = convert(run)
+        return out
+
+    return convert_run
+
+
 def _convert_simplified_parts(run: str, convert: Callable[[str], str]) -> str:
     """Convert the parts of a run that lie between its Traditional-specific characters.
 
@@ -548,7 +589,7 @@ def _convert_pass(text: str, target: str) -> str:
         return in_script[0]
 
     if script == "zh-Hans":
-        from_traditional = _converter(_FROM_TRADITIONAL[target]).convert
+        from_traditional = _memo_convert(_FROM_TRADITIONAL[target])
 
         def replace(match: re.Match[str]) -> str:
             run = match.group()
@@ -560,7 +601,7 @@ def _convert_pass(text: str, target: str) -> str:
             return from_traditional(run)
 
     else:
-        from_simplified = _converter(_FROM_SIMPLIFIED[target]).convert
+        from_simplified = _memo_convert(_FROM_SIMPLIFIED[target])
 
         def replace(match: re.Match[str]) -> str:
             run = match.group()
@@ -572,7 +613,7 @@ def _convert_pass(text: str, target: str) -> str:
             if _HANT not in classes and not text_in_script():
                 return from_simplified(run)
             if any(_off_target(ch, target) for ch in run):
-                return _converter(_FROM_TRADITIONAL[target]).convert(run)
+                return _memo_convert(_FROM_TRADITIONAL[target])(run)
             return run
 
     if not protected:
@@ -588,6 +629,27 @@ def _convert_pass(text: str, target: str) -> str:
         return replace(match)
 
     return _HAN_RUN_RE.sub(guarded, text)
+
+
+def _already_in_target(text: str, target: str, counts: ScriptCounts | None = None) -> bool:
+    """Whether :func:`to_script` leaves ``text`` as it is, told from its characters' classes
+    alone (one count of the text, instead of a pass over each Han run): no Han character; or
+    the text is in the target's script by :func:`detect_script` (so runs specific to neither
+    script stay) and holds no character of the other script (for ``zh-Hans``: no
+    Traditional-specific one) nor, for a regional target, one written otherwise there
+    (:func:`_off_target`). False does not mean that the text changes. ``counts``: the
+    :func:`script_counts` of ``text`` when the caller has them."""
+    if not _HAN_CHAR_RE.search(text):
+        return True
+    counts = counts if counts is not None else script_counts(text)
+    script = script_of_target(target)
+    if _script_from_counts(counts) != script:
+        return False
+    if script == "zh-Hans":
+        return counts.hant == 0
+    if counts.hans:
+        return False
+    return not any(_off_target(ch, target) for ch in set(text) if _char_class(ch) in (_HANT, _HAN_SHARED))
 
 
 def to_script(text: str, target: str) -> str:
@@ -634,6 +696,8 @@ def to_script(text: str, target: str) -> str:
         ValueError: ``target`` is not one of :data:`pipeline.config.TARGET_SCRIPTS`.
     """
     script_of_target(target)  # validates target
+    if _already_in_target(text, target):
+        return text
     out = text
     for _ in range(MAX_PASSES):
         converted = _convert_pass(out, target)
@@ -720,8 +784,12 @@ def normalize_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
                 f"stage 'normalize': row {index!r} has text of type {type(value).__name__}; expected str"
             )
     out = batch.copy()
-    out["lang"] = pd.Series([detect_script(t) for t in texts], index=batch.index, dtype=object)
-    out["text_norm"] = pd.Series([to_script(t, target) for t in texts], index=batch.index, dtype=object)
+    counts = [script_counts(t) for t in texts]  # one count per text for both columns
+    out["lang"] = pd.Series([_script_from_counts(c) for c in counts], index=batch.index, dtype=object)
+    out["text_norm"] = pd.Series(
+        [t if _already_in_target(t, target, c) else to_script(t, target) for t, c in zip(texts, counts, strict=True)],
+        index=batch.index, dtype=object,
+    )
     return out
 
 

@@ -90,8 +90,8 @@ def topic_profile(s: str) -> Counter:
     """
     c: Counter = Counter()
     for run in _CJK_RUN.findall(s):
-        c.update(run[i : i + 2] for i in range(len(run) - 1))
-    c.update(w.lower() for w in latin_words(s))
+        c.update(map(str.__add__, run, run[1:]))  # the run's bigrams, in order
+    c.update(map(str.lower, latin_words(s)))
     return c
 
 

@@ -652,3 +652,16 @@ def test_award_key_aliases():
 def test_a_hugging_face_paper_page_is_not_code():
     assert url_kind("https://huggingface.co/papers/1512.03385") == "other"
     assert url_kind("https://huggingface.co/openai/whisper-large") == "code"
+
+
+def test_venue_scan_at_hints_matches_a_full_scan() -> None:
+    from pipeline import fields
+
+    texts = [
+        "ICML 2024、NeurIPS'23、2025 年 ICLR、2019  CVPR、ICLR2025 and the Web Conference (WWW) 2021",
+        "International Conference on Machine Learning (ICML) 2021; 国际机器学习会议（ICLR）2024；NIPS, 2014",
+        "ORACLE ACLU NAACL-2019 SIGKDD KDD'99 neurips.cc/Conferences/2024 www.example.com AAAI-25 x2024 ICML",
+        "Conference on Computer Vision and Pattern Recognition 2023, conference on computer vision",
+    ]
+    for text in texts:
+        assert [m.span() for m in fields._venue_matches(text)] == [m.span() for m in fields._VENUE.finditer(text)]

@@ -653,3 +653,12 @@ def test_metadata_titles_are_cleaned_like_the_text():
     assert clean_title("Donâ€™t stop\u3000now") == "Don’t stop now"
     assert clean_title("  ") is None
     assert clean_title(None) is None
+
+
+def test_shipped_frequent_han_list_is_the_count_of_jiebas_dictionary():
+    from pipeline import ingest
+
+    shipped = ingest._frequent_han()
+    assert len(shipped) == ingest.N_FREQUENT_HAN
+    assert shipped == ingest._count_frequent_han()
+    assert {"的", "模", "型"} <= shipped

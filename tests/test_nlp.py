@@ -490,3 +490,32 @@ def test_seed_keywords_match_an_indexer() -> None:
     # the place of 注意力机制 there
     for term in ("掩码扩散模型", "共形预测", "强化学习", "门控注意力", "大语言模型", "分数匹配", "缺失数据"):
         assert term in flat
+
+
+def test_fast_yake_gives_the_yake_package_keywords() -> None:
+    # nlp._yake_extract reimplements yake.KeywordExtractor(...).extract_keywords with plain
+    # dicts: same phrases, same order, same scores
+    texts = [EN_ABSTRACT, EN_ABSTRACT.upper(), "Model models model. The the the.", "", "!!! ...",
+             "GPT-2 and word2vec in 2019: 3.5% better, e.g. on ImageNet-1k (Deng et al.)."]
+    for path in sorted(FIXTURES.glob("*_en_*")):
+        texts.append(path.read_bytes().decode("utf-8", errors="replace"))
+    for text in texts:
+        for top in (10, 48):
+            want = nlp._yake(top).extract_keywords(text)
+            got = nlp._yake_extract(text, top)
+            assert [k for k, _ in got] == [k for k, _ in want]
+            assert all(abs(a - b) <= 1e-9 * max(1.0, abs(b)) for (_, a), (_, b) in zip(got, want, strict=True))
+
+
+def test_zh_tokenizer_aligns_jieba_words_as_spacy_does() -> None:
+    from spacy.util import get_words_and_spaces
+
+    z = nlp.zh_nlp()
+    for text in ["扩散模型 很好。\n  Hello  world x", "  前导空格\t制表\n\n两行 ", "a", "", "共形预测（conformal prediction）"]:
+        doc = z.make_doc(text)
+        assert doc.text == text
+        words = [w for w in nlp._jieba_tokenizer().cut(text, cut_all=False, HMM=nlp.JIEBA_HMM) if w]
+        want_words, want_spaces = get_words_and_spaces(words, text)
+        assert [t.text for t in doc] == want_words
+        assert [bool(t.whitespace_) for t in doc] == want_spaces
+    assert [t.text for t in z.make_doc("扩散模型和共形预测")][:1] == ["扩散模型"]  # the user dictionary
