@@ -14,9 +14,12 @@ Pipeline order (the whole cascade in one place)::
     explode   documents -> sections       one row per section, section_id        per document
     normalize sections -> + lang, text_norm   script detection, OpenCC           per section
     extract   sections -> + fields        title, authors, ..., keywords          per section
-    assemble  every file's rows in corpus order; byte-identical copies marked     (runner)
-    dedup     all sections -> papers      embeddings + exact keys, clustering    global
-    write     OUT/.runs/<run_id>/: Parquet (zstd), errors.parquet, manifest.json (runner)
+    assemble  every file's rows in corpus order, ASSEMBLY_CHUNK files at a time:   (runner)
+              copies marked, dropped/context written, documents/sections to scratch,
+              each chunk's sections embedded
+    dedup     all sections -> papers      slim columns + vectors, clustering     global
+    write     second pass over the scratch tables: + paper_id, match_score, dup_of;
+              OUT/.runs/<run_id>/: Parquet (zstd), errors.parquet, manifest.json (runner)
     publish   swap OUT/current to the new run folder (atomic), prune old runs    (runner)
 
 The per-document stages see one batch at a time (``run.batch_size`` documents) and depend on no
