@@ -234,19 +234,34 @@ class SectionEmbeddings:
         return out
 
     @staticmethod
-    def concat(parts: Sequence[SectionEmbeddings]) -> SectionEmbeddings:
+    def concat(parts: list[SectionEmbeddings], positions: np.ndarray | None = None) -> SectionEmbeddings:
         """The sections of ``parts`` one after the other; a title text in several parts keeps
         the row of its first part (needs ``title_texts``).
 
+        Args:
+            parts: emptied as they are copied (so the parts and the result are not both held).
+            positions: int ``(n,)``: where row ``k`` of the concatenation goes in the result
+                (a permutation; e.g. the rank of each section in section-id order). None: in turn.
+
         Raises:
-            ValueError: ``parts`` is empty.
+            ValueError: ``parts`` is empty, or ``positions`` is not a permutation of ``n`` rows.
         """
         if not parts:
             raise ValueError("no embeddings to concatenate")
+        n = sum(len(p.content) for p in parts)
+        if positions is None:
+            positions = np.arange(n)
+        elif len(positions) != n or not np.array_equal(np.sort(positions), np.arange(n)):
+            raise ValueError(f"positions must be a permutation of {n} rows")
+        content = np.empty((n, parts[0].content.shape[1]), np.float32)
         row_of: dict[str, int] = {}
         keep: list[np.ndarray] = []
         rows, rows_zh = [], []
-        for part in parts:
+        offset = 0
+        while parts:
+            part = parts.pop(0)
+            content[positions[offset : offset + len(part.content)]] = part.content
+            offset += len(part.content)
             remap = np.empty(len(part.title_texts), np.int32)
             new = []
             for k, text in enumerate(part.title_texts):
@@ -257,8 +272,9 @@ class SectionEmbeddings:
             keep.append(part.title_vectors[new])
             for src, dst in ((part.title_row, rows), (part.title_zh_row, rows_zh)):
                 dst.append(np.where(src >= 0, remap[np.maximum(src, 0)] if len(remap) else -1, -1).astype(np.int32))
-        return SectionEmbeddings(np.concatenate([p.content for p in parts]), np.concatenate(keep),
-                                 np.concatenate(rows), np.concatenate(rows_zh), tuple(row_of))
+        title_row, title_zh_row = np.empty(n, np.int32), np.empty(n, np.int32)
+        title_row[positions], title_zh_row[positions] = np.concatenate(rows), np.concatenate(rows_zh)
+        return SectionEmbeddings(content, np.concatenate(keep), title_row, title_zh_row, tuple(row_of))
 
 
 def _titles(row: dict) -> tuple[str | None, str | None]:
@@ -1104,6 +1120,11 @@ def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[p
     return sections.assign(paper_id=paper_ids, match_score=scores), papers.drop(columns="summary_from")
 
 
+def section_order(section_ids: Sequence[str]) -> np.ndarray:
+    """int64 ``(n,)``: the stable argsort of ``section_ids``, the order dedup clusters in."""
+    return np.argsort(np.asarray(section_ids, dtype=object), kind="stable")
+
+
 def cluster_papers(sections: pd.DataFrame, emb: SectionEmbeddings,
                    config: Config) -> tuple[list[str], list[float | None], pd.DataFrame]:
     """Cluster embedded sections into papers and fuse each paper's record.
@@ -1122,9 +1143,11 @@ def cluster_papers(sections: pd.DataFrame, emb: SectionEmbeddings,
     n = len(sections)
     if n == 0:
         return [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"])
-    order = np.argsort(sections["section_id"].to_numpy(dtype=object), kind="stable")
-    ordered = sections.iloc[order].reset_index(drop=True)
-    emb_ordered = emb.take(order)
+    order = section_order(sections["section_id"])
+    if np.array_equal(order, np.arange(n)):  # already in section-id order (the runner's case): no copy
+        ordered, emb_ordered = sections.reset_index(drop=True), emb
+    else:
+        ordered, emb_ordered = sections.iloc[order].reset_index(drop=True), emb.take(order)
     labels, join_scores = cluster_sections(ordered, emb_ordered, config)
     del emb_ordered
     ordered = ordered.assign(_cluster=labels)

@@ -54,6 +54,7 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -71,6 +72,7 @@ from .dedup import (
     duplicate_documents,
     embed_sections,
     paper_sets,
+    section_order,
     slim_sections,
 )
 from .embed import Embedder, make_embedder
@@ -626,10 +628,16 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
     t0 = time.perf_counter()
     slim = pd.concat(slims, ignore_index=True) if slims else slim_sections(_empty_sections(config))
     del slims
-    emb = SectionEmbeddings.concat(vectors) if vectors else None
-    del vectors
+    # dedup works in section-id order: the vectors are copied straight into it, part by part
+    order = section_order(slim["section_id"])
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    emb = SectionEmbeddings.concat(vectors, positions=rank) if vectors else None
     if emb is not None:
-        paper_ids, match_scores, papers = cluster_papers(slim, emb, config)
+        sorted_ids, sorted_scores, papers = cluster_papers(slim.iloc[order].reset_index(drop=True), emb, config)
+        paper_ids = [sorted_ids[r] for r in rank]  # back to corpus order, as the scratch tables
+        match_scores = [sorted_scores[r] for r in rank]
+        del sorted_ids, sorted_scores
     else:
         paper_ids, match_scores, papers = [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"])
     del emb

@@ -547,3 +547,21 @@ def test_section_embeddings_keep_one_row_per_title_across_chunks() -> None:
     dense = SectionEmbeddings.from_dense(both.content, both.title, both.title_zh)
     np.testing.assert_array_equal(dense.title, both.title)
     np.testing.assert_array_equal(dense.title_zh, both.title_zh)
+
+
+def test_section_embeddings_concat_places_rows_by_position() -> None:
+    from pipeline.dedup import SectionEmbeddings
+
+    def part(values: list[float], titles: tuple[str, ...], rows: list[int]) -> SectionEmbeddings:
+        content = np.array([[v, 0.0] for v in values], np.float32)
+        table = np.array([[0.0, float(len(t))] for t in titles], np.float32).reshape(-1, 2)
+        return SectionEmbeddings(content, table, np.array(rows, np.int32), np.full(len(values), -1, np.int32), titles)
+
+    parts = [part([1, 2], ("ab",), [0, -1]), part([3], ("abc",), [0])]
+    both = SectionEmbeddings.concat(parts, positions=np.array([2, 0, 1]))
+    assert parts == []  # consumed as copied
+    assert both.content[:, 0].tolist() == [2.0, 3.0, 1.0]
+    assert both.title_row.tolist() == [-1, 1, 0] and both.title_texts == ("ab", "abc")
+    assert both.title[1].tolist() == [0.0, 3.0]
+    with pytest.raises(ValueError, match="permutation"):
+        SectionEmbeddings.concat([part([1, 2], (), [-1, -1])], positions=np.array([0, 0]))
