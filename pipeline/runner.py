@@ -330,7 +330,7 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     run_dir.mkdir(parents=True)
     try:
         outcome = _assemble_and_write(paths, entries, uncached, store, skipped, config, embedder, run_dir, metadata,
-                                      seconds, disable)
+                                      seconds, disable, dict(zip(listing["source_path"], listing["abs_path"], strict=True)))
     finally:
         if cache is not None:
             cache.close()
@@ -548,7 +548,8 @@ def _corpus_items(paths: list[str], skipped: pd.DataFrame) -> list[tuple[str, st
 
 def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: dict[str, tuple[bytes, bytes]],
                         store: StateStore, skipped: pd.DataFrame, config: Config, embedder: Embedder, run_dir: Path,
-                        metadata: dict[str, str], seconds: dict[str, float], disable: bool | None) -> _Outcome:
+                        metadata: dict[str, str], seconds: dict[str, float], disable: bool | None,
+                        abs_paths: dict[str, str]) -> _Outcome:
     """Assemble every file's rows in corpus order, dedup all sections, write every table.
 
     Two passes, so that memory holds one chunk of :data:`ASSEMBLY_CHUNK` files at a time plus
@@ -564,10 +565,15 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
        documents that share their paper set), ``papers`` (the longest summary put back) and
        ``errors``.
 
+    A state entry whose rows cannot be read back (a damaged state file: the state is only a
+    cache) is replaced by processing its file again here (:func:`_file_rows`), and the state is
+    rewritten at the end of the pass.
+
     Seconds go to ``ingest`` (assembly), ``dedup`` (embedding and clustering) and ``write``.
     """
     scratch = run_dir / SCRATCH_DIR
     scratch.mkdir()
+    repaired: list[str] = []
     tmp_docs = TableWriter(scratch / "documents.parquet", DOCUMENTS_SCHEMA, metadata)
     tmp_sections = TableWriter(scratch / "sections.parquet", SECTIONS_SCHEMA, metadata)
     dropped_out = TableWriter(run_dir / "dropped.parquet", DROPPED_SCHEMA, metadata)
@@ -585,8 +591,7 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
             chunk = items[start : start + ASSEMBLY_CHUNK]
             t0 = time.perf_counter()
             listed = [p for p, reason in chunk if reason is None]
-            per_file = [store.read_rows(entries[p]) if p in entries else (json_rows(uncached[p][0]), json_rows(uncached[p][1]))
-                        for p in listed]
+            per_file = [_file_rows(p, entries, uncached, store, abs_paths, config, repaired) for p in listed]
             mark_copies(per_file, seen)
             doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
             section_records = [row for _, section_rows in per_file for row in section_rows]
@@ -623,6 +628,10 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
             bar.update(len(chunk))
     tmp_docs.close()
     tmp_sections.close()
+    if repaired:  # damaged entries were replaced: rewrite the state so the next run reads the new ones
+        t0 = time.perf_counter()
+        store.compact([entries[p] for p in paths if p in entries])
+        seconds["ingest"] += time.perf_counter() - t0
 
     # --- dedup over every section: slim columns and embeddings only ---------------------------
     t0 = time.perf_counter()
@@ -700,6 +709,28 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
     stats = {"papers_multi_document": int((papers["doc_ids"].map(len) > 1).sum()) if len(papers) else 0}
     return _Outcome(counts=counts, inputs=inputs, status_counts=dict(sorted(status_counts.items())), errors=errors,
                     stats=stats)
+
+
+def _file_rows(path: str, entries: dict[str, Entry], uncached: dict[str, tuple[bytes, bytes]], store: StateStore,
+               abs_paths: dict[str, str], config: Config, repaired: list[str]) -> tuple[list[dict], list[dict]]:
+    """``(documents rows, sections rows)`` of one listed file: from this run's uncached results,
+    else from the state; when the state's copy cannot be read (damaged file, bad bytes), the
+    file is processed again in this process, its entry replaced and ``path`` added to
+    ``repaired``."""
+    if path not in entries:
+        return json_rows(uncached[path][0]), json_rows(uncached[path][1])
+    try:
+        return store.read_rows(entries[path])
+    except Exception as exc:  # noqa: BLE001 - the state is a cache: losing an entry costs time only
+        log.warning("state entry of %s is unreadable (%s: %s); processing the file again", path,
+                    type(exc).__name__, exc)
+    listing = pd.DataFrame({"source_path": [path], "abs_path": [abs_paths[path]]})
+    result = process_files(listing, config)
+    files = {p: (d, s) for p, d, s in result.files}
+    doc_rows, section_rows = files.get(path, ([], []))
+    entries[path] = Entry.from_rows(path, entries[path].content_sha256, doc_rows, section_rows)
+    repaired.append(path)
+    return json_rows(entries[path].documents), json_rows(entries[path].sections)
 
 
 class TableFiles(Mapping[str, pd.DataFrame]):

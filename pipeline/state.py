@@ -312,24 +312,36 @@ class StateStore:
         with pq.ParquetWriter(tmp, STATE_SCHEMA, compression="zstd") as writer:
             chunk: list[Entry] = []
 
+            groups = 0
+
             def flush() -> None:
-                rows = []
+                nonlocal groups
+                rows, kept = [], []
                 for e in chunk:
-                    documents, sections = self.raw(e)
+                    try:
+                        documents, sections = self.raw(e)
+                    except Exception as exc:  # noqa: BLE001 - a damaged entry is left out: only a cache
+                        log.warning("state entry of %s is unreadable (%s: %s); left out, the file will be "
+                                    "processed again", e.source_path, type(exc).__name__, exc)
+                        e.location = None  # its old file goes: reading it now raises, and the runner reprocesses
+                        continue
+                    kept.append(e)
                     rows.append({"source_path": e.source_path, "content_sha256": e.content_sha256,
                                  "state_key": self.key, "pipeline_version": __version__,
                                  "n_documents": e.n_documents, "n_sections": e.n_sections,
                                  "documents": documents, "sections": sections})
-                writer.write_table(pa.Table.from_pylist(rows, schema=STATE_SCHEMA), row_group_size=STATE_ROW_GROUP)
-                group = len(written) // STATE_ROW_GROUP
-                written.extend((e, group, i) for i, e in enumerate(chunk))
                 chunk.clear()
+                if not rows:
+                    return
+                writer.write_table(pa.Table.from_pylist(rows, schema=STATE_SCHEMA), row_group_size=STATE_ROW_GROUP)
+                written.extend((e, groups, i) for i, e in enumerate(kept))
+                groups += 1
 
             for entry in entries:
                 chunk.append(entry)
                 if len(chunk) == STATE_ROW_GROUP:
                     flush()
-            if chunk or not written:
+            if chunk:
                 flush()
         os.replace(tmp, path)
         self._groups.clear()  # a file of the same name may have been replaced
