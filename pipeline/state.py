@@ -216,7 +216,7 @@ class Entry:
         if self.location is None:
             raise ValueError(f"entry of {self.source_path} has neither rows nor a location")
         path, group, row = self.location
-        table = pq.ParquetFile(path).read_row_group(group, columns=["documents", "sections"])
+        table = pq.ParquetFile(path, page_checksum_verification=True).read_row_group(group, columns=["documents", "sections"])
         return _loads(table.column("documents")[row].as_py()), _loads(table.column("sections")[row].as_py())
 
 
@@ -252,7 +252,7 @@ class StateStore:
         self.n_rows_on_disk = 0
         for path in self._files():
             try:
-                pf = pq.ParquetFile(path)
+                pf = pq.ParquetFile(path, page_checksum_verification=True)
                 if "state_key" not in pf.schema_arrow.names:
                     self.n_rows_on_disk += pf.metadata.num_rows
                     continue
@@ -276,7 +276,7 @@ class StateStore:
         if key in self._groups:
             self._groups[key] = self._groups.pop(key)  # most recently used last
             return self._groups[key]
-        table = pq.ParquetFile(path).read_row_group(group, columns=["documents", "sections"])
+        table = pq.ParquetFile(path, page_checksum_verification=True).read_row_group(group, columns=["documents", "sections"])
         value = (table.column("documents").to_pylist(), table.column("sections").to_pylist())
         self._groups[key] = value
         while len(self._groups) > CACHED_ROW_GROUPS:
@@ -309,7 +309,9 @@ class StateStore:
         path = self.folder / name
         tmp = self.folder / f".{name}.tmp"
         written: list[tuple[Entry, int, int]] = []
-        with pq.ParquetWriter(tmp, STATE_SCHEMA, compression="zstd") as writer:
+        # page checksums (CRC-32, Parquet format spec) make a flipped bit an error, not silently
+        # different text: the entry is then processed again
+        with pq.ParquetWriter(tmp, STATE_SCHEMA, compression="zstd", write_page_checksum=True) as writer:
             chunk: list[Entry] = []
 
             groups = 0
