@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
@@ -657,41 +658,29 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
 
     # --- second pass: the dedup columns into sections and documents -----------------------------
     t0 = time.perf_counter()
-    sections_out = TableWriter(run_dir / "sections.parquet", SECTIONS_SCHEMA, metadata)
     summaries: list[str | None] = [None] * len(papers)
     texts: dict[str, list[str]] = {}
-    done = 0
-    for batch in pq.ParquetFile(scratch / "sections.parquet").iter_batches(batch_size=REREAD_BATCH):
-        n = batch.num_rows
-        table = pa.Table.from_batches([batch])
-        table = table.set_column(table.schema.get_field_index("paper_id"), "paper_id",
-                                 pa.array(paper_ids[done : done + n], pa.string()))
-        table = table.set_column(table.schema.get_field_index("match_score"), "match_score",
-                                 pa.array(match_scores[done : done + n], pa.float32()))
-        sections_out.write_table(table)
-        wanted = summary_from.keys() | candidates
-        if wanted:
-            for sid, doc_id, text, summary in zip(*(table.column(c).to_pylist() for c in
-                                                  ("section_id", "doc_id", "text_norm", "summary_norm")), strict=True):
-                if sid in summary_from:
-                    summaries[summary_from[sid]] = summary
-                if doc_id in candidates:
-                    texts.setdefault(doc_id, []).append(text or "")
-        done += n
-    assert done == len(paper_ids), "one dedup row per section"
-    counts = {"sections": sections_out.close()}
+    wanted_sections = pa.array(list(summary_from), pa.string())
+    wanted_docs = pa.array(list(candidates), pa.string())
+
+    def collect(table: pa.Table) -> None:
+        """The rows the second pass needs the text of: summary sources and copy candidates."""
+        keep = pc.or_(pc.is_in(table["section_id"], wanted_sections), pc.is_in(table["doc_id"], wanted_docs))
+        rows = table.filter(keep).select(["section_id", "doc_id", "text_norm", "summary_norm"]).to_pylist()
+        for r in rows:
+            if r["section_id"] in summary_from:
+                summaries[summary_from[r["section_id"]]] = r["summary_norm"]
+            if r["doc_id"] in candidates:
+                texts.setdefault(r["doc_id"], []).append(r["text_norm"] or "")
+
+    counts = {"sections": _fill_columns(scratch / "sections.parquet", run_dir / "sections.parquet", SECTIONS_SCHEMA,
+                                        metadata, {"paper_id": (paper_ids, pa.string()),
+                                                   "match_score": (match_scores, pa.float32())}, collect)}
     crash_point("mid-write")
     dup_of = duplicate_documents(doc_keys, papers_of, {d: "\n".join(t) for d, t in texts.items()})
-    del texts
-    documents_out = TableWriter(run_dir / "documents.parquet", DOCUMENTS_SCHEMA, metadata)
-    done = 0
-    for batch in pq.ParquetFile(scratch / "documents.parquet").iter_batches(batch_size=REREAD_BATCH):
-        table = pa.Table.from_batches([batch])
-        table = table.set_column(table.schema.get_field_index("dup_of"), "dup_of",
-                                 pa.array(dup_of[done : done + batch.num_rows], pa.string()))
-        documents_out.write_table(table)
-        done += batch.num_rows
-    counts["documents"] = documents_out.close()
+    texts.clear()
+    counts["documents"] = _fill_columns(scratch / "documents.parquet", run_dir / "documents.parquet",
+                                        DOCUMENTS_SCHEMA, metadata, {"dup_of": (dup_of, pa.string())})
     papers = papers.assign(summary=summaries).drop(columns="summary_from")
     if len(papers):
         papers["n_sources"] = count_sources(papers, dict(zip((d for d, _, _ in doc_keys), dup_of, strict=True)))
@@ -709,6 +698,32 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
     stats = {"papers_multi_document": int((papers["doc_ids"].map(len) > 1).sum()) if len(papers) else 0}
     return _Outcome(counts=counts, inputs=inputs, status_counts=dict(sorted(status_counts.items())), errors=errors,
                     stats=stats)
+
+
+def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[str, str],
+                  columns: dict[str, tuple[list, pa.DataType]], visit: Any = None) -> int:
+    """Copy the Parquet table ``source`` to ``target`` batch by batch (:data:`REREAD_BATCH` rows),
+    replacing each of ``columns`` (name -> (one value per row of ``source``, Arrow type)); ``visit``
+    (optional) sees each written batch as a ``pyarrow.Table``. Returns the row count.
+
+    Raises:
+        ValueError: a column's values do not match the rows of ``source``.
+    """
+    out = TableWriter(target, schema, metadata)
+    done = 0
+    for batch in pq.ParquetFile(source).iter_batches(batch_size=REREAD_BATCH):
+        table = pa.Table.from_batches([batch])
+        for name, (values, dtype) in columns.items():
+            table = table.set_column(table.schema.get_field_index(name), name,
+                                     pa.array(values[done : done + batch.num_rows], dtype))
+        out.write_table(table)
+        if visit is not None:
+            visit(table)
+        done += batch.num_rows
+    for name, (values, _) in columns.items():
+        if len(values) != done:
+            raise ValueError(f"{len(values)} values of {name} for {done} rows of {source.name}")
+    return out.close()
 
 
 def _file_rows(path: str, entries: dict[str, Entry], uncached: dict[str, tuple[bytes, bytes]], store: StateStore,

@@ -176,6 +176,13 @@ def _loads(data: bytes) -> list[dict[str, Any]]:
     return json.loads(data.decode("utf-8", "surrogatepass"))
 
 
+def _read_group(path: Path, group: int) -> tuple[list[bytes], list[bytes]]:
+    """The ``documents`` and ``sections`` bytes of one row group of a state file, page checksums
+    verified (a damaged page raises rather than giving other bytes)."""
+    table = pq.ParquetFile(path, page_checksum_verification=True).read_row_group(group, columns=["documents", "sections"])
+    return table.column("documents").to_pylist(), table.column("sections").to_pylist()
+
+
 @dataclass
 class Entry:
     """What the per-document stages made of one file (see the module docstring).
@@ -216,8 +223,8 @@ class Entry:
         if self.location is None:
             raise ValueError(f"entry of {self.source_path} has neither rows nor a location")
         path, group, row = self.location
-        table = pq.ParquetFile(path, page_checksum_verification=True).read_row_group(group, columns=["documents", "sections"])
-        return _loads(table.column("documents")[row].as_py()), _loads(table.column("sections")[row].as_py())
+        documents, sections = _read_group(path, group)
+        return _loads(documents[row]), _loads(sections[row])
 
 
 class StateStore:
@@ -276,8 +283,7 @@ class StateStore:
         if key in self._groups:
             self._groups[key] = self._groups.pop(key)  # most recently used last
             return self._groups[key]
-        table = pq.ParquetFile(path, page_checksum_verification=True).read_row_group(group, columns=["documents", "sections"])
-        value = (table.column("documents").to_pylist(), table.column("sections").to_pylist())
+        value = _read_group(path, group)
         self._groups[key] = value
         while len(self._groups) > CACHED_ROW_GROUPS:
             self._groups.pop(next(iter(self._groups)))

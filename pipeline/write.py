@@ -15,7 +15,6 @@ rather than its data.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,31 +88,6 @@ def to_table(df: pd.DataFrame, schema: pa.Schema, metadata: dict[str, str]) -> p
     table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
     metadata = {"schema_version": SCHEMA_VERSION, **metadata}
     return table.replace_schema_metadata({k.encode(): v.encode() for k, v in metadata.items()})
-
-
-def write_tables(out_dir: str | Path, frames: dict[str, pd.DataFrame], metadata: dict[str, str],
-                 on_written: Callable[[str], None] | None = None) -> dict[str, int]:
-    """Write each of :data:`TABLES` (and of :data:`EXTRA_TABLES` that ``frames`` holds) to
-    ``<out_dir>/<name>.parquet`` (zstd).
-
-    Args:
-        on_written: called with the table name after each file is written (the runner's crash
-            test hook).
-
-    Returns:
-        row count per table.
-    """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    counts = {}
-    schemas = {**TABLES, **{k: v for k, v in EXTRA_TABLES.items() if k in frames}}
-    for name, schema in schemas.items():
-        table = to_table(frames[name], schema, metadata)
-        pq.write_table(table, out / f"{name}.parquet", compression="zstd")
-        counts[name] = table.num_rows
-        if on_written is not None:
-            on_written(name)
-    return counts
 
 
 class TableWriter:
