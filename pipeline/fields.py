@@ -398,11 +398,15 @@ def find_venue_years(text: str) -> list[tuple[str, int | None, int, int]]:
     """
     if not text:
         return []
-    url_spans = [(s, e) for s, e, _ in _url_spans(text)]
+    url_spans = sorted((s, e) for s, e, _ in _url_spans(text))
+    url_starts = [s for s, _ in url_spans]
     out: list[tuple[str, int | None, int, int]] = []
     for m in _venue_matches(text):
         start, end = m.span()
-        if any(s <= start < e or s < end <= e for s, e in url_spans):
+        # URL spans do not overlap: only the last one starting before the mention's end can hold
+        # its start or end (a bisect, so a page with thousands of URLs stays linear)
+        k = bisect.bisect_left(url_starts, end) - 1
+        if k >= 0 and (url_spans[k][0] <= start < url_spans[k][1] or url_spans[k][0] < end <= url_spans[k][1]):
             continue
         venue = _VENUE_GROUPS[next(g for g in _VENUE_GROUPS if m.group(g) is not None)]
         year: int | None = None
@@ -1371,6 +1375,12 @@ def _zh_span_credit(span: str, kind: str, lone_is_org: bool) -> Credit | None:
     return credit if credit else None
 
 
+#: Longest clause (characters) read as the subject of a Chinese credit (``何恺明、张祥雨等提出``):
+#: longer runs without clause punctuation are prose, and reading each of them for every credit
+#: verb made unpunctuated text quadratic.
+MAX_CREDIT_SPAN_CHARS = 300
+
+
 def _zh_sentence_credit(sentence: str) -> Credit | None:
     m = _ZH_FROM.search(sentence)
     hits: list[tuple[int, int, str, str]] = []
@@ -1385,6 +1395,8 @@ def _zh_sentence_credit(sentence: str) -> Credit | None:
                 ends = [m.start() for m in _ZH_CLAUSE_END_RE.finditer(sentence)]
             k = bisect.bisect_left(ends, hit.start())
             clause_start = (ends[k - 1] if k else -1) + 1  # after the last clause end before the hit
+            if hit.start() - clause_start > MAX_CREDIT_SPAN_CHARS:
+                continue  # no list of names or institutions runs that long without a comma
             span = sentence[clause_start : hit.start()]
             if kind == "by":
                 by = span.rfind("由")

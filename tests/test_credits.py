@@ -183,3 +183,14 @@ def test_extract_header_year_and_metadata_priority():
     row = dict(row, text="### Auto-Encoding Variational Bayes\n\nAuthors: Diederik P. Kingma, Max Welling\n\n"
                          "Kingma and Welling introduced the reparameterization trick.")
     assert extract_fields(row, "zh-Hans", Config())["authors"] == ["Diederik P. Kingma", "Max Welling"]
+
+
+def test_chinese_credit_subject_is_a_short_clause() -> None:
+    from pipeline.fields import MAX_CREDIT_SPAN_CHARS
+
+    credit_sentence = "上海人工智能实验室、武汉大学与商汤科技的研究者提出 UniAD。"
+    assert credit(credit_sentence) == ([], False, ["上海人工智能实验室", "武汉大学", "商汤科技"])
+    # the same subject at the end of a clause longer than the cap is prose, not a credit
+    prose = "我们在多个数据集上取得了最好的结果" * (MAX_CREDIT_SPAN_CHARS // 10) + credit_sentence
+    assert credit(prose) is None
+    assert credit("我们在多个数据集上取得了最好的结果。" + credit_sentence) == credit(credit_sentence)

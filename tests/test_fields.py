@@ -665,3 +665,12 @@ def test_venue_scan_at_hints_matches_a_full_scan() -> None:
     ]
     for text in texts:
         assert [m.span() for m in fields._venue_matches(text)] == [m.span() for m in fields._VENUE.finditer(text)]
+
+
+def test_venue_mentions_inside_many_urls_are_skipped_one_by_one() -> None:
+    from pipeline.fields import find_venue_years
+
+    text = "NeurIPS 2023 (see https://neurips.cc/virtual/NeurIPS) " * 500 + "ICML 2024"
+    found = find_venue_years(text)
+    assert [(v, y) for v, y, _, _ in found] == [("NeurIPS", 2023)] * 500 + [("ICML", 2024)]
+    assert all(text[s:e] in ("NeurIPS 2023", "ICML 2024") for _, _, s, e in found)
