@@ -44,7 +44,6 @@ import pandas as pd
 from .config import Config
 from .embed import make_embedder
 from .errors import ConfigError
-from .state import Entry
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +60,8 @@ EMBED_BLOCK_BATCHES = 4
 #: ``--log-format json``). Lines that Ray's C++ core writes itself still reach stderr.
 RAY_LOG_LEVEL = logging.ERROR
 #: Columns of the rows :class:`DocumentStages` sends back, one row per listed file.
-RESULT_COLUMNS = ("source_path", "documents", "sections", "failed", "seconds", "n_files")
+RESULT_COLUMNS = ("source_path", "documents", "sections", "n_documents", "n_sections", "content_hashes", "failed",
+                  "seconds", "n_files")
 
 
 def import_ray() -> ModuleType:
@@ -83,10 +83,10 @@ class DocumentStages:
 
     Built once per actor (loads the models, :func:`pipeline.workers.warm_models`); each call
     runs :func:`pipeline.runner.process_files` (the stages with the runner's per-row error
-    isolation) and returns one row per listed file, columns :data:`RESULT_COLUMNS`:
-    ``documents``/``sections`` the file's rows as JSON bytes (:class:`pipeline.state.Entry`, so
-    text that is not valid UTF-8 survives Arrow), ``failed`` whether a stage raised on one of
-    them, ``seconds`` (JSON, per stage) and ``n_files`` on the batch's first row (``{}`` and 0
+    isolation) and returns one row per listed file, columns :data:`RESULT_COLUMNS`: the fields
+    of its :class:`pipeline.runner.FileResult` (``documents``/``sections`` the rows as JSON bytes,
+    so text that is not valid UTF-8 survives Arrow; ``content_hashes`` as a JSON list),
+    ``failed`` whether a stage raised on one of them, ``seconds`` (JSON, per stage) and ``n_files`` on the batch's first row (``{}`` and 0
     on the others).
     """
 
@@ -101,10 +101,11 @@ class DocumentStages:
 
         result = process_files(batch[["source_path", "abs_path"]].reset_index(drop=True), self.config)
         rows = []
-        for k, (path, doc_rows, section_rows) in enumerate(result.files):
-            entry = Entry.from_rows(path, "", doc_rows, section_rows)
-            rows.append({"source_path": path, "documents": entry.documents, "sections": entry.sections,
-                         "failed": path in result.failed_files,
+        for k, file in enumerate(result.files):
+            rows.append({"source_path": file.source_path, "documents": file.documents, "sections": file.sections,
+                         "n_documents": file.n_documents, "n_sections": file.n_sections,
+                         "content_hashes": json.dumps(file.content_hashes),
+                         "failed": file.source_path in result.failed_files,
                          "seconds": json.dumps(result.seconds if k == 0 else {}),
                          "n_files": result.n_files if k == 0 else 0})
         return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
@@ -112,13 +113,13 @@ class DocumentStages:
 
 def batch_result(frame: pd.DataFrame) -> Any:
     """A :class:`pipeline.runner.BatchResult` from rows of :class:`DocumentStages`."""
-    from .runner import DOCUMENT_STAGE_NAMES, BatchResult
+    from .runner import DOCUMENT_STAGE_NAMES, BatchResult, FileResult
 
     seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
     files, failed = [], set()
     for row in frame.itertuples(index=False):
-        doc_rows, section_rows = Entry(row.source_path, "", row.documents, row.sections, 0, 0).rows()
-        files.append((row.source_path, doc_rows, section_rows))
+        files.append(FileResult(row.source_path, row.documents, row.sections, int(row.n_documents),
+                                int(row.n_sections), tuple(json.loads(row.content_hashes))))
         if row.failed:
             failed.add(row.source_path)
         for name, secs in json.loads(row.seconds).items():

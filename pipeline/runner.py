@@ -52,7 +52,7 @@ from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -301,9 +301,11 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
             for bar in bars.values():
                 bar.update(result.n_files)
             fresh = []
-            for path, doc_rows, section_rows in result.files:
-                entry = Entry.from_rows(path, sha_of[path] or "", doc_rows, section_rows)
-                if path not in result.failed_files and _reusable(path, sha_of[path], doc_rows):
+            for file in result.files:
+                path = file.source_path
+                entry = Entry(path, sha_of[path] or "", file.documents, file.sections, file.n_documents,
+                              file.n_sections)
+                if path not in result.failed_files and _reusable(path, sha_of[path], file.content_hashes):
                     entries[path] = entry
                     fresh.append(entry)
                 else:
@@ -349,14 +351,48 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
                      run_dir=run_dir, files=files, manifest=manifest, stats=outcome.stats)
 
 
+class FileResult(NamedTuple):
+    """What the per-document stages made of one listed file, ready for the state.
+
+    The rows travel as the state's JSON bytes (:meth:`pipeline.state.Entry.from_rows`), encoded
+    where the stages ran: a worker sends bytes, which cost next to nothing to pickle, and the run's
+    process keeps them as they are instead of unpickling and encoding every row again.
+
+    Attributes:
+        source_path: the listed file, relative to the corpus.
+        documents, sections: JSON bytes of its documents / sections rows (lists of
+            :func:`pipeline.state.frame_records` dicts).
+        n_documents, n_sections: row counts.
+        content_hashes: ``content_sha256`` of each documents row, in order (None where a row has
+            none): what :func:`_reusable` checks.
+    """
+
+    source_path: str
+    documents: bytes
+    sections: bytes
+    n_documents: int
+    n_sections: int
+    content_hashes: tuple[str | None, ...]
+
+    @classmethod
+    def from_rows(cls, source_path: str, documents: list[dict[str, Any]], sections: list[dict[str, Any]]) -> FileResult:
+        """The result of a file from its plain rows."""
+        entry = Entry.from_rows(source_path, "", documents, sections)
+        hashes = tuple(h if isinstance(h := r.get("content_sha256"), str) else None for r in documents)
+        return cls(source_path, entry.documents, entry.sections, entry.n_documents, entry.n_sections, hashes)
+
+    def rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """``(documents rows, sections rows)``, decoded."""
+        return json_rows(self.documents), json_rows(self.sections)
+
+
 @dataclass
 class BatchResult:
     """What the per-document stages made of one batch of listed files, as plain values (it
     crosses process boundaries: a pool worker or a Ray actor sends it back).
 
     Attributes:
-        files: ``(source_path, documents rows, sections rows)`` per listed file of the batch, in
-            batch order, rows as :func:`pipeline.state.frame_records` dicts (see
+        files: a :class:`FileResult` per listed file of the batch, in batch order (see
             :func:`_split_by_file`).
         failed_files: files of rows a stage raised on (their result is not kept in the state).
         seconds: seconds spent in each of :data:`DOCUMENT_STAGE_NAMES` on this batch, measured
@@ -364,7 +400,7 @@ class BatchResult:
         n_files: listed files in the batch (progress).
     """
 
-    files: list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]
+    files: list[FileResult]
     failed_files: set[str]
     seconds: dict[str, float]
     n_files: int
@@ -385,7 +421,8 @@ def process_files(batch: pd.DataFrame, config: Config) -> BatchResult:
     """
     seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
     docs, sections, failed_files = _process_batch(batch.reset_index(drop=True), config, seconds)
-    files = list(_split_by_file(batch["source_path"].tolist(), docs, sections))
+    files = [FileResult.from_rows(path, doc_rows, section_rows)
+             for path, doc_rows, section_rows in _split_by_file(batch["source_path"].tolist(), docs, sections)]
     return BatchResult(files=files, failed_files=failed_files, seconds=seconds, n_files=len(batch))
 
 
@@ -497,26 +534,30 @@ def _split_by_file(paths: list[str], docs: pd.DataFrame,
                    sections: pd.DataFrame) -> Iterator[tuple[str, list[dict], list[dict]]]:
     """``(file, documents rows, sections rows)`` per listed file, rows as plain dicts without the
     ``_file`` column and the segment ``sections`` column (the sections rows hold them)."""
-    drop_docs = [c for c in ("_file", "sections") if c in docs]
-    doc_groups = {f: g for f, g in docs.groupby("_file", sort=False)} if len(docs) else {}
-    section_groups = {f: g for f, g in sections.groupby("_file", sort=False)} if len(sections) else {}
+    def by_file(frame: pd.DataFrame, drop: list[str]) -> dict[str, list[dict]]:
+        # one conversion of the whole frame, then rows grouped in frame order (as groupby keeps it)
+        groups: dict[str, list[dict]] = {}
+        if len(frame):
+            for file, row in zip(frame["_file"].tolist(), frame_records(frame.drop(columns=drop)), strict=True):
+                groups.setdefault(file, []).append(row)
+        return groups
+
+    doc_groups = by_file(docs, [c for c in ("_file", "sections") if c in docs])
+    section_groups = by_file(sections, ["_file"])
     for path in paths:
-        d = doc_groups.get(path)
-        s = section_groups.get(path)
-        yield (path,
-               frame_records(d.drop(columns=drop_docs)) if d is not None else [],
-               frame_records(s.drop(columns=["_file"])) if s is not None else [])
+        yield path, doc_groups.get(path, []), section_groups.get(path, [])
 
 
-def _reusable(path: str, sha: str | None, doc_rows: list[dict]) -> bool:
+def _reusable(path: str, sha: str | None, content_hashes: tuple[str | None, ...]) -> bool:
     """Whether a file's fresh result may be kept in the state: its bytes were hashed, and every
-    row was read from those bytes (not an unreadable file, nor one changed while read)."""
-    if sha is None or not doc_rows:
+    row was read from those bytes (not an unreadable file, nor one changed while read);
+    ``content_hashes``: the ``content_sha256`` of each of its documents rows."""
+    if sha is None or not content_hashes:
         return False
-    if any(not isinstance(r.get("content_sha256"), str) for r in doc_rows):
+    if any(not isinstance(h, str) for h in content_hashes):
         return False
     whole_file = not path.lower().endswith(ingest_formats.JSONL_SUFFIXES)
-    return not whole_file or all(r["content_sha256"] == sha for r in doc_rows)
+    return not whole_file or all(h == sha for h in content_hashes)
 
 
 #: Listed files assembled per chunk: each chunk's rows are written out before the next is read,
@@ -741,7 +782,7 @@ def _file_rows(path: str, entries: dict[str, Entry], uncached: dict[str, tuple[b
                     type(exc).__name__, exc)
     listing = pd.DataFrame({"source_path": [path], "abs_path": [abs_paths[path]]})
     result = process_files(listing, config)
-    files = {p: (d, s) for p, d, s in result.files}
+    files = {f.source_path: f.rows() for f in result.files}
     doc_rows, section_rows = files.get(path, ([], []))
     entries[path] = Entry.from_rows(path, entries[path].content_sha256, doc_rows, section_rows)
     repaired.append(path)

@@ -161,11 +161,27 @@ def to_plain(value: Any) -> Any:
     raise TypeError(f"cannot keep a {type(value).__name__} in the incremental state: {value!r}")
 
 
+def _plain_column(values: list[Any]) -> list[Any]:
+    """:func:`to_plain` of each value of one column (``Series.tolist()``: Python scalars for
+    numpy dtypes, the objects themselves for ``object``); None, str, int and bool, most values,
+    are already plain and skip the call."""
+    return [v if v is None or type(v) in _PLAIN_TYPES else to_plain(v) for v in values]
+
+
+_PLAIN_TYPES = frozenset((str, int, bool))
+
+
 def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows of ``frame`` as dicts of :func:`to_plain` values (column order kept)."""
+    """Rows of ``frame`` as dicts of :func:`to_plain` values (column order kept).
+
+    Column by column (``Series.tolist()``), not row by row: the same values as
+    ``frame.itertuples()`` gives, at a fraction of the per-value cost.
+    """
     columns = list(frame.columns)
-    return [{c: to_plain(v) for c, v in zip(columns, row, strict=True)}
-            for row in frame.itertuples(index=False, name=None)]
+    if not columns:
+        return [{} for _ in range(len(frame))]
+    values = [_plain_column(frame.iloc[:, k].tolist()) for k in range(len(columns))]
+    return [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]
 
 
 def _dumps(rows: list[dict[str, Any]]) -> bytes:
