@@ -677,22 +677,9 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
 
     # --- dedup over every section: slim columns and embeddings only ---------------------------
     t0 = time.perf_counter()
-    slim = pd.concat(slims, ignore_index=True) if slims else slim_sections(_empty_sections(config))
-    del slims
-    # dedup works in section-id order: the vectors are copied straight into it, part by part
-    order = section_order(slim["section_id"])
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    emb = SectionEmbeddings.concat(vectors, positions=rank) if vectors else None
-    if emb is not None:
-        sorted_ids, sorted_scores, papers = cluster_papers(slim.iloc[order].reset_index(drop=True), emb, config)
-        paper_ids = [sorted_ids[r] for r in rank]  # back to corpus order, as the scratch tables
-        match_scores = [sorted_scores[r] for r in rank]
-        del sorted_ids, sorted_scores
-    else:
-        paper_ids, match_scores, papers = [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"])
-    del emb
-    papers_of = paper_sets(slim["doc_id"], paper_ids)
+    paper_ids, match_scores, papers, section_doc_ids = _cluster_all(slims, vectors, config)
+    papers_of = paper_sets(section_doc_ids, paper_ids)
+    del section_doc_ids
     candidates = copy_candidates(papers_of)
     summary_from = {sid: k for k, sid in enumerate(papers["summary_from"]) if isinstance(sid, str)}
     seconds["dedup"] += time.perf_counter() - t0
@@ -739,6 +726,41 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
     stats = {"papers_multi_document": int((papers["doc_ids"].map(len) > 1).sum()) if len(papers) else 0}
     return _Outcome(counts=counts, inputs=inputs, status_counts=dict(sorted(status_counts.items())), errors=errors,
                     stats=stats)
+
+
+def _cluster_all(slims: list[pd.DataFrame], vectors: list[SectionEmbeddings],
+                 config: Config) -> tuple[list[str], list[float | None], pd.DataFrame, list[str]]:
+    """Dedup over every section of the run, from the chunks' slim columns and embeddings.
+
+    Consumes its inputs: both lists are emptied as soon as their parts are joined, so the peak
+    holds one copy of the vectors (the per-chunk arrays would otherwise stay referenced through
+    clustering: ``n * d * 4`` bytes more).
+
+    Args:
+        slims: per chunk, :func:`pipeline.dedup.slim_sections` of its sections (corpus order).
+        vectors: per chunk, their :func:`pipeline.dedup.embed_sections`, row for row.
+
+    Returns:
+        ``(paper_ids, match_scores, papers, doc_ids)``: per section in corpus order (the order of
+        the concatenated chunks, as the scratch tables) its paper id, match score and doc id;
+        ``papers`` as :func:`pipeline.dedup.cluster_papers` gives it.
+    """
+    slim = pd.concat(slims, ignore_index=True) if slims else slim_sections(_empty_sections(config))
+    slims.clear()
+    # dedup works in section-id order: the vectors are copied straight into it, part by part
+    order = section_order(slim["section_id"])
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    emb = SectionEmbeddings.concat(vectors, positions=rank) if vectors else None
+    vectors.clear()
+    doc_ids = slim["doc_id"].tolist()
+    if emb is None:
+        return [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"]), doc_ids
+    slim = slim.iloc[order].reset_index(drop=True)  # the one copy clustering reads
+    sorted_ids, sorted_scores, papers = cluster_papers(slim, emb, config)
+    del slim, emb
+    # back to corpus order, as the scratch tables
+    return [sorted_ids[r] for r in rank], [sorted_scores[r] for r in rank], papers, doc_ids
 
 
 def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[str, str],
