@@ -253,7 +253,14 @@ class StateStore:
     """
 
     def __init__(self, folder: str | Path, key: str, run_id: str):
+        """Raises:
+            NotADirectoryError: ``folder`` exists and is not a folder (before any work is done,
+                rather than when the first results are kept).
+        """
         self.folder = Path(folder)
+        if self.folder.exists() and not self.folder.is_dir():
+            raise NotADirectoryError(f"{self.folder} is not a folder: the incremental state is kept there; "
+                                     "move that file away")
         self.key = key
         self.run_id = run_id
         self._parts = 0
@@ -262,7 +269,9 @@ class StateStore:
         self._groups: dict[tuple[Path, int], tuple[list[bytes], list[bytes]]] = {}
 
     def _files(self) -> list[Path]:
-        return sorted(self.folder.glob("*.parquet")) if self.folder.is_dir() else []
+        """The state's Parquet files (anything else in the folder, e.g. a folder named
+        ``x.parquet``, is not the store's and is left alone)."""
+        return sorted(p for p in self.folder.glob("*.parquet") if p.is_file()) if self.folder.is_dir() else []
 
     def load(self) -> dict[tuple[str, str], Entry]:
         """Every readable entry under this store's key, by ``(source_path, content_sha256)``.

@@ -178,3 +178,22 @@ def test_the_first_run_into_an_empty_folder_is_a_full_one(tmp_path, use_embedder
     assert json.loads((out / "manifest.json").read_text(encoding="utf-8"))["mode"] == "full"
     run(SAMPLE, out, config, embedder=use_embedder, progress=False)
     assert json.loads((out / "manifest.json").read_text(encoding="utf-8"))["mode"] == "incremental"
+
+
+def test_a_state_path_that_is_a_file_stops_the_run_before_any_work(tmp_path: Path) -> None:
+    (tmp_path / STATE_DIR).write_bytes(b"not a folder")
+    with pytest.raises(NotADirectoryError, match="is not a folder: the incremental state is kept there"):
+        StateStore(tmp_path / STATE_DIR, "k1", "run-a")
+
+
+def test_foreign_entries_in_the_state_folder_are_left_alone(tmp_path: Path) -> None:
+    folder = tmp_path / STATE_DIR
+    (folder / "x.parquet").mkdir(parents=True)  # a folder named like a state file
+    store = StateStore(folder, "k1", "run-a")
+    store.append([Entry.from_rows("a.txt", "aa", [{"doc_id": "1"}], [])])
+    entries = store.load()
+    assert set(entries) == {("a.txt", "aa")}
+    store.compact(entries.values())  # what --full does: rewrite the state, delete the old files
+    assert (folder / "x.parquet").is_dir()
+    assert [p.name for p in folder.glob("state-*.parquet")] == ["state-run-a.parquet"]
+    assert set(StateStore(folder, "k1", "run-b").load()) == {("a.txt", "aa")}
