@@ -64,7 +64,7 @@ from .headings import (
     MAX_DECORATION_CHARS,
     NUMBERED_PREFIX_RE,
 )
-from .normalize import conversion_memo, to_target
+from .normalize import to_target
 from .stage import Stage, records
 from .textutil import plain
 
@@ -238,8 +238,7 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
         dict with the keys of :data:`EXTRACT_COLUMNS`; lists are lists of str, ``year`` an int
         or None, ``award`` one of :data:`pipeline.fields.AWARDS` or None.
     """
-    with conversion_memo():  # the section's Han runs go through OpenCC once
-        return _extract_fields(row, target_script, config)
+    return _extract_fields(row, target_script, config)
 
 
 def _extract_fields(row: dict, target_script: str, config: Config) -> dict:

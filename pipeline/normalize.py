@@ -2,7 +2,8 @@
 
 Method. Both functions rest on the OpenCC project (BYVoid, https://github.com/BYVoid/OpenCC) as
 packaged by ``opencc-python-reimplemented`` (module :mod:`opencc`), which ships OpenCC's
-dictionaries and its matcher (longest dictionary key first). Files used:
+dictionaries and its matcher (longest dictionary key first; :func:`_convert_group` gives its
+results, faster, and tests compare the two). Files used:
 
 * ``STCharacters.txt`` / ``STPhrases.txt``: Simplified to OpenCC-standard Traditional (``s2t``);
 * ``TSCharacters.txt`` / ``TSPhrases.txt``: Traditional to Simplified (``t2s``);
@@ -85,17 +86,18 @@ or its offsets: it writes a new column ``text_norm``.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import functools
 import itertools
 import re
+import sys
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
+import numpy as np
 import opencc
 import pandas as pd
 
@@ -152,6 +154,33 @@ MAX_PASSES = 4
 
 #: Every tag :func:`detect_script` can return.
 SCRIPT_TAGS = ("zh-Hans", "zh-Hant", "en", "mixed", "und")
+
+# --- Caches and counting (per process; the cached functions are pure: no result changes) ------
+
+#: Han runs whose conversion each chain keeps per process (least recently used dropped first).
+#: Runs are clauses between punctuation, so they repeat across sections and documents (terms,
+#: names, set phrases): on the sample corpus over nine run conversions in ten repeat one before.
+RUN_CACHE_SIZE = 1 << 15
+#: ...of runs up to this many characters (a longer run is converted each time and never held).
+CACHED_RUN_MAX_CHARS = 256
+
+#: Texts (with their target) whose :func:`to_script` result, and texts whose
+#: :func:`script_counts`, are kept per process (least recently used dropped first). The stages
+#: convert the same text several times (a section for its ``text_norm``, again for segmentation
+#: and keywords; the same keyword or name in many sections): about seven calls in ten repeat
+#: one made before on the sample corpus.
+TEXT_CACHE_SIZE = 4096
+
+#: ...only texts up to this length (characters) are cached: sections, fields and keywords, not
+#: whole documents. This bounds what the caches hold to TEXT_CACHE_SIZE texts of this length
+#: (and their results); on the sample corpus (sections of ~400 characters) a few MB.
+CACHED_TEXT_MAX_CHARS = 4096
+
+#: :func:`script_counts` counts texts from this length (characters) on with NumPy (a table
+#: lookup per code point, then one ``bincount``): 1.5 times as fast as ``str.translate`` on a
+#: section of a few hundred characters, 6 times on a whole document; below it the fixed cost of
+#: the NumPy calls outweighs the gain (measured break-even near 100 characters).
+NUMPY_COUNT_MIN_CHARS = 128
 
 # Han characters: CJK Unified Ideographs and Extension A, the supplementary-plane extensions B-H,
 # both compatibility blocks, and U+3007 (〇, ideographic zero, used in years such as 二〇二五).
@@ -351,13 +380,120 @@ def _table(table_id: str) -> dict[str, str]:
     return {key: values[0] for key, values in _read_table(table_id).items()}
 
 
+class _CompiledTable:
+    """One conversion table prepared for :func:`_convert_group`.
+
+    Attributes:
+        mapping: the table, ``{key: value}``.
+        prefixes: every non-empty prefix of every key, mapped to whether it is itself a key: a
+            scan from a position stops at the first extension that no key starts with, so a
+            position where no key starts costs one lookup (instead of one per key length).
+        translation: for a table of single-character keys only, the same mapping for
+            :meth:`str.translate` (``{code point: value}``); None otherwise.
+    """
+
+    __slots__ = ("mapping", "prefixes", "translation")
+
+    def __init__(self, mapping: dict[str, str]) -> None:
+        if not mapping or "" in mapping or not all(mapping.values()):
+            # the package treats an empty value as "no match" and stops scanning the fragment for
+            # that table; our tables never have one, so this matcher does not model that case
+            raise ValueError("conversion tables must have non-empty keys and values")
+        self.mapping = mapping
+        prefixes: dict[str, bool] = {}
+        for key in mapping:
+            for end in range(1, len(key)):
+                prefixes.setdefault(key[:end], False)
+            prefixes[key] = True
+        self.prefixes = prefixes
+        single = all(len(key) == 1 for key in mapping)
+        self.translation = {ord(key): value for key, value in mapping.items()} if single else None
+
+
+def _convert_group(text: str, group: tuple[_CompiledTable, ...], k: int = 0) -> str:
+    """One step of a conversion chain (a group of tables, tried in order) on one segment.
+
+    Reproduces the matcher of ``opencc-python-reimplemented`` 0.1.7 (``StringTree.
+    create_parse_tree`` and ``__findMatch`` in ``opencc/opencc.py``), which is *not* forward
+    maximal matching: in a fragment it converts the longest key occurring anywhere (the leftmost
+    one among keys of that length), then treats the text to its left and to its right as two new
+    fragments, recursively; a fragment where table ``k`` matches nothing goes whole to table
+    ``k + 1``, and after the last table it stays as it is. (The package also caps the key length
+    in a left/right fragment at the length just matched, which changes nothing: a key inside a
+    fragment is inside its parent, where no longer key occurred.)
+
+    The same result in one pass per table: collect every occurrence ``(start, length)`` of a key
+    of table ``k`` (:attr:`_CompiledTable.prefixes`), take them longest first, leftmost first
+    among equal lengths, and accept each that overlaps none accepted before. An occurrence is
+    accepted exactly when the recursion would match it: all occurrences before it in that order
+    that lie in its fragment were accepted and split the text around it. The gaps between
+    accepted keys are the unmatched fragments, each converted by the rest of the group.
+
+    Args:
+        text: one segment (the package first splits its input at separators; see
+            :meth:`_ChainConverter.convert`).
+        group: the tables of the step, in order.
+        k: index of the first table to apply.
+
+    Returns:
+        The converted segment.
+    """
+    if k == len(group) or not text:
+        return text
+    table = group[k]
+    if table.translation is not None and k == len(group) - 1:
+        return text.translate(table.translation)  # single-character keys: each character alone
+    prefixes = table.prefixes
+    n = len(text)
+    found: list[tuple[int, int]] = []  # (-length, start), so that sorting gives the package's order
+    for i in range(n):
+        end = i + 1
+        is_key = prefixes.get(text[i])
+        while is_key is not None:
+            if is_key:
+                found.append((i - end, i))
+            if end == n:
+                break
+            end += 1
+            is_key = prefixes.get(text[i:end])
+    if not found:
+        return _convert_group(text, group, k + 1)
+    if len(found) > 1:
+        found.sort()
+        taken = bytearray(n)
+        accepted = []
+        for neg_len, i in found:
+            end = i - neg_len
+            if not any(taken[i:end]):
+                taken[i:end] = b"\x01" * (end - i)
+                accepted.append((i, end))
+        accepted.sort()
+    else:
+        accepted = [(found[0][1], found[0][1] - found[0][0])]
+    mapping = table.mapping
+    out = []
+    pos = 0
+    for i, end in accepted:
+        if i > pos:
+            out.append(_convert_group(text[pos:i], group, k + 1))
+        out.append(mapping[text[i:end]])
+        pos = end
+    if pos < n:
+        out.append(_convert_group(text[pos:], group, k + 1))
+    return "".join(out)
+
+
 class _ChainConverter(opencc.OpenCC):
-    """OpenCC's converter (the package's matcher and sentence splitting) over an explicit chain.
+    """OpenCC's converter over an explicit chain, with the package's results and a faster matcher.
 
     The package builds a chain only from a config file in its own folder; this sets the same
     internal structure (``_dict_chain_data``: one list per step of ``(longest key, shortest key,
-    {key: value})`` per table) from :data:`CONVERSION_CHAINS`. Tests check that a chain built
-    from unmodified tables converts exactly like the package's own config.
+    {key: value})`` per table) from :data:`CONVERSION_CHAINS`, and keeps the package's
+    :meth:`convert` (its split of the input into segments at separators). Each segment goes
+    through :func:`_convert_group` instead of the package's ``StringTree``: the same matches,
+    found with one dictionary lookup at most positions instead of one per key length. Tests
+    check that a chain built from unmodified tables converts exactly like the package's own
+    config, and that :func:`_convert_group` gives the package's matcher's results.
     """
 
     def __init__(self, name: str, chain: tuple[tuple[str, ...], ...]) -> None:
@@ -369,6 +505,20 @@ class _ChainConverter(opencc.OpenCC):
             steps.append([(max(map(len, t)), min(map(len, t)), t) for t in tables])
         self._dict_chain_data = steps
         self._dict_init_done = True
+        self._steps = tuple(tuple(_compiled_table(table_id) for table_id in group) for group in chain)
+
+    def _convert(self, string: str, dictionary: object = None) -> str:
+        """One segment through every step of the chain (the package's ``_convert``; ``dictionary``,
+        the package's chain data, is ignored: the compiled steps hold the same tables)."""
+        for group in self._steps:
+            string = _convert_group(string, group)
+        return string
+
+
+@functools.cache
+def _compiled_table(table_id: str) -> _CompiledTable:
+    """:func:`_table` prepared for :func:`_convert_group` (built once per process)."""
+    return _CompiledTable(_table(table_id))
 
 
 @functools.cache
@@ -431,23 +581,91 @@ def _off_target(ch: str, target: str) -> bool:
     return name is not None and _char_class(ch) != _HANS and _converter(name).convert(ch) != ch
 
 
+class _OffTargetIndex:
+    """For one target, the characters seen so far and those of them written otherwise there
+    (Traditional-specific or shared Han characters that :func:`_off_target` flags), so that a
+    text is checked with set operations and only its new characters are classified."""
+
+    __slots__ = ("target", "seen", "off")
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.seen: set[str] = set()
+        self.off: set[str] = set()
+
+    def any_in(self, text: str) -> bool:
+        """Whether ``text`` holds a Traditional-specific or shared Han character that
+        :func:`_off_target` flags for the target (the same as testing each character)."""
+        chars = set(text)
+        new = chars.difference(self.seen)
+        if new:
+            self.off.update(
+                ch for ch in new if _char_class(ch) in (_HANT, _HAN_SHARED) and _off_target(ch, self.target)
+            )
+            self.seen.update(new)
+        return not self.off.isdisjoint(chars)
+
+
+@functools.cache
+def _off_target_index(target: str) -> _OffTargetIndex:
+    """The :class:`_OffTargetIndex` of ``target`` (one per process)."""
+    return _OffTargetIndex(target)
+
+
+class _ClassCodes(dict):
+    """``{code point: class}`` for :meth:`str.translate`, the class (:func:`_char_class`) written
+    as one digit (``"0"`` for ``_HANS`` ...), filled on first sight of each character."""
+
+    def __missing__(self, code_point: int) -> str:
+        code = self[code_point] = str(_char_class(chr(code_point)))
+        return code
+
+
+_CLASS_CODES = _ClassCodes()
+_HANS_CODE, _HANT_CODE, _HAN_SHARED_CODE, _LATIN_CODE, _OTHER_LETTER_CODE = map(
+    str, (_HANS, _HANT, _HAN_SHARED, _LATIN, _OTHER_LETTER)
+)
+
+
 def script_counts(text: str) -> ScriptCounts:
     """Count the characters of ``text`` by script (see :class:`ScriptCounts`).
 
     Each unique character is classified once per process (OpenCC ``t2s``/``s2t`` on the single
-    character, then cached), so the cost is one pass over ``text`` plus new characters only.
+    character, then cached); a text is then rewritten as its characters' class digits with
+    :meth:`str.translate` and each digit counted (both in C, about twice as fast as counting the
+    characters and summing per class in Python), or from :data:`NUMPY_COUNT_MIN_CHARS` characters
+    on, its code points looked up in a table of classes with NumPy. Results of texts up to
+    :data:`CACHED_TEXT_MAX_CHARS` are cached (:data:`TEXT_CACHE_SIZE`).
     """
-    totals = [0] * 6
-    for ch, n in Counter(text).items():
-        totals[_char_class(ch)] += n
-    hans, hant = totals[_HANS], totals[_HANT]
-    return ScriptCounts(
-        hans=hans,
-        hant=hant,
-        han=hans + hant + totals[_HAN_SHARED],
-        latin=totals[_LATIN],
-        other=totals[_OTHER_LETTER],
-    )
+    if len(text) <= CACHED_TEXT_MAX_CHARS:
+        return _script_counts_cached(text)
+    return _script_counts(text)
+
+
+_UNCLASSIFIED = 255
+# The class of every code point (_UNCLASSIFIED until first seen), for the NumPy count.
+_CLASS_TABLE = np.full(sys.maxunicode + 1, _UNCLASSIFIED, dtype=np.uint8)
+
+
+def _script_counts(text: str) -> ScriptCounts:
+    """:func:`script_counts` without its cache."""
+    if len(text) < NUMPY_COUNT_MIN_CHARS:
+        codes = text.translate(_CLASS_CODES)
+        hans, hant = codes.count(_HANS_CODE), codes.count(_HANT_CODE)
+        shared, latin, other = codes.count(_HAN_SHARED_CODE), codes.count(_LATIN_CODE), codes.count(_OTHER_LETTER_CODE)
+    else:
+        # one code point per 4 bytes; "surrogatepass" keeps a lone surrogate as its code point
+        code_points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        totals = np.bincount(_CLASS_TABLE[code_points], minlength=_UNCLASSIFIED + 1)
+        if totals[_UNCLASSIFIED]:  # characters not seen before: classify them, then count again
+            for code_point in np.unique(code_points[_CLASS_TABLE[code_points] == _UNCLASSIFIED]).tolist():
+                _CLASS_TABLE[code_point] = _char_class(chr(code_point))
+            totals = np.bincount(_CLASS_TABLE[code_points], minlength=_UNCLASSIFIED + 1)
+        hans, hant, shared, latin, other = totals[:5].tolist()
+    return ScriptCounts(hans=hans, hant=hant, han=hans + hant + shared, latin=latin, other=other)
+
+
+_script_counts_cached = functools.lru_cache(maxsize=TEXT_CACHE_SIZE)(_script_counts)
 
 
 def _script_from_counts(c: ScriptCounts) -> str:
@@ -506,44 +724,14 @@ def detect_script(text: str) -> str:
     return _script_from_counts(script_counts(text))
 
 
-#: Run conversions already made inside :func:`conversion_memo` (None outside one).
-_RUN_MEMO: dict[tuple[str, str], str] | None = None
-
-
-@contextlib.contextmanager
-def conversion_memo() -> Iterator[None]:
-    """Within the block, OpenCC converts each Han run once per conversion chain: a later
-    :func:`to_script` of text holding the same run reuses the result. For the conversions of one
-    unit of work that see the same text several times (the extract stage converts a section for
-    segmentation, then its summary and fields); the memo is dropped when the outermost block
-    ends. The results are the same with or without it."""
-    global _RUN_MEMO
-    outer = _RUN_MEMO
-    if outer is None:
-        _RUN_MEMO = {}
-    try:
-        yield
-    finally:
-        if outer is None:
-            _RUN_MEMO = None
-
-
+@functools.cache
 def _memo_convert(name: str) -> Callable[[str], str]:
-    """The ``convert`` of :func:`_converter` ``(name)``, through the memo of
-    :func:`conversion_memo` when one is open."""
+    """The ``convert`` of :func:`_converter` ``(name)``, memoised per process (a bounded LRU of
+    :data:`RUN_CACHE_SIZE` runs of at most :data:`CACHED_RUN_MAX_CHARS` characters; the
+    conversion is a pure function of the run)."""
     convert = _converter(name).convert
-    memo = _RUN_MEMO
-    if memo is None:
-        return convert
-
-    def convert_run(run: str) -> str:
-        key = (name, run)
-        out = memo.get(key)
-        if out is None:
-            out = memo[key] = convert(run)
-        return out
-
-    return convert_run
+    cached = functools.lru_cache(maxsize=RUN_CACHE_SIZE)(convert)
+    return lambda run: cached(run) if len(run) <= CACHED_RUN_MAX_CHARS else convert(run)
 
 
 def _convert_simplified_parts(run: str, convert: Callable[[str], str]) -> str:
@@ -582,6 +770,7 @@ def _convert_pass(text: str, target: str) -> str:
     protected = _protected_spans(text)
     starts = [a for a, _ in protected]
     in_script: list[bool] = []  # whether the whole text is in the target's script; computed once
+    codes = text.translate(_CLASS_CODES)  # each character's class digit, at its offset
 
     def text_in_script() -> bool:
         if not in_script:
@@ -593,10 +782,10 @@ def _convert_pass(text: str, target: str) -> str:
 
         def replace(match: re.Match[str]) -> str:
             run = match.group()
-            classes = {_char_class(ch) for ch in run}
-            if _HANT in classes:
+            classes = codes[match.start() : match.end()]
+            if _HANT_CODE in classes:
                 return from_traditional(run)
-            if _HANS in classes or text_in_script():
+            if _HANS_CODE in classes or text_in_script():
                 return run
             return from_traditional(run)
 
@@ -605,14 +794,14 @@ def _convert_pass(text: str, target: str) -> str:
 
         def replace(match: re.Match[str]) -> str:
             run = match.group()
-            classes = {_char_class(ch) for ch in run}
-            if _HANS in classes:
-                if _HANT in classes:
+            classes = codes[match.start() : match.end()]
+            if _HANS_CODE in classes:
+                if _HANT_CODE in classes:
                     return _convert_simplified_parts(run, from_simplified)
                 return from_simplified(run)
-            if _HANT not in classes and not text_in_script():
+            if _HANT_CODE not in classes and not text_in_script():
                 return from_simplified(run)
-            if any(_off_target(ch, target) for ch in run):
+            if _off_target_index(target).any_in(run):  # a run's characters are all Han
                 return _memo_convert(_FROM_TRADITIONAL[target])(run)
             return run
 
@@ -637,8 +826,10 @@ def _already_in_target(text: str, target: str, counts: ScriptCounts | None = Non
     the text is in the target's script by :func:`detect_script` (so runs specific to neither
     script stay) and holds no character of the other script (for ``zh-Hans``: no
     Traditional-specific one) nor, for a regional target, one written otherwise there
-    (:func:`_off_target`). False does not mean that the text changes. ``counts``: the
-    :func:`script_counts` of ``text`` when the caller has them."""
+    (:func:`_off_target`). When True, a conversion pass (:func:`_convert_pass`) keeps every
+    run as it is too, so :func:`to_script` also uses it to end its passes. False does not mean
+    that the text changes. ``counts``: the :func:`script_counts` of ``text`` when the caller
+    has them."""
     if not _HAN_CHAR_RE.search(text):
         return True
     counts = counts if counts is not None else script_counts(text)
@@ -649,7 +840,9 @@ def _already_in_target(text: str, target: str, counts: ScriptCounts | None = Non
         return counts.hant == 0
     if counts.hans:
         return False
-    return not any(_off_target(ch, target) for ch in set(text) if _char_class(ch) in (_HANT, _HAN_SHARED))
+    if target not in _FROM_TRADITIONAL:
+        return True  # zh-Hant keeps Traditional of any region: no character is off target
+    return not _off_target_index(target).any_in(text)
 
 
 def to_script(text: str, target: str) -> str:
@@ -682,6 +875,9 @@ def to_script(text: str, target: str) -> str:
     length-preserving, and ``zh-Hant-TW`` rewrites Mainland vocabulary: 软件 -> 軟體); offsets
     into ``text`` do not apply to it.
 
+    Results for texts up to :data:`CACHED_TEXT_MAX_CHARS` characters are cached per process
+    (:data:`TEXT_CACHE_SIZE`), and so are the conversions of Han runs (:data:`RUN_CACHE_SIZE`).
+
     Args:
         text: any string.
         target: one of :data:`pipeline.config.TARGET_SCRIPTS`: ``"zh-Hans"``; ``"zh-Hant"``
@@ -696,15 +892,27 @@ def to_script(text: str, target: str) -> str:
         ValueError: ``target`` is not one of :data:`pipeline.config.TARGET_SCRIPTS`.
     """
     script_of_target(target)  # validates target
+    if len(text) <= CACHED_TEXT_MAX_CHARS:
+        return _to_script_cached(text, target)
+    return _to_script(text, target)
+
+
+def _to_script(text: str, target: str) -> str:
+    """:func:`to_script` without its cache and check of ``target``."""
     if _already_in_target(text, target):
         return text
     out = text
     for _ in range(MAX_PASSES):
         converted = _convert_pass(out, target)
-        if converted == out:
-            break
+        # a text already in the target leaves the next pass unchanged (see _already_in_target):
+        # the cheaper check saves that pass, the one that only confirms the result
+        if converted == out or _already_in_target(converted, target):
+            return converted
         out = converted
     return out
+
+
+_to_script_cached = functools.lru_cache(maxsize=TEXT_CACHE_SIZE)(_to_script)
 
 
 @overload

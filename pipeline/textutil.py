@@ -5,12 +5,16 @@ All offsets are character offsets (Python ``str`` indices) into the decoded docu
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
 from dataclasses import dataclass
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+# Every pair of adjacent CJK characters, overlapping pairs included (a zero-width lookahead),
+# in order: the bigrams of the _CJK_RUN runs, one run after the other.
+_CJK_BIGRAM = re.compile(r"(?=([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2}))")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z\-']{2,}")
 URL_ONLY = re.compile(r"^\W{0,3}(https?://|www\.)\S+$")
 
@@ -73,7 +77,7 @@ def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
 
 def cjk_count(s: str) -> int:
     """Number of CJK unified ideographs in ``s``."""
-    return sum(len(m) for m in _CJK_RUN.findall(s))
+    return sum(map(len, _CJK_RUN.findall(s)))
 
 
 def latin_words(s: str) -> list[str]:
@@ -88,9 +92,7 @@ def topic_profile(s: str) -> Counter:
     segmenter is wanted (e.g. Nie et al. 2000, "On the use of words and n-grams for Chinese
     information retrieval"); they are cheap and need no dictionary.
     """
-    c: Counter = Counter()
-    for run in _CJK_RUN.findall(s):
-        c.update(map(str.__add__, run, run[1:]))  # the run's bigrams, in order
+    c = Counter(_CJK_BIGRAM.findall(s))  # the bigrams of each CJK run, in order
     c.update(map(str.lower, latin_words(s)))
     return c
 
@@ -119,12 +121,14 @@ def plain(line: str) -> str:
     (CommonMark 0.31, sections 4.2 and 6.2). Offsets are not kept: use it to decide what a
     line is, never to cut text.
     """
+    if "#" not in line and "*" not in line and "_" not in line:
+        return line.strip()  # no marker of any of the three kinds: only the strip applies
     s = _MD_STRONG.sub("", _MD_HEADING.sub("", line.strip())).strip()
     m = _MD_WRAP.match(s)
     return m.group("inner").strip() if m else s
 
 
-_UNIT = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[A-Za-z0-9]+(?:['’.\-][A-Za-z0-9]+)*")
+_WORD_OR_NUMBER = re.compile(r"[A-Za-z0-9]+(?:['’.\-][A-Za-z0-9]+)*")
 
 
 def text_units(s: str) -> int:
@@ -132,8 +136,11 @@ def text_units(s: str) -> int:
 
     A line of ten Chinese characters and a line of ten English words count alike, so one length
     threshold serves both scripts (punctuation, spaces and symbols count nothing).
+
+    The two kinds are counted apart (ideographs by runs, not one match each): no word or number
+    holds an ideograph, so the count is that of a scan for either unit.
     """
-    return len(_UNIT.findall(s))
+    return cjk_count(s) + len(_WORD_OR_NUMBER.findall(s))
 
 
 #: English function words: they carry no topic, and two unrelated English texts share many of
@@ -153,15 +160,30 @@ STOPWORDS_EN = frozenset(
 def content_profile(s: str) -> Counter:
     """:func:`topic_profile` without English function words (:data:`STOPWORDS_EN`), English
     plurals folded to the singular (``papers`` -> ``paper``, ``studies`` -> ``study``) so that
-    the few content words of an English paragraph meet their other forms."""
-    c: Counter = Counter()
-    for feature, count in topic_profile(s).items():
-        if feature in STOPWORDS_EN:
-            continue
-        if feature.isascii() and len(feature) > 4 and not feature.endswith(("ss", "us", "is")):
-            if feature.endswith("ies"):
-                feature = feature[:-3] + "y"
-            elif feature.endswith("s"):
-                feature = feature[:-1]
-        c[feature] += count
+    the few content words of an English paragraph meet their other forms.
+
+    Same counts and the same key order as filtering :func:`topic_profile` feature by feature:
+    the CJK bigrams (never a stop word, never folded: they are not ASCII) are counted as they
+    are, and only the distinct Latin words go through :func:`_content_word`.
+    """
+    c = Counter(_CJK_BIGRAM.findall(s))
+    get = c.get
+    for word, count in Counter(map(str.lower, latin_words(s))).items():
+        feature = _content_word(word)
+        if feature is not None:
+            c[feature] = get(feature, 0) + count
     return c
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _content_word(word: str) -> str | None:
+    """A lower-cased Latin word as a :func:`content_profile` feature: None for a stop word, the
+    singular for an English plural of more than four letters (not ``-ss``, ``-us``, ``-is``)."""
+    if word in STOPWORDS_EN:
+        return None
+    if len(word) > 4 and not word.endswith(("ss", "us", "is")):
+        if word.endswith("ies"):
+            return word[:-3] + "y"
+        if word.endswith("s"):
+            return word[:-1]
+    return word

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -20,9 +21,21 @@ from opencc import OpenCC
 from pipeline.config import TARGET_SCRIPTS, Config, load_config
 from pipeline.errors import StageInputError
 from pipeline.normalize import (
+    _HAN_SHARED,
+    _HANT,
+    CACHED_TEXT_MAX_CHARS,
     CONVERSION_CHAINS,
     STAGE,
+    _already_in_target,
     _ChainConverter,
+    _char_class,
+    _CompiledTable,
+    _convert_group,
+    _convert_pass,
+    _off_target,
+    _OffTargetIndex,
+    _table,
+    _to_script,
     detect_script,
     normalize_sections,
     script_counts,
@@ -30,6 +43,7 @@ from pipeline.normalize import (
     to_script,
     to_target,
 )
+from pipeline.textutil import STOPWORDS_EN, content_profile, plain, text_units, topic_profile
 
 SEEDS_DIR = Path(os.environ.get("PIPELINE_SEEDS") or Path(__file__).resolve().parents[2] / "shared" / "corpora" / "seeds")
 
@@ -617,3 +631,218 @@ def test_han_characters_inside_urls_and_inline_code_are_not_converted(target: st
 def test_chinese_glued_to_the_end_of_a_url_is_prose_and_converted() -> None:
     assert to_script("链接https://github.com/x/y包含代码", "zh-Hant") == "鏈接https://github.com/x/y包含代碼"
     assert to_script("https://a.com/?q=什么 什么", "zh-Hant") == "https://a.com/?q=什么 什麼"
+
+
+# --- The matcher: _convert_group against the package's StringTree --------------------------------
+
+# OpenCC's shipped configs as chains of table files (the package's own tables, unmodified).
+_SHIPPED_CHAINS = {
+    "s2t": (("STPhrases.txt", "STCharacters.txt"),),
+    "s2twp": (("STPhrases.txt", "STCharacters.txt"), ("TWPhrases.txt",), ("TWVariants.txt",)),
+    "s2hk": (("STPhrases.txt", "STCharacters.txt"), ("HKVariants.txt",)),
+    "t2s": (("TSPhrases.txt", "TSCharacters.txt"),),
+    "tw2s": (("TWVariantsRevPhrases.txt", "TWVariantsRev.txt"), ("TSPhrases.txt", "TSCharacters.txt")),
+    "hk2s": (("HKVariantsRevPhrases.txt", "HKVariantsRev.txt"), ("TSPhrases.txt", "TSCharacters.txt")),
+}
+_ALL_CHAINS = {**CONVERSION_CHAINS, **{f"shipped {name}": chain for name, chain in _SHIPPED_CHAINS.items()}}
+
+
+def _both_converters(name: str) -> tuple[_ChainConverter, OpenCC]:
+    """Our converter for chain ``name`` of :data:`_ALL_CHAINS`, and a plain ``OpenCC`` object
+    (the package's ``convert`` and ``StringTree`` matcher) over the very same tables."""
+    ours = _ChainConverter(name, _ALL_CHAINS[name])
+    theirs = OpenCC()  # no config loaded; the chain data is set on this instance only
+    theirs._dict_chain_data = ours._dict_chain_data
+    theirs._dict_init_done = True
+    return ours, theirs
+
+
+_CONVERTERS = {name: _both_converters(name) for name in _ALL_CHAINS}
+
+# Keys and values of every table of each chain, longest first (pieces of the property test).
+_CHAIN_PIECES = {
+    name: sorted({s for group in chain for t in group for kv in _table(t).items() for s in kv}, key=lambda s: (-len(s), s))
+    for name, chain in _ALL_CHAINS.items()
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ALL_CHAINS))
+def test_matcher_equals_package_matcher_on_fixture_texts(name: str, hans_seed: str, hant_seed: str) -> None:
+    ours, theirs = _CONVERTERS[name]
+    texts = [hans_seed, hant_seed, "相較於單純", "什么幺么干擾演算法了解", "", "，", "a-b"]
+    for text, outputs in SIMPLIFIED_IN_CONTEXT + TRADITIONAL_IN_CONTEXT:
+        texts += [text, *outputs]
+    for text in texts:
+        assert ours.convert(text) == theirs.convert(text), (name, text[:40])
+
+
+@st.composite
+def _chain_text(draw: st.DrawFn) -> tuple[str, str]:
+    """A chain name and a text of that chain's keys and values, whole or cut (so that phrases
+    overlap and nest), with separators and other characters between them."""
+    name = draw(st.sampled_from(sorted(_ALL_CHAINS)))
+    pieces = _CHAIN_PIECES[name]
+    longest = [p for p in pieces if len(p) > 1][:5000] or pieces
+    whole = st.sampled_from(pieces) | st.sampled_from(longest)
+    cut = st.tuples(st.sampled_from(longest), st.integers(0, 15), st.integers(1, 16)).map(
+        lambda t: t[0][t[1] : t[1] + t[2]] or t[0]
+    )
+    other = st.sampled_from(["，", "。", " ", "-", "．", "a1", "〇", "😀"])
+    parts = draw(st.lists(whole | cut | other, max_size=12))
+    return name, "".join(parts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=_chain_text())
+def test_property_matcher_equals_package_matcher_on_dictionary_keys(case: tuple[str, str]) -> None:
+    name, text = case
+    ours, theirs = _CONVERTERS[name]
+    assert ours.convert(text) == theirs.convert(text)
+
+
+_TOY_ALPHABET = "abcde"
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    group=st.lists(
+        st.dictionaries(
+            st.text(alphabet=_TOY_ALPHABET, min_size=1, max_size=4),
+            st.text(alphabet=_TOY_ALPHABET + "XYZ", min_size=1, max_size=3),
+            min_size=1,
+            max_size=12,
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    text=st.text(alphabet=_TOY_ALPHABET + "x", max_size=30),
+)
+def test_property_matcher_equals_package_matcher_on_small_tables(group: list[dict[str, str]], text: str) -> None:
+    # Dense random tables over five letters: keys overlap, nest and repeat everywhere, and a group
+    # of several tables hands unmatched fragments on; one step of the package's matcher is
+    # OpenCC._convert with a one-group chain.
+    ours = _convert_group(text, tuple(_CompiledTable(t) for t in group))
+    theirs = OpenCC()._convert(text, [[(max(map(len, t)), min(map(len, t)), t) for t in group]])
+    assert ours == theirs
+
+
+def test_compiled_table_rejects_empty_values() -> None:
+    # the package treats a key with an empty value as no match; the matcher does not model it
+    with pytest.raises(ValueError, match="non-empty"):
+        _CompiledTable({"a": ""})
+
+
+# --- Counting and caches ---------------------------------------------------------------------
+
+
+def _reference_script_counts(text: str) -> tuple[int, int, int, int, int]:
+    """(hans, hant, han, latin, other) counted character by character with _char_class."""
+    classes = [_char_class(ch) for ch in text]
+    hans, hant, shared, latin, other = (classes.count(k) for k in range(5))
+    return hans, hant, hans + hant + shared, latin, other
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet=_ALPHABET, max_size=60)
+    | st.text(max_size=30)
+    # long enough for the NumPy count (NUMPY_COUNT_MIN_CHARS), lone surrogates included
+    | st.text(alphabet=_ALPHABET + ["\ud800", "\U00020000", "é", "Ｚ", "ж"], min_size=120, max_size=400)
+)
+def test_property_script_counts_equal_counting_each_character(text: str) -> None:
+    c = script_counts(text)
+    assert (c.hans, c.hant, c.han, c.latin, c.other) == _reference_script_counts(text)
+
+
+def test_script_counts_and_to_script_on_long_texts(hans_seed: str, hant_seed: str) -> None:
+    # texts longer than CACHED_TEXT_MAX_CHARS bypass the caches; the results are the same
+    for text in (hans_seed, hant_seed, hans_seed[: CACHED_TEXT_MAX_CHARS + 1]):
+        assert len(text) > CACHED_TEXT_MAX_CHARS
+        c = script_counts(text)
+        assert (c.hans, c.hant, c.han, c.latin, c.other) == _reference_script_counts(text)
+        short = text[:CACHED_TEXT_MAX_CHARS]
+        for target in TARGET_SCRIPTS:
+            assert to_script(text, target) == _to_script(text, target)
+            assert to_script(short, target) == _to_script(short, target)
+
+
+# --- pipeline.textutil helpers used by the clean stage ---------------------------------------
+
+
+def _reference_content_profile(s: str) -> Counter:
+    """content_profile as first written: topic_profile filtered and folded feature by feature."""
+    c: Counter = Counter()
+    for feature, count in topic_profile(s).items():
+        if feature in STOPWORDS_EN:
+            continue
+        if feature.isascii() and len(feature) > 4 and not feature.endswith(("ss", "us", "is")):
+            if feature.endswith("ies"):
+                feature = feature[:-3] + "y"
+            elif feature.endswith("s"):
+                feature = feature[:-1]
+        c[feature] += count
+    return c
+
+
+def _reference_plain(line: str) -> str:
+    s = re.sub(r"\*\*|__", "", re.sub(r"^#{1,6}\s+", "", line.strip())).strip()
+    m = re.match(r"^[*_](?P<inner>[^*_].*[^*_])[*_]$", s)
+    return m.group("inner").strip() if m else s
+
+
+_PROFILE_ALPHABET = "中文模型研究論文 abcsyiAS-'.\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(
+        st.sampled_from(sorted(STOPWORDS_EN) + ["papers", "studies", "class", "status", "analysis", "Models",
+                                                 "others", "series", "中文模型", "研究", "a", "x-rays", "，", "\n"])
+        | st.text(alphabet=_PROFILE_ALPHABET, max_size=8),
+        max_size=30,
+    )
+)
+def test_property_content_profile_equals_filtered_topic_profile(words: list[str]) -> None:
+    s = " ".join(words)
+    # same counts, and the same key order
+    assert list(content_profile(s).items()) == list(_reference_content_profile(s).items())
+
+
+def test_content_profile_on_seeds(hans_seed: str, hant_seed: str) -> None:
+    for text in (hans_seed, hant_seed):
+        assert list(content_profile(text).items()) == list(_reference_content_profile(text).items())
+
+
+@settings(max_examples=300, deadline=None)
+@given(line=st.text(alphabet="#*_ a中\u3000\t", max_size=12))
+def test_property_plain_equals_its_regular_expressions(line: str) -> None:
+    assert plain(line) == _reference_plain(line)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet=_ALPHABET, max_size=24), target=st.sampled_from(TARGET_SCRIPTS))
+def test_property_a_text_already_in_target_is_a_fixed_point_of_a_pass(text: str, target: str) -> None:
+    # to_script stops its passes on _already_in_target instead of running one more pass
+    once = to_script(text, target)
+    for t in (text, once):
+        if _already_in_target(t, target):
+            assert _convert_pass(t, target) == t
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(st.text(alphabet=_ALPHABET, max_size=16), min_size=1, max_size=4),
+    target=st.sampled_from(TARGET_SCRIPTS),
+)
+def test_property_off_target_index_equals_testing_each_character(texts: list[str], target: str) -> None:
+    index = _OffTargetIndex(target)  # a fresh one; it learns characters text after text
+    for text in texts:
+        expected = any(_char_class(ch) in (_HANT, _HAN_SHARED) and _off_target(ch, target) for ch in text)
+        assert index.any_in(text) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(s=st.text(alphabet="中文模型研究 aZ09'’.-_，。\n", max_size=40))
+def test_property_text_units_equals_one_scan_for_either_unit(s: str) -> None:
+    unit = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[A-Za-z0-9]+(?:['’.\-][A-Za-z0-9]+)*"
+    assert text_units(s) == len(re.findall(unit, s))
