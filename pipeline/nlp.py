@@ -221,45 +221,77 @@ def _jieba_tokenizer() -> jieba.Tokenizer:
 JIEBA_HMM = False
 
 
-class _JiebaDocMaker:
-    """spaCy's jieba ``ChineseTokenizer`` with a linear-time ``__call__``.
+#: How many distinct Han blocks (:data:`_JIEBA_PIECES`) the Chinese tokenizer keeps the jieba
+#: words of. Sections repeat blocks across documents (boilerplate, names, venue lines): a
+#: block cut once is not cut again. An entry is a block and a tuple of its words (a few dozen
+#: characters on average); least recently used blocks go first.
+JIEBA_BLOCK_CACHE = 1 << 16
+#: ...of blocks up to this many characters (clauses; a longer block, e.g. unpunctuated text, is
+#: cut each time), so a full cache holds at most about 64k x 64 characters and their words.
+JIEBA_CACHED_BLOCK_CHARS = 64
 
-    The stock tokenizer aligns jieba's words with the text by
-    ``spacy.util.get_words_and_spaces``, which slices the rest of the text for every word
-    (quadratic in the length of a section); this one aligns them the same way with
-    ``str.index`` from the current position, so the ``Doc`` is the same (tokens, whitespace
-    tokens and ``spaces``). Every other attribute is the wrapped tokenizer's."""
+#: One piece of a text as jieba's ``Tokenizer.cut`` sees it (jieba 0.42.1, ``cut``): group 1 a
+#: block of jieba's ``re_han_default`` (Han characters, ASCII letters and digits, ``+#&._%-``),
+#: which jieba segments with its dictionary; group 2 a run of whitespace, which jieba yields as
+#: whitespace pieces (``re_skip_default``); group 3 a run of other characters, which jieba
+#: yields one by one. ``\s`` is ``str.isspace`` for ``str`` patterns.
+_JIEBA_HAN_CLASS = jieba.re_han_default.pattern[2:-3]  # "([...]+)": the class's members
+_JIEBA_PIECES = re.compile(rf"([{_JIEBA_HAN_CLASS}]+)|(\s+)|([^{_JIEBA_HAN_CLASS}\s]+)")
+
+
+class _JiebaDocMaker:
+    """spaCy's jieba ``ChineseTokenizer`` with a linear-time ``__call__`` and a cache of the
+    words of each Han block.
+
+    The stock tokenizer segments the whole text with ``jieba.Tokenizer.cut`` and aligns the
+    words with the text by ``spacy.util.get_words_and_spaces``, which slices the rest of the
+    text for every word (quadratic in the length of a section). This one walks the text once
+    in the pieces jieba's ``cut`` splits it into (:data:`_JIEBA_PIECES`): a Han block gives
+    the words of ``cut`` over that block alone (``cut`` segments each block on its own, so the
+    words are the same; a block's words are kept, :data:`JIEBA_BLOCK_CACHE`), any other
+    non-space character is a word, and whitespace is aligned as ``get_words_and_spaces``
+    does: one ``" "`` after a word is that word's ``whitespace_``, any other run a whitespace
+    token. The ``Doc`` is the same (tokens, whitespace tokens and ``spaces``); every other
+    attribute is the wrapped tokenizer's."""
 
     def __init__(self, tokenizer) -> None:
         self._tokenizer = tokenizer
+        self._block_words = functools.lru_cache(maxsize=JIEBA_BLOCK_CACHE)(self._cut_block)
 
     def __getattr__(self, name: str):
         return getattr(self._tokenizer, name)
 
-    def __call__(self, text: str) -> Doc:
-        words = [w for w in self._tokenizer.jieba_seg.cut(text, cut_all=False, HMM=JIEBA_HMM)
-                 if w and not w.isspace()]
-        out_words: list[str] = []
-        spaces: list[bool] = []
-        pos, n = 0, len(text)
-        for w in words:
-            at = text.find(w, pos)
-            if at < 0:  # jieba never drops or changes characters; let spaCy report it
-                return self._tokenizer(text)
-            if at > pos:
-                out_words.append(text[pos:at])
-                spaces.append(False)
-            out_words.append(w)
-            pos = at + len(w)
-            if pos < n and text[pos] == " ":
-                spaces.append(True)
-                pos += 1
+    def _cut_block(self, block: str) -> tuple[str, ...]:
+        """jieba's words of one Han block (a full match of ``jieba.re_han_default``)."""
+        return tuple(self._tokenizer.jieba_seg.cut(block, cut_all=False, HMM=JIEBA_HMM))
+
+    def words_and_spaces(self, text: str) -> tuple[list[str], list[bool]]:
+        """``(words, spaces)`` of ``text`` for ``Doc(vocab, words=..., spaces=...)``: jieba's
+        non-space words in order, whitespace runs between them as tokens, less the single
+        ``" "`` right after a word, which sets that word's ``spaces`` entry."""
+        words: list[str] = []
+        spaced: list[int] = []  # the words followed by one " "
+        block_words = self._block_words
+        for block, gap, chars in _JIEBA_PIECES.findall(text):
+            if block:
+                words += block_words(block) if len(block) <= JIEBA_CACHED_BLOCK_CHARS else self._cut_block(block)
+            elif chars:
+                words += chars  # one word per character
             else:
-                spaces.append(False)
-        if pos < n:
-            out_words.append(text[pos:])
-            spaces.append(False)
-        return Doc(self._tokenizer.vocab, words=out_words, spaces=spaces)
+                if words and gap[0] == " ":
+                    spaced.append(len(words) - 1)
+                    gap = gap[1:]
+                    if not gap:
+                        continue
+                words.append(gap)
+        spaces = [False] * len(words)
+        for k in spaced:
+            spaces[k] = True
+        return words, spaces
+
+    def __call__(self, text: str) -> Doc:
+        words, spaces = self.words_and_spaces(text)
+        return Doc(self._tokenizer.vocab, words=words, spaces=spaces)
 
 
 @functools.cache
@@ -611,6 +643,11 @@ def _key_entities(text: str) -> list[Entity]:
     return out
 
 
+#: What every match of :data:`pipeline.fields._GENERIC_AWARD_LABEL` holds (case-sensitive, as
+#: that pattern is).
+_GENERIC_AWARD_HEAD = re.compile("Award|Prize|奖|獎")
+
+
 def _award_entities(text: str) -> list[Entity]:
     """Award labels: every match of fields.py's award-label pattern (with a parenthesised gloss
     right after it kept, as :func:`pipeline.fields.find_award_label` does), then the generic
@@ -624,7 +661,10 @@ def _award_entities(text: str) -> list[Entity]:
             end = gloss.end()
         label = text[start:end].strip()
         out.append(Entity("AWARD", start, start + len(label), label, normalize_award(label) or "other"))
-    for m in _GENERIC_AWARD_LABEL.finditer(text):
+    # every generic label ends in Award/Prize or 奖/獎: a text without them has none (most
+    # sections), and the scan of its Han runs and capitalised words is skipped
+    generic = _GENERIC_AWARD_LABEL.finditer(text) if _GENERIC_AWARD_HEAD.search(text) else ()
+    for m in generic:
         if any(e.start < m.end() and m.start() < e.end for e in out):
             continue
         award = normalize_award(m.group())
@@ -765,17 +805,24 @@ def token_spans(doc: Doc, segments: Sequence[tuple[int, int]]) -> tuple[str, lis
     text = _doc_text(doc)
     # the token arrays in one call (iterating the Doc makes a Token object per token)
     starts, ends, space = _token_arrays(doc)
-    n_tokens = len(starts)
     parts: list[str] = []
     spans: list[tuple[int, int]] = []
     pos = 0
     for s, e in segments:
-        k = max(0, bisect.bisect_right(starts, s) - 1)
-        while k < n_tokens and starts[k] < e:
+        # tokens k0 .. k1-1 overlap [s, e): the one holding s (or the first) up to the last one
+        # starting before e; only the first and the last can stick out, those between lie
+        # inside and are just shifted (in one comprehension: a segment holds hundreds)
+        k0 = max(0, bisect.bisect_right(starts, s) - 1)
+        k1 = bisect.bisect_left(starts, e, k0)
+        off = s - pos  # doc offset - off = offset in the joined text
+        for k in (k0, k1 - 1) if k1 - k0 > 1 else range(k0, k1):
             a, b = max(starts[k], s), min(ends[k], e)
             if b > a and not space[k]:
-                spans.append((a - s + pos, b - s + pos))
-            k += 1
+                spans.append((a - off, b - off))
+            if k == k0 and k1 - k0 > 2:
+                spans += [(a - off, b - off) for a, b, sp in zip(starts[k0 + 1 : k1 - 1], ends[k0 + 1 : k1 - 1],
+                                                                 space[k0 + 1 : k1 - 1], strict=True)
+                           if b > a and not sp]
         parts.append(text[s:e])
         pos += e - s + 1
     return "\n".join(parts), spans
@@ -815,6 +862,10 @@ def stated_award(doc: Doc, start: int, end: int) -> Entity | None:
 
 # TeX math ($...$, $$...$$, \(...\), \[...\]) is notation, not topic: removed before extraction.
 _TEX_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\(.+?\\\)|\\\[.+?\\\]", re.S)
+
+if TYPE_CHECKING:
+    from .fields import Credit
+
 _NUMBER = re.compile(r"^[\d.,%]+$")
 _PUNCT_ONLY = re.compile(r"^[\W_]+$")
 # A Latin word in Chinese text (LLM, ResNet, pass@k, ImageNet-1k, GPT-2), not glued to a
@@ -942,6 +993,7 @@ def _whole_word(term: str) -> re.Pattern[str]:
 #: Non-ASCII characters that a case-insensitive ``re`` pattern of ASCII letters matches (İ, ı,
 #: ſ, Kelvin sign): a text holding one is searched with :func:`_whole_word`'s pattern.
 _IGNORECASE_EXTRA = ("\u0130", "\u0131", "\u017f", "\u212a")
+_IGNORECASE_EXTRA_RE = re.compile(f"[{''.join(_IGNORECASE_EXTRA)}]")
 _ASCII_ALNUM = frozenset(string.ascii_letters + string.digits)
 
 
@@ -952,7 +1004,7 @@ def _whole_word_spans(term: str, text: str) -> Iterator[tuple[int, int]]:
     :data:`_IGNORECASE_EXTRA`), else the compiled pattern."""
     low = text.lower()
     if (not term.isascii() or len(low) != len(text) or not term
-            or any(c in text for c in _IGNORECASE_EXTRA)):
+            or _IGNORECASE_EXTRA_RE.search(text) is not None):
         for m in _whole_word(term).finditer(text):
             yield m.span()
         return
@@ -964,6 +1016,10 @@ def _whole_word_spans(term: str, text: str) -> Iterator[tuple[int, int]]:
             i = low.find(key, i + k)
         else:
             i = low.find(key, i + 1)
+
+
+#: What may stand between a sentence end and the word a sentence opens with (see :func:`_cased`).
+_LEAD_CHARS = frozenset(" \t\"'“‘(（*#>-•·")
 
 
 def _cased(term: str, text: str) -> str:
@@ -986,8 +1042,12 @@ def _cased(term: str, text: str) -> str:
         if group == low and low != group.upper():
             return low
         if surface is None:
-            before = text[:a].rstrip(" \t\"'“‘(（*#>-•·")
-            if before and before[-1] not in ".!?。！？\n":
+            # the character before the match, skipping spaces, quotes, brackets and bullets
+            # (text[:a].rstrip(...)[-1:], without copying the text)
+            j = a - 1
+            while j >= 0 and text[j] in _LEAD_CHARS:
+                j -= 1
+            if j >= 0 and text[j] not in ".!?。！？\n":
                 surface = group
     if surface is None:  # only at sentence starts: "Sharp jumps" -> "sharp jumps", "Hinton" kept
         return low if " " in term and term[1:] == term[1:].lower() else term
@@ -1002,39 +1062,47 @@ def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
     (case-insensitive) for Latin text; a Latin phrase that shares two consecutive words with a
     kept one is skipped too."""
 
-    han: dict[str, bool] = {}
-    grams: dict[str, set[tuple[str, str]]] = {}
-    lows: dict[str, str] = {}
-    for cand in ranked[: REPLACE_WINDOW * n]:
-        han[cand] = _HAN.search(cand) is not None
-        lows[cand] = cand.lower()
-        words = lows[cand].split()
-        grams[cand] = set(zip(words, words[1:], strict=False))
-
-    def contains(a: str, b: str) -> bool:
-        if cjk and han[b]:
-            return b in a
-        if a.isascii() and b.isascii() and lows[b] not in lows[a]:
-            return False  # no case-insensitive occurrence at all
-        return next(_whole_word_spans(b, a), None) is not None
-
-    # the same tests with the cheap cases inline: a Han term is a substring; two ASCII terms
-    # need the lower-cased one inside the other before the whole-word test
-    sub = {c: cjk and han[c] for c in lows}
-    asc = {c: c.isascii() for c in lows}
+    window = ranked[: REPLACE_WINDOW * n]
+    # Per candidate: (lower case, Han substring test, ASCII, flat, bigrams of its lower-cased
+    # words, Han). The containment tests with their cheap cases first: a Han term (when cjk)
+    # is a substring; an ASCII term b stands in a text a only when b's lower case is inside
+    # a's, whenever a is "flat" (its lower case keeps its length and it holds none of
+    # _IGNORECASE_EXTRA: _whole_word_spans then searches the lower-cased strings), so that
+    # substring test comes before the whole-word test. Plain loops: this runs per section.
+    info: dict[str, tuple[str, bool, bool, bool, set[tuple[str, str]], bool]] = {}
+    for cand in window:
+        low = cand.lower()
+        han = _HAN.search(cand) is not None
+        asc = cand.isascii() and cand != ""
+        words = low.split()
+        info[cand] = (low, cjk and han, asc,
+                      len(low) == len(cand) and (asc or _IGNORECASE_EXTRA_RE.search(cand) is None),
+                      set(zip(words, words[1:], strict=False)), han)
 
     kept: list[str] = []
-    for cand in ranked[: REPLACE_WINDOW * n]:
-        low, a_cand = lows[cand], asc[cand]
-        if sub[cand]:
-            if any(cand in k for k in kept):
-                continue
-        elif any(contains(k, cand) for k in kept if not (a_cand and asc[k]) or low in lows[k]):
+    for cand in window:
+        low, s_cand, a_cand, f_cand, g_cand, h_cand = info[cand]
+        skip = False
+        for k in kept:  # a candidate inside a kept keyword is skipped
+            if s_cand:
+                skip = cand in k
+            else:
+                lk, _, _, fk, _, _ = info[k]
+                skip = ((not (a_cand and fk) or low in lk)
+                        and next(_whole_word_spans(cand, k), None) is not None)
+            if skip:
+                break
+        if not skip and not h_cand and g_cand:
+            # a shifted window over a kept phrase (private training algorithm)
+            skip = any(g_cand & info[k][4] for k in kept)
+        if skip:
             continue
-        if not han[cand] and grams[cand] and any(grams[cand] & grams[k] for k in kept):
-            continue  # a shifted window over a kept phrase (private training algorithm)
-        inner = [i for i, k in enumerate(kept)
-                 if ((k in cand) if sub[k] else ((not (a_cand and asc[k]) or lows[k] in low) and contains(cand, k)))]
+        inner = []  # kept keywords inside the candidate
+        for i, k in enumerate(kept):
+            lk, sk, ak, _, _, _ = info[k]
+            if (k in cand) if sk else ((not (ak and f_cand) or lk in low)
+                                       and next(_whole_word_spans(k, cand), None) is not None):
+                inner.append(i)
         if inner:
             kept[inner[0]] = cand
             kept = [k for i, k in enumerate(kept) if i not in inner[1:]]
@@ -1106,7 +1174,7 @@ def _stem(word: str) -> str:
 _SENTENCE_END = re.compile(r"[。！？.!?；;]$")
 
 
-def _topic(text: str) -> _Topic:
+def _topic(text: str, line_credit: dict[str, Credit | None] | None = None) -> _Topic:
     """The title prior and the credited names of a section text.
 
     Title lines: the first non-empty line when it reads as a heading (at most 200 characters,
@@ -1116,9 +1184,16 @@ def _topic(text: str) -> _Topic:
     Nets》, "Towards Robust Language Models"). Names: the authors and institutions that
     :func:`pipeline.fields.find_credit` reads in each sentence and
     :func:`pipeline.fields.parse_credit_line` in each line.
+
+    ``line_credit``: a dict that receives each stripped non-empty line's
+    :func:`~pipeline.fields.parse_credit_line` (so a caller that needs them too does not parse
+    the lines again); lines already in it are not parsed again.
     """
     lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
-    line_credit = {ln: parse_credit_line(ln) for ln in lines}
+    line_credit = {} if line_credit is None else line_credit
+    for ln in lines:
+        if ln not in line_credit:
+            line_credit[ln] = parse_credit_line(ln)
     titles: list[str] = []
     han_title = ""
     for k, ln in enumerate(lines):
@@ -1140,10 +1215,9 @@ def _topic(text: str) -> _Topic:
                 for j in range(i + 2, min(len(caps), i + 6) + 1):
                     initials.add(caps[i:j])
     names, name_words = set(), set()
-    memo: dict = {}  # sentence -> its credit, for this text only
     for ln in lines:
-        credits = [line_credit[ln], _find_credit(ln, memo)]
-        credits += [_find_credit(s, memo) for s in _SENTENCE_SPLIT.split(ln) if s.strip()]
+        credits = [line_credit[ln], _find_credit(ln)]
+        credits += [_find_credit(s) for s in _SENTENCE_SPLIT.split(ln) if s.strip()]
         for c in credits:
             if c is None:
                 continue
@@ -1160,58 +1234,86 @@ def _in_title(term: str, topic: _Topic) -> bool:
     (a single word only when it is name-like, :func:`_name_like`: SAM, not Towards; not a whole
     title line: that is the title, not a term of it), or it is an acronym of consecutive title
     words (a plural ``s`` ignored: LLMs)."""
-    words = tuple(_stem(w) for w in _TITLE_WORD.findall(term))
-    if not words or _HAN.search(term):
+    words, acronym, name_like = _title_probe(term)
+    if not words:
         return False
-    if len(words) == 1 and re.fullmatch(r"[A-Z]{2,6}s?", term) and term.rstrip("s") in topic.initials:
+    if acronym and term.rstrip("s") in topic.initials:
         return True
-    if len(words) == 1 and not _name_like(term):
+    if len(words) == 1 and not name_like:
         return False  # a plain title word (Towards, Sparsity) is no term by itself
     k = len(words)
     return any(t[i : i + k] == words and len(t) > k for t in topic.titles for i in range(len(t) - k + 1))
+
+
+@functools.lru_cache(maxsize=65536)
+def _title_probe(term: str) -> tuple[tuple[str, ...], bool, bool]:
+    """What :func:`_in_title` reads of ``term`` whatever the title: its stemmed words
+    (:func:`_stem`; ``()`` for a term with a Han character or no Latin word), whether it is a
+    single acronym-like word (2-6 capitals, a plural ``s``), whether it is a single name-like
+    word (:func:`_name_like`). Cached per term: every candidate of every section asks."""
+    words = tuple(_stem(w) for w in _TITLE_WORD.findall(term))
+    if not words or _HAN.search(term):
+        return (), False, False
+    single = len(words) == 1
+    return words, single and re.fullmatch(r"[A-Z]{2,6}s?", term) is not None, single and _name_like(term)
 
 
 def _credited(term: str, topic: _Topic) -> bool:
     """Whether ``term`` names a credited person or institution (``Geoffrey Hinton``,
     ``Hinton``, ``普林斯顿大学``) or any institution (:func:`pipeline.fields.is_institution`:
     新加坡国立大学, Sea AI Lab)."""
-    low = term.casefold()
-    if low in topic.names or is_institution(term):
+    low, institution, words = _credit_probe(term)
+    if low in topic.names or institution:
         return True
-    words = [w.strip(".") for w in low.split()]
     return bool(words) and all(w in topic.name_words for w in words)
 
 
+@functools.lru_cache(maxsize=65536)
+def _credit_probe(term: str) -> tuple[str, bool, tuple[str, ...]]:
+    """What :func:`_credited` reads of ``term`` whatever the text: its casefolded form, whether
+    it is an institution, its casefolded words without dots. Cached per term: the keyword
+    filters ask it of every candidate of every section."""
+    low = term.casefold()
+    return low, is_institution(term), tuple(w.strip(".") for w in low.split())
+
+
+@functools.lru_cache(maxsize=65536)
 def _name_like(term: str) -> bool:
     """Whether ``term`` is a single name-like Latin token (:data:`_NAME_LIKE`) that is not a
-    venue (NeurIPS, ICLR) nor generic (LLMs)."""
+    venue (NeurIPS, ICLR) nor generic (LLMs). Cached per term: every Latin word of every
+    English section is asked."""
     return (_NAME_LIKE.fullmatch(term) is not None and not _is_generic_latin(term)
             and not find_venue_years(term))
 
 
-def _words(work: str, tokens: Sequence[tuple[int, int]]) -> Iterator[str]:
+def _words(work: str, tokens: Sequence[tuple[int, int]]) -> list[str]:
     """The words of ``tokens`` over ``work`` as jieba's ``cut`` of ``work`` would yield them:
     a token's characters that ``work`` blanks out (Latin runs, glosses, URLs, markup) split it
     and are dropped, and ``""`` stands for any whitespace between or inside tokens (it breaks
-    a compound as jieba's whitespace tokens do)."""
-    last = None
+    a compound as jieba's whitespace tokens do). A list (the caller needs them all)."""
+    out: list[str] = []
+    add = out.append
+    last = math.inf  # no gap before the first token
     for s, e in tokens:
-        if last is not None and s > last:
-            yield ""
+        if s > last:
+            add("")
         piece = work[s:e]
         parts = piece.split()
-        if not parts:
-            yield ""
+        if len(parts) == 1 and len(parts[0]) == len(piece):  # the common case: no whitespace
+            add(piece)
+        elif not parts:
+            add("")
         else:
             if piece[0].isspace():
-                yield ""
+                add("")
             for k, part in enumerate(parts):
                 if k:
-                    yield ""
-                yield part
+                    add("")
+                add(part)
             if piece[-1].isspace():
-                yield ""
+                add("")
         last = e
+    return out
 
 
 def _word_before(tokens: Sequence[tuple[int, int]] | None, text: str, start: int, end: int) -> str:
@@ -1307,36 +1409,25 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
     pieces.append(text[pos:])
     work = "".join(pieces)
 
-    terms = _user_terms()
-
-    def plain_word(w: str) -> bool:  # a dictionary word, not a stop word, not an ML term itself
-        return (len(w) >= 2 and w not in ZH_STOP_WORDS and w not in terms and not _NUMBER.match(w)
-                and bool(tok.FREQ.get(w)))
-
-    def judge(w: str) -> tuple[bool, bool, bool, bool]:
-        """(Han at both ends, a plain word, may open a compound, counted as a candidate)."""
-        han = bool(w) and _HAN.fullmatch(w[0]) is not None and _HAN.fullmatch(w[-1]) is not None
-        plain = han and plain_word(w)
-        counted = not (len(w) < 2 or w in ZH_GENERIC_WORDS or w in ZH_STOP_WORDS or _is_generic_latin(w)
-                       or _NUMBER.match(w) or _PUNCT_ONLY.match(w)
-                       or (_HAN.search(w) and not tok.FREQ.get(w))
-                       or (topic and _credited(w, topic)))
-        return han, plain, plain and w not in ZH_GENERIC_WORDS, counted
-
-    pairs: Counter[str] = Counter()
-    judged: dict[str, tuple[bool, bool, bool, bool]] = {}  # each distinct word judged once
-    prev, prev_opens = None, False
-    for w in (tok.cut(work) if tokens is None else _words(work, tokens)):
-        w = w.strip()
-        verdict = judged.get(w)
-        if verdict is None:
-            verdict = judged[w] = judge(w)
-        han, plain, opens, counted = verdict
-        if han and prev_opens and plain:  # two adjacent plain words: a compound candidate
-            pairs[prev + w] += 1
-        prev, prev_opens = (w, opens) if han else (None, False)
-        if counted:
-            counts[w] += 1
+    # The words in order, each distinct one (as jieba or _words gives it) judged once: its
+    # stripped form's verdict (_zh_word_verdict, then the credited-name test, which depends on
+    # the text). Counted words go in at their first occurrence, with all their occurrences
+    # (Counter counts the sequence in C).
+    raws = list(tok.cut(work)) if tokens is None else _words(work, tokens)
+    plain: dict[str, str] = {}  # raw word -> stripped, for the plain words (Han at both ends)
+    opens: set[str] = set()  # raw plain words that may open a compound
+    for raw, c in Counter(raws).items():
+        w = raw.strip()
+        _, is_plain, may_open, counted = _zh_word_verdict(w)
+        if counted and not (topic and _credited(w, topic)):
+            counts[w] += c
+        if is_plain:
+            plain[raw] = w
+            if may_open:
+                opens.add(raw)
+    # two adjacent plain words, the first not generic: a compound candidate
+    pairs = Counter(plain[a] + plain[b] for a, b in zip(raws, raws[1:], strict=False)
+                    if a in opens and b in plain)
     for pair, c in pairs.items():
         if c >= MIN_COMPOUND_COUNT and pair not in counts:
             counts[pair] = c
@@ -1344,7 +1435,7 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
         counts[term] = max(counts[term], text.count(term))
     # A dictionary term made of two candidates the text uses on their own stands for them:
     # 视频分割 (once) in a text about 视频 (many times) and 分割 (fewer) counts the rarer part.
-    for term in [t for t in counts if _HAN.fullmatch(t[0]) and len(t) >= 4 and tok.FREQ.get(t)]:
+    for term in [t for t in counts if len(t) >= 4 and _HAN.fullmatch(t[0]) and tok.FREQ.get(t)]:
         parts = [min(counts[term[:i]], counts[term[i:]]) for i in range(2, len(term) - 1)
                  if counts.get(term[:i], 0) >= MIN_COMPOUND_COUNT and counts.get(term[i:], 0) >= MIN_COMPOUND_COUNT]
         counts[term] += max(parts, default=0)
@@ -1352,6 +1443,27 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
         if counts[term] and counts[acronym]:
             counts[term] += counts[acronym]
     return counts
+
+
+@functools.lru_cache(maxsize=65536)
+def _zh_word_verdict(w: str) -> tuple[bool, bool, bool, bool]:
+    """What :func:`_zh_candidates` needs to know of one jieba word ``w`` (stripped):
+    ``(han, plain, opens, counted)``: Han characters at both ends; a plain word (a dictionary
+    word of 2+ characters, not a stop word, not a term of the user dictionary, not a number);
+    a plain word that is not generic, so it may open a compound; a candidate (2+ characters, not
+    generic, not a stop word, not a number or punctuation, a Han word only when in the
+    dictionary) unless the text credits it (that test, :func:`_credited`, is the caller's).
+
+    It depends on ``w`` and the fixed dictionaries only, so it is cached across texts: the
+    common words of a corpus are judged once per process instead of once per section."""
+    tok = _jieba_tokenizer()
+    han = bool(w) and _HAN.fullmatch(w[0]) is not None and _HAN.fullmatch(w[-1]) is not None
+    plain = han and (len(w) >= 2 and w not in ZH_STOP_WORDS and w not in _user_terms()
+                     and not _NUMBER.match(w) and bool(tok.FREQ.get(w)))
+    counted = not (len(w) < 2 or w in ZH_GENERIC_WORDS or w in ZH_STOP_WORDS or _is_generic_latin(w)
+                   or _NUMBER.match(w) or _PUNCT_ONLY.match(w)
+                   or (_HAN.search(w) and not tok.FREQ.get(w)))
+    return han, plain, plain and w not in ZH_GENERIC_WORDS, counted
 
 
 @functools.cache
@@ -1498,14 +1610,13 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
     holding a ``d``/``u`` token in every occurrence, are dropped; then the near-duplicate
     filter (:func:`_yake_similar`) down to ``top``.
     """
-    from yake.data.utils import pre_filter, tokenize_sentences
+    from yake.data.utils import pre_filter
 
     if not text:
         return []
-    sentences = tokenize_sentences(pre_filter(text.replace("\n", " ")))
+    sentences = _yake_sentences(pre_filter(text.replace("\n", " ")))
     n_sent = len(sentences)
     discard, stop = _YAKE_DISCARD, EN_STOP_WORDS
-    punct = string.punctuation
     index: dict[str, int] = {}  # term -> id
     word_term: dict[str, int] = {}  # lower-case word -> term id
     tf: list[float] = []
@@ -1516,13 +1627,11 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
     edges: dict[tuple[int, int], float] = {}
     cands: dict[str, list] = {}  # unique kw -> [kw, valid tags seen, term ids, tf]
     for sid, sentence in enumerate(sentences):
-        block: list[tuple[str, str, int]] = []
-        for pos, word in enumerate(sentence):
-            if not word.strip(punct):  # punctuation only: the block ends
+        block: list[tuple[str, str, int, str]] = []
+        for word, tag, low in sentence:
+            if tag is None:  # punctuation only: the block ends
                 block = []
                 continue
-            tag = _yake_tag(word, pos > 0)
-            low = word.lower()
             t = word_term.get(low)
             if t is None:
                 unique = low[:-1] if low.endswith("s") and len(low) > 3 else low
@@ -1546,30 +1655,30 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
                 tf_n[t] += 1.0
             ok = tag not in discard
             if ok:
-                for ptag, _, pt in block[-YAKE_WINDOW:]:
+                for ptag, _, pt, _ in block[-YAKE_WINDOW:]:
                     if ptag not in discard:
                         edges[(pt, t)] = edges.get((pt, t), 0.0) + 1.0
             # candidates ending at this word: itself, then with 1 and 2 words before it; ok:
-            # no digit or unusual token in this occurrence
-            kw, terms = word, (t,)
+            # no digit or unusual token in this occurrence. The key is the candidate in lower
+            # case: its words' lower cases joined by a space (str.lower maps each character
+            # alone but for the final sigma, whose context a space ends).
+            kw, key, terms = word, low, (t,)
             for k in range(min(len(block), YAKE_NGRAM - 1) + 1):
                 if k:
-                    ptag, pword, pt = block[-k]
-                    kw, terms = f"{pword} {kw}", (pt, *terms)
+                    ptag, pword, pt, plow = block[-k]
+                    kw, key, terms = f"{pword} {kw}", f"{plow} {key}", (pt, *terms)
                     ok = ok and ptag not in discard
-                key = kw.lower()
                 c = cands.get(key)
                 if c is None:
                     cands[key] = [kw, ok, terms, 1.0]
                 else:
                     c[1] = c[1] or ok
                     c[3] += 1.0
-            block.append((tag, word, t))
+            block.append((tag, word, t, low))
     valid_tfs = [f for f, s in zip(tf, is_stop, strict=True) if not s]
     if not valid_tfs:
         return []
-    arr = numpy.array(valid_tfs)
-    avg_tf, std_tf = arr.mean(), arr.std()
+    avg_tf, std_tf = _count_mean_std(valid_tfs)
     max_tf = max(tf)
     n_terms = len(tf)
     wdl, wil, wdr, wir = [0] * n_terms, [0.0] * n_terms, [0] * n_terms, [0.0] * n_terms
@@ -1579,7 +1688,7 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
         wdl[b] += 1
         wil[b] += w
     h = [0.0] * n_terms
-    log, median = math.log, numpy.median
+    log = math.log
     for t in range(n_terms):
         f = tf[t]
         pwl = 0 if wil[t] == 0 else wdl[t] / wil[t]
@@ -1590,7 +1699,9 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
         wcase = max(tf_a[t], tf_n[t]) / (1.0 + log(f))
         occ = occurs[t]
         mid = len(occ) // 2
-        med = occ[mid] if len(occ) % 2 else median(occ)
+        # numpy.median of sorted ints: the middle one, or the mean of the two middle ones (their
+        # sum is exact, so this is numpy's float; numpy.median costs ~20 us a call)
+        med = occ[mid] if len(occ) % 2 else (occ[mid - 1] + occ[mid]) / 2
         wpos = log(log(3.0 + med))
         h[t] = (wpos * wrel) / (wcase + (wfreq / wrel) + (wspread / wrel))
     scored: list[tuple[float, str, str]] = []
@@ -1631,6 +1742,136 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
     return out
 
 
+def _count_mean_std(counts: list[float]) -> tuple[float, float]:
+    """``(mean, standard deviation)`` of a non-empty list of counts (floats holding whole
+    numbers), the same floats as ``numpy.array(counts).mean()`` and ``.std()`` without the
+    ~15 us of Python those spend per call: the sum of whole numbers is exact in any order, so
+    the mean is numpy's; the deviation takes numpy's own steps (``numpy/_core/_methods.py``,
+    ``_var``): deviations squared, summed by numpy's pairwise ``add.reduce``, divided by n,
+    square root (correctly rounded in :mod:`math` and numpy alike). tests/test_nlp.py compares
+    both."""
+    mean = sum(counts) / len(counts)
+    dev = numpy.array(counts) - mean
+    return mean, math.sqrt(float(numpy.add.reduce(dev * dev)) / len(counts))
+
+
+@functools.cache
+def _digits_only():
+    """segtok's ``^\\d+$`` alternative of ``ABBREVIATIONS`` as ``regex`` reads it (Unicode
+    digits; ``$`` also before a final newline), for ``match``."""
+    import regex
+
+    return regex.compile(r"\d+$", regex.UNICODE)
+
+
+#: Most distinct sentences whose YAKE tokens are kept (:func:`_yake_sentence`); an entry is a
+#: sentence and its tokens, about 2.5 kB for a sentence of 70 characters (~20 MB when full).
+YAKE_SENTENCE_CACHE = 1 << 13
+#: ...of sentences up to this many characters (a longer one, e.g. a run-on page without full
+#: stops, is tokenized each time and never held).
+YAKE_CACHED_SENTENCE_CHARS = 512
+
+
+def _yake_sentences(text: str) -> list[tuple[tuple[str, str | None, str], ...]]:
+    """``yake.data.utils.tokenize_sentences(text)`` (yake 0.7.3: segtok's ``split_multi``
+    sentences, here :func:`_split_multi`, each tokenized by :func:`_yake_sentence`, empty
+    sentences left out), each token with its YAKE tag and lower case; tests/test_nlp.py checks
+    that the tokens agree."""
+    return [(_yake_sentence if len(s) <= YAKE_CACHED_SENTENCE_CHARS else _yake_sentence.__wrapped__)(s)
+            for s in _split_multi(text) if len(s.strip()) > 0]
+
+
+#: Longest match of segtok's ``ABBREVIATIONS`` pattern (segtok 1.5.11) that does not start at
+#: the string's start, with room to spare: the pattern is anchored at the end (``$``), and
+#: its alternatives are a known abbreviation (at most 6 characters) or a prefix of at most 10
+#: characters (``Commander``, ``Professor`` and a space; ``, and``) and at most 6 for the
+#: initials ``A.-A``, one more for a final newline before ``$``.
+_ABBREVIATION_TAIL = 32
+
+
+def _split_multi(text: str) -> list[str]:
+    """segtok's ``split_multi(text)`` (segtok 1.5.11, ``segtok/segmenter.py``: ``_sentences``
+    over ``_abbreviation_joiner`` of the ``MAY_CROSS_ONE_LINE`` split), as a list, with the
+    same steps and segtok's own patterns, but the test whether a span ends in an abbreviation
+    (``ABBREVIATIONS.search(span)``, about 45 us for a span of a hundred characters, which
+    segtok pays at every full stop) searches only from the last :data:`_ABBREVIATION_TAIL`
+    characters of a longer span (``regex`` reads the characters before ``pos`` for ``\\b``
+    and lookbehinds, and no match can start earlier) plus the one alternative anchored at
+    the start that such a span can still match (``^\\d+$``). tests/test_nlp.py checks the
+    result against segtok's on fixtures and generated text."""
+    import segtok.segmenter as sg
+
+    spans = sg.MAY_CROSS_ONE_LINE.split(text)
+
+    def abbreviation(span: str) -> bool:
+        if len(span) <= _ABBREVIATION_TAIL:
+            return sg.ABBREVIATIONS.search(span) is not None
+        return (sg.ABBREVIATIONS.search(span, len(span) - _ABBREVIATION_TAIL) is not None
+                or _digits_only().match(span) is not None)
+
+    joined: list[str] = []  # segtok's _abbreviation_joiner
+    segment, total = None, len(spans)
+    for pos in range(total):
+        if pos % 2:  # odd: a (potential) sentence terminal; even: a segment
+            prev_s, marker = spans[pos - 1], spans[pos]
+            next_s = spans[pos + 1] if pos + 1 < total else None
+            if prev_s[-1:].isspace() or (marker[0] == "." and abbreviation(prev_s)):
+                continue  # join
+            if marker[0] == "." and next_s and (
+                    sg.LONE_WORD.match(next_s)
+                    or (sg.ENDS_IN_DATE_DIGITS.search(prev_s) and sg.MONTH.match(next_s))
+                    or (sg.MIDDLE_INITIAL_END.search(prev_s) and sg.UPPER_WORD_START.match(next_s))):
+                continue  # join
+            joined.append("".join(spans[segment : pos + 1]))
+            segment = None
+        elif segment is None:
+            segment = pos
+    if segment is not None:
+        joined.append("".join(spans[segment:total]))
+
+    out: list[str] = []  # segtok's _sentences (join_on_lowercase False, short length 55)
+    short = sg.SHORT_SENTENCE_LENGTH
+    last = None
+    for current in joined:
+        if last is None:
+            last = current
+            continue
+        shorter = len(current) < short or len(last) < short
+        if ((sg.BEFORE_LOWER.match(last) and sg.LOWER_WORD.match(current))
+                or (shorter and sg._is_open(last) and (
+                    sg._is_not_opened(current) or last.endswith(" et al. ")
+                    or (sg.UPPER_CASE_END.search(last) and sg.UPPER_CASE_START.match(current))))
+                or (shorter and sg._is_open(last, "[]") and (
+                    sg._is_not_opened(current, "[]") or last.endswith(" et al. ")
+                    or (sg.UPPER_CASE_END.search(last) and sg.UPPER_CASE_START.match(current))))
+                or sg.CONTINUATIONS.match(current)):
+            last = f"{last}{current}"
+        else:
+            out.append(last.strip())
+            last = current
+    if last is not None:
+        out.append(last.strip())
+    return out
+
+
+@functools.lru_cache(maxsize=YAKE_SENTENCE_CACHE)
+def _yake_sentence(sentence: str) -> tuple[tuple[str, str | None, str], ...]:
+    """YAKE's tokens of one sentence, as ``yake.data.utils.tokenize_sentences`` makes them
+    (segtok's ``web_tokenizer`` and ``split_contractions``; tokens that are empty or start
+    with an apostrophe and have more characters dropped), each as ``(token, tag, lower
+    case)``: the tag :func:`_yake_tag` gives at its position, ``None`` for a token of
+    punctuation only (it ends a co-occurrence block, see :func:`_yake_extract`). A pure
+    function of the sentence, cached: a corpus repeats sentences across documents
+    (boilerplate, quoted abstracts), and segtok's regular expressions cost about a fifth of
+    the English keywords."""
+    from segtok.tokenizer import split_contractions, web_tokenizer
+
+    tokens = [w for w in split_contractions(web_tokenizer(sentence))
+              if not (w.startswith("'") and len(w) > 1) and len(w) > 0]
+    return tuple((w, None, w) if not w.strip(string.punctuation) else (w, _yake_tag(w, pos > 0), w.lower())
+                 for pos, w in enumerate(tokens))
+
+
 #: Words that mark a clause fragment, not a term: an adverb after the first word or alone
 #: (``canary examples independently``, ``training rarely finds``; ``differentially private
 #: training`` is fine) or a past tense/participle at the end (``Meta AI released``,
@@ -1641,12 +1882,13 @@ _PAST = re.compile(r"^[a-z]{2,}[^e]ed$")
 _LY_NOUNS = frozenset("family anomaly assembly supply monopoly italy july reply butterfly".split())
 
 
+@functools.lru_cache(maxsize=65536)
 def _en_phrase_ok(phrase: str) -> bool:
     """Whether a YAKE phrase can be a keyword: no stop word anywhere (YAKE itself only keeps
     them off the ends, which lets through ``audit a differentially``), not only generic words,
     not a number or punctuation, not an institution (last word an organisation head of
     :mod:`pipeline.fields`: University, Institute, Lab, AI ...), no adverb after the first
-    word, no past participle at the end."""
+    word, no past participle at the end. Cached per phrase (a pure function of it)."""
     words = phrase.split()
     low = [w.lower() for w in words]
     if len(phrase) < 2 or _NUMBER.match(phrase.replace(" ", "")) or _PUNCT_ONLY.match(phrase):
@@ -1658,6 +1900,9 @@ def _en_phrase_ok(phrase: str) -> bool:
     return low[-1] not in _EN_ORG_HEADS
 
 
+# A Latin word not glued to a letter, digit, dot, @, apostrophe or hyphen before it.
+_LATIN_TOKEN = re.compile(rf"(?<![A-Za-z0-9.@'-]){_LATIN_WORD}")
+
 #: Most name-like tokens (:func:`_name_like`) put ahead of the YAKE phrases, as a fraction of
 #: the number of keywords asked for.
 EN_NAME_SHARE = 0.5
@@ -1666,11 +1911,14 @@ EN_NAME_SHARE = 0.5
 def _en_keywords(text: str, n: int) -> list[str]:
     """YAKE keywords of English text (see :func:`keywords`)."""
     stripped = _strip_noise(text)
-    topic = _topic(stripped)
+    line_credit: dict[str, Credit | None] = {}
+    topic = _topic(stripped, line_credit)
     # A credit line (Lvmin Zhang, Anyi Rao and Maneesh Agrawala, Stanford University) names
     # people, not the topic. A line without final punctuation (a heading, a name list) ends a
     # sentence: YAKE's sentence splitter (segtok) would otherwise run it into the next line.
-    lines = [ln for ln in stripped.split("\n") if parse_credit_line(ln.strip()) is None]
+    # (_topic has parsed every non-empty line already.)
+    lines = [ln for ln in stripped.split("\n")
+             if (line_credit[k] if (k := ln.strip()) in line_credit else parse_credit_line(k)) is None]
     clean = _LINE_END.sub(".\n", "\n".join(lines))
     if not clean.strip():
         return []
@@ -1678,7 +1926,7 @@ def _en_keywords(text: str, n: int) -> list[str]:
     # data: they go first, those the title names first, then by count and position.
     names: Counter[str] = Counter()
     first: dict[str, int] = {}
-    for m in re.finditer(rf"(?<![A-Za-z0-9.@'-]){_LATIN_WORD}", clean):
+    for m in _LATIN_TOKEN.finditer(clean):
         w = m.group()
         if _name_like(w) and not _credited(w, topic):
             names[w] += 1

@@ -519,3 +519,163 @@ def test_zh_tokenizer_aligns_jieba_words_as_spacy_does() -> None:
         assert [t.text for t in doc] == want_words
         assert [bool(t.whitespace_) for t in doc] == want_spaces
     assert [t.text for t in z.make_doc("扩散模型和共形预测")][:1] == ["扩散模型"]  # the user dictionary
+
+
+# --- keyword helpers against their references -------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402 (appended section)
+from hypothesis import strategies as st  # noqa: E402
+
+#: Characters of generated English-like texts: letters (with the non-ASCII ones that case
+#: folding treats specially), digits, the punctuation segtok's rules look at, spaces, newlines.
+_YAKE_ALPHABET = ("aeinst RLHF DPO Dr eg ie US . , ; : ! ? ' \" ( ) [ ] - ’ 1 2 9 \n \t K ſ ı İ Σ 模 "
+                  "&amp;").split(" ")
+
+
+def _yake_reference_sentences(text: str) -> list[tuple[str, ...]]:
+    from yake.data.utils import tokenize_sentences
+
+    return [tuple(s) for s in tokenize_sentences(text)]
+
+
+def _words_of(sentences: list[tuple[tuple[str, str | None, str], ...]]) -> list[tuple[str, ...]]:
+    return [tuple(w for w, _, _ in s) for s in sentences]
+
+
+def test_yake_sentences_are_the_yake_package_tokens() -> None:
+    # nlp._yake_sentences caches segtok's tokens per sentence: the same lists as
+    # yake.data.utils.tokenize_sentences, a second time (from the cache) too; with YAKE's tags
+    # (None: punctuation only) and lower case
+    import string
+
+    from yake.data.utils import get_tag, pre_filter
+
+    texts = [EN_ABSTRACT, EN_ABSTRACT.upper(), "", " ", "!!! ...", "Dr. Smith et al. (2019) showed it. E.g. this.",
+             "GPT-2 and word2vec in 2019: 3.5% better, e.g. on ImageNet-1k (Deng et al.).",
+             "It's the authors' model; they don't use it. See https://example.org/a?b=c#d or a@b.org.",
+             "A. B. Lee and Prof. X wrote at 12:30 on Jan. 5. Then: U.S. results... and more!"]
+    for path in sorted(FIXTURES.glob("*_en_*")):
+        texts.append(path.read_bytes().decode("utf-8", errors="replace"))
+    for text in texts:
+        for t in (text, pre_filter(text.replace("\n", " "))):
+            want = _yake_reference_sentences(t)
+            assert _words_of(nlp._yake_sentences(t)) == want
+            assert _words_of(nlp._yake_sentences(t)) == want
+            for sentence in nlp._yake_sentences(t):
+                for pos, (w, tag, low) in enumerate(sentence):
+                    punct = not w.strip(string.punctuation)
+                    want_tag = None if punct else get_tag(w, int(pos > 0), nlp._YAKE_EXCLUDE)
+                    assert (tag, low) == (want_tag, w if punct else w.lower())
+
+
+@given(st.lists(st.sampled_from(_YAKE_ALPHABET), max_size=80).map(" ".join),
+       st.lists(st.sampled_from(_YAKE_ALPHABET), max_size=80).map("".join))
+@settings(max_examples=300, deadline=None)
+def test_yake_sentences_match_the_yake_package_on_generated_text(spaced: str, glued: str) -> None:
+    for text in (spaced, glued, spaced + ". " + glued):
+        assert _words_of(nlp._yake_sentences(text)) == _yake_reference_sentences(text)
+
+
+def _dedup_reference(ranked: list[str], n: int, cjk: bool) -> list[str]:
+    """nlp._dedup as its docstring states it, with no shortcut: Han containment is substring
+    containment, Latin containment the whole-word pattern of nlp._whole_word."""
+    window = ranked[: nlp.REPLACE_WINDOW * n]
+
+    def han(s: str) -> bool:
+        return re.search(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]", s) is not None
+
+    def contains(a: str, b: str) -> bool:
+        return (b in a) if cjk and han(b) else nlp._whole_word(b).search(a) is not None
+
+    def grams(s: str) -> set[tuple[str, str]]:
+        words = s.lower().split()
+        return set(zip(words, words[1:], strict=False))
+
+    kept: list[str] = []
+    for cand in window:
+        if any(contains(k, cand) for k in kept):
+            continue
+        if not han(cand) and any(grams(cand) & grams(k) for k in kept):
+            continue
+        inner = [i for i, k in enumerate(kept) if contains(cand, k)]
+        if inner:
+            kept[inner[0]] = cand
+            kept = [k for i, k in enumerate(kept) if i not in inner[1:]]
+        elif len(kept) < n:
+            kept.append(cand)
+    return kept[:n]
+
+
+_DEDUP_WORDS = ["model", "Model", "diffusion", "MODEL", "modelſ", "KV", "kv", "\u212av", "cache", "ı", "İ",
+                "扩散", "扩散模型", "模型", "LLM", "LLMs", "大模型", "score matching", "matching", "score"]
+
+
+@given(st.lists(st.lists(st.sampled_from(_DEDUP_WORDS), min_size=1, max_size=3), max_size=40),
+       st.integers(1, 8), st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_dedup_matches_its_plain_definition(phrases: list[list[str]], n: int, cjk: bool) -> None:
+    ranked = list(dict.fromkeys(" ".join(p) for p in phrases))
+    assert nlp._dedup(ranked, n, cjk) == _dedup_reference(ranked, n, cjk)
+
+
+@given(st.lists(st.integers(1, 60), min_size=1, max_size=400))
+@settings(max_examples=300, deadline=None)
+def test_count_mean_std_is_numpys(counts: list[int]) -> None:
+    import numpy
+
+    values = [float(c) for c in counts]
+    mean, std = nlp._count_mean_std(values)
+    assert (mean, std) == (numpy.array(values).mean(), numpy.array(values).std())
+
+
+#: Pieces of generated text for segtok's sentence rules: abbreviations, initials, titles before
+#: initials, author lists, dates, brackets, quotes, digits (ASCII and Arabic-Indic), newlines.
+_SEGTOK_PIECES = ("Dr. Prof. Commander Professor A. B.-C. e.g. i.e. U.S. Jan. Mar 5. 12 345 ( ) [ ] , and by Mr. "
+                  "Smith et al. the of is. ! ? \n \n\n 1. x. Y. Señorita Z. \" ' ’ ١٢ 2019. approx. vs. Fig. No. "
+                  "Lee").split(" ")
+
+
+@given(st.lists(st.sampled_from(_SEGTOK_PIECES), max_size=60), st.booleans(),
+       st.sampled_from(["", "\n", ".", " x", ". A"]), st.integers(0, 6))
+@settings(max_examples=400, deadline=None)
+def test_split_multi_is_segtoks(pieces: list[str], glued: bool, end: str, digits: int) -> None:
+    from segtok.segmenter import split_multi
+
+    text = ("" if glued else " ").join(pieces)
+    for t in (text, "1234567890" * digits + end, text + "1234567890" * digits + end, text * 3):
+        assert nlp._split_multi(t) == list(split_multi(t))
+
+
+def test_split_multi_is_segtoks_on_fixtures() -> None:
+    from segtok.segmenter import split_multi
+
+    texts = [EN_ABSTRACT, "", "x", "1234567890" * 5, "1234567890" * 5 + "\n", "Dr. A. B. Lee, and C. D. wrote it."]
+    texts += [path.read_bytes().decode("utf-8", errors="replace") for path in sorted(FIXTURES.glob("*"))]
+    for text in texts:
+        assert nlp._split_multi(text) == list(split_multi(text))
+
+
+def _cased_reference(term: str, text: str) -> str:
+    """nlp._cased with the text before each match copied and stripped, as first written."""
+    if not re.search(r"[A-Za-z]", term):
+        return term
+    low, surface = term.lower(), None
+    for m in nlp._whole_word(term).finditer(text):
+        group = m.group()
+        if group == low and low != group.upper():
+            return low
+        if surface is None:
+            before = text[: m.start()].rstrip(" \t\"'“‘(（*#>-•·")
+            if before and before[-1] not in ".!?。！？\n":
+                surface = group
+    if surface is None:
+        return low if " " in term and term[1:] == term[1:].lower() else term
+    return surface
+
+
+@given(st.lists(st.sampled_from(["Score", "score", "Matching", "matching", "ResNet", " ", "\n", ". ", "“", "(",
+                                 "- ", "• ", "模型", "。", "K", "\u212a"]), max_size=30).map("".join),
+       st.sampled_from(["score matching", "Score Matching", "ResNet", "score", "模型", "k"]))
+@settings(max_examples=300, deadline=None)
+def test_cased_matches_its_plain_definition(text: str, term: str) -> None:
+    assert nlp._cased(term, text) == _cased_reference(term, text)
