@@ -102,6 +102,7 @@ otherwise fit at 0.2–0.4, while related ones write "paper" and "papers".
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 
 import pandas as pd
@@ -262,6 +263,21 @@ _NEWSLETTER_ANYWHERE = re.compile(
     r"|(?:订阅|訂閱).{0,8}(?:周报|週報|周刊|週刊|电子报|電子報|简报|簡報|邮件|郵件)",
     re.IGNORECASE,
 )
+# Its parts, for :func:`_newsletter_anywhere`: the two lookaheads above rescan the rest of the
+# line at every position (quadratic; it was half the cost of the line rules).
+_SUBSCRIBE_WORD = re.compile(r"\b(?:subscribe|sign\s+up)\b", re.IGNORECASE)
+_NEWSLETTER_WORD = re.compile(r"\b(?:newsletter|inbox|e-?mail|digest|weekly)\b", re.IGNORECASE)
+_NEWSLETTER_ZH = re.compile(r"(?:订阅|訂閱).{0,8}(?:周报|週報|周刊|週刊|电子报|電子報|简报|簡報|邮件|郵件)", re.IGNORECASE)
+
+
+def _newsletter_anywhere(s: str) -> bool:
+    """Whether :data:`_NEWSLETTER_ANYWHERE` is found in ``s``, in linear time: on one line its
+    lookaheads hold at the line's start exactly when each of their words occurs somewhere in it."""
+    if "\n" in s:
+        return _NEWSLETTER_ANYWHERE.search(s) is not None
+    return bool(_SUBSCRIBE_WORD.search(s) and _NEWSLETTER_WORD.search(s)) or _NEWSLETTER_ZH.search(s) is not None
+
+
 _NEWSLETTER = re.compile(
     r"^(?:(?:欢迎|歡迎|立即|马上|馬上|免费|免費|点击|點擊)?(?:订阅|訂閱)"
     r"(?:我们|我們|本|周报|週報|周刊|週刊|日报|日報|电子报|電子報|邮件|郵件|简报|簡報|频道|頻道|newsletter|$)"
@@ -363,8 +379,15 @@ def _undecorated(s: str) -> str:
 
 
 def _core(s: str) -> str:
-    """``s`` without decoration on either side (``▼ 往期推荐 ▼``, ``【往期回顾】``)."""
-    return re.sub(r"[^\w)）\]]+$", "", _undecorated(s)).strip()
+    """``s`` without decoration on either side (``▼ 往期推荐 ▼``, ``【往期回顾】``): the trailing
+    run of characters that are neither word characters (``\\w``: ``str.isalnum()`` or ``_``) nor
+    closing brackets ``)）]`` is cut (a loop from the end: a regex anchored at ``$`` tries every
+    position of a long line)."""
+    u = _undecorated(s)
+    end = len(u)
+    while end and not (u[end - 1].isalnum() or u[end - 1] in "_)）]"):
+        end -= 1
+    return u[:end].strip()
 
 
 def _is_menu_word(item: str) -> bool:
@@ -416,8 +439,16 @@ def _repost_end(s: str) -> int | None:
 LINE_KIND_MAX_UNITS = max(CAPTION_MAX_UNITS, PROMPT_MAX_UNITS, COPYRIGHT_MAX_UNITS, NAV_MAX_UNITS)
 
 
+#: Characters of a line's head counted first by :func:`_line_kind`: a prefix never holds more
+#: units than the line, so a head over ``LINE_KIND_MAX_UNITS`` rules out a paragraph without
+#: counting all of it.
+LINE_KIND_HEAD_CHARS = 256
+
+
 def _line_kind(s: str, in_header: bool, in_footer: bool) -> str | None:
     """The boilerplate kind of one standalone line (``s`` is :func:`plain`), or ``None``."""
+    if len(s) > LINE_KIND_HEAD_CHARS and text_units(s[:LINE_KIND_HEAD_CHARS]) > LINE_KIND_MAX_UNITS:
+        return None
     units = text_units(s)
     if units > LINE_KIND_MAX_UNITS:  # every kind below is a short line; long ones are prose
         return None
@@ -429,7 +460,7 @@ def _line_kind(s: str, in_header: bool, in_footer: bool) -> str | None:
     ):
         return "share_prompt"
     if (_NEWSLETTER.match(body) and units <= PROMPT_MAX_UNITS) or (
-        _NEWSLETTER_ANYWHERE.search(body) and units <= PROMPT_LOOSE_MAX_UNITS
+        units <= PROMPT_LOOSE_MAX_UNITS and _newsletter_anywhere(body)
     ):
         return "newsletter"
     if units <= COPYRIGHT_MAX_UNITS and (
@@ -660,6 +691,19 @@ def _kept_text(text: str, start: int, end: int, dropped: list[dict]) -> str:
     return "".join(pieces)
 
 
+def _splits_at_space(text: str, pos: int, dropped: list[dict]) -> bool:
+    """Whether the kept text splits at ``pos`` between two whole topic features, so that the
+    :func:`pipeline.textutil.content_profile` of the kept text of ``[a, b)`` (``a <= pos <= b``)
+    is the sum of those of ``[a, pos)`` and ``[pos, b)``: a kept whitespace character at ``pos``
+    or just before it. (The features, CJK bigrams within a run and Latin words, never span
+    whitespace; a feature may span a dropped span, whose kept sides are joined.)"""
+    for i in (pos, pos - 1):
+        if 0 <= i < len(text) and text[i].isspace() and not any(
+                d["char_start"] <= i < d["char_end"] for d in dropped):
+            return True
+    return False
+
+
 def _is_heading(raw: str) -> bool:
     """A section heading by markup: a Markdown heading, a line wholly in bold, or a numbered
     paper heading (``论文 N：``, ``Paper N:``)."""
@@ -732,6 +776,7 @@ def _drop_unrelated_head(
     head_end = None
     start_at = len(units)  # index of the first unit after the dropped run
     pending: list[int] = []
+    known: tuple[int, Counter] | None = None  # (pos, profile of the kept text from pos to the end)
     for k, unit in enumerate(units[:MAX_GLUED_UNITS]):
         start, end = trim_span(text, unit[0].start, unit[-1].end)
         nxt = units[k + 1][0] if k + 1 < len(units) else None
@@ -739,7 +784,19 @@ def _drop_unrelated_head(
             start_at = pending[0] if pending else k
             break
         body = "\n".join(ln.text for ln in unit).strip()
-        rest = content_profile(_kept_text(text, end, len(text), dropped))
+        if known is not None and known[0] <= end and _splits_at_space(text, end, dropped):
+            # the rest shrank by one unit: subtract that unit's profile (in place: the last
+            # rest is not used again), not recount the document
+            rest = known[1]
+            for feature, count in content_profile(_kept_text(text, known[0], end, dropped)).items():
+                left = rest[feature] - count
+                if left > 0:
+                    rest[feature] = left
+                else:
+                    rest.pop(feature, None)
+        else:
+            rest = content_profile(_kept_text(text, end, len(text), dropped))
+        known = (end, rest)
         if len(rest) < MIN_REFERENCE_FEATURES:
             break
         fit = cosine(content_profile(body), rest)

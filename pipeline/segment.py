@@ -113,6 +113,8 @@ def _is_title_line(s: str, min_words: int = MIN_TITLE_WORDS) -> bool:
     """Whether ``s`` is an English title standing alone: at least ``min_words`` Latin words,
     mostly Latin letters, starting with a capital or a digit, not ending like a sentence, at
     most :data:`MAX_TITLE_CHARS` long, optionally followed by a short Chinese decoration."""
+    if len(s) > MAX_TITLE_CHARS and not "\u3400" <= s[-1:] <= "\u9fff":
+        return False  # without a Chinese decoration at its end the title is the whole line: too long
     m = _TITLE_LINE.match(s)
     if not m or _LIST_ITEM.match(s) or parse_key_value(s) is not None or "://" in s:
         return False
@@ -122,6 +124,8 @@ def _is_title_line(s: str, min_words: int = MIN_TITLE_WORDS) -> bool:
         return False
     if len(title) > MAX_TITLE_CHARS or max(len(w) for w in words) > MAX_TITLE_WORD_CHARS:
         return False
+    if title.isascii():  # every letter is Latin (the usual case: no count needed)
+        return title[0].isupper() or title[0].isdigit()
     letters = sum(ch.isalpha() for ch in title)
     latin = sum(ch.isascii() and ch.isalpha() for ch in title)
     return letters > 0 and latin / letters >= MIN_TITLE_LATIN_SHARE and (title[0].isupper() or title[0].isdigit())
@@ -202,10 +206,11 @@ def _english_title(t: str, min_words: int = MIN_TITLE_WORDS) -> bool:
     """Whether ``t`` reads as an English paper title (see :func:`_is_title_line`), also inside a
     bilingual form ``中文（English）`` / ``English（中文）`` or book-title marks ``《English》``."""
     t = t.strip()
-    m = BOOK_TITLE.fullmatch(t)
+    # (the patterns need a leading 《 / a bracket: tested first, as most lines have neither)
+    m = BOOK_TITLE.fullmatch(t) if t[:1] == "《" else None
     if m:
         t = m.group("inner")
-    m = BILINGUAL.fullmatch(t)
+    m = BILINGUAL.fullmatch(t) if "(" in t or "（" in t else None
     if m:
         return any(_is_title_line(part.strip(), min_words) for part in (m.group("a"), m.group("b")))
     return _is_title_line(t, min_words)

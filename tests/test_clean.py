@@ -868,3 +868,60 @@ def test_a_short_complete_closing_paragraph_of_a_short_article_is_kept() -> None
         "《财经周刊》评论称，公司前景乐观。《经济日报》也发表文章予以报道。\n"
     )
     assert find_dropped(text, Config()) == []
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(
+    ["subscribe", "Subscribe", "SUBSCRIBE", "sign up", "Sign  Up", "sign\nup", "unsubscribe", "newsletter",
+     "Inbox", "email", "e-mail", "E-Mail", "digest", "weekly", "weeklyx", "订阅", "訂閱", "周报", "郵件", "电子报",
+     "本周", " ", "\n", ",", "x", "_", "。", "ſubscribe", "our"]), max_size=10).map("".join))
+def test_newsletter_anywhere_finds_what_the_pattern_finds(s: str) -> None:
+    from pipeline.clean import _NEWSLETTER_ANYWHERE, _newsletter_anywhere
+
+    assert _newsletter_anywhere(s) == (_NEWSLETTER_ANYWHERE.search(s) is not None)
+
+
+_PROFILE_PIECES = ["论文", "提出", "模型", "papers", "Model", "the", "studies", "don't", "x-ray", "ab", " ",
+                   "\n", "\u3000", "，", "。", "-", "'", "2024", "Ω", "ies"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PROFILE_PIECES), max_size=16).map("".join), st.data())
+def test_content_profile_adds_up_at_kept_whitespace(text: str, data) -> None:
+    # _drop_unrelated_head subtracts a unit's profile from the rest's at such a split instead of
+    # recounting the rest: the split must cut no topic feature, also with dropped spans around it
+    from collections import Counter
+
+    from pipeline.clean import _kept_text, _splits_at_space
+    from pipeline.textutil import content_profile
+
+    pos = data.draw(st.integers(0, len(text)))
+    a = data.draw(st.integers(0, pos))
+    b = data.draw(st.integers(pos, len(text)))
+    starts = data.draw(st.lists(st.integers(0, len(text)), max_size=3))
+    dropped = [{"char_start": s, "char_end": min(len(text), s + data.draw(st.integers(1, 4)))} for s in starts]
+    if _splits_at_space(text, pos, dropped):
+        whole = content_profile(_kept_text(text, a, b, dropped))
+        parts = content_profile(_kept_text(text, a, pos, dropped)) + content_profile(_kept_text(text, pos, b, dropped))
+        assert whole == parts and +Counter(whole) == whole
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["往期推荐", "▼", " ", "】", "【", ")", "）", "]", "_", "x", "²", "Ⅻ", "：", "…", "5", "ab"]),
+                max_size=10).map("".join))
+def test_core_cuts_the_trailing_run_the_pattern_cuts(s: str) -> None:
+    import re
+
+    from pipeline.clean import _core, _undecorated
+
+    assert _core(s) == re.sub(r"[^\w)）\]]+$", "", _undecorated(s)).strip()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["论文", "paper", "x-ray", "it's", "3.5", " ", "，", "'", "-", ".", "a", "9"]),
+                max_size=20).map("".join), st.integers(0, 60))
+def test_a_prefix_holds_no_more_units_than_its_line(s: str, k: int) -> None:
+    # _line_kind rules out long lines by the units of their head
+    from pipeline.textutil import text_units
+
+    assert text_units(s[:k]) <= text_units(s)

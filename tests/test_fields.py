@@ -7,6 +7,8 @@ Traditional Chinese NeurIPS/ICML 2025 digest) are marked "seed".
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.fields import (
     AWARDS,
@@ -674,3 +676,102 @@ def test_venue_mentions_inside_many_urls_are_skipped_one_by_one() -> None:
     found = find_venue_years(text)
     assert [(v, y) for v, y, _, _ in found] == [("NeurIPS", 2023)] * 500 + [("ICML", 2024)]
     assert all(text[s:e] in ("NeurIPS 2023", "ICML 2024") for _, _, s, e in found)
+
+
+def test_memoised_results_are_the_callers_to_change() -> None:
+    from pipeline.fields import find_credit, parse_credit_line, split_names
+
+    for _ in range(2):
+        venues = find_venue_years("ICLR 2024 and NeurIPS 2023")
+        venues.append(("x", None, 0, 0))
+        names, _ = split_names("斯坦福大学、微软")
+        names.append("x")
+        for c in (find_credit("Kingma and Ba combined momentum with per-parameter step sizes."),
+                  parse_credit_line("Lvmin Zhang, Anyi Rao and Maneesh Agrawala, Stanford University")):
+            c.authors.append("x")
+            c.institutions.append("x")
+            c.truncated = not c.truncated
+    assert find_venue_years("ICLR 2024 and NeurIPS 2023") == [("ICLR", 2024, 0, 9), ("NeurIPS", 2023, 14, 26)]
+    assert split_names("斯坦福大学、微软") == (["斯坦福大学", "微软"], False)
+    c = find_credit("Kingma and Ba combined momentum with per-parameter step sizes.")
+    assert (c.authors, c.truncated, c.institutions) == (["Kingma", "Ba"], False, [])
+    c = parse_credit_line("Lvmin Zhang, Anyi Rao and Maneesh Agrawala, Stanford University")
+    assert (c.authors, c.institutions) == (["Lvmin Zhang", "Anyi Rao", "Maneesh Agrawala"], ["Stanford University"])
+
+
+_ID_TEXTS = [
+    "", "see arXiv:2502.13228v2", "ARXIV 2502.13228", "ar\u00adXiv: 2502.13228", "huggingface.co/papers/2502.13228",
+    "HuggingFace.co/Papers/2502.13228", "alphaxiv.org/abs/2502.13228", "AlphaXiv.org/overview/2502.13228",
+    "arxiv.org/abs/hep-th/9901001", "\u0130arxiv 2502.13228", "ar\u0131xiv 2502.13228", "arX\u0131v: 2502.13228",
+    "论文：https://arxiv.org/pdf/2502.13228v1.pdf", "２５０２．１３２２８ arXiv：２５０２．１３２２８", "2502.13228 only",
+    "a\u200brxiv:2502.13228", "arxiv\ufeff2502.13228", "no id here 1234.5678", "Xiv 2502.13228", "ArXiv.org/html/2502.13228",
+]
+
+
+@pytest.mark.parametrize("text", _ID_TEXTS)
+def test_arxiv_context_precheck_misses_no_context(text: str) -> None:
+    from pipeline import fields
+
+    if not fields._may_hold_arxiv_context(text):
+        assert not fields._ARXIV_CTX.search(text.translate(fields._ID_FOLD))
+    assert fields.find_arxiv_ids(text) == [(i, v) for i, v in _scan_arxiv(text)]
+
+
+def _scan_arxiv(text: str) -> list[tuple[str, str | None]]:
+    """find_arxiv_ids(text) without the precheck (the context scan over the folded text)."""
+    from pipeline import fields
+
+    out: dict[str, str | None] = {}
+    for m in fields._ARXIV_CTX.finditer(text.translate(fields._ID_FOLD)):
+        if m.group("yymm"):
+            if not fields._valid_new_arxiv(m.group("yymm"), m.group("num")):
+                continue
+            ident = f"{m.group('yymm')}.{m.group('num')}"
+        else:
+            if not fields._valid_old_arxiv(m.group("oyymm")):
+                continue
+            ident = f"{m.group('arch')}/{m.group('oyymm')}{m.group('onum')}"
+        ver = m.group("ver").lower() if m.group("ver") else None
+        if out.get(ident) is None:
+            out[ident] = ver
+    return list(out.items())
+
+
+@pytest.mark.parametrize("line", [
+    "Lvmin Zhang and Anyi Rao, Stanford University. arXiv: 1312.6114", "A and B, ARXIV:1312.6114",
+    "A and B, https://x.org/a", "A and B, HTTPS://x.org/a", "A and B, \u0130arxiv 1", "A and B, httpſ://x.org",
+    "Diederik P. Kingma and Max Welling, University of Amsterdam", "",
+])
+def test_credit_line_id_precheck_misses_no_id(line: str) -> None:
+    from pipeline import fields
+
+    if not fields._may_hold_line_id(line):
+        assert not fields._LINE_IDS.search(line)
+
+
+@pytest.mark.parametrize("sentence", [
+    "Szegedy and colleagues showed that tiny perturbations can flip a prediction.",
+    "Smith et al. found it.", "Smith et al found it.", "Smith and his co-authors at MIT found it.",
+    "Smith & coworkers found it.", "the paper by Smith and Jones of MIT", "Colleagues of Smith found it.",
+    "Smith and Colleagues found it.", "Smith and colleaguesX found it.",
+])
+def test_english_credit_frames_read_as_the_full_patterns(sentence: str) -> None:
+    # the cheap cues gate the _NAMES scans: without a cue the full pattern finds nothing
+    from pipeline import fields
+
+    if not fields._EN_ET_AL_CUE.search(sentence):
+        assert not fields._EN_NAMES_ET_AL.search(sentence)
+    if "by" not in sentence:
+        assert not fields._EN_BY_NAMES.search(sentence)
+
+
+_URL_PIECES = ["https://", "http://", "HTTP://", "www.", "WWW.", "github.com/", "arxiv.org", "doi.org/", "x", "a.b",
+               "/", " ", "。", "中文", "(", ")", "@", "-", ".", "ftp://", "huggingface.co/", "ſ", "\u0130"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_URL_PIECES), max_size=12).map("".join))
+def test_url_matches_are_the_patterns_matches(text: str) -> None:
+    from pipeline import fields
+
+    assert [m.span() for m in fields._url_matches(text)] == [m.span() for m in fields._URL.finditer(text)]

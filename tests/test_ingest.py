@@ -662,3 +662,54 @@ def test_shipped_frequent_han_list_is_the_count_of_jiebas_dictionary():
     assert len(shipped) == ingest.N_FREQUENT_HAN
     assert shipped == ingest._count_frequent_han()
     assert {"的", "模", "型"} <= shipped
+
+
+def _reference_plausibility(text: str) -> float:
+    """The character loop :func:`pipeline.ingest.plausibility` replaced by a translate table."""
+    from pipeline import ingest
+    from pipeline.normalize import to_script
+
+    sample = text[: ingest.PLAUSIBILITY_SAMPLE]
+    if not sample:
+        return 1.0
+    frequent = ingest._frequent_han()
+    simplified = to_script(sample, "zh-Hans")
+    good = 0
+    for ch in simplified:
+        o = ord(ch)
+        if (ch.isascii() and (ch.isprintable() or ch.isspace())) or 0xC0 <= o <= 0xFF or ch in frequent:
+            good += 1
+        elif 0x2000 <= o <= 0x206F or 0x3000 <= o <= 0x303F or 0xFF00 <= o <= 0xFFEF:
+            good += 1
+    return good / len(simplified)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(
+    [chr(c) for c in (*range(0x00, 0x100), 0x1F, 0x1FFF, 0x2000, 0x206F, 0x2070, 0x2FFF, 0x3000, 0x303F,
+                      0x3040, 0xFEFF, 0xFF00, 0xFFEF, 0xFFF0, 0x1F600)]
+    + list("的模型這個論文说話龘齉䶮鑫乂丌")), max_size=80))
+def test_plausibility_counts_as_the_character_loop(text: str) -> None:
+    from pipeline.ingest import plausibility
+
+    assert plausibility(text) == _reference_plausibility(text)
+
+
+def test_plausibility_on_decoded_candidates_is_unchanged() -> None:
+    from pipeline.ingest import markup_plausibility, plausibility
+
+    text = "論文摘要：本文提出了一種新的擴散模型訓練方法。Stanford University, 2024 (ICLR)。" * 20
+    for codec in ("gb18030", "big5hkscs", "utf-8"):
+        data = text.encode(codec, "replace")
+        for other in ("gb18030", "big5hkscs", "latin-1", "cp1251", "shift_jis"):
+            candidate = data.decode(other, "replace")
+            assert plausibility(candidate) == _reference_plausibility(candidate)
+            assert markup_plausibility(candidate) == _reference_plausibility(
+                "".join(ch for ch in candidate if ord(ch) > 0x7F))
+
+
+def test_detection_keeps_a_clearly_plausible_first_candidate() -> None:
+    # a first candidate scored within the margin of 1.0 wins whatever the others score
+    text = "論文摘要：本文提出了一種新的擴散模型訓練方法，在多個基準上取得了顯著提升。" * 5
+    decoded = decode(text.encode("big5hkscs"))
+    assert decoded.text == text and decoded.encoding == "big5hkscs"
