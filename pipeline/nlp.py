@@ -405,9 +405,12 @@ def _protected(text: str) -> tuple[bytearray, dict[int, int]]:
                 if c == "’" and 0 < i < n - 1 and text[i - 1].isalpha() and text[i + 1].isalpha():
                     continue  # an apostrophe (model’s)
                 opener = _CLOSE_TO_OPEN[c]
-                k = next((k for k in range(len(stack) - 1, -1, -1) if stack[k][0] == opener), None)
-                if k is None:
-                    continue
+                if stack and stack[-1][0] == opener:  # the innermost open mark (most closers)
+                    k = len(stack) - 1
+                else:
+                    k = next((k for k in range(len(stack) - 2, -1, -1) if stack[k][0] == opener), None)
+                    if k is None:
+                        continue
                 o = stack[k][1]
                 del stack[k:]
                 inside[o + 1 : i] = b"\x01" * (i - o - 1)
@@ -450,18 +453,22 @@ def _skip_space(text: str, i: int) -> int:
     return i
 
 
-def _next_start(text: str, end: int, ascii_terminal: bool, cjk_before: bool) -> int | None:
+def _next_start(text: str, end: int, ascii_terminal: bool, before: str) -> int | None:
     """The start of the sentence after a terminal run ending at ``end``, or None when the text
     goes on in the same sentence: at the end of the text, before a continuation mark
     (:data:`_CONTINUATION`), and after an ASCII ``.!?`` before a lower-case letter or glued to
-    the next word (a Han character may follow ``?``/``!`` directly, and ``.`` after Han text)."""
-    k = _skip_space(text, end)
-    if k >= len(text) or text[k] in _CONTINUATION:
+    the next word (a Han character may follow ``?``/``!`` directly, and ``.`` after Han text:
+    ``before``, the character before the run, ``""`` for none or when that does not count)."""
+    k = end
+    n = len(text)
+    while k < n and text[k] in _SPACE:
+        k += 1
+    if k >= n or text[k] in _CONTINUATION:
         return None
     if ascii_terminal:
         if _LOWER.match(text[k]):
             return None
-        if k == end and not (_HAN.match(text[k]) and (text[end - 1] in "!?" or cjk_before)):
+        if k == end and not (_HAN.match(text[k]) and (text[end - 1] in "!?" or _HAN.match(before))):
             return None
     return k
 
@@ -523,8 +530,11 @@ def _sentence_starts(text: str) -> list[int]:
                 end += 1
             while end < n and text[end] in _CLOSERS:
                 end += 1
-            ascii_terminal = all(ch in ".!?" for ch in text[i:end] if ch not in _CLOSERS)
-            add(_next_start(text, end, ascii_terminal, i > 0 and bool(_HAN.match(text[i - 1]))))
+            if end == i + 1:  # one mark, nothing closed: most sentence ends
+                ascii_terminal = c in ".!?"
+            else:
+                ascii_terminal = all(ch in ".!?" for ch in text[i:end] if ch not in _CLOSERS)
+            add(_next_start(text, end, ascii_terminal, text[i - 1] if i else ""))
             i = end
             continue
         if i in quote_ends:
@@ -539,7 +549,7 @@ def _sentence_starts(text: str) -> list[int]:
                 before = text[sent_start:o].rstrip()
                 opened = o <= sent_start or before.endswith(("：", ":"))
                 if text[j] in "。." or opened or (end < n and text[end] in _SPACE):
-                    add(_next_start(text, end, text[j] in ".!?", False))
+                    add(_next_start(text, end, text[j] in ".!?", ""))
                 i = end
                 continue
         i += 1
@@ -621,7 +631,7 @@ def _key_entities(text: str) -> list[Entity]:
     out: list[Entity] = []
     pos = 0
     for line in text.split("\n"):
-        lead = len(line) - len(_BULLET.sub("", line, count=1))
+        lead = _BULLET.match(line).end()  # type: ignore[union-attr]  # it matches "" at least
         s = line[lead:]
         base = pos + lead
         if s and s[0] in _EMOJI_KEYS:
@@ -630,7 +640,7 @@ def _key_entities(text: str) -> list[Entity]:
             rest = s[end:]
             skip = len(rest) - len(rest.lstrip())
             s, base = rest[skip:], base + end + skip
-        m = _KEY_LINE.match(s)
+        m = _KEY_LINE.match(s) if ":" in s or "：" in s else None  # the substring tests are cheaper
         if m:
             value = m.group("value").strip()
             parsed = parse_key_value(s) if value else parse_key_value(f"{m.group('key')}：x")
@@ -644,8 +654,91 @@ def _key_entities(text: str) -> list[Entity]:
 
 
 #: What every match of :data:`pipeline.fields._GENERIC_AWARD_LABEL` holds (case-sensitive, as
-#: that pattern is).
+#: that pattern is). That pattern matches within one line (its classes hold no ``\n``).
 _GENERIC_AWARD_HEAD = re.compile("Award|Prize|奖|獎")
+
+#: The words every match of :data:`pipeline.fields._AWARD_LABEL` starts with, lower-cased:
+#: the heads of its Chinese alternatives (最佳/杰出/优秀 + 论文, 时间检验, 荣誉提名, in both scripts)
+#: and of its English ones (``\bbest``, ``\boutstanding``, ``\bdistinguished``, ``\btest``,
+#: ``\bhonou?rable``, ``\brunners?``).
+_AWARD_LABEL_HEADS = ("最佳", "杰出", "傑出", "优秀", "優秀", "时间", "時間", "荣誉", "榮譽",
+                      "best", "outstanding", "distinguished", "test", "honorable", "honourable", "runner")
+#: Characters that ``re.IGNORECASE`` matches to an ASCII letter of those words although
+#: ``str.lower`` does not map them to it (dotless ı and long ſ; sre_compile's case fixes).
+_IGNORECASE_ODD = ("\u0131", "\u017f")
+
+
+def _award_label_matches(text: str) -> list[re.Match[str]]:
+    r"""``list(pipeline.fields._AWARD_LABEL.finditer(text))``, trying the pattern only where one
+    of :data:`_AWARD_LABEL_HEADS` starts.
+
+    ``finditer`` tries every offset; a match can only start at a head, found here by substring
+    search (``str.find``, far cheaper than the pattern's try at each offset) in ``text.lower()``,
+    whose offsets are those of ``text`` when its length is the same (every character lower-cased
+    to one). Trying ``_AWARD_LABEL.match`` at the heads in order, from the end of the last
+    match on, gives the matches ``finditer`` gives (``match(text, pos)`` sees the characters
+    before ``pos``, so ``\b`` reads as in ``finditer``). A text whose lower-casing changes length
+    (İ) or that holds a character :data:`_IGNORECASE_ODD` is scanned by ``finditer``."""
+    low = text.lower()
+    if len(low) != len(text) or any(c in text for c in _IGNORECASE_ODD):
+        return list(_AWARD_LABEL.finditer(text))
+    heads: list[int] = []
+    for word in _AWARD_LABEL_HEADS:
+        i = low.find(word)
+        while i >= 0:
+            heads.append(i)
+            i = low.find(word, i + 1)
+    out: list[re.Match[str]] = []
+    end = 0
+    for i in sorted(heads):
+        if i >= end:
+            m = _AWARD_LABEL.match(text, i)
+            if m:
+                out.append(m)
+                end = m.end()  # never empty: each alternative takes two characters or more
+    return out
+
+
+#: The most Han characters before 奖/獎 in a match of the Chinese alternative of
+#: :data:`pipeline.fields._GENERIC_AWARD_LABEL` (``[\u4e00-\u9fff]{2,6}(?:奖|獎)``), and the fewest.
+_GENERIC_ZH_MAX, _GENERIC_ZH_MIN = 6, 2
+
+
+def _generic_award_matches(text: str) -> list[re.Match[str]]:
+    r"""``list(pipeline.fields._GENERIC_AWARD_LABEL.finditer(text))``, scanning only the lines
+    that hold a :data:`_GENERIC_AWARD_HEAD` (most sections have none): no match crosses a line
+    break, and a scan cut at a ``"\n"`` reads its ``\b`` and ``(?!…)`` at the cut as at that
+    ``"\n"`` (neither a word character nor one of the excluded ones).
+
+    A line without ``Award``/``Prize`` can only hold matches of the Chinese alternative, each
+    starting 2 to 6 characters before its 奖/獎: the pattern is tried there only, in order, from
+    the end of the last match on (as ``finditer`` goes on), instead of at every character of
+    the line. A line with ``Award``/``Prize`` is scanned whole (the English alternative may
+    start any number of characters before its head)."""
+    out: list[re.Match[str]] = []
+    heads = [m.start() for m in _GENERIC_AWARD_HEAD.finditer(text)]
+    k, n = 0, len(heads)
+    while k < n:
+        line_start = text.rfind("\n", 0, heads[k]) + 1
+        line_end = text.find("\n", heads[k])
+        line_end = len(text) if line_end < 0 else line_end
+        first = k
+        while k < n and heads[k] < line_end:
+            k += 1
+        if any(text[j] not in "奖獎" for j in heads[first:k]):  # an Award or a Prize
+            out += _GENERIC_AWARD_LABEL.finditer(text, line_start, line_end)
+            continue
+        tried = line_start  # every start before this was tried or is inside a match
+        for j in heads[first:k]:
+            for p in range(max(tried, j - _GENERIC_ZH_MAX), j - _GENERIC_ZH_MIN + 1):
+                if p < tried:
+                    continue  # inside the last match
+                m = _GENERIC_AWARD_LABEL.match(text, p, line_end)
+                if m:
+                    out.append(m)
+                    tried = m.end()
+            tried = max(tried, j - _GENERIC_ZH_MIN + 1)
+    return out
 
 
 def _award_entities(text: str) -> list[Entity]:
@@ -654,17 +747,14 @@ def _award_entities(text: str) -> list[Entity]:
     ``<Capitalised words> Award/Prize`` / ``…奖`` labels that overlap none of them and that
     :func:`pipeline.fields.normalize_award` reads as an award (so 获奖 and 奖励 are not)."""
     out: list[Entity] = []
-    for m in _AWARD_LABEL.finditer(text):
+    for m in _award_label_matches(text):
         start, end = m.start(), m.end()
         gloss = _GLOSS.match(text, end)
         if gloss and (_AWARD_LABEL.search(gloss.group()) or _AWARDISH.search(gloss.group())):
             end = gloss.end()
         label = text[start:end].strip()
         out.append(Entity("AWARD", start, start + len(label), label, normalize_award(label) or "other"))
-    # every generic label ends in Award/Prize or 奖/獎: a text without them has none (most
-    # sections), and the scan of its Han runs and capitalised words is skipped
-    generic = _GENERIC_AWARD_LABEL.finditer(text) if _GENERIC_AWARD_HEAD.search(text) else ()
-    for m in generic:
+    for m in _generic_award_matches(text):
         if any(e.start < m.end() and m.start() < e.end for e in out):
             continue
         award = normalize_award(m.group())
@@ -707,7 +797,8 @@ def entity_component(doc: Doc) -> Doc:
         if span is not None and len(span) and span.start >= last_end:
             spans.append(span)
             last_end = span.end
-    doc.ents = spans
+    # what the ``doc.ents`` setter does, less its copy of every Span (spaCy 3, Doc.ents)
+    doc.set_ents(spans)
     return doc
 
 
@@ -772,8 +863,9 @@ def parse(text: str, lang: str) -> Doc:
         pipeline, over = en_nlp(), text
     else:
         pipeline, over = zh_nlp(), to_script(text, "zh-Hans")
-        if over != text and (len(over) != len(text) or any(a != b and not (_HAN.match(a) and _HAN.match(b))
-                                                           for a, b in zip(text, over, strict=True))):
+        # kept when every changed character is a Han one replaced by a Han one: of two texts of
+        # one length, exactly when they split into the same non-Han pieces at each Han character
+        if over != text and (len(over) != len(text) or _HAN.split(text) != _HAN.split(over)):
             over = text
     doc = pipeline.make_doc(over)
     doc.user_data[_DOC_TEXT] = over  # the Doc's text is the text it was made of
@@ -997,14 +1089,21 @@ _IGNORECASE_EXTRA_RE = re.compile(f"[{''.join(_IGNORECASE_EXTRA)}]")
 _ASCII_ALNUM = frozenset(string.ascii_letters + string.digits)
 
 
-def _whole_word_spans(term: str, text: str) -> Iterator[tuple[int, int]]:
+def _flat_lower(text: str) -> str | None:
+    """``text.lower()`` when ``text`` is "flat" for :func:`_whole_word_spans` (its lower case
+    keeps its length and it holds none of :data:`_IGNORECASE_EXTRA`), else ``None``."""
+    low = text.lower()
+    return low if len(low) == len(text) and _IGNORECASE_EXTRA_RE.search(text) is None else None
+
+
+def _whole_word_spans(term: str, text: str, flat_lower: str | None = None) -> Iterator[tuple[int, int]]:
     """``(start, end)`` of the matches of :func:`_whole_word` ``(term)`` in ``text``, in order:
     a case-insensitive search of the lower-cased strings with the same boundary test when both
     allow it (an ASCII term, a text whose lower case keeps its length and holds none of
-    :data:`_IGNORECASE_EXTRA`), else the compiled pattern."""
-    low = text.lower()
-    if (not term.isascii() or len(low) != len(text) or not term
-            or _IGNORECASE_EXTRA_RE.search(text) is not None):
+    :data:`_IGNORECASE_EXTRA`), else the compiled pattern. ``flat_lower``: :func:`_flat_lower`
+    of ``text`` when the caller searches one text for many terms (``None``: computed here)."""
+    low = flat_lower if flat_lower is not None else _flat_lower(text)
+    if not term.isascii() or low is None or not term:
         for m in _whole_word(term).finditer(text):
             yield m.span()
         return
@@ -1022,7 +1121,10 @@ def _whole_word_spans(term: str, text: str) -> Iterator[tuple[int, int]]:
 _LEAD_CHARS = frozenset(" \t\"'“‘(（*#>-•·")
 
 
-def _cased(term: str, text: str) -> str:
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
+
+
+def _cased(term: str, text: str, flat_lower: str | None = None) -> str:
     """The case a keyword is returned in.
 
     A Latin keyword is lower-cased when ``text`` writes it in lower case somewhere (``score
@@ -1031,13 +1133,14 @@ def _cased(term: str, text: str) -> str:
     at sentence starts is lower-cased when only its first letter is upper case (``Sharp
     jumps`` -> ``sharp jumps``), and a single word seen only there keeps its case (``Hinton``:
     names open sentences more often than common words become keywords). A term with no Latin
-    letter is returned as given.
+    letter is returned as given. ``flat_lower``: :func:`_flat_lower` of ``text`` when the
+    caller cases several terms of one text.
     """
-    if not re.search(r"[A-Za-z]", term):
+    if _ASCII_LETTER.search(term) is None:
         return term
     low = term.lower()
     surface = None
-    for a, b in _whole_word_spans(term, text):
+    for a, b in _whole_word_spans(term, text, flat_lower):
         group = text[a:b]
         if group == low and low != group.upper():
             return low
@@ -1054,6 +1157,9 @@ def _cased(term: str, text: str) -> str:
     return surface
 
 
+_NO_BIGRAMS: frozenset[tuple[str, str]] = frozenset()
+
+
 def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
     """The first ``n`` of ``ranked`` without repeats: a candidate contained in a kept keyword is
     skipped, and a candidate among the first ``REPLACE_WINDOW * n`` that contains kept
@@ -1064,50 +1170,76 @@ def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
 
     window = ranked[: REPLACE_WINDOW * n]
     # Per candidate: (lower case, Han substring test, ASCII, flat, bigrams of its lower-cased
-    # words, Han). The containment tests with their cheap cases first: a Han term (when cjk)
+    # words, Han, length). The containment tests with their cheap cases first: a Han term (when cjk)
     # is a substring; an ASCII term b stands in a text a only when b's lower case is inside
     # a's, whenever a is "flat" (its lower case keeps its length and it holds none of
     # _IGNORECASE_EXTRA: _whole_word_spans then searches the lower-cased strings), so that
     # substring test comes before the whole-word test. Plain loops: this runs per section.
-    info: dict[str, tuple[str, bool, bool, bool, set[tuple[str, str]], bool]] = {}
+    # A match of either test is as long as the term (re's case-insensitive match compares one
+    # character with one), so a term longer than the text is not tested.
+    info: dict[str, tuple[str, bool, bool, bool, frozenset[tuple[str, str]], bool, int]] = {}
     for cand in window:
+        if cand in info:
+            continue
         low = cand.lower()
-        han = _HAN.search(cand) is not None
         asc = cand.isascii() and cand != ""
+        han = not asc and _HAN.search(cand) is not None
         words = low.split()
         info[cand] = (low, cjk and han, asc,
                       len(low) == len(cand) and (asc or _IGNORECASE_EXTRA_RE.search(cand) is None),
-                      set(zip(words, words[1:], strict=False)), han)
+                      frozenset(zip(words, words[1:], strict=False)) if len(words) > 1 else _NO_BIGRAMS,
+                      han, len(cand))
 
     kept: list[str] = []
+    # (keyword, lower case, Han substring test, ASCII, flat, length) of each kept keyword
+    kept_info: list[tuple[str, str, bool, bool, bool, int]] = []
+    # The kept keywords joined by newlines: a candidate without a newline is a substring of a
+    # kept keyword exactly when it is one of this string (no match can span a separator).
+    joined = ""
+    grams: frozenset[tuple[str, str]] = _NO_BIGRAMS  # the kept keywords' bigrams together
     for cand in window:
-        low, s_cand, a_cand, f_cand, g_cand, h_cand = info[cand]
-        skip = False
-        for k in kept:  # a candidate inside a kept keyword is skipped
-            if s_cand:
-                skip = cand in k
-            else:
-                lk, _, _, fk, _, _ = info[k]
-                skip = ((not (a_cand and fk) or low in lk)
-                        and next(_whole_word_spans(cand, k), None) is not None)
-            if skip:
-                break
+        low, s_cand, a_cand, f_cand, g_cand, h_cand, n_cand = info[cand]
+        if s_cand and "\n" not in cand:
+            skip = cand in joined
+        else:
+            skip = False
+            for k, lk, _, _, fk, nk in kept_info:  # a candidate inside a kept keyword is skipped
+                if nk < n_cand:
+                    continue
+                if s_cand:
+                    skip = cand in k
+                else:
+                    skip = ((not (a_cand and fk) or low in lk)
+                            and next(_whole_word_spans(cand, k, lk if fk else None), None) is not None)
+                if skip:
+                    break
         if not skip and not h_cand and g_cand:
             # a shifted window over a kept phrase (private training algorithm)
-            skip = any(g_cand & info[k][4] for k in kept)
+            skip = not g_cand.isdisjoint(grams)
         if skip:
             continue
         inner = []  # kept keywords inside the candidate
-        for i, k in enumerate(kept):
-            lk, sk, ak, _, _, _ = info[k]
-            if (k in cand) if sk else ((not (ak and f_cand) or lk in low)
-                                       and next(_whole_word_spans(k, cand), None) is not None):
+        flat = low if f_cand else None
+        for i, (k, lk, sk, ak, _, nk) in enumerate(kept_info):
+            if nk > n_cand:
+                continue
+            if sk:
+                if k in cand:
+                    inner.append(i)
+            elif ((not (ak and f_cand) or lk in low)
+                  and next(_whole_word_spans(k, cand, flat), None) is not None):
                 inner.append(i)
         if inner:
             kept[inner[0]] = cand
             kept = [k for i, k in enumerate(kept) if i not in inner[1:]]
+            kept_info = [(k, *info[k][:4], info[k][6]) for k in kept]
+            joined = "\n".join(kept)
+            grams = _NO_BIGRAMS.union(*(info[k][4] for k in kept))
         elif len(kept) < n:
             kept.append(cand)
+            kept_info.append((cand, low, s_cand, a_cand, f_cand, n_cand))
+            joined = "\n".join(kept)
+            grams = grams | g_cand if g_cand else grams
     return kept[:n]
 
 
@@ -1209,15 +1341,17 @@ def _topic(text: str, line_credit: dict[str, Credit | None] | None = None) -> _T
         if not words:
             continue
         tuples.append(tuple(_stem(w) for w in words))
-        for ws in (words, [w for w in words if w.lower() not in EN_STOP_WORDS]):
+        content = [w for w in words if w.lower() not in EN_STOP_WORDS]
+        # (without stop words: the same acronyms again when the title has none)
+        for ws in (words, content) if len(content) != len(words) else (words,):
             caps = "".join(w[0].upper() for w in ws)
-            for i in range(len(caps)):
-                for j in range(i + 2, min(len(caps), i + 6) + 1):
-                    initials.add(caps[i:j])
+            m = len(caps)
+            initials.update([caps[i:j] for i in range(m) for j in range(i + 2, min(m, i + 6) + 1)])
     names, name_words = set(), set()
     for ln in lines:
         credits = [line_credit[ln], _find_credit(ln)]
-        credits += [_find_credit(s) for s in _SENTENCE_SPLIT.split(ln) if s.strip()]
+        # a sentence that is the whole line has its credit already (the names are sets)
+        credits += [_find_credit(s) for s in _SENTENCE_SPLIT.split(ln) if s != ln and s.strip()]
         for c in credits:
             if c is None:
                 continue
@@ -1265,7 +1399,7 @@ def _credited(term: str, topic: _Topic) -> bool:
     low, institution, words = _credit_probe(term)
     if low in topic.names or institution:
         return True
-    return bool(words) and all(w in topic.name_words for w in words)
+    return bool(words) and topic.name_words.issuperset(words)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -1416,11 +1550,19 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
     raws = list(tok.cut(work)) if tokens is None else _words(work, tokens)
     plain: dict[str, str] = {}  # raw word -> stripped, for the plain words (Han at both ends)
     opens: set[str] = set()  # raw plain words that may open a compound
+    # _credited(w, topic), inlined: it is asked of every distinct word
+    names = topic.names if topic is not None else frozenset()
+    name_words = topic.name_words if topic is not None else frozenset()
     for raw, c in Counter(raws).items():
         w = raw.strip()
         _, is_plain, may_open, counted = _zh_word_verdict(w)
-        if counted and not (topic and _credited(w, topic)):
-            counts[w] += c
+        if counted:
+            if topic is not None:
+                low, institution, words = _credit_probe(w)
+                if low in names or institution or (words and name_words.issuperset(words)):
+                    counted = False
+            if counted:
+                counts[w] += c
         if is_plain:
             plain[raw] = w
             if may_open:
@@ -1529,7 +1671,10 @@ def _zh_keywords(text: str, n: int, tokens: Sequence[tuple[int, int]] | None = N
         canon.setdefault(key, w)
         merged[canon[key]] = merged.get(canon[key], 0.0) + scores[w]
     ranked = sorted(merged, key=lambda w: (-merged[w], first[w]))
-    return [_cased(w, simplified) for w in _dedup(ranked, n, cjk=True)]
+    kept = _dedup(ranked, n, cjk=True)
+    # the text's lower case once for all Latin keywords (most Chinese keywords have none)
+    flat = _flat_lower(simplified) if any(_ASCII_LETTER.search(w) for w in kept) else None
+    return [_cased(w, simplified, flat) for w in kept]
 
 
 @functools.cache
@@ -1626,11 +1771,16 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
     is_stop: list[bool] = []
     edges: dict[tuple[int, int], float] = {}
     cands: dict[str, list] = {}  # unique kw -> [kw, valid tags seen, term ids, tf]
+    # One pass over the words. The candidates (n-grams, n <= YAKE_NGRAM = 3) and the
+    # co-occurrence window (YAKE_WINDOW = 1) end at the current word, so the two words before
+    # it in its block are all that is kept of the block. A candidate's key is its lower case:
+    # its words' lower cases joined by a space (str.lower maps each character alone but for
+    # the final sigma, whose context a space ends).
     for sid, sentence in enumerate(sentences):
-        block: list[tuple[str, str, int, str]] = []
+        prev = prev2 = None  # (ok, word, term id, lower case) of the block's last two words
         for word, tag, low in sentence:
             if tag is None:  # punctuation only: the block ends
-                block = []
+                prev = prev2 = None
                 continue
             t = word_term.get(low)
             if t is None:
@@ -1653,28 +1803,38 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
                 tf_a[t] += 1.0
             elif tag == "n":
                 tf_n[t] += 1.0
-            ok = tag not in discard
-            if ok:
-                for ptag, _, pt, _ in block[-YAKE_WINDOW:]:
-                    if ptag not in discard:
-                        edges[(pt, t)] = edges.get((pt, t), 0.0) + 1.0
             # candidates ending at this word: itself, then with 1 and 2 words before it; ok:
-            # no digit or unusual token in this occurrence. The key is the candidate in lower
-            # case: its words' lower cases joined by a space (str.lower maps each character
-            # alone but for the final sigma, whose context a space ends).
-            kw, key, terms = word, low, (t,)
-            for k in range(min(len(block), YAKE_NGRAM - 1) + 1):
-                if k:
-                    ptag, pword, pt, plow = block[-k]
-                    kw, key, terms = f"{pword} {kw}", f"{plow} {key}", (pt, *terms)
-                    ok = ok and ptag not in discard
+            # no digit or unusual token in this occurrence (nor a co-occurrence without)
+            ok = tag not in discard
+            c = cands.get(low)
+            if c is None:
+                cands[low] = [word, ok, (t,), 1.0]
+            else:
+                c[1] = c[1] or ok
+                c[3] += 1.0
+            if prev is not None:
+                ok1, word1, t1, low1 = prev
+                ok1 = ok and ok1
+                if ok1:
+                    edges[(t1, t)] = edges.get((t1, t), 0.0) + 1.0
+                key = f"{low1} {low}"
                 c = cands.get(key)
                 if c is None:
-                    cands[key] = [kw, ok, terms, 1.0]
+                    cands[key] = [f"{word1} {word}", ok1, (t1, t), 1.0]
                 else:
-                    c[1] = c[1] or ok
+                    c[1] = c[1] or ok1
                     c[3] += 1.0
-            block.append((tag, word, t, low))
+                if prev2 is not None:
+                    ok2, word2, t2, low2 = prev2
+                    ok2 = ok1 and ok2
+                    key = f"{low2} {key}"
+                    c = cands.get(key)
+                    if c is None:
+                        cands[key] = [f"{word2} {word1} {word}", ok2, (t2, t1, t), 1.0]
+                    else:
+                        c[1] = c[1] or ok2
+                        c[3] += 1.0
+            prev2, prev = prev, (ok, word, t, low)
     valid_tfs = [f for f, s in zip(tf, is_stop, strict=True) if not s]
     if not valid_tfs:
         return []
@@ -1708,17 +1868,22 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
     for key, (kw, ok, terms, ctf) in cands.items():
         if not ok or is_stop[terms[0]] or is_stop[terms[-1]]:
             continue
-        sum_h, prod_h = 0.0, 1.0
-        for i, t in enumerate(terms):
-            if not is_stop[t]:
-                sum_h += h[t]
-                prod_h *= h[t]
-                continue
-            p1 = edges.get((terms[i - 1], t), 0.0) / tf[terms[i - 1]] if i > 0 else 0.0
-            p2 = edges.get((t, terms[i + 1]), 0.0) / tf[terms[i + 1]] if i < len(terms) - 1 else 0.0
-            prob = p1 * p2
-            prod_h *= 1 + (1 - prob)
-            sum_h -= 1 - prob
+        # YAKE's sum and product over the words (from 0.0 and 1.0: the first step gives the
+        # first word's value exactly), written out per length: the ends are no stop terms, so
+        # only the middle word of a trigram can be one (weighted by the probabilities of its
+        # co-occurrences with its neighbours)
+        if len(terms) == 1:
+            sum_h = prod_h = h[terms[0]]
+        elif len(terms) == 2:
+            a, b = terms
+            sum_h, prod_h = h[a] + h[b], h[a] * h[b]
+        else:
+            a, m, b = terms
+            if is_stop[m]:
+                prob = (edges.get((a, m), 0.0) / tf[a]) * (edges.get((m, b), 0.0) / tf[b])
+                sum_h, prod_h = h[a] - (1 - prob) + h[b], h[a] * (1 + (1 - prob)) * h[b]
+            else:
+                sum_h, prod_h = h[a] + h[m] + h[b], h[a] * h[m] * h[b]
         den = (sum_h + 1) * ctf
         scored.append((prod_h / den if den else math.inf, key, kw))
     scored.sort(key=lambda s: s[0])  # stable: ties keep the order of first occurrence
@@ -1764,6 +1929,27 @@ def _digits_only():
     return regex.compile(r"\d+$", regex.UNICODE)
 
 
+@functools.cache
+def _upper_end():
+    """An upper-case letter at the end (``$``: or before a final newline), as segtok's
+    ``MIDDLE_INITIAL_END`` (``\\b\\p{Lu}\\p{Ll}+\\W+\\p{Lu}$``) needs one; searched from two
+    characters before the end, it tells cheaply that the pattern cannot match."""
+    import regex
+
+    return regex.compile(r"\p{Lu}$", regex.UNICODE)
+
+
+@functools.cache
+def _initial_end():
+    """The initial that segtok's ``ABBREVIATIONS`` (alternative 4: ``A.-A``, ``A.A``, ``A``
+    after a title, a name list or a bracket) needs at the end: ``[\\p{Lu}\\p{Lt}]\\p{Lm}?$``,
+    searched from three characters before the end. Without it only a known abbreviation can
+    match there, so :func:`_split_multi` searches a shorter tail."""
+    import regex
+
+    return regex.compile(r"[\p{Lu}\p{Lt}]\p{Lm}?$", regex.UNICODE)
+
+
 #: Most distinct sentences whose YAKE tokens are kept (:func:`_yake_sentence`); an entry is a
 #: sentence and its tokens, about 2.5 kB for a sentence of 70 characters (~20 MB when full).
 YAKE_SENTENCE_CACHE = 1 << 13
@@ -1787,6 +1973,10 @@ def _yake_sentences(text: str) -> list[tuple[tuple[str, str | None, str], ...]]:
 #: characters (``Commander``, ``Professor`` and a space; ``, and``) and at most 6 for the
 #: initials ``A.-A``, one more for a final newline before ``$``.
 _ABBREVIATION_TAIL = 32
+#: The same for a span that does not end in an upper-case letter (segtok's ``[\p{Lu}\p{Lt}]
+#: \p{Lm}?`` before ``$``, :func:`_initial_end`): then only a known abbreviation can match
+#: (at most 6 characters and a final newline).
+_KNOWN_ABBREVIATION_TAIL = 10
 
 
 def _split_multi(text: str) -> list[str]:
@@ -1797,16 +1987,22 @@ def _split_multi(text: str) -> list[str]:
     segtok pays at every full stop) searches only from the last :data:`_ABBREVIATION_TAIL`
     characters of a longer span (``regex`` reads the characters before ``pos`` for ``\\b``
     and lookbehinds, and no match can start earlier) plus the one alternative anchored at
-    the start that such a span can still match (``^\\d+$``). tests/test_nlp.py checks the
+    the start that such a span can still match (``^\\d+$``). Of segtok's two-pattern tests
+    (``A and B``, pure matches), the one anchored at the start of the next span, which
+    rarely matches, goes first, so the unanchored search over the whole previous span
+    (``BEFORE_LOWER``, ``ENDS_IN_DATE_DIGITS``, ``MIDDLE_INITIAL_END``, the last after the
+    cheap test :func:`_upper_end`) mostly does not run. tests/test_nlp.py checks the
     result against segtok's on fixtures and generated text."""
     import segtok.segmenter as sg
 
     spans = sg.MAY_CROSS_ONE_LINE.split(text)
 
     def abbreviation(span: str) -> bool:
-        if len(span) <= _ABBREVIATION_TAIL:
+        n = len(span)
+        if n <= _ABBREVIATION_TAIL:
             return sg.ABBREVIATIONS.search(span) is not None
-        return (sg.ABBREVIATIONS.search(span, len(span) - _ABBREVIATION_TAIL) is not None
+        tail = _ABBREVIATION_TAIL if _initial_end().search(span, n - 3) else _KNOWN_ABBREVIATION_TAIL
+        return (sg.ABBREVIATIONS.search(span, n - tail) is not None
                 or _digits_only().match(span) is not None)
 
     joined: list[str] = []  # segtok's _abbreviation_joiner
@@ -1819,8 +2015,9 @@ def _split_multi(text: str) -> list[str]:
                 continue  # join
             if marker[0] == "." and next_s and (
                     sg.LONE_WORD.match(next_s)
-                    or (sg.ENDS_IN_DATE_DIGITS.search(prev_s) and sg.MONTH.match(next_s))
-                    or (sg.MIDDLE_INITIAL_END.search(prev_s) and sg.UPPER_WORD_START.match(next_s))):
+                    or (sg.MONTH.match(next_s) and sg.ENDS_IN_DATE_DIGITS.search(prev_s))
+                    or (_upper_end().search(prev_s, max(0, len(prev_s) - 2)) is not None
+                        and sg.UPPER_WORD_START.match(next_s) and sg.MIDDLE_INITIAL_END.search(prev_s))):
                 continue  # join
             joined.append("".join(spans[segment : pos + 1]))
             segment = None
@@ -1837,7 +2034,7 @@ def _split_multi(text: str) -> list[str]:
             last = current
             continue
         shorter = len(current) < short or len(last) < short
-        if ((sg.BEFORE_LOWER.match(last) and sg.LOWER_WORD.match(current))
+        if ((sg.LOWER_WORD.match(current) and sg.BEFORE_LOWER.match(last))
                 or (shorter and sg._is_open(last) and (
                     sg._is_not_opened(current) or last.endswith(" et al. ")
                     or (sg.UPPER_CASE_END.search(last) and sg.UPPER_CASE_START.match(current))))
@@ -1944,7 +2141,8 @@ def _en_keywords(text: str, n: int) -> list[str]:
             continue  #  "LoRA replaces": a clause around a name that is kept by itself
         seen.add(key)
         ranked.append(phrase)
-    return [_cased(k, clean) for k in _dedup(lead + ranked, n, cjk=False)]
+    flat = _flat_lower(clean)  # once for all keywords
+    return [_cased(k, clean, flat) for k in _dedup(lead + ranked, n, cjk=False)]
 
 
 def keywords(text: str | Doc, lang: str, n: int, tokens: Sequence[tuple[int, int]] | None = None) -> list[str]:

@@ -679,3 +679,33 @@ def _cased_reference(term: str, text: str) -> str:
 @settings(max_examples=300, deadline=None)
 def test_cased_matches_its_plain_definition(text: str, term: str) -> None:
     assert nlp._cased(term, text) == _cased_reference(term, text)
+
+
+#: Pieces for long spans ending in initials and abbreviations (title case ǅ, modifier letter
+#: ʰ: segtok's initials are ``[\p{Lu}\p{Lt}]\p{Lm}?``), which _split_multi tests on a short tail.
+_SEGTOK_TAIL_PIECES = ("A. ǅ. Aʰ. ǅʰ. bʰ. Approx. approx. Sept. figs. z.B. E.U. U.S. by and , ( [ Dr. Lee "
+                       "Professor long words that make a span longer than thirty two characters \n").split(" ")
+
+
+@given(st.lists(st.sampled_from(_SEGTOK_TAIL_PIECES + list(_SEGTOK_PIECES)), max_size=80), st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_split_multi_is_segtoks_on_long_spans(pieces: list[str], glued: bool) -> None:
+    from segtok.segmenter import split_multi
+
+    text = ("" if glued else " ").join(pieces)
+    assert nlp._split_multi(text) == list(split_multi(text))
+
+
+_YAKE_WORDS = ("the of and models model Models LLM LLMs GPT-2 word2vec 3.5% 2019 e.g. Dr. Smith et al. learning "
+               "deep reinforcement Learning , . ; : ! ? ( ) \" - data ImageNet-1k ResNet is was attention "
+               "Attention ATTENTION policy gradient gradients \n").split(" ")
+
+
+@given(st.lists(st.sampled_from(_YAKE_WORDS), max_size=120).map(" ".join), st.sampled_from([10, 48]))
+@settings(max_examples=150, deadline=None)
+def test_fast_yake_gives_the_yake_package_keywords_on_generated_text(text: str, top: int) -> None:
+    # trigrams with a stop word in the middle, digits and unusual tokens, repeats across sentences
+    want = nlp._yake(top).extract_keywords(text)
+    got = nlp._yake_extract(text, top)
+    assert [k for k, _ in got] == [k for k, _ in want]
+    assert all(abs(a - b) <= 1e-9 * max(1.0, abs(b)) for (_, a), (_, b) in zip(got, want, strict=True))

@@ -103,3 +103,79 @@ def test_award_entities_with_and_without_generic_labels() -> None:
     assert [e.value for e in nlp._award_entities("荣获最佳论文奖，另获 Turing Award 提名")][:1] == ["best_paper"]
     assert nlp._award_entities("没有任何 award 字样") == []
     assert [e.text for e in nlp._award_entities("He received the Gordon Bell Prize.")] == ["Gordon Bell Prize"]
+
+
+#: Pieces of award labels and their look-alikes, in both scripts and in English with odd case,
+#: and characters that case-fold oddly (İ lower-cases to two characters; ı and ſ match i and s
+#: under ``re.IGNORECASE``).
+_AWARD_PIECES = ["最佳", "杰出", "傑出", "优秀", "優秀", "时间", "時間", "荣誉", "榮譽", "论文", "論文", "奖",
+                 "獎", "亚军", "提名", "检验", "學生", "best", "BEST", "Best", "outstanding", "Outstanding",
+                 "distinguished", "test", "Test", "of", "time", "Time", "honorable", "Honourable", "mention",
+                 "runner", "Runners", "up", "-up", "paper", "Papers", "award", "Award", "Prize", "prize",
+                 "bestest", "contest", "Turing", "Gordon Bell", "İ", "ı", "ſ", "beſt", "dıstinguished",
+                 " ", "  ", "\n", "\t", "-", "（", "）", "(", ")", "，", "。", "x", "9", "_"]
+_award_texts = st.lists(st.sampled_from(_AWARD_PIECES), max_size=30).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_award_texts)
+def test_award_label_scans_find_what_finditer_finds(text: str) -> None:
+    from pipeline.fields import _AWARD_LABEL
+
+    def spans(ms):
+        return [(m.start(), m.end(), m.group()) for m in ms]
+
+    assert spans(nlp._award_label_matches(text)) == spans(_AWARD_LABEL.finditer(text))
+    assert spans(nlp._generic_award_matches(text)) == spans(_GENERIC_AWARD_LABEL.finditer(text))
+
+
+def test_award_label_scans_on_edge_texts() -> None:
+    from pipeline.fields import _AWARD_LABEL
+
+    for text in ["", "best", "xbest paper", "the Best Paper", "BEST PAPER AWARD", "beſt paper", "İ best paper",
+                 "Outstanding Paper\nAward", "Runner-up", "最佳论文奖（Best Paper）", "Test of Time Award\n",
+                 "获奖\n杰出论文奖励", "Gordon Bell Prize\nTuring Award", "ACM\nAward"]:
+        assert [m.span() for m in nlp._award_label_matches(text)] == [m.span() for m in _AWARD_LABEL.finditer(text)]
+        assert [m.span() for m in nlp._generic_award_matches(text)] == [
+            m.span() for m in _GENERIC_AWARD_LABEL.finditer(text)]
+
+
+_GENERIC_PIECES = ["奖", "獎", "奖励", "奖金", "获奖", "学", "年度", "最佳论文", "图灵", "诺贝尔物理学", "一二三四五六七",
+                   "Award", "Awards", "Prize", "Gordon", "Bell", "ACM", "Test", "of", "the", "a", "'s", "’",
+                   " ", "\t", "\n", "-", "，", "。", "1", "x"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_GENERIC_PIECES), max_size=30).map("".join))
+def test_generic_award_scan_finds_what_finditer_finds(text: str) -> None:
+    want = [(m.start(), m.end()) for m in _GENERIC_AWARD_LABEL.finditer(text)]
+    assert [(m.start(), m.end()) for m in nlp._generic_award_matches(text)] == want
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="中國国这這a1，。 \n\u3400\uf900😀", max_size=20), st.data())
+def test_han_split_tells_a_han_for_han_rendering(text: str, data) -> None:
+    # parse keeps a zh-Hans rendering of the same length when _HAN.split gives the same pieces:
+    # exactly when every changed character is a Han one replaced by a Han one
+    over = "".join(data.draw(st.sampled_from([c, "国", "x", "，"])) for c in text)
+    by_char = not any(a != b and not (nlp._HAN.match(a) and nlp._HAN.match(b)) for a, b in zip(text, over, strict=True))
+    assert (nlp._HAN.split(text) == nlp._HAN.split(over)) == by_char
+
+
+def _doc_state(doc):
+    from spacy.attrs import ENT_IOB, ENT_KB_ID, ENT_TYPE, SENT_START
+    arr = doc.to_array([SENT_START, ENT_IOB, ENT_TYPE, ENT_KB_ID]).tolist() if len(doc) else []
+    return ([t.text_with_ws for t in doc], arr, [(e.start, e.end, e.label_, e.kb_id_) for e in doc.ents],
+            doc._.get(nlp.ENTITY_COMPONENT))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_AWARD_PIECES + _GENERIC_PIECES + ["作者：", "**Authors**: ", "🏆 ", "NeurIPS 2025",
+                                                                  "ICML'24", "e.g. ", "“好。”", "\n- 代码："]),
+                max_size=25).map("".join), st.sampled_from(["zh-Hans", "en"]))
+def test_parse_makes_the_doc_of_the_pipeline(text: str, lang: str) -> None:
+    pipeline = nlp.en_nlp() if lang == "en" else nlp.zh_nlp()
+    # a text parse makes its Doc over as is (no zh-Hans rendering to differ)
+    if lang != "en" and nlp.to_script(text, "zh-Hans") != text:
+        return
+    assert _doc_state(nlp.parse(text, lang)) == _doc_state(pipeline(text))
