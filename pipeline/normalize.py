@@ -892,6 +892,8 @@ def to_script(text: str, target: str) -> str:
         ValueError: ``target`` is not one of :data:`pipeline.config.TARGET_SCRIPTS`.
     """
     script_of_target(target)  # validates target
+    if text.isascii():  # no Han character (O(1) in CPython): unchanged, without the cache
+        return text
     if len(text) <= CACHED_TEXT_MAX_CHARS:
         return _to_script_cached(text, target)
     return _to_script(text, target)

@@ -430,14 +430,18 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     shares the sentence, the clause that introduces this one (after the last ，；： and a joining
     word such as 以及 / and), or the mention itself when no separator comes between them.
     """
+    if "《" not in paragraph and "“" not in paragraph and '"' not in paragraph:
+        return []  # every mention opens with one of these (_MENTION): no sentence to split
     found: list[tuple[int, str]] = []
     pos = 0
     for sentence in split_sentences(paragraph):
-        cue = bool(_PAPER_CUE.search(sentence))
+        cue: bool | None = None  # looked for at the sentence's first mention only
         previous_end: int | None = None
         for m in _MENTION.finditer(sentence):
             inner = m.group("book") or m.group("quoted")
             english = _english_title(inner)
+            if cue is None:
+                cue = bool(_PAPER_CUE.search(sentence))
             if m.group("book"):
                 ok = english or (cue and not _NOT_PAPER_CUE.search(sentence))
             else:

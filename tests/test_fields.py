@@ -775,3 +775,27 @@ def test_url_matches_are_the_patterns_matches(text: str) -> None:
     from pipeline import fields
 
     assert [m.span() for m in fields._url_matches(text)] == [m.span() for m in fields._URL.finditer(text)]
+
+
+_ARXIV_PIECES = ["arXiv", "ARXIV", "arxiv", "xarxiv", "alphaxiv.org/", "AlphaXiv.org/abs/", "arxiv.org/abs/",
+                 "huggingface.co/papers/", "HuggingFace.co/Papers/", "2502.13228", "1412.1234", "hep-th/9901001",
+                 "v2", ":", "：", " ", "/", ".", "中文", "ı", "\u212a", "\u0130", "\u00ad", "２５０２．１３２２８"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_ARXIV_PIECES), max_size=10).map("".join))
+def test_arxiv_context_matches_are_the_patterns_matches(text: str) -> None:
+    # the anchored scan (tried only where a context word starts) finds what finditer finds
+    from pipeline import fields
+
+    assert ([m.group() for m in fields._arxiv_ctx_matches(text)]
+            == [m.group() for m in fields._ARXIV_CTX.finditer(text)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_ARXIV_PIECES), max_size=10).map("".join))
+def test_arxiv_fold_is_skipped_only_when_it_changes_nothing(text: str) -> None:
+    from pipeline import fields
+
+    if not fields._ID_FOLD_CHARS.search(text):
+        assert text.translate(fields._ID_FOLD) == text

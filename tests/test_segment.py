@@ -358,3 +358,19 @@ def test_every_character_is_owned_exactly_once(text: str) -> None:
         assert text[sec["char_start"] :].startswith(sec["heading"])
 
     assert_owned_once(text, dropped, result)
+
+
+
+def test_paper_mentions_need_an_opening_mark() -> None:
+    # find_paper_mentions returns [] at once without 《, “ or " (every _MENTION opens with one)
+    from pipeline import segment
+
+    for paragraph in ("该论文提出了一种新方法。作者来自清华。", "The paper by Smith et al. won the award.",
+                      "获奖论文《Scaling Laws for Neural Language Models》由 OpenAI 完成。",
+                      'The paper "Attention Is All You Need" won.', "论文“Deep Residual Learning for Images”获奖。"):
+        sentences = segment.split_sentences(paragraph)
+        if not any(c in paragraph for c in '《“"'):
+            assert segment.find_paper_mentions(paragraph) == []
+            assert not any(segment._MENTION.search(x) for x in sentences)
+        else:
+            assert segment.find_paper_mentions(paragraph)
