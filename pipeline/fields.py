@@ -27,7 +27,7 @@ import bisect
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 __all__ = [
     "AWARDS",
@@ -355,6 +355,35 @@ _HINT_HAN = tuple(a + b for a, b in (
 _CASE_EXTRA = ("\u0130", "\u0131", "\u017f", "\u212a")
 
 
+def anchored_finditer(pattern: re.Pattern[str], text: str, anchors: Iterable[str]) -> Iterator[re.Match[str]]:
+    r"""The matches of ``pattern.finditer(text)``, for a case-insensitive pattern whose every match
+    starts with one of ``anchors`` (lower case), found faster.
+
+    ``finditer`` tries the pattern at every offset; here the anchors are found by substring
+    search (``str.find``) in ``text.lower()``, whose offsets are those of ``text`` when its length
+    is the same, and ``pattern.match`` is tried only there, in order, each start at or after the
+    last match's end, as ``finditer`` goes on (``match(text, pos)`` sees the characters before
+    ``pos``, so ```` reads as in ``finditer``). A text whose lower-casing changes its length
+    (İ), or holding a non-ASCII letter that matches an ASCII one case-insensitively
+    (:data:`_CASE_EXTRA`), is scanned by ``finditer``.
+    """
+    low = text.lower()
+    if len(low) != len(text) or (not text.isascii() and any(c in text for c in _CASE_EXTRA)):
+        yield from pattern.finditer(text)
+        return
+    starts: set[int] = set()
+    for anchor in anchors:
+        i = low.find(anchor)
+        while i >= 0:
+            starts.add(i)
+            i = low.find(anchor, i + 1)
+    pos = 0
+    for i in sorted(starts):
+        if i >= pos and (m := pattern.match(text, i)) is not None:
+            yield m
+            pos = m.end()
+
+
 def _venue_hints(text: str) -> list[int]:
     """Sorted start positions of :data:`_VENUE_HINT` in ``text`` (a superset of them when
     found with ``str.find``, which is much faster than the pattern: any extra position is only
@@ -570,21 +599,7 @@ def _arxiv_ctx_matches(text: str) -> Iterator[re.Match[str]]:
     :data:`_ARXIV_CTX_ANCHORS`, in order, each start after the last match's end; the plain
     scan runs when lower-casing changes the length or a non-ASCII letter could match an ASCII
     one case-insensitively (:data:`_CASE_EXTRA`)."""
-    low = text.lower()
-    if len(low) != len(text) or (not text.isascii() and any(c in text for c in _CASE_EXTRA)):
-        yield from _ARXIV_CTX.finditer(text)
-        return
-    starts: set[int] = set()
-    for anchor in _ARXIV_CTX_ANCHORS:
-        i = low.find(anchor)
-        while i >= 0:
-            starts.add(i)
-            i = low.find(anchor, i + 1)
-    pos = 0
-    for i in sorted(starts):
-        if i >= pos and (m := _ARXIV_CTX.match(text, i)) is not None:
-            yield m
-            pos = m.end()
+    return anchored_finditer(_ARXIV_CTX, text, _ARXIV_CTX_ANCHORS)
 
 
 def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str | None]]:
@@ -690,21 +705,7 @@ def _url_matches(text: str) -> Iterator[re.Match[str]]:
     lower-cased text has ``http``, ``www.`` or a scheme-less host name (with a non-ASCII letter
     that matches an ASCII one case-insensitively, the plain scan runs), so the pattern is tried
     there only, in order, each start after the last match's end (as finditer goes on)."""
-    low = text.lower()
-    if len(low) != len(text) or (not text.isascii() and any(c in text for c in _CASE_EXTRA)):
-        yield from _URL.finditer(text)
-        return
-    starts: set[int] = set()
-    for anchor in ("http", "www.", *_SCHEMELESS_HOST_NAMES):
-        i = low.find(anchor)
-        while i >= 0:
-            starts.add(i)
-            i = low.find(anchor, i + 1)
-    pos = 0
-    for i in sorted(starts):
-        if i >= pos and (m := _URL.match(text, i)) is not None:
-            yield m
-            pos = m.end()
+    return anchored_finditer(_URL, text, ("http", "www.", *_SCHEMELESS_HOST_NAMES))
 
 
 def _url_spans(text: str) -> list[tuple[int, int, str]]:

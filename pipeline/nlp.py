@@ -77,6 +77,7 @@ from .fields import (
     _KEY_LINE,
     _find_credit,
     _url_spans,
+    anchored_finditer,
     find_venue_years,
     is_institution,
     normalize_award,
@@ -663,40 +664,12 @@ _GENERIC_AWARD_HEAD = re.compile("Award|Prize|奖|獎")
 #: ``\bhonou?rable``, ``\brunners?``).
 _AWARD_LABEL_HEADS = ("最佳", "杰出", "傑出", "优秀", "優秀", "时间", "時間", "荣誉", "榮譽",
                       "best", "outstanding", "distinguished", "test", "honorable", "honourable", "runner")
-#: Characters that ``re.IGNORECASE`` matches to an ASCII letter of those words although
-#: ``str.lower`` does not map them to it (dotless ı and long ſ; sre_compile's case fixes).
-_IGNORECASE_ODD = ("\u0131", "\u017f")
 
 
 def _award_label_matches(text: str) -> list[re.Match[str]]:
-    r"""``list(pipeline.fields._AWARD_LABEL.finditer(text))``, trying the pattern only where one
-    of :data:`_AWARD_LABEL_HEADS` starts.
-
-    ``finditer`` tries every offset; a match can only start at a head, found here by substring
-    search (``str.find``, far cheaper than the pattern's try at each offset) in ``text.lower()``,
-    whose offsets are those of ``text`` when its length is the same (every character lower-cased
-    to one). Trying ``_AWARD_LABEL.match`` at the heads in order, from the end of the last
-    match on, gives the matches ``finditer`` gives (``match(text, pos)`` sees the characters
-    before ``pos``, so ``\b`` reads as in ``finditer``). A text whose lower-casing changes length
-    (İ) or that holds a character :data:`_IGNORECASE_ODD` is scanned by ``finditer``."""
-    low = text.lower()
-    if len(low) != len(text) or any(c in text for c in _IGNORECASE_ODD):
-        return list(_AWARD_LABEL.finditer(text))
-    heads: list[int] = []
-    for word in _AWARD_LABEL_HEADS:
-        i = low.find(word)
-        while i >= 0:
-            heads.append(i)
-            i = low.find(word, i + 1)
-    out: list[re.Match[str]] = []
-    end = 0
-    for i in sorted(heads):
-        if i >= end:
-            m = _AWARD_LABEL.match(text, i)
-            if m:
-                out.append(m)
-                end = m.end()  # never empty: each alternative takes two characters or more
-    return out
+    """``list(pipeline.fields._AWARD_LABEL.finditer(text))``, trying the pattern only where one
+    of :data:`_AWARD_LABEL_HEADS` starts (:func:`pipeline.fields.anchored_finditer`)."""
+    return list(anchored_finditer(_AWARD_LABEL, text, _AWARD_LABEL_HEADS))
 
 
 #: The most Han characters before 奖/獎 in a match of the Chinese alternative of
