@@ -14,7 +14,7 @@ Example TOML file (every key optional)::
     model = "/models/paraphrase-multilingual-MiniLM-L12-v2"
 
     [dedup]
-    match_threshold = 0.80
+    match_threshold = 0.55
 """
 
 from __future__ import annotations
