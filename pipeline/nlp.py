@@ -70,6 +70,7 @@ from .fields import (
     _AWARD_LABEL,
     _AWARDISH,
     _BULLET,
+    _CASE_EXTRA,
     _EMOJI_KEYS,
     _EN_ORG_HEADS,
     _GENERIC_AWARD_LABEL,
@@ -1056,8 +1057,9 @@ def _whole_word(term: str) -> re.Pattern[str]:
 
 
 #: Non-ASCII characters that a case-insensitive ``re`` pattern of ASCII letters matches (İ, ı,
-#: ſ, Kelvin sign): a text holding one is searched with :func:`_whole_word`'s pattern.
-_IGNORECASE_EXTRA = ("\u0130", "\u0131", "\u017f", "\u212a")
+#: ſ, Kelvin sign; :data:`pipeline.fields._CASE_EXTRA`): a text holding one is searched with
+#: :func:`_whole_word`'s pattern.
+_IGNORECASE_EXTRA = _CASE_EXTRA
 _IGNORECASE_EXTRA_RE = re.compile(f"[{''.join(_IGNORECASE_EXTRA)}]")
 _ASCII_ALNUM = frozenset(string.ascii_letters + string.digits)
 
