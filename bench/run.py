@@ -6,11 +6,12 @@ For each size ``N`` it
 
 1. generates a corpus of ``N`` articles with :func:`bench.generate.generate`;
 2. runs ``python -m pipeline run CORPUS --out OUT --quiet`` in a subprocess (default
-   configuration, one worker) and takes the seconds per stage from its ``manifest.json``, the wall
+   configuration, ``--workers`` processes, 2 by default) and takes the seconds per stage from its ``manifest.json``, the wall
    time, and the child's peak resident set size from ``os.wait4`` (that child alone, in MB =
    2**20 bytes);
 3. times three *anchors* on the same inputs, in this process, after a warm-up call (dictionary
-   and model loading excluded):
+   and model loading excluded); past :data:`ANCHOR_DOCUMENTS` documents, on a random sample of
+   the documents and their sections, scaled to the whole by the work done (``anchor_sample``):
 
    * ``jieba.lcut`` over the text of every document (``documents.parquet`` ``text``), one core;
    * OpenCC conversion alone: the ``opencc`` package's own converter, ``OpenCC("t2s").convert``
@@ -64,6 +65,11 @@ RSS_MB = 2**20
 """Bytes per MB in memory figures."""
 POLL_SECONDS = 0.5
 """How often the parent checks a pipeline child for exit or timeout."""
+ANCHOR_DOCUMENTS = 12_000
+"""The anchors run on at most this many documents (and their sections), drawn at random with
+the corpus seed; their seconds are scaled to the whole size by the work done (text bytes for
+jieba and OpenCC, sections for the embedder). 12k keeps the 1k and 10k sizes whole and saves
+about 80 minutes at 50k, where the embedder alone would embed ~590k sections again."""
 
 ACCEPTANCE: dict[str, dict[str, Any]] = {
     "ingest_to_extract_vs_jieba": {
@@ -160,8 +166,29 @@ def _ratio(anchor: float, stage: float) -> float | None:
     return round(anchor / stage, 3) if stage > 0 and anchor > 0 else None
 
 
-def bench_size(n: int, seed: int, work: Path, timeout: float | None, workers: int = 2) -> dict[str, Any]:
-    """Generate, run and measure one corpus size; the entry of ``runs`` in the results."""
+def anchor_sample(doc_ids: Sequence[str], limit: int | None, seed: int) -> set[str] | None:
+    """The documents the anchors run on: None (all of them) when there are at most ``limit``
+    (None: no limit), else ``limit`` ids drawn without replacement by ``random.Random(seed)``.
+
+    Raises:
+        ValueError: ``limit`` is below 1.
+    """
+    import random
+
+    if limit is None or len(doc_ids) <= limit:
+        return None
+    if limit < 1:
+        raise ValueError(f"anchor sample of {limit} documents: needs at least 1")
+    return set(random.Random(seed).sample(sorted(doc_ids), limit))
+
+
+def bench_size(n: int, seed: int, work: Path, timeout: float | None, workers: int = 2,
+               anchor_documents: int | None = ANCHOR_DOCUMENTS) -> dict[str, Any]:
+    """Generate, run and measure one corpus size; the entry of ``runs`` in the results.
+
+    The anchors run on :func:`anchor_sample` of the documents (``anchor_documents`` at most) and
+    the sections of those; ``anchors`` holds their seconds scaled to the whole size by the share
+    of the work in the sample (``anchor_sample`` says what was measured)."""
     import pandas as pd
 
     from pipeline.dedup import embedding_text
@@ -179,16 +206,38 @@ def bench_size(n: int, seed: int, work: Path, timeout: float | None, workers: in
                           f"(exit {child['returncode']}); see {work / f'pipeline-{n}.log'}")
         return entry
     seconds = {k: float(v) for k, v in json.loads(manifest_path.read_text(encoding="utf-8"))["seconds"].items()}
-    docs = pd.read_parquet(out / "documents.parquet", columns=["text", "status"])
+    docs = pd.read_parquet(out / "documents.parquet", columns=["doc_id", "text", "status"])
     sections = pd.read_parquet(out / "sections.parquet")
     doc_texts = [t for t in docs["text"] if isinstance(t, str) and t]
     section_texts = [t for t in sections["text"] if isinstance(t, str)]
-    embed_texts = [embedding_text({k: (v if not _missing(v) else None) for k, v in row.items()})
-                   for row in sections.to_dict("records")]
-    anchors = time_anchors(doc_texts, section_texts, embed_texts)
     text_mb = sum(len(t.encode("utf-8")) for t in doc_texts) / MB
     section_mb = sum(len(t.encode("utf-8")) for t in section_texts) / MB
     n_sections = len(sections)
+    chosen = anchor_sample(docs["doc_id"].tolist(), anchor_documents, seed)
+    if chosen is not None:
+        docs_in, sections_in = docs[docs["doc_id"].isin(chosen)], sections[sections["doc_id"].isin(chosen)]
+        del sections
+    else:
+        docs_in, sections_in = docs, sections
+    sample_doc_texts = [t for t in docs_in["text"] if isinstance(t, str) and t]
+    sample_section_texts = [t for t in sections_in["text"] if isinstance(t, str)]
+    embed_texts = [embedding_text({k: (v if not _missing(v) else None) for k, v in row.items()})
+                   for row in sections_in.to_dict("records")]
+    measured = time_anchors(sample_doc_texts, sample_section_texts, embed_texts)
+    sample_text_mb = sum(len(t.encode("utf-8")) for t in sample_doc_texts) / MB
+    sample_section_mb = sum(len(t.encode("utf-8")) for t in sample_section_texts) / MB
+    # seconds on the whole size, at the throughput measured on the sample
+    anchors = {
+        "jieba_lcut_seconds": measured["jieba_lcut_seconds"] * _share(text_mb, sample_text_mb),
+        "opencc_seconds": measured["opencc_seconds"] * _share(section_mb, sample_section_mb),
+        "embedder_seconds": measured["embedder_seconds"] * _share(n_sections, len(embed_texts)),
+    }
+    entry["anchor_sample"] = {
+        "documents": len(docs_in), "of_documents": len(docs), "sections": len(embed_texts),
+        "of_sections": n_sections, "text_mb": round(sample_text_mb, 3),
+        "section_text_mb": round(sample_section_mb, 3), "whole": chosen is None,
+        "measured_seconds": {k: round(v, 3) for k, v in measured.items()},
+    }
     total = sum(seconds.get(s, 0.0) for s in ALL_STAGES)
     ingest_extract = sum(seconds.get(s, 0.0) for s in DOCUMENT_STAGES)
     entry.update({
@@ -222,6 +271,11 @@ def bench_size(n: int, seed: int, work: Path, timeout: float | None, workers: in
         },
     })
     return entry
+
+
+def _share(whole: float, sample: float) -> float:
+    """How many times the sample's work the whole is (1.0 for an empty sample)."""
+    return whole / sample if sample > 0 else 1.0
 
 
 def _missing(value) -> bool:
@@ -308,7 +362,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the corpora and outputs")
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds one pipeline run may take before it is killed (default: none)")
+    parser.add_argument("--anchor-documents", type=int, default=ANCHOR_DOCUMENTS,
+                        help=f"time the anchors on at most this many documents, drawn with the seed, "
+                             f"and scale to the whole size (default {ANCHOR_DOCUMENTS}; 0: all)")
     args = parser.parse_args(argv)
+    if args.anchor_documents < 0:
+        parser.error("--anchor-documents must be 0 (all) or positive")
     try:
         sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
     except ValueError:
@@ -322,7 +381,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for n in sizes:
             print(f"[bench] N={n} ...", file=sys.stderr, flush=True)
-            runs.append(bench_size(n, args.seed, work, args.timeout, args.workers))
+            runs.append(bench_size(n, args.seed, work, args.timeout, args.workers,
+                                   args.anchor_documents or None))
     finally:
         if not args.keep:  # only what this run created
             if temporary:
@@ -337,6 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine()},
         "seed": args.seed,
         "workers": args.workers,
+        "anchor_documents": args.anchor_documents or None,
         "units": {"seconds": "s", "text_mb": "1e6 bytes of UTF-8 text", "peak_rss_mb": "2**20 bytes",
                   "ratios": "anchor seconds / stage seconds on the same inputs (>1: stage faster)"},
         "runs": runs,

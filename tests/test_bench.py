@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench import generate as gen
-from bench.run import ACCEPTANCE, ALL_STAGES, main, scaling_exponent
+from bench.run import ACCEPTANCE, ALL_STAGES, anchor_sample, main, scaling_exponent
 from pipeline import ingest
 from pipeline.config import load_config
 from pipeline.normalize import to_script
@@ -106,7 +106,8 @@ def test_scaling_exponent():
 
 def test_tiny_bench_run_writes_results(tmp_path, capsys):
     out = tmp_path / "results.json"
-    assert main(["--sizes", "4", "--out", str(out), "--work", str(tmp_path / "work"), "--timeout", "120"]) == 0
+    assert main(["--sizes", "4", "--out", str(out), "--work", str(tmp_path / "work"), "--timeout", "120",
+                 "--anchor-documents", "2"]) == 0
     results = json.loads(out.read_text(encoding="utf-8"))
     assert {"machine", "seed", "workers", "units", "runs", "scaling", "acceptance"} <= set(results)
     (run,) = results["runs"]
@@ -115,6 +116,16 @@ def test_tiny_bench_run_writes_results(tmp_path, capsys):
     assert run["total_seconds"] > 0 and run["peak_rss_mb"] > 50
     assert run["rows"]["sections"] > 0 and run["text_mb"] > 0
     assert all(v > 0 for v in run["anchors"].values())
+    # the anchors ran on 2 of the 4 documents and their sections, scaled to the whole by the work
+    sample = run["anchor_sample"]
+    assert (sample["documents"], sample["of_documents"], sample["whole"]) == (2, run["rows"]["documents"], False)
+    assert 0 < sample["sections"] < sample["of_sections"] == run["rows"]["sections"]
+    assert 0 < sample["text_mb"] < run["text_mb"]
+    assert run["anchors"]["embedder_seconds"] == pytest.approx(
+        sample["measured_seconds"]["embedder_seconds"] * sample["of_sections"] / sample["sections"], rel=1e-2, abs=3e-3)
+    assert run["anchors"]["jieba_lcut_seconds"] == pytest.approx(
+        sample["measured_seconds"]["jieba_lcut_seconds"] * run["text_mb"] / sample["text_mb"], rel=1e-2, abs=3e-3)
+    assert results["anchor_documents"] == 2
     for name in ("ingest_to_extract_vs_jieba", "normalize_vs_opencc", "dedup_vs_embedder", "pipeline_vs_embedder"):
         assert run["ratios"][name] > 0
     assert run["throughput"]["pipeline_sections_per_s"] > 0
@@ -122,3 +133,14 @@ def test_tiny_bench_run_writes_results(tmp_path, capsys):
     assert set(results["acceptance"]) == set(ACCEPTANCE)
     assert not (tmp_path / "work").exists() or not any((tmp_path / "work").iterdir())
     assert "ingest_to_extract_vs_jieba" in capsys.readouterr().out
+
+
+def test_anchor_sample_is_all_up_to_the_limit_then_a_seeded_draw():
+    ids = [f"d{k}" for k in range(10)]
+    assert anchor_sample(ids, None, 0) is None and anchor_sample(ids, 10, 0) is None
+    drawn = anchor_sample(ids, 4, 0)
+    assert len(drawn) == 4 and drawn <= set(ids)
+    assert anchor_sample(list(reversed(ids)), 4, 0) == drawn  # the order of the ids does not matter
+    assert anchor_sample(ids, 4, 1) != drawn or anchor_sample(ids, 4, 2) != drawn
+    with pytest.raises(ValueError, match="at least 1"):
+        anchor_sample(ids, 0, 0)
