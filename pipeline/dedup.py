@@ -46,13 +46,18 @@ plateau; the weights and penalties above were set on the same set.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import logging
 import re
+import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -61,6 +66,8 @@ from .config import Config
 from .embed import Embedder
 from .fields import fold_title, fold_title_words
 from .stage import records
+
+log = logging.getLogger(__name__)
 
 #: Nearest neighbours per section that become candidate pairs.
 K_NEIGHBOURS = 10
@@ -78,6 +85,8 @@ IVF_NPROBE = 16
 #: rows, training costs ``n * nlist * d`` per iteration, i.e. ``n^1.5``; a sample of
 #: ``IVF_TRAIN_PER_LIST * nlist`` rows costs ``O(n)``. Below that many rows, every row trains.
 IVF_TRAIN_PER_LIST = 64
+#: Rows per ``add`` and ``search`` call on the IVF index (faiss adds in blocks of this size too).
+ANN_BLOCK = 65536
 #: Score added when two mentions' author lists overlap by at least AUTHOR_MIN_OVERLAP
 #: (Jaccard of :func:`_author_keys`); subtracted when both name a venue and the venues differ,
 #: or both a year and the years are more than one apart (an arXiv year and a venue year may
@@ -223,15 +232,68 @@ class SectionEmbeddings:
         """``(n, d)`` float32: per section the sum of its English and Chinese title vectors,
         L2-normalized (zero row without titles), built ``block`` rows at a time: what the
         cross-language title neighbours are searched on."""
-        out = np.zeros(self.content.shape, np.float32)
+        out = np.zeros((len(self.title_row), self.title_vectors.shape[1]), np.float32)
         for start in range(0, len(out), block):
-            part = out[start : start + block]
-            for row in (self.title_row[start : start + block], self.title_zh_row[start : start + block]):
-                has = row >= 0
-                part[has] += self.title_vectors[row[has]]
-            norms = np.linalg.norm(part, axis=1, keepdims=True)
-            np.divide(part, norms, out=part, where=norms > 0)
+            self.title_rows(start, start + block, out=out[start : start + block])
         return out
+
+    def title_rows(self, start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Rows ``start:stop`` of :meth:`title_matrix` (float32 ``(rows, d)``), written into ``out``
+        (a zeroed block of that shape) when given; the whole matrix is never built."""
+        stop = min(stop, len(self.title_row))
+        part = np.zeros((max(0, stop - start), self.title_vectors.shape[1]), np.float32) if out is None else out
+        for row in (self.title_row[start:stop], self.title_zh_row[start:stop]):
+            has = row >= 0
+            part[has] += self.title_vectors[row[has]]
+        norms = np.linalg.norm(part, axis=1, keepdims=True)
+        np.divide(part, norms, out=part, where=norms > 0)
+        return part
+
+    @contextlib.contextmanager
+    def spilled(self, folder: str | Path) -> Iterator[Rows]:
+        """Hold ``content`` in a scratch file in ``folder`` instead of in memory for the duration
+        of the ``with`` block, which gets :class:`Rows` that read blocks of it from the file
+        (plain reads into fresh arrays, not a memory map, so a dropped block leaves the resident
+        set). ``content`` is None inside the block; afterwards it is read back into memory,
+        bit for bit, and the file is gone. :func:`cluster_sections` searches the neighbours this
+        way, so that the content vectors and the index's copy of them are not both in memory.
+
+        When the file cannot be written (no such folder, disk full), a warning is logged and
+        ``content`` stays in memory (the block gets :meth:`Rows.of` it): the same result, more
+        memory.
+
+        Raises:
+            OSError: the file was written but cannot be read back.
+        """
+        content = self.content
+        n, d = content.shape
+        row_bytes = d * np.dtype(np.float32).itemsize
+        try:
+            f = tempfile.TemporaryFile(dir=folder, prefix="content-", suffix=".f32")
+            try:
+                np.ascontiguousarray(content, dtype=np.float32).tofile(f)
+                f.flush()
+            except BaseException:
+                f.close()
+                raise
+        except OSError as exc:
+            log.warning("cannot hold the content vectors in a scratch file in %s (%s); they stay in memory",
+                        folder, exc)
+            yield Rows.of(content)
+            return
+        with f:
+            del content
+            object.__setattr__(self, "content", None)  # the one reference to the vectors goes
+
+            def read(start: int, stop: int) -> np.ndarray:
+                start, stop = max(0, start), min(stop, n)
+                f.seek(start * row_bytes)
+                return np.fromfile(f, dtype=np.float32, count=max(0, stop - start) * d).reshape(-1, d)
+
+            try:
+                yield Rows(n, read)
+            finally:
+                object.__setattr__(self, "content", read(0, n))
 
     @staticmethod
     def concat(parts: list[SectionEmbeddings], positions: np.ndarray | None = None) -> SectionEmbeddings:
@@ -311,7 +373,21 @@ def embed_sections(sections: pd.DataFrame, embedder: Embedder) -> SectionEmbeddi
     return SectionEmbeddings(content, table, title_row, title_zh_row, tuple(extra))
 
 
-def _ann_neighbour_index(emb: np.ndarray, k: int) -> np.ndarray:
+class Rows(NamedTuple):
+    """A float32 matrix of ``n`` rows handed out block by block: ``get(start, stop)`` gives rows
+    ``start:stop``, ``(stop - start, d)`` (a view or a freshly built block), so a search over a
+    derived matrix (:meth:`SectionEmbeddings.title_rows`) holds one block of it, not all of it."""
+
+    n: int
+    get: Callable[[int, int], np.ndarray]
+
+    @classmethod
+    def of(cls, matrix: np.ndarray) -> Rows:
+        """The rows of an ``(n, d)`` array (views, no copy)."""
+        return cls(len(matrix), lambda start, stop: matrix[start:stop])
+
+
+def _ann_neighbour_index(emb: np.ndarray | Rows, k: int) -> np.ndarray:
     """Approximate ``k`` nearest neighbours of every row: int64 array ``(n, k)`` of row indices
     (``-1`` where fewer were found), the row itself excluded.
 
@@ -322,21 +398,35 @@ def _ann_neighbour_index(emb: np.ndarray, k: int) -> np.ndarray:
     dot products and the whole search grows as ``n^1.5`` rather than ``n^2``; the k-means trains
     on a sample of :data:`IVF_TRAIN_PER_LIST` rows per list (linear); its seed is fixed, so the
     same input gives the same neighbours.
+
+    Memory: the index holds its own copy of the rows (``n * d * 4`` bytes). Given :class:`Rows`,
+    the whole matrix is built once for training (faiss samples from it) and dropped before the
+    rows are added and searched :data:`ANN_BLOCK` at a time, so a derived matrix and the index's
+    copy are never held together. Blocks give the same result as one call: faiss adds in blocks
+    itself, and searches each query on its own.
     """
     import faiss
 
-    n, d = emb.shape
+    rows = emb if isinstance(emb, Rows) else Rows.of(emb)
+    n = rows.n
+    train = np.ascontiguousarray(rows.get(0, n), dtype=np.float32)
+    d = train.shape[1]
     nlist = max(1, int(IVF_LISTS_PER_SQRT * np.sqrt(n)))
     quantizer = faiss.IndexFlatIP(d)
     index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
     index.cp.seed = 1234
     # k-means on at most IVF_TRAIN_PER_LIST sampled rows per list (faiss samples with cp.seed)
     index.cp.max_points_per_centroid = IVF_TRAIN_PER_LIST
-    index.train(emb)
-    index.add(emb)
+    index.train(train)
+    del train
+    for start in range(0, n, ANN_BLOCK):
+        index.add(np.ascontiguousarray(rows.get(start, start + ANN_BLOCK), dtype=np.float32))
     index.nprobe = min(IVF_NPROBE, nlist)
-    _, idx = index.search(emb, k + 1)
-    idx = idx.astype(np.int64, copy=False)
+    idx = np.empty((n, k + 1), np.int64)
+    for start in range(0, n, ANN_BLOCK):
+        _, found = index.search(np.ascontiguousarray(rows.get(start, start + ANN_BLOCK), dtype=np.float32), k + 1)
+        idx[start : start + len(found)] = found
+    del index, quantizer
     keep = (idx >= 0) & (idx != np.arange(n)[:, None])
     # per row, the kept neighbours first, in search order (a stable sort of the drop flags)
     order = np.argsort(~keep, axis=1, kind="stable")[:, :k]
@@ -351,21 +441,23 @@ def _unique_pairs(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
     return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), np.int64)
 
 
-def _neighbour_pairs(emb: np.ndarray, k: int, ann_min: int = 20_000) -> np.ndarray:
+def _neighbour_pairs(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000) -> np.ndarray:
     """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` (by dot
-    product of the rows of ``emb``, ``(n, d)``) or vice versa: int64 ``(m, 2)``, rows sorted.
-    Exact search in blocks of :data:`SEARCH_BLOCK` rows for fewer than ``ann_min`` rows,
-    :func:`_ann_neighbour_index` from there; the pairs are collected as arrays (one ``unique``
-    over ``n * k`` keys), not a Python set."""
-    n = emb.shape[0]
+    product of the rows of ``emb``, ``(n, d)``, an array or :class:`Rows`) or vice versa: int64
+    ``(m, 2)``, rows sorted. Exact search in blocks of :data:`SEARCH_BLOCK` rows for fewer than
+    ``ann_min`` rows, :func:`_ann_neighbour_index` from there; the pairs are collected as arrays
+    (one ``unique`` over ``n * k`` keys), not a Python set."""
+    n = emb.n if isinstance(emb, Rows) else emb.shape[0]
     k = min(k, n - 1)
     if k <= 0:
         return np.zeros((0, 2), np.int64)
     if n >= ann_min:
-        idx = _ann_neighbour_index(np.ascontiguousarray(emb, dtype=np.float32), k)
+        idx = _ann_neighbour_index(emb, k)
         rows, cols = np.repeat(np.arange(n, dtype=np.int64), k), idx.ravel()
         found = cols >= 0
         return _unique_pairs(rows[found], cols[found], n)
+    if isinstance(emb, Rows):
+        emb = emb.get(0, n)
     rows, cols = [], []
     for start in range(0, n, SEARCH_BLOCK):
         sims = emb[start : start + SEARCH_BLOCK] @ emb.T
@@ -893,7 +985,7 @@ class _Clusters:
 
 
 def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray,
-                     config: Config) -> tuple[list[int], list[float | None]]:
+                     config: Config, scratch: str | Path | None = None) -> tuple[list[int], list[float | None]]:
     """Cluster sections into papers (see the module docstring).
 
     Candidate pairs (neighbours of the content vectors and of the title vectors, exact-key
@@ -910,6 +1002,10 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
         sections: rows with ``doc_id``, ``arxiv_id``, ``title``.
         emb: :func:`embed_sections` of ``sections``; a bare float32 array ``(len(sections), d)``
             is taken as the content vectors, with no title vectors.
+        scratch: a folder for a scratch file: from ``dedup.ann_min_sections`` sections on, the
+            content vectors wait there while the approximate index holds its copy of them
+            (:meth:`SectionEmbeddings.spilled`), which saves ``n * d * 4`` bytes at the peak.
+            None: both stay in memory. The result is the same either way.
 
     Returns:
         ``(labels, join_scores)``: a cluster label per section (ints, first appearance order) and
@@ -923,12 +1019,14 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
         emb = SectionEmbeddings.from_dense(emb)
     scorer = PairScorer(sections, emb, config.dedup.embed_weight)
     threshold = config.dedup.match_threshold
-    found = [_neighbour_pairs(emb.content, K_NEIGHBOURS, config.dedup.ann_min_sections)]
-    # titles across languages: neighbours among the title vectors (English or Chinese, summed)
-    if (emb.title_row >= 0).any() or (emb.title_zh_row >= 0).any():
-        titles = emb.title_matrix()
-        found.append(_neighbour_pairs(titles, K_NEIGHBOURS, config.dedup.ann_min_sections))
-        del titles
+    ann_min = config.dedup.ann_min_sections
+    spill = scratch is not None and n >= ann_min
+    with emb.spilled(scratch) if spill else contextlib.nullcontext(emb.content) as content:
+        found = [_neighbour_pairs(content, K_NEIGHBOURS, ann_min)]
+        del content
+        # titles across languages: neighbours among the title vectors (English or Chinese, summed)
+        if (emb.title_row >= 0).any() or (emb.title_zh_row >= 0).any():
+            found.append(_neighbour_pairs(Rows(n, emb.title_rows), K_NEIGHBOURS, ann_min))
     for key in (scorer.arxiv, scorer.folded):
         groups: dict[str, list[int]] = {}
         for i, value in enumerate(key):
@@ -1125,14 +1223,16 @@ def section_order(section_ids: Sequence[str]) -> np.ndarray:
     return np.argsort(np.asarray(section_ids, dtype=object), kind="stable")
 
 
-def cluster_papers(sections: pd.DataFrame, emb: SectionEmbeddings,
-                   config: Config) -> tuple[list[str], list[float | None], pd.DataFrame]:
+def cluster_papers(sections: pd.DataFrame, emb: SectionEmbeddings, config: Config,
+                   scratch: str | Path | None = None) -> tuple[list[str], list[float | None], pd.DataFrame]:
     """Cluster embedded sections into papers and fuse each paper's record.
 
     Args:
         sections: ``n`` rows with :data:`DEDUP_COLUMNS` (whole or :func:`slim_sections`), in any
             order; they are clustered in ``section_id`` order, so the result does not depend on it.
         emb: :func:`embed_sections` of ``sections``, row for row.
+        scratch: passed to :func:`cluster_sections` (a folder for the content vectors while the
+            neighbours are searched; None: in memory).
 
     Returns:
         ``(paper_ids, match_scores, papers)``: per row of ``sections`` (in its order) the paper id
@@ -1148,7 +1248,7 @@ def cluster_papers(sections: pd.DataFrame, emb: SectionEmbeddings,
         ordered, emb_ordered = sections.reset_index(drop=True), emb
     else:
         ordered, emb_ordered = sections.iloc[order].reset_index(drop=True), emb.take(order)
-    labels, join_scores = cluster_sections(ordered, emb_ordered, config)
+    labels, join_scores = cluster_sections(ordered, emb_ordered, config, scratch)
     del emb_ordered
     ordered = ordered.assign(_cluster=labels)
     papers, paper_of_cluster, taken = [], {}, set()

@@ -677,7 +677,7 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
 
     # --- dedup over every section: slim columns and embeddings only ---------------------------
     t0 = time.perf_counter()
-    paper_ids, match_scores, papers, section_doc_ids = _cluster_all(slims, vectors, config)
+    paper_ids, match_scores, papers, section_doc_ids = _cluster_all(slims, vectors, config, scratch)
     papers_of = paper_sets(section_doc_ids, paper_ids)
     del section_doc_ids
     candidates = copy_candidates(papers_of)
@@ -728,8 +728,8 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
                     stats=stats)
 
 
-def _cluster_all(slims: list[pd.DataFrame], vectors: list[SectionEmbeddings],
-                 config: Config) -> tuple[list[str], list[float | None], pd.DataFrame, list[str]]:
+def _cluster_all(slims: list[pd.DataFrame], vectors: list[SectionEmbeddings], config: Config,
+                 scratch: Path | None = None) -> tuple[list[str], list[float | None], pd.DataFrame, list[str]]:
     """Dedup over every section of the run, from the chunks' slim columns and embeddings.
 
     Consumes its inputs: both lists are emptied as soon as their parts are joined, so the peak
@@ -739,6 +739,8 @@ def _cluster_all(slims: list[pd.DataFrame], vectors: list[SectionEmbeddings],
     Args:
         slims: per chunk, :func:`pipeline.dedup.slim_sections` of its sections (corpus order).
         vectors: per chunk, their :func:`pipeline.dedup.embed_sections`, row for row.
+        scratch: the run's scratch folder, where the content vectors wait while the neighbours
+            are searched (:func:`pipeline.dedup.cluster_sections`).
 
     Returns:
         ``(paper_ids, match_scores, papers, doc_ids)``: per section in corpus order (the order of
@@ -757,7 +759,7 @@ def _cluster_all(slims: list[pd.DataFrame], vectors: list[SectionEmbeddings],
     if emb is None:
         return [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"]), doc_ids
     slim = slim.iloc[order].reset_index(drop=True)  # the one copy clustering reads
-    sorted_ids, sorted_scores, papers = cluster_papers(slim, emb, config)
+    sorted_ids, sorted_scores, papers = cluster_papers(slim, emb, config, scratch)
     del slim, emb
     # back to corpus order, as the scratch tables
     return [sorted_ids[r] for r in rank], [sorted_scores[r] for r in rank], papers, doc_ids

@@ -287,6 +287,20 @@ def test_approximate_neighbours_find_the_exact_ones() -> None:
     assert approximate == set(_neighbours(emb, 4, ann_min=1))  # deterministic
 
 
+def test_approximate_search_in_blocks_equals_one_call(monkeypatch) -> None:
+    import pipeline.dedup as dedup_module
+
+    emb = _clustered_vectors(n_clusters=400, per_cluster=5)
+    whole = dedup_module._ann_neighbour_index(emb, 4)  # 2000 rows: one add, one search
+    monkeypatch.setattr(dedup_module, "ANN_BLOCK", 37)
+    np.testing.assert_array_equal(dedup_module._ann_neighbour_index(dedup_module.Rows.of(emb), 4), whole)
+    # rows built block by block (as the title rows are) give the pairs of the matrix itself
+    built = dedup_module.Rows(len(emb), lambda start, stop: emb[start:stop].copy())
+    for ann_min in (1, 10**9):
+        np.testing.assert_array_equal(dedup_module._neighbour_pairs(built, 4, ann_min=ann_min),
+                                      dedup_module._neighbour_pairs(emb, 4, ann_min=ann_min))
+
+
 def test_clusters_are_the_same_with_the_approximate_index(use) -> None:
     words = ("graph neural kernel diffusion sparse robust causal bandit policy token vision audio protein "
              "molecule privacy federated quantum spectral contrastive adversarial").split()
@@ -301,6 +315,52 @@ def test_clusters_are_the_same_with_the_approximate_index(use) -> None:
     ann_sections, ann_papers = dedup(frame, ann_config, use)
     assert len(exact_papers) == 30
     assert exact_sections["paper_id"].tolist() == ann_sections["paper_id"].tolist()
+
+
+def test_content_spilled_to_scratch_gives_the_same_clusters(use, tmp_path, monkeypatch, caplog) -> None:
+    from pipeline.dedup import SectionEmbeddings, cluster_sections, embed_sections, section_order
+
+    words = "graph neural kernel diffusion sparse robust causal bandit policy token vision audio".split()
+    rng = np.random.default_rng(5)
+    titles = [" ".join(rng.choice(words, size=4, replace=False)).title() for _ in range(25)]
+    rows = [section(f"a-{k:03d}", t, summary_norm=f"{t} improves {words[k % 12]}.") for k, t in enumerate(titles)]
+    rows += [section(f"b-{k:03d}", t.lower(), title_zh=f"论文{k}") for k, t in enumerate(titles)]
+    frame = pd.DataFrame(rows).iloc[section_order([r["section_id"] for r in rows])].reset_index(drop=True)
+    config = Config()
+    config.dedup.ann_min_sections = 1  # the approximate search, where the spill happens
+    emb = embed_sections(frame, use)
+    before = emb.content.copy()
+    in_memory = cluster_sections(frame, emb, config)
+    spills = []
+    original = SectionEmbeddings.spilled
+
+    def counted(self, folder):
+        spills.append(folder)
+        return original(self, folder)
+
+    monkeypatch.setattr(SectionEmbeddings, "spilled", counted)
+    spilled = cluster_sections(frame, emb, config, scratch=tmp_path)
+    assert spills == [tmp_path] and spilled == in_memory
+    monkeypatch.undo()
+    np.testing.assert_array_equal(emb.content, before)  # read back bit for bit
+    assert emb.content.flags.writeable and emb.content.dtype == np.float32
+    assert list(tmp_path.iterdir()) == []  # the scratch file is gone
+    with emb.spilled(tmp_path) as disk:
+        assert emb.content is None and len(list(tmp_path.iterdir())) == 0  # unnamed temporary file
+        np.testing.assert_array_equal(disk.get(3, 7), before[3:7])
+        np.testing.assert_array_equal(disk.get(45, 99), before[45:])
+        assert disk.n == len(before)
+    np.testing.assert_array_equal(emb.content, before)
+    # a scratch folder that cannot be written: a warning, the vectors stay in memory, same result
+    with caplog.at_level("WARNING", logger="pipeline.dedup"):
+        assert cluster_sections(frame, emb, config, scratch=tmp_path / "missing") == in_memory
+    assert "stay in memory" in caplog.text
+    np.testing.assert_array_equal(emb.content, before)
+    # below ann_min_sections nothing is spilled: the exact search reads the array itself
+    config.dedup.ann_min_sections = 10**6
+    monkeypatch.setattr(SectionEmbeddings, "spilled", counted)
+    assert cluster_sections(frame, emb, config, scratch=tmp_path / "missing") == cluster_sections(frame, emb, config)
+    assert spills == [tmp_path]
 
 
 # --- duplicate documents -----------------------------------------------------------------------------
@@ -542,6 +602,8 @@ def test_section_embeddings_keep_one_row_per_title_across_chunks() -> None:
     matrix = both.title_matrix(block=2)
     np.testing.assert_allclose(matrix[0], (t["A"] + t["甲"]) / np.sqrt(2), rtol=1e-6)
     np.testing.assert_array_equal(matrix[2], t["A"])
+    np.testing.assert_array_equal(both.title_rows(1, 4), matrix[1:4])  # a block of it, built alone
+    assert both.title_rows(4, 9).shape == (1, 4)
     taken = both.take(np.array([4, 0]))
     assert taken.title_zh_row.tolist() == [3, 1] and taken.content.shape == (2, 4)
     dense = SectionEmbeddings.from_dense(both.content, both.title, both.title_zh)
