@@ -1,8 +1,8 @@
 """Run report: one self-contained ``report.html`` next to the Parquet tables.
 
 The report is for a person checking a run: counts per stage as a funnel, documents per source
-and language, the papers with the most mentions, every paper found in several sources with its
-mentions side by side, the match-score histogram with the dedup threshold, dropped spans by
+and language, the papers with the most mentions, the papers found in the most sources with their
+mentions side by side (:data:`MULTI_SOURCE_PAPERS`), the match-score histogram with the dedup threshold, dropped spans by
 reason, the files that were not processed, and seconds per stage.
 
 It is ONE file that opens offline: CSS inline, no script, no web font, every plot an SVG
@@ -37,6 +37,12 @@ REPORT_NAME = "report.html"
 SECTION_IDS = ("funnel", "documents", "top-papers", "multi-source", "match-scores", "dropped", "errors", "timing")
 #: How many papers the "most mentions" table lists.
 TOP_PAPERS = 20
+#: How many papers found in several sources are shown side by side (those in the most sources,
+#: then with the most mentions), and how many mentions of each (the first in section order): the
+#: report of a large corpus stays a page to read, and costs one pass over the sections, not one
+#: per paper.
+MULTI_SOURCE_PAPERS = 50
+MULTI_SOURCE_MENTIONS = 12
 #: How many example spans are shown per dropped reason.
 DROPPED_EXAMPLES = 3
 #: Characters of a summary or dropped span shown before it is cut with an ellipsis.
@@ -195,10 +201,21 @@ def _multi_source(papers: pd.DataFrame, sections: pd.DataFrame, docs: pd.DataFra
     multi = papers[n_sources > 1]
     if not len(multi):
         return _section("multi-source", title, _none("no paper is mentioned in more than one source"))
+    n_mentions = pd.to_numeric(_col(multi, "n_mentions"), errors="coerce").fillna(0)
+    shown = multi.assign(_s=n_sources[multi.index], _n=n_mentions.to_numpy()).sort_values(
+        ["_s", "_n"], ascending=False, kind="stable").head(MULTI_SOURCE_PAPERS)
+    # the rows of each shown paper's first mentions, in one pass over the sections
+    rows_of: dict[Any, list[int]] = {pid: [] for pid in _col(shown, "paper_id")}
+    for k, pid in enumerate(_col(sections, "paper_id")):
+        found = rows_of.get(pid)
+        if found is not None and len(found) < MULTI_SOURCE_MENTIONS:
+            found.append(k)
     source_of = dict(zip(_col(docs, "doc_id"), _col(docs, "source_path"), strict=True))
-    parts = [f"<p>{len(multi)} paper(s); each column is one mention (one section).</p>"]
-    for _, paper in multi.iterrows():
-        mentions = sections[_col(sections, "paper_id") == paper.get("paper_id")]
+    parts = [f"<p>{len(multi)} paper(s)"
+             + (f"; the {len(shown)} found in the most sources are shown" if len(shown) < len(multi) else "")
+             + f". Each column is one mention (one section), at most {MULTI_SOURCE_MENTIONS} per paper.</p>"]
+    for _, paper in shown.iterrows():
+        mentions = sections.iloc[rows_of.get(paper.get("paper_id"), [])]
         fields: list[tuple[str, list[str]]] = [
             ("title", [_text(v) for v in _col(mentions, "title")]),
             ("title_zh", [_text(v) for v in _col(mentions, "title_zh")]),
@@ -212,7 +229,9 @@ def _multi_source(papers: pd.DataFrame, sections: pd.DataFrame, docs: pd.DataFra
                        + "</tr>" for name, values in fields)
         conflicts = ", ".join(_text(c) for c in _list(paper.get("conflicts")))
         parts.append(f"<h3>{_e(paper.get('title') or paper.get('title_zh') or paper.get('paper_id'))} "
-                     f"<span class=\"meta\">({_e(paper.get('paper_id'))}; {int(n_sources[paper.name])} sources"
+                     f"<span class=\"meta\">({_e(paper.get('paper_id'))}; {int(paper['_s'])} sources, "
+                     f"{max(int(paper['_n']), len(mentions))} mentions"
+                     + (f", the first {len(mentions)} shown" if len(mentions) < int(paper["_n"]) else "")
                      + (f"; conflicts: {_e(conflicts)}" if conflicts else "") + ")</span></h3>"
                      f"<table class=\"side\"><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>")
     return _section("multi-source", title, "".join(parts))

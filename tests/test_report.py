@@ -289,3 +289,29 @@ def test_report_escapes_text_and_shows_an_errors_table(report_run) -> None:
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;" in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page and "Errors table" in page
     assert "http://" not in page.split("<body>")[0] and "https://" not in page.split("<body>")[0]
+
+
+def test_multi_source_shows_the_papers_in_most_sources_and_their_first_mentions() -> None:
+    from pipeline import report
+
+    n_papers = report.MULTI_SOURCE_PAPERS + 30
+    papers = pd.DataFrame({
+        "paper_id": [f"p{k:03d}" for k in range(n_papers)],
+        "title": [f"Paper {k}" for k in range(n_papers)],
+        "n_sources": [2 + (k % 7) for k in range(n_papers)],  # 2..8 sources
+        "n_mentions": [20 if k == 6 else 2 + (k % 7) for k in range(n_papers)],
+    })
+    rows = [{"section_id": f"{pid}-s{m:02d}", "paper_id": pid, "doc_id": f"d{m}", "title": f"mention {m} of {pid}"}
+            for pid, n in zip(papers["paper_id"], papers["n_mentions"], strict=True) for m in range(n)]
+    sections = pd.DataFrame(rows)
+    docs = pd.DataFrame({"doc_id": [f"d{m}" for m in range(20)], "source_path": [f"site{m}/a.txt" for m in range(20)]})
+    html_text = report._multi_source(papers, sections, docs)
+    assert html_text.count("<table") == report.MULTI_SOURCE_PAPERS
+    assert f"{n_papers} paper(s); the {report.MULTI_SOURCE_PAPERS} found in the most sources are shown" in html_text
+    # the most sources first (8, then 7, ...), ties by mentions: p006 (8 sources, 20 mentions) leads
+    assert html_text.index("(p006;") < html_text.index("(p013;") < html_text.index("(p005;")
+    assert "p001;" not in html_text  # 3 sources: below the cut of the 50 in the most sources
+    # at most MULTI_SOURCE_MENTIONS columns per paper, the first in section order
+    assert "8 sources, 20 mentions, the first 12 shown" in html_text
+    assert "p006-s11" in html_text and "p006-s12" not in html_text
+    assert "site3/a.txt" in html_text
