@@ -189,10 +189,6 @@ def bench_size(n: int, seed: int, work: Path, timeout: float | None, workers: in
     The anchors run on :func:`anchor_sample` of the documents (``anchor_documents`` at most) and
     the sections of those; ``anchors`` holds their seconds scaled to the whole size by the share
     of the work in the sample (``anchor_sample`` says what was measured)."""
-    import pandas as pd
-
-    from pipeline.dedup import embedding_text
-
     corpus, out = work / f"corpus-{n}", work / f"out-{n}"
     t0 = time.perf_counter()
     stats = generate(corpus, n, seed)
@@ -205,6 +201,27 @@ def bench_size(n: int, seed: int, work: Path, timeout: float | None, workers: in
         entry["error"] = (f"pipeline {'timed out' if child['timed_out'] else 'failed'} "
                           f"(exit {child['returncode']}); see {work / f'pipeline-{n}.log'}")
         return entry
+    return measure_run(entry, out, seed, anchor_documents)
+
+
+def measure_run(entry: dict[str, Any], out: Path, seed: int,
+                anchor_documents: int | None = ANCHOR_DOCUMENTS) -> dict[str, Any]:
+    """Add the stage seconds, rows, throughputs, anchors and ratios of a finished run to ``entry``
+    (the part of :func:`bench_size` after the pipeline ran; ``entry["corpus"]`` holds the
+    generator's stats).
+
+    Args:
+        out: the run's output folder, or a run folder under ``OUT/.runs`` (``manifest.json``,
+            ``documents.parquet``, ``sections.parquet``, ``papers.parquet``).
+
+    Returns:
+        ``entry``, updated.
+    """
+    import pandas as pd
+
+    from pipeline.dedup import embedding_text
+
+    manifest_path = out / "manifest.json"
     seconds = {k: float(v) for k, v in json.loads(manifest_path.read_text(encoding="utf-8"))["seconds"].items()}
     docs = pd.read_parquet(out / "documents.parquet", columns=["doc_id", "text", "status"])
     sections = pd.read_parquet(out / "sections.parquet")
@@ -247,7 +264,7 @@ def bench_size(n: int, seed: int, work: Path, timeout: float | None, workers: in
         "rows": {"documents": len(docs), "documents_ok": int((docs["status"] == "ok").sum()),
                  "sections": n_sections,
                  "papers": int(pd.read_parquet(out / "papers.parquet", columns=["paper_id"]).shape[0])},
-        "input_mb": round(stats.n_bytes / MB, 3),
+        "input_mb": round(entry["corpus"]["n_bytes"] / MB, 3),
         "text_mb": round(text_mb, 3),
         "section_text_mb": round(section_mb, 3),
         "throughput": {
