@@ -240,7 +240,9 @@ def measure_run(entry: dict[str, Any], out: Path, seed: int,
     sample_section_texts = [t for t in sections_in["text"] if isinstance(t, str)]
     embed_texts = [embedding_text({k: (v if not _missing(v) else None) for k, v in row.items()})
                    for row in sections_in.to_dict("records")]
+    load_before = _load()
     measured = time_anchors(sample_doc_texts, sample_section_texts, embed_texts)
+    load_after = _load()
     sample_text_mb = sum(len(t.encode("utf-8")) for t in sample_doc_texts) / MB
     sample_section_mb = sum(len(t.encode("utf-8")) for t in sample_section_texts) / MB
     # seconds on the whole size, at the throughput measured on the sample
@@ -254,6 +256,9 @@ def measure_run(entry: dict[str, Any], out: Path, seed: int,
         "of_sections": n_sections, "text_mb": round(sample_text_mb, 3),
         "section_text_mb": round(sample_section_mb, 3), "whole": chosen is None,
         "measured_seconds": {k: round(v, 3) for k, v in measured.items()},
+        # the 1-minute load average before and after: about 1 (this process) on an idle machine;
+        # more means other work shared the cores and the anchors were timed slow
+        "load_average": [load_before, load_after],
     }
     total = sum(seconds.get(s, 0.0) for s in ALL_STAGES)
     ingest_extract = sum(seconds.get(s, 0.0) for s in DOCUMENT_STAGES)
@@ -288,6 +293,14 @@ def measure_run(entry: dict[str, Any], out: Path, seed: int,
         },
     })
     return entry
+
+
+def _load() -> float | None:
+    """The 1-minute load average (None where the platform has none)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
 
 
 def _share(whole: float, sample: float) -> float:

@@ -126,6 +126,7 @@ def test_tiny_bench_run_writes_results(tmp_path, capsys):
     assert run["anchors"]["jieba_lcut_seconds"] == pytest.approx(
         sample["measured_seconds"]["jieba_lcut_seconds"] * run["text_mb"] / sample["text_mb"], rel=1e-2, abs=3e-3)
     assert results["anchor_documents"] == 2
+    assert len(sample["load_average"]) == 2 and all(x >= 0 for x in sample["load_average"])
     for name in ("ingest_to_extract_vs_jieba", "normalize_vs_opencc", "dedup_vs_embedder", "pipeline_vs_embedder"):
         assert run["ratios"][name] > 0
     assert run["throughput"]["pipeline_sections_per_s"] > 0
