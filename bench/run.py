@@ -231,11 +231,13 @@ def measure_run(entry: dict[str, Any], out: Path, seed: int,
     section_mb = sum(len(t.encode("utf-8")) for t in section_texts) / MB
     n_sections = len(sections)
     chosen = anchor_sample(docs["doc_id"].tolist(), anchor_documents, seed)
+    docs_in, sections_in = docs, sections
     if chosen is not None:
         docs_in, sections_in = docs[docs["doc_id"].isin(chosen)], sections[sections["doc_id"].isin(chosen)]
-        del sections
-    else:
-        docs_in, sections_in = docs, sections
+        if not len(sections_in) or not any(isinstance(t, str) and t for t in docs_in["text"]):
+            # a sample without text or sections measures nothing: time the whole size instead
+            chosen, docs_in, sections_in = None, docs, sections
+    del sections
     sample_doc_texts = [t for t in docs_in["text"] if isinstance(t, str) and t]
     sample_section_texts = [t for t in sections_in["text"] if isinstance(t, str)]
     embed_texts = [embedding_text({k: (v if not _missing(v) else None) for k, v in row.items()})

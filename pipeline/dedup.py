@@ -255,7 +255,7 @@ class SectionEmbeddings:
         of the ``with`` block, which gets :class:`Rows` that read blocks of it from the file
         (plain reads into fresh arrays, not a memory map, so a dropped block leaves the resident
         set). ``content`` is None inside the block; afterwards it is read back into memory,
-        bit for bit, and the file is gone. :func:`cluster_sections` searches the neighbours this
+        bit for bit in its own dtype, and the file is gone (an empty matrix is not spilled). :func:`cluster_sections` searches the neighbours this
         way, so that the content vectors and the index's copy of them are not both in memory.
 
         When the file cannot be written (no such folder, disk full), a warning is logged and
@@ -267,18 +267,23 @@ class SectionEmbeddings:
         """
         content = self.content
         n, d = content.shape
-        row_bytes = d * np.dtype(np.float32).itemsize
-        try:
-            f = tempfile.TemporaryFile(dir=folder, prefix="content-", suffix=".f32")
+        dtype = content.dtype
+        row_bytes = d * dtype.itemsize
+        f = None
+        if content.size:  # nothing to gain from an empty matrix
             try:
-                np.ascontiguousarray(content, dtype=np.float32).tofile(f)
-                f.flush()
-            except BaseException:
-                f.close()
-                raise
-        except OSError as exc:
-            log.warning("cannot hold the content vectors in a scratch file in %s (%s); they stay in memory",
-                        folder, exc)
+                f = tempfile.TemporaryFile(dir=folder, prefix="content-", suffix=".vec")
+                try:
+                    np.ascontiguousarray(content).tofile(f)
+                    f.flush()
+                except BaseException:
+                    f.close()
+                    raise
+            except OSError as exc:
+                log.warning("cannot hold the content vectors in a scratch file in %s (%s); they stay in memory",
+                            folder, exc)
+                f = None
+        if f is None:
             yield Rows.of(content)
             return
         with f:
@@ -288,7 +293,7 @@ class SectionEmbeddings:
             def read(start: int, stop: int) -> np.ndarray:
                 start, stop = max(0, start), min(stop, n)
                 f.seek(start * row_bytes)
-                return np.fromfile(f, dtype=np.float32, count=max(0, stop - start) * d).reshape(-1, d)
+                return np.fromfile(f, dtype=dtype, count=max(0, stop - start) * d).reshape(-1, d)
 
             try:
                 yield Rows(n, read)

@@ -205,17 +205,22 @@ def _multi_source(papers: pd.DataFrame, sections: pd.DataFrame, docs: pd.DataFra
     shown = multi.assign(_s=n_sources[multi.index], _n=n_mentions.to_numpy()).sort_values(
         ["_s", "_n"], ascending=False, kind="stable").head(MULTI_SOURCE_PAPERS)
     # the rows of each shown paper's first mentions, in one pass over the sections
-    rows_of: dict[Any, list[int]] = {pid: [] for pid in _col(shown, "paper_id")}
+    rows_of: dict[Any, list[int]] = {pid: [] for pid in _col(shown, "paper_id") if _present_id(pid)}
+    count_of = dict.fromkeys(rows_of, 0)
     for k, pid in enumerate(_col(sections, "paper_id")):
-        found = rows_of.get(pid)
-        if found is not None and len(found) < MULTI_SOURCE_MENTIONS:
-            found.append(k)
+        found = rows_of.get(pid) if _present_id(pid) else None
+        if found is not None:
+            count_of[pid] += 1
+            if len(found) < MULTI_SOURCE_MENTIONS:
+                found.append(k)
     source_of = dict(zip(_col(docs, "doc_id"), _col(docs, "source_path"), strict=True))
     parts = [f"<p>{len(multi)} paper(s)"
              + (f"; the {len(shown)} found in the most sources are shown" if len(shown) < len(multi) else "")
              + f". Each column is one mention (one section), at most {MULTI_SOURCE_MENTIONS} per paper.</p>"]
     for _, paper in shown.iterrows():
-        mentions = sections.iloc[rows_of.get(paper.get("paper_id"), [])]
+        pid = paper.get("paper_id")
+        mentions = sections.iloc[rows_of.get(pid, []) if _present_id(pid) else []]
+        total = max(int(paper["_n"]), count_of.get(pid, 0) if _present_id(pid) else 0, len(mentions))
         fields: list[tuple[str, list[str]]] = [
             ("title", [_text(v) for v in _col(mentions, "title")]),
             ("title_zh", [_text(v) for v in _col(mentions, "title_zh")]),
@@ -230,8 +235,7 @@ def _multi_source(papers: pd.DataFrame, sections: pd.DataFrame, docs: pd.DataFra
         conflicts = ", ".join(_text(c) for c in _list(paper.get("conflicts")))
         parts.append(f"<h3>{_e(paper.get('title') or paper.get('title_zh') or paper.get('paper_id'))} "
                      f"<span class=\"meta\">({_e(paper.get('paper_id'))}; {int(paper['_s'])} sources, "
-                     f"{max(int(paper['_n']), len(mentions))} mentions"
-                     + (f", the first {len(mentions)} shown" if len(mentions) < int(paper["_n"]) else "")
+                     f"{total} mentions" + (f", the first {len(mentions)} shown" if len(mentions) < total else "")
                      + (f"; conflicts: {_e(conflicts)}" if conflicts else "") + ")</span></h3>"
                      f"<table class=\"side\"><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>")
     return _section("multi-source", title, "".join(parts))
@@ -331,6 +335,11 @@ def _timing(seconds: dict[str, float]) -> str:
 def _frame(frames: dict[str, pd.DataFrame], name: str) -> pd.DataFrame:
     df = frames.get(name)
     return df.reset_index(drop=True) if isinstance(df, pd.DataFrame) else pd.DataFrame()
+
+
+def _present_id(value: Any) -> bool:
+    """Whether ``value`` is an id to look up (a string; not None, NaN or a list)."""
+    return isinstance(value, str)
 
 
 def _col(df: pd.DataFrame, name: str) -> pd.Series:

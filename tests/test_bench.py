@@ -145,3 +145,26 @@ def test_anchor_sample_is_all_up_to_the_limit_then_a_seeded_draw():
     assert anchor_sample(ids, 4, 1) != drawn or anchor_sample(ids, 4, 2) != drawn
     with pytest.raises(ValueError, match="at least 1"):
         anchor_sample(ids, 0, 0)
+
+
+def test_a_sample_without_sections_times_the_whole_run(tmp_path):
+    import pandas as pd
+
+    from bench.run import measure_run
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "manifest.json").write_text(json.dumps({"seconds": {s: 1.0 for s in ALL_STAGES}}), encoding="utf-8")
+    long = "深度學習的論文與獎項。" * 2000  # long enough to time in milliseconds
+    pd.DataFrame({"doc_id": ["a", "b", "c"], "text": [long, "", long],
+                  "status": ["ok", "duplicate", "ok"]}).to_parquet(out / "documents.parquet")
+    pd.DataFrame({"section_id": ["a-0", "c-0"], "doc_id": ["a", "c"], "text": [long, long],
+                  "title": ["One", "Three"], "title_zh": [None, None], "summary_norm": [None, None]}
+                 ).to_parquet(out / "sections.parquet")
+    pd.DataFrame({"paper_id": ["p1", "p2"]}).to_parquet(out / "papers.parquet")
+    # a sample of one document: "b" has no text and no section; whichever is drawn, nothing is 0
+    for seed in range(6):
+        entry = measure_run({"n_articles": 3, "corpus": {"n_bytes": 30}}, out, seed, anchor_documents=1)
+        sample = entry["anchor_sample"]
+        assert sample["sections"] >= 1 and sample["text_mb"] > 0
+        assert all(v > 0 for v in entry["anchors"].values())

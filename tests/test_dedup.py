@@ -351,6 +351,14 @@ def test_content_spilled_to_scratch_gives_the_same_clusters(use, tmp_path, monke
         np.testing.assert_array_equal(disk.get(45, 99), before[45:])
         assert disk.n == len(before)
     np.testing.assert_array_equal(emb.content, before)
+    # any dtype comes back bit for bit; an empty matrix is not spilled
+    for content in (before.astype(np.float64) / 3, np.zeros((3, 0), np.float32)):
+        other = SectionEmbeddings(content, emb.title_vectors[:0], np.full(len(content), -1, np.int32),
+                                  np.full(len(content), -1, np.int32))
+        with other.spilled(tmp_path) as disk:
+            assert disk.get(0, 2).dtype == content.dtype
+        assert other.content.dtype == content.dtype
+        np.testing.assert_array_equal(other.content, content)
     # a scratch folder that cannot be written: a warning, the vectors stay in memory, same result
     with caplog.at_level("WARNING", logger="pipeline.dedup"):
         assert cluster_sections(frame, emb, config, scratch=tmp_path / "missing") == in_memory

@@ -315,3 +315,15 @@ def test_multi_source_shows_the_papers_in_most_sources_and_their_first_mentions(
     assert "8 sources, 20 mentions, the first 12 shown" in html_text
     assert "p006-s11" in html_text and "p006-s12" not in html_text
     assert "site3/a.txt" in html_text
+
+
+def test_multi_source_ignores_missing_ids_and_counts_mentions_without_n_mentions() -> None:
+    from pipeline import report
+
+    papers = pd.DataFrame({"paper_id": ["p1", None], "title": ["Known", "Unknown"], "n_sources": [3, 2]})
+    sections = pd.DataFrame({"section_id": [f"s{k:02d}" for k in range(22)],
+                             "paper_id": ["p1"] * 20 + [None, None], "doc_id": [f"d{k}" for k in range(22)]})
+    html_text = report._multi_source(papers, sections, pd.DataFrame({"doc_id": [], "source_path": []}))
+    assert "3 sources, 20 mentions, the first 12 shown" in html_text  # counted, no n_mentions column
+    assert "s20" not in html_text and "s21" not in html_text  # a missing id matches nothing
+    assert html_text.count("<table") == 2
