@@ -2,8 +2,8 @@
 
 The report is for a person checking a run: counts per stage as a funnel, documents per source
 and language, the papers with the most mentions, the papers found in the most sources with their
-mentions side by side (:data:`MULTI_SOURCE_PAPERS`), the match-score histogram with the dedup threshold, dropped spans by
-reason, the files that were not processed, and seconds per stage.
+mentions side by side (:data:`MULTI_SOURCE_PAPERS`), the match-score histogram with the dedup
+threshold, dropped spans by reason, the files that were not processed, and seconds per stage.
 
 It is ONE file that opens offline: CSS inline, no script, no web font, every plot an SVG
 (drawn by matplotlib, text as paths so no font is needed) embedded as a ``data:`` URI. Every
@@ -218,9 +218,9 @@ def _multi_source(papers: pd.DataFrame, sections: pd.DataFrame, docs: pd.DataFra
              + (f"; the {len(shown)} found in the most sources are shown" if len(shown) < len(multi) else "")
              + f". Each column is one mention (one section), at most {MULTI_SOURCE_MENTIONS} per paper.</p>"]
     for _, paper in shown.iterrows():
-        pid = paper.get("paper_id")
-        mentions = sections.iloc[rows_of.get(pid, []) if _present_id(pid) else []]
-        total = max(int(paper["_n"]), count_of.get(pid, 0) if _present_id(pid) else 0, len(mentions))
+        key = paper.get("paper_id") if _present_id(paper.get("paper_id")) else None  # None: no key
+        mentions = sections.iloc[rows_of.get(key, [])]
+        total = max(int(paper["_n"]), count_of.get(key, 0))
         fields: list[tuple[str, list[str]]] = [
             ("title", [_text(v) for v in _col(mentions, "title")]),
             ("title_zh", [_text(v) for v in _col(mentions, "title_zh")]),
