@@ -354,19 +354,34 @@ def _titles(row: dict) -> tuple[str | None, str | None]:
     return title, title_zh
 
 
-def embed_sections(sections: pd.DataFrame, embedder: Embedder) -> SectionEmbeddings:
-    """Embed every section's :func:`embedding_text` and its titles (one ``encode`` call).
+class EmbeddingInputs(NamedTuple):
+    """What :func:`embed_sections` encodes of ``n`` sections, without the sections: the runner keeps
+    it per chunk and encodes after the chunks are written (:func:`embedding_inputs`).
 
-    Args:
-        sections: rows with ``title``, ``title_zh``, ``summary_norm`` (or ``summary``), ``text``.
-        embedder: any :class:`pipeline.embed.Embedder`.
+    Attributes:
+        texts: ``n`` :func:`embedding_text` strings (at most ~3 short lines each).
+        titles: ``n`` ``(English title, Chinese title)`` pairs (:func:`_titles`; None where missing).
+    """
+
+    texts: list[str]
+    titles: list[tuple[str | None, str | None]]
+
+
+def embedding_inputs(sections: pd.DataFrame) -> EmbeddingInputs:
+    """The texts :func:`embed_sections` encodes for ``sections`` (rows with ``title``,
+    ``title_zh``, ``summary_norm`` or ``summary``, ``text``), row for row."""
+    rows = records(sections)
+    return EmbeddingInputs([embedding_text(r) for r in rows], [_titles(r) for r in rows])
+
+
+def embed_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> SectionEmbeddings:
+    """Encode :func:`embedding_inputs` (one ``encode`` call: the section texts, then each distinct
+    title once).
 
     Returns:
-        :class:`SectionEmbeddings` with ``n = len(sections)`` rows.
+        :class:`SectionEmbeddings` with ``n = len(inputs.texts)`` rows.
     """
-    rows = records(sections)
-    texts = [embedding_text(r) for r in rows]
-    titles = [_titles(r) for r in rows]
+    texts, titles = inputs
     extra = list(dict.fromkeys(t for pair in titles for t in pair if t))
     vectors = np.asarray(embedder.encode(texts + extra), dtype=np.float32) if texts or extra else np.zeros((0, 0), np.float32)
     n, dim = len(texts), (vectors.shape[1] if vectors.size else getattr(embedder, "dim", 0))
@@ -376,6 +391,20 @@ def embed_sections(sections: pd.DataFrame, embedder: Embedder) -> SectionEmbeddi
     title_row = np.array([row_of[en] if en else -1 for en, _ in titles], np.int32)
     title_zh_row = np.array([row_of[zh] if zh else -1 for _, zh in titles], np.int32)
     return SectionEmbeddings(content, table, title_row, title_zh_row, tuple(extra))
+
+
+def embed_sections(sections: pd.DataFrame, embedder: Embedder) -> SectionEmbeddings:
+    """Embed every section's :func:`embedding_text` and its titles (one ``encode`` call):
+    :func:`embed_inputs` of :func:`embedding_inputs`.
+
+    Args:
+        sections: rows with ``title``, ``title_zh``, ``summary_norm`` (or ``summary``), ``text``.
+        embedder: any :class:`pipeline.embed.Embedder`.
+
+    Returns:
+        :class:`SectionEmbeddings` with ``n = len(sections)`` rows.
+    """
+    return embed_inputs(embedding_inputs(sections), embedder)
 
 
 class Rows(NamedTuple):

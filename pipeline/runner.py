@@ -48,7 +48,7 @@ import re
 import shutil
 import time
 from collections import Counter
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -66,12 +66,14 @@ from . import formats as ingest_formats
 from .config import Config
 from .dedup import (
     PAPER_COLUMNS,
+    EmbeddingInputs,
     SectionEmbeddings,
     cluster_papers,
     copy_candidates,
     count_sources,
     duplicate_documents,
-    embed_sections,
+    embed_inputs,
+    embedding_inputs,
     paper_sets,
     section_order,
     slim_sections,
@@ -286,42 +288,7 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     log.info("%d file(s) unchanged and reused, %d to process", len(reused), len(todo))
     seconds["ingest"] += time.perf_counter() - t0
 
-    # --- the per-document stages, on the files to process ------------------------------------
-    sha_of = dict(zip(paths, shas, strict=True))
-    uncached: dict[str, tuple[bytes, bytes]] = {}  # files whose result is used once, not kept
-    bars = {name: tqdm(total=len(todo), desc=f"{name:<9}", unit="file", disable=disable, leave=True)
-            for name in DOCUMENT_STAGE_NAMES}
-    t_stages = time.perf_counter()
-    stage_seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
-    results, parallel = _document_results(todo, config, engine)
-    with contextlib.closing(results):  # a pool or Ray dataset is shut down even on an error
-        for result in results:
-            for name, secs in result.seconds.items():
-                stage_seconds[name] += secs
-            for bar in bars.values():
-                bar.update(result.n_files)
-            fresh = []
-            for file in result.files:
-                path = file.source_path
-                entry = Entry(path, sha_of[path] or "", file.documents, file.sections, file.n_documents,
-                              file.n_sections)
-                if path not in result.failed_files and _reusable(path, sha_of[path], file.content_hashes):
-                    entries[path] = entry
-                    fresh.append(entry)
-                else:
-                    uncached[path] = (entry.documents, entry.sections)
-            store.append(fresh)  # kept at once: a killed run's work is not lost
-    for bar in bars.values():
-        bar.close()
-    for name, secs in _wall_shares(stage_seconds, time.perf_counter() - t_stages if parallel else None).items():
-        seconds[name] += secs
-    t0 = time.perf_counter()
-    live = [entries[p] for p in paths if p in entries]
-    store.maybe_compact(live, force=full)
-    seconds["ingest"] += time.perf_counter() - t0
-    crash_point("after-documents")
-
-    # --- assemble, dedup and write, chunk by chunk ---------------------------------------------
+    # --- the per-document stages, overlapped with the assembly of the files they have finished --
     embedder = embedder or (engine.embedder(config) if engine is not None else make_embedder(config))
     cache = None
     if config.run.embedding_cache:
@@ -331,10 +298,16 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
                 "embedder": embedder.model_id}
     run_dir = run_folder(out_dir, run_id)
     run_dir.mkdir(parents=True)
+    results, parallel = _document_results(todo, config, engine)
+    feed = _DocumentFeed(results, parallel, dict(zip(paths, shas, strict=True)), entries, store,
+                         len(todo), disable)
     try:
-        outcome = _assemble_and_write(paths, entries, uncached, store, skipped, config, embedder, run_dir, metadata,
-                                      seconds, disable, dict(zip(listing["source_path"], listing["abs_path"], strict=True)))
+        with contextlib.closing(results):  # a pool or Ray dataset is shut down even on an error
+            outcome = _assemble_and_write(paths, feed, skipped, config, embedder, run_dir, metadata, seconds,
+                                          disable, dict(zip(listing["source_path"], listing["abs_path"], strict=True)),
+                                          compact=full)
     finally:
+        feed.close_bars()
         if cache is not None:
             cache.close()
 
@@ -581,6 +554,105 @@ class _Outcome:
     stats: dict[str, int]
 
 
+class _DocumentFeed:
+    """The results of the per-document stages, stored as they arrive and taken as the assembly
+    needs them.
+
+    The assembly of :func:`_assemble_and_write` asks for the files of its next chunk
+    (:meth:`until`); results are taken from the engine until those files are in, each one kept in
+    the state at once (a killed run's work is not lost) or, when not reusable, held for this run
+    only. With a pool, the run's process thus assembles the chunks whose files are done while the
+    workers go on with the others, instead of waiting for the last file first: the assembly's
+    time hides inside the per-document phase.
+
+    Seconds: the per-document stages get the wall time of the phase (from the start to the last
+    result) in proportion to their summed times when they ran elsewhere (:func:`_wall_shares`),
+    their own times in-process; assembly done during the phase is inside that wall time.
+
+    Attributes:
+        entries: per listed path, its state entry (reused ones given, this run's added).
+        uncached: per path, ``(documents, sections)`` JSON bytes of a result not kept in the state.
+        store: the run's state.
+        parallel: whether the stages run outside this process.
+        finished: ``time.perf_counter()`` when the last result came, None before.
+    """
+
+    def __init__(self, results: Iterator[BatchResult], parallel: bool, sha_of: dict[str, str | None],
+                 entries: dict[str, Entry], store: StateStore, n_files: int, disable: bool | None):
+        self._results = iter(results)
+        self.parallel = parallel
+        self._sha_of = sha_of
+        self.entries = entries
+        self.uncached: dict[str, tuple[bytes, bytes]] = {}
+        self.store = store
+        self._stage_seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
+        self._bars = {name: tqdm(total=n_files, desc=f"{name:<9}", unit="file", disable=disable, leave=True)
+                      for name in DOCUMENT_STAGE_NAMES}
+        self.started = time.perf_counter()
+        self.finished: float | None = None
+
+    def _take(self, result: BatchResult) -> set[str]:
+        for name, secs in result.seconds.items():
+            self._stage_seconds[name] += secs
+        for bar in self._bars.values():
+            bar.update(result.n_files)
+        fresh = []
+        for file in result.files:
+            path = file.source_path
+            sha = self._sha_of[path]
+            entry = Entry(path, sha or "", file.documents, file.sections, file.n_documents, file.n_sections)
+            if path not in result.failed_files and _reusable(path, sha, file.content_hashes):
+                self.entries[path] = entry
+                fresh.append(entry)
+            else:
+                self.uncached[path] = (entry.documents, entry.sections)
+        self.store.append(fresh)  # kept at once: a killed run's work is not lost
+        return {file.source_path for file in result.files}
+
+    def has(self, path: str) -> bool:
+        """Whether the rows of ``path`` are in (reused, or processed by now)."""
+        return path in self.entries or path in self.uncached
+
+    def until(self, paths: Iterable[str]) -> None:
+        """Take results until every one of ``paths`` is in."""
+        self._pull({p for p in paths if not self.has(p)})
+
+    def finish(self) -> None:
+        """Take every remaining result."""
+        self._pull(None)
+
+    def _pull(self, missing: set[str] | None) -> None:
+        """Take results until ``missing`` is empty (None: until the last one)."""
+        while (missing is None or missing) and self.finished is None:
+            result = next(self._results, None)
+            if result is None:
+                self._end()
+                break
+            taken = self._take(result)
+            if missing is not None:
+                missing -= taken
+
+    def _end(self) -> None:
+        self.finished = time.perf_counter()
+        self.close_bars()
+        crash_point("after-documents")
+
+    def close_bars(self) -> None:
+        """Close the progress bars (idempotent)."""
+        for bar in self._bars.values():
+            bar.close()
+
+    def stage_seconds(self) -> dict[str, float]:
+        """Seconds per document stage (see the class docstring); call after :meth:`finish`."""
+        wall = (self.finished or time.perf_counter()) - self.started
+        return _wall_shares(self._stage_seconds, wall if self.parallel else None)
+
+    def in_phase(self) -> bool:
+        """Whether the per-document phase is still running in parallel with this process: time
+        spent now is inside its wall time."""
+        return self.parallel and self.finished is None
+
+
 def _corpus_items(paths: list[str], skipped: pd.DataFrame) -> list[tuple[str, str | None]]:
     """Listed files and skipped files merged in corpus order: ``(path, None)`` for a listed file,
     ``(path, reason)`` for a skipped one."""
@@ -588,19 +660,22 @@ def _corpus_items(paths: list[str], skipped: pd.DataFrame) -> list[tuple[str, st
     return sorted(items, key=lambda item: ingest.source_sort_key(item[0]))
 
 
-def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: dict[str, tuple[bytes, bytes]],
-                        store: StateStore, skipped: pd.DataFrame, config: Config, embedder: Embedder, run_dir: Path,
-                        metadata: dict[str, str], seconds: dict[str, float], disable: bool | None,
-                        abs_paths: dict[str, str]) -> _Outcome:
+def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataFrame, config: Config,
+                        embedder: Embedder, run_dir: Path, metadata: dict[str, str], seconds: dict[str, float],
+                        disable: bool | None, abs_paths: dict[str, str], compact: bool = False) -> _Outcome:
     """Assemble every file's rows in corpus order, dedup all sections, write every table.
 
     Two passes, so that memory holds one chunk of :data:`ASSEMBLY_CHUNK` files at a time plus
     what dedup needs of every section (:func:`pipeline.dedup.slim_sections` and the embeddings):
 
-    1. per chunk: read the files' rows (state or this run), mark byte-identical copies
-       (:func:`mark_copies`, carried across chunks), write ``dropped`` and ``context``, write
-       ``documents`` and ``sections`` to scratch files (without the dedup columns), embed the
-       chunk's sections (:func:`pipeline.dedup.embed_sections`);
+    1. per chunk, as soon as ``feed`` has its files (:meth:`_DocumentFeed.until`: with a pool,
+       while the workers go on with later files): read the files' rows (state or this run),
+       mark byte-identical copies (:func:`mark_copies`, carried across chunks), write ``dropped``
+       and ``context``, write ``documents`` and ``sections`` to scratch files (without the dedup
+       columns), keep what embedding reads (:func:`pipeline.dedup.embedding_inputs`); then, once
+       every file is in, the state is compacted when due (``compact``: always) and the chunks'
+       sections embedded (:func:`pipeline.dedup.embed_inputs`: after the workers are done, so
+       that embedding does not compete with them for the cores);
     2. cluster and fuse (:func:`pipeline.dedup.cluster_papers`), then reread the scratch tables
        batch by batch and write ``sections`` (with ``paper_id``, ``match_score``), ``documents``
        (with ``dup_of``; :func:`pipeline.dedup.duplicate_documents` reads only the texts of
@@ -611,10 +686,13 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
     cache) is replaced by processing its file again here (:func:`_file_rows`), and the state is
     rewritten at the end of the pass.
 
-    Seconds go to ``ingest`` (assembly), ``dedup`` (embedding and clustering) and ``write``.
+    Seconds go to the document stages (:meth:`_DocumentFeed.stage_seconds`), ``ingest`` (the
+    assembly done after the last per-document result, and the state's compaction), ``dedup``
+    (embedding and clustering) and ``write``.
     """
     scratch = run_dir / SCRATCH_DIR
     scratch.mkdir()
+    entries = feed.entries
     repaired: list[str] = []
     tmp_docs = TableWriter(scratch / "documents.parquet", DOCUMENTS_SCHEMA, metadata)
     tmp_sections = TableWriter(scratch / "sections.parquet", SECTIONS_SCHEMA, metadata)
@@ -622,7 +700,7 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
     context_out = TableWriter(run_dir / "context.parquet", CONTEXT_SCHEMA, metadata)
     seen: dict[str, str] = {}
     slims: list[pd.DataFrame] = []
-    vectors: list[SectionEmbeddings] = []
+    to_embed: list[EmbeddingInputs] = []
     doc_keys: list[tuple[str, str, Any]] = []
     inputs: dict[str, str] = {}
     status_counts: Counter[str] = Counter()
@@ -631,9 +709,14 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
     with tqdm(total=len(items), desc=f"{'assemble':<9}", unit="file", disable=disable) as bar:
         for start in range(0, len(items), ASSEMBLY_CHUNK):
             chunk = items[start : start + ASSEMBLY_CHUNK]
-            t0 = time.perf_counter()
             listed = [p for p, reason in chunk if reason is None]
-            per_file = [_file_rows(p, entries, uncached, store, abs_paths, config, repaired) for p in listed]
+            feed.until(listed)
+            t0 = time.perf_counter()
+            overlapped = feed.in_phase()  # this chunk's time is inside the per-document wall time
+            per_file = [_file_rows(p, entries, feed.uncached, feed.store, abs_paths, config, repaired)
+                        for p in listed]
+            for p in listed:  # read once: this run's bytes are not needed again
+                feed.uncached.pop(p, None)
             mark_copies(per_file, seen)
             doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
             section_records = [row for _, section_rows in per_file for row in section_rows]
@@ -660,20 +743,32 @@ def _assemble_and_write(paths: list[str], entries: dict[str, Entry], uncached: d
             inputs.update((p, h) for p, h in zip(documents["source_path"], documents["content_sha256"], strict=True)
                           if isinstance(h, str))
             status_counts.update(documents["status"])
-            seconds["ingest"] += time.perf_counter() - t0
-            t0 = time.perf_counter()
             if len(sections):
-                vectors.append(embed_sections(sections, embedder))
+                to_embed.append(embedding_inputs(sections))
                 slims.append(slim_sections(sections))
             del documents, sections
-            seconds["dedup"] += time.perf_counter() - t0
+            if not overlapped:
+                seconds["ingest"] += time.perf_counter() - t0
             bar.update(len(chunk))
+    feed.finish()
+    for name, secs in feed.stage_seconds().items():
+        seconds[name] += secs
     tmp_docs.close()
     tmp_sections.close()
+    t0 = time.perf_counter()
+    live = [entries[p] for p in paths if p in entries]
     if repaired:  # damaged entries were replaced: rewrite the state so the next run reads the new ones
-        t0 = time.perf_counter()
-        store.compact([entries[p] for p in paths if p in entries])
-        seconds["ingest"] += time.perf_counter() - t0
+        feed.store.compact(live)
+    else:
+        feed.store.maybe_compact(live, force=compact)
+    seconds["ingest"] += time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    vectors: list[SectionEmbeddings] = []
+    to_embed.reverse()
+    while to_embed:  # chunk by chunk, in order, each chunk's texts dropped once encoded
+        vectors.append(embed_inputs(to_embed.pop(), embedder))
+    seconds["dedup"] += time.perf_counter() - t0
 
     # --- dedup over every section: slim columns and embeddings only ---------------------------
     t0 = time.perf_counter()

@@ -78,6 +78,39 @@ def test_chunked_assembly_writes_the_same_tables(corpus: Path, tmp_path: Path, u
     assert chunked.summary()["skipped_files"] == 1 and chunked.summary()["duplicate_files"] == 1
 
 
+def test_assembly_starts_before_the_last_file_is_processed(corpus: Path, tmp_path: Path, use_embedder,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner assembles a chunk as soon as its files are done, while later files are still
+    to process (with a pool, the two overlap), and the tables are the same."""
+    config = load_config()
+    whole = run(corpus, tmp_path / "whole", config, embedder=use_embedder, progress=False)
+    events: list[tuple[str, int]] = []
+    process_files, file_rows = runner_module.process_files, runner_module._file_rows
+
+    def logged_process(batch, config):
+        events.append(("process", len(batch)))
+        return process_files(batch, config)
+
+    def logged_rows(path, *args):
+        events.append(("assemble", 1))
+        return file_rows(path, *args)
+
+    monkeypatch.setattr(runner_module, "process_files", logged_process)
+    monkeypatch.setattr(runner_module, "_file_rows", logged_rows)
+    monkeypatch.setattr(runner_module, "ASSEMBLY_CHUNK", 3)
+    config.run.batch_size = 2
+    result = run(corpus, tmp_path / "interleaved", config, embedder=use_embedder, progress=False)
+    kinds = [kind for kind, _ in events]
+    processed = sum(n for kind, n in events if kind == "process")
+    assert processed == len(result.files["processed"]) == kinds.count("assemble") > 6
+    # the first chunk (3 files: 2 batches of 2) is assembled before the third batch is processed
+    assert kinds[:6] == ["process", "process", "assemble", "assemble", "assemble", "process"]
+    assert kinds[-1] == "assemble"
+    for name in ALL_TABLES:
+        assert pq.read_table(whole.run_dir / f"{name}.parquet").equals(
+            pq.read_table(result.run_dir / f"{name}.parquet")), name
+
+
 def test_state_entries_keep_their_rows_on_disk(tmp_path: Path) -> None:
     store = StateStore(tmp_path / ".state", "k", "run-a")
     entries = [Entry.from_rows(f"f{i:03d}.txt", f"sha{i}", [{"doc_id": str(i), "text": "x" * i}],
