@@ -153,6 +153,28 @@ def test_table_writer_writes_batches_and_empty_tables(tmp_path: Path) -> None:
     assert [(r["paper_id"], r["authors"], r["year"]) for r in read] == [("p-1", ["A"], 2025), ("p-2", [], 2025)]
 
 
+def test_to_table_reads_every_missing_marker_as_null_and_refuses_a_truncated_value() -> None:
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
+    from pipeline.write import to_table
+
+    schema = pa.schema([("s", pa.string()), ("n", pa.int16()), ("f", pa.float32()), ("b", pa.bool_()),
+                        ("l", pa.list_(pa.string()))])
+    frame = pd.DataFrame({"s": pd.Series(["a", None, np.nan, pd.NA], dtype=object),
+                          "n": [2024.0, np.nan, 3.0, 1.0],  # a float column of whole numbers, as pandas makes it
+                          "f": pd.Series([0.5, None, np.nan, pd.NA], dtype=object),
+                          "b": pd.Series([True, None, np.nan, False], dtype=object),
+                          "l": pd.Series([["x"], None, np.nan, np.array(["y", "z"], dtype=object)], dtype=object)})
+    table = to_table(frame, schema, {"k": "v"})
+    assert table.to_pydict() == {"s": ["a", None, None, None], "n": [2024, None, 3, 1], "f": [0.5, None, None, None],
+                                 "b": [True, None, None, False], "l": [["x"], None, None, ["y", "z"]]}
+    assert table.schema.metadata == {b"schema_version": b"1", b"k": b"v"}
+    with pytest.raises(pa.ArrowInvalid):  # 2.5 does not fit an integer column: never silently 2
+        to_table(frame.assign(n=[2.5, 1.0, 1.0, 1.0]), schema, {})
+
+
 def test_damaged_state_rows_are_processed_again(corpus: Path, tmp_path: Path, use_embedder) -> None:
     """A state file whose key columns read fine but whose rows do not (flipped bytes in the
     data pages) costs a reprocessing, never the run: the state is only a cache."""
