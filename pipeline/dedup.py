@@ -370,7 +370,7 @@ class EmbeddingInputs(NamedTuple):
 def embedding_inputs(sections: pd.DataFrame) -> EmbeddingInputs:
     """The texts :func:`embed_sections` encodes for ``sections`` (rows with ``title``,
     ``title_zh``, ``summary_norm`` or ``summary``, ``text``), row for row."""
-    rows = records(sections)
+    rows = records(sections[[c for c in ("title", "title_zh", "summary_norm", "summary", "text") if c in sections]])
     return EmbeddingInputs([embedding_text(r) for r in rows], [_titles(r) for r in rows])
 
 
