@@ -111,6 +111,45 @@ def test_assembly_starts_before_the_last_file_is_processed(corpus: Path, tmp_pat
             pq.read_table(result.run_dir / f"{name}.parquet")), name
 
 
+def test_document_feed_takes_results_as_the_assembly_needs_them(tmp_path: Path) -> None:
+    from pipeline.runner import BatchResult, FileResult, _DocumentFeed
+
+    def result(names: list[str], secs: float) -> BatchResult:
+        files = [FileResult.from_rows(n, [{"doc_id": n, "content_sha256": "sha-" + n}], []) for n in names]
+        return BatchResult(files=files, failed_files=set(), seconds={"ingest": secs, "clean": 0.0, "segment": 0.0,
+                                                                     "normalize": 0.0, "extract": 3 * secs},
+                           n_files=len(names))
+
+    pulled: list[int] = []
+
+    def results():
+        for k, names in enumerate([["a", "b"], ["c"], ["d"]]):
+            pulled.append(k)
+            yield result(names, 1.0)
+
+    store = StateStore(tmp_path / ".state", "k", "run")
+    shas = {"a": "sha-a", "b": "sha-b", "c": "sha-c", "d": None}  # d: not hashed, used once, not kept
+    feed = _DocumentFeed(results(), False, shas, {}, store, 4, True)
+    feed.until(["a"])
+    assert pulled == [0] and feed.has("b") and not feed.has("c") and feed.finished is None
+    feed.until(["a", "b"])  # already in: takes nothing more
+    assert pulled == [0]
+    feed.until(["d"])
+    assert pulled == [0, 1, 2] and set(feed.entries) == {"a", "b", "c"} and set(feed.uncached) == {"d"}
+    assert feed.finished is None  # the source is not known to be done until asked once more
+    feed.finish()
+    assert feed.finished is not None and not feed.in_phase()
+    assert feed.stage_seconds() == {"ingest": 3.0, "clean": 0.0, "segment": 0.0, "normalize": 0.0, "extract": 9.0}
+    assert store.read_rows(feed.entries["c"]) == ([{"doc_id": "c", "content_sha256": "sha-c"}], [])
+
+    parallel = _DocumentFeed(iter([result(["a"], 1.0)]), True, shas, {}, store, 1, True)
+    assert parallel.in_phase()
+    parallel.finish()
+    wall = parallel.finished - parallel.started
+    shares = parallel.stage_seconds()
+    assert shares["extract"] == pytest.approx(3 * shares["ingest"]) and sum(shares.values()) == pytest.approx(wall)
+
+
 def test_state_entries_keep_their_rows_on_disk(tmp_path: Path) -> None:
     store = StateStore(tmp_path / ".state", "k", "run-a")
     entries = [Entry.from_rows(f"f{i:03d}.txt", f"sha{i}", [{"doc_id": str(i), "text": "x" * i}],
