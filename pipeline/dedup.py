@@ -427,7 +427,7 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int) -> np.ndarray:
 
     faiss ``IndexIVFFlat`` with inner product (Johnson, Douze & Jégou 2019, "Billion-scale
     similarity search with GPUs", arXiv:1702.08734; faiss wiki "Faster search"): the rows are
-    partitioned by k-means into ``nlist = IVF_LISTS_PER_SQRT * sqrt(n)`` lists and each query
+    partitioned by k-means into ``nlist = IVF_LISTS_PER_SQRT * sqrt(n)`` lists (at most ``n``) and each query
     scans the ``IVF_NPROBE`` nearest lists, so a query costs about ``nlist + n * nprobe / nlist``
     dot products and the whole search grows as ``n^1.5`` rather than ``n^2``; the k-means trains
     on a sample of :data:`IVF_TRAIN_PER_LIST` rows per list (linear); its seed is fixed, so the
@@ -445,7 +445,7 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int) -> np.ndarray:
     n = rows.n
     train = np.ascontiguousarray(rows.get(0, n), dtype=np.float32)
     d = train.shape[1]
-    nlist = max(1, int(IVF_LISTS_PER_SQRT * np.sqrt(n)))
+    nlist = max(1, min(n, int(IVF_LISTS_PER_SQRT * np.sqrt(n))))  # k-means needs a point per list (n < 16)
     quantizer = faiss.IndexFlatIP(d)
     index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
     index.cp.seed = 1234

@@ -287,6 +287,15 @@ def test_approximate_neighbours_find_the_exact_ones() -> None:
     assert approximate == set(_neighbours(emb, 4, ann_min=1))  # deterministic
 
 
+@pytest.mark.parametrize("n", [2, 3, 7, 15])
+def test_approximate_search_works_on_fewer_rows_than_lists(n: int) -> None:
+    """With ``ann_min_sections`` set very low, a handful of rows still gets its neighbours (the
+    k-means gets at most one list per row) instead of failing the run."""
+    emb = _clustered_vectors(n_clusters=n, per_cluster=1)
+    approximate = set(_neighbours(emb, 4, ann_min=1))
+    assert approximate == set(_neighbours(emb, 4, ann_min=10**9))  # so few rows: every list is probed
+
+
 def test_approximate_search_in_blocks_equals_one_call(monkeypatch) -> None:
     import pipeline.dedup as dedup_module
 
