@@ -45,6 +45,12 @@ MULTI_SOURCE_PAPERS = 50
 MULTI_SOURCE_MENTIONS = 12
 #: How many example spans are shown per dropped reason.
 DROPPED_EXAMPLES = 3
+#: Rows shown of the per-source documents table (the sources with the most documents) and of
+#: each errors table (the first in corpus order); the rest is counted, and the tables hold it all.
+SOURCE_ROWS = 100
+ERROR_ROWS = 200
+#: Columns the report never shows, not read back by :func:`read_frames` (the long texts).
+SKIPPED_COLUMNS = {"documents": ("text", "raw_text"), "sections": ("text", "text_norm", "summary_norm")}
 #: Characters of a summary or dropped span shown before it is cut with an ellipsis.
 HEAD_CHARS = 120
 #: Stage order of the timing plot (``pipeline.runner.STAGE_NAMES``, not imported: the runner may
@@ -168,10 +174,15 @@ def _documents(docs: pd.DataFrame) -> str:
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
     by_source = pd.crosstab(frame["source"], frame["lang"])
-    rows = [[src, *[int(v) for v in by_source.loc[src]], int(by_source.loc[src].sum())] for src in by_source.index]
+    totals = by_source.sum(axis=1).sort_values(ascending=False, kind="stable")
+    shown = by_source.loc[totals.index[:SOURCE_ROWS]]
+    rows = [[src, *[int(v) for v in shown.loc[src]], int(shown.loc[src].sum())] for src in shown.index]
+    more = (f"<p class=\"meta\">The {SOURCE_ROWS} sources with the most documents are shown; "
+            f"{len(by_source) - SOURCE_ROWS} more sources hold {int(totals.iloc[SOURCE_ROWS:].sum())} documents "
+            "(<code>documents.parquet</code> has them all).</p>" if len(by_source) > SOURCE_ROWS else "")
     return _section("documents", "Documents per source and language",
                     _plot(fig, "Documents per language, stacked by status")
-                    + _table(["source", *[str(c) for c in by_source.columns], "total"], rows)
+                    + _table(["source", *[str(c) for c in by_source.columns], "total"], rows) + more
                     + "<p class=\"meta\">source: the site (host of the document's URL) when the document has "
                       "one, else the corpus sub-folder of the file, else <code>(corpus root)</code>.</p>")
 
@@ -301,16 +312,25 @@ def _errors(docs: pd.DataFrame, errors: pd.DataFrame | None) -> str:
     bad = docs[status.isin(["error", "skipped", "empty", "duplicate"])] if len(docs) else docs
     parts = []
     if len(bad):
-        rows = [[r.get("status"), r.get("source_path"), r.get("error")] for _, r in bad.iterrows()]
+        rows = [[r.get("status"), r.get("source_path"), r.get("error")] for _, r in bad.head(ERROR_ROWS).iterrows()]
         counts = ", ".join(f"{_e(k)}: {int(v)}" for k, v in bad["status"].value_counts().sort_index().items())
         parts.append(f"<p>Files not processed ({counts}):</p>" + _table(["status", "source_path", "error / reason"],
-                                                                        rows))
+                                                                        rows) + _more(len(bad), "documents.parquet"))
     else:
         parts.append(_none("every file was processed (no error, skipped, empty or duplicate file)"))
     if errors is not None and len(errors):
-        rows = [[r[c] for c in errors.columns] for _, r in errors.iterrows()]
-        parts.append("<h3>Errors table</h3>" + _table([str(c) for c in errors.columns], rows))
+        rows = [[r[c] for c in errors.columns] for _, r in errors.head(ERROR_ROWS).iterrows()]
+        parts.append("<h3>Errors table</h3>" + _table([str(c) for c in errors.columns], rows)
+                     + _more(len(errors), "errors.parquet"))
     return _section("errors", "Errors and skipped files", "".join(parts))
+
+
+def _more(n_rows: int, table: str) -> str:
+    """The line under a table cut to :data:`ERROR_ROWS` rows ("" when it was not cut)."""
+    if n_rows <= ERROR_ROWS:
+        return ""
+    return (f"<p class=\"meta\">The first {ERROR_ROWS} of {n_rows} rows are shown; <code>{_e(table)}</code> "
+            "has them all.</p>")
 
 
 def _timing(seconds: dict[str, float]) -> str:
@@ -436,6 +456,25 @@ def _plot(fig: Figure, alt: str) -> str:
     return f"<figure><img alt=\"{_e(alt)}\" src=\"data:image/svg+xml;base64,{data}\"></figure>"
 
 
+def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
+    """The tables ``folder/<name>.parquet`` read back for :func:`write_report`, without the
+    :data:`SKIPPED_COLUMNS` it does not show (at scale, most of their bytes).
+
+    Raises:
+        FileNotFoundError: a table is missing.
+    """
+    import pyarrow.parquet as pq
+
+    frames = {}
+    for name in names:
+        path = folder / f"{name}.parquet"
+        if not path.exists():
+            raise FileNotFoundError(f"no such table: {path}")
+        columns = [c for c in pq.read_schema(path).names if c not in SKIPPED_COLUMNS.get(name, ())]
+        frames[name] = pq.read_table(path, columns=columns).to_pandas()
+    return frames
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pipeline.report OUT``: (re)write ``OUT/report.html`` from OUT's tables and manifest.
 
@@ -449,7 +488,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         manifest = json.loads((args.out / "manifest.json").read_text(encoding="utf-8"))
-        frames = {name: pd.read_parquet(args.out / f"{name}.parquet") for name in TABLES}
+        frames = read_frames(args.out, TABLES)
+        if (args.out / "errors.parquet").exists():
+            frames["errors"] = pd.read_parquet(args.out / "errors.parquet")
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -939,18 +939,12 @@ class TableFiles(Mapping[str, pd.DataFrame]):
 
 
 #: Columns the report does not read, left out when it reads the tables back.
-_REPORT_SKIPS = {"documents": ("text", "raw_text"), "sections": ("text", "text_norm", "summary_norm")}
-
-
 def report_frames(run_dir: Path, errors: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The written tables read back for :func:`pipeline.report.write_report`, without the long
-    text columns it does not show."""
-    frames = {"errors": errors}
-    for name in TABLES:
-        schema = pq.read_schema(run_dir / f"{name}.parquet")
-        columns = [c for c in schema.names if c not in _REPORT_SKIPS.get(name, ())]
-        frames[name] = pq.read_table(run_dir / f"{name}.parquet", columns=columns).to_pandas()
-    return frames
+    text columns it does not show (:func:`pipeline.report.read_frames`), and ``errors``."""
+    from .report import read_frames
+
+    return {"errors": errors, **read_frames(run_dir, TABLES)}
 
 
 def json_rows(data: bytes) -> list[dict[str, Any]]:

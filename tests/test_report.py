@@ -327,3 +327,38 @@ def test_multi_source_ignores_missing_ids_and_counts_mentions_without_n_mentions
     assert "3 sources, 20 mentions, the first 12 shown" in html_text  # counted, no n_mentions column
     assert "s20" not in html_text and "s21" not in html_text  # a missing id matches nothing
     assert html_text.count("<table") == 2
+
+
+def test_long_errors_and_source_tables_are_cut_and_counted() -> None:
+    from pipeline import report
+
+    n = report.ERROR_ROWS + 5
+    docs = pd.DataFrame({"doc_id": [f"d{i}" for i in range(n)], "source_path": [f"s{i % 150:03d}/f{i}.txt" for i in range(n)],
+                         "url": [None] * n, "lang": ["en"] * n, "status": ["error"] * n,
+                         "error": [f"failed {i}" for i in range(n)]})
+    errors = pd.DataFrame({"path": docs["source_path"], "stage": ["ingest"] * n, "message": docs["error"]})
+    page = render_report({"documents": docs, "errors": errors}, {})
+    errors_part = page.split('<section id="errors">')[1]
+    assert f"failed {report.ERROR_ROWS - 1}<" in errors_part and f"failed {report.ERROR_ROWS}<" not in errors_part
+    assert errors_part.count(f"The first {report.ERROR_ROWS} of {n} rows are shown") == 2
+    sources_part = page.split('<section id="documents">')[1].split("</section>")[0]
+    assert sources_part.count("<tr>") == report.SOURCE_ROWS + 1  # the header and the shown sources
+    # 150 sources: s000..s054 hold 2 documents each (205 = 150 + 55), then 1 each, ties in name order
+    assert sources_part.index(">s054<") < sources_part.index(">s055<") < sources_part.index(">s099<")
+    assert ">s100<" not in sources_part
+    assert f"The {report.SOURCE_ROWS} sources with the most documents are shown; 50 more sources hold 50 documents" in sources_part
+
+
+def test_report_command_reads_the_tables_without_their_texts(report_run, tmp_path: Path) -> None:
+    from pipeline import report
+
+    result, _ = report_run
+    out = tmp_path / "copy"
+    shutil.copytree(result.run_dir, out)
+    frames = report.read_frames(out, ["documents", "sections"])
+    assert "text" not in frames["documents"] and "text_norm" not in frames["sections"]
+    assert "title" in frames["sections"] and len(frames["sections"]) == len(result.frames["sections"])
+    (out / "report.html").unlink()
+    assert report.main([str(out)]) == 0 and (out / "report.html").exists()
+    (out / "papers.parquet").unlink()
+    assert report.main([str(out)]) == 2
