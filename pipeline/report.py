@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import matplotlib
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
@@ -190,11 +191,11 @@ def _documents(docs: pd.DataFrame) -> str:
 def _top_papers(papers: pd.DataFrame) -> str:
     if not len(papers):
         return _section("top-papers", "Papers with the most mentions", _none("no papers"))
-    top = papers.assign(_n=pd.to_numeric(_col(papers, "n_mentions"), errors="coerce").fillna(0),
-                        _s=pd.to_numeric(_col(papers, "n_sources"), errors="coerce").fillna(0))
+    top = papers.assign(_n=_counts(_col(papers, "n_mentions")),
+                        _s=_counts(_col(papers, "n_sources")))
     top = top.sort_values(["_n", "_s"], ascending=False, kind="stable").head(TOP_PAPERS)
     rows = [[r.get("title"), r.get("title_zh"), r.get("venue"), _int(r.get("year")), r.get("award"),
-             int(r["_n"]), int(r["_s"]), r.get("paper_id")] for _, r in top.iterrows()]
+             _int(r["_n"]), _int(r["_s"]), r.get("paper_id")] for _, r in top.iterrows()]
     return _section("top-papers", f"Papers with the most mentions (top {min(TOP_PAPERS, len(papers))} "
                                   f"of {len(papers)})",
                     _table(["title", "title_zh", "venue", "year", "award", "mentions", "sources", "paper_id"], rows,
@@ -206,13 +207,13 @@ def _multi_source(papers: pd.DataFrame, sections: pd.DataFrame, docs: pd.DataFra
     if not len(papers):
         return _section("multi-source", title, _none("no papers"))
     if "n_sources" in papers:
-        n_sources = pd.to_numeric(papers["n_sources"], errors="coerce").fillna(0)
+        n_sources = _counts(papers["n_sources"])
     else:
         n_sources = pd.Series([len(_list(v)) for v in _col(papers, "doc_ids")], index=papers.index)
     multi = papers[n_sources > 1]
     if not len(multi):
         return _section("multi-source", title, _none("no paper is mentioned in more than one source"))
-    n_mentions = pd.to_numeric(_col(multi, "n_mentions"), errors="coerce").fillna(0)
+    n_mentions = _counts(_col(multi, "n_mentions"))
     shown = multi.assign(_s=n_sources[multi.index], _n=n_mentions.to_numpy()).sort_values(
         ["_s", "_n"], ascending=False, kind="stable").head(MULTI_SOURCE_PAPERS)
     # the rows of each shown paper's first mentions, in one pass over the sections
@@ -399,8 +400,17 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _counts(values: pd.Series) -> pd.Series:
+    """``values`` as float counts: what is not a finite number (missing, text, inf) counts 0."""
+    numbers = pd.to_numeric(values, errors="coerce")
+    return numbers.where(np.isfinite(numbers), 0.0)
+
+
 def _int(value: Any) -> str:
-    return "" if _missing(value) else str(int(value))
+    """An integral count or year as text; "" when missing, as given when not a finite number."""
+    if _missing(value):
+        return ""
+    return str(int(value)) if _is_number(value) or isinstance(value, np.integer) else str(value)
 
 
 def _score(value: Any) -> str:

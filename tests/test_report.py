@@ -362,3 +362,16 @@ def test_report_command_reads_the_tables_without_their_texts(report_run, tmp_pat
     assert report.main([str(out)]) == 0 and (out / "report.html").exists()
     (out / "papers.parquet").unlink()
     assert report.main([str(out)]) == 2
+
+
+def test_counts_that_are_not_finite_numbers_do_not_break_the_report() -> None:
+    """A papers table edited by hand (inf, text, missing counts) still renders."""
+    papers = pd.DataFrame({"paper_id": ["p1", "p2", "p3"], "title": ["Inf", "Two", "Text"],
+                           "n_mentions": [float("inf"), 2, "many"], "n_sources": [float("inf"), 2, None],
+                           "year": [float("inf"), 2024, None]})
+    sections = pd.DataFrame({"section_id": ["s1", "s2"], "paper_id": ["p2", "p2"], "doc_id": ["d1", "d2"]})
+    page = render_report({"papers": papers, "sections": sections}, {})
+    top = page.split('<section id="top-papers">')[1].split("</section>")[0]
+    assert top.index(">Two<") < top.index(">Inf<")  # inf counts 0, as a missing count
+    assert "<td>inf</td>" in top and "<td>2024</td>" in top
+    assert "1 paper(s)" in page.split('<section id="multi-source">')[1]
