@@ -26,7 +26,7 @@ def require_seeds() -> Path:
     if not SEEDS.is_dir():
         if os.environ.get("CI"):
             pytest.fail(f"seed corpus {SEEDS} is missing (CI is set: the seeds must be there)")
-        pytest.skip(f"seed corpus {SEEDS} is not here")
+        pytest.skip(f"seed corpus {SEEDS} is not here (set PIPELINE_SEEDS to the seeds folder to run this test)")
     return SEEDS
 
 
