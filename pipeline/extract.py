@@ -392,7 +392,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         elif parsed[0] in ("title", "summary"):
             at = raw.find(parsed[1], key_end[i], line_start[i + 1]) if parsed[1] else -1
             topic.append((at, at + len(parsed[1])) if at >= 0 else (key_end[i], line_start[i] + len(ln)))
-    topic_text, topic_tokens = nlp.token_spans(doc, topic)  # in zh-Hans for a Chinese section
+    # in zh-Hans for a Chinese section; an English Doc's text goes to YAKE, which reads no tokens
+    topic_text, topic_tokens = nlp.token_spans(doc, topic, with_tokens=doc.lang_ != "en")
     keywords = nlp.keywords(topic_text, lang, config.extract.n_keywords, topic_tokens)
 
     return {

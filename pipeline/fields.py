@@ -70,19 +70,26 @@ MEMO_MAX_CHARS = 1000
 
 
 def _memoised(copy: Callable | None = None) -> Callable:
-    """Decorator: memoise a pure function of a text (first argument, plus hashable options) in a
-    bounded LRU (:data:`MEMO_ENTRIES`; texts up to :data:`MEMO_MAX_CHARS`). ``copy`` makes a
-    fresh copy of a mutable result for each caller, so that no caller can change the memo."""
+    """Decorator: memoise a pure function of one text in a bounded LRU (:data:`MEMO_ENTRIES`;
+    texts up to :data:`MEMO_MAX_CHARS`). ``copy`` makes a fresh copy of a mutable result for
+    each caller, so that no caller can change the memo. The wrapper takes the text alone (no
+    ``*args``/``**kwargs`` to pack: it runs hundreds of thousands of times per batch)."""
 
     def decorate(fn: Callable) -> Callable:
         cached = functools.lru_cache(maxsize=MEMO_ENTRIES)(fn)
 
-        @functools.wraps(fn)
-        def memoised(text, *args, **kwargs):
-            if not text or len(text) > MEMO_MAX_CHARS:
-                return fn(text, *args, **kwargs)
-            value = cached(text, *args, **kwargs)
-            return value if copy is None else copy(value)
+        if copy is None:
+            @functools.wraps(fn)
+            def memoised(text):
+                if not text or len(text) > MEMO_MAX_CHARS:
+                    return fn(text)
+                return cached(text)
+        else:
+            @functools.wraps(fn)
+            def memoised(text):
+                if not text or len(text) > MEMO_MAX_CHARS:
+                    return fn(text)
+                return copy(cached(text))
 
         memoised.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
         memoised.cache_info = cached.cache_info  # type: ignore[attr-defined]

@@ -857,18 +857,23 @@ def _token_arrays(doc: Doc) -> tuple[list[int], list[int], list[int]]:
     return starts, ends, arr[:, 2].tolist()
 
 
-def token_spans(doc: Doc, segments: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+def token_spans(doc: Doc, segments: Sequence[tuple[int, int]],
+                with_tokens: bool = True) -> tuple[str, list[tuple[int, int]] | None]:
     """The text of some character spans of ``doc`` and its tokens there, for :func:`keywords`.
 
     Args:
         doc: a ``Doc`` (from :func:`parse`).
         segments: ``(start, end)`` character spans of ``doc.text``, in order, not overlapping.
+        with_tokens: False when only the text is wanted (the English keywords read no tokens).
 
     Returns:
         ``(text, spans)``: ``text`` the segments joined by ``"\n"``; ``spans`` the doc's
-        non-space tokens cut to the segments, as sorted ``(start, end)`` offsets into ``text``.
+        non-space tokens cut to the segments, as sorted ``(start, end)`` offsets into ``text``
+        (None when not ``with_tokens``).
     """
     text = _doc_text(doc)
+    if not with_tokens:
+        return "\n".join(text[s:e] for s, e in segments), None
     # the token arrays in one call (iterating the Doc makes a Token object per token)
     starts, ends, space = _token_arrays(doc)
     parts: list[str] = []
@@ -1250,6 +1255,8 @@ _FUNCTION_CHARS = re.compile(r"[的了是在和与及或但而且就都也把被
 #: Degree adverbs cut from the start of a quoted term.
 _DEGREE_ADVERBS = frozenset("最更较很")
 _SENTENCE_SPLIT = re.compile(r"(?<=[。！？；!?;])|(?<=\.)\s+")
+#: A character after which :data:`_SENTENCE_SPLIT` may cut.
+_SENTENCE_SPLIT_MARK = re.compile(r"[。！？；!?;.]")
 
 
 class _Topic(NamedTuple):
@@ -1260,15 +1267,16 @@ class _Topic(NamedTuple):
             from words longer than 3 letters.
         han_title: the first line when it is a title line with Han characters (语言模型会抗拒
             对齐：来自语言建模的证据), else ``""``.
-        initials: acronyms of consecutive title words (``GAN`` for Generative Adversarial Nets,
-            with and without the stop words: ``RLHF`` and ``RLFHF``).
+        initials: the capitalised initials of each title's words, with and without the stop
+            words (``GAN`` for Generative Adversarial Nets, ``RLFHF`` and ``RLHF``): an acronym
+            of 2-6 consecutive title words is a substring of one (:func:`_in_title`).
         names: casefolded names of the people and institutions credited in the text.
         name_words: casefolded words of the credited people's names (``goodfellow``).
     """
 
     titles: tuple[tuple[str, ...], ...]
     han_title: str
-    initials: frozenset[str]
+    initials: tuple[str, ...]
     names: frozenset[str]
     name_words: frozenset[str]
 
@@ -1310,7 +1318,7 @@ def _topic(text: str, line_credit: dict[str, Credit | None] | None = None) -> _T
             titles.append(ln)
             han_title = ln if k == 0 and _HAN.search(ln) else han_title
     titles += [m.group(1) for m in _QUOTED_TITLE.finditer(text)]
-    tuples, initials = [], set()
+    tuples, initials = [], []
     for t in titles:
         words = _TITLE_WORD.findall(t)
         if not words:
@@ -1319,14 +1327,15 @@ def _topic(text: str, line_credit: dict[str, Credit | None] | None = None) -> _T
         content = [w for w in words if w.lower() not in EN_STOP_WORDS]
         # (without stop words: the same acronyms again when the title has none)
         for ws in (words, content) if len(content) != len(words) else (words,):
-            caps = "".join(w[0].upper() for w in ws)
-            m = len(caps)
-            initials.update([caps[i:j] for i in range(m) for j in range(i + 2, min(m, i + 6) + 1)])
+            initials.append("".join(w[0].upper() for w in ws))
     names, name_words = set(), set()
     for ln in lines:
         credits = [line_credit[ln], _find_credit(ln)]
-        # a sentence that is the whole line has its credit already (the names are sets)
-        credits += [_find_credit(s) for s in _SENTENCE_SPLIT.split(ln) if s != ln and s.strip()]
+        # a sentence that is the whole line has its credit already (the names are sets); a line
+        # without a mark before its last character is one sentence (the split's lookbehinds
+        # cost a test at every character, so it runs only when a mark is there)
+        if _SENTENCE_SPLIT_MARK.search(ln, 0, len(ln) - 1):
+            credits += [_find_credit(s) for s in _SENTENCE_SPLIT.split(ln) if s != ln and s.strip()]
         for c in credits:
             if c is None:
                 continue
@@ -1335,7 +1344,7 @@ def _topic(text: str, line_credit: dict[str, Credit | None] | None = None) -> _T
                 name_words.update(w.casefold().strip(".") for w in a.split() if len(w.strip(".")) >= 2)
             # an institution without a head word is often a misreading (来自语言建模的证据)
             names.update(i.casefold() for i in c.institutions if is_institution(i))
-    return _Topic(tuple(tuples), han_title, frozenset(initials), frozenset(names), frozenset(name_words))
+    return _Topic(tuple(tuples), han_title, tuple(initials), frozenset(names), frozenset(name_words))
 
 
 def _in_title(term: str, topic: _Topic) -> bool:
@@ -1346,8 +1355,12 @@ def _in_title(term: str, topic: _Topic) -> bool:
     words, acronym, name_like = _title_probe(term)
     if not words:
         return False
-    if acronym and term.rstrip("s") in topic.initials:
-        return True
+    if acronym:
+        short = term.rstrip("s")
+        # an acronym of 2-6 consecutive title words: a substring of a title's initials (tested
+        # here, for the few acronym-like terms, rather than listing every substring per section)
+        if 2 <= len(short) <= 6 and any(short in caps for caps in topic.initials):
+            return True
     if len(words) == 1 and not name_like:
         return False  # a plain title word (Towards, Sparsity) is no term by itself
     k = len(words)
@@ -1703,6 +1716,22 @@ def _yake_similar(a: str, b: str) -> bool:
     return _yake_similarity()(a, b) > YAKE_DEDUP_LIM
 
 
+def _yake_short(term: str) -> bool:
+    """Whether ``term`` has under 3 characters besides ASCII punctuation (a YAKE stop term)."""
+    if term.isalnum():  # no punctuation to delete (str.translate costs a dict lookup a character)
+        return len(term) < 3
+    return len(term.translate(_YAKE_PUNCT_DELETE)) < 3
+
+
+@functools.cache
+def _yake_pre_filter():
+    """``yake.data.utils.pre_filter``, imported once (an import statement in a function
+    costs a lookup under the import lock on every call)."""
+    from yake.data.utils import pre_filter
+
+    return pre_filter
+
+
 @functools.cache
 def _yake_similarity():
     from yake import KeywordExtractor
@@ -1730,11 +1759,9 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
     holding a ``d``/``u`` token in every occurrence, are dropped; then the near-duplicate
     filter (:func:`_yake_similar`) down to ``top``.
     """
-    from yake.data.utils import pre_filter
-
     if not text:
         return []
-    sentences = _yake_sentences(pre_filter(text.replace("\n", " ")))
+    sentences = _yake_sentences(_yake_pre_filter()(text.replace("\n", " ")))
     n_sent = len(sentences)
     discard, stop = _YAKE_DISCARD, EN_STOP_WORDS
     index: dict[str, int] = {}  # term -> id
@@ -1763,8 +1790,7 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
                 t = index.get(unique)
                 if t is None:
                     t = index[unique] = len(tf)
-                    bare = unique.translate(_YAKE_PUNCT_DELETE)
-                    is_stop.append(low in stop or unique in stop or len(bare) < 3)
+                    is_stop.append(low in stop or unique in stop or _yake_short(unique))
                     tf.append(0.0)
                     tf_a.append(0.0)
                     tf_n.append(0.0)
@@ -1779,30 +1805,35 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
             elif tag == "n":
                 tf_n[t] += 1.0
             # candidates ending at this word: itself, then with 1 and 2 words before it; ok:
-            # no digit or unusual token in this occurrence (nor a co-occurrence without)
+            # no digit or unusual token in this occurrence (nor a co-occurrence without). One
+            # that starts or ends with a stop term is never scored, so it is not kept at all
+            # (for speed: most n-grams of a text touch a stop word).
             ok = tag not in discard
-            c = cands.get(low)
-            if c is None:
-                cands[low] = [word, ok, (t,), 1.0]
-            else:
-                c[1] = c[1] or ok
-                c[3] += 1.0
+            last_ok = not is_stop[t]
+            if last_ok:
+                c = cands.get(low)
+                if c is None:
+                    cands[low] = [word, ok, (t,), 1.0]
+                else:
+                    c[1] = c[1] or ok
+                    c[3] += 1.0
             if prev is not None:
                 ok1, word1, t1, low1 = prev
                 ok1 = ok and ok1
                 if ok1:
                     edges[(t1, t)] = edges.get((t1, t), 0.0) + 1.0
-                key = f"{low1} {low}"
-                c = cands.get(key)
-                if c is None:
-                    cands[key] = [f"{word1} {word}", ok1, (t1, t), 1.0]
-                else:
-                    c[1] = c[1] or ok1
-                    c[3] += 1.0
-                if prev2 is not None:
+                if last_ok and not is_stop[t1]:
+                    key = f"{low1} {low}"
+                    c = cands.get(key)
+                    if c is None:
+                        cands[key] = [f"{word1} {word}", ok1, (t1, t), 1.0]
+                    else:
+                        c[1] = c[1] or ok1
+                        c[3] += 1.0
+                if prev2 is not None and last_ok and not is_stop[prev2[2]]:
                     ok2, word2, t2, low2 = prev2
                     ok2 = ok1 and ok2
-                    key = f"{low2} {key}"
+                    key = f"{low2} {low1} {low}"
                     c = cands.get(key)
                     if c is None:
                         cands[key] = [f"{word2} {word1} {word}", ok2, (t2, t1, t), 1.0]
@@ -1841,7 +1872,7 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
         h[t] = (wpos * wrel) / (wcase + (wfreq / wrel) + (wspread / wrel))
     scored: list[tuple[float, str, str]] = []
     for key, (kw, ok, terms, ctf) in cands.items():
-        if not ok or is_stop[terms[0]] or is_stop[terms[-1]]:
+        if not ok:  # (candidates with a stop term at either end were never kept)
             continue
         # YAKE's sum and product over the words (from 0.0 and 1.0: the first step gives the
         # first word's value exactly), written out per length: the ends are no stop terms, so

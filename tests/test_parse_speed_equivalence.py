@@ -89,6 +89,8 @@ def test_token_spans_are_the_tokens_cut_to_the_segments(text: str, cuts: list[in
     segments = list(zip(bounds[::2], bounds[1::2], strict=False))  # in order, not overlapping
     segments += [(0, len(text))] if not segments else []
     assert nlp.token_spans(doc, segments) == _token_spans_by_tokens(doc, segments)
+    # the text alone (what English keywords read) is the same text, without the token work
+    assert nlp.token_spans(doc, segments, with_tokens=False) == (_token_spans_by_tokens(doc, segments)[0], None)
 
 
 @settings(max_examples=300, deadline=None)
