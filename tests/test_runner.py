@@ -29,6 +29,23 @@ def messy_corpus(tmp_path):
     return corpus
 
 
+def test_a_feed_repeating_an_item_keeps_one_and_marks_the_copy(tmp_path, use_embedder):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    item = json.dumps({"title": "A feed item", "text": (SAMPLE / "c_blog_en.md").read_text(encoding="utf-8")})
+    other = json.dumps({"title": "Another", "text": (SAMPLE / "a_report_zh-Hans.txt").read_text(encoding="utf-8")})
+    (corpus / "feed.jsonl").write_text(f"{item}\n{other}\n{item}\n", encoding="utf-8")
+    shutil.copy(SAMPLE / "c_blog_en.md", corpus / "single.md")
+    run(corpus, tmp_path / "out", load_config(), embedder=use_embedder, progress=False)
+    docs = read_outputs(tmp_path / "out")["documents"].set_index("source_path")
+    assert docs["doc_id"].is_unique
+    assert docs.loc["feed.jsonl#3", "status"] == "duplicate"
+    assert docs.loc["feed.jsonl#3", "error"] == "same content as feed.jsonl#1"
+    assert docs.loc["feed.jsonl#3", "text"] == docs.loc["feed.jsonl#1", "text"]
+    assert docs.loc["feed.jsonl#1", "status"] == docs.loc["feed.jsonl#2", "status"] == docs.loc["single.md", "status"] == "ok"
+    assert list(docs.index) == ["feed.jsonl#1", "feed.jsonl#2", "feed.jsonl#3", "single.md"]
+
+
 def test_messy_corpus_one_document_per_batch(messy_corpus, tmp_path, use_embedder):
     config = load_config(overrides={"run": {"batch_size": 1}})
     result = run(messy_corpus, tmp_path / "out", config, embedder=use_embedder, progress=False)
