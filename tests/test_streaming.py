@@ -212,6 +212,11 @@ def test_to_table_reads_every_missing_marker_as_null_and_refuses_a_truncated_val
     assert table.schema.metadata == {b"schema_version": b"1", b"k": b"v"}
     with pytest.raises(pa.ArrowInvalid):  # 2.5 does not fit an integer column: never silently 2
         to_table(frame.assign(n=[2.5, 1.0, 1.0, 1.0]), schema, {})
+    # an all-NaN float column (pandas' reindex of a missing column) is nulls, even as lists
+    assert to_table(frame.assign(l=np.nan, n=np.nan), schema, {}).to_pydict()["l"] == [None] * 4
+    for wrong in ({"n": [True, False, True, False]}, {"b": [0.5, 2.0, -1.0, 0.0]}):  # no silent cast
+        with pytest.raises((pa.ArrowInvalid, pa.ArrowTypeError)):
+            to_table(frame.assign(**wrong), schema, {})
 
 
 def test_damaged_state_rows_are_processed_again(corpus: Path, tmp_path: Path, use_embedder) -> None:
