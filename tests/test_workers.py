@@ -77,3 +77,64 @@ def test_workers_setting_is_checked():
         load_config(overrides={"run": {"engine": "spark"}})
     with pytest.raises(ConfigError, match="run.ray_address applies to engine 'ray' only"):
         load_config(overrides={"run": {"ray_address": "auto"}})
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # gone meanwhile
+        return b""
+
+
+def _children(pid: int) -> set[int]:
+    """Pids of the live processes whose parent is ``pid`` (Linux /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc (the pdeath signal is Linux)")
+def test_workers_stop_when_the_run_is_killed(tmp_path: Path) -> None:
+    """A run killed outright (a scheduler's SIGKILL) leaves no worker behind, holding its models."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    text = (SAMPLE / "c_blog_en.md").read_text(encoding="utf-8")
+    for i in range(2 * workers.MIN_FILES_PER_WORKER + 2):  # enough files for a pool of 2
+        (corpus / f"f{i:03d}.md").write_text(f"{text}\nCopy {i}.\n", encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "run", str(corpus), "--out", str(tmp_path / "out"),
+                             "--workers", "2", "--quiet"], cwd=Path(__file__).resolve().parents[1],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pool: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            pool = {c for c in _children(proc.pid) if b"spawn_main" in _cmdline(c)}
+            if len(pool) == 2:
+                break
+            time.sleep(0.2)
+        assert len(pool) == 2, "the run did not start its 2 workers"
+        time.sleep(1.0)  # let them pass their start-up
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(Path(f"/proc/{c}").exists() for c in pool):
+            time.sleep(0.2)
+        assert not [c for c in pool if b"spawn_main" in _cmdline(c)]  # gone (a zombie has no cmdline)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for c in pool:  # a failed test leaves no orphan either
+            if b"spawn_main" in _cmdline(c):
+                os.kill(c, signal.SIGKILL)
