@@ -306,6 +306,9 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
             outcome = _assemble_and_write(paths, feed, skipped, config, embedder, run_dir, metadata, seconds,
                                           disable, dict(zip(listing["source_path"], listing["abs_path"], strict=True)),
                                           compact=full)
+    except BaseException:  # an error or an interrupt: the unfinished run folder goes (the state keeps the work)
+        shutil.rmtree(run_dir, ignore_errors=True)
+        raise
     finally:
         feed.close_bars()
         if cache is not None:

@@ -111,6 +111,29 @@ def test_assembly_starts_before_the_last_file_is_processed(corpus: Path, tmp_pat
             pq.read_table(result.run_dir / f"{name}.parquet")), name
 
 
+def test_a_run_that_fails_midway_leaves_no_run_folder_and_keeps_its_work(corpus: Path, tmp_path: Path, use_embedder,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.publish import RUNS_DIR
+
+    file_rows, calls = runner_module._file_rows, []
+
+    def failing(*args):
+        calls.append(args[0])
+        if len(calls) == 4:
+            raise RuntimeError("disk on fire")
+        return file_rows(*args)
+
+    monkeypatch.setattr(runner_module, "_file_rows", failing)
+    monkeypatch.setattr(runner_module, "ASSEMBLY_CHUNK", 2)
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    assert not list((out / RUNS_DIR).iterdir())  # the unfinished run folder went
+    monkeypatch.setattr(runner_module, "_file_rows", file_rows)
+    again = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    assert set(calls[:3]) <= set(again.files["reused"])  # what the failed run processed was kept
+
+
 def test_document_feed_takes_results_as_the_assembly_needs_them(tmp_path: Path) -> None:
     from pipeline.runner import BatchResult, FileResult, _DocumentFeed
 
