@@ -66,6 +66,7 @@ from .config import Config
 from .embed import Embedder
 from .fields import fold_title, fold_title_words
 from .stage import records
+from .vectors import VectorFile
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +125,8 @@ AVERAGE_SAMPLE = 96
 #: Pairs scored per numpy batch in :meth:`PairScorer.scores` (memory: about ``2 x batch x d``
 #: float32 gathered embedding rows, 8 MiB at ``d = 512``).
 SCORE_BATCH = 4096
+#: Candidate pairs converted to Python values at a time in the merge loop (:func:`_pair_stream`).
+STREAM_BLOCK = 65536
 #: Entries of the string-pair caches of the title similarities (about 200 bytes each).
 TITLE_PAIR_CACHE = 1 << 18
 #: Characters of the summary that go into the embedding text.
@@ -176,7 +179,9 @@ class SectionEmbeddings:
     ``n`` sections and ``m`` distinct titles rather than ``3 * n * d * 4``.
 
     Attributes:
-        content: ``(n, d)``: :func:`embedding_text` of each section (titles and summary head).
+        content: ``(n, d)``: :func:`embedding_text` of each section (titles and summary head); an
+            array, or a :class:`pipeline.vectors.VectorFile` when the runner keeps them on disk
+            (read with :func:`take_rows`; :meth:`with_content`).
         title_vectors: ``(m, d)``: one row per distinct title text.
         title_row: int32 ``(n,)``: row of the section's English title in ``title_vectors``; -1
             when it has none.
@@ -184,7 +189,7 @@ class SectionEmbeddings:
         title_texts: the ``m`` title texts, row for row (merging chunks: :meth:`concat`).
     """
 
-    content: np.ndarray
+    content: np.ndarray | VectorFile
     title_vectors: np.ndarray
     title_row: np.ndarray
     title_zh_row: np.ndarray
@@ -224,9 +229,27 @@ class SectionEmbeddings:
         return self._dense(self.title_zh_row)
 
     def take(self, order: np.ndarray) -> SectionEmbeddings:
-        """The sections in ``order`` (an index array of length ``n``); the title table is shared."""
-        return SectionEmbeddings(self.content[order], self.title_vectors, self.title_row[order],
+        """The sections in ``order`` (an index array of length ``n``); the title table is shared
+        (the content comes back in memory)."""
+        return SectionEmbeddings(take_rows(self.content, order), self.title_vectors, self.title_row[order],
                                  self.title_zh_row[order], self.title_texts)
+
+    def without_content(self) -> SectionEmbeddings:
+        """The same sections with a zero-width ``(n, 0)`` content matrix, for when the content
+        rows are kept elsewhere (the runner appends them to a :class:`pipeline.vectors.VectorFile`);
+        :meth:`concat` joins such parts, :meth:`with_content` puts the rows back."""
+        return SectionEmbeddings(np.empty((len(self.title_row), 0), np.float32), self.title_vectors, self.title_row,
+                                 self.title_zh_row, self.title_texts)
+
+    def with_content(self, content: np.ndarray | VectorFile) -> SectionEmbeddings:
+        """The same sections with ``content`` (``(n, d)``, an array or a file) as their content vectors.
+
+        Raises:
+            ValueError: ``content`` does not have one row per section.
+        """
+        if content.shape[0] != len(self.title_row):
+            raise ValueError(f"{content.shape[0]} content rows for {len(self.title_row)} sections")
+        return SectionEmbeddings(content, self.title_vectors, self.title_row, self.title_zh_row, self.title_texts)
 
     def title_matrix(self, block: int = 65536) -> np.ndarray:
         """``(n, d)`` float32: per section the sum of its English and Chinese title vectors,
@@ -257,6 +280,7 @@ class SectionEmbeddings:
         set). ``content`` is None inside the block; afterwards it is read back into memory,
         bit for bit in its own dtype, and the file is gone (an empty matrix is not spilled). :func:`cluster_sections` searches the neighbours this
         way, so that the content vectors and the index's copy of them are not both in memory.
+        Content already in a :class:`pipeline.vectors.VectorFile` stays there: the block reads it.
 
         When the file cannot be written (no such folder, disk full), a warning is logged and
         ``content`` stays in memory (the block gets :meth:`Rows.of` it): the same result, more
@@ -266,6 +290,9 @@ class SectionEmbeddings:
             OSError: the file was written but cannot be read back.
         """
         content = self.content
+        if isinstance(content, VectorFile):  # on disk already
+            yield Rows(content.n, content.rows)
+            return
         n, d = content.shape
         dtype = content.dtype
         row_bytes = d * dtype.itemsize
@@ -405,6 +432,12 @@ def embed_sections(sections: pd.DataFrame, embedder: Embedder) -> SectionEmbeddi
         :class:`SectionEmbeddings` with ``n = len(sections)`` rows.
     """
     return embed_inputs(embedding_inputs(sections), embedder)
+
+
+def take_rows(content: np.ndarray | VectorFile, index: np.ndarray) -> np.ndarray:
+    """``content[index]`` of an ``(n, d)`` array or :class:`pipeline.vectors.VectorFile`: a
+    ``(len(index), d)`` array, bit for bit the same either way."""
+    return content.take(index) if isinstance(content, VectorFile) else content[index]
 
 
 class Rows(NamedTuple):
@@ -834,7 +867,7 @@ class PairScorer:
             return out
         a, b = a[rest], b[rest]
         content = self.emb.content
-        cos = np.matmul(content[a][:, None, :], content[b][:, :, None])[:, 0, 0].astype(np.float64)
+        cos = np.matmul(take_rows(content, a)[:, None, :], take_rows(content, b)[:, :, None])[:, 0, 0].astype(np.float64)
         ea, eb = self.title_code[a], self.title_code[b]
         za, zb = self.folded_zh_code[a], self.folded_zh_code[b]
         en, zh = (ea >= 0) & (eb >= 0), (za >= 0) & (zb >= 0)
@@ -1039,7 +1072,8 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
         scratch: a folder for a scratch file: from ``dedup.ann_min_sections`` sections on, the
             content vectors wait there while the approximate index holds its copy of them
             (:meth:`SectionEmbeddings.spilled`), which saves ``n * d * 4`` bytes at the peak.
-            None: both stay in memory. The result is the same either way.
+            None: both stay in memory. The result is the same either way. Content in a
+            :class:`pipeline.vectors.VectorFile` (the runner's) is read from its file throughout.
 
     Returns:
         ``(labels, join_scores)``: a cluster label per section (ints, first appearance order) and
@@ -1054,7 +1088,7 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
     scorer = PairScorer(sections, emb, config.dedup.embed_weight)
     threshold = config.dedup.match_threshold
     ann_min = config.dedup.ann_min_sections
-    spill = scratch is not None and n >= ann_min
+    spill = (scratch is not None and n >= ann_min) or isinstance(emb.content, VectorFile)
     with emb.spilled(scratch) if spill else contextlib.nullcontext(emb.content) as content:
         found = [_neighbour_pairs(content, K_NEIGHBOURS, ann_min)]
         del content
@@ -1068,13 +1102,16 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
                 groups.setdefault(value, []).append(i)
         key_pairs = [p for members in groups.values() if len(members) > 1 for p in _key_pairs(members, scorer.doc)]
         found.append(np.array(key_pairs, dtype=np.int64).reshape(-1, 2))
+    del groups, key_pairs
     pairs = np.concatenate(found)
+    del found
     pairs = _unique_pairs(pairs[:, 0], pairs[:, 1], n)
     left, right = pairs[:, 0], pairs[:, 1]
     s = scorer.scores(left, right, exact_from=threshold)
     order = np.lexsort((right, left, -s))
     order = order[s[order] >= threshold]  # the rest is never visited
-    left, right, s = left[order], right[order], s[order]
+    left, right = left[order], right[order]
+    del pairs, s, order  # every candidate's arrays: only those above the threshold are visited
     exact = scorer.exact_pairs(left, right)
 
     clusters = _Clusters(scorer)
@@ -1091,7 +1128,7 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
                 clusters.merge(a, b)
     failed: dict[tuple[int, int], tuple[int, int]] = {}
     members = clusters.members
-    for i, j, is_exact in zip(left.tolist(), right.tolist(), exact.tolist(), strict=True):
+    for i, j, is_exact in _pair_stream(left, right, exact):
         a, b = clusters.of[i], clusters.of[j]
         if a == b:
             continue
@@ -1114,6 +1151,14 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
     relabel: dict[int, int] = {}
     labels = [relabel.setdefault(c, len(relabel)) for c in clusters.of]
     return labels, _join_scores(scorer, list(members.values()), n)
+
+
+def _pair_stream(left: np.ndarray, right: np.ndarray, exact: np.ndarray) -> Iterator[tuple[int, int, bool]]:
+    """``zip(left, right, exact)`` as Python values, converted :data:`STREAM_BLOCK` at a time (the
+    whole arrays as lists would cost about 80 bytes a pair)."""
+    for start in range(0, len(left), STREAM_BLOCK):
+        stop = start + STREAM_BLOCK
+        yield from zip(left[start:stop].tolist(), right[start:stop].tolist(), exact[start:stop].tolist(), strict=True)
 
 
 def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int) -> list[float | None]:

@@ -83,6 +83,7 @@ from .embed_cache import CachedEmbedder, EmbeddingCache
 from .publish import OutputLock, crash_point, current_run, flush_folder, new_run_id, publish, run_folder
 from .stage import Stage, check_chain
 from .state import STATE_DIR, Entry, StateStore, file_sha256, frame_records, state_key
+from .vectors import VectorFile
 from .workers import map_in_pool, pool_batch_size, pool_workers
 from .write import (
     CONTEXT_SCHEMA,
@@ -774,14 +775,18 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
 
     t0 = time.perf_counter()
     vectors: list[SectionEmbeddings] = []
+    content = VectorFile(scratch)  # the content vectors wait on disk, in corpus order
     to_embed.reverse()
     while to_embed:  # chunk by chunk, in order, each chunk's texts dropped once encoded
-        vectors.append(embed_inputs(to_embed.pop(), embedder))
+        part = embed_inputs(to_embed.pop(), embedder)
+        content.append(part.content)
+        vectors.append(part.without_content())
+        del part
     seconds["dedup"] += time.perf_counter() - t0
 
     # --- dedup over every section: slim columns and embeddings only ---------------------------
     t0 = time.perf_counter()
-    paper_ids, match_scores, papers, section_doc_ids = _cluster_all(slims, vectors, config, scratch)
+    paper_ids, match_scores, papers, section_doc_ids = _cluster_all(slims, vectors, config, scratch, content)
     papers_of = paper_sets(section_doc_ids, paper_ids)
     del section_doc_ids
     candidates = copy_candidates(papers_of)
@@ -833,7 +838,8 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
 
 
 def _cluster_all(slims: list[pd.DataFrame], vectors: list[SectionEmbeddings], config: Config,
-                 scratch: Path | None = None) -> tuple[list[str], list[float | None], pd.DataFrame, list[str]]:
+                 scratch: Path | None = None, content: VectorFile | None = None,
+                 ) -> tuple[list[str], list[float | None], pd.DataFrame, list[str]]:
     """Dedup over every section of the run, from the chunks' slim columns and embeddings.
 
     Consumes its inputs: both lists are emptied as soon as their parts are joined, so the peak
@@ -845,6 +851,10 @@ def _cluster_all(slims: list[pd.DataFrame], vectors: list[SectionEmbeddings], co
         vectors: per chunk, their :func:`pipeline.dedup.embed_sections`, row for row.
         scratch: the run's scratch folder, where the content vectors wait while the neighbours
             are searched (:func:`pipeline.dedup.cluster_sections`).
+        content: the content vectors of all chunks in one file, in corpus order, when the parts
+            of ``vectors`` have none (:meth:`pipeline.dedup.SectionEmbeddings.without_content`):
+            they are copied to a file in section-id order (in ``scratch``) and read from there,
+            so the run never holds them all in memory (``n * d * 4`` bytes). Closed here.
 
     Returns:
         ``(paper_ids, match_scores, papers, doc_ids)``: per section in corpus order (the order of
@@ -859,6 +869,10 @@ def _cluster_all(slims: list[pd.DataFrame], vectors: list[SectionEmbeddings], co
     rank[order] = np.arange(len(order))
     emb = SectionEmbeddings.concat(vectors, positions=rank) if vectors else None
     vectors.clear()
+    if content is not None:
+        if emb is not None:
+            emb = emb.with_content(content.permuted(order, scratch))
+        content.close()
     doc_ids = slim["doc_id"].tolist()
     if emb is None:
         return [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"]), doc_ids

@@ -380,6 +380,56 @@ def test_content_spilled_to_scratch_gives_the_same_clusters(use, tmp_path, monke
     assert spills == [tmp_path]
 
 
+def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path) -> None:
+    """The runner keeps the content vectors on disk (pipeline.vectors.VectorFile) from embedding
+    to the end of clustering: the exact and the approximate search, the pair scores and the
+    runner's chunk join give what the in-memory vectors give."""
+    from pipeline.dedup import cluster_sections, embed_sections, section_order, slim_sections
+    from pipeline.runner import _cluster_all
+    from pipeline.vectors import VectorFile
+
+    words = "graph neural kernel diffusion sparse robust causal bandit policy token vision audio".split()
+    rng = np.random.default_rng(7)
+    titles = [" ".join(rng.choice(words, size=4, replace=False)).title() for _ in range(20)]
+    rows = [section(f"a-{k:03d}", t, summary_norm=f"{t} improves {words[k % 12]}.") for k, t in enumerate(titles)]
+    rows += [section(f"b{k % 3}-{k:03d}", t.lower(), title_zh=f"论文{k}") for k, t in enumerate(titles)]
+    frame = pd.DataFrame(rows).iloc[section_order([r["section_id"] for r in rows])].reset_index(drop=True)
+    emb = embed_sections(frame, use)
+    on_disk = VectorFile(tmp_path)
+    on_disk.append(emb.content)
+    file_emb = emb.with_content(on_disk)
+    assert emb.with_content(on_disk).title_texts == emb.title_texts
+    with pytest.raises(ValueError, match="content rows"):
+        emb.with_content(emb.content[:3])
+    for ann_min in (1, 10**6):
+        config = Config()
+        config.dedup.ann_min_sections = ann_min
+        in_memory = cluster_sections(frame, emb, config)
+        assert cluster_sections(frame, file_emb, config) == in_memory
+        assert cluster_sections(frame, file_emb, config, scratch=tmp_path) == in_memory
+        assert len(set(in_memory[0])) < len(frame)  # something merged: the scores were read
+    assert on_disk.shape == emb.content.shape  # the file is still whole: nothing consumed it
+    np.testing.assert_array_equal(file_emb.take(np.array([4, 1])).content, emb.content[[4, 1]])
+
+    # the runner's way: chunks in corpus order, content appended to one file, joined in section order
+    shuffled = frame.sample(frac=1.0, random_state=0).reset_index(drop=True)
+    chunks = [shuffled.iloc[:15], shuffled.iloc[15:]]
+    config = Config()
+    config.dedup.ann_min_sections = 1
+    expected = _cluster_all([slim_sections(c) for c in chunks], [embed_sections(c, use) for c in chunks], config)
+    content = VectorFile(tmp_path)
+    parts = []
+    for c in chunks:
+        part = embed_sections(c, use)
+        content.append(part.content)
+        parts.append(part.without_content())
+    assert parts[0].content.shape == (15, 0)
+    got = _cluster_all([slim_sections(c) for c in chunks], parts, config, tmp_path, content)
+    assert got[:2] == expected[:2] and got[3] == expected[3]
+    pd.testing.assert_frame_equal(got[2], expected[2])
+    assert list(tmp_path.iterdir()) == []
+
+
 # --- duplicate documents -----------------------------------------------------------------------------
 
 

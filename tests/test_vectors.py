@@ -1,0 +1,83 @@
+"""The on-disk vector matrix (pipeline.vectors.VectorFile) that dedup reads the content vectors from."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline import vectors
+from pipeline.vectors import VectorFile
+
+
+def _matrix(n: int, d: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((n, d)).astype(np.float32)
+
+
+def test_rows_and_take_give_back_what_was_appended_bit_for_bit(tmp_path) -> None:
+    a, b = _matrix(70, 8, 1), _matrix(30, 8, 2)
+    whole = np.concatenate([a, b])
+    f = VectorFile(tmp_path)
+    assert f.shape == (0, 0) and len(f) == 0
+    f.append(a)
+    f.append(np.zeros((0, 3), np.float32))  # an empty batch adds nothing, whatever its width
+    f.append(b)
+    assert f.shape == (100, 8) and len(f) == 100
+    assert list(tmp_path.iterdir()) == []  # an unnamed temporary file
+    np.testing.assert_array_equal(f.read(), whole)
+    np.testing.assert_array_equal(f.rows(65, 75), whole[65:75])
+    np.testing.assert_array_equal(f.rows(95, 500), whole[95:])  # clipped like a slice
+    assert f.rows(120, 130).shape == (0, 8)
+    index = np.array([99, 0, 5, 5, -1, 42])
+    np.testing.assert_array_equal(f.take(index), whole[index])  # any order, repeats, negative
+    assert f.take(np.array([], np.int64)).shape == (0, 8)
+    f.append(a[:3])  # appending after a take maps the longer file next time
+    np.testing.assert_array_equal(f.take(np.array([100, 102])), a[[0, 2]])
+    with pytest.raises(IndexError):
+        f.take(np.array([103]))
+    out = f.take(np.array([1, 2]))
+    out[:] = 0  # a fresh, writable array: the file is unchanged
+    np.testing.assert_array_equal(f.rows(1, 3), whole[1:3])
+    f.close()
+    f.close()  # idempotent
+
+
+def test_appends_of_another_width_or_shape_are_refused(tmp_path) -> None:
+    f = VectorFile(tmp_path)
+    f.append(_matrix(4, 6))
+    with pytest.raises(ValueError, match="width 6"):
+        f.append(_matrix(4, 5))
+    with pytest.raises(ValueError, match=r"\(m, d\)"):
+        f.append(np.zeros(6, np.float32))
+    assert f.shape == (4, 6)
+    empty = VectorFile(tmp_path, d=6)
+    with pytest.raises(IndexError):
+        empty.take(np.array([0]))
+    assert empty.take(np.array([], np.int64)).shape == (0, 6)
+    with pytest.raises(FileNotFoundError):
+        VectorFile(tmp_path / "missing")
+
+
+def test_the_memory_map_is_dropped_after_a_bounded_number_of_rows(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(vectors, "TAKE_RESIDENT_ROWS", 10)
+    m = _matrix(50, 4)
+    f = VectorFile(tmp_path)
+    f.append(m)
+    f.take(np.arange(6))
+    assert f._map is not None  # 6 rows through the map: kept
+    f.take(np.arange(6, 12))
+    assert f._map is None  # 12 >= 10 rows: dropped, its pages leave the resident set
+    np.testing.assert_array_equal(f.take(np.arange(50)[::-1]), m[::-1])
+
+
+def test_permuted_copies_rows_in_the_given_order(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(vectors, "COPY_BLOCK", 7)  # several blocks
+    m = _matrix(40, 5).astype(np.float64)
+    f = VectorFile(tmp_path, dtype=np.float64)
+    f.append(m)
+    order = np.random.default_rng(3).permutation(40)
+    g = f.permuted(order, tmp_path)
+    assert g.dtype == np.float64 and g.shape == (40, 5)
+    np.testing.assert_array_equal(g.read(), m[order])
+    np.testing.assert_array_equal(f.read(), m)  # the source is unchanged
+    with pytest.raises(ValueError, match="39 entries"):
+        f.permuted(order[:-1])
