@@ -50,10 +50,42 @@ DROPPED_EXAMPLES = 3
 #: each errors table (the first in corpus order); the rest is counted, and the tables hold it all.
 SOURCE_ROWS = 100
 ERROR_ROWS = 200
-#: Columns the report never shows, not read back by :func:`read_frames` (the long texts).
-SKIPPED_COLUMNS = {"documents": ("text", "raw_text"), "sections": ("text", "text_norm", "summary_norm")}
 #: Characters of a summary or dropped span shown before it is cut with an ellipsis.
 HEAD_CHARS = 120
+#: Per table, the only columns :func:`read_frames` reads back: every column :func:`render_report`
+#: reads (a column a table lacks is left out, and the report treats it as empty). At scale the
+#: rest (long texts, list columns such as ``authors``, ``keywords``, ``urls``, ``section_ids``)
+#: is most of the memory of the read-back. Keep this in step with the report code:
+#:
+#: - ``documents``: ``status`` (funnel, errors), ``source_path`` and ``url`` (the source of a
+#:   document), ``lang`` (documents), ``doc_id`` (the source of a mention or dropped span),
+#:   ``error`` (the files not processed).
+#: - ``sections``: ``paper_id`` (the mentions of a paper), ``section_id``, ``doc_id``, ``title``,
+#:   ``title_zh``, ``lang``, ``summary`` (a head) and ``match_score`` (also the histogram).
+#: - ``papers``: ``paper_id``, ``title``, ``title_zh``, ``venue``, ``year``, ``award``,
+#:   ``n_mentions``, ``n_sources``, ``conflicts`` and, only without ``n_sources``, ``doc_ids``
+#:   (:data:`FALLBACK_COLUMNS`).
+#: - ``dropped``: ``reason``, ``char_start``, ``char_end``, ``doc_id`` and ``text`` (a head).
+#: - ``context``: none (the report does not show it; its frame keeps the row count only).
+#:
+#: A table not named here (``errors``, shown whole) is read with all its columns.
+REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "documents": ("doc_id", "source_path", "url", "lang", "status", "error"),
+    "sections": ("section_id", "doc_id", "paper_id", "title", "title_zh", "lang", "summary", "match_score"),
+    "papers": ("paper_id", "title", "title_zh", "venue", "year", "award", "n_mentions", "n_sources", "conflicts",
+               "doc_ids"),
+    "dropped": ("doc_id", "char_start", "char_end", "reason", "text"),
+    "context": (),
+}
+#: Per table, columns of :data:`REPORT_COLUMNS` read only when the table lacks another column:
+#: a paper's ``doc_ids`` only count its sources when ``n_sources`` is missing.
+FALLBACK_COLUMNS: dict[str, dict[str, str]] = {"papers": {"doc_ids": "n_sources"}}
+#: Per table, text columns the report only shows as a head (:data:`HEAD_CHARS`, whitespace
+#: collapsed): :func:`read_frames` reads each value back as that head (the head of a head is the
+#: same head, so the report is unchanged), never holding the whole column as Python strings.
+HEAD_COLUMNS: dict[str, tuple[str, ...]] = {"sections": ("summary",), "dropped": ("text",)}
+#: Rows converted to Python strings at a time while a :data:`HEAD_COLUMNS` column is cut.
+_HEAD_BATCH = 4096
 #: Stage order of the timing plot (``pipeline.runner.STAGE_NAMES``, not imported: the runner may
 #: import this module); other keys of ``manifest["seconds"]`` follow in their own order.
 STAGE_ORDER = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
@@ -81,8 +113,9 @@ def write_report(out_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[
         out_dir: the run's output folder (created if missing).
         frames: the output tables by name (``documents``, ``sections``, ``papers``, ``dropped``,
             ``context``; :attr:`pipeline.runner.RunResult.frames` or the Parquet files read
-            back), plus optionally ``errors`` (any columns, shown as a table). A missing table
-            or column counts as empty.
+            back by :func:`read_frames`, which keeps only the :data:`REPORT_COLUMNS` read here),
+            plus optionally ``errors`` (any columns, shown as a table). A missing table or column
+            counts as empty.
         manifest: the run's ``manifest.json`` as a dict (reads ``config.dedup.match_threshold``,
             ``seconds``, ``corpus``, ``pipeline_version``, ``config_fingerprint``,
             ``embedder.model_id``; each optional).
@@ -418,6 +451,8 @@ def _score(value: Any) -> str:
 
 
 def _head(value: Any) -> str:
+    """The head of a text shown in the report: whitespace collapsed, cut after :data:`HEAD_CHARS`
+    characters with an ellipsis. ``_head(_head(v)) == _head(v)`` (:func:`read_frames` relies on it)."""
     text = " ".join(_text(value).split())
     return text if len(text) <= HEAD_CHARS else text[:HEAD_CHARS].rstrip() + "…"
 
@@ -467,12 +502,25 @@ def _plot(fig: Figure, alt: str) -> str:
 
 
 def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
-    """The tables ``folder/<name>.parquet`` read back for :func:`write_report`, without the
-    :data:`SKIPPED_COLUMNS` it does not show (at scale, most of their bytes).
+    """The tables ``folder/<name>.parquet`` read back for :func:`write_report`, with only the
+    columns the report uses.
+
+    Args:
+        folder: a run's output folder.
+        names: the tables to read (e.g. :data:`pipeline.write.TABLES`).
+
+    Returns:
+        per name, a frame with every row of the table and, in the file's column order, only its
+        :data:`REPORT_COLUMNS` that the file has (all columns for a table not named there; a
+        :data:`FALLBACK_COLUMNS` column only when the file lacks the column it stands in for).
+        The :data:`HEAD_COLUMNS` (``sections.summary``, ``dropped.text``) hold the head the report
+        shows (:func:`_head`: whitespace collapsed, at most :data:`HEAD_CHARS` characters then
+        ``…``), missing values stay missing. ``context`` has no column, only its rows.
 
     Raises:
         FileNotFoundError: a table is missing.
     """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     frames = {}
@@ -480,9 +528,37 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
         path = folder / f"{name}.parquet"
         if not path.exists():
             raise FileNotFoundError(f"no such table: {path}")
-        columns = [c for c in pq.read_schema(path).names if c not in SKIPPED_COLUMNS.get(name, ())]
-        frames[name] = pq.read_table(path, columns=columns).to_pandas()
+        present = pq.read_schema(path).names
+        wanted = REPORT_COLUMNS.get(name)
+        fallback = FALLBACK_COLUMNS.get(name, {})
+        columns = [c for c in present if wanted is None or (c in wanted and fallback.get(c) not in present)]
+        heads = HEAD_COLUMNS.get(name, ())
+        with pq.ParquetFile(path) as file:
+            if columns and file.num_row_groups:  # group by group: no whole text column at once
+                table = pa.concat_tables([_with_heads(file.read_row_group(g, columns=columns), heads)
+                                          for g in range(file.num_row_groups)])
+            else:  # no column (the row count only) or no row
+                table = _with_heads(file.read(columns=columns), heads)
+        frames[name] = table.to_pandas()
     return frames
+
+
+def _with_heads(table: Any, heads: Iterable[str]) -> Any:
+    """``table`` (``pyarrow.Table``) with each of its ``heads`` columns cut by :func:`_heads`."""
+    for column in heads:
+        if column in table.column_names:
+            table = table.set_column(table.column_names.index(column), column, _heads(table[column]))
+    return table
+
+
+def _heads(column: Any) -> Any:
+    """A text column (``pyarrow.ChunkedArray``) as the heads :func:`_head` shows, nulls kept;
+    converted :data:`_HEAD_BATCH` rows at a time."""
+    import pyarrow as pa
+
+    return pa.chunked_array(
+        [pa.array([None if v is None else _head(v) for v in column.slice(start, _HEAD_BATCH).to_pylist()],
+                  type=pa.string()) for start in range(0, len(column), _HEAD_BATCH)], type=pa.string())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -961,10 +961,10 @@ class TableFiles(Mapping[str, pd.DataFrame]):
         return len(self._names())
 
 
-#: Columns the report does not read, left out when it reads the tables back.
 def report_frames(run_dir: Path, errors: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The written tables read back for :func:`pipeline.report.write_report`, without the long
-    text columns it does not show (:func:`pipeline.report.read_frames`), and ``errors``."""
+    """The written tables read back for :func:`pipeline.report.write_report`, with only the
+    columns it shows (:func:`pipeline.report.read_frames`: no list columns, text columns cut to
+    the head it shows), and ``errors``."""
     from .report import read_frames
 
     return {"errors": errors, **read_frames(run_dir, TABLES)}

@@ -364,6 +364,80 @@ def test_report_command_reads_the_tables_without_their_texts(report_run, tmp_pat
     assert report.main([str(out)]) == 2
 
 
+
+def test_report_reads_back_only_the_columns_it_shows_and_renders_the_same(report_run) -> None:
+    """:func:`read_frames` leaves out what the report does not show (list columns such as
+    ``keywords`` or ``authors``, long texts), and the report of the real run is unchanged."""
+    from pipeline import report
+    from pipeline.write import TABLES
+
+    result, manifest = report_run
+    full = {name: pd.read_parquet(result.run_dir / f"{name}.parquet") for name in TABLES}
+    errors = pd.read_parquet(result.run_dir / "errors.parquet")
+    frames = report.read_frames(result.run_dir, TABLES)
+    for name in TABLES:
+        wanted = [c for c in full[name].columns if c in report.REPORT_COLUMNS[name] and (name, c) != ("papers", "doc_ids")]
+        assert list(frames[name].columns) == wanted, name  # papers have n_sources: their doc_ids are not read
+        assert len(frames[name]) == len(full[name]) > 0, name
+    unused = {"sections": {"keywords", "authors", "institutions", "urls", "text", "text_norm", "summary_norm"},
+              "papers": {"authors", "urls", "section_ids", "doc_ids", "summary"},
+              "documents": {"text", "raw_text", "urls", "title", "n_chars"}}
+    for name, columns in unused.items():
+        assert columns <= set(full[name].columns) and not columns & set(frames[name].columns), name
+    assert frames["context"].columns.empty
+    # the texts shown as a head are read back as that head, exactly
+    for name, column in (("sections", "summary"), ("dropped", "text")):
+        assert frames[name][column].fillna("").tolist() == [report._head(v) for v in full[name][column].fillna("")]
+    assert any(len(report._head(v)) > report.HEAD_CHARS for v in full["dropped"]["text"])  # some were cut
+
+    page = render_report(frames | {"errors": errors}, manifest)
+    assert page == render_report(full | {"errors": errors}, manifest)
+    funnel = page.split('<section id="funnel">')[1].split("</section>")[0]
+    for stage, n in (("files", 6), ("documents ok", 3), ("sections", len(full["sections"])),
+                     ("papers", len(full["papers"])), ("dropped spans", len(full["dropped"]))):
+        assert f"<td>{stage}</td><td>{n}</td>" in funnel, stage
+    assert "Files not processed (empty: 1, error: 1, skipped: 1)" in page
+    multi = page.split('<section id="multi-source">')[1].split("</section>")[0]
+    assert "Visual Autoregressive Modeling" in multi and "2 sources" in multi
+    first = full["dropped"].iloc[0]
+    assert f"<td>{report._e(report._head(first['text']))}</td>" in page.split('<section id="dropped">')[1]
+
+
+def test_read_frames_reads_fallback_and_whole_tables_and_cuts_heads_group_by_group(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline import report
+
+    long = "  A\u3000long\n\n span " + "word " * 40 + "\xa0end  "
+    texts = [None, "", "short  text", long, "x" * report.HEAD_CHARS, "y" * (report.HEAD_CHARS + 1),
+             "z" * (report.HEAD_CHARS - 1) + " tail"] * 3
+    pq.write_table(pa.table({"doc_id": [f"d{i}" for i in range(len(texts))], "reason": ["junk"] * len(texts),
+                             "text": pa.array(texts, pa.string()), "extra": list(range(len(texts)))}),
+                   tmp_path / "dropped.parquet", row_group_size=4)
+    pq.write_table(pa.table({"paper_id": ["p1"], "doc_ids": [["d1", "d2"]], "authors": [["A"]]}),
+                   tmp_path / "papers.parquet")
+    (tmp_path / "empty").mkdir()
+    empty_schema = pa.schema({"paper_id": pa.string(), "n_sources": pa.int32(), "doc_ids": pa.list_(pa.string())})
+    pq.ParquetWriter(tmp_path / "empty" / "papers.parquet", empty_schema).close()  # no row group at all
+    pq.write_table(pa.table({"path": ["a.txt"], "message": ["bad"], "extra": [1]}), tmp_path / "errors.parquet")
+    pq.write_table(pa.table({"doc_id": ["d1", "d2", "d3"], "kind": ["x", "y", "z"]}), tmp_path / "context.parquet")
+
+    frames = report.read_frames(tmp_path, ["dropped", "papers", "errors", "context"])
+    dropped = frames["dropped"]
+    assert list(dropped.columns) == ["doc_id", "reason", "text"]
+    heads = [None if t is None else report._head(t) for t in texts]
+    assert [None if pd.isna(v) else v for v in dropped["text"]] == heads
+    assert heads[3].startswith("A long span word") and heads[3].endswith("…")  # whitespace collapsed, cut
+    assert heads[5] == "y" * report.HEAD_CHARS + "…" and heads[4] == "x" * report.HEAD_CHARS
+    assert all(report._head(h) == h for h in heads if h is not None)  # so the report shows the same
+    assert list(frames["papers"].columns) == ["paper_id", "doc_ids"]  # no n_sources: doc_ids count them
+    assert list(frames["errors"].columns) == ["path", "message", "extra"]  # not in REPORT_COLUMNS: whole
+    assert frames["context"].shape == (3, 0)
+    empty = report.read_frames(tmp_path / "empty", ["papers"])["papers"]
+    assert list(empty.columns) == ["paper_id", "n_sources"] and len(empty) == 0  # n_sources: no doc_ids
+
+
 def test_counts_that_are_not_finite_numbers_do_not_break_the_report() -> None:
     """A papers table edited by hand (inf, text, missing counts) still renders."""
     papers = pd.DataFrame({"paper_id": ["p1", "p2", "p3"], "title": ["Inf", "Two", "Text"],
