@@ -86,8 +86,12 @@ IVF_NPROBE = 16
 #: rows, training costs ``n * nlist * d`` per iteration, i.e. ``n^1.5``; a sample of
 #: ``IVF_TRAIN_PER_LIST * nlist`` rows costs ``O(n)``. Below that many rows, every row trains.
 IVF_TRAIN_PER_LIST = 64
-#: Rows per ``add`` and ``search`` call on the IVF index (faiss adds in blocks of this size too).
-ANN_BLOCK = 65536
+#: Rows per ``add`` and ``search`` call on the IVF index, and per block read while the training
+#: sample is gathered (16 MiB of float32 at ``d = 512``).
+ANN_BLOCK = 8192
+#: faiss k-means seed of the IVF training (``ClusteringParameters.seed``), also the seed of the
+#: training sample (:func:`_training_rows`).
+IVF_SEED = 1234
 #: Score added when two mentions' author lists overlap by at least AUTHOR_MIN_OVERLAP
 #: (Jaccard of :func:`_author_keys`); subtracted when both name a venue and the venues differ,
 #: or both a year and the years are more than one apart (an arXiv year and a venue year may
@@ -466,23 +470,24 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int) -> np.ndarray:
     on a sample of :data:`IVF_TRAIN_PER_LIST` rows per list (linear); its seed is fixed, so the
     same input gives the same neighbours.
 
-    Memory: the index holds its own copy of the rows (``n * d * 4`` bytes). Given :class:`Rows`,
-    the whole matrix is built once for training (faiss samples from it) and dropped before the
-    rows are added and searched :data:`ANN_BLOCK` at a time, so a derived matrix and the index's
-    copy are never held together. Blocks give the same result as one call: faiss adds in blocks
-    itself, and searches each query on its own.
+    Memory: the index holds its own copy of the rows (``n * d * 4`` bytes). Training reads only
+    the rows faiss would sample (:func:`_training_rows`: ``IVF_TRAIN_PER_LIST * nlist``, i.e.
+    ``256 * sqrt(n)``), and the rows are added and searched :data:`ANN_BLOCK` at a time, so the
+    whole matrix (derived from :class:`Rows` or read from a file) is never built besides the
+    index's copy. Blocks give the same result as one call: faiss adds in blocks itself, and
+    searches each query on its own.
     """
     import faiss
 
     rows = emb if isinstance(emb, Rows) else Rows.of(emb)
     n = rows.n
-    train = np.ascontiguousarray(rows.get(0, n), dtype=np.float32)
-    d = train.shape[1]
     nlist = max(1, min(n, int(IVF_LISTS_PER_SQRT * np.sqrt(n))))  # k-means needs a point per list (n < 16)
+    train = _training_rows(rows, nlist * IVF_TRAIN_PER_LIST, IVF_SEED)
+    d = train.shape[1]
     quantizer = faiss.IndexFlatIP(d)
     index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
-    index.cp.seed = 1234
-    # k-means on at most IVF_TRAIN_PER_LIST sampled rows per list (faiss samples with cp.seed)
+    index.cp.seed = IVF_SEED
+    # k-means on at most IVF_TRAIN_PER_LIST rows per list: given exactly those, faiss samples nothing
     index.cp.max_points_per_centroid = IVF_TRAIN_PER_LIST
     index.train(train)
     del train
@@ -498,6 +503,38 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int) -> np.ndarray:
     # per row, the kept neighbours first, in search order (a stable sort of the drop flags)
     order = np.argsort(~keep, axis=1, kind="stable")[:, :k]
     return np.where(np.take_along_axis(keep, order, axis=1), np.take_along_axis(idx, order, axis=1), -1)
+
+
+def _training_rows(rows: Rows, limit: int, seed: int) -> np.ndarray:
+    """The k-means training set of :func:`_ann_neighbour_index`: float32 ``(min(n, limit), d)``.
+
+    All ``n`` rows when ``n <= limit``; else the rows faiss itself would train on given all of
+    them (``faiss::Clustering`` subsamples ``nx > k * max_points_per_centroid`` rows as the first
+    ``limit`` of ``faiss::rand_perm(nx, seed)``, in that order), gathered :data:`ANN_BLOCK` rows at a
+    time: the same centroids without the whole matrix in memory.
+    """
+    import faiss
+
+    n = rows.n
+    if n <= limit:
+        return np.ascontiguousarray(rows.get(0, n), dtype=np.float32)
+    perm = np.empty(n, np.int32)
+    faiss.rand_perm(faiss.swig_ptr(perm), n, seed)
+    sample = perm[:limit].astype(np.int64)
+    del perm
+    by_row = np.argsort(sample, kind="stable")
+    sorted_rows = sample[by_row]
+    out: np.ndarray | None = None
+    for start in range(0, n, ANN_BLOCK):
+        lo, hi = np.searchsorted(sorted_rows, [start, start + ANN_BLOCK])
+        if lo == hi:
+            continue
+        block = rows.get(start, start + ANN_BLOCK)
+        if out is None:
+            out = np.empty((limit, block.shape[1]), np.float32)
+        at = by_row[lo:hi]
+        out[at] = block[sample[at] - start]
+    return out
 
 
 def _unique_pairs(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
@@ -578,7 +615,7 @@ def _neighbours(emb: np.ndarray, k: int, ann_min: int = 20_000) -> list[tuple[in
     return [(i, j) for i, j in _neighbour_pairs(emb, k, ann_min).tolist()]
 
 
-def _key_pairs(members: list[int], doc: list[str]) -> set[tuple[int, int]]:
+def _key_pairs(members: list[int], doc: Sequence) -> set[tuple[int, int]]:
     """Candidate pairs for one exact-key group, linear in its size: each member with the first
     member of the group that stands in another document (a hub), never two members of one
     document (they cannot link). All pairs would be quadratic: a key shared by thousands of
@@ -736,6 +773,40 @@ def _codes(values: Sequence) -> tuple[np.ndarray, list]:
     return codes, list(index)
 
 
+class _Decoded(Sequence):
+    """A per-section column held as integer codes and a table of the distinct values:
+    ``column[i]`` is ``table[codes[i]]``, or ``missing`` where the code is -1. It reads like the
+    list of values without holding a Python object per section."""
+
+    def __init__(self, codes: np.ndarray, table: Sequence, missing=None):
+        self._codes, self._table, self._missing = codes, table, missing
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        code = self._codes[i]
+        return self._table[code] if code >= 0 else self._missing
+
+
+class _Optional(Sequence):
+    """Per-section ints with a presence mask: ``column[i]`` is ``int(values[i])``, or None where
+    ``present[i]`` is false (no Python object per section)."""
+
+    def __init__(self, values: np.ndarray, present: np.ndarray):
+        self._values, self._present = values, present
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        return int(self._values[i]) if self._present[i] else None
+
+
 class PairScorer:
     """Pair scores and constraints over the sections of one run (see the module docstring).
 
@@ -743,11 +814,15 @@ class PairScorer:
     titles, authors, venues and years; the string comparisons once per distinct pair of strings);
     :meth:`score` is one pair of it, cached.
 
+    Memory: per section only the int64 codes below (about 60 bytes), plus one copy of each
+    distinct value; the per-section attributes read from them (:class:`_Decoded`).
+
     Attributes (one entry per section, ``n = len(sections)``, in row order):
         doc, arxiv, title, folded, folded_zh, venue: ``doc_id``, arXiv id, English title (see
             :func:`_titles`), folded English / Chinese title (:func:`pipeline.fields.fold_title`)
             and venue; None where missing.
-        has_summary: bool; authors: :func:`_author_keys` (frozensets); year: int or None.
+        has_summary: bool; authors: :func:`_author_keys` (frozensets; empty where none); year:
+            int or None.
         doc_code, arxiv_code, folded_code, folded_zh_code, title_code, author_code, venue_code:
             int64 ``(n,)`` codes of the above (equal values, equal codes; ``-1`` where missing).
     """
@@ -762,29 +837,38 @@ class PairScorer:
         def column(name: str) -> list:  # as stage.records gives it (missing markers: None), per column
             return [present(v) for v in sections[name].tolist()] if name in sections.columns else [None] * n
 
-        self.doc = sections["doc_id"].tolist()
-        self.arxiv = [v if _present(v) else None for v in column("arxiv_id")]
+        # one column at a time becomes Python values, and only its codes and distinct values stay
+        self.doc_code, doc_table = _codes(sections["doc_id"].tolist())
+        self.arxiv_code, arxiv_table = _codes([v if _present(v) else None for v in column("arxiv_id")])
         titles = [_titles({"title": t, "title_zh": z}) for t, z in zip(column("title"), column("title_zh"), strict=True)]
-        self.title = [t[0] for t in titles]
-        self.folded = [_folded(t[0]) or None if t[0] else None for t in titles]
-        self.folded_zh = [_folded(t[1]) or None if t[1] else None for t in titles]
-        self.has_summary = [_present(a) or _present(b) for a, b in zip(column("summary_norm"), column("summary"), strict=True)]
-        self.authors = [_author_keys(v) for v in column("authors")]
-        self.year = [int(v) if v is not None else None for v in column("year")]
-        self.venue = [v if _present(v) else None for v in column("venue")]
-        assert emb.content.shape[0] == n, "one embedding row per section"
-        # int64 (n,) codes, -1 where missing; the *_table lists map a code back to its value
-        self.doc_code, _ = _codes(self.doc)
-        self.arxiv_code, _ = _codes(self.arxiv)
-        self.folded_code, _ = _codes(self.folded)
-        self.folded_zh_code, self._zh_table = _codes(self.folded_zh)
-        self.title_code, self._title_table = _codes(self.title)
+        self.title_code, self._title_table = _codes([t[0] for t in titles])
+        zh_code, zh_table = _codes([t[1] for t in titles])
+        del titles
+        # folded titles: each distinct title folded once, codes in section order as before
+        folded_of = [_folded(t) or None for t in self._title_table]
+        self.folded_code, folded_table = _codes([folded_of[c] if c >= 0 else None for c in self.title_code.tolist()])
+        folded_zh_of = [_folded(t) or None for t in zh_table]
+        self.folded_zh_code, self._zh_table = _codes([folded_zh_of[c] if c >= 0 else None for c in zh_code.tolist()])
+        del zh_code, zh_table, folded_of, folded_zh_of
         self._title_folded = [_folded(t) for t in self._title_table]
-        self.author_code, self._author_table = _codes(self.authors)
-        self.venue_code, _ = _codes(self.venue)
-        self._year = np.array([y if y is not None else 0 for y in self.year], dtype=np.int64)
-        self._has_year = np.array([y is not None for y in self.year], dtype=bool)
-        self._summary = np.array(self.has_summary, dtype=bool)
+        self._summary = np.array([_present(a) or _present(b) for a, b in
+                                  zip(column("summary_norm"), column("summary"), strict=True)], dtype=bool)
+        self.author_code, self._author_table = _codes([_author_keys(v) for v in column("authors")])
+        years = [int(v) if v is not None else None for v in column("year")]
+        self._year = np.array([y if y is not None else 0 for y in years], dtype=np.int64)
+        self._has_year = np.array([y is not None for y in years], dtype=bool)
+        del years
+        self.venue_code, venue_table = _codes([v if _present(v) else None for v in column("venue")])
+        assert emb.content.shape[0] == n, "one embedding row per section"
+        self.doc = _Decoded(self.doc_code, doc_table)
+        self.arxiv = _Decoded(self.arxiv_code, arxiv_table)
+        self.title = _Decoded(self.title_code, self._title_table)
+        self.folded = _Decoded(self.folded_code, folded_table)
+        self.folded_zh = _Decoded(self.folded_zh_code, self._zh_table)
+        self.venue = _Decoded(self.venue_code, venue_table)
+        self.authors = _Decoded(self.author_code, self._author_table, frozenset())
+        self.has_summary = self._summary
+        self.year = _Optional(self._year, self._has_year)
         self._title_vec = emb.title_row >= 0
         self._title_zh_vec = emb.title_zh_row >= 0
         self._scores: dict[tuple[int, int], float] = {}
@@ -792,9 +876,10 @@ class PairScorer:
     def cannot_link(self, i: int, j: int) -> bool:
         """Whether ``i`` and ``j`` may never be one paper: different arXiv ids, or one document
         without a shared exact key."""
-        if self.arxiv[i] is not None and self.arxiv[j] is not None and self.arxiv[i] != self.arxiv[j]:
+        a, b = self.arxiv_code[i], self.arxiv_code[j]
+        if a >= 0 and b >= 0 and a != b:
             return True
-        return self.doc[i] == self.doc[j] and not self.exact(i, j)
+        return self.doc_code[i] == self.doc_code[j] and not self.exact(i, j)
 
     def title_similarity(self, i: int, j: int) -> float | None:
         """Same-language title similarity when both have a title in one language (English:
@@ -814,9 +899,7 @@ class PairScorer:
 
     def exact(self, i: int, j: int) -> bool:
         """Whether ``i`` and ``j`` share an exact key: the arXiv id or a folded title."""
-        if self.arxiv[i] is not None and self.arxiv[i] == self.arxiv[j]:
-            return True
-        return any(key[i] is not None and key[i] == key[j] for key in (self.folded, self.folded_zh))
+        return any(code[i] >= 0 and code[i] == code[j] for code in (self.arxiv_code, self.folded_code, self.folded_zh_code))
 
     def exact_pairs(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """:meth:`exact` of the pairs ``(i[t], j[t])``: bool ``(len(i),)``."""
@@ -1095,12 +1178,13 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
         # titles across languages: neighbours among the title vectors (English or Chinese, summed)
         if (emb.title_row >= 0).any() or (emb.title_zh_row >= 0).any():
             found.append(_neighbour_pairs(Rows(n, emb.title_rows), K_NEIGHBOURS, ann_min))
-    for key in (scorer.arxiv, scorer.folded):
-        groups: dict[str, list[int]] = {}
-        for i, value in enumerate(key):
-            if value is not None:
+    doc_codes = scorer.doc_code.tolist()
+    for key in (scorer.arxiv_code, scorer.folded_code):  # equal codes: equal keys
+        groups: dict[int, list[int]] = {}
+        for i, value in enumerate(key.tolist()):
+            if value >= 0:
                 groups.setdefault(value, []).append(i)
-        key_pairs = [p for members in groups.values() if len(members) > 1 for p in _key_pairs(members, scorer.doc)]
+        key_pairs = [p for members in groups.values() if len(members) > 1 for p in _key_pairs(members, doc_codes)]
         found.append(np.array(key_pairs, dtype=np.int64).reshape(-1, 2))
     del groups, key_pairs
     pairs = np.concatenate(found)
@@ -1117,12 +1201,12 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
     clusters = _Clusters(scorer)
     # one paper named twice in one document (an exact key: same arXiv id or folded title) is one
     # mention group from the start; other sections of a document never join each other
-    for key in (scorer.arxiv, scorer.folded, scorer.folded_zh):
-        first: dict[tuple[str, str], int] = {}
-        for i, value in enumerate(key):
-            if value is None:
+    for key in (scorer.arxiv_code, scorer.folded_code, scorer.folded_zh_code):
+        first: dict[tuple[int, int], int] = {}
+        for i, value in enumerate(key.tolist()):
+            if value < 0:
                 continue
-            j = first.setdefault((scorer.doc[i], value), i)
+            j = first.setdefault((doc_codes[i], value), i)
             a, b = clusters.of[i], clusters.of[j]
             if a != b and not clusters.cannot_link(a, b):
                 clusters.merge(a, b)

@@ -296,6 +296,24 @@ def test_approximate_search_works_on_fewer_rows_than_lists(n: int) -> None:
     assert approximate == set(_neighbours(emb, 4, ann_min=10**9))  # so few rows: every list is probed
 
 
+def test_ivf_trains_on_the_rows_faiss_would_sample(monkeypatch) -> None:
+    """The training sample is read row by row as faiss draws it from the whole matrix, so the
+    centroids, and the neighbours, are those of training on every row."""
+    import pipeline.dedup as dedup_module
+
+    emb = _clustered_vectors(n_clusters=400, per_cluster=5)
+    monkeypatch.setattr(dedup_module, "IVF_TRAIN_PER_LIST", 4)  # 178 lists x 4 = 712 of 2000 rows: a sample
+    monkeypatch.setattr(dedup_module, "ANN_BLOCK", 300)
+    sample = dedup_module._training_rows(dedup_module.Rows.of(emb), 712, dedup_module.IVF_SEED)
+    assert sample.shape == (712, emb.shape[1]) and sample.dtype == np.float32
+    assert len({r.tobytes() for r in sample}) == 712  # distinct rows of the matrix
+    assert len(dedup_module._training_rows(dedup_module.Rows.of(emb[:10]), 712, 1)) == 10  # fewer: all
+    got = dedup_module._ann_neighbour_index(dedup_module.Rows.of(emb), 4)
+    # faiss's own subsampling of the whole matrix (what training on all rows does)
+    monkeypatch.setattr(dedup_module, "_training_rows", lambda rows, limit, seed: rows.get(0, rows.n))
+    np.testing.assert_array_equal(got, dedup_module._ann_neighbour_index(emb, 4))
+
+
 def test_approximate_search_in_blocks_equals_one_call(monkeypatch) -> None:
     import pipeline.dedup as dedup_module
 
