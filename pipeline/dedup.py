@@ -1056,6 +1056,14 @@ def _sample(members: list[int]) -> list[int]:
     return [members[k * n // AVERAGE_SAMPLE] for k in range(AVERAGE_SAMPLE)]
 
 
+class _Members(dict):
+    """Cluster -> its members in section order, stored only once a cluster has two or more: a
+    cluster not stored is the singleton ``[c]`` (a fresh list, not stored)."""
+
+    def __missing__(self, c: int) -> list[int]:
+        return [c]
+
+
 class _Clusters:
     """The growing partition of :func:`cluster_sections`, with per-cluster indexes so that a
     merge's cannot-link check does not look at every cross pair.
@@ -1072,15 +1080,17 @@ class _Clusters:
     """
 
     def __init__(self, scorer: PairScorer):
+        import array
+
         n = len(scorer.doc)
-        self.of = list(range(n))
-        self.members: dict[int, list[int]] = {i: [i] for i in range(n)}
-        self.arxiv = scorer.arxiv_code.tolist()
-        signature = list(zip(scorer.arxiv_code.tolist(), scorer.folded_code.tolist(),
-                             scorer.folded_zh_code.tolist(), strict=True))
-        codes, self.sig_table = _codes(signature)
-        self.sig_code = codes.tolist()
-        self.doc_code = scorer.doc_code.tolist()
+        # per section 8-byte machine ints (array.array gives Python ints back), not Python lists
+        self.of = array.array("q", range(n))
+        self.members: dict[int, list[int]] = _Members()  # a singleton is not stored: [c]
+        self.arxiv = array.array("q", scorer.arxiv_code.tolist())
+        codes, self.sig_table = _codes(list(zip(scorer.arxiv_code.tolist(), scorer.folded_code.tolist(),
+                                                scorer.folded_zh_code.tolist(), strict=True)))
+        self.sig_code = array.array("q", codes.tolist())
+        self.doc_code = array.array("q", scorer.doc_code.tolist())
         self.docs: dict[int, dict[int, set[int]]] = {}  # absent: a singleton, read from its member
         self._sig_exact: dict[tuple[int, int], bool] = {}
         import bisect
@@ -1116,8 +1126,8 @@ class _Clusters:
     def merge(self, a: int, b: int) -> None:
         """Merge clusters ``a`` and ``b`` (the smaller into the larger)."""
         big, small = (a, b) if len(self.members[a]) >= len(self.members[b]) else (b, a)
-        moved = self.members.pop(small)
-        kept = self.members[big]
+        moved = self.members.pop(small, None) or [small]
+        kept = self.members.setdefault(big, [big])
         for x in moved:
             self.of[x] = big
         if len(moved) <= 4:

@@ -547,8 +547,6 @@ def _reusable(path: str, sha: str | None, content_hashes: tuple[str | None, ...]
 #: so memory holds one chunk of texts, not the corpus (only dedup's slim columns and the
 #: embeddings grow with the corpus).
 ASSEMBLY_CHUNK = 256
-#: Rows per Arrow batch when the second pass rereads the scratch tables.
-REREAD_BATCH = 8192
 #: Folder inside the run folder for the first pass's tables (removed before publishing).
 SCRATCH_DIR = ".scratch"
 
@@ -885,24 +883,27 @@ def _cluster_all(slims: list[pd.DataFrame], vectors: list[SectionEmbeddings], co
 
 def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[str, str],
                   columns: dict[str, tuple[list, pa.DataType]], visit: Any = None) -> int:
-    """Copy the Parquet table ``source`` to ``target`` batch by batch (:data:`REREAD_BATCH` rows),
-    replacing each of ``columns`` (name -> (one value per row of ``source``, Arrow type)); ``visit``
-    (optional) sees each written batch as a ``pyarrow.Table``. Returns the row count.
+    """Copy the Parquet table ``source`` to ``target`` row group by row group (one per assembly
+    chunk: at most :data:`ASSEMBLY_CHUNK` files' rows, so memory holds one chunk's texts),
+    replacing each of ``columns`` (name -> (one value per
+    row of ``source``, Arrow type)); ``visit`` (optional) sees each written batch as a
+    ``pyarrow.Table``. Returns the row count.
 
     Raises:
         ValueError: a column's values do not match the rows of ``source``.
     """
     out = TableWriter(target, schema, metadata)
     done = 0
-    for batch in pq.ParquetFile(source).iter_batches(batch_size=REREAD_BATCH):
-        table = pa.Table.from_batches([batch])
+    file = pq.ParquetFile(source)
+    for group in range(file.num_row_groups):
+        table = file.read_row_group(group)
         for name, (values, dtype) in columns.items():
             table = table.set_column(table.schema.get_field_index(name), name,
-                                     pa.array(values[done : done + batch.num_rows], dtype))
+                                     pa.array(values[done : done + table.num_rows], dtype))
         out.write_table(table)
         if visit is not None:
             visit(table)
-        done += batch.num_rows
+        done += table.num_rows
     for name, (values, _) in columns.items():
         if len(values) != done:
             raise ValueError(f"{len(values)} values of {name} for {done} rows of {source.name}")

@@ -48,7 +48,6 @@ def test_chunked_assembly_writes_the_same_tables(corpus: Path, tmp_path: Path, u
     config = load_config()
     whole = run(corpus, tmp_path / "whole", config, embedder=use_embedder, progress=False)
     monkeypatch.setattr(runner_module, "ASSEMBLY_CHUNK", 2)
-    monkeypatch.setattr(runner_module, "REREAD_BATCH", 3)
     chunked = run(corpus, tmp_path / "chunked", config, embedder=use_embedder, progress=False)
     for name in ALL_TABLES:
         a = pq.read_table(whole.run_dir / f"{name}.parquet")
