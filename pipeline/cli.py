@@ -24,6 +24,9 @@ from .config import EMBED_BACKENDS, ENGINES, TARGET_SCRIPTS, Config, load_config
 from .errors import ConfigError
 
 EXIT_OK, EXIT_FAILED_FILES, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
+#: Exit codes of a run stopped by Ctrl-C (SIGINT) or by SIGTERM (a scheduler's stop, a timeout):
+#: 128 + the signal number, the shells' convention.
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 LOG_FORMATS = ("text", "json")
 #: The shipped defaults, quoted in ``--help``.
 _DEFAULTS = Config()
@@ -68,6 +71,17 @@ def _setup_logging(log_format: str, verbose: bool) -> None:
             root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt, so that a run stopped by
+    a scheduler cleans up as an interrupted one does: the pool's workers are shut down, the
+    unfinished run folder is removed, the lock is released, and the files already done stay in
+    the state for the next run."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated(f"signal {signum}")
 
 
 def _fail(message: str, code: int, log_format: str) -> NoReturn:
@@ -194,8 +208,18 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     from .publish import OutputLocked  # heavy imports only once arguments are valid
     from .runner import run as run_pipeline
 
+    import signal
+    import threading
+
+    main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
     try:
         result = run_pipeline(corpus, out, config, progress=False if log_format == "json" else None, full=full)
+    except KeyboardInterrupt as exc:
+        what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+        _fail(f"error: the run was {what}; nothing was published (the files already done are kept in "
+              f"{out}/.state for the next run)", EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED,
+              log_format)
     except OutputLocked as exc:
         _fail(f"error: could not run: {exc}", EXIT_CANNOT_RUN, log_format)
     except ConfigError as exc:
@@ -206,6 +230,9 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
         log.exception("internal error; no outputs were published")
         _fail("error: the run stopped on an internal error (traceback above); please report it", EXIT_CANNOT_RUN,
               log_format)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
     summary = result.summary()
     code = EXIT_FAILED_FILES if summary["failed_files"] else EXIT_OK
     if result.counts.get("documents", 0) == 0:
