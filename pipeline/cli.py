@@ -205,11 +205,11 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
         _fail(f"error: could not run: output folder {out} is not a writable folder ({exc})", EXIT_CANNOT_RUN,
               log_format)
 
-    from .publish import OutputLocked  # heavy imports only once arguments are valid
-    from .runner import run as run_pipeline
-
     import signal
     import threading
+
+    from .publish import OutputLocked  # heavy imports only once arguments are valid
+    from .runner import run as run_pipeline
 
     main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
