@@ -61,6 +61,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from .config import Config
 from .embed import Embedder
@@ -386,8 +387,9 @@ def _titles(row: dict) -> tuple[str | None, str | None]:
 
 
 class EmbeddingInputs(NamedTuple):
-    """What :func:`embed_sections` encodes of ``n`` sections, without the sections: the runner keeps
-    it per chunk and encodes after the chunks are written (:func:`embedding_inputs`).
+    """What :func:`embed_sections` encodes of ``n`` sections, without the sections: the runner
+    writes it per chunk to a scratch file (:meth:`to_batch`) and encodes after the chunks are
+    written (:func:`embedding_inputs`).
 
     Attributes:
         texts: ``n`` :func:`embedding_text` strings (at most ~3 short lines each).
@@ -396,6 +398,18 @@ class EmbeddingInputs(NamedTuple):
 
     texts: list[str]
     titles: list[tuple[str | None, str | None]]
+
+    def to_batch(self) -> pa.RecordBatch:
+        """As an Arrow record batch (``text``, ``title``, ``title_zh``: strings, the titles
+        nullable), to wait on disk (:meth:`from_batch` gives the same values back)."""
+        return pa.record_batch([pa.array(self.texts, pa.string()), pa.array([t for t, _ in self.titles], pa.string()),
+                                pa.array([z for _, z in self.titles], pa.string())], names=["text", "title", "title_zh"])
+
+    @classmethod
+    def from_batch(cls, batch: pa.RecordBatch) -> EmbeddingInputs:
+        """The inputs of a :meth:`to_batch` batch."""
+        titles = list(zip(batch.column(1).to_pylist(), batch.column(2).to_pylist(), strict=True))
+        return cls(batch.column(0).to_pylist(), titles)
 
 
 def embedding_inputs(sections: pd.DataFrame) -> EmbeddingInputs:

@@ -680,12 +680,14 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
        while the workers go on with later files): read the files' rows (state or this run),
        mark byte-identical copies (:func:`mark_copies`, carried across chunks), write ``dropped``
        and ``context``, write ``documents`` and ``sections`` to scratch files (without the dedup
-       columns), keep what embedding reads (:func:`pipeline.dedup.embedding_inputs`); then, once
-       every file is in, the state is compacted when due (``compact``: always) and the chunks'
-       sections embedded (:func:`pipeline.dedup.embed_inputs`: after the workers are done, so
-       that embedding does not compete with them for the cores);
+       columns), append what embedding reads (:func:`pipeline.dedup.embedding_inputs`) to a
+       scratch file; then, once every file is in, the state is compacted when due (``compact``:
+       always) and the chunks' sections embedded one chunk at a time
+       (:func:`pipeline.dedup.embed_inputs`: after the workers are done, so that embedding does
+       not compete with them for the cores), their content vectors appended to a
+       :class:`pipeline.vectors.VectorFile`;
     2. cluster and fuse (:func:`pipeline.dedup.cluster_papers`), then reread the scratch tables
-       batch by batch and write ``sections`` (with ``paper_id``, ``match_score``), ``documents``
+       row group by row group and write ``sections`` (with ``paper_id``, ``match_score``), ``documents``
        (with ``dup_of``; :func:`pipeline.dedup.duplicate_documents` reads only the texts of
        documents that share their paper set), ``papers`` (the longest summary put back) and
        ``errors``.
@@ -708,7 +710,10 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     context_out = TableWriter(run_dir / "context.parquet", CONTEXT_SCHEMA, metadata)
     seen: dict[str, str] = {}
     slims: list[pd.DataFrame] = []
-    to_embed: list[EmbeddingInputs] = []
+    # each chunk's embedding inputs wait in a scratch file (an Arrow stream, one batch per chunk)
+    embed_path = scratch / "embedding-inputs.arrow"
+    embed_file = pa.OSFile(str(embed_path), "wb")
+    embed_out: pa.ipc.RecordBatchStreamWriter | None = None
     doc_keys: list[tuple[str, str, Any]] = []
     inputs: dict[str, str] = {}
     status_counts: Counter[str] = Counter()
@@ -752,7 +757,11 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
                           if isinstance(h, str))
             status_counts.update(documents["status"])
             if len(sections):
-                to_embed.append(embedding_inputs(sections))
+                batch = embedding_inputs(sections).to_batch()
+                if embed_out is None:
+                    embed_out = pa.ipc.new_stream(embed_file, batch.schema)
+                embed_out.write_batch(batch)
+                del batch
                 slims.append(slim_sections(sections))
             del documents, sections
             if not overlapped:
@@ -774,12 +783,17 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     t0 = time.perf_counter()
     vectors: list[SectionEmbeddings] = []
     content = VectorFile(scratch)  # the content vectors wait on disk, in corpus order
-    to_embed.reverse()
-    while to_embed:  # chunk by chunk, in order, each chunk's texts dropped once encoded
-        part = embed_inputs(to_embed.pop(), embedder)
-        content.append(part.content)
-        vectors.append(part.without_content())
-        del part
+    if embed_out is not None:
+        embed_out.close()
+    embed_file.close()
+    with pa.OSFile(str(embed_path), "rb") as embed_in:  # plain reads, not a map: a read batch is freed after use
+        for batch in pa.ipc.open_stream(embed_in) if embed_out is not None else ():  # chunk by chunk, in order
+            part = embed_inputs(EmbeddingInputs.from_batch(batch), embedder)
+            del batch
+            content.append(part.content)
+            vectors.append(part.without_content())
+            del part
+    embed_path.unlink()
     seconds["dedup"] += time.perf_counter() - t0
 
     # --- dedup over every section: slim columns and embeddings only ---------------------------
