@@ -52,7 +52,8 @@ def _read_seed(prefix: str) -> str:
     """The seed article whose file name starts with ``prefix`` (skip, or fail under CI, if absent)."""
     paths = sorted(SEEDS_DIR.glob(f"{prefix}_*.txt")) if SEEDS_DIR.is_dir() else []
     if not paths:
-        message = f"seed article {prefix}_*.txt not found in {SEEDS_DIR}"
+        message = (f"seed article {prefix}_*.txt not found in {SEEDS_DIR} "
+                   "(set PIPELINE_SEEDS to the seeds folder to run this test)")
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
