@@ -99,11 +99,9 @@ def _children(pid: int) -> set[int]:
     return found
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc (the pdeath signal is Linux)")
-def test_workers_stop_when_the_run_is_killed(tmp_path: Path) -> None:
-    """A run killed outright (a scheduler's SIGKILL) leaves no worker behind, holding its models."""
-    import os
-    import signal
+def _run_with_a_pool(tmp_path: Path, stderr) -> tuple:
+    """Start ``python -m pipeline run`` with 2 workers on enough files for a pool and wait until
+    both workers run: ``(process, worker pids, output folder)``."""
     import subprocess
     import sys
     import time
@@ -113,65 +111,74 @@ def test_workers_stop_when_the_run_is_killed(tmp_path: Path) -> None:
     text = (SAMPLE / "c_blog_en.md").read_text(encoding="utf-8")
     for i in range(2 * workers.MIN_FILES_PER_WORKER + 2):  # enough files for a pool of 2
         (corpus / f"f{i:03d}.md").write_text(f"{text}\nCopy {i}.\n", encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "run", str(corpus), "--out", str(tmp_path / "out"),
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "run", str(corpus), "--out", str(out),
                              "--workers", "2", "--quiet"], cwd=Path(__file__).resolve().parents[1],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=stderr, text=True)
     pool: set[int] = set()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        pool = {c for c in _children(proc.pid) if b"spawn_main" in _cmdline(c)}
+        if len(pool) == 2:
+            break
+        time.sleep(0.2)
+    time.sleep(1.0)  # let them pass their start-up
+    return proc, pool, out
+
+
+def _wait_gone(pool: set[int]) -> list[int]:
+    """Wait up to 30 s for the workers ``pool`` to exit; the ones still running."""
+    import time
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(b"spawn_main" in _cmdline(c) for c in pool):
+        time.sleep(0.2)
+    return [c for c in pool if b"spawn_main" in _cmdline(c)]  # a zombie has no cmdline
+
+
+def _stop_all(proc, pool: set[int]) -> None:
+    """A failed test leaves no run and no orphan worker."""
+    import os
+    import signal
+
+    if proc.poll() is None:
+        proc.kill()
+    for c in pool:
+        if b"spawn_main" in _cmdline(c):
+            os.kill(c, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc (the pdeath signal is Linux)")
+def test_workers_stop_when_the_run_is_killed(tmp_path: Path) -> None:
+    """A run killed outright (a scheduler's SIGKILL) leaves no worker behind, holding its models."""
+    import os
+    import signal
+    import subprocess
+
+    proc, pool, _ = _run_with_a_pool(tmp_path, subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:
-            pool = {c for c in _children(proc.pid) if b"spawn_main" in _cmdline(c)}
-            if len(pool) == 2:
-                break
-            time.sleep(0.2)
         assert len(pool) == 2, "the run did not start its 2 workers"
-        time.sleep(1.0)  # let them pass their start-up
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and any(Path(f"/proc/{c}").exists() for c in pool):
-            time.sleep(0.2)
-        assert not [c for c in pool if b"spawn_main" in _cmdline(c)]  # gone (a zombie has no cmdline)
+        assert _wait_gone(pool) == []
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        for c in pool:  # a failed test leaves no orphan either
-            if b"spawn_main" in _cmdline(c):
-                os.kill(c, signal.SIGKILL)
+        _stop_all(proc, pool)
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 def test_a_run_stopped_with_sigterm_cleans_up_and_says_so(tmp_path: Path) -> None:
     """A scheduler's SIGTERM stops a run as Ctrl-C does: exit 143 with a message, the workers
-    stopped, no lock and no unfinished run folder left, the files already done kept in the state."""
+    stopped, no lock and no unfinished run folder left."""
     import os
     import signal
     import subprocess
-    import sys
-    import time
 
     from pipeline.cli import EXIT_TERMINATED
     from pipeline.publish import RUNS_DIR
 
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    text = (SAMPLE / "c_blog_en.md").read_text(encoding="utf-8")
-    for i in range(2 * workers.MIN_FILES_PER_WORKER + 2):
-        (corpus / f"f{i:03d}.md").write_text(f"{text}\nCopy {i}.\n", encoding="utf-8")
-    out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "run", str(corpus), "--out", str(out),
-                             "--workers", "2", "--quiet"], cwd=Path(__file__).resolve().parents[1],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    pool: set[int] = set()
+    proc, pool, out = _run_with_a_pool(tmp_path, subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:
-            pool = {c for c in _children(proc.pid) if b"spawn_main" in _cmdline(c)}
-            if len(pool) == 2:
-                break
-            time.sleep(0.2)
         assert len(pool) == 2, "the run did not start its 2 workers"
-        time.sleep(1.0)
         assert (out / ".lock").exists() and len(list((out / RUNS_DIR).iterdir())) == 1  # a run folder in progress
         os.kill(proc.pid, signal.SIGTERM)
         _, stderr = proc.communicate(timeout=120)
@@ -181,13 +188,6 @@ def test_a_run_stopped_with_sigterm_cleans_up_and_says_so(tmp_path: Path) -> Non
         assert (out / ".lock").read_text() == ""  # released cleanly (a killed run leaves its PID)
         assert list((out / RUNS_DIR).iterdir()) == []  # the unfinished run folder is gone
         assert not (out / "manifest.json").exists()
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and any(b"spawn_main" in _cmdline(c) for c in pool):
-            time.sleep(0.2)
-        assert not [c for c in pool if b"spawn_main" in _cmdline(c)]
+        assert _wait_gone(pool) == []
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        for c in pool:
-            if b"spawn_main" in _cmdline(c):
-                os.kill(c, signal.SIGKILL)
+        _stop_all(proc, pool)
