@@ -899,9 +899,8 @@ def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[
                   columns: dict[str, tuple[list, pa.DataType]], visit: Any = None) -> int:
     """Copy the Parquet table ``source`` to ``target`` row group by row group (one per assembly
     chunk: at most :data:`ASSEMBLY_CHUNK` files' rows, so memory holds one chunk's texts),
-    replacing each of ``columns`` (name -> (one value per
-    row of ``source``, Arrow type)); ``visit`` (optional) sees each written batch as a
-    ``pyarrow.Table``. Returns the row count.
+    replacing each of ``columns`` (name -> (one value per row of ``source``, Arrow type));
+    ``visit`` (optional) sees each written batch as a ``pyarrow.Table``. Returns the row count.
 
     Raises:
         ValueError: a column's values do not match the rows of ``source``.
