@@ -6,11 +6,16 @@ blocks and the pair scores read the rows of a batch of pairs. :class:`VectorFile
 unnamed temporary file and hands out fresh arrays: blocks by plain reads, scattered rows through a
 memory map that is dropped every :data:`TAKE_RESIDENT_ROWS` rows, so the pages it brought in leave
 the process's resident set (the kernel's page cache keeps them, which costs the process nothing).
+While a map is held, the kernel may map far more than the touched rows (fault-around, large
+page-cache folios): on Linux 6.x a few thousand random rows can map most of the file, which the
+resident set (and a peak-RSS measurement) then counts until the map is dropped. Copies
+(:meth:`VectorFile.permuted`) therefore use plain reads and positioned writes, not the map.
 """
 
 from __future__ import annotations
 
 import mmap
+import os
 import tempfile
 from pathlib import Path
 
@@ -91,18 +96,25 @@ class VectorFile:
         return np.fromfile(self._file, dtype=self.dtype, count=(stop - start) * d).reshape(-1, d)
 
     def take(self, index: np.ndarray) -> np.ndarray:
-        """The rows at ``index`` (int array, any order, repeats allowed): a fresh
-        ``(len(index), d)`` array, as ``matrix[index]`` would give it.
+        """The rows at ``index`` (integer array, any order, repeats allowed): a fresh
+        ``(len(index), d)`` array, as ``matrix[index]`` would give it. Read through a memory map
+        (see the module docstring for what it costs in resident memory while held).
 
         Raises:
             IndexError: an index is outside ``[-n, n)``.
+            TypeError: ``index`` is not of an integer type.
         """
-        index = np.asarray(index, dtype=np.int64)
+        index = np.asarray(index)
         d = self.d or 0
-        if not index.size or not d or not self.n:
-            if index.size and not self.n:
-                raise IndexError(f"index out of range for {self.n} rows")
-            return np.zeros((index.size, d), self.dtype)
+        if not index.size:
+            return np.zeros((0, d), self.dtype)
+        if not np.issubdtype(index.dtype, np.integer):
+            raise TypeError(f"row indexes must be integers, got {index.dtype}")
+        if int(index.min()) < -self.n or int(index.max()) >= self.n:
+            raise IndexError(f"index out of range for {self.n} rows")
+        index = index.astype(np.int64)  # in range: no wrap-around
+        if not d:
+            return np.zeros((index.size, 0), self.dtype)
         if self._view is None:
             self._map = mmap.mmap(self._file.fileno(), self.n * d * self.dtype.itemsize, access=mmap.ACCESS_READ)
             self._view = np.frombuffer(self._map, dtype=self.dtype).reshape(self.n, d)
@@ -117,19 +129,31 @@ class VectorFile:
         return self.rows(0, self.n)
 
     def permuted(self, order: np.ndarray, folder: str | Path | None = None) -> VectorFile:
-        """A new file whose row ``k`` is row ``order[k]`` of this one, copied
-        :data:`COPY_BLOCK` rows at a time (so memory holds one block).
+        """A new file whose row ``k`` is row ``order[k]`` of this one: this file is read in
+        blocks of :data:`COPY_BLOCK` rows (plain reads) and each row written at its place in the
+        new file, so memory holds one block and no map.
 
         Raises:
-            ValueError: ``order`` does not have ``n`` entries.
+            ValueError: ``order`` is not a permutation of the ``n`` rows.
         """
         order = np.asarray(order)
-        if len(order) != self.n:
-            raise ValueError(f"order has {len(order)} entries for {self.n} rows")
+        if len(order) != self.n or not np.array_equal(np.sort(order), np.arange(self.n)):
+            raise ValueError(f"order must be a permutation of the {self.n} rows ({len(order)} entries given)")
         out = VectorFile(folder, self.d, self.dtype)
-        for start in range(0, self.n, COPY_BLOCK):
-            out.append(self.take(order[start : start + COPY_BLOCK]))
+        if not self.n or not self.d:
+            out.n = self.n
+            return out
         self._unmap()
+        row_bytes = self.d * self.dtype.itemsize
+        target = np.empty(self.n, np.int64)
+        target[order] = np.arange(self.n)  # where each source row goes
+        fd = out._file.fileno()
+        os.ftruncate(fd, self.n * row_bytes)
+        for start in range(0, self.n, COPY_BLOCK):
+            block = self.rows(start, start + COPY_BLOCK)
+            for row, at in zip(block, target[start : start + len(block)].tolist(), strict=True):
+                os.pwrite(fd, row.tobytes(), at * row_bytes)
+        out.n = self.n
         return out
 
     def _unmap(self) -> None:

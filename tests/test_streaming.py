@@ -48,6 +48,8 @@ def test_chunked_assembly_writes_the_same_tables(corpus: Path, tmp_path: Path, u
     config = load_config()
     whole = run(corpus, tmp_path / "whole", config, embedder=use_embedder, progress=False)
     monkeypatch.setattr(runner_module, "ASSEMBLY_CHUNK", 2)
+    monkeypatch.setattr(runner_module, "REREAD_BATCH", 3)
+    monkeypatch.setattr(runner_module, "DOCUMENT_REREAD_BATCH", 2)
     chunked = run(corpus, tmp_path / "chunked", config, embedder=use_embedder, progress=False)
     for name in ALL_TABLES:
         a = pq.read_table(whole.run_dir / f"{name}.parquet")

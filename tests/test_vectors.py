@@ -79,5 +79,26 @@ def test_permuted_copies_rows_in_the_given_order(tmp_path, monkeypatch) -> None:
     assert g.dtype == np.float64 and g.shape == (40, 5)
     np.testing.assert_array_equal(g.read(), m[order])
     np.testing.assert_array_equal(f.read(), m)  # the source is unchanged
-    with pytest.raises(ValueError, match="39 entries"):
+    with pytest.raises(ValueError, match="permutation"):
         f.permuted(order[:-1])
+    with pytest.raises(ValueError, match="permutation"):
+        f.permuted(np.zeros(40, np.int64))  # repeats: not a permutation
+
+
+def test_take_refuses_what_matrix_indexing_would_not_mean(tmp_path) -> None:
+    f = VectorFile(tmp_path)
+    f.append(_matrix(5, 3))
+    for bad in (np.array([1.7]), np.array([True, False, True, False, True]), np.array(["1"])):
+        with pytest.raises(TypeError, match="integers"):
+            f.take(bad)
+    with pytest.raises(IndexError):
+        f.take(np.array([2**64 - 1], np.uint64))  # no wrap-around to -1
+    with pytest.raises(IndexError):
+        f.take(np.array([-6]))
+    assert f.take(np.array([], np.float64)).shape == (0, 3)
+    empty_width = VectorFile(tmp_path)
+    empty_width.append(np.zeros((4, 0), np.float32))
+    assert empty_width.take(np.array([3])).shape == (1, 0)
+    with pytest.raises(IndexError):
+        empty_width.take(np.array([100]))
+    assert empty_width.permuted(np.arange(4)[::-1]).shape == (4, 0)
