@@ -51,7 +51,6 @@ import functools
 import hashlib
 import logging
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -298,39 +297,27 @@ class SectionEmbeddings:
         if isinstance(content, VectorFile):  # on disk already
             yield Rows(content.n, content.rows)
             return
-        n, d = content.shape
-        dtype = content.dtype
-        row_bytes = d * dtype.itemsize
-        f = None
+        disk = None
         if content.size:  # nothing to gain from an empty matrix
             try:
-                f = tempfile.TemporaryFile(dir=folder, prefix="content-", suffix=".vec")
-                try:
-                    np.ascontiguousarray(content).tofile(f)
-                    f.flush()
-                except BaseException:
-                    f.close()
-                    raise
+                disk = VectorFile(folder, content.shape[1], content.dtype)
+                disk.append(content)
             except OSError as exc:
                 log.warning("cannot hold the content vectors in a scratch file in %s (%s); they stay in memory",
                             folder, exc)
-                f = None
-        if f is None:
+                if disk is not None:
+                    disk.close()
+                disk = None
+        if disk is None:
             yield Rows.of(content)
             return
-        with f:
-            del content
-            object.__setattr__(self, "content", None)  # the one reference to the vectors goes
-
-            def read(start: int, stop: int) -> np.ndarray:
-                start, stop = max(0, start), min(stop, n)
-                f.seek(start * row_bytes)
-                return np.fromfile(f, dtype=dtype, count=max(0, stop - start) * d).reshape(-1, d)
-
-            try:
-                yield Rows(n, read)
-            finally:
-                object.__setattr__(self, "content", read(0, n))
+        del content
+        object.__setattr__(self, "content", None)  # the one reference to the vectors goes
+        try:
+            yield Rows(disk.n, disk.rows)
+        finally:
+            object.__setattr__(self, "content", disk.read())
+            disk.close()
 
     @staticmethod
     def concat(parts: list[SectionEmbeddings], positions: np.ndarray | None = None) -> SectionEmbeddings:

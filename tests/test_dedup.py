@@ -344,15 +344,25 @@ def test_clusters_are_the_same_with_the_approximate_index(use) -> None:
     assert exact_sections["paper_id"].tolist() == ann_sections["paper_id"].tolist()
 
 
-def test_content_spilled_to_scratch_gives_the_same_clusters(use, tmp_path, monkeypatch, caplog) -> None:
-    from pipeline.dedup import SectionEmbeddings, cluster_sections, embed_sections, section_order
+def _word_title_sections(seed: int, n: int, second_docs: int | None = None) -> pd.DataFrame:
+    """``n`` random four-word English titles, each mentioned twice: once with a summary
+    (documents ``a``), once lower-cased with a Chinese title (documents ``b``, or ``b0``..
+    ``b{second_docs - 1}``), in section-id order."""
+    from pipeline.dedup import section_order
 
     words = "graph neural kernel diffusion sparse robust causal bandit policy token vision audio".split()
-    rng = np.random.default_rng(5)
-    titles = [" ".join(rng.choice(words, size=4, replace=False)).title() for _ in range(25)]
+    rng = np.random.default_rng(seed)
+    titles = [" ".join(rng.choice(words, size=4, replace=False)).title() for _ in range(n)]
     rows = [section(f"a-{k:03d}", t, summary_norm=f"{t} improves {words[k % 12]}.") for k, t in enumerate(titles)]
-    rows += [section(f"b-{k:03d}", t.lower(), title_zh=f"论文{k}") for k, t in enumerate(titles)]
-    frame = pd.DataFrame(rows).iloc[section_order([r["section_id"] for r in rows])].reset_index(drop=True)
+    rows += [section(f"b{k % second_docs if second_docs else ''}-{k:03d}", t.lower(), title_zh=f"论文{k}")
+             for k, t in enumerate(titles)]
+    return pd.DataFrame(rows).iloc[section_order([r["section_id"] for r in rows])].reset_index(drop=True)
+
+
+def test_content_spilled_to_scratch_gives_the_same_clusters(use, tmp_path, monkeypatch, caplog) -> None:
+    from pipeline.dedup import SectionEmbeddings, cluster_sections, embed_sections
+
+    frame = _word_title_sections(5, 25)
     config = Config()
     config.dedup.ann_min_sections = 1  # the approximate search, where the spill happens
     emb = embed_sections(frame, use)
@@ -402,16 +412,11 @@ def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path) -> None
     """The runner keeps the content vectors on disk (pipeline.vectors.VectorFile) from embedding
     to the end of clustering: the exact and the approximate search, the pair scores and the
     runner's chunk join give what the in-memory vectors give."""
-    from pipeline.dedup import cluster_sections, embed_sections, section_order, slim_sections
+    from pipeline.dedup import cluster_sections, embed_sections, slim_sections
     from pipeline.runner import _cluster_all
     from pipeline.vectors import VectorFile
 
-    words = "graph neural kernel diffusion sparse robust causal bandit policy token vision audio".split()
-    rng = np.random.default_rng(7)
-    titles = [" ".join(rng.choice(words, size=4, replace=False)).title() for _ in range(20)]
-    rows = [section(f"a-{k:03d}", t, summary_norm=f"{t} improves {words[k % 12]}.") for k, t in enumerate(titles)]
-    rows += [section(f"b{k % 3}-{k:03d}", t.lower(), title_zh=f"论文{k}") for k, t in enumerate(titles)]
-    frame = pd.DataFrame(rows).iloc[section_order([r["section_id"] for r in rows])].reset_index(drop=True)
+    frame = _word_title_sections(7, 20, second_docs=3)
     emb = embed_sections(frame, use)
     on_disk = VectorFile(tmp_path)
     on_disk.append(emb.content)
