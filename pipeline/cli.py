@@ -217,8 +217,8 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
         result = run_pipeline(corpus, out, config, progress=False if log_format == "json" else None, full=full)
     except KeyboardInterrupt as exc:
         what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
-        _fail(f"error: the run was {what}; nothing was published (the files already done are kept in "
-              f"{out}/.state for the next run)", EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED,
+        _fail(f"error: the run was {what}; nothing new was published (files finished before the stop, "
+              f"if any, are kept in {out}/.state for the next run)", EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED,
               log_format)
     except OutputLocked as exc:
         _fail(f"error: could not run: {exc}", EXIT_CANNOT_RUN, log_format)

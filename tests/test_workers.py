@@ -183,7 +183,7 @@ def test_a_run_stopped_with_sigterm_cleans_up_and_says_so(tmp_path: Path) -> Non
         os.kill(proc.pid, signal.SIGTERM)
         _, stderr = proc.communicate(timeout=120)
         assert proc.returncode == EXIT_TERMINATED, stderr
-        assert "terminated (SIGTERM)" in stderr and "nothing was published" in stderr
+        assert "terminated (SIGTERM)" in stderr and "nothing new was published" in stderr
         assert "Traceback" not in stderr
         assert (out / ".lock").read_text() == ""  # released cleanly (a killed run leaves its PID)
         assert list((out / RUNS_DIR).iterdir()) == []  # the unfinished run folder is gone
