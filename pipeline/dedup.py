@@ -66,7 +66,7 @@ from .config import Config
 from .embed import Embedder
 from .fields import fold_title, fold_title_words
 from .stage import records
-from .vectors import VectorFile
+from .vectors import IvfListsFile, VectorFile
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +89,13 @@ IVF_TRAIN_PER_LIST = 64
 #: Rows per ``add`` and ``search`` call on the IVF index, and per block read while the training
 #: sample is gathered (16 MiB of float32 at ``d = 512``).
 ANN_BLOCK = 8192
+#: Bytes of IVF lists (vectors and ids) that the queries of one search block of
+#: :func:`_ann_neighbour_index` may scan: about the most that the map of the lists' file adds to
+#: the resident set at a time.
+ANN_RESIDENT_BYTES = 64 * 2**20
+#: Queries taken together while a search block is filled (a block holds at least that many,
+#: whatever their lists).
+ANN_PROBE_GROUP = 32
 #: faiss k-means seed of the IVF training (``ClusteringParameters.seed``), also the seed of the
 #: training sample (:func:`_training_rows`).
 IVF_SEED = 1234
@@ -268,8 +275,17 @@ class SectionEmbeddings:
         """Rows ``start:stop`` of :meth:`title_matrix` (float32 ``(rows, d)``), written into ``out``
         (a zeroed block of that shape) when given; the whole matrix is never built."""
         stop = min(stop, len(self.title_row))
-        part = np.zeros((max(0, stop - start), self.title_vectors.shape[1]), np.float32) if out is None else out
-        for row in (self.title_row[start:stop], self.title_zh_row[start:stop]):
+        return self._title_sums(self.title_row[start:stop], self.title_zh_row[start:stop], out)
+
+    def title_rows_at(self, index: np.ndarray) -> np.ndarray:
+        """The rows of :meth:`title_matrix` at an integer array ``index``: float32 ``(len(index), d)``."""
+        return self._title_sums(self.title_row[index], self.title_zh_row[index])
+
+    def _title_sums(self, rows_en: np.ndarray, rows_zh: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Per section the L2-normalized sum of the title vectors at table rows ``rows_en`` and
+        ``rows_zh`` (``-1``: none), into ``out`` (zeroed) when given."""
+        part = np.zeros((len(rows_en), self.title_vectors.shape[1]), np.float32) if out is None else out
+        for row in (rows_en, rows_zh):
             has = row >= 0
             part[has] += self.title_vectors[row[has]]
         norms = np.linalg.norm(part, axis=1, keepdims=True)
@@ -295,7 +311,7 @@ class SectionEmbeddings:
         """
         content = self.content
         if isinstance(content, VectorFile):  # on disk already
-            yield Rows(content.n, content.rows)
+            yield Rows(content.n, content.rows, content.gather)
             return
         disk = None
         if content.size:  # nothing to gain from an empty matrix
@@ -314,7 +330,7 @@ class SectionEmbeddings:
         del content
         object.__setattr__(self, "content", None)  # the one reference to the vectors goes
         try:
-            yield Rows(disk.n, disk.rows)
+            yield Rows(disk.n, disk.rows, disk.gather)
         finally:
             object.__setattr__(self, "content", disk.read())
             disk.close()
@@ -322,10 +338,10 @@ class SectionEmbeddings:
     @staticmethod
     def concat(parts: list[SectionEmbeddings], positions: np.ndarray | None = None) -> SectionEmbeddings:
         """The sections of ``parts`` one after the other; a title text in several parts keeps
-        the row of its first part (needs ``title_texts``).
+        the row of its first part (needs ``title_texts``): :class:`EmbeddingParts` of them.
 
         Args:
-            parts: emptied as they are copied (so the parts and the result are not both held).
+            parts: emptied as they are taken (so the parts and the result are not both held).
             positions: int ``(n,)``: where row ``k`` of the concatenation goes in the result
                 (a permutation; e.g. the rank of each section in section-id order). None: in turn.
 
@@ -334,33 +350,78 @@ class SectionEmbeddings:
         """
         if not parts:
             raise ValueError("no embeddings to concatenate")
-        n = sum(len(p.content) for p in parts)
+        joined = EmbeddingParts()
+        while parts:
+            joined.add(parts.pop(0))
+        return joined.join(positions)
+
+
+class EmbeddingParts:
+    """:class:`SectionEmbeddings` of consecutive chunks, joined as they come (:meth:`add`) and
+    made one at the end (:meth:`join`), as :meth:`SectionEmbeddings.concat` gives them.
+
+    Each part's title table is folded in when the part is added: a title text already seen
+    keeps the row of its first part and its vector is not kept again, so a popular paper's title
+    costs ``d * 4`` bytes once, not once per chunk until the end (the runner adds a part per
+    chunk and keeps the content vectors on disk, so its parts have none). The content arrays of
+    the parts are kept until :meth:`join`.
+
+    Attributes:
+        n: sections added so far.
+    """
+
+    def __init__(self) -> None:
+        self.n = 0
+        self._row_of: dict[str, int] = {}
+        self._tables: list[np.ndarray] = []
+        self._rows: list[np.ndarray] = []
+        self._rows_zh: list[np.ndarray] = []
+        self._contents: list[np.ndarray] = []
+
+    def add(self, part: SectionEmbeddings) -> None:
+        """Append the sections of ``part`` (its content an array, e.g. ``(m, 0)``; its titles
+        named by ``title_texts``)."""
+        remap = np.empty(len(part.title_texts), np.int32)
+        new = []
+        for k, text in enumerate(part.title_texts):
+            if text not in self._row_of:
+                self._row_of[text] = len(self._row_of)
+                new.append(k)
+            remap[k] = self._row_of[text]
+        self._tables.append(part.title_vectors[new])
+        for src, dst in ((part.title_row, self._rows), (part.title_zh_row, self._rows_zh)):
+            dst.append(np.where(src >= 0, remap[np.maximum(src, 0)] if len(remap) else -1, -1).astype(np.int32))
+        self._contents.append(part.content)
+        self.n += len(part.title_row)
+
+    def join(self, positions: np.ndarray | None = None) -> SectionEmbeddings:
+        """The sections added, one part after the other, and the parts are dropped.
+
+        Args:
+            positions: int ``(n,)``: where row ``k`` of the concatenation goes in the result
+                (a permutation). None: in turn.
+
+        Raises:
+            ValueError: nothing was added, or ``positions`` is not a permutation of ``n`` rows.
+        """
+        n = self.n
+        if not self._contents:
+            raise ValueError("no embeddings to concatenate")
         if positions is None:
             positions = np.arange(n)
         elif len(positions) != n or not np.array_equal(np.sort(positions), np.arange(n)):
             raise ValueError(f"positions must be a permutation of {n} rows")
-        content = np.empty((n, parts[0].content.shape[1]), np.float32)
-        row_of: dict[str, int] = {}
-        keep: list[np.ndarray] = []
-        rows, rows_zh = [], []
+        content = np.empty((n, self._contents[0].shape[1]), np.float32)
         offset = 0
-        while parts:
-            part = parts.pop(0)
-            content[positions[offset : offset + len(part.content)]] = part.content
-            offset += len(part.content)
-            remap = np.empty(len(part.title_texts), np.int32)
-            new = []
-            for k, text in enumerate(part.title_texts):
-                if text not in row_of:
-                    row_of[text] = len(row_of)
-                    new.append(k)
-                remap[k] = row_of[text]
-            keep.append(part.title_vectors[new])
-            for src, dst in ((part.title_row, rows), (part.title_zh_row, rows_zh)):
-                dst.append(np.where(src >= 0, remap[np.maximum(src, 0)] if len(remap) else -1, -1).astype(np.int32))
+        while self._contents:
+            part = self._contents.pop(0)
+            content[positions[offset : offset + len(part)]] = part
+            offset += len(part)
         title_row, title_zh_row = np.empty(n, np.int32), np.empty(n, np.int32)
-        title_row[positions], title_zh_row[positions] = np.concatenate(rows), np.concatenate(rows_zh)
-        return SectionEmbeddings(content, np.concatenate(keep), title_row, title_zh_row, tuple(row_of))
+        title_row[positions], title_zh_row[positions] = np.concatenate(self._rows), np.concatenate(self._rows_zh)
+        table, texts = np.concatenate(self._tables), tuple(self._row_of)
+        self._tables, self._rows, self._rows_zh, self._row_of, self.n = [], [], [], {}, 0
+        return SectionEmbeddings(content, table, title_row, title_zh_row, texts)
 
 
 def _titles(row: dict) -> tuple[str | None, str | None]:
@@ -447,19 +508,21 @@ def take_rows(content: np.ndarray | VectorFile, index: np.ndarray) -> np.ndarray
 
 class Rows(NamedTuple):
     """A float32 matrix of ``n`` rows handed out block by block: ``get(start, stop)`` gives rows
-    ``start:stop``, ``(stop - start, d)`` (a view or a freshly built block), so a search over a
-    derived matrix (:meth:`SectionEmbeddings.title_rows`) holds one block of it, not all of it."""
+    ``start:stop``, ``(stop - start, d)`` (a view or a freshly built block), and ``take(index)``
+    the rows at an integer array ``index``, ``(len(index), d)``, so a search over a derived matrix
+    (:meth:`SectionEmbeddings.title_rows`) or a file holds a block of it, not all of it."""
 
     n: int
     get: Callable[[int, int], np.ndarray]
+    take: Callable[[np.ndarray], np.ndarray]
 
     @classmethod
     def of(cls, matrix: np.ndarray) -> Rows:
-        """The rows of an ``(n, d)`` array (views, no copy)."""
-        return cls(len(matrix), lambda start, stop: matrix[start:stop])
+        """The rows of an ``(n, d)`` array (``get`` gives views, no copy)."""
+        return cls(len(matrix), lambda start, stop: matrix[start:stop], lambda index: matrix[index])
 
 
-def _ann_neighbour_index(emb: np.ndarray | Rows, k: int) -> np.ndarray:
+def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | None = None) -> np.ndarray:
     """Approximate ``k`` nearest neighbours of every row: int64 array ``(n, k)`` of row indices
     (``-1`` where fewer were found), the row itself excluded.
 
@@ -471,12 +534,22 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int) -> np.ndarray:
     on a sample of :data:`IVF_TRAIN_PER_LIST` rows per list (linear); its seed is fixed, so the
     same input gives the same neighbours.
 
-    Memory: the index holds its own copy of the rows (``n * d * 4`` bytes). Training reads only
-    the rows faiss would sample (:func:`_training_rows`: ``IVF_TRAIN_PER_LIST * nlist``, i.e.
-    ``256 * sqrt(n)``), and the rows are added and searched :data:`ANN_BLOCK` at a time, so the
-    whole matrix (derived from :class:`Rows` or read from a file) is never built besides the
-    index's copy. Blocks give the same result as one call: faiss adds in blocks itself, and
-    searches each query on its own.
+    Memory. Training reads only the rows faiss would sample (:func:`_training_rows`:
+    ``IVF_TRAIN_PER_LIST * nlist``, i.e. ``256 * sqrt(n)``). The index's lists (a copy of every
+    row, ``n * (4 * d + 8)`` bytes) go to a scratch file in ``folder``
+    (:class:`pipeline.vectors.IvfListsFile`), written :data:`ANN_BLOCK` rows at a time. The
+    queries are then searched in the order of their nearest list, in blocks whose lists to scan
+    come to at most :data:`ANN_RESIDENT_BYTES` (and at most :data:`ANN_BLOCK` queries), each
+    block through a fresh read-only map of the file that is dropped after it, so the resident
+    memory of the search is about one block's lists whatever ``n``; per row, the search keeps
+    its lists to probe (``IVF_NPROBE`` int32 and float32, 128 bytes). When the file cannot be
+    written, a warning is logged and the lists are held in memory instead.
+
+    The result is faiss's, bit for bit, as if every row had been added with ``index.add`` and
+    searched with ``index.search``: the rows are assigned to lists by the same quantizer calls
+    (one per :data:`ANN_BLOCK` rows), each list holds its rows in row order, as ``add`` fills it,
+    and each query is searched on its own (``search_preassigned`` with the lists ``search``
+    would probe), so neither the blocks nor their order change it.
     """
     import faiss
 
@@ -492,18 +565,103 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int) -> np.ndarray:
     index.cp.max_points_per_centroid = IVF_TRAIN_PER_LIST
     index.train(train)
     del train
+    nprobe = index.nprobe = min(IVF_NPROBE, nlist)
+    # per row: the list index.add puts it in and the lists index.search probes for it (the same
+    # quantizer calls, one per block)
+    assign = np.empty(n, np.int64)
+    probes = np.empty((n, nprobe), np.int32)
+    probe_dis = np.empty((n, nprobe), np.float32)
     for start in range(0, n, ANN_BLOCK):
-        index.add(np.ascontiguousarray(rows.get(start, start + ANN_BLOCK), dtype=np.float32))
-    index.nprobe = min(IVF_NPROBE, nlist)
-    idx = np.empty((n, k + 1), np.int64)
-    for start in range(0, n, ANN_BLOCK):
-        _, found = index.search(np.ascontiguousarray(rows.get(start, start + ANN_BLOCK), dtype=np.float32), k + 1)
-        idx[start : start + len(found)] = found
-    del index, quantizer
-    keep = (idx >= 0) & (idx != np.arange(n)[:, None])
-    # per row, the kept neighbours first, in search order (a stable sort of the drop flags)
-    order = np.argsort(~keep, axis=1, kind="stable")[:, :k]
-    return np.where(np.take_along_axis(keep, order, axis=1), np.take_along_axis(idx, order, axis=1), -1)
+        block = np.ascontiguousarray(rows.get(start, start + ANN_BLOCK), dtype=np.float32)
+        assign[start : start + len(block)] = quantizer.assign(block, 1).ravel()
+        dis, probe = quantizer.search(block, nprobe)
+        probes[start : start + len(block)] = probe
+        probe_dis[start : start + len(block)] = dis
+    lists_file = _ivf_lists_file(rows, assign, nlist, index.code_size, folder)
+    if lists_file is None:  # in memory, as faiss adds them
+        for start in range(0, n, ANN_BLOCK):
+            index.add(np.ascontiguousarray(rows.get(start, start + ANN_BLOCK), dtype=np.float32))
+        list_bytes = None
+    else:
+        placeholder = faiss.ArrayInvertedLists(nlist, index.code_size)  # the index points here between blocks
+        index.replace_invlists(placeholder, False)
+        index.ntotal = n
+        list_bytes = lists_file.sizes.astype(np.int64) * (index.code_size + 8)
+    del assign
+    out = np.empty((n, k), np.int64)
+    try:
+        for queries in _probe_ordered_blocks(probes, list_bytes):
+            x = np.ascontiguousarray(rows.take(queries), dtype=np.float32)
+            wanted, wanted_dis = probes[queries].astype(np.int64), probe_dis[queries]
+            if lists_file is None:
+                _, found = index.search_preassigned(x, k + 1, wanted, wanted_dis)
+            else:
+                with lists_file.mapped() as on_disk:
+                    index.replace_invlists(on_disk, False)
+                    try:
+                        _, found = index.search_preassigned(x, k + 1, wanted, wanted_dis)
+                    finally:
+                        index.replace_invlists(placeholder, False)
+            keep = (found >= 0) & (found != queries[:, None])
+            # per row, the kept neighbours first, in search order (a stable sort of the drop flags)
+            order = np.argsort(~keep, axis=1, kind="stable")[:, :k]
+            out[queries] = np.where(np.take_along_axis(keep, order, axis=1), np.take_along_axis(found, order, axis=1), -1)
+    finally:
+        if lists_file is not None:
+            lists_file.close()
+    return out
+
+
+def _ivf_lists_file(rows: Rows, assign: np.ndarray, nlist: int, code_size: int,
+                    folder: str | Path | None) -> IvfListsFile | None:
+    """The IVF lists of ``rows`` (float32, assigned to lists by ``assign``) written to a scratch
+    file in ``folder`` (:class:`pipeline.vectors.IvfListsFile`), :data:`ANN_BLOCK` rows at a time;
+    None, with a warning, when the file cannot be written (no such folder, disk full)."""
+    try:
+        lists_file = IvfListsFile(folder, assign, nlist, code_size)
+    except OSError as exc:
+        log.warning("cannot hold the neighbour index in a scratch file in %s (%s); it stays in memory", folder, exc)
+        return None
+    try:
+        for start in range(0, rows.n, ANN_BLOCK):
+            lists_file.write_codes(start, np.ascontiguousarray(rows.get(start, start + ANN_BLOCK), dtype=np.float32))
+        lists_file.finish()
+    except OSError as exc:
+        lists_file.close()
+        log.warning("cannot hold the neighbour index in a scratch file in %s (%s); it stays in memory", folder, exc)
+        return None
+    return lists_file
+
+
+def _probe_ordered_blocks(probes: np.ndarray, list_bytes: np.ndarray | None) -> Iterator[np.ndarray]:
+    """The query rows in blocks for :func:`_ann_neighbour_index`: int64 arrays of row indices,
+    together each row once, ordered by each row's nearest list (``probes[:, 0]``, ties by row),
+    so that the queries of a block share lists. A block closes before the lists its queries
+    probe (``probes``, int ``(n, nprobe)``; ``-1`` none) would come to more than
+    :data:`ANN_RESIDENT_BYTES` (``list_bytes``: int ``(nlist,)``, the bytes of each list; None:
+    the lists are in memory, no bound) or its queries to more than :data:`ANN_BLOCK`; a block
+    has at least :data:`ANN_PROBE_GROUP` queries (the last one fewer) whatever its lists."""
+    n = len(probes)
+    order = np.argsort(probes[:, 0], kind="stable") if n else np.zeros(0, np.int64)
+    if list_bytes is None:
+        for start in range(0, n, ANN_BLOCK):
+            yield order[start : start + ANN_BLOCK]
+        return
+    stamp = np.full(len(list_bytes), -1, np.int64)  # the last block that counted each list
+    block, start, held = 0, 0, 0
+    for at in range(0, n, ANN_PROBE_GROUP):
+        lists = np.unique(probes[order[at : at + ANN_PROBE_GROUP]])
+        lists = lists[lists >= 0]
+        new = lists[stamp[lists] != block]
+        cost = int(list_bytes[new].sum())
+        if at > start and (held + cost > ANN_RESIDENT_BYTES or at - start >= ANN_BLOCK):
+            yield order[start:at]
+            block, start, held = block + 1, at, 0
+            new, cost = lists, int(list_bytes[lists].sum())
+        stamp[new] = block
+        held += cost
+    if start < n:
+        yield order[start:n]
 
 
 def _training_rows(rows: Rows, limit: int, seed: int) -> np.ndarray:
@@ -546,21 +704,23 @@ def _unique_pairs(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
     return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), np.int64)
 
 
-def _neighbour_pairs(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000) -> np.ndarray:
+def _neighbour_pairs(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000,
+                     folder: str | Path | None = None) -> np.ndarray:
     """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` (by dot
     product of the rows of ``emb``, ``(n, d)``, an array or :class:`Rows`) or vice versa: int64
     ``(m, 2)``, rows sorted. Exact search in blocks of :data:`SEARCH_BLOCK` rows for fewer than
-    ``ann_min`` rows, :func:`_ann_neighbour_index` from there; the pairs are collected as arrays
-    (one ``unique`` over ``n * k`` keys), not a Python set."""
+    ``ann_min`` rows, :func:`_ann_neighbour_index` from there (its lists in a scratch file in
+    ``folder``, None: the system's temporary folder); the pairs are collected as arrays (one
+    ``unique`` over ``n * k`` keys), not a Python set."""
     n = emb.n if isinstance(emb, Rows) else emb.shape[0]
     k = min(k, n - 1)
     if k <= 0:
         return np.zeros((0, 2), np.int64)
     if n >= ann_min:
-        idx = _ann_neighbour_index(emb, k)
-        rows, cols = np.repeat(np.arange(n, dtype=np.int64), k), idx.ravel()
-        found = cols >= 0
-        return _unique_pairs(rows[found], cols[found], n)
+        idx = _ann_neighbour_index(emb, k, folder)
+        rows = np.broadcast_to(np.arange(n, dtype=np.int64)[:, None], idx.shape)
+        found = idx >= 0
+        return _unique_pairs(rows[found], idx[found], n)
     if isinstance(emb, Rows):
         emb = emb.get(0, n)
     rows, cols = [], []
@@ -1163,11 +1323,13 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
         sections: rows with ``doc_id``, ``arxiv_id``, ``title``.
         emb: :func:`embed_sections` of ``sections``; a bare float32 array ``(len(sections), d)``
             is taken as the content vectors, with no title vectors.
-        scratch: a folder for a scratch file: from ``dedup.ann_min_sections`` sections on, the
-            content vectors wait there while the approximate index holds its copy of them
-            (:meth:`SectionEmbeddings.spilled`), which saves ``n * d * 4`` bytes at the peak.
-            None: both stay in memory. The result is the same either way. Content in a
-            :class:`pipeline.vectors.VectorFile` (the runner's) is read from its file throughout.
+        scratch: a folder for scratch files: from ``dedup.ann_min_sections`` sections on, the
+            content vectors wait there during the neighbour search
+            (:meth:`SectionEmbeddings.spilled`), and the approximate index keeps its lists there
+            (:func:`_ann_neighbour_index`), which saves twice ``n * d * 4`` bytes. None: the
+            content stays in memory and the lists go to the system's temporary folder. The
+            result is the same either way. Content in a :class:`pipeline.vectors.VectorFile`
+            (the runner's) is read from its file throughout.
 
     Returns:
         ``(labels, join_scores)``: a cluster label per section (ints, first appearance order) and
@@ -1184,11 +1346,11 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
     ann_min = config.dedup.ann_min_sections
     spill = (scratch is not None and n >= ann_min) or isinstance(emb.content, VectorFile)
     with emb.spilled(scratch) if spill else contextlib.nullcontext(emb.content) as content:
-        found = [_neighbour_pairs(content, K_NEIGHBOURS, ann_min)]
+        found = [_neighbour_pairs(content, K_NEIGHBOURS, ann_min, scratch)]
         del content
         # titles across languages: neighbours among the title vectors (English or Chinese, summed)
         if (emb.title_row >= 0).any() or (emb.title_zh_row >= 0).any():
-            found.append(_neighbour_pairs(Rows(n, emb.title_rows), K_NEIGHBOURS, ann_min))
+            found.append(_neighbour_pairs(Rows(n, emb.title_rows, emb.title_rows_at), K_NEIGHBOURS, ann_min, scratch))
     doc_codes = scorer.doc_code.tolist()
     for key in (scorer.arxiv_code, scorer.folded_code):  # equal codes: equal keys
         groups: dict[int, list[int]] = {}
@@ -1405,8 +1567,8 @@ def cluster_papers(sections: pd.DataFrame, emb: SectionEmbeddings, config: Confi
         sections: ``n`` rows with :data:`DEDUP_COLUMNS` (whole or :func:`slim_sections`), in any
             order; they are clustered in ``section_id`` order, so the result does not depend on it.
         emb: :func:`embed_sections` of ``sections``, row for row.
-        scratch: passed to :func:`cluster_sections` (a folder for the content vectors while the
-            neighbours are searched; None: in memory).
+        scratch: passed to :func:`cluster_sections` (a folder for the content vectors and the
+            approximate index's lists while the neighbours are searched).
 
     Returns:
         ``(paper_ids, match_scores, papers)``: per row of ``sections`` (in its order) the paper id

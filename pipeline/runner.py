@@ -67,7 +67,7 @@ from .config import Config
 from .dedup import (
     PAPER_COLUMNS,
     EmbeddingInputs,
-    SectionEmbeddings,
+    EmbeddingParts,
     cluster_papers,
     copy_candidates,
     count_sources,
@@ -788,7 +788,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     seconds["ingest"] += time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    vectors: list[SectionEmbeddings] = []
+    vectors = EmbeddingParts()  # the title vectors, each distinct title once
     content = VectorFile(scratch)  # the content vectors wait on disk, in corpus order
     if embed_out is not None:
         embed_out.close()
@@ -798,7 +798,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
             part = embed_inputs(EmbeddingInputs.from_batch(batch), embedder)
             del batch
             content.append(part.content)
-            vectors.append(part.without_content())
+            vectors.add(part.without_content())
             del part
     embed_path.unlink()
     seconds["dedup"] += time.perf_counter() - t0
@@ -857,18 +857,19 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
                     stats=stats)
 
 
-def _cluster_all(slims: list[pd.DataFrame], vectors: list[SectionEmbeddings], config: Config,
+def _cluster_all(slims: list[pd.DataFrame], vectors: EmbeddingParts, config: Config,
                  scratch: Path | None = None, content: VectorFile | None = None,
                  ) -> tuple[list[str], list[float | None], pd.DataFrame, list[str]]:
     """Dedup over every section of the run, from the chunks' slim columns and embeddings.
 
-    Consumes its inputs: both lists are emptied as soon as their parts are joined, so the peak
-    holds one copy of the vectors (the per-chunk arrays would otherwise stay referenced through
-    clustering: ``n * d * 4`` bytes more).
+    Consumes its inputs: ``slims`` is emptied and ``vectors`` joined as soon as they are read, so
+    the peak holds one copy of the vectors (the per-chunk arrays would otherwise stay referenced
+    through clustering: ``n * d * 4`` bytes more).
 
     Args:
         slims: per chunk, :func:`pipeline.dedup.slim_sections` of its sections (corpus order).
-        vectors: per chunk, their :func:`pipeline.dedup.embed_sections`, row for row.
+        vectors: the chunks' :func:`pipeline.dedup.embed_sections`, added in the same order
+            (:class:`pipeline.dedup.EmbeddingParts`).
         scratch: the run's scratch folder, where the content vectors wait while the neighbours
             are searched (:func:`pipeline.dedup.cluster_sections`).
         content: the content vectors of all chunks in one file, in corpus order, when the parts
@@ -887,8 +888,7 @@ def _cluster_all(slims: list[pd.DataFrame], vectors: list[SectionEmbeddings], co
     order = section_order(slim["section_id"])
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
-    emb = SectionEmbeddings.concat(vectors, positions=rank) if vectors else None
-    vectors.clear()
+    emb = vectors.join(positions=rank) if vectors.n else None
     if content is not None:
         if emb is not None:
             emb = emb.with_content(content.permuted(order, scratch))

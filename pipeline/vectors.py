@@ -9,14 +9,21 @@ the process's resident set (the kernel's page cache keeps them, which costs the 
 While a map is held, the kernel may map far more than the touched rows (fault-around, large
 page-cache folios): on Linux 6.x a few thousand random rows can map most of the file, which the
 resident set (and a peak-RSS measurement) then counts until the map is dropped. Copies
-(:meth:`VectorFile.permuted`) therefore use plain reads and positioned writes, not the map.
+(:meth:`VectorFile.permuted`) therefore use plain reads and positioned writes, not the map, and
+:meth:`VectorFile.gather` reads scattered rows the same way when a bound matters more than speed.
+
+:class:`IvfListsFile` does the same for the copy of the rows that dedup's approximate
+neighbour index keeps (faiss inverted lists): written with positioned writes, mapped one search
+block at a time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -104,17 +111,10 @@ class VectorFile:
             IndexError: an index is outside ``[-n, n)``.
             TypeError: ``index`` is not of an integer type.
         """
-        index = np.asarray(index)
+        index = self._checked(index)
         d = self.d or 0
-        if not index.size:
-            return np.zeros((0, d), self.dtype)
-        if not np.issubdtype(index.dtype, np.integer):
-            raise TypeError(f"row indexes must be integers, got {index.dtype}")
-        if int(index.min()) < -self.n or int(index.max()) >= self.n:
-            raise IndexError(f"index out of range for {self.n} rows")
-        index = index.astype(np.int64)  # in range: no wrap-around
-        if not d:
-            return np.zeros((index.size, 0), self.dtype)
+        if not index.size or not d:
+            return np.zeros((index.size, d), self.dtype)
         if self._view is None:
             self._map = mmap.mmap(self._file.fileno(), self.n * d * self.dtype.itemsize, access=mmap.ACCESS_READ)
             self._view = np.frombuffer(self._map, dtype=self.dtype).reshape(self.n, d)
@@ -123,6 +123,51 @@ class VectorFile:
         if self._mapped_rows >= TAKE_RESIDENT_ROWS:
             self._unmap()
         return out
+
+    def gather(self, index: np.ndarray) -> np.ndarray:
+        """The rows at ``index`` (as :meth:`take`), read by positioned reads of each run of
+        consecutive rows instead of through a map: slower per row than :meth:`take` (one system
+        call per run), but the only memory it leaves behind is the returned array, however
+        scattered the rows.
+
+        Raises:
+            IndexError: an index is outside ``[-n, n)``.
+            TypeError: ``index`` is not of an integer type.
+            OSError: a read fails or comes back short.
+        """
+        index = self._checked(index)
+        d = self.d or 0
+        if not index.size or not d:
+            return np.zeros((index.size, d), self.dtype)
+        index %= self.n  # negative rows count from the end
+        wanted = np.unique(index)  # sorted
+        out = np.empty((len(wanted), d), self.dtype)
+        row_bytes = d * self.dtype.itemsize
+        flat = memoryview(out).cast("B")
+        cuts = np.flatnonzero(np.diff(wanted) != 1) + 1  # runs of consecutive rows: one read each
+        fd = self._file.fileno()
+        for lo, hi in zip(np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [len(wanted)]]).tolist(),
+                          strict=True):
+            part = flat[lo * row_bytes : hi * row_bytes]
+            if os.preadv(fd, [part], int(wanted[lo]) * row_bytes) != len(part):
+                raise OSError(f"short read of rows {wanted[lo]}:{wanted[lo] + hi - lo}")
+        return out[np.searchsorted(wanted, index)]
+
+    def _checked(self, index: np.ndarray) -> np.ndarray:
+        """``index`` as a fresh int64 array, each in ``[-n, n)``.
+
+        Raises:
+            IndexError: an index is outside ``[-n, n)``.
+            TypeError: ``index`` is not of an integer type (an empty one may be of any type).
+        """
+        index = np.asarray(index)
+        if not index.size:
+            return np.zeros(0, np.int64)
+        if not np.issubdtype(index.dtype, np.integer):
+            raise TypeError(f"row indexes must be integers, got {index.dtype}")
+        if int(index.min()) < -self.n or int(index.max()) >= self.n:
+            raise IndexError(f"index out of range for {self.n} rows")
+        return index.astype(np.int64)  # in range: no wrap-around
 
     def read(self) -> np.ndarray:
         """The whole matrix, ``(n, d)``, in memory."""
@@ -174,3 +219,140 @@ class VectorFile:
             self.close()
         except Exception:  # interpreter shutdown: nothing left to free
             pass
+
+
+class IvfListsFile:
+    """The inverted lists of a faiss ``IndexIVFFlat`` (Jégou, Douze & Schmid 2011, "Product
+    quantization for nearest neighbor search", IEEE TPAMI 33(1): an inverted file of the rows
+    by their nearest k-means centroid) in a scratch file, in the layout of faiss's
+    ``OnDiskInvertedLists`` (``faiss/invlists/OnDiskInvertedLists.h``: list after list, each its
+    ``size`` codes then its ``size`` int64 ids, capacity equal to size), so that faiss searches
+    the lists in place of the in-memory ``ArrayInvertedLists`` of ``index.add``.
+
+    The file is written with plain positioned writes (:meth:`write_codes`, then :meth:`finish`
+    for the ids), not through a map, so writing it costs no resident memory; :meth:`mapped`
+    maps it read-only for a while and drops the map afterwards (the pages it brought in leave
+    the resident set). Every list holds its rows in row order, as ``index.add`` of the rows in
+    order fills them, so a search over it gives faiss's results bit for bit.
+
+    Args:
+        folder: where the file goes (None: the system's temporary folder). faiss opens the
+            file by name, so it has one (``ivf-*.lists``) until :meth:`close`.
+        assign: int ``(n,)``: the list of each row (``quantizer.assign``; ``-1``: the row is
+            not stored, as ``IndexIVF.add`` skips it).
+        nlist: the number of lists.
+        code_size: bytes per row (``4 * d`` for float32 rows).
+
+    Raises:
+        OSError: the file cannot be created or sized.
+    """
+
+    def __init__(self, folder: str | Path | None, assign: np.ndarray, nlist: int, code_size: int):
+        assign = np.asarray(assign, dtype=np.int64)
+        self.nlist, self.code_size = nlist, code_size
+        self.assign = assign
+        self.sizes = np.bincount(assign[assign >= 0], minlength=nlist).astype(np.uint64)
+        per_list = self.sizes * np.uint64(code_size + 8)
+        self.offsets = np.concatenate([np.zeros(1, np.uint64), np.cumsum(per_list)[:-1]]).astype(np.uint64)
+        self.totsize = int(per_list.sum())
+        self._filled = np.zeros(nlist, np.int64)
+        fd, name = tempfile.mkstemp(dir=folder, prefix="ivf-", suffix=".lists")
+        self.path: str | None = name
+        self._fd: int | None = fd
+        try:
+            os.ftruncate(fd, self.totsize)
+        except OSError:
+            self.close()
+            raise
+
+    def write_codes(self, start: int, codes: np.ndarray) -> None:
+        """Write the codes of rows ``start:start + len(codes)`` (a ``(m, code_size)``-byte array,
+        e.g. float32 ``(m, d)``) at the end of their lists; the rows must come in order, each once.
+
+        Raises:
+            OSError: a write fails.
+        """
+        codes = np.ascontiguousarray(codes)
+        lists = self.assign[start : start + len(codes)]
+        order = np.argsort(lists, kind="stable")
+        order = order[lists[order] >= 0]
+        if not order.size:
+            return
+        grouped = np.ascontiguousarray(codes[order]).view(np.uint8).reshape(len(order), self.code_size)
+        sorted_lists = lists[order]
+        cuts = np.flatnonzero(np.diff(sorted_lists)) + 1
+        for lo, hi in zip(np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [len(order)]]).tolist(), strict=True):
+            j = int(sorted_lists[lo])
+            at = int(self.offsets[j]) + int(self._filled[j]) * self.code_size
+            _pwrite_all(self._fd, grouped[lo:hi], at)
+            self._filled[j] += hi - lo
+
+    def finish(self) -> None:
+        """Write every list's ids (its rows in row order), once all codes are written.
+
+        Raises:
+            ValueError: not every stored row's codes were written.
+            OSError: a write fails.
+        """
+        if not np.array_equal(self._filled, self.sizes.astype(np.int64)):
+            raise ValueError("the codes of some rows were not written")
+        order = np.argsort(self.assign, kind="stable")
+        order = order[self.assign[order] >= 0]
+        ends = np.cumsum(self.sizes.astype(np.int64))
+        for j in np.flatnonzero(self.sizes).tolist():
+            ids = order[ends[j] - int(self.sizes[j]) : ends[j]].astype(np.int64)
+            _pwrite_all(self._fd, ids, int(self.offsets[j]) + int(self.sizes[j]) * self.code_size)
+
+    @contextlib.contextmanager
+    def mapped(self) -> Iterator[object]:
+        """A read-only ``faiss.OnDiskInvertedLists`` over the file for the ``with`` block (for
+        ``index.replace_invlists(lists, False)``); the map is dropped afterwards. Its prefetch
+        threads are off: the search reads the lists it needs."""
+        import faiss
+
+        lists = faiss.OnDiskInvertedLists(self.nlist, self.code_size, self.path)
+        lists.set_all_lists_sizes(faiss.swig_ptr(self.sizes))
+        lists.totsize = self.totsize
+        lists.read_only = True
+        lists.prefetch_nthread = 0
+        lists.do_mmap()  # faiss's own map of the file, at the layout set above
+        try:
+            yield lists
+        finally:
+            del lists  # the destructor unmaps
+
+    def close(self) -> None:
+        """Remove the file (idempotent)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self.path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
+            self.path = None
+
+    def __enter__(self) -> IvfListsFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+
+def _pwrite_all(fd: int, data: np.ndarray, offset: int) -> None:
+    """Write the bytes of the contiguous array ``data`` at ``offset`` of ``fd``, all of them.
+
+    Raises:
+        OSError: the write fails or writes nothing.
+    """
+    view = memoryview(np.ascontiguousarray(data)).cast("B")
+    while view:
+        written = os.pwrite(fd, view, offset)
+        if written <= 0:
+            raise OSError(f"short write at offset {offset}")
+        view, offset = view[written:], offset + written

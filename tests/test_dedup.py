@@ -322,10 +322,98 @@ def test_approximate_search_in_blocks_equals_one_call(monkeypatch) -> None:
     monkeypatch.setattr(dedup_module, "ANN_BLOCK", 37)
     np.testing.assert_array_equal(dedup_module._ann_neighbour_index(dedup_module.Rows.of(emb), 4), whole)
     # rows built block by block (as the title rows are) give the pairs of the matrix itself
-    built = dedup_module.Rows(len(emb), lambda start, stop: emb[start:stop].copy())
+    built = dedup_module.Rows(len(emb), lambda start, stop: emb[start:stop].copy(), lambda index: emb[index].copy())
     for ann_min in (1, 10**9):
         np.testing.assert_array_equal(dedup_module._neighbour_pairs(built, 4, ann_min=ann_min),
                                       dedup_module._neighbour_pairs(emb, 4, ann_min=ann_min))
+
+
+def _faiss_ivf_reference(emb: np.ndarray, k: int) -> np.ndarray:
+    """The neighbours of one in-memory faiss ``IndexIVFFlat`` given every row by ``add`` and
+    searched by ``search`` (trained on the same rows as ``_ann_neighbour_index``), the row itself
+    dropped: what the on-disk lists and the probe-ordered blocks must reproduce."""
+    import faiss
+
+    import pipeline.dedup as dedup_module
+
+    n, d = emb.shape
+    nlist = max(1, min(n, int(dedup_module.IVF_LISTS_PER_SQRT * np.sqrt(n))))
+    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
+    index.cp.seed = dedup_module.IVF_SEED
+    index.cp.max_points_per_centroid = dedup_module.IVF_TRAIN_PER_LIST
+    index.train(dedup_module._training_rows(dedup_module.Rows.of(emb), nlist * dedup_module.IVF_TRAIN_PER_LIST,
+                                            dedup_module.IVF_SEED))
+    index.add(emb)
+    index.nprobe = min(dedup_module.IVF_NPROBE, nlist)
+    _, found = index.search(emb, k + 1)
+    out = np.full((n, k), -1, np.int64)
+    for i, row in enumerate(found):
+        kept = [j for j in row.tolist() if j >= 0 and j != i][:k]
+        out[i, : len(kept)] = kept
+    return out
+
+
+def _with_duplicates() -> np.ndarray:
+    """Clustered unit vectors plus exact copies (equal inner products: faiss's heap keeps the
+    lower ids among ties, so a wrong list order or a merged search would show) and a zero row."""
+    emb = _clustered_vectors(n_clusters=300, per_cluster=4)
+    copies = np.repeat(emb[[3, 50, 51, 700]], [30, 12, 12, 5], axis=0)
+    return np.concatenate([emb, copies, np.zeros((1, emb.shape[1]), np.float32)])
+
+
+def test_approximate_index_with_lists_on_disk_gives_faiss_results(tmp_path, monkeypatch) -> None:
+    """The lists in a scratch file, searched in small probe-ordered blocks, give the neighbours
+    of faiss's own ``add`` and ``search``, bit for bit; the file is gone afterwards."""
+    import pipeline.dedup as dedup_module
+
+    emb = _with_duplicates()
+    reference = _faiss_ivf_reference(emb, 4)
+    monkeypatch.setattr(dedup_module, "ANN_BLOCK", 97)  # several add and quantizer calls
+    monkeypatch.setattr(dedup_module, "ANN_PROBE_GROUP", 3)
+    monkeypatch.setattr(dedup_module, "ANN_RESIDENT_BYTES", 64 * 1024)  # a few lists per block
+    blocks = []
+    ordered_blocks = dedup_module._probe_ordered_blocks
+    monkeypatch.setattr(dedup_module, "_probe_ordered_blocks",
+                        lambda probes, list_bytes: blocks.extend(ordered_blocks(probes, list_bytes)) or iter(blocks))
+    got = dedup_module._ann_neighbour_index(dedup_module.Rows.of(emb), 4, tmp_path)
+    np.testing.assert_array_equal(got, reference)
+    assert len(blocks) > 20 and list(tmp_path.iterdir()) == []
+    np.testing.assert_array_equal(np.sort(np.concatenate(blocks)), np.arange(len(emb)))
+
+
+def test_approximate_index_keeps_its_lists_in_memory_when_the_folder_cannot_take_them(tmp_path, caplog) -> None:
+    import pipeline.dedup as dedup_module
+
+    emb = _with_duplicates()
+    with caplog.at_level("WARNING", logger="pipeline.dedup"):
+        got = dedup_module._ann_neighbour_index(emb, 4, tmp_path / "missing")
+    assert "neighbour index" in caplog.text and "stays in memory" in caplog.text
+    np.testing.assert_array_equal(got, _faiss_ivf_reference(emb, 4))
+
+
+def test_probe_ordered_blocks_cover_every_row_once_within_the_byte_bound(monkeypatch) -> None:
+    import pipeline.dedup as dedup_module
+
+    monkeypatch.setattr(dedup_module, "ANN_RESIDENT_BYTES", 1000)
+    monkeypatch.setattr(dedup_module, "ANN_PROBE_GROUP", 4)
+    monkeypatch.setattr(dedup_module, "ANN_BLOCK", 50)
+    rng = np.random.default_rng(5)
+    nlist = 40
+    probes = rng.integers(0, nlist, size=(600, 3)).astype(np.int32)
+    probes[::7, 2] = -1  # fewer lists than nprobe
+    list_bytes = rng.integers(10, 120, size=nlist)
+    blocks = list(dedup_module._probe_ordered_blocks(probes, list_bytes))
+    np.testing.assert_array_equal(np.sort(np.concatenate(blocks)), np.arange(600))
+    first = np.concatenate([probes[b, 0] for b in blocks])
+    assert (np.diff(first) >= 0).all()  # by nearest list
+    for b in blocks[:-1]:
+        lists = np.unique(probes[b])
+        held = list_bytes[lists[lists >= 0]].sum()
+        assert len(b) <= 50 and len(b) >= 4
+        assert held <= 1000 or len(b) == 4  # over the bound only as one group
+    in_memory = list(dedup_module._probe_ordered_blocks(probes, None))
+    assert [len(b) for b in in_memory] == [50] * 12
+    assert list(dedup_module._probe_ordered_blocks(probes[:0], list_bytes)) == []
 
 
 def test_clusters_are_the_same_with_the_approximate_index(use) -> None:
@@ -412,7 +500,7 @@ def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path) -> None
     """The runner keeps the content vectors on disk (pipeline.vectors.VectorFile) from embedding
     to the end of clustering: the exact and the approximate search, the pair scores and the
     runner's chunk join give what the in-memory vectors give."""
-    from pipeline.dedup import cluster_sections, embed_sections, slim_sections
+    from pipeline.dedup import EmbeddingParts, cluster_sections, embed_sections, slim_sections
     from pipeline.runner import _cluster_all
     from pipeline.vectors import VectorFile
 
@@ -439,14 +527,16 @@ def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path) -> None
     chunks = [shuffled.iloc[:15], shuffled.iloc[15:]]
     config = Config()
     config.dedup.ann_min_sections = 1
-    expected = _cluster_all([slim_sections(c) for c in chunks], [embed_sections(c, use) for c in chunks], config)
+    in_memory = EmbeddingParts()
+    for c in chunks:
+        in_memory.add(embed_sections(c, use))
+    expected = _cluster_all([slim_sections(c) for c in chunks], in_memory, config)
     content = VectorFile(tmp_path)
-    parts = []
+    parts = EmbeddingParts()
     for c in chunks:
         part = embed_sections(c, use)
         content.append(part.content)
-        parts.append(part.without_content())
-    assert parts[0].content.shape == (15, 0)
+        parts.add(part.without_content())
     got = _cluster_all([slim_sections(c) for c in chunks], parts, config, tmp_path, content)
     assert got[:2] == expected[:2] and got[3] == expected[3]
     pd.testing.assert_frame_equal(got[2], expected[2])
@@ -717,3 +807,37 @@ def test_section_embeddings_concat_places_rows_by_position() -> None:
     assert both.title[1].tolist() == [0.0, 3.0]
     with pytest.raises(ValueError, match="permutation"):
         SectionEmbeddings.concat([part([1, 2], (), [-1, -1])], positions=np.array([0, 0]))
+
+
+def test_embedding_parts_hold_each_title_vector_once_as_parts_come() -> None:
+    """The runner adds a part per chunk, without its content: a title seen in an earlier chunk
+    is not kept again, and the join is what concat of the whole parts gives."""
+    from pipeline.dedup import EmbeddingParts, SectionEmbeddings
+
+    rng = np.random.default_rng(4)
+    vec = {t: rng.normal(size=3).astype(np.float32) for t in "ABCD"}
+
+    def part(en: list[str | None], zh: list[str | None]) -> SectionEmbeddings:
+        texts = tuple(dict.fromkeys(t for t in en + zh if t))
+        row = {t: k for k, t in enumerate(texts)}
+        return SectionEmbeddings(rng.normal(size=(len(en), 3)).astype(np.float32),
+                                 np.stack([vec[t] for t in texts]).reshape(-1, 3),
+                                 np.array([row[t] if t else -1 for t in en], np.int32),
+                                 np.array([row[t] if t else -1 for t in zh], np.int32), texts)
+
+    parts = [part(["A", "B"], [None, "C"]), part(["B", None, "A"], ["C", None, None]), part(["D"], ["A"])]
+    joined = EmbeddingParts()
+    for p in parts:
+        joined.add(p.without_content())
+    assert joined.n == 6
+    assert sum(len(t) for t in joined._tables) == 4  # A, B, C, D once each, as they came
+    positions = np.array([5, 0, 1, 2, 3, 4])
+    got = joined.join(positions)
+    expected = SectionEmbeddings.concat(list(parts), positions)
+    assert got.content.shape == (6, 0) and got.title_texts == expected.title_texts == ("A", "B", "C", "D")
+    np.testing.assert_array_equal(got.title_vectors, expected.title_vectors)
+    np.testing.assert_array_equal(got.title_row, expected.title_row)
+    np.testing.assert_array_equal(got.title_zh_row, expected.title_zh_row)
+    assert got.title_row.tolist() == [1, 1, -1, 0, 3, 0] and got.title_zh_row.tolist() == [2, 2, -1, -1, 0, -1]
+    with pytest.raises(ValueError, match="no embeddings"):
+        joined.join()  # joined once: the parts are gone

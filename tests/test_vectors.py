@@ -102,3 +102,67 @@ def test_take_refuses_what_matrix_indexing_would_not_mean(tmp_path) -> None:
     with pytest.raises(IndexError):
         empty_width.take(np.array([100]))
     assert empty_width.permuted(np.arange(4)[::-1]).shape == (4, 0)
+
+
+def test_gather_reads_the_rows_that_take_maps(tmp_path) -> None:
+    m = _matrix(300, 6, 4)
+    f = VectorFile(tmp_path)
+    f.append(m)
+    rng = np.random.default_rng(1)
+    for index in (rng.integers(-300, 300, size=500), np.arange(40, 90), np.array([7, 7, 8, -1, 299, 0]),
+                  rng.permutation(300)[:3].astype(np.uint16)):
+        np.testing.assert_array_equal(f.gather(index), m[index])
+        np.testing.assert_array_equal(f.gather(index), f.take(index))
+    assert f.gather(np.array([], np.float32)).shape == (0, 6)
+    with pytest.raises(IndexError):
+        f.gather(np.array([300]))
+    with pytest.raises(TypeError, match="integers"):
+        f.gather(np.array([0.0]))
+    out = f.gather(np.array([1, 2]))
+    out[:] = 0  # a fresh array: the file is unchanged
+    np.testing.assert_array_equal(f.rows(1, 3), m[1:3])
+
+
+def test_gather_maps_nothing(tmp_path) -> None:
+    f = VectorFile(tmp_path)
+    f.append(_matrix(50, 4))
+    f.gather(np.arange(50)[::-3])
+    assert f._map is None and f._view is None
+
+
+def test_ivf_lists_file_has_faiss_on_disk_layout(tmp_path) -> None:
+    """Each list holds its rows in row order (codes, then ids), as ``index.add`` of the rows in
+    order would; faiss reads them back through its own ``OnDiskInvertedLists``."""
+    import faiss
+
+    m = _matrix(60, 4, 9)
+    assign = np.random.default_rng(2).integers(-1, 5, size=60)  # -1: not stored, as IndexIVF.add skips it
+    assign[:3] = 2  # list 0..4; list 4 may be empty
+    with vectors.IvfListsFile(tmp_path, assign, 6, 16) as lists_file:
+        assert [p.name[:4] for p in tmp_path.iterdir()] == ["ivf-"]
+        for start in range(0, 60, 13):  # blocks of rows, in order
+            lists_file.write_codes(start, m[start : start + 13])
+        lists_file.finish()
+        with lists_file.mapped() as lists:
+            for j in range(6):
+                rows = np.flatnonzero(assign == j)
+                assert lists.list_size(j) == len(rows)
+                if not len(rows):
+                    continue
+                ids = faiss.rev_swig_ptr(lists.get_ids(j), len(rows)).copy()
+                codes = faiss.rev_swig_ptr(lists.get_codes(j), len(rows) * 16).copy().view(np.float32).reshape(-1, 4)
+                np.testing.assert_array_equal(ids, rows)
+                np.testing.assert_array_equal(codes, m[rows])
+    assert list(tmp_path.iterdir()) == []  # closed: the file is gone
+
+
+def test_ivf_lists_file_refuses_ids_before_all_codes(tmp_path) -> None:
+    assign = np.array([0, 1, 1, 0])
+    lists_file = vectors.IvfListsFile(tmp_path, assign, 2, 8)
+    lists_file.write_codes(0, _matrix(2, 2))
+    with pytest.raises(ValueError, match="not written"):
+        lists_file.finish()
+    lists_file.close()
+    lists_file.close()  # idempotent
+    with pytest.raises(FileNotFoundError):
+        vectors.IvfListsFile(tmp_path / "missing", assign, 2, 8)
