@@ -205,6 +205,42 @@ def test_fuse_takes_the_best_of_each_mention(use) -> None:
     assert paper["n_mentions"] == 2
 
 
+def test_slim_sections_hold_lists_in_arrow_and_fuse_the_same_record(use) -> None:
+    """The runner keeps slim sections for the whole run: their list columns are Arrow lists
+    (a Python list per element costs about 1 KB a section), read back as plain lists, and the
+    clusters and fused records are those of the whole sections (but the summary text, which
+    the runner puts back from ``summary_from``)."""
+    from pipeline.dedup import SLIM_LIST_COLUMNS, cluster_papers, embed_sections, slim_sections
+    from pipeline.stage import records
+
+    whole = frame(
+        section("1111-000", "CollabLLM: From Passive Responders to Active Collaborators", arxiv_id="2502.00640",
+                authors=["Wu", "Galley", "Peng"], urls=["https://arxiv.org/abs/2502.00640"], summary="短摘要。"),
+        section("2222-003", "CollabLLM: From Passive Responders to Active Collaborators", authors=["Wu", "Galley"],
+                institutions=["斯坦福大学", "微软"], urls=["https://wuyxin.github.io/collabllm/"],
+                summary="一个更长一些的摘要，来自另一篇报道。"),
+        section("3333-001", "Sparse Kernel Bandits", authors=["Lee"]),
+    )
+    slim = slim_sections(whole)
+    for name in SLIM_LIST_COLUMNS:
+        assert isinstance(slim[name].dtype, pd.ArrowDtype)
+    got = records(slim)
+    assert got[1]["authors"] == ["Wu", "Galley"] and got[1]["institutions"] == ["斯坦福大学", "微软"]
+    assert got[2]["institutions"] == [] and got[2]["url_kinds"] == []
+    # arrays and tuples (as a Parquet read gives them) become lists; missing markers None
+    odd = slim_sections(frame(section("4444-000", "A", authors=np.array(["X", "Y"], dtype=object), urls=("u",),
+                                      url_kinds=("other",)), section("4444-001", "B", authors=None,
+                                                                     institutions=float("nan"))))
+    assert records(odd)[0]["authors"] == ["X", "Y"] and records(odd)[0]["urls"] == ["u"]
+    assert records(odd)[1]["authors"] is None and records(odd)[1]["institutions"] is None
+    emb = embed_sections(whole, use)
+    ids, scores, papers = cluster_papers(whole, emb, Config())
+    slim_ids, slim_scores, slim_papers = cluster_papers(slim, emb, Config())
+    assert slim_ids == ids and slim_scores == scores and len(papers) == 2  # the two CollabLLM mentions merge
+    pd.testing.assert_frame_equal(slim_papers.drop(columns="summary"), papers.drop(columns="summary"))
+    assert slim_papers["summary_from"].tolist() == papers["summary_from"].tolist()
+
+
 def test_paper_id_is_stable_and_derived_from_the_arxiv_id(use) -> None:
     rows = [VAR_HANS | {"arxiv_id": "2404.02905"}, STDE, RHO, VAR_HANT]
     first_sections, first_papers = run(rows, use)
