@@ -329,7 +329,7 @@ class SectionEmbeddings:
         """
         content = self.content
         if isinstance(content, VectorFile):  # on disk already
-            yield Rows(content.n, content.rows, content.gather)
+            yield Rows(content.n, content.rows, content.take)
             return
         disk = None
         if content.size:  # nothing to gain from an empty matrix
@@ -348,7 +348,7 @@ class SectionEmbeddings:
         del content
         object.__setattr__(self, "content", None)  # the one reference to the vectors goes
         try:
-            yield Rows(disk.n, disk.rows, disk.gather)
+            yield Rows(disk.n, disk.rows, disk.take)
         finally:
             object.__setattr__(self, "content", disk.read())
             disk.close()
@@ -520,7 +520,8 @@ def embed_sections(sections: pd.DataFrame, embedder: Embedder) -> SectionEmbeddi
 
 def take_rows(content: np.ndarray | VectorFile, index: np.ndarray) -> np.ndarray:
     """``content[index]`` of an ``(n, d)`` array or :class:`pipeline.vectors.VectorFile`: a
-    ``(len(index), d)`` array, bit for bit the same either way."""
+    ``(len(index), d)`` array, bit for bit the same either way (a file is read with positioned
+    reads, see :mod:`pipeline.vectors`)."""
     return content.take(index) if isinstance(content, VectorFile) else content[index]
 
 

@@ -3,24 +3,22 @@
 Dedup compares every section's content vector (``n * d * 4`` bytes: 1.2 GB for 600,000 sections
 of 512 dimensions), but it never needs all of them at once: the neighbour search reads them in
 blocks and the pair scores read the rows of a batch of pairs. :class:`VectorFile` holds them in an
-unnamed temporary file and hands out fresh arrays: blocks by plain reads, scattered rows through a
-memory map that is dropped every :data:`TAKE_RESIDENT_ROWS` rows, so the pages it brought in leave
-the process's resident set (the kernel's page cache keeps them, which costs the process nothing).
-While a map is held, the kernel may map far more than the touched rows (fault-around, large
-page-cache folios): on Linux 6.x a few thousand random rows can map most of the file, which the
-resident set (and a peak-RSS measurement) then counts until the map is dropped. Copies
-(:meth:`VectorFile.permuted`) therefore use plain reads and positioned writes, not the map, and
-:meth:`VectorFile.gather` reads scattered rows the same way when a bound matters more than speed.
+unnamed temporary file and hands out fresh arrays, read with plain (positioned) reads, so a
+dropped array frees its memory and nothing else of the file stays in the process's resident set
+(the kernel's page cache keeps the file, which costs the process nothing). It does not read
+through a memory map: on Linux 6.x a map of a file in the page cache brings in large folios, so
+a few hundred scattered rows can put hundreds of MB of the file in the resident set (measured:
+256 random rows of a 1.2 GB file, +400 MB; 4,096 rows, all of it), which a peak-RSS figure then
+counts until the map is dropped.
 
 :class:`IvfListsFile` does the same for the copy of the rows that dedup's approximate
 neighbour index keeps (faiss inverted lists): written with positioned writes, mapped one search
-block at a time.
+block at a time, each block's lists bounded.
 """
 
 from __future__ import annotations
 
 import contextlib
-import mmap
 import os
 import tempfile
 from collections.abc import Iterator
@@ -28,18 +26,14 @@ from pathlib import Path
 
 import numpy as np
 
-#: Rows gathered through one memory map before it is dropped: at most this many rows' pages
-#: (4 KiB each, 64 MiB for 16384 rows) count in the resident set at a time.
-TAKE_RESIDENT_ROWS = 16384
-
 #: Rows per block when a whole file is copied (:meth:`VectorFile.permuted`).
 COPY_BLOCK = 16384
 
 
 class VectorFile:
     """An ``(n, d)`` matrix of ``dtype`` in an unnamed temporary file, written by :meth:`append`,
-    read by :meth:`rows` (blocks) and :meth:`take` (any rows). Every read returns a fresh array:
-    the values are bit for bit those appended.
+    read by :meth:`rows` (blocks) and :meth:`take` (any rows), both plain reads. Every read
+    returns a fresh array: the values are bit for bit those appended.
 
     ``d`` is fixed by the first :meth:`append` (or given). The file is gone when the object is
     closed or collected (``tempfile.TemporaryFile``).
@@ -59,9 +53,6 @@ class VectorFile:
         self.n = 0
         self.d = d
         self.dtype = np.dtype(dtype)
-        self._map: mmap.mmap | None = None
-        self._view: np.ndarray | None = None
-        self._mapped_rows = 0
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -86,7 +77,6 @@ class VectorFile:
             self.d = rows.shape[1]
         elif rows.shape[1] != self.d:
             raise ValueError(f"expected rows of width {self.d}, got {rows.shape[1]}")
-        self._unmap()
         self._file.seek(0, 2)
         np.ascontiguousarray(rows, dtype=self.dtype).tofile(self._file)
         self._file.flush()
@@ -104,31 +94,9 @@ class VectorFile:
 
     def take(self, index: np.ndarray) -> np.ndarray:
         """The rows at ``index`` (integer array, any order, repeats allowed): a fresh
-        ``(len(index), d)`` array, as ``matrix[index]`` would give it. Read through a memory map
-        (see the module docstring for what it costs in resident memory while held).
-
-        Raises:
-            IndexError: an index is outside ``[-n, n)``.
-            TypeError: ``index`` is not of an integer type.
-        """
-        index = self._checked(index)
-        d = self.d or 0
-        if not index.size or not d:
-            return np.zeros((index.size, d), self.dtype)
-        if self._view is None:
-            self._map = mmap.mmap(self._file.fileno(), self.n * d * self.dtype.itemsize, access=mmap.ACCESS_READ)
-            self._view = np.frombuffer(self._map, dtype=self.dtype).reshape(self.n, d)
-        out = self._view[index]
-        self._mapped_rows += index.size
-        if self._mapped_rows >= TAKE_RESIDENT_ROWS:
-            self._unmap()
-        return out
-
-    def gather(self, index: np.ndarray) -> np.ndarray:
-        """The rows at ``index`` (as :meth:`take`), read by positioned reads of each run of
-        consecutive rows instead of through a map: slower per row than :meth:`take` (one system
-        call per run), but the only memory it leaves behind is the returned array, however
-        scattered the rows.
+        ``(len(index), d)`` array, as ``matrix[index]`` would give it. Each run of consecutive
+        rows is one positioned read (about 2 us a scattered row; a memory map would be about
+        1 us, at the cost in resident memory the module docstring describes).
 
         Raises:
             IndexError: an index is outside ``[-n, n)``.
@@ -143,14 +111,15 @@ class VectorFile:
         wanted = np.unique(index)  # sorted
         out = np.empty((len(wanted), d), self.dtype)
         row_bytes = d * self.dtype.itemsize
-        flat = memoryview(out).cast("B")
+        flat = memoryview(out.reshape(-1).view(np.uint8))
         cuts = np.flatnonzero(np.diff(wanted) != 1) + 1  # runs of consecutive rows: one read each
-        fd = self._file.fileno()
-        for lo, hi in zip(np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [len(wanted)]]).tolist(),
-                          strict=True):
-            part = flat[lo * row_bytes : hi * row_bytes]
-            if os.preadv(fd, [part], int(wanted[lo]) * row_bytes) != len(part):
-                raise OSError(f"short read of rows {wanted[lo]}:{wanted[lo] + hi - lo}")
+        lo = np.concatenate([[0], cuts]) * row_bytes  # where each run goes in ``out``, bytes
+        hi = np.concatenate([cuts, [len(wanted)]]) * row_bytes
+        at = wanted[lo // row_bytes] * row_bytes  # where it starts in the file
+        fd, read = self._file.fileno(), os.preadv
+        for start, stop, offset in zip(lo.tolist(), hi.tolist(), at.tolist(), strict=True):
+            if read(fd, (flat[start:stop],), offset) != stop - start:
+                raise OSError(f"short read at byte {offset} of {self.n * row_bytes}")
         return out[np.searchsorted(wanted, index)]
 
     def _checked(self, index: np.ndarray) -> np.ndarray:
@@ -188,7 +157,6 @@ class VectorFile:
         if not self.n or not self.d:
             out.n = self.n
             return out
-        self._unmap()
         row_bytes = self.d * self.dtype.itemsize
         target = np.empty(self.n, np.int64)
         target[order] = np.arange(self.n)  # where each source row goes
@@ -201,17 +169,8 @@ class VectorFile:
         out.n = self.n
         return out
 
-    def _unmap(self) -> None:
-        """Drop the memory map (its pages leave the resident set)."""
-        self._view = None
-        if self._map is not None:
-            self._map.close()
-            self._map = None
-        self._mapped_rows = 0
-
     def close(self) -> None:
-        """Drop the map and the file (idempotent)."""
-        self._unmap()
+        """Drop the file (idempotent)."""
         self._file.close()
 
     def __del__(self) -> None:

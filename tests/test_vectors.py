@@ -30,7 +30,7 @@ def test_rows_and_take_give_back_what_was_appended_bit_for_bit(tmp_path) -> None
     index = np.array([99, 0, 5, 5, -1, 42])
     np.testing.assert_array_equal(f.take(index), whole[index])  # any order, repeats, negative
     assert f.take(np.array([], np.int64)).shape == (0, 8)
-    f.append(a[:3])  # appending after a take maps the longer file next time
+    f.append(a[:3])  # a take after an append reads the new rows too
     np.testing.assert_array_equal(f.take(np.array([100, 102])), a[[0, 2]])
     with pytest.raises(IndexError):
         f.take(np.array([103]))
@@ -55,18 +55,6 @@ def test_appends_of_another_width_or_shape_are_refused(tmp_path) -> None:
     assert empty.take(np.array([], np.int64)).shape == (0, 6)
     with pytest.raises(FileNotFoundError):
         VectorFile(tmp_path / "missing")
-
-
-def test_the_memory_map_is_dropped_after_a_bounded_number_of_rows(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(vectors, "TAKE_RESIDENT_ROWS", 10)
-    m = _matrix(50, 4)
-    f = VectorFile(tmp_path)
-    f.append(m)
-    f.take(np.arange(6))
-    assert f._map is not None  # 6 rows through the map: kept
-    f.take(np.arange(6, 12))
-    assert f._map is None  # 12 >= 10 rows: dropped, its pages leave the resident set
-    np.testing.assert_array_equal(f.take(np.arange(50)[::-1]), m[::-1])
 
 
 def test_permuted_copies_rows_in_the_given_order(tmp_path, monkeypatch) -> None:
@@ -104,30 +92,14 @@ def test_take_refuses_what_matrix_indexing_would_not_mean(tmp_path) -> None:
     assert empty_width.permuted(np.arange(4)[::-1]).shape == (4, 0)
 
 
-def test_gather_reads_the_rows_that_take_maps(tmp_path) -> None:
+def test_take_reads_scattered_rows_and_runs(tmp_path) -> None:
     m = _matrix(300, 6, 4)
     f = VectorFile(tmp_path)
     f.append(m)
     rng = np.random.default_rng(1)
     for index in (rng.integers(-300, 300, size=500), np.arange(40, 90), np.array([7, 7, 8, -1, 299, 0]),
-                  rng.permutation(300)[:3].astype(np.uint16)):
-        np.testing.assert_array_equal(f.gather(index), m[index])
-        np.testing.assert_array_equal(f.gather(index), f.take(index))
-    assert f.gather(np.array([], np.float32)).shape == (0, 6)
-    with pytest.raises(IndexError):
-        f.gather(np.array([300]))
-    with pytest.raises(TypeError, match="integers"):
-        f.gather(np.array([0.0]))
-    out = f.gather(np.array([1, 2]))
-    out[:] = 0  # a fresh array: the file is unchanged
-    np.testing.assert_array_equal(f.rows(1, 3), m[1:3])
-
-
-def test_gather_maps_nothing(tmp_path) -> None:
-    f = VectorFile(tmp_path)
-    f.append(_matrix(50, 4))
-    f.gather(np.arange(50)[::-3])
-    assert f._map is None and f._view is None
+                  rng.permutation(300)[:3].astype(np.uint16), np.array([[3, 4], [299, 3]])):
+        np.testing.assert_array_equal(f.take(index), m[index])
 
 
 def test_ivf_lists_file_has_faiss_on_disk_layout(tmp_path) -> None:
