@@ -196,7 +196,10 @@ class IvfListsFile:
 
     Args:
         folder: where the file goes (None: the system's temporary folder). faiss opens the
-            file by name, so it has one (``ivf-*.lists``) until :meth:`close`.
+            file by name: on Linux the name is removed at once and faiss opens the open file
+            (``/proc/self/fd/N``), so nothing is left behind however the process ends, and a
+            removed folder does not matter; elsewhere the file keeps its name
+            (``ivf-*.lists``) until :meth:`close`.
         assign: int ``(n,)``: the list of each row (``quantizer.assign``; ``-1``: the row is
             not stored, as ``IndexIVF.add`` skips it).
         nlist: the number of lists.
@@ -218,11 +221,16 @@ class IvfListsFile:
         fd, name = tempfile.mkstemp(dir=folder, prefix="ivf-", suffix=".lists")
         self.path: str | None = name
         self._fd: int | None = fd
+        self._named = True
         try:
             os.ftruncate(fd, self.totsize)
         except OSError:
             self.close()
             raise
+        by_fd = f"/proc/self/fd/{fd}"
+        if os.path.exists(by_fd):  # Linux: faiss opens the open file by this name; no name is left
+            os.unlink(name)
+            self.path, self._named = by_fd, False
 
     def write_codes(self, start: int, codes: np.ndarray) -> None:
         """Write the codes of rows ``start:start + len(codes)`` (a ``(m, code_size)``-byte array,
@@ -278,17 +286,17 @@ class IvfListsFile:
         try:
             yield lists
         finally:
-            del lists  # the destructor unmaps
+            del lists  # with the caller's reference gone, the destructor unmaps
 
     def close(self) -> None:
         """Remove the file (idempotent)."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-        if self.path is not None:
+        if self.path is not None and self._named:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
-            self.path = None
+        self.path = None
 
     def __enter__(self) -> IvfListsFile:
         return self

@@ -233,6 +233,12 @@ def test_slim_sections_hold_lists_in_arrow_and_fuse_the_same_record(use) -> None
                                                                      institutions=float("nan"))))
     assert records(odd)[0]["authors"] == ["X", "Y"] and records(odd)[0]["urls"] == ["u"]
     assert records(odd)[1]["authors"] is None and records(odd)[1]["institutions"] is None
+    again = slim_sections(odd)  # its own output (missing: pd.NA) slims again
+    assert isinstance(again["authors"].dtype, pd.ArrowDtype) and records(again) == records(odd)
+    # a column that is not lists of strings (ints in a list, a bare string) stays as it is
+    mixed = slim_sections(frame(section("5555-000", "C", authors=["X", 7]), section("5555-001", "D", urls="u")))
+    assert mixed["authors"].tolist() == [["X", 7], []] and mixed["urls"].tolist() == [[], "u"]
+    assert isinstance(mixed["institutions"].dtype, pd.ArrowDtype)
     emb = embed_sections(whole, use)
     ids, scores, papers = cluster_papers(whole, emb, Config())
     slim_ids, slim_scores, slim_papers = cluster_papers(slim, emb, Config())
@@ -841,8 +847,10 @@ def test_section_embeddings_concat_places_rows_by_position() -> None:
     assert both.content[:, 0].tolist() == [2.0, 3.0, 1.0]
     assert both.title_row.tolist() == [-1, 1, 0] and both.title_texts == ("ab", "abc")
     assert both.title[1].tolist() == [0.0, 3.0]
+    kept = [part([1, 2], (), [-1, -1])]
     with pytest.raises(ValueError, match="permutation"):
-        SectionEmbeddings.concat([part([1, 2], (), [-1, -1])], positions=np.array([0, 0]))
+        SectionEmbeddings.concat(kept, positions=np.array([0, 0]))
+    assert len(kept) == 1  # refused before the parts were taken
 
 
 def test_embedding_parts_hold_each_title_vector_once_as_parts_come() -> None:
