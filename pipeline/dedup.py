@@ -382,13 +382,17 @@ class SectionEmbeddings:
         """
         if not parts:
             raise ValueError("no embeddings to concatenate")
-        n = sum(len(p.title_row) for p in parts)
-        if positions is not None and (len(positions) != n or not np.array_equal(np.sort(positions), np.arange(n))):
-            raise ValueError(f"positions must be a permutation of {n} rows")  # before the parts are taken
+        _check_permutation(positions, sum(len(p.title_row) for p in parts))  # before the parts are taken
         joined = EmbeddingParts()
         while parts:
             joined.add(parts.pop(0))
         return joined.join(positions)
+
+
+def _check_permutation(positions: np.ndarray | None, n: int) -> None:
+    """Raise ``ValueError`` unless ``positions`` is None or a permutation of ``range(n)``."""
+    if positions is not None and (len(positions) != n or not np.array_equal(np.sort(positions), np.arange(n))):
+        raise ValueError(f"positions must be a permutation of {n} rows")
 
 
 class EmbeddingParts:
@@ -442,10 +446,9 @@ class EmbeddingParts:
         n = self.n
         if not self._contents:
             raise ValueError("no embeddings to concatenate")
+        _check_permutation(positions, n)
         if positions is None:
             positions = np.arange(n)
-        elif len(positions) != n or not np.array_equal(np.sort(positions), np.arange(n)):
-            raise ValueError(f"positions must be a permutation of {n} rows")
         content = np.empty((n, self._contents[0].shape[1]), np.float32)
         offset = 0
         while self._contents:
