@@ -208,18 +208,22 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     import signal
     import threading
 
-    from .publish import OutputLocked  # heavy imports only once arguments are valid
+    from .publish import OutputLocked, current_run  # heavy imports only once arguments are valid
     from .runner import run as run_pipeline
 
     main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
+    published_before = current_run(out)
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
     try:
         result = run_pipeline(corpus, out, config, progress=False if log_format == "json" else None, full=full)
     except KeyboardInterrupt as exc:
         what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+        code = EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+        if current_run(out) != published_before:  # the stop came after this run's publish step
+            _fail(f"error: the run was {what} after it was published to {out}/current (complete; its "
+                  f"summary was not printed: `python -m pipeline status {out}` shows it)", code, log_format)
         _fail(f"error: the run was {what}; nothing new was published (files finished before the stop, "
-              f"if any, are kept in {out}/.state for the next run)", EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED,
-              log_format)
+              f"if any, are kept in {out}/.state for the next run)", code, log_format)
     except OutputLocked as exc:
         _fail(f"error: could not run: {exc}", EXIT_CANNOT_RUN, log_format)
     except ConfigError as exc:

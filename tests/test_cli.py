@@ -401,3 +401,29 @@ def test_status_tells_what_the_last_run_did(tmp_path: Path) -> None:
     missing = CliRunner().invoke(cli, ["status", str(tmp_path / "nope")], catch_exceptions=False)
     assert missing.exit_code == EXIT_USAGE
     assert "is not an output folder" in missing.stderr
+
+
+def test_a_sigterm_after_the_publish_step_says_the_run_was_published(tmp_path: Path, monkeypatch) -> None:
+    """A scheduler's SIGTERM that lands after the run published its outputs (while it returns)
+    still exits 143, but does not claim that nothing was published: the outputs are complete."""
+    import os
+    import signal
+
+    import pipeline.runner as runner_module
+    from pipeline.cli import EXIT_TERMINATED
+    from pipeline.publish import current_run
+
+    real_publish = runner_module.publish
+
+    def publish_then_sigterm(out_dir, run_id):
+        published = real_publish(out_dir, run_id)
+        os.kill(os.getpid(), signal.SIGTERM)  # a real signal: the CLI's handler raises in this thread
+        return published
+
+    monkeypatch.setattr(runner_module, "publish", publish_then_sigterm)
+    corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode()})
+    out = tmp_path / "out"
+    result = _invoke(corpus, "--out", out, "--quiet", "--workers", "1")
+    assert result.exit_code == EXIT_TERMINATED, result.output
+    assert "after it was published" in result.output and "nothing new was published" not in result.output
+    assert current_run(out) is not None and (current_run(out) / "papers.parquet").exists()
