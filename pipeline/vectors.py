@@ -143,9 +143,8 @@ class VectorFile:
         return self.rows(0, self.n)
 
     def permuted(self, order: np.ndarray, folder: str | Path | None = None) -> VectorFile:
-        """A new file whose row ``k`` is row ``order[k]`` of this one: this file is read in
-        blocks of :data:`COPY_BLOCK` rows (plain reads) and each row written at its place in the
-        new file, so memory holds one block and no map.
+        """A new file whose row ``k`` is row ``order[k]`` of this one, appended
+        :data:`COPY_BLOCK` rows at a time (each block by :meth:`take`), so memory holds one block.
 
         Raises:
             ValueError: ``order`` is not a permutation of the ``n`` rows.
@@ -154,19 +153,8 @@ class VectorFile:
         if len(order) != self.n or not np.array_equal(np.sort(order), np.arange(self.n)):
             raise ValueError(f"order must be a permutation of the {self.n} rows ({len(order)} entries given)")
         out = VectorFile(folder, self.d, self.dtype)
-        if not self.n or not self.d:
-            out.n = self.n
-            return out
-        row_bytes = self.d * self.dtype.itemsize
-        target = np.empty(self.n, np.int64)
-        target[order] = np.arange(self.n)  # where each source row goes
-        fd = out._file.fileno()
-        os.ftruncate(fd, self.n * row_bytes)
         for start in range(0, self.n, COPY_BLOCK):
-            block = self.rows(start, start + COPY_BLOCK)
-            for row, at in zip(block, target[start : start + len(block)].tolist(), strict=True):
-                os.pwrite(fd, row.tobytes(), at * row_bytes)
-        out.n = self.n
+            out.append(self.take(order[start : start + COPY_BLOCK]))
         return out
 
     def close(self) -> None:
@@ -269,6 +257,7 @@ class IvfListsFile:
         for j in np.flatnonzero(self.sizes).tolist():
             ids = order[ends[j] - int(self.sizes[j]) : ends[j]].astype(np.int64)
             _pwrite_all(self._fd, ids, int(self.offsets[j]) + int(self.sizes[j]) * self.code_size)
+        self.assign = None  # written: the lists' sizes and offsets are all the search needs
 
     @contextlib.contextmanager
     def mapped(self) -> Iterator[object]:
