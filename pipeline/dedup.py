@@ -1527,8 +1527,9 @@ def paper_id_for(arxiv_id: str | None, title: str | None, first_section_id: str)
     return "p-" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def fuse(group: pd.DataFrame) -> dict:
-    """One canonical record from the sections of one paper (rows in section-id order).
+def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
+    """One canonical record from the sections of one paper (rows in section-id order: a
+    DataFrame, or its rows as :func:`pipeline.stage.records` gives them).
 
     Rules: present beats missing; the value most mentions agree on beats the others (ties: the
     first mention); the title is the most common folded title, spelled as in the mention with
@@ -1538,7 +1539,7 @@ def fuse(group: pd.DataFrame) -> dict:
     Disagreements go to ``conflicts`` as ``"field: a | b"`` strings.
     """
     conflicts: list[str] = []
-    rows = records(group)
+    rows = records(group) if isinstance(group, pd.DataFrame) else group
     richness = [sum(bool(r.get(f)) for f in ("arxiv_id", "authors", "institutions", "award_raw")) for r in rows]
     folded = [fold_title(r["title"]) if r.get("title") else None for r in rows]
     best_fold = _vote(folded, "title", conflicts)
@@ -1607,6 +1608,52 @@ def section_order(section_ids: Sequence[str]) -> np.ndarray:
     return np.argsort(np.asarray(section_ids, dtype=object), kind="stable")
 
 
+#: :func:`cluster_groups` converts the rows of about this many sections to dicts at a time
+#: (whole clusters: a larger cluster is one batch of its own).
+FUSE_BATCH_ROWS = 8192
+
+
+def cluster_groups(frame: pd.DataFrame, labels: Sequence[int] | np.ndarray,
+                   batch_rows: int = FUSE_BATCH_ROWS) -> Iterator[tuple[int, list[dict]]]:
+    """The rows of each cluster, as ``frame.groupby(labels, sort=True)`` groups them, as dicts.
+
+    Args:
+        frame: ``n`` rows (any columns).
+        labels: ``n`` integer cluster labels, aligned with ``frame``'s rows.
+        batch_rows: rows converted to dicts at a time (:func:`pipeline.stage.records` on a batch
+            of whole clusters); the result does not depend on it.
+
+    Yields:
+        ``(label, rows)`` in ascending label order; ``rows`` are the cluster's rows as
+        :func:`pipeline.stage.records` gives them, in ``frame`` order. Only one batch of rows is
+        held at a time, and the per-group cost of a pandas ``groupby`` (a DataFrame and a
+        ``to_dict`` per cluster, most of fusion's time) is paid per batch instead.
+
+    Raises:
+        ValueError: when ``labels`` and ``frame`` differ in length.
+    """
+    labels = np.asarray(labels)
+    n = len(frame)
+    if len(labels) != n:
+        raise ValueError(f"{len(labels)} labels for {n} rows")
+    if n == 0:
+        return
+    by = np.argsort(labels, kind="stable")
+    ranked = labels[by]
+    starts = np.concatenate([[0], np.flatnonzero(ranked[1:] != ranked[:-1]) + 1])
+    ends = np.append(starts[1:], n)
+    g = 0
+    while g < len(starts):
+        last = int(np.searchsorted(ends, starts[g] + max(1, batch_rows), side="right"))
+        last = max(last, g + 1)  # at least one whole cluster
+        lo, hi = int(starts[g]), int(ends[last - 1])
+        rows = records(frame.iloc[by[lo:hi]])
+        for k in range(g, last):
+            yield ranked[starts[k]].item(), rows[starts[k] - lo : ends[k] - lo]
+        del rows
+        g = last
+
+
 def cluster_papers(sections: pd.DataFrame, emb: SectionEmbeddings, config: Config,
                    scratch: str | Path | None = None) -> tuple[list[str], list[float | None], pd.DataFrame]:
     """Cluster embedded sections into papers and fuse each paper's record.
@@ -1634,9 +1681,8 @@ def cluster_papers(sections: pd.DataFrame, emb: SectionEmbeddings, config: Confi
         ordered, emb_ordered = sections.iloc[order].reset_index(drop=True), emb.take(order)
     labels, join_scores = cluster_sections(ordered, emb_ordered, config, scratch)
     del emb_ordered
-    ordered = ordered.assign(_cluster=labels)
     papers, paper_of_cluster, taken = [], {}, set()
-    for label, group in ordered.groupby("_cluster", sort=True):
+    for label, group in cluster_groups(ordered, labels):
         record = fuse(group)
         if record["paper_id"] in taken:
             # two papers share a key (one title twice in a document): the later one, in

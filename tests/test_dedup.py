@@ -247,6 +247,31 @@ def test_slim_sections_hold_lists_in_arrow_and_fuse_the_same_record(use) -> None
     assert slim_papers["summary_from"].tolist() == papers["summary_from"].tolist()
 
 
+def test_cluster_groups_are_those_of_a_pandas_groupby_whatever_the_batch() -> None:
+    """Fusion reads clusters in batches of rows; the groups (labels, rows, row order) are
+    those of ``groupby(labels, sort=True)`` for any batch size, a cluster larger than a batch
+    included."""
+    from pipeline.dedup import cluster_groups
+    from pipeline.stage import records
+
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, 40, 300)
+    labels[100:160] = 41  # one cluster of 60 rows in a row
+    frame_ = pd.DataFrame({"section_id": [f"{k:04d}-000" for k in range(300)],
+                           "year": [None if k % 7 == 0 else 2000 + k % 5 for k in range(300)],
+                           "authors": [[f"A{k}"] for k in range(300)]})
+    expected = [(int(label), records(group.drop(columns="_c")))
+                for label, group in frame_.assign(_c=labels).groupby("_c", sort=True)]
+    assert len(expected) == 41
+    for batch in (1, 7, 59, 60, 61, 300, 10_000):
+        got = list(cluster_groups(frame_, labels, batch_rows=batch))
+        assert got == expected, batch
+    assert got[-1][0] == 41 and len(got[-1][1]) == 60 and got[-1][1][0]["section_id"] == "0100-000"
+    assert list(cluster_groups(frame_.iloc[:0], [])) == []
+    with pytest.raises(ValueError, match="2 labels for 300 rows"):
+        list(cluster_groups(frame_, [0, 1]))
+
+
 def test_paper_id_is_stable_and_derived_from_the_arxiv_id(use) -> None:
     rows = [VAR_HANS | {"arxiv_id": "2404.02905"}, STDE, RHO, VAR_HANT]
     first_sections, first_papers = run(rows, use)
