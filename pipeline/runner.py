@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import hashlib
 import importlib.util
 import json
@@ -585,7 +586,9 @@ class _DocumentFeed:
 
     Attributes:
         entries: per listed path, its state entry (reused ones given, this run's added).
-        uncached: per path, ``(documents, sections)`` JSON bytes of a result not kept in the state.
+        uncached: per path, ``(documents, sections)`` JSON bytes of this run's result, held until
+            the assembly takes them (:func:`_file_rows`): a result not kept in the state, and
+            one just kept there, which is thus not read back from the state file.
         store: the run's state.
         parallel: whether the stages run outside this process.
         finished: ``time.perf_counter()`` when the last result came, None before.
@@ -615,11 +618,10 @@ class _DocumentFeed:
             path = file.source_path
             sha = self._sha_of[path]
             entry = Entry(path, sha or "", file.documents, file.sections, file.n_documents, file.n_sections)
+            self.uncached[path] = (entry.documents, entry.sections)  # the entry's bytes go once it is stored
             if path not in result.failed_files and _reusable(path, sha, file.content_hashes):
                 self.entries[path] = entry
                 fresh.append(entry)
-            else:
-                self.uncached[path] = (entry.documents, entry.sections)
         self.store.append(fresh)  # kept at once: a killed run's work is not lost
         return {file.source_path for file in result.files}
 
@@ -785,6 +787,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
         feed.store.compact(live)
     else:
         feed.store.maybe_compact(live, force=compact)
+    release_free_memory()  # the per-document phase's chunks and the state's compaction
     seconds["ingest"] += time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -801,6 +804,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
             vectors.add(part.without_content())
             del part
     embed_path.unlink()
+    release_free_memory()
     seconds["dedup"] += time.perf_counter() - t0
 
     # --- dedup over every section: slim columns and embeddings only ---------------------------
@@ -809,6 +813,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     papers_of = paper_sets(section_doc_ids, paper_ids)
     del section_doc_ids
     candidates = copy_candidates(papers_of)
+    release_free_memory()  # clustering's arrays and fusion's rows, before the second pass reads the tables
     summary_from = {sid: k for k, sid in enumerate(papers["summary_from"]) if isinstance(sid, str)}
     seconds["dedup"] += time.perf_counter() - t0
 
@@ -931,13 +936,41 @@ def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[
     return out.close()
 
 
+def release_free_memory() -> None:
+    """Hand the memory freed by a finished phase back to the system, so that the next phase's
+    allocations (numpy, Python objects) can use it: Arrow's memory pool keeps freed pages for
+    later Arrow buffers (``pyarrow.MemoryPool.release_unused``, mimalloc's or jemalloc's
+    collect), and glibc keeps the free top and holes of its heap (``malloc_trim(0)``, glibc's
+    manual; skipped where there is no glibc). Takes milliseconds; changes no result.
+
+    At the end of the 10k bench corpus's per-document phase this gave back about 110 MB
+    (Arrow's pool ~80 MB, glibc's heap ~30 MB) of a 714 MB RSS.
+    """
+    pa.default_memory_pool().release_unused()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim``, or None (another C library, another system)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
 def _file_rows(path: str, entries: dict[str, Entry], uncached: dict[str, tuple[bytes, bytes]], store: StateStore,
                abs_paths: dict[str, str], config: Config, repaired: list[str]) -> tuple[list[dict], list[dict]]:
-    """``(documents rows, sections rows)`` of one listed file: from this run's uncached results,
-    else from the state; when the state's copy cannot be read (damaged file, bad bytes), the
-    file is processed again in this process, its entry replaced and ``path`` added to
-    ``repaired``."""
-    if path not in entries:
+    """``(documents rows, sections rows)`` of one listed file: from this run's results not yet
+    assembled (``uncached``), else from the state; when the state's copy cannot be read
+    (damaged file, bad bytes), the file is processed again in this process, its entry replaced
+    and ``path`` added to ``repaired``."""
+    if path in uncached:
         return json_rows(uncached[path][0]), json_rows(uncached[path][1])
     try:
         return store.read_rows(entries[path])
