@@ -139,6 +139,8 @@ AVERAGE_SAMPLE = 96
 SCORE_BATCH = 4096
 #: Candidate pairs converted to Python values at a time in the merge loop (:func:`_pair_stream`).
 STREAM_BLOCK = 65536
+#: Candidate pairs scored at a time by :func:`_visited_pairs` (a multiple of SCORE_BATCH).
+CANDIDATE_BLOCK = 64 * SCORE_BATCH
 #: Entries of the string-pair caches of the title similarities (about 200 bytes each).
 TITLE_PAIR_CACHE = 1 << 18
 #: Characters of the summary that go into the embedding text.
@@ -1428,15 +1430,7 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
         key_pairs = [p for members in groups.values() if len(members) > 1 for p in _key_pairs(members, doc_codes)]
         found.append(np.array(key_pairs, dtype=np.int64).reshape(-1, 2))
     del groups, key_pairs
-    pairs = np.concatenate(found)
-    del found
-    pairs = _unique_pairs(pairs[:, 0], pairs[:, 1], n)
-    left, right = pairs[:, 0], pairs[:, 1]
-    s = scorer.scores(left, right, exact_from=threshold)
-    order = np.lexsort((right, left, -s))
-    order = order[s[order] >= threshold]  # the rest is never visited
-    left, right = left[order], right[order]
-    del pairs, s, order  # every candidate's arrays: only those above the threshold are visited
+    left, right = _visited_pairs(found, n, scorer, threshold)
     exact = scorer.exact_pairs(left, right)
 
     clusters = _Clusters(scorer)
@@ -1476,6 +1470,46 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
     relabel: dict[int, int] = {}
     labels = [relabel.setdefault(c, len(relabel)) for c in clusters.of]
     return labels, _join_scores(scorer, list(members.values()), n)
+
+
+def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct candidate pairs scoring at least ``threshold``, in the order the merge loop
+    visits them: by descending score, ties by ``(low, high)`` section index.
+
+    Args:
+        found: int64 ``(m_t, 2)`` arrays of pairs ``(i, j)``, ``i != j``, values in ``[0, n)``
+            (either order; repeats allowed). Emptied: each array is dropped once read.
+        scorer: the pairs' :class:`PairScorer`.
+
+    Returns:
+        ``(left, right)``: int64 ``(k,)`` each, ``left < right``.
+
+    The pairs are kept as one int64 key each (``low * n + high``) and scored
+    :data:`CANDIDATE_BLOCK` keys at a time (whole :data:`SCORE_BATCH` batches, so each pair's
+    score is computed as in one call over all of them), keeping only the pairs at or above the
+    threshold before the sort: the transient is the keys plus a block, not the ``(m, 2)`` pairs,
+    their scores and their order over every candidate (about 40 bytes a candidate).
+    """
+    keys = []
+    while found:
+        pairs = found.pop(0)
+        keys.append(np.minimum(pairs[:, 0], pairs[:, 1]).astype(np.int64) * n + np.maximum(pairs[:, 0], pairs[:, 1]))
+        del pairs
+    unique = np.unique(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
+    del keys
+    kept_keys, kept_scores = [], []
+    for start in range(0, len(unique), CANDIDATE_BLOCK):
+        block = unique[start : start + CANDIDATE_BLOCK]
+        scores = scorer.scores(block // n, block % n, exact_from=threshold)
+        above = scores >= threshold  # the rest is never visited
+        kept_keys.append(block[above])
+        kept_scores.append(scores[above])
+    del unique
+    keys_above = np.concatenate(kept_keys) if kept_keys else np.zeros(0, np.int64)
+    scores_above = np.concatenate(kept_scores) if kept_scores else np.zeros(0, np.float64)
+    left, right = keys_above // n, keys_above % n
+    order = np.lexsort((right, left, -scores_above))
+    return left[order], right[order]
 
 
 def _pair_stream(left: np.ndarray, right: np.ndarray, exact: np.ndarray) -> Iterator[tuple[int, int, bool]]:

@@ -958,3 +958,31 @@ def test_title_conflict_is_that_of_testing_every_word_pair(a: list[str], b: list
     assert dedup._one_sided(wa, wb, set(wb)) == only_a and dedup._one_sided(wb, wa, set(wa)) == only_b
     sequel = any((w.isdigit() and len(w) <= 2) or w in dedup.SEQUEL_WORDS for w in only_a + only_b)
     assert dedup._english_conflict(ta, tb) == (bool(only_a and only_b) or sequel)
+
+
+def test_visited_pairs_are_every_candidate_above_the_threshold_by_score(use, monkeypatch) -> None:
+    """The merge loop's pairs, scored a block at a time and filtered before the sort, are those of
+    scoring every distinct candidate at once, sorting by (-score, low, high) and keeping the ones
+    at or above the threshold; repeats and reversed pairs count once."""
+    from pipeline import dedup
+    from pipeline.dedup import PairScorer, _visited_pairs, embed_sections
+
+    titles = ["Sparse Attention for Long Documents", "Sparse Attention for Long Document", "Ocean Wave Forecasting",
+              "Ocean Wave Forecasting with Buoys", "Graph Kernels", "Graph Kernel Networks", "稀疏注意力", "海浪预报"]
+    sections = frame(*[section(f"{k:04d}-000", t, authors=["Lee"] if k % 2 else []) for k, t in enumerate(titles)])
+    scorer = PairScorer(sections, embed_sections(sections, use), 0.5)
+    n = len(sections)
+    every = [(i, j) for i in range(n) for j in range(n) if i != j]
+    found = [np.array(every[:20], np.int64), np.array(every[10:], np.int64), np.array([[3, 1], [1, 3]], np.int64)]
+    low_high = sorted({(min(i, j), max(i, j)) for i, j in every})
+    left, right = np.array([p[0] for p in low_high]), np.array([p[1] for p in low_high])
+    scores = scorer.scores(left, right)
+    threshold = float(np.median(scores[np.isfinite(scores)]))
+    expected = sorted((-s, i, j) for s, i, j in zip(scores.tolist(), left.tolist(), right.tolist(), strict=True)
+                      if s >= threshold)
+    assert 3 <= len(expected) < len(low_high)
+    monkeypatch.setattr(dedup, "SCORE_BATCH", 2)
+    monkeypatch.setattr(dedup, "CANDIDATE_BLOCK", 4)
+    got_left, got_right = _visited_pairs([f.copy() for f in found], n, scorer, threshold)
+    assert list(zip(got_left.tolist(), got_right.tolist(), strict=True)) == [(i, j) for _, i, j in expected]
+    assert _visited_pairs([], n, scorer, threshold)[0].tolist() == []
