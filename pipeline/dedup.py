@@ -1411,7 +1411,6 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
     n = len(sections)
     if isinstance(emb, np.ndarray):
         emb = SectionEmbeddings.from_dense(emb)
-    scorer = PairScorer(sections, emb, config.dedup.embed_weight)
     threshold = config.dedup.match_threshold
     ann_min = config.dedup.ann_min_sections
     spill = (scratch is not None and n >= ann_min) or isinstance(emb.content, VectorFile)
@@ -1421,6 +1420,9 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
         # titles across languages: neighbours among the title vectors (English or Chinese, summed)
         if (emb.title_row >= 0).any() or (emb.title_zh_row >= 0).any():
             found.append(_neighbour_pairs(Rows(n, emb.title_rows, emb.title_rows_at), K_NEIGHBOURS, ann_min, scratch))
+    # built after the searches: the index's k-means sample and the scorer's codes and distinct
+    # values (about 0.6 KB a section) are not held at once
+    scorer = PairScorer(sections, emb, config.dedup.embed_weight)
     doc_codes = scorer.doc_code.tolist()
     for key in (scorer.arxiv_code, scorer.folded_code):  # equal codes: equal keys
         groups: dict[int, list[int]] = {}
@@ -1469,7 +1471,10 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
 
     relabel: dict[int, int] = {}
     labels = [relabel.setdefault(c, len(relabel)) for c in clusters.of]
-    return labels, _join_scores(scorer, list(members.values()), n)
+    join_scores = _join_scores(scorer, list(members.values()), n)
+    for cache in (_english_ratio, _english_conflict, _chinese_pair_similarity):
+        cache.cache_clear()  # this corpus's title pairs (up to ~50 MB each): not needed again
+    return labels, join_scores
 
 
 def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshold: float) -> tuple[np.ndarray, np.ndarray]:
