@@ -747,31 +747,50 @@ def _training_rows(rows: Rows, limit: int, seed: int) -> np.ndarray:
     return out
 
 
+def _pair_keys(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
+    """The distinct unordered pairs among ``(i[t], j[t])`` (int arrays of equal length, values in
+    ``[0, n)``) as keys ``low * n + high``: int64 ``(m,)``, sorted (:func:`_key_pairs_of` gives
+    the pairs back)."""
+    i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+    return np.unique(np.minimum(i, j) * n + np.maximum(i, j))
+
+
+def _key_pairs_of(keys: np.ndarray, n: int) -> np.ndarray:
+    """The pairs of :func:`_pair_keys` keys: int64 ``(m, 2)``, each row ``(low, high)``."""
+    return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), np.int64)
+
+
 def _unique_pairs(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
     """The distinct unordered pairs among ``(i[t], j[t])`` (int arrays of equal length, values in
     ``[0, n)``): int64 ``(m, 2)``, each row ``(low, high)``, rows sorted."""
-    i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
-    keys = np.unique(np.minimum(i, j) * n + np.maximum(i, j))
-    return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), np.int64)
+    return _key_pairs_of(_pair_keys(i, j, n), n)
 
 
 def _neighbour_pairs(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000,
                      folder: str | Path | None = None) -> np.ndarray:
     """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` (by dot
     product of the rows of ``emb``, ``(n, d)``, an array or :class:`Rows`) or vice versa: int64
-    ``(m, 2)``, rows sorted. Exact search in blocks of :data:`SEARCH_BLOCK` rows for fewer than
-    ``ann_min`` rows, :func:`_ann_neighbour_index` from there (its lists in a scratch file in
-    ``folder``, None: the system's temporary folder); the pairs are collected as arrays (one
-    ``unique`` over ``n * k`` keys), not a Python set."""
+    ``(m, 2)``, rows sorted (:func:`_neighbour_keys`, as pairs)."""
+    n = emb.n if isinstance(emb, Rows) else emb.shape[0]
+    return _key_pairs_of(_neighbour_keys(emb, k, ann_min, folder), n)
+
+
+def _neighbour_keys(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000,
+                    folder: str | Path | None = None) -> np.ndarray:
+    """The pairs of :func:`_neighbour_pairs` as :func:`_pair_keys` keys: int64 ``(m,)``, sorted
+    (8 bytes a pair rather than 16). Exact search in blocks of :data:`SEARCH_BLOCK` rows for
+    fewer than ``ann_min`` rows, :func:`_ann_neighbour_index` from there (its lists in a scratch
+    file in ``folder``, None: the system's temporary folder); the pairs are collected as arrays
+    (one ``unique`` over ``n * k`` keys), not a Python set."""
     n = emb.n if isinstance(emb, Rows) else emb.shape[0]
     k = min(k, n - 1)
     if k <= 0:
-        return np.zeros((0, 2), np.int64)
+        return np.zeros(0, np.int64)
     if n >= ann_min:
         idx = _ann_neighbour_index(emb, k, folder)
         rows = np.broadcast_to(np.arange(n, dtype=np.int64)[:, None], idx.shape)
         found = idx >= 0
-        return _unique_pairs(rows[found], idx[found], n)
+        return _pair_keys(rows[found], idx[found], n)
     if isinstance(emb, Rows):
         emb = emb.get(0, n)
     rows, cols = [], []
@@ -782,7 +801,7 @@ def _neighbour_pairs(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000,
         row, col = _top_k(sims, k)
         rows.append(row + start)
         cols.append(col)
-    return _unique_pairs(np.concatenate(rows), np.concatenate(cols), n)
+    return _pair_keys(np.concatenate(rows), np.concatenate(cols), n)
 
 
 def _top_k(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -1415,11 +1434,11 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
     ann_min = config.dedup.ann_min_sections
     spill = (scratch is not None and n >= ann_min) or isinstance(emb.content, VectorFile)
     with emb.spilled(scratch) if spill else contextlib.nullcontext(emb.content) as content:
-        found = [_neighbour_pairs(content, K_NEIGHBOURS, ann_min, scratch)]
+        found = [_neighbour_keys(content, K_NEIGHBOURS, ann_min, scratch)]
         del content
         # titles across languages: neighbours among the title vectors (English or Chinese, summed)
         if (emb.title_row >= 0).any() or (emb.title_zh_row >= 0).any():
-            found.append(_neighbour_pairs(Rows(n, emb.title_rows, emb.title_rows_at), K_NEIGHBOURS, ann_min, scratch))
+            found.append(_neighbour_keys(Rows(n, emb.title_rows, emb.title_rows_at), K_NEIGHBOURS, ann_min, scratch))
     # built after the searches: the index's k-means sample and the scorer's codes and distinct
     # values (about 0.6 KB a section) are not held at once
     scorer = PairScorer(sections, emb, config.dedup.embed_weight)
@@ -1430,7 +1449,8 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
             if value >= 0:
                 groups.setdefault(value, []).append(i)
         key_pairs = [p for members in groups.values() if len(members) > 1 for p in _key_pairs(members, doc_codes)]
-        found.append(np.array(key_pairs, dtype=np.int64).reshape(-1, 2))
+        pairs = np.array(key_pairs, dtype=np.int64).reshape(-1, 2)
+        found.append(_pair_keys(pairs[:, 0], pairs[:, 1], n))
     del groups, key_pairs
     left, right = _visited_pairs(found, n, scorer, threshold)
     exact = scorer.exact_pairs(left, right)
@@ -1482,34 +1502,37 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
     visits them: by descending score, ties by ``(low, high)`` section index.
 
     Args:
-        found: int64 ``(m_t, 2)`` arrays of pairs ``(i, j)``, ``i != j``, values in ``[0, n)``
-            (either order; repeats allowed). Emptied: each array is dropped once read.
+        found: candidate pairs from each source (content neighbours, title neighbours, exact-key
+            hubs) as :func:`_pair_keys` keys: int64 ``(m_t,)`` arrays, each sorted and without
+            repeats (a pair may be in several). Emptied as they are scored.
         scorer: the pairs' :class:`PairScorer`.
 
     Returns:
         ``(left, right)``: int64 ``(k,)`` each, ``left < right``.
 
-    The pairs are kept as one int64 key each (``low * n + high``) and scored
-    :data:`CANDIDATE_BLOCK` keys at a time (whole :data:`SCORE_BATCH` batches, so each pair's
-    score is computed as in one call over all of them), keeping only the pairs at or above the
-    threshold before the sort: the transient is the keys plus a block, not the ``(m, 2)`` pairs,
-    their scores and their order over every candidate (about 40 bytes a candidate).
+    Each source's keys are scored :data:`CANDIDATE_BLOCK` at a time (whole
+    :data:`SCORE_BATCH` batches; a pair's score does not depend on the batch it is in), leaving
+    out the keys of the sources scored before it, and only the pairs at or above the threshold
+    are kept for the sort. Never are all candidates held as pairs, scores and a sort order at
+    once (about 40 bytes a candidate, 12M candidates at 50k articles): only the sources' keys,
+    8 bytes a candidate, and the pairs above the threshold.
     """
-    keys = []
-    while found:
-        pairs = found.pop(0)
-        keys.append(np.minimum(pairs[:, 0], pairs[:, 1]).astype(np.int64) * n + np.maximum(pairs[:, 0], pairs[:, 1]))
-        del pairs
-    unique = np.unique(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
-    del keys
+    done: list[np.ndarray] = []  # the keys of the sources already scored
     kept_keys, kept_scores = [], []
-    for start in range(0, len(unique), CANDIDATE_BLOCK):
-        block = unique[start : start + CANDIDATE_BLOCK]
-        scores = scorer.scores(block // n, block % n, exact_from=threshold)
-        above = scores >= threshold  # the rest is never visited
-        kept_keys.append(block[above])
-        kept_scores.append(scores[above])
-    del unique
+    while found:
+        keys = found.pop(0)
+        for earlier in done:
+            if keys.size and earlier.size:
+                at = np.minimum(np.searchsorted(earlier, keys), earlier.size - 1)
+                keys = keys[earlier[at] != keys]
+        for start in range(0, len(keys), CANDIDATE_BLOCK):
+            block = keys[start : start + CANDIDATE_BLOCK]
+            scores = scorer.scores(block // n, block % n, exact_from=threshold)
+            above = scores >= threshold  # the rest is never visited
+            kept_keys.append(block[above])
+            kept_scores.append(scores[above])
+        done.append(keys)
+    del done
     keys_above = np.concatenate(kept_keys) if kept_keys else np.zeros(0, np.int64)
     scores_above = np.concatenate(kept_scores) if kept_scores else np.zeros(0, np.float64)
     left, right = keys_above // n, keys_above % n

@@ -961,11 +961,12 @@ def test_title_conflict_is_that_of_testing_every_word_pair(a: list[str], b: list
 
 
 def test_visited_pairs_are_every_candidate_above_the_threshold_by_score(use, monkeypatch) -> None:
-    """The merge loop's pairs, scored a block at a time and filtered before the sort, are those of
-    scoring every distinct candidate at once, sorting by (-score, low, high) and keeping the ones
-    at or above the threshold; repeats and reversed pairs count once."""
+    """The merge loop's pairs, scored source by source a block at a time and filtered before the
+    sort, are those of scoring every distinct candidate at once, sorting by (-score, low, high)
+    and keeping the ones at or above the threshold; a pair in several sources, repeated or
+    reversed, counts once."""
     from pipeline import dedup
-    from pipeline.dedup import PairScorer, _visited_pairs, embed_sections
+    from pipeline.dedup import PairScorer, _pair_keys, _visited_pairs, embed_sections
 
     titles = ["Sparse Attention for Long Documents", "Sparse Attention for Long Document", "Ocean Wave Forecasting",
               "Ocean Wave Forecasting with Buoys", "Graph Kernels", "Graph Kernel Networks", "稀疏注意力", "海浪预报"]
@@ -983,6 +984,9 @@ def test_visited_pairs_are_every_candidate_above_the_threshold_by_score(use, mon
     assert 3 <= len(expected) < len(low_high)
     monkeypatch.setattr(dedup, "SCORE_BATCH", 2)
     monkeypatch.setattr(dedup, "CANDIDATE_BLOCK", 4)
-    got_left, got_right = _visited_pairs([f.copy() for f in found], n, scorer, threshold)
+    keys = [_pair_keys(f[:, 0], f[:, 1], n) for f in found]  # sources that share pairs
+    assert len(np.intersect1d(keys[0], keys[1])) == 16 and np.isin(keys[2], keys[0]).all()
+    got_left, got_right = _visited_pairs(keys, n, scorer, threshold)
+    assert keys == []  # each source is dropped once scored
     assert list(zip(got_left.tolist(), got_right.tolist(), strict=True)) == [(i, j) for _, i, j in expected]
     assert _visited_pairs([], n, scorer, threshold)[0].tolist() == []
