@@ -1629,11 +1629,11 @@ def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
     if best_fold is not None:
         candidates = [(richness[i], -i, rows[i]["title"]) for i in range(len(rows)) if folded[i] == best_fold]
         title = max(candidates)[2]
-    authors = max((r["authors"] for r in rows), key=len, default=[])
-    institutions = max((r["institutions"] for r in rows), key=len, default=[])
+    authors = max((r["authors"] or [] for r in rows), key=len, default=[])  # a missing list counts as empty
+    institutions = max((r["institutions"] or [] for r in rows), key=len, default=[])
     url_kinds: dict[str, str] = {}
     for r in rows:
-        for u, k in zip(r["urls"], r["url_kinds"], strict=True):
+        for u, k in zip(r["urls"] or [], r["url_kinds"] or [], strict=True):
             url_kinds.setdefault(u, k)
     # the longest summary: by ``_summary_chars`` when the rows are slim (the runner puts the
     # whole text back from ``summary_from``), else by the text's own length; ties: first mention

@@ -990,3 +990,19 @@ def test_visited_pairs_are_every_candidate_above_the_threshold_by_score(use, mon
     assert keys == []  # each source is dropped once scored
     assert list(zip(got_left.tolist(), got_right.tolist(), strict=True)) == [(i, j) for _, i, j in expected]
     assert _visited_pairs([], n, scorer, threshold)[0].tolist() == []
+
+
+def test_fuse_reads_a_missing_list_as_empty() -> None:
+    """A mention whose authors, institutions or URLs are missing (None, as a table read back with
+    nulls gives them) adds nothing to those fields; the other mention's lists are kept."""
+    from pipeline.dedup import fuse
+
+    full = section("1111-000", "Sparse Kernel Bandits", authors=["Lee", "Kim"], institutions=["KAIST"],
+                   urls=["https://arxiv.org/abs/2501.00001"], url_kinds=["arxiv"])
+    bare = {**section("2222-000", "Sparse Kernel Bandits"), "authors": None, "institutions": None, "urls": None,
+            "url_kinds": None}
+    record = fuse(frame(bare, full))
+    assert record["authors"] == ["Lee", "Kim"] and record["institutions"] == ["KAIST"]
+    assert record["urls"] == ["https://arxiv.org/abs/2501.00001"] and record["url_kinds"] == ["arxiv"]
+    alone = fuse([{k: v for k, v in bare.items()}])
+    assert alone["authors"] == [] and alone["urls"] == [] and alone["n_mentions"] == 1
