@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from .errors import StageInputError
@@ -91,6 +92,19 @@ def present(value):
         return value
 
 
+def _native(value):
+    """A numpy scalar as ``to_dict`` boxes it (pandas' ``maybe_box_native``): a Python scalar,
+    ``pd.Timestamp`` / ``pd.Timedelta`` for ``datetime64`` / ``timedelta64``; anything else as is.
+    ``Series.tolist`` leaves numpy scalars held in an object or Sparse column unboxed."""
+    if isinstance(value, np.generic):
+        if isinstance(value, np.datetime64):
+            return pd.Timestamp(value)
+        if isinstance(value, np.timedelta64):
+            return pd.Timedelta(value)
+        return value.item()
+    return value
+
+
 def records(batch: pd.DataFrame) -> list[dict]:
     """Rows of ``batch`` as dicts (the values of ``batch.to_dict("records")``: Python scalars,
     lists for Arrow list columns), with pandas' missing markers turned into None.
@@ -100,5 +114,6 @@ def records(batch: pd.DataFrame) -> list[dict]:
     columns = list(batch.columns)
     if not columns:
         return [{} for _ in range(len(batch))]
-    values = [[present(v) for v in batch.iloc[:, k].tolist()] for k in range(len(columns))]
+    values = [[v if v is None or type(v) is str else present(_native(v)) for v in batch.iloc[:, k].tolist()]
+              for k in range(len(columns))]
     return [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]

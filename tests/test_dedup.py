@@ -1006,3 +1006,34 @@ def test_fuse_reads_a_missing_list_as_empty() -> None:
     assert record["urls"] == ["https://arxiv.org/abs/2501.00001"] and record["url_kinds"] == ["arxiv"]
     alone = fuse([{k: v for k, v in bare.items()}])
     assert alone["authors"] == [] and alone["urls"] == [] and alone["n_mentions"] == 1
+
+
+def test_records_are_the_rows_of_to_dict_with_missing_markers_as_none() -> None:
+    """``records`` reads column by column; its rows are those of ``to_dict("records")`` with
+    pandas' missing markers as None, numpy scalars in object and Sparse columns boxed as
+    ``to_dict`` boxes them, Arrow lists as lists, and duplicate or no columns as ``to_dict``."""
+    import pyarrow as pa
+
+    from pipeline.stage import present, records
+
+    table = pd.DataFrame({
+        "title": ["A", None],
+        "year": pd.Series([np.int64(2024), None], dtype=object),
+        "flag": pd.Series([np.bool_(True), np.nan], dtype=object),
+        "when": pd.Series([np.datetime64("2020-01-01"), None], dtype=object),
+        "score": pd.arrays.SparseArray([1.5, np.nan]),
+        "n": pd.array([3, None], dtype="Int64"),
+        "authors": pd.array([["X", "Y"], None], dtype=pd.ArrowDtype(pa.list_(pa.string()))),
+    }).set_axis([7, 3])  # not a default index
+    expected = [{k: present(v) for k, v in row.items()} for row in table.to_dict("records")]
+    got = records(table)
+    assert got == expected == [
+        {"title": "A", "year": 2024, "flag": True, "when": pd.Timestamp("2020-01-01"), "score": 1.5, "n": 3,
+         "authors": ["X", "Y"]},
+        {"title": None, "year": None, "flag": None, "when": None, "score": None, "n": None, "authors": None}]
+    assert [type(got[0][k]) for k in ("year", "flag", "score", "n")] == [int, bool, float, int]
+    assert records(pd.DataFrame(index=[0, 1])) == [{}, {}]
+    assert records(table.iloc[:0]) == []
+    twice = pd.DataFrame([[1, "b"]], columns=["a", "a"])
+    with pytest.warns(UserWarning):
+        assert records(twice) == twice.to_dict("records") == [{"a": "b"}]
