@@ -760,12 +760,6 @@ def _key_pairs_of(keys: np.ndarray, n: int) -> np.ndarray:
     return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), np.int64)
 
 
-def _unique_pairs(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
-    """The distinct unordered pairs among ``(i[t], j[t])`` (int arrays of equal length, values in
-    ``[0, n)``): int64 ``(m, 2)``, each row ``(low, high)``, rows sorted."""
-    return _key_pairs_of(_pair_keys(i, j, n), n)
-
-
 def _neighbour_pairs(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000,
                      folder: str | Path | None = None) -> np.ndarray:
     """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` (by dot

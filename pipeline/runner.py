@@ -586,7 +586,7 @@ class _DocumentFeed:
 
     Attributes:
         entries: per listed path, its state entry (reused ones given, this run's added).
-        uncached: per path, ``(documents, sections)`` JSON bytes of this run's result, held until
+        pending: per path, ``(documents, sections)`` JSON bytes of this run's result, held until
             the assembly takes them (:func:`_file_rows`): a result not kept in the state, and
             one just kept there, which is thus not read back from the state file.
         store: the run's state.
@@ -600,7 +600,7 @@ class _DocumentFeed:
         self.parallel = parallel
         self._sha_of = sha_of
         self.entries = entries
-        self.uncached: dict[str, tuple[bytes, bytes]] = {}
+        self.pending: dict[str, tuple[bytes, bytes]] = {}
         self.store = store
         self._stage_seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
         self._bars = {name: tqdm(total=n_files, desc=f"{name:<9}", unit="file", disable=disable, leave=True)
@@ -618,7 +618,7 @@ class _DocumentFeed:
             path = file.source_path
             sha = self._sha_of[path]
             entry = Entry(path, sha or "", file.documents, file.sections, file.n_documents, file.n_sections)
-            self.uncached[path] = (entry.documents, entry.sections)  # the entry's bytes go once it is stored
+            self.pending[path] = (entry.documents, entry.sections)  # the entry's bytes go once it is stored
             if path not in result.failed_files and _reusable(path, sha, file.content_hashes):
                 self.entries[path] = entry
                 fresh.append(entry)
@@ -627,7 +627,7 @@ class _DocumentFeed:
 
     def has(self, path: str) -> bool:
         """Whether the rows of ``path`` are in (reused, or processed by now)."""
-        return path in self.entries or path in self.uncached
+        return path in self.entries or path in self.pending
 
     def until(self, paths: Iterable[str]) -> None:
         """Take results until every one of ``paths`` is in."""
@@ -735,10 +735,10 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
             feed.until(listed)
             t0 = time.perf_counter()
             overlapped = feed.in_phase()  # this chunk's time is inside the per-document wall time
-            per_file = [_file_rows(p, entries, feed.uncached, feed.store, abs_paths, config, repaired)
+            per_file = [_file_rows(p, entries, feed.pending, feed.store, abs_paths, config, repaired)
                         for p in listed]
             for p in listed:  # read once: this run's bytes are not needed again
-                feed.uncached.pop(p, None)
+                feed.pending.pop(p, None)
             mark_copies(per_file, seen)
             doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
             section_records = [row for _, section_rows in per_file for row in section_rows]
@@ -964,14 +964,14 @@ def _malloc_trim() -> Any:
         return None
 
 
-def _file_rows(path: str, entries: dict[str, Entry], uncached: dict[str, tuple[bytes, bytes]], store: StateStore,
+def _file_rows(path: str, entries: dict[str, Entry], pending: dict[str, tuple[bytes, bytes]], store: StateStore,
                abs_paths: dict[str, str], config: Config, repaired: list[str]) -> tuple[list[dict], list[dict]]:
     """``(documents rows, sections rows)`` of one listed file: from this run's results not yet
-    assembled (``uncached``), else from the state; when the state's copy cannot be read
+    assembled (``pending``), else from the state; when the state's copy cannot be read
     (damaged file, bad bytes), the file is processed again in this process, its entry replaced
     and ``path`` added to ``repaired``."""
-    if path in uncached:
-        return json_rows(uncached[path][0]), json_rows(uncached[path][1])
+    if path in pending:
+        return json_rows(pending[path][0]), json_rows(pending[path][1])
     try:
         return store.read_rows(entries[path])
     except Exception as exc:  # noqa: BLE001 - the state is a cache: losing an entry costs time only

@@ -162,8 +162,8 @@ def test_document_feed_takes_results_as_the_assembly_needs_them(tmp_path: Path) 
     assert pulled == [0, 1, 2] and set(feed.entries) == {"a", "b", "c"}
     # every result waits for the assembly in memory (not read back from the state file); d is
     # not in the state at all, the others are stored (their entries hold no bytes)
-    assert set(feed.uncached) == {"a", "b", "c", "d"} and feed.entries["c"].documents is None
-    assert json.loads(feed.uncached["c"][0]) == [{"doc_id": "c", "content_sha256": "sha-c"}]
+    assert set(feed.pending) == {"a", "b", "c", "d"} and feed.entries["c"].documents is None
+    assert json.loads(feed.pending["c"][0]) == [{"doc_id": "c", "content_sha256": "sha-c"}]
     assert feed.finished is None  # the source is not known to be done until asked once more
     feed.finish()
     assert feed.finished is not None and not feed.in_phase()
