@@ -53,7 +53,7 @@ import hashlib
 import logging
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -142,7 +142,7 @@ STREAM_BLOCK = 65536
 #: Candidate pairs scored at a time by :func:`_visited_pairs` (a multiple of SCORE_BATCH).
 CANDIDATE_BLOCK = 64 * SCORE_BATCH
 #: Entries of the string-pair caches of the title similarities (about 200 bytes each).
-TITLE_PAIR_CACHE = 1 << 18
+TITLE_PAIR_CACHE = 1 << 16
 #: Characters of the summary that go into the embedding text.
 SUMMARY_HEAD_CHARS = 200
 
@@ -1017,6 +1017,115 @@ def _codes(values: Sequence) -> tuple[np.ndarray, list]:
     return codes, list(index)
 
 
+def _first_appearance(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Renumber integer ids (``-1``: missing) in order of first appearance, as :func:`_codes`
+    numbers values: ``(codes, ids)``, ``codes`` int64 like ``raw`` and ``ids[code]`` the raw id
+    of each code."""
+    raw = np.asarray(raw, dtype=np.int64)
+    valid = raw >= 0
+    values = raw[valid]
+    ids, first = np.unique(values, return_index=True)
+    ids = ids[np.argsort(first, kind="stable")]
+    new_of = np.full(int(ids.max()) + 1 if ids.size else 0, -1, np.int64)
+    new_of[ids] = np.arange(len(ids))
+    codes = np.full(len(raw), -1, np.int64)
+    codes[valid] = new_of[values]
+    return codes, ids
+
+
+def _arrow_column(frame: pd.DataFrame, name: str) -> pa.Array | None:
+    """Column ``name`` of ``frame`` as one Arrow array (pandas' missing markers: null; an absent
+    column: all null), or None when Arrow cannot hold its values (mixed types, lone surrogates)."""
+    if name not in frame.columns:
+        return pa.nulls(len(frame))
+    try:
+        array = pa.array(frame[name], from_pandas=True)
+    except (pa.ArrowException, TypeError, ValueError, UnicodeError):
+        return None
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+def _is_text(dtype: pa.DataType) -> bool:
+    return pa.types.is_string(dtype) or pa.types.is_large_string(dtype)
+
+
+def _string_codes(frame: pd.DataFrame, name: str, empty_is_missing: bool = True) -> tuple[np.ndarray, list] | None:
+    """:func:`_codes` of a string column's values (missing and, when ``empty_is_missing``, empty
+    strings: ``-1``), computed by Arrow's dictionary encoding without a Python object per row:
+    the same ``(codes, table)`` as ``_codes`` of the values. None when the column does not hold
+    only strings and missing markers (the caller then codes the Python values)."""
+    array = _arrow_column(frame, name)
+    if array is None:
+        return None
+    if pa.types.is_null(array.type):
+        return np.full(len(array), -1, np.int64), []
+    if not _is_text(array.type):
+        return None
+    encoded = array.dictionary_encode()
+    dictionary = encoded.dictionary.to_pylist()
+    keep = np.array([bool(v) or not empty_is_missing for v in dictionary], dtype=bool)
+    raw = np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    raw = np.where(raw >= 0, np.where(keep, np.arange(len(keep)), -1)[np.maximum(raw, 0)], -1) if len(keep) else raw
+    codes, ids = _first_appearance(raw)
+    return codes, [dictionary[k] for k in ids.tolist()]
+
+
+#: Separator of the author names joined by :func:`_author_codes` (a control character: a name
+#: holding one is coded the slow way).
+_NAME_SEPARATOR = "\x1f"
+
+
+def _author_codes(frame: pd.DataFrame) -> tuple[np.ndarray, list] | None:
+    """:func:`_codes` of :func:`_author_keys` of each row's ``authors`` list, with
+    :func:`_author_keys` computed once per distinct list (Arrow joins each list's names and
+    dictionary-encodes them) instead of once per row. None when the column is not lists of
+    strings without missing names (the caller then codes the Python values)."""
+    array = _arrow_column(frame, "authors")
+    if array is None:
+        return None
+    if pa.types.is_null(array.type):
+        return np.full(len(array), -1, np.int64), []
+    if not (pa.types.is_list(array.type) or pa.types.is_large_list(array.type)) or not _is_text(array.type.value_type):
+        return None
+    import pyarrow.compute as pc
+
+    names = pc.list_flatten(array)
+    if names.null_count or (len(names) and pc.any(pc.match_substring(names, _NAME_SEPARATOR)).as_py()):
+        return None
+    encoded = pc.binary_join(array, _NAME_SEPARATOR).dictionary_encode()
+    joined = encoded.dictionary.to_pylist()
+    raw = np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    lists, ids = _first_appearance(raw)  # the distinct lists in order of first appearance
+    key_of: dict[frozenset[str], int] = {}
+    list_key = np.full(len(ids), -1, np.int64)
+    for k, raw_id in enumerate(ids.tolist()):
+        keys = _author_keys(joined[raw_id].split(_NAME_SEPARATOR) if joined[raw_id] else [])
+        if keys:
+            list_key[k] = key_of.setdefault(keys, len(key_of))
+    codes = np.where(lists >= 0, list_key[np.maximum(lists, 0)], -1) if len(ids) else lists
+    return codes, list(key_of)
+
+
+def _int_array(values: np.ndarray):
+    """``values`` as an ``array.array`` of 8-byte ints (indexing gives Python ints, without a
+    Python object per element held)."""
+    import array
+
+    out = array.array("q")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
+    return out
+
+
+def _folded_codes(title_code: np.ndarray, table: list) -> tuple[np.ndarray, list]:
+    """Codes of the folded titles (:func:`_folded`; an empty fold is missing) of sections whose
+    titles have codes ``title_code`` (-1: none) into ``table`` (in order of first appearance):
+    ``(codes, folded_table)`` as :func:`_codes` of the per-section folded values."""
+    index: dict[str, int] = {}
+    code_of = np.array([index.setdefault(f, len(index)) if (f := _folded(t)) else -1 for t in table], dtype=np.int64)
+    codes = np.where(title_code >= 0, code_of[np.maximum(title_code, 0)], -1) if len(table) else np.full(len(title_code), -1, np.int64)
+    return codes, list(index)
+
+
 class _Decoded(Sequence):
     """A per-section column held as integer codes and a table of the distinct values:
     ``column[i]`` is ``table[codes[i]]``, or ``missing`` where the code is -1. It reads like the
@@ -1081,28 +1190,31 @@ class PairScorer:
         def column(name: str) -> list:  # as stage.records gives it (missing markers: None), per column
             return [present(v) for v in sections[name].tolist()] if name in sections.columns else [None] * n
 
-        # one column at a time becomes Python values, and only its codes and distinct values stay
-        self.doc_code, doc_table = _codes(sections["doc_id"].tolist())
-        self.arxiv_code, arxiv_table = _codes([v if _present(v) else None for v in column("arxiv_id")])
-        titles = [_titles({"title": t, "title_zh": z}) for t, z in zip(column("title"), column("title_zh"), strict=True)]
-        self.title_code, self._title_table = _codes([t[0] for t in titles])
-        zh_code, zh_table = _codes([t[1] for t in titles])
-        del titles
-        # folded titles: each distinct title folded once, codes in section order as before
-        folded_of = [_folded(t) or None for t in self._title_table]
-        self.folded_code, folded_table = _codes([folded_of[c] if c >= 0 else None for c in self.title_code.tolist()])
-        folded_zh_of = [_folded(t) or None for t in zh_table]
-        self.folded_zh_code, self._zh_table = _codes([folded_zh_of[c] if c >= 0 else None for c in zh_code.tolist()])
-        del zh_code, zh_table, folded_of, folded_zh_of
+        # each column becomes codes and a table of its distinct values; string columns through
+        # Arrow (no Python object per section: the objects of a per-row pass stay scattered over
+        # the heap), other values through Python as before, one column at a time
+        doc = _string_codes(sections, "doc_id", empty_is_missing=False)
+        self.doc_code, doc_table = doc if doc is not None else _codes(sections["doc_id"].tolist())
+        arxiv = _string_codes(sections, "arxiv_id")
+        self.arxiv_code, arxiv_table = (arxiv if arxiv is not None else
+                                        _codes([v if _present(v) else None for v in column("arxiv_id")]))
+        title_code, self._title_table, zh_code, zh_table = self._title_codes(sections, column)
+        # folded titles: each distinct title folded once; a folded value's first appearance is
+        # that of its first title, so coding the distinct titles in code order numbers them as
+        # coding every section would
+        self.folded_code, folded_table = _folded_codes(title_code, self._title_table)
+        self.title_code = title_code
+        self.folded_zh_code, self._zh_table = _folded_codes(zh_code, zh_table)
+        del zh_code, zh_table
         self._title_folded = [_folded(t) for t in self._title_table]
-        self._summary = np.array([_present(a) or _present(b) for a, b in
-                                  zip(column("summary_norm"), column("summary"), strict=True)], dtype=bool)
-        self.author_code, self._author_table = _codes([_author_keys(v) for v in column("authors")])
-        years = [int(v) if v is not None else None for v in column("year")]
-        self._year = np.array([y if y is not None else 0 for y in years], dtype=np.int64)
-        self._has_year = np.array([y is not None for y in years], dtype=bool)
-        del years
-        self.venue_code, venue_table = _codes([v if _present(v) else None for v in column("venue")])
+        self._summary = self._summary_present(sections, column)
+        authors = _author_codes(sections)
+        self.author_code, self._author_table = (authors if authors is not None else
+                                                _codes([_author_keys(v) for v in column("authors")]))
+        self._year, self._has_year = self._years(sections, column)
+        venue = _string_codes(sections, "venue")
+        self.venue_code, venue_table = (venue if venue is not None else
+                                        _codes([v if _present(v) else None for v in column("venue")]))
         assert emb.content.shape[0] == n, "one embedding row per section"
         self.doc = _Decoded(self.doc_code, doc_table)
         self.arxiv = _Decoded(self.arxiv_code, arxiv_table)
@@ -1116,6 +1228,65 @@ class PairScorer:
         self._title_vec = emb.title_row >= 0
         self._title_zh_vec = emb.title_zh_row >= 0
         self._scores: dict[tuple[int, int], float] = {}
+
+    @staticmethod
+    def _title_codes(sections: pd.DataFrame, column: Callable[[str], list]
+                     ) -> tuple[np.ndarray, list, np.ndarray, list]:
+        """Codes and tables of the English and the Chinese title of each section (:func:`_titles`:
+        a ``title`` with Chinese characters counts as the Chinese title when there is none):
+        ``(title_code, title_table, zh_code, zh_table)`` as :func:`_codes` of the per-section
+        values. The Chinese-character test runs once per distinct title."""
+        title, zh = _string_codes(sections, "title"), _string_codes(sections, "title_zh")
+        if title is None or zh is None:
+            titles = [_titles({"title": t, "title_zh": z}) for t, z in zip(column("title"), column("title_zh"), strict=True)]
+            title_code, title_table = _codes([t[0] for t in titles])
+            zh_code, zh_table = _codes([t[1] for t in titles])
+            return title_code, title_table, zh_code, zh_table
+        (t_code, t_table), (z_code, z_table) = title, zh
+        chinese = np.array([bool(_CJK.search(t)) for t in t_table], dtype=bool)
+        has_t = t_code >= 0
+        t_chinese = has_t & chinese[np.maximum(t_code, 0)] if len(t_table) else has_t
+        title_code, ids = _first_appearance(np.where(has_t & ~t_chinese, t_code, -1))
+        title_table = [t_table[k] for k in ids.tolist()]
+        # the Chinese title: title_zh, else a Chinese title; one id per distinct string of both
+        zh_id: dict[str, int] = {}
+        z_ids = np.array([zh_id.setdefault(z, len(zh_id)) for z in z_table], dtype=np.int64)
+        t_ids = np.array([zh_id.setdefault(t, len(zh_id)) if c else -1 for t, c in zip(t_table, chinese, strict=True)],
+                         dtype=np.int64)
+        raw = np.where(z_code >= 0, z_ids[np.maximum(z_code, 0)] if len(z_ids) else -1,
+                       np.where(t_chinese, t_ids[np.maximum(t_code, 0)] if len(t_ids) else -1, -1))
+        zh_code, ids = _first_appearance(raw)
+        strings = list(zh_id)
+        return title_code, title_table, zh_code, [strings[k] for k in ids.tolist()]
+
+    @staticmethod
+    def _summary_present(sections: pd.DataFrame, column: Callable[[str], list]) -> np.ndarray:
+        """Per section whether ``summary_norm`` or ``summary`` is a non-empty string: bool ``(n,)``."""
+        arrays = [_arrow_column(sections, name) for name in ("summary_norm", "summary")]
+        if all(a is not None and (pa.types.is_null(a.type) or _is_text(a.type)) for a in arrays):
+            import pyarrow.compute as pc
+
+            out = np.zeros(len(sections), dtype=bool)
+            for a in arrays:
+                if not pa.types.is_null(a.type):
+                    out |= np.asarray(pc.fill_null(pc.greater(pc.binary_length(a), 0), False))
+            return out
+        return np.array([_present(a) or _present(b) for a, b in
+                         zip(column("summary_norm"), column("summary"), strict=True)], dtype=bool)
+
+    @staticmethod
+    def _years(sections: pd.DataFrame, column: Callable[[str], list]) -> tuple[np.ndarray, np.ndarray]:
+        """``(year, has_year)``: int64 and bool ``(n,)``, the year as ``int(value)`` (0 where
+        missing). A numeric column is read as numpy; anything else value by value."""
+        values = sections["year"] if "year" in sections.columns else None
+        if values is not None and (pd.api.types.is_float_dtype(values.dtype) or pd.api.types.is_integer_dtype(values.dtype)):
+            floats = values.to_numpy(dtype=np.float64, na_value=np.nan)
+            has = ~np.isnan(floats)
+            if np.isfinite(floats[has]).all() and (np.abs(floats[has]) < 2.0**53).all():
+                return np.where(has, floats, 0).astype(np.int64), has
+        years = [int(v) if v is not None else None for v in column("year")]
+        return (np.array([y if y is not None else 0 for y in years], dtype=np.int64),
+                np.array([y is not None for y in years], dtype=bool))
 
     def cannot_link(self, i: int, j: int) -> bool:
         """Whether ``i`` and ``j`` may never be one paper: different arXiv ids, or one document
@@ -1308,6 +1479,11 @@ class _Members(dict):
         return [c]
 
 
+def _each(sigs: int | set[int]) -> Iterable[int]:
+    """The signatures of one document in a cluster (:attr:`_Clusters.docs`): an int is one."""
+    return sigs if isinstance(sigs, set) else (sigs,)
+
+
 class _Clusters:
     """The growing partition of :func:`cluster_sections`, with per-cluster indexes so that a
     merge's cannot-link check does not look at every cross pair.
@@ -1330,20 +1506,27 @@ class _Clusters:
         # per section 8-byte machine ints (array.array gives Python ints back), not Python lists
         self.of = array.array("q", range(n))
         self.members: dict[int, list[int]] = _Members()  # a singleton is not stored: [c]
-        self.arxiv = array.array("q", scorer.arxiv_code.tolist())
-        codes, self.sig_table = _codes(list(zip(scorer.arxiv_code.tolist(), scorer.folded_code.tolist(),
-                                                scorer.folded_zh_code.tolist(), strict=True)))
-        self.sig_code = array.array("q", codes.tolist())
-        self.doc_code = array.array("q", scorer.doc_code.tolist())
-        self.docs: dict[int, dict[int, set[int]]] = {}  # absent: a singleton, read from its member
+        self.arxiv = _int_array(scorer.arxiv_code)
+        # a code per distinct signature (numbered by first appearance), from the code columns
+        # themselves: no tuple per section
+        keys = np.stack([scorer.arxiv_code, scorer.folded_code, scorer.folded_zh_code], axis=1)
+        distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
+        codes, ids = _first_appearance(inverse.ravel())
+        self.sig_table = [tuple(row) for row in distinct[ids].tolist()]
+        del keys, distinct, inverse
+        self.sig_code = _int_array(codes)
+        self.doc_code = _int_array(scorer.doc_code)
+        # per cluster of two or more, its documents' signatures: an int when one, else a set
+        # (most documents hold one signature a cluster; a set costs ~200 bytes more)
+        self.docs: dict[int, dict[int, int | set[int]]] = {}  # absent: a singleton, read from its member
         self._sig_exact: dict[tuple[int, int], bool] = {}
         import bisect
 
         self._insort = bisect.insort
 
-    def _docs(self, c: int) -> dict[int, set[int]]:
+    def _docs(self, c: int) -> dict[int, int | set[int]]:
         docs = self.docs.get(c)
-        return docs if docs is not None else {self.doc_code[c]: {self.sig_code[c]}}
+        return docs if docs is not None else {self.doc_code[c]: self.sig_code[c]}
 
     def _exact(self, s: int, t: int) -> bool:
         key = (s, t) if s < t else (t, s)
@@ -1363,7 +1546,7 @@ class _Clusters:
             da, db = db, da
         for doc, sigs in da.items():
             other = db.get(doc)
-            if other is not None and not all(self._exact(s, t) for s in sigs for t in other):
+            if other is not None and not all(self._exact(s, t) for s in _each(sigs) for t in _each(other)):
                 return True
         return False
 
@@ -1383,7 +1566,13 @@ class _Clusters:
         self.arxiv[big] = max(self.arxiv[big], self.arxiv[small])  # equal, or one is -1
         docs = self._docs(big)
         for doc, sigs in self._docs(small).items():
-            docs.setdefault(doc, set()).update(sigs)
+            held = docs.get(doc)
+            if held is None or held == sigs:
+                docs[doc] = sigs  # the small cluster's set (if one) is not used again
+            elif isinstance(held, set):
+                held.update(_each(sigs))
+            else:
+                docs[doc] = {held, *_each(sigs)}
         self.docs[big] = docs
         self.docs.pop(small, None)
 
@@ -1436,31 +1625,29 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
     # built after the searches: the index's k-means sample and the scorer's codes and distinct
     # values (about 0.6 KB a section) are not held at once
     scorer = PairScorer(sections, emb, config.dedup.embed_weight)
-    doc_codes = scorer.doc_code.tolist()
+    doc_codes = _int_array(scorer.doc_code)
     for key in (scorer.arxiv_code, scorer.folded_code):  # equal codes: equal keys
-        groups: dict[int, list[int]] = {}
-        for i, value in enumerate(key.tolist()):
-            if value >= 0:
-                groups.setdefault(value, []).append(i)
-        key_pairs = [p for members in groups.values() if len(members) > 1 for p in _key_pairs(members, doc_codes)]
+        key_pairs = [p for members in _key_groups(key) for p in _key_pairs(members, doc_codes)]
         pairs = np.array(key_pairs, dtype=np.int64).reshape(-1, 2)
         found.append(_pair_keys(pairs[:, 0], pairs[:, 1], n))
-    del groups, key_pairs
+        del key_pairs, pairs
     left, right = _visited_pairs(found, n, scorer, threshold)
     exact = scorer.exact_pairs(left, right)
 
     clusters = _Clusters(scorer)
     # one paper named twice in one document (an exact key: same arXiv id or folded title) is one
-    # mention group from the start; other sections of a document never join each other
+    # mention group from the start; other sections of a document never join each other. Only
+    # the sections whose (document, key) is shared can merge: the others are skipped.
     for key in (scorer.arxiv_code, scorer.folded_code, scorer.folded_zh_code):
-        first: dict[tuple[int, int], int] = {}
-        for i, value in enumerate(key.tolist()):
-            if value < 0:
-                continue
-            j = first.setdefault((doc_codes[i], value), i)
+        mention = np.where(key >= 0, scorer.doc_code * (int(key.max(initial=-1)) + 1) + key, -1)
+        shared = _shared_rows(mention)
+        first: dict[int, int] = {}
+        for i, value in zip(shared.tolist(), mention[shared].tolist(), strict=True):
+            j = first.setdefault(value, i)
             a, b = clusters.of[i], clusters.of[j]
             if a != b and not clusters.cannot_link(a, b):
                 clusters.merge(a, b)
+        del mention, shared, first
     failed: dict[tuple[int, int], tuple[int, int]] = {}
     members = clusters.members
     for i, j, is_exact in _pair_stream(left, right, exact):
@@ -1483,12 +1670,33 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
                 continue
         clusters.merge(a, b)
 
-    relabel: dict[int, int] = {}
-    labels = [relabel.setdefault(c, len(relabel)) for c in clusters.of]
+    labels = _first_appearance(np.frombuffer(clusters.of, dtype=np.int64))[0].tolist()
     join_scores = _join_scores(scorer, list(members.values()), n)
     for cache in (_english_ratio, _english_conflict, _chinese_pair_similarity):
         cache.cache_clear()  # this corpus's title pairs (up to ~50 MB each): not needed again
     return labels, join_scores
+
+
+def _shared_rows(values: np.ndarray) -> np.ndarray:
+    """The rows whose value (int, ``-1``: none) at least one other row shares: int64, ascending."""
+    valid = np.flatnonzero(values >= 0)
+    if not valid.size:
+        return valid
+    _, inverse, counts = np.unique(values[valid], return_inverse=True, return_counts=True)
+    return valid[counts[inverse.ravel()] > 1]
+
+
+def _key_groups(values: np.ndarray) -> Iterator[list[int]]:
+    """The rows of each value (int, ``-1``: none) that two or more rows share, as ascending lists,
+    in ascending order of the value."""
+    rows = _shared_rows(values)
+    if not rows.size:
+        return
+    by = rows[np.argsort(values[rows], kind="stable")]
+    ranked = values[by]
+    bounds = np.flatnonzero(ranked[1:] != ranked[:-1]) + 1
+    for members in np.split(by, bounds):
+        yield members.tolist()
 
 
 def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshold: float) -> tuple[np.ndarray, np.ndarray]:
@@ -1502,7 +1710,7 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
         scorer: the pairs' :class:`PairScorer`.
 
     Returns:
-        ``(left, right)``: int64 ``(k,)`` each, ``left < right``.
+        ``(left, right)``: int ``(k,)`` each (int32 below 2**31 sections, else int64), ``left < right``.
 
     Each source's keys are scored :data:`CANDIDATE_BLOCK` at a time (whole
     :data:`SCORE_BATCH` batches; a pair's score does not depend on the batch it is in), leaving
@@ -1531,7 +1739,9 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
     scores_above = np.concatenate(kept_scores) if kept_scores else np.zeros(0, np.float64)
     left, right = keys_above // n, keys_above % n
     order = np.lexsort((right, left, -scores_above))
-    return left[order], right[order]
+    del scores_above, keys_above
+    dtype = np.int32 if n <= np.iinfo(np.int32).max else np.int64  # half the bytes a pair
+    return left[order].astype(dtype), right[order].astype(dtype)
 
 
 def _pair_stream(left: np.ndarray, right: np.ndarray, exact: np.ndarray) -> Iterator[tuple[int, int, bool]]:
