@@ -864,7 +864,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
 
 def _cluster_all(slims: list[pd.DataFrame], vectors: EmbeddingParts, config: Config,
                  scratch: Path | None = None, content: VectorFile | None = None,
-                 ) -> tuple[list[str], list[float | None], pd.DataFrame, list[str]]:
+                 ) -> tuple[list[str], list[float | None], pd.DataFrame, pd.Series]:
     """Dedup over every section of the run, from the chunks' slim columns and embeddings.
 
     Consumes its inputs: ``slims`` is emptied and ``vectors`` joined as soon as they are read, so
@@ -884,8 +884,9 @@ def _cluster_all(slims: list[pd.DataFrame], vectors: EmbeddingParts, config: Con
 
     Returns:
         ``(paper_ids, match_scores, papers, doc_ids)``: per section in corpus order (the order of
-        the concatenated chunks, as the scratch tables) its paper id, match score and doc id;
-        ``papers`` as :func:`pipeline.dedup.cluster_papers` gives it.
+        the concatenated chunks, as the scratch tables) its paper id, match score and doc id
+        (``doc_ids``: a string Series, index ``0..n-1``); ``papers`` as
+        :func:`pipeline.dedup.cluster_papers` gives it.
     """
     slim = pd.concat(slims, ignore_index=True) if slims else slim_sections(_empty_sections(config))
     slims.clear()
@@ -898,10 +899,11 @@ def _cluster_all(slims: list[pd.DataFrame], vectors: EmbeddingParts, config: Con
         if emb is not None:
             emb = emb.with_content(content.permuted(order, scratch))
         content.close()
-    doc_ids = slim["doc_id"].tolist()
+    doc_ids = slim["doc_id"].reset_index(drop=True)  # a column, not a Python str per section
     if emb is None:
         return [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"]), doc_ids
     slim = slim.iloc[order].reset_index(drop=True)  # the one copy clustering reads
+    release_free_memory()  # the chunks' frames and the concatenation, before the k-means trainings
     sorted_ids, sorted_scores, papers = cluster_papers(slim, emb, config, scratch)
     del slim, emb
     # back to corpus order, as the scratch tables
