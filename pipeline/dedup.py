@@ -228,7 +228,9 @@ class SectionEmbeddings:
         content: ``(n, d)``: :func:`embedding_text` of each section (titles and summary head); an
             array, or a :class:`pipeline.vectors.VectorFile` when the runner keeps them on disk
             (read with :func:`take_rows`; :meth:`with_content`).
-        title_vectors: ``(m, d)``: one row per distinct title text.
+        title_vectors: ``(m, d)``: one row per distinct title text; an array, or a
+            :class:`pipeline.vectors.VectorFile` (the runner's, :class:`EmbeddingParts` with a
+            folder), read with :func:`take_rows` either way.
         title_row: int32 ``(n,)``: row of the section's English title in ``title_vectors``; -1
             when it has none.
         title_zh_row: int32 ``(n,)``: row of its Chinese title (target script); -1 when none.
@@ -236,7 +238,7 @@ class SectionEmbeddings:
     """
 
     content: np.ndarray | VectorFile
-    title_vectors: np.ndarray
+    title_vectors: np.ndarray | VectorFile
     title_row: np.ndarray
     title_zh_row: np.ndarray
     title_texts: tuple[str, ...] = ()
@@ -261,7 +263,7 @@ class SectionEmbeddings:
     def _dense(self, row: np.ndarray) -> np.ndarray:
         out = np.zeros(self.content.shape, np.float32)
         has = row >= 0
-        out[has] = self.title_vectors[row[has]]
+        out[has] = take_rows(self.title_vectors, row[has])
         return out
 
     @property
@@ -322,7 +324,7 @@ class SectionEmbeddings:
         part = np.zeros((len(rows_en), self.title_vectors.shape[1]), np.float32) if out is None else out
         for row in (rows_en, rows_zh):
             has = row >= 0
-            part[has] += self.title_vectors[row[has]]
+            part[has] += take_rows(self.title_vectors, row[has])
         norms = np.linalg.norm(part, axis=1, keepdims=True)
         np.divide(part, norms, out=part, where=norms > 0)
         return part
@@ -408,12 +410,23 @@ class EmbeddingParts:
     chunk and keeps the content vectors on disk, so its parts have none). The content arrays of
     the parts are kept until :meth:`join`.
 
+    Args:
+        folder: when given, the title vectors go to a :class:`pipeline.vectors.VectorFile` there
+            as they come (``m * d * 4`` bytes on disk instead of in memory: 160 MB for the 80k
+            distinct titles of the 50k bench corpus), and the joined sections read them from it.
+            None: they stay in memory.
+
     Attributes:
         n: sections added so far.
+
+    Raises:
+        OSError: from :meth:`add`, when the title file cannot be created or written.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, folder: str | Path | None = None) -> None:
         self.n = 0
+        self._folder = folder
+        self._file: VectorFile | None = None
         self._row_of: dict[str, int] = {}
         self._tables: list[np.ndarray] = []
         self._rows: list[np.ndarray] = []
@@ -430,7 +443,12 @@ class EmbeddingParts:
                 self._row_of[text] = len(self._row_of)
                 new.append(k)
             remap[k] = self._row_of[text]
-        self._tables.append(part.title_vectors[new])
+        if self._folder is not None:
+            if self._file is None:
+                self._file = VectorFile(self._folder, part.title_vectors.shape[1])
+            self._file.append(part.title_vectors[new])
+        else:
+            self._tables.append(part.title_vectors[new])
         for src, dst in ((part.title_row, self._rows), (part.title_zh_row, self._rows_zh)):
             dst.append(np.where(src >= 0, remap[np.maximum(src, 0)] if len(remap) else -1, -1).astype(np.int32))
         self._contents.append(part.content)
@@ -460,8 +478,8 @@ class EmbeddingParts:
             offset += len(part)
         title_row, title_zh_row = np.empty(n, np.int32), np.empty(n, np.int32)
         title_row[positions], title_zh_row[positions] = np.concatenate(self._rows), np.concatenate(self._rows_zh)
-        table, texts = np.concatenate(self._tables), tuple(self._row_of)
-        self._tables, self._rows, self._rows_zh, self._row_of, self.n = [], [], [], {}, 0
+        table, texts = self._file if self._file is not None else np.concatenate(self._tables), tuple(self._row_of)
+        self._file, self._tables, self._rows, self._rows_zh, self._row_of, self.n = None, [], [], [], {}, 0
         return SectionEmbeddings(content, table, title_row, title_zh_row, texts)
 
 
@@ -1308,7 +1326,7 @@ class PairScorer:
         if sims:
             return max(sims)
         e = self.emb
-        cross = [float(e.title_vectors[x[i]] @ e.title_vectors[y[j]])
+        cross = [float(take_rows(e.title_vectors, np.array([x[i]]))[0] @ take_rows(e.title_vectors, np.array([y[j]]))[0])
                  for x, y in ((e.title_row, e.title_zh_row), (e.title_zh_row, e.title_row)) if x[i] >= 0 and y[j] >= 0]
         return max(cross) if cross else None
 
@@ -1420,7 +1438,7 @@ class PairScorer:
                              (e.title_zh_row, e.title_row, self._title_zh_vec, self._title_vec)):
             t = np.flatnonzero(hx[a] & hy[b])
             if t.size:
-                va, vb = e.title_vectors[x[a[t]]], e.title_vectors[y[b[t]]]
+                va, vb = take_rows(e.title_vectors, x[a[t]]), take_rows(e.title_vectors, y[b[t]])
                 cos = np.matmul(va[:, None, :], vb[:, :, None])[:, 0, 0].astype(np.float64)
                 out[t] = np.fmax(out[t], cos)
         return out
@@ -2001,9 +2019,41 @@ SHINGLE_CHARS = 5
 DUP_MIN_RESEMBLANCE = 0.8
 
 
-def _shingles(text: str) -> set[str]:
+#: A code point past Unicode's last (21 bits hold both): pads a text shorter than a shingle.
+_SHINGLE_PAD = (1 << 21) - 1
+
+
+def _shingle_keys(text: str) -> np.ndarray:
+    """The distinct character shingles of ``text`` with its whitespace removed (every run of
+    :data:`SHINGLE_CHARS` characters; a shorter text is one shingle; no text, none), each
+    packed exactly into two uint64 (the
+    :data:`SHINGLE_CHARS` = 5 code points of 21 bits: three in the first, two in the second; a
+    text shorter than a shingle padded with :data:`_SHINGLE_PAD`): uint64 ``(m, 2)``, rows
+    sorted and distinct. 16 bytes a shingle where a Python set of str holds about 70."""
+    assert SHINGLE_CHARS == 5, "the packing assumes 5 code points"
     s = "".join(text.split())
-    return {s[i : i + SHINGLE_CHARS] for i in range(max(1, len(s) - SHINGLE_CHARS + 1))} if s else set()
+    if not s:
+        return np.zeros((0, 2), np.uint64)
+    points = np.frombuffer(s.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint64)
+    if len(points) < SHINGLE_CHARS:
+        points = np.concatenate([points, np.full(SHINGLE_CHARS - len(points), _SHINGLE_PAD, np.uint64)])
+    w = np.lib.stride_tricks.sliding_window_view(points, SHINGLE_CHARS)
+    hi = (w[:, 0] << np.uint64(42)) | (w[:, 1] << np.uint64(21)) | w[:, 2]
+    lo = (w[:, 3] << np.uint64(21)) | w[:, 4]
+    order = np.lexsort((lo, hi))
+    hi, lo = hi[order], lo[order]
+    new = np.ones(len(hi), dtype=bool)
+    new[1:] = (hi[1:] != hi[:-1]) | (lo[1:] != lo[:-1])
+    return np.stack([hi[new], lo[new]], axis=1)
+
+
+def _shared_shingles(a: np.ndarray, b: np.ndarray) -> int:
+    """Rows common to two :func:`_shingle_keys` arrays (each distinct): ``len(A & B)`` of the sets."""
+    if not len(a) or not len(b):
+        return 0
+    both = np.concatenate([a, b])
+    both = both[np.lexsort((both[:, 1], both[:, 0]))]
+    return int(((both[1:, 0] == both[:-1, 0]) & (both[1:, 1] == both[:-1, 1])).sum())
 
 
 def find_duplicate_documents(documents: pd.DataFrame, sections: pd.DataFrame) -> list[str | None]:
@@ -2061,7 +2111,9 @@ def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of
     first_of_content: dict[str, str] = {}
     dup_of: list[str | None] = []
     candidates = copy_candidates(papers_of)
-    originals: dict[frozenset[str], list[tuple[str, set[str]]]] = {}
+    # per paper set, its originals so far with their shingles (:func:`_shingle_keys`: the
+    # resemblance of their shingle sets, exactly, at a quarter of a Python set's memory)
+    originals: dict[frozenset[str], list[tuple[str, np.ndarray]]] = {}
     for doc_id, status, sha in documents:
         target = None
         if isinstance(sha, str):
@@ -2070,10 +2122,11 @@ def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of
             first_of_content.setdefault(sha, doc_id)
         if target is None and doc_id in candidates:
             papers = papers_of[doc_id]
-            shingles = _shingles(text_of[doc_id])
+            shingles = _shingle_keys(text_of[doc_id])
             for other_id, other in originals.get(papers, []):
-                union = len(shingles | other)
-                if union and len(shingles & other) / union >= DUP_MIN_RESEMBLANCE:
+                shared = _shared_shingles(shingles, other)
+                union = len(shingles) + len(other) - shared
+                if union and shared / union >= DUP_MIN_RESEMBLANCE:
                     target = other_id
                     break
             if target is None:

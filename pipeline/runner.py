@@ -791,7 +791,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     seconds["ingest"] += time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    vectors = EmbeddingParts()  # the title vectors, each distinct title once
+    vectors = EmbeddingParts(scratch)  # the title vectors, each distinct title once, on disk
     content = VectorFile(scratch)  # the content vectors wait on disk, in corpus order
     if embed_out is not None:
         embed_out.close()

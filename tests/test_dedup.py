@@ -601,7 +601,7 @@ def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path) -> None
         in_memory.add(embed_sections(c, use))
     expected = _cluster_all([slim_sections(c) for c in chunks], in_memory, config)
     content = VectorFile(tmp_path)
-    parts = EmbeddingParts()
+    parts = EmbeddingParts(tmp_path)  # titles on disk too
     for c in chunks:
         part = embed_sections(c, use)
         content.append(part.content)
@@ -882,7 +882,7 @@ def test_section_embeddings_concat_places_rows_by_position() -> None:
     assert len(kept) == 1  # refused before the parts were taken
 
 
-def test_embedding_parts_hold_each_title_vector_once_as_parts_come() -> None:
+def test_embedding_parts_hold_each_title_vector_once_as_parts_come(tmp_path) -> None:
     """The runner adds a part per chunk, without its content: a title seen in an earlier chunk
     is not kept again, and the join is what concat of the whole parts gives."""
     from pipeline.dedup import EmbeddingParts, SectionEmbeddings
@@ -914,6 +914,19 @@ def test_embedding_parts_hold_each_title_vector_once_as_parts_come() -> None:
     assert got.title_row.tolist() == [1, 1, -1, 0, 3, 0] and got.title_zh_row.tolist() == [2, 2, -1, -1, 0, -1]
     with pytest.raises(ValueError, match="no embeddings"):
         joined.join()  # joined once: the parts are gone
+    # with a folder, the title vectors wait in a file there: the same rows, read back bit for bit
+    from pipeline.vectors import VectorFile
+
+    on_disk = EmbeddingParts(tmp_path)
+    for p in parts:
+        on_disk.add(p.without_content())
+    assert on_disk._tables == []
+    filed = on_disk.join(positions)
+    assert isinstance(filed.title_vectors, VectorFile) and filed.title_vectors.shape == (4, 3)
+    np.testing.assert_array_equal(filed.title_vectors.take(np.arange(4)), expected.title_vectors)
+    np.testing.assert_array_equal(filed.title_rows(0, 6), expected.title_rows(0, 6))
+    np.testing.assert_array_equal(filed.title_rows_at(np.array([4, 1])), expected.title_rows_at(np.array([4, 1])))
+    assert list(tmp_path.iterdir()) == []  # an unnamed file
 
 
 _TITLE_CHARS = st.sampled_from(list("abcde xyz-:") + list("模型学习扩散注意力") + ["é", "İ"])
@@ -1039,3 +1052,127 @@ def test_records_are_the_rows_of_to_dict_with_missing_markers_as_none() -> None:
     twice = pd.DataFrame([[1, "b"]], columns=["a", "a"])
     with pytest.warns(UserWarning):
         assert records(twice) == twice.to_dict("records") == [{"a": "b"}]
+
+
+# --- memory-lean forms: the same values as the plain Python ones -------------------------------------
+
+
+def _shingle_set(text: str) -> set[str]:
+    """The specification of the shingles: every 5-character run of the text without whitespace."""
+    s = "".join(text.split())
+    return {s[i : i + 5] for i in range(max(1, len(s) - 4))} if s else set()
+
+
+_SHINGLE_TEXT = st.text(st.sampled_from(list("ab c\n論文\U0001f600\ud800") + ["\U0010ffff"]), max_size=40)
+
+
+@given(_SHINGLE_TEXT, _SHINGLE_TEXT)
+@settings(max_examples=300, deadline=None)
+def test_packed_shingles_count_like_the_sets(a: str, b: str) -> None:
+    from pipeline.dedup import _shared_shingles, _shingle_keys
+
+    ka, kb = _shingle_keys(a), _shingle_keys(b)
+    assert len(ka) == len(_shingle_set(a)) and len(kb) == len(_shingle_set(b))
+    assert _shared_shingles(ka, kb) == len(_shingle_set(a) & _shingle_set(b))
+
+
+def test_packed_shingles_keep_short_texts_apart_from_padded_ones() -> None:
+    from pipeline.dedup import _shared_shingles, _shingle_keys
+
+    assert _shingle_keys(" \n").shape == (0, 2)
+    assert _shared_shingles(_shingle_keys("abc"), _shingle_keys("abcde")) == 0
+    assert _shared_shingles(_shingle_keys("a b c"), _shingle_keys("abc")) == 1  # whitespace is dropped
+    assert _shared_shingles(_shingle_keys("abcdef"), _shingle_keys("xbcdefy")) == 1  # "bcdef"
+
+
+def _python_codes(frame: pd.DataFrame):
+    """The scorer's codes the plain way: each column's Python values through ``_codes``."""
+    from pipeline.dedup import _author_keys, _codes, _folded, _present, _titles
+    from pipeline.stage import present
+
+    def column(name):
+        return [present(v) for v in frame[name].tolist()] if name in frame.columns else [None] * len(frame)
+
+    titles = [_titles({"title": t, "title_zh": z}) for t, z in zip(column("title"), column("title_zh"), strict=True)]
+    title_code, title_table = _codes([t[0] for t in titles])
+    folded = [_folded(t) or None for t in title_table]
+    zh_code, zh_table = _codes([t[1] for t in titles])
+    folded_zh = [_folded(t) or None for t in zh_table]
+    years = [int(v) if v is not None else None for v in column("year")]
+    return {
+        "doc": _codes(frame["doc_id"].tolist()),
+        "arxiv": _codes([v if _present(v) else None for v in column("arxiv_id")]),
+        "title": (title_code, title_table),
+        "folded": _codes([folded[c] if c >= 0 else None for c in title_code.tolist()]),
+        "folded_zh": _codes([folded_zh[c] if c >= 0 else None for c in zh_code.tolist()]),
+        "authors": _codes([_author_keys(v) for v in column("authors")]),
+        "venue": _codes([v if _present(v) else None for v in column("venue")]),
+        "year": ([y or 0 for y in years], [y is not None for y in years]),
+        "summary": [_present(a) or _present(b) for a, b in zip(column("summary_norm"), column("summary"), strict=True)],
+    }
+
+
+def _scorer_codes(scorer):
+    return {
+        "doc": (scorer.doc_code, scorer.doc._table), "arxiv": (scorer.arxiv_code, scorer.arxiv._table),
+        "title": (scorer.title_code, scorer._title_table), "folded": (scorer.folded_code, scorer.folded._table),
+        "folded_zh": (scorer.folded_zh_code, scorer._zh_table), "authors": (scorer.author_code, scorer._author_table),
+        "venue": (scorer.venue_code, scorer.venue._table), "year": (scorer._year.tolist(), scorer._has_year.tolist()),
+        "summary": scorer._summary.tolist(),
+    }
+
+
+_CODE_TITLES = ["Deep Nets", "deep  nets", "", None, "深度网络", "Transformers", "變換器", "  ", "α-Fold"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(["d1", "d2", "", "d3"]), st.sampled_from(_CODE_TITLES),
+                          st.sampled_from(_CODE_TITLES), st.sampled_from(["2401.00001", "", None, "2401.00002"]),
+                          st.sampled_from([["Ann Lee", "Bo Chen"], ["A. Lee"], [], None, ["李雷", ""], ["Bo Chen", "Ann Lee"]]),
+                          st.sampled_from([2024.0, None, 2025.0, float("nan")]),
+                          st.sampled_from(["x", "", None])), max_size=25),
+       st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_scorer_codes_equal_the_python_values_codes(rows, slim: bool) -> None:
+    """Arrow's dictionary encoding and the per-distinct-value passes give the codes and tables
+    that coding every section's Python values gives (in pandas' str columns and in object ones)."""
+    from pipeline.dedup import PairScorer, SectionEmbeddings, slim_sections
+
+    frame = pd.DataFrame(rows, columns=["doc_id", "title", "title_zh", "arxiv_id", "authors", "year", "summary_norm"])
+    frame["venue"] = frame["title"]
+    if slim:
+        frame = slim_sections(frame)
+    emb = SectionEmbeddings.from_dense(np.zeros((len(frame), 4), np.float32))
+    got, want = _scorer_codes(PairScorer(frame, emb, 0.5)), _python_codes(frame)
+    for name in want:
+        if name in ("year", "summary"):
+            assert got[name] == want[name], name
+        else:
+            assert got[name][0].tolist() == want[name][0].tolist() and list(got[name][1]) == want[name][1], name
+
+
+def test_scorer_codes_fall_back_to_python_values_arrow_cannot_hold() -> None:
+    """Mixed types, a lone surrogate, a name holding the join separator: coded value by value."""
+    from pipeline.dedup import PairScorer, SectionEmbeddings
+
+    frame = pd.DataFrame({"doc_id": ["a", "b", "c"], "title": ["x\ud800", 7, "x\ud800"],
+                          "arxiv_id": [1, "2401.1", None], "venue": ["V", "V", None],
+                          "authors": [["Ann\x1fLee"], ["Ann\x1fLee"], ["Bo Chen"]], "year": ["2024", None, "2024"]})
+    emb = SectionEmbeddings.from_dense(np.zeros((3, 4), np.float32))
+    got, want = _scorer_codes(PairScorer(frame, emb, 0.5)), _python_codes(frame)
+    for name in want:
+        if name in ("year", "summary"):
+            assert got[name] == want[name], name
+        else:
+            assert got[name][0].tolist() == want[name][0].tolist() and list(got[name][1]) == want[name][1], name
+    assert got["authors"][0].tolist() == [0, 0, 1]
+
+
+def test_key_groups_and_shared_rows() -> None:
+    from pipeline.dedup import _first_appearance, _key_groups, _shared_rows
+
+    values = np.array([5, -1, 3, 5, 3, 9, 5, -1])
+    assert _shared_rows(values).tolist() == [0, 2, 3, 4, 6]
+    assert list(_key_groups(values)) == [[2, 4], [0, 3, 6]]
+    assert list(_key_groups(np.array([-1, 4]))) == [] and _shared_rows(np.zeros(0, np.int64)).size == 0
+    codes, ids = _first_appearance(np.array([7, -1, 2, 7, 0]))
+    assert codes.tolist() == [0, -1, 1, 0, 2] and ids.tolist() == [7, 2, 0]
