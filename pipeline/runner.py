@@ -321,6 +321,7 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     manifest = _run_manifest(run_id, started, full, corpus, config, embedder, outcome.inputs, outcome.status_counts,
                              outcome.errors, outcome.counts, seconds, files, store.key)
     write_manifest(run_dir, manifest)
+    release_free_memory()  # the whole dedup's memory, before the report reads the tables back
     _write_report(run_dir, report_frames(run_dir, outcome.errors), manifest)
     flush_folder(run_dir)
     crash_point("before-swap")
@@ -820,7 +821,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     # --- second pass: the dedup columns into sections and documents -----------------------------
     t0 = time.perf_counter()
     summaries: list[str | None] = [None] * len(papers)
-    texts: dict[str, list[str]] = {}
+    texts: dict[str, Any] = {}  # doc id -> its sections' texts (a list), then joined (a str)
     wanted_sections = pa.array(list(summary_from), pa.string())
     wanted_docs = pa.array(list(candidates), pa.string())
 
@@ -838,7 +839,9 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
                                         metadata, {"paper_id": (paper_ids, pa.string()),
                                                    "match_score": (match_scores, pa.float32())}, collect)}
     crash_point("mid-write")
-    dup_of = duplicate_documents(doc_keys, papers_of, {d: "\n".join(t) for d, t in texts.items()})
+    for d in texts:  # joined one at a time: the lists and the joined texts are not all held at once
+        texts[d] = "\n".join(texts[d])
+    dup_of = duplicate_documents(doc_keys, papers_of, texts)
     texts.clear()
     counts["documents"] = _fill_columns(scratch / "documents.parquet", run_dir / "documents.parquet",
                                         DOCUMENTS_SCHEMA, metadata, {"dup_of": (dup_of, pa.string())},
