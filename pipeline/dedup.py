@@ -1071,9 +1071,13 @@ def _string_codes(frame: pd.DataFrame, name: str, empty_is_missing: bool = True)
     """:func:`_codes` of a string column's values (missing and, when ``empty_is_missing``, empty
     strings: ``-1``), computed by Arrow's dictionary encoding without a Python object per row:
     the same ``(codes, table)`` as ``_codes`` of the values. None when the column does not hold
-    only strings and missing markers (the caller then codes the Python values)."""
+    only strings and missing markers, or, without ``empty_is_missing``, holds a missing marker
+    (``_codes`` of the raw values gives NaN and ``pd.NA`` codes of their own): the caller then
+    codes the Python values."""
     array = _arrow_column(frame, name)
     if array is None:
+        return None
+    if not empty_is_missing and array.null_count:  # a missing marker is a value there (see _codes)
         return None
     if pa.types.is_null(array.type):
         return np.full(len(array), -1, np.int64), []
@@ -1103,8 +1107,8 @@ def _author_codes(frame: pd.DataFrame) -> tuple[np.ndarray, list] | None:
         return None
     if pa.types.is_null(array.type):
         return np.full(len(array), -1, np.int64), []
-    if not (pa.types.is_list(array.type) or pa.types.is_large_list(array.type)) or not _is_text(array.type.value_type):
-        return None
+    if not (pa.types.is_list(array.type) or pa.types.is_large_list(array.type)) or not pa.types.is_string(array.type.value_type):
+        return None  # (Arrow's binary_join has no kernel for lists of large_string)
     import pyarrow.compute as pc
 
     names = pc.list_flatten(array)

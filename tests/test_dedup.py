@@ -1176,3 +1176,22 @@ def test_key_groups_and_shared_rows() -> None:
     assert list(_key_groups(np.array([-1, 4]))) == [] and _shared_rows(np.zeros(0, np.int64)).size == 0
     codes, ids = _first_appearance(np.array([7, -1, 2, 7, 0]))
     assert codes.tolist() == [0, -1, 1, 0, 2] and ids.tolist() == [7, 2, 0]
+
+
+def test_scorer_codes_of_missing_doc_ids_and_large_string_authors() -> None:
+    """A missing doc id stays a value of its own, as ``_codes`` of the raw values gives it (found
+    by the break-it tester: Arrow's path made all of them one 'document'); authors as Arrow lists
+    of large_string are coded (binary_join has no kernel for them: the Python path)."""
+    import pyarrow as pa
+
+    from pipeline.dedup import PairScorer, SectionEmbeddings
+
+    emb = SectionEmbeddings.from_dense(np.zeros((3, 4), np.float32))
+    for docs in ([None, np.nan, "y"], [pd.NA, None, "y"]):
+        frame = pd.DataFrame({"doc_id": pd.Series(docs, dtype=object), "title": ["A", "B", "C"]})
+        got, want = PairScorer(frame, emb, 0.5).doc_code.tolist(), _python_codes(frame)["doc"][0].tolist()
+        assert got == want and len(set(got)) == 3
+    for kind in (pa.list_(pa.large_string()), pa.large_list(pa.large_string())):
+        authors = pd.Series(pd.arrays.ArrowExtensionArray(pa.array([["Ann Lee"], None, ["A. Lee"]], kind)))
+        frame = pd.DataFrame({"doc_id": ["a", "b", "c"], "authors": authors})
+        assert PairScorer(frame, emb, 0.5).author_code.tolist() == [0, -1, 0]
