@@ -1758,12 +1758,17 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
         done.append(keys)
     del done
     keys_above = np.concatenate(kept_keys) if kept_keys else np.zeros(0, np.int64)
+    del kept_keys
     scores_above = np.concatenate(kept_scores) if kept_scores else np.zeros(0, np.float64)
-    left, right = keys_above // n, keys_above % n
-    order = np.lexsort((right, left, -scores_above))
-    del scores_above, keys_above
+    del kept_scores
+    np.negative(scores_above, out=scores_above)
+    # a key low * n + high orders as (low, high): one sort key instead of the two columns
+    order = np.lexsort((keys_above, scores_above))
+    del scores_above
+    keys_above = keys_above[order]
+    del order
     dtype = np.int32 if n <= np.iinfo(np.int32).max else np.int64  # half the bytes a pair
-    return left[order].astype(dtype), right[order].astype(dtype)
+    return (keys_above // n).astype(dtype), (keys_above % n).astype(dtype)
 
 
 def _pair_stream(left: np.ndarray, right: np.ndarray, exact: np.ndarray) -> Iterator[tuple[int, int, bool]]:
