@@ -1122,6 +1122,17 @@ def _scorer_codes(scorer):
     }
 
 
+def _assert_codes_equal(scorer, frame: pd.DataFrame) -> dict:
+    """Assert the scorer's codes and tables equal :func:`_python_codes` of ``frame``; returns them."""
+    got, want = _scorer_codes(scorer), _python_codes(frame)
+    for name in want:
+        if name in ("year", "summary"):
+            assert got[name] == want[name], name
+        else:
+            assert got[name][0].tolist() == want[name][0].tolist() and list(got[name][1]) == want[name][1], name
+    return got
+
+
 _CODE_TITLES = ["Deep Nets", "deep  nets", "", None, "深度网络", "Transformers", "變換器", "  ", "α-Fold"]
 
 
@@ -1142,12 +1153,7 @@ def test_scorer_codes_equal_the_python_values_codes(rows, slim: bool) -> None:
     if slim:
         frame = slim_sections(frame)
     emb = SectionEmbeddings.from_dense(np.zeros((len(frame), 4), np.float32))
-    got, want = _scorer_codes(PairScorer(frame, emb, 0.5)), _python_codes(frame)
-    for name in want:
-        if name in ("year", "summary"):
-            assert got[name] == want[name], name
-        else:
-            assert got[name][0].tolist() == want[name][0].tolist() and list(got[name][1]) == want[name][1], name
+    _assert_codes_equal(PairScorer(frame, emb, 0.5), frame)
 
 
 def test_scorer_codes_fall_back_to_python_values_arrow_cannot_hold() -> None:
@@ -1158,12 +1164,7 @@ def test_scorer_codes_fall_back_to_python_values_arrow_cannot_hold() -> None:
                           "arxiv_id": [1, "2401.1", None], "venue": ["V", "V", None],
                           "authors": [["Ann\x1fLee"], ["Ann\x1fLee"], ["Bo Chen"]], "year": ["2024", None, "2024"]})
     emb = SectionEmbeddings.from_dense(np.zeros((3, 4), np.float32))
-    got, want = _scorer_codes(PairScorer(frame, emb, 0.5)), _python_codes(frame)
-    for name in want:
-        if name in ("year", "summary"):
-            assert got[name] == want[name], name
-        else:
-            assert got[name][0].tolist() == want[name][0].tolist() and list(got[name][1]) == want[name][1], name
+    got = _assert_codes_equal(PairScorer(frame, emb, 0.5), frame)
     assert got["authors"][0].tolist() == [0, 0, 1]
 
 
