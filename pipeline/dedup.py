@@ -1067,6 +1067,14 @@ def _is_text(dtype: pa.DataType) -> bool:
     return pa.types.is_string(dtype) or pa.types.is_large_string(dtype)
 
 
+def _dictionary_ids(array: pa.Array) -> tuple[np.ndarray, list]:
+    """Arrow's dictionary encoding of ``array``: ``(ids, dictionary)``, ``ids`` int64 ``(n,)``
+    (``-1`` for null) into the Python list of its distinct values."""
+    encoded = array.dictionary_encode()
+    ids = np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    return ids, encoded.dictionary.to_pylist()
+
+
 def _string_codes(frame: pd.DataFrame, name: str, empty_is_missing: bool = True) -> tuple[np.ndarray, list] | None:
     """:func:`_codes` of a string column's values (missing and, when ``empty_is_missing``, empty
     strings: ``-1``), computed by Arrow's dictionary encoding without a Python object per row:
@@ -1083,10 +1091,8 @@ def _string_codes(frame: pd.DataFrame, name: str, empty_is_missing: bool = True)
         return np.full(len(array), -1, np.int64), []
     if not _is_text(array.type):
         return None
-    encoded = array.dictionary_encode()
-    dictionary = encoded.dictionary.to_pylist()
+    raw, dictionary = _dictionary_ids(array)
     keep = np.array([bool(v) or not empty_is_missing for v in dictionary], dtype=bool)
-    raw = np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
     raw = np.where(raw >= 0, np.where(keep, np.arange(len(keep)), -1)[np.maximum(raw, 0)], -1) if len(keep) else raw
     codes, ids = _first_appearance(raw)
     return codes, [dictionary[k] for k in ids.tolist()]
@@ -1114,9 +1120,7 @@ def _author_codes(frame: pd.DataFrame) -> tuple[np.ndarray, list] | None:
     names = pc.list_flatten(array)
     if names.null_count or (len(names) and pc.any(pc.match_substring(names, _NAME_SEPARATOR)).as_py()):
         return None
-    encoded = pc.binary_join(array, _NAME_SEPARATOR).dictionary_encode()
-    joined = encoded.dictionary.to_pylist()
-    raw = np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    raw, joined = _dictionary_ids(pc.binary_join(array, _NAME_SEPARATOR))
     lists, ids = _first_appearance(raw)  # the distinct lists in order of first appearance
     key_of: dict[frozenset[str], int] = {}
     list_key = np.full(len(ids), -1, np.int64)
@@ -1695,7 +1699,7 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
     labels = _first_appearance(np.frombuffer(clusters.of, dtype=np.int64))[0].tolist()
     join_scores = _join_scores(scorer, list(members.values()), n)
     for cache in (_english_ratio, _english_conflict, _chinese_pair_similarity):
-        cache.cache_clear()  # this corpus's title pairs (up to ~50 MB each): not needed again
+        cache.cache_clear()  # this corpus's title pairs (up to ~13 MB each): not needed again
     return labels, join_scores
 
 
