@@ -621,15 +621,19 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
     rows = emb if isinstance(emb, Rows) else Rows.of(emb)
     n = rows.n
     nlist = max(1, min(n, int(IVF_LISTS_PER_SQRT * np.sqrt(n))))  # k-means needs a point per list (n < 16)
-    train = _training_rows(rows, nlist * IVF_TRAIN_PER_LIST, IVF_SEED)
+    train = _training_rows(rows, nlist * IVF_TRAIN_PER_LIST, IVF_SEED, folder)
     d = train.shape[1]
     quantizer = faiss.IndexFlatIP(d)
     index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
-    index.cp.seed = IVF_SEED
-    # k-means on at most IVF_TRAIN_PER_LIST rows per list: given exactly those, faiss samples nothing
-    index.cp.max_points_per_centroid = IVF_TRAIN_PER_LIST
-    index.train(train)
-    del train
+    try:
+        # faiss's own training of the coarse quantizer (IndexIVF::train: spherical k-means),
+        # reading the sample a block at a time
+        quantizer.add(spherical_kmeans(train, nlist, index.cp.niter, IVF_SEED))
+    finally:
+        if isinstance(train, VectorFile):
+            train.close()
+        del train
+    index.is_trained = True
     nprobe = index.nprobe = min(IVF_NPROBE, nlist)
     # per row: the list index.add puts it in and the lists index.search probes for it (the same
     # quantizer calls, one per block)
@@ -733,8 +737,12 @@ def _probe_ordered_blocks(probes: np.ndarray, list_bytes: np.ndarray | None) -> 
         yield order[start:n]
 
 
-def _training_rows(rows: Rows, limit: int, seed: int) -> np.ndarray:
-    """The k-means training set of :func:`_ann_neighbour_index`: float32 ``(min(n, limit), d)``.
+def _training_rows(rows: Rows, limit: int, seed: int, folder: str | Path | None = None) -> np.ndarray | VectorFile:
+    """The k-means training set of :func:`_ann_neighbour_index`: float32 ``(min(n, limit), d)``,
+    in memory (``folder`` None) or in a :class:`pipeline.vectors.VectorFile` in ``folder`` (where
+    :func:`spherical_kmeans` reads it a block at a time; the sample is ``256 * sqrt(n)`` rows,
+    400 MB at 600,000 sections). When the file cannot be written, a warning is logged and the
+    sample is held in memory.
 
     All ``n`` rows when ``n <= limit``; else the rows faiss itself would train on given all of
     them (``faiss::Clustering`` subsamples ``nx > k * max_points_per_centroid`` rows as the first
@@ -744,25 +752,145 @@ def _training_rows(rows: Rows, limit: int, seed: int) -> np.ndarray:
     import faiss
 
     n = rows.n
-    if n <= limit:
-        return np.ascontiguousarray(rows.get(0, n), dtype=np.float32)
+    sample: np.ndarray | None = None
+    if n > limit:
+        perm = np.empty(n, np.int32)
+        faiss.rand_perm(faiss.swig_ptr(perm), n, seed)
+        sample = perm[:limit].astype(np.int64)
+        del perm
+    m = n if sample is None else limit
+
+    def block(start: int) -> np.ndarray:
+        stop = min(m, start + ANN_BLOCK)
+        got = rows.get(start, stop) if sample is None else rows.take(sample[start:stop])
+        return np.ascontiguousarray(got, dtype=np.float32)
+
+    if folder is not None:
+        try:
+            out = VectorFile(folder, dtype=np.float32)
+            try:
+                for start in range(0, m, ANN_BLOCK):
+                    out.append(block(start))
+            except BaseException:
+                out.close()
+                raise
+            return out
+        except OSError as exc:
+            log.warning("cannot hold the k-means sample in a scratch file in %s (%s); it stays in memory", folder, exc)
+    parts = [block(start) for start in range(0, m, ANN_BLOCK)]
+    return np.concatenate(parts) if len(parts) != 1 else parts[0]
+
+
+#: Training rows per search call of :func:`spherical_kmeans`: a multiple of faiss's
+#: ``distance_compute_blas_query_bs`` (4096), so that the calls split the rows into the same
+#: BLAS tiles as one call over all of them; 64 MiB of float32 at ``d = 512``.
+KMEANS_BLOCK = 8 * 4096
+#: Relative perturbation of a split centroid (faiss ``Clustering.cpp``, ``EPS``).
+_SPLIT_EPS = 1 / 1024.0
+
+
+def spherical_kmeans(x: np.ndarray | VectorFile, k: int, niter: int, seed: int) -> np.ndarray:
+    """The centroids faiss's k-means gives an inner-product ``IndexIVF``'s coarse quantizer
+    (``faiss::Clustering::train`` with ``spherical``, ``nredo = 1``; faiss ``Clustering.cpp``,
+    reproduced step by step): float32 ``(k, d)``, bit for bit faiss's for the same rows, seed and
+    iterations, but reading the ``(n, d)`` training rows ``x`` (an array or a
+    :class:`pipeline.vectors.VectorFile`) :data:`KMEANS_BLOCK` rows at a time, so memory holds the
+    centroids and one block rather than every row (faiss's ``train`` needs them all at once).
+
+    Each iteration: every row goes to its nearest centroid by inner product (faiss's own
+    ``IndexFlatIP.search``, in the BLAS tiles of one call over all rows); each centroid becomes
+    the float32 sum of its rows in row order times the reciprocal of their count; an empty
+    centroid takes a perturbed copy of a large one (faiss's ``split_clusters``, same random
+    stream); the centroids are L2-normalized (``faiss.fvec_renorm_L2``). The first centroids
+    are the rows ``faiss::rand_perm(n, seed + 1)[:k]``, normalized; with ``n == k`` the rows
+    themselves.
+
+    Raises:
+        ValueError: fewer rows than ``k``, or a value that is not finite (faiss raises
+            RuntimeError for both).
+    """
+    import faiss
+
+    n, d = x.shape
+    if n < k:
+        raise ValueError(f"{n} training rows for {k} centroids: at least as many rows as centroids are needed")
+    get = x.rows if isinstance(x, VectorFile) else (lambda start, stop: x[start:stop])
+    blocks = [(start, min(n, start + KMEANS_BLOCK)) for start in range(0, n, KMEANS_BLOCK)]
+    if len(blocks) > 1 and blocks[-1][1] - blocks[-1][0] < 4096:  # faiss searches a few rows otherwise
+        blocks[-2:] = [(blocks[-2][0], n)]
+    for start, stop in blocks:
+        if not np.isfinite(get(start, stop)).all():
+            raise ValueError("the k-means training rows contain NaN or infinite values")
+    if n == k:  # faiss copies the rows as they are
+        return np.ascontiguousarray(get(0, n), dtype=np.float32)
+    if n < k * 39:  # faiss ClusteringParameters.min_points_per_centroid
+        log.info("k-means of %d rows into %d centroids: fewer than 39 rows a centroid", n, k)
     perm = np.empty(n, np.int32)
-    faiss.rand_perm(faiss.swig_ptr(perm), n, seed)
-    sample = perm[:limit].astype(np.int64)
+    faiss.rand_perm(faiss.swig_ptr(perm), n, seed + 1)
+    centroids = np.ascontiguousarray(take_rows(x, perm[:k].astype(np.int64)), dtype=np.float32)
     del perm
-    by_row = np.argsort(sample, kind="stable")
-    sorted_rows = sample[by_row]
-    out: np.ndarray | None = None
-    for start in range(0, n, ANN_BLOCK):
-        lo, hi = np.searchsorted(sorted_rows, [start, start + ANN_BLOCK])
-        if lo == hi:
-            continue
-        block = rows.get(start, start + ANN_BLOCK)
-        if out is None:
-            out = np.empty((limit, block.shape[1]), np.float32)
-        at = by_row[lo:hi]
-        out[at] = block[sample[at] - start]
-    return out
+    faiss.fvec_renorm_L2(d, k, faiss.swig_ptr(centroids))
+    index = faiss.IndexFlatIP(d)
+    index.add(centroids)
+    # faiss computes the inner products with BLAS from ``rows * d >= distance_compute_blas_threshold``
+    # on, else with its own loop (faiss ``utils/distances.cpp``): every block takes the path of one
+    # call over all n rows
+    threshold = faiss.cvar.distance_compute_blas_threshold
+    forced = 0 if n * d >= threshold else n * d + 1
+    for _ in range(niter):
+        sums = np.zeros((k, d), np.float32)
+        counts = np.zeros(k, np.float32)  # faiss's float histogram (exact below 2**24 rows)
+        faiss.cvar.distance_compute_blas_threshold = forced
+        try:
+            for start, stop in blocks:
+                rows = np.ascontiguousarray(get(start, stop), dtype=np.float32)
+                _, assign = index.search(rows, 1)
+                assign = assign.ravel()
+                for c, row in zip(assign.tolist(), rows):  # in row order: faiss's float sums, bit for bit
+                    sums[c] += row
+                counts += np.bincount(assign, minlength=k).astype(np.float32)
+                del rows, assign
+        finally:
+            faiss.cvar.distance_compute_blas_threshold = threshold
+        full = counts > 0
+        sums[full] *= (np.float32(1) / counts[full])[:, None]
+        _split_empty(sums, counts, n)
+        faiss.fvec_renorm_L2(d, k, faiss.swig_ptr(sums))
+        index.reset()
+        index.add(sums)
+        centroids = sums
+    return centroids
+
+
+def _split_empty(centroids: np.ndarray, counts: np.ndarray, n: int) -> None:
+    """faiss's ``split_clusters`` (``Clustering.cpp``) in place: each empty centroid, in order,
+    becomes a copy of a centroid ``cj`` drawn with probability ``(counts[cj] - 1) / (n - k)``
+    (``faiss.RandomGenerator(1234)``, scanning from 0), the two pushed apart by ``1 +- 1/1024``
+    on alternate coordinates (in double, rounded to float32, as C's ``float *= double``), and
+    ``cj``'s count shared between them."""
+    import faiss
+
+    empty = np.flatnonzero(counts == 0)
+    if not empty.size:
+        return
+    k = len(counts)
+    rng = faiss.RandomGenerator(1234)
+    even = np.arange(centroids.shape[1]) % 2 == 0
+    up = np.where(even, 1 + _SPLIT_EPS, 1 - _SPLIT_EPS)
+    down = np.where(even, 1 - _SPLIT_EPS, 1 + _SPLIT_EPS)
+    span = float(np.float32(n - k))
+    for ci in empty.tolist():  # a split never empties another centroid: the zeros are these
+        cj = 0
+        while True:
+            p = np.float32((float(counts[cj]) - 1.0) / span)
+            if rng.rand_float() < p:
+                break
+            cj = (cj + 1) % k
+        source = centroids[cj].astype(np.float64)
+        centroids[ci] = (source * up).astype(np.float32)
+        centroids[cj] = (source * down).astype(np.float32)
+        counts[ci] = counts[cj] / np.float32(2)
+        counts[cj] -= counts[ci]
 
 
 def _pair_keys(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:

@@ -378,9 +378,8 @@ def test_ivf_trains_on_the_rows_faiss_would_sample(monkeypatch) -> None:
     assert len({r.tobytes() for r in sample}) == 712  # distinct rows of the matrix
     assert len(dedup_module._training_rows(dedup_module.Rows.of(emb[:10]), 712, 1)) == 10  # fewer: all
     got = dedup_module._ann_neighbour_index(dedup_module.Rows.of(emb), 4)
-    # faiss's own subsampling of the whole matrix (what training on all rows does)
-    monkeypatch.setattr(dedup_module, "_training_rows", lambda rows, limit, seed: rows.get(0, rows.n))
-    np.testing.assert_array_equal(got, dedup_module._ann_neighbour_index(emb, 4))
+    # faiss's own training on every row, which subsamples them itself
+    np.testing.assert_array_equal(got, _faiss_ivf_reference(emb, 4, sampled=False))
 
 
 def test_approximate_search_in_blocks_equals_one_call(monkeypatch) -> None:
@@ -397,10 +396,12 @@ def test_approximate_search_in_blocks_equals_one_call(monkeypatch) -> None:
                                       dedup_module._neighbour_pairs(emb, 4, ann_min=ann_min))
 
 
-def _faiss_ivf_reference(emb: np.ndarray, k: int) -> np.ndarray:
-    """The neighbours of one in-memory faiss ``IndexIVFFlat`` given every row by ``add`` and
-    searched by ``search`` (trained on the same rows as ``_ann_neighbour_index``), the row itself
-    dropped: what the on-disk lists and the probe-ordered blocks must reproduce."""
+def _faiss_ivf_reference(emb: np.ndarray, k: int, sampled: bool = True) -> np.ndarray:
+    """The neighbours of one in-memory faiss ``IndexIVFFlat`` trained by faiss's own ``train``
+    (on the sample of ``_ann_neighbour_index``; ``sampled`` False: on every row, which faiss
+    subsamples itself), given every row by ``add`` and searched by ``search``, the row itself
+    dropped: what the streamed k-means, the on-disk lists and the probe-ordered blocks must
+    reproduce."""
     import faiss
 
     import pipeline.dedup as dedup_module
@@ -411,7 +412,7 @@ def _faiss_ivf_reference(emb: np.ndarray, k: int) -> np.ndarray:
     index.cp.seed = dedup_module.IVF_SEED
     index.cp.max_points_per_centroid = dedup_module.IVF_TRAIN_PER_LIST
     index.train(dedup_module._training_rows(dedup_module.Rows.of(emb), nlist * dedup_module.IVF_TRAIN_PER_LIST,
-                                            dedup_module.IVF_SEED))
+                                            dedup_module.IVF_SEED) if sampled else emb)
     index.add(emb)
     index.nprobe = min(dedup_module.IVF_NPROBE, nlist)
     _, found = index.search(emb, k + 1)
@@ -420,6 +421,72 @@ def _faiss_ivf_reference(emb: np.ndarray, k: int) -> np.ndarray:
         kept = [j for j in row.tolist() if j >= 0 and j != i][:k]
         out[i, : len(kept)] = kept
     return out
+
+
+def _faiss_kmeans(x: np.ndarray, k: int, niter: int, seed: int) -> tuple[np.ndarray, int]:
+    """faiss's own spherical k-means of every row of ``x`` (no subsampling): the centroids and
+    how many empty centroids it split."""
+    import faiss
+
+    clustering = faiss.Clustering(x.shape[1], k)
+    clustering.spherical, clustering.niter, clustering.seed = True, niter, seed
+    clustering.max_points_per_centroid = len(x)
+    clustering.train(x, faiss.IndexFlatIP(x.shape[1]))
+    splits = sum(clustering.iteration_stats.at(i).nsplit for i in range(clustering.iteration_stats.size()))
+    return faiss.vector_to_array(clustering.centroids).reshape(k, x.shape[1]), splits
+
+
+@pytest.mark.parametrize(("n", "d", "k", "block"), [
+    (3000, 32, 50, 4096),  # one call below faiss's BLAS threshold (n * d < 128000): its own loop
+    (20000, 24, 140, 4096),  # BLAS, four blocks and a remainder joined to the last
+    (9000, 16, 40, 1 << 15),  # n * d above the threshold in one block
+    (60, 8, 60, 4096),  # as many rows as centroids: the rows themselves
+])
+def test_streamed_kmeans_gives_faiss_centroids_bit_for_bit(n, d, k, block, monkeypatch, tmp_path) -> None:
+    """The k-means read a block at a time (from an array or a scratch file) gives faiss's own
+    centroids, including the splits of empty clusters that many identical rows cause."""
+    import pipeline.dedup as dedup_module
+    from pipeline.vectors import VectorFile
+
+    monkeypatch.setattr(dedup_module, "KMEANS_BLOCK", block)
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    x[: n // 3] = x[0]  # a third of the rows identical: equal centroids at the start, empty ones later
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    expected, splits = _faiss_kmeans(x, k, 10, 1234)
+    assert n == k or splits > 0  # the split path is exercised
+    np.testing.assert_array_equal(dedup_module.spherical_kmeans(x, k, 10, 1234), expected)
+    on_disk = VectorFile(tmp_path)
+    on_disk.append(x)
+    np.testing.assert_array_equal(dedup_module.spherical_kmeans(on_disk, k, 10, 1234), expected)
+
+
+def test_streamed_kmeans_rejects_what_faiss_rejects() -> None:
+    import pipeline.dedup as dedup_module
+
+    x = np.ones((10, 4), np.float32)
+    with pytest.raises(ValueError, match="at least as many rows"):
+        dedup_module.spherical_kmeans(x, 11, 10, 1)
+    x[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        dedup_module.spherical_kmeans(x, 5, 10, 1)
+
+
+def test_training_sample_goes_to_a_scratch_file_when_a_folder_is_given(tmp_path, caplog) -> None:
+    import pipeline.dedup as dedup_module
+    from pipeline.vectors import VectorFile
+
+    emb = _clustered_vectors(n_clusters=100, per_cluster=5)
+    rows = dedup_module.Rows.of(emb)
+    in_memory = dedup_module._training_rows(rows, 300, 7)
+    on_disk = dedup_module._training_rows(rows, 300, 7, tmp_path)
+    assert isinstance(on_disk, VectorFile) and len(list(tmp_path.iterdir())) == 0  # unnamed: nothing left behind
+    np.testing.assert_array_equal(on_disk.read(), in_memory)
+    on_disk.close()
+    with caplog.at_level("WARNING", logger="pipeline.dedup"):
+        fallback = dedup_module._training_rows(rows, 300, 7, tmp_path / "missing")
+    assert "k-means sample" in caplog.text and "stays in memory" in caplog.text
+    np.testing.assert_array_equal(fallback, in_memory)
 
 
 def _with_duplicates() -> np.ndarray:
