@@ -846,7 +846,7 @@ def spherical_kmeans(x: np.ndarray | VectorFile, k: int, niter: int, seed: int) 
                 rows = np.ascontiguousarray(get(start, stop), dtype=np.float32)
                 _, assign = index.search(rows, 1)
                 assign = assign.ravel()
-                for c, row in zip(assign.tolist(), rows):  # in row order: faiss's float sums, bit for bit
+                for c, row in zip(assign.tolist(), rows, strict=True):  # in row order: faiss's float sums, bit for bit
                     sums[c] += row
                 counts += np.bincount(assign, minlength=k).astype(np.float32)
                 del rows, assign
