@@ -51,7 +51,9 @@ import contextlib
 import functools
 import hashlib
 import logging
+import pickle
 import re
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -66,6 +68,7 @@ from cydifflib import SequenceMatcher  # difflib's algorithm in Cython: the same
 from .config import Config
 from .embed import Embedder
 from .fields import fold_title, fold_title_words
+from .memory import release_free_memory
 from .stage import records
 from .vectors import IvfListsFile, VectorFile
 
@@ -208,6 +211,74 @@ def slim_sections(sections: pd.DataFrame) -> pd.DataFrame:
     if "summary" in sections:  # clustering counts a summary in either script (PairScorer)
         out["summary"] = [v[:1] if isinstance(v, str) else None for v in sections["summary"]]
     return out.reset_index(drop=True)
+
+
+#: The columns :class:`PairScorer` reads (its codes are built from them).
+SCORER_COLUMNS = ("doc_id", "arxiv_id", "title", "title_zh", "summary_norm", "summary", "authors", "year", "venue")
+
+
+class SlimColumns:
+    """The :func:`slim_sections` frames of a run, appended chunk by chunk to an unnamed scratch
+    file (each column of each chunk pickled on its own) and read back a few columns at a time,
+    so that dedup holds only what a step needs: the scorer's codes are built from
+    :data:`SCORER_COLUMNS`, fusion reads every column once clustering is done. Held in memory
+    instead, every section's slim row (about 310 bytes, 180 MB at 600,000 sections) would sit
+    under the per-document phase, the embedding and every step of clustering.
+
+    Pickle keeps each value and dtype as appended, so :meth:`read` equals the same columns of
+    ``pd.concat(frames, ignore_index=True)``.
+
+    Args:
+        folder: where the file goes (None: the system's temporary folder).
+
+    Raises:
+        OSError: the file cannot be created or written.
+    """
+
+    def __init__(self, folder: str | Path | None = None) -> None:
+        self._file = tempfile.TemporaryFile(dir=folder, prefix="slim-", suffix=".pkl")
+        self._parts: dict[str, list[tuple[int, int]]] = {}  # column -> (offset, bytes) per chunk
+        self._empty: pd.DataFrame | None = None  # the first frame's columns and dtypes, no rows
+        self.n = 0
+
+    @property
+    def columns(self) -> list[str]:
+        """The columns, as in the first frame appended (none before)."""
+        return [] if self._empty is None else list(self._empty.columns)
+
+    def append(self, frame: pd.DataFrame) -> None:
+        """Add the rows of ``frame`` after the others.
+
+        Raises:
+            ValueError: its columns are not those of the first frame.
+        """
+        if self._empty is None:
+            self._empty = frame.iloc[:0].reset_index(drop=True)
+        elif list(frame.columns) != self.columns:
+            raise ValueError(f"columns {list(frame.columns)} differ from the first chunk's {self.columns}")
+        self._file.seek(0, 2)
+        for name in self.columns:
+            data = pickle.dumps(frame[name].reset_index(drop=True), protocol=pickle.HIGHEST_PROTOCOL)
+            self._parts.setdefault(name, []).append((self._file.tell(), len(data)))
+            self._file.write(data)
+        self.n += len(frame)
+
+    def read(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """The rows of every frame appended, in order (index ``0..n-1``), with ``columns`` (those
+        that exist, in the order given; None: all)."""
+        names = self.columns if columns is None else [c for c in columns if c in self.columns]
+        out: dict[str, pd.Series] = {}
+        for name in names:
+            pieces = []
+            for offset, size in self._parts.get(name, []):
+                self._file.seek(offset)
+                pieces.append(pickle.loads(self._file.read(size)))
+            out[name] = pd.concat(pieces, ignore_index=True) if pieces else self._empty[name]
+        return pd.DataFrame(out, index=pd.RangeIndex(self.n))
+
+    def close(self) -> None:
+        """Drop the file (idempotent)."""
+        self._file.close()
 
 
 def embedding_text(row: dict) -> str:
@@ -634,6 +705,7 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
             train.close()
         del train
     index.is_trained = True
+    log.debug("dedup: IVF k-means done (%d lists over %d rows)", nlist, n)
     nprobe = index.nprobe = min(IVF_NPROBE, nlist)
     # per row: the list index.add puts it in and the lists index.search probes for it (the same
     # quantizer calls, one per block)
@@ -1383,6 +1455,10 @@ class PairScorer:
         self._title_zh_vec = emb.title_zh_row >= 0
         self._scores: dict[tuple[int, int], float] = {}
 
+    def __len__(self) -> int:
+        """The number of sections."""
+        return len(self.doc_code)
+
     @staticmethod
     def _title_codes(sections: pd.DataFrame, column: Callable[[str], list]
                      ) -> tuple[np.ndarray, list, np.ndarray, list]:
@@ -1731,7 +1807,7 @@ class _Clusters:
         self.docs.pop(small, None)
 
 
-def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray,
+def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings | np.ndarray,
                      config: Config, scratch: str | Path | None = None) -> tuple[list[int], list[float | None]]:
     """Cluster sections into papers (see the module docstring).
 
@@ -1746,7 +1822,10 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
     the neighbour search: exact ``O(n^2)`` below ``dedup.ann_min_sections``, ``O(n^1.5)`` above).
 
     Args:
-        sections: rows with ``doc_id``, ``arxiv_id``, ``title``.
+        sections: rows with ``doc_id``, ``arxiv_id``, ``title`` (:data:`SCORER_COLUMNS` are
+            read), or the :class:`PairScorer` built from them with ``emb`` and
+            ``dedup.embed_weight`` (so that the caller need not hold the rows while clustering
+            runs: :func:`cluster_papers` with a loader).
         emb: :func:`embed_sections` of ``sections``; a bare float32 array ``(len(sections), d)``
             is taken as the content vectors, with no title vectors.
         scratch: a folder for scratch files: from ``dedup.ann_min_sections`` sections on, the
@@ -1764,28 +1843,35 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
     """
     import math
 
-    n = len(sections)
     if isinstance(emb, np.ndarray):
         emb = SectionEmbeddings.from_dense(emb)
+    # the codes of every key (about 60 bytes a section) are held through the searches: the
+    # k-means sample that they used to stack on now waits on disk (spherical_kmeans)
+    scorer = sections if isinstance(sections, PairScorer) else PairScorer(sections, emb, config.dedup.embed_weight)
+    del sections
+    n = len(scorer)
     threshold = config.dedup.match_threshold
     ann_min = config.dedup.ann_min_sections
     spill = (scratch is not None and n >= ann_min) or isinstance(emb.content, VectorFile)
     with emb.spilled(scratch) if spill else contextlib.nullcontext(emb.content) as content:
         found = [_neighbour_keys(content, K_NEIGHBOURS, ann_min, scratch)]
         del content
+        log.debug("dedup: %d sections, %d content-neighbour pairs", n, len(found[0]))
         # titles across languages: neighbours among the title vectors (English or Chinese, summed)
         if (emb.title_row >= 0).any() or (emb.title_zh_row >= 0).any():
             found.append(_neighbour_keys(Rows(n, emb.title_rows, emb.title_rows_at), K_NEIGHBOURS, ann_min, scratch))
-    # built after the searches: the index's k-means sample and the scorer's codes and distinct
-    # values (about 0.6 KB a section) are not held at once
-    scorer = PairScorer(sections, emb, config.dedup.embed_weight)
+            log.debug("dedup: %d title-neighbour pairs", len(found[-1]))
     doc_codes = _int_array(scorer.doc_code)
     for key in (scorer.arxiv_code, scorer.folded_code):  # equal codes: equal keys
         key_pairs = [p for members in _key_groups(key) for p in _key_pairs(members, doc_codes)]
         pairs = np.array(key_pairs, dtype=np.int64).reshape(-1, 2)
         found.append(_pair_keys(pairs[:, 0], pairs[:, 1], n))
         del key_pairs, pairs
+    release_free_memory()  # the searches' blocks and lists
+    log.debug("dedup: candidate pairs from %d sources", len(found))
     left, right = _visited_pairs(found, n, scorer, threshold)
+    release_free_memory()  # the scored candidates below the threshold and the sort
+    log.debug("dedup: %d candidate pairs at or above the threshold", len(left))
     exact = scorer.exact_pairs(left, right)
 
     clusters = _Clusters(scorer)
@@ -1824,6 +1910,7 @@ def cluster_sections(sections: pd.DataFrame, emb: SectionEmbeddings | np.ndarray
                 continue
         clusters.merge(a, b)
 
+    log.debug("dedup: merged into %d clusters of two or more", len(members))
     labels = _first_appearance(np.frombuffer(clusters.of, dtype=np.int64))[0].tolist()
     join_scores = _join_scores(scorer, list(members.values()), n)
     for cache in (_english_ratio, _english_conflict, _chinese_pair_similarity):
@@ -2099,13 +2186,18 @@ def cluster_groups(frame: pd.DataFrame, labels: Sequence[int] | np.ndarray,
         g = last
 
 
-def cluster_papers(sections: pd.DataFrame, emb: SectionEmbeddings, config: Config,
+def cluster_papers(sections: pd.DataFrame | Callable[[Sequence[str] | None], pd.DataFrame],
+                   emb: SectionEmbeddings, config: Config,
                    scratch: str | Path | None = None) -> tuple[list[str], list[float | None], pd.DataFrame]:
     """Cluster embedded sections into papers and fuse each paper's record.
 
     Args:
         sections: ``n`` rows with :data:`DEDUP_COLUMNS` (whole or :func:`slim_sections`), in any
             order; they are clustered in ``section_id`` order, so the result does not depend on it.
+            Or a loader: ``sections(columns)`` gives those columns (None: all) of the ``n`` rows,
+            already in ``section_id`` order (the runner's :meth:`SlimColumns.read`); it is called
+            for :data:`SCORER_COLUMNS` before clustering and for all columns after it, so the
+            rows are not held while clustering runs.
         emb: :func:`embed_sections` of ``sections``, row for row.
         scratch: passed to :func:`cluster_sections` (a folder for the content vectors and the
             approximate index's lists while the neighbours are searched).
@@ -2116,16 +2208,25 @@ def cluster_papers(sections: pd.DataFrame, emb: SectionEmbeddings, config: Confi
         ``summary_from`` (the section id whose ``summary_norm`` is the paper's ``summary``),
         sorted by ``paper_id``.
     """
-    n = len(sections)
+    n = len(emb.title_row) if callable(sections) else len(sections)
     if n == 0:
         return [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"])
-    order = section_order(sections["section_id"])
-    if np.array_equal(order, np.arange(n)):  # already in section-id order (the runner's case): no copy
-        ordered, emb_ordered = sections.reset_index(drop=True), emb
+    if callable(sections):  # rows in section-id order, read for the scorer, then for fusion
+        order = np.arange(n)
+        scorer = PairScorer(sections(SCORER_COLUMNS), emb, config.dedup.embed_weight)
+        labels, join_scores = cluster_sections(scorer, emb, config, scratch)
+        del scorer
+        release_free_memory()  # clustering's state, before the rows come back for fusion
+        ordered = sections(None)
+        log.debug("dedup: fusing %d sections", n)
     else:
-        ordered, emb_ordered = sections.iloc[order].reset_index(drop=True), emb.take(order)
-    labels, join_scores = cluster_sections(ordered, emb_ordered, config, scratch)
-    del emb_ordered
+        order = section_order(sections["section_id"])
+        if np.array_equal(order, np.arange(n)):  # already in section-id order: no copy
+            ordered, emb_ordered = sections.reset_index(drop=True), emb
+        else:
+            ordered, emb_ordered = sections.iloc[order].reset_index(drop=True), emb.take(order)
+        labels, join_scores = cluster_sections(ordered, emb_ordered, config, scratch)
+        del emb_ordered
     papers, paper_of_cluster, taken = [], {}, set()
     for label, group in cluster_groups(ordered, labels):
         record = fuse(group)

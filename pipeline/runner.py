@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import functools
 import hashlib
 import importlib.util
 import json
@@ -69,6 +68,7 @@ from .dedup import (
     PAPER_COLUMNS,
     EmbeddingInputs,
     EmbeddingParts,
+    SlimColumns,
     cluster_papers,
     copy_candidates,
     count_sources,
@@ -81,6 +81,7 @@ from .dedup import (
 )
 from .embed import Embedder, make_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
+from .memory import release_free_memory
 from .publish import OutputLock, crash_point, current_run, flush_folder, new_run_id, publish, run_folder
 from .stage import Stage, check_chain
 from .state import STATE_DIR, Entry, StateStore, file_sha256, frame_records, state_key
@@ -719,7 +720,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     dropped_out = TableWriter(run_dir / "dropped.parquet", DROPPED_SCHEMA, metadata)
     context_out = TableWriter(run_dir / "context.parquet", CONTEXT_SCHEMA, metadata)
     seen: dict[str, str] = {}
-    slims: list[pd.DataFrame] = []
+    slims = SlimColumns(scratch)  # what dedup reads of every section, on disk until it does
     # each chunk's embedding inputs wait in a scratch file (an Arrow stream, one batch per chunk)
     embed_path = scratch / "embedding-inputs.arrow"
     embed_file = pa.OSFile(str(embed_path), "wb")
@@ -789,6 +790,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     else:
         feed.store.maybe_compact(live, force=compact)
     release_free_memory()  # the per-document phase's chunks and the state's compaction
+    log.debug("assembled %d sections; embedding", slims.n)
     seconds["ingest"] += time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -809,6 +811,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     seconds["dedup"] += time.perf_counter() - t0
 
     # --- dedup over every section: slim columns and embeddings only ---------------------------
+    log.debug("embedded; clustering")
     t0 = time.perf_counter()
     paper_ids, match_scores, papers, section_doc_ids = _cluster_all(slims, vectors, config, scratch, content)
     papers_of = paper_sets(section_doc_ids, paper_ids)
@@ -819,6 +822,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     seconds["dedup"] += time.perf_counter() - t0
 
     # --- second pass: the dedup columns into sections and documents -----------------------------
+    log.debug("clustered into %d papers; writing", len(papers))
     t0 = time.perf_counter()
     summaries: list[str | None] = [None] * len(papers)
     texts: dict[str, Any] = {}  # doc id -> its sections' texts (a list), then joined (a str)
@@ -865,17 +869,19 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
                     stats=stats)
 
 
-def _cluster_all(slims: list[pd.DataFrame], vectors: EmbeddingParts, config: Config,
+def _cluster_all(slims: SlimColumns, vectors: EmbeddingParts, config: Config,
                  scratch: Path | None = None, content: VectorFile | None = None,
                  ) -> tuple[list[str], list[float | None], pd.DataFrame, pd.Series]:
     """Dedup over every section of the run, from the chunks' slim columns and embeddings.
 
-    Consumes its inputs: ``slims`` is emptied and ``vectors`` joined as soon as they are read, so
+    Consumes its inputs: ``slims`` is closed and ``vectors`` joined as soon as they are read, so
     the peak holds one copy of the vectors (the per-chunk arrays would otherwise stay referenced
     through clustering: ``n * d * 4`` bytes more).
 
     Args:
-        slims: per chunk, :func:`pipeline.dedup.slim_sections` of its sections (corpus order).
+        slims: per chunk, :func:`pipeline.dedup.slim_sections` of its sections (corpus order), on
+            disk: clustering reads the scorer's columns and fusion all of them, each in
+            section-id order (:func:`pipeline.dedup.cluster_papers` with a loader).
         vectors: the chunks' :func:`pipeline.dedup.embed_sections`, added in the same order
             (:class:`pipeline.dedup.EmbeddingParts`).
         scratch: the run's scratch folder, where the content vectors wait while the neighbours
@@ -891,24 +897,34 @@ def _cluster_all(slims: list[pd.DataFrame], vectors: EmbeddingParts, config: Con
         (``doc_ids``: a string Series, index ``0..n-1``); ``papers`` as
         :func:`pipeline.dedup.cluster_papers` gives it.
     """
-    slim = pd.concat(slims, ignore_index=True) if slims else slim_sections(_empty_sections(config))
-    slims.clear()
+    if not slims.n or not vectors.n:  # no sections (nothing to embed)
+        doc_ids = (slims.read(["doc_id"]) if slims.n else slim_sections(_empty_sections(config)))["doc_id"]
+        slims.close()
+        if content is not None:
+            content.close()
+        return [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"]), doc_ids
+    keys = slims.read(["section_id", "doc_id"])
     # dedup works in section-id order: the vectors are copied straight into it, part by part
-    order = section_order(slim["section_id"])
+    order = section_order(keys["section_id"])
+    doc_ids = keys["doc_id"]  # a column, not a Python str per section
+    del keys
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
-    emb = vectors.join(positions=rank) if vectors.n else None
+    emb = vectors.join(positions=rank)
     if content is not None:
-        if emb is not None:
-            emb = emb.with_content(content.permuted(order, scratch))
+        emb = emb.with_content(content.permuted(order, scratch))
         content.close()
-    doc_ids = slim["doc_id"].reset_index(drop=True)  # a column, not a Python str per section
-    if emb is None:
-        return [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"]), doc_ids
-    slim = slim.iloc[order].reset_index(drop=True)  # the one copy clustering reads
-    release_free_memory()  # the chunks' frames and the concatenation, before the k-means trainings
-    sorted_ids, sorted_scores, papers = cluster_papers(slim, emb, config, scratch)
-    del slim, emb
+
+    def load(columns: list[str] | None) -> pd.DataFrame:
+        """Those slim columns of every section, in section-id order."""
+        return slims.read(columns).iloc[order].reset_index(drop=True)
+
+    release_free_memory()  # the chunks' assembly, before the k-means trainings
+    try:
+        sorted_ids, sorted_scores, papers = cluster_papers(load, emb, config, scratch)
+    finally:
+        slims.close()
+    del emb
     # back to corpus order, as the scratch tables
     return [sorted_ids[r] for r in rank], [sorted_scores[r] for r in rank], papers, doc_ids
 
@@ -939,34 +955,6 @@ def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[
         if len(values) != done:
             raise ValueError(f"{len(values)} values of {name} for {done} rows of {source.name}")
     return out.close()
-
-
-def release_free_memory() -> None:
-    """Hand the memory freed by a finished phase back to the system, so that the next phase's
-    allocations (numpy, Python objects) can use it: Arrow's memory pool keeps freed pages for
-    later Arrow buffers (``pyarrow.MemoryPool.release_unused``, mimalloc's or jemalloc's
-    collect), and glibc keeps the free top and holes of its heap (``malloc_trim(0)``, glibc's
-    manual; skipped where there is no glibc). Takes milliseconds; changes no result.
-
-    At the end of the 10k bench corpus's per-document phase this gave back about 110 MB
-    (Arrow's pool ~80 MB, glibc's heap ~30 MB) of a 714 MB RSS.
-    """
-    pa.default_memory_pool().release_unused()
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-@functools.cache
-def _malloc_trim() -> Any:
-    """glibc's ``malloc_trim``, or None (another C library, another system)."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
 
 
 def _file_rows(path: str, entries: dict[str, Entry], pending: dict[str, tuple[bytes, bytes]], store: StateStore,

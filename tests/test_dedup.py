@@ -636,7 +636,14 @@ def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path) -> None
     """The runner keeps the content vectors on disk (pipeline.vectors.VectorFile) from embedding
     to the end of clustering: the exact and the approximate search, the pair scores and the
     runner's chunk join give what the in-memory vectors give."""
-    from pipeline.dedup import EmbeddingParts, cluster_sections, embed_sections, slim_sections
+    from pipeline.dedup import (
+        EmbeddingParts,
+        SlimColumns,
+        cluster_papers,
+        cluster_sections,
+        embed_sections,
+        slim_sections,
+    )
     from pipeline.runner import _cluster_all
     from pipeline.vectors import VectorFile
 
@@ -666,19 +673,56 @@ def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path) -> None
     in_memory = EmbeddingParts()
     for c in chunks:
         in_memory.add(embed_sections(c, use))
-    expected = _cluster_all([slim_sections(c) for c in chunks], in_memory, config)
+    def on_disk_slims(folder=None) -> SlimColumns:
+        slims = SlimColumns(folder)
+        for c in chunks:
+            slims.append(slim_sections(c))
+        return slims
+
+    expected = _cluster_all(on_disk_slims(), in_memory, config)
     content = VectorFile(tmp_path)
     parts = EmbeddingParts(tmp_path)  # titles on disk too
     for c in chunks:
         part = embed_sections(c, use)
         content.append(part.content)
         parts.add(part.without_content())
-    got = _cluster_all([slim_sections(c) for c in chunks], parts, config, tmp_path, content)
+    got = _cluster_all(on_disk_slims(tmp_path), parts, config, tmp_path, content)
     assert got[:2] == expected[:2]
+    # the loader (scorer columns, then all) gives what the whole frame in memory gives
+    whole = pd.concat(chunks, ignore_index=True)
+    ids, scores, papers = cluster_papers(slim_sections(whole), embed_sections(whole, use), config)
+    assert (ids, scores) == expected[:2]
+    pd.testing.assert_frame_equal(papers, expected[2])
     pd.testing.assert_series_equal(got[3], expected[3])
     assert got[3].tolist() == pd.concat(chunks)["doc_id"].tolist()  # corpus order
     pd.testing.assert_frame_equal(got[2], expected[2])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_slim_columns_on_disk_read_back_as_the_concatenated_frames(tmp_path) -> None:
+    """Each column of each chunk is pickled on its own: any columns read back equal those of
+    ``pd.concat`` of the chunks, values and dtypes (Arrow lists, ints, missing markers)."""
+    from pipeline.dedup import SCORER_COLUMNS, SlimColumns, slim_sections
+
+    frame = pd.DataFrame([
+        section("1111-000", "Attention Is All You Need", authors=["A", "B"], year=2017, summary_norm="s" * 40),
+        section("1111-001", None, title_zh="注意力", urls=["u"], url_kinds=["arxiv"]),
+        section("2222-000", "Deep Residual Learning", doc_id="d2", venue="CVPR", authors=None),
+    ])
+    chunks = [slim_sections(frame.iloc[:2]), slim_sections(frame.iloc[2:])]
+    slims = SlimColumns(tmp_path)
+    for c in chunks:
+        slims.append(c)
+    assert slims.n == 3 and list(tmp_path.iterdir()) == []  # unnamed: nothing left behind
+    whole = pd.concat(chunks, ignore_index=True)
+    pd.testing.assert_frame_equal(slims.read(), whole)
+    pd.testing.assert_frame_equal(slims.read(["year", "authors", "nope"]), whole[["year", "authors"]])
+    assert list(slims.read(SCORER_COLUMNS).columns) == [c for c in SCORER_COLUMNS if c in whole]
+    with pytest.raises(ValueError, match="differ from the first chunk"):
+        slims.append(chunks[0].drop(columns="venue"))
+    slims.close()
+    empty = SlimColumns(tmp_path)
+    assert empty.read().shape == (0, 0) and empty.columns == []
 
 
 # --- duplicate documents -----------------------------------------------------------------------------
