@@ -973,6 +973,17 @@ def _pair_keys(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
     return np.unique(np.minimum(i, j) * n + np.maximum(i, j))
 
 
+def _unique_sorted(keys: np.ndarray) -> np.ndarray:
+    """``np.unique(keys)`` of an int array that may be sorted in place (one copy fewer)."""
+    keys.sort()
+    if keys.size < 2:
+        return keys
+    new = np.empty(keys.size, dtype=bool)
+    new[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    return keys[new]
+
+
 def _key_pairs_of(keys: np.ndarray, n: int) -> np.ndarray:
     """The pairs of :func:`_pair_keys` keys: int64 ``(m, 2)``, each row ``(low, high)``."""
     return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), np.int64)
@@ -999,10 +1010,19 @@ def _neighbour_keys(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000,
     if k <= 0:
         return np.zeros(0, np.int64)
     if n >= ann_min:
+        # the keys of _pair_keys built in place in the (n, k) result: three arrays of n * k
+        # int64 at most rather than six
         idx = _ann_neighbour_index(emb, k, folder)
-        rows = np.broadcast_to(np.arange(n, dtype=np.int64)[:, None], idx.shape)
+        rows = np.arange(n, dtype=np.int64)[:, None]
+        high = np.maximum(idx, rows)
+        np.minimum(idx, rows, out=idx)  # -1 where none was found
         found = idx >= 0
-        return _pair_keys(rows[found], idx[found], n)
+        idx *= n
+        idx += high
+        del high
+        keys = idx[found]
+        del idx, found
+        return _unique_sorted(keys)
     if isinstance(emb, Rows):
         emb = emb.get(0, n)
     rows, cols = [], []
