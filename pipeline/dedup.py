@@ -875,23 +875,25 @@ def spherical_kmeans(x: np.ndarray | VectorFile, k: int, niter: int, seed: int) 
     centroid takes a perturbed copy of a large one (faiss's ``split_clusters``, same random
     stream); the centroids are L2-normalized (``faiss.fvec_renorm_L2``). The first centroids
     are the rows ``faiss::rand_perm(n, seed + 1)[:k]``, normalized; with ``n == k`` the rows
-    themselves.
+    themselves. Like faiss (``ClusteringParameters.early_stop_threshold``, 0 by default), it
+    stops after an iteration whose objective (the float32 sum, in row order, of each row's
+    inner product with its centroid) equals the previous iteration's.
 
     Raises:
-        ValueError: fewer rows than ``k``, or a value that is not finite (faiss raises
-            RuntimeError for both).
+        ValueError: ``k < 1``, fewer rows than ``k``, or a value that is not finite as float32
+            (faiss raises RuntimeError for these).
     """
     import faiss
 
     n, d = x.shape
-    if n < k:
-        raise ValueError(f"{n} training rows for {k} centroids: at least as many rows as centroids are needed")
+    if k < 1 or n < k:
+        raise ValueError(f"{n} training rows for {k} centroids: at least one centroid, and as many rows, are needed")
     get = x.rows if isinstance(x, VectorFile) else (lambda start, stop: x[start:stop])
     blocks = [(start, min(n, start + KMEANS_BLOCK)) for start in range(0, n, KMEANS_BLOCK)]
     if len(blocks) > 1 and blocks[-1][1] - blocks[-1][0] < 4096:  # faiss searches a few rows otherwise
         blocks[-2:] = [(blocks[-2][0], n)]
     for start, stop in blocks:
-        if not np.isfinite(get(start, stop)).all():
+        if not np.isfinite(np.asarray(get(start, stop), dtype=np.float32)).all():  # as faiss reads them
             raise ValueError("the k-means training rows contain NaN or infinite values")
     if n == k:  # faiss copies the rows as they are
         return np.ascontiguousarray(get(0, n), dtype=np.float32)
@@ -909,15 +911,22 @@ def spherical_kmeans(x: np.ndarray | VectorFile, k: int, niter: int, seed: int) 
     # call over all n rows
     threshold = faiss.cvar.distance_compute_blas_threshold
     forced = 0 if n * d >= threshold else n * d + 1
+    # faiss (1.9 on) stops once an iteration's objective, the float32 sum of each row's inner
+    # product with its centroid in row order, is within early_stop_threshold (default 0: equal)
+    # of the previous one's, after that iteration's update
+    stop_within = getattr(faiss.ClusteringParameters(), "early_stop_threshold", None)
+    previous: np.float32 | None = None
     for _ in range(niter):
         sums = np.zeros((k, d), np.float32)
+        objective = np.float32(0)
         counts = np.zeros(k, np.float32)  # faiss's float histogram (exact below 2**24 rows)
         faiss.cvar.distance_compute_blas_threshold = forced
         try:
             for start, stop in blocks:
                 rows = np.ascontiguousarray(get(start, stop), dtype=np.float32)
-                _, assign = index.search(rows, 1)
+                dis, assign = index.search(rows, 1)
                 assign = assign.ravel()
+                objective = np.cumsum(np.concatenate([[objective], dis.ravel()]), dtype=np.float32)[-1]
                 for c, row in zip(assign.tolist(), rows, strict=True):  # in row order: faiss's float sums, bit for bit
                     sums[c] += row
                 counts += np.bincount(assign, minlength=k).astype(np.float32)
@@ -931,6 +940,10 @@ def spherical_kmeans(x: np.ndarray | VectorFile, k: int, niter: int, seed: int) 
         index.reset()
         index.add(sums)
         centroids = sums
+        if (stop_within is not None and previous is not None
+                and abs(float(objective) - float(previous)) <= stop_within * abs(float(previous))):
+            break
+        previous = objective
     return centroids
 
 

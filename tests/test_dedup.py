@@ -461,15 +461,42 @@ def test_streamed_kmeans_gives_faiss_centroids_bit_for_bit(n, d, k, block, monke
     np.testing.assert_array_equal(dedup_module.spherical_kmeans(on_disk, k, 10, 1234), expected)
 
 
+def test_streamed_kmeans_stops_early_where_faiss_does(monkeypatch) -> None:
+    """Few distinct rows (duplicated sections): faiss stops once the objective repeats, with
+    empty clusters still being split; stopping elsewhere would give other centroids."""
+    import faiss
+
+    import pipeline.dedup as dedup_module
+
+    monkeypatch.setattr(dedup_module, "KMEANS_BLOCK", 4096)
+    rng = np.random.default_rng(106)
+    distinct = rng.standard_normal((142, 32)).astype(np.float32)
+    distinct /= np.linalg.norm(distinct, axis=1, keepdims=True)
+    x = np.ascontiguousarray(distinct[rng.integers(0, 142, 9000)])  # 9000 * 32 rows: BLAS, three blocks
+    clustering = faiss.Clustering(32, 379)
+    clustering.spherical, clustering.niter, clustering.seed = True, 10, 1234
+    clustering.max_points_per_centroid = len(x)
+    clustering.train(x, faiss.IndexFlatIP(32))
+    assert clustering.iteration_stats.size() < 10  # faiss stopped early
+    expected = faiss.vector_to_array(clustering.centroids).reshape(379, 32)
+    np.testing.assert_array_equal(dedup_module.spherical_kmeans(x, 379, 10, 1234), expected)
+
+
 def test_streamed_kmeans_rejects_what_faiss_rejects() -> None:
     import pipeline.dedup as dedup_module
 
     x = np.ones((10, 4), np.float32)
-    with pytest.raises(ValueError, match="at least as many rows"):
+    with pytest.raises(ValueError, match="and as many rows"):
         dedup_module.spherical_kmeans(x, 11, 10, 1)
+    with pytest.raises(ValueError, match="at least one centroid"):
+        dedup_module.spherical_kmeans(x, 0, 10, 1)
     x[3, 2] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         dedup_module.spherical_kmeans(x, 5, 10, 1)
+    big = np.ones((10, 4))
+    big[3, 3] = 1e39  # finite in float64, infinite as the float32 faiss reads
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        dedup_module.spherical_kmeans(big, 5, 10, 1)
 
 
 def test_training_sample_goes_to_a_scratch_file_when_a_folder_is_given(tmp_path, caplog) -> None:
