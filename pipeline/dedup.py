@@ -190,7 +190,8 @@ def slim_sections(sections: pd.DataFrame) -> pd.DataFrame:
         the :data:`DEDUP_COLUMNS` of ``sections`` (a missing one as None), with ``summary_norm``
         and ``summary`` cut to one character (their presence is what clustering reads; embed
         the sections before slimming them)
-        and ``_summary_chars`` (int: characters of the whole ``summary_norm``, 0 when none), by
+        and ``_summary_chars`` (int: characters of the whole ``summary_norm``, 0 when none; a
+        ``summary`` column is there even when ``sections`` has none, all None), by
         which :func:`fuse` picks the longest summary without holding it. The list columns
         (:data:`SLIM_LIST_COLUMNS`) are Arrow lists of strings (``pd.ArrowDtype``; an element
         reads back as a Python list, a missing one as ``pd.NA``, None through
@@ -208,8 +209,9 @@ def slim_sections(sections: pd.DataFrame) -> pd.DataFrame:
     summaries = out["summary_norm"].tolist()
     out["_summary_chars"] = [len(v) if isinstance(v, str) else 0 for v in summaries]
     out["summary_norm"] = [v[:1] if isinstance(v, str) else None for v in summaries]
-    if "summary" in sections:  # clustering counts a summary in either script (PairScorer)
-        out["summary"] = [v[:1] if isinstance(v, str) else None for v in sections["summary"]]
+    # clustering counts a summary in either script (PairScorer); always a column, so that every
+    # chunk of a run has the same columns (SlimColumns)
+    out["summary"] = [v[:1] if isinstance(v, str) else None for v in sections["summary"]] if "summary" in sections else None
     return out.reset_index(drop=True)
 
 
@@ -893,7 +895,9 @@ def spherical_kmeans(x: np.ndarray | VectorFile, k: int, niter: int, seed: int) 
     if len(blocks) > 1 and blocks[-1][1] - blocks[-1][0] < 4096:  # faiss searches a few rows otherwise
         blocks[-2:] = [(blocks[-2][0], n)]
     for start, stop in blocks:
-        if not np.isfinite(np.asarray(get(start, stop), dtype=np.float32)).all():  # as faiss reads them
+        with np.errstate(over="ignore"):  # a float64 beyond float32's range becomes inf, as faiss reads it
+            finite = np.isfinite(np.asarray(get(start, stop), dtype=np.float32)).all()
+        if not finite:
             raise ValueError("the k-means training rows contain NaN or infinite values")
     if n == k:  # faiss copies the rows as they are
         return np.ascontiguousarray(get(0, n), dtype=np.float32)

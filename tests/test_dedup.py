@@ -747,6 +747,9 @@ def test_slim_columns_on_disk_read_back_as_the_concatenated_frames(tmp_path) -> 
     assert list(slims.read(SCORER_COLUMNS).columns) == [c for c in SCORER_COLUMNS if c in whole]
     with pytest.raises(ValueError, match="differ from the first chunk"):
         slims.append(chunks[0].drop(columns="venue"))
+    # sections without a summary column slim to the same columns (a run's chunks may differ so)
+    slims.append(slim_sections(frame.drop(columns="summary")))
+    assert slims.read(["summary"])["summary"].tolist()[-3:] == [None, None, None]
     slims.close()
     empty = SlimColumns(tmp_path)
     assert empty.read().shape == (0, 0) and empty.columns == []
