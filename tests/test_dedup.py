@@ -697,9 +697,10 @@ def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path) -> None
     chunks = [shuffled.iloc[:15], shuffled.iloc[15:]]
     config = Config()
     config.dedup.ann_min_sections = 1
+    chunk_embs = [embed_sections(c, use) for c in chunks]
     in_memory = EmbeddingParts()
-    for c in chunks:
-        in_memory.add(embed_sections(c, use))
+    for e in chunk_embs:
+        in_memory.add(e)
     def on_disk_slims(folder=None) -> SlimColumns:
         slims = SlimColumns(folder)
         for c in chunks:
@@ -716,8 +717,10 @@ def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path) -> None
     got = _cluster_all(on_disk_slims(tmp_path), parts, config, tmp_path, content)
     assert got[:2] == expected[:2]
     # the loader (scorer columns, then all) gives what the whole frame in memory gives
-    whole = pd.concat(chunks, ignore_index=True)
-    ids, scores, papers = cluster_papers(slim_sections(whole), embed_sections(whole, use), config)
+    whole, whole_emb = pd.concat(chunks, ignore_index=True), EmbeddingParts()
+    for e in chunk_embs:  # the chunks' own vectors (a batch's composition moves their last bits)
+        whole_emb.add(e)
+    ids, scores, papers = cluster_papers(slim_sections(whole), whole_emb.join(), config)
     assert (ids, scores) == expected[:2]
     pd.testing.assert_frame_equal(papers, expected[2])
     pd.testing.assert_series_equal(got[3], expected[3])
