@@ -668,7 +668,9 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
     same input gives the same neighbours.
 
     Memory. Training reads only the rows faiss would sample (:func:`_training_rows`:
-    ``IVF_TRAIN_PER_LIST * nlist``, i.e. ``256 * sqrt(n)``). The index's lists (a copy of every
+    ``IVF_TRAIN_PER_LIST * nlist``, i.e. ``256 * sqrt(n)``), copied to a scratch file in
+    ``folder`` and read back a block at a time on each iteration (:func:`spherical_kmeans`:
+    faiss's own centroids, bit for bit). The index's lists (a copy of every
     row, ``n * (4 * d + 8)`` bytes) go to a scratch file in ``folder``
     (:class:`pipeline.vectors.IvfListsFile`), written :data:`ANN_BLOCK` rows at a time. The
     queries are then searched in the order of their nearest list, in blocks whose lists to scan
