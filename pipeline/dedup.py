@@ -63,6 +63,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from cydifflib import SequenceMatcher  # difflib's algorithm in Cython: the same ratios, ~5x faster
 
 from .config import Config
@@ -71,6 +72,7 @@ from .fields import fold_title, fold_title_words
 from .memory import release_free_memory
 from .stage import records
 from .vectors import IvfListsFile, VectorFile
+from .write import PAPERS_SCHEMA
 
 log = logging.getLogger(__name__)
 
@@ -258,25 +260,84 @@ class SlimColumns:
             self._empty = frame.iloc[:0].reset_index(drop=True)
         elif list(frame.columns) != self.columns:
             raise ValueError(f"columns {list(frame.columns)} differ from the first chunk's {self.columns}")
-        self._file.seek(0, 2)
         for name in self.columns:
-            data = pickle.dumps(frame[name].reset_index(drop=True), protocol=pickle.HIGHEST_PROTOCOL)
-            self._parts.setdefault(name, []).append((self._file.tell(), len(data)))
-            self._file.write(data)
+            self._write(name, frame[name])
         self.n += len(frame)
+
+    def _write(self, name: str, column: pd.Series) -> None:
+        """Pickle ``column`` at the end of the file as the next chunk of ``name``."""
+        self._file.seek(0, 2)
+        data = pickle.dumps(column.reset_index(drop=True), protocol=pickle.HIGHEST_PROTOCOL)
+        self._parts.setdefault(name, []).append((self._file.tell(), len(data)))
+        self._file.write(data)
+
+    def _pieces(self, name: str, chunks: Iterable[int]) -> list[pd.Series]:
+        out = []
+        for k in chunks:
+            offset, size = self._parts[name][k]
+            self._file.seek(offset)
+            out.append(pickle.loads(self._file.read(size)))
+        return out
+
+    def _names(self, columns: Sequence[str] | None) -> list[str]:
+        return self.columns if columns is None else [c for c in columns if c in self.columns]
+
+    @property
+    def n_chunks(self) -> int:
+        """How many chunks (appended frames, or :meth:`regrouped` batches) the store holds."""
+        return len(next(iter(self._parts.values()), []))
 
     def read(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """The rows of every frame appended, in order (index ``0..n-1``), with ``columns`` (those
         that exist, in the order given; None: all)."""
-        names = self.columns if columns is None else [c for c in columns if c in self.columns]
         out: dict[str, pd.Series] = {}
-        for name in names:
-            pieces = []
-            for offset, size in self._parts.get(name, []):
-                self._file.seek(offset)
-                pieces.append(pickle.loads(self._file.read(size)))
+        for name in self._names(columns):
+            pieces = self._pieces(name, range(len(self._parts.get(name, []))))
             out[name] = pd.concat(pieces, ignore_index=True) if pieces else self._empty[name]
         return pd.DataFrame(out, index=pd.RangeIndex(self.n))
+
+    def read_chunk(self, k: int, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """The rows of chunk ``k`` alone (index ``0..len-1``), with ``columns`` as in :meth:`read`.
+
+        Raises:
+            IndexError: no chunk ``k``.
+        """
+        if not 0 <= k < self.n_chunks:
+            raise IndexError(f"chunk {k} of {self.n_chunks}")
+        return pd.DataFrame({name: self._pieces(name, [k])[0] for name in self._names(columns)})
+
+    def regrouped(self, positions: np.ndarray, bounds: Sequence[int], folder: str | Path | None = None) -> SlimColumns:
+        """A new store of the rows at ``positions`` (into this store's ``n`` rows, in that order),
+        cut into chunks at ``bounds`` (chunk ``k``: ``positions[bounds[k]:bounds[k + 1]]``), for
+        reading them a chunk at a time in an order other than the one they were appended in
+        (:func:`cluster_papers` fuses cluster by cluster). Written one column at a time, so
+        memory holds one column of every row (not every column, as :meth:`read` of all).
+
+        Args:
+            positions: int ``(m,)``, each in ``0..n-1`` (repeats allowed).
+            bounds: ``0 = bounds[0] <= ... <= bounds[-1] = m``.
+            folder: where the new store's file goes (None: the system's temporary folder).
+
+        Raises:
+            ValueError: ``bounds`` do not run from 0 to ``m`` in order.
+            IndexError: a position outside ``0..n-1``.
+        """
+        positions = np.asarray(positions, dtype=np.int64)
+        bounds = [int(b) for b in bounds]
+        if not bounds or bounds[0] != 0 or bounds[-1] != len(positions) or any(
+                a > b for a, b in zip(bounds, bounds[1:], strict=False)):
+            raise ValueError(f"bounds must run from 0 to {len(positions)} in order")
+        if len(positions) and (positions.min() < 0 or positions.max() >= self.n):
+            raise IndexError(f"positions outside 0..{self.n - 1}")
+        out = SlimColumns(folder)
+        out._empty = self._empty
+        for name in self.columns:
+            column = self.read([name])[name]
+            for lo, hi in zip(bounds, bounds[1:], strict=False):  # a take per chunk: compact pieces
+                out._write(name, column.iloc[positions[lo:hi]])
+            del column
+        out.n = len(positions)
+        return out
 
     def close(self) -> None:
         """Drop the file (idempotent)."""
@@ -2184,12 +2245,41 @@ def section_order(section_ids: Sequence[str]) -> np.ndarray:
 FUSE_BATCH_ROWS = 8192
 
 
-def cluster_groups(frame: pd.DataFrame, labels: Sequence[int] | np.ndarray,
-                   batch_rows: int = FUSE_BATCH_ROWS) -> Iterator[tuple[int, list[dict]]]:
+def _group_batches(labels: np.ndarray, batch_rows: int) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
+    """How :func:`cluster_groups` batches whole clusters.
+
+    Returns:
+        ``(by, starts, batches)``: ``by`` int64 ``(n,)`` the stable argsort of ``labels``;
+        ``starts`` int64 ``(g + 1,)`` each cluster's first position in ``by`` (and ``n``); per
+        batch ``(first, stop, label_stop)``: clusters ``first..label_stop-1``, about
+        ``batch_rows`` rows (at least one whole cluster), which are ``by[starts[first]:starts[label_stop]]``
+        (``stop`` = ``starts[label_stop]``).
+    """
+    n = len(labels)
+    by = np.argsort(labels, kind="stable")
+    ranked = labels[by]
+    starts = np.concatenate([[0], np.flatnonzero(ranked[1:] != ranked[:-1]) + 1, [n]]).astype(np.int64)
+    ends = starts[1:]
+    batches, g = [], 0
+    while g < len(ends):
+        last = int(np.searchsorted(ends, starts[g] + max(1, batch_rows), side="right"))
+        last = max(last, g + 1)  # at least one whole cluster
+        batches.append((g, int(ends[last - 1]), last))
+        g = last
+    return by, starts, batches
+
+
+def cluster_groups(frame: pd.DataFrame | SlimColumns, labels: Sequence[int] | np.ndarray,
+                   batch_rows: int = FUSE_BATCH_ROWS, order: np.ndarray | None = None,
+                   folder: str | Path | None = None) -> Iterator[tuple[int, list[dict]]]:
     """The rows of each cluster, as ``frame.groupby(labels, sort=True)`` groups them, as dicts.
 
     Args:
-        frame: ``n`` rows (any columns).
+        frame: ``n`` rows (any columns): a DataFrame, or a :class:`SlimColumns` store whose row
+            ``order[i]`` is row ``i`` here (``order``: int ``(n,)``, for a store only; None: row
+            ``i``). A store is first copied
+            in cluster order, batch by batch (:meth:`SlimColumns.regrouped`, in ``folder``), so
+            that no more than one column of every row and one batch of all columns are held.
         labels: ``n`` integer cluster labels, aligned with ``frame``'s rows.
         batch_rows: rows converted to dicts at a time (:func:`pipeline.stage.records` on a batch
             of whole clusters); the result does not depend on it.
@@ -2201,73 +2291,106 @@ def cluster_groups(frame: pd.DataFrame, labels: Sequence[int] | np.ndarray,
         ``to_dict`` per cluster, most of fusion's time) is paid per batch instead.
 
     Raises:
-        ValueError: when ``labels`` and ``frame`` differ in length.
+        ValueError: when ``labels`` and ``frame`` (or ``order``) differ in length, or ``order``
+            comes with a DataFrame.
     """
     labels = np.asarray(labels)
-    n = len(frame)
+    if isinstance(frame, SlimColumns):
+        n = frame.n if order is None else len(order)
+    elif order is not None:
+        raise ValueError("order is for a SlimColumns store; take the frame's rows instead")
+    else:
+        n = len(frame)
     if len(labels) != n:
         raise ValueError(f"{len(labels)} labels for {n} rows")
     if n == 0:
         return
-    by = np.argsort(labels, kind="stable")
-    ranked = labels[by]
-    starts = np.concatenate([[0], np.flatnonzero(ranked[1:] != ranked[:-1]) + 1])
-    ends = np.append(starts[1:], n)
-    g = 0
-    while g < len(starts):
-        last = int(np.searchsorted(ends, starts[g] + max(1, batch_rows), side="right"))
-        last = max(last, g + 1)  # at least one whole cluster
-        lo, hi = int(starts[g]), int(ends[last - 1])
-        rows = records(frame.iloc[by[lo:hi]])
-        for k in range(g, last):
-            yield ranked[starts[k]].item(), rows[starts[k] - lo : ends[k] - lo]
-        del rows
-        g = last
+    by, starts, batches = _group_batches(labels, batch_rows)
+    grouped = None
+    if isinstance(frame, SlimColumns):
+        positions = by if order is None else np.asarray(order)[by]
+        grouped = frame.regrouped(positions, [0, *(stop for _, stop, _ in batches)], folder)
+    try:
+        for k, (first, stop, last) in enumerate(batches):
+            lo = int(starts[first])
+            rows = records(grouped.read_chunk(k) if grouped is not None else frame.iloc[by[lo:stop]])
+            for g in range(first, last):
+                yield labels[by[starts[g]]].item(), rows[starts[g] - lo : starts[g + 1] - lo]
+            del rows
+    finally:
+        if grouped is not None:
+            grouped.close()
 
 
-def cluster_papers(sections: pd.DataFrame | Callable[[Sequence[str] | None], pd.DataFrame],
-                   emb: SectionEmbeddings, config: Config,
-                   scratch: str | Path | None = None) -> tuple[list[str], list[float | None], pd.DataFrame]:
+#: The papers a store-fed :func:`cluster_papers` gives (Arrow): :data:`pipeline.write.PAPERS_SCHEMA`
+#: plus ``summary_from``.
+FUSED_PAPERS_SCHEMA = PAPERS_SCHEMA.append(pa.field("summary_from", pa.string()))
+#: :func:`cluster_papers` turns this many fused records at a time into Arrow rows (store path).
+FUSED_BATCH = 4096
+
+
+def cluster_papers(sections: pd.DataFrame | SlimColumns, emb: SectionEmbeddings, config: Config,
+                   scratch: str | Path | None = None, order: np.ndarray | None = None,
+                   ) -> tuple[list[str], list[float | None], pd.DataFrame | pa.Table]:
     """Cluster embedded sections into papers and fuse each paper's record.
 
     Args:
-        sections: ``n`` rows with :data:`DEDUP_COLUMNS` (whole or :func:`slim_sections`), in any
-            order; they are clustered in ``section_id`` order, so the result does not depend on it.
-            Or a loader: ``sections(columns)`` gives those columns (None: all) of the ``n`` rows,
-            already in ``section_id`` order (the runner's :meth:`SlimColumns.read`); it is called
-            for :data:`SCORER_COLUMNS` before clustering and for all columns after it, so the
-            rows are not held while clustering runs.
-        emb: :func:`embed_sections` of ``sections``, row for row.
+        sections: ``n`` rows with :data:`DEDUP_COLUMNS` (whole or :func:`slim_sections`): a
+            DataFrame in any order (clustered in ``section_id`` order, so the result does not
+            depend on it), or the runner's :class:`SlimColumns` store, whose row ``order[i]``
+            is the ``i``-th in section-id order (``order`` None: already in that order). A store
+            is read for :data:`SCORER_COLUMNS` before clustering, and for fusion after it one
+            column at a time into cluster order (:func:`cluster_groups`), so the rows are never
+            all held while clustering runs, nor all at once after.
+        emb: :func:`embed_sections` of the rows, in section-id order for a store, row for row
+            for a DataFrame.
         scratch: passed to :func:`cluster_sections` (a folder for the content vectors and the
-            approximate index's lists while the neighbours are searched).
+            approximate index's lists while the neighbours are searched) and, for a store, where
+            fusion's regrouped copy goes.
+        order: int ``(n,)``, for a store only (see ``sections``).
 
     Returns:
-        ``(paper_ids, match_scores, papers)``: per row of ``sections`` (in its order) the paper id
-        and the match score (see :func:`dedup`); ``papers`` with :data:`PAPER_COLUMNS` plus
-        ``summary_from`` (the section id whose ``summary_norm`` is the paper's ``summary``),
-        sorted by ``paper_id``.
+        ``(paper_ids, match_scores, papers)``: per row of ``sections`` (in section-id order for a
+        store, in its own order for a DataFrame) the paper id and the match score (see
+        :func:`dedup`); ``papers`` with :data:`PAPER_COLUMNS` plus ``summary_from`` (the section
+        id whose ``summary_norm`` is the paper's ``summary``), sorted by ``paper_id``: a
+        DataFrame, or for a store an Arrow table of :data:`FUSED_PAPERS_SCHEMA` (a few bytes per
+        value instead of a Python object: ~120 MB instead of ~300 MB at 100,000 papers).
+
+    Raises:
+        ValueError: ``order`` with a DataFrame; ``order`` or ``emb`` not of ``n`` rows.
+        pyarrow.ArrowInvalid: (store) a fused value does not fit its column (a year beyond int16).
     """
-    n = len(emb.title_row) if callable(sections) else len(sections)
+    store = isinstance(sections, SlimColumns)
+    if order is not None and not store:
+        raise ValueError("order is for a SlimColumns store; take the frame's rows instead")
+    n = (len(order) if order is not None else sections.n) if store else len(sections)
     if n == 0:
-        return [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"])
-    if callable(sections):  # rows in section-id order, read for the scorer, then for fusion
-        order = np.arange(n)
-        scorer = PairScorer(sections(SCORER_COLUMNS), emb, config.dedup.embed_weight)
+        return [], [], (FUSED_PAPERS_SCHEMA.empty_table() if store
+                        else pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"]))
+    if store:  # read for the scorer, then again for fusion
+        scoring = sections.read(SCORER_COLUMNS)
+        if order is not None:
+            scoring = scoring.iloc[order].reset_index(drop=True)
+        scorer = PairScorer(scoring, emb, config.dedup.embed_weight)
+        del scoring
         labels, join_scores = cluster_sections(scorer, emb, config, scratch)
         del scorer
         release_free_memory()  # clustering's state, before the rows come back for fusion
-        ordered = sections(None)
         log.debug("dedup: fusing %d sections", n)
+        groups = cluster_groups(sections, labels, order=order, folder=scratch)
+        rows_order = np.arange(n)
     else:
-        order = section_order(sections["section_id"])
-        if np.array_equal(order, np.arange(n)):  # already in section-id order: no copy
+        rows_order = section_order(sections["section_id"])
+        if np.array_equal(rows_order, np.arange(n)):  # already in section-id order: no copy
             ordered, emb_ordered = sections.reset_index(drop=True), emb
         else:
-            ordered, emb_ordered = sections.iloc[order].reset_index(drop=True), emb.take(order)
+            ordered, emb_ordered = sections.iloc[rows_order].reset_index(drop=True), emb.take(rows_order)
         labels, join_scores = cluster_sections(ordered, emb_ordered, config, scratch)
         del emb_ordered
-    papers, paper_of_cluster, taken = [], {}, set()
-    for label, group in cluster_groups(ordered, labels):
+        groups = cluster_groups(ordered, labels)
+    papers, parts, paper_of_cluster, taken = [], [], {}, set()
+    for label, group in groups:
         record = fuse(group)
         if record["paper_id"] in taken:
             # two papers share a key (one title twice in a document): the later one, in
@@ -2276,13 +2399,28 @@ def cluster_papers(sections: pd.DataFrame | Callable[[Sequence[str] | None], pd.
         taken.add(record["paper_id"])
         paper_of_cluster[label] = record["paper_id"]
         papers.append(record)
-    papers_df = pd.DataFrame(papers, columns=[*PAPER_COLUMNS, "summary_from"]).sort_values("paper_id")
+        if store and len(papers) >= FUSED_BATCH:  # Arrow rows, not Python objects, for every paper
+            parts.append(pa.Table.from_pylist(papers, schema=FUSED_PAPERS_SCHEMA))
+            papers = []
+    if store:
+        parts.append(pa.Table.from_pylist(papers, schema=FUSED_PAPERS_SCHEMA))
+        table = pa.concat_tables(parts)
+        del parts, papers
+        by_id = pc.sort_indices(table["paper_id"])
+        columns = {}
+        for name in FUSED_PAPERS_SCHEMA.names:  # a column at a time: the unsorted one goes at once
+            columns[name] = table[name].take(by_id).combine_chunks()
+            table = table.drop_columns([name])
+        papers_out = pa.table(columns, schema=FUSED_PAPERS_SCHEMA)
+    else:
+        papers_df = pd.DataFrame(papers, columns=[*PAPER_COLUMNS, "summary_from"]).sort_values("paper_id")
+        papers_out = papers_df.reset_index(drop=True)
     paper_ids: list[str] = [""] * n
     scores: list[float | None] = [None] * n
-    for k, row in enumerate(order):
+    for k, row in enumerate(rows_order):
         paper_ids[row] = paper_of_cluster[labels[k]]
         scores[row] = join_scores[k]
-    return paper_ids, scores, papers_df.reset_index(drop=True)
+    return paper_ids, scores, papers_out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2416,11 +2554,12 @@ def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of
     return dup_of
 
 
-def count_sources(papers: pd.DataFrame, dup_of: dict[str, str | None]) -> list[int]:
-    """``n_sources`` per paper: distinct documents among its ``doc_ids`` once every copy is
-    counted as its original (``dup_of``: doc_id -> original doc_id or None)."""
+def count_sources(doc_ids: Iterable[Sequence[str]], dup_of: dict[str, str | None]) -> list[int]:
+    """``n_sources`` per paper: distinct documents among its ``doc_ids`` (one sequence per
+    paper, as the papers' ``doc_ids`` column) once every copy is counted as its original
+    (``dup_of``: doc_id -> original doc_id or None)."""
     def original(doc_id: str) -> str:
         target = dup_of.get(doc_id)
         return target if isinstance(target, str) else doc_id
 
-    return [len({original(d) for d in doc_ids}) for doc_ids in papers["doc_ids"]]
+    return [len({original(d) for d in ids}) for ids in doc_ids]

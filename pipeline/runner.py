@@ -65,7 +65,7 @@ from . import __version__, clean, extract, ingest, normalize, segment
 from . import formats as ingest_formats
 from .config import Config
 from .dedup import (
-    PAPER_COLUMNS,
+    FUSED_PAPERS_SCHEMA,
     EmbeddingInputs,
     EmbeddingParts,
     SlimColumns,
@@ -818,30 +818,32 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     del section_doc_ids
     candidates = copy_candidates(papers_of)
     release_free_memory()  # clustering's arrays and fusion's rows, before the second pass reads the tables
-    summary_from = {sid: k for k, sid in enumerate(papers["summary_from"]) if isinstance(sid, str)}
+    summary_from = papers["summary_from"].combine_chunks()  # per paper, the section its summary is in
     seconds["dedup"] += time.perf_counter() - t0
 
     # --- second pass: the dedup columns into sections and documents -----------------------------
-    log.debug("clustered into %d papers; writing", len(papers))
+    log.debug("clustered into %d papers; writing", papers.num_rows)
     t0 = time.perf_counter()
-    summaries: list[str | None] = [None] * len(papers)
+    summary_rows: list[pa.Array] = []  # per reread batch, the paper rows whose summary it holds
+    summary_texts: list[pa.Array] = []  # and those summaries (Arrow strings, not Python objects)
     texts: dict[str, Any] = {}  # doc id -> its sections' texts (a list), then joined (a str)
-    wanted_sections = pa.array(list(summary_from), pa.string())
     wanted_docs = pa.array(list(candidates), pa.string())
 
     def collect(table: pa.Table) -> None:
         """The rows the second pass needs the text of: summary sources and copy candidates."""
-        keep = pc.or_(pc.is_in(table["section_id"], wanted_sections), pc.is_in(table["doc_id"], wanted_docs))
-        rows = table.filter(keep).select(["section_id", "doc_id", "text_norm", "summary_norm"]).to_pylist()
+        row = pc.index_in(table["section_id"], value_set=summary_from)
+        source = pc.is_valid(row)
+        if pc.any(source).as_py():
+            summary_rows.append(pc.filter(row, source).combine_chunks())
+            summary_texts.append(pc.filter(table["summary_norm"], source).combine_chunks())
+        rows = table.filter(pc.is_in(table["doc_id"], wanted_docs)).select(["doc_id", "text_norm"]).to_pylist()
         for r in rows:
-            if r["section_id"] in summary_from:
-                summaries[summary_from[r["section_id"]]] = r["summary_norm"]
-            if r["doc_id"] in candidates:
-                texts.setdefault(r["doc_id"], []).append(r["text_norm"] or "")
+            texts.setdefault(r["doc_id"], []).append(r["text_norm"] or "")
 
     counts = {"sections": _fill_columns(scratch / "sections.parquet", run_dir / "sections.parquet", SECTIONS_SCHEMA,
                                         metadata, {"paper_id": (paper_ids, pa.string()),
                                                    "match_score": (match_scores, pa.float32())}, collect)}
+    del paper_ids, match_scores
     crash_point("mid-write")
     for d in texts:  # joined one at a time: the lists and the joined texts are not all held at once
         texts[d] = "\n".join(texts[d])
@@ -850,11 +852,18 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     counts["documents"] = _fill_columns(scratch / "documents.parquet", run_dir / "documents.parquet",
                                         DOCUMENTS_SCHEMA, metadata, {"dup_of": (dup_of, pa.string())},
                                         batch_rows=DOCUMENT_REREAD_BATCH)
-    papers = papers.assign(summary=summaries).drop(columns="summary_from")
-    if len(papers):
-        papers["n_sources"] = count_sources(papers, dict(zip((d for d, _, _ in doc_keys), dup_of, strict=True)))
+    summaries = _scattered(papers.num_rows, summary_rows, summary_texts)
+    summary_rows.clear()
+    summary_texts.clear()
+    papers = papers.set_column(papers.schema.get_field_index("summary"), "summary", summaries)
+    papers = papers.drop_columns(["summary_from"])
+    if papers.num_rows:
+        n_sources = count_sources(papers["doc_ids"].to_pylist(),
+                                  dict(zip((d for d, _, _ in doc_keys), dup_of, strict=True)))
+        papers = papers.set_column(papers.schema.get_field_index("n_sources"), "n_sources",
+                                   pa.array(n_sources, pa.int32()))
     papers_out = TableWriter(run_dir / "papers.parquet", PAPERS_SCHEMA, metadata)
-    papers_out.write(papers)
+    papers_out.write_table(papers)
     counts["papers"] = papers_out.close()
     counts["dropped"] = dropped_out.close()
     counts["context"] = context_out.close()
@@ -864,14 +873,14 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     counts["errors"] = errors_out.close()
     shutil.rmtree(scratch)
     seconds["write"] += time.perf_counter() - t0
-    stats = {"papers_multi_document": int((papers["doc_ids"].map(len) > 1).sum()) if len(papers) else 0}
+    stats = {"papers_multi_document": int(pc.sum(pc.greater(pc.list_value_length(papers["doc_ids"]), 1)).as_py() or 0)}
     return _Outcome(counts=counts, inputs=inputs, status_counts=dict(sorted(status_counts.items())), errors=errors,
                     stats=stats)
 
 
 def _cluster_all(slims: SlimColumns, vectors: EmbeddingParts, config: Config,
                  scratch: Path | None = None, content: VectorFile | None = None,
-                 ) -> tuple[list[str], list[float | None], pd.DataFrame, pd.Series]:
+                 ) -> tuple[list[str], list[float | None], pa.Table, pd.Series]:
     """Dedup over every section of the run, from the chunks' slim columns and embeddings.
 
     Consumes its inputs: ``slims`` is closed and ``vectors`` joined as soon as they are read, so
@@ -880,12 +889,12 @@ def _cluster_all(slims: SlimColumns, vectors: EmbeddingParts, config: Config,
 
     Args:
         slims: per chunk, :func:`pipeline.dedup.slim_sections` of its sections (corpus order), on
-            disk: clustering reads the scorer's columns and fusion all of them, each in
-            section-id order (:func:`pipeline.dedup.cluster_papers` with a loader).
+            disk: clustering reads the scorer's columns and fusion all of them, a column at a
+            time, in cluster order (:func:`pipeline.dedup.cluster_papers` with a store).
         vectors: the chunks' :func:`pipeline.dedup.embed_sections`, added in the same order
             (:class:`pipeline.dedup.EmbeddingParts`).
         scratch: the run's scratch folder, where the content vectors wait while the neighbours
-            are searched (:func:`pipeline.dedup.cluster_sections`).
+            are searched (:func:`pipeline.dedup.cluster_sections`) and fusion's regrouped rows.
         content: the content vectors of all chunks in one file, in corpus order, when the parts
             of ``vectors`` have none (:meth:`pipeline.dedup.SectionEmbeddings.without_content`):
             they are copied to a file in section-id order (in ``scratch``) and read from there,
@@ -895,38 +904,46 @@ def _cluster_all(slims: SlimColumns, vectors: EmbeddingParts, config: Config,
         ``(paper_ids, match_scores, papers, doc_ids)``: per section in corpus order (the order of
         the concatenated chunks, as the scratch tables) its paper id, match score and doc id
         (``doc_ids``: a string Series, index ``0..n-1``); ``papers`` as
-        :func:`pipeline.dedup.cluster_papers` gives it.
+        :func:`pipeline.dedup.cluster_papers` gives it for a store (an Arrow table of
+        :data:`pipeline.dedup.FUSED_PAPERS_SCHEMA`).
     """
     if not slims.n or not vectors.n:  # no sections (nothing to embed)
         doc_ids = (slims.read(["doc_id"]) if slims.n else slim_sections(_empty_sections(config)))["doc_id"]
         slims.close()
         if content is not None:
             content.close()
-        return [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"]), doc_ids
-    keys = slims.read(["section_id", "doc_id"])
+        return [], [], FUSED_PAPERS_SCHEMA.empty_table(), doc_ids
     # dedup works in section-id order: the vectors are copied straight into it, part by part
-    order = section_order(keys["section_id"])
-    doc_ids = keys["doc_id"]  # a column, not a Python str per section
-    del keys
+    order = section_order(slims.read(["section_id"])["section_id"])
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     emb = vectors.join(positions=rank)
     if content is not None:
         emb = emb.with_content(content.permuted(order, scratch))
         content.close()
-
-    def load(columns: list[str] | None) -> pd.DataFrame:
-        """Those slim columns of every section, in section-id order."""
-        return slims.read(columns).iloc[order].reset_index(drop=True)
-
     release_free_memory()  # the chunks' assembly, before the k-means trainings
     try:
-        sorted_ids, sorted_scores, papers = cluster_papers(load, emb, config, scratch)
+        sorted_ids, sorted_scores, papers = cluster_papers(slims, emb, config, scratch, order=order)
+        doc_ids = slims.read(["doc_id"])["doc_id"]  # read after clustering, not held through it
     finally:
         slims.close()
     del emb
     # back to corpus order, as the scratch tables
     return [sorted_ids[r] for r in rank], [sorted_scores[r] for r in rank], papers, doc_ids
+
+
+def _scattered(n: int, rows: list[pa.Array], values: list[pa.Array]) -> pa.Array:
+    """A string array of ``n`` values: ``values`` (chunks) at ``rows`` (int chunks aligned with
+    them, each row at most once), null elsewhere.
+
+    Raises:
+        IndexError: a row outside ``0..n-1``.
+    """
+    slot = np.full(n, -1, dtype=np.int64)
+    at = np.concatenate([r.to_numpy(zero_copy_only=False) for r in rows]) if rows else np.empty(0, np.int64)
+    slot[at] = np.arange(len(at))
+    found = pa.concat_arrays(values) if values else pa.array([], pa.string())
+    return found.take(pa.array(slot, mask=slot < 0))
 
 
 def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[str, str],

