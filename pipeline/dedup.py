@@ -2190,7 +2190,10 @@ def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
     lengths = [(r.get("_summary_chars") or len(r["summary_norm"]), -k) for k, r in enumerate(rows) if r.get("summary_norm")]
     longest = rows[-max(lengths)[1]] if lengths else None
     arxiv_id = _vote([r["arxiv_id"] for r in rows], "arxiv_id", conflicts)
-    year = _vote([r["year"] for r in rows], "year", conflicts)
+    # a year as an int whatever its column's dtype (chunks read back as float, int or object),
+    # so that a conflict reads "year: 2024 | 2021", not "2024.0"
+    year = _vote([None if r["year"] is None or r["year"] != r["year"] else int(r["year"]) for r in rows],
+                 "year", conflicts)
     record = {
         "title": title,
         "title_zh": _vote([r["title_zh"] for r in rows], "title_zh", conflicts),
@@ -2358,13 +2361,17 @@ def cluster_papers(sections: pd.DataFrame | SlimColumns, emb: SectionEmbeddings,
         value instead of a Python object: ~120 MB instead of ~300 MB at 100,000 papers).
 
     Raises:
-        ValueError: ``order`` with a DataFrame; ``order`` or ``emb`` not of ``n`` rows.
+        ValueError: ``order`` with a DataFrame, or not a permutation of the store's rows;
+            ``emb`` not of ``n`` rows.
         pyarrow.ArrowInvalid: (store) a fused value does not fit its column (a year beyond int16).
     """
     store = isinstance(sections, SlimColumns)
     if order is not None and not store:
         raise ValueError("order is for a SlimColumns store; take the frame's rows instead")
-    n = (len(order) if order is not None else sections.n) if store else len(sections)
+    n = sections.n if store else len(sections)
+    _check_permutation(order, n)
+    if len(emb.title_row) != n:
+        raise ValueError(f"{len(emb.title_row)} embedding rows for {n} sections")
     if n == 0:
         return [], [], (FUSED_PAPERS_SCHEMA.empty_table() if store
                         else pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"]))

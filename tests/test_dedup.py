@@ -797,6 +797,14 @@ def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path, monkeyp
     import pipeline.dedup
 
     monkeypatch.setattr(pipeline.dedup, "FUSED_BATCH", 3)  # fused records to Arrow 3 at a time
+    store = on_disk_slims(tmp_path)
+    with pytest.raises(ValueError, match="permutation of 40 rows"):
+        cluster_papers(store, emb, config, order=np.array([0, *range(39)]))
+    with pytest.raises(ValueError, match="20 embedding rows for 40 sections"):
+        cluster_papers(store, embed_sections(frame.iloc[:20], use), config)
+    with pytest.raises(ValueError, match="order is for a SlimColumns store"):
+        cluster_papers(frame, emb, config, order=np.arange(40))
+    store.close()
     again = EmbeddingParts()  # _cluster_all consumed the first
     for e in chunk_embs:
         again.add(e)
@@ -1241,6 +1249,21 @@ def test_fuse_reads_a_missing_list_as_empty() -> None:
     assert record["urls"] == ["https://arxiv.org/abs/2501.00001"] and record["url_kinds"] == ["arxiv"]
     alone = fuse([{k: v for k, v in bare.items()}])
     assert alone["authors"] == [] and alone["urls"] == [] and alone["n_mentions"] == 1
+
+
+def test_fuse_writes_a_year_conflict_as_ints_whatever_the_dtype() -> None:
+    """Chunks of slim columns read back with years as float64, int64 or objects (a chunk with a
+    missing year is float): the vote and the conflict text are those of the ints."""
+    from pipeline.dedup import fuse
+
+    rows = [section("1111-000", "Sparse Kernel Bandits", year=2024.0),
+            section("2222-000", "Sparse Kernel Bandits", year=np.int64(2021)),
+            section("3333-000", "Sparse Kernel Bandits", year=float("nan")),
+            section("4444-000", "Sparse Kernel Bandits", year=2024)]
+    record = fuse(rows)
+    assert record["year"] == 2024 and type(record["year"]) is int
+    assert record["conflicts"] == ["year: 2024 | 2021"]
+    assert fuse(rows[2:3])["year"] is None and fuse(rows[2:3])["conflicts"] == []
 
 
 def test_records_are_the_rows_of_to_dict_with_missing_markers_as_none() -> None:
