@@ -98,7 +98,7 @@ ANN_BLOCK = 8192
 #: Bytes of IVF lists (vectors and ids) that the queries of one search block of
 #: :func:`_ann_neighbour_index` may scan: about the most that the map of the lists' file adds to
 #: the resident set at a time.
-ANN_RESIDENT_BYTES = 64 * 2**20
+ANN_RESIDENT_BYTES = 32 * 2**20
 #: Queries taken together while a search block is filled (a block holds at least that many,
 #: whatever their lists).
 ANN_PROBE_GROUP = 32
@@ -717,8 +717,9 @@ class Rows(NamedTuple):
 
 
 def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | None = None) -> np.ndarray:
-    """Approximate ``k`` nearest neighbours of every row: int64 array ``(n, k)`` of row indices
-    (``-1`` where fewer were found), the row itself excluded.
+    """Approximate ``k`` nearest neighbours of every row: an int array ``(n, k)`` of row indices
+    (``-1`` where fewer were found), the row itself excluded; int32 up to 2**31 - 1 rows (half
+    the bytes), int64 beyond.
 
     faiss ``IndexIVFFlat`` with inner product (Johnson, Douze & Jégou 2019, "Billion-scale
     similarity search with GPUs", arXiv:1702.08734; faiss wiki "Faster search"): the rows are
@@ -738,7 +739,7 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
     come to at most :data:`ANN_RESIDENT_BYTES` (and at most :data:`ANN_BLOCK` queries), each
     block through a fresh read-only map of the file that is dropped after it, so the resident
     memory of the search is about one block's lists whatever ``n``; per row, the search keeps
-    its lists to probe (``IVF_NPROBE`` int32 and float32, 128 bytes). When the file cannot be
+    its lists to probe (``IVF_NPROBE`` int16 and float32, 96 bytes) and its result (``k`` int32). When the file cannot be
     written, a warning is logged and the lists are held in memory instead.
 
     The result is that of faiss's own in-memory index given the rows by ``index.add`` and
@@ -775,7 +776,8 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
     # per row: the list index.add puts it in and the lists index.search probes for it (the same
     # quantizer calls, one per block)
     assign = np.empty(n, np.int64)
-    probes = np.empty((n, nprobe), np.int32)
+    # list numbers in the narrowest int that holds them (int16 up to 32,767 lists: 1.3 billion rows)
+    probes = np.empty((n, nprobe), np.int16 if nlist <= np.iinfo(np.int16).max else np.int32)
     probe_dis = np.empty((n, nprobe), np.float32)
     for start in range(0, n, ANN_BLOCK):
         block = np.ascontiguousarray(rows.get(start, start + ANN_BLOCK), dtype=np.float32)
@@ -794,7 +796,7 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
         index.ntotal = n
         list_bytes = lists_file.sizes.astype(np.int64) * (index.code_size + 8)
     del assign
-    out = np.empty((n, k), np.int64)
+    out = np.empty((n, k), np.int32 if n <= np.iinfo(np.int32).max else np.int64)
     try:
         for queries in _probe_ordered_blocks(probes, list_bytes):
             x = np.ascontiguousarray(rows.take(queries), dtype=np.float32)
@@ -1090,18 +1092,21 @@ def _neighbour_keys(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000,
     if k <= 0:
         return np.zeros(0, np.int64)
     if n >= ann_min:
-        # the keys of _pair_keys built in place in the (n, k) result: three arrays of n * k
-        # int64 at most rather than six
+        # the keys of _pair_keys written block by block into one array: the (n, k) result
+        # (int32) and the keys (int64, n * k at most) are held, not three n * k int64 arrays
         idx = _ann_neighbour_index(emb, k, folder)
-        rows = np.arange(n, dtype=np.int64)[:, None]
-        high = np.maximum(idx, rows)
-        np.minimum(idx, rows, out=idx)  # -1 where none was found
-        found = idx >= 0
-        idx *= n
-        idx += high
-        del high
-        keys = idx[found]
-        del idx, found
+        keys = np.empty(int(np.count_nonzero(idx >= 0)), np.int64)
+        at = 0
+        for start in range(0, n, STREAM_BLOCK):
+            block = idx[start : start + STREAM_BLOCK].astype(np.int64)
+            rows = np.arange(start, start + len(block), dtype=np.int64)[:, None]
+            high = np.maximum(block, rows)
+            np.minimum(block, rows, out=block)  # -1 where none was found
+            found = block >= 0
+            part = block[found] * n + high[found]
+            keys[at : at + len(part)] = part
+            at += len(part)
+        del idx
         return _unique_sorted(keys)
     if isinstance(emb, Rows):
         emb = emb.get(0, n)

@@ -607,6 +607,14 @@ def test_approximate_index_with_lists_on_disk_gives_faiss_results(tmp_path, monk
     np.testing.assert_array_equal(got, reference)
     assert len(blocks) > 20 and list(tmp_path.iterdir()) == []
     np.testing.assert_array_equal(np.sort(np.concatenate(blocks)), np.arange(len(emb)))
+    assert got.dtype == np.int32 and got.shape == (len(emb), 4)
+    # the pair keys, built a block of rows at a time, are those of the whole result at once
+    monkeypatch.setattr(dedup_module, "_probe_ordered_blocks", ordered_blocks)
+    valid = reference >= 0
+    rows = np.repeat(np.arange(len(emb)), 4).reshape(-1, 4)
+    expected = dedup_module._pair_keys(rows[valid], reference[valid], len(emb))
+    monkeypatch.setattr(dedup_module, "STREAM_BLOCK", 37)
+    np.testing.assert_array_equal(dedup_module._neighbour_keys(emb, 4, ann_min=1, folder=tmp_path), expected)
 
 
 def test_approximate_index_keeps_its_lists_in_memory_when_the_folder_cannot_take_them(tmp_path, caplog) -> None:
