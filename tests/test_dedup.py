@@ -1447,3 +1447,24 @@ def test_scorer_codes_of_missing_doc_ids_and_large_string_authors() -> None:
         authors = pd.Series(pd.arrays.ArrowExtensionArray(pa.array([["Ann Lee"], None, ["A. Lee"]], kind)))
         frame = pd.DataFrame({"doc_id": ["a", "b", "c"], "authors": authors})
         assert PairScorer(frame, emb, 0.5).author_code.tolist() == [0, -1, 0]
+
+
+def test_visited_pairs_read_from_a_scratch_file_are_those_in_memory(tmp_path) -> None:
+    """The merge loop reads its pairs from a scratch file a block at a time: the same values in
+    the same order; a folder that cannot take the file keeps them in memory, with a warning."""
+    import pipeline.dedup as dedup_module
+
+    rng = np.random.default_rng(5)
+    left = rng.integers(0, 1000, 200_000).astype(np.int32)
+    right = left + rng.integers(1, 50, left.size).astype(np.int32)
+    exact = rng.random(left.size) < 0.1
+    expected = list(dedup_module._pair_stream((left, right, exact)))
+    spilled = dedup_module._spilled_pairs(left, right, exact, tmp_path)
+    assert spilled.shape == (left.size, 3) and spilled.dtype == np.int32
+    got = list(dedup_module._pair_stream(spilled))
+    assert got == expected and sum(e for _, _, e in got) == int(exact.sum())
+    assert all(type(i) is int and type(e) is bool for i, _, e in got[:5])
+    spilled.close()
+    kept = dedup_module._spilled_pairs(left, right, exact, tmp_path / "missing")
+    assert isinstance(kept, tuple) and kept[0] is left
+    assert list(tmp_path.iterdir()) == []
