@@ -739,8 +739,9 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
     come to at most :data:`ANN_RESIDENT_BYTES` (and at most :data:`ANN_BLOCK` queries), each
     block through a fresh read-only map of the file that is dropped after it, so the resident
     memory of the search is about one block's lists whatever ``n``; per row, the search keeps
-    its lists to probe (``IVF_NPROBE`` int16 and float32, 96 bytes) and its result (``k`` int32). When the file cannot be
-    written, a warning is logged and the lists are held in memory instead.
+    its lists to probe (``IVF_NPROBE`` int16 and float32, 96 bytes) and its result (``k``
+    int32). When the file cannot be written, a warning is logged and the lists are held in
+    memory instead.
 
     The result is that of faiss's own in-memory index given the rows by ``index.add`` and
     searched by ``index.search``, :data:`ANN_BLOCK` rows per call: the rows are assigned to lists
@@ -776,7 +777,7 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
     # per row: the list index.add puts it in and the lists index.search probes for it (the same
     # quantizer calls, one per block)
     assign = np.empty(n, np.int64)
-    # list numbers in the narrowest int that holds them (int16 up to 32,767 lists: 1.3 billion rows)
+    # list numbers in the narrowest int that holds them (int16 up to 32,767 lists: ~67 million rows)
     probes = np.empty((n, nprobe), np.int16 if nlist <= np.iinfo(np.int16).max else np.int32)
     probe_dis = np.empty((n, nprobe), np.float32)
     for start in range(0, n, ANN_BLOCK):
@@ -2293,9 +2294,9 @@ def _group_batches(labels: np.ndarray, batch_rows: int) -> tuple[np.ndarray, np.
     Returns:
         ``(by, starts, batches)``: ``by`` int64 ``(n,)`` the stable argsort of ``labels``;
         ``starts`` int64 ``(g + 1,)`` each cluster's first position in ``by`` (and ``n``); per
-        batch ``(first, stop, label_stop)``: clusters ``first..label_stop-1``, about
-        ``batch_rows`` rows (at least one whole cluster), which are ``by[starts[first]:starts[label_stop]]``
-        (``stop`` = ``starts[label_stop]``).
+        batch ``(first, stop, last)``: clusters ``first..last - 1`` (in label order), about
+        ``batch_rows`` rows and at least one whole cluster, at ``by[starts[first]:stop]``
+        (``stop = starts[last]``).
     """
     n = len(labels)
     by = np.argsort(labels, kind="stable")
@@ -2319,9 +2320,9 @@ def cluster_groups(frame: pd.DataFrame | SlimColumns, labels: Sequence[int] | np
     Args:
         frame: ``n`` rows (any columns): a DataFrame, or a :class:`SlimColumns` store whose row
             ``order[i]`` is row ``i`` here (``order``: int ``(n,)``, for a store only; None: row
-            ``i``). A store is first copied
-            in cluster order, batch by batch (:meth:`SlimColumns.regrouped`, in ``folder``), so
-            that no more than one column of every row and one batch of all columns are held.
+            ``i``). A store is first copied in cluster order, batch by batch
+            (:meth:`SlimColumns.regrouped`, in ``folder``), so that no more than one column of
+            every row and one batch of all columns are held.
         labels: ``n`` integer cluster labels, aligned with ``frame``'s rows.
         batch_rows: rows converted to dicts at a time (:func:`pipeline.stage.records` on a batch
             of whole clusters); the result does not depend on it.
@@ -2397,7 +2398,8 @@ def cluster_papers(sections: pd.DataFrame | SlimColumns, emb: SectionEmbeddings,
         :func:`dedup`); ``papers`` with :data:`PAPER_COLUMNS` plus ``summary_from`` (the section
         id whose ``summary_norm`` is the paper's ``summary``), sorted by ``paper_id``: a
         DataFrame, or for a store an Arrow table of :data:`FUSED_PAPERS_SCHEMA` (a few bytes per
-        value instead of a Python object: ~120 MB instead of ~300 MB at 100,000 papers).
+        value instead of a Python object: the 23,892 papers of the 10k bench corpus take 27 MB
+        as Arrow, 72 MB as Python lists and strings).
 
     Raises:
         ValueError: ``order`` with a DataFrame, or not a permutation of the store's rows;
