@@ -2106,15 +2106,14 @@ def _pair_stream(pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | VectorFile) 
     """``zip(left, right, exact)`` as Python values, converted :data:`STREAM_BLOCK` at a time (the
     whole arrays as lists would cost about 80 bytes a pair); ``pairs``: the three arrays, or
     their :func:`_spilled_pairs` file, read a block at a time."""
-    if isinstance(pairs, VectorFile):
-        for start in range(0, pairs.n, STREAM_BLOCK):
+    on_disk = isinstance(pairs, VectorFile)
+    for start in range(0, pairs.n if on_disk else len(pairs[0]), STREAM_BLOCK):
+        if on_disk:
             block = pairs.rows(start, start + STREAM_BLOCK)
-            yield from zip(block[:, 0].tolist(), block[:, 1].tolist(), (block[:, 2] != 0).tolist(), strict=True)
-        return
-    left, right, exact = pairs
-    for start in range(0, len(left), STREAM_BLOCK):
-        stop = start + STREAM_BLOCK
-        yield from zip(left[start:stop].tolist(), right[start:stop].tolist(), exact[start:stop].tolist(), strict=True)
+            left, right, exact = block[:, 0], block[:, 1], block[:, 2] != 0
+        else:
+            left, right, exact = (a[start : start + STREAM_BLOCK] for a in pairs)
+        yield from zip(left.tolist(), right.tolist(), exact.tolist(), strict=True)
 
 
 def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray,
