@@ -817,15 +817,20 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     papers_of = paper_sets(section_doc_ids, paper_ids)
     del section_doc_ids
     candidates = copy_candidates(papers_of)
-    release_free_memory()  # clustering's arrays and fusion's rows, before the second pass reads the tables
     summary_from = papers["summary_from"].combine_chunks()  # per paper, the section its summary is in
+    n_papers = papers.num_rows
+    # the papers wait on disk while the tables are reread (the 104,276 papers of the 50k bench
+    # corpus: 65 MB as Arrow before their summaries), and so do the summaries as they are found
+    fused = _Spill(scratch / "papers.arrow", papers.schema)
+    fused.write(papers)
+    del papers
+    summaries_found = _Spill(scratch / "summaries.arrow", _SUMMARY_SCHEMA)
+    release_free_memory()  # clustering's arrays and fusion's rows, before the second pass reads the tables
     seconds["dedup"] += time.perf_counter() - t0
 
     # --- second pass: the dedup columns into sections and documents -----------------------------
-    log.debug("clustered into %d papers; writing", papers.num_rows)
+    log.debug("clustered into %d papers; writing", n_papers)
     t0 = time.perf_counter()
-    summary_rows: list[pa.Array] = []  # per reread batch, the paper rows whose summary it holds
-    summary_texts: list[pa.Array] = []  # and those summaries (Arrow strings, not Python objects)
     texts: dict[str, Any] = {}  # doc id -> its sections' texts (a list), then joined (a str)
     wanted_docs = pa.array(list(candidates), pa.string())
 
@@ -834,8 +839,8 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
         row = pc.index_in(table["section_id"], value_set=summary_from)
         source = pc.is_valid(row)
         if pc.any(source).as_py():
-            summary_rows.append(pc.filter(row, source).combine_chunks())
-            summary_texts.append(pc.filter(table["summary_norm"], source).combine_chunks())
+            summaries_found.write(pa.table([pc.filter(row, source), pc.filter(table["summary_norm"], source)],
+                                           schema=_SUMMARY_SCHEMA))
         rows = table.filter(pc.is_in(table["doc_id"], wanted_docs)).select(["doc_id", "text_norm"]).to_pylist()
         for r in rows:
             texts.setdefault(r["doc_id"], []).append(r["text_norm"] or "")
@@ -852,9 +857,10 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     counts["documents"] = _fill_columns(scratch / "documents.parquet", run_dir / "documents.parquet",
                                         DOCUMENTS_SCHEMA, metadata, {"dup_of": (dup_of, pa.string())},
                                         batch_rows=DOCUMENT_REREAD_BATCH)
-    summaries = _scattered(papers.num_rows, summary_rows, summary_texts)
-    summary_rows.clear()
-    summary_texts.clear()
+    found = summaries_found.read()
+    summaries = _scattered(n_papers, found["row"].chunks, found["summary"].chunks)
+    del found
+    papers = fused.read()
     papers = papers.set_column(papers.schema.get_field_index("summary"), "summary", summaries)
     papers = papers.drop_columns(["summary_from"])
     if papers.num_rows:
@@ -880,7 +886,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
 
 def _cluster_all(slims: SlimColumns, vectors: EmbeddingParts, config: Config,
                  scratch: Path | None = None, content: VectorFile | None = None,
-                 ) -> tuple[list[str], list[float | None], pa.Table, pd.Series]:
+                 ) -> tuple[pa.Array, pa.Array, pa.Table, pd.Series]:
     """Dedup over every section of the run, from the chunks' slim columns and embeddings.
 
     Consumes its inputs: ``slims`` is closed and ``vectors`` joined as soon as they are read, so
@@ -902,8 +908,9 @@ def _cluster_all(slims: SlimColumns, vectors: EmbeddingParts, config: Config,
 
     Returns:
         ``(paper_ids, match_scores, papers, doc_ids)``: per section in corpus order (the order of
-        the concatenated chunks, as the scratch tables) its paper id, match score and doc id
-        (``doc_ids``: a string Series, index ``0..n-1``); ``papers`` as
+        the concatenated chunks, as the scratch tables) its paper id (an Arrow string array),
+        match score (Arrow float32, null where the section is alone) and doc id (``doc_ids``: a
+        string Series, index ``0..n-1``); ``papers`` as
         :func:`pipeline.dedup.cluster_papers` gives it for a store (an Arrow table of
         :data:`pipeline.dedup.FUSED_PAPERS_SCHEMA`).
     """
@@ -912,7 +919,7 @@ def _cluster_all(slims: SlimColumns, vectors: EmbeddingParts, config: Config,
         slims.close()
         if content is not None:
             content.close()
-        return [], [], FUSED_PAPERS_SCHEMA.empty_table(), doc_ids
+        return pa.array([], pa.string()), pa.array([], pa.float32()), FUSED_PAPERS_SCHEMA.empty_table(), doc_ids
     # dedup works in section-id order: the vectors are copied straight into it, part by part
     order = section_order(slims.read(["section_id"])["section_id"])
     rank = np.empty_like(order)
@@ -929,7 +936,49 @@ def _cluster_all(slims: SlimColumns, vectors: EmbeddingParts, config: Config,
         slims.close()
     del emb
     # back to corpus order, as the scratch tables
-    return [sorted_ids[r] for r in rank], [sorted_scores[r] for r in rank], papers, doc_ids
+    # back to corpus order, as the scratch tables: Arrow arrays (12 MB for the 595,757 sections of
+    # the 50k bench corpus, where lists of Python strings and floats took about 30 MB)
+    back = pa.array(rank)
+    paper_ids = pa.array(sorted_ids, pa.string()).take(back)
+    del sorted_ids
+    match_scores = pa.array(sorted_scores, pa.float32()).take(back)
+    return paper_ids, match_scores, papers, doc_ids
+
+
+#: What the second pass keeps of each summary it finds: the paper's row and the summary.
+_SUMMARY_SCHEMA = pa.schema([("row", pa.int32()), ("summary", pa.string())])
+
+
+class _Spill:
+    """Arrow data of one schema kept in a scratch file (an Arrow IPC stream, written with plain
+    writes) until it is read back whole, so that memory does not hold it meanwhile.
+
+    Args:
+        path: the file (created; removed by :meth:`read`).
+        schema: the schema of what :meth:`write` takes.
+
+    Raises:
+        OSError: the file cannot be created or written.
+    """
+
+    def __init__(self, path: Path, schema: pa.Schema) -> None:
+        self.path = path
+        self._sink = pa.OSFile(str(path), "wb")
+        self._writer = pa.ipc.new_stream(self._sink, schema)
+
+    def write(self, data: pa.Table | pa.RecordBatch) -> None:
+        """Append the rows of ``data`` (a table or a record batch of the schema)."""
+        self._writer.write(data)
+
+    def read(self) -> pa.Table:
+        """Everything written, in order (one chunk per batch written; no rows: an empty table of
+        the schema); the file is removed. Read with plain reads, not a map."""
+        self._writer.close()
+        self._sink.close()
+        with pa.OSFile(str(self.path), "rb") as source:
+            table = pa.ipc.open_stream(source).read_all()
+        self.path.unlink()
+        return table
 
 
 def _scattered(n: int, rows: list[pa.Array], values: list[pa.Array]) -> pa.Array:
@@ -947,11 +996,11 @@ def _scattered(n: int, rows: list[pa.Array], values: list[pa.Array]) -> pa.Array
 
 
 def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[str, str],
-                  columns: dict[str, tuple[list, pa.DataType]], visit: Any = None,
+                  columns: dict[str, tuple[list | pa.Array, pa.DataType]], visit: Any = None,
                   batch_rows: int | None = None) -> int:
     """Copy the Parquet table ``source`` to ``target`` batch by batch (``batch_rows`` rows,
     :data:`REREAD_BATCH` by default), replacing each of ``columns`` (name -> (one value per row of
-    ``source``, Arrow type)); ``visit`` (optional) sees each written batch as a ``pyarrow.Table``.
+    ``source``: a list, or an Arrow array of the type, Arrow type)); ``visit`` (optional) sees each written batch as a ``pyarrow.Table``.
     Returns the row count.
 
     Raises:
@@ -966,8 +1015,9 @@ def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[
     for batch in pq.ParquetFile(source, pre_buffer=False).iter_batches(batch_size=batch_rows or REREAD_BATCH):
         table = pa.Table.from_batches([batch])
         for name, (values, dtype) in columns.items():
-            table = table.set_column(table.schema.get_field_index(name), name,
-                                     pa.array(values[done : done + table.num_rows], dtype))
+            piece = (values.slice(done, table.num_rows) if isinstance(values, pa.Array)
+                     else pa.array(values[done : done + table.num_rows], dtype))
+            table = table.set_column(table.schema.get_field_index(name), name, piece)
         out.write_table(table)
         if visit is not None:
             visit(table)

@@ -795,7 +795,9 @@ def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path, monkeyp
     for e in chunk_embs:  # the chunks' own vectors (a batch's composition moves their last bits)
         whole_emb.add(e)
     ids, scores, papers = cluster_papers(slim_sections(whole), whole_emb.join(), config)
-    assert (ids, scores) == expected[:2]
+    # the runner's columns as Arrow: the ids, and the scores as the float32 they are written as
+    assert expected[0].type == pa.string() and expected[0].to_pylist() == ids
+    assert expected[1].equals(pa.array(scores, pa.float32())) and expected[1].null_count == scores.count(None)
     pd.testing.assert_series_equal(got[3], expected[3])
     assert got[3].tolist() == pd.concat(chunks)["doc_id"].tolist()  # corpus order
     # a store gives the papers as an Arrow table: the frame's values, row for row
@@ -819,6 +821,21 @@ def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path, monkeyp
     small = _cluster_all(on_disk_slims(tmp_path), again, config, tmp_path)
     assert small[:2] == expected[:2] and small[2].equals(expected[2])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_paper_sets_read_an_arrow_column_as_the_list() -> None:
+    """The runner hands the sections' paper ids over as an Arrow array (chunked or not)."""
+    from pipeline.dedup import copy_candidates, paper_sets
+
+    docs = ["d1", "d2", "d1", "d3", "d2", "d3"]
+    papers = ["p1", "p2", "p2", "p1", "p1", "p2"]
+    expected = {"d1": frozenset({"p1", "p2"}), "d2": frozenset({"p1", "p2"}), "d3": frozenset({"p1", "p2"})}
+    assert paper_sets(docs, papers) == expected
+    assert paper_sets(docs, pa.array(papers)) == expected
+    assert paper_sets(docs, pa.chunked_array([papers[:1], papers[1:]])) == expected
+    assert paper_sets(docs[:2], pa.array(["p1", "p1"])) == {"d1": frozenset({"p1"}), "d2": frozenset({"p1"})}
+    assert copy_candidates(paper_sets(docs[:3], pa.array(papers[:3]))) == set()
+    assert paper_sets([], pa.array([], pa.string())) == {}
 
 
 def test_slim_columns_on_disk_read_back_as_the_concatenated_frames(tmp_path) -> None:

@@ -101,6 +101,25 @@ def test_stage_chain_is_consistent_and_checked():
         DOCUMENT_STAGES[1](pd.DataFrame({"doc_id": ["x"]}), load_config())
 
 
+def test_spill_gives_back_what_was_written_and_removes_its_file(tmp_path) -> None:
+    """The second pass keeps the fused papers and the summaries it finds in scratch files."""
+    import pyarrow as pa
+
+    from pipeline.runner import _SUMMARY_SCHEMA, _Spill
+
+    spill = _Spill(tmp_path / "s.arrow", _SUMMARY_SCHEMA)
+    spill.write(pa.table([pa.array([3, 0], pa.int32()), pa.array(["c", None])], schema=_SUMMARY_SCHEMA))
+    spill.write(pa.table([pa.array([4], pa.int32()), pa.array(["\u6458\u8981"])], schema=_SUMMARY_SCHEMA).to_batches()[0])
+    assert (tmp_path / "s.arrow").stat().st_size > 0
+    got = spill.read()
+    assert got.schema == _SUMMARY_SCHEMA and got.to_pydict() == {"row": [3, 0, 4], "summary": ["c", None, "\u6458\u8981"]}
+    assert got["row"].num_chunks == 2 and list(tmp_path.iterdir()) == []
+    empty = _Spill(tmp_path / "e.arrow", _SUMMARY_SCHEMA).read()
+    assert empty.num_rows == 0 and empty.schema == _SUMMARY_SCHEMA
+    with pytest.raises(pa.ArrowInvalid):  # another schema is refused, not written
+        _Spill(tmp_path / "x.arrow", _SUMMARY_SCHEMA).write(pa.table({"row": pa.array([1])}))
+
+
 def test_scattered_puts_each_value_at_its_row() -> None:
     """The second pass puts each paper's summary back at its row from the reread batches."""
     import pyarrow as pa
