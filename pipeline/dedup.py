@@ -2612,12 +2612,31 @@ def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of
     return dup_of
 
 
-def count_sources(doc_ids: Iterable[Sequence[str]], dup_of: dict[str, str | None]) -> list[int]:
-    """``n_sources`` per paper: distinct documents among its ``doc_ids`` (one sequence per
-    paper, as the papers' ``doc_ids`` column) once every copy is counted as its original
-    (``dup_of``: doc_id -> original doc_id or None)."""
-    def original(doc_id: str) -> str:
-        target = dup_of.get(doc_id)
-        return target if isinstance(target, str) else doc_id
+def count_sources(doc_ids: pa.Array | pa.ChunkedArray, documents: Sequence[str],
+                  dup_of: Sequence[str | None]) -> pa.Array:
+    """``n_sources`` per paper: distinct documents among its ``doc_ids`` once every copy is
+    counted as its original, computed by Arrow (no Python object per paper or mention).
 
-    return [len({original(d) for d in ids}) for ids in doc_ids]
+    Args:
+        doc_ids: the papers' ``doc_ids`` column, an Arrow list of strings (a null list: none).
+        documents: every document's ``doc_id`` (distinct, as the runner makes them).
+        dup_of: aligned with ``documents``, the original each one copies, or None.
+
+    Returns:
+        int32 Arrow array, one count per paper (0 for a paper without documents).
+
+    Raises:
+        ValueError: ``documents`` and ``dup_of`` differ in length.
+    """
+    if len(documents) != len(dup_of):
+        raise ValueError(f"{len(dup_of)} dup_of values for {len(documents)} documents")
+    lists = doc_ids.combine_chunks() if isinstance(doc_ids, pa.ChunkedArray) else doc_ids
+    flat = pc.list_flatten(lists)
+    docs = pa.array(documents, pa.string())
+    originals = pa.array([o if isinstance(o, str) else d for d, o in zip(documents, dup_of, strict=True)], pa.string())
+    source = pc.coalesce(originals.take(pc.index_in(flat, value_set=docs)), flat)  # a copy counts as its original
+    counted = pa.table({"paper": pc.list_parent_indices(lists), "source": source}).group_by("paper").aggregate(
+        [("source", "count_distinct")])
+    out = np.zeros(len(lists), np.int32)
+    out[counted["paper"].to_numpy()] = counted["source_count_distinct"].to_numpy()
+    return pa.array(out)

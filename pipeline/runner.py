@@ -696,12 +696,13 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
        (:func:`pipeline.dedup.embed_inputs`: after the workers are done, so that embedding does
        not compete with them for the cores), their content vectors appended to a
        :class:`pipeline.vectors.VectorFile`;
-    2. cluster and fuse (:func:`pipeline.dedup.cluster_papers`), then reread the scratch tables
-       batch by batch (:data:`REREAD_BATCH`, :data:`DOCUMENT_REREAD_BATCH` rows) and write
-       ``sections`` (with ``paper_id``, ``match_score``), ``documents``
-       (with ``dup_of``; :func:`pipeline.dedup.duplicate_documents` reads only the texts of
-       documents that share their paper set), ``papers`` (the longest summary put back) and
-       ``errors``.
+    2. cluster and fuse (:func:`pipeline.dedup.cluster_papers`; the fused papers then wait in
+       a scratch file, :class:`_Spill`), then reread the scratch tables batch by batch
+       (:data:`REREAD_BATCH`, :data:`DOCUMENT_REREAD_BATCH` rows) and write ``sections`` (with
+       ``paper_id``, ``match_score``; the summaries the papers take are spilled as they are
+       found), ``documents`` (with ``dup_of``; :func:`pipeline.dedup.duplicate_documents` reads
+       only the texts of documents that share their paper set), ``papers`` (read back, the
+       longest summary put back) and ``errors``.
 
     A state entry whose rows cannot be read back (a damaged state file: the state is only a
     cache) is replaced by processing its file again here (:func:`_file_rows`), and the state is
@@ -864,10 +865,8 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     papers = papers.set_column(papers.schema.get_field_index("summary"), "summary", summaries)
     papers = papers.drop_columns(["summary_from"])
     if papers.num_rows:
-        n_sources = count_sources(papers["doc_ids"].to_pylist(),
-                                  dict(zip((d for d, _, _ in doc_keys), dup_of, strict=True)))
         papers = papers.set_column(papers.schema.get_field_index("n_sources"), "n_sources",
-                                   pa.array(n_sources, pa.int32()))
+                                   count_sources(papers["doc_ids"], [d for d, _, _ in doc_keys], dup_of))
     papers_out = TableWriter(run_dir / "papers.parquet", PAPERS_SCHEMA, metadata)
     papers_out.write_table(papers)
     counts["papers"] = papers_out.close()
@@ -990,6 +989,8 @@ def _scattered(n: int, rows: list[pa.Array], values: list[pa.Array]) -> pa.Array
     """
     slot = np.full(n, -1, dtype=np.int64)
     at = np.concatenate([r.to_numpy(zero_copy_only=False) for r in rows]) if rows else np.empty(0, np.int64)
+    if len(at) and not (0 <= at.min() and at.max() < n):  # (a null row reads as a float NaN)
+        raise IndexError(f"rows outside 0..{n - 1}")
     slot[at] = np.arange(len(at))
     found = pa.concat_arrays(values) if values else pa.array([], pa.string())
     return found.take(pa.array(slot, mask=slot < 0))
@@ -1000,12 +1001,20 @@ def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[
                   batch_rows: int | None = None) -> int:
     """Copy the Parquet table ``source`` to ``target`` batch by batch (``batch_rows`` rows,
     :data:`REREAD_BATCH` by default), replacing each of ``columns`` (name -> (one value per row of
-    ``source``: a list, or an Arrow array of the type, Arrow type)); ``visit`` (optional) sees each written batch as a ``pyarrow.Table``.
-    Returns the row count.
+    ``source``: a list, or an Arrow array of that type; Arrow type)); ``visit`` (optional) sees
+    each written batch as a ``pyarrow.Table``. Returns the row count.
 
     Raises:
-        ValueError: a column's values do not match the rows of ``source``.
+        ValueError: a column's values do not match the rows of ``source`` (checked before
+            anything is written).
+        TypeError: an Arrow array of another type than its column's.
     """
+    n = pq.ParquetFile(source).metadata.num_rows
+    for name, (values, dtype) in columns.items():
+        if len(values) != n:
+            raise ValueError(f"{len(values)} values of {name} for {n} rows of {source.name}")
+        if isinstance(values, pa.Array) and values.type != dtype:
+            raise TypeError(f"{name} values are {values.type}, not {dtype}")
     out = TableWriter(target, schema, metadata)
     done = 0
     # pre_buffer off: with it, Arrow's reader caches the column chunks ahead for the whole
@@ -1022,9 +1031,6 @@ def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[
         if visit is not None:
             visit(table)
         done += table.num_rows
-    for name, (values, _) in columns.items():
-        if len(values) != done:
-            raise ValueError(f"{len(values)} values of {name} for {done} rows of {source.name}")
     return out.close()
 
 

@@ -838,6 +838,22 @@ def test_paper_sets_read_an_arrow_column_as_the_list() -> None:
     assert paper_sets([], pa.array([], pa.string())) == {}
 
 
+def test_count_sources_counts_a_copy_as_its_original() -> None:
+    """``papers.n_sources``: distinct documents per paper once copies (``dup_of``) are folded."""
+    from pipeline.dedup import count_sources
+
+    doc_ids = pa.array([["d1", "d2", "d3"], ["d2"], [], None, ["d3", "d4", "dx"]], pa.list_(pa.string()))
+    documents, dup_of = ["d1", "d2", "d3", "d4"], [None, "d1", None, "d3"]
+    got = count_sources(doc_ids, documents, dup_of)
+    # d2 copies d1: paper 0 has two sources; a document not listed counts as itself
+    assert got.type == pa.int32() and got.to_pylist() == [2, 1, 0, 0, 2]
+    assert count_sources(pa.chunked_array([doc_ids[:2], doc_ids[2:]]), documents, dup_of).to_pylist() == [2, 1, 0, 0, 2]
+    assert count_sources(doc_ids, documents, [None] * 4).to_pylist() == [3, 1, 0, 0, 3]
+    assert count_sources(pa.array([], pa.list_(pa.string())), [], []).to_pylist() == []
+    with pytest.raises(ValueError, match="3 dup_of values for 4 documents"):
+        count_sources(doc_ids, documents, dup_of[:3])
+
+
 def test_slim_columns_on_disk_read_back_as_the_concatenated_frames(tmp_path) -> None:
     """Each column of each chunk is pickled on its own: any columns read back equal those of
     ``pd.concat`` of the chunks, values and dtypes (Arrow lists, ints, missing markers)."""

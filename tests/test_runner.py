@@ -133,3 +133,33 @@ def test_scattered_puts_each_value_at_its_row() -> None:
     assert _scattered(0, [], []).to_pylist() == []
     with pytest.raises(IndexError):
         _scattered(2, [pa.array([2], pa.int32())], [pa.array(["x"])])
+    with pytest.raises(IndexError):  # not the last row, as numpy would read -1
+        _scattered(2, [pa.array([-1], pa.int32())], [pa.array(["x"])])
+    with pytest.raises(IndexError):
+        _scattered(2, [pa.array([None], pa.int32())], [pa.array(["x"])])
+
+
+def test_fill_columns_takes_lists_or_arrow_arrays_and_checks_them_first(tmp_path) -> None:
+    """The second pass replaces columns of a scratch table batch by batch."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.runner import _fill_columns
+
+    schema = pa.schema([("id", pa.string()), ("paper_id", pa.string()), ("match_score", pa.float32())])
+    pq.write_table(pa.table({"id": ["a", "b", "c"], "paper_id": [None] * 3, "match_score": [None] * 3}, schema=schema),
+                   tmp_path / "in.parquet")
+    seen = []
+    for n, ids in enumerate((["p1", "p2", "p1"], pa.array(["p1", "p2", "p1"]))):
+        out = tmp_path / f"out{n}.parquet"
+        got = _fill_columns(tmp_path / "in.parquet", out, schema, {}, {
+            "paper_id": (ids, pa.string()), "match_score": (pa.array([0.5, None, 0.25], pa.float32()), pa.float32())},
+            visit=lambda t: seen.append(t.num_rows), batch_rows=2)
+        assert got == 3 and pq.read_table(out).to_pydict() == {
+            "id": ["a", "b", "c"], "paper_id": ["p1", "p2", "p1"], "match_score": [0.5, None, 0.25]}
+    assert seen == [2, 1, 2, 1]
+    with pytest.raises(ValueError, match="2 values of paper_id for 3 rows of in.parquet"):
+        _fill_columns(tmp_path / "in.parquet", tmp_path / "short.parquet", schema, {}, {"paper_id": (pa.array(["a", "b"]), pa.string())})
+    with pytest.raises(TypeError, match="paper_id values are int64, not string"):
+        _fill_columns(tmp_path / "in.parquet", tmp_path / "int.parquet", schema, {}, {"paper_id": (pa.array([1, 2, 3]), pa.string())})
+    assert not (tmp_path / "short.parquet").exists() and not (tmp_path / "int.parquet").exists()
