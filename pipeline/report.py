@@ -239,25 +239,10 @@ def _multi_source(papers: pd.DataFrame, sections: pd.DataFrame, docs: pd.DataFra
     title = "Papers found in several sources"
     if not len(papers):
         return _section("multi-source", title, _none("no papers"))
-    if "n_sources" in papers:
-        n_sources = _counts(papers["n_sources"])
-    else:
-        n_sources = pd.Series([len(_list(v)) for v in _col(papers, "doc_ids")], index=papers.index)
-    multi = papers[n_sources > 1]
+    multi, shown = _multi_source_papers(papers)
     if not len(multi):
         return _section("multi-source", title, _none("no paper is mentioned in more than one source"))
-    n_mentions = _counts(_col(multi, "n_mentions"))
-    shown = multi.assign(_s=n_sources[multi.index], _n=n_mentions.to_numpy()).sort_values(
-        ["_s", "_n"], ascending=False, kind="stable").head(MULTI_SOURCE_PAPERS)
-    # the rows of each shown paper's first mentions, in one pass over the sections
-    rows_of: dict[Any, list[int]] = {pid: [] for pid in _col(shown, "paper_id") if _present_id(pid)}
-    count_of = dict.fromkeys(rows_of, 0)
-    for k, pid in enumerate(_col(sections, "paper_id")):
-        found = rows_of.get(pid) if _present_id(pid) else None
-        if found is not None:
-            count_of[pid] += 1
-            if len(found) < MULTI_SOURCE_MENTIONS:
-                found.append(k)
+    rows_of, count_of = _first_mentions(shown, _col(sections, "paper_id"))
     source_of = dict(zip(_col(docs, "doc_id"), _col(docs, "source_path"), strict=True))
     parts = [f"<p>{len(multi)} paper(s)"
              + (f"; the {len(shown)} found in the most sources are shown" if len(shown) < len(multi) else "")
@@ -284,6 +269,35 @@ def _multi_source(papers: pd.DataFrame, sections: pd.DataFrame, docs: pd.DataFra
                      + (f"; conflicts: {_e(conflicts)}" if conflicts else "") + ")</span></h3>"
                      f"<table class=\"side\"><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>")
     return _section("multi-source", title, "".join(parts))
+
+
+def _multi_source_papers(papers: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(multi, shown)``: the papers in more than one source, and the :data:`MULTI_SOURCE_PAPERS`
+    of them shown (most sources, then most mentions; with their counts in ``_s`` and ``_n``)."""
+    if "n_sources" in papers:
+        n_sources = _counts(papers["n_sources"])
+    else:
+        n_sources = pd.Series([len(_list(v)) for v in _col(papers, "doc_ids")], index=papers.index)
+    multi = papers[n_sources > 1]
+    n_mentions = _counts(_col(multi, "n_mentions"))
+    shown = multi.assign(_s=n_sources[multi.index], _n=n_mentions.to_numpy()).sort_values(
+        ["_s", "_n"], ascending=False, kind="stable").head(MULTI_SOURCE_PAPERS)
+    return multi, shown
+
+
+def _first_mentions(shown: pd.DataFrame, paper_ids: Iterable[Any]) -> tuple[dict[Any, list[int]], dict[Any, int]]:
+    """``(rows_of, count_of)``: per shown paper id, the rows of its first
+    :data:`MULTI_SOURCE_MENTIONS` mentions among ``paper_ids`` (the sections' column, in order)
+    and its number of mentions there; one pass over the sections."""
+    rows_of: dict[Any, list[int]] = {pid: [] for pid in _col(shown, "paper_id") if _present_id(pid)}
+    count_of = dict.fromkeys(rows_of, 0)
+    for k, pid in enumerate(paper_ids):
+        found = rows_of.get(pid) if _present_id(pid) else None
+        if found is not None:
+            count_of[pid] += 1
+            if len(found) < MULTI_SOURCE_MENTIONS:
+                found.append(k)
+    return rows_of, count_of
 
 
 def _match_scores(sections: pd.DataFrame, threshold: float | None) -> str:
@@ -513,6 +527,11 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
         per name, a frame with every row of the table and, in the file's column order, only its
         :data:`REPORT_COLUMNS` that the file has (all columns for a table not named there; a
         :data:`FALLBACK_COLUMNS` column only when the file lacks the column it stands in for).
+        With ``papers`` among ``names``, the ``sections`` columns other than ``paper_id`` and
+        ``match_score`` are read only at the rows the report shows (the first mentions of the
+        papers found in several sources, :func:`_first_mentions`) and are missing elsewhere: the
+        50k bench corpus's report then holds ~230 MB over the interpreter instead of ~680 MB.
+        Strings are ``pd.ArrowDtype`` columns.
         The :data:`HEAD_COLUMNS` (``sections.summary``, ``dropped.text``) hold the head the report
         shows (:func:`_head`: whitespace collapsed, at most :data:`HEAD_CHARS` characters then
         ``…``), missing values stay missing. ``context`` has no column, only its rows.
@@ -524,25 +543,68 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
     import pyarrow.parquet as pq
 
     frames = {}
-    for name in names:
-        path = folder / f"{name}.parquet"
+    names = list(names)
+    for path in (folder / f"{name}.parquet" for name in names):
         if not path.exists():
             raise FileNotFoundError(f"no such table: {path}")
+    # with the papers, the sections come last: their shown columns are read for the shown rows only
+    for name in sorted(names, key=lambda n: n == "sections" and "papers" in names):
+        path = folder / f"{name}.parquet"
         present = pq.read_schema(path).names
         wanted = REPORT_COLUMNS.get(name)
         fallback = FALLBACK_COLUMNS.get(name, {})
         columns = [c for c in present if wanted is None or (c in wanted and fallback.get(c) not in present)]
         heads = HEAD_COLUMNS.get(name, ())
         with pq.ParquetFile(path) as file:
-            if columns and file.num_row_groups:  # group by group: no whole text column at once
+            if name == "sections" and "papers" in frames:
+                table = _shown_sections(file, columns, frames["papers"], heads)
+            elif columns and file.num_row_groups:  # group by group: no whole text column at once
                 table = pa.concat_tables([_with_heads(file.read_row_group(g, columns=columns), heads)
                                           for g in range(file.num_row_groups)])
             else:  # no column (the row count only) or no row
                 table = _with_heads(file.read(columns=columns), heads)
-        # strings stay Arrow (``pd.ArrowDtype``; a missing value reads as ``pd.NA``): one Python
-        # string per value of the sections' seven text columns held ~540 MB at 50k bench articles
+        # strings stay Arrow (``pd.ArrowDtype``; a missing value reads as ``pd.NA``), not a
+        # Python string per value
         frames[name] = table.to_pandas(types_mapper=_ARROW_STRINGS.get)
     return frames
+
+
+#: The sections' columns :func:`read_frames` reads for every row (the rest only for the rows shown).
+_EVERY_SECTION = ("paper_id", "match_score")
+
+
+def _shown_sections(file: Any, columns: list[str], papers: pd.DataFrame, heads: Iterable[str]) -> Any:
+    """The sections table (``pyarrow.Table`` of ``columns``, every row) as the report reads it
+    with the papers: :data:`_EVERY_SECTION` whole, the other columns only at the rows
+    :func:`_multi_source` shows (null elsewhere), read a row group at a time."""
+    import pyarrow as pa
+
+    whole = [c for c in columns if c in _EVERY_SECTION]
+    table = file.read(columns=whole)
+    _, shown = _multi_source_papers(papers)
+    ids = table["paper_id"].to_pylist() if "paper_id" in whole else [None] * file.metadata.num_rows
+    rows = np.array(sorted(r for found in _first_mentions(shown, ids)[0].values() for r in found), np.int64)
+    del ids
+    n, parts, start = file.metadata.num_rows, [], 0
+    others = [c for c in columns if c not in whole]
+    for g in range(file.num_row_groups):
+        stop = start + file.metadata.row_group(g).num_rows
+        here = rows[(rows >= start) & (rows < stop)] - start
+        if len(here) and others:
+            parts.append(_with_heads(file.read_row_group(g, columns=others).take(pa.array(here)), heads))
+        start = stop
+    slot = np.full(n, -1, np.int64)
+    slot[rows] = np.arange(len(rows))
+    found = pa.concat_tables(parts) if parts else None
+    out = {}
+    for c in columns:
+        if c in whole:
+            out[c] = table[c]
+        elif found is not None:
+            out[c] = found[c].take(pa.array(slot, mask=slot < 0))
+        else:
+            out[c] = pa.nulls(n, file.schema_arrow.field(c).type)
+    return pa.table(out)
 
 
 def _arrow_strings() -> dict:

@@ -386,8 +386,22 @@ def test_report_reads_back_only_the_columns_it_shows_and_renders_the_same(report
         assert columns <= set(full[name].columns) and not columns & set(frames[name].columns), name
     assert frames["context"].columns.empty
     # the texts shown as a head are read back as that head, exactly
-    for name, column in (("sections", "summary"), ("dropped", "text")):
-        assert frames[name][column].fillna("").tolist() == [report._head(v) for v in full[name][column].fillna("")]
+    assert frames["dropped"]["text"].fillna("").tolist() == [report._head(v) for v in full["dropped"]["text"].fillna("")]
+    # the sections' shown columns are read only at the rows the report shows (the first mentions
+    # of the papers found in several sources); paper_id and match_score at every row
+    _, shown = report._multi_source_papers(frames["papers"])
+    rows = sorted(r for found in report._first_mentions(shown, full["sections"]["paper_id"])[0].values() for r in found)
+    assert 0 < len(rows) < len(full["sections"])
+    sections = frames["sections"]
+    assert sections["paper_id"].tolist() == full["sections"]["paper_id"].tolist()
+    assert sections["match_score"].equals(full["sections"]["match_score"].astype(sections["match_score"].dtype))
+    assert sections["summary"].iloc[rows].fillna("").tolist() == [report._head(v) for v in full["sections"]["summary"].iloc[rows].fillna("")]
+    assert sections["title"].iloc[rows].tolist() == full["sections"]["title"].iloc[rows].tolist()
+    others = sections.drop(index=rows)
+    assert others[["section_id", "doc_id", "title", "summary"]].isna().all().all()
+    # without the papers (nothing says which rows are shown) every row is read
+    alone = report.read_frames(result.run_dir, ["sections"])["sections"]
+    assert alone["title"].fillna("").tolist() == full["sections"]["title"].fillna("").tolist()
     assert any(len(report._head(v)) > report.HEAD_CHARS for v in full["dropped"]["text"])  # some were cut
 
     page = render_report(frames | {"errors": errors}, manifest)
