@@ -531,7 +531,6 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
         ``match_score`` are read only at the rows the report shows (the first mentions of the
         papers found in several sources, :func:`_first_mentions`) and are missing elsewhere: the
         50k bench corpus's report then holds ~230 MB over the interpreter instead of ~680 MB.
-        Strings are ``pd.ArrowDtype`` columns.
         The :data:`HEAD_COLUMNS` (``sections.summary``, ``dropped.text``) hold the head the report
         shows (:func:`_head`: whitespace collapsed, at most :data:`HEAD_CHARS` characters then
         ``…``), missing values stay missing. ``context`` has no column, only its rows.
@@ -563,9 +562,7 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
                                           for g in range(file.num_row_groups)])
             else:  # no column (the row count only) or no row
                 table = _with_heads(file.read(columns=columns), heads)
-        # strings stay Arrow (``pd.ArrowDtype``; a missing value reads as ``pd.NA``), not a
-        # Python string per value
-        frames[name] = table.to_pandas(types_mapper=_ARROW_STRINGS.get)
+        frames[name] = table.to_pandas()
     return frames
 
 
@@ -605,16 +602,6 @@ def _shown_sections(file: Any, columns: list[str], papers: pd.DataFrame, heads: 
         else:
             out[c] = pa.nulls(n, file.schema_arrow.field(c).type)
     return pa.table(out)
-
-
-def _arrow_strings() -> dict:
-    import pyarrow as pa
-
-    return {pa.string(): pd.ArrowDtype(pa.string()), pa.large_string(): pd.ArrowDtype(pa.large_string())}
-
-
-#: The Arrow types :func:`read_frames` keeps as Arrow in pandas (``types_mapper``).
-_ARROW_STRINGS = _arrow_strings()
 
 
 def _with_heads(table: Any, heads: Iterable[str]) -> Any:

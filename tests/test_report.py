@@ -365,6 +365,33 @@ def test_report_command_reads_the_tables_without_their_texts(report_run, tmp_pat
 
 
 
+def test_read_back_report_of_a_shown_paper_without_title_renders_as_the_tables(report_run, tmp_path: Path) -> None:
+    """A paper found in several sources whose English title is missing (a Chinese-only paper)
+    renders from the read-back frames as from the whole tables (break-it: Arrow-backed strings
+    read a missing title as ``pd.NA``, which ``or`` refuses)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from pipeline import report
+    from pipeline.write import TABLES
+
+    result, manifest = report_run
+    out = tmp_path / "copy"
+    shutil.copytree(result.run_dir, out)
+    papers = pq.read_table(out / "papers.parquet")
+    multi = pc.greater(papers["n_sources"], 1)
+    assert pc.any(multi).as_py()
+    papers = papers.set_column(papers.schema.get_field_index("title"), "title",
+                               pc.if_else(multi, pa.scalar(None, pa.string()), papers["title"]))
+    pq.write_table(papers, out / "papers.parquet")
+    errors = pd.read_parquet(out / "errors.parquet")
+    full = {name: pd.read_parquet(out / f"{name}.parquet") for name in TABLES}
+    page = render_report(report.read_frames(out, TABLES) | {"errors": errors}, manifest)
+    assert page == render_report(full | {"errors": errors}, manifest)
+    assert 'id="multi-source"' in page
+
+
 def test_report_reads_back_only_the_columns_it_shows_and_renders_the_same(report_run) -> None:
     """:func:`read_frames` leaves out what the report does not show (list columns such as
     ``keywords`` or ``authors``, long texts), and the report of the real run is unchanged."""
