@@ -934,7 +934,6 @@ def _cluster_all(slims: SlimColumns, vectors: EmbeddingParts, config: Config,
     finally:
         slims.close()
     del emb
-    # back to corpus order, as the scratch tables
     # back to corpus order, as the scratch tables: Arrow arrays (12 MB for the 595,757 sections of
     # the 50k bench corpus, where lists of Python strings and floats took about 30 MB)
     back = pa.array(rank)
