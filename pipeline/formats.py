@@ -224,6 +224,35 @@ def _canonical(tree: etree._Element) -> str | None:
     return None
 
 
+#: A ``<title>`` start tag, and its end tag. The title's content is raw text to an HTML parser
+#: (WHATWG HTML, "RCDATA"; libxml2 follows it), so a page whose ``<title>`` is never closed has
+#: all of the rest of the page as its title and an empty body.
+_TITLE_START = re.compile(r"<title\b[^>]*>", re.I)
+_TITLE_END = re.compile(r"</title\s*>", re.I)
+
+
+def close_unclosed_title(html: str) -> str | None:
+    """``html`` with a ``</title>`` put before the first ``<`` after a ``<title>`` that has no end
+    tag (``<title>Page</head><body>...`` -> ``<title>Page</title></head><body>...``), or None when
+    every ``<title>`` is closed or nothing follows it. A scan of the page; no parsing."""
+    start = _TITLE_START.search(html)
+    if start is None or _TITLE_END.search(html, start.end()) is not None:
+        return None
+    at = html.find("<", start.end())
+    return None if at < 0 else html[:at] + "</title>" + html[at:]
+
+
+def _parse_without_depth_limit(html: str) -> etree._Element | None:
+    """The page parsed by lxml with ``huge_tree`` (libxml2's ``XML_PARSE_HUGE``): no limit on the
+    tree's depth, which is 256 by default (https://lxml.de/api/lxml.etree.HTMLParser-class.html;
+    deeper elements are dropped). Only for a page whose default parse gave no text."""
+    try:
+        return lxml.html.document_fromstring(html, parser=lxml.html.HTMLParser(huge_tree=True))
+    except Exception as exc:  # noqa: BLE001 - lxml on hostile input: the caller keeps what it has
+        log.debug("lxml could not parse the page without its depth limit: %s", exc)
+        return None
+
+
 def extract_html(html: str) -> HtmlContent:
     """The main content and metadata of one decoded HTML page.
 
@@ -233,7 +262,11 @@ def extract_html(html: str) -> HtmlContent:
     https://trafilatura.readthedocs.io/en/latest/usage-python.html), then
     :func:`tidy_markdown`. When trafilatura returns nothing or fails (tiny or unusual pages),
     the text is :func:`html_to_plain_text` of the body and a note says so, so the page is not
-    lost; a file lxml cannot parse as HTML at all is kept as it is, with a note. The date
+    lost; when that is empty too, the page is parsed again without lxml's depth limit
+    (:func:`_parse_without_depth_limit`: elements nested over 256 deep are otherwise dropped).
+    A ``<title>`` that is never closed is closed at the next tag first
+    (:func:`close_unclosed_title`, with a note), else it would swallow the body. A file lxml
+    cannot parse as HTML at all is kept as it is, with a note. The date
     comes from ``trafilatura.extract_metadata`` (htmldate, markup only).
 
     Args:
@@ -246,6 +279,10 @@ def extract_html(html: str) -> HtmlContent:
     notes: list[str] = []
     if not html.strip():
         return HtmlContent(text="")
+    closed = close_unclosed_title(html)
+    if closed is not None:
+        html = closed
+        notes.append("html: <title> was not closed; closed at the next tag")
     try:
         tree = trafilatura.load_html(html)
     except Exception as exc:  # noqa: BLE001 - lxml on hostile input: keep the page as text
@@ -263,9 +300,15 @@ def extract_html(html: str) -> HtmlContent:
         text = None
     text = tidy_markdown(text.strip()) if text else ""
     if not text:
+        failed = any(n.startswith("html: trafilatura failed") for n in notes)
         text = html_to_plain_text(tree)
-        notes.append("html: trafilatura found no main content; text is the plain-text rendering of <body>"
-                     if not notes else "html: text is the plain-text rendering of <body>")
+        notes.append("html: text is the plain-text rendering of <body>" if failed
+                     else "html: trafilatura found no main content; text is the plain-text rendering of <body>")
+        deep = _parse_without_depth_limit(html) if not text else None
+        if deep is not None:
+            text = html_to_plain_text(deep)
+            if text:
+                notes.append("html: parsed again without lxml's depth limit (elements nested over 256 deep)")
     published = None
     try:
         meta = trafilatura.extract_metadata(tree, extensive=_EXTENSIVE_DATE_SEARCH)
@@ -291,8 +334,11 @@ class JsonlRecord:
 
     Attributes:
         text: the record's text (as in the file, HTML included), or None when ``error`` is set.
-        title, url, published: metadata fields as strings (numbers are written out), or None.
+        title, url, published: metadata fields as strings (numbers, arrays and objects are
+            written out as JSON text; booleans are left out), or None.
         error: why the line is not a document (invalid JSON, not an object, no text field).
+        notes: one per metadata field that was not a JSON string (written out as JSON text; a
+            boolean is left out), so a surprising value is never kept silently.
     """
 
     text: str | None = None
@@ -300,6 +346,7 @@ class JsonlRecord:
     url: str | None = None
     published: str | None = None
     error: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 def _meta_value(value: Any) -> str | None:
@@ -348,9 +395,15 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
                                  f"(its keys: {keys})")
     if not isinstance(obj[key], str):
         return JsonlRecord(error=f"field {key!r} is a JSON {_json_type(obj[key])}, not a string")
-    meta = {col: next((_meta_value(obj[k]) for k in keys if obj.get(k) is not None), None)
-            for col, keys in JSONL_META_FIELDS.items()}
-    return JsonlRecord(text=obj[key], **meta)
+    meta: dict[str, str | None] = {}
+    notes: list[str] = []
+    for col, keys in JSONL_META_FIELDS.items():
+        field = next((k for k in keys if obj.get(k) is not None), None)
+        meta[col] = _meta_value(obj[field]) if field is not None else None
+        if field is not None and not isinstance(obj[field], str):
+            kept = f"{col} is its JSON text" if meta[col] is not None else f"{col} left out"
+            notes.append(f"jsonl: field {field!r} is a JSON {_json_type(obj[field])}, not a string; {kept}")
+    return JsonlRecord(text=obj[key], notes=tuple(notes), **meta)
 
 
 def _no_lone_surrogates(value: Any) -> Any:

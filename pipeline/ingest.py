@@ -667,6 +667,7 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
             rows.append(row)
             continue
         row.update(title=clean_title(record.title), url=record.url, published=record.published)
+        notes += record.notes
         body = record.text
         if _LOOKS_LIKE_HTML.search(body):  # feeds often carry the article's HTML
             page = formats.extract_html(body)

@@ -19,6 +19,7 @@ from pipeline.config import Config
 from pipeline.formats import (
     CHARSET_PRESCAN_BYTES,
     charset_label_to_codec,
+    close_unclosed_title,
     extract_html,
     html_to_plain_text,
     parse_jsonl_line,
@@ -192,6 +193,28 @@ def test_html_tiny_page_falls_back_to_body_text(tmp_path: Path) -> None:
     assert row["notes"] is None
     assert row["raw_text"] == html
     assert html_to_plain_text(lxml.html.fromstring(html)) == row["text"]
+
+
+def test_html_whose_title_is_never_closed_keeps_its_body(tmp_path: Path) -> None:
+    # the title's content is raw text to the parser: unclosed, it swallows the rest of the page
+    html = ("<html><head><title>页面标题</head><body><article><h1>论文 1：某某模型</h1>"
+            "<p>这是正文的第一段，介绍论文的方法。</p></article></body></html>")
+    row = _read(tmp_path, "t.html", html.encode("utf-8"))
+    assert (row["status"], row["title"]) == ("ok", "页面标题")
+    assert row["text"] == "# 论文 1：某某模型\n\n这是正文的第一段，介绍论文的方法。"
+    assert row["notes"] == "html: <title> was not closed; closed at the next tag"
+    assert close_unclosed_title("<title>A</title><p>b</p>") is None
+    assert close_unclosed_title("<p>no title</p>") is None
+    assert close_unclosed_title("<TITLE lang=zh>A<p>b") == "<TITLE lang=zh>A</title><p>b"
+
+
+def test_html_nested_deeper_than_lxml_limit_is_not_lost(tmp_path: Path) -> None:
+    para = "<p>论文 1：某某模型。这是正文的第一段，介绍论文的方法。</p>"
+    html = "<html><body>" + "<div><table><tr><td>" * 200 + para + "</td></tr></table></div>" * 200 + "</body></html>"
+    row = _read(tmp_path, "deep.html", html.encode("utf-8"))
+    assert (row["status"], row["text"]) == ("ok", "论文 1：某某模型。这是正文的第一段，介绍论文的方法。")
+    assert row["notes"] == ("html: trafilatura found no main content; text is the plain-text rendering of <body>; "
+                            "html: parsed again without lxml's depth limit (elements nested over 256 deep)")
 
 
 @pytest.mark.parametrize(
@@ -435,6 +458,20 @@ def test_parse_jsonl_line() -> None:
     assert parse_jsonl_line('{"text": "x", "published": "", "date": "2024"}').published is None
     assert parse_jsonl_line('{"text": "x", "title": {"zh": "标题"}}').title == '{"zh": "标题"}'
     assert parse_jsonl_line("[" * 100_000).error == "not valid JSON: nested too deeply"
+
+
+def test_jsonl_metadata_that_is_not_a_string_is_noted(tmp_path: Path) -> None:
+    record = parse_jsonl_line('{"text": "x", "title": ["A", "B"], "url": 42, "date": true}')
+    assert (record.title, record.url, record.published) == ('["A", "B"]', "42", None)
+    assert record.notes == (
+        "jsonl: field 'title' is a JSON array, not a string; title is its JSON text",
+        "jsonl: field 'url' is a JSON number, not a string; url is its JSON text",
+        "jsonl: field 'date' is a JSON boolean, not a string; published left out",
+    )
+    assert parse_jsonl_line('{"text": "x", "title": "T", "url": "https://a.org"}').notes == ()
+    rows = _jsonl(tmp_path, ['{"text": "正文", "url": 7}', '{"text": "正文二", "url": "https://a.org/2"}'])
+    assert [(r["url"], r["notes"]) for r in rows] == [
+        ("7", "jsonl: field 'url' is a JSON number, not a string; url is its JSON text"), ("https://a.org/2", None)]
 
 
 # --- through the whole pipeline ----------------------------------------------------------------
