@@ -27,6 +27,11 @@ For each size ``N`` it
    machines: ingest→extract against ``jieba.lcut``, normalize against OpenCC, dedup and the whole
    pipeline (the sum of the manifest's stage seconds) against the embedder.
 
+Then it counts, with Linux ``perf``, the CPU instructions of the per-document stages and of
+``jieba.lcut`` on the same documents of the smallest corpus, each on one core
+(:mod:`bench.instructions`, ``--instruction-documents``): ``instructions.jieba_per_stages`` is
+the per-core ratio in work, which does not drift with the machine's speed as seconds do.
+
 Across sizes it fits the scaling exponent of total time in ``N`` (least-squares slope of
 ``log seconds`` against ``log N``) and the peak-RSS ratio of the two largest sizes, then checks
 the acceptance figures of :data:`ACCEPTANCE`. Everything goes to ``--out`` (JSON) and a short
@@ -66,6 +71,9 @@ RSS_MB = 2**20
 POLL_SECONDS = 0.5
 """How often the parent checks a pipeline child for exit or timeout."""
 ANCHOR_DOCUMENTS = 12_000
+#: Files of the smallest corpus whose per-core instructions are counted (:func:`count_instructions`;
+#: the whole 1k corpus: about 3 minutes on 2 cores).
+INSTRUCTION_DOCUMENTS = 1_000
 """The anchors run on at most this many documents (and their sections), drawn at random with
 the corpus seed; their seconds are scaled to the whole size by the work done (text bytes for
 jieba and OpenCC, sections for the embedder). 12k keeps the 1k and 10k sizes whole and saves
@@ -348,6 +356,25 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"scaling": scaling, "acceptance": acceptance}
 
 
+def count_instructions(corpus: Path, documents: int) -> dict[str, Any]:
+    """The per-core work of the per-document stages against ``jieba.lcut`` in CPU instructions
+    (:func:`bench.instructions.measure` on the first ``documents`` files of ``corpus``): a figure
+    that does not drift with the machine's speed, beside the timed ratios that do.
+
+    Returns:
+        :func:`bench.instructions.measure`'s dict, or ``{"error": why}`` when perf cannot count
+        here or a child failed (the timed results still stand).
+    """
+    from bench import instructions
+
+    try:
+        return instructions.measure(corpus, documents)
+    except instructions.PerfUnavailable as exc:
+        return {"error": str(exc)}
+    except subprocess.CalledProcessError as exc:
+        return {"error": f"a child failed (exit {exc.returncode}): {exc.stderr.decode(errors='replace')[-2000:]}"}
+
+
 def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
@@ -374,6 +401,12 @@ def format_table(results: dict[str, Any]) -> str:
         verdict = {True: "PASS", False: "FAIL", None: "n/a"}[a["pass"]]
         lines.append(f"{verdict:>4}  {name} = {_fmt(a['measured'])} (target {a['op']} {a['target']}; "
                      f"sizes {a['at_sizes']})")
+    per_core = results.get("instructions")
+    if per_core is not None:
+        lines.append("instructions: " + (per_core["error"] if "error" in per_core else
+                     f"jieba.lcut / per-document stages, one core = {_fmt(per_core['jieba_per_stages'])} "
+                     f"({per_core['files']} files; {results['workers']} workers at full use: "
+                     f"{_fmt(per_core['jieba_per_stages'] * results['workers']) if per_core['jieba_per_stages'] else '-'})"))
     return "\n".join(lines)
 
 
@@ -397,7 +430,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--anchor-documents", type=int, default=ANCHOR_DOCUMENTS,
                         help=f"time the anchors on at most this many documents, drawn with the seed, "
                              f"and scale to the whole size (default {ANCHOR_DOCUMENTS}; 0: all)")
+    parser.add_argument("--instruction-documents", type=int, default=INSTRUCTION_DOCUMENTS,
+                        help="count the per-core instructions of the per-document stages and of jieba.lcut "
+                             f"(bench.instructions) on this many files of the smallest corpus (default "
+                             f"{INSTRUCTION_DOCUMENTS}; 0: skip)")
     args = parser.parse_args(argv)
+    if args.instruction_documents < 0:
+        parser.error("--instruction-documents must be 0 (skip) or positive")
     if args.anchor_documents < 0:
         parser.error("--anchor-documents must be 0 (all) or positive")
     try:
@@ -415,6 +454,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"[bench] N={n} ...", file=sys.stderr, flush=True)
             runs.append(bench_size(n, args.seed, work, args.timeout, args.workers,
                                    args.anchor_documents or None))
+        if args.instruction_documents:
+            print("[bench] instructions ...", file=sys.stderr, flush=True)
+            per_core = count_instructions(work / f"corpus-{sizes[0]}", args.instruction_documents)
     finally:
         if not args.keep:  # only what this run created
             if temporary:
@@ -435,6 +477,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "runs": runs,
         **summarize(runs),
     }
+    if args.instruction_documents:
+        results["instructions"] = per_core
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     print(format_table(results))

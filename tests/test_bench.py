@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 from bench import generate as gen
+from bench import instructions
 from bench.run import ACCEPTANCE, ALL_STAGES, anchor_sample, main, scaling_exponent
 from pipeline import ingest
 from pipeline.config import load_config
@@ -107,7 +109,7 @@ def test_scaling_exponent():
 def test_tiny_bench_run_writes_results(tmp_path, capsys):
     out = tmp_path / "results.json"
     assert main(["--sizes", "4", "--out", str(out), "--work", str(tmp_path / "work"), "--timeout", "120",
-                 "--anchor-documents", "2"]) == 0
+                 "--anchor-documents", "2", "--instruction-documents", "2"]) == 0
     results = json.loads(out.read_text(encoding="utf-8"))
     assert {"machine", "seed", "workers", "units", "runs", "scaling", "acceptance"} <= set(results)
     (run,) = results["runs"]
@@ -133,7 +135,17 @@ def test_tiny_bench_run_writes_results(tmp_path, capsys):
     assert results["scaling"]["time_exponent"] is None  # one size: no slope
     assert set(results["acceptance"]) == set(ACCEPTANCE)
     assert not (tmp_path / "work").exists() or not any((tmp_path / "work").iterdir())
-    assert "ingest_to_extract_vs_jieba" in capsys.readouterr().out
+    # the per-core instructions on 2 of the files: work counted above the set-up, for both
+    per_core = results["instructions"]
+    assert per_core["files"] == 2 and per_core["documents"] >= 2 and per_core["sections"] > 0
+    assert per_core["instructions"]["stages"] > 0 and per_core["instructions"]["jieba"] > 0
+    assert per_core["jieba_per_stages"] == pytest.approx(
+        per_core["instructions"]["jieba"] / per_core["instructions"]["stages"], rel=1e-3)
+    for mode in instructions.MODES:
+        assert per_core["counts"][mode]["instructions"] > 0 and per_core["counts"][mode]["cycles"] > 0
+    printed = capsys.readouterr().out
+    assert "ingest_to_extract_vs_jieba" in printed
+    assert f"jieba.lcut / per-document stages, one core = {per_core['jieba_per_stages']:.3g}" in printed
 
 
 def test_anchor_sample_is_all_up_to_the_limit_then_a_seeded_draw():
@@ -168,3 +180,36 @@ def test_a_sample_without_sections_times_the_whole_run(tmp_path):
         sample = entry["anchor_sample"]
         assert sample["sections"] >= 1 and sample["text_mb"] > 0
         assert all(v > 0 for v in entry["anchors"].values())
+
+
+# --- bench.instructions: the per-core work in CPU instructions --------------------------------
+
+
+def test_perf_csv_counts_and_refusals():
+    text = ("# started on Tue Dec  1 04:20:00 2026\n\n"
+            "30625269710,,instructions:u,40294771278,100.00,1.06,insn per cycle\n"
+            "30557768144,,cycles:u,40294771278,100.00,,\n")
+    assert instructions.parse_perf_csv(text) == {"instructions": 30625269710, "cycles": 30557768144}
+    with pytest.raises(instructions.PerfUnavailable, match="could not count instructions:u: <not supported>"):
+        instructions.parse_perf_csv("<not supported>,,instructions:u,0,100.00,,\n")
+
+
+def test_perf_counts_the_work_of_a_child():
+    # the instructions of a child that sums three million integers exceed those of one that does
+    # nothing by at least a few per integer (CPython: tens), and two runs agree closely
+    idle = instructions.count([sys.executable, "-c", "pass"])["instructions"]
+    busy = [instructions.count([sys.executable, "-c", "sum(range(3_000_000))"])["instructions"] for _ in range(2)]
+    assert all(b - idle > 3 * 3_000_000 for b in busy)
+    assert busy[0] == pytest.approx(busy[1], rel=0.05)
+
+
+def test_instruction_children_do_their_work_and_only_the_set_up(corpus):
+    folder, _ = corpus
+    stages, base = instructions.child("stages", folder, 3), instructions.child("stages-base", folder, 3)
+    assert stages["files"] == base["files"] == 3
+    assert stages["documents"] >= 3 and stages["sections"] > 0
+    assert base["sections"] == base["documents"] == 0
+    jieba_work, jieba_base = instructions.child("jieba", folder, 3), instructions.child("jieba-base", folder, 3)
+    # both read the same documents; only the work mode segments them
+    assert jieba_work == jieba_base
+    assert jieba_work["documents"] >= 3 and jieba_work["text_chars"] > 1000
