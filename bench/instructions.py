@@ -186,6 +186,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.child:
         args.child_out.write_text(json.dumps(child(args.child, args.corpus, args.documents)))
         return 0
+    if _listing(args.corpus, 1)[1].empty:
+        from pipeline.config import SUPPORTED_SUFFIXES
+
+        parser.error(f"{args.corpus}: no file the pipeline reads ({', '.join(SUPPORTED_SUFFIXES)})")
     try:
         result = measure(args.corpus, args.documents)
     except PerfUnavailable as exc:

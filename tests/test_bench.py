@@ -213,3 +213,11 @@ def test_instruction_children_do_their_work_and_only_the_set_up(corpus):
     # both read the same documents; only the work mode segments them
     assert jieba_work == jieba_base
     assert jieba_work["documents"] >= 3 and jieba_work["text_chars"] > 1000
+
+
+def test_instructions_refuses_a_folder_without_documents(tmp_path, capsys):
+    (tmp_path / "image.png").write_bytes(b"\x89PNG")
+    with pytest.raises(SystemExit) as stop:
+        instructions.main([str(tmp_path)])
+    assert stop.value.code == 2
+    assert "no file the pipeline reads (.txt, .md, .html, .htm, .jsonl)" in capsys.readouterr().err
