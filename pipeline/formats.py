@@ -23,6 +23,7 @@ import codecs
 import copy
 import json
 import logging
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -224,32 +225,56 @@ def _canonical(tree: etree._Element) -> str | None:
     return None
 
 
-#: A ``<title>`` start tag, and its end tag. The title's content is raw text to an HTML parser
-#: (WHATWG HTML, "RCDATA"; libxml2 follows it), so a page whose ``<title>`` is never closed has
-#: all of the rest of the page as its title and an empty body.
-_TITLE_START = re.compile(r"<title\b[^>]*>", re.I)
-_TITLE_END = re.compile(r"</title\s*>", re.I)
+#: What :func:`close_unclosed_title` reads of a page, in one linear scan: comments and
+#: ``<script>``/``<style>`` blocks (skipped: a ``<title>`` there is no tag), ``<title>`` start
+#: tags and ``</title`` end tags (an end tag may carry attributes, ``</title foo>``). The title's
+#: content is raw text to an HTML parser (WHATWG HTML, "RCDATA"; libxml2 follows it), so a page
+#: whose ``<title>`` is never closed has all of the rest of the page as its title and no body.
+#: ``[^<>]*`` keeps every failed match short (to the next ``<``): linear in the page.
+_TITLE_TOKENS = re.compile(
+    r"(?P<skip><!--.*?(?:-->|\Z)|<(?P<raw>script|style)\b[^<>]*>.*?(?:</(?P=raw)[\s/>]|\Z))"
+    r"|(?P<start><title\b[^<>]*>)|(?P<end></title(?=[\s/>]))",
+    re.I | re.S)
+#: Unclosed titles closed in one page at most (each a scan of the page).
+MAX_TITLE_REPAIRS = 16
+
+
+def _first_unclosed_title(html: str) -> int | None:
+    """The offset just after the first ``<title>`` start tag that no end tag closes, else None."""
+    open_at = None
+    for m in _TITLE_TOKENS.finditer(html):
+        if open_at is None:
+            if m.group("start"):
+                open_at = m.end()
+        elif m.group("end"):
+            open_at = None
+    return open_at
 
 
 def close_unclosed_title(html: str) -> str | None:
-    """``html`` with a ``</title>`` put before the first ``<`` after a ``<title>`` that has no end
-    tag (``<title>Page</head><body>...`` -> ``<title>Page</title></head><body>...``), or None when
-    every ``<title>`` is closed or nothing follows it. A scan of the page; no parsing."""
-    start = _TITLE_START.search(html)
-    if start is None or _TITLE_END.search(html, start.end()) is not None:
-        return None
-    at = html.find("<", start.end())
-    return None if at < 0 else html[:at] + "</title>" + html[at:]
+    """``html`` with a ``</title>`` put before the first ``<`` after each ``<title>`` that has no
+    end tag (``<title>Page</head><body>...`` -> ``<title>Page</title></head><body>...``), or None
+    when every ``<title>`` is closed (or nothing follows the unclosed one). A ``<title>`` inside a
+    comment, ``<script>`` or ``<style>`` is not a tag and is left alone. Linear scans of the page
+    (:data:`_TITLE_TOKENS`), at most :data:`MAX_TITLE_REPAIRS`; no parsing."""
+    changed = False
+    for _ in range(MAX_TITLE_REPAIRS):
+        after = _first_unclosed_title(html)
+        at = html.find("<", after) if after is not None else -1
+        if at < 0:
+            break
+        html, changed = html[:at] + "</title>" + html[at:], True
+    return html if changed else None
 
 
-def _parse_without_depth_limit(html: str) -> etree._Element | None:
-    """The page parsed by lxml with ``huge_tree`` (libxml2's ``XML_PARSE_HUGE``): no limit on the
-    tree's depth, which is 256 by default (https://lxml.de/api/lxml.etree.HTMLParser-class.html;
+def _parse_deeper(html: str) -> etree._Element | None:
+    """The page parsed by lxml with ``huge_tree`` (libxml2's ``XML_PARSE_HUGE``), which raises the
+    tree's depth limit from 256 to about 2,000 levels (https://lxml.de/api/lxml.etree.HTMLParser-class.html;
     deeper elements are dropped). Only for a page whose default parse gave no text."""
     try:
         return lxml.html.document_fromstring(html, parser=lxml.html.HTMLParser(huge_tree=True))
     except Exception as exc:  # noqa: BLE001 - lxml on hostile input: the caller keeps what it has
-        log.debug("lxml could not parse the page without its depth limit: %s", exc)
+        log.debug("lxml could not parse the page with huge_tree: %s", exc)
         return None
 
 
@@ -262,8 +287,9 @@ def extract_html(html: str) -> HtmlContent:
     https://trafilatura.readthedocs.io/en/latest/usage-python.html), then
     :func:`tidy_markdown`. When trafilatura returns nothing or fails (tiny or unusual pages),
     the text is :func:`html_to_plain_text` of the body and a note says so, so the page is not
-    lost; when that is empty too, the page is parsed again without lxml's depth limit
-    (:func:`_parse_without_depth_limit`: elements nested over 256 deep are otherwise dropped).
+    lost; when that is empty too, the page is parsed again with a deeper limit (:func:`_parse_deeper`:
+    elements nested over 256 deep are otherwise dropped; past about 2,000 levels they still are,
+    and text nested that deep beside text that is not is lost without a note).
     A ``<title>`` that is never closed is closed at the next tag first
     (:func:`close_unclosed_title`, with a note), else it would swallow the body. A file lxml
     cannot parse as HTML at all is kept as it is, with a note. The date
@@ -304,11 +330,11 @@ def extract_html(html: str) -> HtmlContent:
         text = html_to_plain_text(tree)
         notes.append("html: text is the plain-text rendering of <body>" if failed
                      else "html: trafilatura found no main content; text is the plain-text rendering of <body>")
-        deep = _parse_without_depth_limit(html) if not text else None
+        deep = _parse_deeper(html) if not text else None
         if deep is not None:
             text = html_to_plain_text(deep)
             if text:
-                notes.append("html: parsed again without lxml's depth limit (elements nested over 256 deep)")
+                notes.append("html: parsed again with lxml's huge_tree (elements nested over 256 deep)")
     published = None
     try:
         meta = trafilatura.extract_metadata(tree, extensive=_EXTENSIVE_DATE_SEARCH)
@@ -334,11 +360,11 @@ class JsonlRecord:
 
     Attributes:
         text: the record's text (as in the file, HTML included), or None when ``error`` is set.
-        title, url, published: metadata fields as strings (numbers, arrays and objects are
-            written out as JSON text; booleans are left out), or None.
+        title, url, published: metadata fields as strings (numbers written out, arrays and
+            objects as JSON text; booleans and NaN or infinite numbers are left out), or None.
         error: why the line is not a document (invalid JSON, not an object, no text field).
-        notes: one per metadata field that was not a JSON string (written out as JSON text; a
-            boolean is left out), so a surprising value is never kept silently.
+        notes: one per metadata field that was not a JSON string (written out, or left out),
+            so a surprising value is never kept silently.
     """
 
     text: str | None = None
@@ -354,6 +380,8 @@ def _meta_value(value: Any) -> str | None:
         return None
     if isinstance(value, str):
         return value.strip() or None
+    if isinstance(value, float) and not math.isfinite(value):  # NaN, Infinity, 1e400: no value
+        return None
     if isinstance(value, int | float):
         return str(value)
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
@@ -401,7 +429,7 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
         field = next((k for k in keys if obj.get(k) is not None), None)
         meta[col] = _meta_value(obj[field]) if field is not None else None
         if field is not None and not isinstance(obj[field], str):
-            kept = f"{col} is its JSON text" if meta[col] is not None else f"{col} left out"
+            kept = f"{col} is the value written out" if meta[col] is not None else f"{col} left out"
             notes.append(f"jsonl: field {field!r} is a JSON {_json_type(obj[field])}, not a string; {kept}")
     return JsonlRecord(text=obj[key], notes=tuple(notes), **meta)
 

@@ -208,13 +208,36 @@ def test_html_whose_title_is_never_closed_keeps_its_body(tmp_path: Path) -> None
     assert close_unclosed_title("<TITLE lang=zh>A<p>b") == "<TITLE lang=zh>A</title><p>b"
 
 
+@pytest.mark.parametrize(("html", "closed"), [
+    # a later unclosed title, and one after a commented-out pair
+    ("<title>A</title><title>B</head><p>x</p>", "<title>A</title><title>B</title></head><p>x</p>"),
+    ("<!-- <title>x</title> --><title>R</head><p>x</p>", "<!-- <title>x</title> --><title>R</title></head><p>x</p>"),
+    ("<title>R</title><svg><title>icon</svg><p>x</p>", "<title>R</title><svg><title>icon</title></svg><p>x</p>"),
+    # not tags, or closed: left alone
+    ("<!-- <title> --><title>T</title><p>x</p>", None),
+    ("<script>var s = '<title>';</script><title>T</title><p>x</p>", None),
+    ("<title>T</title foo><p>x</p>", None),
+    ("<titlex>a<p>b</p>", None),
+    ("<p>x</p><title>", None),
+])
+def test_close_unclosed_title_cases(html: str, closed: str | None) -> None:
+    assert close_unclosed_title(html) == closed
+
+
+def test_close_unclosed_title_is_linear_in_the_page() -> None:
+    # every "<title" without ">" once made the start-tag pattern rescan the rest of the page
+    # (quadratic: 16 s for these 280 KB); now each failed match stops at the next "<"
+    for page in ("<p>x</p>" + "<title " * 40_000, "<p" + " <title" * 40_000, "<!--" * 100_000):
+        assert close_unclosed_title(page) is None
+
+
 def test_html_nested_deeper_than_lxml_limit_is_not_lost(tmp_path: Path) -> None:
     para = "<p>论文 1：某某模型。这是正文的第一段，介绍论文的方法。</p>"
     html = "<html><body>" + "<div><table><tr><td>" * 200 + para + "</td></tr></table></div>" * 200 + "</body></html>"
     row = _read(tmp_path, "deep.html", html.encode("utf-8"))
     assert (row["status"], row["text"]) == ("ok", "论文 1：某某模型。这是正文的第一段，介绍论文的方法。")
     assert row["notes"] == ("html: trafilatura found no main content; text is the plain-text rendering of <body>; "
-                            "html: parsed again without lxml's depth limit (elements nested over 256 deep)")
+                            "html: parsed again with lxml's huge_tree (elements nested over 256 deep)")
 
 
 @pytest.mark.parametrize(
@@ -464,14 +487,20 @@ def test_jsonl_metadata_that_is_not_a_string_is_noted(tmp_path: Path) -> None:
     record = parse_jsonl_line('{"text": "x", "title": ["A", "B"], "url": 42, "date": true}')
     assert (record.title, record.url, record.published) == ('["A", "B"]', "42", None)
     assert record.notes == (
-        "jsonl: field 'title' is a JSON array, not a string; title is its JSON text",
-        "jsonl: field 'url' is a JSON number, not a string; url is its JSON text",
+        "jsonl: field 'title' is a JSON array, not a string; title is the value written out",
+        "jsonl: field 'url' is a JSON number, not a string; url is the value written out",
         "jsonl: field 'date' is a JSON boolean, not a string; published left out",
     )
+    # Python's json reads NaN, Infinity and 1e400 (inf): no value to keep
+    odd = parse_jsonl_line('{"text": "x", "title": 1e400, "published": NaN}')
+    assert (odd.title, odd.published) == (None, None)
+    assert odd.notes == ("jsonl: field 'title' is a JSON number, not a string; title left out",
+                         "jsonl: field 'published' is a JSON number, not a string; published left out")
     assert parse_jsonl_line('{"text": "x", "title": "T", "url": "https://a.org"}').notes == ()
     rows = _jsonl(tmp_path, ['{"text": "正文", "url": 7}', '{"text": "正文二", "url": "https://a.org/2"}'])
     assert [(r["url"], r["notes"]) for r in rows] == [
-        ("7", "jsonl: field 'url' is a JSON number, not a string; url is its JSON text"), ("https://a.org/2", None)]
+        ("7", "jsonl: field 'url' is a JSON number, not a string; url is the value written out"),
+        ("https://a.org/2", None)]
 
 
 # --- through the whole pipeline ----------------------------------------------------------------
