@@ -22,8 +22,9 @@ instructions. The issue's figure (ingest→extract on W workers against jieba on
 seconds) is at most about W times that: the run's own process and the cores' sharing take the
 rest, and instructions per cycle differ between the two workloads (both near 1.0 here).
 
-Raises (exit 2 with a message): ``perf`` missing, or the kernel refusing the counter
-(``perf_event_paranoid``, or a VM without a PMU).
+Exit 2 with a message when ``perf`` is missing or the kernel refuses the counter
+(``perf_event_paranoid``, or a VM without a PMU); exit 1 when a child fails or the work does not
+count above the set-up (a few tiny or undecodable documents).
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ EVENTS = "instructions:u,cycles:u"
 
 class PerfUnavailable(RuntimeError):
     """``perf`` is not installed, or the kernel gives no instruction counter to this user."""
+
+
+class TooLittleWork(ValueError):
+    """The work of a mode did not count above its baseline (a corpus of a few tiny documents,
+    or none that decodes): the set-up's own variation is tens of millions of instructions."""
 
 
 def parse_perf_csv(text: str) -> dict[str, int]:
@@ -87,10 +93,14 @@ def count(cmd: Sequence[str], env: dict[str, str] | None = None) -> dict[str, in
         raise PerfUnavailable("perf is not installed (Debian: linux-perf)")
     with tempfile.NamedTemporaryFile("r", suffix=".csv") as out:
         t0 = time.perf_counter()
-        subprocess.run([perf, "stat", "-x,", "-e", EVENTS, "-o", out.name, "--", *cmd],
-                       env=env, check=True, capture_output=True)
+        done = subprocess.run([perf, "stat", "-x,", "-e", EVENTS, "-o", out.name, "--", *cmd],
+                              env=env, capture_output=True)
         seconds = time.perf_counter() - t0
         text = Path(out.name).read_text()
+    if done.returncode != 0 and not text.strip():  # perf itself refused (no counter for this user)
+        raise PerfUnavailable(f"perf stat failed (exit {done.returncode}): "
+                              f"{done.stderr.decode(errors='replace').strip()[-1000:]}")
+    done.check_returncode()
     counts = parse_perf_csv(text)
     if "instructions" not in counts:
         raise PerfUnavailable(f"perf gave no instruction count: {text.strip()!r}")
@@ -152,6 +162,7 @@ def measure(corpus: Path, documents: int | None = None) -> dict[str, Any]:
 
     Raises:
         PerfUnavailable, subprocess.CalledProcessError: see :func:`count`.
+        TooLittleWork: the stages' or jieba's work is not above its baseline.
     """
     env = {**os.environ, "PYTHONHASHSEED": "0", "TOKENIZERS_PARALLELISM": "false"}
     root = str(Path(__file__).resolve().parents[1])
@@ -165,6 +176,8 @@ def measure(corpus: Path, documents: int | None = None) -> dict[str, Any]:
             counts[mode] = count(cmd, env)
             info[mode] = json.loads(Path(made.name).read_text())
     work = {name: counts[name]["instructions"] - counts[f"{name}-base"]["instructions"] for name in ("stages", "jieba")}
+    if min(work.values()) <= 0:
+        raise TooLittleWork(f"the work ({work}) is not above the set-up's own variation: count more documents")
     return {"corpus": str(corpus), "files": info["stages"]["files"], "documents": info["jieba"]["documents"],
             "text_chars": info["jieba"]["text_chars"], "sections": info["stages"]["sections"],
             "counts": counts, "instructions": work,
@@ -183,6 +196,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--documents must be positive")
     if not args.corpus.is_dir():
         parser.error(f"{args.corpus}: not a folder")
+    if args.child and args.child_out is None:
+        parser.error("--child needs --child-out")
+    if args.out is not None and not args.out.parent.is_dir():
+        parser.error(f"--out {args.out}: no folder {args.out.parent}")
     if args.child:
         args.child_out.write_text(json.dumps(child(args.child, args.corpus, args.documents)))
         return 0
@@ -195,6 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PerfUnavailable as exc:
         print(f"bench.instructions: {exc}", file=sys.stderr)
         return 2
+    except TooLittleWork as exc:
+        print(f"bench.instructions: {exc}", file=sys.stderr)
+        return 1
     except subprocess.CalledProcessError as exc:
         print(f"bench.instructions: a child failed (exit {exc.returncode}):\n{exc.stderr.decode(errors='replace')[-4000:]}",
               file=sys.stderr)

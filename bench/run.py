@@ -369,7 +369,7 @@ def count_instructions(corpus: Path, documents: int) -> dict[str, Any]:
 
     try:
         return instructions.measure(corpus, documents)
-    except instructions.PerfUnavailable as exc:
+    except (instructions.PerfUnavailable, instructions.TooLittleWork) as exc:
         return {"error": str(exc)}
     except subprocess.CalledProcessError as exc:
         return {"error": f"a child failed (exit {exc.returncode}): {exc.stderr.decode(errors='replace')[-2000:]}"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -109,7 +110,7 @@ def test_scaling_exponent():
 def test_tiny_bench_run_writes_results(tmp_path, capsys):
     out = tmp_path / "results.json"
     assert main(["--sizes", "4", "--out", str(out), "--work", str(tmp_path / "work"), "--timeout", "120",
-                 "--anchor-documents", "2", "--instruction-documents", "2"]) == 0
+                 "--anchor-documents", "2", "--instruction-documents", "4"]) == 0
     results = json.loads(out.read_text(encoding="utf-8"))
     assert {"machine", "seed", "workers", "units", "runs", "scaling", "acceptance"} <= set(results)
     (run,) = results["runs"]
@@ -135,9 +136,9 @@ def test_tiny_bench_run_writes_results(tmp_path, capsys):
     assert results["scaling"]["time_exponent"] is None  # one size: no slope
     assert set(results["acceptance"]) == set(ACCEPTANCE)
     assert not (tmp_path / "work").exists() or not any((tmp_path / "work").iterdir())
-    # the per-core instructions on 2 of the files: work counted above the set-up, for both
+    # the per-core instructions on the 4 files: work counted above the set-up, for both
     per_core = results["instructions"]
-    assert per_core["files"] == 2 and per_core["documents"] >= 2 and per_core["sections"] > 0
+    assert per_core["files"] == 4 and per_core["documents"] >= 4 and per_core["sections"] > 0
     assert per_core["instructions"]["stages"] > 0 and per_core["instructions"]["jieba"] > 0
     assert per_core["jieba_per_stages"] == pytest.approx(
         per_core["instructions"]["jieba"] / per_core["instructions"]["stages"], rel=1e-3)
@@ -221,3 +222,19 @@ def test_instructions_refuses_a_folder_without_documents(tmp_path, capsys):
         instructions.main([str(tmp_path)])
     assert stop.value.code == 2
     assert "no file the pipeline reads (.txt, .md, .html, .htm, .jsonl)" in capsys.readouterr().err
+
+
+def test_instructions_says_when_perf_refuses(tmp_path, monkeypatch, capsys):
+    # a perf that the kernel refuses prints why and exits 255 without counting
+    fake = tmp_path / "bin" / "perf"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'Access to performance monitoring and observability operations is limited.' >&2\n"
+                    "exit 255\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    with pytest.raises(instructions.PerfUnavailable, match="exit 255.*performance monitoring"):
+        instructions.count([sys.executable, "-c", "pass"])
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "a.txt").write_text("正文", encoding="utf-8")
+    assert instructions.main([str(tmp_path / "c")]) == 2
+    assert "perf stat failed (exit 255)" in capsys.readouterr().err
