@@ -426,11 +426,11 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
     meta: dict[str, str | None] = {}
     notes: list[str] = []
     for col, keys in JSONL_META_FIELDS.items():
-        field = next((k for k in keys if obj.get(k) is not None), None)
-        meta[col] = _meta_value(obj[field]) if field is not None else None
-        if field is not None and not isinstance(obj[field], str):
+        source = next((k for k in keys if obj.get(k) is not None), None)  # the first present key
+        meta[col] = _meta_value(obj[source]) if source is not None else None
+        if source is not None and not isinstance(obj[source], str):
             kept = f"{col} is the value written out" if meta[col] is not None else f"{col} left out"
-            notes.append(f"jsonl: field {field!r} is a JSON {_json_type(obj[field])}, not a string; {kept}")
+            notes.append(f"jsonl: field {source!r} is a JSON {_json_type(obj[source])}, not a string; {kept}")
     return JsonlRecord(text=obj[key], notes=tuple(notes), **meta)
 
 
