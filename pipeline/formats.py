@@ -267,10 +267,25 @@ def close_unclosed_title(html: str) -> str | None:
     return html if changed else None
 
 
+#: Ancestors of the deepest element libxml2's HTML parser keeps, by default and with
+#: ``huge_tree`` (``XML_PARSE_HUGE``): deeper elements and their text are dropped (measured with
+#: lxml 6.1 / libxml2 2.14: 255 and 2047).
+LXML_MAX_DEPTH = 255
+LXML_HUGE_MAX_DEPTH = 2047
+
+
+def _reaches(tree: etree._Element, depth: int) -> bool:
+    """Whether an element of ``tree`` has ``depth`` ancestors or more: an XPath of ``depth + 1``
+    child steps from the root, in C, each step over one level's elements (a test of every
+    element's ancestors took 29 s on a page of 900,000 elements 2,000 deep)."""
+    return bool(tree.xpath("boolean(" + "/*" * (depth + 1) + ")"))
+
+
 def _parse_deeper(html: str) -> etree._Element | None:
     """The page parsed by lxml with ``huge_tree`` (libxml2's ``XML_PARSE_HUGE``), which raises the
-    tree's depth limit from 256 to about 2,000 levels (https://lxml.de/api/lxml.etree.HTMLParser-class.html;
-    deeper elements are dropped). Only for a page whose default parse gave no text."""
+    tree's depth limit from :data:`LXML_MAX_DEPTH` to :data:`LXML_HUGE_MAX_DEPTH`
+    (https://lxml.de/api/lxml.etree.HTMLParser-class.html). Only for a page whose default parse
+    reached the limit; None when lxml cannot parse it so."""
     try:
         return lxml.html.document_fromstring(html, parser=lxml.html.HTMLParser(huge_tree=True))
     except Exception as exc:  # noqa: BLE001 - lxml on hostile input: the caller keeps what it has
@@ -287,9 +302,11 @@ def extract_html(html: str) -> HtmlContent:
     https://trafilatura.readthedocs.io/en/latest/usage-python.html), then
     :func:`tidy_markdown`. When trafilatura returns nothing or fails (tiny or unusual pages),
     the text is :func:`html_to_plain_text` of the body and a note says so, so the page is not
-    lost; when that is empty too, the page is parsed again with a deeper limit (:func:`_parse_deeper`:
-    elements nested over 256 deep are otherwise dropped; past about 2,000 levels they still are,
-    and text nested that deep beside text that is not is lost without a note).
+    lost. A page whose parse reached lxml's depth limit (:data:`LXML_MAX_DEPTH`: deeper elements
+    are dropped) is parsed again with a deeper one (:func:`_parse_deeper`), and its text is the
+    plain-text rendering of that tree's body, with a note (no main-content extraction: trafilatura
+    on such trees ran for minutes); past that limit too (:data:`LXML_HUGE_MAX_DEPTH`) a note says
+    elements were left out.
     A ``<title>`` that is never closed is closed at the next tag first
     (:func:`close_unclosed_title`, with a note), else it would swallow the body. A file lxml
     cannot parse as HTML at all is kept as it is, with a note. The date
@@ -319,22 +336,27 @@ def extract_html(html: str) -> HtmlContent:
     if not isinstance(tree, lxml.html.HtmlElement):
         return HtmlContent(text=html.strip(), notes=("html: not parseable as HTML; text is the file as is",))
     title, url = _first_title(tree), _canonical(tree)
-    try:
-        text = trafilatura.extract(tree, **TRAFILATURA_OPTIONS)
-    except Exception as exc:  # noqa: BLE001 - a trafilatura bug must not lose the page
-        notes.append(f"html: trafilatura failed ({type(exc).__name__}: {exc})")
-        text = None
-    text = tidy_markdown(text.strip()) if text else ""
-    if not text:
-        failed = any(n.startswith("html: trafilatura failed") for n in notes)
-        text = html_to_plain_text(tree)
-        notes.append("html: text is the plain-text rendering of <body>" if failed
-                     else "html: trafilatura found no main content; text is the plain-text rendering of <body>")
-        deep = _parse_deeper(html) if not text else None
-        if deep is not None:
-            text = html_to_plain_text(deep)
-            if text:
-                notes.append("html: parsed again with lxml's huge_tree (elements nested over 256 deep)")
+    # the parse stopped at lxml's depth limit, dropping the deeper elements: the text is the whole
+    # body of a deeper parse (trafilatura on trees thousands of levels deep ran for minutes)
+    deep = _parse_deeper(html) if _reaches(tree, LXML_MAX_DEPTH) else None
+    if deep is not None:
+        notes.append(f"html: elements nested over {LXML_MAX_DEPTH} deep, so the text is the plain-text rendering "
+                     "of <body> parsed with lxml's huge_tree")
+        if _reaches(deep, LXML_HUGE_MAX_DEPTH):
+            notes.append(f"html: elements nested over {LXML_HUGE_MAX_DEPTH} deep are left out (lxml's limit)")
+        text = html_to_plain_text(deep)
+    else:
+        try:
+            text = trafilatura.extract(tree, **TRAFILATURA_OPTIONS)
+        except Exception as exc:  # noqa: BLE001 - a trafilatura bug must not lose the page
+            notes.append(f"html: trafilatura failed ({type(exc).__name__}: {exc})")
+            text = None
+        text = tidy_markdown(text.strip()) if text else ""
+        if not text:
+            failed = any(n.startswith("html: trafilatura failed") for n in notes)
+            text = html_to_plain_text(tree)
+            notes.append("html: text is the plain-text rendering of <body>" if failed
+                         else "html: trafilatura found no main content; text is the plain-text rendering of <body>")
     published = None
     try:
         meta = trafilatura.extract_metadata(tree, extensive=_EXTENSIVE_DATE_SEARCH)
@@ -430,7 +452,7 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
         meta[col] = _meta_value(obj[source]) if source is not None else None
         if source is not None and not isinstance(obj[source], str):
             kept = f"{col} is the value written out" if meta[col] is not None else f"{col} left out"
-            notes.append(f"jsonl: field {source!r} is a JSON {_json_type(obj[source])}, not a string; {kept}")
+            notes.append(f"jsonl: field {source!r} is a JSON {_json_type(obj[source])}, not a string: {kept}")
     return JsonlRecord(text=obj[key], notes=tuple(notes), **meta)
 
 

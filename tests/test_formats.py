@@ -236,8 +236,21 @@ def test_html_nested_deeper_than_lxml_limit_is_not_lost(tmp_path: Path) -> None:
     html = "<html><body>" + "<div><table><tr><td>" * 200 + para + "</td></tr></table></div>" * 200 + "</body></html>"
     row = _read(tmp_path, "deep.html", html.encode("utf-8"))
     assert (row["status"], row["text"]) == ("ok", "论文 1：某某模型。这是正文的第一段，介绍论文的方法。")
-    assert row["notes"] == ("html: trafilatura found no main content; text is the plain-text rendering of <body>; "
-                            "html: parsed again with lxml's huge_tree (elements nested over 256 deep)")
+    assert row["notes"] == ("html: elements nested over 255 deep, so the text is the plain-text rendering of <body> "
+                            "parsed with lxml's huge_tree")
+
+
+@pytest.mark.parametrize(("depth", "kept", "beyond"), [(1000, True, False), (3000, False, True)])
+def test_html_deep_text_beside_shallow_text(tmp_path: Path, depth: int, kept: bool, beyond: bool) -> None:
+    # the shallow text alone once came out, with no note, while the deep paragraph was dropped
+    html = ("<html><body><nav><a>首页</a></nav><p>短的页眉。</p>" + "<div>" * depth
+            + "<p>论文 1：深处的正文。</p>" + "</div>" * depth + "</body></html>")
+    row = _read(tmp_path, "deep.html", html.encode("utf-8"))
+    assert row["text"] == "首页\n\n短的页眉。" + ("\n\n论文 1：深处的正文。" if kept else "")
+    notes = row["notes"].split("; ")
+    assert notes[0] == "html: elements nested over 255 deep, so the text is the plain-text rendering of <body> parsed with lxml's huge_tree"
+    assert (notes[1:] == ["html: elements nested over 2047 deep are left out (lxml's limit)"]) is beyond
+    assert len(notes) == (2 if beyond else 1)
 
 
 @pytest.mark.parametrize(
@@ -487,19 +500,19 @@ def test_jsonl_metadata_that_is_not_a_string_is_noted(tmp_path: Path) -> None:
     record = parse_jsonl_line('{"text": "x", "title": ["A", "B"], "url": 42, "date": true}')
     assert (record.title, record.url, record.published) == ('["A", "B"]', "42", None)
     assert record.notes == (
-        "jsonl: field 'title' is a JSON array, not a string; title is the value written out",
-        "jsonl: field 'url' is a JSON number, not a string; url is the value written out",
-        "jsonl: field 'date' is a JSON boolean, not a string; published left out",
+        "jsonl: field 'title' is a JSON array, not a string: title is the value written out",
+        "jsonl: field 'url' is a JSON number, not a string: url is the value written out",
+        "jsonl: field 'date' is a JSON boolean, not a string: published left out",
     )
     # Python's json reads NaN, Infinity and 1e400 (inf): no value to keep
     odd = parse_jsonl_line('{"text": "x", "title": 1e400, "published": NaN}')
     assert (odd.title, odd.published) == (None, None)
-    assert odd.notes == ("jsonl: field 'title' is a JSON number, not a string; title left out",
-                         "jsonl: field 'published' is a JSON number, not a string; published left out")
+    assert odd.notes == ("jsonl: field 'title' is a JSON number, not a string: title left out",
+                         "jsonl: field 'published' is a JSON number, not a string: published left out")
     assert parse_jsonl_line('{"text": "x", "title": "T", "url": "https://a.org"}').notes == ()
     rows = _jsonl(tmp_path, ['{"text": "正文", "url": 7}', '{"text": "正文二", "url": "https://a.org/2"}'])
     assert [(r["url"], r["notes"]) for r in rows] == [
-        ("7", "jsonl: field 'url' is a JSON number, not a string; url is the value written out"),
+        ("7", "jsonl: field 'url' is a JSON number, not a string: url is the value written out"),
         ("https://a.org/2", None)]
 
 
