@@ -225,50 +225,45 @@ def _canonical(tree: etree._Element) -> str | None:
     return None
 
 
-#: What :func:`close_unclosed_title` reads of a page, in one linear scan: comments and
-#: ``<script>``/``<style>`` blocks (skipped: a ``<title>`` there is no tag), ``<title>`` start
-#: tags and ``</title`` end tags (an end tag may carry attributes, ``</title foo>``). The title's
-#: content is raw text to an HTML parser (WHATWG HTML, "RCDATA"; libxml2 follows it), so a page
-#: whose ``<title>`` is never closed has all of the rest of the page as its title and no body.
-#: ``[^<>]*`` keeps every failed match short (to the next ``<``): linear in the page.
+#: What :func:`close_unclosed_title` reads of a page, in one linear scan: comments (``<!-->``
+#: and ``<!--->`` are empty ones) and ``<script>``/``<style>`` blocks, skipped (a ``<title>`` there
+#: is no tag), and ``<title>`` start tags. The title's content is raw text to an HTML parser
+#: (WHATWG HTML, "RCDATA"; libxml2 follows it) up to the next ``</title``, so a ``<title>`` that is
+#: not closed before the next tag takes the rest of the page, or all of it up to a later title's
+#: end tag, as its title. ``[^<>]*`` keeps every failed match short (to the next ``<``).
 _TITLE_TOKENS = re.compile(
-    r"(?P<skip><!--.*?(?:-->|\Z)|<(?P<raw>script|style)\b[^<>]*>.*?(?:</(?P=raw)[\s/>]|\Z))"
-    r"|(?P<start><title\b[^<>]*>)|(?P<end></title(?=[\s/>]))",
+    r"(?P<skip><!--(?:-?>|.*?(?:-->|\Z))|<(?P<raw>script|style)\b[^<>]*>.*?(?:</(?P=raw)[\s/>]|\Z))"
+    r"|(?P<start><title\b[^<>]*>)",
     re.I | re.S)
-#: Unclosed titles closed in one page at most (each a scan of the page).
-MAX_TITLE_REPAIRS = 16
-
-
-def _first_unclosed_title(html: str) -> int | None:
-    """The offset just after the first ``<title>`` start tag that no end tag closes, else None."""
-    open_at = None
-    for m in _TITLE_TOKENS.finditer(html):
-        if open_at is None:
-            if m.group("start"):
-                open_at = m.end()
-        elif m.group("end"):
-            open_at = None
-    return open_at
+#: The next tag after a title's text: ``<`` before a letter, ``/``, ``!`` or ``?`` (a ``<`` in
+#: prose, ``a < b``, is text), and whether it is the title's end tag.
+_NEXT_TAG = re.compile(r"<(?:(?P<end>/title(?=[\s/>]))|[A-Za-z/!?])", re.I)
 
 
 def close_unclosed_title(html: str) -> str | None:
-    """``html`` with a ``</title>`` put before the first ``<`` after each ``<title>`` that has no
-    end tag (``<title>Page</head><body>...`` -> ``<title>Page</title></head><body>...``), or None
-    when every ``<title>`` is closed (or nothing follows the unclosed one). A ``<title>`` inside a
-    comment, ``<script>`` or ``<style>`` is not a tag and is left alone. Linear scans of the page
-    (:data:`_TITLE_TOKENS`), at most :data:`MAX_TITLE_REPAIRS`; no parsing."""
-    changed = False
-    for _ in range(MAX_TITLE_REPAIRS):
-        after = _first_unclosed_title(html)
-        at = html.find("<", after) if after is not None else -1
-        if at < 0:
-            break
-        html, changed = html[:at] + "</title>" + html[at:], True
-    return html if changed else None
+    """``html`` with a ``</title>`` put before the next tag after each ``<title>`` whose text is
+    not followed by its end tag (``<title>Page</head><body>...`` ->
+    ``<title>Page</title></head><body>...``), or None when every title is closed (or nothing
+    follows an unclosed one). A ``<title>`` inside a comment, ``<script>`` or ``<style>`` is not a
+    tag and is left alone. One linear scan (:data:`_TITLE_TOKENS`); no parsing."""
+    cuts = []
+    for m in _TITLE_TOKENS.finditer(html):
+        if m.group("start"):
+            tag = _NEXT_TAG.search(html, m.end())
+            if tag is not None and not tag.group("end"):
+                cuts.append(tag.start())
+    if not cuts:
+        return None
+    parts, last = [], 0
+    for at in cuts:
+        parts += [html[last:at], "</title>"]
+        last = at
+    return "".join(parts) + html[last:]
 
 
 #: Ancestors of the deepest element libxml2's HTML parser keeps, by default and with
-#: ``huge_tree`` (``XML_PARSE_HUGE``): deeper elements and their text are dropped (measured with
+#: ``huge_tree`` (``XML_PARSE_HUGE``): the parse stops there, and what lies deeper or after is not
+#: in the tree (measured with
 #: lxml 6.1 / libxml2 2.14: 255 and 2047).
 LXML_MAX_DEPTH = 255
 LXML_HUGE_MAX_DEPTH = 2047
@@ -302,11 +297,11 @@ def extract_html(html: str) -> HtmlContent:
     https://trafilatura.readthedocs.io/en/latest/usage-python.html), then
     :func:`tidy_markdown`. When trafilatura returns nothing or fails (tiny or unusual pages),
     the text is :func:`html_to_plain_text` of the body and a note says so, so the page is not
-    lost. A page whose parse reached lxml's depth limit (:data:`LXML_MAX_DEPTH`: deeper elements
-    are dropped) is parsed again with a deeper one (:func:`_parse_deeper`), and its text is the
-    plain-text rendering of that tree's body, with a note (no main-content extraction: trafilatura
-    on such trees ran for minutes); past that limit too (:data:`LXML_HUGE_MAX_DEPTH`) a note says
-    elements were left out.
+    lost. A page whose parse reached lxml's depth limit (:data:`LXML_MAX_DEPTH`; the parse stops
+    there) is parsed again with a deeper one (:func:`_parse_deeper`); when that renders more text,
+    the text is the plain-text rendering of its body, with a note (no main-content extraction:
+    trafilatura on such trees ran for minutes), and past that limit too
+    (:data:`LXML_HUGE_MAX_DEPTH`) a note says text may be missing.
     A ``<title>`` that is never closed is closed at the next tag first
     (:func:`close_unclosed_title`, with a note), else it would swallow the body. A file lxml
     cannot parse as HTML at all is kept as it is, with a note. The date
@@ -325,7 +320,7 @@ def extract_html(html: str) -> HtmlContent:
     closed = close_unclosed_title(html)
     if closed is not None:
         html = closed
-        notes.append("html: <title> was not closed; closed at the next tag")
+        notes.append("html: a <title> was not closed before the next tag, so it was closed there")
     try:
         tree = trafilatura.load_html(html)
     except Exception as exc:  # noqa: BLE001 - lxml on hostile input: keep the page as text
@@ -336,14 +331,13 @@ def extract_html(html: str) -> HtmlContent:
     if not isinstance(tree, lxml.html.HtmlElement):
         return HtmlContent(text=html.strip(), notes=("html: not parseable as HTML; text is the file as is",))
     title, url = _first_title(tree), _canonical(tree)
-    # the parse stopped at lxml's depth limit, dropping the deeper elements: the text is the whole
-    # body of a deeper parse (trafilatura on trees thousands of levels deep ran for minutes)
+    # A parse that reached lxml's depth limit stopped there: what lay deeper (and, past the huge
+    # limit, after) is not in the tree. When a deeper parse renders more text than the first, its
+    # whole body is the text (trafilatura on trees thousands of levels deep ran for minutes).
     deep = _parse_deeper(html) if _reaches(tree, LXML_MAX_DEPTH) else None
-    if deep is not None:
-        notes.append(f"html: elements nested over {LXML_MAX_DEPTH} deep, so the text is the plain-text rendering "
-                     "of <body> parsed with lxml's huge_tree")
-        if _reaches(deep, LXML_HUGE_MAX_DEPTH):
-            notes.append(f"html: elements nested over {LXML_HUGE_MAX_DEPTH} deep are left out (lxml's limit)")
+    if deep is not None and html_to_plain_text(deep) != html_to_plain_text(tree):
+        notes.append(f"html: the page reaches lxml's depth limit ({LXML_MAX_DEPTH} levels), so the text is "
+                     "the plain-text rendering of <body> parsed with lxml's huge_tree")
         text = html_to_plain_text(deep)
     else:
         try:
@@ -357,6 +351,9 @@ def extract_html(html: str) -> HtmlContent:
             text = html_to_plain_text(tree)
             notes.append("html: text is the plain-text rendering of <body>" if failed
                          else "html: trafilatura found no main content; text is the plain-text rendering of <body>")
+    if deep is not None and _reaches(deep, LXML_HUGE_MAX_DEPTH):
+        notes.append(f"html: the page reaches lxml's huge_tree depth limit ({LXML_HUGE_MAX_DEPTH} levels): "
+                     "text nested deeper or after that point may be missing")
     published = None
     try:
         meta = trafilatura.extract_metadata(tree, extensive=_EXTENSIVE_DATE_SEARCH)

@@ -202,7 +202,7 @@ def test_html_whose_title_is_never_closed_keeps_its_body(tmp_path: Path) -> None
     row = _read(tmp_path, "t.html", html.encode("utf-8"))
     assert (row["status"], row["title"]) == ("ok", "页面标题")
     assert row["text"] == "# 论文 1：某某模型\n\n这是正文的第一段，介绍论文的方法。"
-    assert row["notes"] == "html: <title> was not closed; closed at the next tag"
+    assert row["notes"] == "html: a <title> was not closed before the next tag, so it was closed there"
     assert close_unclosed_title("<title>A</title><p>b</p>") is None
     assert close_unclosed_title("<p>no title</p>") is None
     assert close_unclosed_title("<TITLE lang=zh>A<p>b") == "<TITLE lang=zh>A</title><p>b"
@@ -219,6 +219,10 @@ def test_html_whose_title_is_never_closed_keeps_its_body(tmp_path: Path) -> None
     ("<title>T</title foo><p>x</p>", None),
     ("<titlex>a<p>b</p>", None),
     ("<p>x</p><title>", None),
+    ("<title>a < b</title><p>x</p>", None),
+    # a later title's end tag does not close an earlier unclosed one; abrupt comments are empty
+    ("<title>P</head><p>B</p><svg><title>i</title></svg>", "<title>P</title></head><p>B</p><svg><title>i</title></svg>"),
+    ("<!--><title>T</head><p>B</p><!-- c -->", "<!--><title>T</title></head><p>B</p><!-- c -->"),
 ])
 def test_close_unclosed_title_cases(html: str, closed: str | None) -> None:
     assert close_unclosed_title(html) == closed
@@ -229,6 +233,15 @@ def test_close_unclosed_title_is_linear_in_the_page() -> None:
     # (quadratic: 16 s for these 280 KB); now each failed match stops at the next "<"
     for page in ("<p>x</p>" + "<title " * 40_000, "<p" + " <title" * 40_000, "<!--" * 100_000):
         assert close_unclosed_title(page) is None
+    # every unclosed title is closed, however many
+    many = "".join(f"<svg><title>i{n}</svg><p>para {n}</p>" for n in range(40))
+    assert close_unclosed_title(many) == "".join(f"<svg><title>i{n}</title></svg><p>para {n}</p>" for n in range(40))
+
+
+DEEP_NOTE = ("html: the page reaches lxml's depth limit (255 levels), so the text is the plain-text rendering "
+             "of <body> parsed with lxml's huge_tree")
+HUGE_NOTE = ("html: the page reaches lxml's huge_tree depth limit (2047 levels): text nested deeper or after "
+             "that point may be missing")
 
 
 def test_html_nested_deeper_than_lxml_limit_is_not_lost(tmp_path: Path) -> None:
@@ -236,21 +249,32 @@ def test_html_nested_deeper_than_lxml_limit_is_not_lost(tmp_path: Path) -> None:
     html = "<html><body>" + "<div><table><tr><td>" * 200 + para + "</td></tr></table></div>" * 200 + "</body></html>"
     row = _read(tmp_path, "deep.html", html.encode("utf-8"))
     assert (row["status"], row["text"]) == ("ok", "论文 1：某某模型。这是正文的第一段，介绍论文的方法。")
-    assert row["notes"] == ("html: elements nested over 255 deep, so the text is the plain-text rendering of <body> "
-                            "parsed with lxml's huge_tree")
+    assert row["notes"] == DEEP_NOTE
 
 
-@pytest.mark.parametrize(("depth", "kept", "beyond"), [(1000, True, False), (3000, False, True)])
-def test_html_deep_text_beside_shallow_text(tmp_path: Path, depth: int, kept: bool, beyond: bool) -> None:
+def test_html_deep_text_beside_shallow_text(tmp_path: Path) -> None:
     # the shallow text alone once came out, with no note, while the deep paragraph was dropped
-    html = ("<html><body><nav><a>首页</a></nav><p>短的页眉。</p>" + "<div>" * depth
-            + "<p>论文 1：深处的正文。</p>" + "</div>" * depth + "</body></html>")
-    row = _read(tmp_path, "deep.html", html.encode("utf-8"))
-    assert row["text"] == "首页\n\n短的页眉。" + ("\n\n论文 1：深处的正文。" if kept else "")
-    notes = row["notes"].split("; ")
-    assert notes[0] == "html: elements nested over 255 deep, so the text is the plain-text rendering of <body> parsed with lxml's huge_tree"
-    assert (notes[1:] == ["html: elements nested over 2047 deep are left out (lxml's limit)"]) is beyond
-    assert len(notes) == (2 if beyond else 1)
+    def html(depth: int) -> str:
+        return ("<html><body><nav><a>首页</a></nav><p>短的页眉。</p>" + "<div>" * depth
+                + "<p>论文 1：深处的正文。</p>" + "</div>" * depth + "</body></html>")
+
+    row = _read(tmp_path, "deep.html", html(1000).encode("utf-8"))
+    assert (row["text"], row["notes"]) == ("首页\n\n短的页眉。\n\n论文 1：深处的正文。", DEEP_NOTE)
+    # past the deeper limit too the paragraph is out of reach: trafilatura's text, and a note
+    row = _read(tmp_path, "deeper.html", html(3000).encode("utf-8"))
+    assert (row["text"], row["notes"]) == ("首页\n短的页眉。", HUGE_NOTE)
+
+
+def test_html_deep_markup_without_text_keeps_the_main_content(tmp_path: Path) -> None:
+    # 300 unclosed <font> tags after the article: the deeper parse renders no more text, so
+    # trafilatura's main content stands (no navigation) and no note is added
+    html = ("<html><body><nav><a>首页</a> <a>关于</a></nav><article><h1>论文 1：某某模型</h1>"
+            "<p>这是正文的第一段，介绍论文的方法和结果，足够长以便被识别为正文内容。</p></article>"
+            + "<font>" * 300 + "</body></html>")
+    row = _read(tmp_path, "fonts.html", html.encode("utf-8"))
+    plain = _read(tmp_path, "plain.html", html.replace("<font>" * 300, "").encode("utf-8"))
+    assert row["text"] == plain["text"] and "论文 1：某某模型" in row["text"]
+    assert row["notes"] is None
 
 
 @pytest.mark.parametrize(
