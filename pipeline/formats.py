@@ -288,6 +288,11 @@ def _parse_deeper(html: str) -> etree._Element | None:
         return None
 
 
+def _note_text(exc: BaseException) -> str:
+    """An exception's message for a note: ``"; "`` (the separator of a row's notes) made ``", "``."""
+    return str(exc).replace("; ", ", ")
+
+
 def extract_html(html: str) -> HtmlContent:
     """The main content and metadata of one decoded HTML page.
 
@@ -329,7 +334,7 @@ def extract_html(html: str) -> HtmlContent:
     # Only a parsed lxml.html tree goes on: htmldate (called by trafilatura for the date) downloads
     # a str argument that looks like a URL, a tree never.
     if not isinstance(tree, lxml.html.HtmlElement):
-        return HtmlContent(text=html.strip(), notes=("html: not parseable as HTML; text is the file as is",))
+        return HtmlContent(text=html.strip(), notes=("html: not parseable as HTML, so the text is the file as is",))
     title, url = _first_title(tree), _canonical(tree)
     # A parse that reached lxml's depth limit stopped there: what lay deeper (and, past the huge
     # limit, after) is not in the tree. When a deeper parse renders more text than the first, its
@@ -343,14 +348,14 @@ def extract_html(html: str) -> HtmlContent:
         try:
             text = trafilatura.extract(tree, **TRAFILATURA_OPTIONS)
         except Exception as exc:  # noqa: BLE001 - a trafilatura bug must not lose the page
-            notes.append(f"html: trafilatura failed ({type(exc).__name__}: {exc})")
+            notes.append(f"html: trafilatura failed ({type(exc).__name__}: {_note_text(exc)})")
             text = None
         text = tidy_markdown(text.strip()) if text else ""
         if not text:
             failed = any(n.startswith("html: trafilatura failed") for n in notes)
             text = html_to_plain_text(tree)
             notes.append("html: text is the plain-text rendering of <body>" if failed
-                         else "html: trafilatura found no main content; text is the plain-text rendering of <body>")
+                         else "html: trafilatura found no main content, so the text is the plain-text rendering of <body>")
     if deep is not None and _reaches(deep, LXML_HUGE_MAX_DEPTH):
         notes.append(f"html: the page reaches lxml's huge_tree depth limit ({LXML_HUGE_MAX_DEPTH} levels): "
                      "text nested deeper or after that point may be missing")
@@ -361,7 +366,7 @@ def extract_html(html: str) -> HtmlContent:
         title = title or _collapse(meta.title)
         url = url or _collapse(meta.url)
     except Exception as exc:  # noqa: BLE001 - metadata is optional; the text is what matters
-        notes.append(f"html: metadata extraction failed ({type(exc).__name__}: {exc})")
+        notes.append(f"html: metadata extraction failed ({type(exc).__name__}: {_note_text(exc)})")
     return HtmlContent(text=text, title=title, url=url, published=published, notes=tuple(notes))
 
 

@@ -672,7 +672,7 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
         if _LOOKS_LIKE_HTML.search(body):  # feeds often carry the article's HTML
             page = formats.extract_html(body)
             body = page.text
-            notes += ["jsonl: the text field is HTML; text is its main content", *page.notes]
+            notes += ["jsonl: the text field is HTML, so the text is its main content", *page.notes]
             if row["title"] is None:
                 row["title"] = clean_title(page.title)
         text, repairs = prepare_text(normalize_newlines(body))

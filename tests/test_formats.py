@@ -610,7 +610,7 @@ def test_jsonl_text_that_is_html_gives_its_main_content(tmp_path: Path) -> None:
     assert row["status"] == "ok"
     assert "## Attention Is All You Need" in row["text"]
     assert "<p>" not in row["text"] and "Home | News" not in row["text"]
-    assert row["notes"].startswith("jsonl: the text field is HTML; text is its main content")
+    assert row["notes"].startswith("jsonl: the text field is HTML, so the text is its main content")
 
 
 def test_html_mojibake_is_repaired_before_extraction(tmp_path: Path) -> None:
@@ -626,3 +626,14 @@ def test_a_jsonl_record_whose_text_is_null_says_so() -> None:
     from pipeline.formats import parse_jsonl_line
 
     assert parse_jsonl_line('{"id": "x", "title": "N", "text": null}').error == "no text: field 'text' is null"
+
+
+@pytest.mark.parametrize(("html", "note"), [
+    ("<title>only a title", "html: not parseable as HTML, so the text is the file as is"),
+    ("<html><head><title>空</title></head><body></body></html>",
+     "html: trafilatura found no main content, so the text is the plain-text rendering of <body>"),
+])
+def test_html_fallback_notes_hold_no_separator(html: str, note: str) -> None:
+    # a row's notes are joined by "; " (pipeline.datadict): no note may contain it
+    assert extract_html(html).notes == (note,)
+    assert "; " not in note
