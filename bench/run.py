@@ -71,13 +71,13 @@ RSS_MB = 2**20
 POLL_SECONDS = 0.5
 """How often the parent checks a pipeline child for exit or timeout."""
 ANCHOR_DOCUMENTS = 12_000
-#: Files of the smallest corpus whose per-core instructions are counted (:func:`count_instructions`;
-#: the whole 1k corpus: about 3 minutes on 2 cores).
-INSTRUCTION_DOCUMENTS = 1_000
 """The anchors run on at most this many documents (and their sections), drawn at random with
 the corpus seed; their seconds are scaled to the whole size by the work done (text bytes for
 jieba and OpenCC, sections for the embedder). 12k keeps the 1k and 10k sizes whole and saves
 about 80 minutes at 50k, where the embedder alone would embed ~590k sections again."""
+#: Files of the smallest corpus whose per-core instructions are counted (:func:`count_instructions`;
+#: the whole 1k corpus: about 3 minutes on 2 cores).
+INSTRUCTION_DOCUMENTS = 1_000
 
 ACCEPTANCE: dict[str, dict[str, Any]] = {
     "ingest_to_extract_vs_jieba": {

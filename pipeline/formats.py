@@ -263,8 +263,7 @@ def close_unclosed_title(html: str) -> str | None:
 
 #: Ancestors of the deepest element libxml2's HTML parser keeps, by default and with
 #: ``huge_tree`` (``XML_PARSE_HUGE``): the parse stops there, and what lies deeper or after is not
-#: in the tree (measured with
-#: lxml 6.1 / libxml2 2.14: 255 and 2047).
+#: in the tree (measured with lxml 6.1 / libxml2 2.14: 255 and 2047).
 LXML_MAX_DEPTH = 255
 LXML_HUGE_MAX_DEPTH = 2047
 
@@ -340,19 +339,20 @@ def extract_html(html: str) -> HtmlContent:
     # limit, after) is not in the tree. When a deeper parse renders more text than the first, its
     # whole body is the text (trafilatura on trees thousands of levels deep ran for minutes).
     deep = _parse_deeper(html) if _reaches(tree, LXML_MAX_DEPTH) else None
-    if deep is not None and html_to_plain_text(deep) != html_to_plain_text(tree):
+    deep_text = html_to_plain_text(deep) if deep is not None else None
+    if deep_text is not None and deep_text != html_to_plain_text(tree):
         notes.append(f"html: the page reaches lxml's depth limit ({LXML_MAX_DEPTH} levels), so the text is "
                      "the plain-text rendering of <body> parsed with lxml's huge_tree")
-        text = html_to_plain_text(deep)
+        text = deep_text
     else:
+        failed = False
         try:
             text = trafilatura.extract(tree, **TRAFILATURA_OPTIONS)
         except Exception as exc:  # noqa: BLE001 - a trafilatura bug must not lose the page
             notes.append(f"html: trafilatura failed ({type(exc).__name__}: {_note_text(exc)})")
-            text = None
+            text, failed = None, True
         text = tidy_markdown(text.strip()) if text else ""
         if not text:
-            failed = any(n.startswith("html: trafilatura failed") for n in notes)
             text = html_to_plain_text(tree)
             notes.append("html: text is the plain-text rendering of <body>" if failed
                          else "html: trafilatura found no main content, so the text is the plain-text rendering of <body>")
