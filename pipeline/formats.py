@@ -226,13 +226,16 @@ def _canonical(tree: etree._Element) -> str | None:
 
 
 #: What :func:`close_unclosed_title` reads of a page, in one linear scan: comments (``<!-->``
-#: and ``<!--->`` are empty ones) and ``<script>``/``<style>`` blocks, skipped (a ``<title>`` there
-#: is no tag), and ``<title>`` start tags. The title's content is raw text to an HTML parser
+#: and ``<!--->`` are empty ones) and the elements whose content is text to the parser
+#: (``<script>``, ``<style>``, ``<xmp>``, ``<textarea>``, ``<iframe>``, ``<noembed>``,
+#: ``<noframes>``, ``<noscript>``; ``<plaintext>`` to the end), skipped (a ``<title>`` there is
+#: no tag), and ``<title>`` start tags. The title's content is raw text to an HTML parser
 #: (WHATWG HTML, "RCDATA"; libxml2 follows it) up to the next ``</title``, so a ``<title>`` that is
 #: not closed before the next tag takes the rest of the page, or all of it up to a later title's
 #: end tag, as its title. ``[^<>]*`` keeps every failed match short (to the next ``<``).
 _TITLE_TOKENS = re.compile(
-    r"(?P<skip><!--(?:-?>|.*?(?:-->|\Z))|<(?P<raw>script|style)\b[^<>]*>.*?(?:</(?P=raw)[\s/>]|\Z))"
+    r"(?P<skip><!--(?:-?>|.*?(?:-->|\Z))|<plaintext\b.*"
+    r"|<(?P<raw>script|style|xmp|textarea|iframe|noembed|noframes|noscript)\b[^<>]*>.*?(?:</(?P=raw)[\s/>]|\Z))"
     r"|(?P<start><title\b[^<>]*>)",
     re.I | re.S)
 #: The next tag after a title's text: ``<`` before a letter, ``/``, ``!`` or ``?`` (a ``<`` in
@@ -244,8 +247,8 @@ def close_unclosed_title(html: str) -> str | None:
     """``html`` with a ``</title>`` put before the next tag after each ``<title>`` whose text is
     not followed by its end tag (``<title>Page</head><body>...`` ->
     ``<title>Page</title></head><body>...``), or None when every title is closed (or nothing
-    follows an unclosed one). A ``<title>`` inside a comment, ``<script>`` or ``<style>`` is not a
-    tag and is left alone. One linear scan (:data:`_TITLE_TOKENS`); no parsing."""
+    follows an unclosed one). A ``<title>`` inside a comment or an element whose content is text
+    (``<script>``, ``<style>``, ``<xmp>``, ...; :data:`_TITLE_TOKENS`) is not a tag and is left alone. One linear scan (:data:`_TITLE_TOKENS`); no parsing."""
     cuts = []
     for m in _TITLE_TOKENS.finditer(html):
         if m.group("start"):

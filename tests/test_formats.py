@@ -220,6 +220,9 @@ def test_html_whose_title_is_never_closed_keeps_its_body(tmp_path: Path) -> None
     ("<titlex>a<p>b</p>", None),
     ("<p>x</p><title>", None),
     ("<title>a < b</title><p>x</p>", None),
+    ("<xmp><title>x</xmp><p>x</p>", None),
+    ("<textarea><title></textarea><p>x</p>", None),
+    ("<title>T</title><plaintext><title>x<p>b", None),
     # a later title's end tag does not close an earlier unclosed one; abrupt comments are empty
     ("<title>P</head><p>B</p><svg><title>i</title></svg>", "<title>P</title></head><p>B</p><svg><title>i</title></svg>"),
     ("<!--><title>T</head><p>B</p><!-- c -->", "<!--><title>T</title></head><p>B</p><!-- c -->"),
