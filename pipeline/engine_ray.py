@@ -145,7 +145,9 @@ class EmbedActor:
 
 class RayEmbedder:
     """An :class:`pipeline.embed.Embedder` whose :meth:`encode` runs on Ray actors
-    (:class:`EmbedActor`), one per GPU when the cluster has GPUs, else one on a CPU.
+    (:class:`EmbedActor`), one per GPU when the cluster has GPUs, else one per CPU of
+    ``config.run.workers`` (each one BLAS thread, :data:`pipeline.embed.USE_THREADS`, as the
+    local engine's processes: the same vectors).
 
     ``model_id``, ``dim`` and the encode batch size come from the embedder built on the driver
     (the default USE backend loads nothing there; sentence-transformers loads its model once on
@@ -178,7 +180,8 @@ class RayEmbedder:
         resources = {"num_gpus": 1} if gpus else {"num_cpus": 1}
         ds = ray.data.from_pandas(blocks).map_batches(
             EmbedActor, fn_constructor_args=(self.config,), batch_size=None, batch_format="pandas",
-            compute=ray.data.ActorPoolStrategy(size=max(1, min(gpus or 1, len(blocks)))), **resources)
+            compute=ray.data.ActorPoolStrategy(size=max(1, min(gpus or self.config.run.workers, len(blocks)))),
+            **resources)
         out = pd.concat(list(ds.iter_batches(batch_format="pandas", batch_size=None)), ignore_index=True)
         out = out.sort_values("i", kind="stable")
         if out["i"].tolist() != list(range(len(texts))):

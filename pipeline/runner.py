@@ -79,7 +79,7 @@ from .dedup import (
     section_order,
     slim_sections,
 )
-from .embed import Embedder, make_embedder
+from .embed import Embedder, make_local_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
 from .memory import release_free_memory
 from .publish import OutputLock, crash_point, current_run, flush_folder, new_run_id, publish, run_folder
@@ -233,7 +233,8 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
 
     Engines (``config.run.engine``): ``"local"`` runs the per-document stages in this process
     (``run.workers`` 1, or few files) or in a pool of ``run.workers`` processes
-    (:mod:`pipeline.workers`); ``"ray"`` runs them, and the embedder, on Ray Data
+    (:mod:`pipeline.workers`), and embeds on as many processes (:func:`pipeline.embed.make_local_embedder`,
+    once the per-document stages are done); ``"ray"`` runs them, and the embedder, on Ray Data
     (:mod:`pipeline.engine_ray`; an ``embedder`` argument is then used as given, in this
     process). Every engine writes the same tables.
 
@@ -292,7 +293,9 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     seconds["ingest"] += time.perf_counter() - t0
 
     # --- the per-document stages, overlapped with the assembly of the files they have finished --
-    embedder = embedder or (engine.embedder(config) if engine is not None else make_embedder(config))
+    built = None  # an embedder made here, closed here (a PooledEmbedder's processes)
+    if embedder is None:
+        embedder = built = engine.embedder(config) if engine is not None else make_local_embedder(config)
     cache = None
     if config.run.embedding_cache:
         cache = EmbeddingCache(out_dir / CACHE_DIR / "embeddings.sqlite")
@@ -316,6 +319,8 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
         feed.close_bars()
         if cache is not None:
             cache.close()
+        if hasattr(built, "close"):
+            built.close()
 
     files = {"processed": todo["source_path"].tolist(), "reused": reused,
              "removed": _removed_files(out_dir, set(paths))}

@@ -14,7 +14,9 @@ does: the tables are the same, byte for byte, whatever the number of workers.
   (:func:`warm_models`, the pool initializer), never per batch.
 * **Logging**: a worker's log records travel through a queue to the run's process and are
   handled there by the run's handlers (text or JSON lines on stderr, as configured by the CLI).
-* **Embedder**: stays in the run's process (dedup is global); workers never load it.
+* **Embedder**: these workers never load it. Dedup embeds once they are done, on as many
+  processes of its own (:class:`pipeline.embed.PooledEmbedder`), and clusters in the run's
+  process (dedup is global).
 * **Scripts**: as with any ``spawn`` pool, a script that calls :func:`pipeline.runner.run` with
   more than one worker must do so under ``if __name__ == "__main__":`` (each worker imports the
   script's main module); ``python -m pipeline`` and the ``paper-pipeline`` command are.

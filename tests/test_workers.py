@@ -56,6 +56,19 @@ def test_two_workers_write_the_same_tables_as_one(mixed_corpus, tmp_path, use_em
     assert _tables(tmp_path / "w2") == a
 
 
+def test_the_embedding_pool_writes_the_same_tables_as_one_process(mixed_corpus, tmp_path, monkeypatch):
+    import multiprocessing
+
+    from pipeline import embed
+
+    monkeypatch.setattr(embed, "POOL_MIN_TEXTS", 1)  # the pool even for this corpus's few sections
+    one = run(mixed_corpus, tmp_path / "w1", load_config(overrides={"run": {"workers": 1}}), progress=False)
+    two = run(mixed_corpus, tmp_path / "w2", load_config(overrides={"run": {"workers": 2}}), progress=False)
+    assert one.manifest["embedder"]["cache_misses"] == two.manifest["embedder"]["cache_misses"] > 50
+    assert _tables(tmp_path / "w1") == _tables(tmp_path / "w2")
+    assert multiprocessing.active_children() == []  # the run stopped its embedding processes
+
+
 @pytest.mark.parametrize(("n_files", "allowed", "expected"), [
     (0, 8, 1), (100, 8, 1), (127, 8, 1), (128, 8, 2), (1000, 8, 8), (1000, 1, 1),
 ])
