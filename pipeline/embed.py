@@ -118,10 +118,22 @@ def check_texts(texts: Sequence[str]) -> None:
             raise TypeError(f"encode() texts[{i}] is {type(text).__name__}, expected str")
 
 
+def checked_texts(texts: Sequence[str]) -> list[str]:
+    """``texts`` as a list, checked by :func:`check_texts`; an iterator is read once (checking it
+    first would consume it, and the encode would see no text).
+
+    Raises:
+        TypeError: as :func:`check_texts`.
+    """
+    if not isinstance(texts, str):
+        texts = list(texts)
+    check_texts(texts)
+    return texts
+
+
 def _prepare(texts: Sequence[str], max_chars: int) -> list[str]:
     """Check the input type and cut each text to ``max_chars`` characters."""
-    check_texts(texts)
-    return [text[:max_chars] for text in texts]
+    return [text[:max_chars] for text in checked_texts(texts)]
 
 
 def _normalize_rows(x: np.ndarray) -> np.ndarray:
@@ -441,8 +453,7 @@ class PooledEmbedder:
         Raises:
             TypeError: ``texts`` is a ``str`` or holds a non-``str``.
         """
-        check_texts(texts)
-        texts = list(texts)
+        texts = checked_texts(texts)
         least = POOL_MIN_TEXTS if self.min_texts is None else self.min_texts
         if self.workers == 1 or len(texts) < max(least, 1):
             return self._local.encode(texts)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .embed import Embedder, check_texts
+from .embed import Embedder, checked_texts
 
 __all__ = ["CachedEmbedder", "EmbeddingCache"]
 
@@ -125,7 +125,7 @@ class CachedEmbedder:
         Raises:
             TypeError: ``texts`` is a single ``str`` or holds a non-string.
         """
-        check_texts(texts)
+        texts = checked_texts(texts)
         keys = [text_key(t) for t in texts]
         found = self.cache.get(self.model_key, keys)
         self.hits += sum(1 for k in keys if k in found)

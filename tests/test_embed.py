@@ -117,6 +117,11 @@ def test_truncated_to_max_chars(embedder: Embedder) -> None:
     np.testing.assert_allclose(x[0], x[1], atol=1e-6)
 
 
+def test_an_iterator_of_texts_is_read_once(embedder: Embedder) -> None:
+    assert np.array_equal(embedder.encode(t for t in MIXED), embedder.encode(MIXED))
+    assert np.array_equal(embedder.encode(tuple(MIXED)), embedder.encode(MIXED))
+
+
 def test_bare_string_rejected(embedder: Embedder) -> None:
     with pytest.raises(TypeError):
         embedder.encode("not a list")
@@ -230,6 +235,7 @@ def test_pooled_embedder_gives_the_vectors_of_one_process() -> None:
         # (a vector depends in its last bits on the other texts of its batch: same batches, same bits)
         assert vectors.dtype == np.float32 and np.array_equal(vectors, alone)
         assert np.array_equal(pooled.encode(POOL_TEXTS[:7]), one.encode(POOL_TEXTS[:7]))  # less than a batch
+        assert np.array_equal(pooled.encode(iter(POOL_TEXTS)), alone)
         processes = list(pooled._pool._processes.values())
     assert pooled._pool is None and not any(p.is_alive() for p in processes)
     pooled.close()  # idempotent
@@ -243,6 +249,7 @@ def test_pooled_embedder_keeps_a_small_call_in_this_process() -> None:
     assert pooled._pool is None
     assert np.array_equal(vectors, make_embedder(load_config()).encode(MIXED))
     assert pooled.encode([]).shape == (0, 512)
+    assert np.array_equal(pooled.encode(t for t in MIXED), vectors)
     with pytest.raises(TypeError, match="not a single str"):
         pooled.encode("one text")
     with pytest.raises(TypeError, match=r"texts\[1\] is int"):

@@ -51,6 +51,7 @@ def test_cached_vectors_equal_the_backend_and_only_misses_are_encoded(tmp_path: 
     assert counting.encoded == ["新文本：扩散模型"]
     assert (cached.hits, cached.misses) == (4, 4)
     np.testing.assert_array_equal(second[1:], first)
+    np.testing.assert_array_equal(cached.encode(t for t in TEXTS), first)  # an iterator is read once
 
 
 def test_the_cache_persists_and_separates_models(tmp_path: Path, use_embedder) -> None:
