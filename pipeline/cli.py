@@ -141,8 +141,9 @@ def cli() -> None:
                    f"(0..1, default {_DEFAULTS.dedup.match_threshold:.2f}).")
 @click.option("--batch-size", type=int, default=None, help=f"Documents per batch through the stages (default {_DEFAULTS.run.batch_size}).")
 @click.option("--workers", type=int, default=None,
-              help="Processes for the per-document stages, ingest to extract (default: every core, here "
-                   f"{_DEFAULTS.run.workers}; 1 = in this process). With --engine ray: CPUs of the local Ray instance.")
+              help="Processes for the per-document stages, ingest to extract, and then for embedding "
+                   f"(default: every core, here {_DEFAULTS.run.workers}; 1 = in this process). "
+                   "With --engine ray: CPUs of the local Ray instance.")
 @click.option("--engine", type=click.Choice(ENGINES), default=None,
               help="Where the stages run: 'local' (default; this machine, --workers processes) or 'ray' "
                    "(Ray Data; needs the ray extra).")

@@ -157,7 +157,9 @@ class RunConfig:
             (model, text hash), so a rerun embeds only new text
             (:mod:`pipeline.embed_cache`).
         workers: processes running the per-document stages (ingest ... extract) with the local
-            engine; 1 = in the run's own process; default every core (:func:`default_workers`).
+            engine, and then dedup's embedding (the ``"use"`` backend,
+            :class:`pipeline.embed.PooledEmbedder`); 1 = in the run's own process; default every
+            core (:func:`default_workers`).
             With ``engine = "ray"`` on a local Ray instance: the CPUs Ray may use.
         engine: ``"local"`` (this machine: in-process or a process pool, :mod:`pipeline.workers`)
             or ``"ray"`` (Ray Data, :mod:`pipeline.engine_ray`; needs the ``ray`` extra).

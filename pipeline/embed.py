@@ -423,8 +423,15 @@ class PooledEmbedder:
         workers: processes (>= 1; 1 encodes everything in this process).
         min_texts: see above; None reads :data:`POOL_MIN_TEXTS` at each call.
 
+    One thread should use it: the processes stop when the thread that started them ends (Linux
+    ``PR_SET_PDEATHSIG`` follows the creating thread), and :meth:`start` takes no lock. As with
+    any ``spawn`` pool, a script that calls :func:`pipeline.runner.run` with more than one
+    worker must do so under ``if __name__ == "__main__":`` (each process imports the script's
+    main module); an embedding call of :data:`POOL_MIN_TEXTS` texts is enough to start one.
+
     Attributes:
-        model_id, dim, batch_size: those of the embedder of ``config``.
+        model_id, dim, batch_size, max_chars: those of the embedder of ``config`` (the embedding
+            cache keys its vectors by ``model_id`` and ``max_chars``: the same as in one process).
 
     Raises:
         ValueError: ``workers`` is not a positive integer, or the backend is not ``"use"``.
@@ -442,6 +449,7 @@ class PooledEmbedder:
         self.model_id: str = self._local.model_id
         self.dim: int = self._local.dim
         self.batch_size: int = self._local.batch_size
+        self.max_chars: int = self._local.max_chars  # part of the embedding cache's key, as the local one's
         self.workers = workers
         self.min_texts = min_texts
         self._pool: ProcessPoolExecutor | None = None
@@ -472,10 +480,24 @@ class PooledEmbedder:
         return self._pool
 
     def close(self) -> None:
-        """Stop the processes (idempotent; work not started is dropped)."""
+        """Stop the processes once their current pieces are done (idempotent; pieces not started
+        are dropped)."""
         if self._pool is not None:
             pool, self._pool = self._pool, None
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def terminate(self) -> None:
+        """Stop the processes now, in the middle of their pieces (SIGTERM; idempotent): the run
+        was stopped or failed, and their work is not wanted. A later :meth:`encode` starts new
+        ones."""
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            processes = list((getattr(pool, "_processes", None) or {}).values())  # the executor's own
+            for process in processes:
+                process.terminate()
+            pool.shutdown(wait=True, cancel_futures=True)
+            for process in processes:
+                process.join()
 
     def __enter__(self) -> PooledEmbedder:
         return self

@@ -159,6 +159,7 @@ class RayEmbedder:
         self.config = config
         self.model_id: str = local.model_id
         self.dim: int = local.dim
+        self.max_chars: int | None = getattr(local, "max_chars", None)  # the embedding cache's key, as locally
         self.block = int(getattr(local, "batch_size", 64)) * EMBED_BLOCK_BATCHES
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

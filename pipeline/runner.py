@@ -313,6 +313,8 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
                                           disable, dict(zip(listing["source_path"], listing["abs_path"], strict=True)),
                                           compact=full)
     except BaseException:  # an error or an interrupt: the unfinished run folder goes (the state keeps the work)
+        if hasattr(built, "terminate"):
+            built.terminate()  # the embedding processes stop at once, not after their pieces
         shutil.rmtree(run_dir, ignore_errors=True)
         raise
     finally:

@@ -243,6 +243,48 @@ def test_pooled_embedder_gives_the_vectors_of_one_process() -> None:
     pooled.close()
 
 
+def test_pooled_embedder_shares_the_cache_key_of_one_process(tmp_path) -> None:
+    from pipeline.embed_cache import CachedEmbedder, EmbeddingCache
+
+    config = load_config()
+    pooled = PooledEmbedder(config, 2)
+    assert pooled.max_chars == make_embedder(config).max_chars == DEFAULT_MAX_CHARS
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    assert CachedEmbedder(pooled, cache).model_key == CachedEmbedder(make_embedder(config), cache).model_key
+    cache.close()
+
+
+def test_terminating_the_pool_stops_its_work_at_once() -> None:
+    import threading
+    import time
+    from concurrent.futures import CancelledError
+    from concurrent.futures.process import BrokenProcessPool
+
+    pooled = PooledEmbedder(load_config(), 2, min_texts=1)
+    pooled.start()
+    processes = list(pooled._pool._processes.values())
+    outcome: list[object] = []
+
+    def encode_much() -> None:
+        try:
+            outcome.append(pooled.encode(POOL_TEXTS * 40))  # 12,000 texts: about a minute of work
+        except (BrokenProcessPool, CancelledError) as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=encode_much)
+    worker.start()
+    time.sleep(1.0)
+    started = time.perf_counter()
+    pooled.terminate()
+    worker.join(30)
+    assert time.perf_counter() - started < 10 and not worker.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], BrokenProcessPool | CancelledError)
+    assert pooled._pool is None and not any(p.is_alive() for p in processes)
+    pooled.terminate()  # idempotent
+    assert np.array_equal(pooled.encode(MIXED * 50), make_embedder(load_config()).encode(MIXED * 50))  # starts anew
+    pooled.close()
+
+
 def test_pooled_embedder_keeps_a_small_call_in_this_process() -> None:
     pooled = PooledEmbedder(load_config(), 2)  # default least: embed.POOL_MIN_TEXTS
     vectors = pooled.encode(MIXED)
