@@ -481,7 +481,9 @@ class PooledEmbedder:
 
     def close(self) -> None:
         """Stop the processes once their current pieces are done (idempotent; pieces not started
-        are dropped)."""
+        are dropped), and let go of this process's model (about 115 MB of USE weights, loaded by
+        a call below ``min_texts``); a later :meth:`encode` loads what it needs again."""
+        self._local = make_embedder(self._config)  # loads nothing until its first encode
         if self._pool is not None:
             pool, self._pool = self._pool, None
             pool.shutdown(wait=True, cancel_futures=True)

@@ -48,7 +48,7 @@ import re
 import shutil
 import time
 from collections import Counter
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -311,7 +311,7 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
         with contextlib.closing(results):  # a pool or Ray dataset is shut down even on an error
             outcome = _assemble_and_write(paths, feed, skipped, config, embedder, run_dir, metadata, seconds,
                                           disable, dict(zip(listing["source_path"], listing["abs_path"], strict=True)),
-                                          compact=full)
+                                          compact=full, after_embedding=getattr(built, "close", None))
     except BaseException:  # an error or an interrupt: the unfinished run folder goes (the state keeps the work)
         if hasattr(built, "terminate"):
             built.terminate()  # the embedding processes stop at once, not after their pieces
@@ -687,7 +687,8 @@ def _corpus_items(paths: list[str], skipped: pd.DataFrame) -> list[tuple[str, st
 
 def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataFrame, config: Config,
                         embedder: Embedder, run_dir: Path, metadata: dict[str, str], seconds: dict[str, float],
-                        disable: bool | None, abs_paths: dict[str, str], compact: bool = False) -> _Outcome:
+                        disable: bool | None, abs_paths: dict[str, str], compact: bool = False,
+                        after_embedding: Callable[[], None] | None = None) -> _Outcome:
     """Assemble every file's rows in corpus order, dedup all sections, write every table.
 
     Two passes, so that memory holds one chunk of :data:`ASSEMBLY_CHUNK` files at a time plus
@@ -714,6 +715,10 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     A state entry whose rows cannot be read back (a damaged state file: the state is only a
     cache) is replaced by processing its file again here (:func:`_file_rows`), and the state is
     rewritten at the end of the pass.
+
+    ``after_embedding`` (optional) is called once every section is embedded, before clustering:
+    the runner closes the embedder it built there, so that its processes and model do not wait
+    through clustering and the second pass.
 
     Seconds go to the document stages (:meth:`_DocumentFeed.stage_seconds`), ``ingest`` (the
     assembly done after the last per-document result, and the state's compaction), ``dedup``
@@ -815,6 +820,8 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
             vectors.add(part.without_content())
             del part
     embed_path.unlink()
+    if after_embedding is not None:
+        after_embedding()
     release_free_memory()
     seconds["dedup"] += time.perf_counter() - t0
 

@@ -296,6 +296,10 @@ def test_pooled_embedder_keeps_a_small_call_in_this_process() -> None:
         pooled.encode("one text")
     with pytest.raises(TypeError, match=r"texts\[1\] is int"):
         pooled.encode(["a", 1])
+    assert pooled._local._model is not None
+    pooled.close()  # lets go of this process's model too, and a later call loads it again
+    assert pooled._local._model is None
+    assert np.array_equal(pooled.encode(MIXED), vectors)
 
 
 def test_pooled_embedder_arguments_are_checked() -> None:

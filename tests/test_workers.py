@@ -59,14 +59,23 @@ def test_two_workers_write_the_same_tables_as_one(mixed_corpus, tmp_path, use_em
 def test_the_embedding_pool_writes_the_same_tables_as_one_process(mixed_corpus, tmp_path, monkeypatch):
     import multiprocessing
 
-    from pipeline import embed
+    from pipeline import embed, runner
 
     monkeypatch.setattr(embed, "POOL_MIN_TEXTS", 1)  # the pool even for this corpus's few sections
+    children_at_clustering = []
+    cluster_all = runner._cluster_all
+
+    def watched(*args, **kwargs):
+        children_at_clustering.append(len(multiprocessing.active_children()))
+        return cluster_all(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "_cluster_all", watched)
     one = run(mixed_corpus, tmp_path / "w1", load_config(overrides={"run": {"workers": 1}}), progress=False)
     two = run(mixed_corpus, tmp_path / "w2", load_config(overrides={"run": {"workers": 2}}), progress=False)
     assert one.manifest["embedder"]["cache_misses"] == two.manifest["embedder"]["cache_misses"] > 50
     assert _tables(tmp_path / "w1") == _tables(tmp_path / "w2")
     assert multiprocessing.active_children() == []  # the run stopped its embedding processes
+    assert children_at_clustering == [0, 0]  # ... once the sections were embedded, before clustering
 
 
 @pytest.mark.parametrize(("n_files", "allowed", "expected"), [
