@@ -59,6 +59,10 @@ from typing import TYPE_CHECKING, NamedTuple
 import jieba
 import jieba.analyse
 import numpy
+
+from . import _spacy_without_torch  # noqa: F401 - before spaCy: thinc without torch (see there)
+
+# isort: split
 from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
 from spacy.lang.en.stop_words import STOP_WORDS as _SPACY_EN_STOP_WORDS
 from spacy.lang.zh.stop_words import STOP_WORDS as _SPACY_ZH_STOP_WORDS

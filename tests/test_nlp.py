@@ -709,3 +709,14 @@ def test_fast_yake_gives_the_yake_package_keywords_on_generated_text(text: str, 
     got = nlp._yake_extract(text, top)
     assert [k for k, _ in got] == [k for k, _ in want]
     assert all(abs(a - b) <= 1e-9 * max(1.0, abs(b)) for (_, a), (_, b) in zip(got, want, strict=True))
+
+
+def test_spacy_is_imported_without_torch_and_torch_still_imports_later() -> None:
+    script = ("import sys; import pipeline.runner; import thinc.compat;"
+              "print('torch' in sys.modules, thinc.compat.has_torch);"
+              "import torch; print(torch.ones(2).sum().item())")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False", "2.0"]
+    first = "import torch, thinc.compat; import pipeline.nlp; print(thinc.compat.has_torch)"
+    out = subprocess.run([sys.executable, "-c", first], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True"]  # imported before the pipeline: left as it was
