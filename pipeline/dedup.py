@@ -2612,15 +2612,17 @@ def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of
     return dup_of
 
 
-def count_sources(doc_ids: pa.Array | pa.ChunkedArray, documents: Sequence[str],
-                  dup_of: Sequence[str | None]) -> pa.Array:
+def count_sources(doc_ids: pa.Array | pa.ChunkedArray, documents: Sequence[str] | pa.Array,
+                  dup_of: Sequence[str | None] | pa.Array) -> pa.Array:
     """``n_sources`` per paper: distinct documents among its ``doc_ids`` once every copy is
     counted as its original, computed by Arrow (no Python object per paper or mention).
 
     Args:
         doc_ids: the papers' ``doc_ids`` column, an Arrow list of strings (a null list: none).
-        documents: every document's ``doc_id`` (distinct, as the runner makes them).
-        dup_of: aligned with ``documents``, the original each one copies, or None.
+        documents: every document's ``doc_id`` (distinct, as the runner makes them): strings,
+            or an Arrow string array (converted once by a caller that counts papers in batches).
+        dup_of: aligned with ``documents``, the original each one copies, or None (null);
+            strings or an Arrow string array.
 
     Returns:
         int32 Arrow array, one count per paper (0 for a paper without documents).
@@ -2632,8 +2634,8 @@ def count_sources(doc_ids: pa.Array | pa.ChunkedArray, documents: Sequence[str],
         raise ValueError(f"{len(dup_of)} dup_of values for {len(documents)} documents")
     lists = doc_ids.combine_chunks() if isinstance(doc_ids, pa.ChunkedArray) else doc_ids
     flat = pc.list_flatten(lists)
-    docs = pa.array(documents, pa.string())
-    originals = pa.array([o if isinstance(o, str) else d for d, o in zip(documents, dup_of, strict=True)], pa.string())
+    docs = documents if isinstance(documents, pa.Array) else pa.array(documents, pa.string())
+    originals = pc.coalesce(dup_of if isinstance(dup_of, pa.Array) else pa.array(dup_of, pa.string()), docs)
     source = pc.coalesce(originals.take(pc.index_in(flat, value_set=docs)), flat)  # a copy counts as its original
     counted = pa.table({"paper": pc.list_parent_indices(lists), "source": source}).group_by("paper").aggregate(
         [("source", "count_distinct")])

@@ -563,6 +563,12 @@ ASSEMBLY_CHUNK = 256
 #: (one row group per assembly chunk made the tables ~15% bigger).
 REREAD_BATCH = 8192
 DOCUMENT_REREAD_BATCH = 2048
+#: Papers written per batch at the end of the second pass, each batch with its summaries and
+#: source counts, so that the papers and their summaries are never all in memory (the 104,276
+#: papers of the 50k bench corpus: about 65 MB as Arrow plus their summaries). Above
+#: ``PAPER_BATCH * PAPER_SPILL_FILES`` papers, a batch is bigger (the spill files stay that many).
+PAPER_BATCH = 8192
+PAPER_SPILL_FILES = 64
 #: Folder inside the run folder for the first pass's tables (removed before publishing).
 SCRATCH_DIR = ".scratch"
 
@@ -836,10 +842,13 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     n_papers = papers.num_rows
     # the papers wait on disk while the tables are reread (the 104,276 papers of the 50k bench
     # corpus: 65 MB as Arrow before their summaries), and so do the summaries as they are found
+    paper_batch = max(PAPER_BATCH, -(-n_papers // PAPER_SPILL_FILES))
     fused = _Spill(scratch / "papers.arrow", papers.schema)
-    fused.write(papers)
+    fused.write(papers.combine_chunks(), max_chunksize=paper_batch)
     del papers
-    summaries_found = _Spill(scratch / "summaries.arrow", _SUMMARY_SCHEMA)
+    # the summaries as they are found, in one file per batch of papers (by paper row)
+    summaries_found = [_Spill(scratch / f"summaries-{k}.arrow", _SUMMARY_SCHEMA)
+                       for k in range(-(-n_papers // paper_batch))]
     release_free_memory()  # clustering's arrays and fusion's rows, before the second pass reads the tables
     seconds["dedup"] += time.perf_counter() - t0
 
@@ -854,8 +863,10 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
         row = pc.index_in(table["section_id"], value_set=summary_from)
         source = pc.is_valid(row)
         if pc.any(source).as_py():
-            summaries_found.write(pa.table([pc.filter(row, source), pc.filter(table["summary_norm"], source)],
-                                           schema=_SUMMARY_SCHEMA))
+            found = pa.table([pc.filter(row, source), pc.filter(table["summary_norm"], source)], schema=_SUMMARY_SCHEMA)
+            spill_of = found["row"].to_numpy() // paper_batch
+            for k in np.unique(spill_of).tolist():
+                summaries_found[k].write(found.filter(pa.array(spill_of == k)))
         rows = table.filter(pc.is_in(table["doc_id"], wanted_docs)).select(["doc_id", "text_norm"]).to_pylist()
         for r in rows:
             texts.setdefault(r["doc_id"], []).append(r["text_norm"] or "")
@@ -872,17 +883,30 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     counts["documents"] = _fill_columns(scratch / "documents.parquet", run_dir / "documents.parquet",
                                         DOCUMENTS_SCHEMA, metadata, {"dup_of": (dup_of, pa.string())},
                                         batch_rows=DOCUMENT_REREAD_BATCH)
-    found = summaries_found.read()
-    summaries = _scattered(n_papers, found["row"].chunks, found["summary"].chunks)
-    del found
-    papers = fused.read()
-    papers = papers.set_column(papers.schema.get_field_index("summary"), "summary", summaries)
-    papers = papers.drop_columns(["summary_from"])
-    if papers.num_rows:
-        papers = papers.set_column(papers.schema.get_field_index("n_sources"), "n_sources",
-                                   count_sources(papers["doc_ids"], [d for d, _, _ in doc_keys], dup_of))
+    # the papers, a batch at a time: its summaries (from its spill file) and its source counts
+    all_docs = pa.array([d for d, _, _ in doc_keys], pa.string())
+    all_dup_of = pa.array(dup_of, pa.string())
     papers_out = TableWriter(run_dir / "papers.parquet", PAPERS_SCHEMA, metadata)
-    papers_out.write_table(papers)
+    start, multi_document = 0, 0
+    for k, batch in enumerate(fused.batches()):
+        if len(batch) != min(paper_batch, n_papers - start):  # written in batches of paper_batch rows
+            raise RuntimeError(f"paper batch {k} of {len(batch)} rows at row {start} of {n_papers}")
+        found = summaries_found[k].read()
+        rows = [pc.subtract(r, pa.scalar(start, pa.int32())) for r in found["row"].chunks]
+        papers = pa.Table.from_batches([batch])
+        papers = papers.set_column(papers.schema.get_field_index("summary"), "summary",
+                                   _scattered(len(batch), rows, found["summary"].chunks))
+        del found, rows
+        papers = papers.drop_columns(["summary_from"])
+        papers = papers.set_column(papers.schema.get_field_index("n_sources"), "n_sources",
+                                   count_sources(papers["doc_ids"], all_docs, all_dup_of))
+        papers_out.write_table(papers)
+        multi_document += pc.sum(pc.greater(pc.list_value_length(papers["doc_ids"]), 1)).as_py() or 0
+        start += len(batch)
+        del papers
+    if start != n_papers:
+        raise RuntimeError(f"{start} papers read back of {n_papers}")
+    del all_docs, all_dup_of
     counts["papers"] = papers_out.close()
     counts["dropped"] = dropped_out.close()
     counts["context"] = context_out.close()
@@ -892,7 +916,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     counts["errors"] = errors_out.close()
     shutil.rmtree(scratch)
     seconds["write"] += time.perf_counter() - t0
-    stats = {"papers_multi_document": int(pc.sum(pc.greater(pc.list_value_length(papers["doc_ids"]), 1)).as_py() or 0)}
+    stats = {"papers_multi_document": int(multi_document)}
     return _Outcome(counts=counts, inputs=inputs, status_counts=dict(sorted(status_counts.items())), errors=errors,
                     stats=stats)
 
@@ -963,7 +987,8 @@ _SUMMARY_SCHEMA = pa.schema([("row", pa.int32()), ("summary", pa.string())])
 
 class _Spill:
     """Arrow data of one schema kept in a scratch file (an Arrow IPC stream, written with plain
-    writes) until it is read back whole, so that memory does not hold it meanwhile.
+    writes) until it is read back, whole or batch by batch, so that memory does not hold it
+    meanwhile.
 
     Args:
         path: the file (created; removed by :meth:`read`).
@@ -978,9 +1003,22 @@ class _Spill:
         self._sink = pa.OSFile(str(path), "wb")
         self._writer = pa.ipc.new_stream(self._sink, schema)
 
-    def write(self, data: pa.Table | pa.RecordBatch) -> None:
-        """Append the rows of ``data`` (a table or a record batch of the schema)."""
-        self._writer.write(data)
+    def write(self, data: pa.Table | pa.RecordBatch, max_chunksize: int | None = None) -> None:
+        """Append the rows of ``data`` (a table or a record batch of the schema); a table's
+        chunks go in batches of at most ``max_chunksize`` rows (None: as they are)."""
+        if isinstance(data, pa.Table):
+            self._writer.write_table(data, max_chunksize=max_chunksize)
+        else:
+            self._writer.write(data)
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """The batches written, in order, each read when asked for (plain reads); the file is
+        removed once they are all read."""
+        self._writer.close()
+        self._sink.close()
+        with pa.OSFile(str(self.path), "rb") as source:
+            yield from pa.ipc.open_stream(source)
+        self.path.unlink()
 
     def read(self) -> pa.Table:
         """Everything written, in order (one chunk per batch written; no rows: an empty table of

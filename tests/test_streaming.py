@@ -50,6 +50,8 @@ def test_chunked_assembly_writes_the_same_tables(corpus: Path, tmp_path: Path, u
     monkeypatch.setattr(runner_module, "ASSEMBLY_CHUNK", 2)
     monkeypatch.setattr(runner_module, "REREAD_BATCH", 3)
     monkeypatch.setattr(runner_module, "DOCUMENT_REREAD_BATCH", 2)
+    monkeypatch.setattr(runner_module, "PAPER_BATCH", 4)
+    monkeypatch.setattr(runner_module, "PAPER_SPILL_FILES", 1000)
     chunked = run(corpus, tmp_path / "chunked", config, embedder=use_embedder, progress=False)
     for name in ALL_TABLES:
         a = pq.read_table(whole.run_dir / f"{name}.parquet")
@@ -57,6 +59,9 @@ def test_chunked_assembly_writes_the_same_tables(corpus: Path, tmp_path: Path, u
         assert a.schema.metadata == b.schema.metadata, name
         assert a.equals(b), name
     assert pq.ParquetFile(chunked.run_dir / "sections.parquet").metadata.num_row_groups > 1
+    n_papers = pq.ParquetFile(chunked.run_dir / "papers.parquet").metadata.num_rows
+    assert pq.ParquetFile(chunked.run_dir / "papers.parquet").metadata.num_row_groups == -(-n_papers // 4) > 5
+    assert whole.stats == chunked.stats and chunked.stats["papers_multi_document"] > 0
     assert not (chunked.run_dir / runner_module.SCRATCH_DIR).exists()
 
     docs = chunked.frames["documents"].set_index("source_path")
