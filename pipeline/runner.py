@@ -714,9 +714,10 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
        a scratch file, :class:`_Spill`), then reread the scratch tables batch by batch
        (:data:`REREAD_BATCH`, :data:`DOCUMENT_REREAD_BATCH` rows) and write ``sections`` (with
        ``paper_id``, ``match_score``; the summaries the papers take are spilled as they are
-       found), ``documents`` (with ``dup_of``; :func:`pipeline.dedup.duplicate_documents` reads
-       only the texts of documents that share their paper set), ``papers`` (read back, the
-       longest summary put back) and ``errors``.
+       found, in a file per batch of papers), ``documents`` (with ``dup_of``;
+       :func:`pipeline.dedup.duplicate_documents` reads only the texts of documents that share
+       their paper set), ``papers`` (read back :data:`PAPER_BATCH` at a time, each batch with
+       its longest summaries put back and its source counts) and ``errors``.
 
     A state entry whose rows cannot be read back (a damaged state file: the state is only a
     cache) is replaced by processing its file again here (:func:`_file_rows`), and the state is
