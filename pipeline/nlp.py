@@ -57,7 +57,6 @@ from importlib import resources
 from typing import TYPE_CHECKING, NamedTuple
 
 import jieba
-import jieba.analyse
 import numpy
 
 from . import _spacy_without_torch  # noqa: F401 - before spaCy: thinc without torch (see there)
@@ -1628,6 +1627,19 @@ def _quoted_terms(text: str, tokens: Sequence[tuple[int, int]] | None = None) ->
     return out
 
 
+@functools.cache
+def idf_table() -> tuple[dict[str, float], float]:
+    """jieba's default IDF table (word -> IDF) and its median, as ``jieba.analyse.extract_tags``
+    uses them. ``jieba.analyse`` is imported here, at the first use: it imports ``jieba.posseg``
+    and reads its IDF file (about 1.7 s and 100 MB resident), which a run's own process does not
+    need when worker processes run the stages (they load it in
+    :func:`pipeline.workers.warm_models`)."""
+    import jieba.analyse
+
+    tfidf = jieba.analyse.default_tfidf
+    return tfidf.idf_freq, tfidf.median_idf
+
+
 def _zh_keywords(text: str, n: int, tokens: Sequence[tuple[int, int]] | None = None) -> list[str]:
     """jieba-style TF-IDF keywords of Chinese text (see :func:`keywords`)."""
     simplified = to_script(text, "zh-Hans")
@@ -1638,8 +1650,7 @@ def _zh_keywords(text: str, n: int, tokens: Sequence[tuple[int, int]] | None = N
     counts = _zh_candidates(simplified, topic, tokens)
     if not counts:
         return []
-    tfidf = jieba.analyse.default_tfidf
-    idf, median = tfidf.idf_freq, tfidf.median_idf
+    idf, median = idf_table()
     total = sum(counts.values())
     first = {w: simplified.find(w) % (len(simplified) + 1) for w in counts}  # not found (-1): last
     quoted = _quoted_terms(simplified, tokens)

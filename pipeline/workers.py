@@ -94,6 +94,7 @@ def warm_models(config: Config) -> None:
     nlp.en_nlp()
     for script in dict.fromkeys((config.normalize.target_script, "zh-Hans", "zh-Hant")):
         normalize.to_script("机器学习模型與資料", script)
+    nlp.idf_table()  # (imported at first use: the run's own process does without it)
     nlp.keywords("深度学习模型在图像识别任务上取得了很好的效果。", "zh-Hans", config.extract.n_keywords)
     nlp.keywords("Large language models learn in context from a few examples.", "en",
                  config.extract.n_keywords)
