@@ -43,6 +43,10 @@ def text_key(text: str) -> str:
     """SHA-256 (hex) of ``text`` encoded as UTF-8 (``surrogatepass``, so any ``str`` hashes)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
+#: Seconds a read or write of the cache waits for another connection's lock before it fails
+#: (``sqlite3.connect(timeout=...)``; Python's default is 5).
+LOCK_TIMEOUT = 300.0
+
 
 class EmbeddingCache:
     """Embedding vectors on disk, keyed by (model key, text hash).
@@ -53,12 +57,16 @@ class EmbeddingCache:
     Raises:
         sqlite3.DatabaseError: ``path`` exists but is not an SQLite database (e.g. a truncated
             or foreign file); delete it and the next run rebuilds it.
+        sqlite3.OperationalError: (from :meth:`get`, :meth:`put`) another process held the
+            file's lock for more than :data:`LOCK_TIMEOUT` seconds.
     """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path)
+        # another process reading the file (an analyst's query, a backup) holds its lock for a
+        # while: wait for it rather than fail the run (sqlite3's default wait is 5 s)
+        self._db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT)
         self._db.execute(_SCHEMA)
         self._db.commit()
 

@@ -84,3 +84,21 @@ def test_a_rerun_embeds_nothing_new_and_gives_the_same_tables(tmp_path: Path, us
     second = json.loads((out / "manifest.json").read_text())["embedder"]
     assert second["cache_misses"] == 0 and second["cache_hits"] >= first["cache_misses"]
     assert {p.name: p.read_bytes() for p in out.glob("*.parquet")} == tables
+
+
+def test_a_write_waits_for_another_process_lock_past_sqlite_default(tmp_path: Path) -> None:
+    """Another connection (an analyst's query, a backup) holding the file's lock for longer than
+    sqlite3's default 5 s wait: the cache waits for it instead of failing the run."""
+    import threading
+
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    other = sqlite3.connect(tmp_path / "e.sqlite", check_same_thread=False)
+    other.execute("BEGIN EXCLUSIVE")
+    release = threading.Timer(6.0, other.rollback)
+    release.start()
+    vector = np.arange(4, dtype=np.float32)
+    cache.put("m", {"k": vector})  # waits about 6 s
+    release.join()
+    assert np.array_equal(cache.get("m", ["k"])["k"], vector)
+    cache.close()
+    other.close()
