@@ -11,9 +11,10 @@ So thinc is imported here with ``torch`` hidden: ``sys.modules["torch"] = None``
 ``None`` entry, https://docs.python.org/3/reference/import.html#the-module-cache), thinc records
 that it has no torch, and the entry is removed again, so a later ``import torch`` (the
 sentence-transformers backend) imports it as usual. When torch or thinc is already imported,
-nothing is done. The one effect outside this package: in the same process, thinc's torch layers
-(e.g. ``spacy-transformers`` pipelines) then find no torch; import torch before ``pipeline``
-to keep them.
+nothing is done. The effects outside this package: in the same process, thinc's torch layers
+(e.g. ``spacy-transformers`` pipelines) then find no torch; and another thread that imports
+torch during those milliseconds gets ``ModuleNotFoundError``. Import torch before ``pipeline``
+to avoid both.
 """
 
 from __future__ import annotations

@@ -2634,8 +2634,10 @@ def count_sources(doc_ids: pa.Array | pa.ChunkedArray, documents: Sequence[str] 
         raise ValueError(f"{len(dup_of)} dup_of values for {len(documents)} documents")
     lists = doc_ids.combine_chunks() if isinstance(doc_ids, pa.ChunkedArray) else doc_ids
     flat = pc.list_flatten(lists)
-    docs = documents if isinstance(documents, pa.Array) else pa.array(documents, pa.string())
-    originals = pc.coalesce(dup_of if isinstance(dup_of, pa.Array) else pa.array(dup_of, pa.string()), docs)
+    docs = (documents if isinstance(documents, pa.Array) else pa.array(documents, pa.string())).cast(pa.string())
+    copied = (dup_of.cast(pa.string()) if isinstance(dup_of, pa.Array)  # (a null-typed array: no copies)
+              else pa.array([o if isinstance(o, str) else None for o in dup_of], pa.string()))  # (NaN: none)
+    originals = pc.coalesce(copied, docs)
     source = pc.coalesce(originals.take(pc.index_in(flat, value_set=docs)), flat)  # a copy counts as its original
     counted = pa.table({"paper": pc.list_parent_indices(lists), "source": source}).group_by("paper").aggregate(
         [("source", "count_distinct")])

@@ -1627,13 +1627,12 @@ def _quoted_terms(text: str, tokens: Sequence[tuple[int, int]] | None = None) ->
     return out
 
 
-@functools.cache
 def idf_table() -> tuple[dict[str, float], float]:
     """jieba's default IDF table (word -> IDF) and its median, as ``jieba.analyse.extract_tags``
-    uses them. ``jieba.analyse`` is imported here, at the first use: it imports ``jieba.posseg``
-    and reads its IDF file (about 1.7 s and 100 MB resident), which a run's own process does not
-    need when worker processes run the stages (they load it in
-    :func:`pipeline.workers.warm_models`)."""
+    uses them (read at each call: ``jieba.analyse.set_idf_path`` changes them). ``jieba.analyse``
+    is imported at the first call: it imports ``jieba.posseg`` and reads its IDF file (about
+    1.7 s and 100 MB resident), which a run's own process does not need when worker processes
+    run the stages (they load it in :func:`pipeline.workers.warm_models`)."""
     import jieba.analyse
 
     tfidf = jieba.analyse.default_tfidf

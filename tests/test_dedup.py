@@ -851,6 +851,8 @@ def test_count_sources_counts_a_copy_as_its_original() -> None:
     assert count_sources(doc_ids, documents, [None] * 4).to_pylist() == [3, 1, 0, 0, 3]
     arrow = count_sources(doc_ids, pa.array(documents), pa.array(dup_of, pa.string()))  # converted once by a caller
     assert arrow.to_pylist() == [2, 1, 0, 0, 2]
+    assert count_sources(doc_ids, pa.array(documents), pa.array([None] * 4)).to_pylist() == [3, 1, 0, 0, 3]  # null type
+    assert count_sources(doc_ids, documents, [float("nan"), "d1", None, "d3"]).to_pylist() == [2, 1, 0, 0, 2]
     assert count_sources(pa.array([], pa.list_(pa.string())), [], []).to_pylist() == []
     with pytest.raises(ValueError, match="3 dup_of values for 4 documents"):
         count_sources(doc_ids, documents, dup_of[:3])

@@ -721,3 +721,14 @@ def test_spacy_is_imported_without_torch_and_torch_still_imports_later() -> None
     first = "import torch, thinc.compat; import pipeline.nlp; print(thinc.compat.has_torch)"
     out = subprocess.run([sys.executable, "-c", first], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["True"]  # imported before the pipeline: left as it was
+
+
+def test_idf_table_follows_jieba_set_idf_path(tmp_path) -> None:
+    default = jieba.analyse.default_tfidf.idf_loader.path
+    (tmp_path / "idf.txt").write_text("深度学习 1.5\n图像 2.5\n", encoding="utf-8")
+    try:
+        jieba.analyse.set_idf_path(str(tmp_path / "idf.txt"))
+        assert nlp.idf_table() == ({"深度学习": 1.5, "图像": 2.5}, 2.5)
+    finally:
+        jieba.analyse.set_idf_path(default)
+    assert len(nlp.idf_table()[0]) > 100_000
