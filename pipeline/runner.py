@@ -1001,6 +1001,7 @@ class _Spill:
 
     def __init__(self, path: Path, schema: pa.Schema) -> None:
         self.path = path
+        self._schema = schema
         self._sink = pa.OSFile(str(path), "wb")
         self._writer = pa.ipc.new_stream(self._sink, schema)
 
@@ -1024,12 +1025,7 @@ class _Spill:
     def read(self) -> pa.Table:
         """Everything written, in order (one chunk per batch written; no rows: an empty table of
         the schema); the file is removed. Read with plain reads, not a map."""
-        self._writer.close()
-        self._sink.close()
-        with pa.OSFile(str(self.path), "rb") as source:
-            table = pa.ipc.open_stream(source).read_all()
-        self.path.unlink()
-        return table
+        return pa.Table.from_batches(list(self.batches()), schema=self._schema)
 
 
 def _scattered(n: int, rows: list[pa.Array], values: list[pa.Array]) -> pa.Array:
