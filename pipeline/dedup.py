@@ -344,6 +344,38 @@ class SlimColumns:
         self._file.close()
 
 
+class _StoredColumns:
+    """The columns ``names`` of a :class:`SlimColumns` store as :class:`PairScorer` reads a
+    DataFrame (``len``, ``columns``, ``frame[name]``), each read from the store when asked and
+    taken into ``order``, so that building the codes holds one column of every row at a time,
+    not all of :data:`SCORER_COLUMNS` (the 595,757 sections of the 50k bench corpus: 100 MB of
+    Arrow strings at once, twice during the take into section-id order).
+
+    Args:
+        store: the rows.
+        names: the columns offered (those the store has).
+        order: int ``(n,)``: row ``i`` here is the store's row ``order[i]``; None: as stored.
+    """
+
+    def __init__(self, store: SlimColumns, names: Sequence[str], order: np.ndarray | None = None):
+        self._store, self._order = store, order
+        self.columns = [c for c in names if c in store.columns]
+
+    def __len__(self) -> int:
+        return self._store.n
+
+    def __getitem__(self, name: str) -> pd.Series:
+        """Column ``name`` (index ``0..n-1``, in ``order``).
+
+        Raises:
+            KeyError: not one of :attr:`columns`.
+        """
+        if name not in self.columns:
+            raise KeyError(name)
+        column = self._store.read([name])[name]
+        return column if self._order is None else column.iloc[self._order].reset_index(drop=True)
+
+
 def embedding_text(row: dict) -> str:
     """The text embedded for a section: title, Chinese title and summary head, one per line."""
     summary = row.get("summary_norm") or row.get("summary") or ""
@@ -1404,21 +1436,97 @@ def _string_codes(frame: pd.DataFrame, name: str, empty_is_missing: bool = True)
     return codes, [dictionary[k] for k in ids.tolist()]
 
 
+class _KeySets(Sequence):
+    """Sets of strings held as integer ids into one table of their distinct strings, in CSR
+    layout (set ``k``'s ids, ascending: ``ids[offsets[k]:offsets[k + 1]]``): about 4 bytes a
+    member instead of a Python frozenset a set (the author keys of the 595,757 sections of the 50k
+    bench corpus, 94,815 distinct sets: 52 MB as frozensets, held through every step of
+    clustering). ``sets[k]`` gives set ``k`` back as a frozenset of its strings; :meth:`jaccard`
+    compares sets by their ids, many pairs at once.
+
+    Attributes:
+        keys: the distinct strings (``ids`` index it).
+        ids: int32 ``(total members,)``; offsets: int64 ``(len(sets) + 1,)``.
+    """
+
+    def __init__(self, keys: list[str], ids: np.ndarray, offsets: np.ndarray):
+        self.keys, self.ids, self.offsets = keys, ids, offsets
+
+    @classmethod
+    def code(cls, sets: Iterable[frozenset[str]]) -> tuple[np.ndarray, _KeySets]:
+        """:func:`_codes` of ``sets`` (equal sets, equal codes in order of first appearance; an
+        empty set: ``-1``) with the table as a :class:`_KeySets`: ``(codes, table)``, ``codes``
+        int64 ``(len(sets),)``. Reads ``sets`` once (a generator is not held)."""
+        import array
+
+        key_id: dict[str, int] = {}
+        set_code: dict[tuple[int, ...], int] = {}
+        ids, offsets, codes = array.array("i"), array.array("q", [0]), array.array("q")
+        for keys in sets:
+            if not keys:
+                codes.append(-1)
+                continue
+            members = tuple(sorted(key_id.setdefault(k, len(key_id)) for k in keys))
+            code = set_code.get(members)
+            if code is None:
+                code = set_code[members] = len(set_code)
+                ids.extend(members)
+                offsets.append(len(ids))
+            codes.append(code)
+        return (np.frombuffer(codes, dtype=np.int64).copy(),
+                cls(list(key_id), np.frombuffer(ids, dtype=np.int32).copy(), np.frombuffer(offsets, dtype=np.int64).copy()))
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        k = int(k)
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError(f"set {k} of {len(self)}")
+        return frozenset(self.keys[i] for i in self.ids[self.offsets[k] : self.offsets[k + 1]].tolist())
+
+    def jaccard(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """``len(X & Y) / len(X | Y)`` of sets ``x[t]`` and ``y[t]`` (int arrays of set numbers
+        of equal length; the sets non-empty): float64 ``(len(x),)``, the value Python's set
+        operations give (exact counts, one correctly rounded division). The members of every
+        pair are tagged with the pair's position and matched by one sorted intersection."""
+        x, y = np.asarray(x, dtype=np.int64), np.asarray(y, dtype=np.int64)
+        width = np.int64(max(len(self.keys), 1))
+
+        def tagged(sets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            sizes = self.offsets[sets + 1] - self.offsets[sets]
+            pair = np.repeat(np.arange(len(sets), dtype=np.int64), sizes)
+            # each member's position in ids: its set's offset plus its rank in the set
+            at = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+            return pair * width + self.ids[np.repeat(self.offsets[sets], sizes) + at], sizes
+
+        tags_x, size_x = tagged(x)
+        tags_y, size_y = tagged(y)
+        shared = np.intersect1d(tags_x, tags_y, assume_unique=True) // width
+        both = np.bincount(shared, minlength=len(x)).astype(np.int64)
+        return both / (size_x + size_y - both)
+
+
 #: Separator of the author names joined by :func:`_author_codes` (a control character: a name
 #: holding one is coded the slow way).
 _NAME_SEPARATOR = "\x1f"
 
 
-def _author_codes(frame: pd.DataFrame) -> tuple[np.ndarray, list] | None:
-    """:func:`_codes` of :func:`_author_keys` of each row's ``authors`` list, with
-    :func:`_author_keys` computed once per distinct list (Arrow joins each list's names and
-    dictionary-encodes them) instead of once per row. None when the column is not lists of
-    strings without missing names (the caller then codes the Python values)."""
+def _author_codes(frame: pd.DataFrame) -> tuple[np.ndarray, _KeySets] | None:
+    """:func:`_codes` of :func:`_author_keys` of each row's ``authors`` list, the table as a
+    :class:`_KeySets`, with :func:`_author_keys` computed once per distinct list (Arrow joins
+    each list's names and dictionary-encodes them) instead of once per row. None when the
+    column is not lists of strings without missing names (the caller then codes the Python
+    values)."""
     array = _arrow_column(frame, "authors")
     if array is None:
         return None
     if pa.types.is_null(array.type):
-        return np.full(len(array), -1, np.int64), []
+        return np.full(len(array), -1, np.int64), _KeySets.code(())[1]
     if not (pa.types.is_list(array.type) or pa.types.is_large_list(array.type)) or not pa.types.is_string(array.type.value_type):
         return None  # (Arrow's binary_join has no kernel for lists of large_string)
     import pyarrow.compute as pc
@@ -1428,14 +1536,10 @@ def _author_codes(frame: pd.DataFrame) -> tuple[np.ndarray, list] | None:
         return None
     raw, joined = _dictionary_ids(pc.binary_join(array, _NAME_SEPARATOR))
     lists, ids = _first_appearance(raw)  # the distinct lists in order of first appearance
-    key_of: dict[frozenset[str], int] = {}
-    list_key = np.full(len(ids), -1, np.int64)
-    for k, raw_id in enumerate(ids.tolist()):
-        keys = _author_keys(joined[raw_id].split(_NAME_SEPARATOR) if joined[raw_id] else [])
-        if keys:
-            list_key[k] = key_of.setdefault(keys, len(key_of))
+    list_key, table = _KeySets.code(_author_keys(joined[raw_id].split(_NAME_SEPARATOR) if joined[raw_id] else [])
+                                    for raw_id in ids.tolist())
     codes = np.where(lists >= 0, list_key[np.maximum(lists, 0)], -1) if len(ids) else lists
-    return codes, list(key_of)
+    return codes, table
 
 
 def _int_array(values: np.ndarray):
@@ -1448,14 +1552,17 @@ def _int_array(values: np.ndarray):
     return out
 
 
-def _folded_codes(title_code: np.ndarray, table: list) -> tuple[np.ndarray, list]:
+def _folded_codes(title_code: np.ndarray, table: list) -> tuple[np.ndarray, list, np.ndarray]:
     """Codes of the folded titles (:func:`_folded`; an empty fold is missing) of sections whose
     titles have codes ``title_code`` (-1: none) into ``table`` (in order of first appearance):
-    ``(codes, folded_table)`` as :func:`_codes` of the per-section folded values."""
+    ``(codes, folded_table, code_of)``, the first two as :func:`_codes` of the per-section folded
+    values; ``code_of`` int64 ``(len(table),)`` is the folded code of each entry of ``table``
+    (-1: an empty fold), by which the folds of ``table`` read as ``folded_table`` strings without
+    a second copy of them (:class:`_Decoded`)."""
     index: dict[str, int] = {}
     code_of = np.array([index.setdefault(f, len(index)) if (f := _folded(t)) else -1 for t in table], dtype=np.int64)
     codes = np.where(title_code >= 0, code_of[np.maximum(title_code, 0)], -1) if len(table) else np.full(len(title_code), -1, np.int64)
-    return codes, list(index)
+    return codes, list(index), code_of
 
 
 class _Decoded(Sequence):
@@ -1500,13 +1607,15 @@ class PairScorer:
     :meth:`score` is one pair of it, cached.
 
     Memory: per section only the int64 codes below (about 60 bytes), plus one copy of each
-    distinct value; the per-section attributes read from them (:class:`_Decoded`).
+    distinct value (the author key sets as integer ids, :class:`_KeySets`); the per-section
+    attributes read from them (:class:`_Decoded`).
 
     Attributes (one entry per section, ``n = len(sections)``, in row order):
         doc, arxiv, title, folded, folded_zh, venue: ``doc_id``, arXiv id, English title (see
             :func:`_titles`), folded English / Chinese title (:func:`pipeline.fields.fold_title`)
             and venue; None where missing.
-        has_summary: bool; authors: :func:`_author_keys` (frozensets; empty where none); year:
+        has_summary: bool; authors: :func:`_author_keys` (frozensets, built when read from the
+            :class:`_KeySets` table; empty where none); year:
             int or None.
         doc_code, arxiv_code, folded_code, folded_zh_code, title_code, author_code, venue_code:
             int64 ``(n,)`` codes of the above (equal values, equal codes; ``-1`` where missing).
@@ -1534,15 +1643,16 @@ class PairScorer:
         # folded titles: each distinct title folded once; a folded value's first appearance is
         # that of its first title, so coding the distinct titles in code order numbers them as
         # coding every section would
-        self.folded_code, folded_table = _folded_codes(title_code, self._title_table)
+        self.folded_code, folded_table, fold_of_title = _folded_codes(title_code, self._title_table)
         self.title_code = title_code
-        self.folded_zh_code, self._zh_table = _folded_codes(zh_code, zh_table)
+        self.folded_zh_code, self._zh_table, _ = _folded_codes(zh_code, zh_table)
         del zh_code, zh_table
-        self._title_folded = [_folded(t) for t in self._title_table]
+        # the fold of each English title ("" when empty), the strings of folded_table shared
+        self._title_folded = _Decoded(fold_of_title, folded_table, "")
         self._summary = self._summary_present(sections, column)
         authors = _author_codes(sections)
         self.author_code, self._author_table = (authors if authors is not None else
-                                                _codes([_author_keys(v) for v in column("authors")]))
+                                                _KeySets.code(_author_keys(v) for v in column("authors")))
         self._year, self._has_year = self._years(sections, column)
         venue = _string_codes(sections, "venue")
         self.venue_code, venue_table = (venue if venue is not None else
@@ -1762,18 +1872,25 @@ class PairScorer:
         return out
 
     @staticmethod
-    def _pair_sims(ca: np.ndarray, cb: np.ndarray, mask: np.ndarray, table: list, fn) -> np.ndarray:
+    def _pair_sims(ca: np.ndarray, cb: np.ndarray, mask: np.ndarray, table: Sequence, fn) -> np.ndarray:
         """``fn`` over the distinct string pairs ``(table[ca[t]], table[cb[t]])`` where ``mask``
         (codes ordered low first: every similarity here is symmetric), spread back to the pairs:
         float64 ``(len(ca),)``, NaN outside ``mask``."""
+        return PairScorer._pair_values(ca, cb, mask, len(table), lambda x, y: fn(
+            [table[k] for k in x.tolist()], [table[k] for k in y.tolist()]))
+
+    @staticmethod
+    def _pair_values(ca: np.ndarray, cb: np.ndarray, mask: np.ndarray, size: int, fn) -> np.ndarray:
+        """``fn(x, y)`` (int64 code arrays, one entry per distinct pair, ``x <= y``) over the
+        distinct code pairs ``(ca[t], cb[t])`` where ``mask`` (codes below ``size``), spread back
+        to the pairs: float64 ``(len(ca),)``, NaN outside ``mask``."""
         out = np.full(len(ca), np.nan)
         t = np.flatnonzero(mask)
         if not t.size:
             return out
         lo, hi = np.minimum(ca[t], cb[t]), np.maximum(ca[t], cb[t])
-        keys, inverse = np.unique(lo * len(table) + hi, return_inverse=True)
-        values = fn([table[k] for k in (keys // len(table)).tolist()], [table[k] for k in (keys % len(table)).tolist()])
-        out[t] = np.asarray(values, dtype=np.float64)[inverse.ravel()]
+        keys, inverse = np.unique(lo * size + hi, return_inverse=True)
+        out[t] = np.asarray(fn(keys // size, keys % size), dtype=np.float64)[inverse.ravel()]
         return out
 
     @staticmethod
@@ -1791,9 +1908,8 @@ class PairScorer:
     def _author_bonus(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Whether the author keys of each pair overlap by Jaccard >= :data:`AUTHOR_MIN_OVERLAP`
         (both lists non-empty): bool ``(len(a),)``, computed once per distinct pair of lists."""
-        sims = self._pair_sims(self.author_code[a], self.author_code[b],
-                               (self.author_code[a] >= 0) & (self.author_code[b] >= 0), self._author_table,
-                               lambda x, y: [len(p & q) / len(p | q) for p, q in zip(x, y, strict=True)])
+        ca, cb = self.author_code[a], self.author_code[b]
+        sims = self._pair_values(ca, cb, (ca >= 0) & (cb >= 0), len(self._author_table), self._author_table.jaccard)
         with np.errstate(invalid="ignore"):
             return sims >= AUTHOR_MIN_OVERLAP
 
@@ -1914,7 +2030,8 @@ class _Clusters:
 
 
 def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings | np.ndarray,
-                     config: Config, scratch: str | Path | None = None) -> tuple[list[int], list[float | None]]:
+                     config: Config, scratch: str | Path | None = None, as_arrays: bool = False,
+                     ) -> tuple[list[int], list[float | None]] | tuple[np.ndarray, np.ndarray]:
     """Cluster sections into papers (see the module docstring).
 
     Candidate pairs (neighbours of the content vectors and of the title vectors, exact-key
@@ -1943,10 +2060,14 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
             result is the same either way. Content in a :class:`pipeline.vectors.VectorFile`
             (the runner's) is read from its file throughout.
 
+        as_arrays: return numpy arrays instead of lists (the same values, without a Python
+            object per section: :func:`cluster_papers` with a store).
+
     Returns:
         ``(labels, join_scores)``: a cluster label per section (ints, first appearance order) and
         the average score of the section to the other members of its cluster, at most
-        :data:`JOIN_SCORE_SAMPLE` of them, the first in section order (None when alone).
+        :data:`JOIN_SCORE_SAMPLE` of them, the first in section order (None when alone); with
+        ``as_arrays``, int64 and float64 ``(n,)`` (NaN when alone).
     """
     import math
 
@@ -2023,11 +2144,13 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
         visits.close()
     del visits
     log.debug("dedup: merged into %d clusters of two or more", len(members))
-    labels = _first_appearance(np.frombuffer(clusters.of, dtype=np.int64))[0].tolist()
+    labels = _first_appearance(np.frombuffer(clusters.of, dtype=np.int64))[0]
     join_scores = _join_scores(scorer, list(members.values()), n)
     for cache in (_english_ratio, _english_conflict, _chinese_pair_similarity):
         cache.cache_clear()  # this corpus's title pairs (up to ~13 MB each): not needed again
-    return labels, join_scores
+    if as_arrays:
+        return labels, join_scores
+    return labels.tolist(), [None if np.isnan(v) else v for v in join_scores.tolist()]
 
 
 def _shared_rows(values: np.ndarray) -> np.ndarray:
@@ -2137,10 +2260,11 @@ def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray,
     return out
 
 
-def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int) -> list[float | None]:
+def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int) -> np.ndarray:
     """Per section, the mean score to the first :data:`JOIN_SCORE_SAMPLE` other members of its
-    cluster in section order (``clusters``: member lists in section order), None when alone;
-    ``O(n * JOIN_SCORE_SAMPLE)`` pair scores, in batches of about a million pairs."""
+    cluster in section order (``clusters``: member lists in section order): float64 ``(n,)``,
+    NaN when alone; ``O(n * JOIN_SCORE_SAMPLE)`` pair scores, in batches of about a million
+    pairs."""
     total = np.zeros(n)
     count = np.zeros(n, dtype=np.int64)
     batch_i: list[np.ndarray] = []
@@ -2171,7 +2295,7 @@ def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int) -> list[
             flush()
             pending = 0
     flush()
-    return [float(t / c) if c else None for t, c in zip(total.tolist(), count.tolist(), strict=True)]
+    return np.divide(total, count, out=np.full(n, np.nan), where=count > 0)
 
 
 def _vote(values: Sequence, field: str, conflicts: list[str]):
@@ -2373,7 +2497,7 @@ FUSED_BATCH = 4096
 
 def cluster_papers(sections: pd.DataFrame | SlimColumns, emb: SectionEmbeddings, config: Config,
                    scratch: str | Path | None = None, order: np.ndarray | None = None,
-                   ) -> tuple[list[str], list[float | None], pd.DataFrame | pa.Table]:
+                   ) -> tuple[list[str] | pa.Array, list[float | None] | pa.Array, pd.DataFrame | pa.Table]:
     """Cluster embedded sections into papers and fuse each paper's record.
 
     Args:
@@ -2394,7 +2518,8 @@ def cluster_papers(sections: pd.DataFrame | SlimColumns, emb: SectionEmbeddings,
     Returns:
         ``(paper_ids, match_scores, papers)``: per row of ``sections`` (in section-id order for a
         store, in its own order for a DataFrame) the paper id and the match score (see
-        :func:`dedup`); ``papers`` with :data:`PAPER_COLUMNS` plus ``summary_from`` (the section
+        :func:`dedup`): lists, or for a store Arrow arrays (string; float32, null where the
+        section is alone), without a Python object per section; ``papers`` with :data:`PAPER_COLUMNS` plus ``summary_from`` (the section
         id whose ``summary_norm`` is the paper's ``summary``), sorted by ``paper_id``: a
         DataFrame, or for a store an Arrow table of :data:`FUSED_PAPERS_SCHEMA` (a few bytes per
         value instead of a Python object: the 23,892 papers of the 10k bench corpus take 27 MB
@@ -2413,23 +2538,18 @@ def cluster_papers(sections: pd.DataFrame | SlimColumns, emb: SectionEmbeddings,
     if len(emb.title_row) != n:
         raise ValueError(f"{len(emb.title_row)} embedding rows for {n} sections")
     if n == 0:
-        return [], [], (FUSED_PAPERS_SCHEMA.empty_table() if store
-                        else pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"]))
-    if store:  # read for the scorer, then again for fusion
-        scoring = sections.read(SCORER_COLUMNS)
-        if order is not None:
-            scoring = scoring.iloc[order].reset_index(drop=True)
-        scorer = PairScorer(scoring, emb, config.dedup.embed_weight)
-        del scoring
-        # the columns' Python objects, given back before the searches (the 50k bench corpus:
-        # about 200 MB that stayed resident through every step of clustering)
+        if store:
+            return pa.array([], pa.string()), pa.array([], pa.float32()), FUSED_PAPERS_SCHEMA.empty_table()
+        return [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"])
+    if store:  # read for the scorer a column at a time, then again for fusion
+        scorer = PairScorer(_StoredColumns(sections, SCORER_COLUMNS, order), emb, config.dedup.embed_weight)
+        # what building the codes freed, given back before the searches
         release_free_memory()
-        labels, join_scores = cluster_sections(scorer, emb, config, scratch)
+        labels, join_scores = cluster_sections(scorer, emb, config, scratch, as_arrays=True)
         del scorer
         release_free_memory()  # clustering's state, before the rows come back for fusion
         log.debug("dedup: fusing %d sections", n)
         groups = cluster_groups(sections, labels, order=order, folder=scratch)
-        rows_order = np.arange(n)
     else:
         rows_order = section_order(sections["section_id"])
         if np.array_equal(rows_order, np.arange(n)):  # already in section-id order: no copy
@@ -2465,6 +2585,10 @@ def cluster_papers(sections: pd.DataFrame | SlimColumns, emb: SectionEmbeddings,
     else:
         papers_df = pd.DataFrame(papers, columns=[*PAPER_COLUMNS, "summary_from"]).sort_values("paper_id")
         papers_out = papers_df.reset_index(drop=True)
+    if store:  # labels are 0..L-1 (first appearance): each section's paper id by a take
+        ids_of_labels = pa.array([paper_of_cluster[label] for label in range(len(paper_of_cluster))], pa.string())
+        return (ids_of_labels.take(pa.array(labels)), pa.array(join_scores, pa.float32(), mask=np.isnan(join_scores)),
+                papers_out)
     paper_ids: list[str] = [""] * n
     scores: list[float | None] = [None] * n
     for k, row in enumerate(rows_order):

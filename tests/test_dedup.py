@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from pipeline.config import Config
 from pipeline.dedup import PAPER_COLUMNS, _neighbours, dedup, paper_id_for
 from pipeline.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
-from pipeline.fields import url_kind
+from pipeline.fields import fold_title, url_kind
 
 COLUMNS = (
     "section_id", "doc_id", "title", "title_zh", "summary", "summary_norm", "arxiv_id", "authors", "institutions",
@@ -1441,7 +1441,69 @@ def test_scorer_codes_equal_the_python_values_codes(rows, slim: bool) -> None:
     if slim:
         frame = slim_sections(frame)
     emb = SectionEmbeddings.from_dense(np.zeros((len(frame), 4), np.float32))
-    _assert_codes_equal(PairScorer(frame, emb, 0.5), frame)
+    scorer = PairScorer(frame, emb, 0.5)
+    _assert_codes_equal(scorer, frame)
+    # each English title's fold, read through the folded table's strings
+    assert list(scorer._title_folded) == [fold_title(t) for t in scorer._title_table]
+
+
+@given(st.lists(st.frozensets(st.sampled_from(["lee", "chen", "李雷", "wang", "x", "Lee"]), max_size=5), max_size=30),
+       st.lists(st.tuples(st.integers(0, 29), st.integers(0, 29)), max_size=40))
+@settings(max_examples=200, deadline=None)
+def test_key_sets_code_and_compare_as_python_sets(sets, pairs) -> None:
+    """:class:`_KeySets` codes sets as ``_codes`` does, gives each set back, and its Jaccard of
+    any pairs of sets is the float Python's set operations give, bit for bit."""
+    from pipeline.dedup import _codes, _KeySets
+
+    codes, table = _KeySets.code(iter(sets))
+    want_codes, want_table = _codes(sets)
+    assert codes.tolist() == want_codes.tolist() and list(table) == want_table and len(table) == len(want_table)
+    pairs = [(x, y) for x, y in pairs if x < len(table) and y < len(table)]
+    x, y = np.array([p[0] for p in pairs], np.int64), np.array([p[1] for p in pairs], np.int64)
+    got = table.jaccard(x, y)
+    assert got.dtype == np.float64 and got.shape == (len(pairs),)
+    assert got.tolist() == [len(want_table[a] & want_table[b]) / len(want_table[a] | want_table[b]) for a, b in pairs]
+    if len(table):
+        assert table[-1] == want_table[-1] and table[0:2] == want_table[0:2]
+    with pytest.raises(IndexError):
+        table[len(table)]
+
+
+def test_scorer_read_from_a_store_a_column_at_a_time_equals_the_frame_one(tmp_path) -> None:
+    """The runner's scorer reads the store one column at a time, in section-id order: the same
+    codes and tables as a scorer of the rows in memory in that order."""
+    from pipeline.dedup import (
+        SCORER_COLUMNS,
+        PairScorer,
+        SectionEmbeddings,
+        SlimColumns,
+        _StoredColumns,
+        slim_sections,
+    )
+
+    rows = pd.DataFrame({
+        "section_id": [f"s{k:02d}" for k in range(12)], "doc_id": [f"d{k % 4}" for k in range(12)],
+        "title": ["Deep Nets", "深度网络", None, "Transformers", "deep nets", "", "α-Fold", None, "X", "Deep Nets", "Y", "Z"],
+        "arxiv_id": [None, "2401.00001", "", None] * 3, "venue": ["ICML", None, "NeurIPS"] * 4,
+        "authors": [["Ann Lee", "Bo Chen"], ["A. Lee"], [], None] * 3, "year": [2025, None, 2024] * 4,
+        "summary_norm": ["长摘要", None, "", "s"] * 3})
+    store = SlimColumns(tmp_path)
+    for start in range(0, 12, 5):
+        store.append(slim_sections(rows.iloc[start : start + 5]))
+    order = np.array([11, 3, 0, 7, 1, 10, 2, 8, 5, 9, 4, 6])
+    view = _StoredColumns(store, SCORER_COLUMNS, order)
+    assert len(view) == 12 and "section_id" not in view.columns and view.columns[0] == "doc_id"
+    with pytest.raises(KeyError):
+        view["section_id"]
+    emb = SectionEmbeddings.from_dense(np.zeros((12, 4), np.float32))
+    frame = store.read(SCORER_COLUMNS).iloc[order].reset_index(drop=True)
+    assert _scorer_codes_listed(PairScorer(view, emb, 0.5)) == _scorer_codes_listed(PairScorer(frame, emb, 0.5))
+    store.close()
+
+
+def _scorer_codes_listed(scorer) -> dict:
+    """:func:`_scorer_codes` with its arrays and tables as lists (comparable with ``==``)."""
+    return {k: tuple(list(x) for x in v) if isinstance(v, tuple) else list(v) for k, v in _scorer_codes(scorer).items()}
 
 
 def test_scorer_codes_fall_back_to_python_values_arrow_cannot_hold() -> None:
