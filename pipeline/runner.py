@@ -973,12 +973,13 @@ def _cluster_all(slims: SlimColumns, vectors: EmbeddingParts, config: Config,
     finally:
         slims.close()
     del emb
-    # back to corpus order, as the scratch tables: Arrow arrays (12 MB for the 595,757 sections of
-    # the 50k bench corpus, where lists of Python strings and floats took about 30 MB)
+    # back to corpus order, as the scratch tables (Arrow arrays, as cluster_papers gives them for a
+    # store: 12 MB for the 595,757 sections of the 50k bench corpus, where lists of Python strings
+    # and floats took about 30 MB)
     back = pa.array(rank)
-    paper_ids = pa.array(sorted_ids, pa.string()).take(back)
+    paper_ids = sorted_ids.take(back)
     del sorted_ids
-    match_scores = pa.array(sorted_scores, pa.float32()).take(back)
+    match_scores = sorted_scores.take(back)
     return paper_ids, match_scores, papers, doc_ids
 
 
@@ -1068,8 +1069,11 @@ def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[
     # pre_buffer off: with it, Arrow's reader caches the column chunks ahead for the whole
     # iteration, and the resident set grows with the file (reading the 50k bench corpus's
     # sections table back batch by batch peaked at 435 MB with it, 303 MB without; 10k: 282
-    # and 266 MB)
-    for batch in pq.ParquetFile(source, pre_buffer=False).iter_batches(batch_size=batch_rows or REREAD_BATCH):
+    # and 266 MB). One thread, and the freed memory given back after each batch: the decoding
+    # threads' allocator caches and the pool's freed pages otherwise add up over the batches
+    # (copying the 10k corpus's sections table: +130 MB of peak RSS, +35 MB this way)
+    for batch in pq.ParquetFile(source, pre_buffer=False).iter_batches(batch_size=batch_rows or REREAD_BATCH,
+                                                                       use_threads=False):
         table = pa.Table.from_batches([batch])
         for name, (values, dtype) in columns.items():
             piece = (values.slice(done, table.num_rows) if isinstance(values, pa.Array)
@@ -1079,6 +1083,8 @@ def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[
         if visit is not None:
             visit(table)
         done += table.num_rows
+        del table, batch
+        release_free_memory()
     return out.close()
 
 
