@@ -209,8 +209,11 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     import signal
     import threading
 
+    from .memory import tune_allocators
     from .publish import OutputLocked, current_run  # heavy imports only once arguments are valid
     from .runner import run as run_pipeline
+
+    tune_allocators()  # this process is the run's: freed memory goes back as each phase ends
 
     main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
     published_before = current_run(out)

@@ -136,10 +136,14 @@ def _die_with_parent() -> None:
 
 
 def _init_worker(config: Config, log_queue: Any, level: int) -> None:
-    """Pool initializer: stop with the run's process (:func:`_die_with_parent`), send this
+    """Pool initializer: stop with the run's process (:func:`_die_with_parent`), give freed
+    memory back as the run's process does (:func:`pipeline.memory.tune_allocators`), send this
     worker's log records to it, load the models, collect garbage less often
     (:data:`WORKER_GC_THRESHOLD`)."""
+    from .memory import tune_allocators
+
     _die_with_parent()
+    tune_allocators()
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)

@@ -1,0 +1,51 @@
+"""The allocator settings of the run's processes (pipeline.memory), each in a fresh interpreter:
+they change the whole process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+_PROBE = r"""
+import ctypes, json, sys
+import numpy as np
+
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                               "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = Info
+tuned = None
+if sys.argv[1] == "tuned":
+    from pipeline.memory import tune_allocators
+    tuned = tune_allocators()
+big = np.ones(20 << 20, np.uint8)  # mapped, and freed: glibc's default threshold rises to 20 MB
+del big
+before = libc.mallinfo2().hblkhd
+block = np.ones(4 << 20, np.uint8)  # 4 MB: from the heap at the risen threshold, mapped when tuned
+mapped = libc.mallinfo2().hblkhd - before
+import pyarrow as pa
+print(json.dumps({"tuned": tuned, "mapped": mapped, "pool": pa.default_memory_pool().backend_name,
+                  "array_pool_bytes": (pa.array(range(1000)), pa.system_memory_pool().bytes_allocated())[1]}))
+"""
+
+
+def _probe(mode: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", _PROBE, mode], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux only")
+def test_tuned_process_maps_large_blocks_and_uses_the_system_pool() -> None:
+    """Untuned, glibc serves a 4 MB block from its heap once a 20 MB block was freed (its
+    threshold rises); tuned, every block from 1 MiB on is mapped (unmapped at its free), and
+    Arrow's buffers come from the system allocator."""
+    default, tuned = _probe("default"), _probe("tuned")
+    assert default["tuned"] is None and default["mapped"] == 0 and default["pool"] != "system"
+    assert tuned["tuned"] is True and tuned["mapped"] >= 4 << 20 and tuned["pool"] == "system"
+    assert tuned["array_pool_bytes"] >= 8000  # 1,000 int64 values from the system pool
