@@ -51,6 +51,7 @@ import contextlib
 import functools
 import hashlib
 import logging
+import operator
 import pickle
 import re
 import tempfile
@@ -1466,7 +1467,7 @@ class _KeySets(Sequence):
             if not keys:
                 codes.append(-1)
                 continue
-            members = tuple(sorted(key_id.setdefault(k, len(key_id)) for k in keys))
+            members = tuple(sorted({key_id.setdefault(k, len(key_id)) for k in keys}))  # a set, whatever came
             code = set_code.get(members)
             if code is None:
                 code = set_code[members] = len(set_code)
@@ -1482,19 +1483,43 @@ class _KeySets(Sequence):
     def __getitem__(self, k):
         if isinstance(k, slice):
             return [self[i] for i in range(*k.indices(len(self)))]
-        k = int(k)
-        if k < 0:
-            k += len(self)
-        if not 0 <= k < len(self):
+        at = operator.index(k)  # (an int; a float or a str is a TypeError, as for a list)
+        if at < 0:
+            at += len(self)
+        if not 0 <= at < len(self):
             raise IndexError(f"set {k} of {len(self)}")
-        return frozenset(self.keys[i] for i in self.ids[self.offsets[k] : self.offsets[k + 1]].tolist())
+        return frozenset(self.keys[i] for i in self.ids[self.offsets[at] : self.offsets[at + 1]].tolist())
 
     def jaccard(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``len(X & Y) / len(X | Y)`` of sets ``x[t]`` and ``y[t]`` (int arrays of set numbers
-        of equal length; the sets non-empty): float64 ``(len(x),)``, the value Python's set
-        operations give (exact counts, one correctly rounded division). The members of every
-        pair are tagged with the pair's position and matched by one sorted intersection."""
+        in ``0..len - 1``, of equal length; the sets non-empty): float64 ``(len(x),)``, the value
+        Python's set operations give (exact counts, one correctly rounded division). The members
+        of every pair are tagged with the pair's position and matched by one sorted intersection,
+        for pairs of at most :data:`JACCARD_MEMBERS` members together at a time (so that long
+        lists shared by many sections do not make the arrays large).
+
+        Raises:
+            IndexError: a set number outside ``0..len - 1``.
+            ValueError: ``x`` and ``y`` differ in length.
+        """
         x, y = np.asarray(x, dtype=np.int64), np.asarray(y, dtype=np.int64)
+        if len(x) != len(y):
+            raise ValueError(f"{len(x)} and {len(y)} set numbers")
+        for sets in (x, y):
+            if sets.size and (sets.min() < 0 or sets.max() >= len(self)):
+                raise IndexError(f"set numbers outside 0..{len(self) - 1}")
+        members = np.cumsum(self.offsets[x + 1] - self.offsets[x] + self.offsets[y + 1] - self.offsets[y])
+        out = np.empty(len(x))
+        start = 0
+        while start < len(x):  # whole pairs, at least one, up to JACCARD_MEMBERS members
+            base = members[start - 1] if start else 0
+            stop = max(start + 1, int(np.searchsorted(members, base + JACCARD_MEMBERS, side="right")))
+            out[start:stop] = self._jaccard(x[start:stop], y[start:stop])
+            start = stop
+        return out
+
+    def _jaccard(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """:meth:`jaccard` of one slice of pairs, all at once."""
         width = np.int64(max(len(self.keys), 1))
 
         def tagged(sets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1510,6 +1535,10 @@ class _KeySets(Sequence):
         both = np.bincount(shared, minlength=len(x)).astype(np.int64)
         return both / (size_x + size_y - both)
 
+
+#: :meth:`_KeySets.jaccard` matches the members of at most this many pairs' sets together at a
+#: time (its arrays: a few int64 per member, tens of MB).
+JACCARD_MEMBERS = 1 << 20
 
 #: Separator of the author names joined by :func:`_author_codes` (a control character: a name
 #: holding one is coded the slow way).

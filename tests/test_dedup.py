@@ -1452,21 +1452,36 @@ def test_scorer_codes_equal_the_python_values_codes(rows, slim: bool) -> None:
 @settings(max_examples=200, deadline=None)
 def test_key_sets_code_and_compare_as_python_sets(sets, pairs) -> None:
     """:class:`_KeySets` codes sets as ``_codes`` does, gives each set back, and its Jaccard of
-    any pairs of sets is the float Python's set operations give, bit for bit."""
+    any pairs of sets is the float Python's set operations give, bit for bit, however many
+    members it matches at a time."""
+    import pipeline.dedup as dedup_module
     from pipeline.dedup import _codes, _KeySets
 
     codes, table = _KeySets.code(iter(sets))
     want_codes, want_table = _codes(sets)
+    if sets:  # the members as a list with repeats: the same sets
+        assert _KeySets.code([sorted(s) * 2 for s in sets])[0].tolist() == codes.tolist()
     assert codes.tolist() == want_codes.tolist() and list(table) == want_table and len(table) == len(want_table)
     pairs = [(x, y) for x, y in pairs if x < len(table) and y < len(table)]
     x, y = np.array([p[0] for p in pairs], np.int64), np.array([p[1] for p in pairs], np.int64)
     got = table.jaccard(x, y)
     assert got.dtype == np.float64 and got.shape == (len(pairs),)
-    assert got.tolist() == [len(want_table[a] & want_table[b]) / len(want_table[a] | want_table[b]) for a, b in pairs]
+    want = [len(want_table[a] & want_table[b]) / len(want_table[a] | want_table[b]) for a, b in pairs]
+    assert got.tolist() == want
+    # a few members at a time (a pair whose sets alone exceed the limit goes on its own)
+    with pytest.MonkeyPatch.context() as monkeypatch:  # (hypothesis: no function-scoped fixture)
+        monkeypatch.setattr(dedup_module, "JACCARD_MEMBERS", 3)
+        assert table.jaccard(x, y).tolist() == want
     if len(table):
         assert table[-1] == want_table[-1] and table[0:2] == want_table[0:2]
+        with pytest.raises(IndexError):
+            table.jaccard(np.array([len(table)]), np.array([0]))
+        with pytest.raises(IndexError):
+            table.jaccard(np.array([0]), np.array([-1]))
     with pytest.raises(IndexError):
         table[len(table)]
+    with pytest.raises(TypeError):
+        table[1.0]
 
 
 def test_scorer_read_from_a_store_a_column_at_a_time_equals_the_frame_one(tmp_path) -> None:

@@ -34,8 +34,12 @@ print(json.dumps({"tuned": tuned, "mapped": mapped, "pool": pa.default_memory_po
 """
 
 
-def _probe(mode: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", _PROBE, mode], capture_output=True, text=True, timeout=120)
+def _probe(mode: str, **env: str) -> dict:
+    import os
+
+    clean = {k: v for k, v in os.environ.items() if k not in ("ARROW_DEFAULT_MEMORY_POOL", "MALLOC_MMAP_THRESHOLD_")}
+    done = subprocess.run([sys.executable, "-c", _PROBE, mode], capture_output=True, text=True, timeout=120,
+                          env={**clean, **env})
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -49,3 +53,12 @@ def test_tuned_process_maps_large_blocks_and_uses_the_system_pool() -> None:
     assert default["tuned"] is None and default["mapped"] == 0 and default["pool"] != "system"
     assert tuned["tuned"] is True and tuned["mapped"] >= 4 << 20 and tuned["pool"] == "system"
     assert tuned["array_pool_bytes"] >= 8000  # 1,000 int64 values from the system pool
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux only")
+def test_tuning_leaves_the_users_own_settings() -> None:
+    """A pool or threshold the user chose in the environment stays: Arrow's pool named by
+    ARROW_DEFAULT_MEMORY_POOL, glibc's threshold by MALLOC_MMAP_THRESHOLD_ (here 64 MiB: the 4 MB
+    block then comes from the heap)."""
+    got = _probe("tuned", ARROW_DEFAULT_MEMORY_POOL="jemalloc", MALLOC_MMAP_THRESHOLD_=str(64 << 20))
+    assert got["tuned"] is False and got["pool"] == "jemalloc" and got["mapped"] == 0
