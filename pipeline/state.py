@@ -301,6 +301,11 @@ class StateStore:
                         location=(path, group, row))
         return entries
 
+    def drop_cached_rows(self) -> None:
+        """Forget the row groups :meth:`read_rows` keeps (up to :data:`CACHED_ROW_GROUPS`, tens of
+        MB), for when no more entries will be read: the runner, once every file is assembled."""
+        self._groups.clear()
+
     def _group(self, path: Path, group: int) -> tuple[list[bytes], list[bytes]]:
         """The ``documents`` and ``sections`` bytes of one row group (a small LRU cache: the
         runner reads entries in corpus order, which is the order they were written in)."""

@@ -197,6 +197,9 @@ def test_state_entries_keep_their_rows_on_disk(tmp_path: Path) -> None:
     assert entry.documents is None and (entry.n_documents, entry.n_sections) == (1, 1)
     assert store.read_rows(entry) == ([{"doc_id": "129", "text": "x" * 129}], [{"section_id": "129-001"}])
     assert entry.rows() == store.read_rows(entry)
+    assert len(store._groups) == 1  # the group read waits for the next entries; dropped once all are read
+    store.drop_cached_rows()
+    assert not store._groups and store.read_rows(entry)[1] == [{"section_id": "129-001"}]
     # compaction rewrites the rows it only knows by location, and the entries follow them
     reader = StateStore(tmp_path / ".state", "k", "run-c")
     live = list(reader.load().values())[::2]
