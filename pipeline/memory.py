@@ -47,9 +47,9 @@ def tune_allocators() -> bool:
     A setting the user made in the environment is left as it is: ``MALLOC_MMAP_THRESHOLD_``
     (glibc's own variable) keeps glibc's threshold, ``ARROW_DEFAULT_MEMORY_POOL`` Arrow's pool.
 
-    Measured on the 10k bench corpus (the run's process, state and embedding cache reused, the
-    code of 27ca51f with these settings from the environment): peak RSS 631 -> 465 MB; the
-    tables do not change. Cost: each large block is mapped and faulted in anew (a loop that only
+    Measured on the 10k bench corpus (the run's process, state and embedding cache reused): peak
+    RSS 631 MB before, 493 MB at 7615dab with this and that session's other memory changes
+    (``bench/README.md``, sixth session); the tables do not change. Cost: each large block is mapped and faulted in anew (a loop that only
     allocates 2.4 MB arrays ran 17x slower); the pair scores of 400,000 pairs took the same CPU
     time either way (31.8-38.2 s, noisy). Call it at the start of a process (the CLI's run,
     each pool worker): it changes the whole process.
