@@ -129,6 +129,9 @@ _WORD = re.compile(r"[^\W_]+")
 #: paper (the first ones in section order), so a paper mentioned thousands of times costs
 #: linear, not quadratic, time.
 JOIN_SCORE_SAMPLE = 64
+#: Pairs :func:`_join_scores` scores at a time (with their indexes, about 40 bytes a pair: 10 MiB;
+#: 2**20 held ~100 MB more at 50k articles, whose largest paper has ~10,000 mentions).
+JOIN_BATCH = 1 << 18
 #: Members per side whose cross pairs average linkage averages when two clusters may merge.
 #: Up to this size every member counts (the exact average over all ``|A| x |B|`` cross pairs);
 #: a larger cluster is represented by this many members evenly spaced in section order
@@ -2174,7 +2177,12 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
     del visits
     log.debug("dedup: merged into %d clusters of two or more", len(members))
     labels = _first_appearance(np.frombuffer(clusters.of, dtype=np.int64))[0]
-    join_scores = _join_scores(scorer, list(members.values()), n)
+    # only the member lists are needed from here: the cluster indexes and the failed averages
+    # (tens of MB at 50k articles) go before the join scores' batches
+    members = list(members.values())
+    del clusters, failed
+    release_free_memory()
+    join_scores = _join_scores(scorer, members, n)
     for cache in (_english_ratio, _english_conflict, _chinese_pair_similarity):
         cache.cache_clear()  # this corpus's title pairs (up to ~13 MB each): not needed again
     if as_arrays:
@@ -2292,37 +2300,46 @@ def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray,
 def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int) -> np.ndarray:
     """Per section, the mean score to the first :data:`JOIN_SCORE_SAMPLE` other members of its
     cluster in section order (``clusters``: member lists in section order): float64 ``(n,)``,
-    NaN when alone; ``O(n * JOIN_SCORE_SAMPLE)`` pair scores, in batches of about a million
-    pairs."""
+    NaN when alone; ``O(n * JOIN_SCORE_SAMPLE)`` pair scores, :data:`JOIN_BATCH` pairs at a time
+    (a large cluster a slice of its members at a time).
+
+    Each section's pairs are summed in one ``bincount`` (in head order, from 0), whatever the
+    batches: its pairs are never split between two of them, so the result does not depend on
+    :data:`JOIN_BATCH`.
+    """
     total = np.zeros(n)
     count = np.zeros(n, dtype=np.int64)
     batch_i: list[np.ndarray] = []
     batch_j: list[np.ndarray] = []
+    pending = 0
 
     def flush() -> None:
         if batch_i:
             i, j = np.concatenate(batch_i), np.concatenate(batch_j)
-            total[:] += np.bincount(i, weights=scorer.scores(i, j), minlength=n)
-            count[:] += np.bincount(i, minlength=n)
             batch_i.clear()
             batch_j.clear()
+            total[:] += np.bincount(i, weights=scorer.scores(i, j), minlength=n)
+            count[:] += np.bincount(i, minlength=n)
 
-    pending = 0
     for members in clusters:
         if len(members) < 2:
             continue
         m = np.array(members, dtype=np.int64)
         heads = m[: JOIN_SCORE_SAMPLE + 1]
-        i, j = np.repeat(m, len(heads)), np.tile(heads, len(m))
-        # the first JOIN_SCORE_SAMPLE heads other than the section itself
-        rank = np.tile(np.arange(len(heads)), len(m)) - (j > i) * (np.repeat(np.isin(m, heads), len(heads)))
-        keep = (i != j) & (rank < JOIN_SCORE_SAMPLE)
-        batch_i.append(i[keep])
-        batch_j.append(j[keep])
-        pending += int(keep.sum())
-        if pending >= 1 << 20:
-            flush()
-            pending = 0
+        # the members a slice holds: at most about JOIN_BATCH pair rows (a member's rows stay together)
+        step = max(1, JOIN_BATCH // len(heads))
+        for start in range(0, len(m), step):
+            part = m[start : start + step]
+            i, j = np.repeat(part, len(heads)), np.tile(heads, len(part))
+            # the first JOIN_SCORE_SAMPLE heads other than the section itself
+            rank = np.tile(np.arange(len(heads)), len(part)) - (j > i) * np.repeat(np.isin(part, heads), len(heads))
+            keep = (i != j) & (rank < JOIN_SCORE_SAMPLE)
+            batch_i.append(i[keep])
+            batch_j.append(j[keep])
+            pending += int(keep.sum())
+            if pending >= JOIN_BATCH:
+                flush()
+                pending = 0
     flush()
     return np.divide(total, count, out=np.full(n, np.nan), where=count > 0)
 

@@ -1280,6 +1280,38 @@ def test_visited_pairs_are_every_candidate_above_the_threshold_by_score(use, mon
     assert _visited_pairs([], n, scorer, threshold)[0].tolist() == []
 
 
+def test_join_scores_do_not_depend_on_the_batch_size(monkeypatch, use) -> None:
+    """A section's join score is the mean score to the first JOIN_SCORE_SAMPLE other members of
+    its cluster in section order, NaN when alone, bit for bit whatever ``JOIN_BATCH`` (a large
+    cluster is sliced by members, never a member's pairs split between batches)."""
+    import math
+
+    from pipeline import dedup
+    from pipeline.dedup import PairScorer, _join_scores, embed_sections
+
+    titles = ["Sparse Attention for Long Documents", "Sparse Attention for Long Document", "Ocean Wave Forecasting",
+              "Ocean Wave Forecasting with Buoys", "Graph Kernels", "Graph Kernel Networks", "稀疏注意力",
+              "海浪预报", "Sparse Attention at Scale", "Wave Forecasts"]
+    sections = frame(*[section(f"{k:04d}-000", t, authors=["Lee"] if k % 2 else []) for k, t in enumerate(titles)])
+    scorer = PairScorer(sections, embed_sections(sections, use), 0.5)
+    clusters = [[0, 2, 3, 5, 7, 8], [1, 4], [6], [9]]
+    monkeypatch.setattr(dedup, "JOIN_SCORE_SAMPLE", 3)
+    expected = np.full(len(titles), np.nan)
+    for members in clusters:
+        for x in members:
+            heads = [h for h in members[:4] if h != x][:3]
+            if heads:
+                expected[x] = math.fsum(scorer.scores(np.array([x] * len(heads)), np.array(heads)).tolist()) / len(heads)
+    runs = []
+    for batch in (1, 2, 5, 7, 1 << 18):
+        monkeypatch.setattr(dedup, "JOIN_BATCH", batch)
+        runs.append(_join_scores(scorer, clusters, len(titles)))
+    assert np.isnan(runs[0][[6, 9]]).all() and not np.isnan(np.delete(runs[0], [6, 9])).any()
+    np.testing.assert_allclose(runs[0], expected, rtol=1e-12)
+    for got in runs[1:]:
+        assert got.tobytes() == runs[0].tobytes()
+
+
 def test_fuse_reads_a_missing_list_as_empty() -> None:
     """A mention whose authors, institutions or URLs are missing (None, as a table read back with
     nulls gives them) adds nothing to those fields; the other mention's lists are kept."""
