@@ -2236,12 +2236,16 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
     kept_keys, kept_scores = [], []
     while found:
         keys = found.pop(0)
-        for earlier in done:
-            if keys.size and earlier.size:
-                at = np.minimum(np.searchsorted(earlier, keys), earlier.size - 1)
-                keys = keys[earlier[at] != keys]
         for start in range(0, len(keys), CANDIDATE_BLOCK):
             block = keys[start : start + CANDIDATE_BLOCK]
+            # the pairs of an earlier source were scored there: left out a block at a time (the
+            # lookups of a whole source held about three int64 copies of it at once)
+            for earlier in done:
+                if block.size and earlier.size:
+                    at = np.minimum(np.searchsorted(earlier, block), earlier.size - 1)
+                    block = block[earlier[at] != block]
+            if not block.size:
+                continue
             scores = scorer.scores(block // n, block % n, exact_from=threshold)
             above = scores >= threshold  # the rest is never visited
             kept_keys.append(block[above])
@@ -2259,7 +2263,11 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
     keys_above = keys_above[order]
     del order
     dtype = np.int32 if n <= np.iinfo(np.int32).max else np.int64  # half the bytes a pair
-    return (keys_above // n).astype(dtype), (keys_above % n).astype(dtype)
+    left, right = np.empty(len(keys_above), dtype), np.empty(len(keys_above), dtype)
+    for start in range(0, len(keys_above), CANDIDATE_BLOCK):  # no int64 temporary of all pairs
+        block = keys_above[start : start + CANDIDATE_BLOCK]
+        left[start : start + CANDIDATE_BLOCK], right[start : start + CANDIDATE_BLOCK] = block // n, block % n
+    return left, right
 
 
 def _pair_stream(pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | VectorFile) -> Iterator[tuple[int, int, bool]]:
