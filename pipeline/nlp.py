@@ -1423,8 +1423,12 @@ def _words(work: str, tokens: Sequence[tuple[int, int]]) -> list[str]:
         if s > last:
             add("")
         piece = work[s:e]
+        if piece.isalnum():  # the common case (a word of letters or digits): no whitespace
+            add(piece)
+            last = e
+            continue
         parts = piece.split()
-        if len(parts) == 1 and len(parts[0]) == len(piece):  # the common case: no whitespace
+        if len(parts) == 1 and len(parts[0]) == len(piece):  # no whitespace either
             add(piece)
         elif not parts:
             add("")
@@ -1544,23 +1548,23 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
     # _credited(w, topic), inlined: it is asked of every distinct word
     names = topic.names if topic is not None else frozenset()
     name_words = topic.name_words if topic is not None else frozenset()
+    count_of = counts.get  # (a Counter's own += calls __missing__ for every new word)
     for raw, c in Counter(raws).items():
-        w = raw.strip()
-        _, is_plain, may_open, counted = _zh_word_verdict(w)
+        w, is_plain, may_open, counted, probe = _zh_raw_verdict(raw)
         if counted:
             if topic is not None:
-                low, institution, words = _credit_probe(w)
+                low, institution, words = probe
                 if low in names or institution or (words and name_words.issuperset(words)):
                     counted = False
             if counted:
-                counts[w] += c
+                counts[w] = count_of(w, 0) + c
         if is_plain:
             plain[raw] = w
             if may_open:
                 opens.add(raw)
     # two adjacent plain words, the first not generic: a compound candidate
-    pairs = Counter(plain[a] + plain[b] for a, b in zip(raws, raws[1:], strict=False)
-                    if a in opens and b in plain)
+    pairs = Counter([plain[a] + plain[b] for a, b in zip(raws, raws[1:], strict=False)
+                     if a in opens and b in plain])
     for pair, c in pairs.items():
         if c >= MIN_COMPOUND_COUNT and pair not in counts:
             counts[pair] = c
@@ -1597,6 +1601,17 @@ def _zh_word_verdict(w: str) -> tuple[bool, bool, bool, bool]:
                    or _NUMBER.match(w) or _PUNCT_ONLY.match(w)
                    or (_HAN.search(w) and not tok.FREQ.get(w)))
     return han, plain, plain and w not in ZH_GENERIC_WORDS, counted
+
+
+@functools.lru_cache(maxsize=65536)
+def _zh_raw_verdict(raw: str) -> tuple[str, bool, bool, bool, tuple[str, bool, tuple[str, ...]] | None]:
+    """:func:`_zh_word_verdict` of a word as cut (``raw``, stripped first), in one cached call:
+    ``(stripped, plain, opens, counted, probe)``, ``probe`` the :func:`_credit_probe` of a
+    counted word (None otherwise), which :func:`_zh_candidates` tests against the text's
+    credited names."""
+    w = raw.strip()
+    _, plain, opens, counted = _zh_word_verdict(w)
+    return w, plain, opens, counted, _credit_probe(w) if counted else None
 
 
 @functools.cache
@@ -1654,9 +1669,11 @@ def _zh_keywords(text: str, n: int, tokens: Sequence[tuple[int, int]] | None = N
     first = {w: simplified.find(w) % (len(simplified) + 1) for w in counts}  # not found (-1): last
     quoted = _quoted_terms(simplified, tokens)
     scores = {}
+    han_title = topic.han_title
     for w, c in counts.items():
         s = c / total * idf.get(w, median)
-        if _in_title(w, topic) or (c >= 2 and _HAN.search(w) and w in topic.han_title):
+        # _in_title is False for a term with a Han character (_title_probe): that test first
+        if (c >= 2 and w in han_title) if _HAN.search(w) else _in_title(w, topic):
             s *= TITLE_BOOST
         if w in quoted:
             s *= QUOTED_BOOST
@@ -1737,6 +1754,16 @@ def _yake_short(term: str) -> bool:
     return len(term.translate(_YAKE_PUNCT_DELETE)) < 3
 
 
+@functools.lru_cache(maxsize=65536)
+def _yake_term(low: str) -> tuple[str, bool]:
+    """A word's YAKE term (its lower case ``low`` less a final ``s`` when over 3 characters)
+    and whether the word makes it a stop term (``low`` or the term in :data:`EN_STOP_WORDS`,
+    or the term :func:`_yake_short`). A pure function of the word, cached: every section asks
+    it of each of its distinct words."""
+    unique = low[:-1] if low.endswith("s") and len(low) > 3 else low
+    return unique, low in EN_STOP_WORDS or unique in EN_STOP_WORDS or _yake_short(unique)
+
+
 @functools.cache
 def _yake_pre_filter():
     """``yake.data.utils.pre_filter``, imported once (an import statement in a function
@@ -1777,7 +1804,7 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
         return []
     sentences = _yake_sentences(_yake_pre_filter()(text.replace("\n", " ")))
     n_sent = len(sentences)
-    discard, stop = _YAKE_DISCARD, EN_STOP_WORDS
+    discard = _YAKE_DISCARD
     index: dict[str, int] = {}  # term -> id
     word_term: dict[str, int] = {}  # lower-case word -> term id
     tf: list[float] = []
@@ -1800,11 +1827,11 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
                 continue
             t = word_term.get(low)
             if t is None:
-                unique = low[:-1] if low.endswith("s") and len(low) > 3 else low
+                unique, stop_term = _yake_term(low)
                 t = index.get(unique)
                 if t is None:
                     t = index[unique] = len(tf)
-                    is_stop.append(low in stop or unique in stop or _yake_short(unique))
+                    is_stop.append(stop_term)
                     tf.append(0.0)
                     tf_a.append(0.0)
                     tf_n.append(0.0)
@@ -1914,11 +1941,16 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
     short: list[str] = []
     for score, key, kw in scored:
         ends = (key[0], key[-1])
-        near = by_ends.get(ends, ())
-        if any(_yake_similar(key, k) for k in near) or (
-                len(key) <= 3 and any(_yake_similar(key, k) for k in short)):
-            continue
-        by_ends.setdefault(ends, []).append(key)
+        near = by_ends.get(ends)
+        if near is None:  # the first kept key with these ends (most): nothing to compare
+            if len(key) <= 3 and short and any(_yake_similar(key, k) for k in short):
+                continue
+            by_ends[ends] = [key]
+        else:
+            if any(_yake_similar(key, k) for k in near) or (
+                    len(key) <= 3 and any(_yake_similar(key, k) for k in short)):
+                continue
+            near.append(key)
         if len(key) <= 3:
             short.append(key)
         out.append((kw, float(score)))

@@ -732,3 +732,25 @@ def test_idf_table_follows_jieba_set_idf_path(tmp_path) -> None:
     finally:
         jieba.analyse.set_idf_path(default)
     assert len(nlp.idf_table()[0]) > 100_000
+
+
+_SENTENCE_PIECES = ["第一句", "。", "！", "？", "；", "“", "”", "《", "》", "（", "）", " ", "\n", "\n\n", "Mr.", " Smith",
+                    " et al.", " e.g.", "It works.", " the end", "!", "?", "\"", "https://x.org/a.b?c=1", "3.5", "a"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_SENTENCE_PIECES), max_size=30).map("".join), st.sampled_from(["zh-Hans", "en"]))
+def test_sentence_component_marks_the_token_holding_each_start(text: str, lang: str) -> None:
+    # the component's flags are the first token and, for each start of _sentence_starts, the
+    # token holding it (the last token starting at or before it)
+    import bisect
+
+    from spacy.attrs import IDX, SENT_START
+    doc = (nlp.en_nlp() if lang == "en" else nlp.zh_nlp())(text)
+    if not len(doc):
+        return
+    idx = doc.to_array(IDX).tolist()
+    want = {0} | {bisect.bisect_right(idx, s) - 1 for s in nlp._sentence_starts(doc.text)}
+    flags = doc.to_array([SENT_START]).reshape(-1).astype("int64").tolist()
+    assert [k for k, f in enumerate(flags) if f == 1] == sorted(want)
+    assert all(f == -1 for k, f in enumerate(flags) if k not in want)
