@@ -963,7 +963,7 @@ def _cluster_all(slims: SlimColumns, vectors: EmbeddingParts, config: Config,
     order = section_order(slims.read(["section_id"])["section_id"])
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
-    emb = vectors.join(positions=rank)
+    emb = vectors.join(positions=rank, texts=False)  # clustering reads the vectors, not the title texts
     if content is not None:
         emb = emb.with_content(content.permuted(order, scratch))
         content.close()
