@@ -1143,6 +1143,19 @@ def _cased(term: str, text: str, flat_lower: str | None = None) -> str:
 _NO_BIGRAMS: frozenset[tuple[str, str]] = frozenset()
 
 
+@functools.lru_cache(maxsize=65536)
+def _dedup_facts(cand: str) -> tuple[str, bool, bool, bool, frozenset[tuple[str, str]], int]:
+    """What :func:`_dedup` reads of one candidate whatever the others: ``(lower case, has a Han
+    character, ASCII, flat, bigrams of its lower-cased words, length)`` (see there). A pure
+    function of the candidate, cached: the common terms of a corpus come back in many sections."""
+    low = cand.lower()
+    asc = cand.isascii() and cand != ""
+    han = not asc and _HAN.search(cand) is not None
+    words = low.split()
+    return (low, han, asc, len(low) == len(cand) and (asc or _IGNORECASE_EXTRA_RE.search(cand) is None),
+            frozenset(zip(words, words[1:], strict=False)) if len(words) > 1 else _NO_BIGRAMS, len(cand))
+
+
 def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
     """The first ``n`` of ``ranked`` without repeats: a candidate contained in a kept keyword is
     skipped, and a candidate among the first ``REPLACE_WINDOW * n`` that contains kept
@@ -1164,14 +1177,8 @@ def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
     for cand in window:
         if cand in info:
             continue
-        low = cand.lower()
-        asc = cand.isascii() and cand != ""
-        han = not asc and _HAN.search(cand) is not None
-        words = low.split()
-        info[cand] = (low, cjk and han, asc,
-                      len(low) == len(cand) and (asc or _IGNORECASE_EXTRA_RE.search(cand) is None),
-                      frozenset(zip(words, words[1:], strict=False)) if len(words) > 1 else _NO_BIGRAMS,
-                      han, len(cand))
+        low, han, asc, flat, bigrams, length = _dedup_facts(cand)
+        info[cand] = (low, cjk and han, asc, flat, bigrams, han, length)
 
     kept: list[str] = []
     # (keyword, lower case, Han substring test, ASCII, flat, length) of each kept keyword
@@ -1503,17 +1510,10 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
     tok = _jieba_tokenizer()
     counts: Counter[str] = Counter()
 
-    def add_latin(words: list[str]) -> None:
-        if len(words) > MAX_LATIN_TERM_WORDS:
-            return
-        if any(w.lower() in EN_STOP_WORDS for w in words):
-            words = [w for w in words if w.lower() not in EN_STOP_WORDS]
-            if len(words) != 1:
-                return  # a phrase with function words: no term
-        term = " ".join(words)
-        if (len(term) >= 2 and term not in ZH_GENERIC_WORDS and not _is_generic_latin(term)
-                and not (topic and _credited(term, topic))):
-            counts[term] += 1
+    def add_latin(run: str) -> None:
+        term = _latin_term(run)
+        if term is not None and not (topic and _credited(term, topic)):
+            counts[term] = counts.get(term, 0) + 1
 
     aliases: list[tuple[str, str]] = []  # (Chinese term, the acronym its gloss gives)
     if topic is not None:
@@ -1521,7 +1521,7 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
             items = [item.strip() for item in re.split(r"[,，;；、]", m.group()[1:-1])]
             for item in items:
                 if _in_title(item, topic):
-                    add_latin(item.split())
+                    add_latin(item)
             before = re.search(r"[\u4e00-\u9fff]{1,16}$", text[: m.start()])
             term = _word_before(tokens, text, before.start(), m.start()) if before else ""
             if len(term) >= 3 and tok.FREQ.get(term) and term not in ZH_GENERIC_WORDS:
@@ -1534,7 +1534,7 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
         pieces.append(text[pos : m.start()])
         pieces.append("\n" + " " * (m.end() - m.start() - 1))
         pos = m.end()
-        add_latin(m.group().split())
+        add_latin(m.group())
     pieces.append(text[pos:])
     work = "".join(pieces)
 
@@ -1580,6 +1580,26 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
         if counts[term] and counts[acronym]:
             counts[term] += counts[acronym]
     return counts
+
+
+@functools.lru_cache(maxsize=65536)
+def _latin_term(run: str) -> str | None:
+    """The candidate term of a Latin run of Chinese text (its words, see :func:`_zh_candidates`):
+    None for more than :data:`MAX_LATIN_TERM_WORDS` words, a phrase with function words
+    (:data:`EN_STOP_WORDS`; one word left of it is the term), a term under 2 characters or a
+    generic one (:data:`ZH_GENERIC_WORDS`, :func:`_is_generic_latin`). A pure function of the
+    run, cached: acronyms and names come back in many sections."""
+    words = run.split()
+    if len(words) > MAX_LATIN_TERM_WORDS:
+        return None
+    if any(w.lower() in EN_STOP_WORDS for w in words):
+        words = [w for w in words if w.lower() not in EN_STOP_WORDS]
+        if len(words) != 1:
+            return None  # a phrase with function words: no term
+    term = " ".join(words)
+    if len(term) >= 2 and term not in ZH_GENERIC_WORDS and not _is_generic_latin(term):
+        return term
+    return None
 
 
 @functools.lru_cache(maxsize=65536)
@@ -1894,23 +1914,32 @@ def _yake_extract(text: str, top: int) -> list[tuple[str, float]]:
         wir[a] += w
         wdl[b] += 1
         wil[b] += w
-    h = [0.0] * n_terms
+    h: list[float] = []
     log = math.log
-    for t in range(n_terms):
-        f = tf[t]
-        pwl = 0 if wil[t] == 0 else wdl[t] / wil[t]
-        pwr = 0 if wir[t] == 0 else wdr[t] / wir[t]
-        wrel = (0.5 + (pwl * (f / max_tf))) + (0.5 + (pwr * (f / max_tf)))
-        wfreq = f / (avg_tf + std_tf)
-        wspread = len(occurs[t]) / n_sent
-        wcase = max(tf_a[t], tf_n[t]) / (1.0 + log(f))
-        occ = occurs[t]
+    freq_norm = avg_tf + std_tf
+    # the same float operations per term as written out in YAKE, with the logarithms of the
+    # (few distinct) counts and median positions looked up once per section
+    log_tf: dict[float, float] = {}
+    log_pos: dict[float, float] = {}
+    for f, dl, il, dr, ir, occ, ca, cn in zip(tf, wdl, wil, wdr, wir, occurs, tf_a, tf_n, strict=True):
+        pwl = 0 if il == 0 else dl / il
+        pwr = 0 if ir == 0 else dr / ir
+        r = f / max_tf
+        wrel = (0.5 + (pwl * r)) + (0.5 + (pwr * r))
+        wfreq = f / freq_norm
+        wspread = len(occ) / n_sent
+        lf = log_tf.get(f)
+        if lf is None:
+            lf = log_tf[f] = log(f)
+        wcase = (ca if ca >= cn else cn) / (1.0 + lf)  # max(ca, cn)
         mid = len(occ) // 2
         # numpy.median of sorted ints: the middle one, or the mean of the two middle ones (their
         # sum is exact, so this is numpy's float; numpy.median costs ~20 us a call)
         med = occ[mid] if len(occ) % 2 else (occ[mid - 1] + occ[mid]) / 2
-        wpos = log(log(3.0 + med))
-        h[t] = (wpos * wrel) / (wcase + (wfreq / wrel) + (wspread / wrel))
+        wpos = log_pos.get(med)
+        if wpos is None:
+            wpos = log_pos[med] = log(log(3.0 + med))
+        h.append((wpos * wrel) / (wcase + (wfreq / wrel) + (wspread / wrel)))
     scored: list[tuple[float, str, str]] = []
     for key, (kw, ok, terms, ctf) in cands.items():
         if not ok:  # (candidates with a stop term at either end were never kept)
