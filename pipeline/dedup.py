@@ -605,7 +605,16 @@ class EmbeddingParts:
 
     def add(self, part: SectionEmbeddings) -> None:
         """Append the sections of ``part`` (its content an array, e.g. ``(m, 0)``; its titles
-        named by ``title_texts``)."""
+        named by ``title_texts``).
+
+        Raises:
+            ValueError: ``part`` has title vectors that ``title_texts`` does not name (e.g. a
+                :meth:`join` with ``texts=False``, or :meth:`SectionEmbeddings.from_dense`):
+                their rows could not be merged by text.
+        """
+        if len(part.title_texts) != part.title_vectors.shape[0]:
+            raise ValueError(f"{part.title_vectors.shape[0]} title vectors but {len(part.title_texts)} title texts: "
+                             "parts are merged by title text")
         remap = np.empty(len(part.title_texts), np.int32)
         new = []
         for k, text in enumerate(part.title_texts):

@@ -1143,7 +1143,7 @@ def _cased(term: str, text: str, flat_lower: str | None = None) -> str:
 _NO_BIGRAMS: frozenset[tuple[str, str]] = frozenset()
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=16384)  # ~400 bytes an entry (a frozenset of bigrams): ~6 MiB full
 def _dedup_facts(cand: str) -> tuple[str, bool, bool, bool, frozenset[tuple[str, str]], int]:
     """What :func:`_dedup` reads of one candidate whatever the others: ``(lower case, has a Han
     character, ASCII, flat, bigrams of its lower-cased words, length)`` (see there). A pure

@@ -1197,6 +1197,8 @@ def test_embedding_parts_hold_each_title_vector_once_as_parts_come(tmp_path) -> 
     filed = on_disk.join(positions, texts=False)  # the runner's join: no title texts
     assert isinstance(filed.title_vectors, VectorFile) and filed.title_vectors.shape == (4, 3)
     assert filed.title_texts == () and len(got.title_texts) == 4
+    with pytest.raises(ValueError, match="4 title vectors but 0 title texts"):
+        EmbeddingParts().add(filed)  # its rows could not be merged by text: an error, not titles lost
     np.testing.assert_array_equal(filed.title_vectors.take(np.arange(4)), expected.title_vectors)
     np.testing.assert_array_equal(filed.title_rows(0, 6), expected.title_rows(0, 6))
     np.testing.assert_array_equal(filed.title_rows_at(np.array([4, 1])), expected.title_rows_at(np.array([4, 1])))
