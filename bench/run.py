@@ -7,8 +7,8 @@ For each size ``N`` it
 1. generates a corpus of ``N`` articles with :func:`bench.generate.generate`;
 2. runs ``python -m pipeline run CORPUS --out OUT --quiet`` in a subprocess (default
    configuration, ``--workers`` processes, 2 by default) and takes the seconds per stage from its ``manifest.json``, the wall
-   time, and the child's peak resident set size from ``os.wait4`` (that child alone, in MB =
-   2**20 bytes);
+   time, and the child's peak resident set size (its largest process's, from ``os.wait4`` in a
+   small parent, :mod:`bench.peak`; in MB = 2**20 bytes);
 3. times three *anchors* on the same inputs, in this process, after a warm-up call (dictionary
    and model loading excluded); past :data:`ANCHOR_DOCUMENTS` documents, on a random sample of
    the documents and their sections, scaled to the whole by the work done (``anchor_sample``):
@@ -49,7 +49,6 @@ import math
 import os
 import platform
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -70,8 +69,6 @@ MB = 1e6
 """Bytes per MB in throughput figures (MB/s of text)."""
 RSS_MB = 2**20
 """Bytes per MB in memory figures."""
-POLL_SECONDS = 0.5
-"""How often the parent checks a pipeline child for exit or timeout."""
 ANCHOR_DOCUMENTS = 12_000
 """The anchors run on at most this many documents (and their sections), drawn at random with
 the corpus seed; their seconds are scaled to the whole size by the work done (text bytes for
@@ -113,32 +110,55 @@ def scaling_exponent(sizes: Sequence[float], seconds: Sequence[float]) -> float 
 
 
 def run_pipeline(corpus: Path, out: Path, log_path: Path, timeout: float | None, workers: int = 2) -> dict[str, Any]:
-    """Run the pipeline CLI on ``corpus`` in a child process.
+    """Run the pipeline CLI on ``corpus`` in a child process (:func:`run_measured`).
 
     Returns:
-        ``{"returncode", "wall_seconds", "peak_rss_mb", "timed_out"}``; the peak RSS is the
-        child's own maximum resident set size (``ru_maxrss`` from ``os.wait4``).
+        ``{"returncode", "wall_seconds", "peak_rss_mb", "timed_out"}`` as :func:`run_measured`.
     """
     cmd = [sys.executable, "-m", "pipeline", "run", str(corpus), "--out", str(out), "--quiet",
            "--workers", str(workers)]
-    env = {**os.environ, **_CHILD_ENV}
-    t0 = time.perf_counter()
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return run_measured(cmd, log_path, timeout, env={**os.environ, **_CHILD_ENV})
+
+
+def run_measured(cmd: Sequence[str], log_path: Path, timeout: float | None,
+                 env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run ``cmd`` (cwd: the project's root; stdout and stderr to ``log_path``) under
+    :mod:`bench.peak`, which measures its peak resident set size from a small parent: measured
+    from this process, which holds the anchors' models and tables, the figure would include this
+    process's own size (Linux carries it into the child through ``execve``; see
+    :mod:`bench.peak`).
+
+    Past ``timeout`` seconds (None: no limit) the command is killed (SIGKILL).
+
+    Returns:
+        ``{"returncode", "wall_seconds", "peak_rss_mb", "timed_out"}``: the command's exit status
+        (negative: the signal that ended it), seconds from start to exit, and the largest resident
+        set of the command or any process it started and waited for (``ru_maxrss``, in MB of
+        2**20 bytes).
+
+    Raises:
+        RuntimeError: :mod:`bench.peak` wrote no result (it could not start ``cmd``; its message
+            is in ``log_path``).
+    """
+    with tempfile.TemporaryDirectory(prefix="bench-peak-") as tmp:
+        result = Path(tmp) / "peak.json"
+        t0 = time.perf_counter()
         timed_out = False
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if timeout is not None and time.perf_counter() - t0 > timeout:
-                os.kill(proc.pid, signal.SIGKILL)  # our own child, by its pid
-                pid, status, usage = os.wait4(proc.pid, 0)
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "bench.peak", str(result), "--", *cmd], cwd=ROOT,
+                                    env=env, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.terminate()  # bench.peak kills the command, then writes its result
                 timed_out = True
-                break
-            time.sleep(POLL_SECONDS)
-    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here; keep Popen from waiting again
-    return {"returncode": proc.returncode, "wall_seconds": round(time.perf_counter() - t0, 3),
-            "peak_rss_mb": round(usage.ru_maxrss * 1024 / RSS_MB, 1), "timed_out": timed_out}
+                proc.wait()
+        wall = time.perf_counter() - t0
+        if not result.exists():
+            raise RuntimeError(f"bench.peak measured nothing (exit {proc.returncode}); see {log_path}")
+        measured = json.loads(result.read_text(encoding="utf-8"))
+    return {"returncode": measured["returncode"], "wall_seconds": round(wall, 3),
+            "peak_rss_mb": round(measured["peak_rss_kib"] * 1024 / RSS_MB, 1), "timed_out": timed_out}
 
 
 def _timed(fn, items: Sequence) -> float:

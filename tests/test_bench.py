@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bench import generate as gen
-from bench import instructions
-from bench.run import ACCEPTANCE, ALL_STAGES, anchor_sample, main, scaling_exponent
+from bench import instructions, peak
+from bench.run import ACCEPTANCE, ALL_STAGES, anchor_sample, main, run_measured, scaling_exponent
 from pipeline import ingest
 from pipeline.config import load_config
 from pipeline.normalize import to_script
@@ -105,6 +105,43 @@ def test_scaling_exponent():
     assert scaling_exponent([1, 10, 100], [2, 20, 200]) == pytest.approx(1.0)
     assert scaling_exponent([1_000, 10_000], [1, 100]) == pytest.approx(2.0)
     assert scaling_exponent([1_000], [5]) is None
+
+
+_ALLOCATE = "import sys; x = bytearray({mb} * 2**20); [x.__setitem__(i, 1) for i in range(0, len(x), 4096)]; sys.exit({code})"
+"""A child that makes ``mb`` MiB resident (every page written) and exits with ``code``."""
+
+
+def test_peak_rss_is_the_childs_not_this_processs(tmp_path):
+    # this process is made large first: measured from here, Linux would carry its 400 MB into the
+    # child's ru_maxrss through execve (the bench reported 876 MB for a 606 MB pipeline so)
+    ballast = bytearray(400 * 2**20)
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+    small = run_measured([sys.executable, "-c", _ALLOCATE.format(mb=0, code=0)], tmp_path / "small.log", None)
+    large = run_measured([sys.executable, "-c", _ALLOCATE.format(mb=200, code=3)], tmp_path / "large.log", None)
+    del ballast
+    assert small["returncode"] == 0 and small["timed_out"] is False
+    assert 0 < small["peak_rss_mb"] < 100  # an interpreter alone: about 10 MB
+    assert large["returncode"] == 3  # the command's status, not bench.peak's
+    assert 200 <= large["peak_rss_mb"] < 300
+
+
+def test_peak_counts_the_commands_children_and_stops_it_at_the_timeout(tmp_path):
+    nested = f"import subprocess, sys; sys.exit(subprocess.call([sys.executable, '-c', {_ALLOCATE.format(mb=150, code=0)!r}]))"
+    got = run_measured([sys.executable, "-c", nested], tmp_path / "nested.log", None)
+    assert got["returncode"] == 0 and 150 <= got["peak_rss_mb"] < 250
+    slow = run_measured([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "slow.log", 1.0)
+    assert slow["timed_out"] is True and slow["returncode"] == -9 and slow["wall_seconds"] < 30
+
+
+def test_peak_usage_errors_and_a_missing_command(tmp_path, capsys):
+    assert peak.main([str(tmp_path / "r.json"), "true"]) == 2
+    assert "usage" in capsys.readouterr().err
+    with pytest.raises(OSError):
+        peak.main([str(tmp_path / "r.json"), "--", str(tmp_path / "no-such-program")])
+    with pytest.raises(RuntimeError, match="measured nothing"):
+        run_measured([str(tmp_path / "no-such-program")], tmp_path / "missing.log", None)
+    assert "no-such-program" in (tmp_path / "missing.log").read_text(encoding="utf-8")
 
 
 def test_tiny_bench_run_writes_results(tmp_path, capsys):
