@@ -51,12 +51,13 @@ import contextlib
 import functools
 import hashlib
 import logging
+import math
 import operator
 import pickle
 import re
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -152,6 +153,8 @@ STREAM_BLOCK = 65536
 CANDIDATE_BLOCK = 64 * SCORE_BATCH
 #: Entries of the string-pair caches of the title similarities (about 200 bytes each).
 TITLE_PAIR_CACHE = 1 << 16
+#: Entries of the per-title word index of the conflict test (:func:`_word_index`; ~1.3 KB each).
+TITLE_INDEX_CACHE = 1 << 12
 #: Characters of the summary that go into the embedding text.
 SUMMARY_HEAD_CHARS = 200
 
@@ -1310,22 +1313,40 @@ def _may_be_same_length(m: int, k: int) -> bool:
     return 2.0 * min(m, k) / (m + k) >= WORD_MATCH_RATIO
 
 
-def _one_sided(words: list[str], other: list[str], other_set: set[str]) -> list[str]:
-    """The words of ``words`` (in order, repeats kept) that ``other`` has neither equal
-    (``other_set``) nor nearly so (:func:`_same_word`). The typo test only runs on the words of
-    ``other`` whose length can reach :data:`WORD_MATCH_RATIO` (:func:`_may_be_same_length`,
-    asked once per pair of lengths): the same words as testing every pair."""
+@functools.cache
+def _matchable_lengths(m: int) -> frozenset[int]:
+    """The word lengths ``k`` that :func:`_may_be_same_length` accepts beside ``m`` (none past
+    ``2 m / WORD_MATCH_RATIO``: the bound falls as ``k`` grows), asked once per length."""
+    return frozenset(k for k in range(1, math.ceil(2 * m / WORD_MATCH_RATIO) + 2) if _may_be_same_length(m, k))
+
+
+@functools.lru_cache(maxsize=TITLE_INDEX_CACHE)
+def _word_index(title: str) -> tuple[tuple[str, ...], frozenset[str], tuple[tuple[int, tuple[str, ...]], ...]]:
+    """:func:`_title_words` of an English title, as a set, and grouped by length (``(length,
+    words)`` in order of first appearance): what :func:`_one_sided` needs of the other title,
+    built once per title rather than once per pair."""
+    words = _title_words(title)
+    by_length: dict[int, list[str]] = {}
+    for v in words:
+        by_length.setdefault(len(v), []).append(v)
+    return words, frozenset(words), tuple((k, tuple(vs)) for k, vs in by_length.items())
+
+
+def _one_sided(words: Sequence[str], other_set: Container[str],
+               other_by_length: Sequence[tuple[int, Sequence[str]]]) -> list[str]:
+    """The words of ``words`` (in order, repeats kept) that the other title has neither equal
+    (``other_set``) nor nearly so (:func:`_same_word`). The typo test only runs on the other
+    title's words (``other_by_length``: :func:`_word_index`) whose length can reach
+    :data:`WORD_MATCH_RATIO` (:func:`_matchable_lengths`): the same words as testing every pair."""
     out: list[str] = []
-    by_length: dict[int, list[str]] | None = None
     for w in words:
         if w in other_set:
             continue
-        if by_length is None:
-            by_length = {}
-            for v in other:
-                by_length.setdefault(len(v), []).append(v)
-        m = len(w)
-        if not any(_may_be_same_length(m, k) and any(_same_word(w, v) for v in vs) for k, vs in by_length.items()):
+        lengths = _matchable_lengths(len(w))
+        for k, vs in other_by_length:
+            if k in lengths and any(_same_word(w, v) for v in vs):
+                break
+        else:
             out.append(w)
     return out
 
@@ -1335,9 +1356,10 @@ def _english_conflict(a: str, b: str) -> bool:
     """Whether two English titles conflict (:func:`english_title_similarity`): each keeps a
     word the other lacks, or the one-sided words hold a sequel marker. Equal words are paired by
     set lookup first; the typo test (:func:`_same_word`) only runs on length-compatible words."""
-    wa, wb = _title_words(a), _title_words(b)
-    only_a = _one_sided(wa, wb, set(wb))
-    only_b = _one_sided(wb, wa, set(wa))
+    wa, set_a, by_length_a = _word_index(a)
+    wb, set_b, by_length_b = _word_index(b)
+    only_a = _one_sided(wa, set_b, by_length_b)
+    only_b = _one_sided(wb, set_a, by_length_a)
     sequel = any((w.isdigit() and len(w) <= 2) or w in SEQUEL_WORDS for w in only_a + only_b)  # not a year
     return bool(only_a and only_b) or sequel
 
@@ -2196,7 +2218,7 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
     del clusters, failed
     release_free_memory()
     join_scores = _join_scores(scorer, members, n)
-    for cache in (_english_ratio, _english_conflict, _chinese_pair_similarity):
+    for cache in (_english_ratio, _english_conflict, _word_index, _chinese_pair_similarity):
         cache.cache_clear()  # this corpus's title pairs (up to ~13 MB each): not needed again
     if as_arrays:
         return labels, join_scores

@@ -1246,7 +1246,9 @@ def test_title_conflict_is_that_of_testing_every_word_pair(a: list[str], b: list
         return [w for w in words if w not in other and not any(dedup._same_word(w, v) for v in other)]
 
     only_a, only_b = one_sided(wa, wb), one_sided(wb, wa)
-    assert dedup._one_sided(wa, wb, set(wb)) == only_a and dedup._one_sided(wb, wa, set(wa)) == only_b
+    _, set_a, by_length_a = dedup._word_index(ta)
+    _, set_b, by_length_b = dedup._word_index(tb)
+    assert dedup._one_sided(wa, set_b, by_length_b) == only_a and dedup._one_sided(wb, set_a, by_length_a) == only_b
     sequel = any((w.isdigit() and len(w) <= 2) or w in dedup.SEQUEL_WORDS for w in only_a + only_b)
     assert dedup._english_conflict(ta, tb) == (bool(only_a and only_b) or sequel)
 
