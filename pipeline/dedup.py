@@ -1313,11 +1313,20 @@ def _may_be_same_length(m: int, k: int) -> bool:
     return 2.0 * min(m, k) / (m + k) >= WORD_MATCH_RATIO
 
 
-@functools.cache
-def _matchable_lengths(m: int) -> frozenset[int]:
-    """The word lengths ``k`` that :func:`_may_be_same_length` accepts beside ``m`` (none past
-    ``2 m / WORD_MATCH_RATIO``: the bound falls as ``k`` grows), asked once per length."""
-    return frozenset(k for k in range(1, math.ceil(2 * m / WORD_MATCH_RATIO) + 2) if _may_be_same_length(m, k))
+@functools.lru_cache(maxsize=1024)
+def _matchable_lengths(m: int) -> tuple[int, int]:
+    """The word lengths ``k`` that :func:`_may_be_same_length` accepts beside ``m`` (>= 1), as
+    the interval ``(low, high)``: ``2 min(m, k) / (m + k)`` rises with ``k`` up to ``m`` and falls
+    after it, so they are the lengths from about ``m R / (2 - R)`` to ``m (2 - R) / R`` (``R`` =
+    :data:`WORD_MATCH_RATIO`); the ends are found with the predicate itself, so it decides them."""
+    r = WORD_MATCH_RATIO
+    low = max(1, math.floor(m * r / (2 - r)) - 1)
+    while not _may_be_same_length(m, low):
+        low += 1
+    high = math.ceil(m * (2 - r) / r) + 1
+    while not _may_be_same_length(m, high):
+        high -= 1
+    return low, high
 
 
 @functools.lru_cache(maxsize=TITLE_INDEX_CACHE)
@@ -1342,9 +1351,9 @@ def _one_sided(words: Sequence[str], other_set: Container[str],
     for w in words:
         if w in other_set:
             continue
-        lengths = _matchable_lengths(len(w))
+        low, high = _matchable_lengths(len(w))
         for k, vs in other_by_length:
-            if k in lengths and any(_same_word(w, v) for v in vs):
+            if low <= k <= high and any(_same_word(w, v) for v in vs):
                 break
         else:
             out.append(w)

@@ -1253,6 +1253,21 @@ def test_title_conflict_is_that_of_testing_every_word_pair(a: list[str], b: list
     assert dedup._english_conflict(ta, tb) == (bool(only_a and only_b) or sequel)
 
 
+def test_matchable_lengths_are_those_the_length_test_accepts() -> None:
+    """The interval of :func:`_matchable_lengths` holds exactly the lengths that
+    ``_may_be_same_length`` accepts, for short and very long words."""
+    from pipeline import dedup
+
+    for m in [*range(1, 300), 1_000, 12_345, 10**6]:
+        low, high = dedup._matchable_lengths(m)
+        assert dedup._may_be_same_length(m, low) and dedup._may_be_same_length(m, high)
+        assert low == 1 or not dedup._may_be_same_length(m, low - 1)
+        assert not dedup._may_be_same_length(m, high + 1)
+        if m < 300:
+            assert [k for k in range(1, 3 * m + 3) if dedup._may_be_same_length(m, k)] == list(range(low, high + 1))
+    assert dedup._matchable_lengths(1) == (1, 1) and dedup._matchable_lengths(7) == (6, 9)
+
+
 def test_visited_pairs_are_every_candidate_above_the_threshold_by_score(use, monkeypatch) -> None:
     """The merge loop's pairs, scored source by source a block at a time and filtered before the
     sort, are those of scoring every distinct candidate at once, sorting by (-score, low, high)
