@@ -69,6 +69,8 @@ MB = 1e6
 """Bytes per MB in throughput figures (MB/s of text)."""
 RSS_MB = 2**20
 """Bytes per MB in memory figures."""
+PEAK_SCRIPT = Path(__file__).with_name("peak.py")
+""":mod:`bench.peak`, run by its path (it needs only the standard library, not this package)."""
 ANCHOR_DOCUMENTS = 12_000
 """The anchors run on at most this many documents (and their sections), drawn at random with
 the corpus seed; their seconds are scaled to the whole size by the work done (text bytes for
@@ -123,40 +125,41 @@ def run_pipeline(corpus: Path, out: Path, log_path: Path, timeout: float | None,
 def run_measured(cmd: Sequence[str], log_path: Path, timeout: float | None,
                  env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run ``cmd`` (cwd: the project's root; stdout and stderr to ``log_path``) under
-    :mod:`bench.peak`, which measures its peak resident set size from a small parent: measured
-    from this process, which holds the anchors' models and tables, the figure would include this
-    process's own size (Linux carries it into the child through ``execve``; see
-    :mod:`bench.peak`).
+    :mod:`bench.peak` (run by its path), which measures its peak resident set size from a small
+    parent: measured from this process, which holds the anchors' models and tables, the figure
+    would include this process's own size (Linux carries it into the child through ``execve``;
+    see :mod:`bench.peak`). The figure goes through ``log_path`` + ``.peak.json``, which stays.
 
-    Past ``timeout`` seconds (None: no limit) the command is killed (SIGKILL).
+    Past ``timeout`` seconds (None: no limit) the command's process group is killed (SIGKILL:
+    the command and what it started in its group, such as the pipeline's workers).
 
     Returns:
         ``{"returncode", "wall_seconds", "peak_rss_mb", "timed_out"}``: the command's exit status
         (negative: the signal that ended it), seconds from start to exit, and the largest resident
         set of the command or any process it started and waited for (``ru_maxrss``, in MB of
-        2**20 bytes).
+        2**20 bytes; at least :mod:`bench.peak`'s own, about 12 MB).
 
     Raises:
-        RuntimeError: :mod:`bench.peak` wrote no result (it could not start ``cmd``; its message
-            is in ``log_path``).
+        RuntimeError: :mod:`bench.peak` wrote no result: the command could not be started, or
+            :mod:`bench.peak` itself was killed (its message, if any, is in ``log_path``).
     """
-    with tempfile.TemporaryDirectory(prefix="bench-peak-") as tmp:
-        result = Path(tmp) / "peak.json"
-        t0 = time.perf_counter()
-        timed_out = False
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "bench.peak", str(result), "--", *cmd], cwd=ROOT,
-                                    env=env, stdout=log, stderr=subprocess.STDOUT)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.terminate()  # bench.peak kills the command, then writes its result
-                timed_out = True
-                proc.wait()
-        wall = time.perf_counter() - t0
-        if not result.exists():
-            raise RuntimeError(f"bench.peak measured nothing (exit {proc.returncode}); see {log_path}")
-        measured = json.loads(result.read_text(encoding="utf-8"))
+    result = log_path.with_name(log_path.name + ".peak.json")
+    result.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    timed_out = False
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, str(PEAK_SCRIPT), str(result), "--", *cmd], cwd=ROOT,
+                                env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.terminate()  # bench.peak kills the command's group, then writes its result
+            timed_out = True
+            proc.wait()
+    wall = time.perf_counter() - t0
+    if not result.exists():
+        raise RuntimeError(f"bench.peak measured nothing (exit {proc.returncode}); see {log_path}")
+    measured = json.loads(result.read_text(encoding="utf-8"))
     return {"returncode": measured["returncode"], "wall_seconds": round(wall, 3),
             "peak_rss_mb": round(measured["peak_rss_kib"] * 1024 / RSS_MB, 1), "timed_out": timed_out}
 

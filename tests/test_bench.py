@@ -7,6 +7,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -132,6 +133,28 @@ def test_peak_counts_the_commands_children_and_stops_it_at_the_timeout(tmp_path)
     assert got["returncode"] == 0 and 150 <= got["peak_rss_mb"] < 250
     slow = run_measured([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "slow.log", 1.0)
     assert slow["timed_out"] is True and slow["returncode"] == -9 and slow["wall_seconds"] < 30
+    assert json.loads((tmp_path / "slow.log.peak.json").read_text(encoding="utf-8"))["returncode"] == -9
+
+
+def test_a_timeout_kills_what_the_command_started_too(tmp_path):
+    pid_file = tmp_path / "grandchild.pid"
+    got = run_measured(["sh", "-c", f"sleep 333 & echo $! > '{pid_file}'; wait"], tmp_path / "group.log", 2.0)
+    assert got["timed_out"] is True and got["returncode"] == -9
+    grandchild = int(pid_file.read_text())
+    for _ in range(100):  # killed with its group; init reaps it
+        if not Path(f"/proc/{grandchild}").exists() or Path(f"/proc/{grandchild}/stat").read_text().split()[2] == "Z":
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(grandchild, 9)
+        pytest.fail(f"the command's child {grandchild} outlived the timeout")
+
+
+def test_peak_runs_by_path_without_the_package_on_the_path(tmp_path):
+    # PYTHONSAFEPATH leaves the working folder off sys.path: bench.peak is run as a file
+    got = run_measured([sys.executable, "-c", "pass"], tmp_path / "safe.log", None,
+                       env={**os.environ, "PYTHONSAFEPATH": "1"})
+    assert got["returncode"] == 0 and 0 < got["peak_rss_mb"] < 100
 
 
 def test_peak_usage_errors_and_a_missing_command(tmp_path, capsys):
