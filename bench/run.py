@@ -38,7 +38,7 @@ Across sizes it fits the scaling exponent of total time in ``N`` (least-squares 
 ``log seconds`` against ``log N``) and the peak-RSS ratio of the two largest sizes, then checks
 the acceptance figures of :data:`ACCEPTANCE`. Everything goes to ``--out`` (JSON) and a short
 table is printed. Corpora, outputs and pipeline logs live in a temporary folder (or ``--work``,
-as ``corpus-N``, ``out-N``, ``pipeline-N.log``) and are removed at the end unless ``--keep``.
+as ``corpus-N``, ``out-N``, ``pipeline-N.log`` and its ``.peak.json``) and are removed at the end unless ``--keep``.
 """
 
 from __future__ import annotations
@@ -501,6 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for path in (work / f"corpus-{n}", work / f"out-{n}"):
                     shutil.rmtree(path, ignore_errors=True)
                 (work / f"pipeline-{n}.log").unlink(missing_ok=True)
+                (work / f"pipeline-{n}.log.peak.json").unlink(missing_ok=True)
     results = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": {"platform": platform.platform(), "python": platform.python_version(),
