@@ -19,7 +19,7 @@ RESULT gets ``{"returncode": int, "peak_rss_kib": int}`` as JSON: the command's 
 (negative: the signal that ended it, as :attr:`subprocess.Popen.returncode`) and the largest
 resident set of the command or any descendant it waited for, in KiB (``ru_maxrss``, Linux's
 unit). This process exits 0 once RESULT is written, 2 on a usage error, 1 with a traceback when
-the command cannot be started.
+the command cannot be started or RESULT cannot be written (after the command ran).
 
 The command runs in a process group of its own, so that signals reach all of it:
 
@@ -29,7 +29,13 @@ The command runs in a process group of its own, so that signals reach all of it:
   as it has started.
 * SIGINT (a Ctrl-C in the terminal, which reaches this process's group) is passed on to the
   command's group, which decides how to stop; this process goes on waiting for it.
-* Other signals (SIGHUP, SIGKILL) end this process without a RESULT; the command goes on.
+* A SIGINT while the command is being started is passed on once it has started.
+* Other signals (SIGHUP, SIGKILL) end this process without a RESULT, and the command goes on; so
+  does SIGTERM in this interpreter's own start-up (tens of ms, before the handlers exist), when
+  no command has started yet.
+
+What the command leaves running when it exits by itself (children it did not wait for), and
+processes that left its group (``setsid``), are not stopped, and their memory is not counted.
 """
 
 from __future__ import annotations
@@ -62,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result, cmd = Path(args[0]), args[2:]
     # The handlers only act on the command's group while the command is running (started and
     # not yet reaped): a reaped pid, or a group id, may be reused by an unrelated process.
-    state = {"group": None, "killed": False}
+    state = {"group": None, "killed": False, "interrupted": False}
 
     def on_term(signum: int, frame: object) -> None:
         state["killed"] = True
@@ -70,6 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _signal_group(state["group"], signal.SIGKILL)
 
     def on_int(signum: int, frame: object) -> None:
+        state["interrupted"] = True
         if state["group"] is not None:
             _signal_group(state["group"], signal.SIGINT)
 
@@ -81,13 +88,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         state["group"] = proc.pid
         if state["killed"]:  # SIGTERM came while the command was being started
             _signal_group(proc.pid, signal.SIGKILL)
+        elif state["interrupted"]:  # and so did SIGINT
+            _signal_group(proc.pid, signal.SIGINT)
         _, status, usage = os.wait4(proc.pid, 0)
         state["group"] = None
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here; Popen must not wait again
+        # written with the handlers still in place: a late SIGTERM (a timeout as the command
+        # ends) must not end this process before its result
+        result.write_text(json.dumps({"returncode": proc.returncode, "peak_rss_kib": usage.ru_maxrss}),
+                          encoding="utf-8")
     finally:
         signal.signal(signal.SIGTERM, previous[0])
         signal.signal(signal.SIGINT, previous[1])
-    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here; Popen must not wait again
-    result.write_text(json.dumps({"returncode": proc.returncode, "peak_rss_kib": usage.ru_maxrss}), encoding="utf-8")
     return 0
 
 

@@ -117,7 +117,7 @@ def run_pipeline(corpus: Path, out: Path, log_path: Path, timeout: float | None,
     Returns:
         ``{"returncode", "wall_seconds", "peak_rss_mb", "timed_out"}`` as :func:`run_measured`.
     """
-    cmd = [sys.executable, "-m", "pipeline", "run", str(corpus), "--out", str(out), "--quiet",
+    cmd = [sys.executable, "-m", "pipeline", "run", str(Path(corpus).resolve()), "--out", str(Path(out).resolve()), "--quiet",
            "--workers", str(workers)]
     return run_measured(cmd, log_path, timeout, env={**os.environ, **_CHILD_ENV})
 
@@ -130,8 +130,10 @@ def run_measured(cmd: Sequence[str], log_path: Path, timeout: float | None,
     would include this process's own size (Linux carries it into the child through ``execve``;
     see :mod:`bench.peak`). The figure goes through ``log_path`` + ``.peak.json``, which stays.
 
-    Past ``timeout`` seconds (None: no limit) the command's process group is killed (SIGKILL:
-    the command and what it started in its group, such as the pipeline's workers).
+    Past ``timeout`` seconds (None: no limit), or on a KeyboardInterrupt here (re-raised), the
+    command's process group is killed (SIGKILL: the command and what it started in its group,
+    such as the pipeline's workers). One call per ``log_path`` at a time: the log and the result
+    file are the call's own. A relative ``log_path`` is taken from this process's folder.
 
     Returns:
         ``{"returncode", "wall_seconds", "peak_rss_mb", "timed_out"}``: the command's exit status
@@ -140,9 +142,11 @@ def run_measured(cmd: Sequence[str], log_path: Path, timeout: float | None,
         2**20 bytes; at least :mod:`bench.peak`'s own, about 12 MB).
 
     Raises:
-        RuntimeError: :mod:`bench.peak` wrote no result: the command could not be started, or
-            :mod:`bench.peak` itself was killed (its message, if any, is in ``log_path``).
+        RuntimeError: :mod:`bench.peak` wrote no result: the command could not be started, the
+            result file could not be written, or :mod:`bench.peak` itself was killed (its
+            message, if any, is in ``log_path``).
     """
+    log_path = Path(log_path).resolve()  # bench.peak runs in the project's root
     result = log_path.with_name(log_path.name + ".peak.json")
     result.unlink(missing_ok=True)
     t0 = time.perf_counter()
@@ -156,6 +160,10 @@ def run_measured(cmd: Sequence[str], log_path: Path, timeout: float | None,
             proc.terminate()  # bench.peak kills the command's group, then writes its result
             timed_out = True
             proc.wait()
+        except KeyboardInterrupt:  # the bench is stopping: so does the command, before its files go
+            proc.terminate()
+            proc.wait()
+            raise
     wall = time.perf_counter() - t0
     if not result.exists():
         raise RuntimeError(f"bench.peak measured nothing (exit {proc.returncode}); see {log_path}")
@@ -482,7 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not sizes or min(sizes) < 1:
         parser.error("--sizes needs at least one positive size")
     temporary = args.work is None
-    work = Path(tempfile.mkdtemp(prefix="bench-")) if temporary else args.work
+    work = Path(tempfile.mkdtemp(prefix="bench-")) if temporary else args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     runs = []
     try:

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -148,6 +149,25 @@ def test_a_timeout_kills_what_the_command_started_too(tmp_path):
     else:
         os.kill(grandchild, 9)
         pytest.fail(f"the command's child {grandchild} outlived the timeout")
+
+
+def test_a_sigterm_as_the_command_ends_still_gives_the_result(tmp_path, monkeypatch):
+    # a timeout that fires just as the command exits reaches bench.peak while it writes
+    dumps = peak.json.dumps
+
+    def late_term(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return dumps(*args, **kwargs)
+
+    monkeypatch.setattr(peak.json, "dumps", late_term)
+    assert peak.main([str(tmp_path / "r.json"), "--", sys.executable, "-c", "pass"]) == 0
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["returncode"] == 0
+
+
+def test_a_relative_log_path_is_this_processs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    got = run_measured([sys.executable, "-c", "raise SystemExit(4)"], Path("rel.log"), None)
+    assert got["returncode"] == 4 and (tmp_path / "rel.log.peak.json").exists()
 
 
 def test_peak_runs_by_path_without_the_package_on_the_path(tmp_path):
