@@ -29,6 +29,10 @@ For each size ``N`` it
    machines: ingest→extract against ``jieba.lcut``, normalize against OpenCC, dedup and the whole
    pipeline (the sum of the manifest's stage seconds) against the embedder.
 
+A fixed single-core workload (:func:`reference_seconds`) is timed before each pipeline run,
+after it and after the anchors; ``drift`` (slowest over fastest) says whether the machine's
+speed moved between the pipeline and its anchors, which the timed ratios assume it did not.
+
 Then it counts, with Linux ``perf``, the CPU instructions of the per-document stages and of
 ``jieba.lcut`` on the same documents of the smallest corpus, each on one core
 (:mod:`bench.instructions`, ``--instruction-documents``): ``instructions.jieba_per_stages`` is
@@ -79,6 +83,8 @@ about 80 minutes at 50k, where the embedder alone would embed ~590k sections aga
 #: Files of the smallest corpus whose per-core instructions are counted (:func:`count_instructions`;
 #: the whole 1k corpus: about 3 minutes on 2 cores).
 INSTRUCTION_DOCUMENTS = 1_000
+#: Timings of each part of :func:`reference_seconds` (their median is kept).
+REFERENCE_REPEATS = 3
 
 ACCEPTANCE: dict[str, dict[str, Any]] = {
     "ingest_to_extract_vs_jieba": {
@@ -214,6 +220,64 @@ def time_anchors(doc_texts: Sequence[str], section_texts: Sequence[str], embed_t
             embedder.close()
 
 
+def reference_seconds(repeats: int = REFERENCE_REPEATS) -> dict[str, float]:
+    """Seconds of a fixed workload on one core, the median of ``repeats`` timings of each part:
+    ``"python"``, interpreter work (a dict count, string joins and a regular expression over
+    200,000 generated words: what the per-document stages and the scoring do most), and
+    ``"numpy"``, numpy's own single-threaded kernels (sort, ``exp``, reductions over 4M float32;
+    no BLAS, whose thread count would vary). The work is the same on every call, so the
+    seconds mean nothing alone: a bench times it before each pipeline run, after it, and after
+    the anchors, and their ratio (``drift``) says whether the machine's speed moved between the
+    pipeline and its anchors (this VM's has moved by 27% within an hour).
+
+    Raises:
+        ValueError: ``repeats`` is below 1.
+    """
+    import re
+    import statistics
+
+    import numpy as np
+
+    if repeats < 1:
+        raise ValueError(f"{repeats} repeats: at least 1")
+    pattern = re.compile(r"w\d*7\b")
+
+    def python_work() -> int:
+        words = [f"w{(i * 7919) % 5003}" for i in range(200_000)]
+        counts: dict[str, int] = {}
+        for w in words:
+            counts[w] = counts.get(w, 0) + 1
+        return len(pattern.findall(" ".join(words))) + len(counts)
+
+    values = np.random.default_rng(0).standard_normal(1 << 22).astype(np.float32)
+
+    def numpy_work() -> float:
+        ordered = np.sort(values)
+        return float(np.exp(ordered * np.float32(0.1)).sum() + np.abs(ordered).max())
+
+    out = {}
+    for name, work in (("python", python_work), ("numpy", numpy_work)):
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            work()
+            times.append(time.perf_counter() - t0)
+        out[name] = round(statistics.median(times), 4)
+    return out
+
+
+def drift(references: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Per part of :func:`reference_seconds`, the slowest timing over the fastest among
+    ``references`` (``{when: reference_seconds()}``): 1.0 when the machine kept its speed; a
+    ratio timed across a drift of 1.2 may be off by that factor."""
+    parts = {name for timing in references.values() for name in timing}
+    out = {}
+    for name in sorted(parts):
+        seconds = [t[name] for t in references.values() if t.get(name)]
+        out[name] = round(max(seconds) / min(seconds), 3) if seconds else None
+    return out
+
+
 def _ratio(anchor: float, stage: float) -> float | None:
     return round(anchor / stage, 3) if stage > 0 and anchor > 0 else None
 
@@ -240,20 +304,28 @@ def bench_size(n: int, seed: int, work: Path, timeout: float | None, workers: in
 
     The anchors run on :func:`anchor_sample` of the documents (``anchor_documents`` at most) and
     the sections of those; ``anchors`` holds their seconds scaled to the whole size by the share
-    of the work in the sample (``anchor_sample`` says what was measured)."""
+    of the work in the sample (``anchor_sample`` says what was measured). ``reference_seconds``
+    holds :func:`reference_seconds` before the run, after it and after the anchors (not when
+    the run failed), and ``drift`` their :func:`drift`."""
     corpus, out = work / f"corpus-{n}", work / f"out-{n}"
     t0 = time.perf_counter()
     stats = generate(corpus, n, seed)
     generate_seconds = time.perf_counter() - t0
+    references = {"before_run": reference_seconds()}
     child = run_pipeline(corpus, out, work / f"pipeline-{n}.log", timeout, workers)
+    references["after_run"] = reference_seconds()
     entry: dict[str, Any] = {"n_articles": n, "generate_seconds": round(generate_seconds, 3),
                              "corpus": stats.to_dict(), **child}
     manifest_path = out / "manifest.json"
     if child["timed_out"] or child["returncode"] not in (0, 1) or not manifest_path.exists():
         entry["error"] = (f"pipeline {'timed out' if child['timed_out'] else 'failed'} "
                           f"(exit {child['returncode']}); see {work / f'pipeline-{n}.log'}")
-        return entry
-    return measure_run(entry, out, seed, anchor_documents, workers)
+    else:
+        measure_run(entry, out, seed, anchor_documents, workers)
+        references["after_anchors"] = reference_seconds()
+    entry["reference_seconds"] = references
+    entry["drift"] = drift(references)
+    return entry
 
 
 def measure_run(entry: dict[str, Any], out: Path, seed: int,
@@ -419,6 +491,17 @@ def count_instructions(corpus: Path, documents: int) -> dict[str, Any]:
         return {"error": f"a child failed (exit {exc.returncode}): {exc.stderr.decode(errors='replace')[-2000:]}"}
 
 
+def _commit() -> str | None:
+    """The project's git commit (``git describe --always --dirty``: a ``-dirty`` suffix when the
+    working tree had changes), or None outside a git checkout or without git."""
+    try:
+        done = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
 def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
@@ -441,6 +524,11 @@ def format_table(results: dict[str, Any]) -> str:
             f" {_fmt(ratios['ingest_to_extract_vs_jieba']):>7} {_fmt(ratios['normalize_vs_opencc']):>7}"
             f" {_fmt(ratios['dedup_vs_embedder']):>6} {_fmt(ratios['pipeline_vs_embedder']):>8}")
     lines.append("")
+    for r in results["runs"]:
+        if r.get("drift"):
+            lines.append(f"drift at {r['n_articles']}: " + ", ".join(
+                f"{name} x{_fmt(value)}" for name, value in r["drift"].items())
+                + " (reference workload, slowest / fastest of before the run, after it, after the anchors)")
     for name, a in results["acceptance"].items():
         verdict = {True: "PASS", False: "FAIL", None: "n/a"}[a["pass"]]
         lines.append(f"{verdict:>4}  {name} = {_fmt(a['measured'])} (target {a['op']} {a['target']}; "
@@ -512,6 +600,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 (work / f"pipeline-{n}.log.peak.json").unlink(missing_ok=True)
     results = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "commit": _commit(),
         "machine": {"platform": platform.platform(), "python": platform.python_version(),
                     "cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine()},
         "seed": args.seed,

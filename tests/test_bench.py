@@ -15,7 +15,16 @@ import pytest
 
 from bench import generate as gen
 from bench import instructions, peak
-from bench.run import ACCEPTANCE, ALL_STAGES, anchor_sample, main, run_measured, scaling_exponent
+from bench.run import (
+    ACCEPTANCE,
+    ALL_STAGES,
+    anchor_sample,
+    drift,
+    main,
+    reference_seconds,
+    run_measured,
+    scaling_exponent,
+)
 from pipeline import ingest
 from pipeline.config import load_config
 from pipeline.normalize import to_script
@@ -219,6 +228,12 @@ def test_tiny_bench_run_writes_results(tmp_path, capsys):
     assert scaled_within(run["anchors"]["jieba_lcut_seconds"], measured["jieba_lcut_seconds"],
                          run["text_mb"], sample["text_mb"], 1e-3)
     assert results["anchor_documents"] == 2
+    assert results["commit"] and len(results["commit"].removesuffix("-dirty")) >= 7
+    # the reference workload around the run and the anchors, and its drift
+    assert set(run["reference_seconds"]) == {"before_run", "after_run", "after_anchors"}
+    for timing in run["reference_seconds"].values():
+        assert set(timing) == {"python", "numpy"} and all(v > 0 for v in timing.values())
+    assert run["drift"] == drift(run["reference_seconds"]) and all(v >= 1.0 for v in run["drift"].values())
     assert len(sample["load_average"]) == 2 and all(x >= 0 for x in sample["load_average"])
     for name in ("ingest_to_extract_vs_jieba", "normalize_vs_opencc", "dedup_vs_embedder", "pipeline_vs_embedder"):
         assert run["ratios"][name] > 0
@@ -237,6 +252,21 @@ def test_tiny_bench_run_writes_results(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "ingest_to_extract_vs_jieba" in printed
     assert f"jieba.lcut / per-document stages, one core = {per_core['jieba_per_stages']:.3g}" in printed
+
+
+def test_drift_is_slowest_over_fastest_per_part():
+    references = {"before_run": {"python": 0.5, "numpy": 0.2}, "after_run": {"python": 0.6, "numpy": 0.2},
+                  "after_anchors": {"python": 0.4, "numpy": 0.25}}
+    assert drift(references) == {"numpy": 1.25, "python": 1.5}
+    assert drift({"before_run": {"python": 0.5}}) == {"python": 1.0}
+    assert drift({}) == {}
+
+
+def test_reference_workload_times_both_parts():
+    timing = reference_seconds(repeats=1)
+    assert set(timing) == {"python", "numpy"} and all(0 < v < 60 for v in timing.values())
+    with pytest.raises(ValueError, match="at least 1"):
+        reference_seconds(repeats=0)
 
 
 def test_anchor_sample_is_all_up_to_the_limit_then_a_seeded_draw():
