@@ -2806,6 +2806,12 @@ def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of
 
     Returns:
         ``dup_of`` per document, in the order given.
+
+    Cost: each copy candidate is compared with the earlier originals of its paper set, so
+    quadratic in the size of the largest such group (564 documents with one paper set in the 50k
+    bench corpus: 158,766 pairs at about 1.4 ms each); the size bound of the Jaccard resemblance
+    (``min(|A|, |B|) / max(|A|, |B|)``) skips the pairs that cannot reach the bar without
+    comparing them (28,017 of those 158,766 are compared).
     """
     first_of_content: dict[str, str] = {}
     dup_of: list[str | None] = []
@@ -2822,7 +2828,13 @@ def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of
         if target is None and doc_id in candidates:
             papers = papers_of[doc_id]
             shingles = _shingle_keys(text_of[doc_id])
+            size = len(shingles)
             for other_id, other in originals.get(papers, []):
+                # the resemblance is at most min / max of the two set sizes (|A & B| <= min,
+                # |A | B| >= max): a pair whose sizes alone keep it below the bar is not compared
+                # (the same verdicts; a margin far above rounding keeps a pair at the bar)
+                if min(size, len(other)) < DUP_MIN_RESEMBLANCE * max(size, len(other)) * (1 - 1e-9):
+                    continue
                 shared = _shared_shingles(shingles, other)
                 union = len(shingles) + len(other) - shared
                 if union and shared / union >= DUP_MIN_RESEMBLANCE:

@@ -1416,6 +1416,55 @@ def test_packed_shingles_count_like_the_sets(a: str, b: str) -> None:
     assert _shared_shingles(ka, kb) == len(_shingle_set(a) & _shingle_set(b))
 
 
+def _dup_of_by_every_pair(docs: list[tuple[str, str | None, str]], papers_of: dict, text_of: dict) -> list:
+    """The specification of ``duplicate_documents``: every earlier original of the same paper set
+    compared, by Python sets of shingles, the first at or above the bar taken."""
+    from pipeline.dedup import DUP_MIN_RESEMBLANCE
+
+    first_of_content, originals, out = {}, {}, []
+    for doc_id, status, sha in docs:
+        target = None
+        if isinstance(sha, str):
+            if status == "duplicate" and sha in first_of_content:
+                target = first_of_content[sha]
+            first_of_content.setdefault(sha, doc_id)
+        if target is None and doc_id in text_of:
+            mine = _shingle_set(text_of[doc_id])
+            for other_id, other in originals.get(papers_of[doc_id], []):
+                union = len(mine | other)
+                if union and len(mine & other) / union >= DUP_MIN_RESEMBLANCE:
+                    target = other_id
+                    break
+            if target is None:
+                originals.setdefault(papers_of[doc_id], []).append((doc_id, mine))
+        out.append(target)
+    return out
+
+
+@given(st.lists(st.tuples(st.sampled_from(["p", "q"]), st.text(st.sampled_from(list("abcdefg ")), max_size=30)),
+                min_size=1, max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_duplicate_documents_are_those_of_comparing_every_pair(rows: list[tuple[str, str]]) -> None:
+    from pipeline.dedup import duplicate_documents
+
+    docs = [(f"d{k}", "ok", f"sha{k}") for k in range(len(rows))]
+    papers_of = {f"d{k}": frozenset([paper]) for k, (paper, _) in enumerate(rows)}
+    text_of = {f"d{k}": text for k, (_, text) in enumerate(rows)}
+    assert duplicate_documents(docs, papers_of, text_of) == _dup_of_by_every_pair(docs, papers_of, text_of)
+
+
+def test_duplicate_documents_at_the_bar_and_by_size() -> None:
+    from pipeline.dedup import duplicate_documents
+
+    # 4 shingles in 5: a resemblance of exactly 0.8, the bar, at a size ratio of exactly 0.8
+    texts = {"a": "abcdefgh", "b": "abcdefghi", "c": "abcdefghijk", "d": "abcdefghij"}
+    docs = [(d, "ok", d) for d in texts]
+    papers_of = {d: frozenset(["p"]) for d in texts}
+    # b copies a (4/5); c (7 shingles) is below the bar with a (4/7) and with b (5/7): an original;
+    # d (6 shingles) copies c (6/7), not a (4/6) nor b (5/6 = 0.83: b is a copy, not an original)
+    assert duplicate_documents(docs, papers_of, texts) == [None, "a", None, "c"]
+
+
 def test_packed_shingles_keep_short_texts_apart_from_padded_ones() -> None:
     from pipeline.dedup import _shared_shingles, _shingle_keys
 
