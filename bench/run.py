@@ -266,16 +266,23 @@ def reference_seconds(repeats: int = REFERENCE_REPEATS) -> dict[str, float]:
     return out
 
 
-def drift(references: dict[str, dict[str, float]]) -> dict[str, float]:
+def drift(references: dict[str, dict[str, float]]) -> dict[str, float | None]:
     """Per part of :func:`reference_seconds`, the slowest timing over the fastest among
     ``references`` (``{when: reference_seconds()}``): 1.0 when the machine kept its speed; a
-    ratio timed across a drift of 1.2 may be off by that factor."""
+    ratio timed across a drift of 1.2 may be off by that factor. None for a part with fewer
+    than two usable timings (finite and above 0). The timings are single-core: other work on
+    the machine slows them too (``reference_load_average`` in the results says whether there
+    was any)."""
     parts = {name for timing in references.values() for name in timing}
-    out = {}
+    out: dict[str, float | None] = {}
     for name in sorted(parts):
-        seconds = [t[name] for t in references.values() if t.get(name)]
-        out[name] = round(max(seconds) / min(seconds), 3) if seconds else None
+        seconds = [t[name] for t in references.values() if _usable(t.get(name))]
+        out[name] = round(max(seconds) / min(seconds), 3) if len(seconds) >= 2 else None
     return out
+
+
+def _usable(seconds: object) -> bool:
+    return isinstance(seconds, int | float) and not isinstance(seconds, bool) and math.isfinite(seconds) and seconds > 0
 
 
 def _ratio(anchor: float, stage: float) -> float | None:
@@ -306,14 +313,15 @@ def bench_size(n: int, seed: int, work: Path, timeout: float | None, workers: in
     the sections of those; ``anchors`` holds their seconds scaled to the whole size by the share
     of the work in the sample (``anchor_sample`` says what was measured). ``reference_seconds``
     holds :func:`reference_seconds` before the run, after it and after the anchors (not when
-    the run failed), and ``drift`` their :func:`drift`."""
+    the run failed), ``reference_load_average`` the 1-minute load average just before each,
+    and ``drift`` their :func:`drift`."""
     corpus, out = work / f"corpus-{n}", work / f"out-{n}"
     t0 = time.perf_counter()
     stats = generate(corpus, n, seed)
     generate_seconds = time.perf_counter() - t0
-    references = {"before_run": reference_seconds()}
+    references, loads = {"before_run": reference_seconds()}, {"before_run": _load()}
     child = run_pipeline(corpus, out, work / f"pipeline-{n}.log", timeout, workers)
-    references["after_run"] = reference_seconds()
+    references["after_run"], loads["after_run"] = reference_seconds(), _load()
     entry: dict[str, Any] = {"n_articles": n, "generate_seconds": round(generate_seconds, 3),
                              "corpus": stats.to_dict(), **child}
     manifest_path = out / "manifest.json"
@@ -322,8 +330,9 @@ def bench_size(n: int, seed: int, work: Path, timeout: float | None, workers: in
                           f"(exit {child['returncode']}); see {work / f'pipeline-{n}.log'}")
     else:
         measure_run(entry, out, seed, anchor_documents, workers)
-        references["after_anchors"] = reference_seconds()
+        references["after_anchors"], loads["after_anchors"] = reference_seconds(), _load()
     entry["reference_seconds"] = references
+    entry["reference_load_average"] = loads  # 1-minute load before each timing: ~1 on an idle machine
     entry["drift"] = drift(references)
     return entry
 
@@ -492,14 +501,24 @@ def count_instructions(corpus: Path, documents: int) -> dict[str, Any]:
 
 
 def _commit() -> str | None:
-    """The project's git commit (``git describe --always --dirty``: a ``-dirty`` suffix when the
-    working tree had changes), or None outside a git checkout or without git."""
-    try:
-        done = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"], cwd=ROOT,
-                              capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
+    """The project's git commit (12 hex digits of ``HEAD``), with ``-dirty`` when a file other
+    than the bench's own results (``bench/results*.json``, which a run writes) is changed or
+    untracked and not ignored; None outside a git checkout of the project or without git."""
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    top = git("rev-parse", "--show-toplevel")
+    if top is None or Path(top).resolve() != ROOT.resolve():  # not this project's own checkout
         return None
-    return (done.stdout.strip() or None) if done.returncode == 0 else None
+    head = git("rev-parse", "--short=12", "HEAD")
+    if not head:
+        return None
+    changed = git("status", "--porcelain", "--", ".", ":(exclude)bench/results*.json")
+    return head + ("-dirty" if changed is None or changed else "")
 
 
 def _round(x: float | None) -> float | None:
@@ -528,7 +547,7 @@ def format_table(results: dict[str, Any]) -> str:
         if r.get("drift"):
             lines.append(f"drift at {r['n_articles']}: " + ", ".join(
                 f"{name} x{_fmt(value)}" for name, value in r["drift"].items())
-                + " (reference workload, slowest / fastest of before the run, after it, after the anchors)")
+                + " (reference workload: slowest / fastest of its timings around the run)")
     for name, a in results["acceptance"].items():
         verdict = {True: "PASS", False: "FAIL", None: "n/a"}[a["pass"]]
         lines.append(f"{verdict:>4}  {name} = {_fmt(a['measured'])} (target {a['op']} {a['target']}; "
@@ -581,6 +600,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-")) if temporary else args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     runs = []
+    commit = _commit()  # the code that runs, before anything changes during the hours it takes
     try:
         for n in sizes:
             print(f"[bench] N={n} ...", file=sys.stderr, flush=True)
@@ -600,7 +620,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 (work / f"pipeline-{n}.log.peak.json").unlink(missing_ok=True)
     results = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "commit": _commit(),
+        "commit": commit,
         "machine": {"platform": platform.platform(), "python": platform.python_version(),
                     "cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine()},
         "seed": args.seed,

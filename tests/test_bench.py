@@ -234,6 +234,7 @@ def test_tiny_bench_run_writes_results(tmp_path, capsys):
     for timing in run["reference_seconds"].values():
         assert set(timing) == {"python", "numpy"} and all(v > 0 for v in timing.values())
     assert run["drift"] == drift(run["reference_seconds"]) and all(v >= 1.0 for v in run["drift"].values())
+    assert set(run["reference_load_average"]) == set(run["reference_seconds"])
     assert len(sample["load_average"]) == 2 and all(x >= 0 for x in sample["load_average"])
     for name in ("ingest_to_extract_vs_jieba", "normalize_vs_opencc", "dedup_vs_embedder", "pipeline_vs_embedder"):
         assert run["ratios"][name] > 0
@@ -258,8 +259,26 @@ def test_drift_is_slowest_over_fastest_per_part():
     references = {"before_run": {"python": 0.5, "numpy": 0.2}, "after_run": {"python": 0.6, "numpy": 0.2},
                   "after_anchors": {"python": 0.4, "numpy": 0.25}}
     assert drift(references) == {"numpy": 1.25, "python": 1.5}
-    assert drift({"before_run": {"python": 0.5}}) == {"python": 1.0}
     assert drift({}) == {}
+    # fewer than two usable timings (finite, above 0) say nothing: None, not a steady 1.0
+    assert drift({"before_run": {"python": 0.5}}) == {"python": None}
+    assert drift({"a": {"python": 0.5, "numpy": 0.2}, "b": {"python": 0.25}}) == {"numpy": None, "python": 2.0}
+    bad = {"a": {"python": 0.0}, "b": {"python": float("nan")}, "c": {"python": -1.0}, "d": {"python": None},
+           "e": {"python": float("inf")}, "f": {"python": True}}
+    assert drift(bad) == {"python": None}
+    assert drift({**bad, "g": {"python": 0.3}, "h": {"python": 0.6}}) == {"python": 2.0}
+
+
+def test_commit_is_heads_and_ignores_the_results_a_run_writes():
+    import subprocess
+
+    from bench.run import ROOT, _commit
+
+    head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", ".", ":(exclude)bench/results*.json"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert _commit() == head + ("-dirty" if dirty else "")
 
 
 def test_reference_workload_times_both_parts():
