@@ -826,6 +826,10 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
     index.is_trained = True
     log.debug("dedup: IVF k-means done (%d lists over %d rows)", nlist, n)
     nprobe = index.nprobe = min(IVF_NPROBE, nlist)
+    # search_preassigned runs on one thread in faiss's default mode 0 (index.search splits the
+    # queries between its threads above it); mode 3 splits them inside it, each query searched
+    # on its own as before (faiss IndexIVF.cpp, ``do_parallel``): the same neighbours
+    index.parallel_mode = 3
     # per row: the list index.add puts it in and the lists index.search probes for it (the same
     # quantizer calls, one per block)
     assign = np.empty(n, np.int64)

@@ -461,6 +461,26 @@ def test_approximate_search_in_blocks_equals_one_call(monkeypatch) -> None:
                                       dedup_module._neighbour_pairs(emb, 4, ann_min=ann_min))
 
 
+def test_approximate_search_is_the_same_on_one_thread_as_on_several() -> None:
+    """The queries of a block are split between faiss's threads inside ``search_preassigned``
+    (``parallel_mode`` 3); each is still searched on its own, so the threads change nothing."""
+    import faiss
+
+    import pipeline.dedup as dedup_module
+
+    emb = _clustered_vectors(n_clusters=400, per_cluster=5)
+    threads = faiss.omp_get_max_threads()
+    try:
+        faiss.omp_set_num_threads(1)
+        one = dedup_module._ann_neighbour_index(emb, 4)
+        faiss.omp_set_num_threads(2)
+        several = dedup_module._ann_neighbour_index(emb, 4)
+    finally:
+        faiss.omp_set_num_threads(threads)
+    np.testing.assert_array_equal(one, several)
+    np.testing.assert_array_equal(several, _faiss_ivf_reference(emb, 4))
+
+
 def _faiss_ivf_reference(emb: np.ndarray, k: int, sampled: bool = True) -> np.ndarray:
     """The neighbours of one in-memory faiss ``IndexIVFFlat`` trained by faiss's own ``train``
     (on the sample of ``_ann_neighbour_index``; ``sampled`` False: on every row, which faiss
