@@ -72,6 +72,7 @@ from .config import Config
 from .embed import Embedder
 from .fields import fold_title, fold_title_words
 from .memory import release_free_memory
+from .score_helper import ScoreHelper
 from .stage import records
 from .vectors import IvfListsFile, VectorFile
 from .write import PAPERS_SCHEMA
@@ -149,6 +150,12 @@ AVERAGE_SAMPLE = 96
 SCORE_BATCH = 4096
 #: Candidate pairs converted to Python values at a time in the merge loop (:func:`_pair_stream`).
 STREAM_BLOCK = 65536
+#: From this many sections on, with ``run.workers`` of two or more and the content vectors in a
+#: file (the runner's), clustering scores its bulk pairs on two processes
+#: (:class:`pipeline.score_helper.ScoreHelper`): below it, the helper's start-up (a few seconds
+#: of a core) costs about what it saves (the 12k sections of the 1k bench corpus score their
+#: candidates in about 4 s).
+SHARED_SCORES_MIN_SECTIONS = 20_000
 #: Candidate pairs scored at a time by :func:`_visited_pairs` (a multiple of SCORE_BATCH).
 CANDIDATE_BLOCK = 64 * SCORE_BATCH
 #: Entries of the string-pair caches of the title similarities (about 200 bytes each).
@@ -2148,15 +2155,35 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
         the average score of the section to the other members of its cluster, at most
         :data:`JOIN_SCORE_SAMPLE` of them, the first in section order (None when alone); with
         ``as_arrays``, int64 and float64 ``(n,)`` (NaN when alone).
-    """
-    import math
 
+    From :data:`SHARED_SCORES_MIN_SECTIONS` sections on, with ``run.workers`` of two or more and
+    the content vectors in a :class:`pipeline.vectors.VectorFile` (the runner's), the candidate
+    pairs and the join scores are scored half in a helper process
+    (:class:`pipeline.score_helper.ScoreHelper`, started before the searches): the same values
+    on two cores.
+    """
     if isinstance(emb, np.ndarray):
         emb = SectionEmbeddings.from_dense(emb)
     # the codes of every key (about 60 bytes a section) are held through the searches: the
     # k-means sample that they used to stack on now waits on disk (spherical_kmeans)
     scorer = sections if isinstance(sections, PairScorer) else PairScorer(sections, emb, config.dedup.embed_weight)
     del sections
+    n = len(scorer)
+    # started before the searches, so that it has loaded the scorer by the time it is needed
+    helper = (ScoreHelper(scorer) if config.run.workers >= 2 and n >= SHARED_SCORES_MIN_SECTIONS
+              and isinstance(emb.content, VectorFile) else None)
+    try:
+        return _cluster(scorer, emb, config, scratch, as_arrays, helper.scores if helper is not None else scorer.scores)
+    finally:
+        if helper is not None:
+            helper.close()
+
+
+def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch: str | Path | None,
+             as_arrays: bool, scores: Callable[..., np.ndarray],
+             ) -> tuple[list[int], list[float | None]] | tuple[np.ndarray, np.ndarray]:
+    """:func:`cluster_sections` once its scorer is built; ``scores``: ``scorer.scores`` or a
+    :class:`pipeline.score_helper.ScoreHelper`'s (the same values), for the bulk scoring."""
     n = len(scorer)
     threshold = config.dedup.match_threshold
     ann_min = config.dedup.ann_min_sections
@@ -2177,7 +2204,7 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
         del key_pairs, pairs
     release_free_memory()  # the searches' blocks and lists
     log.debug("dedup: candidate pairs from %d sources", len(found))
-    left, right = _visited_pairs(found, n, scorer, threshold)
+    left, right = _visited_pairs(found, n, scorer, threshold, scores)
     release_free_memory()  # the scored candidates below the threshold and the sort
     log.debug("dedup: %d candidate pairs at or above the threshold", len(left))
     exact = scorer.exact_pairs(left, right)
@@ -2230,7 +2257,7 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
     members = list(members.values())
     del clusters, failed
     release_free_memory()
-    join_scores = _join_scores(scorer, members, n)
+    join_scores = _join_scores(scorer, members, n, scores)
     for cache in (_english_ratio, _english_conflict, _word_index, _chinese_pair_similarity):
         cache.cache_clear()  # this corpus's title pairs (up to ~13 MB each): not needed again
     if as_arrays:
@@ -2260,7 +2287,8 @@ def _key_groups(values: np.ndarray) -> Iterator[list[int]]:
         yield members.tolist()
 
 
-def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshold: float,
+                   scores: Callable[..., np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The distinct candidate pairs scoring at least ``threshold``, in the order the merge loop
     visits them: by descending score, ties by ``(low, high)`` section index.
 
@@ -2269,6 +2297,8 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
             hubs) as :func:`_pair_keys` keys: int64 ``(m_t,)`` arrays, each sorted and without
             repeats (a pair may be in several). Emptied as they are scored.
         scorer: the pairs' :class:`PairScorer`.
+        scores: what scores them: ``scorer.scores`` (None) or a
+            :class:`pipeline.score_helper.ScoreHelper`'s, which gives the same values.
 
     Returns:
         ``(left, right)``: int ``(k,)`` each (int32 below 2**31 sections, else int64), ``left < right``.
@@ -2280,6 +2310,7 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
     once (about 40 bytes a candidate, 12M candidates at 50k articles): only the sources' keys,
     8 bytes a candidate, and the pairs above the threshold.
     """
+    score = scorer.scores if scores is None else scores
     done: list[np.ndarray] = []  # the keys of the sources already scored
     kept_keys, kept_scores = [], []
     while found:
@@ -2294,10 +2325,10 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
                     block = block[earlier[at] != block]
             if not block.size:
                 continue
-            scores = scorer.scores(block // n, block % n, exact_from=threshold)
-            above = scores >= threshold  # the rest is never visited
+            got = score(block // n, block % n, exact_from=threshold)
+            above = got >= threshold  # the rest is never visited
             kept_keys.append(block[above])
-            kept_scores.append(scores[above])
+            kept_scores.append(got[above])
         done.append(keys)
     del done
     keys_above = np.concatenate(kept_keys) if kept_keys else np.zeros(0, np.int64)
@@ -2353,7 +2384,8 @@ def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray,
     return out
 
 
-def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int) -> np.ndarray:
+def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int,
+                 scores: Callable[..., np.ndarray] | None = None) -> np.ndarray:
     """Per section, the mean score to the first :data:`JOIN_SCORE_SAMPLE` other members of its
     cluster in section order (``clusters``: member lists in section order): float64 ``(n,)``,
     NaN when alone; ``O(n * JOIN_SCORE_SAMPLE)`` pair scores, :data:`JOIN_BATCH` pairs at a time
@@ -2361,8 +2393,9 @@ def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int) -> np.nd
 
     Each section's pairs are summed in one ``bincount`` (in head order, from 0), whatever the
     batches: its pairs are never split between two of them, so the result does not depend on
-    :data:`JOIN_BATCH`.
+    :data:`JOIN_BATCH`. ``scores``: as :func:`_visited_pairs` takes it.
     """
+    score = scorer.scores if scores is None else scores
     total = np.zeros(n)
     count = np.zeros(n, dtype=np.int64)
     batch_i: list[np.ndarray] = []
@@ -2374,7 +2407,7 @@ def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int) -> np.nd
             i, j = np.concatenate(batch_i), np.concatenate(batch_j)
             batch_i.clear()
             batch_j.clear()
-            total[:] += np.bincount(i, weights=scorer.scores(i, j), minlength=n)
+            total[:] += np.bincount(i, weights=score(i, j), minlength=n)
             count[:] += np.bincount(i, minlength=n)
 
     for members in clusters:

@@ -66,8 +66,11 @@ class VectorFile:
         """Add the rows of an ``(m, d)`` array after the others (converted to ``dtype``).
 
         Raises:
-            ValueError: ``rows`` is not 2-D, or its width is not ``d``.
+            ValueError: ``rows`` is not 2-D, or its width is not ``d``; the file was handed
+                over by another process (:meth:`__reduce__`).
         """
+        if not self._file.writable():
+            raise ValueError("this VectorFile was handed over by another process: it is read-only")
         rows = np.asarray(rows)
         if rows.ndim != 2:
             raise ValueError(f"expected an (m, d) array, got shape {rows.shape}")
@@ -89,8 +92,13 @@ class VectorFile:
         d = self.d or 0
         if stop <= start or not d:
             return np.zeros((max(0, stop - start), d), self.dtype)
-        self._file.seek(start * d * self.dtype.itemsize)
-        return np.fromfile(self._file, dtype=self.dtype, count=(stop - start) * d).reshape(-1, d)
+        out = np.empty((stop - start, d), self.dtype)
+        # a positioned read: the file's offset is shared with a process that holds it through
+        # :meth:`__reduce__`, so nothing here may depend on it
+        want = out.nbytes
+        if os.preadv(self._file.fileno(), (memoryview(out.reshape(-1).view(np.uint8)),), start * d * self.dtype.itemsize) != want:
+            raise OSError(f"short read of rows {start}:{stop} of {self.n}")
+        return out
 
     def take(self, index: np.ndarray) -> np.ndarray:
         """The rows at ``index`` (integer array, any order, repeats allowed): a fresh
@@ -157,6 +165,18 @@ class VectorFile:
             out.append(self.take(order[start : start + COPY_BLOCK]))
         return out
 
+    def __reduce__(self):
+        """Pickled for another process of :mod:`multiprocessing` (an argument of a ``spawn``
+        start, or sent on one of its connections): the file goes as its descriptor, as
+        :mod:`multiprocessing` hands over a connection's (:func:`multiprocessing.reduction.DupFd`:
+        inherited at the start, else through its resource sharer while this process lives). The
+        other process reads the same rows without a copy, even after this one has closed its
+        own. The copy is for reading: its :meth:`append` raises ``ValueError``.
+        """
+        from multiprocessing import reduction
+
+        return _attached, (reduction.DupFd(self._file.fileno()), self.n, self.d, self.dtype.str)
+
     def close(self) -> None:
         """Drop the file (idempotent)."""
         self._file.close()
@@ -166,6 +186,15 @@ class VectorFile:
             self.close()
         except Exception:  # interpreter shutdown: nothing left to free
             pass
+
+
+def _attached(fd, n: int, d: int | None, dtype: str) -> VectorFile:
+    """The :class:`VectorFile` of :meth:`VectorFile.__reduce__` in the receiving process: the
+    same file through the descriptor it was handed (``fd``: what ``DupFd`` gives), read-only."""
+    out = VectorFile.__new__(VectorFile)
+    out._file = os.fdopen(fd.detach(), "rb")
+    out.n, out.d, out.dtype = n, d, np.dtype(dtype)
+    return out
 
 
 class IvfListsFile:

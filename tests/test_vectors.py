@@ -41,6 +41,46 @@ def test_rows_and_take_give_back_what_was_appended_bit_for_bit(tmp_path) -> None
     f.close()  # idempotent
 
 
+def _read_in_another_process(conn, f: VectorFile) -> None:
+    """Spawned by the test below: sends back what ``f`` reads there, then what an append says."""
+    try:
+        conn.send((f.shape, f.take(np.array([3, 0, 3, -1])), f.rows(1, 4), f.read()))
+        try:
+            f.append(np.zeros((1, 4), np.float32))
+            conn.send("appended")
+        except ValueError as exc:
+            conn.send(str(exc))
+    finally:
+        conn.close()
+
+
+def test_a_vector_file_handed_to_a_spawned_process_reads_the_same_rows(tmp_path) -> None:
+    """Dedup's score helper (pipeline.score_helper) gets the content vectors as the open file:
+    the same rows there, bit for bit, after this process has closed its own, and read-only."""
+    import multiprocessing
+
+    whole = _matrix(9, 4, 3)
+    f = VectorFile(tmp_path)
+    f.append(whole)
+    ctx = multiprocessing.get_context("spawn")
+    here, there = ctx.Pipe()
+    process = ctx.Process(target=_read_in_another_process, args=(there, f))
+    process.start()
+    there.close()
+    f.close()  # the other process holds the file through its own descriptor
+    try:
+        shape, taken, rows, read = here.recv()
+        refused = here.recv()
+    finally:
+        process.join(60)
+    assert process.exitcode == 0
+    assert shape == (9, 4)
+    np.testing.assert_array_equal(taken, whole[[3, 0, 3, -1]])
+    np.testing.assert_array_equal(rows, whole[1:4])
+    np.testing.assert_array_equal(read, whole)
+    assert "read-only" in refused
+
+
 def test_appends_of_another_width_or_shape_are_refused(tmp_path) -> None:
     f = VectorFile(tmp_path)
     f.append(_matrix(4, 6))
