@@ -69,7 +69,7 @@ import pyarrow.compute as pc
 from cydifflib import SequenceMatcher  # difflib's algorithm in Cython: the same ratios, ~5x faster
 
 from .config import Config
-from .embed import Embedder
+from .embed import Embedder, submit_encode
 from .fields import fold_title, fold_title_words
 from .memory import release_free_memory
 from .score_helper import ScoreHelper
@@ -726,9 +726,24 @@ def embed_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> SectionEmbeddin
     Returns:
         :class:`SectionEmbeddings` with ``n = len(inputs.texts)`` rows.
     """
+    return submit_inputs(inputs, embedder)()
+
+
+def submit_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> Callable[[], SectionEmbeddings]:
+    """:func:`embed_inputs`, started (:func:`pipeline.embed.submit_encode`): the returned function
+    waits for the vectors and gives what :func:`embed_inputs` gives. The runner submits a chunk
+    before it waits for the one before, so that the embedding processes go on with the next
+    chunk while it stores the vectors of the last (the same vectors, cache and counts as
+    embedding the chunks in turn: :meth:`pipeline.embed_cache.CachedEmbedder.submit`)."""
     texts, titles = inputs
     extra = list(dict.fromkeys(t for pair in titles for t in pair if t))
-    vectors = np.asarray(embedder.encode(texts + extra), dtype=np.float32) if texts or extra else np.zeros((0, 0), np.float32)
+    pending = submit_encode(embedder, texts + extra) if texts or extra else None
+    return lambda: _embedded(texts, titles, extra, pending, embedder)
+
+
+def _embedded(texts: list[str], titles: list[tuple[str | None, str | None]], extra: list[str],
+              pending: Callable[[], np.ndarray] | None, embedder: Embedder) -> SectionEmbeddings:
+    vectors = np.asarray(pending(), dtype=np.float32) if pending is not None else np.zeros((0, 0), np.float32)
     n, dim = len(texts), (vectors.shape[1] if vectors.size else getattr(embedder, "dim", 0))
     content = vectors[:n] if n else np.zeros((0, dim), np.float32)
     table = vectors[n:] if extra else np.zeros((0, dim), np.float32)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -404,6 +404,18 @@ def _encode_piece(texts: list[str]) -> np.ndarray:
     return _POOL_EMBEDDER.encode(texts)
 
 
+def submit_encode(embedder: Embedder, texts: Sequence[str]) -> Callable[[], np.ndarray]:
+    """``embedder.submit(texts)`` where the embedder has it (:class:`PooledEmbedder`,
+    :class:`pipeline.embed_cache.CachedEmbedder`): the encoding starts, and the returned function
+    waits for its vectors; any other embedder encodes at once and the function returns the
+    result. Either way the function returns what ``embedder.encode(texts)`` would."""
+    submit = getattr(embedder, "submit", None)
+    if submit is not None:
+        return submit(texts)
+    vectors = embedder.encode(texts)
+    return lambda: vectors
+
+
 class PooledEmbedder:
     """An :class:`Embedder` that encodes on ``workers`` processes, each holding its own
     :func:`make_embedder` of ``config`` (the USE backend, one BLAS thread each: see
@@ -461,13 +473,30 @@ class PooledEmbedder:
         Raises:
             TypeError: ``texts`` is a ``str`` or holds a non-``str``.
         """
+        return self.submit(texts)()
+
+    def submit(self, texts: Sequence[str]) -> Callable[[], np.ndarray]:
+        """Start embedding ``texts`` and return at once a function that waits for the vectors
+        and returns them (what :meth:`encode` returns): the pieces queue up in the processes
+        behind those of earlier calls, so a caller that submits the next call before it waits
+        for this one keeps the processes busy while it handles the vectors (dedup's embedding,
+        :func:`pipeline.dedup.submit_inputs`). A call that :meth:`encode` would keep in this
+        process is encoded before this returns.
+
+        Raises:
+            TypeError: as :meth:`encode`.
+            concurrent.futures.process.BrokenProcessPool: (from the returned function) a
+                process died.
+        """
         texts = checked_texts(texts)
         least = POOL_MIN_TEXTS if self.min_texts is None else self.min_texts
         if self.workers == 1 or len(texts) < max(least, 1):
-            return self._local.encode(texts)
+            vectors = self._local.encode(texts)
+            return lambda: vectors
         step = self.batch_size * POOL_PIECE_BATCHES
-        pieces = [texts[i : i + step] for i in range(0, len(texts), step)]
-        return np.concatenate(list(self.start().map(_encode_piece, pieces)), axis=0)
+        pool = self.start()
+        futures = [pool.submit(_encode_piece, texts[i : i + step]) for i in range(0, len(texts), step)]
+        return lambda: np.concatenate([f.result() for f in futures], axis=0)
 
     def start(self) -> ProcessPoolExecutor:
         """Start the processes, and wait until each has loaded its model (idempotent)."""

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from .embed import Embedder, checked_texts
+from .embed import Embedder, checked_texts, submit_encode
 
 __all__ = ["CachedEmbedder", "EmbeddingCache"]
 
@@ -125,6 +125,7 @@ class CachedEmbedder:
         self.model_key = f"{embedder.model_id}|max_chars={getattr(embedder, 'max_chars', None)}"
         self.hits = 0
         self.misses = 0
+        self._pending: dict[str, _Encoding] = {}  # text key -> the submitted call encoding it
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts``: float32 array of shape ``(len(texts), dim)``, rows as the backend gives
@@ -133,24 +134,71 @@ class CachedEmbedder:
         Raises:
             TypeError: ``texts`` is a single ``str`` or holds a non-string.
         """
+        return self.submit(texts)()
+
+    def submit(self, texts: Sequence[str]) -> Callable[[], np.ndarray]:
+        """Look ``texts`` up and start encoding the misses (:func:`pipeline.embed.submit_encode`
+        of the backend); the returned function waits for them, stores them and returns what
+        :meth:`encode` returns. Calls submitted before earlier ones are waited for see the
+        cache as if those had finished: a text that an earlier call is still encoding is not
+        encoded again but takes that call's vector (the one the cache would then hold), so the
+        vectors, the cache and :attr:`hits` / :attr:`misses` are those of calling :meth:`encode`
+        in turn. Wait for the functions in the order of the calls (an earlier call's vectors
+        are stored when its function runs, or a later one's that needs them).
+
+        Raises:
+            TypeError: ``texts`` is a single ``str`` or holds a non-string.
+        """
         texts = checked_texts(texts)
         keys = [text_key(t) for t in texts]
         found = self.cache.get(self.model_key, keys)
-        self.hits += sum(1 for k in keys if k in found)
+        earlier = {key: self._pending[key] for key in keys if key not in found and key in self._pending}
+        self.hits += sum(1 for k in keys if k in found or k in earlier)
         missing: dict[str, str] = {}
         for key, text in zip(keys, texts, strict=True):
-            if key not in found:
+            if key not in found and key not in earlier:
                 missing.setdefault(key, text)
-        if missing:
-            vectors = np.asarray(self.embedder.encode(list(missing.values())), dtype=np.float32)
-            new = dict(zip(missing, vectors, strict=True))
-            self.cache.put(self.model_key, new)
-            found.update(new)
         self.misses += len(missing)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, key in enumerate(keys):
-            out[row] = found[key]
-        return out
+        job = _Encoding(self, list(missing), submit_encode(self.embedder, list(missing.values())) if missing else None)
+        for key in missing:
+            self._pending[key] = job
+
+        def result() -> np.ndarray:
+            found.update(job.vectors())
+            for key, other in earlier.items():
+                found[key] = other.vectors()[key]
+            out = np.zeros((len(keys), self.dim), dtype=np.float32)
+            for row, key in enumerate(keys):
+                out[row] = found[key]
+            return out
+
+        return result
 
     def __repr__(self) -> str:
         return f"CachedEmbedder({self.embedder!r}, cache={str(self.cache.path)!r})"
+
+
+class _Encoding:
+    """The misses of one :meth:`CachedEmbedder.submit` call while the backend encodes them:
+    :meth:`vectors` waits for them once, stores them in the cache and gives ``{key: vector}``."""
+
+    def __init__(self, owner: CachedEmbedder, keys: list[str], result: Callable[[], np.ndarray] | None):
+        self._owner, self._keys, self._result = owner, keys, result
+        self._vectors: dict[str, np.ndarray] | None = None if keys else {}
+
+    def vectors(self) -> dict[str, np.ndarray]:
+        if self._vectors is None:
+            owner = self._owner
+            try:
+                new = dict(zip(self._keys, np.asarray(self._result(), dtype=np.float32), strict=True))
+            except BaseException:  # nothing stored: a later call encodes these texts itself
+                for key in self._keys:
+                    if owner._pending.get(key) is self:
+                        del owner._pending[key]
+                raise
+            owner.cache.put(owner.model_key, new)
+            self._vectors, self._result = new, None
+            for key in self._keys:
+                if owner._pending.get(key) is self:
+                    del owner._pending[key]
+        return self._vectors

@@ -38,6 +38,7 @@ Publishing and the run lock are in :mod:`pipeline.publish`.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import datetime as dt
 import hashlib
@@ -68,16 +69,17 @@ from .dedup import (
     FUSED_PAPERS_SCHEMA,
     EmbeddingInputs,
     EmbeddingParts,
+    SectionEmbeddings,
     SlimColumns,
     cluster_papers,
     copy_candidates,
     count_sources,
     duplicate_documents,
-    embed_inputs,
     embedding_inputs,
     paper_sets,
     section_order,
     slim_sections,
+    submit_inputs,
 )
 from .embed import Embedder, make_local_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
@@ -571,6 +573,10 @@ PAPER_BATCH = 8192
 PAPER_SPILL_FILES = 64
 #: Folder inside the run folder for the first pass's tables (removed before publishing).
 SCRATCH_DIR = ".scratch"
+#: Chunks submitted to the embedder beyond the one being stored (:func:`pipeline.dedup.submit_inputs`):
+#: one keeps the embedding processes busy while the run's process stores the last chunk's
+#: vectors, holding two chunks' texts and vectors (a few MB each) instead of one.
+EMBED_CHUNKS_IN_FLIGHT = 1
 
 
 @dataclass
@@ -706,9 +712,10 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
        and ``context``, write ``documents`` and ``sections`` to scratch files (without the dedup
        columns), append what embedding reads (:func:`pipeline.dedup.embedding_inputs`) to a
        scratch file; then, once every file is in, the state is compacted when due (``compact``:
-       always) and the chunks' sections embedded one chunk at a time
-       (:func:`pipeline.dedup.embed_inputs`: after the workers are done, so that embedding does
-       not compete with them for the cores), their content vectors appended to a
+       always) and the chunks' sections embedded one chunk at a time, the next one submitted
+       before the last is stored (:func:`pipeline.dedup.submit_inputs`, :data:`EMBED_CHUNKS_IN_FLIGHT`:
+       after the workers are done, so that embedding does not compete with them for the
+       cores), their content vectors appended to a
        :class:`pipeline.vectors.VectorFile`;
     2. cluster and fuse (:func:`pipeline.dedup.cluster_papers`; the fused papers then wait in
        a scratch file, :class:`_Spill`), then reread the scratch tables batch by batch
@@ -820,13 +827,24 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     if embed_out is not None:
         embed_out.close()
     embed_file.close()
+    in_flight: collections.deque[Callable[[], SectionEmbeddings]] = collections.deque()
+
+    def take_oldest() -> None:
+        part = in_flight.popleft()()
+        content.append(part.content)
+        vectors.add(part.without_content())
+
     with pa.OSFile(str(embed_path), "rb") as embed_in:  # plain reads, not a map: a read batch is freed after use
         for batch in pa.ipc.open_stream(embed_in) if embed_out is not None else ():  # chunk by chunk, in order
-            part = embed_inputs(EmbeddingInputs.from_batch(batch), embedder)
+            # the next chunk is submitted before the last one is waited for: the embedding
+            # processes go on with it while this process stores the last one's vectors (each
+            # chunk's tail would leave a process idle, and the cache's reads and writes both)
+            in_flight.append(submit_inputs(EmbeddingInputs.from_batch(batch), embedder))
             del batch
-            content.append(part.content)
-            vectors.add(part.without_content())
-            del part
+            if len(in_flight) > EMBED_CHUNKS_IN_FLIGHT:
+                take_oldest()
+        while in_flight:
+            take_oldest()
     embed_path.unlink()
     if after_embedding is not None:
         after_embedding()

@@ -54,6 +54,46 @@ def test_cached_vectors_equal_the_backend_and_only_misses_are_encoded(tmp_path: 
     np.testing.assert_array_equal(cached.encode(t for t in TEXTS), first)  # an iterator is read once
 
 
+def test_calls_submitted_before_the_earlier_are_waited_for_are_those_in_turn(tmp_path: Path, use_embedder) -> None:
+    """The runner submits a chunk before it waits for the one before (pipeline.dedup.submit_inputs):
+    a text the earlier call is still encoding is not encoded again but takes its vector, and the
+    vectors, the cache and the counts are those of encoding the calls in turn."""
+    calls = [TEXTS[:3], ["新文本：扩散模型", TEXTS[0], TEXTS[2]], [TEXTS[1], "新文本：扩散模型", "第三段"]]
+    in_turn = CachedEmbedder(use_embedder, EmbeddingCache(tmp_path / "turn.sqlite"))
+    expected = [in_turn.encode(c) for c in calls]
+    counting = CountingEmbedder(use_embedder)
+    cached = CachedEmbedder(counting, EmbeddingCache(tmp_path / "ahead.sqlite"))
+    pending = [cached.submit(c) for c in calls]  # all three started before any is waited for
+    assert counting.encoded == [*TEXTS[:3], "新文本：扩散模型", "第三段"]  # each text once
+    assert (cached.hits, cached.misses) == (in_turn.hits, in_turn.misses) == (4, 5)
+    assert len(cached.cache) == 0  # nothing stored until a call is waited for
+    for got, want in zip([p() for p in pending], expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert len(cached.cache) == len(in_turn.cache) == 5 and not cached._pending
+    for key in map(text_key, [*TEXTS[:3], "新文本：扩散模型", "第三段"]):
+        a, b = in_turn.cache.get(in_turn.model_key, [key]), cached.cache.get(cached.model_key, [key])
+        np.testing.assert_array_equal(a[key], b[key])
+    # waited for out of order: a later call stores the earlier one's vectors it needs
+    again = CachedEmbedder(CountingEmbedder(use_embedder), EmbeddingCache(tmp_path / "order.sqlite"))
+    first, second = again.submit(calls[0]), again.submit(calls[1])
+    np.testing.assert_array_equal(second(), expected[1])
+    np.testing.assert_array_equal(first(), expected[0])
+    assert len(again.cache) == 4 and not again._pending
+
+
+def test_a_pool_submission_gives_what_encode_gives(use_embedder) -> None:
+    """PooledEmbedder.submit queues a call's pieces behind the earlier ones' (two processes here):
+    the vectors of encode, whatever the order they are waited for in."""
+    from pipeline.embed import PooledEmbedder
+
+    texts = [f"{t} #{k}" for k in range(700) for t in TEXTS[:2]]
+    with PooledEmbedder(load_config(), workers=2, min_texts=1) as pooled:
+        a, b = pooled.submit(texts[:900]), pooled.submit(texts[900:])
+        np.testing.assert_array_equal(b(), use_embedder.encode(texts[900:]))
+        np.testing.assert_array_equal(a(), use_embedder.encode(texts[:900]))
+        np.testing.assert_array_equal(pooled.submit(texts[:5])(), use_embedder.encode(texts[:5]))
+
+
 def test_the_cache_persists_and_separates_models(tmp_path: Path, use_embedder) -> None:
     path = tmp_path / "c.sqlite"
     CachedEmbedder(use_embedder, EmbeddingCache(path)).encode(TEXTS)
