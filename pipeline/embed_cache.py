@@ -143,8 +143,11 @@ class CachedEmbedder:
         cache as if those had finished: a text that an earlier call is still encoding is not
         encoded again but takes that call's vector (the one the cache would then hold), so the
         vectors, the cache and :attr:`hits` / :attr:`misses` are those of calling :meth:`encode`
-        in turn. Wait for the functions in the order of the calls (an earlier call's vectors
-        are stored when its function runs, or a later one's that needs them).
+        in turn (:attr:`misses` counts a call's misses once they are encoded). Wait for the
+        functions in the order of the calls (an earlier call's vectors are stored when its
+        function runs, or a later one's that needs them). One difference: when the backend
+        fails on an earlier call, a later call that shares texts with it fails with the same
+        error (in turn, it would encode them itself); the runner stops at the first error anyway.
 
         Raises:
             TypeError: ``texts`` is a single ``str`` or holds a non-string.
@@ -158,7 +161,6 @@ class CachedEmbedder:
         for key, text in zip(keys, texts, strict=True):
             if key not in found and key not in earlier:
                 missing.setdefault(key, text)
-        self.misses += len(missing)
         job = _Encoding(self, list(missing), submit_encode(self.embedder, list(missing.values())) if missing else None)
         for key in missing:
             self._pending[key] = job
@@ -197,6 +199,7 @@ class _Encoding:
                         del owner._pending[key]
                 raise
             owner.cache.put(owner.model_key, new)
+            owner.misses += len(new)  # counted once encoded, as encode in turn counts them
             self._vectors, self._result = new, None
             for key in self._keys:
                 if owner._pending.get(key) is self:

@@ -117,11 +117,15 @@ class ScoreHelper:
         except (BrokenPipeError, EOFError, OSError) as exc:
             self._drop(f"it could not be sent pairs ({exc})")
             return self.scorer.scores(i, j, exact_from=exact_from)
-        rest = self.scorer.scores(i[half:], j[half:], exact_from=exact_from)
+        try:
+            rest = self.scorer.scores(i[half:], j[half:], exact_from=exact_from)
+        except BaseException:  # the helper's reply would be read as the next call's: it goes
+            self.close()
+            raise
         try:
             status, value = self._conn.recv()
         except (EOFError, OSError) as exc:
-            self._drop(f"it stopped ({exc or type(exc).__name__})")
+            self._drop(f"it stopped ({str(exc) or type(exc).__name__})")
             status, value = "error", None
         if status != "ok":
             if value is not None:

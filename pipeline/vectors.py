@@ -93,11 +93,16 @@ class VectorFile:
         if stop <= start or not d:
             return np.zeros((max(0, stop - start), d), self.dtype)
         out = np.empty((stop - start, d), self.dtype)
-        # a positioned read: the file's offset is shared with a process that holds it through
-        # :meth:`__reduce__`, so nothing here may depend on it
-        want = out.nbytes
-        if os.preadv(self._file.fileno(), (memoryview(out.reshape(-1).view(np.uint8)),), start * d * self.dtype.itemsize) != want:
-            raise OSError(f"short read of rows {start}:{stop} of {self.n}")
+        # positioned reads: the file's offset is shared with a process that holds it through
+        # :meth:`__reduce__`, so nothing here may depend on it; Linux returns at most about
+        # 2 GiB per call (``MAX_RW_COUNT``), so a large read takes several
+        flat = memoryview(out.reshape(-1).view(np.uint8))
+        offset, done = start * d * self.dtype.itemsize, 0
+        while done < len(flat):
+            got = os.preadv(self._file.fileno(), (flat[done:],), offset + done)
+            if got <= 0:
+                raise OSError(f"short read of rows {start}:{stop} of {self.n}")
+            done += got
         return out
 
     def take(self, index: np.ndarray) -> np.ndarray:

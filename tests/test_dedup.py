@@ -882,6 +882,18 @@ def test_pair_scores_shared_with_a_helper_process_are_the_same(use, tmp_path, ca
         assert here == [len(i) - len(i) // 2] * 2 and helper.alive  # the first halves went to the helper
         np.testing.assert_array_equal(helper.scores(i[:10], j[:10]), expected[:10])  # a few: here alone
         assert here[-1] == 10
+        # an error in this process's half: raised, and the helper goes (its reply, unread,
+        # would otherwise be taken as the next call's)
+        bad = j.copy()
+        bad[-1] = len(frame) + 5
+        with pytest.raises(IndexError):
+            helper.scores(i, bad)
+        assert not helper.alive
+        np.testing.assert_array_equal(helper.scores(i, j), expected)
+    del scorer.scores  # a closure does not pickle: the next helper gets the scorer as it was
+    with ScoreHelper(scorer) as helper:
+        assert helper.alive
+        scorer.scores = counted
         helper._process.kill()
         helper._process.join()
         before = len(here)

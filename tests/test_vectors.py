@@ -81,6 +81,23 @@ def test_a_vector_file_handed_to_a_spawned_process_reads_the_same_rows(tmp_path)
     assert "read-only" in refused
 
 
+def test_rows_come_back_whole_from_short_positioned_reads(tmp_path, monkeypatch) -> None:
+    """Linux gives at most about 2 GiB per read: rows reads on until it has them all."""
+    whole = _matrix(50, 6, 4)
+    f = VectorFile(tmp_path)
+    f.append(whole)
+    real = vectors.os.preadv
+    calls = []
+
+    def short(fd, buffers, offset):
+        calls.append(offset)
+        return real(fd, [memoryview(buffers[0])[:7]], offset)  # 7 bytes at most per call
+
+    monkeypatch.setattr(vectors.os, "preadv", short)
+    np.testing.assert_array_equal(f.rows(3, 41), whole[3:41])
+    assert len(calls) == -(-38 * 6 * 4 // 7)
+
+
 def test_appends_of_another_width_or_shape_are_refused(tmp_path) -> None:
     f = VectorFile(tmp_path)
     f.append(_matrix(4, 6))
