@@ -193,15 +193,11 @@ class _Encoding:
             owner = self._owner
             try:
                 new = dict(zip(self._keys, np.asarray(self._result(), dtype=np.float32), strict=True))
-            except BaseException:  # nothing stored: a later call encodes these texts itself
+                owner.cache.put(owner.model_key, new)
+                owner.misses += len(new)  # counted once encoded, as encode in turn counts them
+                self._vectors, self._result = new, None
+            finally:  # stored, or failed: either way a later call no longer waits on this one
                 for key in self._keys:
                     if owner._pending.get(key) is self:
                         del owner._pending[key]
-                raise
-            owner.cache.put(owner.model_key, new)
-            owner.misses += len(new)  # counted once encoded, as encode in turn counts them
-            self._vectors, self._result = new, None
-            for key in self._keys:
-                if owner._pending.get(key) is self:
-                    del owner._pending[key]
         return self._vectors
