@@ -96,13 +96,7 @@ class VectorFile:
         # positioned reads: the file's offset is shared with a process that holds it through
         # :meth:`__reduce__`, so nothing here may depend on it; Linux returns at most about
         # 2 GiB per call (``MAX_RW_COUNT``), so a large read takes several
-        flat = memoryview(out.reshape(-1).view(np.uint8))
-        offset, done = start * d * self.dtype.itemsize, 0
-        while done < len(flat):
-            got = os.preadv(self._file.fileno(), (flat[done:],), offset + done)
-            if got <= 0:
-                raise OSError(f"short read of rows {start}:{stop} of {self.n}")
-            done += got
+        _read_at(self._file.fileno(), memoryview(out.reshape(-1).view(np.uint8)), start * d * self.dtype.itemsize)
         return out
 
     def take(self, index: np.ndarray) -> np.ndarray:
@@ -129,10 +123,9 @@ class VectorFile:
         lo = np.concatenate([[0], cuts]) * row_bytes  # where each run goes in ``out``, bytes
         hi = np.concatenate([cuts, [len(wanted)]]) * row_bytes
         at = wanted[lo // row_bytes] * row_bytes  # where it starts in the file
-        fd, read = self._file.fileno(), os.preadv
+        fd = self._file.fileno()
         for start, stop, offset in zip(lo.tolist(), hi.tolist(), at.tolist(), strict=True):
-            if read(fd, (flat[start:stop],), offset) != stop - start:
-                raise OSError(f"short read at byte {offset} of {self.n * row_bytes}")
+            _read_at(fd, flat[start:stop], offset)
         return out[np.searchsorted(wanted, index)]
 
     def _checked(self, index: np.ndarray) -> np.ndarray:
@@ -191,6 +184,21 @@ class VectorFile:
             self.close()
         except Exception:  # interpreter shutdown: nothing left to free
             pass
+
+
+def _read_at(fd: int, buffer: memoryview, offset: int) -> None:
+    """Fill ``buffer`` from byte ``offset`` of ``fd`` with positioned reads (``os.preadv``: the
+    file's offset is untouched), as many as it takes (Linux returns at most about 2 GiB a call).
+
+    Raises:
+        OSError: the file ends first, or a read fails.
+    """
+    done = 0
+    while done < len(buffer):
+        got = os.preadv(fd, (buffer[done:],), offset + done)
+        if got <= 0:
+            raise OSError(f"short read at byte {offset + done}: {len(buffer) - done} bytes missing")
+        done += got
 
 
 def _attached(fd, n: int, d: int | None, dtype: str) -> VectorFile:
