@@ -19,6 +19,7 @@ from bench.run import (
     ACCEPTANCE,
     ALL_STAGES,
     anchor_sample,
+    cpu_model,
     drift,
     main,
     reference_seconds,
@@ -202,6 +203,7 @@ def test_tiny_bench_run_writes_results(tmp_path, capsys):
                  "--anchor-documents", "2", "--instruction-documents", "4"]) == 0
     results = json.loads(out.read_text(encoding="utf-8"))
     assert {"machine", "seed", "workers", "units", "runs", "scaling", "acceptance"} <= set(results)
+    assert results["machine"]["cpu"] == cpu_model()
     (run,) = results["runs"]
     assert run["n_articles"] == 4 and run["returncode"] == 0
     assert set(run["seconds"]) == set(ALL_STAGES)
@@ -279,6 +281,20 @@ def test_commit_is_heads_and_ignores_the_results_a_run_writes():
     dirty = subprocess.run(["git", "status", "--porcelain", "--", ".", ":(exclude)bench/results*.json"], cwd=ROOT,
                            capture_output=True, text=True, check=True).stdout.strip()
     assert _commit() == head + ("-dirty" if dirty else "")
+
+
+def test_cpu_model_is_the_first_processors_fields(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\n"
+                    "model name\t: AMD EPYC\nflags\t\t: fpu avx2\n\n"
+                    "processor\t: 1\nvendor_id\t: Other\nmodel name\t: Another\n\n", encoding="utf-8")
+    assert cpu_model(info) == {"vendor_id": "AuthenticAMD", "cpu family": "26", "model": "2",
+                               "model name": "AMD EPYC"}
+    info.write_text("\n\nprocessor : 0\nmodel name : Some CPU: rev 2\n", encoding="utf-8")
+    assert cpu_model(info) == {"model name": "Some CPU: rev 2"}  # leading blank lines, a colon in the value
+    info.write_text("processor : 0\nBogoMIPS : 50.00\n", encoding="utf-8")  # none of the fields (ARM)
+    assert cpu_model(info) is None
+    assert cpu_model(tmp_path / "missing") is None
 
 
 def test_reference_workload_times_both_parts():
