@@ -355,7 +355,10 @@ def measure_run(entry: dict[str, Any], out: Path, seed: int,
     from pipeline.dedup import embedding_text
 
     manifest_path = out / "manifest.json"
-    seconds = {k: float(v) for k, v in json.loads(manifest_path.read_text(encoding="utf-8"))["seconds"].items()}
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    seconds = {k: float(v) for k, v in manifest["seconds"].items()}
+    # dedup's two parts (runs since the manifest has them): embedding against its anchor alone
+    dedup_parts = {k: float(v) for k, v in (manifest.get("dedup_seconds") or {}).items()}
     docs = pd.read_parquet(out / "documents.parquet", columns=["doc_id", "text", "status"])
     sections = pd.read_parquet(out / "sections.parquet")
     doc_texts = [t for t in docs["text"] if isinstance(t, str) and t]
@@ -399,6 +402,7 @@ def measure_run(entry: dict[str, Any], out: Path, seed: int,
     ingest_extract = sum(seconds.get(s, 0.0) for s in DOCUMENT_STAGES)
     entry.update({
         "seconds": {s: round(seconds.get(s, 0.0), 3) for s in ALL_STAGES},
+        "dedup_seconds": {k: round(v, 3) for k, v in dedup_parts.items()},
         "total_seconds": round(total, 3),
         "ingest_to_extract_seconds": round(ingest_extract, 3),
         "rows": {"documents": len(docs), "documents_ok": int((docs["status"] == "ok").sum()),
@@ -424,6 +428,7 @@ def measure_run(entry: dict[str, Any], out: Path, seed: int,
             "ingest_to_extract_vs_jieba": _ratio(anchors["jieba_lcut_seconds"], ingest_extract),
             "normalize_vs_opencc": _ratio(anchors["opencc_seconds"], seconds.get("normalize", 0.0)),
             "dedup_vs_embedder": _ratio(anchors["embedder_seconds"], seconds.get("dedup", 0.0)),
+            "embedding_vs_embedder": _ratio(anchors["embedder_seconds"], dedup_parts.get("embedding", 0.0)),
             "pipeline_vs_embedder": _ratio(anchors["embedder_seconds"], total),
         },
     })
@@ -502,26 +507,30 @@ def count_instructions(corpus: Path, documents: int) -> dict[str, Any]:
 
 def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, str] | None:
     """The first CPU's ``model name``, ``vendor_id``, ``cpu family``, ``model`` and ``stepping``
-    as Linux's ``/proc/cpuinfo`` gives them (the fields it has of these), or None where that file
-    cannot be read or has none of them. The ratios move with the CPU, not only with its speed:
-    the same code gave ingest→extract / jieba 1.13 on one of these VMs and 0.635 on an AMD EPYC of
-    family 26 (Zen 5), where jieba ran 3.2× faster and the per-document stages 1.8×.
+    as Linux's ``/proc/cpuinfo`` gives them (those of its first block that it has, with a value),
+    or None where that file cannot be read or its first block has none of them (ARM, RISC-V;
+    on POWER a later block's ``model`` is the machine's, so later blocks are never read). The
+    ratios move with the CPU, not only with its speed: the same code gave ingest→extract /
+    jieba 1.13 on one of these VMs and 0.635 on an AMD EPYC of family 26 (Zen 5), where jieba
+    ran 3.2× faster and the per-document stages 1.8×.
     """
     wanted = ("model name", "vendor_id", "cpu family", "model", "stepping")
+    out: dict[str, str] = {}
     try:
-        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+        with cpuinfo.open(encoding="utf-8", errors="replace") as lines:
+            started = False
+            for line in lines:
+                if not line.strip():
+                    if started:
+                        break  # the first processor's block only
+                    continue
+                started = True
+                key, sep, value = line.partition(":")
+                key, value = key.strip(), value.strip()
+                if sep and value and key in wanted and key not in out:
+                    out[key] = value
     except OSError:
         return None
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        if not line.strip():
-            if out:
-                break  # the first processor's block only
-            continue
-        key, sep, value = line.partition(":")
-        key = key.strip()
-        if sep and key in wanted and key not in out:
-            out[key] = value.strip()
     return out or None
 
 
@@ -626,6 +635,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     runs = []
     commit = _commit()  # the code that runs, before anything changes during the hours it takes
+    machine = {"platform": platform.platform(), "python": platform.python_version(),
+               "cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine(),
+               "cpu": cpu_model()}  # read first too: nothing after the runs may lose them
     try:
         for n in sizes:
             print(f"[bench] N={n} ...", file=sys.stderr, flush=True)
@@ -646,9 +658,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "commit": commit,
-        "machine": {"platform": platform.platform(), "python": platform.python_version(),
-                    "cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine(),
-                    "cpu": cpu_model()},
+        "machine": machine,
         "seed": args.seed,
         "workers": args.workers,
         "anchor_documents": args.anchor_documents or None,
