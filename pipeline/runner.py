@@ -1287,7 +1287,9 @@ def _run_manifest(run_id: str, started: dt.datetime, full: bool, corpus: Path, c
     """The contents of ``manifest.json``: ``seconds`` per stage (wall; the per-document stages
     share out the parallel phase's wall time), and ``dedup_seconds``, the dedup stage's in two
     parts, ``embedding`` and ``clustering`` (their sum is ``seconds["dedup"]``), so that a
-    benchmark can set the embedding against the embedder alone."""
+    benchmark can set the embedding against the embedder alone. ``embedding`` is all of that
+    step's wall time: the sections' and titles' vectors, the cache's reads and writes, and the
+    embedder's start (its processes or Ray actors, their models) and close."""
     return {
         "run_id": run_id,
         "started_at": started.isoformat(timespec="seconds"),
