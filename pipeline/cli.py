@@ -59,8 +59,11 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(obj, ensure_ascii=False, default=str)
 
 
-def _setup_logging(log_format: str, verbose: bool) -> None:
-    """Log to stderr at WARNING (INFO with ``verbose``), as text or JSON lines."""
+def _setup_logging(log_format: str, verbose: int) -> None:
+    """Log to stderr at WARNING, as text or JSON lines; ``verbose`` 1 (``-v``) logs INFO, 2 or more
+    (``-vv``) also the pipeline's own DEBUG lines (dedup's steps, e.g. the neighbour searches and
+    the merge: with ``--log-format json``'s millisecond times, the seconds of each), not other
+    libraries' DEBUG lines."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if log_format == "json" else
                          logging.Formatter("%(levelname)s %(name)s: %(message)s"))
@@ -71,6 +74,7 @@ def _setup_logging(log_format: str, verbose: bool) -> None:
             root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(logging.INFO if verbose else logging.WARNING)
+    logging.getLogger("pipeline").setLevel(logging.DEBUG if verbose >= 2 else logging.NOTSET)
 
 
 class Terminated(KeyboardInterrupt):
@@ -158,11 +162,12 @@ def cli() -> None:
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text",
               help="Log lines on stderr as text (default) or one JSON object per line, the final summary "
                    "included (for schedulers; no progress bars).")
-@click.option("-v", "--verbose", is_flag=True, default=False, help="Log at INFO level (default WARNING).")
+@click.option("-v", "--verbose", count=True,
+              help="Log at INFO level (default WARNING); -vv adds the pipeline's DEBUG lines.")
 def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | None, backend: str | None,
         embedder_model: str | None, device: str | None, match_threshold: float | None, batch_size: int | None,
         workers: int | None, engine: str | None, ray_address: str | None, quiet: bool, no_embedding_cache: bool,
-        full: bool, log_format: str, verbose: bool) -> None:
+        full: bool, log_format: str, verbose: int) -> None:
     """Run the pipeline on the articles in CORPUS (read recursively) and publish Parquet in --out.
 
     Only new and changed files are processed; unchanged ones are reused from OUT/.state.

@@ -372,6 +372,23 @@ def test_log_format_json_writes_one_object_per_line_and_the_summary(tmp_path: Pa
     assert record["message"].startswith("configuration error: run.batch_size = 0")
 
 
+def test_vv_logs_the_pipelines_debug_lines_and_only_its_own(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode()})
+    levels = {}
+    for flags in ("-v", "-vv"):
+        result = _invoke(corpus, "--out", tmp_path / f"out{flags}", "--log-format", "json", flags)
+        assert result.exit_code == 0
+        records = [json.loads(line) for line in result.stderr.splitlines()]
+        levels[flags] = {(r["level"], r["logger"].split(".")[0]) for r in records}
+        debug = [r for r in records if r["level"] == "DEBUG"]
+        if flags == "-vv":  # dedup's steps, with times to the millisecond: what a run's phases take
+            assert any(r["logger"] == "pipeline.dedup" and r["message"].startswith("dedup: ") for r in debug)
+            assert all(r["logger"].startswith("pipeline.") for r in debug)
+        else:
+            assert debug == []
+    assert ("INFO", "pipeline") in levels["-v"] and ("DEBUG", "pipeline") in levels["-vv"]
+
+
 def test_status_tells_what_the_last_run_did(tmp_path: Path) -> None:
     corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode(), "b.txt": ARTICLE.replace("两篇", "2 篇").encode(),
                                 "bad.txt": bytes(range(256)) * 4})
