@@ -135,11 +135,12 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def _init_worker(config: Config, log_queue: Any, level: int) -> None:
+def _init_worker(config: Config, log_queue: Any, level: int, pipeline_level: int = logging.NOTSET) -> None:
     """Pool initializer: stop with the run's process (:func:`_die_with_parent`), give freed
     memory back as the run's process does (:func:`pipeline.memory.tune_allocators`), send this
-    worker's log records to it, load the models, collect garbage less often
-    (:data:`WORKER_GC_THRESHOLD`)."""
+    worker's log records to it at the run's levels (``level`` for the root logger,
+    ``pipeline_level`` for ``pipeline``'s own: the CLI's ``-vv`` sets only that one to DEBUG),
+    load the models, collect garbage less often (:data:`WORKER_GC_THRESHOLD`)."""
     from .memory import tune_allocators
 
     _die_with_parent()
@@ -149,6 +150,7 @@ def _init_worker(config: Config, log_queue: Any, level: int) -> None:
         root.removeHandler(handler)
     root.addHandler(logging.handlers.QueueHandler(log_queue))
     root.setLevel(level)
+    logging.getLogger("pipeline").setLevel(pipeline_level)
     warm_models(config)
     # a worker allocates mostly short-lived, acyclic objects (strings, tuples, lists of a
     # section): collect the youngest generation every WORKER_GC_THRESHOLD allocations, not
@@ -181,10 +183,10 @@ def map_in_pool(fn: Callable[[T, Config], R], items: Iterator[T], config: Config
     log_queue = ctx.Queue()
     listener = logging.handlers.QueueListener(log_queue, _Relay())
     listener.start()
-    level = logging.getLogger().getEffectiveLevel()
+    levels = (logging.getLogger().getEffectiveLevel(), logging.getLogger("pipeline").level)
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(config, log_queue, level)) as pool:
+                                 initargs=(config, log_queue, *levels)) as pool:
             # a bounded window of submitted work: a result is dropped once yielded, and at most
             # IN_FLIGHT_PER_WORKER batches per worker wait, so memory does not grow with the corpus
             futures: collections.deque = collections.deque()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -213,3 +214,17 @@ def test_a_run_stopped_with_sigterm_cleans_up_and_says_so(tmp_path: Path) -> Non
         assert _wait_gone(pool) == []
     finally:
         _stop_all(proc, pool)
+
+
+def test_workers_log_the_pipelines_debug_lines_at_the_runs_levels(caplog):
+    # -vv sets only the "pipeline" logger to DEBUG (root stays at INFO, so that other libraries'
+    # DEBUG lines stay out): the workers take both levels, and their DEBUG lines reach this process
+    import logging
+
+    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.DEBUG, logger="pipeline")
+    probe = logging.getLogger("pipeline.probe")  # a Logger pickles by name: the worker logs with its own
+    assert list(workers.map_in_pool(probe.debug, iter(["from a worker %s"]), load_config(), 1)) == [None]
+    lines = [r for r in caplog.records if r.name == "pipeline.probe"]
+    assert [(r.levelno, r.getMessage().startswith("from a worker ")) for r in lines] == [(logging.DEBUG, True)]
+    assert lines[0].process != os.getpid()
