@@ -95,16 +95,12 @@ IVF_NPROBE = 16
 #: rows, training costs ``n * nlist * d`` per iteration, i.e. ``n^1.5``; a sample of
 #: ``IVF_TRAIN_PER_LIST * nlist`` rows costs ``O(n)``. Below that many rows, every row trains.
 IVF_TRAIN_PER_LIST = 64
-#: Rows per ``add`` and ``search`` call on the IVF index, and per block read while the training
-#: sample is gathered (16 MiB of float32 at ``d = 512``).
+#: Rows per quantizer call, per list-file write and per search block of
+#: :func:`_ann_neighbour_index`, and per block read while the training sample is gathered (16
+#: MiB of float32 at ``d = 512``). A search block reads each list it probes once for all of its
+#: queries (at 600,000 rows: about 2,000 of the 3,087 lists, so the lists are read 48 times
+#: over); twice the queries saved a fifth of the reads and no time.
 ANN_BLOCK = 8192
-#: Bytes of IVF lists (vectors and ids) that the queries of one search block of
-#: :func:`_ann_neighbour_index` may scan: about the most that the map of the lists' file adds to
-#: the resident set at a time.
-ANN_RESIDENT_BYTES = 32 * 2**20
-#: Queries taken together while a search block is filled (a block holds at least that many,
-#: whatever their lists).
-ANN_PROBE_GROUP = 32
 #: faiss k-means seed of the IVF training (``ClusteringParameters.seed``), also the seed of the
 #: training sample (:func:`_training_rows`).
 IVF_SEED = 1234
@@ -795,38 +791,38 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
     (``-1`` where fewer were found), the row itself excluded; int32 up to 2**31 - 1 rows (half
     the bytes), int64 beyond.
 
-    faiss ``IndexIVFFlat`` with inner product (Johnson, Douze & Jégou 2019, "Billion-scale
-    similarity search with GPUs", arXiv:1702.08734; faiss wiki "Faster search"): the rows are
-    partitioned by k-means into ``nlist = IVF_LISTS_PER_SQRT * sqrt(n)`` lists (at most ``n``) and each query
-    scans the ``IVF_NPROBE`` nearest lists, so a query costs about ``nlist + n * nprobe / nlist``
-    dot products and the whole search grows as ``n^1.5`` rather than ``n^2``; the k-means trains
-    on a sample of :data:`IVF_TRAIN_PER_LIST` rows per list (linear); its seed is fixed, so the
-    same input gives the same neighbours.
+    An inverted file with inner product, faiss ``IndexIVFFlat``'s (Johnson, Douze & Jégou 2019,
+    "Billion-scale similarity search with GPUs", arXiv:1702.08734; faiss wiki "Faster search"):
+    the rows are partitioned by k-means into ``nlist = IVF_LISTS_PER_SQRT * sqrt(n)`` lists (at
+    most ``n``), each row in its nearest list, and each query scans the ``IVF_NPROBE`` lists
+    nearest to it, so a query costs about ``nlist + n * nprobe / nlist`` dot products and the
+    whole search grows as ``n^1.5`` rather than ``n^2``; the k-means trains on a sample of
+    :data:`IVF_TRAIN_PER_LIST` rows per list (linear); its seed is fixed.
+
+    The lists are searched list by list, as faiss's ``big_batch_search``
+    (``faiss/contrib/big_batch_search.py``) does: the queries, in blocks of :data:`ANN_BLOCK`
+    ordered by their nearest list, are grouped by the lists they probe, and each list probed
+    by a block is read once and compared with all of its queries in one ``faiss.knn`` call (a
+    BLAS matrix product from 20 queries on). faiss's own ``search`` scans the lists once per
+    query instead, and at 600,000 rows of 512 dimensions was memory-bound: 2.3 times slower.
+    Per query, the result is the ``k + 1`` rows of largest inner product in its probed lists
+    (:func:`_ivf_block_search`), whatever the blocks, so the same input gives the same
+    neighbours. They are faiss's own index's but where candidates tie to the last bits of
+    their inner products (BLAS's here, faiss's scan there), which is mostly among copies of one
+    text: on the 10k bench corpus (118,539 sections) 12% of the rows keep other copies among
+    their content neighbours (29% among their title neighbours), and 98% of the pairs of
+    sections that share a paper are the same (the clusters of 25,466 sections changed).
 
     Memory. Training reads only the rows faiss would sample (:func:`_training_rows`:
     ``IVF_TRAIN_PER_LIST * nlist``, i.e. ``256 * sqrt(n)``), copied to a scratch file in
     ``folder`` and read back a block at a time on each iteration (:func:`spherical_kmeans`:
-    faiss's own centroids, bit for bit). The index's lists (a copy of every
-    row, ``n * (4 * d + 8)`` bytes) go to a scratch file in ``folder``
-    (:class:`pipeline.vectors.IvfListsFile`), written :data:`ANN_BLOCK` rows at a time. The
-    queries are then searched in the order of their nearest list, in blocks whose lists to scan
-    come to at most :data:`ANN_RESIDENT_BYTES` (and at most :data:`ANN_BLOCK` queries), each
-    block through a fresh read-only map of the file that is dropped after it, so the resident
-    memory of the search is about one block's lists whatever ``n``; per row, the search keeps
-    its lists to probe (``IVF_NPROBE`` int16 and float32, 96 bytes) and its result (``k``
-    int32). When the file cannot be written, a warning is logged and the lists are held in
-    memory instead.
-
-    The result is that of faiss's own in-memory index given the rows by ``index.add`` and
-    searched by ``index.search``, :data:`ANN_BLOCK` rows per call: the rows are assigned to lists
-    by the same quantizer calls, each list holds its rows in row order, as ``add`` fills it, and
-    each query is searched on its own (``search_preassigned`` with the lists the quantizer
-    ranks first for it), so neither the blocks nor their order change it. One caveat: the
-    quantizer's inner products are BLAS products whose last bits depend on the size of the
-    call (faiss's ``search`` splits a block between its threads; ``add`` of all rows at once
-    would be one call), so a row whose nearest list, or a query whose ``IVF_NPROBE``-th list,
-    is tied to those last bits may land otherwise. The 10k and 50k bench sections (118,539 and
-    595,757 rows) give the same neighbours as ``index.add``/``index.search`` in blocks.
+    faiss's own centroids, bit for bit). The lists (a copy of every row, ``n * (4 * d + 8)``
+    bytes) go to a scratch file in ``folder`` (:class:`pipeline.vectors.IvfListsFile`), written
+    :data:`ANN_BLOCK` rows at a time and read a list at a time, so the search holds one block
+    of queries, their candidates (``ANN_BLOCK * IVF_NPROBE * (k + 1)`` keys and rows, 16 bytes
+    each: 23 MiB at ``k = 10``) and one list, whatever ``n``; per row it keeps its lists to probe (``IVF_NPROBE`` int16)
+    and its result (``k`` int32). When the file cannot be written, a warning is logged and the
+    lists are held in memory instead.
     """
     import faiss
 
@@ -836,80 +832,136 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
     train = _training_rows(rows, nlist * IVF_TRAIN_PER_LIST, IVF_SEED, folder)
     d = train.shape[1]
     quantizer = faiss.IndexFlatIP(d)
-    index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
+    niter = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT).cp.niter  # faiss's IVF default
     try:
         # faiss's own training of the coarse quantizer (IndexIVF::train: spherical k-means),
         # reading the sample a block at a time
-        quantizer.add(spherical_kmeans(train, nlist, index.cp.niter, IVF_SEED))
+        quantizer.add(spherical_kmeans(train, nlist, niter, IVF_SEED))
     finally:
         if isinstance(train, VectorFile):
             train.close()
         del train
-    index.is_trained = True
     log.debug("dedup: IVF k-means done (%d lists over %d rows)", nlist, n)
-    nprobe = index.nprobe = min(IVF_NPROBE, nlist)
-    # search_preassigned runs on one thread in faiss's default mode 0 (index.search splits the
-    # queries between its threads above it); mode 3 splits them inside it, each query searched
-    # on its own as before (faiss IndexIVF.cpp, ``do_parallel``): the same neighbours
-    index.parallel_mode = 3
-    # per row: the list index.add puts it in and the lists index.search probes for it (the same
-    # quantizer calls, one per block)
-    assign = np.empty(n, np.int64)
-    # list numbers in the narrowest int that holds them (int16 up to 32,767 lists: ~67 million rows)
+    nprobe = min(IVF_NPROBE, nlist)
+    # per row, the lists the query probes, nearest first (list numbers in the narrowest int that
+    # holds them: int16 up to 32,767 lists, ~67 million rows), and the list the row goes in: the
+    # nearest, the lowest-numbered among ties, as faiss's ``quantizer.assign`` (k = 1) has it, where
+    # the probes (k = nprobe) list tied lists highest-numbered first; -1 for a row with NaN
+    # values, which is not stored and probes nothing, as in faiss's index
     probes = np.empty((n, nprobe), np.int16 if nlist <= np.iinfo(np.int16).max else np.int32)
-    probe_dis = np.empty((n, nprobe), np.float32)
+    assign = np.empty(n, np.int64)
     for start in range(0, n, ANN_BLOCK):
-        block = np.ascontiguousarray(rows.get(start, start + ANN_BLOCK), dtype=np.float32)
-        assign[start : start + len(block)] = quantizer.assign(block, 1).ravel()
-        dis, probe = quantizer.search(block, nprobe)
-        probes[start : start + len(block)] = probe
-        probe_dis[start : start + len(block)] = dis
-    lists_file = _ivf_lists_file(rows, assign, nlist, index.code_size, folder)
-    if lists_file is None:  # in memory, as faiss adds them
-        for start in range(0, n, ANN_BLOCK):
-            index.add(np.ascontiguousarray(rows.get(start, start + ANN_BLOCK), dtype=np.float32))
-        list_bytes = None
-    else:
-        placeholder = faiss.ArrayInvertedLists(nlist, index.code_size)  # the index points here between blocks
-        index.replace_invlists(placeholder, False)
-        index.ntotal = n
-        list_bytes = lists_file.sizes.astype(np.int64) * (index.code_size + 8)
+        dis, probe = quantizer.search(np.ascontiguousarray(rows.get(start, start + ANN_BLOCK), dtype=np.float32), nprobe)
+        probes[start : start + len(probe)] = probe
+        nearest = np.where(dis == dis[:, :1], probe, np.iinfo(np.int64).max).min(axis=1)
+        assign[start : start + len(probe)] = np.where(probe[:, 0] >= 0, nearest, -1)
+    read_list, close = _ivf_lists(rows, assign, nlist, 4 * d, folder)
     del assign
     out = np.empty((n, k), np.int32 if n <= np.iinfo(np.int32).max else np.int64)
+    order = np.argsort(probes[:, 0], kind="stable")  # queries that share lists come together
     try:
-        for queries in _probe_ordered_blocks(probes, list_bytes):
-            x = np.ascontiguousarray(rows.take(queries), dtype=np.float32)
-            wanted, wanted_dis = probes[queries].astype(np.int64), probe_dis[queries]
-            if lists_file is None:
-                _, found = index.search_preassigned(x, k + 1, wanted, wanted_dis)
-            else:
-                with lists_file.mapped() as on_disk:
-                    index.replace_invlists(on_disk, False)
-                    try:
-                        _, found = index.search_preassigned(x, k + 1, wanted, wanted_dis)
-                    finally:
-                        index.replace_invlists(placeholder, False)
-                        del on_disk  # the map goes with the block
+        for start in range(0, n, ANN_BLOCK):
+            queries = order[start : start + ANN_BLOCK]
+            found = _ivf_block_search(np.ascontiguousarray(rows.take(queries), dtype=np.float32),
+                                      probes[queries], read_list, k + 1)
             keep = (found >= 0) & (found != queries[:, None])
-            # per row, the kept neighbours first, in search order (a stable sort of the drop flags)
-            order = np.argsort(~keep, axis=1, kind="stable")[:, :k]
-            out[queries] = np.where(np.take_along_axis(keep, order, axis=1), np.take_along_axis(found, order, axis=1), -1)
+            # per row, the kept neighbours first, in rank order (a stable sort of the drop flags)
+            ranked = np.argsort(~keep, axis=1, kind="stable")[:, :k]
+            out[queries] = np.where(np.take_along_axis(keep, ranked, axis=1), np.take_along_axis(found, ranked, axis=1), -1)
     finally:
-        if lists_file is not None:
-            lists_file.close()
+        close()
     return out
 
 
-def _ivf_lists_file(rows: Rows, assign: np.ndarray, nlist: int, code_size: int,
-                    folder: str | Path | None) -> IvfListsFile | None:
-    """The IVF lists of ``rows`` (float32, assigned to lists by ``assign``) written to a scratch
-    file in ``folder`` (:class:`pipeline.vectors.IvfListsFile`), :data:`ANN_BLOCK` rows at a time;
-    None, with a warning, when the file cannot be written (no such folder, disk full)."""
+#: Bits of a candidate's position in its list, and of its list's probe rank, in the keys of
+#: :func:`_ivf_block_search` (lists of up to 16 million rows, up to 256 probes).
+_POSITION_BITS, _PROBE_BITS = 24, 8
+_EMPTY_KEY = np.iinfo(np.uint64).max
+
+
+def _ivf_block_search(x: np.ndarray, probes: np.ndarray, read_list: Callable[[int], tuple[np.ndarray, np.ndarray]],
+                      k: int) -> np.ndarray:
+    """The ``k`` rows of largest inner product with each query of ``x`` (float32 ``(q, d)``)
+    among the lists it probes (``probes``: int ``(q, nprobe)``, nearest first, ``-1`` none):
+    int64 ``(q, k)`` row indices, ``-1`` where the lists hold fewer.
+
+    Each list is read once (``read_list(j)``: ``(codes, ids)``, uint8 ``(size, 4 * d)`` and
+    int64 ``(size,)`` in row order) and searched for all of its queries by ``faiss.knn``. Equal
+    scores are settled as faiss's own ``search`` settles them (``IndexIVF::search_preassigned``:
+    the lists in probe order, each in row order, a candidate kept only if strictly better than
+    the worst kept): the candidate met first is kept, i.e. the lower (probe rank, position in
+    its list); ``faiss.knn`` keeps the first rows of a list among equal scores too. The result
+    is in faiss's order: score descending, ties by descending row. Each query's ``nprobe * k``
+    candidates are ranked by one sort of 64-bit keys: the score's bits made order-preserving
+    and inverted (high half), then the probe rank and the position.
+
+    The scores are BLAS products, whose last bits depend on a row's place in the product's
+    tiles: copies of one vector (one text in many documents) need not score exactly alike, so
+    which copies are kept among more than ``k`` can differ from faiss's scan, which settles
+    them by its own last bits.
+
+    Raises:
+        ValueError: more than 256 probes, or a list of more than 2**24 rows (the keys' bounds).
+    """
+    import faiss
+
+    q, nprobe = probes.shape
+    if nprobe > 1 << _PROBE_BITS:
+        raise ValueError(f"{nprobe} probes: at most {1 << _PROBE_BITS}")
+    flat = probes.ravel().astype(np.int64)
+    by_list = np.argsort(flat, kind="stable")
+    cuts = np.flatnonzero(np.diff(flat[by_list])) + 1
+    # per query, k slots for each list it probes (an empty slot sorts last)
+    keys = np.full((q, nprobe * k), _EMPTY_KEY, np.uint64)
+    found = np.full((q, nprobe * k), -1, np.int64)
+    for lo, hi in zip(np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [len(flat)]]).tolist(), strict=True):
+        j = int(flat[by_list[lo]])
+        if j < 0:
+            continue
+        codes, ids = read_list(j)
+        if not len(ids):
+            continue
+        if len(ids) > 1 << _POSITION_BITS:
+            raise ValueError(f"IVF list {j} holds {len(ids)} rows: at most {1 << _POSITION_BITS}")
+        where = by_list[lo:hi]
+        members, rank = where // nprobe, where % nprobe
+        scores, at = faiss.knn(x[members], codes.view(np.float32), min(k, len(ids)), metric=faiss.METRIC_INNER_PRODUCT)
+        cols = rank[:, None] * k + np.arange(at.shape[1])
+        keys[members[:, None], cols] = ((_descending_score_bits(scores) << np.uint64(32))
+                                        | (rank.astype(np.uint64)[:, None] << np.uint64(_POSITION_BITS))
+                                        | at.astype(np.uint64))
+        found[members[:, None], cols] = ids[at]
+    kept = np.argsort(keys, axis=1)[:, :k]
+    keys, found = np.take_along_axis(keys, kept, axis=1), np.take_along_axis(found, kept, axis=1)
+    # faiss's order of the kept ones: score descending, ties by descending row (rows < 2**32)
+    order_keys = np.where(found >= 0, (keys >> np.uint64(32) << np.uint64(32))
+                          | (np.uint64(0xFFFFFFFF) - found.astype(np.uint64)), _EMPTY_KEY)
+    return np.take_along_axis(found, np.argsort(order_keys, axis=1), axis=1)
+
+
+def _descending_score_bits(scores: np.ndarray) -> np.ndarray:
+    """uint64 values (shape of float32 ``scores``, below 2**32) that sort ascending as the
+    scores sort descending: the IEEE-754 bits mapped to an order-preserving uint32 (sign bit
+    flipped for a positive value, all bits for a negative one), then inverted; ``-0.0`` as
+    ``0.0``."""
+    bits = (scores.astype(np.float32) + np.float32(0.0)).view(np.uint32)  # -0.0 + 0.0 is +0.0
+    ordered = np.where(bits & np.uint32(0x80000000), ~bits, bits | np.uint32(0x80000000))
+    return (~ordered).astype(np.uint64)
+
+
+def _ivf_lists(rows: Rows, assign: np.ndarray, nlist: int, code_size: int, folder: str | Path | None,
+               ) -> tuple[Callable[[int], tuple[np.ndarray, np.ndarray]], Callable[[], None]]:
+    """The IVF lists of ``rows`` (float32, each in list ``assign[row]``; ``-1``: not stored) as
+    ``(read_list, close)``: ``read_list(j)`` gives list ``j``'s ``(codes, ids)`` (see
+    :func:`_ivf_block_search`), ``close()`` frees them. From an
+    :class:`pipeline.vectors.IvfListsFile` in ``folder``, written :data:`ANN_BLOCK` rows at a
+    time; or, with a warning when the file cannot be written (no such folder, disk full), from
+    the rows held in memory sorted by list."""
     try:
         lists_file = IvfListsFile(folder, assign, nlist, code_size)
     except OSError as exc:
         log.warning("cannot hold the neighbour index in a scratch file in %s (%s); it stays in memory", folder, exc)
-        return None
+        return _lists_in_memory(rows, assign, nlist, code_size), lambda: None
     try:
         for start in range(0, rows.n, ANN_BLOCK):
             lists_file.write_codes(start, np.ascontiguousarray(rows.get(start, start + ANN_BLOCK), dtype=np.float32))
@@ -917,42 +969,28 @@ def _ivf_lists_file(rows: Rows, assign: np.ndarray, nlist: int, code_size: int,
     except OSError as exc:
         lists_file.close()
         log.warning("cannot hold the neighbour index in a scratch file in %s (%s); it stays in memory", folder, exc)
-        return None
+        return _lists_in_memory(rows, assign, nlist, code_size), lambda: None
     except BaseException:  # an interrupt or a failed read: no file is kept
         lists_file.close()
         raise
-    return lists_file
+    return lists_file.read_list, lists_file.close
 
 
-def _probe_ordered_blocks(probes: np.ndarray, list_bytes: np.ndarray | None) -> Iterator[np.ndarray]:
-    """The query rows in blocks for :func:`_ann_neighbour_index`: int64 arrays of row indices,
-    together each row once, ordered by each row's nearest list (``probes[:, 0]``, ties by row),
-    so that the queries of a block share lists. A block closes before the lists its queries
-    probe (``probes``, int ``(n, nprobe)``; ``-1`` none) would come to more than
-    :data:`ANN_RESIDENT_BYTES` (``list_bytes``: int ``(nlist,)``, the bytes of each list; None:
-    the lists are in memory, no bound) or its queries to more than :data:`ANN_BLOCK`; a block
-    has at least :data:`ANN_PROBE_GROUP` queries (the last one fewer) whatever its lists."""
-    n = len(probes)
-    order = np.argsort(probes[:, 0], kind="stable") if n else np.zeros(0, np.int64)
-    if list_bytes is None:
-        for start in range(0, n, ANN_BLOCK):
-            yield order[start : start + ANN_BLOCK]
-        return
-    stamp = np.full(len(list_bytes), -1, np.int64)  # the last block that counted each list
-    block, start, held = 0, 0, 0
-    for at in range(0, n, ANN_PROBE_GROUP):
-        lists = np.unique(probes[order[at : at + ANN_PROBE_GROUP]])
-        lists = lists[lists >= 0]
-        new = lists[stamp[lists] != block]
-        cost = int(list_bytes[new].sum())
-        if at > start and (held + cost > ANN_RESIDENT_BYTES or at - start >= ANN_BLOCK):
-            yield order[start:at]
-            block, start, held = block + 1, at, 0
-            new, cost = lists, int(list_bytes[lists].sum())
-        stamp[new] = block
-        held += cost
-    if start < n:
-        yield order[start:n]
+def _lists_in_memory(rows: Rows, assign: np.ndarray, nlist: int,
+                     code_size: int) -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
+    """The ``read_list`` of :func:`_ivf_lists` over lists held in memory: every stored row,
+    sorted by list (stable: row order within a list), ``n * (code_size + 8)`` bytes, as faiss's
+    in-memory index holds them."""
+    ids = np.argsort(assign, kind="stable").astype(np.int64)
+    ids = ids[assign[ids] >= 0]
+    codes = np.ascontiguousarray(rows.take(ids), dtype=np.float32).view(np.uint8).reshape(len(ids), code_size)
+    ends = np.cumsum(np.bincount(assign[assign >= 0], minlength=nlist))
+
+    def read_list(j: int) -> tuple[np.ndarray, np.ndarray]:
+        lo = int(ends[j - 1]) if j else 0
+        return codes[lo : ends[j]], ids[lo : ends[j]]
+
+    return read_list
 
 
 def _training_rows(rows: Rows, limit: int, seed: int, folder: str | Path | None = None) -> np.ndarray | VectorFile:

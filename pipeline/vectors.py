@@ -12,16 +12,16 @@ a few hundred scattered rows can put hundreds of MB of the file in the resident 
 counts until the map is dropped.
 
 :class:`IvfListsFile` does the same for the copy of the rows that dedup's approximate
-neighbour index keeps (faiss inverted lists): written with positioned writes, mapped one search
-block at a time, each block's lists bounded.
+neighbour index keeps (faiss inverted lists): written with positioned writes and read back a
+list at a time, also with positioned reads.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -215,21 +215,18 @@ class IvfListsFile:
     quantization for nearest neighbor search", IEEE TPAMI 33(1): an inverted file of the rows
     by their nearest k-means centroid) in a scratch file, in the layout of faiss's
     ``OnDiskInvertedLists`` (``faiss/invlists/OnDiskInvertedLists.h``: list after list, each its
-    ``size`` codes then its ``size`` int64 ids, capacity equal to size), so that faiss searches
-    the lists in place of the in-memory ``ArrayInvertedLists`` of ``index.add``.
+    ``size`` codes then its ``size`` int64 ids, capacity equal to size).
 
     The file is written with plain positioned writes (:meth:`write_codes`, then :meth:`finish`
-    for the ids), not through a map, so writing it costs no resident memory; :meth:`mapped`
-    maps it read-only for a while and drops the map afterwards (the pages it brought in leave
-    the resident set). Every list holds its rows in row order, as ``index.add`` of the rows in
-    order fills them, so a search over it gives faiss's results bit for bit.
+    for the ids) and read back a list at a time (:meth:`read_list`), not through a map, so it
+    costs the process no resident memory beyond the list it reads. Every list holds its rows in
+    row order, as faiss's ``index.add`` of the rows in order fills them.
 
     Args:
-        folder: where the file goes (None: the system's temporary folder). faiss opens the
-            file by name: on Linux the name is removed at once and faiss opens the open file
-            (``/proc/self/fd/N``), so nothing is left behind however the process ends, and a
-            removed folder does not matter; elsewhere the file keeps its name
-            (``ivf-*.lists``) until :meth:`close`.
+        folder: where the file goes (None: the system's temporary folder). On Linux the name is
+            removed at once (the file is read through its open descriptor), so nothing is left
+            behind however the process ends, and a removed folder does not matter; elsewhere
+            the file keeps its name (``ivf-*.lists``) until :meth:`close`.
         assign: int ``(n,)``: the list of each row (``quantizer.assign``; ``-1``: the row is
             not stored, as ``IndexIVF.add`` skips it).
         nlist: the number of lists.
@@ -257,10 +254,9 @@ class IvfListsFile:
         except OSError:
             self.close()
             raise
-        by_fd = f"/proc/self/fd/{fd}"
-        if os.path.exists(by_fd):  # Linux: faiss opens the open file by this name; no name is left
+        if sys.platform.startswith("linux"):  # read through the descriptor: no name is left
             os.unlink(name)
-            self.path, self._named = by_fd, False
+            self.path, self._named = f"/proc/self/fd/{fd}", False
 
     def write_codes(self, start: int, codes: np.ndarray) -> None:
         """Write the codes of rows ``start:start + len(codes)`` (a ``(m, code_size)``-byte array,
@@ -301,23 +297,25 @@ class IvfListsFile:
             _pwrite_all(self._fd, ids, int(self.offsets[j]) + int(self.sizes[j]) * self.code_size)
         self.assign = None  # written: the lists' sizes and offsets are all the search needs
 
-    @contextlib.contextmanager
-    def mapped(self) -> Iterator[object]:
-        """A read-only ``faiss.OnDiskInvertedLists`` over the file for the ``with`` block (for
-        ``index.replace_invlists(lists, False)``); the map is dropped afterwards. Its prefetch
-        threads are off: the search reads the lists it needs."""
-        import faiss
+    def read_list(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """List ``j`` read with one positioned read (no map: see the module docstring):
+        ``(codes, ids)``, uint8 ``(size, code_size)`` (float32 rows: ``codes.view(np.float32)``)
+        and int64 ``(size,)``, its rows in row order; fresh arrays over one buffer.
 
-        lists = faiss.OnDiskInvertedLists(self.nlist, self.code_size, self.path)
-        lists.set_all_lists_sizes(faiss.swig_ptr(self.sizes))
-        lists.totsize = self.totsize
-        lists.read_only = True
-        lists.prefetch_nthread = 0
-        lists.do_mmap()  # faiss's own map of the file, at the layout set above
-        try:
-            yield lists
-        finally:
-            del lists  # with the caller's reference gone, the destructor unmaps
+        Raises:
+            OSError: the read fails or comes back short.
+            ValueError: the ids are not written yet (:meth:`finish`).
+        """
+        if self.assign is not None:
+            raise ValueError("the lists are not finished")
+        size = int(self.sizes[j])
+        nbytes = size * (self.code_size + 8)
+        buf = np.empty(nbytes, np.uint8)  # not zeroed: the read fills it
+        got = os.preadv(self._fd, [buf], int(self.offsets[j])) if nbytes else 0
+        if got != nbytes:
+            raise OSError(f"short read of IVF list {j}: {got} of {nbytes} bytes")
+        cut = size * self.code_size
+        return buf[:cut].reshape(size, self.code_size), buf[cut:].view(np.int64)
 
     def close(self) -> None:
         """Remove the file (idempotent)."""

