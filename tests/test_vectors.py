@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -220,6 +222,19 @@ def test_ivf_lists_file_outlives_its_folder(tmp_path) -> None:
     codes, ids = lists_file.read_list(0)
     np.testing.assert_array_equal(ids, np.arange(8))
     np.testing.assert_array_equal(codes.view(np.float32), m)
+    lists_file.close()
+
+
+def test_ivf_lists_file_read_of_a_cut_file_is_an_error(tmp_path) -> None:
+    """A list read that comes back short (the scratch file cut under the run) raises, rather
+    than handing out rows of zeros."""
+    lists_file = vectors.IvfListsFile(tmp_path, np.array([0, 1, 1, 0]), 2, 8)
+    lists_file.write_codes(0, _matrix(4, 2))
+    lists_file.finish()
+    os.ftruncate(lists_file._fd, lists_file.totsize - 4)
+    assert lists_file.read_list(0)[1].tolist() == [0, 3]
+    with pytest.raises(OSError, match="short read of IVF list 1"):
+        lists_file.read_list(1)
     lists_file.close()
 
 
