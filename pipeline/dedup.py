@@ -807,11 +807,12 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
     query instead, and at 600,000 rows of 512 dimensions was memory-bound: 2.3 times slower.
     Per query, the result is the ``k + 1`` rows of largest inner product in its probed lists
     (:func:`_ivf_block_search`), whatever the blocks, so the same input gives the same
-    neighbours. They are faiss's own index's but where candidates tie to the last bits of
-    their inner products (BLAS's here, faiss's scan there), which is mostly among copies of one
-    text: on the 10k bench corpus (118,539 sections) 12% of the rows keep other copies among
-    their content neighbours (29% among their title neighbours), and 98% of the pairs of
-    sections that share a paper are the same (the clusters of 25,466 sections changed).
+    neighbours. They are faiss's own index's but among candidates that tie, exactly or to the
+    last bits of their inner products (BLAS's here, faiss's scan there): mostly copies of one
+    text, where a fixed rule (:func:`_ivf_block_search`) picks which copies are kept and faiss's
+    heap picks otherwise. On the 10k bench corpus (118,539 sections) 12% of the rows keep other
+    copies among their content neighbours (29% among their title neighbours), and 98% of the
+    pairs of sections that share a paper are the same (the clusters of 25,466 sections changed).
 
     Memory. Training reads only the rows faiss would sample (:func:`_training_rows`:
     ``IVF_TRAIN_PER_LIST * nlist``, i.e. ``256 * sqrt(n)``), copied to a scratch file in
@@ -886,19 +887,21 @@ def _ivf_block_search(x: np.ndarray, probes: np.ndarray, read_list: Callable[[in
     int64 ``(q, k)`` row indices, ``-1`` where the lists hold fewer.
 
     Each list is read once (``read_list(j)``: ``(codes, ids)``, uint8 ``(size, 4 * d)`` and
-    int64 ``(size,)`` in row order) and searched for all of its queries by ``faiss.knn``. Equal
-    scores are settled as faiss's own ``search`` settles them (``IndexIVF::search_preassigned``:
-    the lists in probe order, each in row order, a candidate kept only if strictly better than
-    the worst kept): the candidate met first is kept, i.e. the lower (probe rank, position in
-    its list); ``faiss.knn`` keeps the first rows of a list among equal scores too. The result
-    is in faiss's order: score descending, ties by descending row. Each query's ``nprobe * k``
-    candidates are ranked by one sort of 64-bit keys: the score's bits made order-preserving
-    and inverted (high half), then the probe rank and the position.
+    int64 ``(size,)`` in row order) and searched for all of its queries by ``faiss.knn``, which
+    offers each query the ``k`` best of the list (its heap keeps, among equal scores, those it
+    met first, less those a later, better row evicted, lowest row first). Across lists, among
+    equal scores the lower (probe rank, position in its list) is kept: the order in which
+    faiss's own ``search`` meets the candidates (``IndexIVF::search_preassigned``: the lists in
+    probe order, each in row order), though not always faiss's choice, which is whatever its
+    one heap over all the lists leaves. A fixed rule either way: the same input gives the same
+    result, whatever the blocks. The result is in faiss's order: score descending, ties by
+    descending row. Each
+    query's ``nprobe * k`` candidates are ranked by one sort of 64-bit keys: the score's bits
+    made order-preserving and inverted (high half), then the probe rank and the position. A
+    candidate that ``faiss.knn`` cannot rank (label -1: an infinite or NaN score) is none.
 
-    The scores are BLAS products, whose last bits depend on a row's place in the product's
-    tiles: copies of one vector (one text in many documents) need not score exactly alike, so
-    which copies are kept among more than ``k`` can differ from faiss's scan, which settles
-    them by its own last bits.
+    The scores are BLAS products, whose last bits can depend on a row's place in the product's
+    tiles, so copies of one vector can also be told apart by those bits.
 
     Raises:
         ValueError: more than 256 probes, or a list of more than 2**24 rows (the keys' bounds).
@@ -927,10 +930,12 @@ def _ivf_block_search(x: np.ndarray, probes: np.ndarray, read_list: Callable[[in
         members, rank = where // nprobe, where % nprobe
         scores, at = faiss.knn(x[members], codes.view(np.float32), min(k, len(ids)), metric=faiss.METRIC_INNER_PRODUCT)
         cols = rank[:, None] * k + np.arange(at.shape[1])
-        keys[members[:, None], cols] = ((_descending_score_bits(scores) << np.uint64(32))
-                                        | (rank.astype(np.uint64)[:, None] << np.uint64(_POSITION_BITS))
-                                        | at.astype(np.uint64))
-        found[members[:, None], cols] = ids[at]
+        ranked = at >= 0  # -1: a candidate faiss.knn could not rank (an infinite or NaN score)
+        keys[members[:, None], cols] = np.where(
+            ranked, (_descending_score_bits(scores) << np.uint64(32))
+            | (rank.astype(np.uint64)[:, None] << np.uint64(_POSITION_BITS)) | np.maximum(at, 0).astype(np.uint64),
+            _EMPTY_KEY)
+        found[members[:, None], cols] = np.where(ranked, ids[np.maximum(at, 0)], -1)
     kept = np.argsort(keys, axis=1)[:, :k]
     keys, found = np.take_along_axis(keys, kept, axis=1), np.take_along_axis(found, kept, axis=1)
     # faiss's order of the kept ones: score descending, ties by descending row (rows < 2**32)

@@ -298,24 +298,23 @@ class IvfListsFile:
         self.assign = None  # written: the lists' sizes and offsets are all the search needs
 
     def read_list(self, j: int) -> tuple[np.ndarray, np.ndarray]:
-        """List ``j`` read with one positioned read (no map: see the module docstring):
-        ``(codes, ids)``, uint8 ``(size, code_size)`` (float32 rows: ``codes.view(np.float32)``)
-        and int64 ``(size,)``, its rows in row order; fresh arrays over one buffer.
+        """List ``j`` read with positioned reads (no map: see the module docstring; as many
+        reads as it takes, :func:`_read_at`): ``(codes, ids)``, uint8 ``(size, code_size)``
+        (float32 rows: ``codes.view(np.float32)``) and int64 ``(size,)``, its rows in row order;
+        fresh arrays.
 
         Raises:
-            OSError: the read fails or comes back short.
+            OSError: a read fails or the file ends first (it was cut).
             ValueError: the ids are not written yet (:meth:`finish`).
         """
         if self.assign is not None:
             raise ValueError("the lists are not finished")
         size = int(self.sizes[j])
-        nbytes = size * (self.code_size + 8)
-        buf = np.empty(nbytes, np.uint8)  # not zeroed: the read fills it
-        got = os.preadv(self._fd, [buf], int(self.offsets[j])) if nbytes else 0
-        if got != nbytes:
-            raise OSError(f"short read of IVF list {j}: {got} of {nbytes} bytes")
+        buf = np.empty(size * (self.code_size + 8), np.uint8)  # not zeroed: the reads fill it
+        _read_at(self._fd, memoryview(buf), int(self.offsets[j]))
         cut = size * self.code_size
-        return buf[:cut].reshape(size, self.code_size), buf[cut:].view(np.int64)
+        # the ids copied out, so that they are aligned whatever code_size
+        return buf[:cut].reshape(size, self.code_size), buf[cut:].view(np.int64).copy()
 
     def close(self) -> None:
         """Remove the file (idempotent)."""

@@ -606,8 +606,8 @@ def test_training_sample_goes_to_a_scratch_file_when_a_folder_is_given(tmp_path,
 
 
 def _with_duplicates() -> np.ndarray:
-    """Clustered unit vectors plus exact copies (equal inner products: faiss keeps the candidate
-    it meets first among ties, so a wrong order of lists or rows would show) and a zero row."""
+    """Clustered unit vectors plus exact copies (equal inner products, so a search that
+    depended on its blocks or on its order of lists or rows would show) and a zero row."""
     emb = _clustered_vectors(n_clusters=300, per_cluster=4)
     copies = np.repeat(emb[[3, 50, 51, 700]], [30, 12, 12, 5], axis=0)
     return np.concatenate([emb, copies, np.zeros((1, emb.shape[1]), np.float32)])
@@ -615,8 +615,9 @@ def _with_duplicates() -> np.ndarray:
 
 def test_approximate_index_with_lists_on_disk_gives_faiss_results(tmp_path, monkeypatch) -> None:
     """The lists in a scratch file, searched list by list in small query blocks, give the
-    neighbours of faiss's own ``add`` and ``search``, ties (exact copies, the zero row) settled
-    as faiss settles them, whatever the blocks; the file is gone afterwards."""
+    neighbours of faiss's own ``add`` and ``search`` on these rows, exact copies and the zero
+    row included (here the ties come out as faiss's; in general they need not: see the next
+    test); the file is gone afterwards."""
     import pipeline.dedup as dedup_module
 
     emb = _with_duplicates()
@@ -638,6 +639,32 @@ def test_approximate_index_with_lists_on_disk_gives_faiss_results(tmp_path, monk
     expected = dedup_module._pair_keys(rows[valid], reference[valid], len(emb))
     monkeypatch.setattr(dedup_module, "STREAM_BLOCK", 37)
     np.testing.assert_array_equal(dedup_module._neighbour_keys(emb, 4, ann_min=1, folder=tmp_path), expected)
+
+
+def test_ivf_block_search_settles_ties_by_list_rank_and_position_and_drops_unranked_rows() -> None:
+    """Among equal scores the candidate of the nearer list, then the earlier row of its list, is
+    kept (faiss's heap keeps the later copy here: [3, 1]); a row that faiss.knn cannot rank
+    (an infinite score: label -1) is no neighbour, not the list's last row."""
+    import pipeline.dedup as dedup_module
+
+    lists = {0: np.array([[1, 0], [1, 0], [1, 0]], np.float32), 1: np.array([[0.6, 0.8]], np.float32)}
+    ids = {0: np.array([0, 1, 2]), 1: np.array([3])}
+
+    def read_list(j: int) -> tuple[np.ndarray, np.ndarray]:
+        return lists[j].view(np.uint8), ids[j]
+
+    query = np.array([[0.8, 0.6]], np.float32)
+    for probes in ([[0, 1]], [[1, 0]]):
+        got = dedup_module._ivf_block_search(query, np.array(probes), read_list, 2)
+        assert got.tolist() == [[3, 0]]
+    assert dedup_module._ivf_block_search(query, np.array([[0, 1]]), read_list, 3).tolist() == [[3, 1, 0]]
+    # copies in two lists: the nearer list's copy is kept
+    lists[1], ids[1] = np.array([[1, 0]], np.float32), np.array([7])
+    assert dedup_module._ivf_block_search(query, np.array([[1, 0]]), read_list, 1).tolist() == [[7]]
+    assert dedup_module._ivf_block_search(query, np.array([[0, 1]]), read_list, 1).tolist() == [[0]]
+    lists[2], ids[2] = np.array([[-np.inf, 0], [1, 0]], np.float32), np.array([10, 11])
+    got = dedup_module._ivf_block_search(np.array([[1, 1]], np.float32), np.array([[2, -1]]), read_list, 2)
+    assert got.tolist() == [[11, -1]]
 
 
 def test_approximate_index_keeps_its_lists_in_memory_when_the_folder_cannot_take_them(tmp_path, caplog) -> None:
