@@ -5,10 +5,11 @@
 For each size ``N`` it
 
 1. generates a corpus of ``N`` articles with :func:`bench.generate.generate`;
-2. runs ``python -m pipeline run CORPUS --out OUT --quiet`` in a subprocess (default
-   configuration, ``--workers`` processes, 2 by default) and takes the seconds per stage from its ``manifest.json``, the wall
-   time, and the child's peak resident set size (its largest process's, from ``os.wait4`` in a
-   small parent, :mod:`bench.peak`; in MB = 2**20 bytes);
+2. runs ``python -m pipeline run CORPUS --out OUT --quiet -vv --log-format json`` in a
+   subprocess (default configuration, ``--workers`` processes, 2 by default) and takes the
+   seconds per stage from its ``manifest.json``, the seconds of dedup's steps from its log
+   (:func:`dedup_steps`), the wall time, and the child's peak resident set size (its largest
+   process's, from ``os.wait4`` in a small parent, :mod:`bench.peak`; in MB = 2**20 bytes);
 3. times three *anchors* on the same inputs, in this process, after a warm-up call (dictionary
    and model loading excluded); past :data:`ANCHOR_DOCUMENTS` documents, on a random sample of
    the documents and their sections, scaled to the whole by the work done (``anchor_sample``):
@@ -52,6 +53,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -123,8 +125,9 @@ def run_pipeline(corpus: Path, out: Path, log_path: Path, timeout: float | None,
     Returns:
         ``{"returncode", "wall_seconds", "peak_rss_mb", "timed_out"}`` as :func:`run_measured`.
     """
+    # -vv: the pipeline's own DEBUG lines, which mark dedup's steps (dedup_steps); a dozen a run
     cmd = [sys.executable, "-m", "pipeline", "run", str(Path(corpus).resolve()), "--out", str(Path(out).resolve()), "--quiet",
-           "--workers", str(workers)]
+           "--workers", str(workers), "-vv", "--log-format", "json"]
     return run_measured(cmd, log_path, timeout, env={**os.environ, **_CHILD_ENV})
 
 
@@ -330,11 +333,73 @@ def bench_size(n: int, seed: int, work: Path, timeout: float | None, workers: in
                           f"(exit {child['returncode']}); see {work / f'pipeline-{n}.log'}")
     else:
         measure_run(entry, out, seed, anchor_documents, workers)
+        entry["dedup_steps"] = dedup_steps(work / f"pipeline-{n}.log")
         references["after_anchors"], loads["after_anchors"] = reference_seconds(), _load()
     entry["reference_seconds"] = references
     entry["reference_load_average"] = loads  # 1-minute load before each timing: ~1 on an idle machine
     entry["drift"] = drift(references)
     return entry
+
+
+#: The pipeline's DEBUG lines (``-vv``; :mod:`pipeline.runner`, :mod:`pipeline.dedup`) that end a
+#: step of dedup, with the step's name: the step runs from the line before it. Two lines name
+#: the k-means of the approximate search (only from ``dedup.ann_min_sections`` sections on),
+#: the content vectors' and then the title vectors'; without them ``*_neighbours`` holds the
+#: exact search, with them the search after the k-means.
+DEDUP_STEP_ENDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"embedded; clustering"), "embedding"),
+    (re.compile(r"dedup: IVF k-means done"), "kmeans"),
+    (re.compile(r"dedup: \d+ sections, \d+ content-neighbour pairs"), "content_neighbours"),
+    (re.compile(r"dedup: \d+ title-neighbour pairs"), "title_neighbours"),
+    (re.compile(r"dedup: candidate pairs from"), "key_pairs"),
+    (re.compile(r"dedup: \d+ candidate pairs at or above"), "scoring"),
+    (re.compile(r"dedup: merged into"), "merging"),
+    (re.compile(r"dedup: fusing"), "join_scores"),
+    (re.compile(r"clustered into \d+ papers"), "fusion"),
+)
+#: The line that starts the first step (the sections are assembled, embedding starts).
+DEDUP_STEPS_START = re.compile(r"assembled \d+ sections; embedding")
+
+
+def dedup_steps(log_path: Path) -> dict[str, float]:
+    """Seconds of each step of dedup, from the times of the pipeline's DEBUG lines in a
+    ``--log-format json -vv`` log (:data:`DEDUP_STEP_ENDS`; millisecond times, so the figures are
+    good to about a millisecond): ``{"embedding", "content_kmeans", "content_neighbours",
+    "title_kmeans", "title_neighbours", "key_pairs", "scoring", "merging", "join_scores",
+    "fusion"}``, those whose lines are in the log. ``"embedding"`` is the manifest's
+    ``dedup_seconds["embedding"]`` again, and the others add up to its ``"clustering"`` (``"fusion"``
+    includes the copy candidates and the papers' spill to disk after it). ``{}`` for a log without the lines (another format or level, a run
+    without sections, a missing file). Lines that are not JSON records are skipped."""
+    import datetime as dt
+
+    try:
+        lines = Path(log_path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return {}
+    steps: dict[str, float] = {}
+    last: dt.datetime | None = None
+    kmeans = 0
+    for line in lines:
+        try:
+            record = json.loads(line)
+            message, when = record["message"], dt.datetime.fromisoformat(record["time"])
+        except (ValueError, TypeError, KeyError):
+            continue
+        if not isinstance(message, str):
+            continue
+        if DEDUP_STEPS_START.match(message):
+            steps, last, kmeans = {}, when, 0  # (a second run in one log: its own steps)
+            continue
+        if last is None:
+            continue
+        for pattern, name in DEDUP_STEP_ENDS:
+            if pattern.match(message):
+                if name == "kmeans":
+                    name, kmeans = ("content_kmeans", "title_kmeans")[min(kmeans, 1)], kmeans + 1
+                steps[name] = round(steps.get(name, 0.0) + (when - last).total_seconds(), 3)
+                last = when
+                break
+    return steps
 
 
 def measure_run(entry: dict[str, Any], out: Path, seed: int,
@@ -582,6 +647,10 @@ def format_table(results: dict[str, Any]) -> str:
             lines.append(f"drift at {r['n_articles']}: " + ", ".join(
                 f"{name} x{_fmt(value)}" for name, value in r["drift"].items())
                 + " (reference workload: slowest / fastest of its timings around the run)")
+    for r in results["runs"]:
+        if r.get("dedup_steps"):
+            lines.append(f"dedup steps at {r['n_articles']} (s): " + ", ".join(
+                f"{name} {value:.1f}" for name, value in r["dedup_steps"].items()))
     for name, a in results["acceptance"].items():
         verdict = {True: "PASS", False: "FAIL", None: "n/a"}[a["pass"]]
         lines.append(f"{verdict:>4}  {name} = {_fmt(a['measured'])} (target {a['op']} {a['target']}; "

@@ -23,6 +23,7 @@ from bench.run import (
     ALL_STAGES,
     anchor_sample,
     cpu_model,
+    dedup_steps,
     drift,
     main,
     reference_seconds,
@@ -252,6 +253,13 @@ def test_tiny_bench_run_writes_results(tmp_path, capsys):
     anchor, part = run["anchors"]["embedder_seconds"], parts["embedding"]
     assert (anchor - 5e-4) / (part + 5e-4) - 5e-4 <= run["ratios"]["embedding_vs_embedder"] <= (
         (anchor + 5e-4) / (part - 5e-4) + 5e-4)
+    # dedup's steps from the run's log: they split the manifest's two parts (to the log's milliseconds)
+    steps = run["dedup_steps"]
+    assert {"embedding", "content_neighbours", "key_pairs", "scoring", "merging", "join_scores", "fusion"} <= set(steps)
+    assert "content_kmeans" not in steps  # a tiny run searches exactly
+    assert abs(steps["embedding"] - parts["embedding"]) < 0.05
+    assert abs(sum(v for k, v in steps.items() if k != "embedding") - parts["clustering"]) < 0.05
+    assert all(v >= 0 for v in steps.values())
     assert run["throughput"]["pipeline_sections_per_s"] > 0
     assert results["scaling"]["time_exponent"] is None  # one size: no slope
     assert set(results["acceptance"]) == set(ACCEPTANCE)
@@ -272,6 +280,38 @@ def test_tiny_bench_run_writes_results(tmp_path, capsys):
     for mode in instructions.MODES:
         assert per_core["counts"][mode]["instructions"] > 0 and per_core["counts"][mode]["cycles"] > 0
     assert f"jieba.lcut / per-document stages, one core = {per_core['jieba_per_stages']:.3g}" in printed
+
+
+def test_dedup_steps_are_the_seconds_between_the_lines_that_end_them(tmp_path):
+    def line(second: float, message: str, logger: str = "pipeline.dedup") -> str:
+        return json.dumps({"time": f"2026-12-02T10:00:{second:06.3f}+00:00", "level": "DEBUG",
+                           "logger": logger, "message": message})
+
+    log = tmp_path / "pipeline.log"
+    log.write_text("\n".join([
+        "peak: not a record",
+        line(0.5, "dedup: 3 sections, 9 content-neighbour pairs"),  # before the start: not a step
+        line(1.0, "assembled 600 sections; embedding", "pipeline.runner"),
+        line(4.25, "embedded; clustering", "pipeline.runner"),
+        line(5.0, "dedup: IVF k-means done (24 lists over 600 rows)"),
+        line(7.0, "dedup: 600 sections, 6000 content-neighbour pairs"),
+        line(7.5, "a line of another logger, no step"),
+        line(8.0, "dedup: IVF k-means done (24 lists over 600 rows)"),
+        line(9.0, "dedup: 580 title-neighbour pairs"),
+        line(9.125, "dedup: candidate pairs from 4 sources"),
+        line(11.0, "dedup: 900 candidate pairs at or above the threshold"),
+        line(12.0, "dedup: merged into 50 clusters of two or more"),
+        line(12.5, "dedup: fusing 600 sections"),
+        line(14.0, "clustered into 120 papers; writing", "pipeline.runner"),
+        '{"message": "summary without a time"}',
+    ]) + "\n", encoding="utf-8")
+    assert dedup_steps(log) == {
+        "embedding": 3.25, "content_kmeans": 0.75, "content_neighbours": 2.0, "title_kmeans": 1.0,
+        "title_neighbours": 1.0, "key_pairs": 0.125, "scoring": 1.875, "merging": 1.0,
+        "join_scores": 0.5, "fusion": 1.5}
+    assert dedup_steps(tmp_path / "missing.log") == {}
+    (tmp_path / "text.log").write_text("DEBUG pipeline.runner: assembled 3 sections; embedding\n")
+    assert dedup_steps(tmp_path / "text.log") == {}
 
 
 def test_drift_is_slowest_over_fastest_per_part():
