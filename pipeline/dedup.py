@@ -86,9 +86,15 @@ SEARCH_BLOCK = 1024
 #: Column stride of the sample that bounds each row's k-th largest similarity in the exact
 #: search (:func:`_top_k`): a larger stride samples less and keeps more entries to sort.
 TOPK_STRIDE = 8
-#: IVF lists per square root of the number of sections (faiss guideline: nlist between
-#: 4*sqrt(n) and 16*sqrt(n)), and lists scanned per query.
-IVF_LISTS_PER_SQRT = 4
+#: IVF lists per square root of the number of sections, and lists scanned per query. faiss's
+#: guideline (wiki "Guidelines to choose an index") is 4*sqrt(n) to 16*sqrt(n) lists, for a
+#: search that scans the lists query by query; this one compares each list with all of its
+#: queries in one BLAS product (:func:`_ann_neighbour_index`), where longer lists cost less a
+#: row, and the k-means costs ``nlist**2``. Measured on the 50k bench corpus's 521,768 distinct
+#: vectors (recall@10 of 2,000 queries against the exact search; bench/README.md): 2*sqrt(n) lists
+#: and 16 probes found 98.93% in 72.6 s, 4*sqrt(n) lists 98.63% in 85.9 s; on the 10k corpus's
+#: 115,422, 98.34% in 11.3 s against 98.02% in 18.1 s.
+IVF_LISTS_PER_SQRT = 2
 IVF_NPROBE = 16
 #: Training rows per IVF list for the k-means of :func:`_ann_neighbour_index` (faiss
 #: ``ClusteringParameters.max_points_per_centroid``, default 256; faiss warns below 39). With all
@@ -98,8 +104,8 @@ IVF_TRAIN_PER_LIST = 64
 #: Rows per quantizer call, per list-file write and per search block of
 #: :func:`_ann_neighbour_index`, and per block read while the training sample is gathered (16
 #: MiB of float32 at ``d = 512``). A search block reads each list it probes once for all of its
-#: queries (at 600,000 rows: about 2,000 of the 3,087 lists, so the lists are read 48 times
-#: over); twice the queries saved a fifth of the reads and no time.
+#: queries (at 600,000 rows with 3,087 lists, 4*sqrt(n): about 2,000 of them, so the lists
+#: were read 48 times over); twice the queries saved a fifth of the reads and no time.
 ANN_BLOCK = 8192
 #: faiss k-means seed of the IVF training (``ClusteringParameters.seed``), also the seed of the
 #: training sample (:func:`_training_rows`).
@@ -815,7 +821,7 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
     pairs of sections that share a paper are the same (the clusters of 25,466 sections changed).
 
     Memory. Training reads only the rows faiss would sample (:func:`_training_rows`:
-    ``IVF_TRAIN_PER_LIST * nlist``, i.e. ``256 * sqrt(n)``), copied to a scratch file in
+    ``IVF_TRAIN_PER_LIST * nlist``, i.e. ``128 * sqrt(n)``), copied to a scratch file in
     ``folder`` and read back a block at a time on each iteration (:func:`spherical_kmeans`:
     faiss's own centroids, bit for bit). The lists (a copy of every row, ``n * (4 * d + 8)``
     bytes) go to a scratch file in ``folder`` (:class:`pipeline.vectors.IvfListsFile`), written
@@ -1001,8 +1007,8 @@ def _lists_in_memory(rows: Rows, assign: np.ndarray, nlist: int,
 def _training_rows(rows: Rows, limit: int, seed: int, folder: str | Path | None = None) -> np.ndarray | VectorFile:
     """The k-means training set of :func:`_ann_neighbour_index`: float32 ``(min(n, limit), d)``,
     in memory (``folder`` None) or in a :class:`pipeline.vectors.VectorFile` in ``folder`` (where
-    :func:`spherical_kmeans` reads it a block at a time; the sample is ``256 * sqrt(n)`` rows,
-    400 MB at 600,000 sections). When the file cannot be written, a warning is logged and the
+    :func:`spherical_kmeans` reads it a block at a time; the sample is ``128 * sqrt(n)`` rows,
+    200 MB at 600,000 sections). When the file cannot be written, a warning is logged and the
     sample is held in memory.
 
     All ``n`` rows when ``n <= limit``; else the rows faiss itself would train on given all of
