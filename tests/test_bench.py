@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bench import generate as gen
@@ -483,3 +484,28 @@ def test_instructions_says_when_perf_refuses(tmp_path, monkeypatch, capsys):
     (tmp_path / "c" / "a.txt").write_text("正文", encoding="utf-8")
     assert instructions.main([str(tmp_path / "c")]) == 2
     assert "perf stat failed (exit 255)" in capsys.readouterr().err
+
+
+def test_ann_recall_is_one_when_every_list_is_scanned_and_less_with_few(tmp_path):
+    from bench.ann_recall import ann_recall, cache_vectors, main
+    from pipeline import dedup
+    from pipeline.embed_cache import EmbeddingCache
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(3000, 32)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    before = dedup.IVF_LISTS_PER_SQRT, dedup.IVF_NPROBE, dedup.IVF_TRAIN_PER_LIST
+    # 1 list per sqrt(n): 54 lists, all 54 probed: the exact search; 2 of 109: far from it
+    every, few = ann_recall(x, [(1, 54, 64), (2, 2, 64)], n_queries=300)
+    assert (every["nlist"], every["recall"], every["by_score"]) == (54, 1.0, 1.0)
+    assert few["nlist"] == 109 and 0.05 < few["recall"] < 0.9 and few["by_score"] == few["recall"]
+    assert (dedup.IVF_LISTS_PER_SQRT, dedup.IVF_NPROBE, dedup.IVF_TRAIN_PER_LIST) == before
+    with pytest.raises(ValueError, match="more than k"):
+        ann_recall(x[:10], [(2, 16, 64)])
+
+    cache = EmbeddingCache(tmp_path / "embeddings.sqlite")
+    cache.put("m", {"b" * 64: x[0], "a" * 64: x[1]})
+    cache.close()
+    assert np.array_equal(cache_vectors(tmp_path / "embeddings.sqlite"), x[[1, 0]])  # text-hash order
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "embeddings.sqlite"), "2,0,64"])
