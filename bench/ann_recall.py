@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sqlite3
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -27,6 +28,9 @@ from pathlib import Path
 import numpy as np
 
 K = 10
+#: Most probes :func:`pipeline.dedup._ann_neighbour_index` takes (its candidate keys hold the
+#: probe's rank in 8 bits).
+MAX_NPROBE = 256
 
 
 def cache_vectors(path: str | Path) -> np.ndarray:
@@ -69,12 +73,13 @@ def ann_recall(x: np.ndarray, settings: Sequence[tuple[int, int, int]], n_querie
 
     Returns:
         per setting ``{"lists_per_sqrt", "nprobe", "train_per_list", "nlist", "seconds",
-        "recall", "by_score"}``: ``seconds`` of the search (k-means included, wall), ``recall``
+        "recall", "by_score"}`` (``nprobe``: the lists scanned, at most ``nlist``): ``seconds`` of the search (k-means included, wall), ``recall``
         the share of the exact neighbours found, ``by_score`` the share of returned rows at or
         above the exact ``k``-th inner product (less 1e-6), over ``min(n_queries, n)`` queries.
 
     Raises:
-        ValueError: ``x`` has ``k`` rows or fewer.
+        ValueError: ``x`` has ``k`` rows or fewer, a setting the search refuses (more than
+            :data:`MAX_NPROBE` probes over more lists), or a row that is not finite.
     """
     from pipeline import dedup
 
@@ -96,8 +101,9 @@ def ann_recall(x: np.ndarray, settings: Sequence[tuple[int, int, int]], n_querie
             recall = float(np.mean([len(set(g.tolist()) & set(e.tolist())) / k for g, e in zip(got, exact, strict=True)]))
             scores = np.einsum("qd,qkd->qk", x[queries], x[np.maximum(got, 0)])
             by_score = float(np.mean(((scores >= kth[:, None] - 1e-6) & (got >= 0)).sum(axis=1) / k))
-            out.append({"lists_per_sqrt": per_sqrt, "nprobe": nprobe, "train_per_list": train,
-                        "nlist": max(1, min(n, int(per_sqrt * np.sqrt(n)))), "seconds": round(seconds, 2),
+            nlist = max(1, min(n, int(per_sqrt * np.sqrt(n))))
+            out.append({"lists_per_sqrt": per_sqrt, "nprobe": min(nprobe, nlist), "train_per_list": train,
+                        "nlist": nlist, "seconds": round(seconds, 2),
                         "recall": round(recall, 4), "by_score": round(by_score, 4)})
     finally:
         dedup.IVF_LISTS_PER_SQRT, dedup.IVF_NPROBE, dedup.IVF_TRAIN_PER_LIST = saved
@@ -111,6 +117,8 @@ def _setting(text: str) -> tuple[int, int, int]:
         raise argparse.ArgumentTypeError(f"{text!r}: expected LISTS_PER_SQRT,NPROBE,TRAIN_PER_LIST") from None
     if min(per_sqrt, nprobe, train) < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: each number must be at least 1")
+    if nprobe > MAX_NPROBE:
+        raise argparse.ArgumentTypeError(f"{text!r}: at most {MAX_NPROBE} probes (pipeline.dedup's search)")
     return per_sqrt, nprobe, train
 
 
@@ -123,10 +131,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.queries < 1:
         parser.error("--queries must be at least 1")
-    x = cache_vectors(args.cache)
-    print(f"{len(x)} vectors of {x.shape[1]} dimensions, {min(args.queries, len(x))} queries", flush=True)
-    for row in ann_recall(x, args.settings, args.queries, args.seed):
-        print(", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+    if args.seed < 0:
+        parser.error("--seed must be 0 or more")
+    try:
+        x = cache_vectors(args.cache)
+        print(f"{len(x)} vectors of {x.shape[1]} dimensions, {min(args.queries, len(x))} queries", flush=True)
+        for row in ann_recall(x, args.settings, args.queries, args.seed):
+            print(", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+    except (sqlite3.Error, ValueError, TypeError) as err:  # not a cache, or vectors the search refuses
+        print(f"error: {args.cache}: {err}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -369,7 +369,8 @@ def dedup_steps(log_path: Path) -> dict[str, float]:
     "fusion"}``, those whose lines are in the log. ``"embedding"`` is the manifest's
     ``dedup_seconds["embedding"]`` again, and the others add up to its ``"clustering"`` (``"fusion"``
     includes the copy candidates and the papers' spill to disk after it). ``{}`` for a log without the lines (another format or level, a run
-    without sections, a missing file). Lines that are not JSON records are skipped."""
+    without sections, a missing file). Lines that are not JSON records, and records with a time
+    before the last step's end, are skipped; a time without an offset is taken as UTC."""
     import datetime as dt
 
     try:
@@ -383,14 +384,16 @@ def dedup_steps(log_path: Path) -> dict[str, float]:
         try:
             record = json.loads(line)
             message, when = record["message"], dt.datetime.fromisoformat(record["time"])
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):  # (a deeply nested line)
             continue
         if not isinstance(message, str):
             continue
+        if when.tzinfo is None:  # the pipeline writes UTC with its offset; a time without one is taken as UTC
+            when = when.replace(tzinfo=dt.timezone.utc)
         if DEDUP_STEPS_START.match(message):
             steps, last, kmeans = {}, when, 0  # (a second run in one log: its own steps)
             continue
-        if last is None:
+        if last is None or when < last:  # (a time before the last step's end: an edited log, skipped)
             continue
         for pattern, name in DEDUP_STEP_ENDS:
             if pattern.match(message):

@@ -313,6 +313,14 @@ def test_dedup_steps_are_the_seconds_between_the_lines_that_end_them(tmp_path):
     assert dedup_steps(tmp_path / "missing.log") == {}
     (tmp_path / "text.log").write_text("DEBUG pipeline.runner: assembled 3 sections; embedding\n")
     assert dedup_steps(tmp_path / "text.log") == {}
+    # edited logs: a time without an offset (UTC), a time going back (skipped), a nested line
+    (tmp_path / "edited.log").write_text("\n".join([
+        line(1.0, "assembled 600 sections; embedding").replace("+00:00", ""),
+        "[" * 100_000,
+        line(0.5, "embedded; clustering"),
+        line(4.25, "embedded; clustering"),
+    ]) + "\n", encoding="utf-8")
+    assert dedup_steps(tmp_path / "edited.log") == {"embedding": 3.25}
 
 
 def test_drift_is_slowest_over_fastest_per_part():
@@ -486,7 +494,7 @@ def test_instructions_says_when_perf_refuses(tmp_path, monkeypatch, capsys):
     assert "perf stat failed (exit 255)" in capsys.readouterr().err
 
 
-def test_ann_recall_is_one_when_every_list_is_scanned_and_less_with_few(tmp_path):
+def test_ann_recall_is_one_when_every_list_is_scanned_and_less_with_few(tmp_path, capsys):
     from bench.ann_recall import ann_recall, cache_vectors, main
     from pipeline import dedup
     from pipeline.embed_cache import EmbeddingCache
@@ -509,3 +517,12 @@ def test_ann_recall_is_one_when_every_list_is_scanned_and_less_with_few(tmp_path
     assert np.array_equal(cache_vectors(tmp_path / "embeddings.sqlite"), x[[1, 0]])  # text-hash order
     with pytest.raises(SystemExit):
         main([str(tmp_path / "embeddings.sqlite"), "2,0,64"])
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "embeddings.sqlite"), "2,257,64"])
+    # not a cache, or too few vectors: one line and exit 1, no traceback
+    (tmp_path / "text.sqlite").write_text("not a database")
+    assert main([str(tmp_path / "text.sqlite"), "2,16,64"]) == 1
+    assert main([str(tmp_path / "embeddings.sqlite"), "2,16,64"]) == 1
+    assert main([str(tmp_path / "missing.sqlite"), "2,16,64"]) == 1
+    err = capsys.readouterr().err
+    assert "file is not a database" in err and "more than k = 10" in err and "Traceback" not in err
