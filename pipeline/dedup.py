@@ -91,7 +91,8 @@ TOPK_STRIDE = 8
 #: search that scans the lists query by query; this one compares each list with all of its
 #: queries in one BLAS product (:func:`_ann_neighbour_index`), where longer lists cost less a
 #: row, and the k-means costs ``nlist**2``. Measured on the 50k bench corpus's 521,768 distinct
-#: vectors (recall@10 of 2,000 queries against the exact search; bench/README.md): 2*sqrt(n) lists
+#: vectors (recall@10 of 2,000 queries against the exact search, ``python -m bench.ann_recall``;
+#: bench/README.md): 2*sqrt(n) lists
 #: and 16 probes found 98.93% in 72.6 s, 4*sqrt(n) lists 98.63% in 85.9 s; on the 10k corpus's
 #: 115,422, 98.34% in 11.3 s against 98.02% in 18.1 s.
 IVF_LISTS_PER_SQRT = 2
