@@ -101,7 +101,7 @@ def ann_recall(x: np.ndarray, settings: Sequence[tuple[int, int, int]], n_querie
             recall = float(np.mean([len(set(g.tolist()) & set(e.tolist())) / k for g, e in zip(got, exact, strict=True)]))
             scores = np.einsum("qd,qkd->qk", x[queries], x[np.maximum(got, 0)])
             by_score = float(np.mean(((scores >= kth[:, None] - 1e-6) & (got >= 0)).sum(axis=1) / k))
-            nlist = max(1, min(n, int(per_sqrt * np.sqrt(n))))
+            nlist = dedup.ivf_list_count(n)  # (with this setting's lists per sqrt(n))
             out.append({"lists_per_sqrt": per_sqrt, "nprobe": min(nprobe, nlist), "train_per_list": train,
                         "nlist": nlist, "seconds": round(seconds, 2),
                         "recall": round(recall, 4), "by_score": round(by_score, 4)})

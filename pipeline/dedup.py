@@ -92,9 +92,8 @@ TOPK_STRIDE = 8
 #: queries in one BLAS product (:func:`_ann_neighbour_index`), where longer lists cost less a
 #: row, and the k-means costs ``nlist**2``. Measured on the 50k bench corpus's 521,768 distinct
 #: vectors (recall@10 of 2,000 queries against the exact search, ``python -m bench.ann_recall``;
-#: bench/README.md): 2*sqrt(n) lists
-#: and 16 probes found 98.93% in 72.6 s, 4*sqrt(n) lists 98.63% in 85.9 s; on the 10k corpus's
-#: 115,422, 98.34% in 11.3 s against 98.02% in 18.1 s.
+#: bench/README.md): 2*sqrt(n) lists and 16 probes found 98.93% in 72.6 s, 4*sqrt(n) lists
+#: 98.63% in 85.9 s; on the 10k corpus's 115,422, 98.34% in 11.3 s against 98.02% in 18.1 s.
 IVF_LISTS_PER_SQRT = 2
 IVF_NPROBE = 16
 #: Training rows per IVF list for the k-means of :func:`_ann_neighbour_index` (faiss
@@ -793,6 +792,12 @@ class Rows(NamedTuple):
         return cls(len(matrix), lambda start, stop: matrix[start:stop], lambda index: matrix[index])
 
 
+def ivf_list_count(n: int) -> int:
+    """The IVF lists of :func:`_ann_neighbour_index` over ``n`` rows: ``IVF_LISTS_PER_SQRT *
+    sqrt(n)``, at least 1 and at most ``n`` (the k-means needs a row per list)."""
+    return max(1, min(n, int(IVF_LISTS_PER_SQRT * np.sqrt(n))))
+
+
 def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | None = None) -> np.ndarray:
     """Approximate ``k`` nearest neighbours of every row: an int array ``(n, k)`` of row indices
     (``-1`` where fewer were found), the row itself excluded; int32 up to 2**31 - 1 rows (half
@@ -836,7 +841,7 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
 
     rows = emb if isinstance(emb, Rows) else Rows.of(emb)
     n = rows.n
-    nlist = max(1, min(n, int(IVF_LISTS_PER_SQRT * np.sqrt(n))))  # k-means needs a point per list (n < 16)
+    nlist = ivf_list_count(n)
     train = _training_rows(rows, nlist * IVF_TRAIN_PER_LIST, IVF_SEED, folder)
     d = train.shape[1]
     quantizer = faiss.IndexFlatIP(d)

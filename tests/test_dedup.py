@@ -496,7 +496,7 @@ def _faiss_ivf_reference(emb: np.ndarray, k: int, sampled: bool = True) -> np.nd
     import pipeline.dedup as dedup_module
 
     n, d = emb.shape
-    nlist = max(1, min(n, int(dedup_module.IVF_LISTS_PER_SQRT * np.sqrt(n))))
+    nlist = dedup_module.ivf_list_count(n)
     index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
     index.cp.seed = dedup_module.IVF_SEED
     index.cp.max_points_per_centroid = dedup_module.IVF_TRAIN_PER_LIST
@@ -630,7 +630,7 @@ def test_approximate_index_with_lists_on_disk_gives_faiss_results(tmp_path, monk
     np.testing.assert_array_equal(got, reference)
     assert list(tmp_path.iterdir()) == []
     # each search block read each list it probes once: more reads than lists, fewer than probes
-    nlist = int(dedup_module.IVF_LISTS_PER_SQRT * np.sqrt(len(emb)))
+    nlist = dedup_module.ivf_list_count(len(emb))
     assert nlist < len(reads) < len(emb) * dedup_module.IVF_NPROBE / 4
     assert got.dtype == np.int32 and got.shape == (len(emb), 4)
     # the pair keys, built a block of rows at a time, are those of the whole result at once
