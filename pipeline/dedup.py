@@ -30,7 +30,9 @@ Method
    ``AVERAGE_SAMPLE`` members is represented in that average by ``AVERAGE_SAMPLE`` of them,
    evenly spaced in section order, so a merge costs at most ``AVERAGE_SAMPLE**2`` pair scores
    however popular the paper; cannot-links are checked on per-cluster indexes (its arXiv id, its
-   members' keys per document), exactly, without visiting cross pairs.
+   members' keys per document), exactly, without visiting cross pairs. The averages a block of
+   visits needs are scored together, upper bounds first (:func:`_merge_visits`): the same
+   decisions as one at a time.
 
 Calibration. On the seeds (default USE embedder, ``embed_weight`` 0.5, exact keys switched
 off) same-paper pairs across the two scripts score at least 0.76 and different-paper pairs at
@@ -50,6 +52,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import itertools
 import logging
 import math
 import operator
@@ -152,6 +155,14 @@ AVERAGE_SAMPLE = 96
 SCORE_BATCH = 4096
 #: Candidate pairs converted to Python values at a time in the merge loop (:func:`_pair_stream`).
 STREAM_BLOCK = 65536
+#: Visits whose cluster averages the merge loop scores together (:func:`_merge_visits`), and
+#: the most cross pairs it gathers for them (about 40 bytes a pair while scored).
+MERGE_BLOCK = 4096
+MERGE_PAIRS = 1 << 20
+#: How far below the threshold an average of upper bounds, summed in float64 (``reduceat``: the
+#: mean of ``m <= AVERAGE_SAMPLE**2`` scores in [0, 1] is off by less than ``m * 2**-53``), must be to fail
+#: without its exact average: a thousand times that error.
+BOUND_MARGIN = 1e-9
 #: From this many sections on, with ``run.workers`` of two or more and the content vectors in a
 #: file (the runner's), clustering scores its bulk pairs on two processes
 #: (:class:`pipeline.score_helper.ScoreHelper`): below it, the helper's start-up (a few seconds
@@ -1950,6 +1961,9 @@ class PairScorer:
                 instead of its score (both below ``exact_from``): the title similarity is then
                 bounded by :func:`_ratio_upper_bounds` instead of computed. Scores at or above
                 ``exact_from`` are exact. Clustering only needs the pairs above its threshold.
+                ``math.inf``: every pair gets the first, cheapest bound (the Indel ratio's),
+                an upper bound of its score (exact where no title pair is compared as strings):
+                what the merge loop tries its averages with first (:func:`_merge_visits`).
         """
         i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
         lo, hi = np.minimum(i, j), np.maximum(i, j)
@@ -1989,6 +2003,8 @@ class PairScorer:
                                 self._pair_sims(za, zb, zh & exact_title, self._zh_table, zh_fn))
                 title_sim = np.where(exact_title, bound, title_sim)
                 exact_title = exact_title & (self._combine(a, b, cos, title_sim, bonus) >= exact_from)
+                if not exact_title.any():
+                    break
         if exact_title.any():
             title_sim[exact_title] = np.fmax(
                 self._pair_sims(ea, eb, en & exact_title, self._title_table, self._english_sims),
@@ -2198,7 +2214,8 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
     the pair shares an exact key, with the average score over the cross pairs of at most
     :data:`AVERAGE_SAMPLE` members per side (:func:`_sample`; all pairs up to that size), summed
     exactly (``math.fsum``: independent of member order). A failed average is not recomputed
-    until one of the two clusters has grown. Cost: near linear in the number of sections (plus
+    until one of the two clusters has grown. The averages are scored :data:`MERGE_BLOCK` visits
+    at a time (:func:`_merge_visits`). Cost: near linear in the number of sections (plus
     the neighbour search: exact ``O(n^2)`` below ``dedup.ann_min_sections``, ``O(n^1.5)`` above).
 
     Args:
@@ -2295,37 +2312,17 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
             if a != b and not clusters.cannot_link(a, b):
                 clusters.merge(a, b)
         del mention, shared, first
-    failed: dict[tuple[int, int], tuple[int, int]] = {}
-    members = clusters.members
-    for i, j, is_exact in _pair_stream(visits):
-        a, b = clusters.of[i], clusters.of[j]
-        if a == b:
-            continue
-        if a > b:
-            a, b = b, a
-        sizes = (len(members[a]), len(members[b]))
-        if failed.get((a, b)) == sizes or clusters.cannot_link(a, b):
-            continue
-        # an exact key (same arXiv id or folded title) links outright (must-link); any other
-        # pair needs the average over the (sampled) cross pairs to reach the threshold; two
-        # singletons' only cross pair is (i, j) itself, already above it
-        if not is_exact and sizes != (1, 1):
-            xs, ys = _sample(members[a]), _sample(members[b])
-            cross = scorer.scores(np.repeat(np.array(xs, np.int64), len(ys)), np.tile(np.array(ys, np.int64), len(xs)))
-            if math.fsum(cross.tolist()) / len(cross) < threshold:
-                failed[(a, b)] = sizes
-                continue
-        clusters.merge(a, b)
-
+    failed = _merge_visits(clusters, visits, threshold, scores)
     if isinstance(visits, VectorFile):
         visits.close()
-    del visits
+    del visits, failed
+    members = clusters.members
     log.debug("dedup: merged into %d clusters of two or more", len(members))
     labels = _first_appearance(np.frombuffer(clusters.of, dtype=np.int64))[0]
-    # only the member lists are needed from here: the cluster indexes and the failed averages
-    # (tens of MB at 50k articles) go before the join scores' batches
+    # only the member lists are needed from here: the cluster indexes (tens of MB at 50k
+    # articles, as the failed averages, gone already) go before the join scores' batches
     members = list(members.values())
-    del clusters, failed
+    del clusters
     release_free_memory()
     join_scores = _join_scores(scorer, members, n, scores)
     for cache in (_english_ratio, _english_conflict, _word_index, _chinese_pair_similarity):
@@ -2333,6 +2330,124 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
     if as_arrays:
         return labels, join_scores
     return labels.tolist(), [None if np.isnan(v) else v for v in join_scores.tolist()]
+
+
+def _merge_visits(clusters: _Clusters, visits: tuple[np.ndarray, np.ndarray, np.ndarray] | VectorFile,
+                  threshold: float, scores: Callable[..., np.ndarray],
+                  ) -> dict[tuple[int, int], tuple[int, int]]:
+    """The merge loop of :func:`cluster_sections`: each visited pair ``(i, j, exact)`` (in
+    :func:`_pair_stream` order) merges the clusters of ``i`` and ``j`` unless they are one
+    already, are cannot-linked, or (not an exact key, not two singletons) the average of their
+    sampled cross-pair scores (:func:`_sample`, ``math.fsum``) is below ``threshold``. Returns
+    the failed averages, ``{(a, b): (|a|, |b|)}``: a pair of clusters is not tried again until
+    one of them has grown.
+
+    The averages are scored :data:`MERGE_BLOCK` visits at a time: the clusters each visit would
+    compare *now* are gathered first and their cross pairs scored in one call of ``scores``
+    (``scorer.scores``, or a :class:`pipeline.score_helper.ScoreHelper`'s on two cores), instead
+    of one small call each (most averages fail, so most visits leave the clusters as they are).
+    The visits are then applied in order; a visit whose clusters a merge earlier in the block
+    has changed is scored on its own then. A cluster's members only change by merging, which
+    grows it and retires the smaller side's id, so ``(a, b, |a|, |b|)`` names one set of cross
+    pairs: every decision is the one the visit-by-visit loop makes (the same scores, summed
+    the same way).
+    """
+    failed: dict[tuple[int, int], tuple[int, int]] = {}
+    members = clusters.members
+
+    def cross_pairs(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        xs, ys = _sample(members[a]), _sample(members[b])
+        return np.repeat(np.array(xs, np.int64), len(ys)), np.tile(np.array(ys, np.int64), len(xs))
+
+    def to_try(i: int, j: int) -> tuple[int, int, tuple[int, int]] | None:
+        """The clusters a visit compares now (low id first) and their sizes; None when it is
+        skipped: one cluster holds both, their average failed at these sizes, or they are
+        cannot-linked."""
+        a, b = clusters.of[i], clusters.of[j]
+        if a == b:
+            return None
+        if a > b:
+            a, b = b, a
+        sizes = (len(members[a]), len(members[b]))
+        if failed.get((a, b)) == sizes or clusters.cannot_link(a, b):
+            return None
+        return a, b, sizes
+
+    stream = _pair_stream(visits)
+    block: list[tuple[int, int, bool]] = []
+    while True:
+        block += itertools.islice(stream, MERGE_BLOCK - len(block))
+        if not block:
+            break
+        # the averages the block needs as the clusters are now, scored together: at most
+        # MERGE_PAIRS cross pairs (the visits after that wait for the next block)
+        wanted: dict[tuple[int, int, tuple[int, int]], tuple[int, int]] = {}
+        parts_i, parts_j, pairs, end = [], [], 0, len(block)
+        for k, (i, j, is_exact) in enumerate(block):
+            if pairs >= MERGE_PAIRS:
+                end = k
+                break
+            tried = None if is_exact else to_try(i, j)
+            if tried is None or tried[2] == (1, 1) or tried in wanted:
+                continue
+            ci, cj = cross_pairs(tried[0], tried[1])
+            wanted[tried] = (pairs, pairs + len(ci))
+            parts_i.append(ci)
+            parts_j.append(cj)
+            pairs += len(ci)
+        averages = _block_averages(wanted, parts_i, parts_j, threshold, scores) if wanted else {}
+        del wanted, parts_i, parts_j
+        block, later = block[:end], block[end:]
+        for i, j, is_exact in block:
+            tried = to_try(i, j)
+            if tried is None:
+                continue
+            a, b, sizes = tried
+            # an exact key (same arXiv id or folded title) links outright (must-link); any other
+            # pair needs the average over the (sampled) cross pairs to reach the threshold; two
+            # singletons' only cross pair is (i, j) itself, already above it
+            if not is_exact and sizes != (1, 1):
+                average = averages.get(tried)
+                if average is None:  # a merge earlier in the block changed a side
+                    cross = scores(*cross_pairs(a, b))
+                    average = math.fsum(cross.tolist()) / len(cross)
+                if average < threshold:
+                    failed[(a, b)] = sizes
+                    continue
+            clusters.merge(a, b)
+        block = later
+    return failed
+
+
+def _block_averages(wanted: dict[tuple, tuple[int, int]], parts_i: list[np.ndarray], parts_j: list[np.ndarray],
+                    threshold: float, scores: Callable[..., np.ndarray]) -> dict[tuple, float]:
+    """The averages of :func:`_merge_visits`' block: ``wanted`` maps a key to its span
+    ``(lo, hi)`` of the cross pairs ``concatenate(parts_i), concatenate(parts_j)`` (contiguous,
+    in order). Returns key -> the ``math.fsum`` average of the span's scores, or ``-inf`` for a
+    span whose average of upper bounds (``scores(..., exact_from=math.inf)``, the cheap title
+    bounds) is below ``threshold`` by more than :data:`BOUND_MARGIN`: its exact average is
+    below too, so it fails as it would. Only the other spans are scored exactly."""
+    ci, cj = np.concatenate(parts_i), np.concatenate(parts_j)
+    spans = np.array(list(wanted.values()), dtype=np.int64)
+    lengths = spans[:, 1] - spans[:, 0]
+    with np.errstate(invalid="ignore"):  # a cannot-linked pair's -inf
+        bound_means = np.add.reduceat(scores(ci, cj, exact_from=math.inf), spans[:, 0]) / lengths
+    averages: dict[tuple, float] = {}
+    rest = []
+    for key, mean in zip(wanted, bound_means.tolist(), strict=True):
+        if mean < threshold - BOUND_MARGIN:
+            averages[key] = -math.inf
+        else:
+            rest.append(key)
+    if rest:
+        picked = [wanted[key] for key in rest]
+        pick = np.concatenate([np.arange(lo, hi) for lo, hi in picked])
+        got = scores(ci[pick], cj[pick]).tolist()
+        at = 0
+        for key, (lo, hi) in zip(rest, picked, strict=True):
+            averages[key] = math.fsum(got[at : at + hi - lo]) / (hi - lo)
+            at += hi - lo
+    return averages
 
 
 def _shared_rows(values: np.ndarray) -> np.ndarray:

@@ -1,11 +1,12 @@
 """A second process that scores candidate pairs beside the run's process during clustering.
 
 Clustering (:func:`pipeline.dedup.cluster_sections`) runs in the run's process, on one core,
-apart from the neighbour searches (faiss uses every core). Two of its steps are bulk pair
+apart from the neighbour searches (faiss uses every core). Three of its steps are bulk pair
 scoring whose values do not depend on how the pairs are batched (each pair's score is computed
 on its own, :meth:`pipeline.dedup.PairScorer.scores`): scoring the candidate pairs
-(:func:`pipeline.dedup._visited_pairs`, about a fifth of clustering at 50k articles) and the
-join scores (:func:`pipeline.dedup._join_scores`). :class:`ScoreHelper` runs a copy of the
+(:func:`pipeline.dedup._visited_pairs`, about a fifth of clustering at 50k articles), the
+merge loop's averages, a block of visits at a time (:func:`pipeline.dedup._merge_visits`), and
+the join scores (:func:`pipeline.dedup._join_scores`). :class:`ScoreHelper` runs a copy of the
 run's :class:`pipeline.dedup.PairScorer` in a second process, and :meth:`ScoreHelper.scores`
 hands it the first half of each call's pairs while this process scores the other half: the same
 floats as scoring them all here, in about half the time on two cores.

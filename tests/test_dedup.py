@@ -1817,3 +1817,112 @@ def test_visited_pairs_read_from_a_scratch_file_are_those_in_memory(tmp_path) ->
     kept = dedup_module._spilled_pairs(left, right, exact, tmp_path / "missing")
     assert isinstance(kept, tuple) and kept[0] is left
     assert list(tmp_path.iterdir()) == []
+
+
+def test_merge_visits_decide_as_the_visit_by_visit_loop(use, monkeypatch) -> None:
+    """The merge loop scores a block's averages in one call (upper bounds first) and applies the
+    visits in order: the same partition and the same failed averages as scoring each visit's
+    average when it comes, whatever ``MERGE_BLOCK`` (1: no batching; 3: merges inside a block
+    change the clusters later visits compare)."""
+    import math
+
+    from pipeline import dedup
+    from pipeline.dedup import PairScorer, _Clusters, _merge_visits, _sample, embed_sections
+
+    titles = ["Sparse Attention for Long Documents", "Sparse Attention for Long Document",
+              "Sparse Attention for Longer Documents", "Sparse Attention at Scale", "Ocean Wave Forecasting",
+              "Ocean Wave Forecasting with Buoys", "Ocean Wave Forecasts", "Graph Kernels", "Graph Kernel Networks",
+              "Graph Kernel Network", "稀疏注意力", "稀疏注意力模型", "海浪预报", "海浪预报方法", "Wave Forecasts"]
+    sections = frame(*[section(f"{k:04d}-000", t, authors=["Lee"] if k % 3 else ["Kim", "Lee"])
+                       for k, t in enumerate(titles)])
+    scorer = PairScorer(sections, embed_sections(sections, use), 0.5)
+    n = len(sections)
+    i, j = np.triu_indices(n, 1)
+    scores = scorer.scores(i, j)
+    threshold = float(np.median(scores[np.isfinite(scores)]))
+    order = [(-s, a, b) for s, a, b in zip(scores.tolist(), i.tolist(), j.tolist(), strict=True) if s >= threshold]
+    order.sort()
+    left, right = np.array([p[1] for p in order]), np.array([p[2] for p in order])
+    exact = scorer.exact_pairs(left, right)
+
+    # the loop as it was, one visit and one call at a time
+    expected = _Clusters(scorer)
+    expected_failed, averages_scored = {}, 0
+    for a0, b0, is_exact in zip(left.tolist(), right.tolist(), exact.tolist(), strict=True):
+        a, b = sorted((expected.of[a0], expected.of[b0]))
+        sizes = (len(expected.members[a]), len(expected.members[b]))
+        if a == b or expected_failed.get((a, b)) == sizes or expected.cannot_link(a, b):
+            continue
+        if not is_exact and sizes != (1, 1):
+            xs, ys = _sample(expected.members[a]), _sample(expected.members[b])
+            cross = scorer.scores(np.repeat(xs, len(ys)), np.tile(ys, len(xs)))
+            averages_scored += 1
+            if math.fsum(cross.tolist()) / len(cross) < threshold:
+                expected_failed[(a, b)] = sizes
+                continue
+        expected.merge(a, b)
+    assert averages_scored >= 5 and expected_failed  # averages both pass and fail here
+    assert 3 <= len(expected.members) and max(len(m) for m in expected.members.values()) >= 3
+
+    for block in (1, 3, 4096):
+        monkeypatch.setattr(dedup, "MERGE_BLOCK", block)
+        got = _Clusters(scorer)
+        failed = _merge_visits(got, (left, right, exact), threshold, scorer.scores)
+        assert list(got.of) == list(expected.of), block
+        assert dict(got.members) == dict(expected.members) and failed == expected_failed
+
+
+def test_merge_visits_decide_as_the_visit_by_visit_loop_on_random_scores(monkeypatch) -> None:
+    """As above, over random symmetric score tables (many merges inside each block, clusters
+    that grow between the block's first pass and their visit), with ``scores`` a table look-up
+    whose upper bounds (``exact_from``) are loose: partition and failed averages equal the
+    visit-by-visit loop's for every block size and cap on a block's cross pairs."""
+    import math
+
+    from pipeline import dedup
+    from pipeline.dedup import PairScorer, SectionEmbeddings, _Clusters, _merge_visits, _sample
+
+    n = 40
+    sections = frame(*[section(f"{k:04d}-000", f"Title {k}") for k in range(n)])
+    scorer = PairScorer(sections, SectionEmbeddings.from_dense(np.eye(n, 8, dtype=np.float32)), 0.5)
+    rng = np.random.default_rng(7)
+    grown = 0  # merges of a cluster of two or more: later averages see the grown cluster
+    for trial in range(20):
+        table = rng.random((n, n)) ** 0.5
+        table = np.triu(table, 1) + np.triu(table, 1).T
+
+        def scores(i, j, exact_from=None, table=table):
+            got = table[np.asarray(i), np.asarray(j)]
+            if exact_from is None:
+                return got
+            return np.where(got >= exact_from, got, np.minimum(got + 0.15, np.nextafter(exact_from, 0)))
+
+        threshold = 0.7
+        i, j = np.triu_indices(n, 1)
+        keep = table[i, j] >= threshold
+        order = np.lexsort((j[keep], i[keep], -table[i, j][keep]))
+        left, right = i[keep][order], j[keep][order]
+        exact = np.zeros(len(left), bool)
+        exact[::17] = True  # a few must-links
+        expected, expected_failed = _Clusters(scorer), {}
+        for a0, b0, is_exact in zip(left.tolist(), right.tolist(), exact.tolist(), strict=True):
+            a, b = sorted((expected.of[a0], expected.of[b0]))
+            sizes = (len(expected.members[a]), len(expected.members[b]))
+            if a == b or expected_failed.get((a, b)) == sizes:
+                continue
+            if not is_exact and sizes != (1, 1):
+                xs, ys = _sample(expected.members[a]), _sample(expected.members[b])
+                if math.fsum(scores(np.repeat(xs, len(ys)), np.tile(ys, len(xs))).tolist()) / (len(xs) * len(ys)) < threshold:
+                    expected_failed[(a, b)] = sizes
+                    continue
+            grown += sizes != (1, 1)
+            expected.merge(a, b)
+        assert expected_failed
+        for block, most_pairs in ((1, 1 << 20), (2, 1 << 20), (5, 3), (64, 1 << 20), (64, 40)):
+            monkeypatch.setattr(dedup, "MERGE_BLOCK", block)
+            monkeypatch.setattr(dedup, "MERGE_PAIRS", most_pairs)  # 3, 40: blocks cut short
+            got = _Clusters(scorer)
+            failed = _merge_visits(got, (left, right, exact), threshold, scores)
+            assert list(got.of) == list(expected.of), (trial, block)
+            assert failed == expected_failed, (trial, block)
+    assert grown >= 100
