@@ -2635,8 +2635,8 @@ def paper_id_for(arxiv_id: str | None, title: str | None, first_section_id: str)
     folded title, else of the first mention's section id."""
     if arxiv_id:
         key = f"arxiv:{arxiv_id}"
-    elif title and fold_title(title):
-        key = f"title:{fold_title(title)}"
+    elif title and _folded(title):
+        key = f"title:{_folded(title)}"
     else:
         key = f"section:{first_section_id}"
     return "p-" + hashlib.sha256(key.encode()).hexdigest()[:16]
@@ -2656,7 +2656,7 @@ def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
     conflicts: list[str] = []
     rows = records(group) if isinstance(group, pd.DataFrame) else group
     richness = [sum(bool(r.get(f)) for f in ("arxiv_id", "authors", "institutions", "award_raw")) for r in rows]
-    folded = [fold_title(r["title"]) if r.get("title") else None for r in rows]
+    folded = [_folded(r["title"]) if r.get("title") else None for r in rows]  # a paper repeats its titles
     best_fold = _vote(folded, "title", conflicts)
     title = None
     if best_fold is not None:

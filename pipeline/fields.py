@@ -1199,7 +1199,15 @@ def fold_title(title: str) -> str:
         Chinese script (Simplified vs Traditional) is not folded here. Accents are kept.
         Returns ``""`` for an empty title. Never raises.
     """
-    return "".join(ch for ch in fold_title_words(title) if unicodedata.category(ch)[0] in "LNM")
+    words = fold_title_words(title)
+    if words.isascii():  # case-folded ASCII: its letters and digits are a-z and 0-9
+        return _ASCII_NOT_LETTER_OR_DIGIT.sub("", words)
+    return "".join(ch for ch in words if unicodedata.category(ch)[0] in "LNM")
+
+
+#: What :func:`fold_title` removes from case-folded ASCII (every ASCII character but a-z and 0-9
+#: is punctuation, a symbol, a space or a control character: not a letter, digit or mark).
+_ASCII_NOT_LETTER_OR_DIGIT = re.compile(r"[^a-z0-9]+")
 
 
 def fold_title_words(title: str) -> str:

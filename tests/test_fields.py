@@ -599,6 +599,26 @@ def test_fold_title_distinct(a: str, b: str) -> None:
     assert fold_title(a) != fold_title(b)
 
 
+def test_fold_title_keeps_the_letters_digits_and_marks_of_ascii_as_of_any_text() -> None:
+    """The ASCII fast path keeps what the Unicode rule keeps (categories L, N, M of the folded
+    text): every ASCII character alone, and random ASCII titles, against the rule itself."""
+    import random
+    import unicodedata
+
+    from pipeline.fields import fold_title_words
+
+    def by_category(title: str) -> str:
+        return "".join(ch for ch in fold_title_words(title) if unicodedata.category(ch)[0] in "LNM")
+
+    ascii_chars = [chr(c) for c in range(128)]
+    assert [c for c in ascii_chars if fold_title(c)] == list("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+    rng = random.Random(0)
+    titles = ["".join(rng.choice(ascii_chars) for _ in range(rng.randrange(40))) for _ in range(5000)]
+    titles += ["Optimising Behaviour-Models (v2)!", "Centres of Labelling\tData", "A\x00B\x7fC"]
+    assert [fold_title(t) for t in titles] == [by_category(t) for t in titles]
+    assert fold_title("Optimising Behaviour-Models (v2)!") == "optimizingbehaviormodelsv2"
+
+
 def test_arxiv_ids_read_through_full_width_and_invisible_characters():
     assert find_arxiv_ids("arXiv：２５０２．１３２２８") == [("2502.13228", None)]
     assert find_arxiv_ids("arxiv.org/abs/2502.\u00ad13228") == [("2502.13228", None)]
