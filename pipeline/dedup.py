@@ -1434,11 +1434,12 @@ def _word_index(title: str) -> tuple[tuple[str, ...], frozenset[str], tuple[tupl
 
 
 def _one_sided(words: Sequence[str], other_set: Container[str],
-               other_by_length: Sequence[tuple[int, Sequence[str]]]) -> list[str]:
+               other_by_length: Sequence[tuple[int, Sequence[str]]], first: bool = False) -> list[str]:
     """The words of ``words`` (in order, repeats kept) that the other title has neither equal
-    (``other_set``) nor nearly so (:func:`_same_word`). The typo test only runs on the other
-    title's words (``other_by_length``: :func:`_word_index`) whose length can reach
-    :data:`WORD_MATCH_RATIO` (:func:`_matchable_lengths`): the same words as testing every pair."""
+    (``other_set``) nor nearly so (:func:`_same_word`); with ``first``, only the first of them
+    (the search stops there). The typo test only runs on the other title's words
+    (``other_by_length``: :func:`_word_index`) whose length can reach :data:`WORD_MATCH_RATIO`
+    (:func:`_matchable_lengths`): the same words as testing every pair."""
     out: list[str] = []
     for w in words:
         if w in other_set:
@@ -1449,7 +1450,15 @@ def _one_sided(words: Sequence[str], other_set: Container[str],
                 break
         else:
             out.append(w)
+            if first:
+                break
     return out
+
+
+def _is_sequel_word(word: str) -> bool:
+    """A word that tells a sequel or a variant apart: a one- or two-digit number ("Llama 2"; a
+    year is not one) or one of :data:`SEQUEL_WORDS`."""
+    return (word.isdigit() and len(word) <= 2) or word in SEQUEL_WORDS
 
 
 @functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
@@ -1460,9 +1469,12 @@ def _english_conflict(a: str, b: str) -> bool:
     wa, set_a, by_length_a = _word_index(a)
     wb, set_b, by_length_b = _word_index(b)
     only_a = _one_sided(wa, set_b, by_length_b)
-    only_b = _one_sided(wb, set_a, by_length_a)
-    sequel = any((w.isdigit() and len(w) <= 2) or w in SEQUEL_WORDS for w in only_a + only_b)  # not a year
-    return bool(only_a and only_b) or sequel
+    if any(_is_sequel_word(w) for w in only_a):
+        return True
+    # b's side decides: beside a one-sided word of a, any one-sided word of b is a conflict;
+    # without one, only a one-sided sequel word of b is. The search stops at the first.
+    candidates = wb if only_a else [w for w in wb if _is_sequel_word(w)]
+    return bool(candidates) and bool(_one_sided(candidates, set_a, by_length_a, first=True))
 
 
 @functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
