@@ -2421,8 +2421,8 @@ def _merge_visits(clusters: _Clusters, visits: tuple[np.ndarray, np.ndarray, np.
             if not is_exact and sizes != (1, 1):
                 average = averages.get(tried)
                 if average is None:  # a merge earlier in the block changed a side
-                    cross = scores(*cross_pairs(a, b))
-                    average = math.fsum(cross.tolist()) / len(cross)
+                    ci, cj = cross_pairs(a, b)
+                    average = _block_averages({tried: (0, len(ci))}, [ci], [cj], threshold, scores)[tried]
                 if average < threshold:
                     failed[(a, b)] = sizes
                     continue

@@ -1181,6 +1181,11 @@ _SPELLING_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+#: What :func:`fold_title` removes from case-folded ASCII (every ASCII character but a-z and 0-9
+#: is punctuation, a symbol, a space or a control character: not a letter, digit or mark).
+_ASCII_NOT_LETTER_OR_DIGIT = re.compile(r"[^a-z0-9]+")
+
+
 def fold_title(title: str) -> str:
     """The exact-match dedup key of a title.
 
@@ -1203,11 +1208,6 @@ def fold_title(title: str) -> str:
     if words.isascii():  # case-folded ASCII: its letters and digits are a-z and 0-9
         return _ASCII_NOT_LETTER_OR_DIGIT.sub("", words)
     return "".join(ch for ch in words if unicodedata.category(ch)[0] in "LNM")
-
-
-#: What :func:`fold_title` removes from case-folded ASCII (every ASCII character but a-z and 0-9
-#: is punctuation, a symbol, a space or a control character: not a letter, digit or mark).
-_ASCII_NOT_LETTER_OR_DIGIT = re.compile(r"[^a-z0-9]+")
 
 
 def fold_title_words(title: str) -> str:
