@@ -1927,7 +1927,7 @@ class PairScorer:
         :func:`english_title_similarity`; Chinese: SequenceMatcher ratio of the folded titles);
         else the cosine of the title embeddings across languages; None without titles."""
         sims = []
-        if self.title[i] and self.title[j]:
+        if self.folded_code[i] >= 0 and self.folded_code[j] >= 0:  # English titles that fold to something
             sims.append(english_title_similarity(self.title[i], self.title[j]))
         if self.folded_zh[i] and self.folded_zh[j]:
             sims.append(_chinese_pair_similarity(*sorted((self.folded_zh[i], self.folded_zh[j]))))
@@ -1997,7 +1997,10 @@ class PairScorer:
         cos = np.matmul(take_rows(content, a)[:, None, :], take_rows(content, b)[:, :, None])[:, 0, 0].astype(np.float64)
         ea, eb = self.title_code[a], self.title_code[b]
         za, zb = self.folded_zh_code[a], self.folded_zh_code[b]
-        en, zh = (ea >= 0) & (eb >= 0), (za >= 0) & (zb >= 0)
+        # an English title that folds to nothing ("!!!", "---") is not compared as a string (two
+        # empty folds have ratio 1.0), as it is no exact key: the content decides
+        en = (self.folded_code[a] >= 0) & (self.folded_code[b] >= 0)
+        zh = (za >= 0) & (zb >= 0)
         by_string = en | zh
         title_sim = np.full(len(a), np.nan)
         cross = np.flatnonzero(~by_string)  # no title pair in one language: title vectors across

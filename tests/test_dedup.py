@@ -1926,3 +1926,23 @@ def test_merge_visits_decide_as_the_visit_by_visit_loop_on_random_scores(monkeyp
             assert list(got.of) == list(expected.of), (trial, block)
             assert failed == expected_failed, (trial, block)
     assert grown >= 100
+
+
+def test_titles_of_punctuation_alone_do_not_merge_different_papers(use) -> None:
+    """A title that folds to nothing ("!!!", "???") is no title: not an exact key, and not
+    compared as a string (two empty folds have SequenceMatcher ratio 1.0), so four different
+    papers under such titles stay four, while two copies of one text still merge."""
+    from pipeline.dedup import PairScorer, cluster_sections, embed_sections
+
+    summaries = ["We fold proteins with a diffusion model over residue frames.",
+                 "A RISC-V compiler backend that schedules vector instructions.",
+                 "Weather forecasting with graph neural networks on a global mesh.",
+                 "Robot grasping from tactile sensing with reinforcement learning.",
+                 "Robot grasping from tactile sensing with reinforcement learning."]
+    titles = ["!!!", "???", "---", "...", "!!!"]
+    rows = [section(f"d{k}-000", t, summary=s, authors=[f"Author{k}"]) for k, (t, s) in enumerate(zip(titles, summaries, strict=True))]
+    sections = frame(*rows)
+    scorer = PairScorer(sections, embed_sections(sections, use), 0.5)
+    assert scorer.folded_code.tolist() == [-1] * 5 and scorer.title_similarity(0, 1) is None
+    labels, _ = cluster_sections(sections, embed_sections(sections, use), Config())
+    assert labels[:4] == [0, 1, 2, 3] and labels[4] == labels[3]
