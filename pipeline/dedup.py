@@ -8,8 +8,11 @@ Method
    configured :class:`pipeline.embed.Embedder` (L2-normalized, so a dot product is a cosine).
 2. **Candidates** (blocking). Pairs sharing an exact key (arXiv id; folded title,
    :func:`pipeline.fields.fold_title`) plus each section's ``K_NEIGHBOURS`` nearest neighbours
-   by cosine. Neighbours come from an exact search over the matrix in row blocks, so memory
-   stays ``O(n * block)`` rather than ``O(n^2)``.
+   by cosine, plus the nearest titles across languages: each distinct (English, Chinese) title
+   pair's ``TITLE_NEIGHBOURS`` nearest other pairs, each section with the first section of
+   each (:func:`_title_neighbour_keys`). Neighbours come from an exact search over the matrix
+   in row blocks, so memory stays ``O(n * block)`` rather than ``O(n^2)``, or from an IVF
+   index from ``dedup.ann_min_sections`` rows on (:func:`_ann_neighbour_index`).
 3. **Score** of a pair, in [0, 1]: ``w * cosine + (1 - w) * title_similarity`` with ``w =
    dedup.embed_weight``; title similarity is the :class:`difflib.SequenceMatcher` ratio (as
    computed by ``cydifflib``, the same algorithm compiled: equal ratios) of the
@@ -84,6 +87,15 @@ log = logging.getLogger(__name__)
 
 #: Nearest neighbours per section that become candidate pairs.
 K_NEIGHBOURS = 10
+#: Nearest other distinct title pairs per distinct (English, Chinese) title pair whose first
+#: sections become candidates of its sections (:func:`_title_neighbour_keys`). With the copies of
+#: a title out of the search, 3 reach about as far as the 10 per section did before (where most
+#: were copies): on the 10k bench corpus, against the generator's truth (papers by index, on the
+#: 61,747 sections whose count matched their article's), B-cubed F1 0.7446 with the search per
+#: section, 0.7468 with 3, 0.7445 with 4, 0.7436 with 5 and 0.7406 with 10 distinct pairs (more
+#: candidates: more merges of different papers that share title words); the dedup evaluation set
+#: (tests/fixtures/dedup) scores the same at every threshold with 3 and with the old search.
+TITLE_NEIGHBOURS = 3
 #: Rows per block in the exact neighbour search (memory: block x n float32).
 SEARCH_BLOCK = 1024
 #: Column stride of the sample that bounds each row's k-th largest similarity in the exact
@@ -834,7 +846,8 @@ def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | No
     last bits of their inner products (BLAS's here, faiss's scan there): mostly copies of one
     text, where a fixed rule (:func:`_ivf_block_search`) picks which copies are kept and faiss's
     heap picks otherwise. On the 10k bench corpus (118,539 sections) 12% of the rows keep other
-    copies among their content neighbours (29% among their title neighbours), and 98% of the
+    copies among their content neighbours (29% among their title neighbours, when the titles
+    were searched per section rather than per distinct title), and 98% of the
     pairs of sections that share a paper are the same (the clusters of 25,466 sections changed).
 
     Memory. Training reads only the rows faiss would sample (:func:`_training_rows`:
@@ -1264,6 +1277,84 @@ def _neighbour_keys(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000,
         rows.append(row + start)
         cols.append(col)
     return _pair_keys(np.concatenate(rows), np.concatenate(cols), n)
+
+
+def _neighbour_index(rows: Rows, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
+    """The ``k`` nearest other rows of every row of ``rows`` by dot product: int64 ``(n, k)``,
+    ``-1`` where fewer exist (``k >= n``). Exact for fewer than ``ann_min`` rows (blocks of
+    :data:`SEARCH_BLOCK` rows, :func:`_top_k`), :func:`_ann_neighbour_index` from there: the same
+    searches as :func:`_neighbour_keys`, as a per-row list rather than as pair keys."""
+    n = rows.n
+    out = np.full((n, k), -1, np.int64)
+    kk = min(k, n - 1)
+    if kk <= 0:
+        return out
+    if n >= ann_min:
+        out[:, :kk] = _ann_neighbour_index(rows, kk, folder)[:, :kk]
+        return out
+    matrix = rows.get(0, n)
+    for start in range(0, n, SEARCH_BLOCK):
+        sims = matrix[start : start + SEARCH_BLOCK] @ matrix.T
+        b = sims.shape[0]
+        sims[np.arange(b), start + np.arange(b)] = -np.inf
+        row, col = _top_k(sims, kk)  # kk per row (rows with ties come last)
+        out[start : start + b, :kk] = col[np.argsort(row, kind="stable")].reshape(b, kk)
+    return out
+
+
+def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
+                          folder: str | Path | None = None) -> np.ndarray:
+    """Candidate pairs from the sections' titles, across languages, as :func:`_pair_keys` keys
+    (int64 ``(m,)``, sorted; ``n = len(emb.title_row)``).
+
+    The search runs over the *distinct* titles, not the sections: a section's title vector is
+    the L2-normalized sum of its English and Chinese title vectors (:meth:`SectionEmbeddings.title_rows`),
+    so the sections with the same ``(English, Chinese)`` title pair have the same vector.
+    Each distinct pair is searched once for its ``k`` nearest other distinct pairs
+    (:func:`_neighbour_index`; exact below ``ann_min`` distinct pairs, the IVF index from
+    there), and every section with that pair becomes a candidate with the *representative* of
+    each of them (the neighbour pair's first section in row order) and with its own pair's
+    representative. Sections without a title take no part.
+
+    Why not a search over the sections: a paper reported by several sources repeats its title,
+    so most of a section's nearest title vectors were copies of its own (exact ties, 29% of the
+    rows of the 10k bench corpus kept copies among their neighbours), which crowd out the other
+    titles and tie-break arbitrarily; and the search cost grows with the copies (592,000 titled
+    sections against 99,000 distinct pairs in the 50k bench corpus, a sixth of the queries over
+    lists a sixth as long). One representative per neighbour keeps at most ``k + 1`` candidates
+    per section, as before; clustering compares whole clusters once two of their members meet
+    (:func:`_merge_visits`), and the copies of a title join each other through the
+    representative (and through the exact title keys).
+    """
+    n = len(emb.title_row)
+    titled = np.flatnonzero((emb.title_row >= 0) | (emb.title_zh_row >= 0))
+    if titled.size < 2:
+        return np.zeros(0, np.int64)
+    width = int(max(emb.title_row.max(initial=-1), emb.title_zh_row.max(initial=-1))) + 2
+    pair = emb.title_row[titled].astype(np.int64) * width + (emb.title_zh_row[titled].astype(np.int64) + 1)
+    _, first, title_of = np.unique(pair, return_index=True, return_inverse=True)
+    del pair
+    title_of = title_of.reshape(-1)  # numpy 2.0 gives the input's shape
+    rep = titled[first]  # each distinct pair's first section (np.unique: first occurrence)
+    en, zh = emb.title_row[rep], emb.title_zh_row[rep]
+    rows = Rows(len(rep), lambda start, stop: emb._title_sums(en[start:stop], zh[start:stop]),
+                lambda index: emb._title_sums(en[index], zh[index]))
+    near = _neighbour_index(rows, k, ann_min, folder)  # (distinct, k) distinct pairs, -1: none
+    found = near >= 0
+    near = np.where(found, rep[np.maximum(near, 0)], -1)  # as representatives' rows
+    total = int(found.sum(axis=1)[title_of].sum()) + len(titled)
+    keys = np.empty(total, np.int64)
+    at = 0
+    for start in range(0, len(titled), STREAM_BLOCK):
+        sections = titled[start : start + STREAM_BLOCK]
+        of = title_of[start : start + STREAM_BLOCK]
+        other = np.concatenate([near[of], rep[of][:, None]], axis=1)  # neighbours, then its own pair's
+        mine = np.broadcast_to(sections[:, None], other.shape)
+        use = (other >= 0) & (other != mine)
+        low, high = np.minimum(mine[use], other[use]), np.maximum(mine[use], other[use])
+        keys[at : at + len(low)] = low * n + high
+        at += len(low)
+    return _unique_sorted(keys[:at])
 
 
 def _top_k(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -2222,8 +2313,8 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
                      ) -> tuple[list[int], list[float | None]] | tuple[np.ndarray, np.ndarray]:
     """Cluster sections into papers (see the module docstring).
 
-    Candidate pairs (neighbours of the content vectors and of the title vectors, exact-key
-    hubs of :func:`_key_pairs`) are scored in numpy batches (:meth:`PairScorer.scores`, exact
+    Candidate pairs (neighbours of the content vectors, of the distinct title vectors
+    (:func:`_title_neighbour_keys`), exact-key hubs of :func:`_key_pairs`) are scored in numpy batches (:meth:`PairScorer.scores`, exact
     from ``dedup.match_threshold`` up) and visited by descending score, ties by section index.
     A merge is checked with the cluster indexes of :class:`_Clusters` (cannot-links) and, unless
     the pair shares an exact key, with the average score over the cross pairs of at most
@@ -2296,7 +2387,7 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
         log.debug("dedup: %d sections, %d content-neighbour pairs", n, len(found[0]))
         # titles across languages: neighbours among the title vectors (English or Chinese, summed)
         if (emb.title_row >= 0).any() or (emb.title_zh_row >= 0).any():
-            found.append(_neighbour_keys(Rows(n, emb.title_rows, emb.title_rows_at), K_NEIGHBOURS, ann_min, scratch))
+            found.append(_title_neighbour_keys(emb, TITLE_NEIGHBOURS, ann_min, scratch))
             log.debug("dedup: %d title-neighbour pairs", len(found[-1]))
     doc_codes = _int_array(scorer.doc_code)
     for key in (scorer.arxiv_code, scorer.folded_code):  # equal codes: equal keys

@@ -1946,3 +1946,69 @@ def test_titles_of_punctuation_alone_do_not_merge_different_papers(use) -> None:
     assert scorer.folded_code.tolist() == [-1] * 5 and scorer.title_similarity(0, 1) is None
     labels, _ = cluster_sections(sections, embed_sections(sections, use), Config())
     assert labels[:4] == [0, 1, 2, 3] and labels[4] == labels[3]
+
+
+def _title_pairs_by_definition(title_row: np.ndarray, title_zh_row: np.ndarray, table: np.ndarray, k: int) -> set:
+    """The pairs of :func:`pipeline.dedup._title_neighbour_keys`, written out: per distinct
+    ``(English, Chinese)`` title pair its summed, normalized vector; its ``k`` nearest other
+    distinct pairs by brute force; each titled section with the first section of each of them
+    and of its own pair."""
+    pairs = {}
+    for s, key in enumerate(zip(title_row.tolist(), title_zh_row.tolist(), strict=True)):
+        if key != (-1, -1):
+            pairs.setdefault(key, []).append(s)
+    keys = list(pairs)
+    vectors = []
+    for en, zh in keys:
+        v = sum(table[r] for r in (en, zh) if r >= 0)
+        vectors.append(v / np.linalg.norm(v))
+    vectors = np.array(vectors)
+    sims = vectors @ vectors.T
+    np.fill_diagonal(sims, -np.inf)
+    out = set()
+    for t, key in enumerate(keys):
+        near = [u for u in np.argsort(-sims[t], kind="stable")[: min(k, len(keys) - 1)]]
+        for s in pairs[key]:
+            for other in [pairs[keys[u]][0] for u in near] + [pairs[key][0]]:
+                if other != s:
+                    out.add((min(s, other), max(s, other)))
+    return out
+
+
+@pytest.mark.parametrize("ann_min", [1, 10_000])  # the IVF index (all lists probed at this size) and the exact search
+def test_title_neighbours_search_distinct_titles_and_pair_each_section_with_their_first_sections(
+        ann_min: int, tmp_path) -> None:
+    """Sections that share a title pair count once in the title search: each gets the first
+    section of each of its pair's ``k`` nearest other pairs and of its own, whatever the copies;
+    sections without a title get nothing."""
+    import pipeline.dedup as dedup_module
+
+    rng = np.random.default_rng(7)
+    table = rng.normal(size=(30, 16)).astype(np.float32)
+    n = 400
+    title_row = rng.integers(-1, 20, n).astype(np.int32)  # English titles 0-19, -1: none
+    title_zh_row = np.where(rng.random(n) < 0.5, rng.integers(20, 30, n), -1).astype(np.int32)
+    title_row[:60] = 3  # one title with many copies (with and without a Chinese title)
+    emb = dedup_module.SectionEmbeddings(np.zeros((n, 16), np.float32), table, title_row, title_zh_row)
+    got = dedup_module._title_neighbour_keys(emb, 3, ann_min=ann_min, folder=tmp_path)
+    pairs = {tuple(p) for p in dedup_module._key_pairs_of(got, n).tolist()}
+    assert pairs == _title_pairs_by_definition(title_row, title_zh_row, table, 3)
+    untitled = set(np.flatnonzero((title_row < 0) & (title_zh_row < 0)).tolist())
+    assert untitled and not any(i in untitled or j in untitled for i, j in pairs)
+    # the copies of title 3 do not crowd out other titles: a copy reaches three other pairs
+    first = int(np.flatnonzero((title_row == 3) & (title_zh_row == -1))[0])
+    partners = {j for i, j in pairs if i == first} | {i for i, j in pairs if j == first}
+    assert len({(title_row[j], title_zh_row[j]) for j in partners} - {(3, -1)}) >= 3
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_title_neighbours_of_too_few_titles() -> None:
+    """No pair from fewer than two titled sections; two sections of one title are one pair."""
+    import pipeline.dedup as dedup_module
+
+    table = np.eye(4, dtype=np.float32)
+    for rows, expected in [([-1, -1, 0], []), ([2, 2, -1], [[0, 1]]), ([0, 1, -1], [[0, 1]])]:
+        emb = dedup_module.SectionEmbeddings(np.zeros((3, 4), np.float32), table, np.array(rows, np.int32),
+                                             np.full(3, -1, np.int32))
+        got = dedup_module._title_neighbour_keys(emb, 3)
+        assert dedup_module._key_pairs_of(got, 3).tolist() == expected
