@@ -1297,8 +1297,12 @@ def _neighbour_index(rows: Rows, k: int, ann_min: int = 20_000, folder: str | Pa
         sims = matrix[start : start + SEARCH_BLOCK] @ matrix.T
         b = sims.shape[0]
         sims[np.arange(b), start + np.arange(b)] = -np.inf
-        row, col = _top_k(sims, kk)  # kk per row (rows with ties come last)
-        out[start : start + b, :kk] = col[np.argsort(row, kind="stable")].reshape(b, kk)
+        row, col = _top_k(sims, kk)  # kk per row (rows with ties come last; fewer for a NaN row)
+        order = np.argsort(row, kind="stable")
+        row, col = row[order], col[order]
+        rank = np.arange(len(row)) - np.searchsorted(row, row)  # position within its row
+        keep = rank < kk
+        out[start + row[keep], rank[keep]] = col[keep]
     return out
 
 

@@ -2012,3 +2012,24 @@ def test_title_neighbours_of_too_few_titles() -> None:
                                              np.full(3, -1, np.int32))
         got = dedup_module._title_neighbour_keys(emb, 3)
         assert dedup_module._key_pairs_of(got, 3).tolist() == expected
+
+
+def test_title_neighbours_survive_a_nan_title_vector() -> None:
+    """A title vector with NaN values (no embedder here gives one) costs that title its
+    neighbours in the exact search, not the run: the other titles still pair."""
+    import pipeline.dedup as dedup_module
+
+    rng = np.random.default_rng(3)
+    table = rng.normal(size=(100, 8)).astype(np.float32)
+    table[5] = np.nan
+    n = 2100
+    title_row = np.arange(n, dtype=np.int32) % 100  # 100 distinct titles: _top_k's sampled path (from 48)
+    emb = dedup_module.SectionEmbeddings(np.zeros((n, 8), np.float32), table, title_row, np.full(n, -1, np.int32))
+    rows = dedup_module.Rows(100, lambda a, b: emb._title_sums(np.arange(a, min(b, 100), dtype=np.int32),
+                                                                np.full(min(b, 100) - a, -1, np.int32)), None)
+    index = dedup_module._neighbour_index(rows, 3, ann_min=10_000)
+    assert index.shape == (100, 3) and index.dtype == np.int64
+    healthy = np.delete(np.arange(100), 5)
+    assert (index[healthy] >= 0).all() and (index[healthy] != healthy[:, None]).all()
+    pairs = dedup_module._key_pairs_of(dedup_module._title_neighbour_keys(emb, 3, ann_min=10_000), n)
+    assert len(pairs) > n and (pairs[:, 0] < pairs[:, 1]).all()
