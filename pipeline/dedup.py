@@ -1241,56 +1241,48 @@ def _neighbour_pairs(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000,
 def _neighbour_keys(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000,
                     folder: str | Path | None = None) -> np.ndarray:
     """The pairs of :func:`_neighbour_pairs` as :func:`_pair_keys` keys: int64 ``(m,)``, sorted
-    (8 bytes a pair rather than 16). Exact search in blocks of :data:`SEARCH_BLOCK` rows for
-    fewer than ``ann_min`` rows, :func:`_ann_neighbour_index` from there (its lists in a scratch
-    file in ``folder``, None: the system's temporary folder); the pairs are collected as arrays
-    (one ``unique`` over ``n * k`` keys), not a Python set."""
-    n = emb.n if isinstance(emb, Rows) else emb.shape[0]
+    (8 bytes a pair rather than 16), from :func:`_neighbour_index` (exact below ``ann_min``
+    rows, the IVF index from there, its lists in a scratch file in ``folder``, None: the
+    system's temporary folder); the pairs are collected as arrays (one ``unique`` over ``n * k``
+    keys), not a Python set."""
+    rows = emb if isinstance(emb, Rows) else Rows.of(emb)
+    n = rows.n
     k = min(k, n - 1)
     if k <= 0:
         return np.zeros(0, np.int64)
-    if n >= ann_min:
-        # the keys of _pair_keys written block by block into one array: the (n, k) result
-        # (int32) and the keys (int64, n * k at most) are held, not three n * k int64 arrays
-        idx = _ann_neighbour_index(emb, k, folder)
-        keys = np.empty(int(np.count_nonzero(idx >= 0)), np.int64)
-        at = 0
-        for start in range(0, n, STREAM_BLOCK):
-            block = idx[start : start + STREAM_BLOCK].astype(np.int64)
-            rows = np.arange(start, start + len(block), dtype=np.int64)[:, None]
-            high = np.maximum(block, rows)
-            np.minimum(block, rows, out=block)  # -1 where none was found
-            found = block >= 0
-            part = block[found] * n + high[found]
-            keys[at : at + len(part)] = part
-            at += len(part)
-        del idx
-        return _unique_sorted(keys)
-    if isinstance(emb, Rows):
-        emb = emb.get(0, n)
-    rows, cols = [], []
-    for start in range(0, n, SEARCH_BLOCK):
-        sims = emb[start : start + SEARCH_BLOCK] @ emb.T
-        b = sims.shape[0]
-        sims[np.arange(b), start + np.arange(b)] = -np.inf
-        row, col = _top_k(sims, k)
-        rows.append(row + start)
-        cols.append(col)
-    return _pair_keys(np.concatenate(rows), np.concatenate(cols), n)
+    # the keys of _pair_keys written block by block into one array: the (n, k) result (int32)
+    # and the keys (int64, n * k at most) are held, not three n * k int64 arrays
+    idx = _neighbour_index(rows, k, ann_min, folder)
+    keys = np.empty(int(np.count_nonzero(idx >= 0)), np.int64)
+    at = 0
+    for start in range(0, n, STREAM_BLOCK):
+        block = idx[start : start + STREAM_BLOCK].astype(np.int64)
+        row = np.arange(start, start + len(block), dtype=np.int64)[:, None]
+        high = np.maximum(block, row)
+        np.minimum(block, row, out=block)  # -1 where none was found
+        found = block >= 0
+        part = block[found] * n + high[found]
+        keys[at : at + len(part)] = part
+        at += len(part)
+    del idx
+    return _unique_sorted(keys)
 
 
 def _neighbour_index(rows: Rows, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
-    """The ``k`` nearest other rows of every row of ``rows`` by dot product: int64 ``(n, k)``,
-    ``-1`` where fewer exist (``k >= n``). Exact for fewer than ``ann_min`` rows (blocks of
-    :data:`SEARCH_BLOCK` rows, :func:`_top_k`), :func:`_ann_neighbour_index` from there: the same
-    searches as :func:`_neighbour_keys`, as a per-row list rather than as pair keys."""
+    """The ``k`` nearest other rows of every row of ``rows`` by dot product: an int array ``(n,
+    k)`` of row indices, ``-1`` where fewer were found (``k >= n``, a row with NaN values);
+    int32 up to 2**31 - 1 rows, int64 beyond. Exact search for fewer than ``ann_min`` rows, in
+    blocks of :data:`SEARCH_BLOCK` rows (:func:`_top_k`; the whole matrix is read), and
+    :func:`_ann_neighbour_index` from there."""
     n = rows.n
-    out = np.full((n, k), -1, np.int64)
     kk = min(k, n - 1)
+    if n >= ann_min and kk == k:
+        return _ann_neighbour_index(rows, k, folder)
+    out = np.full((n, max(k, 0)), -1, np.int32 if n <= np.iinfo(np.int32).max else np.int64)
     if kk <= 0:
         return out
     if n >= ann_min:
-        out[:, :kk] = _ann_neighbour_index(rows, kk, folder)[:, :kk]
+        out[:, :kk] = _ann_neighbour_index(rows, kk, folder)
         return out
     matrix = rows.get(0, n)
     for start in range(0, n, SEARCH_BLOCK):

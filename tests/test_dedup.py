@@ -2028,7 +2028,7 @@ def test_title_neighbours_survive_a_nan_title_vector() -> None:
     rows = dedup_module.Rows(100, lambda a, b: emb._title_sums(np.arange(a, min(b, 100), dtype=np.int32),
                                                                 np.full(min(b, 100) - a, -1, np.int32)), None)
     index = dedup_module._neighbour_index(rows, 3, ann_min=10_000)
-    assert index.shape == (100, 3) and index.dtype == np.int64
+    assert index.shape == (100, 3) and index.dtype == np.int32
     healthy = np.delete(np.arange(100), 5)
     assert (index[healthy] >= 0).all() and (index[healthy] != healthy[:, None]).all()
     pairs = dedup_module._key_pairs_of(dedup_module._title_neighbour_keys(emb, 3, ann_min=10_000), n)
