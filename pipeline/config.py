@@ -131,7 +131,8 @@ class DedupConfig:
         match_threshold: lowest average-linkage score at which two clusters merge (0..1).
         embed_weight: weight of the embedding cosine in the match score; the rest is the
             title similarity.
-        ann_min_sections: from this many sections on, nearest neighbours come from an
+        ann_min_sections: from this many rows on (sections for the content neighbours,
+            distinct title pairs for the title neighbours), nearest neighbours come from an
             approximate faiss index instead of an exact search (see :mod:`pipeline.dedup`).
     """
 
