@@ -1256,16 +1256,22 @@ def _neighbour_keys(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000,
     keys = np.empty(int(np.count_nonzero(idx >= 0)), np.int64)
     at = 0
     for start in range(0, n, STREAM_BLOCK):
-        block = idx[start : start + STREAM_BLOCK].astype(np.int64)
-        row = np.arange(start, start + len(block), dtype=np.int64)[:, None]
-        high = np.maximum(block, row)
-        np.minimum(block, row, out=block)  # -1 where none was found
-        found = block >= 0
-        part = block[found] * n + high[found]
-        keys[at : at + len(part)] = part
-        at += len(part)
+        block = idx[start : start + STREAM_BLOCK]
+        at = _write_keys(keys, at, np.arange(start, start + len(block)), block, n)
     del idx
-    return _unique_sorted(keys)
+    return _unique_sorted(keys[:at])
+
+
+def _write_keys(keys: np.ndarray, at: int, rows: np.ndarray, others: np.ndarray, n: int) -> int:
+    """Write the :func:`_pair_keys` keys of ``(rows[i], others[i, j])`` (``rows`` int ``(b,)``,
+    ``others`` int ``(b, m)``; ``-1`` and a row's own index skipped) into ``keys`` from
+    position ``at`` (unsorted, possibly repeated); return the position after them."""
+    mine = np.broadcast_to(np.asarray(rows, np.int64)[:, None], others.shape)
+    use = (others >= 0) & (others != mine)
+    mine, other = mine[use], others[use].astype(np.int64)
+    part = np.minimum(mine, other) * n + np.maximum(mine, other)
+    keys[at : at + len(part)] = part
+    return at + len(part)
 
 
 def _neighbour_index(rows: Rows, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
@@ -1276,13 +1282,13 @@ def _neighbour_index(rows: Rows, k: int, ann_min: int = 20_000, folder: str | Pa
     :func:`_ann_neighbour_index` from there."""
     n = rows.n
     kk = min(k, n - 1)
-    if n >= ann_min and kk == k:
-        return _ann_neighbour_index(rows, k, folder)
+    found = _ann_neighbour_index(rows, kk, folder) if n >= ann_min and kk > 0 else None
+    if found is not None and kk == k:
+        return found
     out = np.full((n, max(k, 0)), -1, np.int32 if n <= np.iinfo(np.int32).max else np.int64)
-    if kk <= 0:
-        return out
-    if n >= ann_min:
-        out[:, :kk] = _ann_neighbour_index(rows, kk, folder)
+    if found is not None:
+        out[:, :kk] = found
+    if found is not None or kk <= 0:
         return out
     matrix = rows.get(0, n)
     for start in range(0, n, SEARCH_BLOCK):
@@ -1346,18 +1352,12 @@ def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
     near = _neighbour_index(rows, k, ann_min, folder)  # (distinct, k) distinct pairs, -1: none
     found = near >= 0
     near = np.where(found, rep[np.maximum(near, 0)], -1)  # as representatives' rows
-    total = int(found.sum(axis=1)[title_of].sum()) + len(titled)
-    keys = np.empty(total, np.int64)
+    keys = np.empty(int(found.sum(axis=1)[title_of].sum()) + len(titled), np.int64)
     at = 0
     for start in range(0, len(titled), STREAM_BLOCK):
-        sections = titled[start : start + STREAM_BLOCK]
         of = title_of[start : start + STREAM_BLOCK]
-        other = np.concatenate([near[of], rep[of][:, None]], axis=1)  # neighbours, then its own pair's
-        mine = np.broadcast_to(sections[:, None], other.shape)
-        use = (other >= 0) & (other != mine)
-        low, high = np.minimum(mine[use], other[use]), np.maximum(mine[use], other[use])
-        keys[at : at + len(low)] = low * n + high
-        at += len(low)
+        others = np.concatenate([near[of], rep[of][:, None]], axis=1)  # neighbours, then its own pair's
+        at = _write_keys(keys, at, titled[start : start + STREAM_BLOCK], others, n)
     return _unique_sorted(keys[:at])
 
 
