@@ -318,6 +318,11 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
         if hasattr(built, "terminate"):
             built.terminate()  # the embedding processes stop at once, not after their pieces
         shutil.rmtree(run_dir, ignore_errors=True)
+        try:
+            store.flush()  # the results gathered for the next part: the next run reuses them
+        except Exception as exc:  # noqa: BLE001 - the state is a cache: the run's own error is what counts
+            log.warning("could not keep the last results in the state (%s: %s); those files will be "
+                        "processed again", type(exc).__name__, exc)
         raise
     finally:
         feed.close_bars()
@@ -599,10 +604,11 @@ class _DocumentFeed:
 
     The assembly of :func:`_assemble_and_write` asks for the files of its next chunk
     (:meth:`until`); results are taken from the engine until those files are in, each one kept in
-    the state at once (a killed run's work is not lost) or, when not reusable, held for this run
-    only. With a pool, the run's process thus assembles the chunks whose files are done while the
-    workers go on with the others, instead of waiting for the last file first: the assembly's
-    time hides inside the per-document phase.
+    the state (:meth:`pipeline.state.StateStore.keep`: on disk within
+    :data:`pipeline.state.STATE_PART_SECONDS`, so a killed run loses only its last seconds of
+    work) or, when not reusable, held for this run only. With a pool, the run's process thus
+    assembles the chunks whose files are done while the workers go on with the others, instead
+    of waiting for the last file first: the assembly's time hides inside the per-document phase.
 
     Seconds: the per-document stages get the wall time of the phase (from the start to the last
     result) in proportion to their summed times when they ran elsewhere (:func:`_wall_shares`),
@@ -646,7 +652,7 @@ class _DocumentFeed:
             if path not in result.failed_files and _reusable(path, sha, file.content_hashes):
                 self.entries[path] = entry
                 fresh.append(entry)
-        self.store.append(fresh)  # kept at once: a killed run's work is not lost
+        self.store.keep(fresh)  # kept within seconds (a part at most every STATE_PART_SECONDS)
         return {file.source_path for file in result.files}
 
     def has(self, path: str) -> bool:
@@ -675,6 +681,7 @@ class _DocumentFeed:
     def _end(self) -> None:
         self.finished = time.perf_counter()
         self.close_bars()
+        self.store.flush()  # the last results: every processed file is in the state from here
         crash_point("after-documents")
 
     def close_bars(self) -> None:

@@ -197,3 +197,81 @@ def test_foreign_entries_in_the_state_folder_are_left_alone(tmp_path: Path) -> N
     assert (folder / "x.parquet").is_dir()
     assert [p.name for p in folder.glob("state-*.parquet")] == ["state-run-a.parquet"]
     assert set(StateStore(folder, "k1", "run-b").load()) == {("a.txt", "aa")}
+
+
+def test_keep_gathers_fresh_entries_into_a_part_by_time_and_by_bytes(tmp_path: Path, monkeypatch) -> None:
+    folder = tmp_path / STATE_DIR
+    now = [100.0]
+    monkeypatch.setattr(state_module, "time", type("Clock", (), {"monotonic": staticmethod(lambda: now[0])}))
+    monkeypatch.setattr(state_module, "STATE_PART_SECONDS", 5.0)
+    monkeypatch.setattr(state_module, "STATE_PART_BYTES", 10_000)
+    entries = [Entry.from_rows(f"{i}.txt", f"h{i}", [{"doc_id": str(i)}], []) for i in range(6)]
+    store = StateStore(folder, "k1", "run-a")
+
+    def on_disk() -> set[tuple[str, str]]:
+        return set(StateStore(folder, "k1", "run-x").load())
+
+    assert store.keep(entries[:2]) is None
+    now[0] += 4.9
+    assert store.keep(entries[2:3]) is None and on_disk() == set()  # gathered, not written yet
+    now[0] += 0.1  # the first gathered entry came 5 s ago: the part is written with the new ones
+    part = store.keep(entries[3:4])
+    assert part is not None and part.name == "part-run-a-00001.parquet"
+    assert on_disk() == {(f"{i}.txt", f"h{i}") for i in range(4)}
+    assert entries[0].documents is None and entries[0].location == (part, 0, 0)  # read from disk now
+
+    assert store.keep(entries[4:5]) is None  # a new part starts: its own 5 s
+    monkeypatch.setattr(state_module, "STATE_PART_BYTES", len(entries[5].documents) + len(entries[5].sections))
+    assert store.keep(entries[5:]) is not None  # enough bytes (the bound is the gathered ones' sum)
+    assert on_disk() == {(f"{i}.txt", f"h{i}") for i in range(6)}
+    assert store.keep([]) is None and store.flush() is None  # nothing gathered, nothing written
+    store.keep([Entry.from_rows("z.txt", "hz", [], [])])
+    assert store.flush().name == "part-run-a-00003.parquet" and ("z.txt", "hz") in on_disk()
+
+
+def test_a_run_of_many_batches_leaves_one_part_and_no_compaction(tmp_path: Path, use_embedder,
+                                                                 monkeypatch) -> None:
+    # one part per batch of files made 10 parts here, more than MAX_STATE_FILES (8 then): the end
+    # of the run rewrote them all into one file
+    monkeypatch.setattr(state_module, "STATE_PART_SECONDS", 3600.0)
+    compactions = []
+    monkeypatch.setattr(StateStore, "compact", lambda self, live: compactions.append(len(list(live))))
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(20):
+        (corpus / f"{i:02d}.md").write_text(f"# Paper {i}: Learning to count to {i}\n\n"
+                                            f"We count to {i} with a {i}-layer network.\n", encoding="utf-8")
+    config = load_config(overrides={"run": {"workers": 1, "batch_size": 2}})
+    out = tmp_path / "out"
+    result = run(corpus, out, config, embedder=use_embedder, progress=False)
+    assert len(result.files["processed"]) == 20
+    assert [p.name.split("-")[0] for p in (out / STATE_DIR).glob("*.parquet")] == ["part"] and compactions == []
+    again = run(corpus, out, config, embedder=use_embedder, progress=False)
+    assert again.files["processed"] == [] and len(again.files["reused"]) == 20
+
+
+def test_an_interrupted_run_keeps_the_results_it_gathered(tmp_path: Path, use_embedder, monkeypatch) -> None:
+    import pipeline.runner as runner_module
+
+    monkeypatch.setattr(state_module, "STATE_PART_SECONDS", 3600.0)  # nothing written before the end
+    real, calls = runner_module.process_files, []
+
+    def stopped_at_the_third_batch(batch, config):
+        calls.append(len(batch))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(batch, config)
+
+    monkeypatch.setattr(runner_module, "process_files", stopped_at_the_third_batch)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(6):
+        (corpus / f"{i:02d}.md").write_text(f"# Paper {i}: Counting to {i}\n\nWe count to {i}.\n", encoding="utf-8")
+    config = load_config(overrides={"run": {"workers": 1, "batch_size": 2}})
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        run(corpus, out, config, embedder=use_embedder, progress=False)
+    monkeypatch.setattr(runner_module, "process_files", real)
+    result = run(corpus, out, config, embedder=use_embedder, progress=False)
+    assert result.files["reused"] == ["00.md", "01.md", "02.md", "03.md"]
+    assert result.files["processed"] == ["04.md", "05.md"]

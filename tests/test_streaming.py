@@ -166,12 +166,15 @@ def test_document_feed_takes_results_as_the_assembly_needs_them(tmp_path: Path) 
     feed.until(["d"])
     assert pulled == [0, 1, 2] and set(feed.entries) == {"a", "b", "c"}
     # every result waits for the assembly in memory (not read back from the state file); d is
-    # not in the state at all, the others are stored (their entries hold no bytes)
-    assert set(feed.pending) == {"a", "b", "c", "d"} and feed.entries["c"].documents is None
+    # not in the state at all, the others are gathered for the state's next part (written once
+    # STATE_PART_SECONDS pass or the results end: their entries then hold no bytes)
+    assert set(feed.pending) == {"a", "b", "c", "d"} and feed.entries["c"].documents is not None
+    assert not list((tmp_path / ".state").glob("*.parquet"))
     assert json.loads(feed.pending["c"][0]) == [{"doc_id": "c", "content_sha256": "sha-c"}]
     assert feed.finished is None  # the source is not known to be done until asked once more
     feed.finish()
     assert feed.finished is not None and not feed.in_phase()
+    assert feed.entries["c"].documents is None and feed.entries["c"].location is not None  # on disk now
     assert feed.stage_seconds() == {"ingest": 3.0, "clean": 0.0, "segment": 0.0, "normalize": 0.0, "extract": 9.0}
     assert store.read_rows(feed.entries["c"]) == ([{"doc_id": "c", "content_sha256": "sha-c"}], [])
 
