@@ -15,6 +15,9 @@ For each size ``N`` it
    the documents and their sections, scaled to the whole by the work done (``anchor_sample``):
 
    * ``jieba.lcut`` over the text of every document (``documents.parquet`` ``text``), one core;
+     timed before the run too, on the documents of a sample of the files (:func:`jieba_before_run`),
+     and the anchor is the mean of the two speeds, so that a drift of the machine's speed
+     across the run weighs less;
    * OpenCC conversion alone: the ``opencc`` package's own converter, ``OpenCC("t2s").convert``
      (Traditional to Simplified, the default target), over the text of every section (what the
      normalize stage converts). Not :func:`pipeline.normalize.to_script`, which has its own
@@ -197,15 +200,12 @@ def time_anchors(doc_texts: Sequence[str], section_texts: Sequence[str], embed_t
     Returns:
         ``{"jieba_lcut_seconds", "opencc_seconds", "embedder_seconds"}``.
     """
-    import jieba
     import opencc
 
     from pipeline.config import load_config
     from pipeline.embed import make_local_embedder
 
-    jieba.setLogLevel(60)
-    jieba.initialize()
-    jieba.lcut("预热")
+    lcut = _jieba_lcut()
     t2s = opencc.OpenCC("t2s")
     t2s.convert("預熱")
     embedder = make_local_embedder(load_config(overrides={"run": {"workers": workers}}))
@@ -214,13 +214,54 @@ def time_anchors(doc_texts: Sequence[str], section_texts: Sequence[str], embed_t
         if hasattr(embedder, "start"):
             embedder.start()  # the processes and their models
         return {
-            "jieba_lcut_seconds": _timed(lambda xs: [jieba.lcut(x) for x in xs], doc_texts),
+            "jieba_lcut_seconds": _timed(lambda xs: [lcut(x) for x in xs], doc_texts),
             "opencc_seconds": _timed(lambda xs: [t2s.convert(x) for x in xs], section_texts),
             "embedder_seconds": _timed(lambda xs: embedder.encode(list(xs)) if xs else None, embed_texts),
         }
     finally:
         if hasattr(embedder, "close"):
             embedder.close()
+
+
+def _jieba_lcut():
+    """``jieba.lcut``, its dictionary loaded and warmed up (loading is not timed)."""
+    import jieba
+
+    jieba.setLogLevel(60)
+    jieba.initialize()
+    jieba.lcut("预热")
+    return jieba.lcut
+
+
+def jieba_before_run(corpus: Path, limit: int | None, seed: int) -> dict[str, Any]:
+    """``jieba.lcut`` on one core over the documents of a sample of ``corpus``'s files, timed
+    *before* the pipeline runs: :func:`measure_run` averages its speed (MB/s) with the anchor's
+    timed after the run, so that a machine whose speed drifts during the run (these VMs: by up
+    to 40% within an hour) biases the ratio less than an anchor timed on one side of it.
+
+    The files are :func:`anchor_sample` of the listing (``limit`` files at most, drawn with
+    ``seed``; all of them up to ``limit``) and their documents' text is decoded as the pipeline's
+    ingest decodes it (:func:`pipeline.ingest.read_documents`: the ``text`` of
+    ``documents.parquet``). With a sample, its documents are not the ones the anchors timed
+    after the run (a sample of the documents, which are not known before the run): both are
+    scaled per MB of text.
+
+    Returns:
+        ``{"files", "documents", "text_mb", "seconds"}``.
+    """
+    from pipeline import ingest
+    from pipeline.config import load_config
+
+    listing, _ = ingest.list_corpus(corpus, load_config().ingest.extensions)
+    chosen = anchor_sample(listing["source_path"].tolist(), limit, seed)
+    if chosen is not None:
+        listing = listing[listing["source_path"].isin(chosen)]
+    texts = [row["text"] for path, abs_path in zip(listing["source_path"], listing["abs_path"], strict=True)
+             for row in ingest.read_documents(path, abs_path) if isinstance(row["text"], str) and row["text"]]
+    lcut = _jieba_lcut()
+    return {"files": len(listing), "documents": len(texts),
+            "text_mb": round(sum(len(t.encode("utf-8")) for t in texts) / MB, 3),
+            "seconds": round(_timed(lambda xs: [lcut(x) for x in xs], texts), 3)}
 
 
 def reference_seconds(repeats: int = REFERENCE_REPEATS) -> dict[str, float]:
@@ -322,6 +363,7 @@ def bench_size(n: int, seed: int, work: Path, timeout: float | None, workers: in
     t0 = time.perf_counter()
     stats = generate(corpus, n, seed)
     generate_seconds = time.perf_counter() - t0
+    jieba_before = jieba_before_run(corpus, anchor_documents, seed)
     references, loads = {"before_run": reference_seconds()}, {"before_run": _load()}
     child = run_pipeline(corpus, out, work / f"pipeline-{n}.log", timeout, workers)
     references["after_run"], loads["after_run"] = reference_seconds(), _load()
@@ -332,7 +374,7 @@ def bench_size(n: int, seed: int, work: Path, timeout: float | None, workers: in
         entry["error"] = (f"pipeline {'timed out' if child['timed_out'] else 'failed'} "
                           f"(exit {child['returncode']}); see {work / f'pipeline-{n}.log'}")
     else:
-        measure_run(entry, out, seed, anchor_documents, workers)
+        measure_run(entry, out, seed, anchor_documents, workers, jieba_before)
         entry["dedup_steps"] = dedup_steps(work / f"pipeline-{n}.log")
         references["after_anchors"], loads["after_anchors"] = reference_seconds(), _load()
     entry["reference_seconds"] = references
@@ -406,7 +448,8 @@ def dedup_steps(log_path: Path) -> dict[str, float]:
 
 
 def measure_run(entry: dict[str, Any], out: Path, seed: int,
-                anchor_documents: int | None = ANCHOR_DOCUMENTS, workers: int = 2) -> dict[str, Any]:
+                anchor_documents: int | None = ANCHOR_DOCUMENTS, workers: int = 2,
+                jieba_before: dict[str, Any] | None = None) -> dict[str, Any]:
     """Add the stage seconds, rows, throughputs, anchors and ratios of a finished run to ``entry``
     (the part of :func:`bench_size` after the pipeline ran; ``entry["corpus"]`` holds the
     generator's stats).
@@ -414,6 +457,9 @@ def measure_run(entry: dict[str, Any], out: Path, seed: int,
     Args:
         out: the run's output folder, or a run folder under ``OUT/.runs`` (``manifest.json``,
             ``documents.parquet``, ``sections.parquet``, ``papers.parquet``).
+        jieba_before: :func:`jieba_before_run` of the corpus, timed before the run: the jieba
+            anchor is then the mean of its speed and the speed timed here (``anchor_sample``
+            keeps both); None: the speed timed here alone.
 
     Returns:
         ``entry``, updated.
@@ -452,8 +498,15 @@ def measure_run(entry: dict[str, Any], out: Path, seed: int,
     sample_text_mb = sum(len(t.encode("utf-8")) for t in sample_doc_texts) / MB
     sample_section_mb = sum(len(t.encode("utf-8")) for t in sample_section_texts) / MB
     # seconds on the whole size, at the throughput measured on the sample
+    jieba_seconds = measured["jieba_lcut_seconds"] * _share(text_mb, sample_text_mb)
+    jieba_drift = None
+    if jieba_before is not None and jieba_before["seconds"] > 0 and jieba_before["text_mb"] > 0 and jieba_seconds > 0:
+        # the mean of the two speeds (MB/s), before and after the run, as seconds on the whole text
+        before_seconds = jieba_before["seconds"] * _share(text_mb, jieba_before["text_mb"])
+        jieba_drift = round(max(before_seconds, jieba_seconds) / min(before_seconds, jieba_seconds), 3)
+        jieba_seconds = 2 / (1 / before_seconds + 1 / jieba_seconds)
     anchors = {
-        "jieba_lcut_seconds": measured["jieba_lcut_seconds"] * _share(text_mb, sample_text_mb),
+        "jieba_lcut_seconds": jieba_seconds,
         "opencc_seconds": measured["opencc_seconds"] * _share(section_mb, sample_section_mb),
         "embedder_seconds": measured["embedder_seconds"] * _share(n_sections, len(embed_texts)),
     }
@@ -462,6 +515,10 @@ def measure_run(entry: dict[str, Any], out: Path, seed: int,
         "of_sections": n_sections, "text_mb": round(sample_text_mb, 3),
         "section_text_mb": round(sample_section_mb, 3), "whole": chosen is None,
         "measured_seconds": {k: round(v, 3) for k, v in measured.items()},
+        # jieba.lcut timed before the run too (jieba_before_run), and the slower of its two
+        # speeds over the faster: the machine's drift across the run, as jieba sees it
+        "jieba_before_run": jieba_before,
+        "jieba_drift": jieba_drift,
         # the 1-minute load average before and after: about 1 (this process) on an idle machine;
         # more means other work shared the cores and the anchors were timed slow
         "load_average": [load_before, load_after],
@@ -647,9 +704,11 @@ def format_table(results: dict[str, Any]) -> str:
     lines.append("")
     for r in results["runs"]:
         if r.get("drift"):
+            jieba = (r.get("anchor_sample") or {}).get("jieba_drift")
             lines.append(f"drift at {r['n_articles']}: " + ", ".join(
                 f"{name} x{_fmt(value)}" for name, value in r["drift"].items())
-                + " (reference workload: slowest / fastest of its timings around the run)")
+                + " (reference workload: slowest / fastest of its timings around the run)"
+                + (f"; jieba.lcut x{_fmt(jieba)} (before / after the run)" if jieba is not None else ""))
     for r in results["runs"]:
         if r.get("dedup_steps"):
             lines.append(f"dedup steps at {r['n_articles']} (s): " + ", ".join(

@@ -26,6 +26,7 @@ from bench.run import (
     cpu_model,
     dedup_steps,
     drift,
+    jieba_before_run,
     main,
     reference_seconds,
     run_measured,
@@ -232,8 +233,14 @@ def test_tiny_bench_run_writes_results(tmp_path, capsys):
     assert scaled_within(run["anchors"]["embedder_seconds"], measured["embedder_seconds"],
                          sample["of_sections"], sample["sections"], 0)
     assert sample["text_mb"] > 1e-3  # the MB figures' rounding is small against the sample
-    assert scaled_within(run["anchors"]["jieba_lcut_seconds"], measured["jieba_lcut_seconds"],
-                         run["text_mb"], sample["text_mb"], 1e-3)
+    # jieba was timed before the run too, on the documents of 2 files: the anchor is the mean of
+    # the two speeds, so it lies between the two timings (each scaled to the whole text)
+    before = sample["jieba_before_run"]
+    assert before["files"] == 2 and before["documents"] >= 2 and before["text_mb"] > 1e-3 and before["seconds"] > 0
+    scaled = sorted([measured["jieba_lcut_seconds"] * run["text_mb"] / sample["text_mb"],
+                     before["seconds"] * run["text_mb"] / before["text_mb"]])
+    assert scaled[0] * 0.9 <= run["anchors"]["jieba_lcut_seconds"] <= scaled[1] * 1.1
+    assert sample["jieba_drift"] == pytest.approx(scaled[1] / scaled[0], rel=0.2)
     assert results["anchor_documents"] == 2
     assert results["commit"] and len(results["commit"].removesuffix("-dirty")) >= 7
     # the reference workload around the run and the anchors, and its drift
@@ -412,6 +419,57 @@ def test_a_sample_without_sections_times_the_whole_run(tmp_path):
         assert all(v > 0 for v in entry["anchors"].values())
         # a manifest from before dedup_seconds: no parts, no embedding ratio
         assert entry["dedup_seconds"] == {} and entry["ratios"]["embedding_vs_embedder"] is None
+
+
+def test_the_jieba_anchor_is_the_mean_speed_before_and_after_the_run(tmp_path):
+    import pandas as pd
+
+    from bench.run import measure_run
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "manifest.json").write_text(json.dumps({"seconds": {s: 1.0 for s in ALL_STAGES}}), encoding="utf-8")
+    long = "深度學習的論文與獎項。" * 2000  # long enough to time in tens of milliseconds
+    pd.DataFrame({"doc_id": ["a", "b"], "text": [long, long], "status": ["ok", "ok"]}).to_parquet(out / "documents.parquet")
+    pd.DataFrame({"section_id": ["a-0", "b-0"], "doc_id": ["a", "b"], "text": [long, long], "title": ["One", "Two"],
+                  "title_zh": [None, None], "summary_norm": [None, None]}).to_parquet(out / "sections.parquet")
+    pd.DataFrame({"paper_id": ["p1"]}).to_parquet(out / "papers.parquet")
+    before = {"files": 1, "documents": 1, "text_mb": 1.0, "seconds": 2.0}  # 0.5 MB/s before the run
+    entry = measure_run({"n_articles": 2, "corpus": {"n_bytes": 30}}, out, 0, anchor_documents=None,
+                        jieba_before=before)
+    sample = entry["anchor_sample"]
+    after = sample["measured_seconds"]["jieba_lcut_seconds"]  # the whole text, timed now
+    pre = 2.0 * entry["text_mb"] / 1.0  # the same text at 0.5 MB/s
+    assert sample["jieba_before_run"] == before
+    assert entry["anchors"]["jieba_lcut_seconds"] == pytest.approx(2 / (1 / pre + 1 / after), rel=1e-2)
+    assert sample["jieba_drift"] == pytest.approx(max(pre, after) / min(pre, after), rel=1e-2)
+    # without a timing before the run: the one after it, as before
+    alone = measure_run({"n_articles": 2, "corpus": {"n_bytes": 30}}, out, 0, anchor_documents=None)
+    assert alone["anchor_sample"]["jieba_before_run"] is None and alone["anchor_sample"]["jieba_drift"] is None
+    assert alone["anchors"]["jieba_lcut_seconds"] == pytest.approx(
+        alone["anchor_sample"]["measured_seconds"]["jieba_lcut_seconds"], abs=1e-3)
+
+
+def test_jieba_before_the_run_times_the_documents_of_a_sample_of_files(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("深度学习模型在图像识别任务上取得了很好的效果。" * 20, encoding="utf-8")
+    (corpus / "b.jsonl").write_text(json.dumps({"title": "T", "text": "图像识别的新方法。" * 30}, ensure_ascii=False)
+                                    + "\n" + json.dumps({"title": "U", "text": "Large language models."}) + "\n",
+                                    encoding="utf-8")
+    (corpus / "c.md").write_text("# A title\n\nSome English text about diffusion models.\n", encoding="big5")
+    (corpus / "skip.pdf").write_bytes(b"%PDF")
+    listing = ingest.list_corpus(corpus, load_config().ingest.extensions)[0]
+    texts = {p: [d["text"] for d in ingest.read_documents(p, a)]
+             for p, a in zip(listing["source_path"], listing["abs_path"], strict=True)}
+    whole = jieba_before_run(corpus, None, 0)
+    assert (whole["files"], whole["documents"]) == (3, 4) and whole["seconds"] > 0
+    assert whole["text_mb"] == round(sum(len(t.encode("utf-8")) for ts in texts.values() for t in ts) / 1e6, 3)
+    assert jieba_before_run(corpus, 3, 0)["documents"] == 4  # up to the limit: every file
+    one = jieba_before_run(corpus, 1, 5)
+    assert one["files"] == 1 and one["documents"] in (1, 2)
+    (path,) = anchor_sample(list(texts), 1, 5)  # the file the seed draws, decoded as ingest decodes it
+    assert one["text_mb"] == round(sum(len(t.encode("utf-8")) for t in texts[path]) / 1e6, 3)
 
 
 # --- bench.instructions: the per-core work in CPU instructions --------------------------------
