@@ -247,7 +247,8 @@ def jieba_before_run(corpus: Path, limit: int | None, seed: int) -> dict[str, An
     scaled per MB of text.
 
     Returns:
-        ``{"files", "documents", "text_mb", "seconds"}``.
+        ``{"files", "documents", "text_mb", "seconds"}`` (not rounded: :func:`measure_run`
+        rounds them in the results).
     """
     from pipeline import ingest
     from pipeline.config import load_config
@@ -260,8 +261,8 @@ def jieba_before_run(corpus: Path, limit: int | None, seed: int) -> dict[str, An
              for row in ingest.read_documents(path, abs_path) if isinstance(row["text"], str) and row["text"]]
     lcut = _jieba_lcut()
     return {"files": len(listing), "documents": len(texts),
-            "text_mb": round(sum(len(t.encode("utf-8")) for t in texts) / MB, 3),
-            "seconds": round(_timed(lambda xs: [lcut(x) for x in xs], texts), 3)}
+            "text_mb": sum(len(t.encode("utf-8")) for t in texts) / MB,
+            "seconds": _timed(lambda xs: [lcut(x) for x in xs], texts)}
 
 
 def reference_seconds(repeats: int = REFERENCE_REPEATS) -> dict[str, float]:
@@ -500,9 +501,11 @@ def measure_run(entry: dict[str, Any], out: Path, seed: int,
     # seconds on the whole size, at the throughput measured on the sample
     jieba_seconds = measured["jieba_lcut_seconds"] * _share(text_mb, sample_text_mb)
     jieba_drift = None
-    if jieba_before is not None and jieba_before["seconds"] > 0 and jieba_before["text_mb"] > 0 and jieba_seconds > 0:
-        # the mean of the two speeds (MB/s), before and after the run, as seconds on the whole text
+    before_seconds = 0.0
+    if jieba_before is not None and jieba_before["seconds"] > 0 and jieba_before["text_mb"] > 0:
         before_seconds = jieba_before["seconds"] * _share(text_mb, jieba_before["text_mb"])
+    if before_seconds > 0 and jieba_seconds > 0:
+        # the mean of the two speeds (MB/s), before and after the run, as seconds on the whole text
         jieba_drift = round(max(before_seconds, jieba_seconds) / min(before_seconds, jieba_seconds), 3)
         jieba_seconds = 2 / (1 / before_seconds + 1 / jieba_seconds)
     anchors = {
@@ -517,7 +520,8 @@ def measure_run(entry: dict[str, Any], out: Path, seed: int,
         "measured_seconds": {k: round(v, 3) for k, v in measured.items()},
         # jieba.lcut timed before the run too (jieba_before_run), and the slower of its two
         # speeds over the faster: the machine's drift across the run, as jieba sees it
-        "jieba_before_run": jieba_before,
+        "jieba_before_run": {k: round(v, 3) if isinstance(v, float) else v for k, v in jieba_before.items()}
+        if jieba_before is not None else None,
         "jieba_drift": jieba_drift,
         # the 1-minute load average before and after: about 1 (this process) on an idle machine;
         # more means other work shared the cores and the anchors were timed slow

@@ -263,6 +263,17 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         return _run_locked(corpus, out_dir, config, embedder, progress, full, None)
 
 
+def _keep_gathered(store: StateStore) -> None:
+    """Write the results the state gathered for its next part (:meth:`StateStore.flush`) when a
+    run stops on an error or an interrupt, so the next run reuses them; a failure to write is a
+    warning (the state is a cache: the run's own error is what counts)."""
+    try:
+        store.flush()
+    except Exception as exc:  # noqa: BLE001
+        log.warning("could not keep the last results in the state (%s: %s); those files will be "
+                    "processed again", type(exc).__name__, exc)
+
+
 def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder | None, progress: bool | None,
                 full: bool, engine: Any) -> RunResult:
     """:func:`run` once the lock is held; ``engine`` is the started
@@ -311,18 +322,18 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
                          len(todo), disable)
     try:
         with contextlib.closing(results):  # a pool or Ray dataset is shut down even on an error
-            outcome = _assemble_and_write(paths, feed, skipped, config, embedder, run_dir, metadata, seconds,
-                                          disable, dict(zip(listing["source_path"], listing["abs_path"], strict=True)),
-                                          compact=full, after_embedding=getattr(built, "close", None))
+            try:
+                outcome = _assemble_and_write(paths, feed, skipped, config, embedder, run_dir, metadata, seconds,
+                                              disable, dict(zip(listing["source_path"], listing["abs_path"], strict=True)),
+                                              compact=full, after_embedding=getattr(built, "close", None))
+            except BaseException:
+                _keep_gathered(store)  # before the pool waits for its batches: a SIGKILL may follow a SIGTERM
+                raise
     except BaseException:  # an error or an interrupt: the unfinished run folder goes (the state keeps the work)
         if hasattr(built, "terminate"):
             built.terminate()  # the embedding processes stop at once, not after their pieces
         shutil.rmtree(run_dir, ignore_errors=True)
-        try:
-            store.flush()  # the results gathered for the next part: the next run reuses them
-        except Exception as exc:  # noqa: BLE001 - the state is a cache: the run's own error is what counts
-            log.warning("could not keep the last results in the state (%s: %s); those files will be "
-                        "processed again", type(exc).__name__, exc)
+        _keep_gathered(store)  # (nothing left to write, unless the first try failed)
         raise
     finally:
         feed.close_bars()
@@ -604,7 +615,7 @@ class _DocumentFeed:
 
     The assembly of :func:`_assemble_and_write` asks for the files of its next chunk
     (:meth:`until`); results are taken from the engine until those files are in, each one kept in
-    the state (:meth:`pipeline.state.StateStore.keep`: on disk within
+    the state (:meth:`pipeline.state.StateStore.keep`: a part at most every
     :data:`pipeline.state.STATE_PART_SECONDS`, so a killed run loses only its last seconds of
     work) or, when not reusable, held for this run only. With a pool, the run's process thus
     assembles the chunks whose files are done while the workers go on with the others, instead
@@ -652,7 +663,7 @@ class _DocumentFeed:
             if path not in result.failed_files and _reusable(path, sha, file.content_hashes):
                 self.entries[path] = entry
                 fresh.append(entry)
-        self.store.keep(fresh)  # kept within seconds (a part at most every STATE_PART_SECONDS)
+        self.store.keep(fresh)  # on disk within seconds (a part at most every STATE_PART_SECONDS)
         return {file.source_path for file in result.files}
 
     def has(self, path: str) -> bool:

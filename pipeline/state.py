@@ -27,9 +27,9 @@ Layout
 ``OUT/.state/*.parquet``, each file a table of entries, one row per file, columns
 :data:`STATE_SCHEMA`: the key columns in the clear and the rows as JSON (``documents``,
 ``sections``; UTF-8 with ``surrogatepass``, zstd-compressed by Parquet). A run appends its
-freshly processed files as ``part-<run_id>-<n>.parquet`` files, a part every
-:data:`STATE_PART_SECONDS` of results at most (:meth:`StateStore.keep`), so a killed run's work
-is kept, but for its last seconds, and the next run resumes from it; now and then
+freshly processed files as ``part-<run_id>-<n>.parquet`` files, a part at most every
+:data:`STATE_PART_SECONDS` (:meth:`StateStore.keep`), so a killed run's work is kept, but for its
+last seconds, and the next run resumes from it; now and then
 (:meth:`StateStore.maybe_compact`) the live entries are rewritten into one
 ``state-<run_id>.parquet`` and the other files are deleted.
 Every file is written to a temporary name and renamed into place, so a reader never sees half a
@@ -78,11 +78,12 @@ MAX_STATE_FILES = 128
 MAX_DEAD_SHARE = 0.25
 #: Entries per Parquet row group of a state file: the unit the runner reads back.
 STATE_ROW_GROUP = 64
-#: :meth:`StateStore.keep` writes the entries it gathers as a part once the first of them came
-#: this many seconds ago: what a run killed without warning (SIGKILL, a power cut) loses at most.
-#: One part per batch of 64 files instead (before 2026-12-03) gave 146 parts on the 10k bench
-#: corpus and 780 on the 50k one, which the end of the run then compacted (read and rewritten
-#: whole: 2.0 s at 10k, on the critical path).
+#: :meth:`StateStore.keep` writes the entries it gathers as a part when they come this many
+#: seconds or more after its last part: a run killed without warning (SIGKILL, a power cut) loses
+#: the files finished in its last 5 s, and at most one batch more (one that came within 5 s of
+#: the last part, while the next was still running). One part per batch of 64 files instead
+#: (before 2026-12-03) gave 146 parts on the 10k bench corpus and 780 on the 50k one, which the
+#: end of the run then compacted (read and rewritten whole: 2.0 s at 10k, on the critical path).
 STATE_PART_SECONDS = 5.0
 #: ...or once they hold this many bytes of rows (JSON), which bounds the memory they keep
 #: (this run's results also wait for the assembly, which holds the same bytes).
@@ -279,7 +280,7 @@ class StateStore:
         self._parts = 0
         self._gathered: list[Entry] = []  # fresh entries not written yet (:meth:`keep`)
         self._gathered_bytes = 0
-        self._gathered_since = 0.0
+        self._last_part = time.monotonic()  # when keep() last wrote a part (or the store was made)
         self.n_rows_on_disk = 0
         self.written: list[Path] = []
         self._groups: dict[tuple[Path, int], tuple[list[bytes], list[bytes]]] = {}
@@ -407,29 +408,31 @@ class StateStore:
 
     def keep(self, entries: list[Entry]) -> Path | None:
         """Gather fresh ``entries`` into the next part file, and write that part (:meth:`append`)
-        once its first entry came :data:`STATE_PART_SECONDS` ago or it holds
-        :data:`STATE_PART_BYTES` of rows: fewer, larger parts than one per batch, so that a run
-        leaves few enough files not to be compacted (:data:`MAX_STATE_FILES`), at the price of
-        the last seconds of results when the run is killed without warning. Call
-        :meth:`flush` when no more entries come (and on an error, to keep what was done).
+        when they come :data:`STATE_PART_SECONDS` or more after the last part (or after the
+        store was made), or once it holds :data:`STATE_PART_BYTES` of rows: fewer, larger parts
+        than one per batch, so that a run leaves few enough files not to be compacted
+        (:data:`MAX_STATE_FILES`), at the price of its last seconds of results when it is killed
+        without warning (see :data:`STATE_PART_SECONDS`). Call :meth:`flush` when no more
+        entries come (and on an error or an interrupt, to keep what was done).
 
         Returns:
             the part written now, or None.
         """
         if entries:
-            if not self._gathered:
-                self._gathered_since = time.monotonic()
             self._gathered += entries
             self._gathered_bytes += sum(len(e.documents or b"") + len(e.sections or b"") for e in entries)
         if self._gathered and (self._gathered_bytes >= STATE_PART_BYTES
-                               or time.monotonic() - self._gathered_since >= STATE_PART_SECONDS):
+                               or time.monotonic() - self._last_part >= STATE_PART_SECONDS):
             return self.flush()
         return None
 
     def flush(self) -> Path | None:
-        """Write the entries :meth:`keep` gathered as a part (nothing when none); returns its path."""
-        gathered, self._gathered, self._gathered_bytes = self._gathered, [], 0
-        return self.append(gathered)
+        """Write the entries :meth:`keep` gathered as a part (nothing when none); returns its path.
+        They stay gathered until the part is in place: a write that fails or is interrupted
+        (Ctrl-C) leaves them for the next call."""
+        path = self.append(self._gathered)
+        self._gathered, self._gathered_bytes, self._last_part = [], 0, time.monotonic()
+        return path
 
     def append(self, entries: list[Entry]) -> Path | None:
         """Write ``entries`` as a new part file now (nothing when empty); returns its path."""

@@ -443,6 +443,14 @@ def test_the_jieba_anchor_is_the_mean_speed_before_and_after_the_run(tmp_path):
     assert sample["jieba_before_run"] == before
     assert entry["anchors"]["jieba_lcut_seconds"] == pytest.approx(2 / (1 / pre + 1 / after), rel=1e-2)
     assert sample["jieba_drift"] == pytest.approx(max(pre, after) / min(pre, after), rel=1e-2)
+    # a run without text (nothing to scale the timing before it to): the timing after it alone
+    (out / "empty").mkdir()
+    for name in ("manifest.json", "sections.parquet", "papers.parquet"):
+        shutil.copy(out / name, out / "empty" / name)
+    pd.DataFrame({"doc_id": ["a"], "text": [""], "status": ["empty"]}).to_parquet(out / "empty" / "documents.parquet")
+    empty = measure_run({"n_articles": 1, "corpus": {"n_bytes": 1}}, out / "empty", 0, anchor_documents=None,
+                        jieba_before=before)
+    assert empty["anchor_sample"]["jieba_drift"] is None
     # without a timing before the run: the one after it, as before
     alone = measure_run({"n_articles": 2, "corpus": {"n_bytes": 30}}, out, 0, anchor_documents=None)
     assert alone["anchor_sample"]["jieba_before_run"] is None and alone["anchor_sample"]["jieba_drift"] is None
@@ -464,12 +472,12 @@ def test_jieba_before_the_run_times_the_documents_of_a_sample_of_files(tmp_path)
              for p, a in zip(listing["source_path"], listing["abs_path"], strict=True)}
     whole = jieba_before_run(corpus, None, 0)
     assert (whole["files"], whole["documents"]) == (3, 4) and whole["seconds"] > 0
-    assert whole["text_mb"] == round(sum(len(t.encode("utf-8")) for ts in texts.values() for t in ts) / 1e6, 3)
+    assert whole["text_mb"] == sum(len(t.encode("utf-8")) for ts in texts.values() for t in ts) / 1e6
     assert jieba_before_run(corpus, 3, 0)["documents"] == 4  # up to the limit: every file
     one = jieba_before_run(corpus, 1, 5)
     assert one["files"] == 1 and one["documents"] in (1, 2)
     (path,) = anchor_sample(list(texts), 1, 5)  # the file the seed draws, decoded as ingest decodes it
-    assert one["text_mb"] == round(sum(len(t.encode("utf-8")) for t in texts[path]) / 1e6, 3)
+    assert one["text_mb"] == sum(len(t.encode("utf-8")) for t in texts[path]) / 1e6
 
 
 # --- bench.instructions: the per-core work in CPU instructions --------------------------------

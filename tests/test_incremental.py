@@ -199,14 +199,15 @@ def test_foreign_entries_in_the_state_folder_are_left_alone(tmp_path: Path) -> N
     assert set(StateStore(folder, "k1", "run-b").load()) == {("a.txt", "aa")}
 
 
-def test_keep_gathers_fresh_entries_into_a_part_by_time_and_by_bytes(tmp_path: Path, monkeypatch) -> None:
+def test_keep_writes_a_part_when_results_come_5_s_after_the_last_one_or_fill_it(tmp_path: Path,
+                                                                              monkeypatch) -> None:
     folder = tmp_path / STATE_DIR
     now = [100.0]
     monkeypatch.setattr(state_module, "time", type("Clock", (), {"monotonic": staticmethod(lambda: now[0])}))
     monkeypatch.setattr(state_module, "STATE_PART_SECONDS", 5.0)
     monkeypatch.setattr(state_module, "STATE_PART_BYTES", 10_000)
-    entries = [Entry.from_rows(f"{i}.txt", f"h{i}", [{"doc_id": str(i)}], []) for i in range(6)]
-    store = StateStore(folder, "k1", "run-a")
+    entries = [Entry.from_rows(f"{i}.txt", f"h{i}", [{"doc_id": str(i)}], []) for i in range(8)]
+    store = StateStore(folder, "k1", "run-a")  # made at t = 100
 
     def on_disk() -> set[tuple[str, str]]:
         return set(StateStore(folder, "k1", "run-x").load())
@@ -214,19 +215,37 @@ def test_keep_gathers_fresh_entries_into_a_part_by_time_and_by_bytes(tmp_path: P
     assert store.keep(entries[:2]) is None
     now[0] += 4.9
     assert store.keep(entries[2:3]) is None and on_disk() == set()  # gathered, not written yet
-    now[0] += 0.1  # the first gathered entry came 5 s ago: the part is written with the new ones
+    now[0] += 0.1  # 5 s after the store was made: the part is written with the new ones
     part = store.keep(entries[3:4])
     assert part is not None and part.name == "part-run-a-00001.parquet"
     assert on_disk() == {(f"{i}.txt", f"h{i}") for i in range(4)}
     assert entries[0].documents is None and entries[0].location == (part, 0, 0)  # read from disk now
 
-    assert store.keep(entries[4:5]) is None  # a new part starts: its own 5 s
+    now[0] += 1.0
+    assert store.keep(entries[4:5]) is None  # 1 s after the last part
     monkeypatch.setattr(state_module, "STATE_PART_BYTES", len(entries[5].documents) + len(entries[5].sections))
-    assert store.keep(entries[5:]) is not None  # enough bytes (the bound is the gathered ones' sum)
+    assert store.keep(entries[5:6]) is not None  # enough bytes (the bound is the gathered ones' sum)
     assert on_disk() == {(f"{i}.txt", f"h{i}") for i in range(6)}
+    monkeypatch.setattr(state_module, "STATE_PART_BYTES", 10_000)
+    # slow batches: one that comes 5 s or more after the last part is written at once, not held
+    # until the next one (which may come much later, or never when the run is killed)
+    now[0] += 12.0
+    assert store.keep(entries[6:7]) is not None and ("6.txt", "h6") in on_disk()
     assert store.keep([]) is None and store.flush() is None  # nothing gathered, nothing written
-    store.keep([Entry.from_rows("z.txt", "hz", [], [])])
-    assert store.flush().name == "part-run-a-00003.parquet" and ("z.txt", "hz") in on_disk()
+
+    # a write that fails or is interrupted keeps the entries gathered for the next try
+    real_write = StateStore._write
+
+    def interrupted(self, name, entries):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(StateStore, "_write", interrupted)
+    now[0] += 6.0
+    with pytest.raises(KeyboardInterrupt):
+        store.keep(entries[7:])
+    monkeypatch.setattr(StateStore, "_write", real_write)
+    assert ("7.txt", "h7") not in on_disk()
+    assert store.flush() is not None and ("7.txt", "h7") in on_disk()
 
 
 def test_a_run_of_many_batches_leaves_one_part_and_no_compaction(tmp_path: Path, use_embedder,
