@@ -389,12 +389,13 @@ _POOL_EMBEDDER: Any = None  # in a pool process: its embedder (_init_pool_proces
 
 
 def _init_pool_process(config: Config) -> None:
-    """Initializer of a :class:`PooledEmbedder` process: stop with the run's process, build the
-    embedder of ``config`` and load its model."""
-    from .workers import _die_with_parent
+    """Initializer of a :class:`PooledEmbedder` process: stop with the run's process, leave
+    Ctrl-C to it, build the embedder of ``config`` and load its model."""
+    from .workers import _die_with_parent, _ignore_interrupts
 
     global _POOL_EMBEDDER
     _die_with_parent()
+    _ignore_interrupts()
     _POOL_EMBEDDER = make_embedder(config)
     _POOL_EMBEDDER.encode(["warm-up"])
 
@@ -518,17 +519,15 @@ class PooledEmbedder:
             pool.shutdown(wait=True, cancel_futures=True)
 
     def terminate(self) -> None:
-        """Stop the processes now, in the middle of their pieces (SIGTERM; idempotent): the run
-        was stopped or failed, and their work is not wanted. A later :meth:`encode` starts new
-        ones."""
+        """Stop the processes now, in the middle of their pieces (:func:`pipeline.workers.stop_pool`;
+        idempotent): the run was stopped or failed, and their work is not wanted. A waiting
+        :meth:`encode` raises ``BrokenProcessPool`` or ``CancelledError``. A later :meth:`encode`
+        starts new processes."""
         if self._pool is not None:
+            from .workers import stop_pool
+
             pool, self._pool = self._pool, None
-            processes = list((getattr(pool, "_processes", None) or {}).values())  # the executor's own
-            for process in processes:
-                process.terminate()
-            pool.shutdown(wait=True, cancel_futures=True)
-            for process in processes:
-                process.join()
+            stop_pool(pool)
 
     def __enter__(self) -> PooledEmbedder:
         return self

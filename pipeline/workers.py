@@ -135,8 +135,65 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+def _ignore_interrupts() -> None:
+    """Have this worker ignore SIGINT. Ctrl-C at a terminal reaches every process of the run's
+    process group: a worker that died of it in the middle of writing a result would leave half a
+    message behind (see :func:`stop_pool`) and print its own traceback. The run's process
+    handles it and stops its workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+#: Seconds a pool process has to end after SIGTERM before :func:`stop_pool` sends SIGKILL
+#: (a worker holds no state worth a longer wait: the run's process writes every output).
+STOP_GRACE_SECONDS = 5.0
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Kill the processes of ``pool`` now (SIGTERM, then SIGKILL after :data:`STOP_GRACE_SECONDS`)
+    and wait until the executor's own threads have ended; its futures not done fail with
+    ``BrokenProcessPool`` or are cancelled. For work that is no longer wanted: a stopped or
+    failed run. Idempotent.
+
+    ``ProcessPoolExecutor`` is not made to have its processes killed: a process killed while it
+    writes a result leaves half a message in the result pipe, and the executor's manager thread
+    then waits in ``recv`` for the rest forever, so ``shutdown(wait=True)`` never returns, and
+    neither does the interpreter's exit, which joins that thread (seen here in 1 of 8 stops in
+    the middle of a piece, and in a CI run). This process holds the pipe's writing end too, so
+    no end-of-file comes. So once the processes are dead this closes its own ends: the result
+    pipe's writing end (the manager sees end-of-file, marks the pool broken, fails the futures
+    with ``BrokenProcessPool`` and cleans up) and, if the manager has not ended within
+    :data:`STOP_GRACE_SECONDS`, the call pipe's reading end (so that the queue's feeder thread,
+    writing work no process reads, gets ``EPIPE``; CPython closes it itself once it finds the
+    pool broken since cpython gh-94777, so not at once: two threads must not close it). Uses the
+    executor's private ``_processes``, ``_result_queue``, ``_call_queue`` and
+    ``_executor_manager_thread``, taken before ``shutdown`` drops them (CPython 3.10-3.13); a
+    missing one is skipped.
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    # shutdown() lets go of these: take them first
+    result_writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    call_reader = getattr(getattr(pool, "_call_queue", None), "_reader", None)
+    manager = getattr(pool, "_executor_manager_thread", None)
+    for process in processes:
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.join(STOP_GRACE_SECONDS)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    if result_writer is not None:
+        result_writer.close()
+    if manager is not None:
+        manager.join(STOP_GRACE_SECONDS)
+        if manager.is_alive() and call_reader is not None:  # only then: the manager may close it too
+            call_reader.close()
+        manager.join()
+
+
 def _init_worker(config: Config, log_queue: Any, level: int, pipeline_level: int = logging.NOTSET) -> None:
-    """Pool initializer: stop with the run's process (:func:`_die_with_parent`), give freed
+    """Pool initializer: stop with the run's process (:func:`_die_with_parent`), leave Ctrl-C to
+    it (:func:`_ignore_interrupts`), give freed
     memory back as the run's process does (:func:`pipeline.memory.tune_allocators`), send this
     worker's log records to it at the run's levels (``level`` for the root logger,
     ``pipeline_level`` for ``pipeline``'s own: the CLI's ``-vv`` sets only that one to DEBUG),
@@ -144,6 +201,7 @@ def _init_worker(config: Config, log_queue: Any, level: int, pipeline_level: int
     from .memory import tune_allocators
 
     _die_with_parent()
+    _ignore_interrupts()
     tune_allocators()
     root = logging.getLogger()
     for handler in list(root.handlers):

@@ -285,6 +285,49 @@ def test_terminating_the_pool_stops_its_work_at_once() -> None:
     pooled.close()
 
 
+def test_stopping_an_executor_ends_its_threads_when_a_killed_process_left_pipes_half_used() -> None:
+    # The state a process killed in the middle of writing its result leaves behind (a CI run
+    # hung on it): the manager thread reads half a message and waits for the rest, and the
+    # feeder thread waits to write work that no process reads. Both are made here on purpose.
+    import multiprocessing
+    import struct
+    import threading
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pipeline.workers import START_METHOD, stop_pool
+
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context(START_METHOD))
+    busy = pool.submit(time.sleep, 120)
+    while not busy.running():
+        time.sleep(0.05)
+    queued = [pool.submit(len, b"x" * 4_000_000) for _ in range(3)]  # 4 MB each: the feeder blocks
+    time.sleep(0.5)
+    feeder = pool._call_queue._thread
+    assert feeder is not None and feeder.is_alive()
+    pool._result_queue._writer._send(struct.pack("!i", 1_000_000) + b"half")  # header of 1 MB, 4 bytes of it
+    time.sleep(0.5)
+    assert not busy.done()  # the pool is not broken: the manager waits for the rest of the message
+    manager = pool._executor_manager_thread
+    processes = list(pool._processes.values())
+    result_writer, call_reader = pool._result_queue._writer, pool._call_queue._reader
+    stopper = threading.Thread(target=stop_pool, args=(pool,), daemon=True)
+    started = time.perf_counter()
+    stopper.start()
+    stopper.join(30)
+    stopped = not stopper.is_alive()
+    if not stopped:  # unstick the threads, so that a failure does not hang the test run's exit
+        result_writer.close()
+        call_reader.close()
+    assert stopped and time.perf_counter() - started < 15
+    assert not manager.is_alive() and not feeder.is_alive()
+    assert not any(p.is_alive() for p in processes)
+    assert isinstance(busy.exception(5), BrokenProcessPool)
+    for future in queued:
+        assert future.cancelled() or isinstance(future.exception(5), BrokenProcessPool | OSError)
+
+
 def test_pooled_embedder_keeps_a_small_call_in_this_process() -> None:
     pooled = PooledEmbedder(load_config(), 2)  # default least: embed.POOL_MIN_TEXTS
     vectors = pooled.encode(MIXED)

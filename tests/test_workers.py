@@ -122,9 +122,10 @@ def _children(pid: int) -> set[int]:
     return found
 
 
-def _run_with_a_pool(tmp_path: Path, stderr) -> tuple:
+def _run_with_a_pool(tmp_path: Path, stderr, own_group: bool = False) -> tuple:
     """Start ``python -m pipeline run`` with 2 workers on enough files for a pool and wait until
-    both workers run: ``(process, worker pids, output folder)``."""
+    both workers run: ``(process, worker pids, output folder)``. ``own_group``: in a process
+    group of its own (as a terminal's foreground job), which a signal can reach as a whole."""
     import subprocess
     import sys
     import time
@@ -137,7 +138,7 @@ def _run_with_a_pool(tmp_path: Path, stderr) -> tuple:
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "pipeline", "run", str(corpus), "--out", str(out),
                              "--workers", "2", "--quiet"], cwd=Path(__file__).resolve().parents[1],
-                            stdout=subprocess.DEVNULL, stderr=stderr, text=True)
+                            stdout=subprocess.DEVNULL, stderr=stderr, text=True, start_new_session=own_group)
     pool: set[int] = set()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
@@ -211,6 +212,34 @@ def test_a_run_stopped_with_sigterm_cleans_up_and_says_so(tmp_path: Path) -> Non
         assert (out / ".lock").read_text() == ""  # released cleanly (a killed run leaves its PID)
         assert list((out / RUNS_DIR).iterdir()) == []  # the unfinished run folder is gone
         assert not (out / "manifest.json").exists()
+        assert _wait_gone(pool) == []
+    finally:
+        _stop_all(proc, pool)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_ctrl_c_reaches_the_run_and_not_its_workers(tmp_path: Path) -> None:
+    """Ctrl-C at a terminal signals the whole process group. The workers ignore it (one killed in
+    the middle of writing its result would leave the pool's pipe half written, and print its own
+    traceback); the run stops them and says so once: exit 130, no traceback."""
+    import os
+    import signal
+    import subprocess
+
+    from pipeline.cli import EXIT_INTERRUPTED
+
+    proc, pool, out = _run_with_a_pool(tmp_path, subprocess.PIPE, own_group=True)
+    try:
+        assert len(pool) == 2, "the run did not start its 2 workers"
+        for pid in pool:  # SigIgn: the mask of ignored signals; SIGINT is bit 2
+            ignored = next(ln for ln in Path(f"/proc/{pid}/status").read_text().splitlines() if ln.startswith("SigIgn:"))
+            assert int(ignored.split()[1], 16) & (1 << (signal.SIGINT - 1)), ignored
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == EXIT_INTERRUPTED, stderr
+        assert "the run was interrupted; nothing new was published" in stderr
+        assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+        assert (out / ".lock").read_text() == ""
         assert _wait_gone(pool) == []
     finally:
         _stop_all(proc, pool)
