@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -89,3 +92,28 @@ def _malloc_trim() -> Any:
         return _libc().malloc_trim
     except (OSError, AttributeError):
         return None
+
+
+#: Net allocations between two collections of the youngest generation, in a run's process and
+#: its workers (:func:`collect_less_often`; Python's default is 700).
+GC_THRESHOLD = 10_000
+
+
+@contextlib.contextmanager
+def collect_less_often(threshold: int = GC_THRESHOLD) -> Iterator[None]:
+    """Within the block, collect the youngest generation every ``threshold`` net allocations
+    instead of Python's 700, and restore the thresholds after it (``gc.set_threshold``).
+
+    A run allocates mostly short-lived, acyclic objects (rows as dicts, decoded JSON, strings):
+    at 700, collections of the youngest generation come often enough to promote many of them,
+    and the full collections that follow scan the whole heap. On the 2,000 files of two folders
+    of the 10k bench corpus with 2 workers, the run's own process spent 0.86 s in the collector
+    (0.62 s in 9 full collections) before, 0.30 s after (1 full collection); during the
+    per-document phase its CPU time went from 1.98 s to 1.72 s, which the workers get.
+    """
+    before = gc.get_threshold()
+    gc.set_threshold(threshold, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)

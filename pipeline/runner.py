@@ -83,7 +83,7 @@ from .dedup import (
 )
 from .embed import Embedder, make_local_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
-from .memory import release_free_memory
+from .memory import collect_less_often, release_free_memory
 from .publish import OutputLock, crash_point, current_run, flush_folder, new_run_id, publish, run_folder
 from .stage import Stage, check_chain
 from .state import STATE_DIR, Entry, StateStore, file_sha256, frame_records, state_key
@@ -240,6 +240,8 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     (:mod:`pipeline.engine_ray`; an ``embedder`` argument is then used as given, in this
     process). Every engine writes the same tables.
 
+    While it runs, this process collects garbage less often (:func:`pipeline.memory.collect_less_often`).
+
     Returns:
         the :class:`RunResult`.
 
@@ -254,7 +256,7 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     if not corpus.is_dir():
         raise FileNotFoundError(f"corpus folder {corpus} does not exist or is not a folder")
     out_dir.mkdir(parents=True, exist_ok=True)
-    with OutputLock(out_dir):
+    with OutputLock(out_dir), collect_less_often():
         if config.run.engine == "ray":
             from .engine_ray import RayEngine  # Ray is an optional extra: imported only when asked for
 

@@ -47,6 +47,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from .config import Config
+from .memory import GC_THRESHOLD, tune_allocators
 
 log = logging.getLogger(__name__)
 
@@ -111,8 +112,9 @@ class _Relay(logging.Handler):
 
 
 #: Net allocations between two collections of the youngest generation in a worker process
-#: (:func:`_init_worker`; Python's default is 700).
-WORKER_GC_THRESHOLD = 10_000
+#: (:func:`_init_worker`; Python's default is 700): the run's process's
+#: (:data:`pipeline.memory.GC_THRESHOLD`).
+WORKER_GC_THRESHOLD = GC_THRESHOLD
 
 
 #: ``prctl`` option: the signal a process gets when its parent dies (Linux, ``prctl(2)``).
@@ -198,8 +200,6 @@ def _init_worker(config: Config, log_queue: Any, level: int, pipeline_level: int
     worker's log records to it at the run's levels (``level`` for the root logger,
     ``pipeline_level`` for ``pipeline``'s own: the CLI's ``-vv`` sets only that one to DEBUG),
     load the models, collect garbage less often (:data:`WORKER_GC_THRESHOLD`)."""
-    from .memory import tune_allocators
-
     _die_with_parent()
     _ignore_interrupts()
     tune_allocators()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +63,47 @@ def test_tuning_leaves_the_users_own_settings() -> None:
     block then comes from the heap)."""
     got = _probe("tuned", ARROW_DEFAULT_MEMORY_POOL="jemalloc", MALLOC_MMAP_THRESHOLD_=str(64 << 20))
     assert got["tuned"] is False and got["pool"] == "jemalloc" and got["mapped"] == 0
+
+
+def test_collect_less_often_sets_the_youngest_threshold_and_restores_all(tmp_path) -> None:
+    import gc
+
+    from pipeline import runner
+    from pipeline.config import load_config
+    from pipeline.embed import make_embedder
+    from pipeline.memory import GC_THRESHOLD, collect_less_often
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(500, 7, 9)
+        with collect_less_often():
+            assert gc.get_threshold() == (GC_THRESHOLD, 7, 9)
+        assert gc.get_threshold() == (500, 7, 9)
+        with pytest.raises(KeyError), collect_less_often(1234):
+            assert gc.get_threshold() == (1234, 7, 9)
+            raise KeyError("x")
+        assert gc.get_threshold() == (500, 7, 9)
+
+        # a run collects less often while it runs (seen by its embedder), and gives the setting back
+        config = load_config()
+        seen = []
+
+        class Probe:
+            def __init__(self):
+                self._inner = make_embedder(config)
+                self.model_id, self.dim = self._inner.model_id, self._inner.dim
+                self.batch_size, self.max_chars = self._inner.batch_size, self._inner.max_chars
+
+            def encode(self, texts):
+                seen.append(gc.get_threshold())
+                return self._inner.encode(texts)
+
+        corpus = tmp_path / "corpus"
+        corpus.mkdir()
+        sample = Path(__file__).resolve().parents[1] / "corpora" / "sample" / "c_blog_en.md"
+        (corpus / "a.md").write_text(sample.read_text(encoding="utf-8"), encoding="utf-8")
+        runner.run(corpus, tmp_path / "out", config, embedder=Probe(), progress=False)
+        assert seen and set(seen) == {(GC_THRESHOLD, 7, 9)}
+        assert gc.get_threshold() == (500, 7, 9)
+    finally:
+        gc.set_threshold(*before)
