@@ -111,12 +111,6 @@ class _Relay(logging.Handler):
         logging.getLogger(record.name).handle(record)
 
 
-#: Net allocations between two collections of the youngest generation in a worker process
-#: (:func:`_init_worker`; Python's default is 700): the run's process's
-#: (:data:`pipeline.memory.GC_THRESHOLD`).
-WORKER_GC_THRESHOLD = GC_THRESHOLD
-
-
 #: ``prctl`` option: the signal a process gets when its parent dies (Linux, ``prctl(2)``).
 PR_SET_PDEATHSIG = 1
 
@@ -199,7 +193,7 @@ def _init_worker(config: Config, log_queue: Any, level: int, pipeline_level: int
     memory back as the run's process does (:func:`pipeline.memory.tune_allocators`), send this
     worker's log records to it at the run's levels (``level`` for the root logger,
     ``pipeline_level`` for ``pipeline``'s own: the CLI's ``-vv`` sets only that one to DEBUG),
-    load the models, collect garbage less often (:data:`WORKER_GC_THRESHOLD`)."""
+    load the models, collect garbage less often (:data:`pipeline.memory.GC_THRESHOLD`)."""
     _die_with_parent()
     _ignore_interrupts()
     tune_allocators()
@@ -211,9 +205,9 @@ def _init_worker(config: Config, log_queue: Any, level: int, pipeline_level: int
     logging.getLogger("pipeline").setLevel(pipeline_level)
     warm_models(config)
     # a worker allocates mostly short-lived, acyclic objects (strings, tuples, lists of a
-    # section): collect the youngest generation every WORKER_GC_THRESHOLD allocations, not
+    # section): collect the youngest generation every GC_THRESHOLD allocations, not
     # every 700 (Python's default), which cuts the collector's time by more than half
-    gc.set_threshold(WORKER_GC_THRESHOLD, *gc.get_threshold()[1:])
+    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
 
 
 #: Batches submitted ahead per worker process (:func:`map_in_pool`): enough to keep every worker
@@ -232,6 +226,11 @@ def map_in_pool(fn: Callable[[T, Config], R], items: Iterator[T], config: Config
 
     Yields:
         each result as soon as it and every earlier one are done (``Executor.map`` order).
+        Left early (an error, Ctrl-C, or the consumer closes it), the pool is stopped at once
+        (:func:`stop_pool`), not after its running batches: a worker that Ctrl-C reached before
+        it could ignore it (during its start-up) dies, and the pool's manager thread may then
+        die too (cpython gh-107219, fixed in 3.12), leaving the other worker to be waited for
+        forever at exit.
 
     Raises:
         concurrent.futures.process.BrokenProcessPool: a worker died (killed, out of memory);
@@ -258,9 +257,9 @@ def map_in_pool(fn: Callable[[T, Config], R], items: Iterator[T], config: Config
                         futures.append(pool.submit(fn, item, config))
                     yield result
                     del result
-            finally:  # stopped early (an error, or the consumer left): drop the work not started
-                for future in futures:
-                    future.cancel()
+            finally:  # stopped early (an error, Ctrl-C, or the consumer left): the work is not wanted
+                if futures:
+                    stop_pool(pool)
     finally:
         listener.stop()
         log_queue.close()

@@ -245,6 +245,28 @@ def test_ctrl_c_reaches_the_run_and_not_its_workers(tmp_path: Path) -> None:
         _stop_all(proc, pool)
 
 
+def _sleep(seconds: float, config) -> float:
+    """A batch that takes ``seconds`` (module level: the spawned workers import it)."""
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_a_pool_left_early_stops_its_workers_at_once() -> None:
+    # a run stopped (Ctrl-C, an error) does not wait for the batches its workers are on
+    import time
+
+    results = workers.map_in_pool(_sleep, iter([0.0, 60.0, 60.0, 60.0]), load_config(), 2)
+    assert next(results) == 0.0
+    pool = {c for c in _children(os.getpid()) if b"spawn_main" in _cmdline(c)}
+    assert len(pool) == 2
+    started = time.perf_counter()
+    results.close()
+    assert time.perf_counter() - started < 20
+    assert _wait_gone(pool) == []
+
+
 def test_workers_log_the_pipelines_debug_lines_at_the_runs_levels(caplog):
     # -vv sets only the "pipeline" logger to DEBUG (root stays at INFO, so that other libraries'
     # DEBUG lines stay out): the workers take both levels, and their DEBUG lines reach this process
