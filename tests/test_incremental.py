@@ -159,8 +159,29 @@ def test_to_plain_gives_batch_independent_values() -> None:
     assert to_plain(float("nan")) is None and to_plain(pd.NA) is None and to_plain(None) is None
     assert to_plain(np.array(["a", "b"])) == ["a", "b"]
     assert to_plain({"k": (1, np.int32(2), 0.5, np.bool_(True))}) == {"k": [1, 2, 0.5, True]}
+    assert to_plain(float("inf")) is None and to_plain([np.float32("-inf"), 1.5]) == [None, 1.5]
     with pytest.raises(TypeError, match="cannot keep a object"):
         to_plain(object())
+
+
+@pytest.mark.parametrize(("rows", "by_json"), [
+    ([{"doc_id": "1", "text": "深度学习 · naïve", "year": 2025, "score": 0.1 + 0.2, "spans": [[0, 3, "byline"]],
+      "status": None, "ok": True}], False),
+    ([{"text": "lone \ud800 surrogate"}], True),  # strict JSON (orjson) cannot hold it
+    ([{"n": 2**64 + 1}], True),  # beyond 64 bits: orjson would read it back as a float
+    ([], False),
+])
+def test_state_rows_come_back_as_they_were_written(rows, by_json: bool) -> None:
+    entry = Entry.from_rows("a.txt", "sha", rows, rows)
+    assert entry.documents.startswith(b" ") is by_json
+    documents, sections = entry.rows()
+    assert documents == rows and sections == rows
+    assert [type(v) for r in documents for v in r.values()] == [type(v) for r in rows for v in r.values()]
+
+
+def test_state_rows_refuse_what_json_cannot_hold() -> None:
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        Entry.from_rows("a.txt", "sha", [{"when": object()}], [])
 
 
 def test_the_first_run_into_an_empty_folder_is_a_full_one(tmp_path, use_embedder) -> None:
