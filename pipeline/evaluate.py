@@ -46,7 +46,8 @@ dropped. A JSON Lines feed is annotated per line: ``{"lines": {"1": {...}, "2": 
 * ``keywords_required``: 1..:data:`MAX_REQUIRED_KEYWORDS` terms an indexer would certainly pick,
   each occurring in the section's text converted to zh-Hans.
 
-The seeds (``--seeds``, by default ``../shared/corpora/seeds`` next to the repository) carry the
+The seeds (``--seeds``, by default ``$PIPELINE_SEEDS``, else ``../shared/corpora/seeds`` next to
+the repository) carry the
 same keys per section in ``tests/gold/seeds.json`` (``sections_by_file``: file name -> list of
 field objects in document order).
 
@@ -88,6 +89,7 @@ import codecs
 import json
 import logging
 import math
+import os
 import re
 import sys
 import tempfile
@@ -113,8 +115,9 @@ CEILING_KEYS = ("max_junk_chars_in_sections", "max_content_chars_dropped")
 #: Scores each ceiling bounds.
 CEILING_SCORES = {"max_junk_chars_in_sections": "junk_chars_in_sections",
                   "max_content_chars_dropped": "content_chars_dropped"}
-#: The seed articles and their gold (``sections_by_file``), when the seeds are next to the checkout.
-DEFAULT_SEEDS = REPO.parent / "shared" / "corpora" / "seeds"
+#: The seed articles and their gold (``sections_by_file``): ``$PIPELINE_SEEDS`` when set (as for
+#: the tests, ``tests/conftest.py``), else the seeds next to the checkout.
+DEFAULT_SEEDS = Path(os.environ.get("PIPELINE_SEEDS") or REPO.parent / "shared" / "corpora" / "seeds")
 DEFAULT_SEEDS_GOLD = REPO / "tests" / "gold" / "seeds.json"
 #: Keys of a baseline file holding per-field floors ({field: floor}) of the fixtures and the seeds.
 FIELD_FLOOR_KEYS = ("field_accuracy_fixtures", "field_accuracy_seeds")
@@ -975,7 +978,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--details", action="store_true", help="also list every miss, extra, leak and drop")
     parser.add_argument("--seeds", type=Path, default=None,
                         help="also score the fields on the seed articles in this folder "
-                             "(default: ../shared/corpora/seeds next to the repository, when present)")
+                             "(default: $PIPELINE_SEEDS, else ../shared/corpora/seeds next to the repository, when present)")
     parser.add_argument("--seeds-gold", type=Path, default=DEFAULT_SEEDS_GOLD,
                         help="gold of the seeds (default: tests/gold/seeds.json)")
     args = parser.parse_args(argv)

@@ -272,3 +272,17 @@ def test_a_required_keyword_is_covered_by_an_equal_or_longer_keyword() -> None:
     assert _term_in("differentially private", "differentially private training")
     assert not _term_in("gan", "organ")
     assert not _term_in("private", "privately")
+
+
+def test_the_seeds_of_make_eval_come_from_pipeline_seeds_as_the_tests_do(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = "from pipeline.evaluate import DEFAULT_SEEDS; print(DEFAULT_SEEDS)"
+    env = {**os.environ, "PIPELINE_SEEDS": str(tmp_path / "seeds")}
+    shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == str(tmp_path / "seeds")
+    env.pop("PIPELINE_SEEDS")
+    shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert Path(shown.stdout.strip()) == Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "seeds"
