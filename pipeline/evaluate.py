@@ -984,7 +984,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
-    seeds_dir = args.seeds if args.seeds is not None else (DEFAULT_SEEDS if DEFAULT_SEEDS.is_dir() else None)
+    # a folder named by $PIPELINE_SEEDS must be there, as one named by --seeds (a typo would skip the floors)
+    named = args.seeds is not None or bool(os.environ.get("PIPELINE_SEEDS"))
+    seeds_dir = args.seeds if args.seeds is not None else (DEFAULT_SEEDS if named or DEFAULT_SEEDS.is_dir() else None)
     problems = validate_fixtures(args.fixtures)
     if seeds_dir is not None:
         problems += (validate_seed_gold(seeds_dir, args.seeds_gold) if seeds_dir.is_dir()

@@ -286,3 +286,16 @@ def test_the_seeds_of_make_eval_come_from_pipeline_seeds_as_the_tests_do(tmp_pat
     env.pop("PIPELINE_SEEDS")
     shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert Path(shown.stdout.strip()) == Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "seeds"
+
+
+def test_make_eval_stops_when_pipeline_seeds_names_no_folder(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PIPELINE_SEEDS": str(tmp_path / "no-such-seeds")}
+    done = subprocess.run([sys.executable, "-m", "pipeline.evaluate", "tests/fixtures/segmentation",
+                           "--baseline", "tests/eval_baseline.json"], env=env, capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 2
+    assert f"{tmp_path / 'no-such-seeds'} is not a folder" in done.stderr
