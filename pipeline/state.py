@@ -89,6 +89,8 @@ STATE_PART_SECONDS = 5.0
 #: ...or once they hold this many bytes of rows (JSON), which bounds the memory they keep
 #: (this run's results also wait for the assembly, which holds the same bytes).
 STATE_PART_BYTES = 32 * 2**20
+#: The state columns written with Parquet dictionary encoding: those whose values repeat.
+STATE_DICTIONARY_COLUMNS = ("state_key", "pipeline_version")
 #: Row groups :meth:`StateStore.raw` keeps decoded (least recently used goes first).
 CACHED_ROW_GROUPS = 8
 #: The columns :meth:`StateStore.load` reads; the rows stay on disk.
@@ -385,7 +387,11 @@ class StateStore:
         written: list[tuple[Entry, int, int]] = []
         # page checksums (CRC-32, Parquet format spec) make a flipped bit an error, not silently
         # different text: the entry is then processed again
-        with pq.ParquetWriter(tmp, STATE_SCHEMA, compression="zstd", write_page_checksum=True) as writer:
+        # the rows' JSON bytes are no dictionary material (each value differs): trying a
+        # dictionary first (Parquet's default for every column) took the writing of 1,870
+        # files' rows (93 MB) from 0.16 s to 0.18-0.29 s, for a file 0.1% smaller
+        with pq.ParquetWriter(tmp, STATE_SCHEMA, compression="zstd", write_page_checksum=True,
+                              use_dictionary=list(STATE_DICTIONARY_COLUMNS)) as writer:
             chunk: list[Entry] = []
 
             groups = 0

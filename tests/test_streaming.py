@@ -307,3 +307,36 @@ def test_state_pages_carry_checksums(tmp_path: Path) -> None:
             continue
         assert rows[0][0]["text"] == text  # read at all: then never different
     assert flipped > 0
+
+
+def test_state_rows_are_written_without_a_dictionary(tmp_path: Path) -> None:
+    """The rows' JSON columns are plain-encoded (no dictionary is tried on bytes that never
+    repeat); the state key and version, which repeat in every row, keep theirs."""
+    store = StateStore(tmp_path / ".state", "k", "run-a")
+    entries = [Entry.from_rows(f"f{i}.txt", f"sha{i}", [{"doc_id": str(i), "text": "x" * i}], []) for i in range(5)]
+    path = store.append(entries)
+    group = pq.ParquetFile(path).metadata.row_group(0)
+    names = [group.column(k).path_in_schema for k in range(group.num_columns)]
+    dictionary = {name: group.column(k).dictionary_page_offset is not None for k, name in enumerate(names)}
+    assert dictionary == {"source_path": False, "content_sha256": False, "state_key": True,
+                          "pipeline_version": True, "n_documents": False, "n_sections": False,
+                          "documents": False, "sections": False}
+    loaded = StateStore(tmp_path / ".state", "k", "run-b").load()
+    assert store.read_rows(loaded[("f4.txt", "sha4")]) == ([{"doc_id": "4", "text": "xxxx"}], [])
+
+
+def test_document_stages_give_the_same_rows_with_either_string_storage(corpus: Path, monkeypatch) -> None:
+    """The per-document stages keep their strings as Python objects (DOCUMENT_STRING_STORAGE):
+    the rows they give are byte for byte those of pandas' default Arrow storage."""
+    from pipeline.ingest import list_corpus
+
+    config = load_config(None)
+    listing, _ = list_corpus(corpus, config.ingest.extensions)
+    assert runner_module.DOCUMENT_STRING_STORAGE == "python"
+    objects = runner_module.process_files(listing, config)
+    monkeypatch.setattr(runner_module, "DOCUMENT_STRING_STORAGE", "pyarrow")
+    arrow = runner_module.process_files(listing, config)
+    assert [f.source_path for f in objects.files] == [f.source_path for f in arrow.files] == listing["source_path"].tolist()
+    assert sum(f.n_sections for f in objects.files) > 20
+    assert [(f.documents, f.sections) for f in objects.files] == [(f.documents, f.sections) for f in arrow.files]
+    assert objects.failed_files == arrow.failed_files == set()
