@@ -808,35 +808,38 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
             doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
             section_records = [row for _, section_rows in per_file for row in section_rows]
             del per_file
-            chunk_skipped = pd.DataFrame({"source_path": [p for p, r in chunk if r is not None],
-                                          "reason": [r for _, r in chunk if r is not None]})
-            documents = _assemble_documents([pd.DataFrame(doc_records)] if doc_records else [], chunk_skipped)
-            documents = documents.drop(columns=[c for c in ("_ingest_status",) if c in documents])
-            sections = pd.DataFrame(section_records) if section_records else _empty_sections(config)
-            del doc_records, section_records
-            sections = sections[sections["doc_id"].isin(documents.loc[documents["status"] == "ok", "doc_id"])]
-            doc_order = {d: i for i, d in enumerate(documents["doc_id"])}
-            sections = sections.sort_values(["doc_id", "ordinal"], kind="stable",
-                                            key=lambda c: c.map(doc_order) if c.name == "doc_id" else c)
-            sections = sections.reset_index(drop=True)
-            documents = documents.assign(
-                n_sections=documents["doc_id"].map(sections["doc_id"].value_counts()).fillna(0), dup_of=None)
-            dropped_out.write(_spans(documents, "dropped", ("char_start", "char_end", "reason", "text")))
-            context_out.write(_spans(documents, "context", ("char_start", "char_end", "kind")))
-            tmp_docs.write(documents)
-            tmp_sections.write(sections.assign(paper_id=None, match_score=None))
-            error_frames.append(errors_table(documents))
-            doc_keys.extend(zip(documents["doc_id"], documents["status"], documents["content_sha256"], strict=True))
-            inputs.update((p, h) for p, h in zip(documents["source_path"], documents["content_sha256"], strict=True)
-                          if isinstance(h, str))
-            status_counts.update(documents["status"])
-            if len(sections):
-                batch = embedding_inputs(sections).to_batch()
-                if embed_out is None:
-                    embed_out = pa.ipc.new_stream(embed_file, batch.schema)
-                embed_out.write_batch(batch)
-                del batch
-                slims.append(slim_sections(sections))
+            # the chunk's frames hold Python strings, as the stages' do (DOCUMENT_STRING_STORAGE):
+            # they are made from the rows' Python values and written to Arrow once
+            with pd.option_context("mode.string_storage", DOCUMENT_STRING_STORAGE):
+                chunk_skipped = pd.DataFrame({"source_path": [p for p, r in chunk if r is not None],
+                                              "reason": [r for _, r in chunk if r is not None]})
+                documents = _assemble_documents([pd.DataFrame(doc_records)] if doc_records else [], chunk_skipped)
+                documents = documents.drop(columns=[c for c in ("_ingest_status",) if c in documents])
+                sections = pd.DataFrame(section_records) if section_records else _empty_sections(config)
+                del doc_records, section_records
+                sections = sections[sections["doc_id"].isin(documents.loc[documents["status"] == "ok", "doc_id"])]
+                doc_order = {d: i for i, d in enumerate(documents["doc_id"])}
+                sections = sections.sort_values(["doc_id", "ordinal"], kind="stable",
+                                                key=lambda c: c.map(doc_order) if c.name == "doc_id" else c)
+                sections = sections.reset_index(drop=True)
+                documents = documents.assign(
+                    n_sections=documents["doc_id"].map(sections["doc_id"].value_counts()).fillna(0), dup_of=None)
+                dropped_out.write(_spans(documents, "dropped", ("char_start", "char_end", "reason", "text")))
+                context_out.write(_spans(documents, "context", ("char_start", "char_end", "kind")))
+                tmp_docs.write(documents)
+                tmp_sections.write(sections.assign(paper_id=None, match_score=None))
+                doc_keys.extend(zip(documents["doc_id"], documents["status"], documents["content_sha256"], strict=True))
+                inputs.update((p, h) for p, h in zip(documents["source_path"], documents["content_sha256"], strict=True)
+                              if isinstance(h, str))
+                status_counts.update(documents["status"])
+                if len(sections):
+                    batch = embedding_inputs(sections).to_batch()
+                    if embed_out is None:
+                        embed_out = pa.ipc.new_stream(embed_file, batch.schema)
+                    embed_out.write_batch(batch)
+                    del batch
+                    slims.append(slim_sections(sections))
+            error_frames.append(errors_table(documents))  # (outside: the errors frame is the run's, default storage)
             del documents, sections
             if not overlapped:
                 seconds["ingest"] += time.perf_counter() - t0
