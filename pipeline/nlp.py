@@ -62,7 +62,7 @@ import numpy
 from . import _spacy_without_torch  # noqa: F401 - before spaCy: thinc without torch (see there)
 
 # isort: split
-from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
+from spacy.attrs import ENT_IOB, ENT_TYPE, IDX, IS_SPACE, LENGTH, SENT_START
 from spacy.lang.en.stop_words import STOP_WORDS as _SPACY_EN_STOP_WORDS
 from spacy.lang.zh.stop_words import STOP_WORDS as _SPACY_ZH_STOP_WORDS
 from spacy.language import Language
@@ -774,8 +774,14 @@ def entity_component(doc: Doc) -> Doc:
         if span is not None and len(span) and span.start >= last_end:
             spans.append(span)
             last_end = span.end
-    # what the ``doc.ents`` setter does, less its copy of every Span (spaCy 3, Doc.ents)
-    doc.set_ents(spans)
+    # what the ``doc.ents`` setter does, less its copy of every Span (spaCy 3, Doc.ents), and
+    # with the tokens outside the spans set to O in one array write first: ``set_ents``' own
+    # default ("outside") tests each token against a Python set, 0.1 s per 1,000 bench files
+    if len(doc):
+        outside = numpy.zeros((len(doc), 2), dtype="uint64")
+        outside[:, 0] = 2  # ENT_IOB O, ENT_TYPE none
+        doc.from_array([ENT_IOB, ENT_TYPE], outside)
+    doc.set_ents(spans, default="unmodified")
     return doc
 
 

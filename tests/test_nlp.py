@@ -231,6 +231,25 @@ def test_entities_are_doc_ents_too() -> None:
     assert nlp.entities("", "en") == []
 
 
+@pytest.mark.parametrize("text, lang", [("ICML 2025 杰出论文奖\n机构：普林斯顿大学，以及其他", "zh-Hans"),
+                                        ("We won the Outstanding Paper award at ICML 2025 today.", "en"),
+                                        ("没有实体的一句话。", "zh-Hans"), ("", "en")])
+def test_entity_tokens_are_annotated_as_set_ents_does(text: str, lang: str) -> None:
+    """Tokens outside the entities are O (not missing), those inside B/I with the label and
+    the canonical value: the annotation ``Doc.set_ents`` gives by default."""
+    from spacy.attrs import ENT_ID, ENT_IOB, ENT_KB_ID, ENT_TYPE
+
+    doc = nlp.parse(text, lang)
+    again = doc.copy()
+    again.set_ents([], default="missing")  # back to no annotation at all, then spaCy's own setter
+    assert {t.ent_iob_ for t in again} <= {""}
+    again.set_ents(list(doc.ents))
+    attrs = [ENT_IOB, ENT_TYPE, ENT_KB_ID, ENT_ID]
+    assert (doc.to_array(attrs) == again.to_array(attrs)).all()
+    iob = [t.ent_iob_ for t in doc]
+    assert ("B" in iob) == bool(doc.ents) and set(iob) <= {"B", "I", "O"} and (not len(doc) or "O" in iob)
+
+
 # --- keywords ---------------------------------------------------------------------------------------
 
 ZH_ABSTRACT = (
