@@ -199,9 +199,18 @@ def _run_isolated(stage: Stage, batch: pd.DataFrame, config: Config, key: str) -
         try:
             outs.append(stage(row, config))
         except Exception as exc:  # noqa: BLE001
-            failures[row[key].iloc[0]] = f"{stage.name}: {type(exc).__name__}: {exc}"
+            failures[row[key].iloc[0]] = _error_message(stage.name, exc)
     out = pd.concat(outs, ignore_index=True) if outs else stage.fn(batch.iloc[0:0], config)
     return out, failures
+
+
+def _error_message(stage_name: str, exc: BaseException) -> str:
+    """``"<stage>: <ErrorType>: <message>"`` for the error tables, as valid Unicode: a lone
+    surrogate in the message (one that quotes undecodable input) is written as its
+    ``\\udcXX`` escape, since UTF-8, and so Arrow and Parquet, cannot hold it; it would
+    otherwise stop the whole run when the error row is written."""
+    message = f"{stage_name}: {type(exc).__name__}: {exc}"
+    return message.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _mark_failed(docs: pd.DataFrame, failures: dict[str, str]) -> pd.DataFrame:

@@ -168,3 +168,33 @@ def test_fill_columns_takes_lists_or_arrow_arrays_and_checks_them_first(tmp_path
     with pytest.raises(TypeError, match="paper_id values are int64, not string"):
         _fill_columns(tmp_path / "in.parquet", tmp_path / "int.parquet", schema, {}, {"paper_id": (pa.array([1, 2, 3]), pa.string())})
     assert not (tmp_path / "short.parquet").exists() and not (tmp_path / "int.parquet").exists()
+
+
+def test_an_error_message_with_a_lone_surrogate_is_kept_as_its_escape(tmp_path) -> None:
+    """A stage error that quotes undecodable input (a lone surrogate) becomes an error row whose
+    message UTF-8, and so the errors table, can hold, instead of stopping the run at the write."""
+    import pyarrow.parquet as pq
+
+    from pipeline.runner import errors_table
+    from pipeline.write import ERRORS_SCHEMA, TableWriter
+
+    def fussy(batch: pd.DataFrame, config) -> pd.DataFrame:
+        bad = [t for t in batch["text"] if "\udcff" in t]
+        if bad:
+            raise ValueError(f"cannot read {bad[0]!s}")
+        return batch.assign(dropped=[[] for _ in range(len(batch))])
+
+    stage = Stage(name="clean", fn=fussy, requires=("text",), adds=("dropped",))
+    # (the stages hold their strings as Python objects, which can hold a surrogate; Arrow cannot)
+    with pd.option_context("mode.string_storage", "python"):
+        batch = pd.DataFrame({"doc_id": ["a", "b"], "source_path": ["a.txt", "b.txt"],
+                              "text": ["fine", "x\udcffy"], "status": ["ok", "ok"], "error": [None, None]})
+        out, failures = _run_isolated(stage, batch, load_config(None), key="doc_id")
+    assert out["doc_id"].tolist() == ["a"]
+    assert failures == {"b": "clean: ValueError: cannot read x\\udcffy"}
+    docs = batch.assign(status=["ok", "error"], error=[None, failures["b"]])
+    writer = TableWriter(tmp_path / "errors.parquet", ERRORS_SCHEMA, {})
+    writer.write(errors_table(docs))
+    writer.close()
+    assert pq.read_table(tmp_path / "errors.parquet").to_pylist() == [
+        {"path": "b.txt", "stage": "clean", "error_type": "ValueError", "message": "clean: ValueError: cannot read x\\udcffy"}]
