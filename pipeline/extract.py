@@ -21,12 +21,13 @@ first line that is a sentence, not a title) has its summary start at that line.
 Chinese outputs (``title_zh``, ``institutions``, ``summary``, ``keywords``) are written in the
 target script; ``title`` keeps the English title as given; ``authors`` keep the script given.
 
-Each section is analysed once: :func:`pipeline.nlp.parse` makes one spaCy ``Doc`` of its lines
-with the pipeline of its language (``spacy.blank("zh")`` with the jieba segmenter and a shipped
-ML-domain user dictionary, or ``spacy.blank("en")``), and the fields are read from that ``Doc``:
-its ``KEY`` entities mark the metadata lines, its ``AWARD`` and ``VENUE`` entities give the award
-label and the venue and year of those lines (and the award stated in the first paragraph), its
-sentences (a splitter that keeps closing quotes, 《》 and URLs whole) cut the summary, and its
+Each section is analysed once (:func:`pipeline.nlp.parse_section`): a Chinese one is one spaCy
+``Doc`` of its lines (:func:`pipeline.nlp.parse`: ``spacy.blank("zh")`` with the jieba segmenter
+and a shipped ML-domain user dictionary), an English one its entities and sentences by the same
+rules as ``spacy.blank("en")``'s ``Doc`` would give, without tokens, which nothing reads. The
+fields are read from that analysis: its ``KEY`` entities mark the metadata lines, its ``AWARD``
+and ``VENUE`` entities give the award label and the venue and year of those lines (and the
+award stated in the first paragraph), its sentences (a splitter that keeps closing quotes, 《》 and URLs whole) cut the summary, and its
 tokens are the jieba segmentation of the keywords: jieba TF-IDF for Chinese sections, YAKE for
 English ones, over the section's topical lines (metadata naming people, institutions and links
 left out). jieba runs once per section.
@@ -171,17 +172,19 @@ def _first_line_is_body(first: str, heading: str) -> bool:
     return parse_key_value(first) is None and split_heading_title(first) == (None, None)
 
 
-def _summary(doc, spans: list[tuple[int, int]], kv_first: bool, max_chars: int) -> str | None:
+def _summary(section: nlp.ParsedSection, spans: list[tuple[int, int]], kv_first: bool,
+             max_chars: int) -> str | None:
     """The abstract when a summary key is given, else the first body paragraphs, cut at a sentence
     boundary at most ``max_chars`` characters long (the first sentence is kept whole).
 
-    ``spans`` are the ``(start, end)`` character spans of the summary's parts in ``doc`` (the
-    summary key's value first when ``kv_first``, then body lines); short lines that are no
+    ``spans`` are the ``(start, end)`` character spans of the summary's parts in ``section``
+    (the summary key's value first when ``kv_first``, then body lines); short lines that are no
     sentence are dropped unless a summary key is given. The parts are joined with line breaks;
-    the cut falls at the starts of ``doc.sents`` inside the parts (offsets into the same text,
-    so the sentence splitter runs once, with the section's ``Doc``).
+    the cut falls at the starts of the section's sentences
+    (:meth:`pipeline.nlp.ParsedSection.sentence_spans`) inside the parts (offsets into the same
+    text, so the sentence splitter runs once per section).
     """
-    text_of = doc.user_data[nlp.WRITTEN]
+    text_of = section.written
     if not kv_first:
         spans = [(a, b) for a, b in spans
                  if b - a > _SUBHEADING_MAX_CHARS or _SENTENCE_PUNCT.search(text_of, a, b)]
@@ -191,7 +194,7 @@ def _summary(doc, spans: list[tuple[int, int]], kv_first: bool, max_chars: int) 
         return None
     if len(text.strip()) <= max_chars:
         return text.strip()
-    sent_starts = sorted({s.start_char for s in doc.sents})
+    sent_starts = sorted({a for a, _ in section.sentence_spans()})
     cuts: list[int] = []  # sentence starts, as offsets into text
     pos = 0
     for a, b in spans:
@@ -224,13 +227,14 @@ def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
 def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     """Fields of one section.
 
-    One spaCy ``Doc`` is made of the section's lines (:func:`pipeline.nlp.parse`: the Chinese
-    or English pipeline by ``row["lang"]``), and the fields are read from it: a line that
+    The section's lines are analysed once (:func:`pipeline.nlp.parse_section`: a spaCy
+    ``Doc`` of the Chinese pipeline, or for English its entities and sentences alone, by
+    ``row["lang"]``), and the fields are read from that: a line that
     starts with a ``KEY`` entity is a metadata line (its value read by
     :func:`pipeline.fields.parse_key_value`), the ``AWARD`` and ``VENUE`` entities of the
     award and venue lines give the award label and the venue and year, an ``AWARD`` entity in
     an award sentence of the first paragraph (:func:`pipeline.nlp.stated_award`) the award
-    stated in prose, ``doc.sents`` the summary's cut, and the doc's tokens the Chinese
+    stated in prose, the sentences the summary's cut, and the ``Doc``'s tokens the Chinese
     keywords (jieba runs once per section).
 
     Args:
@@ -253,11 +257,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         cut = raw.rfind("\n", 0, MAX_ANALYSED_CHARS)
         lines = raw[: cut if cut > MAX_ANALYSED_CHARS // 2 else MAX_ANALYSED_CHARS].split("\n")
         raw = "\n".join(lines)
-    doc = nlp.parse(raw, lang)
+    section = nlp.parse_section(raw, lang)
     line_start = [0]
     for ln in lines:
         line_start.append(line_start[-1] + len(ln) + 1)
-    ents = doc._.get(nlp.ENTITY_COMPONENT) or []
+    ents = section.entities
     key_end: dict[int, int] = {}  # line index -> end of its last KEY entity
     for e in ents:
         if e.label == "KEY":
@@ -347,7 +351,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             break
     labels = [e for e in award_ents if e.label == "AWARD"]
     label = next((e for e in labels if nlp.is_specific_award(e)), labels[0] if labels else None)
-    stated = nlp.stated_award(doc, line_start[body[0]], line_start[body[0]] + len(lines[body[0]])) if body else None
+    stated = nlp.stated_award(section, line_start[body[0]], line_start[body[0]] + len(lines[body[0]])) if body else None
     if year is None and row.get("ctx_award_raw"):  # the award header above: "## ICLR 2024 Test of Time"
         for v, y, _, _ in find_venue_years(row["ctx_award_raw"]):
             if y is not None:
@@ -371,7 +375,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     spans = [(line_start[i], line_start[i] + len(lines[i])) for i in summary_lines]
     if kv_summary_span is not None and kv["summary"][0]:
         spans = [kv_summary_span, *spans]
-    summary = _summary(doc, spans, kv_summary_span is not None and bool(kv["summary"][0]),
+    summary = _summary(section, spans, kv_summary_span is not None and bool(kv["summary"][0]),
                        config.extract.summary_max_chars)
 
     urls = find_urls(row["text"])
@@ -382,7 +386,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
                 url_keys.setdefault(url, key)
     url_kinds = [url_kind(u, url_keys.get(u)) for u in urls]
 
-    # the topic: every line but the metadata that names people, places and links; the doc's
+    # the topic: every line but the metadata that names people, places and links; the Doc's
     # tokens there are the keywords' segmentation
     topic: list[tuple[int, int]] = []
     for i, ln in enumerate(lines):
@@ -392,8 +396,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         elif parsed[0] in ("title", "summary"):
             at = raw.find(parsed[1], key_end[i], line_start[i + 1]) if parsed[1] else -1
             topic.append((at, at + len(parsed[1])) if at >= 0 else (key_end[i], line_start[i] + len(ln)))
-    # in zh-Hans for a Chinese section; an English Doc's text goes to YAKE, which reads no tokens
-    topic_text, topic_tokens = nlp.token_spans(doc, topic, with_tokens=doc.lang_ != "en")
+    # in zh-Hans for a Chinese section; an English section's text goes to YAKE, which reads no tokens
+    topic_text, topic_tokens = section.topic(topic)
     keywords = nlp.keywords(topic_text, lang, config.extract.n_keywords, topic_tokens)
 
     return {

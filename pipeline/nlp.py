@@ -6,9 +6,12 @@ Public API:
 * :func:`zh_nlp`, :func:`en_nlp` -- the spaCy pipelines, built once per process;
 * :func:`sentences` -- sentences of a text (the :data:`SENTENCE_COMPONENT` rules);
 * :func:`entities` -- ``AWARD``, ``VENUE`` and ``KEY`` spans (the :data:`ENTITY_COMPONENT`);
-* :func:`parse` -- one ``Doc`` of a section (tokens, sentences, entities), which the extract
-  stage reads every field from; :func:`token_spans`, :func:`stated_award` and
-  :func:`is_specific_award` read it;
+* :func:`parse` -- one ``Doc`` of a section (tokens, sentences, entities); :func:`token_spans`
+  reads it;
+* :func:`parse_section` -- what the extract stage reads every field from: :func:`parse`'s
+  ``Doc`` for a Chinese section, the same entities and sentences without a ``Doc`` for an
+  English one (:class:`ParsedSection`); :func:`stated_award` and :func:`is_specific_award`
+  read it;
 * :func:`keywords` -- topic keywords (jieba TF-IDF for Chinese, YAKE for English), from a text
   or from a ``Doc``'s tokens (jieba then does not run again);
 * :func:`load_user_dict` -- the shipped ML-domain jieba dictionary, as ``(word, freq, tag)``.
@@ -856,6 +859,95 @@ def parse(text: str, lang: str) -> Doc:
     return pipeline(doc)
 
 
+class ParsedSection:
+    """One section as the extract stage reads it (:func:`parse_section`): its entities, its
+    sentences and, for Chinese, its spaCy ``Doc``.
+
+    Attributes:
+        written: the section text as given.
+        text: the text analysed: ``written``, or for Chinese its zh-Hans rendering when
+            :func:`parse` makes the ``Doc`` over it (same length, same offsets).
+        entities: :func:`entities` of ``written`` (:class:`Entity` list in order of ``start``,
+            exact character offsets), as ``doc._.paper_entities`` holds them.
+        doc: the ``Doc`` of :func:`parse` (tokens, sentences, entities) for a Chinese section;
+            None for an English one, whose tokens nothing reads (YAKE tokenizes its own text),
+            so that spaCy's tokenizer does not run: a third of ``parse``'s time on English
+            sections went into tokens that only served to place sentence starts.
+    """
+
+    __slots__ = ("written", "text", "entities", "doc", "_sentences")
+
+    def __init__(self, written: str, text: str, entities: list[Entity], doc: Doc | None) -> None:
+        self.written = written
+        self.text = text
+        self.entities = entities
+        self.doc = doc
+        self._sentences: list[tuple[int, int]] | None = None
+
+    def sentence_spans(self) -> list[tuple[int, int]]:
+        """``[(sent.start_char, sent.end_char) for sent in doc.sents]`` of the section's
+        :func:`parse` ``Doc`` (computed on first use, then kept).
+
+        For an English section without a ``Doc`` the same spans come from
+        :func:`_sentence_starts` directly when every start follows whitespace: spaCy's
+        tokenizer cuts the text at every boundary between whitespace and non-whitespace
+        (spaCy 3, ``Tokenizer.__call__``), so such a start is the first character of a token
+        and the sentence component moves none of them. Tokens cover the text with no gap except
+        the one space after a token that the tokenizer records as ``Token.whitespace_``, so a
+        sentence ends where the next one starts, less that space (and the last one at the
+        text's end, less a final space). Otherwise (a start glued to the character before it,
+        as after ``。`` in English text) the ``Doc`` is made and read.
+        """
+        if self._sentences is None:
+            self._sentences = self._spans_without_doc() if self.doc is None else None
+            if self._sentences is None:
+                doc = self.doc if self.doc is not None else parse(self.written, "en")
+                self._sentences = [(s.start_char, s.end_char) for s in doc.sents]
+        return self._sentences
+
+    def _spans_without_doc(self) -> list[tuple[int, int]] | None:
+        text = self.text
+        if not text:
+            return []
+        starts = [0]
+        for s in _sentence_starts(text):
+            if text[s].isspace() or not text[s - 1].isspace():
+                return None  # not the first character of a token: read the Doc
+            starts.append(s)
+        # a sentence ends at the next start (or the text's end), less a run of whitespace that is
+        # one space after a non-space character: that space is its last token's whitespace_
+        return [(a, b - 1 if b >= 2 and text[b - 1] == " " and not text[b - 2].isspace() else b)
+                for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+
+    def topic(self, segments: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]] | None]:
+        """:func:`token_spans` of the section's ``Doc`` (Chinese); for an English section the
+        segments' text alone, ``(text, None)`` (the English keywords read no tokens)."""
+        if self.doc is None:
+            return "\n".join(self.text[s:e] for s, e in segments), None
+        return token_spans(self.doc, segments)
+
+
+def parse_section(text: str, lang: str) -> ParsedSection:
+    """A section for the extract stage: :func:`parse`'s ``Doc`` for Chinese text; for English
+    text (:func:`_is_english`) its entities alone, its sentences on demand
+    (:meth:`ParsedSection.sentence_spans`), and no ``Doc``. Both give what the ``Doc`` of
+    :func:`parse` gives: the same entities, sentence spans and segment texts.
+
+    Args:
+        text: the section text.
+        lang: BCP 47 tag choosing the pipeline, as for :func:`sentences`.
+
+    Raises:
+        ValueError: from spaCy, when a ``Doc`` is made of a ``text`` longer than
+            ``nlp.max_length``; for English text only when its sentences are read and a start
+            does not follow whitespace.
+    """
+    if _is_english(lang, text):
+        return ParsedSection(text, text, _find_entities(text), None)
+    doc = parse(text, lang)
+    return ParsedSection(text, _doc_text(doc), doc._.get(ENTITY_COMPONENT) or [], doc)
+
+
 def _token_arrays(doc: Doc) -> tuple[list[int], list[int], list[int]]:
     """Each token's first character, end character and ``is_space`` flag (lists)."""
     if not len(doc):
@@ -915,19 +1007,18 @@ def is_specific_award(entity: Entity) -> bool:
     return entity.label == "AWARD" and _AWARD_LABEL.match(entity.text) is not None
 
 
-def stated_award(doc: Doc, start: int, end: int) -> Entity | None:
+def stated_award(section: ParsedSection, start: int, end: int) -> Entity | None:
     """The award a paragraph gives a paper, as :func:`pipeline.fields.find_stated_award`
-    reads it, from ``doc``: the first specific ``AWARD`` entity (:func:`is_specific_award`) of
-    the first sentence of ``doc.sents`` within ``[start, end)`` that holds one and an award
-    verb (获得, 包括, 颁给, won, awarded ...). None when there is none."""
-    found = [e for e in doc._.get(ENTITY_COMPONENT) or () if start <= e.start and e.end <= end
-             and is_specific_award(e)]
+    reads it, from a :func:`parse_section` ``section``: the first specific ``AWARD`` entity
+    (:func:`is_specific_award`) of the first sentence
+    (:meth:`ParsedSection.sentence_spans`) within ``[start, end)`` (character offsets) that
+    holds one and an award verb (获得, 包括, 颁给, won, awarded ...). None when there is none."""
+    found = [e for e in section.entities if start <= e.start and e.end <= end and is_specific_award(e)]
     if not found:
         return None
-    text = doc.user_data.get(WRITTEN)
-    text = text if isinstance(text, str) else _doc_text(doc)
-    for sent in doc.sents:
-        a, b = max(sent.start_char, start), min(sent.end_char, end)
+    text = section.written
+    for sent_start, sent_end in section.sentence_spans():
+        a, b = max(sent_start, start), min(sent_end, end)
         if b <= a:
             continue
         inside = [e for e in found if a <= e.start < b]

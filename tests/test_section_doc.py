@@ -57,9 +57,9 @@ def test_award_and_venue_entities_of_an_award_header_line() -> None:
 
 def test_award_stated_in_the_first_paragraph_is_an_award_entity() -> None:
     text = "Some Paper Title\n该论文获得了 ICML 2025 杰出论文奖，研究者提出了一种新的采样方法。\n第二段。"
-    doc = nlp.parse(_lines(text), "zh-Hans")
-    line = doc.text.index("该论文")
-    stated = nlp.stated_award(doc, line, doc.text.index("\n", line))
+    section = nlp.parse_section(_lines(text), "zh-Hans")
+    line = section.text.index("该论文")
+    stated = nlp.stated_award(section, line, section.text.index("\n", line))
     assert stated is not None and stated.text == "杰出论文奖"
     out = extract_fields(_row(text), "zh-Hans", Config())
     assert (out["award_raw"], out["award"]) == ("杰出论文奖", "outstanding_paper")
@@ -133,3 +133,47 @@ def test_token_spans_cut_tokens_to_segments() -> None:
     text, spans = nlp.token_spans(doc, [(3, 7)])
     assert text == "扩散模型"
     assert [text[a:b] for a, b in spans] == ["扩散模型"]
+
+
+# English sections are read without a Doc: the same entities, sentences and topic text as the Doc's
+
+ENGLISH_EDGES = [
+    "Won the Outstanding Paper Award at ICML 2025. The authors (e.g. J. Smith et al.) show it.\nnext line goes on",
+    "Authors: Ann Lee, Bo Chen\nAbstract: We study X.  Then Y!  \n\nA new paragraph? Yes. ",
+    " Leading space. Then more.\tTabbed start. End.",
+    "Quoted \"Stop.\" Next. (Aside.) After. See https://arxiv.org/abs/2501.00001. Done.",
+    "Non-breaking.\u00a0Next one.\u2003Em space. Ideographic.\u3000Last.",
+    "Glued。Start without a space, so the Doc decides. Then another.",
+    "x ",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", ENGLISH_EDGES)
+def test_an_english_section_gives_the_docs_sentences_and_entities_without_a_doc(text: str) -> None:
+    section = nlp.parse_section(text, "en")
+    doc = nlp.parse(text, "en")
+    assert section.doc is None
+    assert section.sentence_spans() == [(s.start_char, s.end_char) for s in doc.sents]
+    assert section.entities == doc._.paper_entities
+    segments = [(0, len(text) // 2), (len(text) // 2 + 1, len(text))] if text else []
+    assert section.topic(segments) == nlp.token_spans(doc, segments, with_tokens=False)
+
+
+def test_english_sentences_come_from_the_rules_where_every_start_follows_whitespace() -> None:
+    text = "First one. Second one!  Third?\nfourth goes on.\n\nFifth."
+    # one space after a sentence is its last token's whitespace; a second space, "\n" or "\n\n"
+    # is a token of its own, which ends the sentence (spaCy's tokens: ..., "!", " ", "Third", ...)
+    assert nlp.ParsedSection(text, text, [], None)._spans_without_doc() == [(0, 10), (11, 24), (24, 48), (48, 54)]
+    glued = "First。Second."  # a start glued to the mark before it: read from the Doc
+    assert nlp.ParsedSection(glued, glued, [], None)._spans_without_doc() is None
+    assert nlp.parse_section(glued, "en").sentence_spans() == [(0, 13)]  # "First。Second" is one token
+
+
+def test_an_english_award_sentence_gives_the_stated_award() -> None:
+    text = "A Title\nThe paper won the Outstanding Paper Award at ICML 2025. It is about sampling."
+    section = nlp.parse_section(text, "en")
+    line = text.index("The paper")
+    stated = nlp.stated_award(section, line, len(text))
+    assert stated is not None and (stated.text, stated.value) == ("Outstanding Paper Award", "outstanding_paper")
+    assert nlp.stated_award(section, text.index("It is"), len(text)) is None  # no award in that sentence
