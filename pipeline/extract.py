@@ -27,8 +27,8 @@ and a shipped ML-domain user dictionary), an English one its entities and senten
 rules as ``spacy.blank("en")``'s ``Doc`` would give, without tokens, which nothing reads. The
 fields are read from that analysis: its ``KEY`` entities mark the metadata lines, its ``AWARD``
 and ``VENUE`` entities give the award label and the venue and year of those lines (and the
-award stated in the first paragraph), its sentences (a splitter that keeps closing quotes, 《》 and URLs whole) cut the summary, and its
-tokens are the jieba segmentation of the keywords: jieba TF-IDF for Chinese sections, YAKE for
+award stated in the first paragraph), its sentences (a splitter that keeps closing quotes, 《》
+and URLs whole) cut the summary, and its tokens are the jieba segmentation of the keywords: jieba TF-IDF for Chinese sections, YAKE for
 English ones, over the section's topical lines (metadata naming people, institutions and links
 left out). jieba runs once per section.
 """

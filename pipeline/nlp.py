@@ -871,8 +871,9 @@ class ParsedSection:
             exact character offsets), as ``doc._.paper_entities`` holds them.
         doc: the ``Doc`` of :func:`parse` (tokens, sentences, entities) for a Chinese section;
             None for an English one, whose tokens nothing reads (YAKE tokenizes its own text),
-            so that spaCy's tokenizer does not run: a third of ``parse``'s time on English
-            sections went into tokens that only served to place sentence starts.
+            so that spaCy's tokenizer does not run: on the 3,627 English sections of 1,000
+            bench files ``parse`` took 0.66 s and :func:`parse_section` 0.09 s (0.23 s with
+            every section's sentences read), mostly tokens that only placed sentence starts.
     """
 
     __slots__ = ("written", "text", "entities", "doc", "_sentences")
