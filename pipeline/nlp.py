@@ -901,8 +901,8 @@ class ParsedSection:
         """
         if self._sentences is None:
             self._sentences = self._spans_without_doc() if self.doc is None else None
-            if self._sentences is None:
-                doc = self.doc if self.doc is not None else parse(self.written, "en")
+            if self._sentences is None:  # the Doc's sentences (without a Doc: tokens and sentences only)
+                doc = self.doc if self.doc is not None else _english_sentence_doc(self.written)
                 self._sentences = [(s.start_char, s.end_char) for s in doc.sents]
         return self._sentences
 
@@ -926,6 +926,16 @@ class ParsedSection:
         if self.doc is None:
             return "\n".join(self.text[s:e] for s, e in segments), None
         return token_spans(self.doc, segments)
+
+
+def _english_sentence_doc(text: str) -> Doc:
+    """``en_nlp()``'s tokens of ``text`` and its :data:`SENTENCE_COMPONENT` sentence starts:
+    the sentences of :func:`parse`'s ``Doc`` without its entity component, whose entities a
+    :class:`ParsedSection` holds already."""
+    nlp = en_nlp()
+    doc = nlp.make_doc(text)
+    doc.user_data[_DOC_TEXT] = text
+    return nlp.get_pipe(SENTENCE_COMPONENT)(doc)
 
 
 def parse_section(text: str, lang: str) -> ParsedSection:
