@@ -618,9 +618,17 @@ def sentences(text: str, lang: str) -> list[str]:
     """
     if not text or not text.strip():
         return []
-    nlp = _nlp_for(lang, text)
-    doc = nlp.get_pipe(SENTENCE_COMPONENT)(nlp.make_doc(text))
+    doc = _sentence_doc(_nlp_for(lang, text), text)
     return [s.text.strip() for s in doc.sents if s.text.strip()]
+
+
+def _sentence_doc(nlp: Language, text: str) -> Doc:
+    """``nlp``'s tokens of ``text`` and its :data:`SENTENCE_COMPONENT` sentence starts, without
+    the entity component (for :func:`sentences`, and for a :class:`ParsedSection`, which holds
+    its entities already)."""
+    doc = nlp.make_doc(text)
+    doc.user_data[_DOC_TEXT] = text
+    return nlp.get_pipe(SENTENCE_COMPONENT)(doc)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -902,7 +910,7 @@ class ParsedSection:
         if self._sentences is None:
             self._sentences = self._spans_without_doc() if self.doc is None else None
             if self._sentences is None:  # the Doc's sentences (without a Doc: tokens and sentences only)
-                doc = self.doc if self.doc is not None else _english_sentence_doc(self.written)
+                doc = self.doc if self.doc is not None else _sentence_doc(en_nlp(), self.written)
                 self._sentences = [(s.start_char, s.end_char) for s in doc.sents]
         return self._sentences
 
@@ -926,16 +934,6 @@ class ParsedSection:
         if self.doc is None:
             return "\n".join(self.text[s:e] for s, e in segments), None
         return token_spans(self.doc, segments)
-
-
-def _english_sentence_doc(text: str) -> Doc:
-    """``en_nlp()``'s tokens of ``text`` and its :data:`SENTENCE_COMPONENT` sentence starts:
-    the sentences of :func:`parse`'s ``Doc`` without its entity component, whose entities a
-    :class:`ParsedSection` holds already."""
-    nlp = en_nlp()
-    doc = nlp.make_doc(text)
-    doc.user_data[_DOC_TEXT] = text
-    return nlp.get_pipe(SENTENCE_COMPONENT)(doc)
 
 
 def parse_section(text: str, lang: str) -> ParsedSection:
