@@ -28,9 +28,9 @@ rules as ``spacy.blank("en")``'s ``Doc`` would give, without tokens, which nothi
 fields are read from that analysis: its ``KEY`` entities mark the metadata lines, its ``AWARD``
 and ``VENUE`` entities give the award label and the venue and year of those lines (and the
 award stated in the first paragraph), its sentences (a splitter that keeps closing quotes, 《》
-and URLs whole) cut the summary, and its tokens are the jieba segmentation of the keywords: jieba TF-IDF for Chinese sections, YAKE for
-English ones, over the section's topical lines (metadata naming people, institutions and links
-left out). jieba runs once per section.
+and URLs whole) cut the summary, and its tokens are the jieba segmentation of the keywords:
+jieba TF-IDF for Chinese sections, YAKE for English ones, over the section's topical lines
+(metadata naming people, institutions and links left out). jieba runs once per section.
 """
 
 from __future__ import annotations

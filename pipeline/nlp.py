@@ -873,8 +873,9 @@ class ParsedSection:
 
     Attributes:
         written: the section text as given.
-        text: the text analysed: ``written``, or for Chinese its zh-Hans rendering when
-            :func:`parse` makes the ``Doc`` over it (same length, same offsets).
+        text: the text analysed (a property of the others): ``written``, or for Chinese its
+            zh-Hans rendering when :func:`parse` makes the ``Doc`` over it (same length, same
+            offsets).
         entities: :func:`entities` of ``written`` (:class:`Entity` list in order of ``start``,
             exact character offsets), as ``doc._.paper_entities`` holds them.
         doc: the ``Doc`` of :func:`parse` (tokens, sentences, entities) for a Chinese section;
@@ -884,14 +885,17 @@ class ParsedSection:
             every section's sentences read), mostly tokens that only placed sentence starts.
     """
 
-    __slots__ = ("written", "text", "entities", "doc", "_sentences")
+    __slots__ = ("written", "entities", "doc", "_sentences")
 
-    def __init__(self, written: str, text: str, entities: list[Entity], doc: Doc | None) -> None:
+    def __init__(self, written: str, entities: list[Entity], doc: Doc | None) -> None:
         self.written = written
-        self.text = text
         self.entities = entities
         self.doc = doc
         self._sentences: list[tuple[int, int]] | None = None
+
+    @property
+    def text(self) -> str:
+        return self.written if self.doc is None else _doc_text(self.doc)
 
     def sentence_spans(self) -> list[tuple[int, int]]:
         """``[(sent.start_char, sent.end_char) for sent in doc.sents]`` of the section's
@@ -908,10 +912,11 @@ class ParsedSection:
         as after ``。`` in English text) the ``Doc`` is made and read.
         """
         if self._sentences is None:
-            self._sentences = self._spans_without_doc() if self.doc is None else None
-            if self._sentences is None:  # the Doc's sentences (without a Doc: tokens and sentences only)
+            spans = self._spans_without_doc() if self.doc is None else None
+            if spans is None:  # the Doc's sentences (without a Doc: one of tokens and sentences only)
                 doc = self.doc if self.doc is not None else _sentence_doc(en_nlp(), self.written)
-                self._sentences = [(s.start_char, s.end_char) for s in doc.sents]
+                spans = [(s.start_char, s.end_char) for s in doc.sents]
+            self._sentences = spans
         return self._sentences
 
     def _spans_without_doc(self) -> list[tuple[int, int]] | None:
@@ -952,9 +957,9 @@ def parse_section(text: str, lang: str) -> ParsedSection:
             does not follow whitespace.
     """
     if _is_english(lang, text):
-        return ParsedSection(text, text, _find_entities(text), None)
+        return ParsedSection(text, _find_entities(text), None)
     doc = parse(text, lang)
-    return ParsedSection(text, _doc_text(doc), doc._.get(ENTITY_COMPONENT) or [], doc)
+    return ParsedSection(text, doc._.get(ENTITY_COMPONENT) or [], doc)
 
 
 def _token_arrays(doc: Doc) -> tuple[list[int], list[int], list[int]]:

@@ -164,9 +164,9 @@ def test_english_sentences_come_from_the_rules_where_every_start_follows_whitesp
     text = "First one. Second one!  Third?\nfourth goes on.\n\nFifth."
     # one space after a sentence is its last token's whitespace; a second space, "\n" or "\n\n"
     # is a token of its own, which ends the sentence (spaCy's tokens: ..., "!", " ", "Third", ...)
-    assert nlp.ParsedSection(text, text, [], None)._spans_without_doc() == [(0, 10), (11, 24), (24, 48), (48, 54)]
+    assert nlp.ParsedSection(text, [], None)._spans_without_doc() == [(0, 10), (11, 24), (24, 48), (48, 54)]
     glued = "First。Second."  # a start glued to the mark before it: read from the Doc
-    assert nlp.ParsedSection(glued, glued, [], None)._spans_without_doc() is None
+    assert nlp.ParsedSection(glued, [], None)._spans_without_doc() is None
     assert nlp.parse_section(glued, "en").sentence_spans() == [(0, 13)]  # "First。Second" is one token
 
 
