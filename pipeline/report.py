@@ -476,9 +476,15 @@ def _e(value: Any) -> str:
 
 
 def _source(source_path: Any, url: Any) -> str:
-    """Where a document came from: its URL's host, else its corpus sub-folder, else ``(corpus root)``."""
-    if isinstance(url, str) and urlsplit(url).hostname:
-        return urlsplit(url).hostname or ""
+    """Where a document came from: its URL's host, else its corpus sub-folder, else ``(corpus root)``.
+    A URL that ``urlsplit`` refuses (``http://[oops``: ValueError, an invalid IPv6 host) counts as
+    no URL."""
+    try:
+        host = urlsplit(url).hostname if isinstance(url, str) else None
+    except ValueError:
+        host = None
+    if host:
+        return host
     parts = _text(source_path).split("#", 1)[0].split("/")
     return parts[0] if len(parts) > 1 else "(corpus root)"
 

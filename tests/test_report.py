@@ -490,3 +490,13 @@ def test_counts_that_are_not_finite_numbers_do_not_break_the_report() -> None:
     assert top.index(">Two<") < top.index(">Inf<")  # inf counts 0, as a missing count
     assert "<td>inf</td>" in top and "<td>2024</td>" in top
     assert "1 paper(s)" in page.split('<section id="multi-source">')[1]
+
+
+def test_a_url_that_urlsplit_refuses_counts_as_no_url() -> None:
+    """``http://[oops`` (an invalid IPv6 host) made ``urlsplit`` raise, and the whole report was
+    lost for one document's URL."""
+    from pipeline import report
+
+    assert report._source("blog/a.jsonl#3", "http://[oops") == "blog"
+    assert report._source("a.jsonl#3", "http://[oops") == "(corpus root)"
+    assert report._source("blog/a.jsonl#3", "https://example.org/x") == "example.org"
