@@ -81,7 +81,8 @@ COLUMNS: dict[str, dict[str, str]] = {
         "text": "The decoded, repaired and normalized text (HTML: main content as Markdown). All offsets in "
                 "sections, dropped and context point into it.",
         "status": "`ok` (processed), `empty` (no text), `error` (a stage failed; see `error`), `skipped` "
-                  "(unsupported file type), `duplicate` (same bytes as an earlier file).",
+                  "(unsupported file type, a link or special file, or a folder that cannot be listed: "
+                  "`source_path` is then the folder), `duplicate` (same bytes as an earlier file).",
         "error": "Why the document was not processed: `<stage>: <ErrorType>: <message>`, the skip reason, or "
                  "the earlier file a duplicate repeats; null when `status` is `ok`.",
         "venue": "Venue the article is about (one of the known venues, e.g. `NeurIPS`), found in its "

@@ -57,6 +57,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import logging
+import os
 import re
 import unicodedata
 from collections import Counter
@@ -147,7 +148,8 @@ def list_corpus(corpus: str | Path, extensions: list[str]) -> tuple[pd.DataFrame
         ``(listing, skipped)``: ``listing`` has columns ``source_path`` (str, POSIX path
         relative to ``corpus``) and ``abs_path`` (str); ``skipped`` has ``source_path`` and
         ``reason`` for files with another suffix, broken or looping symbolic links, links to
-        folders, and pipes, sockets or devices. File names that are not valid UTF-8 are shown
+        folders, pipes, sockets or devices, and folders that cannot be listed (the reason holds
+        the error; their files are not in ``listing``). File names that are not valid UTF-8 are shown
         with ``\\xNN`` escapes in ``source_path``; ``abs_path`` still opens the file.
 
     Raises:
@@ -158,12 +160,14 @@ def list_corpus(corpus: str | Path, extensions: list[str]) -> tuple[pd.DataFrame
         raise FileNotFoundError(f"corpus folder {root} does not exist or is not a folder")
     wanted = {e.lower() for e in extensions}
     rows, skipped = [], []
-    for path in sorted(root.rglob("*"), key=lambda p: p.relative_to(root).as_posix()):
+    for path, error in _walk(root):
         rel = path.relative_to(root)
-        if any(part.startswith(".") for part in rel.parts) or (path.is_dir() and not path.is_symlink()):
-            continue
         shown = display_path(rel.as_posix())
-        if path.is_symlink() and not path.exists():
+        if error is not None:
+            skipped.append({"source_path": shown, "reason": f"folder not readable, its files not listed: {error}"})
+        elif path.is_dir() and not path.is_symlink():
+            continue
+        elif path.is_symlink() and not path.exists():
             skipped.append({"source_path": shown, "reason": "broken or looping symbolic link"})
         elif path.is_dir():
             skipped.append({"source_path": shown, "reason": "symbolic link to a folder (not followed)"})
@@ -178,6 +182,23 @@ def list_corpus(corpus: str | Path, extensions: list[str]) -> tuple[pd.DataFrame
         pd.DataFrame(rows, columns=list(LISTING_COLUMNS), dtype=object),
         pd.DataFrame(skipped, columns=["source_path", "reason"], dtype=object),
     )
+
+
+def _walk(root: Path) -> list[tuple[Path, str | None]]:
+    """Every entry under ``root`` but hidden ones (a name starting with ``.``) and what is below
+    them, in sorted order of the relative POSIX path, links to folders not followed
+    (``os.walk``): ``(path, None)``, or ``(folder, "<error>")`` for a folder that cannot be
+    listed (``os.walk``'s ``onerror``; ``Path.rglob`` skips such a folder without a word, and
+    its files would silently count as removed on an incremental run)."""
+    found: list[tuple[Path, str | None]] = []
+
+    def unreadable(exc: OSError) -> None:
+        found.append((Path(exc.filename), f"{type(exc).__name__}: {exc.strerror or exc}"))
+
+    for folder, dirnames, filenames in os.walk(root, onerror=unreadable):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        found += [(Path(folder, name), None) for name in (*dirnames, *filenames) if not name.startswith(".")]
+    return sorted(found, key=lambda item: item[0].relative_to(root).as_posix())
 
 
 def display_path(path: str) -> str:

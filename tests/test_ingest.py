@@ -631,6 +631,45 @@ def test_listing_records_odd_files_instead_of_losing_them(tmp_path):
     }
 
 
+def test_a_folder_that_cannot_be_listed_gets_a_row_instead_of_vanishing(tmp_path):
+    """A folder without read permission: its files are not listed, and the listing says so
+    (Path.rglob skipped it without a word, and an incremental run then counted its files as
+    removed). As root, permissions do not stop a read, so the listing runs in a child process
+    without the capabilities that override them (capsh, part of libcap)."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "corpus"
+    (corpus / "locked").mkdir(parents=True)
+    (corpus / ".hidden_locked").mkdir()
+    (corpus / "good.txt").write_text("正文", encoding="utf-8")
+    (corpus / "locked" / "inside.txt").write_text("正文", encoding="utf-8")
+    code = ("import json, sys; from pipeline.ingest import list_corpus; l, s = list_corpus(sys.argv[1], ['.txt']); "
+            "print(json.dumps([l['source_path'].tolist(), s.to_dict('records')]))")
+    os.chmod(corpus / "locked", 0)
+    os.chmod(corpus / ".hidden_locked", 0)
+    try:
+        if os.geteuid() == 0:
+            capsh = shutil.which("capsh") or "/usr/sbin/capsh"
+            command = [capsh, "--drop=cap_dac_override,cap_dac_read_search", "--", "-c",
+                       f"exec {sys.executable} -c \"$0\" \"$1\"", code, str(corpus)]
+        else:
+            command = [sys.executable, "-c", code, str(corpus)]
+        out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    finally:
+        os.chmod(corpus / "locked", 0o755)
+        os.chmod(corpus / ".hidden_locked", 0o755)
+    listed, skipped = json.loads(out)
+    assert listed == ["good.txt"]
+    assert skipped == [{"source_path": "locked",
+                        "reason": "folder not readable, its files not listed: PermissionError: Permission denied"}]
+    # readable again: listed as before
+    assert list_corpus(corpus, [".txt"])[0]["source_path"].tolist() == ["good.txt", "locked/inside.txt"]
+
+
 def test_utf8_with_one_bad_byte_stays_utf8_with_a_note():
     text = "论文摘要：本文提出了一种新的扩散模型训练方法，在多个基准上取得了显著提升。" * 3
     data = text.encode("utf-8") + b"\n caf\xe9 au lait\n" + text.encode("utf-8")
