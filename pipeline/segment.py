@@ -31,11 +31,13 @@ An article without award headers may give all its papers one award in its headli
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
 
 import pandas as pd
 
+from .candidates import Candidate, find_candidates
 from .config import Config
 from .fields import (
     find_arxiv_ids,
@@ -43,6 +45,7 @@ from .fields import (
     find_dated_venue_years,
     find_urls,
     find_venue_years,
+    fold_title,
     lead_award,
     normalize_award,
     parse_key_value,
@@ -60,6 +63,9 @@ from .headings import (
 from .normalize import detect_script
 from .stage import Stage
 from .textutil import Line, latin_words, plain, split_lines, trim_span
+from . import title_model
+
+_log = logging.getLogger(__name__)
 
 #: A standalone English title has at least this many Latin words.
 MIN_TITLE_WORDS = 3
@@ -146,7 +152,7 @@ def _is_award_header(s: str) -> bool:
     return sum(ch.isalpha() for ch in rest) <= MAX_AWARD_HEADER_REST
 
 
-def _kept_lines(text: str, dropped: list[dict]) -> list[Line]:
+def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
     spans = [(d["char_start"], d["char_end"]) for d in dropped]
     out = []
     for line in split_lines(text):
@@ -276,111 +282,45 @@ def _runs(kinds: list[str], anchors: set[int]) -> list[tuple[int, list[int]]]:
     return [r for r in runs if r[0] >= 0]
 
 
-def _style(line: Line, kind: str) -> str:
-    """The markup style of a heading line: ``md1``..``md6``, ``bold``, ``enum-digit``,
-    ``enum-han``, ``enum-paren``, or ``plain``. Sibling headings of one article share a style."""
-    raw = line.stripped
-    m = re.match(r"^(#{1,6})\s", raw)
-    if m:
-        return f"md{len(m.group(1))}"
-    if _BOLD_LINE.match(raw):
-        return "bold"
-    s = plain(raw)
-    if re.match(r"^\d", s) and ENUMERATED_HEADING.match(s):
-        return "enum-digit"
-    if re.match(r"^[（(]", s) and ENUMERATED_HEADING.match(s):
-        return "enum-paren"
-    if ENUMERATED_HEADING.match(s):
-        return "enum-han"
-    return "plain"
+#: Candidate styles whose heading is the candidate's span rather than its whole line: the line
+#: holds more than the title (a table row's other cells, a list item's authors or summary).
+_SPAN_HEADING_STYLES = frozenset({"table", "bold_lead", "link_lead", "list", "quoted"})
 
 
-def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | None]:
-    """The lines that start a section, mapped to a heading override (None: the line itself).
+def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
+    """The lines that start a section, mapped to their title candidate.
 
-    Layouts, tried in order (the first that finds any paper wins):
-
-    1. numbered paper headings (``论文 N：``): the only anchors when present;
-    2. marked headings (Markdown, bold, ``1.``/``一、``/``（一）``) and English title lines, kept
-       by evidence (:func:`_heading_anchors`);
-    3. metadata blocks that open with a title line (``论文标题：``, ``Title:``, ``📄``), before or
-       after their bodies (:func:`_metadata_anchors`); also when a heading of layout 2 would hold
-       several such blocks (it is then the article's headline, not a paper);
-    When none of these finds a paper, :func:`segment_document` tries the narrative layout:
-    paragraphs that name papers inline (:func:`find_paper_mentions`), split at each mention.
+    Every line's title candidate (:func:`pipeline.candidates.find_candidates`) is scored by the
+    title classifier (:mod:`pipeline.title_model`); those at or above its threshold anchor a
+    section, except award headers and reference lines. When every anchor is a metadata title
+    line (``Title:`` / ``论文标题：``), :func:`_metadata_anchors` places the sections, since the
+    metadata may follow its body. When none is kept, :func:`segment_document` tries the
+    narrative layout (:func:`find_paper_mentions`).
     """
-    if "numbered" in kinds:
-        return {i: None for i, k in enumerate(kinds) if k == "numbered"}
-    anchors = _heading_anchors(lines, kinds)
-    if anchors and not any(
-        sum(kinds[j] == "kv_title" for j in members) > 1 for _, members in _runs(kinds, set(anchors))
-    ):
-        return anchors
-    metadata = _metadata_anchors(lines, kinds)
-    if metadata:
-        return metadata
-    return anchors
-
-
-def _heading_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | None]:
-    """Anchors among marked headings and English title lines.
-
-    A heading or title line is only a guess at a paper (a headline or a sub-heading looks the
-    same), so it needs support:
-
-    * *evidence* in its section: a metadata line or an arXiv id;
-    * or a *sibling* with evidence: a marked heading of the same style (``###``, bold, ``1.``)
-      as an English heading that has evidence is a paper too, also with a Chinese-only text;
-      when English headings have evidence, other Chinese headings are sub-headings of their
-      explainers; Chinese headings count on their own evidence only when no English one has any;
-    * when no candidate has evidence, marked English headings stand, and English title lines
-      stand when there are at least two of them (a list of titles, not a lone headline), but
-      only in an article that speaks of papers at all (:data:`_ABOUT_PAPERS`): the numbered
-      steps of a recipe or the bold questions of a FAQ are not papers.
-
-    A Chinese heading that opens with a bracketed label (``【背景】研究动机``) needs evidence of its
-    own: it is how explainers mark their parts.
-
-    Plain title lines are not candidates in an article with two or more marked English headings
-    (a line of authors is not a heading in an article that marks its headings). The first line
-    of the article is its headline, not a paper, when its style is unique while the anchors'
-    style has siblings.
-    """
-    candidates = [i for i, k in enumerate(kinds) if k in ("heading", "title", "zh_heading")]
-    if sum(kinds[i] == "heading" for i in candidates) >= 2:
-        candidates = [i for i in candidates if kinds[i] != "title"]
-    if not candidates:
+    cands = find_candidates(lines)
+    if not cands:
         return {}
-    styles = {i: _style(lines[i], kinds[i]) for i in candidates}
-    runs = dict(_runs(kinds, set(candidates)))
-    evidence = {i: any(_has_evidence(lines[j]) for j in runs.get(i, [])) for i in candidates}
-    english = [i for i in candidates if kinds[i] in ("heading", "title") and evidence[i]]
-    if english:
-        # English headings with evidence define the layout; marked headings of their style are
-        # siblings; other Chinese headings are sub-headings inside the papers' explainers
-        sibling_styles = {styles[i] for i in english if kinds[i] == "heading"}
-        chosen = set(english) | {i for i in candidates if kinds[i] != "title" and styles[i] in sibling_styles}
-    elif any(evidence.values()):
-        sibling_styles = {styles[i] for i in candidates if evidence[i]}
-        chosen = {i for i in candidates if evidence[i] or (kinds[i] != "title" and styles[i] in sibling_styles)}
-    elif not any(_ABOUT_PAPERS.search(line.text) for line in lines):
-        return {}  # headings without any evidence, in an article that never speaks of papers
-    else:
-        headings = [i for i in candidates if kinds[i] == "heading"]
-        titles = [i for i in candidates if kinds[i] == "title"]
-        chosen = set(headings) | (set(titles) if len(titles) >= 2 else set())
-        same_style = Counter(styles[i] for i in chosen)
-        chosen |= {i for i in candidates if kinds[i] == "zh_heading" and same_style[styles[i]] >= 2}
-    # a Chinese heading behind a bracketed label (【背景】研究动机) is a part of an explainer unless
-    # paper evidence follows it: being the papers' sibling or one of several is not enough
-    chosen -= {i for i in chosen if kinds[i] == "zh_heading" and not evidence[i]
-               and BRACKET_LABEL.match(_heading_text(lines[i].text) or "")}
-    if any(kinds[i] == "heading" for i in chosen):
-        chosen = {i for i in chosen if kinds[i] != "title"}
-    style_counts = Counter(styles[i] for i in chosen)
-    if 0 in chosen and style_counts[styles[0]] == 1 and max(style_counts.values()) >= 2:
-        chosen.discard(0)
-    return dict.fromkeys(sorted(chosen))
+    model = title_model.load()
+    chosen = {c.line: c for c, p in zip(cands, model.scores(cands), strict=True)
+              if p >= model.threshold and kinds[c.line] not in ("award_header", "reference")}
+    for c, p in zip(cands, model.scores(cands), strict=True):
+        if c.line not in chosen and p >= model.threshold / 2:
+            _log.debug("not a paper title (score %.2f < %.2f): %r", p, model.threshold, c.title[:120])
+    # a paper's title given twice in a row (a title line, then a metadata block that repeats
+    # it after the body) is one paper: the later anchor does not start a section
+    previous = None
+    for line in sorted(chosen):
+        key = fold_title(chosen[line].title)
+        if previous is not None and key and (key == previous or (len(key) >= 8 and (key in previous or previous in key))):
+            del chosen[line]
+        else:
+            previous = key
+    if chosen and all(c.style == "kv_title" for c in chosen.values()):
+        starts = _metadata_anchors(lines, kinds)
+        by_line = {c.line: c for c in cands}
+        if starts:
+            return {i: by_line.get(i) or Candidate(i, lines[i].stripped, "plain") for i in starts}
+    return dict(sorted(chosen.items()))
 
 
 def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | None]:
@@ -514,6 +454,42 @@ def _narrative(lines: list[Line], kinds: list[str]) -> tuple[list[Line], list[st
     return out_lines, out_kinds, anchors
 
 
+def _title_is_part(cand: Candidate, line: Line) -> bool:
+    """Whether a candidate's title is only part of its line (a table row, a list item with its
+    authors or summary): then the title, not the line, is the section's heading."""
+    if cand.style not in _SPAN_HEADING_STYLES:
+        return False
+    rest = fold_title(plain(line.stripped)).replace(fold_title(cand.title), "", 1)
+    return len(rest) > 3
+
+
+def _heading_level(raw: str) -> int:
+    """A heading line's level: 1-6 for Markdown headings, 7 for a whole bold line, 0 otherwise."""
+    m = re.match(r"^(#{1,6})\s+\S", raw)
+    if m:
+        return len(m.group(1))
+    return 7 if _BOLD_LINE.match(raw) else 0
+
+
+def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw: str) -> None:
+    """A heading at ``level`` ends the context of the headings at its level and below; when it
+    names a venue, that venue (and year) is the context of the sections under it."""
+    level = level or 7
+    for k in [k for k in venue_ctx if k >= level]:
+        del venue_ctx[k]
+    found = find_venue_years(plain(raw))
+    if found:
+        venue, year, _, _ = found[0]
+        venue_ctx[level] = (venue, year)
+
+
+def _cell_text(cell: str) -> str:
+    """A table cell's text on lines: HTML line breaks as newlines, tags and Markdown markup removed."""
+    cell = re.sub(r"<br\s*/?>", "\n", cell, flags=re.I)
+    cell = re.sub(r"<[^>]{1,200}>", " ", cell)
+    return "\n".join(plain(part).strip() for part in cell.split("\n") if plain(part).strip())
+
+
 def segment_document(text: str, dropped: list[dict]) -> dict:
     """Sections and context of one document.
 
@@ -528,47 +504,64 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
         ``award_header``, ``award_intro``, ``reference``, ``trailer``), ``doc_venue`` (str or
         None), ``doc_year`` (int or None), ``doc_urls`` (list of str).
     """
-    lines = _kept_lines(text, dropped)
+    lines = kept_lines(text, dropped)
     kinds = _classify(lines)
-    anchors = choose_anchors(lines, kinds)
+    anchors: dict[int, Candidate | str | None] = dict(choose_anchors(lines, kinds))
     if not anchors:
-        lines, kinds, anchors = _narrative(lines, kinds)
+        lines, kinds, narrative = _narrative(lines, kinds)
+        anchors = dict(narrative)
 
     sections: list[dict] = []
     context: list[dict] = []
     doc_urls: list[str] = []
     current: list[Line] | None = None
+    current_cand: Candidate | None = None
     award_raw: str | None = None
+    award_level = 99
+    venue_ctx: dict[int, tuple[str, int | None]] = {}  # heading level -> venue and year it names
     state = "lead"  # what non-section lines are, before the first anchor / after a header
+    heading: str | None = None
 
     def close() -> None:
-        nonlocal current
+        nonlocal current, current_cand
         if current:
             start, end = trim_span(text, current[0].start, current[-1].end)
+            body = _cut(text, start, end, dropped)
+            if current_cand is not None and current_cand.style == "table":
+                body = "\n".join(_cell_text(c) for c in current_cand.cells if _cell_text(c))
+            ctx = venue_ctx[max(venue_ctx)] if venue_ctx else (None, None)
             sections.append({
                 "ordinal": len(sections),
                 "char_start": start,
                 "char_end": end,
                 "heading": heading or current[0].stripped,
-                "text": _cut(text, start, end, dropped),
+                "text": body,
                 "ctx_award_raw": award_raw,
                 "lead_award_raw": None,
+                "ctx_venue": ctx[0],
+                "ctx_year": ctx[1],
             })
-        current = None
+        current, current_cand = None, None
 
     def add_context(line: Line, kind: str) -> None:
         start, end = trim_span(text, line.start, line.end)
         context.append({"char_start": start, "char_end": end, "kind": kind})
 
-    heading = None
     for i, (line, kind) in enumerate(zip(lines, kinds, strict=True)):
+        level = _heading_level(line.stripped)
         if i in anchors:
             close()
             current = [line]
-            heading = anchors[i]
+            anchor = anchors[i]
+            if isinstance(anchor, Candidate):
+                current_cand = anchor
+                heading = anchor.title if _title_is_part(anchor, line) else None
+            else:
+                heading = anchor
         elif kind == "award_header":
             close()
-            award_raw = line.stripped
+            award_raw, award_level = line.stripped, level
+            _enter_heading(venue_ctx, level, line.stripped)
             add_context(line, "award_header")
             state = "award_intro"
         elif kind == "reference":
@@ -576,6 +569,14 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
             add_context(line, "reference")
             doc_urls.extend(u for u in find_urls(line.stripped) if u not in doc_urls)
             state = "trailer"
+        elif level and (not current or not _heading_level(current[0].stripped)
+                        or level <= _heading_level(current[0].stripped)):
+            # a heading that is not a paper closes the section and sets the context below it
+            close()
+            if level <= award_level:
+                award_raw, award_level = None, 99
+            _enter_heading(venue_ctx, level, line.stripped)
+            add_context(line, "headline" if not context and state == "lead" and not sections else state)
         elif current is not None:
             current.append(line)
         else:
@@ -646,12 +647,15 @@ def explode_sections(documents: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for doc in documents.itertuples(index=False):
         for sec in doc.sections:
+            # the venue of the nearest heading above the section, else the document's
+            venue = sec.get("ctx_venue") or doc.doc_venue
+            year = sec.get("ctx_year") if sec.get("ctx_venue") else doc.doc_year
             rows.append({
                 "section_id": f"{doc.doc_id}-{sec['ordinal']:03d}",
                 "doc_id": doc.doc_id,
-                **sec,
-                "doc_venue": doc.doc_venue,
-                "doc_year": doc.doc_year,
+                **{k: sec[k] for k in SECTION_FIELDS},
+                "doc_venue": venue,
+                "doc_year": year if year is not None or venue != doc.doc_venue else doc.doc_year,
             })
     return pd.DataFrame(rows, columns=list(EXPLODED_COLUMNS))
 

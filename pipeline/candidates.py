@@ -1,0 +1,327 @@
+"""Title candidates: every span of a document that could be a paper's title, with the evidence
+around it, as a feature vector for :mod:`pipeline.title_model`.
+
+A candidate comes from one kept line and is the line's most title-like span, by markup:
+a table row's title cell, a Markdown heading, a whole bold line, a bold or linked run that opens
+a list item or a line, a numbered paper heading (``论文 1：``), a metadata title line
+(``Title:`` / ``论文标题：``), a line in book-title marks, or a plain line shaped like a title.
+Inline mentions inside prose (``…的论文《…》…``) are not candidates: :mod:`pipeline.segment`
+reads them when no candidate is kept.
+
+Features (:data:`FEATURES`, all floats) describe the span (markup, words, punctuation, venue or
+award words), the lines after it up to the next candidate (credit lines, italic names, metadata
+keys, arXiv ids, links), its siblings (candidates of the same markup style: how many, how many of
+them with evidence) and its place in the document. The method is the usual one for segmenting
+web pages into records by scored candidate blocks (e.g. Kohlschütter et al., "Boilerplate
+Detection using Shallow Text Features", WSDM 2010): shallow text and markup features, a
+classifier trained on annotated pages.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .fields import (
+    find_arxiv_ids,
+    find_award_label,
+    find_urls,
+    find_venue_years,
+    normalize_award,
+    parse_credit_line,
+    parse_key_value,
+)
+from .headings import BOOK_TITLE, ENUMERATED_HEADING, LEADING_DECORATION, NUMBERED_HEADING
+from .textutil import Line, latin_words, plain
+
+_MD_HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.+?)\s*#*\s*$")
+_BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
+_BOLD_RUN = re.compile(r"(?:\*\*|__)(?P<inner>[^*_\n].*?)(?:\*\*|__)")
+_LINK = re.compile(r"\[(?P<text>[^\[\]\n]{2,400})\]\((?P<url>[^()\s]+(?:\([^()\s]*\))?[^()\s]*)\)")
+_BULLET = re.compile(r"^(?:[-*+•·▪●◆◇■□➤►▶✅☑️📄📌🔹🔸]\s*|\d{1,3}[.)、．]\s*|[（(]\d{1,3}[）)]\s*)(?:\[[ xX]\]\s*)?")
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?[\s:|-]*-{2,}[\s:|-]*\|?\s*$")
+_ITALIC_LINE = re.compile(r"^(?:\*(?!\*)|_(?!_))(?P<inner>[^*_].*?)\s*(?:\*|_)$")
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_SENTENCE_PUNCT = re.compile(r"[。，；！？,;!?]")
+_ZH_SENTENCE_PUNCT = re.compile(r"[。，；！？]")
+_SENTENCE_END = re.compile(r"[.。!！?？;；，,]\s*$")
+_STATEMENT_END = re.compile(r"[.。!！;；，,]\s*$")  # a question may be a title
+_HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
+_TAG = re.compile(r"<[^>]{1,200}>")
+_QUOTED = re.compile(r"^[\"“「『](?P<inner>[^\"“”「」『』]{4,400})[\"”」』]")
+_NAME = re.compile(r"^[A-Z][a-zA-Z'’.\-]+(?:\s+[A-Z][a-zA-Z'’.\-]*){1,3}$")
+_CREDIT_WORD = re.compile(
+    r"作者|一作|通讯作者|通訊作者|团队|團隊|研究者|研究人员|研究人員|机构|機構|单位|單位|来自|來自"
+    r"|\bauthors?\b|\bby\b|\bet al\b|university|institute|大学|大學|实验室|實驗室|研究院",
+    re.I,
+)
+_PAPER_WORD = re.compile(r"论文|論文|paper|arxiv|预印本|預印本|\bpdf\b|github|代码|代碼|\bcode\b|项目|項目|project", re.I)
+_ABOUT_PAPERS = re.compile(r"论文|論文|arXiv|预印本|預印本|\bpapers?\b|\bpreprints?\b|\bproceedings\b", re.I)
+_QUESTION = re.compile(r"[?？]\s*$|^(?:what|why|how|when|where|which|who)\b|什么|什麼|为什么|為什麼|如何|怎么|怎麼", re.I)
+
+#: Lines looked at after a candidate for its evidence (up to the next candidate).
+EVIDENCE_LINES = 6
+#: Longest candidate title, in characters (the longest titles of ML venues run to ~250).
+MAX_TITLE_CHARS = 300
+#: Shortest candidate title, in characters (short names such as "VAR" or "D4RT" are allowed).
+MIN_TITLE_CHARS = 3
+
+#: Markup styles a candidate can have; one indicator feature each.
+STYLES = ("md1", "md2", "md3", "bold_line", "bold_lead", "link_lead", "list", "table", "numbered",
+          "kv_title", "book", "enum", "quoted", "plain")
+
+#: Feature names, in the order of :meth:`Candidate.vector`.
+FEATURES: tuple[str, ...] = (
+    *(f"style_{s}" for s in STYLES),
+    "latin_words", "han_chars", "chars", "titlecase_share", "colon_inside", "ends_like_sentence",
+    "sentence_punct", "zh_sentence_punct", "question", "venue_year", "award_label", "has_digit_start",
+    "has_url", "has_arxiv", "credit_in_line", "paper_word_in_line", "names_in_line", "bilingual",
+    "next_authors", "next_italic", "next_kv", "next_kv_authors", "next_arxiv", "next_url",
+    "next_credit_word", "next_paper_word", "next_body_chars", "next_candidate_gap",
+    "siblings", "sibling_evidence_share", "doc_candidates", "first_line", "position",
+    "about_papers", "style_share",
+)
+
+
+@dataclass
+class Candidate:
+    """A title candidate: ``title`` is the span's text without markup, from kept line ``line``.
+
+    ``cells`` holds a table row's cells (empty otherwise); ``features`` maps each name of
+    :data:`FEATURES` to a float once :func:`add_features` has run.
+    """
+
+    line: int
+    title: str
+    style: str
+    level: int = 0
+    cells: list[str] = field(default_factory=list)
+    features: dict[str, float] = field(default_factory=dict)
+
+    def vector(self) -> list[float]:
+        """The features in :data:`FEATURES` order."""
+        return [self.features.get(name, 0.0) for name in FEATURES]
+
+
+def _clean_title(t: str) -> str:
+    t = _TAG.sub(" ", _HTML_BREAK.sub(" ", t))
+    t = plain(t).strip(" \t*_`~>|:：-–—·•")
+    m = ENUMERATED_HEADING.match(t)
+    if m and not re.match(r"^\d+\.\d", t):
+        t = m.group("title").strip()
+    return t.strip()
+
+
+def _table_cells(s: str) -> list[str]:
+    inner = s.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") else inner
+    return [c.strip() for c in re.split(r"(?<!\\)\|", inner)]
+
+
+def _title_cell(cells: list[str]) -> str | None:
+    """The cell of a table row most likely to be a title: linked or bold text, else the cell with
+    the most words that is not a number, a date or a bare link."""
+    best, best_score = None, 0.0
+    for k, cell in enumerate(cells):
+        first_part = _HTML_BREAK.split(cell)[0]
+        link = _LINK.search(first_part)
+        bold = _BOLD_RUN.search(first_part)
+        text = _clean_title(link.group("text") if link else bold.group("inner") if bold else first_part)
+        if len(text) < MIN_TITLE_CHARS or re.fullmatch(r"[\d\s./:-]+", text) or text.startswith("http"):
+            continue
+        words = len(latin_words(text)) + len(_HAN.findall(text)) / 2
+        score = min(words, 20) + (3 if link or bold else 0) - 0.5 * k
+        if score > best_score:
+            best, best_score = text, score
+    return best
+
+
+def candidate_of(line: Line) -> Candidate | None:
+    """The title candidate of one line, or None when no span of it can be a title."""
+    raw = line.stripped
+    if not raw or len(raw) < MIN_TITLE_CHARS:
+        return None
+    s = plain(raw)
+    if _TABLE_ROW.match(raw):
+        if _TABLE_RULE.match(raw):
+            return None
+        cells = _table_cells(raw)
+        title = _title_cell(cells)
+        return Candidate(0, title, "table", cells=cells) if title else None
+    if m := _MD_HEADING.match(raw):
+        level = len(m.group("hashes"))
+        style = "md1" if level == 1 else "md2" if level == 2 else "md3"
+        return _made(_clean_title(m.group("text")), style, level)
+    if NUMBERED_HEADING.match(s):
+        return _made(_clean_title(NUMBERED_HEADING.match(s).group("title")), "numbered")
+    kv = parse_key_value(s)
+    if kv is not None:
+        return _made(_clean_title(kv[1]), "kv_title") if kv[0] == "title" else None
+    if m := _BOLD_LINE.match(raw):
+        return _made(_clean_title(m.group("inner")), "bold_line")
+    bullet = _BULLET.match(raw)
+    body = raw[bullet.end():].strip() if bullet else raw
+    if m := _BOLD_RUN.match(body):
+        return _made(_clean_title(m.group("inner")), "bold_lead")
+    if m := _LINK.match(body):
+        return _made(_clean_title(m.group("text")), "link_lead")
+    if m := _QUOTED.match(plain(body)):
+        return _made(m.group("inner").strip(), "quoted")
+    if m := BOOK_TITLE.match(plain(body)):
+        if m.end() >= len(plain(body)) - 2:
+            return _made(m.group("inner").strip(), "book")
+    if bullet:
+        return _made(_clean_title(_title_part(body)), "list")
+    if ENUMERATED_HEADING.match(s):
+        return _made(_clean_title(s), "enum")
+    text = _clean_title(s)
+    if len(text) <= MAX_TITLE_CHARS and not _STATEMENT_END.search(text):
+        return _made(text, "plain")
+    return None
+
+
+def _title_part(body: str) -> str:
+    """A list item's title part: before a separator that starts its other fields (" - ",
+    " — ", ". Authors", "（", a link)."""
+    s = plain(body)
+    for sep in (" - ", " – ", " — ", " | ", "：", ": http"):
+        i = s.find(sep)
+        if i >= MIN_TITLE_CHARS * 3:
+            s = s[:i]
+    return s
+
+
+def _made(title: str, style: str, level: int = 0) -> Candidate | None:
+    title = title.strip()
+    if LEADING_DECORATION.match(title):
+        title = LEADING_DECORATION.match(title).group("title").strip()
+    if not (MIN_TITLE_CHARS <= len(title) <= MAX_TITLE_CHARS) or "://" in title:
+        return None
+    return Candidate(0, title, style, level)
+
+
+def _is_name_list(s: str) -> bool:
+    """A line that is a list of person names (``A, B and C``; ``张三、李四``)."""
+    s = plain(s).strip(" *_")
+    if not s or len(s) > 600:
+        return False
+    if _HAN.search(s) and not re.search(r"[A-Za-z]", s):
+        parts = re.split(r"[、，,]", s)
+        return len(parts) >= 2 and all(1 < len(p.strip()) <= 4 for p in parts if p.strip())
+    parts = [p.strip() for p in re.split(r",|;|\band\b|&", re.sub(r"[\d*†‡§¶∗]+", "", s)) if p.strip()]
+    return len(parts) >= 2 and sum(bool(_NAME.match(p)) for p in parts) >= 0.7 * len(parts)
+
+
+def _line_features(title: str, raw: str) -> dict[str, float]:
+    words = latin_words(title)
+    han = len(_HAN.findall(title))
+    caps = sum(w[0].isupper() for w in words)
+    s = plain(raw)
+    rest = s.replace(title, " ", 1)
+    award = find_award_label(title)
+    return {
+        "latin_words": min(len(words), 30) / 10,
+        "han_chars": min(han, 80) / 20,
+        "chars": min(len(title), 300) / 100,
+        "titlecase_share": caps / len(words) if words else 0.0,
+        "colon_inside": float(bool(re.search(r"\S[:：]\s*\S", title))),
+        "ends_like_sentence": float(bool(_SENTENCE_END.search(title))),
+        "sentence_punct": min(len(_SENTENCE_PUNCT.findall(title)), 5) / 5,
+        "zh_sentence_punct": min(len(_ZH_SENTENCE_PUNCT.findall(title)), 5) / 5,
+        "question": float(bool(_QUESTION.search(title))),
+        "venue_year": float(any(y is not None for _, y, _, _ in find_venue_years(title))),
+        "award_label": float(award is not None and normalize_award(award) is not None),
+        "has_digit_start": float(title[:1].isdigit()),
+        "has_url": float(bool(find_urls(raw))),
+        "has_arxiv": float(bool(find_arxiv_ids(raw))),
+        "credit_in_line": float(bool(_CREDIT_WORD.search(rest))),
+        "paper_word_in_line": float(bool(_PAPER_WORD.search(rest))),
+        "names_in_line": float(any(_is_name_list(p) for p in re.split(r"\s[-–—|]\s|<br\s*/?>|\|", rest))),
+        "bilingual": float(bool(han and len(words) >= 2)),
+    }
+
+
+def _evidence(lines: list[Line], start: int, stop: int) -> dict[str, float]:
+    f = dict.fromkeys(("next_authors", "next_italic", "next_kv", "next_kv_authors", "next_arxiv",
+                       "next_url", "next_credit_word", "next_paper_word"), 0.0)
+    body = 0
+    for j in range(start, min(stop, start + EVIDENCE_LINES)):
+        raw = lines[j].stripped
+        s = plain(raw)
+        kv = parse_key_value(s)
+        if kv is not None:
+            f["next_kv"] = 1.0
+            if kv[0] in ("authors", "institutions"):
+                f["next_kv_authors"] = 1.0
+        if j < start + 2 and (_is_name_list(s) or (len(s) < 400 and parse_credit_line(s) is not None)):
+            f["next_authors"] = 1.0
+        if j < start + 2 and _ITALIC_LINE.match(raw):
+            f["next_italic"] = 1.0
+        if find_arxiv_ids(s):
+            f["next_arxiv"] = 1.0
+        if find_urls(raw):
+            f["next_url"] = 1.0
+        if _CREDIT_WORD.search(s):
+            f["next_credit_word"] = 1.0
+        if _PAPER_WORD.search(s):
+            f["next_paper_word"] = 1.0
+    for j in range(start, stop):
+        body += len(lines[j].stripped)
+    f["next_body_chars"] = math.log1p(body) / 10
+    f["next_candidate_gap"] = min(stop - start, 20) / 20
+    return f
+
+
+def _has_evidence(f: dict[str, float]) -> bool:
+    return bool(f["next_authors"] or f["next_italic"] or f["next_kv_authors"] or f["next_arxiv"]
+                or f["has_arxiv"] or f["names_in_line"])
+
+
+def find_candidates(lines: list[Line]) -> list[Candidate]:
+    """Every line's title candidate with its features (see the module docstring).
+
+    Args:
+        lines: the document's kept lines, in order (blank and dropped lines removed).
+
+    Returns:
+        candidates in line order, each with :attr:`Candidate.features` set.
+    """
+    cands: list[Candidate] = []
+    for i, line in enumerate(lines):
+        c = candidate_of(line)
+        if c is not None:
+            c.line = i
+            cands.append(c)
+    if not cands:
+        return cands
+    about = float(any(_ABOUT_PAPERS.search(line.text) for line in lines))
+    style_count = Counter(c.style for c in cands)
+    evidence: list[bool] = []
+    for k, c in enumerate(cands):
+        # the evidence window ends at the next candidate that is not a plain or list line
+        # (those may be an authors line or a body line read as a candidate)
+        stop = len(lines)
+        for nxt in cands[k + 1:]:
+            if nxt.style not in ("plain", "list") or nxt.style == c.style:
+                stop = nxt.line
+                break
+        c.features.update(_line_features(c.title, lines[c.line].stripped))
+        c.features.update(_evidence(lines, c.line + 1, stop))
+        evidence.append(_has_evidence(c.features))
+    with_evidence = Counter(c.style for c, e in zip(cands, evidence, strict=True) if e)
+    n = len(lines)
+    for c in cands:
+        for s in STYLES:
+            c.features[f"style_{s}"] = float(c.style == s)
+        c.features["siblings"] = math.log1p(style_count[c.style] - 1) / 3
+        c.features["sibling_evidence_share"] = with_evidence[c.style] / style_count[c.style]
+        c.features["style_share"] = style_count[c.style] / len(cands)
+        c.features["doc_candidates"] = math.log1p(len(cands)) / 4
+        c.features["first_line"] = float(c.line == 0)
+        c.features["position"] = c.line / max(n - 1, 1)
+        c.features["about_papers"] = about
+    return cands

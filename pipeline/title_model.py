@@ -1,0 +1,69 @@
+"""The title classifier: the probability that a title candidate (:mod:`pipeline.candidates`)
+is a paper's title.
+
+The model is a gradient-boosted tree ensemble (scikit-learn's ``GradientBoostingClassifier``,
+log-loss: Friedman, "Greedy Function Approximation", 2001) trained by
+:mod:`pipeline.train_titles` on the development part of the real-world corpus, the annotated
+fixtures and the seeds, and stored as plain JSON (``data/title_model.json``: feature names, the
+trees' arrays, learning rate, initial log-odds, the decision threshold and how it was chosen).
+Prediction needs numpy only: scikit-learn is a training dependency.
+
+Raises :class:`ValueError` at load when the stored feature names differ from
+:data:`pipeline.candidates.FEATURES` (the model must be retrained after a feature change).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .candidates import FEATURES, Candidate
+
+MODEL_PATH = Path(__file__).resolve().parent / "data" / "title_model.json"
+
+
+class TitleModel:
+    """A stored tree ensemble; :meth:`predict` gives probabilities, shape ``(n,)``."""
+
+    def __init__(self, spec: dict):
+        if tuple(spec["features"]) != FEATURES:
+            raise ValueError("title model was trained on other features: rerun python -m pipeline.train_titles")
+        self.threshold = float(spec["threshold"])
+        self.learning_rate = float(spec["learning_rate"])
+        self.init = float(spec["init_log_odds"])
+        self.trees = [
+            (np.asarray(t["left"]), np.asarray(t["right"]), np.asarray(t["feature"]),
+             np.asarray(t["threshold"], dtype=float), np.asarray(t["value"], dtype=float))
+            for t in spec["trees"]
+        ]
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Probabilities that each row of ``x`` (shape ``(n, len(FEATURES))``) is a title."""
+        score = np.full(len(x), self.init)
+        rows = np.arange(len(x))
+        for left, right, feat, thr, value in self.trees:
+            node = np.zeros(len(x), dtype=int)
+            while True:
+                inner = left[node] >= 0
+                if not inner.any():
+                    break
+                go_left = x[rows, np.maximum(feat[node], 0)] <= thr[node]
+                nxt = np.where(go_left, left[node], right[node])
+                node = np.where(inner, nxt, node)
+            score += self.learning_rate * value[node]
+        return 1.0 / (1.0 + np.exp(-score))
+
+    def scores(self, cands: list[Candidate]) -> np.ndarray:
+        """Probabilities for candidates, shape ``(len(cands),)``."""
+        if not cands:
+            return np.zeros(0)
+        return self.predict(np.array([c.vector() for c in cands], dtype=float))
+
+
+@functools.cache
+def load(path: str | None = None) -> TitleModel:
+    """The stored model (cached per path)."""
+    return TitleModel(json.loads(Path(path or MODEL_PATH).read_text(encoding="utf-8")))
