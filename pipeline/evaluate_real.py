@@ -626,10 +626,6 @@ def format_errors(scores: dict) -> str:
     return "Per-file errors\n" + ("\n".join(lines) if lines else "  none")
 
 
-def _json_ready(scores: dict) -> dict:
-    return {**scores, "files": [{k: v for k, v in r.items()} for r in scores["files"]]}
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -m pipeline.evaluate_real``: print the tables; exit 1 on a regression against
     --baseline, 2 on a usage error (no batch found, a baseline that would loosen without --reason)."""
@@ -668,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(format_errors(scores))
     if args.json is not None:
-        args.json.write_text(json.dumps(_json_ready(scores), ensure_ascii=False, indent=2, default=str) + "\n",
+        args.json.write_text(json.dumps(scores, ensure_ascii=False, indent=2, default=str) + "\n",
                              encoding="utf-8")
 
     baseline_path = args.baseline or (DEFAULT_BASELINE if args.write_baseline else None)
