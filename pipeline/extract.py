@@ -47,6 +47,7 @@ from .fields import (
     find_credit,
     find_urls,
     find_venue_years,
+    fold_title,
     is_institution,
     normalize_award,
     parse_credit_line,
@@ -163,11 +164,27 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     return h, None
 
 
+#: A list item's marker, with a task-list box (``- [ ]``, ``1.``, ``•``).
+_LIST_MARK = re.compile(r"^\s*(?:[-*+•·▪●]|\d{1,3}[.)、．])\s*(?:\[[ xX]\]\s*)?")
+#: Link groups and emphasis around names in a reading list's credit line.
+_LINK_GROUP = re.compile(r"\[\[[^\]]*\]\([^)]*\)\]|\[[^\]]*\]\([^)]*\)|<[^>]{1,200}>")
+_TRAILING_DATE = re.compile(r"[,，]?\s*\d{4}(?:[.\-/]\d{1,2}){0,2}\s*$")
+
+
+def credit_text(line: str) -> str:
+    """A credit line as reading lists write it, without its links, emphasis markers, trailing
+    date and final period: ``*A, B, C.* [[Paper](…)] [[Code](…)], 2022.12`` -> ``A, B, C``."""
+    s = _LINK_GROUP.sub(" ", line)
+    s = _TRAILING_DATE.sub("", s.strip(" ,，"))
+    s = s.strip().strip("*_").strip().rstrip(".。").strip("*_ ")
+    return s or line
+
+
 def _first_line_is_body(first: str, heading: str) -> bool:
     """Whether a section's first line is body text rather than its heading: the section was
     anchored at an inline mention (its heading is the mention, not the line), or the line reads
     as a sentence, not a title (see :func:`split_heading_title`) and is no metadata line."""
-    if plain(heading).strip() != first.strip():
+    if plain(heading).strip() != first.strip() and fold_title(heading) != fold_title(_LIST_MARK.sub("", first)):
         return True
     return parse_key_value(first) is None and split_heading_title(first) == (None, None)
 
@@ -326,12 +343,21 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             if author not in institutions:
                 institutions.append(author)
 
-    # credits stated in prose: a bare credit line under the title, else the first paragraph;
-    # metadata lines keep priority, field by field
-    credit = parse_credit_line(lines[body[0]]) if body and summary_from != 0 else None
+    # credits stated in prose: a bare credit line under the title (links and a trailing date
+    # removed, as reading lists write it), else the first paragraph; metadata lines keep
+    # priority, field by field
+    credit = parse_credit_line(credit_text(lines[body[0]])) if body and summary_from != 0 else None
     if credit is not None:
         body = body[1:]
         summary_from = summary_from - 1 if summary_from else summary_from
+    elif (len(body) > 1 and body[0] == 0 and summary_from not in (0, 1)
+          and fold_title(_LIST_MARK.sub("", lines[0])).startswith(fold_title(row["heading"])[:20] or "\0")):
+        # the first line opens with the title and holds more (a list item "**Title.** `ACL
+        # 2023`"): the credit line may come right under it
+        credit = parse_credit_line(credit_text(lines[body[1]]))
+        if credit is not None and credit.authors:
+            body = body[:1] + body[2:]
+            summary_from = summary_from - 1 if summary_from else summary_from
     else:
         credit = find_credit(lines[body[0]] if body else (kv.get("summary") or [""])[0])
     if credit is not None:
@@ -357,6 +383,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             if y is not None:
                 venue, year = venue or v, y
                 break
+    if venue is None:  # a venue tag by the title or its credit line ("**Title.** `ACL 2023`")
+        near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
+        tags = [(v, y) for v, y, _, _ in find_venue_years(near) if y is not None]
+        if tags:
+            venue, year = tags[0]
     venue = venue or row.get("doc_venue")
     year = year or row.get("doc_year")
     award_raw = (

@@ -459,6 +459,8 @@ def _title_is_part(cand: Candidate, line: Line) -> bool:
     authors or summary): then the title, not the line, is the section's heading."""
     if cand.style not in _SPAN_HEADING_STYLES:
         return False
+    if cand.style == "list":  # the item without its marker and task box
+        return True
     rest = fold_title(plain(line.stripped)).replace(fold_title(cand.title), "", 1)
     return len(rest) > 3
 
