@@ -31,11 +31,14 @@ An article without award headers may give all its papers one award in its headli
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
+from contextvars import ContextVar
 
 import pandas as pd
 
+from . import paper_records
 from .config import Config
 from .fields import (
     find_arxiv_ids,
@@ -60,6 +63,20 @@ from .headings import (
 from .normalize import detect_script
 from .stage import Stage
 from .textutil import Line, latin_words, plain, split_lines, trim_span
+
+log = logging.getLogger(__name__)
+#: The document being segmented, for the DEBUG lines that say which headings were rejected as
+#: paper titles (set by :func:`segment_documents`; None when a caller segments bare text).
+_DOCUMENT: ContextVar[str | None] = ContextVar("segment_document", default=None)
+
+
+def _log_rejected(lines: list[Line], indices, why: str) -> None:
+    """One DEBUG line per heading that looked like a paper title but was rejected: document,
+    heading, why."""
+    if log.isEnabledFor(logging.DEBUG):
+        for i in indices:
+            log.debug("document %s: heading %r rejected as a paper title: %s", _DOCUMENT.get(), lines[i].stripped, why)
+
 
 #: A standalone English title has at least this many Latin words.
 MIN_TITLE_WORDS = 3
@@ -106,7 +123,7 @@ _SENTENCE_END = re.compile(r"[。；;，,]$|[。！]")
 
 SECTION_FIELDS = ("ordinal", "char_start", "char_end", "heading", "text", "ctx_award_raw", "lead_award_raw")
 #: Columns of the sections batch that :func:`explode_sections` builds.
-EXPLODED_COLUMNS = ("section_id", "doc_id", *SECTION_FIELDS, "doc_venue", "doc_year")
+EXPLODED_COLUMNS = ("section_id", "doc_id", *SECTION_FIELDS, "doc_venue", "doc_year", "paper_record")
 
 
 def _is_title_line(s: str, min_words: int = MIN_TITLE_WORDS) -> bool:
@@ -348,6 +365,8 @@ def _heading_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | Non
     """
     candidates = [i for i, k in enumerate(kinds) if k in ("heading", "title", "zh_heading")]
     if sum(kinds[i] == "heading" for i in candidates) >= 2:
+        _log_rejected(lines, [i for i in candidates if kinds[i] == "title"],
+                      "a plain line in an article that marks its headings")
         candidates = [i for i in candidates if kinds[i] != "title"]
     if not candidates:
         return {}
@@ -364,6 +383,7 @@ def _heading_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | Non
         sibling_styles = {styles[i] for i in candidates if evidence[i]}
         chosen = {i for i in candidates if evidence[i] or (kinds[i] != "title" and styles[i] in sibling_styles)}
     elif not any(_ABOUT_PAPERS.search(line.text) for line in lines):
+        _log_rejected(lines, candidates, "no paper evidence, in an article that never speaks of papers")
         return {}  # headings without any evidence, in an article that never speaks of papers
     else:
         headings = [i for i in candidates if kinds[i] == "heading"]
@@ -377,8 +397,12 @@ def _heading_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | Non
                and BRACKET_LABEL.match(_heading_text(lines[i].text) or "")}
     if any(kinds[i] == "heading" for i in chosen):
         chosen = {i for i in chosen if kinds[i] != "title"}
+    _log_rejected(lines, [i for i in candidates if i not in chosen],
+                  "no paper evidence (metadata line, arXiv id) in its section, nor a sibling heading of the "
+                  "kept headings' kind and style")
     style_counts = Counter(styles[i] for i in chosen)
     if 0 in chosen and style_counts[styles[0]] == 1 and max(style_counts.values()) >= 2:
+        _log_rejected(lines, [0], "the article's headline (its style is unique, the kept headings' is not)")
         chosen.discard(0)
     return dict.fromkeys(sorted(chosen))
 
@@ -621,14 +645,25 @@ def segment_documents(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Stage function: add ``sections``, ``context``, ``doc_venue``, ``doc_year``, ``doc_urls`` and
     the document's script ``lang`` (:func:`pipeline.normalize.detect_script` over its whole text).
 
-    Input columns: ``text`` (str), ``dropped`` (list of span dicts), ``status`` (str).
-    Documents whose status is not ``"ok"`` get no sections and no context.
+    Input columns: ``text`` (str), ``dropped`` (list of span dicts), ``status`` (str), and
+    optionally ``paper_record`` (JSON or None): a paper record's document is one section
+    (:func:`pipeline.paper_records.record_section`). Documents whose status is not ``"ok"`` get
+    no sections and no context.
     """
-    results = [
-        segment_document(text, dropped) if status == "ok"
-        else {"sections": [], "context": [], "doc_venue": None, "doc_year": None, "doc_urls": []}
-        for text, dropped, status in zip(batch["text"], batch["dropped"], batch["status"], strict=True)
-    ]
+    papers = batch["paper_record"] if "paper_record" in batch else [None] * len(batch)
+    results = []
+    for doc_id, text, dropped, status, paper in zip(batch["doc_id"], batch["text"], batch["dropped"],
+                                                     batch["status"], papers, strict=True):
+        if status != "ok":
+            results.append({"sections": [], "context": [], "doc_venue": None, "doc_year": None, "doc_urls": []})
+        elif isinstance(paper, str):
+            results.append(paper_records.record_section(text, paper))
+        else:
+            token = _DOCUMENT.set(doc_id)
+            try:
+                results.append(segment_document(text, dropped))
+            finally:
+                _DOCUMENT.reset(token)
     out = batch.copy()
     for key in ("sections", "context", "doc_venue", "doc_year", "doc_urls"):
         out[key] = [r[key] for r in results]
@@ -638,7 +673,7 @@ def segment_documents(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
 
 def explode_sections(documents: pd.DataFrame) -> pd.DataFrame:
     """One row per section: ``section_id``, ``doc_id``, the :data:`SECTION_FIELDS`, ``doc_venue``,
-    ``doc_year``.
+    ``doc_year``, ``paper_record`` (the document's, None when it has no such column).
 
     ``section_id`` is ``"<doc_id>-<ordinal, 3 digits>"``, stable because ``doc_id`` is a content
     hash and ordinals follow document order.
@@ -652,6 +687,7 @@ def explode_sections(documents: pd.DataFrame) -> pd.DataFrame:
                 **sec,
                 "doc_venue": doc.doc_venue,
                 "doc_year": doc.doc_year,
+                "paper_record": getattr(doc, "paper_record", None),
             })
     return pd.DataFrame(rows, columns=list(EXPLODED_COLUMNS))
 
