@@ -481,10 +481,9 @@ def parse_record(obj: dict) -> JsonlRecord:
         if nulls:
             return JsonlRecord(error=f"no text: field {nulls[0]!r} is null")
         keys = ", ".join(sorted(map(str, obj))[:10]) or "none"
-        return JsonlRecord(error=f"no text and no paper title: the record has no value in any of "
-                                 f"{', '.join(JSONL_TEXT_FIELDS)}, nor a paper title "
-                                 f"({', '.join(paper_records.TITLE_FIELDS + paper_records.TITLE_ZH_FIELDS)}) "
-                                 f"(its keys: {keys})")
+        return JsonlRecord(error=f"no text and no paper title: none of the fields "
+                                 f"{', '.join(JSONL_TEXT_FIELDS + paper_records.TITLE_FIELDS + paper_records.TITLE_ZH_FIELDS)} "
+                                 f"holds a value (its keys: {keys})")
     if not isinstance(obj[key], str):
         return JsonlRecord(error=f"field {key!r} is a JSON {_json_type(obj[key])}, not a string")
     meta: dict[str, str | None] = {}

@@ -6,7 +6,10 @@ Per file (:func:`read_documents`), in this order:
 1. **format** by suffix (:mod:`pipeline.formats`): ``.txt``/``.md`` are one document each;
    ``.html``/``.htm`` one document whose text is the main content extracted by trafilatura
    (title, canonical URL and publish date as metadata); ``.jsonl`` one document per non-blank
-   line. Other suffixes are listed as skipped by :func:`list_corpus`.
+   line; ``.csv`` one document per row after the header (:func:`read_csv`). A JSON object or
+   CSV row that names a paper and holds no article text is a paper record
+   (:mod:`pipeline.paper_records`): its text is its fields as lines, and ``paper_record`` holds
+   them as JSON for segment and extract. Other suffixes are listed as skipped by :func:`list_corpus`.
 2. **decoding** (:func:`decode`), first that succeeds wins:
 
    a. a byte-order mark (UTF-8, UTF-32 LE/BE, UTF-16 LE/BE) -> that codec;
@@ -768,7 +771,7 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
         rows.append(_finish(row, raw, text, list(decoded.notes) + repairs, label))
     if not rows:
         row = _row(source_path, data)
-        row.update(encoding=decoded.encoding, status="empty", error=f"{source_path} has no data rows")
+        row.update(encoding=decoded.encoding, status="empty", error=f"{source_path} has no data rows: it has no text")
         rows.append(row)
     return rows
 
