@@ -894,12 +894,15 @@ def _resolve_overlaps(spans: list[dict]) -> list[dict]:
 def clean_documents(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Stage function: add ``dropped`` (list of span dicts, see :func:`find_dropped`) per document.
 
-    Documents whose ``status`` is not ``"ok"`` get an empty list.
+    Documents whose ``status`` is not ``"ok"`` get an empty list, and so do paper records
+    (a ``paper_record`` value, :mod:`pipeline.paper_records`): their text is the record's fields,
+    written by ingest, with no junk to drop.
     """
     out = batch.copy()
+    papers = batch["paper_record"] if "paper_record" in batch else [None] * len(batch)
     out["dropped"] = [
-        find_dropped(text, config) if status == "ok" else []
-        for text, status in zip(batch["text"], batch["status"], strict=True)
+        find_dropped(text, config) if status == "ok" and not isinstance(paper, str) else []
+        for text, status, paper in zip(batch["text"], batch["status"], papers, strict=True)
     ]
     return out
 

@@ -39,8 +39,9 @@ from .errors import ConfigError
 TEXT_SUFFIXES = (".txt", ".md")
 HTML_SUFFIXES = (".html", ".htm")
 JSONL_SUFFIXES = (".jsonl",)
+CSV_SUFFIXES = (".csv",)
 #: Every suffix ingest knows how to read (lower case, with the dot).
-SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, *JSONL_SUFFIXES)
+SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, *JSONL_SUFFIXES, *CSV_SUFFIXES)
 #: Scripts ``text_norm`` and the Chinese fields can be written in (BCP 47 tags): Simplified;
 #: Traditional in OpenCC's standard (Traditional text of any region is kept as it is); Taiwan
 #: standard characters with Taiwan vocabulary (like OpenCC ``s2twp``); Hong Kong standard

@@ -71,7 +71,7 @@ COLUMNS: dict[str, dict[str, str]] = {
                   "line); for a byte-identical later copy, of (content hash, path); for a skipped or unreadable "
                   "file, of its path.",
         "source_path": "Path of the file relative to the corpus folder, `/`-separated; a JSONL line is "
-                       "`file.jsonl#N` (N from 1).",
+                       "`file.jsonl#N` (N from 1), a CSV row `file.csv#N` (the header is row 1).",
         "content_sha256": "SHA-256 (hex) of the raw bytes read; null when the file was not read.",
         "encoding": "Character encoding the bytes were decoded with (BOM, HTML `<meta charset>`, then "
                     "detection); null when not decoded.",
@@ -93,13 +93,17 @@ COLUMNS: dict[str, dict[str, str]] = {
         "n_sections": "Number of sections (paper mentions) found in the document.",
         "raw_text": "The decoded input before HTML extraction, mojibake repair and Unicode normalization; null "
                     "when equal to `text`.",
-        "title": "Page title from HTML `<title>`/metadata or the JSONL `title` key; null otherwise.",
+        "title": "Page title from HTML `<title>`/metadata or the JSONL `title` key (a paper record: the "
+                 "paper's title); null otherwise.",
         "url": "Canonical URL from HTML metadata or the JSONL `url` key; null otherwise.",
         "published": "Publish date as given by HTML metadata or the JSONL `published`/`date` key; null otherwise.",
         "notes": "What ingest repaired or fell back on (`; `-separated), e.g. replaced space separators or a "
                  "truncated last character; null when nothing.",
         "dup_of": "`doc_id` of the earlier document this one copies (identical bytes, or the same papers with "
                   "near-identical section text); null for an original.",
+        "reason": "Why the document yields no paper: `no_paper_found` for a processed (`ok`) document in "
+                  "which segment found no section; null otherwise (a document not processed says why in "
+                  "`status` and `error`).",
     },
     "sections": {
         "section_id": "Section id: `<doc_id>-<ordinal, 3 digits>`.",

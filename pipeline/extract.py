@@ -40,7 +40,7 @@ import re
 
 import pandas as pd
 
-from . import nlp
+from . import nlp, paper_records
 from .config import Config
 from .fields import (
     find_arxiv_ids,
@@ -232,7 +232,8 @@ def _summary(section: nlp.ParsedSection, spans: list[tuple[int, int]], kv_first:
 
 
 #: The columns of a sections row that :func:`extract_fields` reads.
-_ROW_COLUMNS = ("heading", "text", "lang", "ctx_award_raw", "doc_venue", "doc_year", "lead_award_raw")
+_ROW_COLUMNS = ("heading", "text", "lang", "ctx_award_raw", "doc_venue", "doc_year", "lead_award_raw",
+                "paper_record")
 
 
 def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
@@ -256,14 +257,18 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
 
     Args:
         row: a section with ``heading``, ``text``, ``ctx_award_raw``, ``doc_venue``,
-            ``doc_year`` (and ``lang``, ``lead_award_raw`` when known).
+            ``doc_year`` (and ``lang``, ``lead_award_raw`` when known; ``paper_record`` for a
+            paper record's section, whose fields then override what the text gives:
+            :func:`pipeline.paper_records.apply_record`).
         target_script: one of :data:`pipeline.config.TARGET_SCRIPTS`.
 
     Returns:
         dict with the keys of :data:`EXTRACT_COLUMNS`; lists are lists of str, ``year`` an int
         or None, ``award`` one of :data:`pipeline.fields.AWARDS` or None.
     """
-    return _extract_fields(row, target_script, config)
+    fields = _extract_fields(row, target_script, config)
+    paper = row.get("paper_record")
+    return paper_records.apply_record(fields, paper, target_script) if isinstance(paper, str) else fields
 
 
 def _extract_fields(row: dict, target_script: str, config: Config) -> dict:

@@ -14,7 +14,13 @@ suffix                    documents
                           as metadata; the charset declared in ``<meta>`` is a decoding hint
                           (:func:`sniff_html_charset`)
 ``.jsonl``                one per non-blank line (:func:`parse_jsonl_line`)
+``.csv``                  one per row after the header row (:func:`parse_record` of the row's
+                          cells by the header's names)
 ========================  ====================================================================
+
+A JSON object or CSV row is an *article* when a text field holds text, else a *paper record*
+when it has a title-like field (:mod:`pipeline.paper_records`): one mention of one paper, its
+text the record's fields as readable lines.
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ import lxml.html
 import trafilatura
 from lxml import etree
 
-from .config import HTML_SUFFIXES, JSONL_SUFFIXES, SUPPORTED_SUFFIXES, TEXT_SUFFIXES  # noqa: F401 (re-exported)
+from . import paper_records
+from .config import CSV_SUFFIXES, HTML_SUFFIXES, JSONL_SUFFIXES, SUPPORTED_SUFFIXES, TEXT_SUFFIXES  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -389,7 +396,10 @@ class JsonlRecord:
         text: the record's text (as in the file, HTML included), or None when ``error`` is set.
         title, url, published: metadata fields as strings (numbers written out, arrays and
             objects as JSON text; booleans and NaN or infinite numbers are left out), or None.
-        error: why the line is not a document (invalid JSON, not an object, no text field).
+        error: why the line is not a document (invalid JSON, not an object, neither a text
+            field nor a title-like field).
+        paper: for a paper record (:mod:`pipeline.paper_records`), its fields as JSON (the
+            ``text`` is then those fields as readable lines); None for an article.
         notes: one per metadata field that was not a JSON string (written out, or left out),
             so a surprising value is never kept silently.
     """
@@ -400,6 +410,7 @@ class JsonlRecord:
     published: str | None = None
     error: str | None = None
     notes: tuple[str, ...] = ()
+    paper: str | None = None
 
 
 def _meta_value(value: Any) -> str | None:
@@ -417,15 +428,14 @@ def _meta_value(value: Any) -> str | None:
 def parse_jsonl_line(line: str) -> JsonlRecord:
     """Parse one line of a ``.jsonl`` file (https://jsonlines.org/).
 
-    The text is the first of :data:`JSONL_TEXT_FIELDS` that is present and not null; ``title``,
-    ``url`` and ``published`` (or ``date``) are optional.
+    The line is read by :func:`parse_record` once parsed as a JSON object.
 
     Args:
         line: one line, without its line terminator.
 
     Returns:
-        a :class:`JsonlRecord`; a line that is not valid JSON, not an object, has no text field
-        or a text that is not a string gets ``error`` set (the message does not name the file;
+        a :class:`JsonlRecord`; a line that is not valid JSON, not an object, or that
+        :func:`parse_record` rejects gets ``error`` set (the message does not name the file;
         the caller adds ``path#line``). Never raises.
     """
     try:
@@ -440,14 +450,40 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
         return JsonlRecord(error=f"not valid JSON: {detail}")
     if not isinstance(obj, dict):
         return JsonlRecord(error=f"a JSON {_json_type(obj)}, not an object")
+    return parse_record(obj)
+
+
+def parse_record(obj: dict) -> JsonlRecord:
+    """One record (a JSON object, or a CSV row as a dict of header name to cell) as a document.
+
+    * an **article**: the text is the first of :data:`JSONL_TEXT_FIELDS` that is present and
+      not null; ``title``, ``url`` and ``published`` (or ``date``) are optional metadata;
+    * a **paper record** (no text field holding text, a title-like field;
+      :func:`pipeline.paper_records.read_record`): the text is its fields as readable lines
+      (:func:`pipeline.paper_records.render`), ``paper`` the fields as JSON, ``title`` the
+      paper's title (English, else Chinese), ``url`` its first link, ``published`` as for an
+      article.
+
+    Returns:
+        a :class:`JsonlRecord`, with ``error`` set for a record that is neither (the message
+        does not name the file). Never raises.
+    """
+    fields = paper_records.read_record(obj)
+    if fields is not None:
+        published = next((k for k in JSONL_META_FIELDS["published"] if obj.get(k) is not None), None)
+        return JsonlRecord(text=paper_records.render(fields), title=fields["title"] or fields["title_zh"],
+                           url=fields["urls"][0] if fields["urls"] else None,
+                           published=_meta_value(obj[published]) if published else None,
+                           paper=paper_records.dumps(fields))
     key = next((k for k in JSONL_TEXT_FIELDS if obj.get(k) is not None), None)
     if key is None:
         nulls = [k for k in JSONL_TEXT_FIELDS if k in obj]
         if nulls:
             return JsonlRecord(error=f"no text: field {nulls[0]!r} is null")
-        keys = ", ".join(sorted(obj)[:10]) or "none"
-        return JsonlRecord(error=f"no text field: the object has none of {', '.join(JSONL_TEXT_FIELDS)} "
-                                 f"(its keys: {keys})")
+        keys = ", ".join(sorted(map(str, obj))[:10]) or "none"
+        return JsonlRecord(error=f"no text and no paper title: none of the fields "
+                                 f"{', '.join(JSONL_TEXT_FIELDS + paper_records.TITLE_FIELDS + paper_records.TITLE_ZH_FIELDS)} "
+                                 f"holds a value (its keys: {keys})")
     if not isinstance(obj[key], str):
         return JsonlRecord(error=f"field {key!r} is a JSON {_json_type(obj[key])}, not a string")
     meta: dict[str, str | None] = {}

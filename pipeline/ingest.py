@@ -6,7 +6,10 @@ Per file (:func:`read_documents`), in this order:
 1. **format** by suffix (:mod:`pipeline.formats`): ``.txt``/``.md`` are one document each;
    ``.html``/``.htm`` one document whose text is the main content extracted by trafilatura
    (title, canonical URL and publish date as metadata); ``.jsonl`` one document per non-blank
-   line. Other suffixes are listed as skipped by :func:`list_corpus`.
+   line; ``.csv`` one document per row after the header (:func:`read_csv`). A JSON object or
+   CSV row that names a paper and holds no article text is a paper record
+   (:mod:`pipeline.paper_records`): its text is its fields as lines, and ``paper_record`` holds
+   them as JSON for segment and extract. Other suffixes are listed as skipped by :func:`list_corpus`.
 2. **decoding** (:func:`decode`), first that succeeds wins:
 
    a. a byte-order mark (UTF-8, UTF-32 LE/BE, UTF-16 LE/BE) -> that codec;
@@ -55,6 +58,7 @@ becomes a document row with ``status == "error"`` and the message in ``error``.
 from __future__ import annotations
 
 import codecs
+import csv
 import hashlib
 import logging
 import os
@@ -85,7 +89,7 @@ LISTING_COLUMNS = ("source_path", "abs_path")
 #: Columns ingest adds (the ``documents`` contract).
 DOCUMENT_COLUMNS = (
     "doc_id", "source_path", "content_sha256", "encoding", "n_bytes", "n_chars", "text", "status", "error",
-    "raw_text", "title", "url", "published", "notes",
+    "raw_text", "title", "url", "published", "notes", "paper_record",
 )
 
 _BOMS = (
@@ -687,10 +691,11 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
             row.update(status="error", error=f"{label}: {record.error}", notes="; ".join(notes) or None)
             rows.append(row)
             continue
-        row.update(title=clean_title(record.title), url=record.url, published=record.published)
+        row.update(title=clean_title(record.title), url=record.url, published=record.published,
+                   paper_record=record.paper)
         notes += record.notes
         body = record.text
-        if _LOOKS_LIKE_HTML.search(body):  # feeds often carry the article's HTML
+        if record.paper is None and _LOOKS_LIKE_HTML.search(body):  # feeds often carry the article's HTML
             page = formats.extract_html(body)
             body = page.text
             notes += ["jsonl: the text field is HTML, so the text is its main content", *page.notes]
@@ -705,23 +710,92 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
     return rows
 
 
+def _csv_records(text: str) -> list[tuple[int, str, list[str]]]:
+    """``(row number, the row's text as in the file, cells)`` of every record of a CSV text,
+    the header first (row 1; a quoted cell may span lines, so a row may be several lines)."""
+    lines = text.splitlines(keepends=True)
+    reader = csv.reader(lines)
+    out, consumed = [], 0
+    for n, cells in enumerate(reader, 1):
+        raw = "".join(lines[consumed:reader.line_num])
+        consumed = reader.line_num
+        out.append((n, raw.rstrip("\r\n"), cells))
+    return out
+
+
+def read_csv(source_path: str, abs_path: str) -> list[dict]:
+    """Read a CSV file (``csv`` module, the default dialect; the first row is the header): one
+    ``documents`` row per data row, each read by :func:`pipeline.formats.parse_record` as a
+    dict of the header's names to the row's cells (a paper record, or an article when a text
+    column holds text).
+
+    ``source_path`` is ``"<path>#<N>"`` with N the row's number as a spreadsheet shows it (the
+    header is row 1); ``raw_text`` is the row as in the file; ``doc_id``/``content_sha256``/
+    ``n_bytes`` come from the UTF-8 bytes of the header line and the row (the same cells under
+    another header are another record). The file is decoded as any file (:func:`decode`). A row
+    that names no paper and holds no text, or that is not valid CSV, becomes a row with
+    ``status="error"``; a file that cannot be read or decoded is one error row, a file without
+    data rows one ``empty`` row. Blank rows are skipped. Never raises for a bad file or row.
+    """
+    data, failed = _read_bytes(source_path, abs_path)
+    if failed is not None:
+        return [failed]
+    try:
+        decoded = decode(data)
+        records = _csv_records(normalize_newlines(decoded.text))
+    except (UnicodeDecodeError, ValueError, LookupError, csv.Error) as exc:
+        row = _row(source_path, data)
+        row.update(status="error", error=f"could not read {source_path}: {type(exc).__name__}: {exc}")
+        return [row]
+    rows = []
+    header = [h.strip() for h in records[0][2]] if records else []
+    header_raw = records[0][1] if records else ""
+    for n, raw, cells in records[1:]:
+        if not any(c.strip() for c in cells):
+            continue
+        label = f"{source_path}#{n}"
+        row = _row(label, f"{header_raw}\n{raw}".encode())
+        row.update(encoding=decoded.encoding, raw_text=raw, notes="; ".join(decoded.notes) or None)
+        if len(cells) > len(header):
+            row.update(status="error", error=f"{label}: {len(cells)} cells but the header names {len(header)}")
+            rows.append(row)
+            continue
+        record = formats.parse_record({h: c for h, c in zip(header, cells, strict=False) if h})
+        if record.error:
+            row.update(status="error", error=f"{label}: {record.error}")
+            rows.append(row)
+            continue
+        row.update(title=clean_title(record.title), url=record.url, published=record.published,
+                   paper_record=record.paper)
+        text, repairs = prepare_text(normalize_newlines(record.text))
+        rows.append(_finish(row, raw, text, list(decoded.notes) + repairs, label))
+    if not rows:
+        row = _row(source_path, data)
+        row.update(encoding=decoded.encoding, status="empty", error=f"{source_path} has no data rows: it has no text")
+        rows.append(row)
+    return rows
+
+
 #: A JSONL text field that holds HTML markup: block-level tags, not a stray "<" in prose.
 _LOOKS_LIKE_HTML = re.compile(r"<(?:html|body|article|div|p|h[1-6]|section|main|ul|ol|table)\b[^>]*>", re.I)
-_JSONL_LINE_PATH = re.compile(r"^(?P<path>.*\.jsonl)#(?P<line>\d+)$", re.I)
+_JSONL_LINE_PATH = re.compile(r"^(?P<path>.*\.(?:jsonl|csv))#(?P<line>\d+)$", re.I)
 
 
 def source_sort_key(source_path: str) -> tuple[str, int]:
     """Sort key of a ``source_path``: ``(path, line)`` so that ``feed.jsonl#2`` precedes
-    ``feed.jsonl#10``; ``(source_path, 0)`` for a whole file."""
+    ``feed.jsonl#10`` (and ``table.csv#2`` ``table.csv#10``); ``(source_path, 0)`` for a whole
+    file."""
     m = _JSONL_LINE_PATH.match(source_path)
     return (m.group("path"), int(m.group("line"))) if m else (source_path, 0)
 
 
 def read_documents(source_path: str, abs_path: str) -> list[dict]:
-    """All ``documents`` rows of one file: :func:`read_jsonl` for ``.jsonl``, else the one row of
-    :func:`read_document`. Never raises for a bad file."""
+    """All ``documents`` rows of one file: :func:`read_jsonl` for ``.jsonl``, :func:`read_csv` for
+    ``.csv``, else the one row of :func:`read_document`. Never raises for a bad file."""
     if Path(source_path).suffix.lower() in formats.JSONL_SUFFIXES:
         return read_jsonl(source_path, abs_path)
+    if Path(source_path).suffix.lower() in formats.CSV_SUFFIXES:
+        return read_csv(source_path, abs_path)
     return [read_document(source_path, abs_path)]
 
 

@@ -596,7 +596,7 @@ def _reusable(path: str, sha: str | None, content_hashes: tuple[str | None, ...]
         return False
     if any(not isinstance(h, str) for h in content_hashes):
         return False
-    whole_file = not path.lower().endswith(ingest_formats.JSONL_SUFFIXES)
+    whole_file = not path.lower().endswith(ingest_formats.JSONL_SUFFIXES + ingest_formats.CSV_SUFFIXES)
     return not whole_file or all(h == sha for h in content_hashes)
 
 
@@ -838,6 +838,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
                 sections = sections.reset_index(drop=True)
                 documents = documents.assign(
                     n_sections=documents["doc_id"].map(sections["doc_id"].value_counts()).fillna(0), dup_of=None)
+                documents = documents.assign(reason=no_paper_reasons(documents["status"], documents["n_sections"]))
                 dropped_out.write(_spans(documents, "dropped", ("char_start", "char_end", "reason", "text")))
                 context_out.write(_spans(documents, "context", ("char_start", "char_end", "kind")))
                 tmp_docs.write(documents)
@@ -1271,6 +1272,18 @@ _ERROR_KINDS: tuple[tuple[re.Pattern[str], str | None, str | None], ...] = (
     (re.compile(r"^\S+#\d+: "), "ingest", "InvalidRecord"),
     (re.compile(r"(?:^|: )(?P<type>[A-Z]\w*(?:Error|Exception)): "), "ingest", None),
 )
+
+
+#: ``documents.reason`` of a processed document (``status`` ``ok``) in which no paper was found.
+NO_PAPER_FOUND = "no_paper_found"
+
+
+def no_paper_reasons(status: pd.Series, n_sections: pd.Series) -> list[str | None]:
+    """``documents.reason``: why a document yields no paper, so none is lost without a word:
+    :data:`NO_PAPER_FOUND` for an ``ok`` document with no section; None otherwise (a document that
+    was not processed says why in ``status`` and ``error``)."""
+    return [NO_PAPER_FOUND if s == "ok" and not n else None
+            for s, n in zip(status.tolist(), n_sections.tolist(), strict=True)]
 
 
 def errors_table(documents: pd.DataFrame) -> pd.DataFrame:

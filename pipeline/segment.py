@@ -34,9 +34,11 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
+from contextvars import ContextVar
 
 import pandas as pd
 
+from . import paper_records, title_model
 from .candidates import Candidate, find_candidates
 from .config import Config
 from .fields import (
@@ -54,7 +56,6 @@ from .fields import (
 from .headings import (
     BILINGUAL,
     BOOK_TITLE,
-    BRACKET_LABEL,
     DECORATION_ONLY,
     ENUMERATED_HEADING,
     LEADING_DECORATION,
@@ -63,9 +64,12 @@ from .headings import (
 from .normalize import detect_script
 from .stage import Stage
 from .textutil import Line, latin_words, plain, split_lines, trim_span
-from . import title_model
 
-_log = logging.getLogger(__name__)
+log = logging.getLogger(__name__)
+#: The document being segmented, for the DEBUG lines that say which headings were rejected as
+#: paper titles (set by :func:`segment_documents`; None when a caller segments bare text).
+_DOCUMENT: ContextVar[str | None] = ContextVar("segment_document", default=None)
+
 
 #: A standalone English title has at least this many Latin words.
 MIN_TITLE_WORDS = 3
@@ -112,7 +116,7 @@ _SENTENCE_END = re.compile(r"[。；;，,]$|[。！]")
 
 SECTION_FIELDS = ("ordinal", "char_start", "char_end", "heading", "text", "ctx_award_raw", "lead_award_raw")
 #: Columns of the sections batch that :func:`explode_sections` builds.
-EXPLODED_COLUMNS = ("section_id", "doc_id", *SECTION_FIELDS, "doc_venue", "doc_year")
+EXPLODED_COLUMNS = ("section_id", "doc_id", *SECTION_FIELDS, "doc_venue", "doc_year", "paper_record")
 
 
 def _is_title_line(s: str, min_words: int = MIN_TITLE_WORDS) -> bool:
@@ -305,7 +309,8 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
               if p >= model.threshold and kinds[c.line] not in ("award_header", "reference")}
     for c, p in zip(cands, model.scores(cands), strict=True):
         if c.line not in chosen and p >= model.threshold / 2:
-            _log.debug("not a paper title (score %.2f < %.2f): %r", p, model.threshold, c.title[:120])
+            log.debug("document %s: heading %r rejected as a paper title: score %.2f < %.2f",
+                      _DOCUMENT.get(), c.title[:120], p, model.threshold)
     # a paper's title given twice in a row (a title line, then a metadata block that repeats
     # it after the body) is one paper: the later anchor does not start a section
     previous = None
@@ -624,14 +629,25 @@ def segment_documents(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Stage function: add ``sections``, ``context``, ``doc_venue``, ``doc_year``, ``doc_urls`` and
     the document's script ``lang`` (:func:`pipeline.normalize.detect_script` over its whole text).
 
-    Input columns: ``text`` (str), ``dropped`` (list of span dicts), ``status`` (str).
-    Documents whose status is not ``"ok"`` get no sections and no context.
+    Input columns: ``text`` (str), ``dropped`` (list of span dicts), ``status`` (str), and
+    optionally ``paper_record`` (JSON or None): a paper record's document is one section
+    (:func:`pipeline.paper_records.record_section`). Documents whose status is not ``"ok"`` get
+    no sections and no context.
     """
-    results = [
-        segment_document(text, dropped) if status == "ok"
-        else {"sections": [], "context": [], "doc_venue": None, "doc_year": None, "doc_urls": []}
-        for text, dropped, status in zip(batch["text"], batch["dropped"], batch["status"], strict=True)
-    ]
+    papers = batch["paper_record"] if "paper_record" in batch else [None] * len(batch)
+    results = []
+    for doc_id, text, dropped, status, paper in zip(batch["doc_id"], batch["text"], batch["dropped"],
+                                                     batch["status"], papers, strict=True):
+        if status != "ok":
+            results.append({"sections": [], "context": [], "doc_venue": None, "doc_year": None, "doc_urls": []})
+        elif isinstance(paper, str):
+            results.append(paper_records.record_section(text, paper))
+        else:
+            token = _DOCUMENT.set(doc_id)
+            try:
+                results.append(segment_document(text, dropped))
+            finally:
+                _DOCUMENT.reset(token)
     out = batch.copy()
     for key in ("sections", "context", "doc_venue", "doc_year", "doc_urls"):
         out[key] = [r[key] for r in results]
@@ -641,7 +657,7 @@ def segment_documents(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
 
 def explode_sections(documents: pd.DataFrame) -> pd.DataFrame:
     """One row per section: ``section_id``, ``doc_id``, the :data:`SECTION_FIELDS`, ``doc_venue``,
-    ``doc_year``.
+    ``doc_year``, ``paper_record`` (the document's, None when it has no such column).
 
     ``section_id`` is ``"<doc_id>-<ordinal, 3 digits>"``, stable because ``doc_id`` is a content
     hash and ordinals follow document order.
@@ -658,6 +674,7 @@ def explode_sections(documents: pd.DataFrame) -> pd.DataFrame:
                 **{k: sec[k] for k in SECTION_FIELDS},
                 "doc_venue": venue,
                 "doc_year": year if year is not None or venue != doc.doc_venue else doc.doc_year,
+                "paper_record": getattr(doc, "paper_record", None),
             })
     return pd.DataFrame(rows, columns=list(EXPLODED_COLUMNS))
 

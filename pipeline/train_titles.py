@@ -73,7 +73,7 @@ def _gold_sources(real: list[Path], fixtures: Path | None, seeds: Path | None,
                 gold[key] = [title_key(t) for p in entry["papers"] for t in (p.get("title"), p.get("title_en")) if t]
                 group[key] = batch.name
     if fixtures is not None:
-        for name, a in load_annotations(fixtures).items():
+        for a in load_annotations(fixtures).values():
             file = a["file"]
             files[f"fixture__{file}"] = fixtures / "articles" / file
             gold.setdefault(f"fixture__{file}", []).extend(title_key(t) for t in a["sections"])

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 #: Version of the output schemas, in every Parquet file's key-value metadata
 #: (``schema_version``); raise it when a column is added, renamed or retyped.
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 STR = pa.string()
 LIST_STR = pa.list_(pa.string())
@@ -34,6 +34,7 @@ DOCUMENTS_SCHEMA = pa.schema([
     ("n_bytes", pa.int64()), ("n_chars", pa.int64()), ("text", STR), ("status", STR), ("error", STR),
     ("venue", STR), ("year", pa.int16()), ("urls", LIST_STR), ("n_sections", pa.int32()),
     ("raw_text", STR), ("title", STR), ("url", STR), ("published", STR), ("notes", STR), ("dup_of", STR),
+    ("reason", STR),
 ])
 SECTIONS_SCHEMA = pa.schema([
     ("section_id", STR), ("doc_id", STR), ("ordinal", pa.int32()), ("char_start", pa.int64()),

@@ -424,7 +424,9 @@ GOOD_1 = json.dumps({"text": "论文 1：视觉自回归建模", "url": "https:/
 GOOD_2 = json.dumps({"content": "Second article.\r\nIts second line.", "published": "2024-12-12T08:00:00Z"})
 GOOD_3 = json.dumps({"body": "<p>HTML in a field gives its text</p>", "article": "not used", "title": 2024})
 BAD_JSON = '{"text": "unterminated'
-NO_TEXT = json.dumps({"title": "only a title", "url": "https://a.org/5"})
+NO_TEXT = json.dumps({"tags": ["a tag"], "url": "https://a.org/5"})
+#: A record with a title and no text is a paper record (pipeline.paper_records), not an error.
+TITLE_ONLY = json.dumps({"title": "Only A Title", "url": "https://a.org/6"})
 
 
 def test_jsonl_good_bad_and_blank_lines(tmp_path: Path) -> None:
@@ -445,7 +447,9 @@ def test_jsonl_good_bad_and_blank_lines(tmp_path: Path) -> None:
 
     assert bad["error"] == "feed.jsonl#5: not valid JSON: Unterminated string starting at: column 10"
     assert no_text["error"] == (
-        "feed.jsonl#7: no text field: the object has none of text, content, body, article (its keys: title, url)")
+        "feed.jsonl#7: no text and no paper title: none of the fields text, content, body, article, title_en, "
+        "title, paper_title, name, 论文标题, 論文標題, 标题, 標題, title_zh, 中文标题, 中文標題 holds a value "
+        "(its keys: tags, url)")
     for row, line in zip(rows, [GOOD_1, GOOD_2, BAD_JSON, GOOD_3, NO_TEXT], strict=True):
         raw = line.encode("utf-8")
         assert row["doc_id"] == hashlib.sha256(raw).hexdigest()[:16]
@@ -455,6 +459,9 @@ def test_jsonl_good_bad_and_blank_lines(tmp_path: Path) -> None:
         assert row["raw_text"] == line
         assert row["encoding"] == "utf-8"
     assert (bad["text"], no_text["text"]) == ("", "")
+    paper = _jsonl(tmp_path, [TITLE_ONLY], name="titles.jsonl")[0]
+    assert (paper["status"], paper["title"], paper["url"]) == ("ok", "Only A Title", "https://a.org/6")
+    assert paper["text"] == "Title: Only A Title\nLink: https://a.org/6" and paper["raw_text"] == TITLE_ONLY
 
 
 def test_jsonl_crlf_bom_and_other_encodings(tmp_path: Path) -> None:
@@ -628,7 +635,8 @@ def test_html_mojibake_is_repaired_before_extraction(tmp_path: Path) -> None:
 def test_a_jsonl_record_whose_text_is_null_says_so() -> None:
     from pipeline.formats import parse_jsonl_line
 
-    assert parse_jsonl_line('{"id": "x", "title": "N", "text": null}').error == "no text: field 'text' is null"
+    assert parse_jsonl_line('{"id": "x", "text": null}').error == "no text: field 'text' is null"
+    assert parse_jsonl_line('{"id": "x", "title": "N", "text": null}').paper is not None  # a paper record
 
 
 @pytest.mark.parametrize(("html", "note"), [

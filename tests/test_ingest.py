@@ -221,7 +221,7 @@ def test_read_document_decodes(tmp_path: Path, name: str, data: bytes, encoding:
     assert row == {
         "doc_id": digest[:16], "source_path": f"sub/{name}", "content_sha256": digest, "encoding": encoding,
         "n_bytes": len(data), "n_chars": len(expected_text), "text": expected_text, "status": "ok", "error": None,
-        "raw_text": None, "title": None, "url": None, "published": None, "notes": None,
+        "raw_text": None, "title": None, "url": None, "published": None, "notes": None, "paper_record": None,
     }
 
 
