@@ -115,7 +115,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     as a "deep dive" label). A heading ``中文（English）`` or ``English（中文）`` gives both titles;
     a Chinese-only heading gives only ``title_zh``.
     """
-    h = plain(heading)
+    h = plain(_LIST_MARK.sub("", heading.strip()))
     kv = parse_key_value(h)
     if kv is not None and kv[0] == "title":
         h = kv[1]
@@ -165,7 +165,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
 
 
 #: A list item's marker, with a task-list box (``- [ ]``, ``1.``, ``•``).
-_LIST_MARK = re.compile(r"^\s*(?:[-*+•·▪●]|\d{1,3}[.)、．])\s*(?:\[[ xX]\]\s*)?")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+•·▪●]\s+|\d{1,3}(?:[.)]\s+|[、．]\s*))(?:\[[ xX]\]\s*)?")
 #: Link groups and emphasis around names in a reading list's credit line.
 _LINK_GROUP = re.compile(r"\[\[[^\]]*\]\([^)]*\)\]|\[[^\]]*\]\([^)]*\)|<[^>]{1,200}>")
 _TRAILING_DATE = re.compile(r"[,，]?\s*\d{4}(?:[.\-/]\d{1,2}){0,2}\s*$")

@@ -54,6 +54,7 @@ from .fields import (
     split_sentences,
 )
 from .headings import (
+    MAX_DECORATION_CHARS,
     BILINGUAL,
     BOOK_TITLE,
     DECORATION_ONLY,
@@ -114,9 +115,15 @@ _TITLE_LINE = re.compile(r"^(?P<title>[^\u3400-\u9fff]+?)(?:\s+(?P<deco>[\u3400-
 _LIST_ITEM = re.compile(r"^(?:[-*•·▪●]|\(?\d+[.)、]|[（(]\d+[）)])\s*")
 _SENTENCE_END = re.compile(r"[。；;，,]$|[。！]")
 
-SECTION_FIELDS = ("ordinal", "char_start", "char_end", "heading", "text", "ctx_award_raw", "lead_award_raw")
-#: Columns of the sections batch that :func:`explode_sections` builds.
-EXPLODED_COLUMNS = ("section_id", "doc_id", *SECTION_FIELDS, "doc_venue", "doc_year", "paper_record")
+#: Keys of a section dict; ``ctx_venue``/``ctx_year`` are the venue and year of the nearest
+#: heading above the section that names one (None when none does).
+SECTION_FIELDS = ("ordinal", "char_start", "char_end", "heading", "text", "ctx_award_raw", "lead_award_raw",
+                  "ctx_venue", "ctx_year")
+_CONTEXT_FIELDS = ("ctx_venue", "ctx_year")
+#: Columns of the sections batch that :func:`explode_sections` builds (``doc_venue``/``doc_year``
+#: are the section's heading context when it has one, else the document's).
+EXPLODED_COLUMNS = ("section_id", "doc_id", *(f for f in SECTION_FIELDS if f not in _CONTEXT_FIELDS),
+                    "doc_venue", "doc_year", "paper_record")
 
 
 def _is_title_line(s: str, min_words: int = MIN_TITLE_WORDS) -> bool:
@@ -308,7 +315,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
     chosen = {c.line: c for c, p in zip(cands, model.scores(cands), strict=True)
               if p >= model.threshold and kinds[c.line] not in ("award_header", "reference")}
     for c, p in zip(cands, model.scores(cands), strict=True):
-        if c.line not in chosen and p >= model.threshold / 2:
+        if c.line not in chosen and log.isEnabledFor(logging.DEBUG):
             log.debug("document %s: heading %r rejected as a paper title: score %.2f < %.2f",
                       _DOCUMENT.get(), c.title[:120], p, model.threshold)
     # a paper's title given twice in a row (a title line, then a metadata block that repeats
@@ -464,10 +471,9 @@ def _title_is_part(cand: Candidate, line: Line) -> bool:
     authors or summary): then the title, not the line, is the section's heading."""
     if cand.style not in _SPAN_HEADING_STYLES:
         return False
-    if cand.style == "list":  # the item without its marker and task box
-        return True
     rest = fold_title(plain(line.stripped)).replace(fold_title(cand.title), "", 1)
-    return len(rest) > 3
+    # a list item's marker and a headline decoration (【深度解析】) are not "more than the title"
+    return len(rest) > (MAX_DECORATION_CHARS + 4 if cand.style == "list" else 3)
 
 
 def _heading_level(raw: str) -> int:
@@ -476,6 +482,13 @@ def _heading_level(raw: str) -> int:
     if m:
         return len(m.group(1))
     return 7 if _BOLD_LINE.match(raw) else 0
+
+
+def _names_context(raw: str) -> bool:
+    """Whether a heading names a venue with its year or an award: it heads a part of the
+    article (a venue's or an award's papers), not a part of one paper's explainer."""
+    s = plain(raw)
+    return _names_venue_year(s) or _is_award_header(s)
 
 
 def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw: str) -> None:
@@ -577,7 +590,7 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
             doc_urls.extend(u for u in find_urls(line.stripped) if u not in doc_urls)
             state = "trailer"
         elif level and (not current or not _heading_level(current[0].stripped)
-                        or level <= _heading_level(current[0].stripped)):
+                        or level < _heading_level(current[0].stripped) or _names_context(line.stripped)):
             # a heading that is not a paper closes the section and sets the context below it
             close()
             if level <= award_level:
@@ -671,7 +684,7 @@ def explode_sections(documents: pd.DataFrame) -> pd.DataFrame:
             rows.append({
                 "section_id": f"{doc.doc_id}-{sec['ordinal']:03d}",
                 "doc_id": doc.doc_id,
-                **{k: sec[k] for k in SECTION_FIELDS},
+                **{k: sec.get(k) for k in SECTION_FIELDS if k not in _CONTEXT_FIELDS},
                 "doc_venue": venue,
                 "doc_year": year if year is not None or venue != doc.doc_venue else doc.doc_year,
                 "paper_record": getattr(doc, "paper_record", None),
