@@ -312,12 +312,32 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
     if not cands:
         return {}
     model = title_model.load()
-    chosen = {c.line: c for c, p in zip(cands, model.scores(cands), strict=True)
-              if p >= model.threshold and kinds[c.line] not in ("award_header", "reference")}
-    for c, p in zip(cands, model.scores(cands), strict=True):
+    scores = model.scores(cands)
+    eligible = [kinds[c.line] not in ("award_header", "reference") for c in cands]
+    chosen = {c.line: c for c, p, ok in zip(cands, scores, eligible, strict=True) if ok and p >= model.threshold}
+    # siblings: in a run of candidates of one markup style (a list, a table), when at least two
+    # and at least half of the items are kept titles, the other items are titles too
+    run: list[int] = []
+    for k in range(len(cands) + 1):
+        if k < len(cands) and run and cands[k].style == cands[run[-1]].style and cands[k].style != "plain":
+            run.append(k)
+            continue
+        kept = sum(cands[j].line in chosen for j in run)
+        if kept >= 2 and 2 * kept >= len(run):
+            chosen.update({cands[j].line: cands[j] for j in run if eligible[j]})
+        run = [k] if k < len(cands) and cands[k].style != "plain" else []
+    for c, p in zip(cands, scores, strict=True):
         if c.line not in chosen and log.isEnabledFor(logging.DEBUG):
             log.debug("document %s: heading %r rejected as a paper title: score %.2f < %.2f",
                       _DOCUMENT.get(), c.title[:120], p, model.threshold)
+    # a metadata block after its body repeats the title of a line above it: the paper starts at
+    # that line (when no other anchor comes between them)
+    for line in sorted(l for l, c in chosen.items() if c.style == "kv_title"):
+        key = fold_title(chosen[line].title)
+        earlier = [c for c in cands if c.line < line and c.line not in chosen and key
+                   and len(key) >= 8 and key in fold_title(c.title) and not any(c.line < a < line for a in chosen)]
+        if earlier:
+            chosen[earlier[-1].line] = earlier[-1]
     # a paper's title given twice in a row (a title line, then a metadata block that repeats
     # it after the body) is one paper: the later anchor does not start a section
     previous = None

@@ -175,7 +175,7 @@ def export(model, threshold: float, meta: dict) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipeline.train_titles", description=__doc__.split("\n")[0])
-    ap.add_argument("--real", type=Path, nargs="*", default=[DEFAULT_REAL, REPO.parent / "shared" / "corpora" / "real-pages"])
+    ap.add_argument("--real", type=Path, nargs="*", default=[DEFAULT_REAL])
     ap.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES)
     ap.add_argument("--seeds", type=Path, default=DEFAULT_SEEDS)
     ap.add_argument("--seeds-gold", type=Path, default=DEFAULT_SEEDS_GOLD)
