@@ -41,6 +41,7 @@ _BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
 _BOLD_RUN = re.compile(r"(?:\*\*|__)(?P<inner>[^*_\n].*?)(?:\*\*|__)")
 _LINK = re.compile(r"\[(?P<text>[^\[\]\n]{2,400})\]\((?P<url>[^()\s]+(?:\([^()\s]*\))?[^()\s]*)\)")
 _BULLET = re.compile(r"^(?:[-*+•·▪●◆◇■□➤►▶✅☑️📄📌🔹🔸]\s*|\d{1,3}[.)、．]\s*|[（(]\d{1,3}[）)]\s*)(?:\[[ xX]\]\s*)?")
+_IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?[\s:|-]*-{2,}[\s:|-]*\|?\s*$")
 _ITALIC_LINE = re.compile(r"^(?:\*(?!\*)|_(?!_))(?P<inner>[^*_].*?)\s*(?:\*|_)$")
@@ -49,6 +50,7 @@ _SENTENCE_PUNCT = re.compile(r"[。，；！？,;!?]")
 _ZH_SENTENCE_PUNCT = re.compile(r"[。，；！？]")
 _SENTENCE_END = re.compile(r"[.。!！?？;；，,]\s*$")
 _STATEMENT_END = re.compile(r"[.。!！;；，,]\s*$")  # a question may be a title
+_TRAILING_REF = re.compile(r"(?:\s*(?:arxiv\s*[:：]?\s*\S+|https?://\S+|doi\s*[:：]\s*\S+|\(\s*\)|[\[(（]\s*(?:pdf|paper|code|link)\s*[\])）]))+\s*$", re.I)
 _HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
 _TAG = re.compile(r"<[^>]{1,200}>")
 _QUOTED = re.compile(r"^[\"“「『](?P<inner>[^\"“”「」『』]{4,400})[\"”」』]")
@@ -78,7 +80,7 @@ FEATURES: tuple[str, ...] = (
     *(f"style_{s}" for s in STYLES),
     "latin_words", "han_chars", "chars", "titlecase_share", "colon_inside", "ends_like_sentence",
     "sentence_punct", "zh_sentence_punct", "question", "venue_year", "award_label", "has_digit_start",
-    "has_url", "has_arxiv", "credit_in_line", "paper_word_in_line", "names_in_line", "bilingual",
+    "has_url", "has_arxiv", "credit_in_line", "paper_word_in_line", "names_in_line", "bilingual", "self_credit", "italic_line",
     "next_authors", "next_italic", "next_kv", "next_kv_authors", "next_arxiv", "next_url",
     "next_credit_word", "next_paper_word", "next_body_chars", "next_candidate_gap",
     "siblings", "sibling_evidence_share", "doc_candidates", "first_line", "position",
@@ -99,6 +101,7 @@ class Candidate:
     style: str
     level: int = 0
     cells: list[str] = field(default_factory=list)
+    header: list[str] = field(default_factory=list)
     features: dict[str, float] = field(default_factory=dict)
 
     def vector(self) -> list[float]:
@@ -106,8 +109,14 @@ class Candidate:
         return [self.features.get(name, 0.0) for name in FEATURES]
 
 
+def unlink(t: str) -> str:
+    """``t`` with Markdown links replaced by their text and images removed."""
+    t = _IMAGE.sub(" ", t)
+    return _LINK.sub(lambda m: m.group("text"), t) if "](" in t else t
+
+
 def _clean_title(t: str) -> str:
-    t = _TAG.sub(" ", _HTML_BREAK.sub(" ", t))
+    t = unlink(_TAG.sub(" ", _HTML_BREAK.sub(" ", t)))
     t = plain(t).strip(" \t*_`~>|:：-–—·•")
     m = ENUMERATED_HEADING.match(t)
     if m and not re.match(r"^\d+\.\d", t):
@@ -122,9 +131,20 @@ def _table_cells(s: str) -> list[str]:
     return [c.strip() for c in re.split(r"(?<!\\)\|", inner)]
 
 
-def _title_cell(cells: list[str]) -> str | None:
-    """The cell of a table row most likely to be a title: linked or bold text, else the cell with
-    the most words that is not a number, a date or a bare link."""
+#: Table header names of a title column (folded: lower-case, no spaces).
+_TITLE_HEADERS = re.compile(r"^(?:papers?|titles?|papertitles?|name|论文|論文|论文名称?|論文名稱?|论文标题|論文標題|标题|標題|题目|題目|名称|名稱|文章)$")
+
+
+def _title_cell(cells: list[str], header: list[str] | None = None) -> str | None:
+    """The cell of a table row most likely to be a title: the cell under a title header
+    (``Title``, ``Paper``, ``论文``) when the table has one, else linked or bold text, else the
+    cell with the most words that is not a number, a date or a bare link."""
+    if header:
+        for k, name in enumerate(header):
+            if k < len(cells) and _TITLE_HEADERS.match(re.sub(r"\s+", "", plain(name)).lower()):
+                text = _clean_title(_HTML_BREAK.split(cells[k])[0])
+                if len(text) >= MIN_TITLE_CHARS:
+                    return text
     best, best_score = None, 0.0
     for k, cell in enumerate(cells):
         first_part = _HTML_BREAK.split(cell)[0]
@@ -140,8 +160,9 @@ def _title_cell(cells: list[str]) -> str | None:
     return best
 
 
-def candidate_of(line: Line) -> Candidate | None:
-    """The title candidate of one line, or None when no span of it can be a title."""
+def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | None:
+    """The title candidate of one line, or None when no span of it can be a title; ``header``
+    is the header row's cells when the line is a row of a table that has one."""
     raw = line.stripped
     if not raw or len(raw) < MIN_TITLE_CHARS:
         return None
@@ -150,8 +171,8 @@ def candidate_of(line: Line) -> Candidate | None:
         if _TABLE_RULE.match(raw):
             return None
         cells = _table_cells(raw)
-        title = _title_cell(cells)
-        return Candidate(0, title, "table", cells=cells) if title else None
+        title = _title_cell(cells, header)
+        return Candidate(0, title, "table", cells=cells, header=header or []) if title else None
     if m := _MD_HEADING.match(raw):
         level = len(m.group("hashes"))
         style = "md1" if level == 1 else "md2" if level == 2 else "md3"
@@ -165,6 +186,8 @@ def candidate_of(line: Line) -> Candidate | None:
         return _made(_clean_title(m.group("inner")), "bold_line")
     bullet = _BULLET.match(raw)
     body = raw[bullet.end():].strip() if bullet else raw
+    if body.startswith(("**[", "__[")):  # a bold link: "**[Title](url).** Authors"
+        body = body[:2] + unlink(body[2:])
     if m := _BOLD_RUN.match(body):
         return _made(_clean_title(m.group("inner")), "bold_lead")
     if m := _LINK.match(body):
@@ -179,19 +202,27 @@ def candidate_of(line: Line) -> Candidate | None:
     if ENUMERATED_HEADING.match(s):
         return _made(_clean_title(s), "enum")
     text = _clean_title(s)
-    if len(text) <= MAX_TITLE_CHARS and not _STATEMENT_END.search(text):
+    core = _TRAILING_REF.sub("", text)  # "… instead. arXiv: 2106.09685" ends a sentence
+    if len(text) <= MAX_TITLE_CHARS and core and not _STATEMENT_END.search(core):
         return _made(text, "plain")
     return None
 
 
+_LEADING_TAGS = re.compile(r"^(?:\s*[\[【(（][^\]】)）\n]{1,40}[\]】)）])+\s*")
+
+
 def _title_part(body: str) -> str:
-    """A list item's title part: before a separator that starts its other fields (" - ",
-    " — ", ". Authors", "（", a link)."""
-    s = plain(body)
+    """A list item's title part: without leading tags (``[ICML 2019]``), before a separator
+    that starts its other fields (" - ", " | ", "：", ". " before a list of names)."""
+    s = _LEADING_TAGS.sub("", unlink(plain(body)))
     for sep in (" - ", " – ", " — ", " | ", "：", ": http"):
         i = s.find(sep)
         if i >= MIN_TITLE_CHARS * 3:
             s = s[:i]
+    for m in re.finditer(r"[.?!]\s+", s):
+        rest = s[m.end():]
+        if m.start() >= MIN_TITLE_CHARS * 3 and (_is_name_list(rest.split(". ")[0]) or _CREDIT_WORD.match(rest)):
+            return s[: m.start() + (1 if s[m.start()] in "?!" else 0)]
     return s
 
 
@@ -242,7 +273,17 @@ def _line_features(title: str, raw: str) -> dict[str, float]:
         "paper_word_in_line": float(bool(_PAPER_WORD.search(rest))),
         "names_in_line": float(any(_is_name_list(p) for p in re.split(r"\s[-–—|]\s|<br\s*/?>|\|", rest))),
         "bilingual": float(bool(han and len(words) >= 2)),
+        "self_credit": float(_is_name_list(title) or _credits(title)),
+        "italic_line": float(bool(_ITALIC_LINE.match(raw))),
     }
+
+
+def _credits(s: str) -> bool:
+    """Whether ``s`` reads as a credit line naming authors."""
+    if len(s) >= 400:
+        return False
+    credit = parse_credit_line(s)
+    return bool(credit and credit.authors)
 
 
 def _evidence(lines: list[Line], start: int, stop: int) -> dict[str, float]:
@@ -291,8 +332,15 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
         candidates in line order, each with :attr:`Candidate.features` set.
     """
     cands: list[Candidate] = []
+    header: list[str] | None = None
     for i, line in enumerate(lines):
-        c = candidate_of(line)
+        if _TABLE_ROW.match(line.stripped) and not _TABLE_RULE.match(line.stripped):
+            if i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1].stripped):
+                header = _table_cells(line.stripped)  # a header row names columns, no paper
+                continue
+        elif not _TABLE_RULE.match(line.stripped):
+            header = None
+        c = candidate_of(line, header)
         if c is not None:
             c.line = i
             cands.append(c)

@@ -41,6 +41,7 @@ import re
 import pandas as pd
 
 from . import nlp, paper_records
+from .candidates import unlink
 from .config import Config
 from .fields import (
     find_arxiv_ids,
@@ -115,7 +116,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     as a "deep dive" label). A heading ``中文（English）`` or ``English（中文）`` gives both titles;
     a Chinese-only heading gives only ``title_zh``.
     """
-    h = plain(_LIST_MARK.sub("", heading.strip()))
+    h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
     kv = parse_key_value(h)
     if kv is not None and kv[0] == "title":
         h = kv[1]

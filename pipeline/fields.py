@@ -238,6 +238,10 @@ def find_award_label(text: str) -> str | None:
 VENUES: tuple[str, ...] = (
     "NeurIPS", "ICML", "ICLR", "CVPR", "ICCV", "ECCV", "ACL", "EMNLP", "NAACL",
     "AAAI", "IJCAI", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS",
+    *(_ACRONYM_VENUES := (
+        "EACL", "COLING", "TACL", "ICASSP", "INTERSPEECH", "CIKM", "WSDM", "ICDM", "ICSE", "MICCAI",
+        "ICRA", "IROS", "CoRL", "WACV", "BMVC", "TPAMI", "TMLR", "JMLR", "SIGGRAPH", "NDSS", "MLSys",
+    )),
 )
 
 _A = r"(?<![A-Za-z0-9.@])"  # ASCII word start (CJK neighbours are fine), not inside a host name
@@ -315,6 +319,8 @@ _VENUE_ALIASES: dict[str, tuple[str, ...]] = {
         _A + r"AISTATS" + _Z,
         r"(?i:artificial\s+intelligence\s+and\s+statistics)",
     ),
+    # venues known by their acronym alone (case-sensitive, as the others' acronyms)
+    **{name: (_A + re.escape(name) + _Z,) for name in _ACRONYM_VENUES},
 }
 _VENUE_GROUPS = {f"v{i}": name for i, name in enumerate(_VENUE_ALIASES)}
 _VENUE_ALT = "|".join(
@@ -341,7 +347,7 @@ _VENUE_HINT = re.compile(
     r"(?=(?i:neurips|nips|neural\s|international\s|conference\s|computer\s|european\s|north\s"
     r"|association\s|empirical\s|knowledge\s|the\s+web\s|thewebconf|artificial\s|uncertainty\s)"
     r"|ICML|ICLR|CVPR|ICCV|ECCV|NAACL|ACL|EMNLP|AAAI|IJCAI|SIGKDD|KDD|SIGIR|WWW|COLT|UAI|AISTATS"
-    r"|神[经經]|[国國][际際]|[计計]算|[电電][脑腦]|[欧歐]洲)"
+    r"|神[经經]|[国國][际際]|[计計]算|[电電][脑腦]|[欧歐]洲|" + "|".join(map(re.escape, _ACRONYM_VENUES)) + ")"
 )
 _YEAR4_AT = re.compile(_YEAR4)
 
@@ -352,7 +358,7 @@ _YEAR4_AT = re.compile(_YEAR4)
 _HINT_WORDS = ("neurips", "nips", "neural", "international", "conference", "computer", "european",
                "north", "association", "empirical", "knowledge", "thewebconf", "artificial", "uncertainty")
 _HINT_ACRONYMS = ("ICML", "ICLR", "CVPR", "ICCV", "ECCV", "NAACL", "ACL", "EMNLP", "AAAI", "IJCAI",
-                  "SIGKDD", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS")
+                  "SIGKDD", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS", *_ACRONYM_VENUES)
 _HINT_HAN = tuple(a + b for a, b in (
     *[(x, y) for x in "神" for y in "经經"], *[(x, y) for x in "国國" for y in "际際"],
     *[(x, y) for x in "计計" for y in "算"], *[(x, y) for x in "电電" for y in "脑腦"],

@@ -523,6 +523,18 @@ def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw
         venue_ctx[level] = (venue, year)
 
 
+def _row_text(cand: Candidate) -> str:
+    """A table row's section text: one line per cell, ``Header: cell`` when the table names its
+    columns (so a column named Authors or 作者 reads as a metadata line)."""
+    out = []
+    for k, cell in enumerate(cand.cells):
+        text = _cell_text(cell)
+        name = plain(cand.header[k]).strip() if k < len(cand.header) else ""
+        if text:
+            out.append(f"{name}: {text}" if name and "\n" not in text else text)
+    return "\n".join(out)
+
+
 def _cell_text(cell: str) -> str:
     """A table cell's text on lines: HTML line breaks as newlines, tags and Markdown markup removed."""
     cell = re.sub(r"<br\s*/?>", "\n", cell, flags=re.I)
@@ -568,7 +580,7 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
             start, end = trim_span(text, current[0].start, current[-1].end)
             body = _cut(text, start, end, dropped)
             if current_cand is not None and current_cand.style == "table":
-                body = "\n".join(_cell_text(c) for c in current_cand.cells if _cell_text(c))
+                body = _row_text(current_cand)
             ctx = venue_ctx[max(venue_ctx)] if venue_ctx else (None, None)
             sections.append({
                 "ordinal": len(sections),

@@ -103,6 +103,10 @@ def read_documents(files: dict[str, Path]) -> pd.DataFrame:
         result = run(corpus, Path(tmp) / "out", config, progress=False)
         frames = dict(result.frames)
     docs = frames["documents"]
+    failed = docs[docs["status"] == "error"]
+    if len(failed):
+        raise RuntimeError(f"{len(failed)} training documents failed in the pipeline, e.g. "
+                           f"{failed['source_path'].iat[0]}: {failed['error'].iat[0]}")
     docs = docs[docs["status"] == "ok"]
     dropped: dict[str, list[dict]] = {}
     for row in frames["dropped"].to_dict("records"):
@@ -186,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         print("refusing to train on the held-out test split", file=sys.stderr)
         return 2
     real = [p for p in args.real if p.exists()]
+    if not args.seeds.is_dir():
+        print(f"seeds not found at {args.seeds} (set PIPELINE_SEEDS): training without them", file=sys.stderr)
     files, gold, group = _gold_sources(real, args.fixtures, args.seeds if args.seeds.is_dir() else None,
                                        args.seeds_gold)
     if args.cache and args.cache.is_file():
