@@ -41,6 +41,8 @@ _BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
 _BOLD_RUN = re.compile(r"(?:\*\*|__)(?P<inner>[^*_\n].*?)(?:\*\*|__)")
 _LINK = re.compile(r"\[(?P<text>[^\[\]\n]{2,400})\]\((?P<url>[^()\s]+(?:\([^()\s]*\))?[^()\s]*)\)")
 _BULLET = re.compile(r"^(?:[-*+•·▪●◆◇■□➤►▶✅☑️📄📌🔹🔸]\s*|\d{1,3}[.)、．]\s*|[（(]\d{1,3}[）)]\s*)(?:\[[ xX]\]\s*)?")
+_HTML_A = re.compile(r"<a\s[^>]*?href=[\"'](?P<href>[^\"']+)[\"'][^>]*>(?P<text>.*?)</a>", re.I | re.S)
+_HTML_BOLD = re.compile(r"</?(?:b|strong)(?:\s[^>]*)?>", re.I)
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?[\s:|-]*-{2,}[\s:|-]*\|?\s*$")
@@ -160,10 +162,23 @@ def _title_cell(cells: list[str], header: list[str] | None = None) -> str | None
     return best
 
 
+def html_to_markdown(raw: str) -> str:
+    """Inline HTML of a line as Markdown: ``<a href=u>t</a>`` -> ``[t](u)``, ``<b>``/``<strong>``
+    -> ``**``, ``<li>`` -> ``- ``, other tags removed (cells, paragraphs, spans)."""
+    if "<" not in raw:
+        return raw
+    s = _HTML_A.sub(lambda m: f"[{_TAG.sub('', m.group('text')).strip()}]({m.group('href')})", raw)
+    s = _HTML_BOLD.sub("**", s)
+    s = re.sub(r"^\s*<li[^>]*>", "- ", s, flags=re.I)
+    return _TAG.sub(" ", s).strip()
+
+
 def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | None:
     """The title candidate of one line, or None when no span of it can be a title; ``header``
     is the header row's cells when the line is a row of a table that has one."""
     raw = line.stripped
+    if raw.startswith("<") and not _TABLE_ROW.match(raw):
+        raw = html_to_markdown(raw)
     if not raw or len(raw) < MIN_TITLE_CHARS:
         return None
     s = plain(raw)
@@ -219,6 +234,14 @@ def _title_part(body: str) -> str:
         i = s.find(sep)
         if i >= MIN_TITLE_CHARS * 3:
             s = s[:i]
+    # "Title*Authors*" (emphasis glued to the title) and "Title (A and B)"
+    s = s.rstrip(" *_")
+    m = re.search(r"[*_]+(?=[^*_]{3,}$)", s)
+    if m and m.start() >= MIN_TITLE_CHARS * 3 and _is_name_list(s[m.end():].strip(" *_.")):
+        return s[: m.start()].strip()
+    m = re.search(r"\s*[（(]([^（）()]{3,300})[）)]\s*\.?$", s)
+    if m and m.start() >= MIN_TITLE_CHARS * 3 and (_is_name_list(m.group(1)) or _credits(m.group(1))):
+        s = s[: m.start()]
     for m in re.finditer(r"[.?!]\s+", s):
         rest = s[m.end():]
         if m.start() >= MIN_TITLE_CHARS * 3 and (_is_name_list(rest.split(". ")[0]) or _CREDIT_WORD.match(rest)):
