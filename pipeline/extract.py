@@ -169,16 +169,25 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•·▪●]\s+|\d{1,3}(?:[.)]\s+|[、．]\s*))(?:\[[ xX]\]\s*)?")
 #: Link groups and emphasis around names in a reading list's credit line.
 _LINK_GROUP = re.compile(r"\[\[[^\]]*\]\([^)]*\)\]|\[[^\]]*\]\([^)]*\)|<[^>]{1,200}>")
+_NAME_DOTS = re.compile(r"\s+[·•|]\s+")  # "A · B · C", "A | B"
 _TRAILING_DATE = re.compile(r"[,，]?\s*\d{4}(?:[.\-/]\d{1,2}){0,2}\s*$")
 
 
 def credit_text(line: str) -> str:
     """A credit line as reading lists write it, without its links, emphasis markers, trailing
     date and final period: ``*A, B, C.* [[Paper](…)] [[Code](…)], 2022.12`` -> ``A, B, C``."""
-    s = _LINK_GROUP.sub(" ", line)
+    s = _LINK_GROUP.sub(" ", line).replace("\\*", "")
+    s = _NAME_DOTS.sub(", ", s)
     s = _TRAILING_DATE.sub("", s.strip(" ,，"))
     s = s.strip().strip("*_").strip().rstrip(".。").strip("*_ ")
     return s or line
+
+
+def _after_title(line: str, title: str) -> str:
+    """What a line holds after the title it opens with ("" when it does not hold the title)."""
+    s = plain(unlink(_LIST_MARK.sub("", line)))
+    i = s.casefold().find(title.casefold()) if title else -1
+    return s[i + len(title):].lstrip(" .*_:：-–—") if i >= 0 else ""
 
 
 def _first_line_is_body(first: str, heading: str) -> bool:
@@ -364,8 +373,12 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         if credit is not None and credit.authors:
             body = body[:1] + body[2:]
             summary_from = summary_from - 1 if summary_from else summary_from
+
     else:
         credit = find_credit(lines[body[0]] if body else (kv.get("summary") or [""])[0])
+    if credit is None and lines and (title or title_zh):
+        # "**[Title](url).** A, B and C.": the credit follows the title on its line
+        credit = parse_credit_line(credit_text(_after_title(lines[0], title or title_zh)))
     if credit is not None:
         if not kv.get("authors") and credit.authors:
             authors, truncated = list(credit.authors), credit.truncated

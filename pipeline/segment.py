@@ -313,7 +313,9 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
         return {}
     model = title_model.load()
     scores = model.scores(cands)
-    eligible = [kinds[c.line] not in ("award_header", "reference") for c in cands]
+    # award headers, reference lines and lines of person names are never a paper's title
+    eligible = [kinds[c.line] not in ("award_header", "reference") and not c.features.get("self_credit")
+                for c in cands]
     chosen = {c.line: c for c, p, ok in zip(cands, scores, eligible, strict=True) if ok and p >= model.threshold}
     # siblings: in a run of candidates of one markup style (a list, a table), when at least two
     # and at least half of the items are kept titles, the other items are titles too
