@@ -36,17 +36,29 @@ from .fields import (
 from .headings import BOOK_TITLE, ENUMERATED_HEADING, LEADING_DECORATION, NUMBERED_HEADING
 from .textutil import Line, latin_words, plain
 
-_MD_HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.+?)\s*#*\s*$")
+_MD_HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<text>\S.*)$")
 _BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
 _BOLD_RUN = re.compile(r"(?:\*\*|__)(?P<inner>[^*_\n].*?)(?:\*\*|__)")
-_LINK = re.compile(r"\[(?P<text>[^\[\]\n]{2,400})\]\((?P<url>[^()\s]+(?:\([^()\s]*\))?[^()\s]*)\)")
+_LINK = re.compile(r"\[(?P<text>[^\[\]\n]{2,400})\]\((?P<url>[^()\s]+(?:\([^()\s]*\)[^()\s]*)?)\)")
 _BULLET = re.compile(r"^(?:[-*+•·▪●◆◇■□➤►▶✅☑️📄📌🔹🔸]\s*|\d{1,3}[.)、．]\s*|[（(]\d{1,3}[）)]\s*)(?:\[[ xX]\]\s*)?")
 _HTML_A = re.compile(r"<a\s[^>]*?href=[\"'](?P<href>[^\"']+)[\"'][^>]*>(?P<text>.*?)</a>", re.I | re.S)
 _HTML_BOLD = re.compile(r"</?(?:b|strong)(?:\s[^>]*)?>", re.I)
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_TABLE_RULE = re.compile(r"^\s*\|?[\s:|-]*-{2,}[\s:|-]*\|?\s*$")
-_ITALIC_LINE = re.compile(r"^(?:\*(?!\*)|_(?!_))(?P<inner>[^*_].*?)\s*(?:\*|_)$")
+#: Longest line that can hold a title candidate, in characters (a table row may be wider).
+MAX_LINE_CHARS = 2000
+MAX_ROW_CHARS = 20000
+
+
+def _is_table_rule(s: str) -> bool:
+    """A Markdown table's delimiter row (``|---|:--:|``)."""
+    return "--" in s and not s.strip(" \t:|-")
+
+
+def _is_italic_line(s: str) -> bool:
+    """A line wrapped in one emphasis marker (``*A, B and C*``, ``_A, B_``)."""
+    s = s.rstrip()
+    return len(s) >= 3 and s[0] in "*_" and s[1] != s[0] and s[-1] == s[0] and s[-2] != s[0]
 _HAN = re.compile(r"[\u3400-\u9fff]")
 _SENTENCE_PUNCT = re.compile(r"[。，；！？,;!?]")
 _ZH_SENTENCE_PUNCT = re.compile(r"[。，；！？]")
@@ -177,13 +189,15 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
     """The title candidate of one line, or None when no span of it can be a title; ``header``
     is the header row's cells when the line is a row of a table that has one."""
     raw = line.stripped
+    if len(raw) > (MAX_ROW_CHARS if raw.startswith("|") else MAX_LINE_CHARS):
+        return None  # a title is short; a longer line is prose or junk
     if raw.startswith("<") and not _TABLE_ROW.match(raw):
         raw = html_to_markdown(raw)
     if not raw or len(raw) < MIN_TITLE_CHARS:
         return None
     s = plain(raw)
     if _TABLE_ROW.match(raw):
-        if _TABLE_RULE.match(raw):
+        if _is_table_rule(raw):
             return None
         cells = _table_cells(raw)
         title = _title_cell(cells, header)
@@ -191,7 +205,7 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
     if m := _MD_HEADING.match(raw):
         level = len(m.group("hashes"))
         style = "md1" if level == 1 else "md2" if level == 2 else "md3"
-        return _made(_clean_title(m.group("text")), style, level)
+        return _made(_clean_title(m.group("text").rstrip().rstrip("#")), style, level)
     if NUMBERED_HEADING.match(s):
         return _made(_clean_title(NUMBERED_HEADING.match(s).group("title")), "numbered")
     kv = parse_key_value(s)
@@ -297,7 +311,7 @@ def _line_features(title: str, raw: str) -> dict[str, float]:
         "names_in_line": float(any(_is_name_list(p) for p in re.split(r"\s[-–—|]\s|<br\s*/?>|\|", rest))),
         "bilingual": float(bool(han and len(words) >= 2)),
         "self_credit": float(_is_name_list(title) or _credits(title)),
-        "italic_line": float(bool(_ITALIC_LINE.match(raw))),
+        "italic_line": float(bool(_is_italic_line(raw))),
     }
 
 
@@ -314,7 +328,7 @@ def _evidence(lines: list[Line], start: int, stop: int) -> dict[str, float]:
                        "next_url", "next_credit_word", "next_paper_word"), 0.0)
     body = 0
     for j in range(start, min(stop, start + EVIDENCE_LINES)):
-        raw = lines[j].stripped
+        raw = lines[j].stripped[:MAX_LINE_CHARS]
         s = plain(raw)
         kv = parse_key_value(s)
         if kv is not None:
@@ -323,7 +337,7 @@ def _evidence(lines: list[Line], start: int, stop: int) -> dict[str, float]:
                 f["next_kv_authors"] = 1.0
         if j < start + 2 and (_is_name_list(s) or (len(s) < 400 and parse_credit_line(s) is not None)):
             f["next_authors"] = 1.0
-        if j < start + 2 and _ITALIC_LINE.match(raw):
+        if j < start + 2 and _is_italic_line(raw):
             f["next_italic"] = 1.0
         if find_arxiv_ids(s):
             f["next_arxiv"] = 1.0
@@ -357,11 +371,11 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
     cands: list[Candidate] = []
     header: list[str] | None = None
     for i, line in enumerate(lines):
-        if _TABLE_ROW.match(line.stripped) and not _TABLE_RULE.match(line.stripped):
-            if i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1].stripped):
+        if _TABLE_ROW.match(line.stripped) and not _is_table_rule(line.stripped):
+            if i + 1 < len(lines) and _is_table_rule(lines[i + 1].stripped):
                 header = _table_cells(line.stripped)  # a header row names columns, no paper
                 continue
-        elif not _TABLE_RULE.match(line.stripped):
+        elif not _is_table_rule(line.stripped):
             header = None
         c = candidate_of(line, header)
         if c is not None:

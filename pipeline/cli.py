@@ -202,6 +202,12 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
         _fail(f"configuration error: {RAY_MISSING}", EXIT_USAGE, log_format)
     if not corpus.is_dir():
         _fail(f"error: corpus folder {corpus} does not exist or is not a folder", EXIT_USAGE, log_format)
+    from . import title_model
+
+    try:  # the segmenter's classifier: a damaged install stops here, once, not in every document
+        title_model.load()
+    except ValueError as exc:
+        _fail(f"error: could not run: {exc} (reinstall the package or retrain it)", EXIT_CANNOT_RUN, log_format)
     try:  # fail before the work, not after it
         out.mkdir(parents=True, exist_ok=True)
         probe = out / ".write-test"

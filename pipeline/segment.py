@@ -298,6 +298,12 @@ def _runs(kinds: list[str], anchors: set[int]) -> list[tuple[int, list[int]]]:
 _SPAN_HEADING_STYLES = frozenset({"table", "bold_lead", "link_lead", "list", "quoted"})
 
 
+def _has_paper_evidence(c: Candidate) -> bool:
+    f = c.features
+    return any(f.get(k) for k in ("next_authors", "next_italic", "next_kv_authors", "next_arxiv", "has_arxiv",
+                                  "names_in_line", "credit_in_line"))
+
+
 def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
     """The lines that start a section, mapped to their title candidate.
 
@@ -349,6 +355,11 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
             del chosen[line]
         else:
             previous = key
+    # a document that never speaks of papers, where no kept title has a credit, an arXiv id or
+    # a metadata line, is not about papers (a news article, a FAQ, a recipe)
+    if (chosen and not cands[0].features.get("about_papers") and not any(_has_paper_evidence(c) for c in chosen.values())
+            and not any(find_venue_years(line.text) for line in lines)):
+        return {}
     if chosen and all(c.style == "kv_title" for c in chosen.values()):
         starts = _metadata_anchors(lines, kinds)
         by_line = {c.line: c for c in cands}

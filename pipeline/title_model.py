@@ -29,16 +29,28 @@ class TitleModel:
     """A stored tree ensemble; :meth:`predict` gives probabilities, shape ``(n,)``."""
 
     def __init__(self, spec: dict):
-        if tuple(spec["features"]) != FEATURES:
-            raise ValueError("title model was trained on other features: rerun python -m pipeline.train_titles")
+        if not isinstance(spec, dict) or tuple(spec.get("features") or ()) != FEATURES:
+            raise ValueError("it was trained on other features: rerun python -m pipeline.train_titles")
         self.threshold = float(spec["threshold"])
         self.learning_rate = float(spec["learning_rate"])
         self.init = float(spec["init_log_odds"])
-        self.trees = [
-            (np.asarray(t["left"]), np.asarray(t["right"]), np.asarray(t["feature"]),
-             np.asarray(t["threshold"], dtype=float), np.asarray(t["value"], dtype=float))
-            for t in spec["trees"]
-        ]
+        if not (0 < self.threshold < 1 and np.isfinite([self.learning_rate, self.init]).all()):
+            raise ValueError("its threshold, learning rate or initial log-odds is out of range")
+        self.trees = []
+        for t in spec["trees"]:
+            left, right, feat = (np.asarray(t[k], dtype=int) for k in ("left", "right", "feature"))
+            thr, value = (np.asarray(t[k], dtype=float) for k in ("threshold", "value"))
+            n = len(left)
+            nodes = np.arange(n)
+            inner = left >= 0
+            # scikit-learn numbers a child after its parent: every path ends, every index is valid
+            if not (n and len(right) == len(feat) == len(thr) == len(value) == n
+                    and ((left > nodes) | (left == -1)).all() and ((right > nodes) | (right == -1)).all()
+                    and (left < n).all() and (right < n).all() and ((right >= 0) == inner).all()
+                    and ((feat[inner] >= 0) & (feat[inner] < len(FEATURES))).all()
+                    and np.isfinite(value).all() and np.isfinite(thr[inner]).all()):
+                raise ValueError("a tree is malformed")
+            self.trees.append((left, right, feat, thr, value))
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Probabilities that each row of ``x`` (shape ``(n, len(FEATURES))``) is a title."""
@@ -65,5 +77,14 @@ class TitleModel:
 
 @functools.cache
 def load(path: str | None = None) -> TitleModel:
-    """The stored model (cached per path)."""
-    return TitleModel(json.loads(Path(path or MODEL_PATH).read_text(encoding="utf-8")))
+    """The stored model (cached per path).
+
+    Raises:
+        ValueError: the file cannot be read or parsed, or does not hold a valid model; the
+            message names the file.
+    """
+    where = Path(path or MODEL_PATH)
+    try:
+        return TitleModel(json.loads(where.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"title model {where} is not usable: {exc}") from exc
