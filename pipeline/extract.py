@@ -49,6 +49,7 @@ from .fields import (
     find_urls,
     find_venue_years,
     fold_title,
+    venue_from_url,
     is_institution,
     normalize_award,
     parse_credit_line,
@@ -407,6 +408,10 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         tags = [(v, y) for v, y, _, _ in find_venue_years(near) if y is not None]
         if tags:
             venue, year = tags[0]
+    if venue is None:  # a proceedings address of the paper names its venue and year
+        named = next(filter(None, map(venue_from_url, find_urls(row["text"]))), None)
+        if named is not None:
+            venue, year = named
     venue = venue or row.get("doc_venue")
     year = year or row.get("doc_year")
     award_raw = (

@@ -501,6 +501,51 @@ def find_venue_years(text: str) -> list[tuple[str, int | None, int, int]]:
     return out
 
 
+# The proceedings and conference sites whose addresses name a venue and its year (the ACL
+# Anthology's identifiers: https://aclanthology.org/info/ids/; the CVF open-access paths; the
+# conference sites' yearly folders).
+_ANTHOLOGY_VENUES = {"acl": "ACL", "findings-acl": "ACL", "emnlp": "EMNLP", "findings-emnlp": "EMNLP",
+                     "naacl": "NAACL", "findings-naacl": "NAACL", "eacl": "EACL", "findings-eacl": "EACL",
+                     "coling": "COLING", "tacl": "TACL"}
+_OLD_ANTHOLOGY = {"P": "ACL", "D": "EMNLP", "N": "NAACL", "E": "EACL", "C": "COLING", "Q": "TACL"}
+_VENUE_URLS: tuple[tuple[re.Pattern[str], str | None], ...] = (
+    (re.compile(r"aclanthology\.org/(?P<year>(?:19|20)\d\d)\.(?P<key>[a-z-]+?)(?:-(?:main|long|short|demo|srw|industry|tutorials))?\.\d", re.I), None),
+    (re.compile(r"aclanthology\.org/(?P<old>[PDNECQ])(?P<yy>\d\d)-\d{4}", re.I), None),
+    (re.compile(r"(?:blog\.)?(?:neurips|nips)\.cc/(?:virtual/|Conferences/)?(?P<year>(?:19|20)\d\d)\b", re.I), "NeurIPS"),
+    (re.compile(r"(?:proceedings|papers)\.(?:neurips|nips)\.cc/paper(?:_files/paper)?/(?P<year>(?:19|20)\d\d)\b", re.I), "NeurIPS"),
+    (re.compile(r"openaccess\.thecvf\.com/content[/_]?(?P<cvf>CVPR|ICCV|ECCV|WACV)_?(?P<year>(?:19|20)\d\d)", re.I), None),
+    (re.compile(r"\bicml\.cc/(?:virtual/|Conferences/)?(?P<year>(?:19|20)\d\d)\b", re.I), "ICML"),
+    (re.compile(r"\biclr\.cc/(?:virtual/|Conferences/)?(?P<year>(?:19|20)\d\d)\b", re.I), "ICLR"),
+    (re.compile(r"\bijcai\.org/proceedings/(?P<year>(?:19|20)\d\d)\b", re.I), "IJCAI"),
+    (re.compile(r"\becva\.net/papers/eccv_(?P<year>(?:19|20)\d\d)\b", re.I), "ECCV"),
+    (re.compile(r"\b(?P<year>(?:19|20)\d\d)\.(?P<site>acl|emnlp|naacl|eacl|aclweb|coling)\.org\b|\b(?:acl|emnlp|naacl|eacl)(?P<year2>(?:19|20)\d\d)\.org\b", re.I), None),
+)
+
+
+def venue_from_url(url: str) -> tuple[str, int] | None:
+    """The venue and year a proceedings or conference address names (``aclanthology.org/2023.eacl-main.46``
+    -> EACL 2023, ``openaccess.thecvf.com/content/CVPR2023/...`` -> CVPR 2023,
+    ``blog.neurips.cc/2023/...`` -> NeurIPS 2023), or None."""
+    for pattern, venue in _VENUE_URLS:
+        m = pattern.search(url)
+        if m is None:
+            continue
+        g = m.groupdict()
+        if g.get("old"):
+            return _OLD_ANTHOLOGY[g["old"].upper()], _two_digit_year(g["yy"])
+        if g.get("cvf"):
+            return g["cvf"].upper(), int(g["year"])
+        if g.get("key"):
+            name = _ANTHOLOGY_VENUES.get(g["key"].lower())
+            return (name, int(g["year"])) if name else None
+        if "site" in g and (g.get("site") or g.get("year2")):
+            site = (g.get("site") or re.match(r"[a-z]+", m.group(0), re.I).group(0)).lower()
+            name = "ACL" if site == "aclweb" else _ANTHOLOGY_VENUES.get(site)
+            return (name, int(g.get("year") or g["year2"])) if name else None
+        return venue, int(g["year"])
+    return None
+
+
 def canonical_venue(raw: str | None) -> str | None:
     """The canonical name (one of :data:`VENUES`) of the first venue named in ``raw``.
 

@@ -48,6 +48,7 @@ from .fields import (
     find_urls,
     find_venue_years,
     fold_title,
+    venue_from_url,
     lead_award,
     normalize_award,
     parse_key_value,
@@ -659,6 +660,12 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
         for venue, year in find_dated_venue_years(span_text):
             venue_counts[venue] += 1  # the undated mention counted 1 above; dated, it counts 2
             year_counts[(venue, year)] += 1
+    if not venue_counts:  # no venue named in the context: the proceedings it links to may
+        for url in find_urls(text):
+            named = venue_from_url(url)
+            if named is not None:
+                venue_counts[named[0]] += 1
+                year_counts[named] += 1
     doc_venue = venue_counts.most_common(1)[0][0] if venue_counts else None
     years = [(n, y) for (v, y), n in year_counts.items() if v == doc_venue]
     if doc_venue is not None and not years:
