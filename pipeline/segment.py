@@ -424,7 +424,7 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
         cue: bool | None = None  # looked for at the sentence's first mention only
         previous_end: int | None = None
         for m in _MENTION.finditer(sentence):
-            inner = m.group("book") or m.group("quoted")
+            inner = m.group("book") or m.group("quoted").rstrip(",.;:，。；：")  # “Title,” in English prose
             english = _english_title(inner)
             if cue is None:
                 cue = bool(_PAPER_CUE.search(sentence))
@@ -576,6 +576,10 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
     if not anchors:
         lines, kinds, narrative = _narrative(lines, kinds)
         anchors = dict(narrative)
+    if not anchors and lines and len({a for a, _ in find_arxiv_ids(text)}) == 1:
+        # a page about one paper that never writes its title as a heading or a quoted name, but
+        # links it (its arXiv id): the page is that paper's one section
+        anchors = {0: None}
 
     sections: list[dict] = []
     context: list[dict] = []
