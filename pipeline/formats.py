@@ -382,9 +382,10 @@ def extract_html(html: str) -> HtmlContent:
 
 # --- JSON Lines ---------------------------------------------------------------------------------
 
-#: Fields that hold a record's text, in order of preference (the first present one is used).
-JSONL_TEXT_FIELDS = ("text", "content", "body", "article")
-#: Fields for the metadata columns, in order of preference.
+#: Fields that hold a record's text, in order of preference (matched case-insensitively;
+#: :func:`pipeline.paper_records.text_field`).
+JSONL_TEXT_FIELDS = paper_records.TEXT_FIELDS
+#: Fields for the metadata columns, in order of preference (matched case-insensitively).
 JSONL_META_FIELDS = {"title": ("title",), "url": ("url",), "published": ("published", "date")}
 
 
@@ -453,48 +454,64 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
     return parse_record(obj)
 
 
+def _meta_field(obj: dict, keys: tuple[str, ...]) -> tuple[str, Any] | None:
+    """``(key as written, value)`` of the first of ``keys`` (case-insensitive) holding a value."""
+    return next((kv for key in keys for kv in paper_records.values(obj, key)), None)
+
+
 def parse_record(obj: dict) -> JsonlRecord:
     """One record (a JSON object, or a CSV row as a dict of header name to cell) as a document.
 
-    * an **article**: the text is the first of :data:`JSONL_TEXT_FIELDS` that is present and
-      not null; ``title``, ``url`` and ``published`` (or ``date``) are optional metadata;
+    Field names match case-insensitively (``Title``, ``TEXT``).
+
+    * an **article**: the text is the first of :data:`JSONL_TEXT_FIELDS` that holds text
+      (:func:`pipeline.paper_records.text_field`); a list of strings is joined with blank
+      lines, any other value that is not a string is an error. ``title``, ``url`` and
+      ``published`` (or ``date``) are optional metadata;
     * a **paper record** (no text field holding text, a title-like field;
       :func:`pipeline.paper_records.read_record`): the text is its fields as readable lines
       (:func:`pipeline.paper_records.render`), ``paper`` the fields as JSON, ``title`` the
       paper's title (English, else Chinese), ``url`` its first link, ``published`` as for an
-      article.
+      article, ``notes`` what was left out of its fields.
 
     Returns:
-        a :class:`JsonlRecord`, with ``error`` set for a record that is neither (the message
-        does not name the file). Never raises.
+        a :class:`JsonlRecord`, with ``error`` set for a record that is neither, or whose title
+        is rejected (the message does not name the file). Never raises.
     """
-    fields = paper_records.read_record(obj)
+    reading = paper_records.read_record(obj)
+    if reading.error:
+        return JsonlRecord(error=reading.error, notes=reading.notes)
+    fields = reading.fields
     if fields is not None:
-        published = next((k for k in JSONL_META_FIELDS["published"] if obj.get(k) is not None), None)
+        published = _meta_field(obj, JSONL_META_FIELDS["published"])
         return JsonlRecord(text=paper_records.render(fields), title=fields["title"] or fields["title_zh"],
                            url=fields["urls"][0] if fields["urls"] else None,
-                           published=_meta_value(obj[published]) if published else None,
-                           paper=paper_records.dumps(fields))
-    key = next((k for k in JSONL_TEXT_FIELDS if obj.get(k) is not None), None)
-    if key is None:
-        nulls = [k for k in JSONL_TEXT_FIELDS if k in obj]
+                           published=_meta_value(published[1]) if published else None,
+                           paper=paper_records.dumps(fields), notes=reading.notes)
+    found = paper_records.text_field(obj)
+    if found is None:
+        nulls = [str(k) for k, v in obj.items() if str(k).strip().casefold() in JSONL_TEXT_FIELDS]
         if nulls:
             return JsonlRecord(error=f"no text: field {nulls[0]!r} is null")
         keys = ", ".join(sorted(map(str, obj))[:10]) or "none"
         return JsonlRecord(error=f"no text and no paper title: none of the fields "
                                  f"{', '.join(JSONL_TEXT_FIELDS + paper_records.TITLE_FIELDS + paper_records.TITLE_ZH_FIELDS)} "
                                  f"holds a value (its keys: {keys})")
-    if not isinstance(obj[key], str):
-        return JsonlRecord(error=f"field {key!r} is a JSON {_json_type(obj[key])}, not a string")
+    key, value = found
+    text = paper_records.article_text(value)
+    if text is None:
+        return JsonlRecord(error=f"field {key!r} is a JSON {_json_type(value)}, not a string")
     meta: dict[str, str | None] = {}
     notes: list[str] = []
+    if isinstance(value, list):
+        notes.append(f"jsonl: field {key!r} is a JSON array of strings: the text is its items apart by blank lines")
     for col, keys in JSONL_META_FIELDS.items():
-        source = next((k for k in keys if obj.get(k) is not None), None)  # the first present key
-        meta[col] = _meta_value(obj[source]) if source is not None else None
-        if source is not None and not isinstance(obj[source], str):
+        source = _meta_field(obj, keys)  # the first present key
+        meta[col] = _meta_value(source[1]) if source is not None else None
+        if source is not None and not isinstance(source[1], str):
             kept = f"{col} is the value written out" if meta[col] is not None else f"{col} left out"
-            notes.append(f"jsonl: field {source!r} is a JSON {_json_type(obj[source])}, not a string: {kept}")
-    return JsonlRecord(text=obj[key], notes=tuple(notes), **meta)
+            notes.append(f"jsonl: field {source[0]!r} is a JSON {_json_type(source[1])}, not a string: {kept}")
+    return JsonlRecord(text=text, notes=tuple(notes), **meta)
 
 
 def _no_lone_surrogates(value: Any) -> Any:

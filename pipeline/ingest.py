@@ -6,7 +6,7 @@ Per file (:func:`read_documents`), in this order:
 1. **format** by suffix (:mod:`pipeline.formats`): ``.txt``/``.md`` are one document each;
    ``.html``/``.htm`` one document whose text is the main content extracted by trafilatura
    (title, canonical URL and publish date as metadata); ``.jsonl`` one document per non-blank
-   line; ``.csv`` one document per row after the header (:func:`read_csv`). A JSON object or
+   line; ``.csv`` one document per row after its header row (:func:`read_csv`). A JSON object or
    CSV row that names a paper and holds no article text is a paper record
    (:mod:`pipeline.paper_records`): its text is its fields as lines, and ``paper_record`` holds
    them as JSON for segment and extract. Other suffixes are listed as skipped by :func:`list_corpus`.
@@ -77,7 +77,7 @@ import pandas as pd
 from charset_normalizer import from_bytes
 from ftfy.badness import is_bad
 
-from . import formats
+from . import formats, paper_records
 from .config import Config
 from .normalize import to_script
 from .stage import Stage
@@ -710,32 +710,121 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
     return rows
 
 
-def _csv_records(text: str) -> list[tuple[int, str, list[str]]]:
-    """``(row number, the row's text as in the file, cells)`` of every record of a CSV text,
-    the header first (row 1; a quoted cell may span lines, so a row may be several lines)."""
-    lines = text.splitlines(keepends=True)
-    reader = csv.reader(lines)
-    out, consumed = [], 0
-    for n, cells in enumerate(reader, 1):
+#: The csv module's limit on one cell (its default is 131,072 characters), raised for
+#: :func:`read_csv` so that a long abstract or article cell does not fail the file.
+CSV_FIELD_LIMIT = 10 * 1024 * 1024
+#: The delimiters :func:`read_csv` sniffs for in the header line (comma when none is clear).
+CSV_DELIMITERS = ",;\t|"
+#: Every field name a record is read by (casefolded), for :func:`_missing_header`.
+_KNOWN_FIELDS = frozenset(f.casefold() for f in (
+    *paper_records.TEXT_FIELDS, *paper_records.TITLE_FIELDS, *paper_records.TITLE_ZH_FIELDS,
+    *paper_records.PAPER_FIELDS, *formats.JSONL_META_FIELDS["published"]))
+#: A cell that reads as a field name: one word (letters, digits, ``_``, ``-``) starting with a letter.
+_FIELD_NAME = re.compile(r"[^\W\d_][\w-]{0,39}")
+_YEAR_CELL = re.compile(r"\d{4}(?:\.0+)?")
+
+
+@dataclass(frozen=True)
+class _CsvRecord:
+    """One record of a CSV text: its number (the header is 1), its text as in the file, and its
+    cells, or the csv module's error for a record it could not read."""
+
+    n: int
+    raw: str
+    cells: list[str]
+    error: str | None = None
+
+
+def _csv_delimiter(header_line: str) -> str:
+    """The delimiter of a CSV file, sniffed from its header line (``csv.Sniffer`` over
+    :data:`CSV_DELIMITERS`), or a comma when the sniffer cannot tell."""
+    try:
+        return csv.Sniffer().sniff(header_line, delimiters=CSV_DELIMITERS).delimiter
+    except csv.Error:
+        return ","
+
+
+def _csv_records(text: str) -> list[_CsvRecord]:
+    """Every record of a newline-normalized CSV text, the header first (a quoted cell may span
+    lines, so a record may be several lines; lines end at ``\\n`` only, so a U+2028 in a cell
+    stays in its cell). The delimiter is sniffed from the first line (:func:`_csv_delimiter`).
+    A record the csv module cannot read (a cell over :data:`CSV_FIELD_LIMIT`) is kept with its
+    ``error``, and reading goes on after it."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    if not lines[-1]:
+        lines.pop()
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:  # process-wide; only ever raised
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+    reader = csv.reader(lines, delimiter=_csv_delimiter(lines[0] if lines else ""))
+    out: list[_CsvRecord] = []
+    consumed = 0
+    while True:
+        try:
+            cells, error = next(reader), None
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            cells, error = [], f"not valid CSV: {exc}"
+            if reader.line_num == consumed:  # nothing read: stop rather than loop
+                break
         raw = "".join(lines[consumed:reader.line_num])
         consumed = reader.line_num
-        out.append((n, raw.rstrip("\r\n"), cells))
+        out.append(_CsvRecord(len(out) + 1, raw.rstrip("\n"), cells, error))
     return out
 
 
+def _missing_header(cells: list[str]) -> str | None:
+    """Why the first record of a CSV file is data rather than a header, or None when it reads
+    as a header: a cell that is a 4-digit year, a cell over 100 characters, or no cell that looks
+    like a field name (a known field name, spaces read as ``_``, or one word starting with a
+    letter, :data:`_FIELD_NAME`)."""
+    cells = [c.strip() for c in cells]
+    for cell in cells:
+        if _YEAR_CELL.fullmatch(cell):
+            return f"its cell {cell!r} is a year"
+        if len(cell) > 100:
+            return f"it has a cell of {len(cell):,} characters"
+    if not any(re.sub(r"[\s-]+", "_", c.casefold()) in _KNOWN_FIELDS or _FIELD_NAME.fullmatch(c) for c in cells):
+        return "no cell looks like a field name"
+    return None
+
+
+def _header_columns(header: list[str]) -> tuple[dict[str, list[int]], str | None]:
+    """The header's field names (stripped, first spelling of each name as matched
+    case-insensitively) to their column indices, and a note naming the fields the header names
+    more than once (None when none)."""
+    columns: dict[str, list[int]] = {}
+    spelled: dict[str, str] = {}
+    for i, name in enumerate(h.strip() for h in header):
+        if name:
+            columns.setdefault(spelled.setdefault(name.casefold(), name), []).append(i)
+    twice = [name for name, idx in columns.items() if len(idx) > 1]
+    note = (f"csv: the header names {', '.join(map(repr, twice))} more than once: the first non-empty "
+            "cell of each is read") if twice else None
+    return columns, note
+
+
 def read_csv(source_path: str, abs_path: str) -> list[dict]:
-    """Read a CSV file (``csv`` module, the default dialect; the first row is the header): one
-    ``documents`` row per data row, each read by :func:`pipeline.formats.parse_record` as a
-    dict of the header's names to the row's cells (a paper record, or an article when a text
-    column holds text).
+    """Read a CSV file: one ``documents`` row per data row, each read by
+    :func:`pipeline.formats.parse_record` as a dict of the header's names to the row's cells (a
+    paper record, or an article when a text column holds text).
+
+    The first non-blank record is the header. The delimiter is sniffed from the header line
+    (comma, semicolon, tab or ``|``; comma when unclear); quoting is the csv module's default.
+    A field the header names more than once (``title,title``, matched case-insensitively) takes
+    the first non-empty cell among its columns, and each row's ``notes`` say so. A cell may be
+    up to :data:`CSV_FIELD_LIMIT` characters.
 
     ``source_path`` is ``"<path>#<N>"`` with N the row's number as a spreadsheet shows it (the
     header is row 1); ``raw_text`` is the row as in the file; ``doc_id``/``content_sha256``/
     ``n_bytes`` come from the UTF-8 bytes of the header line and the row (the same cells under
     another header are another record). The file is decoded as any file (:func:`decode`). A row
-    that names no paper and holds no text, or that is not valid CSV, becomes a row with
-    ``status="error"``; a file that cannot be read or decoded is one error row, a file without
-    data rows one ``empty`` row. Blank rows are skipped. Never raises for a bad file or row.
+    that names no paper and holds no text, has more cells than the header, or that the csv
+    module cannot read becomes a row with ``status="error"``. A file that cannot be read or
+    decoded, or whose first record is data rather than a header (:func:`_missing_header`: no
+    field names to read), is one error row; a file without data rows one ``empty`` row. Blank
+    rows are skipped. Never raises for a bad file or row.
     """
     data, failed = _read_bytes(source_path, abs_path)
     if failed is not None:
@@ -747,20 +836,37 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
         row = _row(source_path, data)
         row.update(status="error", error=f"could not read {source_path}: {type(exc).__name__}: {exc}")
         return [row]
+    while records and not records[0].error and not any(c.strip() for c in records[0].cells):
+        records.pop(0)
+    problem = None
+    if records:
+        problem = records[0].error or _missing_header(records[0].cells)
+        problem = problem and f"row {records[0].n} holds data, not field names ({problem})"
+    if problem:
+        row = _row(source_path, data)
+        row.update(encoding=decoded.encoding, status="error",
+                   error=f"{source_path}: the header row is missing (no header: no field names to read): {problem}")
+        return [row]
     rows = []
-    header = [h.strip() for h in records[0][2]] if records else []
-    header_raw = records[0][1] if records else ""
-    for n, raw, cells in records[1:]:
-        if not any(c.strip() for c in cells):
+    header = records[0].cells if records else []
+    header_raw = records[0].raw if records else ""
+    columns, header_note = _header_columns(header)
+    for rec in records[1:]:
+        if not rec.error and not any(c.strip() for c in rec.cells):
             continue
-        label = f"{source_path}#{n}"
-        row = _row(label, f"{header_raw}\n{raw}".encode())
-        row.update(encoding=decoded.encoding, raw_text=raw, notes="; ".join(decoded.notes) or None)
-        if len(cells) > len(header):
-            row.update(status="error", error=f"{label}: {len(cells)} cells but the header names {len(header)}")
+        label = f"{source_path}#{rec.n}"
+        notes = [*decoded.notes, *([header_note] if header_note else [])]
+        row = _row(label, f"{header_raw}\n{rec.raw}".encode())
+        row.update(encoding=decoded.encoding, raw_text=rec.raw, notes="; ".join(notes) or None)
+        if rec.error or len(rec.cells) > len(header):
+            error = rec.error or f"{len(rec.cells)} cells but the header names {len(header)}"
+            row.update(status="error", error=f"{label}: {error}")
             rows.append(row)
             continue
-        record = formats.parse_record({h: c for h, c in zip(header, cells, strict=False) if h})
+        cells = rec.cells
+        record = formats.parse_record({
+            name: next((cells[i] for i in idx if i < len(cells) and cells[i].strip()), cells[idx[0]])
+            for name, idx in columns.items() if idx[0] < len(cells)})
         if record.error:
             row.update(status="error", error=f"{label}: {record.error}")
             rows.append(row)
@@ -768,7 +874,7 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
         row.update(title=clean_title(record.title), url=record.url, published=record.published,
                    paper_record=record.paper)
         text, repairs = prepare_text(normalize_newlines(record.text))
-        rows.append(_finish(row, raw, text, list(decoded.notes) + repairs, label))
+        rows.append(_finish(row, rec.raw, text, notes + list(record.notes) + repairs, label))
     if not rows:
         row = _row(source_path, data)
         row.update(encoding=decoded.encoding, status="empty", error=f"{source_path} has no data rows: it has no text")

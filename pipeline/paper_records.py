@@ -5,11 +5,15 @@ Contract
 A *paper record* is a JSON object (a ``.jsonl`` line) or a CSV row (a dict of its header's
 names to its cells) that
 
-* has a title-like field (:data:`TITLE_FIELDS`, :data:`TITLE_ZH_FIELDS`) holding a non-blank
-  value, and
-* has no article text: none of the text fields (``text``, ``content``, ``body``, ``article``,
-  :data:`pipeline.formats.JSONL_TEXT_FIELDS`) holds a non-blank string. A record with article
-  text is an article, read as before (its title is document metadata, its text segmented).
+* has a title-like field (:data:`TITLE_FIELDS`, :data:`TITLE_ZH_FIELDS`) holding a title: a
+  value with at least one letter (any script; ``12345``, ``3.14``, NaN and ``nan`` are none) of
+  at most :data:`MAX_TITLE_CHARS` characters (a longer one makes the record an error), and
+* has no article text: none of the text fields (:data:`TEXT_FIELDS`: ``text``, ``content``,
+  ``body``, ``article``) holds anything but blank text. A record with article text (a string,
+  or a list of strings) is an article, read as such (its title is document metadata, its text
+  segmented); a text field holding another value makes it an error.
+
+Field names match case-insensitively, surrounding spaces ignored (``Title``, ``TEXT``).
 
 A paper record is ONE mention of ONE paper: its document yields exactly one section, whose
 fields are read from the record, not guessed from prose (:func:`apply_record`):
@@ -22,13 +26,18 @@ column              from the record
                     as given (whitespace collapsed)
 ``title_zh``        ``title_zh`` (or ``中文标题``/``中文標題``), else the first title-like value
                     that is Chinese; in the target script
-``authors``         ``authors``/``author``/``作者``: a JSON list as given (an object item gives
-                    its ``name``), a string split on ``, `` ``;`` `` and `` ``、`` ``，``;
-                    a trailing ``et al.``/``等`` is cut and sets ``authors_truncated``
-``institutions``    ``institutions``/``affiliations``/``机构``/``單位``…, split as authors
+``authors``         ``authors``/``author``/``作者``: a JSON list of strings, one level of
+                    nested lists flattened, an object item giving its ``name`` (or
+                    ``full_name``) string, anything else dropped with a note; a string split
+                    on ``, `` ``;`` `` and `` ``、`` ``，``, or a BibTeX list (``Last, First and
+                    Last, First``) one name per part as written; a trailing ``et al.``/
+                    ``and others``/``等`` is cut and sets ``authors_truncated``. Markdown
+                    escapes and footnote marks are cut from names (``Jones\\*`` -> ``Jones``)
+``institutions``    ``institutions``/``affiliations``/``机构``/``單位``…, read as authors
 ``venue``, ``year`` ``venue``/``conference``/``会议``: the canonical venue when one is named
-                    (``NeurIPS``), else the value as given; ``year`` from ``year``/``年份``,
-                    else the venue's year
+                    (``NeurIPS``), else the value as given; ``year`` from ``year``/``年份``
+                    (``2024`` or a spreadsheet's ``2024.0``), else the venue's year; a year
+                    outside :data:`MIN_YEAR` .. next year is dropped with a note
 ``award``           ``award``/``奖项`` (``award_raw`` as given, ``award`` its enum)
 ``arxiv_id``        ``arxiv_id``/``arxiv`` (a bare id is fine), else an arXiv DOI in ``doi``,
                     else an arXiv link among the URLs
@@ -47,12 +56,16 @@ output tables).
 
 from __future__ import annotations
 
+import datetime
 import json
+import math
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from .fields import find_arxiv_ids, find_urls, find_venue_years, normalize_award
 
+#: Fields that hold an article's text, in order of preference.
+TEXT_FIELDS = ("text", "content", "body", "article")
 #: Fields holding an English (or any) title, in order of preference.
 TITLE_FIELDS = ("title_en", "title", "paper_title", "name", "论文标题", "論文標題", "标题", "標題")
 #: Fields holding a Chinese title.
@@ -69,97 +82,256 @@ ARXIV_FIELDS = ("arxiv_id", "arxiv")
 #: Every field that says a record is about a paper besides its title.
 PAPER_FIELDS = (*AUTHOR_FIELDS, *INSTITUTION_FIELDS, *ABSTRACT_FIELDS, *URL_FIELDS, *VENUE_FIELDS,
                 *YEAR_FIELDS, *AWARD_FIELDS, *ARXIV_FIELDS, "doi")
+#: The longest title a record may give; a longer one makes the record an error.
+MAX_TITLE_CHARS = 1000
+#: The earliest year a record's ``year`` may hold; the latest is next year.
+MIN_YEAR = 1950
 
 _HAN = re.compile(r"[\u3400-\u9fff]")
 #: Separators of names in one string: ", ", ";", " and ", "、", "，" (and "&").
 _NAME_SEP = re.compile(r"\s*(?:,\s+|;|；|\s+and\s+|\s+&\s+|、|，)\s*")
-_TRUNCATED = re.compile(r"(?:,?\s*et\s+al\.?|\s*等(?:人)?)$", re.I)
-_YEAR = re.compile(r"^(?:19|20)\d\d$")
+_TRUNCATED = re.compile(r"(?:,?\s*et\s+al\.?|\s+and\s+others|\s*等(?:人)?)$", re.I)
+#: A BibTeX author list splits on " and " (each part "Last, First").
+_BIBTEX_AND = re.compile(r"\s+and\s+")
+_CLOSING_PERIOD = re.compile(r"(?<=[^\W\d_]{2})\.\s*$")
+#: A year as written, spreadsheet exports' "2024.0" included.
+_YEAR = re.compile(r"^(\d{4})(?:\.0+)?$")
+#: Spreadsheet and dataframe placeholders for an empty cell.
+_PLACEHOLDERS = frozenset(("nan", "none", "null", "n/a"))
+#: A Markdown backslash escape of ASCII punctuation (``Jones\*``).
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+#: Footnote marks before or after a name (``*``, ``†``, superscript digits, ``✉``).
+_FOOTNOTE_MARKS = re.compile(r"^[\s*†‡§¶#✉⋆∗⁰¹²³⁴-⁹]+|[\s*†‡§¶#✉⋆∗⁰¹²³⁴-⁹]+$")
+
+
+class Reading(NamedTuple):
+    """What :func:`read_record` found in a record.
+
+    Attributes:
+        fields: the paper's fields (see :func:`read_record`), or None when the record is no
+            paper record (an article, or neither) or is rejected.
+        error: why the record is rejected as a paper record (a title with no letter or too
+            long), or None.
+        notes: what was left out of the fields on the way (author items that are no names, a
+            year out of range), for the document's ``notes``.
+    """
+
+    fields: dict | None
+    error: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 def _text(value: Any) -> str | None:
-    """A field's value as one line of text (numbers written out), or None when blank/absent."""
+    """A field's value as one line of text (numbers written out), or None when blank, absent,
+    NaN or infinite, or a placeholder of an empty cell (``nan``, ``None``, ``null``, ``N/A``)."""
     if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, int | float):
         return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
     if isinstance(value, str):
-        return " ".join(value.split()) or None
+        text = " ".join(value.split())
+        return text if text and text.casefold() not in _PLACEHOLDERS else None
     return None
+
+
+def values(obj: dict, key: str) -> list[tuple[str, Any]]:
+    """``(key as written, value)`` of every field of ``obj`` named ``key``, matched
+    case-insensitively and ignoring surrounding spaces, in the record's order; null values left
+    out."""
+    want = key.casefold()
+    return [(str(k), v) for k, v in obj.items() if v is not None and str(k).strip().casefold() == want]
+
+
+def article_text(value: Any) -> str | None:
+    """A text field's value as article text: a string as is, a list of strings joined with blank
+    lines (blank items left out); None for anything else (a number, an object, a list holding a
+    non-string)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "\n\n".join(v.strip() for v in value if v.strip())
+    return None
+
+
+def text_field(obj: dict) -> tuple[str, Any] | None:
+    """The record's text field, ``(key as written, value)``: the first of :data:`TEXT_FIELDS`
+    (case-insensitive) whose value is neither null nor blank text, else the first whose value is
+    blank text; None when no text field holds a value."""
+    found = [kv for key in TEXT_FIELDS for kv in values(obj, key)]
+    for key, value in found:
+        text = article_text(value)
+        if text is None or text.strip():
+            return key, value
+    return found[0] if found else None
 
 
 def _first(obj: dict, keys: tuple[str, ...]) -> str | None:
-    folded = {str(k).strip().casefold(): v for k, v in obj.items()}
     for key in keys:
-        value = _text(folded.get(key.casefold()))
-        if value:
-            return value
+        for _, value in values(obj, key):
+            if text := _text(value):
+                return text
     return None
 
 
-def _names(obj: dict, keys: tuple[str, ...]) -> tuple[list[str], bool]:
-    """A list of names from the first of ``keys`` present: a JSON list as given, a string split
-    on :data:`_NAME_SEP`; ``(names, truncated)``."""
-    folded = {str(k).strip().casefold(): v for k, v in obj.items()}
+def clean_name(name: str) -> str | None:
+    """A person's or institution's name without Markdown escapes (``\\_`` -> ``_``) and footnote
+    marks around it (``*``, ``†``, ``‡``, superscript digits, ``✉``; ``Jones\\*`` -> ``Jones``),
+    whitespace collapsed; None when no letter is left (or a placeholder such as ``nan``)."""
+    name = _FOOTNOTE_MARKS.sub("", _MD_ESCAPE.sub(r"\1", name))
+    name = " ".join(name.split())
+    return name if any(c.isalpha() for c in name) and name.casefold() not in _PLACEHOLDERS else None
+
+
+def _split_names(text: str) -> tuple[list[str], bool]:
+    """Names in one string, ``(names, truncated)``: a trailing ``et al.``/``and others``/``等``
+    is cut and sets ``truncated``; a BibTeX list (two or more parts on `` and ``, each with
+    exactly one comma: ``Vesselinova, Natalia and Kim, Lee``) gives one name per part as
+    written (a period closing the list after a word is cut); anything else splits on
+    :data:`_NAME_SEP`."""
+    truncated = bool(_TRUNCATED.search(text))
+    text = _TRUNCATED.sub("", text)
+    parts = _BIBTEX_AND.split(text)
+    if len(parts) < 2 or any(p.count(",") != 1 for p in parts):
+        parts = _NAME_SEP.split(text)
+    else:  # a period closing the list ("Prouvost, Antoine.") is no part of the name; an initial's is
+        parts[-1] = _CLOSING_PERIOD.sub("", parts[-1])
+    return [n for p in parts if (n := clean_name(p))], truncated
+
+
+def _list_names(key: str, items: list) -> tuple[list[str], list[str]]:
+    """Names in a JSON list, ``(names, notes)``: one level of nested lists is flattened, a string
+    is a name, an object gives its ``name`` (or ``full_name``) string; anything else (null,
+    numbers, deeper lists, other objects) is dropped, and a note says so."""
+    flat = [sub for item in items for sub in (item if isinstance(item, list) else [item])]
+    names, dropped = [], []
+    for item in flat:
+        value = item
+        if isinstance(item, dict):
+            folded = {str(k).strip().casefold(): v for k, v in item.items()}
+            value = next((v for k in ("name", "full_name") if isinstance(v := folded.get(k), str)), None)
+        if isinstance(value, str) and not value.strip():
+            continue
+        name = clean_name(value) if isinstance(value, str) else None
+        if name:
+            names.append(name)
+        else:
+            dropped.append(item)
+    notes = []
+    if dropped:
+        shown = ", ".join(json.dumps(d, ensure_ascii=False)[:60] for d in dropped[:5])
+        notes.append(f"paper record: field {key!r}: {len(dropped)} item(s) that are no names left out ({shown})")
+    return names, notes
+
+
+def _names(obj: dict, keys: tuple[str, ...]) -> tuple[list[str], bool, list[str]]:
+    """Names from the first of ``keys`` holding any: a JSON list (:func:`_list_names`), or a
+    string (:func:`_split_names`); ``(names, truncated, notes)``."""
+    notes: list[str] = []
     for key in keys:
-        value = folded.get(key.casefold())
-        if isinstance(value, list):
-            names = [_text(v.get("name") if isinstance(v, dict) else v) for v in value]
-            names = [n for n in names if n]
-            if names:
-                return names, False
-        elif (text := _text(value)) is not None:
-            truncated = bool(_TRUNCATED.search(text))
-            text = _TRUNCATED.sub("", text)
-            return [n.strip() for n in _NAME_SEP.split(text) if n.strip()], truncated
-    return [], False
+        for written, value in values(obj, key):
+            if isinstance(value, list):
+                names, dropped = _list_names(written, value)
+                notes += dropped
+                if names:
+                    return names, False, notes
+            elif (text := _text(value)) is not None:
+                names, truncated = _split_names(text)
+                if names:
+                    return names, truncated, notes
+    return [], False, notes
+
+
+def _year(text: str | None) -> int | None:
+    """A year written ``2024`` or ``2024.0`` within :data:`MIN_YEAR` .. next year, else None."""
+    found = _YEAR.match(text or "")
+    year = int(found.group(1)) if found else None
+    return year if year is not None and MIN_YEAR <= year <= datetime.date.today().year + 1 else None
 
 
 def _has_article_text(obj: dict) -> bool:
-    from .formats import JSONL_TEXT_FIELDS  # formats imports this module
+    """Whether the record is no paper record because of its text field: one holds text, or a
+    value that is no text at all (an error for :func:`pipeline.formats.parse_record`)."""
+    found = text_field(obj)
+    if found is None:
+        return False
+    text = article_text(found[1])
+    return text is None or bool(text.strip())
 
-    return any(isinstance(obj.get(k), str) and obj[k].strip() for k in JSONL_TEXT_FIELDS)
+
+def _titles(obj: dict, keys: tuple[str, ...]) -> tuple[list[str], list[tuple[str, str]], str | None]:
+    """The title-like values of ``keys`` in order, ``(titles, junk, error)``: a title has a
+    letter (any script); ``junk`` lists ``(key, value)`` of those without one; ``error`` says
+    which value is longer than :data:`MAX_TITLE_CHARS`."""
+    titles, junk = [], []
+    for key in keys:
+        for written, value in values(obj, key):
+            text = _text(value)
+            if text is None:
+                continue
+            if not any(c.isalpha() for c in text):
+                junk.append((written, text))
+            elif len(text) > MAX_TITLE_CHARS:
+                return [], [], (f"field {written!r} holds a title of {len(text):,} characters, "
+                                f"more than {MAX_TITLE_CHARS:,}: no paper title")
+            else:
+                titles.append(text)
+    return titles, junk, None
 
 
-def read_record(obj: dict) -> dict | None:
-    """The paper fields of a record (see the module docstring), or None when it is no paper
-    record (no title-like field, or article text).
+def read_record(obj: dict) -> Reading:
+    """The paper fields of a record (see the module docstring).
+
+    A record whose text field holds text (or a value that is no text) is no paper record. A
+    title must hold a letter (``12345``, ``3.14``, NaN and ``nan`` are no titles) and be at most
+    :data:`MAX_TITLE_CHARS` characters. Field names match case-insensitively.
 
     Returns:
-        a dict with ``title``, ``title_zh``, ``authors`` (list), ``authors_truncated``,
-        ``institutions`` (list), ``abstract``, ``urls`` (list), ``venue``, ``year`` (int),
-        ``award_raw``, ``arxiv_id``; absent values are None (lists empty). Never raises.
+        a :class:`Reading`. Its ``fields`` is a dict with ``title``, ``title_zh``, ``authors``
+        (list), ``authors_truncated``, ``institutions`` (list), ``abstract``, ``urls`` (list),
+        ``venue``, ``year`` (int), ``award_raw``, ``arxiv_id``, ``arxiv_version``; absent
+        values are None (lists empty). ``fields`` is None for an article, for a record without
+        a title-like value, and with ``error`` set for a record whose title-like values are all
+        without a letter, or one that is too long. Never raises.
     """
     if _has_article_text(obj):
-        return None
-    titles = [t for k in TITLE_FIELDS if (t := _first(obj, (k,)))]
-    title_zh = _first(obj, TITLE_ZH_FIELDS)
+        return Reading(None)
+    titles, junk, error = _titles(obj, TITLE_FIELDS)
+    zh_titles, zh_junk, zh_error = _titles(obj, TITLE_ZH_FIELDS)
+    if error or zh_error:
+        return Reading(None, error or zh_error)
     title = next((t for t in titles if not _HAN.search(t)), None)
-    if title_zh is None:
-        title_zh = next((t for t in titles if _HAN.search(t)), None)
+    title_zh = next(iter(zh_titles), None) or next((t for t in titles if _HAN.search(t)), None)
     if title is None and title_zh is None:
-        return None
-    authors, truncated = _names(obj, AUTHOR_FIELDS)
-    institutions, _ = _names(obj, INSTITUTION_FIELDS)
+        junk += zh_junk
+        if junk:
+            return Reading(None, f"no paper title: field {junk[0][0]!r} holds {junk[0][1]!r}, which has no letter")
+        return Reading(None)
+    authors, truncated, notes = _names(obj, AUTHOR_FIELDS)
+    institutions, _, more = _names(obj, INSTITUTION_FIELDS)
+    notes += more
     urls: list[str] = []
-    folded = {str(k).strip().casefold(): v for k, v in obj.items()}
     for key in URL_FIELDS:
-        value = folded.get(key.casefold())
-        for item in value if isinstance(value, list) else [value]:
-            for url in find_urls(_text(item) or ""):
-                if url not in urls:
-                    urls.append(url)
+        for _, value in values(obj, key):
+            for item in value if isinstance(value, list) else [value]:
+                for url in find_urls(_text(item) or ""):
+                    if url not in urls:
+                        urls.append(url)
     venue_raw = _first(obj, VENUE_FIELDS)
     venue, venue_year = venue_raw, None
     if venue_raw:
         found = find_venue_years(venue_raw)
         if found:
-            venue, venue_year = found[0][0], found[0][1]
+            venue, venue_year = found[0][0], _year(str(found[0][1]))
     year_raw = _first(obj, YEAR_FIELDS)
-    year = int(year_raw) if year_raw and _YEAR.match(year_raw) else venue_year
+    year = _year(year_raw)
+    if year_raw and year is None:
+        notes.append(f"paper record: year {year_raw!r} is no year from {MIN_YEAR} to next year: left out")
+    year = year or venue_year
     arxiv = find_arxiv_ids(_first(obj, ARXIV_FIELDS) or "", allow_bare=True)
     arxiv = arxiv or find_arxiv_ids(_first(obj, ("doi",)) or "") or find_arxiv_ids(" ".join(urls))
-    return {
+    return Reading({
         "title": title,
         "title_zh": title_zh,
         "authors": authors,
@@ -172,7 +344,7 @@ def read_record(obj: dict) -> dict | None:
         "award_raw": _first(obj, AWARD_FIELDS),
         "arxiv_id": arxiv[0][0] if arxiv else None,
         "arxiv_version": arxiv[0][1] if arxiv else None,
-    }
+    }, None, tuple(notes))
 
 
 def render(fields: dict) -> str:

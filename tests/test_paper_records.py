@@ -9,6 +9,7 @@ record and the CSV rows carry real papers' metadata (NeurIPS 2024 best paper VAR
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 from pathlib import Path
@@ -18,7 +19,8 @@ import pytest
 
 from pipeline import paper_records
 from pipeline.config import load_config
-from pipeline.formats import parse_record
+from pipeline.formats import parse_jsonl_line, parse_record
+from pipeline.ingest import CSV_FIELD_LIMIT, read_csv
 from pipeline.runner import run
 from pipeline.segment import segment_documents
 
@@ -107,12 +109,12 @@ def test_a_document_without_a_paper_says_why(tables):
 
 
 def test_read_record_splits_author_strings_and_keeps_lists():
-    fields = paper_records.read_record({"title": "A Title Here", "authors": "A. One; B. Two and C. Three et al."})
+    fields = paper_records.read_record({"title": "A Title Here", "authors": "A. One; B. Two and C. Three et al."}).fields
     assert fields["authors"] == ["A. One", "B. Two", "C. Three"] and fields["authors_truncated"]
-    fields = paper_records.read_record({"paper_title": "T", "作者": ["张三", "李四"], "year": "2023"})
+    fields = paper_records.read_record({"paper_title": "T", "作者": ["张三", "李四"], "year": "2023"}).fields
     assert fields["authors"] == ["张三", "李四"] and fields["year"] == 2023
-    assert paper_records.read_record({"title": "T", "text": "an article's text"}) is None
-    assert paper_records.read_record({"authors": "A"}) is None
+    assert paper_records.read_record({"title": "T", "text": "an article's text"}) == (None, None, ())
+    assert paper_records.read_record({"authors": "A"}) == (None, None, ())
 
 
 def test_a_record_with_neither_text_nor_title_is_rejected():
@@ -128,3 +130,168 @@ def test_rejected_title_lines_are_logged_at_debug(caplog):
     assert out["sections"].iat[0] == []
     lines = [r.getMessage() for r in caplog.records if "rejected as a paper title" in r.getMessage()]
     assert any(line.startswith("document d1: heading 'First Step Of The Recipe'") for line in lines), lines
+
+
+# --- structured-record reading: field names, text values, titles, authors, years --------------
+# Values from real papers: "Attention Is All You Need" (Vaswani et al., NeurIPS 2017, arXiv
+# 1706.03762); "Machine Learning for Combinatorial Optimization" (Bengio, Lodi, Prouvost; arXiv
+# 1811.06128, the author string as in tests/fixtures/real/dev/h4-thinklab-ml4co); "Graph Neural Networks for Combinatorial Optimization" survey (Vesselinova,
+# Steinert, Perez-Ramirez, Boman; arXiv 2008.12646); "Large Language Models as Optimizers"
+# (Yang, Wang, Lu, Liu, Le, Zhou, Chen; arXiv 2309.03409).
+
+ARTICLE = ("NeurIPS 2017 papers worth reading\n\nAttention Is All You Need\n\n"
+           "Ashish Vaswani, Noam Shazeer, Niki Parmar\n\nThe Transformer drops recurrence.\n")
+
+
+@pytest.mark.parametrize("record", [
+    {"Title": "NeurIPS 2017 papers worth reading", "Text": ARTICLE},
+    {"TITLE": "NeurIPS 2017 papers worth reading", "Content": ARTICLE},
+    {"title": "NeurIPS 2017 papers worth reading", " Body ": ARTICLE},
+])
+def test_text_fields_match_case_insensitively(record):
+    got = parse_record(record)
+    assert got.paper is None and got.error is None
+    assert got.text == ARTICLE and got.title == "NeurIPS 2017 papers worth reading"
+
+
+def test_a_list_of_strings_in_a_text_field_is_the_article_joined_by_blank_lines():
+    got = parse_record({"title": "x", "body": ["Attention Is All You Need", "Ashish Vaswani, Noam Shazeer"]})
+    assert got.paper is None and got.error is None
+    assert got.text == "Attention Is All You Need\n\nAshish Vaswani, Noam Shazeer"
+    assert parse_jsonl_line('{"title": "x", "body": ["a", 2]}').error == "field 'body' is a JSON array, not a string"
+    assert parse_record({"title": "x", "Body": {"p": "a"}}).error == "field 'Body' is a JSON object, not a string"
+
+
+@pytest.mark.parametrize("line", [
+    '{"title": "12345", "authors": "Ashish Vaswani"}',
+    '{"title": "3.14", "authors": "Ashish Vaswani"}',
+    '{"title": "nan", "authors": "Ashish Vaswani"}',
+    '{"title": 12345, "authors": "Ashish Vaswani"}',
+    '{"title": NaN, "authors": "Ashish Vaswani"}',
+])
+def test_a_title_without_a_letter_is_no_paper(line):
+    got = parse_jsonl_line(line)
+    assert got.paper is None and got.error is not None and "title" in got.error
+
+
+def test_a_title_over_1000_characters_is_an_error_saying_so():
+    got = parse_record({"title": "Attention " * 101, "authors": "Ashish Vaswani"})
+    assert got.paper is None and "1,009 characters, more than 1,000" in got.error
+    assert parse_record({"title": "注意力就是你所需要的一切"}).paper is not None  # Han letters are letters
+
+
+def test_authors_are_strings_nested_lists_flattened_objects_named_others_dropped_with_a_note():
+    got = parse_record({"title": "Attention Is All You Need",
+                        "authors": [["Ashish Vaswani", "Noam Shazeer"], {"name": "Niki Parmar"},
+                                    {"full_name": "Jakob Uszkoreit"}, None, 5, {"affiliation": "Google"}]})
+    fields = json.loads(got.paper)
+    assert fields["authors"] == ["Ashish Vaswani", "Noam Shazeer", "Niki Parmar", "Jakob Uszkoreit"]
+    assert len(got.notes) == 1 and "3 item(s) that are no names left out" in got.notes[0]
+    assert ";" not in got.notes[0]  # "; " separates a row's notes
+
+
+def test_author_names_lose_markdown_escapes_and_footnote_marks():
+    fields = paper_records.read_record({"title": "Large Language Models as Optimizers",
+                                        "authors": [r"Chengrun Yang\*", "Xuezhi Wang†", "Yifeng Lu¹"]}).fields
+    assert fields["authors"] == ["Chengrun Yang", "Xuezhi Wang", "Yifeng Lu"]
+    fields = paper_records.read_record({"title": "Large Language Models as Optimizers",
+                                        "authors": r"Chengrun Yang\*, Xuezhi Wang\*, Quoc V. Le"}).fields
+    assert fields["authors"] == ["Chengrun Yang", "Xuezhi Wang", "Quoc V. Le"]
+
+
+def test_bibtex_author_strings_keep_last_first_per_author():
+    fields = paper_records.read_record({
+        "title": "Graph Neural Networks for Combinatorial Optimization",
+        "author": "Vesselinova, Natalia and Steinert, Rebecca and Perez-Ramirez, Daniel F. and Boman, Magnus"}).fields
+    assert fields["authors"] == ["Vesselinova, Natalia", "Steinert, Rebecca", "Perez-Ramirez, Daniel F.", "Boman, Magnus"]
+    fields = paper_records.read_record({"title": "Machine Learning for Combinatorial Optimization",
+                                        "author": "Bengio, Yoshua and Lodi, Andrea and Prouvost, Antoine."}).fields
+    assert fields["authors"] == ["Bengio, Yoshua", "Lodi, Andrea", "Prouvost, Antoine"]  # the list's closing period cut
+    fields = paper_records.read_record({"title": "Graph Neural Networks for Combinatorial Optimization",
+                                        "author": "Vesselinova, Natalia and Steinert, Rebecca and others"}).fields
+    assert fields["authors"] == ["Vesselinova, Natalia", "Steinert, Rebecca"] and fields["authors_truncated"]
+    fields = paper_records.read_record({"title": "Attention Is All You Need",
+                                        "authors": "Ashish Vaswani, Noam Shazeer and Niki Parmar"}).fields
+    assert fields["authors"] == ["Ashish Vaswani", "Noam Shazeer", "Niki Parmar"]
+
+
+@pytest.mark.parametrize(("year", "expected"), [
+    ("2024.0", 2024), (2024.0, 2024), ("2017", 2017), ("1066", None), ("2999", None), ("2024.5", None)])
+def test_years(year, expected):
+    reading = paper_records.read_record({"title": "Attention Is All You Need", "year": year})
+    assert reading.fields["year"] == expected
+    assert bool(reading.notes) == (expected is None)
+
+
+# --- CSV files ------------------------------------------------------------------------------------
+
+def _read_csv(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return read_csv(name, str(path))
+
+
+def test_csv_with_title_and_text_headers_is_an_article(tmp_path):
+    rows = _read_csv(tmp_path, "posts.csv", f'Title,Text\nNeurIPS 2017 papers worth reading,"{ARTICLE}"\n')
+    assert len(rows) == 1 and rows[0]["status"] == "ok"
+    assert rows[0]["paper_record"] is None and rows[0]["text"] == ARTICLE
+    assert rows[0]["title"] == "NeurIPS 2017 papers worth reading"
+
+
+def test_csv_a_cell_over_the_csv_default_limit_is_read(tmp_path):
+    abstract = "The dominant sequence transduction models are based on recurrent networks. " * 2000  # 150,000 chars
+    rows = _read_csv(tmp_path, "long.csv", f"title,abstract\nAttention Is All You Need,{abstract}\n"
+                                           "Large Language Models as Optimizers,short\n")
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert json.loads(rows[0]["paper_record"])["abstract"] == abstract.strip()
+    assert rows[1]["title"] == "Large Language Models as Optimizers"
+
+
+def test_csv_a_cell_over_the_raised_limit_is_one_error_row(tmp_path):
+    huge = "x" * (CSV_FIELD_LIMIT + 10)
+    rows = _read_csv(tmp_path, "huge.csv", f"title,abstract\nAttention Is All You Need,{huge}\n"
+                                           "Large Language Models as Optimizers,short\n")
+    assert rows[0]["status"] == "error" and "field larger than field limit" in rows[0]["error"]
+    assert rows[0]["source_path"] == "huge.csv#2"
+    assert (rows[-1]["status"], rows[-1]["title"]) == ("ok", "Large Language Models as Optimizers")
+
+
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_csv_delimiter_is_sniffed_from_the_header(tmp_path, sep):
+    text = sep.join(["title", "authors", "year"]) + "\n" + sep.join(
+        ["Attention Is All You Need", "Ashish Vaswani, Noam Shazeer", "2017"]) + "\n"
+    rows = _read_csv(tmp_path, "semi.csv", text)
+    assert len(rows) == 1 and rows[0]["title"] == "Attention Is All You Need"
+    fields = json.loads(rows[0]["paper_record"])
+    assert fields["authors"] == ["Ashish Vaswani", "Noam Shazeer"] and fields["year"] == 2017
+
+
+@pytest.mark.parametrize("first", [
+    "Attention Is All You Need,Ashish Vaswani,NeurIPS,2017",
+    "Large Language Models as Optimizers,Chengrun Yang and Xuezhi Wang",
+    "x," + "Optimization is ubiquitous. " * 5,
+])
+def test_csv_without_a_header_row_is_one_error_row(tmp_path, first):
+    rows = _read_csv(tmp_path, "noheader.csv", first + "\nGraph Neural Networks for Combinatorial Optimization,"
+                                                      "Natalia Vesselinova,2020,\n")
+    assert len(rows) == 1 and rows[0]["status"] == "error" and rows[0]["source_path"] == "noheader.csv"
+    assert "header row is missing" in rows[0]["error"] and "no field names" in rows[0]["error"]
+
+
+def test_csv_duplicate_header_names_take_the_first_non_empty_cell_and_note_it(tmp_path):
+    rows = _read_csv(tmp_path, "dup.csv", "title,Title,authors\n,Attention Is All You Need,Ashish Vaswani\n"
+                                          "Large Language Models as Optimizers,LLMs as Optimizers,Chengrun Yang\n")
+    assert [r["title"] for r in rows] == ["Attention Is All You Need", "Large Language Models as Optimizers"]
+    assert all("the header names 'title' more than once" in r["notes"] for r in rows)
+
+
+def test_csv_junk_titles_and_spreadsheet_years(tmp_path):
+    rows = _read_csv(tmp_path, "junk.csv", "title,authors,year\n12345,A B,2017\n3.14,A B,2017\nnan,A B,2017\n"
+                                           "Attention Is All You Need,Ashish Vaswani,2017.0\n")
+    assert [r["status"] for r in rows] == ["error", "error", "error", "ok"]
+    assert json.loads(rows[3]["paper_record"])["year"] == 2017
+
+
+def test_csv_record_notes_reach_the_row(tmp_path):
+    rows = _read_csv(tmp_path, "years.csv", "title,year\nAttention Is All You Need,1066\n")
+    assert "year '1066'" in rows[0]["notes"] and json.loads(rows[0]["paper_record"])["year"] is None
