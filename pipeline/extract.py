@@ -118,6 +118,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     a Chinese-only heading gives only ``title_zh``.
     """
     h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
+    h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
     kv = parse_key_value(h)
     if kv is not None and kv[0] == "title":
         h = kv[1]
@@ -166,6 +167,9 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     return h, None
 
 
+#: A tag before a title: a venue or a date in brackets (``(CVPR 2019)``, ``[ICML 2019]``,
+#: ``【2024】``), or a bare date (``202212 ``, ``2023.05 ``).
+_LEADING_TAG = re.compile(r"^\s*(?:[\[【(（][^\]】)）\n]{0,30}\d{2,4}[^\]】)）\n]{0,10}[\]】)）]|(?:19|20)\d{2}[.\-/]?\d{0,2}(?=\s))\s*")
 #: A list item's marker, with a task-list box (``- [ ]``, ``1.``, ``•``).
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•·▪●]\s+|\d{1,3}(?:[.)]\s+|[、．]\s*))(?:\[[ xX]\]\s*)?")
 #: Link groups and emphasis around names in a reading list's credit line.
