@@ -484,12 +484,26 @@ def evaluate_real(batches: list[tuple[str, Path]], out_dir: str | Path | None = 
         files_of[c].add(name)
     matched = [(c, pid) for (_, _, hit, pid), c in zip(mentions, clusters, strict=True) if hit]
     dedup = pairwise([c for c, _ in matched], [pid for _, pid in matched])
+    # the dedup errors: gold papers whose found mentions got several paper_ids (split), and
+    # paper_ids shared by several gold papers (merged)
+    by_cluster: dict[int, list[tuple[str, str, str | None]]] = defaultdict(list)
+    by_pid: dict[str, set[int]] = defaultdict(set)
+    for (name, paper, hit, pid), c in zip(mentions, clusters, strict=True):
+        if hit:
+            by_cluster[c].append((name, _gold_display(paper), pid))
+            if pid:
+                by_pid[pid].add(c)
+    dedup_errors = [{"kind": "split", "mentions": ms} for ms in by_cluster.values()
+                    if len({pid for _, _, pid in ms}) > 1]
+    dedup_errors += [{"kind": "merged", "mentions": [m for c in sorted(cs) for m in by_cluster[c] if m[2] == pid]}
+                     for pid, cs in by_pid.items() if len(cs) > 1]
     groups = {key: {value: aggregate([r for r in rows if r[key] == value])
                     for value in sorted({r[key] for r in rows})}
               for key in ("split", "language", "shape", "batch")}
     return {**aggregate(rows), **dedup, "dedup_mentions": len(matched),
             "gold_papers_multi_file": sum(len(f) >= 2 for f in files_of.values()),
-            "seconds": seconds, "problems": problems, "files": rows, "groups": groups}
+            "seconds": seconds, "problems": problems, "files": rows, "groups": groups,
+            "dedup_errors": dedup_errors}
 
 
 def _natural(name: str) -> tuple[str, int]:
@@ -623,7 +637,13 @@ def format_errors(scores: dict) -> str:
                   for w in r["wrong"]]
         if items:
             lines += [f"  {r['name']} [{r['status']}]", *items]
-    return "Per-file errors\n" + ("\n".join(lines) if lines else "  none")
+    out = "Per-file errors\n" + ("\n".join(lines) if lines else "  none")
+    dedup = []
+    for e in scores.get("dedup_errors", []):
+        dedup.append(f"  {e['kind']}:")
+        dedup += [f"    {pid or '-'}  {name}: {title[:70]}" for name, title, pid in e["mentions"]]
+    return out + "\n\nDedup errors (gold papers split over paper_ids, paper_ids merging gold papers)\n" + (
+        "\n".join(dedup) if dedup else "  none")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -578,8 +578,9 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
         anchors = dict(narrative)
     if not anchors and lines and len({a for a, _ in find_arxiv_ids(text)}) == 1:
         # a page about one paper that never writes its title as a heading or a quoted name, but
-        # links it (its arXiv id): the page is that paper's one section
-        anchors = {0: None}
+        # links it (its arXiv id): the page is that paper's one section, with no title (its
+        # first line is the page's headline, not the paper's title)
+        anchors = {0: ""}
 
     sections: list[dict] = []
     context: list[dict] = []
@@ -604,7 +605,7 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
                 "ordinal": len(sections),
                 "char_start": start,
                 "char_end": end,
-                "heading": heading or current[0].stripped,
+                "heading": heading if heading is not None else current[0].stripped,
                 "text": body,
                 "ctx_award_raw": award_raw,
                 "lead_award_raw": None,
