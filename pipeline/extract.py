@@ -181,7 +181,7 @@ _TRAILING_DATE = re.compile(r"[,，]?\s*\d{4}(?:[.\-/]\d{1,2}){0,2}\s*$")
 def credit_text(line: str) -> str:
     """A credit line as reading lists write it, without its links, emphasis markers, trailing
     date and final period: ``*A, B, C.* [[Paper](…)] [[Code](…)], 2022.12`` -> ``A, B, C``."""
-    s = _LINK_GROUP.sub(" ", line).replace("\\*", "")
+    s = _LINK_GROUP.sub(" ", _LIST_MARK.sub("", line)).replace("\\*", "")
     s = _NAME_DOTS.sub(", ", s)
     s = _TRAILING_DATE.sub("", s.strip(" ,，"))
     s = s.strip().strip("*_").strip().rstrip(".。").strip("*_ ")

@@ -1112,7 +1112,8 @@ _KEY_ALIASES: dict[str, tuple[str, ...]] = {
         "affiliations", "affiliation", "institutions", "institution",
     ),
     "award": ("奖项", "獎項", "获奖", "獲獎", "获奖情况", "獲獎情況", "所获奖项", "所獲獎項", "award", "awards"),
-    "venue": ("会议", "會議", "发表会议", "發表會議", "venue", "conference"),
+    "venue": ("会议", "會議", "发表会议", "發表會議", "发表于", "發表於", "收录", "收錄", "期刊", "venue", "conference",
+              "publisher", "published in", "publication", "proceedings", "journal"),
     "paper_url": (
         "论文地址", "論文地址", "论文链接", "論文鏈接", "論文連結", "链接", "鏈接", "連結",
         "arxiv", "paper", "link", "pdf", "paper link", "paper url", "论文", "論文",
@@ -1152,7 +1153,8 @@ _MAX_KEY_CHARS = 12
 
 def _lookup_key(raw_key: str) -> str | None:
     k = _KEY_DECOR.sub("", raw_key).strip().casefold()
-    k = _SPACES.sub("", k)
+    k = _SPACES.sub("", k).lstrip("-*+•·▪●").lstrip()
+    k = re.sub(r"^[^\w\u3400-\u9fff]+", "", k)  # an emoji or symbol before the key ("📑 Publisher")
     if not k or len(k) > _MAX_KEY_CHARS:
         return None
     if _NUMBERED_KEY.match(k):

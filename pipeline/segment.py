@@ -339,6 +339,13 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
         if c.line not in chosen and log.isEnabledFor(logging.DEBUG):
             log.debug("document %s: heading %r rejected as a paper title: score %.2f < %.2f",
                       _DOCUMENT.get(), c.title[:120], p, model.threshold)
+    # an anchor whose markup no other anchor shares, without paper evidence of its own, in a
+    # document whose other anchors share a markup, is the article's headline or a trailer
+    # ("Next week: …"), not one more paper
+    styles = Counter(c.style for c in chosen.values())
+    if len(chosen) >= 3 and max(styles.values()) >= 2:
+        for line in [l for l, c in chosen.items() if styles[c.style] == 1 and not _has_paper_evidence(c)]:
+            del chosen[line]
     # a metadata block after its body repeats the title of a line above it: the paper starts at
     # that line (when no other anchor comes between them)
     for line in sorted(l for l, c in chosen.items() if c.style == "kv_title"):

@@ -150,17 +150,18 @@ def cross_validate(x: np.ndarray, y: np.ndarray, groups: np.ndarray, folds: int 
 
 
 def best_threshold(y: np.ndarray, proba: np.ndarray) -> tuple[float, float, float, float]:
-    """``(threshold, precision, recall, f1)`` maximising F1 over thresholds 0.05..0.95."""
-    best = (0.5, 0.0, 0.0, 0.0)
+    """``(threshold, precision, recall, f1)``: the middle of the thresholds (0.05..0.95, step
+    0.025) whose F1 is within 0.01 of the best, so that the choice does not hang on one step."""
+    rows = []
     for t in np.arange(0.05, 0.96, 0.025):
         pred = proba >= t
         tp = int((pred & (y == 1)).sum())
         p = tp / max(int(pred.sum()), 1)
         r = tp / max(int(y.sum()), 1)
-        f = 2 * p * r / (p + r) if p + r else 0.0
-        if f > best[3]:
-            best = (round(float(t), 3), p, r, f)
-    return best
+        rows.append((round(float(t), 3), p, r, 2 * p * r / (p + r) if p + r else 0.0))
+    top = max(f for *_, f in rows)
+    near = [row for row in rows if row[3] >= top - 0.01]
+    return near[len(near) // 2]
 
 
 def export(model, threshold: float, meta: dict) -> dict:
