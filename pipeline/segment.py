@@ -672,14 +672,15 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
         for venue, year in find_dated_venue_years(span_text):
             venue_counts[venue] += 1  # the undated mention counted 1 above; dated, it counts 2
             year_counts[(venue, year)] += 1
+    linked = Counter(filter(None, map(venue_from_url, find_urls(text)))) if "://" in text else Counter()
     if not venue_counts:  # no venue named in the context: the proceedings it links to may
-        for url in find_urls(text):
-            named = venue_from_url(url)
-            if named is not None:
-                venue_counts[named[0]] += 1
-                year_counts[named] += 1
+        for (venue, year), n in linked.items():
+            venue_counts[venue] += n
+            year_counts[(venue, year)] += n
     doc_venue = venue_counts.most_common(1)[0][0] if venue_counts else None
     years = [(n, y) for (v, y), n in year_counts.items() if v == doc_venue]
+    if doc_venue is not None and not years:  # named without a year: the year its links give
+        years = [(n, y) for (v, y), n in linked.items() if v == doc_venue]
     if doc_venue is not None and not years:
         # the context names the venue but not its year: the sections' prose may ("在 NeurIPS
         # 2023 公布的获奖名单中", "2024 年 12 月，NeurIPS 把…"); the first such year counts
