@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from .fields import (
     find_arxiv_ids,
     find_award_label,
+    find_credit,
     find_urls,
     find_venue_years,
     normalize_award,
@@ -44,7 +45,7 @@ _BULLET = re.compile(r"^(?:[-*+•·▪●◆◇■□➤►▶✅☑️📄📌
 _HTML_A = re.compile(r"<a\s[^>]*?href=[\"'](?P<href>[^\"']+)[\"'][^>]*>(?P<text>.*?)</a>", re.I | re.S)
 _HTML_BOLD = re.compile(r"</?(?:b|strong)(?:\s[^>]*)?>", re.I)
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)")
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_ROW = re.compile(r"^\s*\|[^|\n]*\|")  # a row may run on past its line (a cell with a line break)
 #: Longest line that can hold a title candidate, in characters (a table row may be wider).
 MAX_LINE_CHARS = 2000
 MAX_ROW_CHARS = 20000
@@ -63,6 +64,9 @@ _HAN = re.compile(r"[\u3400-\u9fff]")
 _SENTENCE_PUNCT = re.compile(r"[。，；！？,;!?]")
 _ZH_SENTENCE_PUNCT = re.compile(r"[。，；！？]")
 _SENTENCE_END = re.compile(r"[.。!！?？;；，,]\s*$")
+#: One sentence-like line of at most 200 characters ending with a period and holding no other
+#: sentence end: the title line of a reference ("Authors.\nTitle.\nProceedings of ACL 1998.").
+_CITATION_TITLE = re.compile(r"^[A-Z0-9][^.!?。]{8,198}\.$")
 _STATEMENT_END = re.compile(r"[.。!！;；，,]\s*$")  # a question may be a title
 _TRAILING_REF = re.compile(r"(?:\s*(?:arxiv\s*[:：]?\s*\S+|https?://\S+|doi\s*[:：]\s*\S+|\(\s*\)|[\[(（]\s*(?:pdf|paper|code|link)\s*[\])）]))+\s*$", re.I)
 _HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
@@ -95,9 +99,9 @@ FEATURES: tuple[str, ...] = (
     "latin_words", "han_chars", "chars", "titlecase_share", "colon_inside", "ends_like_sentence",
     "sentence_punct", "zh_sentence_punct", "question", "venue_year", "award_label", "has_digit_start",
     "has_url", "has_arxiv", "credit_in_line", "paper_word_in_line", "names_in_line", "bilingual", "self_credit", "italic_line",
-    "next_authors", "next_italic", "next_kv", "next_kv_authors", "next_arxiv", "next_url",
+    "next_authors", "next_italic", "next_prose_credit", "next_kv", "next_kv_authors", "next_arxiv", "next_url",
     "next_credit_word", "next_paper_word", "next_body_chars", "next_candidate_gap",
-    "siblings", "sibling_evidence_share", "doc_candidates", "first_line", "position",
+    "prev_credit", "siblings", "sibling_evidence_share", "doc_candidates", "first_line", "position",
     "about_papers", "style_share",
 )
 
@@ -234,6 +238,8 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
     core = _TRAILING_REF.sub("", text)  # "… instead. arXiv: 2106.09685" ends a sentence
     if len(text) <= MAX_TITLE_CHARS and core and not _STATEMENT_END.search(core):
         return _made(text, "plain")
+    if _CITATION_TITLE.match(core) and not _ZH_SENTENCE_PUNCT.search(core):
+        return _made(core[:-1], "reference")  # a reference's title line: "Title Words Here."
     return None
 
 
@@ -328,7 +334,7 @@ def _credits(s: str) -> bool:
 
 
 def _evidence(lines: list[Line], start: int, stop: int) -> dict[str, float]:
-    f = dict.fromkeys(("next_authors", "next_italic", "next_kv", "next_kv_authors", "next_arxiv",
+    f = dict.fromkeys(("next_authors", "next_italic", "next_prose_credit", "next_kv", "next_kv_authors", "next_arxiv",
                        "next_url", "next_credit_word", "next_paper_word"), 0.0)
     body = 0
     for j in range(start, min(stop, start + EVIDENCE_LINES)):
@@ -343,6 +349,9 @@ def _evidence(lines: list[Line], start: int, stop: int) -> dict[str, float]:
             f["next_authors"] = 1.0
         if j < start + 2 and _is_italic_line(raw):
             f["next_italic"] = 1.0
+        if j == start and not f["next_authors"] and len(s) < MAX_LINE_CHARS:
+            credit = find_credit(s)  # "Muennighoff and colleagues trained …", "来自X的研究团队…"
+            f["next_prose_credit"] = float(bool(credit and (credit.authors or credit.institutions)))
         if find_arxiv_ids(s):
             f["next_arxiv"] = 1.0
         if find_urls(raw):
@@ -382,6 +391,10 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
         elif not _is_table_rule(line.stripped):
             header = None
         c = candidate_of(line, header)
+        if c is not None and c.style == "reference":
+            # a sentence-shaped line is a title only in a reference, under its authors' line
+            prev = plain(lines[i - 1].stripped[:MAX_LINE_CHARS]).rstrip(".") if i else ""
+            c = Candidate(i, c.title, "plain") if prev and (_is_name_list(prev) or _credits(prev)) else None
         if c is not None:
             c.line = i
             cands.append(c)
@@ -400,6 +413,8 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
                 break
         c.features.update(_line_features(c.title, lines[c.line].stripped))
         c.features.update(_evidence(lines, c.line + 1, stop))
+        prev = plain(lines[c.line - 1].stripped[:MAX_LINE_CHARS]).rstrip(".") if c.line else ""
+        c.features["prev_credit"] = float(bool(prev) and (_is_name_list(prev) or _credits(prev)))
         evidence.append(_has_evidence(c.features))
     with_evidence = Counter(c.style for c, e in zip(cands, evidence, strict=True) if e)
     n = len(lines)
