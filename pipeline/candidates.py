@@ -34,7 +34,7 @@ from .fields import (
     parse_credit_line,
     parse_key_value,
 )
-from .headings import BOOK_TITLE, ENUMERATED_HEADING, LEADING_DECORATION, NUMBERED_HEADING
+from .headings import BOOK_TITLE, DECORATION_ONLY, ENUMERATED_HEADING, LEADING_DECORATION, NUMBERED_HEADING
 from .textutil import Line, latin_words, plain
 
 _MD_HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<text>\S.*)$")
@@ -275,10 +275,12 @@ def _title_part(body: str) -> str:
 
 def _made(title: str, style: str, level: int = 0) -> Candidate | None:
     title = title.strip()
+    if title.endswith(".") and not title.endswith("..") and style not in ("plain", "list"):
+        title = title[:-1].rstrip()  # "**Title.** Authors": the period closes the bold run's sentence
     if LEADING_DECORATION.match(title):
         title = LEADING_DECORATION.match(title).group("title").strip()
-    if not (MIN_TITLE_CHARS <= len(title) <= MAX_TITLE_CHARS) or "://" in title:
-        return None
+    if not (MIN_TITLE_CHARS <= len(title) <= MAX_TITLE_CHARS) or "://" in title or DECORATION_ONLY.match(title):
+        return None  # (a bracketed label alone, 【往期回顾】, names a part of the article)
     return Candidate(0, title, style, level)
 
 

@@ -25,6 +25,7 @@ from pipeline.fields import (
     parse_key_value,
     split_names,
     url_kind,
+    venue_from_url,
 )
 
 # --- seed passages -----------------------------------------------------------------------------
@@ -159,10 +160,43 @@ def test_find_award_label(text: str, expected: str | None) -> None:
 
 
 def test_venues_list() -> None:
-    assert VENUES == (
+    assert VENUES[:17] == (
         "NeurIPS", "ICML", "ICLR", "CVPR", "ICCV", "ECCV", "ACL", "EMNLP", "NAACL",
         "AAAI", "IJCAI", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS",
     )
+    assert {"EACL", "COLING", "ICASSP", "INTERSPEECH", "CIKM", "ICSE", "CoRL", "TPAMI", "TMLR"} <= set(VENUES)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Published at ICSE 2024 and presented at ICASSP 2023", [("ICSE", 2024), ("ICASSP", 2023)]),
+        ("`EACL 2023` best long paper", [("EACL", 2023)]),
+        ("CoRL 2022 (Oral)", [("CoRL", 2022)]),
+        ("the icse workshop", []),  # acronyms are case-sensitive
+    ],
+)
+def test_acronym_venues_with_years(text: str, expected: list) -> None:
+    assert [(v, y) for v, y, _, _ in find_venue_years(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://aclanthology.org/2023.eacl-main.213/", ("EACL", 2023)),
+        ("https://aclanthology.org/2022.findings-acl.3.pdf", ("ACL", 2022)),
+        ("https://aclanthology.org/P19-1001", ("ACL", 2019)),
+        ("https://openaccess.thecvf.com/content/CVPR2023/html/Hu_Planning.html", ("CVPR", 2023)),
+        ("https://openaccess.thecvf.com/content_ICCV_2017/papers/x.pdf", ("ICCV", 2017)),
+        ("https://blog.neurips.cc/2023/12/11/announcing-the-neurips-2023-paper-awards/", ("NeurIPS", 2023)),
+        ("https://papers.nips.cc/paper/2012/file/c399862d3b9d6b76c8436e924a68c45b-Paper.pdf", ("NeurIPS", 2012)),
+        ("https://2021.emnlp.org/blog/2021-10-29-best-paper-awards", ("EMNLP", 2021)),
+        ("https://arxiv.org/abs/2212.09597", None),
+        ("https://github.com/acl2023/tools", None),
+    ],
+)
+def test_venue_from_url(url: str, expected: tuple | None) -> None:
+    assert venue_from_url(url) == expected
 
 
 @pytest.mark.parametrize(

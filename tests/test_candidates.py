@@ -1,0 +1,152 @@
+"""Title candidates, the title classifier and its training helpers, on lines and files of the
+real-world corpus (tests/fixtures/real)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline import title_model
+from pipeline.candidates import FEATURES, candidate_of, find_candidates
+from pipeline.segment import kept_lines, segment_document
+from pipeline.textutil import Line
+from pipeline.train_titles import best_threshold, label
+from pipeline.train_titles import main as train_main
+
+REAL = Path(__file__).parent / "fixtures" / "real"
+
+
+def _line(s: str) -> Line:
+    return Line(0, len(s), s)
+
+
+@pytest.mark.parametrize(
+    ("line", "style", "title"),
+    [
+        # reading lists (h1-jaealways, h1-atfortes, h8-fyj), verbatim lines
+        ("- [ ] **[ZELDA: A Comprehensive Benchmark for Supervised Entity Disambiguation]"
+         "(https://aclanthology.org/2023.eacl-main.151/).** Marcel Milich and Alan Akbik.",
+         "bold_lead", "ZELDA: A Comprehensive Benchmark for Supervised Entity Disambiguation"),
+        ("- [ ]  Incorporating Worker Perspectives into MTurk Annotation Practices for NLP*Olivia Huang, "
+         "Eve Fleisig and Dan Klein*",
+         "list", "Incorporating Worker Perspectives into MTurk Annotation Practices for NLP"),
+        ("1. **Reasoning with Language Model Prompting: A Survey.** `ACL 2023`",
+         "bold_lead", "Reasoning with Language Model Prompting: A Survey"),
+        ("* Continuous Speech Separation with Conformer [[note]](./Single-channel%20Speech%20Separation/"
+         "Continuous%20Speech%20Separation%20with%20Conformer%20阅读笔记.md)",
+         "list", "Continuous Speech Separation with Conformer"),
+        ("#### [Adaptive Procedural Task Generation for Hard-Exploration Problems]"
+         "(https://arxiv.org/pdf/2007.00350.pdf)",
+         "md3", "Adaptive Procedural Task Generation for Hard-Exploration Problems"),
+        # an arXiv digest's HTML table cell (h8-shiyibihua)
+        ('  <td><a href="./papers/251220907v1-panogrounder.html">PanoGrounder: Bridging 2D and 3D with '
+         "Panoramic Scene Representations for VLM-based 3D Visual Grounding</a></td>",
+         "link_lead", "PanoGrounder: Bridging 2D and 3D with Panoramic Scene Representations for VLM-based "
+                      "3D Visual Grounding"),
+    ],
+)
+def test_the_candidate_of_a_real_line(line: str, style: str, title: str) -> None:
+    c = candidate_of(_line(line))
+    assert c is not None and (c.style, c.title) == (style, title)
+
+
+def test_a_table_header_names_the_title_column_and_is_no_candidate() -> None:
+    text = (REAL / "dev" / "h1-zezhishao-dailyarxiv" / "daily-papers-2025-04-25-time-series.md").read_text(
+        encoding="utf-8")
+    cands = find_candidates(kept_lines(text, []))
+    tables = [c for c in cands if c.style == "table"]
+    assert [c.title for c in tables][:2] == [
+        "Online model learning with data-assimilated reservoir computers",
+        "A Time Series Dataset of NIR Spectra and RGB and NIR-HSI Images of the Barley Germination Process",
+    ]
+    assert all(c.title != "Title" for c in cands)
+    assert tables[0].header[:2] == ["**Title**", "**Date**"]
+
+
+def test_features_of_a_credit_line_and_its_title() -> None:
+    lines = kept_lines("- [ ] Privacy Auditing with One (1) Training Run\n"
+                       "    Thomas Steinke · Milad Nasr · Matthew Jagielski\n", [])
+    title, names = find_candidates(lines)
+    assert title.features["next_authors"] == 0.0  # middle dots are not a credit line by themselves
+    assert set(title.features) == set(FEATURES)
+    lines = kept_lines("Scaling Data-Constrained Language Models\n\n*Niklas Muennighoff, Alexander Rush and "
+                       "Boaz Barak*\n", [])
+    title, names = find_candidates(lines)
+    assert title.features["next_authors"] == 1.0 and title.features["next_italic"] == 1.0
+    assert names.features["self_credit"] == 1.0
+
+
+@pytest.mark.parametrize("line", [
+    "# A Study" + " " * 2000 + "of Things",
+    "|" + "---|" * 3000 + "x|",
+    "- [Figure](data:image/png;base64," + "A" * 40000 + ' "Figure 1")',
+])
+def test_pathological_lines_give_no_candidate(line: str) -> None:
+    assert candidate_of(_line(line)) is None
+
+
+def test_a_real_reading_list_is_one_section_per_paper_with_venue_from_its_links() -> None:
+    text = (REAL / "dev" / "h1-jaealways-nlp-awards" / "eacl2023-awards.md").read_text(encoding="utf-8")
+    result = segment_document(text, [])
+    gold = json.loads((REAL / "dev" / "h1-jaealways-nlp-awards" / "gold.json").read_text(encoding="utf-8"))
+    want = [p["title"] for p in gold["files"]["eacl2023-awards.md"]["papers"]]
+    got = [s["heading"] for s in result["sections"]]
+    assert len(got) == len(want) == 13
+    assert got[0] == ("COMPS: Conceptual Minimal Pair Sentences for testing Robust Property Knowledge and its "
+                      "Inheritance in Pre-trained Language Models")
+    assert (result["doc_venue"], result["doc_year"]) == ("EACL", 2023)
+
+
+def test_text_not_about_papers_gives_no_section() -> None:
+    text = ("City Council Approves New Downtown Park Plan\n\nThe council voted on Tuesday to approve the plan.\n\n"
+            "Residents Weigh In On The Decision\n\nMany residents said they liked it.\n")
+    assert segment_document(text, [])["sections"] == []
+
+
+def test_a_page_about_one_linked_paper_is_one_untitled_section() -> None:
+    # h3-zhhant-repos: a timeline entry about GPT-3 whose only paper link is its arXiv page
+    text = (REAL / "dev" / "h3-zhhant-repos" / "sjenwork-timeline-gpt3-2020.md").read_text(encoding="utf-8")
+    sections = segment_document(text, [])["sections"]
+    assert len(sections) == 1 and sections[0]["heading"] == ""
+    assert "https://arxiv.org/abs/2005.14165" in sections[0]["text"]
+
+
+def test_the_stored_model_scores_in_zero_one() -> None:
+    model = title_model.load()
+    cands = find_candidates(kept_lines("## Attention Is All You Need\n\nAshish Vaswani, Noam Shazeer and Niki "
+                                       "Parmar\n\narXiv: 1706.03762\n", []))
+    p = model.scores(cands)
+    assert p.shape == (len(cands),) and ((0.0 <= p) & (p <= 1.0)).all()
+    assert cands[0].title == "Attention Is All You Need" and p[0] >= model.threshold
+
+
+def test_a_damaged_model_is_refused_with_its_path(tmp_path: Path) -> None:
+    spec = json.loads(title_model.MODEL_PATH.read_text(encoding="utf-8"))
+    spec["trees"][0]["left"][0] = 0  # a cycle: prediction would never end
+    bad = tmp_path / "model.json"
+    bad.write_text(json.dumps(spec), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"model\.json is not usable: a tree is malformed"):
+        title_model.load(str(bad))
+    bad.write_text("{", encoding="utf-8")
+    with pytest.raises(ValueError, match="is not usable"):
+        title_model.load(str(bad))
+
+
+def test_labels_and_threshold() -> None:
+    from pipeline.evaluate import title_key
+
+    gold = [title_key("Attention Is All You Need"), title_key("视觉自回归建模")]
+    assert label("## Attention is all you need", gold)
+    assert label("視覺自回歸建模", gold)  # matched in Simplified
+    assert not label("Attention", gold)  # too short to be contained
+    y = np.array([1, 1, 0, 0, 1, 0])
+    proba = np.array([0.9, 0.8, 0.3, 0.1, 0.6, 0.7])
+    t, p, r, f = best_threshold(y, proba)
+    assert (p, r) == (0.75, 1.0) and t <= 0.6
+
+
+def test_training_refuses_the_test_split() -> None:
+    assert train_main(["--real", str(REAL / "test"), "--out", "/dev/null"]) == 2
