@@ -49,7 +49,6 @@ from .fields import (
     find_urls,
     find_venue_years,
     fold_title,
-    venue_from_url,
     is_institution,
     normalize_award,
     parse_credit_line,
@@ -57,6 +56,7 @@ from .fields import (
     split_affiliation,
     split_names,
     url_kind,
+    venue_from_url,
 )
 from .headings import (
     BILINGUAL,

@@ -48,19 +48,19 @@ from .fields import (
     find_urls,
     find_venue_years,
     fold_title,
-    venue_from_url,
     lead_award,
     normalize_award,
     parse_key_value,
     split_sentences,
+    venue_from_url,
 )
 from .headings import (
-    MAX_DECORATION_CHARS,
     BILINGUAL,
     BOOK_TITLE,
     DECORATION_ONLY,
     ENUMERATED_HEADING,
     LEADING_DECORATION,
+    MAX_DECORATION_CHARS,
     NUMBERED_HEADING,
 )
 from .normalize import detect_script
@@ -344,11 +344,11 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
     # ("Next week: …"), not one more paper
     styles = Counter(c.style for c in chosen.values())
     if len(chosen) >= 3 and max(styles.values()) >= 2:
-        for line in [l for l, c in chosen.items() if styles[c.style] == 1 and not _has_paper_evidence(c)]:
+        for line in [at for at, c in chosen.items() if styles[c.style] == 1 and not _has_paper_evidence(c)]:
             del chosen[line]
     # a metadata block after its body repeats the title of a line above it: the paper starts at
     # that line (when no other anchor comes between them)
-    for line in sorted(l for l, c in chosen.items() if c.style == "kv_title"):
+    for line in sorted(at for at, c in chosen.items() if c.style == "kv_title"):
         key = fold_title(chosen[line].title)
         earlier = [c for c in cands if c.line < line and c.line not in chosen and key
                    and len(key) >= 8 and key in fold_title(c.title) and not any(c.line < a < line for a in chosen)]
