@@ -1,6 +1,8 @@
 # The two commands: `make all` (run the pipeline) and `make test` (run the tests);
 # `make eval` scores segmentation and extracted fields on the annotated fixtures (and the seeds)
-# against tests/eval_baseline.json, and dedup on tests/fixtures/dedup against its baseline.json.
+# against tests/eval_baseline.json, dedup on tests/fixtures/dedup against its baseline.json, and
+# the real-world corpus's dev split (tests/fixtures/real) against tests/real_eval_baseline.json;
+# it stops at the first gate that fails. `make eval-test` scores the held-out test split.
 # Both create .venv and install the project with its dependencies when missing.
 
 PYTHON ?= python3

@@ -42,7 +42,7 @@ EXAMPLE_CHARS = 48
 
 #: What one row of each table is, and how it joins to the others.
 TABLE_DOCS: dict[str, str] = {
-    "documents": "One row per input file (a JSON Lines feed: per line), in source-path order, including files "
+    "documents": "One row per input file (a JSON Lines feed: per line; a CSV file: per row), in source-path order, including files "
                  "that failed, were skipped, empty or byte-identical copies (`status`).",
     "sections": "One row per mention of a paper: a character range of a document. "
                 "`doc_id` → `documents.doc_id`; `paper_id` → `papers.paper_id`.",
@@ -50,7 +50,7 @@ TABLE_DOCS: dict[str, str] = {
               "`section_ids` → `sections.section_id`; `doc_ids` → `documents.doc_id`.",
     "dropped": "One row per span removed by clean (junk), with its reason. `doc_id` → `documents.doc_id`.",
     "context": "One row per document-context span (not a paper, not junk). `doc_id` → `documents.doc_id`.",
-    "errors": "One row per input file (a JSON Lines feed: per line) that could not be read, decoded or parsed, "
+    "errors": "One row per input file (a JSON Lines feed: per line; a CSV file: per row) that could not be read, decoded or parsed, "
               "or that has no text; the run goes on without it. `path` → `documents.source_path`.",
 }
 
@@ -61,7 +61,7 @@ _DOC_REF = "The document the row belongs to (→ `documents.doc_id`)."
 #: Meaning of every column, per table. A schema column missing here fails the tests.
 COLUMNS: dict[str, dict[str, str]] = {
     "errors": {
-        "path": "The file that failed, relative to the corpus folder (a JSON Lines line: `file.jsonl#N`).",
+        "path": "The file that failed, relative to the corpus folder (a JSON Lines line: `file.jsonl#N`; a CSV row: `file.csv#N`).",
         "stage": "The stage that failed on it (`ingest`, `clean`, `segment`, `normalize`, `extract`).",
         "error_type": "The error's class, e.g. `UnicodeDecodeError`, `JSONDecodeError`, `EmptyDocument`.",
         "message": "What went wrong, in words, naming the file.",
@@ -93,7 +93,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "n_sections": "Number of sections (paper mentions) found in the document.",
         "raw_text": "The decoded input before HTML extraction, mojibake repair and Unicode normalization; null "
                     "when equal to `text`.",
-        "title": "Page title from HTML `<title>`/metadata or the JSONL `title` key (a paper record: the "
+        "title": "Page title from HTML `<title>`/metadata or the JSONL/CSV `title` field (a paper record: the "
                  "paper's title); null otherwise.",
         "url": "Canonical URL from HTML metadata or the JSONL `url` key; null otherwise.",
         "published": "Publish date as given by HTML metadata or the JSONL `published`/`date` key; null otherwise.",
