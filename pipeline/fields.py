@@ -171,6 +171,11 @@ _GENERIC_AWARD_LABEL = re.compile(
 _GLOSS = re.compile(r"\s*[（(][^（()）\n]{1,80}[）)]")
 
 
+#: A label for a paper that was up for an award, not given one ("最佳论文候选", "best paper
+#: candidate", "finalist"); a nomination (提名) is read as an honourable mention, as announced.
+_NOT_AWARDED = re.compile(r"候选|候選|入围|入圍|\bcandidates?\b|\bfinalists?\b|\bshortlist", re.I)
+
+
 def normalize_award(raw: str | None) -> str | None:
     """Map an award label in zh-Hans, zh-Hant or English to one of :data:`AWARDS`.
 
@@ -183,7 +188,8 @@ def normalize_award(raw: str | None) -> str | None:
         The award class, ``"other"`` for an award-ish label that fits no class (``"Best
         Student Paper"``, ``"… Award"``, ``"…奖"``), or ``None`` for ``None``, an empty string
         or a string with no award label at all. ``奖励``/``獎勵`` (reward), ``奖金`` and
-        ``获奖``/``獲獎`` (award-winning) alone are not award labels.
+        ``获奖``/``獲獎`` (award-winning) alone are not award labels, and a candidate or
+        finalist (``最佳论文候选``, ``best paper candidate``) was given none.
 
     Rules (tested in this order, first hit wins): runner-up (``Runner-up``, ``亚军``/``亞軍``);
     honourable mention (``Honorable Mention``, ``荣誉提名``/``榮譽提名``, any ``提名``); test of
@@ -195,6 +201,8 @@ def normalize_award(raw: str | None) -> str | None:
     if not raw or not raw.strip():
         return None
     text = unicodedata.normalize("NFKC", raw)
+    if _NOT_AWARDED.search(text):
+        return None
     for award, pattern in _AWARD_RULES:
         if pattern.search(text):
             return award

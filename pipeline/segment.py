@@ -697,7 +697,11 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
         lead = "\n".join(text[span["char_start"] : span["char_end"]] for span in context
                          if span["kind"] in ("headline", "lead"))
         label = lead_award(lead)
-        for sec in sections:
+        # a lead that names some of the papers gives the award to those only (notes on an award
+        # paper that go on to the papers it builds on)
+        lead_key = fold_title(lead)
+        named = [sec for sec in sections if len(k := fold_title(sec["heading"] or "")) >= 8 and k in lead_key]
+        for sec in named or sections:
             sec["lead_award_raw"] = label
     return {"sections": sections, "context": context, "doc_venue": doc_venue, "doc_year": doc_year,
             "doc_urls": doc_urls}
