@@ -19,6 +19,7 @@ classifier trained on annotated pages.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -79,13 +80,36 @@ _CREDIT_WORD = re.compile(
     re.I,
 )
 _PAPER_WORD = re.compile(r"论文|論文|paper|arxiv|预印本|預印本|\bpdf\b|github|代码|代碼|\bcode\b|项目|項目|project", re.I)
+# The same words as literals and the few whole words, for the per-line evidence (faster than the
+# case-insensitive alternations on long lines).
+_CREDIT_LITERALS = ("作者", "一作", "团队", "團隊", "研究者", "研究人员", "研究人員", "机构", "機構", "单位", "單位",
+                    "来自", "來自", "university", "institute", "大学", "大學", "实验室", "實驗室", "研究院")
+_CREDIT_WORDS = re.compile(r"\bauthors?\b|\bby\b|\bet al\b")
+_PAPER_LITERALS = ("论文", "論文", "paper", "arxiv", "预印本", "預印本", "github", "代码", "代碼", "项目", "項目",
+                   "project")
+_PAPER_WORDS = re.compile(r"\bpdf\b|\bcode\b")
+
+
+def _credit_word(lower: str) -> bool:
+    return any(w in lower for w in _CREDIT_LITERALS) or bool(
+        ("author" in lower or "by" in lower or "et al" in lower) and _CREDIT_WORDS.search(lower))
+
+
+def _paper_word(lower: str) -> bool:
+    return any(w in lower for w in _PAPER_LITERALS) or bool(
+        ("pdf" in lower or "code" in lower) and _PAPER_WORDS.search(lower))
+
+
 _ABOUT_PAPERS = re.compile(r"论文|論文|arXiv|预印本|預印本|\bpapers?\b|\bpreprints?\b|\bproceedings\b", re.I)
 _QUESTION = re.compile(r"[?？]\s*$|^(?:what|why|how|when|where|which|who)\b|什么|什麼|为什么|為什麼|如何|怎么|怎麼", re.I)
 
 #: Lines looked at after a candidate for its evidence (up to the next candidate).
-EVIDENCE_LINES = 6
+EVIDENCE_LINES = 3
 #: Longest candidate title, in characters (the longest titles of ML venues run to ~250).
 MAX_TITLE_CHARS = 300
+#: Longest plain (unmarked) line that can be a title, in characters: a title standing alone is
+#: short; the longest ML titles that run past this are written as headings or list items.
+MAX_PLAIN_CHARS = 200
 #: Shortest candidate title, in characters (short names such as "VAR" or "D4RT" are allowed).
 MIN_TITLE_CHARS = 3
 
@@ -234,6 +258,8 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
         return _made(_clean_title(_title_part(body)), "list")
     if ENUMERATED_HEADING.match(s):
         return _made(_clean_title(s), "enum")
+    if len(s) > MAX_PLAIN_CHARS or len(_SENTENCE_PUNCT.findall(s)) > 2:
+        return None  # a plain line this long, or with clauses, is prose
     text = _clean_title(s)
     core = _TRAILING_REF.sub("", text)  # "… instead. arXiv: 2106.09685" ends a sentence
     if len(text) <= MAX_TITLE_CHARS and core and not _STATEMENT_END.search(core):
@@ -284,6 +310,7 @@ def _made(title: str, style: str, level: int = 0) -> Candidate | None:
     return Candidate(0, title, style, level)
 
 
+@functools.lru_cache(maxsize=65536)
 def _is_name_list(s: str) -> bool:
     """A line that is a list of person names (``A, B and C``; ``张三、李四``)."""
     s = plain(s).strip(" *_")
@@ -302,7 +329,7 @@ def _line_features(title: str, raw: str) -> dict[str, float]:
     caps = sum(w[0].isupper() for w in words)
     s = plain(raw)
     rest = s.replace(title, " ", 1)
-    award = find_award_label(title)
+    award = find_award_label(title) if len(title) <= 80 else None  # an award header is short
     return {
         "latin_words": min(len(words), 30) / 10,
         "han_chars": min(han, 80) / 20,
@@ -327,6 +354,7 @@ def _line_features(title: str, raw: str) -> dict[str, float]:
     }
 
 
+@functools.lru_cache(maxsize=65536)
 def _credits(s: str) -> bool:
     """Whether ``s`` reads as a credit line naming authors."""
     if len(s) >= 400:
@@ -335,36 +363,53 @@ def _credits(s: str) -> bool:
     return bool(credit and credit.authors)
 
 
-def _evidence(lines: list[Line], start: int, stop: int) -> dict[str, float]:
+class _LineFacts:
+    """What the evidence features read from each line, computed once per line (a line is in
+    the evidence window of several candidates) and the prefix sums of line lengths."""
+
+    def __init__(self, lines: list[Line]):
+        self.lines = lines
+        self._facts: dict[int, tuple] = {}
+        self.chars = [0]
+        for line in lines:
+            self.chars.append(self.chars[-1] + len(line.stripped))
+
+    def __call__(self, j: int) -> tuple:
+        """``(kv key or None, credit line, italic, arXiv id, URL, credit word, paper word)``."""
+        got = self._facts.get(j)
+        if got is None:
+            raw = self.lines[j].stripped[:MAX_LINE_CHARS]
+            s = plain(raw)
+            kv = parse_key_value(s)
+            got = (kv[0] if kv is not None else None,
+                   _is_name_list(s) or (len(s) < 400 and parse_credit_line(s) is not None),
+                   _is_italic_line(raw), bool(find_arxiv_ids(s)), bool(find_urls(raw)),
+                   _credit_word(s[:300].lower()), _paper_word(s[:300].lower()), s)
+            self._facts[j] = got
+        return got
+
+
+def _evidence(facts: _LineFacts, start: int, stop: int) -> dict[str, float]:
     f = dict.fromkeys(("next_authors", "next_italic", "next_prose_credit", "next_kv", "next_kv_authors", "next_arxiv",
                        "next_url", "next_credit_word", "next_paper_word"), 0.0)
-    body = 0
     for j in range(start, min(stop, start + EVIDENCE_LINES)):
-        raw = lines[j].stripped[:MAX_LINE_CHARS]
-        s = plain(raw)
-        kv = parse_key_value(s)
+        kv, credit_line, italic, arxiv, url, credit_word, paper_word, s = facts(j)
         if kv is not None:
             f["next_kv"] = 1.0
-            if kv[0] in ("authors", "institutions"):
+            if kv in ("authors", "institutions"):
                 f["next_kv_authors"] = 1.0
-        if j < start + 2 and (_is_name_list(s) or (len(s) < 400 and parse_credit_line(s) is not None)):
+        if j < start + 2 and credit_line:
             f["next_authors"] = 1.0
-        if j < start + 2 and _is_italic_line(raw):
+        if j < start + 2 and italic:
             f["next_italic"] = 1.0
         if j == start and not f["next_authors"] and len(s) < MAX_LINE_CHARS:
             credit = find_credit(s)  # "Muennighoff and colleagues trained …", "来自X的研究团队…"
             f["next_prose_credit"] = float(bool(credit and (credit.authors or credit.institutions)))
-        if find_arxiv_ids(s):
-            f["next_arxiv"] = 1.0
-        if find_urls(raw):
-            f["next_url"] = 1.0
-        if _CREDIT_WORD.search(s):
-            f["next_credit_word"] = 1.0
-        if _PAPER_WORD.search(s):
-            f["next_paper_word"] = 1.0
-    for j in range(start, stop):
-        body += len(lines[j].stripped)
-    f["next_body_chars"] = math.log1p(body) / 10
+        f["next_arxiv"] = max(f["next_arxiv"], float(arxiv))
+        f["next_url"] = max(f["next_url"], float(url))
+        f["next_credit_word"] = max(f["next_credit_word"], float(credit_word))
+        f["next_paper_word"] = max(f["next_paper_word"], float(paper_word))
+    f["next_body_chars"] = math.log1p(facts.chars[stop] - facts.chars[start]) / 10
     f["next_candidate_gap"] = min(stop - start, 20) / 20
     return f
 
@@ -403,18 +448,22 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
     if not cands:
         return cands
     about = float(any(_ABOUT_PAPERS.search(line.text) for line in lines))
+    facts = _LineFacts(lines)
     style_count = Counter(c.style for c in cands)
     evidence: list[bool] = []
-    for k, c in enumerate(cands):
-        # the evidence window ends at the next candidate that is not a plain or list line
-        # (those may be an authors line or a body line read as a candidate)
-        stop = len(lines)
-        for nxt in cands[k + 1:]:
-            if nxt.style not in ("plain", "list") or nxt.style == c.style:
-                stop = nxt.line
-                break
+    # the evidence window of a candidate ends at the next candidate that is not a plain or list
+    # line (those may be an authors line or a body line read as a candidate) or has its style
+    stops: list[int] = [len(lines)] * len(cands)
+    next_marked, next_of_style = len(lines), {}
+    for k in range(len(cands) - 1, -1, -1):
+        c = cands[k]
+        stops[k] = min(next_marked, next_of_style.get(c.style, len(lines)))
+        next_of_style[c.style] = c.line
+        if c.style not in ("plain", "list"):
+            next_marked = c.line
+    for c, stop in zip(cands, stops, strict=True):
         c.features.update(_line_features(c.title, lines[c.line].stripped))
-        c.features.update(_evidence(lines, c.line + 1, stop))
+        c.features.update(_evidence(facts, c.line + 1, stop))
         prev = plain(lines[c.line - 1].stripped[:MAX_LINE_CHARS]).rstrip(".") if c.line else ""
         c.features["prev_credit"] = float(bool(prev) and (_is_name_list(prev) or _credits(prev)))
         evidence.append(_has_evidence(c.features))

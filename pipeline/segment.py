@@ -61,7 +61,6 @@ from .headings import (
     ENUMERATED_HEADING,
     LEADING_DECORATION,
     MAX_DECORATION_CHARS,
-    NUMBERED_HEADING,
 )
 from .normalize import detect_script
 from .stage import Stage
@@ -251,32 +250,21 @@ def _chinese_title(t: str) -> bool:
 
 
 def _classify(lines: list[Line]) -> list[str]:
-    """A kind per kept line: ``numbered``, ``reference``, ``award_header``, ``kv_title`` (a
-    metadata title line), ``kv`` (another metadata line), ``heading`` (a marked heading whose text
-    is an English or bilingual title), ``title`` (an English title alone on a line),
-    ``zh_heading`` (a marked heading with a short Chinese text) or ``body``."""
+    """A kind per kept line: ``reference`` (a ``参考链接：``-style line), ``award_header``,
+    ``kv_title`` (a metadata title line), ``kv`` (another metadata line) or ``body``."""
     kinds = []
     for line in lines:
         s = plain(line.text)
         kv = parse_key_value(s)
-        marked = _heading_text(line.text)
-        if NUMBERED_HEADING.match(s):
-            kinds.append("numbered")
-        elif kv is not None and kv[0] == "reference_url":
+        if kv is not None and kv[0] == "reference_url":
             kinds.append("reference")
-        elif _is_award_header(s) or (marked is not None and _is_award_header(marked)):
+        elif len(s) <= MAX_AWARD_HEADER_CHARS + 10 and (
+                _is_award_header(s) or ((marked := _heading_text(line.text)) is not None and _is_award_header(marked))):
             kinds.append("award_header")
         elif kv is not None:
             kinds.append("kv_title" if kv[0] == "title" else "kv")
-        elif marked is not None and _english_title(_undecorated(marked), MIN_MARKED_TITLE_WORDS):
-            kinds.append("body" if _names_venue_year(marked) else "heading")
-        elif _english_title(s):
-            kinds.append("body" if _names_venue_year(s) else "title")
-        elif marked is not None and _chinese_title(marked):
-            kinds.append("body" if _names_venue_year(marked) else "zh_heading")
         else:
             kinds.append("body")
-        # (a heading that names "<venue> <year>" heads an article or a part, not a paper)
     return kinds
 
 
@@ -348,17 +336,26 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
             del chosen[line]
     # a metadata block after its body repeats the title of a line above it: the paper starts at
     # that line (when no other anchor comes between them)
+    keys: dict[int, str] = {}
+
+    def key_of(c: Candidate) -> str:
+        if c.line not in keys:
+            keys[c.line] = fold_title(c.title)
+        return keys[c.line]
+
     for line in sorted(at for at, c in chosen.items() if c.style == "kv_title"):
-        key = fold_title(chosen[line].title)
-        earlier = [c for c in cands if c.line < line and c.line not in chosen and key
-                   and len(key) >= 8 and key in fold_title(c.title) and not any(c.line < a < line for a in chosen)]
+        key = key_of(chosen[line])
+        if len(key) < 8:
+            continue
+        floor = max((a for a in chosen if a < line), default=-1)  # no anchor between them
+        earlier = [c for c in cands if floor < c.line < line and key in key_of(c)]
         if earlier:
             chosen[earlier[-1].line] = earlier[-1]
     # a paper's title given twice in a row (a title line, then a metadata block that repeats
     # it after the body) is one paper: the later anchor does not start a section
     previous = None
     for line in sorted(chosen):
-        key = fold_title(chosen[line].title)
+        key = key_of(chosen[line])
         if previous is not None and key and (key == previous or (len(key) >= 8 and (key in previous or previous in key))):
             del chosen[line]
         else:
@@ -402,7 +399,7 @@ def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | No
     first = 1 if len(lines) > 1 and len(lines[0].stripped) <= MAX_AWARD_HEADER_CHARS else 0
 
     def body_chars(indices: range) -> int:
-        return sum(len(lines[k].stripped) for k in indices if kinds[k] == "body")
+        return sum(len(lines[k].stripped) for k in indices if kinds[k] == "body" and not _heading_level(lines[k].stripped))
 
     if body_chars(range(blocks[-1][1] + 1, len(kinds))) > body_chars(range(first, blocks[0][0])):
         return dict.fromkeys(start for start, _ in blocks)
@@ -699,10 +696,11 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
         label = lead_award(lead)
         # a lead that names some of the papers gives the award to those only (notes on an award
         # paper that go on to the papers it builds on)
-        lead_key = fold_title(lead)
-        named = [sec for sec in sections if len(k := fold_title(sec["heading"] or "")) >= 8 and k in lead_key]
-        for sec in named or sections:
-            sec["lead_award_raw"] = label
+        if label is not None and sections:
+            lead_key = fold_title(lead)
+            named = [sec for sec in sections if len(k := fold_title(sec["heading"] or "")) >= 8 and k in lead_key]
+            for sec in named or sections:
+                sec["lead_award_raw"] = label
     return {"sections": sections, "context": context, "doc_venue": doc_venue, "doc_year": doc_year,
             "doc_urls": doc_urls}
 

@@ -51,21 +51,34 @@ class TitleModel:
                     and np.isfinite(value).all() and np.isfinite(thr[inner]).all()):
                 raise ValueError("a tree is malformed")
             self.trees.append((left, right, feat, thr, value))
+        if not self.trees:
+            raise ValueError("it has no trees")
+        # the trees padded to one size and stacked, leaves marked by feature -1
+        size = max(len(t[0]) for t in self.trees)
+
+        def stack(k: int, fill: float) -> np.ndarray:
+            return np.stack([np.pad(t[k], (0, size - len(t[k])), constant_values=fill) for t in self.trees])
+
+        feats = stack(2, -1)
+        feats[stack(0, -1) < 0] = -1  # a leaf: no feature to test
+        self._stacked = (stack(0, -1), stack(1, -1), feats, stack(3, 0.0), stack(4, 0.0))
+        self._depth = _depth(self.trees)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        """Probabilities that each row of ``x`` (shape ``(n, len(FEATURES))``) is a title."""
-        score = np.full(len(x), self.init)
-        rows = np.arange(len(x))
-        for left, right, feat, thr, value in self.trees:
-            node = np.zeros(len(x), dtype=int)
-            while True:
-                inner = left[node] >= 0
-                if not inner.any():
-                    break
-                go_left = x[rows, np.maximum(feat[node], 0)] <= thr[node]
-                nxt = np.where(go_left, left[node], right[node])
-                node = np.where(inner, nxt, node)
-            score += self.learning_rate * value[node]
+        """Probabilities that each row of ``x`` (shape ``(n, len(FEATURES))``) is a title.
+
+        All trees are walked together: node arrays of shape ``(n, trees)``, one step per level.
+        """
+        left, right, feat, thr, value = self._stacked
+        trees = np.arange(left.shape[0])
+        rows = np.arange(len(x))[:, None]
+        node = np.zeros((len(x), left.shape[0]), dtype=np.int64)
+        for _ in range(self._depth):
+            f = feat[trees, node]
+            go_left = x[rows, np.maximum(f, 0)] <= thr[trees, node]
+            nxt = np.where(go_left, left[trees, node], right[trees, node])
+            node = np.where(f >= 0, nxt, node)
+        score = self.init + self.learning_rate * value[trees, node].sum(axis=1)
         return 1.0 / (1.0 + np.exp(-score))
 
     def scores(self, cands: list[Candidate]) -> np.ndarray:
@@ -73,6 +86,19 @@ class TitleModel:
         if not cands:
             return np.zeros(0)
         return self.predict(np.array([c.vector() for c in cands], dtype=float))
+
+
+def _depth(trees: list) -> int:
+    """The deepest leaf's depth over all trees (children are numbered after their parents)."""
+    deepest = 0
+    for left, right, *_ in trees:
+        depth = np.zeros(len(left), dtype=int)
+        for i in range(len(left)):
+            for child in (left[i], right[i]):
+                if child >= 0:
+                    depth[child] = depth[i] + 1
+        deepest = max(deepest, int(depth.max()))
+    return deepest
 
 
 @functools.cache
