@@ -52,6 +52,11 @@ MAX_LINE_CHARS = 2000
 MAX_ROW_CHARS = 20000
 
 
+#: First characters of the lines whose title span can be shorter than the line: headings,
+#: emphasis, list items, table rows, HTML, links, book-title marks, quotes and brackets.
+_MARKUP_STARTS = frozenset("#|*_-+•·▪●◆◇■□➤►▶✅☑📄📌🔹🔸<[《“\"「『【(（")
+
+
 def _is_table_rule(s: str) -> bool:
     """A Markdown table's delimiter row (``|---|:--:|``)."""
     return "--" in s and not s.strip(" \t:|-")
@@ -219,6 +224,8 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
     raw = line.stripped
     if len(raw) > (MAX_ROW_CHARS if raw.startswith("|") else MAX_LINE_CHARS):
         return None  # a title is short; a longer line is prose or junk
+    if len(raw) > MAX_TITLE_CHARS and raw[0] not in _MARKUP_STARTS and not raw[0].isdigit():
+        return None  # a long line without markup: prose, never a title's line
     if raw.startswith("<") and not _TABLE_ROW.match(raw):
         raw = html_to_markdown(raw)
     if not raw or len(raw) < MIN_TITLE_CHARS:
