@@ -42,7 +42,7 @@ _MD_HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<text>\S.*)$")
 _BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
 _BOLD_RUN = re.compile(r"(?:\*\*|__)(?P<inner>[^*_\n].*?)(?:\*\*|__)")
 _LINK = re.compile(r"\[(?P<text>[^\[\]\n]{2,400})\]\((?P<url>[^()\s]+(?:\([^()\s]*\)[^()\s]*)?)\)")
-_BULLET = re.compile(r"^(?:[-*+•·▪●◆◇■□➤►▶✅☑️📄📌🔹🔸]\s*|\d{1,3}[.)、．]\s*|[（(]\d{1,3}[）)]\s*)(?:\[[ xX]\]\s*)?")
+_BULLET = re.compile(r"^(?:[-*+](?=\s)\s*|[•·▪●◆◇■□➤►▶✅☑️📄📌🔹🔸]\s*|\d{1,3}[.)、．]\s*|[（(]\d{1,3}[）)]\s*)(?:\[[ xX]\]\s*)?")
 _HTML_A = re.compile(r"<a\s[^>]*?href=[\"'](?P<href>[^\"']+)[\"'][^>]*>(?P<text>.*?)</a>", re.I | re.S)
 _HTML_BOLD = re.compile(r"</?(?:b|strong)(?:\s[^>]*)?>", re.I)
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)")
@@ -465,6 +465,8 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
     for k in range(len(cands) - 1, -1, -1):
         c = cands[k]
         stops[k] = min(next_marked, next_of_style.get(c.style, len(lines)))
+        if _is_name_list(c.title) or _credits(c.title):
+            continue  # a line of names is the evidence of the title above it, not a boundary
         next_of_style[c.style] = c.line
         if c.style not in ("plain", "list"):
             next_marked = c.line

@@ -86,6 +86,8 @@ MIN_TITLE_LATIN_SHARE = 0.8
 MAX_AWARD_HEADER_CHARS = 40
 #: Longest Chinese-only heading text that can be a paper title, in characters.
 MAX_ZH_TITLE_CHARS = 40
+#: Longest line that names a venue with its year and is a heading, not a paper title.
+MAX_VENUE_HEADING_CHARS = 60
 #: Letters an award header may hold besides its label, venue and year (a counter such as 篇).
 MAX_AWARD_HEADER_REST = 1
 
@@ -110,6 +112,8 @@ _ABOUT_PAPERS = re.compile(
     r"论文|論文|arXiv|预印本|預印本|\bpapers?\b|\bpreprints?\b|\bproceedings\b|最佳论文|最佳論文", re.IGNORECASE
 )
 # Words that mark a 《》 as a policy, a book, a film or a news item rather than a paper.
+#: A lead about papers that were up for an award, not given one.
+_NOT_AWARDED = re.compile(r"候选|候選|入围|入圍|提名名单|candidates?\b|finalists?\b|shortlist|nominat|missed the|none of", re.I)
 _NOT_PAPER_CUE = re.compile(r"印发|印發|出版社|小说|小說|电影|電影|报道称|報導稱|方案|通知|条例|條例|新闻|新聞|一书|一書")
 _TITLE_LINE = re.compile(r"^(?P<title>[^\u3400-\u9fff]+?)(?:\s+(?P<deco>[\u3400-\u9fff]{1,8}))?$")
 _LIST_ITEM = re.compile(r"^(?:[-*•·▪●]|\(?\d+[.)、]|[（(]\d+[）)])\s*")
@@ -308,8 +312,10 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
         return {}
     model = title_model.load()
     scores = model.scores(cands)
-    # award headers, reference lines and lines of person names are never a paper's title
+    # award headers, reference lines, lines of person names and short lines that name a venue
+    # with its year ("**ICML 2024**", "Papers from our lab at ICML 2024") are never a paper's title
     eligible = [kinds[c.line] not in ("award_header", "reference") and not c.features.get("self_credit")
+                and not (c.features.get("venue_year") and len(c.title) <= MAX_VENUE_HEADING_CHARS)
                 for c in cands]
     chosen = {c.line: c for c, p, ok in zip(cands, scores, eligible, strict=True) if ok and p >= model.threshold}
     # siblings: in a run of candidates of one markup style (a list, a table), when at least two
@@ -693,7 +699,7 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
     if not any(span["kind"] == "award_header" for span in context):
         lead = "\n".join(text[span["char_start"] : span["char_end"]] for span in context
                          if span["kind"] in ("headline", "lead"))
-        label = lead_award(lead)
+        label = lead_award(lead) if not _NOT_AWARDED.search(lead) else None  # nominated, shortlisted
         # a lead that names some of the papers gives the award to those only (notes on an award
         # paper that go on to the papers it builds on)
         if label is not None and sections:

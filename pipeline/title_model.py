@@ -23,13 +23,17 @@ import numpy as np
 from .candidates import FEATURES, Candidate
 
 MODEL_PATH = Path(__file__).resolve().parent / "data" / "title_model.json"
+#: Candidates scored at once.
+CHUNK = 2048
 
 
 class TitleModel:
     """A stored tree ensemble; :meth:`predict` gives probabilities, shape ``(n,)``."""
 
     def __init__(self, spec: dict):
-        if not isinstance(spec, dict) or tuple(spec.get("features") or ()) != FEATURES:
+        if not isinstance(spec, dict) or not spec.get("features") or not spec.get("trees"):
+            raise ValueError("it holds no model (no features or no trees)")
+        if tuple(spec["features"]) != FEATURES:
             raise ValueError("it was trained on other features: rerun python -m pipeline.train_titles")
         self.threshold = float(spec["threshold"])
         self.learning_rate = float(spec["learning_rate"])
@@ -82,10 +86,12 @@ class TitleModel:
         return 1.0 / (1.0 + np.exp(-score))
 
     def scores(self, cands: list[Candidate]) -> np.ndarray:
-        """Probabilities for candidates, shape ``(len(cands),)``."""
+        """Probabilities for candidates, shape ``(len(cands),)``, in chunks of
+        :data:`CHUNK` rows (the walk holds ``rows x trees`` node indices)."""
         if not cands:
             return np.zeros(0)
-        return self.predict(np.array([c.vector() for c in cands], dtype=float))
+        return np.concatenate([self.predict(np.array([c.vector() for c in cands[i:i + CHUNK]], dtype=float))
+                               for i in range(0, len(cands), CHUNK)])
 
 
 def _depth(trees: list) -> int:

@@ -41,6 +41,9 @@ def _line(s: str) -> Line:
         ("#### [Adaptive Procedural Task Generation for Hard-Exploration Problems]"
          "(https://arxiv.org/pdf/2007.00350.pdf)",
          "md3", "Adaptive Procedural Task Generation for Hard-Exploration Problems"),
+        # a bold title that opens the line is its title, not a list item led by "*"
+        ("**Genie: Generative Interactive Environments**, Jake Bruce, Michael Dennis (ICML 2024)",
+         "bold_lead", "Genie: Generative Interactive Environments"),
         # an arXiv digest's HTML table cell (h8-shiyibihua)
         ('  <td><a href="./papers/251220907v1-panogrounder.html">PanoGrounder: Bridging 2D and 3D with '
          "Panoramic Scene Representations for VLM-based 3D Visual Grounding</a></td>",
@@ -150,3 +153,23 @@ def test_labels_and_threshold() -> None:
 
 def test_training_refuses_the_test_split() -> None:
     assert train_main(["--real", str(REAL / "test"), "--out", "/dev/null"]) == 2
+
+
+def test_a_short_line_naming_a_venue_and_year_is_no_paper() -> None:
+    text = ("# Papers from our lab at ICML 2024\n\n"
+            "**Genie: Generative Interactive Environments**, Jake Bruce, Michael Dennis\n\n"
+            "**Stealing Part of a Production Language Model**, Nicholas Carlini, Daniel Paleka\n\n"
+            "**ICML 2023**\n\n"
+            "**Learning-Rate-Free Learning by D-Adaptation**, Aaron Defazio, Konstantin Mishchenko\n")
+    sections = segment_document(text, [])["sections"]
+    assert [s["heading"] for s in sections] == [
+        "Genie: Generative Interactive Environments", "Stealing Part of a Production Language Model",
+        "Learning-Rate-Free Learning by D-Adaptation"]
+    assert [s["ctx_year"] for s in sections] == [2024, 2024, 2023]
+
+
+def test_an_empty_model_file_says_it_holds_no_model(tmp_path: Path) -> None:
+    bad = tmp_path / "model.json"
+    bad.write_text("{}", encoding="utf-8")
+    with pytest.raises(ValueError, match="holds no model"):
+        title_model.load(str(bad))
