@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -135,6 +136,14 @@ FEATURES: tuple[str, ...] = (
 )
 
 
+_FEATURE_ORDER = operator.itemgetter(*FEATURES)
+
+
+def _has_url(raw: str) -> bool:
+    """:func:`pipeline.fields.find_urls` finds something (every URL holds a slash or "www.")."""
+    return ("/" in raw or "www." in raw.lower()) and bool(find_urls(raw))
+
+
 @dataclass
 class Candidate:
     """A title candidate: ``title`` is the span's text without markup, from kept line ``line``.
@@ -151,9 +160,9 @@ class Candidate:
     header: list[str] = field(default_factory=list)
     features: dict[str, float] = field(default_factory=dict)
 
-    def vector(self) -> list[float]:
-        """The features in :data:`FEATURES` order."""
-        return [self.features.get(name, 0.0) for name in FEATURES]
+    def vector(self) -> tuple[float, ...]:
+        """The features in :data:`FEATURES` order (every one is set by :func:`find_candidates`)."""
+        return _FEATURE_ORDER(self.features)
 
 
 def unlink(t: str) -> str:
@@ -350,7 +359,7 @@ def _line_features(title: str, raw: str) -> dict[str, float]:
         "venue_year": float(any(y is not None for _, y, _, _ in find_venue_years(title))),
         "award_label": float(award is not None and normalize_award(award) is not None),
         "has_digit_start": float(title[:1].isdigit()),
-        "has_url": float(bool(find_urls(raw))),
+        "has_url": float(_has_url(raw)),
         "has_arxiv": float(bool(find_arxiv_ids(raw))),
         "credit_in_line": float(bool(_CREDIT_WORD.search(rest))),
         "paper_word_in_line": float(bool(_PAPER_WORD.search(rest))),
@@ -390,7 +399,7 @@ class _LineFacts:
             kv = parse_key_value(s)
             got = (kv[0] if kv is not None else None,
                    _is_name_list(s) or (len(s) < 400 and parse_credit_line(s) is not None),
-                   _is_italic_line(raw), bool(find_arxiv_ids(s)), bool(find_urls(raw)),
+                   _is_italic_line(raw), bool(find_arxiv_ids(s)), _has_url(raw),
                    _credit_word(s[:300].lower()), _paper_word(s[:300].lower()), s)
             self._facts[j] = got
         return got

@@ -354,7 +354,8 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
         if len(key) < 8:
             continue
         floor = max((a for a in chosen if a < line), default=-1)  # no anchor between them
-        earlier = [c for c in cands if floor < c.line < line and key in key_of(c)]
+        head = chosen[line].title[:8].casefold()  # (a cheap test before folding each candidate)
+        earlier = [c for c in cands if floor < c.line < line and head in c.title.casefold() and key in key_of(c)]
         if earlier:
             chosen[earlier[-1].line] = earlier[-1]
     # a paper's title given twice in a row (a title line, then a metadata block that repeats
