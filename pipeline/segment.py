@@ -3,30 +3,29 @@
 Every kept (not dropped) non-blank line of a document ends up in exactly one of: a section, or
 the document's ``context`` (headline, lead, award headers and their intros, reference links).
 
-Layouts recognised (see the seeds in ``../shared/corpora/seeds``):
+Which lines start a section (:func:`choose_anchors`): every line's title candidate
+(:mod:`pipeline.candidates`) scored by the title classifier (:mod:`pipeline.title_model`),
+then a few rules on top (a list or table run whose majority are titles, a headline of unique
+markup, a metadata block that repeats the title above it, lines of names and venue headings
+never); with no candidate kept, inline mentions in prose (:func:`find_paper_mentions`), then a
+page that links one arXiv paper. ``docs/segmentation.md`` describes the method.
 
-* **numbered headings** — ``论文 1：Title``, ``論文2: Title``, ``Paper 3: Title``: each starts a
-  section; when a document has any, they are its only anchors;
-* **title lines** — otherwise, a line that is an English title standing alone (at least
-  ``MIN_TITLE_WORDS`` Latin words, mostly Latin letters, optionally a Markdown heading, optionally
-  followed by a short Chinese decoration such as a "deep dive" label) starts a section. When
-  some title-line sections carry paper evidence (metadata lines, an arXiv id), title lines
-  without any are demoted: a headline or sub-heading that merely looks like a title.
-
-A section runs from its anchor to the line before the next anchor, award header or reference
-line (a ``参考链接：``-style key-value line, which belongs to the whole article: its URL goes to
-``doc_urls``). Award headers (short standalone lines naming an award, e.g. 杰出论文奖 or
-"Best Paper") and the text after them up to the next anchor are context; the most recent
-award header gives ``ctx_award_raw`` to the sections under it.
+A section runs from its anchor to the line before the next anchor, award header, reference line
+(a ``参考链接：``-style key-value line, whose URL goes to ``doc_urls``) or a heading that is not a
+paper and is above the anchor's level or names a venue or an award. Award headers and the text
+after them up to the next anchor are context; the most recent award header gives
+``ctx_award_raw``, the nearest heading naming a venue and year ``ctx_venue``/``ctx_year``.
 
 Document venue and year (``doc_venue``, ``doc_year``) come from the venue mentions in the
 context text: the venue mentioned most often with a year, and its most frequent year; a venue
-named in a sentence dated with a month (``2024 年 12 月，NeurIPS…``) takes that year. When the
-context names the venue but no year, the first year the sections' prose gives it is used.
+named in a sentence dated with a month (``2024 年 12 月，NeurIPS…``) takes that year; with no
+year, the first year the sections' prose gives it, else the year of its proceedings links; with
+no venue, the proceedings the document links to (:func:`pipeline.fields.venue_from_url`).
 
-An article without award headers may give all its papers one award in its headline and lead
-("The ACL 2024 best paper awards went to ..."): ``lead_award_raw`` of every section
-(:func:`pipeline.fields.lead_award`; None when the lead names several awards).
+An article without award headers may give its papers one award in its headline and lead
+("The ACL 2024 best paper awards went to ..."): ``lead_award_raw`` of the sections the lead
+names, else of every section (:func:`pipeline.fields.lead_award`; None when the lead names
+several awards or speaks of nominees).
 """
 
 from __future__ import annotations
@@ -57,9 +56,7 @@ from .fields import (
 from .headings import (
     BILINGUAL,
     BOOK_TITLE,
-    DECORATION_ONLY,
     ENUMERATED_HEADING,
-    LEADING_DECORATION,
     MAX_DECORATION_CHARS,
 )
 from .normalize import detect_script
@@ -74,8 +71,6 @@ _DOCUMENT: ContextVar[str | None] = ContextVar("segment_document", default=None)
 
 #: A standalone English title has at least this many Latin words.
 MIN_TITLE_WORDS = 3
-#: A marked heading (Markdown, bold, enumerated) needs fewer words: its markup says "heading".
-MIN_MARKED_TITLE_WORDS = 2
 #: Longest English title, in characters (the longest titles of ML venues run to ~250).
 MAX_TITLE_CHARS = 300
 #: Longest word of a title, in characters (longer "words" are junk, not English).
@@ -84,8 +79,6 @@ MAX_TITLE_WORD_CHARS = 40
 MIN_TITLE_LATIN_SHARE = 0.8
 #: Longest award header line, in characters (a header is a label, not a sentence).
 MAX_AWARD_HEADER_CHARS = 40
-#: Longest Chinese-only heading text that can be a paper title, in characters.
-MAX_ZH_TITLE_CHARS = 40
 #: Longest line that names a venue with its year and is a heading, not a paper title.
 MAX_VENUE_HEADING_CHARS = 60
 #: Letters an award header may hold besides its label, venue and year (a counter such as 篇).
@@ -106,10 +99,6 @@ _PAPER_CUE = re.compile(
     r"论文|論文|paper|arXiv|作者|一作|第一作者|通讯作者|通訊作者|提出|获奖|獲獎|最佳|杰出|傑出|研究团队|研究團隊"
     r"|award|prize|winners?\b|authors?\b|co-?authors?\b|colleagues|researchers|et al\b",
     re.IGNORECASE,
-)
-# Words without which an article is not about research papers (zh-Hans, zh-Hant, en).
-_ABOUT_PAPERS = re.compile(
-    r"论文|論文|arXiv|预印本|預印本|\bpapers?\b|\bpreprints?\b|\bproceedings\b|最佳论文|最佳論文", re.IGNORECASE
 )
 # Words that mark a 《》 as a policy, a book, a film or a news item rather than a paper.
 #: A lead about papers that were up for an award, not given one.
@@ -193,12 +182,6 @@ def _cut(text: str, start: int, end: int, dropped: list[dict]) -> str:
     return "".join(pieces).strip()
 
 
-def _has_evidence(line: Line) -> bool:
-    s = plain(line.text)
-    kv = parse_key_value(s)
-    return (kv is not None and kv[0] != "reference_url") or bool(find_arxiv_ids(s))
-
-
 def _heading_text(s: str) -> str | None:
     """The text of a heading-marked line (Markdown heading, whole-line bold, enumerated
     heading ``1.`` ``一、`` ``（一）`` ``(1)``), or None for an unmarked line."""
@@ -213,14 +196,6 @@ def _heading_text(s: str) -> str | None:
         return None
     m = ENUMERATED_HEADING.match(inner)  # "## 1. Title", "**一、Title**"
     return m.group("title").strip() if m else inner
-
-
-def _undecorated(t: str) -> str:
-    """A marked heading's text without a headline decoration before an English title
-    (``【论文速递】Title``, ``[论文精读] Title``, ``一文读懂：Title``; see
-    :data:`pipeline.headings.LEADING_DECORATION`); any other text unchanged."""
-    m = LEADING_DECORATION.match(t.strip())
-    return m.group("title").strip() if m else t
 
 
 def _english_title(t: str, min_words: int = MIN_TITLE_WORDS) -> bool:
@@ -243,16 +218,6 @@ def _names_venue_year(t: str) -> bool:
     return any(year is not None for _, year, _, _ in find_venue_years(t))
 
 
-def _chinese_title(t: str) -> bool:
-    """A short Chinese heading text with no sentence punctuation (a candidate paper title); a
-    bracketed label alone (``【导读】``, ``[往期回顾]``) labels a part of the article, not a paper."""
-    t = t.strip()
-    if DECORATION_ONLY.match(t):
-        return False
-    t = t.strip("《》")
-    return 0 < len(t) <= MAX_ZH_TITLE_CHARS and bool(_HAN.search(t)) and not _SENTENCE_PUNCT.search(t)
-
-
 def _classify(lines: list[Line]) -> list[str]:
     """A kind per kept line: ``reference`` (a ``参考链接：``-style line), ``award_header``,
     ``kv_title`` (a metadata title line), ``kv`` (another metadata line) or ``body``."""
@@ -270,20 +235,6 @@ def _classify(lines: list[Line]) -> list[str]:
         else:
             kinds.append("body")
     return kinds
-
-
-def _runs(kinds: list[str], anchors: set[int]) -> list[tuple[int, list[int]]]:
-    """Each anchor with the indices of the lines of its section (up to the next anchor, award
-    header or reference line)."""
-    runs: list[tuple[int, list[int]]] = []
-    for i, kind in enumerate(kinds):
-        if i in anchors:
-            runs.append((i, []))
-        elif kind in ("award_header", "reference"):
-            runs.append((-1, []))
-        elif runs:
-            runs[-1][1].append(i)
-    return [r for r in runs if r[0] >= 0]
 
 
 #: Candidate styles whose heading is the candidate's span rather than its whole line: the line
