@@ -75,6 +75,17 @@ _SENTENCE_END = re.compile(r"[.。!！?？;；，,]\s*$")
 #: sentence end: the title line of a reference ("Authors.\nTitle.\nProceedings of ACL 1998.").
 _CITATION_TITLE = re.compile(r"^[A-Z0-9][^.!?。]{8,198}\.$")
 _STATEMENT_END = re.compile(r"[.。!！;；，,]\s*$")  # a question may be a title
+#: A line that is only a date or only arXiv subject classes ("February 27, 2025", "2025-02-27",
+#: "2025年2月27日", "cs.AI; cs.CV"): a page's dateline or category tag, never a title.
+_MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December"
+          r"|(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?)")
+_NOT_TITLE_LINE = re.compile(
+    rf"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?\s+)?(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+    rf"|\d{{1,2}}\s+{_MONTH},?\s+\d{{4}}|{_MONTH}\s+\d{{4}}|\d{{4}}[-/.]\d{{1,2}}[-/.]\d{{1,2}}"
+    r"|\d{4}\s*年\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号號])?)(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?"
+    r"|(?:(?:cs|math|stat|eess|econ|physics|q-bio|q-fin)\.[A-Z]{2}[;,\s]*)+",
+    re.I,
+)
 _TRAILING_REF = re.compile(r"(?:\s*(?:arxiv\s*[:：]?\s*\S+|https?://\S+|doi\s*[:：]\s*\S+|\(\s*\)|[\[(（]\s*(?:pdf|paper|code|link)\s*[\])）]))+\s*$", re.I)
 _HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
 _TAG = re.compile(r"<[^>]{1,200}>")
@@ -106,7 +117,8 @@ def _paper_word(lower: str) -> bool:
         ("pdf" in lower or "code" in lower) and _PAPER_WORDS.search(lower))
 
 
-_ABOUT_PAPERS = re.compile(r"论文|論文|arXiv|预印本|預印本|\bpapers?\b|\bpreprints?\b|\bproceedings\b", re.I)
+#: Words that say a text is about research papers.
+ABOUT_PAPERS = re.compile(r"论文|論文|arXiv|预印本|預印本|\bpapers?\b|\bpreprints?\b|\bproceedings\b", re.I)
 _QUESTION = re.compile(r"[?？]\s*$|^(?:what|why|how|when|where|which|who)\b|什么|什麼|为什么|為什麼|如何|怎么|怎麼", re.I)
 
 #: Lines looked at after a candidate for its evidence (up to the next candidate).
@@ -240,6 +252,8 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
     if not raw or len(raw) < MIN_TITLE_CHARS:
         return None
     s = plain(raw)
+    if _NOT_TITLE_LINE.fullmatch(s.strip(" *_#")):
+        return None
     if _TABLE_ROW.match(raw):
         if _is_table_rule(raw):
             return None
@@ -463,7 +477,7 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
             cands.append(c)
     if not cands:
         return cands
-    about = float(any(_ABOUT_PAPERS.search(line.text) for line in lines))
+    about = float(any(ABOUT_PAPERS.search(line.text) for line in lines))
     facts = _LineFacts(lines)
     style_count = Counter(c.style for c in cands)
     evidence: list[bool] = []

@@ -13,7 +13,10 @@ Lines file belongs to that file's gold). Scores, micro over all files (and per f
   ``title`` or ``title_zh`` equals that of the gold ``title`` or ``title_en``, when the arXiv ids
   are equal, or when a gold key of at least :data:`CONTAIN_MIN_CHARS` characters and a section
   key contain one another with a length ratio of at least :data:`CONTAIN_MIN_RATIO`; each gold
-  paper is matched at most once, greedily in document order (an exact match first). Precision =
+  paper is matched at most once, greedily in document order (an exact match first). A gold
+  paper whose text never writes its title (``title`` null) is then matched by the first
+  unmatched section that has no title either (and no other arXiv id): the mention was found and
+  correctly left unnamed. Precision =
   matched / found sections, recall = matched / gold papers; ``file_recall`` = the mean recall of
   the files with gold papers.
 * **fields** (:data:`FIELDS`), over every gold paper (an unmatched one is wrong): ``title`` as in
@@ -202,7 +205,8 @@ def match_sections(papers: list[dict], sections: list[dict]) -> list[int | None]
     """For each gold paper, the index of the section matched to it, or None.
 
     Greedy in document order: each section takes the first unmatched gold paper it matches,
-    preferring an exact title, then an arXiv id, then containment (:func:`match_kind`).
+    preferring an exact title, then an arXiv id, then containment (:func:`match_kind`); then
+    each unmatched untitled gold paper takes the first unmatched untitled section.
     """
     matches: list[int | None] = [None] * len(papers)
     for j, sec in enumerate(sections):
@@ -217,6 +221,16 @@ def match_sections(papers: list[dict], sections: list[dict]) -> list[int | None]
                     break
         if best is not None:
             matches[best[1]] = j
+    used = set(matches)
+    for i, paper in enumerate(papers):
+        if matches[i] is not None or paper.get("title"):
+            continue
+        arxiv = norm_arxiv(paper.get("arxiv_id"))
+        for j, sec in enumerate(sections):
+            if j not in used and not section_keys(sec) and norm_arxiv(sec.get("arxiv_id")) in (None, arxiv):
+                matches[i] = j
+                used.add(j)
+                break
     return matches
 
 

@@ -38,7 +38,7 @@ from contextvars import ContextVar
 import pandas as pd
 
 from . import paper_records, title_model
-from .candidates import Candidate, find_candidates
+from .candidates import ABOUT_PAPERS, Candidate, find_candidates
 from .config import Config
 from .fields import (
     find_arxiv_ids,
@@ -81,6 +81,9 @@ MIN_TITLE_LATIN_SHARE = 0.8
 MAX_AWARD_HEADER_CHARS = 40
 #: Longest line that names a venue with its year and is a heading, not a paper title.
 MAX_VENUE_HEADING_CHARS = 60
+#: Title score at which a kept title is evidence enough that a document is about a paper (a
+#: paper's page: its title over its abstract, no other word of papers).
+CONFIDENT_TITLE_SCORE = 0.8
 #: Letters an award header may hold besides its label, venue and year (a counter such as 篇).
 MAX_AWARD_HEADER_REST = 1
 
@@ -89,7 +92,11 @@ _BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
 _MENTION = re.compile(
     r"《(?P<book>[^《》\n]{2,200})》(?:\s*[（(](?:[^（）()\n]|\([^()\n]*\))+[）)])?"
     r"|[“\"](?P<quoted>[A-Z][^“”\"\n]{8,250})[”\"]"
+    r"|‘(?P<squoted>[A-Z][^‘\n]{8,250}?)’(?![A-Za-z])"
+    r"|[「『](?P<corner>[^「」『』\n]{2,200})[」』]"
 )
+#: Shortest Chinese title in corner brackets 「…」 (they quote speech and names as well).
+MIN_CORNER_TITLE_CHARS = 6
 _HAN = re.compile(r"[\u3400-\u9fff]")
 _OPENERS = frozenset("（(《「『“【[")
 _CLOSERS = frozenset("）)》」』”】]")
@@ -320,7 +327,9 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
             previous = key
     # a document that never speaks of papers, where no kept title has a credit, an arXiv id or
     # a metadata line, is not about papers (a news article, a FAQ, a recipe)
-    if (chosen and not cands[0].features.get("about_papers") and not any(_has_paper_evidence(c) for c in chosen.values())
+    confident = any(p >= CONFIDENT_TITLE_SCORE for c, p in zip(cands, scores, strict=True) if c.line in chosen)
+    if (chosen and not confident and not cands[0].features.get("about_papers")
+            and not any(_has_paper_evidence(c) for c in chosen.values())
             and not any(find_venue_years(line.text) for line in lines)):
         return {}
     if chosen and all(c.style == "kv_title" for c in chosen.values()):
@@ -368,17 +377,20 @@ def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | No
 def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     """Inline paper mentions of a paragraph, in order, as ``(offset, mention)``.
 
-    A mention is a title in book-title marks ``《…》`` (with the ``（…）`` gloss after it, if any)
-    or an English title in quotation marks (“…”, "…"). It counts when its sentence holds a
-    paper cue word (论文, paper, arXiv, 作者, 一作, 提出, 获奖, award ...) or, for book-title
-    marks, when the inner text is an English title. A 《》 that names a policy, a book, a film
-    or a news item (a sentence with such a cue) is not a mention unless it is an English title.
+    A mention is a title in book-title marks ``《…》`` (with the ``（…）`` gloss after it, if any),
+    in corner brackets ``「…」`` / ``『…』`` (Traditional Chinese quotation marks), or an English
+    title in quotation marks (“…”, "…", ‘…’). It counts when its sentence holds a paper cue word
+    (论文, paper, arXiv, 作者, 一作, 提出, 获奖, award ...) or, for book-title and corner marks,
+    when the inner text is an English title. A 《》 or 「」 that names a policy, a book, a film or
+    a news item (a sentence with such a cue) is not a mention unless it is an English title; a
+    Chinese 「」 mention has at least :data:`MIN_CORNER_TITLE_CHARS` characters and no clause
+    punctuation (corner brackets also quote speech and names).
     ``offset`` is the character offset in ``paragraph`` where the section of the paper starts:
     its sentence (so the authors named before the title stay with it); when an earlier mention
     shares the sentence, the clause that introduces this one (after the last ，；： and a joining
     word such as 以及 / and), or the mention itself when no separator comes between them.
     """
-    if "《" not in paragraph and "“" not in paragraph and '"' not in paragraph:
+    if not any(ch in paragraph for ch in '《“"‘「『'):
         return []  # every mention opens with one of these (_MENTION): no sentence to split
     found: list[tuple[int, str]] = []
     pos = 0
@@ -386,12 +398,16 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
         cue: bool | None = None  # looked for at the sentence's first mention only
         previous_end: int | None = None
         for m in _MENTION.finditer(sentence):
-            inner = m.group("book") or m.group("quoted").rstrip(",.;:，。；：")  # “Title,” in English prose
+            quoted = m.group("quoted") or m.group("squoted")
+            inner = m.group("book") or m.group("corner") or quoted.rstrip(",.;:，。；：")  # “Title,” in prose
             english = _english_title(inner)
             if cue is None:
                 cue = bool(_PAPER_CUE.search(sentence))
             if m.group("book"):
                 ok = english or (cue and not _NOT_PAPER_CUE.search(sentence))
+            elif m.group("corner"):  # 「…」 also quotes speech: a title is long and has no clauses
+                ok = english or (cue and len(inner) >= MIN_CORNER_TITLE_CHARS and not _SENTENCE_PUNCT.search(inner)
+                                 and not _NOT_PAPER_CUE.search(sentence))
             else:
                 ok = english and cue
             if ok:
@@ -518,6 +534,17 @@ def _cell_text(cell: str) -> str:
     return "\n".join(plain(part).strip() for part in cell.split("\n") if plain(part).strip())
 
 
+def _about_one_paper(text: str) -> bool:
+    """Whether a document with no title anchor still reports a paper: it links exactly one
+    arXiv paper, or it speaks of papers (:data:`pipeline.candidates.ABOUT_PAPERS`) and names a
+    venue edition with its year (a news item on an award, an explainer of one paper; a venue
+    named without a year is advice on venues in general, not a report of a paper)."""
+    arxiv = {a for a, _ in find_arxiv_ids(text)}
+    if len(arxiv) == 1:
+        return True
+    return not arxiv and bool(ABOUT_PAPERS.search(text)) and any(year for _, year, _, _ in find_venue_years(text))
+
+
 def segment_document(text: str, dropped: list[dict]) -> dict:
     """Sections and context of one document.
 
@@ -538,10 +565,10 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
     if not anchors:
         lines, kinds, narrative = _narrative(lines, kinds)
         anchors = dict(narrative)
-    if not anchors and lines and len({a for a, _ in find_arxiv_ids(text)}) == 1:
-        # a page about one paper that never writes its title as a heading or a quoted name, but
-        # links it (its arXiv id): the page is that paper's one section, with no title (its
-        # first line is the page's headline, not the paper's title)
+    if not anchors and lines and _about_one_paper(text):
+        # a page about one paper that never writes its title as a heading or a quoted name: the
+        # page is that paper's one section, with no title (its first line is the page's
+        # headline, not the paper's title)
         anchors = {0: ""}
 
     sections: list[dict] = []

@@ -117,6 +117,23 @@ def test_a_page_about_one_linked_paper_is_one_untitled_section() -> None:
     assert "https://arxiv.org/abs/2005.14165" in sections[0]["text"]
 
 
+def test_a_news_item_on_a_venue_edition_is_one_untitled_section() -> None:
+    # a report of one paper that never writes its title: it speaks of a paper and names NeurIPS 2024
+    text = ("實習生論文獲獎引發討論\n\n這篇論文獲得 NeurIPS 2024 最佳論文獎，團隊隨後回應了外界的質疑。\n\n"
+            "事件的始末仍在調查中。\n")
+    sections = segment_document(text, [])["sections"]
+    assert len(sections) == 1 and sections[0]["heading"] == ""
+    # advice naming venues without an edition reports no paper
+    advice = "投稿頂會的建議\n\n每年到了 ICLR、NeurIPS 的截稿季，許多論文都在趕工。\n"
+    assert segment_document(advice, [])["sections"] == []
+
+
+@pytest.mark.parametrize("line", ["February 27, 2025", "2025-02-27", "2025年2月27日", "Dec. 1, 2023 10:22",
+                                  "cs.AI", "cs.CL; cs.LG", "**May 2024**"])
+def test_a_dateline_or_subject_class_is_no_candidate(line: str) -> None:
+    assert candidate_of(_line(line)) is None
+
+
 def test_the_stored_model_scores_in_zero_one() -> None:
     model = title_model.load()
     cands = find_candidates(kept_lines("## Attention Is All You Need\n\nAshish Vaswani, Noam Shazeer and Niki "

@@ -81,6 +81,17 @@ def test_each_gold_paper_matched_once_in_document_order():
     assert match_sections([SAFETY_11, SAFETY_12], [{"title": SAFETY_12["title"]}]) == [0, None]
 
 
+def test_an_untitled_gold_paper_matches_an_untitled_section():
+    untitled = {"title": None, "title_en": "Attention Is All You Need", "arxiv_id": None}
+    sections = [{"title": VAR["title"]}, {"title": None, "title_zh": None}]
+    assert match_sections([VAR, untitled], sections) == [0, 1]
+    # a titled section is not taken, nor a section whose arXiv id names another paper
+    assert match_sections([untitled], [{"title": "Something Else Entirely"}]) == [None]
+    linked = {**untitled, "arxiv_id": "1706.03762"}
+    assert match_sections([linked], [{"title": None, "arxiv_id": "2404.02905"}]) == [None]
+    assert match_sections([linked], [{"title": None, "arxiv_id": "1706.03762v7"}]) == [0]
+
+
 def test_field_comparison():
     section = {"title": "Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction",
                "title_zh": None, "venue": "NeurIPS", "year": 2024, "award": "best_paper",

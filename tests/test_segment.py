@@ -361,6 +361,18 @@ def test_every_character_is_owned_exactly_once(text: str) -> None:
 
 
 
+def test_paper_mentions_in_corner_brackets_and_single_quotes() -> None:
+    from pipeline import segment
+
+    zh = "團隊合作的論文「以少量標註學習語意分割的方法」獲大會接受。"
+    assert segment.find_paper_mentions(zh) == [(0, "「以少量標註學習語意分割的方法」")]
+    en = "They won the award for the paper entitled ‘Learning Dense Maps From Sparse Views’ at the conference."
+    assert segment.find_paper_mentions(en) == [(0, "‘Learning Dense Maps From Sparse Views’")]
+    # corner brackets quoting speech or a short name are no mention
+    assert segment.find_paper_mentions("作者說：「這篇論文花了三年，我們很開心。」") == []
+    assert segment.find_paper_mentions("論文登上期刊「自然」的封面。") == []
+
+
 def test_paper_mentions_need_an_opening_mark() -> None:
     # find_paper_mentions returns [] at once without 《, “ or " (every _MENTION opens with one)
     from pipeline import segment
