@@ -203,6 +203,10 @@ def _table_cells(s: str) -> list[str]:
 _TITLE_HEADERS = re.compile(r"^(?:papers?|titles?|papertitles?|name|论文|論文|论文名称?|論文名稱?|论文标题|論文標題|标题|標題|题目|題目|名称|名稱|文章)$")
 
 
+#: Link texts that name a kind of link, not a paper.
+_GENERIC_LINK = re.compile(r"pdf|paper|code|link|arxiv|project|github|论文|論文|代码|代碼|链接|鏈接|video|slides?", re.I)
+
+
 def _title_cell(cells: list[str], header: list[str] | None = None) -> str | None:
     """The cell of a table row most likely to be a title: the cell under a title header
     (``Title``, ``Paper``, ``论文``) when the table has one, else linked or bold text, else the
@@ -210,7 +214,11 @@ def _title_cell(cells: list[str], header: list[str] | None = None) -> str | None
     if header:
         for k, name in enumerate(header):
             if k < len(cells) and _TITLE_HEADERS.match(re.sub(r"\s+", "", plain(name)).lower()):
-                text = _clean_title(_HTML_BREAK.split(cells[k])[0])
+                first_part = _HTML_BREAK.split(cells[k])[0]
+                links = _LINK.findall(first_part)
+                # one linked name among words about it ("重读 [AlexNet](…) 论文"): the link is the title
+                text = _clean_title(links[0][0] if len(links) == 1 and not _GENERIC_LINK.fullmatch(links[0][0].strip())
+                                    else first_part)
                 if len(text) >= MIN_TITLE_CHARS:
                     return text
     best, best_score = None, 0.0

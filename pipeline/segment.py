@@ -255,7 +255,7 @@ def _has_paper_evidence(c: Candidate) -> bool:
                                   "names_in_line", "credit_in_line"))
 
 
-def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
+def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate | str]:
     """The lines that start a section, mapped to their title candidate.
 
     Every line's title candidate (:func:`pipeline.candidates.find_candidates`) is scored by the
@@ -336,7 +336,8 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate]:
         starts = _metadata_anchors(lines, kinds)
         by_line = {c.line: c for c in cands}
         if starts:
-            return {i: by_line.get(i) or Candidate(i, lines[i].stripped, "plain") for i in starts}
+            return {i: title if title else by_line.get(i) or Candidate(i, lines[i].stripped, "plain")
+                    for i, title in starts.items()}
     return dict(sorted(chosen.items()))
 
 
@@ -346,7 +347,11 @@ def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | No
     When more body text follows the last block than precedes the first one (after the
     headline), metadata comes *before* each body: a section starts at each block. Otherwise
     metadata comes *after* each body: a section runs from the line after the previous block (for
-    the first, the line after the headline) to the end of its block.
+    the first, the line after the headline or the last award header or heading above it) to the
+    end of its block, headed by the block's title.
+
+    Returns:
+        ``{start line: heading}``; a heading of None means the start line is the heading.
     """
     is_meta = [k in ("kv", "kv_title") for k in kinds]
     blocks: list[tuple[int, int]] = []
@@ -368,10 +373,22 @@ def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | No
     def body_chars(indices: range) -> int:
         return sum(len(lines[k].stripped) for k in indices if kinds[k] == "body" and not _heading_level(lines[k].stripped))
 
-    if body_chars(range(blocks[-1][1] + 1, len(kinds))) > body_chars(range(first, blocks[0][0])):
+    # the body before the first block is its paper's only when no award header or heading
+    # comes between them (text above one is the article's lead)
+    lead_end = max((k + 1 for k in range(first, blocks[0][0])
+                    if kinds[k] == "award_header" or _heading_level(lines[k].stripped)), default=first)
+    if body_chars(range(blocks[-1][1] + 1, len(kinds))) > body_chars(range(lead_end, blocks[0][0])):
         return dict.fromkeys(start for start, _ in blocks)
-    starts = [first] + [end + 1 for _, end in blocks[:-1]]
-    return {i: None for i in starts if i < len(kinds) and kinds[i] not in ("award_header", "reference")}
+    starts = [lead_end] + [end + 1 for _, end in blocks[:-1]]
+    titles = [next(plain(lines[k].stripped) for k in range(a, b + 1) if kinds[k] == "kv_title") for a, b in blocks]
+    return {i: _kv_title(t) for i, t in zip(starts, titles, strict=True)
+            if i < len(kinds) and kinds[i] not in ("award_header", "reference")}
+
+
+def _kv_title(line: str) -> str | None:
+    """The value of a ``Title: …`` metadata line."""
+    kv = parse_key_value(line)
+    return kv[1] if kv is not None else None
 
 
 def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:

@@ -69,6 +69,27 @@ def test_a_table_header_names_the_title_column_and_is_no_candidate() -> None:
     assert tables[0].header[:2] == ["**Title**", "**Date**"]
 
 
+def test_a_title_cell_with_one_link_among_words_is_the_link() -> None:
+    text = ("| 日期 | 标题 | 时长 |\n| -- | -- | -- |\n"
+            "| 10/14/21 | 重读经典之一：[Deep Sparse Coding](https://example.org/a.pdf) | 19:59 |\n"
+            "| 10/06/21 | [PDF](https://example.org/b.pdf) 怎样读一篇长论文 | 06:39 |\n")
+    tables = [c.title for c in find_candidates(kept_lines(text, [])) if c.style == "table"]
+    assert tables == ["Deep Sparse Coding", "PDF 怎样读一篇长论文"]
+
+
+def test_a_metadata_block_after_an_award_header_starts_its_paper() -> None:
+    # the lead above the award header is the article's, not the paper's body
+    text = ("近日，某大会公布了今年的获奖论文，共有八篇论文获奖，其中四篇来自国内的研究机构和高校团队。\n"
+            "最佳论文\n"
+            "本届最佳论文来自一个大学的研究团队。\n"
+            "- 题目:Sparse Coding for Incremental Parsing\n- 作者:Ann Lee, Bo Chen\n"
+            "链接:https://example.org/p.pdf\n"
+            "该研究提出了一种表示。\n")
+    sections = segment_document(text, [])["sections"]
+    assert [s["heading"] for s in sections] == ["Sparse Coding for Incremental Parsing"]
+    assert sections[0]["text"].startswith("本届最佳论文来自")
+
+
 def test_features_of_a_credit_line_and_its_title() -> None:
     lines = kept_lines("- [ ] Privacy Auditing with One (1) Training Run\n"
                        "    Thomas Steinke · Milad Nasr · Matthew Jagielski\n", [])
