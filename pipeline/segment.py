@@ -249,6 +249,10 @@ def _classify(lines: list[Line]) -> list[str]:
 _SPAN_HEADING_STYLES = frozenset({"table", "bold_lead", "link_lead", "list", "quoted"})
 
 
+#: Candidate styles of Markdown headings.
+_HEADING_STYLES = frozenset({"md1", "md2", "md3"})
+
+
 def _has_paper_evidence(c: Candidate) -> bool:
     f = c.features
     return any(f.get(k) for k in ("next_authors", "next_italic", "next_kv_authors", "next_arxiv", "has_arxiv",
@@ -277,9 +281,12 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
                 for c in cands]
     chosen = {c.line: c for c, p, ok in zip(cands, scores, eligible, strict=True) if ok and p >= model.threshold}
     # siblings: in a run of candidates of one markup style (a list, a table), when at least two
-    # and at least half of the items are kept titles, the other items are titles too
+    # and at least half of the items are kept titles, the other items are titles too; a heading
+    # between items (an award category, a venue) does not end their run
+    items = [k for k, c in enumerate(cands) if c.style not in _HEADING_STYLES or cands[k].line in chosen]
     run: list[int] = []
-    for k in range(len(cands) + 1):
+    for n in range(len(items) + 1):
+        k = items[n] if n < len(items) else len(cands)
         if k < len(cands) and run and cands[k].style == cands[run[-1]].style and cands[k].style != "plain":
             run.append(k)
             continue
