@@ -135,7 +135,8 @@ _AWARD_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.I,
         ),
     ),
-    ("best_paper", re.compile(r"\bbest\s+papers?\b|最佳(?:论文|論文)", re.I)),
+    # a best paper of one track by length ("Best Long Paper", "最佳短论文") is a best paper
+    ("best_paper", re.compile(r"\bbest\s+(?:(?:long|short|full|regular)\s+)?papers?\b|最佳(?:长|長|短)?(?:论文|論文)", re.I)),
 )
 
 # Award-ish words that fit no class: "Award"/"Prize", "Best/Distinguished ... Paper", and 奖/獎
@@ -195,7 +196,8 @@ def normalize_award(raw: str | None) -> str | None:
     honourable mention (``Honorable Mention``, ``荣誉提名``/``榮譽提名``, any ``提名``); test of
     time (``Test of Time``, ``时间检验``/``時間檢驗``); outstanding position paper; outstanding
     paper (``Outstanding … Paper``, ``杰出论文``/``傑出論文``/``优秀论文``); best paper
-    (``Best Paper``, ``最佳论文``/``最佳論文``). Vocabulary as used by the NeurIPS, ICML and
+    (``Best Paper``, ``最佳论文``/``最佳論文``, and a track's by length: ``Best Long Paper``,
+    ``Best Short Paper``, ``最佳长论文``). Vocabulary as used by the NeurIPS, ICML and
     ICLR award announcements and their Chinese press coverage.
     """
     if not raw or not raw.strip():
