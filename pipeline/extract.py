@@ -379,10 +379,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     if credit is not None:
         body = body[1:]
         summary_from = summary_from - 1 if summary_from else summary_from
-    elif (len(body) > 1 and body[0] == 0 and summary_from not in (0, 1)
-          and fold_title(_LIST_MARK.sub("", lines[0])).startswith(fold_title(row["heading"])[:20] or "\0")):
-        # the first line opens with the title and holds more (a list item "**Title.** `ACL
-        # 2023`"): the credit line may come right under it
+    elif (len(body) > 1 and body[0] <= 1 and summary_from not in (0, 1)
+          and fold_title(_LIST_MARK.sub("", lines[body[0]])).startswith(fold_title(row["heading"])[:20] or "\0")):
+        # the first body line opens with the title and holds more (a list item "**Title.**
+        # `ACL 2023`", or the title again with its links under a heading): the credit line may
+        # come right under it
         credit = parse_credit_line(credit_text(lines[body[1]]))
         if credit is not None and credit.authors:
             body = body[:1] + body[2:]

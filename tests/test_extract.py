@@ -350,3 +350,13 @@ def test_a_runaway_section_is_analysed_from_its_head_and_keeps_its_links() -> No
 ])
 def test_credit_text_unwraps_brackets_and_by(line, expected):
     assert credit_text(line) == expected
+
+
+def test_credit_line_under_a_repeat_of_the_heading_title():
+    text = ("##### [A Study of Small Things]\n"
+            "- A Study of Small Things [[pdf]](https://example.org/small.pdf)\n"
+            "- *Mei Lin, Kai Sun*\n"
+            "- `2020-01-02`\n")
+    out = fields({"heading": "##### [A Study of Small Things]", "text": text, "ctx_award_raw": None,
+                  "doc_venue": None, "doc_year": None, "lang": "en"})
+    assert out["authors"] == ["Mei Lin", "Kai Sun"]
