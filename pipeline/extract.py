@@ -175,16 +175,25 @@ _LIST_MARK = re.compile(r"^\s*(?:[-*+•·▪●]\s+|\d{1,3}(?:[.)]\s+|[、．]\
 #: Link groups and emphasis around names in a reading list's credit line.
 _LINK_GROUP = re.compile(r"\[\[[^\]]*\]\([^)]*\)\]|\[[^\]]*\]\([^)]*\)|<[^>]{1,200}>")
 _NAME_DOTS = re.compile(r"\s+[·•|]\s+")  # "A · B · C", "A | B"
+#: A credit led by "By", with the people's place after "from".
+_CREDIT_BY = re.compile(r"[Bb]y\s+(?P<names>.+?)(?:,?\s+from\s+(?P<place>[^,]+))?")
 _TRAILING_DATE = re.compile(r"[,，]?\s*\d{4}(?:[.\-/]\d{1,2}){0,2}\s*$")
 
 
 def credit_text(line: str) -> str:
     """A credit line as reading lists write it, without its links, emphasis markers, trailing
-    date and final period: ``*A, B, C.* [[Paper](…)] [[Code](…)], 2022.12`` -> ``A, B, C``."""
+    date and final period: ``*A, B, C.* [[Paper](…)] [[Code](…)], 2022.12`` -> ``A, B, C``; in
+    brackets and led by ``By`` (``(By A, B and C)`` -> ``A, B and C``), with the people's place
+    after ``from`` (``By A and B from Org`` -> ``A and B, Org``)."""
     s = _LINK_GROUP.sub(" ", _LIST_MARK.sub("", line)).replace("\\*", "")
     s = _NAME_DOTS.sub(", ", s)
     s = _TRAILING_DATE.sub("", s.strip(" ,，"))
     s = s.strip().strip("*_").strip().rstrip(".。").strip("*_ ")
+    if s[:1] in "(（" and s[-1:] in ")）" and not re.search(r"[()（）]", s[1:-1]):
+        s = s[1:-1].strip().rstrip(".")
+    by = _CREDIT_BY.fullmatch(s)
+    if by:
+        s = by.group("names") + (f", {by.group('place')}" if by.group("place") else "")
     return s or line
 
 
@@ -370,10 +379,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     if credit is not None:
         body = body[1:]
         summary_from = summary_from - 1 if summary_from else summary_from
-    elif (len(body) > 1 and body[0] == 0 and summary_from not in (0, 1)
-          and fold_title(_LIST_MARK.sub("", lines[0])).startswith(fold_title(row["heading"])[:20] or "\0")):
-        # the first line opens with the title and holds more (a list item "**Title.** `ACL
-        # 2023`"): the credit line may come right under it
+    elif (len(body) > 1 and body[0] <= 1 and summary_from not in (0, 1)
+          and fold_title(_LIST_MARK.sub("", lines[body[0]])).startswith(fold_title(row["heading"])[:20] or "\0")):
+        # the first body line opens with the title and holds more (a list item "**Title.**
+        # `ACL 2023`", or the title again with its links under a heading): the credit line may
+        # come right under it
         credit = parse_credit_line(credit_text(lines[body[1]]))
         if credit is not None and credit.authors:
             body = body[:1] + body[2:]

@@ -135,7 +135,8 @@ _AWARD_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.I,
         ),
     ),
-    ("best_paper", re.compile(r"\bbest\s+papers?\b|最佳(?:论文|論文)", re.I)),
+    # a best paper of one track by length ("Best Long Paper", "最佳短论文") is a best paper
+    ("best_paper", re.compile(r"\bbest\s+(?:(?:long|short|full|regular)\s+)?papers?\b|最佳(?:长|長|短)?(?:论文|論文)", re.I)),
 )
 
 # Award-ish words that fit no class: "Award"/"Prize", "Best/Distinguished ... Paper", and 奖/獎
@@ -195,7 +196,8 @@ def normalize_award(raw: str | None) -> str | None:
     honourable mention (``Honorable Mention``, ``荣誉提名``/``榮譽提名``, any ``提名``); test of
     time (``Test of Time``, ``时间检验``/``時間檢驗``); outstanding position paper; outstanding
     paper (``Outstanding … Paper``, ``杰出论文``/``傑出論文``/``优秀论文``); best paper
-    (``Best Paper``, ``最佳论文``/``最佳論文``). Vocabulary as used by the NeurIPS, ICML and
+    (``Best Paper``, ``最佳论文``/``最佳論文``, and a track's by length: ``Best Long Paper``,
+    ``Best Short Paper``, ``最佳长论文``). Vocabulary as used by the NeurIPS, ICML and
     ICLR award announcements and their Chinese press coverage.
     """
     if not raw or not raw.strip():
@@ -877,6 +879,8 @@ _EN_CONJ = re.compile(r"\s+(?:and|&)\s+", re.I)
 #: or * † ‡ § ¶ right after a name, before a separator or the end).
 _FOOTNOTE_MARKS = re.compile(r"(?<=[^\W\d_])\s*(?:\d{1,2}(?:\s*,\s*\d{1,2})*|[*†‡§¶]+)(?=\s*(?:[,，、;；]|$))")
 #: A truncation marker followed by a bracketed affiliation at the end of a list.
+#: A Markdown escape of an emphasis or footnote mark (``Cao\\*``).
+_MD_MARK_ESCAPE = re.compile(r"\\([*_†])")
 _TRUNCATED_AFFILIATION = re.compile(
     r"\s*(?:(?<![A-Za-z])et\s*al\.?|等人|等)\s*[（(](?P<aff>[^（）()]+)[）)]\s*$", re.I
 )
@@ -1058,7 +1062,8 @@ def split_names(value: str) -> tuple[list[str], bool]:
         ideographic space too) collapsed to one space, empties dropped, full-width
         letters and digits folded to ASCII (only those; brackets and punctuation keep their
         width). ``truncated`` is True when the list ended in ``等``/``等人``/``等机构``…,
-        ``et al.``, ``and others``, ``etc.`` or an ellipsis, which is removed.
+        ``et al.``, ``and others``, ``etc.`` or an ellipsis, which is removed. Footnote marks
+        after a name (``A*``, ``A\\*``, ``A†``, ``A1,2``) are removed.
 
     Splitting, never inside brackets (``韩国蔚山科学技术院（UNIST）`` stays whole):
 
@@ -1076,7 +1081,7 @@ def split_names(value: str) -> tuple[list[str], bool]:
     if not value:
         return [], False
     s = value.strip().strip("\u3000").rstrip("。")
-    s = _FOOTNOTE_MARKS.sub("", s)
+    s = _FOOTNOTE_MARKS.sub("", _MD_MARK_ESCAPE.sub(r"\1", s))
     truncated = False
     tail = _TRUNCATED_AFFILIATION.search(s)
     if tail and tail.start() > 0:  # "A, B et al.（OpenAI）": the bracket is the last name's affiliation
@@ -1346,8 +1351,8 @@ def split_sentences(paragraph: str) -> list[str]:
 # allowed; one inner capital after a Mc/Mac/O'/De/Di/La/Le/Du prefix, as in LeCun) or an
 # initial ("V."). All-capital words (NVIDIA, DPO) and camel-case words (DeepMind, ControlNet)
 # are not person names.
-_UP = "A-ZÀ-ÖØ-Þ"
-_LOW = "a-zß-öø-ÿ"
+_UP = "A-ZÀ-ÖØ-ÞĀ-Ž"  # Latin-1 and Latin Extended-A capitals (Łukasz, Šimon)
+_LOW = "a-zß-öø-ÿā-ž"  # Latin Extended-A mixes cases; a lower-case letter there reads as one (Marasović)
 _NAME_TOKEN = (
     rf"(?:(?:Mc|Mac|O['’]|D['’]|De|Di|La|Le|Du)?[{_UP}][{_LOW}'’]+(?:-[{_UP}]?[{_LOW}'’]+)*|[{_UP}]\.)"
 )
@@ -1759,7 +1764,21 @@ def _paragraph_credit(paragraph: str) -> Credit | None:
     return None
 
 
+#: Longest credit line, in characters, of a few names; a list of many names may run
+#: :data:`_CREDIT_LINE_CHARS_PER_NAME` characters a name.
 _CREDIT_LINE_MAX_CHARS = 200
+_CREDIT_LINE_CHARS_PER_NAME = 40
+#: A bare capital initial inside a name (``Christopher D Manning``); ``A`` and ``I`` are words too.
+_BARE_INITIAL = re.compile(rf"(?<=\s)(?![AI]\s)([{_UP}])(?=\s+[{_UP}])")
+#: A name written another way: 2-4 words of letters (all capitals, inner capitals: ``YU HUANG``,
+#: ``Sky CH-Wang``); a person only between people of a credit line.
+_LOOSE_NAME = re.compile(rf"[{_UP}][{_UP}{_LOW}'’-]*(?:\s+[{_UP}][{_UP}{_LOW}'’.-]*){{1,3}}")
+
+
+def _credit_person(item: str) -> bool:
+    """A person of a credit line: a Latin person name (:func:`_person_name`) of two tokens or
+    more, a bare initial inside it read as one with a period."""
+    return len(item.split()) >= 2 and _person_name(_BARE_INITIAL.sub(r"\1.", item))
 
 
 _LINE_IDS = re.compile(r"[.;,]?\s*(?:arXiv\s*[:：]?\s*\S+|https?://\S+)", re.I)
@@ -1786,15 +1805,17 @@ def parse_credit_line(line: str) -> Credit | None:
     University``, ``Tom B. Brown, Benjamin Mann and 27 other authors, OpenAI``,
     ``Diederik P. Kingma and Max Welling, University of Amsterdam. arXiv: 1312.6114``.
 
-    The people come first (each at least two name tokens, at least two people unless ``and
-    colleagues`` / ``and N other authors`` / ``et al.`` follows them, which sets ``truncated``),
-    then the affiliations (capitalised names). An arXiv id or URL at the end
-    is ignored. None for any other line: a sentence, Chinese text, a line with no person.
+    The people come first (each at least two name tokens, a bare initial allowed inside:
+    ``Christopher D Manning``; at least two people unless ``and colleagues`` / ``and N other
+    authors`` / ``et al.`` follows them, which sets ``truncated``; a name in capitals such as
+    ``YU HUANG`` counts when people follow it), then the affiliations (capitalised names). An
+    arXiv id or URL at the end is ignored. A line is at most 200 characters, or 40 a name for a
+    longer list. None for any other line: a sentence, Chinese text, a line with no person.
     """
     s = line.strip()
     if _may_hold_line_id(s):
         s = _LINE_IDS.sub("", s).strip()
-    if not s or len(s) > _CREDIT_LINE_MAX_CHARS or re.search(r"[.。!?！？:：;；]$|[\u3400-\u9fff]", s):
+    if not s or re.search(r"[.。!?！？:：;；]$|[\u3400-\u9fff]", s):
         return None
     credit = Credit()
     others = _OTHERS.search(s)
@@ -1802,8 +1823,14 @@ def parse_credit_line(line: str) -> Credit | None:
         credit.truncated = True
         s = s[: others.start()] + "," + s[others.end():]
     items = [p.strip() for p in re.split(r"\s*[,;]\s*(?:and\s+)?|\s+(?:and|&)\s+", s) if p.strip()]
-    for item in items:
-        if not credit.institutions and _person_name(item) and len(item.split()) >= 2:
+    if len(s) > max(_CREDIT_LINE_MAX_CHARS, _CREDIT_LINE_CHARS_PER_NAME * len(items)):
+        return None
+    people = [_credit_person(item) for item in items]
+    last_person = max((k for k, p in enumerate(people) if p), default=-1)
+    for k, item in enumerate(items):
+        if not credit.institutions and (people[k] or (
+                k < last_person and _LOOSE_NAME.fullmatch(item) and not _latin_org(item)
+                and not any(t.strip(".").casefold() in _EN_ORG_WORDS for t in item.split()))):
             _add(credit.authors, item)
         elif _latin_org(item) or (credit.authors and re.fullmatch(r"[A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){0,5}", item)):
             _add(credit.institutions, item)

@@ -34,10 +34,17 @@ column              from the record
                     ``and others``/``等`` is cut and sets ``authors_truncated``. Markdown
                     escapes and footnote marks are cut from names (``Jones\\*`` -> ``Jones``)
 ``institutions``    ``institutions``/``affiliations``/``机构``/``單位``…, read as authors
-``venue``, ``year`` ``venue``/``conference``/``会议``: the canonical venue when one is named
-                    (``NeurIPS``), else the value as given; ``year`` from ``year``/``年份``
-                    (``2024`` or a spreadsheet's ``2024.0``), else the venue's year; a year
-                    outside :data:`MIN_YEAR` .. next year is dropped with a note
+``venue``, ``year`` ``venue``/``conference``/``会议``/``journal``/``booktitle``/``publisher``
+                    (:data:`VENUE_FIELDS`): the canonical venue when one is named (``NeurIPS``),
+                    else the short name of a venue written in full (``Conference on Robot
+                    Learning, PMLR 270`` -> ``CoRL``; ``data/venue_names.json``), else the value
+                    as given; a value that only names a preprint server or a kind of report
+                    (``arXiv``, ``OpenReview技术报告``) is no venue. With no venue there, the first
+                    venue named in a tag-like field (:data:`VENUE_HINT_FIELDS`: ``categories``
+                    ``["NeurIPS 2024 Oral"]``, ``source``, ``comments`` ``Accepted to ICML 2024``;
+                    one that speaks of a submission does not count). ``year`` from ``year``/
+                    ``年份`` (``2024`` or a spreadsheet's ``2024.0``), else the venue's year; a
+                    year outside :data:`MIN_YEAR` .. next year is dropped with a note
 ``award``           ``award``/``奖项`` (``award_raw`` as given, ``award`` its enum)
 ``arxiv_id``        ``arxiv_id``/``arxiv`` (a bare id is fine), else an arXiv DOI in ``doi``,
                     else an arXiv link among the URLs
@@ -60,6 +67,7 @@ import datetime
 import json
 import math
 import re
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from .fields import find_arxiv_ids, find_urls, find_venue_years, normalize_award
@@ -75,7 +83,10 @@ INSTITUTION_FIELDS = ("institutions", "institution", "affiliations", "affiliatio
 ABSTRACT_FIELDS = ("abstract", "摘要", "论文摘要", "論文摘要", "summary")
 URL_FIELDS = ("url", "link", "pdf", "pdf_url", "paper_url", "open_access_url", "链接", "鏈接", "連結",
               "论文链接", "論文連結", "论文地址", "論文地址")
-VENUE_FIELDS = ("venue", "conference", "会议", "會議")
+VENUE_FIELDS = ("venue", "conference", "会议", "會議", "journal_ref", "journal-ref", "journal", "booktitle",
+                "publisher")
+#: Tag-like fields that may name the venue among other things; only a known venue counts there.
+VENUE_HINT_FIELDS = ("categories", "category", "tags", "source", "comments", "comment")
 YEAR_FIELDS = ("year", "年份")
 AWARD_FIELDS = ("award", "奖项", "獎項")
 ARXIV_FIELDS = ("arxiv_id", "arxiv")
@@ -88,11 +99,28 @@ MAX_TITLE_CHARS = 1000
 MIN_YEAR = 1950
 
 _HAN = re.compile(r"[\u3400-\u9fff]")
+
+
+def _load_venue_names() -> tuple[list[tuple[str, str]], re.Pattern[str]]:
+    """``data/venue_names.json``: ``(full name casefolded, short name)`` pairs, longest first,
+    and a pattern matching the words that name no venue."""
+    data = json.loads((Path(__file__).resolve().parent / "data" / "venue_names.json").read_text("utf-8"))
+    names = sorted(((full.casefold(), short) for short, fulls in data["full_names"].items() for full in fulls),
+                   key=lambda p: -len(p[0]))
+    words = sorted(data["not_venues"], key=len, reverse=True)
+    return names, re.compile("|".join(re.escape(w) for w in words), re.I)
+
+
+_VENUE_FULL_NAMES, _NOT_VENUE_WORDS = _load_venue_names()
+#: A venue hint that speaks of a submission, not a publication.
+_SUBMITTED = re.compile(r"submitted|submission|under\s+review|投稿|在审|在審", re.I)
 #: Separators of names in one string: ", ", ";", " and ", "、", "，" (and "&").
 _NAME_SEP = re.compile(r"\s*(?:,\s+|;|；|\s+and\s+|\s+&\s+|、|，)\s*")
 _TRUNCATED = re.compile(r"(?:,?\s*et\s+al\.?|\s+and\s+others|\s*等(?:人)?)$", re.I)
 #: A BibTeX author list splits on " and " (each part "Last, First").
-_BIBTEX_AND = re.compile(r"\s+and\s+")
+_BIBTEX_AND = re.compile(r",?\s+and\s+")
+#: Given names that end in an initial (``Kate A.``).
+_GIVEN_INITIAL = re.compile(r"(?:^|\s)[A-Z]\.$")
 _CLOSING_PERIOD = re.compile(r"(?<=[^\W\d_]{2})\.\s*$")
 #: A year as written, spreadsheet exports' "2024.0" included.
 _YEAR = re.compile(r"^(\d{4})(?:\.0+)?$")
@@ -186,18 +214,37 @@ def clean_name(name: str) -> str | None:
 
 def _split_names(text: str) -> tuple[list[str], bool]:
     """Names in one string, ``(names, truncated)``: a trailing ``et al.``/``and others``/``等``
-    is cut and sets ``truncated``; a BibTeX list (two or more parts on `` and ``, each with
-    exactly one comma: ``Vesselinova, Natalia and Kim, Lee``) gives one name per part as
-    written (a period closing the list after a word is cut); anything else splits on
-    :data:`_NAME_SEP`."""
+    is cut and sets ``truncated``; a BibTeX-style list gives one name per ``Last, First`` pair as
+    written (a period closing the list after a word is cut): parts on `` and `` (a comma before
+    it allowed) that each hold pairs of comma-separated pieces whose first piece is one or two
+    words (``Vesselinova, Natalia and Kim, Lee``, ``Peng, Yue, Choi, Byron, and Xu, Jianliang``),
+    or a lone pair whose given names end in an initial (``Smith, Kate A.``); anything else splits
+    on :data:`_NAME_SEP`."""
     truncated = bool(_TRUNCATED.search(text))
     text = _TRUNCATED.sub("", text)
-    parts = _BIBTEX_AND.split(text)
-    if len(parts) < 2 or any(p.count(",") != 1 for p in parts):
-        parts = _NAME_SEP.split(text)
-    else:  # a period closing the list ("Prouvost, Antoine.") is no part of the name; an initial's is
-        parts[-1] = _CLOSING_PERIOD.sub("", parts[-1])
-    return [n for p in parts if (n := clean_name(p))], truncated
+    pairs = _last_first_pairs(text)
+    if pairs is None:
+        return [n for p in _NAME_SEP.split(text) if (n := clean_name(p))], truncated
+    pairs[-1] = _CLOSING_PERIOD.sub("", pairs[-1])  # "Prouvost, Antoine." -> the list's period; an initial's stays
+    return [n for p in pairs if (n := clean_name(p))], truncated
+
+
+def _last_first_pairs(text: str) -> list[str] | None:
+    """``Last, First`` names of a BibTeX-style list (see :func:`_split_names`), else None."""
+    parts = _BIBTEX_AND.split(text.strip())
+    pieces = [[q.strip() for q in p.strip().rstrip(",").split(",")] for p in parts]
+    if len(parts) < 2:
+        if len(pieces[0]) != 2 or not _GIVEN_INITIAL.search(pieces[0][1]):
+            return None
+    out = []
+    for ps in pieces:
+        if len(ps) % 2 or any(not q for q in ps):
+            return None
+        for last, first in zip(ps[::2], ps[1::2]):
+            if len(last.split()) > 2:
+                return None
+            out.append(f"{last}, {first}")
+    return out
 
 
 def _list_names(key: str, items: list) -> tuple[list[str], list[str]]:
@@ -248,6 +295,42 @@ def _year(text: str | None) -> int | None:
     found = _YEAR.match(text or "")
     year = int(found.group(1)) if found else None
     return year if year is not None and MIN_YEAR <= year <= datetime.date.today().year + 1 else None
+
+
+def record_venue(raw: str | None) -> tuple[str | None, int | None]:
+    """``(venue, year)`` of a venue field's value: a venue written in full by its short name
+    (``data/venue_names.json``: ``Conference on Robot Learning, PMLR 270`` -> ``CoRL``), else
+    the first venue of :data:`pipeline.fields.VENUES` it names (``NeurIPS 2024``), else the value
+    as given; ``(None, None)`` for a value that only names a preprint server or a kind of report
+    (``arXiv``, ``Tech report``). The year is the one written by the venue, else None."""
+    if not raw:
+        return None, None
+    if not any(c.isalpha() for c in _NOT_VENUE_WORDS.sub("", raw)):
+        return None, None
+    found = find_venue_years(raw)
+    year = _year(str(found[0][1])) if found and found[0][1] else None
+    folded = " ".join(raw.split()).casefold()
+    for full, short in _VENUE_FULL_NAMES:
+        if folded.startswith(full) and not folded[len(full):len(full) + 1].isalpha():
+            return short, year
+    if found:
+        return found[0][0], year
+    return raw, None
+
+
+def _hinted_venue(obj: dict) -> tuple[str | None, int | None]:
+    """The first known venue (and its year) named in a tag-like field (:data:`VENUE_HINT_FIELDS`;
+    a list's strings read one by one); a value that speaks of a submission gives none."""
+    for key in VENUE_HINT_FIELDS:
+        for _, value in values(obj, key):
+            for item in value if isinstance(value, list) else [value]:
+                text = _text(item)
+                if not text or _SUBMITTED.search(text):
+                    continue
+                found = find_venue_years(text) or find_venue_years(text.upper())
+                if found:
+                    return found[0][0], _year(str(found[0][1])) if found[0][1] else None
+    return None, None
 
 
 def _has_article_text(obj: dict) -> bool:
@@ -318,12 +401,9 @@ def read_record(obj: dict) -> Reading:
                 for url in find_urls(_text(item) or ""):
                     if url not in urls:
                         urls.append(url)
-    venue_raw = _first(obj, VENUE_FIELDS)
-    venue, venue_year = venue_raw, None
-    if venue_raw:
-        found = find_venue_years(venue_raw)
-        if found:
-            venue, venue_year = found[0][0], _year(str(found[0][1]))
+    venue, venue_year = record_venue(_first(obj, VENUE_FIELDS))
+    if venue is None:
+        venue, venue_year = _hinted_venue(obj)
     year_raw = _first(obj, YEAR_FIELDS)
     year = _year(year_raw)
     if year_raw and year is None:

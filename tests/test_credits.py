@@ -114,9 +114,26 @@ def test_credit_line():
         assert parse_credit_line(line) is None
 
 
+def test_credit_line_bare_initials_accented_names_capitals_and_long_lists():
+    c = parse_credit_line("Anna Kowalska, Piotr J Nowak, Oskar Lindqvist")
+    assert (c.authors, c.institutions) == (["Anna Kowalska", "Piotr J Nowak", "Oskar Lindqvist"], [])
+    c = parse_credit_line("Jana Novaković, Łukasz Wiśniewski and Tomáš Dvořák")
+    assert c.authors == ["Jana Novaković", "Łukasz Wiśniewski", "Tomáš Dvořák"]
+    c = parse_credit_line("Mei Lin, WEI ZHANG, Kai Sun, Acme Research")
+    assert (c.authors, c.institutions) == (["Mei Lin", "WEI ZHANG", "Kai Sun"], ["Acme Research"])
+    names = [f"Person{chr(97 + k)} Surname{chr(97 + k)}" for k in range(20)]  # 20 names, over 200 characters
+    c = parse_credit_line(", ".join(names[:-1]) + " and " + names[-1])
+    assert c.authors == names
+    # a capitals-only item with no person after it is no author
+    assert parse_credit_line("Mei Lin, Kai Sun, NEW DATASET").institutions == ["NEW DATASET"]
+    for line in ("Towards A Better Model, Acme Lab", "A Study Of Things And More Things"):
+        assert parse_credit_line(line) is None
+
+
 def test_split_names_et_al_before_affiliation():
     assert split_names("Angelina Wang et al., Stanford University") == (["Angelina Wang", "Stanford University"], True)
     assert split_names("Ashish Vaswani 等八人") == (["Ashish Vaswani"], True)
+    assert split_names("Mei Lin\\*, Kai Sun\\*, Ann Lee") == (["Mei Lin", "Kai Sun", "Ann Lee"], False)
     assert is_institution("Stanford University") and is_institution("斯坦福大学")
     assert not is_institution("Angelina Wang")
 

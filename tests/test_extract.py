@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.config import Config
-from pipeline.extract import EXTRACT_COLUMNS, GENERIC_WORDS, extract_fields, split_heading_title
+from pipeline.extract import EXTRACT_COLUMNS, GENERIC_WORDS, credit_text, extract_fields, split_heading_title
 from pipeline.normalize import detect_script, to_script
 
 # --- split_heading_title ------------------------------------------------------------------------
@@ -339,3 +339,24 @@ def test_a_runaway_section_is_analysed_from_its_head_and_keeps_its_links() -> No
     assert out["authors"] == ["张三", "李四"]
     assert out["arxiv_id"] == "2505.17638" and out["urls"] == ["https://arxiv.org/abs/2505.17638"]
     assert out["summary"].startswith("扩散模型的训练动态")
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("(Mei Lin and Kai Sun)", "Mei Lin and Kai Sun"),
+    ("(By Mei Lin, Kai Sun and Ann Lee)", "Mei Lin, Kai Sun and Ann Lee"),
+    ("By Mei Lin and Kai Sun from Acme Labs", "Mei Lin and Kai Sun, Acme Labs"),
+    ("*Mei Lin, Kai Sun.* [[Paper](https://example.org/p)], 2022.12", "Mei Lin, Kai Sun"),
+    ("Byron Lee and Ann Sun", "Byron Lee and Ann Sun"),
+])
+def test_credit_text_unwraps_brackets_and_by(line, expected):
+    assert credit_text(line) == expected
+
+
+def test_credit_line_under_a_repeat_of_the_heading_title():
+    text = ("##### [A Study of Small Things]\n"
+            "- A Study of Small Things [[pdf]](https://example.org/small.pdf)\n"
+            "- *Mei Lin, Kai Sun*\n"
+            "- `2020-01-02`\n")
+    out = fields({"heading": "##### [A Study of Small Things]", "text": text, "ctx_award_raw": None,
+                  "doc_venue": None, "doc_year": None, "lang": "en"})
+    assert out["authors"] == ["Mei Lin", "Kai Sun"]

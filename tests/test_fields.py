@@ -108,8 +108,14 @@ def test_awards_enum() -> None:
         ("🏆 NeurIPS 2025 · Best Paper", "best_paper"),
         ("🏆 ICML 2025 · Outstanding Paper", "outstanding_paper"),
         ("本周一，ICML 2025 公布了最佳论文奖项。", "best_paper"),
+        # a best paper of a track by length
+        ("Best Long Paper Awards", "best_paper"),
+        ("Best Short Paper", "best_paper"),
+        ("最佳长论文", "best_paper"),
+        ("最佳短論文獎", "best_paper"),
         # award-ish labels that fit no class
         ("Best Student Paper", "other"),
+        ("Best Demo Paper", "other"),
         ("最佳学生论文奖", "other"),
         ("ACM Turing Award", "other"),
         ("Early Career Prize", "other"),

@@ -215,6 +215,37 @@ def test_bibtex_author_strings_keep_last_first_per_author():
     assert fields["authors"] == ["Ashish Vaswani", "Noam Shazeer", "Niki Parmar"]
 
 
+def test_bibtex_pairs_with_commas_between_and_a_lone_pair_with_an_initial():
+    read = paper_records._split_names
+    assert read("Kim, Lee and Park, Jo, and Cho, Ann B.") == (["Kim, Lee", "Park, Jo", "Cho, Ann B."], False)
+    assert read("Kim, Lee, Park, Jo, and Cho, Ann.") == (["Kim, Lee", "Park, Jo", "Cho, Ann"], False)
+    assert read("Kim, Lee A.") == (["Kim, Lee A."], False)
+    assert read("Kim, Park") == (["Kim", "Park"], False)  # no initial: two surnames, not one pair
+    assert read("Lee Kim, Jo Park and Ann Cho") == (["Lee Kim", "Jo Park", "Ann Cho"], False)
+
+
+@pytest.mark.parametrize(("fields", "expected"), [
+    ({"venue": "arXiv"}, (None, None)),
+    ({"venue": "OpenReview技术报告"}, (None, None)),
+    ({"venue": "Tech report"}, (None, None)),
+    ({"venue": "Conference on Robot Learning, PMLR 229"}, ("CoRL", None)),
+    ({"venue": "Robotics: Science and Systems XX"}, ("RSS", None)),
+    ({"venue": "Transactions of the Association for Computational Linguistics"}, ("TACL", None)),
+    ({"venue": "Pattern Recognition Letters"}, ("Pattern Recognition Letters", None)),
+    ({"venue": "ICML 2023"}, ("ICML", 2023)),
+    ({"publisher": "Journal of Made-Up Results"}, ("Journal of Made-Up Results", None)),
+    ({"journal": "Computer Vision and Image Understanding"}, ("CVIU", None)),
+    ({"categories": ["cs.LG", "ICLR 2022 Poster"]}, ("ICLR", 2022)),
+    ({"source": "cvpr"}, ("CVPR", None)),
+    ({"comments": "Accepted to EMNLP 2021"}, ("EMNLP", 2021)),
+    ({"comments": "Submitted to NeurIPS 2021"}, (None, None)),
+    ({"categories": ["cs.CL"]}, (None, None)),
+])
+def test_record_venue_fields(fields, expected):
+    read = paper_records.read_record({"title": "A Study of Things", **fields}).fields
+    assert (read["venue"], read["year"]) == expected
+
+
 @pytest.mark.parametrize(("year", "expected"), [
     ("2024.0", 2024), (2024.0, 2024), ("2017", 2017), ("1066", None), ("2999", None), ("2024.5", None)])
 def test_years(year, expected):
