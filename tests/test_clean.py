@@ -854,7 +854,7 @@ def test_spans_are_valid_on_any_page(lines: list[str], sep: str, tail: str) -> N
     # sorted, non-overlapping, trimmed spans that slice the text exactly, whatever the page
     text = sep.join(lines) + tail
     spans = dropped(text)
-    known = {"repost_source", "byline", "editor_credit", "share_prompt", "copyright", "navigation",
+    known = {"front_matter", "repost_source", "byline", "editor_credit", "share_prompt", "copyright", "navigation",
              "newsletter", "related_list", "caption", "unrelated_leading", "unrelated_trailing"}
     assert {s["reason"] for s in spans} <= known
 
@@ -925,3 +925,13 @@ def test_a_prefix_holds_no_more_units_than_its_line(s: str, k: int) -> None:
     from pipeline.textutil import text_units
 
     assert text_units(s[:k]) <= text_units(s)
+
+
+def test_yaml_front_matter_is_dropped_but_its_title_kept() -> None:
+    text = ("---\ntitle: 'Sparse Codes for Parsing, Best Paper'\ndate: 2024-07-02\ntags: [nlp]\n---\n\n"
+            "Paper: Lee et al., Sparse Codes for Parsing.\n\nThis paper won the award.\n")
+    spans = dropped(text)
+    assert_valid_spans(text, spans)
+    assert reasons(spans) == [("front_matter", "---"), ("front_matter", "date: 2024-07-02\ntags: [nlp]\n---")]
+    # a rule line that opens no front matter (no closing line) drops nothing
+    assert dropped("---\nSome article text that starts with a rule.\n\nMore text.\n") == []
