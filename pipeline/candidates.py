@@ -348,17 +348,31 @@ def _made(title: str, style: str, level: int = 0) -> Candidate | None:
     return Candidate(0, title, style, level)
 
 
+_LATIN_LETTER = re.compile(r"[A-Za-z]")
+_NAME_MARKS = re.compile(r"[\d*†‡§¶∗]+")  # footnote marks and affiliation numbers after a name
+_NAME_SEPARATOR = re.compile(r",|;|\band\b|&")
+#: Where a separator of :data:`_NAME_SEPARATOR` can be once the marks are removed ("a1nd" too).
+_MAY_SEPARATE = re.compile(r"[,;&]|a[\d*†‡§¶∗]*n[\d*†‡§¶∗]*d")
+
+
 @functools.lru_cache(maxsize=65536)
 def _is_name_list(s: str) -> bool:
     """A line that is a list of person names (``A, B and C``; ``张三、李四``)."""
     s = plain(s).strip(" *_")
     if not s or len(s) > 600:
         return False
-    if _HAN.search(s) and not re.search(r"[A-Za-z]", s):
+    if _HAN.search(s) and not _LATIN_LETTER.search(s):
         parts = re.split(r"[、，,]", s)
         return len(parts) >= 2 and all(1 < len(p.strip()) <= 4 for p in parts if p.strip())
-    parts = [p.strip() for p in re.split(r",|;|\band\b|&", re.sub(r"[\d*†‡§¶∗]+", "", s)) if p.strip()]
+    if not _MAY_SEPARATE.search(s):
+        return False  # one part: no list
+    parts = [p.strip() for p in _NAME_SEPARATOR.split(_NAME_MARKS.sub("", s)) if p.strip()]
     return len(parts) >= 2 and sum(bool(_NAME.match(p)) for p in parts) >= 0.7 * len(parts)
+
+
+_COLON_INSIDE = re.compile(r"\S[:：]\s*\S")
+#: What separates a line's fields (title, authors, venue) after its title.
+_FIELD_SEPARATOR = re.compile(r"\s[-–—|]\s|<br\s*/?>|\|")
 
 
 def _line_features(title: str, raw: str) -> dict[str, float]:
@@ -373,7 +387,7 @@ def _line_features(title: str, raw: str) -> dict[str, float]:
         "han_chars": min(han, 80) / 20,
         "chars": min(len(title), 300) / 100,
         "titlecase_share": caps / len(words) if words else 0.0,
-        "colon_inside": float(bool(re.search(r"\S[:：]\s*\S", title))),
+        "colon_inside": float(bool(_COLON_INSIDE.search(title))),
         "ends_like_sentence": float(bool(_SENTENCE_END.search(title))),
         "sentence_punct": min(len(_SENTENCE_PUNCT.findall(title)), 5) / 5,
         "zh_sentence_punct": min(len(_ZH_SENTENCE_PUNCT.findall(title)), 5) / 5,
@@ -385,7 +399,7 @@ def _line_features(title: str, raw: str) -> dict[str, float]:
         "has_arxiv": float(bool(find_arxiv_ids(raw))),
         "credit_in_line": float(bool(_CREDIT_WORD.search(rest))),
         "paper_word_in_line": float(bool(_PAPER_WORD.search(rest))),
-        "names_in_line": float(any(_is_name_list(p) for p in re.split(r"\s[-–—|]\s|<br\s*/?>|\|", rest))),
+        "names_in_line": float(any(_is_name_list(p) for p in _FIELD_SEPARATOR.split(rest))),
         "bilingual": float(bool(han and len(words) >= 2)),
         "self_credit": float(_is_name_list(title) or _credits(title)),
         "italic_line": float(bool(_is_italic_line(raw))),
@@ -509,14 +523,18 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
         evidence.append(_has_evidence(c.features))
     with_evidence = Counter(c.style for c, e in zip(cands, evidence, strict=True) if e)
     n = len(lines)
+    doc_candidates = math.log1p(len(cands)) / 4
     for c in cands:
-        for s in STYLES:
-            c.features[f"style_{s}"] = float(c.style == s)
+        c.features.update(_STYLE_INDICATORS[c.style])
         c.features["siblings"] = math.log1p(style_count[c.style] - 1) / 3
         c.features["sibling_evidence_share"] = with_evidence[c.style] / style_count[c.style]
         c.features["style_share"] = style_count[c.style] / len(cands)
-        c.features["doc_candidates"] = math.log1p(len(cands)) / 4
+        c.features["doc_candidates"] = doc_candidates
         c.features["first_line"] = float(c.line == 0)
         c.features["position"] = c.line / max(n - 1, 1)
         c.features["about_papers"] = about
     return cands
+
+
+#: The ``style_*`` indicator features of a candidate of each style.
+_STYLE_INDICATORS = {style: {f"style_{s}": float(style == s) for s in STYLES} for style in STYLES}

@@ -65,7 +65,12 @@ class TitleModel:
 
         feats = stack(2, -1)
         feats[stack(0, -1) < 0] = -1  # a leaf: no feature to test
-        self._stacked = (stack(0, -1), stack(1, -1), feats, stack(3, 0.0), stack(4, 0.0))
+        # flattened, tree after tree: a node is its index in these arrays, and the children
+        # arrays hold such indices (a leaf's -1 child is never followed)
+        base = (np.arange(len(self.trees)) * size)[:, None]
+        self._roots = base[:, 0]
+        self._flat = ((stack(0, -1) + base).ravel(), (stack(1, -1) + base).ravel(), feats.ravel(),
+                      stack(3, 0.0).ravel(), stack(4, 0.0).ravel())
         self._depth = _depth(self.trees)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
@@ -73,16 +78,14 @@ class TitleModel:
 
         All trees are walked together: node arrays of shape ``(n, trees)``, one step per level.
         """
-        left, right, feat, thr, value = self._stacked
-        trees = np.arange(left.shape[0])
+        left, right, feat, thr, value = self._flat
         rows = np.arange(len(x))[:, None]
-        node = np.zeros((len(x), left.shape[0]), dtype=np.int64)
+        node = np.broadcast_to(self._roots, (len(x), len(self._roots)))
         for _ in range(self._depth):
-            f = feat[trees, node]
-            go_left = x[rows, np.maximum(f, 0)] <= thr[trees, node]
-            nxt = np.where(go_left, left[trees, node], right[trees, node])
-            node = np.where(f >= 0, nxt, node)
-        score = self.init + self.learning_rate * value[trees, node].sum(axis=1)
+            f = feat[node]
+            go_left = x[rows, np.maximum(f, 0)] <= thr[node]
+            node = np.where(f >= 0, np.where(go_left, left[node], right[node]), node)
+        score = self.init + self.learning_rate * value[node].sum(axis=1)
         return 1.0 / (1.0 + np.exp(-score))
 
     def scores(self, cands: list[Candidate]) -> np.ndarray:
