@@ -294,10 +294,11 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
         if kept >= 2 and 2 * kept >= len(run):
             chosen.update({cands[j].line: cands[j] for j in run if eligible[j]})
         run = [k] if k < len(cands) and cands[k].style != "plain" else []
-    for c, p in zip(cands, scores, strict=True):
-        if c.line not in chosen and log.isEnabledFor(logging.DEBUG):
-            log.debug("document %s: heading %r rejected as a paper title: score %.2f < %.2f",
-                      _DOCUMENT.get(), c.title[:120], p, model.threshold)
+    if log.isEnabledFor(logging.DEBUG):  # marked spans and near misses, not every plain line
+        for c, p in zip(cands, scores, strict=True):
+            if c.line not in chosen and (c.style != "plain" or p >= model.threshold / 4):
+                log.debug("document %s: heading %r rejected as a paper title: score %.2f < %.2f",
+                          _DOCUMENT.get(), c.title[:120], p, model.threshold)
     # an anchor whose markup no other anchor shares, without paper evidence of its own, in a
     # document whose other anchors share a markup, is the article's headline or a trailer
     # ("Next week: …"), not one more paper
