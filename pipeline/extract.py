@@ -197,6 +197,11 @@ def credit_text(line: str) -> str:
     return s or line
 
 
+#: The text before a line's first Chinese full stop or semicolon, or an English sentence end
+#: after a closing bracket (not the period of an initial such as ``D. Manning``).
+_FIRST_CLAUSE = re.compile(r"(.+?)(?:[。；]|(?<=[)）])\.\s)")
+
+
 def _after_title(line: str, title: str) -> str:
     """What a line holds after the title it opens with ("" when it does not hold the title)."""
     s = plain(unlink(_LIST_MARK.sub("", line)))
@@ -392,8 +397,13 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     else:
         credit = find_credit(lines[body[0]] if body else (kv.get("summary") or [""])[0])
     if credit is None and lines and (title or title_zh):
-        # "**[Title](url).** A, B and C.": the credit follows the title on its line
-        credit = parse_credit_line(credit_text(_after_title(lines[0], title or title_zh)))
+        # "**[Title](url).** A, B and C.": the credit follows the title on its line, maybe
+        # with a description after it ("**Title** — A, B（Org）。提出…")
+        after = _after_title(lines[0], title or title_zh)
+        credit = parse_credit_line(credit_text(after))
+        clause = _FIRST_CLAUSE.match(after)
+        if credit is None and clause:
+            credit = parse_credit_line(credit_text(clause.group(1)))
     if credit is not None:
         if not kv.get("authors") and credit.authors:
             authors, truncated = list(credit.authors), credit.truncated

@@ -1781,6 +1781,10 @@ def _credit_person(item: str) -> bool:
     return len(item.split()) >= 2 and _person_name(_BARE_INITIAL.sub(r"\1.", item))
 
 
+#: The affiliations of a whole credit line in brackets at its end, ``/`` or ``、`` between them.
+_TRAILING_PLACES = re.compile(r"\s*[（(](?P<places>[^()（）]{1,150})[)）]\s*$")
+#: A Chinese "and others" after Latin names: 等, 等人, 等 30+ 位共同作者.
+_ZH_OTHERS = re.compile(r"\s*等(?:人|\s*\d+\s*\+?\s*(?:位|名)?\s*(?:共同)?作者)?\s*$")
 _LINE_IDS = re.compile(r"[.;,]?\s*(?:arXiv\s*[:：]?\s*\S+|https?://\S+)", re.I)
 _OTHERS = re.compile(
     r",?\s+(?:and|&)\s+(?:(?:his|her|their)\s+)?(?:colleagues|co-?authors|collaborators|others"
@@ -1805,6 +1809,8 @@ def parse_credit_line(line: str) -> Credit | None:
     University``, ``Tom B. Brown, Benjamin Mann and 27 other authors, OpenAI``,
     ``Diederik P. Kingma and Max Welling, University of Amsterdam. arXiv: 1312.6114``.
 
+    Affiliations may close the line in brackets (``A, B（AI2 / Cornell）``) and a Chinese "and
+    others" may follow the names (``A, B 等``, ``A 等 30+ 位共同作者``: ``truncated``).
     The people come first (each at least two name tokens, a bare initial allowed inside:
     ``Christopher D Manning``; at least two people unless ``and colleagues`` / ``and N other
     authors`` / ``et al.`` follows them, which sets ``truncated``; a name in capitals such as
@@ -1815,9 +1821,16 @@ def parse_credit_line(line: str) -> Credit | None:
     s = line.strip()
     if _may_hold_line_id(s):
         s = _LINE_IDS.sub("", s).strip()
+    places: list[str] = []
+    if (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"
+        places = [p.strip() for p in re.split(r"\s*[/／、;；]\s*", m.group("places")) if p.strip()]
+        s = s[: m.start()].rstrip()
+    credit = Credit()
+    if m := _ZH_OTHERS.search(s):  # "A, B 等", "A, B 等 30+ 位共同作者"
+        credit.truncated = True
+        s = s[: m.start()].rstrip()
     if not s or re.search(r"[.。!?！？:：;；]$|[\u3400-\u9fff]", s):
         return None
-    credit = Credit()
     others = _OTHERS.search(s)
     if others:
         credit.truncated = True
@@ -1838,6 +1851,8 @@ def parse_credit_line(line: str) -> Credit | None:
             return None
     if len(credit.authors) < 2 and not credit.truncated:
         return None  # one "name" alone may be a title in capitals ("Vision Transformers Need Registers")
+    for place in places:
+        _add(credit.institutions, place)
     return credit
 
 

@@ -130,6 +130,26 @@ def test_credit_line_bare_initials_accented_names_capitals_and_long_lists():
         assert parse_credit_line(line) is None
 
 
+def test_credit_line_with_bracketed_affiliations_and_chinese_others():
+    c = parse_credit_line("Ann Lee, Bo Chen, Cy Diaz（Acme Lab / Big University）")
+    assert (c.authors, c.truncated, c.institutions) == (["Ann Lee", "Bo Chen", "Cy Diaz"], False,
+                                                        ["Acme Lab", "Big University"])
+    c = parse_credit_line("Ann Lee, Bo Chen 等 30+ 位共同作者")
+    assert (c.authors, c.truncated, c.institutions) == (["Ann Lee", "Bo Chen"], True, [])
+    c = parse_credit_line("Ann Lee 等（Big University）")
+    assert (c.authors, c.truncated, c.institutions) == (["Ann Lee"], True, ["Big University"])
+    for line in ("Deep Learning (Second Edition)", "Sparse Coding For Parsing (ACL 2023)", "等（清华大学）"):
+        assert parse_credit_line(line) is None
+
+
+def test_credit_after_the_title_on_its_line_before_a_description():
+    row = {"heading": "Sparse Codes for Incremental Parsing",
+           "text": "1. **Sparse Codes for Incremental Parsing** — Ann Lee, Bo Chen（Acme Lab）。提出一種新的表示方法。",
+           "ctx_award_raw": None, "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "zh-Hant"}
+    out = extract_fields(row, "zh-Hant", Config())
+    assert (out["authors"], out["institutions"]) == (["Ann Lee", "Bo Chen"], ["Acme Lab"])
+
+
 def test_split_names_et_al_before_affiliation():
     assert split_names("Angelina Wang et al., Stanford University") == (["Angelina Wang", "Stanford University"], True)
     assert split_names("Ashish Vaswani 等八人") == (["Ashish Vaswani"], True)
