@@ -148,18 +148,26 @@ def _is_title_line(s: str, min_words: int = MIN_TITLE_WORDS) -> bool:
     return letters > 0 and latin / letters >= MIN_TITLE_LATIN_SHARE and (title[0].isupper() or title[0].isdigit())
 
 
+#: A count or qualifier in brackets after an award header: "（3 篇）", "(部分)", "(5 papers)".
+_HEADER_COUNT = re.compile(r"[（(][^()（）\n]{0,12}[)）]")
+#: Words an award header may hold besides its label: the track and the kind of list.
+_HEADER_FILLER = re.compile(r"\b(?:papers?|awards?|main|track|notable|selected|the|and)\b|论文|論文|篇", re.I)
+
+
 def _is_award_header(s: str) -> bool:
-    """A line that is only an award label, optionally with a venue and year and a count: what
-    is left after removing those holds at most ``MAX_AWARD_HEADER_REST`` letters (so a headline
-    such as "<venue> <year> best papers announced" is not a header)."""
+    """A line that is only an award label, optionally with a venue and year, a count in
+    brackets and track words (:data:`_HEADER_FILLER`): what is left after removing those holds
+    at most ``MAX_AWARD_HEADER_REST`` letters (so a headline such as "<venue> <year> best papers
+    announced" is not a header)."""
     if len(s) > MAX_AWARD_HEADER_CHARS or _SENTENCE_END.search(s) or parse_key_value(s) is not None:
         return False
     label = find_award_label(s)
     if label is None or normalize_award(label) is None:
         return False
-    rest = s.replace(label, " ")
+    rest = _HEADER_COUNT.sub(" ", s.replace(label, " "))
     for _, _, start, end in sorted(find_venue_years(rest), key=lambda v: -v[2]):
         rest = rest[:start] + " " + rest[end:]
+    rest = _HEADER_FILLER.sub(" ", rest)
     return sum(ch.isalpha() for ch in rest) <= MAX_AWARD_HEADER_REST
 
 

@@ -9,6 +9,8 @@ character is owned exactly once.
 
 from __future__ import annotations
 
+import pytest
+
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -386,3 +388,14 @@ def test_paper_mentions_need_an_opening_mark() -> None:
             assert not any(segment._MENTION.search(x) for x in sentences)
         else:
             assert segment.find_paper_mentions(paragraph)
+
+
+@pytest.mark.parametrize(("line", "header"), [
+    ("### Runner-Up Papers（3 篇）", True), ("### Notable Outstanding Papers（部分）", True),
+    ("## Best Paper Awards (5 papers)", True), ("NeurIPS 2024 best papers announced", False),
+    ("### Outstanding Papers of the Year in Review", False),
+])
+def test_award_header_with_a_count_and_track_words(line: str, header: bool) -> None:
+    from pipeline import segment
+
+    assert segment._is_award_header(line) is header
