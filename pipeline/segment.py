@@ -20,7 +20,8 @@ Document venue and year (``doc_venue``, ``doc_year``) come from the venue mentio
 context text: the venue mentioned most often with a year, and its most frequent year; a venue
 named in a sentence dated with a month (``2024 年 12 月，NeurIPS…``) takes that year; with no
 year, the first year the sections' prose gives it, else the year of its proceedings links; with
-no venue, the proceedings the document links to (:func:`pipeline.fields.venue_from_url`).
+no venue, the proceedings it links to outside its sections or from at least half of them
+(:func:`pipeline.fields.venue_from_url`).
 
 An article without award headers may give its papers one award in its headline and lead
 ("The ACL 2024 best paper awards went to ..."): ``lead_award_raw`` of the sections the lead
@@ -688,8 +689,17 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
             venue_counts[venue] += 1  # the undated mention counted 1 above; dated, it counts 2
             year_counts[(venue, year)] += 1
     linked = Counter(filter(None, map(venue_from_url, find_urls(text)))) if "://" in text else Counter()
-    if not venue_counts:  # no venue named in the context: the proceedings it links to may
-        for (venue, year), n in linked.items():
+    # links outside the sections, and the venue that at least half of the sections link to (a
+    # venue's reading list); one section's own proceedings link names that paper's venue only
+    # (pipeline.extract)
+    context_linked: Counter = Counter()
+    if linked:
+        in_sections = {u for sec in sections for u in find_urls(sec["text"])}
+        context_linked.update(filter(None, (venue_from_url(u) for u in find_urls(text) if u not in in_sections)))
+        per_section = Counter(v for sec in sections for v in {venue_from_url(u) for u in find_urls(sec["text"])} if v)
+        context_linked.update({v: n for v, n in per_section.items() if 2 * n >= len(sections)})
+    if not venue_counts:  # no venue named in the context: the proceedings its context links to may
+        for (venue, year), n in context_linked.items():
             venue_counts[venue] += n
             year_counts[(venue, year)] += n
     doc_venue = venue_counts.most_common(1)[0][0] if venue_counts else None

@@ -69,6 +69,18 @@ def test_a_table_header_names_the_title_column_and_is_no_candidate() -> None:
     assert tables[0].header[:2] == ["**Title**", "**Date**"]
 
 
+def test_doc_venue_from_links_outside_the_sections_only() -> None:
+    items = ("- [Sparse Coding for Parsing](https://papers.nips.cc/paper/2012/file/abc-Paper.pdf)\n"
+             "  *Ann Lee, Bo Chen*\n"
+             "- [Dense Maps From Sparse Views](https://arxiv.org/abs/2101.00001)\n  *Cy Diaz, Di Evans*\n"
+             "- [Learning to Rank Sparse Codes](https://arxiv.org/abs/2101.00002)\n  *Ed Fox, Flo Gray*\n")
+    # one paper's own proceedings link is that paper's venue, not the list's
+    assert segment_document("# My reading list\n\n" + items, [])["doc_venue"] is None
+    # the list's lead links the venue's proceedings: the list is that venue's
+    lead = "# Reading list\n\nFrom [the proceedings](https://papers.nips.cc/paper_files/paper/2012).\n\n"
+    assert segment_document(lead + items, [])["doc_venue"] == "NeurIPS"
+
+
 def test_a_title_cell_with_one_link_among_words_is_the_link() -> None:
     text = ("| 日期 | 标题 | 时长 |\n| -- | -- | -- |\n"
             "| 10/14/21 | 重读经典之一：[Deep Sparse Coding](https://example.org/a.pdf) | 19:59 |\n"
