@@ -20,7 +20,7 @@ Lines file belongs to that file's gold). Scores, micro over all files (and per f
   matched / found sections, recall = matched / gold papers; ``file_recall`` = the mean recall of
   the files with gold papers.
 * **fields** (:data:`FIELDS`), over every gold paper (an unmatched one is wrong): ``title`` as in
-  the exact match above; strings compared folded (:func:`pipeline.evaluate.fold_value`), people
+  the exact match above, or none for a gold ``title`` null; strings compared folded (:func:`pipeline.evaluate.fold_value`), people
   and institutions as sets of folded zh-Hans strings (``*_lenient``: Jaccard >= 0.5), arXiv ids
   without version; a null gold wants a null or empty value.
 * **junk**: each gold ``junk`` line (whitespace-free, :func:`pipeline.evaluate.fold_for_match`)
@@ -262,8 +262,8 @@ def _year(value: object) -> int | None:
 
 def field_correct(field: str, paper: dict, section: dict) -> bool:
     """Whether ``section`` gets ``field`` of the gold ``paper`` right (rules: module docstring)."""
-    if field == "title":
-        return bool(gold_keys(paper) & section_keys(section))
+    if field == "title":  # a text that never writes the title wants none
+        return bool(gold_keys(paper) & section_keys(section)) or (not paper.get("title") and not section_keys(section))
     if field == "venue":
         return fold_value(paper.get("venue")) == fold_value(section.get("venue"))
     if field == "year":

@@ -105,6 +105,10 @@ def test_field_comparison():
     assert not field_correct("award", TOKENS, partial)
     assert not field_correct("authors", TOKENS, partial) and field_correct("authors_lenient", TOKENS, partial)
     assert not field_correct("institutions", TOKENS, partial) and field_correct("institutions_lenient", TOKENS, partial)
+    # a text that never writes the title wants none
+    unwritten = {**TOKENS, "title": None}
+    assert field_correct("title", unwritten, {"title": None, "title_zh": None})
+    assert not field_correct("title", unwritten, {"title": "Some Other Words", "title_zh": None})
     # a null gold wants nothing: file 08's paper has no award, file 12's no authors
     assert field_correct("award", GATED, {"award": None}) and not field_correct("award", GATED, {"award": "other"})
     assert field_correct("authors", SAFETY_12, {"authors": []})
