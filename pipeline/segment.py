@@ -97,7 +97,7 @@ _MENTION = re.compile(
     r"|[「『](?P<corner>[^「」『』\n]{2,200})[」』]"
 )
 #: Shortest Chinese title in corner brackets 「…」 (they quote speech and names as well).
-MIN_CORNER_TITLE_CHARS = 6
+MIN_CORNER_TITLE_CHARS = 8
 _HAN = re.compile(r"[\u3400-\u9fff]")
 _OPENERS = frozenset("（(《「『“【[")
 _CLOSERS = frozenset("）)》」』”】]")
@@ -418,7 +418,8 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     when the inner text is an English title. A 《》 or 「」 that names a policy, a book, a film or
     a news item (a sentence with such a cue) is not a mention unless it is an English title; a
     Chinese 「」 mention has at least :data:`MIN_CORNER_TITLE_CHARS` characters and no clause
-    punctuation (corner brackets also quote speech and names).
+    punctuation (corner brackets also quote speech, names and track names). A short quoted
+    name of a venue edition (“NeurIPS 2025 Best Paper Award”) is never a mention.
     ``offset`` is the character offset in ``paragraph`` where the section of the paper starts:
     its sentence (so the authors named before the title stay with it); when an earlier mention
     shares the sentence, the clause that introduces this one (after the last ，；： and a joining
@@ -435,6 +436,8 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
             quoted = m.group("quoted") or m.group("squoted")
             inner = m.group("book") or m.group("corner") or quoted.rstrip(",.;:，。；：")  # “Title,” in prose
             english = _english_title(inner)
+            if len(inner) <= MAX_VENUE_HEADING_CHARS and _names_venue_year(inner):
+                continue  # “NeurIPS 2025 Best Paper Award” names an award, not a paper
             if cue is None:
                 cue = bool(_PAPER_CUE.search(sentence))
             if m.group("book"):

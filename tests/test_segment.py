@@ -373,6 +373,8 @@ def test_paper_mentions_in_corner_brackets_and_single_quotes() -> None:
     # corner brackets quoting speech or a short name are no mention
     assert segment.find_paper_mentions("作者說：「這篇論文花了三年，我們很開心。」") == []
     assert segment.find_paper_mentions("論文登上期刊「自然」的封面。") == []
+    assert segment.find_paper_mentions("论文获得「数据集与基准」赛道的最佳论文。") == []
+    assert segment.find_paper_mentions("The lab won the “NeurIPS 2025 Best Paper Award” for its paper.") == []
 
 
 def test_paper_mentions_need_an_opening_mark() -> None:
