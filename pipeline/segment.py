@@ -96,8 +96,9 @@ _MENTION = re.compile(
     r"|‘(?P<squoted>[A-Z][^‘\n]{8,250}?)’(?![A-Za-z])"
     r"|[「『](?P<corner>[^「」『』\n]{2,200})[」』]"
 )
-#: Shortest Chinese title in corner brackets 「…」 (they quote speech and names as well).
-MIN_CORNER_TITLE_CHARS = 8
+#: Shortest Chinese title quoted in prose, in 《…》 or 「…」 (they also name journals, quote
+#: speech and name tracks: 《自然》, 「数据集与基准」).
+MIN_ZH_MENTION_CHARS = 8
 _HAN = re.compile(r"[\u3400-\u9fff]")
 _OPENERS = frozenset("（(《「『“【[")
 _CLOSERS = frozenset("）)》」』”】]")
@@ -417,7 +418,7 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     (论文, paper, arXiv, 作者, 一作, 提出, 获奖, award ...) or, for book-title and corner marks,
     when the inner text is an English title. A 《》 or 「」 that names a policy, a book, a film or
     a news item (a sentence with such a cue) is not a mention unless it is an English title; a
-    Chinese 「」 mention has at least :data:`MIN_CORNER_TITLE_CHARS` characters and no clause
+    Chinese mention has at least :data:`MIN_ZH_MENTION_CHARS` characters, and in 「」 no clause
     punctuation (corner brackets also quote speech, names and track names). A short quoted
     name of a venue edition (“NeurIPS 2025 Best Paper Award”) is never a mention.
     ``offset`` is the character offset in ``paragraph`` where the section of the paper starts:
@@ -440,10 +441,10 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
                 continue  # “NeurIPS 2025 Best Paper Award” names an award, not a paper
             if cue is None:
                 cue = bool(_PAPER_CUE.search(sentence))
-            if m.group("book"):
-                ok = english or (cue and not _NOT_PAPER_CUE.search(sentence))
+            if m.group("book"):  # 《自然》 names a journal: a Chinese title is longer
+                ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not _NOT_PAPER_CUE.search(sentence))
             elif m.group("corner"):  # 「…」 also quotes speech: a title is long and has no clauses
-                ok = english or (cue and len(inner) >= MIN_CORNER_TITLE_CHARS and not _SENTENCE_PUNCT.search(inner)
+                ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not _SENTENCE_PUNCT.search(inner)
                                  and not _NOT_PAPER_CUE.search(sentence))
             else:
                 ok = english and cue
