@@ -82,8 +82,9 @@ Rules, in order (each later rule passes over what an earlier one dropped):
    ``title  body`` gap; at the tail: begun sentences and no final punctuation, i.e. cut off).
 
    *Protected lines* are never dropped as unrelated and stop both scans: key-value metadata
-   lines (论文 N：..., 作者：..., 📄 ...), URL lines, rules (``---``), award headers, and an
-   English title line followed by a metadata line. Neither scan judges against a reference of
+   lines (论文 N：..., 作者：..., 📄 ...), URL lines, rules (``---``), award headers, table
+   rows, lines that name an arXiv paper, and an English title line followed by a metadata line
+   (glued news is prose; a table of papers or an arXiv link is the article's own matter). Neither scan judges against a reference of
    fewer than ``MIN_REFERENCE_FEATURES`` features (too short an article to judge), and neither
    looks further than ``MAX_GLUED_UNITS`` units in from its end.
 
@@ -112,7 +113,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from .config import Config
-from .fields import find_award_label, normalize_award, parse_key_value
+from .fields import find_arxiv_ids, find_award_label, normalize_award, parse_key_value
 from .stage import Stage
 from .textutil import (
     URL_ONLY,
@@ -500,6 +501,8 @@ def _is_award_header(s: str) -> bool:
 def _is_protected(s: str, next_s: str | None) -> bool:
     """A line the unrelated scans never drop and stop at (see the module docstring)."""
     if parse_key_value(s) is not None or URL_ONLY.match(s) or set(s) <= _RULE_CHARS:
+        return True
+    if (s.startswith("|") and s.count("|") >= 3) or ("arxiv" in s.lower() and find_arxiv_ids(s)):
         return True
     if _is_award_header(s):
         return True

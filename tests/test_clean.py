@@ -7,6 +7,8 @@ facts about those papers live here only.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -935,3 +937,10 @@ def test_yaml_front_matter_is_dropped_but_its_title_kept() -> None:
     assert reasons(spans) == [("front_matter", "---"), ("front_matter", "date: 2024-07-02\ntags: [nlp]\n---")]
     # a rule line that opens no front matter (no closing line) drops nothing
     assert dropped("---\nSome article text that starts with a rule.\n\nMore text.\n") == []
+
+
+def test_a_table_of_papers_after_a_short_lead_is_not_glued_news() -> None:
+    # h1-zezhishao-dailyarxiv: a project's lead, then a table of arXiv papers with their abstracts
+    path = (Path(__file__).parent / "fixtures" / "real" / "dev" / "h1-zezhishao-dailyarxiv"
+            / "daily-papers-2025-04-25-time-series.md")
+    assert [d["reason"] for d in dropped(path.read_text(encoding="utf-8"))] == []
