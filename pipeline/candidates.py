@@ -310,13 +310,14 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
 #: Link groups and short bracketed tags after a title: ``[[note]](…)``, ``[[Paper](…)]``, ``[pdf]``.
 _LINK_TAGS = re.compile(r"\[\[[^\[\]\n]{1,40}\]\]?\([^()\s]*\)\]?|\[\[[^\[\]\n]{1,40}\]\]")
 _TRAILING_TAGS = re.compile(r"(?:\s*[\[【][^\]】\n]{1,12}[\]】])+\s*$")
-_LEADING_TAGS = re.compile(r"^(?:\s*[\[【(（][^\]】)）\n]{1,40}[\]】)）])+\s*")
+#: Bracketed tags that open a title: "[ICML 2019] Title", "(CVPR 2019)Title".
+LEADING_TAGS = re.compile(r"^(?:\s*[\[【(（][^\]】)）\n]{1,40}[\]】)）])+\s*")
 
 
 def _title_part(body: str) -> str:
     """A list item's title part: without leading tags (``[ICML 2019]``), before a separator
     that starts its other fields (" - ", " | ", "：", ". " before a list of names)."""
-    s = _LEADING_TAGS.sub("", unlink(_LINK_TAGS.sub(" ", plain(body)))).strip()
+    s = LEADING_TAGS.sub("", unlink(_LINK_TAGS.sub(" ", plain(body)))).strip()
     s = _TRAILING_TAGS.sub("", s)
     for sep in (" - ", " – ", " — ", " | ", "：", ": http"):
         i = s.find(sep)

@@ -216,6 +216,11 @@ def test_a_short_line_naming_a_venue_and_year_is_no_paper() -> None:
         "Genie: Generative Interactive Environments", "Stealing Part of a Production Language Model",
         "Learning-Rate-Free Learning by D-Adaptation"]
     assert [s["ctx_year"] for s in sections] == [2024, 2024, 2023]
+    # a title that opens with its venue tag is still a title (h7-pages-zhhans: a list of related work)
+    text = (REAL / "dev" / "h7-pages-zhhans" / "juejin-cvpr2023-uniad-notes.txt").read_text(encoding="utf-8")
+    headings = [s["heading"] for s in segment_document(text, [])["sections"]]
+    assert "(CVPR 2019)End-to-end interpretable neural motion planner" in headings
+    assert "(CVPR 2022) Learning from all vehicles" in headings
 
 
 def test_an_empty_model_file_says_it_holds_no_model(tmp_path: Path) -> None:
