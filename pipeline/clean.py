@@ -18,7 +18,7 @@ Rules, in order (each later rule passes over what an earlier one dropped):
 
 0. **Front matter** (``front_matter``): a YAML block between ``---`` lines at the very start of
    a Markdown file (static-site metadata: title, date, tags), when it closes within
-   ``FRONT_MATTER_MAX_LINES`` lines; its ``title:`` line stays, the article's headline.
+   ``FRONT_MATTER_MAX_LINES`` lines.
 
 1. **Line boilerplate**, one reason per kind, on standalone short lines anywhere:
 
@@ -169,7 +169,6 @@ MENU_WORD_MIN_SHARE = 0.5
 EDGE_LINES = 8
 #: Longest YAML front matter, in lines (Jekyll/Hugo front matter: a few to a few dozen keys).
 FRONT_MATTER_MAX_LINES = 200
-_FRONT_MATTER_TITLE = re.compile(r"title\s*:", re.I)
 #: Items of a related list without bullets (at the end of a document): at most this long, and
 #: at least ``RELATED_MIN_PLAIN_ITEMS`` of them.
 RELATED_ITEM_MAX_UNITS = 40
@@ -530,12 +529,8 @@ def find_dropped(text: str, config: Config) -> list[dict]:
     # 0. YAML front matter of a static-site Markdown file
     if lines and lines[0].stripped == "---" and lines[0].text.strip() == "---":
         close = next((ln for ln in lines[1:FRONT_MATTER_MAX_LINES] if ln.text.strip() == "---"), None)
-        if close is not None:  # all but its title, the article's headline
-            block = lines[: lines.index(close) + 1]
-            title = next((k for k, ln in enumerate(block) if _FRONT_MATTER_TITLE.match(ln.text)), None)
-            for part in (block, ) if title is None else (block[:title], block[title + 1:]):
-                if part:
-                    add(part[0].start, part[-1].end, "front_matter")
+        if close is not None:
+            add(lines[0].start, close.end, "front_matter")
 
     nonblank = [ln for ln in lines if not ln.blank and not _covered(*trim_span(text, ln.start, ln.end), dropped)]
     n = len(nonblank)

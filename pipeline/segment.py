@@ -618,6 +618,7 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
     award_raw: str | None = None
     award_level = 99
     venue_ctx: dict[int, tuple[str, int | None]] = {}  # heading level -> venue and year it names
+    lead_ctx: tuple[str | None, int | None] = (None, None)  # the venue and year the lead names
     state = "lead"  # what non-section lines are, before the first anchor / after a header
     heading: str | None = None
 
@@ -628,7 +629,7 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
             body = _cut(text, start, end, dropped)
             if current_cand is not None and current_cand.style == "table":
                 body = _row_text(current_cand)
-            ctx = venue_ctx[max(venue_ctx)] if venue_ctx else (None, None)
+            ctx = venue_ctx[max(venue_ctx)] if venue_ctx else lead_ctx
             sections.append({
                 "ordinal": len(sections),
                 "char_start": start,
@@ -643,8 +644,15 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
         current, current_cand = None, None
 
     def add_context(line: Line, kind: str) -> None:
+        nonlocal lead_ctx
         start, end = trim_span(text, line.start, line.end)
         context.append({"char_start": start, "char_end": end, "kind": kind})
+        if not venue_ctx and kind in ("headline", "lead", "award_intro"):
+            # the venue edition the text right above names ("For the NeurIPS 2024 Test of Time
+            # Award, two papers ...") is the context of the sections under it, until a heading
+            dated = [(v, y) for v, y, _, _ in find_venue_years(line.stripped) if y is not None]
+            if dated:
+                lead_ctx = dated[0]
 
     for i, (line, kind) in enumerate(zip(lines, kinds, strict=True)):
         level = _heading_level(line.stripped)
