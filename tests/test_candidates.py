@@ -228,3 +228,16 @@ def test_an_empty_model_file_says_it_holds_no_model(tmp_path: Path) -> None:
     bad.write_text("{}", encoding="utf-8")
     with pytest.raises(ValueError, match="holds no model"):
         title_model.load(str(bad))
+
+
+def test_sections_under_the_lead_take_the_venue_edition_it_names() -> None:
+    # h3-lzwjava: the lead names NeurIPS 2024; later headings name other editions
+    text = (REAL / "dev" / "h3-lzwjava" / "lzwjava-neurips-test-of-time-en.md").read_text(encoding="utf-8")
+    from pipeline.clean import find_dropped
+    from pipeline.config import Config
+
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    first = next(s for s in sections if "Generative Adversarial Nets" in s["heading"])
+    later = next(s for s in sections if "Distributed Representations" in s["heading"])
+    assert (first["ctx_venue"], first["ctx_year"]) == ("NeurIPS", 2024)
+    assert (later["ctx_venue"], later["ctx_year"]) == ("NeurIPS", 2023)
