@@ -21,11 +21,11 @@ first line that is a sentence, not a title) has its summary start at that line.
 Chinese outputs (``title_zh``, ``institutions``, ``summary``, ``keywords``) are written in the
 target script; ``title`` keeps the English title as given; ``authors`` keep the script given.
 
-Each section is analysed once (:func:`pipeline.nlp.parse_section`): a Chinese one is one spaCy
-``Doc`` of its lines (:func:`pipeline.nlp.parse`: ``spacy.blank("zh")`` with the jieba segmenter
-and a shipped ML-domain user dictionary), an English one its entities and sentences by the same
-rules as ``spacy.blank("en")``'s ``Doc`` would give, without tokens, which nothing reads. The
-fields are read from that analysis: its ``KEY`` entities mark the metadata lines, its ``AWARD``
+Each section is analysed once (:func:`pipeline.nlp.parse_section`): its entities and sentences,
+and for a Chinese one its tokens, as the spaCy ``Doc`` of its lines (:func:`pipeline.nlp.parse`:
+``spacy.blank("zh")`` with the jieba segmenter and a shipped ML-domain user dictionary, or
+``spacy.blank("en")``) gives them, without making the ``Doc``; an English one has no tokens,
+which nothing reads. The fields are read from that analysis: its ``KEY`` entities mark the metadata lines, its ``AWARD``
 and ``VENUE`` entities give the award label and the venue and year of those lines (and the
 award stated in the first paragraph), its sentences (a splitter that keeps closing quotes, 《》
 and URLs whole) cut the summary, and its tokens are the jieba segmentation of the keywords:
@@ -274,14 +274,14 @@ def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
 def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     """Fields of one section.
 
-    The section's lines are analysed once (:func:`pipeline.nlp.parse_section`: a spaCy
-    ``Doc`` of the Chinese pipeline, or for English its entities and sentences alone, by
+    The section's lines are analysed once (:func:`pipeline.nlp.parse_section`: the entities,
+    sentences and, for Chinese, the jieba tokens of the spaCy ``Doc`` of the pipeline of
     ``row["lang"]``), and the fields are read from that: a line that
     starts with a ``KEY`` entity is a metadata line (its value read by
     :func:`pipeline.fields.parse_key_value`), the ``AWARD`` and ``VENUE`` entities of the
     award and venue lines give the award label and the venue and year, an ``AWARD`` entity in
     an award sentence of the first paragraph (:func:`pipeline.nlp.stated_award`) the award
-    stated in prose, the sentences the summary's cut, and the ``Doc``'s tokens the Chinese
+    stated in prose, the sentences the summary's cut, and the tokens the Chinese
     keywords (jieba runs once per section).
 
     Args:
@@ -465,7 +465,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
                 url_keys.setdefault(url, key)
     url_kinds = [url_kind(u, url_keys.get(u)) for u in urls]
 
-    # the topic: every line but the metadata that names people, places and links; the Doc's
+    # the topic: every line but the metadata that names people, places and links; the section's
     # tokens there are the keywords' segmentation
     topic: list[tuple[int, int]] = []
     for i, ln in enumerate(lines):

@@ -8,10 +8,9 @@ Public API:
 * :func:`entities` -- ``AWARD``, ``VENUE`` and ``KEY`` spans (the :data:`ENTITY_COMPONENT`);
 * :func:`parse` -- one ``Doc`` of a section (tokens, sentences, entities); :func:`token_spans`
   reads it;
-* :func:`parse_section` -- what the extract stage reads every field from: :func:`parse`'s
-  ``Doc`` for a Chinese section, the same entities and sentences without a ``Doc`` for an
-  English one (:class:`ParsedSection`); :func:`stated_award` and :func:`is_specific_award`
-  read it;
+* :func:`parse_section` -- what the extract stage reads every field from: the entities,
+  sentences and (Chinese) tokens of :func:`parse`'s ``Doc``, without a ``Doc``
+  (:class:`ParsedSection`); :func:`stated_award` and :func:`is_specific_award` read it;
 * :func:`keywords` -- topic keywords (jieba TF-IDF for Chinese, YAKE for English), from a text
   or from a ``Doc``'s tokens (jieba then does not run again);
 * :func:`load_user_dict` -- the shipped ML-domain jieba dictionary, as ``(word, freq, tag)``.
@@ -51,6 +50,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
 import re
 import string
@@ -829,6 +829,18 @@ def entities(text: str, lang: str) -> list[Entity]:
     return list(doc._.get(ENTITY_COMPONENT) or [])
 
 
+def _zh_analysed(text: str) -> str:
+    """The text a Chinese section is segmented as: its zh-Hans rendering
+    (:func:`pipeline.normalize.to_script`) when that keeps every character's offset, else
+    ``text`` itself (see :func:`parse`)."""
+    over = to_script(text, "zh-Hans")
+    # kept when every changed character is a Han one replaced by a Han one: of two texts of
+    # one length, exactly when they split into the same non-Han pieces at each Han character
+    if over != text and (len(over) != len(text) or _HAN.split(text) != _HAN.split(over)):
+        return text
+    return over
+
+
 def parse(text: str, lang: str) -> Doc:
     """One ``Doc`` of a section: its tokens, sentences (:data:`SENTENCE_COMPONENT`) and
     entities (:data:`ENTITY_COMPONENT`, in ``doc._.paper_entities``), made once so that the
@@ -853,14 +865,7 @@ def parse(text: str, lang: str) -> Doc:
     Raises:
         ValueError: from spaCy, when ``text`` is longer than ``nlp.max_length``.
     """
-    if _is_english(lang, text):
-        pipeline, over = en_nlp(), text
-    else:
-        pipeline, over = zh_nlp(), to_script(text, "zh-Hans")
-        # kept when every changed character is a Han one replaced by a Han one: of two texts of
-        # one length, exactly when they split into the same non-Han pieces at each Han character
-        if over != text and (len(over) != len(text) or _HAN.split(text) != _HAN.split(over)):
-            over = text
+    pipeline, over = (en_nlp(), text) if _is_english(lang, text) else (zh_nlp(), _zh_analysed(text))
     doc = pipeline.make_doc(over)
     doc.user_data[_DOC_TEXT] = over  # the Doc's text is the text it was made of
     doc.user_data[WRITTEN] = text
@@ -869,39 +874,44 @@ def parse(text: str, lang: str) -> Doc:
 
 class ParsedSection:
     """One section as the extract stage reads it (:func:`parse_section`): its entities, its
-    sentences and, for Chinese, its spaCy ``Doc``.
+    sentences and, for Chinese, its jieba tokens -- what :func:`parse`'s ``Doc`` holds, without
+    the ``Doc``.
 
     Attributes:
         written: the section text as given.
-        text: the text analysed (a property of the others): ``written``, or for Chinese its
-            zh-Hans rendering when :func:`parse` makes the ``Doc`` over it (same length, same
-            offsets).
+        text: the text analysed: ``written``, or for Chinese its zh-Hans rendering when
+            :func:`parse` makes the ``Doc`` over it (same length, same offsets).
         entities: :func:`entities` of ``written`` (:class:`Entity` list in order of ``start``,
             exact character offsets), as ``doc._.paper_entities`` holds them.
-        doc: the ``Doc`` of :func:`parse` (tokens, sentences, entities) for a Chinese section;
-            None for an English one, whose tokens nothing reads (YAKE tokenizes its own text),
-            so that spaCy's tokenizer does not run: on the 3,627 English sections of 1,000
-            bench files ``parse`` took 0.66 s and :func:`parse_section` 0.09 s (0.23 s with
-            every section's sentences read), mostly tokens that only placed sentence starts.
+        tokens: for a Chinese section the tokens of :func:`parse`'s ``Doc`` as three lists:
+            each token's first character, end character and ``is_space`` flag (the words of
+            the tokenizer's ``words_and_spaces``, placed as ``Doc`` places them: one after the
+            other, one character further after a word followed by a space); None for an
+            English one, whose tokens nothing reads (YAKE tokenizes its own text). Reading
+            them from jieba's words instead of a ``Doc`` skips making the ``Doc``, its
+            ``Token`` structs, sentence flags and entity spans, which nothing reads.
     """
 
-    __slots__ = ("written", "entities", "doc", "_sentences")
+    __slots__ = ("written", "text", "entities", "tokens", "_sentences")
 
-    def __init__(self, written: str, entities: list[Entity], doc: Doc | None) -> None:
+    def __init__(self, written: str, entities: list[Entity],
+                 tokens: tuple[list[int], list[int], list[bool]] | None = None, text: str | None = None) -> None:
         self.written = written
+        self.text = written if text is None else text
         self.entities = entities
-        self.doc = doc
+        self.tokens = tokens
         self._sentences: list[tuple[int, int]] | None = None
-
-    @property
-    def text(self) -> str:
-        return self.written if self.doc is None else _doc_text(self.doc)
 
     def sentence_spans(self) -> list[tuple[int, int]]:
         """``[(sent.start_char, sent.end_char) for sent in doc.sents]`` of the section's
         :func:`parse` ``Doc`` (computed on first use, then kept).
 
-        For an English section without a ``Doc`` the same spans come from
+        For a Chinese section they come from its tokens as :data:`SENTENCE_COMPONENT` and
+        ``Doc.sents`` place them: a sentence starts at the first token and at each token
+        holding a start of :func:`_sentence_starts`, and ends at the end of the token before
+        the next one (the last one at the end of the last token); ``[]`` for an empty text.
+
+        For an English section without tokens the same spans come from
         :func:`_sentence_starts` directly when every start follows whitespace: spaCy's
         tokenizer cuts the text at every boundary between whitespace and non-whitespace
         (spaCy 3, ``Tokenizer.__call__``), so such a start is the first character of a token
@@ -912,12 +922,21 @@ class ParsedSection:
         as after ``。`` in English text) the ``Doc`` is made and read.
         """
         if self._sentences is None:
-            spans = self._spans_without_doc() if self.doc is None else None
-            if spans is None:  # the Doc's sentences (without a Doc: one of tokens and sentences only)
-                doc = self.doc if self.doc is not None else _sentence_doc(en_nlp(), self.written)
-                spans = [(s.start_char, s.end_char) for s in doc.sents]
+            if self.tokens is not None:
+                spans = self._spans_of_tokens()
+            else:
+                spans = self._spans_without_doc()
+                if spans is None:  # the Doc's sentences (a Doc of tokens and sentences only)
+                    spans = [(s.start_char, s.end_char) for s in _sentence_doc(en_nlp(), self.written).sents]
             self._sentences = spans
         return self._sentences
+
+    def _spans_of_tokens(self) -> list[tuple[int, int]]:
+        starts, ends, _ = self.tokens
+        if not starts:
+            return []
+        firsts = sorted({0, *(bisect.bisect_right(starts, s) - 1 for s in _sentence_starts(self.text))})
+        return [(starts[k], ends[nxt - 1]) for k, nxt in zip(firsts, [*firsts[1:], len(starts)], strict=True)]
 
     def _spans_without_doc(self) -> list[tuple[int, int]] | None:
         text = self.text
@@ -934,32 +953,39 @@ class ParsedSection:
                 for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
 
     def topic(self, segments: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]] | None]:
-        """:func:`token_spans` of the section's ``Doc`` (Chinese); for an English section the
+        """:func:`token_spans` of the section's tokens (Chinese); for an English section the
         segments' text alone, ``(text, None)`` (the English keywords read no tokens)."""
-        if self.doc is None:
+        if self.tokens is None:
             return "\n".join(self.text[s:e] for s, e in segments), None
-        return token_spans(self.doc, segments)
+        return _cut_tokens(self.text, *self.tokens, segments)
+
+
+def _zh_tokens(text: str) -> tuple[list[int], list[int], list[bool]]:
+    """The tokens ``zh_nlp().make_doc(text)`` has, as :attr:`ParsedSection.tokens` holds them."""
+    words, spaces = zh_nlp().tokenizer.words_and_spaces(text)
+    after = list(itertools.accumulate(len(w) + sp for w, sp in zip(words, spaces, strict=True)))
+    starts = [0, *after[:-1]] if after else []
+    return starts, [a + len(w) for a, w in zip(starts, words, strict=True)], [w.isspace() for w in words]
 
 
 def parse_section(text: str, lang: str) -> ParsedSection:
-    """A section for the extract stage: :func:`parse`'s ``Doc`` for Chinese text; for English
-    text (:func:`_is_english`) its entities alone, its sentences on demand
-    (:meth:`ParsedSection.sentence_spans`), and no ``Doc``. Both give what the ``Doc`` of
-    :func:`parse` gives: the same entities, sentence spans and segment texts.
+    """A section for the extract stage: its entities (:func:`_find_entities` of ``text``), its
+    sentences on demand (:meth:`ParsedSection.sentence_spans`), and for Chinese text its
+    tokens; no ``Doc``. They are what the ``Doc`` of :func:`parse` gives: the same entities,
+    sentence spans, tokens and segment texts.
 
     Args:
         text: the section text.
         lang: BCP 47 tag choosing the pipeline, as for :func:`sentences`.
 
     Raises:
-        ValueError: from spaCy, when a ``Doc`` is made of a ``text`` longer than
-            ``nlp.max_length``; for English text only when its sentences are read and a start
-            does not follow whitespace.
+        ValueError: from spaCy, for English text only, when its sentences are read, a start
+            does not follow whitespace and ``text`` is longer than ``nlp.max_length``.
     """
     if _is_english(lang, text):
-        return ParsedSection(text, _find_entities(text), None)
-    doc = parse(text, lang)
-    return ParsedSection(text, doc._.get(ENTITY_COMPONENT) or [], doc)
+        return ParsedSection(text, _find_entities(text))
+    over = _zh_analysed(text)
+    return ParsedSection(text, _find_entities(text), _zh_tokens(over), over)
 
 
 def _token_arrays(doc: Doc) -> tuple[list[int], list[int], list[int]]:
@@ -982,7 +1008,7 @@ def token_spans(doc: Doc, segments: Sequence[tuple[int, int]],
         with_tokens: False when only the text is wanted (the English keywords read no tokens).
 
     Returns:
-        ``(text, spans)``: ``text`` the segments joined by ``"\n"``; ``spans`` the doc's
+        ``(text, spans)``: ``text`` the segments joined by ``"\\n"``; ``spans`` the doc's
         non-space tokens cut to the segments, as sorted ``(start, end)`` offsets into ``text``
         (None when not ``with_tokens``).
     """
@@ -990,7 +1016,12 @@ def token_spans(doc: Doc, segments: Sequence[tuple[int, int]],
     if not with_tokens:
         return "\n".join(text[s:e] for s, e in segments), None
     # the token arrays in one call (iterating the Doc makes a Token object per token)
-    starts, ends, space = _token_arrays(doc)
+    return _cut_tokens(text, *_token_arrays(doc), segments)
+
+
+def _cut_tokens(text: str, starts: list[int], ends: list[int], space: Sequence[int | bool],
+                segments: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """:func:`token_spans` of the tokens ``starts``, ``ends``, ``space`` of ``text``."""
     parts: list[str] = []
     spans: list[tuple[int, int]] = []
     pos = 0
@@ -2347,8 +2378,8 @@ def keywords(text: str | Doc, lang: str, n: int, tokens: Sequence[tuple[int, int
         lang: BCP 47 tag of the text: ``en`` selects YAKE, ``zh-Hans``/``zh-Hant``/``mixed``
             select jieba (other tags: see :func:`_is_english`).
         n: how many keywords at most (``n <= 0`` gives ``[]``).
-        tokens: the jieba segmentation of ``text`` already made (the tokens of the section's
-            ``Doc``), as sorted ``(start, end)`` character offsets into ``text``
+        tokens: the jieba segmentation of ``text`` already made (the tokens of the section,
+            :meth:`ParsedSection.topic`), as sorted ``(start, end)`` character offsets into ``text``
             (:func:`token_spans`); Chinese keywords then use them and jieba does not run
             again. ``None``: ``text`` is segmented here. English keywords ignore them.
 
