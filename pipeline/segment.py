@@ -392,10 +392,12 @@ def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | No
     def body_chars(indices: range) -> int:
         return sum(len(lines[k].stripped) for k in indices if kinds[k] == "body" and not _heading_level(lines[k].stripped))
 
-    # the body before the first block is its paper's only when no award header or heading
-    # comes between them (text above one is the article's lead)
+    # the body before the first block is its paper's only when no award header, heading or
+    # short line naming a venue edition comes between them (text above one is the article's lead)
     lead_end = max((k + 1 for k in range(first, blocks[0][0])
-                    if kinds[k] == "award_header" or _heading_level(lines[k].stripped)), default=first)
+                    if kinds[k] == "award_header" or _heading_level(lines[k].stripped)
+                    or (len(lines[k].stripped) <= MAX_VENUE_HEADING_CHARS and _names_venue_year(lines[k].stripped))),
+                   default=first)
     if body_chars(range(blocks[-1][1] + 1, len(kinds))) > body_chars(range(lead_end, blocks[0][0])):
         return dict.fromkeys(start for start, _ in blocks)
     starts = [lead_end] + [end + 1 for _, end in blocks[:-1]]
