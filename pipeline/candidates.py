@@ -59,8 +59,9 @@ _MARKUP_STARTS = frozenset("#|*_-+•·▪●◆◇■□➤►▶✅☑📄📌
 
 
 def _is_table_rule(s: str) -> bool:
-    """A Markdown table's delimiter row (``|---|:--:|``)."""
-    return "--" in s and not s.strip(" \t:|-")
+    """A Markdown table's delimiter row (``|---|:--:|``; a line of dashes alone is a thematic
+    break, not a delimiter row)."""
+    return "--" in s and "|" in s and not s.strip(" \t:|-")
 
 
 def _is_italic_line(s: str) -> bool:

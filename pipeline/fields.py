@@ -251,6 +251,7 @@ VENUES: tuple[str, ...] = (
     *(_ACRONYM_VENUES := (
         "EACL", "COLING", "TACL", "ICASSP", "INTERSPEECH", "CIKM", "WSDM", "ICDM", "ICSE", "MICCAI",
         "ICRA", "IROS", "CoRL", "WACV", "BMVC", "TPAMI", "TMLR", "JMLR", "SIGGRAPH", "NDSS", "MLSys",
+        "SIGMOD", "VLDB", "UIST", "CHI",
     )),
 )
 

@@ -667,6 +667,13 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
                 heading = anchor.title if _title_is_part(anchor, line) else None
             else:
                 heading = anchor
+        elif (i + 1 in anchors and len(line.stripped) <= MAX_VENUE_HEADING_CHARS
+              and _names_venue_year(_LIST_ITEM.sub("", plain(line.stripped)))):
+            # a short line naming a venue edition right above a paper ("• ICCV2015" in a list
+            # grouped by venue) heads the papers below it, like a heading
+            close()
+            _enter_heading(venue_ctx, 7, line.stripped)
+            add_context(line, "headline" if not context and state == "lead" and not sections else state)
         elif kind == "award_header":
             close()
             award_raw, award_level = line.stripped, level

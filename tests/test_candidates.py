@@ -241,3 +241,21 @@ def test_sections_under_the_lead_take_the_venue_edition_it_names() -> None:
     later = next(s for s in sections if "Distributed Representations" in s["heading"])
     assert (first["ctx_venue"], first["ctx_year"]) == ("NeurIPS", 2024)
     assert (later["ctx_venue"], later["ctx_year"]) == ("NeurIPS", 2023)
+
+
+def test_a_venue_line_above_a_paper_heads_the_papers_below_it() -> None:
+    text = ("读过的论文，按会议整理：\n\n"
+            "- ICCV2015\n- **Sparse Codes for Intrinsic Images**\n  *Ann Lee, Bo Chen*\n"
+            "- ICCV2017\n- **Dense Shading From Sparse Views**\n  *Cy Diaz, Di Evans*\n"
+            "- CVPR2018\n- **Learning Reflectance in the Wild**\n  *Ed Fox, Flo Gray*\n")
+    sections = segment_document(text, [])["sections"]
+    assert [(s["heading"], s["ctx_venue"], s["ctx_year"]) for s in sections] == [
+        ("- **Sparse Codes for Intrinsic Images**", "ICCV", 2015), ("- **Dense Shading From Sparse Views**", "ICCV", 2017),
+        ("- **Learning Reflectance in the Wild**", "CVPR", 2018)]
+
+
+def test_a_thematic_break_after_a_table_keeps_its_last_row() -> None:
+    text = ("| 年份 | 論文名稱 |\n|---|---|\n| 2022 | Sparse Codes for Intrinsic Images |\n"
+            "| 2023 | Dense Shading From Sparse Views |\n\n---\n\nMore notes.\n")
+    titles = [c.title for c in find_candidates(kept_lines(text, [])) if c.style == "table"]
+    assert titles == ["Sparse Codes for Intrinsic Images", "Dense Shading From Sparse Views"]
