@@ -20,8 +20,11 @@ Pipelines. ``zh_nlp()`` is ``spacy.blank("zh")`` with the jieba segmenter (spaCy
 language data", ``segmenter = "jieba"``). Its tokenizer segments with a private
 ``jieba.Tokenizer`` that holds jieba's default dictionary plus the ML-domain user dictionary
 shipped in ``pipeline/data/ml_terms.txt`` (jieba README, "载入词典" / ``add_word``), so terms
-such as 扩散模型, 共形预测, 强化学习 stay one token. The module-level ``jieba.dt`` tokenizer, which
-other code may use, is left untouched. ``en_nlp()`` is ``spacy.blank("en")``. Both end with
+such as 扩散模型, 共形预测, 强化学习 stay one token; a technical token (:data:`TECH_TOKEN`: ``GPT-3.5``,
+``Llama-3.1-8B``, ``23.4%``, ``v1.2.3``) is split off before jieba cuts (:func:`cut_protected`)
+and stays one token too. The module-level ``jieba.dt`` tokenizer, which other code may use, is
+left untouched. ``en_nlp()`` is ``spacy.blank("en")`` with a ``token_match`` that keeps a :data:`TECH_TOKEN`
+whole. Both end with
 the same two components:
 
 1. :data:`SENTENCE_COMPONENT`: rule-based sentence starts (see :func:`sentences`); it replaces
