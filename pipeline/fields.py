@@ -605,7 +605,13 @@ ARXIV_OLD_ARCHIVES = frozenset(
     "cond-mat cs dg-ga funct-an gr-qc hep-ex hep-lat hep-ph hep-th math math-ph mtrl-th nlin nucl-ex "
     "nucl-th patt-sol physics plasm-ph q-alg q-bio quant-ph solv-int supr-con".split()
 )
-_ARXIV_OLD_BARE = re.compile(rf"(?<![A-Za-z0-9./-]){_ARXIV_OLD}(?P<ver>v[1-9]\d*)?(?![A-Za-z0-9]|\.\d)", re.I)
+#: An old-style id standing on its own (prose, a list, a table cell): not part of a path or a
+#: word (no letter, digit, ``_ . / % ~ -`` before it; none of a letter, a digit or ``.digit``
+#: after it), so ``example.com/math/0309136`` or ``Gains/6470495`` is no id.
+_ARXIV_OLD_BARE = re.compile(rf"(?<![A-Za-z0-9_./%~-]){_ARXIV_OLD}(?P<ver>v[1-9]\d*)?(?![A-Za-z0-9]|\.\d)", re.I)
+#: What every old-style id holds: a slash and seven digits (YYMMNNN), ASCII or full-width (the
+#: test before the scan, :func:`find_arxiv_ids`).
+_ARXIV_OLD_TAIL = re.compile(r"[/／][0-9０-９]{7}(?![0-9０-９])")
 
 
 def _valid_new_arxiv(yymm: str, num: str) -> bool:
@@ -676,18 +682,22 @@ def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str |
 
     Args:
         text: any text.
-        allow_bare: also accept an id with no arXiv context: new style (``2502.13228``) or old
-            style with one of :data:`ARXIV_OLD_ARCHIVES` (``hep-th/9901001``); off by default
-            because bare ``NNNN.NNNNN`` numbers occur in other senses (use it for the value of
-            a paper-link key).
+        allow_bare: also accept a new-style id with no arXiv context (``2502.13228``); off by
+            default because bare ``NNNN.NNNNN`` numbers occur in other senses (use it for the
+            value of a paper-link key).
 
     Returns:
         ``(id, version)`` pairs: ``id`` bare (``"2502.13228"``, ``"hep-th/9901001"``), the
         version as written lower-cased (``"v2"``) or ``None``. Recognised contexts:
         ``arXiv:ID`` / ``arXiv ID`` (ASCII or full-width colon, any case) and
-        ``arxiv.org/abs|pdf|html/ID`` with or without scheme (``…/pdf/ID v1.pdf`` too).
-        Old-style ids are only accepted in those contexts. When an id occurs several times,
-        the version is that of its first mention that gives one.
+        ``arxiv.org/abs|pdf|html/ID`` with or without scheme (``…/pdf/ID v1.pdf`` too), and the
+        aggregator pages of :data:`_ARXIV_CTX`. An old-style id (``hep-th/9901001``,
+        ``math.GT/0309136``, ``cs/0112017``) is also read in prose, without a context, when its
+        archive is one of :data:`ARXIV_OLD_ARCHIVES` and it stands on its own
+        (:data:`_ARXIV_OLD_BARE`: not a segment of a path or URL such as
+        ``example.com/math/0309136``): its form (a known archive, a slash, a valid YYMM and three
+        digits) is specific enough. When an id occurs several times, the version is that of its
+        first mention that gives one.
 
     Validation follows the arXiv identifier scheme
     (https://info.arxiv.org/help/arxiv_identifier.html): month 01-12; new-style YYMM from
@@ -696,13 +706,19 @@ def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str |
     digits and dots (``２５０２．１３２２８``) and invisible soft hyphens or zero-width characters
     inside an id are read through. Never raises.
     """
-    if not text or (not allow_bare and not _may_hold_arxiv_context(text)):
+    if not text:
+        return []
+    context = allow_bare or _may_hold_arxiv_context(text)
+    if not context and "/" not in text and "／" not in text:
         return []
     if not text.isascii() and _ID_FOLD_CHARS.search(text):  # the fold changes only these
         text = text.translate(_ID_FOLD)
+    old_style = _ARXIV_OLD_TAIL.search(text) is not None
+    if not context and not old_style:
+        return []
     found: list[tuple[int, str, str | None]] = []
     taken: list[tuple[int, int]] = []
-    for m in _arxiv_ctx_matches(text):
+    for m in _arxiv_ctx_matches(text) if context else ():
         if m.group("yymm"):
             if not _valid_new_arxiv(m.group("yymm"), m.group("num")):
                 continue
@@ -721,13 +737,13 @@ def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str |
             if _valid_new_arxiv(m.group("yymm"), m.group("num")):
                 ver = m.group("ver").lower() if m.group("ver") else None
                 found.append((m.start(), f"{m.group('yymm')}.{m.group('num')}", ver))
-        for m in _ARXIV_OLD_BARE.finditer(text):
-            if any(s <= m.start() < e for s, e in taken):
-                continue
-            archive = m.group("arch").lower()
-            if archive.split(".")[0] in ARXIV_OLD_ARCHIVES and _valid_old_arxiv(m.group("oyymm")):
-                ver = m.group("ver").lower() if m.group("ver") else None
-                found.append((m.start(), f"{m.group('arch')}/{m.group('oyymm')}{m.group('onum')}", ver))
+    for m in _ARXIV_OLD_BARE.finditer(text) if old_style else ():
+        if any(s <= m.start() < e for s, e in taken):
+            continue
+        archive = m.group("arch").lower()
+        if archive.split(".")[0] in ARXIV_OLD_ARCHIVES and _valid_old_arxiv(m.group("oyymm")):
+            ver = m.group("ver").lower() if m.group("ver") else None
+            found.append((m.start(), f"{m.group('arch')}/{m.group('oyymm')}{m.group('onum')}", ver))
     found.sort(key=lambda t: t[0])
     out: dict[str, str | None] = {}
     for _, ident, ver in found:

@@ -19,8 +19,11 @@ Pipelines. ``zh_nlp()`` is ``spacy.blank("zh")`` with the jieba segmenter (spaCy
 language data", ``segmenter = "jieba"``). Its tokenizer segments with a private
 ``jieba.Tokenizer`` that holds jieba's default dictionary plus the ML-domain user dictionary
 shipped in ``pipeline/data/ml_terms.txt`` (jieba README, "载入词典" / ``add_word``), so terms
-such as 扩散模型, 共形预测, 强化学习 stay one token. The module-level ``jieba.dt`` tokenizer, which
-other code may use, is left untouched. ``en_nlp()`` is ``spacy.blank("en")``. Both end with
+such as 扩散模型, 共形预测, 强化学习 stay one token; a technical token (:data:`TECH_TOKEN`: ``GPT-3.5``,
+``Llama-3.1-8B``, ``23.4%``, ``v1.2.3``) is split off before jieba cuts (:func:`cut_protected`)
+and stays one token too. The module-level ``jieba.dt`` tokenizer, which other code may use, is
+left untouched. ``en_nlp()`` is ``spacy.blank("en")`` with a ``token_match`` that keeps a :data:`TECH_TOKEN`
+whole. Both end with
 the same two components:
 
 1. :data:`SENTENCE_COMPONENT`: rule-based sentence starts (see :func:`sentences`); it replaces
@@ -102,6 +105,7 @@ __all__ = [
     "ENTITY_COMPONENT",
     "ENTITY_LABELS",
     "SENTENCE_COMPONENT",
+    "TECH_TOKEN",
     "USER_DICT",
     "WRITTEN",
     "ZH_GENERIC_WORDS",
@@ -110,6 +114,7 @@ __all__ = [
     "en_nlp",
     "entities",
     "keywords",
+    "cut_protected",
     "is_specific_award",
     "load_user_dict",
     "parse",
@@ -247,6 +252,37 @@ _JIEBA_HAN_CLASS = jieba.re_han_default.pattern[2:-3]  # "([...]+)": the class's
 _JIEBA_PIECES = re.compile(rf"([{_JIEBA_HAN_CLASS}]+)|(\s+)|([^{_JIEBA_HAN_CLASS}\s]+)")
 
 
+#: A technical token that stays one token (the Chinese pipeline's ``Doc``, its keywords) where
+#: jieba and spaCy would cut it at its punctuation: a model name or version, letters and digits
+#: joined by hyphens and by dots between digits, with an optional ``%`` after a digit
+#: (``GPT-4``, ``GPT-3.5``, ``Llama-3.1-8B``, ``v1.2.3``, ``23.4%``, ``1.72``), or digits and
+#: ``%`` (``1000%``). Every character is in jieba's block class (:data:`_JIEBA_HAN_CLASS`), so a
+#: match never crosses a block; a dot between letters (``arxiv.org``, ``e.g``) joins nothing.
+TECH_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9])[A-Za-z0-9]+(?:(?:-|(?<=[0-9])\.(?=[0-9]))[A-Za-z0-9]+)+(?:(?<=[0-9])%)?"
+    r"|(?<![A-Za-z0-9.])[0-9]+%"
+)
+
+
+def cut_protected(tok: jieba.Tokenizer, text: str, hmm: bool = True) -> list[str]:
+    """jieba's words of ``text`` (``tok.cut(text, HMM=hmm)``), each :data:`TECH_TOKEN` match one
+    word: the text between matches is cut by jieba, the matches are kept whole (a regex
+    pre-split, as jieba cuts each block of its ``re_han_default`` on its own: a match holds
+    only block characters, so the words around it are those jieba gives)."""
+    if TECH_TOKEN.search(text) is None:
+        return list(tok.cut(text, HMM=hmm))
+    words: list[str] = []
+    pos = 0
+    for m in TECH_TOKEN.finditer(text):
+        if m.start() > pos:
+            words += tok.cut(text[pos : m.start()], HMM=hmm)
+        words.append(m.group())
+        pos = m.end()
+    if pos < len(text):
+        words += tok.cut(text[pos:], HMM=hmm)
+    return words
+
+
 class _JiebaDocMaker:
     """spaCy's jieba ``ChineseTokenizer`` with a linear-time ``__call__`` and a cache of the
     words of each Han block.
@@ -270,8 +306,9 @@ class _JiebaDocMaker:
         return getattr(self._tokenizer, name)
 
     def _cut_block(self, block: str) -> tuple[str, ...]:
-        """jieba's words of one Han block (a full match of ``jieba.re_han_default``)."""
-        return tuple(self._tokenizer.jieba_seg.cut(block, cut_all=False, HMM=JIEBA_HMM))
+        """jieba's words of one Han block (a full match of ``jieba.re_han_default``), a
+        :data:`TECH_TOKEN` one word (:func:`cut_protected`)."""
+        return tuple(cut_protected(self._tokenizer.jieba_seg, block, JIEBA_HMM))
 
     def words_and_spaces(self, text: str) -> tuple[list[str], list[bool]]:
         """``(words, spaces)`` of ``text`` for ``Doc(vocab, words=..., spaces=...)``: jieba's
@@ -323,13 +360,20 @@ def zh_nlp() -> Language:
     return nlp
 
 
+#: :data:`TECH_TOKEN` as a whole string, for spaCy's ``Tokenizer.token_match``.
+_TECH_TOKEN_WHOLE = re.compile(rf"(?:{TECH_TOKEN.pattern})")
+
+
 @functools.cache
 def en_nlp() -> Language:
     """The English spaCy pipeline, built once per process: ``spacy.blank("en")`` (rule-based
-    tokenizer, no trained model), then :data:`SENTENCE_COMPONENT` and :data:`ENTITY_COMPONENT`."""
+    tokenizer, no trained model; its ``token_match`` keeps a :data:`TECH_TOKEN` whole: spaCy
+    splits ``Llama-3.1-8B`` at the hyphen before ``8B`` and ``23.4%`` before the ``%``), then
+    :data:`SENTENCE_COMPONENT` and :data:`ENTITY_COMPONENT`."""
     import spacy
 
     nlp = spacy.blank("en")
+    nlp.tokenizer.token_match = _TECH_TOKEN_WHOLE.fullmatch  # spaCy's hook for tokens kept whole
     nlp.add_pipe(SENTENCE_COMPONENT)
     nlp.add_pipe(ENTITY_COMPONENT)
     return nlp
@@ -1084,9 +1128,10 @@ if TYPE_CHECKING:
 
 _NUMBER = re.compile(r"^[\d.,%]+$")
 _PUNCT_ONLY = re.compile(r"^[\W_]+$")
-# A Latin word in Chinese text (LLM, ResNet, pass@k, ImageNet-1k, GPT-2), not glued to a
-# letter or digit before it (so 1.7B gives no "B").
-_LATIN_WORD = r"[A-Za-z][A-Za-z0-9]*(?:[-@'][A-Za-z0-9]+)*"
+# A Latin word in Chinese text (LLM, ResNet, pass@k, ImageNet-1k, GPT-2, and with a dot between
+# digits GPT-3.5, Llama-3.1-8B, v1.2.3), not glued to a letter or digit before it (so 1.7B
+# gives no "B").
+_LATIN_WORD = r"[A-Za-z][A-Za-z0-9]*(?:[-@'][A-Za-z0-9]+|(?<=[0-9])\.[0-9][A-Za-z0-9]*)*"
 _LATIN_RUN = re.compile(rf"(?<![A-Za-z0-9.@'-]){_LATIN_WORD}(?:[ \t]+{_LATIN_WORD})*")
 #: How deep in the ranking a longer candidate may still replace kept keywords it contains, as a
 #: multiple of the number of keywords asked for (see :func:`_dedup`).
@@ -1394,7 +1439,8 @@ MIN_COMPOUND_COUNT = 2
 #: acronym (LoRA, RLHF, GPUs), a word with an inner capital (AlexNet, ResNet, BiLSTM) or a
 #: word with a digit (word2vec, GPT-2).
 _NAME_LIKE = re.compile(
-    r"(?:[A-Z][A-Z0-9]+s?|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*|[A-Za-z]+[0-9][A-Za-z0-9]*)(?:-[A-Za-z0-9]+)*"
+    r"(?:[A-Z][A-Z0-9]+s?|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*|[A-Za-z]+[0-9][A-Za-z0-9]*)"
+    r"(?:-[A-Za-z0-9]+|(?<=[0-9])\.[0-9][A-Za-z0-9]*)*"
 )
 _TITLE_WORD = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
 # A paper title quoted in the text: 《…》, 〈…〉, “…” or "…" holding a Latin letter.
@@ -1684,7 +1730,7 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
     # stripped form's verdict (_zh_word_verdict, then the credited-name test, which depends on
     # the text). Counted words go in at their first occurrence, with all their occurrences
     # (Counter counts the sequence in C).
-    raws = list(tok.cut(work)) if tokens is None else _words(work, tokens)
+    raws = cut_protected(tok, work) if tokens is None else _words(work, tokens)
     plain: dict[str, str] = {}  # raw word -> stripped, for the plain words (Han at both ends)
     opens: set[str] = set()  # raw plain words that may open a compound
     # _credited(w, topic), inlined: it is asked of every distinct word
