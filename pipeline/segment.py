@@ -48,6 +48,7 @@ from .fields import (
     find_urls,
     find_venue_years,
     fold_title,
+    is_institution,
     lead_award,
     normalize_award,
     parse_key_value,
@@ -96,6 +97,16 @@ _MENTION = re.compile(
     r"|‘(?P<squoted>[A-Z][^‘\n]{8,250}?)’(?![A-Za-z])"
     r"|[「『](?P<corner>[^「」『』\n]{2,200})[」』]"
 )
+#: An unquoted English title in prose: capitalised words (a colon may follow one), with the
+#: short function words of titles between them ("Beyond Accuracy: Behavioral Testing of NLP
+#: Models with CheckList"); see :func:`_title_case_spans`.
+_CAP_WORD = r"(?:[A-Z0-9][\w'’-]*\w|[A-Z])"
+_TITLE_FUNCTION_WORDS = (r"(?:a|an|the|of|for|and|or|in|on|with|to|via|from|at|as|into|over|under|without"
+                         r"|through|towards?|beyond|is|are|not|vs\.?)")
+_TITLE_CASE_SPAN = re.compile(rf"(?<![\w'’-])(?:{_CAP_WORD}['’]s\s+)*(?P<title>{_CAP_WORD}:?(?:\s+(?:{_TITLE_FUNCTION_WORDS}\s+)*{_CAP_WORD}:?)+)")
+#: Fewest words, and capitalised words, of an unquoted title in prose.
+MIN_PROSE_TITLE_WORDS = 4
+MIN_PROSE_TITLE_CAPS = 3
 #: Shortest Chinese title quoted in prose, in 《…》 or 「…」 (they also name journals, quote
 #: speech and name tracks: 《自然》, 「数据集与基准」).
 MIN_ZH_MENTION_CHARS = 8
@@ -429,14 +440,21 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     shares the sentence, the clause that introduces this one (after the last ，；： and a joining
     word such as 以及 / and), or the mention itself when no separator comes between them.
     """
-    if not any(ch in paragraph for ch in '《“"‘「『'):
-        return []  # every mention opens with one of these (_MENTION): no sentence to split
+    quoted = any(ch in paragraph for ch in '《“"‘「『')
+    if not quoted and not _PAPER_CUE.search(paragraph):
+        return []  # a mention opens with a quotation mark (_MENTION) or stands in a sentence with a cue
     found: list[tuple[int, str]] = []
     pos = 0
     for sentence in split_sentences(paragraph):
         cue: bool | None = None  # looked for at the sentence's first mention only
         previous_end: int | None = None
-        for m in _MENTION.finditer(sentence):
+        marked = list(_MENTION.finditer(sentence)) if quoted else []
+        if not marked and _PAPER_CUE.search(sentence) and not _HAN.search(sentence):
+            for m in _title_case_spans(sentence):  # an English title written without quotes
+                start = 0 if previous_end is None else _clause_start(sentence, m.start(), previous_end)
+                found.append((pos + start, m.group("title").rstrip(":")))
+                previous_end = m.end()
+        for m in marked:
             quoted = m.group("quoted") or m.group("squoted")
             inner = m.group("book") or m.group("corner") or quoted.rstrip(",.;:，。；：")  # “Title,” in prose
             english = _english_title(inner)
@@ -489,6 +507,25 @@ def _clause_start(sentence: str, mention: int, floor: int) -> int:
         while cut < mention and sentence[cut].isspace():
             cut += 1
     return cut
+
+
+def _title_case_spans(sentence: str) -> list[re.Match]:
+    """Unquoted English titles in a sentence: spans of :data:`_TITLE_CASE_SPAN` of at least
+    :data:`MIN_PROSE_TITLE_WORDS` words, :data:`MIN_PROSE_TITLE_CAPS` of them capitalised, that
+    are neither an award label, a venue nor an institution (capitalised names of things that
+    are not papers), in a sentence whose other words hold a paper cue ("went to", "paper",
+    "award" ...: :data:`_PAPER_CUE`)."""
+    found = []
+    for m in _TITLE_CASE_SPAN.finditer(sentence):  # (a possessive before it is not part of it: "ICML 2014's")
+        span = m.group("title").rstrip(":")
+        words = span.split()
+        rest = sentence[: m.start("title")] + " " + sentence[m.end("title"):]
+        if (len(words) < MIN_PROSE_TITLE_WORDS or sum(w[0].isupper() or w[0].isdigit() for w in words) < MIN_PROSE_TITLE_CAPS
+                or not _english_title(span) or find_award_label(span) or find_venue_years(span) or is_institution(span)
+                or not _PAPER_CUE.search(rest)):  # the sentence speaks of a paper around the title
+            continue
+        found.append(m)
+    return found
 
 
 def find_paper_mention(paragraph: str) -> str | None:
