@@ -440,23 +440,23 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     shares the sentence, the clause that introduces this one (after the last ，；： and a joining
     word such as 以及 / and), or the mention itself when no separator comes between them.
     """
-    quoted = any(ch in paragraph for ch in '《“"‘「『')
-    if not quoted and not _PAPER_CUE.search(paragraph):
+    has_marks = any(ch in paragraph for ch in '《“"‘「『')
+    if not has_marks and not _PAPER_CUE.search(paragraph):
         return []  # a mention opens with a quotation mark (_MENTION) or stands in a sentence with a cue
     found: list[tuple[int, str]] = []
     pos = 0
     for sentence in split_sentences(paragraph):
         cue: bool | None = None  # looked for at the sentence's first mention only
         previous_end: int | None = None
-        marked = list(_MENTION.finditer(sentence)) if quoted else []
+        marked = list(_MENTION.finditer(sentence)) if has_marks else []
         if not marked and _PAPER_CUE.search(sentence) and not _HAN.search(sentence):
             for m in _title_case_spans(sentence):  # an English title written without quotes
                 start = 0 if previous_end is None else _clause_start(sentence, m.start(), previous_end)
                 found.append((pos + start, m.group("title").rstrip(":")))
                 previous_end = m.end()
         for m in marked:
-            quoted = m.group("quoted") or m.group("squoted")
-            inner = m.group("book") or m.group("corner") or quoted.rstrip(",.;:，。；：")  # “Title,” in prose
+            in_quotes = m.group("quoted") or m.group("squoted")
+            inner = m.group("book") or m.group("corner") or in_quotes.rstrip(",.;:，。；：")  # “Title,” in prose
             english = _english_title(inner)
             if len(inner) <= MAX_VENUE_HEADING_CHARS and _names_venue_year(inner):
                 continue  # “NeurIPS 2025 Best Paper Award” names an award, not a paper
