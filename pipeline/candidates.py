@@ -409,6 +409,18 @@ def _line_features(title: str, raw: str) -> dict[str, float]:
 
 
 @functools.lru_cache(maxsize=65536)
+def labelled_names(title: str) -> bool:
+    """A label followed by a list of people ("Organizers include: A, B, C", "Chairs: A and B"):
+    a credit of a role, never a paper's title."""
+    label, sep, rest = title.partition(":")
+    return bool(sep) and bool(_ROLE_LABEL.search(label)) and (_is_name_list(rest) or _credits(rest.strip()))
+
+
+#: The end of a label that introduces people: "Organizers include", "Program Chairs", "Speakers".
+_ROLE_LABEL = re.compile(r"\b(?:include[sd]?|organi[sz]ers?|chairs?|speakers?|members?|committee|panel(?:ists)?"
+                         r"|hosts?|keynotes?|advisors?|editors?)\s*$", re.I)
+
+
 def _credits(s: str) -> bool:
     """Whether ``s`` reads as a credit line naming authors."""
     if len(s) >= 400:

@@ -39,7 +39,7 @@ from contextvars import ContextVar
 import pandas as pd
 
 from . import paper_records, title_model
-from .candidates import ABOUT_PAPERS, LEADING_TAGS, Candidate, find_candidates
+from .candidates import ABOUT_PAPERS, LEADING_TAGS, Candidate, find_candidates, labelled_names
 from .config import Config
 from .fields import (
     find_arxiv_ids,
@@ -295,9 +295,11 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
         return {}
     model = title_model.load()
     scores = model.scores(cands)
-    # award headers, reference lines, lines of person names and short lines that name a venue
+    # award headers, reference lines, lines of person names (alone or after a label: "Organizers
+    # include: A, B"), and short lines that name a venue
     # with its year ("**ICML 2024**", "Papers from our lab at ICML 2024") are never a paper's title
     eligible = [kinds[c.line] not in ("award_header", "reference") and not c.features.get("self_credit")
+                and not labelled_names(c.title)
                 and not (c.features.get("venue_year") and len(c.title) <= MAX_VENUE_HEADING_CHARS
                          and _names_venue_year(LEADING_TAGS.sub("", c.title) or c.title))
                 for c in cands]

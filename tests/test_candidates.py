@@ -259,3 +259,14 @@ def test_a_thematic_break_after_a_table_keeps_its_last_row() -> None:
             "| 2023 | Dense Shading From Sparse Views |\n\n---\n\nMore notes.\n")
     titles = [c.title for c in find_candidates(kept_lines(text, [])) if c.style == "table"]
     assert titles == ["Sparse Codes for Intrinsic Images", "Dense Shading From Sparse Views"]
+
+
+@pytest.mark.parametrize(("title", "names"), [
+    ("Organizers include: Julia Park, Phil Moreau, Ray Olsen", True), ("Workshop Chairs: Ann Lee and Bo Chen", True),
+    ("Learned Optimizers: Why They Are Hard, and What They Can Do Now", False),
+    ("Sparse Codes: Learning Dense Maps from Sparse Views", False),
+])
+def test_a_label_followed_by_people_is_no_title(title: str, names: bool) -> None:
+    from pipeline.candidates import labelled_names
+
+    assert labelled_names(title) is names
