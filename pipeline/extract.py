@@ -92,7 +92,7 @@ _DECORATION = re.compile(
 #: from its first this-many characters for metadata, summary and keywords; URLs and arXiv ids
 #: still come from the whole text. Real paper write-ups are under 20,000 characters.
 MAX_ANALYSED_CHARS = 200_000
-_QUOTED = re.compile(r"[“\"](?P<inner>[^“”\"]+)[”\"]")
+_QUOTED = re.compile(r"[“\"‘「『](?P<inner>[^“”\"「」『』]+)[”\"’」』]")
 _ZH_SENTENCE = re.compile(r"[。，；！？]")
 #: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
 MAX_TITLE_ZH_CHARS = 60
@@ -112,8 +112,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     """``(title, title_zh)`` from a section heading.
 
     Removes Markdown/bold markup, a numbered-heading prefix (``论文 N：``), an enumeration
-    prefix (``1.``, ``一、``, ``（一）``), a metadata key (``论文标题：``), book-title marks
-    (``《…》``) and a trailing Chinese decoration after an English title (a short CJK-only run such
+    prefix (``1.``, ``一、``, ``（一）``), a metadata key (``论文标题：``), quotation marks
+    (“…”, ‘…’, 「…」, 『…』), book-title marks (``《…》``) and a trailing Chinese decoration after an English title (a short CJK-only run such
     as a "deep dive" label). A heading ``中文（English）`` or ``English（中文）`` gives both titles;
     a Chinese-only heading gives only ``title_zh``.
     """

@@ -1800,6 +1800,8 @@ def _credit_person(item: str) -> bool:
 
 #: The affiliations of a whole credit line in brackets at its end, ``/`` or ``、`` between them.
 _TRAILING_PLACES = re.compile(r"\s*[（(](?P<places>[^()（）]{1,150})[)）]\s*$")
+#: Brackets after names that hold a note, not an affiliation: a year, an edition, a version.
+_NOT_PLACES = re.compile(r"\d{4}|\b(?:edition|version|ed\.|vol\.)", re.I)
 #: A Chinese "and others" after Latin names: 等, 等人, 等 30+ 位共同作者.
 _ZH_OTHERS = re.compile(r"\s*等(?:人|\s*\d+\s*\+?\s*(?:位|名)?\s*(?:共同)?作者)?\s*$")
 _LINE_IDS = re.compile(r"[.;,]?\s*(?:arXiv\s*[:：]?\s*\S+|https?://\S+)", re.I)
@@ -1839,8 +1841,9 @@ def parse_credit_line(line: str) -> Credit | None:
     if _may_hold_line_id(s):
         s = _LINE_IDS.sub("", s).strip()
     places: list[str] = []
-    if (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"
-        places = [p.strip() for p in re.split(r"\s*[/／、;；]\s*", m.group("places")) if p.strip()]
+    if (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"; "A, B（2013 年發表）" a note
+        if not _NOT_PLACES.search(m.group("places")):
+            places = [p.strip() for p in re.split(r"\s*[/／、;；]\s*", m.group("places")) if p.strip()]
         s = s[: m.start()].rstrip()
     credit = Credit()
     if m := _ZH_OTHERS.search(s):  # "A, B 等", "A, B 等 30+ 位共同作者"

@@ -63,7 +63,7 @@ from .headings import (
 )
 from .normalize import detect_script
 from .stage import Stage
-from .textutil import Line, latin_words, plain, split_lines, trim_span
+from .textutil import Line, latin_words, plain, span_coverage, split_lines, trim_span
 
 log = logging.getLogger(__name__)
 #: The document being segmented, for the DEBUG lines that say which headings were rejected as
@@ -185,13 +185,13 @@ def _is_award_header(s: str) -> bool:
 
 
 def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
-    spans = [(d["char_start"], d["char_end"]) for d in dropped]
+    covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
     out = []
     for line in split_lines(text):
         if line.blank:
             continue
         start, end = trim_span(text, line.start, line.end)
-        if any(a <= start and end <= b for a, b in spans):
+        if covered(start, end):
             continue
         out.append(line)
     return out
@@ -449,6 +449,7 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     pos = 0
     for sentence in split_sentences(paragraph):
         cue: bool | None = None  # looked for at the sentence's first mention only
+        not_paper: bool | None = None  # likewise
         previous_end: int | None = None
         marked = list(_MENTION.finditer(sentence)) if has_marks else []
         if not marked and _PAPER_CUE.search(sentence) and not _HAN.search(sentence):
@@ -464,11 +465,13 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
                 continue  # “NeurIPS 2025 Best Paper Award” names an award, not a paper
             if cue is None:
                 cue = bool(_PAPER_CUE.search(sentence))
+            if not_paper is None and (m.group("book") or m.group("corner")):
+                not_paper = bool(_NOT_PAPER_CUE.search(sentence))
             if m.group("book"):  # 《自然》 names a journal: a Chinese title is longer
-                ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not _NOT_PAPER_CUE.search(sentence))
+                ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not not_paper)
             elif m.group("corner"):  # 「…」 also quotes speech: a title is long and has no clauses
                 ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not _SENTENCE_PUNCT.search(inner)
-                                 and not _NOT_PAPER_CUE.search(sentence))
+                                 and not not_paper)
             else:
                 ok = english and cue
             if ok:
@@ -546,13 +549,15 @@ def _narrative(lines: list[Line], kinds: list[str]) -> tuple[list[Line], list[st
         mentions = find_paper_mentions(line.text) if kind == "body" else []
         cuts = sorted({off for off, _ in mentions if off > 0})
         bounds = [0, *cuts, len(line.text)]
+        first_at: dict[int, str] = {}
+        for off, mention in mentions:
+            first_at.setdefault(off, mention)
         for a, b in zip(bounds, bounds[1:], strict=False):
             piece = Line(line.start + a, line.start + b, line.text[a:b])
             if piece.blank:
                 continue
-            for off, mention in mentions:
-                if off == a and len(out_lines) not in anchors:
-                    anchors[len(out_lines)] = mention
+            if a in first_at:
+                anchors[len(out_lines)] = first_at[a]
             out_lines.append(piece)
             out_kinds.append(kind)
     return out_lines, out_kinds, anchors
@@ -616,13 +621,18 @@ def _cell_text(cell: str) -> str:
 
 def _about_one_paper(text: str) -> bool:
     """Whether a document with no title anchor still reports a paper: it links exactly one
-    arXiv paper, or it speaks of papers (:data:`pipeline.candidates.ABOUT_PAPERS`) and names a
-    venue edition with its year (a news item on an award, an explainer of one paper; a venue
-    named without a year is advice on venues in general, not a report of a paper)."""
+    arXiv paper, or it speaks of papers (:data:`pipeline.candidates.ABOUT_PAPERS`) and one of
+    its sentences gives an award of a venue edition ("won the NeurIPS 2024 best paper award": a
+    news item on an award paper). A venue named with its year alone is news about the
+    conference (attendance, submissions, a call for papers), not a report of a paper."""
     arxiv = {a for a, _ in find_arxiv_ids(text)}
     if len(arxiv) == 1:
         return True
-    return not arxiv and bool(ABOUT_PAPERS.search(text)) and any(year for _, year, _, _ in find_venue_years(text))
+    if arxiv or not ABOUT_PAPERS.search(text):
+        return False
+    return any(find_award_label(sentence) and any(year for _, year, _, _ in find_venue_years(sentence))
+               for paragraph in text.split("\n") for sentence in split_sentences(paragraph)
+               if "20" in sentence or "19" in sentence)
 
 
 def segment_document(text: str, dropped: list[dict]) -> dict:
@@ -645,7 +655,7 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
     if not anchors:
         lines, kinds, narrative = _narrative(lines, kinds)
         anchors = dict(narrative)
-    if not anchors and lines and _about_one_paper(text):
+    if not anchors and lines and _about_one_paper("\n".join(line.text for line in lines)):
         # a page about one paper that never writes its title as a heading or a quoted name: the
         # page is that paper's one section, with no title (its first line is the page's
         # headline, not the paper's title)

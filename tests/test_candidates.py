@@ -156,9 +156,13 @@ def test_a_news_item_on_a_venue_edition_is_one_untitled_section() -> None:
             "事件的始末仍在調查中。\n")
     sections = segment_document(text, [])["sections"]
     assert len(sections) == 1 and sections[0]["heading"] == ""
-    # advice naming venues without an edition reports no paper
+    # advice naming venues without an edition, or news of a conference edition with no award,
+    # reports no paper
     advice = "投稿頂會的建議\n\n每年到了 ICLR、NeurIPS 的截稿季，許多論文都在趕工。\n"
     assert segment_document(advice, [])["sections"] == []
+    news = ("Record crowds expected\n\nAbout 16,000 researchers are expected to attend NeurIPS 2024 in "
+            "Vancouver, after a record number of paper submissions.\n")
+    assert segment_document(news, [])["sections"] == []
 
 
 @pytest.mark.parametrize("line", ["February 27, 2025", "2025-02-27", "2025年2月27日", "Dec. 1, 2023 10:22",

@@ -140,6 +140,10 @@ def test_credit_line_with_bracketed_affiliations_and_chinese_others():
     assert (c.authors, c.truncated, c.institutions) == (["Ann Lee"], True, ["Big University"])
     for line in ("Deep Learning (Second Edition)", "Sparse Coding For Parsing (ACL 2023)", "等（清华大学）"):
         assert parse_credit_line(line) is None
+    # a note in brackets is no affiliation
+    c = parse_credit_line("Ann Lee, Bo Chen (Second Edition)")
+    assert (c.authors, c.institutions) == (["Ann Lee", "Bo Chen"], [])
+    assert parse_credit_line("Ann Lee, Bo Chen（2013 年發表）").institutions == []
 
 
 def test_credit_after_the_title_on_its_line_before_a_description():

@@ -360,3 +360,12 @@ def test_credit_line_under_a_repeat_of_the_heading_title():
     out = fields({"heading": "##### [A Study of Small Things]", "text": text, "ctx_award_raw": None,
                   "doc_venue": None, "doc_year": None, "lang": "en"})
     assert out["authors"] == ["Mei Lin", "Kai Sun"]
+
+
+@pytest.mark.parametrize(("heading", "titles"), [
+    ("‘Sparse Codes for Parsing’", ("Sparse Codes for Parsing", None)),
+    ("「以少量標註學習語意分割的方法」", (None, "以少量標註學習語意分割的方法")),
+    ("‘Don’t Stop Sparse Coding’", ("Don’t Stop Sparse Coding", None)),
+])
+def test_quotation_marks_around_a_heading_are_not_part_of_its_title(heading: str, titles: tuple) -> None:
+    assert split_heading_title(heading) == titles
