@@ -628,7 +628,7 @@ def _about_one_paper(text: str) -> bool:
     arxiv = {a for a, _ in find_arxiv_ids(text)}
     if len(arxiv) == 1:
         return True
-    if arxiv or not ABOUT_PAPERS.search(text):
+    if arxiv or not ABOUT_PAPERS.search(text) or not find_award_label(text):
         return False
     return any(find_award_label(sentence) and any(year for _, year, _, _ in find_venue_years(sentence))
                for paragraph in text.split("\n") for sentence in split_sentences(paragraph)
