@@ -1800,6 +1800,8 @@ def _credit_person(item: str) -> bool:
 
 #: The affiliations of a whole credit line in brackets at its end, ``/`` or ``、`` between them.
 _TRAILING_PLACES = re.compile(r"\s*[（(](?P<places>[^()（）]{1,150})[)）]\s*$")
+#: Chinese personal names (2-3 characters) separated by commas or 、.
+_ZH_NAME_LIST = re.compile(r"[\u3400-\u9fff]{2,3}(?:\s*[,，、]\s*[\u3400-\u9fff]{2,3})*")
 #: Brackets after names that hold a note, not an affiliation: a year, an edition, a version.
 _NOT_PLACES = re.compile(r"\d{4}|\b(?:edition|version|ed\.|vol\.)", re.I)
 #: A Chinese "and others" after Latin names: 等, 等人, 等 30+ 位共同作者.
@@ -1829,7 +1831,8 @@ def parse_credit_line(line: str) -> Credit | None:
     ``Diederik P. Kingma and Max Welling, University of Amsterdam. arXiv: 1312.6114``.
 
     Affiliations may close the line in brackets (``A, B（AI2 / Cornell）``) and a Chinese "and
-    others" may follow the names (``A, B 等``, ``A 等 30+ 位共同作者``: ``truncated``).
+    others" may follow the names (``A, B 等``, ``A 等 30+ 位共同作者``: ``truncated``); with one of
+    those (an institution among the places), the names may be Chinese (2-3 characters each).
     The people come first (each at least two name tokens, a bare initial allowed inside:
     ``Christopher D Manning``; at least two people unless ``and colleagues`` / ``and N other
     authors`` / ``et al.`` follows them, which sets ``truncated``; a name in capitals such as
@@ -1849,6 +1852,12 @@ def parse_credit_line(line: str) -> Credit | None:
     if m := _ZH_OTHERS.search(s):  # "A, B 等", "A, B 等 30+ 位共同作者"
         credit.truncated = True
         s = s[: m.start()].rstrip()
+    if s and (credit.truncated or any(map(is_institution, places))) and (zh := _ZH_NAME_LIST.fullmatch(s)):
+        # Chinese names with 等 or their places, one of them an institution ("田甲, 李乙（某大学 /
+        # 某公司）"); without either, a list of short words ("图像、视频（综述）") reads the same
+        credit.authors = [n.strip() for n in re.split(r"[,，、]", zh.group(0)) if n.strip()]
+        credit.institutions = places
+        return credit
     if not s or re.search(r"[.。!?！？:：;；]$|[\u3400-\u9fff]", s):
         return None
     others = _OTHERS.search(s)
