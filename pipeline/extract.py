@@ -94,6 +94,8 @@ _DECORATION = re.compile(
 MAX_ANALYSED_CHARS = 200_000
 _QUOTED = re.compile(r"[“\"‘「『](?P<inner>[^“”\"「」『』]+)[”\"’」』]")
 _ZH_SENTENCE = re.compile(r"[。，；！？]")
+#: The value of a year metadata line: a year, maybe with a month and day after it.
+_YEAR_VALUE = re.compile(r"\s*((?:19|20)\d\d)(?![\d.])")
 #: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
 MAX_TITLE_ZH_CHARS = 60
 _HAS_CJK = re.compile(r"[\u3400-\u9fff]")
@@ -427,6 +429,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             if y is not None:
                 venue, year = venue or v, y
                 break
+    if year is None:  # a year metadata line or table column ("年份: 2022")
+        year = next((int(m.group(1)) for v in kv.get("year", []) if (m := _YEAR_VALUE.match(v))), None)
     if venue is None:  # a venue tag by the title or its credit line ("**Title.** `ACL 2023`")
         near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
         tags = [(v, y) for v, y, _, _ in find_venue_years(near) if y is not None]

@@ -1127,7 +1127,7 @@ def split_names(value: str) -> tuple[list[str], bool]:
 
 #: Canonical keys returned by :func:`parse_key_value`.
 KEYS: tuple[str, ...] = (
-    "title", "authors", "institutions", "award", "venue",
+    "title", "authors", "institutions", "award", "venue", "year",
     "paper_url", "project_url", "code_url", "reference_url", "summary",
 )
 
@@ -1144,6 +1144,7 @@ _KEY_ALIASES: dict[str, tuple[str, ...]] = {
     "award": ("奖项", "獎項", "获奖", "獲獎", "获奖情况", "獲獎情況", "所获奖项", "所獲獎項", "award", "awards"),
     "venue": ("会议", "會議", "发表会议", "發表會議", "发表于", "發表於", "收录", "收錄", "期刊", "venue", "conference",
               "publisher", "published in", "publication", "proceedings", "journal"),
+    "year": ("年份", "年度", "发表年份", "發表年份", "发表时间", "發表時間", "year", "publication year"),
     "paper_url": (
         "论文地址", "論文地址", "论文链接", "論文鏈接", "論文連結", "链接", "鏈接", "連結",
         "arxiv", "paper", "link", "pdf", "paper link", "paper url", "论文", "論文",
