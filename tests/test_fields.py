@@ -407,8 +407,9 @@ def test_no_new_arxiv_ids_in_real_text_with_many_slashes() -> None:
     # ids found are the new-style ids of arXiv contexts, as before prose ids were read.
     from pathlib import Path
 
-    from conftest import require_seeds
     from pipeline import fields
+
+    from conftest import require_seeds
 
     root = Path(__file__).resolve().parent / "fixtures" / "real"
     paths = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".txt", ".md", ".html", ".jsonl", ".csv"))

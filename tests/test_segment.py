@@ -10,7 +10,6 @@ character is owned exactly once.
 from __future__ import annotations
 
 import pytest
-
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
