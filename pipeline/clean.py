@@ -85,7 +85,8 @@ Rules, in order (each later rule passes over what an earlier one dropped):
    *Protected lines* are never dropped as unrelated and stop both scans: key-value metadata
    lines (论文 N：..., 作者：..., 📄 ...), URL lines, rules (``---``), award headers, table
    rows, lines that name an arXiv paper, and an English title line followed by a metadata line
-   (glued news is prose; a table of papers or an arXiv link is the article's own matter). Neither scan judges against a reference of
+   (glued news is prose; a table of papers or an arXiv link is the article's own matter).
+   Neither scan judges against a reference of
    fewer than ``MIN_REFERENCE_FEATURES`` features (too short an article to judge), and neither
    looks further than ``MAX_GLUED_UNITS`` units in from its end.
 
@@ -531,7 +532,7 @@ def find_dropped(text: str, config: Config) -> list[dict]:
             dropped.append({"char_start": start, "char_end": end, "reason": reason, "text": text[start:end]})
 
     # 0. YAML front matter of a static-site Markdown file
-    if lines and lines[0].stripped == "---" and lines[0].text.strip() == "---":
+    if lines and lines[0].text.strip() == "---":
         close = next((ln for ln in lines[1:FRONT_MATTER_MAX_LINES] if ln.text.strip() == "---"), None)
         inside = lines[1 : lines.index(close)] if close is not None else []
         if close is not None and all(ln.blank or _YAML_LINE.match(ln.text) for ln in inside):

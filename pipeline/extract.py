@@ -25,10 +25,11 @@ Each section is analysed once (:func:`pipeline.nlp.parse_section`): its entities
 and for a Chinese one its tokens, as the spaCy ``Doc`` of its lines (:func:`pipeline.nlp.parse`:
 ``spacy.blank("zh")`` with the jieba segmenter and a shipped ML-domain user dictionary, or
 ``spacy.blank("en")``) gives them, without making the ``Doc``; an English one has no tokens,
-which nothing reads. The fields are read from that analysis: its ``KEY`` entities mark the metadata lines, its ``AWARD``
-and ``VENUE`` entities give the award label and the venue and year of those lines (and the
-award stated in the first paragraph), its sentences (a splitter that keeps closing quotes, 《》
-and URLs whole) cut the summary, and its tokens are the jieba segmentation of the keywords:
+which nothing reads. The fields are read from that analysis: its ``KEY`` entities mark the
+metadata lines, its ``AWARD`` and ``VENUE`` entities give the award label and the venue and
+year of those lines (and the award stated in the first paragraph), its sentences (a splitter
+that keeps closing quotes, 《》 and URLs whole) cut the summary, and its tokens are the jieba
+segmentation of the keywords:
 jieba TF-IDF for Chinese sections, YAKE for English ones, over the section's topical lines
 (metadata naming people, institutions and links left out). jieba runs once per section.
 """
@@ -115,8 +116,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
 
     Removes Markdown/bold markup, a numbered-heading prefix (``论文 N：``), an enumeration
     prefix (``1.``, ``一、``, ``（一）``), a metadata key (``论文标题：``), quotation marks
-    (“…”, ‘…’, 「…」, 『…』), book-title marks (``《…》``) and a trailing Chinese decoration after an English title (a short CJK-only run such
-    as a "deep dive" label). A heading ``中文（English）`` or ``English（中文）`` gives both titles;
+    (“…”, ‘…’, 「…」, 『…』), book-title marks (``《…》``) and a trailing Chinese decoration after
+    an English title (a short CJK-only run such as a "deep dive" label). A heading ``中文（English）`` or ``English（中文）`` gives both titles;
     a Chinese-only heading gives only ``title_zh``.
     """
     h = plain(unlink(_LIST_MARK.sub("", heading.strip())))

@@ -1839,7 +1839,7 @@ def parse_credit_line(line: str) -> Credit | None:
     authors`` / ``et al.`` follows them, which sets ``truncated``; a name in capitals such as
     ``YU HUANG`` counts when people follow it), then the affiliations (capitalised names). An
     arXiv id or URL at the end is ignored. A line is at most 200 characters, or 40 a name for a
-    longer list. None for any other line: a sentence, Chinese text, a line with no person.
+    longer list. None for any other line: a sentence, other Chinese text, a line with no person.
     """
     s = line.strip()
     if _may_hold_line_id(s):

@@ -761,8 +761,8 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
        while the workers go on with later files): read the files' rows (state or this run),
        mark byte-identical copies (:func:`mark_copies`, carried across chunks), write ``dropped``
        and ``context``, write ``documents`` and ``sections`` to scratch files (without the dedup
-       columns; with ``embedding_chars_cut``, :func:`pipeline.dedup.embedding_cuts`), append what embedding reads (:func:`pipeline.dedup.embedding_inputs`) to a
-       scratch file; then, once every file is in, the state is compacted when due (``compact``:
+       columns; with ``embedding_chars_cut``, :func:`pipeline.dedup.embedding_cuts`), append what
+       embedding reads (:func:`pipeline.dedup.embedding_inputs`) to a scratch file; then, once every file is in, the state is compacted when due (``compact``:
        always) and the chunks' sections embedded one chunk at a time, the next one submitted
        before the last is stored (:func:`pipeline.dedup.submit_inputs`, :data:`EMBED_CHUNKS_IN_FLIGHT`:
        after the workers are done, so that embedding does not compete with them for the

@@ -120,9 +120,9 @@ _PAPER_CUE = re.compile(
     r"|award|prize|winners?\b|authors?\b|co-?authors?\b|colleagues|researchers|et al\b",
     re.IGNORECASE,
 )
-# Words that mark a 《》 as a policy, a book, a film or a news item rather than a paper.
 #: A lead about papers that were up for an award, not given one.
 _NOT_AWARDED = re.compile(r"候选|候選|入围|入圍|提名名单|candidates?\b|finalists?\b|shortlist|nominat|missed the|none of", re.I)
+# Words that mark a 《》 as a policy, a book, a film or a news item rather than a paper.
 _NOT_PAPER_CUE = re.compile(r"印发|印發|出版社|小说|小說|电影|電影|报道称|報導稱|方案|通知|条例|條例|新闻|新聞|一书|一書")
 _TITLE_LINE = re.compile(r"^(?P<title>[^\u3400-\u9fff]+?)(?:\s+(?P<deco>[\u3400-\u9fff]{1,8}))?$")
 _LIST_ITEM = re.compile(r"^(?:[-*•·▪●]|\(?\d+[.)、]|[（(]\d+[）)])\s*")
@@ -240,6 +240,12 @@ def _english_title(t: str, min_words: int = MIN_TITLE_WORDS) -> bool:
     return _is_title_line(t, min_words)
 
 
+def _venue_heading(t: str) -> bool:
+    """A short line that names a venue with its year ("**ICML 2024**", "本期主題：ICLR 2024 …"):
+    a heading of the papers under it, never a paper's title."""
+    return len(t) <= MAX_VENUE_HEADING_CHARS and _names_venue_year(t)
+
+
 def _names_venue_year(t: str) -> bool:
     """Whether ``t`` names a venue with its year ("ICML 2025 ..."): a headline or a part heading,
     since paper titles do not name the venue that accepted them."""
@@ -296,18 +302,17 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     model = title_model.load()
     scores = model.scores(cands)
     # award headers, reference lines, lines of person names (alone or after a label: "Organizers
-    # include: A, B"), and short lines that name a venue
-    # with its year ("**ICML 2024**", "Papers from our lab at ICML 2024") are never a paper's title
+    # include: A, B") and venue headings (after a leading venue tag: "(CVPR 2019)Title" is a
+    # title) are never a paper's title
     eligible = [kinds[c.line] not in ("award_header", "reference") and not c.features.get("self_credit")
                 and not labelled_names(c.title)
-                and not (c.features.get("venue_year") and len(c.title) <= MAX_VENUE_HEADING_CHARS
-                         and _names_venue_year(LEADING_TAGS.sub("", c.title) or c.title))
+                and not (c.features.get("venue_year") and _venue_heading(LEADING_TAGS.sub("", c.title) or c.title))
                 for c in cands]
     chosen = {c.line: c for c, p, ok in zip(cands, scores, eligible, strict=True) if ok and p >= model.threshold}
     # siblings: in a run of candidates of one markup style (a list, a table), when at least two
     # and at least half of the items are kept titles, the other items are titles too; a heading
     # between items (an award category, a venue) does not end their run
-    items = [k for k, c in enumerate(cands) if c.style not in _HEADING_STYLES or cands[k].line in chosen]
+    items = [k for k, c in enumerate(cands) if c.style not in _HEADING_STYLES or c.line in chosen]
     run: list[int] = []
     for n in range(len(items) + 1):
         k = items[n] if n < len(items) else len(cands)
@@ -408,8 +413,7 @@ def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | No
     # the body before the first block is its paper's only when no award header, heading or
     # short line naming a venue edition comes between them (text above one is the article's lead)
     lead_end = max((k + 1 for k in range(first, blocks[0][0])
-                    if kinds[k] == "award_header" or _heading_level(lines[k].stripped)
-                    or (len(lines[k].stripped) <= MAX_VENUE_HEADING_CHARS and _names_venue_year(lines[k].stripped))),
+                    if kinds[k] == "award_header" or _heading_level(lines[k].stripped) or _venue_heading(lines[k].stripped)),
                    default=first)
     if body_chars(range(blocks[-1][1] + 1, len(kinds))) > body_chars(range(lead_end, blocks[0][0])):
         return dict.fromkeys(start for start, _ in blocks)
@@ -461,7 +465,7 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
             in_quotes = m.group("quoted") or m.group("squoted")
             inner = m.group("book") or m.group("corner") or in_quotes.rstrip(",.;:，。；：")  # “Title,” in prose
             english = _english_title(inner)
-            if len(inner) <= MAX_VENUE_HEADING_CHARS and _names_venue_year(inner):
+            if _venue_heading(inner):
                 continue  # “NeurIPS 2025 Best Paper Award” names an award, not a paper
             if cue is None:
                 cue = bool(_PAPER_CUE.search(sentence))
@@ -630,9 +634,8 @@ def _about_one_paper(text: str) -> bool:
         return True
     if arxiv or not ABOUT_PAPERS.search(text) or not find_award_label(text):
         return False
-    return any(find_award_label(sentence) and any(year for _, year, _, _ in find_venue_years(sentence))
-               for paragraph in text.split("\n") for sentence in split_sentences(paragraph)
-               if "20" in sentence or "19" in sentence)
+    return any(find_award_label(sentence) and _names_venue_year(sentence)
+               for paragraph in text.split("\n") for sentence in split_sentences(paragraph))
 
 
 def segment_document(text: str, dropped: list[dict]) -> dict:
@@ -716,8 +719,7 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
                 heading = anchor.title if _title_is_part(anchor, line) else None
             else:
                 heading = anchor
-        elif (i + 1 in anchors and len(line.stripped) <= MAX_VENUE_HEADING_CHARS
-              and _names_venue_year(_LIST_ITEM.sub("", plain(line.stripped)))):
+        elif i + 1 in anchors and _venue_heading(_LIST_ITEM.sub("", plain(line.stripped))):
             # a short line naming a venue edition right above a paper ("• ICCV2015" in a list
             # grouped by venue) heads the papers below it, like a heading
             close()
@@ -765,9 +767,10 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
     # (pipeline.extract)
     context_linked: Counter = Counter()
     if linked:
-        in_sections = {u for sec in sections for u in find_urls(sec["text"])}
+        section_urls = [set(find_urls(sec["text"])) for sec in sections]
+        in_sections = set().union(*section_urls)
         context_linked.update(filter(None, (venue_from_url(u) for u in find_urls(text) if u not in in_sections)))
-        per_section = Counter(v for sec in sections for v in {venue_from_url(u) for u in find_urls(sec["text"])} if v)
+        per_section = Counter(v for urls in section_urls for v in set(map(venue_from_url, urls)) if v)
         context_linked.update({v: n for v, n in per_section.items() if 2 * n >= len(sections)})
     if not venue_counts:  # no venue named in the context: the proceedings its context links to may
         for (venue, year), n in context_linked.items():
