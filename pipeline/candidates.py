@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .fields import (
+    MONTHS,
     find_arxiv_ids,
     find_award_label,
     find_credit,
@@ -78,8 +79,7 @@ _CITATION_TITLE = re.compile(r"^[A-Z0-9][^.!?。]{8,198}\.$")
 _STATEMENT_END = re.compile(r"[.。!！;；，,]\s*$")  # a question may be a title
 #: A line that is only a date or only arXiv subject classes ("February 27, 2025", "2025-02-27",
 #: "2025年2月27日", "cs.AI; cs.CV"): a page's dateline or category tag, never a title.
-_MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December"
-          r"|(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?)")
+_MONTH = f"(?:{MONTHS})"
 _NOT_TITLE_LINE = re.compile(
     rf"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?\s+)?(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
     rf"|\d{{1,2}}\s+{_MONTH},?\s+\d{{4}}|{_MONTH}\s+\d{{4}}|\d{{4}}[-/.]\d{{1,2}}[-/.]\d{{1,2}}"

@@ -1960,14 +1960,15 @@ def lead_award(text: str) -> str | None:
 # Venue years stated as dates
 # ---------------------------------------------------------------------------------------------
 
-_MONTHS = (
+#: English month names and their abbreviations (a regex alternation).
+MONTHS = (
     r"January|February|March|April|May|June|July|August|September|October|November|December"
     r"|Jan\.?|Feb\.?|Mar\.?|Apr\.?|Jun\.?|Jul\.?|Aug\.?|Sept?\.?|Oct\.?|Nov\.?|Dec\.?"
 )
 #: A date with a month: 2024 年 12 月, 2024年12月, December 2024, Dec. 2024, 2024-12.
 _DATED_YEAR = re.compile(
     rf"(?<!\d)(?P<y1>{_YEAR4})\s*年\s*(?:\d{{1,2}}|[一二三四五六七八九十]{{1,3}})\s*月"
-    rf"|\b(?:{_MONTHS})\s+(?:\d{{1,2}},?\s+)?(?P<y2>{_YEAR4})\b"
+    rf"|\b(?:{MONTHS})\s+(?:\d{{1,2}},?\s+)?(?P<y2>{_YEAR4})\b"
     rf"|(?<![\d.])(?P<y3>{_YEAR4})-(?:0[1-9]|1[0-2])(?![\d])"
 )
 
