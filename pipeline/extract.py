@@ -55,6 +55,7 @@ from .fields import (
     parse_credit_line,
     parse_key_value,
     split_affiliation,
+    split_affiliation_items,
     split_names,
     url_kind,
     venue_from_url,
@@ -363,7 +364,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     for value in kv.get("authors", [])[:1]:
         # "Authors: A, B and colleagues at DeepMind": people, then their affiliation
         line_credit = parse_credit_line(value)
-        if line_credit is not None:
+        paired = split_affiliation_items(value)
+        if paired is not None:  # "A, Google; B, EPFL": one person and affiliation an item
+            authors, found = paired
+            institutions = institutions or found
+        elif line_credit is not None:
             authors, truncated = list(line_credit.authors), line_credit.truncated
             institutions = institutions or list(line_credit.institutions)
         else:

@@ -1013,6 +1013,36 @@ def split_affiliation(author: str) -> tuple[str, str | None]:
     return author, None
 
 
+def split_affiliation_items(value: str) -> tuple[list[str], list[str]] | None:
+    """``(authors, institutions)`` of a list written one ``Name, Affiliation`` per item, items
+    separated by ``;`` or newlines (``Taco S. Cohen, University of Amsterdam; Mario Geiger,
+    EPFL``), as conference pages list award papers; None for any other list.
+
+    Every item must split at its first comma into a person of at least two words and an
+    affiliation; more than half of the affiliations must name an institution
+    (:func:`is_institution`), be one word (``Google``, ``EPFL``) or recur in another item
+    (``Google Brain``), so a plain list of people written two to a line, or ``Last, First``
+    names, is not read as one. At least two items, unless the one affiliation names an
+    institution. Institutions in order of first appearance."""
+    items = [p.strip() for p in _split_top_level(value, lambda i: value[i] in ";；\n")]
+    items = [p for p in items if p]
+    pairs = []
+    for item in items:
+        name, comma, aff = item.partition(",")
+        name, aff = name.strip(), aff.strip(" .")
+        if not comma or not aff or len(name.split()) < 2 or not _looks_like_person(name):
+            return None
+        pairs.append((name, aff))
+    if not pairs:
+        return None
+    affs = [a for _, a in pairs]
+    if 2 * sum(is_institution(a) or len(a.split()) == 1 or affs.count(a) > 1 for a in affs) <= len(affs):
+        return None
+    if len(pairs) == 1 and not is_institution(affs[0]):
+        return None
+    return [n for n, _ in pairs], list(dict.fromkeys(affs))
+
+
 def _looks_like_org(p: str) -> bool:
     """Ends in an institution head word (University, Institute, Research, Lab, Inc., AI, ...)."""
     tokens = p.split()

@@ -188,6 +188,15 @@ def tidy_markdown(text: str) -> str:
     return _AUTOLINK.sub(r"\g<url>", text) if "](" in text else text
 
 
+def _mark_cell_breaks(tree: etree._Element) -> None:
+    """Write each ``<br>`` inside a table cell as the text ``<br>``, in place, as GitHub Markdown
+    tables do: trafilatura's Markdown joins a cell's lines with a space, which runs a cell's
+    entries together ("A, Google B, Google"); the segmenter reads ``<br>`` in a cell as a line end."""
+    for br in tree.iter("br"):
+        if any(a.tag in ("td", "th") for a in br.iterancestors()):
+            br.tail = "<br>" + (br.tail or "")
+
+
 def _collapse(text: str | None) -> str | None:
     text = " ".join((text or "").split())
     return text or None
@@ -365,6 +374,7 @@ def extract_html(html: str) -> HtmlContent:
         text = deep_text
     else:
         failed = False
+        _mark_cell_breaks(tree)
         try:
             text = trafilatura.extract(tree, **TRAFILATURA_OPTIONS)
         except Exception as exc:  # noqa: BLE001 - a trafilatura bug must not lose the page

@@ -606,14 +606,24 @@ def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw
 
 def _row_text(cand: Candidate) -> str:
     """A table row's section text: one line per cell, ``Header: cell`` when the table names its
-    columns (so a column named Authors or 作者 reads as a metadata line)."""
+    columns (so a column named Authors or 作者 reads as a metadata line). A cell of several
+    lines stays on its lines, except under an author or institution column, where its lines
+    become one ``;``-separated list ("A, Google<br>B, EPFL": one person and affiliation a line)."""
     out = []
     for k, cell in enumerate(cand.cells):
         text = _cell_text(cell)
         name = plain(cand.header[k]).strip() if k < len(cand.header) else ""
+        if text and name and "\n" in text and _names_people(name):
+            text = "; ".join(text.split("\n"))
         if text:
             out.append(f"{name}: {text}" if name and "\n" not in text else text)
     return "\n".join(out)
+
+
+def _names_people(column: str) -> bool:
+    """Whether a table column's header is an author or institution key (Authors, 作者, 单位)."""
+    parsed = parse_key_value(f"{column}: x")
+    return parsed is not None and parsed[0] in ("authors", "institutions")
 
 
 def _cell_text(cell: str) -> str:
@@ -638,12 +648,15 @@ def _about_one_paper(text: str) -> bool:
                for paragraph in text.split("\n") for sentence in split_sentences(paragraph))
 
 
-def segment_document(text: str, dropped: list[dict]) -> dict:
+def segment_document(text: str, dropped: list[dict], title: str | None = None) -> dict:
     """Sections and context of one document.
 
     Args:
         text: the decoded document text.
         dropped: spans from :func:`pipeline.clean.find_dropped`.
+        title: the page's own title (an HTML ``<title>``, a record's title field), or None. When
+            the text does not hold it, it is read as the headline: it may name the venue and
+            the award of every paper below (main-content extraction leaves it out).
 
     Returns:
         dict with ``sections`` (list of dicts with the keys of :data:`SECTION_FIELDS`; offsets
@@ -750,10 +763,10 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
             add_context(line, "headline" if not context and state == "lead" and not sections else state)
     close()
 
+    headline = title.strip() if title and title.strip() not in text else ""
     venue_counts: Counter = Counter()
     year_counts: Counter = Counter()
-    for span in context:
-        span_text = text[span["char_start"] : span["char_end"]]
+    for span_text in [headline] + [text[span["char_start"] : span["char_end"]] for span in context]:
         for venue, year, _, _ in find_venue_years(span_text):
             venue_counts[venue] += 2 if year else 1
             if year:
@@ -793,8 +806,8 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
 
     # an article without award headers may give all its papers one award in its headline/lead
     if not any(span["kind"] == "award_header" for span in context):
-        lead = "\n".join(text[span["char_start"] : span["char_end"]] for span in context
-                         if span["kind"] in ("headline", "lead"))
+        lead = "\n".join([headline] + [text[span["char_start"] : span["char_end"]] for span in context
+                                        if span["kind"] in ("headline", "lead")])
         label = lead_award(lead) if not _NOT_AWARDED.search(lead) else None  # nominated, shortlisted
         # a lead that names some of the papers gives the award to those only (notes on an award
         # paper that go on to the papers it builds on)
@@ -813,13 +826,15 @@ def segment_documents(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
 
     Input columns: ``text`` (str), ``dropped`` (list of span dicts), ``status`` (str), and
     optionally ``paper_record`` (JSON or None): a paper record's document is one section
-    (:func:`pipeline.paper_records.record_section`). Documents whose status is not ``"ok"`` get
+    (:func:`pipeline.paper_records.record_section`), and ``title`` (str or None: the page's
+    title, a headline when the text lacks it). Documents whose status is not ``"ok"`` get
     no sections and no context.
     """
     papers = batch["paper_record"] if "paper_record" in batch else [None] * len(batch)
+    titles = batch["title"] if "title" in batch else [None] * len(batch)
     results = []
-    for doc_id, text, dropped, status, paper in zip(batch["doc_id"], batch["text"], batch["dropped"],
-                                                     batch["status"], papers, strict=True):
+    for doc_id, text, dropped, status, paper, title in zip(batch["doc_id"], batch["text"], batch["dropped"],
+                                                            batch["status"], papers, titles, strict=True):
         if status != "ok":
             results.append({"sections": [], "context": [], "doc_venue": None, "doc_year": None, "doc_urls": []})
         elif isinstance(paper, str):
@@ -827,7 +842,7 @@ def segment_documents(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
         else:
             token = _DOCUMENT.set(doc_id)
             try:
-                results.append(segment_document(text, dropped))
+                results.append(segment_document(text, dropped, title if isinstance(title, str) else None))
             finally:
                 _DOCUMENT.reset(token)
     out = batch.copy()

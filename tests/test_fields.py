@@ -934,3 +934,25 @@ def test_arxiv_fold_is_skipped_only_when_it_changes_nothing(text: str) -> None:
 
     if not fields._ID_FOLD_CHARS.search(text):
         assert text.translate(fields._ID_FOLD) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        # one person and affiliation an item, as conference pages list award papers
+        ("Ana Lima, Google; Bo Chen, EPFL; Carl Dahl, Google",
+         (["Ana Lima", "Bo Chen", "Carl Dahl"], ["Google", "EPFL"])),
+        ("Ana Lima, University of California, Berkeley; Bo Chen, Google Brain; Carl Dahl, Google Brain",
+         (["Ana Lima", "Bo Chen", "Carl Dahl"], ["University of California, Berkeley", "Google Brain"])),
+        ("Ana Lima, Stanford University", (["Ana Lima"], ["Stanford University"])),
+        # two people a line, and Last, First names, are lists of people
+        ("Ana Lima, Bo Chen; Carl Dahl, Dora Eck", None),
+        ("Lima, Ana; Chen, Bo", None),
+        ("Ana Lima, Bo Chen", None),
+        ("Ana Lima; Bo Chen", None),
+    ],
+)
+def test_split_affiliation_items(value, expected):
+    from pipeline.fields import split_affiliation_items
+
+    assert split_affiliation_items(value) == expected

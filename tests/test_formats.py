@@ -658,3 +658,15 @@ def test_html_fallback_notes_hold_no_separator(html: str, note: str) -> None:
 def test_a_page_of_one_element_is_read_as_text_without_its_markup(html: str, text: str) -> None:
     # trafilatura loads no tree for these: lxml's parse, rendered as plain text (scripts left out)
     assert extract_html(html).text == text
+
+
+def test_html_table_cell_line_breaks_stay_line_breaks() -> None:
+    """A ``<br>`` inside a table cell is written ``<br>`` (GitHub Markdown's line break in a
+    cell), so a cell's entries do not run together; elsewhere it stays a line end."""
+    rows = "".join(
+        f"<tr><td>Paper {k}</td><td>Ana Lima, Google<br/>Bo Chen, EPFL</td></tr>" for k in range(3)
+    )
+    page = (f"<html><body><article><h1>Results</h1><p>{'Body text of the page. ' * 20}</p>"
+            f"<table><tr><th>Title</th><th>Authors</th></tr>{rows}</table></article></body></html>")
+    text = extract_html(page).text
+    assert "| Paper 0 | Ana Lima, Google <br>Bo Chen, EPFL |" in text

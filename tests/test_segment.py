@@ -416,3 +416,25 @@ def test_award_header_with_a_count_and_track_words(line: str, header: bool) -> N
     from pipeline import segment
 
     assert segment._is_award_header(line) is header
+
+
+def test_page_title_outside_the_text_is_the_headline() -> None:
+    """A page's own title that the text leaves out (main-content extraction drops it) names the
+    venue and award of the papers below it."""
+    text = ("| Year | Title | Authors |\n|---|---|---|\n"
+            "| 2018 | [On the Convergence of Sparse Widget Networks](https://openreview.net/pdf?id=abc) "
+            "| Ana Lima, Google <br>Bo Chen, EPFL |\n"
+            "| 2017 | [Spherical Gadgets: Learning on Curved Domains](https://openreview.net/pdf?id=def) "
+            "| Carl Dahl, University of Amsterdam <br>Dora Eck, EPFL |\n"
+            "| 2016 | [Deep Sock Sorting via Recursive Pruning](https://openreview.net/pdf?id=ghi) "
+            "| Eva Fox, Stanford University <br>Finn Gray, Google |\n")
+    dropped = find_dropped(text, Config())
+    with_title = segment_document(text, dropped, "Best Paper Awards (ICLR) - a blog")
+    assert with_title["doc_venue"] == "ICLR"
+    assert [s["lead_award_raw"] for s in with_title["sections"]] == ["Best Paper Awards"] * 3
+    assert with_title["sections"][0]["text"] == (
+        "Year: 2018\nTitle: [On the Convergence of Sparse Widget Networks](https://openreview.net/pdf?id=abc)\n"
+        "Authors: Ana Lima, Google; Bo Chen, EPFL")
+    without = segment_document(text, dropped)
+    assert without["doc_venue"] is None
+    assert [s["lead_award_raw"] for s in without["sections"]] == [None] * 3
