@@ -203,6 +203,7 @@ def credit_text(line: str) -> str:
 
 #: The text before a line's first Chinese full stop or semicolon, or an English sentence end
 #: after a closing bracket (not the period of an initial such as ``D. Manning``).
+_LEADING_BRACKET = re.compile(r"\s*[（(](?P<inner>[^()（）]{2,150})[)）]")
 _FIRST_CLAUSE = re.compile(r"(.+?)(?:[。；]|(?<=[)）])\.\s)")
 
 
@@ -409,6 +410,9 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         # with a description after it ("**Title** — A, B（Org）。提出…")
         after = _after_title(lines[0], title or title_zh)
         credit = parse_credit_line(credit_text(after))
+        bracket = _LEADING_BRACKET.match(after)  # "**Title**（A 等，UW / AI2）——…"
+        if credit is None and bracket:
+            credit = parse_credit_line(bracket.group(1))
         clause = _FIRST_CLAUSE.match(after)
         if credit is None and clause:
             credit = parse_credit_line(credit_text(clause.group(1)))

@@ -1837,6 +1837,8 @@ _ZH_NAME_LIST = re.compile(r"[\u3400-\u9fff]{2,3}(?:\s*[,，、]\s*[\u3400-\u9ff
 _NOT_PLACES = re.compile(r"\d{4}|\b(?:edition|version|ed\.|vol\.)", re.I)
 #: A Chinese "and others" after Latin names: 等, 等人, 等 30+ 位共同作者.
 _ZH_OTHERS = re.compile(r"\s*等(?:人|\s*\d+\s*\+?\s*(?:位|名)?\s*(?:共同)?作者)?\s*$")
+#: "and others" then the affiliations after a comma: "A 等，UW / AI2", "A 等人, 清华大学".
+_ZH_OTHERS_PLACES = re.compile(r"\s*等人?\s*[，,]\s*(?P<places>[^,，()（）]{1,120})$")
 _LINE_IDS = re.compile(r"[.;,]?\s*(?:arXiv\s*[:：]?\s*\S+|https?://\S+)", re.I)
 _OTHERS = re.compile(
     r",?\s+(?:and|&)\s+(?:(?:his|her|their)\s+)?(?:colleagues|co-?authors|collaborators|others"
@@ -1861,8 +1863,9 @@ def parse_credit_line(line: str) -> Credit | None:
     University``, ``Tom B. Brown, Benjamin Mann and 27 other authors, OpenAI``,
     ``Diederik P. Kingma and Max Welling, University of Amsterdam. arXiv: 1312.6114``.
 
-    Affiliations may close the line in brackets (``A, B（AI2 / Cornell）``) and a Chinese "and
-    others" may follow the names (``A, B 等``, ``A 等 30+ 位共同作者``: ``truncated``); with one of
+    Affiliations may close the line in brackets (``A, B（AI2 / Cornell）``) or follow a Chinese
+    "and others" after a comma (``A 等，UW / AI2``), and that "and others" may end the names
+    (``A, B 等``, ``A 等 30+ 位共同作者``: ``truncated``); with one of
     those (an institution among the places), the names may be Chinese (2-3 characters each).
     The people come first (each at least two name tokens, a bare initial allowed inside:
     ``Christopher D Manning``; at least two people unless ``and colleagues`` / ``and N other
@@ -1879,6 +1882,9 @@ def parse_credit_line(line: str) -> Credit | None:
         if not _NOT_PLACES.search(m.group("places")):
             places = [p.strip() for p in re.split(r"\s*[/／、;；]\s*", m.group("places")) if p.strip()]
         s = s[: m.start()].rstrip()
+    if not places and (m := _ZH_OTHERS_PLACES.search(s)) and m.start() > 0 and not _NOT_PLACES.search(m.group("places")):
+        places = [p.strip() for p in re.split(r"\s*[/／、;；]\s*", m.group("places")) if p.strip()]
+        s = s[: m.start()] + " 等"
     credit = Credit()
     if m := _ZH_OTHERS.search(s):  # "A, B 等", "A, B 等 30+ 位共同作者"
         credit.truncated = True

@@ -163,6 +163,21 @@ def test_credit_after_the_title_on_its_line_before_a_description():
     assert (out["authors"], out["institutions"]) == (["Ann Lee", "Bo Chen"], ["Acme Lab"])
 
 
+def test_credit_in_brackets_after_the_title_with_places_after_deng():
+    """"**Title**（A 等，Org1 / Org2）——description": the bracket right after the title holds
+    the credit, and the places follow 等 after a comma."""
+    c = parse_credit_line("Ann Lee 等，UW / AI2")
+    assert (c.authors, c.truncated, c.institutions) == (["Ann Lee"], True, ["UW", "AI2"])
+    c = parse_credit_line("田甲、李乙等，某某大学")
+    assert (c.authors, c.truncated, c.institutions) == (["田甲", "李乙"], True, ["某某大学"])
+    assert parse_credit_line("Ann Lee 等, 2023") is None  # a year is no place
+    row = {"heading": "Sparse Codes for Incremental Parsing",
+           "text": "- **Sparse Codes for Incremental Parsing**（Ann Lee 等，UW / AI2）——用一個新框架測試模型。",
+           "ctx_award_raw": None, "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "zh-Hant"}
+    out = extract_fields(row, "zh-Hant", Config())
+    assert (out["authors"], out["authors_truncated"], out["institutions"]) == (["Ann Lee"], True, ["UW", "AI2"])
+
+
 def test_split_names_et_al_before_affiliation():
     assert split_names("Angelina Wang et al., Stanford University") == (["Angelina Wang", "Stanford University"], True)
     assert split_names("Ashish Vaswani 等八人") == (["Ashish Vaswani"], True)
