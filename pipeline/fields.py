@@ -884,6 +884,9 @@ def url_kind(url: str, key: str | None = None) -> str:
 _OPEN = "(（[【《〈「『"
 _CLOSE = ")）]】》〉」』"
 _NAME_SEPS = frozenset("、，,;；/／\n")
+#: Separators of a list written with semicolons, whose commas belong to the names
+#: ("University of California, Berkeley; Cornell University").
+_SEMICOLON_SEPS = frozenset("、;；/／\n")
 _TRUNCATION = re.compile(
     r"(?:[\s,，、;；]*(?:(?<![A-Za-z])et\s*al\.?|(?<![A-Za-z])etc\.?|(?<![A-Za-z])and\s+others|等等|等人|"
     r"等\s*(?:[\d一二三四五六七八九十百]+\s*(?:人|位|名))?(?:机构|機構|单位|單位|高校|团队|團隊|研究者|学者|學者|作者)?"
@@ -1114,7 +1117,8 @@ def split_names(value: str) -> tuple[list[str], bool]:
 
     Splitting, never inside brackets (``韩国蔚山科学技术院（UNIST）`` stays whole):
 
-    * at ``、 ， , ; ； / ／`` and newlines;
+    * at ``、 ， , ; ； / ／`` and newlines; in a list written with semicolons, never at a
+      comma (``University of California, Berkeley; Cornell University``);
     * at ``与 與 和 及 以及`` between CJK names: after an institution head (``大学``, ``研究所``,
       ``实验室``, ``公司``, a closing bracket, a Latin word) or between two 2-4 character
       names; never at the first character of a name (``和田``) nor inside one (``计算机科学与
@@ -1137,7 +1141,8 @@ def split_names(value: str) -> tuple[list[str], bool]:
     if m and m.start() > 0:
         s, truncated = s[: m.start()], True
     names: list[str] = []
-    pieces = _split_top_level(s, lambda i: s[i] in _NAME_SEPS) if any(c in s for c in _NAME_SEPS) else [s]
+    seps = _SEMICOLON_SEPS if ";" in s or "；" in s else _NAME_SEPS
+    pieces = _split_top_level(s, lambda i: s[i] in seps) if any(c in s for c in seps) else [s]
     for piece in pieces:
         piece = _LEADING_CONJ.sub("", piece.strip(" \t\u3000"))
         cut = _INNER_ET_AL.search(piece)
@@ -1405,8 +1410,8 @@ _NAME_TOKEN = (
     rf"(?:(?:Mc|Mac|O['’]|D['’]|De|Di|La|Le|Du)?[{_UP}][{_LOW}'’]+(?:-[{_UP}]?[{_LOW}'’]+)*|[{_UP}]\.)"
 )
 _PARTICLE = r"(?:van|von|de|der|den|da|di|del|della|du|dos|das|bin|ter)"
-#: A person: 1-4 name tokens (particles between them), ending in a word, not an initial.
-_PERSON = rf"{_NAME_TOKEN}(?:\s+(?:{_PARTICLE}\s+)?{_NAME_TOKEN}){{0,3}}"
+#: A person: 1-4 name tokens (up to two particles between them: "van der"), ending in a word, not an initial.
+_PERSON = rf"{_NAME_TOKEN}(?:\s+(?:{_PARTICLE}\s+){{0,2}}{_NAME_TOKEN}){{0,3}}"
 _PERSON_RE = re.compile(rf"{_PERSON}")
 _NAMES = rf"{_PERSON}(?:\s*,\s*{_PERSON})*(?:,?\s+(?:and|&)\s+{_PERSON})?"
 # An English organisation: capitalised words or acronyms, joined by of/for/the/de inside.
@@ -1839,6 +1844,23 @@ _NOT_PLACES = re.compile(r"\d{4}|\b(?:edition|version|ed\.|vol\.)", re.I)
 _ZH_OTHERS = re.compile(r"\s*等(?:人|\s*\d+\s*\+?\s*(?:位|名)?\s*(?:共同)?作者)?\s*$")
 #: "and others" then the affiliations after a comma: "A 等，UW / AI2", "A 等人, 清华大学".
 _ZH_OTHERS_PLACES = re.compile(r"\s*等人?\s*[，,]\s*(?P<places>[^,，()（）]{1,120})$")
+_PLACE_SEPS = re.compile(r"\s*[/／、;；,，]\s*")
+#: A university named with its campus after a comma ("University of California, Berkeley").
+_CAMPUS_OF = re.compile(r"(?:University|Univ\.) of [A-Z][a-z]+(?: [A-Z][a-z]+)?")
+
+
+def _split_places(text: str) -> list[str]:
+    """The affiliations of a credit's bracket: split at ``/ 、 ; ,`` (full width too), a
+    university's campus kept with it (``University of California, Berkeley``)."""
+    places: list[str] = []
+    for part in filter(None, (p.strip() for p in _PLACE_SEPS.split(text))):
+        if places and _CAMPUS_OF.fullmatch(places[-1]) and re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", part):
+            places[-1] = f"{places[-1]}, {part}"
+        else:
+            places.append(part)
+    return places
+
+
 _LINE_IDS = re.compile(r"[.;,]?\s*(?:arXiv\s*[:：]?\s*\S+|https?://\S+)", re.I)
 _OTHERS = re.compile(
     r",?\s+(?:and|&)\s+(?:(?:his|her|their)\s+)?(?:colleagues|co-?authors|collaborators|others"
@@ -1880,10 +1902,10 @@ def parse_credit_line(line: str) -> Credit | None:
     places: list[str] = []
     if (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"; "A, B（2013 年發表）" a note
         if not _NOT_PLACES.search(m.group("places")):
-            places = [p.strip() for p in re.split(r"\s*[/／、;；]\s*", m.group("places")) if p.strip()]
+            places = _split_places(m.group("places"))
         s = s[: m.start()].rstrip()
     if not places and (m := _ZH_OTHERS_PLACES.search(s)) and m.start() > 0 and not _NOT_PLACES.search(m.group("places")):
-        places = [p.strip() for p in re.split(r"\s*[/／、;；]\s*", m.group("places")) if p.strip()]
+        places = _split_places(m.group("places"))
         s = s[: m.start()] + " 等"
     credit = Credit()
     if m := _ZH_OTHERS.search(s):  # "A, B 等", "A, B 等 30+ 位共同作者"
@@ -1901,7 +1923,7 @@ def parse_credit_line(line: str) -> Credit | None:
     if others:
         credit.truncated = True
         s = s[: others.start()] + "," + s[others.end():]
-    items = [p.strip() for p in re.split(r"\s*[,;]\s*(?:and\s+)?|\s+(?:and|&)\s+", s) if p.strip()]
+    items = [p.strip() for p in re.split(r"\s*[,;；]\s*(?:and\s+)?|\s+(?:and|&|·)\s+", s) if p.strip()]
     if len(s) > max(_CREDIT_LINE_MAX_CHARS, _CREDIT_LINE_CHARS_PER_NAME * len(items)):
         return None
     people = [_credit_person(item) for item in items]

@@ -106,7 +106,7 @@ def test_features_of_a_credit_line_and_its_title() -> None:
     lines = kept_lines("- [ ] Privacy Auditing with One (1) Training Run\n"
                        "    Thomas Steinke · Milad Nasr · Matthew Jagielski\n", [])
     title, names = find_candidates(lines)
-    assert title.features["next_authors"] == 0.0  # middle dots are not a credit line by themselves
+    assert title.features["next_authors"] == 1.0  # names between spaced middle dots are a credit line
     assert set(title.features) == set(FEATURES)
     lines = kept_lines("Scaling Data-Constrained Language Models\n\n*Niklas Muennighoff, Alexander Rush and "
                        "Boaz Barak*\n", [])

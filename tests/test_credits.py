@@ -259,3 +259,24 @@ def test_chinese_credit_subject_is_a_short_clause() -> None:
     prose = "我们在多个数据集上取得了最好的结果" * (MAX_CREDIT_SPAN_CHARS // 10) + credit_sentence
     assert credit(prose) is None
     assert credit("我们在多个数据集上取得了最好的结果。" + credit_sentence) == credit(credit_sentence)
+
+
+def test_credit_separators_particles_and_campus_places():
+    # spaced middle dots between names (OpenReview's author lists); two particles in a name
+    c = parse_credit_line("Ann Lee · Bo Chen · Maria van der Berg")
+    assert (c.authors, c.institutions) == (["Ann Lee", "Bo Chen", "Maria van der Berg"], [])
+    # a full-width semicolon between the people and their institution
+    c = parse_credit_line("Ann Lee, Bo Chen；Acme Research")
+    assert (c.authors, c.institutions) == (["Ann Lee", "Bo Chen"], ["Acme Research"])
+    # commas between the places in brackets, a university's campus kept with it
+    c = parse_credit_line("Ann Lee, Bo Chen（Princeton, Acme University of Technology）")
+    assert c.institutions == ["Princeton", "Acme University of Technology"]
+    c = parse_credit_line("Ann Lee, Bo Chen（University of California, Berkeley / Google）")
+    assert c.institutions == ["University of California, Berkeley", "Google"]
+
+
+def test_split_names_of_a_semicolon_list_keeps_commas_inside_names():
+    assert split_names("University of California, Berkeley;") == (["University of California, Berkeley"], False)
+    assert split_names("Center for AI, Law, and Policy; Big University; Acme") == (
+        ["Center for AI, Law, and Policy", "Big University", "Acme"], False)
+    assert split_names("Ann Lee; Bo Chen; Cy Diaz;") == (["Ann Lee", "Bo Chen", "Cy Diaz"], False)
