@@ -184,15 +184,20 @@ _CREDIT_BY = re.compile(r"[Bb]y\s+(?P<names>.+?)(?:,?\s+from\s+(?P<place>[^,]+))
 _TRAILING_DATE = re.compile(r"[,，]?\s*\d{4}(?:[.\-/]\d{1,2}){0,2}\s*$")
 
 
+_LEADING_DASH = re.compile(r"^[—–―]+\s*")
+
+
 def credit_text(line: str) -> str:
     """A credit line as reading lists write it, without its links, emphasis markers, trailing
-    date and final period: ``*A, B, C.* [[Paper](…)] [[Code](…)], 2022.12`` -> ``A, B, C``; in
+    date, leading dash and final period: ``*A, B, C.* [[Paper](…)] [[Code](…)], 2022.12`` ->
+    ``A, B, C``; ``— A, B（Org）`` -> ``A, B（Org）``; in
     brackets and led by ``By`` (``(By A, B and C)`` -> ``A, B and C``), with the people's place
     after ``from`` (``By A and B from Org`` -> ``A and B, Org``)."""
     s = _LINK_GROUP.sub(" ", _LIST_MARK.sub("", line)).replace("\\*", "")
     s = _NAME_DOTS.sub(", ", s)
     s = _TRAILING_DATE.sub("", s.strip(" ,，"))
     s = s.strip().strip("*_").strip().rstrip(".。").strip("*_ ")
+    s = _LEADING_DASH.sub("", s)  # "— A, B（Org）" under the title
     if s[:1] in "(（" and s[-1:] in ")）" and not re.search(r"[()（）]", s[1:-1]):
         s = s[1:-1].strip().rstrip(".")
     by = _CREDIT_BY.fullmatch(s)

@@ -280,3 +280,12 @@ def test_split_names_of_a_semicolon_list_keeps_commas_inside_names():
     assert split_names("Center for AI, Law, and Policy; Big University; Acme") == (
         ["Center for AI, Law, and Policy", "Big University", "Acme"], False)
     assert split_names("Ann Lee; Bo Chen; Cy Diaz;") == (["Ann Lee", "Bo Chen", "Cy Diaz"], False)
+
+
+def test_credit_line_led_by_a_dash_under_the_title():
+    row = {"heading": "Sparse Codes for Incremental Parsing",
+           "text": "1. **Sparse Codes for Incremental Parsing**\n   — Ann Lee, Bo Chen, Cy Diaz（某某大學 / Acme Lab）\n"
+                   "提出一種新的表示方法。",
+           "ctx_award_raw": None, "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "zh-Hant"}
+    out = extract_fields(row, "zh-Hant", Config())
+    assert (out["authors"], out["institutions"]) == (["Ann Lee", "Bo Chen", "Cy Diaz"], ["某某大學", "Acme Lab"])
