@@ -1478,6 +1478,8 @@ _ZH_FRAMES: tuple[tuple[re.Pattern[str], str], ...] = (
                 r"|学者|學者|科学家|科學家|研究小组|研究小組)"), "org"),
     (re.compile(r"\s*(?:共同|合作)?(?:合作|完成|撰写|撰寫|提出|发表|發表|合著|主导|主導|开发|開發|研发|研發|领衔|領銜)(?:了)?的?(?=《)"
                 r"|\s*(?:在|于|於)\s*(?:19|20)\d\d\s*年\s*(?:提出|发表|發表|完成)"), "credit"),
+    (re.compile(r"的?(?:研究者|研究人员|研究人員|研究团队|研究團隊|团队|團隊|学者|學者)"
+                r"(?=\s*(?:共同|合作)?(?:完成|提出|撰写|撰寫|发表|發表))"), "org"),
     (re.compile(r"\s*的(?=《)"), "credit"),
     (re.compile(r"\s*(?:共同)?(?:提出|完成|撰写|撰寫|发表|發表|合著|主导|主導|开发|開發|研发|研發|领衔|領銜)"), "by"),
     (re.compile(r"\s*(?:等(?![人机機单單高])|提出|发布|發布|推出|开源|開源|把|将|將|用|利用|构建|構建|训练|訓練|设计|設計)"),
@@ -1589,6 +1591,7 @@ def _zh_span_credit(span: str, kind: str, lone_is_org: bool) -> Credit | None:
     if not items:
         return None
     credit = Credit(truncated=truncated)
+    has_org = any(_ZH_ORG_HEAD.search(item) for item in items)
     if kind == "org":
         for item in items:
             org = _zh_org(item, strict=False)
@@ -1616,12 +1619,13 @@ def _zh_span_credit(span: str, kind: str, lone_is_org: bool) -> Credit | None:
             else:
                 _add(credit.authors, name)
             continue
-        if _CJK.search(item) and not _ZH_ORG_HEAD.search(item) and kind in ("credit_truncated", "by") \
-                and re.fullmatch(r"[\u3400-\u9fff]{2,4}", item) and not _ZH_NOT_NAME.search(item) \
-                and not re.search(r"[者们們团團组組室所院校司员員家方]", item):
+        bare = (_CJK.search(item) and not _ZH_ORG_HEAD.search(item) and re.fullmatch(r"[\u3400-\u9fff]{2,4}", item)
+                and not _ZH_NOT_NAME.search(item) and not re.search(r"[者们們团團组組室所院校司员員家方]", item))
+        if bare and kind in ("credit_truncated", "by") and not has_org:
             _add(credit.authors, item)  # a Chinese name (何恺明等人)
             continue
-        org = _zh_org(item, strict=True)
+        # beside an institution, a bare word is one too ("由英伟达和阿尔托大学共同完成")
+        org = _zh_org(item, strict=not (bare and has_org and kind in ("credit", "by")))
         if org is None:
             return None
         _add(credit.institutions, org)
@@ -1807,14 +1811,45 @@ def _find_credit(paragraph: str) -> Credit | None:
     return _paragraph_credit(paragraph)
 
 
+#: "论文一作为 X", "第一作者是X", "X 和 Y为共同一作": the first author(s) a Chinese write-up names.
+_ZH_FIRST_AUTHOR = re.compile(
+    r"(?:第一作者|共同一作|一作)\s*(?:为|為|是)\s*(?P<after>[^，,。；;！？!?（(]{2,60})"
+    r"|(?P<before>[^，,。；;！？!?：:]{2,60}?)\s*(?:[（(][^（()）]{1,20}[)）])?\s*(?:为|為|是)\s*(?:共同一作|共同第一作者|第一作者)"
+)
+_ZH_FIRST_AUTHOR_SEP = re.compile(r"\s*(?:和|与|與|、|,|，|\s(?:and|&)\s)\s*")
+
+
+def _first_authors(paragraph: str) -> list[str]:
+    """The first author(s) named by :data:`_ZH_FIRST_AUTHOR` in a paragraph: Latin person names
+    or 2-4 character Chinese names, a bracketed gloss after a name removed; [] when any item is
+    not a name."""
+    for m in _ZH_FIRST_AUTHOR.finditer(paragraph) if ("一作" in paragraph or "第一作者" in paragraph) else ():
+        span = _GLOSS.sub("", m.group("after") or m.group("before")).strip()
+        intro = list(_ZH_INTRODUCER.finditer(span)) if m.group("before") else []
+        span = span[intro[-1].end():].strip() if intro else span
+        names = [n.strip() for n in _ZH_FIRST_AUTHOR_SEP.split(span) if n.strip()]
+        if names and all(_person_name(n) or (re.fullmatch(r"[\u3400-\u9fff]{2,4}", n) and not _ZH_NOT_NAME.search(n)
+                                             and not _ZH_ORG_HEAD.search(n)) for n in names):
+            return names
+    return []
+
+
 @_memoised(copy=_copy_credit)
 def _paragraph_credit(paragraph: str) -> Credit | None:
-    """The credit of the first sentence of ``paragraph`` that states one (see :func:`find_credit`)."""
+    """The credit of the first sentence of ``paragraph`` that states one (see :func:`find_credit`);
+    when it names no person, the first author(s) the paragraph names ("论文一作为 X") are its
+    authors, truncated."""
+    credit = None
     for sentence in split_sentences(paragraph):
         credit = _sentence_credit(sentence)
         if credit:
-            return credit
-    return None
+            break
+    if credit is None or not credit.authors:
+        first = _first_authors(paragraph)
+        if first:
+            credit = credit or Credit()
+            credit.authors, credit.truncated = first, True
+    return credit or None
 
 
 #: Longest credit line, in characters, of a few names; a list of many names may run

@@ -289,3 +289,18 @@ def test_credit_line_led_by_a_dash_under_the_title():
            "ctx_award_raw": None, "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "zh-Hant"}
     out = extract_fields(row, "zh-Hant", Config())
     assert (out["authors"], out["institutions"]) == (["Ann Lee", "Bo Chen", "Cy Diaz"], ["某某大學", "Acme Lab"])
+
+
+def test_chinese_press_credits_with_researchers_and_first_author():
+    """"由X、Y研究者共同完成的《…》，论文一作为 Z": the institutions, then the first author
+    (truncated: only the first is named); a bare word beside an institution is one too."""
+    c = find_credit("一是由甲乙大学、Acme AI Lab 研究者共同完成的《Sparse Codes for Parsing》（稀疏编码），论文一作为 Ann Lee。")
+    assert (c.authors, c.truncated, c.institutions) == (["Ann Lee"], True, ["甲乙大学", "Acme AI Lab"])
+    c = find_credit("由甲乙科技和甲乙大学共同完成的《Sparse Codes for Parsing》，论文一作为 Ann Lee。")
+    assert (c.authors, c.institutions) == (["Ann Lee"], ["甲乙科技", "甲乙大学"])
+    c = find_credit("由甲乙大学研究者共同完成的《Sparse Codes》， Ann Lee 和 Bo Chen(陈博)为共同一作。")
+    assert (c.authors, c.truncated, c.institutions) == (["Ann Lee", "Bo Chen"], True, ["甲乙大学"])
+    c = find_credit("该工作由甲乙大学研究者完成，论文一作为田甲(曾在某公司实习)。")
+    assert (c.authors, c.institutions) == (["田甲"], ["甲乙大学"])
+    # people stay people
+    assert find_credit("该论文由何甲、张乙等人提出。").authors == ["何甲", "张乙"]
