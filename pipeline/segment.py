@@ -104,6 +104,8 @@ _CAP_WORD = r"(?:[A-Z0-9][\w'’-]*\w|[A-Z])"
 _TITLE_FUNCTION_WORDS = (r"(?:a|an|the|of|for|and|or|in|on|with|to|via|from|at|as|into|over|under|without"
                          r"|through|towards?|beyond|is|are|not|vs\.?)")
 _TITLE_CASE_SPAN = re.compile(rf"(?<![\w'’-])(?:{_CAP_WORD}['’]s\s+)*(?P<title>{_CAP_WORD}:?(?:\s+(?:{_TITLE_FUNCTION_WORDS}\s+)*{_CAP_WORD}:?)+)")
+#: The owner in the possessive that may open a title-case span ("ICML 2014's ").
+_VENUE_POSSESSIVE = re.compile(r"^(?:\S+\s+){0,3}?\S+['’]s\s+")
 #: Fewest words, and capitalised words, of an unquoted title in prose.
 MIN_PROSE_TITLE_WORDS = 4
 MIN_PROSE_TITLE_CAPS = 3
@@ -457,10 +459,10 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
         previous_end: int | None = None
         marked = list(_MENTION.finditer(sentence)) if has_marks else []
         if not marked and _PAPER_CUE.search(sentence) and not _HAN.search(sentence):
-            for m in _title_case_spans(sentence):  # an English title written without quotes
-                start = 0 if previous_end is None else _clause_start(sentence, m.start(), previous_end)
-                found.append((pos + start, m.group("title").rstrip(":")))
-                previous_end = m.end()
+            for at, title, end in _title_case_spans(sentence):  # an English title written without quotes
+                start = 0 if previous_end is None else _clause_start(sentence, at, previous_end)
+                found.append((pos + start, title))
+                previous_end = end
         for m in marked:
             in_quotes = m.group("quoted") or m.group("squoted")
             inner = m.group("book") or m.group("corner") or in_quotes.rstrip(",.;:，。；：")  # “Title,” in prose
@@ -518,22 +520,26 @@ def _clause_start(sentence: str, mention: int, floor: int) -> int:
     return cut
 
 
-def _title_case_spans(sentence: str) -> list[re.Match]:
-    """Unquoted English titles in a sentence: spans of :data:`_TITLE_CASE_SPAN` of at least
-    :data:`MIN_PROSE_TITLE_WORDS` words, :data:`MIN_PROSE_TITLE_CAPS` of them capitalised, that
-    are neither an award label, a venue nor an institution (capitalised names of things that
-    are not papers), in a sentence whose other words hold a paper cue ("went to", "paper",
-    "award" ...: :data:`_PAPER_CUE`)."""
+def _title_case_spans(sentence: str) -> list[tuple[int, str, int]]:
+    """Unquoted English titles in a sentence, as ``(start, title, end)``: spans of
+    :data:`_TITLE_CASE_SPAN` of at least :data:`MIN_PROSE_TITLE_WORDS` words,
+    :data:`MIN_PROSE_TITLE_CAPS` of them capitalised, that are neither an award label, a venue
+    nor an institution (capitalised names of things that are not papers), in a sentence whose
+    other words hold a paper cue ("went to", "paper", "award" ...: :data:`_PAPER_CUE`). A venue
+    edition in the possessive before the title is not part of it ("won by ICML 2014's DeCAF: …")."""
     found = []
     for m in _TITLE_CASE_SPAN.finditer(sentence):  # (a possessive before it is not part of it: "ICML 2014's")
-        span = m.group("title").rstrip(":")
+        start, span = m.start("title"), m.group("title").rstrip(":")
+        owner = _VENUE_POSSESSIVE.match(span)
+        if owner and find_venue_years(owner.group(0)):
+            start, span = start + owner.end(), span[owner.end():]
         words = span.split()
-        rest = sentence[: m.start("title")] + " " + sentence[m.end("title"):]
+        rest = sentence[:start] + " " + sentence[m.end("title"):]
         if (len(words) < MIN_PROSE_TITLE_WORDS or sum(w[0].isupper() or w[0].isdigit() for w in words) < MIN_PROSE_TITLE_CAPS
                 or not _english_title(span) or find_award_label(span) or find_venue_years(span) or is_institution(span)
                 or not _PAPER_CUE.search(rest)):  # the sentence speaks of a paper around the title
             continue
-        found.append(m)
+        found.append((start, span, m.end("title")))
     return found
 
 
@@ -565,6 +571,18 @@ def _narrative(lines: list[Line], kinds: list[str]) -> tuple[list[Line], list[st
             out_lines.append(piece)
             out_kinds.append(kind)
     return out_lines, out_kinds, anchors
+
+
+def _quoted_title(lines: list[Line]) -> str | None:
+    """The first English title in quotation marks, 《》 or 「」 anywhere in a page about one
+    paper ("Official implementation of "<title>""), for its one section's heading; None when
+    there is none."""
+    for line in lines:
+        for m in _MENTION.finditer(line.text) if any(ch in line.text for ch in '《“"‘「『') else ():
+            inner = m.group("book") or m.group("corner") or (m.group("quoted") or m.group("squoted")).rstrip(",.;:，。；：")
+            if _english_title(inner) and not _venue_heading(inner):
+                return inner
+    return None
 
 
 def _title_is_part(cand: Candidate, line: Line) -> bool:
@@ -672,10 +690,11 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         lines, kinds, narrative = _narrative(lines, kinds)
         anchors = dict(narrative)
     if not anchors and lines and _about_one_paper("\n".join(line.text for line in lines)):
-        # a page about one paper that never writes its title as a heading or a quoted name: the
-        # page is that paper's one section, with no title (its first line is the page's
-        # headline, not the paper's title)
-        anchors = {0: ""}
+        # a page about one paper that never writes its title as a heading or a quoted name in a
+        # sentence about a paper: the page is that paper's one section, titled by an English
+        # title quoted anywhere, else untitled (its first line is the page's headline, not the
+        # paper's title)
+        anchors = {0: _quoted_title(lines) or ""}
 
     sections: list[dict] = []
     context: list[dict] = []

@@ -438,3 +438,17 @@ def test_page_title_outside_the_text_is_the_headline() -> None:
     without = segment_document(text, dropped)
     assert without["doc_venue"] is None
     assert [s["lead_award_raw"] for s in without["sections"]] == [None] * 3
+
+
+def test_prose_title_after_a_venue_possessive_and_quoted_title_of_a_one_paper_page() -> None:
+    text = ("The Test of Time Award went to ICML 2014's Sparse Widget Codes: Learning Compact Features "
+            "for Generic Recognition and was presented by one of the authors.\n")
+    _, result = segment(text)
+    assert [s["heading"] for s in result["sections"]] == [
+        "Sparse Widget Codes: Learning Compact Features for Generic Recognition"]
+    # a page about one paper (one arXiv link) names its title only in quotes, without a cue word
+    text = ('[Code release] Official implementation of "Sparse Widget Codes: Learning Compact Features for '
+            'Generic Recognition". A small, readable codebase.\n\nSee https://arxiv.org/abs/2404.02905 for details.\n')
+    _, result = segment(text)
+    assert [s["heading"] for s in result["sections"]] == [
+        "Sparse Widget Codes: Learning Compact Features for Generic Recognition"]
