@@ -163,8 +163,10 @@ def _is_title_line(s: str, min_words: int = MIN_TITLE_WORDS) -> bool:
     return letters > 0 and latin / letters >= MIN_TITLE_LATIN_SHARE and (title[0].isupper() or title[0].isdigit())
 
 
-#: A count or qualifier in brackets after an award header: "（3 篇）", "(部分)", "(5 papers)".
-_HEADER_COUNT = re.compile(r"[（(][^()（）\n]{0,12}[)）]")
+#: A count or qualifier in brackets after an award header: "（3 篇）", "(部分)", "(5 papers)", a
+#: track ("（Datasets & Benchmarks Track）").
+_HEADER_COUNT = re.compile(r"[（(][^()（）\n]{0,12}[)）]"
+                           r"|[（(][^()（）\n]{0,40}(?:\btracks?\b|赛道|賽道)[^()（）\n]{0,12}[)）]", re.I)
 #: Words an award header may hold besides its label: the track and the kind of list.
 _HEADER_FILLER = re.compile(r"\b(?:papers?|awards?|main|track|notable|selected|the|and)\b|论文|論文|篇", re.I)
 

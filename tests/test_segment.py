@@ -452,3 +452,13 @@ def test_prose_title_after_a_venue_possessive_and_quoted_title_of_a_one_paper_pa
     _, result = segment(text)
     assert [s["heading"] for s in result["sections"]] == [
         "Sparse Widget Codes: Learning Compact Features for Generic Recognition"]
+
+
+def test_award_header_with_a_track_in_brackets_heads_its_papers() -> None:
+    text = ("**Best Paper（Datasets & Benchmarks Track）**\n\n"
+            "1. **Sparse Widget Codes: Learning Compact Features for Generic Recognition**\n"
+            "   — Ann Lee, Bo Chen（Acme University）\n")
+    _, result = segment(text)
+    assert [(s["heading"], s["ctx_award_raw"]) for s in result["sections"]] == [
+        ("1. **Sparse Widget Codes: Learning Compact Features for Generic Recognition**",
+         "**Best Paper（Datasets & Benchmarks Track）**")]
