@@ -117,8 +117,9 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
 
     Removes Markdown/bold markup, a numbered-heading prefix (``论文 N：``), an enumeration
     prefix (``1.``, ``一、``, ``（一）``), a metadata key (``论文标题：``), quotation marks
-    (“…”, ‘…’, 「…」, 『…』), book-title marks (``《…》``) and a trailing Chinese decoration after
-    an English title (a short CJK-only run such as a "deep dive" label). A heading ``中文（English）`` or ``English（中文）`` gives both titles;
+    (“…”, ‘…’, 「…」, 『…』), book-title marks (``《…》``), a trailing Chinese decoration after
+    an English title (a short CJK-only run such as a "deep dive" label) and a reference's tail
+    naming a venue (``Title. In AAAI 2019.``). A heading ``中文（English）`` or ``English（中文）`` gives both titles;
     a Chinese-only heading gives only ``title_zh``.
     """
     h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
@@ -160,6 +161,9 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     if m:
         return m.group("title").strip(" \t:：|｜丨—–-"), None
     if not _HAS_CJK.search(h):
+        tail = _CITATION_TAIL.search(h)
+        if tail and tail.start() > 0 and find_venue_years(tail.group(0)):
+            h = h[: tail.start()]  # "Title. In AAAI 2019.": the venue is the section's, not the title's
         return h, None
     if _ZH_SENTENCE.search(h) or len(h) > MAX_TITLE_ZH_CHARS:
         return None, None  # a sentence (the first line of a body), not a title
@@ -171,6 +175,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     return h, None
 
 
+#: A reference's tail after an English title: ". In [Proceedings of] <venue and year>.".
+_CITATION_TAIL = re.compile(r"\.\s+In\s+[^.]{2,80}\.?\s*$")
 #: A tag before a title: a venue or a date in brackets (``(CVPR 2019)``, ``[ICML 2019]``,
 #: ``【2024】``), or a bare date (``202212 ``, ``2023.05 ``).
 _LEADING_TAG = re.compile(r"^\s*(?:[\[【(（][^\]】)）\n]{0,30}\d{2,4}[^\]】)）\n]{0,10}[\]】)）]|(?:19|20)\d{2}[.\-/]?\d{0,2}(?=\s))\s*")

@@ -40,6 +40,10 @@ from pipeline.normalize import detect_script, to_script
         ("Flow Matching on General Geometries | 全文翻译", ("Flow Matching on General Geometries", None)),
         ("Flow Matching on General Geometries —— 新作速览", ("Flow Matching on General Geometries", None)),
         ("【深度解析】基于分数的生成模型", (None, "基于分数的生成模型")),  # a Chinese title loses a bracketed label
+        # a reference's tail naming a venue is not part of the title; other sentences stay
+        ("Sparse Codes for Parsing. In AAAI 2019.", ("Sparse Codes for Parsing", None)),
+        ("Sparse Codes for Parsing. In EMNLP W-NUT Workshop 2019.", ("Sparse Codes for Parsing", None)),
+        ("Learning to Fly. In the Dark.", ("Learning to Fly. In the Dark.", None)),
     ],
 )
 def test_split_heading_title(heading: str, expected: tuple[str | None, str | None]) -> None:
