@@ -787,7 +787,14 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
     headline = title.strip() if title and title.strip() not in text else ""
     venue_counts: Counter = Counter()
     year_counts: Counter = Counter()
-    for span_text in [headline] + [text[span["char_start"] : span["char_end"]] for span in context]:
+    first_section = sections[0]["char_start"] if sections else len(text)
+    # a venue named between or after the sections counts when its line speaks of papers ("a
+    # keynote at CVPR 2023" under a paper does not make the document's papers CVPR's)
+    spans = [text[span["char_start"] : span["char_end"]] for span in context]
+    spans = [t for span, t in zip(context, spans, strict=True)
+             if span["char_start"] < first_section or span["kind"] in ("award_header", "award_intro", "reference")
+             or _PAPER_CUE.search(t)]
+    for span_text in [headline] + spans:
         for venue, year, _, _ in find_venue_years(span_text):
             venue_counts[venue] += 2 if year else 1
             if year:

@@ -462,3 +462,18 @@ def test_award_header_with_a_track_in_brackets_heads_its_papers() -> None:
     assert [(s["heading"], s["ctx_award_raw"]) for s in result["sections"]] == [
         ("1. **Sparse Widget Codes: Learning Compact Features for Generic Recognition**",
          "**Best Paper（Datasets & Benchmarks Track）**")]
+
+
+def test_a_venue_named_after_the_first_paper_in_a_line_not_about_papers_is_no_document_venue() -> None:
+    text = ("# 世界模型\n\n## 論文\n\n"
+            "#### [Sparse Widget Codes: Learning Compact Features for Generic Recognition](https://arxiv.org/abs/2404.02905)\n"
+            "- 提出一種緊湊的特徵編碼\n\n"
+            "## 背景\n\n"
+            "- 2023年6月18日，某公司工程師在CVPR2023上作了一個名為「駕駛的基礎模型」的主題演講\n\n"
+            "#### [Dense Gadget Maps: A Survey of Learned Gadgets](https://arxiv.org/abs/2411.14499)\n"
+            "- 一篇綜述\n")
+    _, result = segment(text)
+    assert len(result["sections"]) == 2
+    assert (result["doc_venue"], result["doc_year"]) == (None, None)
+    _, result = segment(text.replace("作了一個名為「駕駛的基礎模型」的主題演講", "發表了一篇論文"))
+    assert (result["doc_venue"], result["doc_year"]) == ("CVPR", 2023)
