@@ -122,6 +122,11 @@ _PAPER_CUE = re.compile(
     r"|award|prize|winners?\b|authors?\b|co-?authors?\b|colleagues|researchers|et al\b",
     re.IGNORECASE,
 )
+#: A quotation of speech: a closing quote then a verb of saying, or the verb then the quote.
+_SPEECH = re.compile(
+    r"[”\"]\s*,?\s*(?:says|said|adds|added|notes|noted|explains|explained|recalls|recalled)\b"
+    r"|\b(?:says|said|adds|added|noted|explained)\s*[,:]\s*[“\"]"
+)
 #: A lead about papers that were up for an award, not given one.
 _NOT_AWARDED = re.compile(r"候选|候選|入围|入圍|提名名单|candidates?\b|finalists?\b|shortlist|nominat|missed the|none of", re.I)
 # Words that mark a 《》 as a policy, a book, a film or a news item rather than a paper.
@@ -444,7 +449,8 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     a news item (a sentence with such a cue) is not a mention unless it is an English title; a
     Chinese mention has at least :data:`MIN_ZH_MENTION_CHARS` characters, and in 「」 no clause
     punctuation (corner brackets also quote speech, names and track names). A short quoted
-    name of a venue edition (“NeurIPS 2025 Best Paper Award”) is never a mention.
+    name of a venue edition (“NeurIPS 2025 Best Paper Award”) is never a mention, nor a quotation
+    in a paragraph that quotes speech (``"…," says Mori``).
     ``offset`` is the character offset in ``paragraph`` where the section of the paper starts:
     its sentence (so the authors named before the title stay with it); when an earlier mention
     shares the sentence, the clause that introduces this one (after the last ，；： and a joining
@@ -455,6 +461,7 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
         return []  # a mention opens with a quotation mark (_MENTION) or stands in a sentence with a cue
     found: list[tuple[int, str]] = []
     pos = 0
+    speech: bool | None = None  # whether the paragraph quotes speech (looked for at its first quote)
     for sentence in split_sentences(paragraph):
         cue: bool | None = None  # looked for at the sentence's first mention only
         not_paper: bool | None = None  # likewise
@@ -475,6 +482,10 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
                 cue = bool(_PAPER_CUE.search(sentence))
             if not_paper is None and (m.group("book") or m.group("corner")):
                 not_paper = bool(_NOT_PAPER_CUE.search(sentence))
+            if in_quotes and speech is None:
+                speech = bool(_SPEECH.search(paragraph))
+            if in_quotes and speech:
+                continue  # a paragraph that quotes someone ("…," says Mori): its quotes are speech
             if m.group("book"):  # 《自然》 names a journal: a Chinese title is longer
                 ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not not_paper)
             elif m.group("corner"):  # 「…」 also quotes speech: a title is long and has no clauses

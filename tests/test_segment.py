@@ -477,3 +477,13 @@ def test_a_venue_named_after_the_first_paper_in_a_line_not_about_papers_is_no_do
     assert (result["doc_venue"], result["doc_year"]) == (None, None)
     _, result = segment(text.replace("作了一個名為「駕駛的基礎模型」的主題演講", "發表了一篇論文"))
     assert (result["doc_venue"], result["doc_year"]) == ("CVPR", 2023)
+
+
+def test_quotations_of_speech_are_no_paper_mentions() -> None:
+    from pipeline.segment import find_paper_mentions
+
+    speech = ('"I am incredibly proud of the achievements by our colleagues," says Ann Lee. '
+              '"These Major Awards Are a Testament to the Caliber of Research," she added.')
+    assert find_paper_mentions(speech) == []
+    title = 'The best paper award went to "Sparse Widget Codes: Learning Compact Features" by Ann Lee.'
+    assert find_paper_mentions(title) == [(0, '"Sparse Widget Codes: Learning Compact Features"')]
