@@ -1256,7 +1256,7 @@ def parse_key_value(line: str) -> tuple[str, str] | None:
           reference_url, 摘要/Abstract/TL;DR -> summary;
         * ``论文 N：<title>`` / ``Paper N: <title>`` (numbered paper heading) -> title;
         * the bare key ``论文``/``Paper`` -> paper_url when the value holds a URL or an arXiv
-          id, else title.
+          id or stands for a missing one (``None``, ``N/A``, ``暂无``), else title.
 
         For ``paper_url`` the value may be a bare arXiv id (``arXiv: 2502.13228``): read it
         with ``find_arxiv_ids(value, allow_bare=True)``. Never raises.
@@ -1281,8 +1281,12 @@ def parse_key_value(line: str) -> tuple[str, str] | None:
     if key is None or not value:
         return None
     if _KEY_DECOR.sub("", m.group("key")).strip().casefold() in _GENERIC_PAPER_KEYS:
-        key = "paper_url" if _has_link(value) else "title"
+        key = "paper_url" if _has_link(value) or _PLACEHOLDER.fullmatch(value) else "title"
     return key, value
+
+
+#: A value that stands for a missing one ("Paper: None", "Code: N/A", "论文：暂无").
+_PLACEHOLDER = re.compile(r"(?i:none|null|n/?a|tbd|tba|coming soon|-+|—+)|暂无|暫無|无|無|待定|待补充|待補充")
 
 
 # ---------------------------------------------------------------------------------------------

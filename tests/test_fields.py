@@ -598,6 +598,9 @@ def test_split_names(value: str, expected: tuple[list[str], bool]) -> None:
         ("PDF: https://x.org/p.pdf", ("paper_url", "https://x.org/p.pdf")),
         ("Paper: https://x.org/p.pdf", ("paper_url", "https://x.org/p.pdf")),
         ("Paper: Attention Is All You Need", ("title", "Attention Is All You Need")),
+        ("- Paper: None", ("paper_url", "None")),  # a missing link, not a paper called "None"
+        ("论文：暂无", ("paper_url", "暂无")),
+        ("Paper: None of the Above", ("title", "None of the Above")),
         ("項目主頁：https://x.github.io", ("project_url", "https://x.github.io")),
         ("Project page: https://x.github.io", ("project_url", "https://x.github.io")),
         ("程式碼：https://github.com/x/y", ("code_url", "https://github.com/x/y")),
