@@ -586,6 +586,30 @@ def _narrative(lines: list[Line], kinds: list[str]) -> tuple[list[Line], list[st
     return out_lines, out_kinds, anchors
 
 
+#: Words by which an explainer names the one paper it is about ("the ICLR 2024 paper <title>").
+_ONE_PAPER_CUE = re.compile(r"\bpaper\b|论文|論文|\bpreprint\b", re.I)
+#: Lines after the headline in which an explainer names the paper it is about.
+RESTATED_HEADLINE_LINES = 4
+
+
+def _restated_headline(lines: list[Line]) -> str | None:
+    """The first line of a page when it is an English paper title (:func:`_english_title`) that
+    one of the next :data:`RESTATED_HEADLINE_LINES` lines restates as a paper mention (a sentence
+    holding the title, and more, that speaks of one paper: :data:`_ONE_PAPER_CUE`); else None."""
+    if len(lines) < 2 or _heading_level(lines[0].stripped) > 1:
+        return None
+    head = plain(lines[0].stripped).strip()
+    key = fold_title(head)
+    if len(head.split()) < MIN_TITLE_WORDS or not _english_title(head) or _names_context(head):
+        return None
+    for line in lines[1 : 1 + RESTATED_HEADLINE_LINES]:
+        for sentence in split_sentences(plain(line.stripped)):
+            folded = fold_title(sentence)
+            if key in folded and len(folded) > len(key) + 10 and _ONE_PAPER_CUE.search(sentence):
+                return head
+    return None
+
+
 def _quoted_title(lines: list[Line]) -> str | None:
     """The first English title in quotation marks, 《》 or 「」 anywhere in a page about one
     paper ("Official implementation of "<title>""), for its one section's heading; None when
@@ -699,6 +723,12 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
     lines = kept_lines(text, dropped)
     kinds = _classify(lines)
     anchors: dict[int, Candidate | str | None] = dict(choose_anchors(lines, kinds))
+    headline = _restated_headline(lines)
+    if headline is not None:
+        # the page's first line is a paper's title that its opening prose names as the paper it
+        # is about ("This article explains the ICLR 2024 paper <title> by …"): one explainer,
+        # whose sub-headings are its parts, not papers
+        anchors = {0: headline}
     if not anchors:
         lines, kinds, narrative = _narrative(lines, kinds)
         anchors = dict(narrative)

@@ -487,3 +487,18 @@ def test_quotations_of_speech_are_no_paper_mentions() -> None:
     assert find_paper_mentions(speech) == []
     title = 'The best paper award went to "Sparse Widget Codes: Learning Compact Features" by Ann Lee.'
     assert find_paper_mentions(title) == [(0, '"Sparse Widget Codes: Learning Compact Features"')]
+
+
+def test_an_explainer_restating_its_headline_as_the_paper_is_one_section() -> None:
+    text = ("Sparse Widget Codes Need Registers\n\n"
+            "Why large models grow odd tokens, and how a simple fix works.\n\n"
+            "This article explains the ICLR 2024 paper Sparse Widget Codes Need Registers by Lee et al., "
+            "which found a surprising effect.\n\n"
+            "The Mystery: Artifacts in Widget Codes\n\nSomething strange happens in large models.\n\n"
+            "They Have Extremely High Norms\n\nThe artifacts have high norms.\n")
+    _, result = segment(text)
+    assert [s["heading"] for s in result["sections"]] == ["Sparse Widget Codes Need Registers"]
+    assert result["sections"][0]["char_end"] == len(text.rstrip())
+    # a list's headline restated in a sentence about papers (plural) is no explainer's title
+    _, result = segment("Papers in One Hundred Lines\n\nImplementation of papers in one hundred lines of code.\n")
+    assert [s["heading"] for s in result["sections"]] != ["Papers in One Hundred Lines"]
