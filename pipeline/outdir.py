@@ -122,8 +122,8 @@ def read_marker(out: str | Path) -> dict | None:
 def foreign_entries(out: str | Path) -> list[str]:
     """Names in ``out`` (sorted) that are not of this pipeline's layout: anything but the
     ``current`` link into the run folders, the top-level links through it, :data:`OWN_FOLDERS`,
-    the lock, the write probe, temporary links (``.<name>.<tag>.tmp``), older versions'
-    ``.staging-*`` folders, and an older version's plain output files when its ``manifest.json``
+    the lock, the write probe, temporary links (``.<name>.<tag>.tmp``) and markers, older
+    versions' ``.staging-*`` folders, and an older version's plain output files when its ``manifest.json``
     has :data:`MANIFEST_KEYS`."""
     out = Path(out)
     plain_ours = _plain_manifest(out / "manifest.json")
@@ -139,7 +139,7 @@ def foreign_entries(out: str | Path) -> list[str]:
             ours = name in OWN_FOLDERS or name.startswith(".staging-")
         else:
             ours = ((name == LOCK_NAME and _is_lock(path)) or (name == WRITE_PROBE and entry.stat().st_size == 0)
-                    or (name in LINKED_NAMES and plain_ours))
+                    or (name.startswith(f"{MARKER}.") and name.endswith(".tmp")) or (name in LINKED_NAMES and plain_ours))
         if not ours:
             foreign.append(name)
     return foreign
