@@ -4,7 +4,7 @@ A run reads only regular files whose real path lies inside the corpus folder. A 
 to a file inside the corpus is read (through its real path); a link that leaves the corpus, a
 link to a folder, a broken or looping link, a pipe, socket or device, a hidden entry (a name
 starting with ``.``), a file of an unsupported type, a folder that cannot be listed or searched,
-and an output folder of this pipeline (one holding :data:`pipeline.outdir.MARKER`) each get a
+and an output folder of this pipeline (:func:`pipeline.outdir.is_output_folder`) each get a
 ``skipped`` row with the reason instead (:func:`list_corpus`). The file is opened later
 without following a link in its last component (:func:`open_listed`), so a file replaced by a
 link between listing and reading is not read either.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .outdir import MARKER
+from .outdir import is_output_folder
 from .textutil import escape_controls
 
 #: Columns of the listing (:func:`list_corpus`), the input of the ingest stage.
@@ -128,7 +128,7 @@ def _walk(root: Path) -> list[tuple[Path, str | None]]:
                 found.append((here / name, "hidden folder (name starts with '.'), not read"))
             elif os.path.islink(here / name):  # not followed by os.walk: a row of its own
                 found.append((here / name, None))
-            elif os.path.lexists(here / name / MARKER):
+            elif is_output_folder(here / name):
                 found.append((here / name, "an output folder of this pipeline, not read"))
             else:
                 kept.append(name)

@@ -69,12 +69,24 @@ def check(corpus: str | Path, out: str | Path) -> str | None:
     if real_corpus.is_relative_to(real_out):
         raise OutputRefused(f"the corpus {corpus} is inside the output folder {out}; choose an output folder "
                             "that does not hold the corpus")
-    if os.path.lexists(corpus / MARKER):
-        raise OutputRefused(f"the corpus {corpus} is an output folder of this pipeline ({corpus / MARKER}); "
-                            "give the folder of the articles")
+    if is_output_folder(corpus):
+        raise OutputRefused(f"the corpus {corpus} is an output folder of this pipeline; give the folder of "
+                            "the articles")
     if not out.is_dir():  # new (or not a folder: the caller's mkdir says so)
         return None
     return _layout(out)
+
+
+def is_output_folder(folder: str | Path) -> bool:
+    """Whether ``folder`` is an output folder of this pipeline: it has the marker, or (written
+    before the marker) a ``current`` link into its run folders."""
+    folder = Path(folder)
+    if os.path.lexists(folder / MARKER):
+        return True
+    try:
+        return os.readlink(folder / CURRENT).startswith(f"{RUNS_DIR}/")
+    except OSError:
+        return False
 
 
 def _layout(out: Path) -> str:

@@ -128,6 +128,14 @@ def test_an_output_folder_inside_a_corpus_is_not_read_and_one_as_the_corpus_is_r
     assert skipped.to_dict("records") == [{"source_path": "old_out", "reason": "an output folder of this pipeline, not read"}]
     with pytest.raises(OutputRefused, match="is an output folder of this pipeline"):
         check(corpus / "old_out", tmp_path / "new_out")
+    # one the version before the marker wrote: known by its current link into .runs
+    (corpus / "older_out" / ".runs" / "r1").mkdir(parents=True)
+    (corpus / "older_out" / ".runs" / "r1" / "report.html").write_text("<p>a report</p>", encoding="utf-8")
+    (corpus / "older_out" / "current").symlink_to(".runs/r1")
+    (corpus / "older_out" / "report.html").symlink_to("current/report.html")
+    listing, skipped = list_corpus(corpus, [".txt", ".html"])
+    assert listing["source_path"].tolist() == ["a.txt"]
+    assert skipped["source_path"].tolist() == ["old_out", "older_out"]
 
 
 # --- 2. ownership -------------------------------------------------------------------------------
