@@ -30,7 +30,7 @@ import click
 from .config import EMBED_BACKENDS, ENGINES, TARGET_SCRIPTS, Config, load_config
 from .errors import ConfigError
 from .failures import too_many_failed
-from .outdir import OutputRefused, check
+from .outdir import WRITE_PROBE, OutputRefused, check
 from .textutil import CONTROLS, escape_controls
 
 EXIT_OK, EXIT_FAILED_FILES, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
@@ -253,18 +253,7 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
         title_model.load()
     except ValueError as exc:
         _fail(f"error: could not run: {exc} (reinstall the package or retrain it)", EXIT_CANNOT_RUN, log_format)
-    try:  # nothing is written, not even the lock, in a folder that is not the pipeline's
-        check(corpus, out)
-    except OutputRefused as exc:
-        _fail(f"error: {exc}", EXIT_USAGE, log_format)
-    try:  # fail before the work, not after it
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        _fail(f"error: could not run: output folder {out} is not a writable folder ({exc})", EXIT_CANNOT_RUN,
-              log_format)
+    _prepare_output(corpus, out, log_format)
 
     import signal
     import threading
@@ -303,6 +292,29 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
+    sys.exit(_finish(result, config, corpus, out, log_format))
+
+
+def _prepare_output(corpus: Path, out: Path, log_format: str) -> None:
+    """Refuse an output folder that is not the pipeline's (exit 2; nothing is written there, not
+    even the lock), then make it and check it is writable (exit 3): fail before the work."""
+    try:
+        check(corpus, out)
+    except OutputRefused as exc:
+        _fail(f"error: {exc}", EXIT_USAGE, log_format)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / WRITE_PROBE
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        _fail(f"error: could not run: output folder {out} is not a writable folder ({exc})", EXIT_CANNOT_RUN,
+              log_format)
+
+
+def _finish(result: Any, config: Config, corpus: Path, out: Path, log_format: str) -> int:
+    """Print the summary (text, or the JSON summary record) and return the exit code: 1 when more
+    files failed than ``run.max_failed`` allows, else 0."""
     summary = result.summary()
     read = sum(n for status, n in result.manifest.get("status_counts", {}).items() if status != "skipped")
     code = EXIT_FAILED_FILES if too_many_failed(summary["failed_files"], read, config.run.max_failed) else EXIT_OK
@@ -320,7 +332,7 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     elif not config.run.quiet:
         click.echo(format_summary(summary))
         click.echo(f"\nwrote {out}/")
-    sys.exit(code)
+    return code
 
 
 def format_status(manifest: dict[str, Any], out: Path, running_pid: int | None = None) -> str:
