@@ -2,10 +2,16 @@
 ``python -m pipeline status OUT``.
 
 Logging is configured here and only here (library modules use ``getLogger(__name__)``): plain
-``LEVEL logger: message`` lines on stderr, or with ``--log-format json`` one JSON object per line
-(:class:`JsonFormatter`; the end-of-run summary is one more such record, ``"event": "summary"``).
-Exit codes: 0 all files processed; 1 finished with some files failed; 2 configuration or
-usage error; 3 could not run (e.g. the output not writable, or another run holds its lock).
+``LEVEL logger: message`` lines on stderr (:class:`TextFormatter`), or with ``--log-format json``
+one JSON object per line (:class:`JsonFormatter`; the end-of-run summary is one more such record,
+``"event": "summary"``). Neither lets a control character through (a file name with a newline or
+an escape code cannot forge a line or recolour a terminal: :func:`pipeline.textutil.escape_controls`).
+The ``run`` command sets the model hubs offline (``HF_HUB_OFFLINE``, ``TRANSFORMERS_OFFLINE``)
+before any model library is imported, unless ``--allow-downloads``.
+Exit codes: 0 all files processed (or no more failed than ``--max-failed``); 1 finished with
+failed files; 2 configuration or usage error, or an output folder refused (it overlaps the
+corpus or holds files the pipeline did not write, :mod:`pipeline.outdir`); 3 could not run (e.g.
+the output not writable, or another run holds its lock).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import datetime as dt
 import importlib.util
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -22,6 +29,9 @@ import click
 
 from .config import EMBED_BACKENDS, ENGINES, TARGET_SCRIPTS, Config, load_config
 from .errors import ConfigError
+from .failures import too_many_failed
+from .outdir import WRITE_PROBE, OutputRefused, check
+from .textutil import CONTROLS, escape_controls
 
 EXIT_OK, EXIT_FAILED_FILES, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
 #: Exit codes of a run stopped by Ctrl-C (SIGINT) or by SIGTERM (a scheduler's stop, a timeout):
@@ -33,8 +43,10 @@ _DEFAULTS = Config()
 #: Stage order of the seconds ``status`` prints (as :data:`pipeline.runner.STAGE_NAMES`, without
 #: importing the runner).
 STAGE_ORDER = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
-#: Failed files listed by ``status`` before "... and N more".
+#: Failed files listed by ``status`` and the run's summary before "... and N more".
 STATUS_MAX_FAILED = 20
+#: Environment variables that keep the model hubs (huggingface_hub, transformers) offline.
+OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 log = logging.getLogger("pipeline.cli")
 
@@ -56,7 +68,23 @@ class JsonFormatter(logging.Formatter):
         data = getattr(record, "data", None)
         if isinstance(data, dict):
             obj.update(data)
-        return json.dumps(obj, ensure_ascii=False, default=str)
+        # json escapes C0 controls; the rest of CONTROLS (DEL, C1, separators, bidi) as \uXXXX too
+        return CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(obj, ensure_ascii=False, default=str))
+
+
+class TextFormatter(logging.Formatter):
+    """``LEVEL logger: message`` with the message's control characters escaped; a traceback keeps
+    its line breaks, every other control character in it is escaped."""
+
+    def __init__(self) -> None:
+        super().__init__("%(levelname)s %(name)s: %(message)s")
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 - logging's name
+        record.message = escape_controls(record.message)
+        return super().formatMessage(record)
+
+    def formatException(self, ei: Any) -> str:  # noqa: N802 - logging's name
+        return "\n".join(escape_controls(line) for line in super().formatException(ei).split("\n"))
 
 
 def _setup_logging(log_format: str, verbose: int) -> None:
@@ -65,8 +93,7 @@ def _setup_logging(log_format: str, verbose: int) -> None:
     the merge: with ``--log-format json``'s millisecond times, the seconds of each), not other
     libraries' DEBUG lines."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if log_format == "json" else
-                         logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
     handler._pipeline_cli = True  # type: ignore[attr-defined]  # ours: replaced on the next call
     root = logging.getLogger()
     for old in list(root.handlers):
@@ -93,7 +120,7 @@ def _fail(message: str, code: int, log_format: str) -> NoReturn:
     if log_format == "json":
         log.error(message, extra={"data": {"event": "exit", "exit_code": code}})
     else:
-        click.echo(message, err=True)
+        click.echo(escape_controls(message), err=True)
     sys.exit(code)
 
 
@@ -107,7 +134,8 @@ def format_summary(summary: dict) -> str:
         f"  papers                            {summary['papers']:>8}",
         f"  papers with mentions in 2+ docs   {summary['papers_multi_document']:>8}",
         f"  dropped spans                     {summary['dropped_spans']:>8}",
-        f"  failed files                      {summary['failed_files']:>8}",
+        f"  failed files                      {summary['failed_files']:>8}"
+        + (f"  ({summary['failed_new']} new, {summary['failed_known']} known)" if summary['failed_files'] else ""),
         f"  empty files                       {summary['empty_files']:>8}",
         f"  skipped files                     {summary['skipped_files']:>8}",
         f"  duplicate files (same bytes)      {summary['duplicate_files']:>8}",
@@ -118,6 +146,13 @@ def format_summary(summary: dict) -> str:
     ]
     lines += [f"    {name:<31} {secs:>8.2f}" for name, secs in summary["seconds"].items()]
     lines.append(f"    {'total':<31} {sum(summary['seconds'].values()):>8.2f}")
+    failed = summary.get("failed", [])
+    if failed:
+        lines.append("  failed files (messages in errors.parquet; known: failed on the same bytes last run)")
+        lines += [f"    {'known' if f['known'] else 'new  '}  {escape_controls(f['path'])}  {f['error_type']}"
+                  for f in failed[:STATUS_MAX_FAILED]]
+        if len(failed) > STATUS_MAX_FAILED:
+            lines.append(f"    ... and {len(failed) - STATUS_MAX_FAILED} more")
     return "\n".join(lines)
 
 
@@ -162,16 +197,25 @@ def cli() -> None:
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text",
               help="Log lines on stderr as text (default) or one JSON object per line, the final summary "
                    "included (for schedulers; no progress bars).")
+@click.option("--max-failed", type=float, default=None,
+              help="Failed files a run may have and still exit 0: a count, or below 1 a fraction of the "
+                   "documents read (0.05 = 5%; default 0).")
+@click.option("--allow-downloads", is_flag=True, default=False,
+              help="Let model libraries download from their hubs (default: offline, HF_HUB_OFFLINE=1 and "
+                   "TRANSFORMERS_OFFLINE=1).")
 @click.option("-v", "--verbose", count=True,
               help="Log at INFO level (default WARNING); -vv adds the pipeline's DEBUG lines.")
 def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | None, backend: str | None,
         embedder_model: str | None, device: str | None, match_threshold: float | None, batch_size: int | None,
         workers: int | None, engine: str | None, ray_address: str | None, quiet: bool, no_embedding_cache: bool,
-        full: bool, log_format: str, verbose: int) -> None:
+        full: bool, log_format: str, max_failed: float | None, allow_downloads: bool, verbose: int) -> None:
     """Run the pipeline on the articles in CORPUS (read recursively) and publish Parquet in --out.
 
-    Only new and changed files are processed; unchanged ones are reused from OUT/.state.
+    Only new and changed files are processed; unchanged ones are reused from OUT/.state. OUT must
+    not overlap CORPUS, and must be empty, new, or a folder an earlier run wrote.
     """
+    for name in OFFLINE_VARIABLES:  # before any model library is imported: they read it once
+        os.environ[name] = "0" if allow_downloads else "1"
     _setup_logging(log_format, verbose)
     overrides: dict[str, dict] = {}
 
@@ -188,6 +232,7 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     put("run", "workers", workers)
     put("run", "engine", engine)
     put("run", "ray_address", ray_address)
+    put("run", "max_failed", max_failed)
     if quiet:
         put("run", "quiet", True)
     if no_embedding_cache:
@@ -208,14 +253,7 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
         title_model.load()
     except ValueError as exc:
         _fail(f"error: could not run: {exc} (reinstall the package or retrain it)", EXIT_CANNOT_RUN, log_format)
-    try:  # fail before the work, not after it
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        _fail(f"error: could not run: output folder {out} is not a writable folder ({exc})", EXIT_CANNOT_RUN,
-              log_format)
+    _prepare_output(corpus, out, log_format)
 
     import signal
     import threading
@@ -241,6 +279,8 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
               f"if any, are kept in {out}/.state for the next run)", code, log_format)
     except OutputLocked as exc:
         _fail(f"error: could not run: {exc}", EXIT_CANNOT_RUN, log_format)
+    except OutputRefused as exc:
+        _fail(f"error: {exc}", EXIT_USAGE, log_format)
     except ConfigError as exc:
         _fail(f"configuration error: {exc}", EXIT_USAGE, log_format)
     except OSError as exc:
@@ -252,8 +292,32 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
+    sys.exit(_finish(result, config, corpus, out, log_format))
+
+
+def _prepare_output(corpus: Path, out: Path, log_format: str) -> None:
+    """Refuse an output folder that is not the pipeline's (exit 2; nothing is written there, not
+    even the lock), then make it and check it is writable (exit 3): fail before the work."""
+    try:
+        check(corpus, out)
+    except OutputRefused as exc:
+        _fail(f"error: {exc}", EXIT_USAGE, log_format)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / WRITE_PROBE
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        _fail(f"error: could not run: output folder {out} is not a writable folder ({exc})", EXIT_CANNOT_RUN,
+              log_format)
+
+
+def _finish(result: Any, config: Config, corpus: Path, out: Path, log_format: str) -> int:
+    """Print the summary (text, or the JSON summary record) and return the exit code: 1 when more
+    files failed than ``run.max_failed`` allows, else 0."""
     summary = result.summary()
-    code = EXIT_FAILED_FILES if summary["failed_files"] else EXIT_OK
+    read = sum(n for status, n in result.manifest.get("status_counts", {}).items() if status != "skipped")
+    code = EXIT_FAILED_FILES if too_many_failed(summary["failed_files"], read, config.run.max_failed) else EXIT_OK
     if result.counts.get("documents", 0) == 0:
         if log_format == "json":
             log.warning("no files found under %s", corpus)
@@ -268,7 +332,7 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     elif not config.run.quiet:
         click.echo(format_summary(summary))
         click.echo(f"\nwrote {out}/")
-    sys.exit(code)
+    return code
 
 
 def format_status(manifest: dict[str, Any], out: Path, running_pid: int | None = None) -> str:
@@ -297,9 +361,14 @@ def format_status(manifest: dict[str, Any], out: Path, running_pid: int | None =
         lines.append("  rows               " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     if errors is not None:
         failed = [e for e in errors if e.get("error_type") != "EmptyDocument"]
-        lines.append(f"  failed files       {len(failed)}")
+        known = {f.get("path"): f.get("known") for f in manifest.get("failed") or [] if isinstance(f, dict)}
+        n_known = sum(bool(known.get(e.get("path"))) for e in failed)
+        lines.append(f"  failed files       {len(failed)}"
+                     + (f" ({len(failed) - n_known} new, {n_known} known)" if "failed" in manifest and failed else ""))
         for e in failed[:STATUS_MAX_FAILED]:
-            lines.append(f"    {e.get('path')}  [{e.get('stage')}] {e.get('error_type')}: {e.get('message')}")
+            tag = ("known  " if known.get(e.get("path")) else "new    ") if "failed" in manifest else ""
+            lines.append(escape_controls(f"    {tag}{e.get('path')}  [{e.get('stage')}] {e.get('error_type')}: "
+                                         f"{e.get('message')}"))
         if len(failed) > STATUS_MAX_FAILED:
             lines.append(f"    ... and {len(failed) - STATUS_MAX_FAILED} more (errors.parquet)")
     if seconds:

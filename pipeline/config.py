@@ -168,6 +168,8 @@ class RunConfig:
         ray_address: address of an existing Ray cluster (``"ray://head:10001"``, ``"auto"``,
             ``"head:6379"``) for ``engine = "ray"``; ``None`` = ``RAY_ADDRESS`` when set, else a
             local Ray instance started for the run.
+        max_failed: how many failed files a run may have and still exit 0: a count (0 or an
+            integer), or below 1 a fraction of the documents read (:mod:`pipeline.failures`).
     """
 
     batch_size: int = 64
@@ -176,6 +178,7 @@ class RunConfig:
     workers: int = field(default_factory=default_workers)
     engine: str = "local"
     ray_address: str | None = None
+    max_failed: float = 0.0
 
 
 @dataclass
@@ -221,6 +224,9 @@ class Config:
             raise ConfigError(f"run.engine = {self.run.engine!r}; valid options: {list(ENGINES)}")
         if self.run.ray_address is not None and self.run.engine != "ray":
             raise ConfigError(f"run.ray_address applies to engine 'ray' only; run.engine is {self.run.engine!r}")
+        if self.run.max_failed < 0 or (self.run.max_failed >= 1 and not float(self.run.max_failed).is_integer()):
+            raise ConfigError(f"run.max_failed = {self.run.max_failed!r}; must be a count (0, 1, 2, ...) or a "
+                              "fraction of the documents below 1 (e.g. 0.05)")
         if self.embed.backend == "sentence-transformers" and not self.embed.model:
             raise ConfigError("embed.backend = 'sentence-transformers' needs embed.model (a name or a local path)")
         for key, value in (

@@ -9,7 +9,8 @@ Per file (:func:`read_documents`), in this order:
    line; ``.csv`` one document per row after its header row (:func:`read_csv`). A JSON object or
    CSV row that names a paper and holds no article text is a paper record
    (:mod:`pipeline.paper_records`): its text is its fields as lines, and ``paper_record`` holds
-   them as JSON for segment and extract. Other suffixes are listed as skipped by :func:`list_corpus`.
+   them as JSON for segment and extract. Which files are read, and the ``skipped`` rows of the
+   others, is :mod:`pipeline.listing`'s (:func:`list_corpus`).
 2. **decoding** (:func:`decode`), first that succeeds wins:
 
    a. a byte-order mark (UTF-8, UTF-32 LE/BE, UTF-16 LE/BE) -> that codec;
@@ -63,7 +64,6 @@ import codecs
 import csv
 import hashlib
 import logging
-import os
 import re
 import unicodedata
 from collections import Counter
@@ -81,13 +81,12 @@ from ftfy.badness import is_bad
 
 from . import formats, paper_records
 from .config import Config
+from .listing import LISTING_COLUMNS, list_corpus, open_listed  # noqa: F401 - list_corpus: the ingest API
 from .normalize import to_script
 from .stage import Stage
 
 log = logging.getLogger(__name__)
 
-#: Columns of the file listing that :func:`ingest_files` reads.
-LISTING_COLUMNS = ("source_path", "abs_path")
 #: Columns ingest adds (the ``documents`` contract).
 DOCUMENT_COLUMNS = (
     "doc_id", "source_path", "content_sha256", "encoding", "n_bytes", "n_chars", "text", "status", "error",
@@ -139,78 +138,6 @@ def _codec_name(codec: str) -> str:
         return codecs.lookup(codec).name
     except LookupError:
         return codec
-
-
-def list_corpus(corpus: str | Path, extensions: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """List the files under ``corpus`` recursively, in sorted order of their relative path.
-
-    Hidden files and folders (name starting with ``.``) are ignored.
-
-    Args:
-        corpus: the corpus folder.
-        extensions: lower-case suffixes to read, e.g. ``[".txt", ".md"]``.
-
-    Returns:
-        ``(listing, skipped)``: ``listing`` has columns ``source_path`` (str, POSIX path
-        relative to ``corpus``) and ``abs_path`` (str); ``skipped`` has ``source_path`` and
-        ``reason`` for files with another suffix, broken or looping symbolic links, links to
-        folders, pipes, sockets or devices, and folders that cannot be listed (the reason holds
-        the error; their files are not in ``listing``). File names that are not valid UTF-8 are shown
-        with ``\\xNN`` escapes in ``source_path``; ``abs_path`` still opens the file.
-
-    Raises:
-        FileNotFoundError: ``corpus`` does not exist or is not a folder.
-    """
-    root = Path(corpus)
-    if not root.is_dir():
-        raise FileNotFoundError(f"corpus folder {root} does not exist or is not a folder")
-    wanted = {e.lower() for e in extensions}
-    rows, skipped = [], []
-    for path, error in _walk(root):
-        rel = path.relative_to(root)
-        shown = display_path(rel.as_posix())
-        if error is not None:
-            skipped.append({"source_path": shown, "reason": f"folder not readable, its files not listed: {error}"})
-        elif path.is_dir() and not path.is_symlink():
-            continue
-        elif path.is_symlink() and not path.exists():
-            skipped.append({"source_path": shown, "reason": "broken or looping symbolic link"})
-        elif path.is_dir():
-            skipped.append({"source_path": shown, "reason": "symbolic link to a folder (not followed)"})
-        elif not path.is_file():
-            skipped.append({"source_path": shown, "reason": "not a regular file (pipe, socket or device)"})
-        elif path.suffix.lower() in wanted:
-            rows.append({"source_path": shown, "abs_path": str(path)})
-        else:
-            skipped.append({"source_path": shown, "reason": f"unsupported file type {path.suffix or '(none)'}"})
-    # object columns: a file name that is not valid UTF-8 keeps its surrogate escapes in abs_path
-    return (
-        pd.DataFrame(rows, columns=list(LISTING_COLUMNS), dtype=object),
-        pd.DataFrame(skipped, columns=["source_path", "reason"], dtype=object),
-    )
-
-
-def _walk(root: Path) -> list[tuple[Path, str | None]]:
-    """Every entry under ``root`` but hidden ones (a name starting with ``.``) and what is below
-    them, in sorted order of the relative POSIX path, links to folders not followed
-    (``os.walk``): ``(path, None)``, or ``(folder, "<error>")`` for a folder that cannot be
-    listed (``os.walk``'s ``onerror``; ``Path.rglob`` skips such a folder without a word, and
-    its files would silently count as removed on an incremental run)."""
-    found: list[tuple[Path, str | None]] = []
-
-    def unreadable(exc: OSError) -> None:
-        found.append((Path(exc.filename), f"{type(exc).__name__}: {exc.strerror or exc}"))
-
-    for folder, dirnames, filenames in os.walk(root, onerror=unreadable):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        found += [(Path(folder, name), None) for name in (*dirnames, *filenames) if not name.startswith(".")]
-    return sorted(found, key=lambda item: item[0].relative_to(root).as_posix())
-
-
-def display_path(path: str) -> str:
-    """``path`` as valid UTF-8 text: bytes of a file name that are not UTF-8 (which Python keeps
-    as surrogate escapes, PEP 383) are written as ``\\xNN``."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 @dataclass(frozen=True)
@@ -610,7 +537,7 @@ def _finish(row: dict, raw: str, text: str, notes: list[str], label: str) -> dic
 def _read_bytes(source_path: str, abs_path: str) -> tuple[bytes | None, dict | None]:
     """The file's bytes, or an error row when it cannot be read."""
     try:
-        return Path(abs_path).read_bytes(), None
+        return open_listed(abs_path), None
     except OSError as exc:
         row = _row(source_path)
         row.update(status="error", error=f"{type(exc).__name__}: {exc}",

@@ -22,8 +22,9 @@ and the one before it are kept; older runs, and folders of runs that never publi
 are deleted after each publish, so a snapshot stays readable for at least one more run.
 
 An output folder written by an older version (plain files at the top level) is migrated on
-the first publish: its files are hard-linked into ``.runs/legacy-<mtime>/`` (kept as the
-previous run) and replaced by the links.
+the first publish when its marker says so (``migrate``, :mod:`pipeline.outdir`): its files are
+hard-linked into ``.runs/legacy-<mtime>/`` (kept as the previous run) and replaced by the links.
+Otherwise a plain file where a link goes is not the pipeline's: it is left alone, with a warning.
 
 Lock (:class:`OutputLock`): ``fcntl.flock`` on ``OUT/.lock``, taken without waiting. The kernel
 drops the lock when its process dies, however it dies, so a killed run never blocks the next
@@ -236,12 +237,12 @@ def _migrate_legacy(out: Path) -> str | None:
     return run_id
 
 
-def publish(out_dir: str | Path, run_id: str) -> Path:
+def publish(out_dir: str | Path, run_id: str, migrate: bool = False) -> Path:
     """Make ``OUT/.runs/<run_id>`` the published run (see the module docstring).
 
-    Steps: migrate plain top-level files of an older version; swap ``current``; create or fix the
-    top-level links (removing those the new run lacks); delete runs other than this one and the
-    previously published one, and leftovers of killed runs.
+    Steps: with ``migrate``, move plain top-level files of an older version into a run folder;
+    swap ``current``; create or fix the top-level links (removing those the new run lacks); delete
+    runs other than this one and the previously published one, and leftovers of killed runs.
 
     Returns:
         the published run folder.
@@ -254,24 +255,29 @@ def publish(out_dir: str | Path, run_id: str) -> Path:
     folder = run_folder(out, run_id)
     if not folder.is_dir():
         raise FileNotFoundError(f"run folder {folder} does not exist")
+    if os.path.lexists(out / CURRENT) and not (out / CURRENT).is_symlink():
+        raise FileExistsError(f"{out / CURRENT} is not a link the pipeline made; not replaced")
     previous = current_run(out)
-    previous_id = previous.name if previous is not None else _migrate_legacy(out)
+    previous_id = previous.name if previous is not None else (_migrate_legacy(out) if migrate else None)
     _swap_link(out / CURRENT, f"{RUNS_DIR}/{run_id}", run_id)
     _fsync_dir(out)
     for name in LINKED_NAMES:
         link, target = out / name, f"{CURRENT}/{name}"
-        if (folder / name).is_file():
+        if os.path.lexists(link) and not link.is_symlink() and not migrate:
+            log.warning("left %s alone: not written by the pipeline (no link to %s made)", link, target)
+        elif (folder / name).is_file():
             if not (link.is_symlink() and os.readlink(link) == target):
                 _swap_link(link, target, run_id)
         elif link.is_symlink() or link.is_file():  # the run has none: no stale or dangling name
             link.unlink()
     _fsync_dir(out)
-    prune(out, keep={run_id, previous_id} - {None})
+    prune(out, keep={run_id, previous_id} - {None}, staging=migrate)
     return folder
 
 
-def prune(out_dir: str | Path, keep: set[str]) -> list[str]:
-    """Delete run folders not in ``keep``, temporary links and older versions' staging folders.
+def prune(out_dir: str | Path, keep: set[str], staging: bool = False) -> list[str]:
+    """Delete run folders not in ``keep``, temporary links and (``staging``: when migrating an
+    older version's folder) its staging folders.
 
     Returns:
         the run ids deleted.
@@ -286,6 +292,6 @@ def prune(out_dir: str | Path, keep: set[str]) -> list[str]:
     for tmp in out.glob(".*.tmp"):
         if tmp.is_symlink():
             tmp.unlink(missing_ok=True)
-    for staging in out.glob(".staging-*"):  # the runner of older versions staged here
-        shutil.rmtree(staging, ignore_errors=True)
+    for folder in out.glob(".staging-*") if staging else []:  # the runner of older versions staged here
+        shutil.rmtree(folder, ignore_errors=True)
     return deleted

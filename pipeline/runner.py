@@ -62,7 +62,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from . import __version__, clean, extract, ingest, normalize, segment
+from . import __version__, clean, extract, ingest, normalize, outdir, segment
 from . import formats as ingest_formats
 from .config import Config
 from .dedup import (
@@ -84,6 +84,7 @@ from .dedup import (
 )
 from .embed import DEFAULT_MAX_CHARS, Embedder, make_local_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
+from .failures import failed_files
 from .memory import collect_less_often, release_free_memory
 from .publish import OutputLock, crash_point, current_run, flush_folder, new_run_id, publish, run_folder
 from .stage import Stage, check_chain
@@ -173,12 +174,15 @@ class RunResult:
             "papers_multi_document": self.stats.get("papers_multi_document", 0),
             "dropped_spans": self.counts.get("dropped", 0),
             "failed_files": int(status.get("error", 0)),
+            "failed_new": sum(not f["known"] for f in self.manifest.get("failed", [])),
+            "failed_known": sum(bool(f["known"]) for f in self.manifest.get("failed", [])),
             "empty_files": int(status.get("empty", 0)),
             "skipped_files": int(status.get("skipped", 0)),
             "duplicate_files": int(status.get("duplicate", 0)),
             "files_processed": len(self.files.get("processed", [])),
             "files_reused": len(self.files.get("reused", [])),
             "files_removed": len(self.files.get("removed", [])),
+            "failed": [{k: f[k] for k in ("path", "error_type", "known")} for f in self.manifest.get("failed", [])],
             "seconds": self.seconds,
         }
 
@@ -273,6 +277,8 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     Raises:
         FileNotFoundError: ``corpus`` is not a folder.
         pipeline.publish.OutputLocked: another run holds ``out_dir``'s lock.
+        pipeline.outdir.OutputRefused: ``out_dir`` overlaps the corpus or holds files the
+            pipeline did not write (nothing is written then).
         pipeline.errors.ConfigError: the embedder cannot be built, or engine ``"ray"`` without
             Ray installed.
         OSError: ``out_dir`` cannot be written.
@@ -280,14 +286,16 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     corpus, out_dir = Path(corpus), Path(out_dir)
     if not corpus.is_dir():
         raise FileNotFoundError(f"corpus folder {corpus} does not exist or is not a folder")
+    outdir.check(corpus, out_dir)  # before the lock file is made in a folder that is not ours
     out_dir.mkdir(parents=True, exist_ok=True)
     with OutputLock(out_dir), collect_less_often():
+        layout = outdir.claim(corpus, out_dir)
         if config.run.engine == "ray":
             from .engine_ray import RayEngine  # Ray is an optional extra: imported only when asked for
 
             with RayEngine(config) as engine:
-                return _run_locked(corpus, out_dir, config, embedder, progress, full, engine)
-        return _run_locked(corpus, out_dir, config, embedder, progress, full, None)
+                return _run_locked(corpus, out_dir, config, embedder, progress, full, engine, layout)
+        return _run_locked(corpus, out_dir, config, embedder, progress, full, None, layout)
 
 
 def _keep_gathered(store: StateStore) -> None:
@@ -302,9 +310,10 @@ def _keep_gathered(store: StateStore) -> None:
 
 
 def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder | None, progress: bool | None,
-                full: bool, engine: Any) -> RunResult:
+                full: bool, engine: Any, layout: str) -> RunResult:
     """:func:`run` once the lock is held; ``engine`` is the started
-    :class:`pipeline.engine_ray.RayEngine`, or None for the local engine."""
+    :class:`pipeline.engine_ray.RayEngine`, or None for the local engine; ``layout`` the output
+    folder's (:func:`pipeline.outdir.claim`)."""
     started = dt.datetime.now(dt.timezone.utc)
     run_id = new_run_id(started)
     disable = True if config.run.quiet or progress is False else (None if progress is None else False)
@@ -315,10 +324,6 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     # --- plan: which files the state already holds -------------------------------------------
     t0 = time.perf_counter()
     listing, skipped = ingest.list_corpus(corpus, config.ingest.extensions)
-    if out_dir.resolve().is_relative_to(corpus.resolve()):  # outputs inside the corpus are not input
-        inside = out_dir.resolve().relative_to(corpus.resolve()).as_posix() + "/"
-        listing = listing[~listing["source_path"].str.startswith(inside)].reset_index(drop=True)
-        skipped = skipped[~skipped["source_path"].str.startswith(inside)].reset_index(drop=True)
     store = StateStore(out_dir / STATE_DIR, state_key(config), run_id)
     known = {} if full else store.load()
     paths = listing["source_path"].tolist()
@@ -369,16 +374,20 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
         if hasattr(built, "close"):
             built.close()
 
+    previous = _previous_manifest(out_dir)
     files = {"processed": todo["source_path"].tolist(), "reused": reused,
-             "removed": _removed_files(out_dir, set(paths))}
+             "removed": _removed_files(previous, set(paths))}
     manifest = _run_manifest(run_id, started, full, corpus, config, embedder, outcome.inputs, outcome.status_counts,
                              outcome.errors, outcome.counts, seconds, files, store.key, outcome.dedup_seconds)
+    manifest["failed"] = failed_files(outcome.errors, dict(zip(paths, shas, strict=True)), previous)
     write_manifest(run_dir, manifest)
     release_free_memory()  # the whole dedup's memory, before the report reads the tables back
     _write_report(run_dir, report_frames(run_dir, outcome.errors), manifest)
     flush_folder(run_dir)
     crash_point("before-swap")
-    publish(out_dir, run_id)
+    publish(out_dir, run_id, migrate=layout == "plain")
+    if layout == "plain":
+        outdir.mark(out_dir, "runs")
     return RunResult(out_dir=out_dir, frames=TableFiles(run_dir), seconds=seconds, counts=outcome.counts,
                      run_dir=run_dir, files=files, manifest=manifest, stats=outcome.stats)
 
@@ -1320,9 +1329,8 @@ def _previous_manifest(out_dir: Path) -> dict[str, Any] | None:
         return None
 
 
-def _removed_files(out_dir: Path, present: set[str]) -> list[str]:
-    """Files of the previously published run that are no longer in the corpus."""
-    previous = _previous_manifest(out_dir)
+def _removed_files(previous: dict[str, Any] | None, present: set[str]) -> list[str]:
+    """Files of the previously published run (its manifest ``previous``) that are no longer in the corpus."""
     if not previous:
         return []
     files = previous.get("files")

@@ -22,6 +22,9 @@ _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _CJK_BIGRAM = re.compile(r"(?=([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2}))")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z\-']{2,}")
 URL_ONLY = re.compile(r"^\W{0,3}(https?://|www\.)\S+$")
+#: Characters that can forge or hide log lines: C0 and C1 controls (newline, escape, ...), DEL,
+#: the Unicode line and paragraph separators and the bidirectional overrides and isolates.
+CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 @dataclass(frozen=True)
@@ -211,3 +214,9 @@ def span_coverage(spans: Iterable[tuple[int, int]]) -> Callable[[int, int], bool
         return k > 0 and reach[k - 1] >= end
 
     return covered
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with each of :data:`CONTROLS` written as its Python escape (``\\n``, ``\\x1b``,
+    ``\\u202e``), so that a file name or message cannot start a new log line or recolour a terminal."""
+    return CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)

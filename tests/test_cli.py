@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -289,7 +290,8 @@ def test_failed_file_exits_1_and_keeps_the_good_file(tmp_path: Path) -> None:
     assert manifest["config"]["dedup"]["match_threshold"] == 0.8  # flag beats file
     assert manifest["config"]["extract"]["n_keywords"] == 3  # file beats default
     assert manifest["config"]["run"] == {"batch_size": 5, "quiet": True, "embedding_cache": True,
-                                         "workers": os.cpu_count(), "engine": "local", "ray_address": None}
+                                         "workers": os.cpu_count(), "engine": "local", "ray_address": None,
+                                         "max_failed": 0.0}
     assert manifest["row_counts"]["documents"] == 2
     assert set(manifest["inputs"]) == {"bad.txt", "good.txt"}
     for name in TABLES:
@@ -299,21 +301,19 @@ def test_failed_file_exits_1_and_keeps_the_good_file(tmp_path: Path) -> None:
 # --- bad input, JSON logs, status ---------------------------------------------------------------
 
 
-def _make_unreadable(path: Path) -> str:
-    """A file in the corpus that cannot be read; returns the expected error type.
-
-    ``chmod 000`` does not stop root (tests may run as root): then the file is a link to
-    ``/proc/self/mem``, a regular file whose first bytes no process can read (EIO).
-    """
-    path.write_text("secret", encoding="utf-8")
-    path.chmod(0)
-    try:
-        path.read_bytes()
-    except PermissionError:
-        return "PermissionError"
-    path.unlink()
-    path.symlink_to("/proc/self/mem")
-    return "OSError"
+def _invoke_bound_by_permissions(*args: str | Path) -> tuple[int, str]:
+    """``python -m pipeline run ARGS`` as ``(exit code, stderr)`` in a process that file
+    permissions bind: ``chmod 000`` does not stop root (tests may run as root), so as root the
+    run is a child process without the capabilities that override them (capsh, part of libcap)."""
+    if os.geteuid() != 0:
+        result = _invoke(*args)
+        return result.exit_code, result.output
+    capsh = shutil.which("capsh") or "/usr/sbin/capsh"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TOKENIZERS_PARALLELISM": "false"}
+    proc = subprocess.run([capsh, "--drop=cap_dac_override,cap_dac_read_search", "--", "-c", 'exec "$0" "$@"',
+                           sys.executable, "-m", "pipeline", "run", *map(str, args)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return proc.returncode, proc.stderr
 
 
 def test_bad_files_give_exit_1_and_one_errors_row_each(tmp_path: Path) -> None:
@@ -323,14 +323,14 @@ def test_bad_files_give_exit_1_and_one_errors_row_each(tmp_path: Path) -> None:
         "binary.txt": bytes(range(256)) * 4,
         "feed.jsonl": json.dumps({"text": ARTICLE}, ensure_ascii=False).encode() + b"\n{not json\n",
     })
-    unreadable_type = _make_unreadable(corpus / "locked.txt")
+    (corpus / "locked.txt").write_text("secret", encoding="utf-8")
+    (corpus / "locked.txt").chmod(0)
     out = tmp_path / "out"
     try:
-        result = _invoke(corpus, "--out", out, "--quiet")
+        exit_code, output = _invoke_bound_by_permissions(corpus, "--out", out, "--quiet")
     finally:
-        if not (corpus / "locked.txt").is_symlink():
-            (corpus / "locked.txt").chmod(0o644)  # so that pytest can clean up
-    assert result.exit_code == EXIT_FAILED_FILES == 1, result.output
+        (corpus / "locked.txt").chmod(0o644)  # so that pytest can clean up
+    assert exit_code == EXIT_FAILED_FILES == 1, output
     errors = pd.read_parquet(out / "errors.parquet")
     assert list(errors.columns) == ["path", "stage", "error_type", "message"]
     rows = {r.path: (r.stage, r.error_type) for r in errors.itertuples()}
@@ -338,7 +338,7 @@ def test_bad_files_give_exit_1_and_one_errors_row_each(tmp_path: Path) -> None:
         "binary.txt": ("ingest", "ValueError"),
         "empty.txt": ("ingest", "EmptyDocument"),
         "feed.jsonl#2": ("ingest", "InvalidJSON"),
-        "locked.txt": ("ingest", unreadable_type),
+        "locked.txt": ("ingest", "PermissionError"),
     }
     assert errors.set_index("path").loc["feed.jsonl#2", "message"].startswith("feed.jsonl#2: not valid JSON")
     # the good file and the good line went on (the same article twice: one is a copy)
@@ -405,7 +405,8 @@ def test_status_tells_what_the_last_run_did(tmp_path: Path) -> None:
     assert f"  run                {manifest['run_id']} (incremental)" in text
     assert f"  corpus             {corpus}" in text
     assert "  files              1 processed, 2 reused, 1 removed" in text
-    assert "  failed files       1" in text and "    bad.txt  [ingest] ValueError: could not decode bad.txt" in text
+    assert "  failed files       1 (0 new, 1 known)" in text  # bad.txt failed on the same bytes last run
+    assert "    known  bad.txt  [ingest] ValueError: could not decode bad.txt" in text
     assert "  seconds per stage" in text and "    total" in text
     as_json = CliRunner().invoke(cli, ["status", str(out), "--json"], catch_exceptions=False)
     assert json.loads(as_json.stdout)["files"]["removed"] == ["b.txt"]
@@ -432,8 +433,8 @@ def test_a_sigterm_after_the_publish_step_says_the_run_was_published(tmp_path: P
 
     real_publish = runner_module.publish
 
-    def publish_then_sigterm(out_dir, run_id):
-        published = real_publish(out_dir, run_id)
+    def publish_then_sigterm(out_dir, run_id, **options):
+        published = real_publish(out_dir, run_id, **options)
         os.kill(os.getpid(), signal.SIGTERM)  # a real signal: the CLI's handler raises in this thread
         return published
 

@@ -37,7 +37,7 @@ def test_defaults() -> None:
         "embed": {"backend": "use", "model": None, "batch_size": None, "device": None},
         "dedup": {"match_threshold": 0.55, "embed_weight": 0.5, "ann_min_sections": 20_000},
         "run": {"batch_size": 64, "quiet": False, "embedding_cache": True, "workers": os.cpu_count() or 1,
-                "engine": "local", "ray_address": None},
+                "engine": "local", "ray_address": None, "max_failed": 0.0},
     }
     assert TARGET_SCRIPTS == ("zh-Hans", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK")
     assert EMBED_BACKENDS == ("use", "sentence-transformers")
@@ -140,7 +140,7 @@ def test_unknown_key_lists_valid_keys(tmp_path: Path) -> None:
 
 
 def test_unknown_key_from_overrides() -> None:
-    with pytest.raises(ConfigError, match=r"unknown key run\.verbose; valid keys of \[run\]: \['batch_size', 'embedding_cache', 'engine', 'quiet', 'ray_address', 'workers'\]"):
+    with pytest.raises(ConfigError, match=r"unknown key run\.verbose; valid keys of \[run\]: \['batch_size', 'embedding_cache', 'engine', 'max_failed', 'quiet', 'ray_address', 'workers'\]"):
         load_config(None, {"run": {"verbose": True}})
 
 

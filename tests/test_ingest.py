@@ -83,12 +83,18 @@ def test_list_corpus_recursive_sorted_hidden_and_skipped(tmp_path: Path) -> None
 
     assert list(listing.columns) == list(LISTING_COLUMNS)
     # Sorted by the POSIX relative path as a string ("." < "/" so "a.txt" precedes "a/..."),
-    # upper-case suffix accepted, hidden files and anything under a hidden folder left out.
+    # upper-case suffix accepted, hidden files and anything under a hidden folder not read: a hidden
+    # file or folder is one skipped row, the files under a hidden folder none.
     assert listing["source_path"].tolist() == ["C.TXT", "a.txt", "a/a.md", "a/b/c.txt", "b/z.md"]
     assert listing["abs_path"].tolist() == [str(tmp_path / p) for p in listing["source_path"]]
     assert list(skipped.columns) == ["source_path", "reason"]
+    hidden_file, hidden_folder = "hidden file (name starts with '.'), not read", "hidden folder (name starts with '.'), not read"
     assert skipped.to_dict("records") == [
+        {"source_path": ".git", "reason": hidden_folder},
+        {"source_path": ".hidden.txt", "reason": hidden_file},
         {"source_path": "README", "reason": "unsupported file type (none)"},
+        {"source_path": "a/.cache", "reason": hidden_folder},
+        {"source_path": "b/.DS_Store", "reason": hidden_file},
         {"source_path": "b/notes.pdf", "reason": "unsupported file type .pdf"},
     ]
 
@@ -709,7 +715,8 @@ def test_a_folder_that_cannot_be_listed_gets_a_row_instead_of_vanishing(tmp_path
         os.chmod(corpus / ".hidden_locked", 0o755)
     listed, skipped = json.loads(out)
     assert listed == ["good.txt"]
-    assert skipped == [{"source_path": "locked",
+    assert skipped == [{"source_path": ".hidden_locked", "reason": "hidden folder (name starts with '.'), not read"},
+                       {"source_path": "locked",
                         "reason": "folder not readable, its files not listed: PermissionError: Permission denied"}]
     # readable again: listed as before
     assert list_corpus(corpus, [".txt"])[0]["source_path"].tolist() == ["good.txt", "locked/inside.txt"]

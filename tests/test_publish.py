@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from pipeline.cli import EXIT_CANNOT_RUN, EXIT_OK, cli
 from pipeline.config import load_config
+from pipeline.outdir import MARKER
 from pipeline.publish import CRASH_ENV, CRASH_POINTS, CURRENT, LINKED_NAMES, RUNS_DIR, OutputLock, current_run
 from pipeline.runner import run
 
@@ -65,7 +66,7 @@ def test_an_older_versions_plain_outputs_are_migrated(tmp_path: Path, use_embedd
     run(SAMPLE, out, load_config(), embedder=use_embedder, progress=False)
     # make it look like an older version's folder: plain files, no current, a staging leftover
     plain = {name: (out / name).read_bytes() for name in LINKED_NAMES if (out / name).exists()}
-    for name in [*LINKED_NAMES, CURRENT]:
+    for name in [*LINKED_NAMES, CURRENT, MARKER]:  # an older version wrote no marker
         (out / name).unlink(missing_ok=True)
     shutil.rmtree(out / RUNS_DIR)
     for name, data in plain.items():
