@@ -316,10 +316,15 @@ LEADING_TAGS = re.compile(r"^(?:\s*[\[【(（][^\]】)）\n]{1,40}[\]】)）])+\
 
 
 def _title_part(body: str) -> str:
-    """A list item's title part: without leading tags (``[ICML 2019]``), before a separator
-    that starts its other fields (" - ", " | ", "：", ". " before a list of names)."""
+    """A list item's title part: without leading tags (``[ICML 2019]``) and leading authors
+    (``A, B. Title``), before a separator that starts its other fields (" - ", " | ", "：",
+    ". " before a list of names)."""
     s = LEADING_TAGS.sub("", unlink(_LINK_TAGS.sub(" ", plain(body)))).strip()
     s = _TRAILING_TAGS.sub("", s)
+    s = s.lstrip(" :：")  # "(Poster #3): A, B. Title": the tag's colon
+    lead = _leading_names_end(s, body)
+    if lead:  # "A, B. Title": the credit first, as workshop and reading lists write it
+        s = s[lead:].lstrip(" :：")
     for sep in (" - ", " – ", " — ", " | ", "：", ": http"):
         i = s.find(sep)
         if i >= MIN_TITLE_CHARS * 3:
@@ -337,6 +342,22 @@ def _title_part(body: str) -> str:
         if m.start() >= MIN_TITLE_CHARS * 3 and (_is_name_list(rest.split(". ")[0]) or _CREDIT_WORD.match(rest)):
             return s[: m.start() + (1 if s[m.start()] in "?!" else 0)]
     return s
+
+
+def _leading_names_end(s: str, body: str) -> int:
+    """Where the title starts in a list item that opens with its authors ("A, B. Title", "A and B.
+    Title"): after the last ". " whose text before is a list of names (:func:`_is_name_list`,
+    so initials such as "J. Smith" stay inside it), or one name (:data:`_NAME`) when the rest is
+    the item's link text (``A Name. [Title](url)``), and that leaves a title of at least
+    ``3 * MIN_TITLE_CHARS`` characters that is no name list itself; 0 when it does not."""
+    end = 0
+    for m in re.finditer(r"\.\s+", s[:MAX_TITLE_CHARS]):
+        rest, names = s[m.end():], s[: m.start()]
+        if len(rest) < MIN_TITLE_CHARS * 3 or _is_name_list(rest.rstrip(". ")):
+            continue
+        if _is_name_list(names) or (_NAME.match(names) and f"[{rest[:MIN_TITLE_CHARS * 3]}" in body):
+            end = m.end()
+    return end
 
 
 def _made(title: str, style: str, level: int = 0) -> Candidate | None:

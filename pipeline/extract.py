@@ -225,6 +225,17 @@ def _after_title(line: str, title: str) -> str:
     return s[i + len(title):].lstrip(" .*_:：-–—") if i >= 0 else ""
 
 
+def _before_title(line: str, title: str) -> str:
+    """What a line holds before the title, without a leading bracketed tag ("(Poster #3): A, B."
+    -> "A, B"); "" when the line does not hold the title."""
+    s = plain(unlink(_LIST_MARK.sub("", line)))
+    i = s.casefold().find(title.casefold()) if title else -1
+    return _LEADING_TAG_LABEL.sub("", s[:i]).strip(" .:：") if i > 0 else ""
+
+
+_LEADING_TAG_LABEL = re.compile(r"^\s*[\[(（【][^\])）】\n]{1,40}[\])）】]\s*[:：]?\s*")
+
+
 def _first_line_is_body(first: str, heading: str) -> bool:
     """Whether a section's first line is body text rather than its heading: the section was
     anchored at an inline mention (its heading is the mention, not the line), or the line reads
@@ -427,6 +438,9 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         clause = _FIRST_CLAUSE.match(after)
         if credit is None and clause:
             credit = parse_credit_line(credit_text(clause.group(1)))
+        before = _before_title(lines[0], title or title_zh)
+        if credit is None and before:  # "A, B. [Title](url)": the credit opens the line
+            credit = parse_credit_line(credit_text(before))
     if credit is not None:
         if not kv.get("authors") and credit.authors:
             authors, truncated = list(credit.authors), credit.truncated

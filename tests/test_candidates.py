@@ -274,3 +274,16 @@ def test_a_label_followed_by_people_is_no_title(title: str, names: bool) -> None
     from pipeline.candidates import labelled_names
 
     assert labelled_names(title) is names
+
+
+def test_list_item_that_opens_with_its_authors_is_titled_by_the_rest() -> None:
+    def title(text: str) -> str:
+        return candidate_of(_line(text)).title
+
+    assert title("* (Poster \\#03): Ann Lee, Bo Chen. [Sparse Codes for Widget Parsing](https://openreview.net/forum?id=a)") \
+        == "Sparse Codes for Widget Parsing"
+    assert title("* Ann Lee. [Sparse Codes](https://openreview.net/forum?id=a)") == "Sparse Codes"
+    assert title("- J. Smith, A. Lee. Learning to Parse Sparse Widgets") == "Learning to Parse Sparse Widgets"
+    # a title first, then its authors; a leading phrase that is no name list stays
+    assert title("- Attention Is All You Need. Ann Lee, Bo Chen.") == "Attention Is All You Need"
+    assert title("- Deep Learning. Sparse Codes for Widget Parsing") == "Deep Learning. Sparse Codes for Widget Parsing"

@@ -304,3 +304,10 @@ def test_chinese_press_credits_with_researchers_and_first_author():
     assert (c.authors, c.institutions) == (["田甲"], ["甲乙大学"])
     # people stay people
     assert find_credit("该论文由何甲、张乙等人提出。").authors == ["何甲", "张乙"]
+
+
+def test_credit_that_opens_the_line_before_the_title():
+    row = {"heading": "Sparse Codes for Widget Parsing",
+           "text": "* (Poster \\#03): Ann Lee, Bo Chen. [Sparse Codes for Widget Parsing](https://openreview.net/forum?id=a)",
+           "ctx_award_raw": None, "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "en"}
+    assert extract_fields(row, "zh-Hans", Config())["authors"] == ["Ann Lee", "Bo Chen"]
