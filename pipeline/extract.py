@@ -225,6 +225,13 @@ def _after_title(line: str, title: str) -> str:
     return s[i + len(title):].lstrip(" .*_:：-–—") if i >= 0 else ""
 
 
+#: A year right after a title on its line: in brackets, or a date after a comma (an "ArXiv,"
+#: between them allowed).
+_LINE_YEAR = re.compile(
+    r"^\s*[（(]\s*((?:19|20)\d\d)\s*[）)]"
+    r"|^\s*[,，]\s*(?:arxiv\s*[,，]\s*)?((?:19|20)\d\d)(?:[-./]\d{1,2}){0,2}\s*$", re.I)
+
+
 def _before_title(line: str, title: str) -> str:
     """What a line holds before the title, without a leading bracketed tag ("(Poster #3): A, B."
     -> "A, B"); "" when the line does not hold the title."""
@@ -475,6 +482,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         named = next(filter(None, map(venue_from_url, find_urls(row["text"]))), None)
         if named is not None:
             venue, year = named
+    if venue is None and year is None and lines and (title or title_zh):
+        # a year or a date on the title's line, with no venue: "[Title](url)（2013）",
+        # "[Title](url)，ArXiv，2025-04-08"
+        dated = _LINE_YEAR.search(_after_title(lines[0], title or title_zh))
+        year = int(dated.group(1) or dated.group(2)) if dated else None
     venue = venue or row.get("doc_venue")
     year = year or row.get("doc_year")
     award_raw = (

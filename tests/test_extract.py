@@ -381,3 +381,15 @@ def test_a_year_column_or_metadata_line_gives_the_year() -> None:
     assert extract_fields(row, "zh-Hant", Config())["year"] == 2022
     row = dict(row, text="Sparse Codes for Parsing\n\nYear: 2019-05-02\n\nWe parse with sparse codes.", lang="en")
     assert extract_fields(row, "zh-Hans", Config())["year"] == 2019
+
+
+@pytest.mark.parametrize(("line", "year"), [
+    ("- [Sparse Codes for Widget Parsing](https://arxiv.org/abs/1301.3781)（2013）", 2013),
+    ("[Sparse Codes for Widget Parsing](https://arxiv.org/abs/2504.05812)，ArXiv，2025-04-08", 2025),
+    ("- Sparse Codes for Widget Parsing (2001)", 2001),
+    ("- Sparse Codes for Widget Parsing, with 2013 results", None),
+])
+def test_a_year_or_date_on_the_title_line_without_a_venue(line: str, year: int | None) -> None:
+    row = {"heading": "Sparse Codes for Widget Parsing", "text": line, "ctx_award_raw": None,
+           "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "en"}
+    assert extract_fields(row, "zh-Hans", Config())["year"] == year
