@@ -316,9 +316,12 @@ LEADING_TAGS = re.compile(r"^(?:\s*[\[【(（][^\]】)）\n]{1,40}[\]】)）])+\
 
 
 def _title_part(body: str) -> str:
-    """A list item's title part: without leading tags (``[ICML 2019]``) and leading authors
-    (``A, B. Title``), before a separator that starts its other fields (" - ", " | ", "：",
+    """A list item's title part: before an HTML line break (``*Title.* <br> A, B``), without
+    leading tags (``[ICML 2019]``) and leading authors (``A, B. Title``), before a separator that starts its other fields (" - ", " | ", "：",
     ". " before a list of names)."""
+    first = _HTML_BREAK.split(body, maxsplit=1)[0] if "<" in body else body
+    if len(_TAG.sub("", first).strip()) >= MIN_TITLE_CHARS * 3:  # "*Title.* <br> A, B <br> ***ACL 2024***"
+        body = _TAG.sub(" ", first)
     s = LEADING_TAGS.sub("", unlink(_LINK_TAGS.sub(" ", plain(body)))).strip()
     s = _TRAILING_TAGS.sub("", s)
     s = s.lstrip(" :：")  # "(Poster #3): A, B. Title": the tag's colon

@@ -20,6 +20,8 @@ Rules, in order (each later rule passes over what an earlier one dropped):
    a Markdown file (static-site metadata: title, date, tags), when it closes within
    ``FRONT_MATTER_MAX_LINES`` lines and every line between is YAML (``key: value``, a list item
    or an indented continuation); a page that opens with a horizontal rule keeps its text.
+   **HTML comments** (``html_comment``): ``<!-- … -->`` anywhere in a Markdown or text file
+   (not shown when the file is rendered: commented-out entries, editor notes).
 
 1. **Line boilerplate**, one reason per kind, on standalone short lines anywhere:
 
@@ -174,6 +176,8 @@ EDGE_LINES = 8
 FRONT_MATTER_MAX_LINES = 200
 #: A line of a YAML block: ``key: value``, a list item, or an indented continuation.
 _YAML_LINE = re.compile(r"[\w\-\"']+[ \t]*:(?:[ \t]|$)|[ \t]*-[ \t]|[ \t]+\S")
+#: An HTML comment (to its end, or to the end of the text when never closed).
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 #: Items of a related list without bullets (at the end of a document): at most this long, and
 #: at least ``RELATED_MIN_PLAIN_ITEMS`` of them.
 RELATED_ITEM_MAX_UNITS = 40
@@ -537,6 +541,11 @@ def find_dropped(text: str, config: Config) -> list[dict]:
         inside = lines[1 : lines.index(close)] if close is not None else []
         if close is not None and all(ln.blank or _YAML_LINE.match(ln.text) for ln in inside):
             add(lines[0].start, close.end, "front_matter")
+
+    # 0b. HTML comments in a Markdown or text file: not shown when rendered
+    if "<!--" in text:
+        for m in _HTML_COMMENT.finditer(text):
+            add(m.start(), m.end(), "html_comment")
 
     covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
     nonblank = [ln for ln in lines if not ln.blank and not covered(*trim_span(text, ln.start, ln.end))]

@@ -199,7 +199,7 @@ def credit_text(line: str) -> str:
     ``A, B, C``; ``— A, B（Org）`` -> ``A, B（Org）``; in
     brackets and led by ``By`` (``(By A, B and C)`` -> ``A, B and C``), with the people's place
     after ``from`` (``By A and B from Org`` -> ``A and B, Org``)."""
-    s = _LINK_GROUP.sub(" ", _LIST_MARK.sub("", line)).replace("\\*", "")
+    s = _LINK_GROUP.sub(" ", _LIST_MARK.sub("", _SUPERSCRIPT.sub("", line))).replace("\\*", "")
     s = _NAME_DOTS.sub(", ", s)
     s = _TRAILING_DATE.sub("", s.strip(" ,，"))
     s = s.strip().strip("*_").strip().rstrip(".。").strip("*_ ")
@@ -219,7 +219,15 @@ _FIRST_CLAUSE = re.compile(r"(.+?)(?:[。；]|(?<=[)）])\.\s)")
 
 
 def _after_title(line: str, title: str) -> str:
-    """What a line holds after the title it opens with ("" when it does not hold the title)."""
+    """What a line holds after the title it opens with ("" when it does not hold the title); on a
+    line whose fields are set off by HTML breaks (``*Title.* <br> A, B <br> ***ACL 2024***``),
+    the first field after the title's."""
+    if "<" in line and _BREAK.search(line):
+        fields = [plain(unlink(f)).strip(" .*_") for f in _BREAK.split(_LIST_MARK.sub("", line))]
+        key = title.rstrip(" .").casefold() if title else ""
+        at = next((k for k, f in enumerate(fields) if key and key in f.casefold()), None)
+        if at is not None:
+            return next((f for f in fields[at + 1:] if f), "")
     s = plain(unlink(_LIST_MARK.sub("", line)))
     i = s.casefold().find(title.casefold()) if title else -1
     return s[i + len(title):].lstrip(" .*_:：-–—") if i >= 0 else ""
@@ -230,6 +238,11 @@ def _after_title(line: str, title: str) -> str:
 _LINE_YEAR = re.compile(
     r"^\s*[（(]\s*((?:19|20)\d\d)\s*[）)]"
     r"|^\s*[,，]\s*(?:arxiv\s*[,，]\s*)?((?:19|20)\d\d)(?:[-./]\d{1,2}){0,2}\s*$", re.I)
+
+
+_BREAK = re.compile(r"<br\s*/?>", re.I)
+#: A superscript after a name: a footnote or affiliation mark ("A<sup>#</sup>", "B<sup>1,2</sup>").
+_SUPERSCRIPT = re.compile(r"<sup>[^<]{0,20}</sup>", re.I)
 
 
 def _before_title(line: str, title: str) -> str:

@@ -957,3 +957,11 @@ def test_many_dropped_lines_cost_linear_time() -> None:
     text = "本文介绍 NeurIPS 2024 的一篇论文。\n\n" + "".join(f"首页 | 新闻 | 科技 {i}\n\n" for i in range(20000))
     spans = dropped(text)
     assert len(spans) == 20000 and {d["reason"] for d in spans} == {"navigation"}
+
+
+def test_html_comments_in_markdown_are_dropped() -> None:
+    text = ("# Publications\n\n<!-- 1. *Old Entry Not Shown.* <br> Ann Lee\n<br> -->\n\n"
+            "1. *Sparse Codes for Widget Parsing.* <br> Bo Chen\n\nAn unclosed note <!-- to the end")
+    dropped = find_dropped(text, Config())
+    comments = [d["text"] for d in dropped if d["reason"] == "html_comment"]
+    assert comments == ["<!-- 1. *Old Entry Not Shown.* <br> Ann Lee\n<br> -->", "<!-- to the end"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.candidates import candidate_of
 from pipeline.config import Config
 from pipeline.extract import extract_fields
 from pipeline.fields import (
@@ -21,7 +22,7 @@ from pipeline.fields import (
     split_names,
     split_sentences,
 )
-from pipeline.segment import find_paper_mentions, segment_document
+from pipeline.segment import find_paper_mentions, kept_lines, segment_document
 
 
 def credit(text):
@@ -311,3 +312,15 @@ def test_credit_that_opens_the_line_before_the_title():
            "text": "* (Poster \\#03): Ann Lee, Bo Chen. [Sparse Codes for Widget Parsing](https://openreview.net/forum?id=a)",
            "ctx_award_raw": None, "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "en"}
     assert extract_fields(row, "zh-Hans", Config())["authors"] == ["Ann Lee", "Bo Chen"]
+
+
+def test_list_item_with_fields_set_off_by_html_breaks():
+    text = ('1. <a id="pub-x"></a>*Sparse Codes for Widget Parsing.*  <br> Ann Lee, **Bo Chen<sup>#</sup>**, '
+            'Cy Diaz<br> ***SIGMOD 2026, CCF-A***. ')
+    lines = kept_lines(text, [])
+    cand = candidate_of(lines[0])
+    assert cand.title == "Sparse Codes for Widget Parsing."
+    row = {"heading": cand.title, "text": text, "ctx_award_raw": None, "lead_award_raw": None,
+           "doc_venue": None, "doc_year": None, "lang": "en"}
+    out = extract_fields(row, "zh-Hans", Config())
+    assert (out["authors"], out["venue"], out["year"]) == (["Ann Lee", "Bo Chen", "Cy Diaz"], "SIGMOD", 2026)
