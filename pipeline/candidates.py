@@ -325,6 +325,7 @@ def _title_part(body: str) -> str:
     s = LEADING_TAGS.sub("", unlink(_LINK_TAGS.sub(" ", plain(body)))).strip()
     s = _TRAILING_TAGS.sub("", s)
     s = s.lstrip(" :：")  # "(Poster #3): A, B. Title": the tag's colon
+    s = _strip_label_fields(s)
     lead = _leading_names_end(s, body)
     if lead:  # "A, B. Title": the credit first, as workshop and reading lists write it
         s = s[lead:].lstrip(" :：")
@@ -345,6 +346,28 @@ def _title_part(body: str) -> str:
         if m.start() >= MIN_TITLE_CHARS * 3 and (_is_name_list(rest.split(". ")[0]) or _CREDIT_WORD.match(rest)):
             return s[: m.start() + (1 if s[m.start()] in "?!" else 0)]
     return s
+
+
+#: Letters a label field may hold besides its award label, venue and year ("Asia", "Main").
+MAX_LABEL_FIELD_REST = 5
+#: A list item's first field naming its award, maybe with a year and venue ("2024 best paper, ").
+_LABEL_FIELD = re.compile(r"^(?P<field>[^,，]{3,40})[,，]\s+")
+#: Trailing fields that only name links ("…, [arXiv](…) / [Website](…)" once unlinked).
+_LINK_FIELDS = re.compile(r"(?:[,，]\s*(?:pdf|paper|code|link|arxiv|openreview|project|github|website|video|slides?)"
+                          r"(?:\s*/\s*(?:pdf|paper|code|link|arxiv|openreview|project|github|website|video|slides?))*)+\s*$", re.I)
+
+
+def _strip_label_fields(s: str) -> str:
+    """A list item without a first comma field that is its award label, with a year or venue
+    ("2024 best system paper, Title, [arXiv](…)"), and without trailing link-name fields."""
+    m = _LABEL_FIELD.match(s)
+    if m and (label := find_award_label(m.group("field"))) and normalize_award(label):
+        rest = m.group("field").replace(label, " ")
+        for _, _, start, end in sorted(find_venue_years(rest), key=lambda v: -v[2]):
+            rest = rest[:start] + " " + rest[end:]
+        if sum(ch.isalpha() for ch in rest) <= MAX_LABEL_FIELD_REST:  # ("SIGGRAPH Asia best paper")
+            s = s[m.end():]
+    return _LINK_FIELDS.sub("", s)
 
 
 def _leading_names_end(s: str, body: str) -> int:

@@ -46,6 +46,7 @@ from .candidates import unlink
 from .config import Config
 from .fields import (
     find_arxiv_ids,
+    find_award_label,
     find_credit,
     find_urls,
     find_venue_years,
@@ -241,6 +242,8 @@ _LINE_YEAR = re.compile(
 
 
 _BREAK = re.compile(r"<br\s*/?>", re.I)
+#: Longest text before a title on its line that is read as the item's award label.
+MAX_LABEL_FIELD_CHARS = 40
 #: A superscript after a name: a footnote or affiliation mark ("A<sup>#</sup>", "B<sup>1,2</sup>").
 _SUPERSCRIPT = re.compile(r"<sup>[^<]{0,20}</sup>", re.I)
 
@@ -495,15 +498,21 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         named = next(filter(None, map(venue_from_url, find_urls(row["text"]))), None)
         if named is not None:
             venue, year = named
+    # the award label and year that open the title's line ("- 2022 best student paper, Title, …")
+    opening = _before_title(lines[0], title or title_zh) if lines and (title or title_zh) else ""
+    item_label = find_award_label(opening) if opening and len(opening) <= MAX_LABEL_FIELD_CHARS else None
     if venue is None and year is None and lines and (title or title_zh):
         # a year or a date on the title's line, with no venue: "[Title](url)（2013）",
-        # "[Title](url)，ArXiv，2025-04-08"
+        # "[Title](url)，ArXiv，2025-04-08", "2024 best paper, Title"
         dated = _LINE_YEAR.search(_after_title(lines[0], title or title_zh))
         year = int(dated.group(1) or dated.group(2)) if dated else None
+        if year is None and item_label and (lead_year := re.match(r"\s*((?:19|20)\d\d)\b", opening)):
+            year = int(lead_year.group(1))
     venue = venue or row.get("doc_venue")
     year = year or row.get("doc_year")
     award_raw = (
         (label.text if label else None)
+        or item_label
         or row.get("ctx_award_raw")
         or (stated.text if stated else None)
         or row.get("lead_award_raw")

@@ -287,3 +287,18 @@ def test_list_item_that_opens_with_its_authors_is_titled_by_the_rest() -> None:
     # a title first, then its authors; a leading phrase that is no name list stays
     assert title("- Attention Is All You Need. Ann Lee, Bo Chen.") == "Attention Is All You Need"
     assert title("- Deep Learning. Sparse Codes for Widget Parsing") == "Deep Learning. Sparse Codes for Widget Parsing"
+
+
+def test_list_item_that_opens_with_its_award_label_and_ends_with_link_names() -> None:
+    def title(text: str) -> str:
+        return candidate_of(_line(text)).title
+
+    assert title("- 2024 best paper, Sparse Codes for Widget Parsing, [arXiv](https://arxiv.org/abs/2406.20083)") \
+        == "Sparse Codes for Widget Parsing"
+    assert title("- 2022 best system paper, **Widget Untangling**, [arXiv](https://arxiv.org/abs/2207.07813) / "
+                 "[Website](https://example.org/w)") == "Widget Untangling"
+    assert title("- 2023 SIGGRAPH Asia best paper, Fluid Widgets on Neural Maps, [Github](https://github.com/a/b)") \
+        == "Fluid Widgets on Neural Maps"
+    # a first field that is no award label stays
+    assert title("- Attention, Perception, and Memory in Widgets, a survey") == \
+        "Attention, Perception, and Memory in Widgets, a survey"

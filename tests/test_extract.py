@@ -393,3 +393,11 @@ def test_a_year_or_date_on_the_title_line_without_a_venue(line: str, year: int |
     row = {"heading": "Sparse Codes for Widget Parsing", "text": line, "ctx_award_raw": None,
            "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "en"}
     assert extract_fields(row, "zh-Hans", Config())["year"] == year
+
+
+def test_award_label_and_year_that_open_the_title_line() -> None:
+    text = "- 2022 best student paper, **Widget Untangling**, [arXiv](https://arxiv.org/abs/2207.07813)"
+    row = {"heading": "Widget Untangling", "text": text, "ctx_award_raw": "# Awards", "lead_award_raw": None,
+           "doc_venue": None, "doc_year": None, "lang": "en"}
+    out = extract_fields(row, "zh-Hans", Config())
+    assert (out["award_raw"], out["award"], out["year"]) == ("best student paper", "other", 2022)
