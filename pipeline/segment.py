@@ -261,6 +261,21 @@ def _names_venue_year(t: str) -> bool:
     return any(year is not None for _, year, _, _ in find_venue_years(t))
 
 
+_BOLD_LEAD_COLON = re.compile(r"^\s*(?:\*\*|__)(?P<label>[^*_\n]{3,60})(?:\*\*|__)\s*[:：]\s*(?P<rest>.+)$")
+
+
+def _described_award_header(raw: str) -> bool:
+    """An award header in bold followed by a sentence that describes the award ("**Didactic Paper
+    Award**: Paper that does a great job at explaining the problem."): the rest ends like a
+    sentence and most of its longer words are lower-case, so it is no paper title."""
+    m = _BOLD_LEAD_COLON.match(raw) if raw.lstrip().startswith(("**", "__")) else None
+    if m is None or not _is_award_header(m.group("label").strip()):
+        return False
+    rest = m.group("rest").strip()
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z'’-]{3,}", rest)]
+    return bool(re.search(r"[.!?)]$", rest)) and len(words) >= 2 and sum(w[0].islower() for w in words) * 2 > len(words)
+
+
 def _classify(lines: list[Line]) -> list[str]:
     """A kind per kept line: ``reference`` (a ``参考链接：``-style line), ``award_header``,
     ``kv_title`` (a metadata title line), ``kv`` (another metadata line) or ``body``."""
@@ -270,8 +285,9 @@ def _classify(lines: list[Line]) -> list[str]:
         kv = parse_key_value(s)
         if kv is not None and kv[0] == "reference_url":
             kinds.append("reference")
-        elif len(s) <= MAX_AWARD_HEADER_CHARS + 10 and (
-                _is_award_header(s) or ((marked := _heading_text(line.text)) is not None and _is_award_header(marked))):
+        elif (len(s) <= MAX_AWARD_HEADER_CHARS + 10 and (
+                _is_award_header(s) or ((marked := _heading_text(line.text)) is not None and _is_award_header(marked)))
+              ) or _described_award_header(line.text):
             kinds.append("award_header")
         elif kv is not None:
             kinds.append("kv_title" if kv[0] == "title" else "kv")
