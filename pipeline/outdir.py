@@ -165,7 +165,7 @@ def foreign_entries(out: str | Path) -> list[str]:
     (``.<name>.<tag>.tmp``), ``.staging-*`` folders, and plain output files when their
     ``manifest.json`` has :data:`MANIFEST_KEYS`."""
     out = Path(out)
-    plain_ours = _plain_manifest(out / "manifest.json")
+    plain_ours = _plain_manifest(out / MANIFEST) and not (out / PUBLISHED).is_file()  # an older version's
     foreign = []
     for entry in sorted(os.scandir(out), key=lambda e: e.name):
         name, path = entry.name, Path(entry.path)
