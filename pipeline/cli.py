@@ -1,5 +1,5 @@
-"""Command-line interface (click): ``python -m pipeline run CORPUS --out OUT`` and
-``python -m pipeline status OUT``.
+"""Command-line interface (click): ``python -m pipeline run CORPUS --out OUT``,
+``python -m pipeline status OUT`` and ``python -m pipeline export OUT DEST``.
 
 Logging is configured here and only here (library modules use ``getLogger(__name__)``): plain
 ``LEVEL logger: message`` lines on stderr (:class:`TextFormatter`), or with ``--log-format json``
@@ -29,7 +29,7 @@ import click
 
 from .config import EMBED_BACKENDS, ENGINES, TARGET_SCRIPTS, Config, load_config
 from .errors import ConfigError
-from .failures import too_many_failed
+from .failures import too_many_in_run
 from .outdir import WRITE_PROBE, OutputRefused, check
 from .textutil import CONTROLS, escape_controls
 
@@ -316,8 +316,7 @@ def _finish(result: Any, config: Config, corpus: Path, out: Path, log_format: st
     """Print the summary (text, or the JSON summary record) and return the exit code: 1 when more
     files failed than ``run.max_failed`` allows, else 0."""
     summary = result.summary()
-    read = sum(n for status, n in result.manifest.get("status_counts", {}).items() if status != "skipped")
-    code = EXIT_FAILED_FILES if too_many_failed(summary["failed_files"], read, config.run.max_failed) else EXIT_OK
+    code = EXIT_FAILED_FILES if too_many_in_run(result.manifest, config.run.max_failed) else EXIT_OK
     if result.counts.get("documents", 0) == 0:
         if log_format == "json":
             log.warning("no files found under %s", corpus)
@@ -411,6 +410,31 @@ def status(out: Path, as_json: bool) -> None:
         click.echo(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True))
     else:
         click.echo(format_status(manifest, out, lock_holder(out)))
+    sys.exit(EXIT_OK)
+
+
+@cli.command()
+@click.argument("out", type=click.Path(path_type=Path))
+@click.argument("dest", type=click.Path(path_type=Path))
+def export(out: Path, dest: Path) -> None:
+    """Copy the published tables and dataset card (README.md) of OUT into the new folder DEST:
+    what an analyst or a dataset hub needs, without run history, state or caches.
+
+    Exit 0; 2 when DEST exists and is not empty, or overlaps OUT; 3 when OUT has no published run
+    or a run is writing it.
+    """
+    from .export import ExportRefused, NothingPublished, export
+    from .publish import OutputLocked
+
+    try:
+        written = export(out, dest)
+    except ExportRefused as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    except (NothingPublished, OutputLocked, OSError) as exc:
+        click.echo(f"error: could not export: {exc}", err=True)
+        sys.exit(EXIT_CANNOT_RUN)
+    click.echo(f"wrote {len(written)} files to {dest}/: {', '.join(p.name for p in written)}")
     sys.exit(EXIT_OK)
 
 
