@@ -203,6 +203,7 @@ def test_the_first_run_into_an_empty_folder_is_a_full_one(tmp_path, use_embedder
 
 
 def test_a_state_path_that_is_a_file_stops_the_run_before_any_work(tmp_path: Path) -> None:
+    (tmp_path / STATE_DIR).parent.mkdir()
     (tmp_path / STATE_DIR).write_bytes(b"not a folder")
     with pytest.raises(NotADirectoryError, match="is not a folder: the incremental state is kept there"):
         StateStore(tmp_path / STATE_DIR, "k1", "run-a")
