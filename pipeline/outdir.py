@@ -118,7 +118,8 @@ def _layout(out: Path) -> str:
             where = "publishes its outputs (a file it did not write, or one changed since)"
         if misplaced:
             raise OutputRefused(f"the output folder {out} holds {_names(misplaced)} where the pipeline {where}; "
-                                "move them elsewhere (the pipeline deletes only what it wrote)")
+                                "move them elsewhere, or delete them if they are its own outputs copied or edited (the pipeline "
+                                "deletes only what it wrote)")
         return marker["layout"]
     foreign = foreign_entries(out)
     if foreign:

@@ -262,6 +262,22 @@ def is_owned(out_dir: str | Path, name: str) -> bool:
     return any(((_read_json(p) or {}).get("files") or {}).get(name) == stamp for p in (out / PUBLISHED, out / PUBLISHING))
 
 
+def record_rewrite(out_dir: str | Path, name: str) -> None:
+    """Record that the pipeline itself rewrote the published ``OUT/<name>`` (e.g. ``python -m
+    pipeline.report OUT`` rewriting ``report.html``), so the next run still knows it as its own.
+
+    Raises:
+        ValueError: ``name`` is not one of :data:`PUBLISHED_NAMES`.
+    """
+    if name not in PUBLISHED_NAMES:
+        raise ValueError(f"{name!r} is not a published name; one of {', '.join(PUBLISHED_NAMES)}")
+    out = Path(out_dir)
+    record = published_record(out)
+    if record is not None and (out / name).is_file():
+        record.setdefault("files", {})[name] = _stamp(out / name)
+        _write_json(out / PUBLISHED, record)
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:

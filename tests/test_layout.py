@@ -124,3 +124,18 @@ def test_the_entry_point_returns_the_exit_code_counts_and_paths(tmp_path: Path) 
 
     again = pipeline.run(corpus, out, {"run": {"workers": 1, "max_failed": 1}})
     assert again.exit_code == 0 and again.files == {"processed": 0, "reused": 4, "removed": 0}
+
+
+def test_a_report_rewritten_by_the_pipeline_stays_its_own_once_recorded(twice: Path, tmp_path: Path) -> None:
+    from pipeline import report
+    from pipeline.outdir import OutputRefused, check
+    from pipeline.publish import record_rewrite
+
+    out = tmp_path / "out"
+    shutil.copytree(twice, out)  # copy2: sizes and times kept, so the record still matches
+    assert check(SAMPLE, out) == "tables"
+    assert report.main([str(out)]) == 0  # rewrites report.html: not the file the run published
+    with pytest.raises(OutputRefused, match='holds "report.html" where the pipeline publishes'):
+        check(SAMPLE, out)
+    record_rewrite(out, "report.html")
+    assert check(SAMPLE, out) == "tables"
