@@ -3,12 +3,15 @@
 # against tests/eval_baseline.json, dedup on tests/fixtures/dedup against its baseline.json, and
 # the real-world corpus's dev split (tests/fixtures/real) against tests/real_eval_baseline.json;
 # it stops at the first gate that fails. `make eval-test` scores the held-out test split.
-# Both create .venv and install the project with its dependencies when missing.
+# Both create .venv and install the project with its dependencies when missing: `make all` what a
+# run needs, `make test` also the test tools, the sentence-transformers embedder and Ray (the
+# extras of pyproject.toml).
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 CORPUS ?= corpora/sample
 OUT    ?= outputs/$(notdir $(abspath $(CORPUS)))
 ARGS   ?=
@@ -27,7 +30,7 @@ BENCH_ARGS ?=
 all: $(STAMP)
 	$(BIN)/python -m pipeline run "$(CORPUS)" --out "$(OUT)" $(ARGS)
 
-test: $(STAMP) browser
+test: $(TEST_STAMP) browser
 	$(BIN)/python -m pytest -q
 
 # The report's browser test drives Debian's headless Chromium (tests/test_report.py); installing
@@ -55,13 +58,17 @@ bench: $(STAMP)
 
 install: $(STAMP)
 
-# torch is installed first, pinned: 2.13.0 is the local CPU build (any other pulls CUDA).
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(STAMP)
+
+# torch is installed first, pinned: 2.13.0 is the local CPU build (any other pulls CUDA).
+$(TEST_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
 	$(BIN)/python -m pip install --quiet -e ".[test,ray]"
-	touch $(STAMP)
+	touch $(TEST_STAMP)
 
 clean-outputs:
 	find outputs -mindepth 1 -maxdepth 1 ! -name .gitkeep -exec rm -rf {} +

@@ -1,6 +1,6 @@
 """Recall and seconds of dedup's approximate neighbour search for a few IVF settings.
 
-``python -m bench.ann_recall OUT/.cache/embeddings.sqlite [--queries 2000] [--seed 1] 4,16,64 2,16,64``
+``python -m bench.ann_recall OUT/.pipeline/cache/embeddings.sqlite [--queries 2000] [--seed 1] 4,16,64 2,16,64``
 
 Each setting is ``lists per sqrt(n),probes,training rows a list`` (the module constants
 :data:`pipeline.dedup.IVF_LISTS_PER_SQRT`, :data:`~pipeline.dedup.IVF_NPROBE` and
@@ -124,7 +124,7 @@ def _setting(text: str) -> tuple[int, int, int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.ann_recall", description=__doc__.split("\n")[0])
-    parser.add_argument("cache", type=Path, help="a run's OUT/.cache/embeddings.sqlite")
+    parser.add_argument("cache", type=Path, help="a run's OUT/.pipeline/cache/embeddings.sqlite")
     parser.add_argument("settings", type=_setting, nargs="+", help="LISTS_PER_SQRT,NPROBE,TRAIN_PER_LIST")
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=1)

@@ -456,7 +456,7 @@ def measure_run(entry: dict[str, Any], out: Path, seed: int,
     generator's stats).
 
     Args:
-        out: the run's output folder, or a run folder under ``OUT/.runs`` (``manifest.json``,
+        out: the run's output folder, or a folder holding a run's files (``manifest.json``,
             ``documents.parquet``, ``sections.parquet``, ``papers.parquet``).
         jieba_before: :func:`jieba_before_run` of the corpus, timed before the run: the jieba
             anchor is then the mean of its speed and the speed timed here (``anchor_sample``

@@ -1,5 +1,5 @@
-"""Command-line interface (click): ``python -m pipeline run CORPUS --out OUT`` and
-``python -m pipeline status OUT``.
+"""Command-line interface (click): ``python -m pipeline run CORPUS --out OUT``,
+``python -m pipeline status OUT`` and ``python -m pipeline export OUT DEST``.
 
 Logging is configured here and only here (library modules use ``getLogger(__name__)``): plain
 ``LEVEL logger: message`` lines on stderr (:class:`TextFormatter`), or with ``--log-format json``
@@ -29,7 +29,7 @@ import click
 
 from .config import EMBED_BACKENDS, ENGINES, TARGET_SCRIPTS, Config, load_config
 from .errors import ConfigError
-from .failures import too_many_failed
+from .failures import too_many_in_run
 from .outdir import WRITE_PROBE, OutputRefused, check
 from .textutil import CONTROLS, escape_controls
 
@@ -191,9 +191,9 @@ def cli() -> None:
                    "instance).")
 @click.option("--quiet", is_flag=True, default=False, help="No progress bars and no summary.")
 @click.option("--no-embedding-cache", is_flag=True, default=False,
-              help="Embed every section afresh; do not read or fill OUT/.cache/embeddings.sqlite.")
+              help="Embed every section afresh; do not read or fill OUT/.pipeline/cache/embeddings.sqlite.")
 @click.option("--full", is_flag=True, default=False,
-              help="Process every file again, ignoring what earlier runs kept in OUT/.state (a clean rebuild).")
+              help="Process every file again, ignoring what earlier runs kept in OUT/.pipeline/state (a clean rebuild).")
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text",
               help="Log lines on stderr as text (default) or one JSON object per line, the final summary "
                    "included (for schedulers; no progress bars).")
@@ -211,7 +211,7 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
         full: bool, log_format: str, max_failed: float | None, allow_downloads: bool, verbose: int) -> None:
     """Run the pipeline on the articles in CORPUS (read recursively) and publish Parquet in --out.
 
-    Only new and changed files are processed; unchanged ones are reused from OUT/.state. OUT must
+    Only new and changed files are processed; unchanged ones are reused from OUT/.pipeline/state. OUT must
     not overlap CORPUS, and must be empty, new, or a folder an earlier run wrote.
     """
     for name in OFFLINE_VARIABLES:  # before any model library is imported: they read it once
@@ -259,24 +259,24 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     import threading
 
     from .memory import tune_allocators
-    from .publish import OutputLocked, current_run  # heavy imports only once arguments are valid
+    from .publish import OutputLocked, published_run_id  # heavy imports only once arguments are valid
     from .runner import run as run_pipeline
 
     tune_allocators()  # this process is the run's: freed memory goes back as each phase ends
 
     main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
-    published_before = current_run(out)
+    published_before = published_run_id(out)
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
     try:
         result = run_pipeline(corpus, out, config, progress=False if log_format == "json" else None, full=full)
     except KeyboardInterrupt as exc:
         what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         code = EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
-        if current_run(out) != published_before:  # the stop came after this run's publish step
-            _fail(f"error: the run was {what} after it was published to {out}/current (complete; its "
+        if published_run_id(out) != published_before:  # the stop came after this run's publish step
+            _fail(f"error: the run was {what} after it was published to {out} (complete; its "
                   f"summary was not printed: `python -m pipeline status {out}` shows it)", code, log_format)
         _fail(f"error: the run was {what}; nothing new was published (files finished before the stop, "
-              f"if any, are kept in {out}/.state for the next run)", code, log_format)
+              f"if any, are kept in {out}/.pipeline/state for the next run)", code, log_format)
     except OutputLocked as exc:
         _fail(f"error: could not run: {exc}", EXIT_CANNOT_RUN, log_format)
     except OutputRefused as exc:
@@ -316,8 +316,7 @@ def _finish(result: Any, config: Config, corpus: Path, out: Path, log_format: st
     """Print the summary (text, or the JSON summary record) and return the exit code: 1 when more
     files failed than ``run.max_failed`` allows, else 0."""
     summary = result.summary()
-    read = sum(n for status, n in result.manifest.get("status_counts", {}).items() if status != "skipped")
-    code = EXIT_FAILED_FILES if too_many_failed(summary["failed_files"], read, config.run.max_failed) else EXIT_OK
+    code = EXIT_FAILED_FILES if too_many_in_run(result.manifest, config.run.max_failed) else EXIT_OK
     if result.counts.get("documents", 0) == 0:
         if log_format == "json":
             log.warning("no files found under %s", corpus)
@@ -391,13 +390,12 @@ def status(out: Path, as_json: bool) -> None:
 
     Exit 0; 2 when OUT is not a folder; 3 when no run has been published in it.
     """
-    from .publish import current_run, lock_holder
+    from .publish import MANIFEST, lock_holder
 
     if not out.is_dir():
         click.echo(f"error: {out} is not an output folder (no such folder)", err=True)
         sys.exit(EXIT_USAGE)
-    current = current_run(out)
-    path = current / "manifest.json" if current is not None else out / "manifest.json"
+    path = out / MANIFEST
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -412,6 +410,31 @@ def status(out: Path, as_json: bool) -> None:
         click.echo(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True))
     else:
         click.echo(format_status(manifest, out, lock_holder(out)))
+    sys.exit(EXIT_OK)
+
+
+@cli.command()
+@click.argument("out", type=click.Path(path_type=Path))
+@click.argument("dest", type=click.Path(path_type=Path))
+def export(out: Path, dest: Path) -> None:
+    """Copy the published tables and dataset card (README.md) of OUT into the new folder DEST:
+    what an analyst or a dataset hub needs, without run history, state or caches.
+
+    Exit 0; 2 when DEST exists and is not empty, or overlaps OUT; 3 when OUT has no published run
+    or a run is writing it.
+    """
+    from .export import ExportRefused, NothingPublished, export
+    from .publish import OutputLocked
+
+    try:
+        written = export(out, dest)
+    except ExportRefused as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    except (NothingPublished, OutputLocked, OSError) as exc:
+        click.echo(f"error: could not export: {exc}", err=True)
+        sys.exit(EXIT_CANNOT_RUN)
+    click.echo(f"wrote {len(written)} files to {dest}/: {', '.join(p.name for p in written)}")
     sys.exit(EXIT_OK)
 
 

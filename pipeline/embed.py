@@ -280,8 +280,13 @@ class SentenceTransformerEmbedder:
                 f"sentence-transformers model path {model!r} does not exist or is not a directory"
             )
 
-        import torch
-        from sentence_transformers import SentenceTransformer
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # an optional extra: the default backend needs neither
+            raise ConfigError(f"embed.backend 'sentence-transformers' needs {exc.name or 'sentence-transformers'}, "
+                              "which is not installed: pip install 'paper-pipeline[sentence-transformers]', "
+                              "or use the default backend 'use'") from None
 
         if device is None:
             device = "cuda" if torch.cuda.is_available() else "cpu"

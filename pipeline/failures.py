@@ -51,3 +51,11 @@ def too_many_failed(n_failed: int, n_documents: int, max_failed: float) -> bool:
     else a fraction of ``n_documents`` (the documents read, failed ones included)."""
     limit = max_failed * n_documents if 0 < max_failed < 1 else max_failed
     return n_failed > limit
+
+
+def too_many_in_run(manifest: Mapping[str, Any], max_failed: float) -> bool:
+    """:func:`too_many_failed` for a run's ``manifest`` (its ``status_counts``): the failed files
+    against the documents read (every status but ``skipped``)."""
+    status = manifest.get("status_counts") or {}
+    read = sum(int(n) for s, n in status.items() if s != "skipped")
+    return too_many_failed(int(status.get("error", 0)), read, max_failed)

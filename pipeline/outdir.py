@@ -9,15 +9,19 @@ pipeline. Before a run writes anything (:func:`check`):
   an output folder, are refused (:class:`OutputRefused`; the CLI exits 2): a run would read its
   own outputs as articles or publish over the articles;
 - a folder without the marker is used only when it is empty or everything in it has the shape of
-  this pipeline's layout (:func:`foreign_entries`): the current layout's links, run folders,
-  state, cache and lock, or an older version's plain output files next to a ``manifest.json``
-  this pipeline wrote. Anything else is refused, naming what is there;
-- in a marked folder the pipeline leaves other files alone, but a plain file or folder where it
-  puts one of its links (``report.html``, ``current`` ...) is refused, naming it.
+  this pipeline's layout (:func:`foreign_entries`): ``.pipeline``, the lock, the files the
+  publish record names (unchanged since), an older layout's links, run folders, state and cache,
+  or an older version's plain output files next to a ``manifest.json`` this pipeline wrote.
+  Anything else is refused, naming what is there;
+- in a marked folder the pipeline leaves other files alone, but a file where it publishes one of
+  its own (``report.html``, ``papers.parquet`` ...) that the publish record does not name as it
+  is now (a user's file, or one changed since) is refused, naming it; so is, in an older layout,
+  a plain file where it put a link.
 
-:func:`claim` writes the marker (under the run's lock). Its ``layout`` is ``"plain"`` for an
-older version's folder, which tells :func:`pipeline.publish.publish` to migrate the plain files
-into a run folder once (:func:`mark` then records ``"runs"``); no other folder is ever migrated.
+:func:`claim` writes the marker (under the run's lock). Its ``layout`` is ``"tables"`` (the layout
+of :mod:`pipeline.publish`), or ``"runs"`` / ``"plain"`` for an older version's folder, which
+tells :func:`pipeline.publish.adopt` and :func:`pipeline.publish.publish` to migrate it once
+(:func:`mark` then records ``"tables"``); no other folder is ever migrated.
 """
 
 from __future__ import annotations
@@ -29,16 +33,27 @@ from pathlib import Path
 
 from . import __version__
 from .errors import PipelineError
-from .publish import CURRENT, LINKED_NAMES, LOCK_NAME, RUNS_DIR
+from .publish import (
+    LEGACY_CURRENT,
+    LEGACY_LINKED_NAMES,
+    LEGACY_RUNS_DIR,
+    LOCK_NAME,
+    MANIFEST,
+    PIPELINE_DIR,
+    PUBLISHED,
+    PUBLISHED_NAMES,
+    is_owned,
+)
 
 #: The marker file naming a folder as this pipeline's output folder (JSON: ``layout``, ``created_by``,
 #: ``created_at``).
 MARKER = ".pipeline-output.json"
-#: Layouts a marker names: ``runs`` (``OUT/current`` and links, :mod:`pipeline.publish`) and
-#: ``plain`` (an older version's plain files, to be migrated on the next publish).
-LAYOUTS = ("runs", "plain")
-#: Folders of the pipeline inside an output folder: run folders, the state, the embedding cache.
-OWN_FOLDERS = (RUNS_DIR, ".state", ".cache")
+#: Layouts a marker names: ``tables`` (:mod:`pipeline.publish`), and two to be migrated on the next
+#: run: ``runs`` (``OUT/current`` and links into ``.runs``) and ``plain`` (plain files at the top).
+LAYOUTS = ("tables", "runs", "plain")
+#: Folders of the pipeline inside an output folder: its own, and an older layout's run folders,
+#: state and embedding cache.
+OWN_FOLDERS = (PIPELINE_DIR, LEGACY_RUNS_DIR, ".state", ".cache")
 #: The CLI's probe that the folder is writable (left behind when a run is killed right then).
 WRITE_PROBE = ".write-test"
 #: Keys of the ``manifest.json`` every version of the pipeline has written.
@@ -78,13 +93,13 @@ def check(corpus: str | Path, out: str | Path) -> str | None:
 
 
 def is_output_folder(folder: str | Path) -> bool:
-    """Whether ``folder`` is an output folder of this pipeline: it has the marker, or (written
-    before the marker) a ``current`` link into its run folders."""
+    """Whether ``folder`` is an output folder of this pipeline: it has the marker or a publish
+    record, or (written before the marker) a ``current`` link into its run folders."""
     folder = Path(folder)
-    if os.path.lexists(folder / MARKER):
+    if os.path.lexists(folder / MARKER) or os.path.isfile(folder / PUBLISHED):
         return True
     try:
-        return os.readlink(folder / CURRENT).startswith(f"{RUNS_DIR}/")
+        return os.readlink(folder / LEGACY_CURRENT).startswith(f"{LEGACY_RUNS_DIR}/")
     except OSError:
         return False
 
@@ -92,18 +107,30 @@ def is_output_folder(folder: str | Path) -> bool:
 def _layout(out: Path) -> str:
     marker = read_marker(out)
     if marker is not None:
-        misplaced = [n for n in (CURRENT, *LINKED_NAMES) if os.path.lexists(out / n) and not (out / n).is_symlink()]
-        if misplaced and marker["layout"] == "runs":
-            raise OutputRefused(f"the output folder {out} holds {_names(misplaced)} where the pipeline puts "
-                                "its links, not written by it; move them elsewhere (the pipeline deletes only "
-                                "what it wrote)")
+        if marker["layout"] == "runs":
+            misplaced = [n for n in (LEGACY_CURRENT, *LEGACY_LINKED_NAMES)
+                         if os.path.lexists(out / n) and not (out / n).is_symlink()]
+            misplaced += [n for n in PUBLISHED_NAMES if n not in LEGACY_LINKED_NAMES and os.path.lexists(out / n)]
+            where = "puts its links"
+        else:
+            misplaced = [n for n in PUBLISHED_NAMES if os.path.lexists(out / n) and not is_owned(out, n)]
+            misplaced = misplaced if marker["layout"] == "tables" else [n for n in misplaced if n not in LEGACY_LINKED_NAMES]
+            where = "publishes its outputs (a file it did not write, or one changed since)"
+        if misplaced:
+            raise OutputRefused(f"the output folder {out} holds {_names(misplaced)} where the pipeline {where}; "
+                                "move them elsewhere, or delete them if they are its own outputs copied or edited (the pipeline "
+                                "deletes only what it wrote)")
         return marker["layout"]
     foreign = foreign_entries(out)
     if foreign:
         raise OutputRefused(f"the output folder {out} holds files the pipeline did not write: {_names(foreign)}; "
                             "give an empty or new folder, or one an earlier run wrote (the pipeline deletes "
                             "only what it wrote)")
-    return "plain" if (out / "manifest.json").is_file() and not (out / "manifest.json").is_symlink() else "runs"
+    if os.path.islink(out / LEGACY_CURRENT):
+        return "runs"
+    if _plain_manifest(out / MANIFEST) and not (out / PUBLISHED).is_file():
+        return "plain"
+    return "tables"
 
 
 def _names(names: list[str], most: int = 10) -> str:
@@ -132,26 +159,28 @@ def read_marker(out: str | Path) -> dict | None:
 
 
 def foreign_entries(out: str | Path) -> list[str]:
-    """Names in ``out`` (sorted) that are not of this pipeline's layout: anything but the
-    ``current`` link into the run folders, the top-level links through it, :data:`OWN_FOLDERS`,
-    the lock, the write probe, temporary links (``.<name>.<tag>.tmp``) and markers, older
-    versions' ``.staging-*`` folders, and an older version's plain output files when its ``manifest.json``
-    has :data:`MANIFEST_KEYS`."""
+    """Names in ``out`` (sorted) that are not of this pipeline's layout: anything but
+    :data:`OWN_FOLDERS`, the files the publish record names (as they were published), the lock,
+    the write probe, temporary files of a publish and of the marker, and of older layouts: the
+    ``current`` link into the run folders, the top-level links through it, temporary links
+    (``.<name>.<tag>.tmp``), ``.staging-*`` folders, and plain output files when their
+    ``manifest.json`` has :data:`MANIFEST_KEYS`."""
     out = Path(out)
-    plain_ours = _plain_manifest(out / "manifest.json")
+    plain_ours = _plain_manifest(out / MANIFEST) and not (out / PUBLISHED).is_file()  # an older version's
     foreign = []
     for entry in sorted(os.scandir(out), key=lambda e: e.name):
         name, path = entry.name, Path(entry.path)
         if entry.is_symlink():
             target = os.readlink(path)
-            ours = ((name == CURRENT and target.startswith(f"{RUNS_DIR}/"))
-                    or (name in LINKED_NAMES and target == f"{CURRENT}/{name}")
+            ours = ((name == LEGACY_CURRENT and target.startswith(f"{LEGACY_RUNS_DIR}/"))
+                    or (name in LEGACY_LINKED_NAMES and target == f"{LEGACY_CURRENT}/{name}")
                     or (name.startswith(".") and name.endswith(".tmp")))
         elif entry.is_dir():
             ours = name in OWN_FOLDERS or name.startswith(".staging-")
         else:
             ours = ((name == LOCK_NAME and _is_lock(path)) or (name == WRITE_PROBE and entry.stat().st_size == 0)
-                    or (name.startswith(f"{MARKER}.") and name.endswith(".tmp")) or (name in LINKED_NAMES and plain_ours))
+                    or (name.startswith((f"{MARKER}.", f".{MANIFEST}.")) and name.endswith(".tmp"))
+                    or (name in LEGACY_LINKED_NAMES and plain_ours) or is_owned(out, name))
         if not ours:
             foreign.append(name)
     return foreign
@@ -194,7 +223,7 @@ def claim(corpus: str | Path, out: str | Path) -> str:
     Raises:
         OutputRefused: as :func:`check`.
     """
-    layout = check(corpus, out) or "runs"
+    layout = check(corpus, out) or "tables"
     if read_marker(out) is None:
         mark(out, layout)
     return layout

@@ -1,30 +1,36 @@
-"""Publishing a run's outputs atomically, and the lock that keeps two runs off one output folder.
+"""Publishing a run's outputs, and the lock that keeps two runs off one output folder.
 
-Layout of an output folder ``OUT``::
+Layout of an output folder ``OUT`` (the marker's layout ``tables``)::
 
-    OUT/.runs/<run_id>/          one complete run: <table>.parquet, errors.parquet,
-                                 manifest.json, report.html (when pipeline.report exists)
-    OUT/current -> .runs/<run_id>            the published run (a relative symbolic link)
-    OUT/<name>  -> current/<name>            for each of LINKED_NAMES the run has
-    OUT/.state/                  incremental state (pipeline.state)
-    OUT/.cache/embeddings.sqlite embedding cache (pipeline.embed_cache)
-    OUT/.lock                    the run lock; holds the PID of the run holding it
+    OUT/<table>.parquet, errors.parquet   the published run's tables (plain files)
+    OUT/manifest.json, report.html, README.md   its manifest, report and dataset card
+    OUT/.pipeline/runs/<run_id>/          a run being written; after its publish, its manifest
+    OUT/.pipeline/published.json          what the last publish put at the top (run id; each
+                                          file's size and mtime: the ownership record)
+    OUT/.pipeline/state/                  incremental state (pipeline.state)
+    OUT/.pipeline/cache/embeddings.sqlite embedding cache (pipeline.embed_cache)
+    OUT/.lock                             the run lock; holds the PID of the run holding it
 
-Publish protocol (:func:`publish`): a run writes ``.runs/<run_id>/`` completely and flushes it
-to disk, then makes a temporary symbolic link to it and renames it over ``current`` (POSIX
-``rename`` is atomic: a reader sees the old run or the new one, never a mix or nothing). The
-top-level names are links through ``current``, created once, so ``OUT/papers.parquet`` keeps
-working and always points into the published run. Each top-level link is resolved when it is
-opened, so a reader that opens several tables while a run publishes may get two runs; a reader
-that needs one consistent snapshot resolves ``OUT/current`` once
-(``os.path.realpath("OUT/current")``) and reads every table under that folder. The published run
-and the one before it are kept; older runs, and folders of runs that never published (killed),
-are deleted after each publish, so a snapshot stays readable for at least one more run.
+Only the published run's tables carry their names, so a recursive glob
+(``OUT/**/papers.parquet`` in DuckDB, polars or ``glob``) finds each table once; only while a run
+is being written (or after one was killed, until the next run) does its folder under
+``.pipeline/runs`` hold unpublished copies.
 
-An output folder written by an older version (plain files at the top level) is migrated on
-the first publish when its marker says so (``migrate``, :mod:`pipeline.outdir`): its files are
-hard-linked into ``.runs/legacy-<mtime>/`` (kept as the previous run) and replaced by the links.
-Otherwise a plain file where a link goes is not the pipeline's: it is left alone, with a warning.
+Publish protocol (:func:`publish`): a run writes ``.pipeline/runs/<run_id>/`` completely and
+flushes it to disk; a journal ``.pipeline/publishing.json`` names the run and its files; each file
+is then renamed over its top-level name (POSIX ``rename``: a reader sees the old file or the new
+one, never a part), ``manifest.json`` last (hard-linked, so the run folder keeps it as history);
+the journal then becomes ``published.json``. A run killed between two renames leaves the journal:
+the next run finishes that publish first (:func:`recover`), so the top level is never left mixed
+past the next run. A reader that needs tables of one run reads ``manifest.json``'s ``run_id``
+before and after reading them (a publish takes milliseconds). The folders of the published run
+and the one before it are kept; older ones, and those of runs that never published, are deleted
+after each publish.
+
+Older layouts (the marker's ``runs``: ``OUT/current`` -> ``.runs/<run_id>`` and top-level links;
+``plain``: plain files, no ``.pipeline``) are migrated once, under the lock, when the marker says
+the folder is the pipeline's (:mod:`pipeline.outdir`): :func:`adopt` moves the state and the cache
+into ``.pipeline``, and the first publish replaces the links, removes ``current`` and ``.runs``.
 
 Lock (:class:`OutputLock`): ``fcntl.flock`` on ``OUT/.lock``, taken without waiting. The kernel
 drops the lock when its process dies, however it dies, so a killed run never blocks the next
@@ -42,6 +48,7 @@ import contextlib
 import datetime as dt
 import errno
 import fcntl
+import json
 import logging
 import os
 import shutil
@@ -53,24 +60,40 @@ from .errors import PipelineError
 
 log = logging.getLogger(__name__)
 
-#: Folder of run folders, inside the output folder.
-RUNS_DIR = ".runs"
-#: The link to the published run.
-CURRENT = "current"
+#: The pipeline's own folder inside the output folder: run folders, state, cache, publish record.
+PIPELINE_DIR = ".pipeline"
+#: Folder of run folders (relative to the output folder).
+RUNS_DIR = f"{PIPELINE_DIR}/runs"
+#: Incremental state and embedding cache (relative to the output folder).
+STATE_DIR = f"{PIPELINE_DIR}/state"
+CACHE_DIR = f"{PIPELINE_DIR}/cache"
+#: What the last publish put at the top, and the journal of a publish under way (JSON).
+PUBLISHED = f"{PIPELINE_DIR}/published.json"
+PUBLISHING = f"{PIPELINE_DIR}/publishing.json"
 #: The lock file.
 LOCK_NAME = ".lock"
-#: Files of a run that get a top-level link ``OUT/<name> -> current/<name>`` (when the run has
-#: them): the tables, the errors table, the manifest and the report.
-LINKED_NAMES = ("documents.parquet", "sections.parquet", "papers.parquet", "dropped.parquet", "context.parquet",
-                "errors.parquet", "manifest.json", "report.html")
+MANIFEST = "manifest.json"
+#: The tables of a run, as published at the top of the output folder.
+TABLE_FILES = ("documents.parquet", "sections.parquet", "papers.parquet", "dropped.parquet", "context.parquet",
+               "errors.parquet")
+#: Every name a publish puts at the top, in the order it does: tables, report, dataset card,
+#: and the manifest last (a reader that sees the new manifest sees every new file).
+PUBLISHED_NAMES = (*TABLE_FILES, "report.html", "README.md", MANIFEST)
 #: Runs kept after a publish: the published one and the one before it.
 KEEP_RUNS = 2
+#: The layout before issue 43 (the marker's ``runs``): run folders, the link to the published
+#: run, and top-level links ``OUT/<name> -> current/<name>`` for :data:`LEGACY_LINKED_NAMES`.
+LEGACY_RUNS_DIR = ".runs"
+LEGACY_CURRENT = "current"
+LEGACY_LINKED_NAMES = (*TABLE_FILES, MANIFEST, "report.html")
+#: Older places of the state and the cache, moved into :data:`PIPELINE_DIR` by :func:`adopt`.
+LEGACY_FOLDERS = {".state": STATE_DIR, ".cache": CACHE_DIR}
 #: Environment variable naming the crash point (tests only).
 CRASH_ENV = "PIPELINE_CRASH_AT"
 #: Named points where :func:`crash_point` can kill the run: after the per-document stages (state
-#: written, nothing published), after the first table of the run folder is written, and with the
-#: run folder complete just before the ``current`` link is swapped.
-CRASH_POINTS = ("after-documents", "mid-write", "before-swap")
+#: written, nothing published), after the first table of the run folder is written, with the
+#: run folder complete just before the publish, and mid-publish (the first table renamed).
+CRASH_POINTS = ("after-documents", "mid-write", "before-swap", "mid-publish")
 
 
 class OutputLocked(PipelineError):
@@ -169,18 +192,90 @@ def lock_holder(out_dir: str | Path) -> int | None:
 
 
 def run_folder(out_dir: str | Path, run_id: str) -> Path:
-    """``OUT/.runs/<run_id>`` (not created)."""
+    """``OUT/.pipeline/runs/<run_id>`` (not created)."""
     return Path(out_dir) / RUNS_DIR / run_id
 
 
-def current_run(out_dir: str | Path) -> Path | None:
-    """The published run's folder (``OUT/current`` resolved), or None when nothing is published
-    through ``current`` (an empty or older-version folder)."""
-    link = Path(out_dir) / CURRENT
-    if not link.is_symlink():
+def _stamp(path: Path) -> list[int]:
+    """``[size, mtime_ns]`` of a file: how the publish record knows its files (a rename and a
+    copy that keeps times, ``cp -a`` or ``rsync -a``, keep both)."""
+    st = os.lstat(path)
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return None
-    target = Path(out_dir) / os.readlink(link)
-    return target if target.is_dir() else None
+    except (OSError, ValueError) as exc:
+        log.warning("cannot read %s (%s); taken as absent", path, exc)
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """Write ``data`` to ``path`` atomically and durably (a temporary file renamed over it)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, sort_keys=True) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def published_record(out_dir: str | Path) -> dict | None:
+    """``.pipeline/published.json``: ``run_id`` and ``files`` (name -> ``[size, mtime_ns]``) of
+    the last publish, or None (nothing published in this layout)."""
+    return _read_json(Path(out_dir) / PUBLISHED)
+
+
+def published_run_id(out_dir: str | Path) -> str | None:
+    """The id of the published run (the record's, else an older layout's ``current`` link), or None."""
+    record = published_record(out_dir)
+    if record is not None:
+        return record.get("run_id")
+    with contextlib.suppress(OSError):
+        return os.path.basename(os.readlink(Path(out_dir) / LEGACY_CURRENT))
+    return None
+
+
+def owned_files(out_dir: str | Path) -> dict[str, list[int]]:
+    """Top-level files the pipeline published, by name -> ``[size, mtime_ns]``: those of the
+    record and of a publish under way (its journal)."""
+    out = Path(out_dir)
+    owned: dict[str, list[int]] = {}
+    for path in (out / PUBLISHED, out / PUBLISHING):
+        owned |= {n: s for n, s in ((_read_json(path) or {}).get("files") or {}).items() if n in PUBLISHED_NAMES}
+    return owned
+
+
+def is_owned(out_dir: str | Path, name: str) -> bool:
+    """Whether ``OUT/<name>`` is a plain file the pipeline published, unchanged since: its size
+    and mtime are the record's or the journal's."""
+    path = Path(out_dir) / name
+    if path.is_symlink() or not path.is_file():
+        return False
+    out = Path(out_dir)
+    stamp = _stamp(path)
+    return any(((_read_json(p) or {}).get("files") or {}).get(name) == stamp for p in (out / PUBLISHED, out / PUBLISHING))
+
+
+def record_rewrite(out_dir: str | Path, name: str) -> None:
+    """Record that the pipeline itself rewrote the published ``OUT/<name>`` (e.g. ``python -m
+    pipeline.report OUT`` rewriting ``report.html``), so the next run still knows it as its own.
+
+    Raises:
+        ValueError: ``name`` is not one of :data:`PUBLISHED_NAMES`.
+    """
+    if name not in PUBLISHED_NAMES:
+        raise ValueError(f"{name!r} is not a published name; one of {', '.join(PUBLISHED_NAMES)}")
+    out = Path(out_dir)
+    record = published_record(out)
+    if record is not None and (out / name).is_file():
+        record.setdefault("files", {})[name] = _stamp(out / name)
+        _write_json(out / PUBLISHED, record)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -204,80 +299,96 @@ def flush_folder(folder: Path) -> None:
     _fsync_dir(folder)
 
 
-def _swap_link(link: Path, target: str, tag: str) -> None:
-    """Point ``link`` at ``target`` (relative) atomically: a temporary link renamed over it."""
-    tmp = link.parent / f".{link.name}.{tag}.tmp"
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
-    os.symlink(target, tmp)
-    os.replace(tmp, link)
-
-
-def _migrate_legacy(out: Path) -> str | None:
-    """Hard-link an older version's top-level outputs into ``.runs/legacy-<mtime>/``.
-
-    Returns:
-        that run id, or None when ``out`` holds no plain output files.
-    """
-    plain = [out / n for n in LINKED_NAMES if (out / n).is_file() and not (out / n).is_symlink()]
-    if not plain:
-        return None
-    mtime = max(p.stat().st_mtime for p in plain)
-    run_id = "legacy-" + dt.datetime.fromtimestamp(mtime, dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    folder = run_folder(out, run_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    for path in plain:
-        dest = folder / path.name
-        if not dest.exists():
-            try:
-                os.link(path, dest)
-            except OSError:  # no hard links here: copy
-                shutil.copy2(path, dest)
-    log.info("migrated the outputs of an older version in %s to %s", out, folder)
-    return run_id
+def adopt(out_dir: str | Path, layout: str) -> None:
+    """Move an older layout's state and cache into ``.pipeline`` (the caller holds the lock and
+    the marker says the folder is the pipeline's); make ``.pipeline``. Idempotent."""
+    out = Path(out_dir)
+    (out / PIPELINE_DIR).mkdir(exist_ok=True)
+    if layout == "tables":
+        return
+    for old, new in LEGACY_FOLDERS.items():
+        if (out / old).is_dir() and not (out / old).is_symlink():
+            if os.path.lexists(out / new):
+                log.warning("left %s alone: %s exists already", out / old, out / new)
+            else:
+                os.replace(out / old, out / new)
+                log.info("moved %s to %s", out / old, out / new)
 
 
 def publish(out_dir: str | Path, run_id: str, migrate: bool = False) -> Path:
-    """Make ``OUT/.runs/<run_id>`` the published run (see the module docstring).
+    """Publish ``OUT/.pipeline/runs/<run_id>`` (see the module docstring): write the journal,
+    rename each file to the top (the manifest last), then make the journal the record, and
+    delete run folders other than this one and the previously published one.
 
-    Steps: with ``migrate``, move plain top-level files of an older version into a run folder;
-    swap ``current``; create or fix the top-level links (removing those the new run lacks); delete
-    runs other than this one and the previously published one, and leftovers of killed runs.
+    Args:
+        migrate: the folder has an older layout (:func:`adopt`): also replace its links and
+            plain files the run lacks, remove ``current`` and ``.runs``.
 
     Returns:
-        the published run folder.
+        the output folder, where the run's files now are.
 
     Raises:
         FileNotFoundError: the run folder does not exist.
-        OSError: the links cannot be made (e.g. a file system without symbolic links).
+        OSError: a file cannot be renamed or written.
     """
     out = Path(out_dir)
     folder = run_folder(out, run_id)
     if not folder.is_dir():
         raise FileNotFoundError(f"run folder {folder} does not exist")
-    if os.path.lexists(out / CURRENT) and not (out / CURRENT).is_symlink():
-        raise FileExistsError(f"{out / CURRENT} is not a link the pipeline made; not replaced")
-    previous = current_run(out)
-    previous_id = previous.name if previous is not None else (_migrate_legacy(out) if migrate else None)
-    _swap_link(out / CURRENT, f"{RUNS_DIR}/{run_id}", run_id)
-    _fsync_dir(out)
-    for name in LINKED_NAMES:
-        link, target = out / name, f"{CURRENT}/{name}"
-        if os.path.lexists(link) and not link.is_symlink() and not migrate:
-            log.warning("left %s alone: not written by the pipeline (no link to %s made)", link, target)
-        elif (folder / name).is_file():
-            if not (link.is_symlink() and os.readlink(link) == target):
-                _swap_link(link, target, run_id)
-        elif link.is_symlink() or link.is_file():  # the run has none: no stale or dangling name
-            link.unlink()
-    _fsync_dir(out)
-    prune(out, keep={run_id, previous_id} - {None}, staging=migrate)
-    return folder
+    previous = published_run_id(out)
+    journal = {"run_id": run_id, "migrate": migrate,
+               "files": {n: _stamp(folder / n) for n in PUBLISHED_NAMES if (folder / n).is_file()}}
+    _write_json(out / PUBLISHING, journal)
+    _finish(out, journal)
+    prune(out, keep={run_id, previous} - {None}, legacy=migrate)
+    return out
 
 
-def prune(out_dir: str | Path, keep: set[str], staging: bool = False) -> list[str]:
-    """Delete run folders not in ``keep``, temporary links and (``staging``: when migrating an
-    older version's folder) its staging folders.
+def recover(out_dir: str | Path) -> str | None:
+    """Finish a publish that a killed run left half done (its journal exists); the caller holds
+    the lock. Returns that run's id, or None when there was none."""
+    out = Path(out_dir)
+    journal = _read_json(out / PUBLISHING)
+    if journal is None or not isinstance(journal.get("run_id"), str):
+        return None
+    log.warning("finishing the publish of run %s, which was stopped midway", journal["run_id"])
+    _finish(out, journal)
+    return journal["run_id"]
+
+
+def _finish(out: Path, journal: dict) -> None:
+    """Rename the journal's files to the top (those already there skipped), remove names the run
+    lacks that the pipeline published, and make the journal the record."""
+    folder = run_folder(out, journal["run_id"])
+    files, migrate = journal["files"], bool(journal.get("migrate"))
+    for name in PUBLISHED_NAMES:
+        src, dest = folder / name, out / name
+        if name in files:
+            if name == MANIFEST and src.is_file():  # hard-linked: the run folder keeps it as history
+                tmp = out / f".{name}.{journal['run_id']}.tmp"
+                with contextlib.suppress(FileNotFoundError):
+                    tmp.unlink()
+                os.link(src, tmp)
+                os.replace(tmp, dest)
+            elif src.is_file():
+                os.replace(src, dest)
+                crash_point("mid-publish")
+        elif is_owned(out, name) or (migrate and (dest.is_symlink() or dest.is_file())):
+            dest.unlink()  # the run has none: no stale file of an earlier run
+    _fsync_dir(out)
+    record = {"run_id": journal["run_id"], "files": files}
+    _write_json(out / PUBLISHED, record)
+    (out / PUBLISHING).unlink()
+    if migrate:
+        if (out / LEGACY_CURRENT).is_symlink():
+            (out / LEGACY_CURRENT).unlink()
+        shutil.rmtree(out / LEGACY_RUNS_DIR, ignore_errors=True)
+    _fsync_dir(out / PIPELINE_DIR)
+
+
+def prune(out_dir: str | Path, keep: set[str], legacy: bool = False) -> list[str]:
+    """Delete run folders not in ``keep``, temporary files of a publish and (``legacy``: when
+    migrating an older version's folder) its staging folders.
 
     Returns:
         the run ids deleted.
@@ -289,9 +400,11 @@ def prune(out_dir: str | Path, keep: set[str], staging: bool = False) -> list[st
         if folder.name not in keep:
             shutil.rmtree(folder, ignore_errors=True)
             deleted.append(folder.name)
-    for tmp in out.glob(".*.tmp"):
-        if tmp.is_symlink():
+    for tmp in out.glob(".*.tmp"):  # an older version's temporary links, this one's manifest link
+        if tmp.is_symlink() or (tmp.name.startswith(f".{MANIFEST}.") and tmp.is_file()):
             tmp.unlink(missing_ok=True)
-    for folder in out.glob(".staging-*") if staging else []:  # the runner of older versions staged here
+    for tmp in (out / PIPELINE_DIR).glob(".*.json.*.tmp"):  # the record's and the journal's
+        tmp.unlink(missing_ok=True)
+    for folder in out.glob(".staging-*") if legacy else []:  # the runner of older versions staged here
         shutil.rmtree(folder, ignore_errors=True)
     return deleted

@@ -4,7 +4,7 @@ Pipeline order (the whole cascade in one place)::
 
     list_corpus                      files under CORPUS, sorted          (runner)
     state     files -> reused | to process   unchanged files (path, bytes,      (runner)
-                                          version, config) come from OUT/.state
+                                          version, config) come from OUT/.pipeline/state
     ingest    file listing -> documents   read by format (txt/md, html, jsonl),  per document
                                           decode, newline-normalize, extract
                                           HTML main content, repair mojibake,
@@ -19,8 +19,9 @@ Pipeline order (the whole cascade in one place)::
               each chunk's sections embedded
     dedup     all sections -> papers      slim columns + vectors, clustering     global
     write     second pass over the scratch tables: + paper_id, match_score, dup_of;
-              OUT/.runs/<run_id>/: Parquet (zstd), errors.parquet, manifest.json (runner)
-    publish   swap OUT/current to the new run folder (atomic), prune old runs    (runner)
+              OUT/.pipeline/runs/<run_id>/: Parquet (zstd), errors.parquet,
+              manifest.json, report.html, README.md (the dataset card)            (runner)
+    publish   rename each file to the top of OUT, the manifest last; prune runs  (runner)
 
 The per-document stages see one batch at a time (``run.batch_size`` documents) and depend on no
 other batch: :func:`process_files` is the unit of work, run in this process, in a pool of
@@ -64,6 +65,7 @@ from tqdm.auto import tqdm
 
 from . import __version__, clean, extract, ingest, normalize, outdir, segment
 from . import formats as ingest_formats
+from .card import write_card
 from .config import Config
 from .dedup import (
     FUSED_PAPERS_SCHEMA,
@@ -86,9 +88,21 @@ from .embed import DEFAULT_MAX_CHARS, Embedder, make_local_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
 from .failures import failed_files
 from .memory import collect_less_often, release_free_memory
-from .publish import OutputLock, crash_point, current_run, flush_folder, new_run_id, publish, run_folder
+from .publish import (
+    CACHE_DIR,
+    MANIFEST,
+    STATE_DIR,
+    OutputLock,
+    adopt,
+    crash_point,
+    flush_folder,
+    new_run_id,
+    publish,
+    recover,
+    run_folder,
+)
 from .stage import Stage, check_chain
-from .state import STATE_DIR, Entry, StateStore, file_sha256, frame_records, state_key
+from .state import Entry, StateStore, file_sha256, frame_records, state_key
 from .vectors import VectorFile
 from .workers import map_in_pool, pool_batch_size, pool_workers
 from .write import (
@@ -111,9 +125,6 @@ DOCUMENT_STAGES: tuple[Stage, ...] = (ingest.STAGE, clean.STAGE, segment.STAGE)
 SECTION_STAGES: tuple[Stage, ...] = (normalize.STAGE, extract.STAGE)
 #: The per-document stages by name, in order (progress bars, :class:`BatchResult` seconds).
 DOCUMENT_STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract")
-#: Folder inside the output folder for state kept between runs (the embedding cache); not part
-#: of the published tables.
-CACHE_DIR = ".cache"
 #: What became of each corpus file in a run (``RunResult.files``, manifest ``files``).
 FILE_OUTCOMES = ("processed", "reused", "removed")
 STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
@@ -147,7 +158,10 @@ class RunResult:
             run folder's Parquet files when first asked for (:class:`TableFiles`).
         seconds: seconds per stage (:data:`STAGE_NAMES`).
         counts: rows per written table.
-        run_dir: the published run folder ``OUT/.runs/<run_id>``.
+        run_dir: the folder that holds the published run's files: ``OUT`` itself (a later run
+            replaces them; :data:`pipeline.publish.PUBLISHED_NAMES`).
+        run_id: the run's id (``manifest.json``'s ``run_id``; its history folder is
+            ``OUT/.pipeline/runs/<run_id>``).
         files: corpus files (relative paths) ``processed`` in this run (new, changed, or not
             reusable), ``reused`` from the state, and ``removed`` since the previous run.
         manifest: the run's ``manifest.json`` as a dict.
@@ -159,6 +173,7 @@ class RunResult:
     seconds: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     run_dir: Path | None = None
+    run_id: str = ""
     files: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in FILE_OUTCOMES})
     manifest: dict[str, Any] = field(default_factory=dict)
     stats: dict[str, int] = field(default_factory=dict)
@@ -247,9 +262,9 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     """Run the pipeline over ``corpus`` and publish the outputs in ``out_dir``.
 
     Incremental: files whose path, bytes, pipeline version and per-document configuration match
-    an entry of ``OUT/.state`` are not processed again (:mod:`pipeline.state`); dedup runs over
-    all sections every time. The run is written to ``OUT/.runs/<run_id>/`` and published by
-    swapping ``OUT/current`` (:mod:`pipeline.publish`); a lock keeps other runs off ``out_dir``.
+    an entry of ``OUT/.pipeline/state`` are not processed again (:mod:`pipeline.state`); dedup runs
+    over all sections every time. The run is written to ``OUT/.pipeline/runs/<run_id>/`` and
+    published to the top of ``OUT`` (:mod:`pipeline.publish`); a lock keeps other runs off ``out_dir``.
     The result equals a full rebuild's, table for table.
 
     Args:
@@ -290,6 +305,8 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     out_dir.mkdir(parents=True, exist_ok=True)
     with OutputLock(out_dir), collect_less_often():
         layout = outdir.claim(corpus, out_dir)
+        adopt(out_dir, layout)
+        recover(out_dir)
         if config.run.engine == "ray":
             from .engine_ray import RayEngine  # Ray is an optional extra: imported only when asked for
 
@@ -383,13 +400,14 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     write_manifest(run_dir, manifest)
     release_free_memory()  # the whole dedup's memory, before the report reads the tables back
     _write_report(run_dir, report_frames(run_dir, outcome.errors), manifest)
+    write_card(run_dir, manifest)
     flush_folder(run_dir)
     crash_point("before-swap")
-    publish(out_dir, run_id, migrate=layout == "plain")
-    if layout == "plain":
-        outdir.mark(out_dir, "runs")
-    return RunResult(out_dir=out_dir, frames=TableFiles(run_dir), seconds=seconds, counts=outcome.counts,
-                     run_dir=run_dir, files=files, manifest=manifest, stats=outcome.stats)
+    publish(out_dir, run_id, migrate=layout != "tables")
+    if layout != "tables":
+        outdir.mark(out_dir, "tables")
+    return RunResult(out_dir=out_dir, frames=TableFiles(out_dir), seconds=seconds, counts=outcome.counts,
+                     run_dir=out_dir, run_id=run_id, files=files, manifest=manifest, stats=outcome.stats)
 
 
 class FileResult(NamedTuple):
@@ -1199,7 +1217,8 @@ def _file_rows(path: str, entries: dict[str, Entry], pending: dict[str, tuple[by
 
 
 class TableFiles(Mapping[str, pd.DataFrame]):
-    """The tables of a run folder, read from its Parquet files when first asked for (and kept).
+    """The tables of a run folder (or of ``OUT``), read from its Parquet files when first asked
+    for (and kept).
 
     Values are DataFrames built from Arrow's Python values (``to_pylist``): list columns hold
     Python lists, missing values are None (an integer column with a missing value is float).
@@ -1317,9 +1336,8 @@ def errors_table(documents: pd.DataFrame) -> pd.DataFrame:
 
 
 def _previous_manifest(out_dir: Path) -> dict[str, Any] | None:
-    """The published run's manifest (through ``current``, else an older version's plain file)."""
-    current = current_run(out_dir)
-    path = (current / "manifest.json") if current is not None else out_dir / "manifest.json"
+    """The published run's manifest (``OUT/manifest.json``: a file, or an older layout's link)."""
+    path = out_dir / MANIFEST
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

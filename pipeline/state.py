@@ -24,7 +24,7 @@ entries, in corpus order (see :func:`pipeline.runner.mark_copies`).
 
 Layout
 ------
-``OUT/.state/*.parquet``, each file a table of entries, one row per file, columns
+``OUT/.pipeline/state/*.parquet``, each file a table of entries, one row per file, columns
 :data:`STATE_SCHEMA`: the key columns in the clear and the rows as JSON (``documents``,
 ``sections``, :func:`_dumps`; zstd-compressed by Parquet). A run appends its
 freshly processed files as ``part-<run_id>-<n>.parquet`` files, a part at most every
@@ -64,11 +64,12 @@ import pyarrow.parquet as pq
 
 from . import __version__
 from .config import Config
+from .publish import STATE_DIR as PUBLISHED_STATE_DIR
 
 log = logging.getLogger(__name__)
 
-#: Folder inside the output folder that holds the state.
-STATE_DIR = ".state"
+#: Folder inside the output folder that holds the state (the output layout's, :mod:`pipeline.publish`).
+STATE_DIR = PUBLISHED_STATE_DIR
 #: Configuration sections the per-document stages read (the rest, ``embed``, ``dedup`` and
 #: ``run``, changes nothing a file's entry holds).
 DOCUMENT_CONFIG_SECTIONS = ("ingest", "clean", "normalize", "extract")
@@ -281,7 +282,7 @@ class Entry:
 
 
 class StateStore:
-    """The entries kept in ``OUT/.state`` for one state key.
+    """The entries kept in ``OUT/.pipeline/state`` for one state key.
 
     Args:
         folder: the state folder (created on the first write).

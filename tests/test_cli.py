@@ -429,7 +429,7 @@ def test_a_sigterm_after_the_publish_step_says_the_run_was_published(tmp_path: P
 
     import pipeline.runner as runner_module
     from pipeline.cli import EXIT_TERMINATED
-    from pipeline.publish import current_run
+    from pipeline.publish import published_run_id
 
     real_publish = runner_module.publish
 
@@ -444,4 +444,4 @@ def test_a_sigterm_after_the_publish_step_says_the_run_was_published(tmp_path: P
     result = _invoke(corpus, "--out", out, "--quiet", "--workers", "1")
     assert result.exit_code == EXIT_TERMINATED, result.output
     assert "after it was published" in result.output and "nothing new was published" not in result.output
-    assert current_run(out) is not None and (current_run(out) / "papers.parquet").exists()
+    assert published_run_id(out) is not None and (out / "papers.parquet").exists()

@@ -164,6 +164,22 @@ def test_sentence_transformers_without_model_raises_config_error() -> None:
         make_embedder(config)
 
 
+def test_sentence_transformers_not_installed_raises_config_error_naming_the_extra(
+        tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backend is an optional extra: a run without it installed gets a configuration error
+    saying what to install (``None`` in ``sys.modules`` makes its import fail as if absent)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    config = Config()
+    config.embed.backend = "sentence-transformers"
+    config.embed.model = str(tmp_path)
+    config.embed.device = "cpu"
+    with pytest.raises(ConfigError, match=r"needs sentence_transformers, which is not installed: "
+                                          r"pip install 'paper-pipeline\[sentence-transformers\]'"):
+        make_embedder(config)
+
+
 def test_bad_batch_size_raises_config_error() -> None:
     config = Config()
     config.embed.batch_size = 0

@@ -12,6 +12,7 @@ import pytest
 
 import pipeline.state as state_module
 from pipeline.config import load_config
+from pipeline.publish import CACHE_DIR
 from pipeline.runner import run
 from pipeline.state import STATE_DIR, Entry, StateStore, to_plain
 
@@ -77,7 +78,7 @@ def test_incremental_run_equals_full_rebuild(corpus: Path, tmp_path: Path, use_e
     assert manifest["files"] == second.files and manifest["mode"] == "incremental"
 
     rebuilt = tmp_path / "rebuilt"
-    shutil.copytree(out / ".cache", rebuilt / ".cache")  # embeddings are keyed by text: only saves time
+    shutil.copytree(out / CACHE_DIR, rebuilt / CACHE_DIR)  # embeddings are keyed by text: only saves time
     run(corpus, rebuilt, config, embedder=use_embedder, progress=False)
     _assert_same_tables(out, rebuilt)
     full = run(corpus, out, config, embedder=use_embedder, progress=False, full=True)
@@ -106,7 +107,7 @@ def test_a_dedup_setting_reuses_every_file_and_a_document_setting_reprocesses(tm
     stricter = load_config(overrides={"dedup": {"match_threshold": 0.9}})
     result = run(SAMPLE, out, stricter, embedder=use_embedder, progress=False)
     assert result.files["processed"] == [] and len(result.files["reused"]) == 3
-    shutil.copytree(out / ".cache", tmp_path / "fresh" / ".cache")
+    shutil.copytree(out / CACHE_DIR, tmp_path / "fresh" / CACHE_DIR)
     run(SAMPLE, tmp_path / "fresh", stricter, embedder=use_embedder, progress=False)
     _assert_same_tables(out, tmp_path / "fresh")
 
@@ -202,6 +203,7 @@ def test_the_first_run_into_an_empty_folder_is_a_full_one(tmp_path, use_embedder
 
 
 def test_a_state_path_that_is_a_file_stops_the_run_before_any_work(tmp_path: Path) -> None:
+    (tmp_path / STATE_DIR).parent.mkdir()
     (tmp_path / STATE_DIR).write_bytes(b"not a folder")
     with pytest.raises(NotADirectoryError, match="is not a folder: the incremental state is kept there"):
         StateStore(tmp_path / STATE_DIR, "k1", "run-a")

@@ -157,17 +157,20 @@ def test_a_marked_output_folder_keeps_a_users_files_over_runs(tmp_path: Path, us
     corpus = _corpus(tmp_path / "corpus", {"a.txt": ARTICLE.encode()})
     out = tmp_path / "out"
     run(corpus, out, load_config(), embedder=use_embedder, progress=False)
-    assert json.loads((out / MARKER).read_text(encoding="utf-8"))["layout"] == "runs"
+    assert json.loads((out / MARKER).read_text(encoding="utf-8"))["layout"] == "tables"
     (out / "notes.txt").write_text("mine", encoding="utf-8")
     for _ in range(3):
         run(corpus, out, load_config(), embedder=use_embedder, progress=False)
     assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"
-    # a plain file where the pipeline puts a link: refused, not replaced
+    # a file where the pipeline publishes one, not the one it published: refused, not replaced
     (out / "report.html").unlink()
     (out / "report.html").write_text("mine too", encoding="utf-8")
-    with pytest.raises(OutputRefused, match=r'holds "report.html" where the pipeline puts its links'):
+    with open(out / "README.md", "a", encoding="utf-8") as fh:  # the card, edited by hand
+        fh.write("my notes\n")
+    with pytest.raises(OutputRefused, match=r'holds "report.html", "README.md" where the pipeline publishes'):
         run(corpus, out, load_config(), embedder=use_embedder, progress=False)
     assert (out / "report.html").read_text(encoding="utf-8") == "mine too"
+    assert (out / "README.md").read_text(encoding="utf-8").endswith("my notes\n")
 
 
 def test_an_output_folder_of_the_previous_version_without_a_marker_is_adopted(tmp_path: Path, use_embedder) -> None:
@@ -177,13 +180,18 @@ def test_an_output_folder_of_the_previous_version_without_a_marker_is_adopted(tm
     (out / MARKER).unlink()  # as the version before the marker left it
     second = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
     assert second.files["reused"] == ["a.txt"]  # its state was taken as the pipeline's own
-    assert json.loads((out / MARKER).read_text(encoding="utf-8"))["layout"] == "runs"
-    assert sorted(p.name for p in (out / ".runs").iterdir()) == sorted([first.run_dir.name, second.run_dir.name])
+    assert json.loads((out / MARKER).read_text(encoding="utf-8"))["layout"] == "tables"
+    assert sorted(p.name for p in (out / ".pipeline" / "runs").iterdir()) == sorted([first.run_id, second.run_id])
+    (out / MARKER).unlink()
+    assert foreign_entries(out) == []  # the publish record names every top-level file
+    with open(out / "papers.parquet", "ab") as fh:  # changed since it was published: not the pipeline's
+        fh.write(b"x")
+    assert foreign_entries(out) == ["papers.parquet"]
 
 
 def test_what_a_killed_run_leaves_is_the_pipelines_and_anything_else_is_named(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    for folder in (".runs", ".state", ".cache", ".staging-abc"):
+    for folder in (".pipeline", ".runs", ".state", ".cache", ".staging-abc"):
         (out / folder).mkdir(parents=True)
     (out / ".lock").write_text("12345\n", encoding="ascii")
     (out / ".write-test").write_bytes(b"")

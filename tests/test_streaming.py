@@ -15,7 +15,7 @@ import pytest
 import pipeline.runner as runner_module
 from pipeline.config import load_config
 from pipeline.runner import run
-from pipeline.state import STATE_ROW_GROUP, Entry, StateStore
+from pipeline.state import STATE_DIR, STATE_ROW_GROUP, Entry, StateStore
 from pipeline.write import ERRORS_SCHEMA, PAPERS_SCHEMA, TableWriter
 
 from conftest import SAMPLE, TABLES
@@ -264,7 +264,8 @@ def test_damaged_state_rows_are_processed_again(corpus: Path, tmp_path: Path, us
     config = load_config()
     out = tmp_path / "out"
     first = run(corpus, out, config, embedder=use_embedder, progress=False)
-    state_files = sorted((out / ".state").glob("*.parquet"))
+    tables = {name: pq.read_table(first.run_dir / f"{name}.parquet") for name in ALL_TABLES}
+    state_files = sorted((out / STATE_DIR).glob("*.parquet"))
     assert state_files
     for path in state_files:
         data = bytearray(path.read_bytes())
@@ -273,12 +274,12 @@ def test_damaged_state_rows_are_processed_again(corpus: Path, tmp_path: Path, us
         path.write_bytes(bytes(data))
     second = run(corpus, out, config, embedder=use_embedder, progress=False)
     for name in ALL_TABLES:
-        assert pq.read_table(first.run_dir / f"{name}.parquet").equals(pq.read_table(second.run_dir / f"{name}.parquet")), name
+        assert pq.read_table(second.run_dir / f"{name}.parquet").equals(tables[name]), name
     # the state was rewritten: a third run reuses every file and reads it without error
     third = run(corpus, out, config, embedder=use_embedder, progress=False)
     assert third.files["processed"] == [] and len(third.files["reused"]) == len(first.files["processed"])
     for name in ALL_TABLES:
-        assert pq.read_table(second.run_dir / f"{name}.parquet").equals(pq.read_table(third.run_dir / f"{name}.parquet")), name
+        assert pq.read_table(third.run_dir / f"{name}.parquet").equals(tables[name]), name
 
 
 def test_state_pages_carry_checksums(tmp_path: Path) -> None:
