@@ -345,6 +345,12 @@ class _Converter(opencc.OpenCC):
     ``-`` included. :func:`to_script` hands it runs of Han characters (with the ``-`` and ``·``
     that join the parts of a name, as in OpenCC's keys 伯克希尔-哈撒韦 and 沃恩·威廉斯), so this
     converter splits at whitespace only.
+
+    :meth:`convert` hands the package, at each step, only the entries that occur in the text
+    that step reads (the text the steps before it wrote): a key that is not a substring of it
+    matches nowhere in it, since the package only ever matches inside that text, and a step
+    left without entries is an identity. The package's own ``convert`` tries every table at
+    every position and key length; the result is the same.
     """
 
     def __init__(self, configs: tuple[str, ...], to_simplified: bool) -> None:
@@ -360,10 +366,80 @@ class _Converter(opencc.OpenCC):
             steps += [[names, *_tables(step["dict"])] for step in config["conversion_chain"]]
         self._dict_chain_data = [[(max(map(len, t)), min(map(len, t)), t) for t in step] for step in steps]
         self._dict_init_done = True
+        #: every character of every key: text without any of them passes unchanged
+        self.key_characters: frozenset[str] = frozenset(
+            ch for step in self._dict_chain_data for _, _, table in step for key in table for ch in key
+        )
+        #: the keys of one character, of every table: the only characters that can change alone
+        self.single_keys: frozenset[str] = frozenset(
+            key for step in self._dict_chain_data for _, _, table in step for key in table if len(key) == 1
+        )
+
+    def convert(self, string: str) -> str:
+        """The package's conversion of ``string``, each step given only the entries of its
+        tables that occur in the text it reads."""
+        if self.key_characters.isdisjoint(string):
+            return string
+        return "".join(
+            part if k % 2 or not part else self._convert_steps(part)
+            for k, part in enumerate(self.split_chars_re.split(string))
+        )
+
+    @functools.cached_property
+    def _indexed_steps(self) -> list[list[tuple[dict[str, str], dict[str, tuple[str, ...]]]]]:
+        """Per step, each table with its keys by their first two characters (a key of one
+        character by itself), built on the first :meth:`convert`."""
+        steps = []
+        for step in self._dict_chain_data:
+            indexed = []
+            for _, _, table in step:
+                by_prefix: dict[str, list[str]] = {}
+                for key in table:
+                    by_prefix.setdefault(key[:2], []).append(key)
+                indexed.append((table, {prefix: tuple(keys) for prefix, keys in by_prefix.items()}))
+            steps.append(indexed)
+        return steps
+
+    def _convert_steps(self, text: str) -> str:
+        """:meth:`convert` of a text without whitespace."""
+        for step in self._indexed_steps:
+            # the text's characters and pairs of characters: every key that occurs starts with one
+            grams = set(text)
+            grams.update(text[i : i + 2] for i in range(len(text) - 1))
+            tables = []
+            for table, by_prefix in step:
+                found = {key: table[key] for prefix in grams & by_prefix.keys() for key in by_prefix[prefix] if key in text}
+                if found:
+                    lengths = [len(key) for key in found]
+                    tables.append((max(lengths), min(lengths), found))
+            if tables:
+                text = self._convert(text, [tables])
+        return text
+
+    @functools.cached_property
+    def changed_characters(self) -> frozenset[str]:
+        """The characters this conversion changes when given alone, read from its tables.
+
+        Only a one-character key matches a text of one character, and in a step the package
+        takes the first table that has the key; so a character goes from table to table, step
+        by step, while what it becomes is one character (otherwise the package converts it).
+        Any character that is no such key is left as it is.
+        """
+        changed = set()
+        for ch in self.single_keys:
+            out = ch
+            for step in self._dict_chain_data:
+                out = next((table[out] for _, _, table in step if out in table), out)
+                if len(out) != 1:
+                    out = self._convert(ch, self._dict_chain_data)
+                    break
+            if out != ch:
+                changed.add(ch)
+        return frozenset(changed)
 
 
 @functools.cache
-def _converter(target: str, from_traditional: bool) -> opencc.OpenCC:
+def _converter(target: str, from_traditional: bool) -> _Converter:
     """The converter of :data:`CONVERSIONS` for runs of one script and ``target``, built once
     per process.
 
@@ -377,7 +453,7 @@ def _converter(target: str, from_traditional: bool) -> opencc.OpenCC:
 
 
 @functools.cache
-def _classifier() -> opencc.OpenCC:
+def _classifier() -> _Converter:
     """The conversion that tells Traditional-specific characters (:func:`_char_class`):
     ``hk2t`` then ``t2s``. It leaves Taiwan's variant 著 (a character of Simplified text too:
     显著) where ``tw2s`` makes it 着, and changes Hong Kong's 説 and 衞."""
@@ -425,8 +501,8 @@ def _shared_characters() -> frozenset[str]:
 def _char_class(ch: str) -> int:
     """Class of one character (cached per unique character for the life of the process)."""
     if _HAN_CHAR_RE.fullmatch(ch):
-        to_hans = _classifier().convert(ch) != ch
-        to_hant = _converter("zh-Hant", False).convert(ch) != ch
+        to_hans = ch in _classifier().changed_characters
+        to_hant = ch in _converter("zh-Hant", False).changed_characters
         if to_hans and not to_hant:
             return _HANT
         if to_hant and not to_hans and ch not in _shared_characters():
@@ -448,7 +524,7 @@ def _off_target(ch: str, target: str) -> bool:
     """
     if target == "zh-Hans" or CONVERSIONS[target][1] is None:
         return False
-    return _char_class(ch) != _HANS and _converter(target, True).convert(ch) != ch
+    return _char_class(ch) != _HANS and ch in _converter(target, True).changed_characters
 
 
 class _OffTargetIndex:
