@@ -224,6 +224,10 @@ CONVERSIONS: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...] | None]] = 
 #: the form of its output script wherever either form occurs (see :func:`_names_table`).
 PROTECTED_NAMES_FILE = Path(__file__).parent / "data" / "protected_names.txt"
 
+#: Corrections of upstream's tables where they damage text (``data/corrections.txt``, same format
+#: and treatment as :data:`PROTECTED_NAMES_FILE`, each entry with its reason).
+CORRECTIONS_FILE = Path(__file__).parent / "data" / "corrections.txt"
+
 
 @dataclass(frozen=True)
 class ScriptCounts:
@@ -289,7 +293,8 @@ def _read_dictionary_values(name: str) -> dict[str, list[str]]:
 
 @functools.cache
 def _protected_names() -> tuple[tuple[str, str], ...]:
-    """``(Simplified, Traditional)`` of every name of :data:`PROTECTED_NAMES_FILE`.
+    """``(Simplified, Traditional)`` of every entry of :data:`PROTECTED_NAMES_FILE` and
+    :data:`CORRECTIONS_FILE`.
 
     Format: ``Simplified<TAB>Traditional`` per line, anything from ``#`` on a comment.
 
@@ -297,13 +302,14 @@ def _protected_names() -> tuple[tuple[str, str], ...]:
         ValueError: a line does not have exactly two forms (the message names the line).
     """
     names = []
-    for number, line in enumerate(PROTECTED_NAMES_FILE.read_text(encoding="utf-8").splitlines(), 1):
-        fields = line.split("#", 1)[0].split()
-        if not fields:
-            continue
-        if len(fields) != 2:
-            raise ValueError(f"{PROTECTED_NAMES_FILE.name}:{number}: expected 'Simplified<TAB>Traditional'")
-        names.append((fields[0], fields[1]))
+    for path in (PROTECTED_NAMES_FILE, CORRECTIONS_FILE):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            fields = line.split("#", 1)[0].split()
+            if not fields:
+                continue
+            if len(fields) != 2:
+                raise ValueError(f"{path.name}:{number}: expected 'Simplified<TAB>Traditional'")
+            names.append((fields[0], fields[1]))
     return tuple(names)
 
 
