@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .fields import (
+    MONTHS,
     find_arxiv_ids,
     find_award_label,
     find_credit,
@@ -59,8 +60,9 @@ _MARKUP_STARTS = frozenset("#|*_-+•·▪●◆◇■□➤►▶✅☑📄📌
 
 
 def _is_table_rule(s: str) -> bool:
-    """A Markdown table's delimiter row (``|---|:--:|``)."""
-    return "--" in s and not s.strip(" \t:|-")
+    """A Markdown table's delimiter row (``|---|:--:|``; a line of dashes alone is a thematic
+    break, not a delimiter row)."""
+    return "--" in s and "|" in s and not s.strip(" \t:|-")
 
 
 def _is_italic_line(s: str) -> bool:
@@ -77,8 +79,7 @@ _CITATION_TITLE = re.compile(r"^[A-Z0-9][^.!?。]{8,198}\.$")
 _STATEMENT_END = re.compile(r"[.。!！;；，,]\s*$")  # a question may be a title
 #: A line that is only a date or only arXiv subject classes ("February 27, 2025", "2025-02-27",
 #: "2025年2月27日", "cs.AI; cs.CV"): a page's dateline or category tag, never a title.
-_MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December"
-          r"|(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?)")
+_MONTH = f"(?:{MONTHS})"
 _NOT_TITLE_LINE = re.compile(
     rf"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?\s+)?(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
     rf"|\d{{1,2}}\s+{_MONTH},?\s+\d{{4}}|{_MONTH}\s+\d{{4}}|\d{{4}}[-/.]\d{{1,2}}[-/.]\d{{1,2}}"
@@ -408,6 +409,18 @@ def _line_features(title: str, raw: str) -> dict[str, float]:
 
 
 @functools.lru_cache(maxsize=65536)
+def labelled_names(title: str) -> bool:
+    """A label followed by a list of people ("Organizers include: A, B, C", "Chairs: A and B"):
+    a credit of a role, never a paper's title."""
+    label, sep, rest = title.partition(":")
+    return bool(sep) and bool(_ROLE_LABEL.search(label)) and (_is_name_list(rest) or _credits(rest.strip()))
+
+
+#: The end of a label that introduces people: "Organizers include", "Program Chairs", "Speakers".
+_ROLE_LABEL = re.compile(r"\b(?:include[sd]?|organi[sz]ers?|chairs?|speakers?|members?|committee|panel(?:ists)?"
+                         r"|hosts?|keynotes?|advisors?|editors?)\s*$", re.I)
+
+
 def _credits(s: str) -> bool:
     """Whether ``s`` reads as a credit line naming authors."""
     if len(s) >= 400:

@@ -18,7 +18,8 @@ Rules, in order (each later rule passes over what an earlier one dropped):
 
 0. **Front matter** (``front_matter``): a YAML block between ``---`` lines at the very start of
    a Markdown file (static-site metadata: title, date, tags), when it closes within
-   ``FRONT_MATTER_MAX_LINES`` lines.
+   ``FRONT_MATTER_MAX_LINES`` lines and every line between is YAML (``key: value``, a list item
+   or an indented continuation); a page that opens with a horizontal rule keeps its text.
 
 1. **Line boilerplate**, one reason per kind, on standalone short lines anywhere:
 
@@ -84,7 +85,8 @@ Rules, in order (each later rule passes over what an earlier one dropped):
    *Protected lines* are never dropped as unrelated and stop both scans: key-value metadata
    lines (论文 N：..., 作者：..., 📄 ...), URL lines, rules (``---``), award headers, table
    rows, lines that name an arXiv paper, and an English title line followed by a metadata line
-   (glued news is prose; a table of papers or an arXiv link is the article's own matter). Neither scan judges against a reference of
+   (glued news is prose; a table of papers or an arXiv link is the article's own matter).
+   Neither scan judges against a reference of
    fewer than ``MIN_REFERENCE_FEATURES`` features (too short an article to judge), and neither
    looks further than ``MAX_GLUED_UNITS`` units in from its end.
 
@@ -123,6 +125,7 @@ from .textutil import (
     content_profile,
     cosine,
     plain,
+    span_coverage,
     split_lines,
     text_units,
     trim_span,
@@ -169,6 +172,8 @@ MENU_WORD_MIN_SHARE = 0.5
 EDGE_LINES = 8
 #: Longest YAML front matter, in lines (Jekyll/Hugo front matter: a few to a few dozen keys).
 FRONT_MATTER_MAX_LINES = 200
+#: A line of a YAML block: ``key: value``, a list item, or an indented continuation.
+_YAML_LINE = re.compile(r"[\w\-\"']+[ \t]*:(?:[ \t]|$)|[ \t]*-[ \t]|[ \t]+\S")
 #: Items of a related list without bullets (at the end of a document): at most this long, and
 #: at least ``RELATED_MIN_PLAIN_ITEMS`` of them.
 RELATED_ITEM_MAX_UNITS = 40
@@ -527,12 +532,14 @@ def find_dropped(text: str, config: Config) -> list[dict]:
             dropped.append({"char_start": start, "char_end": end, "reason": reason, "text": text[start:end]})
 
     # 0. YAML front matter of a static-site Markdown file
-    if lines and lines[0].stripped == "---" and lines[0].text.strip() == "---":
+    if lines and lines[0].text.strip() == "---":
         close = next((ln for ln in lines[1:FRONT_MATTER_MAX_LINES] if ln.text.strip() == "---"), None)
-        if close is not None:
+        inside = lines[1 : lines.index(close)] if close is not None else []
+        if close is not None and all(ln.blank or _YAML_LINE.match(ln.text) for ln in inside):
             add(lines[0].start, close.end, "front_matter")
 
-    nonblank = [ln for ln in lines if not ln.blank and not _covered(*trim_span(text, ln.start, ln.end), dropped)]
+    covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
+    nonblank = [ln for ln in lines if not ln.blank and not covered(*trim_span(text, ln.start, ln.end))]
     n = len(nonblank)
     prev_in_block: dict[int, Line | None] = {}
     previous: Line | None = None
@@ -588,8 +595,9 @@ def find_dropped(text: str, config: Config) -> list[dict]:
 
     # 5. bylines, among the first lines left, before the first paper heading
     seen = 0
+    covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)  # (the bylines this loop adds are in `done`)
     for i, line in enumerate(nonblank):
-        if i in done or _covered(*trim_span(text, line.start, line.end), dropped):
+        if i in done or covered(*trim_span(text, line.start, line.end)):
             continue
         s = plain(line.text)
         kv = parse_key_value(s)
@@ -660,11 +668,6 @@ def _edge_menu_runs(nonblank: list[Line], done: set[int]) -> list[list[int]]:
 # --- topic-fit scans ------------------------------------------------------------------------------
 
 
-def _covered(start: int, end: int, spans: list[dict]) -> bool:
-    """Whether ``[start, end)`` lies wholly inside one of ``spans``."""
-    return any(d["char_start"] <= start and end <= d["char_end"] for d in spans)
-
-
 def _units(text: str, lines: list[Line], dropped: list[dict]) -> list[list[Line]]:
     """Paragraph units for topic scoring, without the lines already dropped.
 
@@ -673,10 +676,11 @@ def _units(text: str, lines: list[Line], dropped: list[dict]) -> list[list[Line]
     often without blank lines between, and a glued feed item is an indented line (``　　``).
     """
     out: list[list[Line]] = []
+    covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
     for block in blocks(lines):
         current: list[Line] = []
         for line in block:
-            if _covered(*trim_span(text, line.start, line.end), dropped):
+            if covered(*trim_span(text, line.start, line.end)):
                 if current:
                     out.append(current)
                     current = []

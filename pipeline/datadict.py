@@ -28,6 +28,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .dedup import SUMMARY_HEAD_CHARS
+from .embed import DEFAULT_MAX_CHARS
 from .write import EXTRA_TABLES
 from .write import TABLES as DATA_TABLES
 
@@ -139,6 +141,10 @@ COLUMNS: dict[str, dict[str, str]] = {
         "paper_id": "The paper this section mentions (→ `papers.paper_id`).",
         "match_score": "Average dedup match score (0..1) of this section to the other mentions of its paper; "
                        "null when the paper has only this mention. Compare with `dedup.match_threshold`.",
+        "embedding_chars_cut": "Characters of the section's title, Chinese title and summary that its dedup embedding "
+                               f"left out: the summary past its first {SUMMARY_HEAD_CHARS} characters (a section with "
+                               f"no title and no summary: its text past {SUMMARY_HEAD_CHARS}), plus any past the "
+                               f"embedder's {DEFAULT_MAX_CHARS}-character input; 0 when the embedding saw all of them.",
     },
     "papers": {
         "paper_id": "Stable paper id: `p-` + 16 hex digits of SHA-256 of the arXiv id when known, else of the "

@@ -75,7 +75,7 @@ import pyarrow.compute as pc
 from cydifflib import SequenceMatcher  # difflib's algorithm in Cython: the same ratios, ~5x faster
 
 from .config import Config
-from .embed import Embedder, submit_encode
+from .embed import DEFAULT_MAX_CHARS, Embedder, submit_encode
 from .fields import fold_title, fold_title_words
 from .memory import release_free_memory
 from .score_helper import ScoreHelper
@@ -415,12 +415,44 @@ class _StoredColumns:
         return column if self._order is None else column.iloc[self._order].reset_index(drop=True)
 
 
-def embedding_text(row: dict) -> str:
-    """The text embedded for a section: title, Chinese title and summary head, one per line."""
+def _embedding_source(row: dict) -> tuple[str, int]:
+    """:func:`embedding_text` of ``row`` and how many characters of its sources it leaves out:
+    the summary past its first :data:`SUMMARY_HEAD_CHARS` characters, or, for a section with no
+    title and no summary, its text past as many."""
     summary = row.get("summary_norm") or row.get("summary") or ""
-    parts = [row.get("title"), row.get("title_zh"), summary[:SUMMARY_HEAD_CHARS]]
-    text = "\n".join(p for p in parts if p)
-    return text or (row.get("text") or "")[:SUMMARY_HEAD_CHARS]
+    head = summary[:SUMMARY_HEAD_CHARS]
+    text = "\n".join(p for p in (row.get("title"), row.get("title_zh"), head) if p)
+    if text:
+        return text, len(summary) - len(head)
+    full = row.get("text") or ""
+    text = full[:SUMMARY_HEAD_CHARS]
+    return text, len(full) - len(text)
+
+
+def embedding_text(row: dict) -> str:
+    """The text embedded for a section: title, Chinese title and summary head (its first
+    :data:`SUMMARY_HEAD_CHARS` characters), one per line; for a section with none of them, the
+    first :data:`SUMMARY_HEAD_CHARS` characters of its text."""
+    return _embedding_source(row)[0]
+
+
+def embedding_chars_cut(row: dict, max_chars: int = DEFAULT_MAX_CHARS) -> int:
+    """How many characters of a section's embedding sources its embedding leaves out (the
+    ``sections.embedding_chars_cut`` column; 0 when the vector saw all of them): the summary
+    past its head (:func:`embedding_text`), or the text past its head for a section with no
+    title and no summary, plus the characters of :func:`embedding_text` past the embedder's
+    ``max_chars`` (:data:`pipeline.embed.DEFAULT_MAX_CHARS`, the cut of every configured
+    embedder). A sentence-transformers model's own token limit is not counted: it depends on
+    the model's tokenizer."""
+    text, cut = _embedding_source(row)
+    return cut + max(0, len(text) - max_chars)
+
+
+def embedding_cuts(sections: pd.DataFrame, max_chars: int = DEFAULT_MAX_CHARS) -> list[int]:
+    """:func:`embedding_chars_cut` of every row of ``sections`` (rows with ``title``,
+    ``title_zh``, ``summary_norm`` or ``summary``, ``text``), row for row."""
+    rows = records(sections[[c for c in ("title", "title_zh", "summary_norm", "summary", "text") if c in sections]])
+    return [embedding_chars_cut(r, max_chars) for r in rows]
 
 
 @dataclass(frozen=True)
@@ -2819,16 +2851,20 @@ def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[p
         embedder: the configured embedder (loaded once by the runner).
 
     Returns:
-        ``(sections, papers)``: ``sections`` sorted by ``section_id`` with added ``paper_id`` (str)
-        and ``match_score`` (float or None: average score to the other mentions of its paper);
+        ``(sections, papers)``: ``sections`` sorted by ``section_id`` with added ``paper_id`` (str),
+        ``match_score`` (float or None: average score to the other mentions of its paper) and
+        ``embedding_chars_cut`` (int: :func:`embedding_chars_cut`);
         ``papers`` with the columns of :data:`PAPER_COLUMNS`, sorted by ``paper_id``.
     """
     sections = sections.sort_values("section_id", kind="stable").reset_index(drop=True)
     if sections.empty:
-        out = sections.assign(paper_id=pd.Series(dtype=object), match_score=pd.Series(dtype=float))
+        out = sections.assign(paper_id=pd.Series(dtype=object), match_score=pd.Series(dtype=float),
+                              embedding_chars_cut=pd.Series(dtype="int32"))
         return out, pd.DataFrame(columns=list(PAPER_COLUMNS))
+    cuts = embedding_cuts(sections, getattr(embedder, "max_chars", None) or DEFAULT_MAX_CHARS)
     paper_ids, scores, papers = cluster_papers(sections, embed_sections(sections, embedder), config)
-    return sections.assign(paper_id=paper_ids, match_score=scores), papers.drop(columns="summary_from")
+    return (sections.assign(paper_id=paper_ids, match_score=scores, embedding_chars_cut=cuts),
+            papers.drop(columns="summary_from"))
 
 
 def section_order(section_ids: Sequence[str]) -> np.ndarray:

@@ -113,6 +113,7 @@ class CachedEmbedder:
 
     Attributes:
         model_id, dim: those of ``embedder``.
+        max_chars: the input cut of ``embedder`` (None when it has none).
         hits: texts found in the cache so far (count, repeats included).
         misses: distinct texts encoded by ``embedder`` so far (count).
     """
@@ -122,7 +123,8 @@ class CachedEmbedder:
         self.cache = cache
         self.model_id = embedder.model_id
         self.dim = embedder.dim
-        self.model_key = f"{embedder.model_id}|max_chars={getattr(embedder, 'max_chars', None)}"
+        self.max_chars = getattr(embedder, "max_chars", None)
+        self.model_key = f"{embedder.model_id}|max_chars={self.max_chars}"
         self.hits = 0
         self.misses = 0
         self._pending: dict[str, _Encoding] = {}  # text key -> the submitted call encoding it

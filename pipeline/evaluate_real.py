@@ -20,7 +20,8 @@ Lines file belongs to that file's gold). Scores, micro over all files (and per f
   matched / found sections, recall = matched / gold papers; ``file_recall`` = the mean recall of
   the files with gold papers.
 * **fields** (:data:`FIELDS`), over every gold paper (an unmatched one is wrong): ``title`` as in
-  the exact match above, or none for a gold ``title`` null; strings compared folded (:func:`pipeline.evaluate.fold_value`), people
+  the exact match above, or none for a gold ``title`` null; strings compared folded
+  (:func:`pipeline.evaluate.fold_value`), people
   and institutions as sets of folded zh-Hans strings (``*_lenient``: Jaccard >= 0.5), arXiv ids
   without version; a null gold wants a null or empty value.
 * **junk**: each gold ``junk`` line (whitespace-free, :func:`pipeline.evaluate.fold_for_match`)

@@ -21,14 +21,15 @@ first line that is a sentence, not a title) has its summary start at that line.
 Chinese outputs (``title_zh``, ``institutions``, ``summary``, ``keywords``) are written in the
 target script; ``title`` keeps the English title as given; ``authors`` keep the script given.
 
-Each section is analysed once (:func:`pipeline.nlp.parse_section`): a Chinese one is one spaCy
-``Doc`` of its lines (:func:`pipeline.nlp.parse`: ``spacy.blank("zh")`` with the jieba segmenter
-and a shipped ML-domain user dictionary), an English one its entities and sentences by the same
-rules as ``spacy.blank("en")``'s ``Doc`` would give, without tokens, which nothing reads. The
-fields are read from that analysis: its ``KEY`` entities mark the metadata lines, its ``AWARD``
-and ``VENUE`` entities give the award label and the venue and year of those lines (and the
-award stated in the first paragraph), its sentences (a splitter that keeps closing quotes, 《》
-and URLs whole) cut the summary, and its tokens are the jieba segmentation of the keywords:
+Each section is analysed once (:func:`pipeline.nlp.parse_section`): its entities and sentences,
+and for a Chinese one its tokens, as the spaCy ``Doc`` of its lines (:func:`pipeline.nlp.parse`:
+``spacy.blank("zh")`` with the jieba segmenter and a shipped ML-domain user dictionary, or
+``spacy.blank("en")``) gives them, without making the ``Doc``; an English one has no tokens,
+which nothing reads. The fields are read from that analysis: its ``KEY`` entities mark the
+metadata lines, its ``AWARD`` and ``VENUE`` entities give the award label and the venue and
+year of those lines (and the award stated in the first paragraph), its sentences (a splitter
+that keeps closing quotes, 《》 and URLs whole) cut the summary, and its tokens are the jieba
+segmentation of the keywords:
 jieba TF-IDF for Chinese sections, YAKE for English ones, over the section's topical lines
 (metadata naming people, institutions and links left out). jieba runs once per section.
 """
@@ -92,8 +93,10 @@ _DECORATION = re.compile(
 #: from its first this-many characters for metadata, summary and keywords; URLs and arXiv ids
 #: still come from the whole text. Real paper write-ups are under 20,000 characters.
 MAX_ANALYSED_CHARS = 200_000
-_QUOTED = re.compile(r"[“\"](?P<inner>[^“”\"]+)[”\"]")
+_QUOTED = re.compile(r"[“\"‘「『](?P<inner>[^“”\"「」『』]+)[”\"’」』]")
 _ZH_SENTENCE = re.compile(r"[。，；！？]")
+#: The value of a year metadata line: a year, maybe with a month and day after it.
+_YEAR_VALUE = re.compile(r"\s*((?:19|20)\d\d)(?![\d.])")
 #: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
 MAX_TITLE_ZH_CHARS = 60
 _HAS_CJK = re.compile(r"[\u3400-\u9fff]")
@@ -112,9 +115,9 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     """``(title, title_zh)`` from a section heading.
 
     Removes Markdown/bold markup, a numbered-heading prefix (``论文 N：``), an enumeration
-    prefix (``1.``, ``一、``, ``（一）``), a metadata key (``论文标题：``), book-title marks
-    (``《…》``) and a trailing Chinese decoration after an English title (a short CJK-only run such
-    as a "deep dive" label). A heading ``中文（English）`` or ``English（中文）`` gives both titles;
+    prefix (``1.``, ``一、``, ``（一）``), a metadata key (``论文标题：``), quotation marks
+    (“…”, ‘…’, 「…」, 『…』), book-title marks (``《…》``) and a trailing Chinese decoration after
+    an English title (a short CJK-only run such as a "deep dive" label). A heading ``中文（English）`` or ``English（中文）`` gives both titles;
     a Chinese-only heading gives only ``title_zh``.
     """
     h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
@@ -274,14 +277,14 @@ def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
 def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     """Fields of one section.
 
-    The section's lines are analysed once (:func:`pipeline.nlp.parse_section`: a spaCy
-    ``Doc`` of the Chinese pipeline, or for English its entities and sentences alone, by
+    The section's lines are analysed once (:func:`pipeline.nlp.parse_section`: the entities,
+    sentences and, for Chinese, the jieba tokens of the spaCy ``Doc`` of the pipeline of
     ``row["lang"]``), and the fields are read from that: a line that
     starts with a ``KEY`` entity is a metadata line (its value read by
     :func:`pipeline.fields.parse_key_value`), the ``AWARD`` and ``VENUE`` entities of the
     award and venue lines give the award label and the venue and year, an ``AWARD`` entity in
     an award sentence of the first paragraph (:func:`pipeline.nlp.stated_award`) the award
-    stated in prose, the sentences the summary's cut, and the ``Doc``'s tokens the Chinese
+    stated in prose, the sentences the summary's cut, and the tokens the Chinese
     keywords (jieba runs once per section).
 
     Args:
@@ -427,6 +430,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             if y is not None:
                 venue, year = venue or v, y
                 break
+    if year is None:  # a year metadata line or table column ("年份: 2022")
+        year = next((int(m.group(1)) for v in kv.get("year", []) if (m := _YEAR_VALUE.match(v))), None)
     if venue is None:  # a venue tag by the title or its credit line ("**Title.** `ACL 2023`")
         near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
         tags = [(v, y) for v, y, _, _ in find_venue_years(near) if y is not None]
@@ -465,7 +470,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
                 url_keys.setdefault(url, key)
     url_kinds = [url_kind(u, url_keys.get(u)) for u in urls]
 
-    # the topic: every line but the metadata that names people, places and links; the Doc's
+    # the topic: every line but the metadata that names people, places and links; the section's
     # tokens there are the keywords' segmentation
     topic: list[tuple[int, int]] = []
     for i, ln in enumerate(lines):

@@ -251,6 +251,7 @@ VENUES: tuple[str, ...] = (
     *(_ACRONYM_VENUES := (
         "EACL", "COLING", "TACL", "ICASSP", "INTERSPEECH", "CIKM", "WSDM", "ICDM", "ICSE", "MICCAI",
         "ICRA", "IROS", "CoRL", "WACV", "BMVC", "TPAMI", "TMLR", "JMLR", "SIGGRAPH", "NDSS", "MLSys",
+        "SIGMOD", "VLDB", "UIST", "CHI",
     )),
 )
 
@@ -604,7 +605,13 @@ ARXIV_OLD_ARCHIVES = frozenset(
     "cond-mat cs dg-ga funct-an gr-qc hep-ex hep-lat hep-ph hep-th math math-ph mtrl-th nlin nucl-ex "
     "nucl-th patt-sol physics plasm-ph q-alg q-bio quant-ph solv-int supr-con".split()
 )
-_ARXIV_OLD_BARE = re.compile(rf"(?<![A-Za-z0-9./-]){_ARXIV_OLD}(?P<ver>v[1-9]\d*)?(?![A-Za-z0-9]|\.\d)", re.I)
+#: An old-style id standing on its own (prose, a list, a table cell): not part of a path or a
+#: word (no letter, digit, ``_ . / % ~ -`` before it; none of a letter, a digit or ``.digit``
+#: after it), so ``example.com/math/0309136`` or ``Gains/6470495`` is no id.
+_ARXIV_OLD_BARE = re.compile(rf"(?<![A-Za-z0-9_./%~-]){_ARXIV_OLD}(?P<ver>v[1-9]\d*)?(?![A-Za-z0-9]|\.\d)", re.I)
+#: What every old-style id holds: a slash and seven digits (YYMMNNN), ASCII or full-width (the
+#: test before the scan, :func:`find_arxiv_ids`).
+_ARXIV_OLD_TAIL = re.compile(r"[/／][0-9０-９]{7}(?![0-9０-９])")
 
 
 def _valid_new_arxiv(yymm: str, num: str) -> bool:
@@ -675,18 +682,22 @@ def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str |
 
     Args:
         text: any text.
-        allow_bare: also accept an id with no arXiv context: new style (``2502.13228``) or old
-            style with one of :data:`ARXIV_OLD_ARCHIVES` (``hep-th/9901001``); off by default
-            because bare ``NNNN.NNNNN`` numbers occur in other senses (use it for the value of
-            a paper-link key).
+        allow_bare: also accept a new-style id with no arXiv context (``2502.13228``); off by
+            default because bare ``NNNN.NNNNN`` numbers occur in other senses (use it for the
+            value of a paper-link key).
 
     Returns:
         ``(id, version)`` pairs: ``id`` bare (``"2502.13228"``, ``"hep-th/9901001"``), the
         version as written lower-cased (``"v2"``) or ``None``. Recognised contexts:
         ``arXiv:ID`` / ``arXiv ID`` (ASCII or full-width colon, any case) and
-        ``arxiv.org/abs|pdf|html/ID`` with or without scheme (``…/pdf/ID v1.pdf`` too).
-        Old-style ids are only accepted in those contexts. When an id occurs several times,
-        the version is that of its first mention that gives one.
+        ``arxiv.org/abs|pdf|html/ID`` with or without scheme (``…/pdf/ID v1.pdf`` too), and the
+        aggregator pages of :data:`_ARXIV_CTX`. An old-style id (``hep-th/9901001``,
+        ``math.GT/0309136``, ``cs/0112017``) is also read in prose, without a context, when its
+        archive is one of :data:`ARXIV_OLD_ARCHIVES` and it stands on its own
+        (:data:`_ARXIV_OLD_BARE`: not a segment of a path or URL such as
+        ``example.com/math/0309136``): its form (a known archive, a slash, a valid YYMM and three
+        digits) is specific enough. When an id occurs several times, the version is that of its
+        first mention that gives one.
 
     Validation follows the arXiv identifier scheme
     (https://info.arxiv.org/help/arxiv_identifier.html): month 01-12; new-style YYMM from
@@ -695,13 +706,19 @@ def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str |
     digits and dots (``２５０２．１３２２８``) and invisible soft hyphens or zero-width characters
     inside an id are read through. Never raises.
     """
-    if not text or (not allow_bare and not _may_hold_arxiv_context(text)):
+    if not text:
+        return []
+    context = allow_bare or _may_hold_arxiv_context(text)
+    if not context and "/" not in text and "／" not in text:
         return []
     if not text.isascii() and _ID_FOLD_CHARS.search(text):  # the fold changes only these
         text = text.translate(_ID_FOLD)
+    old_style = _ARXIV_OLD_TAIL.search(text) is not None
+    if not context and not old_style:
+        return []
     found: list[tuple[int, str, str | None]] = []
     taken: list[tuple[int, int]] = []
-    for m in _arxiv_ctx_matches(text):
+    for m in _arxiv_ctx_matches(text) if context else ():
         if m.group("yymm"):
             if not _valid_new_arxiv(m.group("yymm"), m.group("num")):
                 continue
@@ -720,13 +737,13 @@ def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str |
             if _valid_new_arxiv(m.group("yymm"), m.group("num")):
                 ver = m.group("ver").lower() if m.group("ver") else None
                 found.append((m.start(), f"{m.group('yymm')}.{m.group('num')}", ver))
-        for m in _ARXIV_OLD_BARE.finditer(text):
-            if any(s <= m.start() < e for s, e in taken):
-                continue
-            archive = m.group("arch").lower()
-            if archive.split(".")[0] in ARXIV_OLD_ARCHIVES and _valid_old_arxiv(m.group("oyymm")):
-                ver = m.group("ver").lower() if m.group("ver") else None
-                found.append((m.start(), f"{m.group('arch')}/{m.group('oyymm')}{m.group('onum')}", ver))
+    for m in _ARXIV_OLD_BARE.finditer(text) if old_style else ():
+        if any(s <= m.start() < e for s, e in taken):
+            continue
+        archive = m.group("arch").lower()
+        if archive.split(".")[0] in ARXIV_OLD_ARCHIVES and _valid_old_arxiv(m.group("oyymm")):
+            ver = m.group("ver").lower() if m.group("ver") else None
+            found.append((m.start(), f"{m.group('arch')}/{m.group('oyymm')}{m.group('onum')}", ver))
     found.sort(key=lambda t: t[0])
     out: dict[str, str | None] = {}
     for _, ident, ver in found:
@@ -1110,7 +1127,7 @@ def split_names(value: str) -> tuple[list[str], bool]:
 
 #: Canonical keys returned by :func:`parse_key_value`.
 KEYS: tuple[str, ...] = (
-    "title", "authors", "institutions", "award", "venue",
+    "title", "authors", "institutions", "award", "venue", "year",
     "paper_url", "project_url", "code_url", "reference_url", "summary",
 )
 
@@ -1127,6 +1144,7 @@ _KEY_ALIASES: dict[str, tuple[str, ...]] = {
     "award": ("奖项", "獎項", "获奖", "獲獎", "获奖情况", "獲獎情況", "所获奖项", "所獲獎項", "award", "awards"),
     "venue": ("会议", "會議", "发表会议", "發表會議", "发表于", "發表於", "收录", "收錄", "期刊", "venue", "conference",
               "publisher", "published in", "publication", "proceedings", "journal"),
+    "year": ("年份", "年度", "发表年份", "發表年份", "发表时间", "發表時間", "year", "publication year"),
     "paper_url": (
         "论文地址", "論文地址", "论文链接", "論文鏈接", "論文連結", "链接", "鏈接", "連結",
         "arxiv", "paper", "link", "pdf", "paper link", "paper url", "论文", "論文",
@@ -1783,6 +1801,10 @@ def _credit_person(item: str) -> bool:
 
 #: The affiliations of a whole credit line in brackets at its end, ``/`` or ``、`` between them.
 _TRAILING_PLACES = re.compile(r"\s*[（(](?P<places>[^()（）]{1,150})[)）]\s*$")
+#: Chinese personal names (2-3 characters) separated by commas or 、.
+_ZH_NAME_LIST = re.compile(r"[\u3400-\u9fff]{2,3}(?:\s*[,，、]\s*[\u3400-\u9fff]{2,3})*")
+#: Brackets after names that hold a note, not an affiliation: a year, an edition, a version.
+_NOT_PLACES = re.compile(r"\d{4}|\b(?:edition|version|ed\.|vol\.)", re.I)
 #: A Chinese "and others" after Latin names: 等, 等人, 等 30+ 位共同作者.
 _ZH_OTHERS = re.compile(r"\s*等(?:人|\s*\d+\s*\+?\s*(?:位|名)?\s*(?:共同)?作者)?\s*$")
 _LINE_IDS = re.compile(r"[.;,]?\s*(?:arXiv\s*[:：]?\s*\S+|https?://\S+)", re.I)
@@ -1810,25 +1832,33 @@ def parse_credit_line(line: str) -> Credit | None:
     ``Diederik P. Kingma and Max Welling, University of Amsterdam. arXiv: 1312.6114``.
 
     Affiliations may close the line in brackets (``A, B（AI2 / Cornell）``) and a Chinese "and
-    others" may follow the names (``A, B 等``, ``A 等 30+ 位共同作者``: ``truncated``).
+    others" may follow the names (``A, B 等``, ``A 等 30+ 位共同作者``: ``truncated``); with one of
+    those (an institution among the places), the names may be Chinese (2-3 characters each).
     The people come first (each at least two name tokens, a bare initial allowed inside:
     ``Christopher D Manning``; at least two people unless ``and colleagues`` / ``and N other
     authors`` / ``et al.`` follows them, which sets ``truncated``; a name in capitals such as
     ``YU HUANG`` counts when people follow it), then the affiliations (capitalised names). An
     arXiv id or URL at the end is ignored. A line is at most 200 characters, or 40 a name for a
-    longer list. None for any other line: a sentence, Chinese text, a line with no person.
+    longer list. None for any other line: a sentence, other Chinese text, a line with no person.
     """
     s = line.strip()
     if _may_hold_line_id(s):
         s = _LINE_IDS.sub("", s).strip()
     places: list[str] = []
-    if (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"
-        places = [p.strip() for p in re.split(r"\s*[/／、;；]\s*", m.group("places")) if p.strip()]
+    if (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"; "A, B（2013 年發表）" a note
+        if not _NOT_PLACES.search(m.group("places")):
+            places = [p.strip() for p in re.split(r"\s*[/／、;；]\s*", m.group("places")) if p.strip()]
         s = s[: m.start()].rstrip()
     credit = Credit()
     if m := _ZH_OTHERS.search(s):  # "A, B 等", "A, B 等 30+ 位共同作者"
         credit.truncated = True
         s = s[: m.start()].rstrip()
+    if s and (credit.truncated or any(map(is_institution, places))) and (zh := _ZH_NAME_LIST.fullmatch(s)):
+        # Chinese names with 等 or their places, one of them an institution ("田甲, 李乙（某大学 /
+        # 某公司）"); without either, a list of short words ("图像、视频（综述）") reads the same
+        credit.authors = [n.strip() for n in re.split(r"[,，、]", zh.group(0)) if n.strip()]
+        credit.institutions = places
+        return credit
     if not s or re.search(r"[.。!?！？:：;；]$|[\u3400-\u9fff]", s):
         return None
     others = _OTHERS.search(s)
@@ -1930,14 +1960,15 @@ def lead_award(text: str) -> str | None:
 # Venue years stated as dates
 # ---------------------------------------------------------------------------------------------
 
-_MONTHS = (
+#: English month names and their abbreviations (a regex alternation).
+MONTHS = (
     r"January|February|March|April|May|June|July|August|September|October|November|December"
     r"|Jan\.?|Feb\.?|Mar\.?|Apr\.?|Jun\.?|Jul\.?|Aug\.?|Sept?\.?|Oct\.?|Nov\.?|Dec\.?"
 )
 #: A date with a month: 2024 年 12 月, 2024年12月, December 2024, Dec. 2024, 2024-12.
 _DATED_YEAR = re.compile(
     rf"(?<!\d)(?P<y1>{_YEAR4})\s*年\s*(?:\d{{1,2}}|[一二三四五六七八九十]{{1,3}})\s*月"
-    rf"|\b(?:{_MONTHS})\s+(?:\d{{1,2}},?\s+)?(?P<y2>{_YEAR4})\b"
+    rf"|\b(?:{MONTHS})\s+(?:\d{{1,2}},?\s+)?(?P<y2>{_YEAR4})\b"
     rf"|(?<![\d.])(?P<y3>{_YEAR4})-(?:0[1-9]|1[0-2])(?![\d])"
 )
 

@@ -317,8 +317,9 @@ def extract_html(html: str) -> HtmlContent:
     trafilatura on such trees ran for minutes), and past that limit too
     (:data:`LXML_HUGE_MAX_DEPTH`) a note says text may be missing.
     A ``<title>`` that is never closed is closed at the next tag first
-    (:func:`close_unclosed_title`, with a note), else it would swallow the body. A file lxml
-    cannot parse as HTML at all is kept as it is, with a note. The date
+    (:func:`close_unclosed_title`, with a note), else it would swallow the body. A page
+    trafilatura cannot load (one element alone) is lxml's plain-text rendering, with a note; a
+    file lxml cannot parse as HTML at all is kept as it is, with a note. The date
     comes from ``trafilatura.extract_metadata`` (htmldate, markup only).
 
     Args:
@@ -343,7 +344,15 @@ def extract_html(html: str) -> HtmlContent:
     # Only a parsed lxml.html tree goes on: htmldate (called by trafilatura for the date) downloads
     # a str argument that looks like a URL, a tree never.
     if not isinstance(tree, lxml.html.HtmlElement):
-        return HtmlContent(text=html.strip(), notes=("html: not parseable as HTML, so the text is the file as is",))
+        # trafilatura gives up on a page of one element (a lone <p>, only a <script>): lxml's
+        # own parse, rendered as plain text, reads it; a file lxml cannot parse stays as it is
+        try:
+            tree = lxml.html.document_fromstring(html)
+        except Exception as exc:  # noqa: BLE001 - lxml on hostile input: keep the page as text
+            log.debug("lxml could not parse the page: %s", exc)
+            return HtmlContent(text=html.strip(), notes=("html: not parseable as HTML, so the text is the file as is",))
+        return HtmlContent(text=html_to_plain_text(tree), title=_first_title(tree), url=_canonical(tree),
+                           notes=("html: trafilatura found no main content, so the text is the plain-text rendering of <body>",))
     title, url = _first_title(tree), _canonical(tree)
     # A parse that reached lxml's depth limit stopped there: what lay deeper (and, past the huge
     # limit, after) is not in the tree. When a deeper parse renders more text than the first, its

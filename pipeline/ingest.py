@@ -43,8 +43,10 @@ Per file (:func:`read_documents`), in this order:
    windows-1252/Latin-1 and saved (``Donâ€™t``, ``è®ºæ–‡``) is fixed with ``ftfy.fix_encoding``,
    line by line, only on lines ftfy's badness heuristic flags.
 6. **Unicode normalization** (:func:`normalize_unicode`): space separators -> ASCII space,
-   zero-width characters removed, full-width ASCII letters and digits -> ASCII. No NFKC:
-   full-width CJK punctuation stays.
+   zero-width and bidi control characters removed, full-width ASCII letters, digits and
+   technical symbols (``－％＋＝``, ...) -> ASCII, Kangxi radicals and CJK compatibility
+   ideographs -> the unified ideographs (NFKC of those code points only). No NFKC of the whole
+   text: full-width CJK punctuation stays.
 
 All character offsets in later stages point into the resulting ``text``, which is kept whole in
 ``documents.parquet``. When steps 4-6 change anything, ``raw_text`` keeps the decoded,
@@ -444,25 +446,53 @@ SPACE_SEPARATORS = "".join(ch for ch in map(chr, range(0x110000)) if unicodedata
 #: (a leading one is a BOM, dropped by :func:`normalize_newlines`).
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
 #: Full-width ASCII digits and letters (U+FF10-U+FF19, U+FF21-U+FF3A, U+FF41-U+FF5A), mapped to
-#: ASCII. Full-width punctuation (U+FF01-U+FF0F, ...) and CJK punctuation (U+3000-U+303F) stay.
+#: ASCII. CJK punctuation (U+3000-U+303F) and the full-width forms Chinese text uses as
+#: punctuation stay (:data:`FULLWIDTH_SYMBOLS` names the ones that fold).
 FULLWIDTH_ALNUM = "".join(chr(c) for r in ((0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A))
                           for c in range(r[0], r[1] + 1))
+#: Full-width ASCII symbols that stand inside technical tokens (``GPT－4``, ``1000％``,
+#: ``C＋＋``, ``a＠b``) and are no Chinese punctuation: ``＃＄％＆＊＋－＜＝＞＠＼＾＿｀``, mapped to
+#: ASCII as :data:`FULLWIDTH_ALNUM` is. The forms Chinese typography uses as punctuation stay:
+#: ``！＂＇（），．／：；？［］｛｝｜～`` (``．`` becomes ``.`` only between two ASCII digits,
+#: :data:`_FULLWIDTH_DECIMAL_POINT`: ``3．5`` is a number, ``1．标题`` a list mark).
+FULLWIDTH_SYMBOLS = "＃＄％＆＊＋－＜＝＞＠＼＾＿｀"
+#: Kangxi radicals (U+2F00-U+2FD5, ``⽅`` for ``方``), each mapped to the unified ideograph its
+#: Unicode compatibility decomposition names (``unicodedata.normalize("NFKC", ch)``, applied to
+#: these code points only).
+KANGXI_RADICALS = "".join(map(chr, range(0x2F00, 0x2FD6)))
+#: CJK compatibility ideographs (U+F900-U+FAFF) that have a decomposition, each mapped to its
+#: unified ideograph (NFKC of that one code point; ``﨑`` U+FA11 and the other unified ideographs
+#: of the block have none and stay).
+CJK_COMPATIBILITY = "".join(ch for ch in map(chr, range(0xF900, 0xFB00)) if unicodedata.normalize("NFKC", ch) != ch)
+#: Bidirectional formatting characters (Unicode Bidirectional Algorithm, UAX #9: ALM U+061C,
+#: LRM/RLM U+200E/U+200F, the embeddings and overrides U+202A-U+202E, the isolates
+#: U+2066-U+2069), removed: they are invisible, reorder what a reader sees, and break matching.
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _UNICODE_TABLE = {
     **{ord(ch): " " for ch in SPACE_SEPARATORS},
-    **{ord(ch): None for ch in ZERO_WIDTH},
-    **{ord(ch): chr(ord(ch) - 0xFEE0) for ch in FULLWIDTH_ALNUM},
+    **{ord(ch): None for ch in ZERO_WIDTH + BIDI_CONTROLS},
+    **{ord(ch): chr(ord(ch) - 0xFEE0) for ch in FULLWIDTH_ALNUM + FULLWIDTH_SYMBOLS},
+    **{ord(ch): unicodedata.normalize("NFKC", ch) for ch in KANGXI_RADICALS + CJK_COMPATIBILITY},
 }
 _UNICODE_KINDS = {
     **dict.fromkeys(SPACE_SEPARATORS, "space separators -> ' '"),
     **dict.fromkeys(ZERO_WIDTH, "zero-width characters removed"),
+    **dict.fromkeys(BIDI_CONTROLS, "bidi controls removed"),
     **dict.fromkeys(FULLWIDTH_ALNUM, "full-width letters/digits -> ASCII"),
+    **dict.fromkeys(FULLWIDTH_SYMBOLS, "full-width symbols -> ASCII"),
+    **dict.fromkeys(KANGXI_RADICALS, "Kangxi radicals -> unified ideographs"),
+    **dict.fromkeys(CJK_COMPATIBILITY, "CJK compatibility ideographs -> unified ideographs"),
 }
-_UNICODE_TARGETS = re.compile(f"[{re.escape(SPACE_SEPARATORS + ZERO_WIDTH + FULLWIDTH_ALNUM)}]")
+_UNICODE_TARGETS = re.compile("[" + re.escape("".join(_UNICODE_KINDS)) + "]")
+#: A full-width full stop between two digits (after the digits fold): a decimal point.
+_FULLWIDTH_DECIMAL_POINT = re.compile(r"(?<=[0-9])．(?=[0-9])")
+#: The characters whose removal shortens the text (every other change keeps its length).
+REMOVED = ZERO_WIDTH + BIDI_CONTROLS
 
 
 def clean_title(title: str | None) -> str | None:
     """A metadata title as the text is: mojibake repaired (ftfy ``fix_encoding``), Unicode
-    spaces, zero-width and full-width letters normalized (:func:`normalize_unicode`), control
+    spaces, zero-width, bidi, full-width and compatibility characters normalized (:func:`normalize_unicode`), control
     characters removed, whitespace collapsed. None stays None; an empty result becomes None."""
     if title is None:
         return None
@@ -472,18 +502,26 @@ def clean_title(title: str | None) -> str | None:
 
 
 def normalize_unicode(text: str) -> tuple[str, dict[str, int]]:
-    """Normalize the characters of :data:`SPACE_SEPARATORS`, :data:`ZERO_WIDTH` and
-    :data:`FULLWIDTH_ALNUM`; nothing else changes (no NFKC, so ``，：（）《》「」。`` stay).
+    """Normalize the characters of :data:`SPACE_SEPARATORS` (to a space), :data:`ZERO_WIDTH` and
+    :data:`BIDI_CONTROLS` (removed), :data:`FULLWIDTH_ALNUM` and :data:`FULLWIDTH_SYMBOLS` (to
+    ASCII), :data:`KANGXI_RADICALS` and :data:`CJK_COMPATIBILITY` (to unified ideographs), and a
+    full-width ``．`` between two digits (to ``.``); nothing else changes (no NFKC of the whole
+    text, so ``，：（）《》「」。／｜～``, ``ﬁ``, ``①``, ``½`` and half-width katakana stay).
 
     Returns:
         ``(text, counts)`` where ``counts`` maps a description of each kind of change to how
-        many characters it affected (empty when nothing changed). Removing zero-width
-        characters shortens the text; the other changes keep its length.
+        many characters it affected (empty when nothing changed). Removing zero-width and bidi
+        characters (:data:`REMOVED`) shortens the text; the other changes keep its length, each
+        character replaced by one character.
     """
     found = Counter(_UNICODE_KINDS[ch] for ch in _UNICODE_TARGETS.findall(text))
-    if not found:
-        return text, {}
-    return text.translate(_UNICODE_TABLE), dict(found)
+    if found:
+        text = text.translate(_UNICODE_TABLE)
+    if "．" in text:
+        text, n = _FULLWIDTH_DECIMAL_POINT.subn(".", text)
+        if n:
+            found["full-width symbols -> ASCII"] += n
+    return text, dict(found)
 
 
 def _mojibake_leads() -> str:

@@ -8,10 +8,9 @@ Public API:
 * :func:`entities` -- ``AWARD``, ``VENUE`` and ``KEY`` spans (the :data:`ENTITY_COMPONENT`);
 * :func:`parse` -- one ``Doc`` of a section (tokens, sentences, entities); :func:`token_spans`
   reads it;
-* :func:`parse_section` -- what the extract stage reads every field from: :func:`parse`'s
-  ``Doc`` for a Chinese section, the same entities and sentences without a ``Doc`` for an
-  English one (:class:`ParsedSection`); :func:`stated_award` and :func:`is_specific_award`
-  read it;
+* :func:`parse_section` -- what the extract stage reads every field from: the entities,
+  sentences and (Chinese) tokens of :func:`parse`'s ``Doc``, without a ``Doc``
+  (:class:`ParsedSection`); :func:`stated_award` and :func:`is_specific_award` read it;
 * :func:`keywords` -- topic keywords (jieba TF-IDF for Chinese, YAKE for English), from a text
   or from a ``Doc``'s tokens (jieba then does not run again);
 * :func:`load_user_dict` -- the shipped ML-domain jieba dictionary, as ``(word, freq, tag)``.
@@ -20,8 +19,11 @@ Pipelines. ``zh_nlp()`` is ``spacy.blank("zh")`` with the jieba segmenter (spaCy
 language data", ``segmenter = "jieba"``). Its tokenizer segments with a private
 ``jieba.Tokenizer`` that holds jieba's default dictionary plus the ML-domain user dictionary
 shipped in ``pipeline/data/ml_terms.txt`` (jieba README, "载入词典" / ``add_word``), so terms
-such as 扩散模型, 共形预测, 强化学习 stay one token. The module-level ``jieba.dt`` tokenizer, which
-other code may use, is left untouched. ``en_nlp()`` is ``spacy.blank("en")``. Both end with
+such as 扩散模型, 共形预测, 强化学习 stay one token; a technical token (:data:`TECH_TOKEN`: ``GPT-3.5``,
+``Llama-3.1-8B``, ``23.4%``, ``v1.2.3``) is split off before jieba cuts (:func:`cut_protected`)
+and stays one token too. The module-level ``jieba.dt`` tokenizer, which other code may use, is
+left untouched. ``en_nlp()`` is ``spacy.blank("en")`` with a ``token_match`` that keeps a :data:`TECH_TOKEN`
+whole. Both end with
 the same two components:
 
 1. :data:`SENTENCE_COMPONENT`: rule-based sentence starts (see :func:`sentences`); it replaces
@@ -51,6 +53,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
 import re
 import string
@@ -102,6 +105,7 @@ __all__ = [
     "ENTITY_COMPONENT",
     "ENTITY_LABELS",
     "SENTENCE_COMPONENT",
+    "TECH_TOKEN",
     "USER_DICT",
     "WRITTEN",
     "ZH_GENERIC_WORDS",
@@ -110,6 +114,7 @@ __all__ = [
     "en_nlp",
     "entities",
     "keywords",
+    "cut_protected",
     "is_specific_award",
     "load_user_dict",
     "parse",
@@ -247,6 +252,37 @@ _JIEBA_HAN_CLASS = jieba.re_han_default.pattern[2:-3]  # "([...]+)": the class's
 _JIEBA_PIECES = re.compile(rf"([{_JIEBA_HAN_CLASS}]+)|(\s+)|([^{_JIEBA_HAN_CLASS}\s]+)")
 
 
+#: A technical token that stays one token (the Chinese pipeline's ``Doc``, its keywords) where
+#: jieba and spaCy would cut it at its punctuation: a model name or version, letters and digits
+#: joined by hyphens and by dots between digits, with an optional ``%`` after a digit
+#: (``GPT-4``, ``GPT-3.5``, ``Llama-3.1-8B``, ``v1.2.3``, ``23.4%``, ``1.72``), or digits and
+#: ``%`` (``1000%``). Every character is in jieba's block class (:data:`_JIEBA_HAN_CLASS`), so a
+#: match never crosses a block; a dot between letters (``arxiv.org``, ``e.g``) joins nothing.
+TECH_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9])[A-Za-z0-9]+(?:(?:-|(?<=[0-9])\.(?=[0-9]))[A-Za-z0-9]+)+(?:(?<=[0-9])%)?"
+    r"|(?<![A-Za-z0-9.])[0-9]+%"
+)
+
+
+def cut_protected(tok: jieba.Tokenizer, text: str, hmm: bool = True) -> list[str]:
+    """jieba's words of ``text`` (``tok.cut(text, HMM=hmm)``), each :data:`TECH_TOKEN` match one
+    word: the text between matches is cut by jieba, the matches are kept whole (a regex
+    pre-split, as jieba cuts each block of its ``re_han_default`` on its own: a match holds
+    only block characters, so the words around it are those jieba gives)."""
+    if TECH_TOKEN.search(text) is None:
+        return list(tok.cut(text, HMM=hmm))
+    words: list[str] = []
+    pos = 0
+    for m in TECH_TOKEN.finditer(text):
+        if m.start() > pos:
+            words += tok.cut(text[pos : m.start()], HMM=hmm)
+        words.append(m.group())
+        pos = m.end()
+    if pos < len(text):
+        words += tok.cut(text[pos:], HMM=hmm)
+    return words
+
+
 class _JiebaDocMaker:
     """spaCy's jieba ``ChineseTokenizer`` with a linear-time ``__call__`` and a cache of the
     words of each Han block.
@@ -270,8 +306,9 @@ class _JiebaDocMaker:
         return getattr(self._tokenizer, name)
 
     def _cut_block(self, block: str) -> tuple[str, ...]:
-        """jieba's words of one Han block (a full match of ``jieba.re_han_default``)."""
-        return tuple(self._tokenizer.jieba_seg.cut(block, cut_all=False, HMM=JIEBA_HMM))
+        """jieba's words of one Han block (a full match of ``jieba.re_han_default``), a
+        :data:`TECH_TOKEN` one word (:func:`cut_protected`)."""
+        return tuple(cut_protected(self._tokenizer.jieba_seg, block, JIEBA_HMM))
 
     def words_and_spaces(self, text: str) -> tuple[list[str], list[bool]]:
         """``(words, spaces)`` of ``text`` for ``Doc(vocab, words=..., spaces=...)``: jieba's
@@ -323,13 +360,20 @@ def zh_nlp() -> Language:
     return nlp
 
 
+#: :data:`TECH_TOKEN` as a whole string, for spaCy's ``Tokenizer.token_match``.
+_TECH_TOKEN_WHOLE = re.compile(rf"(?:{TECH_TOKEN.pattern})")
+
+
 @functools.cache
 def en_nlp() -> Language:
     """The English spaCy pipeline, built once per process: ``spacy.blank("en")`` (rule-based
-    tokenizer, no trained model), then :data:`SENTENCE_COMPONENT` and :data:`ENTITY_COMPONENT`."""
+    tokenizer, no trained model; its ``token_match`` keeps a :data:`TECH_TOKEN` whole: spaCy
+    splits ``Llama-3.1-8B`` at the hyphen before ``8B`` and ``23.4%`` before the ``%``), then
+    :data:`SENTENCE_COMPONENT` and :data:`ENTITY_COMPONENT`."""
     import spacy
 
     nlp = spacy.blank("en")
+    nlp.tokenizer.token_match = _TECH_TOKEN_WHOLE.fullmatch  # spaCy's hook for tokens kept whole
     nlp.add_pipe(SENTENCE_COMPONENT)
     nlp.add_pipe(ENTITY_COMPONENT)
     return nlp
@@ -829,6 +873,18 @@ def entities(text: str, lang: str) -> list[Entity]:
     return list(doc._.get(ENTITY_COMPONENT) or [])
 
 
+def _zh_analysed(text: str) -> str:
+    """The text a Chinese section is segmented as: its zh-Hans rendering
+    (:func:`pipeline.normalize.to_script`) when that keeps every character's offset, else
+    ``text`` itself (see :func:`parse`)."""
+    over = to_script(text, "zh-Hans")
+    # kept when every changed character is a Han one replaced by a Han one: of two texts of
+    # one length, exactly when they split into the same non-Han pieces at each Han character
+    if over != text and (len(over) != len(text) or _HAN.split(text) != _HAN.split(over)):
+        return text
+    return over
+
+
 def parse(text: str, lang: str) -> Doc:
     """One ``Doc`` of a section: its tokens, sentences (:data:`SENTENCE_COMPONENT`) and
     entities (:data:`ENTITY_COMPONENT`, in ``doc._.paper_entities``), made once so that the
@@ -853,14 +909,7 @@ def parse(text: str, lang: str) -> Doc:
     Raises:
         ValueError: from spaCy, when ``text`` is longer than ``nlp.max_length``.
     """
-    if _is_english(lang, text):
-        pipeline, over = en_nlp(), text
-    else:
-        pipeline, over = zh_nlp(), to_script(text, "zh-Hans")
-        # kept when every changed character is a Han one replaced by a Han one: of two texts of
-        # one length, exactly when they split into the same non-Han pieces at each Han character
-        if over != text and (len(over) != len(text) or _HAN.split(text) != _HAN.split(over)):
-            over = text
+    pipeline, over = (en_nlp(), text) if _is_english(lang, text) else (zh_nlp(), _zh_analysed(text))
     doc = pipeline.make_doc(over)
     doc.user_data[_DOC_TEXT] = over  # the Doc's text is the text it was made of
     doc.user_data[WRITTEN] = text
@@ -869,39 +918,44 @@ def parse(text: str, lang: str) -> Doc:
 
 class ParsedSection:
     """One section as the extract stage reads it (:func:`parse_section`): its entities, its
-    sentences and, for Chinese, its spaCy ``Doc``.
+    sentences and, for Chinese, its jieba tokens -- what :func:`parse`'s ``Doc`` holds, without
+    the ``Doc``.
 
     Attributes:
         written: the section text as given.
-        text: the text analysed (a property of the others): ``written``, or for Chinese its
-            zh-Hans rendering when :func:`parse` makes the ``Doc`` over it (same length, same
-            offsets).
+        text: the text analysed: ``written``, or for Chinese its zh-Hans rendering when
+            :func:`parse` makes the ``Doc`` over it (same length, same offsets).
         entities: :func:`entities` of ``written`` (:class:`Entity` list in order of ``start``,
             exact character offsets), as ``doc._.paper_entities`` holds them.
-        doc: the ``Doc`` of :func:`parse` (tokens, sentences, entities) for a Chinese section;
-            None for an English one, whose tokens nothing reads (YAKE tokenizes its own text),
-            so that spaCy's tokenizer does not run: on the 3,627 English sections of 1,000
-            bench files ``parse`` took 0.66 s and :func:`parse_section` 0.09 s (0.23 s with
-            every section's sentences read), mostly tokens that only placed sentence starts.
+        tokens: for a Chinese section the tokens of :func:`parse`'s ``Doc`` as three lists:
+            each token's first character, end character and ``is_space`` flag (the words of
+            the tokenizer's ``words_and_spaces``, placed as ``Doc`` places them: one after the
+            other, one character further after a word followed by a space); None for an
+            English one, whose tokens nothing reads (YAKE tokenizes its own text). Reading
+            them from jieba's words instead of a ``Doc`` skips making the ``Doc``, its
+            ``Token`` structs, sentence flags and entity spans, which nothing reads.
     """
 
-    __slots__ = ("written", "entities", "doc", "_sentences")
+    __slots__ = ("written", "text", "entities", "tokens", "_sentences")
 
-    def __init__(self, written: str, entities: list[Entity], doc: Doc | None) -> None:
+    def __init__(self, written: str, entities: list[Entity],
+                 tokens: tuple[list[int], list[int], list[bool]] | None = None, text: str | None = None) -> None:
         self.written = written
+        self.text = written if text is None else text
         self.entities = entities
-        self.doc = doc
+        self.tokens = tokens
         self._sentences: list[tuple[int, int]] | None = None
-
-    @property
-    def text(self) -> str:
-        return self.written if self.doc is None else _doc_text(self.doc)
 
     def sentence_spans(self) -> list[tuple[int, int]]:
         """``[(sent.start_char, sent.end_char) for sent in doc.sents]`` of the section's
         :func:`parse` ``Doc`` (computed on first use, then kept).
 
-        For an English section without a ``Doc`` the same spans come from
+        For a Chinese section they come from its tokens as :data:`SENTENCE_COMPONENT` and
+        ``Doc.sents`` place them: a sentence starts at the first token and at each token
+        holding a start of :func:`_sentence_starts`, and ends at the end of the token before
+        the next one (the last one at the end of the last token); ``[]`` for an empty text.
+
+        For an English section without tokens the same spans come from
         :func:`_sentence_starts` directly when every start follows whitespace: spaCy's
         tokenizer cuts the text at every boundary between whitespace and non-whitespace
         (spaCy 3, ``Tokenizer.__call__``), so such a start is the first character of a token
@@ -912,12 +966,21 @@ class ParsedSection:
         as after ``。`` in English text) the ``Doc`` is made and read.
         """
         if self._sentences is None:
-            spans = self._spans_without_doc() if self.doc is None else None
-            if spans is None:  # the Doc's sentences (without a Doc: one of tokens and sentences only)
-                doc = self.doc if self.doc is not None else _sentence_doc(en_nlp(), self.written)
-                spans = [(s.start_char, s.end_char) for s in doc.sents]
+            if self.tokens is not None:
+                spans = self._spans_of_tokens()
+            else:
+                spans = self._spans_without_doc()
+                if spans is None:  # the Doc's sentences (a Doc of tokens and sentences only)
+                    spans = [(s.start_char, s.end_char) for s in _sentence_doc(en_nlp(), self.written).sents]
             self._sentences = spans
         return self._sentences
+
+    def _spans_of_tokens(self) -> list[tuple[int, int]]:
+        starts, ends, _ = self.tokens
+        if not starts:
+            return []
+        firsts = sorted({0, *(bisect.bisect_right(starts, s) - 1 for s in _sentence_starts(self.text))})
+        return [(starts[k], ends[nxt - 1]) for k, nxt in zip(firsts, [*firsts[1:], len(starts)], strict=True)]
 
     def _spans_without_doc(self) -> list[tuple[int, int]] | None:
         text = self.text
@@ -934,32 +997,39 @@ class ParsedSection:
                 for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
 
     def topic(self, segments: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]] | None]:
-        """:func:`token_spans` of the section's ``Doc`` (Chinese); for an English section the
+        """:func:`token_spans` of the section's tokens (Chinese); for an English section the
         segments' text alone, ``(text, None)`` (the English keywords read no tokens)."""
-        if self.doc is None:
+        if self.tokens is None:
             return "\n".join(self.text[s:e] for s, e in segments), None
-        return token_spans(self.doc, segments)
+        return _cut_tokens(self.text, *self.tokens, segments)
+
+
+def _zh_tokens(text: str) -> tuple[list[int], list[int], list[bool]]:
+    """The tokens ``zh_nlp().make_doc(text)`` has, as :attr:`ParsedSection.tokens` holds them."""
+    words, spaces = zh_nlp().tokenizer.words_and_spaces(text)
+    after = list(itertools.accumulate(len(w) + sp for w, sp in zip(words, spaces, strict=True)))
+    starts = [0, *after[:-1]] if after else []
+    return starts, [a + len(w) for a, w in zip(starts, words, strict=True)], [w.isspace() for w in words]
 
 
 def parse_section(text: str, lang: str) -> ParsedSection:
-    """A section for the extract stage: :func:`parse`'s ``Doc`` for Chinese text; for English
-    text (:func:`_is_english`) its entities alone, its sentences on demand
-    (:meth:`ParsedSection.sentence_spans`), and no ``Doc``. Both give what the ``Doc`` of
-    :func:`parse` gives: the same entities, sentence spans and segment texts.
+    """A section for the extract stage: its entities (:func:`_find_entities` of ``text``), its
+    sentences on demand (:meth:`ParsedSection.sentence_spans`), and for Chinese text its
+    tokens; no ``Doc``. They are what the ``Doc`` of :func:`parse` gives: the same entities,
+    sentence spans, tokens and segment texts.
 
     Args:
         text: the section text.
         lang: BCP 47 tag choosing the pipeline, as for :func:`sentences`.
 
     Raises:
-        ValueError: from spaCy, when a ``Doc`` is made of a ``text`` longer than
-            ``nlp.max_length``; for English text only when its sentences are read and a start
-            does not follow whitespace.
+        ValueError: from spaCy, for English text only, when its sentences are read, a start
+            does not follow whitespace and ``text`` is longer than ``nlp.max_length``.
     """
     if _is_english(lang, text):
-        return ParsedSection(text, _find_entities(text), None)
-    doc = parse(text, lang)
-    return ParsedSection(text, doc._.get(ENTITY_COMPONENT) or [], doc)
+        return ParsedSection(text, _find_entities(text))
+    over = _zh_analysed(text)
+    return ParsedSection(text, _find_entities(text), _zh_tokens(over), over)
 
 
 def _token_arrays(doc: Doc) -> tuple[list[int], list[int], list[int]]:
@@ -982,7 +1052,7 @@ def token_spans(doc: Doc, segments: Sequence[tuple[int, int]],
         with_tokens: False when only the text is wanted (the English keywords read no tokens).
 
     Returns:
-        ``(text, spans)``: ``text`` the segments joined by ``"\n"``; ``spans`` the doc's
+        ``(text, spans)``: ``text`` the segments joined by ``"\\n"``; ``spans`` the doc's
         non-space tokens cut to the segments, as sorted ``(start, end)`` offsets into ``text``
         (None when not ``with_tokens``).
     """
@@ -990,7 +1060,12 @@ def token_spans(doc: Doc, segments: Sequence[tuple[int, int]],
     if not with_tokens:
         return "\n".join(text[s:e] for s, e in segments), None
     # the token arrays in one call (iterating the Doc makes a Token object per token)
-    starts, ends, space = _token_arrays(doc)
+    return _cut_tokens(text, *_token_arrays(doc), segments)
+
+
+def _cut_tokens(text: str, starts: list[int], ends: list[int], space: Sequence[int | bool],
+                segments: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """:func:`token_spans` of the tokens ``starts``, ``ends``, ``space`` of ``text``."""
     parts: list[str] = []
     spans: list[tuple[int, int]] = []
     pos = 0
@@ -1053,9 +1128,10 @@ if TYPE_CHECKING:
 
 _NUMBER = re.compile(r"^[\d.,%]+$")
 _PUNCT_ONLY = re.compile(r"^[\W_]+$")
-# A Latin word in Chinese text (LLM, ResNet, pass@k, ImageNet-1k, GPT-2), not glued to a
-# letter or digit before it (so 1.7B gives no "B").
-_LATIN_WORD = r"[A-Za-z][A-Za-z0-9]*(?:[-@'][A-Za-z0-9]+)*"
+# A Latin word in Chinese text (LLM, ResNet, pass@k, ImageNet-1k, GPT-2, and with a dot between
+# digits GPT-3.5, Llama-3.1-8B, v1.2.3), not glued to a letter or digit before it (so 1.7B
+# gives no "B").
+_LATIN_WORD = r"[A-Za-z][A-Za-z0-9]*(?:[-@'][A-Za-z0-9]+|(?<=[0-9])\.[0-9][A-Za-z0-9]*)*"
 _LATIN_RUN = re.compile(rf"(?<![A-Za-z0-9.@'-]){_LATIN_WORD}(?:[ \t]+{_LATIN_WORD})*")
 #: How deep in the ranking a longer candidate may still replace kept keywords it contains, as a
 #: multiple of the number of keywords asked for (see :func:`_dedup`).
@@ -1363,7 +1439,8 @@ MIN_COMPOUND_COUNT = 2
 #: acronym (LoRA, RLHF, GPUs), a word with an inner capital (AlexNet, ResNet, BiLSTM) or a
 #: word with a digit (word2vec, GPT-2).
 _NAME_LIKE = re.compile(
-    r"(?:[A-Z][A-Z0-9]+s?|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*|[A-Za-z]+[0-9][A-Za-z0-9]*)(?:-[A-Za-z0-9]+)*"
+    r"(?:[A-Z][A-Z0-9]+s?|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*|[A-Za-z]+[0-9][A-Za-z0-9]*)"
+    r"(?:-[A-Za-z0-9]+|(?<=[0-9])\.[0-9][A-Za-z0-9]*)*"
 )
 _TITLE_WORD = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
 # A paper title quoted in the text: 《…》, 〈…〉, “…” or "…" holding a Latin letter.
@@ -1653,7 +1730,7 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
     # stripped form's verdict (_zh_word_verdict, then the credited-name test, which depends on
     # the text). Counted words go in at their first occurrence, with all their occurrences
     # (Counter counts the sequence in C).
-    raws = list(tok.cut(work)) if tokens is None else _words(work, tokens)
+    raws = cut_protected(tok, work) if tokens is None else _words(work, tokens)
     plain: dict[str, str] = {}  # raw word -> stripped, for the plain words (Han at both ends)
     opens: set[str] = set()  # raw plain words that may open a compound
     # _credited(w, topic), inlined: it is asked of every distinct word
@@ -2347,8 +2424,8 @@ def keywords(text: str | Doc, lang: str, n: int, tokens: Sequence[tuple[int, int
         lang: BCP 47 tag of the text: ``en`` selects YAKE, ``zh-Hans``/``zh-Hant``/``mixed``
             select jieba (other tags: see :func:`_is_english`).
         n: how many keywords at most (``n <= 0`` gives ``[]``).
-        tokens: the jieba segmentation of ``text`` already made (the tokens of the section's
-            ``Doc``), as sorted ``(start, end)`` character offsets into ``text``
+        tokens: the jieba segmentation of ``text`` already made (the tokens of the section,
+            :meth:`ParsedSection.topic`), as sorted ``(start, end)`` character offsets into ``text``
             (:func:`token_spans`); Chinese keywords then use them and jieba does not run
             again. ``None``: ``text`` is segmented here. English keywords ignore them.
 

@@ -240,7 +240,7 @@ def _last_first_pairs(text: str) -> list[str] | None:
     for ps in pieces:
         if len(ps) % 2 or any(not q for q in ps):
             return None
-        for last, first in zip(ps[::2], ps[1::2]):
+        for last, first in zip(ps[::2], ps[1::2], strict=True):
             if len(last.split()) > 2:
                 return None
             out.append(f"{last}, {first}")

@@ -75,13 +75,14 @@ from .dedup import (
     copy_candidates,
     count_sources,
     duplicate_documents,
+    embedding_cuts,
     embedding_inputs,
     paper_sets,
     section_order,
     slim_sections,
     submit_inputs,
 )
-from .embed import Embedder, make_local_embedder
+from .embed import DEFAULT_MAX_CHARS, Embedder, make_local_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
 from .memory import collect_less_often, release_free_memory
 from .publish import OutputLock, crash_point, current_run, flush_folder, new_run_id, publish, run_folder
@@ -760,8 +761,8 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
        while the workers go on with later files): read the files' rows (state or this run),
        mark byte-identical copies (:func:`mark_copies`, carried across chunks), write ``dropped``
        and ``context``, write ``documents`` and ``sections`` to scratch files (without the dedup
-       columns), append what embedding reads (:func:`pipeline.dedup.embedding_inputs`) to a
-       scratch file; then, once every file is in, the state is compacted when due (``compact``:
+       columns; with ``embedding_chars_cut``, :func:`pipeline.dedup.embedding_cuts`), append what
+       embedding reads (:func:`pipeline.dedup.embedding_inputs`) to a scratch file; then, once every file is in, the state is compacted when due (``compact``:
        always) and the chunks' sections embedded one chunk at a time, the next one submitted
        before the last is stored (:func:`pipeline.dedup.submit_inputs`, :data:`EMBED_CHUNKS_IN_FLIGHT`:
        after the workers are done, so that embedding does not compete with them for the
@@ -807,6 +808,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     status_counts: Counter[str] = Counter()
     error_frames: list[pd.DataFrame] = []
     items = _corpus_items(paths, skipped)
+    max_chars = getattr(embedder, "max_chars", None) or DEFAULT_MAX_CHARS  # the embedder's cut, for embedding_chars_cut
     with tqdm(total=len(items), desc=f"{'assemble':<9}", unit="file", disable=disable) as bar:
         for start in range(0, len(items), ASSEMBLY_CHUNK):
             chunk = items[start : start + ASSEMBLY_CHUNK]
@@ -842,7 +844,8 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
                 dropped_out.write(_spans(documents, "dropped", ("char_start", "char_end", "reason", "text")))
                 context_out.write(_spans(documents, "context", ("char_start", "char_end", "kind")))
                 tmp_docs.write(documents)
-                tmp_sections.write(sections.assign(paper_id=None, match_score=None))
+                tmp_sections.write(sections.assign(paper_id=None, match_score=None,
+                                                   embedding_chars_cut=embedding_cuts(sections, max_chars)))
                 doc_keys.extend(zip(documents["doc_id"], documents["status"], documents["content_sha256"], strict=True))
                 inputs.update((p, h) for p, h in zip(documents["source_path"], documents["content_sha256"], strict=True)
                               if isinstance(h, str))

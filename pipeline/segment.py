@@ -39,7 +39,7 @@ from contextvars import ContextVar
 import pandas as pd
 
 from . import paper_records, title_model
-from .candidates import ABOUT_PAPERS, LEADING_TAGS, Candidate, find_candidates
+from .candidates import ABOUT_PAPERS, LEADING_TAGS, Candidate, find_candidates, labelled_names
 from .config import Config
 from .fields import (
     find_arxiv_ids,
@@ -48,6 +48,7 @@ from .fields import (
     find_urls,
     find_venue_years,
     fold_title,
+    is_institution,
     lead_award,
     normalize_award,
     parse_key_value,
@@ -62,7 +63,7 @@ from .headings import (
 )
 from .normalize import detect_script
 from .stage import Stage
-from .textutil import Line, latin_words, plain, split_lines, trim_span
+from .textutil import Line, latin_words, plain, span_coverage, split_lines, trim_span
 
 log = logging.getLogger(__name__)
 #: The document being segmented, for the DEBUG lines that say which headings were rejected as
@@ -96,6 +97,16 @@ _MENTION = re.compile(
     r"|‘(?P<squoted>[A-Z][^‘\n]{8,250}?)’(?![A-Za-z])"
     r"|[「『](?P<corner>[^「」『』\n]{2,200})[」』]"
 )
+#: An unquoted English title in prose: capitalised words (a colon may follow one), with the
+#: short function words of titles between them ("Beyond Accuracy: Behavioral Testing of NLP
+#: Models with CheckList"); see :func:`_title_case_spans`.
+_CAP_WORD = r"(?:[A-Z0-9][\w'’-]*\w|[A-Z])"
+_TITLE_FUNCTION_WORDS = (r"(?:a|an|the|of|for|and|or|in|on|with|to|via|from|at|as|into|over|under|without"
+                         r"|through|towards?|beyond|is|are|not|vs\.?)")
+_TITLE_CASE_SPAN = re.compile(rf"(?<![\w'’-])(?:{_CAP_WORD}['’]s\s+)*(?P<title>{_CAP_WORD}:?(?:\s+(?:{_TITLE_FUNCTION_WORDS}\s+)*{_CAP_WORD}:?)+)")
+#: Fewest words, and capitalised words, of an unquoted title in prose.
+MIN_PROSE_TITLE_WORDS = 4
+MIN_PROSE_TITLE_CAPS = 3
 #: Shortest Chinese title quoted in prose, in 《…》 or 「…」 (they also name journals, quote
 #: speech and name tracks: 《自然》, 「数据集与基准」).
 MIN_ZH_MENTION_CHARS = 8
@@ -109,9 +120,9 @@ _PAPER_CUE = re.compile(
     r"|award|prize|winners?\b|authors?\b|co-?authors?\b|colleagues|researchers|et al\b",
     re.IGNORECASE,
 )
-# Words that mark a 《》 as a policy, a book, a film or a news item rather than a paper.
 #: A lead about papers that were up for an award, not given one.
 _NOT_AWARDED = re.compile(r"候选|候選|入围|入圍|提名名单|candidates?\b|finalists?\b|shortlist|nominat|missed the|none of", re.I)
+# Words that mark a 《》 as a policy, a book, a film or a news item rather than a paper.
 _NOT_PAPER_CUE = re.compile(r"印发|印發|出版社|小说|小說|电影|電影|报道称|報導稱|方案|通知|条例|條例|新闻|新聞|一书|一書")
 _TITLE_LINE = re.compile(r"^(?P<title>[^\u3400-\u9fff]+?)(?:\s+(?P<deco>[\u3400-\u9fff]{1,8}))?$")
 _LIST_ITEM = re.compile(r"^(?:[-*•·▪●]|\(?\d+[.)、]|[（(]\d+[）)])\s*")
@@ -174,13 +185,13 @@ def _is_award_header(s: str) -> bool:
 
 
 def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
-    spans = [(d["char_start"], d["char_end"]) for d in dropped]
+    covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
     out = []
     for line in split_lines(text):
         if line.blank:
             continue
         start, end = trim_span(text, line.start, line.end)
-        if any(a <= start and end <= b for a, b in spans):
+        if covered(start, end):
             continue
         out.append(line)
     return out
@@ -227,6 +238,12 @@ def _english_title(t: str, min_words: int = MIN_TITLE_WORDS) -> bool:
     if m:
         return any(_is_title_line(part.strip(), min_words) for part in (m.group("a"), m.group("b")))
     return _is_title_line(t, min_words)
+
+
+def _venue_heading(t: str) -> bool:
+    """A short line that names a venue with its year ("**ICML 2024**", "本期主題：ICLR 2024 …"):
+    a heading of the papers under it, never a paper's title."""
+    return len(t) <= MAX_VENUE_HEADING_CHARS and _names_venue_year(t)
 
 
 def _names_venue_year(t: str) -> bool:
@@ -284,17 +301,18 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
         return {}
     model = title_model.load()
     scores = model.scores(cands)
-    # award headers, reference lines, lines of person names and short lines that name a venue
-    # with its year ("**ICML 2024**", "Papers from our lab at ICML 2024") are never a paper's title
+    # award headers, reference lines, lines of person names (alone or after a label: "Organizers
+    # include: A, B") and venue headings (after a leading venue tag: "(CVPR 2019)Title" is a
+    # title) are never a paper's title
     eligible = [kinds[c.line] not in ("award_header", "reference") and not c.features.get("self_credit")
-                and not (c.features.get("venue_year") and len(c.title) <= MAX_VENUE_HEADING_CHARS
-                         and _names_venue_year(LEADING_TAGS.sub("", c.title) or c.title))
+                and not labelled_names(c.title)
+                and not (c.features.get("venue_year") and _venue_heading(LEADING_TAGS.sub("", c.title) or c.title))
                 for c in cands]
     chosen = {c.line: c for c, p, ok in zip(cands, scores, eligible, strict=True) if ok and p >= model.threshold}
     # siblings: in a run of candidates of one markup style (a list, a table), when at least two
     # and at least half of the items are kept titles, the other items are titles too; a heading
     # between items (an award category, a venue) does not end their run
-    items = [k for k, c in enumerate(cands) if c.style not in _HEADING_STYLES or cands[k].line in chosen]
+    items = [k for k, c in enumerate(cands) if c.style not in _HEADING_STYLES or c.line in chosen]
     run: list[int] = []
     for n in range(len(items) + 1):
         k = items[n] if n < len(items) else len(cands)
@@ -392,10 +410,11 @@ def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | No
     def body_chars(indices: range) -> int:
         return sum(len(lines[k].stripped) for k in indices if kinds[k] == "body" and not _heading_level(lines[k].stripped))
 
-    # the body before the first block is its paper's only when no award header or heading
-    # comes between them (text above one is the article's lead)
+    # the body before the first block is its paper's only when no award header, heading or
+    # short line naming a venue edition comes between them (text above one is the article's lead)
     lead_end = max((k + 1 for k in range(first, blocks[0][0])
-                    if kinds[k] == "award_header" or _heading_level(lines[k].stripped)), default=first)
+                    if kinds[k] == "award_header" or _heading_level(lines[k].stripped) or _venue_heading(lines[k].stripped)),
+                   default=first)
     if body_chars(range(blocks[-1][1] + 1, len(kinds))) > body_chars(range(lead_end, blocks[0][0])):
         return dict.fromkeys(start for start, _ in blocks)
     starts = [lead_end] + [end + 1 for _, end in blocks[:-1]]
@@ -427,26 +446,36 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     shares the sentence, the clause that introduces this one (after the last ，；： and a joining
     word such as 以及 / and), or the mention itself when no separator comes between them.
     """
-    if not any(ch in paragraph for ch in '《“"‘「『'):
-        return []  # every mention opens with one of these (_MENTION): no sentence to split
+    has_marks = any(ch in paragraph for ch in '《“"‘「『')
+    if not has_marks and not _PAPER_CUE.search(paragraph):
+        return []  # a mention opens with a quotation mark (_MENTION) or stands in a sentence with a cue
     found: list[tuple[int, str]] = []
     pos = 0
     for sentence in split_sentences(paragraph):
         cue: bool | None = None  # looked for at the sentence's first mention only
+        not_paper: bool | None = None  # likewise
         previous_end: int | None = None
-        for m in _MENTION.finditer(sentence):
-            quoted = m.group("quoted") or m.group("squoted")
-            inner = m.group("book") or m.group("corner") or quoted.rstrip(",.;:，。；：")  # “Title,” in prose
+        marked = list(_MENTION.finditer(sentence)) if has_marks else []
+        if not marked and _PAPER_CUE.search(sentence) and not _HAN.search(sentence):
+            for m in _title_case_spans(sentence):  # an English title written without quotes
+                start = 0 if previous_end is None else _clause_start(sentence, m.start(), previous_end)
+                found.append((pos + start, m.group("title").rstrip(":")))
+                previous_end = m.end()
+        for m in marked:
+            in_quotes = m.group("quoted") or m.group("squoted")
+            inner = m.group("book") or m.group("corner") or in_quotes.rstrip(",.;:，。；：")  # “Title,” in prose
             english = _english_title(inner)
-            if len(inner) <= MAX_VENUE_HEADING_CHARS and _names_venue_year(inner):
+            if _venue_heading(inner):
                 continue  # “NeurIPS 2025 Best Paper Award” names an award, not a paper
             if cue is None:
                 cue = bool(_PAPER_CUE.search(sentence))
+            if not_paper is None and (m.group("book") or m.group("corner")):
+                not_paper = bool(_NOT_PAPER_CUE.search(sentence))
             if m.group("book"):  # 《自然》 names a journal: a Chinese title is longer
-                ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not _NOT_PAPER_CUE.search(sentence))
+                ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not not_paper)
             elif m.group("corner"):  # 「…」 also quotes speech: a title is long and has no clauses
                 ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not _SENTENCE_PUNCT.search(inner)
-                                 and not _NOT_PAPER_CUE.search(sentence))
+                                 and not not_paper)
             else:
                 ok = english and cue
             if ok:
@@ -489,6 +518,25 @@ def _clause_start(sentence: str, mention: int, floor: int) -> int:
     return cut
 
 
+def _title_case_spans(sentence: str) -> list[re.Match]:
+    """Unquoted English titles in a sentence: spans of :data:`_TITLE_CASE_SPAN` of at least
+    :data:`MIN_PROSE_TITLE_WORDS` words, :data:`MIN_PROSE_TITLE_CAPS` of them capitalised, that
+    are neither an award label, a venue nor an institution (capitalised names of things that
+    are not papers), in a sentence whose other words hold a paper cue ("went to", "paper",
+    "award" ...: :data:`_PAPER_CUE`)."""
+    found = []
+    for m in _TITLE_CASE_SPAN.finditer(sentence):  # (a possessive before it is not part of it: "ICML 2014's")
+        span = m.group("title").rstrip(":")
+        words = span.split()
+        rest = sentence[: m.start("title")] + " " + sentence[m.end("title"):]
+        if (len(words) < MIN_PROSE_TITLE_WORDS or sum(w[0].isupper() or w[0].isdigit() for w in words) < MIN_PROSE_TITLE_CAPS
+                or not _english_title(span) or find_award_label(span) or find_venue_years(span) or is_institution(span)
+                or not _PAPER_CUE.search(rest)):  # the sentence speaks of a paper around the title
+            continue
+        found.append(m)
+    return found
+
+
 def find_paper_mention(paragraph: str) -> str | None:
     """The first inline paper mention of a paragraph (see :func:`find_paper_mentions`), or None."""
     mentions = find_paper_mentions(paragraph)
@@ -505,13 +553,15 @@ def _narrative(lines: list[Line], kinds: list[str]) -> tuple[list[Line], list[st
         mentions = find_paper_mentions(line.text) if kind == "body" else []
         cuts = sorted({off for off, _ in mentions if off > 0})
         bounds = [0, *cuts, len(line.text)]
+        first_at: dict[int, str] = {}
+        for off, mention in mentions:
+            first_at.setdefault(off, mention)
         for a, b in zip(bounds, bounds[1:], strict=False):
             piece = Line(line.start + a, line.start + b, line.text[a:b])
             if piece.blank:
                 continue
-            for off, mention in mentions:
-                if off == a and len(out_lines) not in anchors:
-                    anchors[len(out_lines)] = mention
+            if a in first_at:
+                anchors[len(out_lines)] = first_at[a]
             out_lines.append(piece)
             out_kinds.append(kind)
     return out_lines, out_kinds, anchors
@@ -575,13 +625,17 @@ def _cell_text(cell: str) -> str:
 
 def _about_one_paper(text: str) -> bool:
     """Whether a document with no title anchor still reports a paper: it links exactly one
-    arXiv paper, or it speaks of papers (:data:`pipeline.candidates.ABOUT_PAPERS`) and names a
-    venue edition with its year (a news item on an award, an explainer of one paper; a venue
-    named without a year is advice on venues in general, not a report of a paper)."""
+    arXiv paper, or it speaks of papers (:data:`pipeline.candidates.ABOUT_PAPERS`) and one of
+    its sentences gives an award of a venue edition ("won the NeurIPS 2024 best paper award": a
+    news item on an award paper). A venue named with its year alone is news about the
+    conference (attendance, submissions, a call for papers), not a report of a paper."""
     arxiv = {a for a, _ in find_arxiv_ids(text)}
     if len(arxiv) == 1:
         return True
-    return not arxiv and bool(ABOUT_PAPERS.search(text)) and any(year for _, year, _, _ in find_venue_years(text))
+    if arxiv or not ABOUT_PAPERS.search(text) or not find_award_label(text):
+        return False
+    return any(find_award_label(sentence) and _names_venue_year(sentence)
+               for paragraph in text.split("\n") for sentence in split_sentences(paragraph))
 
 
 def segment_document(text: str, dropped: list[dict]) -> dict:
@@ -604,7 +658,7 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
     if not anchors:
         lines, kinds, narrative = _narrative(lines, kinds)
         anchors = dict(narrative)
-    if not anchors and lines and _about_one_paper(text):
+    if not anchors and lines and _about_one_paper("\n".join(line.text for line in lines)):
         # a page about one paper that never writes its title as a heading or a quoted name: the
         # page is that paper's one section, with no title (its first line is the page's
         # headline, not the paper's title)
@@ -665,6 +719,12 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
                 heading = anchor.title if _title_is_part(anchor, line) else None
             else:
                 heading = anchor
+        elif i + 1 in anchors and _venue_heading(_LIST_ITEM.sub("", plain(line.stripped))):
+            # a short line naming a venue edition right above a paper ("• ICCV2015" in a list
+            # grouped by venue) heads the papers below it, like a heading
+            close()
+            _enter_heading(venue_ctx, 7, line.stripped)
+            add_context(line, "headline" if not context and state == "lead" and not sections else state)
         elif kind == "award_header":
             close()
             award_raw, award_level = line.stripped, level
@@ -707,9 +767,10 @@ def segment_document(text: str, dropped: list[dict]) -> dict:
     # (pipeline.extract)
     context_linked: Counter = Counter()
     if linked:
-        in_sections = {u for sec in sections for u in find_urls(sec["text"])}
+        section_urls = [set(find_urls(sec["text"])) for sec in sections]
+        in_sections = set().union(*section_urls)
         context_linked.update(filter(None, (venue_from_url(u) for u in find_urls(text) if u not in in_sections)))
-        per_section = Counter(v for sec in sections for v in {venue_from_url(u) for u in find_urls(sec["text"])} if v)
+        per_section = Counter(v for urls in section_urls for v in set(map(venue_from_url, urls)) if v)
         context_linked.update({v: n for v, n in per_section.items() if 2 * n >= len(sections)})
     if not venue_counts:  # no venue named in the context: the proceedings its context links to may
         for (venue, year), n in context_linked.items():

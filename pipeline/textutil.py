@@ -5,10 +5,13 @@ All offsets are character offsets (Python ``str`` indices) into the decoded docu
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import math
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import repeat
 from operator import mul
@@ -193,3 +196,18 @@ def _content_word(word: str) -> str | None:
         if word.endswith("s"):
             return word[:-1]
     return word
+
+
+def span_coverage(spans: Iterable[tuple[int, int]]) -> Callable[[int, int], bool]:
+    """Whether ``[start, end)`` lies wholly inside one of ``spans`` (``(start, end)`` pairs,
+    in any order, overlapping or not), for many queries: O(log n) each, over the spans sorted by
+    start with the furthest end reached so far."""
+    ordered = sorted(spans)
+    starts = [a for a, _ in ordered]
+    reach = list(itertools.accumulate((b for _, b in ordered), max))
+
+    def covered(start: int, end: int) -> bool:
+        k = bisect.bisect_right(starts, start)
+        return k > 0 and reach[k - 1] >= end
+
+    return covered

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 #: Version of the output schemas, in every Parquet file's key-value metadata
 #: (``schema_version``); raise it when a column is added, renamed or retyped.
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 STR = pa.string()
 LIST_STR = pa.list_(pa.string())
@@ -43,7 +43,7 @@ SECTIONS_SCHEMA = pa.schema([
     ("institutions", LIST_STR), ("venue", STR), ("year", pa.int16()), ("award", STR), ("award_raw", STR),
     ("arxiv_id", STR), ("arxiv_version", STR), ("urls", LIST_STR), ("url_kinds", LIST_STR), ("summary", STR),
     ("summary_norm", STR), ("keywords", LIST_STR),
-    ("paper_id", STR), ("match_score", pa.float32()),
+    ("paper_id", STR), ("match_score", pa.float32()), ("embedding_chars_cut", pa.int32()),
 ])
 PAPERS_SCHEMA = pa.schema([
     ("paper_id", STR), ("title", STR), ("title_zh", STR), ("arxiv_id", STR), ("venue", STR),

@@ -156,9 +156,13 @@ def test_a_news_item_on_a_venue_edition_is_one_untitled_section() -> None:
             "事件的始末仍在調查中。\n")
     sections = segment_document(text, [])["sections"]
     assert len(sections) == 1 and sections[0]["heading"] == ""
-    # advice naming venues without an edition reports no paper
+    # advice naming venues without an edition, or news of a conference edition with no award,
+    # reports no paper
     advice = "投稿頂會的建議\n\n每年到了 ICLR、NeurIPS 的截稿季，許多論文都在趕工。\n"
     assert segment_document(advice, [])["sections"] == []
+    news = ("Record crowds expected\n\nAbout 16,000 researchers are expected to attend NeurIPS 2024 in "
+            "Vancouver, after a record number of paper submissions.\n")
+    assert segment_document(news, [])["sections"] == []
 
 
 @pytest.mark.parametrize("line", ["February 27, 2025", "2025-02-27", "2025年2月27日", "Dec. 1, 2023 10:22",
@@ -241,3 +245,32 @@ def test_sections_under_the_lead_take_the_venue_edition_it_names() -> None:
     later = next(s for s in sections if "Distributed Representations" in s["heading"])
     assert (first["ctx_venue"], first["ctx_year"]) == ("NeurIPS", 2024)
     assert (later["ctx_venue"], later["ctx_year"]) == ("NeurIPS", 2023)
+
+
+def test_a_venue_line_above_a_paper_heads_the_papers_below_it() -> None:
+    text = ("读过的论文，按会议整理：\n\n"
+            "- ICCV2015\n- **Sparse Codes for Intrinsic Images**\n  *Ann Lee, Bo Chen*\n"
+            "- ICCV2017\n- **Dense Shading From Sparse Views**\n  *Cy Diaz, Di Evans*\n"
+            "- CVPR2018\n- **Learning Reflectance in the Wild**\n  *Ed Fox, Flo Gray*\n")
+    sections = segment_document(text, [])["sections"]
+    assert [(s["heading"], s["ctx_venue"], s["ctx_year"]) for s in sections] == [
+        ("- **Sparse Codes for Intrinsic Images**", "ICCV", 2015), ("- **Dense Shading From Sparse Views**", "ICCV", 2017),
+        ("- **Learning Reflectance in the Wild**", "CVPR", 2018)]
+
+
+def test_a_thematic_break_after_a_table_keeps_its_last_row() -> None:
+    text = ("| 年份 | 論文名稱 |\n|---|---|\n| 2022 | Sparse Codes for Intrinsic Images |\n"
+            "| 2023 | Dense Shading From Sparse Views |\n\n---\n\nMore notes.\n")
+    titles = [c.title for c in find_candidates(kept_lines(text, [])) if c.style == "table"]
+    assert titles == ["Sparse Codes for Intrinsic Images", "Dense Shading From Sparse Views"]
+
+
+@pytest.mark.parametrize(("title", "names"), [
+    ("Organizers include: Julia Park, Phil Moreau, Ray Olsen", True), ("Workshop Chairs: Ann Lee and Bo Chen", True),
+    ("Learned Optimizers: Why They Are Hard, and What They Can Do Now", False),
+    ("Sparse Codes: Learning Dense Maps from Sparse Views", False),
+])
+def test_a_label_followed_by_people_is_no_title(title: str, names: bool) -> None:
+    from pipeline.candidates import labelled_names
+
+    assert labelled_names(title) is names

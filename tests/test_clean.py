@@ -944,3 +944,16 @@ def test_a_table_of_papers_after_a_short_lead_is_not_glued_news() -> None:
     path = (Path(__file__).parent / "fixtures" / "real" / "dev" / "h1-zezhishao-dailyarxiv"
             / "daily-papers-2025-04-25-time-series.md")
     assert [d["reason"] for d in dropped(path.read_text(encoding="utf-8"))] == []
+
+
+def test_a_horizontal_rule_is_no_front_matter() -> None:
+    # a page that opens with a rule: the text between the rules is the article, not YAML
+    text = "---\n## Sparse Codes for Parsing\nAnn Lee, Bo Chen\nhttps://arxiv.org/abs/2401.00001\n---\n\nMore.\n"
+    assert [d["reason"] for d in dropped(text)] == []
+
+
+def test_many_dropped_lines_cost_linear_time() -> None:
+    # 20,000 navigation lines: the coverage test is a bisection, not a scan of every span
+    text = "本文介绍 NeurIPS 2024 的一篇论文。\n\n" + "".join(f"首页 | 新闻 | 科技 {i}\n\n" for i in range(20000))
+    spans = dropped(text)
+    assert len(spans) == 20000 and {d["reason"] for d in spans} == {"navigation"}

@@ -140,6 +140,19 @@ def test_credit_line_with_bracketed_affiliations_and_chinese_others():
     assert (c.authors, c.truncated, c.institutions) == (["Ann Lee"], True, ["Big University"])
     for line in ("Deep Learning (Second Edition)", "Sparse Coding For Parsing (ACL 2023)", "等（清华大学）"):
         assert parse_credit_line(line) is None
+    # a note in brackets is no affiliation
+    c = parse_credit_line("Ann Lee, Bo Chen (Second Edition)")
+    assert (c.authors, c.institutions) == (["Ann Lee", "Bo Chen"], [])
+    assert parse_credit_line("Ann Lee, Bo Chen（2013 年發表）").institutions == []
+
+
+def test_chinese_names_with_their_institutions_or_deng_are_a_credit_line():
+    c = parse_credit_line("田甲, 李乙（北京大学 / 某某科技）")
+    assert (c.authors, c.truncated, c.institutions) == (["田甲", "李乙"], False, ["北京大学", "某某科技"])
+    c = parse_credit_line("田甲, 李乙 等 30+ 位共同作者")
+    assert (c.authors, c.truncated) == (["田甲", "李乙"], True)
+    # short words in a list, with no institution and no 等, are not people
+    assert parse_credit_line("图像、视频（综述）") is None and parse_credit_line("图像、视频、文本") is None
 
 
 def test_credit_after_the_title_on_its_line_before_a_description():

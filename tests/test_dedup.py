@@ -2033,3 +2033,26 @@ def test_title_neighbours_survive_a_nan_title_vector() -> None:
     assert (index[healthy] >= 0).all() and (index[healthy] != healthy[:, None]).all()
     pairs = dedup_module._key_pairs_of(dedup_module._title_neighbour_keys(emb, 3, ann_min=10_000), n)
     assert len(pairs) > n and (pairs[:, 0] < pairs[:, 1]).all()
+
+
+def test_truncated_embedding_text_is_recorded(use) -> None:
+    from pipeline.dedup import SUMMARY_HEAD_CHARS, embedding_chars_cut, embedding_text
+    from pipeline.embed import DEFAULT_MAX_CHARS
+
+    assert (SUMMARY_HEAD_CHARS, DEFAULT_MAX_CHARS) == (200, 512)
+    short = section("cccc-000", "A Title", summary="短摘要。")
+    long_summary = "长" * 350
+    cut = section("cccc-001", "A Title", title_zh="标题", summary=long_summary)
+    assert embedding_chars_cut(short) == 0
+    assert embedding_text(cut) == "A Title\n标题\n" + "长" * 200
+    assert embedding_chars_cut(cut) == 150  # the summary past its head
+    # no title and no summary: the text's head is embedded, the rest is cut
+    bare = section("cccc-002", None, text="正文" * 150)
+    assert (len(embedding_text(bare)), embedding_chars_cut(bare)) == (200, 100)
+    # a title past the embedder's input cut
+    huge = section("cccc-003", "T" * 600)
+    assert embedding_chars_cut(huge) == 600 - DEFAULT_MAX_CHARS
+    assert embedding_chars_cut(huge, max_chars=1000) == 0
+    sections, _ = dedup(frame(short, cut, bare, huge), Config(), use)
+    assert dict(zip(sections["section_id"], sections["embedding_chars_cut"], strict=True)) == {
+        "cccc-000": 0, "cccc-001": 150, "cccc-002": 100, "cccc-003": 88}

@@ -360,3 +360,20 @@ def test_credit_line_under_a_repeat_of_the_heading_title():
     out = fields({"heading": "##### [A Study of Small Things]", "text": text, "ctx_award_raw": None,
                   "doc_venue": None, "doc_year": None, "lang": "en"})
     assert out["authors"] == ["Mei Lin", "Kai Sun"]
+
+
+@pytest.mark.parametrize(("heading", "titles"), [
+    ("‘Sparse Codes for Parsing’", ("Sparse Codes for Parsing", None)),
+    ("「以少量標註學習語意分割的方法」", (None, "以少量標註學習語意分割的方法")),
+    ("‘Don’t Stop Sparse Coding’", ("Don’t Stop Sparse Coding", None)),
+])
+def test_quotation_marks_around_a_heading_are_not_part_of_its_title(heading: str, titles: tuple) -> None:
+    assert split_heading_title(heading) == titles
+
+
+def test_a_year_column_or_metadata_line_gives_the_year() -> None:
+    row = {"heading": "Sparse Codes for Parsing", "text": "年份: 2022\n論文名稱: Sparse Codes for Parsing\n出處: arXiv 2201.00001",
+           "ctx_award_raw": None, "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "zh-Hant"}
+    assert extract_fields(row, "zh-Hant", Config())["year"] == 2022
+    row = dict(row, text="Sparse Codes for Parsing\n\nYear: 2019-05-02\n\nWe parse with sparse codes.", lang="en")
+    assert extract_fields(row, "zh-Hans", Config())["year"] == 2019

@@ -308,11 +308,12 @@ def test_canonical_venue(raw: str | None, expected: str | None) -> None:
         ("https://arxiv.org/pdf/2505.17638v1.pdf", [("2505.17638", "v1")]),
         ("https://arxiv.org/html/2505.17638v3", [("2505.17638", "v3")]),
         ("https://export.arxiv.org/abs/2505.17638", [("2505.17638", None)]),
-        # old style, only with arXiv context
+        # old style: with arXiv context, or in prose with an arXiv archive name
         ("arxiv.org/abs/cs/0112017", [("cs/0112017", None)]),
         ("arXiv:hep-th/9901001v3", [("hep-th/9901001", "v3")]),
         ("arXiv:math.GT/0309136", [("math.GT/0309136", None)]),
-        ("cs/0112017", []),
+        ("cs/0112017", [("cs/0112017", None)]),
+        ("docs/0112017", []),
         ("arXiv:cs/0713001", []),  # month 13
         ("arXiv:cs/0801001", []),  # old style ended in 0703
         # validation: rejected, never guessed
@@ -362,6 +363,68 @@ def test_find_arxiv_ids(text: str, expected: list) -> None:
 )
 def test_find_arxiv_ids_bare(text: str, expected: list) -> None:
     assert find_arxiv_ids(text, allow_bare=True) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("弦论的经典论文 hep-th/9901001 提出了……", [("hep-th/9901001", None)]),
+        ("Perelman's math.DG/0211159v1 and math.GT/0309136.", [("math.DG/0211159", "v1"), ("math.GT/0309136", None)]),
+        ("見cs/0112017（2001年）", [("cs/0112017", None)]),
+        ("- quant-ph/9508027: Shor's algorithm", [("quant-ph/9508027", None)]),
+        ("| astro-ph/9805201 | Riess et al. |", [("astro-ph/9805201", None)]),
+        ("hep-th／９９０１００１", [("hep-th/9901001", None)]),  # full-width slash and digits
+        # an id in prose and in a link: one id
+        ("hep-th/9901001 (https://arxiv.org/abs/hep-th/9901001v2)", [("hep-th/9901001", "v2")]),
+    ],
+)
+def test_old_style_arxiv_id_in_prose(text: str, expected: list) -> None:
+    assert find_arxiv_ids(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "https://example.com/math/0309136",  # a path segment of a URL that is not arXiv's
+        "see docs/cs/0112017/readme",
+        "/srv/data/hep-th/9901001.tar",
+        "Efficiency_Gains/6470495/1/file",  # a figshare path (real text)
+        "https://udn.com/news/story/7333/9014778",  # a news story id (real text)
+        "https://dl.acm.org/doi/10.1145/3313831.3376",  # a DOI (real text)
+        "math/0713001 math/0801001 cs/9001001",  # months 13, after 0703, before 9108
+        "docs/0112017 notes/9901001 2023/0101001",  # not an arXiv archive
+        "cs/01120171 cs/0112017.5 xcs/0112017",  # glued to more digits or letters
+    ],
+)
+def test_old_style_arxiv_ids_in_paths_are_no_ids(text: str) -> None:
+    assert find_arxiv_ids(text) == []
+
+
+def test_no_new_arxiv_ids_in_real_text_with_many_slashes() -> None:
+    # The real-world articles, their sources and the seeds: URLs, paths, dates, DOIs and
+    # byline separators by the thousand, and the 7-digit path segments an old-style id ends in
+    # (news story ids, DOIs, a figshare path). None is an old-style id (read by hand), so the
+    # ids found are the new-style ids of arXiv contexts, as before prose ids were read.
+    from pathlib import Path
+
+    from pipeline import fields
+
+    from conftest import require_seeds
+
+    root = Path(__file__).resolve().parent / "fixtures" / "real"
+    paths = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".txt", ".md", ".html", ".jsonl", ".csv"))
+    paths += sorted(p for p in require_seeds().rglob("*") if p.is_file())
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in paths]
+    assert len(texts) > 100
+    assert sum(t.count("/") for t in texts) > 5000
+    assert sum(len(fields._ARXIV_OLD_TAIL.findall(t)) for t in texts) >= 10
+    n_ids = 0
+    for path, text in zip(paths, texts, strict=True):
+        ids = find_arxiv_ids(text)
+        assert [i for i, _ in ids if "/" in i] == [], path
+        assert ids == _scan_arxiv(text), path
+        n_ids += len(ids)
+    assert n_ids > 50
 
 
 # --- URLs --------------------------------------------------------------------------------------
@@ -765,6 +828,7 @@ _ID_TEXTS = [
     "arxiv.org/abs/hep-th/9901001", "\u0130arxiv 2502.13228", "ar\u0131xiv 2502.13228", "arX\u0131v: 2502.13228",
     "论文：https://arxiv.org/pdf/2502.13228v1.pdf", "２５０２．１３２２８ arXiv：２５０２．１３２２８", "2502.13228 only",
     "a\u200brxiv:2502.13228", "arxiv\ufeff2502.13228", "no id here 1234.5678", "Xiv 2502.13228", "ArXiv.org/html/2502.13228",
+    "hep-th/9901001 in prose", "hep-th／９９０１００１", "path/to/hep-th/9901001", "cs/0112017 and arXiv:cs/0112017v2",
 ]
 
 
@@ -778,11 +842,14 @@ def test_arxiv_context_precheck_misses_no_context(text: str) -> None:
 
 
 def _scan_arxiv(text: str) -> list[tuple[str, str | None]]:
-    """find_arxiv_ids(text) without the precheck (the context scan over the folded text)."""
+    """find_arxiv_ids(text) without the prechecks: the context scan and the scan for old-style
+    ids in prose over the folded text."""
     from pipeline import fields
 
-    out: dict[str, str | None] = {}
-    for m in fields._ARXIV_CTX.finditer(text.translate(fields._ID_FOLD)):
+    text = text.translate(fields._ID_FOLD)
+    found: list[tuple[int, str, str | None]] = []
+    taken: list[tuple[int, int]] = []
+    for m in fields._ARXIV_CTX.finditer(text):
         if m.group("yymm"):
             if not fields._valid_new_arxiv(m.group("yymm"), m.group("num")):
                 continue
@@ -791,7 +858,15 @@ def _scan_arxiv(text: str) -> list[tuple[str, str | None]]:
             if not fields._valid_old_arxiv(m.group("oyymm")):
                 continue
             ident = f"{m.group('arch')}/{m.group('oyymm')}{m.group('onum')}"
-        ver = m.group("ver").lower() if m.group("ver") else None
+        found.append((m.start(), ident, m.group("ver").lower() if m.group("ver") else None))
+        taken.append(m.span())
+    for m in fields._ARXIV_OLD_BARE.finditer(text):
+        if (not any(s <= m.start() < e for s, e in taken) and fields._valid_old_arxiv(m.group("oyymm"))
+                and m.group("arch").lower().split(".")[0] in fields.ARXIV_OLD_ARCHIVES):
+            ident = f"{m.group('arch')}/{m.group('oyymm')}{m.group('onum')}"
+            found.append((m.start(), ident, m.group("ver").lower() if m.group("ver") else None))
+    out: dict[str, str | None] = {}
+    for _, ident, ver in sorted(found, key=lambda t: t[0]):
         if out.get(ident) is None:
             out[ident] = ver
     return list(out.items())

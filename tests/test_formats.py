@@ -640,7 +640,7 @@ def test_a_jsonl_record_whose_text_is_null_says_so() -> None:
 
 
 @pytest.mark.parametrize(("html", "note"), [
-    ("<title>only a title", "html: not parseable as HTML, so the text is the file as is"),
+    ("<title>only a title", "html: trafilatura found no main content, so the text is the plain-text rendering of <body>"),
     ("<html><head><title>空</title></head><body></body></html>",
      "html: trafilatura found no main content, so the text is the plain-text rendering of <body>"),
 ])
@@ -648,3 +648,13 @@ def test_html_fallback_notes_hold_no_separator(html: str, note: str) -> None:
     # a row's notes are joined by "; " (pipeline.datadict): no note may contain it
     assert extract_html(html).notes == (note,)
     assert "; " not in note
+    assert "<" not in extract_html(html).text
+
+
+@pytest.mark.parametrize(("html", "text"), [
+    ("<p>Researchers proposed a new method for sparse coding.</p>", "Researchers proposed a new method for sparse coding."),
+    ("<script>var t = 'Sparse Coding for Parsing';</script>", ""),
+])
+def test_a_page_of_one_element_is_read_as_text_without_its_markup(html: str, text: str) -> None:
+    # trafilatura loads no tree for these: lxml's parse, rendered as plain text (scripts left out)
+    assert extract_html(html).text == text

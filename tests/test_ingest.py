@@ -25,8 +25,12 @@ from hypothesis import strategies as st
 
 from pipeline.config import Config, load_config
 from pipeline.ingest import (
+    BIDI_CONTROLS,
+    CJK_COMPATIBILITY,
     DOCUMENT_COLUMNS,
     FULLWIDTH_ALNUM,
+    FULLWIDTH_SYMBOLS,
+    KANGXI_RADICALS,
     LISTING_COLUMNS,
     SPACE_SEPARATORS,
     STAGE,
@@ -522,9 +526,48 @@ def test_normalize_unicode_each_kind() -> None:
 
 
 def test_normalize_unicode_leaves_cjk_punctuation_and_the_rest_alone() -> None:
-    text = ("论文，标题：（视觉）《自回归》「建模」『引号』。！？；、～…—“”‘’【】〔〕〈〉％＃＆＊＋－／＝＠＿｜"
-            "ﬁ ① ¹ ½ ㎏ Å e\u0301 ｶﾀｶﾅ 𠮷 😀\t\n")
+    text = ("论文，标题：（视觉）《自回归》「建模」『引号』。！？；、～…—“”‘’【】〔〕〈〉／｜＂＇［］｛｝．"
+            "1．标题 ﬁ ① ¹ ½ ㎏ Å e\u0301 ｶﾀｶﾅ 𠮷 😀 﨑 ⺀\t\n")
     assert normalize_unicode(text) == (text, {})
+
+
+def test_kangxi_radicals_fold_to_unified() -> None:
+    # ⽅ U+2F45 SQUARE, ⼤ U+2F24 BIG, ⼈ U+2F08 MAN, ⽂ U+2F42 SCRIPT (Kangxi radicals)
+    assert normalize_unicode("⽅法：⼤⼈⽂本") == ("方法：大人文本", {"Kangxi radicals -> unified ideographs": 4})
+    folded, counts = normalize_unicode(KANGXI_RADICALS)
+    assert len(KANGXI_RADICALS) == 214 and counts == {"Kangxi radicals -> unified ideographs": 214}
+    assert all("\u4e00" <= ch <= "\u9fff" for ch in folded)  # each one unified ideograph
+    assert folded[:3] == "一丨丶" and folded[-1] == "龠"
+
+
+def test_cjk_compatibility_ideographs_fold_to_unified() -> None:
+    # U+F900 豈 -> 豈 U+8C48; U+F9B5 例 -> 例 U+4F8B; U+FA11 﨑 is a unified ideograph of the block and stays
+    assert normalize_unicode("\uf900\uf9b5子 﨑") == ("豈例子 﨑", {
+        "CJK compatibility ideographs -> unified ideographs": 2})
+    assert "\ufa11" not in CJK_COMPATIBILITY and len(CJK_COMPATIBILITY) == 460
+    assert all(len(normalize_unicode(ch)[0]) == 1 for ch in CJK_COMPATIBILITY)  # offsets keep
+
+
+def test_fullwidth_symbols_fold() -> None:
+    assert normalize_unicode("GPT－4 提升 1000％，C＋＋ a＠b x＝y") == ("GPT-4 提升 1000%，C++ a@b x=y", {
+        "full-width symbols -> ASCII": 6})
+    # a full-width full stop between digits is a decimal point; elsewhere it is punctuation
+    assert normalize_unicode("ＧＰＴ－３．５ 与 1．标题") == ("GPT-3.5 与 1．标题", {
+        "full-width letters/digits -> ASCII": 5, "full-width symbols -> ASCII": 2})
+    assert normalize_unicode(FULLWIDTH_SYMBOLS)[0] == "#$%&*+-<=>@\\^_`"
+
+
+def test_bidi_controls_removed_with_a_note(tmp_path: Path) -> None:
+    assert normalize_unicode("\u202bGPT-4\u202c 与 \u2067论文\u2069\u200f") == ("GPT-4 与 论文", {
+        "bidi controls removed": 5})
+    assert normalize_unicode(BIDI_CONTROLS) == ("", {"bidi controls removed": 12})
+    raw = "⽅法：\u202eGPT－4\u202c 准确率 23．4％\n"
+    row = _read(tmp_path, "b.txt", raw.encode("utf-8"))
+    assert row["text"] == "方法：GPT-4 准确率 23.4%\n"
+    assert row["raw_text"] == raw  # as today: raw_text keeps the decoded input, offsets point into text
+    assert row["n_chars"] == len(row["text"]) == len(raw) - 2
+    assert row["notes"] == ("unicode: 1 Kangxi radicals -> unified ideographs, 2 bidi controls removed, "
+                            "3 full-width symbols -> ASCII")
 
 
 def test_normalize_unicode_notes_and_raw_text(tmp_path: Path) -> None:
@@ -538,12 +581,14 @@ def test_normalize_unicode_notes_and_raw_text(tmp_path: Path) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("论文，。（）《》a1 \n") + list(SPACE_SEPARATORS)
-                                        + list("\u200b\u200c\u200d\u2060\ufeff") + list(FULLWIDTH_ALNUM[:20]))))
+@given(st.text(alphabet=st.sampled_from(list("论文，。（）《》a1 \n．") + list(SPACE_SEPARATORS)
+                                        + list("\u200b\u200c\u200d\u2060\ufeff") + list(FULLWIDTH_ALNUM[:20])
+                                        + list(BIDI_CONTROLS[:4]) + list("－％⽅\uf900"))))
 def test_normalize_unicode_properties(text: str) -> None:
     out, counts = normalize_unicode(text)
     assert normalize_unicode(out) == (out, {})
-    assert len(out) == len(text) - counts.get("zero-width characters removed", 0)
+    assert len(out) == len(text) - counts.get("zero-width characters removed", 0) - counts.get(
+        "bidi controls removed", 0)
     assert (out == text) == (not counts)
     # CJK punctuation, Han characters and ASCII letters and digits are kept, in order
     keep = set("论文，。（）《》a1\n")

@@ -530,10 +530,11 @@ def test_zh_tokenizer_aligns_jieba_words_as_spacy_does() -> None:
     from spacy.util import get_words_and_spaces
 
     z = nlp.zh_nlp()
-    for text in ["扩散模型 很好。\n  Hello  world x", "  前导空格\t制表\n\n两行 ", "a", "", "共形预测（conformal prediction）"]:
+    for text in ["扩散模型 很好。\n  Hello  world x", "  前导空格\t制表\n\n两行 ", "a", "", "共形预测（conformal prediction）",
+                 "GPT-3.5 提升 23.4%，Llama-3.1-8B 与 v1.2.3 "]:
         doc = z.make_doc(text)
         assert doc.text == text
-        words = [w for w in nlp._jieba_tokenizer().cut(text, cut_all=False, HMM=nlp.JIEBA_HMM) if w]
+        words = [w for w in nlp.cut_protected(nlp._jieba_tokenizer(), text, nlp.JIEBA_HMM) if w]
         want_words, want_spaces = get_words_and_spaces(words, text)
         assert [t.text for t in doc] == want_words
         assert [bool(t.whitespace_) for t in doc] == want_spaces
@@ -773,3 +774,47 @@ def test_sentence_component_marks_the_token_holding_each_start(text: str, lang: 
     flags = doc.to_array([SENT_START]).reshape(-1).astype("int64").tolist()
     assert [k for k, f in enumerate(flags) if f == 1] == sorted(want)
     assert all(f == -1 for k, f in enumerate(flags) if k not in want)
+
+
+# --- technical tokens -------------------------------------------------------------------------
+
+ZH_TECH = "我们在GPT-4和GPT-3.5上测试，Llama-3.1-8B的准确率达到23.4%，损失为1.72，版本v1.2.3发布，提升1000%。"
+TECH_TOKENS = ("GPT-4", "GPT-3.5", "Llama-3.1-8B", "23.4%", "1.72", "v1.2.3", "1000%")
+
+
+def test_gpt_3_5_stays_one_token() -> None:
+    # jieba alone cuts it into GPT / - / 3 / . / 5
+    assert "GPT-3.5" not in nlp._jieba_tokenizer().lcut("用GPT-3.5测试")
+    assert [t.text for t in nlp.zh_nlp()("用GPT-3.5测试")] == ["用", "GPT-3.5", "测试"]
+    assert [t.text for t in nlp.parse("用GPT-3.5测试", "zh-Hans")] == ["用", "GPT-3.5", "测试"]
+
+
+def test_technical_tokens_stay_whole_in_the_zh_tokenizer() -> None:
+    tokens = [t.text for t in nlp.parse(ZH_TECH, "zh-Hans")]
+    assert tokens == ["我们", "在", "GPT-4", "和", "GPT-3.5", "上", "测试", "，", "Llama-3.1-8B", "的", "准确率",
+                      "达到", "23.4%", "，", "损失", "为", "1.72", "，", "版本", "v1.2.3", "发布", "，", "提升",
+                      "1000%", "。"]
+    # the token spans cover the text as before; a dot between letters or a list mark joins nothing
+    assert [t.text for t in nlp.zh_nlp()("见arxiv.org，e.g.1．标题")] == [
+        "见", "arxiv", ".", "org", "，", "e", ".", "g", ".", "1", "．", "标题"]
+
+
+def test_technical_tokens_stay_whole_in_the_en_tokenizer() -> None:
+    # spaCy's English tokenizer alone gives Llama-3.1 / - / 8B and 23.4 / %: token_match keeps them
+    tokens = [t.text for t in nlp.en_nlp()("(GPT-3.5) and Llama-3.1-8B reach 23.4% and 1.72 with v1.2.3.")]
+    assert tokens == ["(", "GPT-3.5", ")", "and", "Llama-3.1-8B", "reach", "23.4%", "and", "1.72", "with",
+                      "v1.2.3", "."]
+
+
+def test_gpt_3_5_is_no_gpt_3_keyword() -> None:
+    zh = "GPT-3.5模型在测试中表现很好。GPT-3.5的准确率达到23.4%。Llama-3.1-8B也很好，Llama-3.1-8B模型。v1.2.3版本"
+    kws = nlp.keywords(zh, "zh-Hans", 8)
+    assert {"GPT-3.5", "Llama-3.1-8B", "v1.2.3"} <= set(kws)
+    assert not {"GPT-3", "Llama-3", "v1", "8B", "4%", "23.4", "5"} & set(kws)
+    # from the Doc's tokens (jieba does not run again): the same keywords
+    assert nlp.keywords(nlp.parse(zh, "zh-Hans"), "zh-Hans", 8) == kws
+    en = ("We evaluate GPT-3.5 and Llama-3.1-8B on the benchmark. GPT-3.5 reaches 23.4% accuracy. "
+          "GPT-3.5 is strong. Version v1.2.3 of the library.")
+    kws = nlp.keywords(en, "en", 8)
+    assert kws[0] == "GPT-3.5" and "v1.2.3" in kws
+    assert not {"GPT-3", "v1", "Llama-3", "8B"} & set(kws)

@@ -102,3 +102,17 @@ def test_duckdb_joins_papers_to_sections(out_dir: Path) -> None:
         ).fetchone()[0]
     assert len(rows) == n_papers > 0
     assert all(n == n_mentions for _, n, n_mentions in rows)
+
+
+def test_truncated_embedding_text_is_recorded_in_sections(out_dir: Path) -> None:
+    from pipeline.dedup import embedding_chars_cut
+
+    table = pq.read_table(out_dir / "sections.parquet")
+    assert table.schema.field("embedding_chars_cut").type == pa.int32()
+    want = [embedding_chars_cut(r) for r in table.to_pylist()]
+    sections = table.to_pandas()
+    assert sections["embedding_chars_cut"].tolist() == want
+    # the sample's summaries run past the head the embedding takes: some sections say so
+    assert (sections["embedding_chars_cut"] > 0).any() and (sections["embedding_chars_cut"] >= 0).all()
+    long = sections["summary_norm"].fillna("").str.len() > 200
+    assert (sections.loc[long, "embedding_chars_cut"] > 0).all()

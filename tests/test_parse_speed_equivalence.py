@@ -42,7 +42,8 @@ _texts = st.lists(
 
 def _spacy_words_and_spaces(text: str) -> tuple[list[str], list[bool]]:
     """What spaCy's jieba ``ChineseTokenizer`` makes of ``text`` with our jieba tokenizer."""
-    words = [w for w in nlp._jieba_tokenizer().cut(text, cut_all=False, HMM=nlp.JIEBA_HMM) if w]
+    # (technical tokens such as "GPT-3.5" or "0.5" are kept whole: nlp.cut_protected)
+    words = [w for w in nlp.cut_protected(nlp._jieba_tokenizer(), text, hmm=nlp.JIEBA_HMM) if w]
     return get_words_and_spaces(words, text)
 
 

@@ -55,7 +55,7 @@ def test_outputs_are_links_into_the_current_run_and_two_runs_are_kept(tmp_path: 
             assert os.readlink(out / name) == f"{CURRENT}/{name}", name
     for name in ALL_TABLES:
         table = pq.read_table(out / f"{name}.parquet")
-        assert table.schema.metadata[b"schema_version"] == b"2"
+        assert table.schema.metadata[b"schema_version"] == b"3"
     assert json.loads((out / "manifest.json").read_text(encoding="utf-8"))["run_id"] == ids[-1]
     assert not list(out.glob(".*.tmp")) and (out / ".lock").read_text() == ""  # released cleanly
 

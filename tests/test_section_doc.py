@@ -1,7 +1,9 @@
-"""The extract stage reads a section from one spaCy ``Doc`` (:func:`pipeline.nlp.parse`).
+"""The extract stage reads a section as :func:`pipeline.nlp.parse_section` gives it: the entities,
+sentences and (Chinese) tokens of the spaCy ``Doc`` of :func:`pipeline.nlp.parse`, without the
+``Doc``.
 
 jieba, spaCy and OpenCC run for real; nothing is mocked. One test wraps jieba's ``cut`` in a
-counter that calls the real function.
+counter that calls the real function, one the entity finder in a filter of the real one's entities.
 """
 
 from __future__ import annotations
@@ -32,16 +34,17 @@ def _lines(text: str) -> str:
     return "\n".join(ln.strip() for ln in text.split("\n") if ln.strip())
 
 
-def test_key_entity_line_becomes_the_authors_field() -> None:
+def test_key_entity_line_becomes_the_authors_field(monkeypatch: pytest.MonkeyPatch) -> None:
     doc = nlp.parse(_lines(SECTION), "zh-Hans")
     keys = {e.value: e for e in doc._.paper_entities if e.label == "KEY"}
     assert keys["authors"].text == "作者" and doc.text[keys["authors"].start - 1] == "\n"  # at a line start
     out = extract_fields(_row(SECTION), "zh-Hans", Config())
     assert out["authors"] == ["田柯宇", "蒋毅", "袁泽寰"]
     assert out["institutions"] == ["北京大学", "字节跳动"]
-    # without the entity component the Doc has no KEY entity, and the line is body text
-    with nlp.zh_nlp().select_pipes(disable=[nlp.ENTITY_COMPONENT]):
-        bare = extract_fields(_row(SECTION), "zh-Hans", Config())
+    # without KEY entities the line is body text
+    real = nlp._find_entities
+    monkeypatch.setattr(nlp, "_find_entities", lambda text: [e for e in real(text) if e.label != "KEY"])
+    bare = extract_fields(_row(SECTION), "zh-Hans", Config())
     assert bare["authors"] == [] and "作者：田柯宇" in bare["summary"]
 
 
@@ -135,6 +138,36 @@ def test_token_spans_cut_tokens_to_segments() -> None:
     assert [text[a:b] for a, b in spans] == ["扩散模型"]
 
 
+# Chinese sections are read from jieba's words without a Doc: the same text, entities, sentences and
+# topic tokens as the Doc's
+
+CHINESE_EDGES = [
+    _lines(SECTION),
+    "論文 2：Vision Transformers Need Registers\n機構：Meta、Inria\n研究者發現 ViT 會把背景 patch 挪作內部計算之用。",
+    "第一句。第二句！“引号里。”之后 e.g. 3.5 分。\n下一行\n\n  空行之后 (Fig. 2) 结束。",
+    "《走向通用智能。第二版！》中回顾了进展。代码见 https://example.org/repo?id=1.2!x 并已开源。",
+    "Glued。Start 中文 no space.Then 句子。 尾部空格 ",
+    "单句",
+    " ",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", CHINESE_EDGES)
+def test_a_chinese_section_gives_the_docs_text_tokens_sentences_and_entities_without_a_doc(text: str) -> None:
+    lang = "zh-Hant" if "論文" in text else "zh-Hans"
+    section = nlp.parse_section(text, lang)
+    doc = nlp.parse(text, lang)
+    assert section.text == doc.text
+    assert section.tokens == nlp._token_arrays(doc)  # is_space as bool, the Doc's as 0/1
+    if len(doc):
+        assert section.sentence_spans() == [(s.start_char, s.end_char) for s in doc.sents]
+    assert section.entities == doc._.paper_entities
+    n = len(text)
+    for segments in ([(0, n)], [(0, n // 3), (n // 3 + 1, n)], [(1, n // 2)] if n > 2 else []):
+        assert section.topic(segments) == nlp.token_spans(doc, segments)
+
+
 # English sections are read without a Doc: the same entities, sentences and topic text as the Doc's
 
 ENGLISH_EDGES = [
@@ -153,7 +186,7 @@ ENGLISH_EDGES = [
 def test_an_english_section_gives_the_docs_sentences_and_entities_without_a_doc(text: str) -> None:
     section = nlp.parse_section(text, "en")
     doc = nlp.parse(text, "en")
-    assert section.doc is None
+    assert section.tokens is None
     assert section.sentence_spans() == [(s.start_char, s.end_char) for s in doc.sents]
     assert section.entities == doc._.paper_entities
     segments = [(0, len(text) // 2), (len(text) // 2 + 1, len(text))] if text else []

@@ -10,7 +10,6 @@ character is owned exactly once.
 from __future__ import annotations
 
 import pytest
-
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -377,8 +376,24 @@ def test_paper_mentions_in_corner_brackets_and_single_quotes() -> None:
     assert segment.find_paper_mentions("The lab won the “NeurIPS 2025 Best Paper Award” for its paper.") == []
 
 
+def test_unquoted_english_titles_in_award_prose() -> None:
+    from pipeline import segment
+
+    text = ("The awards went out this week, with the best paper going to Sparse Codes: Learning Dense Maps "
+            "from Sparse Views by researchers from a lab in Oslo. The test of time award went to "
+            "the 1999 paper Centering: A Framework for Reading the Local Structure of Text by Ann Lee.")
+    assert [m for _, m in segment.find_paper_mentions(text)] == [
+        "Sparse Codes: Learning Dense Maps from Sparse Views",
+        "Centering: A Framework for Reading the Local Structure of Text"]
+    # a heading alone, an award label, an institution or a venue is no title
+    for sentence in ("Read the Call for Papers Carefully", "She won the Best Paper Award of the Year.",
+                     "The paper came from the Chinese University of Hong Kong.",
+                     "The paper appeared at the Conference on Neural Information Processing Systems."):
+        assert segment.find_paper_mentions(sentence) == [], sentence
+
+
 def test_paper_mentions_need_an_opening_mark() -> None:
-    # find_paper_mentions returns [] at once without 《, “ or " (every _MENTION opens with one)
+    # find_paper_mentions finds no quoted mention without 《, “ or " (every _MENTION opens with one)
     from pipeline import segment
 
     for paragraph in ("该论文提出了一种新方法。作者来自清华。", "The paper by Smith et al. won the award.",

@@ -220,7 +220,7 @@ def test_table_writer_writes_batches_and_empty_tables(tmp_path: Path) -> None:
     assert empty.close() == 0
     table = pq.read_table(tmp_path / "errors.parquet")
     assert table.num_rows == 0 and table.schema.names == ERRORS_SCHEMA.names
-    assert table.schema.metadata[b"schema_version"] == b"2" and table.schema.metadata[b"pipeline_version"] == b"t"
+    assert table.schema.metadata[b"schema_version"] == b"3" and table.schema.metadata[b"pipeline_version"] == b"t"
 
     writer = TableWriter(tmp_path / "papers.parquet", PAPERS_SCHEMA, {})
     row = {n: None for n in PAPERS_SCHEMA.names} | {"paper_id": "p-1", "authors": ["A"], "year": 2025}
@@ -248,7 +248,7 @@ def test_to_table_reads_every_missing_marker_as_null_and_refuses_a_truncated_val
     table = to_table(frame, schema, {"k": "v"})
     assert table.to_pydict() == {"s": ["a", None, None, None], "n": [2024, None, 3, 1], "f": [0.5, None, None, None],
                                  "b": [True, None, None, False], "l": [["x"], None, None, ["y", "z"]]}
-    assert table.schema.metadata == {b"schema_version": b"2", b"k": b"v"}
+    assert table.schema.metadata == {b"schema_version": b"3", b"k": b"v"}
     with pytest.raises(pa.ArrowInvalid):  # 2.5 does not fit an integer column: never silently 2
         to_table(frame.assign(n=[2.5, 1.0, 1.0, 1.0]), schema, {})
     # an all-NaN float column (pandas' reindex of a missing column) is nulls, even as lists
