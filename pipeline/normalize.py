@@ -408,10 +408,13 @@ class _Converter(opencc.OpenCC):
 
     def _convert_steps(self, text: str) -> str:
         """:meth:`convert` of a text without whitespace."""
+        grams: set[str] = set()
         for step in self._indexed_steps:
-            # the text's characters and pairs of characters: every key that occurs starts with one
-            grams = set(text)
-            grams.update(text[i : i + 2] for i in range(len(text) - 1))
+            if not grams:
+                # the text's characters and pairs of characters: every key that occurs starts with
+                # one (made again only after a step changed the text)
+                grams = set(text)
+                grams.update(text[i : i + 2] for i in range(len(text) - 1))
             tables = []
             for table, by_prefix in step:
                 found = {key: table[key] for prefix in grams & by_prefix.keys() for key in by_prefix[prefix] if key in text}
@@ -419,7 +422,9 @@ class _Converter(opencc.OpenCC):
                     lengths = [len(key) for key in found]
                     tables.append((max(lengths), min(lengths), found))
             if tables:
-                text = self._convert(text, [tables])
+                converted = self._convert(text, [tables])
+                if converted != text:
+                    text, grams = converted, set()
         return text
 
     @functools.cached_property
@@ -715,13 +720,16 @@ def _protected_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _PROTECTED_RE.finditer(text)]
 
 
-def _convert_pass(text: str, target: str) -> str:
+def _convert_pass(text: str, target: str, first: bool = True) -> str:
     """One conversion pass over the Han runs of ``text`` (see :func:`to_script`), skipping
-    the runs inside URLs and inline code (:data:`_PROTECTED_RE`)."""
+    the runs inside URLs and inline code (:data:`_PROTECTED_RE`). A pass after the ``first``
+    converts only runs holding a character of the other script (or, for a regional target,
+    one written otherwise there): a run specific to neither script is output of the pass
+    before, which a second conversion would take as input (s2tw writes 幺 as 么, s2t then 麼)."""
     script = script_of_target(target)
     protected = _protected_spans(text)
     starts = [a for a, _ in protected]
-    in_script: list[bool] = []  # whether the whole text is in the target's script; computed once
+    in_script: list[bool] = [] if first else [True]  # whether the whole text is in the target's script
     codes = text.translate(_CLASS_CODES)  # each character's class digit, at its offset
 
     def text_in_script() -> bool:
@@ -782,9 +790,9 @@ def _already_in_target(text: str, target: str, counts: ScriptCounts | None = Non
     run as it is too, so :func:`to_script` also uses it to end its passes. False does not mean
     that the text changes. ``counts``: the :func:`script_counts` of ``text`` when the caller
     has them."""
-    if not _HAN_CHAR_RE.search(text):
-        return True
     counts = counts if counts is not None else script_counts(text)
+    if not counts.han:
+        return True
     script = script_of_target(target)
     if _script_from_counts(counts) != script:
         return False
@@ -856,8 +864,8 @@ def _to_script(text: str, target: str) -> str:
     if _already_in_target(text, target):
         return text
     out = text
-    for _ in range(MAX_PASSES):
-        converted = _convert_pass(out, target)
+    for k in range(MAX_PASSES):
+        converted = _convert_pass(out, target, first=k == 0)
         # a text already in the target leaves the next pass unchanged (see _already_in_target):
         # the cheaper check saves that pass, the one that only confirms the result
         if converted == out or _already_in_target(converted, target):
