@@ -106,16 +106,9 @@ ZH_MIN_HAN_SHARE = 0.10
 #: 准 18 %, 游 23 %. Characters OpenCC only keeps in rare words stay Simplified-specific:
 #: 种 0.8 %, 万 0.4 %, 价 1.8 %, 叶 1.3 %. The Taiwan / Hong Kong standard forms listed as values
 #: of TWVariants / HKVariants (群, 峰, 床, 吃, 台, 温, 户 ...) are shared as well, except an
-#: ambiguous one (Taiwan's 么 for 幺, the Simplified form of 麼), which stays Simplified-specific.
+#: ambiguous one: a form that is the Simplified form of another character (Taiwan's 么 for 幺;
+#: 么 is shared all the same, because TWVariants also lists it as a Taiwan form of 麼).
 SHARED_MIN_KEEP_SHARE = 0.05
-
-#: :func:`to_script` repeats its conversion pass until the text no longer changes, at most this
-#: many times. One pass suffices almost always; a second one is needed where an OpenCC phrase
-#: entry matched across a word boundary and kept a source character (TSPhrases' surname entry
-#: 於單 keeps 於 in 相較於單純; the next pass turns it into 于), or where a run held characters
-#: of both scripts (its Simplified parts are converted first, its regional variants next). No
-#: seed text needs a third.
-MAX_PASSES = 4
 
 #: Every tag :func:`detect_script` can return.
 SCRIPT_TAGS = ("zh-Hans", "zh-Hant", "en", "mixed", "und")
@@ -683,16 +676,13 @@ def _protected_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _PROTECTED_RE.finditer(text)]
 
 
-def _convert_pass(text: str, target: str, first: bool = True) -> str:
-    """One conversion pass over the Han runs of ``text`` (see :func:`to_script`), skipping
-    the runs inside URLs and inline code (:data:`_PROTECTED_RE`). A pass after the ``first``
-    converts only runs holding a character of the other script (or, for a regional target,
-    one written otherwise there): a run specific to neither script is output of the pass
-    before, which a second conversion would take as input (s2tw writes 幺 as 么, s2t then 麼)."""
+def _convert_pass(text: str, target: str) -> str:
+    """The conversion of the Han runs of ``text`` (see :func:`to_script`), skipping the runs
+    inside URLs and inline code (:data:`_PROTECTED_RE`)."""
     script = script_of_target(target)
     protected = _protected_spans(text)
     starts = [a for a, _ in protected]
-    in_script: list[bool] = [] if first else [True]  # whether the whole text is in the target's script
+    in_script: list[bool] = []  # whether the whole text is in the target's script; computed once
     codes = text.translate(_CLASS_CODES)  # each character's class digit, at its offset
 
     def text_in_script() -> bool:
@@ -714,14 +704,19 @@ def _convert_pass(text: str, target: str, first: bool = True) -> str:
 
     else:
         from_simplified = _memo_convert(target, False)
+        regional = CONVERSIONS[target][1] is not None
 
         def replace(match: re.Match[str]) -> str:
             run = match.group()
             classes = codes[match.start() : match.end()]
             if _HANS_CODE in classes:
-                if _HANT_CODE in classes:
-                    return _convert_simplified_parts(run, from_simplified)
-                return from_simplified(run)
+                if _HANT_CODE not in classes:
+                    return from_simplified(run)
+                # Simplified parts to the target, then the run, now Traditional, to the region
+                run = _convert_simplified_parts(run, from_simplified)
+                if regional and _off_target_index(target).any_in(run):
+                    return _memo_convert(target, True)(run)
+                return run
             if _HANT_CODE not in classes and not text_in_script():
                 return from_simplified(run)
             if _off_target_index(target).any_in(run):  # a run's characters are all Han
@@ -790,8 +785,8 @@ def to_script(text: str, target: str) -> str:
     are converted. A run specific to neither script (皇后, 以后, 了解) is converted unless the
     whole ``text`` is already in the target's script by :func:`detect_script` (it is still
     moved to the target region when it holds a regional variant, e.g. 群 for ``zh-Hant-HK``).
-    The pass repeats, on runs that still hold characters of the other script, until nothing
-    changes (at most :data:`MAX_PASSES`).
+    Each run is converted once, as upstream converts: characters that a phrase entry keeps
+    (楊聯陞, 乾安縣) stay.
 
     The result can differ in length from ``text`` (OpenCC phrase entries are not all
     length-preserving, and ``zh-Hant-TW-x-phrases`` rewrites Mainland vocabulary: 软件 -> 軟體); offsets
@@ -826,15 +821,7 @@ def _to_script(text: str, target: str) -> str:
     """:func:`to_script` without its cache and check of ``target``."""
     if _already_in_target(text, target):
         return text
-    out = text
-    for k in range(MAX_PASSES):
-        converted = _convert_pass(out, target, first=k == 0)
-        # a text already in the target leaves the next pass unchanged (see _already_in_target):
-        # the cheaper check saves that pass, the one that only confirms the result
-        if converted == out or _already_in_target(converted, target):
-            return converted
-        out = converted
-    return out
+    return _convert_pass(text, target)
 
 
 _to_script_cached = functools.lru_cache(maxsize=TEXT_CACHE_SIZE)(_to_script)

@@ -43,7 +43,7 @@ def test_opencc_phrase_matching_across_a_word_boundary(target: str) -> None:
     assert to_script("被发表在", target) == "被發表在"
     assert to_script("被发左衽", target) == "被髮左衽"
     assert to_script("阐明了如何训练", target) == "闡明了如何訓練"
-    # TSPhrases' surname entry 於單 matches across 相較於 | 單純: a second pass converts 於
+    # TSPhrases' surname entry 於單 matches across 相較於 | 單純 (corrections.txt: 於單 is 于单)
     assert to_script("相較於單純", "zh-Hans") == "相较于单纯"
 
 
