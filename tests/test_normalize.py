@@ -642,8 +642,6 @@ def test_chinese_glued_to_the_end_of_a_url_is_prose_and_converted() -> None:
     assert to_script("https://a.com/?q=什么 什么", "zh-Hant") == "https://a.com/?q=什么 什麼"
 
 
-# --- The matcher: _convert_group against the package's StringTree --------------------------------
-
 # --- Counting and caches ---------------------------------------------------------------------
 
 
