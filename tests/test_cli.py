@@ -82,7 +82,7 @@ def test_run_help_mentions_every_option() -> None:
     result = CliRunner().invoke(cli, ["run", "--help"], catch_exceptions=False)
     assert result.exit_code == 0
     text = " ".join(result.stdout.split())  # undo click's wrapping
-    for option in ("CORPUS", "--out", "--config", "--target-script [zh-Hans|zh-Hant|zh-Hant-TW|zh-Hant-HK]",
+    for option in ("CORPUS", "--out", "--config", "--target-script [zh-Hans|zh-Hant|zh-Hant-TW|zh-Hant-HK|zh-Hant-TW-x-phrases|zh-Hant-HK-x-phrases]",
                    "--embedder [use|sentence-transformers]", "--embedder-model", "--device",
                    "--match-threshold FLOAT", "--batch-size INTEGER", "--quiet", "--no-embedding-cache", "--full",
                    "--log-format [text|json]", "-v, --verbose", "-h, --help"):

@@ -39,7 +39,7 @@ def test_defaults() -> None:
         "run": {"batch_size": 64, "quiet": False, "embedding_cache": True, "workers": os.cpu_count() or 1,
                 "engine": "local", "ray_address": None, "max_failed": 0.0},
     }
-    assert TARGET_SCRIPTS == ("zh-Hans", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK")
+    assert TARGET_SCRIPTS == ("zh-Hans", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK", "zh-Hant-TW-x-phrases", "zh-Hant-HK-x-phrases")
     assert EMBED_BACKENDS == ("use", "sentence-transformers")
 
 
@@ -170,7 +170,7 @@ def test_wrong_type(tmp_path: Path, toml: str, message: str) -> None:
 def test_invalid_target_script_lists_options(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(_toml(tmp_path, '[normalize]\ntarget_script = "zh-TW"\n'))
-    assert str(info.value) == "normalize.target_script = 'zh-TW'; valid options: ['zh-Hans', 'zh-Hant', 'zh-Hant-TW', 'zh-Hant-HK']"
+    assert str(info.value) == "normalize.target_script = 'zh-TW'; valid options: ['zh-Hans', 'zh-Hant', 'zh-Hant-TW', 'zh-Hant-HK', 'zh-Hant-TW-x-phrases', 'zh-Hant-HK-x-phrases']"
 
 
 def test_invalid_backend_lists_options() -> None:
