@@ -168,6 +168,10 @@ class RunConfig:
         ray_address: address of an existing Ray cluster (``"ray://head:10001"``, ``"auto"``,
             ``"head:6379"``) for ``engine = "ray"``; ``None`` = ``RAY_ADDRESS`` when set, else a
             local Ray instance started for the run.
+        file_timeout: seconds the per-document stages may spend on one file (wall time); a file
+            that takes longer becomes an error row (``Timeout``) and the run goes on
+            (:mod:`pipeline.budget`). 0 = no limit. The default is about 1,000 times what a
+            file of the generated benchmark corpus takes (0.13 s).
     """
 
     batch_size: int = 64
@@ -176,6 +180,7 @@ class RunConfig:
     workers: int = field(default_factory=default_workers)
     engine: str = "local"
     ray_address: str | None = None
+    file_timeout: float = 120.0
 
 
 @dataclass
@@ -221,6 +226,8 @@ class Config:
             raise ConfigError(f"run.engine = {self.run.engine!r}; valid options: {list(ENGINES)}")
         if self.run.ray_address is not None and self.run.engine != "ray":
             raise ConfigError(f"run.ray_address applies to engine 'ray' only; run.engine is {self.run.engine!r}")
+        if not self.run.file_timeout >= 0:
+            raise ConfigError(f"run.file_timeout = {self.run.file_timeout!r}; must be 0 (no limit) or more seconds")
         if self.embed.backend == "sentence-transformers" and not self.embed.model:
             raise ConfigError("embed.backend = 'sentence-transformers' needs embed.model (a name or a local path)")
         for key, value in (

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -155,3 +155,55 @@ def test_a_file_size_limit_while_storing_turns_the_cache_off(tmp_path: Path) -> 
     enabled, hits, warning = done.stdout.split(" ", 2)
     assert (enabled, hits) == ("False", "0")
     assert "cannot be used (OperationalError: disk I/O error)" in warning
+
+
+def _gloss_heavy(n_chars: int) -> str:
+    """Chinese text with a Latin gloss in brackets every ~30 characters, each a different acronym."""
+    parts, size, k = [], 0, 0
+    while size < n_chars:
+        acronym = "".join(chr(65 + (k // 26 ** i) % 26) for i in range(3))
+        part = f"本文提出了对比学习方法（{acronym}），在多个基准上取得了提升。"
+        parts.append(part)
+        size += len(part)
+        k += 1
+    return "".join(parts)
+
+
+def test_keyword_candidates_take_linear_time_in_gloss_heavy_text() -> None:
+    """Doubling a section of （ABC） glosses about doubles the keyword time (it was quadratic:
+    about 4 times, 15 s at 64k characters)."""
+    import time
+
+    from pipeline.nlp import keywords
+
+    def best_time(text: str) -> float:
+        times = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            keywords(text, "zh-Hans", 10)
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    keywords(_gloss_heavy(2000), "zh-Hans", 10)  # models loaded
+    small, large = best_time(_gloss_heavy(40_000)), best_time(_gloss_heavy(80_000))
+    assert large / small < 3.0, (small, large)
+    assert keywords(_gloss_heavy(80_000), "zh-Hans", 10)[:1] == ["对比学习"]
+
+
+def test_a_file_over_the_time_budget_is_a_timeout_row_and_the_run_goes_on(tmp_path, use_embedder) -> None:
+    from pipeline.workers import warm_models
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    words = ("model", "training", "the", "contrastive", "learning", "of", "attention", "diffusion", "results")
+    (corpus / "slow.txt").write_text("Paper digest\n\n" + " ".join(words[i * 7 % 9] for i in range(400_000)) + ".")
+    config = load_config(overrides={"run": {"file_timeout": 1.5, "workers": 1}})
+    warm_models(config)  # in the run's process: model loading is not the files' time
+    result = run(corpus, tmp_path / "out", config, embedder=use_embedder, progress=False)
+    docs = read_outputs(tmp_path / "out")["documents"].set_index("source_path")
+    assert docs.loc["slow.txt", "status"] == "error"
+    assert docs.loc["slow.txt", "error"] == ("Timeout: the per-document stages took more than 1.5 s on this file "
+                                             "(run.file_timeout)")
+    assert (docs.drop(index="slow.txt")["status"] == "ok").all() and len(docs) == 4
+    assert [(e["path"], e["stage"], e["error_type"]) for e in result.manifest["errors"]] == [
+        ("slow.txt", "per-document", "Timeout")]
