@@ -168,10 +168,11 @@ class RunConfig:
         ray_address: address of an existing Ray cluster (``"ray://head:10001"``, ``"auto"``,
             ``"head:6379"``) for ``engine = "ray"``; ``None`` = ``RAY_ADDRESS`` when set, else a
             local Ray instance started for the run.
-        file_timeout: seconds the per-document stages may spend on one file (wall time); a file
-            that takes longer becomes an error row (``Timeout``) and the run goes on
-            (:mod:`pipeline.budget`). 0 = no limit. The default is about 1,000 times what a
-            file of the generated benchmark corpus takes (0.13 s).
+        file_timeout: seconds the per-document stages may spend on one file (wall time), per
+            MiB for a file over 1 MiB; a file that takes longer becomes an error row
+            (``Timeout``) and the run goes on (:mod:`pipeline.budget`). 0 = no limit. The
+            default is about 1,000 times what a file of the generated benchmark corpus takes
+            (0.13 s).
     """
 
     batch_size: int = 64

@@ -45,6 +45,8 @@ import hashlib
 import importlib.util
 import json
 import logging
+import math
+import os
 import re
 import shutil
 import time
@@ -498,12 +500,13 @@ def _wall_shares(stage_seconds: dict[str, float], wall: float | None) -> dict[st
 
 def _process_within_budget(batch: pd.DataFrame, config: Config,
                            seconds: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
-    """:func:`_process_batch` under the time budget ``config.run.file_timeout`` (seconds, 0 =
-    none; :func:`pipeline.budget.time_limit`). A batch that takes longer than one file's budget
-    is processed again file by file, each under the budget (so a slow batch costs at most one
-    budget more); a file that takes longer is an error row, ``Timeout: ...``, like a file its
-    reader choked on (not kept in the state: the next run tries it again)."""
-    budget = config.run.file_timeout
+    """:func:`_process_batch` under a time budget (:func:`pipeline.budget.time_limit`) of
+    ``config.run.file_timeout`` seconds per MiB of input, at least ``file_timeout`` (0 = none;
+    :func:`_budget`). A batch over its budget is processed again file by file, each under its
+    own (so a slow batch costs at most one budget more); a file over its budget is an error row,
+    ``Timeout: ...``, like a file its reader choked on (not kept in the state: the next run tries
+    it again)."""
+    budget = _budget(batch, config.run.file_timeout)
     try:
         with time_limit(budget):
             return _process_batch(batch, config, seconds)
@@ -512,12 +515,27 @@ def _process_within_budget(batch: pd.DataFrame, config: Config,
     if len(batch) > 1:
         parts = [_process_within_budget(batch.iloc[i : i + 1].reset_index(drop=True), config, seconds)
                  for i in range(len(batch))]
-        return (pd.concat([p[0] for p in parts], ignore_index=True),
-                pd.concat([p[1] for p in parts], ignore_index=True), set().union(*(p[2] for p in parts)))
+        sections = [p[1] for p in parts if len(p[1])] or [parts[0][1]]  # (an empty frame's dtypes differ)
+        return (pd.concat([p[0] for p in parts], ignore_index=True), pd.concat(sections, ignore_index=True),
+                set().union(*(p[2] for p in parts)))
     path = batch["source_path"].iloc[0]
     message = f"Timeout: the per-document stages took more than {budget:g} s on this file (run.file_timeout)"
     log.warning("%s: %s", path, message)
     return _process_batch(batch, config, seconds, failed_reads={path: message})
+
+
+def _budget(batch: pd.DataFrame, file_timeout: float) -> float:
+    """Seconds allowed for ``batch``: ``file_timeout`` per MiB of its files (rounded up to
+    whole seconds), at least ``file_timeout``; 0 when ``file_timeout`` is 0. Work per file is
+    linear in its size, so a budget that fits an article fits a 50 MB file only when it grows
+    with the size."""
+    if not file_timeout:
+        return 0.0
+    size = 0
+    for path in batch["abs_path"]:
+        with contextlib.suppress(OSError):  # (a file the reader cannot open fails there)
+            size += os.stat(path).st_size
+    return max(file_timeout, math.ceil(file_timeout * size / 2**20))
 
 
 def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float],
