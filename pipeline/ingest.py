@@ -287,7 +287,7 @@ def decode(data: bytes, declared: str | None = None, *, markup: bool = False) ->
             if decoded is None:
                 data.decode(codec)  # raises the UnicodeDecodeError that says where
             return decoded
-    decoded = _strict_or_partial(data, "utf-8") or _mostly_utf8(data)
+    decoded = _bomless_utf16_32(data) or _strict_or_partial(data, "utf-8") or _mostly_utf8(data)
     if decoded is not None:
         return decoded
     notes: tuple[str, ...] = ()
@@ -302,11 +302,146 @@ def decode(data: bytes, declared: str | None = None, *, markup: bool = False) ->
             return decoded
         else:
             preferred = decoded
-    detected = _detect(data, preferred, score)
+    try:
+        detected = _detect(data, preferred, score)
+    except ValueError:  # no one codec decodes the whole: lines in different encodings?
+        detected = _by_line(data, score)
+        if detected is None:
+            raise
+    if preferred is None:
+        detected = _best_mixed(data, detected, score)
     if preferred is not None and detected.encoding != preferred.encoding:
         notes = (f"decode: the declared charset {declared} decodes the bytes, but {detected.encoding} "
                  "gives clearly more plausible text",)
     return Decoded(detected.text, detected.encoding, notes + detected.notes)
+
+
+#: Single-byte code pages tried, in order, against the detector's single-byte answer for text
+#: that declares no charset: windows-1252, the WHATWG default for Western legacy text (English
+#: with accented names), then Latin-1.
+WESTERN_CODECS = ("cp1252", "latin-1")
+#: Codecs a line of a file in several encodings is decoded with (:func:`_by_line`), after UTF-8.
+LINE_CODECS = ("gb18030", "big5hkscs", "cp1252")
+#: The least :func:`plausibility` of such a line's decoding.
+LINE_MIN_PLAUSIBILITY = 0.9
+
+
+def _bomless_utf16_32(data: bytes) -> Decoded | None:
+    """UTF-16 or UTF-32 without a byte-order mark: bytes with NUL bytes that charset-normalizer
+    reads best as one of those (English UTF-16 is otherwise valid UTF-8 full of NULs, taken for
+    a binary file), decoded with a note; None otherwise."""
+    if b"\x00" not in data:
+        return None
+    best = from_bytes(data).best()
+    if best is None or not best.encoding.startswith(("utf_16", "utf_32")):
+        return None
+    codec = _codec_name(best.encoding)
+    try:
+        text = data.decode(codec)
+    except (UnicodeDecodeError, LookupError):
+        return None
+    if "\x00" in text:
+        return None
+    return Decoded(text, codec, (f"decode: no byte-order mark; read as {codec} (charset-normalizer's guess)",))
+
+
+def _single_byte(decoded: Decoded, data: bytes) -> bool:
+    """Whether ``decoded`` came from a single-byte code page: one character per byte."""
+    return not decoded.notes and len(decoded.text) == len(data) and not decoded.encoding.startswith("utf")
+
+
+def _best_mixed(data: bytes, detected: Decoded, score: Callable[[str], float]) -> Decoded:
+    """Second thoughts on an undeclared detection. A single-byte answer (cp1250, mac_iceland, ...
+    for a few accented letters) gives way to :data:`WESTERN_CODECS` when one of those decodes
+    the bytes into text at least as plausible, and is always noted as a guess. Bytes that are
+    partly UTF-8 are also read as UTF-8 with a few cp1252 bytes (:func:`_utf8_with_cp1252`) and,
+    when some lines are UTF-8 and others not, line by line (:func:`_by_line`): the most
+    plausible reading wins (the detector's on a tie)."""
+    if _single_byte(detected, data):
+        first_score = score(detected.text)
+        for codec in WESTERN_CODECS:
+            other = _strict_or_partial(data, codec)
+            if other is not None and other.text != detected.text and score(other.text) >= first_score:
+                detected = other
+                break
+        detected = Decoded(detected.text, detected.encoding, (
+            f"decode: no charset declared; read as {detected.encoding}, a guess among single-byte code pages",))
+    best, best_score = detected, None
+    for option in (_utf8_with_cp1252(data), _by_line(data, score) if _some_lines_utf8(data) else None):
+        if option is not None:
+            best_score = score(best.text) if best_score is None else best_score
+            option_score = score(option.text)
+            if option_score > best_score:
+                best, best_score = option, option_score
+    return best
+
+
+def _utf8_with_cp1252(data: bytes) -> Decoded | None:
+    """UTF-8 with a few bytes that are not (a Latin-1/cp1252 name pasted into UTF-8 text), those
+    bytes read as cp1252, with a note; None when invalid sequences outnumber valid non-ASCII
+    UTF-8 characters (then the bytes are likely another encoding altogether)."""
+    text = data.decode("utf-8", "replace")
+    bad = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
+    good = len(text) - len(text.encode("ascii", "ignore")) - bad
+    if bad <= 0 or good < bad:
+        return None
+    return Decoded(data.decode("utf-8", _CP1252_FALLBACK), "utf-8+cp1252",
+                   (f"decode: UTF-8 with {bad} byte sequence(s) that are not UTF-8, read as cp1252",))
+
+
+def _cp1252_bytes(exc: UnicodeError) -> tuple[str, int]:
+    """A codec error handler: the bytes that are not UTF-8 read as cp1252 (as Latin-1 where
+    cp1252 maps nothing)."""
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    raw = exc.object[exc.start:exc.end]
+    return "".join(bytes([b]).decode("cp1252", "ignore") or chr(b) for b in raw), exc.end
+
+
+_CP1252_FALLBACK = "pipeline.ingest.cp1252_fallback"
+codecs.register_error(_CP1252_FALLBACK, _cp1252_bytes)
+
+
+def _some_lines_utf8(data: bytes) -> bool:
+    """Whether some non-ASCII lines of ``data`` are strict UTF-8 and others are not."""
+    valid = invalid = False
+    for line in data.splitlines():
+        if line.isascii():
+            continue
+        try:
+            line.decode("utf-8")
+            valid = True
+        except UnicodeDecodeError:
+            invalid = True
+        if valid and invalid:
+            return True
+    return False
+
+
+def _by_line(data: bytes, score: Callable[[str], float]) -> Decoded | None:
+    """Bytes whose lines are in different encodings (GB18030, UTF-8 and Big5 pasted into one
+    file), decoded line by line: ASCII or strict UTF-8, else the most plausible of
+    :data:`LINE_CODECS` (the first on a tie). The encoding is the codecs used, joined by ``+``,
+    with a note; None when one codec served every line, or a line decodes with none into text
+    of :data:`LINE_MIN_PLAUSIBILITY` (a damaged byte, not another encoding)."""
+    parts, used = [], Counter()
+    for line in data.splitlines(keepends=True):
+        if line.isascii():
+            parts.append(line.decode("ascii"))
+            continue
+        decoded = _strict_or_partial(line, "utf-8")
+        if decoded is None:
+            scored = [(score(d.text), d) for c in LINE_CODECS if (d := _strict_or_partial(line, c)) is not None]
+            best = max(scored, key=lambda pair: pair[0], default=None)  # (the first on a tie)
+            if best is None or best[0] < LINE_MIN_PLAUSIBILITY:
+                return None
+            decoded = best[1]
+        parts.append(decoded.text)
+        used[decoded.encoding] += 1
+    if len(used) < 2:
+        return None
+    counts = ", ".join(f"{n} as {codec}" for codec, n in used.items())
+    return Decoded("".join(parts), "+".join(used), (f"decode: lines in different encodings, decoded line by line ({counts})",))
 
 
 def _mostly_utf8(data: bytes) -> Decoded | None:
@@ -784,18 +919,32 @@ def _csv_delimiter(header_line: str) -> str:
 
 def _csv_records(text: str) -> list[_CsvRecord]:
     """Every record of a newline-normalized CSV text, the header first (a quoted cell may span
-    lines, so a record may be several lines; lines end at ``\\n`` only, so a U+2028 in a cell
+    lines, so a record may be several lines; lines end at ``\n`` only, so a U+2028 in a cell
     stays in its cell). The delimiter is sniffed from the first line (:func:`_csv_delimiter`).
     A record the csv module cannot read (a cell over :data:`CSV_FIELD_LIMIT`) is kept with its
-    ``error``, and reading goes on after it."""
+    ``error``, and reading goes on after it. A quote that is never closed would make the rest of
+    the file one cell: that record is its first line, with an ``error``, and reading goes on at
+    the next line."""
     lines = [line + "\n" for line in text.split("\n")]
     lines[-1] = lines[-1][:-1]
     if not lines[-1]:
         lines.pop()
     if csv.field_size_limit() < CSV_FIELD_LIMIT:  # process-wide; only ever raised
         csv.field_size_limit(CSV_FIELD_LIMIT)
-    reader = csv.reader(lines, delimiter=_csv_delimiter(lines[0] if lines else ""))
+    delimiter = _csv_delimiter(lines[0] if lines else "")
     out: list[_CsvRecord] = []
+    start: int | None = 0
+    while start is not None:
+        start = _read_csv_lines(lines, start, delimiter, out)
+    return out
+
+
+def _read_csv_lines(lines: list[str], start: int, delimiter: str, out: list[_CsvRecord]) -> int | None:
+    """Append the records of ``lines[start:]`` to ``out``; returns None at the end, or, when the
+    last record opened a quote that is never closed (it ran to the end of the file, spanning
+    lines, with an odd number of ``"``), the line after its first, where reading goes on (the
+    record is then its first line, with an ``error``)."""
+    reader = csv.reader(lines[start:], delimiter=delimiter)
     consumed = 0
     while True:
         try:
@@ -806,10 +955,30 @@ def _csv_records(text: str) -> list[_CsvRecord]:
             cells, error = [], f"not valid CSV: {exc}"
             if reader.line_num == consumed:  # nothing read: stop rather than loop
                 break
-        raw = "".join(lines[consumed:reader.line_num])
-        consumed = reader.line_num
+        raw = "".join(lines[start + consumed:start + reader.line_num])
+        first, consumed = start + consumed, reader.line_num
+        if error is None and start + consumed == len(lines) and consumed - (first - start) > 1 and raw.count('"') % 2:
+            swallowed = len(lines) - first - 1
+            out.append(_CsvRecord(len(out) + 1, lines[first].rstrip("\n"), [],
+                                  f"not valid CSV: a quote opened in this row is never closed (it would read the "
+                                  f"{swallowed} line(s) after it as one cell); those lines are read as rows"))
+            return first + 1
         out.append(_CsvRecord(len(out) + 1, raw.rstrip("\n"), cells, error))
-    return out
+    return None
+
+
+def _rows_inside_cell(raw: str, n_columns: int, delimiter: str) -> int:
+    """How many lines after the first of a record (a quoted cell spanning lines) read on their
+    own as a whole row: ``n_columns`` (2 or more) cells, the first not blank. A prose line with
+    commas may pass too; a quote left open across rows makes one per row."""
+    if n_columns < 2 or "\n" not in raw:
+        return 0
+    count = 0
+    for line in raw.split("\n")[1:]:
+        if line.count(delimiter) >= n_columns - 1:
+            cells = next(csv.reader([line], delimiter=delimiter), [])
+            count += len(cells) == n_columns and bool(cells[0].strip())
+    return count
 
 
 def _missing_header(cells: list[str]) -> str | None:
@@ -888,12 +1057,17 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
     rows = []
     header = records[0].cells if records else []
     header_raw = records[0].raw if records else ""
+    delimiter = _csv_delimiter(header_raw)
     columns, header_note = _header_columns(header)
     for rec in records[1:]:
         if not rec.error and not any(c.strip() for c in rec.cells):
             continue
         label = f"{source_path}#{rec.n}"
         notes = [*decoded.notes, *([header_note] if header_note else [])]
+        swallowed = _rows_inside_cell(rec.raw, len(header), delimiter)
+        if swallowed:
+            notes.append(f"csv: a quoted cell of this row spans lines of which {swallowed} read as rows of their "
+                         "own (an unclosed quote?): they are read as part of the cell")
         row = _row(label, f"{header_raw}\n{rec.raw}".encode())
         row.update(encoding=decoded.encoding, raw_text=rec.raw, notes="; ".join(notes) or None)
         if rec.error or len(rec.cells) > len(header):
