@@ -8,7 +8,6 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from pipeline.config import load_config
 from pipeline.embed import UniversalSentenceEncoder

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -197,13 +197,82 @@ def test_a_file_over_the_time_budget_is_a_timeout_row_and_the_run_goes_on(tmp_pa
     shutil.copytree(SAMPLE, corpus)
     words = ("model", "training", "the", "contrastive", "learning", "of", "attention", "diffusion", "results")
     (corpus / "slow.txt").write_text("Paper digest\n\n" + " ".join(words[i * 7 % 9] for i in range(400_000)) + ".")
-    config = load_config(overrides={"run": {"file_timeout": 1.5, "workers": 1}})
+    (corpus / "empty.txt").write_bytes(b"")  # files of no sections beside the timed-out one
+    config = load_config(overrides={"run": {"file_timeout": 1.5, "workers": 1}})  # slow.txt: 3.3 MB, 5 s
     warm_models(config)  # in the run's process: model loading is not the files' time
     result = run(corpus, tmp_path / "out", config, embedder=use_embedder, progress=False)
     docs = read_outputs(tmp_path / "out")["documents"].set_index("source_path")
     assert docs.loc["slow.txt", "status"] == "error"
     assert docs.loc["slow.txt", "error"] == ("Timeout: the per-document stages took more than 1.5 s on this file "
                                              "(run.file_timeout)")
-    assert (docs.drop(index="slow.txt")["status"] == "ok").all() and len(docs) == 4
+    assert docs["status"].to_dict() == {"a_report_zh-Hans.txt": "ok", "b_digest_zh-Hant.txt": "ok",
+                                        "c_blog_en.md": "ok", "empty.txt": "empty", "slow.txt": "error"}
     assert [(e["path"], e["stage"], e["error_type"]) for e in result.manifest["errors"]] == [
-        ("slow.txt", "per-document", "Timeout")]
+        ("empty.txt", "ingest", "EmptyDocument"), ("slow.txt", "per-document", "Timeout")]
+
+
+# --- decoding, CSV and headings: nothing silently corrupted or dropped -------------------------
+
+LONG_TITLE = "Towards a Unified Theory of " + " and ".join(
+    f"Scalable Contrastive Representation Learning Method {i}" for i in range(6))
+
+
+@pytest.mark.parametrize(("data", "text", "encoding", "note"), [
+    # English Latin-1 / cp1252 without a declared charset: not cp1250's "Lefčvre"
+    ("A paper by Lefèvre on conformal prediction, published in 2023 at ICML.".encode("latin-1"),
+     "A paper by Lefèvre on conformal prediction, published in 2023 at ICML.", "cp1252",
+     "decode: no charset declared; read as cp1252, a guess among single-byte code pages"),
+    ("Lefèvre et al. proposed".encode("latin-1"), "Lefèvre et al. proposed", "cp1252",
+     "decode: no charset declared; read as cp1252, a guess among single-byte code pages"),
+    ("The authors \u201cproposed\u201d it \u2014 Lefèvre said.".encode("cp1252"),
+     "The authors \u201cproposed\u201d it \u2014 Lefèvre said.", "cp1252",
+     "decode: no charset declared; read as cp1252, a guess among single-byte code pages"),
+    # a Latin-1 byte in English UTF-8 (was read whole as mac_iceland or hp_roman8)
+    ("Café and résumé. ".encode() + b"Lef\xe8vre", "Café and résumé. Lefèvre", "utf-8+cp1252",
+     "decode: UTF-8 with 1 byte sequence(s) that are not UTF-8, read as cp1252"),
+    # lines in GB18030, UTF-8 and Big5 (no one codec decodes the whole)
+    ("共形预测与贝叶斯求积\n".encode("gb18030") + "注意力机制是一种方法。\n".encode()
+     + "深度學習的論文發表於會議。\n".encode("big5"),
+     "共形预测与贝叶斯求积\n注意力机制是一种方法。\n深度學習的論文發表於會議。\n", "gb18030+utf-8+big5hkscs",
+     "decode: lines in different encodings, decoded line by line (1 as gb18030, 1 as utf-8, 1 as big5hkscs)"),
+    # UTF-16 without a byte-order mark (was UTF-8 with NULs: a "binary file")
+    ("An English article about a research paper.".encode("utf-16-le"),
+     "An English article about a research paper.", "utf-16-le",
+     "decode: no byte-order mark; read as utf-16-le (charset-normalizer's guess)"),
+])
+def test_legacy_and_mixed_encodings_decode_right_with_a_note(data, text, encoding, note) -> None:
+    from pipeline.ingest import decode
+
+    decoded = decode(data)
+    assert (decoded.text, decoded.encoding, decoded.notes) == (text, encoding, (note,))
+
+
+def test_bad_inputs_give_a_finished_run_with_a_row_or_note(tmp_path, use_embedder) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "latin1.txt").write_bytes(f"# {LONG_TITLE[:60]}\n\nBy Jean Lefèvre.\n".encode("latin-1"))
+    (corpus / "long_heading.md").write_text(
+        f"# Weekly digest\n\n## {LONG_TITLE}\n\nJean Lefèvre, Anna Smith\n\nWe propose a new method. "
+        "Published at NeurIPS 2024.\n", encoding="utf-8")
+    (corpus / "unclosed.csv").write_text(
+        'title,text\nA paper,"Some text with an unclosed quote\nB paper,Another text\nC paper,Third text\n',
+        encoding="utf-8")
+    run(corpus, tmp_path / "out", load_config(), embedder=use_embedder, progress=False)
+    docs = read_outputs(tmp_path / "out")["documents"].set_index("source_path")
+    assert "Lefèvre" in docs.loc["latin1.txt", "text"]
+    assert "a guess among single-byte code pages" in docs.loc["latin1.txt", "notes"]
+    assert docs.loc["long_heading.md", "notes"] == (
+        "segment: a heading of 371 characters (a title has at most 300) starts no section: "
+        "'Towards a Unified Theory of Scalable Contrastive Representat'...")
+    assert docs.loc["unclosed.csv#2", "status"] == "error"
+    assert "a quote opened in this row is never closed" in docs.loc["unclosed.csv#2", "error"]
+    assert docs.loc[["unclosed.csv#3", "unclosed.csv#4"], "text"].tolist() == ["Another text", "Third text"]
+
+
+def test_a_quote_closed_rows_later_gives_a_note() -> None:
+    from pipeline.ingest import _csv_records, _rows_inside_cell
+
+    records = _csv_records('title,text\nA paper,"Open quote\nB paper,"Another text\nC paper,Third\n')
+    assert [r.raw for r in records] == ["title,text", 'A paper,"Open quote\nB paper,"Another text', "C paper,Third"]
+    assert _rows_inside_cell(records[1].raw, 2, ",") == 1
+    assert _rows_inside_cell('A paper,"First line\nsecond line of the same cell"', 2, ",") == 0
