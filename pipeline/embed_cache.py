@@ -49,7 +49,7 @@ LOOKUP_CHUNK = 500
 LAYOUT_VERSION = 2
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS vectors (
+CREATE TABLE IF NOT EXISTS embeddings (
     model TEXT NOT NULL,
     text_sha256 TEXT NOT NULL,
     dim INTEGER NOT NULL,
@@ -190,7 +190,7 @@ class EmbeddingCache:
                 chunk = unique[start : start + LOOKUP_CHUNK]
                 marks = ",".join("?" * len(chunk))
                 rows = self._db.execute(
-                    f"SELECT text_sha256, dim, vector, checksum FROM vectors WHERE model = ? AND text_sha256 IN ({marks})",
+                    f"SELECT text_sha256, dim, vector, checksum FROM embeddings WHERE model = ? AND text_sha256 IN ({marks})",
                     [model, *chunk],
                 ).fetchall()
                 for key, dim, blob, checksum in rows:
@@ -217,14 +217,14 @@ class EmbeddingCache:
             rows.append((model, key, int(v.shape[0]), blob, entry_checksum(model, key, blob)))
         try:
             with self._db:
-                self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows)
+                self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
         except (OSError, sqlite3.Error) as exc:
             self._turn_off(exc)
 
     def __len__(self) -> int:
         if self._db is None:
             return 0
-        return int(self._db.execute("SELECT count(*) FROM vectors").fetchone()[0])
+        return int(self._db.execute("SELECT count(*) FROM embeddings").fetchone()[0])
 
     def close(self) -> None:
         """Close the database connection; a rebuilt cache replaces the damaged file."""
@@ -259,7 +259,7 @@ def _layout_problem(db: sqlite3.Connection) -> str | None:
         return "damaged (SQLite quick_check: " + "; ".join(str(row[0]) for row in check[:3]) + ")"
     version = db.execute("PRAGMA user_version").fetchone()[0]
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if not tables or (version == LAYOUT_VERSION and tables == {"vectors"}):
+    if not tables or (version == LAYOUT_VERSION and tables == {"embeddings"}):
         return None
     return f"of another layout (version {version}, tables {sorted(tables)})"
 

@@ -115,7 +115,7 @@ def test_a_corrupt_cache_file_is_empty_with_a_warning_and_rebuilt(tmp_path: Path
     cache.put("m", {"k": np.arange(4, dtype=np.float32)})
     assert path.read_bytes() == b"this is not a database" * 100  # untouched until the swap
     cache.close()
-    assert sqlite3.connect(path).execute("SELECT count(*) FROM vectors").fetchone() == (1,)
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM embeddings").fetchone() == (1,)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite"]
 
 

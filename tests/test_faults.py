@@ -50,7 +50,7 @@ def _flip(data: bytes, start: int, length: int) -> bytes:
 def _one_vector_flipped(path: Path) -> None:
     """One bit of one stored vector flipped (found by its bytes in the file)."""
     db = sqlite3.connect(path)
-    blob = db.execute("SELECT vector FROM vectors LIMIT 1").fetchone()[0]
+    blob = db.execute("SELECT vector FROM embeddings LIMIT 1").fetchone()[0]
     db.close()
     data = path.read_bytes()
     at = data.index(blob[:64]) + 5
