@@ -278,3 +278,20 @@ def test_a_quote_closed_rows_later_gives_a_note() -> None:
     assert [r.raw for r in records] == ["title,text", 'A paper,"Open quote\nB paper,"Another text', "C paper,Third"]
     assert _rows_inside_cell(records[1].raw, 2, ",") == 1
     assert _rows_inside_cell('A paper,"First line\nsecond line of the same cell"', 2, ",") == 0
+
+
+def test_the_time_budget_holds_in_pool_workers(tmp_path: Path) -> None:
+    """The budget is a timer in the process that runs the batch: in a pool worker as in the run's process."""
+    from pipeline.runner import process_files
+    from pipeline.workers import map_in_pool
+
+    words = ("model", "training", "the", "contrastive", "learning", "of", "attention", "diffusion", "results")
+    slow = tmp_path / "slow.txt"
+    slow.write_text("Paper digest\n\n" + " ".join(words[i * 7 % 9] for i in range(400_000)) + ".")
+    batches = [pd.DataFrame({"source_path": ["slow.txt", "a.txt"],
+                             "abs_path": [str(slow), str(SAMPLE / "a_report_zh-Hans.txt")]}),
+               pd.DataFrame({"source_path": ["c.md"], "abs_path": [str(SAMPLE / "c_blog_en.md")]})]
+    results = map_in_pool(process_files, iter(batches), load_config(overrides={"run": {"file_timeout": 0.5}}), 2)
+    rows = {f.source_path: f.rows()[0][0] for r in results for f in r.files}
+    assert {path: row["status"] for path, row in rows.items()} == {"slow.txt": "error", "a.txt": "ok", "c.md": "ok"}
+    assert rows["slow.txt"]["error"].startswith("Timeout: the per-document stages took more than 2 s")
