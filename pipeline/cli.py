@@ -192,6 +192,9 @@ def cli() -> None:
 @click.option("--quiet", is_flag=True, default=False, help="No progress bars and no summary.")
 @click.option("--no-embedding-cache", is_flag=True, default=False,
               help="Embed every section afresh; do not read or fill OUT/.pipeline/cache/embeddings.sqlite.")
+@click.option("--file-timeout", type=float, default=None,
+              help="Seconds the per-document stages may spend on one file; a slower file becomes an error "
+                   f"row (Timeout) and the run goes on (0 = no limit; default {_DEFAULTS.run.file_timeout:g}).")
 @click.option("--full", is_flag=True, default=False,
               help="Process every file again, ignoring what earlier runs kept in OUT/.pipeline/state (a clean rebuild).")
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text",
@@ -208,7 +211,8 @@ def cli() -> None:
 def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | None, backend: str | None,
         embedder_model: str | None, device: str | None, match_threshold: float | None, batch_size: int | None,
         workers: int | None, engine: str | None, ray_address: str | None, quiet: bool, no_embedding_cache: bool,
-        full: bool, log_format: str, max_failed: float | None, allow_downloads: bool, verbose: int) -> None:
+        full: bool, log_format: str, max_failed: float | None, allow_downloads: bool, verbose: int,
+        file_timeout: float | None) -> None:
     """Run the pipeline on the articles in CORPUS (read recursively) and publish Parquet in --out.
 
     Only new and changed files are processed; unchanged ones are reused from OUT/.pipeline/state. OUT must
@@ -233,6 +237,7 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     put("run", "engine", engine)
     put("run", "ray_address", ray_address)
     put("run", "max_failed", max_failed)
+    put("run", "file_timeout", file_timeout)
     if quiet:
         put("run", "quiet", True)
     if no_embedding_cache:

@@ -155,7 +155,7 @@ class RunConfig:
     Attributes:
         batch_size: documents per batch through the per-document stages.
         quiet: no progress bars or summary.
-        embedding_cache: keep section embeddings in ``<out>/.cache/embeddings.sqlite`` keyed by
+        embedding_cache: keep section embeddings in ``<out>/.pipeline/cache/embeddings.sqlite`` keyed by
             (model, text hash), so a rerun embeds only new text
             (:mod:`pipeline.embed_cache`).
         workers: processes running the per-document stages (ingest ... extract) with the local
@@ -170,6 +170,11 @@ class RunConfig:
             local Ray instance started for the run.
         max_failed: how many failed files a run may have and still exit 0: a count (0 or an
             integer), or below 1 a fraction of the documents read (:mod:`pipeline.failures`).
+        file_timeout: seconds the per-document stages may spend on one file (wall time), per
+            MiB for a file over 1 MiB; a file that takes longer becomes an error row
+            (``Timeout``) and the run goes on (:mod:`pipeline.budget`). 0 = no limit. The
+            default is about 1,000 times what a file of the generated benchmark corpus takes
+            (0.13 s).
     """
 
     batch_size: int = 64
@@ -179,6 +184,7 @@ class RunConfig:
     engine: str = "local"
     ray_address: str | None = None
     max_failed: float = 0.0
+    file_timeout: float = 120.0
 
 
 @dataclass
@@ -227,6 +233,8 @@ class Config:
         if self.run.max_failed < 0 or (self.run.max_failed >= 1 and not float(self.run.max_failed).is_integer()):
             raise ConfigError(f"run.max_failed = {self.run.max_failed!r}; must be a count (0, 1, 2, ...) or a "
                               "fraction of the documents below 1 (e.g. 0.05)")
+        if not self.run.file_timeout >= 0:
+            raise ConfigError(f"run.file_timeout = {self.run.file_timeout!r}; must be 0 (no limit) or more seconds")
         if self.embed.backend == "sentence-transformers" and not self.embed.model:
             raise ConfigError("embed.backend = 'sentence-transformers' needs embed.model (a name or a local path)")
         for key, value in (

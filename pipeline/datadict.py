@@ -64,8 +64,9 @@ _DOC_REF = "The document the row belongs to (→ `documents.doc_id`)."
 COLUMNS: dict[str, dict[str, str]] = {
     "errors": {
         "path": "The file that failed, relative to the corpus folder (a JSON Lines line: `file.jsonl#N`; a CSV row: `file.csv#N`).",
-        "stage": "The stage that failed on it (`ingest`, `clean`, `segment`, `normalize`, `extract`).",
-        "error_type": "The error's class, e.g. `UnicodeDecodeError`, `JSONDecodeError`, `EmptyDocument`.",
+        "stage": "The stage that failed on it (`ingest`, `clean`, `segment`, `normalize`, `extract`; "
+                 "`per-document` for a file over its time budget, `run.file_timeout`).",
+        "error_type": "The error's class, e.g. `UnicodeDecodeError`, `JSONDecodeError`, `EmptyDocument`, `Timeout`.",
         "message": "What went wrong, in words, naming the file.",
     },
     "documents": {

@@ -4,7 +4,17 @@ Vectors are stored in one SQLite file (Python's :mod:`sqlite3`; SQLite commits a
 durable, so a run killed mid-write leaves the cache as it was before the last commit), keyed by
 ``(model key, SHA-256 of the exact text handed to the model)``. The model key is the embedder's
 ``model_id`` plus its input cut (``max_chars``), because the same model on a longer cut gives a
-different vector. Vectors are stored as raw little-endian ``float32`` bytes of length ``4 * dim``.
+different vector. Vectors are stored as raw little-endian ``float32`` bytes of length ``4 * dim``,
+each with a checksum (BLAKE2b of key and vector, :func:`entry_checksum`) that is verified on
+every read.
+
+The cache heals rather than fails a run: a file that is not a sound cache (truncated, a bad
+header, damaged pages found by SQLite's ``PRAGMA quick_check``, an older layout) is treated as
+empty, with a warning; the cache is rebuilt in a file beside it and swapped in when the cache is
+closed. A folder in its place is moved aside, with a warning, and the cache starts empty. An entry whose checksum does not match is a miss (encoded again and
+replaced). A write or read that fails (a full disk, an I/O error) turns the cache off for the rest
+of the run, with a warning: the run goes on without it. The warnings are kept in
+:attr:`EmbeddingCache.warnings` (the run's manifest lists them).
 
 :class:`CachedEmbedder` wraps any :class:`pipeline.embed.Embedder`: it looks every text up,
 encodes only the misses (in one call, in input order) and stores them. Results are identical to
@@ -13,8 +23,12 @@ the wrapped embedder's, bit for bit, since the stored bytes are the vectors it r
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
+import os
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -24,9 +38,15 @@ from .embed import Embedder, checked_texts, submit_encode
 
 __all__ = ["CachedEmbedder", "EmbeddingCache"]
 
+log = logging.getLogger(__name__)
+
 #: Texts per ``SELECT … IN (…)`` lookup; SQLite's default limit on bound parameters is 32,766
 #: (999 before 3.32), so 500 keeps every build safe.
 LOOKUP_CHUNK = 500
+
+#: The file layout (SQLite's ``PRAGMA user_version``); a file of another version is rebuilt.
+#: 1 (``user_version`` 0): no checksums; 2: a checksum per entry.
+LAYOUT_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -34,14 +54,28 @@ CREATE TABLE IF NOT EXISTS embeddings (
     text_sha256 TEXT NOT NULL,
     dim INTEGER NOT NULL,
     vector BLOB NOT NULL,
+    checksum BLOB NOT NULL,
     PRIMARY KEY (model, text_sha256)
 ) WITHOUT ROWID
 """
+
+#: Suffix of the file a damaged cache is rebuilt in, beside it, before it is swapped in.
+REBUILD_SUFFIX = ".rebuild"
 
 
 def text_key(text: str) -> str:
     """SHA-256 (hex) of ``text`` encoded as UTF-8 (``surrogatepass``, so any ``str`` hashes)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def entry_checksum(model: str, key: str, vector: bytes) -> bytes:
+    """The 16-byte BLAKE2b digest of an entry's model key, text hash and vector bytes: a flipped
+    byte in any of them, or a vector stored under another key, fails the check."""
+    digest = hashlib.blake2b(digest_size=16)
+    for part in (model.encode("utf-8", "surrogatepass"), key.encode("ascii"), vector):
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
+    return digest.digest()
 
 #: Seconds a read or write of the cache waits for another connection's lock before it fails
 #: (``sqlite3.connect(timeout=...)``; Python's default is 5).
@@ -49,59 +83,196 @@ LOCK_TIMEOUT = 300.0
 
 
 class EmbeddingCache:
-    """Embedding vectors on disk, keyed by (model key, text hash).
+    """Embedding vectors on disk, keyed by (model key, text hash), each entry checksummed.
 
     Args:
         path: the SQLite file; its folder is created when missing.
 
-    Raises:
-        sqlite3.DatabaseError: ``path`` exists but is not an SQLite database (e.g. a truncated
-            or foreign file); delete it and the next run rebuilds it.
-        sqlite3.OperationalError: (from :meth:`get`, :meth:`put`) another process held the
-            file's lock for more than :data:`LOCK_TIMEOUT` seconds.
+    Never raises for a damaged, unreadable or unwritable cache (see the module docstring): it
+    is rebuilt, or the cache is off (:attr:`enabled` False) and every lookup a miss. Something
+    other than a file at ``path`` (a folder) is moved aside to ``<name>.moved-aside-<time>``,
+    not deleted.
+
+    Attributes:
+        path: the cache file.
+        enabled: whether lookups and stores reach the file.
+        warnings: what went wrong with the cache, one message each (also logged as warnings).
+        damaged_entries: entries read whose checksum did not match (treated as misses).
     """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.warnings: list[str] = []
+        self.damaged_entries = 0
+        self._rebuild: Path | None = None  # the file the cache is rebuilt in, swapped in by close
+        self._db: sqlite3.Connection | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if _not_a_file(self.path):  # not ours to delete: moved aside, and the cache starts empty
+                aside = self.path.with_name(f"{self.path.name}.moved-aside-{time.strftime('%Y%m%dT%H%M%S')}")
+                os.rename(self.path, aside)
+                self._warn(f"embedding cache {self.path} is not a regular file: moved aside to {aside.name}; "
+                           "the cache starts empty")
+            problem = self._open()
+            if problem is not None:
+                self._warn(f"embedding cache {self.path} is {problem}: treated as empty, rebuilt beside it "
+                           f"({self.path.name}{REBUILD_SUFFIX}) and swapped in at the end of the run")
+                self._start_rebuild()
+        except (OSError, sqlite3.Error) as exc:
+            self._turn_off(exc)
+
+    @property
+    def enabled(self) -> bool:
+        return self._db is not None
+
+    def _connect(self, path: Path) -> sqlite3.Connection:
         # another process reading the file (an analyst's query, a backup) holds its lock for a
         # while: wait for it rather than fail the run (sqlite3's default wait is 5 s)
-        self._db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT)
-        self._db.execute(_SCHEMA)
-        self._db.commit()
+        return sqlite3.connect(path, timeout=LOCK_TIMEOUT)
+
+    def _open(self) -> str | None:
+        """Open :attr:`path` as the cache; returns what is wrong with it (then nothing is open),
+        or None."""
+        db = self._connect(self.path)
+        try:
+            problem = _layout_problem(db)
+        except sqlite3.DatabaseError as exc:  # not a database, or damaged: SQLite says which
+            problem = f"not a sound SQLite database ({exc})"
+        if problem is not None:
+            db.close()
+            return problem
+        db.execute(_SCHEMA)
+        db.execute(f"PRAGMA user_version = {LAYOUT_VERSION}")
+        db.commit()
+        self._db = db
+        return None
+
+    def _start_rebuild(self) -> None:
+        self._rebuild = self.path.with_name(self.path.name + REBUILD_SUFFIX)
+        _remove_database(self._rebuild)  # a leftover of a run that stopped before its swap
+        db = self._connect(self._rebuild)
+        db.execute(_SCHEMA)
+        db.execute(f"PRAGMA user_version = {LAYOUT_VERSION}")
+        db.commit()
+        self._db = db
+
+    def _warn(self, message: str) -> None:
+        log.warning("%s", message)
+        self.warnings.append(message)
+
+    def _turn_off(self, exc: BaseException) -> None:
+        """A read or write failed: warn, close, and run on without the cache (a rebuild in
+        progress is dropped; the file at :attr:`path` is left as it was)."""
+        self._warn(f"embedding cache {self.path} cannot be used ({type(exc).__name__}: {exc}): "
+                   "this run goes on without it")
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+        if self._rebuild is not None:
+            with contextlib.suppress(OSError):
+                _remove_database(self._rebuild)
+            self._rebuild = None
 
     def get(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors for ``keys`` (text hashes) under ``model``: ``{key: float32 (dim,)}``.
 
-        Keys not in the cache are absent from the result.
+        Keys not in the cache, and entries whose checksum does not match, are absent from the
+        result.
         """
         found: dict[str, np.ndarray] = {}
+        if self._db is None:
+            return found
         unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), LOOKUP_CHUNK):
-            chunk = unique[start : start + LOOKUP_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(
-                f"SELECT text_sha256, dim, vector FROM embeddings WHERE model = ? AND text_sha256 IN ({marks})",
-                [model, *chunk],
-            )
-            for key, dim, blob in rows:
-                vector = np.frombuffer(blob, dtype="<f4")
-                if vector.shape == (dim,):
-                    found[key] = vector
+        damaged = 0
+        try:
+            for start in range(0, len(unique), LOOKUP_CHUNK):
+                chunk = unique[start : start + LOOKUP_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT text_sha256, dim, vector, checksum FROM embeddings WHERE model = ? AND text_sha256 IN ({marks})",
+                    [model, *chunk],
+                ).fetchall()
+                for key, dim, blob, checksum in rows:
+                    if checksum == entry_checksum(model, key, blob) and len(blob) == 4 * dim:
+                        found[key] = np.frombuffer(blob, dtype="<f4")
+                    else:
+                        damaged += 1
+        except (OSError, sqlite3.Error) as exc:
+            self._turn_off(exc)
+            return {}
+        if damaged:
+            self.damaged_entries += damaged
+            self._warn(f"embedding cache {self.path}: {damaged} entr{'y' if damaged == 1 else 'ies'} failed "
+                       "the checksum (damaged): encoded again and replaced")
         return found
 
     def put(self, model: str, items: dict[str, np.ndarray]) -> None:
         """Store ``{key: vector}`` under ``model`` (one transaction; an existing entry is replaced)."""
-        rows = [(model, key, int(v.shape[0]), np.asarray(v, dtype="<f4").tobytes()) for key, v in items.items()]
-        with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+        if self._db is None:
+            return
+        rows = []
+        for key, v in items.items():
+            blob = np.asarray(v, dtype="<f4").tobytes()
+            rows.append((model, key, int(v.shape[0]), blob, entry_checksum(model, key, blob)))
+        try:
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
+        except (OSError, sqlite3.Error) as exc:
+            self._turn_off(exc)
 
     def __len__(self) -> int:
+        if self._db is None:
+            return 0
         return int(self._db.execute("SELECT count(*) FROM embeddings").fetchone()[0])
 
     def close(self) -> None:
-        """Close the database connection."""
-        self._db.close()
+        """Close the database connection; a rebuilt cache replaces the damaged file."""
+        if self._db is None:
+            return
+        try:
+            self._db.close()
+        except sqlite3.Error as exc:
+            self._db = None
+            self._turn_off(exc)
+            return
+        self._db = None
+        if self._rebuild is None:
+            return
+        try:
+            for suffix in ("-journal", "-wal", "-shm"):  # the damaged file's, never to be applied to the new one
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            os.replace(self._rebuild, self.path)
+        except OSError as exc:
+            self._turn_off(exc)
+        self._rebuild = None
+
+
+def _layout_problem(db: sqlite3.Connection) -> str | None:
+    """What keeps ``db`` from being used as the cache as it is, or None (an empty file is fine).
+
+    Raises:
+        sqlite3.DatabaseError: the file is not a database, or SQLite finds it damaged.
+    """
+    check = db.execute("PRAGMA quick_check").fetchall()
+    if check != [("ok",)]:
+        return "damaged (SQLite quick_check: " + "; ".join(str(row[0]) for row in check[:3]) + ")"
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables or (version == LAYOUT_VERSION and tables == {"embeddings"}):
+        return None
+    return f"of another layout (version {version}, tables {sorted(tables)})"
+
+
+def _not_a_file(path: Path) -> bool:
+    """Something is at ``path`` (a broken link included) that is not a regular file or a link to one."""
+    return (path.exists() or path.is_symlink()) and not path.is_file()
+
+
+def _remove_database(path: Path) -> None:
+    """Delete an SQLite file this module wrote and its journal files."""
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 class CachedEmbedder:
@@ -116,6 +287,7 @@ class CachedEmbedder:
         max_chars: the input cut of ``embedder`` (None when it has none).
         hits: texts found in the cache so far (count, repeats included).
         misses: distinct texts encoded by ``embedder`` so far (count).
+        cache_warnings: :attr:`EmbeddingCache.warnings` (the same list).
     """
 
     def __init__(self, embedder: Embedder, cache: EmbeddingCache):
@@ -128,6 +300,7 @@ class CachedEmbedder:
         self.hits = 0
         self.misses = 0
         self._pending: dict[str, _Encoding] = {}  # text key -> the submitted call encoding it
+        self.cache_warnings = cache.warnings
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts``: float32 array of shape ``(len(texts), dim)``, rows as the backend gives

@@ -21,7 +21,7 @@ Data flow (Ray Data, ``ray.data``)::
 
 The driver is the run's process: it reads the state, runs dedup (clustering) and writes the
 tables, exactly as the local engine does, so both engines write the same tables. The embedding
-cache (``OUT/.cache``) stays on the driver too: only texts it lacks go to the actors.
+cache (``OUT/.pipeline/cache``) stays on the driver too: only texts it lacks go to the actors.
 
 On a cluster every worker node needs the project installed (same version as the driver: the
 actors import :mod:`pipeline`) and the corpus at the same absolute path (the actors read the

@@ -11,32 +11,8 @@ Per file (:func:`read_documents`), in this order:
    (:mod:`pipeline.paper_records`): its text is its fields as lines, and ``paper_record`` holds
    them as JSON for segment and extract. Which files are read, and the ``skipped`` rows of the
    others, is :mod:`pipeline.listing`'s (:func:`list_corpus`).
-2. **decoding** (:func:`decode`), first that succeeds wins:
-
-   a. a byte-order mark (UTF-8, UTF-32 LE/BE, UTF-16 LE/BE) -> that codec;
-   b. strict UTF-8;
-   c. for HTML, the charset declared in ``<meta>`` (WHATWG prescan,
-      :func:`pipeline.formats.sniff_html_charset`), decoded strictly. A multi-byte CJK codec
-      that decodes the bytes into plausible text (:data:`DECLARED_MIN_PLAUSIBILITY`) is taken;
-      otherwise, and always for a single-byte codec (windows-1252 & co. decode almost any bytes,
-      so a strict decode proves little), the declared decoding goes first into the ranking of
-      step d, where it stands unless another is clearly more plausible;
-   d. detection: every candidate of charset-normalizer (``from_bytes``) plus GB18030 and
-      Big5-HKSCS is decoded strictly, and the most plausible text wins (:func:`plausibility`);
-      the first candidate (the declared charset, else charset-normalizer's first choice) is
-      kept unless another is clearly more plausible. Short Chinese byte strings are often
-      misdetected (GB bytes read as Korean CP949, Big5 as GB), and a character-frequency check
-      catches that. GB2312/GBK are widened to GB18030 and Big5 to Big5-HKSCS (supersets for the
-      characters articles use); when the wider codec cannot decode the bytes (Python's ``big5``
-      maps a few byte pairs Big5-HKSCS lacks), the detected codec is used as is. CP950 is not
-      widened: it maps the euro sign and common punctuation (``～``, ``‧``, ``￥``) differently
-      from Big5-HKSCS.
-
-   A file cut off in the middle of its last character (a truncated download) is still text: when
-   the bytes decode strictly except for an incomplete final character of at most
-   :data:`MAX_PARTIAL_BYTES` bytes, that character becomes U+FFFD and ``notes`` says so (tried
-   for the BOM codec, UTF-8, the declared charset and the Chinese codecs). Replacing anything
-   else would hide a wrong codec or a binary file, so nothing else is replaced.
+2. **decoding** (:func:`pipeline.decoding.decode`): a byte-order mark, UTF-8, the declared
+   charset, then detection, with a note wherever the decoding is a guess or a repair.
 3. **line endings** to ``\\n`` (CRLF and CR); a leading BOM character is removed.
 4. **HTML only**: the main content is extracted from the decoded page
    (:func:`pipeline.formats.extract_html`).
@@ -67,22 +43,17 @@ import logging
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 import ftfy
-import jieba
 import pandas as pd
-from charset_normalizer import from_bytes
 from ftfy.badness import is_bad
 
 from . import formats, paper_records
 from .config import Config
+from .decoding import Decoded, decode
 from .listing import LISTING_COLUMNS, list_corpus, open_listed  # noqa: F401 - list_corpus: the ingest API
-from .normalize import to_script
 from .stage import Stage
 
 log = logging.getLogger(__name__)
@@ -93,270 +64,6 @@ DOCUMENT_COLUMNS = (
     "raw_text", "title", "url", "published", "notes", "paper_record",
 )
 
-_BOMS = (
-    (codecs.BOM_UTF8, "utf-8-sig"),
-    (codecs.BOM_UTF32_LE, "utf-32"),
-    (codecs.BOM_UTF32_BE, "utf-32"),
-    (codecs.BOM_UTF16_LE, "utf-16"),
-    (codecs.BOM_UTF16_BE, "utf-16"),
-)
-# Narrow detector answers are widened to the superset codec (WHATWG Encoding Standard maps
-# gb2312/gbk labels to the gb18030 decoder; Big5-HKSCS extends Big5).
-#: Mostly-UTF-8 bytes: at least this many valid non-ASCII characters...
-UTF8_MIN_VALID_NON_ASCII = 20
-#: ...and at most this share of invalid sequences relative to them.
-UTF8_MAX_BAD_SHARE = 0.1
-#: Chinese codecs always tried on non-UTF-8 bytes, whatever the detector says.
-CHINESE_CODECS = ("gb18030", "big5hkscs")
-#: Characters of a candidate decoding that :func:`plausibility` looks at.
-PLAUSIBILITY_SAMPLE = 4000
-#: How many of jieba's most frequent Han characters count as plausible (about the size of the
-#: 3,500-character common list plus the second tier of the 2013 General Standard Chinese
-#: Characters table).
-N_FREQUENT_HAN = 5000
-#: charset-normalizer's first choice stands unless another decoding is this much more plausible.
-PLAUSIBILITY_MARGIN = 0.02
-_WIDEN = {"gb2312": "gb18030", "gbk": "gb18030", "big5": "big5hkscs"}
-#: The longest incomplete final character that is replaced rather than failing the file: 3 bytes
-#: of a 4-byte UTF-8 or GB18030 sequence.
-MAX_PARTIAL_BYTES = 3
-# What Python's decoders say when the input ends inside a character (UTF-8; the CJK multibyte
-# codecs; UTF-16/32).
-_PARTIAL_REASONS = ("unexpected end of data", "incomplete multibyte sequence", "truncated data")
-#: A declared multi-byte charset that decodes the bytes is taken without ranking when its text is
-#: at least this plausible (:func:`markup_plausibility` for HTML, else :func:`plausibility`). Strict decoding alone proves little between
-#: the Chinese codecs: Big5 bytes are nearly always valid GB18030, as rare characters.
-DECLARED_MIN_PLAUSIBILITY = 0.9
-# Declared charsets whose strict decode may be taken without ranking: multi-byte CJK codecs
-# reject many byte strings that are not theirs.
-_MULTIBYTE_CODECS = frozenset(("gb18030", "big5hkscs", "big5", "cp950", "shift_jis", "cp932", "euc_jp",
-                               "euc_kr", "cp949", "utf-8"))
-
-
-def _codec_name(codec: str) -> str:
-    try:
-        return codecs.lookup(codec).name
-    except LookupError:
-        return codec
-
-
-@dataclass(frozen=True)
-class Decoded:
-    """The result of :func:`decode`.
-
-    Attributes:
-        text: the decoded text (line endings as in the file).
-        encoding: the Python codec used (``"utf-8"``, ``"utf-8-sig"``, ``"gb18030"``, ...).
-        notes: what is worth recording (a replaced incomplete final character, a declared
-            charset that did not decode).
-    """
-
-    text: str
-    encoding: str
-    notes: tuple[str, ...] = ()
-
-
-def _decode_partial(data: bytes, codec: str) -> tuple[str, int] | None:
-    """``data`` decoded by ``codec`` when it fails only on an incomplete final character.
-
-    Returns:
-        ``(text, n_partial_bytes)`` with the incomplete character as U+FFFD, or None when the
-        bytes also fail elsewhere, end in a byte that cannot start a character, or decode whole.
-    """
-    try:
-        data.decode(codec)
-        return None
-    except UnicodeDecodeError as exc:
-        tail = data[exc.start:]
-        if (exc.end != len(data) or exc.reason not in _PARTIAL_REASONS or not 0 < len(tail) <= MAX_PARTIAL_BYTES
-                or (codec != "utf-16" and codec != "utf-32" and tail[0] in (0x80, 0xFF))):
-            return None
-        try:
-            return data[:exc.start].decode(codec) + "\ufffd", len(tail)
-        except UnicodeDecodeError:
-            return None
-    except LookupError:
-        return None
-
-
-def _partial_note(n: int, codec: str) -> str:
-    return f"decode: the last {n} byte(s) are an incomplete {codec} character (truncated file?), replaced by U+FFFD"
-
-
-def _strict_or_partial(data: bytes, codec: str) -> Decoded | None:
-    try:
-        return Decoded(data.decode(codec), codec)
-    except (UnicodeDecodeError, LookupError):
-        partial = _decode_partial(data, codec)
-        return Decoded(partial[0], codec, (_partial_note(partial[1], codec),)) if partial else None
-
-
-def decode(data: bytes, declared: str | None = None, *, markup: bool = False) -> Decoded:
-    """Decode raw bytes to text by the order in the module docstring (step 2).
-
-    Args:
-        data: the file's bytes.
-        declared: a Python codec name the file declares (HTML ``<meta charset>``), or None.
-        markup: the bytes are HTML: candidates are scored on their non-ASCII characters only
-            (:func:`markup_plausibility`), as tags, scripts and styles would otherwise make any
-            ASCII-compatible decoding look plausible.
-
-    Returns:
-        a :class:`Decoded`.
-
-    Raises:
-        UnicodeDecodeError: a BOM whose payload does not decode.
-        ValueError: no codec decodes the bytes (binary data).
-    """
-    for bom, codec in _BOMS:
-        if data.startswith(bom):
-            decoded = _strict_or_partial(data, codec)
-            if decoded is None:
-                data.decode(codec)  # raises the UnicodeDecodeError that says where
-            return decoded
-    decoded = _strict_or_partial(data, "utf-8") or _mostly_utf8(data)
-    if decoded is not None:
-        return decoded
-    notes: tuple[str, ...] = ()
-    preferred = None
-    score = markup_plausibility if markup else plausibility
-    if declared and _codec_name(declared) != "utf-8":
-        codec = _codec_name(declared)
-        decoded = _strict_or_partial(data, codec)
-        if decoded is None:
-            notes = (f"decode: the declared charset {declared} does not decode the bytes",)
-        elif codec in _MULTIBYTE_CODECS and score(decoded.text) >= DECLARED_MIN_PLAUSIBILITY:
-            return decoded
-        else:
-            preferred = decoded
-    detected = _detect(data, preferred, score)
-    if preferred is not None and detected.encoding != preferred.encoding:
-        notes = (f"decode: the declared charset {declared} decodes the bytes, but {detected.encoding} "
-                 "gives clearly more plausible text",)
-    return Decoded(detected.text, detected.encoding, notes + detected.notes)
-
-
-def _mostly_utf8(data: bytes) -> Decoded | None:
-    """UTF-8 with a few invalid bytes (one Latin-1 or GB byte pasted into a UTF-8 page): decoded
-    with those bytes replaced by U+FFFD and a note, when valid non-ASCII UTF-8 characters
-    outnumber the invalid sequences by far. Without this, one bad byte sent the whole file to
-    a single-byte code page (mac_roman, cp775), turning every Chinese character into mojibake."""
-    text = data.decode("utf-8", "replace")
-    bad = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
-    if bad <= 0:
-        return None
-    good = len(text) - len(text.encode("ascii", "ignore")) - bad  # non-ASCII characters, counted in C
-    if good < UTF8_MIN_VALID_NON_ASCII or bad > good * UTF8_MAX_BAD_SHARE:
-        return None
-    return Decoded(text, "utf-8", (f"decode: {bad} byte sequence(s) not valid UTF-8, replaced by U+FFFD",))
-
-
-def _detect(data: bytes, preferred: Decoded | None, score: Callable[[str], float] | None = None) -> Decoded:
-    """Step 2d: rank charset-normalizer's candidates and the Chinese codecs by plausibility."""
-    candidates: dict[str, Decoded] = {}
-    if preferred is not None:
-        candidates[preferred.encoding] = preferred
-    for match in from_bytes(data):
-        for codec in (_WIDEN.get(match.encoding.lower(), match.encoding), match.encoding):
-            try:
-                candidates.setdefault(codec, Decoded(data.decode(codec), codec))
-                break
-            except (UnicodeDecodeError, LookupError):  # the wider codec lacks a mapping
-                continue
-    for codec in CHINESE_CODECS:
-        if codec not in candidates:
-            decoded = _strict_or_partial(data, codec)
-            if decoded is not None:
-                candidates[codec] = decoded
-    if not candidates:
-        raise ValueError("no character encoding decodes these bytes (charset-normalizer found no match)")
-    score = score or plausibility
-    first = next(iter(candidates))  # the declared charset, else charset-normalizer's best
-    first_score = score(candidates[first].text)
-    if first_score >= 1.0 - PLAUSIBILITY_MARGIN:
-        # scores lie in [0, 1]: no candidate can beat the first by the margin, so the others are
-        # not scored (the usual case: OpenCC on a 4,000-character sample per candidate is slow)
-        return candidates[first]
-    scores = {codec: first_score if codec == first else score(d.text) for codec, d in candidates.items()}
-    best = max(scores, key=scores.get)
-    return candidates[first if scores[first] >= scores[best] - PLAUSIBILITY_MARGIN else best]
-
-
-def decode_bytes(data: bytes, declared: str | None = None, *, markup: bool = False) -> tuple[str, str]:
-    """``(text, encoding)`` of :func:`decode` (the notes left out).
-
-    Raises:
-        UnicodeDecodeError or ValueError: no codec decodes the bytes.
-    """
-    decoded = decode(data, declared, markup=markup)
-    return decoded.text, decoded.encoding
-
-
-#: :func:`_frequent_han` as shipped in ``pipeline/data`` (``#`` comment lines, then the
-#: characters, any number a line).
-FREQUENT_HAN_FILE = "frequent_han.txt"
-
-
-@lru_cache(maxsize=1)
-def _frequent_han() -> frozenset[str]:
-    """The ``N_FREQUENT_HAN`` most frequent Han characters of jieba's dictionary (word counts summed
-    per character): a Simplified Chinese character-frequency list shipped with a dependency.
-
-    Read from :data:`FREQUENT_HAN_FILE` (counting jieba's 350,000 dictionary lines,
-    :func:`_count_frequent_han`, takes about half a second per process; tests/test_ingest.py checks
-    that the file holds what the count gives)."""
-    text = resources.files(__package__).joinpath("data", FREQUENT_HAN_FILE).read_text(encoding="utf-8")
-    return frozenset("".join(ln.strip() for ln in text.splitlines() if not ln.startswith("#")))
-
-
-def _count_frequent_han() -> frozenset[str]:
-    """:func:`_frequent_han` counted from jieba's ``dict.txt`` (how the shipped file is made)."""
-    counts: Counter = Counter()
-    with (Path(jieba.__file__).parent / "dict.txt").open(encoding="utf-8") as fh:
-        for line in fh:
-            parts = line.split()
-            if len(parts) >= 2 and parts[1].isdigit():
-                for ch in parts[0]:
-                    counts[ch] += int(parts[1])
-    return frozenset(ch for ch, _ in counts.most_common(N_FREQUENT_HAN))
-
-
-def plausibility(text: str) -> float:
-    """How plausible ``text`` is as a Chinese or English article: the share of its first
-    ``PLAUSIBILITY_SAMPLE`` characters that are printable ASCII or whitespace, Latin-1 letters,
-    general or CJK punctuation, full-width forms, or frequent Han characters (Traditional
-    characters are mapped to Simplified first). Mis-decoded bytes give rare Han characters,
-    Hangul or symbols, and score low. Returns a value in [0, 1] (1.0 for empty text).
-    """
-    sample = text[:PLAUSIBILITY_SAMPLE]
-    if not sample:
-        return 1.0
-    simplified = to_script(sample, "zh-Hans")
-    # the plausible characters are deleted in C; what is left is the implausible rest
-    good = len(simplified) - len(simplified.translate(_plausible_deleted()))
-    return good / len(simplified)
-
-
-@lru_cache(maxsize=1)
-def _plausible_deleted() -> dict[int, None]:
-    """A ``str.translate`` table deleting the characters :func:`plausibility` counts as plausible:
-    printable ASCII and ASCII whitespace, U+00C0-U+00FF, general punctuation U+2000-U+206F, CJK
-    punctuation U+3000-U+303F, full-width forms U+FF00-U+FFEF and :func:`_frequent_han`."""
-    ascii_ok = [c for c in range(0x80) if chr(c).isprintable() or chr(c).isspace()]
-    ranges = (range(0xC0, 0x100), range(0x2000, 0x2070), range(0x3000, 0x3040), range(0xFF00, 0xFFF0))
-    return dict.fromkeys([*ascii_ok, *(c for r in ranges for c in r), *map(ord, _frequent_han())])
-
-
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-#: How far into a page :func:`markup_plausibility` looks for non-ASCII characters.
-MARKUP_SCAN_CHARS = 200_000
-
-
-def markup_plausibility(text: str) -> float:
-    """:func:`plausibility` of the non-ASCII characters of ``text`` (its first
-    :data:`MARKUP_SCAN_CHARS` characters): for HTML, where ASCII markup is the same in every
-    ASCII-compatible decoding. 1.0 when there are none."""
-    return plausibility("".join(_NON_ASCII.findall(text, 0, MARKUP_SCAN_CHARS)))
 
 
 def normalize_newlines(text: str) -> str:
@@ -711,18 +418,32 @@ def _csv_delimiter(header_line: str) -> str:
 
 def _csv_records(text: str) -> list[_CsvRecord]:
     """Every record of a newline-normalized CSV text, the header first (a quoted cell may span
-    lines, so a record may be several lines; lines end at ``\\n`` only, so a U+2028 in a cell
+    lines, so a record may be several lines; lines end at ``\n`` only, so a U+2028 in a cell
     stays in its cell). The delimiter is sniffed from the first line (:func:`_csv_delimiter`).
     A record the csv module cannot read (a cell over :data:`CSV_FIELD_LIMIT`) is kept with its
-    ``error``, and reading goes on after it."""
+    ``error``, and reading goes on after it. A quote that is never closed would make the rest of
+    the file one cell: that record is its first line, with an ``error``, and reading goes on at
+    the next line."""
     lines = [line + "\n" for line in text.split("\n")]
     lines[-1] = lines[-1][:-1]
     if not lines[-1]:
         lines.pop()
     if csv.field_size_limit() < CSV_FIELD_LIMIT:  # process-wide; only ever raised
         csv.field_size_limit(CSV_FIELD_LIMIT)
-    reader = csv.reader(lines, delimiter=_csv_delimiter(lines[0] if lines else ""))
+    delimiter = _csv_delimiter(lines[0] if lines else "")
     out: list[_CsvRecord] = []
+    start: int | None = 0
+    while start is not None:
+        start = _read_csv_lines(lines, start, delimiter, out)
+    return out
+
+
+def _read_csv_lines(lines: list[str], start: int, delimiter: str, out: list[_CsvRecord]) -> int | None:
+    """Append the records of ``lines[start:]`` to ``out``; returns None at the end, or, when the
+    last record opened a quote that is never closed (it ran to the end of the file, spanning
+    lines, with an odd number of ``"``), the line after its first, where reading goes on (the
+    record is then its first line, with an ``error``)."""
+    reader = csv.reader(lines[start:], delimiter=delimiter)
     consumed = 0
     while True:
         try:
@@ -733,10 +454,30 @@ def _csv_records(text: str) -> list[_CsvRecord]:
             cells, error = [], f"not valid CSV: {exc}"
             if reader.line_num == consumed:  # nothing read: stop rather than loop
                 break
-        raw = "".join(lines[consumed:reader.line_num])
-        consumed = reader.line_num
+        raw = "".join(lines[start + consumed:start + reader.line_num])
+        first, consumed = start + consumed, reader.line_num
+        if error is None and start + consumed == len(lines) and consumed - (first - start) > 1 and raw.count('"') % 2:
+            swallowed = len(lines) - first - 1
+            out.append(_CsvRecord(len(out) + 1, lines[first].rstrip("\n"), [],
+                                  f"not valid CSV: a quote opened in this row is never closed (it would read the "
+                                  f"{swallowed} line(s) after it as one cell); those lines are read as rows"))
+            return first + 1
         out.append(_CsvRecord(len(out) + 1, raw.rstrip("\n"), cells, error))
-    return out
+    return None
+
+
+def _rows_inside_cell(raw: str, n_columns: int, delimiter: str) -> int:
+    """How many lines after the first of a record (a quoted cell spanning lines) read on their
+    own as a whole row: ``n_columns`` (2 or more) cells, the first not blank. A prose line with
+    commas may pass too; a quote left open across rows makes one per row."""
+    if n_columns < 2 or "\n" not in raw:
+        return 0
+    count = 0
+    for line in raw.split("\n")[1:]:
+        if line.count(delimiter) >= n_columns - 1:
+            cells = next(csv.reader([line], delimiter=delimiter), [])
+            count += len(cells) == n_columns and bool(cells[0].strip())
+    return count
 
 
 def _missing_header(cells: list[str]) -> str | None:
@@ -815,12 +556,17 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
     rows = []
     header = records[0].cells if records else []
     header_raw = records[0].raw if records else ""
+    delimiter = _csv_delimiter(header_raw)
     columns, header_note = _header_columns(header)
     for rec in records[1:]:
         if not rec.error and not any(c.strip() for c in rec.cells):
             continue
         label = f"{source_path}#{rec.n}"
         notes = [*decoded.notes, *([header_note] if header_note else [])]
+        swallowed = _rows_inside_cell(rec.raw, len(header), delimiter)
+        if swallowed:
+            notes.append(f"csv: a quoted cell of this row spans lines of which {swallowed} read as rows of their "
+                         "own (an unclosed quote?): they are read as part of the cell")
         row = _row(label, f"{header_raw}\n{rec.raw}".encode())
         row.update(encoding=decoded.encoding, raw_text=rec.raw, notes="; ".join(notes) or None)
         if rec.error or len(rec.cells) > len(header):

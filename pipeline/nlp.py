@@ -1141,6 +1141,7 @@ REPLACE_WINDOW = 4
 MAX_LATIN_TERM_WORDS = 3
 # A Latin gloss in brackets right after Chinese text (大语言模型（LLMs，large language models）)
 # repeats the Chinese term: it is not counted again.
+_HAN_RUN_AT_END = re.compile(r"[\u4e00-\u9fff]{1,16}$")
 _GLOSS_PAREN = re.compile(
     r"(?<=[\u4e00-\u9fff])[（(][^（）()\u4e00-\u9fff\n]*[A-Za-z][^（）()\u4e00-\u9fff\n]*[）)]"
 )
@@ -1710,7 +1711,10 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
             for item in items:
                 if _in_title(item, topic):
                     add_latin(item)
-            before = re.search(r"[\u4e00-\u9fff]{1,16}$", text[: m.start()])
+            # the Han run (up to 16 characters) just before the gloss, looked for in those 16
+            # characters only: searching all the text before each gloss made this quadratic
+            window = max(0, m.start() - 16)
+            before = _HAN_RUN_AT_END.search(text, window, m.start())
             term = _word_before(tokens, text, before.start(), m.start()) if before else ""
             if len(term) >= 3 and tok.FREQ.get(term) and term not in ZH_GENERIC_WORDS:
                 aliases += [(term, item) for item in items if re.fullmatch(r"[A-Z]{2,6}s?", item)]

@@ -46,6 +46,8 @@ import hashlib
 import importlib.util
 import json
 import logging
+import math
+import os
 import re
 import shutil
 import time
@@ -65,6 +67,7 @@ from tqdm.auto import tqdm
 
 from . import __version__, clean, extract, ingest, normalize, outdir, segment
 from . import formats as ingest_formats
+from .budget import Timeout, time_limit
 from .card import write_card
 from .config import Config
 from .dedup import (
@@ -476,13 +479,15 @@ def process_files(batch: pd.DataFrame, config: Config) -> BatchResult:
         config: the run's configuration.
 
     Returns:
-        the :class:`BatchResult`; a row a stage raised on is an error row, never an exception.
+        the :class:`BatchResult`; a row a stage raised on is an error row, never an exception,
+        and so is a file that took more than ``config.run.file_timeout`` seconds
+        (:func:`_process_within_budget`).
 
     String columns made inside are stored as Python objects (:data:`DOCUMENT_STRING_STORAGE`).
     """
     seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
     with _document_strings():
-        docs, sections, failed_files = _process_batch(batch.reset_index(drop=True), config, seconds)
+        docs, sections, failed_files = _process_within_budget(batch.reset_index(drop=True), config, seconds)
         files = [FileResult.from_rows(path, doc_rows, section_rows)
                  for path, doc_rows, section_rows in _split_by_file(batch["source_path"].tolist(), docs, sections)]
     return BatchResult(files=files, failed_files=failed_files, seconds=seconds, n_files=len(batch))
@@ -520,9 +525,50 @@ def _wall_shares(stage_seconds: dict[str, float], wall: float | None) -> dict[st
     return {name: wall * secs / total for name, secs in stage_seconds.items()}
 
 
-def _process_batch(batch: pd.DataFrame, config: Config,
-                   seconds: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
-    """The per-document stages on one batch of listed files.
+def _process_within_budget(batch: pd.DataFrame, config: Config,
+                           seconds: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
+    """:func:`_process_batch` under a time budget (:func:`pipeline.budget.time_limit`) of
+    ``config.run.file_timeout`` seconds per MiB of input, at least ``file_timeout`` (0 = none;
+    :func:`_budget`). A batch over its budget is processed again file by file, each under its
+    own (so a slow batch costs at most one budget more); a file over its budget is an error row,
+    ``Timeout: ...``, like a file its reader choked on (not kept in the state: the next run tries
+    it again)."""
+    budget = _budget(batch, config.run.file_timeout)
+    try:
+        with time_limit(budget):
+            return _process_batch(batch, config, seconds)
+    except Timeout:
+        pass
+    if len(batch) > 1:
+        parts = [_process_within_budget(batch.iloc[i : i + 1].reset_index(drop=True), config, seconds)
+                 for i in range(len(batch))]
+        sections = [p[1] for p in parts if len(p[1])] or [parts[0][1]]  # (an empty frame's dtypes differ)
+        return (pd.concat([p[0] for p in parts], ignore_index=True), pd.concat(sections, ignore_index=True),
+                set().union(*(p[2] for p in parts)))
+    path = batch["source_path"].iloc[0]
+    message = f"Timeout: the per-document stages took more than {budget:g} s on this file (run.file_timeout)"
+    log.warning("%s: %s", path, message)
+    return _process_batch(batch, config, seconds, failed_reads={path: message})
+
+
+def _budget(batch: pd.DataFrame, file_timeout: float) -> float:
+    """Seconds allowed for ``batch``: ``file_timeout`` per MiB of its files (rounded up to
+    whole seconds), at least ``file_timeout``; 0 when ``file_timeout`` is 0. Work per file is
+    linear in its size, so a budget that fits an article fits a 50 MB file only when it grows
+    with the size."""
+    if not file_timeout:
+        return 0.0
+    size = 0
+    for path in batch["abs_path"]:
+        with contextlib.suppress(OSError):  # (a file the reader cannot open fails there)
+            size += os.stat(path).st_size
+    return max(file_timeout, math.ceil(file_timeout * size / 2**20))
+
+
+def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float],
+                   failed_reads: dict[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
+    """The per-document stages on one batch of listed files; ``failed_reads`` (source path ->
+    message): files not to read, error rows with that message instead.
 
     Returns:
         ``(documents, sections, failed files)``: documents rows (every column up to segment, plus
@@ -532,7 +578,10 @@ def _process_batch(batch: pd.DataFrame, config: Config,
     """
     files = set(batch["source_path"])
     t0 = time.perf_counter()
+    if failed_reads:
+        batch = batch[~batch["source_path"].isin(failed_reads)].reset_index(drop=True)
     docs, failures = _run_isolated(ingest.STAGE, batch, config, key="source_path")
+    failures |= failed_reads or {}
     failed_files = set(failures)
     if failures:  # a file the reader itself choked on: its own error row, the run goes on
         docs = pd.concat([docs, _failed_reads(failures)], ignore_index=True)
@@ -1297,6 +1346,7 @@ def mark_copies(per_file: list[tuple[list[dict], list[dict]]], seen: dict[str, s
 #: ``documents.error`` texts -> (stage, error type) for :func:`errors_table`; first match wins.
 _ERROR_KINDS: tuple[tuple[re.Pattern[str], str | None, str | None], ...] = (
     (re.compile(r"^(?P<stage>ingest|clean|segment|normalize|extract): (?P<type>[A-Za-z_]\w*): "), None, None),
+    (re.compile(r"^Timeout: "), "per-document", "Timeout"),  # (_process_within_budget)
     (re.compile(r"NUL characters"), "ingest", "BinaryContent"),
     (re.compile(r"has no text$"), "ingest", "EmptyDocument"),
     (re.compile(r"^\S+#\d+: not valid JSON"), "ingest", "InvalidJSON"),
@@ -1397,7 +1447,8 @@ def _run_manifest(run_id: str, started: dt.datetime, full: bool, corpus: Path, c
         "config_fingerprint": config.fingerprint(),
         "packages": _package_versions(),
         "embedder": {"model_id": embedder.model_id, "dim": embedder.dim,
-                     "cache_hits": getattr(embedder, "hits", None), "cache_misses": getattr(embedder, "misses", None)},
+                     "cache_hits": getattr(embedder, "hits", None), "cache_misses": getattr(embedder, "misses", None),
+                     "cache_warnings": getattr(embedder, "cache_warnings", None)},
         "inputs": inputs,
         "files": files,
         "errors": errors.to_dict("records"),

@@ -905,9 +905,27 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             "doc_urls": doc_urls}
 
 
+#: A Markdown heading line (ATX: 1-6 ``#``), its text in group 1.
+_MARKDOWN_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+
+
+def long_heading_notes(text: str) -> list[str]:
+    """A note for each Markdown heading of ``text`` longer than :data:`MAX_TITLE_CHARS`: such a
+    heading is never a paper's title, so the paper it names gets no section of its own."""
+    notes = []
+    for m in _MARKDOWN_HEADING.finditer(text):
+        heading = plain(m.group(1)).strip()
+        if len(heading) > MAX_TITLE_CHARS:
+            notes.append(f"segment: a heading of {len(heading):,} characters (a title has at most {MAX_TITLE_CHARS}) "
+                         f"starts no section: {heading[:60]!r}...")
+    return notes
+
+
 def segment_documents(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Stage function: add ``sections``, ``context``, ``doc_venue``, ``doc_year``, ``doc_urls`` and
-    the document's script ``lang`` (:func:`pipeline.normalize.detect_script` over its whole text).
+    the document's script ``lang`` (:func:`pipeline.normalize.detect_script` over its whole text),
+    and a note per overlong heading to ``notes`` when the batch has that column
+    (:func:`long_heading_notes`).
 
     Input columns: ``text`` (str), ``dropped`` (list of span dicts), ``status`` (str), and
     optionally ``paper_record`` (JSON or None): a paper record's document is one section
@@ -934,7 +952,17 @@ def segment_documents(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     for key in ("sections", "context", "doc_venue", "doc_year", "doc_urls"):
         out[key] = [r[key] for r in results]
     out["lang"] = [detect_script(t) if s == "ok" else None for t, s in zip(batch["text"], batch["status"], strict=True)]
+    if "notes" in out:
+        out["notes"] = [_with_notes(n, long_heading_notes(t) if s == "ok" and not isinstance(p, str) else [])
+                        for n, t, s, p in zip(out["notes"], batch["text"], batch["status"], papers, strict=True)]
     return out
+
+
+def _with_notes(notes: str | None, more: list[str]) -> str | None:
+    """A ``notes`` value (``"; "``-joined, None when empty) with ``more`` appended."""
+    if not more:
+        return notes
+    return "; ".join([notes, *more] if isinstance(notes, str) and notes else more)
 
 
 def explode_sections(documents: pd.DataFrame) -> pd.DataFrame:

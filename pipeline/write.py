@@ -59,8 +59,9 @@ CONTEXT_SCHEMA = pa.schema([
 ])
 
 #: ``errors.parquet``: ``path`` (the file, or ``file.jsonl#N`` for one JSON line), ``stage``
-#: (``ingest``, ``clean``, ``segment``, ``normalize`` or ``extract``), ``error_type`` (a Python
-#: exception name, or ``BinaryContent``, ``EmptyDocument``, ``InvalidJSON``, ``InvalidRecord``),
+#: (``ingest``, ``clean``, ``segment``, ``normalize`` or ``extract``; ``per-document`` for a file
+#: over its time budget), ``error_type`` (a Python exception name, or ``BinaryContent``,
+#: ``EmptyDocument``, ``InvalidJSON``, ``InvalidRecord``, ``Timeout``),
 #: ``message`` (as in ``documents.error``).
 ERRORS_SCHEMA = pa.schema([("path", STR), ("stage", STR), ("error_type", STR), ("message", STR)])
 

@@ -266,7 +266,8 @@ def test_failed_file_exits_1_and_keeps_the_good_file(tmp_path: Path) -> None:
     out = tmp_path / "out"
 
     result = _invoke(corpus, "--out", out, "--quiet", "--config", config,
-                     "--target-script", "zh-Hant", "--match-threshold", "0.8", "--batch-size", "5")
+                     "--target-script", "zh-Hant", "--match-threshold", "0.8", "--batch-size", "5",
+                     "--file-timeout", "60")
 
     assert result.exit_code == EXIT_FAILED_FILES == 1, result.output
     assert result.stdout == ""  # --quiet: no summary
@@ -291,7 +292,7 @@ def test_failed_file_exits_1_and_keeps_the_good_file(tmp_path: Path) -> None:
     assert manifest["config"]["extract"]["n_keywords"] == 3  # file beats default
     assert manifest["config"]["run"] == {"batch_size": 5, "quiet": True, "embedding_cache": True,
                                          "workers": os.cpu_count(), "engine": "local", "ray_address": None,
-                                         "max_failed": 0.0}
+                                         "max_failed": 0.0, "file_timeout": 60.0}
     assert manifest["row_counts"]["documents"] == 2
     assert set(manifest["inputs"]) == {"bad.txt", "good.txt"}
     for name in TABLES:

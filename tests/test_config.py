@@ -37,7 +37,7 @@ def test_defaults() -> None:
         "embed": {"backend": "use", "model": None, "batch_size": None, "device": None},
         "dedup": {"match_threshold": 0.55, "embed_weight": 0.5, "ann_min_sections": 20_000},
         "run": {"batch_size": 64, "quiet": False, "embedding_cache": True, "workers": os.cpu_count() or 1,
-                "engine": "local", "ray_address": None, "max_failed": 0.0},
+                "engine": "local", "ray_address": None, "max_failed": 0.0, "file_timeout": 120.0},
     }
     assert TARGET_SCRIPTS == ("zh-Hans", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK", "zh-Hant-TW-x-phrases", "zh-Hant-HK-x-phrases")
     assert EMBED_BACKENDS == ("use", "sentence-transformers")
@@ -140,7 +140,7 @@ def test_unknown_key_lists_valid_keys(tmp_path: Path) -> None:
 
 
 def test_unknown_key_from_overrides() -> None:
-    with pytest.raises(ConfigError, match=r"unknown key run\.verbose; valid keys of \[run\]: \['batch_size', 'embedding_cache', 'engine', 'max_failed', 'quiet', 'ray_address', 'workers'\]"):
+    with pytest.raises(ConfigError, match=r"unknown key run\.verbose; valid keys of \[run\]: \['batch_size', 'embedding_cache', 'engine', 'file_timeout', 'max_failed', 'quiet', 'ray_address', 'workers'\]"):
         load_config(None, {"run": {"verbose": True}})
 
 
@@ -286,3 +286,10 @@ def test_to_dict_is_plain_data() -> None:
 def test_settings_that_would_do_nothing_or_break_are_refused(overrides, message) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_config(overrides=overrides)
+
+
+@pytest.mark.parametrize("value", [-1, -0.5, float("nan")])
+def test_a_negative_file_timeout_is_refused(value) -> None:
+    with pytest.raises(ConfigError, match=r"run\.file_timeout = .*; must be 0 \(no limit\) or more seconds"):
+        load_config(None, {"run": {"file_timeout": value}})
+    assert load_config(None, {"run": {"file_timeout": 0}}).run.file_timeout == 0.0

@@ -8,7 +8,6 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from pipeline.config import load_config
 from pipeline.embed import UniversalSentenceEncoder
@@ -105,11 +104,19 @@ def test_the_cache_persists_and_separates_models(tmp_path: Path, use_embedder) -
     assert reopened.get("another-model|max_chars=512", [text_key(TEXTS[0])]) == {}
 
 
-def test_a_corrupt_cache_file_is_a_clear_error(tmp_path: Path) -> None:
+def test_a_corrupt_cache_file_is_empty_with_a_warning_and_rebuilt(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
     path.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(sqlite3.DatabaseError):
-        EmbeddingCache(path)
+    cache = EmbeddingCache(path)
+    assert cache.enabled and len(cache) == 0
+    assert cache.warnings == [f"embedding cache {path} is not a sound SQLite database (file is not a database): "
+                              "treated as empty, rebuilt beside it (c.sqlite.rebuild) and swapped in at the end "
+                              "of the run"]
+    cache.put("m", {"k": np.arange(4, dtype=np.float32)})
+    assert path.read_bytes() == b"this is not a database" * 100  # untouched until the swap
+    cache.close()
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM embeddings").fetchone() == (1,)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite"]
 
 
 def test_a_rerun_embeds_nothing_new_and_gives_the_same_tables(tmp_path: Path, use_embedder) -> None:

@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.config import Config, load_config
+from pipeline.decoding import decode, decode_bytes
 from pipeline.ingest import (
     BIDI_CONTROLS,
     CJK_COMPATIBILITY,
@@ -34,8 +35,6 @@ from pipeline.ingest import (
     LISTING_COLUMNS,
     SPACE_SEPARATORS,
     STAGE,
-    decode,
-    decode_bytes,
     list_corpus,
     normalize_newlines,
     normalize_unicode,
@@ -359,7 +358,7 @@ def test_short_chinese_is_decoded_by_plausibility(text, codec):
 
 
 def test_plausibility_ranks_right_decoding_above_mojibake():
-    from pipeline.ingest import plausibility
+    from pipeline.decoding import plausibility
 
     raw = "刚刚，NeurIPS 2024 公布了今年的最佳论文奖项。".encode("gb18030")
     assert plausibility(raw.decode("gb18030")) == 1.0
@@ -747,23 +746,23 @@ def test_metadata_titles_are_cleaned_like_the_text():
 
 
 def test_shipped_frequent_han_list_is_the_count_of_jiebas_dictionary():
-    from pipeline import ingest
+    from pipeline import decoding
 
-    shipped = ingest._frequent_han()
-    assert len(shipped) == ingest.N_FREQUENT_HAN
-    assert shipped == ingest._count_frequent_han()
+    shipped = decoding._frequent_han()
+    assert len(shipped) == decoding.N_FREQUENT_HAN
+    assert shipped == decoding._count_frequent_han()
     assert {"的", "模", "型"} <= shipped
 
 
 def _reference_plausibility(text: str) -> float:
-    """The character loop :func:`pipeline.ingest.plausibility` replaced by a translate table."""
-    from pipeline import ingest
+    """The character loop :func:`pipeline.decoding.plausibility` replaced by a translate table."""
+    from pipeline import decoding
     from pipeline.normalize import to_script
 
-    sample = text[: ingest.PLAUSIBILITY_SAMPLE]
+    sample = text[: decoding.PLAUSIBILITY_SAMPLE]
     if not sample:
         return 1.0
-    frequent = ingest._frequent_han()
+    frequent = decoding._frequent_han()
     simplified = to_script(sample, "zh-Hans")
     good = 0
     for ch in simplified:
@@ -781,13 +780,13 @@ def _reference_plausibility(text: str) -> float:
                       0x3040, 0xFEFF, 0xFF00, 0xFFEF, 0xFFF0, 0x1F600)]
     + list("的模型這個論文说話龘齉䶮鑫乂丌")), max_size=80))
 def test_plausibility_counts_as_the_character_loop(text: str) -> None:
-    from pipeline.ingest import plausibility
+    from pipeline.decoding import plausibility
 
     assert plausibility(text) == _reference_plausibility(text)
 
 
 def test_plausibility_on_decoded_candidates_is_unchanged() -> None:
-    from pipeline.ingest import markup_plausibility, plausibility
+    from pipeline.decoding import markup_plausibility, plausibility
 
     text = "論文摘要：本文提出了一種新的擴散模型訓練方法。Stanford University, 2024 (ICLR)。" * 20
     for codec in ("gb18030", "big5hkscs", "utf-8"):
