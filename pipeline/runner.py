@@ -388,7 +388,7 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     manifest["failed"] = failed_files(outcome.errors, dict(zip(paths, shas, strict=True)), previous)
     write_manifest(run_dir, manifest)
     release_free_memory()  # the whole dedup's memory, before the report reads the tables back
-    _write_report(run_dir, report_frames(run_dir, outcome.errors), manifest)
+    _write_report(run_dir, report_frames(run_dir, outcome.errors), manifest, _previous_run(out_dir))
     flush_folder(run_dir)
     crash_point("before-swap")
     publish(out_dir, run_id, migrate=layout == "plain")
@@ -1362,7 +1362,17 @@ def _removed_files(previous: dict[str, Any] | None, present: set[str]) -> list[s
     return sorted(before - present)
 
 
-def _write_report(run_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[str, Any]) -> None:
+def _previous_run(out_dir: Path) -> Path | None:
+    """The folder of the published run (before this run publishes), else an older version's
+    plain output folder when it holds a manifest; None for a first run."""
+    current = current_run(out_dir)
+    if current is not None:
+        return current
+    return out_dir if (out_dir / "manifest.json").is_file() else None
+
+
+def _write_report(run_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[str, Any],
+                  previous: Path | None = None) -> None:
     """REPORT HOOK, the one call site of ``pipeline.report``: write ``report.html`` into the run
     folder when that module exists (skipped otherwise). A failing report is logged and the run
     publishes without it: the tables are what matter."""
@@ -1371,7 +1381,7 @@ def _write_report(run_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict
     from .report import write_report
 
     try:
-        write_report(run_dir, frames, manifest)
+        write_report(run_dir, frames, manifest, previous)
     except Exception:  # noqa: BLE001 - the report is a view of the tables, not data
         log.exception("report.html could not be written; the run is published without it")
 

@@ -11,6 +11,7 @@ skip, and fail under CI (``$CI`` set).
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
 import json
 import os
@@ -59,8 +60,39 @@ PAGE_PROBE = """(() => {
         complete: p.complete !== false, natural: p.naturalWidth || 0, ink: p.tagName === 'IMG' ? inked(p) : 1})),
       tables: s.querySelectorAll('table').length, rows: s.querySelectorAll('tbody tr').length})),
     scripts: document.querySelectorAll('script').length,
+    scripts_run: document.querySelectorAll('script:not([type])').length,
     text: document.body.innerText,
+    wide: [...document.querySelectorAll('table')].filter(t => t.getBoundingClientRect().right
+      > document.documentElement.clientWidth + 1 && t.getClientRects().length).length,
+    height: document.documentElement.scrollHeight,
   });
+})()"""
+#: Resolves when the table of every paper has rendered (its ``data-ready``), or after 10 s.
+TABLE_READY = """new Promise(resolve => { const t0 = Date.now(); const poll = () => {
+  const table = document.getElementById('papers-table');
+  if (!table || table.dataset.ready || Date.now() - t0 > 10000) resolve(table ? table.dataset.ready || 'timeout' : 'none');
+  else setTimeout(poll, 10); }; poll(); })"""
+#: Types ``%s`` (a JSON string) into the search box, waits for the table to follow, and gives
+#: the shown rows' text and the count line.
+SEARCH = """new Promise(resolve => { const input = document.getElementById('papers-search');
+  input.value = %s; input.dispatchEvent(new Event('input'));
+  setTimeout(() => resolve(JSON.stringify({
+    rows: [...document.querySelectorAll('#papers-table tbody tr')].map(tr => tr.innerText),
+    links: [...document.querySelectorAll('#papers-table tbody a')].map(a => a.href),
+    info: document.getElementById('papers-info').textContent})), 600); })"""
+#: Whether Chinese renders as glyphs in the page's own font: two different characters drawn on a
+#: canvas in the body's font must differ from each other and from a private-use character
+#: (which every font leaves as the same empty box, "tofu"); and the width of the text.
+CJK_RENDERS = """(() => {
+  const font = '32px ' + getComputedStyle(document.body).fontFamily;
+  const draw = ch => { const c = document.createElement('canvas'); c.width = 48; c.height = 48;
+    const g = c.getContext('2d'); g.font = font; g.fillStyle = '#000'; g.textBaseline = 'top';
+    g.fillText(ch, 4, 4); return Array.from(g.getImageData(0, 0, 48, 48).data).join(','); };
+  const zhong = draw('\u4e2d'), wen = draw('\u6587'), tofu = draw('\ue000');
+  const g = document.createElement('canvas').getContext('2d'); g.font = font;
+  return JSON.stringify({distinct: zhong !== wen, not_tofu: zhong !== tofu && wen !== tofu,
+    inked: zhong.split(',').some((v, i) => i % 4 === 3 && v !== '0'), font: font,
+    width: g.measureText('\u4e2d\u6587').width, tofu_width: g.measureText('\ue000\ue001').width});
 })()"""
 
 
@@ -130,8 +162,12 @@ class Chromium:
                     return self.events.pop(i)
             self.events.append(self._next(timeout))
 
-    def open(self, url: str, screenshot: Path | None = None) -> tuple[dict[str, Any], list[str]]:
-        """Load ``url`` in a new tab; return what :data:`PAGE_PROBE` finds and every URL requested."""
+    def open(self, url: str, screenshot: Path | None = None,
+             actions: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[str]]:
+        """Load ``url`` in a new tab, wait for the table of every paper (:data:`TABLE_READY`);
+        return what :data:`PAGE_PROBE` finds (plus ``ready``, the table's state, ``actions``,
+        the value of each of ``actions`` evaluated in turn, promises awaited, and ``errors``, the
+        page's uncaught exceptions) and every URL requested."""
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Network", "Runtime"):
@@ -140,8 +176,10 @@ class Chromium:
                   {"width": 1200, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session)
         self.call("Page.navigate", {"url": url}, session)
         self.wait_event("Page.loadEventFired", session)
+        ready = self.evaluate(TABLE_READY, session)
         value = self.call("Runtime.evaluate", {"expression": PAGE_PROBE, "returnByValue": True}, session)
         assert "exceptionDetails" not in value, value["exceptionDetails"]
+        done = [self.evaluate(action, session) for action in actions]
         if screenshot is not None:
             import base64
 
@@ -149,9 +187,18 @@ class Chromium:
             screenshot.write_bytes(base64.b64decode(shot["data"]))
         requested = [e["params"]["request"]["url"] for e in self.events
                      if e.get("method") == "Network.requestWillBeSent" and e.get("sessionId") == session]
+        errors = [e["params"]["exceptionDetails"] for e in self.events
+                  if e.get("method") == "Runtime.exceptionThrown" and e.get("sessionId") == session]
         self.events = [e for e in self.events if e.get("sessionId") != session]
         self.call("Target.closeTarget", {"targetId": target})
-        return json.loads(value["result"]["value"]), requested
+        return json.loads(value["result"]["value"]) | {"ready": ready, "actions": done, "errors": errors}, requested
+
+    def evaluate(self, expression: str, session: str) -> Any:
+        """The value of ``expression`` in the page (a promise awaited); an exception fails."""
+        value = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                               "awaitPromise": True}, session)
+        assert "exceptionDetails" not in value, value["exceptionDetails"]
+        return value["result"].get("value")
 
     def close(self) -> None:
         try:
@@ -196,26 +243,49 @@ def browser(tmp_path_factory) -> Chromium:
     shutil.rmtree(profile, ignore_errors=True)
 
 
+#: A short article of the first run only (removed before the second): two papers of its own.
+GONE_ARTICLE = """机器之心报道
+今年的会议公布了两篇最佳论文。
+论文 1：Scaling Sparse Attention for Long Documents
+论文地址：https://arxiv.org/abs/2401.01234
+论文摘要：本文提出一种稀疏注意力方法，在长文档上显著降低计算开销，同时保持模型质量。
+论文 2：Robust Graph Neural Networks under Label Noise
+论文地址：https://arxiv.org/abs/2402.05678
+论文摘要：本文研究标签噪声下的图神经网络，提出一种鲁棒的训练目标，在多个基准上取得更好结果。
+"""
+#: The sample file added by the second run.
+ADDED = "c_blog_en.md"
+
+
 @pytest.fixture(scope="module")
 def report_run(tmp_path_factory, use_embedder) -> tuple[RunResult, dict[str, Any]]:
-    """A real run over the sample corpus plus a skipped, an empty and a failing file."""
+    """A real run over the sample corpus plus a skipped, an empty and a failing file: the second
+    run over the folder, after a first one without :data:`ADDED` and with ``gone.txt``. The
+    manifest holds ``_previous_paper_ids``, the first run's paper ids (for the changes)."""
     corpus = tmp_path_factory.mktemp("report_corpus")
     for path in Path(SAMPLE).iterdir():
-        if path.is_file():
+        if path.is_file() and path.name != ADDED:
             shutil.copy(path, corpus / path.name)
     (corpus / "slides.pdf").write_bytes(b"%PDF-1.4 not read")
     (corpus / "empty.txt").write_text("", encoding="utf-8")
     (corpus / "binary.txt").write_bytes(bytes(range(256)) * 8)
+    (corpus / "gone.txt").write_text(GONE_ARTICLE, encoding="utf-8")
     out = tmp_path_factory.mktemp("report_out")
+    run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    before = set(pd.read_parquet(out / "papers.parquet", columns=["paper_id"])["paper_id"])
+    (corpus / "gone.txt").unlink()
+    shutil.copy(Path(SAMPLE) / ADDED, corpus / ADDED)
     result = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    return result, manifest
+    return result, manifest | {"_previous_paper_ids": sorted(before)}
 
 
 def _check_page(page: dict[str, Any], requested: list[str], plotted: tuple[str, ...]) -> None:
     offline = [u for u in requested if not u.startswith(("file:", "data:"))]
     assert not offline, f"the report requested network resources: {offline}"
-    assert page["scripts"] == 0
+    assert (page["scripts"], page["scripts_run"]) == (2, 1)  # the papers' data block and the table's code
+    assert page["ready"] == "yes" and page["errors"] == [], (page["ready"], page["errors"])
+    assert page["wide"] == 0, "a table runs past the right edge of the page"
     sections = {s["id"]: s for s in page["sections"]}
     assert list(sections) == list(SECTION_IDS)
     for sid, section in sections.items():
@@ -231,21 +301,68 @@ def _check_page(page: dict[str, Any], requested: list[str], plotted: tuple[str, 
 
 
 def test_report_renders_in_a_headless_browser(report_run, browser: Chromium, tmp_path: Path) -> None:
+    """The report the run wrote (of its second run): the run's date, the changes since the first
+    run, the completeness table, a search through the search box, and Chinese as glyphs."""
     result, manifest = report_run
-    path = write_report(result.out_dir, result.frames, manifest)
-    assert path == result.out_dir / REPORT_NAME and path.stat().st_size > 0
-    page, requested = browser.open(path.resolve().as_uri(), screenshot=tmp_path / "report.png")
+    path = result.out_dir / REPORT_NAME
+    assert path.stat().st_size > 0
+    papers = result.frames["papers"]
+    word = "autoregressive"  # a word of the title of the sample's paper found in two documents
+    expected = [t for t in papers["title"].fillna("") if word in t.lower()]
+    title = expected[0]
+    page, requested = browser.open(path.resolve().as_uri(), screenshot=tmp_path / "report.png",
+                                   actions=(SEARCH % json.dumps(word), CJK_RENDERS, SEARCH % json.dumps("")))
     _check_page(page, requested, PLOTTED)
+    text = page["text"]
+    # the run's date, duration and files, as the manifest has them
+    started = dt.datetime.fromisoformat(manifest["started_at"]).astimezone(dt.timezone.utc)
+    assert f"date {started:%Y-%m-%d %H:%M:%S} UTC" in text
+    files = {k: len(manifest["files"][k]) for k in ("processed", "reused", "removed")}
+    assert manifest["files"]["removed"] == ["gone.txt"] and ADDED in manifest["files"]["processed"]
+    assert f"files {files['processed']} processed, {files['reused']} reused, 1 removed" in text
+    # the changes since the first run: papers added and removed by paper_id
+    before, now = set(manifest["_previous_paper_ids"]), set(papers["paper_id"])
+    added, removed = len(now - before), len(before - now)
+    assert added > 0 and removed >= 2  # the blog's papers came, gone.txt's two went
+    assert f"Papers: {added} added, {removed} removed" in text
+    changes = _section_text(text, "Changes since the last run", "Field completeness")
+    assert f"papers\t{len(before)}\t{len(now)}\t{len(now) - len(before):+d}" in changes
+    # completeness: the share of papers with an arXiv id, authors, a venue, as counted here
+    completeness = _section_text(text, "Field completeness", "Every paper")
+    for field in ("arxiv_id", "authors", "venue", "year", "award", "institutions"):
+        filled = sum(bool(len(v)) if isinstance(v, list) else (v is not None and v == v and v != "")
+                     for v in papers[field])
+        assert f"{field}\t{filled}\t{100 * filled / len(papers):.1f} %" in completeness, field
+    # the table of every paper: all of them over the pages, then the search keeps the matching ones
+    assert f"{len(papers)} of {len(papers)} papers, page 1 of 1" in text
+    found, cjk, cleared = page["actions"]
+    found = json.loads(found)
+    assert len(found["rows"]) == len(expected) >= 1 and any(title in row for row in found["rows"])
+    assert found["info"].startswith(f"{len(expected)} of {len(papers)} papers")
+    arxiv = papers.loc[papers["title"] == title, "arxiv_id"].dropna()
+    assert {f"https://arxiv.org/abs/{a}" for a in arxiv} <= set(found["links"])
+    assert json.loads(cleared)["info"].startswith(f"{len(papers)} of {len(papers)} papers")
+    # Chinese renders as glyphs, not as boxes (needs a CJK font: `make browser` installs fonts-noto-cjk)
+    cjk = json.loads(cjk)
+    assert cjk["inked"] and cjk["distinct"] and cjk["not_tofu"], f"Chinese renders as boxes: {cjk}"
+    assert "Noto Sans CJK SC" in cjk["font"]
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in text)  # the page holds Chinese text to render
     sections = {s["id"]: s for s in page["sections"]}
     text = page["text"]
     for name in ("slides.pdf", "binary.txt", "empty.txt", "skipped", "error"):  # the files not processed
         assert name in text, name
-    assert "Visual Autoregressive Modeling" in text  # the sample's paper found in two documents
+    assert "Visual Autoregressive Modeling" in text  # (a mention's title, as the section has it)
     assert sections["multi-source"]["tables"] >= 1 and sections["top-papers"]["rows"] == len(result.frames["papers"])
+    assert page["height"] < 20_000, "the page is too long to read"
     for reason in set(result.frames["dropped"]["reason"]):
         assert reason in text
     assert f"dedup match threshold: {load_config().dedup.match_threshold}" in text
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def _section_text(text: str, start: str, end: str) -> str:
+    """The page text from heading ``start`` up to heading ``end``."""
+    return text.split(start, 1)[1].split(end, 1)[0]
 
 
 def test_report_of_parquet_read_back_renders(sample_run, browser: Chromium, tmp_path: Path) -> None:
