@@ -775,6 +775,8 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
             else:  # no column (the row count only) or no row
                 table = _with_heads(file.read(columns=columns), heads)
         frames[name] = table.to_pandas()
+    order = {(t, f): k for k, (t, fields) in enumerate(COMPLETENESS_FIELDS.items()) for f in fields}
+    filled.sort(key=lambda row: order[row[0], row[1]])  # as :func:`completeness` gives them
     frames[COMPLETENESS] = pd.DataFrame(filled, columns=list(_COMPLETENESS_COLUMNS))
     return frames
 

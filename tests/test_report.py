@@ -402,7 +402,12 @@ def test_report_escapes_text_and_shows_an_errors_table(report_run) -> None:
     frames["papers"] = papers
     frames["errors"] = pd.DataFrame({"stage": ["extract"], "message": ["<img src=x onerror=alert(1)>"]})
     page = render_report(frames, manifest)
-    assert "<script>" not in page and "<img src=x" not in page
+    # the page's only scripts are the table's data block (base64) and its code, which holds no data
+    assert page.count("<script") == 2 and page.count("<script>") == 1
+    assert "<script>alert" not in page and "<img src=x" not in page
+    from pipeline.report_table import _SCRIPT
+
+    assert page.split("<script>")[1].split("</script>")[0] == _SCRIPT
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;" in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page and "Errors table" in page
     assert "http://" not in page.split("<body>")[0] and "https://" not in page.split("<body>")[0]
@@ -520,15 +525,19 @@ def test_report_reads_back_only_the_columns_it_shows_and_renders_the_same(report
     errors = pd.read_parquet(result.run_dir / "errors.parquet")
     frames = report.read_frames(result.run_dir, TABLES)
     for name in TABLES:
-        wanted = [c for c in full[name].columns if c in report.REPORT_COLUMNS[name] and (name, c) != ("papers", "doc_ids")]
-        assert list(frames[name].columns) == wanted, name  # papers have n_sources: their doc_ids are not read
+        wanted = [c for c in full[name].columns if c in report.REPORT_COLUMNS[name]]
+        assert list(frames[name].columns) == wanted, name
         assert len(frames[name]) == len(full[name]) > 0, name
     unused = {"sections": {"keywords", "authors", "institutions", "urls", "text", "text_norm", "summary_norm"},
-              "papers": {"authors", "urls", "section_ids", "doc_ids", "summary"},
+              "papers": {"institutions", "urls", "section_ids", "summary"},
               "documents": {"text", "raw_text", "urls", "title", "n_chars"}}
     for name, columns in unused.items():
         assert columns <= set(full[name].columns) and not columns & set(frames[name].columns), name
     assert frames["context"].columns.empty
+    # the completeness is counted from the files, over every row, as from the whole tables
+    assert frames[report.COMPLETENESS].equals(report.completeness(full))
+    papers = frames[report.COMPLETENESS].set_index(["table", "field"]).loc["papers"]
+    assert papers.loc["summary", "rows"] == len(full["papers"]) and "summary" not in frames["papers"]
     # the texts shown as a head are read back as that head, exactly
     assert frames["dropped"]["text"].fillna("").tolist() == [report._head(v) for v in full["dropped"]["text"].fillna("")]
     # the sections' shown columns are read only at the rows the report shows (the first mentions
@@ -561,7 +570,7 @@ def test_report_reads_back_only_the_columns_it_shows_and_renders_the_same(report
     assert f"<td>{report._e(report._head(first['text']))}</td>" in page.split('<section id="dropped">')[1]
 
 
-def test_read_frames_reads_fallback_and_whole_tables_and_cuts_heads_group_by_group(tmp_path: Path) -> None:
+def test_read_frames_reads_whole_tables_and_cuts_heads_group_by_group(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -589,11 +598,13 @@ def test_read_frames_reads_fallback_and_whole_tables_and_cuts_heads_group_by_gro
     assert heads[3].startswith("A long span word") and heads[3].endswith("…")  # whitespace collapsed, cut
     assert heads[5] == "y" * report.HEAD_CHARS + "…" and heads[4] == "x" * report.HEAD_CHARS
     assert all(report._head(h) == h for h in heads if h is not None)  # so the report shows the same
-    assert list(frames["papers"].columns) == ["paper_id", "doc_ids"]  # no n_sources: doc_ids count them
+    assert list(frames["papers"].columns) == ["paper_id", "doc_ids", "authors"]  # in the file's order
+    filled = frames[report.COMPLETENESS]
+    assert filled.values.tolist() == [["papers", "authors", 1, 1]]  # the only completeness field papers.parquet has
     assert list(frames["errors"].columns) == ["path", "message", "extra"]  # not in REPORT_COLUMNS: whole
     assert frames["context"].shape == (3, 0)
     empty = report.read_frames(tmp_path / "empty", ["papers"])["papers"]
-    assert list(empty.columns) == ["paper_id", "n_sources"] and len(empty) == 0  # n_sources: no doc_ids
+    assert list(empty.columns) == ["paper_id", "n_sources", "doc_ids"] and len(empty) == 0
 
 
 def test_counts_that_are_not_finite_numbers_do_not_break_the_report() -> None:
