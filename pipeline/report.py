@@ -233,16 +233,18 @@ def _when(iso: Any) -> str:
 
 
 def _duration(manifest: dict[str, Any]) -> str:
-    """The run's wall time, ``finished_at - started_at`` (else the sum of its ``seconds``), as
-    ``1 h 02 min 03 s`` / ``2 min 03 s`` / ``3.4 s``; "" when unknown."""
+    """The run's wall time as ``1 h 02 min 03 s`` / ``2 min 03 s`` / ``3.4 s``; "" when unknown:
+    the larger of ``finished_at - started_at`` (whole seconds in the manifest) and the sum of
+    ``seconds`` (the stages' times, to the millisecond, without the report's)."""
+    given = [float(v) for v in (manifest.get("seconds") or {}).values() if _is_number(v)]
     try:
-        total = (dt.datetime.fromisoformat(manifest["finished_at"])
-                 - dt.datetime.fromisoformat(manifest["started_at"])).total_seconds()
+        wall = (dt.datetime.fromisoformat(manifest["finished_at"])
+                - dt.datetime.fromisoformat(manifest["started_at"])).total_seconds()
     except (KeyError, TypeError, ValueError):
-        given = [v for v in (manifest.get("seconds") or {}).values() if _is_number(v)]
-        if not given:
-            return ""
-        total = float(sum(given))
+        wall = None
+    if wall is None and not given:
+        return ""
+    total = max(wall or 0.0, sum(given))
     if total < 60:
         return f"{total:.1f} s"
     minutes, secs = divmod(round(total), 60)

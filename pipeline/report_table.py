@@ -38,17 +38,17 @@ SOURCES_SHOWN = 3
 FIELDS = ("title", "title_zh", "authors", "venue", "year", "award", "arxiv_id", "n_mentions", "n_sources",
           "docs", "more_docs")
 #: Columns of the table: (heading, field sorted on, CSS width).
-_HEADINGS = (("title", "title", "30%"), ("authors", "authors", "17%"), ("venue", "venue", "8%"),
-             ("year", "year", "5%"), ("award", "award", "8%"), ("arXiv", "arxiv_id", "9%"),
-             ("mentions", "n_mentions", "7%"), ("sources", "n_sources", "16%"))
+_HEADINGS = (("title", "title", "28%"), ("authors", "authors", "16%"), ("venue", "venue", "8%"),
+             ("year", "year", "5%"), ("award", "award", "10%"), ("arXiv", "arxiv_id", "11%"),
+             ("mentions", "n_mentions", "8%"), ("sources", "n_sources", "14%"))
 
 CSS = """
 .papers-tools{display:flex;gap:.8rem;align-items:center;flex-wrap:wrap;margin:.5rem 0}
 .papers-tools input{flex:1 1 20rem;font:inherit;padding:.3rem .5rem}
 table.papers{table-layout:fixed;width:100%}
-table.papers td{overflow-wrap:anywhere}
+table.papers td{overflow-wrap:break-word}
 table.papers th button{font:inherit;font-weight:bold;background:none;border:0;padding:0;cursor:pointer;text-align:left}
-table.papers .zh,table.papers .id{display:block;color:#55606e;font-size:.85em}
+table.papers .zh{display:block;color:#55606e;font-size:.85em}
 table.papers ul{margin:0;padding-left:1rem}
 """
 

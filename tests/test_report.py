@@ -628,3 +628,54 @@ def test_a_url_that_urlsplit_refuses_counts_as_no_url() -> None:
     assert report._source("blog/a.jsonl#3", "http://[oops") == "blog"
     assert report._source("a.jsonl#3", "http://[oops") == "(corpus root)"
     assert report._source("blog/a.jsonl#3", "https://example.org/x") == "example.org"
+
+
+#: Clicks the column header of ``%s`` (a JSON string: the field) ``%d`` times, then the "next"
+#: button once, and gives the shown rows' cells and the count line.
+SORT_AND_PAGE = """new Promise(resolve => {
+  const button = document.querySelector('#papers-table th button[data-field=' + %s + ']');
+  for (let k = 0; k < %d; k++) button.click();
+  setTimeout(() => {
+    const first = [...document.querySelectorAll('#papers-table tbody tr')].map(tr => [...tr.cells].map(td => td.innerText));
+    document.querySelectorAll('.papers-tools button')[1].click();
+    const second = [...document.querySelectorAll('#papers-table tbody tr')].map(tr => [...tr.cells].map(td => td.innerText));
+    resolve(JSON.stringify({first, second, info: document.getElementById('papers-info').textContent}));
+  }, 100); })"""
+
+
+def test_table_of_every_paper_pages_sorts_and_searches_many_papers(browser: Chromium, tmp_path: Path) -> None:
+    """3,000 papers: 50 rows in the page at a time, a click sorts by a column (missing values
+    last), "next" shows the next 50, and the search finds the one paper with a word."""
+    from pipeline.report_table import PAGE_ROWS
+
+    n = 3000
+    papers = pd.DataFrame({
+        "paper_id": [f"p{k:05d}" for k in range(n)],
+        "title": [f"Paper number {k} on topic {k % 17}" + (" zyzzyva" if k == 1234 else "") for k in range(n)],
+        "year": [None if k % 10 == 0 else 2000 + k % 25 for k in range(n)],
+        "arxiv_id": [f"2401.{k:05d}" for k in range(n)],
+        "authors": [[f"Author {k}", f"Second {k}", "Third", "Fourth"] for k in range(n)],
+        "doc_ids": [[f"d{k % 40}", f"d{(k + 1) % 40}", "d-local"] for k in range(n)],
+        "n_sources": [3] * n, "n_mentions": [3] * n,
+    })
+    docs = pd.DataFrame({"doc_id": [f"d{k}" for k in range(40)] + ["d-local"],
+                         "url": [f"https://site{k}.example.org/post/{k}" for k in range(40)] + [None],
+                         "source_path": [f"s{k}.txt" for k in range(40)] + ["local/notes.md"], "status": "ok"})
+    path = write_report(tmp_path, {"papers": papers, "documents": docs}, {})
+    page, requested = browser.open(path.resolve().as_uri(), actions=(
+        SORT_AND_PAGE % (json.dumps("year"), 1), SEARCH % json.dumps("ZYZZYVA")))
+    assert [u for u in requested if not u.startswith(("file:", "data:"))] == []
+    assert page["ready"] == "yes" and page["errors"] == [] and page["wide"] == 0
+    assert f"{n} of {n} papers, page 1 of {n // PAGE_ROWS}" in page["text"]
+    sorted_page, found = (json.loads(a) for a in page["actions"])
+    years = [int(row[3]) for row in sorted_page["first"] + sorted_page["second"]]
+    assert len(sorted_page["first"]) == len(sorted_page["second"]) == PAGE_ROWS
+    assert years == sorted(years, reverse=True) and years[0] == 2024  # the newest first, then "next"
+    assert sorted_page["info"] == f"{n} of {n} papers, page 2 of {n // PAGE_ROWS}"
+    assert len(found["rows"]) == 1 and "Paper number 1234 on topic 10 zyzzyva" in found["rows"][0]
+    row = found["rows"][0]
+    assert "Author 1234, Second 1234, Third +1" in row  # the first AUTHORS_SHOWN, then a count
+    assert found["links"] == ["https://arxiv.org/abs/2401.01234", "https://site34.example.org/post/34",
+                              "https://site35.example.org/post/35"]  # a source without a URL is named, not linked
+    assert "local/notes.md" in row and "3 source(s)" in row
+    assert found["info"] == f"1 of {n} papers, page 1 of 1"
