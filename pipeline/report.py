@@ -302,7 +302,7 @@ def run_changes(papers: pd.DataFrame | None, manifest: dict[str, Any], previous:
 def _changes(changes: dict[str, Any] | None, manifest: dict[str, Any]) -> str:
     title = "Changes since the last run"
     if changes is None:
-        return _section("changes", title, _none("first run: no earlier run to compare with"))
+        return _section("changes", title, _none("no earlier run to compare with (a first run, or none given)"))
     prev = changes["previous_run"]
     files = changes["files"]
     parts = [f"<p>Compared with run <code>{_e(prev['run_id'])}</code>"

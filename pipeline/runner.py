@@ -829,61 +829,62 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     error_frames: list[pd.DataFrame] = []
     items = _corpus_items(paths, skipped)
     max_chars = getattr(embedder, "max_chars", None) or DEFAULT_MAX_CHARS  # the embedder's cut, for embedding_chars_cut
-    # the files count on feed.bar: processed ones as their results come, reused and skipped ones here
-    for start in range(0, len(items), ASSEMBLY_CHUNK):
-        chunk = items[start : start + ASSEMBLY_CHUNK]
-        listed = [p for p, reason in chunk if reason is None]
-        feed.until(listed)
-        t0 = time.perf_counter()
-        overlapped = feed.in_phase()  # this chunk's time is inside the per-document wall time
-        per_file = [_file_rows(p, entries, feed.pending, feed.store, abs_paths, config, repaired)
-                    for p in listed]
-        for p in listed:  # read once: this run's bytes are not needed again
-            feed.pending.pop(p, None)
-        mark_copies(per_file, seen)
-        doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
-        section_records = [row for _, section_rows in per_file for row in section_rows]
-        del per_file
-        # the chunk's frames hold Python strings, as the stages' do (DOCUMENT_STRING_STORAGE):
-        # they are made from the rows' Python values and written to Arrow once
-        with _document_strings():
-            chunk_skipped = pd.DataFrame({"source_path": [p for p, r in chunk if r is not None],
-                                          "reason": [r for _, r in chunk if r is not None]})
-            documents = _assemble_documents([pd.DataFrame(doc_records)] if doc_records else [], chunk_skipped)
-            documents = documents.drop(columns=[c for c in ("_ingest_status",) if c in documents])
-            sections = pd.DataFrame(section_records) if section_records else _empty_sections(config)
-            del doc_records, section_records
-            sections = sections[sections["doc_id"].isin(documents.loc[documents["status"] == "ok", "doc_id"])]
-            doc_order = {d: i for i, d in enumerate(documents["doc_id"])}
-            sections = sections.sort_values(["doc_id", "ordinal"], kind="stable",
-                                            key=lambda c: c.map(doc_order) if c.name == "doc_id" else c)
-            sections = sections.reset_index(drop=True)
-            documents = documents.assign(
-                n_sections=documents["doc_id"].map(sections["doc_id"].value_counts()).fillna(0), dup_of=None)
-            documents = documents.assign(reason=no_paper_reasons(documents["status"], documents["n_sections"]))
-            dropped_out.write(_spans(documents, "dropped", ("char_start", "char_end", "reason", "text")))
-            context_out.write(_spans(documents, "context", ("char_start", "char_end", "kind")))
-            tmp_docs.write(documents)
-            tmp_sections.write(sections.assign(paper_id=None, match_score=None,
-                                               embedding_chars_cut=embedding_cuts(sections, max_chars)))
-            doc_keys.extend(zip(documents["doc_id"], documents["status"], documents["content_sha256"], strict=True))
-            inputs.update((p, h) for p, h in zip(documents["source_path"], documents["content_sha256"], strict=True)
-                          if isinstance(h, str))
-            status_counts.update(documents["status"])
-            if len(sections):
-                batch = embedding_inputs(sections).to_batch()
-                if embed_out is None:
-                    embed_out = pa.ipc.new_stream(embed_file, batch.schema)
-                embed_out.write_batch(batch)
-                del batch
-                slims.append(slim_sections(sections))
-        error_frames.append(errors_table(documents))  # (outside: the errors frame is the run's, default storage)
-        del documents, sections
-        if not overlapped:
-            seconds["ingest"] += time.perf_counter() - t0
-        feed.bar.update(sum(1 for p, _ in chunk if p not in feed.counted))
+    # the files count on the documents bar: processed ones as their results come, reused and
+    # skipped ones here; the bar closes once the last chunk is in
+    with feed.bar:
+        for start in range(0, len(items), ASSEMBLY_CHUNK):
+            chunk = items[start : start + ASSEMBLY_CHUNK]
+            listed = [p for p, reason in chunk if reason is None]
+            feed.until(listed)
+            t0 = time.perf_counter()
+            overlapped = feed.in_phase()  # this chunk's time is inside the per-document wall time
+            per_file = [_file_rows(p, entries, feed.pending, feed.store, abs_paths, config, repaired)
+                        for p in listed]
+            for p in listed:  # read once: this run's bytes are not needed again
+                feed.pending.pop(p, None)
+            mark_copies(per_file, seen)
+            doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
+            section_records = [row for _, section_rows in per_file for row in section_rows]
+            del per_file
+            # the chunk's frames hold Python strings, as the stages' do (DOCUMENT_STRING_STORAGE):
+            # they are made from the rows' Python values and written to Arrow once
+            with _document_strings():
+                chunk_skipped = pd.DataFrame({"source_path": [p for p, r in chunk if r is not None],
+                                              "reason": [r for _, r in chunk if r is not None]})
+                documents = _assemble_documents([pd.DataFrame(doc_records)] if doc_records else [], chunk_skipped)
+                documents = documents.drop(columns=[c for c in ("_ingest_status",) if c in documents])
+                sections = pd.DataFrame(section_records) if section_records else _empty_sections(config)
+                del doc_records, section_records
+                sections = sections[sections["doc_id"].isin(documents.loc[documents["status"] == "ok", "doc_id"])]
+                doc_order = {d: i for i, d in enumerate(documents["doc_id"])}
+                sections = sections.sort_values(["doc_id", "ordinal"], kind="stable",
+                                                key=lambda c: c.map(doc_order) if c.name == "doc_id" else c)
+                sections = sections.reset_index(drop=True)
+                documents = documents.assign(
+                    n_sections=documents["doc_id"].map(sections["doc_id"].value_counts()).fillna(0), dup_of=None)
+                documents = documents.assign(reason=no_paper_reasons(documents["status"], documents["n_sections"]))
+                dropped_out.write(_spans(documents, "dropped", ("char_start", "char_end", "reason", "text")))
+                context_out.write(_spans(documents, "context", ("char_start", "char_end", "kind")))
+                tmp_docs.write(documents)
+                tmp_sections.write(sections.assign(paper_id=None, match_score=None,
+                                                   embedding_chars_cut=embedding_cuts(sections, max_chars)))
+                doc_keys.extend(zip(documents["doc_id"], documents["status"], documents["content_sha256"], strict=True))
+                inputs.update((p, h) for p, h in zip(documents["source_path"], documents["content_sha256"], strict=True)
+                              if isinstance(h, str))
+                status_counts.update(documents["status"])
+                if len(sections):
+                    batch = embedding_inputs(sections).to_batch()
+                    if embed_out is None:
+                        embed_out = pa.ipc.new_stream(embed_file, batch.schema)
+                    embed_out.write_batch(batch)
+                    del batch
+                    slims.append(slim_sections(sections))
+            error_frames.append(errors_table(documents))  # (outside: the errors frame is the run's, default storage)
+            del documents, sections
+            if not overlapped:
+                seconds["ingest"] += time.perf_counter() - t0
+            feed.bar.update(sum(1 for p, _ in chunk if p not in feed.counted))
     feed.finish()
-    feed.bar.close()
     for name, secs in feed.stage_seconds().items():
         seconds[name] += secs
     tmp_docs.close()

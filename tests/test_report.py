@@ -385,6 +385,7 @@ def test_empty_run_report_renders(browser: Chromium, tmp_path: Path, use_embedde
     page, requested = browser.open(path.resolve().as_uri())
     _check_page(page, requested, ("funnel", "timing"))
     assert "no papers" in page["text"] and "no dropped spans" in page["text"]
+    assert "no earlier run to compare with" in page["text"] and "0 of 0 papers" in page["text"]
 
 
 def test_report_needs_no_tables_at_all(tmp_path: Path) -> None:
