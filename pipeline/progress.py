@@ -8,7 +8,8 @@ elapsed time moves) and ``writing`` (rows of the sections, documents and papers 
 
 Modes (:class:`Progress`): ``"off"``; ``"auto"``, tqdm bars on stderr shown only on a terminal
 (tqdm's ``disable=None``); ``"bars"``, always shown; ``"log"``, a :class:`LoggedBar` per phase, which writes a log record
-``{"event": "progress", "phase", "n", "total", "unit", "elapsed_s", "rate", "eta_s"}`` when the
+``{"event": "progress", "phase", "n", "total", "unit", "elapsed_s", "rate", "eta_s"}`` (and
+``note``, what the bar shows after its count, such as the model loading) when the
 phase starts, at most every :data:`LOG_INTERVAL_S` seconds while it moves, and when it ends.
 The records go to the ``pipeline.progress`` logger's handlers whatever its level (as the run's
 summary record does), so ``--log-format json`` shows them without ``-v``.
@@ -54,6 +55,8 @@ class LoggedBar(std_tqdm):
                 "unit": d["unit"], "elapsed_s": round(d["elapsed"], 3),
                 "rate": round(rate, 3) if rate is not None else None,
                 "eta_s": round(eta, 1) if eta is not None else None}
+        if d.get("postfix"):
+            data["note"] = d["postfix"].lstrip(", ")
         log.handle(log.makeRecord(log.name, logging.INFO, __file__, 0, "%s %s/%s %s", (
             data["phase"], data["n"], total if total is not None else "?", data["unit"]), None,
             extra={"data": data}))
@@ -77,12 +80,14 @@ class Progress:
 
     def bar(self, phase: str, total: int | None, unit: str) -> tqdm:
         """A started bar for ``phase`` (one of :data:`PHASES`) of ``total`` ``unit`` (None: no
-        count, no ETA). Close it when the phase ends (or use it as a context manager)."""
+        count, no ETA: the bar shows the elapsed time). Close it when the phase ends (or use it
+        as a context manager)."""
         desc = f"{phase:<10}"
         if self.mode == "log":
             return LoggedBar(total=total, desc=desc, unit=unit, leave=True)
         disable = {"off": True, "auto": None, "bars": False}[self.mode]
-        return tqdm(total=total, desc=desc, unit=unit, leave=True, disable=disable, dynamic_ncols=True)
+        return tqdm(total=total, desc=desc, unit=unit, leave=True, disable=disable, dynamic_ncols=True,
+                    bar_format=None if total is not None else "{desc}: {elapsed} elapsed{postfix}")
 
     @contextlib.contextmanager
     def ticking(self, phase: str, unit: str = "step") -> Iterator[tqdm]:

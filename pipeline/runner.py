@@ -357,6 +357,8 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
         _load_models(config, bars)
         seconds["ingest"] += time.perf_counter() - t0
     documents_bar = bars.bar("documents", len(paths) + len(skipped), "file")
+    if len(todo) and parallel:  # the workers load their models before their first batch
+        documents_bar.set_postfix_str("workers loading models")
     feed = _DocumentFeed(results, parallel, dict(zip(paths, shas, strict=True)), entries, store, documents_bar)
     try:
         with contextlib.closing(results):  # a pool or Ray dataset is shut down even on an error
@@ -500,7 +502,7 @@ def _load_models(config: Config, bars: Progress) -> None:
     loaders = model_loaders(config)
     with bars.bar("models", len(loaders), "model") as bar:
         for name, load in loaders:
-            bar.set_postfix_str(name, refresh=False)
+            bar.set_postfix_str(name)  # what is loading now
             load()
             bar.update(1)
 
@@ -708,6 +710,8 @@ class _DocumentFeed:
     def _take(self, result: BatchResult) -> set[str]:
         for name, secs in result.seconds.items():
             self._stage_seconds[name] += secs
+        if getattr(self.bar, "postfix", None):  # (a disabled bar has none)
+            self.bar.set_postfix_str("", refresh=False)
         self.bar.update(result.n_files)
         self.counted.update(file.source_path for file in result.files)
         fresh = []
