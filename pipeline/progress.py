@@ -11,17 +11,16 @@ Modes (:class:`Progress`): ``"off"``; ``"auto"``, tqdm bars on stderr shown only
 ``{"event": "progress", "phase", "n", "total", "unit", "elapsed_s", "rate", "eta_s"}`` (and
 ``note``, what the bar shows after its count, such as the model loading) when the
 phase starts, at most every :data:`LOG_INTERVAL_S` seconds while it moves, and when it ends.
+A phase that waits still writes a record every :data:`LOG_INTERVAL_S` (:class:`Progress`'s thread).
 The records go to the ``pipeline.progress`` logger's handlers whatever its level (as the run's
 summary record does), so ``--log-format json`` shows them without ``-v``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import io
 import logging
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 from tqdm import tqdm as std_tqdm
@@ -34,7 +33,8 @@ PHASES = ("models", "documents", "embedding", "clustering", "writing")
 #: Seconds between two progress records of a phase in the JSON logs (tqdm's ``mininterval``):
 #: a 10-minute phase gives about 120 records, a short one its start and end only.
 LOG_INTERVAL_S = 5.0
-#: Seconds between two redraws of a bar without a count (``clustering``) on a terminal.
+#: Seconds between two redraws of the open bars on a terminal (their elapsed time moves while
+#: their count waits).
 TICK_S = 1.0
 
 
@@ -48,8 +48,9 @@ class LoggedBar(std_tqdm):
 
     def display(self, msg: str | None = None, pos: int | None = None) -> bool:
         d = self.format_dict
-        rate = d["rate"] if d["rate"] is not None else (d["n"] / d["elapsed"] if d["elapsed"] else None)
         total = d["total"]
+        rate = d["rate"] if d["rate"] is not None else (d["n"] / d["elapsed"] if d["elapsed"] else None)
+        rate = None if total is None else rate  # (a phase without a count has no rate)
         eta = (total - d["n"]) / rate if total is not None and rate else None
         data = {"event": "progress", "phase": self.desc.strip(), "n": int(d["n"]), "total": total,
                 "unit": d["unit"], "elapsed_s": round(d["elapsed"], 3),
@@ -64,7 +65,11 @@ class LoggedBar(std_tqdm):
 
 
 class Progress:
-    """Makes the bar of each phase of a run.
+    """Makes the bar of each phase of a run, and redraws the open bars every :data:`TICK_S`
+    (a log record every :data:`LOG_INTERVAL_S`) from a thread of its own, so that a phase that
+    waits (workers loading their models, a long clustering call) still shows its elapsed time
+    and, in the JSON logs, still writes a record. Close it when the run ends (or use it as a
+    context manager): the thread stops.
 
     Args:
         mode: one of :data:`PROGRESS_MODES`.
@@ -77,6 +82,9 @@ class Progress:
         if mode not in PROGRESS_MODES:
             raise ValueError(f"progress mode {mode!r}; one of {PROGRESS_MODES}")
         self.mode = mode
+        self._open: list[tqdm] = []
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
 
     def bar(self, phase: str, total: int | None, unit: str) -> tqdm:
         """A started bar for ``phase`` (one of :data:`PHASES`) of ``total`` ``unit`` (None: no
@@ -84,34 +92,36 @@ class Progress:
         as a context manager)."""
         desc = f"{phase:<10}"
         if self.mode == "log":
-            return LoggedBar(total=total, desc=desc, unit=unit, leave=True)
-        disable = {"off": True, "auto": None, "bars": False}[self.mode]
-        return tqdm(total=total, desc=desc, unit=unit, leave=True, disable=disable, dynamic_ncols=True,
-                    bar_format=None if total is not None else "{desc}: {elapsed} elapsed{postfix}")
+            bar = LoggedBar(total=total, desc=desc, unit=unit, leave=True)
+        else:
+            disable = {"off": True, "auto": None, "bars": False}[self.mode]
+            bar = tqdm(total=total, desc=desc, unit=unit, leave=True, disable=disable, dynamic_ncols=True,
+                       bar_format=None if total is not None else "{desc}: {elapsed} elapsed{postfix}")
+        if not bar.disable:
+            self._open.append(bar)
+            if self._ticker is None:
+                self._ticker = threading.Thread(target=self._tick, name="progress", daemon=True)
+                self._ticker.start()
+        return bar
 
-    @contextlib.contextmanager
-    def ticking(self, phase: str, unit: str = "step") -> Iterator[tqdm]:
-        """A bar without a count for ``phase``, redrawn every :data:`TICK_S` (a log record every
-        :data:`LOG_INTERVAL_S`) while the block runs, so that its elapsed time moves during a
-        long call that reports nothing; closed at the end of the block."""
-        bar = self.bar(phase, None, unit)
-        stop = threading.Event()
-
-        def tick() -> None:
-            interval = LOG_INTERVAL_S if self.mode == "log" else TICK_S
-            while not stop.wait(interval):
+    def _tick(self) -> None:
+        interval = LOG_INTERVAL_S if self.mode == "log" else TICK_S
+        while not self._stop.wait(interval):
+            self._open = [bar for bar in self._open if not bar.disable]  # a closed bar is disabled
+            for bar in self._open:
                 bar.refresh()
 
-        ticker = threading.Thread(target=tick, daemon=True) if not bar.disable else None
-        if ticker is not None:
-            ticker.start()
-        try:
-            yield bar
-        finally:
-            stop.set()
-            if ticker is not None:
-                ticker.join()
-            bar.close()
+    def close(self) -> None:
+        """Stop redrawing (the bars themselves are closed by their phases)."""
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def progress_mode(progress: bool | str | None, quiet: bool) -> str:

@@ -377,6 +377,7 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
         raise
     finally:
         documents_bar.close()
+        bars.close()  # (the last bar, writing, is done)
         if cache is not None:
             cache.close()
         if hasattr(built, "close"):
@@ -940,7 +941,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     # --- dedup over every section: slim columns and embeddings only ---------------------------
     log.debug("embedded; clustering")
     t0 = time.perf_counter()
-    with bars.ticking("clustering"):  # (dedup reports no count: the elapsed time moves)
+    with bars.bar("clustering", None, "step"):  # (dedup reports no count: the elapsed time moves)
         paper_ids, match_scores, papers, section_doc_ids = _cluster_all(slims, vectors, config, scratch, content)
         papers_of = paper_sets(section_doc_ids, paper_ids)
         del section_doc_ids

@@ -1,8 +1,10 @@
 """The run report: one self-contained HTML file, checked in a real headless Chromium.
 
 The run covers the sample corpus plus a file of an unknown type (skipped), an empty file and a
-binary file (error), so every section of the report has data. The browser is Debian's
-``chromium`` (``apt-get install -y chromium``; override the binary with ``$CHROMIUM``), driven
+binary file (error), so every section of the report has data; it is the second run over its
+output folder, so the report has changes to show. The browser is Debian's ``chromium`` with the
+``fonts-noto-cjk`` fonts (``apt-get install -y chromium fonts-noto-cjk``, what ``make browser``
+does; override the binary with ``$CHROMIUM``), driven
 over the DevTools protocol on a pipe (``--remote-debugging-pipe``: no port, no extra Python
 package). Networking is cut (a dead proxy, every host unresolvable) and every request the page
 makes is recorded, so a report that needs the network fails. Without Chromium the browser tests
@@ -227,7 +229,8 @@ def chromium_binary() -> str:
     if binary and Path(binary).exists():
         return binary
     message = ("Chromium is not installed: the report's browser test needs Debian's `chromium` "
-               "(`apt-get install -y chromium`, as root; `make test` installs it) or $CHROMIUM set to a binary")
+               "(`apt-get install -y chromium fonts-noto-cjk`, as root; `make test` installs them) or $CHROMIUM "
+               "set to a binary")
     if os.environ.get("CI"):
         pytest.fail(message + " (CI is set: the browser test must run)")
     pytest.skip(message)
