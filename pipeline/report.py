@@ -125,14 +125,14 @@ max-width:1100px;padding:1rem 2rem;color:#1d2733;line-height:1.4}
 "Noto Sans CJK SC",sans-serif}
 .run{font-size:1rem}.columns{display:flex;flex-wrap:wrap;gap:0 2rem}
 details{margin:.4rem 0}summary{cursor:pointer;font-weight:600}
-table.side{table-layout:fixed;width:100%}table.side td{overflow-wrap:anywhere}
+table.side{table-layout:fixed;width:100%}table.side td,table.side th{overflow-wrap:anywhere}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;border-bottom:1px solid #d5dbe1;padding-bottom:.2rem;
 margin-top:2rem}h3{font-size:1rem;margin:1.2rem 0 .3rem}
 .meta{color:#55606e;font-size:.9rem}.none{color:#55606e;font-style:italic}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.88rem}
 th,td{border:1px solid #d5dbe1;padding:.25rem .5rem;text-align:left;vertical-align:top}
 th{background:#eef2f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
-td{overflow-wrap:anywhere}
+td{overflow-wrap:break-word}
 figure{margin:.5rem 0}figure img{max-width:100%;height:auto;display:block}
 nav a{margin-right:.8rem}
 """
@@ -474,7 +474,7 @@ def _multi_source(papers: pd.DataFrame, sections: pd.DataFrame, docs: pd.DataFra
 
 
 #: Column widths of a paper's mentions table (section id, title, title_zh, lang, source, summary, score).
-_SIDE_WIDTHS = ("11%", "19%", "13%", "5%", "14%", "31%", "7%")
+_SIDE_WIDTHS = ("11%", "19%", "13%", "6%", "13%", "29%", "9%")
 
 
 def _multi_source_papers(papers: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
