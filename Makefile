@@ -33,11 +33,12 @@ all: $(STAMP)
 test: $(TEST_STAMP) browser
 	$(BIN)/python -m pytest -q
 
-# The report's browser test drives Debian's headless Chromium (tests/test_report.py); installing
-# it needs root (CI runs as root). Without it that test skips, and fails under CI.
+# The report's browser test drives Debian's headless Chromium (tests/test_report.py) and checks
+# that Chinese renders, with the Noto CJK fonts; installing them needs root (CI runs as root).
+# Without Chromium that test skips, and fails under CI; without the fonts its CJK check fails.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } \
-	  || echo "warning: could not install chromium (needs root); the report's browser test will skip (fail under CI)"
+	@{ command -v chromium >/dev/null 2>&1 && fc-list 2>/dev/null | grep -q "Noto Sans CJK"; } || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-noto-cjk; } \
+	  || echo "warning: could not install chromium and fonts-noto-cjk (needs root); the report's browser test will skip (fail under CI)"
 
 eval: $(STAMP)
 	$(BIN)/python -m pipeline.evaluate tests/fixtures/segmentation --baseline tests/eval_baseline.json

@@ -273,7 +273,7 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     published_before = published_run_id(out)
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
     try:
-        result = run_pipeline(corpus, out, config, progress=False if log_format == "json" else None, full=full)
+        result = run_pipeline(corpus, out, config, progress="log" if log_format == "json" else None, full=full)
     except KeyboardInterrupt as exc:
         what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         code = EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
@@ -327,16 +327,28 @@ def _finish(result: Any, config: Config, corpus: Path, out: Path, log_format: st
             log.warning("no files found under %s", corpus)
         else:
             click.echo(f"warning: no files found under {corpus}", err=True)
+    report = report_path(result)
     if log_format == "json":  # the summary record is written whatever the level and --quiet
         record = log.makeRecord(log.name, logging.INFO, __file__, 0, "run finished", (), None, extra={"data": {
             "event": "summary", "exit_code": code, "out": str(out), "run_id": result.manifest.get("run_id"),
             **{k: v for k, v in summary.items() if k != "seconds"},
-            "seconds": {k: round(v, 3) for k, v in summary["seconds"].items()}}})
+            "seconds": {k: round(v, 3) for k, v in summary["seconds"].items()},
+            "report": str(report) if report else None}})
         log.handle(record)
     elif not config.run.quiet:
         click.echo(format_summary(summary))
         click.echo(f"\nwrote {out}/")
+        click.echo(f"report: {report}" if report else "report: none (report.html could not be written; see the log)")
     return code
+
+
+def report_path(result: Any) -> Path | None:
+    """Where the run's ``report.html`` is: in the output folder when published there, else in
+    the run folder; None when the run wrote none (a failing report is logged, not fatal)."""
+    for folder in (result.out_dir, result.run_dir):
+        if folder is not None and (Path(folder) / "report.html").exists():
+            return Path(folder) / "report.html"
+    return None
 
 
 def format_status(manifest: dict[str, Any], out: Path, running_pid: int | None = None) -> str:

@@ -1,14 +1,19 @@
 """Run report: one self-contained ``report.html`` next to the Parquet tables.
 
-The report is for a person checking a run: counts per stage as a funnel, documents per source
-and language, the papers with the most mentions, the papers found in the most sources with their
-mentions side by side (:data:`MULTI_SOURCE_PAPERS`), the match-score histogram with the dedup
-threshold, dropped spans by reason, the files that were not processed, and seconds per stage.
+The report is for a person working from a run: the run's date, duration and files processed,
+reused and removed; the changes since the previous run (:func:`run_changes`); field completeness
+per table (:func:`completeness`); every paper in a searchable, sortable, paged table
+(:mod:`pipeline.report_table`); counts per stage as a funnel, documents per source and language,
+the papers with the most mentions, the papers found in the most sources with a table of their
+mentions each (:data:`MULTI_SOURCE_PAPERS`), the match-score histogram with the dedup threshold,
+dropped spans by reason, the files that were not processed, and seconds per stage.
 
-It is ONE file that opens offline: CSS inline, no script, no web font, every plot an SVG
-(drawn by matplotlib, text as paths so no font is needed) embedded as a ``data:`` URI. Every
-value from the data is escaped with :func:`html.escape`. Empty tables (no papers, no dropped
-spans, no errors) give a short "none" line instead of a plot or table.
+It is ONE file that opens offline: CSS inline, no web font (a font stack of the platforms' CJK
+fonts, :data:`FONT_STACK`), one static script (the papers' table; its data travels in a data
+block, never as markup), every plot an SVG (drawn by matplotlib, text as paths so no font is
+needed) embedded as a ``data:`` URI. Every value from the data in the markup is escaped with
+:func:`html.escape`. Empty tables (no papers, no dropped spans, no errors) give a short "none"
+line instead of a plot or table.
 
 Regenerate the report of an existing output folder with ``python -m pipeline.report OUT``.
 """
@@ -17,9 +22,11 @@ from __future__ import annotations
 
 import argparse
 import base64
+import datetime as dt
 import html
 import io
 import json
+import logging
 import math
 import sys
 from collections.abc import Iterable, Sequence
@@ -33,9 +40,15 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from .report_table import AUTHORS_SHOWN, papers_table
+from .report_table import CSS as TABLE_CSS
+
+log = logging.getLogger(__name__)
+
 REPORT_NAME = "report.html"
 #: ``id`` of each ``<section>`` of the report, in page order (tests check that each renders).
-SECTION_IDS = ("funnel", "documents", "top-papers", "multi-source", "match-scores", "dropped", "errors", "timing")
+SECTION_IDS = ("changes", "completeness", "papers", "funnel", "documents", "top-papers", "multi-source",
+               "match-scores", "dropped", "errors", "timing")
 #: How many papers the "most mentions" table lists.
 TOP_PAPERS = 20
 #: How many papers found in several sources are shown side by side (those in the most sources,
@@ -62,9 +75,9 @@ HEAD_CHARS = 120
 #:   ``error`` (the files not processed).
 #: - ``sections``: ``paper_id`` (the mentions of a paper), ``section_id``, ``doc_id``, ``title``,
 #:   ``title_zh``, ``lang``, ``summary`` (a head) and ``match_score`` (also the histogram).
-#: - ``papers``: ``paper_id``, ``title``, ``title_zh``, ``venue``, ``year``, ``award``,
-#:   ``n_mentions``, ``n_sources``, ``conflicts`` and, only without ``n_sources``, ``doc_ids``
-#:   (:data:`FALLBACK_COLUMNS`).
+#: - ``papers``: ``paper_id``, ``title``, ``title_zh``, ``arxiv_id``, ``venue``, ``year``,
+#:   ``award``, ``authors``, ``n_mentions``, ``n_sources``, ``conflicts`` and ``doc_ids`` (the
+#:   table of every paper, :mod:`pipeline.report_table`, and the papers in several sources).
 #: - ``dropped``: ``reason``, ``char_start``, ``char_end``, ``doc_id`` and ``text`` (a head).
 #: - ``context``: none (the report does not show it; its frame keeps the row count only).
 #:
@@ -72,14 +85,23 @@ HEAD_CHARS = 120
 REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
     "documents": ("doc_id", "source_path", "url", "lang", "status", "error"),
     "sections": ("section_id", "doc_id", "paper_id", "title", "title_zh", "lang", "summary", "match_score"),
-    "papers": ("paper_id", "title", "title_zh", "venue", "year", "award", "n_mentions", "n_sources", "conflicts",
-               "doc_ids"),
+    "papers": ("paper_id", "title", "title_zh", "arxiv_id", "venue", "year", "award", "authors", "n_mentions",
+               "n_sources", "conflicts", "doc_ids"),
     "dropped": ("doc_id", "char_start", "char_end", "reason", "text"),
     "context": (),
 }
-#: Per table, columns of :data:`REPORT_COLUMNS` read only when the table lacks another column:
-#: a paper's ``doc_ids`` only count its sources when ``n_sources`` is missing.
-FALLBACK_COLUMNS: dict[str, dict[str, str]] = {"papers": {"doc_ids": "n_sources"}}
+#: Per table, the fields whose completeness the report gives: the share of rows where the field
+#: holds a value (not null, not an empty text, not an empty list). Computed over every row, from
+#: the Parquet files by :func:`read_frames` (the frames it returns hold some columns only in part).
+COMPLETENESS_FIELDS: dict[str, tuple[str, ...]] = {
+    "papers": ("title", "title_zh", "arxiv_id", "authors", "institutions", "venue", "year", "award", "urls",
+               "summary"),
+    "sections": ("title", "title_zh", "arxiv_id", "authors", "institutions", "venue", "year", "award", "urls",
+                 "summary", "keywords"),
+    "documents": ("url", "title", "published", "lang"),
+}
+#: Name of the frame of :func:`completeness` in the frames :func:`read_frames` returns.
+COMPLETENESS = "completeness"
 #: Per table, text columns the report only shows as a head (:data:`HEAD_CHARS`, whitespace
 #: collapsed): :func:`read_frames` reads each value back as that head (the head of a head is the
 #: same head, so the report is unchanged), never holding the whole column as Python strings.
@@ -91,22 +113,33 @@ _HEAD_BATCH = 4096
 STAGE_ORDER = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
 _BLUE, _GREY, _RED = "#3b6ea8", "#9aa5b1", "#c0392b"
 
+#: Fonts: the platform's UI font for Latin text, then CJK fonts where Noto CJK (Linux), PingFang
+#: (macOS), Microsoft YaHei (Windows) or Source Han Sans is installed; Traditional Chinese text
+#: (``lang="zh-Hant"``) tries the TC faces first.
+FONT_STACK = ('system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC","Noto Sans CJK TC",'
+              '"PingFang SC","Microsoft YaHei","Source Han Sans SC","Source Han Sans",sans-serif')
 _CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans CJK SC",sans-serif;margin:0 auto;
+body{font-family:""" + FONT_STACK + """;margin:0 auto;
 max-width:1100px;padding:1rem 2rem;color:#1d2733;line-height:1.4}
+:lang(zh-Hant){font-family:system-ui,"Noto Sans CJK TC","PingFang TC","Microsoft JhengHei","Source Han Sans TC",
+"Noto Sans CJK SC",sans-serif}
+.run{font-size:1rem}.columns{display:flex;flex-wrap:wrap;gap:0 2rem}
+details{margin:.4rem 0}summary{cursor:pointer;font-weight:600}
+table.side{table-layout:fixed;width:100%}table.side td,table.side th{overflow-wrap:anywhere}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;border-bottom:1px solid #d5dbe1;padding-bottom:.2rem;
 margin-top:2rem}h3{font-size:1rem;margin:1.2rem 0 .3rem}
 .meta{color:#55606e;font-size:.9rem}.none{color:#55606e;font-style:italic}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.88rem}
 th,td{border:1px solid #d5dbe1;padding:.25rem .5rem;text-align:left;vertical-align:top}
 th{background:#eef2f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
-table.side th[scope=row]{white-space:nowrap}table.side td{min-width:14rem;max-width:28rem}
+td{overflow-wrap:break-word}
 figure{margin:.5rem 0}figure img{max-width:100%;height:auto;display:block}
 nav a{margin-right:.8rem}
 """
 
 
-def write_report(out_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[str, Any]) -> Path:
+def write_report(out_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[str, Any],
+                 previous: Path | None = None) -> Path:
     """Write ``<out_dir>/report.html`` for one run and return its path.
 
     Args:
@@ -118,7 +151,10 @@ def write_report(out_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[
             counts as empty.
         manifest: the run's ``manifest.json`` as a dict (reads ``config.dedup.match_threshold``,
             ``seconds``, ``corpus``, ``pipeline_version``, ``config_fingerprint``,
-            ``embedder.model_id``; each optional).
+            ``embedder.model_id``, ``run_id``, ``started_at``, ``finished_at``, ``mode``,
+            ``files``, ``row_counts``; each optional).
+        previous: the folder of the previous published run (its ``manifest.json`` and
+            ``papers.parquet``, each optional), for the changes since then; None: a first run.
 
     Returns:
         the path of the written file (UTF-8).
@@ -126,12 +162,15 @@ def write_report(out_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / REPORT_NAME
-    path.write_text(render_report(frames, manifest), encoding="utf-8")
+    path.write_text(render_report(frames, manifest, run_changes(frames.get("papers"), manifest, previous)),
+                    encoding="utf-8")
     return path
 
 
-def render_report(frames: dict[str, pd.DataFrame], manifest: dict[str, Any]) -> str:
-    """The report as one HTML document (see :func:`write_report` for the arguments)."""
+def render_report(frames: dict[str, pd.DataFrame], manifest: dict[str, Any],
+                  changes: dict[str, Any] | None = None) -> str:
+    """The report as one HTML document (see :func:`write_report` for the arguments; ``changes``
+    as :func:`run_changes` gives them, None: no previous run)."""
     docs = _frame(frames, "documents")
     sections = _frame(frames, "sections")
     papers = _frame(frames, "papers")
@@ -141,8 +180,17 @@ def render_report(frames: dict[str, pd.DataFrame], manifest: dict[str, Any]) -> 
     given = {str(k): float(v) for k, v in (manifest.get("seconds") or {}).items() if _is_number(v)}
     seconds = {k: given[k] for k in sorted(given, key=lambda k: STAGE_ORDER.index(k) if k in STAGE_ORDER
                                            else len(STAGE_ORDER))}
+    filled = frames.get(COMPLETENESS)
+    if not isinstance(filled, pd.DataFrame):
+        filled = completeness({name: _frame(frames, name) for name in COMPLETENESS_FIELDS})
     body = [
         _header(manifest),
+        _changes(changes, manifest),
+        _completeness(filled),
+        _section("papers", f"Every paper ({len(papers)})", papers_table(papers, docs)
+                 + "<p class=\"meta\">Type words to keep the papers whose title, Chinese title, authors (the first "
+                   f"{AUTHORS_SHOWN}), venue or arXiv id hold them all; click a column to sort by it. "
+                   "<code>papers.parquet</code> has every field, <code>paper_id</code> included.</p>"),
         _funnel(docs, sections, papers, dropped),
         _documents(docs),
         _top_papers(papers),
@@ -154,7 +202,8 @@ def render_report(frames: dict[str, pd.DataFrame], manifest: dict[str, Any]) -> 
     ]
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-            f"<title>Run report — {_e(manifest.get('corpus', ''))}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+            f"<title>Run report — {_e(manifest.get('corpus', ''))}</title>\n<style>{_CSS}{TABLE_CSS}</style>\n"
+            "</head>\n<body>\n"
             + "\n".join(body) + "\n</body>\n</html>\n")
 
 
@@ -166,8 +215,160 @@ def _header(manifest: dict[str, Any]) -> str:
     facts = [("corpus", manifest.get("corpus", "")), ("pipeline", manifest.get("pipeline_version", "")),
              ("config", manifest.get("config_fingerprint", "")), ("embedder", embedder)]
     meta = " · ".join(f"{_e(k)} <code>{_e(v)}</code>" for k, v in facts if v)
+    files = manifest.get("files") or {}
+    run = [("run", manifest.get("run_id", "")), ("date", _when(manifest.get("started_at"))),
+           ("duration", _duration(manifest)), ("mode", manifest.get("mode", "")),
+           ("files", ", ".join(f"{len(files.get(k) or [])} {k}" for k in ("processed", "reused", "removed"))
+            if files else "")]
+    when = " · ".join(f"{_e(k)} <strong class=\"{_e(k)}\">{_e(v)}</strong>" for k, v in run if v)
     nav = "".join(f'<a href="#{i}">{_e(i.replace("-", " "))}</a>' for i in SECTION_IDS)
-    return f"<header><h1>Run report</h1><p class=\"meta\">{meta}</p><nav>{nav}</nav></header>"
+    return (f"<header><h1>Run report</h1><p class=\"run\">{when}</p><p class=\"meta\">{meta}</p>"
+            f"<nav>{nav}</nav></header>")
+
+
+def _when(iso: Any) -> str:
+    """An ISO 8601 time of the manifest as ``YYYY-MM-DD HH:MM:SS UTC`` (as given when not one)."""
+    try:
+        moment = dt.datetime.fromisoformat(str(iso))
+    except ValueError:
+        return _text(iso)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.timezone.utc)
+    return moment.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if moment.tzinfo is not None else "")
+
+
+def _duration(manifest: dict[str, Any]) -> str:
+    """The run's wall time as ``1 h 02 min 03 s`` / ``2 min 03 s`` / ``3.4 s``; "" when unknown:
+    the larger of ``finished_at - started_at`` (whole seconds in the manifest) and the sum of
+    ``seconds`` (the stages' times, to the millisecond, without the report's)."""
+    given = [float(v) for v in (manifest.get("seconds") or {}).values() if _is_number(v)]
+    try:
+        wall = (dt.datetime.fromisoformat(manifest["finished_at"])
+                - dt.datetime.fromisoformat(manifest["started_at"])).total_seconds()
+    except (KeyError, TypeError, ValueError):
+        wall = None
+    if wall is None and not given:
+        return ""
+    total = max(wall or 0.0, sum(given))
+    if total < 60:
+        return f"{total:.1f} s"
+    minutes, secs = divmod(round(total), 60)
+    hours, minutes = divmod(minutes, 60)
+    return (f"{hours} h {minutes:02d} min " if hours else f"{minutes} min ") + f"{secs:02d} s"
+
+
+def run_changes(papers: pd.DataFrame | None, manifest: dict[str, Any], previous: Path | None) -> dict[str, Any] | None:
+    """What changed since the previous published run, for the report's "changes" section.
+
+    Args:
+        papers: this run's papers (reads ``paper_id``).
+        manifest: this run's manifest (``files``, ``row_counts``).
+        previous: the previous published run's folder; None for a first run.
+
+    Returns:
+        None without a previous run; else ``previous_run`` (its ``run_id``, ``finished_at``),
+        ``counts`` (per table ``(before, now)`` from the manifests' ``row_counts``), ``files``
+        (processed, reused, removed) and ``papers`` (``added``, ``removed``: paper ids in one of
+        the two papers tables only; None when the previous table cannot be read). The paper
+        counts come from the two tables, read here; a ``changes.parquet`` written by the run
+        would be read here instead.
+    """
+    if previous is None:
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        before = json.loads((previous / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        before = {}
+    try:
+        old_ids = set(pq.read_table(previous / "papers.parquet", columns=["paper_id"])["paper_id"].to_pylist())
+    except (OSError, KeyError, ValueError) as exc:
+        log.warning("the previous papers table %s cannot be read (%s); papers added and removed are not counted",
+                    previous / "papers.parquet", exc)
+        old_ids = None
+    now_counts, old_counts = manifest.get("row_counts") or {}, before.get("row_counts") or {}
+    files = manifest.get("files") or {}
+    changes: dict[str, Any] = {
+        "previous_run": {"run_id": before.get("run_id", previous.name), "finished_at": before.get("finished_at")},
+        "counts": {t: (old_counts.get(t), now_counts.get(t)) for t in ("documents", "sections", "papers")
+                   if t in now_counts or t in old_counts},
+        "files": {k: len(files.get(k) or []) for k in ("processed", "reused", "removed")},
+        "papers": None,
+    }
+    if old_ids is not None:
+        new_ids = set(_col(papers if isinstance(papers, pd.DataFrame) else pd.DataFrame(), "paper_id"))
+        old_ids.discard(None)
+        new_ids.discard(None)
+        changes["papers"] = {"added": len(new_ids - old_ids), "removed": len(old_ids - new_ids)}
+    return changes
+
+
+def _changes(changes: dict[str, Any] | None, manifest: dict[str, Any]) -> str:
+    title = "Changes since the last run"
+    if changes is None:
+        return _section("changes", title, _none("no earlier run to compare with (a first run, or none given)"))
+    prev = changes["previous_run"]
+    files = changes["files"]
+    parts = [f"<p>Compared with run <code>{_e(prev['run_id'])}</code>"
+             + (f" of {_e(_when(prev['finished_at']))}" if prev.get("finished_at") else "") + ". Files: "
+             + ", ".join(f"<strong>{files[k]}</strong> {k}" for k in ("processed", "reused", "removed")) + ".</p>"]
+    papers = changes.get("papers")
+    parts.append(f"<p>Papers: <strong class=\"added\">{papers['added']} added</strong>, "
+                 f"<strong class=\"removed\">{papers['removed']} removed</strong> (by <code>paper_id</code>).</p>"
+                 if papers is not None else _none("the previous papers table could not be read"))
+    rows = [[table, _int(old), _int(now), _signed(old, now)] for table, (old, now) in changes["counts"].items()]
+    if rows:
+        parts.append(_table(["table", "previous run", "this run", "change"], rows, numeric={1, 2, 3}))
+    return _section("changes", title, "".join(parts))
+
+
+def _signed(old: Any, now: Any) -> str:
+    return f"{now - old:+d}" if isinstance(old, int) and isinstance(now, int) else ""
+
+
+def completeness(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per table of :data:`COMPLETENESS_FIELDS` in ``frames`` and each of its fields the table
+    has: columns ``table``, ``field``, ``rows``, ``filled`` (rows holding a value: not missing,
+    not an empty text, not an empty list)."""
+    rows = []
+    for name, fields in COMPLETENESS_FIELDS.items():
+        df = frames.get(name)
+        if not isinstance(df, pd.DataFrame):
+            continue
+        for field in fields:
+            if field in df.columns:
+                rows.append((name, field, len(df), sum(_filled(v) for v in df[field].tolist())))
+    return pd.DataFrame(rows, columns=list(_COMPLETENESS_COLUMNS))
+
+
+_COMPLETENESS_COLUMNS = ("table", "field", "rows", "filled")
+
+
+def _filled(value: Any) -> bool:
+    if isinstance(value, str):
+        return value != ""
+    if value is None or isinstance(value, float | np.floating) and math.isnan(value):
+        return False
+    if hasattr(value, "__len__"):
+        return len(value) > 0
+    return not _missing(value)
+
+
+def _completeness(filled: pd.DataFrame) -> str:
+    title = "Field completeness"
+    if not len(filled):
+        return _section("completeness", title, _none("no table to measure"))
+    parts = []
+    for name, group in filled.groupby("table", sort=False):
+        n = int(group["rows"].iloc[0])
+        rows = [[field, int(k), f"{100 * k / n:.1f} %" if n else ""] for field, k in zip(group["field"], group["filled"],
+                                                                                          strict=True)]
+        parts.append(f"<h3>{_e(name)} ({n} rows)</h3>"
+                     + _table(["field", f"{name} with it", "share"], rows, numeric={1, 2}))
+    return _section("completeness", title, '<div class="columns">' + "".join(f"<div>{p}</div>" for p in parts)
+                    + "</div><p class=\"meta\">A field counts where it holds a value: not missing, not an empty "
+                      "text, not an empty list.</p>")
 
 
 def _funnel(docs: pd.DataFrame, sections: pd.DataFrame, papers: pd.DataFrame, dropped: pd.DataFrame) -> str:
@@ -246,29 +447,34 @@ def _multi_source(papers: pd.DataFrame, sections: pd.DataFrame, docs: pd.DataFra
     source_of = dict(zip(_col(docs, "doc_id"), _col(docs, "source_path"), strict=True))
     parts = [f"<p>{len(multi)} paper(s)"
              + (f"; the {len(shown)} found in the most sources are shown" if len(shown) < len(multi) else "")
-             + f". Each column is one mention (one section), at most {MULTI_SOURCE_MENTIONS} per paper.</p>"]
+             + f". Each row is one mention (one section), at most {MULTI_SOURCE_MENTIONS} per paper; click a "
+               "paper to show its mentions.</p>"]
     for _, paper in shown.iterrows():
         key = paper.get("paper_id") if _present_id(paper.get("paper_id")) else None  # None: no key
         mentions = sections.iloc[rows_of.get(key, [])]
         total = max(int(paper["_n"]), count_of.get(key, 0))
-        fields: list[tuple[str, list[str]]] = [
-            ("title", [_text(v) for v in _col(mentions, "title")]),
-            ("title_zh", [_text(v) for v in _col(mentions, "title_zh")]),
-            ("lang", [_text(v) for v in _col(mentions, "lang")]),
-            ("source", [_text(source_of.get(d, d)) for d in _col(mentions, "doc_id")]),
-            ("summary head", [_head(v) for v in _col(mentions, "summary")]),
-            ("match_score", [_score(v) for v in _col(mentions, "match_score")]),
-        ]
-        head = "".join(f"<th scope=\"col\">{_e(sid)}</th>" for sid in _col(mentions, "section_id"))
-        body = "".join(f"<tr><th scope=\"row\">{_e(name)}</th>" + "".join(f"<td>{_e(v)}</td>" for v in values)
-                       + "</tr>" for name, values in fields)
+        columns = [[_text(v) for v in _col(mentions, "section_id")],
+                   [_text(v) for v in _col(mentions, "title")],
+                   [_text(v) for v in _col(mentions, "title_zh")],
+                   [_text(v) for v in _col(mentions, "lang")],
+                   [_text(source_of.get(d, d)) for d in _col(mentions, "doc_id")],
+                   [_head(v) for v in _col(mentions, "summary")],
+                   [_score(v) for v in _col(mentions, "match_score")]]
         conflicts = ", ".join(_text(c) for c in _list(paper.get("conflicts")))
-        parts.append(f"<h3>{_e(paper.get('title') or paper.get('title_zh') or paper.get('paper_id'))} "
+        first = len(parts) == 1  # (after the line above): the first paper's mentions are open
+        parts.append(f"<details{' open' if first else ''}><summary>"
+                     f"{_e(paper.get('title') or paper.get('title_zh') or paper.get('paper_id'))} "
                      f"<span class=\"meta\">({_e(paper.get('paper_id'))}; {int(paper['_s'])} sources, "
                      f"{total} mentions" + (f", the first {len(mentions)} shown" if len(mentions) < total else "")
-                     + (f"; conflicts: {_e(conflicts)}" if conflicts else "") + ")</span></h3>"
-                     f"<table class=\"side\"><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>")
+                     + (f"; conflicts: {_e(conflicts)}" if conflicts else "") + ")</span></summary>"
+                     + _table(["section_id", "title", "title_zh", "lang", "source", "summary head", "match_score"],
+                              list(zip(*columns, strict=True)), numeric={6}, cls="side", widths=_SIDE_WIDTHS)
+                     + "</details>")
     return _section("multi-source", title, "".join(parts))
+
+
+#: Column widths of a paper's mentions table (section id, title, title_zh, lang, source, summary, score).
+_SIDE_WIDTHS = ("11%", "19%", "13%", "6%", "13%", "29%", "9%")
 
 
 def _multi_source_papers(papers: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -497,11 +703,16 @@ def _section(section_id: str, title: str, content: str) -> str:
     return f"<section id=\"{section_id}\">\n<h2>{_e(title)}</h2>\n{content}\n</section>"
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], numeric: set[int] | frozenset[int] = frozenset()) -> str:
+def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], numeric: set[int] | frozenset[int] = frozenset(),
+           cls: str = "", widths: Sequence[str] = ()) -> str:
+    """An HTML table (values escaped); ``numeric``: the indices of right-aligned columns;
+    ``cls``: its class; ``widths``: CSS widths of its columns (a ``<colgroup>``)."""
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td class=\"num\">{_e(v)}</td>" if i in numeric else f"<td>{_e(v)}</td>"
                                     for i, v in enumerate(row)) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    cols = "<colgroup>" + "".join(f'<col style="width:{w}">' for w in widths) + "</colgroup>" if widths else ""
+    attr = f" class=\"{cls}\"" if cls else ""
+    return f"<table{attr}>{cols}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _figure(width: float, height: float) -> tuple[Figure, Any]:
@@ -531,8 +742,9 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
 
     Returns:
         per name, a frame with every row of the table and, in the file's column order, only its
-        :data:`REPORT_COLUMNS` that the file has (all columns for a table not named there; a
-        :data:`FALLBACK_COLUMNS` column only when the file lacks the column it stands in for).
+        :data:`REPORT_COLUMNS` that the file has (all columns for a table not named there); and
+        under :data:`COMPLETENESS` the :func:`completeness` of the tables read, counted over the
+        files' every row and column of :data:`COMPLETENESS_FIELDS`.
         With ``papers`` among ``names``, the ``sections`` columns other than ``paper_id`` and
         ``match_score`` are read only at the rows the report shows (the first mentions of the
         papers found in several sources, :func:`_first_mentions`) and are missing elsewhere: the
@@ -548,6 +760,7 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
     import pyarrow.parquet as pq
 
     frames = {}
+    filled: list[tuple[str, str, int, int]] = []
     names = list(names)
     for path in (folder / f"{name}.parquet" for name in names):
         if not path.exists():
@@ -557,10 +770,10 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
         path = folder / f"{name}.parquet"
         present = pq.read_schema(path).names
         wanted = REPORT_COLUMNS.get(name)
-        fallback = FALLBACK_COLUMNS.get(name, {})
-        columns = [c for c in present if wanted is None or (c in wanted and fallback.get(c) not in present)]
+        columns = [c for c in present if wanted is None or c in wanted]
         heads = HEAD_COLUMNS.get(name, ())
         with pq.ParquetFile(path) as file:
+            filled.extend(_file_completeness(name, file))
             if name == "sections" and "papers" in frames:
                 table = _shown_sections(file, columns, frames["papers"], heads)
             elif columns and file.num_row_groups:  # group by group: no whole text column at once
@@ -569,7 +782,35 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
             else:  # no column (the row count only) or no row
                 table = _with_heads(file.read(columns=columns), heads)
         frames[name] = table.to_pandas()
+    order = {(t, f): k for k, (t, fields) in enumerate(COMPLETENESS_FIELDS.items()) for f in fields}
+    filled.sort(key=lambda row: order[row[0], row[1]])  # as :func:`completeness` gives them
+    frames[COMPLETENESS] = pd.DataFrame(filled, columns=list(_COMPLETENESS_COLUMNS))
     return frames
+
+
+def _file_completeness(name: str, file: Any) -> list[tuple[str, str, int, int]]:
+    """:func:`completeness` rows of the table ``name`` from its ``pyarrow.parquet.ParquetFile``,
+    one column and row group at a time."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = []
+    n = file.metadata.num_rows
+    for field in COMPLETENESS_FIELDS.get(name, ()):
+        if field not in file.schema_arrow.names:
+            continue
+        count = 0
+        for g in range(file.num_row_groups):
+            values = file.read_row_group(g, columns=[field])[field]
+            if pa.types.is_list(values.type):
+                present = pc.greater(pc.list_value_length(values), 0)
+            elif pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+                present = pc.greater(pc.utf8_length(values), 0)
+            else:
+                present = pc.is_valid(values)
+            count += pc.sum(pc.fill_null(present, False)).as_py() or 0
+        rows.append((name, field, n, int(count)))
+    return rows
 
 
 #: The sections' columns :func:`read_frames` reads for every row (the rest only for the rows shown).
@@ -636,6 +877,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = argparse.ArgumentParser(prog="python -m pipeline.report", description=main.__doc__)
     parser.add_argument("out", type=Path, help="output folder of a run")
+    parser.add_argument("--previous", type=Path, default=None,
+                        help="folder of the run before it, for the changes since then (default: none)")
     args = parser.parse_args(argv)
     from .write import TABLES
 
@@ -647,7 +890,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(write_report(args.out, frames, manifest))
+    print(write_report(args.out, frames, manifest, args.previous))
+    from .publish import record_rewrite
+
+    record_rewrite(args.out, "report.html")  # the next run still knows the file as its own
     return 0
 
 

@@ -63,7 +63,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from tqdm.auto import tqdm
 
 from . import __version__, clean, extract, ingest, normalize, outdir, segment
 from . import formats as ingest_formats
@@ -91,6 +90,7 @@ from .embed import DEFAULT_MAX_CHARS, Embedder, make_local_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
 from .failures import failed_files
 from .memory import collect_less_often, release_free_memory
+from .progress import Progress, progress_mode
 from .publish import (
     CACHE_DIR,
     MANIFEST,
@@ -107,7 +107,7 @@ from .publish import (
 from .stage import Stage, check_chain
 from .state import Entry, StateStore, file_sha256, frame_records, state_key
 from .vectors import VectorFile
-from .workers import map_in_pool, pool_batch_size, pool_workers
+from .workers import map_in_pool, model_loaders, pool_batch_size, pool_workers
 from .write import (
     CONTEXT_SCHEMA,
     DOCUMENTS_SCHEMA,
@@ -261,7 +261,7 @@ def _package_versions() -> dict[str, str]:
 
 
 def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embedder | None = None,
-        progress: bool | None = None, full: bool = False) -> RunResult:
+        progress: bool | str | None = None, full: bool = False) -> RunResult:
     """Run the pipeline over ``corpus`` and publish the outputs in ``out_dir``.
 
     Incremental: files whose path, bytes, pipeline version and per-document configuration match
@@ -276,7 +276,9 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         config: the run's configuration.
         embedder: an embedder to use instead of building one from ``config.embed`` (tests
             share one loaded model this way).
-        progress: show progress bars; ``None`` = only on a terminal and when not quiet.
+        progress: show a progress bar per phase (:mod:`pipeline.progress`): ``None`` only on a
+            terminal, True always, False never; ``"log"`` as log records (JSON logs). None
+            when ``config.run.quiet``.
         full: ignore the state and process every file (a clean rebuild; the embedding cache,
             keyed by text, is still used unless ``config.run.embedding_cache`` is off).
 
@@ -329,14 +331,14 @@ def _keep_gathered(store: StateStore) -> None:
                     "processed again", type(exc).__name__, exc)
 
 
-def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder | None, progress: bool | None,
+def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder | None, progress: bool | str | None,
                 full: bool, engine: Any, layout: str) -> RunResult:
     """:func:`run` once the lock is held; ``engine`` is the started
     :class:`pipeline.engine_ray.RayEngine`, or None for the local engine; ``layout`` the output
     folder's (:func:`pipeline.outdir.claim`)."""
     started = dt.datetime.now(dt.timezone.utc)
     run_id = new_run_id(started)
-    disable = True if config.run.quiet or progress is False else (None if progress is None else False)
+    bars = Progress(progress_mode(progress, config.run.quiet))
     seconds = dict.fromkeys(STAGE_NAMES, 0.0)
     check_chain(DOCUMENT_STAGES, ingest.LISTING_COLUMNS)
     check_chain(SECTION_STAGES, [*segment.EXPLODED_COLUMNS])
@@ -370,13 +372,19 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     run_dir = run_folder(out_dir, run_id)
     run_dir.mkdir(parents=True)
     results, parallel = _document_results(todo, config, engine)
-    feed = _DocumentFeed(results, parallel, dict(zip(paths, shas, strict=True)), entries, store,
-                         len(todo), disable)
+    if len(todo) and not parallel:  # in this process: the models load before the first batch, in view
+        t0 = time.perf_counter()
+        _load_models(config, bars)
+        seconds["ingest"] += time.perf_counter() - t0
+    documents_bar = bars.bar("documents", len(paths) + len(skipped), "file")
+    if len(todo) and parallel:  # the workers load their models before their first batch
+        documents_bar.set_postfix_str("workers loading models")
+    feed = _DocumentFeed(results, parallel, dict(zip(paths, shas, strict=True)), entries, store, documents_bar)
     try:
         with contextlib.closing(results):  # a pool or Ray dataset is shut down even on an error
             try:
                 outcome = _assemble_and_write(paths, feed, skipped, config, embedder, run_dir, metadata, seconds,
-                                              disable, dict(zip(listing["source_path"], listing["abs_path"], strict=True)),
+                                              bars, dict(zip(listing["source_path"], listing["abs_path"], strict=True)),
                                               compact=full, after_embedding=getattr(built, "close", None))
             except BaseException:
                 _keep_gathered(store)  # before the pool waits for its batches: a SIGKILL may follow a SIGTERM
@@ -388,7 +396,8 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
         _keep_gathered(store)  # (nothing left to write, unless the first try failed)
         raise
     finally:
-        feed.close_bars()
+        documents_bar.close()
+        bars.close()  # (the last bar, writing, is done)
         if cache is not None:
             cache.close()
         if hasattr(built, "close"):
@@ -402,7 +411,7 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     manifest["failed"] = failed_files(outcome.errors, dict(zip(paths, shas, strict=True)), previous)
     write_manifest(run_dir, manifest)
     release_free_memory()  # the whole dedup's memory, before the report reads the tables back
-    _write_report(run_dir, report_frames(run_dir, outcome.errors), manifest)
+    _write_report(run_dir, report_frames(run_dir, outcome.errors), manifest, _previous_run(out_dir))
     write_card(run_dir, manifest)
     flush_folder(run_dir)
     crash_point("before-swap")
@@ -509,6 +518,17 @@ def _document_results(todo: pd.DataFrame, config: Config, engine: Any) -> tuple[
     size = pool_batch_size(len(todo), workers, config.run.batch_size)
     log.info("per-document stages on %d worker processes, %d file(s) per batch", workers, size)
     return map_in_pool(process_files, _batches(todo, size), config, workers), True
+
+
+def _load_models(config: Config, bars: Progress) -> None:
+    """Load the per-document stages' models in this process (:func:`pipeline.workers.model_loaders`),
+    one step of the ``models`` bar each, so that the run does not sit at 0 files meanwhile."""
+    loaders = model_loaders(config)
+    with bars.bar("models", len(loaders), "model") as bar:
+        for name, load in loaders:
+            bar.set_postfix_str(name)  # what is loading now
+            load()
+            bar.update(1)
 
 
 def _wall_shares(stage_seconds: dict[str, float], wall: float | None) -> dict[str, float]:
@@ -742,7 +762,7 @@ class _DocumentFeed:
     """
 
     def __init__(self, results: Iterator[BatchResult], parallel: bool, sha_of: dict[str, str | None],
-                 entries: dict[str, Entry], store: StateStore, n_files: int, disable: bool | None):
+                 entries: dict[str, Entry], store: StateStore, bar: Any):
         self._results = iter(results)
         self.parallel = parallel
         self._sha_of = sha_of
@@ -750,16 +770,18 @@ class _DocumentFeed:
         self.pending: dict[str, tuple[bytes, bytes]] = {}
         self.store = store
         self._stage_seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
-        self._bars = {name: tqdm(total=n_files, desc=f"{name:<9}", unit="file", disable=disable, leave=True)
-                      for name in DOCUMENT_STAGE_NAMES}
+        self.bar = bar
+        self.counted: set[str] = set()  # the files of this run's results, counted on the bar
         self.started = time.perf_counter()
         self.finished: float | None = None
 
     def _take(self, result: BatchResult) -> set[str]:
         for name, secs in result.seconds.items():
             self._stage_seconds[name] += secs
-        for bar in self._bars.values():
-            bar.update(result.n_files)
+        if getattr(self.bar, "postfix", None):  # (a disabled bar has none)
+            self.bar.set_postfix_str("", refresh=False)
+        self.bar.update(result.n_files)
+        self.counted.update(file.source_path for file in result.files)
         fresh = []
         for file in result.files:
             path = file.source_path
@@ -797,14 +819,8 @@ class _DocumentFeed:
 
     def _end(self) -> None:
         self.finished = time.perf_counter()
-        self.close_bars()
         self.store.flush()  # the last results: every processed file is in the state from here
         crash_point("after-documents")
-
-    def close_bars(self) -> None:
-        """Close the progress bars (idempotent)."""
-        for bar in self._bars.values():
-            bar.close()
 
     def stage_seconds(self) -> dict[str, float]:
         """Seconds per document stage (see the class docstring); call after :meth:`finish`."""
@@ -826,7 +842,7 @@ def _corpus_items(paths: list[str], skipped: pd.DataFrame) -> list[tuple[str, st
 
 def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataFrame, config: Config,
                         embedder: Embedder, run_dir: Path, metadata: dict[str, str], seconds: dict[str, float],
-                        disable: bool | None, abs_paths: dict[str, str], compact: bool = False,
+                        bars: Progress, abs_paths: dict[str, str], compact: bool = False,
                         after_embedding: Callable[[], None] | None = None) -> _Outcome:
     """Assemble every file's rows in corpus order, dedup all sections, write every table.
 
@@ -885,7 +901,9 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     error_frames: list[pd.DataFrame] = []
     items = _corpus_items(paths, skipped)
     max_chars = getattr(embedder, "max_chars", None) or DEFAULT_MAX_CHARS  # the embedder's cut, for embedding_chars_cut
-    with tqdm(total=len(items), desc=f"{'assemble':<9}", unit="file", disable=disable) as bar:
+    # the files count on the documents bar: processed ones as their results come, reused and
+    # skipped ones here; the bar closes once the last chunk is in
+    with feed.bar:
         for start in range(0, len(items), ASSEMBLY_CHUNK):
             chunk = items[start : start + ASSEMBLY_CHUNK]
             listed = [p for p, reason in chunk if reason is None]
@@ -937,7 +955,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
             del documents, sections
             if not overlapped:
                 seconds["ingest"] += time.perf_counter() - t0
-            bar.update(len(chunk))
+            feed.bar.update(sum(1 for p, _ in chunk if p not in feed.counted))
     feed.finish()
     for name, secs in feed.stage_seconds().items():
         seconds[name] += secs
@@ -960,19 +978,22 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     if embed_out is not None:
         embed_out.close()
     embed_file.close()
-    in_flight: collections.deque[Callable[[], SectionEmbeddings]] = collections.deque()
+    in_flight: collections.deque[tuple[int, Callable[[], SectionEmbeddings]]] = collections.deque()
+    embedding_bar = bars.bar("embedding", slims.n, "section")
 
     def take_oldest() -> None:
-        part = in_flight.popleft()()
+        n_rows, wait = in_flight.popleft()
+        part = wait()
         content.append(part.content)
         vectors.add(part.without_content())
+        embedding_bar.update(n_rows)
 
-    with pa.OSFile(str(embed_path), "rb") as embed_in:  # plain reads, not a map: a read batch is freed after use
+    with embedding_bar, pa.OSFile(str(embed_path), "rb") as embed_in:  # plain reads, not a map: a read batch is freed after use
         for batch in pa.ipc.open_stream(embed_in) if embed_out is not None else ():  # chunk by chunk, in order
             # the next chunk is submitted before the last one is waited for: the embedding
             # processes go on with it while this process stores the last one's vectors (each
             # chunk's tail would leave a process idle, and the cache's reads and writes both)
-            in_flight.append(submit_inputs(EmbeddingInputs.from_batch(batch), embedder))
+            in_flight.append((batch.num_rows, submit_inputs(EmbeddingInputs.from_batch(batch), embedder)))
             del batch
             if len(in_flight) > EMBED_CHUNKS_IN_FLIGHT:
                 take_oldest()
@@ -987,10 +1008,11 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     # --- dedup over every section: slim columns and embeddings only ---------------------------
     log.debug("embedded; clustering")
     t0 = time.perf_counter()
-    paper_ids, match_scores, papers, section_doc_ids = _cluster_all(slims, vectors, config, scratch, content)
-    papers_of = paper_sets(section_doc_ids, paper_ids)
-    del section_doc_ids
-    candidates = copy_candidates(papers_of)
+    with bars.bar("clustering", None, "step"):  # (dedup reports no count: the elapsed time moves)
+        paper_ids, match_scores, papers, section_doc_ids = _cluster_all(slims, vectors, config, scratch, content)
+        papers_of = paper_sets(section_doc_ids, paper_ids)
+        del section_doc_ids
+        candidates = copy_candidates(papers_of)
     summary_from = papers["summary_from"].combine_chunks()  # per paper, the section its summary is in
     n_papers = papers.num_rows
     # the papers wait on disk while the tables are reread (the 104,276 papers of the 50k bench
@@ -1011,6 +1033,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     # --- second pass: the dedup columns into sections and documents -----------------------------
     log.debug("clustered into %d papers; writing", n_papers)
     t0 = time.perf_counter()
+    writing_bar = bars.bar("writing", len(paper_ids) + len(doc_keys) + n_papers, "row")
     texts: dict[str, Any] = {}  # doc id -> its sections' texts (a list), then joined (a str)
     wanted_docs = pa.array(list(candidates), pa.string())
 
@@ -1026,6 +1049,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
         rows = table.filter(pc.is_in(table["doc_id"], wanted_docs)).select(["doc_id", "text_norm"]).to_pylist()
         for r in rows:
             texts.setdefault(r["doc_id"], []).append(r["text_norm"] or "")
+        writing_bar.update(table.num_rows)
 
     counts = {"sections": _fill_columns(scratch / "sections.parquet", run_dir / "sections.parquet", SECTIONS_SCHEMA,
                                         metadata, {"paper_id": (paper_ids, pa.string()),
@@ -1038,6 +1062,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     texts.clear()
     counts["documents"] = _fill_columns(scratch / "documents.parquet", run_dir / "documents.parquet",
                                         DOCUMENTS_SCHEMA, metadata, {"dup_of": (dup_of, pa.string())},
+                                        lambda table: writing_bar.update(table.num_rows),
                                         batch_rows=DOCUMENT_REREAD_BATCH)
     # the papers, a batch at a time: its summaries (from its spill file) and its source counts
     all_docs = pa.array([d for d, _, _ in doc_keys], pa.string())
@@ -1059,6 +1084,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
         papers_out.write_table(papers)
         multi_document += pc.sum(pc.greater(pc.list_value_length(papers["doc_ids"]), 1)).as_py() or 0
         start += len(batch)
+        writing_bar.update(len(batch))
         del papers
     if start != n_papers:
         raise RuntimeError(f"{start} papers read back of {n_papers}")
@@ -1070,6 +1096,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     errors_out = TableWriter(run_dir / "errors.parquet", ERRORS_SCHEMA, metadata)
     errors_out.write(errors)
     counts["errors"] = errors_out.close()
+    writing_bar.close()
     shutil.rmtree(scratch)
     seconds["write"] += time.perf_counter() - t0
     stats = {"papers_multi_document": int(multi_document)}
@@ -1409,7 +1436,15 @@ def _removed_files(previous: dict[str, Any] | None, present: set[str]) -> list[s
     return sorted(before - present)
 
 
-def _write_report(run_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[str, Any]) -> None:
+def _previous_run(out_dir: Path) -> Path | None:
+    """The folder of the published run before this run publishes: OUT itself, whose top level
+    holds the published tables (:mod:`pipeline.publish`) when it has a manifest; None for a
+    first run."""
+    return out_dir if (out_dir / MANIFEST).is_file() else None
+
+
+def _write_report(run_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[str, Any],
+                  previous: Path | None = None) -> None:
     """REPORT HOOK, the one call site of ``pipeline.report``: write ``report.html`` into the run
     folder when that module exists (skipped otherwise). A failing report is logged and the run
     publishes without it: the tables are what matter."""
@@ -1418,7 +1453,7 @@ def _write_report(run_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict
     from .report import write_report
 
     try:
-        write_report(run_dir, frames, manifest)
+        write_report(run_dir, frames, manifest, previous)
     except Exception:  # noqa: BLE001 - the report is a view of the tables, not data
         log.exception("report.html could not be written; the run is published without it")
 

@@ -79,26 +79,35 @@ def pool_batch_size(n_files: int, workers: int, batch_size: int) -> int:
     return max(1, min(batch_size, math.ceil(n_files / (workers * BATCHES_PER_WORKER))))
 
 
+def model_loaders(config: Config) -> list[tuple[str, Callable[[], Any]]]:
+    """``(name, load)`` of every model the per-document stages use, in load order: the Chinese
+    spaCy pipeline with its jieba tokenizer and user dictionary, the English one, the OpenCC
+    converters of the target script and of zh-Hans / zh-Hant, jieba's default dictionary and IDF
+    table (keywords) and YAKE. Each loader is cached per process (:mod:`pipeline.nlp`,
+    :mod:`pipeline.normalize`): a second call costs nothing, and the stages find them loaded."""
+    from . import nlp, normalize
+
+    def opencc() -> None:
+        for script in dict.fromkeys((config.normalize.target_script, "zh-Hans", "zh-Hant")):
+            normalize.to_script("机器学习模型與資料", script)
+
+    def keywords() -> None:
+        nlp.keywords("深度学习模型在图像识别任务上取得了很好的效果。", "zh-Hans", config.extract.n_keywords)
+        nlp.keywords("Large language models learn in context from a few examples.", "en",
+                     config.extract.n_keywords)
+
+    return [("spaCy zh", nlp.zh_nlp), ("spaCy en", nlp.en_nlp), ("OpenCC", opencc),
+            ("jieba IDF", nlp.idf_table), ("keywords", keywords)]
+
+
 def warm_models(config: Config) -> None:
-    """Load every model the per-document stages use, once per process: the Chinese spaCy
-    pipeline with its jieba tokenizer and user dictionary, the English one, jieba's default
-    dictionary and IDF table (keywords), YAKE, and the OpenCC converters of the target script
-    and of zh-Hans. Each loader is cached per process (:mod:`pipeline.nlp`,
-    :mod:`pipeline.normalize`), so later calls in the stages find them loaded.
+    """Load every model of :func:`model_loaders` once in this process (a pool worker).
 
     Then every object alive (the models: millions of dictionary entries) is moved out of the
     cyclic garbage collector's reach (``gc.freeze``): they live as long as the process, and
     scanning them again at every full collection was about 3% of the stages' CPU time."""
-    from . import nlp, normalize
-
-    nlp.zh_nlp()
-    nlp.en_nlp()
-    for script in dict.fromkeys((config.normalize.target_script, "zh-Hans", "zh-Hant")):
-        normalize.to_script("机器学习模型與資料", script)
-    nlp.idf_table()  # (imported at first use: the run's own process does without it)
-    nlp.keywords("深度学习模型在图像识别任务上取得了很好的效果。", "zh-Hans", config.extract.n_keywords)
-    nlp.keywords("Large language models learn in context from a few examples.", "en",
-                 config.extract.n_keywords)
+    for _, load in model_loaders(config):
+        load()
     gc.collect()  # (the garbage of the loading first: frozen objects are never collected)
     gc.freeze()
 

@@ -234,7 +234,8 @@ def test_successful_run_writes_outputs_and_prints_summary(tmp_path: Path) -> Non
     assert list(seconds) == [*STAGES, "total"]
     assert all(v >= 0 for v in seconds.values())
     assert seconds["total"] == pytest.approx(sum(seconds[s] for s in STAGES), abs=0.05)
-    assert lines[-1] == f"wrote {out}/"
+    assert lines[-2:] == [f"wrote {out}/", f"report: {out / 'report.html'}"]  # the summary ends with the report
+    assert (out / "report.html").is_file()
 
     # the tables
     docs = frames["documents"]
@@ -365,6 +366,24 @@ def test_log_format_json_writes_one_object_per_line_and_the_summary(tmp_path: Pa
     assert (summary["documents"], summary["sections"], summary["failed_files"]) == (1, 2, 1)
     assert (summary["files_processed"], summary["files_reused"], summary["files_removed"]) == (2, 0, 0)
     assert set(summary["seconds"]) == set(STAGES)
+    # the summary ends with the report's path, and the report is there
+    assert list(summary)[-1] == "report" and summary["report"] == str(out / "report.html")
+    assert Path(summary["report"]).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    # one progress record per phase at its start and at its end (a phase of a few seconds has no
+    # record in between: LOG_INTERVAL_S), in run order, each phase's last one complete
+    progress = [r for r in records if r.get("event") == "progress"]
+    phases = list(dict.fromkeys(r["phase"] for r in progress))
+    assert phases == ["models", "documents", "embedding", "clustering", "writing"]
+    last = {r["phase"]: r for r in progress}
+    assert (last["models"]["n"], last["models"]["total"], last["models"]["unit"]) == (5, 5, "model")
+    assert (last["documents"]["n"], last["documents"]["total"], last["documents"]["unit"]) == (2, 2, "file")
+    assert last["embedding"]["n"] == last["embedding"]["total"] == 2
+    assert last["clustering"]["total"] is None and last["clustering"]["elapsed_s"] >= 0
+    assert last["writing"]["n"] == last["writing"]["total"] == 2 + 2 + 2  # sections, documents, papers rows
+    first = {r["phase"]: r for r in reversed(progress)}
+    assert all(first[p]["n"] == 0 for p in phases if p != "clustering")
+    assert all(r["level"] == "INFO" and r["logger"] == "pipeline.progress" for r in progress)
+    assert all(r["eta_s"] == 0 for r in last.values() if r["total"])
 
     usage = _invoke(corpus, "--out", out, "--log-format", "json", "--batch-size", "0")
     assert usage.exit_code == EXIT_USAGE

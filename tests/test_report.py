@@ -1,8 +1,10 @@
 """The run report: one self-contained HTML file, checked in a real headless Chromium.
 
 The run covers the sample corpus plus a file of an unknown type (skipped), an empty file and a
-binary file (error), so every section of the report has data. The browser is Debian's
-``chromium`` (``apt-get install -y chromium``; override the binary with ``$CHROMIUM``), driven
+binary file (error), so every section of the report has data; it is the second run over its
+output folder, so the report has changes to show. The browser is Debian's ``chromium`` with the
+``fonts-noto-cjk`` fonts (``apt-get install -y chromium fonts-noto-cjk``, what ``make browser``
+does; override the binary with ``$CHROMIUM``), driven
 over the DevTools protocol on a pipe (``--remote-debugging-pipe``: no port, no extra Python
 package). Networking is cut (a dead proxy, every host unresolvable) and every request the page
 makes is recorded, so a report that needs the network fails. Without Chromium the browser tests
@@ -11,6 +13,7 @@ skip, and fail under CI (``$CI`` set).
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
 import json
 import os
@@ -59,8 +62,39 @@ PAGE_PROBE = """(() => {
         complete: p.complete !== false, natural: p.naturalWidth || 0, ink: p.tagName === 'IMG' ? inked(p) : 1})),
       tables: s.querySelectorAll('table').length, rows: s.querySelectorAll('tbody tr').length})),
     scripts: document.querySelectorAll('script').length,
+    scripts_run: document.querySelectorAll('script:not([type])').length,
     text: document.body.innerText,
+    wide: [...document.querySelectorAll('table')].filter(t => t.getBoundingClientRect().right
+      > document.documentElement.clientWidth + 1 && t.getClientRects().length).length,
+    height: document.documentElement.scrollHeight,
   });
+})()"""
+#: Resolves when the table of every paper has rendered (its ``data-ready``), or after 10 s.
+TABLE_READY = """new Promise(resolve => { const t0 = Date.now(); const poll = () => {
+  const table = document.getElementById('papers-table');
+  if (!table || table.dataset.ready || Date.now() - t0 > 10000) resolve(table ? table.dataset.ready || 'timeout' : 'none');
+  else setTimeout(poll, 10); }; poll(); })"""
+#: Types ``%s`` (a JSON string) into the search box, waits for the table to follow, and gives
+#: the shown rows' text and the count line.
+SEARCH = """new Promise(resolve => { const input = document.getElementById('papers-search');
+  input.value = %s; input.dispatchEvent(new Event('input'));
+  setTimeout(() => resolve(JSON.stringify({
+    rows: [...document.querySelectorAll('#papers-table tbody tr')].map(tr => tr.innerText),
+    links: [...document.querySelectorAll('#papers-table tbody a')].map(a => a.href),
+    info: document.getElementById('papers-info').textContent})), 600); })"""
+#: Whether Chinese renders as glyphs in the page's own font: two different characters drawn on a
+#: canvas in the body's font must differ from each other and from a private-use character
+#: (which every font leaves as the same empty box, "tofu"); and the width of the text.
+CJK_RENDERS = """(() => {
+  const font = '32px ' + getComputedStyle(document.body).fontFamily;
+  const draw = ch => { const c = document.createElement('canvas'); c.width = 48; c.height = 48;
+    const g = c.getContext('2d'); g.font = font; g.fillStyle = '#000'; g.textBaseline = 'top';
+    g.fillText(ch, 4, 4); return Array.from(g.getImageData(0, 0, 48, 48).data).join(','); };
+  const zhong = draw('\u4e2d'), wen = draw('\u6587'), tofu = draw('\ue000');
+  const g = document.createElement('canvas').getContext('2d'); g.font = font;
+  return JSON.stringify({distinct: zhong !== wen, not_tofu: zhong !== tofu && wen !== tofu,
+    inked: zhong.split(',').some((v, i) => i % 4 === 3 && v !== '0'), font: font,
+    width: g.measureText('\u4e2d\u6587').width, tofu_width: g.measureText('\ue000\ue001').width});
 })()"""
 
 
@@ -130,8 +164,12 @@ class Chromium:
                     return self.events.pop(i)
             self.events.append(self._next(timeout))
 
-    def open(self, url: str, screenshot: Path | None = None) -> tuple[dict[str, Any], list[str]]:
-        """Load ``url`` in a new tab; return what :data:`PAGE_PROBE` finds and every URL requested."""
+    def open(self, url: str, screenshot: Path | None = None,
+             actions: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[str]]:
+        """Load ``url`` in a new tab, wait for the table of every paper (:data:`TABLE_READY`);
+        return what :data:`PAGE_PROBE` finds (plus ``ready``, the table's state, ``actions``,
+        the value of each of ``actions`` evaluated in turn, promises awaited, and ``errors``, the
+        page's uncaught exceptions) and every URL requested."""
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Network", "Runtime"):
@@ -140,8 +178,10 @@ class Chromium:
                   {"width": 1200, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session)
         self.call("Page.navigate", {"url": url}, session)
         self.wait_event("Page.loadEventFired", session)
+        ready = self.evaluate(TABLE_READY, session)
         value = self.call("Runtime.evaluate", {"expression": PAGE_PROBE, "returnByValue": True}, session)
         assert "exceptionDetails" not in value, value["exceptionDetails"]
+        done = [self.evaluate(action, session) for action in actions]
         if screenshot is not None:
             import base64
 
@@ -149,9 +189,18 @@ class Chromium:
             screenshot.write_bytes(base64.b64decode(shot["data"]))
         requested = [e["params"]["request"]["url"] for e in self.events
                      if e.get("method") == "Network.requestWillBeSent" and e.get("sessionId") == session]
+        errors = [e["params"]["exceptionDetails"] for e in self.events
+                  if e.get("method") == "Runtime.exceptionThrown" and e.get("sessionId") == session]
         self.events = [e for e in self.events if e.get("sessionId") != session]
         self.call("Target.closeTarget", {"targetId": target})
-        return json.loads(value["result"]["value"]), requested
+        return json.loads(value["result"]["value"]) | {"ready": ready, "actions": done, "errors": errors}, requested
+
+    def evaluate(self, expression: str, session: str) -> Any:
+        """The value of ``expression`` in the page (a promise awaited); an exception fails."""
+        value = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                               "awaitPromise": True}, session)
+        assert "exceptionDetails" not in value, value["exceptionDetails"]
+        return value["result"].get("value")
 
     def close(self) -> None:
         try:
@@ -180,7 +229,8 @@ def chromium_binary() -> str:
     if binary and Path(binary).exists():
         return binary
     message = ("Chromium is not installed: the report's browser test needs Debian's `chromium` "
-               "(`apt-get install -y chromium`, as root; `make test` installs it) or $CHROMIUM set to a binary")
+               "(`apt-get install -y chromium fonts-noto-cjk`, as root; `make test` installs them) or $CHROMIUM "
+               "set to a binary")
     if os.environ.get("CI"):
         pytest.fail(message + " (CI is set: the browser test must run)")
     pytest.skip(message)
@@ -196,26 +246,49 @@ def browser(tmp_path_factory) -> Chromium:
     shutil.rmtree(profile, ignore_errors=True)
 
 
+#: A short article of the first run only (removed before the second): two papers of its own.
+GONE_ARTICLE = """机器之心报道
+今年的会议公布了两篇最佳论文。
+论文 1：Scaling Sparse Attention for Long Documents
+论文地址：https://arxiv.org/abs/2401.01234
+论文摘要：本文提出一种稀疏注意力方法，在长文档上显著降低计算开销，同时保持模型质量。
+论文 2：Robust Graph Neural Networks under Label Noise
+论文地址：https://arxiv.org/abs/2402.05678
+论文摘要：本文研究标签噪声下的图神经网络，提出一种鲁棒的训练目标，在多个基准上取得更好结果。
+"""
+#: The sample file added by the second run.
+ADDED = "c_blog_en.md"
+
+
 @pytest.fixture(scope="module")
 def report_run(tmp_path_factory, use_embedder) -> tuple[RunResult, dict[str, Any]]:
-    """A real run over the sample corpus plus a skipped, an empty and a failing file."""
+    """A real run over the sample corpus plus a skipped, an empty and a failing file: the second
+    run over the folder, after a first one without :data:`ADDED` and with ``gone.txt``. The
+    manifest holds ``_previous_paper_ids``, the first run's paper ids (for the changes)."""
     corpus = tmp_path_factory.mktemp("report_corpus")
     for path in Path(SAMPLE).iterdir():
-        if path.is_file():
+        if path.is_file() and path.name != ADDED:
             shutil.copy(path, corpus / path.name)
     (corpus / "slides.pdf").write_bytes(b"%PDF-1.4 not read")
     (corpus / "empty.txt").write_text("", encoding="utf-8")
     (corpus / "binary.txt").write_bytes(bytes(range(256)) * 8)
+    (corpus / "gone.txt").write_text(GONE_ARTICLE, encoding="utf-8")
     out = tmp_path_factory.mktemp("report_out")
+    run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    before = set(pd.read_parquet(out / "papers.parquet", columns=["paper_id"])["paper_id"])
+    (corpus / "gone.txt").unlink()
+    shutil.copy(Path(SAMPLE) / ADDED, corpus / ADDED)
     result = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    return result, manifest
+    return result, manifest | {"_previous_paper_ids": sorted(before)}
 
 
 def _check_page(page: dict[str, Any], requested: list[str], plotted: tuple[str, ...]) -> None:
     offline = [u for u in requested if not u.startswith(("file:", "data:"))]
     assert not offline, f"the report requested network resources: {offline}"
-    assert page["scripts"] == 0
+    assert (page["scripts"], page["scripts_run"]) == (2, 1)  # the papers' data block and the table's code
+    assert page["ready"] == "yes" and page["errors"] == [], (page["ready"], page["errors"])
+    assert page["wide"] == 0, "a table runs past the right edge of the page"
     sections = {s["id"]: s for s in page["sections"]}
     assert list(sections) == list(SECTION_IDS)
     for sid, section in sections.items():
@@ -231,21 +304,68 @@ def _check_page(page: dict[str, Any], requested: list[str], plotted: tuple[str, 
 
 
 def test_report_renders_in_a_headless_browser(report_run, browser: Chromium, tmp_path: Path) -> None:
+    """The report the run wrote (of its second run): the run's date, the changes since the first
+    run, the completeness table, a search through the search box, and Chinese as glyphs."""
     result, manifest = report_run
-    path = write_report(result.out_dir, result.frames, manifest)
-    assert path == result.out_dir / REPORT_NAME and path.stat().st_size > 0
-    page, requested = browser.open(path.resolve().as_uri(), screenshot=tmp_path / "report.png")
+    path = result.out_dir / REPORT_NAME
+    assert path.stat().st_size > 0
+    papers = result.frames["papers"]
+    word = "autoregressive"  # a word of the title of the sample's paper found in two documents
+    expected = [t for t in papers["title"].fillna("") if word in t.lower()]
+    title = expected[0]
+    page, requested = browser.open(path.resolve().as_uri(), screenshot=tmp_path / "report.png",
+                                   actions=(SEARCH % json.dumps(word), CJK_RENDERS, SEARCH % json.dumps("")))
     _check_page(page, requested, PLOTTED)
+    text = page["text"]
+    # the run's date, duration and files, as the manifest has them
+    started = dt.datetime.fromisoformat(manifest["started_at"]).astimezone(dt.timezone.utc)
+    assert f"date {started:%Y-%m-%d %H:%M:%S} UTC" in text
+    files = {k: len(manifest["files"][k]) for k in ("processed", "reused", "removed")}
+    assert manifest["files"]["removed"] == ["gone.txt"] and ADDED in manifest["files"]["processed"]
+    assert f"files {files['processed']} processed, {files['reused']} reused, 1 removed" in text
+    # the changes since the first run: papers added and removed by paper_id
+    before, now = set(manifest["_previous_paper_ids"]), set(papers["paper_id"])
+    added, removed = len(now - before), len(before - now)
+    assert added > 0 and removed >= 2  # the blog's papers came, gone.txt's two went
+    assert f"Papers: {added} added, {removed} removed" in text
+    changes = _section_text(text, "Changes since the last run", "Field completeness")
+    assert f"papers\t{len(before)}\t{len(now)}\t{len(now) - len(before):+d}" in changes
+    # completeness: the share of papers with an arXiv id, authors, a venue, as counted here
+    completeness = _section_text(text, "Field completeness", "Every paper")
+    for field in ("arxiv_id", "authors", "venue", "year", "award", "institutions"):
+        filled = sum(bool(len(v)) if isinstance(v, list) else (v is not None and v == v and v != "")
+                     for v in papers[field])
+        assert f"{field}\t{filled}\t{100 * filled / len(papers):.1f} %" in completeness, field
+    # the table of every paper: all of them over the pages, then the search keeps the matching ones
+    assert f"{len(papers)} of {len(papers)} papers, page 1 of 1" in text
+    found, cjk, cleared = page["actions"]
+    found = json.loads(found)
+    assert len(found["rows"]) == len(expected) >= 1 and any(title in row for row in found["rows"])
+    assert found["info"].startswith(f"{len(expected)} of {len(papers)} papers")
+    arxiv = papers.loc[papers["title"] == title, "arxiv_id"].dropna()
+    assert {f"https://arxiv.org/abs/{a}" for a in arxiv} <= set(found["links"])
+    assert json.loads(cleared)["info"].startswith(f"{len(papers)} of {len(papers)} papers")
+    # Chinese renders as glyphs, not as boxes (needs a CJK font: `make browser` installs fonts-noto-cjk)
+    cjk = json.loads(cjk)
+    assert cjk["inked"] and cjk["distinct"] and cjk["not_tofu"], f"Chinese renders as boxes: {cjk}"
+    assert "Noto Sans CJK SC" in cjk["font"]
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in text)  # the page holds Chinese text to render
     sections = {s["id"]: s for s in page["sections"]}
     text = page["text"]
     for name in ("slides.pdf", "binary.txt", "empty.txt", "skipped", "error"):  # the files not processed
         assert name in text, name
-    assert "Visual Autoregressive Modeling" in text  # the sample's paper found in two documents
+    assert "Visual Autoregressive Modeling" in text  # (a mention's title, as the section has it)
     assert sections["multi-source"]["tables"] >= 1 and sections["top-papers"]["rows"] == len(result.frames["papers"])
+    assert page["height"] < 20_000, "the page is too long to read"
     for reason in set(result.frames["dropped"]["reason"]):
         assert reason in text
     assert f"dedup match threshold: {load_config().dedup.match_threshold}" in text
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def _section_text(text: str, start: str, end: str) -> str:
+    """The page text from heading ``start`` up to heading ``end``."""
+    return text.split(start, 1)[1].split(end, 1)[0]
 
 
 def test_report_of_parquet_read_back_renders(sample_run, browser: Chromium, tmp_path: Path) -> None:
@@ -268,6 +388,7 @@ def test_empty_run_report_renders(browser: Chromium, tmp_path: Path, use_embedde
     page, requested = browser.open(path.resolve().as_uri())
     _check_page(page, requested, ("funnel", "timing"))
     assert "no papers" in page["text"] and "no dropped spans" in page["text"]
+    assert "no earlier run to compare with" in page["text"] and "0 of 0 papers" in page["text"]
 
 
 def test_report_needs_no_tables_at_all(tmp_path: Path) -> None:
@@ -285,7 +406,12 @@ def test_report_escapes_text_and_shows_an_errors_table(report_run) -> None:
     frames["papers"] = papers
     frames["errors"] = pd.DataFrame({"stage": ["extract"], "message": ["<img src=x onerror=alert(1)>"]})
     page = render_report(frames, manifest)
-    assert "<script>" not in page and "<img src=x" not in page
+    # the page's only scripts are the table's data block (base64) and its code, which holds no data
+    assert page.count("<script") == 2 and page.count("<script>") == 1
+    assert "<script>alert" not in page and "<img src=x" not in page
+    from pipeline.report_table import _SCRIPT
+
+    assert page.split("<script>")[1].split("</script>")[0] == _SCRIPT
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;" in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page and "Errors table" in page
     assert "http://" not in page.split("<body>")[0] and "https://" not in page.split("<body>")[0]
@@ -403,15 +529,19 @@ def test_report_reads_back_only_the_columns_it_shows_and_renders_the_same(report
     errors = pd.read_parquet(result.run_dir / "errors.parquet")
     frames = report.read_frames(result.run_dir, TABLES)
     for name in TABLES:
-        wanted = [c for c in full[name].columns if c in report.REPORT_COLUMNS[name] and (name, c) != ("papers", "doc_ids")]
-        assert list(frames[name].columns) == wanted, name  # papers have n_sources: their doc_ids are not read
+        wanted = [c for c in full[name].columns if c in report.REPORT_COLUMNS[name]]
+        assert list(frames[name].columns) == wanted, name
         assert len(frames[name]) == len(full[name]) > 0, name
     unused = {"sections": {"keywords", "authors", "institutions", "urls", "text", "text_norm", "summary_norm"},
-              "papers": {"authors", "urls", "section_ids", "doc_ids", "summary"},
+              "papers": {"institutions", "urls", "section_ids", "summary"},
               "documents": {"text", "raw_text", "urls", "title", "n_chars"}}
     for name, columns in unused.items():
         assert columns <= set(full[name].columns) and not columns & set(frames[name].columns), name
     assert frames["context"].columns.empty
+    # the completeness is counted from the files, over every row, as from the whole tables
+    assert frames[report.COMPLETENESS].equals(report.completeness(full))
+    papers = frames[report.COMPLETENESS].set_index(["table", "field"]).loc["papers"]
+    assert papers.loc["summary", "rows"] == len(full["papers"]) and "summary" not in frames["papers"]
     # the texts shown as a head are read back as that head, exactly
     assert frames["dropped"]["text"].fillna("").tolist() == [report._head(v) for v in full["dropped"]["text"].fillna("")]
     # the sections' shown columns are read only at the rows the report shows (the first mentions
@@ -444,7 +574,7 @@ def test_report_reads_back_only_the_columns_it_shows_and_renders_the_same(report
     assert f"<td>{report._e(report._head(first['text']))}</td>" in page.split('<section id="dropped">')[1]
 
 
-def test_read_frames_reads_fallback_and_whole_tables_and_cuts_heads_group_by_group(tmp_path: Path) -> None:
+def test_read_frames_reads_whole_tables_and_cuts_heads_group_by_group(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -472,11 +602,13 @@ def test_read_frames_reads_fallback_and_whole_tables_and_cuts_heads_group_by_gro
     assert heads[3].startswith("A long span word") and heads[3].endswith("…")  # whitespace collapsed, cut
     assert heads[5] == "y" * report.HEAD_CHARS + "…" and heads[4] == "x" * report.HEAD_CHARS
     assert all(report._head(h) == h for h in heads if h is not None)  # so the report shows the same
-    assert list(frames["papers"].columns) == ["paper_id", "doc_ids"]  # no n_sources: doc_ids count them
+    assert list(frames["papers"].columns) == ["paper_id", "doc_ids", "authors"]  # in the file's order
+    filled = frames[report.COMPLETENESS]
+    assert filled.values.tolist() == [["papers", "authors", 1, 1]]  # the only completeness field papers.parquet has
     assert list(frames["errors"].columns) == ["path", "message", "extra"]  # not in REPORT_COLUMNS: whole
     assert frames["context"].shape == (3, 0)
     empty = report.read_frames(tmp_path / "empty", ["papers"])["papers"]
-    assert list(empty.columns) == ["paper_id", "n_sources"] and len(empty) == 0  # n_sources: no doc_ids
+    assert list(empty.columns) == ["paper_id", "n_sources", "doc_ids"] and len(empty) == 0
 
 
 def test_counts_that_are_not_finite_numbers_do_not_break_the_report() -> None:
@@ -500,3 +632,54 @@ def test_a_url_that_urlsplit_refuses_counts_as_no_url() -> None:
     assert report._source("blog/a.jsonl#3", "http://[oops") == "blog"
     assert report._source("a.jsonl#3", "http://[oops") == "(corpus root)"
     assert report._source("blog/a.jsonl#3", "https://example.org/x") == "example.org"
+
+
+#: Clicks the column header of ``%s`` (a JSON string: the field) ``%d`` times, then the "next"
+#: button once, and gives the shown rows' cells and the count line.
+SORT_AND_PAGE = """new Promise(resolve => {
+  const button = document.querySelector('#papers-table th button[data-field=' + %s + ']');
+  for (let k = 0; k < %d; k++) button.click();
+  setTimeout(() => {
+    const first = [...document.querySelectorAll('#papers-table tbody tr')].map(tr => [...tr.cells].map(td => td.innerText));
+    document.querySelectorAll('.papers-tools button')[1].click();
+    const second = [...document.querySelectorAll('#papers-table tbody tr')].map(tr => [...tr.cells].map(td => td.innerText));
+    resolve(JSON.stringify({first, second, info: document.getElementById('papers-info').textContent}));
+  }, 100); })"""
+
+
+def test_table_of_every_paper_pages_sorts_and_searches_many_papers(browser: Chromium, tmp_path: Path) -> None:
+    """3,000 papers: 50 rows in the page at a time, a click sorts by a column (missing values
+    last), "next" shows the next 50, and the search finds the one paper with a word."""
+    from pipeline.report_table import PAGE_ROWS
+
+    n = 3000
+    papers = pd.DataFrame({
+        "paper_id": [f"p{k:05d}" for k in range(n)],
+        "title": [f"Paper number {k} on topic {k % 17}" + (" zyzzyva" if k == 1234 else "") for k in range(n)],
+        "year": [None if k % 10 == 0 else 2000 + k % 25 for k in range(n)],
+        "arxiv_id": [f"2401.{k:05d}" for k in range(n)],
+        "authors": [[f"Author {k}", f"Second {k}", "Third", "Fourth"] for k in range(n)],
+        "doc_ids": [[f"d{k % 40}", f"d{(k + 1) % 40}", "d-local"] for k in range(n)],
+        "n_sources": [3] * n, "n_mentions": [3] * n,
+    })
+    docs = pd.DataFrame({"doc_id": [f"d{k}" for k in range(40)] + ["d-local"],
+                         "url": [f"https://site{k}.example.org/post/{k}" for k in range(40)] + [None],
+                         "source_path": [f"s{k}.txt" for k in range(40)] + ["local/notes.md"], "status": "ok"})
+    path = write_report(tmp_path, {"papers": papers, "documents": docs}, {})
+    page, requested = browser.open(path.resolve().as_uri(), actions=(
+        SORT_AND_PAGE % (json.dumps("year"), 1), SEARCH % json.dumps("ZYZZYVA")))
+    assert [u for u in requested if not u.startswith(("file:", "data:"))] == []
+    assert page["ready"] == "yes" and page["errors"] == [] and page["wide"] == 0
+    assert f"{n} of {n} papers, page 1 of {n // PAGE_ROWS}" in page["text"]
+    sorted_page, found = (json.loads(a) for a in page["actions"])
+    years = [int(row[3]) for row in sorted_page["first"] + sorted_page["second"]]
+    assert len(sorted_page["first"]) == len(sorted_page["second"]) == PAGE_ROWS
+    assert years == sorted(years, reverse=True) and years[0] == 2024  # the newest first, then "next"
+    assert sorted_page["info"] == f"{n} of {n} papers, page 2 of {n // PAGE_ROWS}"
+    assert len(found["rows"]) == 1 and "Paper number 1234 on topic 10 zyzzyva" in found["rows"][0]
+    row = found["rows"][0]
+    assert "Author 1234, Second 1234, Third +1" in row  # the first AUTHORS_SHOWN, then a count
+    assert found["links"] == ["https://arxiv.org/abs/2401.01234", "https://site34.example.org/post/34",
+                              "https://site35.example.org/post/35"]  # a source without a URL is named, not linked
+    assert "local/notes.md" in row and "3 source(s)" in row
+    assert found["info"] == f"1 of {n} papers, page 1 of 1"

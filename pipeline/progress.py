@@ -1,0 +1,138 @@
+"""Progress of a run: one tqdm bar per phase, on a terminal or as JSON log records.
+
+The phases, in run order (:data:`PHASES`): ``models`` (the per-document stages' models, loaded
+before the first batch when the stages run in this process), ``documents`` (every corpus file
+through ingest ... extract and the assembly; reused and skipped files count when assembled),
+``embedding`` (sections embedded), ``clustering`` (dedup's clustering and fusion: no count, the
+elapsed time moves) and ``writing`` (rows of the sections, documents and papers tables written).
+
+Modes (:class:`Progress`): ``"off"``; ``"auto"``, tqdm bars on stderr shown only on a terminal
+(tqdm's ``disable=None``); ``"bars"``, always shown; ``"log"``, a :class:`LoggedBar` per phase, which writes a log record
+``{"event": "progress", "phase", "n", "total", "unit", "elapsed_s", "rate", "eta_s"}`` (and
+``note``, what the bar shows after its count, such as the model loading) when the
+phase starts, at most every :data:`LOG_INTERVAL_S` seconds while it moves, and when it ends.
+A phase that waits still writes a record every :data:`LOG_INTERVAL_S` (:class:`Progress`'s thread).
+The records go to the ``pipeline.progress`` logger's handlers whatever its level (as the run's
+summary record does), so ``--log-format json`` shows them without ``-v``.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import threading
+from typing import Any
+
+from tqdm import tqdm as std_tqdm
+from tqdm.auto import tqdm
+
+log = logging.getLogger(__name__)
+
+PROGRESS_MODES = ("off", "auto", "bars", "log")
+PHASES = ("models", "documents", "embedding", "clustering", "writing")
+#: Seconds between two progress records of a phase in the JSON logs (tqdm's ``mininterval``):
+#: a 10-minute phase gives about 120 records, a short one its start and end only.
+LOG_INTERVAL_S = 5.0
+#: Seconds between two redraws of the open bars on a terminal (their elapsed time moves while
+#: their count waits).
+TICK_S = 1.0
+
+
+class LoggedBar(std_tqdm):
+    """A tqdm bar that writes its state as a log record (``extra={"data": ...}``, see the module
+    docstring) instead of drawing a line; tqdm decides when (start, every ``mininterval``, close)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("mininterval", LOG_INTERVAL_S)
+        super().__init__(*args, file=io.StringIO(), **kwargs)
+
+    def display(self, msg: str | None = None, pos: int | None = None) -> bool:
+        d = self.format_dict
+        total = d["total"]
+        rate = d["rate"] if d["rate"] is not None else (d["n"] / d["elapsed"] if d["elapsed"] else None)
+        rate = None if total is None else rate  # (a phase without a count has no rate)
+        eta = (total - d["n"]) / rate if total is not None and rate else None
+        data = {"event": "progress", "phase": self.desc.strip(), "n": int(d["n"]), "total": total,
+                "unit": d["unit"], "elapsed_s": round(d["elapsed"], 3),
+                "rate": round(rate, 3) if rate is not None else None,
+                "eta_s": round(eta, 1) if eta is not None else None}
+        if d.get("postfix"):
+            data["note"] = d["postfix"].lstrip(", ")
+        log.handle(log.makeRecord(log.name, logging.INFO, __file__, 0, "%s %s/%s %s", (
+            data["phase"], data["n"], total if total is not None else "?", data["unit"]), None,
+            extra={"data": data}))
+        return True
+
+
+class Progress:
+    """Makes the bar of each phase of a run, and redraws the open bars every :data:`TICK_S`
+    (a log record every :data:`LOG_INTERVAL_S`) from a thread of its own, so that a phase that
+    waits (workers loading their models, a long clustering call) still shows its elapsed time
+    and, in the JSON logs, still writes a record. Close it when the run ends (or use it as a
+    context manager): the thread stops.
+
+    Args:
+        mode: one of :data:`PROGRESS_MODES`.
+
+    Raises:
+        ValueError: an unknown mode.
+    """
+
+    def __init__(self, mode: str) -> None:
+        if mode not in PROGRESS_MODES:
+            raise ValueError(f"progress mode {mode!r}; one of {PROGRESS_MODES}")
+        self.mode = mode
+        self._open: list[tqdm] = []
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def bar(self, phase: str, total: int | None, unit: str) -> tqdm:
+        """A started bar for ``phase`` (one of :data:`PHASES`) of ``total`` ``unit`` (None: no
+        count, no ETA: the bar shows the elapsed time). Close it when the phase ends (or use it
+        as a context manager)."""
+        desc = f"{phase:<10}"
+        if self.mode == "log":
+            bar = LoggedBar(total=total, desc=desc, unit=unit, leave=True)
+        else:
+            disable = {"off": True, "auto": None, "bars": False}[self.mode]
+            bar = tqdm(total=total, desc=desc, unit=unit, leave=True, disable=disable, dynamic_ncols=True,
+                       bar_format=None if total is not None else "{desc}: {elapsed} elapsed{postfix}")
+        if not bar.disable:
+            self._open.append(bar)
+            if self._ticker is None:
+                self._ticker = threading.Thread(target=self._tick, name="progress", daemon=True)
+                self._ticker.start()
+        return bar
+
+    def _tick(self) -> None:
+        interval = LOG_INTERVAL_S if self.mode == "log" else TICK_S
+        while not self._stop.wait(interval):
+            self._open = [bar for bar in self._open if not bar.disable]  # a closed bar is disabled
+            for bar in self._open:
+                bar.refresh()
+
+    def close(self) -> None:
+        """Stop redrawing (the bars themselves are closed by their phases)."""
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def progress_mode(progress: bool | str | None, quiet: bool) -> str:
+    """The :class:`Progress` mode of a run: ``"off"`` when quiet or ``progress`` is False, else
+    ``progress`` when it is a mode, ``"bars"`` for True and ``"auto"`` for None.
+
+    Raises:
+        ValueError: a string that is not one of :data:`PROGRESS_MODES`.
+    """
+    if isinstance(progress, str):
+        if progress not in PROGRESS_MODES:
+            raise ValueError(f"progress {progress!r}; one of {PROGRESS_MODES}, True, False or None")
+        return "off" if quiet else progress
+    return "off" if quiet or progress is False else ("bars" if progress else "auto")

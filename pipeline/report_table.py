@@ -1,0 +1,239 @@
+"""The report's table of every paper: searchable, sortable and paged in the page itself, offline.
+
+The papers travel in the page as one data block: compact JSON (a list per paper, the documents
+they come from listed once), gzip-compressed (:func:`gzip.compress`, ``mtime=0``: the same
+tables give the same bytes) and base64-encoded, in a ``<script type="application/octet-stream">``
+that the browser does not run. A small static script unpacks it (``DecompressionStream``),
+then renders :data:`PAGE_ROWS` rows at a time: a search box keeps the papers whose title,
+Chinese title, authors, venue or arXiv id contain every word typed (case-insensitive),
+a click on a column header sorts by it (missing values last), and each paper links to its arXiv
+page (``https://arxiv.org/abs/<arxiv_id>``) and to the URLs of its source documents. The data
+never reaches the page as markup: the script sets text and ``href`` only, and makes a link only
+of an ``http(s)`` URL.
+
+At 100k papers the page stays small and quick because only the shown rows are in the document;
+per paper at most :data:`AUTHORS_SHOWN` authors and :data:`SOURCES_SHOWN` source documents are
+carried (with the count of the others), so a search finds the authors carried.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import math
+from typing import Any
+
+import pandas as pd
+
+#: Rows rendered per page of the table.
+PAGE_ROWS = 50
+#: Authors and source documents carried per paper (the rest is counted: "+3").
+AUTHORS_SHOWN = 3
+SOURCES_SHOWN = 3
+#: The fields of the data block, one list of values per field (column-oriented: each column
+#: compresses on its own, 20% smaller than a list per paper).
+#: ``paper_id`` is not carried (a random 16-digit hex string does not compress: 1 MB of the page
+#: at 100k papers); the report's other tables and ``papers.parquet`` give it.
+FIELDS = ("title", "title_zh", "authors", "venue", "year", "award", "arxiv_id", "n_mentions", "n_sources",
+          "docs", "more_docs")
+#: Columns of the table: (heading, field sorted on, CSS width).
+_HEADINGS = (("title", "title", "28%"), ("authors", "authors", "16%"), ("venue", "venue", "8%"),
+             ("year", "year", "5%"), ("award", "award", "10%"), ("arXiv", "arxiv_id", "11%"),
+             ("mentions", "n_mentions", "8%"), ("sources", "n_sources", "14%"))
+
+CSS = """
+.papers-tools{display:flex;gap:.8rem;align-items:center;flex-wrap:wrap;margin:.5rem 0}
+.papers-tools input{flex:1 1 20rem;font:inherit;padding:.3rem .5rem}
+table.papers{table-layout:fixed;width:100%}
+table.papers td{overflow-wrap:break-word}
+table.papers th button{font:inherit;font-weight:bold;background:none;border:0;padding:0;cursor:pointer;text-align:left}
+table.papers .zh{display:block;color:#55606e;font-size:.85em}
+table.papers ul{margin:0;padding-left:1rem}
+"""
+
+_SCRIPT = r"""
+(async () => {
+  const root = document.getElementById('papers-table');
+  const input = document.getElementById('papers-search');
+  const info = document.getElementById('papers-info');
+  const body = root.querySelector('tbody');
+  const [prev, next] = root.parentElement.querySelectorAll('.papers-tools button');
+  let data;
+  try {
+    const packed = atob(document.getElementById('papers-data').textContent.trim());
+    const bytes = new Uint8Array(packed.length);
+    for (let i = 0; i < packed.length; i++) bytes[i] = packed.charCodeAt(i);
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    data = JSON.parse(await new Response(stream).text());
+    performance.mark('papers-unpacked');
+  } catch (err) {
+    info.textContent = 'This browser could not unpack the table (' + err + '); papers.parquet has every paper.';
+    root.dataset.ready = 'error';
+    return;
+  }
+  const C = Object.fromEntries(data.fields.map((name, i) => [name, data.columns[i]]));
+  const n = C.title.length, docs = data.docs, pageRows = data.page_rows;
+  const all = () => Array.from({length: n}, (_, i) => i);
+  let view = all(), page = 0, sortField = null, sortDir = 1, keys = null;
+  const empty = v => v === null || v === '';
+  const cell = (tr, cls) => { const td = tr.insertCell(); if (cls) td.className = cls; return td; };
+  const span = (parent, text, cls) => { const s = document.createElement('span'); s.textContent = text;
+    if (cls) s.className = cls; parent.appendChild(s); return s; };
+  const link = (parent, url, text) => {
+    if (!/^https?:\/\//i.test(url)) { span(parent, text); return; }
+    const a = document.createElement('a'); a.href = url; a.textContent = text; a.title = url; parent.appendChild(a);
+  };
+  const site = url => { try { const u = new URL(url); return u.host + (u.pathname.length > 1 ? '/…' : ''); }
+    catch (err) { return url; } };
+  function render() {
+    const pages = Math.max(1, Math.ceil(view.length / pageRows));
+    page = Math.min(page, pages - 1);
+    const fragment = document.createDocumentFragment();
+    for (const i of view.slice(page * pageRows, (page + 1) * pageRows)) {
+      const tr = document.createElement('tr');
+      const title = cell(tr);
+      span(title, C.title[i] || C.title_zh[i] || '(no title)');
+      if (C.title[i] && C.title_zh[i]) span(title, C.title_zh[i], 'zh').lang = 'zh';
+      cell(tr).textContent = C.authors[i];
+      cell(tr).textContent = C.venue[i];
+      cell(tr, 'num').textContent = C.year[i] === null ? '' : C.year[i];
+      cell(tr).textContent = C.award[i];
+      const arxiv = cell(tr);
+      if (C.arxiv_id[i]) link(arxiv, 'https://arxiv.org/abs/' + encodeURI(C.arxiv_id[i]), C.arxiv_id[i]);
+      cell(tr, 'num').textContent = C.n_mentions[i];
+      const sources = cell(tr), list = document.createElement('ul');
+      for (const d of C.docs[i]) {
+        const li = document.createElement('li'); link(li, docs[d], site(docs[d])); list.appendChild(li);
+      }
+      if (C.more_docs[i]) {
+        const li = document.createElement('li'); li.textContent = '+' + C.more_docs[i] + ' more'; list.appendChild(li);
+      }
+      span(sources, C.n_sources[i] + ' source(s)');
+      sources.appendChild(list);
+      fragment.appendChild(tr);
+    }
+    body.replaceChildren(fragment);
+    info.textContent = view.length + ' of ' + n + ' papers' + (view.length ? ', page ' + (page + 1) + ' of ' + pages : '');
+    prev.disabled = page === 0;
+    next.disabled = page >= pages - 1;
+  }
+  function apply() {
+    const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+    let found = all();
+    if (words.length) {
+      keys = keys || found.map(i => [C.title[i], C.title_zh[i], C.authors[i], C.venue[i], C.arxiv_id[i]]
+        .join('\u0001').toLowerCase());
+      found = found.filter(i => words.every(w => keys[i].includes(w)));
+    }
+    if (sortField !== null) {
+      const column = C[sortField];
+      found.sort((a, b) => {
+        const x = column[a], y = column[b];
+        if (empty(x) || empty(y)) return (empty(x) - empty(y)) || a - b;
+        return (x < y ? -sortDir : x > y ? sortDir : 0) || a - b;
+      });
+    }
+    view = found;
+    page = 0;
+    render();
+  }
+  let timer = null;
+  input.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(apply, 120); });
+  root.querySelectorAll('th button').forEach(button => button.addEventListener('click', () => {
+    const field = button.dataset.field;
+    sortDir = sortField === field ? -sortDir : (field.startsWith('n_') || field === 'year' ? -1 : 1);
+    sortField = field;
+    root.querySelectorAll('th').forEach(th => th.removeAttribute('aria-sort'));
+    button.parentElement.setAttribute('aria-sort', sortDir > 0 ? 'ascending' : 'descending');
+    apply();
+  }));
+  prev.addEventListener('click', () => { page -= 1; render(); });
+  next.addEventListener('click', () => { page += 1; render(); });
+  render();
+  performance.mark('papers-rendered');
+  root.dataset.ready = 'yes';
+})();
+"""
+
+
+def papers_table(papers: pd.DataFrame, docs: pd.DataFrame) -> str:
+    """The HTML of the table of every paper (search box, table, data block, script).
+
+    Args:
+        papers: the papers table (reads ``title``, ``title_zh``, ``authors``,
+            ``venue``, ``year``, ``award``, ``arxiv_id``, ``n_mentions``, ``n_sources``,
+            ``doc_ids``; each optional).
+        docs: the documents table (reads ``doc_id``, ``url``, ``source_path``): a source is
+            linked by its URL, else named by its path.
+    """
+    packed = base64.b64encode(gzip.compress(json.dumps(papers_data(papers, docs), ensure_ascii=False,
+                                                       separators=(",", ":")).encode("utf-8"),
+                                            compresslevel=9, mtime=0)).decode("ascii")
+    cols = "".join(f'<col style="width:{width}">' for _, _, width in _HEADINGS)
+    head = "".join(f'<th scope="col"><button type="button" data-field="{field}">{label}</button></th>'
+                   for label, field, _ in _HEADINGS)
+    return ('<div class="papers-tools"><input id="papers-search" type="search" '
+            'placeholder="Search titles, authors, venues, arXiv ids…" aria-label="Search the papers">'
+            '<button type="button">previous</button><button type="button">next</button>'
+            '<span id="papers-info" class="meta">unpacking the table…</span></div>'
+            f'<table id="papers-table" class="papers"><colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead>'
+            '<tbody></tbody></table>'
+            f'<script type="application/octet-stream" id="papers-data">{packed}</script>'
+            f"<script>{_SCRIPT}</script>")
+
+
+def papers_data(papers: pd.DataFrame, docs: pd.DataFrame) -> dict[str, Any]:
+    """What the data block holds: ``fields`` (:data:`FIELDS`), ``columns`` (per field, its value
+    for each paper, in the table's order; missing texts ``""``, a missing year null; ``authors`` the first
+    :data:`AUTHORS_SHOWN` joined with ", " then "+N"; ``docs`` indices into ``docs`` of its
+    first :data:`SOURCES_SHOWN` source documents, ``more_docs`` the count of the others),
+    ``docs`` (per source document used, its URL, else its path: the script links an
+    ``http(s)`` URL, showing its host) and ``page_rows``."""
+    doc_ids = _column(docs, "doc_id")
+    source_of = {d: _str(u) or _str(p) for d, u, p in zip(doc_ids, _column(docs, "url"), _column(docs, "source_path"),
+                                                          strict=True)}
+    index: dict[Any, int] = {}
+    listed: list[str] = []
+    rows = []
+    columns = {name: _column(papers, name) for name in ("title", "title_zh", "authors", "venue", "year", "award",
+                                                        "arxiv_id", "n_mentions", "n_sources", "doc_ids")}
+    for k in range(len(papers)):
+        authors = _items(columns["authors"][k])
+        shown = ", ".join(authors[:AUTHORS_SHOWN]) + (f" +{len(authors) - AUTHORS_SHOWN}"
+                                                       if len(authors) > AUTHORS_SHOWN else "")
+        sources = _items(columns["doc_ids"][k])
+        refs = []
+        for d in sources[:SOURCES_SHOWN]:
+            if d not in index:
+                index[d] = len(listed)
+                listed.append(source_of.get(d, d))
+            refs.append(index[d])
+        rows.append([_str(columns["title"][k]), _str(columns["title_zh"][k]), shown, _str(columns["venue"][k]),
+                     _number(columns["year"][k]), _str(columns["award"][k]), _str(columns["arxiv_id"][k]),
+                     _number(columns["n_mentions"][k]) or 0, _number(columns["n_sources"][k]) or len(sources),
+                     refs, max(0, len(sources) - SOURCES_SHOWN)])
+    return {"fields": list(FIELDS), "columns": [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in FIELDS],
+            "docs": listed, "page_rows": PAGE_ROWS}
+
+
+def _column(df: pd.DataFrame, name: str) -> list[Any]:
+    return df[name].tolist() if name in df.columns else [None] * len(df)
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _number(value: Any) -> int | None:
+    """An integral count or year; None when missing or not a finite number."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return int(value)
+
+
+def _items(value: Any) -> list[str]:
+    """A list column's value as a list of strings (missing: empty)."""
+    if value is None or isinstance(value, str | float):
+        return []
+    return [v for v in value if isinstance(v, str)]
