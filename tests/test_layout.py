@@ -134,7 +134,9 @@ def test_a_report_rewritten_by_the_pipeline_stays_its_own_once_recorded(twice: P
     out = tmp_path / "out"
     shutil.copytree(twice, out)  # copy2: sizes and times kept, so the record still matches
     assert check(SAMPLE, out) == "tables"
-    assert report.main([str(out)]) == 0  # rewrites report.html: not the file the run published
+    assert report.main([str(out)]) == 0  # rewrites report.html and records the rewrite
+    assert check(SAMPLE, out) == "tables"
+    (out / "report.html").write_text("<p>edited by hand</p>", encoding="utf-8")  # not the pipeline's
     with pytest.raises(OutputRefused, match='holds "report.html" where the pipeline publishes'):
         check(SAMPLE, out)
     record_rewrite(out, "report.html")
