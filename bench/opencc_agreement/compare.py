@@ -1,0 +1,24 @@
+import difflib, json, re, sys
+
+import opencc
+data = json.load(open(sys.argv[1]))
+cc = {'t2s': opencc.OpenCC('t2s.json'), 's2t': opencc.OpenCC('s2t.json')}
+han = re.compile(r'[\u3400-\u9fff]')
+tot = {'t2s': [0, 0], 's2t': [0, 0]}
+diffs = []
+for d in data:
+    theirs = cc[d['dir']].convert(d['src'])
+    ours = d['ours']
+    n = sum(1 for ch in theirs if han.match(ch))
+    bad = 0
+    if len(ours) == len(theirs):
+        for a, b in zip(ours, theirs):
+            if a != b and (han.match(a) or han.match(b)):
+                bad += 1
+                diffs.append((d['dir'], b, a))
+    else:
+        sm = difflib.SequenceMatcher(None, ours, theirs, autojunk=False)
+        for op, i1, i2, j1, j2 in sm.get_opcodes():
+            if op != 'equal':
+                k = sum(1 for ch in theirs[j1:j2] if han.match(ch)) or sum(1 for ch in ours[i1:i2] if han.match(ch))
+                bad += k
