@@ -1,6 +1,10 @@
-import difflib, json, re, sys
+import difflib
+import json
+import re
+import sys
 
 import opencc
+
 data = json.load(open(sys.argv[1]))
 cc = {'t2s': opencc.OpenCC('t2s.json'), 's2t': opencc.OpenCC('s2t.json')}
 han = re.compile(r'[\u3400-\u9fff]')
@@ -12,7 +16,7 @@ for d in data:
     n = sum(1 for ch in theirs if han.match(ch))
     bad = 0
     if len(ours) == len(theirs):
-        for a, b in zip(ours, theirs):
+        for a, b in zip(ours, theirs, strict=True):
             if a != b and (han.match(a) or han.match(b)):
                 bad += 1
                 diffs.append((d['dir'], b, a))

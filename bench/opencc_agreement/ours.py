@@ -2,7 +2,8 @@ import json
 import pathlib
 import sys
 
-from pipeline.normalize import to_target, detect_script
+from pipeline.normalize import detect_script, to_target
+
 files = [p for p in sorted(pathlib.Path('tests/fixtures/real/test').rglob('*')) if p.suffix in ('.md', '.txt', '.html', '.csv', '.jsonl') and p.name != 'SOURCES.md']
 out = []
 for p in files:
