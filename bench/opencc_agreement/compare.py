@@ -2,6 +2,7 @@ import difflib
 import json
 import re
 import sys
+from collections import Counter
 
 import opencc
 
@@ -26,3 +27,9 @@ for d in data:
             if op != 'equal':
                 k = sum(1 for ch in theirs[j1:j2] if han.match(ch)) or sum(1 for ch in ours[i1:i2] if han.match(ch))
                 bad += k
+                diffs.append((d['dir'], theirs[j1:j2], ours[i1:i2]))
+    tot[d['dir']][0] += n
+    tot[d['dir']][1] += bad
+for k, (n, bad) in tot.items():
+    print(k, 'han chars', n, 'differ', bad, 'agreement', round(1 - bad / max(n, 1), 5))
+print(Counter(diffs).most_common(25))
