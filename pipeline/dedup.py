@@ -12,7 +12,7 @@ Method
    pair's ``TITLE_NEIGHBOURS`` nearest other pairs, each section with the first section of
    each (:func:`_title_neighbour_keys`). Neighbours come from an exact search over the matrix
    in row blocks, so memory stays ``O(n * block)`` rather than ``O(n^2)``, or from an IVF
-   index from ``dedup.ann_min_sections`` rows on (:func:`_ann_neighbour_index`).
+   index from ``dedup.ann_min_sections`` rows on (:func:`_ivf_index`).
 3. **Score** of a pair, in [0, 1]: ``w * cosine + (1 - w) * title_similarity`` with ``w =
    dedup.embed_weight``; title similarity is the :class:`difflib.SequenceMatcher` ratio (as
    computed by ``cydifflib``, the same algorithm compiled: equal ratios) of the
@@ -59,14 +59,17 @@ import itertools
 import logging
 import math
 import operator
+import os
 import pickle
 import re
+import shutil
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -80,7 +83,7 @@ from .fields import fold_title, fold_title_words
 from .memory import release_free_memory
 from .score_helper import ScoreHelper
 from .stage import records
-from .vectors import IvfListsFile, VectorFile
+from .vectors import VectorFile, portable, read_npy, restored, write_npy
 from .write import PAPERS_SCHEMA
 
 log = logging.getLogger(__name__)
@@ -96,34 +99,27 @@ K_NEIGHBOURS = 10
 #: candidates: more merges of different papers that share title words); the dedup evaluation set
 #: (tests/fixtures/dedup) scores the same at every threshold with 3 and with the old search.
 TITLE_NEIGHBOURS = 3
-#: Rows per block in the exact neighbour search (memory: block x n float32).
+#: Queries per block of the exact neighbour search (``faiss.knn``: block x n float32 of scores).
 SEARCH_BLOCK = 1024
-#: Column stride of the sample that bounds each row's k-th largest similarity in the exact
-#: search (:func:`_top_k`): a larger stride samples less and keeps more entries to sort.
-TOPK_STRIDE = 8
-#: IVF lists per square root of the number of sections, and lists scanned per query. faiss's
-#: guideline (wiki "Guidelines to choose an index") is 4*sqrt(n) to 16*sqrt(n) lists, for a
-#: search that scans the lists query by query; this one compares each list with all of its
-#: queries in one BLAS product (:func:`_ann_neighbour_index`), where longer lists cost less a
-#: row, and the k-means costs ``nlist**2``. Measured on the 50k bench corpus's 521,768 distinct
-#: vectors (recall@10 of 2,000 queries against the exact search, ``python -m bench.ann_recall``;
-#: bench/README.md): 2*sqrt(n) lists and 16 probes found 98.93% in 72.6 s, 4*sqrt(n) lists
-#: 98.63% in 85.9 s; on the 10k corpus's 115,422, 98.34% in 11.3 s against 98.02% in 18.1 s.
+#: IVF lists per square root of the number of rows, and lists scanned per query. faiss's
+#: guideline (wiki "Guidelines to choose an index") is 4*sqrt(n) to 16*sqrt(n) lists; fewer,
+#: longer lists keep the k-means (``nlist**2``) cheap. Measured on the 50k bench corpus's
+#: 521,768 distinct vectors (recall@10 of 2,000 queries against the exact search,
+#: ``python -m bench.ann_recall``; bench/README.md): 2*sqrt(n) lists and 16 probes found 98.93%,
+#: 4*sqrt(n) lists 98.63%.
 IVF_LISTS_PER_SQRT = 2
 IVF_NPROBE = 16
-#: Training rows per IVF list for the k-means of :func:`_ann_neighbour_index` (faiss
-#: ``ClusteringParameters.max_points_per_centroid``, default 256; faiss warns below 39). With all
-#: rows, training costs ``n * nlist * d`` per iteration, i.e. ``n^1.5``; a sample of
-#: ``IVF_TRAIN_PER_LIST * nlist`` rows costs ``O(n)``. Below that many rows, every row trains.
+#: Training rows per IVF list (faiss ``ClusteringParameters.max_points_per_centroid``, default
+#: 256; faiss warns below 39): a sample of ``IVF_TRAIN_PER_LIST * nlist`` rows keeps the training
+#: ``O(n)`` instead of ``n^1.5``. Below that many rows, every row trains.
 IVF_TRAIN_PER_LIST = 64
-#: Rows per quantizer call, per list-file write and per search block of
-#: :func:`_ann_neighbour_index`, and per block read while the training sample is gathered (16
-#: MiB of float32 at ``d = 512``). A search block reads each list it probes once for all of its
-#: queries (at 600,000 rows with 3,087 lists, 4*sqrt(n): about 2,000 of them, so the lists
-#: were read 48 times over); twice the queries saved a fifth of the reads and no time.
+#: Queries per search call of the IVF index, and rows per block copied into the training sample
+#: (16 MiB of float32 at ``d = 512``).
 ANN_BLOCK = 8192
-#: faiss k-means seed of the IVF training (``ClusteringParameters.seed``), also the seed of the
-#: training sample (:func:`_training_rows`).
+#: Rows per shard of the on-disk IVF lists (:func:`_ivf_index`: each shard's lists are built in
+#: memory, 64 MiB at ``d = 512``, then merged into the file).
+IVF_SHARD_ROWS = 32768
+#: Seed of faiss's k-means (``ClusteringParameters.seed``) and of the training sample.
 IVF_SEED = 1234
 #: Score added when two mentions' author lists overlap by at least AUTHOR_MIN_OVERLAP
 #: (Jaccard of :func:`_author_keys`); subtracted when both name a venue and the venues differ,
@@ -463,19 +459,18 @@ class SectionEmbeddings:
 
     Attributes:
         content: ``(n, d)``: :func:`embedding_text` of each section (titles and summary head); an
-            array, or a :class:`pipeline.vectors.VectorFile` when the runner keeps them on disk
-            (read with :func:`take_rows`; :meth:`with_content`).
-        title_vectors: ``(m, d)``: one row per distinct title text; an array, or a
-            :class:`pipeline.vectors.VectorFile` (the runner's, :class:`EmbeddingParts` with a
-            folder), read with :func:`take_rows` either way.
+            array, or the runner's read-only memory map of a scratch ``.npy``
+            (:meth:`with_content`).
+        title_vectors: ``(m, d)``: one row per distinct title text; an array, or a memory map
+            (the runner's, :class:`EmbeddingParts` with a folder).
         title_row: int32 ``(n,)``: row of the section's English title in ``title_vectors``; -1
             when it has none.
         title_zh_row: int32 ``(n,)``: row of its Chinese title (target script); -1 when none.
         title_texts: the ``m`` title texts, row for row (merging chunks: :meth:`concat`).
     """
 
-    content: np.ndarray | VectorFile
-    title_vectors: np.ndarray | VectorFile
+    content: np.ndarray
+    title_vectors: np.ndarray
     title_row: np.ndarray
     title_zh_row: np.ndarray
     title_texts: tuple[str, ...] = ()
@@ -500,7 +495,7 @@ class SectionEmbeddings:
     def _dense(self, row: np.ndarray) -> np.ndarray:
         out = np.zeros(self.content.shape, np.float32)
         has = row >= 0
-        out[has] = take_rows(self.title_vectors, row[has])
+        out[has] = self.title_vectors[row[has]]
         return out
 
     @property
@@ -516,7 +511,7 @@ class SectionEmbeddings:
     def take(self, order: np.ndarray) -> SectionEmbeddings:
         """The sections in ``order`` (an index array of length ``n``); the title table is shared
         (the content comes back in memory)."""
-        return SectionEmbeddings(take_rows(self.content, order), self.title_vectors, self.title_row[order],
+        return SectionEmbeddings(self.content[order], self.title_vectors, self.title_row[order],
                                  self.title_zh_row[order], self.title_texts)
 
     def without_content(self) -> SectionEmbeddings:
@@ -526,8 +521,14 @@ class SectionEmbeddings:
         return SectionEmbeddings(np.empty((len(self.title_row), 0), np.float32), self.title_vectors, self.title_row,
                                  self.title_zh_row, self.title_texts)
 
-    def with_content(self, content: np.ndarray | VectorFile) -> SectionEmbeddings:
-        """The same sections with ``content`` (``(n, d)``, an array or a file) as their content vectors.
+    def __reduce__(self):
+        """Pickled for another process (:class:`pipeline.score_helper.ScoreHelper`): a mapped
+        ``.npy`` goes as its path, not its bytes (:func:`pipeline.vectors.portable`)."""
+        return _embeddings, (portable(self.content), portable(self.title_vectors), self.title_row,
+                             self.title_zh_row, self.title_texts)
+
+    def with_content(self, content: np.ndarray) -> SectionEmbeddings:
+        """The same sections with ``content`` (``(n, d)``, an array or a memory map) as their content vectors.
 
         Raises:
             ValueError: ``content`` does not have one row per section.
@@ -559,55 +560,13 @@ class SectionEmbeddings:
         """Per section the L2-normalized sum of the title vectors at table rows ``rows_en`` and
         ``rows_zh`` (``-1``: none), into ``out`` (zeroed) when given."""
         part = np.zeros((len(rows_en), self.title_vectors.shape[1]), np.float32) if out is None else out
+        part[:] = 0
         for row in (rows_en, rows_zh):
             has = row >= 0
-            part[has] += take_rows(self.title_vectors, row[has])
+            part[has] += self.title_vectors[row[has]]
         norms = np.linalg.norm(part, axis=1, keepdims=True)
         np.divide(part, norms, out=part, where=norms > 0)
         return part
-
-    @contextlib.contextmanager
-    def spilled(self, folder: str | Path) -> Iterator[Rows]:
-        """Hold ``content`` in a scratch file in ``folder`` instead of in memory for the duration
-        of the ``with`` block, which gets :class:`Rows` that read blocks of it from the file
-        (plain reads into fresh arrays, not a memory map, so a dropped block leaves the resident
-        set). ``content`` is None inside the block; afterwards it is read back into memory,
-        bit for bit in its own dtype, and the file is gone (an empty matrix is not spilled). :func:`cluster_sections` searches the neighbours this
-        way, so that the content vectors and the index's copy of them are not both in memory.
-        Content already in a :class:`pipeline.vectors.VectorFile` stays there: the block reads it.
-
-        When the file cannot be written (no such folder, disk full), a warning is logged and
-        ``content`` stays in memory (the block gets :meth:`Rows.of` it): the same result, more
-        memory.
-
-        Raises:
-            OSError: the file was written but cannot be read back.
-        """
-        content = self.content
-        if isinstance(content, VectorFile):  # on disk already
-            yield Rows(content.n, content.rows, content.take)
-            return
-        disk = None
-        if content.size:  # nothing to gain from an empty matrix
-            try:
-                disk = VectorFile(folder, content.shape[1], content.dtype)
-                disk.append(content)
-            except OSError as exc:
-                log.warning("cannot hold the content vectors in a scratch file in %s (%s); they stay in memory",
-                            folder, exc)
-                if disk is not None:
-                    disk.close()
-                disk = None
-        if disk is None:
-            yield Rows.of(content)
-            return
-        del content
-        object.__setattr__(self, "content", None)  # the one reference to the vectors goes
-        try:
-            yield Rows(disk.n, disk.rows, disk.take)
-        finally:
-            object.__setattr__(self, "content", disk.read())
-            disk.close()
 
     @staticmethod
     def concat(parts: list[SectionEmbeddings], positions: np.ndarray | None = None) -> SectionEmbeddings:
@@ -629,6 +588,11 @@ class SectionEmbeddings:
         while parts:
             joined.add(parts.pop(0))
         return joined.join(positions)
+
+
+def _embeddings(content, title_vectors, title_row, title_zh_row, title_texts) -> SectionEmbeddings:
+    """The :class:`SectionEmbeddings` of its ``__reduce__``."""
+    return SectionEmbeddings(restored(content), restored(title_vectors), title_row, title_zh_row, title_texts)
 
 
 def _check_permutation(positions: np.ndarray | None, n: int) -> None:
@@ -727,7 +691,7 @@ class EmbeddingParts:
             offset += len(part)
         title_row, title_zh_row = np.empty(n, np.int32), np.empty(n, np.int32)
         title_row[positions], title_zh_row[positions] = np.concatenate(self._rows), np.concatenate(self._rows_zh)
-        table = self._file if self._file is not None else np.concatenate(self._tables)
+        table = self._file.matrix() if self._file is not None else np.concatenate(self._tables)
         kept = tuple(self._row_of) if texts else ()
         self._file, self._tables, self._rows, self._rows_zh, self._row_of, self.n = None, [], [], [], {}, 0
         return SectionEmbeddings(content, table, title_row, title_zh_row, kept)
@@ -824,417 +788,139 @@ def embed_sections(sections: pd.DataFrame, embedder: Embedder) -> SectionEmbeddi
     return embed_inputs(embedding_inputs(sections), embedder)
 
 
-def take_rows(content: np.ndarray | VectorFile, index: np.ndarray) -> np.ndarray:
-    """``content[index]`` of an ``(n, d)`` array or :class:`pipeline.vectors.VectorFile`: a
-    ``(len(index), d)`` array, bit for bit the same either way (a file is read with positioned
-    reads, see :mod:`pipeline.vectors`)."""
-    return content.take(index) if isinstance(content, VectorFile) else content[index]
-
-
-class Rows(NamedTuple):
-    """A float32 matrix of ``n`` rows handed out block by block: ``get(start, stop)`` gives rows
-    ``start:stop``, ``(stop - start, d)`` (a view or a freshly built block), and ``take(index)``
-    the rows at an integer array ``index``, ``(len(index), d)``, so a search over a derived matrix
-    (:meth:`SectionEmbeddings.title_rows`) or a file holds a block of it, not all of it."""
-
-    n: int
-    get: Callable[[int, int], np.ndarray]
-    take: Callable[[np.ndarray], np.ndarray]
-
-    @classmethod
-    def of(cls, matrix: np.ndarray) -> Rows:
-        """The rows of an ``(n, d)`` array (``get`` gives views, no copy)."""
-        return cls(len(matrix), lambda start, stop: matrix[start:stop], lambda index: matrix[index])
-
-
 def ivf_list_count(n: int) -> int:
-    """The IVF lists of :func:`_ann_neighbour_index` over ``n`` rows: ``IVF_LISTS_PER_SQRT *
-    sqrt(n)``, at least 1 and at most ``n`` (the k-means needs a row per list)."""
+    """The IVF lists of :func:`_ivf_index` over ``n`` rows: ``IVF_LISTS_PER_SQRT * sqrt(n)``, at
+    least 1 and at most ``n`` (the k-means needs a row per list)."""
     return max(1, min(n, int(IVF_LISTS_PER_SQRT * np.sqrt(n))))
 
 
-def _ann_neighbour_index(emb: np.ndarray | Rows, k: int, folder: str | Path | None = None) -> np.ndarray:
-    """Approximate ``k`` nearest neighbours of every row: an int array ``(n, k)`` of row indices
-    (``-1`` where fewer were found), the row itself excluded; int32 up to 2**31 - 1 rows (half
-    the bytes), int64 beyond.
+def _scratch_npy(folder: str | Path | None, shape: tuple[int, ...], dtype=np.float32) -> tuple[np.ndarray, Path | None]:
+    """An empty matrix of ``shape``: a new ``.npy`` file in ``folder`` mapped for writing, with
+    its path (the caller removes it), or an array in memory (``folder`` None) and None."""
+    if folder is None:
+        return np.empty(shape, dtype), None
+    fd, name = tempfile.mkstemp(dir=folder, prefix="dedup-", suffix=".npy")
+    os.close(fd)
+    return write_npy(name, shape, dtype), Path(name)
 
-    An inverted file with inner product, faiss ``IndexIVFFlat``'s (Johnson, Douze & Jégou 2019,
-    "Billion-scale similarity search with GPUs", arXiv:1702.08734; faiss wiki "Faster search"):
-    the rows are partitioned by k-means into ``nlist = IVF_LISTS_PER_SQRT * sqrt(n)`` lists (at
-    most ``n``), each row in its nearest list, and each query scans the ``IVF_NPROBE`` lists
-    nearest to it, so a query costs about ``nlist + n * nprobe / nlist`` dot products and the
-    whole search grows as ``n^1.5`` rather than ``n^2``; the k-means trains on a sample of
-    :data:`IVF_TRAIN_PER_LIST` rows per list (linear); its seed is fixed.
 
-    The lists are searched list by list, as faiss's ``big_batch_search``
-    (``faiss/contrib/big_batch_search.py``) does: the queries, in blocks of :data:`ANN_BLOCK`
-    ordered by their nearest list, are grouped by the lists they probe, and each list probed
-    by a block is read once and compared with all of its queries in one ``faiss.knn`` call (a
-    BLAS matrix product from 20 queries on). faiss's own ``search`` scans the lists once per
-    query instead, and at 600,000 rows of 512 dimensions was memory-bound: 2.3 times slower.
-    Per query, the result is the ``k + 1`` rows of largest inner product in its probed lists
-    (:func:`_ivf_block_search`), whatever the blocks, so the same input gives the same
-    neighbours. They are faiss's own index's but among candidates that tie, exactly or to the
-    last bits of their inner products (BLAS's here, faiss's scan there): mostly copies of one
-    text, where a fixed rule (:func:`_ivf_block_search`) picks which copies are kept and faiss's
-    heap picks otherwise. On the 10k bench corpus (118,539 sections) 12% of the rows keep other
-    copies among their content neighbours (29% among their title neighbours, when the titles
-    were searched per section rather than per distinct title), and 98% of the
-    pairs of sections that share a paper are the same (the clusters of 25,466 sections changed).
+def _training_sample(matrix: np.ndarray, limit: int, folder: str | Path | None) -> tuple[np.ndarray, Path | None]:
+    """The k-means training rows of :func:`_ivf_index`: all of ``matrix`` up to ``limit`` rows,
+    else ``limit`` rows drawn without replacement (seed :data:`IVF_SEED`), in row order, copied
+    :data:`ANN_BLOCK` at a time into a scratch ``.npy`` in ``folder`` (``(sample, path)``; in
+    memory when ``folder`` is None), so faiss trains on them without a copy of its own."""
+    n = len(matrix)
+    if n <= limit:
+        return matrix, None
+    index = np.sort(np.random.default_rng(IVF_SEED).choice(n, limit, replace=False))
+    out, path = _scratch_npy(folder, (limit, matrix.shape[1]))
+    for start in range(0, limit, ANN_BLOCK):
+        out[start : start + ANN_BLOCK] = matrix[index[start : start + ANN_BLOCK]]
+    return out, path
 
-    Memory. Training reads only the rows faiss would sample (:func:`_training_rows`:
-    ``IVF_TRAIN_PER_LIST * nlist``, i.e. ``128 * sqrt(n)``), copied to a scratch file in
-    ``folder`` and read back a block at a time on each iteration (:func:`spherical_kmeans`:
-    faiss's own centroids, bit for bit). The lists (a copy of every row, ``n * (4 * d + 8)``
-    bytes) go to a scratch file in ``folder`` (:class:`pipeline.vectors.IvfListsFile`), written
-    :data:`ANN_BLOCK` rows at a time and read a list at a time, so the search holds one block
-    of queries, their candidates (``ANN_BLOCK * IVF_NPROBE * (k + 1)`` keys and rows, 16 bytes
-    each: 23 MiB at ``k = 10``) and one list, whatever ``n``; per row it keeps its lists to probe (``IVF_NPROBE`` int16)
-    and its result (``k`` int32). When the file cannot be written, a warning is logged and the
-    lists are held in memory instead.
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send what C code writes to file descriptor 1 to descriptor 2 for the ``with`` block (the
+    run's standard output is for its own report)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+@contextlib.contextmanager
+def _ivf_index(matrix: np.ndarray, folder: str | Path | None) -> Iterator[Any]:
+    """A faiss ``IndexIVFFlat`` over the rows of ``matrix`` (float32 ``(n, d)``, L2-normalized),
+    inner product, for the ``with`` block.
+
+    An inverted file (Jégou, Douze & Schmid 2011, "Product quantization for nearest neighbor
+    search", IEEE TPAMI 33(1)): ``nlist = IVF_LISTS_PER_SQRT * sqrt(n)`` lists from faiss's own
+    spherical k-means (``index.train``, seed :data:`IVF_SEED`) on :data:`IVF_TRAIN_PER_LIST`
+    rows per list (:func:`_training_sample`), each row in its nearest list. With a ``folder``
+    the lists are faiss ``OnDiskInvertedLists`` there (``faiss.contrib.ondisk.merge_ondisk`` of
+    shards of :data:`IVF_SHARD_ROWS` rows, each written with ``faiss.write_index``): read through
+    a memory map, so the index costs file pages, not ``n * d * 4`` bytes of the process's own
+    memory. Without a folder they stay in memory.
     """
     import faiss
+    from faiss.contrib.ondisk import merge_ondisk
 
-    rows = emb if isinstance(emb, Rows) else Rows.of(emb)
-    n = rows.n
+    n, d = matrix.shape
     nlist = ivf_list_count(n)
-    train = _training_rows(rows, nlist * IVF_TRAIN_PER_LIST, IVF_SEED, folder)
-    d = train.shape[1]
     quantizer = faiss.IndexFlatIP(d)
-    niter = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT).cp.niter  # faiss's IVF default
-    try:
-        # faiss's own training of the coarse quantizer (IndexIVF::train: spherical k-means),
-        # reading the sample a block at a time
-        quantizer.add(spherical_kmeans(train, nlist, niter, IVF_SEED))
-    finally:
-        if isinstance(train, VectorFile):
-            train.close()
-        del train
+    index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
+    index.cp.seed = IVF_SEED
+    index.cp.max_points_per_centroid = IVF_TRAIN_PER_LIST
+    sample, sample_path = _training_sample(matrix, nlist * IVF_TRAIN_PER_LIST, folder)
+    index.train(np.ascontiguousarray(sample, dtype=np.float32))
+    del sample
+    if sample_path is not None:
+        sample_path.unlink()
     log.debug("dedup: IVF k-means done (%d lists over %d rows)", nlist, n)
-    nprobe = min(IVF_NPROBE, nlist)
-    # per row, the lists the query probes, nearest first (list numbers in the narrowest int that
-    # holds them: int16 up to 32,767 lists, ~67 million rows), and the list the row goes in: the
-    # nearest, the lowest-numbered among ties, as faiss's ``quantizer.assign`` (k = 1) has it, where
-    # the probes (k = nprobe) list tied lists highest-numbered first; -1 for a row with NaN
-    # values, which is not stored and probes nothing, as in faiss's index
-    probes = np.empty((n, nprobe), np.int16 if nlist <= np.iinfo(np.int16).max else np.int32)
-    assign = np.empty(n, np.int64)
-    for start in range(0, n, ANN_BLOCK):
-        dis, probe = quantizer.search(np.ascontiguousarray(rows.get(start, start + ANN_BLOCK), dtype=np.float32), nprobe)
-        probes[start : start + len(probe)] = probe
-        nearest = np.where(dis == dis[:, :1], probe, np.iinfo(np.int64).max).min(axis=1)
-        assign[start : start + len(probe)] = np.where(probe[:, 0] >= 0, nearest, -1)
-    read_list, close = _ivf_lists(rows, assign, nlist, 4 * d, folder)
-    del assign
-    out = np.empty((n, k), np.int32 if n <= np.iinfo(np.int32).max else np.int64)
-    order = np.argsort(probes[:, 0], kind="stable")  # queries that share lists come together
-    try:
+    index.nprobe = min(IVF_NPROBE, nlist)
+    if folder is None:
         for start in range(0, n, ANN_BLOCK):
-            queries = order[start : start + ANN_BLOCK]
-            found = _ivf_block_search(np.ascontiguousarray(rows.take(queries), dtype=np.float32),
-                                      probes[queries], read_list, k + 1)
-            keep = (found >= 0) & (found != queries[:, None])
-            # per row, the kept neighbours first, in rank order (a stable sort of the drop flags)
-            ranked = np.argsort(~keep, axis=1, kind="stable")[:, :k]
-            out[queries] = np.where(np.take_along_axis(keep, ranked, axis=1), np.take_along_axis(found, ranked, axis=1), -1)
-    finally:
-        close()
-    return out
-
-
-#: Bits of a candidate's position in its list, and of its list's probe rank, in the keys of
-#: :func:`_ivf_block_search` (lists of up to 16 million rows, up to 256 probes).
-_POSITION_BITS, _PROBE_BITS = 24, 8
-_EMPTY_KEY = np.iinfo(np.uint64).max
-
-
-def _ivf_block_search(x: np.ndarray, probes: np.ndarray, read_list: Callable[[int], tuple[np.ndarray, np.ndarray]],
-                      k: int) -> np.ndarray:
-    """The ``k`` rows of largest inner product with each query of ``x`` (float32 ``(q, d)``)
-    among the lists it probes (``probes``: int ``(q, nprobe)``, nearest first, ``-1`` none):
-    int64 ``(q, k)`` row indices, ``-1`` where the lists hold fewer.
-
-    Each list is read once (``read_list(j)``: ``(codes, ids)``, uint8 ``(size, 4 * d)`` and
-    int64 ``(size,)`` in row order) and searched for all of its queries by ``faiss.knn``, which
-    offers each query the ``k`` best of the list (its heap keeps, among equal scores, those it
-    met first, less those a later, better row evicted, lowest row first). Across lists, among
-    equal scores the lower (probe rank, position in its list) is kept: the order in which
-    faiss's own ``search`` meets the candidates (``IndexIVF::search_preassigned``: the lists in
-    probe order, each in row order), though not always faiss's choice, which is whatever its
-    one heap over all the lists leaves. A fixed rule either way: the same input gives the same
-    result, whatever the blocks. The result is in faiss's order: score descending, ties by
-    descending row. Each
-    query's ``nprobe * k`` candidates are ranked by one sort of 64-bit keys: the score's bits
-    made order-preserving and inverted (high half), then the probe rank and the position. A
-    candidate that ``faiss.knn`` cannot rank (label -1: an infinite or NaN score) is none.
-
-    The scores are BLAS products, whose last bits can depend on a row's place in the product's
-    tiles, so copies of one vector can also be told apart by those bits.
-
-    Raises:
-        ValueError: more than 256 probes, or a list of more than 2**24 rows (the keys' bounds).
-    """
-    import faiss
-
-    q, nprobe = probes.shape
-    if nprobe > 1 << _PROBE_BITS:
-        raise ValueError(f"{nprobe} probes: at most {1 << _PROBE_BITS}")
-    flat = probes.ravel().astype(np.int64)
-    by_list = np.argsort(flat, kind="stable")
-    cuts = np.flatnonzero(np.diff(flat[by_list])) + 1
-    # per query, k slots for each list it probes (an empty slot sorts last)
-    keys = np.full((q, nprobe * k), _EMPTY_KEY, np.uint64)
-    found = np.full((q, nprobe * k), -1, np.int64)
-    for lo, hi in zip(np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [len(flat)]]).tolist(), strict=True):
-        j = int(flat[by_list[lo]])
-        if j < 0:
-            continue
-        codes, ids = read_list(j)
-        if not len(ids):
-            continue
-        if len(ids) > 1 << _POSITION_BITS:
-            raise ValueError(f"IVF list {j} holds {len(ids)} rows: at most {1 << _POSITION_BITS}")
-        where = by_list[lo:hi]
-        members, rank = where // nprobe, where % nprobe
-        scores, at = faiss.knn(x[members], codes.view(np.float32), min(k, len(ids)), metric=faiss.METRIC_INNER_PRODUCT)
-        cols = rank[:, None] * k + np.arange(at.shape[1])
-        ranked = at >= 0  # -1: a candidate faiss.knn could not rank (an infinite or NaN score)
-        keys[members[:, None], cols] = np.where(
-            ranked, (_descending_score_bits(scores) << np.uint64(32))
-            | (rank.astype(np.uint64)[:, None] << np.uint64(_POSITION_BITS)) | np.maximum(at, 0).astype(np.uint64),
-            _EMPTY_KEY)
-        found[members[:, None], cols] = np.where(ranked, ids[np.maximum(at, 0)], -1)
-    kept = np.argsort(keys, axis=1)[:, :k]
-    keys, found = np.take_along_axis(keys, kept, axis=1), np.take_along_axis(found, kept, axis=1)
-    # faiss's order of the kept ones: score descending, ties by descending row (rows < 2**32)
-    order_keys = np.where(found >= 0, (keys >> np.uint64(32) << np.uint64(32))
-                          | (np.uint64(0xFFFFFFFF) - found.astype(np.uint64)), _EMPTY_KEY)
-    return np.take_along_axis(found, np.argsort(order_keys, axis=1), axis=1)
-
-
-def _descending_score_bits(scores: np.ndarray) -> np.ndarray:
-    """uint64 values (shape of float32 ``scores``, below 2**32) that sort ascending as the
-    scores sort descending: the IEEE-754 bits mapped to an order-preserving uint32 (sign bit
-    flipped for a positive value, all bits for a negative one), then inverted; ``-0.0`` as
-    ``0.0``."""
-    bits = (scores.astype(np.float32) + np.float32(0.0)).view(np.uint32)  # -0.0 + 0.0 is +0.0
-    ordered = np.where(bits & np.uint32(0x80000000), ~bits, bits | np.uint32(0x80000000))
-    return (~ordered).astype(np.uint64)
-
-
-def _ivf_lists(rows: Rows, assign: np.ndarray, nlist: int, code_size: int, folder: str | Path | None,
-               ) -> tuple[Callable[[int], tuple[np.ndarray, np.ndarray]], Callable[[], None]]:
-    """The IVF lists of ``rows`` (float32, each in list ``assign[row]``; ``-1``: not stored) as
-    ``(read_list, close)``: ``read_list(j)`` gives list ``j``'s ``(codes, ids)`` (see
-    :func:`_ivf_block_search`), ``close()`` frees them. From an
-    :class:`pipeline.vectors.IvfListsFile` in ``folder``, written :data:`ANN_BLOCK` rows at a
-    time; or, with a warning when the file cannot be written (no such folder, disk full), from
-    the rows held in memory sorted by list."""
-    try:
-        lists_file = IvfListsFile(folder, assign, nlist, code_size)
-    except OSError as exc:
-        log.warning("cannot hold the neighbour index in a scratch file in %s (%s); it stays in memory", folder, exc)
-        return _lists_in_memory(rows, assign, nlist, code_size), lambda: None
-    try:
-        for start in range(0, rows.n, ANN_BLOCK):
-            lists_file.write_codes(start, np.ascontiguousarray(rows.get(start, start + ANN_BLOCK), dtype=np.float32))
-        lists_file.finish()
-    except OSError as exc:
-        lists_file.close()
-        log.warning("cannot hold the neighbour index in a scratch file in %s (%s); it stays in memory", folder, exc)
-        return _lists_in_memory(rows, assign, nlist, code_size), lambda: None
-    except BaseException:  # an interrupt or a failed read: no file is kept
-        lists_file.close()
-        raise
-    return lists_file.read_list, lists_file.close
-
-
-def _lists_in_memory(rows: Rows, assign: np.ndarray, nlist: int,
-                     code_size: int) -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
-    """The ``read_list`` of :func:`_ivf_lists` over lists held in memory: every stored row,
-    sorted by list (stable: row order within a list), ``n * (code_size + 8)`` bytes, as faiss's
-    in-memory index holds them."""
-    ids = np.argsort(assign, kind="stable").astype(np.int64)
-    ids = ids[assign[ids] >= 0]
-    codes = np.ascontiguousarray(rows.take(ids), dtype=np.float32).view(np.uint8).reshape(len(ids), code_size)
-    ends = np.cumsum(np.bincount(assign[assign >= 0], minlength=nlist))
-
-    def read_list(j: int) -> tuple[np.ndarray, np.ndarray]:
-        lo = int(ends[j - 1]) if j else 0
-        return codes[lo : ends[j]], ids[lo : ends[j]]
-
-    return read_list
-
-
-def _training_rows(rows: Rows, limit: int, seed: int, folder: str | Path | None = None) -> np.ndarray | VectorFile:
-    """The k-means training set of :func:`_ann_neighbour_index`: float32 ``(min(n, limit), d)``,
-    in memory (``folder`` None) or in a :class:`pipeline.vectors.VectorFile` in ``folder`` (where
-    :func:`spherical_kmeans` reads it a block at a time; the sample is ``128 * sqrt(n)`` rows,
-    200 MB at 600,000 sections). When the file cannot be written, a warning is logged and the
-    sample is held in memory.
-
-    All ``n`` rows when ``n <= limit``; else the rows faiss itself would train on given all of
-    them (``faiss::Clustering`` subsamples ``nx > k * max_points_per_centroid`` rows as the first
-    ``limit`` of ``faiss::rand_perm(nx, seed)``, in that order), gathered :data:`ANN_BLOCK` rows at a
-    time: the same centroids without the whole matrix in memory.
-    """
-    import faiss
-
-    n = rows.n
-    sample: np.ndarray | None = None
-    if n > limit:
-        perm = np.empty(n, np.int32)
-        faiss.rand_perm(faiss.swig_ptr(perm), n, seed)
-        sample = perm[:limit].astype(np.int64)
-        del perm
-    m = n if sample is None else limit
-
-    def block(start: int) -> np.ndarray:
-        stop = min(m, start + ANN_BLOCK)
-        got = rows.get(start, stop) if sample is None else rows.take(sample[start:stop])
-        return np.ascontiguousarray(got, dtype=np.float32)
-
-    if folder is not None:
-        try:
-            out = VectorFile(folder, dtype=np.float32)
-            try:
-                for start in range(0, m, ANN_BLOCK):
-                    out.append(block(start))
-            except BaseException:
-                out.close()
-                raise
-            return out
-        except OSError as exc:
-            log.warning("cannot hold the k-means sample in a scratch file in %s (%s); it stays in memory", folder, exc)
-    parts = [block(start) for start in range(0, m, ANN_BLOCK)]
-    return np.concatenate(parts) if len(parts) != 1 else parts[0]
-
-
-#: Training rows per search call of :func:`spherical_kmeans`: a multiple of faiss's
-#: ``distance_compute_blas_query_bs`` (4096), so that the calls split the rows into the same
-#: BLAS tiles as one call over all of them; 64 MiB of float32 at ``d = 512``.
-KMEANS_BLOCK = 8 * 4096
-#: Relative perturbation of a split centroid (faiss ``Clustering.cpp``, ``EPS``).
-_SPLIT_EPS = 1 / 1024.0
-
-
-def spherical_kmeans(x: np.ndarray | VectorFile, k: int, niter: int, seed: int) -> np.ndarray:
-    """The centroids faiss's k-means gives an inner-product ``IndexIVF``'s coarse quantizer
-    (``faiss::Clustering::train`` with ``spherical``, ``nredo = 1``; faiss ``Clustering.cpp``,
-    reproduced step by step): float32 ``(k, d)``, bit for bit faiss's for the same rows, seed and
-    iterations, but reading the ``(n, d)`` training rows ``x`` (an array or a
-    :class:`pipeline.vectors.VectorFile`) :data:`KMEANS_BLOCK` rows at a time, so memory holds the
-    centroids and one block rather than every row (faiss's ``train`` needs them all at once).
-
-    Each iteration: every row goes to its nearest centroid by inner product (faiss's own
-    ``IndexFlatIP.search``, in the BLAS tiles of one call over all rows); each centroid becomes
-    the float32 sum of its rows in row order times the reciprocal of their count; an empty
-    centroid takes a perturbed copy of a large one (faiss's ``split_clusters``, same random
-    stream); the centroids are L2-normalized (``faiss.fvec_renorm_L2``). The first centroids
-    are the rows ``faiss::rand_perm(n, seed + 1)[:k]``, normalized; with ``n == k`` the rows
-    themselves. Like faiss (``ClusteringParameters.early_stop_threshold``, 0 by default), it
-    stops after an iteration whose objective (the float32 sum, in row order, of each row's
-    inner product with its centroid) equals the previous iteration's.
-
-    Raises:
-        ValueError: ``k < 1``, fewer rows than ``k``, or a value that is not finite as float32
-            (faiss raises RuntimeError for these).
-    """
-    import faiss
-
-    n, d = x.shape
-    if k < 1 or n < k:
-        raise ValueError(f"{n} training rows for {k} centroids: at least one centroid, and as many rows, are needed")
-    get = x.rows if isinstance(x, VectorFile) else (lambda start, stop: x[start:stop])
-    blocks = [(start, min(n, start + KMEANS_BLOCK)) for start in range(0, n, KMEANS_BLOCK)]
-    if len(blocks) > 1 and blocks[-1][1] - blocks[-1][0] < 4096:  # faiss searches a few rows otherwise
-        blocks[-2:] = [(blocks[-2][0], n)]
-    for start, stop in blocks:
-        with np.errstate(over="ignore"):  # a float64 beyond float32's range becomes inf, as faiss reads it
-            finite = np.isfinite(np.asarray(get(start, stop), dtype=np.float32)).all()
-        if not finite:
-            raise ValueError("the k-means training rows contain NaN or infinite values")
-    if n == k:  # faiss copies the rows as they are
-        return np.ascontiguousarray(get(0, n), dtype=np.float32)
-    if n < k * 39:  # faiss ClusteringParameters.min_points_per_centroid
-        log.info("k-means of %d rows into %d centroids: fewer than 39 rows a centroid", n, k)
-    perm = np.empty(n, np.int32)
-    faiss.rand_perm(faiss.swig_ptr(perm), n, seed + 1)
-    centroids = np.ascontiguousarray(take_rows(x, perm[:k].astype(np.int64)), dtype=np.float32)
-    del perm
-    faiss.fvec_renorm_L2(d, k, faiss.swig_ptr(centroids))
-    index = faiss.IndexFlatIP(d)
-    index.add(centroids)
-    # faiss computes the inner products with BLAS from ``rows * d >= distance_compute_blas_threshold``
-    # on, else with its own loop (faiss ``utils/distances.cpp``): every block takes the path of one
-    # call over all n rows
-    threshold = faiss.cvar.distance_compute_blas_threshold
-    forced = 0 if n * d >= threshold else n * d + 1
-    # faiss (1.9 on) stops once an iteration's objective, the float32 sum of each row's inner
-    # product with its centroid in row order, is within early_stop_threshold (default 0: equal)
-    # of the previous one's, after that iteration's update
-    stop_within = getattr(faiss.ClusteringParameters(), "early_stop_threshold", None)
-    previous: np.float32 | None = None
-    for _ in range(niter):
-        sums = np.zeros((k, d), np.float32)
-        objective = np.float32(0)
-        counts = np.zeros(k, np.float32)  # faiss's float histogram (exact below 2**24 rows)
-        faiss.cvar.distance_compute_blas_threshold = forced
-        try:
-            for start, stop in blocks:
-                rows = np.ascontiguousarray(get(start, stop), dtype=np.float32)
-                dis, assign = index.search(rows, 1)
-                assign = assign.ravel()
-                objective = np.cumsum(np.concatenate([[objective], dis.ravel()]), dtype=np.float32)[-1]
-                for c, row in zip(assign.tolist(), rows, strict=True):  # in row order: faiss's float sums, bit for bit
-                    sums[c] += row
-                counts += np.bincount(assign, minlength=k).astype(np.float32)
-                del rows, assign
-        finally:
-            faiss.cvar.distance_compute_blas_threshold = threshold
-        full = counts > 0
-        sums[full] *= (np.float32(1) / counts[full])[:, None]
-        _split_empty(sums, counts, n)
-        faiss.fvec_renorm_L2(d, k, faiss.swig_ptr(sums))
-        index.reset()
-        index.add(sums)
-        centroids = sums
-        if (stop_within is not None and previous is not None
-                and abs(float(objective) - float(previous)) <= stop_within * abs(float(previous))):
-            break
-        previous = objective
-    return centroids
-
-
-def _split_empty(centroids: np.ndarray, counts: np.ndarray, n: int) -> None:
-    """faiss's ``split_clusters`` (``Clustering.cpp``) in place: each empty centroid, in order,
-    becomes a copy of a centroid ``cj`` drawn with probability ``(counts[cj] - 1) / (n - k)``
-    (``faiss.RandomGenerator(1234)``, scanning from 0), the two pushed apart by ``1 +- 1/1024``
-    on alternate coordinates (in double, rounded to float32, as C's ``float *= double``), and
-    ``cj``'s count shared between them."""
-    import faiss
-
-    empty = np.flatnonzero(counts == 0)
-    if not empty.size:
+            index.add(np.ascontiguousarray(matrix[start : start + ANN_BLOCK], dtype=np.float32))
+        yield index
         return
-    k = len(counts)
-    rng = faiss.RandomGenerator(1234)
-    even = np.arange(centroids.shape[1]) % 2 == 0
-    up = np.where(even, 1 + _SPLIT_EPS, 1 - _SPLIT_EPS)
-    down = np.where(even, 1 - _SPLIT_EPS, 1 + _SPLIT_EPS)
-    span = float(np.float32(n - k))
-    for ci in empty.tolist():  # a split never empties another centroid: the zeros are these
-        cj = 0
-        while True:
-            p = np.float32((float(counts[cj]) - 1.0) / span)
-            if rng.rand_float() < p:
-                break
-            cj = (cj + 1) % k
-        source = centroids[cj].astype(np.float64)
-        centroids[ci] = (source * up).astype(np.float32)
-        centroids[cj] = (source * down).astype(np.float32)
-        counts[ci] = counts[cj] / np.float32(2)
-        counts[cj] -= counts[ci]
+    work = Path(tempfile.mkdtemp(dir=folder, prefix="ivf-"))
+    try:
+        shards = []
+        for start in range(0, n, IVF_SHARD_ROWS):
+            shard = faiss.clone_index(index)
+            block = np.ascontiguousarray(matrix[start : start + IVF_SHARD_ROWS], dtype=np.float32)
+            shard.add_with_ids(block, np.arange(start, start + len(block), dtype=np.int64))
+            shards.append(str(work / f"shard-{len(shards)}.index"))
+            faiss.write_index(shard, shards[-1])
+            del shard, block
+        with _stdout_to_stderr():  # faiss prints the list file's size on the C stdout
+            merge_ondisk(index, shards, str(work / "lists.ivfdata"))
+        for name in shards:
+            os.unlink(name)
+        yield index
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _neighbour_index(matrix: np.ndarray, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
+    """The ``k`` nearest other rows of every row of ``matrix`` (float32 ``(n, d)``, an array or a
+    memory map) by inner product: an int array ``(n, k)`` of row indices, ``-1`` where fewer were
+    found (``k >= n``, a row with NaN values); int32 up to 2**31 - 1 rows, int64 beyond.
+
+    Exact below ``ann_min`` rows (``faiss.knn``, the brute-force search of ``IndexFlatIP``, in
+    blocks of :data:`SEARCH_BLOCK` queries); from there the IVF index of :func:`_ivf_index`
+    (lists in ``folder``), probing :data:`IVF_NPROBE` lists a query. Each query asks for
+    ``k + 1`` rows and drops itself (among exact ties the row itself may be left out: then the
+    first ``k`` others are kept).
+    """
+    import faiss
+
+    n = len(matrix)
+    out = np.full((n, max(k, 0)), -1, np.int32 if n <= np.iinfo(np.int32).max else np.int64)
+    kk = min(k, n - 1)
+    if kk <= 0:
+        return out
+    with _ivf_index(matrix, folder) if n >= ann_min else contextlib.nullcontext() as index:
+        block = ANN_BLOCK if index is not None else SEARCH_BLOCK
+        base = None if index is not None else np.ascontiguousarray(matrix, dtype=np.float32)
+        for start in range(0, n, block):
+            x = np.ascontiguousarray(matrix[start : start + block], dtype=np.float32)
+            if index is not None:
+                found = index.search(x, kk + 1)[1]
+            else:
+                found = faiss.knn(x, base, kk + 1, metric=faiss.METRIC_INNER_PRODUCT)[1]
+            rows = np.arange(start, start + len(x))[:, None]
+            keep = (found >= 0) & (found != rows)
+            # per row, the kept neighbours first, in rank order (a stable sort of the drop flags)
+            ranked = np.argsort(~keep, axis=1, kind="stable")[:, :kk]
+            out[start : start + len(x), :kk] = np.where(np.take_along_axis(keep, ranked, axis=1),
+                                                        np.take_along_axis(found, ranked, axis=1), -1)
+    return out
 
 
 def _pair_keys(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
@@ -1261,30 +947,23 @@ def _key_pairs_of(keys: np.ndarray, n: int) -> np.ndarray:
     return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), np.int64)
 
 
-def _neighbour_pairs(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000,
-                     folder: str | Path | None = None) -> np.ndarray:
+def _neighbour_pairs(emb: np.ndarray, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
     """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` (by dot
-    product of the rows of ``emb``, ``(n, d)``, an array or :class:`Rows`) or vice versa: int64
-    ``(m, 2)``, rows sorted (:func:`_neighbour_keys`, as pairs)."""
-    n = emb.n if isinstance(emb, Rows) else emb.shape[0]
-    return _key_pairs_of(_neighbour_keys(emb, k, ann_min, folder), n)
+    product of the rows of ``emb``, ``(n, d)``) or vice versa: int64 ``(m, 2)``, rows sorted
+    (:func:`_neighbour_keys`, as pairs)."""
+    return _key_pairs_of(_neighbour_keys(emb, k, ann_min, folder), len(emb))
 
 
-def _neighbour_keys(emb: np.ndarray | Rows, k: int, ann_min: int = 20_000,
-                    folder: str | Path | None = None) -> np.ndarray:
+def _neighbour_keys(emb: np.ndarray, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
     """The pairs of :func:`_neighbour_pairs` as :func:`_pair_keys` keys: int64 ``(m,)``, sorted
     (8 bytes a pair rather than 16), from :func:`_neighbour_index` (exact below ``ann_min``
-    rows, the IVF index from there, its lists in a scratch file in ``folder``, None: the
-    system's temporary folder); the pairs are collected as arrays (one ``unique`` over ``n * k``
-    keys), not a Python set."""
-    rows = emb if isinstance(emb, Rows) else Rows.of(emb)
-    n = rows.n
+    rows, the IVF index from there, its lists in ``folder``); the pairs are collected as arrays
+    (one ``unique`` over ``n * k`` keys), not a Python set."""
+    n = len(emb)
     k = min(k, n - 1)
     if k <= 0:
         return np.zeros(0, np.int64)
-    # the keys of _pair_keys written block by block into one array: the (n, k) result (int32)
-    # and the keys (int64, n * k at most) are held, not three n * k int64 arrays
-    idx = _neighbour_index(rows, k, ann_min, folder)
+    idx = _neighbour_index(emb, k, ann_min, folder)
     keys = np.empty(int(np.count_nonzero(idx >= 0)), np.int64)
     at = 0
     for start in range(0, n, STREAM_BLOCK):
@@ -1304,36 +983,6 @@ def _write_keys(keys: np.ndarray, at: int, rows: np.ndarray, others: np.ndarray,
     part = np.minimum(mine, other) * n + np.maximum(mine, other)
     keys[at : at + len(part)] = part
     return at + len(part)
-
-
-def _neighbour_index(rows: Rows, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
-    """The ``k`` nearest other rows of every row of ``rows`` by dot product: an int array ``(n,
-    k)`` of row indices, ``-1`` where fewer were found (``k >= n``, a row with NaN values);
-    int32 up to 2**31 - 1 rows, int64 beyond. Exact search for fewer than ``ann_min`` rows, in
-    blocks of :data:`SEARCH_BLOCK` rows (:func:`_top_k`; the whole matrix is read), and
-    :func:`_ann_neighbour_index` from there."""
-    n = rows.n
-    kk = min(k, n - 1)
-    found = _ann_neighbour_index(rows, kk, folder) if n >= ann_min and kk > 0 else None
-    if found is not None and kk == k:
-        return found
-    out = np.full((n, max(k, 0)), -1, np.int32 if n <= np.iinfo(np.int32).max else np.int64)
-    if found is not None:
-        out[:, :kk] = found
-    if found is not None or kk <= 0:
-        return out
-    matrix = rows.get(0, n)
-    for start in range(0, n, SEARCH_BLOCK):
-        sims = matrix[start : start + SEARCH_BLOCK] @ matrix.T
-        b = sims.shape[0]
-        sims[np.arange(b), start + np.arange(b)] = -np.inf
-        row, col = _top_k(sims, kk)  # kk per row (rows with ties come last; fewer for a NaN row)
-        order = np.argsort(row, kind="stable")
-        row, col = row[order], col[order]
-        rank = np.arange(len(row)) - np.searchsorted(row, row)  # position within its row
-        keep = rank < kk
-        out[start + row[keep], rank[keep]] = col[keep]
-    return out
 
 
 def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
@@ -1379,9 +1028,15 @@ def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
     title_of = title_of.reshape(-1)  # numpy 2.0 gives the input's shape
     rep = titled[first]  # each distinct pair's first section (np.unique: first occurrence)
     en, zh = emb.title_row[rep], emb.title_zh_row[rep]
-    rows = Rows(len(rep), lambda start, stop: emb._title_sums(en[start:stop], zh[start:stop]),
-                lambda index: emb._title_sums(en[index], zh[index]))
-    near = _neighbour_index(rows, k, ann_min, folder)  # (distinct, k) distinct pairs, -1: none
+    matrix, path = _scratch_npy(folder if len(rep) >= ann_min else None, (len(rep), emb.title_vectors.shape[1]))
+    for start in range(0, len(rep), ANN_BLOCK):
+        emb._title_sums(en[start : start + ANN_BLOCK], zh[start : start + ANN_BLOCK], out=matrix[start : start + ANN_BLOCK])
+    try:
+        near = _neighbour_index(matrix, k, ann_min, folder)  # (distinct, k) distinct pairs, -1: none
+    finally:
+        del matrix
+        if path is not None:
+            path.unlink()
     found = near >= 0
     near = np.where(found, rep[np.maximum(near, 0)], -1)  # as representatives' rows
     keys = np.empty(int(found.sum(axis=1)[title_of].sum()) + len(titled), np.int64)
@@ -1391,48 +1046,6 @@ def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
         others = np.concatenate([near[of], rep[of][:, None]], axis=1)  # neighbours, then its own pair's
         at = _write_keys(keys, at, titled[start : start + STREAM_BLOCK], others, n)
     return _unique_sorted(keys[:at])
-
-
-def _top_k(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` largest entries of each row of ``sims`` (``(b, n)``, ``k < n``): ``(rows,
-    cols)``, int64 ``(b * k,)`` each; the same sets as ``np.argpartition(-sims, k - 1)[:, :k]``.
-
-    Every :data:`TOPK_STRIDE`-th column gives each row ``k`` actual values, so their ``k``-th
-    largest is a lower bound of the row's ``k``-th largest; only entries reaching it (about
-    ``k * TOPK_STRIDE`` per row on cosines) are sorted. Where the ``k``-th and ``(k+1)``-th largest
-    differ the top ``k`` is unique, so it is the argpartition's; rows with a tie there (duplicate
-    sections have equal cosines, and which tied neighbour argpartition picks decides candidate
-    pairs) take ``np.argpartition`` of the whole row, so the result is always the same as before.
-    A full-row argpartition of every row costs about twice the block's matrix product.
-    """
-    b, n = sims.shape
-    if n < 2 * TOPK_STRIDE * k:
-        idx = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-        return np.repeat(np.arange(b, dtype=np.int64), k), idx.ravel().astype(np.int64)
-    sample = sims[:, ::TOPK_STRIDE]
-    m = sample.shape[1]
-    floor = np.partition(sample, m - k, axis=1)[:, m - k]
-    row, col = np.nonzero(sims >= floor[:, None])
-    value = sims[row, col]
-    order = np.lexsort((-value, row))
-    row, col, value = row[order].astype(np.int64), col[order].astype(np.int64), value[order]
-    start = np.searchsorted(row, np.arange(b + 1))
-    count = np.diff(start)  # >= k: the sample's own top k reach the floor
-    kth = value[start[:-1] + k - 1]
-    tied = np.flatnonzero((count > k) & (value[np.minimum(start[:-1] + k, len(value) - 1)] == kth))
-    rank = np.arange(len(row)) - start[row]
-    keep = (rank < k) & ~np.isin(row, tied)
-    rows, cols = [row[keep]], [col[keep]]
-    if tied.size:
-        idx = np.argpartition(-sims[tied], k - 1, axis=1)[:, :k]
-        rows.append(np.repeat(tied, k))
-        cols.append(idx.ravel().astype(np.int64))
-    return np.concatenate(rows), np.concatenate(cols)
-
-
-def _neighbours(emb: np.ndarray, k: int, ann_min: int = 20_000) -> list[tuple[int, int]]:
-    """:func:`_neighbour_pairs` as a sorted list of ``(i, j)`` tuples, ``i < j``."""
-    return [(i, j) for i, j in _neighbour_pairs(emb, k, ann_min).tolist()]
 
 
 def _key_pairs(members: list[int], doc: Sequence) -> set[tuple[int, int]]:
@@ -2061,7 +1674,7 @@ class PairScorer:
         if sims:
             return max(sims)
         e = self.emb
-        cross = [float(take_rows(e.title_vectors, np.array([x[i]]))[0] @ take_rows(e.title_vectors, np.array([y[j]]))[0])
+        cross = [float(e.title_vectors[x[i]] @ e.title_vectors[y[j]])
                  for x, y in ((e.title_row, e.title_zh_row), (e.title_zh_row, e.title_row)) if x[i] >= 0 and y[j] >= 0]
         return max(cross) if cross else None
 
@@ -2121,7 +1734,7 @@ class PairScorer:
             return out
         a, b = a[rest], b[rest]
         content = self.emb.content
-        cos = np.matmul(take_rows(content, a)[:, None, :], take_rows(content, b)[:, :, None])[:, 0, 0].astype(np.float64)
+        cos = np.matmul(content[a][:, None, :], content[b][:, :, None])[:, 0, 0].astype(np.float64)
         ea, eb = self.title_code[a], self.title_code[b]
         za, zb = self.folded_zh_code[a], self.folded_zh_code[b]
         # an English title that folds to nothing ("!!!", "---") is not compared as a string (two
@@ -2181,7 +1794,7 @@ class PairScorer:
                              (e.title_zh_row, e.title_row, self._title_zh_vec, self._title_vec)):
             t = np.flatnonzero(hx[a] & hy[b])
             if t.size:
-                va, vb = take_rows(e.title_vectors, x[a[t]]), take_rows(e.title_vectors, y[b[t]])
+                va, vb = e.title_vectors[x[a[t]]], e.title_vectors[y[b[t]]]
                 cos = np.matmul(va[:, None, :], vb[:, :, None])[:, 0, 0].astype(np.float64)
                 out[t] = np.fmax(out[t], cos)
         return out
@@ -2367,13 +1980,10 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
             runs: :func:`cluster_papers` with a loader).
         emb: :func:`embed_sections` of ``sections``; a bare float32 array ``(len(sections), d)``
             is taken as the content vectors, with no title vectors.
-        scratch: a folder for scratch files: from ``dedup.ann_min_sections`` sections on, the
-            content vectors wait there during the neighbour search
-            (:meth:`SectionEmbeddings.spilled`), and the approximate index keeps its lists there
-            (:func:`_ann_neighbour_index`), which saves twice ``n * d * 4`` bytes; the pairs the
-            merge loop visits wait there too (:func:`_spilled_pairs`). None: the content and
-            the pairs stay in memory and the lists go to the system's temporary folder. The
-            result is the same either way. Content in a :class:`pipeline.vectors.VectorFile`
+        scratch: a folder for scratch files: from ``dedup.ann_min_sections`` rows on, the
+            approximate index keeps its lists there (:func:`_ivf_index`), and the pairs the merge
+            loop visits wait there (:func:`_spilled_pairs`). None: both stay in memory. The
+            result is the same either way. Content in a memory-mapped ``.npy``
             (the runner's) is read from its file throughout.
 
         as_arrays: return numpy arrays instead of lists (the same values, without a Python
@@ -2386,7 +1996,7 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
         ``as_arrays``, int64 and float64 ``(n,)`` (NaN when alone).
 
     From :data:`SHARED_SCORES_MIN_SECTIONS` sections on, with ``run.workers`` of two or more and
-    the content vectors in a :class:`pipeline.vectors.VectorFile` (the runner's), the candidate
+    the content vectors in a memory-mapped ``.npy`` (the runner's), the candidate
     pairs and the join scores are scored half in a helper process
     (:class:`pipeline.score_helper.ScoreHelper`, started before the searches): the same values
     on two cores.
@@ -2394,13 +2004,13 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
     if isinstance(emb, np.ndarray):
         emb = SectionEmbeddings.from_dense(emb)
     # the codes of every key (about 60 bytes a section) are held through the searches: the
-    # k-means sample that they used to stack on now waits on disk (spherical_kmeans)
+    # k-means sample waits on disk (_training_sample)
     scorer = sections if isinstance(sections, PairScorer) else PairScorer(sections, emb, config.dedup.embed_weight)
     del sections
     n = len(scorer)
     # started before the searches, so that it has loaded the scorer by the time it is needed
     helper = (ScoreHelper(scorer) if config.run.workers >= 2 and n >= SHARED_SCORES_MIN_SECTIONS
-              and isinstance(emb.content, VectorFile) else None)
+              and isinstance(emb.content, np.memmap) else None)
     try:
         return _cluster(scorer, emb, config, scratch, as_arrays, helper.scores if helper is not None else scorer.scores)
     finally:
@@ -2416,15 +2026,12 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
     n = len(scorer)
     threshold = config.dedup.match_threshold
     ann_min = config.dedup.ann_min_sections
-    spill = (scratch is not None and n >= ann_min) or isinstance(emb.content, VectorFile)
-    with emb.spilled(scratch) if spill else contextlib.nullcontext(emb.content) as content:
-        found = [_neighbour_keys(content, K_NEIGHBOURS, ann_min, scratch)]
-        del content
-        log.debug("dedup: %d sections, %d content-neighbour pairs", n, len(found[0]))
-        # titles across languages: neighbours among the title vectors (English or Chinese, summed)
-        if (emb.title_row >= 0).any() or (emb.title_zh_row >= 0).any():
-            found.append(_title_neighbour_keys(emb, TITLE_NEIGHBOURS, ann_min, scratch))
-            log.debug("dedup: %d title-neighbour pairs", len(found[-1]))
+    found = [_neighbour_keys(emb.content, K_NEIGHBOURS, ann_min, scratch)]
+    log.debug("dedup: %d sections, %d content-neighbour pairs", n, len(found[0]))
+    # titles across languages: neighbours among the title vectors (English or Chinese, summed)
+    if (emb.title_row >= 0).any() or (emb.title_zh_row >= 0).any():
+        found.append(_title_neighbour_keys(emb, TITLE_NEIGHBOURS, ann_min, scratch))
+        log.debug("dedup: %d title-neighbour pairs", len(found[-1]))
     doc_codes = _int_array(scorer.doc_code)
     for key in (scorer.arxiv_code, scorer.folded_code):  # equal codes: equal keys
         key_pairs = [p for members in _key_groups(key) for p in _key_pairs(members, doc_codes)]
@@ -2455,8 +2062,6 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
                 clusters.merge(a, b)
         del mention, shared, first
     failed = _merge_visits(clusters, visits, threshold, scores)
-    if isinstance(visits, VectorFile):
-        visits.close()
     del visits, failed
     members = clusters.members
     log.debug("dedup: merged into %d clusters of two or more", len(members))
@@ -2474,7 +2079,7 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
     return labels.tolist(), [None if np.isnan(v) else v for v in join_scores.tolist()]
 
 
-def _merge_visits(clusters: _Clusters, visits: tuple[np.ndarray, np.ndarray, np.ndarray] | VectorFile,
+def _merge_visits(clusters: _Clusters, visits: tuple[np.ndarray, np.ndarray, np.ndarray] | np.ndarray,
                   threshold: float, scores: Callable[..., np.ndarray],
                   ) -> dict[tuple[int, int], tuple[int, int]]:
     """The merge loop of :func:`cluster_sections`: each visited pair ``(i, j, exact)`` (in
@@ -2676,39 +2281,34 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
     return left, right
 
 
-def _pair_stream(pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | VectorFile) -> Iterator[tuple[int, int, bool]]:
+def _pair_stream(pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | np.ndarray) -> Iterator[tuple[int, int, bool]]:
     """``zip(left, right, exact)`` as Python values, converted :data:`STREAM_BLOCK` at a time (the
     whole arrays as lists would cost about 80 bytes a pair); ``pairs``: the three arrays, or
-    their :func:`_spilled_pairs` file, read a block at a time."""
-    on_disk = isinstance(pairs, VectorFile)
-    for start in range(0, pairs.n if on_disk else len(pairs[0]), STREAM_BLOCK):
-        if on_disk:
-            block = pairs.rows(start, start + STREAM_BLOCK)
+    their :func:`_spilled_pairs` matrix ``(m, 3)``, read a block at a time."""
+    stacked = isinstance(pairs, np.ndarray)
+    for start in range(0, len(pairs) if stacked else len(pairs[0]), STREAM_BLOCK):
+        if stacked:
+            block = np.asarray(pairs[start : start + STREAM_BLOCK])
             left, right, exact = block[:, 0], block[:, 1], block[:, 2] != 0
         else:
             left, right, exact = (a[start : start + STREAM_BLOCK] for a in pairs)
         yield from zip(left.tolist(), right.tolist(), exact.tolist(), strict=True)
 
 
-def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray,
-                   folder: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray] | VectorFile:
-    """The pairs the merge loop visits, in a scratch file in ``folder`` (a
-    :class:`pipeline.vectors.VectorFile` of ``(m, 3)`` rows ``(left, right, exact)`` in
-    ``left``'s int type), which :func:`_pair_stream` reads a block at a time: the loop then holds
-    one block instead of 9 bytes a pair (50 MB at 5.7M pairs). When the file cannot be written,
-    a warning is logged and the arrays are given back as they are."""
-    out = None
-    try:
-        out = VectorFile(folder, 3, left.dtype)
-        for start in range(0, len(left), STREAM_BLOCK):
-            stop = start + STREAM_BLOCK
-            out.append(np.stack([left[start:stop], right[start:stop], exact[start:stop].astype(left.dtype)], axis=1))
-    except OSError as err:
-        if out is not None:
-            out.close()
-        log.warning("dedup: the visited pairs stay in memory (%s)", err)
-        return left, right, exact
-    return out
+def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray, folder: str | Path) -> np.ndarray:
+    """The pairs the merge loop visits as one ``(m, 3)`` matrix of rows ``(left, right, exact)``
+    in ``left``'s int type, in a scratch ``.npy`` in ``folder`` mapped read-only (its name is
+    removed at once: the map keeps the file until it is dropped), which :func:`_pair_stream`
+    reads a block at a time: the loop then holds one block instead of 9 bytes a pair."""
+    out, path = _scratch_npy(folder, (len(left), 3), left.dtype)
+    for start in range(0, len(left), STREAM_BLOCK):
+        stop = start + STREAM_BLOCK
+        out[start:stop] = np.stack([left[start:stop], right[start:stop], exact[start:stop].astype(left.dtype)], axis=1)
+    out.flush()
+    del out
+    mapped = read_npy(path)
+    path.unlink()
+    return mapped
 
 
 def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int,
