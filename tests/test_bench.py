@@ -579,7 +579,7 @@ def test_instructions_says_when_perf_refuses(tmp_path, monkeypatch, capsys):
 
 def test_ann_recall_is_one_when_every_list_is_scanned_and_less_with_few(tmp_path, capsys):
     from bench.ann_recall import ann_recall, cache_vectors, main
-    from pipeline import dedup
+    from pipeline.dedup import candidates as dedup
     from pipeline.embed_cache import EmbeddingCache
 
     rng = np.random.default_rng(0)

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.config import Config
-from pipeline.dedup import PAPER_COLUMNS, _neighbour_pairs, dedup, paper_id_for
+from pipeline.dedup import PAPER_COLUMNS, dedup, paper_id_for
+from pipeline.dedup.candidates import _neighbour_pairs
 from pipeline.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
 from pipeline.fields import fold_title, url_kind
 
@@ -441,8 +442,8 @@ def test_approximate_index_with_lists_on_disk_finds_the_neighbours_of_the_one_in
     import pipeline.dedup as dedup_module
 
     emb = _clustered_vectors(n_clusters=400, per_cluster=5)
-    in_memory = dedup_module._neighbour_index(emb, 4, ann_min=1)
-    on_disk = dedup_module._neighbour_index(emb, 4, ann_min=1, folder=tmp_path)
+    in_memory = dedup_module.candidates._neighbour_index(emb, 4, ann_min=1)
+    on_disk = dedup_module.candidates._neighbour_index(emb, 4, ann_min=1, folder=tmp_path)
     np.testing.assert_array_equal(on_disk, in_memory)
     assert list(tmp_path.iterdir()) == []
     assert on_disk.shape == (2000, 4) and on_disk.dtype == np.int32
@@ -455,7 +456,7 @@ def test_exact_search_finds_every_other_row_up_to_k() -> None:
     import pipeline.dedup as dedup_module
 
     emb = _clustered_vectors(n_clusters=3, per_cluster=2)
-    got = dedup_module._neighbour_index(emb, 7, ann_min=10**9)
+    got = dedup_module.candidates._neighbour_index(emb, 7, ann_min=10**9)
     assert got.shape == (6, 7) and (got[:, 5:] == -1).all()  # 5 others, then none
     assert [sorted(r) for r in got[:, :5].tolist()] == [sorted(set(range(6)) - {i}) for i in range(6)]
     assert got[:, 0].tolist() == [1, 0, 3, 2, 5, 4]  # the nearest: the other member of its cluster
@@ -566,7 +567,7 @@ def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path, monkeyp
     assert expected[2].num_rows < len(frame)  # something merged
     import pipeline.dedup
 
-    monkeypatch.setattr(pipeline.dedup, "FUSED_BATCH", 3)  # fused records to Arrow 3 at a time
+    monkeypatch.setattr(pipeline.dedup.fuse, "FUSED_BATCH", 3)  # fused records to Arrow 3 at a time
     store = on_disk_slims(tmp_path)
     with pytest.raises(ValueError, match="permutation of 40 rows"):
         cluster_papers(store, emb, config, order=np.array([0, *range(39)]))
@@ -666,7 +667,7 @@ def test_clusters_with_a_score_helper_are_those_without(use, tmp_path, monkeypat
     import pipeline.score_helper as score_helper
     from pipeline.dedup import cluster_sections, embed_sections
 
-    monkeypatch.setattr(dedup_module, "SHARED_SCORES_MIN_SECTIONS", 1)
+    monkeypatch.setattr(dedup_module.cluster, "SHARED_SCORES_MIN_SECTIONS", 1)
     monkeypatch.setattr(score_helper, "MIN_SHARED_PAIRS", 2)
     started = []
     original = score_helper.ScoreHelper.__init__
@@ -791,7 +792,7 @@ def test_copies_of_an_article_are_marked_and_not_counted_twice(tmp_path, use) ->
 def test_ratio_upper_bounds_are_at_least_difflib_ratio() -> None:
     from difflib import SequenceMatcher
 
-    from pipeline.dedup import _ratio_upper_bounds
+    from pipeline.dedup.titles import _ratio_upper_bounds
 
     rng = np.random.default_rng(11)
     a = ["".join(rng.choice(list("abcde "), size=rng.integers(0, 30))) for _ in range(300)]
@@ -820,14 +821,8 @@ def test_ratio_upper_bounds_are_at_least_difflib_ratio() -> None:
 def test_batch_scores_follow_the_pair_formula(use) -> None:
     from difflib import SequenceMatcher
 
-    from pipeline.dedup import (
-        AUTHOR_BONUS,
-        VENUE_CONFLICT_PENALTY,
-        YEAR_CONFLICT_PENALTY,
-        PairScorer,
-        embed_sections,
-        english_title_similarity,
-    )
+    from pipeline.dedup import PairScorer, embed_sections, english_title_similarity
+    from pipeline.dedup.score import AUTHOR_BONUS, VENUE_CONFLICT_PENALTY, YEAR_CONFLICT_PENALTY
 
     rows = [
         VAR_HANS, VAR_HANT, STDE, RHO,
@@ -886,7 +881,8 @@ def test_batch_scores_follow_the_pair_formula(use) -> None:
 
 def test_a_big_cluster_merges_through_the_bounded_sample(use, monkeypatch) -> None:
     import pipeline.dedup as dedup_module
-    from pipeline.dedup import AVERAGE_SAMPLE, _sample, cluster_sections, embed_sections
+    from pipeline.dedup import AVERAGE_SAMPLE, cluster_sections, embed_sections
+    from pipeline.dedup.cluster import _sample
 
     title = "Denoising Diffusion Probabilistic Models"
     rows = [section(f"d{k:03d}-000", title, year=2020 + k % 2, authors=["Jonathan Ho", "Ajay Jain"] if k % 3 else [])
@@ -905,7 +901,7 @@ def test_a_big_cluster_merges_through_the_bounded_sample(use, monkeypatch) -> No
     assert labels[-2] == labels[-1] != big  # the sibling paper stays apart
     assert all(0.9 <= s <= 1.0 for s in join[: AVERAGE_SAMPLE + 37])
     # the same partition with the exact average over every cross pair
-    monkeypatch.setattr(dedup_module, "AVERAGE_SAMPLE", 10**6)
+    monkeypatch.setattr(dedup_module.cluster, "AVERAGE_SAMPLE", 10**6)
     assert cluster_sections(sections, emb, Config())[0] == labels
     monkeypatch.undo()
     members = list(range(0, 1000, 5))  # 200 members in section order
@@ -916,7 +912,8 @@ def test_a_big_cluster_merges_through_the_bounded_sample(use, monkeypatch) -> No
 
 
 def test_cluster_index_cannot_links_equal_every_cross_pair() -> None:
-    from pipeline.dedup import PairScorer, SectionEmbeddings, _Clusters
+    from pipeline.dedup import PairScorer, SectionEmbeddings
+    from pipeline.dedup.cluster import _Clusters
 
     rng = np.random.default_rng(2)
     titles = [None, "Generative Image Dynamics", "Rich Human Feedback", "Scaling Laws"]
@@ -1071,12 +1068,12 @@ def test_title_ratios_are_those_of_the_standard_library_difflib(a: str, b: str, 
     from pipeline import dedup
 
     for x, y in ((a, b), (a + "a" * pad + b, b + "a" * (pad // 2) + a)):
-        ours, std = dedup.SequenceMatcher(None, x, y), difflib.SequenceMatcher(None, x, y)
+        ours, std = dedup.titles.SequenceMatcher(None, x, y), difflib.SequenceMatcher(None, x, y)
         assert (ours.ratio(), ours.quick_ratio(), ours.real_quick_ratio()) == (
             std.ratio(), std.quick_ratio(), std.real_quick_ratio())
-    fa, fb = sorted((dedup._folded(a), dedup._folded(b))) if a and b else ("", "")
+    fa, fb = sorted((dedup.titles._folded(a), dedup.titles._folded(b))) if a and b else ("", "")
     if fa or fb:
-        assert dedup._english_ratio(a, b) == difflib.SequenceMatcher(None, fa, fb).ratio()
+        assert dedup.titles._english_ratio(a, b) == difflib.SequenceMatcher(None, fa, fb).ratio()
 
 
 _WORDS = st.lists(st.sampled_from(["model", "models", "modle", "diffusion", "difusion", "2", "v2", "improved",
@@ -1092,17 +1089,17 @@ def test_title_conflict_is_that_of_testing_every_word_pair(a: list[str], b: list
     from pipeline import dedup
 
     ta, tb = " ".join(["Title", *a]), " ".join(["Title", *b])
-    wa, wb = dedup._title_words(ta), dedup._title_words(tb)
+    wa, wb = dedup.titles._title_words(ta), dedup.titles._title_words(tb)
 
     def one_sided(words: list[str], other: list[str]) -> list[str]:
-        return [w for w in words if w not in other and not any(dedup._same_word(w, v) for v in other)]
+        return [w for w in words if w not in other and not any(dedup.titles._same_word(w, v) for v in other)]
 
     only_a, only_b = one_sided(wa, wb), one_sided(wb, wa)
-    _, set_a, by_length_a = dedup._word_index(ta)
-    _, set_b, by_length_b = dedup._word_index(tb)
-    assert dedup._one_sided(wa, set_b, by_length_b) == only_a and dedup._one_sided(wb, set_a, by_length_a) == only_b
-    sequel = any((w.isdigit() and len(w) <= 2) or w in dedup.SEQUEL_WORDS for w in only_a + only_b)
-    assert dedup._english_conflict(ta, tb) == (bool(only_a and only_b) or sequel)
+    _, set_a, by_length_a = dedup.titles._word_index(ta)
+    _, set_b, by_length_b = dedup.titles._word_index(tb)
+    assert dedup.titles._one_sided(wa, set_b, by_length_b) == only_a and dedup.titles._one_sided(wb, set_a, by_length_a) == only_b
+    sequel = any((w.isdigit() and len(w) <= 2) or w in dedup.titles.SEQUEL_WORDS for w in only_a + only_b)
+    assert dedup.titles._english_conflict(ta, tb) == (bool(only_a and only_b) or sequel)
 
 
 def test_matchable_lengths_are_those_the_length_test_accepts() -> None:
@@ -1111,13 +1108,13 @@ def test_matchable_lengths_are_those_the_length_test_accepts() -> None:
     from pipeline import dedup
 
     for m in [*range(1, 300), 1_000, 12_345, 10**6]:
-        low, high = dedup._matchable_lengths(m)
-        assert dedup._may_be_same_length(m, low) and dedup._may_be_same_length(m, high)
-        assert low == 1 or not dedup._may_be_same_length(m, low - 1)
-        assert not dedup._may_be_same_length(m, high + 1)
+        low, high = dedup.titles._matchable_lengths(m)
+        assert dedup.titles._may_be_same_length(m, low) and dedup.titles._may_be_same_length(m, high)
+        assert low == 1 or not dedup.titles._may_be_same_length(m, low - 1)
+        assert not dedup.titles._may_be_same_length(m, high + 1)
         if m < 300:
-            assert [k for k in range(1, 3 * m + 3) if dedup._may_be_same_length(m, k)] == list(range(low, high + 1))
-    assert dedup._matchable_lengths(1) == (1, 1) and dedup._matchable_lengths(7) == (6, 9)
+            assert [k for k in range(1, 3 * m + 3) if dedup.titles._may_be_same_length(m, k)] == list(range(low, high + 1))
+    assert dedup.titles._matchable_lengths(1) == (1, 1) and dedup.titles._matchable_lengths(7) == (6, 9)
 
 
 def test_visited_pairs_are_every_candidate_above_the_threshold_by_score(use, monkeypatch) -> None:
@@ -1126,7 +1123,9 @@ def test_visited_pairs_are_every_candidate_above_the_threshold_by_score(use, mon
     and keeping the ones at or above the threshold; a pair in several sources, repeated or
     reversed, counts once."""
     from pipeline import dedup
-    from pipeline.dedup import PairScorer, _pair_keys, _visited_pairs, embed_sections
+    from pipeline.dedup import PairScorer, embed_sections
+    from pipeline.dedup.candidates import _pair_keys
+    from pipeline.dedup.score import _visited_pairs
 
     titles = ["Sparse Attention for Long Documents", "Sparse Attention for Long Document", "Ocean Wave Forecasting",
               "Ocean Wave Forecasting with Buoys", "Graph Kernels", "Graph Kernel Networks", "稀疏注意力", "海浪预报"]
@@ -1142,8 +1141,8 @@ def test_visited_pairs_are_every_candidate_above_the_threshold_by_score(use, mon
     expected = sorted((-s, i, j) for s, i, j in zip(scores.tolist(), left.tolist(), right.tolist(), strict=True)
                       if s >= threshold)
     assert 3 <= len(expected) < len(low_high)
-    monkeypatch.setattr(dedup, "SCORE_BATCH", 2)
-    monkeypatch.setattr(dedup, "CANDIDATE_BLOCK", 4)
+    monkeypatch.setattr(dedup.score, "SCORE_BATCH", 2)
+    monkeypatch.setattr(dedup.score, "CANDIDATE_BLOCK", 4)
     keys = [_pair_keys(f[:, 0], f[:, 1], n) for f in found]  # sources that share pairs
     assert len(np.intersect1d(keys[0], keys[1])) == 16 and np.isin(keys[2], keys[0]).all()
     got_left, got_right = _visited_pairs(keys, n, scorer, threshold)
@@ -1159,7 +1158,8 @@ def test_join_scores_do_not_depend_on_the_batch_size(monkeypatch, use) -> None:
     import math
 
     from pipeline import dedup
-    from pipeline.dedup import PairScorer, _join_scores, embed_sections
+    from pipeline.dedup import PairScorer, embed_sections
+    from pipeline.dedup.cluster import _join_scores
 
     titles = ["Sparse Attention for Long Documents", "Sparse Attention for Long Document", "Ocean Wave Forecasting",
               "Ocean Wave Forecasting with Buoys", "Graph Kernels", "Graph Kernel Networks", "稀疏注意力",
@@ -1167,7 +1167,7 @@ def test_join_scores_do_not_depend_on_the_batch_size(monkeypatch, use) -> None:
     sections = frame(*[section(f"{k:04d}-000", t, authors=["Lee"] if k % 2 else []) for k, t in enumerate(titles)])
     scorer = PairScorer(sections, embed_sections(sections, use), 0.5)
     clusters = [[0, 2, 3, 5, 7, 8], [1, 4], [6], [9]]
-    monkeypatch.setattr(dedup, "JOIN_SCORE_SAMPLE", 3)
+    monkeypatch.setattr(dedup.cluster, "JOIN_SCORE_SAMPLE", 3)
     expected = np.full(len(titles), np.nan)
     for members in clusters:
         for x in members:
@@ -1176,7 +1176,7 @@ def test_join_scores_do_not_depend_on_the_batch_size(monkeypatch, use) -> None:
                 expected[x] = math.fsum(scorer.scores(np.array([x] * len(heads)), np.array(heads)).tolist()) / len(heads)
     runs = []
     for batch in (1, 2, 5, 7, 1 << 18):
-        monkeypatch.setattr(dedup, "JOIN_BATCH", batch)
+        monkeypatch.setattr(dedup.cluster, "JOIN_BATCH", batch)
         runs.append(_join_scores(scorer, clusters, len(titles)))
     assert np.isnan(runs[0][[6, 9]]).all() and not np.isnan(np.delete(runs[0], [6, 9])).any()
     np.testing.assert_allclose(runs[0], expected, rtol=1e-12)
@@ -1187,7 +1187,7 @@ def test_join_scores_do_not_depend_on_the_batch_size(monkeypatch, use) -> None:
 def test_fuse_reads_a_missing_list_as_empty() -> None:
     """A mention whose authors, institutions or URLs are missing (None, as a table read back with
     nulls gives them) adds nothing to those fields; the other mention's lists are kept."""
-    from pipeline.dedup import fuse
+    from pipeline.dedup.fuse import fuse
 
     full = section("1111-000", "Sparse Kernel Bandits", authors=["Lee", "Kim"], institutions=["KAIST"],
                    urls=["https://arxiv.org/abs/2501.00001"], url_kinds=["arxiv"])
@@ -1203,7 +1203,7 @@ def test_fuse_reads_a_missing_list_as_empty() -> None:
 def test_fuse_writes_a_year_conflict_as_ints_whatever_the_dtype() -> None:
     """Chunks of slim columns read back with years as float64, int64 or objects (a chunk with a
     missing year is float): the vote and the conflict text are those of the ints."""
-    from pipeline.dedup import fuse
+    from pipeline.dedup.fuse import fuse
 
     rows = [section("1111-000", "Sparse Kernel Bandits", year=2024.0),
             section("2222-000", "Sparse Kernel Bandits", year=np.int64(2021)),
@@ -1261,7 +1261,7 @@ _SHINGLE_TEXT = st.text(st.sampled_from(list("ab c\n論文\U0001f600\ud800") + [
 @given(_SHINGLE_TEXT, _SHINGLE_TEXT)
 @settings(max_examples=300, deadline=None)
 def test_packed_shingles_count_like_the_sets(a: str, b: str) -> None:
-    from pipeline.dedup import _shared_shingles, _shingle_keys
+    from pipeline.dedup.copies import _shared_shingles, _shingle_keys
 
     ka, kb = _shingle_keys(a), _shingle_keys(b)
     assert len(ka) == len(_shingle_set(a)) and len(kb) == len(_shingle_set(b))
@@ -1318,7 +1318,7 @@ def test_duplicate_documents_at_the_bar_and_by_size() -> None:
 
 
 def test_packed_shingles_keep_short_texts_apart_from_padded_ones() -> None:
-    from pipeline.dedup import _shared_shingles, _shingle_keys
+    from pipeline.dedup.copies import _shared_shingles, _shingle_keys
 
     assert _shingle_keys(" \n").shape == (0, 2)
     assert _shared_shingles(_shingle_keys("abc"), _shingle_keys("abcde")) == 0
@@ -1328,7 +1328,8 @@ def test_packed_shingles_keep_short_texts_apart_from_padded_ones() -> None:
 
 def _python_codes(frame: pd.DataFrame):
     """The scorer's codes the plain way: each column's Python values through ``_codes``."""
-    from pipeline.dedup import _author_keys, _codes, _folded, _present, _titles
+    from pipeline.dedup.score import _author_keys, _codes
+    from pipeline.dedup.titles import _folded, _present, _titles
     from pipeline.stage import present
 
     def column(name):
@@ -1408,7 +1409,7 @@ def test_key_sets_code_and_compare_as_python_sets(sets, pairs) -> None:
     any pairs of sets is the float Python's set operations give, bit for bit, however many
     members it matches at a time."""
     import pipeline.dedup as dedup_module
-    from pipeline.dedup import _codes, _KeySets
+    from pipeline.dedup.score import _codes, _KeySets
 
     codes, table = _KeySets.code(iter(sets))
     want_codes, want_table = _codes(sets)
@@ -1423,7 +1424,7 @@ def test_key_sets_code_and_compare_as_python_sets(sets, pairs) -> None:
     assert got.tolist() == want
     # a few members at a time (a pair whose sets alone exceed the limit goes on its own)
     with pytest.MonkeyPatch.context() as monkeypatch:  # (hypothesis: no function-scoped fixture)
-        monkeypatch.setattr(dedup_module, "JACCARD_MEMBERS", 3)
+        monkeypatch.setattr(dedup_module.score, "JACCARD_MEMBERS", 3)
         assert table.jaccard(x, y).tolist() == want
     if len(table):
         assert table[-1] == want_table[-1] and table[0:2] == want_table[0:2]
@@ -1440,14 +1441,8 @@ def test_key_sets_code_and_compare_as_python_sets(sets, pairs) -> None:
 def test_scorer_read_from_a_store_a_column_at_a_time_equals_the_frame_one(tmp_path) -> None:
     """The runner's scorer reads the store one column at a time, in section-id order: the same
     codes and tables as a scorer of the rows in memory in that order."""
-    from pipeline.dedup import (
-        SCORER_COLUMNS,
-        PairScorer,
-        SectionEmbeddings,
-        SlimColumns,
-        _StoredColumns,
-        slim_sections,
-    )
+    from pipeline.dedup import SCORER_COLUMNS, PairScorer, SectionEmbeddings, SlimColumns, slim_sections
+    from pipeline.dedup.scratch import _StoredColumns
 
     rows = pd.DataFrame({
         "section_id": [f"s{k:02d}" for k in range(12)], "doc_id": [f"d{k % 4}" for k in range(12)],
@@ -1487,7 +1482,8 @@ def test_scorer_codes_fall_back_to_python_values_arrow_cannot_hold() -> None:
 
 
 def test_key_groups_and_shared_rows() -> None:
-    from pipeline.dedup import _first_appearance, _key_groups, _shared_rows
+    from pipeline.dedup.candidates import _key_groups, _shared_rows
+    from pipeline.dedup.score import _first_appearance
 
     values = np.array([5, -1, 3, 5, 3, 9, 5, -1])
     assert _shared_rows(values).tolist() == [0, 2, 3, 4, 6]
@@ -1525,10 +1521,10 @@ def test_visited_pairs_read_from_a_scratch_file_are_those_in_memory(tmp_path) ->
     left = rng.integers(0, 1000, 200_000).astype(np.int32)
     right = left + rng.integers(1, 50, left.size).astype(np.int32)
     exact = rng.random(left.size) < 0.1
-    expected = list(dedup_module._pair_stream((left, right, exact)))
-    spilled = dedup_module._spilled_pairs(left, right, exact, tmp_path)
+    expected = list(dedup_module.cluster._pair_stream((left, right, exact)))
+    spilled = dedup_module.cluster._spilled_pairs(left, right, exact, tmp_path)
     assert spilled.shape == (left.size, 3) and spilled.dtype == np.int32
-    got = list(dedup_module._pair_stream(spilled))
+    got = list(dedup_module.cluster._pair_stream(spilled))
     assert got == expected and sum(e for _, _, e in got) == int(exact.sum())
     assert all(type(i) is int and type(e) is bool for i, _, e in got[:5])
     assert list(tmp_path.iterdir()) == []
@@ -1542,7 +1538,8 @@ def test_merge_visits_decide_as_the_visit_by_visit_loop(use, monkeypatch) -> Non
     import math
 
     from pipeline import dedup
-    from pipeline.dedup import PairScorer, _Clusters, _merge_visits, _sample, embed_sections
+    from pipeline.dedup import PairScorer, embed_sections
+    from pipeline.dedup.cluster import _Clusters, _merge_visits, _sample
 
     titles = ["Sparse Attention for Long Documents", "Sparse Attention for Long Document",
               "Sparse Attention for Longer Documents", "Sparse Attention at Scale", "Ocean Wave Forecasting",
@@ -1580,7 +1577,7 @@ def test_merge_visits_decide_as_the_visit_by_visit_loop(use, monkeypatch) -> Non
     assert 3 <= len(expected.members) and max(len(m) for m in expected.members.values()) >= 3
 
     for block in (1, 3, 4096):
-        monkeypatch.setattr(dedup, "MERGE_BLOCK", block)
+        monkeypatch.setattr(dedup.cluster, "MERGE_BLOCK", block)
         got = _Clusters(scorer)
         failed = _merge_visits(got, (left, right, exact), threshold, scorer.scores)
         assert list(got.of) == list(expected.of), block
@@ -1595,7 +1592,8 @@ def test_merge_visits_decide_as_the_visit_by_visit_loop_on_random_scores(monkeyp
     import math
 
     from pipeline import dedup
-    from pipeline.dedup import PairScorer, SectionEmbeddings, _Clusters, _merge_visits, _sample
+    from pipeline.dedup import PairScorer, SectionEmbeddings
+    from pipeline.dedup.cluster import _Clusters, _merge_visits, _sample
 
     n = 40
     sections = frame(*[section(f"{k:04d}-000", f"Title {k}") for k in range(n)])
@@ -1634,8 +1632,8 @@ def test_merge_visits_decide_as_the_visit_by_visit_loop_on_random_scores(monkeyp
             expected.merge(a, b)
         assert expected_failed
         for block, most_pairs in ((1, 1 << 20), (2, 1 << 20), (5, 3), (64, 1 << 20), (64, 40)):
-            monkeypatch.setattr(dedup, "MERGE_BLOCK", block)
-            monkeypatch.setattr(dedup, "MERGE_PAIRS", most_pairs)  # 3, 40: blocks cut short
+            monkeypatch.setattr(dedup.cluster, "MERGE_BLOCK", block)
+            monkeypatch.setattr(dedup.cluster, "MERGE_PAIRS", most_pairs)  # 3, 40: blocks cut short
             got = _Clusters(scorer)
             failed = _merge_visits(got, (left, right, exact), threshold, scores)
             assert list(got.of) == list(expected.of), (trial, block)
@@ -1664,7 +1662,7 @@ def test_titles_of_punctuation_alone_do_not_merge_different_papers(use) -> None:
 
 
 def _title_pairs_by_definition(title_row: np.ndarray, title_zh_row: np.ndarray, table: np.ndarray, k: int) -> set:
-    """The pairs of :func:`pipeline.dedup._title_neighbour_keys`, written out: per distinct
+    """The pairs of :func:`pipeline.dedup.candidates._title_neighbour_keys`, written out: per distinct
     ``(English, Chinese)`` title pair its summed, normalized vector; its ``k`` nearest other
     distinct pairs by brute force; each titled section with the first section of each of them
     and of its own pair."""
@@ -1704,9 +1702,9 @@ def test_title_neighbours_search_distinct_titles_and_pair_each_section_with_thei
     title_row = rng.integers(-1, 20, n).astype(np.int32)  # English titles 0-19, -1: none
     title_zh_row = np.where(rng.random(n) < 0.5, rng.integers(20, 30, n), -1).astype(np.int32)
     title_row[:60] = 3  # one title with many copies (with and without a Chinese title)
-    emb = dedup_module.SectionEmbeddings(np.zeros((n, 16), np.float32), table, title_row, title_zh_row)
-    got = dedup_module._title_neighbour_keys(emb, 3, ann_min=ann_min, folder=tmp_path)
-    pairs = {tuple(p) for p in dedup_module._key_pairs_of(got, n).tolist()}
+    emb = dedup_module.embed.SectionEmbeddings(np.zeros((n, 16), np.float32), table, title_row, title_zh_row)
+    got = dedup_module.candidates._title_neighbour_keys(emb, 3, ann_min=ann_min, folder=tmp_path)
+    pairs = {tuple(p) for p in dedup_module.candidates._key_pairs_of(got, n).tolist()}
     assert pairs == _title_pairs_by_definition(title_row, title_zh_row, table, 3)
     untitled = set(np.flatnonzero((title_row < 0) & (title_zh_row < 0)).tolist())
     assert untitled and not any(i in untitled or j in untitled for i, j in pairs)
@@ -1723,10 +1721,10 @@ def test_title_neighbours_of_too_few_titles() -> None:
 
     table = np.eye(4, dtype=np.float32)
     for rows, expected in [([-1, -1, 0], []), ([2, 2, -1], [[0, 1]]), ([0, 1, -1], [[0, 1]])]:
-        emb = dedup_module.SectionEmbeddings(np.zeros((3, 4), np.float32), table, np.array(rows, np.int32),
+        emb = dedup_module.embed.SectionEmbeddings(np.zeros((3, 4), np.float32), table, np.array(rows, np.int32),
                                              np.full(3, -1, np.int32))
-        got = dedup_module._title_neighbour_keys(emb, 3)
-        assert dedup_module._key_pairs_of(got, 3).tolist() == expected
+        got = dedup_module.candidates._title_neighbour_keys(emb, 3)
+        assert dedup_module.candidates._key_pairs_of(got, 3).tolist() == expected
 
 
 def test_title_neighbours_survive_a_nan_title_vector() -> None:
@@ -1739,13 +1737,13 @@ def test_title_neighbours_survive_a_nan_title_vector() -> None:
     table[5] = np.nan
     n = 2100
     title_row = np.arange(n, dtype=np.int32) % 100  # 100 distinct titles
-    emb = dedup_module.SectionEmbeddings(np.zeros((n, 8), np.float32), table, title_row, np.full(n, -1, np.int32))
+    emb = dedup_module.embed.SectionEmbeddings(np.zeros((n, 8), np.float32), table, title_row, np.full(n, -1, np.int32))
     rows = emb._title_sums(np.arange(100, dtype=np.int32), np.full(100, -1, np.int32))
-    index = dedup_module._neighbour_index(rows, 3, ann_min=10_000)
+    index = dedup_module.candidates._neighbour_index(rows, 3, ann_min=10_000)
     assert index.shape == (100, 3) and index.dtype == np.int32
     healthy = np.delete(np.arange(100), 5)
     assert (index[healthy] >= 0).all() and (index[healthy] != healthy[:, None]).all()
-    pairs = dedup_module._key_pairs_of(dedup_module._title_neighbour_keys(emb, 3, ann_min=10_000), n)
+    pairs = dedup_module.candidates._key_pairs_of(dedup_module.candidates._title_neighbour_keys(emb, 3, ann_min=10_000), n)
     assert len(pairs) > n and (pairs[:, 0] < pairs[:, 1]).all()
 
 
