@@ -209,13 +209,11 @@ def test_fuse_takes_the_best_of_each_mention(use) -> None:
     assert paper["n_mentions"] == 2
 
 
-def test_slim_sections_hold_lists_in_arrow_and_fuse_the_same_record(use) -> None:
-    """The runner keeps slim sections for the whole run: their list columns are Arrow lists
-    (a Python list per element costs about 1 KB a section), read back as plain lists, and the
-    clusters and fused records are those of the whole sections (but the summary text, which
-    the runner puts back from ``summary_from``)."""
-    from pipeline.dedup import SLIM_LIST_COLUMNS, cluster_papers, embed_sections, slim_sections
-    from pipeline.stage import records
+def test_scratch_columns_read_projections_and_fuse_the_whole_record(use, tmp_path) -> None:
+    """Dedup reads the sections a column at a time from the scratch Parquet: the summaries cut
+    to their first character and their lengths beside, lists as Python lists; the fused record
+    takes the longest summary whole (put back by the caller, as the runner does)."""
+    from pipeline.dedup import ScratchColumns
 
     whole = frame(
         section("1111-000", "CollabLLM: From Passive Responders to Active Collaborators", arxiv_id="2502.00640",
@@ -223,121 +221,95 @@ def test_slim_sections_hold_lists_in_arrow_and_fuse_the_same_record(use) -> None
         section("2222-003", "CollabLLM: From Passive Responders to Active Collaborators", authors=["Wu", "Galley"],
                 institutions=["斯坦福大学", "微软"], urls=["https://wuyxin.github.io/collabllm/"],
                 summary="一个更长一些的摘要，来自另一篇报道。"),
-        section("3333-001", "Sparse Kernel Bandits", authors=["Lee"]),
+        section("3333-001", "Sparse Kernel Bandits", authors=["Lee"], year=2024),
     )
-    slim = slim_sections(whole)
-    for name in SLIM_LIST_COLUMNS:
-        assert isinstance(slim[name].dtype, pd.ArrowDtype)
-    got = records(slim)
-    assert got[1]["authors"] == ["Wu", "Galley"] and got[1]["institutions"] == ["斯坦福大学", "微软"]
-    assert got[2]["institutions"] == [] and got[2]["url_kinds"] == []
-    # arrays and tuples (as a Parquet read gives them) become lists; missing markers None
-    odd = slim_sections(frame(section("4444-000", "A", authors=np.array(["X", "Y"], dtype=object), urls=("u",),
-                                      url_kinds=("other",)), section("4444-001", "B", authors=None,
-                                                                     institutions=float("nan"))))
-    assert records(odd)[0]["authors"] == ["X", "Y"] and records(odd)[0]["urls"] == ["u"]
-    assert records(odd)[1]["authors"] is None and records(odd)[1]["institutions"] is None
-    again = slim_sections(odd)  # its own output (missing: pd.NA) slims again
-    assert isinstance(again["authors"].dtype, pd.ArrowDtype) and records(again) == records(odd)
-    # a column that is not lists of strings (ints in a list, a bare string) stays as it is
-    mixed = slim_sections(frame(section("5555-000", "C", authors=["X", 7]), section("5555-001", "D", urls="u")))
-    assert mixed["authors"].tolist() == [["X", 7], []] and mixed["urls"].tolist() == [[], "u"]
-    assert isinstance(mixed["institutions"].dtype, pd.ArrowDtype)
-    emb = embed_sections(whole, use)
-    ids, scores, papers = cluster_papers(whole, emb, Config())
-    slim_ids, slim_scores, slim_papers = cluster_papers(slim, emb, Config())
-    assert slim_ids == ids and slim_scores == scores and len(papers) == 2  # the two CollabLLM mentions merge
-    pd.testing.assert_frame_equal(slim_papers.drop(columns="summary"), papers.drop(columns="summary"))
-    assert slim_papers["summary_from"].tolist() == papers["summary_from"].tolist()
+    store = ScratchColumns.write(whole, tmp_path / "sections.parquet")
+    assert store.n == 3
+    assert store.column("summary_norm").to_pylist() == ["短", "一", None]
+    assert store.column("_summary_chars").to_pylist() == [4, 18, 0]
+    assert store.series("authors", np.array([2, 0, 1])).tolist() == [["Lee"], ["Wu", "Galley", "Peng"], ["Wu", "Galley"]]
+    grouped = store.regrouped(np.array([2, 1]), [0, 2], tmp_path)
+    rows = grouped.rows(0)
+    grouped.close()
+    assert rows[0]["year"] == 2024 and rows[0]["institutions"] == [] and rows[1]["title_zh"] is None
+    assert rows[1]["summary_norm"] == "一" and rows[1]["_summary_chars"] == 18
+    with pytest.raises(KeyError):
+        store.column("nope")
+    store.close()
+    sections, papers = dedup(whole, Config(), use)  # the same way, in a temporary folder
+    assert len(papers) == 2  # the two CollabLLM mentions merge
+    collab = papers[papers["n_mentions"] == 2].iloc[0]
+    assert collab["summary"] == "一个更长一些的摘要，来自另一篇报道。"  # the longest, whole again
+    assert collab["authors"] == ["Wu", "Galley", "Peng"] and collab["institutions"] == ["斯坦福大学", "微软"]
+    assert collab["urls"] == ["https://arxiv.org/abs/2502.00640", "https://wuyxin.github.io/collabllm/"]
 
 
-def test_cluster_groups_are_those_of_a_pandas_groupby_whatever_the_batch() -> None:
+def test_cluster_groups_are_those_of_a_pandas_groupby_whatever_the_batch(tmp_path) -> None:
     """Fusion reads clusters in batches of rows; the groups (labels, rows, row order) are
     those of ``groupby(labels, sort=True)`` for any batch size, a cluster larger than a batch
     included."""
-    from pipeline.dedup import cluster_groups
-    from pipeline.stage import records
+    from pipeline.dedup import DEDUP_COLUMNS, ScratchColumns, cluster_groups
 
     rng = np.random.default_rng(7)
     labels = rng.integers(0, 40, 300)
     labels[100:160] = 41  # one cluster of 60 rows in a row
-    frame_ = pd.DataFrame({"section_id": [f"{k:04d}-000" for k in range(300)],
-                           "year": [None if k % 7 == 0 else 2000 + k % 5 for k in range(300)],
-                           "authors": [[f"A{k}"] for k in range(300)]})
-    expected = [(int(label), records(group.drop(columns="_c")))
-                for label, group in frame_.assign(_c=labels).groupby("_c", sort=True)]
+    frame_ = frame(*[section(f"{k:04d}-000", f"T{k}", year=None if k % 7 == 0 else 2000 + k % 5, authors=[f"A{k}"])
+                     for k in range(300)])
+    rows = [{**{c: r.get(c) for c in DEDUP_COLUMNS}, "_summary_chars": 0,
+             "year": None if pd.isna(r["year"]) else int(r["year"])} for r in frame_.to_dict("records")]
+    expected = [(int(label), [rows[i] for i in np.flatnonzero(labels == label)]) for label in np.unique(labels)]
     assert len(expected) == 41
+    store = ScratchColumns.write(frame_, tmp_path / "sections.parquet")
     for batch in (1, 7, 59, 60, 61, 300, 10_000):
-        got = list(cluster_groups(frame_, labels, batch_rows=batch))
+        got = list(cluster_groups(store, labels, batch_rows=batch, folder=tmp_path))
         assert got == expected, batch
     assert got[-1][0] == 41 and len(got[-1][1]) == 60 and got[-1][1][0]["section_id"] == "0100-000"
-    assert list(cluster_groups(frame_.iloc[:0], [])) == []
+    empty = ScratchColumns.write(frame_.iloc[:0], tmp_path / "empty.parquet")
+    assert list(cluster_groups(empty, [])) == []
     with pytest.raises(ValueError, match="2 labels for 300 rows"):
-        list(cluster_groups(frame_, [0, 1]))
-    with pytest.raises(ValueError, match="order is for a SlimColumns store"):
-        list(cluster_groups(frame_, labels, order=np.arange(300)))
+        list(cluster_groups(store, [0, 1]))
 
 
-def test_cluster_groups_from_a_store_are_those_of_the_frame(tmp_path) -> None:
-    """The runner's rows wait on disk in corpus order (SlimColumns); fusion regroups them into
-    cluster order a column at a time and reads a batch at a time: the same groups as the frame
-    in section-id order gives, for any batch size, and the regrouped copy is removed."""
-    from pipeline.dedup import SlimColumns, cluster_groups, slim_sections
+def test_cluster_groups_in_another_order_and_regrouped_chunks(tmp_path) -> None:
+    """The runner's rows are in corpus order; fusion takes them in section-id order (``order``)
+    and regroups them into cluster order a column at a time, read a chunk at a time; the
+    regrouped copy is removed; bad bounds and positions raise."""
+    from pipeline.dedup import ScratchColumns, cluster_groups
 
     rng = np.random.default_rng(3)
     n = 120
-    rows = [section(f"{k % 9:04d}-{k:03d}", f"Title {k % 23}", doc_id=f"d{k % 9}", authors=[f"A{k % 5}"],
-                    year=None if k % 4 == 0 else 2020 + k % 3, summary_norm="s" * (k % 6) or None)
-            for k in rng.permutation(n)]
-    corpus = pd.DataFrame(rows)  # corpus order: not section-id order
+    corpus = frame(*[section(f"{k % 9:04d}-{k:03d}", f"Title {k % 23}", authors=[f"A{k % 5}"],
+                             year=None if k % 4 == 0 else 2020 + k % 3, summary_norm="s" * (k % 6) or None)
+                     for k in rng.permutation(n)])
     order = np.argsort(corpus["section_id"].to_numpy(dtype=object), kind="stable")
-    in_order = slim_sections(corpus).iloc[order].reset_index(drop=True)
     labels = rng.integers(0, 30, n)
-    store = SlimColumns(tmp_path)
-    for lo in range(0, n, 50):
-        store.append(slim_sections(corpus.iloc[lo : lo + 50]))
+    store = ScratchColumns.write(corpus, tmp_path / "sections.parquet")
+    ids = corpus["section_id"].to_numpy(dtype=object)[order]
+    expected = [(int(label), list(ids[labels == label])) for label in np.unique(labels)]
     for batch in (1, 13, 1000):
-        expected = list(cluster_groups(in_order, labels, batch_rows=batch))
-        got = list(cluster_groups(store, labels, batch_rows=batch, order=order, folder=tmp_path))
+        got = [(label, [r["section_id"] for r in rows])
+               for label, rows in cluster_groups(store, labels, batch_rows=batch, order=order, folder=tmp_path)]
         assert got == expected, batch
-        assert len(list(tmp_path.iterdir())) == 0  # unnamed files: the store's and the regrouped copy
-    whole = SlimColumns(tmp_path)  # no order: the store's own
-    whole.append(in_order)
-    assert list(cluster_groups(whole, labels, batch_rows=7)) == expected
+        assert [p.name for p in tmp_path.iterdir()] == ["sections.parquet"]  # the regrouped copy is gone
     with pytest.raises(ValueError, match="5 labels for 120 rows"):
         list(cluster_groups(store, labels[:5], order=order))
-
-
-def test_slim_columns_regrouped_read_a_chunk_at_a_time(tmp_path) -> None:
-    """regrouped(positions, bounds): chunk k holds the rows positions[bounds[k]:bounds[k+1]],
-    values and dtypes as the whole store read and taken there; bad bounds and positions raise."""
-    from pipeline.dedup import SlimColumns, slim_sections
-
-    frame = pd.DataFrame([section(f"{k:04d}-000", f"T{k}", authors=[f"A{k}"] if k % 3 else None,
-                                  year=2000 + k if k % 2 else None) for k in range(10)])
-    store = SlimColumns(tmp_path)
-    store.append(slim_sections(frame.iloc[:4]))
-    store.append(slim_sections(frame.iloc[4:]))
-    whole = store.read()
     positions = np.array([9, 0, 0, 5, 3, 7])  # a repeat is allowed
     grouped = store.regrouped(positions, [0, 2, 2, 6], tmp_path)
-    assert grouped.n == 6 and grouped.n_chunks == 3 and grouped.columns == store.columns
+    assert grouped.n_chunks == 3
+    section_ids = corpus["section_id"].tolist()
     for k, (lo, hi) in enumerate([(0, 2), (2, 2), (2, 6)]):
-        pd.testing.assert_frame_equal(grouped.read_chunk(k), whole.iloc[positions[lo:hi]].reset_index(drop=True))
-    pd.testing.assert_frame_equal(grouped.read(["title", "authors"]),
-                                  whole.iloc[positions][["title", "authors"]].reset_index(drop=True))
-    assert grouped.read_chunk(0, ["year", "nope"]).columns.tolist() == ["year"]
+        assert [r["section_id"] for r in grouped.rows(k)] == [section_ids[p] for p in positions[lo:hi]]
     with pytest.raises(IndexError, match="chunk 3 of 3"):
-        grouped.read_chunk(3)
+        grouped.rows(3)
+    grouped.close()
     with pytest.raises(ValueError, match="from 0 to 6"):
         store.regrouped(positions, [0, 4, 2, 6])
     with pytest.raises(ValueError, match="from 0 to 6"):
         store.regrouped(positions, [0, 5])
-    with pytest.raises(IndexError, match="outside 0..9"):
-        store.regrouped(np.array([10]), [0, 1])
-    with pytest.raises(IndexError, match="outside 0..9"):
+    with pytest.raises(IndexError, match="outside 0..119"):
+        store.regrouped(np.array([120]), [0, 1])
+    with pytest.raises(IndexError, match="outside 0..119"):
         store.regrouped(np.array([-1]), [0, 1])
-    assert store.regrouped(np.array([], dtype=int), [0]).n == 0
 
 
 def test_paper_id_is_stable_and_derived_from_the_arxiv_id(use) -> None:
@@ -493,94 +465,46 @@ def _word_title_sections(seed: int, n: int, second_docs: int | None = None) -> p
     return pd.DataFrame(rows).iloc[section_order([r["section_id"] for r in rows])].reset_index(drop=True)
 
 
-def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path, monkeypatch) -> None:
-    """The runner keeps the content vectors on disk (pipeline.vectors.VectorFile) from embedding
-    to the end of clustering: the exact and the approximate search, the pair scores and the
-    runner's chunk join give what the in-memory vectors give."""
+def test_the_runners_chunks_give_the_papers_of_the_whole_frame(use, tmp_path, monkeypatch) -> None:
+    """The runner's way: chunks in corpus order, slim columns and vectors on disk, joined in
+    section-id order by cluster_all: the papers of dedup() on the whole frame, and the columns
+    come back in corpus order as Arrow."""
+    import pipeline.dedup
     from pipeline.dedup import (
         FUSED_PAPERS_SCHEMA,
         EmbeddingParts,
-        SlimColumns,
+        ScratchColumns,
+        cluster_all,
         cluster_papers,
-        cluster_sections,
         embed_sections,
-        slim_sections,
     )
-    from pipeline.runner import _cluster_all
     from pipeline.vectors import VectorFile
 
     frame = _word_title_sections(7, 20, second_docs=3)
-    emb = embed_sections(frame, use)
-    on_disk = VectorFile(tmp_path)
-    on_disk.append(emb.content)
-    file_emb = emb.with_content(on_disk.matrix())
-    assert file_emb.title_texts == emb.title_texts
-    with pytest.raises(ValueError, match="content rows"):
-        emb.with_content(emb.content[:3])
-    for ann_min in (1, 10**6):
-        config = Config()
-        config.dedup.ann_min_sections = ann_min
-        in_memory = cluster_sections(frame, emb, config)
-        assert cluster_sections(frame, file_emb, config) == in_memory
-        assert cluster_sections(frame, file_emb, config, scratch=tmp_path) == in_memory
-        assert len(set(in_memory[0])) < len(frame)  # something merged: the scores were read
-    assert on_disk.shape == emb.content.shape  # the file is still whole: nothing consumed it
-    np.testing.assert_array_equal(file_emb.take(np.array([4, 1])).content, emb.content[[4, 1]])
-
-    # the runner's way: chunks in corpus order, content appended to one file, joined in section order
     shuffled = frame.sample(frac=1.0, random_state=0).reset_index(drop=True)
     chunks = [shuffled.iloc[:15], shuffled.iloc[15:]]
     config = Config()
-    config.dedup.ann_min_sections = 1
-    chunk_embs = [embed_sections(c, use) for c in chunks]
-    in_memory = EmbeddingParts()
-    for e in chunk_embs:
-        in_memory.add(e)
-    def on_disk_slims(folder=None) -> SlimColumns:
-        slims = SlimColumns(folder)
-        for c in chunks:
-            slims.append(slim_sections(c))
-        return slims
-
-    expected = _cluster_all(on_disk_slims(), in_memory, config)
-    content = VectorFile(tmp_path)
-    parts = EmbeddingParts(tmp_path)  # titles on disk too
+    config.dedup.ann_min_sections = 1  # the IVF index, its lists in the scratch folder
+    monkeypatch.setattr(pipeline.dedup.fuse, "FUSED_BATCH", 3)  # fused records to Arrow 3 at a time
+    slims = ScratchColumns.write(shuffled, tmp_path / "sections.parquet")
+    parts, content = EmbeddingParts(tmp_path), VectorFile(tmp_path)
     for c in chunks:
         part = embed_sections(c, use)
         content.append(part.content)
         parts.add(part.without_content())
-    got = _cluster_all(on_disk_slims(tmp_path), parts, config, tmp_path, content)
-    assert got[:2] == expected[:2]
-    # the store (scorer columns, then fusion in cluster order) gives what the whole frame in memory gives
-    whole, whole_emb = pd.concat(chunks, ignore_index=True), EmbeddingParts()
-    for e in chunk_embs:  # the chunks' own vectors (a batch's composition moves their last bits)
-        whole_emb.add(e)
-    ids, scores, papers = cluster_papers(slim_sections(whole), whole_emb.join(), config)
-    # the runner's columns as Arrow: the ids, and the scores as the float32 they are written as
-    assert expected[0].type == pa.string() and expected[0].to_pylist() == ids
-    assert expected[1].equals(pa.array(scores, pa.float32())) and expected[1].null_count == scores.count(None)
-    pd.testing.assert_series_equal(got[3], expected[3])
-    assert got[3].tolist() == pd.concat(chunks)["doc_id"].tolist()  # corpus order
-    # a store gives the papers as an Arrow table: the frame's values, row for row
-    assert got[2].schema == FUSED_PAPERS_SCHEMA and got[2].equals(expected[2])
-    assert expected[2].equals(pa.Table.from_pandas(papers, schema=FUSED_PAPERS_SCHEMA, preserve_index=False))
-    assert expected[2].num_rows < len(frame)  # something merged
-    import pipeline.dedup
-
-    monkeypatch.setattr(pipeline.dedup.fuse, "FUSED_BATCH", 3)  # fused records to Arrow 3 at a time
-    store = on_disk_slims(tmp_path)
+    ids, scores, papers, doc_ids = cluster_all(slims, parts, config, tmp_path, content)
+    assert ids.type == pa.string() and scores.type == pa.float32() and papers.schema == FUSED_PAPERS_SCHEMA
+    assert doc_ids.tolist() == shuffled["doc_id"].tolist()  # corpus order
+    sections, whole = dedup(frame, config, use)
+    by_section = dict(zip(sections["section_id"], sections["paper_id"], strict=True))
+    assert ids.to_pylist() == [by_section[s] for s in shuffled["section_id"]]
+    assert sorted(papers["paper_id"].to_pylist()) == sorted(whole["paper_id"]) and len(whole) < len(frame)
+    store = ScratchColumns.write(frame, tmp_path / "ordered.parquet")
+    emb = embed_sections(frame, use)
     with pytest.raises(ValueError, match="permutation of 40 rows"):
-        cluster_papers(store, emb, config, order=np.array([0, *range(39)]))
+        cluster_papers(store, emb, config, tmp_path, order=np.array([0, *range(39)]))
     with pytest.raises(ValueError, match="20 embedding rows for 40 sections"):
-        cluster_papers(store, embed_sections(frame.iloc[:20], use), config)
-    with pytest.raises(ValueError, match="order is for a SlimColumns store"):
-        cluster_papers(frame, emb, config, order=np.arange(40))
-    store.close()
-    again = EmbeddingParts()  # _cluster_all consumed the first
-    for e in chunk_embs:
-        again.add(e)
-    small = _cluster_all(on_disk_slims(tmp_path), again, config, tmp_path)
-    assert small[:2] == expected[:2] and small[2].equals(expected[2])
+        cluster_papers(store, embed_sections(frame.iloc[:20], use), config, tmp_path)
 
 
 def _filed(emb, folder):
@@ -725,35 +649,6 @@ def test_count_sources_counts_a_copy_as_its_original() -> None:
     assert count_sources(pa.array([], pa.list_(pa.string())), [], []).to_pylist() == []
     with pytest.raises(ValueError, match="3 dup_of values for 4 documents"):
         count_sources(doc_ids, documents, dup_of[:3])
-
-
-def test_slim_columns_on_disk_read_back_as_the_concatenated_frames(tmp_path) -> None:
-    """Each column of each chunk is pickled on its own: any columns read back equal those of
-    ``pd.concat`` of the chunks, values and dtypes (Arrow lists, ints, missing markers)."""
-    from pipeline.dedup import SCORER_COLUMNS, SlimColumns, slim_sections
-
-    frame = pd.DataFrame([
-        section("1111-000", "Attention Is All You Need", authors=["A", "B"], year=2017, summary_norm="s" * 40),
-        section("1111-001", None, title_zh="注意力", urls=["u"], url_kinds=["arxiv"]),
-        section("2222-000", "Deep Residual Learning", doc_id="d2", venue="CVPR", authors=None),
-    ])
-    chunks = [slim_sections(frame.iloc[:2]), slim_sections(frame.iloc[2:])]
-    slims = SlimColumns(tmp_path)
-    for c in chunks:
-        slims.append(c)
-    assert slims.n == 3 and list(tmp_path.iterdir()) == []  # unnamed: nothing left behind
-    whole = pd.concat(chunks, ignore_index=True)
-    pd.testing.assert_frame_equal(slims.read(), whole)
-    pd.testing.assert_frame_equal(slims.read(["year", "authors", "nope"]), whole[["year", "authors"]])
-    assert list(slims.read(SCORER_COLUMNS).columns) == [c for c in SCORER_COLUMNS if c in whole]
-    with pytest.raises(ValueError, match="differ from the first chunk"):
-        slims.append(chunks[0].drop(columns="venue"))
-    # sections without a summary column slim to the same columns (a run's chunks may differ so)
-    slims.append(slim_sections(frame.drop(columns="summary")))
-    assert slims.read(["summary"])["summary"].tolist()[-3:] == [None, None, None]
-    slims.close()
-    empty = SlimColumns(tmp_path)
-    assert empty.read().shape == (0, 0) and empty.columns == []
 
 
 # --- duplicate documents -----------------------------------------------------------------------------
@@ -958,6 +853,17 @@ def test_cannot_links_block_a_chain_through_a_cluster(use) -> None:
     assert labels[3] != labels[0]  # s4 ~ s2, but s1 is in s4's document without a shared key
 
 
+def _joined(parts: list, positions: np.ndarray | None = None):
+    """The sections of ``parts`` one after the other (or at ``positions``), as the runner joins
+    its chunks' embeddings (:class:`EmbeddingParts`)."""
+    from pipeline.dedup import EmbeddingParts
+
+    joined = EmbeddingParts()
+    for p in parts:
+        joined.add(p)
+    return joined.join(positions)
+
+
 def test_section_embeddings_keep_one_row_per_title_across_chunks() -> None:
     from pipeline.dedup import SectionEmbeddings
 
@@ -966,19 +872,21 @@ def test_section_embeddings_keep_one_row_per_title_across_chunks() -> None:
                               np.array([0, -1], np.int32), np.array([1, 1], np.int32), ("A", "甲"))
     second = SectionEmbeddings(np.zeros((3, 4), np.float32), np.stack([t["B"], t["A"], t["C"]]),
                                np.array([1, 0, -1], np.int32), np.array([-1, -1, 2], np.int32), ("B", "A", "C"))
-    both = SectionEmbeddings.concat([first, second])
+    both = _joined([first, second])
     assert both.title_texts == ("A", "甲", "B", "C")  # "A" of the second chunk reuses the first's row
     assert both.title_vectors.shape == (4, 4)
     assert both.title_row.tolist() == [0, -1, 0, 2, -1] and both.title_zh_row.tolist() == [1, 1, -1, -1, 3]
     np.testing.assert_array_equal(both.title[3], t["B"])
     np.testing.assert_array_equal(both.title_zh[4], t["C"])
     assert not both.title[1].any()
-    # the title matrix sums both titles and normalizes; zero rows stay zero
-    matrix = both.title_matrix(block=2)
+    # the title search's vectors sum both titles and normalize; zero rows stay zero
+    matrix = both.title_sums(both.title_row, both.title_zh_row)
     np.testing.assert_allclose(matrix[0], (t["A"] + t["甲"]) / np.sqrt(2), rtol=1e-6)
     np.testing.assert_array_equal(matrix[2], t["A"])
-    np.testing.assert_array_equal(both.title_rows(1, 4), matrix[1:4])  # a block of it, built alone
-    assert both.title_rows(4, 9).shape == (1, 4)
+    assert matrix.shape == (5, 4)
+    block = np.full((3, 4), 7.0, np.float32)  # written into a block given
+    both.title_sums(both.title_row[1:4], both.title_zh_row[1:4], out=block)
+    np.testing.assert_array_equal(block, matrix[1:4])
     taken = both.take(np.array([4, 0]))
     assert taken.title_zh_row.tolist() == [3, 1] and taken.content.shape == (2, 4)
     dense = SectionEmbeddings.from_dense(both.content, both.title, both.title_zh)
@@ -986,8 +894,8 @@ def test_section_embeddings_keep_one_row_per_title_across_chunks() -> None:
     np.testing.assert_array_equal(dense.title_zh, both.title_zh)
 
 
-def test_section_embeddings_concat_places_rows_by_position() -> None:
-    from pipeline.dedup import SectionEmbeddings
+def test_section_embeddings_join_places_rows_by_position() -> None:
+    from pipeline.dedup import EmbeddingParts, SectionEmbeddings
 
     def part(values: list[float], titles: tuple[str, ...], rows: list[int]) -> SectionEmbeddings:
         content = np.array([[v, 0.0] for v in values], np.float32)
@@ -995,20 +903,20 @@ def test_section_embeddings_concat_places_rows_by_position() -> None:
         return SectionEmbeddings(content, table, np.array(rows, np.int32), np.full(len(values), -1, np.int32), titles)
 
     parts = [part([1, 2], ("ab",), [0, -1]), part([3], ("abc",), [0])]
-    both = SectionEmbeddings.concat(parts, positions=np.array([2, 0, 1]))
-    assert parts == []  # consumed as copied
+    both = _joined(parts, positions=np.array([2, 0, 1]))
     assert both.content[:, 0].tolist() == [2.0, 3.0, 1.0]
     assert both.title_row.tolist() == [-1, 1, 0] and both.title_texts == ("ab", "abc")
     assert both.title[1].tolist() == [0.0, 3.0]
-    kept = [part([1, 2], (), [-1, -1])]
+    kept = EmbeddingParts()
+    kept.add(part([1, 2], (), [-1, -1]))
     with pytest.raises(ValueError, match="permutation"):
-        SectionEmbeddings.concat(kept, positions=np.array([0, 0]))
-    assert len(kept) == 1  # refused before the parts were taken
+        kept.join(positions=np.array([0, 0]))
+    assert kept.n == 2  # refused before the parts were taken
 
 
 def test_embedding_parts_hold_each_title_vector_once_as_parts_come(tmp_path) -> None:
     """The runner adds a part per chunk, without its content: a title seen in an earlier chunk
-    is not kept again, and the join is what concat of the whole parts gives."""
+    is not kept again, and the join is what the parts with their content give."""
     from pipeline.dedup import EmbeddingParts, SectionEmbeddings
 
     rng = np.random.default_rng(4)
@@ -1030,7 +938,7 @@ def test_embedding_parts_hold_each_title_vector_once_as_parts_come(tmp_path) -> 
     assert sum(len(t) for t in joined._tables) == 4  # A, B, C, D once each, as they came
     positions = np.array([5, 0, 1, 2, 3, 4])
     got = joined.join(positions)
-    expected = SectionEmbeddings.concat(list(parts), positions)
+    expected = _joined(list(parts), positions)
     assert got.content.shape == (6, 0) and got.title_texts == expected.title_texts == ("A", "B", "C", "D")
     np.testing.assert_array_equal(got.title_vectors, expected.title_vectors)
     np.testing.assert_array_equal(got.title_row, expected.title_row)
@@ -1049,8 +957,8 @@ def test_embedding_parts_hold_each_title_vector_once_as_parts_come(tmp_path) -> 
     with pytest.raises(ValueError, match="4 title vectors but 0 title texts"):
         EmbeddingParts().add(filed)  # its rows could not be merged by text: an error, not titles lost
     np.testing.assert_array_equal(filed.title_vectors, expected.title_vectors)
-    np.testing.assert_array_equal(filed.title_rows(0, 6), expected.title_rows(0, 6))
-    np.testing.assert_array_equal(filed.title_rows_at(np.array([4, 1])), expected.title_rows_at(np.array([4, 1])))
+    np.testing.assert_array_equal(filed.title_sums(filed.title_row, filed.title_zh_row),
+                                  expected.title_sums(expected.title_row, expected.title_zh_row))
     assert [p.name[:8] for p in tmp_path.iterdir()] == ["vectors-"]  # in the scratch folder, which the run removes
 
 
@@ -1388,12 +1296,13 @@ _CODE_TITLES = ["Deep Nets", "deep  nets", "", None, "深度网络", "Transforme
 def test_scorer_codes_equal_the_python_values_codes(rows, slim: bool) -> None:
     """Arrow's dictionary encoding and the per-distinct-value passes give the codes and tables
     that coding every section's Python values gives (in pandas' str columns and in object ones)."""
-    from pipeline.dedup import PairScorer, SectionEmbeddings, slim_sections
+    from pipeline.dedup import PairScorer, SectionEmbeddings
 
     frame = pd.DataFrame(rows, columns=["doc_id", "title", "title_zh", "arxiv_id", "authors", "year", "summary_norm"])
     frame["venue"] = frame["title"]
-    if slim:
-        frame = slim_sections(frame)
+    if slim:  # Arrow-backed lists, as the scratch columns come
+        frame["authors"] = pd.array([a if isinstance(a, list) else None for a in frame["authors"]],
+                                    dtype=pd.ArrowDtype(pa.list_(pa.string())))
     emb = SectionEmbeddings.from_dense(np.zeros((len(frame), 4), np.float32))
     scorer = PairScorer(frame, emb, 0.5)
     _assert_codes_equal(scorer, frame)
@@ -1441,7 +1350,7 @@ def test_key_sets_code_and_compare_as_python_sets(sets, pairs) -> None:
 def test_scorer_read_from_a_store_a_column_at_a_time_equals_the_frame_one(tmp_path) -> None:
     """The runner's scorer reads the store one column at a time, in section-id order: the same
     codes and tables as a scorer of the rows in memory in that order."""
-    from pipeline.dedup import SCORER_COLUMNS, PairScorer, SectionEmbeddings, SlimColumns, slim_sections
+    from pipeline.dedup import SCORER_COLUMNS, PairScorer, ScratchColumns, SectionEmbeddings
     from pipeline.dedup.scratch import _StoredColumns
 
     rows = pd.DataFrame({
@@ -1450,16 +1359,14 @@ def test_scorer_read_from_a_store_a_column_at_a_time_equals_the_frame_one(tmp_pa
         "arxiv_id": [None, "2401.00001", "", None] * 3, "venue": ["ICML", None, "NeurIPS"] * 4,
         "authors": [["Ann Lee", "Bo Chen"], ["A. Lee"], [], None] * 3, "year": [2025, None, 2024] * 4,
         "summary_norm": ["长摘要", None, "", "s"] * 3})
-    store = SlimColumns(tmp_path)
-    for start in range(0, 12, 5):
-        store.append(slim_sections(rows.iloc[start : start + 5]))
+    store = ScratchColumns.write(rows, tmp_path / "sections.parquet")
     order = np.array([11, 3, 0, 7, 1, 10, 2, 8, 5, 9, 4, 6])
     view = _StoredColumns(store, SCORER_COLUMNS, order)
     assert len(view) == 12 and "section_id" not in view.columns and view.columns[0] == "doc_id"
     with pytest.raises(KeyError):
         view["section_id"]
     emb = SectionEmbeddings.from_dense(np.zeros((12, 4), np.float32))
-    frame = store.read(SCORER_COLUMNS).iloc[order].reset_index(drop=True)
+    frame = rows.assign(summary=None).iloc[order].reset_index(drop=True)
     assert _scorer_codes_listed(PairScorer(view, emb, 0.5)) == _scorer_codes_listed(PairScorer(frame, emb, 0.5))
     store.close()
 
@@ -1656,7 +1563,7 @@ def test_titles_of_punctuation_alone_do_not_merge_different_papers(use) -> None:
     rows = [section(f"d{k}-000", t, summary=s, authors=[f"Author{k}"]) for k, (t, s) in enumerate(zip(titles, summaries, strict=True))]
     sections = frame(*rows)
     scorer = PairScorer(sections, embed_sections(sections, use), 0.5)
-    assert scorer.folded_code.tolist() == [-1] * 5 and scorer.title_similarity(0, 1) is None
+    assert scorer.folded_code.tolist() == [-1] * 5
     labels, _ = cluster_sections(sections, embed_sections(sections, use), Config())
     assert labels[:4] == [0, 1, 2, 3] and labels[4] == labels[3]
 
@@ -1738,7 +1645,7 @@ def test_title_neighbours_survive_a_nan_title_vector() -> None:
     n = 2100
     title_row = np.arange(n, dtype=np.int32) % 100  # 100 distinct titles
     emb = dedup_module.embed.SectionEmbeddings(np.zeros((n, 8), np.float32), table, title_row, np.full(n, -1, np.int32))
-    rows = emb._title_sums(np.arange(100, dtype=np.int32), np.full(100, -1, np.int32))
+    rows = emb.title_sums(np.arange(100, dtype=np.int32), np.full(100, -1, np.int32))
     index = dedup_module.candidates._neighbour_index(rows, 3, ann_min=10_000)
     assert index.shape == (100, 3) and index.dtype == np.int32
     healthy = np.delete(np.arange(100), 5)

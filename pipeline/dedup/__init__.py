@@ -18,9 +18,9 @@ Method
    :func:`pipeline.fields.fold_title`) plus each section's ``K_NEIGHBOURS`` nearest neighbours
    by cosine, plus the nearest titles across languages: each distinct (English, Chinese) title
    pair's ``TITLE_NEIGHBOURS`` nearest other pairs, each section with the first section of
-   each (:func:`~pipeline.dedup.candidates._title_neighbour_keys`). Neighbours come from an exact search over the matrix
-   in row blocks, so memory stays ``O(n * block)`` rather than ``O(n^2)``, or from an IVF
-   index from ``dedup.ann_min_sections`` rows on (:func:`_ivf_index`).
+   each (:func:`~pipeline.dedup.candidates._title_neighbour_keys`). Neighbours come from faiss:
+   an exact search in blocks of queries, or an IVF index trained by faiss from
+   ``dedup.ann_min_sections`` rows on (:func:`~pipeline.dedup.candidates._neighbour_index`).
 3. **Score** of a pair, in [0, 1]: ``w * cosine + (1 - w) * title_similarity`` with ``w =
    dedup.embed_weight``; title similarity is the :class:`difflib.SequenceMatcher` ratio (as
    computed by ``cydifflib``, the same algorithm compiled: equal ratios) of the
@@ -42,7 +42,7 @@ Method
    evenly spaced in section order, so a merge costs at most ``AVERAGE_SAMPLE**2`` pair scores
    however popular the paper; cannot-links are checked on per-cluster indexes (its arXiv id, its
    members' keys per document), exactly, without visiting cross pairs. The averages a block of
-   visits needs are scored together, upper bounds first (:func:`_merge_visits`): the same
+   visits needs are scored together, upper bounds first (:func:`~pipeline.dedup.cluster._merge_visits`): the same
    decisions as one at a time.
 
 Calibration. On the seeds (default USE embedder, ``embed_weight`` 0.5, exact keys switched
@@ -65,7 +65,6 @@ from .copies import (
     copy_candidates,
     count_sources,
     duplicate_documents,
-    find_duplicate_documents,
     paper_sets,
 )
 from .embed import (
@@ -83,6 +82,7 @@ from .embed import (
 )
 from .fuse import (
     FUSED_PAPERS_SCHEMA,
+    cluster_all,
     cluster_groups,
     cluster_papers,
     dedup,
@@ -90,22 +90,15 @@ from .fuse import (
     section_order,
 )
 from .score import PairScorer
-from .scratch import (
-    DEDUP_COLUMNS,
-    PAPER_COLUMNS,
-    SCORER_COLUMNS,
-    SLIM_LIST_COLUMNS,
-    SlimColumns,
-    slim_sections,
-)
+from .scratch import DEDUP_COLUMNS, PAPER_COLUMNS, SCORER_COLUMNS, ScratchColumns
 from .titles import english_title_similarity
 
 __all__ = [
     "AVERAGE_SAMPLE", "DEDUP_COLUMNS", "DUP_MIN_RESEMBLANCE", "FUSED_PAPERS_SCHEMA", "JOIN_SCORE_SAMPLE",
-    "K_NEIGHBOURS", "PAPER_COLUMNS", "SCORER_COLUMNS", "SLIM_LIST_COLUMNS", "SUMMARY_HEAD_CHARS",
-    "TITLE_NEIGHBOURS", "EmbeddingInputs", "EmbeddingParts", "PairScorer", "SectionEmbeddings", "SlimColumns",
-    "cluster_groups", "cluster_papers", "cluster_sections", "copy_candidates", "count_sources", "dedup",
+    "K_NEIGHBOURS", "PAPER_COLUMNS", "SCORER_COLUMNS", "SUMMARY_HEAD_CHARS",
+    "TITLE_NEIGHBOURS", "EmbeddingInputs", "EmbeddingParts", "PairScorer", "ScratchColumns", "SectionEmbeddings",
+    "cluster_all", "cluster_groups", "cluster_papers", "cluster_sections", "copy_candidates", "count_sources", "dedup",
     "duplicate_documents", "embed_inputs", "embed_sections", "embedding_chars_cut", "embedding_cuts",
-    "embedding_inputs", "embedding_text", "english_title_similarity", "find_duplicate_documents",
-    "ivf_list_count", "paper_id_for", "paper_sets", "section_order", "slim_sections", "submit_inputs",
+    "embedding_inputs", "embedding_text", "english_title_similarity",
+    "ivf_list_count", "paper_id_for", "paper_sets", "section_order", "submit_inputs",
 ]

@@ -289,7 +289,7 @@ def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
     (int64 ``(m,)``, sorted; ``n = len(emb.title_row)``).
 
     The search runs over the *distinct* titles, not the sections: a section's title vector is
-    the L2-normalized sum of its English and Chinese title vectors (:meth:`SectionEmbeddings.title_rows`),
+    the L2-normalized sum of its English and Chinese title vectors (:meth:`SectionEmbeddings.title_sums`),
     so the sections with the same ``(English, Chinese)`` title pair have the same vector.
     Each distinct pair is searched once for its ``k`` nearest other distinct pairs
     (:func:`_neighbour_index`; exact below ``ann_min`` distinct pairs, the IVF index from
@@ -328,7 +328,7 @@ def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
     en, zh = emb.title_row[rep], emb.title_zh_row[rep]
     matrix, path = _scratch_npy(folder if len(rep) >= ann_min else None, (len(rep), emb.title_vectors.shape[1]))
     for start in range(0, len(rep), ANN_BLOCK):
-        emb._title_sums(en[start : start + ANN_BLOCK], zh[start : start + ANN_BLOCK], out=matrix[start : start + ANN_BLOCK])
+        emb.title_sums(en[start : start + ANN_BLOCK], zh[start : start + ANN_BLOCK], out=matrix[start : start + ANN_BLOCK])
     try:
         near = _neighbour_index(matrix, k, ann_min, folder)  # (distinct, k) distinct pairs, -1: none
     finally:

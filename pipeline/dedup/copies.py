@@ -10,7 +10,6 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -70,32 +69,6 @@ def _shared_shingles(a: np.ndarray, b: np.ndarray) -> int:
 
 
 
-def find_duplicate_documents(documents: pd.DataFrame, sections: pd.DataFrame) -> list[str | None]:
-    """``dup_of`` for each document: the ``doc_id`` of the earlier document it copies, or None.
-
-    A document copies an earlier one (in ``documents`` row order, i.e. by source path) when
-    (a) its bytes are identical (status ``duplicate``; the first path is named in ``error``), or
-    (b) both have sections, mention exactly the same set of papers, and the Jaccard resemblance
-    of their sections' ``text_norm`` character shingles is at least
-    :data:`DUP_MIN_RESEMBLANCE` (the same article syndicated with other boilerplate or another
-    script). Only documents with the same paper set are compared, so the cost is small.
-
-    Args:
-        documents: rows with ``doc_id``, ``status``, ``content_sha256``.
-        sections: rows with ``doc_id``, ``paper_id``, ``text_norm``.
-
-    Returns:
-        A list aligned with ``documents`` rows. A copy of a copy points to the first original.
-    """
-    papers_of = paper_sets(sections["doc_id"], sections["paper_id"])
-    texts: dict[str, list[str]] = {}
-    for doc_id, text in zip(sections["doc_id"], sections["text_norm"], strict=True):
-        texts.setdefault(doc_id, []).append(text or "")
-    return duplicate_documents(zip(documents["doc_id"], documents["status"], documents["content_sha256"], strict=True),
-                               papers_of, {d: "\n".join(t) for d, t in texts.items()})
-
-
-
 def paper_sets(doc_ids: Sequence[str], paper_ids: Sequence[str] | pa.Array) -> dict[str, frozenset[str]]:
     """The set of papers each document mentions (documents without sections are absent).
 
@@ -122,7 +95,14 @@ def copy_candidates(papers_of: dict[str, frozenset[str]]) -> set[str]:
 
 
 def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of: dict[str, str]) -> list[str | None]:
-    """:func:`find_duplicate_documents` over streamed inputs.
+    """Documents that copy an earlier one: ``dup_of`` for each document, the ``doc_id`` of the
+    earlier document it copies, or None (a copy of a copy names the first original).
+
+    A document copies an earlier one (in the order given) when (a) its bytes are identical
+    (status ``duplicate``, the same ``content_sha256``), or (b) both mention exactly the same
+    set of papers and the Jaccard resemblance of their sections' ``text_norm`` character
+    shingles reaches :data:`DUP_MIN_RESEMBLANCE` (the same article syndicated with other
+    boilerplate or in another script).
 
     Args:
         documents: iterable of ``(doc_id, status, content_sha256)`` in output order.

@@ -90,7 +90,7 @@ class SectionEmbeddings:
         title_row: int32 ``(n,)``: row of the section's English title in ``title_vectors``; -1
             when it has none.
         title_zh_row: int32 ``(n,)``: row of its Chinese title (target script); -1 when none.
-        title_texts: the ``m`` title texts, row for row (merging chunks: :meth:`concat`).
+        title_texts: the ``m`` title texts, row for row (merging chunks: :class:`EmbeddingParts`).
     """
 
     content: np.ndarray
@@ -141,7 +141,7 @@ class SectionEmbeddings:
     def without_content(self) -> SectionEmbeddings:
         """The same sections with a zero-width ``(n, 0)`` content matrix, for when the content
         rows are kept elsewhere (the runner appends them to a :class:`pipeline.vectors.VectorFile`);
-        :meth:`concat` joins such parts, :meth:`with_content` puts the rows back."""
+        :class:`EmbeddingParts` joins such parts, :meth:`with_content` puts the rows back."""
         return SectionEmbeddings(np.empty((len(self.title_row), 0), np.float32), self.title_vectors, self.title_row,
                                  self.title_zh_row, self.title_texts)
 
@@ -161,28 +161,11 @@ class SectionEmbeddings:
             raise ValueError(f"{content.shape[0]} content rows for {len(self.title_row)} sections")
         return SectionEmbeddings(content, self.title_vectors, self.title_row, self.title_zh_row, self.title_texts)
 
-    def title_matrix(self, block: int = 65536) -> np.ndarray:
-        """``(n, d)`` float32: per section the sum of its English and Chinese title vectors,
-        L2-normalized (zero row without titles), built ``block`` rows at a time: what the
-        cross-language title neighbours are searched on."""
-        out = np.zeros((len(self.title_row), self.title_vectors.shape[1]), np.float32)
-        for start in range(0, len(out), block):
-            self.title_rows(start, start + block, out=out[start : start + block])
-        return out
-
-    def title_rows(self, start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
-        """Rows ``start:stop`` of :meth:`title_matrix` (float32 ``(rows, d)``), written into ``out``
-        (a zeroed block of that shape) when given; the whole matrix is never built."""
-        stop = min(stop, len(self.title_row))
-        return self._title_sums(self.title_row[start:stop], self.title_zh_row[start:stop], out)
-
-    def title_rows_at(self, index: np.ndarray) -> np.ndarray:
-        """The rows of :meth:`title_matrix` at an integer array ``index``: float32 ``(len(index), d)``."""
-        return self._title_sums(self.title_row[index], self.title_zh_row[index])
-
-    def _title_sums(self, rows_en: np.ndarray, rows_zh: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """Per section the L2-normalized sum of the title vectors at table rows ``rows_en`` and
-        ``rows_zh`` (``-1``: none), into ``out`` (zeroed) when given."""
+    def title_sums(self, rows_en: np.ndarray, rows_zh: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The vectors the cross-language title neighbours are searched on: per section the
+        L2-normalized sum of the title vectors at table rows ``rows_en`` and ``rows_zh``
+        (``-1``: none; a zero row without titles), float32 ``(len(rows_en), d)``, written into
+        ``out`` when given."""
         part = np.zeros((len(rows_en), self.title_vectors.shape[1]), np.float32) if out is None else out
         part[:] = 0
         for row in (rows_en, rows_zh):
@@ -191,28 +174,6 @@ class SectionEmbeddings:
         norms = np.linalg.norm(part, axis=1, keepdims=True)
         np.divide(part, norms, out=part, where=norms > 0)
         return part
-
-    @staticmethod
-    def concat(parts: list[SectionEmbeddings], positions: np.ndarray | None = None) -> SectionEmbeddings:
-        """The sections of ``parts`` one after the other; a title text in several parts keeps
-        the row of its first part (needs ``title_texts``): :class:`EmbeddingParts` of them.
-
-        Args:
-            parts: emptied as they are taken (so the parts and the result are not both held).
-            positions: int ``(n,)``: where row ``k`` of the concatenation goes in the result
-                (a permutation; e.g. the rank of each section in section-id order). None: in turn.
-
-        Raises:
-            ValueError: ``parts`` is empty, or ``positions`` is not a permutation of ``n`` rows.
-        """
-        if not parts:
-            raise ValueError("no embeddings to concatenate")
-        _check_permutation(positions, sum(len(p.title_row) for p in parts))  # before the parts are taken
-        joined = EmbeddingParts()
-        while parts:
-            joined.add(parts.pop(0))
-        return joined.join(positions)
-
 
 
 def _embeddings(content, title_vectors, title_row, title_zh_row, title_texts) -> SectionEmbeddings:
@@ -230,7 +191,7 @@ def _check_permutation(positions: np.ndarray | None, n: int) -> None:
 
 class EmbeddingParts:
     """:class:`SectionEmbeddings` of consecutive chunks, joined as they come (:meth:`add`) and
-    made one at the end (:meth:`join`), as :meth:`SectionEmbeddings.concat` gives them.
+    made one at the end (:meth:`join`).
 
     Each part's title table is folded in when the part is added: a title text already seen
     keeps the row of its first part and its vector is not kept again, so a popular paper's title

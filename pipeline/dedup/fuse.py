@@ -1,12 +1,14 @@
 """Dedup step 5, fuse: one canonical record per cluster (:func:`fuse`), with a stable paper id
-(:func:`paper_id_for`); :func:`cluster_papers` runs steps 3-5 over a run's sections and
-:func:`dedup` the whole stage on sections held in memory.
+(:func:`paper_id_for`). :func:`cluster_all` runs steps 2-5 over a run's scratch data (the
+runner's call), :func:`cluster_papers` clusters and fuses, and :func:`dedup` runs the whole
+stage the same way on sections held in memory.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import tempfile
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -20,11 +22,12 @@ from ..config import Config
 from ..embed import DEFAULT_MAX_CHARS, Embedder
 from ..memory import release_free_memory
 from ..stage import records
+from ..vectors import VectorFile
 from ..write import PAPERS_SCHEMA
 from .cluster import cluster_sections
-from .embed import SectionEmbeddings, _check_permutation, embed_sections, embedding_cuts
+from .embed import EmbeddingParts, SectionEmbeddings, _check_permutation, embed_sections, embedding_cuts
 from .score import PairScorer
-from .scratch import PAPER_COLUMNS, SCORER_COLUMNS, SlimColumns, _StoredColumns
+from .scratch import PAPER_COLUMNS, SCORER_COLUMNS, ScratchColumns, _StoredColumns
 from .titles import _folded
 
 log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
@@ -116,8 +119,9 @@ def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
 
 
 def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The global dedup stage on sections held in memory (:func:`embed_sections` then
-    :func:`cluster_papers`; the runner calls those two itself, chunk by chunk).
+    """The global dedup stage on sections held in memory, by the runner's path: the sections'
+    columns and vectors go to scratch files in a temporary folder (:class:`ScratchColumns`,
+    :class:`pipeline.vectors.VectorFile`) and :func:`cluster_all` clusters and fuses them.
 
     Args:
         sections: one row per section with the extract columns plus ``section_id``, ``doc_id``.
@@ -127,7 +131,8 @@ def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[p
         ``(sections, papers)``: ``sections`` sorted by ``section_id`` with added ``paper_id`` (str),
         ``match_score`` (float or None: average score to the other mentions of its paper) and
         ``embedding_chars_cut`` (int: :func:`embedding_chars_cut`);
-        ``papers`` with the columns of :data:`PAPER_COLUMNS`, sorted by ``paper_id``.
+        ``papers`` with the columns of :data:`PAPER_COLUMNS` (list values as Python lists), sorted
+        by ``paper_id``.
     """
     sections = sections.sort_values("section_id", kind="stable").reset_index(drop=True)
     if sections.empty:
@@ -135,10 +140,67 @@ def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[p
                               embedding_chars_cut=pd.Series(dtype="int32"))
         return out, pd.DataFrame(columns=list(PAPER_COLUMNS))
     cuts = embedding_cuts(sections, getattr(embedder, "max_chars", None) or DEFAULT_MAX_CHARS)
-    paper_ids, scores, papers = cluster_papers(sections, embed_sections(sections, embedder), config)
-    return (sections.assign(paper_id=paper_ids, match_score=scores, embedding_chars_cut=cuts),
-            papers.drop(columns="summary_from"))
+    with tempfile.TemporaryDirectory(prefix="dedup-") as scratch:
+        slims = ScratchColumns.write(sections, Path(scratch) / "sections.parquet")
+        parts, content = EmbeddingParts(scratch), VectorFile(scratch)
+        part = embed_sections(sections, embedder)
+        content.append(part.content)
+        parts.add(part.without_content())
+        paper_ids, scores, papers, _ = cluster_all(slims, parts, config, scratch, content)
+    # the papers' summaries: the whole summary_norm of the section each one names
+    summary_of = dict(zip(sections["section_id"], sections["summary_norm"], strict=True)) \
+        if "summary_norm" in sections else {}
+    records = papers.to_pylist()
+    for r in records:
+        r["summary"] = summary_of.get(r.pop("summary_from"))
+    return (sections.assign(paper_id=paper_ids.to_pylist(), match_score=scores.to_pylist(), embedding_chars_cut=cuts),
+            pd.DataFrame(records, columns=list(PAPER_COLUMNS)))
 
+
+def cluster_all(slims: ScratchColumns, vectors: EmbeddingParts, config: Config, scratch: str | Path,
+                content: VectorFile | None = None) -> tuple[pa.Array, pa.Array, pa.Table, pd.Series]:
+    """Dedup over every section of a run, from its chunks' slim columns and embeddings.
+
+    Consumes its inputs: ``slims`` is closed and ``vectors`` joined as soon as they are read, so
+    the peak holds one copy of the vectors.
+
+    Args:
+        slims: the sections in corpus order (the scratch Parquet the runner writes).
+        vectors: the chunks' :func:`embed_sections`, added in the same order.
+        scratch: the run's scratch folder (the content vectors in section-id order, the IVF
+            lists, the visited pairs and fusion's regrouped rows go there).
+        content: the content vectors of all chunks, in corpus order, when the parts of
+            ``vectors`` have none (:meth:`SectionEmbeddings.without_content`): copied to a
+            ``.npy`` in section-id order in ``scratch`` and read through a memory map. Closed here.
+
+    Returns:
+        ``(paper_ids, match_scores, papers, doc_ids)``: per section in corpus order its paper
+        id (Arrow string), match score (Arrow float32, null where the section is alone) and doc
+        id (a string Series, index ``0..n-1``); ``papers`` as :func:`cluster_papers` gives them.
+    """
+    if not slims.n or not vectors.n:  # no sections (nothing to embed)
+        doc_ids = slims.series("doc_id")
+        slims.close()
+        if content is not None:
+            content.close()
+        return pa.array([], pa.string()), pa.array([], pa.float32()), FUSED_PAPERS_SCHEMA.empty_table(), doc_ids
+    # dedup works in section-id order: the vectors are copied straight into it, part by part
+    order = section_order(slims.column("section_id").to_numpy(zero_copy_only=False))
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    emb = vectors.join(positions=rank, texts=False)  # clustering reads the vectors, not the title texts
+    if content is not None:
+        emb = emb.with_content(content.permuted(order, scratch))
+        content.close()
+    release_free_memory()  # the chunks' assembly, before the k-means trainings
+    try:
+        sorted_ids, sorted_scores, papers = cluster_papers(slims, emb, config, scratch, order=order)
+        doc_ids = slims.series("doc_id")  # read after clustering, not held through it
+    finally:
+        slims.close()
+    del emb
+    back = pa.array(rank)  # back to corpus order
+    return sorted_ids.take(back), sorted_scores.take(back), papers, doc_ids
 
 
 def section_order(section_ids: Sequence[str]) -> np.ndarray:
@@ -178,135 +240,95 @@ def _group_batches(labels: np.ndarray, batch_rows: int) -> tuple[np.ndarray, np.
 
 
 
-def cluster_groups(frame: pd.DataFrame | SlimColumns, labels: Sequence[int] | np.ndarray,
-                   batch_rows: int = FUSE_BATCH_ROWS, order: np.ndarray | None = None,
-                   folder: str | Path | None = None) -> Iterator[tuple[int, list[dict]]]:
-    """The rows of each cluster, as ``frame.groupby(labels, sort=True)`` groups them, as dicts.
+def cluster_groups(store: ScratchColumns, labels: Sequence[int] | np.ndarray, batch_rows: int = FUSE_BATCH_ROWS,
+                   order: np.ndarray | None = None, folder: str | Path | None = None) -> Iterator[tuple[int, list[dict]]]:
+    """The rows of each cluster, as a pandas ``groupby(labels, sort=True)`` of the rows groups
+    them, as dicts.
 
     Args:
-        frame: ``n`` rows (any columns): a DataFrame, or a :class:`SlimColumns` store whose row
-            ``order[i]`` is row ``i`` here (``order``: int ``(n,)``, for a store only; None: row
-            ``i``). A store is first copied in cluster order, batch by batch
-            (:meth:`SlimColumns.regrouped`, in ``folder``), so that no more than one column of
+        store: the sections; its row ``order[i]`` is row ``i`` here (``order``: int ``(n,)``;
+            None: row ``i``). They are first copied in cluster order, batch by batch
+            (:meth:`ScratchColumns.regrouped`, in ``folder``), so that no more than one column of
             every row and one batch of all columns are held.
-        labels: ``n`` integer cluster labels, aligned with ``frame``'s rows.
-        batch_rows: rows converted to dicts at a time (:func:`pipeline.stage.records` on a batch
-            of whole clusters); the result does not depend on it.
+        labels: ``n`` integer cluster labels, aligned with the rows.
+        batch_rows: rows converted to dicts at a time (a batch of whole clusters); the result
+            does not depend on it.
 
     Yields:
-        ``(label, rows)`` in ascending label order; ``rows`` are the cluster's rows as
-        :func:`pipeline.stage.records` gives them, in ``frame`` order. Only one batch of rows is
-        held at a time, and the per-group cost of a pandas ``groupby`` (a DataFrame and a
-        ``to_dict`` per cluster, most of fusion's time) is paid per batch instead.
+        ``(label, rows)`` in ascending label order; ``rows`` are the cluster's rows as dicts of
+        :data:`DEDUP_COLUMNS` (:meth:`Regrouped.rows`), in row order.
 
     Raises:
-        ValueError: when ``labels`` and ``frame`` (or ``order``) differ in length, or ``order``
-            comes with a DataFrame.
+        ValueError: ``labels`` and the rows (or ``order``) differ in length.
     """
     labels = np.asarray(labels)
-    if isinstance(frame, SlimColumns):
-        n = frame.n if order is None else len(order)
-    elif order is not None:
-        raise ValueError("order is for a SlimColumns store; take the frame's rows instead")
-    else:
-        n = len(frame)
+    n = store.n if order is None else len(order)
     if len(labels) != n:
         raise ValueError(f"{len(labels)} labels for {n} rows")
     if n == 0:
         return
     by, starts, batches = _group_batches(labels, batch_rows)
-    grouped = None
-    if isinstance(frame, SlimColumns):
-        positions = by if order is None else np.asarray(order)[by]
-        grouped = frame.regrouped(positions, [0, *(stop for _, stop, _ in batches)], folder)
+    positions = by if order is None else np.asarray(order)[by]
+    grouped = store.regrouped(positions, [0, *(stop for _, stop, _ in batches)], folder)
     try:
-        for k, (first, stop, last) in enumerate(batches):
+        for k, (first, _, last) in enumerate(batches):
             lo = int(starts[first])
-            rows = records(grouped.read_chunk(k) if grouped is not None else frame.iloc[by[lo:stop]])
+            rows = grouped.rows(k)
             for g in range(first, last):
                 yield labels[by[starts[g]]].item(), rows[starts[g] - lo : starts[g + 1] - lo]
             del rows
     finally:
-        if grouped is not None:
-            grouped.close()
+        grouped.close()
 
 
-
-#: The papers a store-fed :func:`cluster_papers` gives (Arrow): :data:`pipeline.write.PAPERS_SCHEMA`
+#: The papers :func:`cluster_papers` gives (Arrow): :data:`pipeline.write.PAPERS_SCHEMA`
 #: plus ``summary_from``.
 FUSED_PAPERS_SCHEMA = PAPERS_SCHEMA.append(pa.field("summary_from", pa.string()))
 
-#: :func:`cluster_papers` turns this many fused records at a time into Arrow rows (store path).
+#: :func:`cluster_papers` turns this many fused records at a time into Arrow rows.
 FUSED_BATCH = 4096
 
 
 
-def cluster_papers(sections: pd.DataFrame | SlimColumns, emb: SectionEmbeddings, config: Config,
-                   scratch: str | Path | None = None, order: np.ndarray | None = None,
-                   ) -> tuple[list[str] | pa.Array, list[float | None] | pa.Array, pd.DataFrame | pa.Table]:
+def cluster_papers(sections: ScratchColumns, emb: SectionEmbeddings, config: Config, scratch: str | Path,
+                   order: np.ndarray | None = None) -> tuple[pa.Array, pa.Array, pa.Table]:
     """Cluster embedded sections into papers and fuse each paper's record.
 
     Args:
-        sections: ``n`` rows with :data:`DEDUP_COLUMNS` (whole or :func:`slim_sections`): a
-            DataFrame in any order (clustered in ``section_id`` order, so the result does not
-            depend on it), or the runner's :class:`SlimColumns` store, whose row ``order[i]``
-            is the ``i``-th in section-id order (``order`` None: already in that order). A store
-            is read for :data:`SCORER_COLUMNS` before clustering, and for fusion after it one
-            column at a time into cluster order (:func:`cluster_groups`), so the rows are never
-            all held while clustering runs, nor all at once after.
-        emb: :func:`embed_sections` of the rows, in section-id order for a store, row for row
-            for a DataFrame.
-        scratch: passed to :func:`cluster_sections` (a folder for the content vectors and the
-            approximate index's lists while the neighbours are searched) and, for a store, where
-            fusion's regrouped copy goes.
-        order: int ``(n,)``, for a store only (see ``sections``).
+        sections: the run's :class:`ScratchColumns` (``n`` rows with :data:`DEDUP_COLUMNS`),
+            whose row ``order[i]`` is the ``i``-th in section-id order (``order`` None: already
+            in that order). It is read for :data:`SCORER_COLUMNS` before clustering, and for
+            fusion after it one column at a time into cluster order (:func:`cluster_groups`), so
+            the rows are never all held while clustering runs, nor all at once after.
+        emb: :func:`embed_sections` of the rows, in section-id order.
+        scratch: passed to :func:`cluster_sections`, and where fusion's regrouped copy goes.
+        order: int ``(n,)`` (see ``sections``).
 
     Returns:
-        ``(paper_ids, match_scores, papers)``: per row of ``sections`` (in section-id order for a
-        store, in its own order for a DataFrame) the paper id and the match score (see
-        :func:`dedup`): lists, or for a store Arrow arrays (string; float32, null where the
-        section is alone), without a Python object per section; ``papers`` with :data:`PAPER_COLUMNS` plus ``summary_from`` (the section
-        id whose ``summary_norm`` is the paper's ``summary``), sorted by ``paper_id``: a
-        DataFrame, or for a store an Arrow table of :data:`FUSED_PAPERS_SCHEMA` (a few bytes per
-        value instead of a Python object: the 23,892 papers of the 10k bench corpus take 27 MB
-        as Arrow, 72 MB as Python lists and strings).
+        ``(paper_ids, match_scores, papers)``: per row in section-id order the paper id (Arrow
+        string) and the match score (Arrow float32, null where the section is alone: see
+        :func:`dedup`); ``papers``, an Arrow table of :data:`FUSED_PAPERS_SCHEMA` sorted by
+        ``paper_id`` (``summary_from``: the section id whose ``summary_norm`` is the paper's
+        ``summary``).
 
     Raises:
-        ValueError: ``order`` with a DataFrame, or not a permutation of the store's rows;
-            ``emb`` not of ``n`` rows.
-        pyarrow.ArrowInvalid: (store) a fused value does not fit its column (a year beyond int16).
+        ValueError: ``order`` not a permutation of the store's rows; ``emb`` not of ``n`` rows.
+        pyarrow.ArrowInvalid: a fused value does not fit its column (a year beyond int16).
     """
-    store = isinstance(sections, SlimColumns)
-    if order is not None and not store:
-        raise ValueError("order is for a SlimColumns store; take the frame's rows instead")
-    n = sections.n if store else len(sections)
+    n = sections.n
     _check_permutation(order, n)
     if len(emb.title_row) != n:
         raise ValueError(f"{len(emb.title_row)} embedding rows for {n} sections")
     if n == 0:
-        if store:
-            return pa.array([], pa.string()), pa.array([], pa.float32()), FUSED_PAPERS_SCHEMA.empty_table()
-        return [], [], pd.DataFrame(columns=[*PAPER_COLUMNS, "summary_from"])
-    if store:  # read for the scorer a column at a time, then again for fusion
-        scorer = PairScorer(_StoredColumns(sections, SCORER_COLUMNS, order), emb, config.dedup.embed_weight)
-        # what building the codes freed, given back before the searches
-        release_free_memory()
-        labels, join_scores = cluster_sections(scorer, emb, config, scratch, as_arrays=True)
-        del scorer
-        release_free_memory()  # clustering's state, before the rows come back for fusion
-        log.debug("dedup: fusing %d sections", n)
-        groups = cluster_groups(sections, labels, order=order, folder=scratch)
-    else:
-        rows_order = section_order(sections["section_id"])
-        if np.array_equal(rows_order, np.arange(n)):  # already in section-id order: no copy
-            ordered, emb_ordered = sections.reset_index(drop=True), emb
-        else:
-            ordered, emb_ordered = sections.iloc[rows_order].reset_index(drop=True), emb.take(rows_order)
-        labels, join_scores = cluster_sections(ordered, emb_ordered, config, scratch)
-        del emb_ordered
-        groups = cluster_groups(ordered, labels)
+        return pa.array([], pa.string()), pa.array([], pa.float32()), FUSED_PAPERS_SCHEMA.empty_table()
+    scorer = PairScorer(_StoredColumns(sections, SCORER_COLUMNS, order), emb, config.dedup.embed_weight)
+    release_free_memory()  # what building the codes freed, given back before the searches
+    labels, join_scores = cluster_sections(scorer, emb, config, scratch, as_arrays=True)
+    del scorer
+    release_free_memory()  # clustering's state, before the rows come back for fusion
+    log.debug("dedup: fusing %d sections", n)
     papers, parts, paper_of_cluster, taken = [], [], {}, set()
-    for label, group in groups:
+    for label, group in cluster_groups(sections, labels, order=order, folder=scratch):
         record = fuse(group)
         if record["paper_id"] in taken:
             # two papers share a key (one title twice in a document): the later one, in
@@ -315,29 +337,18 @@ def cluster_papers(sections: pd.DataFrame | SlimColumns, emb: SectionEmbeddings,
         taken.add(record["paper_id"])
         paper_of_cluster[label] = record["paper_id"]
         papers.append(record)
-        if store and len(papers) >= FUSED_BATCH:  # Arrow rows, not Python objects, for every paper
+        if len(papers) >= FUSED_BATCH:  # Arrow rows, not Python objects, for every paper
             parts.append(pa.Table.from_pylist(papers, schema=FUSED_PAPERS_SCHEMA))
             papers = []
-    if store:
-        parts.append(pa.Table.from_pylist(papers, schema=FUSED_PAPERS_SCHEMA))
-        table = pa.concat_tables(parts)
-        del parts, papers
-        by_id = pc.sort_indices(table["paper_id"])
-        columns = {}
-        for name in FUSED_PAPERS_SCHEMA.names:  # a column at a time: the unsorted one goes at once
-            columns[name] = table[name].take(by_id).combine_chunks()
-            table = table.drop_columns([name])
-        papers_out = pa.table(columns, schema=FUSED_PAPERS_SCHEMA)
-    else:
-        papers_df = pd.DataFrame(papers, columns=[*PAPER_COLUMNS, "summary_from"]).sort_values("paper_id")
-        papers_out = papers_df.reset_index(drop=True)
-    if store:  # labels are 0..L-1 (first appearance): each section's paper id by a take
-        ids_of_labels = pa.array([paper_of_cluster[label] for label in range(len(paper_of_cluster))], pa.string())
-        return (ids_of_labels.take(pa.array(labels)), pa.array(join_scores, pa.float32(), mask=np.isnan(join_scores)),
-                papers_out)
-    paper_ids: list[str] = [""] * n
-    scores: list[float | None] = [None] * n
-    for k, row in enumerate(rows_order):
-        paper_ids[row] = paper_of_cluster[labels[k]]
-        scores[row] = join_scores[k]
-    return paper_ids, scores, papers_out
+    parts.append(pa.Table.from_pylist(papers, schema=FUSED_PAPERS_SCHEMA))
+    table = pa.concat_tables(parts)
+    del parts, papers
+    by_id = pc.sort_indices(table["paper_id"])
+    columns = {}
+    for name in FUSED_PAPERS_SCHEMA.names:  # a column at a time: the unsorted one goes at once
+        columns[name] = table[name].take(by_id).combine_chunks()
+        table = table.drop_columns([name])
+    # labels are 0..L-1 (first appearance): each section's paper id by a take
+    ids_of_labels = pa.array([paper_of_cluster[label] for label in range(len(paper_of_cluster))], pa.string())
+    return (ids_of_labels.take(pa.array(labels)), pa.array(join_scores, pa.float32(), mask=np.isnan(join_scores)),
+            pa.table(columns, schema=FUSED_PAPERS_SCHEMA))

@@ -487,22 +487,6 @@ class PairScorer:
             return True
         return self.doc_code[i] == self.doc_code[j] and not self.exact(i, j)
 
-    def title_similarity(self, i: int, j: int) -> float | None:
-        """Same-language title similarity when both have a title in one language (English:
-        :func:`english_title_similarity`; Chinese: SequenceMatcher ratio of the folded titles);
-        else the cosine of the title embeddings across languages; None without titles."""
-        sims = []
-        if self.folded_code[i] >= 0 and self.folded_code[j] >= 0:  # English titles that fold to something
-            sims.append(english_title_similarity(self.title[i], self.title[j]))
-        if self.folded_zh[i] and self.folded_zh[j]:
-            sims.append(_chinese_pair_similarity(*sorted((self.folded_zh[i], self.folded_zh[j]))))
-        if sims:
-            return max(sims)
-        e = self.emb
-        cross = [float(e.title_vectors[x[i]] @ e.title_vectors[y[j]])
-                 for x, y in ((e.title_row, e.title_zh_row), (e.title_zh_row, e.title_row)) if x[i] >= 0 and y[j] >= 0]
-        return max(cross) if cross else None
-
     def exact(self, i: int, j: int) -> bool:
         """Whether ``i`` and ``j`` share an exact key: the arXiv id or a folded title."""
         return any(code[i] >= 0 and code[i] == code[j] for code in (self.arxiv_code, self.folded_code, self.folded_zh_code))

@@ -1,195 +1,115 @@
-"""The run's scratch columns: what dedup reads of every section (:data:`DEDUP_COLUMNS`, slimmed
-by :func:`slim_sections`), kept on disk chunk by chunk (:class:`SlimColumns`) and read back a
-few columns at a time.
+"""The run's scratch columns: what dedup reads of every section, as column projections of the
+Parquet file the runner writes every chunk's sections to (``sections.parquet`` in the run's
+scratch folder), read a column at a time (:class:`ScratchColumns`).
 """
 
 from __future__ import annotations
 
-import logging
-import pickle
+import contextlib
+import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
-
+from ..write import SECTIONS_SCHEMA, to_table
 
 PAPER_COLUMNS = (
     "paper_id", "title", "title_zh", "arxiv_id", "venue", "year", "award", "authors", "institutions",
     "urls", "url_kinds", "summary", "section_ids", "doc_ids", "n_mentions", "n_sources", "conflicts",
 )
 
-#: The sections columns dedup reads (clustering, :func:`fuse`, :func:`embedding_text`): the
-#: runner keeps only these for every section of a run (plus ``_summary_chars``, see
-#: :func:`slim_sections`), never the texts.
+#: The sections columns fusion reads (:func:`pipeline.dedup.fuse.fuse`), ``summary_norm`` cut to
+#: its first character and ``_summary_chars`` its length (:meth:`ScratchColumns.column`).
 DEDUP_COLUMNS = ("section_id", "doc_id", "title", "title_zh", "arxiv_id", "authors", "institutions", "venue",
-                 "year", "award", "award_raw", "urls", "url_kinds", "summary_norm")
+                 "year", "award", "award_raw", "urls", "url_kinds", "summary_norm", "_summary_chars")
 
-#: The list columns of :func:`slim_sections` (lists of strings).
-SLIM_LIST_COLUMNS = ("authors", "institutions", "urls", "url_kinds")
-
-_LIST_OF_STR = pa.list_(pa.string())
-
-
-
-def _plain_list(value: object) -> list | None:
-    """A list column's value for Arrow: a list (an array or tuple becomes one), None for a
-    missing marker (None, NaN, ``pd.NA``).
-
-    Raises:
-        TypeError: anything else (a string, a number): not a list.
-    """
-    if isinstance(value, list):
-        return value
-    if isinstance(value, tuple | np.ndarray):
-        return list(value)
-    if value is None or (not isinstance(value, str | bytes) and pd.api.types.is_scalar(value) and pd.isna(value)):
-        return None
-    raise TypeError(f"not a list: {type(value).__name__}")
-
-
-
-def slim_sections(sections: pd.DataFrame) -> pd.DataFrame:
-    """What dedup needs of ``sections`` once they are embedded, a fraction of their size.
-
-    Returns:
-        the :data:`DEDUP_COLUMNS` of ``sections`` (a missing one as None), with ``summary_norm``
-        and ``summary`` cut to one character (their presence is what clustering reads; embed
-        the sections before slimming them)
-        and ``_summary_chars`` (int: characters of the whole ``summary_norm``, 0 when none; a
-        ``summary`` column is there even when ``sections`` has none, all None), by
-        which :func:`fuse` picks the longest summary without holding it. The list columns
-        (:data:`SLIM_LIST_COLUMNS`) are Arrow lists of strings (``pd.ArrowDtype``; an element
-        reads back as a Python list, a missing one as ``pd.NA``, None through
-        :func:`pipeline.stage.records`): a few bytes per name instead of a Python list of ``str``
-        objects (about 1 KB a section for the four). A column whose values are not all lists of
-        strings (or missing) is kept as it is.
-    """
-    out = pd.DataFrame({c: sections[c] if c in sections else None for c in DEDUP_COLUMNS}, index=sections.index)
-    for name in SLIM_LIST_COLUMNS:
-        try:
-            out[name] = pd.array(pa.array([_plain_list(v) for v in out[name].tolist()], _LIST_OF_STR),
-                                 dtype=pd.ArrowDtype(_LIST_OF_STR))
-        except (pa.ArrowException, TypeError, ValueError):  # not lists of strings: kept as they are
-            pass
-    summaries = out["summary_norm"].tolist()
-    out["_summary_chars"] = [len(v) if isinstance(v, str) else 0 for v in summaries]
-    out["summary_norm"] = [v[:1] if isinstance(v, str) else None for v in summaries]
-    # clustering counts a summary in either script (PairScorer); always a column, so that every
-    # chunk of a run has the same columns (SlimColumns)
-    out["summary"] = [v[:1] if isinstance(v, str) else None for v in sections["summary"]] if "summary" in sections else None
-    return out.reset_index(drop=True)
-
-
-
-#: The columns :class:`PairScorer` reads (its codes are built from them).
+#: The columns :class:`pipeline.dedup.score.PairScorer` reads (its codes are built from them).
 SCORER_COLUMNS = ("doc_id", "arxiv_id", "title", "title_zh", "summary_norm", "summary", "authors", "year", "venue")
 
+#: The columns of the file dedup reads, as :data:`pipeline.write.SECTIONS_SCHEMA` types them.
+SCRATCH_SCHEMA = pa.schema([SECTIONS_SCHEMA.field(name) for name in (*DEDUP_COLUMNS[:-1], "summary")])
+
+#: Rows per batch when a text column is read for its first character or its length.
+TEXT_BATCH = 65536
 
 
-class SlimColumns:
-    """The :func:`slim_sections` frames of a run, appended chunk by chunk to an unnamed scratch
-    file (each column of each chunk pickled on its own) and read back a few columns at a time,
-    so that dedup holds only what a step needs: the scorer's codes are built from
-    :data:`SCORER_COLUMNS`, fusion reads every column once clustering is done. Held in memory
-    instead, every section's slim row (about 310 bytes, 180 MB at 600,000 sections) would sit
-    under the per-document phase, the embedding and every step of clustering.
-
-    Pickle keeps each value and dtype as appended, so :meth:`read` equals the same columns of
-    ``pd.concat(frames, ignore_index=True)``.
+class ScratchColumns:
+    """The sections of a Parquet file as dedup reads them: one column at a time
+    (:meth:`column`), never the whole rows, so that dedup holds what a step needs (the scorer's
+    codes are built a column at a time, fusion regroups the rows a column at a time).
 
     Args:
-        folder: where the file goes (None: the system's temporary folder).
+        path: a Parquet file with the columns of :data:`SCRATCH_SCHEMA` (more are left unread).
 
     Raises:
-        OSError: the file cannot be created or written.
+        OSError: the file cannot be read; pyarrow.ArrowInvalid: it is not Parquet.
     """
 
-    def __init__(self, folder: str | Path | None = None) -> None:
-        self._file = tempfile.TemporaryFile(dir=folder, prefix="slim-", suffix=".pkl")
-        self._parts: dict[str, list[tuple[int, int]]] = {}  # column -> (offset, bytes) per chunk
-        self._empty: pd.DataFrame | None = None  # the first frame's columns and dtypes, no rows
-        self.n = 0
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._file = pq.ParquetFile(self.path)
+        self.n = self._file.metadata.num_rows
 
-    @property
-    def columns(self) -> list[str]:
-        """The columns, as in the first frame appended (none before)."""
-        return [] if self._empty is None else list(self._empty.columns)
-
-    def append(self, frame: pd.DataFrame) -> None:
-        """Add the rows of ``frame`` after the others.
+    @classmethod
+    def write(cls, sections: pd.DataFrame, path: str | Path) -> ScratchColumns:
+        """Write the :data:`SCRATCH_SCHEMA` columns of ``sections`` (a missing one: all null) to
+        a Parquet file at ``path`` and open it.
 
         Raises:
-            ValueError: its columns are not those of the first frame.
+            pyarrow.ArrowInvalid / ArrowTypeError: a value does not fit its column type.
         """
-        if self._empty is None:
-            self._empty = frame.iloc[:0].reset_index(drop=True)
-        elif list(frame.columns) != self.columns:
-            raise ValueError(f"columns {list(frame.columns)} differ from the first chunk's {self.columns}")
-        for name in self.columns:
-            self._write(name, frame[name])
-        self.n += len(frame)
+        missing = {name: None for name in SCRATCH_SCHEMA.names if name not in sections}
+        pq.write_table(to_table(sections.assign(**missing), SCRATCH_SCHEMA, {}), path)
+        return cls(path)
 
-    def _write(self, name: str, column: pd.Series) -> None:
-        """Pickle ``column`` at the end of the file as the next chunk of ``name``."""
-        self._file.seek(0, 2)
-        data = pickle.dumps(column.reset_index(drop=True), protocol=pickle.HIGHEST_PROTOCOL)
-        self._parts.setdefault(name, []).append((self._file.tell(), len(data)))
-        self._file.write(data)
-
-    def _pieces(self, name: str, chunks: Iterable[int]) -> list[pd.Series]:
-        out = []
-        for k in chunks:
-            offset, size = self._parts[name][k]
-            self._file.seek(offset)
-            out.append(pickle.loads(self._file.read(size)))
-        return out
-
-    def _names(self, columns: Sequence[str] | None) -> list[str]:
-        return self.columns if columns is None else [c for c in columns if c in self.columns]
-
-    @property
-    def n_chunks(self) -> int:
-        """How many chunks (appended frames, or :meth:`regrouped` batches) the store holds."""
-        return len(next(iter(self._parts.values()), []))
-
-    def read(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
-        """The rows of every frame appended, in order (index ``0..n-1``), with ``columns`` (those
-        that exist, in the order given; None: all)."""
-        out: dict[str, pd.Series] = {}
-        for name in self._names(columns):
-            pieces = self._pieces(name, range(len(self._parts.get(name, []))))
-            out[name] = pd.concat(pieces, ignore_index=True) if pieces else self._empty[name]
-        return pd.DataFrame(out, index=pd.RangeIndex(self.n))
-
-    def read_chunk(self, k: int, columns: Sequence[str] | None = None) -> pd.DataFrame:
-        """The rows of chunk ``k`` alone (index ``0..len-1``), with ``columns`` as in :meth:`read`.
+    def column(self, name: str) -> pa.ChunkedArray:
+        """Column ``name`` of every row, in file order: a projection of the file, but
+        ``summary_norm`` and ``summary`` cut to their first character (clustering reads their
+        presence, fusion picks the longest by ``_summary_chars`` and the runner puts the whole
+        summary back) and ``_summary_chars``, the characters of the whole ``summary_norm`` (0
+        where none), both read :data:`TEXT_BATCH` rows at a time.
 
         Raises:
-            IndexError: no chunk ``k``.
+            KeyError: the file has no such column.
         """
-        if not 0 <= k < self.n_chunks:
-            raise IndexError(f"chunk {k} of {self.n_chunks}")
-        return pd.DataFrame({name: self._pieces(name, [k])[0] for name in self._names(columns)})
+        derived = {"summary_norm": "summary_norm", "summary": "summary", "_summary_chars": "summary_norm"}
+        source = derived.get(name, name)
+        if source not in self._file.schema_arrow.names:
+            raise KeyError(name)
+        if name not in derived:
+            return self._file.read(columns=[name]).column(0)
+        parts = []
+        for batch in self._file.iter_batches(batch_size=TEXT_BATCH, columns=[source]):
+            text = batch.column(0)
+            if name == "_summary_chars":
+                parts.append(pc.fill_null(pc.utf8_length(text), 0).cast(pa.int32()))
+            else:
+                parts.append(pc.utf8_slice_codeunits(text, 0, 1))
+        return pa.chunked_array(parts, type=pa.int32() if name == "_summary_chars" else pa.string())
 
-    def regrouped(self, positions: np.ndarray, bounds: Sequence[int], folder: str | Path | None = None) -> SlimColumns:
-        """A new store of the rows at ``positions`` (into this store's ``n`` rows, in that order),
-        cut into chunks at ``bounds`` (chunk ``k``: ``positions[bounds[k]:bounds[k + 1]]``), for
-        reading them a chunk at a time in an order other than the one they were appended in
-        (:func:`cluster_papers` fuses cluster by cluster). Written one column at a time, so
-        memory holds one column of every row (not every column, as :meth:`read` of all).
+    def series(self, name: str, order: np.ndarray | None = None) -> pd.Series:
+        """:meth:`column` ``name`` as a pandas Series of Arrow values (``pd.ArrowDtype``), its rows
+        taken into ``order`` (int ``(n,)``; None: file order), index ``0..n-1``."""
+        column = self.column(name)
+        if order is not None:
+            column = column.take(pa.array(order))
+        return pd.Series(pd.arrays.ArrowExtensionArray(column), name=name)
 
-        Args:
-            positions: int ``(m,)``, each in ``0..n-1`` (repeats allowed).
-            bounds: ``0 = bounds[0] <= ... <= bounds[-1] = m``.
-            folder: where the new store's file goes (None: the system's temporary folder).
+    def regrouped(self, positions: np.ndarray, bounds: Sequence[int], folder: str | Path | None = None) -> Regrouped:
+        """The :data:`DEDUP_COLUMNS` of the rows at ``positions`` (into the ``n`` rows, in that
+        order), cut into chunks at ``bounds`` (chunk ``k``: ``positions[bounds[k]:bounds[k + 1]]``),
+        to read a chunk at a time (:meth:`Regrouped.rows`). Each column is read, taken and written
+        on its own (an Arrow IPC file a column, one record batch a chunk, in a scratch folder in
+        ``folder``), so memory holds one column of every row, not every column.
 
         Raises:
-            ValueError: ``bounds`` do not run from 0 to ``m`` in order.
+            ValueError: ``bounds`` do not run from 0 to ``len(positions)`` in order.
             IndexError: a position outside ``0..n-1``.
         """
         positions = np.asarray(positions, dtype=np.int64)
@@ -199,38 +119,66 @@ class SlimColumns:
             raise ValueError(f"bounds must run from 0 to {len(positions)} in order")
         if len(positions) and (positions.min() < 0 or positions.max() >= self.n):
             raise IndexError(f"positions outside 0..{self.n - 1}")
-        out = SlimColumns(folder)
-        out._empty = self._empty
-        for name in self.columns:
-            column = self.read([name])[name]
-            for lo, hi in zip(bounds, bounds[1:], strict=False):  # a take per chunk: compact pieces
-                out._write(name, column.iloc[positions[lo:hi]])
+        out = Regrouped(Path(tempfile.mkdtemp(dir=folder, prefix="regrouped-")), len(bounds) - 1)
+        take = pa.array(positions)
+        for name in DEDUP_COLUMNS:
+            column = self.column(name).take(take).combine_chunks()
+            schema = pa.schema([(name, column.type)])
+            with pa.OSFile(str(out.dir / f"{name}.arrow"), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+                for lo, hi in zip(bounds, bounds[1:], strict=False):
+                    writer.write_batch(pa.record_batch([column.slice(lo, hi - lo)], schema=schema))
             del column
-        out.n = len(positions)
         return out
 
     def close(self) -> None:
-        """Drop the file (idempotent)."""
+        """Let the file go (it is the runner's: it stays)."""
         self._file.close()
 
 
+class Regrouped:
+    """The chunks of :meth:`ScratchColumns.regrouped`: a folder of Arrow IPC files, one a column.
+
+    Attributes:
+        dir: the folder (removed by :meth:`close`).
+        n_chunks: how many chunks.
+    """
+
+    def __init__(self, folder: Path, n_chunks: int) -> None:
+        self.dir, self.n_chunks = folder, n_chunks
+
+    def rows(self, k: int) -> list[dict]:
+        """The rows of chunk ``k`` as dicts of :data:`DEDUP_COLUMNS` (lists as Python lists,
+        missing values None), read through memory maps of the column files.
+
+        Raises:
+            IndexError: no chunk ``k``.
+        """
+        if not 0 <= k < self.n_chunks:
+            raise IndexError(f"chunk {k} of {self.n_chunks}")
+        with contextlib.ExitStack() as maps:
+            columns = [pa.ipc.open_file(maps.enter_context(pa.memory_map(str(self.dir / f"{name}.arrow"))))
+                       .get_batch(k).column(0) for name in DEDUP_COLUMNS]
+            return pa.table(columns, names=list(DEDUP_COLUMNS)).to_pylist()
+
+    def close(self) -> None:
+        """Remove the folder (idempotent)."""
+        shutil.rmtree(self.dir, ignore_errors=True)
+
 
 class _StoredColumns:
-    """The columns ``names`` of a :class:`SlimColumns` store as :class:`PairScorer` reads a
-    DataFrame (``len``, ``columns``, ``frame[name]``), each read from the store when asked and
-    taken into ``order``, so that building the codes holds one column of every row at a time,
-    not all of :data:`SCORER_COLUMNS` (the 595,757 sections of the 50k bench corpus: 100 MB of
-    Arrow strings at once, twice during the take into section-id order).
+    """The columns ``names`` of a :class:`ScratchColumns` as :class:`pipeline.dedup.score.PairScorer`
+    reads a DataFrame (``len``, ``columns``, ``frame[name]``), each read when asked and taken
+    into ``order``, so that building the codes holds one column of every row at a time.
 
     Args:
         store: the rows.
-        names: the columns offered (those the store has).
+        names: the columns offered.
         order: int ``(n,)``: row ``i`` here is the store's row ``order[i]``; None: as stored.
     """
 
-    def __init__(self, store: SlimColumns, names: Sequence[str], order: np.ndarray | None = None):
+    def __init__(self, store: ScratchColumns, names: Sequence[str], order: np.ndarray | None = None):
         self._store, self._order = store, order
-        self.columns = [c for c in names if c in store.columns]
+        self.columns = list(names)
 
     def __len__(self) -> int:
         return self._store.n
@@ -243,5 +191,4 @@ class _StoredColumns:
         """
         if name not in self.columns:
             raise KeyError(name)
-        column = self._store.read([name])[name]
-        return column if self._order is None else column.iloc[self._order].reset_index(drop=True)
+        return self._store.series(name, self._order)
