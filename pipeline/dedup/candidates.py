@@ -81,22 +81,19 @@ def ivf_list_count(n: int) -> int:
 
 
 
-def _scratch_npy(folder: str | Path | None, shape: tuple[int, ...], dtype=np.float32) -> tuple[np.ndarray, Path | None]:
-    """An empty matrix of ``shape``: a new ``.npy`` file in ``folder`` mapped for writing, with
-    its path (the caller removes it), or an array in memory (``folder`` None) and None."""
-    if folder is None:
-        return np.empty(shape, dtype), None
+def _scratch_npy(folder: str | Path | None, shape: tuple[int, ...], dtype=np.float32) -> tuple[np.ndarray, Path]:
+    """An empty matrix of ``shape`` in a new ``.npy`` file in ``folder`` (None: the system's
+    temporary folder), mapped for writing, and its path (the caller removes it)."""
     fd, name = tempfile.mkstemp(dir=folder, prefix="dedup-", suffix=".npy")
     os.close(fd)
     return write_npy(name, shape, dtype), Path(name)
 
 
-
 def _training_sample(matrix: np.ndarray, limit: int, folder: str | Path | None) -> tuple[np.ndarray, Path | None]:
-    """The k-means training rows of :func:`_ivf_index`: all of ``matrix`` up to ``limit`` rows,
-    else ``limit`` rows drawn without replacement (seed :data:`IVF_SEED`), in row order, copied
-    :data:`ANN_BLOCK` at a time into a scratch ``.npy`` in ``folder`` (``(sample, path)``; in
-    memory when ``folder`` is None), so faiss trains on them without a copy of its own."""
+    """The k-means training rows of :func:`_ivf_index`: all of ``matrix`` up to ``limit`` rows
+    (``(matrix, None)``), else ``limit`` rows drawn without replacement (seed :data:`IVF_SEED`),
+    in row order, copied :data:`ANN_BLOCK` at a time into a scratch ``.npy`` in ``folder``
+    (``(sample, path)``), so faiss trains on them without a copy of its own."""
     n = len(matrix)
     if n <= limit:
         return matrix, None
@@ -135,7 +132,7 @@ def _ivf_index(matrix: np.ndarray, folder: str | Path | None) -> Iterator[Any]:
     the lists are faiss ``OnDiskInvertedLists`` there (``faiss.contrib.ondisk.merge_ondisk`` of
     shards of :data:`IVF_SHARD_ROWS` rows, each written with ``faiss.write_index``): read through
     a memory map, so the index costs file pages, not ``n * d * 4`` bytes of the process's own
-    memory. Without a folder they stay in memory.
+    memory. ``folder`` None: the system's temporary folder.
     """
     import faiss
     from faiss.contrib.ondisk import merge_ondisk
@@ -153,11 +150,6 @@ def _ivf_index(matrix: np.ndarray, folder: str | Path | None) -> Iterator[Any]:
         sample_path.unlink()
     log.debug("dedup: IVF k-means done (%d lists over %d rows)", nlist, n)
     index.nprobe = min(IVF_NPROBE, nlist)
-    if folder is None:
-        for start in range(0, n, ANN_BLOCK):
-            index.add(np.ascontiguousarray(matrix[start : start + ANN_BLOCK], dtype=np.float32))
-        yield index
-        return
     work = Path(tempfile.mkdtemp(dir=folder, prefix="ivf-"))
     try:
         shards = []
@@ -326,15 +318,14 @@ def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
     title_of = title_of.reshape(-1)  # numpy 2.0 gives the input's shape
     rep = titled[first]  # each distinct pair's first section (np.unique: first occurrence)
     en, zh = emb.title_row[rep], emb.title_zh_row[rep]
-    matrix, path = _scratch_npy(folder if len(rep) >= ann_min else None, (len(rep), emb.title_vectors.shape[1]))
+    matrix, path = _scratch_npy(folder, (len(rep), emb.title_vectors.shape[1]))
     for start in range(0, len(rep), ANN_BLOCK):
         emb.title_sums(en[start : start + ANN_BLOCK], zh[start : start + ANN_BLOCK], out=matrix[start : start + ANN_BLOCK])
     try:
         near = _neighbour_index(matrix, k, ann_min, folder)  # (distinct, k) distinct pairs, -1: none
     finally:
         del matrix
-        if path is not None:
-            path.unlink()
+        path.unlink()
     found = near >= 0
     near = np.where(found, rep[np.maximum(near, 0)], -1)  # as representatives' rows
     keys = np.empty(int(found.sum(axis=1)[title_of].sum()) + len(titled), np.int64)

@@ -221,17 +221,16 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
         sections: rows with ``doc_id``, ``arxiv_id``, ``title`` (:data:`SCORER_COLUMNS` are
             read), or the :class:`PairScorer` built from them with ``emb`` and
             ``dedup.embed_weight`` (so that the caller need not hold the rows while clustering
-            runs: :func:`cluster_papers` with a loader).
+            runs: :func:`pipeline.dedup.fuse.cluster_papers`).
         emb: :func:`embed_sections` of ``sections``; a bare float32 array ``(len(sections), d)``
             is taken as the content vectors, with no title vectors.
-        scratch: a folder for scratch files: from ``dedup.ann_min_sections`` rows on, the
-            approximate index keeps its lists there (:func:`_ivf_index`), and the pairs the merge
-            loop visits wait there (:func:`_spilled_pairs`). None: both stay in memory. The
-            result is the same either way. Content in a memory-mapped ``.npy``
-            (the runner's) is read from its file throughout.
+        scratch: a folder for scratch files (None: the system's temporary folder): the title
+            vectors searched, the approximate index's lists from ``dedup.ann_min_sections``
+            rows on (:func:`pipeline.dedup.candidates._ivf_index`) and the pairs the merge loop
+            visits (:func:`_spilled_pairs`).
 
         as_arrays: return numpy arrays instead of lists (the same values, without a Python
-            object per section: :func:`cluster_papers` with a store).
+            object per section: :func:`pipeline.dedup.fuse.cluster_papers`).
 
     Returns:
         ``(labels, join_scores)``: a cluster label per section (ints, first appearance order) and
@@ -289,7 +288,7 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
     release_free_memory()  # the scored candidates below the threshold and the sort
     log.debug("dedup: %d candidate pairs at or above the threshold", len(left))
     exact = scorer.exact_pairs(left, right)
-    visits = _spilled_pairs(left, right, exact, scratch) if scratch is not None else (left, right, exact)
+    visits = _spilled_pairs(left, right, exact, scratch)
     del left, right, exact
 
     clusters = _Clusters(scorer)
@@ -325,7 +324,7 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
 
 
 
-def _merge_visits(clusters: _Clusters, visits: tuple[np.ndarray, np.ndarray, np.ndarray] | np.ndarray,
+def _merge_visits(clusters: _Clusters, visits: np.ndarray,
                   threshold: float, scores: Callable[..., np.ndarray],
                   ) -> dict[tuple[int, int], tuple[int, int]]:
     """The merge loop of :func:`cluster_sections`: each visited pair ``(i, j, exact)`` (in
@@ -445,24 +444,19 @@ def _block_averages(wanted: dict[tuple, tuple[int, int]], parts_i: list[np.ndarr
 
 
 
-def _pair_stream(pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | np.ndarray) -> Iterator[tuple[int, int, bool]]:
-    """``zip(left, right, exact)`` as Python values, converted :data:`STREAM_BLOCK` at a time (the
-    whole arrays as lists would cost about 80 bytes a pair); ``pairs``: the three arrays, or
-    their :func:`_spilled_pairs` matrix ``(m, 3)``, read a block at a time."""
-    stacked = isinstance(pairs, np.ndarray)
-    for start in range(0, len(pairs) if stacked else len(pairs[0]), STREAM_BLOCK):
-        if stacked:
-            block = np.asarray(pairs[start : start + STREAM_BLOCK])
-            left, right, exact = block[:, 0], block[:, 1], block[:, 2] != 0
-        else:
-            left, right, exact = (a[start : start + STREAM_BLOCK] for a in pairs)
-        yield from zip(left.tolist(), right.tolist(), exact.tolist(), strict=True)
+def _pair_stream(pairs: np.ndarray) -> Iterator[tuple[int, int, bool]]:
+    """The rows ``(left, right, exact)`` of the ``(m, 3)`` matrix of :func:`_spilled_pairs` as
+    Python values, converted :data:`STREAM_BLOCK` at a time (the whole matrix as lists would
+    cost about 80 bytes a pair)."""
+    for start in range(0, len(pairs), STREAM_BLOCK):
+        block = np.asarray(pairs[start : start + STREAM_BLOCK])
+        yield from zip(block[:, 0].tolist(), block[:, 1].tolist(), (block[:, 2] != 0).tolist(), strict=True)
 
 
-
-def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray, folder: str | Path) -> np.ndarray:
+def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray, folder: str | Path | None) -> np.ndarray:
     """The pairs the merge loop visits as one ``(m, 3)`` matrix of rows ``(left, right, exact)``
-    in ``left``'s int type, in a scratch ``.npy`` in ``folder`` mapped read-only (its name is
+    in ``left``'s int type, in a scratch ``.npy`` in ``folder`` (None: the system's temporary
+    folder) mapped read-only (its name is
     removed at once: the map keeps the file until it is dropped), which :func:`_pair_stream`
     reads a block at a time: the loop then holds one block instead of 9 bytes a pair."""
     out, path = _scratch_npy(folder, (len(left), 3), left.dtype)
