@@ -31,13 +31,9 @@ log = logging.getLogger(__package__)  # one logger for every step: "pipeline.ded
 K_NEIGHBOURS = 10
 
 #: Nearest other distinct title pairs per distinct (English, Chinese) title pair whose first
-#: sections become candidates of its sections (:func:`_title_neighbour_keys`). With the copies of
-#: a title out of the search, 3 reach about as far as the 10 per section did before (where most
-#: were copies): on the 10k bench corpus, against the generator's truth (papers by index, on the
-#: 61,747 sections whose count matched their article's), B-cubed F1 0.7446 with the search per
-#: section, 0.7468 with 3, 0.7445 with 4, 0.7436 with 5 and 0.7406 with 10 distinct pairs (more
-#: candidates: more merges of different papers that share title words); the dedup evaluation set
-#: (tests/fixtures/dedup) scores the same at every threshold with 3 and with the old search.
+#: sections become candidates of its sections (:func:`_title_neighbour_keys`). 3 scored best of
+#: 3, 4, 5 and 10 on the 10k bench corpus against the generator's truth (B-cubed F1 0.7468; more
+#: candidates merge more different papers that share title words; bench/README.md).
 TITLE_NEIGHBOURS = 3
 
 #: Queries per block of the exact neighbour search (``faiss.knn``: block x n float32 of scores).
@@ -290,12 +286,9 @@ def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
     representative. Sections without a title take no part.
 
     Why not a search over the sections: a paper reported by several sources repeats its title,
-    so most of a section's nearest title vectors were copies of its own (exact ties, 29% of the
-    rows of the 10k bench corpus kept copies among their neighbours), which crowd out the other
-    titles and tie-break arbitrarily; and the search cost grows with the copies (591,951 titled
-    sections against 98,938 distinct pairs in the 50k bench corpus: a sixth of the queries, over
-    IVF lists 2.4 times shorter; the title k-means and search took 10.2 s against 154.8 in
-    ``make bench``). One representative per neighbour gives each section at most ``k + 1``
+    so most of a section's nearest title vectors would be copies of its own (exact ties), which
+    crowd out the other titles, and the search would cost a query per copy. One representative
+    per neighbour gives each section at most ``k + 1``
     candidates of its own (a representative also gets those of the sections that name its
     pair); clustering compares whole clusters once two of their members meet
     (:func:`_merge_visits`), and the copies of a title join each other through the

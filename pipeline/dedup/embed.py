@@ -201,8 +201,8 @@ class EmbeddingParts:
 
     Args:
         folder: when given, the title vectors go to a :class:`pipeline.vectors.VectorFile` there
-            as they come (``m * d * 4`` bytes on disk instead of in memory: 160 MB for the 80k
-            distinct titles of the 50k bench corpus), and the joined sections read them from it.
+            as they come (``m * d * 4`` bytes on disk instead of in memory), and the joined
+            sections read them through a memory map.
             None: they stay in memory.
 
     Attributes:
@@ -259,8 +259,7 @@ class EmbeddingParts:
             positions: int ``(n,)``: where row ``k`` of the concatenation goes in the result
                 (a permutation). None: in turn.
             texts: keep the title texts (``title_texts``, needed only to concatenate the result
-                again); False gives ``()``: clustering does not read them, and they are about
-                120 bytes a distinct title (10 MB for the 50k bench corpus's 80k titles).
+                again); False gives ``()``: clustering does not read them.
 
         Raises:
             ValueError: nothing was added, or ``positions`` is not a permutation of ``n`` rows.
