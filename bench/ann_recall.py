@@ -3,8 +3,8 @@
 ``python -m bench.ann_recall OUT/.pipeline/cache/embeddings.sqlite [--queries 2000] [--seed 1] 4,16,64 2,16,64``
 
 Each setting is ``lists per sqrt(n),probes,training rows a list`` (the module constants
-:data:`pipeline.dedup.IVF_LISTS_PER_SQRT`, :data:`~pipeline.dedup.IVF_NPROBE` and
-:data:`~pipeline.dedup.IVF_TRAIN_PER_LIST`, set for the call and put back after). The vectors are
+:data:`pipeline.dedup.candidates.IVF_LISTS_PER_SQRT`, :data:`~pipeline.dedup.candidates.IVF_NPROBE` and
+:data:`~pipeline.dedup.candidates.IVF_TRAIN_PER_LIST`, set for the call and put back after). The vectors are
 every vector of a run's embedding cache (content and titles, each distinct text once, in the
 order of their text hash), or any float32 ``(n, d)`` array given to :func:`ann_recall`.
 
@@ -28,8 +28,7 @@ from pathlib import Path
 import numpy as np
 
 K = 10
-#: Most probes :func:`pipeline.dedup._ann_neighbour_index` takes (its candidate keys hold the
-#: probe's rank in 8 bits).
+#: Most probes a setting may ask for.
 MAX_NPROBE = 256
 
 
@@ -68,7 +67,7 @@ def exact_neighbours(x: np.ndarray, queries: np.ndarray, k: int = K) -> tuple[np
 
 def ann_recall(x: np.ndarray, settings: Sequence[tuple[int, int, int]], n_queries: int = 2000,
                seed: int = 1, k: int = K) -> list[dict[str, float]]:
-    """Run :func:`pipeline.dedup._ann_neighbour_index` on ``x`` (float32 ``(n, d)``, rows
+    """Run :func:`pipeline.dedup.candidates._neighbour_index` on ``x`` (float32 ``(n, d)``, rows
     L2-normalized) once per setting ``(lists per sqrt(n), probes, training rows a list)``.
 
     Returns:
@@ -81,7 +80,7 @@ def ann_recall(x: np.ndarray, settings: Sequence[tuple[int, int, int]], n_querie
         ValueError: ``x`` has ``k`` rows or fewer, a setting the search refuses (more than
             :data:`MAX_NPROBE` probes over more lists), or a row that is not finite.
     """
-    from pipeline import dedup
+    from pipeline.dedup import candidates as dedup
 
     n = len(x)
     if n <= k:
@@ -95,7 +94,7 @@ def ann_recall(x: np.ndarray, settings: Sequence[tuple[int, int, int]], n_querie
             dedup.IVF_LISTS_PER_SQRT, dedup.IVF_NPROBE, dedup.IVF_TRAIN_PER_LIST = per_sqrt, nprobe, train
             with tempfile.TemporaryDirectory() as folder:
                 t0 = time.perf_counter()
-                found = dedup._ann_neighbour_index(x, k, folder)
+                found = dedup._neighbour_index(x, k, ann_min=0, folder=folder)
                 seconds = time.perf_counter() - t0
             got = found[queries]
             recall = float(np.mean([len(set(g.tolist()) & set(e.tolist())) / k for g, e in zip(got, exact, strict=True)]))

@@ -15,10 +15,15 @@ child directly (it reported 876 MB at 10k where the pipeline's largest process h
 (the floor of every figure) that starts the command, waits for it with :func:`os.wait4` and
 writes what it measured.
 
-RESULT gets ``{"returncode": int, "peak_rss_kib": int}`` as JSON: the command's exit status
-(negative: the signal that ended it, as :attr:`subprocess.Popen.returncode`) and the largest
-resident set of the command or any descendant it waited for, in KiB (``ru_maxrss``, Linux's
-unit). This process exits 0 once RESULT is written, 2 on a usage error, 1 with a traceback when
+RESULT gets ``{"returncode": int, "peak_rss_kib": int, "peak_anon_kib": int,
+"peak_anon_group_kib": int}`` as JSON: the command's exit status (negative: the signal that ended
+it, as :attr:`subprocess.Popen.returncode`), the largest resident set of the command or any
+descendant it waited for, in KiB (``ru_maxrss``, Linux's unit), and the anonymous resident
+memory (``RssAnon`` of ``/proc/PID/status``, sampled every :data:`SAMPLE_SECONDS`) of the
+largest process of the command's group and of the whole group at its largest. ``ru_maxrss``
+counts the clean file pages a process maps (scratch files read through a memory map), which the
+kernel reclaims when memory runs short; ``RssAnon`` counts only the memory that cannot be
+dropped without swap: what runs a machine out of memory. This process exits 0 once RESULT is written, 2 on a usage error, 1 with a traceback when
 the command cannot be started or RESULT cannot be written (after the command ran).
 
 The command runs in a process group of its own, so that signals reach all of it:
@@ -45,10 +50,14 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 USAGE = "usage: python bench/peak.py RESULT -- CMD [ARG ...]"
+#: Seconds between two samples of the group's anonymous memory.
+SAMPLE_SECONDS = 0.05
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -90,16 +99,64 @@ def main(argv: Sequence[str] | None = None) -> int:
             _signal_group(proc.pid, signal.SIGKILL)
         elif state["interrupted"]:  # and so did SIGINT
             _signal_group(proc.pid, signal.SIGINT)
-        _, status, usage = os.wait4(proc.pid, 0)
+        status, usage, anon, anon_group = _wait_sampling(proc.pid)
         state["group"] = None
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here; Popen must not wait again
         # written with the handlers still in place: a late SIGTERM (a timeout as the command
         # ends) must not end this process before its result
-        result.write_text(json.dumps({"returncode": proc.returncode, "peak_rss_kib": usage.ru_maxrss}),
+        result.write_text(json.dumps({"returncode": proc.returncode, "peak_rss_kib": usage.ru_maxrss,
+                                      "peak_anon_kib": anon, "peak_anon_group_kib": anon_group}),
                           encoding="utf-8")
     finally:
         signal.signal(signal.SIGTERM, previous[0])
         signal.signal(signal.SIGINT, previous[1])
+    return 0
+
+
+def _wait_sampling(pid: int) -> tuple[int, Any, int, int]:
+    """Wait for ``pid`` (a group leader) while sampling its group's ``RssAnon``.
+
+    Returns:
+        ``(status, rusage, largest, group)``: :func:`os.wait4`'s status and usage, the largest
+        ``RssAnon`` of one process of the group and of the group's sum, in KiB (0 where
+        ``/proc`` has no such field).
+    """
+    largest = group = 0
+    while True:
+        waited, status, usage = os.wait4(pid, os.WNOHANG)
+        if waited:
+            return status, usage, largest, group
+        sizes = [_anon_kib(p) for p in _group_members(pid)]
+        if sizes:
+            largest, group = max(largest, max(sizes)), max(group, sum(sizes))
+        time.sleep(SAMPLE_SECONDS)
+
+
+def _group_members(group: int) -> list[int]:
+    """The processes of process group ``group`` (from ``/proc/PID/stat``, field 5)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[2]) == group:
+            out.append(int(name))
+    return out
+
+
+def _anon_kib(pid: int) -> int:
+    """``RssAnon`` of ``pid`` in KiB (0 when gone or not reported)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
     return 0
 
 

@@ -70,20 +70,17 @@ from .budget import Timeout, time_limit
 from .card import write_card
 from .config import Config
 from .dedup import (
-    FUSED_PAPERS_SCHEMA,
     EmbeddingInputs,
     EmbeddingParts,
+    ScratchColumns,
     SectionEmbeddings,
-    SlimColumns,
-    cluster_papers,
+    cluster_all,
     copy_candidates,
     count_sources,
     duplicate_documents,
     embedding_cuts,
     embedding_inputs,
     paper_sets,
-    section_order,
-    slim_sections,
     submit_inputs,
 )
 from .embed import DEFAULT_MAX_CHARS, Embedder, make_local_embedder
@@ -847,7 +844,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     """Assemble every file's rows in corpus order, dedup all sections, write every table.
 
     Two passes, so that memory holds one chunk of :data:`ASSEMBLY_CHUNK` files at a time plus
-    what dedup needs of every section (:func:`pipeline.dedup.slim_sections` and the embeddings):
+    what dedup needs of every section (the embeddings; its columns are read from the scratch sections):
 
     1. per chunk, as soon as ``feed`` has its files (:meth:`_DocumentFeed.until`: with a pool,
        while the workers go on with later files): read the files' rows (state or this run),
@@ -860,7 +857,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
        after the workers are done, so that embedding does not compete with them for the
        cores), their content vectors appended to a
        :class:`pipeline.vectors.VectorFile`;
-    2. cluster and fuse (:func:`pipeline.dedup.cluster_papers`; the fused papers then wait in
+    2. cluster and fuse (:func:`pipeline.dedup.cluster_all`; the fused papers then wait in
        a scratch file, :class:`_Spill`), then reread the scratch tables batch by batch
        (:data:`REREAD_BATCH`, :data:`DOCUMENT_REREAD_BATCH` rows) and write ``sections`` (with
        ``paper_id``, ``match_score``; the summaries the papers take are spilled as they are
@@ -890,7 +887,6 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     dropped_out = TableWriter(run_dir / "dropped.parquet", DROPPED_SCHEMA, metadata)
     context_out = TableWriter(run_dir / "context.parquet", CONTEXT_SCHEMA, metadata)
     seen: dict[str, str] = {}
-    slims = SlimColumns(scratch)  # what dedup reads of every section, on disk until it does
     # each chunk's embedding inputs wait in a scratch file (an Arrow stream, one batch per chunk)
     embed_path = scratch / "embedding-inputs.arrow"
     embed_file = pa.OSFile(str(embed_path), "wb")
@@ -950,7 +946,6 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
                         embed_out = pa.ipc.new_stream(embed_file, batch.schema)
                     embed_out.write_batch(batch)
                     del batch
-                    slims.append(slim_sections(sections))
             error_frames.append(errors_table(documents))  # (outside: the errors frame is the run's, default storage)
             del documents, sections
             if not overlapped:
@@ -961,6 +956,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
         seconds[name] += secs
     tmp_docs.close()
     tmp_sections.close()
+    slims = ScratchColumns(scratch / "sections.parquet")  # what dedup reads of every section, a column at a time
     t0 = time.perf_counter()
     live = [entries[p] for p in paths if p in entries]
     if repaired:  # damaged entries were replaced: rewrite the state so the next run reads the new ones
@@ -1009,7 +1005,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     log.debug("embedded; clustering")
     t0 = time.perf_counter()
     with bars.bar("clustering", None, "step"):  # (dedup reports no count: the elapsed time moves)
-        paper_ids, match_scores, papers, section_doc_ids = _cluster_all(slims, vectors, config, scratch, content)
+        paper_ids, match_scores, papers, section_doc_ids = cluster_all(slims, vectors, config, scratch, content)
         papers_of = paper_sets(section_doc_ids, paper_ids)
         del section_doc_ids
         candidates = copy_candidates(papers_of)
@@ -1102,67 +1098,6 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     stats = {"papers_multi_document": int(multi_document)}
     return _Outcome(counts=counts, inputs=inputs, status_counts=dict(sorted(status_counts.items())), errors=errors,
                     stats=stats, dedup_seconds=dedup_seconds)
-
-
-def _cluster_all(slims: SlimColumns, vectors: EmbeddingParts, config: Config,
-                 scratch: Path | None = None, content: VectorFile | None = None,
-                 ) -> tuple[pa.Array, pa.Array, pa.Table, pd.Series]:
-    """Dedup over every section of the run, from the chunks' slim columns and embeddings.
-
-    Consumes its inputs: ``slims`` is closed and ``vectors`` joined as soon as they are read, so
-    the peak holds one copy of the vectors (the per-chunk arrays would otherwise stay referenced
-    through clustering: ``n * d * 4`` bytes more).
-
-    Args:
-        slims: per chunk, :func:`pipeline.dedup.slim_sections` of its sections (corpus order), on
-            disk: clustering reads the scorer's columns and fusion all of them, a column at a
-            time, in cluster order (:func:`pipeline.dedup.cluster_papers` with a store).
-        vectors: the chunks' :func:`pipeline.dedup.embed_sections`, added in the same order
-            (:class:`pipeline.dedup.EmbeddingParts`).
-        scratch: the run's scratch folder, where the content vectors wait while the neighbours
-            are searched (:func:`pipeline.dedup.cluster_sections`) and fusion's regrouped rows.
-        content: the content vectors of all chunks in one file, in corpus order, when the parts
-            of ``vectors`` have none (:meth:`pipeline.dedup.SectionEmbeddings.without_content`):
-            they are copied to a file in section-id order (in ``scratch``) and read from there,
-            so the run never holds them all in memory (``n * d * 4`` bytes). Closed here.
-
-    Returns:
-        ``(paper_ids, match_scores, papers, doc_ids)``: per section in corpus order (the order of
-        the concatenated chunks, as the scratch tables) its paper id (an Arrow string array),
-        match score (Arrow float32, null where the section is alone) and doc id (``doc_ids``: a
-        string Series, index ``0..n-1``); ``papers`` as
-        :func:`pipeline.dedup.cluster_papers` gives it for a store (an Arrow table of
-        :data:`pipeline.dedup.FUSED_PAPERS_SCHEMA`).
-    """
-    if not slims.n or not vectors.n:  # no sections (nothing to embed)
-        doc_ids = (slims.read(["doc_id"]) if slims.n else slim_sections(_empty_sections(config)))["doc_id"]
-        slims.close()
-        if content is not None:
-            content.close()
-        return pa.array([], pa.string()), pa.array([], pa.float32()), FUSED_PAPERS_SCHEMA.empty_table(), doc_ids
-    # dedup works in section-id order: the vectors are copied straight into it, part by part
-    order = section_order(slims.read(["section_id"])["section_id"])
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    emb = vectors.join(positions=rank, texts=False)  # clustering reads the vectors, not the title texts
-    if content is not None:
-        emb = emb.with_content(content.permuted(order, scratch))
-        content.close()
-    release_free_memory()  # the chunks' assembly, before the k-means trainings
-    try:
-        sorted_ids, sorted_scores, papers = cluster_papers(slims, emb, config, scratch, order=order)
-        doc_ids = slims.read(["doc_id"])["doc_id"]  # read after clustering, not held through it
-    finally:
-        slims.close()
-    del emb
-    # back to corpus order, as the scratch tables (Arrow arrays, as cluster_papers gives them for a
-    # store: 12 MB for the 595,757 sections of the 50k bench corpus, where lists of Python strings
-    # and floats took about 30 MB)
-    back = pa.array(rank)
-    paper_ids = sorted_ids.take(back)
-    del sorted_ids
-    match_scores = sorted_scores.take(back)
-    return paper_ids, match_scores, papers, doc_ids
 
 
 #: What the second pass keeps of each summary it finds: the paper's row and the summary.

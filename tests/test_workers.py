@@ -64,13 +64,13 @@ def test_the_embedding_pool_writes_the_same_tables_as_one_process(mixed_corpus, 
 
     monkeypatch.setattr(embed, "POOL_MIN_TEXTS", 1)  # the pool even for this corpus's few sections
     children_at_clustering = []
-    cluster_all = runner._cluster_all
+    cluster_all = runner.cluster_all
 
     def watched(*args, **kwargs):
         children_at_clustering.append(len(multiprocessing.active_children()))
         return cluster_all(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "_cluster_all", watched)
+    monkeypatch.setattr(runner, "cluster_all", watched)
     one = run(mixed_corpus, tmp_path / "w1", load_config(overrides={"run": {"workers": 1}}), progress=False)
     two = run(mixed_corpus, tmp_path / "w2", load_config(overrides={"run": {"workers": 2}}), progress=False)
     assert one.manifest["embedder"]["cache_misses"] == two.manifest["embedder"]["cache_misses"] > 50

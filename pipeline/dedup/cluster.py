@@ -1,0 +1,520 @@
+"""Dedup step 4, cluster: greedy average linkage with cannot-links over the visited pairs.
+
+Candidate pairs (:mod:`pipeline.dedup.candidates`) are scored (:mod:`pipeline.dedup.score`)
+and visited by descending score; two clusters merge when no cross pair is cannot-linked and
+either the pair shares an exact key or the average score of their (sampled) cross pairs
+reaches ``dedup.match_threshold`` (:func:`_merge_visits`). Each section's match score is its
+mean score to the first members of its cluster (:func:`_join_scores`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..config import Config
+from ..memory import release_free_memory
+from ..score_helper import ScoreHelper
+from ..vectors import read_npy
+from .candidates import (
+    K_NEIGHBOURS,
+    STREAM_BLOCK,
+    TITLE_NEIGHBOURS,
+    _key_groups,
+    _key_pairs,
+    _neighbour_keys,
+    _pair_keys,
+    _scratch_npy,
+    _shared_rows,
+    _title_neighbour_keys,
+)
+from .embed import SectionEmbeddings
+from .score import PairScorer, _first_appearance, _int_array, _visited_pairs
+from .titles import _chinese_pair_similarity, _english_conflict, _english_ratio, _word_index
+
+log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
+
+
+#: A section's ``match_score`` is its average score to at most this many other members of its
+#: paper (the first ones in section order), so a paper mentioned thousands of times costs
+#: linear, not quadratic, time.
+JOIN_SCORE_SAMPLE = 64
+
+#: Pairs :func:`_join_scores` scores at a time (with their indexes, about 40 bytes a pair: 10 MiB;
+#: 2**20 held ~100 MB more at 50k articles, whose largest paper has ~10,000 mentions).
+JOIN_BATCH = 1 << 18
+
+#: Members per side whose cross pairs average linkage averages when two clusters may merge.
+#: Up to this size every member counts (the exact average over all ``|A| x |B|`` cross pairs);
+#: a larger cluster is represented by this many members evenly spaced in section order
+#: (deterministic, independent of merge order), so one merge check costs at most
+#: ``AVERAGE_SAMPLE ** 2`` pair scores however large the clusters (a mention joining a big
+#: cluster: ``AVERAGE_SAMPLE``), and clustering stays near linear when a popular paper has
+#: thousands of mentions. Measured on a generated 1k-article corpus (11.8k sections, clusters up
+#: to 167 members) against the exact average: 64 moves one section, 96 and 128 give the same
+#: partition; on that corpus replicated 4 times (47k sections, clusters up to 656) 96 differs in 2
+#: clusters, 64 in 7, 128 in 4.
+AVERAGE_SAMPLE = 96
+
+#: Visits whose cluster averages the merge loop scores together (:func:`_merge_visits`), and
+#: the most cross pairs it gathers for them (about 40 bytes a pair while scored).
+MERGE_BLOCK = 4096
+
+MERGE_PAIRS = 1 << 20
+
+#: How far below the threshold an average of upper bounds, summed in float64 (``reduceat``: the
+#: mean of ``m <= AVERAGE_SAMPLE**2`` scores in [0, 1] is off by less than ``m * 2**-53``), must be to fail
+#: without its exact average: a thousand times that error.
+BOUND_MARGIN = 1e-9
+
+#: From this many sections on, with ``run.workers`` of two or more and the content vectors in a
+#: file (the runner's), clustering scores its bulk pairs on two processes
+#: (:class:`pipeline.score_helper.ScoreHelper`): below it, the helper's start-up (a few seconds
+#: of a core) costs about what it saves (the 12k sections of the 1k bench corpus score their
+#: candidates in about 4 s).
+SHARED_SCORES_MIN_SECTIONS = 20_000
+
+
+
+def _sample(members: list[int]) -> list[int]:
+    """At most :data:`AVERAGE_SAMPLE` of a cluster's members (``members`` in section order):
+    all of them, or that many evenly spaced."""
+    n = len(members)
+    if n <= AVERAGE_SAMPLE:
+        return members
+    return [members[k * n // AVERAGE_SAMPLE] for k in range(AVERAGE_SAMPLE)]
+
+
+
+class _Members(dict):
+    """Cluster -> its members in section order, stored only once a cluster has two or more: a
+    cluster not stored is the singleton ``[c]`` (a fresh list, not stored)."""
+
+    def __missing__(self, c: int) -> list[int]:
+        return [c]
+
+
+
+def _each(sigs: int | set[int]) -> Iterable[int]:
+    """The signatures of one document in a cluster (:attr:`_Clusters.docs`): an int is one."""
+    return sigs if isinstance(sigs, set) else (sigs,)
+
+
+
+class _Clusters:
+    """The growing partition of :func:`cluster_sections`, with per-cluster indexes so that a
+    merge's cannot-link check does not look at every cross pair.
+
+    Each cluster keeps its members in section order, its arXiv id (a cluster never holds two:
+    different ids are cannot-linked, and every merge is checked) and, per document, the distinct
+    exact-key signatures ``(arXiv, folded title, folded Chinese title)`` of its members there.
+    Two clusters are cannot-linked exactly when some cross pair is
+    (:meth:`PairScorer.cannot_link`): their arXiv ids differ, or a document both hold has
+    signatures on the two sides that share no key. That needs only the documents both clusters
+    hold, looked up from the smaller side, and repeats of one mention in a document share one
+    signature, so the check costs ``O(min(|docs A|, |docs B|))``, not ``O(|A| |B|)``. A merge moves
+    the smaller cluster into the larger (union by size): ``O(n log n)`` relabelling in all.
+    """
+
+    def __init__(self, scorer: PairScorer):
+        import array
+
+        n = len(scorer.doc)
+        # per section 8-byte machine ints (array.array gives Python ints back), not Python lists
+        self.of = array.array("q", range(n))
+        self.members: dict[int, list[int]] = _Members()  # a singleton is not stored: [c]
+        self.arxiv = _int_array(scorer.arxiv_code)
+        # a code per distinct signature (numbered by first appearance), from the code columns
+        # themselves: no tuple per section
+        keys = np.stack([scorer.arxiv_code, scorer.folded_code, scorer.folded_zh_code], axis=1)
+        distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
+        codes, ids = _first_appearance(inverse.ravel())
+        self.sig_table = [tuple(row) for row in distinct[ids].tolist()]
+        del keys, distinct, inverse
+        self.sig_code = _int_array(codes)
+        self.doc_code = _int_array(scorer.doc_code)
+        # per cluster of two or more, its documents' signatures: an int when one, else a set
+        # (most documents hold one signature a cluster; a set costs ~200 bytes more)
+        self.docs: dict[int, dict[int, int | set[int]]] = {}  # absent: a singleton, read from its member
+        self._sig_exact: dict[tuple[int, int], bool] = {}
+        import bisect
+
+        self._insort = bisect.insort
+
+    def _docs(self, c: int) -> dict[int, int | set[int]]:
+        docs = self.docs.get(c)
+        return docs if docs is not None else {self.doc_code[c]: self.sig_code[c]}
+
+    def _exact(self, s: int, t: int) -> bool:
+        key = (s, t) if s < t else (t, s)
+        found = self._sig_exact.get(key)
+        if found is None:
+            found = self._sig_exact[key] = any(
+                x >= 0 and x == y for x, y in zip(self.sig_table[s], self.sig_table[t], strict=True))
+        return found
+
+    def cannot_link(self, a: int, b: int) -> bool:
+        """Whether clusters ``a`` and ``b`` hold a cannot-linked cross pair."""
+        xa, xb = self.arxiv[a], self.arxiv[b]
+        if xa >= 0 and xb >= 0 and xa != xb:
+            return True
+        da, db = self._docs(a), self._docs(b)
+        if len(da) > len(db):
+            da, db = db, da
+        for doc, sigs in da.items():
+            other = db.get(doc)
+            if other is not None and not all(self._exact(s, t) for s in _each(sigs) for t in _each(other)):
+                return True
+        return False
+
+    def merge(self, a: int, b: int) -> None:
+        """Merge clusters ``a`` and ``b`` (the smaller into the larger)."""
+        big, small = (a, b) if len(self.members[a]) >= len(self.members[b]) else (b, a)
+        moved = self.members.pop(small, None) or [small]
+        kept = self.members.setdefault(big, [big])
+        for x in moved:
+            self.of[x] = big
+        if len(moved) <= 4:
+            for x in moved:
+                self._insort(kept, x)
+        else:
+            kept.extend(moved)
+            kept.sort()  # two sorted runs: one linear merge
+        self.arxiv[big] = max(self.arxiv[big], self.arxiv[small])  # equal, or one is -1
+        docs = self._docs(big)
+        for doc, sigs in self._docs(small).items():
+            held = docs.get(doc)
+            if held is None or held == sigs:
+                docs[doc] = sigs  # the small cluster's set (if one) is not used again
+            elif isinstance(held, set):
+                held.update(_each(sigs))
+            else:
+                docs[doc] = {held, *_each(sigs)}
+        self.docs[big] = docs
+        self.docs.pop(small, None)
+
+
+
+def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings | np.ndarray,
+                     config: Config, scratch: str | Path | None = None, as_arrays: bool = False,
+                     ) -> tuple[list[int], list[float | None]] | tuple[np.ndarray, np.ndarray]:
+    """Cluster sections into papers (see the module docstring).
+
+    Candidate pairs (neighbours of the content vectors, of the distinct title vectors
+    (:func:`_title_neighbour_keys`), exact-key hubs of :func:`_key_pairs`) are scored in numpy batches (:meth:`PairScorer.scores`, exact
+    from ``dedup.match_threshold`` up) and visited by descending score, ties by section index.
+    A merge is checked with the cluster indexes of :class:`_Clusters` (cannot-links) and, unless
+    the pair shares an exact key, with the average score over the cross pairs of at most
+    :data:`AVERAGE_SAMPLE` members per side (:func:`_sample`; all pairs up to that size), summed
+    exactly (``math.fsum``: independent of member order). A failed average is not recomputed
+    until one of the two clusters has grown. The averages are scored :data:`MERGE_BLOCK` visits
+    at a time (:func:`_merge_visits`). Cost: near linear in the number of sections (plus
+    the neighbour search: exact ``O(n^2)`` below ``dedup.ann_min_sections``, ``O(n^1.5)`` above).
+
+    Args:
+        sections: rows with ``doc_id``, ``arxiv_id``, ``title`` (:data:`SCORER_COLUMNS` are
+            read), or the :class:`PairScorer` built from them with ``emb`` and
+            ``dedup.embed_weight`` (so that the caller need not hold the rows while clustering
+            runs: :func:`pipeline.dedup.fuse.cluster_papers`).
+        emb: :func:`embed_sections` of ``sections``; a bare float32 array ``(len(sections), d)``
+            is taken as the content vectors, with no title vectors.
+        scratch: a folder for scratch files (None: the system's temporary folder): the title
+            vectors searched, the approximate index's lists from ``dedup.ann_min_sections``
+            rows on (:func:`pipeline.dedup.candidates._ivf_index`) and the pairs the merge loop
+            visits (:func:`_spilled_pairs`).
+
+        as_arrays: return numpy arrays instead of lists (the same values, without a Python
+            object per section: :func:`pipeline.dedup.fuse.cluster_papers`).
+
+    Returns:
+        ``(labels, join_scores)``: a cluster label per section (ints, first appearance order) and
+        the average score of the section to the other members of its cluster, at most
+        :data:`JOIN_SCORE_SAMPLE` of them, the first in section order (None when alone); with
+        ``as_arrays``, int64 and float64 ``(n,)`` (NaN when alone).
+
+    From :data:`SHARED_SCORES_MIN_SECTIONS` sections on, with ``run.workers`` of two or more and
+    the content vectors in a memory-mapped ``.npy`` (the runner's), the candidate
+    pairs and the join scores are scored half in a helper process
+    (:class:`pipeline.score_helper.ScoreHelper`, started before the searches): the same values
+    on two cores.
+    """
+    if isinstance(emb, np.ndarray):
+        emb = SectionEmbeddings.from_dense(emb)
+    # the codes of every key (about 60 bytes a section) are held through the searches: the
+    # k-means sample waits on disk (_training_sample)
+    scorer = sections if isinstance(sections, PairScorer) else PairScorer(sections, emb, config.dedup.embed_weight)
+    del sections
+    n = len(scorer)
+    # started before the searches, so that it has loaded the scorer by the time it is needed
+    helper = (ScoreHelper(scorer) if config.run.workers >= 2 and n >= SHARED_SCORES_MIN_SECTIONS
+              and isinstance(emb.content, np.memmap) else None)
+    try:
+        return _cluster(scorer, emb, config, scratch, as_arrays, helper.scores if helper is not None else scorer.scores)
+    finally:
+        if helper is not None:
+            helper.close()
+
+
+
+def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch: str | Path | None,
+             as_arrays: bool, scores: Callable[..., np.ndarray],
+             ) -> tuple[list[int], list[float | None]] | tuple[np.ndarray, np.ndarray]:
+    """:func:`cluster_sections` once its scorer is built; ``scores``: ``scorer.scores`` or a
+    :class:`pipeline.score_helper.ScoreHelper`'s (the same values), for the bulk scoring."""
+    n = len(scorer)
+    threshold = config.dedup.match_threshold
+    ann_min = config.dedup.ann_min_sections
+    found = [_neighbour_keys(emb.content, K_NEIGHBOURS, ann_min, scratch)]
+    log.debug("dedup: %d sections, %d content-neighbour pairs", n, len(found[0]))
+    # titles across languages: neighbours among the title vectors (English or Chinese, summed)
+    if (emb.title_row >= 0).any() or (emb.title_zh_row >= 0).any():
+        found.append(_title_neighbour_keys(emb, TITLE_NEIGHBOURS, ann_min, scratch))
+        log.debug("dedup: %d title-neighbour pairs", len(found[-1]))
+    doc_codes = _int_array(scorer.doc_code)
+    for key in (scorer.arxiv_code, scorer.folded_code):  # equal codes: equal keys
+        key_pairs = [p for members in _key_groups(key) for p in _key_pairs(members, doc_codes)]
+        pairs = np.array(key_pairs, dtype=np.int64).reshape(-1, 2)
+        found.append(_pair_keys(pairs[:, 0], pairs[:, 1], n))
+        del key_pairs, pairs
+    release_free_memory()  # the searches' blocks and lists
+    log.debug("dedup: candidate pairs from %d sources", len(found))
+    left, right = _visited_pairs(found, n, scorer, threshold, scores)
+    release_free_memory()  # the scored candidates below the threshold and the sort
+    log.debug("dedup: %d candidate pairs at or above the threshold", len(left))
+    exact = scorer.exact_pairs(left, right)
+    visits = _spilled_pairs(left, right, exact, scratch)
+    del left, right, exact
+
+    clusters = _Clusters(scorer)
+    # one paper named twice in one document (an exact key: same arXiv id or folded title) is one
+    # mention group from the start; other sections of a document never join each other. Only
+    # the sections whose (document, key) is shared can merge: the others are skipped.
+    for key in (scorer.arxiv_code, scorer.folded_code, scorer.folded_zh_code):
+        mention = np.where(key >= 0, scorer.doc_code * (int(key.max(initial=-1)) + 1) + key, -1)
+        shared = _shared_rows(mention)
+        first: dict[int, int] = {}
+        for i, value in zip(shared.tolist(), mention[shared].tolist(), strict=True):
+            j = first.setdefault(value, i)
+            a, b = clusters.of[i], clusters.of[j]
+            if a != b and not clusters.cannot_link(a, b):
+                clusters.merge(a, b)
+        del mention, shared, first
+    failed = _merge_visits(clusters, visits, threshold, scores)
+    del visits, failed
+    members = clusters.members
+    log.debug("dedup: merged into %d clusters of two or more", len(members))
+    labels = _first_appearance(np.frombuffer(clusters.of, dtype=np.int64))[0]
+    # only the member lists are needed from here: the cluster indexes (tens of MB at 50k
+    # articles, as the failed averages, gone already) go before the join scores' batches
+    members = list(members.values())
+    del clusters
+    release_free_memory()
+    join_scores = _join_scores(scorer, members, n, scores)
+    for cache in (_english_ratio, _english_conflict, _word_index, _chinese_pair_similarity):
+        cache.cache_clear()  # this corpus's title pairs (up to ~13 MB each): not needed again
+    if as_arrays:
+        return labels, join_scores
+    return labels.tolist(), [None if np.isnan(v) else v for v in join_scores.tolist()]
+
+
+
+def _merge_visits(clusters: _Clusters, visits: np.ndarray,
+                  threshold: float, scores: Callable[..., np.ndarray],
+                  ) -> dict[tuple[int, int], tuple[int, int]]:
+    """The merge loop of :func:`cluster_sections`: each visited pair ``(i, j, exact)`` (in
+    :func:`_pair_stream` order) merges the clusters of ``i`` and ``j`` unless they are one
+    already, are cannot-linked, or (not an exact key, not two singletons) the average of their
+    sampled cross-pair scores (:func:`_sample`, ``math.fsum``) is below ``threshold``. Returns
+    the failed averages, ``{(a, b): (|a|, |b|)}``: a pair of clusters is not tried again until
+    one of them has grown.
+
+    The averages are scored :data:`MERGE_BLOCK` visits at a time: the clusters each visit would
+    compare *now* are gathered first and their cross pairs scored in one call of ``scores``
+    (``scorer.scores``, or a :class:`pipeline.score_helper.ScoreHelper`'s on two cores), instead
+    of one small call each (most averages fail, so most visits leave the clusters as they are).
+    The visits are then applied in order; a visit whose clusters a merge earlier in the block
+    has changed is scored on its own then. A cluster's members only change by merging, which
+    grows it and retires the smaller side's id, so ``(a, b, |a|, |b|)`` names one set of cross
+    pairs: every decision is the one the visit-by-visit loop makes (the same scores, summed
+    the same way).
+    """
+    failed: dict[tuple[int, int], tuple[int, int]] = {}
+    members = clusters.members
+
+    def cross_pairs(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        xs, ys = _sample(members[a]), _sample(members[b])
+        return np.repeat(np.array(xs, np.int64), len(ys)), np.tile(np.array(ys, np.int64), len(xs))
+
+    def to_try(i: int, j: int) -> tuple[int, int, tuple[int, int]] | None:
+        """The clusters a visit compares now (low id first) and their sizes; None when it is
+        skipped: one cluster holds both, their average failed at these sizes, or they are
+        cannot-linked."""
+        a, b = clusters.of[i], clusters.of[j]
+        if a == b:
+            return None
+        if a > b:
+            a, b = b, a
+        sizes = (len(members[a]), len(members[b]))
+        if failed.get((a, b)) == sizes or clusters.cannot_link(a, b):
+            return None
+        return a, b, sizes
+
+    stream = _pair_stream(visits)
+    block: list[tuple[int, int, bool]] = []
+    while True:
+        block += itertools.islice(stream, MERGE_BLOCK - len(block))
+        if not block:
+            break
+        # the averages the block needs as the clusters are now, scored together: at most
+        # MERGE_PAIRS cross pairs (the visits after that wait for the next block)
+        wanted: dict[tuple[int, int, tuple[int, int]], tuple[int, int]] = {}
+        parts_i, parts_j, pairs, end = [], [], 0, len(block)
+        for k, (i, j, is_exact) in enumerate(block):
+            if pairs >= MERGE_PAIRS:
+                end = k
+                break
+            tried = None if is_exact else to_try(i, j)
+            if tried is None or tried[2] == (1, 1) or tried in wanted:
+                continue
+            ci, cj = cross_pairs(tried[0], tried[1])
+            wanted[tried] = (pairs, pairs + len(ci))
+            parts_i.append(ci)
+            parts_j.append(cj)
+            pairs += len(ci)
+        averages = _block_averages(wanted, parts_i, parts_j, threshold, scores) if wanted else {}
+        del wanted, parts_i, parts_j
+        block, later = block[:end], block[end:]
+        for i, j, is_exact in block:
+            tried = to_try(i, j)
+            if tried is None:
+                continue
+            a, b, sizes = tried
+            # an exact key (same arXiv id or folded title) links outright (must-link); any other
+            # pair needs the average over the (sampled) cross pairs to reach the threshold; two
+            # singletons' only cross pair is (i, j) itself, already above it
+            if not is_exact and sizes != (1, 1):
+                average = averages.get(tried)
+                if average is None:  # a merge earlier in the block changed a side
+                    ci, cj = cross_pairs(a, b)
+                    average = _block_averages({tried: (0, len(ci))}, [ci], [cj], threshold, scores)[tried]
+                if average < threshold:
+                    failed[(a, b)] = sizes
+                    continue
+            clusters.merge(a, b)
+        block = later
+    return failed
+
+
+
+def _block_averages(wanted: dict[tuple, tuple[int, int]], parts_i: list[np.ndarray], parts_j: list[np.ndarray],
+                    threshold: float, scores: Callable[..., np.ndarray]) -> dict[tuple, float]:
+    """The averages of :func:`_merge_visits`' block: ``wanted`` maps a key to its span
+    ``(lo, hi)`` of the cross pairs ``concatenate(parts_i), concatenate(parts_j)`` (contiguous,
+    in order). Returns key -> the ``math.fsum`` average of the span's scores, or ``-inf`` for a
+    span whose average of upper bounds (``scores(..., exact_from=math.inf)``, the cheap title
+    bounds) is below ``threshold`` by more than :data:`BOUND_MARGIN`: its exact average is
+    below too, so it fails as it would. Only the other spans are scored exactly."""
+    ci, cj = np.concatenate(parts_i), np.concatenate(parts_j)
+    spans = np.array(list(wanted.values()), dtype=np.int64)
+    lengths = spans[:, 1] - spans[:, 0]
+    with np.errstate(invalid="ignore"):  # a cannot-linked pair's -inf
+        bound_means = np.add.reduceat(scores(ci, cj, exact_from=math.inf), spans[:, 0]) / lengths
+    averages: dict[tuple, float] = {}
+    rest = []
+    for key, mean in zip(wanted, bound_means.tolist(), strict=True):
+        if mean < threshold - BOUND_MARGIN:
+            averages[key] = -math.inf
+        else:
+            rest.append(key)
+    if rest:
+        picked = [wanted[key] for key in rest]
+        pick = np.concatenate([np.arange(lo, hi) for lo, hi in picked])
+        got = scores(ci[pick], cj[pick]).tolist()
+        at = 0
+        for key, (lo, hi) in zip(rest, picked, strict=True):
+            averages[key] = math.fsum(got[at : at + hi - lo]) / (hi - lo)
+            at += hi - lo
+    return averages
+
+
+
+def _pair_stream(pairs: np.ndarray) -> Iterator[tuple[int, int, bool]]:
+    """The rows ``(left, right, exact)`` of the ``(m, 3)`` matrix of :func:`_spilled_pairs` as
+    Python values, converted :data:`STREAM_BLOCK` at a time (the whole matrix as lists would
+    cost about 80 bytes a pair)."""
+    for start in range(0, len(pairs), STREAM_BLOCK):
+        block = np.asarray(pairs[start : start + STREAM_BLOCK])
+        yield from zip(block[:, 0].tolist(), block[:, 1].tolist(), (block[:, 2] != 0).tolist(), strict=True)
+
+
+def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray, folder: str | Path | None) -> np.ndarray:
+    """The pairs the merge loop visits as one ``(m, 3)`` matrix of rows ``(left, right, exact)``
+    in ``left``'s int type, in a scratch ``.npy`` in ``folder`` (None: the system's temporary
+    folder) mapped read-only (its name is
+    removed at once: the map keeps the file until it is dropped), which :func:`_pair_stream`
+    reads a block at a time: the loop then holds one block instead of 9 bytes a pair."""
+    out, path = _scratch_npy(folder, (len(left), 3), left.dtype)
+    for start in range(0, len(left), STREAM_BLOCK):
+        stop = start + STREAM_BLOCK
+        out[start:stop] = np.stack([left[start:stop], right[start:stop], exact[start:stop].astype(left.dtype)], axis=1)
+    out.flush()
+    del out
+    mapped = read_npy(path)
+    path.unlink()
+    return mapped
+
+
+
+def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int,
+                 scores: Callable[..., np.ndarray] | None = None) -> np.ndarray:
+    """Per section, the mean score to the first :data:`JOIN_SCORE_SAMPLE` other members of its
+    cluster in section order (``clusters``: member lists in section order): float64 ``(n,)``,
+    NaN when alone; ``O(n * JOIN_SCORE_SAMPLE)`` pair scores, :data:`JOIN_BATCH` pairs at a time
+    (a large cluster a slice of its members at a time).
+
+    Each section's pairs are summed in one ``bincount`` (in head order, from 0), whatever the
+    batches: its pairs are never split between two of them, so the result does not depend on
+    :data:`JOIN_BATCH`. ``scores``: as :func:`_visited_pairs` takes it.
+    """
+    score = scorer.scores if scores is None else scores
+    total = np.zeros(n)
+    count = np.zeros(n, dtype=np.int64)
+    batch_i: list[np.ndarray] = []
+    batch_j: list[np.ndarray] = []
+    pending = 0
+
+    def flush() -> None:
+        if batch_i:
+            i, j = np.concatenate(batch_i), np.concatenate(batch_j)
+            batch_i.clear()
+            batch_j.clear()
+            total[:] += np.bincount(i, weights=score(i, j), minlength=n)
+            count[:] += np.bincount(i, minlength=n)
+
+    for members in clusters:
+        if len(members) < 2:
+            continue
+        m = np.array(members, dtype=np.int64)
+        heads = m[: JOIN_SCORE_SAMPLE + 1]
+        # the members a slice holds: at most about JOIN_BATCH pair rows (a member's rows stay together)
+        step = max(1, JOIN_BATCH // len(heads))
+        for start in range(0, len(m), step):
+            part = m[start : start + step]
+            i, j = np.repeat(part, len(heads)), np.tile(heads, len(part))
+            # the first JOIN_SCORE_SAMPLE heads other than the section itself
+            rank = np.tile(np.arange(len(heads)), len(part)) - (j > i) * np.repeat(np.isin(part, heads), len(heads))
+            keep = (i != j) & (rank < JOIN_SCORE_SAMPLE)
+            batch_i.append(i[keep])
+            batch_j.append(j[keep])
+            pending += int(keep.sum())
+            if pending >= JOIN_BATCH:
+                flush()
+                pending = 0
+    flush()
+    return np.divide(total, count, out=np.full(n, np.nan), where=count > 0)

@@ -1,0 +1,186 @@
+"""Dedup step 6, copies: documents that copy an earlier one (byte-identical, or the same papers
+with nearly the same section text by character shingles, :func:`duplicate_documents`), and
+each paper's count of distinct sources with copies folded (:func:`count_sources`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .score import _Decoded, _dictionary_ids
+
+log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
+
+
+#: Character shingle length for comparing two documents' kept text (Broder 1997, "On the
+#: resemblance and containment of documents"): 5 characters is about two Chinese words or one
+#: English word, short enough that a copy with a few edited characters still shares most shingles.
+SHINGLE_CHARS = 5
+
+#: Two documents that mention the same papers are copies of one article when the Jaccard
+#: resemblance of their sections' shingles reaches this. Boilerplate (bylines, share prompts,
+#: related lists) is outside the sections, so a syndicated copy reaches about 1.0; two different
+#: write-ups of the same papers share well under 0.3 (the seed report and digest: 0.02).
+DUP_MIN_RESEMBLANCE = 0.8
+
+#: A code point past Unicode's last (21 bits hold both): pads a text shorter than a shingle.
+_SHINGLE_PAD = (1 << 21) - 1
+
+
+
+def _shingle_keys(text: str) -> np.ndarray:
+    """The distinct character shingles of ``text`` with its whitespace removed (every run of
+    :data:`SHINGLE_CHARS` characters; a shorter text is one shingle; no text, none), each
+    packed exactly into two uint64 (the
+    :data:`SHINGLE_CHARS` = 5 code points of 21 bits: three in the first, two in the second; a
+    text shorter than a shingle padded with :data:`_SHINGLE_PAD`): uint64 ``(m, 2)``, rows
+    sorted and distinct. 16 bytes a shingle where a Python set of str holds about 70."""
+    assert SHINGLE_CHARS == 5, "the packing assumes 5 code points"
+    s = "".join(text.split())
+    if not s:
+        return np.zeros((0, 2), np.uint64)
+    points = np.frombuffer(s.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint64)
+    if len(points) < SHINGLE_CHARS:
+        points = np.concatenate([points, np.full(SHINGLE_CHARS - len(points), _SHINGLE_PAD, np.uint64)])
+    w = np.lib.stride_tricks.sliding_window_view(points, SHINGLE_CHARS)
+    hi = (w[:, 0] << np.uint64(42)) | (w[:, 1] << np.uint64(21)) | w[:, 2]
+    lo = (w[:, 3] << np.uint64(21)) | w[:, 4]
+    order = np.lexsort((lo, hi))
+    hi, lo = hi[order], lo[order]
+    new = np.ones(len(hi), dtype=bool)
+    new[1:] = (hi[1:] != hi[:-1]) | (lo[1:] != lo[:-1])
+    return np.stack([hi[new], lo[new]], axis=1)
+
+
+
+def _shared_shingles(a: np.ndarray, b: np.ndarray) -> int:
+    """Rows common to two :func:`_shingle_keys` arrays (each distinct): ``len(A & B)`` of the sets."""
+    if not len(a) or not len(b):
+        return 0
+    both = np.concatenate([a, b])
+    both = both[np.lexsort((both[:, 1], both[:, 0]))]
+    return int(((both[1:, 0] == both[:-1, 0]) & (both[1:, 1] == both[:-1, 1])).sum())
+
+
+
+def paper_sets(doc_ids: Sequence[str], paper_ids: Sequence[str] | pa.Array) -> dict[str, frozenset[str]]:
+    """The set of papers each document mentions (documents without sections are absent).
+
+    ``paper_ids`` aligned with ``doc_ids``: a sequence of strings, or an Arrow string array
+    (read through its dictionary, so each distinct id is one Python string).
+    """
+    if isinstance(paper_ids, pa.ChunkedArray):
+        paper_ids = paper_ids.combine_chunks()
+    if isinstance(paper_ids, pa.Array):
+        paper_ids = _Decoded(*_dictionary_ids(paper_ids))
+    sets: dict[str, set[str]] = {}
+    for doc_id, paper_id in zip(doc_ids, paper_ids, strict=True):
+        sets.setdefault(doc_id, set()).add(paper_id)
+    return {d: frozenset(p) for d, p in sets.items()}
+
+
+
+def copy_candidates(papers_of: dict[str, frozenset[str]]) -> set[str]:
+    """Documents whose paper set another document shares: the only ones whose text
+    :func:`duplicate_documents` reads."""
+    count = Counter(papers_of.values())
+    return {d for d, papers in papers_of.items() if count[papers] > 1}
+
+
+
+def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of: dict[str, str]) -> list[str | None]:
+    """Documents that copy an earlier one: ``dup_of`` for each document, the ``doc_id`` of the
+    earlier document it copies, or None (a copy of a copy names the first original).
+
+    A document copies an earlier one (in the order given) when (a) its bytes are identical
+    (status ``duplicate``, the same ``content_sha256``), or (b) both mention exactly the same
+    set of papers and the Jaccard resemblance of their sections' ``text_norm`` character
+    shingles reaches :data:`DUP_MIN_RESEMBLANCE` (the same article syndicated with other
+    boilerplate or in another script).
+
+    Args:
+        documents: iterable of ``(doc_id, status, content_sha256)`` in output order.
+        papers_of: :func:`paper_sets` of the run's sections.
+        text_of: the sections' ``text_norm`` joined by newlines, for at least the
+            :func:`copy_candidates` (others are never compared).
+
+    Returns:
+        ``dup_of`` per document, in the order given.
+
+    Cost: each copy candidate is compared with the earlier originals of its paper set, so
+    quadratic in the size of the largest such group; the size bound of the Jaccard resemblance
+    (``min(|A|, |B|) / max(|A|, |B|)``) skips the pairs that cannot reach the bar without
+    comparing them.
+    """
+    first_of_content: dict[str, str] = {}
+    dup_of: list[str | None] = []
+    candidates = copy_candidates(papers_of)
+    # per paper set, its originals so far with their shingles (:func:`_shingle_keys`: the
+    # resemblance of their shingle sets, exactly, at a quarter of a Python set's memory)
+    originals: dict[frozenset[str], list[tuple[str, np.ndarray]]] = {}
+    for doc_id, status, sha in documents:
+        target = None
+        if isinstance(sha, str):
+            if status == "duplicate" and sha in first_of_content:
+                target = first_of_content[sha]
+            first_of_content.setdefault(sha, doc_id)
+        if target is None and doc_id in candidates:
+            papers = papers_of[doc_id]
+            shingles = _shingle_keys(text_of[doc_id])
+            size = len(shingles)
+            for other_id, other in originals.get(papers, []):
+                # the resemblance is at most min / max of the two set sizes (|A & B| <= min,
+                # |A | B| >= max): a pair whose sizes alone keep it below the bar is not compared
+                # (the same verdicts; a margin far above rounding keeps a pair at the bar)
+                if min(size, len(other)) < DUP_MIN_RESEMBLANCE * max(size, len(other)) * (1 - 1e-9):
+                    continue
+                shared = _shared_shingles(shingles, other)
+                union = len(shingles) + len(other) - shared
+                if union and shared / union >= DUP_MIN_RESEMBLANCE:
+                    target = other_id
+                    break
+            if target is None:
+                originals.setdefault(papers, []).append((doc_id, shingles))
+        dup_of.append(target)
+    return dup_of
+
+
+
+def count_sources(doc_ids: pa.Array | pa.ChunkedArray, documents: Sequence[str] | pa.Array,
+                  dup_of: Sequence[str | None] | pa.Array) -> pa.Array:
+    """``n_sources`` per paper: distinct documents among its ``doc_ids`` once every copy is
+    counted as its original, computed by Arrow (no Python object per paper or mention).
+
+    Args:
+        doc_ids: the papers' ``doc_ids`` column, an Arrow list of strings (a null list: none).
+        documents: every document's ``doc_id`` (distinct, as the runner makes them): strings,
+            or an Arrow string array (converted once by a caller that counts papers in batches).
+        dup_of: aligned with ``documents``, the original each one copies, or None (null);
+            strings or an Arrow string array.
+
+    Returns:
+        int32 Arrow array, one count per paper (0 for a paper without documents).
+
+    Raises:
+        ValueError: ``documents`` and ``dup_of`` differ in length.
+    """
+    if len(documents) != len(dup_of):
+        raise ValueError(f"{len(dup_of)} dup_of values for {len(documents)} documents")
+    lists = doc_ids.combine_chunks() if isinstance(doc_ids, pa.ChunkedArray) else doc_ids
+    flat = pc.list_flatten(lists)
+    docs = (documents if isinstance(documents, pa.Array) else pa.array(documents, pa.string())).cast(pa.string())
+    copied = (dup_of.cast(pa.string()) if isinstance(dup_of, pa.Array)  # (a null-typed array: no copies)
+              else pa.array([o if isinstance(o, str) else None for o in dup_of], pa.string()))  # (NaN: none)
+    originals = pc.coalesce(copied, docs)
+    source = pc.coalesce(originals.take(pc.index_in(flat, value_set=docs)), flat)  # a copy counts as its original
+    counted = pa.table({"paper": pc.list_parent_indices(lists), "source": source}).group_by("paper").aggregate(
+        [("source", "count_distinct")])
+    out = np.zeros(len(lists), np.int32)
+    out[counted["paper"].to_numpy()] = counted["source_count_distinct"].to_numpy()
+    return pa.array(out)

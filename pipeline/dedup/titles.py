@@ -1,0 +1,250 @@
+"""String similarity of paper titles, the title half of a pair's score (:mod:`pipeline.dedup.score`).
+
+English titles: the :class:`difflib.SequenceMatcher` ratio (``cydifflib``: the same algorithm
+compiled, equal ratios) of the folded titles, capped when the words conflict (a substituted
+word, a sequel marker: :func:`english_title_similarity`); Chinese titles: the ratio of the
+folded titles. :func:`_ratio_upper_bounds` bounds a ratio cheaply (rapidfuzz's Indel
+similarity) so that pairs far below the threshold are never compared exactly.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import re
+from collections.abc import Container, Sequence
+
+import numpy as np
+from cydifflib import SequenceMatcher  # difflib's algorithm in Cython: the same ratios, ~5x faster
+
+from ..fields import fold_title, fold_title_words
+
+log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
+
+
+#: Score cap of two English titles that differ by a whole word on each side ("Probabilistic"
+#: vs "Implicit") or by a sequel marker on one side ("Improved", "2", "XL", "v2"): such pairs are
+#: near-miss papers (a follow-up, a sibling method), not spelling variants.
+TITLE_CONFLICT_SIMILARITY = 0.3
+
+#: Two title words are the same word when their SequenceMatcher ratio reaches this (typos:
+#: "Probablistic"/"Probabilistic" 0.96; "Modelling"/"Modeling" are folded before).
+WORD_MATCH_RATIO = 0.85
+
+#: Words that mark a follow-up paper when only one of two titles has them.
+SEQUEL_WORDS = frozenset("improved improving revisited revisiting extended scaling faster better v2 v3 xl plus pro".split())
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+_WORD = re.compile(r"[^\W_]+")
+
+#: Entries of the string-pair caches of the title similarities (about 200 bytes each).
+TITLE_PAIR_CACHE = 1 << 16
+
+#: Entries of the per-title word index of the conflict test (:func:`_word_index`; ~1.3 KB each).
+TITLE_INDEX_CACHE = 1 << 12
+
+
+
+def _titles(row: dict) -> tuple[str | None, str | None]:
+    """``(English title, Chinese title)`` of a section; a ``title`` holding Chinese characters
+    (a translated title filed as the title) counts as Chinese."""
+    title = row.get("title") if _present(row.get("title")) else None
+    title_zh = row.get("title_zh") if _present(row.get("title_zh")) else None
+    if title is not None and _CJK.search(title):
+        title, title_zh = None, title_zh or title
+    return title, title_zh
+
+
+
+def _present(value) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+
+@functools.lru_cache(maxsize=65536)
+def _folded(title: str) -> str:
+    """:func:`pipeline.fields.fold_title`, computed once per title."""
+    return fold_title(title)
+
+
+
+@functools.lru_cache(maxsize=65536)
+def _title_words(title: str) -> tuple[str, ...]:
+    """Words of a folded-ready English title: NFKC, case-folded, British spellings folded (as
+    :func:`pipeline.fields.fold_title`), split at non-alphanumerics, plural ``s`` dropped."""
+    words = []
+    for w in _WORD.findall(fold_title_words(title)):
+        words.append(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
+    return tuple(words)
+
+
+
+@functools.lru_cache(maxsize=65536)
+def _same_word(w: str, v: str) -> bool:
+    """Whether two title words are the same word up to a typo (ratio >= WORD_MATCH_RATIO).
+    difflib's ``real_quick_ratio`` and ``quick_ratio`` are upper bounds of ``ratio`` (difflib
+    docs), so most pairs are rejected without the full comparison; the result is the same."""
+    if w == v:
+        return True
+    sm = SequenceMatcher(None, w, v)
+    return (sm.real_quick_ratio() >= WORD_MATCH_RATIO and sm.quick_ratio() >= WORD_MATCH_RATIO
+            and sm.ratio() >= WORD_MATCH_RATIO)
+
+
+
+def english_title_similarity(a: str, b: str) -> float:
+    """Similarity of two English titles in [0, 1].
+
+    The :class:`difflib.SequenceMatcher` ratio of the folded titles
+    (:func:`pipeline.fields.fold_title`), capped at :data:`TITLE_CONFLICT_SIMILARITY` when the
+    titles conflict: after pairing words that are equal or nearly so (ratio >=
+    :data:`WORD_MATCH_RATIO`, i.e. typos), each title keeps a word of its own (a substitution:
+    "Denoising Diffusion Probabilistic Models" vs "... Implicit Models"), or the one-sided words
+    include a one- or two-digit number or one of :data:`SEQUEL_WORDS` ("Llama 2", "Improved
+    ..."; a year such as "(CVPR 2024)" is not a sequel marker). A title that
+    only lacks words of the other (a dropped word, a missing subtitle) is not a conflict.
+
+    Symmetric. The word check only runs when the ratio is above the cap (below it the cap
+    changes nothing): :func:`_english_ratio` then :func:`_english_conflict`, each cached.
+    """
+    ratio = _english_ratio(a, b)
+    if ratio > TITLE_CONFLICT_SIMILARITY and _english_conflict(a, b):
+        return TITLE_CONFLICT_SIMILARITY
+    return ratio
+
+
+
+@functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
+def _english_ratio(a: str, b: str) -> float:
+    """SequenceMatcher ratio of the folded titles, in sorted order (ratio() is not symmetric)."""
+    fa, fb = sorted((_folded(a), _folded(b)))
+    return SequenceMatcher(None, fa, fb).ratio()
+
+
+
+def _may_be_same_length(m: int, k: int) -> bool:
+    """difflib's ``real_quick_ratio`` of two words of ``m`` and ``k`` characters (``2 min(m, k) /
+    (m + k)``, an upper bound of their ratio) reaches :data:`WORD_MATCH_RATIO`: the cheap first
+    test of :func:`_same_word`, on the lengths alone."""
+    return 2.0 * min(m, k) / (m + k) >= WORD_MATCH_RATIO
+
+
+
+@functools.lru_cache(maxsize=1024)
+def _matchable_lengths(m: int) -> tuple[int, int]:
+    """The word lengths ``k`` that :func:`_may_be_same_length` accepts beside ``m`` (>= 1), as
+    the interval ``(low, high)``: ``2 min(m, k) / (m + k)`` rises with ``k`` up to ``m`` and falls
+    after it, so they are the lengths from about ``m R / (2 - R)`` to ``m (2 - R) / R`` (``R`` =
+    :data:`WORD_MATCH_RATIO`); the ends are found with the predicate itself, so it decides them."""
+    r = WORD_MATCH_RATIO
+    low = max(1, math.floor(m * r / (2 - r)) - 1)
+    while not _may_be_same_length(m, low):
+        low += 1
+    high = math.ceil(m * (2 - r) / r) + 1
+    while not _may_be_same_length(m, high):
+        high -= 1
+    return low, high
+
+
+
+@functools.lru_cache(maxsize=TITLE_INDEX_CACHE)
+def _word_index(title: str) -> tuple[tuple[str, ...], frozenset[str], tuple[tuple[int, tuple[str, ...]], ...]]:
+    """:func:`_title_words` of an English title, as a set, and grouped by length (``(length,
+    words)`` in order of first appearance): what :func:`_one_sided` needs of the other title,
+    built once per title rather than once per pair."""
+    words = _title_words(title)
+    by_length: dict[int, list[str]] = {}
+    for v in words:
+        by_length.setdefault(len(v), []).append(v)
+    return words, frozenset(words), tuple((k, tuple(vs)) for k, vs in by_length.items())
+
+
+
+def _one_sided(words: Sequence[str], other_set: Container[str],
+               other_by_length: Sequence[tuple[int, Sequence[str]]], first: bool = False) -> list[str]:
+    """The words of ``words`` (in order, repeats kept) that the other title has neither equal
+    (``other_set``) nor nearly so (:func:`_same_word`); with ``first``, only the first of them
+    (the search stops there). The typo test only runs on the other title's words
+    (``other_by_length``: :func:`_word_index`) whose length can reach :data:`WORD_MATCH_RATIO`
+    (:func:`_matchable_lengths`): the same words as testing every pair."""
+    out: list[str] = []
+    for w in words:
+        if w in other_set:
+            continue
+        low, high = _matchable_lengths(len(w))
+        for k, vs in other_by_length:
+            if low <= k <= high and any(_same_word(w, v) for v in vs):
+                break
+        else:
+            out.append(w)
+            if first:
+                break
+    return out
+
+
+
+def _is_sequel_word(word: str) -> bool:
+    """A word that tells a sequel or a variant apart: a one- or two-digit number ("Llama 2"; a
+    year is not one) or one of :data:`SEQUEL_WORDS`."""
+    return (word.isdigit() and len(word) <= 2) or word in SEQUEL_WORDS
+
+
+
+@functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
+def _english_conflict(a: str, b: str) -> bool:
+    """Whether two English titles conflict (:func:`english_title_similarity`): each keeps a
+    word the other lacks, or the one-sided words hold a sequel marker. Equal words are paired by
+    set lookup first; the typo test (:func:`_same_word`) only runs on length-compatible words."""
+    wa, set_a, by_length_a = _word_index(a)
+    wb, set_b, by_length_b = _word_index(b)
+    only_a = _one_sided(wa, set_b, by_length_b)
+    if any(_is_sequel_word(w) for w in only_a):
+        return True
+    # b's side decides: beside a one-sided word of a, any one-sided word of b is a conflict;
+    # without one, only a one-sided sequel word of b is. The search stops at the first.
+    candidates = wb if only_a else [w for w in wb if _is_sequel_word(w)]
+    return bool(candidates) and bool(_one_sided(candidates, set_a, by_length_a, first=True))
+
+
+
+@functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
+def _chinese_pair_similarity(a: str, b: str) -> float:
+    """SequenceMatcher ratio of two folded Chinese titles, ``a <= b`` (ratio() is not symmetric:
+    the order is fixed), computed once per pair of titles."""
+    return SequenceMatcher(None, a, b).ratio()
+
+
+
+@functools.cache
+def _indel_ratio():
+    """``rapidfuzz.process.cpdist`` with the ``fuzz.ratio`` scorer, or None without rapidfuzz."""
+    try:
+        from rapidfuzz import fuzz, process
+    except ImportError:  # the bound falls back to the string lengths
+        return None
+    return functools.partial(process.cpdist, scorer=fuzz.ratio, dtype=np.float64, workers=1)
+
+
+
+def _ratio_upper_bounds(a: list[str], b: list[str]) -> np.ndarray:
+    """Upper bounds of ``SequenceMatcher(None, a[t], b[t]).ratio()``: float64 ``(len(a),)``.
+
+    The ratio is ``2 M / (|a| + |b|)`` with ``M`` the characters of difflib's matching blocks,
+    which are increasing in both strings, i.e. a common subsequence, so ``M`` is at most the
+    longest common subsequence: the normalized Indel similarity ``2 LCS / (|a| + |b|)``
+    (rapidfuzz ``fuzz.ratio`` / 100, a bit-parallel C implementation, Hyyrö 2004) and
+    ``2 min(|a|, |b|) / (|a| + |b|)`` (difflib's ``real_quick_ratio``) bound it, as does any
+    junk heuristic (it only removes matches). Exact, so a pair pruned by the bound is below the
+    ratio's threshold too; ``1e-9`` covers the float rounding of the percentage.
+    """
+    la = np.fromiter(map(len, a), np.float64, len(a))
+    lb = np.fromiter(map(len, b), np.float64, len(b))
+    total = la + lb
+    bound = np.divide(2.0 * np.minimum(la, lb), total, out=np.ones_like(total), where=total > 0)
+    cpdist = _indel_ratio()
+    if cpdist is not None and len(a):
+        indel = cpdist(a, b) / 100.0 + 1e-9
+        bound = np.where((la > 0) & (lb > 0), np.minimum(bound, indel), bound)
+    return bound
