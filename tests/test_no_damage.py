@@ -12,7 +12,7 @@ import difflib
 import json
 from pathlib import Path
 
-from pipeline.ingest import decode_bytes
+from pipeline.decoding import decode_bytes
 from pipeline.normalize import detect_script, script_counts, to_script
 
 from conftest import require_seeds
