@@ -14,6 +14,7 @@ import pytest
 
 import pipeline.runner as runner_module
 from pipeline.config import load_config
+from pipeline.progress import Progress
 from pipeline.runner import run
 from pipeline.state import STATE_DIR, STATE_ROW_GROUP, Entry, StateStore
 from pipeline.write import ERRORS_SCHEMA, PAPERS_SCHEMA, TableWriter
@@ -158,7 +159,7 @@ def test_document_feed_takes_results_as_the_assembly_needs_them(tmp_path: Path) 
 
     store = StateStore(tmp_path / ".state", "k", "run")
     shas = {"a": "sha-a", "b": "sha-b", "c": "sha-c", "d": None}  # d: not hashed, used once, not kept
-    feed = _DocumentFeed(results(), False, shas, {}, store, 4, True)
+    feed = _DocumentFeed(results(), False, shas, {}, store, Progress("off").bar("documents", 4, "file"))
     feed.until(["a"])
     assert pulled == [0] and feed.has("b") and not feed.has("c") and feed.finished is None
     feed.until(["a", "b"])  # already in: takes nothing more
@@ -178,7 +179,7 @@ def test_document_feed_takes_results_as_the_assembly_needs_them(tmp_path: Path) 
     assert feed.stage_seconds() == {"ingest": 3.0, "clean": 0.0, "segment": 0.0, "normalize": 0.0, "extract": 9.0}
     assert store.read_rows(feed.entries["c"]) == ([{"doc_id": "c", "content_sha256": "sha-c"}], [])
 
-    parallel = _DocumentFeed(iter([result(["a"], 1.0)]), True, shas, {}, store, 1, True)
+    parallel = _DocumentFeed(iter([result(["a"], 1.0)]), True, shas, {}, store, Progress("off").bar("documents", 1, "file"))
     assert parallel.in_phase()
     parallel.finish()
     wall = parallel.finished - parallel.started
