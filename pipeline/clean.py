@@ -20,8 +20,9 @@ Rules, in order (each later rule passes over what an earlier one dropped):
    a Markdown file (static-site metadata: title, date, tags), when it closes within
    ``FRONT_MATTER_MAX_LINES`` lines and every line between is YAML (``key: value``, a list item
    or an indented continuation); a page that opens with a horizontal rule keeps its text.
-   **HTML comments** (``html_comment``): ``<!-- … -->`` anywhere in a Markdown or text file
-   (not shown when the file is rendered: commented-out entries, editor notes).
+   **HTML comments** (``html_comment``): a closed ``<!-- … -->`` that opens a line of a
+   Markdown or text file (not shown when the file is rendered: commented-out entries, editor
+   notes); an opener inside prose or one never closed is text.
 
 1. **Line boilerplate**, one reason per kind, on standalone short lines anywhere:
 
@@ -176,8 +177,9 @@ EDGE_LINES = 8
 FRONT_MATTER_MAX_LINES = 200
 #: A line of a YAML block: ``key: value``, a list item, or an indented continuation.
 _YAML_LINE = re.compile(r"[\w\-\"']+[ \t]*:(?:[ \t]|$)|[ \t]*-[ \t]|[ \t]+\S")
-#: An HTML comment (to its end, or to the end of the text when never closed).
-_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+#: An HTML comment that opens a line and is closed (a "<!--" inside prose, or one never closed,
+#: is text: a sentence about HTML must not hide the rest of the file).
+_HTML_COMMENT = re.compile(r"^[ \t]*<!--.*?-->", re.S | re.M)
 #: Items of a related list without bullets (at the end of a document): at most this long, and
 #: at least ``RELATED_MIN_PLAIN_ITEMS`` of them.
 RELATED_ITEM_MAX_UNITS = 40

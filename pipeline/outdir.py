@@ -89,7 +89,32 @@ def check(corpus: str | Path, out: str | Path) -> str | None:
                             "the articles")
     if not out.is_dir():  # new (or not a folder: the caller's mkdir says so)
         return None
+    links = _links_inside(out / PIPELINE_DIR)
+    if links:
+        raise OutputRefused(f"the output folder {out} has symbolic links where the pipeline keeps its own files "
+                            f"({', '.join(links)}): a run writes and deletes there, so it would change what they "
+                            "point to; remove the links")
     return _layout(out)
+
+
+def _links_inside(folder: Path, depth: int = 3) -> list[str]:
+    """Symbolic links at or under ``folder`` (``depth`` levels down: runs, state, cache and the
+    files in them), as paths; links are not followed."""
+    if os.path.islink(folder):
+        return [str(folder)]
+    if depth == 0 or not folder.is_dir():
+        return []
+    found: list[str] = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.is_symlink():
+            found.append(entry.path)
+        elif entry.is_dir(follow_symlinks=False):
+            found.extend(_links_inside(Path(entry.path), depth - 1))
+    return found
 
 
 def is_output_folder(folder: str | Path) -> bool:

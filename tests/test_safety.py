@@ -310,3 +310,22 @@ def test_max_failed_decides_the_exit_code_and_known_failures_are_told_from_new(t
 def test_max_failed_is_a_count_or_a_fraction_of_the_documents(n_failed: int, n_documents: int, max_failed: float,
                                                               too_many: bool) -> None:
     assert too_many_failed(n_failed, n_documents, max_failed) is too_many
+
+
+def test_links_where_the_pipeline_keeps_its_files_are_refused(tmp_path: Path) -> None:
+    """A link inside OUT/.pipeline (the cache file, the runs folder) would make a run write or
+    prune what it points to, outside OUT: the folder is refused, the target untouched."""
+    from pipeline.outdir import OutputRefused, check
+
+    corpus, out, elsewhere = tmp_path / "corpus", tmp_path / "out", tmp_path / "elsewhere"
+    for folder in (corpus, out / ".pipeline" / "cache", elsewhere):
+        folder.mkdir(parents=True)
+    (elsewhere / "user.sqlite").write_bytes(b"a user's database")
+    (out / ".pipeline" / "cache" / "embeddings.sqlite").symlink_to(elsewhere / "user.sqlite")
+    with pytest.raises(OutputRefused, match=r"symbolic links .*embeddings\.sqlite"):
+        check(corpus, out)
+    (out / ".pipeline" / "cache" / "embeddings.sqlite").unlink()
+    (out / ".pipeline" / "runs").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(OutputRefused, match=r"symbolic links .*\.pipeline/runs"):
+        check(corpus, out)
+    assert (elsewhere / "user.sqlite").read_bytes() == b"a user's database"
