@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from .fields import (
     MONTHS,
+    PLACEHOLDER_VALUE,
     find_arxiv_ids,
     find_award_label,
     find_credit,
@@ -329,6 +330,7 @@ def _title_part(body: str) -> str:
     lead = _leading_names_end(s, body)
     if lead:  # "A, B. Title": the credit first, as workshop and reading lists write it
         s = s[lead:].lstrip(" :：")
+    s = _strip_venue_tail(s)
     for sep in (" - ", " – ", " — ", " | ", "：", ": http"):
         i = s.find(sep)
         if i >= MIN_TITLE_CHARS * 3:
@@ -370,6 +372,23 @@ def _strip_label_fields(s: str) -> str:
     return _LINK_FIELDS.sub("", s)
 
 
+_VENUE_TAIL = re.compile(r"[.,]\s+(?P<tail>[^.,]{2,40}?)\.?\s*$")
+
+
+def _strip_venue_tail(s: str) -> str:
+    """A title without a last field that only names a venue edition ("Title. ICML 2022.")."""
+    m = _VENUE_TAIL.search(s)
+    if m is None or m.start() < MIN_TITLE_CHARS * 3:
+        return s
+    rest = m.group("tail")
+    found = find_venue_years(rest)
+    if not any(year for _, year, _, _ in found):
+        return s
+    for _, _, start, end in sorted(found, key=lambda v: -v[2]):
+        rest = rest[:start] + " " + rest[end:]
+    return s[: m.start()] if sum(ch.isalpha() for ch in rest) <= MAX_LABEL_FIELD_REST else s
+
+
 def _leading_names_end(s: str, body: str) -> int:
     """Where the title starts in a list item that opens with its authors ("A, B. Title", "A and B.
     Title"): after the last ". " whose text before is a list of names (:func:`_is_name_list`,
@@ -394,6 +413,8 @@ def _made(title: str, style: str, level: int = 0) -> Candidate | None:
         title = LEADING_DECORATION.match(title).group("title").strip()
     if not (MIN_TITLE_CHARS <= len(title) <= MAX_TITLE_CHARS) or "://" in title or DECORATION_ONLY.match(title):
         return None  # (a bracketed label alone, 【往期回顾】, names a part of the article)
+    if PLACEHOLDER_VALUE.fullmatch(title) or _GENERIC_LINK.fullmatch(title):
+        return None  # "None", "N/A"; a link's name ("arXiv", "PDF") left of an item without its title
     return Candidate(0, title, style, level)
 
 

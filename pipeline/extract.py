@@ -45,6 +45,7 @@ from . import nlp, paper_records
 from .candidates import unlink
 from .config import Config
 from .fields import (
+    PLACEHOLDER_VALUE,
     find_arxiv_ids,
     find_award_label,
     find_credit,
@@ -128,6 +129,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     kv = parse_key_value(h)
     if kv is not None and kv[0] == "title":
         h = kv[1]
+        if PLACEHOLDER_VALUE.fullmatch(h.strip()):
+            return None, None  # "Title: None"
     h = ENUMERATION_PREFIX_RE.sub("", NUMBERED_PREFIX_RE.sub("", h.strip())).strip()
     quoted = _QUOTED.fullmatch(h)
     if quoted:

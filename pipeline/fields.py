@@ -1281,12 +1281,12 @@ def parse_key_value(line: str) -> tuple[str, str] | None:
     if key is None or not value:
         return None
     if _KEY_DECOR.sub("", m.group("key")).strip().casefold() in _GENERIC_PAPER_KEYS:
-        key = "paper_url" if _has_link(value) or _PLACEHOLDER.fullmatch(value) else "title"
+        key = "paper_url" if _has_link(value) or PLACEHOLDER_VALUE.fullmatch(value) else "title"
     return key, value
 
 
 #: A value that stands for a missing one ("Paper: None", "Code: N/A", "论文：暂无").
-_PLACEHOLDER = re.compile(r"(?i:none|null|n/?a|tbd|tba|coming soon|-+|—+)|暂无|暫無|无|無|待定|待补充|待補充")
+PLACEHOLDER_VALUE = re.compile(r"(?i:none|null|n/?a|tbd|tba|coming soon|-+|—+)|暂无|暫無|无|無|待定|待补充|待補充")
 
 
 # ---------------------------------------------------------------------------------------------

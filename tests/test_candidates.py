@@ -302,3 +302,14 @@ def test_list_item_that_opens_with_its_award_label_and_ends_with_link_names() ->
     # a first field that is no award label stays
     assert title("- Attention, Perception, and Memory in Widgets, a survey") == \
         "Attention, Perception, and Memory in Widgets, a survey"
+
+
+def test_list_item_title_without_a_venue_tail_and_no_placeholder_titles() -> None:
+    assert candidate_of(_line(
+        "- Ann Lee, Bo Chen. [Learning to Rank Widgets](https://arxiv.org/abs/2201.00011). ICML 2022.")).title \
+        == "Learning to Rank Widgets"
+    assert candidate_of(_line("- Sparse Codes for Widgets, Part Two. Acme Lecture Notes.")).title \
+        == "Sparse Codes for Widgets, Part Two. Acme Lecture Notes."  # no venue edition: kept
+    # a placeholder or a link's name is no title
+    assert candidate_of(_line("- 2021 best student paper, [arXiv](https://arxiv.org/abs/2101.00001)")) is None
+    assert candidate_of(_line("## None")) is None
