@@ -193,8 +193,9 @@ def cli() -> None:
 @click.option("--no-embedding-cache", is_flag=True, default=False,
               help="Embed every section afresh; do not read or fill OUT/.pipeline/cache/embeddings.sqlite.")
 @click.option("--file-timeout", type=float, default=None,
-              help="Seconds the per-document stages may spend on one file; a slower file becomes an error "
-                   f"row (Timeout) and the run goes on (0 = no limit; default {_DEFAULTS.run.file_timeout:g}).")
+              help="Seconds the per-document stages may spend on a file, per MiB for a file over 1 MiB; a "
+                   "slower file becomes an error row (Timeout) and the run goes on (0 = no limit; default "
+                   f"{_DEFAULTS.run.file_timeout:g}).")
 @click.option("--full", is_flag=True, default=False,
               help="Process every file again, ignoring what earlier runs kept in OUT/.pipeline/state (a clean rebuild).")
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text",

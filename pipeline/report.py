@@ -873,7 +873,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pipeline.report OUT``: (re)write ``OUT/report.html`` from OUT's tables and manifest.
 
     Returns:
-        0 on success, 2 when OUT lacks ``manifest.json`` or a table.
+        0 on success, 2 when OUT lacks ``manifest.json`` or a table, or holds a ``report.html``
+        changed since the pipeline published it (a user's edit is never overwritten).
     """
     parser = argparse.ArgumentParser(prog="python -m pipeline.report", description=main.__doc__)
     parser.add_argument("out", type=Path, help="output folder of a run")
@@ -890,8 +891,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    from .publish import is_owned, published_record, record_rewrite
+
+    if (args.out / "report.html").exists() and published_record(args.out) is not None \
+            and not is_owned(args.out, "report.html"):
+        print(f"error: {args.out / 'report.html'} was changed since the pipeline wrote it; move it away "
+              "to write a new report", file=sys.stderr)
+        return 2
     print(write_report(args.out, frames, manifest, args.previous))
-    from .publish import record_rewrite
 
     record_rewrite(args.out, "report.html")  # the next run still knows the file as its own
     return 0

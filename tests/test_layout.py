@@ -139,5 +139,7 @@ def test_a_report_rewritten_by_the_pipeline_stays_its_own_once_recorded(twice: P
     (out / "report.html").write_text("<p>edited by hand</p>", encoding="utf-8")  # not the pipeline's
     with pytest.raises(OutputRefused, match='holds "report.html" where the pipeline publishes'):
         check(SAMPLE, out)
+    assert report.main([str(out)]) == 2  # a hand edit is never overwritten
+    assert (out / "report.html").read_text(encoding="utf-8") == "<p>edited by hand</p>"
     record_rewrite(out, "report.html")
     assert check(SAMPLE, out) == "tables"
