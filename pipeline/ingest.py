@@ -530,7 +530,8 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
     module cannot read becomes a row with ``status="error"``. A file that cannot be read or
     decoded, or whose first record is data rather than a header (:func:`_missing_header`: no
     field names to read), is one error row; a file without data rows one ``empty`` row. Blank
-    rows are skipped. Never raises for a bad file or row.
+    lines are skipped; a row of empty cells (``,,``) is an error row. Never raises for a bad
+    file or row.
     """
     data, failed = _read_bytes(source_path, abs_path)
     if failed is not None:
@@ -559,8 +560,8 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
     delimiter = _csv_delimiter(header_raw)
     columns, header_note = _header_columns(header)
     for rec in records[1:]:
-        if not rec.error and not any(c.strip() for c in rec.cells):
-            continue
+        if not rec.error and not rec.raw.strip():
+            continue  # a blank line; a row of empty cells (",,") is an error row below
         label = f"{source_path}#{rec.n}"
         notes = [*decoded.notes, *([header_note] if header_note else [])]
         swallowed = _rows_inside_cell(rec.raw, len(header), delimiter)

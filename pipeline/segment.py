@@ -580,12 +580,15 @@ def find_paper_mention(paragraph: str) -> str | None:
 
 def _narrative(lines: list[Line], kinds: list[str]) -> tuple[list[Line], list[str], dict[int, str | None]]:
     """Split body lines at inline paper mentions; each piece that starts at a mention anchors a
-    section whose heading is the mention."""
+    section whose heading is the mention. A mention of a paper already mentioned above is part
+    of the section it stands in."""
     out_lines: list[Line] = []
     out_kinds: list[str] = []
     anchors: dict[int, str | None] = {}
+    seen: set[str] = set()  # a paper mentioned again (a line that links it twice) opens no new section
     for line, kind in zip(lines, kinds, strict=True):
         mentions = find_paper_mentions(line.text) if kind == "body" else []
+        mentions = [(off, m) for off, m in mentions if not (fold_title(m) in seen or seen.add(fold_title(m)))]
         cuts = sorted({off for off, _ in mentions if off > 0})
         bounds = [0, *cuts, len(line.text)]
         first_at: dict[int, str] = {}

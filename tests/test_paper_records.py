@@ -326,3 +326,10 @@ def test_csv_junk_titles_and_spreadsheet_years(tmp_path):
 def test_csv_record_notes_reach_the_row(tmp_path):
     rows = _read_csv(tmp_path, "years.csv", "title,year\nAttention Is All You Need,1066\n")
     assert "year '1066'" in rows[0]["notes"] and json.loads(rows[0]["paper_record"])["year"] is None
+
+
+def test_csv_a_row_of_empty_cells_is_an_error_row_and_a_blank_line_is_skipped(tmp_path):
+    rows = _read_csv(tmp_path, "rows.csv", "title,authors\nSparse Codes for Widgets,Ann Lee\n,\n\nDense Widgets,Bo Chen\n")
+    assert [(r["source_path"], r["status"]) for r in rows] == [
+        ("rows.csv#2", "ok"), ("rows.csv#3", "error"), ("rows.csv#5", "ok")]
+    assert "no text and no paper title" in rows[1]["error"]

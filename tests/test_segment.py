@@ -502,3 +502,9 @@ def test_an_explainer_restating_its_headline_as_the_paper_is_one_section() -> No
     # a list's headline restated in a sentence about papers (plural) is no explainer's title
     _, result = segment("Papers in One Hundred Lines\n\nImplementation of papers in one hundred lines of code.\n")
     assert [s["heading"] for s in result["sections"]] != ["Papers in One Hundred Lines"]
+
+
+def test_a_paper_linked_again_in_prose_opens_no_new_section() -> None:
+    line = "We discuss [Sparse Codes for Widget Parsing](https://arxiv.org/abs/2001.00001) again. "
+    _, result = segment("# Notes\n\n" + line * 50 + "\n")
+    assert [s["heading"] for s in result["sections"]] == ["Sparse Codes for Widget Parsing"]
