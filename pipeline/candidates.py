@@ -89,7 +89,7 @@ _NOT_TITLE_LINE = re.compile(
     re.I,
 )
 _TRAILING_REF = re.compile(r"(?:\s*(?:arxiv\s*[:：]?\s*\S+|https?://\S+|doi\s*[:：]\s*\S+|\(\s*\)|[\[(（]\s*(?:pdf|paper|code|link)\s*[\])）]))+\s*$", re.I)
-_HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
+HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
 _TAG = re.compile(r"<[^>]{1,200}>")
 _QUOTED = re.compile(r"^[\"“「『](?P<inner>[^\"“”「」『』]{4,400})[\"”」』]")
 _NAME = re.compile(r"^[A-Z][a-zA-Z'’.\-]+(?:\s+[A-Z][a-zA-Z'’.\-]*){1,3}$")
@@ -186,7 +186,7 @@ def unlink(t: str) -> str:
 
 
 def _clean_title(t: str) -> str:
-    t = unlink(_TAG.sub(" ", _HTML_BREAK.sub(" ", t)))
+    t = unlink(_TAG.sub(" ", HTML_BREAK.sub(" ", t)))
     t = plain(t).strip(" \t*_`~>|:：-–—·•")
     m = ENUMERATED_HEADING.match(t)
     if m and not re.match(r"^\d+\.\d", t):
@@ -216,7 +216,7 @@ def _title_cell(cells: list[str], header: list[str] | None = None) -> str | None
     if header:
         for k, name in enumerate(header):
             if k < len(cells) and _TITLE_HEADERS.match(re.sub(r"\s+", "", plain(name)).lower()):
-                first_part = _HTML_BREAK.split(cells[k])[0]
+                first_part = HTML_BREAK.split(cells[k])[0]
                 links = _LINK.findall(first_part)
                 # one linked name among words about it ("重读 [AlexNet](…) 论文"): the link is the title
                 text = _clean_title(links[0][0] if len(links) == 1 and not _GENERIC_LINK.fullmatch(links[0][0].strip())
@@ -225,7 +225,7 @@ def _title_cell(cells: list[str], header: list[str] | None = None) -> str | None
                     return text
     best, best_score = None, 0.0
     for k, cell in enumerate(cells):
-        first_part = _HTML_BREAK.split(cell)[0]
+        first_part = HTML_BREAK.split(cell)[0]
         link = _LINK.search(first_part)
         bold = _BOLD_RUN.search(first_part)
         text = _clean_title(link.group("text") if link else bold.group("inner") if bold else first_part)
@@ -320,7 +320,7 @@ def _title_part(body: str) -> str:
     """A list item's title part: before an HTML line break (``*Title.* <br> A, B``), without
     leading tags (``[ICML 2019]``) and leading authors (``A, B. Title``), before a separator that starts its other fields (" - ", " | ", "：",
     ". " before a list of names)."""
-    first = _HTML_BREAK.split(body, maxsplit=1)[0] if "<" in body else body
+    first = HTML_BREAK.split(body, maxsplit=1)[0] if "<" in body else body
     if len(_TAG.sub("", first).strip()) >= MIN_TITLE_CHARS * 3:  # "*Title.* <br> A, B <br> ***ACL 2024***"
         body = _TAG.sub(" ", first)
     s = LEADING_TAGS.sub("", unlink(_LINK_TAGS.sub(" ", plain(body)))).strip()

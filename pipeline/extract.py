@@ -42,7 +42,7 @@ import re
 import pandas as pd
 
 from . import nlp, paper_records
-from .candidates import unlink
+from .candidates import HTML_BREAK, LEADING_TAGS, unlink
 from .config import Config
 from .fields import (
     PLACEHOLDER_VALUE,
@@ -226,8 +226,8 @@ def _after_title(line: str, title: str) -> str:
     """What a line holds after the title it opens with ("" when it does not hold the title); on a
     line whose fields are set off by HTML breaks (``*Title.* <br> A, B <br> ***ACL 2024***``),
     the first field after the title's."""
-    if "<" in line and _BREAK.search(line):
-        fields = [plain(unlink(f)).strip(" .*_") for f in _BREAK.split(_LIST_MARK.sub("", line))]
+    if "<" in line and HTML_BREAK.search(line):
+        fields = [plain(unlink(f)).strip(" .*_") for f in HTML_BREAK.split(_LIST_MARK.sub("", line))]
         key = title.rstrip(" .").casefold() if title else ""
         at = next((k for k, f in enumerate(fields) if key and key in f.casefold()), None)
         if at is not None:
@@ -244,7 +244,6 @@ _LINE_YEAR = re.compile(
     r"|^\s*[,，]\s*(?:arxiv\s*[,，]\s*)?((?:19|20)\d\d)(?:[-./]\d{1,2}){0,2}\s*$", re.I)
 
 
-_BREAK = re.compile(r"<br\s*/?>", re.I)
 #: Longest text before a title on its line that is read as the item's award label.
 MAX_LABEL_FIELD_CHARS = 40
 #: A superscript after a name: a footnote or affiliation mark ("A<sup>#</sup>", "B<sup>1,2</sup>").
@@ -256,10 +255,8 @@ def _before_title(line: str, title: str) -> str:
     -> "A, B"); "" when the line does not hold the title."""
     s = plain(unlink(_LIST_MARK.sub("", line)))
     i = s.casefold().find(title.casefold()) if title else -1
-    return _LEADING_TAG_LABEL.sub("", s[:i]).strip(" .:：") if i > 0 else ""
+    return LEADING_TAGS.sub("", s[:i]).strip(" .:：") if i > 0 else ""
 
-
-_LEADING_TAG_LABEL = re.compile(r"^\s*[\[(（【][^\])）】\n]{1,40}[\])）】]\s*[:：]?\s*")
 
 
 def _first_line_is_body(first: str, heading: str) -> bool:
