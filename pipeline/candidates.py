@@ -26,16 +26,15 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .credits import find_credit, parse_credit_line
 from .fields import (
     MONTHS,
     PLACEHOLDER_VALUE,
     find_arxiv_ids,
     find_award_label,
-    find_credit,
     find_urls,
     find_venue_years,
     normalize_award,
-    parse_credit_line,
     parse_key_value,
 )
 from .headings import BOOK_TITLE, DECORATION_ONLY, ENUMERATED_HEADING, LEADING_DECORATION, NUMBERED_HEADING

@@ -7,9 +7,9 @@ Sources, in order of trust:
    such as ``👥 A, B``; :func:`pipeline.fields.parse_key_value`);
 2. the section heading (``论文 N：Title``, or a title line with a decoration suffix);
 3. the section's prose, where no metadata line gives the field: a bare credit line under the
-   title (``A, B and C, Stanford University``; :func:`pipeline.fields.parse_credit_line`), else
+   title (``A, B and C, Stanford University``; :func:`pipeline.credits.parse_credit_line`), else
    the credit sentence of the first paragraph (``由…共同完成的《…》``, ``…的研究者``, ``X and
-   colleagues at Y``; :func:`pipeline.fields.find_credit`); an award given in that paragraph
+   colleagues at Y``; :func:`pipeline.credits.find_credit`); an award given in that paragraph
    (``获得杰出论文奖``; :func:`pipeline.fields.find_stated_award`);
 4. the document context: the award header above the section (its label, and its year: ``## ICLR
    2024 Test of Time``), the award the lead gives every paper when there is no header
@@ -44,17 +44,16 @@ import pandas as pd
 from . import nlp, paper_records
 from .candidates import HTML_BREAK, LEADING_TAGS, unlink
 from .config import Config
+from .credits import find_credit, parse_credit_line
 from .fields import (
     PLACEHOLDER_VALUE,
     find_arxiv_ids,
     find_award_label,
-    find_credit,
     find_urls,
     find_venue_years,
     fold_title,
     is_institution,
     normalize_award,
-    parse_credit_line,
     parse_key_value,
     split_affiliation,
     split_affiliation_items,

@@ -74,6 +74,7 @@ from spacy.lang.zh.stop_words import STOP_WORDS as _SPACY_ZH_STOP_WORDS
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from .credits import _find_credit, parse_credit_line
 from .fields import (
     _AWARD_CUE,
     _AWARD_LABEL,
@@ -85,13 +86,11 @@ from .fields import (
     _GENERIC_AWARD_LABEL,
     _GLOSS,
     _KEY_LINE,
-    _find_credit,
     _url_spans,
     anchored_finditer,
     find_venue_years,
     is_institution,
     normalize_award,
-    parse_credit_line,
     parse_key_value,
 )
 from .normalize import to_script
@@ -1124,7 +1123,7 @@ def stated_award(section: ParsedSection, start: int, end: int) -> Entity | None:
 _TEX_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\(.+?\\\)|\\\[.+?\\\]", re.S)
 
 if TYPE_CHECKING:
-    from .fields import Credit
+    from .credits import Credit
 
 _NUMBER = re.compile(r"^[\d.,%]+$")
 _PUNCT_ONLY = re.compile(r"^[\W_]+$")
@@ -1496,11 +1495,11 @@ def _topic(text: str, line_credit: dict[str, Credit | None] | None = None) -> _T
     characters and sentence punctuation at its end that has 2+ words (a Latin title repeated
     in a Chinese section), and every quoted text with a Latin letter (《Generative Adversarial
     Nets》, "Towards Robust Language Models"). Names: the authors and institutions that
-    :func:`pipeline.fields.find_credit` reads in each sentence and
-    :func:`pipeline.fields.parse_credit_line` in each line.
+    :func:`pipeline.credits.find_credit` reads in each sentence and
+    :func:`pipeline.credits.parse_credit_line` in each line.
 
     ``line_credit``: a dict that receives each stripped non-empty line's
-    :func:`~pipeline.fields.parse_credit_line` (so a caller that needs them too does not parse
+    :func:`~pipeline.credits.parse_credit_line` (so a caller that needs them too does not parse
     the lines again); lines already in it are not parsed again.
     """
     lines = [ln.strip() for ln in text.split("\n") if ln.strip()]

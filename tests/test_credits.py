@@ -1,5 +1,5 @@
-"""Credits, awards and venue years stated in prose (issue 4): :func:`pipeline.fields.find_credit`,
-:func:`pipeline.fields.parse_credit_line`, :func:`pipeline.fields.find_stated_award`,
+"""Credits, awards and venue years stated in prose (issue 4): :func:`pipeline.credits.find_credit`,
+:func:`pipeline.credits.parse_credit_line`, :func:`pipeline.fields.find_stated_award`,
 :func:`pipeline.fields.lead_award`, :func:`pipeline.fields.find_dated_venue_years`, and how
 extract and segment use them. Sentences are quoted from the segmentation fixtures (the fixture
 number is given) or written as traps."""
@@ -10,15 +10,14 @@ import pytest
 
 from pipeline.candidates import candidate_of
 from pipeline.config import Config
+from pipeline.credits import find_credit, parse_credit_line
 from pipeline.extract import extract_fields
 from pipeline.fields import (
-    find_credit,
     find_dated_venue_years,
     find_stated_award,
     is_institution,
     lead_award,
     normalize_award,
-    parse_credit_line,
     split_names,
     split_sentences,
 )
@@ -252,7 +251,7 @@ def test_extract_header_year_and_metadata_priority():
 
 
 def test_chinese_credit_subject_is_a_short_clause() -> None:
-    from pipeline.fields import MAX_CREDIT_SPAN_CHARS
+    from pipeline.credits import MAX_CREDIT_SPAN_CHARS
 
     credit_sentence = "上海人工智能实验室、武汉大学与商汤科技的研究者提出 UniAD。"
     assert credit(credit_sentence) == ([], False, ["上海人工智能实验室", "武汉大学", "商汤科技"])

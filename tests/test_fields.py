@@ -805,7 +805,8 @@ def test_venue_mentions_inside_many_urls_are_skipped_one_by_one() -> None:
 
 
 def test_memoised_results_are_the_callers_to_change() -> None:
-    from pipeline.fields import find_credit, parse_credit_line, split_names
+    from pipeline.credits import find_credit, parse_credit_line
+    from pipeline.fields import split_names
 
     for _ in range(2):
         venues = find_venue_years("ICLR 2024 and NeurIPS 2023")
@@ -881,10 +882,10 @@ def _scan_arxiv(text: str) -> list[tuple[str, str | None]]:
     "Diederik P. Kingma and Max Welling, University of Amsterdam", "",
 ])
 def test_credit_line_id_precheck_misses_no_id(line: str) -> None:
-    from pipeline import fields
+    from pipeline import credits
 
-    if not fields._may_hold_line_id(line):
-        assert not fields._LINE_IDS.search(line)
+    if not credits._may_hold_line_id(line):
+        assert not credits._LINE_IDS.search(line)
 
 
 @pytest.mark.parametrize("sentence", [
@@ -895,12 +896,12 @@ def test_credit_line_id_precheck_misses_no_id(line: str) -> None:
 ])
 def test_english_credit_frames_read_as_the_full_patterns(sentence: str) -> None:
     # the cheap cues gate the _NAMES scans: without a cue the full pattern finds nothing
-    from pipeline import fields
+    from pipeline import credits
 
-    if not fields._EN_ET_AL_CUE.search(sentence):
-        assert not fields._EN_NAMES_ET_AL.search(sentence)
+    if not credits._EN_ET_AL_CUE.search(sentence):
+        assert not credits._EN_NAMES_ET_AL.search(sentence)
     if "by" not in sentence:
-        assert not fields._EN_BY_NAMES.search(sentence)
+        assert not credits._EN_BY_NAMES.search(sentence)
 
 
 _URL_PIECES = ["https://", "http://", "HTTP://", "www.", "WWW.", "github.com/", "arxiv.org", "doi.org/", "x", "a.b",

@@ -1,0 +1,591 @@
+"""Credits: the authors and institutions an article credits a paper to, from a bare credit line
+under its title (:func:`parse_credit_line`) or from a sentence of prose (:func:`find_credit`),
+in zh-Hans, zh-Hant and English. The name-list, institution and sentence helpers they build on
+are :mod:`pipeline.fields`'s.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from .fields import (
+    _CASE_EXTRA,
+    _CJK,
+    _EN_ORG_WORDS,
+    _GLOSS,
+    _SPACES,
+    _TRUNCATION,
+    _ZH_NOT_NAME,
+    _ZH_ORG_HEAD,
+    _latin_org,
+    _memoised,
+    is_institution,
+    split_sentences,
+)
+
+__all__ = ["Credit", "find_credit", "parse_credit_line"]
+
+# A Latin person-name token: a capitalised word (accents, apostrophes and hyphenated parts
+# allowed; one inner capital after a Mc/Mac/O'/De/Di/La/Le/Du prefix, as in LeCun) or an
+# initial ("V."). All-capital words (NVIDIA, DPO) and camel-case words (DeepMind, ControlNet)
+# are not person names.
+_UP = "A-ZÀ-ÖØ-ÞĀ-Ž"  # Latin-1 and Latin Extended-A capitals (Łukasz, Šimon)
+_LOW = "a-zß-öø-ÿā-ž"  # Latin Extended-A mixes cases; a lower-case letter there reads as one (Marasović)
+_NAME_TOKEN = (
+    rf"(?:(?:Mc|Mac|O['’]|D['’]|De|Di|La|Le|Du)?[{_UP}][{_LOW}'’]+(?:-[{_UP}]?[{_LOW}'’]+)*|[{_UP}]\.)"
+)
+_PARTICLE = r"(?:van|von|de|der|den|da|di|del|della|du|dos|das|bin|ter)"
+#: A person: 1-4 name tokens (up to two particles between them: "van der"), ending in a word, not an initial.
+_PERSON = rf"{_NAME_TOKEN}(?:\s+(?:{_PARTICLE}\s+){{0,2}}{_NAME_TOKEN}){{0,3}}"
+_PERSON_RE = re.compile(rf"{_PERSON}")
+_NAMES = rf"{_PERSON}(?:\s*,\s*{_PERSON})*(?:,?\s+(?:and|&)\s+{_PERSON})?"
+# An English organisation: capitalised words or acronyms, joined by of/for/the/de inside.
+_ORG_WORD = r"(?:[A-Z][\w&'’.-]*)"
+_ORG = rf"(?:the\s+)?{_ORG_WORD}(?:\s+(?:(?:of|for|de)\s+(?:the\s+)?)?{_ORG_WORD})*"
+_ORGS = rf"{_ORG}(?:(?:\s*,\s*(?:and\s+)?|\s+(?:and|&)\s+){_ORG})*"
+_COLLEAGUES = re.compile(
+    r"^\s*(?:,?\s*(?:and|&)\s+(?:his\s+|her\s+|their\s+)?(?:colleagues|co-?authors|collaborators|co-?workers)"
+    r"|\s+et\s+al\b\.?)",
+    re.I,
+)
+_EN_AFFILIATION = re.compile(rf"^\s*,?\s+(?:at|of|from)\s+(?P<orgs>{_ORGS})")
+#: English words whose capitalised form starts a sentence but is never a name (spaCy's stop
+#: list is too wide: it holds "Well" and "Call"); checked on the first token of a name.
+_EN_NON_NAMES = frozenset(
+    "a an the this these that those in on at by for from with to of and or but as it its their his her "
+    "our we they he she i another other both each every one two three four five recently together "
+    "instead however meanwhile also then here there when while after before since although though "
+    "researchers authors scientists team".split()
+)
+#: Verbs that say a subject made the work ("Kingma and Ba combined ...", "Meta AI released ...");
+#: a past-tense verb in -ed counts too. Used only after a sentence-initial subject.
+_EN_CREDIT_VERBS = frozenset(
+    "propose proposes present presents introduce introduces show shows showed shown find finds found "
+    "build builds built develop develops design designs train trains combine combines let lets use uses "
+    "study studies prove proves demonstrate demonstrates describe describes release releases argue argues "
+    "derive derives analyze analyzes analyse analyses extend extends scale scales measure measures "
+    "report reports discover discovers give gives gave make makes made take takes took win wins won "
+    "audit audits evaluate evaluates test tests trace traces".split()
+)
+# Paper-reference words after which "by <names>" credits the paper's authors.
+_EN_BY_CUE = re.compile(r"(?:[”\"’)》]|\b(?:paper|papers|work|study|article|preprint|method|model))\s*,?\s*$", re.I)
+_EN_TEAM = re.compile(
+    rf"\b(?:[Rr]esearchers|[Ss]cientists|[Ee]ngineers|(?:[Aa]|[Tt]he)\s+(?:research\s+)?(?:team|group))"
+    rf"\s+(?:at|from|of)\s+(?P<orgs>{_ORGS})"
+)
+
+# Chinese frames. A credited span runs from the start of its clause to the frame's marker.
+_ZH_CLAUSE_END = "，,；;：:。！？!?（(）)《》「」“”"
+_ZH_CLAUSE_END_RE = re.compile("[" + re.escape(_ZH_CLAUSE_END) + "]")
+#: Words that introduce a credited span inside its clause ("同届荣誉提名则包括<X>等人的《…》"):
+#: the span starts after the last of them.
+_ZH_INTRODUCER = re.compile(r"包括|包含|还有|還有|则有|則有|来自|來自|以及|由|是|为|為|有")
+_ZH_ROLE = re.compile(
+    r"(?:指导教授|指導教授|助理教授|副教授|教授|博士后|博士後|博士生|博士|硕士生|碩士生|本科生|学生|學生|研究员|研究員"
+    r"|研究人员|研究人員|研究者|研究科学家|研究科學家|科学家|科學家|工程师|工程師|学者|學者|讲师|講師|一作|作者|成员|成員)$"
+)
+_ZH_CONNECTIVE = re.compile(r"^(?:此外|另外|同时|同時|而|其中|同期|同屆|同届|最后|最後|另一篇|另一项|另一項)")
+# (marker, kind): "credit" spans name people (and their affiliations), "org" spans name
+# institutions, "subject" spans are a sentence's subject, accepted only when they are names.
+_ZH_FRAMES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"等人"), "credit_truncated"),
+    (re.compile(r"(?:等(?:机构|機構|单位|單位|高校))?的(?:研究者|研究人员|研究人員|研究团队|研究團隊|团队|團隊"
+                r"|学者|學者|科学家|科學家|研究小组|研究小組)"), "org"),
+    (re.compile(r"\s*(?:共同|合作)?(?:合作|完成|撰写|撰寫|提出|发表|發表|合著|主导|主導|开发|開發|研发|研發|领衔|領銜)(?:了)?的?(?=《)"
+                r"|\s*(?:在|于|於)\s*(?:19|20)\d\d\s*年\s*(?:提出|发表|發表|完成)"), "credit"),
+    (re.compile(r"的?(?:研究者|研究人员|研究人員|研究团队|研究團隊|团队|團隊|学者|學者)"
+                r"(?=\s*(?:共同|合作)?(?:完成|提出|撰写|撰寫|发表|發表))"), "org"),
+    (re.compile(r"\s*的(?=《)"), "credit"),
+    (re.compile(r"\s*(?:共同)?(?:提出|完成|撰写|撰寫|发表|發表|合著|主导|主導|开发|開發|研发|研發|领衔|領銜)"), "by"),
+    (re.compile(r"\s*(?:等(?![人机機单單高])|提出|发布|發布|推出|开源|開源|把|将|將|用|利用|构建|構建|训练|訓練|设计|設計)"),
+     "subject"),
+)
+_ZH_FROM = re.compile(
+    r"(?:来自|來自)\s*(?P<x>[^，,。；;：:！？!?《》]+?)\s*(?:等(?:机构|機構|单位|單位|高校))?的"
+)
+_ZH_ITEM_SEP = re.compile(r"\s*(?:[、，,;；/]|以及|及|与|與|和|\s(?:and|&)\s)\s*")
+
+
+def _person_name(s: str) -> bool:
+    """A Latin person name: 1-4 name tokens, not an initial at the end, no organisation word,
+    and a first token that is a name rather than an English function word."""
+    s = s.strip()
+    if not _PERSON_RE.fullmatch(s) or s.endswith("."):
+        return False
+    tokens = s.split()
+    if tokens[0].casefold() in _EN_NON_NAMES:
+        return False
+    return not any(t.strip(".").casefold() in _EN_ORG_WORDS for t in tokens)
+
+
+
+
+def _lone_name(s: str) -> bool:
+    """One capitalised Latin word (``Meta``, ``Google``; also a bare surname)."""
+    return bool(re.fullmatch(rf"[{_UP}][{_LOW}]+", s.strip()))
+
+
+class Credit:
+    """Authors and institutions credited by a sentence."""
+
+    __slots__ = ("authors", "truncated", "institutions")
+
+    def __init__(self, authors: list[str] | None = None, truncated: bool = False,
+                 institutions: list[str] | None = None) -> None:
+        self.authors = authors or []
+        self.truncated = truncated
+        self.institutions = institutions or []
+
+    def __bool__(self) -> bool:
+        return bool(self.authors or self.institutions)
+
+    def __repr__(self) -> str:
+        return f"Credit({self.authors!r}, {self.truncated!r}, {self.institutions!r})"
+
+
+def _copy_credit(credit: Credit | None) -> Credit | None:
+    """A fresh copy of a memoised credit (its lists are the caller's to change)."""
+    return None if credit is None else Credit(list(credit.authors), credit.truncated, list(credit.institutions))
+
+
+def _add(items: list[str], value: str) -> None:
+    value = _SPACES.sub(" ", value).strip(" .。")
+    if value and value not in items:
+        items.append(value)
+
+
+def _zh_org(s: str, strict: bool) -> str | None:
+    """``s`` as an institution, or None: a CJK name ending in an institution head word, a Latin
+    name ending in one; or, when the frame says the span names institutions (``strict`` False),
+    any short name that is not a description."""
+    s = s.strip()
+    if not s or _ZH_NOT_NAME.search(s):
+        return None
+    if _CJK.search(s):
+        if len(s) > 24:
+            return None
+        if _ZH_ORG_HEAD.search(s):
+            m = re.match(r"^(?P<name>.+?)(?:研究团队|研究團隊|团队|團隊|课题组|課題組|小组|小組)$", s)
+            if m and (len(m.group("name")) < 2 or _ZH_NOT_NAME.search(m.group("name"))):
+                return None  # "研究团队": a generic team, not a named one
+            if m and _ZH_ORG_HEAD.search(m.group("name")):
+                return m.group("name")  # "慕尼黑大学团队": the team of an institution is the institution
+            return s
+        return None if strict or len(s) > 12 else s
+    if _latin_org(s) or (not strict and len(s.split()) <= 6 and s[:1].isupper()):
+        return s
+    return None
+
+
+def _zh_items(span: str) -> list[str]:
+    return [p.strip() for p in _ZH_ITEM_SEP.split(span) if p and p.strip()]
+
+
+def _zh_span_credit(span: str, kind: str, lone_is_org: bool) -> Credit | None:
+    """The credit of a Chinese span, or None when any item of it is not a name (precision: a
+    span that holds a description credits nobody)."""
+    span = span.strip()
+    intro = list(_ZH_INTRODUCER.finditer(span))
+    if intro:
+        span = span[intro[-1].end():].strip()
+    span = _ZH_CONNECTIVE.sub("", span).strip()
+    if not span:
+        return None
+    truncated = False
+    m = _TRUNCATION.search(span)
+    if m and m.start() > 0:
+        span, truncated = span[: m.start()].strip(), True
+    items = _zh_items(span)
+    if not items:
+        return None
+    credit = Credit(truncated=truncated)
+    has_org = any(_ZH_ORG_HEAD.search(item) for item in items)
+    if kind == "org":
+        for item in items:
+            org = _zh_org(item, strict=False)
+            if org is None:
+                return None
+            _add(credit.institutions, org)
+        return credit
+    persons_only = all(_person_name(i) for i in items)
+    for item in items:
+        m = re.fullmatch(rf"(?P<pre>.*?)\s*(?P<name>{_PERSON})", item)
+        if m and _person_name(m.group("name")) and (m.group("pre") == "" or not m.group("pre")[-1:].isalpha()
+                                                    or _CJK.match(m.group("pre")[-1])):
+            pre = m.group("pre").strip().removesuffix("的").strip()  # "加州大学伯克利分校的 Jonathan Ho"
+            pre = _ZH_ROLE.sub("", _ZH_ROLE.sub("", pre).strip()).strip()
+            name = m.group("name")
+            if pre:
+                org = _zh_org(pre, strict=not re.fullmatch(r"[A-Za-z][\w&.' -]*", pre))
+                if org is None:
+                    return None
+                _add(credit.institutions, org)
+            if pre == "" and _lone_name(name) and lone_is_org and len(items) == 1 and not truncated:
+                _add(credit.institutions, name)  # "Meta 的《…》": a company, not a bare surname
+            elif kind == "subject" and not persons_only:
+                return None
+            else:
+                _add(credit.authors, name)
+            continue
+        bare = (_CJK.search(item) and not _ZH_ORG_HEAD.search(item) and re.fullmatch(r"[\u3400-\u9fff]{2,4}", item)
+                and not _ZH_NOT_NAME.search(item) and not re.search(r"[者们們团團组組室所院校司员員家方]", item))
+        if bare and kind in ("credit_truncated", "by") and not has_org:
+            _add(credit.authors, item)  # a Chinese name (何恺明等人)
+            continue
+        # beside an institution, a bare word is one too ("由英伟达和阿尔托大学共同完成")
+        org = _zh_org(item, strict=not (bare and has_org and kind in ("credit", "by")))
+        if org is None:
+            return None
+        _add(credit.institutions, org)
+    if kind == "subject" and credit.authors and len(credit.authors) < 2 and not truncated:
+        return None  # a lone surname as a subject ("Goodfellow 提出…") may be anything
+    return credit if credit else None
+
+
+#: Longest clause (characters) read as the subject of a Chinese credit (``何恺明、张祥雨等提出``):
+#: longer runs without clause punctuation are prose, and reading each of them for every credit
+#: verb made unpunctuated text quadratic.
+MAX_CREDIT_SPAN_CHARS = 300
+
+
+def _zh_sentence_credit(sentence: str) -> Credit | None:
+    m = _ZH_FROM.search(sentence)
+    hits: list[tuple[int, int, str, str]] = []
+    if m:
+        hits.append((m.start(), 0, "org", m.group("x")))
+    ends: list[int] | None = None  # where the sentence's clauses end (computed at the first hit)
+    for rank, (pattern, kind) in enumerate(_ZH_FRAMES, start=1):
+        for hit in pattern.finditer(sentence):
+            if hit.start() == 0:
+                continue
+            if ends is None:
+                ends = [m.start() for m in _ZH_CLAUSE_END_RE.finditer(sentence)]
+            k = bisect.bisect_left(ends, hit.start())
+            clause_start = (ends[k - 1] if k else -1) + 1  # after the last clause end before the hit
+            if hit.start() - clause_start > MAX_CREDIT_SPAN_CHARS:
+                continue  # no list of names or institutions runs that long without a comma
+            span = sentence[clause_start : hit.start()]
+            if kind == "by":
+                by = span.rfind("由")
+                if by < 0:
+                    continue
+                span = span[by + 1 :]
+            if kind in ("subject", "org") and clause_start > 0 and not _ZH_CONNECTIVE.match(
+                    sentence[: clause_start].strip()):
+                continue  # a subject opens its sentence (after a connective such as 此外，)
+            hits.append((hit.start(), rank, kind, span))
+    for _, _, kind, span in sorted(hits):
+        truncated = kind == "credit_truncated"
+        credit = _zh_span_credit(span, "credit" if truncated else kind,
+                                 lone_is_org=kind in ("credit", "subject") and not truncated)
+        if credit is not None:
+            credit.truncated = credit.truncated or truncated
+            return credit
+    return None
+
+
+_EN_LIST_SEP = re.compile(r"\s*,\s*(?:and\s+)?|\s+(?:and|&)\s+")
+_LEADING_THE = re.compile(r"^the\s+")
+_COMMA_SEP = re.compile(r"\s*,\s*")
+# The English frames of _en_sentence_credit, compiled once (the _NAMES pattern is long).
+_EN_NAMES_ET_AL = re.compile(
+    rf"(?P<names>{_NAMES})(?=\s*,?\s*(?:and|&)\s+(?:his\s+|her\s+|their\s+)?"
+    rf"(?:colleagues|co-?authors|collaborators|co-?workers)\b|\s+et\s+al\b)"
+)
+#: What the lookahead of _EN_NAMES_ET_AL needs somewhere: without it the frame cannot match,
+#: and scanning for it is far cheaper than trying _NAMES at every position.
+_EN_ET_AL_CUE = re.compile(r"(?:colleagues|co-?authors|collaborators|co-?workers)\b|\s+et\s+al\b")
+_EN_BY_NAMES = re.compile(rf"\bby\s+(?P<names>{_NAMES})")
+_EN_SUBJECT_VERB = re.compile(rf"(?P<subj>{_NAMES}|{_ORG})\s+(?P<verb>[a-z]+)\b")
+
+
+def _en_orgs(text: str) -> list[str]:
+    out: list[str] = []
+    for part in _EN_LIST_SEP.split(text):
+        part = _LEADING_THE.sub("", part.strip())
+        if part:
+            _add(out, part)
+    return out
+
+
+def _en_names(text: str) -> list[str] | None:
+    names = [p.strip() for p in _EN_LIST_SEP.split(text) if p.strip()]
+    return names if names and all(_person_name(n) for n in names) else None
+
+
+def _en_sentence_credit(sentence: str) -> Credit | None:
+    s = sentence.strip()
+    # "<names> and colleagues [at <org>]", "<names> et al."
+    for m in _EN_NAMES_ET_AL.finditer(s) if _EN_ET_AL_CUE.search(s) else ():
+        names = _en_names(m.group("names"))
+        if names is None:
+            # drop leading words that are not names ("Recently, Smith and colleagues")
+            parts = _COMMA_SEP.split(m.group("names"))
+            while parts and _en_names(", ".join(parts)) is None:
+                parts = parts[1:]
+            names = _en_names(", ".join(parts)) if parts else None
+        if not names:
+            continue
+        rest = s[m.end():]
+        tail = _COLLEAGUES.match(rest)
+        credit = Credit(names, True)
+        aff = _EN_AFFILIATION.match(rest[tail.end():] if tail else rest)
+        if aff:
+            credit.institutions = _en_orgs(aff.group("orgs"))
+        return credit
+    # "<paper> by <names> [of <org>]"
+    for m in _EN_BY_NAMES.finditer(s) if "by" in s else ():
+        if not _EN_BY_CUE.search(s[: m.start()]):
+            continue
+        names = _en_names(m.group("names"))
+        if not names:
+            continue
+        credit = Credit(names)
+        aff = _EN_AFFILIATION.match(s[m.end():])
+        if aff:
+            credit.institutions = _en_orgs(aff.group("orgs"))
+        return credit
+    # "Researchers at <org>", "A team from <org>"
+    m = _EN_TEAM.search(s)
+    if m:
+        return Credit(institutions=_en_orgs(m.group("orgs")))
+    # a sentence-initial subject and a credit verb: "Kingma and Ba combined", "Meta AI released"
+    m = _EN_SUBJECT_VERB.match(s)
+    if m:
+        verb = m.group("verb")
+        if verb in _EN_CREDIT_VERBS or (verb.endswith("ed") and len(verb) > 4):
+            names = _en_names(m.group("subj"))
+            if names and len(names) >= 2:
+                return Credit(names)
+            if _latin_org(m.group("subj")):
+                return Credit(institutions=[m.group("subj")])
+    return None
+
+
+def find_credit(paragraph: str) -> Credit | None:
+    """Authors and institutions credited in a paragraph of prose, from its first sentence that
+    states a credit.
+
+    Args:
+        paragraph: a paragraph of a section (zh-Hans, zh-Hant or English).
+
+    Returns:
+        A :class:`Credit` (``authors`` in the script given, ``truncated`` when the credit says
+        "et al." / "and colleagues" / ``等人``, ``institutions`` as written) or None.
+
+    Frames (the span is read from the start of its clause, after an introducer such as 包括 /
+    还有 / 由 / 来自, to the marker):
+
+    * ``<X>等人`` (truncated); ``由<X>(共同)提出/完成/撰写/发表``; ``<X>(共同)完成/合作/提出的《…》``;
+      ``<X>在 2013 年提出``; ``<X>的《…》``: people (Latin names, or 2-4 character Chinese
+      names after 等人/由), each optionally preceded by an affiliation and a role
+      (``英属哥伦比亚大学博士生 Yi Ren``);
+    * ``来自<X>的``, ``<X>(等机构)的研究者/团队/学者``: institutions, any short name
+      (商汤科技, 微软) unless it is a description (这篇论文, 该团队);
+    * a sentence-initial subject before an action (提出, 发布, 把, 用, 等): an institution
+      ending in a head word (研究所, 团队 with a name before it, Lab, AI, DeepMind) or one
+      capitalised Latin word (``Meta 把…``: Chinese press names a person by full name, a
+      company by its one word), or at least two people;
+    * English: ``<names> and colleagues|et al. [at|of|from <orgs>]``; ``<paper> by <names>
+      [of <orgs>]`` (after a title, "paper", "work"...); ``Researchers|A team at|from
+      <orgs>``; a sentence-initial ``<name>, <name> and <name>`` or ``<Org head>`` followed by
+      a credit verb (combined, showed, released ...). A lone English surname is never enough.
+
+    A span any item of which is not a name (a pronoun, a description, a model name such as
+    ``UniSim``) credits nobody: a wrong author is worse than none.
+    """
+    return _find_credit(paragraph)
+
+
+_EN_CREDIT_CUE = re.compile(r"\b(?:colleagues|et al|by|Researchers|team)\b")
+
+
+@_memoised(copy=_copy_credit)
+def _sentence_credit(sentence: str) -> Credit | None:
+    """The credit one sentence states (see :func:`find_credit`)."""
+    if _CJK.search(sentence):
+        credit = _zh_sentence_credit(sentence)
+        if credit is None and _EN_CREDIT_CUE.search(sentence):
+            credit = _en_sentence_credit(sentence)
+        return credit
+    return _en_sentence_credit(sentence)
+
+
+def _find_credit(paragraph: str) -> Credit | None:
+    """:func:`find_credit`. Paragraphs and sentences are memoised for the whole process
+    (:func:`_memoised`), and each caller gets its own copy."""
+    if not paragraph:
+        return None
+    return _paragraph_credit(paragraph)
+
+
+#: "论文一作为 X", "第一作者是X", "X 和 Y为共同一作": the first author(s) a Chinese write-up names.
+_ZH_FIRST_AUTHOR = re.compile(
+    r"(?:第一作者|共同一作|一作)\s*(?:为|為|是)\s*(?P<after>[^，,。；;！？!?（(]{2,60})"
+    r"|(?P<before>[^，,。；;！？!?：:]{2,60}?)\s*(?:[（(][^（()）]{1,20}[)）])?\s*(?:为|為|是)\s*(?:共同一作|共同第一作者|第一作者)"
+)
+_ZH_FIRST_AUTHOR_SEP = re.compile(r"\s*(?:和|与|與|、|,|，|\s(?:and|&)\s)\s*")
+
+
+def _first_authors(paragraph: str) -> list[str]:
+    """The first author(s) named by :data:`_ZH_FIRST_AUTHOR` in a paragraph: Latin person names
+    or 2-4 character Chinese names, a bracketed gloss after a name removed; [] when any item is
+    not a name."""
+    for m in _ZH_FIRST_AUTHOR.finditer(paragraph) if ("一作" in paragraph or "第一作者" in paragraph) else ():
+        span = _GLOSS.sub("", m.group("after") or m.group("before")).strip()
+        intro = list(_ZH_INTRODUCER.finditer(span)) if m.group("before") else []
+        span = span[intro[-1].end():].strip() if intro else span
+        names = [n.strip() for n in _ZH_FIRST_AUTHOR_SEP.split(span) if n.strip()]
+        if names and all(_person_name(n) or (re.fullmatch(r"[\u3400-\u9fff]{2,4}", n) and not _ZH_NOT_NAME.search(n)
+                                             and not _ZH_ORG_HEAD.search(n)) for n in names):
+            return names
+    return []
+
+
+@_memoised(copy=_copy_credit)
+def _paragraph_credit(paragraph: str) -> Credit | None:
+    """The credit of the first sentence of ``paragraph`` that states one (see :func:`find_credit`);
+    when it names no person, the first author(s) the paragraph names ("论文一作为 X") are its
+    authors, truncated."""
+    credit = None
+    for sentence in split_sentences(paragraph):
+        credit = _sentence_credit(sentence)
+        if credit:
+            break
+    if credit is None or not credit.authors:
+        first = _first_authors(paragraph)
+        if first:
+            credit = credit or Credit()
+            credit.authors, credit.truncated = first, True
+    return credit or None
+
+
+#: Longest credit line, in characters, of a few names; a list of many names may run
+#: :data:`_CREDIT_LINE_CHARS_PER_NAME` characters a name.
+_CREDIT_LINE_MAX_CHARS = 200
+_CREDIT_LINE_CHARS_PER_NAME = 40
+#: A bare capital initial inside a name (``Christopher D Manning``); ``A`` and ``I`` are words too.
+_BARE_INITIAL = re.compile(rf"(?<=\s)(?![AI]\s)([{_UP}])(?=\s+[{_UP}])")
+#: A name written another way: 2-4 words of letters (all capitals, inner capitals: ``YU HUANG``,
+#: ``Sky CH-Wang``); a person only between people of a credit line.
+_LOOSE_NAME = re.compile(rf"[{_UP}][{_UP}{_LOW}'’-]*(?:\s+[{_UP}][{_UP}{_LOW}'’.-]*){{1,3}}")
+
+
+def _credit_person(item: str) -> bool:
+    """A person of a credit line: a Latin person name (:func:`_person_name`) of two tokens or
+    more, a bare initial inside it read as one with a period."""
+    return len(item.split()) >= 2 and _person_name(_BARE_INITIAL.sub(r"\1.", item))
+
+
+#: The affiliations of a whole credit line in brackets at its end, ``/`` or ``、`` between them.
+_TRAILING_PLACES = re.compile(r"\s*[（(](?P<places>[^()（）]{1,150})[)）]\s*$")
+#: Chinese personal names (2-3 characters) separated by commas or 、.
+_ZH_NAME_LIST = re.compile(r"[\u3400-\u9fff]{2,3}(?:\s*[,，、]\s*[\u3400-\u9fff]{2,3})*")
+#: Brackets after names that hold a note, not an affiliation: a year, an edition, a version.
+_NOT_PLACES = re.compile(r"\d{4}|\b(?:edition|version|ed\.|vol\.)", re.I)
+#: A Chinese "and others" after Latin names: 等, 等人, 等 30+ 位共同作者.
+_ZH_OTHERS = re.compile(r"\s*等(?:人|\s*\d+\s*\+?\s*(?:位|名)?\s*(?:共同)?作者)?\s*$")
+#: "and others" then the affiliations after a comma: "A 等，UW / AI2", "A 等人, 清华大学".
+_ZH_OTHERS_PLACES = re.compile(r"\s*等人?\s*[，,]\s*(?P<places>[^,，()（）]{1,120})$")
+_PLACE_SEPS = re.compile(r"\s*[/／、;；,，]\s*")
+#: A university named with its campus after a comma ("University of California, Berkeley").
+_CAMPUS_OF = re.compile(r"(?:University|Univ\.) of [A-Z][a-z]+(?: [A-Z][a-z]+)?")
+
+
+def _split_places(text: str) -> list[str]:
+    """The affiliations of a credit's bracket: split at ``/ 、 ; ,`` (full width too), a
+    university's campus kept with it (``University of California, Berkeley``)."""
+    places: list[str] = []
+    for part in filter(None, (p.strip() for p in _PLACE_SEPS.split(text))):
+        if places and _CAMPUS_OF.fullmatch(places[-1]) and re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", part):
+            places[-1] = f"{places[-1]}, {part}"
+        else:
+            places.append(part)
+    return places
+
+
+_LINE_IDS = re.compile(r"[.;,]?\s*(?:arXiv\s*[:：]?\s*\S+|https?://\S+)", re.I)
+_OTHERS = re.compile(
+    r",?\s+(?:and|&)\s+(?:(?:his|her|their)\s+)?(?:colleagues|co-?authors|collaborators|others"
+    r"|\d+\s+other\s+(?:authors|co-?authors))\b(?:\s+(?:at|of|from)\b)?|,?\s+et\s+al\b\.?",
+    re.I,
+)
+
+
+def _may_hold_line_id(s: str) -> bool:
+    """False when :data:`_LINE_IDS` cannot match ``s``: the lower-cased line holds neither
+    ``arxiv`` nor ``http`` (tested directly when a non-ASCII letter could match an ASCII one
+    case-insensitively). Most lines hold neither, and the pattern tries every position."""
+    if any(c in s for c in _CASE_EXTRA):
+        return True
+    low = s.lower()
+    return "arxiv" in low or "http" in low
+
+
+@_memoised(copy=_copy_credit)
+def parse_credit_line(line: str) -> Credit | None:
+    """A bare credit line under a title: ``Lvmin Zhang, Anyi Rao and Maneesh Agrawala, Stanford
+    University``, ``Tom B. Brown, Benjamin Mann and 27 other authors, OpenAI``,
+    ``Diederik P. Kingma and Max Welling, University of Amsterdam. arXiv: 1312.6114``.
+
+    Affiliations may close the line in brackets (``A, B（AI2 / Cornell）``) or follow a Chinese
+    "and others" after a comma (``A 等，UW / AI2``), and that "and others" may end the names
+    (``A, B 等``, ``A 等 30+ 位共同作者``: ``truncated``); with one of
+    those (an institution among the places), the names may be Chinese (2-3 characters each).
+    The people come first (each at least two name tokens, a bare initial allowed inside:
+    ``Christopher D Manning``; at least two people unless ``and colleagues`` / ``and N other
+    authors`` / ``et al.`` follows them, which sets ``truncated``; a name in capitals such as
+    ``YU HUANG`` counts when people follow it), then the affiliations (capitalised names). An
+    arXiv id or URL at the end is ignored. A line is at most 200 characters, or 40 a name for a
+    longer list. None for any other line: a sentence, other Chinese text, a line with no person.
+    """
+    s = line.strip()
+    if _may_hold_line_id(s):
+        s = _LINE_IDS.sub("", s).strip()
+    places: list[str] = []
+    if (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"; "A, B（2013 年發表）" a note
+        if not _NOT_PLACES.search(m.group("places")):
+            places = _split_places(m.group("places"))
+        s = s[: m.start()].rstrip()
+    if not places and (m := _ZH_OTHERS_PLACES.search(s)) and m.start() > 0 and not _NOT_PLACES.search(m.group("places")):
+        places = _split_places(m.group("places"))
+        s = s[: m.start()] + " 等"
+    credit = Credit()
+    if m := _ZH_OTHERS.search(s):  # "A, B 等", "A, B 等 30+ 位共同作者"
+        credit.truncated = True
+        s = s[: m.start()].rstrip()
+    if s and (credit.truncated or any(map(is_institution, places))) and (zh := _ZH_NAME_LIST.fullmatch(s)):
+        # Chinese names with 等 or their places, one of them an institution ("田甲, 李乙（某大学 /
+        # 某公司）"); without either, a list of short words ("图像、视频（综述）") reads the same
+        credit.authors = [n.strip() for n in re.split(r"[,，、]", zh.group(0)) if n.strip()]
+        credit.institutions = places
+        return credit
+    if not s or re.search(r"[.。!?！？:：;；]$|[\u3400-\u9fff]", s):
+        return None
+    others = _OTHERS.search(s)
+    if others:
+        credit.truncated = True
+        s = s[: others.start()] + "," + s[others.end():]
+    items = [p.strip() for p in re.split(r"\s*[,;；]\s*(?:and\s+)?|\s+(?:and|&|·)\s+", s) if p.strip()]
+    if len(s) > max(_CREDIT_LINE_MAX_CHARS, _CREDIT_LINE_CHARS_PER_NAME * len(items)):
+        return None
+    people = [_credit_person(item) for item in items]
+    last_person = max((k for k, p in enumerate(people) if p), default=-1)
+    for k, item in enumerate(items):
+        if not credit.institutions and (people[k] or (
+                k < last_person and _LOOSE_NAME.fullmatch(item) and not _latin_org(item)
+                and not any(t.strip(".").casefold() in _EN_ORG_WORDS for t in item.split()))):
+            _add(credit.authors, item)
+        elif _latin_org(item) or (credit.authors and re.fullmatch(r"[A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){0,5}", item)):
+            _add(credit.institutions, item)
+        else:
+            return None
+    if len(credit.authors) < 2 and not credit.truncated:
+        return None  # one "name" alone may be a title in capitals ("Vision Transformers Need Registers")
+    for place in places:
+        _add(credit.institutions, place)
+    return credit
+
+
+
