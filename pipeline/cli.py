@@ -142,8 +142,12 @@ def format_summary(summary: dict) -> str:
         f"  files processed (new or changed)  {summary['files_processed']:>8}",
         f"  files reused (unchanged)          {summary['files_reused']:>8}",
         f"  files removed since last run      {summary['files_removed']:>8}",
-        "  seconds per stage",
     ]
+    changes = summary.get("changes") or {}
+    if changes:  # papers by kind of change since the last run (changes.parquet)
+        lines.append("  papers since last run             " + ", ".join(f"{n} {k.replace('_', ' ')}"
+                                                                        for k, n in changes.items()))
+    lines.append("  seconds per stage")
     lines += [f"    {name:<31} {secs:>8.2f}" for name, secs in summary["seconds"].items()]
     lines.append(f"    {'total':<31} {sum(summary['seconds'].values()):>8.2f}")
     failed = summary.get("failed", [])

@@ -54,6 +54,11 @@ TABLE_DOCS: dict[str, str] = {
     "context": "One row per document-context span (not a paper, not junk). `doc_id` → `documents.doc_id`.",
     "errors": "One row per input file (a JSON Lines feed: per line; a CSV file: per row) that could not be read, decoded or parsed, "
               "or that has no text; the run goes on without it. `path` → `documents.source_path`.",
+    "paper_ids": "One row per `paper_id` this output folder ever published: the paper it names now, so that an id "
+                 "of an earlier run still resolves. `current_id` → `papers.paper_id`.",
+    "changes": "One row per change since the previous run: a paper added, removed, merged into another or split "
+               "off one, and per field of a kept paper whose value changed. `paper_id`, `related_id` → "
+               "`paper_ids.paper_id`.",
 }
 
 _SPAN_START = "Start of the span: character offset into `documents.text` (0-based, inclusive)."
@@ -62,6 +67,26 @@ _DOC_REF = "The document the row belongs to (→ `documents.doc_id`)."
 
 #: Meaning of every column, per table. A schema column missing here fails the tests.
 COLUMNS: dict[str, dict[str, str]] = {
+    "paper_ids": {
+        "paper_id": "A paper id published by a run of this output folder (unique).",
+        "current_id": "The `papers.paper_id` it names now: itself for a current paper, the paper it was merged "
+                      "into for a redirect; null when the paper was removed (none of its mentions is left).",
+        "since_run": "The run (`manifest.json` `run_id`) since which `current_id` and `reason` hold.",
+        "reason": "`added` (issued for a new paper), `split` (issued for a part split off a paper), `merged` "
+                  "(merged into `current_id`, which kept its older id), `removed`.",
+    },
+    "changes": {
+        "run_id": "This run's id.",
+        "previous_run_id": "The run compared with (the one published before); null on a first run.",
+        "change": "`added`, `removed`, `merged` (`paper_id` was merged into `related_id`), `split` (`paper_id` "
+                  "was split off `related_id`), `field_changed`.",
+        "paper_id": "The paper concerned (for `merged`: the id that now redirects).",
+        "related_id": "The paper merged into or split from; null for other changes.",
+        "field": "The `papers` column that changed (`field_changed` only): `title`, `title_zh`, `arxiv_id`, "
+                 "`venue`, `year`, `award`, `authors`, `institutions` or `urls`.",
+        "old_value": "Its value at the previous run, as text (a list as a JSON array); null when missing or empty.",
+        "new_value": "Its value now, as `old_value`.",
+    },
     "errors": {
         "path": "The file that failed, relative to the corpus folder (a JSON Lines line: `file.jsonl#N`; a CSV row: `file.csv#N`).",
         "stage": "The stage that failed on it (`ingest`, `clean`, `segment`, `normalize`, `extract`; "

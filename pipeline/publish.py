@@ -2,9 +2,11 @@
 
 Layout of an output folder ``OUT`` (the marker's layout ``tables``)::
 
-    OUT/<table>.parquet, errors.parquet   the published run's tables (plain files)
+    OUT/<table>.parquet, errors.parquet   the published run's tables (plain files), paper_ids
+                                          and changes included
     OUT/manifest.json, report.html, README.md   its manifest, report and dataset card
     OUT/.pipeline/runs/<run_id>/          a run being written; after its publish, its manifest
+                                          and its paper ids (pipeline.identity)
     OUT/.pipeline/published.json          what the last publish put at the top (run id; each
                                           file's size and mtime: the ownership record)
     OUT/.pipeline/state/                  incremental state (pipeline.state)
@@ -75,7 +77,7 @@ LOCK_NAME = ".lock"
 MANIFEST = "manifest.json"
 #: The tables of a run, as published at the top of the output folder.
 TABLE_FILES = ("documents.parquet", "sections.parquet", "papers.parquet", "dropped.parquet", "context.parquet",
-               "errors.parquet")
+               "errors.parquet", "paper_ids.parquet", "changes.parquet")
 #: Every name a publish puts at the top, in the order it does: tables, report, dataset card,
 #: and the manifest last (a reader that sees the new manifest sees every new file).
 PUBLISHED_NAMES = (*TABLE_FILES, "report.html", "README.md", MANIFEST)
@@ -85,7 +87,8 @@ KEEP_RUNS = 2
 #: run, and top-level links ``OUT/<name> -> current/<name>`` for :data:`LEGACY_LINKED_NAMES`.
 LEGACY_RUNS_DIR = ".runs"
 LEGACY_CURRENT = "current"
-LEGACY_LINKED_NAMES = (*TABLE_FILES, MANIFEST, "report.html")
+LEGACY_LINKED_NAMES = ("documents.parquet", "sections.parquet", "papers.parquet", "dropped.parquet",
+                       "context.parquet", "errors.parquet", MANIFEST, "report.html")
 #: Older places of the state and the cache, moved into :data:`PIPELINE_DIR` by :func:`adopt`.
 LEGACY_FOLDERS = {".state": STATE_DIR, ".cache": CACHE_DIR}
 #: Environment variable naming the crash point (tests only).

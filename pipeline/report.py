@@ -153,8 +153,8 @@ def write_report(out_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[
             ``seconds``, ``corpus``, ``pipeline_version``, ``config_fingerprint``,
             ``embedder.model_id``, ``run_id``, ``started_at``, ``finished_at``, ``mode``,
             ``files``, ``row_counts``; each optional).
-        previous: the folder of the previous published run (its ``manifest.json`` and
-            ``papers.parquet``, each optional), for the changes since then; None: a first run.
+        previous: the folder of the previous published run (its ``manifest.json``, optional),
+            for the changes since then (``frames["changes"]``, optional); None: a first run.
 
     Returns:
         the path of the written file (UTF-8).
@@ -162,7 +162,7 @@ def write_report(out_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / REPORT_NAME
-    path.write_text(render_report(frames, manifest, run_changes(frames.get("papers"), manifest, previous)),
+    path.write_text(render_report(frames, manifest, run_changes(frames.get("changes"), manifest, previous)),
                     encoding="utf-8")
     return path
 
@@ -257,51 +257,45 @@ def _duration(manifest: dict[str, Any]) -> str:
     return (f"{hours} h {minutes:02d} min " if hours else f"{minutes} min ") + f"{secs:02d} s"
 
 
-def run_changes(papers: pd.DataFrame | None, manifest: dict[str, Any], previous: Path | None) -> dict[str, Any] | None:
+def run_changes(changes: pd.DataFrame | None, manifest: dict[str, Any], previous: Path | None) -> dict[str, Any] | None:
     """What changed since the previous published run, for the report's "changes" section.
 
     Args:
-        papers: this run's papers (reads ``paper_id``).
-        manifest: this run's manifest (``files``, ``row_counts``).
-        previous: the previous published run's folder; None for a first run.
+        changes: this run's ``changes`` table (reads ``change``, ``paper_id``, ``field``); None
+            when not at hand.
+        manifest: this run's manifest (``files``, ``row_counts``, ``changes``: papers per kind of
+            change, :mod:`pipeline.identity`).
+        previous: the previous published run's folder (its ``manifest.json``); None for a first run.
 
     Returns:
         None without a previous run; else ``previous_run`` (its ``run_id``, ``finished_at``),
         ``counts`` (per table ``(before, now)`` from the manifests' ``row_counts``), ``files``
-        (processed, reused, removed) and ``papers`` (``added``, ``removed``: paper ids in one of
-        the two papers tables only; None when the previous table cannot be read). The paper
-        counts come from the two tables, read here; a ``changes.parquet`` written by the run
-        would be read here instead.
+        (processed, reused, removed), ``papers`` (per kind of change, the manifest's, else
+        counted from ``changes``; None when neither has them) and ``fields`` (per field, the
+        papers whose value of it changed; empty without ``changes``).
     """
     if previous is None:
         return None
-    import pyarrow.parquet as pq
-
     try:
         before = json.loads((previous / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         before = {}
-    try:
-        old_ids = set(pq.read_table(previous / "papers.parquet", columns=["paper_id"])["paper_id"].to_pylist())
-    except (OSError, KeyError, ValueError) as exc:
-        log.warning("the previous papers table %s cannot be read (%s); papers added and removed are not counted",
-                    previous / "papers.parquet", exc)
-        old_ids = None
+    table = changes if isinstance(changes, pd.DataFrame) else pd.DataFrame(columns=["change", "paper_id", "field"])
+    kinds = manifest.get("changes")
+    if kinds is None and isinstance(changes, pd.DataFrame):
+        kinds = {k: int((table["change"] == k).sum()) for k in ("added", "removed", "merged", "split")}
+        kinds["field_changed"] = int((table["change"] == "field_changed").sum())
+    fields = table[table["change"] == "field_changed"].groupby("field")["paper_id"].nunique()
     now_counts, old_counts = manifest.get("row_counts") or {}, before.get("row_counts") or {}
     files = manifest.get("files") or {}
-    changes: dict[str, Any] = {
+    return {
         "previous_run": {"run_id": before.get("run_id", previous.name), "finished_at": before.get("finished_at")},
         "counts": {t: (old_counts.get(t), now_counts.get(t)) for t in ("documents", "sections", "papers")
                    if t in now_counts or t in old_counts},
         "files": {k: len(files.get(k) or []) for k in ("processed", "reused", "removed")},
-        "papers": None,
+        "papers": kinds,
+        "fields": {str(k): int(v) for k, v in fields.items()},
     }
-    if old_ids is not None:
-        new_ids = set(_col(papers if isinstance(papers, pd.DataFrame) else pd.DataFrame(), "paper_id"))
-        old_ids.discard(None)
-        new_ids.discard(None)
-        changes["papers"] = {"added": len(new_ids - old_ids), "removed": len(old_ids - new_ids)}
-    return changes
 
 
 def _changes(changes: dict[str, Any] | None, manifest: dict[str, Any]) -> str:
@@ -314,9 +308,17 @@ def _changes(changes: dict[str, Any] | None, manifest: dict[str, Any]) -> str:
              + (f" of {_e(_when(prev['finished_at']))}" if prev.get("finished_at") else "") + ". Files: "
              + ", ".join(f"<strong>{files[k]}</strong> {k}" for k in ("processed", "reused", "removed")) + ".</p>"]
     papers = changes.get("papers")
-    parts.append(f"<p>Papers: <strong class=\"added\">{papers['added']} added</strong>, "
-                 f"<strong class=\"removed\">{papers['removed']} removed</strong> (by <code>paper_id</code>).</p>"
-                 if papers is not None else _none("the previous papers table could not be read"))
+    if papers is None:
+        parts.append(_none("this run lists no changes (changes.parquet)"))
+    else:
+        fields = changes.get("fields") or {}
+        parts.append(f"<p>Papers: <strong class=\"added\">{papers.get('added', 0)} added</strong>, "
+                     f"<strong class=\"removed\">{papers.get('removed', 0)} removed</strong>, "
+                     f"{papers.get('merged', 0)} merged into another, {papers.get('split', 0)} split off another; "
+                     f"{papers.get('field_changed', 0)} field values changed"
+                     + (" (" + ", ".join(f"{_e(k)} of {n}" for k, n in fields.items()) + ")" if fields else "")
+                     + ". Every change is a row of <code>changes.parquet</code>; <code>paper_ids.parquet</code> "
+                       "resolves an earlier run's <code>paper_id</code>.</p>")
     rows = [[table, _int(old), _int(now), _signed(old, now)] for table, (old, now) in changes["counts"].items()]
     if rows:
         parts.append(_table(["table", "previous run", "this run", "change"], rows, numeric={1, 2, 3}))
@@ -885,7 +887,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         manifest = json.loads((args.out / "manifest.json").read_text(encoding="utf-8"))
-        frames = read_frames(args.out, TABLES)
+        frames = read_frames(args.out, [*TABLES, *(["changes"] if (args.out / "changes.parquet").exists() else [])])
         if (args.out / "errors.parquet").exists():
             frames["errors"] = pd.read_parquet(args.out / "errors.parquet")
     except FileNotFoundError as exc:

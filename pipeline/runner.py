@@ -86,6 +86,7 @@ from .dedup import (
 from .embed import DEFAULT_MAX_CHARS, Embedder, make_local_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
 from .failures import failed_files
+from .identity import stable_ids
 from .memory import collect_less_often, release_free_memory
 from .progress import Progress, progress_mode
 from .publish import (
@@ -197,6 +198,7 @@ class RunResult:
             "files_processed": len(self.files.get("processed", [])),
             "files_reused": len(self.files.get("reused", [])),
             "files_removed": len(self.files.get("removed", [])),
+            "changes": dict(self.manifest.get("changes") or {}),
             "failed": [{k: f[k] for k in ("path", "error_type", "known")} for f in self.manifest.get("failed", [])],
             "seconds": self.seconds,
         }
@@ -406,6 +408,7 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     manifest = _run_manifest(run_id, started, full, corpus, config, embedder, outcome.inputs, outcome.status_counts,
                              outcome.errors, outcome.counts, seconds, files, store.key, outcome.dedup_seconds)
     manifest["failed"] = failed_files(outcome.errors, dict(zip(paths, shas, strict=True)), previous)
+    manifest["changes"] = outcome.changes
     write_manifest(run_dir, manifest)
     release_free_memory()  # the whole dedup's memory, before the report reads the tables back
     _write_report(run_dir, report_frames(run_dir, outcome.errors), manifest, _previous_run(out_dir))
@@ -730,6 +733,7 @@ class _Outcome:
     #: the two parts of the dedup stage's seconds: ``"embedding"`` (the sections' and titles'
     #: vectors, cache included) and ``"clustering"`` (clustering, fusion and the copy candidates)
     dedup_seconds: dict[str, float]
+    changes: dict[str, int]  #: papers per kind of change since the last run (:mod:`pipeline.identity`)
 
 
 class _DocumentFeed:
@@ -1006,6 +1010,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     t0 = time.perf_counter()
     with bars.bar("clustering", None, "step"):  # (dedup reports no count: the elapsed time moves)
         paper_ids, match_scores, papers, section_doc_ids = cluster_all(slims, vectors, config, scratch, content)
+        paper_ids, papers, changes = stable_ids(paper_ids, papers, run_dir, metadata)  # + paper_ids, changes
         papers_of = paper_sets(section_doc_ids, paper_ids)
         del section_doc_ids
         candidates = copy_candidates(papers_of)
@@ -1092,12 +1097,13 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     errors_out = TableWriter(run_dir / "errors.parquet", ERRORS_SCHEMA, metadata)
     errors_out.write(errors)
     counts["errors"] = errors_out.close()
+    counts |= {name: pq.ParquetFile(run_dir / f"{name}.parquet").metadata.num_rows for name in ("paper_ids", "changes")}
     writing_bar.close()
     shutil.rmtree(scratch)
     seconds["write"] += time.perf_counter() - t0
     stats = {"papers_multi_document": int(multi_document)}
     return _Outcome(counts=counts, inputs=inputs, status_counts=dict(sorted(status_counts.items())), errors=errors,
-                    stats=stats, dedup_seconds=dedup_seconds)
+                    stats=stats, dedup_seconds=dedup_seconds, changes=changes)
 
 
 #: What the second pass keeps of each summary it finds: the paper's row and the summary.
@@ -1261,10 +1267,10 @@ class TableFiles(Mapping[str, pd.DataFrame]):
 def report_frames(run_dir: Path, errors: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The written tables read back for :func:`pipeline.report.write_report`, with only the
     columns it shows (:func:`pipeline.report.read_frames`: no list columns, text columns cut to
-    the head it shows), and ``errors``."""
+    the head it shows), ``changes`` and ``errors``."""
     from .report import read_frames
 
-    return {"errors": errors, **read_frames(run_dir, TABLES)}
+    return {"errors": errors, **read_frames(run_dir, [*TABLES, "changes"])}
 
 
 def json_rows(data: bytes) -> list[dict[str, Any]]:

@@ -8,8 +8,9 @@ between identical runs (no timestamps), so two runs over the same corpus write i
 
 Besides the five tables of :data:`TABLES`, a run writes ``errors.parquet``
 (:data:`ERRORS_SCHEMA`, one row per file or JSON line that could not be read, decoded or parsed,
-or that has no text); it is kept apart from :data:`TABLES` because it describes the run's inputs
-rather than its data.
+or that has no text), ``paper_ids.parquet`` and ``changes.parquet`` (:data:`PAPER_IDS_SCHEMA`,
+:data:`CHANGES_SCHEMA`); they are kept apart from :data:`TABLES` because they describe the run's
+inputs and history rather than its data.
 """
 
 from __future__ import annotations
@@ -64,6 +65,15 @@ CONTEXT_SCHEMA = pa.schema([
 #: ``EmptyDocument``, ``InvalidJSON``, ``InvalidRecord``, ``Timeout``),
 #: ``message`` (as in ``documents.error``).
 ERRORS_SCHEMA = pa.schema([("path", STR), ("stage", STR), ("error_type", STR), ("message", STR)])
+#: ``paper_ids.parquet``: every paper id ever issued in the output folder and the paper it names
+#: now (:mod:`pipeline.identity`).
+PAPER_IDS_SCHEMA = pa.schema([("paper_id", STR), ("current_id", STR), ("since_run", STR), ("reason", STR)])
+#: ``changes.parquet``: the papers added, removed, merged, split and changed since the last run
+#: (:mod:`pipeline.identity`).
+CHANGES_SCHEMA = pa.schema([
+    ("run_id", STR), ("previous_run_id", STR), ("change", STR), ("paper_id", STR), ("related_id", STR),
+    ("field", STR), ("old_value", STR), ("new_value", STR),
+])
 
 TABLES = {
     "documents": DOCUMENTS_SCHEMA,
@@ -72,8 +82,9 @@ TABLES = {
     "dropped": DROPPED_SCHEMA,
     "context": CONTEXT_SCHEMA,
 }
-#: Tables written when the frames hold them, outside the data contract of :data:`TABLES`.
-EXTRA_TABLES = {"errors": ERRORS_SCHEMA}
+#: Tables written when the frames hold them, outside the data contract of :data:`TABLES`: the
+#: run's errors, the paper ids' history and the changes since the last run.
+EXTRA_TABLES = {"errors": ERRORS_SCHEMA, "paper_ids": PAPER_IDS_SCHEMA, "changes": CHANGES_SCHEMA}
 
 
 def to_table(df: pd.DataFrame, schema: pa.Schema, metadata: dict[str, str]) -> pa.Table:
