@@ -196,7 +196,8 @@ def _history(before: pd.DataFrame, merged: dict[str, str], removed: set[str], is
     """The ``paper_ids`` table after this run: ``before`` with the merged ids redirected, the
     removed ones closed, redirects to either followed (no chains), and the new ids added (a row
     of an id issued again replaced), sorted by ``paper_id``."""
-    rows = {r["paper_id"]: r for r in before[list(PAPER_IDS_SCHEMA.names)].to_dict("records")}
+    rows = {r["paper_id"]: r for r in before[list(PAPER_IDS_SCHEMA.names)].astype(object)
+            .where(before.notna(), None).to_dict("records")}
     for paper_id, row in rows.items():
         target = row["current_id"]
         if paper_id in merged or target in merged:
@@ -207,7 +208,7 @@ def _history(before: pd.DataFrame, merged: dict[str, str], removed: set[str], is
     for paper_id, parent in issued.items():
         rows[paper_id] = {"paper_id": paper_id, "current_id": paper_id, "since_run": run_id,
                           "reason": "added" if parent is None else "split"}
-    return pd.DataFrame([rows[k] for k in sorted(rows)], columns=list(PAPER_IDS_SCHEMA.names))
+    return pd.DataFrame([rows[k] for k in sorted(rows)], columns=list(PAPER_IDS_SCHEMA.names), dtype=object)
 
 
 def _changes(papers: pd.DataFrame, previous: Previous, merged: dict[str, str], removed: set[str],

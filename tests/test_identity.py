@@ -1,0 +1,233 @@
+"""Stable paper ids (pipeline.identity): the matching rules on hand-made clusters, then real runs:
+ten incremental runs over a generated corpus, and the seed articles."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.config import load_config
+from pipeline.dedup import paper_id_for
+from pipeline.identity import CHANGE_KINDS, TRACKED_FIELDS, Previous, assign
+from pipeline.runner import run
+
+from conftest import require_seeds
+
+R1, R2, NOW = "20260101T000000.000000Z-aaaaaa", "20260102T000000.000000Z-bbbbbb", "20260103T000000.000000Z-cccccc"
+
+
+def _clusters(*clusters: tuple[str, list[str]], **fields: list) -> pd.DataFrame:
+    """Clusters as dedup gives them: content id, section ids, the tracked fields (None unless given)."""
+    frame = pd.DataFrame({"paper_id": [c for c, _ in clusters], "section_ids": [s for _, s in clusters]})
+    for name in TRACKED_FIELDS:
+        frame[name] = fields.get(name, [None] * len(clusters))
+    return frame
+
+
+def _previous(papers: dict[str, tuple[str, list[str]]], history: list[tuple[str, str | None, str, str]] = (),
+              fields: dict[str, dict] | None = None) -> Previous:
+    """A previous run: ``papers`` id -> (content id, section ids), issued in R1 unless ``history``
+    says otherwise (extra rows: redirects, removed ids)."""
+    members = pd.DataFrame([(s, p, c) for p, (c, sections) in papers.items() for s in sections],
+                           columns=["section_id", "paper_id", "content_id"])
+    rows = {p: (p, p, R1, "added") for p in papers} | {r[0]: r for r in history}
+    table = pd.DataFrame(list(rows.values()), columns=["paper_id", "current_id", "since_run", "reason"])
+    before = pd.DataFrame([{"paper_id": p, **dict.fromkeys(TRACKED_FIELDS), **(fields or {}).get(p, {})}
+                           for p in papers])
+    return Previous(members, table, before, R2)
+
+
+def _history(done) -> dict[str, tuple]:
+    return {r.paper_id: (r.current_id, r.since_run, r.reason) for r in done.history.itertuples()}
+
+
+def _changes(done) -> list[tuple]:
+    return [(r.change, r.paper_id, r.related_id) for r in done.changes.itertuples() if r.change != "field_changed"]
+
+
+def test_a_first_run_gives_every_paper_its_content_id() -> None:
+    done = assign(_clusters(("p-a", ["d1-000"]), ("p-b", ["d1-001", "d2-000"])), Previous(), NOW)
+    assert done.ids == {"p-a": "p-a", "p-b": "p-b"}
+    assert _history(done) == {"p-a": ("p-a", NOW, "added"), "p-b": ("p-b", NOW, "added")}
+    assert _changes(done) == [("added", "p-a", None), ("added", "p-b", None)]
+    assert done.changes["previous_run_id"].isna().all() and (done.changes["run_id"] == NOW).all()
+    assert done.counts() == {"added": 2, "removed": 0, "merged": 0, "split": 0, "field_changed": 0}
+
+
+def test_a_paper_keeps_its_id_when_its_content_id_changes() -> None:
+    # the paper gained an arXiv id (new content id) and a mention: its id stays
+    previous = _previous({"p-title": ("p-title", ["d1-000"])})
+    done = assign(_clusters(("p-arxiv", ["d1-000", "d2-000"])), previous, NOW)
+    assert done.ids == {"p-arxiv": "p-title"}
+    assert _history(done) == {"p-title": ("p-title", R1, "added")}
+    assert _changes(done) == []
+
+
+def test_a_merge_keeps_the_oldest_id_and_redirects_the_others() -> None:
+    # p-old has one mention, p-new (issued later) two: the oldest wins, not the largest
+    previous = _previous({"p-old": ("p-old", ["d1-000"]), "p-new": ("p-new", ["d2-000", "d3-000"])},
+                         history=[("p-new", "p-new", R2, "added"), ("p-gone", "p-new", R2, "merged")])
+    done = assign(_clusters(("p-new", ["d1-000", "d2-000", "d3-000"])), previous, NOW)
+    assert done.ids == {"p-new": "p-old"}
+    # the earlier redirect to p-new follows it: no chain to resolve
+    assert _history(done) == {"p-old": ("p-old", R1, "added"), "p-new": ("p-old", NOW, "merged"),
+                              "p-gone": ("p-old", NOW, "merged")}
+    assert _changes(done) == [("merged", "p-new", "p-old")]
+
+
+def test_a_split_keeps_the_id_on_the_larger_part() -> None:
+    previous = _previous({"p-a": ("p-a", ["d1-000", "d2-000", "d3-000"])})
+    done = assign(_clusters(("p-a", ["d3-000"]), ("p-x", ["d1-000", "d2-000"])), previous, NOW)
+    # the smaller part's content id is the one taken: it gets its first mention's id
+    small = paper_id_for(None, None, "d3-000")
+    assert done.ids == {"p-x": "p-a", "p-a": small}
+    assert _history(done) == {"p-a": ("p-a", R1, "added"), small: (small, NOW, "split")}
+    assert _changes(done) == [("split", small, "p-a")]
+
+
+def test_removed_papers_close_their_redirects_and_may_come_back() -> None:
+    previous = _previous({"p-a": ("p-a", ["d1-000"]), "p-b": ("p-b", ["d2-000"])},
+                         history=[("p-c", "p-a", R2, "merged"), ("p-z", None, R2, "removed")])
+    done = assign(_clusters(("p-b", ["d2-000"]), ("p-z", ["d9-000"])), previous, NOW)
+    assert done.ids == {"p-b": "p-b", "p-z": "p-z"}
+    assert _history(done) == {"p-a": (None, NOW, "removed"), "p-b": ("p-b", R1, "added"),
+                              "p-c": (None, NOW, "removed"), "p-z": ("p-z", NOW, "added")}
+    assert _changes(done) == [("added", "p-z", None), ("removed", "p-a", None)]
+
+
+def test_an_edited_file_keeps_its_papers_ids_through_their_content_ids() -> None:
+    # an edited file has a new doc_id, so new section ids: the paper is found by its content id
+    previous = _previous({"p-kept": ("p-arxiv", ["old-000"]), "p-b": ("p-b", ["old-001"])})
+    done = assign(_clusters(("p-arxiv", ["new-000"]), ("p-b", ["new-001"]), ("p-c", ["new-002"])), previous, NOW)
+    assert done.ids == {"p-arxiv": "p-kept", "p-b": "p-b", "p-c": "p-c"}
+    assert _changes(done) == [("added", "p-c", None)]
+
+
+def test_a_new_paper_never_takes_an_id_in_use() -> None:
+    # p-a was kept on another cluster; a new cluster whose content id is p-a gets another id
+    previous = _previous({"p-a": ("p-a", ["d1-000"])})
+    done = assign(_clusters(("p-a", ["d5-000"]), ("p-x", ["d1-000"])), previous, NOW)
+    assert done.ids["p-x"] == "p-a" and done.ids["p-a"] == paper_id_for(None, None, "d5-000")
+    assert len(set(done.ids.values())) == 2
+
+
+def test_field_changes_name_the_field_and_both_values() -> None:
+    previous = _previous({"p-a": ("p-a", ["d1-000"])},
+                         fields={"p-a": {"title": "Old", "authors": ["X"], "year": 2023}})
+    done = assign(_clusters(("p-a", ["d1-000"]), title=["New"], authors=[["X", "Y"]], year=[2024]), previous, NOW)
+    changed = done.changes[done.changes["change"] == "field_changed"]
+    assert changed[["paper_id", "field", "old_value", "new_value"]].values.tolist() == [
+        ["p-a", "authors", '["X"]', '["X", "Y"]'], ["p-a", "title", "Old", "New"], ["p-a", "year", "2023", "2024"]]
+    assert (changed["previous_run_id"] == R2).all()
+
+
+# --- real runs ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> Path:
+    """A generated corpus of 40 articles (``bench.generate``)."""
+    from bench.generate import generate
+
+    folder = tmp_path_factory.mktemp("generated")
+    generate(folder, 40, seed=0)
+    return next(p for p in folder.iterdir() if p.is_dir())
+
+
+def _read(out: Path, name: str, columns: list[str] | None = None) -> pd.DataFrame:
+    return pq.read_table(out / f"{name}.parquet", columns=columns).to_pandas()
+
+
+def test_ten_incremental_runs_every_id_ever_issued_resolves(generated: Path, tmp_path: Path, use_embedder) -> None:
+    """Files added, changed and deleted over ten runs, and a stricter dedup threshold for two of
+    them (splits, then merges): every paper id a run published resolves through ``paper_ids``
+    to a paper of the last run or is marked removed, and a paper with a mention left resolves to
+    the paper that holds most of them."""
+    pool = sorted(p for p in generated.iterdir() if p.suffix != ".jsonl")
+    corpus, out = tmp_path / "corpus", tmp_path / "out"
+    corpus.mkdir()
+    for path in pool[:10]:
+        shutil.copy(path, corpus / path.name)
+    config, strict = load_config(), load_config(overrides={"dedup": {"match_threshold": 0.97}})
+    issued: set[str] = set()
+    before: pd.DataFrame | None = None
+    seen_changes: dict[str, int] = dict.fromkeys(CHANGE_KINDS, 0)
+    for step in range(10):
+        touched = set()
+        if step:
+            shutil.copy(pool[9 + step], corpus / pool[9 + step].name)  # one new file a run
+            if step % 3 == 1:  # a file changed: a paragraph of it dropped
+                path = sorted(corpus.iterdir())[step]
+                touched.add(path.name)
+                text = path.read_bytes()
+                path.write_bytes(text[: len(text) * 2 // 3])
+            if step % 3 == 2:
+                sorted(corpus.iterdir())[step].unlink()
+        result = run(corpus, out, strict if step in (4, 5) else config, embedder=use_embedder, progress=False)
+        sections = _read(out, "sections", ["section_id", "doc_id", "paper_id"])
+        papers = _read(out, "papers", ["paper_id"])
+        history = _read(out, "paper_ids")
+        changes = _read(out, "changes")
+        issued |= set(papers["paper_id"])
+        # every id ever published: in the history once, naming a paper of this run or removed
+        assert history["paper_id"].is_unique and issued <= set(history["paper_id"])
+        current = set(papers["paper_id"])
+        assert set(history.loc[history["current_id"] == history["paper_id"], "paper_id"]) == current
+        gone = history["current_id"].isna()
+        assert (history.loc[gone, "reason"] == "removed").all()
+        assert set(history.loc[~gone, "current_id"]) <= current
+        assert set(sections["paper_id"]) == current
+        resolve = {p: None if pd.isna(c) else c for p, c in zip(history["paper_id"], history["current_id"],
+                                                                 strict=True)}
+        assert result.manifest["changes"] == {k: int((changes["change"] == k).sum()) for k in CHANGE_KINDS}
+        if before is not None:
+            # a paper with a mention still here resolves to the paper holding most of them
+            both = before.merge(sections, on="section_id", suffixes=("_then", "_now"))
+            assert len(both) > 0
+            for then, now in both.groupby("paper_id_then")["paper_id_now"]:
+                held = now.value_counts()
+                assert resolve[then] in held.index and held[resolve[then]] == held.max(), (step, then, held)
+            # the changes tell what happened to the previous run's ids
+            old = set(before["paper_id"])
+            listed = changes.groupby("change")["paper_id"].apply(set).to_dict()
+            assert listed.get("removed", set()) == {p for p in old if resolve[p] is None}
+            assert listed.get("merged", set()) == {p for p in old if resolve[p] not in (None, p)}
+            assert listed.get("added", set()) | listed.get("split", set()) == current - old
+            # unchanged files keep their documents' and sections' ids
+            docs = _read(out, "documents", ["doc_id", "source_path"]).set_index("source_path")["doc_id"]
+            kept = [p for p in before_docs.index if p in docs.index and p not in touched]
+            assert len(kept) >= 8 and docs[kept].tolist() == before_docs[kept].tolist()
+            assert (set(before.loc[before["doc_id"].isin(docs[kept]), "section_id"])
+                    == set(sections.loc[sections["doc_id"].isin(docs[kept]), "section_id"]))
+        for kind in CHANGE_KINDS:
+            seen_changes[kind] += int((changes["change"] == kind).sum())
+        before = sections
+        before_docs = _read(out, "documents", ["doc_id", "source_path"]).set_index("source_path")["doc_id"]
+    # the runs did add, remove, split and merge papers, and change fields
+    assert all(seen_changes[k] > 0 for k in CHANGE_KINDS), seen_changes
+
+
+def test_adding_the_second_seed_article_changes_none_of_the_first_ones_ids(tmp_path: Path, use_embedder) -> None:
+    first, second = sorted(p for p in require_seeds().iterdir() if p.is_file())[:2]
+    corpus, out = tmp_path / "corpus", tmp_path / "out"
+    corpus.mkdir()
+    shutil.copy(first, corpus / first.name)
+    run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    before = _read(out, "sections", ["section_id", "paper_id"])
+    shutil.copy(second, corpus / second.name)
+    result = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    now = _read(out, "sections", ["section_id", "paper_id"]).set_index("section_id")["paper_id"]
+    assert len(before) >= 8 and now[before["section_id"]].tolist() == before["paper_id"].tolist()
+    assert result.manifest["changes"]["removed"] == result.manifest["changes"]["merged"] == 0
+    # papers of the first article gained an arXiv id from the second: their content ids changed,
+    # their ids did not
+    changes = _read(out, "changes")
+    gained = changes[(changes["change"] == "field_changed") & (changes["field"] == "arxiv_id")]
+    assert set(gained["paper_id"]) <= set(before["paper_id"]) and len(gained) >= 1
+    papers = _read(out, "papers", ["paper_id", "arxiv_id", "title", "section_ids"]).set_index("paper_id")
+    assert any(paper_id_for(papers.loc[p, "arxiv_id"], papers.loc[p, "title"], papers.loc[p, "section_ids"][0]) != p
+               for p in gained["paper_id"])
