@@ -144,7 +144,7 @@ def assign(clusters: pd.DataFrame, previous: Previous, run_id: str) -> Assignmen
             ids[content_id] = paper_id
     # 3. previous papers with no mention left, found by their content id or their id
     unplaced = set(old_key) - set(home["paper_id"])
-    by_key = {old_key[p]: p for p in sorted(unplaced)} | {p: p for p in sorted(unplaced)}
+    by_key = {p: p for p in sorted(unplaced)} | {old_key[p]: p for p in sorted(unplaced)}  # the content id first
     for content_id in content:
         paper_id = by_key.get(content_id)
         if content_id not in ids and paper_id in unplaced:
@@ -155,7 +155,7 @@ def assign(clusters: pd.DataFrame, previous: Previous, run_id: str) -> Assignmen
     most = shared.sort_values(["content_id", "n", "paper_id"], ascending=[True, False, True])
     most = most.drop_duplicates("content_id")
     split_from = {c: merged.get(p, p) for c, p in zip(most["content_id"], most["paper_id"], strict=True)}
-    first_mention = dict(zip(content, clusters["section_ids"].str[0], strict=True))
+    first_mention = {c: sections[0] for c, sections in zip(content, clusters["section_ids"], strict=True)}
     taken = set(ids.values()) | set(old_key)
     issued: dict[str, str | None] = {}  # new id -> the id it split from (None: added)
     for content_id in content:
@@ -172,8 +172,8 @@ def assign(clusters: pd.DataFrame, previous: Previous, run_id: str) -> Assignmen
 def _shared(clusters: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
     """Mentions shared by this run's clusters and the previous papers: ``content_id``,
     ``paper_id`` (previous), ``n`` (>= 1), one row per pair that shares any."""
-    mentions = pd.DataFrame({"content_id": clusters["paper_id"].repeat(clusters["section_ids"].str.len()).tolist(),
-                             "section_id": [s for ids in clusters["section_ids"] for s in ids]}, dtype=object)
+    pairs = [(c, s) for c, ids in zip(clusters["paper_id"], clusters["section_ids"], strict=True) for s in ids]
+    mentions = pd.DataFrame(pairs, columns=["content_id", "section_id"], dtype=object)
     joined = mentions.merge(members[["section_id", "paper_id"]].astype(object), on="section_id")
     return joined.groupby(["paper_id", "content_id"]).size().rename("n").reset_index()
 
@@ -221,15 +221,14 @@ def _changes(papers: pd.DataFrame, previous: Previous, merged: dict[str, str], r
     rows += [("removed", p, None, None, None, None) for p in removed]
     rows += [("merged", p, into, None, None, None) for p, into in merged.items()]
     rows += [("split", p, parent, None, None, None) for p, parent in issued.items() if parent is not None]
-    if len(previous.papers):
-        before = previous.papers.set_index("paper_id")
-        kept = papers[papers["paper_id"].isin(before.index) & ~papers["paper_id"].isin(list(issued))]
-        for record in kept[["paper_id", *TRACKED_FIELDS]].to_dict("records"):
-            old = before.loc[record["paper_id"]]
-            for name in TRACKED_FIELDS:
-                was, now = _text(old[name]), _text(record[name])
-                if was != now:
-                    rows.append(("field_changed", record["paper_id"], None, name, was, now))
+    kept = papers[~papers["paper_id"].isin(list(issued))][["paper_id", *TRACKED_FIELDS]].astype(object)
+    both = kept.merge(previous.papers[["paper_id", *TRACKED_FIELDS]].astype(object), on="paper_id",
+                      suffixes=("", "_was"))
+    for name in TRACKED_FIELDS:
+        was, now = both[f"{name}_was"].map(_text), both[name].map(_text)
+        differ = (was != now) & ~(was.isna() & now.isna())
+        rows += [("field_changed", p, None, name, w, n)
+                 for p, w, n in zip(both.loc[differ, "paper_id"], was[differ], now[differ], strict=True)]
     order = {kind: k for k, kind in enumerate(CHANGE_KINDS)}
     rows.sort(key=lambda r: (order[r[0]], r[1], r[3] or ""))
     frame = pd.DataFrame(rows, columns=["change", "paper_id", "related_id", "field", "old_value", "new_value"],

@@ -24,7 +24,7 @@ from pipeline.cli import EXIT_CANNOT_RUN, EXIT_FAILED_FILES, EXIT_OK, EXIT_USAGE
 from pipeline.config import Config
 
 REPO = Path(__file__).resolve().parents[1]
-TABLES = ("documents", "sections", "papers", "dropped", "context", "errors")
+TABLES = ("documents", "sections", "papers", "dropped", "context", "errors", "paper_ids", "changes")
 STAGES = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
 
 ARTICLE = """机器之心报道
@@ -231,6 +231,8 @@ def test_successful_run_writes_outputs_and_prints_summary(tmp_path: Path) -> Non
         "duplicate files (same bytes)": 0, "files processed (new or changed)": 1, "files reused (unchanged)": 0,
         "files removed since last run": 0,
     }
+    # a first run: both papers are new (changes.parquet)
+    assert "  papers since last run             2 added, 0 removed, 0 merged, 0 split, 0 field changed" in lines
     assert list(seconds) == [*STAGES, "total"]
     assert all(v >= 0 for v in seconds.values())
     assert seconds["total"] == pytest.approx(sum(seconds[s] for s in STAGES), abs=0.05)

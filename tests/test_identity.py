@@ -99,6 +99,13 @@ def test_removed_papers_close_their_redirects_and_may_come_back() -> None:
     assert _changes(done) == [("added", "p-z", None), ("removed", "p-a", None)]
 
 
+def test_a_run_without_papers_removes_every_previous_one() -> None:
+    previous = _previous({"p-a": ("p-a", ["d1-000"])}, fields={"p-a": {"title": "A"}})
+    done = assign(_clusters(), previous, NOW)
+    assert done.ids == {} and _history(done) == {"p-a": (None, NOW, "removed")}
+    assert _changes(done) == [("removed", "p-a", None)]
+
+
 def test_an_edited_file_keeps_its_papers_ids_through_their_content_ids() -> None:
     # an edited file has a new doc_id, so new section ids: the paper is found by its content id
     previous = _previous({"p-kept": ("p-arxiv", ["old-000"]), "p-b": ("p-b", ["old-001"])})

@@ -58,8 +58,10 @@ def test_a_recursive_glob_reads_each_table_once(twice: Path, name: str) -> None:
 def test_every_table_loads_in_each_library_the_empty_one_too(twice: Path) -> None:
     datasets.disable_progress_bars()
     rows = {name: _rows(twice / f"{name}.parquet") for name in NAMES}
-    assert rows["errors"] == 0 and all(rows[n] > 0 for n in NAMES if n != "errors")
-    assert pq.ParquetFile(twice / "errors.parquet").metadata.num_row_groups == 0  # schema, no row group
+    # a second run over the same files: no errors and no changes
+    assert rows["errors"] == rows["changes"] == 0 and all(rows[n] > 0 for n in NAMES if n not in ("errors", "changes"))
+    for name in ("errors", "changes"):
+        assert pq.ParquetFile(twice / f"{name}.parquet").metadata.num_row_groups == 0  # schema, no row group
     for name in NAMES:
         path = twice / f"{name}.parquet"
         columns = SCHEMAS[name].names
@@ -79,7 +81,7 @@ def test_the_card_lists_every_table_its_rows_and_columns(twice: Path) -> None:
     manifest = json.loads((twice / "manifest.json").read_text(encoding="utf-8"))
     header = card.split("---\n")[1]
     assert [line.split(": ")[1] for line in header.splitlines() if line.startswith("- config_name")] == [
-        "papers", "documents", "sections", "dropped", "context", "errors"]
+        "papers", "documents", "sections", "dropped", "context", "errors", "paper_ids", "changes"]
     for name in NAMES:
         assert f"| `{name}` | {manifest['row_counts'][name]} |" in card
         section = card.split(f"### {name}\n")[1].split("###")[0]

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from pipeline.cli import EXIT_CANNOT_RUN, EXIT_OK, cli
 from pipeline.config import load_config
+from pipeline.identity import HISTORY_FILE, MEMBERS_FILE
 from pipeline.outdir import MARKER
 from pipeline.publish import (
     CACHE_DIR,
@@ -64,8 +65,9 @@ def test_outputs_are_plain_files_and_the_history_keeps_two_runs(tmp_path: Path, 
     ids = [run(SAMPLE, out, load_config(), embedder=use_embedder, progress=False).run_id for _ in range(3)]
     assert len(set(ids)) == 3 and ids == sorted(ids)
     assert sorted(p.name for p in (out / RUNS_DIR).iterdir()) == ids[1:]
-    for run_id in ids[1:]:  # the history keeps each run's manifest, no table
-        assert [p.name for p in (out / RUNS_DIR / run_id).iterdir()] == ["manifest.json"]
+    for run_id in ids[1:]:  # the history keeps each run's manifest and paper ids (pipeline.identity), no table
+        assert sorted(p.name for p in (out / RUNS_DIR / run_id).iterdir()) == sorted(
+            [HISTORY_FILE, MEMBERS_FILE, "manifest.json"])
     assert published_run_id(out) == ids[-1]
     for name in PUBLISHED_NAMES:
         assert (out / name).is_file() and not (out / name).is_symlink(), name

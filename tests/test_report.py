@@ -323,11 +323,16 @@ def test_report_renders_in_a_headless_browser(report_run, browser: Chromium, tmp
     files = {k: len(manifest["files"][k]) for k in ("processed", "reused", "removed")}
     assert manifest["files"]["removed"] == ["gone.txt"] and ADDED in manifest["files"]["processed"]
     assert f"files {files['processed']} processed, {files['reused']} reused, 1 removed" in text
-    # the changes since the first run: papers added and removed by paper_id
+    # the changes since the first run, as changes.parquet lists them; new ids are papers added or
+    # split off, ids gone were removed or merged
     before, now = set(manifest["_previous_paper_ids"]), set(papers["paper_id"])
-    added, removed = len(now - before), len(before - now)
-    assert added > 0 and removed >= 2  # the blog's papers came, gone.txt's two went
-    assert f"Papers: {added} added, {removed} removed" in text
+    kinds = pd.read_parquet(result.out_dir / "changes.parquet")["change"].value_counts().to_dict()
+    n = {k: kinds.get(k, 0) for k in ("added", "removed", "merged", "split", "field_changed")}
+    assert n == manifest["changes"]
+    assert len(now - before) == n["added"] + n["split"] and len(before - now) == n["removed"] + n["merged"]
+    assert n["added"] > 0 and n["removed"] >= 2  # the blog's papers came, gone.txt's two went
+    assert (f"Papers: {n['added']} added, {n['removed']} removed, {n['merged']} merged into another, "
+            f"{n['split']} split off another; {n['field_changed']} field values changed") in text
     changes = _section_text(text, "Changes since the last run", "Field completeness")
     assert f"papers\t{len(before)}\t{len(now)}\t{len(now) - len(before):+d}" in changes
     # completeness: the share of papers with an arXiv id, authors, a venue, as counted here
