@@ -329,6 +329,8 @@ def render(frames: dict[str, pd.DataFrame], file_metadata: Sequence[str] = ()) -
                   "| column | type | meaning | example |", "|---|---|---|---|"]
         for field in schema:
             values = frame[field.name] if field.name in frame.columns else []
+            if field.name in RUN_ID_COLUMNS.get(name, ()):  # a run id differs on every run: one fixed example
+                values = [RUN_ID_EXAMPLE for v in values if isinstance(v, str)]
             meaning = COLUMNS[name][field.name].replace("|", "\\|")
             lines.append(f"| `{field.name}` | {type_name(field.type)} | {meaning} | {_cell(example(values, field.type))} |")
         lines.append("")
@@ -362,9 +364,6 @@ def sample_frames(out_dir: Path) -> tuple[dict[str, pd.DataFrame], list[str]]:
     config.run.quiet = True
     run(SAMPLE_CORPUS, out_dir, config, progress=False)
     frames = {name: pd.read_parquet(out_dir / f"{name}.parquet") for name in TABLES if (out_dir / f"{name}.parquet").exists()}
-    for name, columns in RUN_ID_COLUMNS.items():  # a run id differs on every run: one fixed example
-        for column in columns:
-            frames[name][column] = frames[name][column].where(frames[name][column].isna(), RUN_ID_EXAMPLE)
     return frames, metadata_keys(out_dir / "documents.parquet")
 
 

@@ -91,25 +91,36 @@ class Assignment:
 
 
 def load_previous(out_dir: Path) -> Previous:
-    """The ids of the run published in ``out_dir`` (empty when none, or when its run folder
-    lacks them: a run of an older version, a deleted ``.pipeline``; then logged, and the ids
-    start afresh). ``papers`` comes from ``OUT/papers.parquet``; unreadable, it is empty (no
-    ``field_changed`` rows) with a warning."""
+    """The ids of the run published in ``out_dir`` (empty when none).
+
+    A published run without them (one of a version before these ids) gives its published
+    ``sections`` and ``papers`` instead: each paper under its id, taken as its content id (what
+    those versions published) and as issued by that run, so the ids it published stay. When
+    neither can be read (a deleted ``.pipeline``, damaged files), the ids start afresh, with a
+    warning. ``papers`` comes from ``OUT/papers.parquet``; unreadable, it is empty (no
+    ``field_changed`` rows) with a warning.
+    """
     run_id = published_run_id(out_dir)
     if run_id is None:
         return Previous()
     folder = run_folder(out_dir, run_id)
     try:
-        members = pq.read_table(folder / MEMBERS_FILE).to_pandas()
-        history = pq.read_table(folder / HISTORY_FILE).to_pandas()
-    except (OSError, pa.ArrowException) as exc:
-        log.warning("the paper ids of run %s cannot be read (%s); paper ids start afresh", run_id, exc)
-        return Previous()
-    try:
         papers = pq.read_table(out_dir / "papers.parquet", columns=["paper_id", *TRACKED_FIELDS]).to_pandas()
     except (OSError, KeyError, pa.ArrowException) as exc:
         log.warning("the previous papers table cannot be read (%s); changed fields are not listed", exc)
         papers = Previous().papers
+    try:
+        if (folder / MEMBERS_FILE).exists() or not (out_dir / "sections.parquet").exists():
+            members = pq.read_table(folder / MEMBERS_FILE).to_pandas()
+            history = pq.read_table(folder / HISTORY_FILE).to_pandas()
+        else:  # published by a version before these ids
+            members = pq.read_table(out_dir / "sections.parquet", columns=["section_id", "paper_id"]).to_pandas()
+            members = members.dropna().assign(content_id=lambda f: f["paper_id"])
+            ids = sorted(set(members["paper_id"]))
+            history = pd.DataFrame({"paper_id": ids, "current_id": ids, "since_run": run_id, "reason": "added"})
+    except (OSError, KeyError, pa.ArrowException) as exc:
+        log.warning("the paper ids of run %s cannot be read (%s); paper ids start afresh", run_id, exc)
+        return Previous(papers=papers.iloc[:0])
     return Previous(members, history, papers, run_id)
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from pipeline.config import load_config
 from pipeline.dedup import paper_id_for
-from pipeline.identity import CHANGE_KINDS, TRACKED_FIELDS, Previous, assign
+from pipeline.identity import CHANGE_KINDS, HISTORY_FILE, MEMBERS_FILE, TRACKED_FIELDS, Previous, assign
+from pipeline.publish import RUNS_DIR
 from pipeline.runner import run
 
 from conftest import require_seeds
@@ -162,6 +163,7 @@ def test_ten_incremental_runs_every_id_ever_issued_resolves(generated: Path, tmp
     config, strict = load_config(), load_config(overrides={"dedup": {"match_threshold": 0.97}})
     issued: set[str] = set()
     before: pd.DataFrame | None = None
+    before_docs: pd.Series | None = None
     seen_changes: dict[str, int] = dict.fromkeys(CHANGE_KINDS, 0)
     for step in range(10):
         touched = set()
@@ -179,6 +181,7 @@ def test_ten_incremental_runs_every_id_ever_issued_resolves(generated: Path, tmp
         papers = _read(out, "papers", ["paper_id"])
         history = _read(out, "paper_ids")
         changes = _read(out, "changes")
+        docs = _read(out, "documents", ["doc_id", "source_path"]).set_index("source_path")["doc_id"]
         issued |= set(papers["paper_id"])
         # every id ever published: in the history once, naming a paper of this run or removed
         assert history["paper_id"].is_unique and issued <= set(history["paper_id"])
@@ -191,7 +194,7 @@ def test_ten_incremental_runs_every_id_ever_issued_resolves(generated: Path, tmp
         resolve = {p: None if pd.isna(c) else c for p, c in zip(history["paper_id"], history["current_id"],
                                                                  strict=True)}
         assert result.manifest["changes"] == {k: int((changes["change"] == k).sum()) for k in CHANGE_KINDS}
-        if before is not None:
+        if before is not None and before_docs is not None:
             # a paper with a mention still here resolves to the paper holding most of them
             both = before.merge(sections, on="section_id", suffixes=("_then", "_now"))
             assert len(both) > 0
@@ -205,7 +208,6 @@ def test_ten_incremental_runs_every_id_ever_issued_resolves(generated: Path, tmp
             assert listed.get("merged", set()) == {p for p in old if resolve[p] not in (None, p)}
             assert listed.get("added", set()) | listed.get("split", set()) == current - old
             # unchanged files keep their documents' and sections' ids
-            docs = _read(out, "documents", ["doc_id", "source_path"]).set_index("source_path")["doc_id"]
             kept = [p for p in before_docs.index if p in docs.index and p not in touched]
             assert len(kept) >= 8 and docs[kept].tolist() == before_docs[kept].tolist()
             assert (set(before.loc[before["doc_id"].isin(docs[kept]), "section_id"])
@@ -213,7 +215,7 @@ def test_ten_incremental_runs_every_id_ever_issued_resolves(generated: Path, tmp
         for kind in CHANGE_KINDS:
             seen_changes[kind] += int((changes["change"] == kind).sum())
         before = sections
-        before_docs = _read(out, "documents", ["doc_id", "source_path"]).set_index("source_path")["doc_id"]
+        before_docs = docs
     # the runs did add, remove, split and merge papers, and change fields
     assert all(seen_changes[k] > 0 for k in CHANGE_KINDS), seen_changes
 
@@ -238,3 +240,30 @@ def test_adding_the_second_seed_article_changes_none_of_the_first_ones_ids(tmp_p
     papers = _read(out, "papers", ["paper_id", "arxiv_id", "title", "section_ids"]).set_index("paper_id")
     assert any(paper_id_for(papers.loc[p, "arxiv_id"], papers.loc[p, "title"], papers.loc[p, "section_ids"][0]) != p
                for p in gained["paper_id"])
+
+
+def test_a_folder_published_before_these_ids_keeps_its_ids_and_damaged_ids_start_afresh(
+        tmp_path: Path, use_embedder, caplog) -> None:
+    first, second = sorted(p for p in require_seeds().iterdir() if p.is_file())[:2]
+    corpus, out = tmp_path / "corpus", tmp_path / "out"
+    corpus.mkdir()
+    shutil.copy(first, corpus / first.name)
+    old = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    before = _read(out, "sections", ["section_id", "paper_id"])
+    for name in (MEMBERS_FILE, HISTORY_FILE):  # as a version before these ids left its run
+        (out / RUNS_DIR / old.run_id / name).unlink()
+    shutil.copy(second, corpus / second.name)
+    now = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    sections = _read(out, "sections", ["section_id", "paper_id"]).set_index("section_id")["paper_id"]
+    assert sections[before["section_id"]].tolist() == before["paper_id"].tolist()
+    history = _read(out, "paper_ids").set_index("paper_id")
+    assert (history.loc[before["paper_id"], "since_run"] == old.run_id).all()
+    assert now.manifest["changes"]["removed"] == 0 and now.manifest["changes"]["field_changed"] > 0
+    # damaged ids: a warning, and every paper gets its content id, as in a fresh folder
+    (out / RUNS_DIR / now.run_id / MEMBERS_FILE).write_bytes(b"PAR1 not parquet")
+    again = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    assert "paper ids start afresh" in caplog.text
+    papers = _read(out, "papers", ["paper_id", "arxiv_id", "title", "section_ids"])
+    assert [paper_id_for(a, t, s[0]) for a, t, s in zip(papers["arxiv_id"], papers["title"], papers["section_ids"],
+                                                         strict=True)] == papers["paper_id"].tolist()
+    assert again.manifest["changes"]["added"] == len(papers) and _read(out, "changes")["previous_run_id"].isna().all()

@@ -76,7 +76,7 @@ def test_every_schema_column_has_a_description() -> None:
     assert datadict.undocumented() == {}, (
         "describe these columns in pipeline/datadict.py COLUMNS, then run `python -m pipeline.datadict`")
     assert datadict.stale() == {}, "COLUMNS in pipeline/datadict.py describes columns no schema has"
-    assert set(datadict.TABLE_DOCS) == set(SCHEMAS) | {"errors"}
+    assert set(datadict.TABLE_DOCS) == set(SCHEMAS) | {"errors", "paper_ids", "changes"}
 
 
 def test_every_parquet_metadata_key_has_a_description(sample_run) -> None:
@@ -96,6 +96,7 @@ def test_render_refuses_an_undocumented_column(monkeypatch) -> None:
 
 def test_data_dictionary_is_current(sample_run) -> None:
     frames = {name: sample_run[name] for name in SCHEMAS}
+    frames |= {name: pd.read_parquet(sample_run["_dir"] / f"{name}.parquet") for name in ("paper_ids", "changes")}
     expected = datadict.render(frames, datadict.metadata_keys(sample_run["_dir"] / "documents.parquet"))
     committed = datadict.DICTIONARY_PATH.read_text(encoding="utf-8") if datadict.DICTIONARY_PATH.exists() else ""
     assert committed == expected, "docs/data-dictionary.md is stale: run `.venv/bin/python -m pipeline.datadict`"
