@@ -267,3 +267,26 @@ def test_a_folder_published_before_these_ids_keeps_its_ids_and_damaged_ids_start
     assert [paper_id_for(a, t, s[0]) for a, t, s in zip(papers["arxiv_id"], papers["title"], papers["section_ids"],
                                                          strict=True)] == papers["paper_id"].tolist()
     assert again.manifest["changes"]["added"] == len(papers) and _read(out, "changes")["previous_run_id"].isna().all()
+
+
+def test_a_json_line_or_csv_row_keeps_its_doc_id_when_other_lines_change(tmp_path: Path) -> None:
+    """``doc_id`` is a hash of the line's (a CSV row: the header's and the row's) bytes: editing,
+    adding or deleting other lines, even above it, leaves it as it was."""
+    from pipeline.ingest import read_documents
+
+    lines = [f'{{"title": "Paper {k}", "text": "Article {k} about a paper."}}' for k in range(4)]
+    rows = ["title,text", *(f"Paper {k},Article {k} about a paper." for k in range(4))]
+    feed, table = tmp_path / "feed.jsonl", tmp_path / "table.csv"
+    feed.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    table.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    before = {p: {r["title"]: r["doc_id"] for r in read_documents(p.name, str(p))} for p in (feed, table)}
+    # a line added on top, one edited, one deleted
+    feed.write_text("\n".join(['{"title": "New", "text": "A new article."}', lines[0],
+                               lines[1].replace("Article", "An article"), lines[3]]) + "\n", encoding="utf-8")
+    table.write_text("\n".join([rows[0], "New,A new article.", rows[1], rows[2].replace("Article", "An article"),
+                                rows[4]]) + "\n", encoding="utf-8")
+    for path in (feed, table):
+        now = {r["title"]: (r["doc_id"], r["source_path"]) for r in read_documents(path.name, str(path))}
+        assert now["Paper 0"][0] == before[path]["Paper 0"] and now["Paper 3"][0] == before[path]["Paper 3"]
+        assert now["Paper 1"][0] != before[path]["Paper 1"] and "Paper 2" not in now  # edited, deleted
+        assert now["Paper 0"][1] == f"{path.name}#{2 if path == feed else 3}"  # its line number moved
