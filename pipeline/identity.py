@@ -138,17 +138,17 @@ def assign(clusters: pd.DataFrame, previous: Previous, run_id: str) -> Assignmen
         always a paper of this run or null (``removed``).
     """
     content = clusters["paper_id"].tolist()
-    old_key = dict(zip(previous.members["paper_id"], previous.members["content_id"], strict=True))
+    old_key = dict(zip(previous.members["paper_id"].tolist(), previous.members["content_id"].tolist(), strict=True))
     shared = _shared(clusters, previous.members)
     # 1. each previous paper to the cluster holding most of its mentions
     home = shared.sort_values(["paper_id", "n", "content_id"], ascending=[True, False, True]).drop_duplicates("paper_id")
     # 2. the oldest of the previous papers a cluster draws keeps its id
-    since = dict(zip(previous.history["paper_id"], previous.history["since_run"], strict=True))
+    since = dict(zip(previous.history["paper_id"].tolist(), previous.history["since_run"].tolist(), strict=True))
     home = home.assign(since=home["paper_id"].map(since).fillna(""))
     home = home.sort_values(["content_id", "since", "n", "paper_id"], ascending=[True, True, False, True])
     ids: dict[str, str] = {}  # content id -> stable id
     merged: dict[str, str] = {}  # previous id -> the content id of the cluster it merged into
-    for content_id, paper_id in zip(home["content_id"], home["paper_id"], strict=True):
+    for content_id, paper_id in zip(home["content_id"].tolist(), home["paper_id"].tolist(), strict=True):
         if content_id in ids:
             merged[paper_id] = content_id
         else:
@@ -165,8 +165,9 @@ def assign(clusters: pd.DataFrame, previous: Previous, run_id: str) -> Assignmen
     # 4. new ids; a split part names the previous paper it shares most mentions with
     most = shared.sort_values(["content_id", "n", "paper_id"], ascending=[True, False, True])
     most = most.drop_duplicates("content_id")
-    split_from = {c: merged.get(p, p) for c, p in zip(most["content_id"], most["paper_id"], strict=True)}
-    first_mention = {c: sections[0] for c, sections in zip(content, clusters["section_ids"], strict=True)}
+    split_from = {c: merged.get(p, p) for c, p in zip(most["content_id"].tolist(), most["paper_id"].tolist(),
+                                                       strict=True)}
+    first_mention = {c: sections[0] for c, sections in zip(content, clusters["section_ids"].tolist(), strict=True)}
     taken = set(ids.values()) | set(old_key)
     issued: dict[str, str | None] = {}  # new id -> the id it split from (None: added)
     for content_id in content:
@@ -183,7 +184,8 @@ def assign(clusters: pd.DataFrame, previous: Previous, run_id: str) -> Assignmen
 def _shared(clusters: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
     """Mentions shared by this run's clusters and the previous papers: ``content_id``,
     ``paper_id`` (previous), ``n`` (>= 1), one row per pair that shares any."""
-    pairs = [(c, s) for c, ids in zip(clusters["paper_id"], clusters["section_ids"], strict=True) for s in ids]
+    pairs = [(c, s) for c, ids in zip(clusters["paper_id"].tolist(), clusters["section_ids"].tolist(), strict=True)
+             for s in ids]
     mentions = pd.DataFrame(pairs, columns=["content_id", "section_id"], dtype=object)
     joined = mentions.merge(members[["section_id", "paper_id"]].astype(object), on="section_id")
     return joined.groupby(["paper_id", "content_id"]).size().rename("n").reset_index()
@@ -235,16 +237,26 @@ def _changes(papers: pd.DataFrame, previous: Previous, merged: dict[str, str], r
     kept = papers[~papers["paper_id"].isin(list(issued))][["paper_id", *TRACKED_FIELDS]].astype(object)
     both = kept.merge(previous.papers[["paper_id", *TRACKED_FIELDS]].astype(object), on="paper_id",
                       suffixes=("", "_was"))
+    paper_ids = both["paper_id"].tolist()
     for name in TRACKED_FIELDS:
-        was, now = both[f"{name}_was"].map(_text), both[name].map(_text)
-        differ = (was != now) & ~(was.isna() & now.isna())
-        rows += [("field_changed", p, None, name, w, n)
-                 for p, w, n in zip(both.loc[differ, "paper_id"], was[differ], now[differ], strict=True)]
+        for p, w, n in zip(paper_ids, both[f"{name}_was"].tolist(), both[name].tolist(), strict=True):
+            if w is n or (type(w) is str and w == n):  # (most values: unchanged text)
+                continue
+            if _plain(w) != _plain(n) and (w := _text(w)) != (n := _text(n)):
+                rows.append(("field_changed", p, None, name, w, n))
     order = {kind: k for k, kind in enumerate(CHANGE_KINDS)}
     rows.sort(key=lambda r: (order[r[0]], r[1], r[3] or ""))
     frame = pd.DataFrame(rows, columns=["change", "paper_id", "related_id", "field", "old_value", "new_value"],
                          dtype=object)
     return frame.assign(run_id=run_id, previous_run_id=previous.run_id)[list(CHANGES_SCHEMA.names)]
+
+
+def _plain(value: Any) -> Any:
+    """A field's value in a form ``==`` compares: a list (or array) as a tuple, None for a
+    missing value or an empty list (as :func:`_text` gives them)."""
+    if isinstance(value, list | tuple) or hasattr(value, "tolist") and not isinstance(value, int | float | str):
+        return tuple(value) or None
+    return None if value is None or value != value else value
 
 
 def _text(value: Any) -> str | None:
