@@ -53,7 +53,8 @@ log = logging.getLogger(__name__)
 
 #: The published run's mentions: ``section_id``, its ``paper_id`` and that paper's content id.
 MEMBERS_FILE = "ids-members.parquet"
-#: The published run's ``paper_ids`` table (the state's copy: the published one is moved to the top).
+#: The published run's ``paper_ids`` table, a copy kept in its run folder (the publish moves the
+#: table itself to the top of ``OUT``, where a user may replace or delete it).
 HISTORY_FILE = "ids-history.parquet"
 MEMBERS_SCHEMA = pa.schema([("section_id", pa.string()), ("paper_id", pa.string()), ("content_id", pa.string())])
 #: Paper fields compared for ``field_changed`` (``summary`` is left out: it is filled in later
@@ -289,6 +290,9 @@ def stable_ids(section_paper_ids: pa.Array, papers: pa.Table, run_dir: Path,
     Returns:
         ``(section_paper_ids, papers, counts)``: both with the stable ids, ``papers`` sorted by
         ``paper_id``; ``counts`` :meth:`Assignment.counts`.
+
+    Raises:
+        OSError: a file cannot be written into ``run_dir``.
     """
     out_dir = run_dir.parents[len(Path(RUNS_DIR).parts)]
     clusters = papers.select(["paper_id", "section_ids", *TRACKED_FIELDS]).to_pandas()
