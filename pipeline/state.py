@@ -35,6 +35,8 @@ last seconds, and the next run resumes from it; now and then
 Every file is written to a temporary name and renamed into place, so a reader never sees half a
 file; a file that cannot be read is ignored (and deleted at the next compaction): the state is a
 cache, and losing it only costs time.
+The published paper ids are not kept here (losing them would change ids, not cost time): they
+live with the published run (:mod:`pipeline.identity`).
 
 JSON keeps every Python value as it was (:func:`to_plain` first turns pandas' missing markers
 into ``None``, numpy scalars into Python ones and integral floats into ints), so a freshly
