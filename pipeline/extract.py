@@ -41,6 +41,7 @@ import re
 
 import pandas as pd
 
+from . import keywords as kw
 from . import nlp, paper_records
 from .candidates import HTML_BREAK, LEADING_TAGS, unlink
 from .config import Config
@@ -106,7 +107,7 @@ _HAS_LATIN = re.compile(r"[A-Za-z]{2,}")
 _SUBHEADING_MAX_CHARS = 20
 _SENTENCE_PUNCT = re.compile(r"[。！？!?.；;：:]")
 #: Words that never make a keyword (re-exported from :mod:`pipeline.nlp`).
-GENERIC_WORDS = nlp.ZH_GENERIC_WORDS
+GENERIC_WORDS = kw.ZH_GENERIC_WORDS
 #: A ``VENUE`` entity's value: the venue, then its year when one is adjacent.
 _VENUE_VALUE = re.compile(r"(?P<venue>.+?) (?P<year>\d{4})")
 #: A lower-case word at a line start continues the sentence before (pipeline.nlp's rule).
@@ -549,7 +550,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             topic.append((at, at + len(parsed[1])) if at >= 0 else (key_end[i], line_start[i] + len(ln)))
     # in zh-Hans for a Chinese section; an English section's text goes to YAKE, which reads no tokens
     topic_text, topic_tokens = section.topic(topic)
-    keywords = nlp.keywords(topic_text, lang, config.extract.n_keywords, topic_tokens)
+    keywords = kw.keywords(topic_text, lang, config.extract.n_keywords, topic_tokens)
 
     return {
         "title": title,

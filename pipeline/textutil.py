@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from itertools import repeat
 from operator import mul
 
+#: One Han character (CJK unified ideographs, extension A, compatibility ideographs).
+HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 # Every pair of adjacent CJK characters, overlapping pairs included (a zero-width lookahead),
 # in order: the bigrams of the _CJK_RUN runs, one run after the other.
