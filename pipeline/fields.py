@@ -1298,6 +1298,9 @@ _SPELLING_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(behavi|neighb|col|fav|lab|hum)our(s|ed|ing|al|ally|ite|ites)?\b"), r"\1or\2"),
     (re.compile(r"\bcentre(s?)\b"), r"center\1"),
 )
+#: What every match of a :data:`_SPELLING_RULES` pattern contains: a title without it has no
+#: British spelling to fold (one search instead of six substitutions).
+_SPELLING_CUE = re.compile(r"isation|is(?:e|ing)|ys(?:e|ing)|ell(?:ing|ed|er)|our|centre")
 
 
 #: What :func:`fold_title` removes from case-folded ASCII (every ASCII character but a-z and 0-9
@@ -1336,8 +1339,9 @@ def fold_title_words(title: str) -> str:
     if not title:
         return ""
     s = unicodedata.normalize("NFKC", title).casefold()
-    for pattern, repl in _SPELLING_RULES:
-        s = pattern.sub(repl, s)
+    if _SPELLING_CUE.search(s):
+        for pattern, repl in _SPELLING_RULES:
+            s = pattern.sub(repl, s)
     return s
 
 
