@@ -23,6 +23,7 @@ import functools
 import math
 import operator
 import re
+import string
 from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
@@ -423,26 +424,41 @@ def _leading_names_end(s: str, body: str) -> int:
 
 #: The shipped phrases of :func:`is_list_heading` (``pipeline/data``; its header says the format).
 LIST_HEADINGS_FILE = "list_headings.txt"
+#: Longest list heading, and longest venue name before its phrase, in characters.
+MAX_LIST_HEADING_CHARS = 80
+MAX_VENUE_CHARS = 30
 _LIST_HEADING_NOISE = re.compile(r"\d+\s*年?|[（(][^()（）\n]{0,12}[)）]|[^\w\s-]|_")
 
 
+#: What may follow the phrase of a list heading: a year, a count, brackets, punctuation.
+_AFTER_LIST_HEADING = string.digits + string.punctuation + string.whitespace + "（）【】：，。、篇年"
+
+
 @functools.lru_cache(maxsize=1)
-def _list_headings() -> frozenset[str]:
+def _list_headings() -> tuple[frozenset[str], tuple[str, ...]]:
+    """The phrases, as a set and as a tuple for ``str.endswith`` (a quick test first)."""
     text = resources.files(__package__).joinpath("data", LIST_HEADINGS_FILE).read_text(encoding="utf-8")
-    return frozenset(ln.strip().casefold() for ln in text.splitlines() if ln.strip() and not ln.startswith("#"))
+    phrases = frozenset(ln.strip().casefold() for ln in text.splitlines() if ln.strip() and not ln.startswith("#"))
+    return phrases, tuple(phrases)
 
 
 def is_list_heading(title: str) -> bool:
     """Whether ``title`` is a generic heading over a list of papers ("Publications", "Accepted
-    Papers", "论文列表", "獲獎論文"), maybe with a venue edition, a year, a count in brackets or
-    numbering: one of the phrases of :data:`LIST_HEADINGS_FILE` once those are removed and the
-    case folded. Such a heading contains papers; it is none."""
-    if len(title) > 80:
-        return False  # the phrases are short; a longer text is something else
+    Papers", "论文列表", "獲獎論文"), maybe after a venue edition and before a year or a count in
+    brackets: one of the phrases of :data:`LIST_HEADINGS_FILE` once those, numbering and
+    punctuation are removed and the case folded. Such a heading contains papers; it is none."""
+    phrases, ending = _list_headings()
+    if len(title) > MAX_LIST_HEADING_CHARS or not title.casefold().rstrip(_AFTER_LIST_HEADING).endswith(ending):
+        return False  # the phrases are short, and close the heading but for a year or a count
+    s = " ".join(_LIST_HEADING_NOISE.sub(" ", title.casefold()).split())
+    if s in phrases:
+        return True
+    if len(s) > MAX_LIST_HEADING_CHARS // 2 + MAX_VENUE_CHARS:
+        return False  # more words before the phrase than a venue's name
     s = title
     for _, _, start, end in sorted(find_venue_years(s), key=lambda v: -v[2]):
         s = s[:start] + " " + s[end:]
-    return " ".join(_LIST_HEADING_NOISE.sub(" ", s.casefold()).split()) in _list_headings()
+    return " ".join(_LIST_HEADING_NOISE.sub(" ", s.casefold()).split()) in phrases
 
 
 def _paper_label(s: str) -> bool:
@@ -469,11 +485,14 @@ def _made(title: str, style: str, level: int = 0) -> Candidate | None:
 ITEM_STYLES = frozenset({"list", "bold_lead", "link_lead", "table"})
 
 
+_TWO_DIGITS = re.compile(r"\d\d")
+
+
 def venue_beside_title(c: Candidate, raw: str) -> bool:
     """Whether a list item or table row (``raw``, its line) names a venue with its year outside
     its title span: "1. 《Title》 CVPR 2016 Author", "| Title | Author | ICCV 2023 |"."""
-    if c.style not in ITEM_STYLES:
-        return False
+    if c.style not in ITEM_STYLES or not _TWO_DIGITS.search(raw):
+        return False  # (a year has at least two digits: "2023", "'23")
     rest = plain(" | ".join(c.cells) if c.cells else raw).replace(c.title, " ", 1)
     return any(year is not None for _, year, _, _ in find_venue_years(rest))
 
