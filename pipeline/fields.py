@@ -1195,7 +1195,7 @@ _KEY_TABLE: dict[str, str] = {
     alias.replace(" ", ""): key for key, aliases in _KEY_ALIASES.items() for alias in aliases
 }
 #: Keys whose value decides between a title and a paper link ("论文：<title>" vs "Paper: <url>").
-_GENERIC_PAPER_KEYS = frozenset({"paper", "论文", "論文"})
+GENERIC_PAPER_KEYS = frozenset({"paper", "论文", "論文"})
 _NUMBERED_KEY = re.compile(r"^(?:论文|論文|paper)(?:\d+|[一二三四五六七八九十]+)$")
 _EMOJI_KEYS: dict[str, str] = {
     "📄": "title",
@@ -1276,7 +1276,7 @@ def parse_key_value(line: str) -> tuple[str, str] | None:
     value = m.group("value").strip()
     if key is None or not value:
         return None
-    if _KEY_DECOR.sub("", m.group("key")).strip().casefold() in _GENERIC_PAPER_KEYS:
+    if _KEY_DECOR.sub("", m.group("key")).strip().casefold() in GENERIC_PAPER_KEYS:
         key = "paper_url" if _has_link(value) or PLACEHOLDER_VALUE.fullmatch(value) else "title"
     return key, value
 

@@ -1309,7 +1309,7 @@ def mark_copies(per_file: list[tuple[list[dict], list[dict]]], seen: dict[str, s
 _ERROR_KINDS: tuple[tuple[re.Pattern[str], str | None, str | None], ...] = (
     (re.compile(r"^(?P<stage>ingest|clean|segment|normalize|extract): (?P<type>[A-Za-z_]\w*): "), None, None),
     (re.compile(r"^Timeout: "), "per-document", "Timeout"),  # (_process_within_budget)
-    (re.compile(r"NUL characters"), "ingest", "BinaryContent"),
+    (re.compile(r"NUL characters|: BinaryContentError: "), "ingest", "BinaryContent"),
     (re.compile(r"has no text$"), "ingest", "EmptyDocument"),
     (re.compile(r"^\S+#\d+: not valid JSON"), "ingest", "InvalidJSON"),
     (re.compile(r"^\S+#\d+: "), "ingest", "InvalidRecord"),

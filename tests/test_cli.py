@@ -276,8 +276,8 @@ def test_failed_file_exits_1_and_keeps_the_good_file(tmp_path: Path) -> None:
     assert docs["source_path"].tolist() == ["bad.txt", "good.txt"]
     assert docs["status"].tolist() == ["error", "ok"]
     assert docs["error"].iloc[0] == (
-        "could not decode bad.txt: ValueError: no character encoding decodes these bytes "
-        "(charset-normalizer found no match)"
+        "could not decode bad.txt: BinaryContentError: no character encoding decodes these bytes "
+        "(binary content, not text)"
     )
     assert docs["n_sections"].tolist() == [0, 2]
     sections = pd.read_parquet(out / "sections.parquet")
@@ -337,7 +337,7 @@ def test_bad_files_give_exit_1_and_one_errors_row_each(tmp_path: Path) -> None:
     assert list(errors.columns) == ["path", "stage", "error_type", "message"]
     rows = {r.path: (r.stage, r.error_type) for r in errors.itertuples()}
     assert rows == {
-        "binary.txt": ("ingest", "ValueError"),
+        "binary.txt": ("ingest", "BinaryContent"),
         "empty.txt": ("ingest", "EmptyDocument"),
         "feed.jsonl#2": ("ingest", "InvalidJSON"),
         "locked.txt": ("ingest", "PermissionError"),
@@ -426,7 +426,7 @@ def test_status_tells_what_the_last_run_did(tmp_path: Path) -> None:
     assert f"  corpus             {corpus}" in text
     assert "  files              1 processed, 2 reused, 1 removed" in text
     assert "  failed files       1 (0 new, 1 known)" in text  # bad.txt failed on the same bytes last run
-    assert "    known  bad.txt  [ingest] ValueError: could not decode bad.txt" in text
+    assert "    known  bad.txt  [ingest] BinaryContent: could not decode bad.txt: BinaryContentError" in text
     assert "  seconds per stage" in text and "    total" in text
     as_json = CliRunner().invoke(cli, ["status", str(out), "--json"], catch_exceptions=False)
     assert json.loads(as_json.stdout)["files"]["removed"] == ["b.txt"]
