@@ -7,7 +7,8 @@ URLs drawn from vocabularies with a fixed seed: the 50k-article bench corpus gav
 temporary folder and opens it in headless Chromium (the driver of ``tests/test_report.py``).
 Prints one JSON object: the file's size in bytes and MB, the seconds to render it in Python, and
 in the browser the milliseconds from the start of navigation to the load event, to the papers
-unpacked and to their table rendered, and what a search through the search box finds.
+unpacked and to their table rendered, and what a search through the search box for the rarest
+word of one title finds (the count line, and whether that title is among the rows shown).
 """
 
 from __future__ import annotations
@@ -112,9 +113,12 @@ def main(argv: list[str] | None = None) -> int:
             timing = ("JSON.stringify({load: performance.timing.loadEventEnd - performance.timing.navigationStart, "
                       "unpacked: performance.getEntriesByName('papers-unpacked')[0].startTime, "
                       "rendered: performance.getEntriesByName('papers-rendered')[0].startTime})")
-            word = papers["title"].iloc[len(papers) // 2].split()[0]
+            title = papers["title"].iloc[len(papers) // 2]
+            lowered = papers["title"].str.lower()
+            word = min(title.split(), key=lambda w: lowered.str.contains(w.lower(), regex=False).sum())  # its rarest
             search = f"(() => {{ return {SEARCH % json.dumps(word)}" \
-                     ".then(r => JSON.stringify({info: JSON.parse(r).info})); })()"
+                     f".then(r => JSON.stringify({{info: JSON.parse(r).info, found: JSON.parse(r).rows" \
+                     f".some(row => row.includes({json.dumps(title)}))}})); }})()"
             opened, _ = browser.open(path.as_uri(), actions=(timing, search))
         finally:
             browser.close()
@@ -123,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                       "mb": round(len(page.encode("utf-8")) / 1e6, 2), "render_s": round(render_s, 2),
                       "load_ms": times["load"], "table_unpacked_ms": round(times["unpacked"]),
                       "table_rendered_ms": round(times["rendered"]),
-                      "search_info": found["info"],
+                      "search": word, "search_info": found["info"], "search_found_title": found["found"],
                       "table_state": opened["ready"], "errors": opened["errors"]}))
     return 0
 
