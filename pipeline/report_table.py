@@ -41,7 +41,7 @@ SOURCES_SHOWN = 1
 #: ``paper_id`` is not carried (a random 16-digit hex string does not compress: 1 MB of the page
 #: at 100k papers); the report's other tables and ``papers.parquet`` give it.
 FIELDS = ("title", "title_zh", "authors", "venue", "year", "award", "arxiv_id", "n_mentions", "n_sources",
-          "docs", "more_docs")
+          "docs")
 #: Columns of the table: (heading, field sorted on, CSS width).
 _HEADINGS = (("title", "title", "28%"), ("authors", "authors", "16%"), ("venue", "venue", "8%"),
              ("year", "year", "5%"), ("award", "award", "10%"), ("arXiv", "arxiv_id", "11%"),
@@ -112,8 +112,9 @@ _SCRIPT = r"""
       for (const d of C.docs[i]) {
         const li = document.createElement('li'); link(li, docs[d], site(docs[d])); list.appendChild(li);
       }
-      if (C.more_docs[i]) {
-        const li = document.createElement('li'); li.textContent = '+' + C.more_docs[i] + ' more'; list.appendChild(li);
+      const more = C.n_sources[i] - C.docs[i].length;
+      if (more > 0) {
+        const li = document.createElement('li'); li.textContent = '+' + more + ' more'; list.appendChild(li);
       }
       span(sources, C.n_sources[i] + ' source(s)');
       sources.appendChild(list);
@@ -194,7 +195,7 @@ def papers_data(papers: pd.DataFrame, docs: pd.DataFrame) -> dict[str, Any]:
     for each paper, in the table's order; missing texts ``""``, a missing year null; ``title`` the
     indices in ``words`` of its words (split on single spaces; see :func:`word_coded`); ``authors`` the first
     :data:`AUTHORS_SHOWN` joined with ", " then "+N"; ``docs`` indices into ``docs`` of its
-    first :data:`SOURCES_SHOWN` source documents, ``more_docs`` the count of the others),
+    first :data:`SOURCES_SHOWN` source documents: the script counts the others from ``n_sources``),
     ``docs`` (per source document used, its URL, else its path: the script links an
     ``http(s)`` URL, showing its host), ``words`` and ``page_rows``."""
     doc_ids = _column(docs, "doc_id")
@@ -219,7 +220,7 @@ def papers_data(papers: pd.DataFrame, docs: pd.DataFrame) -> dict[str, Any]:
         rows.append([_str(columns["title"][k]), _str(columns["title_zh"][k]), shown, _str(columns["venue"][k]),
                      _number(columns["year"][k]), _str(columns["award"][k]), _str(columns["arxiv_id"][k]),
                      _number(columns["n_mentions"][k]) or 0, _number(columns["n_sources"][k]) or len(sources),
-                     refs, max(0, len(sources) - SOURCES_SHOWN)])
+                     refs])
     columns_out = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in FIELDS]
     words, columns_out[FIELDS.index("title")] = word_coded(columns_out[FIELDS.index("title")])
     return {"fields": list(FIELDS), "columns": columns_out, "docs": listed, "words": words, "page_rows": PAGE_ROWS}

@@ -661,7 +661,7 @@ def test_word_coded_titles_come_back_as_they_were() -> None:
                                      "source_path": ["a.txt", "b.txt"]}))
     columns = dict(zip(data["fields"], data["columns"], strict=True))
     assert [" ".join(data["words"][k] for k in c) for c in columns["title"]] == ["Graph neural networks", ""]
-    assert columns["authors"] == ["A +1", ""] and columns["docs"] == [[0], []] and columns["more_docs"] == [1, 0]
+    assert columns["authors"] == ["A +1", ""] and columns["docs"] == [[0], []] and columns["n_sources"] == [2, 0]
     assert data["docs"] == ["https://x.example.org/1"]
 
 
