@@ -70,6 +70,7 @@ from .budget import Timeout, time_limit
 from .card import write_card
 from .config import Config
 from .dedup import (
+    CLUSTERING_STEPS,
     EmbeddingInputs,
     EmbeddingParts,
     ScratchColumns,
@@ -1004,8 +1005,9 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     # --- dedup over every section: slim columns and embeddings only ---------------------------
     log.debug("embedded; clustering")
     t0 = time.perf_counter()
-    with bars.bar("clustering", None, "step"):  # (dedup reports no count: the elapsed time moves)
-        paper_ids, match_scores, papers, section_doc_ids = cluster_all(slims, vectors, config, scratch, content)
+    with bars.steps("clustering", CLUSTERING_STEPS) as step_done:  # the last step, fusion, ends with the block
+        paper_ids, match_scores, papers, section_doc_ids = cluster_all(slims, vectors, config, scratch, content,
+                                                                        on_step=step_done)
         papers_of = paper_sets(section_doc_ids, paper_ids)
         del section_doc_ids
         candidates = copy_candidates(papers_of)

@@ -378,10 +378,12 @@ def test_log_format_json_writes_one_object_per_line_and_the_summary(tmp_path: Pa
     assert (last["models"]["n"], last["models"]["total"], last["models"]["unit"]) == (5, 5, "model")
     assert (last["documents"]["n"], last["documents"]["total"], last["documents"]["unit"]) == (2, 2, "file")
     assert last["embedding"]["n"] == last["embedding"]["total"] == 2
-    assert last["clustering"]["total"] is None and last["clustering"]["elapsed_s"] >= 0
+    assert (last["clustering"]["n"], last["clustering"]["total"], last["clustering"]["unit"]) == (100, 100, "%")
     assert last["writing"]["n"] == last["writing"]["total"] == 2 + 2 + 2  # sections, documents, papers rows
     first = {r["phase"]: r for r in reversed(progress)}
-    assert all(first[p]["n"] == 0 for p in phases if p != "clustering")
+    assert all(first[p]["n"] == 0 for p in phases)
+    clustering = [r for r in progress if r["phase"] == "clustering"]
+    assert clustering[1]["note"] == "content_neighbours"  # the step running, once the bar has started
     assert all(r["level"] == "INFO" and r["logger"] == "pipeline.progress" for r in progress)
     assert all(r["eta_s"] == 0 for r in last.values() if r["total"])
 
