@@ -37,9 +37,10 @@ class Line:
     end: int
     text: str
 
-    @property
+    @functools.cached_property
     def stripped(self) -> str:
-        """The line without surrounding whitespace (ideographic space included)."""
+        """The line without surrounding whitespace (ideographic space included); computed once
+        (the segmenter reads it of each line many times)."""
         return self.text.strip()
 
     @property
