@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import string
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy
 
@@ -146,7 +146,26 @@ def yake_extract(text: str, top: int) -> list[tuple[str, float]]:
     if not text:
         return []
     sentences = _yake_sentences(_yake_pre_filter()(text.replace("\n", " ")))
-    n_sent = len(sentences)
+    counts = _count(sentences)
+    h = _term_scores(counts, len(sentences))
+    return [] if h is None else _ranked(counts, h, top)
+
+
+class _Counts(NamedTuple):
+    """What one pass over a text's words gathers (term ids index the lists)."""
+
+    tf: list[float]  # occurrences of each term
+    tf_a: list[float]  # ... tagged acronym
+    tf_n: list[float]  # ... tagged capitalised inside a sentence
+    occurs: list[list[int]]  # sentence ids (distinct, ascending) of each term
+    is_stop: list[bool]
+    edges: dict[tuple[int, int], float]  # co-occurrences (term before, term after)
+    cands: dict[str, list]  # unique kw -> [kw, valid tags seen, term ids, tf]
+
+
+def _count(sentences: list[tuple[tuple[str, str | None, str], ...]]) -> _Counts:
+    """Terms, co-occurrences and candidates of YAKE's tokenized sentences (see
+    :func:`yake_extract`)."""
     discard = _YAKE_DISCARD
     index: dict[str, int] = {}  # term -> id
     word_term: dict[str, int] = {}  # lower-case word -> term id
@@ -225,9 +244,15 @@ def yake_extract(text: str, top: int) -> list[tuple[str, float]]:
                         c[1] = c[1] or ok2
                         c[3] += 1.0
             prev2, prev = prev, (ok, word, t, low)
+    return _Counts(tf, tf_a, tf_n, occurs, is_stop, edges, cands)
+
+
+def _term_scores(counts: _Counts, n_sent: int) -> list[float] | None:
+    """YAKE's score ``H`` of each term (lower is better), or None when every term is a stop term."""
+    tf, tf_a, tf_n, occurs, is_stop, edges, _ = counts
     valid_tfs = [f for f, s in zip(tf, is_stop, strict=True) if not s]
     if not valid_tfs:
-        return []
+        return None
     avg_tf, std_tf = _count_mean_std(valid_tfs)
     max_tf = max(tf)
     n_terms = len(tf)
@@ -263,6 +288,12 @@ def yake_extract(text: str, top: int) -> list[tuple[str, float]]:
         if wpos is None:
             wpos = log_pos[med] = log(log(3.0 + med))
         h.append((wpos * wrel) / (wcase + (wfreq / wrel) + (wspread / wrel)))
+    return h
+
+
+def _ranked(counts: _Counts, h: list[float], top: int) -> list[tuple[str, float]]:
+    """The ``top`` best candidates with their scores, near-duplicates dropped (see :func:`yake_extract`)."""
+    tf, _, _, _, is_stop, edges, cands = counts
     scored: list[tuple[float, str, str]] = []
     for key, (kw, ok, terms, ctf) in cands.items():
         if not ok:  # (candidates with a stop term at either end were never kept)
@@ -309,6 +340,8 @@ def yake_extract(text: str, top: int) -> list[tuple[str, float]]:
         if len(out) == top:
             break
     return out
+
+
 
 
 def _count_mean_std(counts: list[float]) -> tuple[float, float]:
