@@ -660,6 +660,15 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
             plain[raw] = w
             if may_open:
                 opens.add(raw)
+    _add_compounds(counts, raws, plain, opens, text, tokens, aliases)
+    return counts
+
+def _add_compounds(counts: Counter[str], raws: list[str], plain: dict[str, str], opens: set[str], text: str,
+                   tokens: Sequence[tuple[int, int]] | None, aliases: list[tuple[str, str]]) -> None:
+    """Add to ``counts`` (in place) the compounds, quoted terms, split dictionary terms and
+    glossed acronyms of :func:`_zh_candidates` (see there); ``raws`` are the words in order,
+    ``plain`` and ``opens`` the plain words and those that may open a compound."""
+    tok = _jieba_tokenizer()
     # two adjacent plain words, the first not generic: a compound candidate
     pairs = Counter([plain[a] + plain[b] for a, b in zip(raws, raws[1:], strict=False)
                      if a in opens and b in plain])
@@ -677,7 +686,7 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
     for term, acronym in set(aliases):  # 大语言模型（LLMs）: the term counts the acronym's uses too
         if counts[term] and counts[acronym]:
             counts[term] += counts[acronym]
-    return counts
+
 
 
 @functools.lru_cache(maxsize=65536)
