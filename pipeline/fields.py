@@ -1329,7 +1329,18 @@ def fold_title(title: str) -> str:
     words = fold_title_words(title)
     if words.isascii():  # case-folded ASCII: its letters and digits are a-z and 0-9
         return _ASCII_NOT_LETTER_OR_DIGIT.sub("", words)
-    return "".join(ch for ch in words if unicodedata.category(ch)[0] in "LNM")
+    # \w is a letter, a digit or "_" (str.isalnum): runs of other characters are dropped but
+    # for their combining marks
+    return _NOT_WORD_RUN.sub(_marks_of, words)
+
+
+#: A run of characters that are not letters or digits (``\W`` and ``_``), marks included.
+_NOT_WORD_RUN = re.compile(r"[\W_]+")
+
+
+def _marks_of(m: re.Match[str]) -> str:
+    """The combining marks (Unicode category M) of a :data:`_NOT_WORD_RUN` match."""
+    return "".join(ch for ch in m.group() if unicodedata.category(ch)[0] == "M")
 
 
 def fold_title_words(title: str) -> str:
