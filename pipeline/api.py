@@ -7,8 +7,9 @@ where the published files are.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,8 +59,10 @@ def run(corpus: str | Path, out: str | Path, config: Config | str | Path | Mappi
         full: process every file again (ignore the state).
         progress: show progress bars.
 
-    Model hubs stay offline (``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1``) unless the
-    environment already sets them.
+    Model hubs stay offline (``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1``) during the run
+    unless the environment already sets them; on return (or raise) ``os.environ`` is the
+    caller's again, including what libraries imported during the run set in it (see
+    :func:`caller_environment`).
 
     Raises:
         FileNotFoundError: ``corpus`` is not a folder.
@@ -69,8 +72,31 @@ def run(corpus: str | Path, out: str | Path, config: Config | str | Path | Mappi
         pipeline.publish.OutputLocked: another run is writing ``out``.
         OSError: ``out`` cannot be written.
     """
-    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        os.environ.setdefault(name, "1")
+    with caller_environment():
+        for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+            os.environ.setdefault(name, "1")
+        return _run(corpus, out, config, full=full, progress=progress)
+
+
+@contextlib.contextmanager
+def caller_environment() -> Iterator[None]:
+    """Restore ``os.environ`` on exit to what it was on entry: variables added inside are removed,
+    changed or removed ones put back. A library reads such settings when it is imported, so one
+    imported inside keeps what it read; the caller's process and its later subprocesses do not."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        for name in [n for n in os.environ if n not in saved]:
+            del os.environ[name]
+        for name, value in saved.items():
+            if os.environ.get(name) != value:
+                os.environ[name] = value
+
+
+def _run(corpus: str | Path, out: str | Path, config: Config | str | Path | Mapping[str, Any] | None, *,
+         full: bool, progress: bool) -> RunResult:
+    """:func:`run` inside the offline environment."""
     from .config import Config, load_config
     from .failures import too_many_in_run
     from .publish import TABLE_FILES

@@ -23,21 +23,32 @@ import functools
 import math
 import operator
 import re
+import string
 from collections import Counter
 from dataclasses import dataclass, field
+from importlib import resources
 
 from .credits import find_credit, parse_credit_line
 from .fields import (
+    GENERIC_PAPER_KEYS,
     MONTHS,
     PLACEHOLDER_VALUE,
     find_arxiv_ids,
     find_award_label,
     find_urls,
     find_venue_years,
+    fold_title,
     normalize_award,
     parse_key_value,
 )
-from .headings import BOOK_TITLE, DECORATION_ONLY, ENUMERATED_HEADING, LEADING_DECORATION, NUMBERED_HEADING
+from .headings import (
+    BOOK_TITLE,
+    DECORATION_ONLY,
+    ENUMERATED_HEADING,
+    LEADING_DECORATION,
+    MAX_DECORATION_CHARS,
+    NUMBERED_HEADING,
+)
 from .textutil import Line, latin_words, plain
 
 _MD_HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<text>\S.*)$")
@@ -277,7 +288,12 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
         return _made(_clean_title(NUMBERED_HEADING.match(s).group("title")), "numbered")
     kv = parse_key_value(s)
     if kv is not None:
-        return _made(_clean_title(kv[1]), "kv_title") if kv[0] == "title" else None
+        if kv[0] == "title":
+            return _made(_clean_title(kv[1]), "kv_title")
+        # "Paper: [Title](url)": the paper's label, then its linked title ("论文地址：[点击查看](…)",
+        # "Code: [repo](…)": a link's name)
+        m = _LINK.match(kv[1]) if kv[0] == "paper_url" and _paper_label(s) else None
+        return _made(_clean_title(m.group("text")), "link_lead") if m else None
     if m := _BOLD_LINE.match(raw):
         return _made(_clean_title(m.group("inner")), "bold_line")
     bullet = _BULLET.match(raw)
@@ -293,6 +309,8 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
     if m := BOOK_TITLE.match(plain(body)):
         if m.end() >= len(plain(body)) - 2:
             return _made(m.group("inner").strip(), "book")
+        if bullet:  # "1. 《Title》 CVPR 2016 Author": the marks delimit the item's title
+            return _made(m.group("inner").strip(), "list")
     if bullet:
         return _made(_clean_title(_title_part(body)), "list")
     if ENUMERATED_HEADING.match(s):
@@ -404,6 +422,51 @@ def _leading_names_end(s: str, body: str) -> int:
     return end
 
 
+#: The shipped phrases of :func:`is_list_heading` (``pipeline/data``; its header says the format).
+LIST_HEADINGS_FILE = "list_headings.txt"
+#: Longest list heading, and longest venue name before its phrase, in characters.
+MAX_LIST_HEADING_CHARS = 80
+MAX_VENUE_CHARS = 30
+_LIST_HEADING_NOISE = re.compile(r"\d+\s*年?|[（(][^()（）\n]{0,12}[)）]|[^\w\s-]|_")
+
+
+#: What may follow the phrase of a list heading: a year, a count, brackets, punctuation.
+_AFTER_LIST_HEADING = string.digits + string.punctuation + string.whitespace + "（）【】：，。、篇年"
+
+
+@functools.lru_cache(maxsize=1)
+def _list_headings() -> tuple[frozenset[str], tuple[str, ...]]:
+    """The phrases, as a set and as a tuple for ``str.endswith`` (a quick test first)."""
+    text = resources.files(__package__).joinpath("data", LIST_HEADINGS_FILE).read_text(encoding="utf-8")
+    phrases = frozenset(ln.strip().casefold() for ln in text.splitlines() if ln.strip() and not ln.startswith("#"))
+    return phrases, tuple(phrases)
+
+
+def is_list_heading(title: str) -> bool:
+    """Whether ``title`` is a generic heading over a list of papers ("Publications", "Accepted
+    Papers", "论文列表", "獲獎論文"), maybe after a venue edition and before a year or a count in
+    brackets: one of the phrases of :data:`LIST_HEADINGS_FILE` once those, numbering and
+    punctuation are removed and the case folded. Such a heading contains papers; it is none."""
+    phrases, ending = _list_headings()
+    if len(title) > MAX_LIST_HEADING_CHARS or not title.casefold().rstrip(_AFTER_LIST_HEADING).endswith(ending):
+        return False  # the phrases are short, and close the heading but for a year or a count
+    s = " ".join(_LIST_HEADING_NOISE.sub(" ", title.casefold()).split())
+    if s in phrases:
+        return True
+    if len(s) > MAX_LIST_HEADING_CHARS // 2 + MAX_VENUE_CHARS:
+        return False  # more words before the phrase than a venue's name
+    s = title
+    for _, _, start, end in sorted(find_venue_years(s), key=lambda v: -v[2]):
+        s = s[:start] + " " + s[end:]
+    return " ".join(_LIST_HEADING_NOISE.sub(" ", s.casefold()).split()) in phrases
+
+
+def _paper_label(s: str) -> bool:
+    """Whether the key of key-value line ``s`` is the bare paper label ("Paper:", "论文：")."""
+    key = re.split(r"[:：]", _BULLET.sub("", s.strip()), maxsplit=1)[0]
+    return re.sub(r"[*_【】\[\]\s]", "", key).casefold() in GENERIC_PAPER_KEYS
+
+
 def _made(title: str, style: str, level: int = 0) -> Candidate | None:
     title = title.strip()
     if title.endswith(".") and not title.endswith("..") and style not in ("plain", "list"):
@@ -412,9 +475,41 @@ def _made(title: str, style: str, level: int = 0) -> Candidate | None:
         title = LEADING_DECORATION.match(title).group("title").strip()
     if not (MIN_TITLE_CHARS <= len(title) <= MAX_TITLE_CHARS) or "://" in title or DECORATION_ONLY.match(title):
         return None  # (a bracketed label alone, 【往期回顾】, names a part of the article)
-    if PLACEHOLDER_VALUE.fullmatch(title) or _GENERIC_LINK.fullmatch(title):
-        return None  # "None", "N/A"; a link's name ("arXiv", "PDF") left of an item without its title
+    if PLACEHOLDER_VALUE.fullmatch(title) or _GENERIC_LINK.fullmatch(title) or is_list_heading(title):
+        return None  # "None", "N/A"; a link's name ("arXiv", "PDF") left of an item without its
+        # title; a list's heading ("Publications")
     return Candidate(0, title, style, level)
+
+
+#: Candidate styles of an item of a list or a row of a table (the span is a part of its line).
+ITEM_STYLES = frozenset({"list", "bold_lead", "link_lead", "table"})
+
+
+_TWO_DIGITS = re.compile(r"\d\d")
+
+
+def venue_beside_title(c: Candidate, raw: str) -> bool:
+    """Whether a list item or table row (``raw``, its line) names a venue with its year outside
+    its title span: "1. 《Title》 CVPR 2016 Author", "| Title | Author | ICCV 2023 |"."""
+    if c.style not in ITEM_STYLES or not _TWO_DIGITS.search(raw):
+        return False  # (a year has at least two digits: "2023", "'23")
+    rest = plain(" | ".join(c.cells) if c.cells else raw).replace(c.title, " ", 1)
+    return any(year is not None for _, year, _, _ in find_venue_years(rest))
+
+
+#: Candidate styles whose heading is the candidate's span rather than its whole line: the line
+#: holds more than the title (a table row's other cells, a list item's authors or summary).
+_SPAN_HEADING_STYLES = frozenset({"table", "bold_lead", "link_lead", "list", "quoted"})
+
+
+def title_is_part(cand: Candidate, raw: str) -> bool:
+    """Whether a candidate's title is only part of its line ``raw`` (a table row, a list item with
+    its authors, venue or summary): then the title, not the line, is the section's heading."""
+    if cand.style not in _SPAN_HEADING_STYLES:
+        return False
+    rest = fold_title(plain(raw)).replace(fold_title(cand.title), "", 1)
+    # a list item's marker and a headline decoration (【深度解析】) are not "more than the title"
+    return len(rest) > (MAX_DECORATION_CHARS + 4 if cand.style == "list" else 3) or venue_beside_title(cand, raw)
 
 
 _LATIN_LETTER = re.compile(r"[A-Za-z]")
@@ -444,9 +539,19 @@ _COLON_INSIDE = re.compile(r"\S[:：]\s*\S")
 _FIELD_SEPARATOR = re.compile(r"\s[-–—|]\s|<br\s*/?>|\|")
 
 
+#: Letters of other alphabets than Latin (Greek, Cyrillic, Armenian, Hebrew, Arabic ...) and the
+#: Japanese kana and Korean syllables: a title in one of those scripts is counted as words (the
+#: alphabets) or CJK characters (kana, Hangul) as a Latin or Chinese one is, not as no text.
+_OTHER_WORD = re.compile(r"[\u0370-\u03ff\u0400-\u052f\u0530-\u06ff]{3,}")
+_KANA_HANGUL = re.compile(r"[\u3040-\u30ff\uac00-\ud7af]")
+
+
 def _line_features(title: str, raw: str) -> dict[str, float]:
     words = latin_words(title)
     han = len(_HAN.findall(title))
+    if not title.isascii():
+        words += _OTHER_WORD.findall(title)
+        han += len(_KANA_HANGUL.findall(title))
     caps = sum(w[0].isupper() for w in words)
     s = plain(raw)
     rest = s.replace(title, " ", 1)
@@ -545,6 +650,14 @@ def _evidence(facts: _LineFacts, start: int, stop: int) -> dict[str, float]:
     f["next_body_chars"] = math.log1p(facts.chars[stop] - facts.chars[start]) / 10
     f["next_candidate_gap"] = min(stop - start, 20) / 20
     return f
+
+
+def has_paper_evidence(c: Candidate) -> bool:
+    """Whether a scored candidate has evidence of a paper of its own: names, a credit or an arXiv
+    id in its line or right after it."""
+    f = c.features
+    return any(f.get(k) for k in ("next_authors", "next_italic", "next_kv_authors", "next_arxiv", "has_arxiv",
+                                  "names_in_line", "credit_in_line"))
 
 
 def _has_evidence(f: dict[str, float]) -> bool:

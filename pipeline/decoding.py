@@ -48,6 +48,7 @@ from pathlib import Path
 import jieba
 from charset_normalizer import from_bytes
 
+from .errors import BinaryContentError
 from .normalize import to_script
 
 _BOMS = (
@@ -164,7 +165,7 @@ def decode(data: bytes, declared: str | None = None, *, markup: bool = False) ->
 
     Raises:
         UnicodeDecodeError: a BOM whose payload does not decode.
-        ValueError: no codec decodes the bytes (binary data).
+        pipeline.errors.BinaryContentError: no codec decodes the bytes (binary data; a ValueError).
     """
     for bom, codec in _BOMS:
         if data.startswith(bom):
@@ -189,7 +190,7 @@ def decode(data: bytes, declared: str | None = None, *, markup: bool = False) ->
             preferred = decoded
     try:
         detected = _detect(data, preferred, score)
-    except ValueError:  # no one codec decodes the whole: lines in different encodings?
+    except BinaryContentError:  # no one codec decodes the whole: lines in different encodings?
         detected = _by_line(data, score)
         if detected is None:
             raise
@@ -345,7 +346,11 @@ def _mostly_utf8(data: bytes) -> Decoded | None:
 
 
 def _detect(data: bytes, preferred: Decoded | None, score: Callable[[str], float] | None = None) -> Decoded:
-    """Step 2d: rank charset-normalizer's candidates and the Chinese codecs by plausibility."""
+    """Step 2d: rank charset-normalizer's candidates and the Chinese codecs by plausibility.
+
+    Raises:
+        pipeline.errors.BinaryContentError: no candidate decodes the bytes.
+    """
     candidates: dict[str, Decoded] = {}
     if preferred is not None:
         candidates[preferred.encoding] = preferred
@@ -362,7 +367,7 @@ def _detect(data: bytes, preferred: Decoded | None, score: Callable[[str], float
             if decoded is not None:
                 candidates[codec] = decoded
     if not candidates:
-        raise ValueError("no character encoding decodes these bytes (charset-normalizer found no match)")
+        raise BinaryContentError("no character encoding decodes these bytes (binary content, not text)")
     score = score or plausibility
     first = next(iter(candidates))  # the declared charset, else charset-normalizer's best
     first_score = score(candidates[first].text)
@@ -379,7 +384,7 @@ def decode_bytes(data: bytes, declared: str | None = None, *, markup: bool = Fal
     """``(text, encoding)`` of :func:`decode` (the notes left out).
 
     Raises:
-        UnicodeDecodeError or ValueError: no codec decodes the bytes.
+        UnicodeDecodeError or pipeline.errors.BinaryContentError: no codec decodes the bytes.
     """
     decoded = decode(data, declared, markup=markup)
     return decoded.text, decoded.encoding

@@ -24,3 +24,8 @@ class StageInputError(PipelineError):
 
 class DocumentError(PipelineError):
     """One input document could not be read, decoded or parsed; the run records it and goes on."""
+
+
+class BinaryContentError(DocumentError, ValueError):
+    """A file's bytes are not text in any character encoding (an image, an archive, random
+    bytes): no codec decodes them. A :class:`ValueError` too, for callers that catch that."""

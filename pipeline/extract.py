@@ -41,6 +41,7 @@ import re
 
 import pandas as pd
 
+from . import keywords as kw
 from . import nlp, paper_records
 from .candidates import HTML_BREAK, LEADING_TAGS, unlink
 from .config import Config
@@ -106,7 +107,7 @@ _HAS_LATIN = re.compile(r"[A-Za-z]{2,}")
 _SUBHEADING_MAX_CHARS = 20
 _SENTENCE_PUNCT = re.compile(r"[。！？!?.；;：:]")
 #: Words that never make a keyword (re-exported from :mod:`pipeline.nlp`).
-GENERIC_WORDS = nlp.ZH_GENERIC_WORDS
+GENERIC_WORDS = kw.ZH_GENERIC_WORDS
 #: A ``VENUE`` entity's value: the venue, then its year when one is adjacent.
 _VENUE_VALUE = re.compile(r"(?P<venue>.+?) (?P<year>\d{4})")
 #: A lower-case word at a line start continues the sentence before (pipeline.nlp's rule).
@@ -237,10 +238,11 @@ def _after_title(line: str, title: str) -> str:
 
 
 #: A year right after a title on its line: in brackets, or a date after a comma (an "ArXiv,"
-#: between them allowed).
+#: between them allowed); or the year that closes the reference after it ("A, B. IEEE, 2021").
 _LINE_YEAR = re.compile(
     r"^\s*[（(]\s*((?:19|20)\d\d)\s*[）)]"
-    r"|^\s*[,，]\s*(?:arxiv\s*[,，]\s*)?((?:19|20)\d\d)(?:[-./]\d{1,2}){0,2}\s*$", re.I)
+    r"|^\s*[,，]\s*(?:arxiv\s*[,，]\s*)?((?:19|20)\d\d)(?:[-./]\d{1,2}){0,2}\s*$"
+    r"|\.\s+[^.,，\n]{2,30}[,，]\s*((?:19|20)\d\d)\.?\s*$", re.I)
 
 
 #: Longest text before a title on its line that is read as the item's award label.
@@ -504,7 +506,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         # a year or a date on the title's line, with no venue: "[Title](url)（2013）",
         # "[Title](url)，ArXiv，2025-04-08", "2024 best paper, Title"
         dated = _LINE_YEAR.search(_after_title(lines[0], title or title_zh))
-        year = int(dated.group(1) or dated.group(2)) if dated else None
+        year = int(next(y for y in dated.groups() if y)) if dated else None
         if year is None and item_label and (lead_year := re.match(r"\s*((?:19|20)\d\d)\b", opening)):
             year = int(lead_year.group(1))
     venue = venue or row.get("doc_venue")
@@ -549,7 +551,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             topic.append((at, at + len(parsed[1])) if at >= 0 else (key_end[i], line_start[i] + len(ln)))
     # in zh-Hans for a Chinese section; an English section's text goes to YAKE, which reads no tokens
     topic_text, topic_tokens = section.topic(topic)
-    keywords = nlp.keywords(topic_text, lang, config.extract.n_keywords, topic_tokens)
+    keywords = kw.keywords(topic_text, lang, config.extract.n_keywords, topic_tokens)
 
     return {
         "title": title,

@@ -3,8 +3,9 @@
 The phases, in run order (:data:`PHASES`): ``models`` (the per-document stages' models, loaded
 before the first batch when the stages run in this process), ``documents`` (every corpus file
 through ingest ... extract and the assembly; reused and skipped files count when assembled),
-``embedding`` (sections embedded), ``clustering`` (dedup's clustering and fusion: no count, the
-elapsed time moves) and ``writing`` (rows of the sections, documents and papers tables written).
+``embedding`` (sections embedded), ``clustering`` (dedup's clustering and fusion, in percent:
+each step adds its share of a large run's clustering time as it ends,
+:data:`pipeline.dedup.CLUSTERING_STEPS`, and the bar shows the step running) and ``writing`` (rows of the sections, documents and papers tables written).
 
 Modes (:class:`Progress`): ``"off"``; ``"auto"``, tqdm bars on stderr shown only on a terminal
 (tqdm's ``disable=None``); ``"bars"``, always shown; ``"log"``, a :class:`LoggedBar` per phase, which writes a log record
@@ -21,6 +22,8 @@ from __future__ import annotations
 import io
 import logging
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tqdm import tqdm as std_tqdm
@@ -103,6 +106,34 @@ class Progress:
                 self._ticker = threading.Thread(target=self._tick, name="progress", daemon=True)
                 self._ticker.start()
         return bar
+
+    @contextmanager
+    def steps(self, phase: str, shares: dict[str, int]) -> Iterator[Callable[[str], None]]:
+        """A bar for ``phase`` over named steps, in percent: ``shares`` maps each step, in run
+        order, to its share of the phase's time (integers summing to 100). Yields ``done(step)``,
+        to call as each step ends: the bar advances by the step's share, so that its ETA weighs
+        the steps, and shows the next step's name. When the block ends the bar is filled (the
+        last steps need no call) and closed.
+
+        Raises:
+            ValueError: shares that do not sum to 100; ``done`` of a step not in ``shares``.
+        """
+        if sum(shares.values()) != 100:
+            raise ValueError(f"the shares of {phase}'s steps sum to {sum(shares.values())}, not 100")
+        names = list(shares)
+        with self.bar(phase, 100, "%") as bar:
+            bar.set_postfix_str(names[0])
+
+            def done(step: str) -> None:
+                if step not in shares:
+                    raise ValueError(f"{phase} has no step {step!r}; its steps: {names}")
+                following = names[names.index(step) + 1:]
+                bar.set_postfix_str(following[0] if following else "", refresh=False)
+                bar.update(shares[step])
+
+            yield done
+            bar.set_postfix_str("", refresh=False)
+            bar.update(bar.total - bar.n)
 
     def _tick(self) -> None:
         interval = LOG_INTERVAL_S if self.mode == "log" else TICK_S

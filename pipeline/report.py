@@ -188,8 +188,9 @@ def render_report(frames: dict[str, pd.DataFrame], manifest: dict[str, Any],
         _changes(changes, manifest),
         _completeness(filled),
         _section("papers", f"Every paper ({len(papers)})", papers_table(papers, docs)
-                 + "<p class=\"meta\">Type words to keep the papers whose title, Chinese title, authors (the first "
-                   f"{AUTHORS_SHOWN}), venue or arXiv id hold them all; click a column to sort by it. "
+                 + "<p class=\"meta\">Type words to keep the papers whose title, Chinese title, "
+                   f"{'first author' if AUTHORS_SHOWN == 1 else f'first {AUTHORS_SHOWN} authors'}, venue or arXiv id "
+                   "hold them all; click a column to sort by it. "
                    "<code>papers.parquet</code> has every field, <code>paper_id</code> included.</p>"),
         _funnel(docs, sections, papers, dropped),
         _documents(docs),

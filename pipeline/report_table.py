@@ -1,7 +1,8 @@
 """The report's table of every paper: searchable, sortable and paged in the page itself, offline.
 
-The papers travel in the page as one data block: compact JSON (a list per paper, the documents
-they come from listed once), gzip-compressed (:func:`gzip.compress`, ``mtime=0``: the same
+The papers travel in the page as one data block: compact JSON (a list of values per field, the
+documents they come from listed once, each title as the indices of its words in a list of the
+titles' distinct words), gzip-compressed (:func:`gzip.compress`, ``mtime=0``: the same
 tables give the same bytes) and base64-encoded, in a ``<script type="application/octet-stream">``
 that the browser does not run. A small static script unpacks it (``DecompressionStream``),
 then renders :data:`PAGE_ROWS` rows at a time: a search box keeps the papers whose title,
@@ -13,7 +14,9 @@ of an ``http(s)`` URL.
 
 At 100k papers the page stays small and quick because only the shown rows are in the document;
 per paper at most :data:`AUTHORS_SHOWN` authors and :data:`SOURCES_SHOWN` source documents are
-carried (with the count of the others), so a search finds the authors carried.
+carried (with the count of the others), so a search finds the authors carried. A title costs
+about 30% less word-coded than as text: gzip sees 32 KiB back, and a word last used further back
+is sent again letter by letter, where its index is a few digits (``bench/report_scale.py``).
 """
 
 from __future__ import annotations
@@ -22,21 +25,23 @@ import base64
 import gzip
 import json
 import math
+from collections import Counter
 from typing import Any
 
 import pandas as pd
 
 #: Rows rendered per page of the table.
 PAGE_ROWS = 50
-#: Authors and source documents carried per paper (the rest is counted: "+3").
-AUTHORS_SHOWN = 3
-SOURCES_SHOWN = 3
+#: Authors and source documents carried per paper (the rest is counted: "+3"): one each keeps the
+#: page under 5 MB at 100k papers (``bench/README.md``, the report at scale).
+AUTHORS_SHOWN = 1
+SOURCES_SHOWN = 1
 #: The fields of the data block, one list of values per field (column-oriented: each column
 #: compresses on its own, 20% smaller than a list per paper).
 #: ``paper_id`` is not carried (a random 16-digit hex string does not compress: 1 MB of the page
 #: at 100k papers); the report's other tables and ``papers.parquet`` give it.
 FIELDS = ("title", "title_zh", "authors", "venue", "year", "award", "arxiv_id", "n_mentions", "n_sources",
-          "docs", "more_docs")
+          "docs")
 #: Columns of the table: (heading, field sorted on, CSS width).
 _HEADINGS = (("title", "title", "28%"), ("authors", "authors", "16%"), ("venue", "venue", "8%"),
              ("year", "year", "5%"), ("award", "award", "10%"), ("arXiv", "arxiv_id", "11%"),
@@ -73,6 +78,7 @@ _SCRIPT = r"""
     return;
   }
   const C = Object.fromEntries(data.fields.map((name, i) => [name, data.columns[i]]));
+  C.title = C.title.map(ids => ids.map(k => data.words[k]).join(' '));
   const n = C.title.length, docs = data.docs, pageRows = data.page_rows;
   const all = () => Array.from({length: n}, (_, i) => i);
   let view = all(), page = 0, sortField = null, sortDir = 1, keys = null;
@@ -106,8 +112,9 @@ _SCRIPT = r"""
       for (const d of C.docs[i]) {
         const li = document.createElement('li'); link(li, docs[d], site(docs[d])); list.appendChild(li);
       }
-      if (C.more_docs[i]) {
-        const li = document.createElement('li'); li.textContent = '+' + C.more_docs[i] + ' more'; list.appendChild(li);
+      const more = C.n_sources[i] - C.docs[i].length;
+      if (more > 0) {
+        const li = document.createElement('li'); li.textContent = '+' + more + ' more'; list.appendChild(li);
       }
       span(sources, C.n_sources[i] + ' source(s)');
       sources.appendChild(list);
@@ -185,11 +192,12 @@ def papers_table(papers: pd.DataFrame, docs: pd.DataFrame) -> str:
 
 def papers_data(papers: pd.DataFrame, docs: pd.DataFrame) -> dict[str, Any]:
     """What the data block holds: ``fields`` (:data:`FIELDS`), ``columns`` (per field, its value
-    for each paper, in the table's order; missing texts ``""``, a missing year null; ``authors`` the first
+    for each paper, in the table's order; missing texts ``""``, a missing year null; ``title`` the
+    indices in ``words`` of its words (split on single spaces; see :func:`word_coded`); ``authors`` the first
     :data:`AUTHORS_SHOWN` joined with ", " then "+N"; ``docs`` indices into ``docs`` of its
-    first :data:`SOURCES_SHOWN` source documents, ``more_docs`` the count of the others),
+    first :data:`SOURCES_SHOWN` source documents: the script counts the others from ``n_sources``),
     ``docs`` (per source document used, its URL, else its path: the script links an
-    ``http(s)`` URL, showing its host) and ``page_rows``."""
+    ``http(s)`` URL, showing its host), ``words`` and ``page_rows``."""
     doc_ids = _column(docs, "doc_id")
     source_of = {d: _str(u) or _str(p) for d, u, p in zip(doc_ids, _column(docs, "url"), _column(docs, "source_path"),
                                                           strict=True)}
@@ -212,9 +220,22 @@ def papers_data(papers: pd.DataFrame, docs: pd.DataFrame) -> dict[str, Any]:
         rows.append([_str(columns["title"][k]), _str(columns["title_zh"][k]), shown, _str(columns["venue"][k]),
                      _number(columns["year"][k]), _str(columns["award"][k]), _str(columns["arxiv_id"][k]),
                      _number(columns["n_mentions"][k]) or 0, _number(columns["n_sources"][k]) or len(sources),
-                     refs, max(0, len(sources) - SOURCES_SHOWN)])
-    return {"fields": list(FIELDS), "columns": [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in FIELDS],
-            "docs": listed, "page_rows": PAGE_ROWS}
+                     refs])
+    columns_out = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in FIELDS]
+    words, columns_out[FIELDS.index("title")] = word_coded(columns_out[FIELDS.index("title")])
+    return {"fields": list(FIELDS), "columns": columns_out, "docs": listed, "words": words, "page_rows": PAGE_ROWS}
+
+
+def word_coded(texts: list[str]) -> tuple[list[str], list[list[int]]]:
+    """``(words, codes)``: the distinct words of ``texts`` split on single spaces (so that
+    ``" ".join(words[k] for k in codes[i]) == texts[i]``, runs of spaces and an empty text
+    included), the most frequent first (their indices are the shortest), and per text the indices
+    of its words."""
+    split = [text.split(" ") if text else [] for text in texts]
+    counts = Counter(word for words in split for word in words)
+    words = [word for word, _ in counts.most_common()]
+    index = {word: k for k, word in enumerate(words)}
+    return words, [[index[word] for word in text_words] for text_words in split]
 
 
 def _column(df: pd.DataFrame, name: str) -> list[Any]:

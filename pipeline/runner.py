@@ -70,6 +70,7 @@ from .budget import Timeout, time_limit
 from .card import write_card
 from .config import Config
 from .dedup import (
+    CLUSTERING_STEPS,
     EmbeddingInputs,
     EmbeddingParts,
     ScratchColumns,
@@ -1008,8 +1009,9 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     # --- dedup over every section: slim columns and embeddings only ---------------------------
     log.debug("embedded; clustering")
     t0 = time.perf_counter()
-    with bars.bar("clustering", None, "step"):  # (dedup reports no count: the elapsed time moves)
-        paper_ids, match_scores, papers, section_doc_ids = cluster_all(slims, vectors, config, scratch, content)
+    with bars.steps("clustering", CLUSTERING_STEPS) as step_done:  # the last step, fusion, ends with the block
+        paper_ids, match_scores, papers, section_doc_ids = cluster_all(slims, vectors, config, scratch, content,
+                                                                        on_step=step_done)
         paper_ids, papers, changes = stable_ids(paper_ids, papers, run_dir, metadata)  # + paper_ids, changes
         papers_of = paper_sets(section_doc_ids, paper_ids)
         del section_doc_ids
@@ -1315,7 +1317,7 @@ def mark_copies(per_file: list[tuple[list[dict], list[dict]]], seen: dict[str, s
 _ERROR_KINDS: tuple[tuple[re.Pattern[str], str | None, str | None], ...] = (
     (re.compile(r"^(?P<stage>ingest|clean|segment|normalize|extract): (?P<type>[A-Za-z_]\w*): "), None, None),
     (re.compile(r"^Timeout: "), "per-document", "Timeout"),  # (_process_within_budget)
-    (re.compile(r"NUL characters"), "ingest", "BinaryContent"),
+    (re.compile(r"NUL characters|: BinaryContentError: "), "ingest", "BinaryContent"),
     (re.compile(r"has no text$"), "ingest", "EmptyDocument"),
     (re.compile(r"^\S+#\d+: not valid JSON"), "ingest", "InvalidJSON"),
     (re.compile(r"^\S+#\d+: "), "ingest", "InvalidRecord"),

@@ -39,7 +39,16 @@ from contextvars import ContextVar
 import pandas as pd
 
 from . import paper_records, title_model
-from .candidates import ABOUT_PAPERS, LEADING_TAGS, Candidate, find_candidates, labelled_names
+from .candidates import (
+    ABOUT_PAPERS,
+    LEADING_TAGS,
+    Candidate,
+    find_candidates,
+    has_paper_evidence,
+    labelled_names,
+    title_is_part,
+    venue_beside_title,
+)
 from .config import Config
 from .fields import (
     find_arxiv_ids,
@@ -59,7 +68,6 @@ from .headings import (
     BILINGUAL,
     BOOK_TITLE,
     ENUMERATED_HEADING,
-    MAX_DECORATION_CHARS,
 )
 from .normalize import detect_script
 from .stage import Stage
@@ -296,19 +304,8 @@ def _classify(lines: list[Line]) -> list[str]:
     return kinds
 
 
-#: Candidate styles whose heading is the candidate's span rather than its whole line: the line
-#: holds more than the title (a table row's other cells, a list item's authors or summary).
-_SPAN_HEADING_STYLES = frozenset({"table", "bold_lead", "link_lead", "list", "quoted"})
-
-
 #: Candidate styles of Markdown headings.
 _HEADING_STYLES = frozenset({"md1", "md2", "md3"})
-
-
-def _has_paper_evidence(c: Candidate) -> bool:
-    f = c.features
-    return any(f.get(k) for k in ("next_authors", "next_italic", "next_kv_authors", "next_arxiv", "has_arxiv",
-                                  "names_in_line", "credit_in_line"))
 
 
 def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate | str]:
@@ -334,6 +331,10 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
                 and not (c.features.get("venue_year") and _venue_heading(LEADING_TAGS.sub("", c.title) or c.title))
                 for c in cands]
     chosen = {c.line: c for c, p, ok in zip(cands, scores, eligible, strict=True) if ok and p >= model.threshold}
+    # two or more items of one list or table that name a venue edition beside their titles
+    # ("1. 《Title》 CVPR 2016 Author") are the entries of a paper list
+    beside = [c for c, ok in zip(cands, eligible, strict=True) if ok and venue_beside_title(c, lines[c.line].stripped)]
+    chosen.update({c.line: c for c in beside if sum(b.style == c.style for b in beside) >= 2})
     # siblings: in a run of candidates of one markup style (a list, a table), when at least two
     # and at least half of the items are kept titles, the other items are titles too; a heading
     # between items (an award category, a venue) does not end their run
@@ -358,7 +359,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     # ("Next week: …"), not one more paper
     styles = Counter(c.style for c in chosen.values())
     if len(chosen) >= 3 and max(styles.values()) >= 2:
-        for line in [at for at, c in chosen.items() if styles[c.style] == 1 and not _has_paper_evidence(c)]:
+        for line in [at for at, c in chosen.items() if styles[c.style] == 1 and not has_paper_evidence(c)]:
             del chosen[line]
     # a metadata block after its body repeats the title of a line above it: the paper starts at
     # that line (when no other anchor comes between them)
@@ -391,7 +392,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     # a metadata line, is not about papers (a news article, a FAQ, a recipe)
     confident = any(p >= CONFIDENT_TITLE_SCORE for c, p in zip(cands, scores, strict=True) if c.line in chosen)
     if (chosen and not confident and not cands[0].features.get("about_papers")
-            and not any(_has_paper_evidence(c) for c in chosen.values())
+            and not any(has_paper_evidence(c) for c in chosen.values())
             and not any(find_venue_years(line.text) for line in lines)):
         return {}
     if chosen and all(c.style == "kv_title" for c in chosen.values()):
@@ -641,16 +642,6 @@ def _quoted_title(lines: list[Line]) -> str | None:
     return None
 
 
-def _title_is_part(cand: Candidate, line: Line) -> bool:
-    """Whether a candidate's title is only part of its line (a table row, a list item with its
-    authors or summary): then the title, not the line, is the section's heading."""
-    if cand.style not in _SPAN_HEADING_STYLES:
-        return False
-    rest = fold_title(plain(line.stripped)).replace(fold_title(cand.title), "", 1)
-    # a list item's marker and a headline decoration (【深度解析】) are not "more than the title"
-    return len(rest) > (MAX_DECORATION_CHARS + 4 if cand.style == "list" else 3)
-
-
 def _heading_level(raw: str) -> int:
     """A heading line's level: 1-6 for Markdown headings, 7 for a whole bold line, 0 otherwise."""
     m = re.match(r"^(#{1,6})\s+\S", raw)
@@ -810,7 +801,7 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             anchor = anchors[i]
             if isinstance(anchor, Candidate):
                 current_cand = anchor
-                heading = anchor.title if _title_is_part(anchor, line) else None
+                heading = anchor.title if title_is_part(anchor, line.stripped) else None
             else:
                 heading = anchor
         elif i + 1 in anchors and _venue_heading(_LIST_ITEM.sub("", plain(line.stripped))):

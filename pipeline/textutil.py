@@ -12,10 +12,12 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import repeat
 from operator import mul
 
+#: One Han character (CJK unified ideographs, extension A, compatibility ideographs).
+HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 # Every pair of adjacent CJK characters, overlapping pairs included (a zero-width lookahead),
 # in order: the bigrams of the _CJK_RUN runs, one run after the other.
@@ -29,16 +31,17 @@ CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069
 
 @dataclass(frozen=True)
 class Line:
-    """One line of a document: ``text`` without its newline, at ``[start, end)``."""
+    """One line of a document: ``text`` without its newline, at ``[start, end)``; ``stripped``
+    is ``text`` without surrounding whitespace (ideographic space included), made once with
+    the line (the segmenter reads it of each line about nine times)."""
 
     start: int
     end: int
     text: str
+    stripped: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def stripped(self) -> str:
-        """The line without surrounding whitespace (ideographic space included)."""
-        return self.text.strip()
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "stripped", self.text.strip())
 
     @property
     def blank(self) -> bool:

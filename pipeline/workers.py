@@ -85,6 +85,7 @@ def model_loaders(config: Config) -> list[tuple[str, Callable[[], Any]]]:
     converters of the target script and of zh-Hans / zh-Hant, jieba's default dictionary and IDF
     table (keywords) and YAKE. Each loader is cached per process (:mod:`pipeline.nlp`,
     :mod:`pipeline.normalize`): a second call costs nothing, and the stages find them loaded."""
+    from . import keywords as kw
     from . import nlp, normalize
 
     def opencc() -> None:
@@ -92,12 +93,12 @@ def model_loaders(config: Config) -> list[tuple[str, Callable[[], Any]]]:
             normalize.to_script("机器学习模型與資料", script)
 
     def keywords() -> None:
-        nlp.keywords("深度学习模型在图像识别任务上取得了很好的效果。", "zh-Hans", config.extract.n_keywords)
-        nlp.keywords("Large language models learn in context from a few examples.", "en",
+        kw.keywords("深度学习模型在图像识别任务上取得了很好的效果。", "zh-Hans", config.extract.n_keywords)
+        kw.keywords("Large language models learn in context from a few examples.", "en",
                      config.extract.n_keywords)
 
     return [("spaCy zh", nlp.zh_nlp), ("spaCy en", nlp.en_nlp), ("OpenCC", opencc),
-            ("jieba IDF", nlp.idf_table), ("keywords", keywords)]
+            ("jieba IDF", kw.idf_table), ("keywords", keywords)]
 
 
 def warm_models(config: Config) -> None:

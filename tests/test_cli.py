@@ -278,8 +278,8 @@ def test_failed_file_exits_1_and_keeps_the_good_file(tmp_path: Path) -> None:
     assert docs["source_path"].tolist() == ["bad.txt", "good.txt"]
     assert docs["status"].tolist() == ["error", "ok"]
     assert docs["error"].iloc[0] == (
-        "could not decode bad.txt: ValueError: no character encoding decodes these bytes "
-        "(charset-normalizer found no match)"
+        "could not decode bad.txt: BinaryContentError: no character encoding decodes these bytes "
+        "(binary content, not text)"
     )
     assert docs["n_sections"].tolist() == [0, 2]
     sections = pd.read_parquet(out / "sections.parquet")
@@ -339,7 +339,7 @@ def test_bad_files_give_exit_1_and_one_errors_row_each(tmp_path: Path) -> None:
     assert list(errors.columns) == ["path", "stage", "error_type", "message"]
     rows = {r.path: (r.stage, r.error_type) for r in errors.itertuples()}
     assert rows == {
-        "binary.txt": ("ingest", "ValueError"),
+        "binary.txt": ("ingest", "BinaryContent"),
         "empty.txt": ("ingest", "EmptyDocument"),
         "feed.jsonl#2": ("ingest", "InvalidJSON"),
         "locked.txt": ("ingest", "PermissionError"),
@@ -380,10 +380,12 @@ def test_log_format_json_writes_one_object_per_line_and_the_summary(tmp_path: Pa
     assert (last["models"]["n"], last["models"]["total"], last["models"]["unit"]) == (5, 5, "model")
     assert (last["documents"]["n"], last["documents"]["total"], last["documents"]["unit"]) == (2, 2, "file")
     assert last["embedding"]["n"] == last["embedding"]["total"] == 2
-    assert last["clustering"]["total"] is None and last["clustering"]["elapsed_s"] >= 0
+    assert (last["clustering"]["n"], last["clustering"]["total"], last["clustering"]["unit"]) == (100, 100, "%")
     assert last["writing"]["n"] == last["writing"]["total"] == 2 + 2 + 2  # sections, documents, papers rows
     first = {r["phase"]: r for r in reversed(progress)}
-    assert all(first[p]["n"] == 0 for p in phases if p != "clustering")
+    assert all(first[p]["n"] == 0 for p in phases)
+    clustering = [r for r in progress if r["phase"] == "clustering"]
+    assert clustering[1]["note"] == "content_neighbours"  # the step running, once the bar has started
     assert all(r["level"] == "INFO" and r["logger"] == "pipeline.progress" for r in progress)
     assert all(r["eta_s"] == 0 for r in last.values() if r["total"])
 
@@ -428,7 +430,7 @@ def test_status_tells_what_the_last_run_did(tmp_path: Path) -> None:
     assert f"  corpus             {corpus}" in text
     assert "  files              1 processed, 2 reused, 1 removed" in text
     assert "  failed files       1 (0 new, 1 known)" in text  # bad.txt failed on the same bytes last run
-    assert "    known  bad.txt  [ingest] ValueError: could not decode bad.txt" in text
+    assert "    known  bad.txt  [ingest] BinaryContent: could not decode bad.txt: BinaryContentError" in text
     assert "  seconds per stage" in text and "    total" in text
     as_json = CliRunner().invoke(cli, ["status", str(out), "--json"], catch_exceptions=False)
     assert json.loads(as_json.stdout)["files"]["removed"] == ["b.txt"]

@@ -776,7 +776,7 @@ def test_batch_scores_follow_the_pair_formula(use) -> None:
 
 def test_a_big_cluster_merges_through_the_bounded_sample(use, monkeypatch) -> None:
     import pipeline.dedup as dedup_module
-    from pipeline.dedup import AVERAGE_SAMPLE, cluster_sections, embed_sections
+    from pipeline.dedup import AVERAGE_SAMPLE, CLUSTERING_STEPS, cluster_sections, embed_sections
     from pipeline.dedup.cluster import _sample
 
     title = "Denoising Diffusion Probabilistic Models"
@@ -799,6 +799,9 @@ def test_a_big_cluster_merges_through_the_bounded_sample(use, monkeypatch) -> No
     monkeypatch.setattr(dedup_module.cluster, "AVERAGE_SAMPLE", 10**6)
     assert cluster_sections(sections, emb, Config())[0] == labels
     monkeypatch.undo()
+    steps: list[str] = []
+    assert cluster_sections(sections, emb, Config(), on_step=steps.append)[0] == labels
+    assert steps == list(CLUSTERING_STEPS)[:-1]  # each step as it ends, in order; fusion is cluster_papers'
     members = list(range(0, 1000, 5))  # 200 members in section order
     sample = _sample(members)
     assert len(sample) == AVERAGE_SAMPLE and sample[0] == 0 and sample == sorted(set(sample))

@@ -174,7 +174,7 @@ def test_keyword_candidates_take_linear_time_in_gloss_heavy_text() -> None:
     about 4 times, 15 s at 64k characters)."""
     import time
 
-    from pipeline.nlp import keywords
+    from pipeline.keywords import keywords
 
     def best_time(text: str) -> float:
         times = []

@@ -306,7 +306,7 @@ def test_html_that_is_a_url_is_not_fetched(tmp_path: Path) -> None:
 def test_html_binary_is_error_row(tmp_path: Path) -> None:
     row = _read(tmp_path, "x.html", bytes(range(256)) * 4)
     assert row["status"] == "error"
-    assert row["error"].startswith("could not decode x.html: ValueError: no character encoding")
+    assert row["error"].startswith("could not decode x.html: BinaryContentError: no character encoding")
 
 
 def test_html_declared_charset_that_lies_is_overruled(tmp_path: Path) -> None:

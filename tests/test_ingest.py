@@ -267,8 +267,8 @@ def test_read_document_undecodable_is_error_row(tmp_path: Path, data: bytes) -> 
     digest = hashlib.sha256(data).hexdigest()
     assert row["status"] == "error"
     assert row["error"] == (
-        "could not decode bin/image.txt: ValueError: no character encoding decodes these bytes "
-        "(charset-normalizer found no match)"
+        "could not decode bin/image.txt: BinaryContentError: no character encoding decodes these bytes "
+        "(binary content, not text)"
     )
     assert (row["doc_id"], row["content_sha256"], row["n_bytes"]) == (digest[:16], digest, len(data))
     assert (row["text"], row["n_chars"], row["encoding"]) == ("", 0, None)
@@ -643,8 +643,8 @@ def test_problem_corpus_runs_to_the_end(tmp_path: Path, use_embedder) -> None:
     assert (docs.loc["empty.txt", "status"], docs.loc["empty.txt", "error"]) == ("empty", "empty.txt has no text")
     assert docs.loc["binary.txt", "status"] == "error"
     assert docs.loc["binary.txt", "error"] == (
-        "could not decode binary.txt: ValueError: no character encoding decodes these bytes "
-        "(charset-normalizer found no match)")
+        "could not decode binary.txt: BinaryContentError: no character encoding decodes these bytes "
+        "(binary content, not text)")
     truncated = docs.loc["truncated_gb18030.txt"]
     assert (truncated["status"], truncated["encoding"]) == ("ok", "gb18030")
     assert truncated["text"] == HANS_LONG[:-1] + "\ufffd"

@@ -17,7 +17,8 @@ import jieba.analyse
 import jieba.posseg
 import pytest
 
-from pipeline import nlp
+from pipeline import keywords as kw
+from pipeline import nlp, sentences, yake_port
 from pipeline.fields import AWARDS, KEYS, parse_key_value
 from pipeline.normalize import to_script
 
@@ -261,7 +262,7 @@ ZH_ABSTRACT = (
 
 
 def test_zh_keywords_keep_domain_terms_whole_and_drop_generic_words() -> None:
-    kws = nlp.keywords(ZH_ABSTRACT, "zh-Hans", 10)
+    kws = kw.keywords(ZH_ABSTRACT, "zh-Hans", 10)
     assert len(kws) == 10
     for term in ("掩码扩散模型", "共形预测", "强化学习", "注意力机制", "大语言模型"):
         assert term in kws
@@ -271,7 +272,7 @@ def test_zh_keywords_keep_domain_terms_whole_and_drop_generic_words() -> None:
 
 def test_zh_keywords_of_traditional_text_are_simplified() -> None:
     hant = "共形預測為黑盒模型提供保證。共形預測基於頻率概率，貝葉斯求積給出另一種視角。"
-    kws = nlp.keywords(hant, "zh-Hant", 3)
+    kws = kw.keywords(hant, "zh-Hant", 3)
     assert kws[0] == "共形预测" and "贝叶斯求积" in kws
     assert kws == [to_script(k, "zh-Hans") for k in kws]
 
@@ -279,47 +280,47 @@ def test_zh_keywords_of_traditional_text_are_simplified() -> None:
 def test_zh_keywords_skip_tex_urls_and_glosses() -> None:
     text = ("掩码扩散模型（MDMs，masked diffusion models）解码 MDMs。界限为 $O(\\sqrt{d})$，"
             "代码见 https://github.com/kulinshah98/mdm 。MDMs 很强。")
-    kws = nlp.keywords(text, "zh-Hans", 5)
+    kws = kw.keywords(text, "zh-Hans", 5)
     assert kws[:2] == ["MDMs", "掩码扩散模型"] or kws[:2] == ["掩码扩散模型", "MDMs"]
     assert not any(k.lower() in ("sqrt", "github", "https", "masked diffusion models") for k in kws)
 
 
 def test_keyword_edge_cases() -> None:
-    assert nlp.keywords(ZH_ABSTRACT, "zh-Hans", 0) == []
-    assert nlp.keywords("", "en", 5) == []
-    assert nlp.keywords("。，、", "zh-Hans", 5) == []
+    assert kw.keywords(ZH_ABSTRACT, "zh-Hans", 0) == []
+    assert kw.keywords("", "en", 5) == []
+    assert kw.keywords("。，、", "zh-Hans", 5) == []
 
 
 def test_zh_keywords_mine_recurring_compounds() -> None:
     # 政策 + 工具 twice: one term 政策工具 (not in jieba's dictionary), preferred over its parts
     text = "研究者评估了多种政策工具。相比扩充人力，政策工具中的预测更有效，机器学习也能帮助政府。"
-    kws = nlp.keywords(text, "zh-Hans", 8)
+    kws = kw.keywords(text, "zh-Hans", 8)
     assert kws[0] == "政策工具" and "政策" not in kws
     # an ML term plus a word is no new term; a generic first word neither
-    assert nlp._zh_candidates("缺失数据版本与缺失数据版本；提升推理能力，提升推理能力。").keys() >= {"缺失数据"}
-    assert not {"缺失数据版本", "提升推理能力"} & set(nlp._zh_candidates("缺失数据版本与缺失数据版本；提升推理能力，提升推理能力。"))
+    assert kw._zh_candidates("缺失数据版本与缺失数据版本；提升推理能力，提升推理能力。").keys() >= {"缺失数据"}
+    assert not {"缺失数据版本", "提升推理能力"} & set(kw._zh_candidates("缺失数据版本与缺失数据版本；提升推理能力，提升推理能力。"))
 
 
 def test_zh_keywords_take_quoted_terms_whole() -> None:
     text = ("Mission: Impossible Language Models\n研究者以英文为基础，设计出违反人类语言规律的「不可能语言」，"
             "例如把词序随机打乱。实验发现 GPT-2 学习这些语言比学习自然英文吃力，说明语言模型并不能同样好地学会任何语言。")
-    kws = nlp.keywords(text, "zh-Hans", 8)
+    kws = kw.keywords(text, "zh-Hans", 8)
     assert "不可能语言" in kws[:3]
     assert "Mission Impossible Language Models" not in kws  # not the whole title line
     # a leading degree adverb is cut; a quoted phrase with a function word is no term
-    assert nlp._quoted_terms("识别「最弱势群体」，而非「最小但具代表性」的样本") == {"弱势群体"}
+    assert kw._quoted_terms("识别「最弱势群体」，而非「最小但具代表性」的样本") == {"弱势群体"}
 
 
 def test_zh_keywords_prefer_a_dictionary_term_made_of_frequent_parts() -> None:
     text = "门控在注意力中很常见。门控让注意力更稀疏，门控也让注意力更稳定。门控与注意力的结合，即门控注意力，效果最好。"
-    kws = nlp.keywords(text, "zh-Hans", 8)
+    kws = kw.keywords(text, "zh-Hans", 8)
     assert kws[0] == "门控注意力" and "门控" not in kws and "注意力" not in kws
 
 
 def test_zh_keywords_count_a_glossed_acronym_for_its_term() -> None:
     text = ("近年來，掩碼擴散模型（Masked Diffusion Models, MDMs）嶄露頭角。MDMs 可以任意順序解碼，"
             "MDMs 在數獨上超過自迴歸模型。我們研究 MDMs 的訓練與推理。")
-    kws = nlp.keywords(text, "zh-Hant", 8)
+    kws = kw.keywords(text, "zh-Hant", 8)
     assert kws[:2] == ["掩码扩散模型", "MDMs"]
     assert "Masked Diffusion Models" not in kws  # a gloss the title does not name stays out
 
@@ -327,11 +328,11 @@ def test_zh_keywords_count_a_glossed_acronym_for_its_term() -> None:
 def test_zh_keywords_use_the_title_and_drop_credited_names() -> None:
     text = ("Conformal Prediction as Bayesian Quadrature\n保準預測（conformal prediction）為黑盒模型的損失提供保證。"
             "校準數據與先驗分佈決定區間，頻率主義的不確定性量化難以納入先驗。")
-    kws = nlp.keywords(text, "zh-Hant", 8)
+    kws = kw.keywords(text, "zh-Hant", 8)
     assert kws[:2] == ["conformal prediction", "保准预测"]  # a gloss the title names is kept
     text = ("Generative Adversarial Nets 十年回顾\n2014 年，Ian Goodfellow 等人提出生成对抗网络：让生成器与判别器相互"
             "竞争。在 GAN 出现之前，生成模型大多依赖马尔可夫链或近似推断。普林斯顿大学与 Google DeepMind 的研究者也有评论。")
-    kws = nlp.keywords(text, "zh-Hans", 8)
+    kws = kw.keywords(text, "zh-Hans", 8)
     assert kws[0] == "GAN"  # the acronym of title words
     assert "生成对抗网络" in kws
     assert not {"Ian Goodfellow", "Goodfellow", "普林斯顿大学", "Google DeepMind"} & set(kws)
@@ -347,7 +348,7 @@ EN_ABSTRACT = (
 
 
 def test_en_keywords_with_yake() -> None:
-    kws = nlp.keywords(EN_ABSTRACT, "en", 8)
+    kws = kw.keywords(EN_ABSTRACT, "en", 8)
     assert len(kws) == 8
     low = [k.lower() for k in kws]
     assert {"direct preference optimization", "preference pairs", "reward model"} <= set(low)
@@ -360,14 +361,14 @@ def test_en_keywords_with_yake() -> None:
         assert named or all(w == w.lower() or w in ("DPO", "RLHF") for w in k.split())
     # no stop words inside, no repeats, no phrase contained in another
     assert len(set(low)) == len(low)
-    assert not any(w in nlp.EN_STOP_WORDS for k in low for w in k.split())
+    assert not any(w in yake_port.EN_STOP_WORDS for k in low for w in k.split())
     assert not any(a != b and re.search(rf"\b{re.escape(a)}\b", b) for a in low for b in low)
 
 
 def test_en_keywords_of_fixture_sections() -> None:
     text = (FIXTURES / "15_en_kv-title-authors_icml-tot.md").read_text(encoding="utf-8")
     body = text.split("arXiv: 1310.1531", 1)[1].split("Title:", 1)[0]
-    kws = nlp.keywords(body, "en", 8)
+    kws = kw.keywords(body, "en", 8)
     assert "DeCAF" in kws and "Caffe framework" in kws
     assert {"simple linear classifier", "general-purpose features"} & set(kws)
 
@@ -376,19 +377,19 @@ def test_en_keywords_put_method_names_first_and_drop_credits() -> None:
     text = ("Direct Preference Optimization: Your Language Model is Secretly a Reward Model\nDPO replaces the reward "
             "model and reinforcement learning loop of RLHF with a simple classification loss on preference pairs, "
             "derived from a closed-form mapping between reward functions and optimal policies.")
-    kws = nlp.keywords(text, "en", 8)
+    kws = kw.keywords(text, "en", 8)
     assert kws[:2] == ["DPO", "RLHF"]  # DPO: the acronym of title words first
     assert "DPO replaces" not in kws and "Language Model" not in kws
     text = ("Adding Conditional Control to Text-to-Image Diffusion Models\n"
             "Lvmin Zhang, Anyi Rao and Maneesh Agrawala, Stanford University\n"
             "ControlNet attaches a trainable copy of a pretrained diffusion model's encoder to the frozen original "
             "through zero-initialized convolutions, so edges, depth maps and human poses can steer generation.")
-    kws = nlp.keywords(text, "en", 8)
+    kws = kw.keywords(text, "en", 8)
     assert kws[0] == "ControlNet"
     assert not any(w in k for k in kws for w in ("Zhang", "Rao", "Agrawala", "Stanford"))
     text = ("Distributed Representations of Words and Phrases and their Compositionality\nTen years on, the word2vec "
             "paper by Tomas Mikolov and colleagues was honored for changing how the field learns word embeddings.")
-    kws = nlp.keywords(text, "en", 8)
+    kws = kw.keywords(text, "en", 8)
     assert kws[0] == "word2vec" and "word embeddings" in kws
     assert "Tomas Mikolov" not in kws and not any("learns" in k for k in kws)
 
@@ -402,9 +403,9 @@ def test_keywords_work_offline_without_nltk() -> None:
         "    def connect_ex(self, *a): raise OSError('network disabled')\n"
         "def no_net(*a, **k): raise OSError('network disabled')\n"
         "socket.socket = NoNet; socket.create_connection = no_net; socket.getaddrinfo = no_net\n"
-        "from pipeline import nlp\n"
-        f"assert nlp.keywords({EN_ABSTRACT!r}, 'en', 5)\n"
-        f"assert nlp.keywords({ZH_ABSTRACT!r}, 'zh-Hans', 5)\n"
+        "from pipeline import keywords as kw\n"
+        f"assert kw.keywords({EN_ABSTRACT!r}, 'en', 5)\n"
+        f"assert kw.keywords({ZH_ABSTRACT!r}, 'zh-Hans', 5)\n"
         "assert 'nltk' not in sys.modules\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
@@ -486,15 +487,15 @@ def _textrank(text: str, n: int) -> list[str]:
     """jieba's TextRank (window 5, nouns/verbs and the user terms) over the same candidates."""
     tr = jieba.analyse.TextRank()
     tr.tokenizer = tr.postokenizer = jieba.posseg.POSTokenizer(nlp._jieba_tokenizer())
-    simplified = nlp._strip_noise(to_script(text, "zh-Hans"))
-    cands = nlp._zh_candidates(simplified)
+    simplified = kw._strip_noise(to_script(text, "zh-Hans"))
+    cands = kw._zh_candidates(simplified)
     tags = tr.textrank(simplified, topK=None, allowPOS=("ns", "n", "vn", "v", "nz", "eng", "nr", "nt"))
-    return nlp._dedup([t for t in tags if t in cands], n, cjk=True)
+    return kw._dedup([t for t in tags if t in cands], n, cjk=True)
 
 
 def test_seed_keywords_match_an_indexer() -> None:
     sections = _seed_sections()
-    tfidf = [nlp.keywords(t, lang, 8) for _, lang, t in sections]
+    tfidf = [kw.keywords(t, lang, 8) for _, lang, t in sections]
     for kws in tfidf:
         assert len(kws) == 8
         assert not set(kws) & set(GENERIC)
@@ -512,7 +513,7 @@ def test_seed_keywords_match_an_indexer() -> None:
 
 
 def test_fast_yake_gives_the_yake_package_keywords() -> None:
-    # nlp._yake_extract reimplements yake.KeywordExtractor(...).extract_keywords with plain
+    # yake_port.yake_extract reimplements yake.KeywordExtractor(...).extract_keywords with plain
     # dicts: same phrases, same order, same scores
     texts = [EN_ABSTRACT, EN_ABSTRACT.upper(), "Model models model. The the the.", "", "!!! ...",
              "GPT-2 and word2vec in 2019: 3.5% better, e.g. on ImageNet-1k (Deng et al.)."]
@@ -520,8 +521,8 @@ def test_fast_yake_gives_the_yake_package_keywords() -> None:
         texts.append(path.read_bytes().decode("utf-8", errors="replace"))
     for text in texts:
         for top in (10, 48):
-            want = nlp._yake(top).extract_keywords(text)
-            got = nlp._yake_extract(text, top)
+            want = yake_port._yake(top).extract_keywords(text)
+            got = yake_port.yake_extract(text, top)
             assert [k for k, _ in got] == [k for k, _ in want]
             assert all(abs(a - b) <= 1e-9 * max(1.0, abs(b)) for (_, a), (_, b) in zip(got, want, strict=True))
 
@@ -563,7 +564,7 @@ def _words_of(sentences: list[tuple[tuple[str, str | None, str], ...]]) -> list[
 
 
 def test_yake_sentences_are_the_yake_package_tokens() -> None:
-    # nlp._yake_sentences caches segtok's tokens per sentence: the same lists as
+    # yake_port._yake_sentences caches segtok's tokens per sentence: the same lists as
     # yake.data.utils.tokenize_sentences, a second time (from the cache) too; with YAKE's tags
     # (None: punctuation only) and lower case
     import string
@@ -579,12 +580,12 @@ def test_yake_sentences_are_the_yake_package_tokens() -> None:
     for text in texts:
         for t in (text, pre_filter(text.replace("\n", " "))):
             want = _yake_reference_sentences(t)
-            assert _words_of(nlp._yake_sentences(t)) == want
-            assert _words_of(nlp._yake_sentences(t)) == want
-            for sentence in nlp._yake_sentences(t):
+            assert _words_of(yake_port._yake_sentences(t)) == want
+            assert _words_of(yake_port._yake_sentences(t)) == want
+            for sentence in yake_port._yake_sentences(t):
                 for pos, (w, tag, low) in enumerate(sentence):
                     punct = not w.strip(string.punctuation)
-                    want_tag = None if punct else get_tag(w, int(pos > 0), nlp._YAKE_EXCLUDE)
+                    want_tag = None if punct else get_tag(w, int(pos > 0), yake_port._YAKE_EXCLUDE)
                     assert (tag, low) == (want_tag, w if punct else w.lower())
 
 
@@ -593,19 +594,19 @@ def test_yake_sentences_are_the_yake_package_tokens() -> None:
 @settings(max_examples=300, deadline=None)
 def test_yake_sentences_match_the_yake_package_on_generated_text(spaced: str, glued: str) -> None:
     for text in (spaced, glued, spaced + ". " + glued):
-        assert _words_of(nlp._yake_sentences(text)) == _yake_reference_sentences(text)
+        assert _words_of(yake_port._yake_sentences(text)) == _yake_reference_sentences(text)
 
 
 def _dedup_reference(ranked: list[str], n: int, cjk: bool) -> list[str]:
-    """nlp._dedup as its docstring states it, with no shortcut: Han containment is substring
-    containment, Latin containment the whole-word pattern of nlp._whole_word."""
-    window = ranked[: nlp.REPLACE_WINDOW * n]
+    """kw._dedup as its docstring states it, with no shortcut: Han containment is substring
+    containment, Latin containment the whole-word pattern of kw._whole_word."""
+    window = ranked[: kw.REPLACE_WINDOW * n]
 
     def han(s: str) -> bool:
         return re.search(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]", s) is not None
 
     def contains(a: str, b: str) -> bool:
-        return (b in a) if cjk and han(b) else nlp._whole_word(b).search(a) is not None
+        return (b in a) if cjk and han(b) else kw._whole_word(b).search(a) is not None
 
     def grams(s: str) -> set[tuple[str, str]]:
         words = s.lower().split()
@@ -635,7 +636,7 @@ _DEDUP_WORDS = ["model", "Model", "diffusion", "MODEL", "modelſ", "KV", "kv", "
 @settings(max_examples=400, deadline=None)
 def test_dedup_matches_its_plain_definition(phrases: list[list[str]], n: int, cjk: bool) -> None:
     ranked = list(dict.fromkeys(" ".join(p) for p in phrases))
-    assert nlp._dedup(ranked, n, cjk) == _dedup_reference(ranked, n, cjk)
+    assert kw._dedup(ranked, n, cjk) == _dedup_reference(ranked, n, cjk)
 
 
 @given(st.lists(st.integers(1, 60), min_size=1, max_size=400))
@@ -644,7 +645,7 @@ def test_count_mean_std_is_numpys(counts: list[int]) -> None:
     import numpy
 
     values = [float(c) for c in counts]
-    mean, std = nlp._count_mean_std(values)
+    mean, std = yake_port._count_mean_std(values)
     assert (mean, std) == (numpy.array(values).mean(), numpy.array(values).std())
 
 
@@ -663,7 +664,7 @@ def test_split_multi_is_segtoks(pieces: list[str], glued: bool, end: str, digits
 
     text = ("" if glued else " ").join(pieces)
     for t in (text, "1234567890" * digits + end, text + "1234567890" * digits + end, text * 3):
-        assert nlp._split_multi(t) == list(split_multi(t))
+        assert yake_port._split_multi(t) == list(split_multi(t))
 
 
 def test_split_multi_is_segtoks_on_fixtures() -> None:
@@ -672,15 +673,15 @@ def test_split_multi_is_segtoks_on_fixtures() -> None:
     texts = [EN_ABSTRACT, "", "x", "1234567890" * 5, "1234567890" * 5 + "\n", "Dr. A. B. Lee, and C. D. wrote it."]
     texts += [path.read_bytes().decode("utf-8", errors="replace") for path in sorted(FIXTURES.glob("*"))]
     for text in texts:
-        assert nlp._split_multi(text) == list(split_multi(text))
+        assert yake_port._split_multi(text) == list(split_multi(text))
 
 
 def _cased_reference(term: str, text: str) -> str:
-    """nlp._cased with the text before each match copied and stripped, as first written."""
+    """kw._cased with the text before each match copied and stripped, as first written."""
     if not re.search(r"[A-Za-z]", term):
         return term
     low, surface = term.lower(), None
-    for m in nlp._whole_word(term).finditer(text):
+    for m in kw._whole_word(term).finditer(text):
         group = m.group()
         if group == low and low != group.upper():
             return low
@@ -698,7 +699,7 @@ def _cased_reference(term: str, text: str) -> str:
        st.sampled_from(["score matching", "Score Matching", "ResNet", "score", "模型", "k"]))
 @settings(max_examples=300, deadline=None)
 def test_cased_matches_its_plain_definition(text: str, term: str) -> None:
-    assert nlp._cased(term, text) == _cased_reference(term, text)
+    assert kw._cased(term, text) == _cased_reference(term, text)
 
 
 #: Pieces for long spans ending in initials and abbreviations (title case ǅ, modifier letter
@@ -713,7 +714,7 @@ def test_split_multi_is_segtoks_on_long_spans(pieces: list[str], glued: bool) ->
     from segtok.segmenter import split_multi
 
     text = ("" if glued else " ").join(pieces)
-    assert nlp._split_multi(text) == list(split_multi(text))
+    assert yake_port._split_multi(text) == list(split_multi(text))
 
 
 _YAKE_WORDS = ("the of and models model Models LLM LLMs GPT-2 word2vec 3.5% 2019 e.g. Dr. Smith et al. learning "
@@ -725,8 +726,8 @@ _YAKE_WORDS = ("the of and models model Models LLM LLMs GPT-2 word2vec 3.5% 2019
 @settings(max_examples=150, deadline=None)
 def test_fast_yake_gives_the_yake_package_keywords_on_generated_text(text: str, top: int) -> None:
     # trigrams with a stop word in the middle, digits and unusual tokens, repeats across sentences
-    want = nlp._yake(top).extract_keywords(text)
-    got = nlp._yake_extract(text, top)
+    want = yake_port._yake(top).extract_keywords(text)
+    got = yake_port.yake_extract(text, top)
     assert [k for k, _ in got] == [k for k, _ in want]
     assert all(abs(a - b) <= 1e-9 * max(1.0, abs(b)) for (_, a), (_, b) in zip(got, want, strict=True))
 
@@ -748,10 +749,10 @@ def test_idf_table_follows_jieba_set_idf_path(tmp_path) -> None:
     (tmp_path / "idf.txt").write_text("深度学习 1.5\n图像 2.5\n", encoding="utf-8")
     try:
         jieba.analyse.set_idf_path(str(tmp_path / "idf.txt"))
-        assert nlp.idf_table() == ({"深度学习": 1.5, "图像": 2.5}, 2.5)
+        assert kw.idf_table() == ({"深度学习": 1.5, "图像": 2.5}, 2.5)
     finally:
         jieba.analyse.set_idf_path(default)
-    assert len(nlp.idf_table()[0]) > 100_000
+    assert len(kw.idf_table()[0]) > 100_000
 
 
 _SENTENCE_PIECES = ["第一句", "。", "！", "？", "；", "“", "”", "《", "》", "（", "）", " ", "\n", "\n\n", "Mr.", " Smith",
@@ -770,7 +771,7 @@ def test_sentence_component_marks_the_token_holding_each_start(text: str, lang: 
     if not len(doc):
         return
     idx = doc.to_array(IDX).tolist()
-    want = {0} | {bisect.bisect_right(idx, s) - 1 for s in nlp._sentence_starts(doc.text)}
+    want = {0} | {bisect.bisect_right(idx, s) - 1 for s in sentences.sentence_starts(doc.text)}
     flags = doc.to_array([SENT_START]).reshape(-1).astype("int64").tolist()
     assert [k for k, f in enumerate(flags) if f == 1] == sorted(want)
     assert all(f == -1 for k, f in enumerate(flags) if k not in want)
@@ -808,13 +809,13 @@ def test_technical_tokens_stay_whole_in_the_en_tokenizer() -> None:
 
 def test_gpt_3_5_is_no_gpt_3_keyword() -> None:
     zh = "GPT-3.5模型在测试中表现很好。GPT-3.5的准确率达到23.4%。Llama-3.1-8B也很好，Llama-3.1-8B模型。v1.2.3版本"
-    kws = nlp.keywords(zh, "zh-Hans", 8)
+    kws = kw.keywords(zh, "zh-Hans", 8)
     assert {"GPT-3.5", "Llama-3.1-8B", "v1.2.3"} <= set(kws)
     assert not {"GPT-3", "Llama-3", "v1", "8B", "4%", "23.4", "5"} & set(kws)
     # from the Doc's tokens (jieba does not run again): the same keywords
-    assert nlp.keywords(nlp.parse(zh, "zh-Hans"), "zh-Hans", 8) == kws
+    assert kw.keywords(nlp.parse(zh, "zh-Hans"), "zh-Hans", 8) == kws
     en = ("We evaluate GPT-3.5 and Llama-3.1-8B on the benchmark. GPT-3.5 reaches 23.4% accuracy. "
           "GPT-3.5 is strong. Version v1.2.3 of the library.")
-    kws = nlp.keywords(en, "en", 8)
+    kws = kw.keywords(en, "en", 8)
     assert kws[0] == "GPT-3.5" and "v1.2.3" in kws
     assert not {"GPT-3", "v1", "Llama-3", "8B"} & set(kws)

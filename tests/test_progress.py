@@ -46,6 +46,29 @@ def test_a_phase_without_a_count_has_no_rate_and_a_note_shows(caplog) -> None:
     assert records[-1]["note"] == "k-means" and records[-1]["rate"] is None
 
 
+def test_a_phase_of_steps_advances_by_their_shares_and_names_the_next(caplog, monkeypatch) -> None:
+    monkeypatch.setattr(progress, "LOG_INTERVAL_S", 0.001)  # a record at every update 10 ms apart
+    caplog.set_level(logging.INFO, logger="pipeline.progress")
+    with Progress("log") as bars:
+        with bars.steps("clustering", {"search": 60, "merge": 30, "fusion": 10}) as done:
+            time.sleep(0.01)
+            done("search")
+            time.sleep(0.01)
+            done("merge")  # fusion ends with the block
+            time.sleep(0.01)
+        with pytest.raises(ValueError, match="no step 'sort'"), bars.steps("clustering", {"a": 100}) as done:
+            done("sort")
+        with pytest.raises(ValueError, match="sum to 90"), bars.steps("clustering", {"a": 90}):
+            pass
+    records = _records(caplog)
+    records = records[:[r["n"] for r in records].index(100) + 1]  # the first bar's (the next ones are refused)
+    assert records[0] | {"elapsed_s": 0} == {"event": "progress", "phase": "clustering", "n": 0, "total": 100,
+                                             "unit": "%", "elapsed_s": 0, "rate": None, "eta_s": None}
+    assert list(dict.fromkeys((r["n"], r.get("note")) for r in records)) == [
+        (0, None), (0, "search"), (60, "merge"), (90, "fusion"), (100, None)]  # with the step running
+    assert records[-1]["n"] == 100 and records[-1]["eta_s"] == 0 and "note" not in records[-1]
+
+
 def test_off_writes_nothing_and_starts_no_thread(caplog) -> None:
     caplog.set_level(logging.INFO, logger="pipeline.progress")
     with Progress("off") as bars:

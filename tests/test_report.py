@@ -652,39 +652,61 @@ SORT_AND_PAGE = """new Promise(resolve => {
   }, 100); })"""
 
 
+def test_word_coded_titles_come_back_as_they_were() -> None:
+    from pipeline.report_table import papers_data, word_coded
+
+    texts = ["Graph neural networks", "", "  two  spaces ", "graph Graph", "neural"]
+    words, codes = word_coded(texts)
+    assert [" ".join(words[k] for k in c) for c in codes] == texts
+    assert words[:3] == ["", "Graph", "neural"]  # the most frequent first (ties: the first seen)
+    assert codes[1] == [] and codes[4] == [2]
+    data = papers_data(pd.DataFrame({"title": ["Graph neural networks", None], "authors": [["A", "B"], None],
+                                     "doc_ids": [["d1", "d2"], []]}),
+                       pd.DataFrame({"doc_id": ["d1", "d2"], "url": ["https://x.example.org/1", None],
+                                     "source_path": ["a.txt", "b.txt"]}))
+    columns = dict(zip(data["fields"], data["columns"], strict=True))
+    assert [" ".join(data["words"][k] for k in c) for c in columns["title"]] == ["Graph neural networks", ""]
+    assert columns["authors"] == ["A +1", ""] and columns["docs"] == [[0], []] and columns["n_sources"] == [2, 0]
+    assert data["docs"] == ["https://x.example.org/1"]
+
+
 def test_table_of_every_paper_pages_sorts_and_searches_many_papers(browser: Chromium, tmp_path: Path) -> None:
     """3,000 papers: 50 rows in the page at a time, a click sorts by a column (missing values
-    last), "next" shows the next 50, and the search finds the one paper with a word."""
+    last), "next" shows the next 50, and the search finds the two papers with a word (titles
+    with runs of spaces come back as they were); each shows its first author and its first source."""
     from pipeline.report_table import PAGE_ROWS
 
     n = 3000
     papers = pd.DataFrame({
         "paper_id": [f"p{k:05d}" for k in range(n)],
-        "title": [f"Paper number {k} on topic {k % 17}" + (" zyzzyva" if k == 1234 else "") for k in range(n)],
+        "title": [f"Paper number {k} on topic {k % 17}" + ("  zyzzyva " if k in (1234, 1235) else "") for k in range(n)],
         "year": [None if k % 10 == 0 else 2000 + k % 25 for k in range(n)],
         "arxiv_id": [f"2401.{k:05d}" for k in range(n)],
         "authors": [[f"Author {k}", f"Second {k}", "Third", "Fourth"] for k in range(n)],
-        "doc_ids": [[f"d{k % 40}", f"d{(k + 1) % 40}", "d-local"] for k in range(n)],
-        "n_sources": [3] * n, "n_mentions": [3] * n,
+        "doc_ids": [["d-local"] if k == 1235 else [f"d{k % 40}", f"d{(k + 1) % 40}", "d-local"] for k in range(n)],
+        "n_sources": [1 if k == 1235 else 3 for k in range(n)], "n_mentions": [3] * n,
     })
     docs = pd.DataFrame({"doc_id": [f"d{k}" for k in range(40)] + ["d-local"],
                          "url": [f"https://site{k}.example.org/post/{k}" for k in range(40)] + [None],
                          "source_path": [f"s{k}.txt" for k in range(40)] + ["local/notes.md"], "status": "ok"})
     path = write_report(tmp_path, {"papers": papers, "documents": docs}, {})
     page, requested = browser.open(path.resolve().as_uri(), actions=(
-        SORT_AND_PAGE % (json.dumps("year"), 1), SEARCH % json.dumps("ZYZZYVA")))
+        SORT_AND_PAGE % (json.dumps("year"), 1), SEARCH % json.dumps("ZYZZYVA"),
+        "document.querySelector('#papers-table tbody td span').textContent"))
     assert [u for u in requested if not u.startswith(("file:", "data:"))] == []
     assert page["ready"] == "yes" and page["errors"] == [] and page["wide"] == 0
     assert f"{n} of {n} papers, page 1 of {n // PAGE_ROWS}" in page["text"]
-    sorted_page, found = (json.loads(a) for a in page["actions"])
+    sorted_page, found = (json.loads(a) for a in page["actions"][:2])
     years = [int(row[3]) for row in sorted_page["first"] + sorted_page["second"]]
     assert len(sorted_page["first"]) == len(sorted_page["second"]) == PAGE_ROWS
     assert years == sorted(years, reverse=True) and years[0] == 2024  # the newest first, then "next"
     assert sorted_page["info"] == f"{n} of {n} papers, page 2 of {n // PAGE_ROWS}"
-    assert len(found["rows"]) == 1 and "Paper number 1234 on topic 10 zyzzyva" in found["rows"][0]
-    row = found["rows"][0]
-    assert "Author 1234, Second 1234, Third +1" in row  # the first AUTHORS_SHOWN, then a count
-    assert found["links"] == ["https://arxiv.org/abs/2401.01234", "https://site34.example.org/post/34",
-                              "https://site35.example.org/post/35"]  # a source without a URL is named, not linked
-    assert "local/notes.md" in row and "3 source(s)" in row
-    assert found["info"] == f"1 of {n} papers, page 1 of 1"
+    assert len(found["rows"]) == 2
+    local, row = found["rows"]  # still sorted by year, the newest first
+    assert page["actions"][2] == "Paper number 1235 on topic 11  zyzzyva "  # the title as it was, spaces too
+    assert "Author 1234 +3" in row and "Second 1234" not in row  # the first AUTHORS_SHOWN, then a count
+    assert "3 source(s)" in row and "+2 more" in row and "local/notes.md" not in row
+    assert found["links"] == ["https://arxiv.org/abs/2401.01235", "https://arxiv.org/abs/2401.01234",
+                              "https://site34.example.org/post/34"]  # a source without a URL is named, not linked
+    assert "local/notes.md" in local and "1 source(s)" in local and "more" not in local
+    assert found["info"] == f"2 of {n} papers, page 1 of 1"

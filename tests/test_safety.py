@@ -249,7 +249,7 @@ def test_control_characters_in_names_are_escaped_in_text_logs_and_the_summary(tm
         assert "\x1b" not in stream and "\u202e" not in stream
         assert not any(line.startswith("INFO pipeline: forged") for line in stream.splitlines())
     assert f"WARNING pipeline.ingest: document {escaped}: could not decode {escaped}" in result.stderr
-    assert f"    new    {escaped}  ValueError" in result.stdout.splitlines()
+    assert f"    new    {escaped}  BinaryContent" in result.stdout.splitlines()
 
 
 def test_control_characters_in_names_are_escaped_in_json_logs(tmp_path: Path) -> None:
@@ -259,7 +259,7 @@ def test_control_characters_in_names_are_escaped_in_json_logs(tmp_path: Path) ->
     assert "\x1b" not in result.stderr and "\u202e" not in result.stderr
     records = [json.loads(line) for line in result.stderr.splitlines()]  # one object per line, none forged
     assert any(r["message"].startswith(f"document {FORGED}: ") for r in records)  # the name, decoded, intact
-    assert records[-1]["failed"] == [{"path": FORGED, "error_type": "ValueError", "known": False}]
+    assert records[-1]["failed"] == [{"path": FORGED, "error_type": "BinaryContent", "known": False}]
 
 
 def test_the_cli_sets_the_model_hubs_offline_unless_downloads_are_allowed(tmp_path: Path,
@@ -288,16 +288,16 @@ def test_max_failed_decides_the_exit_code_and_known_failures_are_told_from_new(t
     second = _invoke(corpus, "--out", out, "--max-failed", "1")
     assert second.exit_code == EXIT_OK
     assert "  failed files                             1  (0 new, 1 known)" in second.stdout.splitlines()
-    assert "    known  bad.txt  ValueError" in second.stdout.splitlines()
+    assert "    known  bad.txt  BinaryContent" in second.stdout.splitlines()
     status = CliRunner().invoke(cli, ["status", str(out)], catch_exceptions=False)
     assert "  failed files       1 (0 new, 1 known)" in status.stdout
-    assert "    known  bad.txt  [ingest] ValueError: could not decode bad.txt" in status.stdout
+    assert "    known  bad.txt  [ingest] BinaryContent: could not decode bad.txt: BinaryContentError" in status.stdout
 
     (corpus / "bad.txt").write_bytes(BINARY * 2)  # other bytes: a new failure; 1 of 2 documents
     third = _invoke(corpus, "--out", out, "--max-failed", "0.4", "--log-format", "json")
     assert third.exit_code == EXIT_FAILED_FILES
     assert json.loads(third.stderr.splitlines()[-1])["failed"] == [
-        {"path": "bad.txt", "error_type": "ValueError", "known": False}]
+        {"path": "bad.txt", "error_type": "BinaryContent", "known": False}]
 
     bad_value = _invoke(corpus, "--out", out, "--max-failed", "1.5")
     assert bad_value.exit_code == EXIT_USAGE and "run.max_failed = 1.5" in bad_value.stderr

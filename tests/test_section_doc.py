@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline import keywords as kw
 from pipeline import nlp
 from pipeline.config import Config
 from pipeline.extract import extract_fields
@@ -116,9 +117,9 @@ def test_keywords_read_the_doc_tokens_and_jieba_runs_once_per_section(monkeypatc
     # a Doc's tokens give the keywords jieba gives the text
     doc = nlp.parse(_lines(SECTION), "zh-Hans")
     calls.clear()
-    from_doc = nlp.keywords(doc, "zh-Hans", 8)
+    from_doc = kw.keywords(doc, "zh-Hans", 8)
     assert calls == []
-    assert from_doc == nlp.keywords(doc.text, "zh-Hans", 8)
+    assert from_doc == kw.keywords(doc.text, "zh-Hans", 8)
 
 
 def test_pipelines_are_built_once_per_process() -> None:

@@ -4,7 +4,8 @@ import sys
 
 from pipeline.normalize import detect_script, to_target
 
-files = [p for p in sorted(pathlib.Path('tests/fixtures/real/test').rglob('*')) if p.suffix in ('.md', '.txt', '.html', '.csv', '.jsonl') and p.name != 'SOURCES.md']
+roots = sys.argv[2:] or ['tests/fixtures/real/test']  # folders of real articles
+files = [p for r in roots for p in sorted(pathlib.Path(r).rglob('*')) if p.suffix in ('.md', '.txt', '.html', '.csv', '.jsonl') and p.name != 'SOURCES.md']
 out = []
 for p in files:
     t = p.read_text(encoding='utf-8', errors='replace')

@@ -59,7 +59,7 @@ plateau; the weights and penalties above were set on the same set.
 """
 
 from .candidates import K_NEIGHBOURS, TITLE_NEIGHBOURS, ivf_list_count
-from .cluster import AVERAGE_SAMPLE, JOIN_SCORE_SAMPLE, cluster_sections
+from .cluster import AVERAGE_SAMPLE, CLUSTERING_STEPS, JOIN_SCORE_SAMPLE, cluster_sections
 from .copies import (
     DUP_MIN_RESEMBLANCE,
     copy_candidates,
@@ -97,7 +97,7 @@ __all__ = [
     "AVERAGE_SAMPLE", "DEDUP_COLUMNS", "DUP_MIN_RESEMBLANCE", "FUSED_PAPERS_SCHEMA", "JOIN_SCORE_SAMPLE",
     "K_NEIGHBOURS", "PAPER_COLUMNS", "SCORER_COLUMNS", "SUMMARY_HEAD_CHARS",
     "TITLE_NEIGHBOURS", "EmbeddingInputs", "EmbeddingParts", "PairScorer", "ScratchColumns", "SectionEmbeddings",
-    "cluster_all", "cluster_groups", "cluster_papers", "cluster_sections", "copy_candidates", "count_sources", "dedup",
+    "CLUSTERING_STEPS", "cluster_all", "cluster_groups", "cluster_papers", "cluster_sections", "copy_candidates", "count_sources", "dedup",
     "duplicate_documents", "embed_inputs", "embed_sections", "embedding_chars_cut", "embedding_cuts",
     "embedding_inputs", "embedding_text", "english_title_similarity",
     "ivf_list_count", "paper_id_for", "paper_sets", "section_order", "submit_inputs",

@@ -41,6 +41,14 @@ from .titles import _chinese_pair_similarity, _english_conflict, _english_ratio,
 log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
 
 
+#: Clustering's steps in run order, each with its share of clustering's time in percent (the
+#: 50k-article bench run's ``dedup_steps``, ``bench/results.json``: of 222 s, the content search
+#: with its k-means 110, the title search 9, the key pairs 1, scoring 44, merging 29, join scores
+#: 11, fusion with the copy candidates 18): what the clustering progress bar advances by as each
+#: step ends, so that its ETA weighs the steps as a large run does.
+CLUSTERING_STEPS = {"content_neighbours": 50, "title_neighbours": 4, "key_pairs": 1, "scoring": 20,
+                    "merging": 13, "join_scores": 5, "fusion": 7}
+
 #: A section's ``match_score`` is its average score to at most this many other members of its
 #: paper (the first ones in section order), so a paper mentioned thousands of times costs
 #: linear, not quadratic, time.
@@ -203,6 +211,7 @@ class _Clusters:
 
 def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings | np.ndarray,
                      config: Config, scratch: str | Path | None = None, as_arrays: bool = False,
+                     on_step: Callable[[str], None] | None = None,
                      ) -> tuple[list[int], list[float | None]] | tuple[np.ndarray, np.ndarray]:
     """Cluster sections into papers (see the module docstring).
 
@@ -231,6 +240,8 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
 
         as_arrays: return numpy arrays instead of lists (the same values, without a Python
             object per section: :func:`pipeline.dedup.fuse.cluster_papers`).
+        on_step: called with the name of each step of :data:`CLUSTERING_STEPS` but
+            ``"fusion"`` as it ends, in that order (a progress bar's hook).
 
     Returns:
         ``(labels, join_scores)``: a cluster label per section (ints, first appearance order) and
@@ -255,7 +266,8 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
     helper = (ScoreHelper(scorer) if config.run.workers >= 2 and n >= SHARED_SCORES_MIN_SECTIONS
               and isinstance(emb.content, np.memmap) else None)
     try:
-        return _cluster(scorer, emb, config, scratch, as_arrays, helper.scores if helper is not None else scorer.scores)
+        return _cluster(scorer, emb, config, scratch, as_arrays, helper.scores if helper is not None else scorer.scores,
+                        on_step or (lambda step: None))
     finally:
         if helper is not None:
             helper.close()
@@ -263,7 +275,7 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
 
 
 def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch: str | Path | None,
-             as_arrays: bool, scores: Callable[..., np.ndarray],
+             as_arrays: bool, scores: Callable[..., np.ndarray], on_step: Callable[[str], None],
              ) -> tuple[list[int], list[float | None]] | tuple[np.ndarray, np.ndarray]:
     """:func:`cluster_sections` once its scorer is built; ``scores``: ``scorer.scores`` or a
     :class:`pipeline.score_helper.ScoreHelper`'s (the same values), for the bulk scoring."""
@@ -272,10 +284,12 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
     ann_min = config.dedup.ann_min_sections
     found = [_neighbour_keys(emb.content, K_NEIGHBOURS, ann_min, scratch)]
     log.debug("dedup: %d sections, %d content-neighbour pairs", n, len(found[0]))
+    on_step("content_neighbours")
     # titles across languages: neighbours among the title vectors (English or Chinese, summed)
     if (emb.title_row >= 0).any() or (emb.title_zh_row >= 0).any():
         found.append(_title_neighbour_keys(emb, TITLE_NEIGHBOURS, ann_min, scratch))
         log.debug("dedup: %d title-neighbour pairs", len(found[-1]))
+    on_step("title_neighbours")
     doc_codes = _int_array(scorer.doc_code)
     for key in (scorer.arxiv_code, scorer.folded_code):  # equal codes: equal keys
         key_pairs = [p for members in _key_groups(key) for p in _key_pairs(members, doc_codes)]
@@ -284,9 +298,11 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
         del key_pairs, pairs
     release_free_memory()  # the searches' blocks and lists
     log.debug("dedup: candidate pairs from %d sources", len(found))
+    on_step("key_pairs")
     left, right = _visited_pairs(found, n, scorer, threshold, scores)
     release_free_memory()  # the scored candidates below the threshold and the sort
     log.debug("dedup: %d candidate pairs at or above the threshold", len(left))
+    on_step("scoring")
     exact = scorer.exact_pairs(left, right)
     visits = _spilled_pairs(left, right, exact, scratch)
     del left, right, exact
@@ -309,6 +325,7 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
     del visits, failed
     members = clusters.members
     log.debug("dedup: merged into %d clusters of two or more", len(members))
+    on_step("merging")
     labels = _first_appearance(np.frombuffer(clusters.of, dtype=np.int64))[0]
     # only the member lists are needed from here: the cluster indexes (tens of MB at 50k
     # articles, as the failed averages, gone already) go before the join scores' batches
@@ -316,6 +333,7 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
     del clusters
     release_free_memory()
     join_scores = _join_scores(scorer, members, n, scores)
+    on_step("join_scores")
     for cache in (_english_ratio, _english_conflict, _word_index, _chinese_pair_similarity):
         cache.cache_clear()  # this corpus's title pairs (up to ~13 MB each): not needed again
     if as_arrays:

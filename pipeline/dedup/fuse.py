@@ -10,7 +10,7 @@ import hashlib
 import logging
 import tempfile
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -158,7 +158,8 @@ def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[p
 
 
 def cluster_all(slims: ScratchColumns, vectors: EmbeddingParts, config: Config, scratch: str | Path,
-                content: VectorFile | None = None) -> tuple[pa.Array, pa.Array, pa.Table, pd.Series]:
+                content: VectorFile | None = None, on_step: Callable[[str], None] | None = None,
+                ) -> tuple[pa.Array, pa.Array, pa.Table, pd.Series]:
     """Dedup over every section of a run, from its chunks' slim columns and embeddings.
 
     Consumes its inputs: ``slims`` is closed and ``vectors`` joined as soon as they are read, so
@@ -172,6 +173,7 @@ def cluster_all(slims: ScratchColumns, vectors: EmbeddingParts, config: Config, 
         content: the content vectors of all chunks, in corpus order, when the parts of
             ``vectors`` have none (:meth:`SectionEmbeddings.without_content`): copied to a
             ``.npy`` in section-id order in ``scratch`` and read through a memory map. Closed here.
+        on_step: passed to :func:`cluster_sections`.
 
     Returns:
         ``(paper_ids, match_scores, papers, doc_ids)``: per section in corpus order its paper
@@ -194,7 +196,7 @@ def cluster_all(slims: ScratchColumns, vectors: EmbeddingParts, config: Config, 
         content.close()
     release_free_memory()  # the chunks' assembly, before the k-means trainings
     try:
-        sorted_ids, sorted_scores, papers = cluster_papers(slims, emb, config, scratch, order=order)
+        sorted_ids, sorted_scores, papers = cluster_papers(slims, emb, config, scratch, order=order, on_step=on_step)
         doc_ids = slims.series("doc_id")  # read after clustering, not held through it
     finally:
         slims.close()
@@ -291,7 +293,8 @@ FUSED_BATCH = 4096
 
 
 def cluster_papers(sections: ScratchColumns, emb: SectionEmbeddings, config: Config, scratch: str | Path,
-                   order: np.ndarray | None = None) -> tuple[pa.Array, pa.Array, pa.Table]:
+                   order: np.ndarray | None = None, on_step: Callable[[str], None] | None = None,
+                   ) -> tuple[pa.Array, pa.Array, pa.Table]:
     """Cluster embedded sections into papers and fuse each paper's record.
 
     Args:
@@ -303,6 +306,7 @@ def cluster_papers(sections: ScratchColumns, emb: SectionEmbeddings, config: Con
         emb: :func:`embed_sections` of the rows, in section-id order.
         scratch: passed to :func:`cluster_sections`, and where fusion's regrouped copy goes.
         order: int ``(n,)`` (see ``sections``).
+        on_step: passed to :func:`cluster_sections`.
 
     Returns:
         ``(paper_ids, match_scores, papers)``: per row in section-id order the paper id (Arrow
@@ -323,7 +327,7 @@ def cluster_papers(sections: ScratchColumns, emb: SectionEmbeddings, config: Con
         return pa.array([], pa.string()), pa.array([], pa.float32()), FUSED_PAPERS_SCHEMA.empty_table()
     scorer = PairScorer(_StoredColumns(sections, SCORER_COLUMNS, order), emb, config.dedup.embed_weight)
     release_free_memory()  # what building the codes freed, given back before the searches
-    labels, join_scores = cluster_sections(scorer, emb, config, scratch, as_arrays=True)
+    labels, join_scores = cluster_sections(scorer, emb, config, scratch, as_arrays=True, on_step=on_step)
     del scorer
     release_free_memory()  # clustering's state, before the rows come back for fusion
     log.debug("dedup: fusing %d sections", n)

@@ -1,0 +1,958 @@
+"""Topic keywords of a section: jieba TF-IDF for Chinese, YAKE for English (see
+:func:`keywords`), with the section's title, credits and marked terms as priors."""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import math
+import re
+import string
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+from . import _spacy_without_torch  # noqa: F401 - before spaCy: thinc without torch (see there)
+
+# isort: split
+from spacy.lang.zh.stop_words import STOP_WORDS as _SPACY_ZH_STOP_WORDS
+from spacy.tokens import Doc
+
+from .credits import _find_credit, parse_credit_line
+from .fields import (
+    _CASE_EXTRA,
+    _EN_ORG_HEADS,
+    _url_spans,
+    find_venue_years,
+    is_institution,
+)
+from .nlp import _doc_text, _is_english, _jieba_tokenizer, _token_arrays, cut_protected, load_user_dict
+from .normalize import to_script
+from .textutil import HAN as _HAN
+from .yake_port import EN_STOP_WORDS, yake_extract
+
+if TYPE_CHECKING:
+    from .credits import Credit
+
+
+# ---------------------------------------------------------------------------------------------
+# Keywords
+# ---------------------------------------------------------------------------------------------
+
+# TeX math ($...$, $$...$$, \(...\), \[...\]) is notation, not topic: removed before extraction.
+_TEX_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\(.+?\\\)|\\\[.+?\\\]", re.S)
+
+if TYPE_CHECKING:
+    from .credits import Credit
+
+_NUMBER = re.compile(r"^[\d.,%]+$")
+_PUNCT_ONLY = re.compile(r"^[\W_]+$")
+# A Latin word in Chinese text (LLM, ResNet, pass@k, ImageNet-1k, GPT-2, and with a dot between
+# digits GPT-3.5, Llama-3.1-8B, v1.2.3), not glued to a letter or digit before it (so 1.7B
+# gives no "B").
+_LATIN_WORD = r"[A-Za-z][A-Za-z0-9]*(?:[-@'][A-Za-z0-9]+|(?<=[0-9])\.[0-9][A-Za-z0-9]*)*"
+_LATIN_RUN = re.compile(rf"(?<![A-Za-z0-9.@'-]){_LATIN_WORD}(?:[ \t]+{_LATIN_WORD})*")
+#: How deep in the ranking a longer candidate may still replace kept keywords it contains, as a
+#: multiple of the number of keywords asked for (see :func:`_dedup`).
+REPLACE_WINDOW = 4
+#: Longest Latin run in Chinese text read as one term, in words; longer runs are titles or
+#: quoted sentences, whose words are no keywords.
+MAX_LATIN_TERM_WORDS = 3
+# A Latin gloss in brackets right after Chinese text (大语言模型（LLMs，large language models）)
+# repeats the Chinese term: it is not counted again.
+_HAN_RUN_AT_END = re.compile(r"[\u4e00-\u9fff]{1,16}$")
+_GLOSS_PAREN = re.compile(
+    r"(?<=[\u4e00-\u9fff])[（(][^（）()\u4e00-\u9fff\n]*[A-Za-z][^（）()\u4e00-\u9fff\n]*[）)]"
+)
+# A line end not preceded by sentence or clause punctuation.
+_LINE_END = re.compile(r"(?<=[^\s.!?:;,])[ \t]*\n")
+_MARKDOWN = re.compile(r"[*_#>`|]+|!?\[([^\]]*)\]\([^)]*\)")
+
+#: Chinese words that jieba's general IDF table ranks high in a paper write-up but that say
+#: nothing about a paper's topic: the discourse words of the write-ups (this paper, the
+#: authors, propose, show, method, result ...), and the nouns and verbs every article about a
+#: machine-learning paper uses (model, training, data, task, performance ...). The words of
+#: :data:`ZH_STOP_WORDS` are dropped as well.
+ZH_GENERIC_WORDS = frozenset(
+    # discourse words of paper write-ups (kept from pipeline.extract.GENERIC_WORDS)
+    "本文 该文 本研究 该研究 论文 该论文 本论文 作者 他们 我们 研究 研究者 方法 提出 结果 实验 表明 发现 "
+    "进行 通过 以及 这些 这种 一种 其中 此外 同时 然而 因此 "
+    # the same in Taiwan usage (written in Simplified characters after conversion)
+    "透过 借由 藉由 该篇 本篇 "
+    # more discourse words: summaries, claims, hedges
+    "此类 该类 这类 诸如 要么 基于 相较 相比 相对 首次 首先 其次 最后 总结 总体 综合 具体 具体而言 进一步 "
+    "深入 系统性 全面 显著 明显 有效 高效 重要 关键 核心 主要 广泛 普遍 新颖 创新 突破 贡献 意义 启示 "
+    "价值 影响 深远 视角 角度 层面 方面 领域 背景 动机 现象 情况 条件 情境 场景 过程 阶段 问题 挑战 局限 "
+    "限制 瓶颈 思路 途径 方向 手段 工具 框架 方案 策略 机制 技术 理论 分析 验证 实证 评估 实验结果 "
+    "作者团队 研究成果 研究者们 学界 业界 社群 读者 "
+    # verbs and adjectives of write-ups that name no topic (provide, solve, reach, show, ...)
+    "提供 解决 达成 忽视 证明 展示 揭示 探讨 探索 采用 引入 构建 建立 包括 涵盖 改进 增强 推动 保证 "
+    "完整 现实 真实 标准 步骤 设置 情形 程度 整体 方式 形式 类型 特定 多种 简单 稳定 强大 优异 主动 "
+    "互动 回应 识别 估计 解释 观察 调整 成功 实务 带来 面临 面对 导致 意味着 意味著 强烈建议 高质量 "
+    "高品质 优势 潜力 "
+    # nouns and verbs every ML write-up uses
+    "模型 训练 数据 资料 算法 演算法 任务 性能 效能 效果 表现 能力 提升 提高 改善 优化 设计 应用 使用 "
+    "利用 实现 生成 学习 系统 结构 架构 参数 指标 基准 基线 样本 输入 输出 规模 人工智慧 "
+    "AI".split()
+)
+#: Chinese stop words: spaCy's list for Chinese (``spacy.lang.zh.stop_words``).
+ZH_STOP_WORDS = frozenset(_SPACY_ZH_STOP_WORDS)
+#: English nouns every ML write-up uses, and the words of award announcements: a keyword made
+#: of these words only (``models``, ``deep learning``, ``large language models`` -- as generic as
+#: LLM --, ``test of time award``) is dropped, but
+#: they may stand inside a longer keyword (``diffusion models``, ``reinforcement learning``).
+EN_GENERIC_WORDS = frozenset(
+    "model models token tokens data ai ml llm llms large language deep learning machine network networks neural "
+    "training task tasks performance benchmark benchmarks dataset datasets "
+    "year years conference award awards prize outstanding best honorable honourable mention "
+    "runner runners up committee time test track main".split()
+)
+
+
+_WORD_SEPARATORS = re.compile(r"[\s-]+")
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_generic_latin(term: str) -> bool:
+    """True when every word of ``term`` is a stop word or a generic word (cached per term)."""
+    words = _WORD_SEPARATORS.split(term.lower())
+    return all(w in EN_STOP_WORDS or w in EN_GENERIC_WORDS for w in words if w)
+
+
+def _strip_noise(text: str) -> str:
+    """``text`` without TeX math, URLs and Markdown markup (each replaced by a space, so no
+    word is glued to its neighbour)."""
+    text = _TEX_MATH.sub(" ", text)
+    spans = _url_spans(text)
+    if spans:
+        parts, pos = [], 0
+        for s, e, _ in spans:
+            parts += [text[pos:s], " "]
+            pos = e
+        text = "".join([*parts, text[pos:]])
+    return _MARKDOWN.sub(lambda m: f" {m.group(1) or ''} ", text)
+
+
+def _blank(m: re.Match[str], keep: int | None = None) -> str:
+    """The match as spaces of the same length (keeping group ``keep`` as written)."""
+    if keep is None or m.group(keep) is None:
+        return " " * len(m.group())
+    return " " * (m.start(keep) - m.start()) + m.group(keep) + " " * (m.end() - m.end(keep))
+
+
+def _mask_noise(text: str) -> str:
+    """:func:`_strip_noise` that keeps every offset: TeX math, URLs and Markdown markup become
+    as many spaces (a link keeps its text in place). Used for Chinese keywords, whose jieba
+    tokens come as offsets into the text (see :func:`keywords`)."""
+    text = _TEX_MATH.sub(_blank, text)
+    for s, e, _ in _url_spans(text):
+        text = text[:s] + " " * (e - s) + text[e:]
+    return _MARKDOWN.sub(lambda m: _blank(m, 1), text)
+
+
+@functools.lru_cache(maxsize=16384)
+def _whole_word(term: str) -> re.Pattern[str]:
+    """``term`` as a case-insensitive whole-word pattern (no ASCII letter or digit on either
+    side), compiled once per term: these patterns are built per keyword candidate, and left to
+    :mod:`re`'s own 512-entry cache they would evict every other compiled pattern."""
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(term)}(?![A-Za-z0-9])", re.I)
+
+
+#: Non-ASCII characters that a case-insensitive ``re`` pattern of ASCII letters matches (İ, ı,
+#: ſ, Kelvin sign; :data:`pipeline.fields._CASE_EXTRA`): a text holding one is searched with
+#: :func:`_whole_word`'s pattern.
+_IGNORECASE_EXTRA = _CASE_EXTRA
+_IGNORECASE_EXTRA_RE = re.compile(f"[{''.join(_IGNORECASE_EXTRA)}]")
+_ASCII_ALNUM = frozenset(string.ascii_letters + string.digits)
+
+
+def _flat_lower(text: str) -> str | None:
+    """``text.lower()`` when ``text`` is "flat" for :func:`_whole_word_spans` (its lower case
+    keeps its length and it holds none of :data:`_IGNORECASE_EXTRA`), else ``None``."""
+    low = text.lower()
+    return low if len(low) == len(text) and _IGNORECASE_EXTRA_RE.search(text) is None else None
+
+
+def _whole_word_spans(term: str, text: str, flat_lower: str | None = None) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of the matches of :func:`_whole_word` ``(term)`` in ``text``, in order:
+    a case-insensitive search of the lower-cased strings with the same boundary test when both
+    allow it (an ASCII term, a text whose lower case keeps its length and holds none of
+    :data:`_IGNORECASE_EXTRA`), else the compiled pattern. ``flat_lower``: :func:`_flat_lower`
+    of ``text`` when the caller searches one text for many terms (``None``: computed here)."""
+    low = flat_lower if flat_lower is not None else _flat_lower(text)
+    if not term.isascii() or low is None or not term:
+        for m in _whole_word(term).finditer(text):
+            yield m.span()
+        return
+    key, k, n = term.lower(), len(term), len(text)
+    i = low.find(key)
+    while i >= 0:
+        if (i == 0 or text[i - 1] not in _ASCII_ALNUM) and (i + k == n or text[i + k] not in _ASCII_ALNUM):
+            yield i, i + k
+            i = low.find(key, i + k)
+        else:
+            i = low.find(key, i + 1)
+
+
+#: What may stand between a sentence end and the word a sentence opens with (see :func:`_cased`).
+_LEAD_CHARS = frozenset(" \t\"'“‘(（*#>-•·")
+
+
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
+
+
+def _cased(term: str, text: str, flat_lower: str | None = None) -> str:
+    """The case a keyword is returned in.
+
+    A Latin keyword is lower-cased when ``text`` writes it in lower case somewhere (``score
+    matching``). Otherwise it keeps the case of its first occurrence that is not at a sentence
+    start (``Gaussian Process``, ``ResNet``, ``RLHF``, ``ImageNet``); a phrase seen only
+    at sentence starts is lower-cased when only its first letter is upper case (``Sharp
+    jumps`` -> ``sharp jumps``), and a single word seen only there keeps its case (``Hinton``:
+    names open sentences more often than common words become keywords). A term with no Latin
+    letter is returned as given. ``flat_lower``: :func:`_flat_lower` of ``text`` when the
+    caller cases several terms of one text.
+    """
+    if _ASCII_LETTER.search(term) is None:
+        return term
+    low = term.lower()
+    surface = None
+    for a, b in _whole_word_spans(term, text, flat_lower):
+        group = text[a:b]
+        if group == low and low != group.upper():
+            return low
+        if surface is None:
+            # the character before the match, skipping spaces, quotes, brackets and bullets
+            # (text[:a].rstrip(...)[-1:], without copying the text)
+            j = a - 1
+            while j >= 0 and text[j] in _LEAD_CHARS:
+                j -= 1
+            if j >= 0 and text[j] not in ".!?。！？\n":
+                surface = group
+    if surface is None:  # only at sentence starts: "Sharp jumps" -> "sharp jumps", "Hinton" kept
+        return low if " " in term and term[1:] == term[1:].lower() else term
+    return surface
+
+
+_NO_BIGRAMS: frozenset[tuple[str, str]] = frozenset()
+
+
+@functools.lru_cache(maxsize=16384)  # ~400 bytes an entry (a frozenset of bigrams): ~6 MiB full
+def _dedup_facts(cand: str) -> tuple[str, bool, bool, bool, frozenset[tuple[str, str]], int]:
+    """What :func:`_dedup` reads of one candidate whatever the others: ``(lower case, has a Han
+    character, ASCII, flat, bigrams of its lower-cased words, length)`` (see there). A pure
+    function of the candidate, cached: the common terms of a corpus come back in many sections."""
+    low = cand.lower()
+    asc = cand.isascii() and cand != ""
+    han = not asc and _HAN.search(cand) is not None
+    words = low.split()
+    return (low, han, asc, len(low) == len(cand) and (asc or _IGNORECASE_EXTRA_RE.search(cand) is None),
+            frozenset(zip(words, words[1:], strict=False)) if len(words) > 1 else _NO_BIGRAMS, len(cand))
+
+
+def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
+    """The first ``n`` of ``ranked`` without repeats: a candidate contained in a kept keyword is
+    skipped, and a candidate among the first ``REPLACE_WINDOW * n`` that contains kept
+    keywords replaces them at the first one's rank (扩散模型 replaces an earlier 扩散).
+    Containment is substring containment for Han text and whole-word containment
+    (case-insensitive) for Latin text; a Latin phrase that shares two consecutive words with a
+    kept one is skipped too."""
+
+    window = ranked[: REPLACE_WINDOW * n]
+    # Per candidate: (lower case, Han substring test, ASCII, flat, bigrams of its lower-cased
+    # words, Han, length). The containment tests with their cheap cases first: a Han term (when cjk)
+    # is a substring; an ASCII term b stands in a text a only when b's lower case is inside
+    # a's, whenever a is "flat" (its lower case keeps its length and it holds none of
+    # _IGNORECASE_EXTRA: _whole_word_spans then searches the lower-cased strings), so that
+    # substring test comes before the whole-word test. Plain loops: this runs per section.
+    # A match of either test is as long as the term (re's case-insensitive match compares one
+    # character with one), so a term longer than the text is not tested.
+    info: dict[str, tuple[str, bool, bool, bool, frozenset[tuple[str, str]], bool, int]] = {}
+    for cand in window:
+        if cand in info:
+            continue
+        low, han, asc, flat, bigrams, length = _dedup_facts(cand)
+        info[cand] = (low, cjk and han, asc, flat, bigrams, han, length)
+
+    kept: list[str] = []
+    # (keyword, lower case, Han substring test, ASCII, flat, length) of each kept keyword
+    kept_info: list[tuple[str, str, bool, bool, bool, int]] = []
+    # The kept keywords joined by newlines: a candidate without a newline is a substring of a
+    # kept keyword exactly when it is one of this string (no match can span a separator).
+    joined = ""
+    grams: frozenset[tuple[str, str]] = _NO_BIGRAMS  # the kept keywords' bigrams together
+    for cand in window:
+        low, s_cand, a_cand, f_cand, g_cand, h_cand, n_cand = info[cand]
+        if s_cand and "\n" not in cand:
+            skip = cand in joined
+        else:
+            skip = False
+            for k, lk, _, _, fk, nk in kept_info:  # a candidate inside a kept keyword is skipped
+                if nk < n_cand:
+                    continue
+                if s_cand:
+                    skip = cand in k
+                else:
+                    skip = ((not (a_cand and fk) or low in lk)
+                            and next(_whole_word_spans(cand, k, lk if fk else None), None) is not None)
+                if skip:
+                    break
+        if not skip and not h_cand and g_cand:
+            # a shifted window over a kept phrase (private training algorithm)
+            skip = not g_cand.isdisjoint(grams)
+        if skip:
+            continue
+        inner = []  # kept keywords inside the candidate
+        flat = low if f_cand else None
+        for i, (k, lk, sk, ak, _, nk) in enumerate(kept_info):
+            if nk > n_cand:
+                continue
+            if sk:
+                if k in cand:
+                    inner.append(i)
+            elif ((not (ak and f_cand) or lk in low)
+                  and next(_whole_word_spans(k, cand, flat), None) is not None):
+                inner.append(i)
+        if inner:
+            kept[inner[0]] = cand
+            kept = [k for i, k in enumerate(kept) if i not in inner[1:]]
+            kept_info = [(k, *info[k][:4], info[k][6]) for k in kept]
+            joined = "\n".join(kept)
+            grams = _NO_BIGRAMS.union(*(info[k][4] for k in kept))
+        elif len(kept) < n:
+            kept.append(cand)
+            kept_info.append((cand, low, s_cand, a_cand, f_cand, n_cand))
+            joined = "\n".join(kept)
+            grams = grams | g_cand if g_cand else grams
+    return kept[:n]
+
+
+# ---------------------------------------------------------------------------------------------
+# Topic priors: the title, credited people and institutions, marked terms
+# ---------------------------------------------------------------------------------------------
+
+#: Factor on the score of a candidate that the section's title names: a Latin term whose words
+#: stand in the title in that order (``contrastive learning``, ``Gaussian Process``), or an
+#: acronym of consecutive title words (GAN, VAE, ViT). See :func:`_topic`.
+TITLE_BOOST = 4.0
+#: Factor on the score of a Chinese term the text marks with quotation marks (「不可能语言」,
+#: 「暂存器」): write-ups quote the terms a paper coins or defines.
+QUOTED_BOOST = 2.0
+#: Fewest occurrences of two adjacent Chinese words for their compound to be a candidate
+#: (视频 + 分割 -> 视频分割).
+MIN_COMPOUND_COUNT = 2
+
+#: A Latin token that reads as a name of a method, system or dataset rather than a word: an
+#: acronym (LoRA, RLHF, GPUs), a word with an inner capital (AlexNet, ResNet, BiLSTM) or a
+#: word with a digit (word2vec, GPT-2).
+_NAME_LIKE = re.compile(
+    r"(?:[A-Z][A-Z0-9]+s?|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*|[A-Za-z]+[0-9][A-Za-z0-9]*)"
+    r"(?:-[A-Za-z0-9]+|(?<=[0-9])\.[0-9][A-Za-z0-9]*)*"
+)
+_TITLE_WORD = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
+# A paper title quoted in the text: 《…》, 〈…〉, “…” or "…" holding a Latin letter.
+_QUOTED_TITLE = re.compile(r"[《〈“\"]([^《》〈〉“”\"\n]{0,200}?[A-Za-z][^《》〈〉“”\"\n]{0,200}?)[》〉”\"]")
+# A Chinese term in quotation marks: 2-8 Han characters (2-6 are kept, see :func:`_quoted_terms`).
+_QUOTED_TERM = re.compile(r"[「『“\"‘]([\u4e00-\u9fff]{2,8})[」』”\"’]")
+#: Characters of function words (particles, conjunctions, prepositions, copulas): a quoted
+#: text holding one is a phrase or a clause (「最小但具代表性」), not a term.
+_FUNCTION_CHARS = re.compile(r"[的了是在和与及或但而且就都也把被让从对向为着过吗呢吧之其所个]")
+#: Degree adverbs cut from the start of a quoted term.
+_DEGREE_ADVERBS = frozenset("最更较很")
+_SENTENCE_SPLIT = re.compile(r"(?<=[。！？；!?;])|(?<=\.)\s+")
+#: A character after which :data:`_SENTENCE_SPLIT` may cut.
+_SENTENCE_SPLIT_MARK = re.compile(r"[。！？；!?;.]")
+
+
+class _Topic(NamedTuple):
+    """What a section says about its own topic apart from the counts of its words.
+
+    Attributes:
+        titles: casefolded word tuples of the title lines (:func:`_topic`), a final ``s`` cut
+            from words longer than 3 letters.
+        han_title: the first line when it is a title line with Han characters (语言模型会抗拒
+            对齐：来自语言建模的证据), else ``""``.
+        initials: the capitalised initials of each title's words, with and without the stop
+            words (``GAN`` for Generative Adversarial Nets, ``RLFHF`` and ``RLHF``): an acronym
+            of 2-6 consecutive title words is a substring of one (:func:`_in_title`).
+        names: casefolded names of the people and institutions credited in the text.
+        name_words: casefolded words of the credited people's names (``goodfellow``).
+    """
+
+    titles: tuple[tuple[str, ...], ...]
+    han_title: str
+    initials: tuple[str, ...]
+    names: frozenset[str]
+    name_words: frozenset[str]
+
+
+def _stem(word: str) -> str:
+    w = word.casefold()
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
+_SENTENCE_END = re.compile(r"[。！？.!?；;]$")
+
+
+def _topic(text: str, line_credit: dict[str, Credit | None] | None = None) -> _Topic:
+    """The title prior and the credited names of a section text.
+
+    Title lines: the first non-empty line when it reads as a heading (at most 200 characters,
+    no sentence punctuation at its end, not a credit line), every other line without Han
+    characters and sentence punctuation at its end that has 2+ words (a Latin title repeated
+    in a Chinese section), and every quoted text with a Latin letter (《Generative Adversarial
+    Nets》, "Towards Robust Language Models"). Names: the authors and institutions that
+    :func:`pipeline.credits.find_credit` reads in each sentence and
+    :func:`pipeline.credits.parse_credit_line` in each line.
+
+    ``line_credit``: a dict that receives each stripped non-empty line's
+    :func:`~pipeline.credits.parse_credit_line` (so a caller that needs them too does not parse
+    the lines again); lines already in it are not parsed again.
+    """
+    lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
+    line_credit = {} if line_credit is None else line_credit
+    for ln in lines:
+        if ln not in line_credit:
+            line_credit[ln] = parse_credit_line(ln)
+    titles: list[str] = []
+    han_title = ""
+    for k, ln in enumerate(lines):
+        if len(ln) > 200 or _SENTENCE_END.search(ln) or line_credit[ln] is not None:
+            continue
+        if k == 0 or (not _HAN.search(ln) and len(_TITLE_WORD.findall(ln)) >= 2):
+            titles.append(ln)
+            han_title = ln if k == 0 and _HAN.search(ln) else han_title
+    titles += [m.group(1) for m in _QUOTED_TITLE.finditer(text)]
+    tuples, initials = [], []
+    for t in titles:
+        words = _TITLE_WORD.findall(t)
+        if not words:
+            continue
+        tuples.append(tuple(_stem(w) for w in words))
+        content = [w for w in words if w.lower() not in EN_STOP_WORDS]
+        # (without stop words: the same acronyms again when the title has none)
+        for ws in (words, content) if len(content) != len(words) else (words,):
+            initials.append("".join(w[0].upper() for w in ws))
+    names, name_words = set(), set()
+    for ln in lines:
+        credits = [line_credit[ln], _find_credit(ln)]
+        # a sentence that is the whole line has its credit already (the names are sets); a line
+        # without a mark before its last character is one sentence (the split's lookbehinds
+        # cost a test at every character, so it runs only when a mark is there)
+        if _SENTENCE_SPLIT_MARK.search(ln, 0, len(ln) - 1):
+            credits += [_find_credit(s) for s in _SENTENCE_SPLIT.split(ln) if s != ln and s.strip()]
+        for c in credits:
+            if c is None:
+                continue
+            for a in c.authors:
+                names.add(a.casefold())
+                name_words.update(w.casefold().strip(".") for w in a.split() if len(w.strip(".")) >= 2)
+            # an institution without a head word is often a misreading (来自语言建模的证据)
+            names.update(i.casefold() for i in c.institutions if is_institution(i))
+    return _Topic(tuple(tuples), han_title, tuple(initials), frozenset(names), frozenset(name_words))
+
+
+def _in_title(term: str, topic: _Topic) -> bool:
+    """Whether the title names a Latin ``term``: its words stand in a title line in that order
+    (a single word only when it is name-like, :func:`_name_like`: SAM, not Towards; not a whole
+    title line: that is the title, not a term of it), or it is an acronym of consecutive title
+    words (a plural ``s`` ignored: LLMs)."""
+    words, acronym, name_like = _title_probe(term)
+    if not words:
+        return False
+    if acronym:
+        short = term.rstrip("s")
+        # an acronym of 2-6 consecutive title words: a substring of a title's initials (tested
+        # here, for the few acronym-like terms, rather than listing every substring per section)
+        if 2 <= len(short) <= 6 and any(short in caps for caps in topic.initials):
+            return True
+    if len(words) == 1 and not name_like:
+        return False  # a plain title word (Towards, Sparsity) is no term by itself
+    k = len(words)
+    return any(t[i : i + k] == words and len(t) > k for t in topic.titles for i in range(len(t) - k + 1))
+
+
+@functools.lru_cache(maxsize=65536)
+def _title_probe(term: str) -> tuple[tuple[str, ...], bool, bool]:
+    """What :func:`_in_title` reads of ``term`` whatever the title: its stemmed words
+    (:func:`_stem`; ``()`` for a term with a Han character or no Latin word), whether it is a
+    single acronym-like word (2-6 capitals, a plural ``s``), whether it is a single name-like
+    word (:func:`_name_like`). Cached per term: every candidate of every section asks."""
+    words = tuple(_stem(w) for w in _TITLE_WORD.findall(term))
+    if not words or _HAN.search(term):
+        return (), False, False
+    single = len(words) == 1
+    return words, single and re.fullmatch(r"[A-Z]{2,6}s?", term) is not None, single and _name_like(term)
+
+
+def _credited(term: str, topic: _Topic) -> bool:
+    """Whether ``term`` names a credited person or institution (``Geoffrey Hinton``,
+    ``Hinton``, ``普林斯顿大学``) or any institution (:func:`pipeline.fields.is_institution`:
+    新加坡国立大学, Sea AI Lab)."""
+    low, institution, words = _credit_probe(term)
+    if low in topic.names or institution:
+        return True
+    return bool(words) and topic.name_words.issuperset(words)
+
+
+@functools.lru_cache(maxsize=65536)
+def _credit_probe(term: str) -> tuple[str, bool, tuple[str, ...]]:
+    """What :func:`_credited` reads of ``term`` whatever the text: its casefolded form, whether
+    it is an institution, its casefolded words without dots. Cached per term: the keyword
+    filters ask it of every candidate of every section."""
+    low = term.casefold()
+    return low, is_institution(term), tuple(w.strip(".") for w in low.split())
+
+
+@functools.lru_cache(maxsize=65536)
+def _name_like(term: str) -> bool:
+    """Whether ``term`` is a single name-like Latin token (:data:`_NAME_LIKE`) that is not a
+    venue (NeurIPS, ICLR) nor generic (LLMs). Cached per term: every Latin word of every
+    English section is asked."""
+    return (_NAME_LIKE.fullmatch(term) is not None and not _is_generic_latin(term)
+            and not find_venue_years(term))
+
+
+def _words(work: str, tokens: Sequence[tuple[int, int]]) -> list[str]:
+    """The words of ``tokens`` over ``work`` as jieba's ``cut`` of ``work`` would yield them:
+    a token's characters that ``work`` blanks out (Latin runs, glosses, URLs, markup) split it
+    and are dropped, and ``""`` stands for any whitespace between or inside tokens (it breaks
+    a compound as jieba's whitespace tokens do). A list (the caller needs them all)."""
+    out: list[str] = []
+    add = out.append
+    last = math.inf  # no gap before the first token
+    for s, e in tokens:
+        if s > last:
+            add("")
+        piece = work[s:e]
+        if piece.isalnum():  # the common case (a word of letters or digits): no whitespace
+            add(piece)
+            last = e
+            continue
+        parts = piece.split()
+        if len(parts) == 1 and len(parts[0]) == len(piece):  # no whitespace either
+            add(piece)
+        elif not parts:
+            add("")
+        else:
+            if piece[0].isspace():
+                add("")
+            for k, part in enumerate(parts):
+                if k:
+                    add("")
+                add(part)
+            if piece[-1].isspace():
+                add("")
+        last = e
+    return out
+
+
+def _word_before(tokens: Sequence[tuple[int, int]] | None, text: str, start: int, end: int) -> str:
+    """The last jieba word of ``text[start:end]``: the token ending at ``end`` when ``tokens``
+    holds one inside the span, else jieba's cut of the span (tokens are offsets into ``text``)."""
+    if tokens is not None:
+        k = bisect.bisect_left(tokens, (end, end)) - 1
+        while k >= 0 and tokens[k][1] > end:
+            k -= 1
+        if k >= 0 and tokens[k][1] == end and tokens[k][0] >= start:
+            return text[tokens[k][0] : end]
+    return _jieba_tokenizer().lcut(text[start:end])[-1]
+
+
+def _cut_span(tokens: Sequence[tuple[int, int]] | None, text: str, start: int, end: int) -> list[str]:
+    """jieba's words of ``text[start:end]``: the tokens that tile the span exactly when
+    ``tokens`` has them, else jieba's cut of the span."""
+    if tokens is not None:
+        k = bisect.bisect_left(tokens, (start, start))
+        words, pos = [], start
+        while k < len(tokens) and tokens[k][0] == pos and tokens[k][1] <= end:
+            words.append(text[tokens[k][0] : tokens[k][1]])
+            pos = tokens[k][1]
+            k += 1
+        if pos == end:
+            return words
+    return _jieba_tokenizer().lcut(text[start:end])
+
+
+def _zh_candidates(text: str, topic: _Topic | None = None,
+                   tokens: Sequence[tuple[int, int]] | None = None) -> Counter[str]:
+    """Candidate terms of Chinese text with their counts.
+
+    Latin glosses in brackets after Chinese text are left out, except the items of a gloss
+    that the title names (对比学习（contrastive learning） under the title "Contrastive Learning
+    of Visual Representations"). Latin runs of at most :data:`MAX_LATIN_TERM_WORDS` words without
+    stop words (``score matching``, ``RLHF``, ``Gaussian Process``) are one candidate each;
+    the Han text between them is segmented by the jieba tokenizer with the user dictionary
+    (:func:`_jieba_tokenizer`). Two adjacent Han words that occur together at least
+    :data:`MIN_COMPOUND_COUNT` times are a candidate compound (视频 + 分割 -> 视频分割, 政策 + 工具
+    -> 政策工具) when both are plain dictionary words (not stop words, not terms of the user
+    dictionary: 缺失资料 + 版本 is no new term) and the first is not generic (提升 + 推理). A Chinese term in quotation marks (「不可能语言」; see
+    :func:`_quoted_terms`) is a candidate, counted wherever it occurs. A dictionary term of 4+
+    Han characters made of two candidates that each occur :data:`MIN_COMPOUND_COUNT` times on
+    their own adds the count of the rarer part (视频分割 in a text about 视频 and 分割), and a
+    Chinese term glossed with an acronym (大语言模型（LLMs）) adds the acronym's count.
+    Dropped: tokens shorter than 2 characters, :data:`ZH_GENERIC_WORDS`, :data:`ZH_STOP_WORDS`,
+    :data:`EN_STOP_WORDS`, :data:`EN_GENERIC_WORDS`, numbers, punctuation, Han words that
+    are not in the dictionary (jieba's HMM guesses across a word boundary, 从粗到细 -> 粗到, when
+    the text is cut here; single characters of unknown runs in the tokens of :func:`parse`,
+    see :data:`JIEBA_HMM`; the user dictionary counts as dictionary), and, with ``topic``, the
+    people and institutions credited in the text and any institution (:func:`_credited`).
+
+    ``tokens``: jieba token spans over ``text`` (sorted ``(start, end)`` offsets, as a spaCy
+    ``Doc`` of :func:`zh_nlp` gives them); with them jieba does not run again, without them
+    the text is cut here.
+    """
+    tok = _jieba_tokenizer()
+    counts: Counter[str] = Counter()
+
+    def add_latin(run: str) -> None:
+        term = _latin_term(run)
+        if term is not None and not (topic and _credited(term, topic)):
+            counts[term] = counts.get(term, 0) + 1
+
+    aliases: list[tuple[str, str]] = []  # (Chinese term, the acronym its gloss gives)
+    if topic is not None:
+        for m in _GLOSS_PAREN.finditer(text):
+            items = [item.strip() for item in re.split(r"[,，;；、]", m.group()[1:-1])]
+            for item in items:
+                if _in_title(item, topic):
+                    add_latin(item)
+            # the Han run (up to 16 characters) just before the gloss, looked for in those 16
+            # characters only: searching all the text before each gloss made this quadratic
+            window = max(0, m.start() - 16)
+            before = _HAN_RUN_AT_END.search(text, window, m.start())
+            term = _word_before(tokens, text, before.start(), m.start()) if before else ""
+            if len(term) >= 3 and tok.FREQ.get(term) and term not in ZH_GENERIC_WORDS:
+                aliases += [(term, item) for item in items if re.fullmatch(r"[A-Z]{2,6}s?", item)]
+    # glosses and Latin runs become blanks of their length, so token offsets still apply and
+    # Han words are not joined across them
+    text = _GLOSS_PAREN.sub(lambda m: "\n" + " " * (len(m.group()) - 1), text)
+    pieces, pos = [], 0
+    for m in _LATIN_RUN.finditer(text):
+        pieces.append(text[pos : m.start()])
+        pieces.append("\n" + " " * (m.end() - m.start() - 1))
+        pos = m.end()
+        add_latin(m.group())
+    pieces.append(text[pos:])
+    work = "".join(pieces)
+
+    # The words in order, each distinct one (as jieba or _words gives it) judged once: its
+    # stripped form's verdict (_zh_word_verdict, then the credited-name test, which depends on
+    # the text). Counted words go in at their first occurrence, with all their occurrences
+    # (Counter counts the sequence in C).
+    raws = cut_protected(tok, work) if tokens is None else _words(work, tokens)
+    plain: dict[str, str] = {}  # raw word -> stripped, for the plain words (Han at both ends)
+    opens: set[str] = set()  # raw plain words that may open a compound
+    # _credited(w, topic), inlined: it is asked of every distinct word
+    names = topic.names if topic is not None else frozenset()
+    name_words = topic.name_words if topic is not None else frozenset()
+    count_of = counts.get  # (a Counter's own += calls __missing__ for every new word)
+    for raw, c in Counter(raws).items():
+        w, is_plain, may_open, counted, probe = _zh_raw_verdict(raw)
+        if counted:
+            if topic is not None:
+                low, institution, words = probe
+                if low in names or institution or (words and name_words.issuperset(words)):
+                    counted = False
+            if counted:
+                counts[w] = count_of(w, 0) + c
+        if is_plain:
+            plain[raw] = w
+            if may_open:
+                opens.add(raw)
+    _add_compounds(counts, raws, plain, opens, text, tokens, aliases)
+    return counts
+
+def _add_compounds(counts: Counter[str], raws: list[str], plain: dict[str, str], opens: set[str], text: str,
+                   tokens: Sequence[tuple[int, int]] | None, aliases: list[tuple[str, str]]) -> None:
+    """Add to ``counts`` (in place) the compounds, quoted terms, split dictionary terms and
+    glossed acronyms of :func:`_zh_candidates` (see there); ``raws`` are the words in order,
+    ``plain`` and ``opens`` the plain words and those that may open a compound."""
+    tok = _jieba_tokenizer()
+    # two adjacent plain words, the first not generic: a compound candidate
+    pairs = Counter([plain[a] + plain[b] for a, b in zip(raws, raws[1:], strict=False)
+                     if a in opens and b in plain])
+    for pair, c in pairs.items():
+        if c >= MIN_COMPOUND_COUNT and pair not in counts:
+            counts[pair] = c
+    for term in _quoted_terms(text, tokens):
+        counts[term] = max(counts[term], text.count(term))
+    # A dictionary term made of two candidates the text uses on their own stands for them:
+    # 视频分割 (once) in a text about 视频 (many times) and 分割 (fewer) counts the rarer part.
+    for term in [t for t in counts if len(t) >= 4 and _HAN.fullmatch(t[0]) and tok.FREQ.get(t)]:
+        parts = [min(counts[term[:i]], counts[term[i:]]) for i in range(2, len(term) - 1)
+                 if counts.get(term[:i], 0) >= MIN_COMPOUND_COUNT and counts.get(term[i:], 0) >= MIN_COMPOUND_COUNT]
+        counts[term] += max(parts, default=0)
+    for term, acronym in set(aliases):  # 大语言模型（LLMs）: the term counts the acronym's uses too
+        if counts[term] and counts[acronym]:
+            counts[term] += counts[acronym]
+
+
+
+@functools.lru_cache(maxsize=65536)
+def _latin_term(run: str) -> str | None:
+    """The candidate term of a Latin run of Chinese text (its words, see :func:`_zh_candidates`):
+    None for more than :data:`MAX_LATIN_TERM_WORDS` words, a phrase with function words
+    (:data:`EN_STOP_WORDS`; one word left of it is the term), a term under 2 characters or a
+    generic one (:data:`ZH_GENERIC_WORDS`, :func:`_is_generic_latin`). A pure function of the
+    run, cached: acronyms and names come back in many sections."""
+    words = run.split()
+    if len(words) > MAX_LATIN_TERM_WORDS:
+        return None
+    if any(w.lower() in EN_STOP_WORDS for w in words):
+        words = [w for w in words if w.lower() not in EN_STOP_WORDS]
+        if len(words) != 1:
+            return None  # a phrase with function words: no term
+    term = " ".join(words)
+    if len(term) >= 2 and term not in ZH_GENERIC_WORDS and not _is_generic_latin(term):
+        return term
+    return None
+
+
+@functools.lru_cache(maxsize=65536)
+def _zh_word_verdict(w: str) -> tuple[bool, bool, bool, bool]:
+    """What :func:`_zh_candidates` needs to know of one jieba word ``w`` (stripped):
+    ``(han, plain, opens, counted)``: Han characters at both ends; a plain word (a dictionary
+    word of 2+ characters, not a stop word, not a term of the user dictionary, not a number);
+    a plain word that is not generic, so it may open a compound; a candidate (2+ characters, not
+    generic, not a stop word, not a number or punctuation, a Han word only when in the
+    dictionary) unless the text credits it (that test, :func:`_credited`, is the caller's).
+
+    It depends on ``w`` and the fixed dictionaries only, so it is cached across texts: the
+    common words of a corpus are judged once per process instead of once per section."""
+    tok = _jieba_tokenizer()
+    han = bool(w) and _HAN.fullmatch(w[0]) is not None and _HAN.fullmatch(w[-1]) is not None
+    plain = han and (len(w) >= 2 and w not in ZH_STOP_WORDS and w not in _user_terms()
+                     and not _NUMBER.match(w) and bool(tok.FREQ.get(w)))
+    counted = not (len(w) < 2 or w in ZH_GENERIC_WORDS or w in ZH_STOP_WORDS or _is_generic_latin(w)
+                   or _NUMBER.match(w) or _PUNCT_ONLY.match(w)
+                   or (_HAN.search(w) and not tok.FREQ.get(w)))
+    return han, plain, plain and w not in ZH_GENERIC_WORDS, counted
+
+
+@functools.lru_cache(maxsize=65536)
+def _zh_raw_verdict(raw: str) -> tuple[str, bool, bool, bool, tuple[str, bool, tuple[str, ...]] | None]:
+    """:func:`_zh_word_verdict` of a word as cut (``raw``, stripped first), in one cached call:
+    ``(stripped, plain, opens, counted, probe)``, ``probe`` the :func:`_credit_probe` of a
+    counted word (None otherwise), which :func:`_zh_candidates` tests against the text's
+    credited names."""
+    w = raw.strip()
+    _, plain, opens, counted = _zh_word_verdict(w)
+    return w, plain, opens, counted, _credit_probe(w) if counted else None
+
+
+@functools.cache
+def _user_terms() -> frozenset[str]:
+    """The words of :func:`load_user_dict`."""
+    return frozenset(w for w, _, _ in load_user_dict())
+
+
+def _quoted_terms(text: str, tokens: Sequence[tuple[int, int]] | None = None) -> set[str]:
+    """Chinese terms in quotation marks: 2-6 Han characters after a leading degree adverb
+    (最更较很) is cut, made of dictionary words, without the character of a function word
+    (:data:`_FUNCTION_CHARS`), not generic, not an institution. ``tokens``: jieba token spans
+    over ``text`` (see :func:`_zh_candidates`); a quotation mark ends a jieba block, so the
+    tokens inside the marks are jieba's cut of the term."""
+    tok = _jieba_tokenizer()
+    out = set()
+    for m in _QUOTED_TERM.finditer(text):
+        start = m.start(1)
+        term = m.group(1)
+        if term[0] in _DEGREE_ADVERBS:  # 「最弱势群体」 -> 弱势群体
+            term, start = term[1:], start + 1
+        if (not 2 <= len(term) <= 6 or term in ZH_GENERIC_WORDS or _FUNCTION_CHARS.search(term)
+                or not all(tok.FREQ.get(p) for p in _cut_span(tokens, text, start, m.end(1)))):
+            continue
+        if is_institution(term):
+            continue
+        out.add(term)
+    return out
+
+
+def idf_table() -> tuple[dict[str, float], float]:
+    """jieba's default IDF table (word -> IDF) and its median, as ``jieba.analyse.extract_tags``
+    uses them (read at each call: ``jieba.analyse.set_idf_path`` changes them). ``jieba.analyse``
+    is imported at the first call: it imports ``jieba.posseg`` and reads its IDF file (about
+    1.7 s and 100 MB resident), which a run's own process does not need when worker processes
+    run the stages (they load it in :func:`pipeline.workers.warm_models`)."""
+    import jieba.analyse
+
+    tfidf = jieba.analyse.default_tfidf
+    return tfidf.idf_freq, tfidf.median_idf
+
+
+def _zh_keywords(text: str, n: int, tokens: Sequence[tuple[int, int]] | None = None) -> list[str]:
+    """jieba-style TF-IDF keywords of Chinese text (see :func:`keywords`)."""
+    simplified = to_script(text, "zh-Hans")
+    if tokens is not None and len(simplified) != len(text):
+        tokens = None  # the conversion moved the offsets: cut the text here
+    simplified = _mask_noise(simplified)
+    topic = _topic(simplified)
+    counts = _zh_candidates(simplified, topic, tokens)
+    if not counts:
+        return []
+    idf, median = idf_table()
+    total = sum(counts.values())
+    first = {w: simplified.find(w) % (len(simplified) + 1) for w in counts}  # not found (-1): last
+    quoted = _quoted_terms(simplified, tokens)
+    scores = {}
+    han_title = topic.han_title
+    for w, c in counts.items():
+        s = c / total * idf.get(w, median)
+        # _in_title is False for a term with a Han character (_title_probe): that test first
+        if (c >= 2 and w in han_title) if _HAN.search(w) else _in_title(w, topic):
+            s *= TITLE_BOOST
+        if w in quoted:
+            s *= QUOTED_BOOST
+        scores[w] = s
+    # Case and plural variants of one Latin term (Token/token, LLMs/LLM) pool their scores
+    # under the form seen first.
+    keys = {w.casefold() for w in scores}
+    merged: dict[str, float] = {}
+    canon: dict[str, str] = {}
+    for w in sorted(scores, key=lambda w: first[w]):
+        key = w.casefold()
+        if len(key) > 3 and key.endswith("s") and key[:-1] in keys:
+            key = key[:-1]
+        canon.setdefault(key, w)
+        merged[canon[key]] = merged.get(canon[key], 0.0) + scores[w]
+    ranked = sorted(merged, key=lambda w: (-merged[w], first[w]))
+    kept = _dedup(ranked, n, cjk=True)
+    # the text's lower case once for all Latin keywords (most Chinese keywords have none)
+    flat = _flat_lower(simplified) if any(_ASCII_LETTER.search(w) for w in kept) else None
+    return [_cased(w, simplified, flat) for w in kept]
+
+
+#: Words that mark a clause fragment, not a term: an adverb after the first word or alone
+#: (``canary examples independently``, ``training rarely finds``; ``differentially private
+#: training`` is fine) or a past tense/participle at the end (``Meta AI released``,
+#: ``detected``). The English pipeline has no tagger, so this goes by spelling only: ``LoRA
+#: replaces`` still passes. Nouns in -ly are exempt.
+_ADVERB = re.compile(r"^[a-z]{3,}ly$")
+_PAST = re.compile(r"^[a-z]{2,}[^e]ed$")
+_LY_NOUNS = frozenset("family anomaly assembly supply monopoly italy july reply butterfly".split())
+
+
+@functools.lru_cache(maxsize=65536)
+def _en_phrase_ok(phrase: str) -> bool:
+    """Whether a YAKE phrase can be a keyword: no stop word anywhere (YAKE itself only keeps
+    them off the ends, which lets through ``audit a differentially``), not only generic words,
+    not a number or punctuation, not an institution (last word an organisation head of
+    :mod:`pipeline.fields`: University, Institute, Lab, AI ...), no adverb after the first
+    word, no past participle at the end. Cached per phrase (a pure function of it)."""
+    words = phrase.split()
+    low = [w.lower() for w in words]
+    if len(phrase) < 2 or _NUMBER.match(phrase.replace(" ", "")) or _PUNCT_ONLY.match(phrase):
+        return False
+    if any(w in EN_STOP_WORDS for w in low) or _is_generic_latin(phrase):
+        return False
+    if any(_ADVERB.match(w) and w not in _LY_NOUNS for w in (low[1:] or low)) or _PAST.match(low[-1]):
+        return False
+    return low[-1] not in _EN_ORG_HEADS
+
+
+# A Latin word not glued to a letter, digit, dot, @, apostrophe or hyphen before it.
+_LATIN_TOKEN = re.compile(rf"(?<![A-Za-z0-9.@'-]){_LATIN_WORD}")
+
+#: Most name-like tokens (:func:`_name_like`) put ahead of the YAKE phrases, as a fraction of
+#: the number of keywords asked for.
+EN_NAME_SHARE = 0.5
+
+
+def _en_keywords(text: str, n: int) -> list[str]:
+    """YAKE keywords of English text (see :func:`keywords`)."""
+    stripped = _strip_noise(text)
+    line_credit: dict[str, Credit | None] = {}
+    topic = _topic(stripped, line_credit)
+    # A credit line (Lvmin Zhang, Anyi Rao and Maneesh Agrawala, Stanford University) names
+    # people, not the topic. A line without final punctuation (a heading, a name list) ends a
+    # sentence: YAKE's sentence splitter (segtok) would otherwise run it into the next line.
+    # (_topic has parsed every non-empty line already.)
+    lines = [ln for ln in stripped.split("\n")
+             if (line_credit[k] if (k := ln.strip()) in line_credit else parse_credit_line(k)) is None]
+    clean = _LINE_END.sub(".\n", "\n".join(lines))
+    if not clean.strip():
+        return []
+    # Name-like tokens (LoRA, RLHF, word2vec, AlexNet) name the paper's methods, systems and
+    # data: they go first, those the title names first, then by count and position.
+    names: Counter[str] = Counter()
+    first: dict[str, int] = {}
+    for m in _LATIN_TOKEN.finditer(clean):
+        w = m.group()
+        if _name_like(w) and not _credited(w, topic):
+            names[w] += 1
+            first.setdefault(w, m.start())
+    lead = sorted(names, key=lambda w: (not _in_title(w, topic), -names[w], first[w]))
+    lead = lead[: max(1, int(EN_NAME_SHARE * n))]
+    ranked: list[str] = []
+    seen: set[str] = set()
+    for phrase, _score in yake_extract(clean, max(30, 6 * n)):
+        key = phrase.casefold()
+        words = phrase.split()
+        if key in seen or not _en_phrase_ok(phrase) or _credited(phrase, topic):
+            continue
+        if len(words) > 1 and any(w in lead for w in words):
+            continue  #  "LoRA replaces": a clause around a name that is kept by itself
+        seen.add(key)
+        ranked.append(phrase)
+    flat = _flat_lower(clean)  # once for all keywords
+    return [_cased(k, clean, flat) for k in _dedup(lead + ranked, n, cjk=False)]
+
+
+def keywords(text: str | Doc, lang: str, n: int, tokens: Sequence[tuple[int, int]] | None = None) -> list[str]:
+    """The ``n`` topic keywords of a section.
+
+    Args:
+        text: the section text (metadata values and body); TeX math, URLs and Markdown
+            markup are removed first. Or a ``Doc`` of :func:`zh_nlp` / :func:`en_nlp` (from
+            :func:`parse`): its text, and for Chinese its tokens as ``tokens``.
+        lang: BCP 47 tag of the text: ``en`` selects YAKE, ``zh-Hans``/``zh-Hant``/``mixed``
+            select jieba (other tags: see :func:`_is_english`).
+        n: how many keywords at most (``n <= 0`` gives ``[]``).
+        tokens: the jieba segmentation of ``text`` already made (the tokens of the section,
+            :meth:`ParsedSection.topic`), as sorted ``(start, end)`` character offsets into ``text``
+            (:func:`token_spans`); Chinese keywords then use them and jieba does not run
+            again. ``None``: ``text`` is segmented here. English keywords ignore them.
+
+    Returns:
+        A list of at most ``n`` distinct keywords (``str``), best first. Chinese keywords are
+        in zh-Hans (the text is converted with :func:`pipeline.normalize.to_script` first;
+        convert the result to the target script). Case of Latin keywords (:func:`_cased`):
+        lower case when the text writes them in lower case (``score matching``, ``preference
+        pairs``), else as written (``ResNet``, ``RLHF``, ``Gaussian Process``). A keyword
+        contained in a better-ranked one is dropped, and a longer candidate replaces the
+        keywords it contains (扩散模型, not 扩散 and 模型). ``[]`` for an empty text.
+
+    Methods:
+
+    * Chinese: TF-IDF as ``jieba.analyse.extract_tags`` computes it (jieba README, "基于
+      TF-IDF 算法的关键词抽取"): term frequency in the section times the inverse document
+      frequency of jieba's shipped IDF table (``jieba/analyse/idf.txt``), the table's median
+      for unknown terms, so the user dictionary's domain terms (absent from the table) outrank
+      common words such as 模型. Candidates come from :func:`_zh_candidates` (user dictionary
+      active; generic words, stop words, numbers, punctuation and HMM guesses dropped).
+      TF-IDF was chosen over jieba's TextRank because it scored better against hand-picked
+      keywords of the seed articles (see tests/test_nlp.py).
+    * English: YAKE (Campos et al., "YAKE! Keyword extraction from single documents using
+      multiple local features", Information Sciences 509, 2020) as the ``yake`` package
+      (0.7) computes it, with the package's tokenizer and similarity but a leaner data
+      structure (:func:`yake_extract`; same keywords and scores, about five times faster):
+      candidate n-grams of 1-3 words (:data:`YAKE_NGRAM`, co-occurrence window
+      :data:`YAKE_WINDOW`) scored by casing, position, frequency, context dispersion and
+      sentence spread (lower is better), the best ``max(30, 6 * n)`` kept after YAKE's
+      sequence-matcher dedup (threshold :data:`YAKE_DEDUP_LIM`), :data:`EN_STOP_WORDS` as the
+      stop list, no lemmatizer (nothing is downloaded). Phrases are then filtered by :func:`_en_phrase_ok`
+      (no stop word inside, not only :data:`EN_GENERIC_WORDS`, no institution, no adverb or
+      trailing past participle) and by :func:`_dedup` (containment, shifted windows).
+    """
+    if isinstance(text, Doc):
+        doc = text
+        text = _doc_text(doc)
+        if tokens is None:
+            starts, ends, space = _token_arrays(doc)
+            tokens = [(a, b) for a, b, sp in zip(starts, ends, space, strict=True) if not sp]
+    if n <= 0 or not text or not text.strip():
+        return []
+    if _is_english(lang, text):
+        return _en_keywords(text, n)
+    return _zh_keywords(text, n, tokens)

@@ -1,0 +1,506 @@
+"""YAKE keyword scores of English text (Campos et al., Information Sciences 509, 2020) as
+the ``yake`` package 0.7 computes them, with its tokenizer, tags and similarity but plain
+dicts and lists instead of its per-term objects and networkx graph (:func:`yake_extract`);
+tests/test_nlp.py checks it against the package. Kept because the package costs about six
+times as much a section and English keywords are a large share of the extract stage
+(bench/README.md)."""
+
+from __future__ import annotations
+
+import functools
+import math
+import string
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy
+
+from . import _spacy_without_torch  # noqa: F401 - before spaCy: thinc without torch (see there)
+
+# isort: split
+from spacy.lang.en.stop_words import STOP_WORDS as _SPACY_EN_STOP_WORDS
+
+if TYPE_CHECKING:
+    from yake import KeywordExtractor
+
+
+
+#: English stop words: spaCy's list for English plus the words of paper write-ups that say
+#: nothing about a paper's topic (kept from pipeline.extract) and the finite verbs write-ups use
+#: most (the English pipeline has no tagger to find verbs). YAKE never starts or ends a
+#: candidate with one of them.
+EN_STOP_WORDS = frozenset(_SPACY_EN_STOP_WORDS) | frozenset(
+    "paper papers study studies work works author authors propose proposes proposed show shows "
+    "showed shown method methods result results approach approaches new using based "
+    "researchers researcher colleagues team teams unlike "
+    # finite verbs of write-ups (a phrase around one is a clause:  "LoRA replaces", "field learns")
+    "uses makes lets gives gave brings finds found turns grows happens replaces combines learns "
+    "improves improve allows enables achieves introduces adopts adopted reaches reaching beats "
+    "prefers prefer takes loses generates need needs let".split()
+)
+
+
+@functools.cache
+def _yake(top: int) -> KeywordExtractor:
+    """A YAKE extractor (n-grams up to 3 words, ``top`` candidates, :data:`EN_STOP_WORDS`),
+    built once per ``top``: the reference that :func:`yake_extract` reproduces (the keywords
+    use that; tests/test_nlp.py compares both). YAKE reads its stop words from the given set
+    and never downloads anything (its lemmatizer, which needs NLTK or spaCy data, is off)."""
+    import yake
+
+    return yake.KeywordExtractor(lan="en", n=YAKE_NGRAM, dedup_lim=YAKE_DEDUP_LIM, dedup_func="seqm",
+                                 window_size=YAKE_WINDOW, top=top, stopwords=set(EN_STOP_WORDS),
+                                 lemmatize=False)
+
+
+#: YAKE settings of the English keywords: n-grams of up to 3 words, a co-occurrence window of
+#: 1 word, near-duplicates (``seqm`` similarity above 0.9) removed.
+YAKE_NGRAM = 3
+YAKE_WINDOW = 1
+YAKE_DEDUP_LIM = 0.9
+_YAKE_EXCLUDE = frozenset(string.punctuation)
+_YAKE_DISCARD = frozenset("ud")  # YAKE's tags of digits and unusual tokens: no co-occurrence
+
+
+_YAKE_PUNCT_DELETE = str.maketrans("", "", string.punctuation)
+
+
+@functools.lru_cache(maxsize=65536)
+def _yake_tag(word: str, inside: bool) -> str:
+    """YAKE's tag of a word (``yake.data.utils.get_tag``; it reads the position in the
+    sentence only as first word or not)."""
+    from yake.data.utils import get_tag
+
+    return get_tag(word, int(inside), _YAKE_EXCLUDE)
+
+
+def _yake_similar(a: str, b: str) -> bool:
+    """Whether two YAKE candidates (lower case) are near-duplicates: the ``yake`` package's
+    ``seqm`` pre-filter and similarity (``KeywordExtractor._aggressive_pre_filter`` and
+    ``_ultra_fast_similarity``) above :data:`YAKE_DEDUP_LIM`."""
+    la, lb = len(a), len(b)
+    m = max(la, lb)
+    if a != b:
+        if abs(la - lb) > m * 0.6:
+            return False
+        if m > 3 and (a[0] != b[0] or a[-1] != b[-1]
+                      or (min(la, lb) >= 3 and a[:2].lower() != b[:2].lower())):
+            return False
+        if abs(a.count(" ") - b.count(" ")) > 1:
+            return False
+    return _yake_similarity()(a, b) > YAKE_DEDUP_LIM
+
+
+def _yake_short(term: str) -> bool:
+    """Whether ``term`` has under 3 characters besides ASCII punctuation (a YAKE stop term)."""
+    if term.isalnum():  # no punctuation to delete (str.translate costs a dict lookup a character)
+        return len(term) < 3
+    return len(term.translate(_YAKE_PUNCT_DELETE)) < 3
+
+
+@functools.lru_cache(maxsize=65536)
+def _yake_term(low: str) -> tuple[str, bool]:
+    """A word's YAKE term (its lower case ``low`` less a final ``s`` when over 3 characters)
+    and whether the word makes it a stop term (``low`` or the term in :data:`EN_STOP_WORDS`,
+    or the term :func:`_yake_short`). A pure function of the word, cached: every section asks
+    it of each of its distinct words."""
+    unique = low[:-1] if low.endswith("s") and len(low) > 3 else low
+    return unique, low in EN_STOP_WORDS or unique in EN_STOP_WORDS or _yake_short(unique)
+
+
+@functools.cache
+def _yake_pre_filter():
+    """``yake.data.utils.pre_filter``, imported once (an import statement in a function
+    costs a lookup under the import lock on every call)."""
+    from yake.data.utils import pre_filter
+
+    return pre_filter
+
+
+@functools.cache
+def _yake_similarity():
+    from yake import KeywordExtractor
+
+    return KeywordExtractor._ultra_fast_similarity
+
+
+def yake_extract(text: str, top: int) -> list[tuple[str, float]]:
+    """YAKE keywords of ``text``: the same ``(keyword, score)`` list, best (lowest) score
+    first, as ``yake.KeywordExtractor(lan="en", n=3, dedup_lim=0.9, dedup_func="seqm",
+    window_size=1, top=top, stopwords=EN_STOP_WORDS, lemmatize=False).extract_keywords(text)``
+    (yake 0.7; :func:`_yake` builds that extractor, and tests/test_nlp.py checks that both
+    agree), computed with plain dicts and lists instead of the package's per-term objects and
+    networkx co-occurrence graph, about five times faster.
+
+    Steps, as the package takes them (Campos et al. 2020): the package's own pre-filter and
+    segtok sentence splitter and tokenizer (``yake.data.utils``); per word its tag (``d``
+    digit, ``u`` unusual, ``a`` acronym, ``n`` capitalised inside a sentence, ``p`` plain),
+    its term (lower case, a final ``s`` cut from words over 3 letters; a stop word, or under 3
+    letters without punctuation, is a stop term), co-occurrence with the word before it in its
+    block (punctuation ends a block; ``d``/``u`` tokens take no part) and the candidates of 1-3
+    words ending at it; term scores ``H = WPos * WRel / (WCase + WFreq / WRel + WSpread /
+    WRel)``; candidate scores ``prod(H) / ((sum(H) + 1) * TF)`` with stop words inside weighted
+    by their co-occurrence probabilities; candidates starting or ending with a stop term, or
+    holding a ``d``/``u`` token in every occurrence, are dropped; then the near-duplicate
+    filter (:func:`_yake_similar`) down to ``top``.
+    """
+    if not text:
+        return []
+    sentences = _yake_sentences(_yake_pre_filter()(text.replace("\n", " ")))
+    counts = _count(sentences)
+    h = _term_scores(counts, len(sentences))
+    return [] if h is None else _ranked(counts, h, top)
+
+
+class _Counts(NamedTuple):
+    """What one pass over a text's words gathers (term ids index the lists)."""
+
+    tf: list[float]  # occurrences of each term
+    tf_a: list[float]  # ... tagged acronym
+    tf_n: list[float]  # ... tagged capitalised inside a sentence
+    occurs: list[list[int]]  # sentence ids (distinct, ascending) of each term
+    is_stop: list[bool]
+    edges: dict[tuple[int, int], float]  # co-occurrences (term before, term after)
+    cands: dict[str, list]  # unique kw -> [kw, valid tags seen, term ids, tf]
+
+
+def _count(sentences: list[tuple[tuple[str, str | None, str], ...]]) -> _Counts:
+    """Terms, co-occurrences and candidates of YAKE's tokenized sentences (see
+    :func:`yake_extract`)."""
+    discard = _YAKE_DISCARD
+    index: dict[str, int] = {}  # term -> id
+    word_term: dict[str, int] = {}  # lower-case word -> term id
+    tf: list[float] = []
+    tf_a: list[float] = []
+    tf_n: list[float] = []
+    occurs: list[list[int]] = []  # sentence ids (distinct, ascending) of each term
+    is_stop: list[bool] = []
+    edges: dict[tuple[int, int], float] = {}
+    cands: dict[str, list] = {}  # unique kw -> [kw, valid tags seen, term ids, tf]
+    # One pass over the words. The candidates (n-grams, n <= YAKE_NGRAM = 3) and the
+    # co-occurrence window (YAKE_WINDOW = 1) end at the current word, so the two words before
+    # it in its block are all that is kept of the block. A candidate's key is its lower case:
+    # its words' lower cases joined by a space (str.lower maps each character alone but for
+    # the final sigma, whose context a space ends).
+    for sid, sentence in enumerate(sentences):
+        prev = prev2 = None  # (ok, word, term id, lower case) of the block's last two words
+        for word, tag, low in sentence:
+            if tag is None:  # punctuation only: the block ends
+                prev = prev2 = None
+                continue
+            t = word_term.get(low)
+            if t is None:
+                unique, stop_term = _yake_term(low)
+                t = index.get(unique)
+                if t is None:
+                    t = index[unique] = len(tf)
+                    is_stop.append(stop_term)
+                    tf.append(0.0)
+                    tf_a.append(0.0)
+                    tf_n.append(0.0)
+                    occurs.append([])
+                word_term[low] = t
+            occ = occurs[t]
+            if not occ or occ[-1] != sid:
+                occ.append(sid)
+            tf[t] += 1.0
+            if tag == "a":
+                tf_a[t] += 1.0
+            elif tag == "n":
+                tf_n[t] += 1.0
+            # candidates ending at this word: itself, then with 1 and 2 words before it; ok:
+            # no digit or unusual token in this occurrence (nor a co-occurrence without). One
+            # that starts or ends with a stop term is never scored, so it is not kept at all
+            # (for speed: most n-grams of a text touch a stop word).
+            ok = tag not in discard
+            last_ok = not is_stop[t]
+            if last_ok:
+                c = cands.get(low)
+                if c is None:
+                    cands[low] = [word, ok, (t,), 1.0]
+                else:
+                    c[1] = c[1] or ok
+                    c[3] += 1.0
+            if prev is not None:
+                ok1, word1, t1, low1 = prev
+                ok1 = ok and ok1
+                if ok1:
+                    edges[(t1, t)] = edges.get((t1, t), 0.0) + 1.0
+                if last_ok and not is_stop[t1]:
+                    key = f"{low1} {low}"
+                    c = cands.get(key)
+                    if c is None:
+                        cands[key] = [f"{word1} {word}", ok1, (t1, t), 1.0]
+                    else:
+                        c[1] = c[1] or ok1
+                        c[3] += 1.0
+                if prev2 is not None and last_ok and not is_stop[prev2[2]]:
+                    ok2, word2, t2, low2 = prev2
+                    ok2 = ok1 and ok2
+                    key = f"{low2} {low1} {low}"
+                    c = cands.get(key)
+                    if c is None:
+                        cands[key] = [f"{word2} {word1} {word}", ok2, (t2, t1, t), 1.0]
+                    else:
+                        c[1] = c[1] or ok2
+                        c[3] += 1.0
+            prev2, prev = prev, (ok, word, t, low)
+    return _Counts(tf, tf_a, tf_n, occurs, is_stop, edges, cands)
+
+
+def _term_scores(counts: _Counts, n_sent: int) -> list[float] | None:
+    """YAKE's score ``H`` of each term (lower is better), or None when every term is a stop term."""
+    tf, tf_a, tf_n, occurs, is_stop, edges, _ = counts
+    valid_tfs = [f for f, s in zip(tf, is_stop, strict=True) if not s]
+    if not valid_tfs:
+        return None
+    avg_tf, std_tf = _count_mean_std(valid_tfs)
+    max_tf = max(tf)
+    n_terms = len(tf)
+    wdl, wil, wdr, wir = [0] * n_terms, [0.0] * n_terms, [0] * n_terms, [0.0] * n_terms
+    for (a, b), w in edges.items():
+        wdr[a] += 1
+        wir[a] += w
+        wdl[b] += 1
+        wil[b] += w
+    h: list[float] = []
+    log = math.log
+    freq_norm = avg_tf + std_tf
+    # the same float operations per term as written out in YAKE, with the logarithms of the
+    # (few distinct) counts and median positions looked up once per section
+    log_tf: dict[float, float] = {}
+    log_pos: dict[float, float] = {}
+    for f, dl, il, dr, ir, occ, ca, cn in zip(tf, wdl, wil, wdr, wir, occurs, tf_a, tf_n, strict=True):
+        pwl = 0 if il == 0 else dl / il
+        pwr = 0 if ir == 0 else dr / ir
+        r = f / max_tf
+        wrel = (0.5 + (pwl * r)) + (0.5 + (pwr * r))
+        wfreq = f / freq_norm
+        wspread = len(occ) / n_sent
+        lf = log_tf.get(f)
+        if lf is None:
+            lf = log_tf[f] = log(f)
+        wcase = (ca if ca >= cn else cn) / (1.0 + lf)  # max(ca, cn)
+        mid = len(occ) // 2
+        # numpy.median of sorted ints: the middle one, or the mean of the two middle ones (their
+        # sum is exact, so this is numpy's float; numpy.median costs ~20 us a call)
+        med = occ[mid] if len(occ) % 2 else (occ[mid - 1] + occ[mid]) / 2
+        wpos = log_pos.get(med)
+        if wpos is None:
+            wpos = log_pos[med] = log(log(3.0 + med))
+        h.append((wpos * wrel) / (wcase + (wfreq / wrel) + (wspread / wrel)))
+    return h
+
+
+def _ranked(counts: _Counts, h: list[float], top: int) -> list[tuple[str, float]]:
+    """The ``top`` best candidates with their scores, near-duplicates dropped (see :func:`yake_extract`)."""
+    tf, _, _, _, is_stop, edges, cands = counts
+    scored: list[tuple[float, str, str]] = []
+    for key, (kw, ok, terms, ctf) in cands.items():
+        if not ok:  # (candidates with a stop term at either end were never kept)
+            continue
+        # YAKE's sum and product over the words (from 0.0 and 1.0: the first step gives the
+        # first word's value exactly), written out per length: the ends are no stop terms, so
+        # only the middle word of a trigram can be one (weighted by the probabilities of its
+        # co-occurrences with its neighbours)
+        if len(terms) == 1:
+            sum_h = prod_h = h[terms[0]]
+        elif len(terms) == 2:
+            a, b = terms
+            sum_h, prod_h = h[a] + h[b], h[a] * h[b]
+        else:
+            a, m, b = terms
+            if is_stop[m]:
+                prob = (edges.get((a, m), 0.0) / tf[a]) * (edges.get((m, b), 0.0) / tf[b])
+                sum_h, prod_h = h[a] - (1 - prob) + h[b], h[a] * (1 + (1 - prob)) * h[b]
+            else:
+                sum_h, prod_h = h[a] + h[m] + h[b], h[a] * h[m] * h[b]
+        den = (sum_h + 1) * ctf
+        scored.append((prod_h / den if den else math.inf, key, kw))
+    scored.sort(key=lambda s: s[0])  # stable: ties keep the order of first occurrence
+    out: list[tuple[str, float]] = []
+    # a kept key can be a near-duplicate only with the same first and last character, or when
+    # both are at most 3 characters long (the pre-filter of _yake_similar)
+    by_ends: dict[tuple[str, str], list[str]] = {}
+    short: list[str] = []
+    for score, key, kw in scored:
+        ends = (key[0], key[-1])
+        near = by_ends.get(ends)
+        if near is None:  # the first kept key with these ends (most): nothing to compare
+            if len(key) <= 3 and short and any(_yake_similar(key, k) for k in short):
+                continue
+            by_ends[ends] = [key]
+        else:
+            if any(_yake_similar(key, k) for k in near) or (
+                    len(key) <= 3 and any(_yake_similar(key, k) for k in short)):
+                continue
+            near.append(key)
+        if len(key) <= 3:
+            short.append(key)
+        out.append((kw, float(score)))
+        if len(out) == top:
+            break
+    return out
+
+
+
+
+def _count_mean_std(counts: list[float]) -> tuple[float, float]:
+    """``(mean, standard deviation)`` of a non-empty list of counts (floats holding whole
+    numbers), the same floats as ``numpy.array(counts).mean()`` and ``.std()`` without the
+    ~15 us of Python those spend per call: the sum of whole numbers is exact in any order, so
+    the mean is numpy's; the deviation takes numpy's own steps (``numpy/_core/_methods.py``,
+    ``_var``): deviations squared, summed by numpy's pairwise ``add.reduce``, divided by n,
+    square root (correctly rounded in :mod:`math` and numpy alike). tests/test_nlp.py compares
+    both."""
+    mean = sum(counts) / len(counts)
+    dev = numpy.array(counts) - mean
+    return mean, math.sqrt(float(numpy.add.reduce(dev * dev)) / len(counts))
+
+
+@functools.cache
+def _digits_only():
+    """segtok's ``^\\d+$`` alternative of ``ABBREVIATIONS`` as ``regex`` reads it (Unicode
+    digits; ``$`` also before a final newline), for ``match``."""
+    import regex
+
+    return regex.compile(r"\d+$", regex.UNICODE)
+
+
+@functools.cache
+def _upper_end():
+    """An upper-case letter at the end (``$``: or before a final newline), as segtok's
+    ``MIDDLE_INITIAL_END`` (``\\b\\p{Lu}\\p{Ll}+\\W+\\p{Lu}$``) needs one; searched from two
+    characters before the end, it tells cheaply that the pattern cannot match."""
+    import regex
+
+    return regex.compile(r"\p{Lu}$", regex.UNICODE)
+
+
+@functools.cache
+def _initial_end():
+    """The initial that segtok's ``ABBREVIATIONS`` (alternative 4: ``A.-A``, ``A.A``, ``A``
+    after a title, a name list or a bracket) needs at the end: ``[\\p{Lu}\\p{Lt}]\\p{Lm}?$``,
+    searched from three characters before the end. Without it only a known abbreviation can
+    match there, so :func:`_split_multi` searches a shorter tail."""
+    import regex
+
+    return regex.compile(r"[\p{Lu}\p{Lt}]\p{Lm}?$", regex.UNICODE)
+
+
+#: Most distinct sentences whose YAKE tokens are kept (:func:`_yake_sentence`); an entry is a
+#: sentence and its tokens, about 2.5 kB for a sentence of 70 characters (~20 MB when full).
+YAKE_SENTENCE_CACHE = 1 << 13
+#: ...of sentences up to this many characters (a longer one, e.g. a run-on page without full
+#: stops, is tokenized each time and never held).
+YAKE_CACHED_SENTENCE_CHARS = 512
+
+
+def _yake_sentences(text: str) -> list[tuple[tuple[str, str | None, str], ...]]:
+    """``yake.data.utils.tokenize_sentences(text)`` (yake 0.7.3: segtok's ``split_multi``
+    sentences, here :func:`_split_multi`, each tokenized by :func:`_yake_sentence`, empty
+    sentences left out), each token with its YAKE tag and lower case; tests/test_nlp.py checks
+    that the tokens agree."""
+    return [(_yake_sentence if len(s) <= YAKE_CACHED_SENTENCE_CHARS else _yake_sentence.__wrapped__)(s)
+            for s in _split_multi(text) if len(s.strip()) > 0]
+
+
+#: Longest match of segtok's ``ABBREVIATIONS`` pattern (segtok 1.5.11) that does not start at
+#: the string's start, with room to spare: the pattern is anchored at the end (``$``), and
+#: its alternatives are a known abbreviation (at most 6 characters) or a prefix of at most 10
+#: characters (``Commander``, ``Professor`` and a space; ``, and``) and at most 6 for the
+#: initials ``A.-A``, one more for a final newline before ``$``.
+_ABBREVIATION_TAIL = 32
+#: The same for a span that does not end in an upper-case letter (segtok's ``[\p{Lu}\p{Lt}]
+#: \p{Lm}?`` before ``$``, :func:`_initial_end`): then only a known abbreviation can match
+#: (at most 6 characters and a final newline).
+_KNOWN_ABBREVIATION_TAIL = 10
+
+
+def _split_multi(text: str) -> list[str]:
+    """segtok's ``split_multi(text)`` (segtok 1.5.11, ``segtok/segmenter.py``: ``_sentences``
+    over ``_abbreviation_joiner`` of the ``MAY_CROSS_ONE_LINE`` split), as a list, with the
+    same steps and segtok's own patterns, but the test whether a span ends in an abbreviation
+    (``ABBREVIATIONS.search(span)``, about 45 us for a span of a hundred characters, which
+    segtok pays at every full stop) searches only from the last :data:`_ABBREVIATION_TAIL`
+    characters of a longer span (``regex`` reads the characters before ``pos`` for ``\\b``
+    and lookbehinds, and no match can start earlier) plus the one alternative anchored at
+    the start that such a span can still match (``^\\d+$``). Of segtok's two-pattern tests
+    (``A and B``, pure matches), the one anchored at the start of the next span, which
+    rarely matches, goes first, so the unanchored search over the whole previous span
+    (``BEFORE_LOWER``, ``ENDS_IN_DATE_DIGITS``, ``MIDDLE_INITIAL_END``, the last after the
+    cheap test :func:`_upper_end`) mostly does not run. tests/test_nlp.py checks the
+    result against segtok's on fixtures and generated text."""
+    import segtok.segmenter as sg
+
+    spans = sg.MAY_CROSS_ONE_LINE.split(text)
+
+    def abbreviation(span: str) -> bool:
+        n = len(span)
+        if n <= _ABBREVIATION_TAIL:
+            return sg.ABBREVIATIONS.search(span) is not None
+        tail = _ABBREVIATION_TAIL if _initial_end().search(span, n - 3) else _KNOWN_ABBREVIATION_TAIL
+        return (sg.ABBREVIATIONS.search(span, n - tail) is not None
+                or _digits_only().match(span) is not None)
+
+    joined: list[str] = []  # segtok's _abbreviation_joiner
+    segment, total = None, len(spans)
+    for pos in range(total):
+        if pos % 2:  # odd: a (potential) sentence terminal; even: a segment
+            prev_s, marker = spans[pos - 1], spans[pos]
+            next_s = spans[pos + 1] if pos + 1 < total else None
+            if prev_s[-1:].isspace() or (marker[0] == "." and abbreviation(prev_s)):
+                continue  # join
+            if marker[0] == "." and next_s and (
+                    sg.LONE_WORD.match(next_s)
+                    or (sg.MONTH.match(next_s) and sg.ENDS_IN_DATE_DIGITS.search(prev_s))
+                    or (_upper_end().search(prev_s, max(0, len(prev_s) - 2)) is not None
+                        and sg.UPPER_WORD_START.match(next_s) and sg.MIDDLE_INITIAL_END.search(prev_s))):
+                continue  # join
+            joined.append("".join(spans[segment : pos + 1]))
+            segment = None
+        elif segment is None:
+            segment = pos
+    if segment is not None:
+        joined.append("".join(spans[segment:total]))
+
+    out: list[str] = []  # segtok's _sentences (join_on_lowercase False, short length 55)
+    short = sg.SHORT_SENTENCE_LENGTH
+    last = None
+    for current in joined:
+        if last is None:
+            last = current
+            continue
+        shorter = len(current) < short or len(last) < short
+        if ((sg.LOWER_WORD.match(current) and sg.BEFORE_LOWER.match(last))
+                or (shorter and sg._is_open(last) and (
+                    sg._is_not_opened(current) or last.endswith(" et al. ")
+                    or (sg.UPPER_CASE_END.search(last) and sg.UPPER_CASE_START.match(current))))
+                or (shorter and sg._is_open(last, "[]") and (
+                    sg._is_not_opened(current, "[]") or last.endswith(" et al. ")
+                    or (sg.UPPER_CASE_END.search(last) and sg.UPPER_CASE_START.match(current))))
+                or sg.CONTINUATIONS.match(current)):
+            last = f"{last}{current}"
+        else:
+            out.append(last.strip())
+            last = current
+    if last is not None:
+        out.append(last.strip())
+    return out
+
+
+@functools.lru_cache(maxsize=YAKE_SENTENCE_CACHE)
+def _yake_sentence(sentence: str) -> tuple[tuple[str, str | None, str], ...]:
+    """YAKE's tokens of one sentence, as ``yake.data.utils.tokenize_sentences`` makes them
+    (segtok's ``web_tokenizer`` and ``split_contractions``; tokens that are empty or start
+    with an apostrophe and have more characters dropped), each as ``(token, tag, lower
+    case)``: the tag :func:`_yake_tag` gives at its position, ``None`` for a token of
+    punctuation only (it ends a co-occurrence block, see :func:`yake_extract`). A pure
+    function of the sentence, cached: a corpus repeats sentences across documents
+    (boilerplate, quoted abstracts), and segtok's regular expressions cost about a fifth of
+    the English keywords."""
+    from segtok.tokenizer import split_contractions, web_tokenizer
+
+    tokens = [w for w in split_contractions(web_tokenizer(sentence))
+              if not (w.startswith("'") and len(w) > 1) and len(w) > 0]
+    return tuple((w, None, w) if not w.strip(string.punctuation) else (w, _yake_tag(w, pos > 0), w.lower())
+                 for pos, w in enumerate(tokens))
