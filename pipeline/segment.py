@@ -40,6 +40,7 @@ import pandas as pd
 
 from . import paper_records, title_model
 from .candidates import ABOUT_PAPERS, LEADING_TAGS, Candidate, find_candidates, labelled_names
+from .clean import front_matter_headline
 from .config import Config
 from .fields import (
     find_arxiv_ids,
@@ -844,7 +845,7 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             add_context(line, "headline" if not context and state == "lead" and not sections else state)
     close()
 
-    headline = title.strip() if title and title.strip() not in text else ""
+    headline = title.strip() if title and title.strip() not in text else front_matter_headline(dropped)
     venue_counts: Counter = Counter()
     year_counts: Counter = Counter()
     first_section = sections[0]["char_start"] if sections else len(text)
