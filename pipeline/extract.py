@@ -44,7 +44,7 @@ import pandas as pd
 from . import nlp, paper_records
 from .candidates import HTML_BREAK, LEADING_TAGS, unlink
 from .config import Config
-from .credits import find_credit, parse_credit_line
+from .credits import Credit, congratulated_authors, find_credit, parse_credit_line
 from .fields import (
     PLACEHOLDER_VALUE,
     find_arxiv_ids,
@@ -233,7 +233,26 @@ def _after_title(line: str, title: str) -> str:
             return next((f for f in fields[at + 1:] if f), "")
     s = plain(unlink(_LIST_MARK.sub("", line)))
     i = s.casefold().find(title.casefold()) if title else -1
-    return s[i + len(title):].lstrip(" .*_:：-–—") if i >= 0 else ""
+    return s[i + len(title):].lstrip(" .*_:：-–—\"”’'」』》") if i >= 0 else ""
+
+
+#: A line that only labels the credit line under it ("### Authors:", "作者：").
+_AUTHORS_LABEL = re.compile(r"(?:authors?|作者们?|作者們?)\s*[:：]?", re.I)
+#: A BibTeX author field ("author={Wang, Alex and Ge, Yixiao},"): names joined by "and".
+_BIBTEX_AUTHOR = re.compile(r"\s*author\s*=\s*[{\"](?P<names>[^{}\"]+)[}\"]\s*,?\s*", re.I)
+_BIBTEX_AND = re.compile(r"\s+and\s+")
+
+
+def _labelled_authors(lines: list[str], i: int) -> list[str] | None:
+    """The authors that line ``i`` gives as a label over its credit line ("### Authors:" then
+    "*A, B, C*") or as a BibTeX ``author`` field (names kept as written, "Last, First" too);
+    None when line ``i`` is neither or the credit line reads as no names."""
+    if (m := _BIBTEX_AUTHOR.fullmatch(lines[i])) is not None:
+        return [n.strip() for n in _BIBTEX_AND.split(m.group("names")) if n.strip()] or None
+    if i + 1 < len(lines) and _AUTHORS_LABEL.fullmatch(lines[i]):
+        credit = parse_credit_line(credit_text(lines[i + 1]))
+        return list(credit.authors) if credit is not None and credit.authors else None
+    return None
 
 
 #: A year right after a title on its line: in brackets, or a date after a comma (an "ArXiv,"
@@ -374,9 +393,16 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     summary_from: int | None = None
     kv_summary_span: tuple[int, int] | None = None
     first = 0 if lines and _first_line_is_body(lines[0], row["heading"]) else 1
+    labelled: list[str] | None = None  # authors under an "Authors:" label or in a BibTeX field
+    skip = -1
     for i in range(first, len(lines)):
         ln = lines[i]
         parsed = parse_key_value(ln) if i in key_end else None
+        if i == skip:
+            continue
+        if parsed is None and labelled is None and (labelled := _labelled_authors(lines, i)) is not None:
+            skip = i + 1 if not _BIBTEX_AUTHOR.fullmatch(ln) else -1
+            continue
         if parsed is None:
             if i in key_end and any(e.value == "summary" for e in ents
                                     if e.label == "KEY" and line_start[i] <= e.start < line_start[i + 1]):
@@ -463,7 +489,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         before = _before_title(lines[0], title or title_zh)
         if credit is None and before:  # "A, B. [Title](url)": the credit opens the line
             credit = parse_credit_line(credit_text(before))
-    if credit is not None:
+        if credit is None and (named := congratulated_authors(after)):
+            credit = Credit(named)  # lab news: "…被 ACM MM 录用，恭喜A、B！"
+    if labelled and not kv.get("authors"):
+        authors, truncated = labelled, False
+    elif credit is not None:
         if not kv.get("authors") and credit.authors:
             authors, truncated = list(credit.authors), credit.truncated
         if not kv.get("institutions") and not institutions:
