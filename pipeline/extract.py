@@ -37,7 +37,9 @@ jieba TF-IDF for Chinese sections, YAKE for English ones, over the section's top
 from __future__ import annotations
 
 import bisect
+import functools
 import re
+from importlib import resources
 
 import pandas as pd
 
@@ -103,6 +105,8 @@ _YEAR_VALUE = re.compile(r"\s*((?:19|20)\d\d)(?![\d.])")
 MAX_TITLE_ZH_CHARS = 60
 _HAS_CJK = re.compile(r"[\u3400-\u9fff]")
 _HAS_LATIN = re.compile(r"[A-Za-z]{2,}")
+_CJK_CHARS = re.compile(r"[\u3400-\u9fff]")
+_LATIN_LETTERS = re.compile(r"[A-Za-z]")
 _SUBHEADING_MAX_CHARS = 20
 _SENTENCE_PUNCT = re.compile(r"[。！？!?.；;：:]")
 #: Words that never make a keyword (re-exported from :mod:`pipeline.nlp`).
@@ -111,6 +115,18 @@ GENERIC_WORDS = nlp.ZH_GENERIC_WORDS
 _VENUE_VALUE = re.compile(r"(?P<venue>.+?) (?P<year>\d{4})")
 #: A lower-case word at a line start continues the sentence before (pipeline.nlp's rule).
 _LOWER_WORD = re.compile(r"[a-z][a-z'-]*(?![A-Za-z0-9])")
+
+
+#: Fewest characters of title that must stay before a reading label for it to be removed.
+MIN_TITLE_BEFORE_LABEL = 6
+
+
+@functools.cache
+def _reading_label() -> re.Pattern[str]:
+    """A reading label (``pipeline/data/reading_labels.txt``) that ends a heading, longest first."""
+    text = resources.files(__package__).joinpath("data", "reading_labels.txt").read_text(encoding="utf-8")
+    words = sorted({w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#")}, key=len, reverse=True)
+    return re.compile(rf"(?<=.{{{MIN_TITLE_BEFORE_LABEL}}})\s*(?:{'|'.join(map(re.escape, words))})\s*$", re.S)
 
 
 def split_heading_title(heading: str) -> tuple[str | None, str | None]:
@@ -124,6 +140,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     a Chinese-only heading gives only ``title_zh``.
     """
     h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
+    h = _reading_label().sub("", h) if _HAS_CJK.search(h) else h  # "Title導讀": a guide to the paper
     h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
     kv = parse_key_value(h)
     if kv is not None and kv[0] == "title":
@@ -175,6 +192,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         if label and h[label.end():].strip(" \t:：|｜丨—–-"):
             return None, h[label.end():].strip(" \t:：|｜丨—–-")
         return None, h
+    if len(_CJK_CHARS.findall(h)) * 2 >= len(_LATIN_LETTERS.findall(h)):
+        return None, h  # "Memento: 無需微調 LLM 即可微調 LLM 代理": a Chinese title with names in it
     return h, None
 
 

@@ -44,6 +44,14 @@ from pipeline.normalize import detect_script, to_script
         ("Sparse Codes for Parsing. In AAAI 2019.", ("Sparse Codes for Parsing", None)),
         ("Sparse Codes for Parsing. In EMNLP W-NUT Workshop 2019.", ("Sparse Codes for Parsing", None)),
         ("Learning to Fly. In the Dark.", ("Learning to Fly. In the Dark.", None)),
+        # a blog's own label glued to a title it links to ("…導讀": a guide to the paper)
+        ("[Reflexion: 帶有語言強化學習的語言代理導讀](2025/reflexion_guide.md)",
+         (None, "Reflexion: 帶有語言強化學習的語言代理")),
+        ("遞迴式摘要功能使大型語言模型具備長期對話記憶導讀", (None, "遞迴式摘要功能使大型語言模型具備長期對話記憶")),
+        ("AlexNet 论文逐段精读", ("AlexNet", None)),
+        ("深度学习笔记", (None, "深度学习笔记")),  # too short a title to lose its last word
+        # a Chinese title with a method's name in it is a Chinese title
+        ("Memento: 無需微調 LLM 即可微調 LLM 代理", (None, "Memento: 無需微調 LLM 即可微調 LLM 代理")),
     ],
 )
 def test_split_heading_title(heading: str, expected: tuple[str | None, str | None]) -> None:
