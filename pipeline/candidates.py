@@ -336,7 +336,7 @@ def _title_part(body: str) -> str:
     s = _strip_venue_tail(s)
     for sep in (" - ", " – ", " — ", " | ", "：", ": http", " http"):  # " http": "Title https://…"
         i = s.find(sep)
-        if i >= MIN_TITLE_CHARS * 3:
+        if i >= MIN_TITLE_CHARS * 3 and not (sep == " http" and s[i - 1] in ":："):  # "论文/Paper: http…" a label
             s = s[:i]
     # "Title*Authors*" (emphasis glued to the title) and "Title (A and B)"
     s = s.rstrip(" *_")

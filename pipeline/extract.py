@@ -52,6 +52,7 @@ from .fields import (
     find_arxiv_ids,
     find_award_label,
     find_urls,
+    find_venue_slugs,
     find_venue_years,
     fold_title,
     is_institution,
@@ -255,6 +256,9 @@ def _after_title(line: str, title: str) -> str:
     return s[i + len(title):].lstrip(" .*_:：-–—\"”’'」』》") if i >= 0 else ""
 
 
+#: A metadata line whose value names where a paper is posted, not a venue ("from: arxiv",
+#: "Venue: arXiv preprint"); the words are data/venue_names.json's ``not_venues``.
+_PREPRINT_LINE = re.compile(rf"[^:：\n]{{1,20}}[:：]\s*(?:{paper_records.NOT_VENUE_WORDS.pattern})(?:\s+(?:{paper_records.NOT_VENUE_WORDS.pattern}))?\s*", re.I)
 #: A line that only labels the credit line under it ("### Authors:", "作者：").
 _AUTHORS_LABEL = re.compile(r"(?:authors?|作者们?|作者們?)\s*[:：]?", re.I)
 #: A BibTeX author field ("author={Wang, Alex and Ge, Yixiao},"): names joined by "and".
@@ -523,6 +527,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     award_spans = kv_spans.get("award", []) + kv_spans.get("venue", [])
     award_ents = [e for a, b in award_spans for e in ents if a <= e.start and e.end <= b]
     venue, year = None, None
+    preprint = False  # the paper's own metadata line names a preprint server, not a venue
     for e in award_ents:
         if e.label == "VENUE":
             venue, year = _venue_year(e)
@@ -539,9 +544,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         year = next((int(m.group(1)) for v in kv.get("year", []) if (m := _YEAR_VALUE.match(v))), None)
     if venue is None:  # a venue tag by the title or its credit line ("**Title.** `ACL 2023`")
         near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
-        tags = [(v, y) for v, y, _, _ in find_venue_years(near) if y is not None]
+        tags = [(v, y) for v, y, _, _ in find_venue_years(near) if y is not None] or find_venue_slugs(near)
         if tags:
             venue, year = tags[0]
+        elif any(_PREPRINT_LINE.fullmatch(_LIST_MARK.sub("", ln)) for ln in lines[:3]):
+            preprint = True  # "from: arxiv": the paper's own line says it is not the article's venue's
     if venue is None:  # a proceedings address of the paper names its venue and year
         named = next(filter(None, map(venue_from_url, find_urls(row["text"]))), None)
         if named is not None:
@@ -556,8 +563,9 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         year = int(dated.group(1) or dated.group(2)) if dated else None
         if year is None and item_label and (lead_year := re.match(r"\s*((?:19|20)\d\d)\b", opening)):
             year = int(lead_year.group(1))
-    venue = venue or row.get("doc_venue")
-    year = year or row.get("doc_year")
+    if not preprint:
+        venue = venue or row.get("doc_venue")
+        year = year or row.get("doc_year")
     award_raw = (
         (label.text if label else None)
         or item_label

@@ -539,6 +539,17 @@ _SLUG_VENUES = {v.lower(): v for v in VENUES} | {"nips": "NeurIPS"}
 _CODE_HOST = re.compile(r"(?:www\.)?(?:github\.com|gitlab\.com|huggingface\.co|gitee\.com)/", re.I)
 
 
+def find_venue_slugs(text: str) -> list[tuple[str, int]]:
+    """``(venue, year)`` of every venue glued to its year as one lower-case or mixed-case word
+    outside the text's URLs (``from: cvpr2023``, ``[neurips_2019]``), which
+    :func:`find_venue_years` leaves to case-sensitive acronyms."""
+    bare = _URL_TEXT.sub(" ", text) if "://" in text else text
+    return [(_SLUG_VENUES[m.group("slug").lower()], int(m.group("year"))) for m in _VENUE_SLUG.finditer(bare)]
+
+
+_URL_TEXT = re.compile(r"\S+://\S+")
+
+
 def venue_from_url(url: str) -> tuple[str, int] | None:
     """The venue and year a proceedings or conference address names (``aclanthology.org/2023.eacl-main.46``
     -> EACL 2023, ``openaccess.thecvf.com/content/CVPR2023/...`` -> CVPR 2023,

@@ -323,3 +323,8 @@ def test_list_item_title_without_a_venue_tail_and_no_placeholder_titles() -> Non
     # a placeholder or a link's name is no title
     assert candidate_of(_line("- 2021 best student paper, [arXiv](https://arxiv.org/abs/2101.00001)")) is None
     assert candidate_of(_line("## None")) is None
+
+
+def test_a_link_label_before_its_address_is_no_title() -> None:
+    # "论文/Paper: http://…" under a bold title names the link, not a paper
+    assert candidate_of(_line("- 论文/Paper: http://arxiv.org/pdf/2207.04675")) is None

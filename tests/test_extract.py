@@ -450,3 +450,15 @@ def test_authors_congratulated_in_lab_news() -> None:
     # a team congratulated on a prize names no authors
     out = _section("基于上下文扩图的遥感指代分割", line.split("恭喜")[0] + "恭喜我们团队获得最佳论文奖！", "zh-Hans")
     assert out["authors"] == []
+
+
+def test_venue_tag_glued_to_its_year_and_a_preprint_line_keeps_the_document_venue_out() -> None:
+    text = "### All in One\n- from: cvpr2023\n- paper: https://arxiv.org/abs/2203.07303\n<br>Notes on the model."
+    row = {"heading": "All in One", "text": text, "ctx_award_raw": None, "doc_venue": "ICCV",
+           "doc_year": 2023, "lang": "en"}
+    out = fields(row)
+    assert (out["venue"], out["year"]) == ("CVPR", 2023)
+    out = fields({**row, "text": text.replace("cvpr2023", "arxiv")})
+    assert (out["venue"], out["year"]) == (None, None)
+    out = fields({**row, "text": text.replace("- from: cvpr2023\n", "")})
+    assert (out["venue"], out["year"]) == ("ICCV", 2023)
