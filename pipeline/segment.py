@@ -306,10 +306,6 @@ _SPAN_HEADING_STYLES = frozenset({"table", "bold_lead", "link_lead", "list", "qu
 _HEADING_STYLES = frozenset({"md1", "md2", "md3"})
 
 
-#: Fewest items of a list in which one item kept alone, without paper evidence, is dropped.
-MIN_LONE_ITEM_RUN = 2
-
-
 def _has_paper_evidence(c: Candidate) -> bool:
     f = c.features
     return any(f.get(k) for k in ("next_authors", "next_italic", "next_kv_authors", "next_arxiv", "has_arxiv",
@@ -352,11 +348,6 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
         kept = sum(cands[j].line in chosen for j in run)
         if kept >= 2 and 2 * kept >= len(run):
             chosen.update({cands[j].line: cands[j] for j in run if eligible[j]})
-        elif kept == 1 and len(run) >= MIN_LONE_ITEM_RUN:
-            # one item of a list of facts, kept alone and without paper evidence, is a fact too
-            lone = next(cands[j] for j in run if cands[j].line in chosen)
-            if not _has_paper_evidence(lone):
-                del chosen[lone.line]
         run = [k] if k < len(cands) and cands[k].style != "plain" else []
     if log.isEnabledFor(logging.DEBUG):  # marked spans and near misses, not every plain line
         for c, p in zip(cands, scores, strict=True):
