@@ -91,6 +91,8 @@ _STATEMENT_END = re.compile(r"[.。!！;；，,]\s*$")  # a question may be a ti
 #: A line that is only a date or only arXiv subject classes ("February 27, 2025", "2025-02-27",
 #: "2025年2月27日", "cs.AI; cs.CV"): a page's dateline or category tag, never a title.
 _MONTH = f"(?:{MONTHS})"
+#: A clock time that opens a list item of a programme ("10:40", "8:00pm", "14:30-15:00").
+_CLOCK_TIME = re.compile(r"\s*\d{1,2}:\d\d(?:\s*[ap]\.?m\.?)?(?![\d:])", re.I)
 _NOT_TITLE_LINE = re.compile(
     rf"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?\s+)?(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
     rf"|\d{{1,2}}\s+{_MONTH},?\s+\d{{4}}|{_MONTH}\s+\d{{4}}|\d{{4}}[-/.]\d{{1,2}}[-/.]\d{{1,2}}"
@@ -312,6 +314,8 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
         if bullet:  # "1. 《Title》 CVPR 2016 Author": the marks delimit the item's title
             return _made(m.group("inner").strip(), "list")
     if bullet:
+        if _CLOCK_TIME.match(plain(body)):  # "10:40 Track on Algorithms": a programme's slot, not a title
+            return None
         return _made(_clean_title(_title_part(body)), "list")
     if ENUMERATED_HEADING.match(s):
         return _made(_clean_title(s), "enum")
@@ -348,9 +352,9 @@ def _title_part(body: str) -> str:
     if lead:  # "A, B. Title": the credit first, as workshop and reading lists write it
         s = s[lead:].lstrip(" :：")
     s = _strip_venue_tail(s)
-    for sep in (" - ", " – ", " — ", " | ", "：", ": http"):
+    for sep in (" - ", " – ", " — ", " | ", "：", ": http", " http"):  # " http": "Title https://…"
         i = s.find(sep)
-        if i >= MIN_TITLE_CHARS * 3:
+        if i >= MIN_TITLE_CHARS * 3 and not (sep == " http" and s[i - 1] in ":："):  # "论文/Paper: http…" a label
             s = s[:i]
     # "Title*Authors*" (emphasis glued to the title) and "Title (A and B)"
     s = s.rstrip(" *_")

@@ -177,6 +177,20 @@ EDGE_LINES = 8
 FRONT_MATTER_MAX_LINES = 200
 #: A line of a YAML block: ``key: value``, a list item, or an indented continuation.
 _YAML_LINE = re.compile(r"[\w\-\"']+[ \t]*:(?:[ \t]|$)|[ \t]*-[ \t]|[ \t]+\S")
+
+#: Front-matter keys whose value is the page's headline (Jekyll/Hugo ``title``, ``description``).
+_FRONT_MATTER_HEADLINE = re.compile(r"(?m)^(?:title|subtitle|description|tagline)[ \t]*:[ \t]*(.+?)[ \t]*$")
+
+
+def front_matter_headline(dropped: list[dict]) -> str:
+    """The headline a document's YAML front matter gives: its ``title``, ``subtitle``,
+    ``description`` and ``tagline`` values (quotes removed), one a line; ``""`` when
+    :func:`find_dropped` found no front matter. ``dropped`` is :func:`find_dropped`'s list."""
+    block = next((d["text"] for d in dropped if d["reason"] == "front_matter"), "")
+    values = (m.group(1).strip("'\"").strip() for m in _FRONT_MATTER_HEADLINE.finditer(block))
+    return "\n".join(v for v in values if v)
+
+
 #: An HTML comment that opens a line and is closed (a "<!--" inside prose, or one never closed,
 #: is text: a sentence about HTML must not hide the rest of the file).
 _HTML_COMMENT = re.compile(r"^[ \t]*<!--.*?-->", re.S | re.M)

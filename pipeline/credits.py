@@ -589,3 +589,22 @@ def parse_credit_line(line: str) -> Credit | None:
 
 
 
+
+
+#: Lab news crediting a paper's authors by congratulating them ("…被 CVPR 录用，恭喜张三、李四！").
+_ZH_CONGRATULATED = re.compile(r"(?:恭喜|祝贺|祝賀)\s*(?P<names>[^！!。；;]{2,80})")
+#: A short note in brackets after a name ("金炬光（本科生）").
+_NAME_NOTE = re.compile(r"\s*[（(][^()（）]{1,8}[)）]")
+_ZH_PERSON = re.compile(r"[\u3400-\u9fff]{2,4}")
+
+
+def congratulated_authors(text: str) -> list[str]:
+    """The people a lab-news line congratulates on a paper, in order: ``恭喜张三（本科生）、李四！``
+    -> ``["张三", "李四"]`` (links already removed). Every item must be a Chinese name of 2-4
+    characters, else ``[]``: the congratulation names a team or a prize, not its authors."""
+    m = _ZH_CONGRATULATED.search(text)
+    if m is None:
+        return []
+    items = [_NAME_NOTE.sub("", p).strip() for p in _ZH_ITEM_SEP.split(m.group("names").strip(" ，,"))]
+    items = [p for p in items if p]
+    return items if items and all(_ZH_PERSON.fullmatch(p) for p in items) else []

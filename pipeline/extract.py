@@ -37,7 +37,9 @@ jieba TF-IDF for Chinese sections, YAKE for English ones, over the section's top
 from __future__ import annotations
 
 import bisect
+import functools
 import re
+from importlib import resources
 
 import pandas as pd
 
@@ -45,12 +47,13 @@ from . import keywords as kw
 from . import nlp, paper_records
 from .candidates import HTML_BREAK, LEADING_TAGS, unlink
 from .config import Config
-from .credits import find_credit, parse_credit_line
+from .credits import Credit, congratulated_authors, find_credit, parse_credit_line
 from .fields import (
     PLACEHOLDER_VALUE,
     find_arxiv_ids,
     find_award_label,
     find_urls,
+    find_venue_slugs,
     find_venue_years,
     fold_title,
     is_institution,
@@ -104,6 +107,8 @@ _YEAR_VALUE = re.compile(r"\s*((?:19|20)\d\d)(?![\d.])")
 MAX_TITLE_ZH_CHARS = 60
 _HAS_CJK = re.compile(r"[\u3400-\u9fff]")
 _HAS_LATIN = re.compile(r"[A-Za-z]{2,}")
+_CJK_CHARS = re.compile(r"[\u3400-\u9fff]")
+_LATIN_LETTERS = re.compile(r"[A-Za-z]")
 _SUBHEADING_MAX_CHARS = 20
 _SENTENCE_PUNCT = re.compile(r"[。！？!?.；;：:]")
 #: Words that never make a keyword (re-exported from :mod:`pipeline.nlp`).
@@ -112,6 +117,18 @@ GENERIC_WORDS = kw.ZH_GENERIC_WORDS
 _VENUE_VALUE = re.compile(r"(?P<venue>.+?) (?P<year>\d{4})")
 #: A lower-case word at a line start continues the sentence before (pipeline.nlp's rule).
 _LOWER_WORD = re.compile(r"[a-z][a-z'-]*(?![A-Za-z0-9])")
+
+
+#: Fewest characters of title that must stay before a reading label for it to be removed.
+MIN_TITLE_BEFORE_LABEL = 6
+
+
+@functools.cache
+def _reading_label() -> re.Pattern[str]:
+    """A reading label (``pipeline/data/reading_labels.txt``) that ends a heading, longest first."""
+    text = resources.files(__package__).joinpath("data", "reading_labels.txt").read_text(encoding="utf-8")
+    words = sorted({w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#")}, key=len, reverse=True)
+    return re.compile(rf"(?<=.{{{MIN_TITLE_BEFORE_LABEL}}})\s*(?:{'|'.join(map(re.escape, words))})\s*$", re.S)
 
 
 def split_heading_title(heading: str) -> tuple[str | None, str | None]:
@@ -125,6 +142,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     a Chinese-only heading gives only ``title_zh``.
     """
     h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
+    h = _reading_label().sub("", h) if _HAS_CJK.search(h) else h  # "Title導讀": a guide to the paper
     h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
     kv = parse_key_value(h)
     if kv is not None and kv[0] == "title":
@@ -176,6 +194,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         if label and h[label.end():].strip(" \t:：|｜丨—–-"):
             return None, h[label.end():].strip(" \t:：|｜丨—–-")
         return None, h
+    if len(_CJK_CHARS.findall(h)) * 2 >= len(_LATIN_LETTERS.findall(h)):
+        return None, h  # "Memento: 無需微調 LLM 即可微調 LLM 代理": a Chinese title with names in it
     return h, None
 
 
@@ -234,7 +254,29 @@ def _after_title(line: str, title: str) -> str:
             return next((f for f in fields[at + 1:] if f), "")
     s = plain(unlink(_LIST_MARK.sub("", line)))
     i = s.casefold().find(title.casefold()) if title else -1
-    return s[i + len(title):].lstrip(" .*_:：-–—") if i >= 0 else ""
+    return s[i + len(title):].lstrip(" .*_:：-–—\"”’'」』》") if i >= 0 else ""
+
+
+#: A metadata line whose value names where a paper is posted, not a venue ("from: arxiv",
+#: "Venue: arXiv preprint"); the words are data/venue_names.json's ``not_venues``.
+_PREPRINT_LINE = re.compile(rf"[^:：\n]{{1,20}}[:：]\s*(?:{paper_records.NOT_VENUE_WORDS.pattern})(?:\s+(?:{paper_records.NOT_VENUE_WORDS.pattern}))?\s*", re.I)
+#: A line that only labels the credit line under it ("### Authors:", "作者：").
+_AUTHORS_LABEL = re.compile(r"(?:authors?|作者们?|作者們?)\s*[:：]?", re.I)
+#: A BibTeX author field ("author={Wang, Alex and Ge, Yixiao},"): names joined by "and".
+_BIBTEX_AUTHOR = re.compile(r"\s*author\s*=\s*[{\"](?P<names>[^{}\"]+)[}\"]\s*,?\s*", re.I)
+_BIBTEX_AND = re.compile(r"\s+and\s+")
+
+
+def _labelled_authors(lines: list[str], i: int) -> list[str] | None:
+    """The authors that line ``i`` gives as a label over its credit line ("### Authors:" then
+    "*A, B, C*") or as a BibTeX ``author`` field (names kept as written, "Last, First" too);
+    None when line ``i`` is neither or the credit line reads as no names."""
+    if (m := _BIBTEX_AUTHOR.fullmatch(lines[i])) is not None:
+        return [n.strip() for n in _BIBTEX_AND.split(m.group("names")) if n.strip()] or None
+    if i + 1 < len(lines) and _AUTHORS_LABEL.fullmatch(lines[i]):
+        credit = parse_credit_line(credit_text(lines[i + 1]))
+        return list(credit.authors) if credit is not None and credit.authors else None
+    return None
 
 
 #: A year right after a title on its line: in brackets, or a date after a comma (an "ArXiv,"
@@ -376,9 +418,16 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     summary_from: int | None = None
     kv_summary_span: tuple[int, int] | None = None
     first = 0 if lines and _first_line_is_body(lines[0], row["heading"]) else 1
+    labelled: list[str] | None = None  # authors under an "Authors:" label or in a BibTeX field
+    skip = -1
     for i in range(first, len(lines)):
         ln = lines[i]
         parsed = parse_key_value(ln) if i in key_end else None
+        if i == skip:
+            continue
+        if parsed is None and labelled is None and (labelled := _labelled_authors(lines, i)) is not None:
+            skip = i + 1 if not _BIBTEX_AUTHOR.fullmatch(ln) else -1
+            continue
         if parsed is None:
             if i in key_end and any(e.value == "summary" for e in ents
                                     if e.label == "KEY" and line_start[i] <= e.start < line_start[i + 1]):
@@ -465,7 +514,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         before = _before_title(lines[0], title or title_zh)
         if credit is None and before:  # "A, B. [Title](url)": the credit opens the line
             credit = parse_credit_line(credit_text(before))
-    if credit is not None:
+        if credit is None and (named := congratulated_authors(after)):
+            credit = Credit(named)  # lab news: "…被 ACM MM 录用，恭喜A、B！"
+    if labelled and not kv.get("authors"):
+        authors, truncated = labelled, False
+    elif credit is not None:
         if not kv.get("authors") and credit.authors:
             authors, truncated = list(credit.authors), credit.truncated
         if not kv.get("institutions") and not institutions:
@@ -476,6 +529,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     award_spans = kv_spans.get("award", []) + kv_spans.get("venue", [])
     award_ents = [e for a, b in award_spans for e in ents if a <= e.start and e.end <= b]
     venue, year = None, None
+    preprint = False  # the paper's own metadata line names a preprint server, not a venue
     for e in award_ents:
         if e.label == "VENUE":
             venue, year = _venue_year(e)
@@ -492,9 +546,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         year = next((int(m.group(1)) for v in kv.get("year", []) if (m := _YEAR_VALUE.match(v))), None)
     if venue is None:  # a venue tag by the title or its credit line ("**Title.** `ACL 2023`")
         near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
-        tags = [(v, y) for v, y, _, _ in find_venue_years(near) if y is not None]
+        tags = [(v, y) for v, y, _, _ in find_venue_years(near) if y is not None] or find_venue_slugs(near)
         if tags:
             venue, year = tags[0]
+        elif any(_PREPRINT_LINE.fullmatch(_LIST_MARK.sub("", ln)) for ln in lines[:3]):
+            preprint = True  # "from: arxiv": the paper's own line says it is not the article's venue's
     if venue is None:  # a proceedings address of the paper names its venue and year
         named = next(filter(None, map(venue_from_url, find_urls(row["text"]))), None)
         if named is not None:
@@ -509,8 +565,9 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         year = int(next(y for y in dated.groups() if y)) if dated else None
         if year is None and item_label and (lead_year := re.match(r"\s*((?:19|20)\d\d)\b", opening)):
             year = int(lead_year.group(1))
-    venue = venue or row.get("doc_venue")
-    year = year or row.get("doc_year")
+    if not preprint:
+        venue = venue or row.get("doc_venue")
+        year = year or row.get("doc_year")
     award_raw = (
         (label.text if label else None)
         or item_label

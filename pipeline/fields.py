@@ -251,7 +251,7 @@ VENUES: tuple[str, ...] = (
     )),
 )
 
-_A = r"(?<![A-Za-z0-9.@])"  # ASCII word start (CJK neighbours are fine), not inside a host name
+_A = r"(?<![A-Za-z0-9.])"  # ASCII word start (CJK neighbours and "Workshop@NeurIPS" are fine), not inside a host name
 _Z = r"(?![A-Za-z]|\.[a-z])"  # ASCII word end; digits may follow ("ICML2025"); not "neurips.cc"
 # Aliases per canonical venue: acronyms (case-sensitive, except NeurIPS/NIPS), English full
 # names (case-insensitive), and the usual Chinese full names in both scripts.
@@ -518,21 +518,43 @@ _OLD_ANTHOLOGY = {"P": "ACL", "D": "EMNLP", "N": "NAACL", "E": "EACL", "C": "COL
 _VENUE_URLS: tuple[tuple[re.Pattern[str], str | None], ...] = (
     (re.compile(r"aclanthology\.org/(?P<year>(?:19|20)\d\d)\.(?P<key>[a-z-]+?)(?:-(?:main|long|short|demo|srw|industry|tutorials))?\.\d", re.I), None),
     (re.compile(r"aclanthology\.org/(?P<old>[PDNECQ])(?P<yy>\d\d)-\d{4}", re.I), None),
-    (re.compile(r"(?:blog\.)?(?:neurips|nips)\.cc/(?:virtual/|Conferences/)?(?P<year>(?:19|20)\d\d)\b", re.I), "NeurIPS"),
+    (re.compile(r"(?:blog\.)?(?:neurips|nips)\.cc/(?:virtual[/_]|Conferences/)?(?P<year>(?:19|20)\d\d)\b", re.I), "NeurIPS"),
     (re.compile(r"(?:proceedings|papers)\.(?:neurips|nips)\.cc/paper(?:_files/paper)?/(?P<year>(?:19|20)\d\d)\b", re.I), "NeurIPS"),
     (re.compile(r"openaccess\.thecvf\.com/content[/_]?(?P<cvf>CVPR|ICCV|ECCV|WACV)_?(?P<year>(?:19|20)\d\d)", re.I), None),
-    (re.compile(r"\bicml\.cc/(?:virtual/|Conferences/)?(?P<year>(?:19|20)\d\d)\b", re.I), "ICML"),
-    (re.compile(r"\biclr\.cc/(?:virtual/|Conferences/)?(?P<year>(?:19|20)\d\d)\b", re.I), "ICLR"),
+    (re.compile(r"\bicml\.cc/(?:virtual[/_]|Conferences/)?(?P<year>(?:19|20)\d\d)\b", re.I), "ICML"),
+    (re.compile(r"\biclr\.cc/(?:virtual[/_]|Conferences/)?(?P<year>(?:19|20)\d\d)\b", re.I), "ICLR"),
     (re.compile(r"\bijcai\.org/proceedings/(?P<year>(?:19|20)\d\d)\b", re.I), "IJCAI"),
     (re.compile(r"\becva\.net/papers/eccv_(?P<year>(?:19|20)\d\d)\b", re.I), "ECCV"),
     (re.compile(r"\b(?P<year>(?:19|20)\d\d)\.(?P<site>acl|emnlp|naacl|eacl|aclweb|coling)\.org\b|\b(?:acl|emnlp|naacl|eacl)(?P<year2>(?:19|20)\d\d)\.org\b", re.I), None),
 )
 
+#: A venue and year as one word of an address's path (``.../neurips_2019.pdf``,
+#: ``reddit.com/.../d_icml_2019_talks/``, ``.../CVPR2023-Papers-with-Code``): the acronyms of
+#: :data:`VENUES` (``WWW`` left out: it is a host name) and ``NIPS``, a year right after.
+_VENUE_SLUG = re.compile(
+    r"(?<![a-z0-9])(?P<slug>nips|" + "|".join(v.lower() for v in VENUES if v != "WWW")
+    + r")[_-]?(?P<year>(?:19|20)\d\d)(?!\d)", re.I)
+_SLUG_VENUES = {v.lower(): v for v in VENUES} | {"nips": "NeurIPS"}
+#: Code hosts, whose path words are an account's or a project's names (``github.com/acl2023/``).
+_CODE_HOST = re.compile(r"(?:www\.)?(?:github\.com|gitlab\.com|huggingface\.co|gitee\.com)/", re.I)
+
+
+def find_venue_slugs(text: str) -> list[tuple[str, int]]:
+    """``(venue, year)`` of every venue glued to its year as one lower-case or mixed-case word
+    outside the text's URLs (``from: cvpr2023``, ``[neurips_2019]``), which
+    :func:`find_venue_years` leaves to case-sensitive acronyms."""
+    bare = _URL_TEXT.sub(" ", text) if "://" in text else text
+    return [(_SLUG_VENUES[m.group("slug").lower()], int(m.group("year"))) for m in _VENUE_SLUG.finditer(bare)]
+
+
+_URL_TEXT = re.compile(r"\S+://\S+")
+
 
 def venue_from_url(url: str) -> tuple[str, int] | None:
     """The venue and year a proceedings or conference address names (``aclanthology.org/2023.eacl-main.46``
     -> EACL 2023, ``openaccess.thecvf.com/content/CVPR2023/...`` -> CVPR 2023,
-    ``blog.neurips.cc/2023/...`` -> NeurIPS 2023), or None."""
+    ``blog.neurips.cc/2023/...`` -> NeurIPS 2023, a path word ``.../d_icml_2019_talks/`` -> ICML
+    2019, except on code hosts), or None."""
     for pattern, venue in _VENUE_URLS:
         m = pattern.search(url)
         if m is None:
@@ -550,7 +572,11 @@ def venue_from_url(url: str) -> tuple[str, int] | None:
             name = "ACL" if site == "aclweb" else _ANTHOLOGY_VENUES.get(site)
             return (name, int(g.get("year") or g["year2"])) if name else None
         return venue, int(g["year"])
-    return None
+    host_start = url.find("//") + 2 if "//" in url else 0
+    host_end = url.find("/", host_start)
+    code_host = _CODE_HOST.match(url, host_start)
+    m = _VENUE_SLUG.search(url, host_end) if host_end >= 0 and code_host is None else None
+    return (_SLUG_VENUES[m.group("slug").lower()], int(m.group("year"))) if m else None
 
 
 def canonical_venue(raw: str | None) -> str | None:

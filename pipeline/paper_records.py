@@ -111,7 +111,7 @@ def _load_venue_names() -> tuple[list[tuple[str, str]], re.Pattern[str]]:
     return names, re.compile("|".join(re.escape(w) for w in words), re.I)
 
 
-_VENUE_FULL_NAMES, _NOT_VENUE_WORDS = _load_venue_names()
+_VENUE_FULL_NAMES, NOT_VENUE_WORDS = _load_venue_names()
 #: A venue hint that speaks of a submission, not a publication.
 _SUBMITTED = re.compile(r"submitted|submission|under\s+review|投稿|在审|在審", re.I)
 #: Separators of names in one string: ", ", ";", " and ", "、", "，" (and "&").
@@ -305,7 +305,7 @@ def record_venue(raw: str | None) -> tuple[str | None, int | None]:
     (``arXiv``, ``Tech report``). The year is the one written by the venue, else None."""
     if not raw:
         return None, None
-    if not any(c.isalpha() for c in _NOT_VENUE_WORDS.sub("", raw)):
+    if not any(c.isalpha() for c in NOT_VENUE_WORDS.sub("", raw)):
         return None, None
     found = find_venue_years(raw)
     year = _year(str(found[0][1])) if found and found[0][1] else None

@@ -49,6 +49,7 @@ from .candidates import (
     title_is_part,
     venue_beside_title,
 )
+from .clean import front_matter_headline
 from .config import Config
 from .fields import (
     find_arxiv_ids,
@@ -835,7 +836,7 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             add_context(line, "headline" if not context and state == "lead" and not sections else state)
     close()
 
-    headline = title.strip() if title and title.strip() not in text else ""
+    headline = title.strip() if title and title.strip() not in text else front_matter_headline(dropped)
     venue_counts: Counter = Counter()
     year_counts: Counter = Counter()
     first_section = sections[0]["char_start"] if sections else len(text)

@@ -49,6 +49,9 @@ def _line(s: str) -> Line:
          "Panoramic Scene Representations for VLM-based 3D Visual Grounding</a></td>",
          "link_lead", "PanoGrounder: Bridging 2D and 3D with Panoramic Scene Representations for VLM-based "
                       "3D Visual Grounding"),
+        # a reading list's bare item: the title, then its address (h15-aelnouby)
+        ("+ Wasserstein Dependency Measure for Representation Learning https://arxiv.org/pdf/1903.11780.pdf",
+         "list", "Wasserstein Dependency Measure for Representation Learning"),
     ],
 )
 def test_the_candidate_of_a_real_line(line: str, style: str, title: str) -> None:
@@ -168,6 +171,13 @@ def test_a_news_item_on_a_venue_edition_is_one_untitled_section() -> None:
 @pytest.mark.parametrize("line", ["February 27, 2025", "2025-02-27", "2025年2月27日", "Dec. 1, 2023 10:22",
                                   "cs.AI", "cs.CL; cs.LG", "**May 2024**"])
 def test_a_dateline_or_subject_class_is_no_candidate(line: str) -> None:
+    assert candidate_of(_line(line)) is None
+
+
+@pytest.mark.parametrize("line", ["*   10:40 Track on Algorithms", "* 8:00pm  Salesforce Party at the harbour",
+                                  '*  14:30 start of "Engineering and Reverse-Engineering Intelligence"'])
+def test_a_programme_slot_is_no_candidate(line: str) -> None:
+    # a conference itinerary's time slots are talks, tracks and parties, not papers
     assert candidate_of(_line(line)) is None
 
 
@@ -313,3 +323,8 @@ def test_list_item_title_without_a_venue_tail_and_no_placeholder_titles() -> Non
     # a placeholder or a link's name is no title
     assert candidate_of(_line("- 2021 best student paper, [arXiv](https://arxiv.org/abs/2101.00001)")) is None
     assert candidate_of(_line("## None")) is None
+
+
+def test_a_link_label_before_its_address_is_no_title() -> None:
+    # "论文/Paper: http://…" under a bold title names the link, not a paper
+    assert candidate_of(_line("- 论文/Paper: http://arxiv.org/pdf/2207.04675")) is None

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.clean import find_dropped
+from pipeline.clean import find_dropped, front_matter_headline
 from pipeline.config import Config
 
 
@@ -937,6 +937,12 @@ def test_yaml_front_matter_is_dropped() -> None:
     assert reasons(spans) == [("front_matter", front)]
     # a rule line that opens no front matter (no closing line) drops nothing
     assert dropped("---\nSome article text that starts with a rule.\n\nMore text.\n") == []
+
+
+def test_front_matter_headline_reads_the_title_and_description() -> None:
+    front = "---\nlayout: page\ntitle: 'NIPS 2017 Itinerary'\ndescription: Notes\ndate: 2017-12-11\n---"
+    assert front_matter_headline(dropped(front + "\n\nText.\n")) == "NIPS 2017 Itinerary\nNotes"
+    assert front_matter_headline(dropped("No front matter.\n")) == ""
 
 
 def test_a_table_of_papers_after_a_short_lead_is_not_glued_news() -> None:

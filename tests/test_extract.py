@@ -44,6 +44,14 @@ from pipeline.normalize import detect_script, to_script
         ("Sparse Codes for Parsing. In AAAI 2019.", ("Sparse Codes for Parsing", None)),
         ("Sparse Codes for Parsing. In EMNLP W-NUT Workshop 2019.", ("Sparse Codes for Parsing", None)),
         ("Learning to Fly. In the Dark.", ("Learning to Fly. In the Dark.", None)),
+        # a blog's own label glued to a title it links to ("…導讀": a guide to the paper)
+        ("[Reflexion: 帶有語言強化學習的語言代理導讀](2025/reflexion_guide.md)",
+         (None, "Reflexion: 帶有語言強化學習的語言代理")),
+        ("遞迴式摘要功能使大型語言模型具備長期對話記憶導讀", (None, "遞迴式摘要功能使大型語言模型具備長期對話記憶")),
+        ("AlexNet 论文逐段精读", ("AlexNet", None)),
+        ("深度学习笔记", (None, "深度学习笔记")),  # too short a title to lose its last word
+        # a Chinese title with a method's name in it is a Chinese title
+        ("Memento: 無需微調 LLM 即可微調 LLM 代理", (None, "Memento: 無需微調 LLM 即可微調 LLM 代理")),
     ],
 )
 def test_split_heading_title(heading: str, expected: tuple[str | None, str | None]) -> None:
@@ -401,3 +409,56 @@ def test_award_label_and_year_that_open_the_title_line() -> None:
            "doc_venue": None, "doc_year": None, "lang": "en"}
     out = extract_fields(row, "zh-Hans", Config())
     assert (out["award_raw"], out["award"], out["year"]) == ("best student paper", "other", 2022)
+
+
+# --- credits in the forms of reading notes and lab news -------------------------------------------
+
+
+def _section(heading: str, text: str, lang: str = "en") -> dict:
+    return fields({"heading": heading, "text": text, "ctx_award_raw": None, "doc_venue": None,
+                   "doc_year": None, "lang": lang})
+
+
+def test_authors_after_a_quoted_title_and_a_dash() -> None:
+    line = '*  "One-Sided Unsupervised Domain Mapping" - Sagie Benaim, Lior Wolf'
+    out = _section("One-Sided Unsupervised Domain Mapping", line)
+    assert out["authors"] == ["Sagie Benaim", "Lior Wolf"]
+
+
+def test_authors_under_an_authors_label() -> None:
+    text = ("## Action Transformer: A Self-Attention Model for Pose-Based Action Recognition\n"
+            "### Authors:\n*Vittorio Mazzia, Simone Angarano, Francesco Salvetti*\n\n"
+            "The model classifies short pose sequences with a small transformer encoder.")
+    out = _section("Action Transformer: A Self-Attention Model for Pose-Based Action Recognition", text)
+    assert out["authors"] == ["Vittorio Mazzia", "Simone Angarano", "Francesco Salvetti"]
+    assert "Vittorio" not in out["summary"]
+
+
+def test_authors_from_a_bibtex_entry() -> None:
+    text = ("## Position-guided Text Prompt for Vision-Language Pre-training\n```\n@article{wang2022ptp,\n"
+            "  title={Position-guided Text Prompt for Vision Language Pre-training},\n"
+            "  author={Wang, Alex Jinpeng and Zhou, Pan and Shou, Mike Zheng},\n  year={2022}\n}\n```")
+    out = _section("Position-guided Text Prompt for Vision-Language Pre-training", text)
+    assert out["authors"] == ["Wang, Alex Jinpeng", "Zhou, Pan", "Shou, Mike Zheng"]
+
+
+def test_authors_congratulated_in_lab_news() -> None:
+    line = ('* **2026-06-06** 我们的论文《基于上下文扩图的遥感指代分割》已被 2026年中国多媒体大会录用。'
+            '恭喜[金炬光（本科生）](author/金炬光/)、[曾国琳（本科生）](author/曾国琳/)！')
+    out = _section("基于上下文扩图的遥感指代分割", line, "zh-Hans")
+    assert out["authors"] == ["金炬光", "曾国琳"]
+    # a team congratulated on a prize names no authors
+    out = _section("基于上下文扩图的遥感指代分割", line.split("恭喜")[0] + "恭喜我们团队获得最佳论文奖！", "zh-Hans")
+    assert out["authors"] == []
+
+
+def test_venue_tag_glued_to_its_year_and_a_preprint_line_keeps_the_document_venue_out() -> None:
+    text = "### All in One\n- from: cvpr2023\n- paper: https://arxiv.org/abs/2203.07303\n<br>Notes on the model."
+    row = {"heading": "All in One", "text": text, "ctx_award_raw": None, "doc_venue": "ICCV",
+           "doc_year": 2023, "lang": "en"}
+    out = fields(row)
+    assert (out["venue"], out["year"]) == ("CVPR", 2023)
+    out = fields({**row, "text": text.replace("cvpr2023", "arxiv")})
+    assert (out["venue"], out["year"]) == (None, None)
+    out = fields({**row, "text": text.replace("- from: cvpr2023\n", "")})
+    assert (out["venue"], out["year"]) == ("ICCV", 2023)

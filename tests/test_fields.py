@@ -199,6 +199,12 @@ def test_acronym_venues_with_years(text: str, expected: list) -> None:
         ("https://2021.emnlp.org/blog/2021-10-29-best-paper-awards", ("EMNLP", 2021)),
         ("https://arxiv.org/abs/2212.09597", None),
         ("https://github.com/acl2023/tools", None),
+        ("https://github.com/amusi/CVPR2023-Papers-with-Code", None),
+        ("https://iclr.cc/virtual_2020/poster_rkeiQlBFPB.html", ("ICLR", 2020)),
+        ("https://david-abel.github.io/notes/neurips_2019.pdf", ("NeurIPS", 2019)),
+        ("https://www.reddit.com/r/MachineLearning/comments/dyjf03/d_icml_2019_talks/", ("ICML", 2019)),
+        ("https://www.cv-foundation.org/openaccess/content_cvpr_2016/papers/He.pdf", ("CVPR", 2016)),
+        ("https://example.org/cvpr20230/x", None),
     ],
 )
 def test_venue_from_url(url: str, expected: tuple | None) -> None:

@@ -150,6 +150,23 @@ def test_reference_line_is_context_and_its_url_a_document_url() -> None:
     assert "参考链接" not in last["text"]
 
 
+def test_doc_venue_and_year_from_the_front_matter_title() -> None:
+    # a static-site post: its headline is the front matter's title, which the cleaner drops
+    doc = """---
+title: 'NIPS 2017 Itinerary'
+layout: post
+---
+
+### Monday
+
+* "Deep Voice 2: Multi-Speaker Neural Text-to-Speech" - Sercan Arik, Gregory Diamos
+
+* "Dynamic Routing Between Capsules" - Sara Sabour, Nicholas Frosst
+"""
+    _, result = segment(doc)
+    assert (result["doc_venue"], result["doc_year"]) == ("NeurIPS", 2017)
+
+
 def test_doc_venue_and_year_from_the_lead() -> None:
     doc = """ICML 2025 杰出论文揭晓
 
