@@ -33,9 +33,7 @@ from .fields import (
     GENERIC_PAPER_KEYS,
     MONTHS,
     PLACEHOLDER_VALUE,
-    find_arxiv_ids,
     find_award_label,
-    find_urls,
     find_venue_years,
     fold_title,
     normalize_award,
@@ -49,6 +47,7 @@ from .headings import (
     MAX_DECORATION_CHARS,
     NUMBERED_HEADING,
 )
+from .identifiers import find_arxiv_ids, find_urls
 from .textutil import Line, latin_words, plain
 
 _MD_HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<text>\S.*)$")
@@ -166,7 +165,7 @@ _FEATURE_ORDER = operator.itemgetter(*FEATURES)
 
 
 def _has_url(raw: str) -> bool:
-    """:func:`pipeline.fields.find_urls` finds something (every URL holds a slash or "www.")."""
+    """:func:`pipeline.identifiers.find_urls` finds something (every URL holds a slash or "www.")."""
     return ("/" in raw or "www." in raw.lower()) and bool(find_urls(raw))
 
 

@@ -118,7 +118,8 @@ from collections.abc import Callable
 import pandas as pd
 
 from .config import Config
-from .fields import find_arxiv_ids, find_award_label, normalize_award, parse_key_value
+from .fields import find_award_label, normalize_award, parse_key_value
+from .identifiers import find_arxiv_ids
 from .stage import Stage
 from .textutil import (
     URL_ONLY,

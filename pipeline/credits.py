@@ -9,20 +9,18 @@ from __future__ import annotations
 import bisect
 import re
 
-from .fields import (
-    _CASE_EXTRA,
+from .fields import _GLOSS, split_sentences
+from .names import (
     _CJK,
     _EN_ORG_WORDS,
-    _GLOSS,
     _SPACES,
     _TRUNCATION,
     _ZH_NOT_NAME,
     _ZH_ORG_HEAD,
     _latin_org,
-    _memoised,
     is_institution,
-    split_sentences,
 )
+from .textutil import _CASE_EXTRA, _memoised
 
 __all__ = ["Credit", "find_credit", "parse_credit_line"]
 

@@ -39,7 +39,7 @@ dropped. A JSON Lines feed is annotated per line: ``{"lines": {"1": {...}, "2": 
   gives every paper of the article the same award; each or null.
 * ``arxiv_id`` without version, ``arxiv_version`` (``"v2"``), each or null.
 * ``urls``: every URL of the section (trailing punctuation stripped, scheme-less ones with
-  ``https://``), in order; ``url_kinds``: aligned, each one of :data:`pipeline.fields.URL_KINDS`.
+  ``https://``), in order; ``url_kinds``: aligned, each one of :data:`pipeline.identifiers.URL_KINDS`.
 * ``summary_start``: the first :data:`SUMMARY_START_CHARS` non-whitespace characters the summary
   must start with (the text after an abstract key, else the section's first body paragraph), in
   the source's own script.
@@ -101,7 +101,8 @@ import pandas as pd
 
 from .config import load_config
 from .embed import Embedder
-from .fields import AWARDS, URL_KINDS, VENUES, fold_title
+from .fields import AWARDS, VENUES, fold_title
+from .identifiers import URL_KINDS
 from .normalize import to_script
 from .runner import run
 

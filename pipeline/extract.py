@@ -50,19 +50,12 @@ from .config import Config
 from .credits import Credit, congratulated_authors, find_credit, parse_credit_line
 from .fields import (
     PLACEHOLDER_VALUE,
-    find_arxiv_ids,
     find_award_label,
-    find_urls,
     find_venue_slugs,
     find_venue_years,
     fold_title,
-    is_institution,
     normalize_award,
     parse_key_value,
-    split_affiliation,
-    split_affiliation_items,
-    split_names,
-    url_kind,
     venue_from_url,
 )
 from .headings import (
@@ -75,6 +68,8 @@ from .headings import (
     MAX_DECORATION_CHARS,
     NUMBERED_PREFIX_RE,
 )
+from .identifiers import find_arxiv_ids, find_urls, url_kind
+from .names import is_institution, split_affiliation, split_affiliation_items, split_names
 from .normalize import to_target
 from .stage import Stage, records
 from .textutil import plain

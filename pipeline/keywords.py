@@ -19,15 +19,12 @@ from spacy.lang.zh.stop_words import STOP_WORDS as _SPACY_ZH_STOP_WORDS
 from spacy.tokens import Doc
 
 from .credits import _find_credit, parse_credit_line
-from .fields import (
-    _CASE_EXTRA,
-    _EN_ORG_HEADS,
-    _url_spans,
-    find_venue_years,
-    is_institution,
-)
+from .fields import find_venue_years
+from .identifiers import _url_spans
+from .names import _EN_ORG_HEADS, is_institution
 from .nlp import _doc_text, _is_english, _jieba_tokenizer, _token_arrays, cut_protected, load_user_dict
 from .normalize import to_script
+from .textutil import _CASE_EXTRA
 from .textutil import HAN as _HAN
 from .yake_port import EN_STOP_WORDS, yake_extract
 
@@ -487,7 +484,7 @@ def _title_probe(term: str) -> tuple[tuple[str, ...], bool, bool]:
 
 def _credited(term: str, topic: _Topic) -> bool:
     """Whether ``term`` names a credited person or institution (``Geoffrey Hinton``,
-    ``Hinton``, ``普林斯顿大学``) or any institution (:func:`pipeline.fields.is_institution`:
+    ``Hinton``, ``普林斯顿大学``) or any institution (:func:`pipeline.names.is_institution`:
     新加坡国立大学, Sea AI Lab)."""
     low, institution, words = _credit_probe(term)
     if low in topic.names or institution:

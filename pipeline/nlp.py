@@ -77,13 +77,13 @@ from .fields import (
     _GENERIC_AWARD_LABEL,
     _GLOSS,
     _KEY_LINE,
-    anchored_finditer,
     find_venue_years,
     normalize_award,
     parse_key_value,
 )
 from .normalize import to_script
 from .sentences import sentence_starts
+from .textutil import anchored_finditer
 
 if TYPE_CHECKING:
     pass

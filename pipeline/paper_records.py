@@ -70,7 +70,8 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .fields import find_arxiv_ids, find_urls, find_venue_years, normalize_award
+from .fields import find_venue_years, normalize_award
+from .identifiers import find_arxiv_ids, find_urls
 
 #: Fields that hold an article's text, in order of preference.
 TEXT_FIELDS = ("text", "content", "body", "article")
@@ -469,7 +470,7 @@ def apply_record(extracted: dict, fields_json: str, target_script: str) -> dict:
     """``extracted`` (the fields :func:`pipeline.extract.extract_fields` read from the section's
     text) with every field the record gives replaced by the record's value; the summary is the
     abstract's (None without one); keywords, URL kinds and other URLs stay as extracted."""
-    from .fields import url_kind
+    from .identifiers import url_kind
     from .normalize import to_target
 
     rec = json.loads(fields_json)

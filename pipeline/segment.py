@@ -52,13 +52,10 @@ from .candidates import (
 from .clean import front_matter_headline
 from .config import Config
 from .fields import (
-    find_arxiv_ids,
     find_award_label,
     find_dated_venue_years,
-    find_urls,
     find_venue_years,
     fold_title,
-    is_institution,
     lead_award,
     normalize_award,
     parse_key_value,
@@ -70,6 +67,8 @@ from .headings import (
     BOOK_TITLE,
     ENUMERATED_HEADING,
 )
+from .identifiers import find_arxiv_ids, find_urls
+from .names import is_institution
 from .normalize import detect_script
 from .stage import Stage
 from .textutil import Line, latin_words, plain, span_coverage, split_lines, trim_span

@@ -11,9 +11,7 @@ from . import _spacy_without_torch  # noqa: F401 - before spaCy: thinc without t
 
 # isort: split
 
-from .fields import (
-    _url_spans,
-)
+from .identifiers import _url_spans
 from .textutil import HAN as _HAN
 
 if TYPE_CHECKING:
@@ -66,7 +64,7 @@ def _protected(text: str) -> tuple[bytearray, dict[int, int]]:
 
     Returns:
         ``(inside, quote_ends)``: ``inside[i]`` is 1 for a character inside a URL
-        (:func:`pipeline.fields.find_urls` spans) or strictly inside a matched pair of marks of
+        (:func:`pipeline.identifiers.find_urls` spans) or strictly inside a matched pair of marks of
         :data:`_PAIRS` or ASCII ``"``; ``quote_ends`` maps the index of each closing mark of a
         matched quotation or bracket (not a book title) to the index of its opening mark. Pairs
         are matched on one line (a stack per line; a closer without its opener, an opener

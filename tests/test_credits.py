@@ -15,12 +15,11 @@ from pipeline.extract import extract_fields
 from pipeline.fields import (
     find_dated_venue_years,
     find_stated_award,
-    is_institution,
     lead_award,
     normalize_award,
-    split_names,
     split_sentences,
 )
+from pipeline.names import is_institution, split_names
 from pipeline.segment import find_paper_mentions, kept_lines, segment_document
 
 

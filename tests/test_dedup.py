@@ -18,7 +18,8 @@ from pipeline.config import Config
 from pipeline.dedup import PAPER_COLUMNS, dedup, paper_id_for
 from pipeline.dedup.candidates import _neighbour_pairs
 from pipeline.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
-from pipeline.fields import fold_title, url_kind
+from pipeline.fields import fold_title
+from pipeline.identifiers import url_kind
 
 COLUMNS = (
     "section_id", "doc_id", "title", "title_zh", "summary", "summary_norm", "arxiv_id", "authors", "institutions",

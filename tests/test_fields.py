@@ -10,23 +10,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline import identifiers
 from pipeline.fields import (
     AWARDS,
     KEYS,
-    URL_KINDS,
     VENUES,
     canonical_venue,
-    find_arxiv_ids,
     find_award_label,
-    find_urls,
     find_venue_years,
     fold_title,
     normalize_award,
     parse_key_value,
-    split_names,
-    url_kind,
     venue_from_url,
 )
+from pipeline.identifiers import URL_KINDS, find_arxiv_ids, find_urls, url_kind
+from pipeline.names import split_names
 
 # --- seed passages -----------------------------------------------------------------------------
 
@@ -413,8 +411,6 @@ def test_no_new_arxiv_ids_in_real_text_with_many_slashes() -> None:
     # ids found are the new-style ids of arXiv contexts, as before prose ids were read.
     from pathlib import Path
 
-    from pipeline import fields
-
     from conftest import require_seeds
 
     root = Path(__file__).resolve().parent / "fixtures" / "real"
@@ -423,7 +419,7 @@ def test_no_new_arxiv_ids_in_real_text_with_many_slashes() -> None:
     texts = [p.read_text(encoding="utf-8", errors="replace") for p in paths]
     assert len(texts) > 100
     assert sum(t.count("/") for t in texts) > 5000
-    assert sum(len(fields._ARXIV_OLD_TAIL.findall(t)) for t in texts) >= 10
+    assert sum(len(identifiers._ARXIV_OLD_TAIL.findall(t)) for t in texts) >= 10
     n_ids = 0
     for path, text in zip(paths, texts, strict=True):
         ids = find_arxiv_ids(text)
@@ -751,7 +747,7 @@ def test_arxiv_ids_read_through_full_width_and_invisible_characters():
     ],
 )
 def test_split_affiliation(author, expected):
-    from pipeline.fields import split_affiliation
+    from pipeline.names import split_affiliation
 
     assert split_affiliation(author) == expected
 
@@ -812,7 +808,7 @@ def test_venue_mentions_inside_many_urls_are_skipped_one_by_one() -> None:
 
 def test_memoised_results_are_the_callers_to_change() -> None:
     from pipeline.credits import find_credit, parse_credit_line
-    from pipeline.fields import split_names
+    from pipeline.names import split_names
 
     for _ in range(2):
         venues = find_venue_years("ICLR 2024 and NeurIPS 2023")
@@ -844,35 +840,33 @@ _ID_TEXTS = [
 
 @pytest.mark.parametrize("text", _ID_TEXTS)
 def test_arxiv_context_precheck_misses_no_context(text: str) -> None:
-    from pipeline import fields
 
-    if not fields._may_hold_arxiv_context(text):
-        assert not fields._ARXIV_CTX.search(text.translate(fields._ID_FOLD))
-    assert fields.find_arxiv_ids(text) == [(i, v) for i, v in _scan_arxiv(text)]
+    if not identifiers._may_hold_arxiv_context(text):
+        assert not identifiers._ARXIV_CTX.search(text.translate(identifiers._ID_FOLD))
+    assert identifiers.find_arxiv_ids(text) == [(i, v) for i, v in _scan_arxiv(text)]
 
 
 def _scan_arxiv(text: str) -> list[tuple[str, str | None]]:
     """find_arxiv_ids(text) without the prechecks: the context scan and the scan for old-style
     ids in prose over the folded text."""
-    from pipeline import fields
 
-    text = text.translate(fields._ID_FOLD)
+    text = text.translate(identifiers._ID_FOLD)
     found: list[tuple[int, str, str | None]] = []
     taken: list[tuple[int, int]] = []
-    for m in fields._ARXIV_CTX.finditer(text):
+    for m in identifiers._ARXIV_CTX.finditer(text):
         if m.group("yymm"):
-            if not fields._valid_new_arxiv(m.group("yymm"), m.group("num")):
+            if not identifiers._valid_new_arxiv(m.group("yymm"), m.group("num")):
                 continue
             ident = f"{m.group('yymm')}.{m.group('num')}"
         else:
-            if not fields._valid_old_arxiv(m.group("oyymm")):
+            if not identifiers._valid_old_arxiv(m.group("oyymm")):
                 continue
             ident = f"{m.group('arch')}/{m.group('oyymm')}{m.group('onum')}"
         found.append((m.start(), ident, m.group("ver").lower() if m.group("ver") else None))
         taken.append(m.span())
-    for m in fields._ARXIV_OLD_BARE.finditer(text):
-        if (not any(s <= m.start() < e for s, e in taken) and fields._valid_old_arxiv(m.group("oyymm"))
-                and m.group("arch").lower().split(".")[0] in fields.ARXIV_OLD_ARCHIVES):
+    for m in identifiers._ARXIV_OLD_BARE.finditer(text):
+        if (not any(s <= m.start() < e for s, e in taken) and identifiers._valid_old_arxiv(m.group("oyymm"))
+                and m.group("arch").lower().split(".")[0] in identifiers.ARXIV_OLD_ARCHIVES):
             ident = f"{m.group('arch')}/{m.group('oyymm')}{m.group('onum')}"
             found.append((m.start(), ident, m.group("ver").lower() if m.group("ver") else None))
     out: dict[str, str | None] = {}
@@ -917,9 +911,8 @@ _URL_PIECES = ["https://", "http://", "HTTP://", "www.", "WWW.", "github.com/", 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_URL_PIECES), max_size=12).map("".join))
 def test_url_matches_are_the_patterns_matches(text: str) -> None:
-    from pipeline import fields
 
-    assert [m.span() for m in fields._url_matches(text)] == [m.span() for m in fields._URL.finditer(text)]
+    assert [m.span() for m in identifiers._url_matches(text)] == [m.span() for m in identifiers._URL.finditer(text)]
 
 
 _ARXIV_PIECES = ["arXiv", "ARXIV", "arxiv", "xarxiv", "alphaxiv.org/", "AlphaXiv.org/abs/", "arxiv.org/abs/",
@@ -931,19 +924,17 @@ _ARXIV_PIECES = ["arXiv", "ARXIV", "arxiv", "xarxiv", "alphaxiv.org/", "AlphaXiv
 @given(st.lists(st.sampled_from(_ARXIV_PIECES), max_size=10).map("".join))
 def test_arxiv_context_matches_are_the_patterns_matches(text: str) -> None:
     # the anchored scan (tried only where a context word starts) finds what finditer finds
-    from pipeline import fields
 
-    assert ([m.group() for m in fields._arxiv_ctx_matches(text)]
-            == [m.group() for m in fields._ARXIV_CTX.finditer(text)])
+    assert ([m.group() for m in identifiers._arxiv_ctx_matches(text)]
+            == [m.group() for m in identifiers._ARXIV_CTX.finditer(text)])
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_ARXIV_PIECES), max_size=10).map("".join))
 def test_arxiv_fold_is_skipped_only_when_it_changes_nothing(text: str) -> None:
-    from pipeline import fields
 
-    if not fields._ID_FOLD_CHARS.search(text):
-        assert text.translate(fields._ID_FOLD) == text
+    if not identifiers._ID_FOLD_CHARS.search(text):
+        assert text.translate(identifiers._ID_FOLD) == text
 
 
 @pytest.mark.parametrize(
@@ -963,6 +954,6 @@ def test_arxiv_fold_is_skipped_only_when_it_changes_nothing(text: str) -> None:
     ],
 )
 def test_split_affiliation_items(value, expected):
-    from pipeline.fields import split_affiliation_items
+    from pipeline.names import split_affiliation_items
 
     assert split_affiliation_items(value) == expected

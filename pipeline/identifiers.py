@@ -1,0 +1,310 @@
+"""Identifiers in article text: arXiv ids (old and new style, with versions) and URLs with
+what they point to (:func:`find_arxiv_ids`, :func:`find_urls`, :func:`url_kind`). Pure
+functions of ``str``; offsets are Python ``str`` indices."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .textutil import _CASE_EXTRA, anchored_finditer
+
+# ---------------------------------------------------------------------------------------------
+# arXiv identifiers
+# ---------------------------------------------------------------------------------------------
+
+# Identifier scheme: https://info.arxiv.org/help/arxiv_identifier.html
+#   new style (since 0704): YYMM.NNNN (0704-1412) or YYMM.NNNNN (1501 on), optional vN;
+#   old style (9108-0703):  archive(.SC)/YYMMNNN, optional vN.
+_ARXIV_NEW = r"(?P<yymm>\d{4})\.(?P<num>\d{4,5})"
+_ARXIV_OLD = r"(?P<arch>[a-z]+(?:-[a-z]+)?(?:\.[a-z]{2})?)/(?P<oyymm>\d{4})(?P<onum>\d{3})"
+# Contexts: arxiv.org pages; the paper pages of aggregators that key papers by arXiv id
+# (huggingface.co/papers/ID, alphaxiv.org/abs/ID, papers.cool/arxiv/ID, semanticscholar.org/arxiv/ID);
+# the arXiv DOI (10.48550/arXiv.ID, arXiv's DataCite DOIs since 2022); "arXiv: ID" in prose.
+_ARXIV_CTX = re.compile(
+    r"(?:arxiv\.org/(?:abs|pdf|html|format)/|huggingface\.co/papers/|alphaxiv\.org/(?:abs|overview|pdf)/"
+    r"|(?<![a-z])arxiv\s*[:：./]?\s*)"
+    rf"(?:{_ARXIV_NEW}|{_ARXIV_OLD})(?P<ver>v[1-9]\d*)?(?!\d)",
+    re.I,
+)
+_ARXIV_BARE = re.compile(
+    rf"(?<![A-Za-z0-9./]){_ARXIV_NEW}(?P<ver>v[1-9]\d*)?(?![A-Za-z0-9]|\.\d)"
+)
+#: The archives of old-style identifiers (arXiv identifier scheme, "Archive names"; the
+#: subject-class suffix ``.XX`` is optional). A bare old-style id is read only with one of
+#: these, so an ordinary path such as ``docs/2401001`` is not taken for one.
+ARXIV_OLD_ARCHIVES = frozenset(
+    "acc-phys adap-org alg-geom ao-sci astro-ph atom-ph bayes-an chao-dyn chem-ph cmp-lg comp-gas "
+    "cond-mat cs dg-ga funct-an gr-qc hep-ex hep-lat hep-ph hep-th math math-ph mtrl-th nlin nucl-ex "
+    "nucl-th patt-sol physics plasm-ph q-alg q-bio quant-ph solv-int supr-con".split()
+)
+#: An old-style id standing on its own (prose, a list, a table cell): not part of a path or a
+#: word (no letter, digit, ``_ . / % ~ -`` before it; none of a letter, a digit or ``.digit``
+#: after it), so ``example.com/math/0309136`` or ``Gains/6470495`` is no id.
+_ARXIV_OLD_BARE = re.compile(rf"(?<![A-Za-z0-9_./%~-]){_ARXIV_OLD}(?P<ver>v[1-9]\d*)?(?![A-Za-z0-9]|\.\d)", re.I)
+#: What every old-style id holds: a slash and seven digits (YYMMNNN), ASCII or full-width (the
+#: test before the scan, :func:`find_arxiv_ids`).
+_ARXIV_OLD_TAIL = re.compile(r"[/／][0-9０-９]{7}(?![0-9０-９])")
+
+
+def _valid_new_arxiv(yymm: str, num: str) -> bool:
+    """True for a well-formed new-style id: month 01-12, YYMM >= 0704, and 4 digits after the
+    dot up to 1412, 5 digits from 1501 on (arXiv identifier scheme). No upper bound on the
+    year: a check against today's date would make the same corpus give different output on
+    different days."""
+    mm = int(yymm[2:])
+    if not 1 <= mm <= 12 or yymm < "0704" or int(num) == 0:  # numbers start at 00001
+        return False
+    return len(num) == (4 if yymm <= "1412" else 5)
+
+
+def _valid_old_arxiv(yymm: str) -> bool:
+    """True for an old-style YYMM: month 01-12 and 9108 <= YYMM <= 0703 (across 2000)."""
+    yy, mm = int(yymm[:2]), int(yymm[2:])
+    if not 1 <= mm <= 12:
+        return False
+    return yymm >= "9108" if yy >= 91 else yymm <= "0703"
+
+
+#: Read-through for identifiers: full-width digits/dot/colon/slash to ASCII; soft hyphen and
+#: zero-width characters removed.
+_ID_FOLD = {**{0xFF10 + d: str(d) for d in range(10)}, 0xFF0E: ".", 0xFF1A: ":", 0xFF0F: "/",
+            0x00AD: None, 0x200B: None, 0x200C: None, 0x200D: None, 0x2060: None, 0xFEFF: None}
+
+
+#: The characters :data:`_ID_FOLD` removes (they may stand inside a context word: ``ar\u00adXiv``).
+_ID_REMOVED = tuple(chr(c) for c, v in _ID_FOLD.items() if v is None)
+
+
+#: :data:`_ID_REMOVED` and :data:`_CASE_EXTRA` as one character class: one scan of a text
+#: instead of one ``in`` test per character (ten scans).
+_FOLD_OR_CASE_EXTRA = re.compile("[" + "".join(_ID_REMOVED + _CASE_EXTRA) + "]")
+
+
+def _may_hold_arxiv_context(text: str) -> bool:
+    """False when :data:`_ARXIV_CTX` cannot match ``text.translate(_ID_FOLD)``: each of its
+    contexts holds ``xiv`` (arXiv, alphaXiv) or ``huggingface`` in some case, and the lower-cased
+    text holds neither (tested directly when the fold could join letters or a non-ASCII letter
+    could match an ASCII one case-insensitively). Most sections hold no arXiv context at all, and
+    this test is several times cheaper than the fold and the scan."""
+    if not text.isascii() and _FOLD_OR_CASE_EXTRA.search(text):
+        return True  # (both kinds are non-ASCII: an ASCII text, told in O(1), holds neither)
+    low = text.lower()
+    return "xiv" in low or "huggingface" in low
+
+
+#: The characters :data:`_ID_FOLD` maps, as one character class: a text without them (most)
+#: skips :meth:`str.translate`, which looks every non-ASCII character up in the dict.
+_ID_FOLD_CHARS = re.compile("[" + "".join(map(chr, sorted(_ID_FOLD))) + "]")
+#: Where a :data:`_ARXIV_CTX` match can start in the lower-cased text: each of its contexts
+#: begins with one of these.
+_ARXIV_CTX_ANCHORS = ("arxiv", "huggingface.co/papers/", "alphaxiv.org/")
+
+
+def _arxiv_ctx_matches(text: str) -> Iterator[re.Match[str]]:
+    """The matches of ``_ARXIV_CTX.finditer(text)``, found faster (as :func:`_url_matches`
+    does for URLs): the pattern is tried only where the lower-cased text has one of
+    :data:`_ARXIV_CTX_ANCHORS`, in order, each start after the last match's end; the plain
+    scan runs when lower-casing changes the length or a non-ASCII letter could match an ASCII
+    one case-insensitively (:data:`_CASE_EXTRA`)."""
+    return anchored_finditer(_ARXIV_CTX, text, _ARXIV_CTX_ANCHORS)
+
+
+def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str | None]]:
+    """arXiv identifiers in ``text``, in order of first appearance, one per id.
+
+    Args:
+        text: any text.
+        allow_bare: also accept a new-style id with no arXiv context (``2502.13228``); off by
+            default because bare ``NNNN.NNNNN`` numbers occur in other senses (use it for the
+            value of a paper-link key).
+
+    Returns:
+        ``(id, version)`` pairs: ``id`` bare (``"2502.13228"``, ``"hep-th/9901001"``), the
+        version as written lower-cased (``"v2"``) or ``None``. Recognised contexts:
+        ``arXiv:ID`` / ``arXiv ID`` (ASCII or full-width colon, any case) and
+        ``arxiv.org/abs|pdf|html/ID`` with or without scheme (``…/pdf/ID v1.pdf`` too), and the
+        aggregator pages of :data:`_ARXIV_CTX`. An old-style id (``hep-th/9901001``,
+        ``math.GT/0309136``, ``cs/0112017``) is also read in prose, without a context, when its
+        archive is one of :data:`ARXIV_OLD_ARCHIVES` and it stands on its own
+        (:data:`_ARXIV_OLD_BARE`: not a segment of a path or URL such as
+        ``example.com/math/0309136``): its form (a known archive, a slash, a valid YYMM and three
+        digits) is specific enough. When an id occurs several times, the version is that of its
+        first mention that gives one.
+
+    Validation follows the arXiv identifier scheme
+    (https://info.arxiv.org/help/arxiv_identifier.html): month 01-12; new-style YYMM from
+    0704 on, 4 digits after the dot up to 1412 and 5 from 1501 on; old style YYMM from 9108
+    to 0703. A malformed or truncated id (``2502.1322``) is rejected, never completed. Full-width
+    digits and dots (``２５０２．１３２２８``) and invisible soft hyphens or zero-width characters
+    inside an id are read through. Never raises.
+    """
+    if not text:
+        return []
+    context = allow_bare or _may_hold_arxiv_context(text)
+    if not context and "/" not in text and "／" not in text:
+        return []
+    if not text.isascii() and _ID_FOLD_CHARS.search(text):  # the fold changes only these
+        text = text.translate(_ID_FOLD)
+    old_style = _ARXIV_OLD_TAIL.search(text) is not None
+    if not context and not old_style:
+        return []
+    found: list[tuple[int, str, str | None]] = []
+    taken: list[tuple[int, int]] = []
+    for m in _arxiv_ctx_matches(text) if context else ():
+        if m.group("yymm"):
+            if not _valid_new_arxiv(m.group("yymm"), m.group("num")):
+                continue
+            ident = f"{m.group('yymm')}.{m.group('num')}"
+        else:
+            if not _valid_old_arxiv(m.group("oyymm")):
+                continue
+            ident = f"{m.group('arch')}/{m.group('oyymm')}{m.group('onum')}"
+        ver = m.group("ver").lower() if m.group("ver") else None
+        found.append((m.start(), ident, ver))
+        taken.append(m.span())
+    if allow_bare:
+        for m in _ARXIV_BARE.finditer(text):
+            if any(s <= m.start() < e for s, e in taken):
+                continue
+            if _valid_new_arxiv(m.group("yymm"), m.group("num")):
+                ver = m.group("ver").lower() if m.group("ver") else None
+                found.append((m.start(), f"{m.group('yymm')}.{m.group('num')}", ver))
+    for m in _ARXIV_OLD_BARE.finditer(text) if old_style else ():
+        if any(s <= m.start() < e for s, e in taken):
+            continue
+        archive = m.group("arch").lower()
+        if archive.split(".")[0] in ARXIV_OLD_ARCHIVES and _valid_old_arxiv(m.group("oyymm")):
+            ver = m.group("ver").lower() if m.group("ver") else None
+            found.append((m.start(), f"{m.group('arch')}/{m.group('oyymm')}{m.group('onum')}", ver))
+    found.sort(key=lambda t: t[0])
+    out: dict[str, str | None] = {}
+    for _, ident, ver in found:
+        if out.get(ident) is None:
+            out[ident] = ver
+    return list(out.items())
+
+
+# ---------------------------------------------------------------------------------------------
+# URLs
+# ---------------------------------------------------------------------------------------------
+
+#: Values of :func:`url_kind`.
+URL_KINDS: tuple[str, ...] = ("arxiv", "pdf", "project", "code", "doi", "openreview", "other")
+
+# URL characters are the RFC 3986 set (unreserved, reserved, "%"):
+# https://www.rfc-editor.org/rfc/rfc3986#section-2 -- so a URL ends at whitespace, at a CJK
+# character or at full-width punctuation even without a space.
+_URL_CHARS = r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]"
+_SCHEMELESS_HOSTS = r"(?:arxiv\.org|github\.com|gitlab\.com|huggingface\.co|openreview\.net|doi\.org)"
+_URL = re.compile(
+    rf"(?P<scheme>https?://){_URL_CHARS}+"
+    rf"|(?<![A-Za-z0-9\-._~/@])(?:www\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|{_SCHEMELESS_HOSTS}(?=/))"
+    rf"{_URL_CHARS}*",
+    re.I,
+)
+_SCHEMELESS_HOST_NAMES = ("arxiv.org", "github.com", "gitlab.com", "huggingface.co", "openreview.net", "doi.org")
+_URL_TRAILING = set(".,;:!?'\"*>)]}") | set("。，；：！？）」》】、』〉")
+_URL_PAIRS = {")": "(", "]": "[", "}": "{"}
+
+
+def _strip_url_tail(url: str) -> str:
+    """Drop trailing punctuation; a closing bracket stays when its opening one is in the URL."""
+    while url and url[-1] in _URL_TRAILING:
+        ch = url[-1]
+        if ch in _URL_PAIRS and url.count(_URL_PAIRS[ch]) >= url.count(ch):
+            break
+        url = url[:-1]
+    return url
+
+
+def _url_matches(text: str) -> Iterator[re.Match[str]]:
+    """The matches of ``_URL.finditer(text)``, found faster: a match starts only where the
+    lower-cased text has ``http``, ``www.`` or a scheme-less host name (with a non-ASCII letter
+    that matches an ASCII one case-insensitively, the plain scan runs), so the pattern is tried
+    there only, in order, each start after the last match's end (as finditer goes on)."""
+    return anchored_finditer(_URL, text, ("http", "www.", *_SCHEMELESS_HOST_NAMES))
+
+
+def _url_spans(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, url)`` of every URL in ``text`` (not de-duplicated; see find_urls)."""
+    out = []
+    for m in _url_matches(text):
+        raw = _strip_url_tail(m.group())
+        if not raw or raw.lower().rstrip("/") in ("http:", "https:"):
+            continue
+        url = raw if m.group("scheme") else "https://" + raw
+        out.append((m.start(), m.start() + len(raw), url))
+    return out
+
+
+def find_urls(text: str) -> list[str]:
+    """Every URL in ``text``, de-duplicated, in order of first appearance.
+
+    Args:
+        text: any text.
+
+    Returns:
+        ``http(s)://`` URLs as written, and scheme-less ``www.…``, ``arxiv.org/…``,
+        ``github.com/…``, ``gitlab.com/…``, ``huggingface.co/…``, ``openreview.net/…`` and
+        ``doi.org/…`` with ``https://`` prepended. Trailing punctuation is stripped (ASCII
+        ``.,;:!?'"*>`` and unbalanced ``)]}``, full-width ``。，；：！？）」》】、``); a closing
+        bracket whose opening one is inside the URL is kept (``…/Foo_(bar)``). URL characters
+        are ASCII (RFC 3986), so a URL ends at the first CJK character. Never raises.
+    """
+    if not text:
+        return []
+    seen: dict[str, None] = {}
+    for _, _, url in _url_spans(text):
+        seen.setdefault(url, None)
+    return list(seen)
+
+
+_HOST = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?(?P<host>[^/?#:]+)(?::\d+)?(?P<path>[^?#]*)", re.I)
+_CODE_HOSTS = ("github.com", "gitlab.com", "huggingface.co", "bitbucket.org", "gitee.com", "codeberg.org")
+_PROJECT_HOST_SUFFIXES = (".github.io", ".gitlab.io")
+_KEY_KINDS = {"project_url": "project", "code_url": "code"}
+
+
+def _host_is(host: str, domain: str) -> bool:
+    return host == domain or host.endswith("." + domain)
+
+
+def url_kind(url: str, key: str | None = None) -> str:
+    """What a URL points to: one of :data:`URL_KINDS`.
+
+    Args:
+        url: a URL, with or without scheme.
+        key: the :func:`parse_key_value` key the URL was found under, if any; a
+            ``"project_url"`` or ``"code_url"`` key turns an otherwise ``"other"`` URL into
+            ``"project"`` or ``"code"``.
+
+    Returns:
+        ``"doi"`` for doi.org / dx.doi.org; ``"arxiv"`` for any arxiv.org URL (abs, pdf or
+        html: the paper itself); ``"openreview"`` for openreview.net; ``"project"`` for
+        ``*.github.io`` / ``*.gitlab.io`` pages; ``"code"`` for GitHub, GitLab, Hugging Face,
+        Bitbucket, Gitee, Codeberg; ``"pdf"`` for any other URL whose path ends in ``.pdf``;
+        then the key rule; else ``"other"``. Never raises.
+    """
+    m = _HOST.match(url.strip())
+    host = (m.group("host") if m else "").lower()
+    if host.startswith("www."):
+        host = host[4:]
+    path = (m.group("path") if m else "").lower()
+    if _host_is(host, "doi.org"):
+        return "doi"
+    if _host_is(host, "arxiv.org"):
+        return "arxiv"
+    if _host_is(host, "openreview.net"):
+        return "openreview"
+    if host.endswith(_PROJECT_HOST_SUFFIXES):
+        return "project"
+    if _host_is(host, "huggingface.co") and path.startswith("/papers/"):
+        return "other"  # a paper's discussion page, not code
+    if any(_host_is(host, h) for h in _CODE_HOSTS):
+        return "code"
+    if path.endswith(".pdf"):
+        return "pdf"
+    if key in _KEY_KINDS:
+        return _KEY_KINDS[key]
+    return "other"

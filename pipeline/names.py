@@ -1,0 +1,329 @@
+"""Lists of people and institutions as articles write them (:func:`split_names`,
+:func:`split_affiliation`, :func:`is_institution`): separators, conjunctions, footnote marks,
+affiliations in brackets, truncation marks. Pure functions of ``str``."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from .textutil import _memoised
+
+# ---------------------------------------------------------------------------------------------
+# Name lists
+# ---------------------------------------------------------------------------------------------
+
+_OPEN = "(（[【《〈「『"
+_CLOSE = ")）]】》〉」』"
+_NAME_SEPS = frozenset("、，,;；/／\n")
+#: Separators of a list written with semicolons, whose commas belong to the names
+#: ("University of California, Berkeley; Cornell University").
+_SEMICOLON_SEPS = frozenset("、;；/／\n")
+_TRUNCATION = re.compile(
+    r"(?:[\s,，、;；]*(?:(?<![A-Za-z])et\s*al\.?|(?<![A-Za-z])etc\.?|(?<![A-Za-z])and\s+others|等等|等人|"
+    r"等\s*(?:[\d一二三四五六七八九十百]+\s*(?:人|位|名))?(?:机构|機構|单位|單位|高校|团队|團隊|研究者|学者|學者|作者)?"
+    r"|…+|\.{3,}))\s*[。.]?\s*$",
+    re.I,
+)
+_INNER_ET_AL = re.compile(r"\s*(?<![A-Za-z])et\s*al\b\.?\s*$", re.I)
+_EN_CONJ = re.compile(r"\s+(?:and|&)\s+", re.I)
+#: Affiliation footnote marks after a name: "张三 1,2，李四 3", "Alice Smith*, Bob Jones†" (digits
+#: or * † ‡ § ¶ right after a name, before a separator or the end).
+_FOOTNOTE_MARKS = re.compile(r"(?<=[^\W\d_])\s*(?:\d{1,2}(?:\s*,\s*\d{1,2})*|[*†‡§¶]+)(?=\s*(?:[,，、;；]|$))")
+#: A truncation marker followed by a bracketed affiliation at the end of a list.
+#: A Markdown escape of an emphasis or footnote mark (``Cao\\*``).
+_MD_MARK_ESCAPE = re.compile(r"\\([*_†])")
+_TRUNCATED_AFFILIATION = re.compile(
+    r"\s*(?:(?<![A-Za-z])et\s*al\.?|等人|等)\s*[（(](?P<aff>[^（）()]+)[）)]\s*$", re.I
+)
+_LEADING_CONJ = re.compile(r"^(?:(?:and|&)\s+|以及|及(?=[\u4e00-\u9fff]))", re.I)
+_ZH_CONJ = re.compile(r"以及|与|與|和|及")
+_SPACES = re.compile(r"\s+")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_CJK_ONLY = re.compile(r"^[\u3400-\u9fff]+$")
+# Institution heads: a segment ending in one of these is a complete organisation name.
+_ZH_ORG_END = re.compile(
+    r"(?:大学|大學|学院|學院|研究院|研究所|研究中心|实验室|實驗室|公司|集团|集團|中心|医院|醫院|院|所|"
+    r"基金会|基金會|协会|協會|学会|學會|[)）]|[A-Za-z])$"
+)
+_EN_ORG_HEADS = frozenset(
+    "university institute research laboratory laboratories lab labs college school hospital academy "
+    "foundation inc inc. ltd ltd. llc corporation corp corp. company technology ai deepmind".split()
+)
+_EN_ORG_WORDS = _EN_ORG_HEADS | frozenset(
+    "department center centre science sciences engineering computer computing systems group team "
+    "division faculty national state electrical mechanical".split()
+)
+_NAME_PARTICLES = frozenset("van von de der den da di del della la le du dos das bin al el ter".split())
+_NAME_TOKEN_STRIP = ".,'’()"
+
+
+_FULLWIDTH_ALNUM = {
+    cp: cp - 0xFEE0
+    for lo, hi in ((0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A))
+    for cp in range(lo, hi + 1)
+}
+
+
+def _fold_fullwidth_alnum(s: str) -> str:
+    """Full-width ASCII letters and digits (U+FF10-FF19, FF21-FF3A, FF41-FF5A) to ASCII, which
+    is what NFKC does to them; other full-width characters (brackets, punctuation) are kept."""
+    return s.translate(_FULLWIDTH_ALNUM)
+
+
+def _split_top_level(s: str, is_sep) -> list[str]:
+    """Split ``s`` at characters for which ``is_sep(i)`` holds, never inside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(s):
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth = max(0, depth - 1)
+        elif depth == 0 and is_sep(i):
+            parts.append(s[start:i])
+            start = i + 1
+    parts.append(s[start:])
+    return parts
+
+
+def _depth_map(s: str) -> list[int]:
+    """Bracket depth at each index of ``s``."""
+    out, depth = [], 0
+    for ch in s:
+        if ch in _CLOSE:
+            depth = max(0, depth - 1)
+        out.append(depth)
+        if ch in _OPEN:
+            depth += 1
+    return out
+
+
+def _looks_like_person(p: str) -> bool:
+    """1-4 capitalised tokens (name particles allowed) and no organisation word."""
+    tokens = p.split()
+    if not 1 <= len(tokens) <= 4:
+        return False
+    for tok in tokens:
+        low = tok.strip(_NAME_TOKEN_STRIP).casefold()
+        if low in _EN_ORG_WORDS:
+            return False
+        if low in _NAME_PARTICLES:
+            continue
+        if not (tok[0].isalpha() and tok[0].isupper()):
+            return False
+    return True
+
+
+_AFFILIATION_WORD = re.compile(
+    r"大学|大學|学院|學院|研究院|研究所|研究中心|实验室|實驗室|公司|集团|集團"
+    r"|\b(?:University|Universit[éäà]|Institute|Institut|Laborator(?:y|ies)|Labs?|College|School|Academy"
+    r"|Research|Inc\.?|Ltd\.?|LLC|Corporation|Corp\.?|Foundation|Hospital|Centre|Center)\b"
+)
+
+
+#: Bracketed notes after an author's name that are roles, not affiliations.
+_AUTHOR_ROLE = re.compile(
+    r"corresponding|equal|contribution|first|senior|lead|intern|advisor|editor|et al|co-?first"
+    r"|通讯|通訊|共同|一作|二作|第一|导师|導師|实习|實習|学生|學生|博士|硕士|碩士|教授|研究员|研究員",
+    re.I,
+)
+
+
+def split_affiliation(author: str) -> tuple[str, str | None]:
+    """``(name, affiliation)`` for an author item written ``Name (Affiliation)`` or
+    ``姓名（机构）`` when the bracketed part names an institution: it has a generic institution
+    word (University / 大学 / Institute / Lab), or it is a short proper name (at most 4 words,
+    capitalised or Chinese: ``OpenAI``, ``DeepMind``, ``斯坦福``) that is not an author role
+    (corresponding author, equal contribution, 通讯作者, 博士生 ...); otherwise ``(author, None)``."""
+    m = re.fullmatch(r"(?P<name>[^（(]+?)\s*[（(](?P<aff>[^（）()]+)[）)]", author.strip())
+    if m is None:
+        return author, None
+    aff = m.group("aff").strip()
+    if _AFFILIATION_WORD.search(aff):
+        return m.group("name").strip(), aff
+    # a short proper name (OpenAI, DeepMind, 斯坦福, Meta AI) that is not an author role
+    if (len(aff.split()) <= 4 and (aff[:1].isupper() or _CJK.match(aff)) and not _AUTHOR_ROLE.search(aff)
+            and not aff.isdigit()):
+        return m.group("name").strip(), aff
+    return author, None
+
+
+def split_affiliation_items(value: str) -> tuple[list[str], list[str]] | None:
+    """``(authors, institutions)`` of a list written one ``Name, Affiliation`` per item, items
+    separated by ``;`` or newlines (``Taco S. Cohen, University of Amsterdam; Mario Geiger,
+    EPFL``), as conference pages list award papers; None for any other list.
+
+    Every item must split at its first comma into a person of at least two words and an
+    affiliation; more than half of the affiliations must name an institution
+    (:func:`is_institution`), be one word (``Google``, ``EPFL``) or recur in another item
+    (``Google Brain``), so a plain list of people written two to a line, or ``Last, First``
+    names, is not read as one. At least two items, unless the one affiliation names an
+    institution. Institutions in order of first appearance."""
+    items = [p.strip() for p in _split_top_level(value, lambda i: value[i] in ";；\n")]
+    items = [p for p in items if p]
+    pairs = []
+    for item in items:
+        name, comma, aff = item.partition(",")
+        name, aff = name.strip(), aff.strip(" .")
+        if not comma or not aff or len(name.split()) < 2 or not _looks_like_person(name):
+            return None
+        pairs.append((name, aff))
+    if not pairs:
+        return None
+    affs = [a for _, a in pairs]
+    if 2 * sum(is_institution(a) or len(a.split()) == 1 or affs.count(a) > 1 for a in affs) <= len(affs):
+        return None
+    if len(pairs) == 1 and not is_institution(affs[0]):
+        return None
+    return [n for n, _ in pairs], list(dict.fromkeys(affs))
+
+
+def _looks_like_org(p: str) -> bool:
+    """Ends in an institution head word (University, Institute, Research, Lab, Inc., AI, ...)."""
+    tokens = p.split()
+    return bool(tokens) and tokens[-1].strip(",").casefold() in _EN_ORG_HEADS
+
+
+def _split_en_conj(piece: str) -> list[str]:
+    """Split an English ``A and B`` / ``A & B`` when every side is a person or organisation name."""
+    found = list(_EN_CONJ.finditer(piece))
+    depths = _depth_map(piece) if found else []  # (most pieces have no conjunction)
+    cuts = [m for m in found if depths[m.start()] == 0]
+    if not cuts:
+        return [piece]
+    sides, start = [], 0
+    for m in cuts:
+        sides.append(piece[start : m.start()])
+        start = m.end()
+    sides.append(piece[start:])
+    if all(_looks_like_person(s) or _looks_like_org(s) for s in sides):
+        return sides
+    return [piece]
+
+
+def _split_zh_conj(piece: str) -> list[str]:
+    """Split at 与/與/和/及/以及 between CJK names: after an institution head (大学, 研究所, ...)
+    or between two 2-4 character names. Never at a name's first character, never in brackets."""
+    found = list(_ZH_CONJ.finditer(piece))
+    depths = _depth_map(piece) if found else []  # (most pieces have no conjunction)
+    out, start = [], 0
+    matches = [m for m in found if depths[m.start()] == 0]
+    for k, m in enumerate(matches):
+        i, j = m.start(), m.end()
+        if i <= start or j >= len(piece):
+            continue
+        latin_next = piece[j:].lstrip()[:1].isascii() and piece[j:].lstrip()[:1].isalpha()
+        if not (_CJK.match(piece[j]) or latin_next):
+            continue
+        left = piece[start:i].strip()
+        nxt = matches[k + 1].start() if k + 1 < len(matches) else len(piece)
+        right = piece[j:nxt].strip()
+        # an institution head, then a CJK name or a Latin one (清华大学和Google DeepMind); a
+        # Latin left side only before a CJK name (a Latin word + 和 + Latin is not Chinese)
+        org = bool(_ZH_ORG_END.search(left)) and len(right) >= 2 and not (latin_next and left[-1:].isascii())
+        person = (
+            2 <= len(left) <= 4 and 2 <= len(right) <= 4 and bool(_CJK_ONLY.match(left + right))
+        )
+        if org or person:
+            out.append(left)
+            start = j
+    out.append(piece[start:])
+    return out
+
+
+@_memoised(copy=lambda r: (list(r[0]), r[1]))
+def split_names(value: str) -> tuple[list[str], bool]:
+    """Split an author or institution list into names.
+
+    Args:
+        value: e.g. ``"斯坦福大学、微软、佐治亚理工学院"``, ``"Liu, Liu, Gore"``,
+            ``"犹他大学、艾伦人工智能研究所等"``, ``"Snell and Griffiths"``.
+
+    Returns:
+        ``(names, truncated)``. ``names`` in order, stripped, inner whitespace runs (the
+        ideographic space too) collapsed to one space, empties dropped, full-width
+        letters and digits folded to ASCII (only those; brackets and punctuation keep their
+        width). ``truncated`` is True when the list ended in ``等``/``等人``/``等机构``…,
+        ``et al.``, ``and others``, ``etc.`` or an ellipsis, which is removed. Footnote marks
+        after a name (``A*``, ``A\\*``, ``A†``, ``A1,2``) are removed.
+
+    Splitting, never inside brackets (``韩国蔚山科学技术院（UNIST）`` stays whole):
+
+    * at ``、 ， , ; ； / ／`` and newlines; in a list written with semicolons, never at a
+      comma (``University of California, Berkeley; Cornell University``);
+    * at ``与 與 和 及 以及`` between CJK names: after an institution head (``大学``, ``研究所``,
+      ``实验室``, ``公司``, a closing bracket, a Latin word) or between two 2-4 character
+      names; never at the first character of a name (``和田``) nor inside one (``计算机科学与
+      技术学院`` stays whole);
+    * at `` and `` / `` & `` only when every side looks like a person name (1-4 capitalised
+      tokens) or ends in an institution head word (``University``, ``Institute``,
+      ``Research``, ``Lab``, ``AI``...); so ``Electrical and Computer Engineering`` stays
+      whole, and a leading ``and`` of the last list item (``A, B, and C``) is dropped.
+      Multi-word names (``Fischer Abaigar``) are never split at spaces.
+    """
+    if not value:
+        return [], False
+    s = value.strip().strip("\u3000").rstrip("。")
+    s = _FOOTNOTE_MARKS.sub("", _MD_MARK_ESCAPE.sub(r"\1", s))
+    truncated = False
+    tail = _TRUNCATED_AFFILIATION.search(s)
+    if tail and tail.start() > 0:  # "A, B et al.（OpenAI）": the bracket is the last name's affiliation
+        s, truncated = s[: tail.start()] + f" ({tail.group('aff').strip()})", True
+    m = _TRUNCATION.search(s)
+    if m and m.start() > 0:
+        s, truncated = s[: m.start()], True
+    names: list[str] = []
+    seps = _SEMICOLON_SEPS if ";" in s or "；" in s else _NAME_SEPS
+    pieces = _split_top_level(s, lambda i: s[i] in seps) if any(c in s for c in seps) else [s]
+    for piece in pieces:
+        piece = _LEADING_CONJ.sub("", piece.strip(" \t\u3000"))
+        cut = _INNER_ET_AL.search(piece)
+        if cut and cut.start() > 0:  # "A et al., Stanford University": an affiliation follows
+            piece, truncated = piece[: cut.start()], True
+        for en in _split_en_conj(piece):
+            for name in _split_zh_conj(en.strip()):
+                name = _fold_fullwidth_alnum(_SPACES.sub(" ", name).strip(" .。"))
+                if name and not _EN_CONJ.fullmatch(f" {name} "):
+                    names.append(name)
+    return names, truncated
+
+
+# ---------------------------------------------------------------------------------------------
+# Institutions
+# ---------------------------------------------------------------------------------------------
+
+_ZH_ORG_HEAD = re.compile(
+    r"(?:大学|大學|分校|学院|學院|研究院|研究所|研究中心|实验室|實驗室|公司|集团|集團|中心|医院|醫院|科学院|科學院"
+    r"|基金会|基金會|团队|團隊|课题组|課題組|小组|小組)$"
+)
+
+
+#: Words that make a Chinese span a description rather than a name: pronouns, determiners and
+#: the generic nouns of write-ups (the authors, the team, the paper).
+_ZH_NOT_NAME = re.compile(
+    r"^(?:这|這|该|該|此|其|本|他|她|它|我|你|那|各|某|多|一|两|兩|几|幾|许多|許多|例如|比如|诸如|諸如|像是)"
+    r"|^(?:作者|论文|論文|研究|文章|工作|方法|研究者|研究人员|研究人員)$"
+)
+
+
+def _latin_org(s: str) -> bool:
+    """An English organisation named by its head word (University, Institute, Lab, AI, ...) or
+    written ``University of X`` / ``Institute for X``."""
+    tokens = s.split()
+    if not tokens:
+        return False
+    return _looks_like_org(s) or tokens[0].casefold() in ("university", "institute", "université", "universität")
+
+
+@functools.lru_cache(maxsize=65536)
+def is_institution(item: str) -> bool:
+    """Whether an item of an author list names an institution rather than a person (``Stanford
+    University`` after ``Angelina Wang et al.``): a generic institution word, an English head
+    word (University, Institute, Lab, AI, ...) or a Chinese one (大学, 研究所, 实验室, ...).
+    Cached per item (the keyword filters ask it of every candidate term)."""
+    s = item.strip()
+    if not s:
+        return False
+    if _CJK.search(s):
+        return bool(_ZH_ORG_HEAD.search(s)) and not _ZH_NOT_NAME.search(s)
+    return bool(_AFFILIATION_WORD.search(s)) or _latin_org(s)
