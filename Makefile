@@ -31,7 +31,7 @@ all: $(STAMP)
 	$(BIN)/python -m pipeline run "$(CORPUS)" --out "$(OUT)" $(ARGS)
 
 test: $(TEST_STAMP) browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist worksteal
 
 # The report's browser test drives Debian's headless Chromium (tests/test_report.py) and checks
 # that Chinese renders, with the Noto CJK fonts; installing them needs root (CI runs as root).
