@@ -154,3 +154,21 @@ def test_items_in_cyrillic_or_japanese_are_items_of_their_own(probe_run: dict) -
 def test_a_numbered_list_of_titles_in_book_title_marks_with_venue_and_author(probe_run: dict) -> None:
     assert titles(ZH_GUILLEMETS) == [(None, "深度残差学习"), (None, "注意力就是一切")]
     assert _found(probe_run, "zh_list.md") == [(None, "深度残差学习", "CVPR", 2016), (None, "注意力就是一切", "NeurIPS", 2017)]
+
+
+DATED_NEWS = (
+    "## 2026\n"
+    "* **2026-07-10** 我们的论文\"Sparse Attention for Long Documents\"被 CVPR 2026 录用，恭喜张三！\n"
+    "   <br/><br/>\n"
+    "* **2026-06-06** 我们的论文\"Contrastive Pretraining of Speech Encoders\"被 ICML 2026 录用。\n"
+    "   <br/><br/>\n"
+    "* **2026-05-19** 刘老师获教学成果奖！\n"
+)
+
+
+def test_the_date_leading_a_news_item_is_no_title_beside_a_venue() -> None:
+    # items that name a venue edition are a paper list only when their leading span is a title:
+    # a date ("**2026-07-10**") is not, and the paper the item quotes is found instead
+    found = [t for t, _ in titles(DATED_NEWS)]
+    assert "Sparse Attention for Long Documents" in " ".join(filter(None, found))
+    assert not any(t and t.startswith("2026-") for t in found)
