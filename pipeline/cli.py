@@ -168,7 +168,7 @@ def cli() -> None:
 @cli.command()
 @click.argument("corpus", type=click.Path(path_type=Path))
 @click.option("--out", "out", type=click.Path(path_type=Path), required=True,
-              help="Output folder for documents/sections/papers/dropped/context/errors .parquet, manifest.json and report.html.")
+              help="Output folder for documents/sections/papers/paper_ids/changes/dropped/context/errors .parquet, manifest.json, report.html and README.md (the dataset card).")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), default=None,
               help="TOML file overriding the defaults (unknown keys are errors).")
 @click.option("--target-script", type=click.Choice(TARGET_SCRIPTS), default=None,
