@@ -230,10 +230,10 @@ class Config:
             raise ConfigError(f"run.engine = {self.run.engine!r}; valid options: {list(ENGINES)}")
         if self.run.ray_address is not None and self.run.engine != "ray":
             raise ConfigError(f"run.ray_address applies to engine 'ray' only; run.engine is {self.run.engine!r}")
-        if self.run.max_failed < 0 or (self.run.max_failed >= 1 and not float(self.run.max_failed).is_integer()):
+        if not self.run.max_failed >= 0 or (self.run.max_failed >= 1 and not float(self.run.max_failed).is_integer()):
             raise ConfigError(f"run.max_failed = {self.run.max_failed!r}; must be a count (0, 1, 2, ...) or a "
                               "fraction of the documents below 1 (e.g. 0.05)")
-        if not self.run.file_timeout >= 0:
+        if not 0 <= self.run.file_timeout < float("inf"):
             raise ConfigError(f"run.file_timeout = {self.run.file_timeout!r}; must be 0 (no limit) or more seconds")
         if self.embed.backend == "sentence-transformers" and not self.embed.model:
             raise ConfigError("embed.backend = 'sentence-transformers' needs embed.model (a name or a local path)")

@@ -119,10 +119,24 @@ def load_previous(out_dir: Path) -> Previous:
             members = members.dropna().assign(content_id=lambda f: f["paper_id"])
             ids = sorted(set(members["paper_id"]))
             history = pd.DataFrame({"paper_id": ids, "current_id": ids, "since_run": run_id, "reason": "added"})
-    except (OSError, KeyError, pa.ArrowException) as exc:
+        _check_ids(members, history)
+    except (OSError, KeyError, ValueError, pa.ArrowException) as exc:
         log.warning("the paper ids of run %s cannot be read (%s); paper ids start afresh", run_id, exc)
         return Previous(papers=papers.iloc[:0])
     return Previous(members, history, papers, run_id)
+
+
+def _check_ids(members: pd.DataFrame, history: pd.DataFrame) -> None:
+    """Raise ValueError unless the id files have their columns and no missing id (a file that
+    reads as Parquet can still be another file or an edited one)."""
+    for name, frame, columns, ids in (("members", members, ("section_id", "paper_id", "content_id"), ("paper_id",)),
+                                      ("history", history, ("paper_id", "current_id", "since_run", "reason"),
+                                       ("paper_id",))):
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise ValueError(f"the {name} file lacks the columns {missing}")
+        if any(frame[c].isna().any() for c in ids):
+            raise ValueError(f"the {name} file has a row without a paper_id")
 
 
 def assign(clusters: pd.DataFrame, previous: Previous, run_id: str) -> Assignment:

@@ -293,3 +293,10 @@ def test_a_negative_file_timeout_is_refused(value) -> None:
     with pytest.raises(ConfigError, match=r"run\.file_timeout = .*; must be 0 \(no limit\) or more seconds"):
         load_config(None, {"run": {"file_timeout": value}})
     assert load_config(None, {"run": {"file_timeout": 0}}).run.file_timeout == 0.0
+
+
+@pytest.mark.parametrize("line", ["max_failed = nan", "max_failed = inf", "file_timeout = inf", "file_timeout = nan"])
+def test_a_count_or_time_that_is_not_a_finite_number_is_a_configuration_error(tmp_path: Path, line: str) -> None:
+    # (nan compares false to every bound: it passed the range checks and crashed the run at its end)
+    with pytest.raises(ConfigError, match=line.split(" = ")[0]):
+        load_config(_toml(tmp_path, f"[run]\n{line}\n"))

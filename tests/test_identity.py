@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -267,6 +268,11 @@ def test_a_folder_published_before_these_ids_keeps_its_ids_and_damaged_ids_start
     assert [paper_id_for(a, t, s[0]) for a, t, s in zip(papers["arxiv_id"], papers["title"], papers["section_ids"],
                                                          strict=True)] == papers["paper_id"].tolist()
     assert again.manifest["changes"]["added"] == len(papers) and _read(out, "changes")["previous_run_id"].isna().all()
+    # a file that reads as Parquet but is not an ids file (other columns): the same warning
+    caplog.clear()
+    pq.write_table(pa.table({"a": [1, 2]}), out / RUNS_DIR / again.run_id / MEMBERS_FILE)
+    last = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    assert "lacks the columns" in caplog.text and last.manifest["changes"]["added"] == len(papers)
 
 
 def test_a_json_line_or_csv_row_keeps_its_doc_id_when_other_lines_change(tmp_path: Path) -> None:
