@@ -30,9 +30,9 @@ _EN_CONJ = re.compile(r"\s+(?:and|&)\s+", re.I)
 #: Affiliation footnote marks after a name: "张三 1,2，李四 3", "Alice Smith*, Bob Jones†" (digits
 #: or * † ‡ § ¶ right after a name, before a separator or the end).
 _FOOTNOTE_MARKS = re.compile(r"(?<=[^\W\d_])\s*(?:\d{1,2}(?:\s*,\s*\d{1,2})*|[*†‡§¶]+)(?=\s*(?:[,，、;；]|$))")
-#: A truncation marker followed by a bracketed affiliation at the end of a list.
 #: A Markdown escape of an emphasis or footnote mark (``Cao\\*``).
 _MD_MARK_ESCAPE = re.compile(r"\\([*_†])")
+#: A truncation marker followed by a bracketed affiliation at the end of a list.
 _TRUNCATED_AFFILIATION = re.compile(
     r"\s*(?:(?<![A-Za-z])et\s*al\.?|等人|等)\s*[（(](?P<aff>[^（）()]+)[）)]\s*$", re.I
 )
