@@ -9,7 +9,7 @@ imports this module, and this module imports Ray only inside its functions, so
 Data flow (Ray Data, ``ray.data``)::
 
     corpus listing (files to process)   ray.data.from_items, one block per run.batch_size files
-      .map_batches(DocumentStages)      ingest ... extract (pipeline.runner.process_files) in an
+      .map_batches(DocumentStages)      ingest ... extract (pipeline.documents.process_files) in an
                                         actor pool, one actor per CPU, models loaded once per
                                         actor; out: one row per file (its rows as JSON bytes)
     driver                              assembles in corpus order, state, copies (as locally)
@@ -82,9 +82,9 @@ class DocumentStages:
     """Ray Data callable class: the per-document stages on one batch of the corpus listing.
 
     Built once per actor (loads the models, :func:`pipeline.workers.warm_models`); each call
-    runs :func:`pipeline.runner.process_files` (the stages with the runner's per-row error
+    runs :func:`pipeline.documents.process_files` (the stages with the runner's per-row error
     isolation) and returns one row per listed file, columns :data:`RESULT_COLUMNS`: the fields
-    of its :class:`pipeline.runner.FileResult` (``documents``/``sections`` the rows as JSON bytes,
+    of its :class:`pipeline.documents.FileResult` (``documents``/``sections`` the rows as JSON bytes,
     so text that is not valid UTF-8 survives Arrow; ``content_hashes`` as a JSON list),
     ``failed`` whether a stage raised on one of them, ``seconds`` (JSON, per stage) and ``n_files`` on the batch's first row (``{}`` and 0
     on the others).
@@ -112,8 +112,9 @@ class DocumentStages:
 
 
 def batch_result(frame: pd.DataFrame) -> Any:
-    """A :class:`pipeline.runner.BatchResult` from rows of :class:`DocumentStages`."""
-    from .runner import DOCUMENT_STAGE_NAMES, BatchResult, FileResult
+    """A :class:`pipeline.documents.BatchResult` from rows of :class:`DocumentStages`."""
+    from .documents import FileResult
+    from .runner import DOCUMENT_STAGE_NAMES, BatchResult
 
     seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
     files, failed = [], set()
@@ -237,7 +238,7 @@ class RayEngine:
         batch).
 
         Yields:
-            a :class:`pipeline.runner.BatchResult` per batch, in the order Ray finishes them.
+            a :class:`pipeline.documents.BatchResult` per batch, in the order Ray finishes them.
         """
         if not len(todo):
             return

@@ -43,15 +43,13 @@ import collections
 import contextlib
 import datetime as dt
 import logging
-import math
-import os
 import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -59,9 +57,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from . import __version__, clean, extract, ingest, normalize, outdir, segment
+from . import __version__, ingest, outdir, segment
 from . import formats as ingest_formats
-from .budget import Timeout, time_limit
 from .card import write_card
 from .config import Config
 from .dedup import (
@@ -78,6 +75,14 @@ from .dedup import (
     embedding_inputs,
     paper_sets,
     submit_inputs,
+)
+from .documents import (
+    DOCUMENT_STAGE_NAMES,
+    DOCUMENT_STAGES,
+    SECTION_STAGES,
+    BatchResult,
+    _document_strings,
+    process_files,
 )
 from .embed import DEFAULT_MAX_CHARS, Embedder, make_local_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
@@ -102,13 +107,10 @@ from .run_tables import (
     TableFiles,
     _assemble_documents,
     _empty_sections,
-    _failed_reads,
     _fill_columns,
-    _mark_duplicates,
     _previous_manifest,
     _previous_run,
     _removed_files,
-    _restore_failed,
     _run_manifest,
     _scattered,
     _spans,
@@ -120,8 +122,8 @@ from .run_tables import (
     no_paper_reasons,
     report_frames,
 )
-from .stage import Stage, check_chain
-from .state import Entry, StateStore, file_sha256, frame_records, state_key
+from .stage import check_chain
+from .state import Entry, StateStore, file_sha256, state_key
 from .vectors import VectorFile
 from .workers import map_in_pool, model_loaders, pool_batch_size, pool_workers
 from .write import (
@@ -136,30 +138,9 @@ from .write import (
 )
 
 log = logging.getLogger(__name__)
-
-DOCUMENT_STAGES: tuple[Stage, ...] = (ingest.STAGE, clean.STAGE, segment.STAGE)
-SECTION_STAGES: tuple[Stage, ...] = (normalize.STAGE, extract.STAGE)
-#: The per-document stages by name, in order (progress bars, :class:`BatchResult` seconds).
-DOCUMENT_STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract")
 #: What became of each corpus file in a run (``RunResult.files``, manifest ``files``).
 FILE_OUTCOMES = ("processed", "reused", "removed")
 STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
-#: pandas string storage inside the per-document stages (``mode.string_storage``, set around
-#: :func:`process_files`): ``"python"`` keeps each string column as the Python ``str`` objects
-#: the stages make and read, where pandas 3's default, ``"pyarrow"`` when pyarrow is installed,
-#: copies every string into Arrow when a column is made and back into a new ``str`` whenever a
-#: stage iterates it (the ``text`` column is read by every stage). The dtype is ``str`` either
-#: way and the rows the stages give are the same; the storage only changes where the strings
-#: live. Measured on 1,000 files of the generated benchmark corpus, in one process: 3.2% less
-#: CPU time for the stages, the same result bytes. The assembly's chunk frames, made from the
-#: same rows, use it too (:func:`_assemble_and_write`); the frames a run returns keep the default.
-DOCUMENT_STRING_STORAGE = "python"
-
-
-def _document_strings() -> contextlib.AbstractContextManager:
-    """A context in which new pandas string columns use :data:`DOCUMENT_STRING_STORAGE`."""
-    return pd.option_context("mode.string_storage", DOCUMENT_STRING_STORAGE)
-@dataclass
 class RunResult:
     """What a run produced: the output frames, counts, seconds per stage and what it reused.
 
@@ -217,46 +198,6 @@ class RunResult:
 def _batches(df: pd.DataFrame, size: int) -> Iterator[pd.DataFrame]:
     for start in range(0, len(df), size):
         yield df.iloc[start : start + size].reset_index(drop=True)
-
-
-def _run_isolated(stage: Stage, batch: pd.DataFrame, config: Config, key: str) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Run ``stage`` on ``batch``; on failure rerun row by row and return the rows that failed.
-
-    Returns:
-        ``(output, failures)`` where ``failures`` maps the value of ``key`` of each failing row
-        to ``"<stage>: <ErrorType>: <message>"``.
-    """
-    try:
-        return stage(batch, config), {}
-    except Exception:  # noqa: BLE001 - isolate the bad row, keep the run going
-        log.exception("stage %s failed on a batch; retrying row by row", stage.name)
-    outs, failures = [], {}
-    for i in range(len(batch)):
-        row = batch.iloc[i : i + 1].reset_index(drop=True)
-        try:
-            outs.append(stage(row, config))
-        except Exception as exc:  # noqa: BLE001
-            failures[row[key].iloc[0]] = _error_message(stage.name, exc)
-    out = pd.concat(outs, ignore_index=True) if outs else stage.fn(batch.iloc[0:0], config)
-    return out, failures
-
-
-def _error_message(stage_name: str, exc: BaseException) -> str:
-    """``"<stage>: <ErrorType>: <message>"`` for the error tables, as valid Unicode: a lone
-    surrogate in the message (one that quotes undecodable input) is written as its
-    ``\\udcXX`` escape, since UTF-8, and so Arrow and Parquet, cannot hold it; it would
-    otherwise stop the whole run when the error row is written."""
-    message = f"{stage_name}: {type(exc).__name__}: {exc}"
-    return message.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _mark_failed(docs: pd.DataFrame, failures: dict[str, str]) -> pd.DataFrame:
-    for doc_id, message in failures.items():
-        mask = docs["doc_id"] == doc_id
-        docs.loc[mask, "status"] = "error"
-        docs.loc[mask, "error"] = message
-        log.warning("document %s failed: %s", doc_id, message)
-    return docs
 
 
 def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embedder | None = None,
@@ -422,86 +363,6 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
                      run_dir=out_dir, run_id=run_id, files=files, manifest=manifest, stats=outcome.stats)
 
 
-class FileResult(NamedTuple):
-    """What the per-document stages made of one listed file, ready for the state.
-
-    The rows travel as the state's JSON bytes (:meth:`pipeline.state.Entry.from_rows`), encoded
-    where the stages ran: a worker sends bytes, which cost next to nothing to pickle, and the run's
-    process keeps them as they are instead of unpickling and encoding every row again.
-
-    Attributes:
-        source_path: the listed file, relative to the corpus.
-        documents, sections: JSON bytes of its documents / sections rows (lists of
-            :func:`pipeline.state.frame_records` dicts).
-        n_documents, n_sections: row counts.
-        content_hashes: ``content_sha256`` of each documents row, in order (None where a row has
-            none): what :func:`_reusable` checks.
-    """
-
-    source_path: str
-    documents: bytes
-    sections: bytes
-    n_documents: int
-    n_sections: int
-    content_hashes: tuple[str | None, ...]
-
-    @classmethod
-    def from_rows(cls, source_path: str, documents: list[dict[str, Any]], sections: list[dict[str, Any]]) -> FileResult:
-        """The result of a file from its plain rows."""
-        entry = Entry.from_rows(source_path, "", documents, sections)
-        hashes = tuple(h if isinstance(h := r.get("content_sha256"), str) else None for r in documents)
-        return cls(source_path, entry.documents, entry.sections, entry.n_documents, entry.n_sections, hashes)
-
-    def rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """``(documents rows, sections rows)``, decoded."""
-        return json_rows(self.documents), json_rows(self.sections)
-
-
-@dataclass
-class BatchResult:
-    """What the per-document stages made of one batch of listed files, as plain values (it
-    crosses process boundaries: a pool worker or a Ray actor sends it back).
-
-    Attributes:
-        files: a :class:`FileResult` per listed file of the batch, in batch order (see
-            :func:`_split_by_file`).
-        failed_files: files of rows a stage raised on (their result is not kept in the state).
-        seconds: seconds spent in each of :data:`DOCUMENT_STAGE_NAMES` on this batch, measured
-            where it ran.
-        n_files: listed files in the batch (progress).
-    """
-
-    files: list[FileResult]
-    failed_files: set[str]
-    seconds: dict[str, float]
-    n_files: int
-
-
-def process_files(batch: pd.DataFrame, config: Config) -> BatchResult:
-    """The per-document stages (ingest ... extract) on one batch of the corpus listing.
-
-    The unit of work of every engine: in-process, in a pool worker (:mod:`pipeline.workers`) or
-    in a Ray actor (:mod:`pipeline.engine_ray`). Depends on nothing but its arguments.
-
-    Args:
-        batch: rows of the listing (``source_path``, ``abs_path``; :func:`pipeline.ingest.list_corpus`).
-        config: the run's configuration.
-
-    Returns:
-        the :class:`BatchResult`; a row a stage raised on is an error row, never an exception,
-        and so is a file that took more than ``config.run.file_timeout`` seconds
-        (:func:`_process_within_budget`).
-
-    String columns made inside are stored as Python objects (:data:`DOCUMENT_STRING_STORAGE`).
-    """
-    seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
-    with _document_strings():
-        docs, sections, failed_files = _process_within_budget(batch.reset_index(drop=True), config, seconds)
-        files = [FileResult.from_rows(path, doc_rows, section_rows)
-                 for path, doc_rows, section_rows in _split_by_file(batch["source_path"].tolist(), docs, sections)]
-    return BatchResult(files=files, failed_files=failed_files, seconds=seconds, n_files=len(batch))
-
-
 def _document_results(todo: pd.DataFrame, config: Config, engine: Any) -> tuple[Generator[BatchResult, None, None], bool]:
     """The :class:`BatchResult` of every batch of ``todo``, from the configured engine.
 
@@ -543,146 +404,6 @@ def _wall_shares(stage_seconds: dict[str, float], wall: float | None) -> dict[st
     if wall is None or total <= 0:
         return dict(stage_seconds)
     return {name: wall * secs / total for name, secs in stage_seconds.items()}
-
-
-def _process_within_budget(batch: pd.DataFrame, config: Config,
-                           seconds: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
-    """:func:`_process_batch` under a time budget (:func:`pipeline.budget.time_limit`) of
-    ``config.run.file_timeout`` seconds per MiB of input, at least ``file_timeout`` (0 = none;
-    :func:`_budget`). A batch over its budget is processed again file by file, each under its
-    own (so a slow batch costs at most one budget more); a file over its budget is an error row,
-    ``Timeout: ...``, like a file its reader choked on (not kept in the state: the next run tries
-    it again)."""
-    budget = _budget(batch, config.run.file_timeout)
-    try:
-        with time_limit(budget):
-            return _process_batch(batch, config, seconds)
-    except Timeout:
-        pass
-    if len(batch) > 1:
-        parts = [_process_within_budget(batch.iloc[i : i + 1].reset_index(drop=True), config, seconds)
-                 for i in range(len(batch))]
-        sections = [p[1] for p in parts if len(p[1])] or [parts[0][1]]  # (an empty frame's dtypes differ)
-        return (pd.concat([p[0] for p in parts], ignore_index=True), pd.concat(sections, ignore_index=True),
-                set().union(*(p[2] for p in parts)))
-    path = batch["source_path"].iloc[0]
-    message = f"Timeout: the per-document stages took more than {budget:g} s on this file (run.file_timeout)"
-    log.warning("%s: %s", path, message)
-    return _process_batch(batch, config, seconds, failed_reads={path: message})
-
-
-def _budget(batch: pd.DataFrame, file_timeout: float) -> float:
-    """Seconds allowed for ``batch``: ``file_timeout`` per MiB of its files (rounded up to
-    whole seconds), at least ``file_timeout``; 0 when ``file_timeout`` is 0. Work per file is
-    linear in its size, so a budget that fits an article fits a 50 MB file only when it grows
-    with the size."""
-    if not file_timeout:
-        return 0.0
-    size = 0
-    for path in batch["abs_path"]:
-        with contextlib.suppress(OSError):  # (a file the reader cannot open fails there)
-            size += os.stat(path).st_size
-    return max(file_timeout, math.ceil(file_timeout * size / 2**20))
-
-
-def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float],
-                   failed_reads: dict[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
-    """The per-document stages on one batch of listed files; ``failed_reads`` (source path ->
-    message): files not to read, error rows with that message instead.
-
-    Returns:
-        ``(documents, sections, failed files)``: documents rows (every column up to segment, plus
-        ``_ingest_status``, the status ingest gave, and ``_file``, the listed file of the row),
-        sections rows (every normalize and extract column), and the files of rows a stage raised
-        on (their result is not kept in the state: the error may be passing).
-    """
-    files = set(batch["source_path"])
-    t0 = time.perf_counter()
-    if failed_reads:
-        batch = batch[~batch["source_path"].isin(failed_reads)].reset_index(drop=True)
-    docs, failures = _run_isolated(ingest.STAGE, batch, config, key="source_path")
-    failures |= failed_reads or {}
-    failed_files = set(failures)
-    if failures:  # a file the reader itself choked on: its own error row, the run goes on
-        docs = pd.concat([docs, _failed_reads(failures)], ignore_index=True)
-    docs = docs.assign(_ingest_status=docs["status"], _file=[_file_of(p, files) for p in docs["source_path"]])
-    # a copy inside one file (a feed repeating an item); only files that have one are split out
-    # and marked (per file group, a pandas round trip each: a few % of a batch of 64 files)
-    repeated = docs.duplicated(["_file", "content_sha256"]) & docs["content_sha256"].notna() if len(docs) else None
-    if repeated is not None and repeated.any():
-        docs = pd.concat([_mark_duplicates(group.reset_index(drop=True), {})
-                          for _, group in docs.groupby("_file", sort=False)], ignore_index=True)
-    else:
-        docs = docs.reset_index(drop=True)
-    seconds["ingest"] += time.perf_counter() - t0
-    # identical bytes in two files of one batch share a doc_id until mark_copies tells the copy
-    # apart: such rows go through the stages in separate rounds, each with unique doc ids
-    docs = docs.assign(_order=range(len(docs)))
-    rounds = [group for _, group in docs.groupby(docs.groupby("doc_id", dropna=False).cumcount(), sort=True)]
-    doc_parts, section_parts = [], []
-    for part in rounds or [docs]:
-        part_docs, part_sections, failed = _document_stages(part.reset_index(drop=True), config, seconds)
-        failed_files |= set(part_docs.loc[part_docs["doc_id"].isin(failed), "_file"])
-        doc_parts.append(part_docs)
-        section_parts.append(part_sections.assign(_file=part_sections["doc_id"].map(
-            dict(zip(part_docs["doc_id"], part_docs["_file"], strict=True)))))
-    docs = pd.concat(doc_parts, ignore_index=True).sort_values("_order", kind="stable").drop(columns="_order")
-    sections = pd.concat(section_parts, ignore_index=True)
-    return docs.reset_index(drop=True), sections, failed_files
-
-
-def _document_stages(docs: pd.DataFrame, config: Config,
-                     seconds: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
-    """clean, segment, explode, normalize, extract on ``docs`` (unique ``doc_id`` values).
-
-    Returns:
-        ``(documents, sections, doc ids a stage raised on)``.
-    """
-    failed: set[str] = set()
-    for stage in DOCUMENT_STAGES[1:]:
-        t0 = time.perf_counter()
-        out, failures = _run_isolated(stage, docs, config, key="doc_id")
-        if failures:
-            out = _restore_failed(docs, out, failures)
-        docs = _mark_failed(out.reset_index(drop=True), failures)
-        failed |= set(failures)
-        seconds[stage.name] += time.perf_counter() - t0
-    sections = segment.explode_sections(docs[docs["status"] == "ok"])
-    for stage in SECTION_STAGES:
-        t0 = time.perf_counter()
-        sections, failures = _run_isolated(stage, sections, config, key="section_id")
-        if failures:
-            failed_docs = {sid.rsplit("-", 1)[0]: msg for sid, msg in failures.items()}
-            docs = _mark_failed(docs, failed_docs)
-            failed |= set(failed_docs)
-            sections = sections[~sections["doc_id"].isin(failed_docs)].reset_index(drop=True)
-        seconds[stage.name] += time.perf_counter() - t0
-    return docs, sections, failed
-
-
-def _file_of(source_path: str, files: set[str]) -> str:
-    """The listed file a documents row comes from (``feed.jsonl#3`` -> ``feed.jsonl``)."""
-    if source_path in files:
-        return source_path
-    return ingest.source_sort_key(source_path)[0]
-
-
-def _split_by_file(paths: list[str], docs: pd.DataFrame,
-                   sections: pd.DataFrame) -> Iterator[tuple[str, list[dict], list[dict]]]:
-    """``(file, documents rows, sections rows)`` per listed file, rows as plain dicts without the
-    ``_file`` column and the segment ``sections`` column (the sections rows hold them)."""
-    def by_file(frame: pd.DataFrame, drop: list[str]) -> dict[str, list[dict]]:
-        # one conversion of the whole frame, then rows grouped in frame order (as groupby keeps it)
-        groups: dict[str, list[dict]] = {}
-        if len(frame):
-            for file, row in zip(frame["_file"].tolist(), frame_records(frame.drop(columns=drop)), strict=True):
-                groups.setdefault(file, []).append(row)
-        return groups
-
-    doc_groups = by_file(docs, [c for c in ("_file", "sections") if c in docs])
-    section_groups = by_file(sections, ["_file"])
-    for path in paths:
-        yield path, doc_groups.get(path, []), section_groups.get(path, [])
 
 
 def _reusable(path: str, sha: str | None, content_hashes: tuple[str | None, ...]) -> bool:

@@ -2,7 +2,7 @@
 
 The runner (:mod:`pipeline.runner`) cuts the files to process into batches; with
 ``run.workers > 1`` each batch goes to a :class:`concurrent.futures.ProcessPoolExecutor` worker,
-which runs :func:`pipeline.runner.process_files` on it (the same function, with the same per-row
+which runs :func:`pipeline.documents.process_files` on it (the same function, with the same per-row
 error isolation, that runs in-process with one worker) and sends back plain rows. Results come
 back in batch order (``Executor.map``), so the run assembles them exactly as an in-process run
 does: the tables are the same, byte for byte, whatever the number of workers.

@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from pipeline.config import load_config
+from pipeline.documents import _run_isolated
 from pipeline.errors import StageInputError
-from pipeline.runner import DOCUMENT_STAGES, SECTION_STAGES, _run_isolated, run
+from pipeline.runner import DOCUMENT_STAGES, SECTION_STAGES, run
 from pipeline.segment import EXPLODED_COLUMNS
 from pipeline.stage import Stage, check_chain
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+import pipeline.documents as documents_module
 import pipeline.runner as runner_module
 from pipeline.config import load_config
 from pipeline.progress import Progress
@@ -142,7 +143,8 @@ def test_a_run_that_fails_midway_leaves_no_run_folder_and_keeps_its_work(corpus:
 
 
 def test_document_feed_takes_results_as_the_assembly_needs_them(tmp_path: Path) -> None:
-    from pipeline.runner import BatchResult, FileResult, _DocumentFeed
+    from pipeline.documents import FileResult
+    from pipeline.runner import BatchResult, _DocumentFeed
 
     def result(names: list[str], secs: float) -> BatchResult:
         files = [FileResult.from_rows(n, [{"doc_id": n, "content_sha256": "sha-" + n}], []) for n in names]
@@ -334,10 +336,10 @@ def test_document_stages_give_the_same_rows_with_either_string_storage(corpus: P
 
     config = load_config(None)
     listing, _ = list_corpus(corpus, config.ingest.extensions)
-    assert runner_module.DOCUMENT_STRING_STORAGE == "python"
-    objects = runner_module.process_files(listing, config)
-    monkeypatch.setattr(runner_module, "DOCUMENT_STRING_STORAGE", "pyarrow")
-    arrow = runner_module.process_files(listing, config)
+    assert documents_module.DOCUMENT_STRING_STORAGE == "python"
+    objects = documents_module.process_files(listing, config)
+    monkeypatch.setattr(documents_module, "DOCUMENT_STRING_STORAGE", "pyarrow")
+    arrow = documents_module.process_files(listing, config)
     assert [f.source_path for f in objects.files] == [f.source_path for f in arrow.files] == listing["source_path"].tolist()
     assert sum(f.n_sections for f in objects.files) > 20
     assert [(f.documents, f.sections) for f in objects.files] == [(f.documents, f.sections) for f in arrow.files]
