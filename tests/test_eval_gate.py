@@ -22,7 +22,6 @@ from pipeline.evaluate import (
     FLOOR_KEYS,
     baseline_from,
     check_baseline,
-    check_field_gold,
     evaluate,
     evaluate_seeds,
     floor2,
@@ -34,9 +33,8 @@ from pipeline.evaluate import (
     loosened,
     score_document,
     score_fields,
-    validate_fixtures,
-    validate_seed_gold,
 )
+from pipeline.gold import check_field_gold, validate_fixtures, validate_seed_gold
 
 from conftest import GOLD, read_outputs, require_seeds
 from gold_checks import assert_coverage
