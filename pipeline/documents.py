@@ -51,7 +51,7 @@ DOCUMENT_STRING_STORAGE = "python"
 def _document_strings() -> contextlib.AbstractContextManager:
     """A context in which new pandas string columns use :data:`DOCUMENT_STRING_STORAGE`."""
     return pd.option_context("mode.string_storage", DOCUMENT_STRING_STORAGE)
-@dataclass
+
 
 def _run_isolated(stage: Stage, batch: pd.DataFrame, config: Config, key: str) -> tuple[pd.DataFrame, dict[str, str]]:
     """Run ``stage`` on ``batch``; on failure rerun row by row and return the rows that failed.

@@ -138,9 +138,13 @@ from .write import (
 )
 
 log = logging.getLogger(__name__)
+
 #: What became of each corpus file in a run (``RunResult.files``, manifest ``files``).
 FILE_OUTCOMES = ("processed", "reused", "removed")
 STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
+
+
+@dataclass
 class RunResult:
     """What a run produced: the output frames, counts, seconds per stage and what it reused.
 
