@@ -29,12 +29,10 @@ from .state import Entry, frame_records
 
 log = logging.getLogger(__name__)
 
-
+#: The per-document stages by name, in order (progress bars, :class:`BatchResult` seconds).
 DOCUMENT_STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract")
-
 DOCUMENT_STAGES: tuple[Stage, ...] = (ingest.STAGE, clean.STAGE, segment.STAGE)
 SECTION_STAGES: tuple[Stage, ...] = (normalize.STAGE, extract.STAGE)
-#: The per-document stages by name, in order (progress bars, :class:`BatchResult` seconds).
 
 #: pandas string storage inside the per-document stages (``mode.string_storage``, set around
 #: :func:`process_files`): ``"python"`` keeps each string column as the Python ``str`` objects
@@ -42,9 +40,9 @@ SECTION_STAGES: tuple[Stage, ...] = (normalize.STAGE, extract.STAGE)
 #: copies every string into Arrow when a column is made and back into a new ``str`` whenever a
 #: stage iterates it (the ``text`` column is read by every stage). The dtype is ``str`` either
 #: way and the rows the stages give are the same; the storage only changes where the strings
-#: live. Measured on 1,000 files of the generated benchmark corpus, in one process: 3.2% less
-#: CPU time for the stages, the same result bytes. The assembly's chunk frames, made from the
-#: same rows, use it too (:func:`_assemble_and_write`); the frames a run returns keep the default.
+#: live (bench/README.md has the measurement). The assembly's chunk frames, made from the same
+#: rows, use it too (:func:`pipeline.runner._assemble_and_write`); the frames a run returns keep
+#: the default.
 DOCUMENT_STRING_STORAGE = "python"
 
 
