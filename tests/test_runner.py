@@ -165,9 +165,9 @@ def test_fill_columns_takes_lists_or_arrow_arrays_and_checks_them_first(tmp_path
             "id": ["a", "b", "c"], "paper_id": ["p1", "p2", "p1"], "match_score": [0.5, None, 0.25]}
     assert seen == [2, 1, 2, 1]
     with pytest.raises(ValueError, match="2 values of paper_id for 3 rows of in.parquet"):
-        _fill_columns(tmp_path / "in.parquet", tmp_path / "short.parquet", schema, {}, {"paper_id": (pa.array(["a", "b"]), pa.string())})
+        _fill_columns(tmp_path / "in.parquet", tmp_path / "short.parquet", schema, {}, {"paper_id": (pa.array(["a", "b"]), pa.string())}, batch_rows=2)
     with pytest.raises(TypeError, match="paper_id values are int64, not string"):
-        _fill_columns(tmp_path / "in.parquet", tmp_path / "int.parquet", schema, {}, {"paper_id": (pa.array([1, 2, 3]), pa.string())})
+        _fill_columns(tmp_path / "in.parquet", tmp_path / "int.parquet", schema, {}, {"paper_id": (pa.array([1, 2, 3]), pa.string())}, batch_rows=2)
     assert not (tmp_path / "short.parquet").exists() and not (tmp_path / "int.parquet").exists()
 
 
@@ -180,7 +180,7 @@ def test_an_error_message_with_a_lone_surrogate_is_kept_as_its_escape(tmp_path, 
 
     # the batch's traceback quotes the surrogate: kept out of pytest's captured log, which
     # pytest-xdist sends between processes as UTF-8 (the pipeline's own log handlers escape it)
-    caplog.set_level(logging.CRITICAL, logger="pipeline.runner")
+    caplog.set_level(logging.CRITICAL, logger="pipeline.documents")
 
     from pipeline.runner import errors_table
     from pipeline.write import ERRORS_SCHEMA, TableWriter
