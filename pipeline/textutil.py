@@ -228,10 +228,9 @@ def escape_controls(text: str) -> str:
 #: Entries kept per memo of a pure text function of this module (:func:`_memoised`): the same
 #: lines and sentences are read many times over (clean, segment and extract each read every
 #: line for metadata keys; :mod:`pipeline.nlp` reads every line and sentence of a section for
-#: credits and venues, after extract has read its first paragraph). Measured on 300 files of
-#: the sample corpus: 29,000 sentence credits asked, 3,500 distinct; 77,000 metadata-key
-#: lookups, 12,500 distinct, a line coming back a whole batch later (one stage after the other),
-#: hence an LRU this size (0.84 of the lookups hit it; 0.57 with 4,096 entries).
+#: credits and venues, after extract has read its first paragraph), a line coming back a whole
+#: batch later (one stage after the other): the size is the hit rate's knee (bench/README.md,
+#: "Thresholds").
 MEMO_ENTRIES = 16384
 #: Longest argument (characters) that is memoised: longer texts are whole paragraphs or
 #: sections, read once or twice; keeping them would only hold memory (with this bound a memo

@@ -41,10 +41,8 @@ SEARCH_BLOCK = 1024
 
 #: IVF lists per square root of the number of rows, and lists scanned per query. faiss's
 #: guideline (wiki "Guidelines to choose an index") is 4*sqrt(n) to 16*sqrt(n) lists; fewer,
-#: longer lists keep the k-means (``nlist**2``) cheap. Measured on the 50k bench corpus's
-#: 521,768 distinct vectors (recall@10 of 2,000 queries against the exact search,
-#: ``python -m bench.ann_recall``; bench/README.md): 2*sqrt(n) lists and 16 probes found 98.93%,
-#: 4*sqrt(n) lists 98.63%.
+#: longer lists keep the k-means (``nlist**2``) cheap; recall against the exact search is
+#: measured by ``python -m bench.ann_recall`` (bench/README.md, "Thresholds").
 IVF_LISTS_PER_SQRT = 2
 
 IVF_NPROBE = 16

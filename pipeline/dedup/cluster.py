@@ -64,10 +64,8 @@ JOIN_BATCH = 1 << 18
 #: (deterministic, independent of merge order), so one merge check costs at most
 #: ``AVERAGE_SAMPLE ** 2`` pair scores however large the clusters (a mention joining a big
 #: cluster: ``AVERAGE_SAMPLE``), and clustering stays near linear when a popular paper has
-#: thousands of mentions. Measured on a generated 1k-article corpus (11.8k sections, clusters up
-#: to 167 members) against the exact average: 64 moves one section, 96 and 128 give the same
-#: partition; on that corpus replicated 4 times (47k sections, clusters up to 656) 96 differs in 2
-#: clusters, 64 in 7, 128 in 4.
+#: thousands of mentions. The size was chosen against the exact average on generated corpora
+#: (bench/README.md, "Thresholds").
 AVERAGE_SAMPLE = 96
 
 #: Visits whose cluster averages the merge loop scores together (:func:`_merge_visits`), and
