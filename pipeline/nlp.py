@@ -53,6 +53,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
+import operator
 import re
 from collections.abc import Sequence
 from importlib import resources
@@ -764,9 +765,9 @@ class ParsedSection:
 def _zh_tokens(text: str) -> tuple[list[int], list[int], list[bool]]:
     """The tokens ``zh_nlp().make_doc(text)`` has, as :attr:`ParsedSection.tokens` holds them."""
     words, spaces = zh_nlp().tokenizer.words_and_spaces(text)
-    after = list(itertools.accumulate(len(w) + sp for w, sp in zip(words, spaces, strict=True)))
-    starts = [0, *after[:-1]] if after else []
-    return starts, [a + len(w) for a, w in zip(starts, words, strict=True)], [w.isspace() for w in words]
+    lengths = list(map(len, words))
+    starts = [0, *itertools.accumulate(map(operator.add, lengths, spaces))][: len(words)]
+    return starts, list(map(operator.add, starts, lengths)), list(map(str.isspace, words))
 
 
 def parse_section(text: str, lang: str) -> ParsedSection:
