@@ -586,7 +586,7 @@ _EMOJI_KEYS: dict[str, str] = {
     "🏛": "institutions",
     "🏫": "institutions",
 }
-_BULLET = re.compile(r"^[\s\-*•·●▪◦>#+]*")
+_BULLET = re.compile(r"^(?:[\s\-*•·●▪◦>#+]|\d{1,3}[.)、．](?=\s))*")
 _KEY_LINE = re.compile(r"^(?P<key>[^\s：:][^：:\n]{0,23}?)\s*[：:]\s*(?P<value>.*)$", re.S)
 _KEY_DECOR = re.compile(r"[*_【】\[\]]|[（(][^（()）]*[）)]")
 _MAX_KEY_CHARS = 12

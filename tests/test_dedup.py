@@ -718,7 +718,13 @@ def test_batch_scores_follow_the_pair_formula(use) -> None:
     from difflib import SequenceMatcher
 
     from pipeline.dedup import PairScorer, embed_sections, english_title_similarity
-    from pipeline.dedup.score import AUTHOR_BONUS, VENUE_CONFLICT_PENALTY, YEAR_CONFLICT_PENALTY
+    from pipeline.dedup.score import (
+        AUTHOR_BONUS,
+        AUTHOR_CONFLICT_PENALTY,
+        VENUE_CONFLICT_PENALTY,
+        YEAR_CONFLICT_PENALTY,
+    )
+    from pipeline.dedup.titles import ALIAS_SIMILARITY, name_keys, same_authors_title_similarity
 
     rows = [
         VAR_HANS, VAR_HANT, STDE, RHO,
@@ -730,10 +736,27 @@ def test_batch_scores_follow_the_pair_formula(use) -> None:
         section("iiii-000", None, title_zh="去噪扩散概率模型", summary="扩散模型通过去噪生成图像。"),
         section("iiii-001", None, title_zh="去噪扩散隐式模型", arxiv_id="2010.02502"),
         section("jjjj-000", "Denoising Diffusion Implicit Models", arxiv_id="2010.02502"),
+        section("kkkk-000", "DDIM", summary="A list item: the short name of a paper, linked."),
+        section("oooo-000", "DDIM: Denoising Diffusion Implicit Models", summary="Faster sampling from diffusion models."),
+        section("llll-000", "Emergent Abilities of Large Language Models", authors=["Jason Wei", "Yi Tay"],
+                summary="Abilities that appear only in larger models."),
+        section("mmmm-000", "Are Emergent Abilities of Large Language Models a Mirage?",
+                authors=["Rylan Schaeffer", "Brando Miranda", "Sanmi Koyejo"], summary="Emergence is a metric artefact."),
+        section("nnnn-000", "Are Emerged Abilities of Large Language Models a Mirage?",
+                authors=["Rylan Schaeffer", "Brando Miranda"]),
     ]
     sections = frame(*rows)
     emb = embed_sections(sections, use)
     scorer = PairScorer(sections, emb, 0.5)
+
+    def alias(i: int, j: int) -> bool:  # one title is a short name alone, the other opens with it or its initials
+        for x, y in ((i, j), (j, i)):
+            if scorer.title[x] and scorer.title[y]:
+                name, _, bare = name_keys(scorer.title[x])
+                other, initials, _ = name_keys(scorer.title[y])
+                if bare and name in (other, initials):
+                    return True
+        return False
 
     def reference(i: int, j: int) -> float:  # the module docstring's formula, one pair at a time
         if scorer.cannot_link(i, j):
@@ -741,19 +764,26 @@ def test_batch_scores_follow_the_pair_formula(use) -> None:
         if scorer.exact(i, j):
             return 1.0
         cos = float(emb.content[i] @ emb.content[j])
+        a, b = scorer.authors[i], scorer.authors[j]
+        overlap = len(a & b) / len(a | b) if a and b else None
         sims = []
         if scorer.title[i] and scorer.title[j]:
-            sims.append(english_title_similarity(scorer.title[i], scorer.title[j]))
+            same = overlap is not None and overlap >= 0.5
+            sims.append((same_authors_title_similarity if same else english_title_similarity)(scorer.title[i], scorer.title[j]))
+            if alias(i, j):
+                sims[-1] = max(sims[-1], ALIAS_SIMILARITY)
         if scorer.folded_zh[i] and scorer.folded_zh[j]:
             sims.append(SequenceMatcher(None, *sorted((scorer.folded_zh[i], scorer.folded_zh[j]))).ratio())
         if not sims:
             sims = [float(x[i] @ y[j]) for x, y in ((emb.title, emb.title_zh), (emb.title_zh, emb.title))
                     if x[i].any() and y[j].any()]
-        score = cos if not sims else (0.5 * cos + 0.5 * max(sims) if scorer.has_summary[i] and scorer.has_summary[j]
+        score = cos if not sims else (0.5 * cos + 0.5 * max(sims)
+                                      if scorer.has_summary[i] and scorer.has_summary[j] and not alias(i, j)
                                       else max(sims))
-        a, b = scorer.authors[i], scorer.authors[j]
-        if a and b and len(a & b) / len(a | b) >= 0.5:
+        if overlap is not None and overlap >= 0.5:
             score += AUTHOR_BONUS
+        if overlap == 0 and all(k.isascii() for k in a | b):
+            score -= AUTHOR_CONFLICT_PENALTY
         if scorer.venue[i] and scorer.venue[j] and scorer.venue[i] != scorer.venue[j]:
             score -= VENUE_CONFLICT_PENALTY
         if scorer.year[i] is not None and scorer.year[j] is not None and abs(scorer.year[i] - scorer.year[j]) > 1:
@@ -1679,3 +1709,52 @@ def test_truncated_embedding_text_is_recorded(use) -> None:
     sections, _ = dedup(frame(short, cut, bare, huge), Config(), use)
     assert dict(zip(sections["section_id"], sections["embedding_chars_cut"], strict=True)) == {
         "cccc-000": 0, "cccc-001": 150, "cccc-002": 100, "cccc-003": 88}
+
+
+def test_a_short_name_scores_as_the_title_it_opens(use) -> None:
+    """A mention titled only by a paper's short name (a list item "[QLoRA](…)") and a full title
+    that opens with that name, or whose name's initials spell it, are scored by their titles:
+    at least ALIAS_SIMILARITY, above the threshold, whatever the cosine of their texts."""
+    from pipeline.dedup import PairScorer, embed_sections
+    from pipeline.dedup.titles import ALIAS_SIMILARITY
+
+    sections = frame(
+        section("aaaa-000", "QLoRA", summary="- [QLoRA](https://arxiv.org/abs/2305.14314) (2023)"),
+        section("bbbb-000", "QLoRA: Efficient Finetuning of Quantized LLMs", venue="NeurIPS", year=2023,
+                summary="We present an efficient finetuning approach that reduces memory usage enough to finetune "
+                        "a 65B parameter model on a single 48GB GPU."),
+        section("cccc-000", "DPO", summary="- [DPO](https://arxiv.org/abs/2305.18290) (2023)"),
+        section("dddd-000", "Direct Preference Optimization: Your Language Model is Secretly a Reward Model",
+                summary="A stable, performant and lightweight alternative to RLHF."),
+        section("eeee-000", "Quantized Low-Rank Adapters Revisited", summary="Another study of adapters."),
+    )
+    scorer = PairScorer(sections, embed_sections(sections, use), 0.5)
+    assert scorer.score(0, 1) == pytest.approx(ALIAS_SIMILARITY)
+    assert scorer.score(2, 3) == pytest.approx(ALIAS_SIMILARITY)  # D(irect) P(reference) O(ptimization)
+    assert scorer.score(0, 3) < 0.55 and scorer.score(2, 1) < 0.55 and scorer.score(0, 4) < 0.55
+
+
+def test_authors_decide_between_near_titles(use) -> None:
+    """Two mentions whose Latin author lists share no surname lose AUTHOR_CONFLICT_PENALTY (two
+    papers of one title's words); a word substituted between the titles of one author list is a
+    typo, not the title conflict that caps a sibling paper's similarity."""
+    from pipeline.dedup import PairScorer, embed_sections
+    from pipeline.dedup.score import AUTHOR_CONFLICT_PENALTY
+    from pipeline.dedup.titles import TITLE_CONFLICT_SIMILARITY, english_title_similarity
+
+    wei = section("aaaa-000", "Emergent Abilities of Large Language Models", authors=["Jason Wei", "Yi Tay"],
+                  venue="TMLR", year=2022, summary="Abilities that appear in larger models and not in smaller ones.")
+    schaeffer = section("bbbb-000", "Are Emergent Abilities of Large Language Models a Mirage?",
+                        authors=["Rylan Schaeffer", "Brando Miranda", "Sanmi Koyejo"],
+                        summary="Emergent abilities appear due to the metric chosen, not the model.")
+    typo = section("cccc-000", "Are Emerged Abilities of Large Language Models a Mirage?",
+                   authors=["Rylan Schaeffer", "Brando Miranda", "Sanmi Koyejo"],
+                   summary="Emergent abilities may be an artefact of the metric.")
+    schaeffer["venue"], schaeffer["year"] = "NeurIPS", 2023
+    unnamed = {**wei, "section_id": "dddd-000", "doc_id": "dddd", "authors": []}
+    sections = frame(wei, schaeffer, typo, unnamed)
+    scorer = PairScorer(sections, embed_sections(sections, use), 0.5)
+    assert english_title_similarity(schaeffer["title"], typo["title"]) == TITLE_CONFLICT_SIMILARITY
+    assert scorer.score(1, 2) >= 0.55
+    assert scorer.score(0, 1) < 0.55 and scorer.score(0, 2) < 0.55
+    assert scorer.score(0, 1) == pytest.approx(scorer.score(3, 1) - AUTHOR_CONFLICT_PENALTY)

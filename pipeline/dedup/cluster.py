@@ -289,8 +289,12 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
         log.debug("dedup: %d title-neighbour pairs", len(found[-1]))
     on_step("title_neighbours")
     doc_codes = _int_array(scorer.doc_code)
-    for key in (scorer.arxiv_code, scorer.folded_code):  # equal codes: equal keys
-        key_pairs = [p for members in _key_groups(key) for p in _key_pairs(members, doc_codes)]
+    # equal codes: equal keys; a short name and the titles it opens or abbreviates (one code
+    # space: a section's name and initials are two of its rows)
+    names = np.concatenate([scorer.name_code, scorer.initials_code])
+    for key, rows in ((scorer.arxiv_code, None), (scorer.folded_code, None), (names, n)):
+        key_pairs = [p for members in _key_groups(key)
+                     for p in _key_pairs(members if rows is None else sorted({m % rows for m in members}), doc_codes)]
         pairs = np.array(key_pairs, dtype=np.int64).reshape(-1, 2)
         found.append(_pair_keys(pairs[:, 0], pairs[:, 1], n))
         del key_pairs, pairs

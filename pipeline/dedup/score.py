@@ -10,6 +10,7 @@ integer codes (:func:`_codes`, Arrow dictionary encoding) so that scoring is num
 
 from __future__ import annotations
 
+import functools
 import logging
 import operator
 from collections.abc import Callable, Iterable, Sequence
@@ -21,6 +22,7 @@ import pyarrow as pa
 from .embed import SectionEmbeddings
 from .titles import (
     _CJK,
+    ALIAS_SIMILARITY,
     _chinese_pair_similarity,
     _english_ratio,
     _folded,
@@ -28,6 +30,8 @@ from .titles import (
     _ratio_upper_bounds,
     _titles,
     english_title_similarity,
+    name_keys,
+    same_authors_title_similarity,
 )
 
 log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
@@ -42,6 +46,11 @@ AUTHOR_BONUS = 0.10
 AUTHOR_MIN_OVERLAP = 0.5
 
 VENUE_CONFLICT_PENALTY = 0.10
+
+#: Subtracted when both mentions list authors by Latin names and no surname is shared: two
+#: papers of one title words ("Emergent Abilities of …" and "Are Emergent Abilities of … a
+#: Mirage?"). Calibrated on the development split of the real-world corpus (bench/README.md).
+AUTHOR_CONFLICT_PENALTY = 0.20
 
 YEAR_CONFLICT_PENALTY = 0.10
 
@@ -388,6 +397,7 @@ class PairScorer:
         # coding every section would
         self.folded_code, folded_table, fold_of_title = _folded_codes(title_code, self._title_table)
         self.title_code = title_code
+        self.name_code, self.initials_code, self._bare_name = self._name_codes(title_code, self._title_table)
         self.folded_zh_code, self._zh_table, _ = _folded_codes(zh_code, zh_table)
         del zh_code, zh_table
         # the fold of each English title ("" when empty), the strings of folded_table shared
@@ -447,6 +457,28 @@ class PairScorer:
         zh_code, ids = _first_appearance(raw)
         strings = list(zh_id)
         return title_code, title_table, zh_code, [strings[k] for k in ids.tolist()]
+
+    @staticmethod
+    def _name_codes(title_code: np.ndarray, table: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(name_code, initials_code, bare)`` per section from its English title
+        (:func:`~pipeline.dedup.titles.name_keys`): int64 ``(n,)`` codes of the short name and of
+        its initials in one code space (``-1``: none) and bool ``(n,)``, the title is the name alone."""
+        ids: dict[str, int] = {}
+        keys = [name_keys(t) for t in table]
+        name = np.array([ids.setdefault(k, len(ids)) if k else -1 for k, _, _ in keys] + [-1], dtype=np.int64)
+        initials = np.array([ids.setdefault(k, len(ids)) if k else -1 for _, k, _ in keys] + [-1], dtype=np.int64)
+        bare = np.array([b for _, _, b in keys] + [False], dtype=bool)
+        at = np.where(title_code >= 0, title_code, len(table))  # no title: the trailing "none" entry
+        return name[at], initials[at], bare[at]
+
+    def _aliases(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Whether one section of each pair is titled by a short name alone that is the other's
+        name or initials: bool ``(len(a),)``."""
+        out = np.zeros(len(a), dtype=bool)
+        for x, y in ((a, b), (b, a)):
+            name = self.name_code[x]
+            out |= self._bare_name[x] & (name >= 0) & ((name == self.name_code[y]) | (name == self.initials_code[y]))
+        return out
 
     @staticmethod
     def _summary_present(sections: pd.DataFrame, column: Callable[[str], list]) -> np.ndarray:
@@ -553,7 +585,7 @@ class PairScorer:
         cross = np.flatnonzero(~by_string)  # no title pair in one language: title vectors across
         if cross.size:
             title_sim[cross] = self._cross_title_cosines(a[cross], b[cross])
-        bonus = self._author_bonus(a, b)
+        overlap = self._author_overlap(a, b)
         exact_title = by_string
         if exact_from is not None and 0.0 <= self.w <= 1.0 and by_string.any():  # score monotone in title_sim
             # ever tighter and dearer upper bounds of the title similarity (Indel ratio, then the
@@ -564,28 +596,39 @@ class PairScorer:
                 bound = np.fmax(self._pair_sims(ea, eb, en & exact_title, en_table, en_fn),
                                 self._pair_sims(za, zb, zh & exact_title, self._zh_table, zh_fn))
                 title_sim = np.where(exact_title, bound, title_sim)
-                exact_title = exact_title & (self._combine(a, b, cos, title_sim, bonus) >= exact_from)
+                exact_title = exact_title & (self._combine(a, b, cos, title_sim, overlap) >= exact_from)
                 if not exact_title.any():
                     break
         if exact_title.any():
-            title_sim[exact_title] = np.fmax(
-                self._pair_sims(ea, eb, en & exact_title, self._title_table, self._english_sims),
+            # English titles of mentions naming the same authors: a substituted word is no conflict
+            same = np.nan_to_num(overlap, nan=0.0) >= AUTHOR_MIN_OVERLAP
+            title_sim[exact_title] = np.fmax(np.fmax(
+                self._pair_sims(ea, eb, en & exact_title & ~same, self._title_table, self._english_sims),
+                self._pair_sims(ea, eb, en & exact_title & same, self._title_table, self._same_author_sims)),
                 self._pair_sims(za, zb, zh & exact_title, self._zh_table, self._chinese_sims))[exact_title]
-        out[rest] = self._combine(a, b, cos, title_sim, bonus)
+        out[rest] = self._combine(a, b, cos, title_sim, overlap)
         return out
 
     def _combine(self, a: np.ndarray, b: np.ndarray, cos: np.ndarray, title_sim: np.ndarray,
-                 bonus: np.ndarray) -> np.ndarray:
-        """The score from its parts, in the order of the scalar formula (so bit-identical):
-        title similarity (NaN: none) weighted with the cosine, author bonus, venue and year
+                 overlap: np.ndarray) -> np.ndarray:
+        """The score from its parts: title similarity (NaN: none) weighted with the cosine,
+        author bonus or conflict (``overlap``: :meth:`_author_overlap`), venue and year
         penalties, clipped to [0, 1]."""
+        # a short name alone and a title that opens with it (an alias): the titles decide, as
+        # for a bare mention (the content vector is its title again): a list item naming a
+        # paper by its short name says little else
+        alias = self._aliases(a, b)
+        title_sim = np.where(alias, np.fmax(title_sim, ALIAS_SIMILARITY), title_sim)
         has_title = ~np.isnan(title_sim)
-        both_summaries = self._summary[a] & self._summary[b]
+        by_titles = alias | ~(self._summary[a] & self._summary[b])
         with np.errstate(invalid="ignore"):
             weighted = self.w * cos + (1.0 - self.w) * title_sim
-        # a bare mention: the content vector is its title again, the titles decide
-        score = np.where(has_title, np.where(both_summaries, weighted, title_sim), cos)
-        score = score + np.where(bonus, AUTHOR_BONUS, 0.0)
+        score = np.where(has_title, np.where(by_titles, title_sim, weighted), cos)
+        with np.errstate(invalid="ignore"):
+            score = score + np.where(overlap >= AUTHOR_MIN_OVERLAP, AUTHOR_BONUS, 0.0)
+            latin = self._latin_authors
+            score = score - np.where((overlap == 0) & latin[self.author_code[a]] & latin[self.author_code[b]],
+                                     AUTHOR_CONFLICT_PENALTY, 0.0)
         va, vb = self.venue_code[a], self.venue_code[b]
         score = score - np.where((va >= 0) & (vb >= 0) & (va != vb), VENUE_CONFLICT_PENALTY, 0.0)
         years = self._has_year[a] & self._has_year[b] & (np.abs(self._year[a] - self._year[b]) > 1)
@@ -633,6 +676,10 @@ class PairScorer:
         return [english_title_similarity(x, y) for x, y in zip(a, b, strict=True)]
 
     @staticmethod
+    def _same_author_sims(a: list[str], b: list[str]) -> list[float]:
+        return [same_authors_title_similarity(x, y) for x, y in zip(a, b, strict=True)]
+
+    @staticmethod
     def _english_ratios(a: list[str], b: list[str]) -> list[float]:
         return [_english_ratio(x, y) for x, y in zip(a, b, strict=True)]
 
@@ -640,13 +687,23 @@ class PairScorer:
     def _chinese_sims(a: list[str], b: list[str]) -> list[float]:
         return [_chinese_pair_similarity(*sorted((x, y))) for x, y in zip(a, b, strict=True)]
 
-    def _author_bonus(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Whether the author keys of each pair overlap by Jaccard >= :data:`AUTHOR_MIN_OVERLAP`
-        (both lists non-empty): bool ``(len(a),)``, computed once per distinct pair of lists."""
+    def _author_overlap(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Jaccard of the author keys of each pair: float64 ``(len(a),)``, NaN where a list is
+        empty, computed once per distinct pair of lists."""
         ca, cb = self.author_code[a], self.author_code[b]
-        sims = self._pair_values(ca, cb, (ca >= 0) & (cb >= 0), len(self._author_table), self._author_table.jaccard)
-        with np.errstate(invalid="ignore"):
-            return sims >= AUTHOR_MIN_OVERLAP
+        return self._pair_values(ca, cb, (ca >= 0) & (cb >= 0), len(self._author_table), self._author_table.jaccard)
+
+    @functools.cached_property
+    def _latin_authors(self) -> np.ndarray:
+        """Per author list code, whether all its keys are Latin (ASCII) surnames, and ``False``
+        last (for code ``-1``): bool ``(len(table) + 1,)``. Only two such lists can disagree:
+        names in two scripts share no key either way (:func:`_author_keys`)."""
+        table = self._author_table
+        out = np.zeros(len(table) + 1, dtype=bool)
+        if len(table) and table.ids.size:
+            ascii_key = np.fromiter((k.isascii() for k in table.keys), bool, len(table.keys))
+            out[:-1] = np.add.reduceat((~ascii_key[table.ids]).astype(np.int64), table.offsets[:-1]) == 0
+        return out
 
 
 

@@ -47,6 +47,44 @@ TITLE_INDEX_CACHE = 1 << 12
 
 
 
+#: A paper's short name, as articles write it alone or before its title's colon ("QLoRA",
+#: "Self-RAG", "SAM 3D", "Direct Preference Optimization"): at most this many words and characters.
+NAME_MAX_WORDS = 3
+NAME_MAX_CHARS = 30
+
+#: Title similarity of a mention titled only by a paper's short name and a full title that opens
+#: with that name, or with words whose initials spell it ("DPO" and "Direct Preference
+#: Optimization: Your Language Model is Secretly a Reward Model"): the name alone does not tell
+#: two papers of one name apart, so the content, authors, venue and year still count.
+#: Calibrated on the development split of the real-world corpus (bench/README.md, "Thresholds").
+ALIAS_SIMILARITY = 0.7
+
+_NAME_PART = re.compile(r"^\s*(?P<name>[^:：]+?)\s*[:：]\s*\S")
+
+
+def _is_name(s: str) -> bool:
+    words = s.split()
+    return 0 < len(words) <= NAME_MAX_WORDS and len(s) <= NAME_MAX_CHARS and _CJK.search(s) is None
+
+
+@functools.lru_cache(maxsize=65536)
+def name_keys(title: str) -> tuple[str, str, bool]:
+    """``(name, initials, bare)`` of an English title: ``name`` the folded short name
+    (:func:`pipeline.fields.fold_title`) when the whole title is one (``bare``) or opens it
+    before a colon, else ``""``; ``initials`` the lower-cased initials of a name of three or more
+    capitalised words (``dpo`` of "Direct Preference Optimization: …"), else ``""``. A bare name equal to
+    another title's name or initials is an alias of that title (:data:`ALIAS_SIMILARITY`)."""
+    if _is_name(title) and not _NAME_PART.match(title):
+        return fold_title(title), "", True
+    m = _NAME_PART.match(title)
+    if m is None or not _is_name(m.group("name")):
+        return "", "", False
+    name = m.group("name")
+    words = _WORD.findall(name)
+    initials = "".join(w[0] for w in words).casefold() if len(words) >= 3 and all(w[0].isupper() for w in words) else ""
+    return fold_title(name), initials, False
+
+
 def _titles(row: dict) -> tuple[str | None, str | None]:
     """``(English title, Chinese title)`` of a section; a ``title`` holding Chinese characters
     (a translated title filed as the title) counts as Chinese."""
@@ -114,6 +152,25 @@ def english_title_similarity(a: str, b: str) -> float:
         return TITLE_CONFLICT_SIMILARITY
     return ratio
 
+
+
+def same_authors_title_similarity(a: str, b: str) -> float:
+    """:func:`english_title_similarity` of two titles whose mentions name the same authors: a
+    word substituted on each side is then a typo or a rewording ("Emerged"/"Emergent",
+    "Sync"/"Sink"), so only a sequel marker caps the ratio (a sequel keeps its authors)."""
+    ratio = _english_ratio(a, b)
+    if ratio > TITLE_CONFLICT_SIMILARITY and _sequel_conflict(a, b):
+        return TITLE_CONFLICT_SIMILARITY
+    return ratio
+
+
+@functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
+def _sequel_conflict(a: str, b: str) -> bool:
+    """Whether the words one title has and the other lacks hold a sequel marker."""
+    wa, set_a, by_length_a = _word_index(a)
+    wb, set_b, by_length_b = _word_index(b)
+    return (any(_is_sequel_word(w) for w in _one_sided(wa, set_b, by_length_b))
+            or any(_is_sequel_word(w) for w in _one_sided(wb, set_a, by_length_a)))
 
 
 @functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
