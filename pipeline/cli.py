@@ -465,7 +465,8 @@ def export(out: Path, dest: Path) -> None:
     """Copy the published tables and dataset card (README.md) of OUT into the new folder DEST:
     what an analyst or a dataset hub needs, without run history, state or caches.
 
-    Exit 0; 2 when DEST exists and is not empty, or overlaps OUT; 3 when OUT has no published run
+    Exit 0; 2 when DEST exists and is not empty, overlaps OUT or lies inside the published run's
+    corpus (the next run would read it as articles); 3 when OUT has no published run
     or a run is writing it.
     """
     from .export import ExportRefused, NothingPublished, export

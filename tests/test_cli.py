@@ -485,3 +485,20 @@ def test_a_sigterm_after_the_publish_step_says_the_run_was_published(tmp_path: P
     assert result.exit_code == EXIT_TERMINATED, result.output
     assert "after it was published" in result.output and "nothing new was published" not in result.output
     assert published_run_id(out) is not None and (out / "papers.parquet").exists()
+
+
+def test_export_refuses_a_folder_inside_the_corpus(tmp_path: Path) -> None:
+    """The next run would read an export inside the corpus (its README.md) as an article: refused
+    with exit 2, as ``run`` refuses an output folder inside the corpus, and nothing is written."""
+    corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode()})
+    out = tmp_path / "out"
+    assert _invoke(corpus, "--out", out, "--quiet").exit_code == EXIT_OK
+    for dest in (corpus / "export", corpus / "deeper" / "export"):
+        result = CliRunner().invoke(cli, ["export", str(out), str(dest)], catch_exceptions=False)
+        assert result.exit_code == EXIT_USAGE
+        assert result.stderr == (f"error: the export folder {dest} is inside the corpus {corpus} of the run published "
+                                 f"in {out}: the next run would read its files (README.md) as articles; choose a "
+                                 "folder outside the corpus\n")
+    assert sorted(p.name for p in corpus.iterdir()) == ["a.txt"]
+    beside = CliRunner().invoke(cli, ["export", str(out), str(tmp_path / "export")], catch_exceptions=False)
+    assert beside.exit_code == EXIT_OK and (tmp_path / "export" / "README.md").is_file()
