@@ -380,6 +380,13 @@ def format_status(manifest: dict[str, Any], out: Path, running_pid: int | None =
         lines.append("  documents          " + ", ".join(f"{v} {k}" for k, v in statuses.items()))
     if counts:
         lines.append("  rows               " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    changes = manifest.get("changes") or _change_counts(out)
+    if changes:  # in the order of changes.parquet (the manifest's keys are sorted)
+        from .identity import CHANGE_KINDS
+
+        kinds = [k for k in CHANGE_KINDS if k in changes] + sorted(set(changes) - set(CHANGE_KINDS))
+        lines.append("  papers changed     " + ", ".join(f"{changes[k]} {k.replace('_', ' ')}" for k in kinds)
+                     + " (changes.parquet)")
     if errors is not None:
         failed = [e for e in errors if e.get("error_type") != "EmptyDocument"]
         known = {f.get("path"): f.get("known") for f in manifest.get("failed") or [] if isinstance(f, dict)}
@@ -403,12 +410,28 @@ def format_status(manifest: dict[str, Any], out: Path, running_pid: int | None =
     return "\n".join(lines)
 
 
+def _change_counts(out: Path) -> dict[str, int]:
+    """Rows of ``OUT/changes.parquet`` per kind of change (:data:`pipeline.identity.CHANGE_KINDS`,
+    each named), for a manifest without its ``changes``; empty when the table cannot be read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .identity import CHANGE_KINDS
+
+    try:
+        kinds = pq.read_table(out / "changes.parquet", columns=["change"])["change"].to_pylist()
+    except (OSError, KeyError, pa.ArrowException):
+        return {}
+    return {kind: kinds.count(kind) for kind in CHANGE_KINDS}
+
+
 @cli.command()
 @click.argument("out", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, default=False, help="Print the last run's manifest.json instead.")
 def status(out: Path, as_json: bool) -> None:
-    """Show what the last run published in OUT did: when, corpus, counts, files processed, reused
-    and removed, failed files, seconds per stage.
+    """Show what the last run published in OUT did: when, corpus, counts, papers added, removed,
+    merged, split and with changed fields, files processed, reused and removed, failed files,
+    seconds per stage.
 
     Exit 0; 2 when OUT is not a folder; 3 when no run has been published in it.
     """
@@ -442,7 +465,8 @@ def export(out: Path, dest: Path) -> None:
     """Copy the published tables and dataset card (README.md) of OUT into the new folder DEST:
     what an analyst or a dataset hub needs, without run history, state or caches.
 
-    Exit 0; 2 when DEST exists and is not empty, or overlaps OUT; 3 when OUT has no published run
+    Exit 0; 2 when DEST exists and is not empty, overlaps OUT or lies inside the published run's
+    corpus (the next run would read it as articles); 3 when OUT has no published run
     or a run is writing it.
     """
     from .export import ExportRefused, NothingPublished, export

@@ -8,24 +8,35 @@ The files are copied under the output folder's lock, so no run publishes while t
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
 
 from .card import CARD
 from .errors import PipelineError
-from .publish import TABLE_FILES, OutputLock, published_record
+from .publish import MANIFEST, TABLE_FILES, OutputLock, published_record
 
 #: What an export holds: the tables (``errors.parquet`` included) and the dataset card.
 EXPORTED_NAMES = (*TABLE_FILES, CARD)
 
 
 class ExportRefused(PipelineError):
-    """``DEST`` is not an empty or new folder, or overlaps ``OUT``."""
+    """``DEST`` is not an empty or new folder, overlaps ``OUT`` or lies inside the corpus."""
 
 
 class NothingPublished(PipelineError):
     """``OUT`` holds no run published in the current layout (run the pipeline on it first)."""
+
+
+def _published_corpus(out: Path) -> Path | None:
+    """The corpus of the run published in ``out`` (``manifest.json``'s ``corpus``), or None when
+    the manifest cannot be read or names none."""
+    try:
+        corpus = json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("corpus")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return Path(corpus) if isinstance(corpus, str) and corpus else None
 
 
 def export(out: str | Path, dest: str | Path) -> list[Path]:
@@ -35,7 +46,9 @@ def export(out: str | Path, dest: str | Path) -> list[Path]:
         the files written, in :data:`EXPORTED_NAMES` order.
 
     Raises:
-        ExportRefused: ``dest`` exists and is not an empty folder, or lies inside ``out`` or holds it.
+        ExportRefused: ``dest`` exists and is not an empty folder, lies inside ``out`` or holds it,
+            or lies inside the corpus of the published run (its manifest's ``corpus``; a relative
+            one is taken from the current folder).
         NothingPublished: ``out`` has no publish record (:func:`pipeline.publish.published_record`).
         pipeline.publish.OutputLocked: a run is writing ``out``.
         OSError: a file cannot be read or written.
@@ -44,6 +57,11 @@ def export(out: str | Path, dest: str | Path) -> list[Path]:
     real_out, real_dest = out.resolve(), dest.resolve()
     if real_dest.is_relative_to(real_out) or real_out.is_relative_to(real_dest):
         raise ExportRefused(f"the export folder {dest} and the output folder {out} overlap; choose another folder")
+    corpus = _published_corpus(out)
+    if corpus is not None and (real_dest.is_relative_to(corpus.resolve()) or corpus.resolve() == real_dest):
+        raise ExportRefused(f"the export folder {dest} is inside the corpus {corpus} of the run published in {out}: "
+                            f"the next run would read its files ({CARD}) as articles; choose a folder outside "
+                            "the corpus")
     if os.path.lexists(dest) and (not dest.is_dir() or dest.is_symlink() or any(dest.iterdir())):
         raise ExportRefused(f"{dest} exists and is not an empty folder; give a new or empty folder")
     if published_record(out) is None:

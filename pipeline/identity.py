@@ -5,15 +5,21 @@ Dedup (:func:`pipeline.dedup.cluster_all`) names each cluster by its *content id
 (:func:`pipeline.dedup.paper_id_for`: the arXiv id, else the folded title, else the first
 mention), which changes when a paper gains an arXiv id or a better title. The id a user sees is
 kept instead: :func:`assign` matches this run's clusters to the previous run's papers through
-their mentions (``section_id``), in this order:
+their mentions, in this order:
 
 1. each previous paper goes to the cluster that holds most of its surviving mentions (a split
-   keeps the id on the larger part; ties: the smaller content id);
+   keeps the id on the larger part; ties: the smaller content id). A mention survives when its
+   ``section_id`` is here again with the same text (:func:`text_hash`) or the same folded title
+   (:func:`title_hash`): a ``section_id`` is a document's id and an ordinal, so after a change of
+   segmentation (another version, another setting) it can name another paper's mention, which
+   must not carry the id over. A previous paper with no mention surviving so takes its mentions
+   whose text is here again under other ``section_id`` s (sections shifted within a document, the
+   untouched parts of an edited file), each previous mention paired with at most one of this run;
 2. a cluster that several previous papers go to keeps the oldest id (earliest ``since_run``;
    ties: more mentions shared, then the smaller id); the others become redirects (``merged``);
 3. a previous paper none of whose mentions is left (its file was edited: new ``doc_id``, new
-   ``section_id`` s) goes to a cluster still without an id whose content id is the paper's
-   content id at the previous run, or the paper's id itself;
+   ``section_id`` s, and new texts) goes to a cluster still without an id whose content id is the
+   paper's content id at the previous run, or the paper's id itself;
 4. any other cluster gets a new id: its content id unless an id of this run or a current id of
    the previous run has it (then that of its first mention, then a numbered one); ``split``
    when it holds mentions of a previous paper, else ``added``. A new id may be one that was
@@ -28,6 +34,9 @@ The ids of the published run live with it (:data:`MEMBERS_FILE`, :data:`HISTORY_
 tables, they are the previous run's exactly when its tables are the published ones; a run that
 never publishes leaves them unread. They are not in ``OUT/.pipeline/state``, a cache that
 ``--full`` ignores and a damaged file loses: ``--full`` reprocesses every file and keeps the ids.
+What :func:`load_previous` cannot read there it takes from the published tables, and what it
+reads it checks (:func:`_checked_history`), so no id is dropped that can be kept and no history
+row is published again that names no paper.
 """
 
 from __future__ import annotations
@@ -46,17 +55,29 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .dedup import paper_id_for
-from .publish import RUNS_DIR, published_run_id, run_folder
+from .fields import fold_title
+from .publish import MANIFEST, RUNS_DIR, published_run_id, run_folder
 from .write import CHANGES_SCHEMA, PAPER_IDS_SCHEMA, TableWriter
 
 log = logging.getLogger(__name__)
 
-#: The published run's mentions: ``section_id``, its ``paper_id`` and that paper's content id.
+#: The published run's mentions: ``section_id``, its ``paper_id``, that paper's content id, and
+#: the mention's :func:`text_hash` and :func:`title_hash` (null in a file of an earlier version).
 MEMBERS_FILE = "ids-members.parquet"
 #: The published run's ``paper_ids`` table, a copy kept in its run folder (the publish moves the
 #: table itself to the top of ``OUT``, where a user may replace or delete it).
 HISTORY_FILE = "ids-history.parquet"
-MEMBERS_SCHEMA = pa.schema([("section_id", pa.string()), ("paper_id", pa.string()), ("content_id", pa.string())])
+MEMBERS_SCHEMA = pa.schema([("section_id", pa.string()), ("paper_id", pa.string()), ("content_id", pa.string()),
+                            ("text_hash", pa.string()), ("title_hash", pa.string())])
+#: The columns a members file must have (the hashes came later: a file without them is read with
+#: them null, and its mentions match by ``section_id`` alone).
+MEMBERS_REQUIRED = ("section_id", "paper_id", "content_id")
+#: A mention's hashes (:func:`mention_hashes`).
+HASH_COLUMNS = ("text_hash", "title_hash")
+#: The sections' columns the hashes are made of.
+HASHED_COLUMNS = ("text", "title", "title_zh")
+#: Rows per batch when the sections are read for their hashes.
+HASH_BATCH = 16384
 #: Paper fields compared for ``field_changed`` (``summary`` is left out: it is filled in later
 #: from the longest mention, and a longer mention elsewhere changes it without news).
 TRACKED_FIELDS = ("title", "title_zh", "arxiv_id", "venue", "year", "award", "authors", "institutions", "urls")
@@ -91,55 +112,201 @@ class Assignment:
         return {kind: int(found.get(kind, 0)) for kind in CHANGE_KINDS}
 
 
-def load_previous(out_dir: Path) -> Previous:
-    """The ids of the run published in ``out_dir`` (empty when none).
+def text_hash(text: str | None) -> str | None:
+    """16 hex digits of SHA-256 of a section's text, stripped (None when it has none): equal for
+    the same mention whatever its ``section_id`` (not folded: the text is the document's own)."""
+    text = text.strip() if text else ""
+    return hashlib.sha256(text.encode()).hexdigest()[:16] if text else None
 
-    A published run without them (one of a version before these ids) gives its published
-    ``sections`` and ``papers`` instead: each paper under its id, taken as its content id (what
-    those versions published) and as issued by that run, so the ids it published stay. When
-    neither can be read (a deleted ``.pipeline``, damaged files), the ids start afresh, with a
-    warning. ``papers`` comes from ``OUT/papers.parquet``; unreadable, it is empty (no
-    ``field_changed`` rows) with a warning.
+
+def title_hash(title: str | None, title_zh: str | None = None) -> str | None:
+    """16 hex digits of SHA-256 of a section's folded title (:func:`pipeline.fields.fold_title`;
+    the Chinese title when it has no other), or None when it has neither."""
+    folded = fold_title(title or title_zh or "")
+    return hashlib.sha256(folded.encode()).hexdigest()[:16] if folded else None
+
+
+def mention_hashes(path: str | Path) -> pd.DataFrame:
+    """``section_id`` and the :data:`HASH_COLUMNS` of every section of a sections Parquet file
+    (one row per ``section_id``; its columns of :data:`HASHED_COLUMNS` it lacks count as null),
+    read :data:`HASH_BATCH` rows at a time.
+
+    Raises:
+        OSError, pyarrow.ArrowException: the file cannot be read; KeyError: it has no
+        ``section_id`` column.
     """
+    file = pq.ParquetFile(path)
+    names = set(file.schema_arrow.names)
+    if "section_id" not in names:
+        raise KeyError("section_id")
+    columns = ["section_id", *(c for c in HASHED_COLUMNS if c in names)]
+    ids: list[str] = []
+    texts: list[str | None] = []
+    titles: list[str | None] = []
+    for batch in file.iter_batches(batch_size=HASH_BATCH, columns=columns):
+        got = {name: batch.column(name).to_pylist() for name in columns}
+        none = [None] * batch.num_rows
+        ids += got["section_id"]
+        texts += [text_hash(t) for t in got.get("text", none)]
+        titles += [title_hash(t, z) for t, z in zip(got.get("title", none), got.get("title_zh", none), strict=True)]
+    frame = pd.DataFrame({"section_id": ids, "text_hash": texts, "title_hash": titles}, dtype=object)
+    return frame.dropna(subset=["section_id"]).drop_duplicates("section_id")
+
+
+def load_previous(out_dir: Path) -> Previous:
+    """The ids of the run published in ``out_dir`` (empty when none), checked.
+
+    The members come from the run folder's :data:`MEMBERS_FILE`; when it is missing (a version
+    before these ids) or cannot be read, from the published ``sections.parquet``: each paper
+    under its id, taken as its content id. The history comes from :data:`HISTORY_FILE`, else the
+    published ``paper_ids.parquet``, else each paper of the members as issued by that run. An
+    older layout without a publish record (plain files at the top of ``OUT``) is read the same
+    way, its run id the one its manifest names (else one made of its start time). When no members
+    can be read, the ids start afresh, with a warning, but the history read is kept: its ids
+    naming a paper are found again by their id (rule 3), the others stay as they were. The
+    history is checked against the members (:func:`_checked_history`). ``papers`` comes from
+    ``OUT/papers.parquet``; unreadable, it is empty (no ``field_changed`` rows) with a warning.
+    """
+    out_dir = Path(out_dir)
     run_id = published_run_id(out_dir)
-    if run_id is None:
-        return Previous()
-    folder = run_folder(out_dir, run_id)
+    folder = None if run_id is None else run_folder(out_dir, run_id)
+    if run_id is None:  # a plain older layout: its tables only
+        if not (out_dir / "sections.parquet").is_file():
+            return Previous()
+        run_id = _manifest_run_id(out_dir)
     try:
         papers = pq.read_table(out_dir / "papers.parquet", columns=["paper_id", *TRACKED_FIELDS]).to_pandas()
     except (OSError, KeyError, pa.ArrowException) as exc:
         log.warning("the previous papers table cannot be read (%s); changed fields are not listed", exc)
         papers = Previous().papers
+    members = _first_readable(run_id, [
+        (folder and folder / MEMBERS_FILE, _read_members),
+        (out_dir / "sections.parquet", _members_from_sections)])
+    history = _first_readable(run_id, [(folder and folder / HISTORY_FILE, _read_history),
+                                       (out_dir / "paper_ids.parquet", _read_history)])
+    if members is None:
+        log.warning("the paper ids of run %s cannot be read; paper ids start afresh%s", run_id,
+                    f" ({len(history)} ids of its history kept)" if history is not None and len(history) else "")
+        members = Previous().members
+        if history is None:
+            return Previous(papers=papers.iloc[:0])
+    if history is None:
+        ids = sorted(set(members["paper_id"]))
+        history = pd.DataFrame({"paper_id": ids, "current_id": ids, "since_run": run_id, "reason": "added"},
+                               columns=PAPER_IDS_SCHEMA.names, dtype=object)
+    return Previous(members, _checked_history(history, members, run_id), papers, run_id)
+
+
+def _first_readable(run_id: str, sources: list[tuple[Path | None, Any]]) -> pd.DataFrame | None:
+    """What the first of ``sources`` (path, reader) that exists and reads gives, or None; a
+    source that exists but cannot be read is warned about and the next one tried."""
+    for k, (path, read) in enumerate(sources):
+        if not path or not path.is_file():
+            continue
+        try:
+            return read(path)
+        except (OSError, KeyError, ValueError, pa.ArrowException) as exc:
+            rest = [p.name for p, _ in sources[k + 1:] if p and p.is_file()]
+            log.warning("the paper ids of run %s: %s cannot be read (%s)%s", run_id, path.name, exc,
+                        f"; reading {rest[0]} instead" if rest else "")
+    return None
+
+
+def _manifest_run_id(out_dir: Path) -> str:
+    """The run id an older layout's ``manifest.json`` names, else one made of its ``started_at``
+    (as run ids sort: by time), else the earliest possible one."""
     try:
-        if (folder / MEMBERS_FILE).exists() or not (out_dir / "sections.parquet").exists():
-            members = pq.read_table(folder / MEMBERS_FILE).to_pandas()
-            history = pq.read_table(folder / HISTORY_FILE).to_pandas()
-        else:  # published by a version before these ids
-            members = pq.read_table(out_dir / "sections.parquet", columns=["section_id", "paper_id"]).to_pandas()
-            members = members.dropna().assign(content_id=lambda f: f["paper_id"])
-            ids = sorted(set(members["paper_id"]))
-            history = pd.DataFrame({"paper_id": ids, "current_id": ids, "since_run": run_id, "reason": "added"})
-        _check_ids(members, history)
-    except (OSError, KeyError, ValueError, pa.ArrowException) as exc:
-        log.warning("the paper ids of run %s cannot be read (%s); paper ids start afresh", run_id, exc)
-        return Previous(papers=papers.iloc[:0])
-    return Previous(members, history, papers, run_id)
+        manifest = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = {}
+    manifest = manifest if isinstance(manifest, dict) else {}
+    if isinstance(manifest.get("run_id"), str) and manifest["run_id"]:
+        return manifest["run_id"]
+    started = "".join(ch for ch in str(manifest.get("started_at") or "")[:19] if ch.isdigit())
+    return f"{started[:8]}T{started[8:]}.000000Z-older" if len(started) == 14 else "00000000T000000.000000Z-older"
 
 
-def _check_ids(members: pd.DataFrame, history: pd.DataFrame) -> None:
-    """Raise ValueError unless the id files have their columns and no missing id (a file that
-    reads as Parquet can still be another file or an edited one)."""
-    for name, frame, columns, ids in (("members", members, ("section_id", "paper_id", "content_id"), ("paper_id",)),
-                                      ("history", history, ("paper_id", "current_id", "since_run", "reason"),
-                                       ("paper_id",))):
-        missing = [c for c in columns if c not in frame.columns]
-        if missing:
-            raise ValueError(f"the {name} file lacks the columns {missing}")
-        if any(frame[c].isna().any() for c in ids):
-            raise ValueError(f"the {name} file has a row without a paper_id")
+def _read_members(path: Path) -> pd.DataFrame:
+    """A :data:`MEMBERS_FILE`, its hash columns null when it has none.
+
+    Raises:
+        ValueError: it lacks a column of :data:`MEMBERS_REQUIRED` or a row has no ``section_id`` or
+            ``paper_id`` (a file that reads as Parquet can still be another file or an edited one).
+    """
+    members = pq.read_table(path).to_pandas()
+    missing = [c for c in MEMBERS_REQUIRED if c not in members.columns]
+    if missing:
+        raise ValueError(f"the members file lacks the columns {missing}")
+    if members[["section_id", "paper_id"]].isna().any(axis=None):
+        raise ValueError("the members file has a row without a section_id or paper_id")
+    for name in HASH_COLUMNS:
+        if name not in members.columns:
+            members[name] = None
+    return members[list(MEMBERS_SCHEMA.names)].astype(object)
 
 
-def assign(clusters: pd.DataFrame, previous: Previous, run_id: str) -> Assignment:
+def _members_from_sections(path: Path) -> pd.DataFrame:
+    """The members of a published ``sections.parquet``: each mention under its ``paper_id``, taken
+    as its content id, with its hashes."""
+    members = pq.read_table(path, columns=["section_id", "paper_id"]).to_pandas().dropna().astype(object)
+    members = members.assign(content_id=lambda f: f["paper_id"])
+    return members.merge(mention_hashes(path), on="section_id", how="left")[list(MEMBERS_SCHEMA.names)].astype(object)
+
+
+def _read_history(path: Path) -> pd.DataFrame:
+    """A ``paper_ids`` table (:data:`HISTORY_FILE` or the published one).
+
+    Raises:
+        ValueError: it lacks a column of :data:`pipeline.write.PAPER_IDS_SCHEMA`.
+    """
+    history = pq.read_table(path).to_pandas()
+    missing = [c for c in PAPER_IDS_SCHEMA.names if c not in history.columns]
+    if missing:
+        raise ValueError(f"the history file lacks the columns {missing}")
+    return history[list(PAPER_IDS_SCHEMA.names)].astype(object).where(history.notna(), None)
+
+
+def _checked_history(history: pd.DataFrame, members: pd.DataFrame, run_id: str) -> pd.DataFrame:
+    """``history`` made to agree with the previous papers (those of ``members``; with no members,
+    the ids the history names as papers), each fix warned about: a row without a ``paper_id``
+    and a second row of an id are dropped; a row naming as ``current_id`` an id that is no paper
+    is marked ``removed`` (its ``current_id`` null, ``since_run`` ``run_id``), so it is not
+    published again as a redirect to nothing; a paper's own row names the paper; a paper without
+    a row gets one, ``added`` in ``run_id``."""
+    history = history[list(PAPER_IDS_SCHEMA.names)].astype(object).where(history.notna(), None)
+    fixes = []
+    if history["paper_id"].isna().any():
+        fixes.append(f"{int(history['paper_id'].isna().sum())} row(s) without a paper_id dropped")
+        history = history[history["paper_id"].notna()]
+    if history["paper_id"].duplicated().any():
+        fixes.append(f"{int(history['paper_id'].duplicated().sum())} repeated row(s) of an id dropped")
+        history = history.drop_duplicates("paper_id")
+    if len(members):
+        current = set(members["paper_id"])
+    else:
+        current = set(history.loc[history["paper_id"] == history["current_id"], "paper_id"])
+    dangling = history["current_id"].notna() & ~history["current_id"].isin(current)
+    if dangling.any():
+        named = sorted(set(history.loc[dangling, "current_id"]))
+        fixes.append(f"{int(dangling.sum())} row(s) naming ids that are no paper ({', '.join(named[:5])}"
+                     f"{', ...' if len(named) > 5 else ''}) marked removed")
+        history.loc[dangling, ["current_id", "since_run", "reason"]] = [None, run_id, "removed"]
+    own = history["paper_id"].isin(current) & (history["current_id"] != history["paper_id"])
+    if own.any():
+        fixes.append(f"{int(own.sum())} row(s) of a paper naming another id made to name the paper")
+        history.loc[own, "current_id"] = history.loc[own, "paper_id"]
+    lacking = sorted(current - set(history["paper_id"]))
+    if lacking:
+        fixes.append(f"{len(lacking)} paper(s) without a row given one")
+        history = pd.concat([history, pd.DataFrame({"paper_id": lacking, "current_id": lacking, "since_run": run_id,
+                                                    "reason": "added"}, dtype=object)], ignore_index=True)
+    if fixes:
+        log.warning("the paper ids history of run %s disagrees with its papers: %s", run_id, "; ".join(fixes))
+    return history.sort_values("paper_id").reset_index(drop=True)
+
+
+def assign(clusters: pd.DataFrame, previous: Previous, run_id: str, mentions: pd.DataFrame | None = None
+           ) -> Assignment:
     """Stable ids for this run's clusters (the rules of the module docstring).
 
     Args:
@@ -147,6 +314,8 @@ def assign(clusters: pd.DataFrame, previous: Previous, run_id: str) -> Assignmen
             (list), and the :data:`TRACKED_FIELDS`.
         previous: :func:`load_previous`.
         run_id: this run's id (``since_run`` of what changes now).
+        mentions: ``section_id`` and the :data:`HASH_COLUMNS` of this run's sections
+            (:func:`mention_hashes`); None (or a null hash): mentions match by ``section_id`` alone.
 
     Returns:
         the :class:`Assignment`; ``history`` holds one row per id ever issued, ``current_id``
@@ -154,7 +323,11 @@ def assign(clusters: pd.DataFrame, previous: Previous, run_id: str) -> Assignmen
     """
     content = clusters["paper_id"].tolist()
     old_key = dict(zip(previous.members["paper_id"].tolist(), previous.members["content_id"].tolist(), strict=True))
-    shared = _shared(clusters, previous.members)
+    for paper_id, current_id in zip(previous.history["paper_id"].tolist(), previous.history["current_id"].tolist(),
+                                    strict=True):
+        if paper_id == current_id:  # a paper whose mentions are unknown (ids read afresh): found by its id
+            old_key.setdefault(paper_id, paper_id)
+    shared = _shared(clusters, previous.members, mentions)
     # 1. each previous paper to the cluster holding most of its mentions
     home = shared.sort_values(["paper_id", "n", "content_id"], ascending=[True, False, True]).drop_duplicates("paper_id")
     # 2. the oldest of the previous papers a cluster draws keeps its id
@@ -196,14 +369,39 @@ def assign(clusters: pd.DataFrame, previous: Previous, run_id: str) -> Assignmen
     return Assignment(ids, history, changes)
 
 
-def _shared(clusters: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
+def _shared(clusters: pd.DataFrame, members: pd.DataFrame, mentions: pd.DataFrame | None = None) -> pd.DataFrame:
     """Mentions shared by this run's clusters and the previous papers: ``content_id``,
-    ``paper_id`` (previous), ``n`` (>= 1), one row per pair that shares any."""
+    ``paper_id`` (previous), ``n`` (>= 1), one row per pair that shares any.
+
+    A mention is shared through its ``section_id`` when its text or its folded title is the one
+    the previous mention had (or a hash is unknown); a previous paper that shares none so shares
+    its mentions whose text hash a mention of this run not shared so has, each paired with one
+    (in ``section_id`` order within a hash)."""
     pairs = [(c, s) for c, ids in zip(clusters["paper_id"].tolist(), clusters["section_ids"].tolist(), strict=True)
              for s in ids]
-    mentions = pd.DataFrame(pairs, columns=["content_id", "section_id"], dtype=object)
-    joined = mentions.merge(members[["section_id", "paper_id"]].astype(object), on="section_id")
-    return joined.groupby(["paper_id", "content_id"]).size().rename("n").reset_index()
+    now = pd.DataFrame(pairs, columns=["content_id", "section_id"], dtype=object)
+    hashes = mentions if mentions is not None else pd.DataFrame(columns=["section_id", *HASH_COLUMNS])
+    now = now.merge(hashes[["section_id", *HASH_COLUMNS]].drop_duplicates("section_id").astype(object),
+                    on="section_id", how="left")
+    was = members.reindex(columns=["section_id", "paper_id", *HASH_COLUMNS]).astype(object)
+    was = was.where(was.notna(), None).reset_index(drop=True).rename_axis("member").reset_index()
+    joined = now.merge(was, on="section_id", suffixes=("", "_was"))
+    text_now, text_was = joined["text_hash"], joined["text_hash_was"]
+    title_now, title_was = joined["title_hash"], joined["title_hash_was"]
+    same = (text_now.isna() | text_was.isna() | (text_now == text_was)
+            | (title_now.notna() & (title_now == title_was)))
+    kept = joined[same.astype(bool)]
+    # previous papers none of whose mentions is kept: their mentions' texts, found again elsewhere
+    left = was[~was["paper_id"].isin(set(kept["paper_id"])) & was["text_hash"].notna()]
+    free = now[~now["section_id"].isin(set(kept["section_id"])) & now["text_hash"].notna()]
+    found = pd.DataFrame(columns=["content_id", "paper_id"])
+    if len(left) and len(free):
+        left = left.sort_values(["text_hash", "section_id", "member"])
+        free = free.sort_values(["text_hash", "section_id"])
+        found = (free.assign(k=free.groupby("text_hash").cumcount())
+                 .merge(left.assign(k=left.groupby("text_hash").cumcount()), on=["text_hash", "k"]))
+    both = pd.concat([kept[["content_id", "paper_id"]], found[["content_id", "paper_id"]]], ignore_index=True)
+    return both.astype(object).groupby(["paper_id", "content_id"]).size().rename("n").reset_index()
 
 
 def _new_id(content_id: str, first_mention: str, taken: set[str]) -> str:
@@ -289,7 +487,7 @@ def _text(value: Any) -> str | None:
 
 
 def stable_ids(section_paper_ids: pa.Array, papers: pa.Table, run_dir: Path,
-               metadata: dict[str, str]) -> tuple[pa.Array, pa.Table, dict[str, int]]:
+               metadata: dict[str, str], sections: Path | None = None) -> tuple[pa.Array, pa.Table, dict[str, int]]:
     """The runner's call, after dedup: give the run's clusters their stable ids, write
     ``paper_ids.parquet`` and ``changes.parquet`` (published tables) and the run's ids
     (:data:`MEMBERS_FILE`, :data:`HISTORY_FILE`) into ``run_dir``.
@@ -300,17 +498,21 @@ def stable_ids(section_paper_ids: pa.Array, papers: pa.Table, run_dir: Path,
             :data:`TRACKED_FIELDS`), any row order.
         run_dir: ``OUT/.pipeline/runs/<run_id>`` (the previous run's ids are read from ``OUT``).
         metadata: the tables' key-value metadata.
+        sections: a Parquet file of this run's sections (``section_id`` and the
+            :data:`HASHED_COLUMNS`), for the mentions' hashes (:func:`mention_hashes`); None:
+            no hashes (mentions match by ``section_id`` alone).
 
     Returns:
         ``(section_paper_ids, papers, counts)``: both with the stable ids, ``papers`` sorted by
         ``paper_id``; ``counts`` :meth:`Assignment.counts`.
 
     Raises:
-        OSError: a file cannot be written into ``run_dir``.
+        OSError: a file cannot be written into ``run_dir`` or ``sections`` read.
     """
     out_dir = run_dir.parents[len(Path(RUNS_DIR).parts)]
     clusters = papers.select(["paper_id", "section_ids", *TRACKED_FIELDS]).to_pandas()
-    done = assign(clusters, load_previous(out_dir), run_dir.name)
+    mentions = None if sections is None else mention_hashes(sections)
+    done = assign(clusters, load_previous(out_dir), run_dir.name, mentions)
     content = pa.array(list(done.ids), pa.string())
     stable = pa.array(list(done.ids.values()), pa.string())
     renamed = stable.take(pc.index_in(papers["paper_id"], value_set=content))
@@ -319,8 +521,14 @@ def stable_ids(section_paper_ids: pa.Array, papers: pa.Table, run_dir: Path,
     section_paper_ids = stable.take(pc.index_in(section_paper_ids, value_set=content))
     lists = papers["section_ids"].combine_chunks()
     parents = pc.list_parent_indices(lists)
-    members = pa.table({"section_id": pc.list_flatten(lists), "paper_id": papers["paper_id"].take(parents),
-                        "content_id": _content_of(papers["paper_id"], done.ids).take(parents)},
+    flat = pc.list_flatten(lists)
+    if mentions is None:
+        hashes = {name: pa.nulls(len(flat), pa.string()) for name in HASH_COLUMNS}
+    else:
+        at = pc.index_in(flat, value_set=pa.array(mentions["section_id"].tolist(), pa.string()))
+        hashes = {name: pa.array(mentions[name].tolist(), pa.string()).take(at) for name in HASH_COLUMNS}
+    members = pa.table({"section_id": flat, "paper_id": papers["paper_id"].take(parents),
+                        "content_id": _content_of(papers["paper_id"], done.ids).take(parents), **hashes},
                        schema=MEMBERS_SCHEMA)
     pq.write_table(members, run_dir / MEMBERS_FILE, compression="zstd")
     for name, frame, schema in (("paper_ids", done.history, PAPER_IDS_SCHEMA), ("changes", done.changes, CHANGES_SCHEMA)):

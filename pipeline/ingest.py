@@ -527,7 +527,8 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
     ``n_bytes`` come from the UTF-8 bytes of the header line and the row (the same cells under
     another header are another record). The file is decoded as any file (:func:`decode`). A row
     that names no paper and holds no text, has more cells than the header, or that the csv
-    module cannot read becomes a row with ``status="error"``. A file that cannot be read or
+    module cannot read becomes a row with ``status="error"``; a row with fewer cells than the
+    header is read with the missing cells empty, and its ``notes`` name the row and those fields. A file that cannot be read or
     decoded, or whose first record is data rather than a header (:func:`_missing_header`: no
     field names to read), is one error row; a file without data rows one ``empty`` row. Blank
     lines are skipped; a row of empty cells (``,,``) is an error row. Never raises for a bad
@@ -576,6 +577,11 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
             rows.append(row)
             continue
         cells = rec.cells
+        if len(cells) < len(header):
+            short = [h.strip() or f"column {i + 1}" for i, h in enumerate(header[len(cells):], start=len(cells))]
+            notes.append(f"csv: row {rec.n} has {len(cells)} cell(s) but the header names {len(header)}: "
+                         f"{', '.join(map(repr, short))} read as empty")
+            row.update(notes="; ".join(notes))
         record = formats.parse_record({
             name: next((cells[i] for i in idx if i < len(cells) and cells[i].strip()), cells[idx[0]])
             for name, idx in columns.items() if idx[0] < len(cells)})

@@ -736,7 +736,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     with bars.steps("clustering", CLUSTERING_STEPS) as step_done:  # the last step, fusion, ends with the block
         paper_ids, match_scores, papers, section_doc_ids = cluster_all(slims, vectors, config, scratch, content,
                                                                         on_step=step_done)
-        paper_ids, papers, changes = stable_ids(paper_ids, papers, run_dir, metadata)  # + paper_ids, changes
+        paper_ids, papers, changes = stable_ids(paper_ids, papers, run_dir, metadata, slims.path)  # + paper_ids, changes
         papers_of = paper_sets(section_doc_ids, paper_ids)
         del section_doc_ids
         candidates = copy_candidates(papers_of)

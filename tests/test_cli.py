@@ -43,6 +43,13 @@ ARTICLE = """机器之心报道
 
 论文摘要：本文研究标签噪声下的图神经网络，提出一种鲁棒的训练目标，在多个基准上取得更好结果。
 """
+THIRD_PAPER = """
+论文 3：Sparse Mixture of Experts for Speech Recognition
+
+论文地址：https://arxiv.org/abs/2403.01111
+
+论文摘要：本文提出一种稀疏专家混合模型，用于语音识别，在多个语音基准上降低了错误率。
+"""
 TITLES = ["Scaling Sparse Attention for Long Documents", "Robust Graph Neural Networks under Label Noise"]
 ARXIV_IDS = ["2401.01234", "2402.05678"]
 
@@ -419,7 +426,7 @@ def test_status_tells_what_the_last_run_did(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert _invoke(corpus, "--out", out, "--quiet").exit_code == EXIT_FAILED_FILES
     (corpus / "b.txt").unlink()
-    (corpus / "c.txt").write_text(ARTICLE + "\n完\n", encoding="utf-8")
+    (corpus / "c.txt").write_text(ARTICLE + THIRD_PAPER, encoding="utf-8")
     assert _invoke(corpus, "--out", out, "--quiet").exit_code == EXIT_FAILED_FILES
 
     result = CliRunner().invoke(cli, ["status", str(out)], catch_exceptions=False)
@@ -432,8 +439,17 @@ def test_status_tells_what_the_last_run_did(tmp_path: Path) -> None:
     assert "  failed files       1 (0 new, 1 known)" in text  # bad.txt failed on the same bytes last run
     assert "    known  bad.txt  [ingest] BinaryContent: could not decode bad.txt: BinaryContentError" in text
     assert "  seconds per stage" in text and "    total" in text
+    # papers by kind of change since the run before (changes.parquet): c.txt adds a third paper
+    changes = pd.read_parquet(out / "changes.parquet")
+    assert changes["change"].tolist() == ["added"]
+    assert "  papers changed     1 added, 0 removed, 0 merged, 0 split, 0 field changed (changes.parquet)" in text
     as_json = CliRunner().invoke(cli, ["status", str(out), "--json"], catch_exceptions=False)
     assert json.loads(as_json.stdout)["files"]["removed"] == ["b.txt"]
+    # a manifest without the counts (an older version's): they are counted in changes.parquet
+    older = {k: v for k, v in manifest.items() if k != "changes"}
+    (out / "manifest.json").write_text(json.dumps(older), encoding="utf-8")
+    again = CliRunner().invoke(cli, ["status", str(out)], catch_exceptions=False).stdout
+    assert "  papers changed     1 added, 0 removed, 0 merged, 0 split, 0 field changed (changes.parquet)" in again
 
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -469,3 +485,20 @@ def test_a_sigterm_after_the_publish_step_says_the_run_was_published(tmp_path: P
     assert result.exit_code == EXIT_TERMINATED, result.output
     assert "after it was published" in result.output and "nothing new was published" not in result.output
     assert published_run_id(out) is not None and (out / "papers.parquet").exists()
+
+
+def test_export_refuses_a_folder_inside_the_corpus(tmp_path: Path) -> None:
+    """The next run would read an export inside the corpus (its README.md) as an article: refused
+    with exit 2, as ``run`` refuses an output folder inside the corpus, and nothing is written."""
+    corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode()})
+    out = tmp_path / "out"
+    assert _invoke(corpus, "--out", out, "--quiet").exit_code == EXIT_OK
+    for dest in (corpus / "export", corpus / "deeper" / "export"):
+        result = CliRunner().invoke(cli, ["export", str(out), str(dest)], catch_exceptions=False)
+        assert result.exit_code == EXIT_USAGE
+        assert result.stderr == (f"error: the export folder {dest} is inside the corpus {corpus} of the run published "
+                                 f"in {out}: the next run would read its files (README.md) as articles; choose a "
+                                 "folder outside the corpus\n")
+    assert sorted(p.name for p in corpus.iterdir()) == ["a.txt"]
+    beside = CliRunner().invoke(cli, ["export", str(out), str(tmp_path / "export")], catch_exceptions=False)
+    assert beside.exit_code == EXIT_OK and (tmp_path / "export" / "README.md").is_file()

@@ -13,7 +13,16 @@ import pytest
 
 from pipeline.config import load_config
 from pipeline.dedup import paper_id_for
-from pipeline.identity import CHANGE_KINDS, HISTORY_FILE, MEMBERS_FILE, TRACKED_FIELDS, Previous, assign
+from pipeline.identity import (
+    CHANGE_KINDS,
+    HISTORY_FILE,
+    MEMBERS_FILE,
+    TRACKED_FIELDS,
+    Previous,
+    assign,
+    text_hash,
+    title_hash,
+)
 from pipeline.publish import RUNS_DIR
 from pipeline.runner import run
 
@@ -122,6 +131,30 @@ def test_a_new_paper_never_takes_an_id_in_use() -> None:
     done = assign(_clusters(("p-a", ["d5-000"]), ("p-x", ["d1-000"])), previous, NOW)
     assert done.ids["p-x"] == "p-a" and done.ids["p-a"] == paper_id_for(None, None, "d5-000")
     assert len(set(done.ids.values())) == 2
+
+
+def _mentions(**texts: str) -> pd.DataFrame:
+    """This run's mentions' hashes: section id -> the mention's text (its title the same)."""
+    return pd.DataFrame([(s.replace("_", "-"), text_hash(t), title_hash(t)) for s, t in texts.items()],
+                        columns=["section_id", "text_hash", "title_hash"])
+
+
+def test_a_section_id_naming_another_text_carries_no_id() -> None:
+    # another segmentation of d1: the mention of p-a is now d1-001, that of p-b d1-002, d1-000 a new paper's
+    previous = _previous({"p-a": ("p-a", ["d1-000"]), "p-b": ("p-b", ["d1-001"])})
+    previous.members = previous.members.assign(text_hash=[text_hash("A"), text_hash("B")],
+                                               title_hash=[title_hash("A"), title_hash("B")])
+    now = _mentions(d1_000="New", d1_001="A", d1_002="B")
+    clusters = _clusters(("c-new", ["d1-000"]), ("c-a", ["d1-001"]), ("c-b", ["d1-002"]))
+    done = assign(clusters, previous, NOW, now)
+    assert done.ids == {"c-new": "c-new", "c-a": "p-a", "c-b": "p-b"}
+    assert _changes(done) == [("added", "c-new", None)]
+    # without the hashes (a members file of an earlier version), the section ids decide, as before
+    unhashed = _previous({"p-a": ("p-a", ["d1-000"]), "p-b": ("p-b", ["d1-001"])})
+    assert assign(clusters, unhashed, NOW, now).ids == {"c-new": "p-a", "c-a": "p-b", "c-b": "c-b"}
+    # the same section id with its text changed but its title kept (a boundary moved) still carries it
+    moved = _mentions(d1_000="A").assign(text_hash=[text_hash("A and a line more")])
+    assert assign(_clusters(("c-a", ["d1-000"])), previous, NOW, moved).ids == {"c-a": "p-a"}
 
 
 def test_field_changes_name_the_field_and_both_values() -> None:
@@ -243,8 +276,7 @@ def test_adding_the_second_seed_article_changes_none_of_the_first_ones_ids(tmp_p
                for p in gained["paper_id"])
 
 
-def test_a_folder_published_before_these_ids_keeps_its_ids_and_damaged_ids_start_afresh(
-        tmp_path: Path, use_embedder, caplog) -> None:
+def test_a_folder_published_before_these_ids_keeps_its_ids(tmp_path: Path, use_embedder) -> None:
     first, second = sorted(p for p in require_seeds().iterdir() if p.is_file())[:2]
     corpus, out = tmp_path / "corpus", tmp_path / "out"
     corpus.mkdir()
@@ -260,19 +292,7 @@ def test_a_folder_published_before_these_ids_keeps_its_ids_and_damaged_ids_start
     history = _read(out, "paper_ids").set_index("paper_id")
     assert (history.loc[before["paper_id"], "since_run"] == old.run_id).all()
     assert now.manifest["changes"]["removed"] == 0 and now.manifest["changes"]["field_changed"] > 0
-    # damaged ids: a warning, and every paper gets its content id, as in a fresh folder
-    (out / RUNS_DIR / now.run_id / MEMBERS_FILE).write_bytes(b"PAR1 not parquet")
-    again = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
-    assert "paper ids start afresh" in caplog.text
-    papers = _read(out, "papers", ["paper_id", "arxiv_id", "title", "section_ids"])
-    assert [paper_id_for(a, t, s[0]) for a, t, s in zip(papers["arxiv_id"], papers["title"], papers["section_ids"],
-                                                         strict=True)] == papers["paper_id"].tolist()
-    assert again.manifest["changes"]["added"] == len(papers) and _read(out, "changes")["previous_run_id"].isna().all()
-    # a file that reads as Parquet but is not an ids file (other columns): the same warning
-    caplog.clear()
-    pq.write_table(pa.table({"a": [1, 2]}), out / RUNS_DIR / again.run_id / MEMBERS_FILE)
-    last = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
-    assert "lacks the columns" in caplog.text and last.manifest["changes"]["added"] == len(papers)
+    # (damaged ids files: test_ids_read_afresh_keep_the_history_and_damaged_members_are_read_from_the_sections)
 
 
 def test_a_json_line_or_csv_row_keeps_its_doc_id_when_other_lines_change(tmp_path: Path) -> None:
@@ -296,3 +316,129 @@ def test_a_json_line_or_csv_row_keeps_its_doc_id_when_other_lines_change(tmp_pat
         assert now["Paper 0"][0] == before[path]["Paper 0"] and now["Paper 3"][0] == before[path]["Paper 3"]
         assert now["Paper 1"][0] != before[path]["Paper 1"] and "Paper 2" not in now  # edited, deleted
         assert now["Paper 0"][1] == f"{path.name}#{2 if path == feed else 3}"  # its line number moved
+
+
+# --- segmentation shifts, damaged or inconsistent ids, older layouts (tiny corpora) --------------
+
+PAPERS = [("Scaling Sparse Attention for Long Documents", "2401.01234", "本文提出一种稀疏注意力方法，在长文档上显著降低计算开销。"),
+          ("Robust Graph Neural Networks under Label Noise", "2402.05678", "本文研究标签噪声下的图神经网络，提出一种鲁棒的训练目标。"),
+          ("Sparse Mixture of Experts for Speech Recognition", "2403.01111", "本文提出一种稀疏专家混合模型，用于语音识别。"),
+          ("Contrastive Pretraining for Tabular Data", "2404.02222", "本文提出表格数据的对比预训练方法，在多个基准上取得更好结果。")]
+
+
+def _article(papers: list[tuple[str, str, str]]) -> str:
+    """A news item listing ``papers`` (title, arXiv id, abstract), one section each."""
+    parts = ["机器之心报道\n\n今年的会议公布了几篇最佳论文。\n"]
+    for k, (title, arxiv, abstract) in enumerate(papers, 1):
+        parts.append(f"论文 {k}：{title}\n\n论文地址：https://arxiv.org/abs/{arxiv}\n\n论文摘要：{abstract}\n")
+    return "\n".join(parts)
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> tuple[Path, Path]:
+    """A corpus of two articles, a.txt (the first three PAPERS) and b.txt (the fourth), and an OUT."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text(_article(PAPERS[:3]), encoding="utf-8")
+    (corpus / "b.txt").write_text(_article(PAPERS[3:]), encoding="utf-8")
+    return corpus, tmp_path / "out"
+
+
+def _ids_by_title(out: Path) -> dict[str, str]:
+    papers = _read(out, "papers", ["paper_id", "title"])
+    return dict(zip(papers["title"], papers["paper_id"], strict=True))
+
+
+def _plain_row(history: pd.DataFrame, paper_id: str) -> list:
+    """A ``paper_ids`` row (indexed by ``paper_id``), None for a null."""
+    return [None if pd.isna(v) else v for v in history.loc[paper_id].tolist()]
+
+
+def test_papers_keep_their_ids_when_the_sections_of_a_file_shift(tiny, use_embedder) -> None:
+    """A section id is a document's id and an ordinal: when another segmentation (another version
+    of the segmenter, another setting) numbered a.txt's papers one further, the previous run's
+    section ids name other papers' mentions. Each paper keeps its own id, found by its text."""
+    corpus, out = tiny
+    first = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    before = _ids_by_title(out)
+    assert len(before) == 4
+    members_path = out / RUNS_DIR / first.run_id / MEMBERS_FILE
+    members = pq.read_table(members_path).to_pandas()
+    assert members["text_hash"].notna().all() and members["title_hash"].notna().all()
+    # as that segmentation left them: the mention of a.txt's paper k was its section k+1 (mod 3)
+    in_a = members["section_id"].str.startswith(members.loc[0, "section_id"][:16])
+    ordered = sorted(members.loc[in_a, "section_id"])
+    members.loc[in_a, "section_id"] = [ordered[(ordered.index(s) + 1) % 3] for s in members.loc[in_a, "section_id"]]
+    pq.write_table(pa.Table.from_pandas(members, preserve_index=False), members_path)
+    second = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    assert _ids_by_title(out) == before
+    assert second.manifest["changes"] == dict.fromkeys(CHANGE_KINDS, 0)
+    history = _read(out, "paper_ids")
+    assert sorted(history["paper_id"]) == sorted(before.values()) and (history["since_run"] == first.run_id).all()
+
+
+def test_history_rows_naming_no_paper_are_marked_removed_with_a_warning(tiny, use_embedder, caplog) -> None:
+    corpus, out = tiny
+    first = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    path = out / RUNS_DIR / first.run_id / HISTORY_FILE
+    history = pq.read_table(path).to_pandas()
+    kept = history.iloc[0]["paper_id"]
+    extra = pd.DataFrame([("p-redirected", "p-nowhere", first.run_id, "merged"),  # names an id that is no paper
+                          (kept, kept, first.run_id, "added")],  # a second row of an id
+                         columns=history.columns)
+    pq.write_table(pa.Table.from_pandas(pd.concat([history, extra]), preserve_index=False), path)
+    run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    assert ("disagrees with its papers: 1 repeated row(s) of an id dropped; 1 row(s) naming ids that are no paper "
+            "(p-nowhere) marked removed") in caplog.text
+    now = _read(out, "paper_ids").set_index("paper_id")
+    assert now.index.is_unique and len(now) == len(history) + 1
+    assert _plain_row(now, "p-redirected") == [None, first.run_id, "removed"]
+    assert set(now["current_id"].dropna()) == set(_ids_by_title(out).values())
+
+
+def test_ids_read_afresh_keep_the_history_and_damaged_members_are_read_from_the_sections(
+        tiny, use_embedder, caplog) -> None:
+    corpus, out = tiny
+    first = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    ids = _ids_by_title(out)
+    (corpus / "b.txt").unlink()  # its paper is removed: a row of the history names no paper now
+    second = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    gone = ids[PAPERS[3][0]]
+    assert second.manifest["changes"]["removed"] == 1
+    # damaged members: read from the published sections, with a warning; nothing changes
+    (out / RUNS_DIR / second.run_id / MEMBERS_FILE).write_bytes(b"PAR1 not parquet")
+    third = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    assert "ids-members.parquet cannot be read" in caplog.text and "reading sections.parquet instead" in caplog.text
+    assert third.manifest["changes"] == dict.fromkeys(CHANGE_KINDS, 0) and _ids_by_title(out) == {
+        t: ids[t] for t, _, _ in PAPERS[:3]}
+    # no members anywhere (damaged, the published sections deleted): the ids start afresh, and the
+    # history stays: the removed id is still listed, the others are found again by their ids
+    caplog.clear()
+    pq.write_table(pa.table({"a": [1, 2]}), out / RUNS_DIR / third.run_id / MEMBERS_FILE)
+    (out / "sections.parquet").unlink()
+    run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    assert "lacks the columns" in caplog.text and "paper ids start afresh (4 ids of its history kept)" in caplog.text
+    history = _read(out, "paper_ids").set_index("paper_id")
+    assert _plain_row(history, gone) == [None, second.run_id, "removed"]
+    assert (history.loc[[ids[t] for t, _, _ in PAPERS[:3]], "since_run"] == first.run_id).all()
+    assert _read(out, "changes").empty
+
+
+def test_a_plain_older_layout_keeps_its_ids(tiny, use_embedder) -> None:
+    """An output folder of the version before run folders (plain files at the top, no publish
+    record) keeps the ids it published: its sections give the papers, its manifest the run."""
+    import test_publish
+
+    corpus, out = tiny
+    first = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    ids = _ids_by_title(out)
+    test_publish._as_plain_older_version(out)
+    (corpus / "c.txt").write_text(_article([("Efficient Retrieval with Learned Indexes", "2405.03333",
+                                             "本文提出用学习索引加速检索，在大规模语料上降低延迟。")]), encoding="utf-8")
+    second = run(corpus, out, load_config(), embedder=use_embedder, progress=False)
+    assert {t: p for t, p in _ids_by_title(out).items() if t in ids} == ids
+    assert second.manifest["changes"] == {**dict.fromkeys(CHANGE_KINDS, 0), "added": 1}
+    changes = _read(out, "changes")
+    assert (changes["previous_run_id"] == first.run_id).all()
+    history = _read(out, "paper_ids").set_index("paper_id")
+    assert (history.loc[list(ids.values()), "since_run"] == first.run_id).all()

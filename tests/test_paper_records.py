@@ -333,3 +333,19 @@ def test_csv_a_row_of_empty_cells_is_an_error_row_and_a_blank_line_is_skipped(tm
     assert [(r["source_path"], r["status"]) for r in rows] == [
         ("rows.csv#2", "ok"), ("rows.csv#3", "error"), ("rows.csv#5", "ok")]
     assert "no text and no paper title" in rows[1]["error"]
+
+
+def test_csv_a_row_with_too_few_cells_is_read_and_its_note_names_the_row(tmp_path):
+    corpus, out = tmp_path / "corpus", tmp_path / "out"
+    corpus.mkdir()
+    (corpus / "short.csv").write_text("title,authors,venue,year\nSparse Codes for Widgets,Ann Lee,ICML,2023\n"
+                                      "Dense Widgets,Bo Chen\n", encoding="utf-8")
+    config = load_config()
+    config.run.workers = 1
+    run(corpus, out, config, progress=False)
+    docs = pd.read_parquet(out / "documents.parquet").set_index("source_path")
+    assert pd.isna(docs.loc["short.csv#2", "notes"])
+    assert docs.loc["short.csv#3", "status"] == "ok"
+    assert docs.loc["short.csv#3", "notes"] == "csv: row 3 has 2 cell(s) but the header names 4: 'venue', 'year' read as empty"
+    papers = pd.read_parquet(out / "papers.parquet")
+    assert sorted(papers["title"]) == ["Dense Widgets", "Sparse Codes for Widgets"]
