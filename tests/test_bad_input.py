@@ -132,6 +132,10 @@ def test_items_of_a_paper_label_and_a_linked_title_are_papers(probe_run: dict) -
     assert [t for t, _ in titles(PAPER_LABEL)] == expected
     docs = probe_run["documents"].set_index("source_path")
     assert docs.loc["paper_label.md", "n_sections"] == 2 and pd.isna(docs.loc["paper_label.md", "reason"])
+    # the same items numbered, each with its authors' metadata line under it
+    numbered = "".join(f"{k}. **Paper:** [{t}](https://arxiv.org/abs/2009.0673{k})\n   **Authors:** Ann Lee, Bo Chen\n"
+                       for k, t in enumerate(expected + ["Generative Adversarial Networks"], 1))
+    assert [t for t, _ in titles("# Reading list\n\n" + numbered)] == expected + ["Generative Adversarial Networks"]
     # a link's name after a label of the paper's address is no title
     assert titles("# Picks\n\n## Gated Attention for Large Language Models\n\n论文地址：[点击查看论文](https://arxiv.org/abs/2505.06708)\n") \
         == [("Gated Attention for Large Language Models", None)]
