@@ -24,6 +24,11 @@ Rules, in order (each later rule passes over what an earlier one dropped):
    Markdown or text file (not shown when the file is rendered: commented-out entries, editor
    notes); an opener inside prose or one never closed is text.
 
+   **LLM chatter** (``llm_chatter``): a closed ``<think>…</think>`` block of a reasoning
+   model, and the first sentence of a standalone line that opens with a chat assistant's
+   reply ("Here is the translation of …", "You're right, …", 您說得對, 好的，讓我們…; the
+   phrases of :data:`CHATTER_FILE`).
+
 1. **Line boilerplate**, one reason per kind, on standalone short lines anywhere:
 
    * ``repost_source`` — 文章来源于…, 本文转载自…, 轉載自…, 来源：公众号…, 本文首发于…, "Originally
@@ -32,10 +37,11 @@ Rules, in order (each later rule passes over what an earlier one dropped):
      dropped. A ``Source: <link>`` key-value line is the article's reference and is kept.
    * ``editor_credit`` — 责任编辑：..., "Editor: ...", "Edited by ..." (needs the separator).
    * ``caption`` — 图片来源：…, 圖／…, 图：…, 图1：…, 圖 2｜…, "Image credit: …", "Photo: …",
-     "Figure 1: …", a Markdown image line; a caption between a paper heading and its body is
+     "Figure 1: …", a line of images only (Markdown images, badges, HTML ``<img>``); a caption
+     between a paper heading and its body is
      dropped alone, the body stays.
    * ``share_prompt`` — 扫码关注, 长按识别二维码, 分享到, 點擊關注, 喜欢本文请点赞, "Follow us on …",
-     "Share this article".
+     "Share this article"; an invitation to a readers' group (交流群, 知识星球, 加小编微信).
    * ``newsletter`` — 订阅我们的周报, 訂閱電子報, "Subscribe to our newsletter", "Sign up for …".
    * ``copyright`` — 版权所有, 版權所有, 转载请联系, 未经授权禁止转载, 本站内容版权所有, 本文仅代表作者
      观点, "© 2025 … All rights reserved"; a licence line ("Licensed under CC BY 4.0") only
@@ -111,9 +117,12 @@ otherwise fit at 0.2–0.4, while related ones write "paper" and "papers".
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable
+from importlib import resources
 
 import pandas as pd
 
@@ -195,6 +204,10 @@ def front_matter_headline(dropped: list[dict]) -> str:
 #: An HTML comment that opens a line and is closed (a "<!--" inside prose, or one never closed,
 #: is text: a sentence about HTML must not hide the rest of the file).
 _HTML_COMMENT = re.compile(r"^[ \t]*<!--.*?-->", re.S | re.M)
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.S | re.I)
+
+#: Openings of a chat assistant's reply, one per line (``pipeline/data``).
+CHATTER_FILE = "llm_chatter.txt"
 #: Items of a related list without bullets (at the end of a document): at most this long, and
 #: at least ``RELATED_MIN_PLAIN_ITEMS`` of them.
 RELATED_ITEM_MAX_UNITS = 40
@@ -290,6 +303,10 @@ _SHARE_ANYWHERE = re.compile(
     r"|关注我们|關注我們|追踪我们|追蹤我們|\bfollow\s+us\b",
     re.IGNORECASE,
 )
+#: An invitation to a readers' community (交流群, 知识星球, 加小编微信): a promotion wherever it
+#: stands in a line of at most ``COMMUNITY_MAX_UNITS``; no paper is written about with these words.
+_COMMUNITY = re.compile(r"交流群|讨论群|討論群|粉丝群|粉絲群|知识星球|知識星球|(?:加|添加)(?:小编|小編)?微信")
+COMMUNITY_MAX_UNITS = 60
 #: A short line that both asks to subscribe and names what (a newsletter, the inbox...).
 _NEWSLETTER_ANYWHERE = re.compile(
     r"(?=.*\b(?:subscribe|sign\s+up)\b)(?=.*\b(?:newsletter|inbox|e-?mail|digest|weekly)\b)"
@@ -365,6 +382,11 @@ _TAGS = re.compile(
 )
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _MD_IMAGE = re.compile(r"^!\[[^\]]*\]\([^)]*\)$")
+#: A line of images only: Markdown images, linked images (badges: ``[![alt](img)](link)``) and
+#: HTML ``<img>`` tags, maybe inside layout tags (``<p align="center">``), at least one image.
+_IMAGES_ONLY = re.compile(
+    r"^(?=.*(?:!\[|<img\b))(?:\s*(?:!\[[^\]\n]*\]\([^)\n]*\)|\[!\[[^\]\n]*\]\([^)\n]*\)\]\([^)\n]*\)"
+    r"|<(?:img|/?(?:p|div|a|center|br|picture|source|figure)\b)[^>\n]*>))+\s*$", re.I)
 #: Separators of menu items; the second group also joins names and lists, so a line split by
 #: them is a menu only when one item is a menu word.
 _NAV_SEP = re.compile(r"\s*(?:[|｜丨>›»\t]|\s/\s)\s*")
@@ -470,7 +492,7 @@ def _repost_end(s: str) -> int | None:
 
 #: The longest line any single-line kind can be, in units; checked first, because some of the
 #: patterns scan the whole line and a 50,000-character paragraph took 20 s.
-LINE_KIND_MAX_UNITS = max(CAPTION_MAX_UNITS, PROMPT_MAX_UNITS, COPYRIGHT_MAX_UNITS, NAV_MAX_UNITS)
+LINE_KIND_MAX_UNITS = max(CAPTION_MAX_UNITS, PROMPT_MAX_UNITS, COPYRIGHT_MAX_UNITS, NAV_MAX_UNITS, COMMUNITY_MAX_UNITS)
 
 
 #: Characters of a line's head counted first by :func:`_line_kind`: a prefix never holds more
@@ -479,8 +501,29 @@ LINE_KIND_MAX_UNITS = max(CAPTION_MAX_UNITS, PROMPT_MAX_UNITS, COPYRIGHT_MAX_UNI
 LINE_KIND_HEAD_CHARS = 256
 
 
+@functools.cache
+def _chatter_phrases() -> tuple[str, ...]:
+    """The phrases of :data:`CHATTER_FILE`, NFKC-normalised and case-folded."""
+    text = resources.files(__package__).joinpath("data", CHATTER_FILE).read_text(encoding="utf-8")
+    return tuple(unicodedata.normalize("NFKC", ln.strip()).casefold()
+                 for ln in text.splitlines() if ln.strip() and not ln.startswith("#"))
+
+
+def _chatter_end(s: str) -> int | None:
+    """Length of the chat reply's sentence that opens line ``s`` (to its first sentence end, or
+    the whole line), or ``None`` when ``s`` does not open with a phrase of :data:`CHATTER_FILE`."""
+    body = _undecorated(s)
+    head = unicodedata.normalize("NFKC", body[:40]).casefold()
+    if not head.startswith(_chatter_phrases()):
+        return None
+    m = _CLAUSE_END.search(s, len(s) - len(body))
+    return m.end() if m is not None else len(s)
+
+
 def _line_kind(s: str, in_header: bool, in_footer: bool) -> str | None:
     """The boilerplate kind of one standalone line (``s`` is :func:`plain`), or ``None``."""
+    if s[:1] in "!<[" and _IMAGES_ONLY.match(s):
+        return "caption"
     if len(s) > LINE_KIND_HEAD_CHARS and text_units(s[:LINE_KIND_HEAD_CHARS]) > LINE_KIND_MAX_UNITS:
         return None
     units = text_units(s)
@@ -491,7 +534,7 @@ def _line_kind(s: str, in_header: bool, in_footer: bool) -> str | None:
         return "caption"
     if (_SHARE.match(body) and units <= PROMPT_MAX_UNITS) or (
         _SHARE_ANYWHERE.search(body) and units <= PROMPT_LOOSE_MAX_UNITS
-    ):
+    ) or (units <= COMMUNITY_MAX_UNITS and _COMMUNITY.search(body)):
         return "share_prompt"
     if (_NEWSLETTER.match(body) and units <= PROMPT_MAX_UNITS) or (
         units <= PROMPT_LOOSE_MAX_UNITS and _newsletter_anywhere(body)
@@ -564,6 +607,11 @@ def find_dropped(text: str, config: Config) -> list[dict]:
         for m in _HTML_COMMENT.finditer(text):
             add(m.start(), m.end(), "html_comment")
 
+    # 0c. a reasoning model's thinking, pasted with its answer
+    if "think>" in text:
+        for m in _THINK_BLOCK.finditer(text):
+            add(m.start(), m.end(), "llm_chatter")
+
     covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
     nonblank = [ln for ln in lines if not ln.blank and not covered(*trim_span(text, ln.start, ln.end))]
     n = len(nonblank)
@@ -580,6 +628,12 @@ def find_dropped(text: str, config: Config) -> list[dict]:
         if _continues_prose(prev_in_block[line.start], line):
             continue
         offset = line.text.index(line.stripped[0]) if line.stripped else 0
+        cut = _chatter_end(line.stripped)
+        if cut is not None:
+            add(line.start + offset, line.start + offset + cut, "llm_chatter")
+            if cut >= len(line.stripped):
+                done.add(i)
+            continue
         cut = _repost_end(line.stripped)
         if cut is not None and parse_key_value(s) is None:
             add(line.start + offset, line.start + offset + cut, "repost_source")

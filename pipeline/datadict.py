@@ -202,7 +202,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "doc_id": _DOC_REF,
         "char_start": _SPAN_START,
         "char_end": _SPAN_END,
-        "reason": "Why it was dropped: `front_matter`, `html_comment`, `repost_source`, `byline`, `editor_credit`, `share_prompt`, `copyright`, "
+        "reason": "Why it was dropped: `front_matter`, `html_comment`, `llm_chatter`, `repost_source`, `byline`, `editor_credit`, `share_prompt`, `copyright`, "
                   "`navigation`, `newsletter`, `related_list`, `caption`, `unrelated_leading`, "
                   "`unrelated_trailing`.",
         "text": "The dropped text (`documents.text[char_start:char_end]`).",

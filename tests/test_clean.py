@@ -973,3 +973,40 @@ def test_html_comments_in_markdown_are_dropped() -> None:
     assert comments == ["<!-- 1. *Old Entry Not Shown.* <br> Ann Lee\n<br> -->"]  # an unclosed one is text
     prose = "Start a comment with <!-- and the browser hides it.\n\n# Sparse Codes for Widget Parsing\n"
     assert not [d for d in find_dropped(prose, Config()) if d["reason"] == "html_comment"]
+
+
+def test_llm_chatter_is_dropped_with_its_reason() -> None:
+    """A reasoning model's <think> block and the opening sentence of a chat reply pasted into an
+    article are llm_chatter; the rest of that line and an article's own "Of course, …" stay."""
+    text = ("<think>\nThe user wants a translation. Let me translate it.\n</think>\n"
+            "Here is the translation of the article:\n\n"
+            "# NeurIPS 2024 Best Paper\n\n"
+            "您說得對，關於 NeurIPS 時間考驗獎還有更多值得探討的內容！該獎項已設立多年。\n\n"
+            "Alright, let's delve even deeper into the award! Here are the earlier winners.\n\n"
+            "Of course, the model has limits that the authors discuss at length.\n")
+    chatter = [d["text"] for d in find_dropped(text, Config()) if d["reason"] == "llm_chatter"]
+    assert chatter == [
+        "<think>\nThe user wants a translation. Let me translate it.\n</think>",
+        "Here is the translation of the article:",
+        "您說得對，關於 NeurIPS 時間考驗獎還有更多值得探討的內容！",
+        "Alright, let's delve even deeper into the award!",
+    ]
+
+
+def test_invitations_to_a_readers_group_are_share_prompts() -> None:
+    text = ("# CVPR 2025 最佳论文\n\n论文提出了一种新的三维重建方法，速度很快。\n\n"
+            ">>点击进入→具身智能之心技术交流群\n\n"
+            "更多干货,欢迎加入国内首个具身智能全栈学习社区具身智能之心知识星球(戳我)这里包含所有你想要的。\n\n"
+            "读者论文交流群,请加小编微信号:abc123。等你。\n")
+    prompts = [d["text"] for d in find_dropped(text, Config()) if d["reason"] == "share_prompt"]
+    assert prompts == [">>点击进入→具身智能之心技术交流群",
+                       "更多干货,欢迎加入国内首个具身智能全栈学习社区具身智能之心知识星球(戳我)这里包含所有你想要的。",
+                       "读者论文交流群,请加小编微信号:abc123。等你。"]
+
+
+def test_lines_of_images_only_are_captions() -> None:
+    badge = "[![sync-badge](https://hackmd.io/abc/badge)](https://hackmd.io/abc)"
+    img = '<p align="center"><img src="https://example.org/fig1.png" width="600"></p>'
+    text = f"# Notes on a paper\n\n{badge}\n\nThe paper proposes a method.\n\n{img}\n\n![](fig2.png) ![](fig3.png)\n\n<a href=\"https://x.org\">the code</a>\n"
+    captions = [d["text"] for d in find_dropped(text, Config()) if d["reason"] == "caption"]
+    assert captions == [badge, img, "![](fig2.png) ![](fig3.png)"]
