@@ -15,7 +15,7 @@ Method
    the Chinese title and the head of the summary (:func:`embedding_text`), through the
    configured :class:`pipeline.embed.Embedder` (L2-normalized, so a dot product is a cosine).
 2. **Candidates** (blocking). Pairs sharing an exact key (arXiv id; folded title,
-   :func:`pipeline.fields.fold_title`) plus each section's ``K_NEIGHBOURS`` nearest neighbours
+   :func:`pipeline.fields.fold_title`) or a short name (:func:`~pipeline.dedup.titles.name_keys`) plus each section's ``K_NEIGHBOURS`` nearest neighbours
    by cosine, plus the nearest titles across languages: each distinct (English, Chinese) title
    pair's ``TITLE_NEIGHBOURS`` nearest other pairs, each section with the first section of
    each (:func:`~pipeline.dedup.candidates._title_neighbour_keys`). Neighbours come from faiss:
@@ -26,9 +26,14 @@ Method
    computed by ``cydifflib``, the same algorithm compiled: equal ratios) of the
    folded English titles or of the folded Chinese titles (both in the target script), the
    higher when both exist; when neither pair of titles exists the score is the cosine alone.
-   Then ``+ AUTHOR_BONUS`` when the author lists overlap, ``- VENUE_CONFLICT_PENALTY`` when the
-   venues differ and ``- YEAR_CONFLICT_PENALTY`` when the years are more than one apart. An
-   equal arXiv id or an equal folded title (English or Chinese) scores 1.0. **Cannot-link**
+   Then ``+ AUTHOR_BONUS`` when the author lists overlap (and a word substituted between the
+   two English titles is then read as a typo, not a sibling paper), ``- AUTHOR_CONFLICT_PENALTY``
+   when two Latin author lists share no surname, ``- VENUE_CONFLICT_PENALTY`` when the venues
+   differ and ``- YEAR_CONFLICT_PENALTY`` when the years are more than one apart. A mention
+   titled only by a paper's short name and a title that opens with that name or its initials
+   ("QLoRA" and "QLoRA: Efficient …", "DPO" and "Direct Preference Optimization: …") are an
+   alias: scored by the titles alone, at least ``ALIAS_SIMILARITY``; such pairs are candidates
+   too. An equal arXiv id or an equal folded title (English or Chinese) scores 1.0. **Cannot-link**
    constraints: two sections of one document are not the same paper unless they share an exact
    key (one paper named twice in an article); two different arXiv ids never merge.
 4. **Clustering**: greedy average linkage. Candidate pairs are visited by descending score;
