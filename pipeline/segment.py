@@ -698,16 +698,33 @@ def _cell_text(cell: str) -> str:
     return "\n".join(plain(part).strip() for part in cell.split("\n") if plain(part).strip())
 
 
+#: Words by which an article speaks of the one paper it reports: its authors' doings ("we
+#: propose", 作者发现), "this paper", 该论文, 论文的主要内容.
+_ONE_PAPER = re.compile(
+    r"\b(?:this|the)\s+paper\b|\bin\s+this\s+(?:paper|work)\b|\bwe\s+(?:propose|present|introduce)\b"
+    r"|\bthe\s+(?:authors|researchers|research\s+team)\b"
+    r"|[该該这這此本]篇?论文|[该該这這此本]篇?論文|论文的主要|論文的主要|论文中|論文中"
+    r"|作者(?:们|們)?(?:提出|发现|發現|通过|通過|认为|認為|表示|指出)|研究团队|研究團隊",
+    re.I)
+_PDF_LINK = re.compile(r"\S+\.pdf\b", re.I)
+
+
 def _about_one_paper(text: str) -> bool:
     """Whether a document with no title anchor still reports a paper: it links exactly one
-    arXiv paper, or it speaks of papers (:data:`pipeline.candidates.ABOUT_PAPERS`) and one of
+    arXiv paper; or it speaks of papers (:data:`pipeline.candidates.ABOUT_PAPERS`) and one of
     its sentences gives an award of a venue edition ("won the NeurIPS 2024 best paper award": a
-    news item on an award paper). A venue named with its year alone is news about the
+    news item on an award paper); or it speaks of one paper (:data:`_ONE_PAPER`: "we propose",
+    "the authors", 该论文) or links one PDF (an explainer or a paper's page that never writes
+    the title as a heading). A venue named with its year alone is news about the
     conference (attendance, submissions, a call for papers), not a report of a paper."""
     arxiv = {a for a, _ in find_arxiv_ids(text)}
     if len(arxiv) == 1:
         return True
-    if arxiv or not ABOUT_PAPERS.search(text) or not find_award_label(text):
+    if arxiv:
+        return False
+    if _ONE_PAPER.search(text) or len(set(_PDF_LINK.findall(text))) == 1:
+        return True
+    if not ABOUT_PAPERS.search(text) or not find_award_label(text):
         return False
     return any(find_award_label(sentence) and _names_venue_year(sentence)
                for paragraph in text.split("\n") for sentence in split_sentences(paragraph))

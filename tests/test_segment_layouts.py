@@ -94,11 +94,14 @@ def test_enumerated_bilingual_headings_under_an_award_header():
 
 
 def test_chinese_subheadings_without_evidence_are_not_papers():
+    """The parts of an explainer are no papers: the explainer of one untitled paper ("作者提出")
+    is one untitled section; without a word of a paper's authors, no section."""
     text = (
         "一篇论文的深度解读\n\n一、研究背景\n\n大模型训练成本高昂，研究者一直在寻找新方法。\n\n"
         "二、核心方法\n\n作者提出了一种新的训练目标。\n\n三、实验结果\n\n在多个基准上取得提升。\n"
     )
-    assert titles(text) == []
+    assert titles(text) == [(None, None)]
+    assert titles(text.replace("作者提出了", "我们可以设计")) == []
 
 
 def test_bold_line_headings():
@@ -256,3 +259,13 @@ def test_labels_alone_after_the_papers_are_not_papers() -> None:
     )
     sections = segment_document(text, [])["sections"]
     assert [split_heading_title(s["heading"]) for s in sections] == [(MIRAGE, None), (QLORA, None)]
+
+
+def test_an_explainer_that_never_writes_its_papers_title_is_one_section():
+    """A page on one paper that names it by no heading is one section when it speaks of the
+    paper's authors or work, or links one PDF; conference news with the word "papers" is none."""
+    en = ("Notes on a new model\n\nThe model reads a few photos.\n\n"
+          "In this work the authors train a transformer on 3D data.\n\nIt is fast.\n")
+    pdf = "https://example.org/data/MODEL_CVPR25.pdf\n模型只看一堆照片。\n\n方法对比\n\n1.传统方法\n\n先收集照片。\n"
+    news = "Conference news\n\nThe conference received 10,000 papers this year.\n\nRegistration opens in May.\n"
+    assert [len(segment_document(t, [])["sections"]) for t in (en, pdf, news)] == [1, 1, 0]
