@@ -509,12 +509,19 @@ def _chatter_phrases() -> tuple[str, ...]:
                  for ln in text.splitlines() if ln.strip() and not ln.startswith("#"))
 
 
+@functools.cache
+def _chatter_initials(phrases: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(p[0] for p in phrases)
+
+
 def _chatter_end(s: str) -> int | None:
     """Length of the chat reply's sentence that opens line ``s`` (to its first sentence end, or
     the whole line), or ``None`` when ``s`` does not open with a phrase of :data:`CHATTER_FILE`."""
     body = _undecorated(s)
-    head = unicodedata.normalize("NFKC", body[:40]).casefold()
-    if not head.startswith(_chatter_phrases()):
+    phrases = _chatter_phrases()
+    if unicodedata.normalize("NFKC", body[:1]).casefold() not in _chatter_initials(phrases):
+        return None  # (most lines: one character looked at)
+    if not unicodedata.normalize("NFKC", body[:40]).casefold().startswith(phrases):
         return None
     m = _CLAUSE_END.search(s, len(s) - len(body))
     return m.end() if m is not None else len(s)
