@@ -51,6 +51,8 @@ TITLE_INDEX_CACHE = 1 << 12
 #: "Self-RAG", "SAM 3D", "Direct Preference Optimization"): at most this many words and characters.
 NAME_MAX_WORDS = 3
 NAME_MAX_CHARS = 30
+#: Shortest folded short name (a single letter names nothing).
+MIN_NAME_CHARS = 2
 
 #: Title similarity of a mention titled only by a paper's short name and a full title that opens
 #: with that name, or with words whose initials spell it ("DPO" and "Direct Preference
@@ -75,14 +77,14 @@ def name_keys(title: str) -> tuple[str, str, bool]:
     capitalised words (``dpo`` of "Direct Preference Optimization: …"), else ``""``. A bare name equal to
     another title's name or initials is an alias of that title (:data:`ALIAS_SIMILARITY`)."""
     if _is_name(title) and not _NAME_PART.match(title):
-        return fold_title(title), "", True
+        name = fold_title(title)
+        return (name, "", True) if len(name) >= MIN_NAME_CHARS else ("", "", False)
     m = _NAME_PART.match(title)
-    if m is None or not _is_name(m.group("name")):
+    if m is None or not _is_name(m.group("name")) or len(name := fold_title(m.group("name"))) < MIN_NAME_CHARS:
         return "", "", False
-    name = m.group("name")
-    words = _WORD.findall(name)
+    words = _WORD.findall(m.group("name"))
     initials = "".join(w[0] for w in words).casefold() if len(words) >= 3 and all(w[0].isupper() for w in words) else ""
-    return fold_title(name), initials, False
+    return name, initials, False
 
 
 def _titles(row: dict) -> tuple[str | None, str | None]:
