@@ -511,6 +511,52 @@ def _header_columns(header: list[str]) -> tuple[dict[str, list[int]], str | None
     return columns, note
 
 
+#: Columns that may change from row to row of one paper in an export of one author a row:
+#: the author's name, affiliation and place in the list (matched case-insensitively).
+PER_AUTHOR_COLUMNS = frozenset({
+    *paper_records.AUTHOR_FIELDS, *paper_records.INSTITUTION_FIELDS, "author_order", "author_position",
+    "author_rank", "position", "order", "rank", "email", "orcid", "author_id", "author_email", "作者顺序", "作者順序"})
+
+
+def _one_author_a_row(records: list[_CsvRecord], columns: dict[str, list[int]], width: int) -> list[list[_CsvRecord]]:
+    """The data records grouped into papers: consecutive records that differ only in the
+    :data:`PER_AUTHOR_COLUMNS`, with an author and a title cell, are one paper's rows in an
+    export of one author a row (a spreadsheet of a paper's authors); any other record is a group
+    of its own."""
+    author_cols = [i for name, idx in columns.items() if name.casefold() in PER_AUTHOR_COLUMNS for i in idx]
+    names = [i for name, idx in columns.items() if name.casefold() in paper_records.AUTHOR_FIELDS for i in idx]
+    titles = [i for name, idx in columns.items()
+              if name.casefold() in (*paper_records.TITLE_FIELDS, *paper_records.TITLE_ZH_FIELDS) for i in idx]
+    groups: list[list[_CsvRecord]] = []
+    key_of_last = None
+    for rec in records:
+        cells = rec.cells + [""] * (width - len(rec.cells))
+        usable = (names and titles and not rec.error and len(rec.cells) <= width and rec.raw.strip()
+                  and any(cells[i].strip() for i in titles) and any(cells[i].strip() for i in names))
+        key = tuple(c.strip() for i, c in enumerate(cells) if i not in author_cols) if usable else None
+        if key is not None and key == key_of_last:
+            groups[-1].append(rec)
+        else:
+            groups.append([rec])
+        key_of_last = key
+    return groups
+
+
+def _merged_record(group: list[_CsvRecord], columns: dict[str, list[int]], width: int) -> _CsvRecord:
+    """One record of a paper's rows (:func:`_one_author_a_row`): each per-author column's
+    distinct non-empty cells in row order, joined by ``"; "``; the other cells those of the
+    first row; the rows' text as in the file."""
+    if len(group) == 1:
+        return group[0]
+    rows = [rec.cells + [""] * (width - len(rec.cells)) for rec in group]
+    cells = list(rows[0])
+    for name, idx in columns.items():
+        if name.casefold() in PER_AUTHOR_COLUMNS:
+            for i in idx:
+                cells[i] = "; ".join(dict.fromkeys(c for r in rows if (c := r[i].strip())))
+    return _CsvRecord(group[0].n, "\n".join(rec.raw for rec in group), cells)
+
+
 def read_csv(source_path: str, abs_path: str) -> list[dict]:
     """Read a CSV file: one ``documents`` row per data row, each read by
     :func:`pipeline.formats.parse_record` as a dict of the header's names to the row's cells (a
@@ -522,8 +568,11 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
     the first non-empty cell among its columns, and each row's ``notes`` say so. A cell may be
     up to :data:`CSV_FIELD_LIMIT` characters.
 
+    Consecutive rows that differ only in their author columns (:data:`PER_AUTHOR_COLUMNS`: an
+    export of one author a row) are one record, the authors in row order, its ``notes`` say so.
+
     ``source_path`` is ``"<path>#<N>"`` with N the row's number as a spreadsheet shows it (the
-    header is row 1); ``raw_text`` is the row as in the file; ``doc_id``/``content_sha256``/
+    header is row 1; a record of several rows: its first); ``raw_text`` is the row as in the file; ``doc_id``/``content_sha256``/
     ``n_bytes`` come from the UTF-8 bytes of the header line and the row (the same cells under
     another header are another record). The file is decoded as any file (:func:`decode`). A row
     that names no paper and holds no text, has more cells than the header, or that the csv
@@ -560,12 +609,16 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
     header_raw = records[0].raw if records else ""
     delimiter = _csv_delimiter(header_raw)
     columns, header_note = _header_columns(header)
-    for rec in records[1:]:
+    for group in _one_author_a_row(records[1:], columns, len(header)):
+        rec = _merged_record(group, columns, len(header))
         if not rec.error and not rec.raw.strip():
             continue  # a blank line; a row of empty cells (",,") is an error row below
         label = f"{source_path}#{rec.n}"
         notes = [*decoded.notes, *([header_note] if header_note else [])]
-        swallowed = _rows_inside_cell(rec.raw, len(header), delimiter)
+        if len(group) > 1:
+            notes.append(f"csv: rows {group[0].n}-{group[-1].n} differ only in their author: one paper, "
+                         "read as one record with the authors in row order")
+        swallowed = _rows_inside_cell(rec.raw, len(header), delimiter) if len(group) == 1 else 0
         if swallowed:
             notes.append(f"csv: a quoted cell of this row spans lines of which {swallowed} read as rows of their "
                          "own (an unclosed quote?): they are read as part of the cell")

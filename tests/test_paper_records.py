@@ -287,6 +287,27 @@ def test_csv_a_cell_over_the_raised_limit_is_one_error_row(tmp_path):
     assert (rows[-1]["status"], rows[-1]["title"]) == ("ok", "Large Language Models as Optimizers")
 
 
+def test_csv_of_one_author_a_row_is_one_record_a_paper(tmp_path):
+    """Consecutive rows that differ only in their author columns are one paper (an export of one
+    author a row); a row that differs elsewhere (another year) is a paper of its own."""
+    text = ("title,author,affiliation,author_order,year,venue\n"
+            "Attention Is All You Need,Ashish Vaswani,Google Brain,1,2017,NeurIPS\n"
+            "Attention Is All You Need,Noam Shazeer,Google Brain,2,2017,NeurIPS\n"
+            "Attention Is All You Need,Niki Parmar,Google Research,3,2017,NeurIPS\n"
+            "Deep Residual Learning for Image Recognition,Kaiming He,Microsoft Research,1,2016,CVPR\n"
+            "Deep Residual Learning for Image Recognition,Xiangyu Zhang,Microsoft Research,2,2016,CVPR\n"
+            "Deep Residual Learning for Image Recognition,Shaoqing Ren,Microsoft Research,3,2017,CVPR\n")
+    rows = _read_csv(tmp_path, "authors.csv", text)
+    assert [r["source_path"] for r in rows] == ["authors.csv#2", "authors.csv#5", "authors.csv#7"]
+    fields = [json.loads(r["paper_record"]) for r in rows]
+    assert fields[0]["authors"] == ["Ashish Vaswani", "Noam Shazeer", "Niki Parmar"]
+    assert fields[0]["institutions"] == ["Google Brain", "Google Research"]
+    assert [f["authors"] for f in fields[1:]] == [["Kaiming He", "Xiangyu Zhang"], ["Shaoqing Ren"]]
+    assert rows[0]["notes"] == ("csv: rows 2-4 differ only in their author: one paper, read as one record "
+                                "with the authors in row order")
+    assert rows[0]["raw_text"].count("\n") == 2 and rows[2]["notes"] is None
+
+
 @pytest.mark.parametrize("sep", [";", "\t", "|"])
 def test_csv_delimiter_is_sniffed_from_the_header(tmp_path, sep):
     text = sep.join(["title", "authors", "year"]) + "\n" + sep.join(
