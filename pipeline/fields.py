@@ -200,8 +200,10 @@ VENUES: tuple[str, ...] = (
     *(_ACRONYM_VENUES := (
         "EACL", "COLING", "TACL", "ICASSP", "INTERSPEECH", "CIKM", "WSDM", "ICDM", "ICSE", "MICCAI",
         "ICRA", "IROS", "CoRL", "WACV", "BMVC", "TPAMI", "TMLR", "JMLR", "SIGGRAPH", "NDSS", "MLSys",
-        "SIGMOD", "VLDB", "UIST", "CHI",
+        "SIGMOD", "VLDB", "UIST", "CHI", "ICDE", "TKDE", "TOIS", "ICMR", "ICME", "ECIR", "RecSys",
+        "TIFS", "TNNLS", "IJCV", "TCSVT", "TOG", "GRSL", "ISBI", "ACCV",
     )),
+    "ACM MM",
 )
 
 _A = r"(?<![A-Za-z0-9.])"  # ASCII word start (CJK neighbours and "Workshop@NeurIPS" are fine), not inside a host name
@@ -281,6 +283,10 @@ _VENUE_ALIASES: dict[str, tuple[str, ...]] = {
     ),
     # venues known by their acronym alone (case-sensitive, as the others' acronyms)
     **{name: (_A + re.escape(name) + _Z,) for name in _ACRONYM_VENUES},
+    "ACM MM": (
+        _A + r"ACM[ \t]?MM" + _Z,
+        r"(?i:ACM\s+(?:International\s+Conference\s+on\s+)?Multimedia)",
+    ),
 }
 _VENUE_GROUPS = {f"v{i}": name for i, name in enumerate(_VENUE_ALIASES)}
 _VENUE_ALT = "|".join(
@@ -307,7 +313,7 @@ _VENUE_HINT = re.compile(
     r"(?=(?i:neurips|nips|neural\s|international\s|conference\s|computer\s|european\s|north\s"
     r"|association\s|empirical\s|knowledge\s|the\s+web\s|thewebconf|artificial\s|uncertainty\s)"
     r"|ICML|ICLR|CVPR|ICCV|ECCV|NAACL|ACL|EMNLP|AAAI|IJCAI|SIGKDD|KDD|SIGIR|WWW|COLT|UAI|AISTATS"
-    r"|神[经經]|[国國][际際]|[计計]算|[电電][脑腦]|[欧歐]洲|" + "|".join(map(re.escape, _ACRONYM_VENUES)) + ")"
+    r"|神[经經]|[国國][际際]|[计計]算|[电電][脑腦]|[欧歐]洲|ACM|" + "|".join(map(re.escape, _ACRONYM_VENUES)) + ")"
 )
 _YEAR4_AT = re.compile(_YEAR4)
 
@@ -318,7 +324,7 @@ _YEAR4_AT = re.compile(_YEAR4)
 _HINT_WORDS = ("neurips", "nips", "neural", "international", "conference", "computer", "european",
                "north", "association", "empirical", "knowledge", "thewebconf", "artificial", "uncertainty")
 _HINT_ACRONYMS = ("ICML", "ICLR", "CVPR", "ICCV", "ECCV", "NAACL", "ACL", "EMNLP", "AAAI", "IJCAI",
-                  "SIGKDD", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS", *_ACRONYM_VENUES)
+                  "SIGKDD", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS", "ACM", *_ACRONYM_VENUES)
 _HINT_HAN = tuple(a + b for a, b in (
     *[(x, y) for x in "神" for y in "经經"], *[(x, y) for x in "国國" for y in "际際"],
     *[(x, y) for x in "计計" for y in "算"], *[(x, y) for x in "电電" for y in "脑腦"],
