@@ -630,13 +630,25 @@ def _restated_headline(lines: list[Line]) -> str | None:
     return None
 
 
+#: A Markdown link to a paper's page or file: its text may be the paper's title.
+_PAPER_LINK = re.compile(
+    r"\[(?P<text>[^\[\]\n]{8,300})\]\((?P<url>https?://(?:arxiv\.org/(?:abs|pdf)/|openreview\.net/(?:forum|pdf)"
+    r"|aclanthology\.org/|\S+?\.pdf\b)[^)\s]*)\)", re.I)
+
+
 def _quoted_title(lines: list[Line]) -> str | None:
     """The first English title in quotation marks, 《》 or 「」 anywhere in a page about one
-    paper ("Official implementation of "<title>""), for its one section's heading; None when
-    there is none."""
+    paper ("Official implementation of "<title>""), else the first English title that links to
+    a paper's page or file (``[Title](https://openreview.net/forum?id=…)``), for its one
+    section's heading; None when there is none."""
     for line in lines:
         for m in _MENTION.finditer(line.text) if any(ch in line.text for ch in '《“"‘「『') else ():
             inner = m.group("book") or m.group("corner") or (m.group("quoted") or m.group("squoted")).rstrip(",.;:，。；：")
+            if _english_title(inner) and not _venue_heading(inner):
+                return inner
+    for line in lines:
+        for m in _PAPER_LINK.finditer(line.text) if "](" in line.text else ():
+            inner = m.group("text").strip()
             if _english_title(inner) and not _venue_heading(inner):
                 return inner
     return None
@@ -698,14 +710,38 @@ def _cell_text(cell: str) -> str:
     return "\n".join(plain(part).strip() for part in cell.split("\n") if plain(part).strip())
 
 
+#: Evidence that a page reports one piece of research, each kind counted once (see
+#: :func:`_one_paper_evidence`): strong kinds weigh 2, weak ones 1.
+_PAPER_FILE_LINK = re.compile(r"https?://\S+?\.pdf\b|openreview\.net/(?:forum|pdf)\?id=", re.I)
+_ABSTRACT_VOICE = re.compile(
+    r"\b(?:in\s+this\s+(?:paper|work)|we\s+(?:propose|introduce|present))\b"
+    r"|(?:本文|我们|我們|作者|团队|團隊|研究者|研究人员|研究人員)(?:首次|还|還|進一步|进一步)?提出", re.I)
+_AUTHOR_ROLE = re.compile(r"第一作者|通[讯訊]作者|共同一作|\b(?:corresponding|first|lead)\s+author\b", re.I)
+_WEAK_PAPER_WORD = re.compile(r"论文|論文|\bpaper\b", re.I)
+#: The evidence weight at which a page with no title anchor is about one paper.
+ONE_PAPER_EVIDENCE = 2
+
+
+def _one_paper_evidence(text: str) -> int:
+    """How strongly a page reads as a report of one paper: a link to a paper's file (a PDF,
+    an OpenReview page), the voice of an abstract ("In this paper we", "本文提出") and an
+    author's role (通讯作者, "corresponding author") weigh 2 each; a word for a paper weighs 1.
+    A byline (``作者：…``) and a word for papers alone do not make a report of one."""
+    score = 2 * sum(bool(p.search(text)) for p in (_PAPER_FILE_LINK, _ABSTRACT_VOICE, _AUTHOR_ROLE))
+    return score + bool(_WEAK_PAPER_WORD.search(text))
+
+
 def _about_one_paper(text: str) -> bool:
     """Whether a document with no title anchor still reports a paper: it links exactly one
-    arXiv paper, or it speaks of papers (:data:`pipeline.candidates.ABOUT_PAPERS`) and one of
+    arXiv paper; or it speaks of papers (:data:`pipeline.candidates.ABOUT_PAPERS`) and one of
     its sentences gives an award of a venue edition ("won the NeurIPS 2024 best paper award": a
-    news item on an award paper). A venue named with its year alone is news about the
-    conference (attendance, submissions, a call for papers), not a report of a paper."""
+    news item on an award paper); or, linking no arXiv paper, it carries the evidence of a
+    report on one paper (:func:`_one_paper_evidence`). A venue named with its year alone is news
+    about the conference (attendance, submissions, a call for papers), not a report of a paper."""
     arxiv = {a for a, _ in find_arxiv_ids(text)}
     if len(arxiv) == 1:
+        return True
+    if not arxiv and _one_paper_evidence(text) >= ONE_PAPER_EVIDENCE:
         return True
     if arxiv or not ABOUT_PAPERS.search(text) or not find_award_label(text):
         return False

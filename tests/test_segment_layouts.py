@@ -94,11 +94,26 @@ def test_enumerated_bilingual_headings_under_an_award_header():
 
 
 def test_chinese_subheadings_without_evidence_are_not_papers():
+    # the sub-headings are the parts of one explainer; the explainer ("作者提出", a paper) is
+    # one untitled section
     text = (
         "一篇论文的深度解读\n\n一、研究背景\n\n大模型训练成本高昂，研究者一直在寻找新方法。\n\n"
         "二、核心方法\n\n作者提出了一种新的训练目标。\n\n三、实验结果\n\n在多个基准上取得提升。\n"
     )
-    assert titles(text) == []
+    assert titles(text) == [(None, None)]
+    # without the voice of a report on one paper, the same page gives no section
+    assert titles(text.replace("作者提出了", "可以设计")) == []
+
+
+def test_page_reporting_one_paper_without_its_title_is_one_untitled_section():
+    abstract = ("Recent text-to-image models still make mistakes. In this paper we enrich the feedback "
+                "signal by marking implausible regions.\n\nWe collect feedback on 18K images.\n")
+    assert titles("CVPR 2024\n\n" + abstract) == [(None, None)]
+    # a byline and a word for papers are no report of one
+    assert titles("作者：许雅婷\n\n许多论文在反驳阶段扭转了结果。\n") == []
+    # a link to the paper's page gives the section its title
+    linked = abstract + f"\n- [{SEDD}](https://openreview.net/forum?id=abc)\n"
+    assert titles(linked) == [(SEDD, None)]
 
 
 def test_bold_line_headings():
