@@ -900,6 +900,10 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         context_linked.update(filter(None, (venue_from_url(u) for u in find_urls(text) if u not in in_sections)))
         per_section = Counter(v for urls in section_urls for v in set(map(venue_from_url, urls)) if v)
         context_linked.update({v: n for v, n in per_section.items() if 2 * n >= len(sections)})
+        if not context_linked and len(per_section) == 1 and min(per_section.values()) >= 2:
+            # the one venue edition that every proceedings link of a reading list names, from
+            # two papers or more, is the list's (the others link a preprint or a code host)
+            context_linked.update(per_section)
     if not venue_counts:  # no venue named in the context: the proceedings its context links to may
         for (venue, year), n in context_linked.items():
             venue_counts[venue] += n

@@ -271,3 +271,20 @@ def test_labels_alone_after_the_papers_are_not_papers() -> None:
     )
     sections = segment_document(text, [])["sections"]
     assert [split_heading_title(s["heading"]) for s in sections] == [(MIRAGE, None), (QLORA, None)]
+
+
+def test_reading_list_takes_the_one_venue_edition_its_proceedings_links_name():
+    from pipeline.segment import segment_document
+
+    items = [("Meta-Learning with Warped Gradient Descent", "https://iclr.cc/virtual_2020/poster_a.html"),
+             ("Your Classifier Is Secretly an Energy Based Model", "https://iclr.cc/virtual_2020/poster_b.html"),
+             ("On Mutual Information Maximization for Representation Learning", "https://arxiv.org/pdf/1907.13625.pdf"),
+             ("Unbiased Contrastive Divergence Estimation", "https://openreview.net/pdf?id=r1eyceSYPr"),
+             ("Deformable Kernels for Receptive Fields", "https://openreview.net/pdf?id=SkxSv6VFvS")]
+    text = "".join(f"+ {t} {u}\n" for t, u in items)
+    result = segment_document(text, find_dropped(text, Config()))
+    assert len(result["sections"]) == 5
+    assert (result["doc_venue"], result["doc_year"]) == ("ICLR", 2020)
+    # one paper's proceedings link names that paper's venue only
+    one = text.replace("https://iclr.cc/virtual_2020/poster_b.html", "https://github.com/x/y")
+    assert segment_document(one, find_dropped(one, Config()))["doc_venue"] is None
