@@ -299,9 +299,27 @@ def _classify(lines: list[Line]) -> list[str]:
             kinds.append("award_header")
         elif kv is not None:
             kinds.append("kv_title" if kv[0] == "title" else "kv")
+        elif _is_award_lead(s):
+            kinds.append("award_lead")
         else:
             kinds.append("body")
     return kinds
+
+
+#: Longest sentence that announces the award of the papers after it.
+MAX_AWARD_LEAD_CHARS = 100
+#: The heading level given to such a sentence: below every heading (1-6 Markdown, 7 bold).
+AWARD_LEAD_LEVEL = 8
+
+
+def _is_award_lead(s: str) -> bool:
+    """A short sentence ending in a colon that gives one award to the papers listed after it
+    ("此外，还有两篇论文获得了最佳论文亚军：", "The winners of the 2013 Test-of-Time Paper Award
+    are:"): it heads them like an award header. It names no paper itself (no quoted title), one
+    award class only (:func:`pipeline.fields.lead_award`), and no candidates or nominees."""
+    if not s.endswith((":", "：")) or len(s) > MAX_AWARD_LEAD_CHARS or any(ch in s for ch in "《》“”\"「」"):
+        return False
+    return lead_award(s) is not None and not _NOT_AWARDED.search(s)
 
 
 #: Candidate styles of Markdown headings.
@@ -795,6 +813,7 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
     venue_ctx: dict[int, tuple[str, int | None]] = {}  # heading level -> venue and year it names
     lead_ctx: tuple[str | None, int | None] = (None, None)  # the venue and year the lead names
     state = "lead"  # what non-section lines are, before the first anchor / after a header
+    award_headers = False  # an award header seen (an award lead sentence is none)
     heading: str | None = None
 
     def close() -> None:
@@ -846,9 +865,13 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             close()
             _enter_heading(venue_ctx, 7, line.stripped)
             add_context(line, "headline" if not context and state == "lead" and not sections else state)
-        elif kind == "award_header":
+        elif kind == "award_header" or (kind == "award_lead" and (award_raw is None or award_level == AWARD_LEAD_LEVEL)):
+            # (an award lead under an award header is that award's prose: the header holds)
+            if kind == "award_lead":  # a sentence, not a heading: every heading below ends it
+                level = AWARD_LEAD_LEVEL
             close()
             award_raw, award_level = line.stripped, level
+            award_headers = award_headers or kind == "award_header"
             _enter_heading(venue_ctx, level, line.stripped)
             add_context(line, "award_header")
             state = "award_intro"
@@ -924,7 +947,8 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
     doc_year = max(years)[1] if years else None
 
     # an article without award headers may give all its papers one award in its headline/lead
-    if not any(span["kind"] == "award_header" for span in context):
+    # (the papers under an award lead sentence keep that sentence's: pipeline.extract)
+    if not award_headers:
         lead = "\n".join([headline] + [text[span["char_start"] : span["char_end"]] for span in context
                                         if span["kind"] in ("headline", "lead")])
         label = lead_award(lead) if not _NOT_AWARDED.search(lead) else None  # nominated, shortlisted

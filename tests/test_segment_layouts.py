@@ -288,3 +288,19 @@ def test_reading_list_takes_the_one_venue_edition_its_proceedings_links_name():
     # one paper's proceedings link names that paper's venue only
     one = text.replace("https://iclr.cc/virtual_2020/poster_b.html", "https://github.com/x/y")
     assert segment_document(one, find_dropped(one, Config()))["doc_venue"] is None
+
+
+def test_award_lead_sentence_heads_the_papers_after_it():
+    from pipeline.segment import segment_document
+
+    text = (
+        "NeurIPS 2024 最佳论文出炉\n\n一共有两篇论文获得最佳论文奖:\n\n"
+        "由北京大学完成的《Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction》,论文一作为田柯宇。\n\n"
+        "此外,还有一篇论文获得了最佳论文亚军(Best Paper Runner-up):\n\n"
+        "由英伟达完成的《Guiding a Diffusion Model with a Bad Version of Itself》,论文一作为 Tero Karras。\n"
+    )
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert [s["ctx_award_raw"] for s in sections] == ["一共有两篇论文获得最佳论文奖:",
+                                                       "此外,还有一篇论文获得了最佳论文亚军(Best Paper Runner-up):"]
+    # the runner-up sentence is no part of the paper above it
+    assert "亚军" not in sections[0]["text"]
