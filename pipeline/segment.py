@@ -367,6 +367,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
         if kept >= 2 and 2 * kept >= len(run):
             chosen.update({cands[j].line: cands[j] for j in run if eligible[j]})
         run = [k] if k < len(cands) and cands[k].style != "plain" else []
+    _entries_with_notes(cands, scores, eligible, items, chosen)
     if log.isEnabledFor(logging.DEBUG):  # marked spans and near misses, not every plain line
         for c, p in zip(cands, scores, strict=True):
             if c.line not in chosen and (c.style != "plain" or p >= model.threshold / 4):
@@ -420,6 +421,51 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
             return {i: title if title else by_line.get(i) or Candidate(i, lines[i].stripped, "plain")
                     for i, title in starts.items()}
     return dict(sorted(chosen.items()))
+
+
+#: Fewest entries, and notes, of a list whose entries each may carry a note line.
+MIN_NOTED_ENTRIES = 3
+MIN_NOTES = 2
+
+
+def _entries_with_notes(cands: list[Candidate], scores, eligible: list[bool], items: list[int],
+                        chosen: dict[int, Candidate]) -> None:
+    """Entries of a list that each may carry a note line of another markup (a linked title, then
+    ``- what I liked about it``): in a stretch of ``items`` (indices into ``cands``) of two
+    styles where every item of one style (the notes) follows an item of the other (the
+    entries), and at least half of the entries have one, the style with the higher mean score
+    is the entries'. When at least two and at
+    least half of the entries are kept titles, every entry is one and no note is (``chosen`` is
+    updated in place)."""
+
+    def settle(stretch: list[int], entry: str | None, note: str | None) -> None:
+        if entry is None or note is None or entry == "plain":
+            return
+        entries = [k for k in stretch if cands[k].style == entry]
+        notes = [k for k in stretch if cands[k].style == note]
+        if len(entries) < MIN_NOTED_ENTRIES or len(notes) < MIN_NOTES or 2 * len(notes) < len(entries):
+            return
+        if sum(scores[k] for k in entries) / len(entries) <= sum(scores[k] for k in notes) / len(notes):
+            return
+        kept = sum(cands[k].line in chosen for k in entries)
+        if kept < 2 or 2 * kept < len(entries):
+            return
+        chosen.update({cands[k].line: cands[k] for k in entries if eligible[k]})
+        for k in notes:
+            chosen.pop(cands[k].line, None)
+
+    stretch: list[int] = []
+    entry = note = None
+    for k in items:
+        style, prev = cands[k].style, cands[stretch[-1]].style if stretch else None
+        if style == "plain" and cands[k].line not in chosen:
+            continue  # a line of prose (a note without list markup)
+        if stretch and (style == entry or (prev == entry and style == (note := note or style))):
+            stretch.append(k)
+            continue
+        settle(stretch, entry, note)
+        stretch, entry, note = [k], style, None
+    settle(stretch, entry, note)
 
 
 def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | None]:

@@ -304,3 +304,21 @@ def test_award_lead_sentence_heads_the_papers_after_it():
                                                        "此外,还有一篇论文获得了最佳论文亚军(Best Paper Runner-up):"]
     # the runner-up sentence is no part of the paper above it
     assert "亚军" not in sections[0]["text"]
+
+
+def test_linked_entries_with_note_lines_are_the_papers_not_their_notes():
+    entries = [("Multi2WOZ: A Robust Multilingual Dataset and Conversational Pretraining for Task-Oriented Dialog",
+                "use multilingual model as pre-trained starting point"),
+               ("Learning Dialogue Representations from Consecutive Utterances", None),
+               ("Fast and Light-Weight Answer Text Retrieval in Dialogue Systems",
+                "Comparison of the small retrieval models that can be used in production"),
+               ("Lightweight Transformers for Conversational AI", "Description of the pre-training procedure"),
+               ("Database Search Results Disambiguation for Task-Oriented Dialog Systems",
+                "How process multiple returned results from Database"),
+               ("KETOD: Knowledge-Enriched Task-Oriented Dialogue", "Based on knowledge generate chit-chat text in TOD")]
+    text = "### Notes from the conference\n"
+    for n, (title, note) in enumerate(entries):
+        text += f"[{title}](https://aclanthology.org/2022.naacl-main.{n + 10}/)\n"
+        if note:
+            text += f"- {note}\n"
+    assert [t for t, _ in titles(text)] == [t for t, _ in entries]
