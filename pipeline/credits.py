@@ -481,7 +481,7 @@ _TRAILING_PLACES = re.compile(r"\s*[（(](?P<places>[^()（）]{1,150})[)）]\s*
 #: Chinese personal names (2-3 characters) separated by commas or 、.
 _ZH_NAME_LIST = re.compile(r"[\u3400-\u9fff]{2,3}(?:\s*[,，、]\s*[\u3400-\u9fff]{2,3})*")
 #: Brackets after names that hold a note, not an affiliation: a year, an edition, a version.
-_NOT_PLACES = re.compile(r"\d{4}|\b(?:edition|version|ed\.|vol\.)", re.I)
+_NOT_PLACES = re.compile(r"\d{4}|\b(?:edition|version|ed\.|vol\.|tracks?|oral|spotlight|poster)\b|赛道|賽道", re.I)
 #: A Chinese "and others" after Latin names: 等, 等人, 等 30+ 位共同作者.
 _ZH_OTHERS = re.compile(r"\s*等(?:人|\s*\d+\s*\+?\s*(?:位|名)?\s*(?:共同)?作者)?\s*$")
 #: "and others" then the affiliations after a comma: "A 等，UW / AI2", "A 等人, 清华大学".
@@ -491,10 +491,15 @@ _PLACE_SEPS = re.compile(r"\s*[/／、;；,，]\s*")
 _CAMPUS_OF = re.compile(r"(?:University|Univ\.) of [A-Z][a-z]+(?: [A-Z][a-z]+)?")
 
 
+#: "and others" closing a list of affiliations: 等, 等机构, "etc.", "et al.".
+_PLACES_OTHERS = re.compile(r"\s*(?:等(?:机构|機構|单位|單位|高校)?|\betc\.?|\bet\s+al\.?)\s*$")
+
+
 def _split_places(text: str) -> list[str]:
     """The affiliations of a credit's bracket: split at ``/ 、 ; ,`` (full width too), a
     university's campus kept with it (``University of California, Berkeley``)."""
     places: list[str] = []
+    text = _PLACES_OTHERS.sub("", text)  # "Maryland / UBC 等": the others are unnamed
     for part in filter(None, (p.strip() for p in _PLACE_SEPS.split(text))):
         if places and _CAMPUS_OF.fullmatch(places[-1]) and re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", part):
             places[-1] = f"{places[-1]}, {part}"

@@ -649,6 +649,8 @@ def parse_key_value(line: str) -> tuple[str, str] | None:
         return None
     key = _lookup_key(m.group("key"))
     value = m.group("value").strip()
+    if value.endswith(">"):  # "Authors: A, B <br>": a line break of the markup, no part of the value
+        value = _TRAILING_BREAKS.sub("", value)
     if key is None or not value:
         return None
     if _KEY_DECOR.sub("", m.group("key")).strip().casefold() in GENERIC_PAPER_KEYS:
@@ -656,6 +658,8 @@ def parse_key_value(line: str) -> tuple[str, str] | None:
     return key, value
 
 
+#: HTML line breaks closing a metadata value.
+_TRAILING_BREAKS = re.compile(r"(?:\s*<br\s*/?>)+$", re.I)
 #: A value that stands for a missing one ("Paper: None", "Code: N/A", "论文：暂无").
 PLACEHOLDER_VALUE = re.compile(r"(?i:none|null|n/?a|tbd|tba|coming soon|-+|—+)|暂无|暫無|无|無|待定|待补充|待補充")
 

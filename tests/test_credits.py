@@ -322,3 +322,14 @@ def test_list_item_with_fields_set_off_by_html_breaks():
            "doc_venue": None, "doc_year": None, "lang": "en"}
     out = extract_fields(row, "zh-Hans", Config())
     assert (out["authors"], out["venue"], out["year"]) == (["Ann Lee", "Bo Chen", "Cy Diaz"], "SIGMOD", 2026)
+
+
+def test_credit_line_places_drop_their_others_and_track_notes():
+    from pipeline.credits import parse_credit_line
+
+    credit = parse_credit_line("Sander Schulhoff, Jeremy Pinto, Chenglei Si 等（Maryland / UBC 等）")
+    assert credit.authors == ["Sander Schulhoff", "Jeremy Pinto", "Chenglei Si"]
+    assert credit.institutions == ["Maryland", "UBC"]
+    # a track in the brackets is a note, not an affiliation
+    credit = parse_credit_line("Liwei Jiang, Yuanjun Chai, Margaret Li 等（D&B Track）")
+    assert credit.authors == ["Liwei Jiang", "Yuanjun Chai", "Margaret Li"] and credit.institutions == []

@@ -957,3 +957,20 @@ def test_split_affiliation_items(value, expected):
     from pipeline.names import split_affiliation_items
 
     assert split_affiliation_items(value) == expected
+
+
+def test_key_value_drops_a_trailing_html_line_break():
+    from pipeline.fields import parse_key_value
+
+    assert parse_key_value("* 論文作者: Ashish Vaswani, Illia Polosukhin <br>") == (
+        "authors", "Ashish Vaswani, Illia Polosukhin")
+    assert parse_key_value("Authors: A. Author<br/><BR>") == ("authors", "A. Author")
+
+
+def test_more_venue_acronyms_are_named():
+    from pipeline.fields import find_venue_years
+
+    assert [(v, y) for v, y, _, _ in find_venue_years("***ICDE 2026, CCF-A***")] == [("ICDE", 2026)]
+    assert [(v, y) for v, y, _, _ in find_venue_years("accepted by ACM MM 2026")] == [("ACM MM", 2026)]
+    assert [(v, y) for v, y, _, _ in find_venue_years("ACM Multimedia 2024")] == [("ACM MM", 2024)]
+    assert find_venue_years("an RSS feed of MM news") == []
