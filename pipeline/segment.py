@@ -14,7 +14,9 @@ A section runs from its anchor to the line before the next anchor, award header,
 (a ``参考链接：``-style key-value line, whose URL goes to ``doc_urls``) or a heading that is not a
 paper and is above the anchor's level or names a venue or an award. Award headers and the text
 after them up to the next anchor are context; the most recent award header gives
-``ctx_award_raw``, the nearest heading naming a venue and year ``ctx_venue``/``ctx_year``.
+``ctx_award_raw``, the nearest heading naming a venue and year ``ctx_venue``/``ctx_year``
+(``ctx_venue`` is ``""`` under a heading that takes the place of a venue heading at its level
+and names no known venue, "# CoRL … # RSS": its papers are another venue's, not the document's).
 
 Document venue and year (``doc_venue``, ``doc_year``) come from the venue mentions in the
 context text: the venue mentioned most often with a year, and its most frequent year; a venue
@@ -733,16 +735,39 @@ def _names_context(raw: str) -> bool:
     return _names_venue_year(s) or _is_award_header(s)
 
 
-def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw: str) -> None:
+#: A heading that is only an acronym (and a year): at a level of venue headings, a venue's name.
+_ACRONYM_HEADING = re.compile(r"(?P<venue>[A-Z][A-Z0-9&]{1,9})(?:\s*(?P<year>(?:19|20)\d\d))?")
+
+
+def _venue_levels(lines: list[Line]) -> frozenset[int]:
+    """The heading levels at which two headings or more name different venues (a guide with a
+    part per venue: "# CoRL", "# RSS", "# ICRA")."""
+    named: dict[int, set[str]] = {}
+    for line in lines:
+        level = _heading_level(line.stripped)
+        if level:
+            named.setdefault(level, set()).update(v for v, _, _, _ in find_venue_years(plain(line.stripped))[:1])
+    return frozenset(level for level, venues in named.items() if len(venues) >= 2)
+
+
+def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw: str,
+                   venue_levels: frozenset[int] = frozenset()) -> None:
     """A heading at ``level`` ends the context of the headings at its level and below; when it
     names a venue, that venue (and year) is the context of the sections under it."""
     level = level or 7
+    sibling = venue_ctx.get(level)
     for k in [k for k in venue_ctx if k >= level]:
         del venue_ctx[k]
     found = find_venue_years(plain(raw))
     if found:
         venue, year, _, _ = found[0]
         venue_ctx[level] = (venue, year)
+    elif sibling is not None and sibling[0] and level in venue_levels:
+        # a heading in the place of a venue heading, at a level of venue headings ("# CoRL" …
+        # "# RSS" … "# ICRA"), heads a part of another venue: the one its acronym names, else
+        # one not known here (the document's venue is not its papers')
+        m = _ACRONYM_HEADING.fullmatch(plain(raw).strip())
+        venue_ctx[level] = (m.group("venue"), int(m.group("year")) if m.group("year") else None) if m else ("", None)
 
 
 def _row_text(cand: Candidate) -> str:
@@ -860,6 +885,7 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
     lead_ctx: tuple[str | None, int | None] = (None, None)  # the venue and year the lead names
     state = "lead"  # what non-section lines are, before the first anchor / after a header
     award_headers = False  # an award header seen (an award lead sentence is none)
+    venue_levels = _venue_levels(lines) if sum(line.text.startswith("#") for line in lines) >= 2 else frozenset()
     heading: str | None = None
 
     def close() -> None:
@@ -918,7 +944,7 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             close()
             award_raw, award_level = line.stripped, level
             award_headers = award_headers or kind == "award_header"
-            _enter_heading(venue_ctx, level, line.stripped)
+            _enter_heading(venue_ctx, level, line.stripped, venue_levels)
             add_context(line, "award_header")
             state = "award_intro"
         elif kind == "reference":
@@ -932,7 +958,7 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             close()
             if level <= award_level:
                 award_raw, award_level = None, 99
-            _enter_heading(venue_ctx, level, line.stripped)
+            _enter_heading(venue_ctx, level, line.stripped, venue_levels)
             add_context(line, "headline" if not context and state == "lead" and not sections else state)
         elif current is not None:
             current.append(line)
@@ -1080,8 +1106,9 @@ def explode_sections(documents: pd.DataFrame) -> pd.DataFrame:
     for doc in documents.itertuples(index=False):
         for sec in doc.sections:
             # the venue of the nearest heading above the section, else the document's
-            venue = sec.get("ctx_venue") or doc.doc_venue
-            year = sec.get("ctx_year") if sec.get("ctx_venue") else doc.doc_year
+            ctx_venue = sec.get("ctx_venue")
+            venue = (ctx_venue or None) if ctx_venue is not None else doc.doc_venue
+            year = sec.get("ctx_year") if ctx_venue is not None else doc.doc_year
             rows.append({
                 "section_id": f"{doc.doc_id}-{sec['ordinal']:03d}",
                 "doc_id": doc.doc_id,

@@ -322,3 +322,24 @@ def test_linked_entries_with_note_lines_are_the_papers_not_their_notes():
         if note:
             text += f"- {note}\n"
     assert [t for t, _ in titles(text)] == [t for t, _ in entries]
+
+
+def test_parts_per_venue_take_their_heading_venue_not_the_documents():
+    from pipeline.segment import segment_document
+
+    text = (
+        "# CoRL\n- 2024 best paper, PoliFormer: Scaling On-Policy RL with Transformers Results in Masterful Navigators, "
+        "[arXiv](https://arxiv.org/abs/2406.20083)\n\n"
+        "# RSS\n- 2023 best paper, Time Optimal Ergodic Search for Robot Exploration, "
+        "[arXiv](https://arxiv.org/abs/2301.00001)\n\n"
+        "# ICRA\n- 2024 best paper, Goal Masked Diffusion Policies for Unified Navigation, "
+        "[arXiv](https://arxiv.org/abs/2310.07896)\n\n"
+        "# Graphics\n- 2024 SIGGRAPH Best Paper, Repulsive Shells for Thin Surface Modeling, "
+        "[arXiv](https://arxiv.org/abs/2401.00002)\n"
+    )
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert [s["ctx_venue"] for s in sections] == ["CoRL", "RSS", "ICRA", ""]
+    # topic headings beside one venue headline are no venue parts
+    topics = "# CVPR 2023 papers\n\n# Backbone\n- [Stitchable Neural Networks for Model Deployment](https://arxiv.org/abs/2302.06586)\n"
+    topics += "- [Hard Patches Mining for Masked Image Modeling](https://arxiv.org/abs/2304.05919)\n"
+    assert {s["ctx_venue"] for s in segment_document(topics, find_dropped(topics, Config()))["sections"]} == {None}
