@@ -190,8 +190,23 @@ def _is_award_header(s: str) -> bool:
     """A line that is only an award label, optionally with a venue and year, a count in
     brackets and track words (:data:`_HEADER_FILLER`): what is left after removing those holds
     at most ``MAX_AWARD_HEADER_REST`` letters (so a headline such as "<venue> <year> best papers
-    announced" is not a header)."""
-    if len(s) > MAX_AWARD_HEADER_CHARS or _SENTENCE_END.search(s) or parse_key_value(s) is not None:
+    announced" is not a header); a track or category of at most three words may follow a dash
+    ("Honorable Mention Papers – Main Conference")."""
+    if len(s) > MAX_AWARD_HEADER_CHARS + MAX_HEADER_QUALIFIER_CHARS or _SENTENCE_END.search(s):
+        return False
+    if len(s) <= MAX_AWARD_HEADER_CHARS and _bare_award_header(s):
+        return True
+    m = _HEADER_QUALIFIER.fullmatch(s) if any(d in s for d in "–—-") else None
+    return bool(m) and len(m.group("head")) <= MAX_AWARD_HEADER_CHARS and _bare_award_header(m.group("head"))
+
+
+#: An award header, a dash, and a short qualifier (a track, a category) of at most three words.
+_HEADER_QUALIFIER = re.compile(r"(?P<head>.+?)\s+[–—-]\s+(?:[\w&'’.]+\s*){1,3}")
+MAX_HEADER_QUALIFIER_CHARS = 25
+
+
+def _bare_award_header(s: str) -> bool:
+    if parse_key_value(s) is not None:
         return False
     label = find_award_label(s)
     if label is None or normalize_award(label) is None:
@@ -201,6 +216,10 @@ def _is_award_header(s: str) -> bool:
         rest = rest[:start] + " " + rest[end:]
     rest = _HEADER_FILLER.sub(" ", rest)
     return sum(ch.isalpha() for ch in rest) <= MAX_AWARD_HEADER_REST
+
+
+#: An award header, a dash, and a short qualifier (a track, a category) of at most three words.
+_HEADER_QUALIFIER = re.compile(r"(?P<head>.+?)\s+[–—-]\s+(?:[\w&'’.]+\s*){1,3}")
 
 
 def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
@@ -295,7 +314,7 @@ def _classify(lines: list[Line]) -> list[str]:
         kv = parse_key_value(s)
         if kv is not None and kv[0] == "reference_url":
             kinds.append("reference")
-        elif (len(s) <= MAX_AWARD_HEADER_CHARS + 10 and (
+        elif (len(s) <= MAX_AWARD_HEADER_CHARS + MAX_HEADER_QUALIFIER_CHARS and (
                 _is_award_header(s) or ((marked := _heading_text(line.text)) is not None and _is_award_header(marked)))
               ) or _described_award_header(line.text):
             kinds.append("award_header")

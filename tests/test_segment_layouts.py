@@ -343,3 +343,12 @@ def test_parts_per_venue_take_their_heading_venue_not_the_documents():
     topics = "# CVPR 2023 papers\n\n# Backbone\n- [Stitchable Neural Networks for Model Deployment](https://arxiv.org/abs/2302.06586)\n"
     topics += "- [Hard Patches Mining for Masked Image Modeling](https://arxiv.org/abs/2304.05919)\n"
     assert {s["ctx_venue"] for s in segment_document(topics, find_dropped(topics, Config()))["sections"]} == {None}
+
+
+def test_award_header_with_a_track_after_a_dash():
+    from pipeline.segment import _is_award_header
+
+    assert _is_award_header("Honorable Mention Papers – Main Conference")
+    assert _is_award_header("Honorable Mention Paper – Theme")
+    assert not _is_award_header("Outstanding Paper – a great new model for everyone")
+    assert not _is_award_header("Honorable Mention: how we chose the papers this year.")
