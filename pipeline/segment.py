@@ -739,6 +739,26 @@ def _quoted_title(lines: list[Line]) -> str | None:
     return None
 
 
+def _untitled_blocks(lines: list[Line], kinds: list[str]) -> list[int]:
+    """The first lines of metadata blocks that credit a paper and link it but never title it
+    (``Author: A, B`` / ``paper: https://arxiv.org/abs/…`` / ``Code: …``), when a page holds two
+    or more: each block opens one untitled section. Empty otherwise."""
+    starts: list[int] = []
+    i = 0
+    while i < len(kinds):
+        if kinds[i] != "kv":
+            i += 1
+            continue
+        j = i
+        while j < len(kinds) and kinds[j] == "kv":
+            j += 1
+        keys = {kv[0] for line in lines[i:j] if (kv := parse_key_value(plain(line.text))) is not None}
+        if {"authors", "paper_url"} <= keys:
+            starts.append(i)
+        i = j
+    return starts if len(starts) >= 2 else []
+
+
 def _heading_level(raw: str) -> int:
     """A heading line's level: 1-6 for Markdown headings, 7 for a whole bold line, 0 otherwise."""
     m = re.match(r"^(#{1,6})\s+\S", raw)
@@ -886,6 +906,8 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
     if not anchors:
         lines, kinds, narrative = _narrative(lines, kinds)
         anchors = dict(narrative)
+    if not anchors:
+        anchors = dict.fromkeys(_untitled_blocks(lines, kinds), "")
     if not anchors and lines and _about_one_paper("\n".join(line.text for line in lines)):
         # a page about one paper that never writes its title as a heading or a quoted name in a
         # sentence about a paper: the page is that paper's one section, titled by an English

@@ -352,3 +352,24 @@ def test_award_header_with_a_track_after_a_dash():
     assert _is_award_header("Honorable Mention Paper – Theme")
     assert not _is_award_header("Outstanding Paper – a great new model for everyone")
     assert not _is_award_header("Honorable Mention: how we chose the papers this year.")
+
+
+def test_untitled_metadata_blocks_are_one_section_each():
+    from pipeline.segment import segment_document
+
+    text = (
+        "Here are the results.\n"
+        "Author: Liwei Jiang, Yuanjun Chai, Margaret Lee\n"
+        "paper: https://arxiv.org/abs/2510.22954, neurips submission\n"
+        "Code: https://github.com/liweijiang/artificial-hivemind\n"
+        "what was done? The authors introduce a dataset of open-ended questions.\n\n"
+        "Author: Zihan Qiu, Zekun Wang, Bo Zheng\n"
+        "paper: https://arxiv.org/abs/2505.06708, neurips submission\n"
+        "what was done? The authors introduce gated attention.\n"
+    )
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert [s["heading"] for s in sections] == ["", ""]
+    assert "2510.22954" in sections[0]["text"] and "2505.06708" in sections[1]["text"]
+    # one block is the page's one paper (an arXiv link), not a list of blocks
+    one = text.split("\n\n")[0]
+    assert len(segment_document(one, find_dropped(one, Config()))["sections"]) == 1
