@@ -959,7 +959,9 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             # Award, two papers ...") is the context of the sections under it, until a heading
             dated = [(v, y) for v, y, _, _ in find_venue_years(line.stripped) if y is not None]
             if dated:
-                lead_ctx = dated[0]
+                # a lead that names two venues above the first paper ("NeurIPS 2025 best papers
+                # … as I did with ICML 2025 …") gives none: the document's venue decides
+                lead_ctx = (None, None) if not sections and lead_ctx[0] not in (None, dated[0][0]) else dated[0]
 
     for i, (line, kind) in enumerate(zip(lines, kinds, strict=True)):
         level = _heading_level(line.stripped)

@@ -373,3 +373,18 @@ def test_untitled_metadata_blocks_are_one_section_each():
     # one block is the page's one paper (an arXiv link), not a list of blocks
     one = text.split("\n\n")[0]
     assert len(segment_document(one, find_dropped(one, Config()))["sections"]) == 1
+
+
+def test_lead_naming_two_venue_editions_gives_the_papers_the_documents_venue():
+    from pipeline.segment import segment_document
+
+    text = (
+        "NeurIPS 2025 Best Papers in Comics\n\nlast week NeurIPS 2025 Best Paper Awards announced,\n\n"
+        "as i did with ICML 2025 Excellent Papers I ran my review system on the papers.\n\n"
+        "Author: Liwei Jiang, Yuanjun Chai, Margaret Lee\npaper: https://arxiv.org/abs/2510.22954\n\n"
+        "what was done? A dataset.\n\n"
+        "Author: Zihan Qiu, Zekun Wang, Bo Zheng\npaper: https://arxiv.org/abs/2505.06708\n\nwhat was done? A gate.\n"
+    )
+    result = segment_document(text, find_dropped(text, Config()))
+    assert [s["ctx_venue"] for s in result["sections"]] == [None, None]
+    assert result["doc_venue"] == "NeurIPS"
