@@ -118,6 +118,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from .config import Config
+from .credits import parse_credit_line
 from .fields import find_award_label, normalize_award, parse_key_value
 from .identifiers import find_arxiv_ids
 from .stage import Stage
@@ -531,9 +532,12 @@ def _is_protected(s: str, next_s: str | None) -> bool:
         return True
     if _is_award_header(s):
         return True
+    # a paper's title over its metadata line or its credit line ("Torch-Struct: Deep Structured
+    # Prediction Library" / "Alexander Rush and Sam Wiseman"): an entry of the article's list
     return bool(
-        next_s is not None and parse_key_value(next_s) is not None and _LATIN_TITLE.match(s)
+        next_s is not None and _LATIN_TITLE.match(s)
         and len(s.split()) >= 3 and not _SENTENCE_FINAL.search(s.rstrip("*_"))
+        and (parse_key_value(next_s) is not None or parse_credit_line(next_s) is not None)
     )
 
 

@@ -973,3 +973,13 @@ def test_html_comments_in_markdown_are_dropped() -> None:
     assert comments == ["<!-- 1. *Old Entry Not Shown.* <br> Ann Lee\n<br> -->"]  # an unclosed one is text
     prose = "Start a comment with <!-- and the browser hides it.\n\n# Sparse Codes for Widget Parsing\n"
     assert not [d for d in find_dropped(prose, Config()) if d["reason"] == "html_comment"]
+
+
+def test_a_last_entry_with_its_credit_line_is_no_unrelated_tail():
+    from pipeline.clean import _is_protected
+
+    assert _is_protected("Prta: A System to Support the Analysis of Propaganda Techniques in the News",
+                         "Giovanni Da San Martino, Shaden Shaar, Yifan Zhang and Preslav Nakov")
+    # a title over prose is no entry
+    assert not _is_protected("Prta: A System to Support the Analysis of Propaganda Techniques in the News",
+                             "The system was shown at the demo session.")
