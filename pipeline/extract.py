@@ -72,7 +72,7 @@ from .identifiers import find_arxiv_ids, find_urls, url_kind
 from .names import is_institution, split_affiliation, split_affiliation_items, split_names
 from .normalize import to_target
 from .stage import Stage, records
-from .textutil import plain
+from .textutil import latin_words, plain
 
 EXTRACT_COLUMNS = (
     "title", "title_zh", "authors", "authors_truncated", "institutions", "venue", "year", "award",
@@ -175,6 +175,10 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
             m = _DECORATION.match(h)
         if m is None and (cjk.start() == 0 or h[0] in "【["):
             m = LEADING_DECORATION.match(h)
+    if m is None and cjk and cjk.start() <= 4:
+        m = _GLUED_LABEL.match(h)
+        if m is not None and len(latin_words(m.group("title"))) < MIN_GLUED_TITLE_WORDS:
+            m = None
     if m:
         return m.group("title").strip(" \t:：|｜丨—–-"), None
     if not _HAS_CJK.search(h):
@@ -193,6 +197,15 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         return None, h  # "Memento: 無需微調 LLM 即可微調 LLM 代理": a Chinese title with names in it
     return h, None
 
+
+#: A short Chinese label glued to the English title after it, maybe after a year and before
+#: a bracketed tag: ``經典Title``, ``2020經典(arXiv:2006.11239)Title``.
+_GLUED_LABEL = re.compile(
+    rf"^(?:(?:19|20)\d\d)?[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}\s*(?:[(（\[][^()（）\[\]\n]{{1,40}}[)）\]])?\s*"
+    r"(?P<title>[A-Z0-9][^\u3400-\u9fff]*)$"
+)
+#: Fewest Latin words of an English title after a glued label.
+MIN_GLUED_TITLE_WORDS = 3
 
 #: A reference's tail after an English title: ". In [Proceedings of] <venue and year>.".
 _CITATION_TAIL = re.compile(r"\.\s+In\s+[^.]{2,80}\.?\s*$")

@@ -462,3 +462,14 @@ def test_venue_tag_glued_to_its_year_and_a_preprint_line_keeps_the_document_venu
     assert (out["venue"], out["year"]) == (None, None)
     out = fields({**row, "text": text.replace("- from: cvpr2023\n", "")})
     assert (out["venue"], out["year"]) == ("ICCV", 2023)
+
+
+def test_heading_title_without_a_glued_chinese_label():
+    from pipeline.extract import split_heading_title
+
+    assert split_heading_title("經典Learning Transferable Visual Models From Natural Language Supervision") == (
+        "Learning Transferable Visual Models From Natural Language Supervision", None)
+    assert split_heading_title("2020經典(arXiv:2006.11239)Denoising Diffusion Probabilistic Models") == (
+        "Denoising Diffusion Probabilistic Models", None)
+    # a Chinese title with an English word in it stays whole
+    assert split_heading_title("精读BERT") == (None, "精读BERT")
