@@ -47,7 +47,7 @@ from . import keywords as kw
 from . import nlp, paper_records
 from .candidates import HTML_BREAK, LEADING_TAGS, unlink
 from .config import Config
-from .credits import Credit, congratulated_authors, find_credit, parse_credit_line
+from .credits import Credit, _credit_person, congratulated_authors, find_credit, parse_credit_line
 from .fields import (
     PLACEHOLDER_VALUE,
     find_award_label,
@@ -638,6 +638,47 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     }
 
 
+#: Fewest sections of a document, and of them sections credited to two people or more, for a
+#: lone name where the others' credits stand to be read as its section's author.
+MIN_LISTED_SECTIONS = 3
+MIN_CREDITED_SIBLINGS = 2
+#: Most name tokens of a lone author.
+MAX_LONE_NAME_TOKENS = 4
+
+
+def _lone_author(row: dict, title: str | None) -> str | None:
+    """One person named where a paper list credits its papers: before the title on its line
+    ("(Poster #01): Ali Borji. [Title](…)"), after it, or alone on the next line ("Title" /
+    "Tao Lei"); None when no such place holds a single person name."""
+    lines = [ln for ln in str(row.get("text") or "").splitlines() if ln.strip()][:2]
+    places = [_before_title(lines[0], title), _after_title(lines[0], title)] if lines and title else []
+    places += lines[1:2]
+    for place in places:
+        name = credit_text(place).strip(" .,;:") if place else ""
+        if (name and len(name.split()) <= MAX_LONE_NAME_TOKENS and not re.search(r"\d", name)
+                and _credit_person(name) and find_award_label(name) is None):
+            return name
+    return None
+
+
+def _credit_lone_authors(doc_ids: list, inputs: list[dict], rows: list[dict]) -> None:
+    """A paper list credits its papers in one place: in a document of at least
+    :data:`MIN_LISTED_SECTIONS` sections of which at least half, and two or more, have authors,
+    a section without any takes the lone person named in that place (:func:`_lone_author`). A
+    credit line needs two people otherwise, since one capitalised name reads like a short title.
+    ``rows`` are updated in place."""
+    by_doc: dict[object, list[int]] = {}
+    for k, doc in enumerate(doc_ids):
+        by_doc.setdefault(doc, []).append(k)
+    for ks in by_doc.values():
+        credited = sum(len(rows[k]["authors"] or ()) >= 2 for k in ks)
+        if len(ks) < MIN_LISTED_SECTIONS or credited < MIN_CREDITED_SIBLINGS or 2 * credited < len(ks):
+            continue
+        for k in ks:
+            if not rows[k]["authors"] and (name := _lone_author(inputs[k], rows[k]["title"] or rows[k]["title_zh"])):
+                rows[k]["authors"] = [name]
+
+
 def extract_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Stage function: add the :data:`EXTRACT_COLUMNS` to a sections batch.
 
@@ -647,7 +688,10 @@ def extract_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     # only the columns extract_fields reads: converting the others (text_norm, dropped ...)
     # to dicts of Python objects was a tenth of this stage's own time
     read = batch[[c for c in _ROW_COLUMNS if c in batch.columns]]
-    rows = [extract_fields(r, target, config) for r in records(read)]
+    inputs = list(records(read))
+    rows = [extract_fields(r, target, config) for r in inputs]
+    if "doc_id" in batch.columns:
+        _credit_lone_authors(list(batch["doc_id"]), inputs, rows)
     out = batch.copy()
     for col in EXTRACT_COLUMNS:
         out[col] = [r[col] for r in rows]

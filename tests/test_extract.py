@@ -473,3 +473,23 @@ def test_heading_title_without_a_glued_chinese_label():
         "Denoising Diffusion Probabilistic Models", None)
     # a Chinese title with an English word in it stays whole
     assert split_heading_title("精读BERT") == (None, "精读BERT")
+
+
+def test_lone_author_in_a_credited_paper_list():
+    import pandas as pd
+
+    from pipeline.config import Config
+    from pipeline.extract import extract_sections
+
+    papers = [("Beyond Accuracy: Behavioral Testing of NLP Models with CheckList", "Marco Tulio Ribeiro, Tongshuang Wu and Sameer Singh"),
+              ("Climbing towards NLU: On Meaning, Form, and Understanding in the Age of Data", "Emily M. Bender and Alexander Koller"),
+              ("How Can We Accelerate Progress Towards Human-like Linguistic Generalization?", "Tal Linzen"),
+              ("Torch-Struct: Deep Structured Prediction Library", "Alexander Rush")]
+    batch = pd.DataFrame([{"doc_id": "d1", "heading": t, "text": f"{t}\n{credit}", "ctx_award_raw": None,
+                           "doc_venue": "ACL", "doc_year": 2020} for t, credit in papers])
+    out = extract_sections(batch, Config())
+    assert [list(a) for a in out["authors"]] == [["Marco Tulio Ribeiro", "Tongshuang Wu", "Sameer Singh"],
+                                                  ["Emily M. Bender", "Alexander Koller"], ["Tal Linzen"], ["Alexander Rush"]]
+    # alone, a capitalised pair of words under a title is no credit
+    alone = extract_sections(batch.iloc[2:3], Config())
+    assert list(alone["authors"].iloc[0]) == []
