@@ -139,6 +139,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
     h = _reading_label().sub("", h) if _HAS_CJK.search(h) else h  # "Title導讀": a guide to the paper
     h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
+    if h.endswith((")", "）", "]")) and (tag := _TRAILING_LINK_TAG.search(h)) and tag.start() >= 3:
+        h = h[: tag.start()]
     kv = parse_key_value(h)
     if kv is not None and kv[0] == "title":
         h = kv[1]
@@ -211,7 +213,12 @@ MIN_GLUED_TITLE_WORDS = 3
 _CITATION_TAIL = re.compile(r"\.\s+In\s+[^.]{2,80}\.?\s*$")
 #: A tag before a title: a venue or a date in brackets (``(CVPR 2019)``, ``[ICML 2019]``,
 #: ``【2024】``), or a bare date (``202212 ``, ``2023.05 ``).
-_LEADING_TAG = re.compile(r"^\s*(?:[\[【(（][^\]】)）\n]{0,30}\d{2,4}[^\]】)）\n]{0,10}[\]】)）]|(?:19|20)\d{2}[.\-/]?\d{0,2}(?=\s))\s*")
+_LEADING_TAG = re.compile(r"^\s*(?:[\[【(（][^\]】)）\n]{0,30}\d{2,4}[^\]】)）\n]{0,10}[\]】)）]|(?:19|20)\d{2}[.\-/]?\d{0,2}(?=\s)"
+                          r"|(?:19|20)\d{2}\s*[\[(（][^\]】)）\n]{1,20}[\]】)）])\s*")
+#: Link words glued to the end of a title ("Title(arXiv)", "Title [[note]]()", "Title (PDF)").
+_TRAILING_LINK_TAG = re.compile(
+    r"(?:\s*(?:\[\[?|[(（])\s*(?i:arxiv|pdf|paper|code|link|project|github|notes?|blog|video|slides)\s*(?:\]\]?|[)）])"
+    r"(?:\(\S*\))?)+\s*$")
 #: A list item's marker, with a task-list box (``- [ ]``, ``1.``, ``•``).
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•·▪●]\s+|\d{1,3}(?:[.)]\s+|[、．]\s*))(?:\[[ xX]\]\s*)?")
 #: Link groups and emphasis around names in a reading list's credit line.

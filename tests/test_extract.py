@@ -493,3 +493,14 @@ def test_lone_author_in_a_credited_paper_list():
     # alone, a capitalised pair of words under a title is no credit
     alone = extract_sections(batch.iloc[2:3], Config())
     assert list(alone["authors"].iloc[0]) == []
+
+
+def test_heading_title_without_glued_link_words_or_a_dated_tag():
+    from pipeline.extract import split_heading_title
+
+    assert split_heading_title("Action Transformer: A Self-Attention Model for Pose-Based Action Recognition(arXiv)") == (
+        "Action Transformer: A Self-Attention Model for Pose-Based Action Recognition", None)
+    assert split_heading_title("TasNet [[note]]()") == ("TasNet", None)
+    assert split_heading_title("2024(2402)World Model on Million-Length Video And Language") == (
+        "World Model on Million-Length Video And Language", None)
+    assert split_heading_title("GPT-4 Technical Report (2023)") == ("GPT-4 Technical Report (2023)", None)
