@@ -302,7 +302,7 @@ def _described_award_header(raw: str) -> bool:
         return False
     rest = m.group("rest").strip()
     words = [w for w in re.findall(r"[A-Za-z][A-Za-z'’-]{3,}", rest)]
-    return bool(re.search(r"[.!?)]$", rest)) and len(words) >= 2 and sum(w[0].islower() for w in words) * 2 > len(words)
+    return bool(re.search(r"[.!?)]$", rest)) and len(words) >= 2 and sum(w[0].islower() for w in words) * 2 >= len(words)
 
 
 def _classify(lines: list[Line]) -> list[str]:
@@ -376,8 +376,9 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     chosen.update({c.line: c for c in beside if sum(b.style == c.style for b in beside) >= 2})
     # siblings: in a run of candidates of one markup style (a list, a table), when at least two
     # and at least half of the items are kept titles, the other items are titles too; a heading
-    # between items (an award category, a venue) does not end their run
-    items = [k for k, c in enumerate(cands) if c.style not in _HEADING_STYLES or c.line in chosen]
+    # or an award header between items (an award category, a venue) does not end their run
+    items = [k for k, c in enumerate(cands)
+             if (c.style not in _HEADING_STYLES or c.line in chosen) and kinds[c.line] != "award_header"]
     run: list[int] = []
     for n in range(len(items) + 1):
         k = items[n] if n < len(items) else len(cands)

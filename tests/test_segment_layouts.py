@@ -388,3 +388,20 @@ def test_lead_naming_two_venue_editions_gives_the_papers_the_documents_venue():
     result = segment_document(text, find_dropped(text, Config()))
     assert [s["ctx_venue"] for s in result["sections"]] == [None, None]
     assert result["doc_venue"] == "NeurIPS"
+
+
+def test_award_headers_between_list_items_do_not_end_their_run():
+    text = (
+        "**Entropic Paper Award**: Paper with a big surprise (I really can't believe it!)\n\n"
+        "* Arno Blaas, Xavier Suau. [Challenges of Adversarial Image Augmentations](https://openreview.net/forum?id=Zu)\n\n"
+        "**Didactic Paper Award**: Paper that does a great job at explaining the problem.\n\n"
+        "* Cian Eastwood, Ian Mason. [Unit-level surprise in neural networks](https://openreview.net/forum?id=N5)\n\n"
+        "**Best Poster Award**: Poster with exceptional research quality and aesthetic appeal.\n\n"
+        "* Wouter Kool, Chris J. Maddison, Andriy Mnih. [Unbiased Gradient Estimation with Balanced Assignments "
+        "for Mixtures of Experts](https://openreview.net/forum?id=Hv)\n\n"
+        "**Most Innovative Poster Award**: Just check it out :)\n\n"
+        "* Benjamin Bloem-Reddy, Ann Other. [Beauty in Machine Learning: Fluency and Leaps](https://openreview.net/forum?id=t_)\n"
+    )
+    assert [t for t, _ in titles(text)] == ["Challenges of Adversarial Image Augmentations", "Unit-level surprise in neural networks",
+                                            "Unbiased Gradient Estimation with Balanced Assignments for Mixtures of Experts",
+                                            "Beauty in Machine Learning: Fluency and Leaps"]
