@@ -395,6 +395,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
             if c.line not in chosen and (c.style != "plain" or p >= model.threshold / 4):
                 log.debug("document %s: heading %r rejected as a paper title: score %.2f < %.2f",
                           _DOCUMENT.get(), c.title[:120], p, model.threshold)
+    _explainer_parts(lines, cands, scores, chosen)
     # an anchor whose markup no other anchor shares, without paper evidence of its own, in a
     # document whose other anchors share a markup, is the article's headline or a trailer
     # ("Next week: …"), not one more paper
@@ -443,6 +444,40 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
             return {i: title if title else by_line.get(i) or Candidate(i, lines[i].stripped, "plain")
                     for i, title in starts.items()}
     return dict(sorted(chosen.items()))
+
+
+#: Highest score of a sub-heading read as a part of the explainer above it (see
+#: :func:`_explainer_parts`); a paper's title under a heading scores higher.
+MAX_PART_SCORE = 0.6
+#: Lines above the heading of a one-paper explainer (a date, a tag line).
+MAX_EXPLAINER_HEAD_LINE = 2
+
+
+def _explainer_parts(lines: list[Line], cands: list[Candidate], scores, chosen: dict[int, Candidate]) -> None:
+    """Drop the sub-headings of a one-paper explainer from ``chosen``: when the first kept title
+    is a top heading of the page (within its first lines) that scores as a confident title, and
+    every other kept title is a deeper heading or a bold lead that scores below
+    :data:`MAX_PART_SCORE` without paper evidence of its own (a credit, an arXiv id, metadata),
+    those are the explainer's parts ("Hand Amodal Segmentation Module (HASM)"), not papers."""
+    if len(chosen) < 2:
+        return
+    first = min(chosen)
+    head = chosen[first]
+    if first > MAX_EXPLAINER_HEAD_LINE or head.style not in ("md1", "md2"):
+        return
+    score = {c.line: p for c, p in zip(cands, scores, strict=True) if c.line in chosen}
+    if score[first] < CONFIDENT_TITLE_SCORE:
+        return
+    top = _heading_level(lines[first].stripped)
+    rest = [at for at in chosen if at != first]
+    for at in rest:
+        c = chosen[at]
+        level = _heading_level(lines[at].stripped)
+        deeper = c.style in ("bold_lead", "bold_line") or (c.style in _HEADING_STYLES and level > top)
+        if not deeper or score[at] >= MAX_PART_SCORE or has_paper_evidence(c):
+            return
+    for at in rest:
+        del chosen[at]
 
 
 #: Fewest entries, and notes, of a list whose entries each may carry a note line.

@@ -405,3 +405,12 @@ def test_award_headers_between_list_items_do_not_end_their_run():
     assert [t for t, _ in titles(text)] == ["Challenges of Adversarial Image Augmentations", "Unit-level surprise in neural networks",
                                             "Unbiased Gradient Estimation with Balanced Assignments for Mixtures of Experts",
                                             "Beauty in Machine Learning: Fluency and Leaps"]
+
+
+def test_sub_headings_of_a_one_paper_explainer_are_its_parts():
+    from pathlib import Path
+
+    # a real reading note: the paper's title, then its modules as bold leads and sub-headings
+    path = Path(__file__).parent / "fixtures/real/dev/h15-ntust-sims-blog/ntust-hdr-eccv2022-review.md"
+    text = path.read_text(encoding="utf-8")
+    assert [t for t, _ in titles(text)] == ["3D Interacting Hand Pose Estimation by Hand De-occlusion and Removal"]
