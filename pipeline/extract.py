@@ -137,7 +137,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     a Chinese-only heading gives only ``title_zh``.
     """
     h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
-    h = _reading_label().sub("", h) if _HAS_CJK.search(h) else h  # "Title導讀": a guide to the paper
+    if _HAS_CJK.search(h):  # "Title導讀", "BERT | 论文笔记": a guide to the paper
+        h = _reading_label().sub("", h).rstrip(" \t:：|｜丨—–-")
     h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
     if h.endswith((")", "）", "]")) and (tag := _TRAILING_LINK_TAG.search(h)) and tag.start() >= 3:
         h = h[: tag.start()]
@@ -173,7 +174,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     # on long lines)
     m = None
     if cjk:
-        if cjk.start() >= len(h) - MAX_DECORATION_CHARS - 1:
+        if cjk.start() >= len(h) - MAX_DECORATION_CHARS - 1 and not _NAME_COLON.match(h):
             m = _DECORATION.match(h)
         if m is None and (cjk.start() == 0 or h[0] in "【["):
             m = LEADING_DECORATION.match(h)
@@ -206,6 +207,9 @@ _GLUED_LABEL = re.compile(
     rf"^(?:(?:19|20)\d\d)?[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}\s*(?:[(（\[][^()（）\[\]\n]{{1,40}}[)）\]])?\s*"
     r"(?P<title>[A-Z0-9][^\u3400-\u9fff]*)$"
 )
+#: A one-word English name and a colon opening a heading ("Ttrl：測試時強化學習", "CoALA: 語言代理
+#:認知架構"): the Chinese after it is the rest of the title, not a decoration.
+_NAME_COLON = re.compile(r"[A-Za-z][\w.\-]*\s*[:：]")
 #: Fewest Latin words of an English title after a glued label.
 MIN_GLUED_TITLE_WORDS = 3
 

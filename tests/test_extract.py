@@ -504,3 +504,13 @@ def test_heading_title_without_glued_link_words_or_a_dated_tag():
     assert split_heading_title("2024(2402)World Model on Million-Length Video And Language") == (
         "World Model on Million-Length Video And Language", None)
     assert split_heading_title("GPT-4 Technical Report (2023)") == ("GPT-4 Technical Report (2023)", None)
+
+
+def test_heading_title_a_name_and_colon_before_chinese_is_one_chinese_title():
+    from pipeline.extract import split_heading_title
+
+    assert split_heading_title("Ttrl：測試時強化學習") == (None, "Ttrl：測試時強化學習")
+    assert split_heading_title("CoALA: 語言代理認知架構") == (None, "CoALA: 語言代理認知架構")
+    # a decoration after a title of several words is still one; a reading label leaves no separator
+    assert split_heading_title("Attention Is All You Need 论文解读") == ("Attention Is All You Need", None)
+    assert split_heading_title("BERT | 论文笔记") == ("BERT", None)
