@@ -209,7 +209,7 @@ _GLUED_LABEL = re.compile(
 )
 #: A one-word English name and a colon opening a heading ("Ttrl：測試時強化學習", "CoALA: 語言代理
 #:認知架構"): the Chinese after it is the rest of the title, not a decoration.
-_NAME_COLON = re.compile(r"[A-Za-z][\w.\-]*\s*[:：]")
+_NAME_COLON = re.compile(r"[A-Za-z][\w.\-]*\s*[:：]\s*[\u3400-\u9fff]")
 #: Fewest Latin words of an English title after a glued label.
 MIN_GLUED_TITLE_WORDS = 3
 

@@ -123,6 +123,8 @@ MIN_PROSE_TITLE_CAPS = 3
 #: speech and name tracks: 《自然》, 「数据集与基准」).
 MIN_ZH_MENTION_CHARS = 8
 _HAN = re.compile(r"[\u3400-\u9fff]")
+#: A gloss in brackets closing a mention ("自然（Nature）"): no part of its length.
+_GLOSS_AFTER = re.compile(r"\s*[（(][^（）()]*[)）]\s*$")
 _OPENERS = frozenset("（(《「『“【[")
 _CLOSERS = frozenset("）)》」』”】]")
 _SENTENCE_PUNCT = re.compile(r"[。，；！？,;!?]")
@@ -624,8 +626,8 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
                 speech = bool(_SPEECH.search(paragraph))
             if in_quotes and speech:
                 continue  # a paragraph that quotes someone ("…," says Mori): its quotes are speech
-            if m.group("book"):  # 《自然》 names a journal: a Chinese title is longer
-                ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not not_paper)
+            if m.group("book"):  # 《自然》, 《自然（Nature）》 name a journal: a Chinese title is longer
+                ok = english or (cue and len(_GLOSS_AFTER.sub("", inner)) >= MIN_ZH_MENTION_CHARS and not not_paper)
             elif m.group("corner"):  # 「…」 also quotes speech: a title is long and has no clauses
                 ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not _SENTENCE_PUNCT.search(inner)
                                  and not not_paper)

@@ -414,3 +414,11 @@ def test_sub_headings_of_a_one_paper_explainer_are_its_parts():
     path = Path(__file__).parent / "fixtures/real/dev/h15-ntust-sims-blog/ntust-hdr-eccv2022-review.md"
     text = path.read_text(encoding="utf-8")
     assert [t for t, _ in titles(text)] == ["3D Interacting Hand Pose Estimation by Hand De-occlusion and Removal"]
+
+
+def test_a_journal_in_book_title_marks_with_its_english_gloss_is_no_paper():
+    from pipeline.segment import find_paper_mentions
+
+    assert find_paper_mentions("梁文鋒擔任通訊作者的研究論文，近日榮登國際權威期刊《自然（Nature）》封面。") == []
+    mention = "北京大学完成的论文《视觉自回归建模：可扩展的图像生成（VAR）》获奖。"
+    assert [m for _, m in find_paper_mentions(mention)] == ["《视觉自回归建模：可扩展的图像生成（VAR）》"]
