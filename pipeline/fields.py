@@ -281,8 +281,10 @@ _VENUE_ALIASES: dict[str, tuple[str, ...]] = {
         _A + r"AISTATS" + _Z,
         r"(?i:artificial\s+intelligence\s+and\s+statistics)",
     ),
-    # venues known by their acronym alone (case-sensitive, as the others' acronyms)
-    **{name: (_A + re.escape(name) + _Z,) for name in _ACRONYM_VENUES},
+    # venues known by their acronym alone (case-sensitive, as the others' acronyms; a mixed-case
+    # acronym may also be written in capitals: "CORL 2019", "MLSYS", "RECSYS")
+    **{name: (_A + (f"(?:{re.escape(name)}|{re.escape(name.upper())})" if name != name.upper() else re.escape(name)) + _Z,)
+       for name in _ACRONYM_VENUES},
     "ACM MM": (
         _A + r"ACM[ \t]?MM" + _Z,
         r"(?i:ACM\s+(?:International\s+Conference\s+on\s+)?Multimedia)",
@@ -313,7 +315,7 @@ _VENUE_HINT = re.compile(
     r"(?=(?i:neurips|nips|neural\s|international\s|conference\s|computer\s|european\s|north\s"
     r"|association\s|empirical\s|knowledge\s|the\s+web\s|thewebconf|artificial\s|uncertainty\s)"
     r"|ICML|ICLR|CVPR|ICCV|ECCV|NAACL|ACL|EMNLP|AAAI|IJCAI|SIGKDD|KDD|SIGIR|WWW|COLT|UAI|AISTATS"
-    r"|神[经經]|[国國][际際]|[计計]算|[电電][脑腦]|[欧歐]洲|ACM|" + "|".join(map(re.escape, _ACRONYM_VENUES)) + ")"
+    r"|神[经經]|[国國][际際]|[计計]算|[电電][脑腦]|[欧歐]洲|ACM|" + "|".join(map(re.escape, {*_ACRONYM_VENUES, *(v.upper() for v in _ACRONYM_VENUES)})) + ")"
 )
 _YEAR4_AT = re.compile(_YEAR4)
 
@@ -324,7 +326,8 @@ _YEAR4_AT = re.compile(_YEAR4)
 _HINT_WORDS = ("neurips", "nips", "neural", "international", "conference", "computer", "european",
                "north", "association", "empirical", "knowledge", "thewebconf", "artificial", "uncertainty")
 _HINT_ACRONYMS = ("ICML", "ICLR", "CVPR", "ICCV", "ECCV", "NAACL", "ACL", "EMNLP", "AAAI", "IJCAI",
-                  "SIGKDD", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS", "ACM", *_ACRONYM_VENUES)
+                  "SIGKDD", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS", "ACM", *_ACRONYM_VENUES,
+                  *(v.upper() for v in _ACRONYM_VENUES if v != v.upper()))
 _HINT_HAN = tuple(a + b for a, b in (
     *[(x, y) for x in "神" for y in "经經"], *[(x, y) for x in "国國" for y in "际際"],
     *[(x, y) for x in "计計" for y in "算"], *[(x, y) for x in "电電" for y in "脑腦"],

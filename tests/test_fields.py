@@ -974,3 +974,11 @@ def test_more_venue_acronyms_are_named():
     assert [(v, y) for v, y, _, _ in find_venue_years("accepted by ACM MM 2026")] == [("ACM MM", 2026)]
     assert [(v, y) for v, y, _, _ in find_venue_years("ACM Multimedia 2024")] == [("ACM MM", 2024)]
     assert find_venue_years("an RSS feed of MM news") == []
+
+
+def test_a_mixed_case_venue_acronym_in_capitals():
+    from pipeline.fields import find_venue_years
+
+    assert [(v, y) for v, y, _, _ in find_venue_years("(CORL 2019)Learning by cheating")] == [("CoRL", 2019)]
+    assert [(v, y) for v, y, _, _ in find_venue_years("MLSYS 2023")] == [("MLSys", 2023)]
+    assert find_venue_years("the corl of it") == []
