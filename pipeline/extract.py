@@ -279,6 +279,8 @@ def _after_title(line: str, title: str) -> str:
 #: A metadata line whose value names where a paper is posted, not a venue ("from: arxiv",
 #: "Venue: arXiv preprint"); the words are data/venue_names.json's ``not_venues``.
 _PREPRINT_LINE = re.compile(rf"[^:：\n]{{1,20}}[:：]\s*(?:{paper_records.NOT_VENUE_WORDS.pattern})(?:\s+(?:{paper_records.NOT_VENUE_WORDS.pattern}))?\s*", re.I)
+#: A preprint server and a year in brackets before a title: "(arXiv 2022)Title", "[arXiv'23]".
+_PREPRINT_TAG = re.compile(r"\s*[\[(（【]\s*(?i:arxiv|preprint)\s*['’]?\s*(?P<year>(?:19|20)\d\d)\s*[\])）】]")
 #: A line that only labels the credit line under it ("### Authors:", "作者：").
 _AUTHORS_LABEL = re.compile(r"(?:authors?|作者们?|作者們?)\s*[:：]?", re.I)
 #: A BibTeX author field ("author={Wang, Alex and Ge, Yixiao},"): names joined by "and".
@@ -570,6 +572,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             venue, year = tags[0]
         elif any(_PREPRINT_LINE.fullmatch(_LIST_MARK.sub("", ln)) for ln in lines[:3]):
             preprint = True  # "from: arxiv": the paper's own line says it is not the article's venue's
+        elif tag := _PREPRINT_TAG.match(plain(_LIST_MARK.sub("", row["heading"]))):
+            preprint, year = True, int(tag.group("year"))  # "(arXiv 2022)Title": a preprint of that year
     if venue is None:  # a proceedings address of the paper names its venue and year
         named = next(filter(None, map(venue_from_url, find_urls(row["text"]))), None)
         if named is not None:

@@ -514,3 +514,14 @@ def test_heading_title_a_name_and_colon_before_chinese_is_one_chinese_title():
     # a decoration after a title of several words is still one; a reading label leaves no separator
     assert split_heading_title("Attention Is All You Need 论文解读") == ("Attention Is All You Need", None)
     assert split_heading_title("BERT | 论文笔记") == ("BERT", None)
+
+
+def test_a_preprint_tag_before_the_title_gives_its_year_and_no_venue():
+    from pipeline.config import Config
+    from pipeline.extract import extract_fields
+
+    row = {"heading": "(arXiv 2022)BEVerse: Unified Perception and Prediction in Birds-Eye-View",
+           "text": "(arXiv 2022)BEVerse: Unified Perception and Prediction in Birds-Eye-View\n\n一个统一的感知与预测框架。",
+           "ctx_award_raw": None, "doc_venue": "CVPR", "doc_year": 2023, "lead_award_raw": None, "lang": None}
+    out = extract_fields(row, "zh-Hans", Config())
+    assert (out["venue"], out["year"]) == (None, 2022)
