@@ -309,7 +309,8 @@ def _described_award_header(raw: str) -> bool:
 
 def _classify(lines: list[Line]) -> list[str]:
     """A kind per kept line: ``reference`` (a ``参考链接：``-style line), ``award_header``,
-    ``kv_title`` (a metadata title line), ``kv`` (another metadata line) or ``body``."""
+    ``kv_title`` (a metadata title line), ``kv`` (another metadata line), ``award_lead`` (a
+    sentence that gives one award to the papers after it: :func:`_is_award_lead`) or ``body``."""
     kinds = []
     for line in lines:
         s = plain(line.text)
