@@ -22,7 +22,7 @@ from .names import (
 )
 from .textutil import _CASE_EXTRA, _memoised
 
-__all__ = ["Credit", "find_credit", "parse_credit_line"]
+__all__ = ["Credit", "find_credit", "names_only", "parse_credit_line"]
 
 # A Latin person-name token: a capitalised word (accents, apostrophes and hyphenated parts
 # allowed; one inner capital after a Mc/Mac/O'/De/Di/La/Le/Du prefix, as in LeCun) or an
@@ -474,6 +474,26 @@ def _credit_person(item: str) -> bool:
     """A person of a credit line: a Latin person name (:func:`_person_name`) of two tokens or
     more, a bare initial inside it read as one with a period."""
     return len(item.split()) >= 2 and _person_name(_BARE_INITIAL.sub(r"\1.", item))
+
+
+_INITIAL = re.compile(r"\b[A-Z]\.(?:\s|$)")
+_NAME_LIST_SEP = re.compile(r"\s*(?:,|\band\b|&)\s*")
+
+
+def names_only(span: str) -> bool:
+    """Whether ``span`` is only people joined by commas or "and" ("Kingma and Jimmy Ba",
+    "Tenenbaum and Roger P. Levy"): each part a person name or a lone surname, a full name of two
+    tokens or more among them beside a lone surname or with an initial. A title's words joined
+    by "and" ("Align and Translate", "Pattern Recognition and Machine Learning") are none."""
+    if " and " not in span and "," not in span and "&" not in span:
+        return False
+    parts = _NAME_LIST_SEP.split(span.strip().rstrip("."))
+    if len(parts) < 2 or not all(p and (_credit_person(p) or _lone_name(p)) for p in parts):
+        return False
+    # a full name beside a bare surname or a name with an initial: two-word title phrases joined
+    # by "and" ("Pattern Recognition and Machine Learning") have neither
+    full = [p for p in parts if len(p.split()) >= 2]
+    return bool(full) and (len(full) < len(parts) or any(_INITIAL.search(p) for p in full))
 
 
 #: The affiliations of a whole credit line in brackets at its end, ``/`` or ``、`` between them.

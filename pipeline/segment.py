@@ -53,6 +53,7 @@ from .candidates import (
 )
 from .clean import front_matter_headline
 from .config import Config
+from .credits import names_only
 from .fields import (
     find_award_label,
     find_dated_venue_years,
@@ -369,7 +370,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     # include: A, B") and venue headings (after a leading venue tag: "(CVPR 2019)Title" is a
     # title) are never a paper's title
     eligible = [kinds[c.line] not in ("award_header", "reference") and not c.features.get("self_credit")
-                and not labelled_names(c.title)
+                and not labelled_names(c.title) and not names_only(c.title)
                 and not (c.features.get("venue_year") and _venue_heading(LEADING_TAGS.sub("", c.title) or c.title))
                 for c in cands]
     chosen = {c.line: c for c, p, ok in zip(cands, scores, eligible, strict=True) if ok and p >= model.threshold}
@@ -691,7 +692,7 @@ def _title_case_spans(sentence: str) -> list[tuple[int, str, int]]:
         rest = sentence[:start] + " " + sentence[m.end("title"):]
         if (len(words) < MIN_PROSE_TITLE_WORDS or sum(w[0].isupper() or w[0].isdigit() for w in words) < MIN_PROSE_TITLE_CAPS
                 or not _english_title(span) or find_award_label(span) or find_venue_years(span) or is_institution(span)
-                or not _PAPER_CUE.search(rest)):  # the sentence speaks of a paper around the title
+                or names_only(span) or not _PAPER_CUE.search(rest)):  # the sentence speaks of a paper around the title
             continue
         found.append((start, span, m.end("title")))
     return found

@@ -333,3 +333,13 @@ def test_credit_line_places_drop_their_others_and_track_notes():
     # a track in the brackets is a note, not an affiliation
     credit = parse_credit_line("Liwei Jiang, Yuanjun Chai, Margaret Li 等（D&B Track）")
     assert credit.authors == ["Liwei Jiang", "Yuanjun Chai", "Margaret Li"] and credit.institutions == []
+
+
+def test_names_only_tells_people_from_a_title_joined_by_and():
+    from pipeline.credits import names_only
+
+    assert names_only("Kingma and Jimmy Ba")
+    assert names_only("Tenenbaum and Roger P. Levy")
+    assert not names_only("Pattern Recognition and Machine Learning")
+    assert not names_only("Learning to Align and Translate")
+    assert not names_only("Vision and Language")
