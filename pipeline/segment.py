@@ -450,6 +450,8 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     return dict(sorted(chosen.items()))
 
 
+#: Opening lines of a one-paper page that may give its paper's award.
+ONE_PAPER_AWARD_LINES = 5
 #: Highest score of a sub-heading read as a part of the explainer above it (see
 #: :func:`_explainer_parts`); a paper's title under a heading scores higher.
 MAX_PART_SCORE = 0.6
@@ -1114,6 +1116,12 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             named = [sec for sec in sections if len(k := fold_title(sec["heading"] or "")) >= 8 and k in lead_key]
             for sec in named or sections:
                 sec["lead_award_raw"] = label
+    if len(sections) == 1 and not sections[0]["lead_award_raw"] and not sections[0]["ctx_award_raw"]:
+        # a page about one paper says its award in its opening lines ("This year's ACL 2022 best
+        # paper was …", "(ICLR 2025 Oral, Outstanding Paper Award)")
+        opening = "\n".join([ln for ln in sections[0]["text"].splitlines() if ln.strip()][:ONE_PAPER_AWARD_LINES])
+        if not _NOT_AWARDED.search(opening):
+            sections[0]["lead_award_raw"] = lead_award(opening)
     return {"sections": sections, "context": context, "doc_venue": doc_venue, "doc_year": doc_year,
             "doc_urls": doc_urls}
 

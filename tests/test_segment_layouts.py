@@ -422,3 +422,15 @@ def test_a_journal_in_book_title_marks_with_its_english_gloss_is_no_paper():
     assert find_paper_mentions("梁文鋒擔任通訊作者的研究論文，近日榮登國際權威期刊《自然（Nature）》封面。") == []
     mention = "北京大学完成的论文《视觉自回归建模：可扩展的图像生成（VAR）》获奖。"
     assert [m for _, m in find_paper_mentions(mention)] == ["《视觉自回归建模：可扩展的图像生成（VAR）》"]
+
+
+def test_a_one_paper_page_gives_its_paper_the_award_its_opening_names():
+    from pipeline.segment import segment_document
+
+    text = ("This repository is a reference implementation of Learning Dynamics of LLM Finetuning "
+            "(ICLR 2025 Oral, Outstanding Paper Award).\n\nIn this paper we study how training examples influence "
+            "each other during finetuning.\n")
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert len(sections) == 1 and sections[0]["lead_award_raw"] == "Outstanding Paper Award"
+    nominated = text.replace("Outstanding Paper Award", "Outstanding Paper Award finalist")
+    assert segment_document(nominated, find_dropped(nominated, Config()))["sections"][0]["lead_award_raw"] is None
