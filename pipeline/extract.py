@@ -385,6 +385,24 @@ def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
     return (m.group("venue"), int(m.group("year"))) if m else (entity.value, None)
 
 
+#: Most words of a heading that is a paper's short name ("Mamba", "OpenAssistant Conversations").
+MAX_SHORT_NAME_WORDS = 2
+
+
+def _full_title(name: str, line: str) -> str | None:
+    """The full title that the section's first line quotes for a heading that is only the
+    paper's short name: "**Mamba（…）**：… 「Mamba: Linear-Time Sequence Modeling with Selective
+    State Spaces」…" -> the quoted title, which opens with the name and a colon; else None."""
+    if not any(q in line for q in "「“\"『"):
+        return None
+    key = name.casefold()
+    for m in _QUOTED.finditer(line):
+        inner = m.group("inner").strip()
+        if inner.casefold().startswith(key) and inner[len(key):].lstrip()[:1] in (":", "：") and _HAS_LATIN.search(inner[len(key):]):
+            return inner
+    return None
+
+
 def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     """Fields of one section.
 
@@ -473,6 +491,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         kv_title, kv_title_zh = split_heading_title(kv["title"][0])
         title = kv_title or title
         title_zh = kv_title_zh or title_zh
+    elif title and len(title.split()) <= MAX_SHORT_NAME_WORDS and lines:
+        title = _full_title(title, lines[0]) or title
 
     authors, truncated = [], False
     institutions: list[str] = []

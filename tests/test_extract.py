@@ -525,3 +525,11 @@ def test_a_preprint_tag_before_the_title_gives_its_year_and_no_venue():
            "ctx_award_raw": None, "doc_venue": "CVPR", "doc_year": 2023, "lead_award_raw": None, "lang": None}
     out = extract_fields(row, "zh-Hans", Config())
     assert (out["venue"], out["year"]) == (None, 2022)
+
+
+def test_a_short_name_heading_takes_the_full_title_its_line_quotes():
+    from pipeline.extract import _full_title
+
+    line = "Mamba（場外最大焦點）：Albert Gu 和 Tri Dao 的「Mamba: Linear-Time Sequence Modeling with Selective State Spaces」以 arXiv 預印本發布"
+    assert _full_title("Mamba", line) == "Mamba: Linear-Time Sequence Modeling with Selective State Spaces"
+    assert _full_title("Mamba", "Mamba 的「選擇性」機制") is None
