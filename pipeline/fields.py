@@ -300,8 +300,8 @@ _VENUE = re.compile(
     rf"(?:{_VENUE_ALT})"
     # the year after the name, possibly after the acronym in brackets or a comma:
     # "ICLR 2024", "International Conference on Machine Learning (ICML) 2021",
-    # "国际学习表征会议（ICLR）2024", "NIPS, 2014"
-    rf"(?:(?:\s*[(（][A-Z][A-Za-z]{{1,9}}[)）])?\s*[-–,，]?\s*(?P<ya>{_YEAR4})(?!\d)"
+    # "国际学习表征会议（ICLR）2024", "NIPS, 2014", "NeurIPS Workshop 2023" (a workshop at it)
+    rf"(?:(?:\s*[(（][A-Z][A-Za-z]{{1,9}}[)）]|\s+[Ww]orkshops?)?\s*[-–,，]?\s*(?P<ya>{_YEAR4})(?!\d)"
     rf"|(?:\s*['’‘`]\s*|[-–])(?P<y2>\d\d)(?![\d.]))?"
 )
 

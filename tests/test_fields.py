@@ -982,3 +982,9 @@ def test_a_mixed_case_venue_acronym_in_capitals():
     assert [(v, y) for v, y, _, _ in find_venue_years("(CORL 2019)Learning by cheating")] == [("CoRL", 2019)]
     assert [(v, y) for v, y, _, _ in find_venue_years("MLSYS 2023")] == [("MLSys", 2023)]
     assert find_venue_years("the corl of it") == []
+
+
+def test_a_workshop_at_a_venue_edition_names_the_venue_and_year():
+    from pipeline.fields import find_venue_years
+
+    assert [(v, y) for v, y, _, _ in find_venue_years("`ICBINB NeurIPS Workshop 2023`")] == [("NeurIPS", 2023)]
