@@ -394,6 +394,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
             chosen.update({cands[j].line: cands[j] for j in run if eligible[j]})
         run = [k] if k < len(cands) and cands[k].style != "plain" else []
     _entries_with_notes(cands, scores, eligible, items, chosen)
+    _sibling_headings(lines, cands, eligible, chosen)
     if log.isEnabledFor(logging.DEBUG):  # marked spans and near misses, not every plain line
         for c, p in zip(cands, scores, strict=True):
             if c.line not in chosen and (c.style != "plain" or p >= model.threshold / 4):
@@ -484,6 +485,41 @@ def _explainer_parts(lines: list[Line], cands: list[Candidate], scores, chosen: 
             return
     for at in rest:
         del chosen[at]
+
+
+#: Lines after a heading whose labels make its layout signature (see :func:`_sibling_headings`).
+SIGNATURE_LINES = 3
+_LINE_LABEL = re.compile(r"^[^:：]{1,24}(?=[:：])")
+
+
+def _signature(lines: list[Line], at: int) -> tuple[str, ...]:
+    """The labels ("Track", "Authors", "作者") of the lines right after a heading."""
+    labels = []
+    for line in lines[at + 1 : at + 1 + SIGNATURE_LINES]:
+        if _heading_level(line.stripped) and not _BOLD_LINE.match(line.stripped):
+            break
+        m = _LINE_LABEL.match(plain(line.stripped).strip())
+        labels.append(m.group(0).strip().casefold() if m else "")
+    return tuple(labels) if any(labels) else ()
+
+
+def _sibling_headings(lines: list[Line], cands: list[Candidate], eligible: list[bool],
+                      chosen: dict[int, Candidate]) -> None:
+    """Headings of one level laid out alike: when at least two and half of the headings of a
+    level are kept titles, another heading of that level whose following lines carry the same
+    labels as most kept ones ("## 3. Title" / "**Track:**" / "**Authors:**") is a title too
+    (``chosen`` is updated in place)."""
+    for style in _HEADING_STYLES:
+        same = [k for k, c in enumerate(cands) if c.style == style]
+        kept = [k for k in same if cands[k].line in chosen]
+        if len(kept) < 2 or 2 * len(kept) < len(same) or len(kept) == len(same):
+            continue
+        common = Counter(_signature(lines, cands[k].line) for k in kept).most_common(1)[0]
+        if not common[0] or 2 * common[1] < len(kept):
+            continue
+        for k in same:
+            if cands[k].line not in chosen and eligible[k] and _signature(lines, cands[k].line) == common[0]:
+                chosen[cands[k].line] = cands[k]
 
 
 #: Fewest entries, and notes, of a list whose entries each may carry a note line.

@@ -434,3 +434,12 @@ def test_a_one_paper_page_gives_its_paper_the_award_its_opening_names():
     assert len(sections) == 1 and sections[0]["lead_award_raw"] == "Outstanding Paper Award"
     nominated = text.replace("Outstanding Paper Award", "Outstanding Paper Award finalist")
     assert segment_document(nominated, find_dropped(nominated, Config()))["sections"][0]["lead_award_raw"] is None
+
+
+def test_a_heading_laid_out_like_its_kept_siblings_is_a_title():
+    from pathlib import Path
+
+    # a real accepted-papers list: "## N. Title" then "**Track:**", "**Authors:**", ... lines
+    path = Path(__file__).parent / "fixtures/real/dev/h4-euisuk-vlm-paper-search/2025-aaai-formatted.md"
+    found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
+    assert "Adversarial Fairness Network" in found and "Track" not in found
