@@ -528,6 +528,44 @@ def _split_places(text: str) -> list[str]:
     return places
 
 
+#: Affiliation and role marks after a name: superscript digits, *, †, ‡, §, ¶, ✉.
+_MARK_CHARS = frozenset("¹²³⁰⁴⁵⁶⁷⁸⁹*†‡§¶✉")
+_NAME_MARKS = re.compile(r"(?<=[^\s,;，、\d])[¹²³⁰⁴⁵⁶⁷⁸⁹*†‡§¶✉]+(?=[\s,;，、)）]|$)")
+_MARK_LIST_COMMA = re.compile(r"(?<=[¹²³⁰⁴⁵⁶⁷⁸⁹])[,，](?=[¹²³⁰⁴⁵⁶⁷⁸⁹])")
+#: A place's name: capitalised words (an acronym, a company) or Chinese, no sentence.
+_PLACE_NAME = re.compile(r"(?:[A-Z][\w&'’.\-]*(?:\s+(?:of|for|and|the|de|[A-Z][\w&'’.\-]*))*|[\u3400-\u9fff][\u3400-\u9fff\w ]{0,30})")
+#: A person's place in brackets right after the name ("Keyu Tian (Peking University)").
+_INLINE_PLACE = re.compile(r"\s*[（(](?P<place>[^()（）]{2,80})[)）]")
+
+
+def _inline_places(s: str) -> tuple[str, list[str]] | None:
+    """``(names, places)`` of a credit line that puts each person's place in brackets after the
+    name ("A (Peking University), B (ByteDance)"), None when a bracket holds no institution (a
+    note: "(equal contribution)") or only one bracket closes the line (read as the line's places)."""
+    found = list(_INLINE_PLACE.finditer(s))
+    if len(found) < 2:
+        return None
+    places: list[str] = []
+    for m in found:
+        parts = _split_places(m.group("place"))
+        if _NOT_PLACES.search(m.group("place")) or not all(map(_PLACE_NAME.fullmatch, parts)):
+            return None
+        for part in parts:
+            _add(places, part)
+    return (_INLINE_PLACE.sub("", s), places) if any(map(is_institution, places)) else None
+
+
+def _places_after_names(s: str) -> tuple[str, list[str]] | None:
+    """``(names, places)`` of "A, B, C. Peking University, ByteDance": the people, a period after a
+    surname, then only institutions; None otherwise."""
+    for m in reversed(list(re.finditer(r"(?<=[a-z\u00e0-\u024f])\.\s+", s))):
+        head, tail = s[: m.start()], s[m.end():].strip().rstrip(".")
+        parts = _split_places(tail)
+        if parts and all(map(_PLACE_NAME.fullmatch, parts)) and any(map(is_institution, parts)):
+            return head, parts
+    return None
+
+
 _LINE_IDS = re.compile(r"[.;,]?\s*(?:arXiv\s*[:：]?\s*\S+|https?://\S+)", re.I)
 _OTHERS = re.compile(
     r",?\s+(?:and|&)\s+(?:(?:his|her|their)\s+)?(?:colleagues|co-?authors|collaborators|others"
@@ -566,8 +604,14 @@ def parse_credit_line(line: str) -> Credit | None:
     s = line.strip()
     if _may_hold_line_id(s):
         s = _LINE_IDS.sub("", s).strip()
+    if any(ch in s for ch in _MARK_CHARS):  # "Keyu Tian¹, Yi Jiang²,³, Liwei Wang*": affiliation and role marks
+        s = _NAME_MARKS.sub("", _MARK_LIST_COMMA.sub("", s))
     places: list[str] = []
-    if (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"; "A, B（2013 年發表）" a note
+    if ("(" in s or "（" in s) and (inline := _inline_places(s)) is not None:
+        s, places = inline  # "A (Peking University), B (ByteDance)": each person's place in brackets
+    elif ". " in s and (tail := _places_after_names(s)) is not None:
+        s, places = tail  # "A, B, C. Peking University, ByteDance"
+    if not places and (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"; "A, B（2013 年發表）" a note
         if not _NOT_PLACES.search(m.group("places")):
             places = _split_places(m.group("places"))
         s = s[: m.start()].rstrip()

@@ -343,3 +343,19 @@ def test_names_only_tells_people_from_a_title_joined_by_and():
     assert not names_only("Pattern Recognition and Machine Learning")
     assert not names_only("Learning to Align and Translate")
     assert not names_only("Vision and Language")
+
+
+def test_credit_line_with_affiliation_marks_and_places_per_person():
+    from pipeline.credits import parse_credit_line
+
+    credit = parse_credit_line("Keyu Tian¹, Yi Jiang²,³, Zehuan Yuan*, Liwei Wang¹†")
+    assert credit.authors == ["Keyu Tian", "Yi Jiang", "Zehuan Yuan", "Liwei Wang"]
+    credit = parse_credit_line("Keyu Tian (Peking University), Yi Jiang (ByteDance), Liwei Wang (Peking University)")
+    assert credit.authors == ["Keyu Tian", "Yi Jiang", "Liwei Wang"]
+    assert credit.institutions == ["Peking University", "ByteDance"]
+    credit = parse_credit_line("Keyu Tian, Yi Jiang, Liwei Wang. Peking University, ByteDance")
+    assert credit.authors == ["Keyu Tian", "Yi Jiang", "Liwei Wang"]
+    assert credit.institutions == ["Peking University", "ByteDance"]
+    # a note in brackets is no place
+    assert parse_credit_line("Keyu Tian (equal contribution), Yi Jiang (equal contribution)") is None or \
+        parse_credit_line("Keyu Tian (equal contribution), Yi Jiang (equal contribution)").institutions == []
