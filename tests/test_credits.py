@@ -359,3 +359,12 @@ def test_credit_line_with_affiliation_marks_and_places_per_person():
     # a note in brackets is no place
     assert parse_credit_line("Keyu Tian (equal contribution), Yi Jiang (equal contribution)") is None or \
         parse_credit_line("Keyu Tian (equal contribution), Yi Jiang (equal contribution)").institutions == []
+
+
+def test_zh_credit_by_institutions_that_jointly_completed_the_work():
+    from pipeline.credits import find_credit
+
+    credit = find_credit("该论文由上海人工智能实验室、武汉大学及商汤科技联合完成。")
+    assert credit.institutions == ["上海人工智能实验室", "武汉大学", "商汤科技"]
+    credit = find_credit("本文由華東師范大學和小紅書聯合完成。")
+    assert credit.institutions == ["華東師范大學", "小紅書"]
