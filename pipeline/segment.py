@@ -451,7 +451,14 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     return dict(sorted(chosen.items()))
 
 
-#: Opening lines of a one-paper page that may give its paper's award.
+def first_line_end(text: str) -> int:
+    """The offset where the first non-blank line of ``text`` ends."""
+    start = len(text) - len(text.lstrip())
+    end = text.find("\n", start)
+    return len(text) if end < 0 else end
+
+
+#: Opening lines of a one-paper page that may give its paper's award (and venue edition).
 ONE_PAPER_AWARD_LINES = 5
 #: Highest score of a sub-heading read as a part of the explainer above it (see
 #: :func:`_explainer_parts`); a paper's title under a heading scores higher.
@@ -1138,6 +1145,13 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
                 years = [(1, found[0])]
                 break
     doc_year = max(years)[1] if years else None
+    if doc_venue is None and len(sections) == 1 and sections[0]["char_start"] <= first_line_end(text):
+        # a page that is one paper's section from its first line names its venue edition in its
+        # opening lines ("[NeurIPS 2024 Best Paper Award] Official impl. of …")
+        opening = "\n".join([ln for ln in sections[0]["text"].splitlines() if ln.strip()][:ONE_PAPER_AWARD_LINES])
+        dated = [(v, y) for v, y, _, _ in find_venue_years(opening) if y is not None]
+        if dated:
+            doc_venue, doc_year = dated[0]
 
     # an article without award headers may give all its papers one award in its headline/lead
     # (the papers under an award lead sentence keep that sentence's: pipeline.extract)

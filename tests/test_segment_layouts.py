@@ -443,3 +443,13 @@ def test_a_heading_laid_out_like_its_kept_siblings_is_a_title():
     path = Path(__file__).parent / "fixtures/real/dev/h4-euisuk-vlm-paper-search/2025-aaai-formatted.md"
     found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
     assert "Adversarial Fairness Network" in found and "Track" not in found
+
+
+def test_a_one_paper_page_takes_the_venue_edition_its_opening_names():
+    from pipeline.segment import segment_document
+
+    text = ('[NeurIPS 2024 Best Paper Award][GPT beats diffusion] Official impl. of "Visual Autoregressive Modeling: '
+            'Scalable Image Generation via Next-Scale Prediction"\n\nIn this paper we propose next-scale prediction.\n')
+    result = segment_document(text, find_dropped(text, Config()))
+    assert len(result["sections"]) == 1
+    assert (result["doc_venue"], result["doc_year"]) == ("NeurIPS", 2024)
