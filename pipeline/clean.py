@@ -127,6 +127,7 @@ from importlib import resources
 import pandas as pd
 
 from .config import Config
+from .credits import parse_credit_line
 from .fields import find_award_label, normalize_award, parse_key_value
 from .identifiers import find_arxiv_ids
 from .stage import Stage
@@ -259,8 +260,8 @@ _RELATED_LABEL = re.compile(
     r"^(?:相关文章|相關文章|相关阅读|相關閱讀|相关推荐|相關推薦|推荐阅读|推薦閱讀|延伸阅读|延伸閱讀|"
     r"往期回顾|往期回顧|往期推荐|往期推薦|往期精选|往期精選|往期文章|往期阅读|往期閱讀|"
     r"更多阅读|更多閱讀|更多文章|更多推荐|更多推薦|精彩推荐|精彩推薦|精彩回顾|精彩回顧|热门文章|熱門文章|"
-    r"热门推荐|熱門推薦|猜你喜欢|猜你喜歡|近期文章|最新文章|"
-    r"Related(?: (?:posts|articles|stories|reading|content|links))?|Recommended(?: reading| posts| articles)?|"
+    r"热门推荐|熱門推薦|猜你喜欢|猜你喜歡|近期文章|最新文章|相关列表|相關列表|"
+    r"Related(?: (?:posts|articles|stories|reading|content|links|lists|repositories))?|Recommended(?: reading| posts| articles)?|"
     r"Further reading|Read more|Read next|More (?:stories|posts|articles|reading|from us)|Popular posts|"
     r"Recent posts|Latest posts|Most read|See also|You (?:may|might) also like)\s*[：:]?$",
     re.IGNORECASE,
@@ -581,9 +582,12 @@ def _is_protected(s: str, next_s: str | None) -> bool:
         return True
     if _is_award_header(s):
         return True
+    # a paper's title over its metadata line or its credit line ("Torch-Struct: Deep Structured
+    # Prediction Library" / "Alexander Rush and Sam Wiseman"): an entry of the article's list
     return bool(
-        next_s is not None and parse_key_value(next_s) is not None and _LATIN_TITLE.match(s)
+        next_s is not None and _LATIN_TITLE.match(s)
         and len(s.split()) >= 3 and not _SENTENCE_FINAL.search(s.rstrip("*_"))
+        and (parse_key_value(next_s) is not None or parse_credit_line(next_s) is not None)
     )
 
 

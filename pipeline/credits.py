@@ -22,7 +22,7 @@ from .names import (
 )
 from .textutil import _CASE_EXTRA, _memoised
 
-__all__ = ["Credit", "find_credit", "parse_credit_line"]
+__all__ = ["Credit", "find_credit", "names_only", "parse_credit_line"]
 
 # A Latin person-name token: a capitalised word (accents, apostrophes and hyphenated parts
 # allowed; one inner capital after a Mc/Mac/O'/De/Di/La/Le/Du prefix, as in LeCun) or an
@@ -95,7 +95,7 @@ _ZH_FRAMES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"的?(?:研究者|研究人员|研究人員|研究团队|研究團隊|团队|團隊|学者|學者)"
                 r"(?=\s*(?:共同|合作)?(?:完成|提出|撰写|撰寫|发表|發表))"), "org"),
     (re.compile(r"\s*的(?=《)"), "credit"),
-    (re.compile(r"\s*(?:共同)?(?:提出|完成|撰写|撰寫|发表|發表|合著|主导|主導|开发|開發|研发|研發|领衔|領銜)"), "by"),
+    (re.compile(r"\s*(?:共同|联合|聯合|合作)*(?:提出|完成|撰写|撰寫|发表|發表|合著|主导|主導|开发|開發|研发|研發|领衔|領銜)"), "by"),
     (re.compile(r"\s*(?:等(?![人机機单單高])|提出|发布|發布|推出|开源|開源|把|将|將|用|利用|构建|構建|训练|訓練|设计|設計)"),
      "subject"),
 )
@@ -476,12 +476,32 @@ def _credit_person(item: str) -> bool:
     return len(item.split()) >= 2 and _person_name(_BARE_INITIAL.sub(r"\1.", item))
 
 
+_INITIAL = re.compile(r"\b[A-Z]\.(?:\s|$)")
+_NAME_LIST_SEP = re.compile(r"\s*(?:,|\band\b|&)\s*")
+
+
+def names_only(span: str) -> bool:
+    """Whether ``span`` is only people joined by commas or "and" ("Kingma and Jimmy Ba",
+    "Tenenbaum and Roger P. Levy"): each part a person name or a lone surname, a full name of two
+    tokens or more among them beside a lone surname or with an initial. A title's words joined
+    by "and" ("Align and Translate", "Pattern Recognition and Machine Learning") are none."""
+    if " and " not in span and "," not in span and "&" not in span:
+        return False
+    parts = _NAME_LIST_SEP.split(span.strip().rstrip("."))
+    if len(parts) < 2 or not all(p and (_credit_person(p) or _lone_name(p)) for p in parts):
+        return False
+    # a full name beside a bare surname or a name with an initial: two-word title phrases joined
+    # by "and" ("Pattern Recognition and Machine Learning") have neither
+    full = [p for p in parts if len(p.split()) >= 2]
+    return bool(full) and (len(full) < len(parts) or any(_INITIAL.search(p) for p in full))
+
+
 #: The affiliations of a whole credit line in brackets at its end, ``/`` or ``、`` between them.
 _TRAILING_PLACES = re.compile(r"\s*[（(](?P<places>[^()（）]{1,150})[)）]\s*$")
 #: Chinese personal names (2-3 characters) separated by commas or 、.
 _ZH_NAME_LIST = re.compile(r"[\u3400-\u9fff]{2,3}(?:\s*[,，、]\s*[\u3400-\u9fff]{2,3})*")
 #: Brackets after names that hold a note, not an affiliation: a year, an edition, a version.
-_NOT_PLACES = re.compile(r"\d{4}|\b(?:edition|version|ed\.|vol\.)", re.I)
+_NOT_PLACES = re.compile(r"\d{4}|\b(?:edition|version|ed\.|vol\.|tracks?|oral|spotlight|poster)\b|赛道|賽道", re.I)
 #: A Chinese "and others" after Latin names: 等, 等人, 等 30+ 位共同作者.
 _ZH_OTHERS = re.compile(r"\s*等(?:人|\s*\d+\s*\+?\s*(?:位|名)?\s*(?:共同)?作者)?\s*$")
 #: "and others" then the affiliations after a comma: "A 等，UW / AI2", "A 等人, 清华大学".
@@ -491,16 +511,59 @@ _PLACE_SEPS = re.compile(r"\s*[/／、;；,，]\s*")
 _CAMPUS_OF = re.compile(r"(?:University|Univ\.) of [A-Z][a-z]+(?: [A-Z][a-z]+)?")
 
 
+#: "and others" closing a list of affiliations: 等, 等机构, "etc.", "et al.".
+_PLACES_OTHERS = re.compile(r"\s*(?:等(?:机构|機構|单位|單位|高校)?|\betc\.?|\bet\s+al\.?)\s*$")
+
+
 def _split_places(text: str) -> list[str]:
     """The affiliations of a credit's bracket: split at ``/ 、 ; ,`` (full width too), a
     university's campus kept with it (``University of California, Berkeley``)."""
     places: list[str] = []
+    text = _PLACES_OTHERS.sub("", text)  # "Maryland / UBC 等": the others are unnamed
     for part in filter(None, (p.strip() for p in _PLACE_SEPS.split(text))):
         if places and _CAMPUS_OF.fullmatch(places[-1]) and re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", part):
             places[-1] = f"{places[-1]}, {part}"
         else:
             places.append(part)
     return places
+
+
+#: Affiliation and role marks after a name: superscript digits, *, †, ‡, §, ¶, ✉.
+_MARK_CHARS = frozenset("¹²³⁰⁴⁵⁶⁷⁸⁹*†‡§¶✉")
+_NAME_MARKS = re.compile(r"(?<=[^\s,;，、\d])[¹²³⁰⁴⁵⁶⁷⁸⁹*†‡§¶✉]+(?=[\s,;，、)）]|$)")
+_MARK_LIST_COMMA = re.compile(r"(?<=[¹²³⁰⁴⁵⁶⁷⁸⁹])[,，](?=[¹²³⁰⁴⁵⁶⁷⁸⁹])")
+#: A place's name: capitalised words (an acronym, a company) or Chinese, no sentence.
+_PLACE_NAME = re.compile(r"(?:[A-Z][\w&'’.\-]*(?:\s+(?:of|for|and|the|de|[A-Z][\w&'’.\-]*))*|[\u3400-\u9fff][\u3400-\u9fff\w ]{0,30})")
+#: A person's place in brackets right after the name ("Keyu Tian (Peking University)").
+_INLINE_PLACE = re.compile(r"\s*[（(](?P<place>[^()（）]{2,80})[)）]")
+
+
+def _inline_places(s: str) -> tuple[str, list[str]] | None:
+    """``(names, places)`` of a credit line that puts each person's place in brackets after the
+    name ("A (Peking University), B (ByteDance)"), None when a bracket holds no institution (a
+    note: "(equal contribution)") or only one bracket closes the line (read as the line's places)."""
+    found = list(_INLINE_PLACE.finditer(s))
+    if len(found) < 2:
+        return None
+    places: list[str] = []
+    for m in found:
+        parts = _split_places(m.group("place"))
+        if _NOT_PLACES.search(m.group("place")) or not all(map(_PLACE_NAME.fullmatch, parts)):
+            return None
+        for part in parts:
+            _add(places, part)
+    return (_INLINE_PLACE.sub("", s), places) if any(map(is_institution, places)) else None
+
+
+def _places_after_names(s: str) -> tuple[str, list[str]] | None:
+    """``(names, places)`` of "A, B, C. Peking University, ByteDance": the people, a period after a
+    surname, then only institutions; None otherwise."""
+    for m in reversed(list(re.finditer(r"(?<=[a-z\u00e0-\u024f])\.\s+", s))):
+        head, tail = s[: m.start()], s[m.end():].strip().rstrip(".")
+        parts = _split_places(tail)
+        if parts and all(map(_PLACE_NAME.fullmatch, parts)) and any(map(is_institution, parts)):
+            return head, parts
+    return None
 
 
 _LINE_IDS = re.compile(r"[.;,]?\s*(?:arXiv\s*[:：]?\s*\S+|https?://\S+)", re.I)
@@ -541,8 +604,14 @@ def parse_credit_line(line: str) -> Credit | None:
     s = line.strip()
     if _may_hold_line_id(s):
         s = _LINE_IDS.sub("", s).strip()
+    if any(ch in s for ch in _MARK_CHARS):  # "Keyu Tian¹, Yi Jiang²,³, Liwei Wang*": affiliation and role marks
+        s = _NAME_MARKS.sub("", _MARK_LIST_COMMA.sub("", s))
     places: list[str] = []
-    if (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"; "A, B（2013 年發表）" a note
+    if ("(" in s or "（" in s) and (inline := _inline_places(s)) is not None:
+        s, places = inline  # "A (Peking University), B (ByteDance)": each person's place in brackets
+    elif ". " in s and (tail := _places_after_names(s)) is not None:
+        s, places = tail  # "A, B, C. Peking University, ByteDance"
+    if not places and (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"; "A, B（2013 年發表）" a note
         if not _NOT_PLACES.search(m.group("places")):
             places = _split_places(m.group("places"))
         s = s[: m.start()].rstrip()

@@ -47,7 +47,7 @@ from . import keywords as kw
 from . import nlp, paper_records
 from .candidates import HTML_BREAK, LEADING_TAGS, unlink
 from .config import Config
-from .credits import Credit, congratulated_authors, find_credit, parse_credit_line
+from .credits import Credit, _credit_person, congratulated_authors, find_credit, parse_credit_line
 from .fields import (
     PLACEHOLDER_VALUE,
     find_award_label,
@@ -72,7 +72,7 @@ from .identifiers import find_arxiv_ids, find_urls, url_kind
 from .names import is_institution, split_affiliation, split_affiliation_items, split_names
 from .normalize import to_target
 from .stage import Stage, records
-from .textutil import plain
+from .textutil import latin_words, plain
 
 EXTRACT_COLUMNS = (
     "title", "title_zh", "authors", "authors_truncated", "institutions", "venue", "year", "award",
@@ -137,8 +137,11 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     a Chinese-only heading gives only ``title_zh``.
     """
     h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
-    h = _reading_label().sub("", h) if _HAS_CJK.search(h) else h  # "Title導讀": a guide to the paper
+    if _HAS_CJK.search(h) and (label := _reading_label().search(h)):  # "Title導讀", "BERT | 论文笔记": a guide
+        h = h[: label.start()].rstrip(" \t:：|｜丨—–-")
     h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
+    if h.endswith((")", "）", "]")) and (tag := _TRAILING_LINK_TAG.search(h)) and tag.start() >= 3:
+        h = h[: tag.start()]
     kv = parse_key_value(h)
     if kv is not None and kv[0] == "title":
         h = kv[1]
@@ -171,10 +174,14 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     # on long lines)
     m = None
     if cjk:
-        if cjk.start() >= len(h) - MAX_DECORATION_CHARS - 1:
+        if cjk.start() >= len(h) - MAX_DECORATION_CHARS - 1 and not _NAME_COLON.match(h):
             m = _DECORATION.match(h)
         if m is None and (cjk.start() == 0 or h[0] in "【["):
             m = LEADING_DECORATION.match(h)
+    if m is None and cjk and cjk.start() <= 4:
+        m = _GLUED_LABEL.match(h)
+        if m is not None and len(latin_words(m.group("title"))) < MIN_GLUED_TITLE_WORDS:
+            m = None
     if m:
         return m.group("title").strip(" \t:：|｜丨—–-"), None
     if not _HAS_CJK.search(h):
@@ -194,11 +201,28 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     return h, None
 
 
+#: A short Chinese label glued to the English title after it, maybe after a year and before
+#: a bracketed tag: ``經典Title``, ``2020經典(arXiv:2006.11239)Title``.
+_GLUED_LABEL = re.compile(
+    rf"^(?:(?:19|20)\d\d)?[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}\s*(?:[(（\[][^()（）\[\]\n]{{1,40}}[)）\]])?\s*"
+    r"(?P<title>[A-Z0-9][^\u3400-\u9fff]*)$"
+)
+#: A one-word English name and a colon opening a heading ("Ttrl：測試時強化學習", "CoALA: 語言代理
+#:認知架構"): the Chinese after it is the rest of the title, not a decoration.
+_NAME_COLON = re.compile(r"[A-Za-z][\w.\-]*\s*[:：]\s*[\u3400-\u9fff]")
+#: Fewest Latin words of an English title after a glued label.
+MIN_GLUED_TITLE_WORDS = 3
+
 #: A reference's tail after an English title: ". In [Proceedings of] <venue and year>.".
 _CITATION_TAIL = re.compile(r"\.\s+In\s+[^.]{2,80}\.?\s*$")
 #: A tag before a title: a venue or a date in brackets (``(CVPR 2019)``, ``[ICML 2019]``,
 #: ``【2024】``), or a bare date (``202212 ``, ``2023.05 ``).
-_LEADING_TAG = re.compile(r"^\s*(?:[\[【(（][^\]】)）\n]{0,30}\d{2,4}[^\]】)）\n]{0,10}[\]】)）]|(?:19|20)\d{2}[.\-/]?\d{0,2}(?=\s))\s*")
+_LEADING_TAG = re.compile(r"^\s*(?:[\[【(（][^\]】)）\n]{0,30}\d{2,4}[^\]】)）\n]{0,10}[\]】)）]|(?:19|20)\d{2}[.\-/]?\d{0,2}(?=\s)"
+                          r"|(?:19|20)\d{2}\s*[\[(（][^\]】)）\n]{1,20}[\]】)）])\s*")
+#: Link words glued to the end of a title ("Title(arXiv)", "Title [[note]]()", "Title (PDF)").
+_TRAILING_LINK_TAG = re.compile(
+    r"(?:\s*(?:\[\[?|[(（])\s*(?i:arxiv|pdf|paper|code|link|project|github|notes?|blog|video|slides)\s*(?:\]\]?|[)）])"
+    r"(?:\(\S*\))?)+\s*$")
 #: A list item's marker, with a task-list box (``- [ ]``, ``1.``, ``•``).
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•·▪●]\s+|\d{1,3}(?:[.)]\s+|[、．]\s*))(?:\[[ xX]\]\s*)?")
 #: Link groups and emphasis around names in a reading list's credit line.
@@ -255,6 +279,8 @@ def _after_title(line: str, title: str) -> str:
 #: A metadata line whose value names where a paper is posted, not a venue ("from: arxiv",
 #: "Venue: arXiv preprint"); the words are data/venue_names.json's ``not_venues``.
 _PREPRINT_LINE = re.compile(rf"[^:：\n]{{1,20}}[:：]\s*(?:{paper_records.NOT_VENUE_WORDS.pattern})(?:\s+(?:{paper_records.NOT_VENUE_WORDS.pattern}))?\s*", re.I)
+#: A preprint server and a year in brackets before a title: "(arXiv 2022)Title", "[arXiv'23]".
+_PREPRINT_TAG = re.compile(r"\s*[\[(（【]\s*(?i:arxiv|preprint)\s*['’]?\s*(?P<year>(?:19|20)\d\d)\s*[\])）】]")
 #: A line that only labels the credit line under it ("### Authors:", "作者：").
 _AUTHORS_LABEL = re.compile(r"(?:authors?|作者们?|作者們?)\s*[:：]?", re.I)
 #: A BibTeX author field ("author={Wang, Alex and Ge, Yixiao},"): names joined by "and".
@@ -359,6 +385,24 @@ def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
     return (m.group("venue"), int(m.group("year"))) if m else (entity.value, None)
 
 
+#: Most words of a heading that is a paper's short name ("Mamba", "OpenAssistant Conversations").
+MAX_SHORT_NAME_WORDS = 2
+
+
+def _full_title(name: str, line: str) -> str | None:
+    """The full title that the section's first line quotes for a heading that is only the
+    paper's short name: "**Mamba（…）**：… 「Mamba: Linear-Time Sequence Modeling with Selective
+    State Spaces」…" -> the quoted title, which opens with the name and a colon; else None."""
+    if not any(q in line for q in "「“\"『"):
+        return None
+    key = name.casefold()
+    for m in _QUOTED.finditer(line):
+        inner = m.group("inner").strip()
+        if inner.casefold().startswith(key) and inner[len(key):].lstrip()[:1] in (":", "：") and _HAS_LATIN.search(inner[len(key):]):
+            return inner
+    return None
+
+
 def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     """Fields of one section.
 
@@ -447,6 +491,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         kv_title, kv_title_zh = split_heading_title(kv["title"][0])
         title = kv_title or title
         title_zh = kv_title_zh or title_zh
+    elif title and len(title.split()) <= MAX_SHORT_NAME_WORDS and lines:
+        title = _full_title(title, lines[0]) or title
 
     authors, truncated = [], False
     institutions: list[str] = []
@@ -546,6 +592,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             venue, year = tags[0]
         elif any(_PREPRINT_LINE.fullmatch(_LIST_MARK.sub("", ln)) for ln in lines[:3]):
             preprint = True  # "from: arxiv": the paper's own line says it is not the article's venue's
+        elif tag := _PREPRINT_TAG.match(plain(_LIST_MARK.sub("", row["heading"]))):
+            preprint, year = True, int(tag.group("year"))  # "(arXiv 2022)Title": a preprint of that year
     if venue is None:  # a proceedings address of the paper names its venue and year
         named = next(filter(None, map(venue_from_url, find_urls(row["text"]))), None)
         if named is not None:
@@ -625,6 +673,47 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     }
 
 
+#: Fewest sections of a document, and of them sections credited to two people or more, for a
+#: lone name where the others' credits stand to be read as its section's author.
+MIN_LISTED_SECTIONS = 3
+MIN_CREDITED_SIBLINGS = 2
+#: Most name tokens of a lone author.
+MAX_LONE_NAME_TOKENS = 4
+
+
+def _lone_author(row: dict, title: str | None) -> str | None:
+    """One person named where a paper list credits its papers: before the title on its line
+    ("(Poster #01): Ali Borji. [Title](…)"), after it, or alone on the next line ("Title" /
+    "Tao Lei"); None when no such place holds a single person name."""
+    lines = [ln for ln in str(row.get("text") or "").splitlines() if ln.strip()][:2]
+    places = [_before_title(lines[0], title), _after_title(lines[0], title)] if lines and title else []
+    places += lines[1:2]
+    for place in places:
+        name = credit_text(place).strip(" .,;:") if place else ""
+        if (name and len(name.split()) <= MAX_LONE_NAME_TOKENS and not re.search(r"\d", name)
+                and _credit_person(name) and find_award_label(name) is None):
+            return name
+    return None
+
+
+def _credit_lone_authors(doc_ids: list, inputs: list[dict], rows: list[dict]) -> None:
+    """A paper list credits its papers in one place: in a document of at least
+    :data:`MIN_LISTED_SECTIONS` sections of which at least half, and two or more, have authors,
+    a section without any takes the lone person named in that place (:func:`_lone_author`). A
+    credit line needs two people otherwise, since one capitalised name reads like a short title.
+    ``rows`` are updated in place."""
+    by_doc: dict[object, list[int]] = {}
+    for k, doc in enumerate(doc_ids):
+        by_doc.setdefault(doc, []).append(k)
+    for ks in by_doc.values():
+        credited = sum(len(rows[k]["authors"] or ()) >= 2 for k in ks)
+        if len(ks) < MIN_LISTED_SECTIONS or credited < MIN_CREDITED_SIBLINGS or 2 * credited < len(ks):
+            continue
+        for k in ks:
+            if not rows[k]["authors"] and (name := _lone_author(inputs[k], rows[k]["title"] or rows[k]["title_zh"])):
+                rows[k]["authors"] = [name]
+
+
 def extract_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Stage function: add the :data:`EXTRACT_COLUMNS` to a sections batch.
 
@@ -634,7 +723,10 @@ def extract_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     # only the columns extract_fields reads: converting the others (text_norm, dropped ...)
     # to dicts of Python objects was a tenth of this stage's own time
     read = batch[[c for c in _ROW_COLUMNS if c in batch.columns]]
-    rows = [extract_fields(r, target, config) for r in records(read)]
+    inputs = list(records(read))
+    rows = [extract_fields(r, target, config) for r in inputs]
+    if "doc_id" in batch.columns:
+        _credit_lone_authors(list(batch["doc_id"]), inputs, rows)
     out = batch.copy()
     for col in EXTRACT_COLUMNS:
         out[col] = [r[col] for r in rows]

@@ -200,8 +200,10 @@ VENUES: tuple[str, ...] = (
     *(_ACRONYM_VENUES := (
         "EACL", "COLING", "TACL", "ICASSP", "INTERSPEECH", "CIKM", "WSDM", "ICDM", "ICSE", "MICCAI",
         "ICRA", "IROS", "CoRL", "WACV", "BMVC", "TPAMI", "TMLR", "JMLR", "SIGGRAPH", "NDSS", "MLSys",
-        "SIGMOD", "VLDB", "UIST", "CHI",
+        "SIGMOD", "VLDB", "UIST", "CHI", "ICDE", "TKDE", "TOIS", "ICMR", "ICME", "ECIR", "RecSys",
+        "TIFS", "TNNLS", "IJCV", "TCSVT", "TOG", "GRSL", "ISBI", "ACCV",
     )),
+    "ACM MM",
 )
 
 _A = r"(?<![A-Za-z0-9.])"  # ASCII word start (CJK neighbours and "Workshop@NeurIPS" are fine), not inside a host name
@@ -279,8 +281,14 @@ _VENUE_ALIASES: dict[str, tuple[str, ...]] = {
         _A + r"AISTATS" + _Z,
         r"(?i:artificial\s+intelligence\s+and\s+statistics)",
     ),
-    # venues known by their acronym alone (case-sensitive, as the others' acronyms)
-    **{name: (_A + re.escape(name) + _Z,) for name in _ACRONYM_VENUES},
+    # venues known by their acronym alone (case-sensitive, as the others' acronyms; a mixed-case
+    # acronym may also be written in capitals: "CORL 2019", "MLSYS", "RECSYS")
+    **{name: (_A + (f"(?:{re.escape(name)}|{re.escape(name.upper())})" if name != name.upper() else re.escape(name)) + _Z,)
+       for name in _ACRONYM_VENUES},
+    "ACM MM": (
+        _A + r"ACM[ \t]?MM" + _Z,
+        r"(?i:ACM\s+(?:International\s+Conference\s+on\s+)?Multimedia)",
+    ),
 }
 _VENUE_GROUPS = {f"v{i}": name for i, name in enumerate(_VENUE_ALIASES)}
 _VENUE_ALT = "|".join(
@@ -292,8 +300,8 @@ _VENUE = re.compile(
     rf"(?:{_VENUE_ALT})"
     # the year after the name, possibly after the acronym in brackets or a comma:
     # "ICLR 2024", "International Conference on Machine Learning (ICML) 2021",
-    # "国际学习表征会议（ICLR）2024", "NIPS, 2014"
-    rf"(?:(?:\s*[(（][A-Z][A-Za-z]{{1,9}}[)）])?\s*[-–,，]?\s*(?P<ya>{_YEAR4})(?!\d)"
+    # "国际学习表征会议（ICLR）2024", "NIPS, 2014", "NeurIPS Workshop 2023" (a workshop at it)
+    rf"(?:(?:\s*[(（][A-Z][A-Za-z]{{1,9}}[)）]|\s+[Ww]orkshops?)?\s*[-–,，]?\s*(?P<ya>{_YEAR4})(?!\d)"
     rf"|(?:\s*['’‘`]\s*|[-–])(?P<y2>\d\d)(?![\d.]))?"
 )
 
@@ -307,7 +315,7 @@ _VENUE_HINT = re.compile(
     r"(?=(?i:neurips|nips|neural\s|international\s|conference\s|computer\s|european\s|north\s"
     r"|association\s|empirical\s|knowledge\s|the\s+web\s|thewebconf|artificial\s|uncertainty\s)"
     r"|ICML|ICLR|CVPR|ICCV|ECCV|NAACL|ACL|EMNLP|AAAI|IJCAI|SIGKDD|KDD|SIGIR|WWW|COLT|UAI|AISTATS"
-    r"|神[经經]|[国國][际際]|[计計]算|[电電][脑腦]|[欧歐]洲|" + "|".join(map(re.escape, _ACRONYM_VENUES)) + ")"
+    r"|神[经經]|[国國][际際]|[计計]算|[电電][脑腦]|[欧歐]洲|ACM|" + "|".join(map(re.escape, {*_ACRONYM_VENUES, *(v.upper() for v in _ACRONYM_VENUES)})) + ")"
 )
 _YEAR4_AT = re.compile(_YEAR4)
 
@@ -318,7 +326,8 @@ _YEAR4_AT = re.compile(_YEAR4)
 _HINT_WORDS = ("neurips", "nips", "neural", "international", "conference", "computer", "european",
                "north", "association", "empirical", "knowledge", "thewebconf", "artificial", "uncertainty")
 _HINT_ACRONYMS = ("ICML", "ICLR", "CVPR", "ICCV", "ECCV", "NAACL", "ACL", "EMNLP", "AAAI", "IJCAI",
-                  "SIGKDD", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS", *_ACRONYM_VENUES)
+                  "SIGKDD", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS", "ACM", *_ACRONYM_VENUES,
+                  *(v.upper() for v in _ACRONYM_VENUES if v != v.upper()))
 _HINT_HAN = tuple(a + b for a, b in (
     *[(x, y) for x in "神" for y in "经經"], *[(x, y) for x in "国國" for y in "际際"],
     *[(x, y) for x in "计計" for y in "算"], *[(x, y) for x in "电電" for y in "脑腦"],
@@ -653,6 +662,8 @@ def parse_key_value(line: str) -> tuple[str, str] | None:
         return None
     key = _lookup_key(m.group("key"))
     value = m.group("value").strip()
+    if value.endswith(">"):  # "Authors: A, B <br>": a line break of the markup, no part of the value
+        value = _TRAILING_BREAKS.sub("", value)
     if key is None or not value:
         return None
     if _KEY_DECOR.sub("", m.group("key")).strip().casefold() in GENERIC_PAPER_KEYS:
@@ -660,6 +671,8 @@ def parse_key_value(line: str) -> tuple[str, str] | None:
     return key, value
 
 
+#: HTML line breaks closing a metadata value.
+_TRAILING_BREAKS = re.compile(r"(?:\s*<br\s*/?>)+$", re.I)
 #: A value that stands for a missing one ("Paper: None", "Code: N/A", "论文：暂无").
 PLACEHOLDER_VALUE = re.compile(r"(?i:none|null|n/?a|tbd|tba|coming soon|-+|—+)|暂无|暫無|无|無|待定|待补充|待補充")
 

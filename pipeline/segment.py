@@ -14,7 +14,9 @@ A section runs from its anchor to the line before the next anchor, award header,
 (a ``参考链接：``-style key-value line, whose URL goes to ``doc_urls``) or a heading that is not a
 paper and is above the anchor's level or names a venue or an award. Award headers and the text
 after them up to the next anchor are context; the most recent award header gives
-``ctx_award_raw``, the nearest heading naming a venue and year ``ctx_venue``/``ctx_year``.
+``ctx_award_raw``, the nearest heading naming a venue and year ``ctx_venue``/``ctx_year``
+(``ctx_venue`` is ``""`` under a heading that takes the place of a venue heading at its level
+and names no known venue, "# CoRL … # RSS": its papers are another venue's, not the document's).
 
 Document venue and year (``doc_venue``, ``doc_year``) come from the venue mentions in the
 context text: the venue mentioned most often with a year, and its most frequent year; a venue
@@ -51,6 +53,7 @@ from .candidates import (
 )
 from .clean import front_matter_headline
 from .config import Config
+from .credits import names_only
 from .fields import (
     find_award_label,
     find_dated_venue_years,
@@ -121,6 +124,8 @@ MIN_PROSE_TITLE_CAPS = 3
 #: speech and name tracks: 《自然》, 「数据集与基准」).
 MIN_ZH_MENTION_CHARS = 8
 _HAN = re.compile(r"[\u3400-\u9fff]")
+#: A gloss in brackets closing a mention ("自然（Nature）"): no part of its length.
+_GLOSS_AFTER = re.compile(r"\s*[（(][^（）()]*[)）]\s*$")
 _OPENERS = frozenset("（(《「『“【[")
 _CLOSERS = frozenset("）)》」』”】]")
 _SENTENCE_PUNCT = re.compile(r"[。，；！？,;!?]")
@@ -188,8 +193,23 @@ def _is_award_header(s: str) -> bool:
     """A line that is only an award label, optionally with a venue and year, a count in
     brackets and track words (:data:`_HEADER_FILLER`): what is left after removing those holds
     at most ``MAX_AWARD_HEADER_REST`` letters (so a headline such as "<venue> <year> best papers
-    announced" is not a header)."""
-    if len(s) > MAX_AWARD_HEADER_CHARS or _SENTENCE_END.search(s) or parse_key_value(s) is not None:
+    announced" is not a header); a track or category of at most three words may follow a dash
+    ("Honorable Mention Papers – Main Conference")."""
+    if len(s) > MAX_AWARD_HEADER_CHARS + MAX_HEADER_QUALIFIER_CHARS or _SENTENCE_END.search(s):
+        return False
+    if len(s) <= MAX_AWARD_HEADER_CHARS and _bare_award_header(s):
+        return True
+    m = _HEADER_QUALIFIER.fullmatch(s) if any(d in s for d in "–—-") else None
+    return bool(m) and len(m.group("head")) <= MAX_AWARD_HEADER_CHARS and _bare_award_header(m.group("head"))
+
+
+#: An award header, a dash, and a short qualifier (a track, a category) of at most three words.
+_HEADER_QUALIFIER = re.compile(r"(?P<head>.+?)\s+[–—-]\s+(?:[\w&'’.]+\s*){1,3}")
+MAX_HEADER_QUALIFIER_CHARS = 25
+
+
+def _bare_award_header(s: str) -> bool:
+    if parse_key_value(s) is not None:
         return False
     label = find_award_label(s)
     if label is None or normalize_award(label) is None:
@@ -199,6 +219,10 @@ def _is_award_header(s: str) -> bool:
         rest = rest[:start] + " " + rest[end:]
     rest = _HEADER_FILLER.sub(" ", rest)
     return sum(ch.isalpha() for ch in rest) <= MAX_AWARD_HEADER_REST
+
+
+#: An award header, a dash, and a short qualifier (a track, a category) of at most three words.
+_HEADER_QUALIFIER = re.compile(r"(?P<head>.+?)\s+[–—-]\s+(?:[\w&'’.]+\s*){1,3}")
 
 
 def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
@@ -281,27 +305,46 @@ def _described_award_header(raw: str) -> bool:
         return False
     rest = m.group("rest").strip()
     words = [w for w in re.findall(r"[A-Za-z][A-Za-z'’-]{3,}", rest)]
-    return bool(re.search(r"[.!?)]$", rest)) and len(words) >= 2 and sum(w[0].islower() for w in words) * 2 > len(words)
+    return bool(re.search(r"[.!?)]$", rest)) and len(words) >= 2 and sum(w[0].islower() for w in words) * 2 >= len(words)
 
 
 def _classify(lines: list[Line]) -> list[str]:
     """A kind per kept line: ``reference`` (a ``参考链接：``-style line), ``award_header``,
-    ``kv_title`` (a metadata title line), ``kv`` (another metadata line) or ``body``."""
+    ``kv_title`` (a metadata title line), ``kv`` (another metadata line), ``award_lead`` (a
+    sentence that gives one award to the papers after it: :func:`_is_award_lead`) or ``body``."""
     kinds = []
     for line in lines:
         s = plain(line.text)
         kv = parse_key_value(s)
         if kv is not None and kv[0] == "reference_url":
             kinds.append("reference")
-        elif (len(s) <= MAX_AWARD_HEADER_CHARS + 10 and (
+        elif (len(s) <= MAX_AWARD_HEADER_CHARS + MAX_HEADER_QUALIFIER_CHARS and (
                 _is_award_header(s) or ((marked := _heading_text(line.text)) is not None and _is_award_header(marked)))
               ) or _described_award_header(line.text):
             kinds.append("award_header")
         elif kv is not None:
             kinds.append("kv_title" if kv[0] == "title" else "kv")
+        elif _is_award_lead(s):
+            kinds.append("award_lead")
         else:
             kinds.append("body")
     return kinds
+
+
+#: Longest sentence that announces the award of the papers after it.
+MAX_AWARD_LEAD_CHARS = 100
+#: The heading level given to such a sentence: below every heading (1-6 Markdown, 7 bold).
+AWARD_LEAD_LEVEL = 8
+
+
+def _is_award_lead(s: str) -> bool:
+    """A short sentence ending in a colon that gives one award to the papers listed after it
+    ("此外，还有两篇论文获得了最佳论文亚军：", "The winners of the 2013 Test-of-Time Paper Award
+    are:"): it heads them like an award header. It names no paper itself (no quoted title), one
+    award class only (:func:`pipeline.fields.lead_award`), and no candidates or nominees."""
+    if not s.endswith((":", "：")) or len(s) > MAX_AWARD_LEAD_CHARS or any(ch in s for ch in "《》“”\"「」"):
+        return False
+    return lead_award(s) is not None and not _NOT_AWARDED.search(s)
 
 
 #: Candidate styles of Markdown headings.
@@ -327,7 +370,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     # include: A, B") and venue headings (after a leading venue tag: "(CVPR 2019)Title" is a
     # title) are never a paper's title
     eligible = [kinds[c.line] not in ("award_header", "reference") and not c.features.get("self_credit")
-                and not labelled_names(c.title)
+                and not labelled_names(c.title) and not names_only(c.title)
                 and not (c.features.get("venue_year") and _venue_heading(LEADING_TAGS.sub("", c.title) or c.title))
                 for c in cands]
     chosen = {c.line: c for c, p, ok in zip(cands, scores, eligible, strict=True) if ok and p >= model.threshold}
@@ -337,8 +380,9 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     chosen.update({c.line: c for c in beside if sum(b.style == c.style for b in beside) >= 2})
     # siblings: in a run of candidates of one markup style (a list, a table), when at least two
     # and at least half of the items are kept titles, the other items are titles too; a heading
-    # between items (an award category, a venue) does not end their run
-    items = [k for k, c in enumerate(cands) if c.style not in _HEADING_STYLES or c.line in chosen]
+    # or an award header between items (an award category, a venue) does not end their run
+    items = [k for k, c in enumerate(cands)
+             if (c.style not in _HEADING_STYLES or c.line in chosen) and kinds[c.line] != "award_header"]
     run: list[int] = []
     for n in range(len(items) + 1):
         k = items[n] if n < len(items) else len(cands)
@@ -349,11 +393,14 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
         if kept >= 2 and 2 * kept >= len(run):
             chosen.update({cands[j].line: cands[j] for j in run if eligible[j]})
         run = [k] if k < len(cands) and cands[k].style != "plain" else []
+    _entries_with_notes(cands, scores, eligible, items, chosen)
+    _sibling_headings(lines, cands, eligible, chosen)
     if log.isEnabledFor(logging.DEBUG):  # marked spans and near misses, not every plain line
         for c, p in zip(cands, scores, strict=True):
             if c.line not in chosen and (c.style != "plain" or p >= model.threshold / 4):
                 log.debug("document %s: heading %r rejected as a paper title: score %.2f < %.2f",
                           _DOCUMENT.get(), c.title[:120], p, model.threshold)
+    _explainer_parts(lines, cands, scores, chosen)
     # an anchor whose markup no other anchor shares, without paper evidence of its own, in a
     # document whose other anchors share a markup, is the article's headline or a trailer
     # ("Next week: …"), not one more paper
@@ -402,6 +449,129 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
             return {i: title if title else by_line.get(i) or Candidate(i, lines[i].stripped, "plain")
                     for i, title in starts.items()}
     return dict(sorted(chosen.items()))
+
+
+def first_line_end(text: str) -> int:
+    """The offset where the first non-blank line of ``text`` ends."""
+    start = len(text) - len(text.lstrip())
+    end = text.find("\n", start)
+    return len(text) if end < 0 else end
+
+
+#: Opening lines of a one-paper page that may give its paper's award (and venue edition).
+ONE_PAPER_AWARD_LINES = 5
+#: Highest score of a sub-heading read as a part of the explainer above it (see
+#: :func:`_explainer_parts`); a paper's title under a heading scores higher.
+MAX_PART_SCORE = 0.6
+#: Lines above the heading of a one-paper explainer (a date, a tag line).
+MAX_EXPLAINER_HEAD_LINE = 2
+
+
+def _explainer_parts(lines: list[Line], cands: list[Candidate], scores, chosen: dict[int, Candidate]) -> None:
+    """Drop the sub-headings of a one-paper explainer from ``chosen``: when the first kept title
+    is a top heading of the page (within its first lines) that scores as a confident title, and
+    every other kept title is a deeper heading or a bold lead that scores below
+    :data:`MAX_PART_SCORE` without paper evidence of its own (a credit, an arXiv id, metadata),
+    those are the explainer's parts ("Hand Amodal Segmentation Module (HASM)"), not papers."""
+    if len(chosen) < 2:
+        return
+    first = min(chosen)
+    head = chosen[first]
+    if first > MAX_EXPLAINER_HEAD_LINE or head.style not in ("md1", "md2"):
+        return
+    score = {c.line: p for c, p in zip(cands, scores, strict=True) if c.line in chosen}
+    if score[first] < CONFIDENT_TITLE_SCORE:
+        return
+    top = _heading_level(lines[first].stripped)
+    rest = [at for at in chosen if at != first]
+    for at in rest:
+        c = chosen[at]
+        level = _heading_level(lines[at].stripped)
+        deeper = c.style in ("bold_lead", "bold_line") or (c.style in _HEADING_STYLES and level > top)
+        if not deeper or score[at] >= MAX_PART_SCORE or has_paper_evidence(c):
+            return
+    for at in rest:
+        del chosen[at]
+
+
+#: Lines after a heading whose labels make its layout signature (see :func:`_sibling_headings`).
+SIGNATURE_LINES = 3
+_LINE_LABEL = re.compile(r"^[^:：]{1,24}(?=[:：])")
+
+
+def _signature(lines: list[Line], at: int) -> tuple[str, ...]:
+    """The labels ("Track", "Authors", "作者") of the lines right after a heading."""
+    labels = []
+    for line in lines[at + 1 : at + 1 + SIGNATURE_LINES]:
+        if _heading_level(line.stripped) and not _BOLD_LINE.match(line.stripped):
+            break
+        m = _LINE_LABEL.match(plain(line.stripped).strip())
+        labels.append(m.group(0).strip().casefold() if m else "")
+    return tuple(labels) if any(labels) else ()
+
+
+def _sibling_headings(lines: list[Line], cands: list[Candidate], eligible: list[bool],
+                      chosen: dict[int, Candidate]) -> None:
+    """Headings of one level laid out alike: when at least two and half of the headings of a
+    level are kept titles, another heading of that level whose following lines carry the same
+    labels as most kept ones ("## 3. Title" / "**Track:**" / "**Authors:**") is a title too
+    (``chosen`` is updated in place)."""
+    for style in _HEADING_STYLES:
+        same = [k for k, c in enumerate(cands) if c.style == style]
+        kept = [k for k in same if cands[k].line in chosen]
+        if len(kept) < 2 or 2 * len(kept) < len(same) or len(kept) == len(same):
+            continue
+        common = Counter(_signature(lines, cands[k].line) for k in kept).most_common(1)[0]
+        if not common[0] or 2 * common[1] < len(kept):
+            continue
+        for k in same:
+            if cands[k].line not in chosen and eligible[k] and _signature(lines, cands[k].line) == common[0]:
+                chosen[cands[k].line] = cands[k]
+
+
+#: Fewest entries, and notes, of a list whose entries each may carry a note line.
+MIN_NOTED_ENTRIES = 3
+MIN_NOTES = 2
+
+
+def _entries_with_notes(cands: list[Candidate], scores, eligible: list[bool], items: list[int],
+                        chosen: dict[int, Candidate]) -> None:
+    """Entries of a list that each may carry a note line of another markup (a linked title, then
+    ``- what I liked about it``): in a stretch of ``items`` (indices into ``cands``) of two
+    styles where every item of one style (the notes) follows an item of the other (the
+    entries), and at least half of the entries have one, the style with the higher mean score
+    is the entries'. When at least two and at
+    least half of the entries are kept titles, every entry is one and no note is (``chosen`` is
+    updated in place)."""
+
+    def settle(stretch: list[int], entry: str | None, note: str | None) -> None:
+        if entry is None or note is None or entry == "plain":
+            return
+        entries = [k for k in stretch if cands[k].style == entry]
+        notes = [k for k in stretch if cands[k].style == note]
+        if len(entries) < MIN_NOTED_ENTRIES or len(notes) < MIN_NOTES or 2 * len(notes) < len(entries):
+            return
+        if sum(scores[k] for k in entries) / len(entries) <= sum(scores[k] for k in notes) / len(notes):
+            return
+        kept = sum(cands[k].line in chosen for k in entries)
+        if kept < 2 or 2 * kept < len(entries):
+            return
+        chosen.update({cands[k].line: cands[k] for k in entries if eligible[k]})
+        for k in notes:
+            chosen.pop(cands[k].line, None)
+
+    stretch: list[int] = []
+    entry = note = None
+    for k in items:
+        style, prev = cands[k].style, cands[stretch[-1]].style if stretch else None
+        if style == "plain" and cands[k].line not in chosen:
+            continue  # a line of prose (a note without list markup)
+        if stretch and (style == entry or (prev == entry and style == (note := note or style))):
+            stretch.append(k)
+            continue
+        settle(stretch, entry, note)
+        stretch, entry, note = [k], style, None
+    settle(stretch, entry, note)
 
 
 def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | None]:
@@ -503,8 +673,8 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
                 speech = bool(_SPEECH.search(paragraph))
             if in_quotes and speech:
                 continue  # a paragraph that quotes someone ("…," says Mori): its quotes are speech
-            if m.group("book"):  # 《自然》 names a journal: a Chinese title is longer
-                ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not not_paper)
+            if m.group("book"):  # 《自然》, 《自然（Nature）》 name a journal: a Chinese title is longer
+                ok = english or (cue and len(_GLOSS_AFTER.sub("", inner)) >= MIN_ZH_MENTION_CHARS and not not_paper)
             elif m.group("corner"):  # 「…」 also quotes speech: a title is long and has no clauses
                 ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not _SENTENCE_PUNCT.search(inner)
                                  and not not_paper)
@@ -567,7 +737,7 @@ def _title_case_spans(sentence: str) -> list[tuple[int, str, int]]:
         rest = sentence[:start] + " " + sentence[m.end("title"):]
         if (len(words) < MIN_PROSE_TITLE_WORDS or sum(w[0].isupper() or w[0].isdigit() for w in words) < MIN_PROSE_TITLE_CAPS
                 or not _english_title(span) or find_award_label(span) or find_venue_years(span) or is_institution(span)
-                or not _PAPER_CUE.search(rest)):  # the sentence speaks of a paper around the title
+                or names_only(span) or not _PAPER_CUE.search(rest)):  # the sentence speaks of a paper around the title
             continue
         found.append((start, span, m.end("title")))
     return found
@@ -630,16 +800,48 @@ def _restated_headline(lines: list[Line]) -> str | None:
     return None
 
 
+#: A Markdown link to a paper's page or file: its text may be the paper's title.
+_PAPER_LINK = re.compile(
+    r"\[(?P<text>[^\[\]\n]{8,300})\]\((?P<url>https?://(?:arxiv\.org/(?:abs|pdf)/|openreview\.net/(?:forum|pdf)"
+    r"|aclanthology\.org/|\S+?\.pdf\b)[^)\s]*)\)", re.I)
+
+
 def _quoted_title(lines: list[Line]) -> str | None:
     """The first English title in quotation marks, 《》 or 「」 anywhere in a page about one
-    paper ("Official implementation of "<title>""), for its one section's heading; None when
-    there is none."""
+    paper ("Official implementation of "<title>""), else the first English title that links to
+    a paper's page or file (``[Title](https://openreview.net/forum?id=…)``), for its one
+    section's heading; None when there is none."""
     for line in lines:
         for m in _MENTION.finditer(line.text) if any(ch in line.text for ch in '《“"‘「『') else ():
             inner = m.group("book") or m.group("corner") or (m.group("quoted") or m.group("squoted")).rstrip(",.;:，。；：")
             if _english_title(inner) and not _venue_heading(inner):
                 return inner
+    for line in lines:
+        for m in _PAPER_LINK.finditer(line.text) if "](" in line.text else ():
+            inner = m.group("text").strip()
+            if _english_title(inner) and not _venue_heading(inner):
+                return inner
     return None
+
+
+def _untitled_blocks(lines: list[Line], kinds: list[str]) -> list[int]:
+    """The first lines of metadata blocks that credit a paper and link it but never title it
+    (``Author: A, B`` / ``paper: https://arxiv.org/abs/…`` / ``Code: …``), when a page holds two
+    or more: each block opens one untitled section. Empty otherwise."""
+    starts: list[int] = []
+    i = 0
+    while i < len(kinds):
+        if kinds[i] != "kv":
+            i += 1
+            continue
+        j = i
+        while j < len(kinds) and kinds[j] == "kv":
+            j += 1
+        keys = {kv[0] for line in lines[i:j] if (kv := parse_key_value(plain(line.text))) is not None}
+        if {"authors", "paper_url"} <= keys:
+            starts.append(i)
+        i = j
+    return starts if len(starts) >= 2 else []
 
 
 def _heading_level(raw: str) -> int:
@@ -657,16 +859,39 @@ def _names_context(raw: str) -> bool:
     return _names_venue_year(s) or _is_award_header(s)
 
 
-def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw: str) -> None:
+#: A heading that is only an acronym (and a year): at a level of venue headings, a venue's name.
+_ACRONYM_HEADING = re.compile(r"(?P<venue>[A-Z][A-Z0-9&]{1,9})(?:\s*(?P<year>(?:19|20)\d\d))?")
+
+
+def _venue_levels(lines: list[Line]) -> frozenset[int]:
+    """The heading levels at which two headings or more name different venues (a guide with a
+    part per venue: "# CoRL", "# RSS", "# ICRA")."""
+    named: dict[int, set[str]] = {}
+    for line in lines:
+        level = _heading_level(line.stripped)
+        if level:
+            named.setdefault(level, set()).update(v for v, _, _, _ in find_venue_years(plain(line.stripped))[:1])
+    return frozenset(level for level, venues in named.items() if len(venues) >= 2)
+
+
+def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw: str,
+                   venue_levels: frozenset[int] = frozenset()) -> None:
     """A heading at ``level`` ends the context of the headings at its level and below; when it
     names a venue, that venue (and year) is the context of the sections under it."""
     level = level or 7
+    sibling = venue_ctx.get(level)
     for k in [k for k in venue_ctx if k >= level]:
         del venue_ctx[k]
     found = find_venue_years(plain(raw))
     if found:
         venue, year, _, _ = found[0]
         venue_ctx[level] = (venue, year)
+    elif sibling is not None and sibling[0] and level in venue_levels:
+        # a heading in the place of a venue heading, at a level of venue headings ("# CoRL" …
+        # "# RSS" … "# ICRA"), heads a part of another venue: the one its acronym names, else
+        # one not known here (the document's venue is not its papers')
+        m = _ACRONYM_HEADING.fullmatch(plain(raw).strip())
+        venue_ctx[level] = (m.group("venue"), int(m.group("year")) if m.group("year") else None) if m else ("", None)
 
 
 def _row_text(cand: Candidate) -> str:
@@ -698,33 +923,40 @@ def _cell_text(cell: str) -> str:
     return "\n".join(plain(part).strip() for part in cell.split("\n") if plain(part).strip())
 
 
-#: Words by which an article speaks of the one paper it reports: its authors' doings ("we
-#: propose", 作者发现), "this paper", 该论文, 论文的主要内容.
-_ONE_PAPER = re.compile(
-    r"\b(?:this|the)\s+paper\b|\bin\s+this\s+(?:paper|work)\b|\bwe\s+(?:propose|present|introduce)\b"
-    r"|\bthe\s+(?:authors|researchers|research\s+team)\b"
-    r"|[该該这這此本]篇?论文|[该該这這此本]篇?論文|论文的主要|論文的主要|论文中|論文中"
-    r"|作者(?:们|們)?(?:提出|发现|發現|通过|通過|认为|認為|表示|指出)|研究团队|研究團隊",
-    re.I)
-_PDF_LINK = re.compile(r"\S+\.pdf\b", re.I)
+#: Evidence that a page reports one piece of research, each kind counted once (see
+#: :func:`_one_paper_evidence`): strong kinds weigh 2, weak ones 1.
+_PAPER_FILE_LINK = re.compile(r"https?://\S+?\.pdf\b|openreview\.net/(?:forum|pdf)\?id=", re.I)
+_ABSTRACT_VOICE = re.compile(
+    r"\b(?:in\s+this\s+(?:paper|work)|we\s+(?:propose|introduce|present))\b"
+    r"|(?:本文|我们|我們|作者|团队|團隊|研究者|研究人员|研究人員)(?:首次|还|還|進一步|进一步)?提出", re.I)
+_AUTHOR_ROLE = re.compile(r"第一作者|通[讯訊]作者|共同一作|\b(?:corresponding|first|lead)\s+author\b", re.I)
+_WEAK_PAPER_WORD = re.compile(r"论文|論文|\bpaper\b", re.I)
+#: The evidence weight at which a page with no title anchor is about one paper.
+ONE_PAPER_EVIDENCE = 2
+
+
+def _one_paper_evidence(text: str) -> int:
+    """How strongly a page reads as a report of one paper: a link to a paper's file (a PDF,
+    an OpenReview page), the voice of an abstract ("In this paper we", "本文提出") and an
+    author's role (通讯作者, "corresponding author") weigh 2 each; a word for a paper weighs 1.
+    A byline (``作者：…``) and a word for papers alone do not make a report of one."""
+    score = 2 * sum(bool(p.search(text)) for p in (_PAPER_FILE_LINK, _ABSTRACT_VOICE, _AUTHOR_ROLE))
+    return score + bool(_WEAK_PAPER_WORD.search(text))
 
 
 def _about_one_paper(text: str) -> bool:
     """Whether a document with no title anchor still reports a paper: it links exactly one
     arXiv paper; or it speaks of papers (:data:`pipeline.candidates.ABOUT_PAPERS`) and one of
     its sentences gives an award of a venue edition ("won the NeurIPS 2024 best paper award": a
-    news item on an award paper); or it speaks of one paper (:data:`_ONE_PAPER`: "we propose",
-    "the authors", 该论文) or links one PDF (an explainer or a paper's page that never writes
-    the title as a heading). A venue named with its year alone is news about the
-    conference (attendance, submissions, a call for papers), not a report of a paper."""
+    news item on an award paper); or, linking no arXiv paper, it carries the evidence of a
+    report on one paper (:func:`_one_paper_evidence`). A venue named with its year alone is news
+    about the conference (attendance, submissions, a call for papers), not a report of a paper."""
     arxiv = {a for a, _ in find_arxiv_ids(text)}
     if len(arxiv) == 1:
         return True
-    if arxiv:
-        return False
-    if _ONE_PAPER.search(text) or len(set(_PDF_LINK.findall(text))) == 1:
+    if not arxiv and _one_paper_evidence(text) >= ONE_PAPER_EVIDENCE:
         return True
-    if not ABOUT_PAPERS.search(text) or not find_award_label(text):
+    if arxiv or not ABOUT_PAPERS.search(text) or not find_award_label(text):
         return False
     return any(find_award_label(sentence) and _names_venue_year(sentence)
                for paragraph in text.split("\n") for sentence in split_sentences(paragraph))
@@ -759,6 +991,8 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
     if not anchors:
         lines, kinds, narrative = _narrative(lines, kinds)
         anchors = dict(narrative)
+    if not anchors:
+        anchors = dict.fromkeys(_untitled_blocks(lines, kinds), "")
     if not anchors and lines and _about_one_paper("\n".join(line.text for line in lines)):
         # a page about one paper that never writes its title as a heading or a quoted name in a
         # sentence about a paper: the page is that paper's one section, titled by an English
@@ -776,6 +1010,8 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
     venue_ctx: dict[int, tuple[str, int | None]] = {}  # heading level -> venue and year it names
     lead_ctx: tuple[str | None, int | None] = (None, None)  # the venue and year the lead names
     state = "lead"  # what non-section lines are, before the first anchor / after a header
+    award_headers = False  # an award header seen (an award lead sentence is none)
+    venue_levels = _venue_levels(lines) if sum(line.text.startswith("#") for line in lines) >= 2 else frozenset()
     heading: str | None = None
 
     def close() -> None:
@@ -808,7 +1044,9 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             # Award, two papers ...") is the context of the sections under it, until a heading
             dated = [(v, y) for v, y, _, _ in find_venue_years(line.stripped) if y is not None]
             if dated:
-                lead_ctx = dated[0]
+                # a lead that names two venues above the first paper ("NeurIPS 2025 best papers
+                # … as I did with ICML 2025 …") gives none: the document's venue decides
+                lead_ctx = (None, None) if not sections and lead_ctx[0] not in (None, dated[0][0]) else dated[0]
 
     for i, (line, kind) in enumerate(zip(lines, kinds, strict=True)):
         level = _heading_level(line.stripped)
@@ -827,10 +1065,14 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             close()
             _enter_heading(venue_ctx, 7, line.stripped)
             add_context(line, "headline" if not context and state == "lead" and not sections else state)
-        elif kind == "award_header":
+        elif kind == "award_header" or (kind == "award_lead" and (award_raw is None or award_level == AWARD_LEAD_LEVEL)):
+            # (an award lead under an award header is that award's prose: the header holds)
+            if kind == "award_lead":  # a sentence, not a heading: every heading below ends it
+                level = AWARD_LEAD_LEVEL
             close()
             award_raw, award_level = line.stripped, level
-            _enter_heading(venue_ctx, level, line.stripped)
+            award_headers = award_headers or kind == "award_header"
+            _enter_heading(venue_ctx, level, line.stripped, venue_levels)
             add_context(line, "award_header")
             state = "award_intro"
         elif kind == "reference":
@@ -844,7 +1086,7 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             close()
             if level <= award_level:
                 award_raw, award_level = None, 99
-            _enter_heading(venue_ctx, level, line.stripped)
+            _enter_heading(venue_ctx, level, line.stripped, venue_levels)
             add_context(line, "headline" if not context and state == "lead" and not sections else state)
         elif current is not None:
             current.append(line)
@@ -881,6 +1123,10 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         context_linked.update(filter(None, (venue_from_url(u) for u in find_urls(text) if u not in in_sections)))
         per_section = Counter(v for urls in section_urls for v in set(map(venue_from_url, urls)) if v)
         context_linked.update({v: n for v, n in per_section.items() if 2 * n >= len(sections)})
+        if not context_linked and len(per_section) == 1 and min(per_section.values()) >= 2:
+            # the one venue edition that every proceedings link of a reading list names, from
+            # two papers or more, is the list's (the others link a preprint or a code host)
+            context_linked.update(per_section)
     if not venue_counts:  # no venue named in the context: the proceedings its context links to may
         for (venue, year), n in context_linked.items():
             venue_counts[venue] += n
@@ -899,9 +1145,17 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
                 years = [(1, found[0])]
                 break
     doc_year = max(years)[1] if years else None
+    if doc_venue is None and len(sections) == 1 and sections[0]["char_start"] <= first_line_end(text):
+        # a page that is one paper's section from its first line names its venue edition in its
+        # opening lines ("[NeurIPS 2024 Best Paper Award] Official impl. of …")
+        opening = "\n".join([ln for ln in sections[0]["text"].splitlines() if ln.strip()][:ONE_PAPER_AWARD_LINES])
+        dated = [(v, y) for v, y, _, _ in find_venue_years(opening) if y is not None]
+        if dated:
+            doc_venue, doc_year = dated[0]
 
     # an article without award headers may give all its papers one award in its headline/lead
-    if not any(span["kind"] == "award_header" for span in context):
+    # (the papers under an award lead sentence keep that sentence's: pipeline.extract)
+    if not award_headers:
         lead = "\n".join([headline] + [text[span["char_start"] : span["char_end"]] for span in context
                                         if span["kind"] in ("headline", "lead")])
         label = lead_award(lead) if not _NOT_AWARDED.search(lead) else None  # nominated, shortlisted
@@ -912,6 +1166,12 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             named = [sec for sec in sections if len(k := fold_title(sec["heading"] or "")) >= 8 and k in lead_key]
             for sec in named or sections:
                 sec["lead_award_raw"] = label
+    if len(sections) == 1 and not sections[0]["lead_award_raw"] and not sections[0]["ctx_award_raw"]:
+        # a page about one paper says its award in its opening lines ("This year's ACL 2022 best
+        # paper was …", "(ICLR 2025 Oral, Outstanding Paper Award)")
+        opening = "\n".join([ln for ln in sections[0]["text"].splitlines() if ln.strip()][:ONE_PAPER_AWARD_LINES])
+        if not _NOT_AWARDED.search(opening):
+            sections[0]["lead_award_raw"] = lead_award(opening)
     return {"sections": sections, "context": context, "doc_venue": doc_venue, "doc_year": doc_year,
             "doc_urls": doc_urls}
 
@@ -987,8 +1247,9 @@ def explode_sections(documents: pd.DataFrame) -> pd.DataFrame:
     for doc in documents.itertuples(index=False):
         for sec in doc.sections:
             # the venue of the nearest heading above the section, else the document's
-            venue = sec.get("ctx_venue") or doc.doc_venue
-            year = sec.get("ctx_year") if sec.get("ctx_venue") else doc.doc_year
+            ctx_venue = sec.get("ctx_venue")
+            venue = (ctx_venue or None) if ctx_venue is not None else doc.doc_venue
+            year = sec.get("ctx_year") if ctx_venue is not None else doc.doc_year
             rows.append({
                 "section_id": f"{doc.doc_id}-{sec['ordinal']:03d}",
                 "doc_id": doc.doc_id,

@@ -1010,3 +1010,25 @@ def test_lines_of_images_only_are_captions() -> None:
     text = f"# Notes on a paper\n\n{badge}\n\nThe paper proposes a method.\n\n{img}\n\n![](fig2.png) ![](fig3.png)\n\n<a href=\"https://x.org\">the code</a>\n"
     captions = [d["text"] for d in find_dropped(text, Config()) if d["reason"] == "caption"]
     assert captions == [badge, img, "![](fig2.png) ![](fig3.png)"]
+
+
+def test_a_last_entry_with_its_credit_line_is_no_unrelated_tail():
+    from pipeline.clean import _is_protected
+
+    assert _is_protected("Prta: A System to Support the Analysis of Propaganda Techniques in the News",
+                         "Giovanni Da San Martino, Shaden Shaar, Yifan Zhang and Preslav Nakov")
+    # a title over prose is no entry
+    assert not _is_protected("Prta: A System to Support the Analysis of Propaganda Techniques in the News",
+                             "The system was shown at the demo session.")
+
+
+def test_a_related_lists_section_of_an_awesome_list_is_dropped():
+    from pipeline.clean import find_dropped
+    from pipeline.config import Config
+
+    text = ("# Key NLP papers\n\n- [Attention Is All You Need](https://arxiv.org/abs/1706.03762)\n\n## 相關列表\n\n"
+            "- [awesome-machine-learning](https://github.com/josephmisiti/awesome-machine-learning)\n"
+            "- [awesome-llm](https://github.com/Hannibal046/Awesome-LLM)\n")
+    spans = [(d["reason"], text[d["char_start"]:d["char_end"]]) for d in find_dropped(text, Config())]
+    assert any(reason == "related_list" and "awesome-llm" in kept for reason, kept in spans)
+    assert not any("Attention Is All You Need" in kept for _, kept in spans)

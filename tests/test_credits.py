@@ -322,3 +322,49 @@ def test_list_item_with_fields_set_off_by_html_breaks():
            "doc_venue": None, "doc_year": None, "lang": "en"}
     out = extract_fields(row, "zh-Hans", Config())
     assert (out["authors"], out["venue"], out["year"]) == (["Ann Lee", "Bo Chen", "Cy Diaz"], "SIGMOD", 2026)
+
+
+def test_credit_line_places_drop_their_others_and_track_notes():
+    from pipeline.credits import parse_credit_line
+
+    credit = parse_credit_line("Sander Schulhoff, Jeremy Pinto, Chenglei Si 等（Maryland / UBC 等）")
+    assert credit.authors == ["Sander Schulhoff", "Jeremy Pinto", "Chenglei Si"]
+    assert credit.institutions == ["Maryland", "UBC"]
+    # a track in the brackets is a note, not an affiliation
+    credit = parse_credit_line("Liwei Jiang, Yuanjun Chai, Margaret Li 等（D&B Track）")
+    assert credit.authors == ["Liwei Jiang", "Yuanjun Chai", "Margaret Li"] and credit.institutions == []
+
+
+def test_names_only_tells_people_from_a_title_joined_by_and():
+    from pipeline.credits import names_only
+
+    assert names_only("Kingma and Jimmy Ba")
+    assert names_only("Tenenbaum and Roger P. Levy")
+    assert not names_only("Pattern Recognition and Machine Learning")
+    assert not names_only("Learning to Align and Translate")
+    assert not names_only("Vision and Language")
+
+
+def test_credit_line_with_affiliation_marks_and_places_per_person():
+    from pipeline.credits import parse_credit_line
+
+    credit = parse_credit_line("Keyu Tian¹, Yi Jiang²,³, Zehuan Yuan*, Liwei Wang¹†")
+    assert credit.authors == ["Keyu Tian", "Yi Jiang", "Zehuan Yuan", "Liwei Wang"]
+    credit = parse_credit_line("Keyu Tian (Peking University), Yi Jiang (ByteDance), Liwei Wang (Peking University)")
+    assert credit.authors == ["Keyu Tian", "Yi Jiang", "Liwei Wang"]
+    assert credit.institutions == ["Peking University", "ByteDance"]
+    credit = parse_credit_line("Keyu Tian, Yi Jiang, Liwei Wang. Peking University, ByteDance")
+    assert credit.authors == ["Keyu Tian", "Yi Jiang", "Liwei Wang"]
+    assert credit.institutions == ["Peking University", "ByteDance"]
+    # a note in brackets is no place
+    assert parse_credit_line("Keyu Tian (equal contribution), Yi Jiang (equal contribution)") is None or \
+        parse_credit_line("Keyu Tian (equal contribution), Yi Jiang (equal contribution)").institutions == []
+
+
+def test_zh_credit_by_institutions_that_jointly_completed_the_work():
+    from pipeline.credits import find_credit
+
+    credit = find_credit("该论文由上海人工智能实验室、武汉大学及商汤科技联合完成。")
+    assert credit.institutions == ["上海人工智能实验室", "武汉大学", "商汤科技"]
+    credit = find_credit("本文由華東師范大學和小紅書聯合完成。")
+    assert credit.institutions == ["華東師范大學", "小紅書"]

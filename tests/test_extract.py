@@ -462,3 +462,74 @@ def test_venue_tag_glued_to_its_year_and_a_preprint_line_keeps_the_document_venu
     assert (out["venue"], out["year"]) == (None, None)
     out = fields({**row, "text": text.replace("- from: cvpr2023\n", "")})
     assert (out["venue"], out["year"]) == ("ICCV", 2023)
+
+
+def test_heading_title_without_a_glued_chinese_label():
+    from pipeline.extract import split_heading_title
+
+    assert split_heading_title("經典Learning Transferable Visual Models From Natural Language Supervision") == (
+        "Learning Transferable Visual Models From Natural Language Supervision", None)
+    assert split_heading_title("2020經典(arXiv:2006.11239)Denoising Diffusion Probabilistic Models") == (
+        "Denoising Diffusion Probabilistic Models", None)
+    # a Chinese title with an English word in it stays whole
+    assert split_heading_title("精读BERT") == (None, "精读BERT")
+
+
+def test_lone_author_in_a_credited_paper_list():
+    import pandas as pd
+
+    from pipeline.config import Config
+    from pipeline.extract import extract_sections
+
+    papers = [("Beyond Accuracy: Behavioral Testing of NLP Models with CheckList", "Marco Tulio Ribeiro, Tongshuang Wu and Sameer Singh"),
+              ("Climbing towards NLU: On Meaning, Form, and Understanding in the Age of Data", "Emily M. Bender and Alexander Koller"),
+              ("How Can We Accelerate Progress Towards Human-like Linguistic Generalization?", "Tal Linzen"),
+              ("Torch-Struct: Deep Structured Prediction Library", "Alexander Rush")]
+    batch = pd.DataFrame([{"doc_id": "d1", "heading": t, "text": f"{t}\n{credit}", "ctx_award_raw": None,
+                           "doc_venue": "ACL", "doc_year": 2020} for t, credit in papers])
+    out = extract_sections(batch, Config())
+    assert [list(a) for a in out["authors"]] == [["Marco Tulio Ribeiro", "Tongshuang Wu", "Sameer Singh"],
+                                                  ["Emily M. Bender", "Alexander Koller"], ["Tal Linzen"], ["Alexander Rush"]]
+    # alone, a capitalised pair of words under a title is no credit
+    alone = extract_sections(batch.iloc[2:3], Config())
+    assert list(alone["authors"].iloc[0]) == []
+
+
+def test_heading_title_without_glued_link_words_or_a_dated_tag():
+    from pipeline.extract import split_heading_title
+
+    assert split_heading_title("Action Transformer: A Self-Attention Model for Pose-Based Action Recognition(arXiv)") == (
+        "Action Transformer: A Self-Attention Model for Pose-Based Action Recognition", None)
+    assert split_heading_title("TasNet [[note]]()") == ("TasNet", None)
+    assert split_heading_title("2024(2402)World Model on Million-Length Video And Language") == (
+        "World Model on Million-Length Video And Language", None)
+    assert split_heading_title("GPT-4 Technical Report (2023)") == ("GPT-4 Technical Report (2023)", None)
+
+
+def test_heading_title_a_name_and_colon_before_chinese_is_one_chinese_title():
+    from pipeline.extract import split_heading_title
+
+    assert split_heading_title("Ttrl：測試時強化學習") == (None, "Ttrl：測試時強化學習")
+    assert split_heading_title("CoALA: 語言代理認知架構") == (None, "CoALA: 語言代理認知架構")
+    # a decoration after a title of several words is still one; a reading label leaves no separator
+    assert split_heading_title("Attention Is All You Need 论文解读") == ("Attention Is All You Need", None)
+    assert split_heading_title("BERT | 论文笔记") == ("BERT", None)
+
+
+def test_a_preprint_tag_before_the_title_gives_its_year_and_no_venue():
+    from pipeline.config import Config
+    from pipeline.extract import extract_fields
+
+    row = {"heading": "(arXiv 2022)BEVerse: Unified Perception and Prediction in Birds-Eye-View",
+           "text": "(arXiv 2022)BEVerse: Unified Perception and Prediction in Birds-Eye-View\n\n一个统一的感知与预测框架。",
+           "ctx_award_raw": None, "doc_venue": "CVPR", "doc_year": 2023, "lead_award_raw": None, "lang": None}
+    out = extract_fields(row, "zh-Hans", Config())
+    assert (out["venue"], out["year"]) == (None, 2022)
+
+
+def test_a_short_name_heading_takes_the_full_title_its_line_quotes():
+    from pipeline.extract import _full_title
+
+    line = "Mamba（場外最大焦點）：Albert Gu 和 Tri Dao 的「Mamba: Linear-Time Sequence Modeling with Selective State Spaces」以 arXiv 預印本發布"
+    assert _full_title("Mamba", line) == "Mamba: Linear-Time Sequence Modeling with Selective State Spaces"
+    assert _full_title("Mamba", "Mamba 的「選擇性」機制") is None

@@ -957,3 +957,34 @@ def test_split_affiliation_items(value, expected):
     from pipeline.names import split_affiliation_items
 
     assert split_affiliation_items(value) == expected
+
+
+def test_key_value_drops_a_trailing_html_line_break():
+    from pipeline.fields import parse_key_value
+
+    assert parse_key_value("* 論文作者: Ashish Vaswani, Illia Polosukhin <br>") == (
+        "authors", "Ashish Vaswani, Illia Polosukhin")
+    assert parse_key_value("Authors: A. Author<br/><BR>") == ("authors", "A. Author")
+
+
+def test_more_venue_acronyms_are_named():
+    from pipeline.fields import find_venue_years
+
+    assert [(v, y) for v, y, _, _ in find_venue_years("***ICDE 2026, CCF-A***")] == [("ICDE", 2026)]
+    assert [(v, y) for v, y, _, _ in find_venue_years("accepted by ACM MM 2026")] == [("ACM MM", 2026)]
+    assert [(v, y) for v, y, _, _ in find_venue_years("ACM Multimedia 2024")] == [("ACM MM", 2024)]
+    assert find_venue_years("an RSS feed of MM news") == []
+
+
+def test_a_mixed_case_venue_acronym_in_capitals():
+    from pipeline.fields import find_venue_years
+
+    assert [(v, y) for v, y, _, _ in find_venue_years("(CORL 2019)Learning by cheating")] == [("CoRL", 2019)]
+    assert [(v, y) for v, y, _, _ in find_venue_years("MLSYS 2023")] == [("MLSys", 2023)]
+    assert find_venue_years("the corl of it") == []
+
+
+def test_a_workshop_at_a_venue_edition_names_the_venue_and_year():
+    from pipeline.fields import find_venue_years
+
+    assert [(v, y) for v, y, _, _ in find_venue_years("`ICBINB NeurIPS Workshop 2023`")] == [("NeurIPS", 2023)]

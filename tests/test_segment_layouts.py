@@ -94,14 +94,26 @@ def test_enumerated_bilingual_headings_under_an_award_header():
 
 
 def test_chinese_subheadings_without_evidence_are_not_papers():
-    """The parts of an explainer are no papers: the explainer of one untitled paper ("作者提出")
-    is one untitled section; without a word of a paper's authors, no section."""
+    # the sub-headings are the parts of one explainer; the explainer ("作者提出", a paper) is
+    # one untitled section
     text = (
         "一篇论文的深度解读\n\n一、研究背景\n\n大模型训练成本高昂，研究者一直在寻找新方法。\n\n"
         "二、核心方法\n\n作者提出了一种新的训练目标。\n\n三、实验结果\n\n在多个基准上取得提升。\n"
     )
     assert titles(text) == [(None, None)]
-    assert titles(text.replace("作者提出了", "我们可以设计")) == []
+    # without the voice of a report on one paper, the same page gives no section
+    assert titles(text.replace("作者提出了", "可以设计")) == []
+
+
+def test_page_reporting_one_paper_without_its_title_is_one_untitled_section():
+    abstract = ("Recent text-to-image models still make mistakes. In this paper we enrich the feedback "
+                "signal by marking implausible regions.\n\nWe collect feedback on 18K images.\n")
+    assert titles("CVPR 2024\n\n" + abstract) == [(None, None)]
+    # a byline and a word for papers are no report of one
+    assert titles("作者：许雅婷\n\n许多论文在反驳阶段扭转了结果。\n") == []
+    # a link to the paper's page gives the section its title
+    linked = abstract + f"\n- [{SEDD}](https://openreview.net/forum?id=abc)\n"
+    assert titles(linked) == [(SEDD, None)]
 
 
 def test_bold_line_headings():
@@ -269,3 +281,185 @@ def test_an_explainer_that_never_writes_its_papers_title_is_one_section():
     pdf = "https://example.org/data/MODEL_CVPR25.pdf\n模型只看一堆照片。\n\n方法对比\n\n1.传统方法\n\n先收集照片。\n"
     news = "Conference news\n\nThe conference received 10,000 papers this year.\n\nRegistration opens in May.\n"
     assert [len(segment_document(t, [])["sections"]) for t in (en, pdf, news)] == [1, 1, 0]
+
+
+def test_reading_list_takes_the_one_venue_edition_its_proceedings_links_name():
+    from pipeline.segment import segment_document
+
+    items = [("Meta-Learning with Warped Gradient Descent", "https://iclr.cc/virtual_2020/poster_a.html"),
+             ("Your Classifier Is Secretly an Energy Based Model", "https://iclr.cc/virtual_2020/poster_b.html"),
+             ("On Mutual Information Maximization for Representation Learning", "https://arxiv.org/pdf/1907.13625.pdf"),
+             ("Unbiased Contrastive Divergence Estimation", "https://openreview.net/pdf?id=r1eyceSYPr"),
+             ("Deformable Kernels for Receptive Fields", "https://openreview.net/pdf?id=SkxSv6VFvS")]
+    text = "".join(f"+ {t} {u}\n" for t, u in items)
+    result = segment_document(text, find_dropped(text, Config()))
+    assert len(result["sections"]) == 5
+    assert (result["doc_venue"], result["doc_year"]) == ("ICLR", 2020)
+    # one paper's proceedings link names that paper's venue only
+    one = text.replace("https://iclr.cc/virtual_2020/poster_b.html", "https://github.com/x/y")
+    assert segment_document(one, find_dropped(one, Config()))["doc_venue"] is None
+
+
+def test_award_lead_sentence_heads_the_papers_after_it():
+    from pipeline.segment import segment_document
+
+    text = (
+        "NeurIPS 2024 最佳论文出炉\n\n一共有两篇论文获得最佳论文奖:\n\n"
+        "由北京大学完成的《Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction》,论文一作为田柯宇。\n\n"
+        "此外,还有一篇论文获得了最佳论文亚军(Best Paper Runner-up):\n\n"
+        "由英伟达完成的《Guiding a Diffusion Model with a Bad Version of Itself》,论文一作为 Tero Karras。\n"
+    )
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert [s["ctx_award_raw"] for s in sections] == ["一共有两篇论文获得最佳论文奖:",
+                                                       "此外,还有一篇论文获得了最佳论文亚军(Best Paper Runner-up):"]
+    # the runner-up sentence is no part of the paper above it
+    assert "亚军" not in sections[0]["text"]
+
+
+def test_linked_entries_with_note_lines_are_the_papers_not_their_notes():
+    entries = [("Multi2WOZ: A Robust Multilingual Dataset and Conversational Pretraining for Task-Oriented Dialog",
+                "use multilingual model as pre-trained starting point"),
+               ("Learning Dialogue Representations from Consecutive Utterances", None),
+               ("Fast and Light-Weight Answer Text Retrieval in Dialogue Systems",
+                "Comparison of the small retrieval models that can be used in production"),
+               ("Lightweight Transformers for Conversational AI", "Description of the pre-training procedure"),
+               ("Database Search Results Disambiguation for Task-Oriented Dialog Systems",
+                "How process multiple returned results from Database"),
+               ("KETOD: Knowledge-Enriched Task-Oriented Dialogue", "Based on knowledge generate chit-chat text in TOD")]
+    text = "### Notes from the conference\n"
+    for n, (title, note) in enumerate(entries):
+        text += f"[{title}](https://aclanthology.org/2022.naacl-main.{n + 10}/)\n"
+        if note:
+            text += f"- {note}\n"
+    assert [t for t, _ in titles(text)] == [t for t, _ in entries]
+
+
+def test_parts_per_venue_take_their_heading_venue_not_the_documents():
+    from pipeline.segment import segment_document
+
+    text = (
+        "# CoRL\n- 2024 best paper, PoliFormer: Scaling On-Policy RL with Transformers Results in Masterful Navigators, "
+        "[arXiv](https://arxiv.org/abs/2406.20083)\n\n"
+        "# RSS\n- 2023 best paper, Time Optimal Ergodic Search for Robot Exploration, "
+        "[arXiv](https://arxiv.org/abs/2301.00001)\n\n"
+        "# ICRA\n- 2024 best paper, Goal Masked Diffusion Policies for Unified Navigation, "
+        "[arXiv](https://arxiv.org/abs/2310.07896)\n\n"
+        "# Graphics\n- 2024 SIGGRAPH Best Paper, Repulsive Shells for Thin Surface Modeling, "
+        "[arXiv](https://arxiv.org/abs/2401.00002)\n"
+    )
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert [s["ctx_venue"] for s in sections] == ["CoRL", "RSS", "ICRA", ""]
+    # topic headings beside one venue headline are no venue parts
+    topics = "# CVPR 2023 papers\n\n# Backbone\n- [Stitchable Neural Networks for Model Deployment](https://arxiv.org/abs/2302.06586)\n"
+    topics += "- [Hard Patches Mining for Masked Image Modeling](https://arxiv.org/abs/2304.05919)\n"
+    assert {s["ctx_venue"] for s in segment_document(topics, find_dropped(topics, Config()))["sections"]} == {None}
+
+
+def test_award_header_with_a_track_after_a_dash():
+    from pipeline.segment import _is_award_header
+
+    assert _is_award_header("Honorable Mention Papers – Main Conference")
+    assert _is_award_header("Honorable Mention Paper – Theme")
+    assert not _is_award_header("Outstanding Paper – a great new model for everyone")
+    assert not _is_award_header("Honorable Mention: how we chose the papers this year.")
+
+
+def test_untitled_metadata_blocks_are_one_section_each():
+    from pipeline.segment import segment_document
+
+    text = (
+        "Here are the results.\n"
+        "Author: Liwei Jiang, Yuanjun Chai, Margaret Lee\n"
+        "paper: https://arxiv.org/abs/2510.22954, neurips submission\n"
+        "Code: https://github.com/liweijiang/artificial-hivemind\n"
+        "what was done? The authors introduce a dataset of open-ended questions.\n\n"
+        "Author: Zihan Qiu, Zekun Wang, Bo Zheng\n"
+        "paper: https://arxiv.org/abs/2505.06708, neurips submission\n"
+        "what was done? The authors introduce gated attention.\n"
+    )
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert [s["heading"] for s in sections] == ["", ""]
+    assert "2510.22954" in sections[0]["text"] and "2505.06708" in sections[1]["text"]
+    # one block is the page's one paper (an arXiv link), not a list of blocks
+    one = text.split("\n\n")[0]
+    assert len(segment_document(one, find_dropped(one, Config()))["sections"]) == 1
+
+
+def test_lead_naming_two_venue_editions_gives_the_papers_the_documents_venue():
+    from pipeline.segment import segment_document
+
+    text = (
+        "NeurIPS 2025 Best Papers in Comics\n\nlast week NeurIPS 2025 Best Paper Awards announced,\n\n"
+        "as i did with ICML 2025 Excellent Papers I ran my review system on the papers.\n\n"
+        "Author: Liwei Jiang, Yuanjun Chai, Margaret Lee\npaper: https://arxiv.org/abs/2510.22954\n\n"
+        "what was done? A dataset.\n\n"
+        "Author: Zihan Qiu, Zekun Wang, Bo Zheng\npaper: https://arxiv.org/abs/2505.06708\n\nwhat was done? A gate.\n"
+    )
+    result = segment_document(text, find_dropped(text, Config()))
+    assert [s["ctx_venue"] for s in result["sections"]] == [None, None]
+    assert result["doc_venue"] == "NeurIPS"
+
+
+def test_award_headers_between_list_items_do_not_end_their_run():
+    text = (
+        "**Entropic Paper Award**: Paper with a big surprise (I really can't believe it!)\n\n"
+        "* Arno Blaas, Xavier Suau. [Challenges of Adversarial Image Augmentations](https://openreview.net/forum?id=Zu)\n\n"
+        "**Didactic Paper Award**: Paper that does a great job at explaining the problem.\n\n"
+        "* Cian Eastwood, Ian Mason. [Unit-level surprise in neural networks](https://openreview.net/forum?id=N5)\n\n"
+        "**Best Poster Award**: Poster with exceptional research quality and aesthetic appeal.\n\n"
+        "* Wouter Kool, Chris J. Maddison, Andriy Mnih. [Unbiased Gradient Estimation with Balanced Assignments "
+        "for Mixtures of Experts](https://openreview.net/forum?id=Hv)\n\n"
+        "**Most Innovative Poster Award**: Just check it out :)\n\n"
+        "* Benjamin Bloem-Reddy, Ann Other. [Beauty in Machine Learning: Fluency and Leaps](https://openreview.net/forum?id=t_)\n"
+    )
+    assert [t for t, _ in titles(text)] == ["Challenges of Adversarial Image Augmentations", "Unit-level surprise in neural networks",
+                                            "Unbiased Gradient Estimation with Balanced Assignments for Mixtures of Experts",
+                                            "Beauty in Machine Learning: Fluency and Leaps"]
+
+
+def test_sub_headings_of_a_one_paper_explainer_are_its_parts():
+    from pathlib import Path
+
+    # a real reading note: the paper's title, then its modules as bold leads and sub-headings
+    path = Path(__file__).parent / "fixtures/real/dev/h15-ntust-sims-blog/ntust-hdr-eccv2022-review.md"
+    text = path.read_text(encoding="utf-8")
+    assert [t for t, _ in titles(text)] == ["3D Interacting Hand Pose Estimation by Hand De-occlusion and Removal"]
+
+
+def test_a_journal_in_book_title_marks_with_its_english_gloss_is_no_paper():
+    from pipeline.segment import find_paper_mentions
+
+    assert find_paper_mentions("梁文鋒擔任通訊作者的研究論文，近日榮登國際權威期刊《自然（Nature）》封面。") == []
+    mention = "北京大学完成的论文《视觉自回归建模：可扩展的图像生成（VAR）》获奖。"
+    assert [m for _, m in find_paper_mentions(mention)] == ["《视觉自回归建模：可扩展的图像生成（VAR）》"]
+
+
+def test_a_one_paper_page_gives_its_paper_the_award_its_opening_names():
+    from pipeline.segment import segment_document
+
+    text = ("This repository is a reference implementation of Learning Dynamics of LLM Finetuning "
+            "(ICLR 2025 Oral, Outstanding Paper Award).\n\nIn this paper we study how training examples influence "
+            "each other during finetuning.\n")
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert len(sections) == 1 and sections[0]["lead_award_raw"] == "Outstanding Paper Award"
+    nominated = text.replace("Outstanding Paper Award", "Outstanding Paper Award finalist")
+    assert segment_document(nominated, find_dropped(nominated, Config()))["sections"][0]["lead_award_raw"] is None
+
+
+def test_a_heading_laid_out_like_its_kept_siblings_is_a_title():
+    from pathlib import Path
+
+    # a real accepted-papers list: "## N. Title" then "**Track:**", "**Authors:**", ... lines
+    path = Path(__file__).parent / "fixtures/real/dev/h4-euisuk-vlm-paper-search/2025-aaai-formatted.md"
+    found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
+    assert "Adversarial Fairness Network" in found and "Track" not in found
+
+
+def test_a_one_paper_page_takes_the_venue_edition_its_opening_names():
+    from pipeline.segment import segment_document
+
+    text = ('[NeurIPS 2024 Best Paper Award][GPT beats diffusion] Official impl. of "Visual Autoregressive Modeling: '
+            'Scalable Image Generation via Next-Scale Prediction"\n\nIn this paper we propose next-scale prediction.\n')
+    result = segment_document(text, find_dropped(text, Config()))
+    assert len(result["sections"]) == 1
+    assert (result["doc_venue"], result["doc_year"]) == ("NeurIPS", 2024)
