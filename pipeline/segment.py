@@ -1121,7 +1121,8 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         section_urls = [set(find_urls(sec["text"])) for sec in sections]
         in_sections = set().union(*section_urls)
         context_linked.update(filter(None, (venue_from_url(u) for u in find_urls(text) if u not in in_sections)))
-        per_section = Counter(v for urls in section_urls for v in set(map(venue_from_url, urls)) if v)
+        # (each section's venues in sorted order: a tie in most_common goes to the first counted)
+        per_section = Counter(v for urls in section_urls for v in sorted(set(filter(None, map(venue_from_url, urls)))))
         context_linked.update({v: n for v, n in per_section.items() if 2 * n >= len(sections)})
         if not context_linked and len(per_section) == 1 and min(per_section.values()) >= 2:
             # the one venue edition that every proceedings link of a reading list names, from

@@ -525,3 +525,25 @@ def test_a_paper_linked_again_in_prose_opens_no_new_section() -> None:
     line = "We discuss [Sparse Codes for Widget Parsing](https://arxiv.org/abs/2001.00001) again. "
     _, result = segment("# Notes\n\n" + line * 50 + "\n")
     assert [s["heading"] for s in result["sections"]] == ["Sparse Codes for Widget Parsing"]
+
+
+def test_the_documents_venue_does_not_depend_on_string_hashing() -> None:
+    """Two venue editions linked equally often tie; the tie is broken the same way in every
+    process, whatever PYTHONHASHSEED (a set's order once decided it)."""
+    import os
+    import subprocess
+    import sys
+
+    text = ("# Reading list\n\n"
+            "## Meta-Learning with Warped Gradient Descent\n\n[poster](https://iclr.cc/virtual_2020/poster_a.html) "
+            "[talk](https://icml.cc/virtual/2020/poster/1)\n\n"
+            "## Your Classifier Is Secretly an Energy Based Model\n\n[poster](https://iclr.cc/virtual_2020/poster_b.html) "
+            "[talk](https://icml.cc/virtual/2020/poster/2)\n")
+    code = ("import sys; from pipeline.segment import segment_document; "
+            "r = segment_document(sys.stdin.read(), []); print(r['doc_venue'], r['doc_year'])")
+    seen = set()
+    for seed in range(6):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        seen.add(subprocess.run([sys.executable, "-c", code], input=text, capture_output=True, text=True,
+                                env=env, check=True).stdout.strip())
+    assert len(seen) == 1 and seen.pop() != "None None"
