@@ -22,8 +22,9 @@ fields are read from the record, not guessed from prose (:func:`apply_record`):
 column              from the record
 ==================  =====================================================================
 ``title``           the first of ``title_en``, ``title``, ``paper_title``, ``name``,
-                    ``论文标题``/``論文標題``, ``标题``/``標題`` whose value has no Chinese character,
-                    as given (whitespace collapsed)
+                    ``论文标题``/``論文標題``, ``标题``/``標題``, ``paper``/``论文``/``論文`` (unless its
+                    value is a link or an arXiv id) whose value has no Chinese character, as
+                    given (whitespace collapsed)
 ``title_zh``        ``title_zh`` (or ``中文标题``/``中文標題``), else the first title-like value
                     that is Chinese; in the target script
 ``authors``         ``authors``/``author``/``作者``: a JSON list of strings, one level of
@@ -76,7 +77,11 @@ from .identifiers import find_arxiv_ids, find_urls
 #: Fields that hold an article's text, in order of preference.
 TEXT_FIELDS = ("text", "content", "body", "article")
 #: Fields holding an English (or any) title, in order of preference.
-TITLE_FIELDS = ("title_en", "title", "paper_title", "name", "论文标题", "論文標題", "标题", "標題")
+TITLE_FIELDS = ("title_en", "title", "paper_title", "name", "论文标题", "論文標題", "标题", "標題", "paper", "论文", "論文")
+#: Title fields whose name also labels a paper's link ("paper": "https://arxiv.org/abs/…"): a
+#: value that is a link or an arXiv id is no title there.
+LINK_OR_TITLE_FIELDS = frozenset({"paper", "论文", "論文"})
+_LINK_VALUE = re.compile(r"^\s*(?:\S*://|www\.|arxiv\s*:|\d{4}\.\d{4,5}(?:v\d+)?\s*$)", re.I)
 #: Fields holding a Chinese title.
 TITLE_ZH_FIELDS = ("title_zh", "中文标题", "中文標題")
 AUTHOR_FIELDS = ("authors", "author", "作者", "论文作者", "論文作者")
@@ -353,6 +358,8 @@ def _titles(obj: dict, keys: tuple[str, ...]) -> tuple[list[str], list[tuple[str
         for written, value in values(obj, key):
             text = _text(value)
             if text is None:
+                continue
+            if key in LINK_OR_TITLE_FIELDS and _LINK_VALUE.match(text):
                 continue
             if not any(c.isalpha() for c in text):
                 junk.append((written, text))

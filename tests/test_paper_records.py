@@ -117,6 +117,15 @@ def test_read_record_splits_author_strings_and_keeps_lists():
     assert paper_records.read_record({"authors": "A"}) == (None, None, ())
 
 
+def test_a_paper_field_is_the_title_unless_it_holds_the_papers_link():
+    fields = paper_records.read_record({"paper": "Octo: An Open-Source Generalist Robot Policy",
+                                        "arxiv_id": "2405.12213", "authors": ["Dibya Ghosh"]}).fields
+    assert fields["title"] == "Octo: An Open-Source Generalist Robot Policy" and fields["arxiv_id"] == "2405.12213"
+    assert paper_records.read_record({"论文": "视觉自回归建模", "作者": "田柯宇"}).fields["title_zh"] == "视觉自回归建模"
+    for link in ("https://arxiv.org/abs/2405.12213", "arXiv:2405.12213", "2405.12213"):
+        assert parse_record({"paper": link, "authors": "A"}).error.startswith("no text and no paper title")
+
+
 def test_a_record_with_neither_text_nor_title_is_rejected():
     assert parse_record({"authors": "A", "year": 2024}).error.startswith("no text and no paper title")
 
