@@ -122,8 +122,12 @@ def test_a_paper_field_is_the_title_unless_it_holds_the_papers_link():
                                         "arxiv_id": "2405.12213", "authors": ["Dibya Ghosh"]}).fields
     assert fields["title"] == "Octo: An Open-Source Generalist Robot Policy" and fields["arxiv_id"] == "2405.12213"
     assert paper_records.read_record({"论文": "视觉自回归建模", "作者": "田柯宇"}).fields["title_zh"] == "视觉自回归建模"
-    for link in ("https://arxiv.org/abs/2405.12213", "arXiv:2405.12213", "2405.12213"):
+    for link in ("https://arxiv.org/abs/2405.12213", "arXiv:2405.12213", "2405.12213",
+                 "10.48550/arXiv.2405.12213", "doi:10.1145/3581783.3612345"):
         assert parse_record({"paper": link, "authors": "A"}).error.startswith("no text and no paper title")
+    # a title that opens with a version-like number is still a title
+    assert paper_records.read_record({"paper": "10.5 Million Images: A Benchmark"}).fields["title"] == \
+        "10.5 Million Images: A Benchmark"
 
 
 def test_a_record_with_neither_text_nor_title_is_rejected():
