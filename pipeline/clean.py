@@ -38,9 +38,9 @@ Rules, in order (each later rule passes over what an earlier one dropped):
      dropped. A ``Source: <link>`` key-value line is the article's reference and is kept.
    * ``editor_credit`` — 责任编辑：..., "Editor: ...", "Edited by ..." (needs the separator).
    * ``caption`` — 图片来源：…, 圖／…, 图：…, 图1：…, 圖 2｜…, "Image credit: …", "Photo: …",
-     "Figure 1: …", a line of images only (Markdown images, badges, HTML ``<img>``); a caption
-     between a paper heading and its body is
-     dropped alone, the body stays.
+     "Figure 1: …", a line of images only (Markdown images, badges, HTML ``<img>``) unless one
+     links to the paper (its arXiv page, PDF, DOI, OpenReview, code or project page); a caption
+     between a paper heading and its body is dropped alone, the body stays.
    * ``share_prompt`` — 扫码关注, 长按识别二维码, 分享到, 點擊關注, 喜欢本文请点赞, "Follow us on …",
      "Share this article"; an invitation to a readers' group (交流群, 知识星球, 加小编微信).
    * ``newsletter`` — 订阅我们的周报, 訂閱電子報, "Subscribe to our newsletter", "Sign up for …".
@@ -130,7 +130,7 @@ import pandas as pd
 from .config import Config
 from .credits import parse_credit_line
 from .fields import find_award_label, normalize_award, parse_key_value
-from .identifiers import find_arxiv_ids
+from .identifiers import find_arxiv_ids, url_kind
 from .stage import Stage
 from .textutil import (
     URL_ONLY,
@@ -395,6 +395,9 @@ _MD_IMAGE = re.compile(r"^!\[[^\]]*\]\([^)]*\)$")
 _IMAGES_ONLY = re.compile(
     r"^(?=.*(?:!\[|<img\b))(?:\s*(?:!\[[^\]\n]*\]\([^)\n]*\)|\[!\[[^\]\n]*\]\([^)\n]*\)\]\([^)\n]*\)"
     r"|<(?:img|/?(?:p|div|a|center|br|picture|source|figure)\b)[^>\n]*>))+\s*$", re.I)
+#: The target of a linked image: a Markdown badge's outer link, or an HTML anchor's href.
+_IMAGE_LINK_TARGET = re.compile(r"\)\]\(\s*<?([^)\s>]+)|<a\b[^>\n]*?\bhref\s*=\s*[\"']?([^\"'\s>]+)", re.I)
+_PAPER_LINK_KINDS = frozenset({"arxiv", "pdf", "doi", "openreview", "code", "project"})
 #: Separators of menu items; the second group also joins names and lists, so a line split by
 #: them is a menu only when one item is a menu word.
 _NAV_SEP = re.compile(r"\s*(?:[|｜丨>›»\t]|\s/\s)\s*")
@@ -567,9 +570,16 @@ def _think_blocks(text: str) -> list[tuple[int, int]]:
     return blocks
 
 
+def _links_a_paper(s: str) -> bool:
+    """Whether a line of images links one of them to a paper's page, PDF, DOI or code (a badge
+    ``[![arXiv](…svg)](https://arxiv.org/abs/…)``, ``<a href="….pdf"><img …></a>``): the paper's
+    link and identifier, not a caption."""
+    return any(url_kind(m.group(1) or m.group(2)) in _PAPER_LINK_KINDS for m in _IMAGE_LINK_TARGET.finditer(s))
+
+
 def _line_kind(s: str, in_header: bool, in_footer: bool) -> str | None:
     """The boilerplate kind of one standalone line (``s`` is :func:`plain`), or ``None``."""
-    if s[:1] in "!<[" and _IMAGES_ONLY.match(s):
+    if s[:1] in "!<[" and _IMAGES_ONLY.match(s) and not _links_a_paper(s):
         return "caption"
     if len(s) > LINE_KIND_HEAD_CHARS and text_units(s[:LINE_KIND_HEAD_CHARS]) > LINE_KIND_MAX_UNITS:
         return None

@@ -1059,3 +1059,15 @@ def test_chat_phrases_and_group_words_inside_longer_words_are_text() -> None:
             "Great question! The paper answers it in section 3.\n")
     dropped = find_dropped(text, Config())
     assert [(d["reason"], d["text"]) for d in dropped] == [("llm_chatter", "Great question!")]
+
+
+def test_a_line_of_images_linking_the_paper_is_kept() -> None:
+    """A badge or an image linked to the paper's arXiv page, PDF or code holds the paper's
+    identifier and links: no caption (the section lost its arXiv id)."""
+    arxiv = ("[![arXiv](https://img.shields.io/badge/arXiv-2304.02643-b31b1b.svg)](https://arxiv.org/abs/2304.02643)"
+             " [![License](https://img.shields.io/badge/License-Apache-blue.svg)](LICENSE)")
+    pdf = '<a href="https://example.org/sparse-codes.pdf"><img src="thumb.png"></a>'
+    social = '<a href="https://twitter.com/someone"><img src="follow.png"></a>'
+    text = f"# Sparse Codes for Widget Parsing\n\nAnn Lee, MIT\n\n{arxiv}\n\n{pdf}\n\n{social}\n\nWe propose sparse codes.\n"
+    captions = [d["text"] for d in find_dropped(text, Config()) if d["reason"] == "caption"]
+    assert captions == [social]
