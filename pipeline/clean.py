@@ -25,10 +25,11 @@ Rules, in order (each later rule passes over what an earlier one dropped):
    notes); an opener inside prose or one never closed is text.
 
    **LLM chatter** (``llm_chatter``): a closed ``<think>…</think>`` block of a reasoning
-   model (to the closing tag that balances it: nested blocks are inside), and the first
-   sentence of a standalone line that opens with a chat assistant's reply ("Here is the
-   translation of …", "You're right, …", 您說得對, 好的，讓我們…; the phrases of
-   :data:`CHATTER_FILE`, a Latin one as whole words: "Great questions remain" is text).
+   model that opens a line (to the closing tag that balances it: nested blocks are inside; a
+   tag inside a sentence is the article speaking of it), and the first sentence of a
+   standalone line that opens with a chat assistant's reply ("Here is the translation of …",
+   "You're right, …", 您說得對, 好的，讓我們…; the phrases of :data:`CHATTER_FILE`, a Latin one
+   as whole words: "Great questions remain" is text).
 
 1. **Line boilerplate**, one reason per kind, on standalone short lines anywhere:
 
@@ -209,6 +210,7 @@ _HTML_COMMENT = re.compile(r"^[ \t]*<!--.*?-->", re.S | re.M)
 #: The tags of a reasoning model's thinking; a block runs from an opening tag to the closing tag
 #: that balances it (or, when the text ends first, to the last closing tag in it).
 _THINK_TAG = re.compile(r"<(/?)think>", re.I)
+_THINK_LINE_OPENER = re.compile(r"^[ \t]*(<think>)", re.I | re.M)
 
 #: Openings of a chat assistant's reply, one per line (``pipeline/data``).
 CHATTER_FILE = "llm_chatter.txt"
@@ -549,15 +551,19 @@ def _chatter_end(s: str) -> int | None:
 
 
 def _think_blocks(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each ``<think>…</think>`` block of ``text``: from an opening tag to
-    the closing tag that balances it (nested blocks are inside), or, when the text ends before
-    that, to the last closing tag after it; an opening tag never closed, and a closing tag
-    before any opening one, are text. One pass over the tags (linear in ``len(text)``)."""
+    """``(start, end)`` of each ``<think>…</think>`` block of ``text``: from an opening tag that
+    opens a line (one inside a sentence is the article speaking of the tag) to the closing tag
+    that balances it (nested blocks are inside), or, when the text ends before that, to the
+    last closing tag after it; an opening tag never closed, and a closing tag before any
+    opening one, are text. One pass over the tags (linear in ``len(text)``)."""
     blocks: list[tuple[int, int]] = []
+    line_openers = {m.start(1) for m in _THINK_LINE_OPENER.finditer(text)}
     start, depth, last_close = -1, 0, -1
     for m in _THINK_TAG.finditer(text):
         if not m.group(1):
             if depth == 0:
+                if m.start() not in line_openers:
+                    continue
                 start = m.start()
             depth += 1
         elif depth:

@@ -1071,3 +1071,14 @@ def test_a_line_of_images_linking_the_paper_is_kept() -> None:
     text = f"# Sparse Codes for Widget Parsing\n\nAnn Lee, MIT\n\n{arxiv}\n\n{pdf}\n\n{social}\n\nWe propose sparse codes.\n"
     captions = [d["text"] for d in find_dropped(text, Config()) if d["reason"] == "caption"]
     assert captions == [social]
+
+
+def test_a_think_tag_inside_a_sentence_is_text() -> None:
+    text = ("# Reasoning models explained\n\nThe model first writes <think>, then reasons for a while, and "
+            "finally closes with </think> before answering.\n\n<think>\nLet me summarise.\n</think>\nWe propose a probe.\n")
+    chatter = [d["text"] for d in find_dropped(text, Config()) if d["reason"] == "llm_chatter"]
+    assert chatter == ["<think>\nLet me summarise.\n</think>"]
+    one_line = "# A Paper\n\nText. " + "It writes <think> here. " * 40_000
+    start = time.perf_counter()
+    assert not [d for d in find_dropped(one_line + "\n</think>\n", Config()) if d["reason"] == "llm_chatter"]
+    assert time.perf_counter() - start < 5
