@@ -321,6 +321,18 @@ def test_csv_of_one_author_a_row_is_one_record_a_paper(tmp_path):
     assert rows[0]["raw_text"].count("\n") == 2 and rows[2]["notes"] is None
 
 
+def test_csv_of_one_author_a_row_starts_a_paper_where_the_author_order_restarts(tmp_path):
+    """Two papers of one title, venue and year, one after the other: the author order going
+    back to 1 starts the second (they were read as one paper of four authors)."""
+    text = ("title,author,author_order,venue,year\n"
+            "Introduction,Alice Smith,1,Workshop,2020\nIntroduction,Bob Jones,2,Workshop,2020\n"
+            "Introduction,Carol White,1,Workshop,2020\nIntroduction,Dan Brown,2,Workshop,2020\n")
+    rows = _read_csv(tmp_path, "authors.csv", text)
+    assert [r["source_path"] for r in rows] == ["authors.csv#2", "authors.csv#4"]
+    assert [json.loads(r["paper_record"])["authors"] for r in rows] == [["Alice Smith", "Bob Jones"],
+                                                                       ["Carol White", "Dan Brown"]]
+
+
 @pytest.mark.parametrize("sep", [";", "\t", "|"])
 def test_csv_delimiter_is_sniffed_from_the_header(tmp_path, sep):
     text = sep.join(["title", "authors", "year"]) + "\n" + sep.join(
