@@ -25,9 +25,11 @@ Rules, in order (each later rule passes over what an earlier one dropped):
    notes); an opener inside prose or one never closed is text.
 
    **LLM chatter** (``llm_chatter``): a closed ``<think>…</think>`` block of a reasoning
-   model, and the first sentence of a standalone line that opens with a chat assistant's
-   reply ("Here is the translation of …", "You're right, …", 您說得對, 好的，讓我們…; the
-   phrases of :data:`CHATTER_FILE`).
+   model that opens a line (to the closing tag that balances it: nested blocks are inside; a
+   tag inside a sentence is the article speaking of it), and the first sentence of a
+   standalone line that opens with a chat assistant's reply ("Here is the translation of …",
+   "You're right, …", 您說得對, 好的，讓我們…; the phrases of :data:`CHATTER_FILE`, a Latin one
+   as whole words: "Great questions remain" is text).
 
 1. **Line boilerplate**, one reason per kind, on standalone short lines anywhere:
 
@@ -37,9 +39,9 @@ Rules, in order (each later rule passes over what an earlier one dropped):
      dropped. A ``Source: <link>`` key-value line is the article's reference and is kept.
    * ``editor_credit`` — 责任编辑：..., "Editor: ...", "Edited by ..." (needs the separator).
    * ``caption`` — 图片来源：…, 圖／…, 图：…, 图1：…, 圖 2｜…, "Image credit: …", "Photo: …",
-     "Figure 1: …", a line of images only (Markdown images, badges, HTML ``<img>``); a caption
-     between a paper heading and its body is
-     dropped alone, the body stays.
+     "Figure 1: …", a line of images only (Markdown images, badges, HTML ``<img>``) unless one
+     links to the paper (its arXiv page, PDF, DOI, OpenReview, code or project page); a caption
+     between a paper heading and its body is dropped alone, the body stays.
    * ``share_prompt`` — 扫码关注, 长按识别二维码, 分享到, 點擊關注, 喜欢本文请点赞, "Follow us on …",
      "Share this article"; an invitation to a readers' group (交流群, 知识星球, 加小编微信).
    * ``newsletter`` — 订阅我们的周报, 訂閱電子報, "Subscribe to our newsletter", "Sign up for …".
@@ -129,7 +131,7 @@ import pandas as pd
 from .config import Config
 from .credits import parse_credit_line
 from .fields import find_award_label, normalize_award, parse_key_value
-from .identifiers import find_arxiv_ids
+from .identifiers import find_arxiv_ids, url_kind
 from .stage import Stage
 from .textutil import (
     URL_ONLY,
@@ -205,7 +207,10 @@ def front_matter_headline(dropped: list[dict]) -> str:
 #: An HTML comment that opens a line and is closed (a "<!--" inside prose, or one never closed,
 #: is text: a sentence about HTML must not hide the rest of the file).
 _HTML_COMMENT = re.compile(r"^[ \t]*<!--.*?-->", re.S | re.M)
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.S | re.I)
+#: The tags of a reasoning model's thinking; a block runs from an opening tag to the closing tag
+#: that balances it (or, when the text ends first, to the last closing tag in it).
+_THINK_TAG = re.compile(r"<(/?)think>", re.I)
+_THINK_LINE_OPENER = re.compile(r"^[ \t]*(<think>)", re.I | re.M)
 
 #: Openings of a chat assistant's reply, one per line (``pipeline/data``).
 CHATTER_FILE = "llm_chatter.txt"
@@ -306,7 +311,11 @@ _SHARE_ANYWHERE = re.compile(
 )
 #: An invitation to a readers' community (交流群, 知识星球, 加小编微信): a promotion wherever it
 #: stands in a line of at most ``COMMUNITY_MAX_UNITS``; no paper is written about with these words.
-_COMMUNITY = re.compile(r"交流群|讨论群|討論群|粉丝群|粉絲群|知识星球|知識星球|(?:加|添加)(?:小编|小編)?微信")
+#: The words inside longer ones are not invitations: 群体/群體/群落/群众 (交流群体 "communicating
+#: populations", 讨论群体决策) and 加 closing a word (增加微信…, 更加, 参加).
+_COMMUNITY = re.compile(
+    r"(?:交流|讨论|討論|粉丝|粉絲)群(?![体體落众眾])|知识星球|知識星球"
+    r"|(?<![增更参參附施追叠疊外强強])(?:加|添加)(?:小编|小編)?微信")
 COMMUNITY_MAX_UNITS = 60
 #: A short line that both asks to subscribe and names what (a newsletter, the inbox...).
 _NEWSLETTER_ANYWHERE = re.compile(
@@ -388,6 +397,9 @@ _MD_IMAGE = re.compile(r"^!\[[^\]]*\]\([^)]*\)$")
 _IMAGES_ONLY = re.compile(
     r"^(?=.*(?:!\[|<img\b))(?:\s*(?:!\[[^\]\n]*\]\([^)\n]*\)|\[!\[[^\]\n]*\]\([^)\n]*\)\]\([^)\n]*\)"
     r"|<(?:img|/?(?:p|div|a|center|br|picture|source|figure)\b)[^>\n]*>))+\s*$", re.I)
+#: The target of a linked image: a Markdown badge's outer link, or an HTML anchor's href.
+_IMAGE_LINK_TARGET = re.compile(r"\)\]\(\s*<?([^)\s>]+)|<a\b[^>\n]*?\bhref\s*=\s*[\"']?([^\"'\s>]+)", re.I)
+_PAPER_LINK_KINDS = frozenset({"arxiv", "pdf", "doi", "openreview", "code", "project"})
 #: Separators of menu items; the second group also joins names and lists, so a line split by
 #: them is a menu only when one item is a menu word.
 _NAV_SEP = re.compile(r"\s*(?:[|｜丨>›»\t]|\s/\s)\s*")
@@ -515,22 +527,65 @@ def _chatter_initials(phrases: tuple[str, ...]) -> frozenset[str]:
     return frozenset(p[0] for p in phrases)
 
 
+def _glued_word(phrase: str, after: str) -> bool:
+    """Whether ``after`` (the character after ``phrase`` in a line) goes on the phrase's last
+    Latin word ("Great question" in "Great questions remain …"): then the line says something else."""
+    return bool(after) and phrase[-1].isascii() and phrase[-1].isalnum() and after.isalnum()
+
+
 def _chatter_end(s: str) -> int | None:
     """Length of the chat reply's sentence that opens line ``s`` (to its first sentence end, or
-    the whole line), or ``None`` when ``s`` does not open with a phrase of :data:`CHATTER_FILE`."""
+    the whole line), or ``None`` when ``s`` does not open with a phrase of :data:`CHATTER_FILE`
+    (a phrase ending in a Latin word must end with a whole word there)."""
     body = _undecorated(s)
     phrases = _chatter_phrases()
     if unicodedata.normalize("NFKC", body[:1]).casefold() not in _chatter_initials(phrases):
         return None  # (most lines: one character looked at)
-    if not unicodedata.normalize("NFKC", body[:40]).casefold().startswith(phrases):
+    head = unicodedata.normalize("NFKC", body[:40]).casefold()
+    if not head.startswith(phrases) or not any(
+        head.startswith(p) and not _glued_word(p, head[len(p):len(p) + 1]) for p in phrases
+    ):
         return None
     m = _CLAUSE_END.search(s, len(s) - len(body))
     return m.end() if m is not None else len(s)
 
 
+def _think_blocks(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each ``<think>…</think>`` block of ``text``: from an opening tag that
+    opens a line (one inside a sentence is the article speaking of the tag) to the closing tag
+    that balances it (nested blocks are inside), or, when the text ends before that, to the
+    last closing tag after it; an opening tag never closed, and a closing tag before any
+    opening one, are text. One pass over the tags (linear in ``len(text)``)."""
+    blocks: list[tuple[int, int]] = []
+    line_openers = {m.start(1) for m in _THINK_LINE_OPENER.finditer(text)}
+    start, depth, last_close = -1, 0, -1
+    for m in _THINK_TAG.finditer(text):
+        if not m.group(1):
+            if depth == 0:
+                if m.start() not in line_openers:
+                    continue
+                start = m.start()
+            depth += 1
+        elif depth:
+            depth -= 1
+            last_close = m.end()
+            if depth == 0:
+                blocks.append((start, last_close))
+    if depth and last_close > start:
+        blocks.append((start, last_close))
+    return blocks
+
+
+def _links_a_paper(s: str) -> bool:
+    """Whether a line of images links one of them to a paper's page, PDF, DOI or code (a badge
+    ``[![arXiv](…svg)](https://arxiv.org/abs/…)``, ``<a href="….pdf"><img …></a>``): the paper's
+    link and identifier, not a caption."""
+    return any(url_kind(m.group(1) or m.group(2)) in _PAPER_LINK_KINDS for m in _IMAGE_LINK_TARGET.finditer(s))
+
+
 def _line_kind(s: str, in_header: bool, in_footer: bool) -> str | None:
     """The boilerplate kind of one standalone line (``s`` is :func:`plain`), or ``None``."""
-    if s[:1] in "!<[" and _IMAGES_ONLY.match(s):
+    if s[:1] in "!<[" and _IMAGES_ONLY.match(s) and not _links_a_paper(s):
         return "caption"
     if len(s) > LINE_KIND_HEAD_CHARS and text_units(s[:LINE_KIND_HEAD_CHARS]) > LINE_KIND_MAX_UNITS:
         return None
@@ -620,8 +675,8 @@ def find_dropped(text: str, config: Config) -> list[dict]:
 
     # 0c. a reasoning model's thinking, pasted with its answer
     if "think>" in text:
-        for m in _THINK_BLOCK.finditer(text):
-            add(m.start(), m.end(), "llm_chatter")
+        for start, end in _think_blocks(text):
+            add(start, end, "llm_chatter")
 
     covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
     nonblank = [ln for ln in lines if not ln.blank and not covered(*trim_span(text, ln.start, ln.end))]

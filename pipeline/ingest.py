@@ -517,28 +517,36 @@ PER_AUTHOR_COLUMNS = frozenset({
     *paper_records.AUTHOR_FIELDS, *paper_records.INSTITUTION_FIELDS, "author_order", "author_position",
     "author_rank", "position", "order", "rank", "email", "orcid", "author_id", "author_email", "作者顺序", "作者順序"})
 
+#: Per-author columns that give the author's place in the paper's author list.
+ORDER_COLUMNS = frozenset({"author_order", "author_position", "author_rank", "position", "order", "rank",
+                           "作者顺序", "作者順序"})
+
 
 def _one_author_a_row(records: list[_CsvRecord], columns: dict[str, list[int]], width: int) -> list[list[_CsvRecord]]:
     """The data records grouped into papers: consecutive records that differ only in the
     :data:`PER_AUTHOR_COLUMNS`, with an author and a title cell, are one paper's rows in an
     export of one author a row (a spreadsheet of a paper's authors); any other record is a group
-    of its own."""
+    of its own. Where a column gives the author's place in the list (:data:`ORDER_COLUMNS`), a
+    place that is not after the previous row's (1, 2, then 1 again) starts the next paper."""
     author_cols = [i for name, idx in columns.items() if name.casefold() in PER_AUTHOR_COLUMNS for i in idx]
+    order_cols = [i for name, idx in columns.items() if name.casefold() in ORDER_COLUMNS for i in idx]
     names = [i for name, idx in columns.items() if name.casefold() in paper_records.AUTHOR_FIELDS for i in idx]
     titles = [i for name, idx in columns.items()
               if name.casefold() in (*paper_records.TITLE_FIELDS, *paper_records.TITLE_ZH_FIELDS) for i in idx]
     groups: list[list[_CsvRecord]] = []
-    key_of_last = None
+    key_of_last, order_of_last = None, None
     for rec in records:
         cells = rec.cells + [""] * (width - len(rec.cells))
         usable = (names and titles and not rec.error and len(rec.cells) <= width and rec.raw.strip()
                   and any(cells[i].strip() for i in titles) and any(cells[i].strip() for i in names))
         key = tuple(c.strip() for i, c in enumerate(cells) if i not in author_cols) if usable else None
-        if key is not None and key == key_of_last:
+        order = next((int(c) for i in order_cols if (c := cells[i].strip()).isdigit()), None)
+        restart = order is not None and order_of_last is not None and order <= order_of_last
+        if key is not None and key == key_of_last and not restart:
             groups[-1].append(rec)
         else:
             groups.append([rec])
-        key_of_last = key
+        key_of_last, order_of_last = key, order
     return groups
 
 
@@ -569,7 +577,8 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
     up to :data:`CSV_FIELD_LIMIT` characters.
 
     Consecutive rows that differ only in their author columns (:data:`PER_AUTHOR_COLUMNS`: an
-    export of one author a row) are one record, the authors in row order, its ``notes`` say so.
+    export of one author a row) are one record, the authors in row order, its ``notes`` say so;
+    an author order that starts again (1, 2, then 1) starts the next paper.
 
     ``source_path`` is ``"<path>#<N>"`` with N the row's number as a spreadsheet shows it (the
     header is row 1; a record of several rows: its first); ``raw_text`` is the row as in the file; ``doc_id``/``content_sha256``/

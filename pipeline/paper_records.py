@@ -23,7 +23,7 @@ column              from the record
 ==================  =====================================================================
 ``title``           the first of ``title_en``, ``title``, ``paper_title``, ``name``,
                     ``论文标题``/``論文標題``, ``标题``/``標題``, ``paper``/``论文``/``論文`` (unless its
-                    value is a link or an arXiv id) whose value has no Chinese character, as
+                    value is a link, an arXiv id or a DOI) whose value has no Chinese character, as
                     given (whitespace collapsed)
 ``title_zh``        ``title_zh`` (or ``中文标题``/``中文標題``), else the first title-like value
                     that is Chinese; in the target script
@@ -79,9 +79,10 @@ TEXT_FIELDS = ("text", "content", "body", "article")
 #: Fields holding an English (or any) title, in order of preference.
 TITLE_FIELDS = ("title_en", "title", "paper_title", "name", "论文标题", "論文標題", "标题", "標題", "paper", "论文", "論文")
 #: Title fields whose name also labels a paper's link ("paper": "https://arxiv.org/abs/…"): a
-#: value that is a link or an arXiv id is no title there.
+#: value that is a link, an arXiv id or a DOI is no title there.
 LINK_OR_TITLE_FIELDS = frozenset({"paper", "论文", "論文"})
-_LINK_VALUE = re.compile(r"^\s*(?:\S*://|www\.|arxiv\s*:|\d{4}\.\d{4,5}(?:v\d+)?\s*$)", re.I)
+_LINK_VALUE = re.compile(
+    r"^\s*(?:\S*://|www\.|arxiv\s*:|doi\s*:|\d{4}\.\d{4,5}(?:v\d+)?\s*$|10\.\d{4,9}/\S+\s*$)", re.I)
 #: Fields holding a Chinese title.
 TITLE_ZH_FIELDS = ("title_zh", "中文标题", "中文標題")
 AUTHOR_FIELDS = ("authors", "author", "作者", "论文作者", "論文作者")

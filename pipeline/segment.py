@@ -925,7 +925,7 @@ def _cell_text(cell: str) -> str:
 
 #: Evidence that a page reports one piece of research, each kind counted once (see
 #: :func:`_one_paper_evidence`): strong kinds weigh 2, weak ones 1.
-_PAPER_FILE_LINK = re.compile(r"https?://\S+?\.pdf\b|openreview\.net/(?:forum|pdf)\?id=", re.I)
+_PAPER_FILE_LINK = re.compile(r"https?://\S+?\.pdf\b|openreview\.net/(?:forum|pdf)\?id=[\w-]*", re.I)
 _ABSTRACT_VOICE = re.compile(
     r"\b(?:in\s+this\s+(?:paper|work)|we\s+(?:propose|introduce|present))\b"
     r"|(?:本文|我们|我們|作者|团队|團隊|研究者|研究人员|研究人員)(?:首次|还|還|進一步|进一步)?提出", re.I)
@@ -936,11 +936,13 @@ ONE_PAPER_EVIDENCE = 2
 
 
 def _one_paper_evidence(text: str) -> int:
-    """How strongly a page reads as a report of one paper: a link to a paper's file (a PDF,
-    an OpenReview page), the voice of an abstract ("In this paper we", "本文提出") and an
-    author's role (通讯作者, "corresponding author") weigh 2 each; a word for a paper weighs 1.
-    A byline (``作者：…``) and a word for papers alone do not make a report of one."""
-    score = 2 * sum(bool(p.search(text)) for p in (_PAPER_FILE_LINK, _ABSTRACT_VOICE, _AUTHOR_ROLE))
+    """How strongly a page reads as a report of one paper: a link to one paper's file (a PDF,
+    an OpenReview page: the only one the page links; links to several are a list of papers),
+    the voice of an abstract ("In this paper we", "本文提出") and an author's role (通讯作者,
+    "corresponding author") weigh 2 each; a word for a paper weighs 1. A byline (``作者：…``)
+    and a word for papers alone do not make a report of one."""
+    one_file = len({m.group(0) for m in _PAPER_FILE_LINK.finditer(text)}) == 1
+    score = 2 * (one_file + sum(bool(p.search(text)) for p in (_ABSTRACT_VOICE, _AUTHOR_ROLE)))
     return score + bool(_WEAK_PAPER_WORD.search(text))
 
 

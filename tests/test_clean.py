@@ -7,6 +7,7 @@ facts about those papers live here only.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -1032,3 +1033,52 @@ def test_a_related_lists_section_of_an_awesome_list_is_dropped():
     spans = [(d["reason"], text[d["char_start"]:d["char_end"]]) for d in find_dropped(text, Config())]
     assert any(reason == "related_list" and "awesome-llm" in kept for reason, kept in spans)
     assert not any("Attention Is All You Need" in kept for _, kept in spans)
+
+
+def test_think_blocks_nest_and_take_linear_time() -> None:
+    """A <think> block ends at the closing tag that balances it; an opener never closed is text,
+    and many of them cost one pass (the lazy pattern rescanned the rest of the text at each)."""
+    nested = ("# A Paper on Sparse Codes\n\nThe method is simple.\n\n"
+              "<think>outer <think>inner</think> still thinking</think>\n\nIt works on three benchmarks.\n")
+    chatter = [d["text"] for d in find_dropped(nested, Config()) if d["reason"] == "llm_chatter"]
+    assert chatter == ["<think>outer <think>inner</think> still thinking</think>"]
+    unclosed = "# A Paper on Sparse Codes\n\n" + "<think> a step of reasoning.\n" * 40_000
+    start = time.perf_counter()
+    dropped = find_dropped(unclosed, Config())
+    assert time.perf_counter() - start < 5  # quadratic: minutes
+    assert not [d for d in dropped if d["reason"] == "llm_chatter"]
+
+
+def test_chat_phrases_and_group_words_inside_longer_words_are_text() -> None:
+    """A chat phrase ending in a Latin word matches whole words only, and 群体 (a population),
+    增加微信… are no invitation to a readers' group."""
+    text = ("# 交流群体中的信息传播：基于图神经网络的建模\n\n李四，北京大学\n\n"
+            "本文提出一种建模交流群体中信息传播的方法。\n\n论文讨论群体决策中的偏差问题\n\n"
+            "该方法显著增加微信小程序场景下的推荐点击率。\n\n"
+            "Great questions remain about how these results transfer.\n\n"
+            "Great question! The paper answers it in section 3.\n")
+    dropped = find_dropped(text, Config())
+    assert [(d["reason"], d["text"]) for d in dropped] == [("llm_chatter", "Great question!")]
+
+
+def test_a_line_of_images_linking_the_paper_is_kept() -> None:
+    """A badge or an image linked to the paper's arXiv page, PDF or code holds the paper's
+    identifier and links: no caption (the section lost its arXiv id)."""
+    arxiv = ("[![arXiv](https://img.shields.io/badge/arXiv-2304.02643-b31b1b.svg)](https://arxiv.org/abs/2304.02643)"
+             " [![License](https://img.shields.io/badge/License-Apache-blue.svg)](LICENSE)")
+    pdf = '<a href="https://example.org/sparse-codes.pdf"><img src="thumb.png"></a>'
+    social = '<a href="https://twitter.com/someone"><img src="follow.png"></a>'
+    text = f"# Sparse Codes for Widget Parsing\n\nAnn Lee, MIT\n\n{arxiv}\n\n{pdf}\n\n{social}\n\nWe propose sparse codes.\n"
+    captions = [d["text"] for d in find_dropped(text, Config()) if d["reason"] == "caption"]
+    assert captions == [social]
+
+
+def test_a_think_tag_inside_a_sentence_is_text() -> None:
+    text = ("# Reasoning models explained\n\nThe model first writes <think>, then reasons for a while, and "
+            "finally closes with </think> before answering.\n\n<think>\nLet me summarise.\n</think>\nWe propose a probe.\n")
+    chatter = [d["text"] for d in find_dropped(text, Config()) if d["reason"] == "llm_chatter"]
+    assert chatter == ["<think>\nLet me summarise.\n</think>"]
+    one_line = "# A Paper\n\nText. " + "It writes <think> here. " * 40_000
+    start = time.perf_counter()
+    assert not [d for d in find_dropped(one_line + "\n</think>\n", Config()) if d["reason"] == "llm_chatter"]
+    assert time.perf_counter() - start < 5

@@ -1734,6 +1734,34 @@ def test_a_short_name_scores_as_the_title_it_opens(use) -> None:
     assert scorer.score(0, 3) < 0.55 and scorer.score(2, 1) < 0.55 and scorer.score(0, 4) < 0.55
 
 
+def test_a_short_name_of_two_papers_is_no_alias(use) -> None:
+    """A short name that opens the titles of two papers ("Orca: A Distributed Serving System …",
+    "Orca: Progressive Learning …") is the alias of neither: a bare "Orca" is scored as any
+    title (it went to whichever full title came first, whatever its text said). Two wordings of
+    one paper's title, or a name whose title is inside the other, keep the alias."""
+    from pipeline.dedup import PairScorer, embed_sections
+    from pipeline.dedup.titles import ALIAS_SIMILARITY
+
+    sections = frame(
+        section("aaaa-000", "Orca", summary="A 13B model imitating the explanation traces of GPT-4."),
+        section("bbbb-000", "Orca: A Distributed Serving System for Transformer-Based Generative Models",
+                summary="Iteration-level scheduling for serving transformer models."),
+        section("cccc-000", "Orca: Progressive Learning from Complex Explanation Traces of GPT-4",
+                summary="Training a 13B model on explanation traces of GPT-4."),
+        section("dddd-000", "QLoRA", summary="- [QLoRA](https://github.com/artidoro/qlora)"),
+        section("eeee-000", "QLoRA: Efficient Finetuning of Quantized LLMs", summary="4-bit finetuning."),
+        section("ffff-000", "QLoRA: Efficient Finetuning of Quantized Large Language Models", summary="Adapters."),
+        section("gggg-000", "DPO", summary="- [DPO](https://example.org/dpo)"),
+        section("hhhh-000", "DPO: Direct Preference Optimization", summary="Preferences without a reward model."),
+        section("iiii-000", "Direct Preference Optimization: Your Language Model is Secretly a Reward Model",
+                summary="A stable alternative to RLHF."),
+    )
+    scorer = PairScorer(sections, embed_sections(sections, use), 0.5)
+    assert scorer.score(0, 1) < ALIAS_SIMILARITY and scorer.score(0, 2) < ALIAS_SIMILARITY
+    assert scorer.score(3, 4) >= ALIAS_SIMILARITY and scorer.score(3, 5) >= ALIAS_SIMILARITY
+    assert scorer.score(6, 7) >= ALIAS_SIMILARITY and scorer.score(6, 8) >= ALIAS_SIMILARITY
+
+
 def test_authors_decide_between_near_titles(use) -> None:
     """Two mentions whose Latin author lists share no surname lose AUTHOR_CONFLICT_PENALTY (two
     papers of one title's words); a word substituted between the titles of one author list is a

@@ -122,8 +122,12 @@ def test_a_paper_field_is_the_title_unless_it_holds_the_papers_link():
                                         "arxiv_id": "2405.12213", "authors": ["Dibya Ghosh"]}).fields
     assert fields["title"] == "Octo: An Open-Source Generalist Robot Policy" and fields["arxiv_id"] == "2405.12213"
     assert paper_records.read_record({"论文": "视觉自回归建模", "作者": "田柯宇"}).fields["title_zh"] == "视觉自回归建模"
-    for link in ("https://arxiv.org/abs/2405.12213", "arXiv:2405.12213", "2405.12213"):
+    for link in ("https://arxiv.org/abs/2405.12213", "arXiv:2405.12213", "2405.12213",
+                 "10.48550/arXiv.2405.12213", "doi:10.1145/3581783.3612345"):
         assert parse_record({"paper": link, "authors": "A"}).error.startswith("no text and no paper title")
+    # a title that opens with a version-like number is still a title
+    assert paper_records.read_record({"paper": "10.5 Million Images: A Benchmark"}).fields["title"] == \
+        "10.5 Million Images: A Benchmark"
 
 
 def test_a_record_with_neither_text_nor_title_is_rejected():
@@ -315,6 +319,18 @@ def test_csv_of_one_author_a_row_is_one_record_a_paper(tmp_path):
     assert rows[0]["notes"] == ("csv: rows 2-4 differ only in their author: one paper, read as one record "
                                 "with the authors in row order")
     assert rows[0]["raw_text"].count("\n") == 2 and rows[2]["notes"] is None
+
+
+def test_csv_of_one_author_a_row_starts_a_paper_where_the_author_order_restarts(tmp_path):
+    """Two papers of one title, venue and year, one after the other: the author order going
+    back to 1 starts the second (they were read as one paper of four authors)."""
+    text = ("title,author,author_order,venue,year\n"
+            "Introduction,Alice Smith,1,Workshop,2020\nIntroduction,Bob Jones,2,Workshop,2020\n"
+            "Introduction,Carol White,1,Workshop,2020\nIntroduction,Dan Brown,2,Workshop,2020\n")
+    rows = _read_csv(tmp_path, "authors.csv", text)
+    assert [r["source_path"] for r in rows] == ["authors.csv#2", "authors.csv#4"]
+    assert [json.loads(r["paper_record"])["authors"] for r in rows] == [["Alice Smith", "Bob Jones"],
+                                                                       ["Carol White", "Dan Brown"]]
 
 
 @pytest.mark.parametrize("sep", [";", "\t", "|"])

@@ -280,7 +280,11 @@ def test_an_explainer_that_never_writes_its_papers_title_is_one_section():
           "In this work the authors train a transformer on 3D data.\n\nIt is fast.\n")
     pdf = "https://example.org/data/MODEL_CVPR25.pdf\n模型只看一堆照片。\n\n方法对比\n\n1.传统方法\n\n先收集照片。\n"
     news = "Conference news\n\nThe conference received 10,000 papers this year.\n\nRegistration opens in May.\n"
-    assert [len(segment_document(t, [])["sections"]) for t in (en, pdf, news)] == [1, 1, 0]
+    # links to several PDFs are a list of papers, not one paper's page
+    pdfs = ("Our lab had a good year. Here are the papers we published:\n\n"
+            + "".join(f"- https://lab.example.org/pubs/{n}.pdf\n" for n in ("sparse", "graphs", "rl"))
+            + "\nCongratulations to all students!\n")
+    assert [len(segment_document(t, [])["sections"]) for t in (en, pdf, news, pdfs)] == [1, 1, 0, 0]
 
 
 def test_reading_list_takes_the_one_venue_edition_its_proceedings_links_name():

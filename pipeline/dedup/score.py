@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import operator
+import re
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
@@ -85,6 +86,29 @@ def _codes(values: Sequence) -> tuple[np.ndarray, list]:
                          for v in values), np.int64, len(values))
     return codes, list(index)
 
+
+
+#: A short name is ambiguous when two of the full titles it opens or abbreviates (at most this
+#: many distinct ones looked at, in table order) are two papers' ("Orca: A Distributed Serving
+#: System …" and "Orca: Progressive Learning …"): a bare name alias would go to whichever came
+#: first, whatever the mentions say.
+NAME_TITLES_CHECKED = 32
+
+
+def _two_papers(titles: list[str]) -> bool:
+    """Whether two of the full titles that share a short name (:meth:`PairScorer._name_codes`)
+    are two papers' titles: a title ratio below :data:`~pipeline.dedup.titles.ALIAS_SIMILARITY`
+    and neither title's words after its colon (all its words when it has none) inside the other
+    ("DPO: Direct Preference Optimization" is inside "Direct Preference Optimization: Your …")."""
+    folded = list(dict.fromkeys(t for t in titles if _folded(t)))[:NAME_TITLES_CHECKED]
+    rests = [_folded(re.split(r"[:：]", t, maxsplit=1)[-1]) or _folded(t) for t in folded]
+    for i, x in enumerate(folded):
+        for j in range(i + 1, len(folded)):
+            y = folded[j]
+            if (_english_ratio(x, y) < ALIAS_SIMILARITY and rests[i] not in _folded(y)
+                    and rests[j] not in _folded(x)):
+                return True
+    return False
 
 
 def _first_appearance(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -468,6 +492,15 @@ class PairScorer:
         name = np.array([ids.setdefault(k, len(ids)) if k else -1 for k, _, _ in keys] + [-1], dtype=np.int64)
         initials = np.array([ids.setdefault(k, len(ids)) if k else -1 for _, k, _ in keys] + [-1], dtype=np.int64)
         bare = np.array([b for _, _, b in keys] + [False], dtype=bool)
+        # a name that opens (or abbreviates) the titles of two papers names neither alone
+        carriers: dict[int, list[str]] = {}
+        for t, (nm, ini, is_bare) in zip(table, keys, strict=True):
+            if not is_bare:
+                for k in {nm, ini} - {""}:
+                    carriers.setdefault(ids[k], []).append(t)
+        ambiguous = {code for code, titles in carriers.items() if _two_papers(titles)}
+        if ambiguous:
+            name[np.isin(name, list(ambiguous)) & bare] = -1
         at = np.where(title_code >= 0, title_code, len(table))  # no title: the trailing "none" entry
         return name[at], initials[at], bare[at]
 
