@@ -214,6 +214,9 @@ _THINK_LINE_OPENER = re.compile(r"^[ \t]*(<think>)", re.I | re.M)
 
 #: Openings of a chat assistant's reply, one per line (``pipeline/data``).
 CHATTER_FILE = "llm_chatter.txt"
+#: Longest opening sentence of a chat reply, in characters: a line that opens with a reply's
+#: phrase and runs on further without a sentence end is prose.
+CHATTER_MAX_CHARS = 300
 #: Items of a related list without bullets (at the end of a document): at most this long, and
 #: at least ``RELATED_MIN_PLAIN_ITEMS`` of them.
 RELATED_ITEM_MAX_UNITS = 40
@@ -546,8 +549,10 @@ def _chatter_end(s: str) -> int | None:
         head.startswith(p) and not _glued_word(p, head[len(p):len(p) + 1]) for p in phrases
     ):
         return None
-    m = _CLAUSE_END.search(s, len(s) - len(body))
-    return m.end() if m is not None else len(s)
+    m = _CLAUSE_END.search(s, len(s) - len(body), len(s) - len(body) + CHATTER_MAX_CHARS + 1)
+    if m is not None:
+        return m.end()
+    return len(s) if len(body) <= CHATTER_MAX_CHARS else None  # a long line is no reply's opening
 
 
 def _think_blocks(text: str) -> list[tuple[int, int]]:

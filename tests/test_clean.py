@@ -1082,3 +1082,16 @@ def test_a_think_tag_inside_a_sentence_is_text() -> None:
     start = time.perf_counter()
     assert not [d for d in find_dropped(one_line + "\n</think>\n", Config()) if d["reason"] == "llm_chatter"]
     assert time.perf_counter() - start < 5
+
+
+def test_prose_that_opens_like_a_chat_reply_is_kept() -> None:
+    """Only a reply's own openings are chatter: an article's "You're right that …", "Here is a
+    summary of …", 当然可以说 stay, and so does a long line with no sentence end."""
+    for line in ("You're right that scaling laws look different for sparse models.",
+                 "Of course, here the router is trained jointly with the experts.",
+                 "Here is a summary of the key findings: one, two and three.",
+                 "Let me know if you find a counterexample;", "当然可以说，这篇论文是一个突破。",
+                 "让我们更深入地看一下它的方法部分。", "好的，以下几点值得注意：",
+                 "Alright, let's " + "go on " * 100):
+        text = f"# A paper\n\nIntro text here.\n\n{line}\n\nMore body text follows here.\n"
+        assert not [d for d in find_dropped(text, Config()) if d["reason"] == "llm_chatter"], line
