@@ -72,7 +72,7 @@ from .identifiers import find_arxiv_ids, find_urls, url_kind
 from .names import is_institution, split_affiliation, split_affiliation_items, split_names
 from .normalize import to_target
 from .stage import Stage, records
-from .textutil import latin_words, plain
+from .textutil import _memoised, latin_words, plain
 
 EXTRACT_COLUMNS = (
     "title", "title_zh", "authors", "authors_truncated", "institutions", "venue", "year", "award",
@@ -236,6 +236,7 @@ _TRAILING_DATE = re.compile(r"[,，]?\s*\d{4}(?:[.\-/]\d{1,2}){0,2}\s*$")
 _LEADING_DASH = re.compile(r"^[—–―]+\s*")
 
 
+@_memoised()
 def credit_text(line: str) -> str:
     """A credit line as reading lists write it, without its links, emphasis markers, trailing
     date, leading dash and final period: ``*A, B, C.* [[Paper](…)] [[Code](…)], 2022.12`` ->

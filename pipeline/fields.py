@@ -126,6 +126,7 @@ _GLOSS = re.compile(r"\s*[（(][^（()）\n]{1,80}[）)]")
 _NOT_AWARDED = re.compile(r"候选|候選|入围|入圍|\bcandidates?\b|\bfinalists?\b|\bshortlist", re.I)
 
 
+@_memoised()
 def normalize_award(raw: str | None) -> str | None:
     """Map an award label in zh-Hans, zh-Hant or English to one of :data:`AWARDS`.
 
@@ -162,6 +163,7 @@ def normalize_award(raw: str | None) -> str | None:
     return None
 
 
+@_memoised()
 def find_award_label(text: str) -> str | None:
     """The first award label in ``text``, as written (for the ``award_raw`` field).
 
