@@ -560,6 +560,9 @@ def _places_after_names(s: str) -> tuple[str, list[str]] | None:
     surname, then only institutions; None otherwise."""
     for m in reversed(list(re.finditer(r"(?<=[a-z\u00e0-\u024f])\.\s+", s))):
         head, tail = s[: m.start()], s[m.end():].strip().rstrip(".")
+        first, *more = _PLACE_SEPS.split(tail, maxsplit=1)
+        if more and first.strip() and not _PLACE_NAME.fullmatch(first.strip()):
+            continue  # the first place is none (a sentence): the rest of the line is not split
         parts = _split_places(tail)
         if parts and all(map(_PLACE_NAME.fullmatch, parts)) and any(map(is_institution, parts)):
             return head, parts

@@ -72,7 +72,7 @@ from .identifiers import find_arxiv_ids, find_urls, url_kind
 from .names import is_institution, split_affiliation, split_affiliation_items, split_names
 from .normalize import to_target
 from .stage import Stage, records
-from .textutil import latin_words, plain
+from .textutil import _memoised, latin_words, plain
 
 EXTRACT_COLUMNS = (
     "title", "title_zh", "authors", "authors_truncated", "institutions", "venue", "year", "award",
@@ -236,6 +236,7 @@ _TRAILING_DATE = re.compile(r"[,，]?\s*\d{4}(?:[.\-/]\d{1,2}){0,2}\s*$")
 _LEADING_DASH = re.compile(r"^[—–―]+\s*")
 
 
+@_memoised()
 def credit_text(line: str) -> str:
     """A credit line as reading lists write it, without its links, emphasis markers, trailing
     date, leading dash and final period: ``*A, B, C.* [[Paper](…)] [[Code](…)], 2022.12`` ->
@@ -594,8 +595,9 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             preprint = True  # "from: arxiv": the paper's own line says it is not the article's venue's
         elif tag := _PREPRINT_TAG.match(plain(_LIST_MARK.sub("", row["heading"]))):
             preprint, year = True, int(tag.group("year"))  # "(arXiv 2022)Title": a preprint of that year
+    urls = find_urls(row["text"])
     if venue is None:  # a proceedings address of the paper names its venue and year
-        named = next(filter(None, map(venue_from_url, find_urls(row["text"]))), None)
+        named = next(filter(None, map(venue_from_url, urls)), None)
         if named is not None:
             venue, year = named
     # the award label and year that open the title's line ("- 2022 best student paper, Title, …")
@@ -631,7 +633,6 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     summary = _summary(section, spans, kv_summary_span is not None and bool(kv["summary"][0]),
                        config.extract.summary_max_chars)
 
-    urls = find_urls(row["text"])
     url_keys: dict[str, str] = {}
     for key in ("project_url", "code_url", "paper_url"):
         for value in kv.get(key, []):

@@ -126,6 +126,7 @@ _GLOSS = re.compile(r"\s*[（(][^（()）\n]{1,80}[）)]")
 _NOT_AWARDED = re.compile(r"候选|候選|入围|入圍|\bcandidates?\b|\bfinalists?\b|\bshortlist", re.I)
 
 
+@_memoised()
 def normalize_award(raw: str | None) -> str | None:
     """Map an award label in zh-Hans, zh-Hant or English to one of :data:`AWARDS`.
 
@@ -162,6 +163,7 @@ def normalize_award(raw: str | None) -> str | None:
     return None
 
 
+@_memoised()
 def find_award_label(text: str) -> str | None:
     """The first award label in ``text``, as written (for the ``award_raw`` field).
 
@@ -344,7 +346,9 @@ def _venue_hints(text: str) -> list[int]:
     if len(low) != len(text) or (not text.isascii() and any(c in text for c in _CASE_EXTRA)):
         return [m.start() for m in _VENUE_HINT.finditer(text)]
     found: set[int] = set()
-    for words, hay in ((_HINT_WORDS, low), (_HINT_ACRONYMS, text), (_HINT_HAN, text)):
+    # (an acronym holds a capital letter, a Chinese start is not ASCII)
+    for words, hay in ((_HINT_WORDS, low), (_HINT_ACRONYMS if low != text else (), text),
+                       (_HINT_HAN if not text.isascii() else (), text)):
         for w in words:
             i = hay.find(w)
             while i >= 0:
@@ -700,6 +704,7 @@ _SPELLING_CUE = re.compile(r"isation|is(?:e|ing)|ys(?:e|ing)|ell(?:ing|ed|er)|ou
 _ASCII_NOT_LETTER_OR_DIGIT = re.compile(r"[^a-z0-9]+")
 
 
+@_memoised()
 def fold_title(title: str) -> str:
     """The exact-match dedup key of a title.
 
