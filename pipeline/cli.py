@@ -257,6 +257,13 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
         _fail(f"configuration error: {RAY_MISSING}", EXIT_USAGE, log_format)
     if not corpus.is_dir():
         _fail(f"error: corpus folder {corpus} does not exist or is not a folder", EXIT_USAGE, log_format)
+    if config.embed.backend == "sentence-transformers" and isinstance(config.embed.model, str):
+        from .embed import check_model_path
+
+        try:  # before the output folder is made: a wrong path writes nothing
+            check_model_path(config.embed.model)
+        except ConfigError as exc:
+            _fail(f"configuration error: {exc}", EXIT_USAGE, log_format)
     from . import title_model
 
     try:  # the segmenter's classifier: a damaged install stops here, once, not in every document

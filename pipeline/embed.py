@@ -278,10 +278,7 @@ class SentenceTransformerEmbedder:
 
         path = os.path.expanduser(model)
         is_local = os.path.isdir(path)
-        if not is_local and (os.path.isabs(path) or model.startswith((".", "~")) or os.path.exists(path)):
-            raise ConfigError(
-                f"sentence-transformers model path {model!r} does not exist or is not a directory"
-            )
+        check_model_path(model)
 
         try:
             import torch
@@ -558,6 +555,15 @@ def make_local_embedder(config: Config) -> Embedder:
     if config.embed.backend == "use" and config.run.workers > 1:
         return PooledEmbedder(config, config.run.workers)
     return make_embedder(config)
+
+
+def check_model_path(model: str) -> None:
+    """Raise :class:`ConfigError` when a sentence-transformers ``model`` is written as a path
+    (absolute, ``./``, ``~``, or an existing file) that is no folder. Cheap: the run checks it
+    before it makes its output folder, so a wrong path writes nothing."""
+    path = os.path.expanduser(model)
+    if not os.path.isdir(path) and (os.path.isabs(path) or model.startswith((".", "~")) or os.path.exists(path)):
+        raise ConfigError(f"sentence-transformers model path {model!r} does not exist or is not a directory")
 
 
 #: Bytes read from each end of every file of a local model folder for its fingerprint.

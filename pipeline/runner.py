@@ -84,7 +84,7 @@ from .documents import (
     _document_strings,
     process_files,
 )
-from .embed import DEFAULT_MAX_CHARS, Embedder, make_local_embedder
+from .embed import DEFAULT_MAX_CHARS, Embedder, check_model_path, make_local_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
 from .failures import failed_files
 from .identity import stable_ids
@@ -251,6 +251,8 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     if not corpus.is_dir():
         raise FileNotFoundError(f"corpus folder {corpus} does not exist or is not a folder")
     outdir.check(corpus, out_dir)  # before the lock file is made in a folder that is not ours
+    if embedder is None and config.embed.backend == "sentence-transformers" and isinstance(config.embed.model, str):
+        check_model_path(config.embed.model)  # a wrong model path: exit 2 with nothing written
     out_dir.mkdir(parents=True, exist_ok=True)
     with OutputLock(out_dir), collect_less_often():
         layout = outdir.claim(corpus, out_dir)

@@ -126,6 +126,15 @@ def test_bad_config_file_exits_2(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_a_missing_model_folder_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode()})
+    result = _invoke(corpus, "--out", tmp_path / "out", "--embedder", "sentence-transformers",
+                     "--embedder-model", str(tmp_path / "models" / "missing"), "--quiet")
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.startswith("configuration error: sentence-transformers model path ")
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     ("make_config", "message"),
     [
