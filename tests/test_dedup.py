@@ -1142,6 +1142,20 @@ def test_fuse_reads_a_missing_list_as_empty() -> None:
     assert alone["authors"] == [] and alone["urls"] == [] and alone["n_mentions"] == 1
 
 
+def test_fuse_titles_a_paper_by_its_full_title_not_its_short_name() -> None:
+    """Mentions titled only by the paper's short name, however many, give way to the title that
+    opens with that name (or abbreviates to it): the paper is "Orca: …", not "Orca"."""
+    from pipeline.dedup.fuse import fuse
+
+    full = "Orca: Progressive Learning from Complex Explanation Traces of GPT-4"
+    rows = [section("1111-000", "Orca"), section("2222-000", "Orca"), section("3333-000", full)]
+    record = fuse(frame(*rows))
+    assert record["title"] == full and record["conflicts"] == []
+    assert fuse(frame(section("1111-000", "Orca"), section("2222-000", "Orca")))["title"] == "Orca"
+    dpo = "Direct Preference Optimization: Your Language Model is Secretly a Reward Model"
+    assert fuse(frame(section("1111-000", "DPO"), section("2222-000", "DPO"), section("3333-000", dpo)))["title"] == dpo
+
+
 def test_fuse_writes_a_year_conflict_as_ints_whatever_the_dtype() -> None:
     """Chunks of slim columns read back with years as float64, int64 or objects (a chunk with a
     missing year is float): the vote and the conflict text are those of the ints."""

@@ -28,7 +28,7 @@ from .cluster import cluster_sections
 from .embed import EmbeddingParts, SectionEmbeddings, _check_permutation, embed_sections, embedding_cuts
 from .score import PairScorer
 from .scratch import PAPER_COLUMNS, SCORER_COLUMNS, ScratchColumns, _StoredColumns
-from .titles import _folded
+from .titles import _folded, name_keys
 
 log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
 
@@ -65,7 +65,8 @@ def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
 
     Rules: present beats missing; the value most mentions agree on beats the others (ties: the
     first mention); the title is the most common folded title, spelled as in the mention with
-    the most metadata; authors and institutions from the fullest list; URLs are the union in
+    the most metadata, a paper's short name alone not counted beside a title it opens
+    (:func:`~pipeline.dedup.titles.name_keys`); authors and institutions from the fullest list; URLs are the union in
     mention order (``url_kinds`` aligned with them); the longest summary, in the target script
     (``summary_norm`` of the mentions; ``summary_from`` names the section it came from).
     Disagreements go to ``conflicts`` as ``"field: a | b"`` strings.
@@ -74,6 +75,10 @@ def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
     rows = records(group) if isinstance(group, pd.DataFrame) else group
     richness = [sum(bool(r.get(f)) for f in ("arxiv_id", "authors", "institutions", "award_raw")) for r in rows]
     folded = [_folded(r["title"]) if r.get("title") else None for r in rows]  # a paper repeats its titles
+    # a short name alone ("QLoRA") beside a title it opens or abbreviates is no candidate title
+    names = [name_keys(r["title"]) if r.get("title") else None for r in rows]
+    expanded = {key for n in names if n and not n[2] for key in n[:2] if key}
+    folded = [None if n and n[2] and n[0] in expanded else f for f, n in zip(folded, names, strict=True)]
     best_fold = _vote(folded, "title", conflicts)
     title = None
     if best_fold is not None:
