@@ -46,7 +46,7 @@ Rules, in order (each later rule passes over what an earlier one dropped):
      "Share this article"; an invitation to a readers' group (交流群, 知识星球, 加小编微信).
    * ``newsletter`` — 订阅我们的周报, 訂閱電子報, "Subscribe to our newsletter", "Sign up for …".
    * ``copyright`` — 版权所有, 版權所有, 转载请联系, 未经授权禁止转载, 本站内容版权所有, 本文仅代表作者
-     观点, "© 2025 … All rights reserved"; a licence line ("Licensed under CC BY 4.0") only
+     观点, 免责声明, "© 2025 … All rights reserved"; a licence line ("Licensed under CC BY 4.0") only
      among the last ``EDGE_LINES`` lines, where it is a footer and not about a paper's code.
    * ``navigation`` — a line of at least ``NAV_MIN_ITEMS`` short items separated by
      ``| ｜ / > · •`` or tabs (``首页 | 新闻 | 科技``, ``Home > News > AI``, Markdown links
@@ -357,7 +357,7 @@ _COPYRIGHT = re.compile(
     r"|(?:请勿|請勿)(?:转载|轉載)"
     r"|(?:本站|本网|本網|本刊|本号|本號|本平台|本报|本報)(?:所有)?(?:内容|內容|文章|作品)?(?:版权|版權|著作权|著作權)"
     r"|(?:本文|文章)(?:仅|僅)代表(?:作者)?(?:个人|個人)?(?:观点|觀點)"
-    r"|(?:The\s+)?(?:views|opinions)\s+expressed\b"
+    r"|(?:The\s+)?(?:views|opinions)\s+expressed\b|免责声明|免責聲明|Disclaimer\s*[:：]"
     r"|(?:禁止|严禁|嚴禁|谢绝|謝絕|拒绝|拒絕)(?:转载|轉載)|如有侵权|如有侵權"
     r"|本文(?:系|为|為|係).{0,20}?(?:原创|原創)"
     r"|All\s+rights\s+reserved|Reproduction\s+(?:in\s+whole|without)|No\s+part\s+of\s+this)",

@@ -1095,3 +1095,16 @@ def test_prose_that_opens_like_a_chat_reply_is_kept() -> None:
                  "Alright, let's " + "go on " * 100):
         text = f"# A paper\n\nIntro text here.\n\n{line}\n\nMore body text follows here.\n"
         assert not [d for d in find_dropped(text, Config()) if d["reason"] == "llm_chatter"], line
+
+
+def test_a_disclaimer_is_a_legal_notice_not_a_paper() -> None:
+    """免责声明 / "Disclaimer:" lines are the page's legal notice ("本文提出的观点仅代表作者本人" is
+    no report of a paper)."""
+    from pipeline.segment import segment_document
+
+    text = "# 大模型新闻\n\n某公司今天发布了新的大模型产品，引发关注。\n\n免责声明：本文提出的观点仅代表作者本人，不代表本站立场。\n"
+    dropped = find_dropped(text, Config())
+    assert [(d["reason"], d["text"]) for d in dropped] == [("copyright", "免责声明：本文提出的观点仅代表作者本人，不代表本站立场。")]
+    assert segment_document(text, dropped)["sections"] == []
+    english = "Disclaimer: the views in this post are the author's own."
+    assert [d["reason"] for d in find_dropped(f"# News\n\nSome text here.\n\n{english}\n", Config())] == ["copyright"]
