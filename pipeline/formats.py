@@ -513,9 +513,12 @@ def parse_record(obj: dict) -> JsonlRecord:
         if nulls:
             return JsonlRecord(error=f"no text: field {nulls[0]!r} is null")
         keys = ", ".join(sorted(map(str, obj))[:10]) or "none"
+        links = [str(k) for k, v in obj.items() if str(k).strip().casefold() in paper_records.LINK_OR_TITLE_FIELDS
+                 and isinstance(v, str) and v.strip()]
+        because = f"; {links[0]!r} holds a link, not a title" if links else ""
         return JsonlRecord(error=f"no text and no paper title: none of the fields "
                                  f"{', '.join(JSONL_TEXT_FIELDS + paper_records.TITLE_FIELDS + paper_records.TITLE_ZH_FIELDS)} "
-                                 f"holds a value (its keys: {keys})")
+                                 f"holds a title (its keys: {keys}{because})")
     key, value = found
     text = paper_records.article_text(value)
     if text is None:

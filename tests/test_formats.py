@@ -448,7 +448,7 @@ def test_jsonl_good_bad_and_blank_lines(tmp_path: Path) -> None:
     assert bad["error"] == "feed.jsonl#5: not valid JSON: Unterminated string starting at: column 10"
     assert no_text["error"] == (
         "feed.jsonl#7: no text and no paper title: none of the fields text, content, body, article, title_en, "
-        "title, paper_title, name, 论文标题, 論文標題, 标题, 標題, paper, 论文, 論文, title_zh, 中文标题, 中文標題 holds a value "
+        "title, paper_title, name, 论文标题, 論文標題, 标题, 標題, paper, 论文, 論文, title_zh, 中文标题, 中文標題 holds a title "
         "(its keys: tags, url)")
     for row, line in zip(rows, [GOOD_1, GOOD_2, BAD_JSON, GOOD_3, NO_TEXT], strict=True):
         raw = line.encode("utf-8")

@@ -124,7 +124,8 @@ def test_a_paper_field_is_the_title_unless_it_holds_the_papers_link():
     assert paper_records.read_record({"论文": "视觉自回归建模", "作者": "田柯宇"}).fields["title_zh"] == "视觉自回归建模"
     for link in ("https://arxiv.org/abs/2405.12213", "arXiv:2405.12213", "2405.12213",
                  "10.48550/arXiv.2405.12213", "doi:10.1145/3581783.3612345"):
-        assert parse_record({"paper": link, "authors": "A"}).error.startswith("no text and no paper title")
+        error = parse_record({"paper": link, "authors": "A"}).error
+        assert error.startswith("no text and no paper title") and error.endswith("'paper' holds a link, not a title)")
     # a title that opens with a version-like number is still a title
     assert paper_records.read_record({"paper": "10.5 Million Images: A Benchmark"}).fields["title"] == \
         "10.5 Million Images: A Benchmark"
