@@ -515,10 +515,10 @@ def _header_columns(header: list[str]) -> tuple[dict[str, list[int]], str | None
 #: the author's name, affiliation and place in the list (matched case-insensitively).
 PER_AUTHOR_COLUMNS = frozenset({
     *paper_records.AUTHOR_FIELDS, *paper_records.INSTITUTION_FIELDS, "author_order", "author_position",
-    "author_rank", "position", "order", "rank", "email", "orcid", "author_id", "author_email", "作者顺序", "作者順序"})
+    "author_rank", "email", "orcid", "author_id", "author_email", "作者顺序", "作者順序"})
 
 #: Per-author columns that give the author's place in the paper's author list.
-ORDER_COLUMNS = frozenset({"author_order", "author_position", "author_rank", "position", "order", "rank",
+ORDER_COLUMNS = frozenset({"author_order", "author_position", "author_rank",
                            "作者顺序", "作者順序"})
 
 

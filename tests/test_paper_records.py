@@ -322,6 +322,12 @@ def test_csv_of_one_author_a_row_is_one_record_a_paper(tmp_path):
     assert rows[0]["raw_text"].count("\n") == 2 and rows[2]["notes"] is None
 
 
+def test_csv_rows_that_differ_in_a_papers_rank_are_papers_of_their_own(tmp_path):
+    """A 'rank' or 'position' column ranks papers, not authors: rows differing there stay apart."""
+    text = "rank,title,author,year\n1,TBD,Ann Lee,2024\n2,TBD,Bo Chen,2024\n3,TBD,Cy Dee,2024\n"
+    assert len(_read_csv(tmp_path, "ranked.csv", text)) == 3
+
+
 def test_csv_of_one_author_a_row_starts_a_paper_where_the_author_order_restarts(tmp_path):
     """Two papers of one title, venue and year, one after the other: the author order going
     back to 1 starts the second (they were read as one paper of four authors)."""
