@@ -1800,3 +1800,14 @@ def test_authors_decide_between_near_titles(use) -> None:
     assert scorer.score(1, 2) >= 0.55
     assert scorer.score(0, 1) < 0.55 and scorer.score(0, 2) < 0.55
     assert scorer.score(0, 1) == pytest.approx(scorer.score(3, 1) - AUTHOR_CONFLICT_PENALTY)
+
+
+def test_short_names_are_names() -> None:
+    """A function word opening a title names nothing; initials come from words, not letters."""
+    from pipeline.dedup.titles import name_keys
+
+    assert name_keys("The") == name_keys("The: A Study") == ("", "", False)
+    assert name_keys("QLoRA") == ("qlora", "", True)
+    assert name_keys("Direct Preference Optimization: Your Language Model is Secretly a Reward Model") == (
+        "directpreferenceoptimization", "dpo", False)
+    assert name_keys("A B C: Something")[1] == ""

@@ -73,18 +73,27 @@ def _is_name(s: str) -> bool:
 def name_keys(title: str) -> tuple[str, str, bool]:
     """``(name, initials, bare)`` of an English title: ``name`` the folded short name
     (:func:`pipeline.fields.fold_title`) when the whole title is one (``bare``) or opens it
-    before a colon, else ``""``; ``initials`` the lower-cased initials of a name of three or more
-    capitalised words (``dpo`` of "Direct Preference Optimization: …"), else ``""``. A bare name equal to
+    before a colon, else ``""`` (a function word names nothing); ``initials`` the lower-cased
+    initials of a name of three or more capitalised words of two letters or more (``dpo`` of "Direct Preference Optimization: …"), else ``""``. A bare name equal to
     another title's name or initials is an alias of that title (:data:`ALIAS_SIMILARITY`)."""
     if _is_name(title) and not _NAME_PART.match(title):
         name = fold_title(title)
-        return (name, "", True) if len(name) >= MIN_NAME_CHARS else ("", "", False)
+        return (name, "", True) if _names_something(name) else ("", "", False)
     m = _NAME_PART.match(title)
-    if m is None or not _is_name(m.group("name")) or len(name := fold_title(m.group("name"))) < MIN_NAME_CHARS:
+    if m is None or not _is_name(m.group("name")) or not _names_something(name := fold_title(m.group("name"))):
         return "", "", False
     words = _WORD.findall(m.group("name"))
-    initials = "".join(w[0] for w in words).casefold() if len(words) >= 3 and all(w[0].isupper() for w in words) else ""
+    initials = ("".join(w[0] for w in words).casefold()
+                if len(words) >= 3 and all(w[0].isupper() and len(w) > 1 for w in words) else "")
     return name, initials, False
+
+
+def _names_something(name: str) -> bool:
+    """A folded short name of :data:`MIN_NAME_CHARS` or more that is no English function word
+    ("the", "on"): those open titles without naming a paper."""
+    from ..yake_port import EN_STOP_WORDS
+
+    return len(name) >= MIN_NAME_CHARS and name not in EN_STOP_WORDS
 
 
 def _titles(row: dict) -> tuple[str | None, str | None]:
