@@ -314,12 +314,19 @@ MAX_LABEL_FIELD_CHARS = 40
 _SUPERSCRIPT = re.compile(r"<sup>[^<]{0,20}</sup>", re.I)
 
 
-def _before_title(line: str, title: str) -> str:
+def _before_title(line: str, title: str, tags: bool = False) -> str:
     """What a line holds before the title, without a leading bracketed tag ("(Poster #3): A, B."
-    -> "A, B"); "" when the line does not hold the title."""
+    -> "A, B") unless ``tags``; "" when the line does not hold the title."""
     s = plain(unlink(_LIST_MARK.sub("", line)))
     i = s.casefold().find(title.casefold()) if title else -1
-    return LEADING_TAGS.sub("", s[:i]).strip(" .:：") if i > 0 else ""
+    if i <= 0:
+        return ""
+    return s[:i].strip(" .:：") if tags else LEADING_TAGS.sub("", s[:i]).strip(" .:：")
+
+
+#: A year alone before a title on its line, bare or in brackets: "[2023] Title", "(2024) Title",
+#: "2022 - Title" (a reading list's year column).
+_LEAD_LINE_YEAR = re.compile(r"[\[【(（]?\s*((?:19|20)\d\d)\s*[\]】)）]?\s*[-–—|,，]?")
 
 
 
@@ -608,6 +615,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         year = int(next(y for y in dated.groups() if y)) if dated else None
         if year is None and item_label and (lead_year := re.match(r"\s*((?:19|20)\d\d)\b", opening)):
             year = int(lead_year.group(1))
+        if year is None and (lead := _LEAD_LINE_YEAR.fullmatch(_before_title(lines[0], title or title_zh, tags=True))):
+            year = int(lead.group(1))
     if not preprint:
         venue = venue or row.get("doc_venue")
         year = year or row.get("doc_year")
