@@ -514,8 +514,10 @@ def _sibling_headings(lines: list[Line], cands: list[Candidate], eligible: list[
                       chosen: dict[int, Candidate]) -> None:
     """Headings of one level laid out alike: when at least two and half of the headings of a
     level are kept titles, another heading of that level whose following lines carry the same
-    labels as most kept ones ("## 3. Title" / "**Track:**" / "**Authors:**") is a title too
-    (``chosen`` is updated in place)."""
+    labels as most kept ones ("## 3. Title" / "**Track:**" / "**Authors:**") is a title too;
+    a label more where the kept ones have an unlabelled line ("**arXiv**: TBD | **ICML 2024**"
+    where the others write "**ICML 2024**") does not set it apart (``chosen`` is updated in
+    place)."""
     for style in _HEADING_STYLES:
         same = [k for k, c in enumerate(cands) if c.style == style]
         kept = [k for k in same if cands[k].line in chosen]
@@ -525,8 +527,14 @@ def _sibling_headings(lines: list[Line], cands: list[Candidate], eligible: list[
         if not common[0] or 2 * common[1] < len(kept):
             continue
         for k in same:
-            if cands[k].line not in chosen and eligible[k] and _signature(lines, cands[k].line) == common[0]:
+            if cands[k].line not in chosen and eligible[k] and _same_layout(_signature(lines, cands[k].line), common[0]):
                 chosen[cands[k].line] = cands[k]
+
+
+def _same_layout(signature: tuple[str, ...], common: tuple[str, ...]) -> bool:
+    """Whether a heading's :func:`_signature` has every label of the common one in its place
+    (it may label a line that the common layout leaves unlabelled)."""
+    return len(signature) == len(common) and all(a == b for a, b in zip(signature, common, strict=True) if b)
 
 
 #: Fewest entries, and notes, of a list whose entries each may carry a note line.

@@ -455,6 +455,17 @@ def test_a_heading_laid_out_like_its_kept_siblings_is_a_title():
     assert "Adversarial Fairness Network" in found and "Track" not in found
 
 
+def test_a_sibling_heading_with_one_more_labelled_line_is_a_title_too():
+    from pathlib import Path
+
+    # a real reading log: "### 501. Title" / "**arXiv**: TBD | **ICML 2024**" where its kept
+    # siblings write "**ICML 2024**" alone, then "**Key Points**:"
+    path = Path(__file__).parent / "fixtures/real/dev/h16-timothywangdev-ai-research/batch-012-icml-2024-diffusion-rl.md"
+    found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
+    assert "Diffusion Model-Augmented Behavioral Cloning" in found and "Neural Diffusion Models" in found
+    assert "Key Points" not in found
+
+
 def test_a_one_paper_page_takes_the_venue_edition_its_opening_names():
     from pipeline.segment import segment_document
 
