@@ -8,7 +8,7 @@ Sources, in order of trust:
 2. the section heading (``论文 N：Title``, or a title line with a decoration suffix);
 3. the section's prose, where no metadata line gives the field: a bare credit line under the
    title (``A, B and C, Stanford University``; :func:`pipeline.credits.parse_credit_line`), else
-   the credit sentence of the first paragraph (``由…共同完成的《…》``, ``…的研究者``, ``X and
+   the credit sentence of the first paragraphs (:data:`CREDIT_PARAGRAPHS`; ``由…共同完成的《…》``, ``…的研究者``, ``X and
    colleagues at Y``; :func:`pipeline.credits.find_credit`); an award given in that paragraph
    (``获得杰出论文奖``; :func:`pipeline.fields.find_stated_award`);
 4. the document context: the award header above the section (its label, and its year: ``## ICLR
@@ -392,6 +392,11 @@ def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
     return (m.group("venue"), int(m.group("year"))) if m else (entity.value, None)
 
 
+#: How many body paragraphs of a section are read for a credit sentence: a translated title or
+#: a sentence on the award may come before the one that credits the paper.
+CREDIT_PARAGRAPHS = 3
+
+
 #: Most words of a heading that is a paper's short name ("Mamba", "OpenAssistant Conversations").
 MAX_SHORT_NAME_WORDS = 2
 
@@ -548,6 +553,10 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
 
     else:
         credit = find_credit(lines[body[0]] if body else (kv.get("summary") or [""])[0])
+        for i in body[1:CREDIT_PARAGRAPHS] if credit is None else ():
+            # a gloss or a sentence on the award may come first ("（逆向透镜：…）" / "这篇来自X的论文…")
+            if (credit := find_credit(lines[i])) is not None:
+                break
     if credit is None and lines and (title or title_zh):
         # "**[Title](url).** A, B and C.": the credit follows the title on its line, maybe
         # with a description after it ("**Title** — A, B（Org）。提出…")
@@ -564,6 +573,9 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             credit = parse_credit_line(credit_text(before))
         if credit is None and (named := congratulated_authors(after)):
             credit = Credit(named)  # lab news: "…被 ACM MM 录用，恭喜A、B！"
+        if credit is None and _HAS_CJK.search(after):
+            # a sentence after the title on its line: "**Title** ，X研究团队完成，论文共同一作A、B。"
+            credit = find_credit(after.lstrip(" ，,、:：—-"))
     if labelled and not kv.get("authors"):
         authors, truncated = labelled, False
     elif credit is not None:

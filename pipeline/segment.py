@@ -226,16 +226,58 @@ _HEADER_QUALIFIER = re.compile(r"(?P<head>.+?)\s+[–—-]\s+(?:[\w&'’.]+\s*){
 
 
 def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
+    """The non-blank lines of ``text`` outside the dropped spans; a line that a hard wrap split
+    inside bold or book-title marks (:func:`_wrapped_inside_marks`) is one line with the next,
+    its newline read as a space (offsets stay those of ``text``)."""
     covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
-    out = []
+    out: list[Line] = []
+    follows = False  # the previous physical line was kept
     for line in split_lines(text):
         if line.blank:
+            follows = False
             continue
         start, end = trim_span(text, line.start, line.end)
         if covered(start, end):
+            follows = False
+            continue
+        if follows and _wrapped_inside_marks(out[-1].stripped, line.stripped):
+            joined = text[out[-1].start : line.end].replace("\r", " ").replace("\n", " ")
+            out[-1] = Line(out[-1].start, line.end, joined)
             continue
         out.append(line)
+        follows = True
     return out
+
+
+def _unwrapped(text: str, lines: list[Line]) -> str:
+    """``text`` with the newlines inside ``lines`` (those :func:`kept_lines` joined) read as
+    spaces: the same length, so every offset holds."""
+    joined = [line for line in lines if text.find("\n", line.start, line.end) >= 0]
+    if not joined:
+        return text
+    pieces, pos = [], 0
+    for line in joined:
+        pieces.append(text[pos : line.start])
+        pieces.append(text[line.start : line.end].replace("\n", " "))
+        pos = line.end
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
+def _wrapped_inside_marks(first: str, second: str) -> bool:
+    """Whether a hard wrap split a span of marks between two adjacent lines: ``first`` opens
+    bold it does not close and ``second`` closes it ("**1、An image speaks a thousand words, On
+    image" / "transcreation for cultural relevance**"), or ``first`` opens 《 and ``second``
+    closes it before opening another. A line that starts a heading or a list item is not a
+    continuation."""
+    if second[:1] in "#>|" or _LIST_ITEM.match(second):
+        return False
+    if "**" in first and "**" in second and first.count("**") % 2 and second.count("**") % 2:
+        return True
+    if "《" in first and first.rfind("《") > first.rfind("》"):
+        closing = second.find("》")
+        return closing >= 0 and second.find("《", 0, closing) < 0
+    return False
 
 
 def _cut(text: str, start: int, end: int, dropped: list[dict]) -> str:
@@ -309,14 +351,18 @@ def _described_award_header(raw: str) -> bool:
 
 
 def _classify(lines: list[Line]) -> list[str]:
-    """A kind per kept line: ``reference`` (a ``参考链接：``-style line), ``award_header``,
+    """A kind per kept line: ``reference`` (a ``参考链接：``-style line, with its links or alone
+    above them), ``award_header``,
     ``kv_title`` (a metadata title line), ``kv`` (another metadata line), ``award_lead`` (a
     sentence that gives one award to the papers after it: :func:`_is_award_lead`) or ``body``."""
     kinds = []
     for line in lines:
         s = plain(line.text)
         kv = parse_key_value(s)
-        if kv is not None and kv[0] == "reference_url":
+        if kv is not None and kv[0] == "reference_url" or (
+                kv is None and s.endswith((":", "：")) and (label := parse_key_value(s + " -")) is not None
+                and label[0] == "reference_url"):
+            # a reference line, or the label of a list of references under it ("参考链接：")
             kinds.append("reference")
         elif (len(s) <= MAX_AWARD_HEADER_CHARS + MAX_HEADER_QUALIFIER_CHARS and (
                 _is_award_header(s) or ((marked := _heading_text(line.text)) is not None and _is_award_header(marked)))
@@ -988,6 +1034,8 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         None), ``doc_year`` (int or None), ``doc_urls`` (list of str).
     """
     lines = kept_lines(text, dropped)
+    # a line joined across a hard wrap (kept_lines) is one line of its section's text too
+    body_text = _unwrapped(text, lines)
     kinds = _classify(lines)
     anchors: dict[int, Candidate | str | None] = dict(choose_anchors(lines, kinds))
     headline = _restated_headline(lines)
@@ -1007,6 +1055,11 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         # title quoted anywhere, else untitled (its first line is the page's headline, not the
         # paper's title)
         anchors = {0: _quoted_title(lines) or ""}
+    if len(anchors) <= 1 and "reference" in kinds:
+        # under one paper, a list of references is that paper's ("參考資料：" / "* [論文](arxiv…)"):
+        # a bare label line does not end its section
+        kinds = ["body" if k == "reference" and parse_key_value(plain(line.text)) is None else k
+                 for line, k in zip(lines, kinds, strict=True)]
 
     sections: list[dict] = []
     context: list[dict] = []
@@ -1026,7 +1079,7 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         nonlocal current, current_cand
         if current:
             start, end = trim_span(text, current[0].start, current[-1].end)
-            body = _cut(text, start, end, dropped)
+            body = _cut(body_text, start, end, dropped)
             if current_cand is not None and current_cand.style == "table":
                 body = _row_text(current_cand)
             ctx = venue_ctx[max(venue_ctx)] if venue_ctx else lead_ctx

@@ -474,3 +474,19 @@ def test_a_one_paper_page_takes_the_venue_edition_its_opening_names():
     result = segment_document(text, find_dropped(text, Config()))
     assert len(result["sections"]) == 1
     assert (result["doc_venue"], result["doc_year"]) == ("NeurIPS", 2024)
+
+
+def test_a_bare_reference_label_ends_the_last_paper_unless_the_page_has_one():
+    from pipeline.segment import segment_document
+
+    papers = ("## Sparse Codes for Widget Parsing\n\n来自甲乙大学的研究。\n\n"
+              "## Dense Codes for Widget Parsing\n\n来自丙丁大学的研究。\n\n")
+    refs = "参考链接：  \n[1]https://arxiv.org/abs/1312.6114  \n[2]https://x.com/a/status/1\n"
+    result = segment_document(papers + refs, find_dropped(papers + refs, Config()))
+    assert len(result["sections"]) == 2 and "1312.6114" not in result["sections"][-1]["text"]
+    # a real one-paper page: its references list under "**參考資料：**" holds the paper's link
+    from pathlib import Path
+
+    one = (Path(__file__).parent / "fixtures/real/dev/h3-zhhant-repos/sjenwork-timeline-gpt3-2020.md").read_text(encoding="utf-8")
+    result = segment_document(one, find_dropped(one, Config()))
+    assert len(result["sections"]) == 1 and "2005.14165" in result["sections"][0]["text"]
