@@ -108,11 +108,12 @@ _ZH_AWARD = (
 _EN_TAIL = (
     r"(?:[\s-]*(?:awards?|prizes?|runners?[\s-]*ups?|honou?rable[\s-]+mentions?|finalists?|candidates?))*"
 )
+#: (an English label may follow a Chinese character without a space: "两篇Best Paper Runner-up")
 _EN_AWARD = (
-    r"(?:(?:\b(?:best|outstanding|distinguished)(?:[\s-]+[\w&]+){0,3}?[\s-]+papers?\b"
-    r"|\btest[\s-]+of[\s-]+time\b(?:[\s-]+papers?\b)?"
-    r"|\bhonou?rable[\s-]+mentions?\b"
-    r"|\brunners?[\s-]*ups?\b)" + _EN_TAIL + r")"
+    r"(?:(?:(?<![A-Za-z])(?:best|outstanding|distinguished)(?:[\s-]+[\w&]+){0,3}?[\s-]+papers?\b"
+    r"|(?<![A-Za-z])test[\s-]+of[\s-]+time\b(?:[\s-]+papers?\b)?"
+    r"|(?<![A-Za-z])honou?rable[\s-]+mentions?\b"
+    r"|(?<![A-Za-z])runners?[\s-]*ups?\b)" + _EN_TAIL + r")"
 )
 _AWARD_LABEL = re.compile(rf"{_ZH_AWARD}|{_EN_AWARD}", re.I)
 _GENERIC_AWARD_LABEL = re.compile(

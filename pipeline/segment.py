@@ -186,7 +186,8 @@ def _is_title_line(s: str, min_words: int = MIN_TITLE_WORDS) -> bool:
 _HEADER_COUNT = re.compile(r"[（(][^()（）\n]{0,12}[)）]"
                            r"|[（(][^()（）\n]{0,40}(?:\btracks?\b|赛道|賽道)[^()（）\n]{0,12}[)）]", re.I)
 #: Words an award header may hold besides its label: the track and the kind of list.
-_HEADER_FILLER = re.compile(r"\b(?:papers?|awards?|main|track|notable|selected|the|and)\b|论文|論文|篇", re.I)
+_HEADER_FILLER = re.compile(r"\b(?:papers?|awards?|main|track|notable|selected|the|and)\b|论文|論文"
+                            r"|[\d一二两兩三四五六七八九十]*篇|首届|首屆|本届|本屆|今年|年度", re.I)
 
 
 def _is_award_header(s: str) -> bool:
@@ -194,13 +195,23 @@ def _is_award_header(s: str) -> bool:
     brackets and track words (:data:`_HEADER_FILLER`): what is left after removing those holds
     at most ``MAX_AWARD_HEADER_REST`` letters (so a headline such as "<venue> <year> best papers
     announced" is not a header); a track or category of at most three words may follow a dash
-    ("Honorable Mention Papers – Main Conference")."""
+    ("Honorable Mention Papers – Main Conference"); a short subject and a verb of winning may
+    come before it ("上交大CMU等团队获最佳论文")."""
     if len(s) > MAX_AWARD_HEADER_CHARS + MAX_HEADER_QUALIFIER_CHARS or _SENTENCE_END.search(s):
         return False
     if len(s) <= MAX_AWARD_HEADER_CHARS and _bare_award_header(s):
         return True
     m = _HEADER_QUALIFIER.fullmatch(s) if any(d in s for d in "–—-") else None
-    return bool(m) and len(m.group("head")) <= MAX_AWARD_HEADER_CHARS and _bare_award_header(m.group("head"))
+    if m is not None:
+        return len(m.group("head")) <= MAX_AWARD_HEADER_CHARS and _bare_award_header(m.group("head"))
+    won = _WON_AWARD.fullmatch(s) if _CJK_WON.search(s) else None
+    return won is not None and _bare_award_header(won.group("head"))
+
+
+#: A header that says who won the award below it: "上交大CMU等团队获最佳论文" (a short subject,
+#: a verb of winning, then a bare award header).
+_CJK_WON = re.compile(r"获|獲|摘得|拿下")
+_WON_AWARD = re.compile(r"[^，,。：:！!？?]{1,16}?(?:斩获|斬獲|荣获|榮獲|获得|獲得|获|獲|摘得|拿下)(?P<head>[^:：]{2,20})")
 
 
 #: An award header, a dash, and a short qualifier (a track, a category) of at most three words.
@@ -356,13 +367,15 @@ def _classify(lines: list[Line]) -> list[str]:
     ``kv_title`` (a metadata title line), ``kv`` (another metadata line), ``award_lead`` (a
     sentence that gives one award to the papers after it: :func:`_is_award_lead`) or ``body``."""
     kinds = []
-    for line in lines:
+    for i, line in enumerate(lines):
         s = plain(line.text)
         kv = parse_key_value(s)
         if kv is not None and kv[0] == "reference_url" or (
-                kv is None and s.endswith((":", "：")) and (label := parse_key_value(s + " -")) is not None
-                and label[0] == "reference_url"):
-            # a reference line, or the label of a list of references under it ("参考链接：")
+                kv is None and s.endswith((":", "：")) and (
+                    (label := parse_key_value(s + " -")) is not None and label[0] == "reference_url"
+                    or _heads_link_list(s, lines, i))):
+            # a reference line, or the label of a list of references or links under it
+            # ("参考链接：", "最佳论文链接（按文章顺序）：" / "[1]https://…" / "[2]https://…")
             kinds.append("reference")
         elif (len(s) <= MAX_AWARD_HEADER_CHARS + MAX_HEADER_QUALIFIER_CHARS and (
                 _is_award_header(s) or ((marked := _heading_text(line.text)) is not None and _is_award_header(marked)))
@@ -375,6 +388,20 @@ def _classify(lines: list[Line]) -> list[str]:
         else:
             kinds.append("body")
     return kinds
+
+
+#: Longest label line over a list of links, and the fewest links under it.
+MAX_LINK_LABEL_CHARS = 30
+MIN_LISTED_LINKS = 2
+_LINK_ONLY = re.compile(r"(?:[\[【(（]?\d{1,2}[\]】)）.]?\s*)?<?https?://\S+?>?")
+
+
+def _heads_link_list(s: str, lines: list[Line], i: int) -> bool:
+    """Whether a short label line ending in a colon is followed by :data:`MIN_LISTED_LINKS` lines
+    or more that are bare links ("[1]https://…"): a list of the article's links, not a paper."""
+    if len(s) > MAX_LINK_LABEL_CHARS or i + MIN_LISTED_LINKS >= len(lines):
+        return False
+    return all(_LINK_ONLY.fullmatch(lines[k].stripped) for k in range(i + 1, i + 1 + MIN_LISTED_LINKS))
 
 
 #: Longest sentence that announces the award of the papers after it.

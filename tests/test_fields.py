@@ -152,6 +152,7 @@ def test_normalize_award(raw: str | None, expected: str | None) -> None:
         ("获得了时间检验奖。", "时间检验奖"),
         ("Best Paper Award (ICML 2024)", "Best Paper Award"),  # a non-award gloss is not kept
         ("won the ACM Turing Award in 2018", "ACM Turing Award"),
+        ("两篇Best Paper Runner-up", "Best Paper Runner-up"),  # English right after a Chinese word
         ("ICML 2025", None),
         ("", None),
     ],

@@ -490,3 +490,14 @@ def test_a_bare_reference_label_ends_the_last_paper_unless_the_page_has_one():
     one = (Path(__file__).parent / "fixtures/real/dev/h3-zhhant-repos/sjenwork-timeline-gpt3-2020.md").read_text(encoding="utf-8")
     result = segment_document(one, find_dropped(one, Config()))
     assert len(result["sections"]) == 1 and "2005.14165" in result["sections"][0]["text"]
+
+
+def test_a_label_over_a_list_of_bare_links_is_no_part_of_the_last_paper():
+    from pipeline.segment import segment_document
+
+    text = ("## 两篇最佳论文\n\n**1、《Sparse Codes for Widget Parsing》**\n\n本文由甲乙大学完成。\n\n"
+            "**2、《Dense Codes for Widget Parsing》**\n\n本文由丙丁大学完成。\n\n"
+            "最佳论文链接（按文章顺序）：\n[1]https://arxiv.org/pdf/2404.02905\n[2]https://arxiv.org/abs/2412.00088\n")
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert len(sections) == 2 and "2404.02905" not in sections[-1]["text"]
+
