@@ -955,6 +955,12 @@ def _venue_levels(lines: list[Line]) -> frozenset[int]:
     return frozenset(level for level, venues in named.items() if len(venues) >= 2)
 
 
+#: A heading that is only a venue's acronym and a two-digit year ("CVPR 24").
+_SHORT_YEAR_HEADING = re.compile(r"[A-Za-z][A-Za-z&]{1,9}\s+(\d\d)")
+#: A year alone at the end of a line ("… Vol. 43, No. 4. 2024").
+_LINE_END_YEAR = re.compile(r"(?<![\d.\-/])((?:19|20)\d\d)\.?\s*$")
+
+
 def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw: str,
                    venue_levels: frozenset[int] = frozenset()) -> None:
     """A heading at ``level`` ends the context of the headings at its level and below; when it
@@ -966,6 +972,8 @@ def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw
     found = find_venue_years(plain(raw))
     if found:
         venue, year, _, _ = found[0]
+        if year is None and (short := _SHORT_YEAR_HEADING.fullmatch(plain(raw).strip(" \t*_#:："))):
+            year = 2000 + int(short.group(1))  # a heading of a venue and two digits: "#### CVPR 24"
         venue_ctx[level] = (venue, year)
     elif sibling is not None and sibling[0] and level in venue_levels:
         # a heading in the place of a venue heading, at a level of venue headings ("# CoRL" …
@@ -1231,6 +1239,15 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             found += [y for v, y in find_dated_venue_years(sec["text"]) if v == doc_venue]
             if found:
                 years = [(1, found[0])]
+                break
+    if doc_venue is not None and not years:
+        # a line above the papers that names the venue and ends with a year alone: a journal
+        # issue ("ACM Transactions on Graphics (TOG): Vol. 43, No. 4. 2024")
+        for span_text in [headline] + [t for span, t in zip(context, (text[c["char_start"] : c["char_end"]] for c in context), strict=True)
+                                       if span["char_start"] < first_section]:
+            end_year = _LINE_END_YEAR.search(span_text) if span_text else None
+            if end_year and any(v == doc_venue for v, _, _, _ in find_venue_years(span_text)):
+                years = [(1, int(end_year.group(1)))]
                 break
     doc_year = max(years)[1] if years else None
     if doc_venue is None and len(sections) == 1 and sections[0]["char_start"] <= first_line_end(text):

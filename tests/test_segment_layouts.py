@@ -501,3 +501,18 @@ def test_a_label_over_a_list_of_bare_links_is_no_part_of_the_last_paper():
     sections = segment_document(text, find_dropped(text, Config()))["sections"]
     assert len(sections) == 2 and "2404.02905" not in sections[-1]["text"]
 
+
+
+def test_a_venue_heading_with_two_digits_and_a_journal_issue_line_give_the_year():
+    from pipeline.segment import segment_document
+
+    text = ("#### CVPR 24\n\nRLHF:\n\n\tSparse Codes for Widget Parsing with Hierarchical Priors\n\n"
+            "\tDense Codes for Widget Parsing with Learned Attention\n\n\tNeural Widget Sorting at Scale with Few Labels\n")
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert sections and {(s["ctx_venue"], s["ctx_year"]) for s in sections} == {("CVPR", 2024)}
+    # a real journal contents page: "ACM Transactions on Graphics (TOG): Vol. 43, No. 4. 2024"
+    from pathlib import Path
+
+    page = (Path(__file__).parent / "fixtures/real/dev/h16-pages-siggraph/siggraph-tog-43-4-vector-graphics.txt").read_text(encoding="utf-8")
+    result = segment_document(page, find_dropped(page, Config()))
+    assert (result["doc_venue"], result["doc_year"]) == ("TOG", 2024)
