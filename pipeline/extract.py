@@ -444,9 +444,32 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     return paper_records.apply_record(fields, paper, target_script) if isinstance(paper, str) else fields
 
 
+#: Shortest Chinese prose line that a hard wrap may have cut (WeChat exports wrap near 80 columns).
+MIN_WRAPPED_CHARS = 15
+_ENDS_LATIN = re.compile(r"[A-Za-z0-9]$")
+_STARTS_LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.'’-]*(?![.、)）])")
+
+
+def _unwrap_latin(lines: list[str]) -> list[str]:
+    """Lines of Chinese prose that a hard wrap cut inside a Latin phrase joined again
+    ("…共同一作Jiahuan Li、Yiqing" / "Cao。" -> "…Yiqing Cao。"): a line of at least
+    :data:`MIN_WRAPPED_CHARS` characters with Chinese in it that ends with a Latin letter or
+    digit, and a next line that starts with one (not a list number); a metadata line
+    ("作者: A, B" / "cs.AI") is no prose."""
+    out: list[str] = []
+    for ln in lines:
+        prev = out[-1] if out else ""
+        if (len(prev) >= MIN_WRAPPED_CHARS and _ENDS_LATIN.search(prev) and _STARTS_LATIN.match(ln)
+                and _HAS_CJK.search(prev) and parse_key_value(prev) is None):
+            out[-1] = prev + " " + ln
+        else:
+            out.append(ln)
+    return out
+
+
 def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     lang = row.get("lang") or "und"
-    lines = [plain(ln) for ln in row["text"].split("\n") if ln.strip()]
+    lines = _unwrap_latin([plain(ln) for ln in row["text"].split("\n") if ln.strip()])
     raw = "\n".join(lines)
     if len(raw) > MAX_ANALYSED_CHARS:  # a runaway section: read its head (whole lines when they are short)
         cut = raw.rfind("\n", 0, MAX_ANALYSED_CHARS)

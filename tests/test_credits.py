@@ -398,3 +398,13 @@ def test_a_title_wrapped_inside_bold_or_book_title_marks_is_one_line():
     assert "《Dense Codes for Widget Parsing: Another Study of Hard Wrapped Titles》" in lines[3].stripped
     # a list item or a heading under an unclosed mark is no continuation
     assert len(kept_lines("**Note\n- item**", [])) == 2
+
+
+def test_chinese_prose_wrapped_inside_a_latin_name_is_read_whole():
+    row = {"heading": "Sparse Codes for Widget Parsing",
+           "text": ("**Sparse Codes for Widget Parsing**\n研究机构来自甲乙大学、Acme\nDeepLab、丙丁大学。汇集多个来源的数据。\n\n"
+                    "作者: Ann Lee, Bo Chen\ncs.AI"),
+           "ctx_award_raw": None, "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "zh-Hans"}
+    out = extract_fields(row, "zh-Hans", Config())
+    assert out["institutions"] == ["甲乙大学", "Acme DeepLab", "丙丁大学"]
+    assert out["authors"] == ["Ann Lee", "Bo Chen"]  # a metadata line is no wrapped prose
