@@ -446,21 +446,24 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
 
 #: Shortest Chinese prose line that a hard wrap may have cut (WeChat exports wrap near 80 columns).
 MIN_WRAPPED_CHARS = 15
+MIN_WRAPPED_CJK = 4
 _ENDS_LATIN = re.compile(r"[A-Za-z0-9]$")
 _STARTS_LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.'’-]*(?![.、)）])")
 
 
 def _unwrap_latin(lines: list[str]) -> list[str]:
     """Lines of Chinese prose that a hard wrap cut inside a Latin phrase joined again
-    ("…共同一作Jiahuan Li、Yiqing" / "Cao。" -> "…Yiqing Cao。"): a line of at least
-    :data:`MIN_WRAPPED_CHARS` characters with Chinese in it that ends with a Latin letter or
+    ("…共同一作Jiahuan Li、Yiqing" / "Cao。" -> "…Yiqing Cao。"): a line after the first of at
+    least :data:`MIN_WRAPPED_CHARS` characters, :data:`MIN_WRAPPED_CJK` of them Chinese (not a
+    title line such as "一、SAM 2: Segment Anything"), that ends with a Latin letter or
     digit, and a next line that starts with one (not a list number); a metadata line
     ("作者: A, B" / "cs.AI") is no prose."""
     out: list[str] = []
     for ln in lines:
-        prev = out[-1] if out else ""
+        # (the first line is the section's heading: prose only after a title, "**Title** ，X完成，…")
+        prev = out[-1] if len(out) > 1 or (out and "，" in out[0]) else ""
         if (len(prev) >= MIN_WRAPPED_CHARS and _ENDS_LATIN.search(prev) and _STARTS_LATIN.match(ln)
-                and _HAS_CJK.search(prev) and parse_key_value(prev) is None):
+                and len(_HAS_CJK.findall(prev)) >= MIN_WRAPPED_CJK and parse_key_value(prev) is None):
             out[-1] = prev + " " + ln
         else:
             out.append(ln)
