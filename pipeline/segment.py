@@ -260,6 +260,28 @@ def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
     return out
 
 
+def _drop_restated_mentions(lines: list[Line], anchors: dict[int, Candidate | str | None]) -> None:
+    """A paper named inside a line of prose ("一篇是**Title**，…" in the lead) that a later line
+    gives as its own heading ("**Title**") is that section's paper: the line that holds more
+    than the title anchors none (``anchors`` is updated in place)."""
+    titles: dict[int, str] = {}
+    for at, anchor in anchors.items():
+        title = anchor.title if isinstance(anchor, Candidate) else anchor
+        if title:
+            titles[at] = fold_title(title)
+    heads = sorted((at, key) for at, key in titles.items()
+                   if len(key) >= MIN_RESTATED_CHARS and fold_title(plain(lines[at].stripped)) == key)
+    if not heads:
+        return
+    for at, key in list(titles.items()):
+        if any(later > at and head != key and head in key for later, head in heads):
+            del anchors[at]
+
+
+#: Shortest folded title that a later heading restates for an earlier mention to be dropped.
+MIN_RESTATED_CHARS = 12
+
+
 def _unwrapped(text: str, lines: list[Line]) -> str:
     """``text`` with the newlines inside ``lines`` (those :func:`kept_lines` joined) read as
     spaces: the same length, so every offset holds."""
@@ -1090,6 +1112,8 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         # title quoted anywhere, else untitled (its first line is the page's headline, not the
         # paper's title)
         anchors = {0: _quoted_title(lines) or ""}
+    if len(anchors) >= 2:
+        _drop_restated_mentions(lines, anchors)
     if len(anchors) <= 1 and "reference" in kinds:
         # under one paper, a list of references is that paper's ("參考資料：" / "* [論文](arxiv…)"):
         # a bare label line does not end its section

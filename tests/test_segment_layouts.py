@@ -516,3 +516,15 @@ def test_a_venue_heading_with_two_digits_and_a_journal_issue_line_give_the_year(
     page = (Path(__file__).parent / "fixtures/real/dev/h16-pages-siggraph/siggraph-tog-43-4-vector-graphics.txt").read_text(encoding="utf-8")
     result = segment_document(page, find_dropped(page, Config()))
     assert (result["doc_venue"], result["doc_year"]) == ("TOG", 2024)
+
+
+def test_a_paper_named_in_the_lead_and_later_under_its_own_heading_is_one_section():
+    from pathlib import Path
+
+    # a real roundup: "一篇是**Rich Human Feedback …**，…" in the lead, then "## 最佳论文" /
+    # "**Rich Human Feedback …**" with the paper's own text
+    path = Path(__file__).parent / "fixtures/real/dev/h16-weixin-topic-reader/qbitai-cvpr2024-best-papers.md"
+    text = path.read_text(encoding="utf-8")
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    rich = [s for s in sections if "Rich Human Feedback" in s["heading"]]
+    assert len(rich) == 1 and rich[0]["ctx_award_raw"] == "## 最佳论文"
