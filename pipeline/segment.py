@@ -490,6 +490,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
         run = [k] if k < len(cands) and cands[k].style != "plain" else []
     _entries_with_notes(cands, scores, eligible, items, chosen)
     _sibling_headings(lines, cands, eligible, chosen)
+    _numbered_siblings(lines, cands, eligible, chosen)
     if log.isEnabledFor(logging.DEBUG):  # marked spans and near misses, not every plain line
         for c, p in zip(cands, scores, strict=True):
             if c.line not in chosen and (c.style != "plain" or p >= model.threshold / 4):
@@ -630,6 +631,41 @@ def _same_layout(signature: tuple[str, ...], common: tuple[str, ...]) -> bool:
     """Whether a heading's :func:`_signature` has every label of the common one in its place
     (it may label a line that the common layout leaves unlabelled)."""
     return len(signature) == len(common) and all(a == b for a, b in zip(signature, common, strict=True) if b)
+
+
+#: A running number that opens a marked line ("**1、Title**", "## 2. Title").
+_RUNNING_NUMBER = re.compile(r"^(?:#{1,6}\s+|\*\*|__)?\s*(\d{1,3})\s*[.、．]")
+#: Fewest items of a numbered run for its unkept items to follow the kept ones.
+MIN_NUMBERED_RUN = 3
+
+
+def _numbered_siblings(lines: list[Line], cands: list[Candidate], eligible: list[bool],
+                       chosen: dict[int, Candidate]) -> None:
+    """Items of one markup style numbered 1, 2, 3, … (prose between them allowed): when at
+    least two and half of a run of :data:`MIN_NUMBERED_RUN` or more are kept titles, the others
+    are titles too ("**1、An image speaks a thousand words, but can everyone listen? …**" among
+    "**2、Title**" … "**5、Title**"; ``chosen`` is updated in place)."""
+    runs: dict[str, list[list[int]]] = {}
+    for k, c in enumerate(cands):
+        if c.style == "plain" or c.style == "table":
+            continue
+        m = _RUNNING_NUMBER.match(lines[c.line].stripped)
+        if m is None:
+            continue
+        n, style_runs = int(m.group(1)), runs.setdefault(c.style, [])
+        if style_runs and n == _number_of(lines, cands[style_runs[-1][-1]]) + 1:
+            style_runs[-1].append(k)
+        else:
+            style_runs.append([k])
+    for run in (r for style_runs in runs.values() for r in style_runs if len(r) >= MIN_NUMBERED_RUN):
+        kept = sum(cands[k].line in chosen for k in run)
+        if kept >= 2 and 2 * kept >= len(run):
+            chosen.update({cands[k].line: cands[k] for k in run if eligible[k]})
+
+
+def _number_of(lines: list[Line], cand: Candidate) -> int:
+    m = _RUNNING_NUMBER.match(lines[cand.line].stripped)
+    return int(m.group(1)) if m else -1
 
 
 #: Fewest entries, and notes, of a list whose entries each may carry a note line.

@@ -528,3 +528,14 @@ def test_a_paper_named_in_the_lead_and_later_under_its_own_heading_is_one_sectio
     sections = segment_document(text, find_dropped(text, Config()))["sections"]
     rich = [s for s in sections if "Rich Human Feedback" in s["heading"]]
     assert len(rich) == 1 and rich[0]["ctx_award_raw"] == "## 最佳论文"
+
+
+def test_an_item_of_a_numbered_run_of_kept_titles_is_a_title_too():
+    from pathlib import Path
+
+    # a real roundup: "**1、An image speaks a thousand words, but can everyone listen? …**"
+    # scores low alone, but "**2、…**" to "**5、…**" are kept titles
+    path = Path(__file__).parent / "fixtures/real/dev/h16-weixin-topic-reader/qbitai-emnlp2024-best-papers.md"
+    found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
+    assert any(t and t.startswith("An image speaks a thousand words") for t in found)
+    assert not any(t and "报名" in t for t in found)
