@@ -428,28 +428,34 @@ def _find_credit(paragraph: str) -> Credit | None:
     return _paragraph_credit(paragraph)
 
 
-#: "论文一作为 X", "第一作者是X", "共同一作Wei Fan、Haoran Li" (a Latin name right after the
-#: role), "X 和 Y为共同一作": the first author(s) a Chinese write-up names.
+#: "论文一作为 X", "第一作者是X", "共同一作Wei Fan、Haoran Li" (Latin names right after the
+#: role, up to the first word that is not one), "通讯作者郭嘉丰，", "X 和 Y为共同一作": the first
+#: and corresponding author(s) a Chinese write-up names.
+_LATIN_NAME = r"[A-Z][A-Za-z.'’-]*(?:[ \t]+[A-Z][A-Za-z.'’-]*){0,3}(?:\s*[（(][^（()）]{1,12}[)）])?"
 _ZH_FIRST_AUTHOR = re.compile(
-    r"(?:第一作者|共同一作|一作)\s*(?:(?:为|為|是)\s*|(?=[A-Z]))(?P<after>[^，,。；;！？!?（(]{2,60})"
+    r"(?:第一作者|共同一作|一作|通讯作者|通訊作者)\s*(?:(?:为|為|是)\s*(?P<after>[^，,。；;！？!?（(]{2,60})"
+    rf"|(?P<latin>{_LATIN_NAME}(?:\s*(?:、|和|与|與|,|，|\s(?:and|&)\s)\s*{_LATIN_NAME})*)"
+    r"|(?P<zh>[\u3400-\u9fff]{2,4})(?=[，,。；;（(\s]|$))"
     r"|(?P<before>[^，,。；;！？!?：:]{2,60}?)\s*(?:[（(][^（()）]{1,20}[)）])?\s*(?:为|為|是)\s*(?:共同一作|共同第一作者|第一作者)"
 )
 _ZH_FIRST_AUTHOR_SEP = re.compile(r"\s*(?:和|与|與|、|,|，|\s(?:and|&)\s)\s*")
 
 
 def _first_authors(paragraph: str) -> list[str]:
-    """The first author(s) named by :data:`_ZH_FIRST_AUTHOR` in a paragraph: Latin person names
-    or 2-4 character Chinese names, a bracketed gloss after a name removed; [] when any item is
-    not a name."""
-    for m in _ZH_FIRST_AUTHOR.finditer(paragraph) if ("一作" in paragraph or "第一作者" in paragraph) else ():
-        span = _GLOSS.sub("", m.group("after") or m.group("before")).strip()
+    """The first and corresponding author(s) named by :data:`_ZH_FIRST_AUTHOR` in a paragraph,
+    in order: Latin person names or 2-4 character Chinese names, a bracketed gloss after a name
+    removed; a mention any item of which is not a name gives none."""
+    found: list[str] = []
+    roles = ("一作" in paragraph or "第一作者" in paragraph or "通讯作者" in paragraph or "通訊作者" in paragraph)
+    for m in _ZH_FIRST_AUTHOR.finditer(paragraph) if roles else ():
+        span = _GLOSS.sub("", m.group("after") or m.group("latin") or m.group("zh") or m.group("before")).strip()
         intro = list(_ZH_INTRODUCER.finditer(span)) if m.group("before") else []
         span = span[intro[-1].end():].strip() if intro else span
         names = [n.strip() for n in _ZH_FIRST_AUTHOR_SEP.split(span) if n.strip()]
         if names and all(_person_name(n) or (re.fullmatch(r"[\u3400-\u9fff]{2,4}", n) and not _ZH_NOT_NAME.search(n)
                                              and not _ZH_ORG_HEAD.search(n)) for n in names):
-            return names
-    return []
+            found.extend(n for n in names if n not in found)
+    return found
 
 
 @_memoised(copy=_copy_credit)

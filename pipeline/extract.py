@@ -395,6 +395,8 @@ def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
 #: How many body paragraphs of a section are read for a credit sentence: a translated title or
 #: a sentence on the award may come before the one that credits the paper.
 CREDIT_PARAGRAPHS = 3
+#: How many body paragraphs are read for the authors of a credit that names only places.
+AUTHOR_PARAGRAPHS = 8
 
 
 #: Most words of a heading that is a paper's short name ("Mamba", "OpenAssistant Conversations").
@@ -583,6 +585,13 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             # a gloss or a sentence on the award may come first ("（逆向透镜：…）" / "这篇来自X的论文…")
             if (credit := find_credit(lines[i])) is not None:
                 break
+        if credit is not None and not credit.authors and _HAS_CJK.search(row["heading"] + lines[body[0]] if body else ""):
+            # a Chinese write-up names the places first and its first or corresponding author a
+            # few paragraphs on ("…其中一作William Chen 目前是…", "通讯作者郭嘉丰，现为…")
+            for i in body[1:AUTHOR_PARAGRAPHS]:
+                if (named := find_credit(lines[i])) is not None and named.authors:
+                    credit.authors, credit.truncated = named.authors, True
+                    break
     if credit is None and lines and (title or title_zh):
         # "**[Title](url).** A, B and C.": the credit follows the title on its line, maybe
         # with a description after it ("**Title** — A, B（Org）。提出…")

@@ -74,6 +74,10 @@ def credit(text):
     ("论文作者来自甲乙大学、丙丁研究院。", ([], False, ["甲乙大学", "丙丁研究院"])),
     ("研究机构来自甲乙大学、Acme AI Lab 等，共同一作Ann Lee、Bo Chen。", (["Ann Lee", "Bo Chen"], True, ["甲乙大学", "Acme AI Lab"])),
     ("甲乙大学研究团队完成，论文共同一作Ann Lee、Bo Chen。", (["Ann Lee", "Bo Chen"], True, ["甲乙大学"])),
+    # Latin names right after the role, up to the first word that is not one; a corresponding author
+    ("其中一作Ann Lee 目前是甲乙大学的硕士生。", (["Ann Lee"], True, [])),
+    ("来自甲乙大学等，三位一作Ann Lee、Bo Chen（陈博）、Cy Diaz皆为甲乙大学学生。", (["Ann Lee", "Bo Chen", "Cy Diaz"], True, ["甲乙大学"])),
+    ("论文一作Ann Lee；通讯作者田甲，现任甲乙大学教授。", (["Ann Lee", "田甲"], True, [])),
 ])
 def test_find_credit(text, expected):
     assert credit(text) == expected
@@ -408,3 +412,13 @@ def test_chinese_prose_wrapped_inside_a_latin_name_is_read_whole():
     out = extract_fields(row, "zh-Hans", Config())
     assert out["institutions"] == ["甲乙大学", "Acme DeepLab", "丙丁大学"]
     assert out["authors"] == ["Ann Lee", "Bo Chen"]  # a metadata line is no wrapped prose
+
+
+def test_authors_a_few_paragraphs_after_a_credit_that_names_only_places():
+    row = {"heading": "Sparse Codes for Widget Parsing",
+           "text": ("**2、Sparse Codes for Widget Parsing**\n（稀疏编码）\n这篇来自甲乙大学、丙丁大学 的论文，介绍了一种编码器。\n"
+                    "研究通过整合现有数据集，构建了语料库。\n该团队超半数都是华人，其中一作Ann Lee 目前是甲乙大学的硕士生。"),
+           "ctx_award_raw": None, "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "zh-Hans"}
+    out = extract_fields(row, "zh-Hans", Config())
+    assert (out["authors"], out["institutions"]) == (["Ann Lee"], ["甲乙大学", "丙丁大学"])
+
