@@ -104,7 +104,7 @@ _MD_HEADING = re.compile(r"^#{1,6}\s+\S")
 _BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
 _MENTION = re.compile(
     r"《(?P<book>[^《》\n]{2,200})》(?:\s*[（(](?:[^（）()\n]|\([^()\n]*\))+[）)])?"
-    r"|[“\"](?P<quoted>[A-Z][^“”\"\n]{8,250})[”\"]"
+    r"|[“\"](?:\*\*|__)?(?P<quoted>[A-Z][^“”\"\n*]{8,250})(?:\*\*|__)?\s*[”\"]"
     r"|‘(?P<squoted>[A-Z][^‘\n]{8,250}?)’(?![A-Za-z])"
     r"|[「『](?P<corner>[^「」『』\n]{2,200})[」』]"
 )
@@ -1137,9 +1137,12 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         # is about ("This article explains the ICLR 2024 paper <title> by …"): one explainer,
         # whose sub-headings are its parts, not papers
         anchors = {0: headline}
-    if not anchors:
-        lines, kinds, narrative = _narrative(lines, kinds)
-        anchors = dict(narrative)
+    if not anchors or (len(anchors) == 1 and all(isinstance(c, Candidate) and c.style == "plain" for c in anchors.values())):
+        # (one unmarked line kept as a title is weak evidence: papers named in the prose, two
+        # or more, are the article's layout)
+        split_lines_, split_kinds, narrative = _narrative(lines, kinds)
+        if not anchors or len(narrative) >= 2:
+            lines, kinds, anchors = split_lines_, split_kinds, dict(narrative)
     if not anchors:
         anchors = dict.fromkeys(_untitled_blocks(lines, kinds), "")
     if not anchors and lines and _about_one_paper("\n".join(line.text for line in lines)):

@@ -539,3 +539,18 @@ def test_an_item_of_a_numbered_run_of_kept_titles_is_a_title_too():
     found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
     assert any(t and t.startswith("An image speaks a thousand words") for t in found)
     assert not any(t and "报名" in t for t in found)
+
+
+def test_bold_titles_in_quotes_outweigh_one_unmarked_line_kept_as_a_title():
+    from pathlib import Path
+
+    from pipeline.segment import find_paper_mentions
+
+    assert find_paper_mentions("论文题为“**Sparse Codes for Widget Parsing with Priors** ”，是甲乙团队的工作。") == [
+        (0, "“**Sparse Codes for Widget Parsing with Priors** ”")]
+    # a real roundup whose papers are all named in quotes inside its prose; one sentence of it
+    # ("作者采用了Geoffrey Hinton、… 2012年提出的**AlexNet**") scores as a title alone
+    path = Path(__file__).parent / "fixtures/real/dev/h16-weixin-topic-reader/qbitai-icml2024-test-of-time-best-papers.md"
+    found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
+    assert "DeCAF: A Deep Convolutional Activation Feature for Generic Visual Recognition" in found
+    assert not any(t and "AlexNet" in t for t in found)
