@@ -444,6 +444,8 @@ def _is_award_lead(s: str) -> bool:
 
 #: Candidate styles of Markdown headings.
 _HEADING_STYLES = frozenset({"md1", "md2", "md3"})
+#: Fewest anchors of a list for a heading right above one of them to be a group's name.
+MIN_GROUPED_ITEMS = 3
 
 
 def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate | str]:
@@ -504,6 +506,14 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     if len(chosen) >= 3 and max(styles.values()) >= 2:
         for line in [at for at, c in chosen.items() if styles[c.style] == 1 and not has_paper_evidence(c)]:
             del chosen[line]
+    # a heading right above an anchor of a list (no line between them), in a document whose
+    # anchors are mostly that list's, names a group of the list's papers ("#### RAG and LLM")
+    if len(chosen) >= MIN_GROUPED_ITEMS:
+        for at in [at for at, c in chosen.items() if c.style in _HEADING_STYLES]:
+            below = chosen.get(at + 1)
+            if (below is not None and below.style not in _HEADING_STYLES
+                    and 2 * styles[below.style] >= len(chosen) and styles[below.style] >= MIN_GROUPED_ITEMS):
+                del chosen[at]
     # a metadata block after its body repeats the title of a line above it: the paper starts at
     # that line (when no other anchor comes between them)
     keys: dict[int, str] = {}

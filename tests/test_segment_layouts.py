@@ -554,3 +554,13 @@ def test_bold_titles_in_quotes_outweigh_one_unmarked_line_kept_as_a_title():
     found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
     assert "DeCAF: A Deep Convolutional Activation Feature for Generic Visual Recognition" in found
     assert not any(t and "AlexNet" in t for t in found)
+
+
+def test_a_heading_right_above_a_list_of_papers_names_a_group_not_a_paper():
+    from pathlib import Path
+
+    # a real awesome list: "#### RAG and LLM" / "[2024] [Title](arxiv)" …
+    path = Path(__file__).parent / "fixtures/real/dev/h16-evan-wyl-robotlearning/llm.md"
+    found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
+    assert "RAG and LLM" not in found and "LLM-Based Agent" not in found
+    assert "KnowAgent: Knowledge-Augmented Planning for LLM-Based Agents" in found
