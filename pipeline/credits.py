@@ -102,6 +102,13 @@ _ZH_FRAMES: tuple[tuple[re.Pattern[str], str], ...] = (
 _ZH_FROM = re.compile(
     r"(?:来自|來自)\s*(?P<x>[^，,。；;：:！？!?《》]+?)\s*(?:等(?:机构|機構|单位|單位|高校))?的"
 )
+#: "作者来自X、Y。", "这项研究来自X、Y等，": a clause that ends with the places the work comes
+#: from (its subject, when any, the authors or the work).
+_ZH_FROM_CLAUSE = re.compile(
+    r"(?:^|(?<=[，,。；;]))\s*(?:[^，,。；;]{0,6}?(?:作者|作者们|作者們|研究|论文|論文|团队|團隊|机构|機構|工作|成果))?"
+    r"\s*(?:均|都|分别|分別)?\s*(?:来自|來自)\s*(?P<x>[^，,。；;：:！？!?《》「」“”()（）]+?)"
+    r"\s*(?:等(?:机构|機構|单位|單位|高校)?)?\s*(?=[，,。；;！!]|$)"
+)
 _ZH_ITEM_SEP = re.compile(r"\s*(?:[、，,;；/]|以及|及|与|與|和|\s(?:and|&)\s)\s*")
 
 
@@ -252,6 +259,8 @@ def _zh_sentence_credit(sentence: str) -> Credit | None:
     hits: list[tuple[int, int, str, str]] = []
     if m:
         hits.append((m.start(), 0, "org", m.group("x")))
+    elif ("来自" in sentence or "來自" in sentence) and (m := _ZH_FROM_CLAUSE.search(sentence)):
+        hits.append((m.start(), 0, "org", m.group("x")))
     ends: list[int] | None = None  # where the sentence's clauses end (computed at the first hit)
     for rank, (pattern, kind) in enumerate(_ZH_FRAMES, start=1):
         for hit in pattern.finditer(sentence):
@@ -379,7 +388,8 @@ def find_credit(paragraph: str) -> Credit | None:
       ``<X>在 2013 年提出``; ``<X>的《…》``: people (Latin names, or 2-4 character Chinese
       names after 等人/由), each optionally preceded by an affiliation and a role
       (``英属哥伦比亚大学博士生 Yi Ren``);
-    * ``来自<X>的``, ``<X>(等机构)的研究者/团队/学者``: institutions, any short name
+    * ``来自<X>的``, ``<X>(等机构)的研究者/团队/学者``, a clause ``(作者|研究)来自<X>(等)``:
+      institutions, any short name
       (商汤科技, 微软) unless it is a description (这篇论文, 该团队);
     * a sentence-initial subject before an action (提出, 发布, 把, 用, 等): an institution
       ending in a head word (研究所, 团队 with a name before it, Lab, AI, DeepMind) or one
@@ -418,27 +428,34 @@ def _find_credit(paragraph: str) -> Credit | None:
     return _paragraph_credit(paragraph)
 
 
-#: "论文一作为 X", "第一作者是X", "X 和 Y为共同一作": the first author(s) a Chinese write-up names.
+#: "论文一作为 X", "第一作者是X", "共同一作Wei Fan、Haoran Li" (Latin names right after the
+#: role, up to the first word that is not one), "通讯作者郭嘉丰，", "X 和 Y为共同一作": the first
+#: and corresponding author(s) a Chinese write-up names.
+_LATIN_NAME = r"[A-Z][A-Za-z.'’-]*(?:[ \t]+[A-Z][A-Za-z.'’-]*){0,3}(?:\s*[（(][^（()）]{1,12}[)）])?"
 _ZH_FIRST_AUTHOR = re.compile(
-    r"(?:第一作者|共同一作|一作)\s*(?:为|為|是)\s*(?P<after>[^，,。；;！？!?（(]{2,60})"
+    r"(?:第一作者|共同一作|一作|通讯作者|通訊作者)\s*(?:(?:为|為|是)\s*(?P<after>[^，,。；;！？!?（(]{2,60})"
+    rf"|(?P<latin>{_LATIN_NAME}(?:\s*(?:、|和|与|與|,|，|\s(?:and|&)\s)\s*{_LATIN_NAME})*)"
+    r"|(?P<zh>[\u3400-\u9fff]{2,4})(?=[，,。；;（(\s]|$))"
     r"|(?P<before>[^，,。；;！？!?：:]{2,60}?)\s*(?:[（(][^（()）]{1,20}[)）])?\s*(?:为|為|是)\s*(?:共同一作|共同第一作者|第一作者)"
 )
 _ZH_FIRST_AUTHOR_SEP = re.compile(r"\s*(?:和|与|與|、|,|，|\s(?:and|&)\s)\s*")
 
 
 def _first_authors(paragraph: str) -> list[str]:
-    """The first author(s) named by :data:`_ZH_FIRST_AUTHOR` in a paragraph: Latin person names
-    or 2-4 character Chinese names, a bracketed gloss after a name removed; [] when any item is
-    not a name."""
-    for m in _ZH_FIRST_AUTHOR.finditer(paragraph) if ("一作" in paragraph or "第一作者" in paragraph) else ():
-        span = _GLOSS.sub("", m.group("after") or m.group("before")).strip()
+    """The first and corresponding author(s) named by :data:`_ZH_FIRST_AUTHOR` in a paragraph,
+    in order: Latin person names or 2-4 character Chinese names, a bracketed gloss after a name
+    removed; a mention any item of which is not a name gives none."""
+    found: list[str] = []
+    roles = ("一作" in paragraph or "第一作者" in paragraph or "通讯作者" in paragraph or "通訊作者" in paragraph)
+    for m in _ZH_FIRST_AUTHOR.finditer(paragraph) if roles else ():
+        span = _GLOSS.sub("", m.group("after") or m.group("latin") or m.group("zh") or m.group("before")).strip()
         intro = list(_ZH_INTRODUCER.finditer(span)) if m.group("before") else []
         span = span[intro[-1].end():].strip() if intro else span
         names = [n.strip() for n in _ZH_FIRST_AUTHOR_SEP.split(span) if n.strip()]
         if names and all(_person_name(n) or (re.fullmatch(r"[\u3400-\u9fff]{2,4}", n) and not _ZH_NOT_NAME.search(n)
                                              and not _ZH_ORG_HEAD.search(n)) for n in names):
-            return names
-    return []
+            found.extend(n for n in names if n not in found)
+    return found
 
 
 @_memoised(copy=_copy_credit)

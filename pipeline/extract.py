@@ -8,7 +8,7 @@ Sources, in order of trust:
 2. the section heading (``论文 N：Title``, or a title line with a decoration suffix);
 3. the section's prose, where no metadata line gives the field: a bare credit line under the
    title (``A, B and C, Stanford University``; :func:`pipeline.credits.parse_credit_line`), else
-   the credit sentence of the first paragraph (``由…共同完成的《…》``, ``…的研究者``, ``X and
+   the credit sentence of the first paragraphs (:data:`CREDIT_PARAGRAPHS`; ``由…共同完成的《…》``, ``…的研究者``, ``X and
    colleagues at Y``; :func:`pipeline.credits.find_credit`); an award given in that paragraph
    (``获得杰出论文奖``; :func:`pipeline.fields.find_stated_award`);
 4. the document context: the award header above the section (its label, and its year: ``## ICLR
@@ -315,12 +315,19 @@ MAX_LABEL_FIELD_CHARS = 40
 _SUPERSCRIPT = re.compile(r"<sup>[^<]{0,20}</sup>", re.I)
 
 
-def _before_title(line: str, title: str) -> str:
+def _before_title(line: str, title: str, tags: bool = False) -> str:
     """What a line holds before the title, without a leading bracketed tag ("(Poster #3): A, B."
-    -> "A, B"); "" when the line does not hold the title."""
+    -> "A, B") unless ``tags``; "" when the line does not hold the title."""
     s = plain(unlink(_LIST_MARK.sub("", line)))
     i = s.casefold().find(title.casefold()) if title else -1
-    return LEADING_TAGS.sub("", s[:i]).strip(" .:：") if i > 0 else ""
+    if i <= 0:
+        return ""
+    return s[:i].strip(" .:：") if tags else LEADING_TAGS.sub("", s[:i]).strip(" .:：")
+
+
+#: A year alone before a title on its line, bare or in brackets: "[2023] Title", "(2024) Title",
+#: "2022 - Title" (a reading list's year column).
+_LEAD_LINE_YEAR = re.compile(r"[\[【(（]?\s*((?:19|20)\d\d)\s*[\]】)）]?\s*[-–—|,，]?")
 
 
 
@@ -386,6 +393,13 @@ def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
     return (m.group("venue"), int(m.group("year"))) if m else (entity.value, None)
 
 
+#: How many body paragraphs of a section are read for a credit sentence: a translated title or
+#: a sentence on the award may come before the one that credits the paper.
+CREDIT_PARAGRAPHS = 3
+#: How many body paragraphs are read for the authors of a credit that names only places.
+AUTHOR_PARAGRAPHS = 8
+
+
 #: Most words of a heading that is a paper's short name ("Mamba", "OpenAssistant Conversations").
 MAX_SHORT_NAME_WORDS = 2
 
@@ -433,9 +447,35 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     return paper_records.apply_record(fields, paper, target_script) if isinstance(paper, str) else fields
 
 
+#: Shortest Chinese prose line that a hard wrap may have cut (WeChat exports wrap near 80 columns).
+MIN_WRAPPED_CHARS = 15
+MIN_WRAPPED_CJK = 4
+_ENDS_LATIN = re.compile(r"[A-Za-z0-9]$")
+_STARTS_LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.'’-]*(?![.、)）])")
+
+
+def _unwrap_latin(lines: list[str]) -> list[str]:
+    """Lines of Chinese prose that a hard wrap cut inside a Latin phrase joined again
+    ("…共同一作Jiahuan Li、Yiqing" / "Cao。" -> "…Yiqing Cao。"): a line after the first of at
+    least :data:`MIN_WRAPPED_CHARS` characters, :data:`MIN_WRAPPED_CJK` of them Chinese (not a
+    title line such as "一、SAM 2: Segment Anything"), that ends with a Latin letter or
+    digit, and a next line that starts with one (not a list number); a metadata line
+    ("作者: A, B" / "cs.AI") is no prose."""
+    out: list[str] = []
+    for ln in lines:
+        # (the first line is the section's heading: prose only after a title, "**Title** ，X完成，…")
+        prev = out[-1] if len(out) > 1 or (out and "，" in out[0]) else ""
+        if (len(prev) >= MIN_WRAPPED_CHARS and _ENDS_LATIN.search(prev) and _STARTS_LATIN.match(ln)
+                and len(_HAS_CJK.findall(prev)) >= MIN_WRAPPED_CJK and parse_key_value(prev) is None):
+            out[-1] = prev + " " + ln
+        else:
+            out.append(ln)
+    return out
+
+
 def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     lang = row.get("lang") or "und"
-    lines = [plain(ln) for ln in row["text"].split("\n") if ln.strip()]
+    lines = _unwrap_latin([plain(ln) for ln in row["text"].split("\n") if ln.strip()])
     raw = "\n".join(lines)
     if len(raw) > MAX_ANALYSED_CHARS:  # a runaway section: read its head (whole lines when they are short)
         cut = raw.rfind("\n", 0, MAX_ANALYSED_CHARS)
@@ -542,6 +582,17 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
 
     else:
         credit = find_credit(lines[body[0]] if body else (kv.get("summary") or [""])[0])
+        for i in body[1:CREDIT_PARAGRAPHS] if credit is None else ():
+            # a gloss or a sentence on the award may come first ("（逆向透镜：…）" / "这篇来自X的论文…")
+            if (credit := find_credit(lines[i])) is not None:
+                break
+        if credit is not None and not credit.authors and _HAS_CJK.search(row["heading"] + lines[body[0]] if body else ""):
+            # a Chinese write-up names the places first and its first or corresponding author a
+            # few paragraphs on ("…其中一作William Chen 目前是…", "通讯作者郭嘉丰，现为…")
+            for i in body[1:AUTHOR_PARAGRAPHS]:
+                if (named := find_credit(lines[i])) is not None and named.authors:
+                    credit.authors, credit.truncated = named.authors, True
+                    break
     if credit is None and lines and (title or title_zh):
         # "**[Title](url).** A, B and C.": the credit follows the title on its line, maybe
         # with a description after it ("**Title** — A, B（Org）。提出…")
@@ -558,6 +609,9 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             credit = parse_credit_line(credit_text(before))
         if credit is None and (named := congratulated_authors(after)):
             credit = Credit(named)  # lab news: "…被 ACM MM 录用，恭喜A、B！"
+        if credit is None and _HAS_CJK.search(after):
+            # a sentence after the title on its line: "**Title** ，X研究团队完成，论文共同一作A、B。"
+            credit = find_credit(after.lstrip(" ，,、:：—-"))
     if labelled and not kv.get("authors"):
         authors, truncated = labelled, False
     elif credit is not None:
@@ -610,6 +664,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         year = int(next(y for y in dated.groups() if y)) if dated else None
         if year is None and item_label and (lead_year := re.match(r"\s*((?:19|20)\d\d)\b", opening)):
             year = int(lead_year.group(1))
+        if year is None and (lead := _LEAD_LINE_YEAR.fullmatch(_before_title(lines[0], title or title_zh, tags=True))):
+            year = int(lead.group(1))
     if not preprint:
         venue = venue or row.get("doc_venue")
         year = year or row.get("doc_year")

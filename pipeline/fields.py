@@ -108,11 +108,12 @@ _ZH_AWARD = (
 _EN_TAIL = (
     r"(?:[\s-]*(?:awards?|prizes?|runners?[\s-]*ups?|honou?rable[\s-]+mentions?|finalists?|candidates?))*"
 )
+#: (an English label may follow a Chinese character without a space: "两篇Best Paper Runner-up")
 _EN_AWARD = (
-    r"(?:(?:\b(?:best|outstanding|distinguished)(?:[\s-]+[\w&]+){0,3}?[\s-]+papers?\b"
-    r"|\btest[\s-]+of[\s-]+time\b(?:[\s-]+papers?\b)?"
-    r"|\bhonou?rable[\s-]+mentions?\b"
-    r"|\brunners?[\s-]*ups?\b)" + _EN_TAIL + r")"
+    r"(?:(?:(?<![A-Za-z])(?:best|outstanding|distinguished)(?:[\s-]+[\w&]+){0,3}?[\s-]+papers?\b"
+    r"|(?<![A-Za-z])test[\s-]+of[\s-]+time\b(?:[\s-]+papers?\b)?"
+    r"|(?<![A-Za-z])honou?rable[\s-]+mentions?\b"
+    r"|(?<![A-Za-z])runners?[\s-]*ups?\b)" + _EN_TAIL + r")"
 )
 _AWARD_LABEL = re.compile(rf"{_ZH_AWARD}|{_EN_AWARD}", re.I)
 _GENERIC_AWARD_LABEL = re.compile(
@@ -304,7 +305,9 @@ _VENUE = re.compile(
     # "ICLR 2024", "International Conference on Machine Learning (ICML) 2021",
     # "国际学习表征会议（ICLR）2024", "NIPS, 2014", "NeurIPS Workshop 2023" (a workshop at it)
     rf"(?:(?:\s*[(（][A-Z][A-Za-z]{{1,9}}[)）]|\s+[Ww]orkshops?)?\s*[-–,，]?\s*(?P<ya>{_YEAR4})(?!\d)"
-    rf"|(?:\s*['’‘`]\s*|[-–])(?P<y2>\d\d)(?![\d.]))?"
+    rf"|(?:\s*['’‘`]\s*|[-–])(?P<y2>\d\d)(?![\d.])"
+    # two digits right after an acronym, as a word of their own: "ICML24:", "CVPR23"
+    rf"|(?<=[A-Z])(?P<yg>\d\d)(?![\w.]))?"
 )
 
 
@@ -410,8 +413,8 @@ def find_venue_years(text: str) -> list[tuple[str, int | None, int, int]]:
         ``(venue, year, char_start, char_end)`` tuples in order of appearance: ``venue`` one of
         :data:`VENUES`, ``year`` an int (e.g. 2025) when a year is adjacent, else ``None``;
         ``[char_start, char_end)`` covers the whole mention including the year. Year forms:
-        ``ICML 2025``, ``ICML2025``, ``ICML-2025``, ``ICML'25``/``ICML ’25``/``AAAI-25`` (two
-        digits, pivot 70), and a year right before the venue (``2025 年 ICML``, ``2025 ICML``).
+        ``ICML 2025``, ``ICML2025``, ``ICML-2025``, ``ICML'25``/``ICML ’25``/``AAAI-25``/``ICML24`` (two
+        digits, pivot 70; glued to an acronym only as a word of their own), and a year right before the venue (``2025 年 ICML``, ``2025 ICML``).
         Acronyms are matched case-sensitively as ASCII tokens (``ACL`` not in ``ACLU`` or
         ``ORACLE``, ``NAACL`` is its own venue), ``NeurIPS``/``NIPS`` in any case, ``WWW`` only
         as a standalone token (not ``www.``) or as ``The Web Conference``; English and Chinese
@@ -436,8 +439,8 @@ def find_venue_years(text: str) -> list[tuple[str, int | None, int, int]]:
         year: int | None = None
         if m.group("ya"):
             year = int(m.group("ya"))
-        elif m.group("y2"):
-            year = _two_digit_year(m.group("y2"))
+        elif m.group("y2") or m.group("yg"):
+            year = _two_digit_year(m.group("y2") or m.group("yg"))
         elif m.group("yb"):
             year = int(m.group("yb"))
         out.append((venue, year, start, end))

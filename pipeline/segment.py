@@ -104,7 +104,7 @@ _MD_HEADING = re.compile(r"^#{1,6}\s+\S")
 _BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
 _MENTION = re.compile(
     r"《(?P<book>[^《》\n]{2,200})》(?:\s*[（(](?:[^（）()\n]|\([^()\n]*\))+[）)])?"
-    r"|[“\"](?P<quoted>[A-Z][^“”\"\n]{8,250})[”\"]"
+    r"|[“\"](?:\*\*|__)?(?P<quoted>[A-Z][^“”\"\n*]{8,250})(?:\*\*|__)?\s*[”\"]"
     r"|‘(?P<squoted>[A-Z][^‘\n]{8,250}?)’(?![A-Za-z])"
     r"|[「『](?P<corner>[^「」『』\n]{2,200})[」』]"
 )
@@ -186,7 +186,8 @@ def _is_title_line(s: str, min_words: int = MIN_TITLE_WORDS) -> bool:
 _HEADER_COUNT = re.compile(r"[（(][^()（）\n]{0,12}[)）]"
                            r"|[（(][^()（）\n]{0,40}(?:\btracks?\b|赛道|賽道)[^()（）\n]{0,12}[)）]", re.I)
 #: Words an award header may hold besides its label: the track and the kind of list.
-_HEADER_FILLER = re.compile(r"\b(?:papers?|awards?|main|track|notable|selected|the|and)\b|论文|論文|篇", re.I)
+_HEADER_FILLER = re.compile(r"\b(?:papers?|awards?|main|track|notable|selected|the|and)\b|论文|論文"
+                            r"|[\d一二两兩三四五六七八九十]*篇|首届|首屆|本届|本屆|今年|年度", re.I)
 
 
 def _is_award_header(s: str) -> bool:
@@ -194,13 +195,23 @@ def _is_award_header(s: str) -> bool:
     brackets and track words (:data:`_HEADER_FILLER`): what is left after removing those holds
     at most ``MAX_AWARD_HEADER_REST`` letters (so a headline such as "<venue> <year> best papers
     announced" is not a header); a track or category of at most three words may follow a dash
-    ("Honorable Mention Papers – Main Conference")."""
+    ("Honorable Mention Papers – Main Conference"); a short subject and a verb of winning may
+    come before it ("上交大CMU等团队获最佳论文")."""
     if len(s) > MAX_AWARD_HEADER_CHARS + MAX_HEADER_QUALIFIER_CHARS or _SENTENCE_END.search(s):
         return False
     if len(s) <= MAX_AWARD_HEADER_CHARS and _bare_award_header(s):
         return True
     m = _HEADER_QUALIFIER.fullmatch(s) if any(d in s for d in "–—-") else None
-    return bool(m) and len(m.group("head")) <= MAX_AWARD_HEADER_CHARS and _bare_award_header(m.group("head"))
+    if m is not None:
+        return len(m.group("head")) <= MAX_AWARD_HEADER_CHARS and _bare_award_header(m.group("head"))
+    won = _WON_AWARD.fullmatch(s) if _CJK_WON.search(s) else None
+    return won is not None and _bare_award_header(won.group("head"))
+
+
+#: A header that says who won the award below it: "上交大CMU等团队获最佳论文" (a short subject,
+#: a verb of winning, then a bare award header).
+_CJK_WON = re.compile(r"获|獲|摘得|拿下")
+_WON_AWARD = re.compile(r"[^，,。：:！!？?]{1,16}?(?:斩获|斬獲|荣获|榮獲|获得|獲得|获|獲|摘得|拿下)(?P<head>[^:：]{2,20})")
 
 
 #: An award header, a dash, and a short qualifier (a track, a category) of at most three words.
@@ -226,16 +237,80 @@ _HEADER_QUALIFIER = re.compile(r"(?P<head>.+?)\s+[–—-]\s+(?:[\w&'’.]+\s*){
 
 
 def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
+    """The non-blank lines of ``text`` outside the dropped spans; a line that a hard wrap split
+    inside bold or book-title marks (:func:`_wrapped_inside_marks`) is one line with the next,
+    its newline read as a space (offsets stay those of ``text``)."""
     covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
-    out = []
+    out: list[Line] = []
+    follows = False  # the previous physical line was kept
     for line in split_lines(text):
         if line.blank:
+            follows = False
             continue
         start, end = trim_span(text, line.start, line.end)
         if covered(start, end):
+            follows = False
+            continue
+        if follows and _wrapped_inside_marks(out[-1].stripped, line.stripped):
+            joined = text[out[-1].start : line.end].replace("\r", " ").replace("\n", " ")
+            out[-1] = Line(out[-1].start, line.end, joined)
             continue
         out.append(line)
+        follows = True
     return out
+
+
+def _drop_restated_mentions(lines: list[Line], anchors: dict[int, Candidate | str | None]) -> None:
+    """A paper named inside a line of prose ("一篇是**Title**，…" in the lead) that a later line
+    gives as its own heading ("**Title**") is that section's paper: the line that holds more
+    than the title anchors none (``anchors`` is updated in place)."""
+    titles: dict[int, str] = {}
+    for at, anchor in anchors.items():
+        title = anchor.title if isinstance(anchor, Candidate) else anchor
+        if title:
+            titles[at] = fold_title(title)
+    heads = sorted((at, key) for at, key in titles.items()
+                   if len(key) >= MIN_RESTATED_CHARS and fold_title(plain(lines[at].stripped)) == key)
+    if not heads:
+        return
+    for at, key in list(titles.items()):
+        if any(later > at and head != key and head in key for later, head in heads):
+            del anchors[at]
+
+
+#: Shortest folded title that a later heading restates for an earlier mention to be dropped.
+MIN_RESTATED_CHARS = 12
+
+
+def _unwrapped(text: str, lines: list[Line]) -> str:
+    """``text`` with the newlines inside ``lines`` (those :func:`kept_lines` joined) read as
+    spaces: the same length, so every offset holds."""
+    joined = [line for line in lines if text.find("\n", line.start, line.end) >= 0]
+    if not joined:
+        return text
+    pieces, pos = [], 0
+    for line in joined:
+        pieces.append(text[pos : line.start])
+        pieces.append(text[line.start : line.end].replace("\n", " "))
+        pos = line.end
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
+def _wrapped_inside_marks(first: str, second: str) -> bool:
+    """Whether a hard wrap split a span of marks between two adjacent lines: ``first`` opens
+    bold it does not close and ``second`` closes it ("**1、An image speaks a thousand words, On
+    image" / "transcreation for cultural relevance**"), or ``first`` opens 《 and ``second``
+    closes it before opening another. A line that starts a heading or a list item is not a
+    continuation."""
+    if second[:1] in "#>|" or _LIST_ITEM.match(second):
+        return False
+    if "**" in first and "**" in second and first.count("**") % 2 and second.count("**") % 2:
+        return True
+    if "《" in first and first.rfind("《") > first.rfind("》"):
+        closing = second.find("》")
+        return closing >= 0 and second.find("《", 0, closing) < 0
+    return False
 
 
 def _cut(text: str, start: int, end: int, dropped: list[dict]) -> str:
@@ -309,14 +384,20 @@ def _described_award_header(raw: str) -> bool:
 
 
 def _classify(lines: list[Line]) -> list[str]:
-    """A kind per kept line: ``reference`` (a ``参考链接：``-style line), ``award_header``,
+    """A kind per kept line: ``reference`` (a ``参考链接：``-style line, with its links or alone
+    above them), ``award_header``,
     ``kv_title`` (a metadata title line), ``kv`` (another metadata line), ``award_lead`` (a
     sentence that gives one award to the papers after it: :func:`_is_award_lead`) or ``body``."""
     kinds = []
-    for line in lines:
+    for i, line in enumerate(lines):
         s = plain(line.text)
         kv = parse_key_value(s)
-        if kv is not None and kv[0] == "reference_url":
+        if kv is not None and kv[0] == "reference_url" or (
+                kv is None and s.endswith((":", "：")) and (
+                    (label := parse_key_value(s + " -")) is not None and label[0] == "reference_url"
+                    or _heads_link_list(s, lines, i))):
+            # a reference line, or the label of a list of references or links under it
+            # ("参考链接：", "最佳论文链接（按文章顺序）：" / "[1]https://…" / "[2]https://…")
             kinds.append("reference")
         elif (len(s) <= MAX_AWARD_HEADER_CHARS + MAX_HEADER_QUALIFIER_CHARS and (
                 _is_award_header(s) or ((marked := _heading_text(line.text)) is not None and _is_award_header(marked)))
@@ -329,6 +410,20 @@ def _classify(lines: list[Line]) -> list[str]:
         else:
             kinds.append("body")
     return kinds
+
+
+#: Longest label line over a list of links, and the fewest links under it.
+MAX_LINK_LABEL_CHARS = 30
+MIN_LISTED_LINKS = 2
+_LINK_ONLY = re.compile(r"(?:[\[【(（]?\d{1,2}[\]】)）.]?\s*)?<?https?://\S+?>?")
+
+
+def _heads_link_list(s: str, lines: list[Line], i: int) -> bool:
+    """Whether a short label line ending in a colon is followed by :data:`MIN_LISTED_LINKS` lines
+    or more that are bare links ("[1]https://…"): a list of the article's links, not a paper."""
+    if len(s) > MAX_LINK_LABEL_CHARS or i + MIN_LISTED_LINKS >= len(lines):
+        return False
+    return all(_LINK_ONLY.fullmatch(lines[k].stripped) for k in range(i + 1, i + 1 + MIN_LISTED_LINKS))
 
 
 #: Longest sentence that announces the award of the papers after it.
@@ -349,6 +444,8 @@ def _is_award_lead(s: str) -> bool:
 
 #: Candidate styles of Markdown headings.
 _HEADING_STYLES = frozenset({"md1", "md2", "md3"})
+#: Fewest anchors of a list for a heading right above one of them to be a group's name.
+MIN_GROUPED_ITEMS = 3
 
 
 def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate | str]:
@@ -395,6 +492,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
         run = [k] if k < len(cands) and cands[k].style != "plain" else []
     _entries_with_notes(cands, scores, eligible, items, chosen)
     _sibling_headings(lines, cands, eligible, chosen)
+    _numbered_siblings(lines, cands, eligible, chosen)
     if log.isEnabledFor(logging.DEBUG):  # marked spans and near misses, not every plain line
         for c, p in zip(cands, scores, strict=True):
             if c.line not in chosen and (c.style != "plain" or p >= model.threshold / 4):
@@ -408,6 +506,14 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     if len(chosen) >= 3 and max(styles.values()) >= 2:
         for line in [at for at, c in chosen.items() if styles[c.style] == 1 and not has_paper_evidence(c)]:
             del chosen[line]
+    # a heading right above an anchor of a list (no line between them), in a document whose
+    # anchors are mostly that list's, names a group of the list's papers ("#### RAG and LLM")
+    if len(chosen) >= MIN_GROUPED_ITEMS:
+        for at in [at for at, c in chosen.items() if c.style in _HEADING_STYLES]:
+            below = chosen.get(at + 1)
+            if (below is not None and below.style not in _HEADING_STYLES
+                    and 2 * styles[below.style] >= len(chosen) and styles[below.style] >= MIN_GROUPED_ITEMS):
+                del chosen[at]
     # a metadata block after its body repeats the title of a line above it: the paper starts at
     # that line (when no other anchor comes between them)
     keys: dict[int, str] = {}
@@ -514,8 +620,10 @@ def _sibling_headings(lines: list[Line], cands: list[Candidate], eligible: list[
                       chosen: dict[int, Candidate]) -> None:
     """Headings of one level laid out alike: when at least two and half of the headings of a
     level are kept titles, another heading of that level whose following lines carry the same
-    labels as most kept ones ("## 3. Title" / "**Track:**" / "**Authors:**") is a title too
-    (``chosen`` is updated in place)."""
+    labels as most kept ones ("## 3. Title" / "**Track:**" / "**Authors:**") is a title too;
+    a label more where the kept ones have an unlabelled line ("**arXiv**: TBD | **ICML 2024**"
+    where the others write "**ICML 2024**") does not set it apart (``chosen`` is updated in
+    place)."""
     for style in _HEADING_STYLES:
         same = [k for k, c in enumerate(cands) if c.style == style]
         kept = [k for k in same if cands[k].line in chosen]
@@ -525,8 +633,49 @@ def _sibling_headings(lines: list[Line], cands: list[Candidate], eligible: list[
         if not common[0] or 2 * common[1] < len(kept):
             continue
         for k in same:
-            if cands[k].line not in chosen and eligible[k] and _signature(lines, cands[k].line) == common[0]:
+            if cands[k].line not in chosen and eligible[k] and _same_layout(_signature(lines, cands[k].line), common[0]):
                 chosen[cands[k].line] = cands[k]
+
+
+def _same_layout(signature: tuple[str, ...], common: tuple[str, ...]) -> bool:
+    """Whether a heading's :func:`_signature` has every label of the common one in its place
+    (it may label a line that the common layout leaves unlabelled)."""
+    return len(signature) == len(common) and all(a == b for a, b in zip(signature, common, strict=True) if b)
+
+
+#: A running number that opens a marked line ("**1、Title**", "## 2. Title").
+_RUNNING_NUMBER = re.compile(r"^(?:#{1,6}\s+|\*\*|__)?\s*(\d{1,3})\s*[.、．]")
+#: Fewest items of a numbered run for its unkept items to follow the kept ones.
+MIN_NUMBERED_RUN = 3
+
+
+def _numbered_siblings(lines: list[Line], cands: list[Candidate], eligible: list[bool],
+                       chosen: dict[int, Candidate]) -> None:
+    """Items of one markup style numbered 1, 2, 3, … (prose between them allowed): when at
+    least two and half of a run of :data:`MIN_NUMBERED_RUN` or more are kept titles, the others
+    are titles too ("**1、An image speaks a thousand words, but can everyone listen? …**" among
+    "**2、Title**" … "**5、Title**"; ``chosen`` is updated in place)."""
+    runs: dict[str, list[list[int]]] = {}
+    for k, c in enumerate(cands):
+        if c.style == "plain" or c.style == "table":
+            continue
+        m = _RUNNING_NUMBER.match(lines[c.line].stripped)
+        if m is None:
+            continue
+        n, style_runs = int(m.group(1)), runs.setdefault(c.style, [])
+        if style_runs and n == _number_of(lines, cands[style_runs[-1][-1]]) + 1:
+            style_runs[-1].append(k)
+        else:
+            style_runs.append([k])
+    for run in (r for style_runs in runs.values() for r in style_runs if len(r) >= MIN_NUMBERED_RUN):
+        kept = sum(cands[k].line in chosen for k in run)
+        if kept >= 2 and 2 * kept >= len(run):
+            chosen.update({cands[k].line: cands[k] for k in run if eligible[k]})
+
+
+def _number_of(lines: list[Line], cand: Candidate) -> int:
+    m = _RUNNING_NUMBER.match(lines[cand.line].stripped)
+    return int(m.group(1)) if m else -1
 
 
 #: Fewest entries, and notes, of a list whose entries each may carry a note line.
@@ -874,6 +1023,12 @@ def _venue_levels(lines: list[Line]) -> frozenset[int]:
     return frozenset(level for level, venues in named.items() if len(venues) >= 2)
 
 
+#: A heading that is only a venue's acronym and a two-digit year ("CVPR 24").
+_SHORT_YEAR_HEADING = re.compile(r"[A-Za-z][A-Za-z&]{1,9}\s+(\d\d)")
+#: A year alone at the end of a line ("… Vol. 43, No. 4. 2024").
+_LINE_END_YEAR = re.compile(r"(?<![\d.\-/])((?:19|20)\d\d)\.?\s*$")
+
+
 def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw: str,
                    venue_levels: frozenset[int] = frozenset()) -> None:
     """A heading at ``level`` ends the context of the headings at its level and below; when it
@@ -885,6 +1040,8 @@ def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw
     found = find_venue_years(plain(raw))
     if found:
         venue, year, _, _ = found[0]
+        if year is None and (short := _SHORT_YEAR_HEADING.fullmatch(plain(raw).strip(" \t*_#:："))):
+            year = 2000 + int(short.group(1))  # a heading of a venue and two digits: "#### CVPR 24"
         venue_ctx[level] = (venue, year)
     elif sibling is not None and sibling[0] and level in venue_levels:
         # a heading in the place of a venue heading, at a level of venue headings ("# CoRL" …
@@ -982,6 +1139,8 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         None), ``doc_year`` (int or None), ``doc_urls`` (list of str).
     """
     lines = kept_lines(text, dropped)
+    # a line joined across a hard wrap (kept_lines) is one line of its section's text too
+    body_text = _unwrapped(text, lines)
     kinds = _classify(lines)
     anchors: dict[int, Candidate | str | None] = dict(choose_anchors(lines, kinds))
     headline = _restated_headline(lines)
@@ -990,9 +1149,12 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         # is about ("This article explains the ICLR 2024 paper <title> by …"): one explainer,
         # whose sub-headings are its parts, not papers
         anchors = {0: headline}
-    if not anchors:
-        lines, kinds, narrative = _narrative(lines, kinds)
-        anchors = dict(narrative)
+    if not anchors or (len(anchors) == 1 and all(isinstance(c, Candidate) and c.style == "plain" for c in anchors.values())):
+        # (one unmarked line kept as a title is weak evidence: papers named in the prose, two
+        # or more, are the article's layout)
+        split_lines_, split_kinds, narrative = _narrative(lines, kinds)
+        if not anchors or len(narrative) >= 2:
+            lines, kinds, anchors = split_lines_, split_kinds, dict(narrative)
     if not anchors:
         anchors = dict.fromkeys(_untitled_blocks(lines, kinds), "")
     if not anchors and lines and _about_one_paper("\n".join(line.text for line in lines)):
@@ -1001,6 +1163,13 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         # title quoted anywhere, else untitled (its first line is the page's headline, not the
         # paper's title)
         anchors = {0: _quoted_title(lines) or ""}
+    if len(anchors) >= 2:
+        _drop_restated_mentions(lines, anchors)
+    if len(anchors) <= 1 and "reference" in kinds:
+        # under one paper, a list of references is that paper's ("參考資料：" / "* [論文](arxiv…)"):
+        # a bare label line does not end its section
+        kinds = ["body" if k == "reference" and parse_key_value(plain(line.text)) is None else k
+                 for line, k in zip(lines, kinds, strict=True)]
 
     sections: list[dict] = []
     context: list[dict] = []
@@ -1020,7 +1189,7 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         nonlocal current, current_cand
         if current:
             start, end = trim_span(text, current[0].start, current[-1].end)
-            body = _cut(text, start, end, dropped)
+            body = _cut(body_text, start, end, dropped)
             if current_cand is not None and current_cand.style == "table":
                 body = _row_text(current_cand)
             ctx = venue_ctx[max(venue_ctx)] if venue_ctx else lead_ctx
@@ -1146,6 +1315,15 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             found += [y for v, y in find_dated_venue_years(sec["text"]) if v == doc_venue]
             if found:
                 years = [(1, found[0])]
+                break
+    if doc_venue is not None and not years:
+        # a line above the papers that names the venue and ends with a year alone: a journal
+        # issue ("ACM Transactions on Graphics (TOG): Vol. 43, No. 4. 2024")
+        for span_text in [headline] + [t for span, t in zip(context, (text[c["char_start"] : c["char_end"]] for c in context), strict=True)
+                                       if span["char_start"] < first_section]:
+            end_year = _LINE_END_YEAR.search(span_text) if span_text else None
+            if end_year and any(v == doc_venue for v, _, _, _ in find_venue_years(span_text)):
+                years = [(1, int(end_year.group(1)))]
                 break
     doc_year = max(years)[1] if years else None
     if doc_venue is None and len(sections) == 1 and sections[0]["char_start"] <= first_line_end(text):

@@ -52,6 +52,8 @@ def _line(s: str) -> Line:
         # a reading list's bare item: the title, then its address (h15-aelnouby)
         ("+ Wasserstein Dependency Measure for Representation Learning https://arxiv.org/pdf/1903.11780.pdf",
          "list", "Wasserstein Dependency Measure for Representation Learning"),
+        # a running number of three digits before a heading's title (h16-timothywangdev)
+        ("### 502. Neural Diffusion Models", "md3", "Neural Diffusion Models"),
     ],
 )
 def test_the_candidate_of_a_real_line(line: str, style: str, title: str) -> None:

@@ -70,6 +70,14 @@ def credit(text):
      (["Ilya Sutskever", "Oriol Vinyals", "Quoc V. Le"], False, [])),
     ("由 Cohere For AI 主導的 Aya 計畫發布了涵蓋 101 種語言的指令微調模型。", ([], False, ["Cohere For AI"])),
     ("慕尼黑大學團隊的《High-Resolution Image Synthesis with Latent Diffusion Models》。", ([], False, ["慕尼黑大學"])),
+    # a clause that ends with where the work comes from; a first author right after the role
+    ("论文作者来自甲乙大学、丙丁研究院。", ([], False, ["甲乙大学", "丙丁研究院"])),
+    ("研究机构来自甲乙大学、Acme AI Lab 等，共同一作Ann Lee、Bo Chen。", (["Ann Lee", "Bo Chen"], True, ["甲乙大学", "Acme AI Lab"])),
+    ("甲乙大学研究团队完成，论文共同一作Ann Lee、Bo Chen。", (["Ann Lee", "Bo Chen"], True, ["甲乙大学"])),
+    # Latin names right after the role, up to the first word that is not one; a corresponding author
+    ("其中一作Ann Lee 目前是甲乙大学的硕士生。", (["Ann Lee"], True, [])),
+    ("来自甲乙大学等，三位一作Ann Lee、Bo Chen（陈博）、Cy Diaz皆为甲乙大学学生。", (["Ann Lee", "Bo Chen", "Cy Diaz"], True, ["甲乙大学"])),
+    ("论文一作Ann Lee；通讯作者田甲，现任甲乙大学教授。", (["Ann Lee", "田甲"], True, [])),
 ])
 def test_find_credit(text, expected):
     assert credit(text) == expected
@@ -93,6 +101,9 @@ def test_find_credit(text, expected):
     "ControlNet attaches a trainable copy of a pretrained diffusion model's encoder.",
     "Vision and Language models are trained on paired data.",
     "Guiding a diffusion model with a smaller copy of itself improves image quality.",
+    # 来自 that names no origin of the work
+    "他的灵感来自于一次旅行，后来写成了论文。",
+    "这些数据来自互联网。",
 ])
 def test_find_credit_traps(text):
     assert find_credit(text) is None
@@ -368,3 +379,46 @@ def test_zh_credit_by_institutions_that_jointly_completed_the_work():
     assert credit.institutions == ["上海人工智能实验室", "武汉大学", "商汤科技"]
     credit = find_credit("本文由華東師范大學和小紅書聯合完成。")
     assert credit.institutions == ["華東師范大學", "小紅書"]
+
+
+def test_credit_in_a_later_paragraph_and_after_the_title_on_its_line():
+    """A translated title may come between the heading and the credit sentence; a credit may
+    follow the title on its line."""
+    row = {"heading": "Sparse Codes for Widget Parsing",
+           "text": "**1、Sparse Codes for Widget Parsing**\n（稀疏编码用于部件解析）\n这篇来自甲乙大学、Acme AI Lab 的论文研究了部件解析。",
+           "ctx_award_raw": None, "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "zh-Hans"}
+    assert extract_fields(row, "zh-Hans", Config())["institutions"] == ["甲乙大学", "Acme AI Lab"]
+    row = dict(row, text="**Sparse Codes for Widget Parsing** ，甲乙大学研究团队完成，论文共同一作Ann Lee、Bo Chen。\n论文研究了部件解析。")
+    out = extract_fields(row, "zh-Hans", Config())
+    assert (out["authors"], out["institutions"]) == (["Ann Lee", "Bo Chen"], ["甲乙大学"])
+
+
+def test_a_title_wrapped_inside_bold_or_book_title_marks_is_one_line():
+    text = ("前言。\n\n**1、Sparse Codes for Widget Parsing: A Study of Hard\nWrapped Titles**  \n（稀疏编码）\n\n"
+            "**2、《Dense Codes for Widget Parsing: Another Study of Hard\nWrapped Titles》**  \n正文。")
+    lines = kept_lines(text, [])
+    assert [ln.stripped for ln in lines][1] == "**1、Sparse Codes for Widget Parsing: A Study of Hard Wrapped Titles**"
+    assert lines[1].end - lines[1].start == len(lines[1].text)  # offsets are the document's
+    assert "《Dense Codes for Widget Parsing: Another Study of Hard Wrapped Titles》" in lines[3].stripped
+    # a list item or a heading under an unclosed mark is no continuation
+    assert len(kept_lines("**Note\n- item**", [])) == 2
+
+
+def test_chinese_prose_wrapped_inside_a_latin_name_is_read_whole():
+    row = {"heading": "Sparse Codes for Widget Parsing",
+           "text": ("**Sparse Codes for Widget Parsing**\n研究机构来自甲乙大学、Acme\nDeepLab、丙丁大学。汇集多个来源的数据。\n\n"
+                    "作者: Ann Lee, Bo Chen\ncs.AI"),
+           "ctx_award_raw": None, "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "zh-Hans"}
+    out = extract_fields(row, "zh-Hans", Config())
+    assert out["institutions"] == ["甲乙大学", "Acme DeepLab", "丙丁大学"]
+    assert out["authors"] == ["Ann Lee", "Bo Chen"]  # a metadata line is no wrapped prose
+
+
+def test_authors_a_few_paragraphs_after_a_credit_that_names_only_places():
+    row = {"heading": "Sparse Codes for Widget Parsing",
+           "text": ("**2、Sparse Codes for Widget Parsing**\n（稀疏编码）\n这篇来自甲乙大学、丙丁大学 的论文，介绍了一种编码器。\n"
+                    "研究通过整合现有数据集，构建了语料库。\n该团队超半数都是华人，其中一作Ann Lee 目前是甲乙大学的硕士生。"),
+           "ctx_award_raw": None, "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "zh-Hans"}
+    out = extract_fields(row, "zh-Hans", Config())
+    assert (out["authors"], out["institutions"]) == (["Ann Lee"], ["甲乙大学", "丙丁大学"])
+

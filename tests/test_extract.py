@@ -396,6 +396,10 @@ def test_a_year_column_or_metadata_line_gives_the_year() -> None:
     ("[Sparse Codes for Widget Parsing](https://arxiv.org/abs/2504.05812)，ArXiv，2025-04-08", 2025),
     ("- Sparse Codes for Widget Parsing (2001)", 2001),
     ("- Sparse Codes for Widget Parsing, with 2013 results", None),
+    ("[2023] [Sparse Codes for Widget Parsing](https://arxiv.org/abs/2308.10901)", 2023),
+    ("- (2019) Sparse Codes for Widget Parsing", 2019),
+    ("- 2016 - Sparse Codes for Widget Parsing", 2016),
+    ("- [CVPR] 2016 remarks on Sparse Codes for Widget Parsing", None),
 ])
 def test_a_year_or_date_on_the_title_line_without_a_venue(line: str, year: int | None) -> None:
     row = {"heading": "Sparse Codes for Widget Parsing", "text": line, "ctx_award_raw": None,

@@ -152,6 +152,7 @@ def test_normalize_award(raw: str | None, expected: str | None) -> None:
         ("获得了时间检验奖。", "时间检验奖"),
         ("Best Paper Award (ICML 2024)", "Best Paper Award"),  # a non-award gloss is not kept
         ("won the ACM Turing Award in 2018", "ACM Turing Award"),
+        ("两篇Best Paper Runner-up", "Best Paper Runner-up"),  # English right after a Chinese word
         ("ICML 2025", None),
         ("", None),
     ],
@@ -238,6 +239,10 @@ def test_venue_from_url(url: str, expected: tuple | None) -> None:
                                           ("ECCV", 2024, 20, 29)]),
         ("AAAI-25 IJCAI 2024 SIGIR 2023", [("AAAI", 2025, 0, 7), ("IJCAI", 2024, 8, 18),
                                           ("SIGIR", 2023, 19, 29)]),
+        # two digits glued to an acronym, only as a word of their own
+        ("ICML24:", [("ICML", 2024, 0, 6)]),
+        ("NeurIPS23 orals", [("NeurIPS", 2023, 0, 9)]),
+        ("ICML240 ICML24v2", [("ICML", None, 0, 4), ("ICML", None, 8, 12)]),
         # word boundaries
         ("ACLU and ORACLE", []),
         ("the ACL anthology", [("ACL", None, 4, 7)]),

@@ -428,6 +428,9 @@ def test_paper_mentions_need_an_opening_mark() -> None:
     ("### Runner-Up Papers（3 篇）", True), ("### Notable Outstanding Papers（部分）", True),
     ("## Best Paper Awards (5 papers)", True), ("NeurIPS 2024 best papers announced", False),
     ("### Outstanding Papers of the Year in Review", False),
+    # a count, an edition word, or who won it before the label
+    ("两篇Best Paper Runner-up", True), ("首届ICLR时间检验奖", True), ("甲乙大学等团队获最佳论文", True),
+    ("VAR获最佳论文，团队回应质疑", False), ("本文获得了广泛关注", False),
 ])
 def test_award_header_with_a_count_and_track_words(line: str, header: bool) -> None:
     from pipeline import segment

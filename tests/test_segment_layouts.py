@@ -459,6 +459,17 @@ def test_a_heading_laid_out_like_its_kept_siblings_is_a_title():
     assert "Adversarial Fairness Network" in found and "Track" not in found
 
 
+def test_a_sibling_heading_with_one_more_labelled_line_is_a_title_too():
+    from pathlib import Path
+
+    # a real reading log: "### 501. Title" / "**arXiv**: TBD | **ICML 2024**" where its kept
+    # siblings write "**ICML 2024**" alone, then "**Key Points**:"
+    path = Path(__file__).parent / "fixtures/real/dev/h16-timothywangdev-ai-research/batch-012-icml-2024-diffusion-rl.md"
+    found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
+    assert "Diffusion Model-Augmented Behavioral Cloning" in found and "Neural Diffusion Models" in found
+    assert "Key Points" not in found
+
+
 def test_a_one_paper_page_takes_the_venue_edition_its_opening_names():
     from pipeline.segment import segment_document
 
@@ -467,3 +478,93 @@ def test_a_one_paper_page_takes_the_venue_edition_its_opening_names():
     result = segment_document(text, find_dropped(text, Config()))
     assert len(result["sections"]) == 1
     assert (result["doc_venue"], result["doc_year"]) == ("NeurIPS", 2024)
+
+
+def test_a_bare_reference_label_ends_the_last_paper_unless_the_page_has_one():
+    from pipeline.segment import segment_document
+
+    papers = ("## Sparse Codes for Widget Parsing\n\n来自甲乙大学的研究。\n\n"
+              "## Dense Codes for Widget Parsing\n\n来自丙丁大学的研究。\n\n")
+    refs = "参考链接：  \n[1]https://arxiv.org/abs/1312.6114  \n[2]https://x.com/a/status/1\n"
+    result = segment_document(papers + refs, find_dropped(papers + refs, Config()))
+    assert len(result["sections"]) == 2 and "1312.6114" not in result["sections"][-1]["text"]
+    # a real one-paper page: its references list under "**參考資料：**" holds the paper's link
+    from pathlib import Path
+
+    one = (Path(__file__).parent / "fixtures/real/dev/h3-zhhant-repos/sjenwork-timeline-gpt3-2020.md").read_text(encoding="utf-8")
+    result = segment_document(one, find_dropped(one, Config()))
+    assert len(result["sections"]) == 1 and "2005.14165" in result["sections"][0]["text"]
+
+
+def test_a_label_over_a_list_of_bare_links_is_no_part_of_the_last_paper():
+    from pipeline.segment import segment_document
+
+    text = ("## 两篇最佳论文\n\n**1、《Sparse Codes for Widget Parsing》**\n\n本文由甲乙大学完成。\n\n"
+            "**2、《Dense Codes for Widget Parsing》**\n\n本文由丙丁大学完成。\n\n"
+            "最佳论文链接（按文章顺序）：\n[1]https://arxiv.org/pdf/2404.02905\n[2]https://arxiv.org/abs/2412.00088\n")
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert len(sections) == 2 and "2404.02905" not in sections[-1]["text"]
+
+
+
+def test_a_venue_heading_with_two_digits_and_a_journal_issue_line_give_the_year():
+    from pipeline.segment import segment_document
+
+    text = ("#### CVPR 24\n\nRLHF:\n\n\tSparse Codes for Widget Parsing with Hierarchical Priors\n\n"
+            "\tDense Codes for Widget Parsing with Learned Attention\n\n\tNeural Widget Sorting at Scale with Few Labels\n")
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert sections and {(s["ctx_venue"], s["ctx_year"]) for s in sections} == {("CVPR", 2024)}
+    # a real journal contents page: "ACM Transactions on Graphics (TOG): Vol. 43, No. 4. 2024"
+    from pathlib import Path
+
+    page = (Path(__file__).parent / "fixtures/real/dev/h16-pages-siggraph/siggraph-tog-43-4-vector-graphics.txt").read_text(encoding="utf-8")
+    result = segment_document(page, find_dropped(page, Config()))
+    assert (result["doc_venue"], result["doc_year"]) == ("TOG", 2024)
+
+
+def test_a_paper_named_in_the_lead_and_later_under_its_own_heading_is_one_section():
+    from pathlib import Path
+
+    # a real roundup: "一篇是**Rich Human Feedback …**，…" in the lead, then "## 最佳论文" /
+    # "**Rich Human Feedback …**" with the paper's own text
+    path = Path(__file__).parent / "fixtures/real/dev/h16-weixin-topic-reader/qbitai-cvpr2024-best-papers.md"
+    text = path.read_text(encoding="utf-8")
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    rich = [s for s in sections if "Rich Human Feedback" in s["heading"]]
+    assert len(rich) == 1 and rich[0]["ctx_award_raw"] == "## 最佳论文"
+
+
+def test_an_item_of_a_numbered_run_of_kept_titles_is_a_title_too():
+    from pathlib import Path
+
+    # a real roundup: "**1、An image speaks a thousand words, but can everyone listen? …**"
+    # scores low alone, but "**2、…**" to "**5、…**" are kept titles
+    path = Path(__file__).parent / "fixtures/real/dev/h16-weixin-topic-reader/qbitai-emnlp2024-best-papers.md"
+    found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
+    assert any(t and t.startswith("An image speaks a thousand words") for t in found)
+    assert not any(t and "报名" in t for t in found)
+
+
+def test_bold_titles_in_quotes_outweigh_one_unmarked_line_kept_as_a_title():
+    from pathlib import Path
+
+    from pipeline.segment import find_paper_mentions
+
+    assert find_paper_mentions("论文题为“**Sparse Codes for Widget Parsing with Priors** ”，是甲乙团队的工作。") == [
+        (0, "“**Sparse Codes for Widget Parsing with Priors** ”")]
+    # a real roundup whose papers are all named in quotes inside its prose; one sentence of it
+    # ("作者采用了Geoffrey Hinton、… 2012年提出的**AlexNet**") scores as a title alone
+    path = Path(__file__).parent / "fixtures/real/dev/h16-weixin-topic-reader/qbitai-icml2024-test-of-time-best-papers.md"
+    found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
+    assert "DeCAF: A Deep Convolutional Activation Feature for Generic Visual Recognition" in found
+    assert not any(t and "AlexNet" in t for t in found)
+
+
+def test_a_heading_right_above_a_list_of_papers_names_a_group_not_a_paper():
+    from pathlib import Path
+
+    # a real awesome list: "#### RAG and LLM" / "[2024] [Title](arxiv)" …
+    path = Path(__file__).parent / "fixtures/real/dev/h16-evan-wyl-robotlearning/llm.md"
+    found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
+    assert "RAG and LLM" not in found and "LLM-Based Agent" not in found
+    assert "KnowAgent: Knowledge-Augmented Planning for LLM-Based Agents" in found
