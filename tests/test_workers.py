@@ -133,11 +133,8 @@ def _run_with_a_pool(tmp_path: Path, stderr, own_group: bool = False) -> tuple:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     text = (SAMPLE / "c_blog_en.md").read_text(encoding="utf-8")
-    # enough files for a pool of 2, and for a run that lasts minutes, so that it is still going
-    # when the signal of a test arrives on a loaded machine (the run stops at the signal: the
-    # work after it costs nothing)
-    for i in range(20 * workers.MIN_FILES_PER_WORKER + 2):
-        (corpus / f"f{i:03d}.md").write_text("\n\n".join([text] * 8) + f"\nCopy {i}.\n", encoding="utf-8")
+    for i in range(2 * workers.MIN_FILES_PER_WORKER + 2):  # enough files for a pool of 2
+        (corpus / f"f{i:03d}.md").write_text(f"{text}\nCopy {i}.\n", encoding="utf-8")
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "pipeline", "run", str(corpus), "--out", str(out),
                              "--workers", "2", "--quiet"], cwd=Path(__file__).resolve().parents[1],
