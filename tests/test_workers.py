@@ -122,6 +122,12 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+def _default_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _run_with_a_pool(tmp_path: Path, stderr, own_group: bool = False) -> tuple:
     """Start ``python -m pipeline run`` with 2 workers on enough files for a pool and wait until
     both workers run: ``(process, worker pids, output folder)``. ``own_group``: in a process
@@ -136,9 +142,12 @@ def _run_with_a_pool(tmp_path: Path, stderr, own_group: bool = False) -> tuple:
     for i in range(2 * workers.MIN_FILES_PER_WORKER + 2):  # enough files for a pool of 2
         (corpus / f"f{i:03d}.md").write_text(f"{text}\nCopy {i}.\n", encoding="utf-8")
     out = tmp_path / "out"
+    # a terminal's foreground job takes Ctrl-C: SIGINT at its default, whatever this process has
+    # (an ignored signal is inherited across exec, and Python then leaves it ignored)
     proc = subprocess.Popen([sys.executable, "-m", "pipeline", "run", str(corpus), "--out", str(out),
                              "--workers", "2", "--quiet"], cwd=Path(__file__).resolve().parents[1],
-                            stdout=subprocess.DEVNULL, stderr=stderr, text=True, start_new_session=own_group)
+                            stdout=subprocess.DEVNULL, stderr=stderr, text=True, start_new_session=own_group,
+                            preexec_fn=_default_sigint)
     pool: set[int] = set()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
