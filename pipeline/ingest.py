@@ -524,7 +524,8 @@ ORDER_COLUMNS = frozenset({"author_order", "author_position", "author_rank",
 
 def _one_author_a_row(records: list[_CsvRecord], columns: dict[str, list[int]], width: int) -> list[list[_CsvRecord]]:
     """The data records grouped into papers: consecutive records that differ only in the
-    :data:`PER_AUTHOR_COLUMNS`, with an author and a title cell, are one paper's rows in an
+    :data:`PER_AUTHOR_COLUMNS`, with a title cell (an author cell may be empty; blank lines
+    between them are skipped), are one paper's rows in an
     export of one author a row (a spreadsheet of a paper's authors); any other record is a group
     of its own. Where a column gives the author's place in the list (:data:`ORDER_COLUMNS`), a
     place that is not after the previous row's (1, 2, then 1 again) starts the next paper."""
@@ -536,9 +537,11 @@ def _one_author_a_row(records: list[_CsvRecord], columns: dict[str, list[int]], 
     groups: list[list[_CsvRecord]] = []
     key_of_last, order_of_last = None, None
     for rec in records:
+        if not rec.error and not rec.raw.strip():
+            continue  # a blank line (read_csv skips it) does not part a paper's rows
         cells = rec.cells + [""] * (width - len(rec.cells))
-        usable = (names and titles and not rec.error and len(rec.cells) <= width and rec.raw.strip()
-                  and any(cells[i].strip() for i in titles) and any(cells[i].strip() for i in names))
+        usable = (names and titles and not rec.error and len(rec.cells) <= width
+                  and any(cells[i].strip() for i in titles))
         key = tuple(c.strip() for i, c in enumerate(cells) if i not in author_cols) if usable else None
         order = next((int(c) for i in order_cols if (c := cells[i].strip()).isdigit()), None)
         restart = order is not None and order_of_last is not None and order <= order_of_last

@@ -322,6 +322,13 @@ def test_csv_of_one_author_a_row_is_one_record_a_paper(tmp_path):
     assert rows[0]["raw_text"].count("\n") == 2 and rows[2]["notes"] is None
 
 
+def test_csv_of_one_author_a_row_keeps_a_paper_whole_across_a_blank_line_and_an_empty_author(tmp_path):
+    text = ("title,author,year\nAttention Is All You Need,Ashish Vaswani,2017\n\n"
+            "Attention Is All You Need,,2017\nAttention Is All You Need,Noam Shazeer,2017\n")
+    rows = _read_csv(tmp_path, "gaps.csv", text)
+    assert len(rows) == 1 and json.loads(rows[0]["paper_record"])["authors"] == ["Ashish Vaswani", "Noam Shazeer"]
+
+
 def test_csv_rows_that_differ_in_a_papers_rank_are_papers_of_their_own(tmp_path):
     """A 'rank' or 'position' column ranks papers, not authors: rows differing there stay apart."""
     text = "rank,title,author,year\n1,TBD,Ann Lee,2024\n2,TBD,Bo Chen,2024\n3,TBD,Cy Dee,2024\n"
