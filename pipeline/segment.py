@@ -269,8 +269,10 @@ def _drop_restated_mentions(lines: list[Line], anchors: dict[int, Candidate | st
         title = anchor.title if isinstance(anchor, Candidate) else anchor
         if title:
             titles[at] = fold_title(title)
+    # (a line of prose around the title is far longer than it: not folded)
     heads = sorted((at, key) for at, key in titles.items()
-                   if len(key) >= MIN_RESTATED_CHARS and fold_title(plain(lines[at].stripped)) == key)
+                   if len(key) >= MIN_RESTATED_CHARS and len(lines[at].stripped) <= 2 * len(key) + 40
+                   and fold_title(plain(lines[at].stripped)) == key)
     if not heads:
         return
     for at, key in list(titles.items()):
