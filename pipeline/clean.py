@@ -540,7 +540,7 @@ def _chatter_end(s: str) -> int | None:
     """Length of the chat reply's sentence that opens line ``s`` (to its first sentence end, or
     the whole line), or ``None`` when ``s`` does not open with a phrase of :data:`CHATTER_FILE`
     (a phrase ending in a Latin word must end with a whole word there)."""
-    body = _undecorated(s)
+    body = s.strip() if s[:1].isalnum() else _undecorated(s)  # (a word character is no decoration)
     phrases = _chatter_phrases()
     if unicodedata.normalize("NFKC", body[:1]).casefold() not in _chatter_initials(phrases):
         return None  # (most lines: one character looked at)
