@@ -22,14 +22,8 @@ Rules, in order (each later rule passes over what an earlier one dropped):
    or an indented continuation); a page that opens with a horizontal rule keeps its text.
    **HTML comments** (``html_comment``): a closed ``<!-- … -->`` that opens a line of a
    Markdown or text file (not shown when the file is rendered: commented-out entries, editor
-   notes); an opener inside prose or one never closed is text.
-
-   **LLM chatter** (``llm_chatter``): a closed ``<think>…</think>`` block of a reasoning
-   model that opens a line (to the closing tag that balances it: nested blocks are inside; a
-   tag inside a sentence is the article speaking of it), and the first sentence of a
-   standalone line that opens with a chat assistant's reply ("Here is the translation of …",
-   "You're right, …", 您說得對, 好的，讓我們…; the phrases of :data:`CHATTER_FILE`, a Latin one
-   as whole words: "Great questions remain" is text).
+   notes); an opener inside prose or one never closed is text. **LLM chatter**
+   (``llm_chatter``): a ``<think>`` block and a chat reply's opening sentence (:mod:`pipeline.chatter`).
 
 1. **Line boilerplate**, one reason per kind, on standalone short lines anywhere:
 
@@ -39,9 +33,8 @@ Rules, in order (each later rule passes over what an earlier one dropped):
      dropped. A ``Source: <link>`` key-value line is the article's reference and is kept.
    * ``editor_credit`` — 责任编辑：..., "Editor: ...", "Edited by ..." (needs the separator).
    * ``caption`` — 图片来源：…, 圖／…, 图：…, 图1：…, 圖 2｜…, "Image credit: …", "Photo: …",
-     "Figure 1: …", a line of images only (Markdown images, badges, HTML ``<img>``) unless one
-     links to the paper (its arXiv page, PDF, DOI, OpenReview, code or project page); a caption
-     between a paper heading and its body is dropped alone, the body stays.
+     "Figure 1: …", a line of images only unless one links to the paper (:func:`_links_a_paper`);
+     a caption between a paper heading and its body is dropped alone, the body stays.
    * ``share_prompt`` — 扫码关注, 长按识别二维码, 分享到, 點擊關注, 喜欢本文请点赞, "Follow us on …",
      "Share this article"; an invitation to a readers' group (交流群, 知识星球, 加小编微信).
    * ``newsletter`` — 订阅我们的周报, 訂閱電子報, "Subscribe to our newsletter", "Sign up for …".
@@ -101,33 +94,19 @@ Rules, in order (each later rule passes over what an earlier one dropped):
    fewer than ``MIN_REFERENCE_FEATURES`` features (too short an article to judge), and neither
    looks further than ``MAX_GLUED_UNITS`` units in from its end.
 
-Spans are trimmed, sorted and never overlap (:func:`_resolve_overlaps`).
-
-Calibration (seeds, sample corpus, the segmentation fixtures and ``tests/test_clean.py``): glued
-news items fit their article at 0.000–0.021 (seed 000: 0.021, sample: 0.003 and 0.017; the
-fixtures: 0.000–0.005); most article paragraphs fit at 0.05–0.45. The default threshold 0.06
-sits above the news, nearer to it than to the typical paragraph. Fit alone cannot decide: a
-paragraph on a different paper than the text before it fits at 0.00, and a lead paragraph of
-venue background fits the rest at 0.014–0.04; this is why both scans stop at headings,
-metadata, award headers and the page's footer, and why leading junk must end where the
-article visibly starts. ``SHORT_MAX_FIT`` 0.02 is the floor: a glued item's title or a
-truncated short item shares no topic feature with the article (0.000), the article's own
-headline fits the rest at 0.10 and above. English function words are left out of the profile
-and plurals folded: two unrelated English paragraphs share "the", "and", "with" and would
-otherwise fit at 0.2–0.4, while related ones write "paper" and "papers".
+Spans are trimmed, sorted and never overlap (:func:`_resolve_overlaps`). The fit thresholds'
+calibration is in bench/README.md (Thresholds).
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable
-from importlib import resources
 
 import pandas as pd
 
+from .chatter import opens_reply, think_blocks
 from .config import Config
 from .credits import parse_credit_line
 from .fields import find_award_label, normalize_award, parse_key_value
@@ -207,13 +186,6 @@ def front_matter_headline(dropped: list[dict]) -> str:
 #: An HTML comment that opens a line and is closed (a "<!--" inside prose, or one never closed,
 #: is text: a sentence about HTML must not hide the rest of the file).
 _HTML_COMMENT = re.compile(r"^[ \t]*<!--.*?-->", re.S | re.M)
-#: The tags of a reasoning model's thinking; a block runs from an opening tag to the closing tag
-#: that balances it (or, when the text ends first, to the last closing tag in it).
-_THINK_TAG = re.compile(r"<(/?)think>", re.I)
-_THINK_LINE_OPENER = re.compile(r"^[ \t]*(<think>)", re.I | re.M)
-
-#: Openings of a chat assistant's reply, one per line (``pipeline/data``).
-CHATTER_FILE = "llm_chatter.txt"
 #: Longest opening sentence of a chat reply, in characters: a line that opens with a reply's
 #: phrase and runs on further without a sentence end is prose.
 CHATTER_MAX_CHARS = 300
@@ -506,79 +478,26 @@ def _repost_end(s: str) -> int | None:
     return m.end() if text_units(s[: m.end()]) <= REPOST_MAX_UNITS else None
 
 
-#: The longest line any single-line kind can be, in units; checked first, because some of the
-#: patterns scan the whole line and a 50,000-character paragraph took 20 s.
+#: The longest line any single-line kind can be, in units (checked first: patterns scan the line).
 LINE_KIND_MAX_UNITS = max(CAPTION_MAX_UNITS, PROMPT_MAX_UNITS, COPYRIGHT_MAX_UNITS, NAV_MAX_UNITS, COMMUNITY_MAX_UNITS)
 
 
-#: Characters of a line's head counted first by :func:`_line_kind`: a prefix never holds more
-#: units than the line, so a head over ``LINE_KIND_MAX_UNITS`` rules out a paragraph without
-#: counting all of it.
+#: Characters of a line's head counted first by :func:`_line_kind` (a prefix holds no more units
+#: than the line: a head over ``LINE_KIND_MAX_UNITS`` rules out a paragraph).
 LINE_KIND_HEAD_CHARS = 256
-
-
-@functools.cache
-def _chatter_phrases() -> tuple[str, ...]:
-    """The phrases of :data:`CHATTER_FILE`, NFKC-normalised and case-folded."""
-    text = resources.files(__package__).joinpath("data", CHATTER_FILE).read_text(encoding="utf-8")
-    return tuple(unicodedata.normalize("NFKC", ln.strip()).casefold()
-                 for ln in text.splitlines() if ln.strip() and not ln.startswith("#"))
-
-
-@functools.cache
-def _chatter_initials(phrases: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(p[0] for p in phrases)
-
-
-def _glued_word(phrase: str, after: str) -> bool:
-    """Whether ``after`` (the character after ``phrase`` in a line) goes on the phrase's last
-    Latin word ("Great question" in "Great questions remain …"): then the line says something else."""
-    return bool(after) and phrase[-1].isascii() and phrase[-1].isalnum() and after.isalnum()
 
 
 def _chatter_end(s: str) -> int | None:
     """Length of the chat reply's sentence that opens line ``s`` (to its first sentence end, or
-    the whole line), or ``None`` when ``s`` does not open with a phrase of :data:`CHATTER_FILE`
-    (a phrase ending in a Latin word must end with a whole word there)."""
+    the whole line), or ``None`` when ``s`` does not open with a chat reply's phrase
+    (:func:`pipeline.chatter.opens_reply`)."""
     body = s.strip() if s[:1].isalnum() else _undecorated(s)  # (a word character is no decoration)
-    phrases = _chatter_phrases()
-    if unicodedata.normalize("NFKC", body[:1]).casefold() not in _chatter_initials(phrases):
-        return None  # (most lines: one character looked at)
-    head = unicodedata.normalize("NFKC", body[:40]).casefold()
-    if not head.startswith(phrases) or not any(
-        head.startswith(p) and not _glued_word(p, head[len(p):len(p) + 1]) for p in phrases
-    ):
+    if not opens_reply(body):
         return None
     m = _CLAUSE_END.search(s, len(s) - len(body), len(s) - len(body) + CHATTER_MAX_CHARS + 1)
     if m is not None:
         return m.end()
     return len(s) if len(body) <= CHATTER_MAX_CHARS else None  # a long line is no reply's opening
-
-
-def _think_blocks(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each ``<think>…</think>`` block of ``text``: from an opening tag that
-    opens a line (one inside a sentence is the article speaking of the tag) to the closing tag
-    that balances it (nested blocks are inside), or, when the text ends before that, to the
-    last closing tag after it; an opening tag never closed, and a closing tag before any
-    opening one, are text. One pass over the tags (linear in ``len(text)``)."""
-    blocks: list[tuple[int, int]] = []
-    line_openers = {m.start(1) for m in _THINK_LINE_OPENER.finditer(text)}
-    start, depth, last_close = -1, 0, -1
-    for m in _THINK_TAG.finditer(text):
-        if not m.group(1):
-            if depth == 0:
-                if m.start() not in line_openers:
-                    continue
-                start = m.start()
-            depth += 1
-        elif depth:
-            depth -= 1
-            last_close = m.end()
-            if depth == 0:
-                blocks.append((start, last_close))
-    if depth and last_close > start:
-        blocks.append((start, last_close))
-    return blocks
 
 
 def _links_a_paper(s: str) -> bool:
@@ -680,7 +599,7 @@ def find_dropped(text: str, config: Config) -> list[dict]:
 
     # 0c. a reasoning model's thinking, pasted with its answer
     if "think>" in text:
-        for start, end in _think_blocks(text):
+        for start, end in think_blocks(text):
             add(start, end, "llm_chatter")
 
     covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)

@@ -42,7 +42,6 @@ import pandas as pd
 
 from . import paper_records, title_model
 from .candidates import (
-    ABOUT_PAPERS,
     LEADING_TAGS,
     Candidate,
     find_candidates,
@@ -55,26 +54,50 @@ from .clean import front_matter_headline
 from .config import Config
 from .credits import names_only
 from .fields import (
-    find_award_label,
     find_dated_venue_years,
     find_venue_years,
     fold_title,
     lead_award,
-    normalize_award,
     parse_key_value,
-    split_sentences,
     venue_from_url,
 )
 from .headings import (
-    BILINGUAL,
-    BOOK_TITLE,
     ENUMERATED_HEADING,
 )
-from .identifiers import find_arxiv_ids, find_urls
-from .names import is_institution
+from .identifiers import find_urls
+from .layouts import (
+    _HEADING_STYLES,
+    CONFIDENT_TITLE_SCORE,
+    ONE_PAPER_AWARD_LINES,
+    _entries_with_notes,
+    _explainer_parts,
+    _metadata_anchors,
+    _numbered_siblings,
+    _sibling_headings,
+)
+from .line_kinds import (
+    _BOLD_LINE,
+    _LIST_ITEM,
+    MAX_AWARD_HEADER_CHARS,
+    MAX_HEADER_QUALIFIER_CHARS,
+    MAX_TITLE_CHARS,
+    _described_award_header,
+    _heading_level,
+    _is_award_header,
+    _names_context,
+    _venue_heading,
+)
 from .normalize import detect_script
+from .prose import (
+    _PAPER_CUE,
+    _about_one_paper,
+    _narrative,
+    _quoted_title,
+    _restated_headline,
+    _untitled_blocks,
+)
 from .stage import Stage
-from .textutil import Line, latin_words, plain, span_coverage, split_lines, trim_span
+from .textutil import Line, plain, span_coverage, split_lines, trim_span
 
 log = logging.getLogger(__name__)
 #: The document being segmented, for the DEBUG lines that say which headings were rejected as
@@ -82,71 +105,11 @@ log = logging.getLogger(__name__)
 _DOCUMENT: ContextVar[str | None] = ContextVar("segment_document", default=None)
 
 
-#: A standalone English title has at least this many Latin words.
-MIN_TITLE_WORDS = 3
-#: Longest English title, in characters (the longest titles of ML venues run to ~250).
-MAX_TITLE_CHARS = 300
-#: Longest word of a title, in characters (longer "words" are junk, not English).
-MAX_TITLE_WORD_CHARS = 40
-#: Share of Latin letters among letters (Latin + CJK) in a title line.
-MIN_TITLE_LATIN_SHARE = 0.8
-#: Longest award header line, in characters (a header is a label, not a sentence).
-MAX_AWARD_HEADER_CHARS = 40
-#: Longest line that names a venue with its year and is a heading, not a paper title.
-MAX_VENUE_HEADING_CHARS = 60
-#: Title score at which a kept title is evidence enough that a document is about a paper (a
-#: paper's page: its title over its abstract, no other word of papers).
-CONFIDENT_TITLE_SCORE = 0.8
-#: Letters an award header may hold besides its label, venue and year (a counter such as 篇).
-MAX_AWARD_HEADER_REST = 1
-
 _MD_HEADING = re.compile(r"^#{1,6}\s+\S")
-_BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
-_MENTION = re.compile(
-    r"《(?P<book>[^《》\n]{2,200})》(?:\s*[（(](?:[^（）()\n]|\([^()\n]*\))+[）)])?"
-    r"|[“\"](?:\*\*|__)?(?P<quoted>[A-Z][^“”\"\n*]{8,250})(?:\*\*|__)?\s*[”\"]"
-    r"|‘(?P<squoted>[A-Z][^‘\n]{8,250}?)’(?![A-Za-z])"
-    r"|[「『](?P<corner>[^「」『』\n]{2,200})[」』]"
-)
-#: An unquoted English title in prose: capitalised words (a colon may follow one), with the
-#: short function words of titles between them ("Beyond Accuracy: Behavioral Testing of NLP
-#: Models with CheckList"); see :func:`_title_case_spans`.
-_CAP_WORD = r"(?:[A-Z0-9][\w'’-]*\w|[A-Z])"
-_TITLE_FUNCTION_WORDS = (r"(?:a|an|the|of|for|and|or|in|on|with|to|via|from|at|as|into|over|under|without"
-                         r"|through|towards?|beyond|is|are|not|vs\.?)")
-_TITLE_CASE_SPAN = re.compile(rf"(?<![\w'’-])(?:{_CAP_WORD}['’]s\s+)*(?P<title>{_CAP_WORD}:?(?:\s+(?:{_TITLE_FUNCTION_WORDS}\s+)*{_CAP_WORD}:?)+)")
-#: The owner in the possessive that may open a title-case span ("ICML 2014's ").
-_VENUE_POSSESSIVE = re.compile(r"^(?:\S+\s+){0,3}?\S+['’]s\s+")
-#: Fewest words, and capitalised words, of an unquoted title in prose.
-MIN_PROSE_TITLE_WORDS = 4
-MIN_PROSE_TITLE_CAPS = 3
-#: Shortest Chinese title quoted in prose, in 《…》 or 「…」 (they also name journals, quote
-#: speech and name tracks: 《自然》, 「数据集与基准」).
-MIN_ZH_MENTION_CHARS = 8
 _HAN = re.compile(r"[\u3400-\u9fff]")
-#: A gloss in brackets closing a mention ("自然（Nature）"): no part of its length.
-_GLOSS_AFTER = re.compile(r"\s*[（(][^（）()]*[)）]\s*$")
-_OPENERS = frozenset("（(《「『“【[")
-_CLOSERS = frozenset("）)》」』”】]")
 _SENTENCE_PUNCT = re.compile(r"[。，；！？,;!?]")
-# Words that mark a sentence as talking about a paper (zh-Hans, zh-Hant, en).
-_PAPER_CUE = re.compile(
-    r"论文|論文|paper|arXiv|作者|一作|第一作者|通讯作者|通訊作者|提出|获奖|獲獎|最佳|杰出|傑出|研究团队|研究團隊"
-    r"|award|prize|winners?\b|authors?\b|co-?authors?\b|colleagues|researchers|et al\b",
-    re.IGNORECASE,
-)
-#: A quotation of speech: a closing quote then a verb of saying, or the verb then the quote.
-_SPEECH = re.compile(
-    r"[”\"]\s*,?\s*(?:says|said|adds|added|notes|noted|explains|explained|recalls|recalled)\b"
-    r"|\b(?:says|said|adds|added|noted|explained)\s*[,:]\s*[“\"]"
-)
 #: A lead about papers that were up for an award, not given one.
 _NOT_AWARDED = re.compile(r"候选|候選|入围|入圍|提名名单|candidates?\b|finalists?\b|shortlist|nominat|missed the|none of", re.I)
-# Words that mark a 《》 as a policy, a book, a film or a news item rather than a paper.
-_NOT_PAPER_CUE = re.compile(r"印发|印發|出版社|小说|小說|电影|電影|报道称|報導稱|方案|通知|条例|條例|新闻|新聞|一书|一書")
-_TITLE_LINE = re.compile(r"^(?P<title>[^\u3400-\u9fff]+?)(?:\s+(?P<deco>[\u3400-\u9fff]{1,8}))?$")
-_LIST_ITEM = re.compile(r"^(?:[-*•·▪●]|\(?\d+[.)、]|[（(]\d+[）)])\s*")
-_SENTENCE_END = re.compile(r"[。；;，,]$|[。！]")
 
 #: Keys of a section dict; ``ctx_venue``/``ctx_year`` are the venue and year of the nearest
 #: heading above the section that names one (None when none does).
@@ -157,83 +120,6 @@ _CONTEXT_FIELDS = ("ctx_venue", "ctx_year")
 #: are the section's heading context when it has one, else the document's).
 EXPLODED_COLUMNS = ("section_id", "doc_id", *(f for f in SECTION_FIELDS if f not in _CONTEXT_FIELDS),
                     "doc_venue", "doc_year", "paper_record")
-
-
-def _is_title_line(s: str, min_words: int = MIN_TITLE_WORDS) -> bool:
-    """Whether ``s`` is an English title standing alone: at least ``min_words`` Latin words,
-    mostly Latin letters, starting with a capital or a digit, not ending like a sentence, at
-    most :data:`MAX_TITLE_CHARS` long, optionally followed by a short Chinese decoration."""
-    if len(s) > MAX_TITLE_CHARS and not "\u3400" <= s[-1:] <= "\u9fff":
-        return False  # without a Chinese decoration at its end the title is the whole line: too long
-    m = _TITLE_LINE.match(s)
-    if not m or _LIST_ITEM.match(s) or parse_key_value(s) is not None or "://" in s:
-        return False
-    title = m.group("title")
-    words = latin_words(title)
-    if len(words) < min_words or title.rstrip().endswith((".", ",", ";", ":")):
-        return False
-    if len(title) > MAX_TITLE_CHARS or max(len(w) for w in words) > MAX_TITLE_WORD_CHARS:
-        return False
-    if title.isascii():  # every letter is Latin (the usual case: no count needed)
-        return title[0].isupper() or title[0].isdigit()
-    letters = sum(ch.isalpha() for ch in title)
-    latin = sum(ch.isascii() and ch.isalpha() for ch in title)
-    return letters > 0 and latin / letters >= MIN_TITLE_LATIN_SHARE and (title[0].isupper() or title[0].isdigit())
-
-
-#: A count or qualifier in brackets after an award header: "（3 篇）", "(部分)", "(5 papers)", a
-#: track ("（Datasets & Benchmarks Track）").
-_HEADER_COUNT = re.compile(r"[（(][^()（）\n]{0,12}[)）]"
-                           r"|[（(][^()（）\n]{0,40}(?:\btracks?\b|赛道|賽道)[^()（）\n]{0,12}[)）]", re.I)
-#: Words an award header may hold besides its label: the track and the kind of list.
-_HEADER_FILLER = re.compile(r"\b(?:papers?|awards?|main|track|notable|selected|the|and)\b|论文|論文"
-                            r"|[\d一二两兩三四五六七八九十]*篇|首届|首屆|本届|本屆|今年|年度", re.I)
-
-
-def _is_award_header(s: str) -> bool:
-    """A line that is only an award label, optionally with a venue and year, a count in
-    brackets and track words (:data:`_HEADER_FILLER`): what is left after removing those holds
-    at most ``MAX_AWARD_HEADER_REST`` letters (so a headline such as "<venue> <year> best papers
-    announced" is not a header); a track or category of at most three words may follow a dash
-    ("Honorable Mention Papers – Main Conference"); a short subject and a verb of winning may
-    come before it ("上交大CMU等团队获最佳论文")."""
-    if len(s) > MAX_AWARD_HEADER_CHARS + MAX_HEADER_QUALIFIER_CHARS or _SENTENCE_END.search(s):
-        return False
-    if len(s) <= MAX_AWARD_HEADER_CHARS and _bare_award_header(s):
-        return True
-    m = _HEADER_QUALIFIER.fullmatch(s) if any(d in s for d in "–—-") else None
-    if m is not None:
-        return len(m.group("head")) <= MAX_AWARD_HEADER_CHARS and _bare_award_header(m.group("head"))
-    won = _WON_AWARD.fullmatch(s) if _CJK_WON.search(s) else None
-    return won is not None and _bare_award_header(won.group("head"))
-
-
-#: A header that says who won the award below it: "上交大CMU等团队获最佳论文" (a short subject,
-#: a verb of winning, then a bare award header).
-_CJK_WON = re.compile(r"获|獲|摘得|拿下")
-_WON_AWARD = re.compile(r"[^，,。：:！!？?]{1,16}?(?:斩获|斬獲|荣获|榮獲|获得|獲得|获|獲|摘得|拿下)(?P<head>[^:：]{2,20})")
-
-
-#: An award header, a dash, and a short qualifier (a track, a category) of at most three words.
-_HEADER_QUALIFIER = re.compile(r"(?P<head>.+?)\s+[–—-]\s+(?:[\w&'’.]+\s*){1,3}")
-MAX_HEADER_QUALIFIER_CHARS = 25
-
-
-def _bare_award_header(s: str) -> bool:
-    if parse_key_value(s) is not None:
-        return False
-    label = find_award_label(s)
-    if label is None or normalize_award(label) is None:
-        return False
-    rest = _HEADER_COUNT.sub(" ", s.replace(label, " "))
-    for _, _, start, end in sorted(find_venue_years(rest), key=lambda v: -v[2]):
-        rest = rest[:start] + " " + rest[end:]
-    rest = _HEADER_FILLER.sub(" ", rest)
-    return sum(ch.isalpha() for ch in rest) <= MAX_AWARD_HEADER_REST
-
-
-#: An award header, a dash, and a short qualifier (a track, a category) of at most three words.
-_HEADER_QUALIFIER = re.compile(r"(?P<head>.+?)\s+[–—-]\s+(?:[\w&'’.]+\s*){1,3}")
 
 
 def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
@@ -344,47 +230,6 @@ def _heading_text(s: str) -> str | None:
     return m.group("title").strip() if m else inner
 
 
-def _english_title(t: str, min_words: int = MIN_TITLE_WORDS) -> bool:
-    """Whether ``t`` reads as an English paper title (see :func:`_is_title_line`), also inside a
-    bilingual form ``中文（English）`` / ``English（中文）`` or book-title marks ``《English》``."""
-    t = t.strip()
-    # (the patterns need a leading 《 / a bracket: tested first, as most lines have neither)
-    m = BOOK_TITLE.fullmatch(t) if t[:1] == "《" else None
-    if m:
-        t = m.group("inner")
-    m = BILINGUAL.fullmatch(t) if "(" in t or "（" in t else None
-    if m:
-        return any(_is_title_line(part.strip(), min_words) for part in (m.group("a"), m.group("b")))
-    return _is_title_line(t, min_words)
-
-
-def _venue_heading(t: str) -> bool:
-    """A short line that names a venue with its year ("**ICML 2024**", "本期主題：ICLR 2024 …"):
-    a heading of the papers under it, never a paper's title."""
-    return len(t) <= MAX_VENUE_HEADING_CHARS and _names_venue_year(t)
-
-
-def _names_venue_year(t: str) -> bool:
-    """Whether ``t`` names a venue with its year ("ICML 2025 ..."): a headline or a part heading,
-    since paper titles do not name the venue that accepted them."""
-    return any(year is not None for _, year, _, _ in find_venue_years(t))
-
-
-_BOLD_LEAD_COLON = re.compile(r"^\s*(?:\*\*|__)(?P<label>[^*_\n]{3,60})(?:\*\*|__)\s*[:：]\s*(?P<rest>.+)$")
-
-
-def _described_award_header(raw: str) -> bool:
-    """An award header in bold followed by a sentence that describes the award ("**Didactic Paper
-    Award**: Paper that does a great job at explaining the problem."): the rest ends like a
-    sentence and most of its longer words are lower-case, so it is no paper title."""
-    m = _BOLD_LEAD_COLON.match(raw) if raw.lstrip().startswith(("**", "__")) else None
-    if m is None or not _is_award_header(m.group("label").strip()):
-        return False
-    rest = m.group("rest").strip()
-    words = [w for w in re.findall(r"[A-Za-z][A-Za-z'’-]{3,}", rest)]
-    return bool(re.search(r"[.!?)]$", rest)) and len(words) >= 2 and sum(w[0].islower() for w in words) * 2 >= len(words)
-
-
 def _classify(lines: list[Line]) -> list[str]:
     """A kind per kept line: ``reference`` (a ``参考链接：``-style line, with its links or alone
     above them), ``award_header``,
@@ -444,8 +289,6 @@ def _is_award_lead(s: str) -> bool:
     return lead_award(s) is not None and not _NOT_AWARDED.search(s)
 
 
-#: Candidate styles of Markdown headings.
-_HEADING_STYLES = frozenset({"md1", "md2", "md3"})
 #: Fewest anchors of a list for a heading right above one of them to be a group's name.
 MIN_GROUPED_ITEMS = 3
 
@@ -566,450 +409,6 @@ def first_line_end(text: str) -> int:
     return len(text) if end < 0 else end
 
 
-#: Opening lines of a one-paper page that may give its paper's award (and venue edition).
-ONE_PAPER_AWARD_LINES = 5
-#: Highest score of a sub-heading read as a part of the explainer above it (see
-#: :func:`_explainer_parts`); a paper's title under a heading scores higher.
-MAX_PART_SCORE = 0.6
-#: Lines above the heading of a one-paper explainer (a date, a tag line).
-MAX_EXPLAINER_HEAD_LINE = 2
-
-
-def _explainer_parts(lines: list[Line], cands: list[Candidate], scores, chosen: dict[int, Candidate]) -> None:
-    """Drop the sub-headings of a one-paper explainer from ``chosen``: when the first kept title
-    is a top heading of the page (within its first lines) that scores as a confident title, and
-    every other kept title is a deeper heading or a bold lead that scores below
-    :data:`MAX_PART_SCORE` without paper evidence of its own (a credit, an arXiv id, metadata),
-    those are the explainer's parts ("Hand Amodal Segmentation Module (HASM)"), not papers."""
-    if len(chosen) < 2:
-        return
-    first = min(chosen)
-    head = chosen[first]
-    if first > MAX_EXPLAINER_HEAD_LINE or head.style not in ("md1", "md2"):
-        return
-    score = {c.line: p for c, p in zip(cands, scores, strict=True) if c.line in chosen}
-    if score[first] < CONFIDENT_TITLE_SCORE:
-        return
-    top = _heading_level(lines[first].stripped)
-    rest = [at for at in chosen if at != first]
-    for at in rest:
-        c = chosen[at]
-        level = _heading_level(lines[at].stripped)
-        deeper = c.style in ("bold_lead", "bold_line") or (c.style in _HEADING_STYLES and level > top)
-        if not deeper or score[at] >= MAX_PART_SCORE or has_paper_evidence(c):
-            return
-    for at in rest:
-        del chosen[at]
-
-
-#: Lines after a heading whose labels make its layout signature (see :func:`_sibling_headings`).
-SIGNATURE_LINES = 3
-_LINE_LABEL = re.compile(r"^[^:：]{1,24}(?=[:：])")
-
-
-def _signature(lines: list[Line], at: int) -> tuple[str, ...]:
-    """The labels ("Track", "Authors", "作者") of the lines right after a heading."""
-    labels = []
-    for line in lines[at + 1 : at + 1 + SIGNATURE_LINES]:
-        if _heading_level(line.stripped) and not _BOLD_LINE.match(line.stripped):
-            break
-        m = _LINE_LABEL.match(plain(line.stripped).strip())
-        labels.append(m.group(0).strip().casefold() if m else "")
-    return tuple(labels) if any(labels) else ()
-
-
-def _sibling_headings(lines: list[Line], cands: list[Candidate], eligible: list[bool],
-                      chosen: dict[int, Candidate]) -> None:
-    """Headings of one level laid out alike: when at least two and half of the headings of a
-    level are kept titles, another heading of that level whose following lines carry the same
-    labels as most kept ones ("## 3. Title" / "**Track:**" / "**Authors:**") is a title too;
-    a label more where the kept ones have an unlabelled line ("**arXiv**: TBD | **ICML 2024**"
-    where the others write "**ICML 2024**") does not set it apart (``chosen`` is updated in
-    place)."""
-    for style in _HEADING_STYLES:
-        same = [k for k, c in enumerate(cands) if c.style == style]
-        kept = [k for k in same if cands[k].line in chosen]
-        if len(kept) < 2 or 2 * len(kept) < len(same) or len(kept) == len(same):
-            continue
-        common = Counter(_signature(lines, cands[k].line) for k in kept).most_common(1)[0]
-        if not common[0] or 2 * common[1] < len(kept):
-            continue
-        for k in same:
-            if cands[k].line not in chosen and eligible[k] and _same_layout(_signature(lines, cands[k].line), common[0]):
-                chosen[cands[k].line] = cands[k]
-
-
-def _same_layout(signature: tuple[str, ...], common: tuple[str, ...]) -> bool:
-    """Whether a heading's :func:`_signature` has every label of the common one in its place
-    (it may label a line that the common layout leaves unlabelled)."""
-    return len(signature) == len(common) and all(a == b for a, b in zip(signature, common, strict=True) if b)
-
-
-#: A running number that opens a marked line ("**1、Title**", "## 2. Title").
-_RUNNING_NUMBER = re.compile(r"^(?:#{1,6}\s+|\*\*|__)?\s*(\d{1,3})\s*[.、．]")
-#: Fewest items of a numbered run for its unkept items to follow the kept ones.
-MIN_NUMBERED_RUN = 3
-
-
-def _numbered_siblings(lines: list[Line], cands: list[Candidate], eligible: list[bool],
-                       chosen: dict[int, Candidate]) -> None:
-    """Items of one markup style numbered 1, 2, 3, … (prose between them allowed): when at
-    least two and half of a run of :data:`MIN_NUMBERED_RUN` or more are kept titles, the others
-    are titles too ("**1、An image speaks a thousand words, but can everyone listen? …**" among
-    "**2、Title**" … "**5、Title**"; ``chosen`` is updated in place)."""
-    runs: dict[str, list[list[int]]] = {}
-    for k, c in enumerate(cands):
-        if c.style == "plain" or c.style == "table":
-            continue
-        m = _RUNNING_NUMBER.match(lines[c.line].stripped)
-        if m is None:
-            continue
-        n, style_runs = int(m.group(1)), runs.setdefault(c.style, [])
-        if style_runs and n == _number_of(lines, cands[style_runs[-1][-1]]) + 1:
-            style_runs[-1].append(k)
-        else:
-            style_runs.append([k])
-    for run in (r for style_runs in runs.values() for r in style_runs if len(r) >= MIN_NUMBERED_RUN):
-        kept = sum(cands[k].line in chosen for k in run)
-        if kept >= 2 and 2 * kept >= len(run):
-            chosen.update({cands[k].line: cands[k] for k in run if eligible[k]})
-
-
-def _number_of(lines: list[Line], cand: Candidate) -> int:
-    m = _RUNNING_NUMBER.match(lines[cand.line].stripped)
-    return int(m.group(1)) if m else -1
-
-
-#: Fewest entries, and notes, of a list whose entries each may carry a note line.
-MIN_NOTED_ENTRIES = 3
-MIN_NOTES = 2
-
-
-def _entries_with_notes(cands: list[Candidate], scores, eligible: list[bool], items: list[int],
-                        chosen: dict[int, Candidate]) -> None:
-    """Entries of a list that each may carry a note line of another markup (a linked title, then
-    ``- what I liked about it``): in a stretch of ``items`` (indices into ``cands``) of two
-    styles where every item of one style (the notes) follows an item of the other (the
-    entries), and at least half of the entries have one, the style with the higher mean score
-    is the entries'. When at least two and at
-    least half of the entries are kept titles, every entry is one and no note is (``chosen`` is
-    updated in place)."""
-
-    def settle(stretch: list[int], entry: str | None, note: str | None) -> None:
-        if entry is None or note is None or entry == "plain":
-            return
-        entries = [k for k in stretch if cands[k].style == entry]
-        notes = [k for k in stretch if cands[k].style == note]
-        if len(entries) < MIN_NOTED_ENTRIES or len(notes) < MIN_NOTES or 2 * len(notes) < len(entries):
-            return
-        if sum(scores[k] for k in entries) / len(entries) <= sum(scores[k] for k in notes) / len(notes):
-            return
-        kept = sum(cands[k].line in chosen for k in entries)
-        if kept < 2 or 2 * kept < len(entries):
-            return
-        chosen.update({cands[k].line: cands[k] for k in entries if eligible[k]})
-        for k in notes:
-            chosen.pop(cands[k].line, None)
-
-    stretch: list[int] = []
-    entry = note = None
-    for k in items:
-        style, prev = cands[k].style, cands[stretch[-1]].style if stretch else None
-        if style == "plain" and cands[k].line not in chosen:
-            continue  # a line of prose (a note without list markup)
-        if stretch and (style == entry or (prev == entry and style == (note := note or style))):
-            stretch.append(k)
-            continue
-        settle(stretch, entry, note)
-        stretch, entry, note = [k], style, None
-    settle(stretch, entry, note)
-
-
-def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | None]:
-    """Anchors of articles whose papers are marked only by metadata blocks with a title line.
-
-    When more body text follows the last block than precedes the first one (after the
-    headline), metadata comes *before* each body: a section starts at each block. Otherwise
-    metadata comes *after* each body: a section runs from the line after the previous block (for
-    the first, the line after the headline or the last award header or heading above it) to the
-    end of its block, headed by the block's title.
-
-    Returns:
-        ``{start line: heading}``; a heading of None means the start line is the heading.
-    """
-    is_meta = [k in ("kv", "kv_title") for k in kinds]
-    blocks: list[tuple[int, int]] = []
-    i = 0
-    while i < len(kinds):
-        if is_meta[i]:
-            j = i
-            while j + 1 < len(kinds) and is_meta[j + 1]:
-                j += 1
-            if "kv_title" in kinds[i : j + 1]:
-                blocks.append((i, j))
-            i = j + 1
-        else:
-            i += 1
-    if not blocks:
-        return {}
-    first = 1 if len(lines) > 1 and len(lines[0].stripped) <= MAX_AWARD_HEADER_CHARS else 0
-
-    def body_chars(indices: range) -> int:
-        return sum(len(lines[k].stripped) for k in indices if kinds[k] == "body" and not _heading_level(lines[k].stripped))
-
-    # the body before the first block is its paper's only when no award header, heading or
-    # short line naming a venue edition comes between them (text above one is the article's lead)
-    lead_end = max((k + 1 for k in range(first, blocks[0][0])
-                    if kinds[k] == "award_header" or _heading_level(lines[k].stripped) or _venue_heading(lines[k].stripped)),
-                   default=first)
-    if body_chars(range(blocks[-1][1] + 1, len(kinds))) > body_chars(range(lead_end, blocks[0][0])):
-        return dict.fromkeys(start for start, _ in blocks)
-    starts = [lead_end] + [end + 1 for _, end in blocks[:-1]]
-    titles = [next(plain(lines[k].stripped) for k in range(a, b + 1) if kinds[k] == "kv_title") for a, b in blocks]
-    return {i: _kv_title(t) for i, t in zip(starts, titles, strict=True)
-            if i < len(kinds) and kinds[i] not in ("award_header", "reference")}
-
-
-def _kv_title(line: str) -> str | None:
-    """The value of a ``Title: …`` metadata line."""
-    kv = parse_key_value(line)
-    return kv[1] if kv is not None else None
-
-
-def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
-    """Inline paper mentions of a paragraph, in order, as ``(offset, mention)``.
-
-    A mention is a title in book-title marks ``《…》`` (with the ``（…）`` gloss after it, if any),
-    in corner brackets ``「…」`` / ``『…』`` (Traditional Chinese quotation marks), or an English
-    title in quotation marks (“…”, "…", ‘…’). It counts when its sentence holds a paper cue word
-    (论文, paper, arXiv, 作者, 一作, 提出, 获奖, award ...) or, for book-title and corner marks,
-    when the inner text is an English title. A 《》 or 「」 that names a policy, a book, a film or
-    a news item (a sentence with such a cue) is not a mention unless it is an English title; a
-    Chinese mention has at least :data:`MIN_ZH_MENTION_CHARS` characters, and in 「」 no clause
-    punctuation (corner brackets also quote speech, names and track names). A short quoted
-    name of a venue edition (“NeurIPS 2025 Best Paper Award”) is never a mention, nor a quotation
-    in a paragraph that quotes speech (``"…," says Mori``).
-    ``offset`` is the character offset in ``paragraph`` where the section of the paper starts:
-    its sentence (so the authors named before the title stay with it); when an earlier mention
-    shares the sentence, the clause that introduces this one (after the last ，；： and a joining
-    word such as 以及 / and), or the mention itself when no separator comes between them.
-    """
-    has_marks = any(ch in paragraph for ch in '《“"‘「『')
-    if not has_marks and not _PAPER_CUE.search(paragraph):
-        return []  # a mention opens with a quotation mark (_MENTION) or stands in a sentence with a cue
-    found: list[tuple[int, str]] = []
-    pos = 0
-    speech: bool | None = None  # whether the paragraph quotes speech (looked for at its first quote)
-    for sentence in split_sentences(paragraph):
-        cue: bool | None = None  # looked for at the sentence's first mention only
-        not_paper: bool | None = None  # likewise
-        previous_end: int | None = None
-        marked = list(_MENTION.finditer(sentence)) if has_marks else []
-        if not marked and _PAPER_CUE.search(sentence) and not _HAN.search(sentence):
-            for at, title, end in _title_case_spans(sentence):  # an English title written without quotes
-                start = 0 if previous_end is None else _clause_start(sentence, at, previous_end)
-                found.append((pos + start, title))
-                previous_end = end
-        for m in marked:
-            in_quotes = m.group("quoted") or m.group("squoted")
-            inner = m.group("book") or m.group("corner") or in_quotes.rstrip(",.;:，。；：")  # “Title,” in prose
-            english = _english_title(inner)
-            if _venue_heading(inner):
-                continue  # “NeurIPS 2025 Best Paper Award” names an award, not a paper
-            if cue is None:
-                cue = bool(_PAPER_CUE.search(sentence))
-            if not_paper is None and (m.group("book") or m.group("corner")):
-                not_paper = bool(_NOT_PAPER_CUE.search(sentence))
-            if in_quotes and speech is None:
-                speech = bool(_SPEECH.search(paragraph))
-            if in_quotes and speech:
-                continue  # a paragraph that quotes someone ("…," says Mori): its quotes are speech
-            if m.group("book"):  # 《自然》, 《自然（Nature）》 name a journal: a Chinese title is longer
-                ok = english or (cue and len(_GLOSS_AFTER.sub("", inner)) >= MIN_ZH_MENTION_CHARS and not not_paper)
-            elif m.group("corner"):  # 「…」 also quotes speech: a title is long and has no clauses
-                ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not _SENTENCE_PUNCT.search(inner)
-                                 and not not_paper)
-            else:
-                ok = english and cue
-            if ok:
-                start = 0 if previous_end is None else _clause_start(sentence, m.start(), previous_end)
-                found.append((pos + start, m.group(0).strip()))
-                previous_end = m.end()
-        pos += len(sentence)
-    return found
-
-
-#: Words that join a clause to the one before it; a paper's section starts after them
-#: ("…，以及 Ilya Sutskever … 的《…》" starts at the first author).
-_CLAUSE_CONNECTIVE = re.compile(r"^(?:以及|及|和|与|與|还有|還有|另有|并且|並且|而|and\s+|as\s+well\s+as\s+|while\s+)", re.I)
-_CLAUSE_SEPARATORS = frozenset("，,；;：:")
-
-
-def _clause_start(sentence: str, mention: int, floor: int) -> int:
-    """Where the clause that introduces a mention starts: after the last clause separator
-    (，；： outside brackets) between ``floor`` (the end of the previous mention in the sentence)
-    and the mention, and after a joining word (以及, and); the mention itself when the clause
-    holds the previous mention too."""
-    depth, cut = 0, None
-    for i in range(floor, mention):
-        ch = sentence[i]
-        if ch in _OPENERS:
-            depth += 1
-        elif ch in _CLOSERS:
-            depth = max(0, depth - 1)
-        elif depth == 0 and ch in _CLAUSE_SEPARATORS:
-            cut = i + 1
-    if cut is None:
-        return mention
-    while cut < mention and sentence[cut].isspace():
-        cut += 1
-    m = _CLAUSE_CONNECTIVE.match(sentence[cut:mention])
-    if m:
-        cut += m.end()
-        while cut < mention and sentence[cut].isspace():
-            cut += 1
-    return cut
-
-
-def _title_case_spans(sentence: str) -> list[tuple[int, str, int]]:
-    """Unquoted English titles in a sentence, as ``(start, title, end)``: spans of
-    :data:`_TITLE_CASE_SPAN` of at least :data:`MIN_PROSE_TITLE_WORDS` words,
-    :data:`MIN_PROSE_TITLE_CAPS` of them capitalised, that are neither an award label, a venue
-    nor an institution (capitalised names of things that are not papers), in a sentence whose
-    other words hold a paper cue ("went to", "paper", "award" ...: :data:`_PAPER_CUE`). A venue
-    edition in the possessive before the title is not part of it ("won by ICML 2014's DeCAF: …")."""
-    found = []
-    for m in _TITLE_CASE_SPAN.finditer(sentence):  # (a possessive before it is not part of it: "ICML 2014's")
-        start, span = m.start("title"), m.group("title").rstrip(":")
-        owner = _VENUE_POSSESSIVE.match(span)
-        if owner and find_venue_years(owner.group(0)):
-            start, span = start + owner.end(), span[owner.end():]
-        words = span.split()
-        rest = sentence[:start] + " " + sentence[m.end("title"):]
-        if (len(words) < MIN_PROSE_TITLE_WORDS or sum(w[0].isupper() or w[0].isdigit() for w in words) < MIN_PROSE_TITLE_CAPS
-                or not _english_title(span) or find_award_label(span) or find_venue_years(span) or is_institution(span)
-                or names_only(span) or not _PAPER_CUE.search(rest)):  # the sentence speaks of a paper around the title
-            continue
-        found.append((start, span, m.end("title")))
-    return found
-
-
-def find_paper_mention(paragraph: str) -> str | None:
-    """The first inline paper mention of a paragraph (see :func:`find_paper_mentions`), or None."""
-    mentions = find_paper_mentions(paragraph)
-    return mentions[0][1] if mentions else None
-
-
-def _narrative(lines: list[Line], kinds: list[str]) -> tuple[list[Line], list[str], dict[int, str | None]]:
-    """Split body lines at inline paper mentions; each piece that starts at a mention anchors a
-    section whose heading is the mention. A mention of a paper already mentioned above is part
-    of the section it stands in."""
-    out_lines: list[Line] = []
-    out_kinds: list[str] = []
-    anchors: dict[int, str | None] = {}
-    seen: set[str] = set()  # a paper mentioned again (a line that links it twice) opens no new section
-    for line, kind in zip(lines, kinds, strict=True):
-        mentions = find_paper_mentions(line.text) if kind == "body" else []
-        mentions = [(off, m) for off, m in mentions if not (fold_title(m) in seen or seen.add(fold_title(m)))]
-        cuts = sorted({off for off, _ in mentions if off > 0})
-        bounds = [0, *cuts, len(line.text)]
-        first_at: dict[int, str] = {}
-        for off, mention in mentions:
-            first_at.setdefault(off, mention)
-        for a, b in zip(bounds, bounds[1:], strict=False):
-            piece = Line(line.start + a, line.start + b, line.text[a:b])
-            if piece.blank:
-                continue
-            if a in first_at:
-                anchors[len(out_lines)] = first_at[a]
-            out_lines.append(piece)
-            out_kinds.append(kind)
-    return out_lines, out_kinds, anchors
-
-
-#: Words by which an explainer names the one paper it is about ("the ICLR 2024 paper <title>").
-_ONE_PAPER_CUE = re.compile(r"\bpaper\b|论文|論文|\bpreprint\b", re.I)
-#: Lines after the headline in which an explainer names the paper it is about.
-RESTATED_HEADLINE_LINES = 4
-
-
-def _restated_headline(lines: list[Line]) -> str | None:
-    """The first line of a page when it is an English paper title (:func:`_english_title`) that
-    one of the next :data:`RESTATED_HEADLINE_LINES` lines restates as a paper mention (a sentence
-    holding the title, and more, that speaks of one paper: :data:`_ONE_PAPER_CUE`); else None."""
-    if len(lines) < 2 or _heading_level(lines[0].stripped) > 1:
-        return None
-    head = plain(lines[0].stripped).strip()
-    key = fold_title(head)
-    if len(head.split()) < MIN_TITLE_WORDS or not _english_title(head) or _names_context(head):
-        return None
-    for line in lines[1 : 1 + RESTATED_HEADLINE_LINES]:
-        for sentence in split_sentences(plain(line.stripped)):
-            folded = fold_title(sentence)
-            if key in folded and len(folded) > len(key) + 10 and _ONE_PAPER_CUE.search(sentence):
-                return head
-    return None
-
-
-#: A Markdown link to a paper's page or file: its text may be the paper's title.
-_PAPER_LINK = re.compile(
-    r"\[(?P<text>[^\[\]\n]{8,300})\]\((?P<url>https?://(?:arxiv\.org/(?:abs|pdf)/|openreview\.net/(?:forum|pdf)"
-    r"|aclanthology\.org/|\S+?\.pdf\b)[^)\s]*)\)", re.I)
-
-
-def _quoted_title(lines: list[Line]) -> str | None:
-    """The first English title in quotation marks, 《》 or 「」 anywhere in a page about one
-    paper ("Official implementation of "<title>""), else the first English title that links to
-    a paper's page or file (``[Title](https://openreview.net/forum?id=…)``), for its one
-    section's heading; None when there is none."""
-    for line in lines:
-        for m in _MENTION.finditer(line.text) if any(ch in line.text for ch in '《“"‘「『') else ():
-            inner = m.group("book") or m.group("corner") or (m.group("quoted") or m.group("squoted")).rstrip(",.;:，。；：")
-            if _english_title(inner) and not _venue_heading(inner):
-                return inner
-    for line in lines:
-        for m in _PAPER_LINK.finditer(line.text) if "](" in line.text else ():
-            inner = m.group("text").strip()
-            if _english_title(inner) and not _venue_heading(inner):
-                return inner
-    return None
-
-
-def _untitled_blocks(lines: list[Line], kinds: list[str]) -> list[int]:
-    """The first lines of metadata blocks that credit a paper and link it but never title it
-    (``Author: A, B`` / ``paper: https://arxiv.org/abs/…`` / ``Code: …``), when a page holds two
-    or more: each block opens one untitled section. Empty otherwise."""
-    starts: list[int] = []
-    i = 0
-    while i < len(kinds):
-        if kinds[i] != "kv":
-            i += 1
-            continue
-        j = i
-        while j < len(kinds) and kinds[j] == "kv":
-            j += 1
-        keys = {kv[0] for line in lines[i:j] if (kv := parse_key_value(plain(line.text))) is not None}
-        if {"authors", "paper_url"} <= keys:
-            starts.append(i)
-        i = j
-    return starts if len(starts) >= 2 else []
-
-
-def _heading_level(raw: str) -> int:
-    """A heading line's level: 1-6 for Markdown headings, 7 for a whole bold line, 0 otherwise."""
-    m = re.match(r"^(#{1,6})\s+\S", raw)
-    if m:
-        return len(m.group(1))
-    return 7 if _BOLD_LINE.match(raw) else 0
-
-
-def _names_context(raw: str) -> bool:
-    """Whether a heading names a venue with its year or an award: it heads a part of the
-    article (a venue's or an award's papers), not a part of one paper's explainer."""
-    s = plain(raw)
-    return _names_venue_year(s) or _is_award_header(s)
-
-
 #: A heading that is only an acronym (and a year): at a level of venue headings, a venue's name.
 _ACRONYM_HEADING = re.compile(r"(?P<venue>[A-Z][A-Z0-9&]{1,9})(?:\s*(?P<year>(?:19|20)\d\d))?")
 
@@ -1080,47 +479,6 @@ def _cell_text(cell: str) -> str:
     cell = re.sub(r"<br\s*/?>", "\n", cell, flags=re.I)
     cell = re.sub(r"<[^>]{1,200}>", " ", cell)
     return "\n".join(plain(part).strip() for part in cell.split("\n") if plain(part).strip())
-
-
-#: Evidence that a page reports one piece of research, each kind counted once (see
-#: :func:`_one_paper_evidence`): strong kinds weigh 2, weak ones 1.
-_PAPER_FILE_LINK = re.compile(r"https?://\S+?\.pdf\b|openreview\.net/(?:forum|pdf)\?id=[\w-]*", re.I)
-_ABSTRACT_VOICE = re.compile(
-    r"\b(?:in\s+this\s+(?:paper|work)|we\s+(?:propose|introduce|present))\b"
-    r"|(?:本文|我们|我們|作者|团队|團隊|研究者|研究人员|研究人員)(?:首次|还|還|進一步|进一步)?提出", re.I)
-_AUTHOR_ROLE = re.compile(r"第一作者|通[讯訊]作者|共同一作|\b(?:corresponding|first|lead)\s+author\b", re.I)
-_WEAK_PAPER_WORD = re.compile(r"论文|論文|\bpaper\b", re.I)
-#: The evidence weight at which a page with no title anchor is about one paper.
-ONE_PAPER_EVIDENCE = 2
-
-
-def _one_paper_evidence(text: str) -> int:
-    """How strongly a page reads as a report of one paper: a link to one paper's file (a PDF,
-    an OpenReview page: the only one the page links; links to several are a list of papers),
-    the voice of an abstract ("In this paper we", "本文提出") and an author's role (通讯作者,
-    "corresponding author") weigh 2 each; a word for a paper weighs 1. A byline (``作者：…``)
-    and a word for papers alone do not make a report of one."""
-    one_file = len({m.group(0) for m in _PAPER_FILE_LINK.finditer(text)}) == 1
-    score = 2 * (one_file + sum(bool(p.search(text)) for p in (_ABSTRACT_VOICE, _AUTHOR_ROLE)))
-    return score + bool(_WEAK_PAPER_WORD.search(text))
-
-
-def _about_one_paper(text: str) -> bool:
-    """Whether a document with no title anchor still reports a paper: it links exactly one
-    arXiv paper; or it speaks of papers (:data:`pipeline.candidates.ABOUT_PAPERS`) and one of
-    its sentences gives an award of a venue edition ("won the NeurIPS 2024 best paper award": a
-    news item on an award paper); or, linking no arXiv paper, it carries the evidence of a
-    report on one paper (:func:`_one_paper_evidence`). A venue named with its year alone is news
-    about the conference (attendance, submissions, a call for papers), not a report of a paper."""
-    arxiv = {a for a, _ in find_arxiv_ids(text)}
-    if len(arxiv) == 1:
-        return True
-    if not arxiv and _one_paper_evidence(text) >= ONE_PAPER_EVIDENCE:
-        return True
-    if arxiv or not ABOUT_PAPERS.search(text) or not find_award_label(text):
-        return False
-    return any(find_award_label(sentence) and _names_venue_year(sentence)
-               for paragraph in text.split("\n") for sentence in split_sentences(paragraph))
 
 
 def segment_document(text: str, dropped: list[dict], title: str | None = None) -> dict:

@@ -20,7 +20,8 @@ from pipeline.fields import (
     split_sentences,
 )
 from pipeline.names import is_institution, split_names
-from pipeline.segment import find_paper_mentions, kept_lines, segment_document
+from pipeline.prose import find_paper_mentions
+from pipeline.segment import kept_lines, segment_document
 
 
 def credit(text):

@@ -380,48 +380,48 @@ def test_every_character_is_owned_exactly_once(text: str) -> None:
 
 
 def test_paper_mentions_in_corner_brackets_and_single_quotes() -> None:
-    from pipeline import segment
+    from pipeline import prose
 
     zh = "團隊合作的論文「以少量標註學習語意分割的方法」獲大會接受。"
-    assert segment.find_paper_mentions(zh) == [(0, "「以少量標註學習語意分割的方法」")]
+    assert prose.find_paper_mentions(zh) == [(0, "「以少量標註學習語意分割的方法」")]
     en = "They won the award for the paper entitled ‘Learning Dense Maps From Sparse Views’ at the conference."
-    assert segment.find_paper_mentions(en) == [(0, "‘Learning Dense Maps From Sparse Views’")]
+    assert prose.find_paper_mentions(en) == [(0, "‘Learning Dense Maps From Sparse Views’")]
     # corner brackets quoting speech or a short name are no mention
-    assert segment.find_paper_mentions("作者說：「這篇論文花了三年，我們很開心。」") == []
-    assert segment.find_paper_mentions("論文登上期刊「自然」的封面。") == []
-    assert segment.find_paper_mentions("论文获得「数据集与基准」赛道的最佳论文。") == []
-    assert segment.find_paper_mentions("The lab won the “NeurIPS 2025 Best Paper Award” for its paper.") == []
+    assert prose.find_paper_mentions("作者說：「這篇論文花了三年，我們很開心。」") == []
+    assert prose.find_paper_mentions("論文登上期刊「自然」的封面。") == []
+    assert prose.find_paper_mentions("论文获得「数据集与基准」赛道的最佳论文。") == []
+    assert prose.find_paper_mentions("The lab won the “NeurIPS 2025 Best Paper Award” for its paper.") == []
 
 
 def test_unquoted_english_titles_in_award_prose() -> None:
-    from pipeline import segment
+    from pipeline import prose
 
     text = ("The awards went out this week, with the best paper going to Sparse Codes: Learning Dense Maps "
             "from Sparse Views by researchers from a lab in Oslo. The test of time award went to "
             "the 1999 paper Centering: A Framework for Reading the Local Structure of Text by Ann Lee.")
-    assert [m for _, m in segment.find_paper_mentions(text)] == [
+    assert [m for _, m in prose.find_paper_mentions(text)] == [
         "Sparse Codes: Learning Dense Maps from Sparse Views",
         "Centering: A Framework for Reading the Local Structure of Text"]
     # a heading alone, an award label, an institution or a venue is no title
     for sentence in ("Read the Call for Papers Carefully", "She won the Best Paper Award of the Year.",
                      "The paper came from the Chinese University of Hong Kong.",
                      "The paper appeared at the Conference on Neural Information Processing Systems."):
-        assert segment.find_paper_mentions(sentence) == [], sentence
+        assert prose.find_paper_mentions(sentence) == [], sentence
 
 
 def test_paper_mentions_need_an_opening_mark() -> None:
     # find_paper_mentions finds no quoted mention without 《, “ or " (every _MENTION opens with one)
-    from pipeline import segment
+    from pipeline import prose
 
     for paragraph in ("该论文提出了一种新方法。作者来自清华。", "The paper by Smith et al. won the award.",
                       "获奖论文《Scaling Laws for Neural Language Models》由 OpenAI 完成。",
                       'The paper "Attention Is All You Need" won.', "论文“Deep Residual Learning for Images”获奖。"):
-        sentences = segment.split_sentences(paragraph)
+        sentences = prose.split_sentences(paragraph)
         if not any(c in paragraph for c in '《“"'):
-            assert segment.find_paper_mentions(paragraph) == []
-            assert not any(segment._MENTION.search(x) for x in sentences)
+            assert prose.find_paper_mentions(paragraph) == []
+            assert not any(prose._MENTION.search(x) for x in sentences)
         else:
-            assert segment.find_paper_mentions(paragraph)
+            assert prose.find_paper_mentions(paragraph)
 
 
 @pytest.mark.parametrize(("line", "header"), [
@@ -500,7 +500,7 @@ def test_a_venue_named_after_the_first_paper_in_a_line_not_about_papers_is_no_do
 
 
 def test_quotations_of_speech_are_no_paper_mentions() -> None:
-    from pipeline.segment import find_paper_mentions
+    from pipeline.prose import find_paper_mentions
 
     speech = ('"I am incredibly proud of the achievements by our colleagues," says Ann Lee. '
               '"These Major Awards Are a Testament to the Caliber of Research," she added.')

@@ -9,7 +9,8 @@ from pipeline.clean import find_dropped
 from pipeline.config import Config
 from pipeline.extract import split_heading_title
 from pipeline.headings import DECORATION_ONLY, LEADING_DECORATION
-from pipeline.segment import find_paper_mention, segment_document
+from pipeline.prose import find_paper_mention
+from pipeline.segment import segment_document
 
 VAR = "Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction"
 STDE = "Stochastic Taylor Derivative Estimator: Efficient amortization for arbitrary differential operators"
@@ -126,7 +127,7 @@ def test_bold_line_headings():
 
 
 def test_sentences_do_not_split_inside_brackets_or_quotes():
-    from pipeline.segment import split_sentences
+    from pipeline.fields import split_sentences
 
     text = "共同完成的《Are Models a Mirage?》（涌现能力是幻觉吗？）获奖。第二句！Another \"Why Hard?\" here. End"
     parts = split_sentences(text)
@@ -360,7 +361,7 @@ def test_parts_per_venue_take_their_heading_venue_not_the_documents():
 
 
 def test_award_header_with_a_track_after_a_dash():
-    from pipeline.segment import _is_award_header
+    from pipeline.line_kinds import _is_award_header
 
     assert _is_award_header("Honorable Mention Papers – Main Conference")
     assert _is_award_header("Honorable Mention Paper – Theme")
@@ -431,7 +432,7 @@ def test_sub_headings_of_a_one_paper_explainer_are_its_parts():
 
 
 def test_a_journal_in_book_title_marks_with_its_english_gloss_is_no_paper():
-    from pipeline.segment import find_paper_mentions
+    from pipeline.prose import find_paper_mentions
 
     assert find_paper_mentions("梁文鋒擔任通訊作者的研究論文，近日榮登國際權威期刊《自然（Nature）》封面。") == []
     mention = "北京大学完成的论文《视觉自回归建模：可扩展的图像生成（VAR）》获奖。"
@@ -548,7 +549,7 @@ def test_an_item_of_a_numbered_run_of_kept_titles_is_a_title_too():
 def test_bold_titles_in_quotes_outweigh_one_unmarked_line_kept_as_a_title():
     from pathlib import Path
 
-    from pipeline.segment import find_paper_mentions
+    from pipeline.prose import find_paper_mentions
 
     assert find_paper_mentions("论文题为“**Sparse Codes for Widget Parsing with Priors** ”，是甲乙团队的工作。") == [
         (0, "“**Sparse Codes for Widget Parsing with Priors** ”")]

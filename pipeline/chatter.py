@@ -1,0 +1,74 @@
+"""Chat-assistant text pasted into articles: a reasoning model's ``<think>`` blocks
+(:func:`think_blocks`) and the openings of a chat reply (:func:`opens_reply`, the phrases of
+:data:`CHATTER_FILE`). :mod:`pipeline.clean` drops what they find as ``llm_chatter``."""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from importlib import resources
+
+#: Openings of a chat assistant's reply, one per line (``pipeline/data``).
+CHATTER_FILE = "llm_chatter.txt"
+
+#: The tags of a reasoning model's thinking; a block runs from an opening tag to the closing tag
+#: that balances it (or, when the text ends first, to the last closing tag in it).
+_THINK_TAG = re.compile(r"<(/?)think>", re.I)
+_THINK_LINE_OPENER = re.compile(r"^[ \t]*(<think>)", re.I | re.M)
+
+
+@functools.cache
+def _phrases() -> tuple[str, ...]:
+    """The phrases of :data:`CHATTER_FILE`, NFKC-normalised and case-folded."""
+    text = resources.files(__package__).joinpath("data", CHATTER_FILE).read_text(encoding="utf-8")
+    return tuple(unicodedata.normalize("NFKC", ln.strip()).casefold()
+                 for ln in text.splitlines() if ln.strip() and not ln.startswith("#"))
+
+
+@functools.cache
+def _initials() -> frozenset[str]:
+    return frozenset(p[0] for p in _phrases())
+
+
+def _glued_word(phrase: str, after: str) -> bool:
+    """Whether ``after`` (the character after ``phrase`` in a line) goes on the phrase's last
+    Latin word ("Great question" in "Great questions remain …"): then the line says something else."""
+    return bool(after) and phrase[-1].isascii() and phrase[-1].isalnum() and after.isalnum()
+
+
+def opens_reply(body: str) -> bool:
+    """Whether ``body`` (a line without its leading decoration) opens with a phrase of
+    :data:`CHATTER_FILE`, NFKC-normalised and case-folded; a phrase ending in a Latin word must
+    end with a whole word there."""
+    if unicodedata.normalize("NFKC", body[:1]).casefold() not in _initials():
+        return False  # (most lines: one character looked at)
+    head = unicodedata.normalize("NFKC", body[:40]).casefold()
+    return head.startswith(_phrases()) and any(
+        head.startswith(p) and not _glued_word(p, head[len(p):len(p) + 1]) for p in _phrases())
+
+
+def think_blocks(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each ``<think>…</think>`` block of ``text``: from an opening tag that
+    opens a line (one inside a sentence is the article speaking of the tag) to the closing tag
+    that balances it (nested blocks are inside), or, when the text ends before that, to the
+    last closing tag after it; an opening tag never closed, and a closing tag before any
+    opening one, are text. One pass over the tags (linear in ``len(text)``)."""
+    blocks: list[tuple[int, int]] = []
+    line_openers = {m.start(1) for m in _THINK_LINE_OPENER.finditer(text)}
+    start, depth, last_close = -1, 0, -1
+    for m in _THINK_TAG.finditer(text):
+        if not m.group(1):
+            if depth == 0:
+                if m.start() not in line_openers:
+                    continue
+                start = m.start()
+            depth += 1
+        elif depth:
+            depth -= 1
+            last_close = m.end()
+            if depth == 0:
+                blocks.append((start, last_close))
+    if depth and last_close > start:
+        blocks.append((start, last_close))
+    return blocks

@@ -1,0 +1,369 @@
+"""Papers named in prose, and pages about one paper: the narrative layout of the segmenter
+(:func:`find_paper_mentions`: titles quoted or title-cased in sentences that speak of a paper) and
+the evidence that a page with no title anchor reports one paper (:func:`_about_one_paper`)."""
+
+from __future__ import annotations
+
+import re
+
+from .candidates import (
+    _HAN,
+    _SENTENCE_PUNCT,
+    ABOUT_PAPERS,
+)
+from .credits import names_only
+from .fields import (
+    find_award_label,
+    find_venue_years,
+    fold_title,
+    parse_key_value,
+    split_sentences,
+)
+from .identifiers import find_arxiv_ids
+from .line_kinds import (
+    MIN_TITLE_WORDS,
+    _english_title,
+    _heading_level,
+    _names_context,
+    _names_venue_year,
+    _venue_heading,
+)
+from .names import is_institution
+from .textutil import Line, plain
+
+_MENTION = re.compile(
+    r"《(?P<book>[^《》\n]{2,200})》(?:\s*[（(](?:[^（）()\n]|\([^()\n]*\))+[）)])?"
+    r"|[“\"](?:\*\*|__)?(?P<quoted>[A-Z][^“”\"\n*]{8,250})(?:\*\*|__)?\s*[”\"]"
+    r"|‘(?P<squoted>[A-Z][^‘\n]{8,250}?)’(?![A-Za-z])"
+    r"|[「『](?P<corner>[^「」『』\n]{2,200})[」』]"
+)
+
+
+#: An unquoted English title in prose: capitalised words (a colon may follow one), with the
+#: short function words of titles between them ("Beyond Accuracy: Behavioral Testing of NLP
+#: Models with CheckList"); see :func:`_title_case_spans`.
+_CAP_WORD = r"(?:[A-Z0-9][\w'’-]*\w|[A-Z])"
+
+
+_TITLE_FUNCTION_WORDS = (r"(?:a|an|the|of|for|and|or|in|on|with|to|via|from|at|as|into|over|under|without"
+                         r"|through|towards?|beyond|is|are|not|vs\.?)")
+
+
+_TITLE_CASE_SPAN = re.compile(rf"(?<![\w'’-])(?:{_CAP_WORD}['’]s\s+)*(?P<title>{_CAP_WORD}:?(?:\s+(?:{_TITLE_FUNCTION_WORDS}\s+)*{_CAP_WORD}:?)+)")
+
+
+#: The owner in the possessive that may open a title-case span ("ICML 2014's ").
+_VENUE_POSSESSIVE = re.compile(r"^(?:\S+\s+){0,3}?\S+['’]s\s+")
+
+
+#: Fewest words, and capitalised words, of an unquoted title in prose.
+MIN_PROSE_TITLE_WORDS = 4
+
+
+MIN_PROSE_TITLE_CAPS = 3
+
+
+#: Shortest Chinese title quoted in prose, in 《…》 or 「…」 (they also name journals, quote
+#: speech and name tracks: 《自然》, 「数据集与基准」).
+MIN_ZH_MENTION_CHARS = 8
+
+
+#: A gloss in brackets closing a mention ("自然（Nature）"): no part of its length.
+_GLOSS_AFTER = re.compile(r"\s*[（(][^（）()]*[)）]\s*$")
+
+
+_OPENERS = frozenset("（(《「『“【[")
+
+
+_CLOSERS = frozenset("）)》」』”】]")
+
+
+# Words that mark a sentence as talking about a paper (zh-Hans, zh-Hant, en).
+_PAPER_CUE = re.compile(
+    r"论文|論文|paper|arXiv|作者|一作|第一作者|通讯作者|通訊作者|提出|获奖|獲獎|最佳|杰出|傑出|研究团队|研究團隊"
+    r"|award|prize|winners?\b|authors?\b|co-?authors?\b|colleagues|researchers|et al\b",
+    re.IGNORECASE,
+)
+
+
+#: A quotation of speech: a closing quote then a verb of saying, or the verb then the quote.
+_SPEECH = re.compile(
+    r"[”\"]\s*,?\s*(?:says|said|adds|added|notes|noted|explains|explained|recalls|recalled)\b"
+    r"|\b(?:says|said|adds|added|noted|explained)\s*[,:]\s*[“\"]"
+)
+
+
+# Words that mark a 《》 as a policy, a book, a film or a news item rather than a paper.
+_NOT_PAPER_CUE = re.compile(r"印发|印發|出版社|小说|小說|电影|電影|报道称|報導稱|方案|通知|条例|條例|新闻|新聞|一书|一書")
+
+
+def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
+    """Inline paper mentions of a paragraph, in order, as ``(offset, mention)``.
+
+    A mention is a title in book-title marks ``《…》`` (with the ``（…）`` gloss after it, if any),
+    in corner brackets ``「…」`` / ``『…』`` (Traditional Chinese quotation marks), or an English
+    title in quotation marks (“…”, "…", ‘…’). It counts when its sentence holds a paper cue word
+    (论文, paper, arXiv, 作者, 一作, 提出, 获奖, award ...) or, for book-title and corner marks,
+    when the inner text is an English title. A 《》 or 「」 that names a policy, a book, a film or
+    a news item (a sentence with such a cue) is not a mention unless it is an English title; a
+    Chinese mention has at least :data:`MIN_ZH_MENTION_CHARS` characters, and in 「」 no clause
+    punctuation (corner brackets also quote speech, names and track names). A short quoted
+    name of a venue edition (“NeurIPS 2025 Best Paper Award”) is never a mention, nor a quotation
+    in a paragraph that quotes speech (``"…," says Mori``).
+    ``offset`` is the character offset in ``paragraph`` where the section of the paper starts:
+    its sentence (so the authors named before the title stay with it); when an earlier mention
+    shares the sentence, the clause that introduces this one (after the last ，；： and a joining
+    word such as 以及 / and), or the mention itself when no separator comes between them.
+    """
+    has_marks = any(ch in paragraph for ch in '《“"‘「『')
+    if not has_marks and not _PAPER_CUE.search(paragraph):
+        return []  # a mention opens with a quotation mark (_MENTION) or stands in a sentence with a cue
+    found: list[tuple[int, str]] = []
+    pos = 0
+    speech: bool | None = None  # whether the paragraph quotes speech (looked for at its first quote)
+    for sentence in split_sentences(paragraph):
+        cue: bool | None = None  # looked for at the sentence's first mention only
+        not_paper: bool | None = None  # likewise
+        previous_end: int | None = None
+        marked = list(_MENTION.finditer(sentence)) if has_marks else []
+        if not marked and _PAPER_CUE.search(sentence) and not _HAN.search(sentence):
+            for at, title, end in _title_case_spans(sentence):  # an English title written without quotes
+                start = 0 if previous_end is None else _clause_start(sentence, at, previous_end)
+                found.append((pos + start, title))
+                previous_end = end
+        for m in marked:
+            in_quotes = m.group("quoted") or m.group("squoted")
+            inner = m.group("book") or m.group("corner") or in_quotes.rstrip(",.;:，。；：")  # “Title,” in prose
+            english = _english_title(inner)
+            if _venue_heading(inner):
+                continue  # “NeurIPS 2025 Best Paper Award” names an award, not a paper
+            if cue is None:
+                cue = bool(_PAPER_CUE.search(sentence))
+            if not_paper is None and (m.group("book") or m.group("corner")):
+                not_paper = bool(_NOT_PAPER_CUE.search(sentence))
+            if in_quotes and speech is None:
+                speech = bool(_SPEECH.search(paragraph))
+            if in_quotes and speech:
+                continue  # a paragraph that quotes someone ("…," says Mori): its quotes are speech
+            if m.group("book"):  # 《自然》, 《自然（Nature）》 name a journal: a Chinese title is longer
+                ok = english or (cue and len(_GLOSS_AFTER.sub("", inner)) >= MIN_ZH_MENTION_CHARS and not not_paper)
+            elif m.group("corner"):  # 「…」 also quotes speech: a title is long and has no clauses
+                ok = english or (cue and len(inner) >= MIN_ZH_MENTION_CHARS and not _SENTENCE_PUNCT.search(inner)
+                                 and not not_paper)
+            else:
+                ok = english and cue
+            if ok:
+                start = 0 if previous_end is None else _clause_start(sentence, m.start(), previous_end)
+                found.append((pos + start, m.group(0).strip()))
+                previous_end = m.end()
+        pos += len(sentence)
+    return found
+
+
+#: Words that join a clause to the one before it; a paper's section starts after them
+#: ("…，以及 Ilya Sutskever … 的《…》" starts at the first author).
+_CLAUSE_CONNECTIVE = re.compile(r"^(?:以及|及|和|与|與|还有|還有|另有|并且|並且|而|and\s+|as\s+well\s+as\s+|while\s+)", re.I)
+
+
+_CLAUSE_SEPARATORS = frozenset("，,；;：:")
+
+
+def _clause_start(sentence: str, mention: int, floor: int) -> int:
+    """Where the clause that introduces a mention starts: after the last clause separator
+    (，；： outside brackets) between ``floor`` (the end of the previous mention in the sentence)
+    and the mention, and after a joining word (以及, and); the mention itself when the clause
+    holds the previous mention too."""
+    depth, cut = 0, None
+    for i in range(floor, mention):
+        ch = sentence[i]
+        if ch in _OPENERS:
+            depth += 1
+        elif ch in _CLOSERS:
+            depth = max(0, depth - 1)
+        elif depth == 0 and ch in _CLAUSE_SEPARATORS:
+            cut = i + 1
+    if cut is None:
+        return mention
+    while cut < mention and sentence[cut].isspace():
+        cut += 1
+    m = _CLAUSE_CONNECTIVE.match(sentence[cut:mention])
+    if m:
+        cut += m.end()
+        while cut < mention and sentence[cut].isspace():
+            cut += 1
+    return cut
+
+
+def _title_case_spans(sentence: str) -> list[tuple[int, str, int]]:
+    """Unquoted English titles in a sentence, as ``(start, title, end)``: spans of
+    :data:`_TITLE_CASE_SPAN` of at least :data:`MIN_PROSE_TITLE_WORDS` words,
+    :data:`MIN_PROSE_TITLE_CAPS` of them capitalised, that are neither an award label, a venue
+    nor an institution (capitalised names of things that are not papers), in a sentence whose
+    other words hold a paper cue ("went to", "paper", "award" ...: :data:`_PAPER_CUE`). A venue
+    edition in the possessive before the title is not part of it ("won by ICML 2014's DeCAF: …")."""
+    found = []
+    for m in _TITLE_CASE_SPAN.finditer(sentence):  # (a possessive before it is not part of it: "ICML 2014's")
+        start, span = m.start("title"), m.group("title").rstrip(":")
+        owner = _VENUE_POSSESSIVE.match(span)
+        if owner and find_venue_years(owner.group(0)):
+            start, span = start + owner.end(), span[owner.end():]
+        words = span.split()
+        rest = sentence[:start] + " " + sentence[m.end("title"):]
+        if (len(words) < MIN_PROSE_TITLE_WORDS or sum(w[0].isupper() or w[0].isdigit() for w in words) < MIN_PROSE_TITLE_CAPS
+                or not _english_title(span) or find_award_label(span) or find_venue_years(span) or is_institution(span)
+                or names_only(span) or not _PAPER_CUE.search(rest)):  # the sentence speaks of a paper around the title
+            continue
+        found.append((start, span, m.end("title")))
+    return found
+
+
+def find_paper_mention(paragraph: str) -> str | None:
+    """The first inline paper mention of a paragraph (see :func:`find_paper_mentions`), or None."""
+    mentions = find_paper_mentions(paragraph)
+    return mentions[0][1] if mentions else None
+
+
+def _narrative(lines: list[Line], kinds: list[str]) -> tuple[list[Line], list[str], dict[int, str | None]]:
+    """Split body lines at inline paper mentions; each piece that starts at a mention anchors a
+    section whose heading is the mention. A mention of a paper already mentioned above is part
+    of the section it stands in."""
+    out_lines: list[Line] = []
+    out_kinds: list[str] = []
+    anchors: dict[int, str | None] = {}
+    seen: set[str] = set()  # a paper mentioned again (a line that links it twice) opens no new section
+    for line, kind in zip(lines, kinds, strict=True):
+        mentions = find_paper_mentions(line.text) if kind == "body" else []
+        mentions = [(off, m) for off, m in mentions if not (fold_title(m) in seen or seen.add(fold_title(m)))]
+        cuts = sorted({off for off, _ in mentions if off > 0})
+        bounds = [0, *cuts, len(line.text)]
+        first_at: dict[int, str] = {}
+        for off, mention in mentions:
+            first_at.setdefault(off, mention)
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            piece = Line(line.start + a, line.start + b, line.text[a:b])
+            if piece.blank:
+                continue
+            if a in first_at:
+                anchors[len(out_lines)] = first_at[a]
+            out_lines.append(piece)
+            out_kinds.append(kind)
+    return out_lines, out_kinds, anchors
+
+
+#: Words by which an explainer names the one paper it is about ("the ICLR 2024 paper <title>").
+_ONE_PAPER_CUE = re.compile(r"\bpaper\b|论文|論文|\bpreprint\b", re.I)
+
+
+#: Lines after the headline in which an explainer names the paper it is about.
+RESTATED_HEADLINE_LINES = 4
+
+
+def _restated_headline(lines: list[Line]) -> str | None:
+    """The first line of a page when it is an English paper title (:func:`_english_title`) that
+    one of the next :data:`RESTATED_HEADLINE_LINES` lines restates as a paper mention (a sentence
+    holding the title, and more, that speaks of one paper: :data:`_ONE_PAPER_CUE`); else None."""
+    if len(lines) < 2 or _heading_level(lines[0].stripped) > 1:
+        return None
+    head = plain(lines[0].stripped).strip()
+    key = fold_title(head)
+    if len(head.split()) < MIN_TITLE_WORDS or not _english_title(head) or _names_context(head):
+        return None
+    for line in lines[1 : 1 + RESTATED_HEADLINE_LINES]:
+        for sentence in split_sentences(plain(line.stripped)):
+            folded = fold_title(sentence)
+            if key in folded and len(folded) > len(key) + 10 and _ONE_PAPER_CUE.search(sentence):
+                return head
+    return None
+
+
+#: A Markdown link to a paper's page or file: its text may be the paper's title.
+_PAPER_LINK = re.compile(
+    r"\[(?P<text>[^\[\]\n]{8,300})\]\((?P<url>https?://(?:arxiv\.org/(?:abs|pdf)/|openreview\.net/(?:forum|pdf)"
+    r"|aclanthology\.org/|\S+?\.pdf\b)[^)\s]*)\)", re.I)
+
+
+def _quoted_title(lines: list[Line]) -> str | None:
+    """The first English title in quotation marks, 《》 or 「」 anywhere in a page about one
+    paper ("Official implementation of "<title>""), else the first English title that links to
+    a paper's page or file (``[Title](https://openreview.net/forum?id=…)``), for its one
+    section's heading; None when there is none."""
+    for line in lines:
+        for m in _MENTION.finditer(line.text) if any(ch in line.text for ch in '《“"‘「『') else ():
+            inner = m.group("book") or m.group("corner") or (m.group("quoted") or m.group("squoted")).rstrip(",.;:，。；：")
+            if _english_title(inner) and not _venue_heading(inner):
+                return inner
+    for line in lines:
+        for m in _PAPER_LINK.finditer(line.text) if "](" in line.text else ():
+            inner = m.group("text").strip()
+            if _english_title(inner) and not _venue_heading(inner):
+                return inner
+    return None
+
+
+def _untitled_blocks(lines: list[Line], kinds: list[str]) -> list[int]:
+    """The first lines of metadata blocks that credit a paper and link it but never title it
+    (``Author: A, B`` / ``paper: https://arxiv.org/abs/…`` / ``Code: …``), when a page holds two
+    or more: each block opens one untitled section. Empty otherwise."""
+    starts: list[int] = []
+    i = 0
+    while i < len(kinds):
+        if kinds[i] != "kv":
+            i += 1
+            continue
+        j = i
+        while j < len(kinds) and kinds[j] == "kv":
+            j += 1
+        keys = {kv[0] for line in lines[i:j] if (kv := parse_key_value(plain(line.text))) is not None}
+        if {"authors", "paper_url"} <= keys:
+            starts.append(i)
+        i = j
+    return starts if len(starts) >= 2 else []
+
+
+#: Evidence that a page reports one piece of research, each kind counted once (see
+#: :func:`_one_paper_evidence`): strong kinds weigh 2, weak ones 1.
+_PAPER_FILE_LINK = re.compile(r"https?://\S+?\.pdf\b|openreview\.net/(?:forum|pdf)\?id=[\w-]*", re.I)
+
+
+_ABSTRACT_VOICE = re.compile(
+    r"\b(?:in\s+this\s+(?:paper|work)|we\s+(?:propose|introduce|present))\b"
+    r"|(?:本文|我们|我們|作者|团队|團隊|研究者|研究人员|研究人員)(?:首次|还|還|進一步|进一步)?提出", re.I)
+
+
+_AUTHOR_ROLE = re.compile(r"第一作者|通[讯訊]作者|共同一作|\b(?:corresponding|first|lead)\s+author\b", re.I)
+
+
+_WEAK_PAPER_WORD = re.compile(r"论文|論文|\bpaper\b", re.I)
+
+
+#: The evidence weight at which a page with no title anchor is about one paper.
+ONE_PAPER_EVIDENCE = 2
+
+
+def _one_paper_evidence(text: str) -> int:
+    """How strongly a page reads as a report of one paper: a link to one paper's file (a PDF,
+    an OpenReview page: the only one the page links; links to several are a list of papers),
+    the voice of an abstract ("In this paper we", "本文提出") and an author's role (通讯作者,
+    "corresponding author") weigh 2 each; a word for a paper weighs 1. A byline (``作者：…``)
+    and a word for papers alone do not make a report of one."""
+    one_file = len({m.group(0) for m in _PAPER_FILE_LINK.finditer(text)}) == 1
+    score = 2 * (one_file + sum(bool(p.search(text)) for p in (_ABSTRACT_VOICE, _AUTHOR_ROLE)))
+    return score + bool(_WEAK_PAPER_WORD.search(text))
+
+
+def _about_one_paper(text: str) -> bool:
+    """Whether a document with no title anchor still reports a paper: it links exactly one
+    arXiv paper; or it speaks of papers (:data:`pipeline.candidates.ABOUT_PAPERS`) and one of
+    its sentences gives an award of a venue edition ("won the NeurIPS 2024 best paper award": a
+    news item on an award paper); or, linking no arXiv paper, it carries the evidence of a
+    report on one paper (:func:`_one_paper_evidence`). A venue named with its year alone is news
+    about the conference (attendance, submissions, a call for papers), not a report of a paper."""
+    arxiv = {a for a, _ in find_arxiv_ids(text)}
+    if len(arxiv) == 1:
+        return True
+    if not arxiv and _one_paper_evidence(text) >= ONE_PAPER_EVIDENCE:
+        return True
+    if arxiv or not ABOUT_PAPERS.search(text) or not find_award_label(text):
+        return False
+    return any(find_award_label(sentence) and _names_venue_year(sentence)
+               for paragraph in text.split("\n") for sentence in split_sentences(paragraph))
