@@ -470,14 +470,13 @@ _VENUE_URLS: tuple[tuple[re.Pattern[str], str | None], ...] = (
 #: A venue and year as one word of an address's path (``.../neurips_2019.pdf``,
 #: ``reddit.com/.../d_icml_2019_talks/``, ``.../CVPR2023-Papers-with-Code``): the acronyms of
 #: :data:`VENUES` (``WWW`` left out: it is a host name) and ``NIPS``, a year right after.
-_VENUE_SLUG = re.compile(
-    r"(?<![a-z0-9])(?P<slug>nips|" + "|".join(v.lower() for v in VENUES if v != "WWW")
-    + r")[_-]?(?P<year>(?:19|20)\d\d)(?!\d)", re.I)
+_SLUG_NAME = r"(?<![a-z0-9])(?P<slug>nips|" + "|".join(v.lower() for v in VENUES if v != "WWW") + r")[_-]?"
+_VENUE_SLUG = re.compile(_SLUG_NAME + r"(?P<year>(?:19|20)\d\d)(?!\d)", re.I)
 _SLUG_VENUES = {v.lower(): v for v in VENUES} | {"nips": "NeurIPS"}
 #: :data:`_VENUE_SLUG` in two steps, for :func:`find_venue_slugs`: a year, then the acronym
 #: right before it (a scan for the year alone is several times faster than the whole pattern).
 _SLUG_YEAR = re.compile(r"(?:19|20)\d\d(?!\d)")
-_SLUG_BEFORE_YEAR = re.compile(_VENUE_SLUG.pattern.split("(?P<year>")[0] + r"\Z", re.I)
+_SLUG_BEFORE_YEAR = re.compile(_SLUG_NAME + r"\Z", re.I)
 _MAX_SLUG_CHARS = max(map(len, _SLUG_VENUES)) + 1
 #: Code hosts, whose path words are an account's or a project's names (``github.com/acl2023/``).
 _CODE_HOST = re.compile(r"(?:www\.)?(?:github\.com|gitlab\.com|huggingface\.co|gitee\.com)/", re.I)

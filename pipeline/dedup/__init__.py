@@ -31,11 +31,11 @@ Method
    when two Latin author lists share no surname, ``- VENUE_CONFLICT_PENALTY`` when the venues
    differ and ``- YEAR_CONFLICT_PENALTY`` when the years are more than one apart. A mention
    titled only by a paper's short name and a title that opens with that name or its initials
-   ("QLoRA" and "QLoRA: Efficient …", "DPO" and "Direct Preference Optimization: …") are an
+   ("XYZ" and "XYZ: A Method for …", "ABC" and "Adaptive Batch Calibration: …") are an
    alias: scored by the titles alone, at least ``ALIAS_SIMILARITY``; such pairs are candidates
    too. A name that opens (or abbreviates) the titles of two papers (two full titles less
-   similar than ``ALIAS_SIMILARITY``, neither's subtitle inside the other: "Orca: A Distributed
-   Serving System …" and "Orca: Progressive Learning …") is no alias of either. An equal arXiv id or an equal folded title (English or Chinese) scores 1.0. **Cannot-link**
+   similar than ``ALIAS_SIMILARITY``, neither's subtitle inside the other: "XYZ: A Serving
+   System …" and "XYZ: Learning from Traces …") is no alias of either. An equal arXiv id or an equal folded title (English or Chinese) scores 1.0. **Cannot-link**
    constraints: two sections of one document are not the same paper unless they share an exact
    key (one paper named twice in an article); two different arXiv ids never merge.
 4. **Clustering**: greedy average linkage. Candidate pairs are visited by descending score;

@@ -75,7 +75,7 @@ def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
     rows = records(group) if isinstance(group, pd.DataFrame) else group
     richness = [sum(bool(r.get(f)) for f in ("arxiv_id", "authors", "institutions", "award_raw")) for r in rows]
     folded = [_folded(r["title"]) if r.get("title") else None for r in rows]  # a paper repeats its titles
-    # a short name alone ("QLoRA") beside a title it opens or abbreviates is no candidate title
+    # a short name alone ("XYZ") beside a title it opens or abbreviates is no candidate title
     names = [name_keys(r["title"]) if r.get("title") else None for r in rows]
     expanded = {key for n in names if n and not n[2] for key in n[:2] if key}
     folded = [None if n and n[2] and n[0] in expanded else f for f, n in zip(folded, names, strict=True)]

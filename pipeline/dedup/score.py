@@ -49,8 +49,8 @@ AUTHOR_MIN_OVERLAP = 0.5
 VENUE_CONFLICT_PENALTY = 0.10
 
 #: Subtracted when both mentions list authors by Latin names and no surname is shared: two
-#: papers of one title words ("Emergent Abilities of …" and "Are Emergent Abilities of … a
-#: Mirage?"). Calibrated on the development split of the real-world corpus (bench/README.md).
+#: papers whose titles share their words ("X of Y" and "Is X of Y a Myth?"). Calibrated on the
+#: development split of the real-world corpus (bench/README.md).
 AUTHOR_CONFLICT_PENALTY = 0.20
 
 YEAR_CONFLICT_PENALTY = 0.10
@@ -89,8 +89,8 @@ def _codes(values: Sequence) -> tuple[np.ndarray, list]:
 
 
 #: A short name is ambiguous when two of the full titles it opens or abbreviates (at most this
-#: many distinct ones looked at, in table order) are two papers' ("Orca: A Distributed Serving
-#: System …" and "Orca: Progressive Learning …"): a bare name alias would go to whichever came
+#: many distinct ones looked at, in table order) are two papers' ("XYZ: A Serving System …" and
+#: "XYZ: Learning from Traces …"): a bare name alias would go to whichever came
 #: first, whatever the mentions say.
 NAME_TITLES_CHECKED = 32
 
@@ -99,7 +99,7 @@ def _two_papers(titles: list[str]) -> bool:
     """Whether two of the full titles that share a short name (:meth:`PairScorer._name_codes`)
     are two papers' titles: a title ratio below :data:`~pipeline.dedup.titles.ALIAS_SIMILARITY`
     and neither title's words after its colon (all its words when it has none) inside the other
-    ("DPO: Direct Preference Optimization" is inside "Direct Preference Optimization: Your …")."""
+    ("ABC: Adaptive Batch Calibration" is inside "Adaptive Batch Calibration: A Method …")."""
     folded = list(dict.fromkeys(t for t in titles if _folded(t)))[:NAME_TITLES_CHECKED]
     rests = [_folded(re.split(r"[:：]", t, maxsplit=1)[-1]) or _folded(t) for t in folded]
     for i, x in enumerate(folded):
@@ -618,7 +618,7 @@ class PairScorer:
         cross = np.flatnonzero(~by_string)  # no title pair in one language: title vectors across
         if cross.size:
             title_sim[cross] = self._cross_title_cosines(a[cross], b[cross])
-        overlap = self._author_overlap(a, b)
+        overlap, alias = self._author_overlap(a, b), self._aliases(a, b)
         exact_title = by_string
         if exact_from is not None and 0.0 <= self.w <= 1.0 and by_string.any():  # score monotone in title_sim
             # ever tighter and dearer upper bounds of the title similarity (Indel ratio, then the
@@ -629,7 +629,7 @@ class PairScorer:
                 bound = np.fmax(self._pair_sims(ea, eb, en & exact_title, en_table, en_fn),
                                 self._pair_sims(za, zb, zh & exact_title, self._zh_table, zh_fn))
                 title_sim = np.where(exact_title, bound, title_sim)
-                exact_title = exact_title & (self._combine(a, b, cos, title_sim, overlap) >= exact_from)
+                exact_title = exact_title & (self._combine(a, b, cos, title_sim, overlap, alias) >= exact_from)
                 if not exact_title.any():
                     break
         if exact_title.any():
@@ -639,18 +639,17 @@ class PairScorer:
                 self._pair_sims(ea, eb, en & exact_title & ~same, self._title_table, self._english_sims),
                 self._pair_sims(ea, eb, en & exact_title & same, self._title_table, self._same_author_sims)),
                 self._pair_sims(za, zb, zh & exact_title, self._zh_table, self._chinese_sims))[exact_title]
-        out[rest] = self._combine(a, b, cos, title_sim, overlap)
+        out[rest] = self._combine(a, b, cos, title_sim, overlap, alias)
         return out
 
     def _combine(self, a: np.ndarray, b: np.ndarray, cos: np.ndarray, title_sim: np.ndarray,
-                 overlap: np.ndarray) -> np.ndarray:
+                 overlap: np.ndarray, alias: np.ndarray) -> np.ndarray:
         """The score from its parts: title similarity (NaN: none) weighted with the cosine,
         author bonus or conflict (``overlap``: :meth:`_author_overlap`), venue and year
-        penalties, clipped to [0, 1]."""
+        penalties, clipped to [0, 1]; ``alias``: :meth:`_aliases` of the pairs."""
         # a short name alone and a title that opens with it (an alias): the titles decide, as
         # for a bare mention (the content vector is its title again): a list item naming a
         # paper by its short name says little else
-        alias = self._aliases(a, b)
         title_sim = np.where(alias, np.fmax(title_sim, ALIAS_SIMILARITY), title_sim)
         has_title = ~np.isnan(title_sim)
         by_titles = alias | ~(self._summary[a] & self._summary[b])

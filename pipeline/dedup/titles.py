@@ -47,17 +47,17 @@ TITLE_INDEX_CACHE = 1 << 12
 
 
 
-#: A paper's short name, as articles write it alone or before its title's colon ("QLoRA",
-#: "Self-RAG", "SAM 3D", "Direct Preference Optimization"): at most this many words and characters.
+#: A paper's short name, as articles write it alone or before its title's colon ("XYZ",
+#: "Self-XYZ", "XYZ 3D", "Adaptive Batch Calibration"): at most this many words and characters.
 NAME_MAX_WORDS = 3
 NAME_MAX_CHARS = 30
 #: Shortest folded short name (a single letter names nothing).
 MIN_NAME_CHARS = 2
 
 #: Title similarity of a mention titled only by a paper's short name and a full title that opens
-#: with that name, or with words whose initials spell it ("DPO" and "Direct Preference
-#: Optimization: Your Language Model is Secretly a Reward Model"): the name alone does not tell
-#: two papers of one name apart, so the content, authors, venue and year still count.
+#: with that name, or with words whose initials spell it ("ABC" and "Adaptive Batch Calibration:
+#: …"): the name alone does not tell two papers of one name apart, so authors, venue and year
+#: still count.
 #: Calibrated on the development split of the real-world corpus (bench/README.md, "Thresholds").
 ALIAS_SIMILARITY = 0.7
 
@@ -74,7 +74,7 @@ def name_keys(title: str) -> tuple[str, str, bool]:
     """``(name, initials, bare)`` of an English title: ``name`` the folded short name
     (:func:`pipeline.fields.fold_title`) when the whole title is one (``bare``) or opens it
     before a colon, else ``""`` (a function word names nothing); ``initials`` the lower-cased
-    initials of a name of three or more capitalised words of two letters or more (``dpo`` of "Direct Preference Optimization: …"), else ``""``. A bare name equal to
+    initials of a name of three or more capitalised words of two letters or more (``abc`` of "Adaptive Batch Calibration: …"), else ``""``. A bare name equal to
     another title's name or initials is an alias of that title (:data:`ALIAS_SIMILARITY`)."""
     if _is_name(title) and not _NAME_PART.match(title):
         name = fold_title(title)
@@ -167,7 +167,7 @@ def english_title_similarity(a: str, b: str) -> float:
 
 def same_authors_title_similarity(a: str, b: str) -> float:
     """:func:`english_title_similarity` of two titles whose mentions name the same authors: a
-    word substituted on each side is then a typo or a rewording ("Emerged"/"Emergent",
+    word substituted on each side is then a typo or a rewording ("Learned"/"Learning",
     "Sync"/"Sink"), so only a sequel marker caps the ratio (a sequel keeps its authors)."""
     ratio = _english_ratio(a, b)
     if ratio > TITLE_CONFLICT_SIMILARITY and _sequel_conflict(a, b):
