@@ -366,7 +366,6 @@ _TAGS = re.compile(
     re.IGNORECASE,
 )
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_MD_IMAGE = re.compile(r"^!\[[^\]]*\]\([^)]*\)$")
 #: A line of images only: Markdown images, linked images (badges: ``[![alt](img)](link)``) and
 #: HTML ``<img>`` tags, maybe inside layout tags (``<p align="center">``), at least one image.
 _IMAGES_ONLY = re.compile(
@@ -517,7 +516,7 @@ def _line_kind(s: str, in_header: bool, in_footer: bool) -> str | None:
     if units > LINE_KIND_MAX_UNITS:  # every kind below is a short line; long ones are prose
         return None
     body = _undecorated(s)
-    if (_CAPTION.match(body) or _MD_IMAGE.match(s)) and units <= CAPTION_MAX_UNITS:
+    if _CAPTION.match(body) and units <= CAPTION_MAX_UNITS:  # (a line of images: above)
         return "caption"
     if (_SHARE.match(body) and units <= PROMPT_MAX_UNITS) or (
         _SHARE_ANYWHERE.search(body) and units <= PROMPT_LOOSE_MAX_UNITS
