@@ -289,7 +289,7 @@ _SHARE_ANYWHERE = re.compile(
 #: The words inside longer ones are not invitations: 群体/群體/群落/群众 (交流群体 "communicating
 #: populations", 讨论群体决策) and 加 closing a word (增加微信…, 更加, 参加).
 _COMMUNITY = re.compile(
-    r"(?:交流|讨论|討論|粉丝|粉絲)群(?![体體落众眾])|知识星球|知識星球"
+    r"(?:交流|讨论|討論|粉丝|粉絲)群(?![体體落众眾])|[进進入]群(?:交流|讨论|討論)|知识星球|知識星球"
     r"|(?<![增更参參附施追叠疊外强強])(?:加|添加)(?:小编|小編)?微信")
 COMMUNITY_MAX_UNITS = 60
 #: A short line that both asks to subscribe and names what (a newsletter, the inbox...).

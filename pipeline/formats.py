@@ -503,10 +503,12 @@ def parse_record(obj: dict) -> JsonlRecord:
     fields = reading.fields
     if fields is not None:
         published = _meta_field(obj, JSONL_META_FIELDS["published"])
+        nulls = [f"field {str(k)!r} is null: the record is read as a paper's fields" for k, v in obj.items()
+                 if v is None and str(k).strip().casefold() in JSONL_TEXT_FIELDS]
         return JsonlRecord(text=paper_records.render(fields), title=fields["title"] or fields["title_zh"],
                            url=fields["urls"][0] if fields["urls"] else None,
                            published=_meta_value(published[1]) if published else None,
-                           paper=paper_records.dumps(fields), notes=reading.notes)
+                           paper=paper_records.dumps(fields), notes=(*reading.notes, *nulls))
     found = paper_records.text_field(obj)
     if found is None:
         nulls = [str(k) for k, v in obj.items() if str(k).strip().casefold() in JSONL_TEXT_FIELDS]

@@ -998,11 +998,11 @@ def test_invitations_to_a_readers_group_are_share_prompts() -> None:
     text = ("# CVPR 2025 最佳论文\n\n论文提出了一种新的三维重建方法，速度很快。\n\n"
             ">>点击进入→具身智能之心技术交流群\n\n"
             "更多干货,欢迎加入国内首个具身智能全栈学习社区具身智能之心知识星球(戳我)这里包含所有你想要的。\n\n"
-            "读者论文交流群,请加小编微信号:abc123。等你。\n")
+            "读者论文交流群,请加小编微信号:abc123。等你。\n\n进群交流请备注：论文\n")
     prompts = [d["text"] for d in find_dropped(text, Config()) if d["reason"] == "share_prompt"]
     assert prompts == [">>点击进入→具身智能之心技术交流群",
                        "更多干货,欢迎加入国内首个具身智能全栈学习社区具身智能之心知识星球(戳我)这里包含所有你想要的。",
-                       "读者论文交流群,请加小编微信号:abc123。等你。"]
+                       "读者论文交流群,请加小编微信号:abc123。等你。", "进群交流请备注：论文"]
 
 
 def test_lines_of_images_only_are_captions() -> None:

@@ -131,6 +131,11 @@ def test_a_paper_field_is_the_title_unless_it_holds_the_papers_link():
         "10.5 Million Images: A Benchmark"
 
 
+def test_a_null_text_beside_a_title_is_said():
+    record = parse_record({"title": "Attention Is All You Need", "text": None})
+    assert record.paper is not None and record.notes == ("field 'text' is null: the record is read as a paper's fields",)
+
+
 def test_a_record_with_neither_text_nor_title_is_rejected():
     assert parse_record({"authors": "A", "year": 2024}).error.startswith("no text and no paper title")
 
