@@ -621,6 +621,7 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
     header_raw = records[0].raw if records else ""
     delimiter = _csv_delimiter(header_raw)
     columns, header_note = _header_columns(header)
+    open_quote: int | None = None  # the row whose quote is never closed (the lines after it may be its text)
     for group in _one_author_a_row(records[1:], columns, len(header)):
         rec = _merged_record(group, columns, len(header))
         if not rec.error and not rec.raw.strip():
@@ -636,10 +637,16 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
                          "own (an unclosed quote?): they are read as part of the cell")
         row = _row(label, f"{header_raw}\n{rec.raw}".encode())
         row.update(encoding=decoded.encoding, raw_text=rec.raw, notes="; ".join(notes) or None)
+        if open_quote is not None and not rec.error and len(rec.cells) < len(header):
+            # a short line after a quote never closed is most likely text of that quoted cell
+            rec = _CsvRecord(rec.n, rec.raw, rec.cells, f"{len(rec.cells)} cell(s) after the quote of row "
+                             f"{open_quote} that is never closed: likely text of that cell, not read as a row")
         if rec.error or len(rec.cells) > len(header):
             error = rec.error or f"{len(rec.cells)} cells but the header names {len(header)}"
             row.update(status="error", error=f"{label}: {error}")
             rows.append(row)
+            if rec.error and "is never closed" in rec.error and open_quote is None:
+                open_quote = rec.n
             continue
         cells = rec.cells
         if len(cells) < len(header):

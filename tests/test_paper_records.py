@@ -334,6 +334,18 @@ def test_csv_of_one_author_a_row_keeps_a_paper_whole_across_a_blank_line_and_an_
     assert len(rows) == 1 and json.loads(rows[0]["paper_record"])["authors"] == ["Ashish Vaswani", "Noam Shazeer"]
 
 
+def test_csv_short_lines_after_a_quote_never_closed_are_no_papers(tmp_path):
+    """The lines after a quote that is never closed are most likely its cell's text: a short one
+    is an error row, not a paper titled by a sentence; a whole row there is still read."""
+    text = ('title,year\nGood Paper One,2023\n"Broken, quote,2024\nGood Paper Two,2024\n'
+            "本周一，会议公布了最佳论文奖项。\n")
+    rows = _read_csv(tmp_path, "open.csv", text)
+    assert [(r["source_path"], r["status"]) for r in rows] == [
+        ("open.csv#2", "ok"), ("open.csv#3", "error"), ("open.csv#4", "ok"), ("open.csv#5", "error")]
+    assert rows[3]["error"] == ("open.csv#5: 1 cell(s) after the quote of row 3 that is never closed: "
+                                "likely text of that cell, not read as a row")
+
+
 def test_csv_rows_that_differ_in_a_papers_rank_are_papers_of_their_own(tmp_path):
     """A 'rank' or 'position' column ranks papers, not authors: rows differing there stay apart."""
     text = "rank,title,author,year\n1,TBD,Ann Lee,2024\n2,TBD,Bo Chen,2024\n3,TBD,Cy Dee,2024\n"
