@@ -148,16 +148,17 @@ MIN_TITLE_CHARS = 3
 STYLES = ("md1", "md2", "md3", "bold_line", "bold_lead", "link_lead", "list", "table", "numbered",
           "kv_title", "book", "enum", "quoted", "plain")
 
-#: Feature names, in the order of :meth:`Candidate.vector`.
+#: Feature names, in the order of :meth:`Candidate.vector`: the classifier's inputs. Further
+#: evidence flags (``credit_in_line``, ``names_in_line``, ``next_italic``) are set in
+#: :attr:`Candidate.features` for :func:`has_paper_evidence` without being inputs.
 FEATURES: tuple[str, ...] = (
-    *(f"style_{s}" for s in STYLES),
+    *(f"style_{s}" for s in STYLES if s not in ("md3", "bold_line", "book", "quoted")),
     "latin_words", "han_chars", "chars", "titlecase_share", "colon_inside", "ends_like_sentence",
-    "sentence_punct", "zh_sentence_punct", "question", "venue_year", "award_label", "has_digit_start",
-    "has_url", "has_arxiv", "credit_in_line", "paper_word_in_line", "names_in_line", "bilingual", "self_credit", "italic_line",
-    "next_authors", "next_italic", "next_prose_credit", "next_kv", "next_kv_authors", "next_arxiv", "next_url",
+    "sentence_punct", "question", "venue_year", "award_label", "has_digit_start",
+    "has_url", "has_arxiv", "paper_word_in_line", "self_credit", "italic_line",
+    "next_authors", "next_prose_credit", "next_kv_authors", "next_arxiv",
     "next_credit_word", "next_paper_word", "next_body_chars", "next_candidate_gap",
-    "prev_credit", "siblings", "sibling_evidence_share", "doc_candidates", "first_line", "position",
-    "about_papers", "style_share",
+    "siblings", "sibling_evidence_share", "doc_candidates", "position", "style_share",
 )
 
 
@@ -572,7 +573,6 @@ def _line_features(title: str, raw: str) -> dict[str, float]:
         "colon_inside": float(bool(_COLON_INSIDE.search(title))),
         "ends_like_sentence": float(bool(_SENTENCE_END.search(title))),
         "sentence_punct": min(len(_SENTENCE_PUNCT.findall(title)), 5) / 5,
-        "zh_sentence_punct": min(len(_ZH_SENTENCE_PUNCT.findall(title)), 5) / 5,
         "question": float(bool(_QUESTION.search(title))),
         "venue_year": float(any(y is not None for _, y, _, _ in find_venue_years(title))),
         "award_label": float(award is not None and normalize_award(award) is not None),
@@ -582,7 +582,6 @@ def _line_features(title: str, raw: str) -> dict[str, float]:
         "credit_in_line": float(bool(_CREDIT_WORD.search(rest))),
         "paper_word_in_line": float(bool(_PAPER_WORD.search(rest))),
         "names_in_line": float(any(_is_name_list(p) for p in _FIELD_SEPARATOR.split(rest))),
-        "bilingual": float(bool(han and len(words) >= 2)),
         "self_credit": float(_is_name_list(title) or _credits(title)),
         "italic_line": float(bool(_is_italic_line(raw))),
     }
@@ -621,7 +620,7 @@ class _LineFacts:
             self.chars.append(self.chars[-1] + len(line.stripped))
 
     def __call__(self, j: int) -> tuple:
-        """``(kv key or None, credit line, italic, arXiv id, URL, credit word, paper word)``."""
+        """``(kv key or None, credit line, italic, arXiv id, credit word, paper word, plain text)``."""
         got = self._facts.get(j)
         if got is None:
             raw = self.lines[j].stripped[:MAX_LINE_CHARS]
@@ -629,21 +628,19 @@ class _LineFacts:
             kv = parse_key_value(s)
             got = (kv[0] if kv is not None else None,
                    _is_name_list(s) or (len(s) < 400 and parse_credit_line(s) is not None),
-                   _is_italic_line(raw), bool(find_arxiv_ids(s)), _has_url(raw),
+                   _is_italic_line(raw), bool(find_arxiv_ids(s)),
                    _credit_word(s[:300].lower()), _paper_word(s[:300].lower()), s)
             self._facts[j] = got
         return got
 
 
 def _evidence(facts: _LineFacts, start: int, stop: int) -> dict[str, float]:
-    f = dict.fromkeys(("next_authors", "next_italic", "next_prose_credit", "next_kv", "next_kv_authors", "next_arxiv",
-                       "next_url", "next_credit_word", "next_paper_word"), 0.0)
+    f = dict.fromkeys(("next_authors", "next_italic", "next_prose_credit", "next_kv_authors", "next_arxiv",
+                       "next_credit_word", "next_paper_word"), 0.0)
     for j in range(start, min(stop, start + EVIDENCE_LINES)):
-        kv, credit_line, italic, arxiv, url, credit_word, paper_word, s = facts(j)
-        if kv is not None:
-            f["next_kv"] = 1.0
-            if kv in ("authors", "institutions"):
-                f["next_kv_authors"] = 1.0
+        kv, credit_line, italic, arxiv, credit_word, paper_word, s = facts(j)
+        if kv in ("authors", "institutions"):
+            f["next_kv_authors"] = 1.0
         if j < start + 2 and credit_line:
             f["next_authors"] = 1.0
         if j < start + 2 and italic:
@@ -652,7 +649,6 @@ def _evidence(facts: _LineFacts, start: int, stop: int) -> dict[str, float]:
             credit = find_credit(s)  # "Muennighoff and colleagues trained …", "来自X的研究团队…"
             f["next_prose_credit"] = float(bool(credit and (credit.authors or credit.institutions)))
         f["next_arxiv"] = max(f["next_arxiv"], float(arxiv))
-        f["next_url"] = max(f["next_url"], float(url))
         f["next_credit_word"] = max(f["next_credit_word"], float(credit_word))
         f["next_paper_word"] = max(f["next_paper_word"], float(paper_word))
     f["next_body_chars"] = math.log1p(facts.chars[stop] - facts.chars[start]) / 10
@@ -701,7 +697,6 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
             cands.append(c)
     if not cands:
         return cands
-    about = float(any(ABOUT_PAPERS.search(line.text) for line in lines))
     facts = _LineFacts(lines)
     style_count = Counter(c.style for c in cands)
     evidence: list[bool] = []
@@ -720,8 +715,6 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
     for c, stop in zip(cands, stops, strict=True):
         c.features.update(_line_features(c.title, lines[c.line].stripped))
         c.features.update(_evidence(facts, c.line + 1, stop))
-        prev = plain(lines[c.line - 1].stripped[:MAX_LINE_CHARS]).rstrip(".") if c.line else ""
-        c.features["prev_credit"] = float(bool(prev) and (_is_name_list(prev) or _credits(prev)))
         evidence.append(_has_evidence(c.features))
     with_evidence = Counter(c.style for c, e in zip(cands, evidence, strict=True) if e)
     n = len(lines)
@@ -732,9 +725,7 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
         c.features["sibling_evidence_share"] = with_evidence[c.style] / style_count[c.style]
         c.features["style_share"] = style_count[c.style] / len(cands)
         c.features["doc_candidates"] = doc_candidates
-        c.features["first_line"] = float(c.line == 0)
         c.features["position"] = c.line / max(n - 1, 1)
-        c.features["about_papers"] = about
     return cands
 
 

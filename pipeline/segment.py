@@ -42,6 +42,7 @@ import pandas as pd
 
 from . import paper_records, title_model
 from .candidates import (
+    ABOUT_PAPERS,
     LEADING_TAGS,
     Candidate,
     find_candidates,
@@ -389,7 +390,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     # a document that never speaks of papers, where no kept title has a credit, an arXiv id or
     # a metadata line, is not about papers (a news article, a FAQ, a recipe)
     confident = any(p >= CONFIDENT_TITLE_SCORE for c, p in zip(cands, scores, strict=True) if c.line in chosen)
-    if (chosen and not confident and not cands[0].features.get("about_papers")
+    if (chosen and not confident and not any(ABOUT_PAPERS.search(line.text) for line in lines)
             and not any(has_paper_evidence(c) for c in chosen.values())
             and not any(find_venue_years(line.text) for line in lines)):
         return {}

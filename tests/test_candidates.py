@@ -112,7 +112,7 @@ def test_features_of_a_credit_line_and_its_title() -> None:
                        "    Thomas Steinke · Milad Nasr · Matthew Jagielski\n", [])
     title, names = find_candidates(lines)
     assert title.features["next_authors"] == 1.0  # names between spaced middle dots are a credit line
-    assert set(title.features) == set(FEATURES)
+    assert set(FEATURES) <= set(title.features)  # every input of the classifier is set
     lines = kept_lines("Scaling Data-Constrained Language Models\n\n*Niklas Muennighoff, Alexander Rush and "
                        "Boaz Barak*\n", [])
     title, names = find_candidates(lines)
