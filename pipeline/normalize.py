@@ -98,6 +98,11 @@ MIXED_MIN_CHARS = 3
 #: stays Chinese; a line that is only an English title with a Chinese label (论文 1：Train for
 #: the Worst, ..., 3 % Han) is ``"en"``, which it mostly is.
 ZH_MIN_HAN_SHARE = 0.10
+#: Share of letters of another script (kana, Hangul ...) among those and the Han characters from
+#: which a text is not Chinese (``"und"``): Japanese writes kana beside its Han characters (about
+#: half of the letters of Japanese prose) and Korean writes Hangul, while Chinese text uses
+#: neither but for a stray name or emoticon.
+OTHER_SCRIPT_MIN_SHARE = 0.2
 
 #: A character that ``s2t`` changes still counts as *shared* (valid in both scripts, counted for
 #: neither) when STCharacters lists it among its own Traditional forms (one-to-many entries such
@@ -586,6 +591,8 @@ def _script_from_counts(c: ScriptCounts) -> str:
         return "und"
     if c.other > c.han and c.other > c.latin:
         return "und"
+    if c.han and c.other >= OTHER_SCRIPT_MIN_SHARE * (c.han + c.other):
+        return "und"  # Japanese or Korean: its Han characters are not Chinese text
     if c.han < ZH_MIN_HAN_SHARE * c.letters:
         return "en"
     minority = min(c.hans, c.hant)
@@ -604,8 +611,9 @@ def detect_script(text: str) -> str:
     Rules, in order (counts are character occurrences, see :func:`script_counts`):
 
     1. ``"und"`` when ``text`` has no letters at all (digits, punctuation, emoji, whitespace
-       only), or when letters of another script (kana, Hangul, Cyrillic ...) outnumber both the
-       Han characters and the Latin letters.
+       only), when letters of another script (kana, Hangul, Cyrillic ...) outnumber both the
+       Han characters and the Latin letters, or when Han characters stand beside such letters
+       that make up :data:`OTHER_SCRIPT_MIN_SHARE` of both (Japanese, Korean).
     2. ``"en"`` when Han characters are fewer than :data:`ZH_MIN_HAN_SHARE` of the letters
        (Latin letters then dominate). Any Latin-script text gets this tag; the corpus has
        English only.
@@ -888,8 +896,9 @@ def normalize_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
 
         * ``lang``: :func:`detect_script` of ``text`` (``"zh-Hans"``, ``"zh-Hant"``, ``"en"``,
           ``"mixed"`` or ``"und"``);
-        * ``text_norm``: :func:`to_script` of ``text`` to the target script. Its length in
-          characters may differ from ``text``; offsets refer to ``text`` only.
+        * ``text_norm``: :func:`to_script` of ``text`` to the target script, or ``text`` itself
+          when it is ``"und"`` (Japanese kanji are not Traditional Chinese to convert). Its
+          length in characters may differ from ``text``; offsets refer to ``text`` only.
 
     Raises:
         TypeError: a ``text`` value is not a ``str`` (the message names its row index).
@@ -905,9 +914,11 @@ def normalize_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
             )
     out = batch.copy()
     counts = [script_counts(t) for t in texts]  # one count per text for both columns
-    out["lang"] = pd.Series([_script_from_counts(c) for c in counts], index=batch.index, dtype=object)
+    langs = [_script_from_counts(c) for c in counts]
+    out["lang"] = pd.Series(langs, index=batch.index, dtype=object)
     out["text_norm"] = pd.Series(
-        [t if _already_in_target(t, target, c) else to_script(t, target) for t, c in zip(texts, counts, strict=True)],
+        [t if lang == "und" or _already_in_target(t, target, c) else to_script(t, target)
+         for t, c, lang in zip(texts, counts, langs, strict=True)],
         index=batch.index, dtype=object,
     )
     return out

@@ -107,6 +107,12 @@ def test_seeds_carry_few_stray_characters(hans_seed: str, hant_seed: str) -> Non
         ("", "und"),
         ("📄 🔗 2025-07-14", "und"),
         ("ひらがなだけ", "und"),
+        # Japanese: kanji beside kana (19 of 50 letters) are not Traditional Chinese
+        ("本論文では、大規模言語モデルの推論能力について述べる。東京大学の研究チームが発表した。", "und"),
+        # Korean: Hangul beside Han
+        ("이 論文은 大規模 言語 모델을 다룬다", "und"),
+        # a Chinese sentence with one kana emoticon stays Chinese
+        ("这篇論文提出了一種新方法，效果很好の", "zh-Hant"),
         # No script-specific character at all: the documented default.
         ("中文", "zh-Hans"),
         # 台, 里 are shared by both scripts (HKVariants, STPhrases' 公里); 灣 decides.
@@ -759,3 +765,10 @@ def test_property_off_target_index_equals_testing_each_character(texts: list[str
 def test_property_text_units_equals_one_scan_for_either_unit(s: str) -> None:
     unit = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[A-Za-z0-9]+(?:['’.\-][A-Za-z0-9]+)*"
     assert text_units(s) == len(re.findall(unit, s))
+
+
+def test_a_japanese_section_is_und_and_kept_as_written() -> None:
+    text = "本論文では、大規模言語モデルの推論能力について述べる。東京大学の研究チームが発表した。"
+    out = STAGE(pd.DataFrame({"doc_id": ["j"], "text": [text]}), Config())
+    assert out["lang"].tolist() == ["und"]
+    assert out["text_norm"].tolist() == [text]  # 論, 東, 発 are kanji, not Traditional Chinese
