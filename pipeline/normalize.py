@@ -591,10 +591,10 @@ def _script_from_counts(c: ScriptCounts) -> str:
         return "und"
     if c.other > c.han and c.other > c.latin:
         return "und"
-    if c.han and c.other >= OTHER_SCRIPT_MIN_SHARE * (c.han + c.other):
-        return "und"  # Japanese or Korean: its Han characters are not Chinese text
     if c.han < ZH_MIN_HAN_SHARE * c.letters:
         return "en"
+    if c.other >= OTHER_SCRIPT_MIN_SHARE * (c.han + c.other):
+        return "und"  # Japanese or Korean: its Han characters are not Chinese text
     minority = min(c.hans, c.hant)
     if minority >= MIXED_MIN_CHARS and minority >= MIXED_MIN_SHARE * (c.hans + c.hant):
         return "mixed"
@@ -612,11 +612,11 @@ def detect_script(text: str) -> str:
 
     1. ``"und"`` when ``text`` has no letters at all (digits, punctuation, emoji, whitespace
        only), when letters of another script (kana, Hangul, Cyrillic ...) outnumber both the
-       Han characters and the Latin letters, or when Han characters stand beside such letters
-       that make up :data:`OTHER_SCRIPT_MIN_SHARE` of both (Japanese, Korean).
+       Han characters and the Latin letters.
     2. ``"en"`` when Han characters are fewer than :data:`ZH_MIN_HAN_SHARE` of the letters
        (Latin letters then dominate). Any Latin-script text gets this tag; the corpus has
-       English only.
+       English only. Otherwise ``"und"`` when letters of another script make up
+       :data:`OTHER_SCRIPT_MIN_SHARE` of them and the Han characters (Japanese, Korean).
     3. ``"mixed"`` when both Chinese scripts are substantial: the minority script has at least
        :data:`MIXED_MIN_CHARS` script-specific characters and at least :data:`MIXED_MIN_SHARE`
        of all script-specific ones, or the two counts tie. ``"mixed"`` is used for the two
