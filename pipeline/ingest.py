@@ -229,6 +229,12 @@ def _row(source_path: str, data: bytes | None = None) -> dict:
     return row
 
 
+#: Largest share of NUL characters in a decoded text that are stray bytes of a text file (a
+#: truncated write, a scraper's padding), removed with a note; more make it a binary file (one
+#: NUL alone is always stray).
+MAX_STRAY_NUL_SHARE = 0.01
+
+
 def _finish(row: dict, raw: str, text: str, notes: list[str], label: str) -> dict:
     """Set text, raw_text, n_chars, notes and the empty/NUL statuses of a decoded row."""
     if "\x00" in text:
@@ -282,6 +288,9 @@ def read_document(source_path: str, abs_path: str) -> dict:
     row["encoding"] = decoded.encoding
     raw = normalize_newlines(decoded.text)
     notes = list(decoded.notes)
+    if 0 < (nuls := raw.count("\x00")) <= max(1, MAX_STRAY_NUL_SHARE * len(raw)):
+        raw = raw.replace("\x00", "")
+        notes.append(f"removed {nuls} NUL character{'s' if nuls > 1 else ''}")
     text = raw
     if is_html and "\x00" not in raw:
         # repair mojibake before extraction: trafilatura drops the C1 and NBSP characters

@@ -282,6 +282,15 @@ def test_read_document_nul_characters_is_error_row(tmp_path: Path) -> None:
     assert (row["text"], row["encoding"], row["n_chars"]) == ("", None, 0)
 
 
+def test_a_stray_nul_in_an_article_is_removed_with_a_note(tmp_path: Path) -> None:
+    text = "# Attention Is All You Need\n\nAuthors: Ashish Vaswani, Noam Shazeer\n\nA NeurIPS 2017 paper.\n"
+    row = _read(tmp_path, "a.md", (text + "\x00").encode())
+    assert (row["status"], row["text"], row["notes"]) == ("ok", text, "removed 1 NUL character")
+    page = "<html><body><article><h1>Attention Is All You Need</h1><p>" + "A NeurIPS 2017 paper. " * 20
+    row = _read(tmp_path, "a.html", (page + "\x00</p></article></body></html>").encode())
+    assert row["status"] == "ok" and "<" not in row["text"] and "\x00" not in row["text"]
+
+
 def test_read_document_bad_bom_payload_is_error_row(tmp_path: Path) -> None:
     row = _read(tmp_path, "a.txt", codecs.BOM_UTF8 + b"\xff\xfe\xfd")
     assert row["status"] == "error"
