@@ -138,7 +138,7 @@ def format_summary(summary: dict) -> str:
         + (f"  ({summary['failed_new']} new, {summary['failed_known']} known)" if summary['failed_files'] else ""),
         f"  empty files                       {summary['empty_files']:>8}",
         f"  skipped files                     {summary['skipped_files']:>8}",
-        f"  duplicate files (same bytes)      {summary['duplicate_files']:>8}",
+        f"  duplicate documents (same bytes)  {summary['duplicate_files']:>8}",
         f"  files processed (new or changed)  {summary['files_processed']:>8}",
         f"  files reused (unchanged)          {summary['files_reused']:>8}",
         f"  files removed since last run      {summary['files_removed']:>8}",

@@ -244,7 +244,7 @@ def test_successful_run_writes_outputs_and_prints_summary(tmp_path: Path) -> Non
     assert counts == {
         "documents read": 1, "sections": 2, "papers": 2, "papers with mentions in 2+ docs": 0, "empty files": 0,
         "dropped spans": len(frames["dropped"]), "failed files": 0, "skipped files": 1,
-        "duplicate files (same bytes)": 0, "files processed (new or changed)": 1, "files reused (unchanged)": 0,
+        "duplicate documents (same bytes)": 0, "files processed (new or changed)": 1, "files reused (unchanged)": 0,
         "files removed since last run": 0,
     }
     # a first run: both papers are new (changes.parquet)
