@@ -283,6 +283,8 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
         title = _title_cell(cells, header)
         return Candidate(0, title, "table", cells=cells, header=header or []) if title else None
     if m := _MD_HEADING.match(raw):
+        if (kv := parse_key_value(s)) is not None and kv[0] in ("authors", "institutions"):
+            return None  # "#### Authors: A, B": a credit set as a heading, the evidence of a title
         level = len(m.group("hashes"))
         style = "md1" if level == 1 else "md2" if level == 2 else "md3"
         return _made(_clean_title(m.group("text").rstrip().rstrip("#")), style, level)

@@ -234,6 +234,26 @@ _TRAILING_DATE = re.compile(r"[,，]?\s*\d{4}(?:[.\-/]\d{1,2}){0,2}\s*$")
 
 
 _LEADING_DASH = re.compile(r"^[—–―]+\s*")
+#: An HTML anchor, kept as its text ("<a href=…>Name</a>" in a Markdown page's credit line).
+_HTML_ANCHOR = re.compile(r"<a\s[^>]{0,500}>(?P<text>[^<]{0,200})</a\s*>", re.I)
+#: Non-breaking spaces that separate names laid out without commas ("A &nbsp;&nbsp; B").
+_NAME_GAP = re.compile(r"(?<=[^\s,，、;；])(?:[ \t]*(?:&nbsp;|\u00a0)[ \t]*)+")
+#: A template's placeholder for the names ("[Authors] 等", "<author names>"), not a credit.
+_NAMES_PLACEHOLDER = re.compile(r"[\[<{【（(]\s*(?:(?:the\s+)?authors?(?:\s+names?)?|names?|作者|作者名单|作者名單|tbd|todo|xxx)\s*"
+                                r"[\]>}】）)]\s*(?:等|et\s+al\.?)?", re.I)
+
+
+def _names_value(value: str) -> str:
+    """An authors or institutions value as plain text: links as their text (Markdown and HTML
+    anchors), names laid out with ``&nbsp;`` between them separated by commas, a template
+    placeholder ("[Authors]") as no value."""
+    if _NAMES_PLACEHOLDER.fullmatch(value.strip()):
+        return ""
+    if "<" in value:
+        value = _HTML_ANCHOR.sub(lambda m: m.group("text"), value)
+    if "](" in value:
+        value = unlink(value)
+    return _NAME_GAP.sub(", ", value).strip() if "&nbsp;" in value or "\u00a0" in value else value
 
 
 @_memoised()
@@ -538,8 +558,9 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     authors, truncated = [], False
     institutions: list[str] = []
     for value in kv.get("institutions", [])[:1]:
-        institutions, _ = split_names(value)
+        institutions, _ = split_names(_names_value(value))
     for value in kv.get("authors", [])[:1]:
+        value = _names_value(value)
         # "Authors: A, B and colleagues at DeepMind": people, then their affiliation
         line_credit = parse_credit_line(value)
         paired = split_affiliation_items(value)

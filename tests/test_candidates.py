@@ -330,3 +330,11 @@ def test_list_item_title_without_a_venue_tail_and_no_placeholder_titles() -> Non
 def test_a_link_label_before_its_address_is_no_title() -> None:
     # "论文/Paper: http://…" under a bold title names the link, not a paper
     assert candidate_of(_line("- 论文/Paper: http://arxiv.org/pdf/2207.04675")) is None
+
+
+def test_a_credit_set_as_a_heading_is_evidence_not_a_title() -> None:
+    assert candidate_of(_line("#### Authors: Victor Letzelter, Mathieu Fontaine, Slim Essid")) is None
+    lines = kept_lines("## Resilient Multiple Choice Learning: A learned scoring scheme\n"
+                       "#### Authors: Victor Letzelter, Mathieu Fontaine, Slim Essid\n", [])
+    (title,) = find_candidates(lines)
+    assert title.style == "md2" and title.features["next_kv_authors"] == 1.0

@@ -537,3 +537,17 @@ def test_a_short_name_heading_takes_the_full_title_its_line_quotes():
     line = "Mamba（場外最大焦點）：Albert Gu 和 Tri Dao 的「Mamba: Linear-Time Sequence Modeling with Selective State Spaces」以 arXiv 預印本發布"
     assert _full_title("Mamba", line) == "Mamba: Linear-Time Sequence Modeling with Selective State Spaces"
     assert _full_title("Mamba", "Mamba 的「選擇性」機制") is None
+
+
+def test_authors_linked_with_html_anchors_and_laid_out_with_nbsp() -> None:
+    text = ('## No Train, all Gain: Self-Supervised Gradients Improve Deep Frozen Representations\n'
+            '### Authors: <a href="https://walter.ashita.nl/">Walter Simoncini</a>  &nbsp;&nbsp; '
+            '<a href="https://gidariss.github.io/&hl=en">Spyros Gidaris</a>  &nbsp;&nbsp;  '
+            '<a href="https://abursuc.github.io/">Andrei Bursuc</a>\n')
+    out = _section("No Train, all Gain: Self-Supervised Gradients Improve Deep Frozen Representations", text)
+    assert out["authors"] == ["Walter Simoncini", "Spyros Gidaris", "Andrei Bursuc"]
+
+
+def test_a_template_placeholder_is_no_author() -> None:
+    text = "### 2. Schema-Gated Agentic AI\n\n**作者**: [Authors] 等  \n**链接**: [arXiv:2603.06561](https://arxiv.org/abs/2603.06561)\n"
+    assert _section("2. Schema-Gated Agentic AI", text, "zh-Hans")["authors"] == []
