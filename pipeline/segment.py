@@ -521,9 +521,9 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
     if not anchors and lines and _about_one_paper("\n".join(line.text for line in lines)):
         # a page about one paper that never writes its title as a heading or a quoted name in a
         # sentence about a paper: the page is that paper's one section, titled by an English
-        # title quoted anywhere, else untitled (its first line is the page's headline, not the
-        # paper's title)
-        anchors = {0: _quoted_title(lines) or ""}
+        # title quoted anywhere, else the title of its front matter (a note's metadata), else
+        # untitled (its first line is the page's headline, not the paper's title)
+        anchors = {0: _quoted_title(lines) or front_matter_headline(dropped).split("\n")[0]}
     if len(anchors) >= 2:
         _drop_restated_mentions(lines, anchors)
     if len(anchors) <= 1 and "reference" in kinds:

@@ -9,6 +9,8 @@ character is owned exactly once.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -16,6 +18,8 @@ from hypothesis import strategies as st
 from pipeline.clean import find_dropped
 from pipeline.config import Config
 from pipeline.segment import SECTION_FIELDS, segment_document
+
+REAL = Path(__file__).parent / "fixtures" / "real"
 
 
 def segment(text: str) -> tuple[list[dict], dict]:
@@ -550,3 +554,10 @@ def test_the_documents_venue_does_not_depend_on_string_hashing() -> None:
         seen.add(subprocess.run([sys.executable, "-c", code], input=text, capture_output=True, text=True,
                                 env=env, check=True).stdout.strip())
     assert len(seen) == 1 and seen.pop() != "None None"
+
+
+def test_a_note_about_one_paper_is_titled_by_its_front_matter() -> None:
+    # a real reading note (Obsidian): the paper's title is only in its front matter
+    text = (REAL / "dev" / "h18-jackchen-obsidian-notes" / "DEIM.md").read_text(encoding="utf-8")
+    out = segment_document(text, find_dropped(text, Config()))
+    assert [s["heading"] for s in out["sections"]] == ["DEIM: DETR with Improved Matching for Fast Convergence"]
