@@ -126,6 +126,26 @@ def _reading_label() -> re.Pattern[str]:
     return re.compile(rf"(?<=.{{{MIN_TITLE_BEFORE_LABEL}}})\s*(?:{'|'.join(map(re.escape, words))})\s*$", re.S)
 
 
+#: A label before a title that names a venue edition ("ACL2025: ", "CVPR 2024 Oral："): at most
+#: this many letters besides the venue's name.
+MAX_VENUE_LABEL_REST = 6
+_LABEL_COLON = re.compile(r"[:：]\s*")
+
+
+def _without_venue_label(h: str) -> str:
+    """``h`` without a leading label that only names a venue edition and its track ("ACL2025:
+    Title"); unchanged otherwise, or when fewer than 8 characters would be left."""
+    m = _LABEL_COLON.search(h, 0, 40)
+    if m is None or len(h) - m.end() < 8:
+        return h
+    label = h[: m.start()]
+    found = [(start, end) for _, year, start, end in find_venue_years(label) if year]
+    if not found:
+        return h
+    rest = "".join(ch for k, ch in enumerate(label) if not any(a <= k < b for a, b in found))
+    return h[m.end():] if sum(ch.isalpha() for ch in rest) <= MAX_VENUE_LABEL_REST else h
+
+
 def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     """``(title, title_zh)`` from a section heading.
 
@@ -140,6 +160,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     if _HAS_CJK.search(h) and (label := _reading_label().search(h)):  # "Title導讀", "BERT | 论文笔记": a guide
         h = h[: label.start()].rstrip(" \t:：|｜丨—–-")
     h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
+    h = _without_venue_label(h)
     if h.endswith((")", "）", "]")) and (tag := _TRAILING_LINK_TAG.search(h)) and tag.start() >= 3:
         h = h[: tag.start()]
     kv = parse_key_value(h)

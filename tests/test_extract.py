@@ -551,3 +551,14 @@ def test_authors_linked_with_html_anchors_and_laid_out_with_nbsp() -> None:
 def test_a_template_placeholder_is_no_author() -> None:
     text = "### 2. Schema-Gated Agentic AI\n\n**作者**: [Authors] 等  \n**链接**: [arXiv:2603.06561](https://arxiv.org/abs/2603.06561)\n"
     assert _section("2. Schema-Gated Agentic AI", text, "zh-Hans")["authors"] == []
+
+
+@pytest.mark.parametrize(("heading", "title"), [
+    ("ACL2025: Language Models Resist Alignment: Evidence From Data Compression",
+     "Language Models Resist Alignment: Evidence From Data Compression"),
+    ("CVPR 2024 Oral: Generative Image Dynamics", "Generative Image Dynamics"),
+    ("DeepSeek-R1: Incentivizing Reasoning Capability in LLMs", "DeepSeek-R1: Incentivizing Reasoning Capability in LLMs"),
+    ("NeurIPS 2023 best papers: a review of the year", "NeurIPS 2023 best papers: a review of the year"),
+])
+def test_a_venue_edition_label_before_the_title_is_not_the_title(heading: str, title: str) -> None:
+    assert split_heading_title(heading)[0] == title
