@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from .candidates import (
+    _GENERIC_LINK,
     _HAN,
     _SENTENCE_PUNCT,
     ABOUT_PAPERS,
@@ -97,6 +98,25 @@ _SPEECH = re.compile(
 _NOT_PAPER_CUE = re.compile(r"印发|印發|出版社|小说|小說|电影|電影|报道称|報導稱|方案|通知|条例|條例|新闻|新聞|一书|一書")
 
 
+#: A sentence announcing papers of a venue ("Five papers accepted at ICLR 2025: …", "3 篇论文被 CVPR
+#: 接收：…"); the links after its colon name them.
+_ACCEPTED = re.compile(r"\b(?:accepted|published|presented|appear(?:s|ing)?)\b|接收|录用|錄用|入选|入選|中稿", re.I)
+_LINK_TEXT = re.compile(r"\[(?P<md>[^\[\]\n]{2,120})\]\([^()\s]+\)|<a\s[^>]{0,500}>(?P<html>[^<]{2,120})</a\s*>", re.I)
+
+
+def _announced_links(sentence: str) -> list[tuple[int, str]]:
+    """``(offset, name)`` of the linked names listed after the colon of a sentence that announces
+    accepted papers (two or more links, none of them a link's kind such as "code" or "PDF");
+    empty otherwise."""
+    colon = min((i for i in (sentence.find(":"), sentence.find("：")) if i >= 0), default=-1)
+    if colon < 0 or not _ACCEPTED.search(sentence, 0, colon) or not _PAPER_CUE.search(sentence, 0, colon):
+        return []
+    links = [(m.start(), (m.group("md") or m.group("html")).strip(" `*_")) for m in _LINK_TEXT.finditer(sentence, colon)]
+    if len(links) < 2 or any(len(name) < 2 or _GENERIC_LINK.fullmatch(name) for _, name in links):
+        return []
+    return links
+
+
 def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     """Inline paper mentions of a paragraph, in order, as ``(offset, mention)``.
 
@@ -125,6 +145,10 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
         cue: bool | None = None  # looked for at the sentence's first mention only
         not_paper: bool | None = None  # likewise
         previous_end: int | None = None
+        if announced := _announced_links(sentence):  # "Two papers accepted at CVPR 2025: [A](…) and [B](…)"
+            found += [(pos + at, name) for at, name in announced]  # (the announcement is context)
+            pos += len(sentence)
+            continue
         marked = list(_MENTION.finditer(sentence)) if has_marks else []
         if not marked and _PAPER_CUE.search(sentence) and not _HAN.search(sentence):
             for at, title, end in _title_case_spans(sentence):  # an English title written without quotes

@@ -9,7 +9,7 @@ from pipeline.clean import find_dropped
 from pipeline.config import Config
 from pipeline.extract import split_heading_title
 from pipeline.headings import DECORATION_ONLY, LEADING_DECORATION
-from pipeline.prose import find_paper_mention
+from pipeline.prose import find_paper_mention, find_paper_mentions
 from pipeline.segment import segment_document
 
 VAR = "Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction"
@@ -569,3 +569,20 @@ def test_a_heading_right_above_a_list_of_papers_names_a_group_not_a_paper():
     found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
     assert "RAG and LLM" not in found and "LLM-Based Agent" not in found
     assert "KnowAgent: Knowledge-Augmented Planning for LLM-Based Agents" in found
+
+
+@pytest.mark.parametrize(("paragraph", "names"), [
+    ('Seven papers accepted at <a href="https://neurips.cc/">NeurIPS 2024</a>: '
+     '<a href="https://arxiv.org/abs/2407.10964">`FUNGI`</a>, <a href="https://arxiv.org/abs/2312.06386">`ManiPose`</a>'
+     ' and <a href="https://diffcut-segmentation.github.io/">`DiffCut`</a>.', ["FUNGI", "ManiPose", "DiffCut"]),
+    ("我们有2篇论文被 CVPR 2025 接收：[PerReg](https://a.example/perreg)、[FUTURIST](https://a.example/futurist)。",
+     ["PerReg", "FUTURIST"]),
+    # links that name a link's kind, or a sentence that announces nothing, name no paper
+    ("Our paper was accepted at NeurIPS: [code](https://a.example/c), [project page](https://a.example/p).", []),
+    ("Useful links: [PyTorch](https://pytorch.org), [JAX](https://jax.dev).", []),
+])
+def test_linked_names_after_an_announcement_of_accepted_papers_are_papers(paragraph: str, names: list[str]) -> None:
+    mentions = find_paper_mentions(paragraph)
+    assert [name for _, name in mentions] == names
+    if names:  # each section starts at its link: the announcement (venue, year) is the sections' context
+        assert mentions[0][0] == paragraph.index("<a href=\"https://arxiv" if "<a" in paragraph else "[PerReg]")
