@@ -525,9 +525,9 @@ def title_is_part(cand: Candidate, raw: str) -> bool:
 
 _LATIN_LETTER = re.compile(r"[A-Za-z]")
 _NAME_MARKS = re.compile(r"[\d*†‡§¶∗]+")  # footnote marks and affiliation numbers after a name
-_NAME_SEPARATOR = re.compile(r",|;|\band\b|&")
+_NAME_SEPARATOR = re.compile(r",|;|\band\b|&|\s[·•]\s")
 #: Where a separator of :data:`_NAME_SEPARATOR` can be once the marks are removed ("a1nd" too).
-_MAY_SEPARATE = re.compile(r"[,;&]|a[\d*†‡§¶∗]*n[\d*†‡§¶∗]*d")
+_MAY_SEPARATE = re.compile(r"[,;&·•]|a[\d*†‡§¶∗]*n[\d*†‡§¶∗]*d")
 
 
 @functools.lru_cache(maxsize=65536)

@@ -338,3 +338,11 @@ def test_a_credit_set_as_a_heading_is_evidence_not_a_title() -> None:
                        "#### Authors: Victor Letzelter, Mathieu Fontaine, Slim Essid\n", [])
     (title,) = find_candidates(lines)
     assert title.style == "md2" and title.features["next_kv_authors"] == 1.0
+
+
+def test_a_wrapped_line_of_names_between_middle_dots_is_a_credit_not_a_title() -> None:
+    # the second line of a hard-wrapped author list: its first name is cut, the rest are names
+    lines = kept_lines("Scaling Data-Constrained Language Models\n\n"
+                       "Tazi · Aleksandra Piktus · Sampo Pyysalo · Thomas Wolf · Colin Raffel\n", [])
+    title, names = find_candidates(lines)
+    assert names.features["self_credit"] == 1.0 and title.features["self_credit"] == 0.0
