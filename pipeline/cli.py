@@ -225,6 +225,9 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     """
     for name in OFFLINE_VARIABLES:  # before any model library is imported: they read it once
         os.environ[name] = "0" if allow_downloads else "1"
+    if quiet or log_format == "json" or not sys.stderr.isatty():
+        # the model libraries' own bars (transformers' "Loading weights") follow the run's
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     _setup_logging(log_format, verbose)
     overrides: dict[str, dict] = {}
 

