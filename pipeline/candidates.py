@@ -307,6 +307,8 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
     if m := _BOLD_RUN.match(body):
         return _made(_clean_title(m.group("inner")), "bold_lead")
     if m := _LINK.match(body):
+        if m.group("url").startswith("#"):
+            return None  # a table of contents' entry: its heading below is the candidate
         return _made(_clean_title(m.group("text")), "link_lead")
     if m := _QUOTED.match(plain(body)):
         return _made(m.group("inner").strip(), "quoted")

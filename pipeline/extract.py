@@ -68,7 +68,7 @@ from .headings import (
     MAX_DECORATION_CHARS,
     NUMBERED_PREFIX_RE,
 )
-from .identifiers import find_arxiv_ids, find_urls, url_kind
+from .identifiers import find_arxiv_attributes, find_arxiv_ids, find_urls, url_kind
 from .names import is_institution, split_affiliation, split_affiliation_items, split_names
 from .normalize import to_target
 from .stage import Stage, records
@@ -721,7 +721,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     award = normalize_award(award_raw) if award_raw else None
 
     link_text = " ".join(kv.get("paper_url", []))
-    ids = find_arxiv_ids(link_text, allow_bare=True) or find_arxiv_ids(row["text"])
+    ids = find_arxiv_ids(link_text, allow_bare=True) or find_arxiv_ids(row["text"]) or find_arxiv_attributes(row["text"])
     arxiv_id, arxiv_version = ids[0] if ids else (None, None)
 
     summary_lines = body[summary_from:] if summary_from is not None else body

@@ -27,6 +27,8 @@ _ARXIV_CTX = re.compile(
     rf"(?:{_ARXIV_NEW}|{_ARXIV_OLD})(?P<ver>v[1-9]\d*)?(?!\d)",
     re.I,
 )
+#: An HTML attribute naming an arXiv id (``data-arxiv-id="2505.00972v2"``): markup, not text.
+_ARXIV_ATTRIBUTE = re.compile(rf"\barxiv[-_]id\s*=\s*[\"']?(?:{_ARXIV_NEW})(?P<ver>v[1-9]\d*)?(?!\d)", re.I)
 _ARXIV_BARE = re.compile(
     rf"(?<![A-Za-z0-9./]){_ARXIV_NEW}(?P<ver>v[1-9]\d*)?(?![A-Za-z0-9]|\.\d)"
 )
@@ -182,6 +184,18 @@ def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str |
     for _, ident, ver in found:
         if out.get(ident) is None:
             out[ident] = ver
+    return list(out.items())
+
+
+def find_arxiv_attributes(text: str) -> list[tuple[str, str | None]]:
+    """arXiv ids that HTML markup names in an attribute (``data-arxiv-id="2505.00972v2"``), as
+    :func:`find_arxiv_ids` gives them: for a field, not as evidence in text (markup is not seen)."""
+    out: dict[str, str | None] = {}
+    if "arxiv" in text.lower():
+        for m in _ARXIV_ATTRIBUTE.finditer(text):
+            ident = f"{m.group('yymm')}.{m.group('num')}"
+            if out.get(ident) is None:
+                out[ident] = m.group("ver").lower() if m.group("ver") else None
     return list(out.items())
 
 

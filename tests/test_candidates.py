@@ -346,3 +346,9 @@ def test_a_wrapped_line_of_names_between_middle_dots_is_a_credit_not_a_title() -
                        "Tazi · Aleksandra Piktus · Sampo Pyysalo · Thomas Wolf · Colin Raffel\n", [])
     title, names = find_candidates(lines)
     assert names.features["self_credit"] == 1.0 and title.features["self_credit"] == 0.0
+
+
+def test_a_table_of_contents_entry_is_no_candidate() -> None:
+    assert candidate_of(_line("- [Attention Is All You Need](#attention-is-all-you-need)")) is None
+    assert candidate_of(_line('<a href="#pillar-one" class="badge">Pillar one: Robot Control (1)</a>')) is None
+    assert candidate_of(_line("- [Attention Is All You Need](https://arxiv.org/abs/1706.03762)")).style == "link_lead"

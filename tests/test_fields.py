@@ -993,3 +993,12 @@ def test_a_workshop_at_a_venue_edition_names_the_venue_and_year():
     from pipeline.fields import find_venue_years
 
     assert [(v, y) for v, y, _, _ in find_venue_years("`ICBINB NeurIPS Workshop 2023`")] == [("NeurIPS", 2023)]
+
+
+def test_an_arxiv_id_named_by_an_html_attribute_is_read_apart_from_text() -> None:
+    from pipeline.identifiers import find_arxiv_attributes
+
+    row = '<td><button class="favorite-btn" data-arxiv-id="2505.00972v2" data-paper-url="./p.html">☆</button></td>'
+    assert find_arxiv_attributes(row) == [("2505.00972", "v2")]
+    assert find_arxiv_ids(row) == []  # markup is no evidence in text
+    assert find_arxiv_attributes("A paper, 2505.00972 downloads") == []
