@@ -321,21 +321,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     # ("1. 《Title》 CVPR 2016 Author") are the entries of a paper list
     beside = [c for c, ok in zip(cands, eligible, strict=True) if ok and venue_beside_title(c, lines[c.line].stripped)]
     chosen.update({c.line: c for c in beside if sum(b.style == c.style for b in beside) >= 2})
-    # siblings: in a run of candidates of one markup style (a list, a table), when at least two
-    # and at least half of the items are kept titles, the other items are titles too; a heading
-    # or an award header between items (an award category, a venue) does not end their run
-    items = [k for k, c in enumerate(cands)
-             if (c.style not in _HEADING_STYLES or c.line in chosen) and kinds[c.line] != "award_header"]
-    run: list[int] = []
-    for n in range(len(items) + 1):
-        k = items[n] if n < len(items) else len(cands)
-        if k < len(cands) and run and cands[k].style == cands[run[-1]].style and cands[k].style != "plain":
-            run.append(k)
-            continue
-        kept = sum(cands[j].line in chosen for j in run)
-        if kept >= 2 and 2 * kept >= len(run):
-            chosen.update({cands[j].line: cands[j] for j in run if eligible[j]})
-        run = [k] if k < len(cands) and cands[k].style != "plain" else []
+    items = _sibling_runs(cands, kinds, eligible, chosen)
     _entries_with_notes(cands, scores, eligible, items, chosen)
     _sibling_headings(lines, cands, eligible, chosen)
     _numbered_siblings(lines, cands, eligible, chosen)
@@ -360,8 +346,49 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
             if (below is not None and below.style not in _HEADING_STYLES
                     and 2 * styles[below.style] >= len(chosen) and styles[below.style] >= MIN_GROUPED_ITEMS):
                 del chosen[at]
-    # a metadata block after its body repeats the title of a line above it: the paper starts at
-    # that line (when no other anchor comes between them)
+    _restated_titles(cands, chosen)
+    # a document that never speaks of papers, where no kept title has a credit, an arXiv id or
+    # a metadata line, is not about papers (a news article, a FAQ, a recipe)
+    confident = any(p >= CONFIDENT_TITLE_SCORE for c, p in zip(cands, scores, strict=True) if c.line in chosen)
+    if (chosen and not confident and not any(ABOUT_PAPERS.search(line.text) for line in lines)
+            and not any(has_paper_evidence(c) for c in chosen.values())
+            and not any(find_venue_years(line.text) for line in lines)):
+        return {}
+    if chosen and all(c.style == "kv_title" for c in chosen.values()):
+        starts = _metadata_anchors(lines, kinds)
+        by_line = {c.line: c for c in cands}
+        if starts:
+            return {i: title if title else by_line.get(i) or Candidate(i, lines[i].stripped, "plain")
+                    for i, title in starts.items()}
+    return dict(sorted(chosen.items()))
+
+
+def _sibling_runs(cands: list[Candidate], kinds: list[str], eligible: list[bool],
+                  chosen: dict[int, Candidate]) -> list[int]:
+    """Siblings: in a run of candidates of one markup style (a list, a table), when at least two
+    and at least half of the items are kept titles, the other eligible items are titles too
+    (added to ``chosen``); a heading or an award header between items (an award category, a
+    venue) does not end their run. Returns the indexes into ``cands`` of the run items."""
+    items = [k for k, c in enumerate(cands)
+             if (c.style not in _HEADING_STYLES or c.line in chosen) and kinds[c.line] != "award_header"]
+    run: list[int] = []
+    for n in range(len(items) + 1):
+        k = items[n] if n < len(items) else len(cands)
+        if k < len(cands) and run and cands[k].style == cands[run[-1]].style and cands[k].style != "plain":
+            run.append(k)
+            continue
+        kept = sum(cands[j].line in chosen for j in run)
+        if kept >= 2 and 2 * kept >= len(run):
+            chosen.update({cands[j].line: cands[j] for j in run if eligible[j]})
+        run = [k] if k < len(cands) and cands[k].style != "plain" else []
+    return items
+
+
+def _restated_titles(cands: list[Candidate], chosen: dict[int, Candidate]) -> None:
+    """Anchors of ``chosen`` (changed in place) where a title is written twice: a metadata block
+    after its body repeats the title of a line above it, so the paper starts at that line (when
+    no other anchor comes between them); and a title given twice in a row is one paper, so the
+    later anchor starts no section."""
     keys: dict[int, str] = {}
 
     def key_of(c: Candidate) -> str:
@@ -378,8 +405,6 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
         earlier = [c for c in cands if floor < c.line < line and head in c.title.casefold() and key in key_of(c)]
         if earlier:
             chosen[earlier[-1].line] = earlier[-1]
-    # a paper's title given twice in a row (a title line, then a metadata block that repeats
-    # it after the body) is one paper: the later anchor does not start a section
     previous = None
     for line in sorted(chosen):
         key = key_of(chosen[line])
@@ -387,20 +412,6 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
             del chosen[line]
         else:
             previous = key
-    # a document that never speaks of papers, where no kept title has a credit, an arXiv id or
-    # a metadata line, is not about papers (a news article, a FAQ, a recipe)
-    confident = any(p >= CONFIDENT_TITLE_SCORE for c, p in zip(cands, scores, strict=True) if c.line in chosen)
-    if (chosen and not confident and not any(ABOUT_PAPERS.search(line.text) for line in lines)
-            and not any(has_paper_evidence(c) for c in chosen.values())
-            and not any(find_venue_years(line.text) for line in lines)):
-        return {}
-    if chosen and all(c.style == "kv_title" for c in chosen.values()):
-        starts = _metadata_anchors(lines, kinds)
-        by_line = {c.line: c for c in cands}
-        if starts:
-            return {i: title if title else by_line.get(i) or Candidate(i, lines[i].stripped, "plain")
-                    for i, title in starts.items()}
-    return dict(sorted(chosen.items()))
 
 
 def first_line_end(text: str) -> int:
@@ -502,7 +513,20 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
     lines = kept_lines(text, dropped)
     # a line joined across a hard wrap (kept_lines) is one line of its section's text too
     body_text = _unwrapped(text, lines)
-    kinds = _classify(lines)
+    lines, kinds, anchors = _layout(lines, _classify(lines), dropped)
+    sections, context, doc_urls, award_headers = _walk(text, body_text, lines, kinds, anchors, dropped)
+    headline = title.strip() if title and title.strip() not in text else front_matter_headline(dropped)
+    doc_venue, doc_year = _document_venue(text, sections, context, headline)
+    _lead_awards(text, sections, context, headline, award_headers)
+    return {"sections": sections, "context": context, "doc_venue": doc_venue, "doc_year": doc_year,
+            "doc_urls": doc_urls}
+
+
+def _layout(lines: list[Line], kinds: list[str],
+            dropped: list[dict]) -> tuple[list[Line], list[str], dict[int, Candidate | str | None]]:
+    """The document's layout: its anchors (:func:`choose_anchors`, else an explainer restating
+    its headline, the narrative layout, untitled blocks or a page about one paper), with the
+    lines and line kinds they index (the narrative layout splits lines at mentions)."""
     anchors: dict[int, Candidate | str | None] = dict(choose_anchors(lines, kinds))
     headline = _restated_headline(lines)
     if headline is not None:
@@ -532,6 +556,13 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         kinds = ["body" if k == "reference" and parse_key_value(plain(line.text)) is None else k
                  for line, k in zip(lines, kinds, strict=True)]
 
+    return lines, kinds, anchors
+
+
+def _walk(text: str, body_text: str, lines: list[Line], kinds: list[str], anchors: dict[int, Candidate | str | None],
+          dropped: list[dict]) -> tuple[list[dict], list[dict], list[str], bool]:
+    """Sections and context from the anchors, line by line: ``(sections, context, doc_urls,
+    award_headers)`` (see :func:`segment_document`; ``award_headers``: an award header seen)."""
     sections: list[dict] = []
     context: list[dict] = []
     doc_urls: list[str] = []
@@ -626,7 +657,14 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
             add_context(line, "headline" if not context and state == "lead" and not sections else state)
     close()
 
-    headline = title.strip() if title and title.strip() not in text else front_matter_headline(dropped)
+    return sections, context, doc_urls, award_headers
+
+
+def _document_venue(text: str, sections: list[dict], context: list[dict], headline: str) -> tuple[str | None, int | None]:
+    """The document's venue and year: the most named in its headline and context (a venue named
+    between or after the sections only when its line speaks of papers), else the proceedings its
+    context links to; the year from the same, the links, the sections' prose or a journal issue
+    line; a page that is one section from its first line, from its opening lines."""
     venue_counts: Counter = Counter()
     year_counts: Counter = Counter()
     first_section = sections[0]["char_start"] if sections else len(text)
@@ -695,6 +733,12 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         if dated:
             doc_venue, doc_year = dated[0]
 
+    return doc_venue, doc_year
+
+
+def _lead_awards(text: str, sections: list[dict], context: list[dict], headline: str, award_headers: bool) -> None:
+    """Set ``lead_award_raw`` of the sections (in place) from the award that the headline and
+    lead give all papers, or that a one-paper page states in its opening lines."""
     # an article without award headers may give all its papers one award in its headline/lead
     # (the papers under an award lead sentence keep that sentence's: pipeline.extract)
     if not award_headers:
@@ -714,8 +758,6 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         opening = "\n".join([ln for ln in sections[0]["text"].splitlines() if ln.strip()][:ONE_PAPER_AWARD_LINES])
         if not _NOT_AWARDED.search(opening):
             sections[0]["lead_award_raw"] = lead_award(opening)
-    return {"sections": sections, "context": context, "doc_venue": doc_venue, "doc_year": doc_year,
-            "doc_urls": doc_urls}
 
 
 #: A Markdown heading line (ATX: 1-6 ``#``), its text in group 1.
