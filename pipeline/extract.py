@@ -132,18 +132,34 @@ MAX_VENUE_LABEL_REST = 6
 _LABEL_COLON = re.compile(r"[:：]\s*")
 
 
-def _without_venue_label(h: str) -> str:
-    """``h`` without a leading label that only names a venue edition and its track ("ACL2025:
-    Title"); unchanged otherwise, or when fewer than 8 characters would be left."""
-    m = _LABEL_COLON.search(h, 0, 40)
-    if m is None or len(h) - m.end() < 8:
-        return h
-    label = h[: m.start()]
+#: What separates a title from a trailing label ("Title, CVPR2024 Best Paper Award").
+_TAIL_SEPARATOR = re.compile(r"\s*(?:[,，|｜]|\s[-–—]\s)\s*")
+
+
+def _venue_label(label: str) -> bool:
+    """Whether ``label`` only names a venue edition, its track and its award ("ACL2025", "CVPR
+    2024 Oral", "CVPR2024 Best Paper Award"): a dated venue and at most
+    :data:`MAX_VENUE_LABEL_REST` other letters once the award label is left out."""
     found = [(start, end) for _, year, start, end in find_venue_years(label) if year]
     if not found:
-        return h
+        return False
     rest = "".join(ch for k, ch in enumerate(label) if not any(a <= k < b for a, b in found))
-    return h[m.end():] if sum(ch.isalpha() for ch in rest) <= MAX_VENUE_LABEL_REST else h
+    if award := find_award_label(rest):
+        rest = rest.replace(award, " ")
+    return sum(ch.isalpha() for ch in rest) <= MAX_VENUE_LABEL_REST
+
+
+def _without_venue_label(h: str) -> str:
+    """``h`` without a leading label that only names a venue edition ("ACL2025: Title") or a
+    trailing one after a separator ("Title, CVPR2024 Best Paper Award"); unchanged otherwise,
+    or when fewer than 8 characters would be left."""
+    m = _LABEL_COLON.search(h, 0, 40)
+    if m is not None and len(h) - m.end() >= 8 and _venue_label(h[: m.start()]):
+        return h[m.end():]
+    tails = [t for t in _TAIL_SEPARATOR.finditer(h, max(8, len(h) - 60))]
+    if tails and _venue_label(h[tails[-1].end():]):
+        return h[: tails[-1].start()]
+    return h
 
 
 def split_heading_title(heading: str) -> tuple[str | None, str | None]:

@@ -557,6 +557,9 @@ def test_a_template_placeholder_is_no_author() -> None:
     ("ACL2025: Language Models Resist Alignment: Evidence From Data Compression",
      "Language Models Resist Alignment: Evidence From Data Compression"),
     ("CVPR 2024 Oral: Generative Image Dynamics", "Generative Image Dynamics"),
+    ("Generative Image Dynamics, CVPR2024 Best Paper Award", "Generative Image Dynamics"),
+    ("Deep Residual Learning for Image Recognition - CVPR 2016", "Deep Residual Learning for Image Recognition"),
+    ("BERT, GPT and T5: a comparison", "BERT, GPT and T5: a comparison"),
     ("DeepSeek-R1: Incentivizing Reasoning Capability in LLMs", "DeepSeek-R1: Incentivizing Reasoning Capability in LLMs"),
     ("NeurIPS 2023 best papers: a review of the year", "NeurIPS 2023 best papers: a review of the year"),
 ])
