@@ -561,7 +561,8 @@ def test_a_template_placeholder_is_no_author() -> None:
     ("Deep Residual Learning for Image Recognition - CVPR 2016", "Deep Residual Learning for Image Recognition"),
     ("BERT, GPT and T5: a comparison", "BERT, GPT and T5: a comparison"),
     ("DeepSeek-R1: Incentivizing Reasoning Capability in LLMs", "DeepSeek-R1: Incentivizing Reasoning Capability in LLMs"),
-    ("NeurIPS 2023 best papers: a review of the year", "NeurIPS 2023 best papers: a review of the year"),
+    ("CVPR 2024 Best Paper: Generative Image Dynamics", "Generative Image Dynamics"),
+    ("NeurIPS 2023 in review: what the year taught us", "NeurIPS 2023 in review: what the year taught us"),
 ])
 def test_a_venue_edition_label_before_the_title_is_not_the_title(heading: str, title: str) -> None:
     assert split_heading_title(heading)[0] == title
