@@ -116,7 +116,7 @@ def _same_layout(signature: tuple[str, ...], common: tuple[str, ...]) -> bool:
 
 
 #: A running number that opens a marked line ("**1、Title**", "## 2. Title").
-_RUNNING_NUMBER = re.compile(r"^(?:#{1,6}\s+|\*\*|__)?\s*(\d{1,3})\s*[.、．]")
+_RUNNING_NUMBER = re.compile(r"^(?:#{1,6}\s+|\*\*|__)?\s*(?:(\d{1,3})\s*[.、．]|(?:论文|論文|[Pp]aper|PAPER)\s*(\d{1,5})\s*[：:.、])")
 
 
 #: Fewest items of a numbered run for its unkept items to follow the kept ones.
@@ -126,8 +126,8 @@ MIN_NUMBERED_RUN = 3
 def _numbered_siblings(lines: list[Line], cands: list[Candidate], eligible: list[bool],
                        chosen: dict[int, Candidate]) -> None:
     """Items of one markup style numbered 1, 2, 3, … (prose between them allowed): when at
-    least two and half of a run of :data:`MIN_NUMBERED_RUN` or more are kept titles, the others
-    are titles too ("**1、An image speaks a thousand words, but can everyone listen? …**" among
+    least two and half of a run of :data:`MIN_NUMBERED_RUN` or more are kept titles, or one of a
+    run of numbered paper headings (``论文 1：``), the others are titles too ("**1、An image speaks a thousand words, but can everyone listen? …**" among
     "**2、Title**" … "**5、Title**"; ``chosen`` is updated in place)."""
     runs: dict[str, list[list[int]]] = {}
     for k, c in enumerate(cands):
@@ -136,20 +136,22 @@ def _numbered_siblings(lines: list[Line], cands: list[Candidate], eligible: list
         m = _RUNNING_NUMBER.match(lines[c.line].stripped)
         if m is None:
             continue
-        n, style_runs = int(m.group(1)), runs.setdefault(c.style, [])
+        n, style_runs = int(m.group(1) or m.group(2)), runs.setdefault(c.style, [])
         if style_runs and n == _number_of(lines, cands[style_runs[-1][-1]]) + 1:
             style_runs[-1].append(k)
         else:
             style_runs.append([k])
     for run in (r for style_runs in runs.values() for r in style_runs if len(r) >= MIN_NUMBERED_RUN):
         kept = sum(cands[k].line in chosen for k in run)
-        if kept >= 2 and 2 * kept >= len(run):
+        # a run that numbers papers ("论文 1：", "Paper 2:") says what its items are: one kept
+        # item is enough (a classifier's score may drift along a long uniform list)
+        if kept >= 2 and 2 * kept >= len(run) or (kept and cands[run[0]].style == "numbered"):
             chosen.update({cands[k].line: cands[k] for k in run if eligible[k]})
 
 
 def _number_of(lines: list[Line], cand: Candidate) -> int:
     m = _RUNNING_NUMBER.match(lines[cand.line].stripped)
-    return int(m.group(1)) if m else -1
+    return int(m.group(1) or m.group(2)) if m else -1
 
 
 #: Fewest entries, and notes, of a list whose entries each may carry a note line.

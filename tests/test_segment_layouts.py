@@ -586,3 +586,14 @@ def test_linked_names_after_an_announcement_of_accepted_papers_are_papers(paragr
     assert [name for _, name in mentions] == names
     if names:  # each section starts at its link: the announcement (venue, year) is the sections' context
         assert mentions[0][0] == paragraph.index("<a href=\"https://arxiv" if "<a" in paragraph else "[PerReg]")
+
+
+@pytest.mark.parametrize("n", [100, 3000])
+def test_every_item_of_a_long_run_of_numbered_paper_headings_is_a_paper(n: int) -> None:
+    # bad-input probe: the classifier's score drifts with the position along a long uniform list,
+    # which had kept only the last 188 of 5,000 items; the numbering says what every item is
+    text = "# 论文合集\n\n" + "\n".join(f"论文 {i}：Scaling Study Number {i}" for i in range(1, n + 1))
+    out = segment_document(text, [])
+    assert [s["heading"] for s in out["sections"]][:: n // 4] == [
+        f"论文 {i}：Scaling Study Number {i}" for i in range(1, n + 1, n // 4)]
+    assert len(out["sections"]) == n
