@@ -1,40 +1,28 @@
 """The runner: chains the stages, owns I/O, batching, progress, timing and error isolation.
 
-Pipeline order (the whole cascade in one place)::
+Pipeline order::
 
-    list_corpus                      files under CORPUS, sorted          (runner)
-    state     files -> reused | to process   unchanged files (path, bytes,      (runner)
-                                          version, config) come from OUT/.pipeline/state
-    ingest    file listing -> documents   read by format (txt/md, html, jsonl),  per document
-                                          decode, newline-normalize, extract
-                                          HTML main content, repair mojibake,
-                                          normalize Unicode, doc_id
-    clean     documents -> + dropped      boilerplate kinds, glued articles      per document
-    segment   documents -> + sections     sections, context, doc venue/year      per document
-    explode   documents -> sections       one row per section, section_id        per document
-    normalize sections -> + lang, text_norm   script detection, OpenCC           per section
-    extract   sections -> + fields        title, authors, ..., keywords          per section
-    assemble  every file's rows in corpus order, ASSEMBLY_CHUNK files at a time:   (runner)
-              copies marked, dropped/context written, documents/sections to scratch,
-              each chunk's sections embedded
-    dedup     all sections -> papers      slim columns + vectors, clustering     global
-    write     second pass over the scratch tables: + paper_id, match_score, dup_of;
-              OUT/.pipeline/runs/<run_id>/: Parquet (zstd), errors.parquet,
-              manifest.json, report.html, README.md (the dataset card)            (runner)
-    publish   rename each file to the top of OUT, the manifest last; prune runs  (runner)
+    list_corpus  files under CORPUS, sorted                                    (runner)
+    state        unchanged files (path, bytes, version, config) reused from
+                 OUT/.pipeline/state                                           (runner)
+    ingest       file -> documents: read by format, decode, repair, doc_id     per document
+    clean        documents -> + dropped: boilerplate kinds, glued articles     per document
+    segment      documents -> + sections, context, doc venue/year              per document
+    explode      documents -> sections, one row per section                    per document
+    normalize    sections -> + lang, text_norm                                 per section
+    extract      sections -> + fields (title, authors, ..., keywords)          per section
+    assemble     rows in corpus order, ASSEMBLY_CHUNK files at a time: copies
+                 marked, dropped/context written, scratch tables, embeddings   (runner)
+    dedup        all sections -> papers: clustering and fusion                 global
+    write        second pass over the scratch tables: + paper_id, match_score,
+                 dup_of; Parquet, errors, manifest, report, dataset card       (runner)
+    publish      files renamed to the top of OUT, the manifest last            (runner)
 
-The per-document stages see one batch at a time (``run.batch_size`` documents) and depend on no
-other batch: :func:`process_files` is the unit of work, run in this process, in a pool of
-``run.workers`` processes (:mod:`pipeline.workers`) or as Ray Data ``map_batches``
-(:mod:`pipeline.engine_ray`); the results are assembled here, in corpus order, the same way
-whatever ran them. When a stage raises on a batch, it is rerun document by document: the
-documents that still fail are marked ``status="error"`` with the stage and message, and the run
-goes on without them.
-
-Incremental runs (:mod:`pipeline.state`): only the files to process go through the per-document
-stages; every file's result, fresh or reused, then takes the same path (plain rows through JSON,
-assembled in corpus order), so an incremental run and a full rebuild write the same tables.
-Publishing and the run lock are in :mod:`pipeline.publish`.
+:func:`process_files` (the per-document stages on one batch) is the unit of work, run here, in a
+pool (:mod:`pipeline.workers`) or on Ray (:mod:`pipeline.engine_ray`); results are assembled here in
+corpus order whatever ran them. A stage that raises on a batch is rerun document by document;
+documents that still fail get ``status="error"`` and the run goes on. An incremental run
+(:mod:`pipeline.state`) writes the same tables as a full rebuild.
 """
 
 from __future__ import annotations
@@ -208,32 +196,21 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         progress: bool | str | None = None, full: bool = False) -> RunResult:
     """Run the pipeline over ``corpus`` and publish the outputs in ``out_dir``.
 
-    Incremental: files whose path, bytes, pipeline version and per-document configuration match
-    an entry of ``OUT/.pipeline/state`` are not processed again (:mod:`pipeline.state`); dedup runs
-    over all sections every time. The run is written to ``OUT/.pipeline/runs/<run_id>/`` and
-    published to the top of ``OUT`` (:mod:`pipeline.publish`); a lock keeps other runs off ``out_dir``.
-    The result equals a full rebuild's, table for table.
+    Files whose path, bytes, pipeline version and per-document configuration match the state
+    (:mod:`pipeline.state`) are not processed again; dedup runs over all sections every time. The
+    run is written to ``OUT/.pipeline/runs/<run_id>/`` and published to ``OUT``
+    (:mod:`pipeline.publish`) under a lock. The result equals a full rebuild's, table for table, on
+    every engine (``config.run.engine``: ``"local"`` in this process or a pool of ``run.workers``
+    processes, ``"ray"`` on Ray Data).
 
     Args:
         corpus: folder of articles (read recursively).
         out_dir: output folder (created if missing).
         config: the run's configuration.
-        embedder: an embedder to use instead of building one from ``config.embed`` (tests
-            share one loaded model this way).
-        progress: show a progress bar per phase (:mod:`pipeline.progress`): ``None`` only on a
-            terminal, True always, False never; ``"log"`` as log records (JSON logs). None
-            when ``config.run.quiet``.
-        full: ignore the state and process every file (a clean rebuild; the embedding cache,
-            keyed by text, is still used unless ``config.run.embedding_cache`` is off).
-
-    Engines (``config.run.engine``): ``"local"`` runs the per-document stages in this process
-    (``run.workers`` 1, or few files) or in a pool of ``run.workers`` processes
-    (:mod:`pipeline.workers`), and embeds on as many processes (:func:`pipeline.embed.make_local_embedder`,
-    once the per-document stages are done); ``"ray"`` runs them, and the embedder, on Ray Data
-    (:mod:`pipeline.engine_ray`; an ``embedder`` argument is then used as given, in this
-    process). Every engine writes the same tables.
-
-    While it runs, this process collects garbage less often (:func:`pipeline.memory.collect_less_often`).
+        embedder: an embedder to use instead of building one from ``config.embed``.
+        progress: progress bars (:mod:`pipeline.progress`): ``None`` only on a terminal, True
+            always, False never, ``"log"`` as log records; None when ``config.run.quiet``.
+        full: ignore the state and process every file (the embedding cache is still used).
 
     Returns:
         the :class:`RunResult`.
@@ -370,13 +347,9 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
 
 
 def _document_results(todo: pd.DataFrame, config: Config, engine: Any) -> tuple[Generator[BatchResult, None, None], bool]:
-    """The :class:`BatchResult` of every batch of ``todo``, from the configured engine.
-
-    Returns:
-        ``(results, parallel)``: the results (in batch order, except with Ray, whose order the
-        runner does not need: it assembles by path), and whether they ran outside this process
-        (their seconds are then shared out of the wall time, :func:`_wall_shares`).
-    """
+    """The :class:`BatchResult` of every batch of ``todo`` from the configured engine, as ``(results,
+    parallel)``: results in batch order (any order with Ray), and whether they ran outside this
+    process (:func:`_wall_shares`)."""
     if engine is not None:
         return engine.document_results(todo, config), True
     workers = pool_workers(len(todo), config.run.workers)
@@ -399,13 +372,9 @@ def _load_models(config: Config, bars: Progress) -> None:
 
 
 def _wall_shares(stage_seconds: dict[str, float], wall: float | None) -> dict[str, float]:
-    """Seconds per stage for the summary and the manifest.
-
-    In-process (``wall`` None) they are the stages' own times. When the batches ran elsewhere,
-    in parallel, the stages' summed times exceed the time the run waited; then the wall time of
-    the per-document phase (worker start-up included) is shared among the stages in proportion
-    to their summed times, so the seconds per stage still add up to the run's time.
-    """
+    """Seconds per stage: their own times in-process (``wall`` None); otherwise the per-document
+    phase's wall time shared in proportion to their summed times, so that the seconds add up to the
+    run's time."""
     total = sum(stage_seconds.values())
     if wall is None or total <= 0:
         return dict(stage_seconds)
@@ -429,22 +398,18 @@ def _reusable(path: str, sha: str | None, content_hashes: tuple[str | None, ...]
 #: embeddings grow with the corpus).
 ASSEMBLY_CHUNK = 256
 #: Rows per Arrow batch (and per row group written) when the second pass rereads the scratch
-#: tables: sections, and documents, whose rows hold whole article texts (~16 KB each with the raw
-#: text), in fewer rows so that a batch stays at tens of MB. Larger row groups compress better
-#: (one row group per assembly chunk made the tables ~15% bigger).
+#: tables; documents, whose rows hold whole texts, use fewer (:data:`DOCUMENT_REREAD_BATCH`).
 REREAD_BATCH = 8192
 DOCUMENT_REREAD_BATCH = 2048
-#: Papers written per batch at the end of the second pass, each batch with its summaries and
-#: source counts, so that the papers and their summaries are never all in memory (the 104,276
-#: papers of the 50k bench corpus: about 65 MB as Arrow plus their summaries). Above
-#: ``PAPER_BATCH * PAPER_SPILL_FILES`` papers, a batch is bigger (the spill files stay that many).
+#: Papers written per batch at the end of the second pass, each with its summaries and source
+#: counts, so that papers and summaries are never all in memory. Above ``PAPER_BATCH *
+#: PAPER_SPILL_FILES`` papers a batch grows (the spill files stay that many).
 PAPER_BATCH = 8192
 PAPER_SPILL_FILES = 64
 #: Folder inside the run folder for the first pass's tables (removed before publishing).
 SCRATCH_DIR = ".scratch"
-#: Chunks submitted to the embedder beyond the one being stored (:func:`pipeline.dedup.submit_inputs`):
-#: one keeps the embedding processes busy while the run's process stores the last chunk's
-#: vectors, holding two chunks' texts and vectors (a few MB each) instead of one.
+#: Chunks submitted to the embedder beyond the one being stored
+#: (:func:`pipeline.dedup.submit_inputs`), so the embedding processes stay busy meanwhile.
 EMBED_CHUNKS_IN_FLIGHT = 1
 
 
@@ -464,26 +429,16 @@ class _Outcome:
 
 
 class _DocumentFeed:
-    """The results of the per-document stages, stored as they arrive and taken as the assembly
-    needs them.
+    """The per-document results, stored as they arrive and taken as the assembly needs them.
 
-    The assembly of :func:`_assemble_and_write` asks for the files of its next chunk
-    (:meth:`until`); results are taken from the engine until those files are in, each one kept in
-    the state (:meth:`pipeline.state.StateStore.keep`: a part at most every
-    :data:`pipeline.state.STATE_PART_SECONDS`, so a killed run loses only its last seconds of
-    work) or, when not reusable, held for this run only. With a pool, the run's process thus
-    assembles the chunks whose files are done while the workers go on with the others, instead
-    of waiting for the last file first: the assembly's time hides inside the per-document phase.
-
-    Seconds: the per-document stages get the wall time of the phase (from the start to the last
-    result) in proportion to their summed times when they ran elsewhere (:func:`_wall_shares`),
-    their own times in-process; assembly done during the phase is inside that wall time.
+    :meth:`until` takes results from the engine until a chunk's files are in, keeping each in the
+    state (:meth:`pipeline.state.StateStore.keep`) or, when not reusable, for this run only; with a
+    pool the run's process assembles finished chunks while the workers go on.
 
     Attributes:
         entries: per listed path, its state entry (reused ones given, this run's added).
-        pending: per path, ``(documents, sections)`` JSON bytes of this run's result, held until
-            the assembly takes them (:func:`_file_rows`): a result not kept in the state, and
-            one just kept there, which is thus not read back from the state file.
+        pending: per path, ``(documents, sections)`` JSON bytes of this run's result not yet taken
+            by the assembly (:func:`_file_rows`).
         store: the run's state.
         parallel: whether the stages run outside this process.
         finished: ``time.perf_counter()`` when the last result came, None before.
@@ -574,40 +529,22 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
                         after_embedding: Callable[[], None] | None = None) -> _Outcome:
     """Assemble every file's rows in corpus order, dedup all sections, write every table.
 
-    Two passes, so that memory holds one chunk of :data:`ASSEMBLY_CHUNK` files at a time plus
-    what dedup needs of every section (the embeddings; its columns are read from the scratch sections):
+    Two passes, so that memory holds one chunk of :data:`ASSEMBLY_CHUNK` files plus what dedup needs
+    of every section:
 
-    1. per chunk, as soon as ``feed`` has its files (:meth:`_DocumentFeed.until`: with a pool,
-       while the workers go on with later files): read the files' rows (state or this run),
-       mark byte-identical copies (:func:`mark_copies`, carried across chunks), write ``dropped``
-       and ``context``, write ``documents`` and ``sections`` to scratch files (without the dedup
-       columns; with ``embedding_chars_cut``, :func:`pipeline.dedup.embedding_cuts`), append what
-       embedding reads (:func:`pipeline.dedup.embedding_inputs`) to a scratch file; then, once every file is in, the state is compacted when due (``compact``:
-       always) and the chunks' sections embedded one chunk at a time, the next one submitted
-       before the last is stored (:func:`pipeline.dedup.submit_inputs`, :data:`EMBED_CHUNKS_IN_FLIGHT`:
-       after the workers are done, so that embedding does not compete with them for the
-       cores), their content vectors appended to a
-       :class:`pipeline.vectors.VectorFile`;
-    2. cluster and fuse (:func:`pipeline.dedup.cluster_all`; the fused papers then wait in
-       a scratch file, :class:`_Spill`), then reread the scratch tables batch by batch
-       (:data:`REREAD_BATCH`, :data:`DOCUMENT_REREAD_BATCH` rows) and write ``sections`` (with
-       ``paper_id``, ``match_score``; the summaries the papers take are spilled as they are
-       found, in a file per batch of papers), ``documents`` (with ``dup_of``;
-       :func:`pipeline.dedup.duplicate_documents` reads only the texts of documents that share
-       their paper set), ``papers`` (read back :data:`PAPER_BATCH` at a time, each batch with
-       its longest summaries put back and its source counts) and ``errors``.
+    1. per chunk, once ``feed`` has its files: read the rows, mark byte-identical copies
+       (:func:`mark_copies`), write ``dropped`` and ``context``, write ``documents`` and ``sections``
+       to scratch files, append the embedding inputs; then compact the state when due and embed the
+       chunks (:func:`pipeline.dedup.submit_inputs`) into a :class:`pipeline.vectors.VectorFile`;
+    2. cluster and fuse (:func:`pipeline.dedup.cluster_all`, papers spilled, :class:`_Spill`), then
+       reread the scratch tables batch by batch and write ``sections`` (+ ``paper_id``,
+       ``match_score``), ``documents`` (+ ``dup_of``), ``papers`` (:data:`PAPER_BATCH` at a time)
+       and ``errors``.
 
-    A state entry whose rows cannot be read back (a damaged state file: the state is only a
-    cache) is replaced by processing its file again here (:func:`_file_rows`), and the state is
-    rewritten at the end of the pass.
-
-    ``after_embedding`` (optional) is called once every section is embedded, before clustering:
-    the runner closes the embedder it built there, so that its processes and model do not wait
-    through clustering and the second pass.
-
-    Seconds go to the document stages (:meth:`_DocumentFeed.stage_seconds`), ``ingest`` (the
-    assembly done after the last per-document result, and the state's compaction), ``dedup``
-    (embedding and clustering) and ``write``.
+    A state entry that cannot be read back is replaced by processing its file again
+    (:func:`_file_rows`). ``after_embedding`` is called once every section is embedded (the runner
+    closes its embedder there). Seconds go to the document stages, ``ingest`` (assembly after the
+    last result, compaction), ``dedup`` (embedding, clustering) and ``write``.
     """
     scratch = run_dir / SCRATCH_DIR
     scratch.mkdir()
@@ -717,9 +654,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
 
     with embedding_bar, pa.OSFile(str(embed_path), "rb") as embed_in:  # plain reads, not a map: a read batch is freed after use
         for batch in pa.ipc.open_stream(embed_in) if embed_out is not None else ():  # chunk by chunk, in order
-            # the next chunk is submitted before the last one is waited for: the embedding
-            # processes go on with it while this process stores the last one's vectors (each
-            # chunk's tail would leave a process idle, and the cache's reads and writes both)
+            # the next chunk is submitted before the last one is waited for (EMBED_CHUNKS_IN_FLIGHT)
             in_flight.append((batch.num_rows, submit_inputs(EmbeddingInputs.from_batch(batch), embedder)))
             del batch
             if len(in_flight) > EMBED_CHUNKS_IN_FLIGHT:
@@ -744,8 +679,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
         candidates = copy_candidates(papers_of)
     summary_from = papers["summary_from"].combine_chunks()  # per paper, the section its summary is in
     n_papers = papers.num_rows
-    # the papers wait on disk while the tables are reread (the 104,276 papers of the 50k bench
-    # corpus: 65 MB as Arrow before their summaries), and so do the summaries as they are found
+    # the papers wait on disk while the tables are reread, and so do the summaries as they are found
     paper_batch = max(PAPER_BATCH, -(-n_papers // PAPER_SPILL_FILES))
     fused = _Spill(scratch / "papers.arrow", papers.schema)
     fused.write(papers.combine_chunks(), max_chunksize=paper_batch)
