@@ -750,8 +750,7 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
         files' every row and column of :data:`COMPLETENESS_FIELDS`.
         With ``papers`` among ``names``, the ``sections`` columns other than ``paper_id`` and
         ``match_score`` are read only at the rows the report shows (the first mentions of the
-        papers found in several sources, :func:`_first_mentions`) and are missing elsewhere: the
-        50k bench corpus's report then peaks ~300 MB over the interpreter instead of ~710 MB.
+        papers found in several sources, :func:`_first_mentions`) and are missing elsewhere.
         The :data:`HEAD_COLUMNS` (``sections.summary``, ``dropped.text``) hold the head the report
         shows (:func:`_head`: whitespace collapsed, at most :data:`HEAD_CHARS` characters then
         ``…``), missing values stay missing. ``context`` has no column, only its rows.

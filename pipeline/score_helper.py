@@ -15,16 +15,13 @@ floats as scoring them all here, in about half the time on two cores.
   the run's process has faiss's OpenMP threads and BLAS pools by then, which a ``fork`` may
   deadlock.
 * **What it gets**: the scorer, pickled once as the process's argument (integer codes and the
-  distinct strings: about 12 MB for the 118,539 sections of the 10k bench corpus), with its
-  memory-mapped vector files handed over as their paths (:func:`pipeline.vectors.portable`),
-  so the vectors are not copied. It is started before the neighbour searches, so that its
-  start-up (an interpreter, the imports, the scorer: a few seconds) is over before it is needed.
+  distinct strings), its memory-mapped vector files as their paths
+  (:func:`pipeline.vectors.portable`). It starts before the neighbour searches, so that its
+  start-up is over before it is needed.
 * **Failures**: a helper that cannot be started, dies, or answers with an error is dropped with
   a warning, and its half is scored here: the run goes on with the same results.
-* **Memory**: the helper holds its own interpreter and imports, its copy of the scorer's codes
-  and its own title caches (about 360 MB resident on the 595,757 sections of the 50k bench
-  corpus, in its own process, below the run's process); this process only sends pair indices
-  and gets scores back.
+* **Memory**: the helper holds its own interpreter, its copy of the scorer's codes and its own
+  title caches; this process only sends pair indices and gets scores back.
 """
 
 from __future__ import annotations
