@@ -98,7 +98,6 @@ def _codec_name(codec: str) -> str:
         return codec
 
 
-
 @dataclass(frozen=True)
 class Decoded:
     """The result of :func:`decode`.

@@ -65,7 +65,6 @@ DOCUMENT_COLUMNS = (
 )
 
 
-
 def normalize_newlines(text: str) -> str:
     """Turn CRLF and lone CR into LF and drop a leading U+FEFF. Length may shrink."""
     return text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")

@@ -52,8 +52,6 @@ def _package_versions() -> dict[str, str]:
     return versions
 
 
-
-
 #: What the second pass keeps of each summary it finds: the paper's row and the summary.
 _SUMMARY_SCHEMA = pa.schema([("row", pa.int32()), ("summary", pa.string())])
 

@@ -67,12 +67,10 @@ IVF_SEED = 1234
 STREAM_BLOCK = 65536
 
 
-
 def ivf_list_count(n: int) -> int:
     """The IVF lists of :func:`_ivf_index` over ``n`` rows: ``IVF_LISTS_PER_SQRT * sqrt(n)``, at
     least 1 and at most ``n`` (the k-means needs a row per list)."""
     return max(1, min(n, int(IVF_LISTS_PER_SQRT * np.sqrt(n))))
-
 
 
 def _scratch_npy(folder: str | Path | None, shape: tuple[int, ...], dtype=np.float32) -> tuple[np.ndarray, Path]:
@@ -98,7 +96,6 @@ def _training_sample(matrix: np.ndarray, limit: int, folder: str | Path | None) 
     return out, path
 
 
-
 @contextlib.contextmanager
 def _stdout_to_stderr() -> Iterator[None]:
     """Send what C code writes to file descriptor 1 to descriptor 2 for the ``with`` block (the
@@ -111,7 +108,6 @@ def _stdout_to_stderr() -> Iterator[None]:
     finally:
         os.dup2(saved, 1)
         os.close(saved)
-
 
 
 @contextlib.contextmanager
@@ -163,7 +159,6 @@ def _ivf_index(matrix: np.ndarray, folder: str | Path | None) -> Iterator[Any]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-
 def _neighbour_index(matrix: np.ndarray, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
     """The ``k`` nearest other rows of every row of ``matrix`` (float32 ``(n, d)``, an array or a
     memory map) by inner product: an int array ``(n, k)`` of row indices, ``-1`` where fewer were
@@ -200,14 +195,12 @@ def _neighbour_index(matrix: np.ndarray, k: int, ann_min: int = 20_000, folder: 
     return out
 
 
-
 def _pair_keys(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
     """The distinct unordered pairs among ``(i[t], j[t])`` (int arrays of equal length, values in
     ``[0, n)``) as keys ``low * n + high``: int64 ``(m,)``, sorted (:func:`_key_pairs_of` gives
     the pairs back)."""
     i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
     return np.unique(np.minimum(i, j) * n + np.maximum(i, j))
-
 
 
 def _unique_sorted(keys: np.ndarray) -> np.ndarray:
@@ -221,11 +214,9 @@ def _unique_sorted(keys: np.ndarray) -> np.ndarray:
     return keys[new]
 
 
-
 def _key_pairs_of(keys: np.ndarray, n: int) -> np.ndarray:
     """The pairs of :func:`_pair_keys` keys: int64 ``(m, 2)``, each row ``(low, high)``."""
     return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), np.int64)
-
 
 
 def _neighbour_pairs(emb: np.ndarray, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
@@ -233,7 +224,6 @@ def _neighbour_pairs(emb: np.ndarray, k: int, ann_min: int = 20_000, folder: str
     product of the rows of ``emb``, ``(n, d)``) or vice versa: int64 ``(m, 2)``, rows sorted
     (:func:`_neighbour_keys`, as pairs)."""
     return _key_pairs_of(_neighbour_keys(emb, k, ann_min, folder), len(emb))
-
 
 
 def _neighbour_keys(emb: np.ndarray, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
@@ -255,7 +245,6 @@ def _neighbour_keys(emb: np.ndarray, k: int, ann_min: int = 20_000, folder: str 
     return _unique_sorted(keys[:at])
 
 
-
 def _write_keys(keys: np.ndarray, at: int, rows: np.ndarray, others: np.ndarray, n: int) -> int:
     """Write the :func:`_pair_keys` keys of ``(rows[i], others[i, j])`` (``rows`` int ``(b,)``,
     ``others`` int ``(b, m)``; ``-1`` and a row's own index skipped) into ``keys`` from
@@ -266,7 +255,6 @@ def _write_keys(keys: np.ndarray, at: int, rows: np.ndarray, others: np.ndarray,
     part = np.minimum(mine, other) * n + np.maximum(mine, other)
     keys[at : at + len(part)] = part
     return at + len(part)
-
 
 
 def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
@@ -328,7 +316,6 @@ def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
     return _unique_sorted(keys[:at])
 
 
-
 def _key_pairs(members: list[int], doc: Sequence) -> set[tuple[int, int]]:
     """Candidate pairs for one exact-key group, linear in its size: each member with the first
     member of the group that stands in another document (a hub), never two members of one
@@ -346,7 +333,6 @@ def _key_pairs(members: list[int], doc: Sequence) -> set[tuple[int, int]]:
     return pairs
 
 
-
 def _shared_rows(values: np.ndarray) -> np.ndarray:
     """The rows whose value (int, ``-1``: none) at least one other row shares: int64, ascending."""
     valid = np.flatnonzero(values >= 0)
@@ -354,7 +340,6 @@ def _shared_rows(values: np.ndarray) -> np.ndarray:
         return valid
     _, inverse, counts = np.unique(values[valid], return_inverse=True, return_counts=True)
     return valid[counts[inverse.ravel()] > 1]
-
 
 
 def _key_groups(values: np.ndarray) -> Iterator[list[int]]:

@@ -87,7 +87,6 @@ BOUND_MARGIN = 1e-9
 SHARED_SCORES_MIN_SECTIONS = 20_000
 
 
-
 def _sample(members: list[int]) -> list[int]:
     """At most :data:`AVERAGE_SAMPLE` of a cluster's members (``members`` in section order):
     all of them, or that many evenly spaced."""
@@ -95,7 +94,6 @@ def _sample(members: list[int]) -> list[int]:
     if n <= AVERAGE_SAMPLE:
         return members
     return [members[k * n // AVERAGE_SAMPLE] for k in range(AVERAGE_SAMPLE)]
-
 
 
 class _Members(dict):
@@ -106,11 +104,9 @@ class _Members(dict):
         return [c]
 
 
-
 def _each(sigs: int | set[int]) -> Iterable[int]:
     """The signatures of one document in a cluster (:attr:`_Clusters.docs`): an int is one."""
     return sigs if isinstance(sigs, set) else (sigs,)
-
 
 
 class _Clusters:
@@ -206,7 +202,6 @@ class _Clusters:
         self.docs.pop(small, None)
 
 
-
 def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings | np.ndarray,
                      config: Config, scratch: str | Path | None = None, as_arrays: bool = False,
                      on_step: Callable[[str], None] | None = None,
@@ -269,7 +264,6 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
     finally:
         if helper is not None:
             helper.close()
-
 
 
 def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch: str | Path | None,
@@ -341,7 +335,6 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
     if as_arrays:
         return labels, join_scores
     return labels.tolist(), [None if np.isnan(v) else v for v in join_scores.tolist()]
-
 
 
 def _merge_visits(clusters: _Clusters, visits: np.ndarray,
@@ -431,7 +424,6 @@ def _merge_visits(clusters: _Clusters, visits: np.ndarray,
     return failed
 
 
-
 def _block_averages(wanted: dict[tuple, tuple[int, int]], parts_i: list[np.ndarray], parts_j: list[np.ndarray],
                     threshold: float, scores: Callable[..., np.ndarray]) -> dict[tuple, float]:
     """The averages of :func:`_merge_visits`' block: ``wanted`` maps a key to its span
@@ -463,7 +455,6 @@ def _block_averages(wanted: dict[tuple, tuple[int, int]], parts_i: list[np.ndarr
     return averages
 
 
-
 def _pair_stream(pairs: np.ndarray) -> Iterator[tuple[int, int, bool]]:
     """The rows ``(left, right, exact)`` of the ``(m, 3)`` matrix of :func:`_spilled_pairs` as
     Python values, converted :data:`STREAM_BLOCK` at a time (the whole matrix as lists would
@@ -488,7 +479,6 @@ def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray, folde
     mapped = read_npy(path)
     path.unlink()
     return mapped
-
 
 
 def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int,

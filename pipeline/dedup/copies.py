@@ -33,7 +33,6 @@ DUP_MIN_RESEMBLANCE = 0.8
 _SHINGLE_PAD = (1 << 21) - 1
 
 
-
 def _shingle_keys(text: str) -> np.ndarray:
     """The distinct character shingles of ``text`` with its whitespace removed (every run of
     :data:`SHINGLE_CHARS` characters; a shorter text is one shingle; no text, none), each
@@ -58,7 +57,6 @@ def _shingle_keys(text: str) -> np.ndarray:
     return np.stack([hi[new], lo[new]], axis=1)
 
 
-
 def _shared_shingles(a: np.ndarray, b: np.ndarray) -> int:
     """Rows common to two :func:`_shingle_keys` arrays (each distinct): ``len(A & B)`` of the sets."""
     if not len(a) or not len(b):
@@ -66,7 +64,6 @@ def _shared_shingles(a: np.ndarray, b: np.ndarray) -> int:
     both = np.concatenate([a, b])
     both = both[np.lexsort((both[:, 1], both[:, 0]))]
     return int(((both[1:, 0] == both[:-1, 0]) & (both[1:, 1] == both[:-1, 1])).sum())
-
 
 
 def paper_sets(doc_ids: Sequence[str], paper_ids: Sequence[str] | pa.Array) -> dict[str, frozenset[str]]:
@@ -85,13 +82,11 @@ def paper_sets(doc_ids: Sequence[str], paper_ids: Sequence[str] | pa.Array) -> d
     return {d: frozenset(p) for d, p in sets.items()}
 
 
-
 def copy_candidates(papers_of: dict[str, frozenset[str]]) -> set[str]:
     """Documents whose paper set another document shares: the only ones whose text
     :func:`duplicate_documents` reads."""
     count = Counter(papers_of.values())
     return {d for d, papers in papers_of.items() if count[papers] > 1}
-
 
 
 def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of: dict[str, str]) -> list[str | None]:
@@ -149,7 +144,6 @@ def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of
                 originals.setdefault(papers, []).append((doc_id, shingles))
         dup_of.append(target)
     return dup_of
-
 
 
 def count_sources(doc_ids: pa.Array | pa.ChunkedArray, documents: Sequence[str] | pa.Array,

@@ -30,7 +30,6 @@ log = logging.getLogger(__package__)  # one logger for every step: "pipeline.ded
 SUMMARY_HEAD_CHARS = 200
 
 
-
 def _embedding_source(row: dict) -> tuple[str, int]:
     """:func:`embedding_text` of ``row`` and how many characters of its sources it leaves out:
     the summary past its first :data:`SUMMARY_HEAD_CHARS` characters, or, for a section with no
@@ -45,13 +44,11 @@ def _embedding_source(row: dict) -> tuple[str, int]:
     return text, len(full) - len(text)
 
 
-
 def embedding_text(row: dict) -> str:
     """The text embedded for a section: title, Chinese title and summary head (its first
     :data:`SUMMARY_HEAD_CHARS` characters), one per line; for a section with none of them, the
     first :data:`SUMMARY_HEAD_CHARS` characters of its text."""
     return _embedding_source(row)[0]
-
 
 
 def embedding_chars_cut(row: dict, max_chars: int = DEFAULT_MAX_CHARS) -> int:
@@ -66,13 +63,11 @@ def embedding_chars_cut(row: dict, max_chars: int = DEFAULT_MAX_CHARS) -> int:
     return cut + max(0, len(text) - max_chars)
 
 
-
 def embedding_cuts(sections: pd.DataFrame, max_chars: int = DEFAULT_MAX_CHARS) -> list[int]:
     """:func:`embedding_chars_cut` of every row of ``sections`` (rows with ``title``,
     ``title_zh``, ``summary_norm`` or ``summary``, ``text``), row for row."""
     rows = records(sections[[c for c in ("title", "title_zh", "summary_norm", "summary", "text") if c in sections]])
     return [embedding_chars_cut(r, max_chars) for r in rows]
-
 
 
 @dataclass(frozen=True)
@@ -181,12 +176,10 @@ def _embeddings(content, title_vectors, title_row, title_zh_row, title_texts) ->
     return SectionEmbeddings(restored(content), restored(title_vectors), title_row, title_zh_row, title_texts)
 
 
-
 def _check_permutation(positions: np.ndarray | None, n: int) -> None:
     """Raise ``ValueError`` unless ``positions`` is None or a permutation of ``range(n)``."""
     if positions is not None and (len(positions) != n or not np.array_equal(np.sort(positions), np.arange(n))):
         raise ValueError(f"positions must be a permutation of {n} rows")
-
 
 
 class EmbeddingParts:
@@ -284,7 +277,6 @@ class EmbeddingParts:
         return SectionEmbeddings(content, table, title_row, title_zh_row, kept)
 
 
-
 class EmbeddingInputs(NamedTuple):
     """What :func:`embed_sections` encodes of ``n`` sections, without the sections: the runner
     writes it per chunk to a scratch file (:meth:`to_batch`) and encodes after the chunks are
@@ -311,13 +303,11 @@ class EmbeddingInputs(NamedTuple):
         return cls(batch.column(0).to_pylist(), titles)
 
 
-
 def embedding_inputs(sections: pd.DataFrame) -> EmbeddingInputs:
     """The texts :func:`embed_sections` encodes for ``sections`` (rows with ``title``,
     ``title_zh``, ``summary_norm`` or ``summary``, ``text``), row for row."""
     rows = records(sections[[c for c in ("title", "title_zh", "summary_norm", "summary", "text") if c in sections]])
     return EmbeddingInputs([embedding_text(r) for r in rows], [_titles(r) for r in rows])
-
 
 
 def embed_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> SectionEmbeddings:
@@ -328,7 +318,6 @@ def embed_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> SectionEmbeddin
         :class:`SectionEmbeddings` with ``n = len(inputs.texts)`` rows.
     """
     return submit_inputs(inputs, embedder)()
-
 
 
 def submit_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> Callable[[], SectionEmbeddings]:
@@ -343,7 +332,6 @@ def submit_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> Callable[[], S
     return lambda: _embedded(texts, titles, extra, pending, embedder)
 
 
-
 def _embedded(texts: list[str], titles: list[tuple[str | None, str | None]], extra: list[str],
               pending: Callable[[], np.ndarray] | None, embedder: Embedder) -> SectionEmbeddings:
     vectors = np.asarray(pending(), dtype=np.float32) if pending is not None else np.zeros((0, 0), np.float32)
@@ -354,7 +342,6 @@ def _embedded(texts: list[str], titles: list[tuple[str | None, str | None]], ext
     title_row = np.array([row_of[en] if en else -1 for en, _ in titles], np.int32)
     title_zh_row = np.array([row_of[zh] if zh else -1 for _, zh in titles], np.int32)
     return SectionEmbeddings(content, table, title_row, title_zh_row, tuple(extra))
-
 
 
 def embed_sections(sections: pd.DataFrame, embedder: Embedder) -> SectionEmbeddings:

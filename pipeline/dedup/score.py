@@ -63,7 +63,6 @@ SCORE_BATCH = 4096
 CANDIDATE_BLOCK = 64 * SCORE_BATCH
 
 
-
 def _author_keys(authors) -> frozenset[str]:
     """Comparable author keys: the last token of a Latin name, case-folded (``Fischer Abaigar`` and
     ``F. Abaigar`` both give ``abaigar``); a CJK name whole. Lists given in different scripts
@@ -77,7 +76,6 @@ def _author_keys(authors) -> frozenset[str]:
     return frozenset(keys)
 
 
-
 def _codes(values: Sequence) -> tuple[np.ndarray, list]:
     """Integer codes of hashable values: ``(codes, table)`` with ``codes`` int64 ``(len(values),)``
     (equal values, equal codes; ``-1`` for None and empty values) and ``table[code]`` the value."""
@@ -85,7 +83,6 @@ def _codes(values: Sequence) -> tuple[np.ndarray, list]:
     codes = np.fromiter((index.setdefault(v, len(index)) if v is not None and v != frozenset() else -1
                          for v in values), np.int64, len(values))
     return codes, list(index)
-
 
 
 #: A short name is ambiguous when two of the full titles it opens or abbreviates (at most this
@@ -127,7 +124,6 @@ def _first_appearance(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, ids
 
 
-
 def _arrow_column(frame: pd.DataFrame, name: str) -> pa.Array | None:
     """Column ``name`` of ``frame`` as one Arrow array (pandas' missing markers: null; an absent
     column: all null), or None when Arrow cannot hold its values (mixed types, lone surrogates)."""
@@ -140,10 +136,8 @@ def _arrow_column(frame: pd.DataFrame, name: str) -> pa.Array | None:
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
-
 def _is_text(dtype: pa.DataType) -> bool:
     return pa.types.is_string(dtype) or pa.types.is_large_string(dtype)
-
 
 
 def _dictionary_ids(array: pa.Array) -> tuple[np.ndarray, list]:
@@ -152,7 +146,6 @@ def _dictionary_ids(array: pa.Array) -> tuple[np.ndarray, list]:
     encoded = array.dictionary_encode()
     ids = np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
     return ids, encoded.dictionary.to_pylist()
-
 
 
 def _string_codes(frame: pd.DataFrame, name: str, empty_is_missing: bool = True) -> tuple[np.ndarray, list] | None:
@@ -176,7 +169,6 @@ def _string_codes(frame: pd.DataFrame, name: str, empty_is_missing: bool = True)
     raw = np.where(raw >= 0, np.where(keep, np.arange(len(keep)), -1)[np.maximum(raw, 0)], -1) if len(keep) else raw
     codes, ids = _first_appearance(raw)
     return codes, [dictionary[k] for k in ids.tolist()]
-
 
 
 class _KeySets(Sequence):
@@ -276,7 +268,6 @@ class _KeySets(Sequence):
         return both / (size_x + size_y - both)
 
 
-
 #: :meth:`_KeySets.jaccard` matches the members of at most this many pairs' sets together at a
 #: time (its arrays: a few int64 per member, tens of MB).
 JACCARD_MEMBERS = 1 << 20
@@ -284,7 +275,6 @@ JACCARD_MEMBERS = 1 << 20
 #: Separator of the author names joined by :func:`_author_codes` (a control character: a name
 #: holding one is coded the slow way).
 _NAME_SEPARATOR = "\x1f"
-
 
 
 def _author_codes(frame: pd.DataFrame) -> tuple[np.ndarray, _KeySets] | None:
@@ -313,7 +303,6 @@ def _author_codes(frame: pd.DataFrame) -> tuple[np.ndarray, _KeySets] | None:
     return codes, table
 
 
-
 def _int_array(values: np.ndarray):
     """``values`` as an ``array.array`` of 8-byte ints (indexing gives Python ints, without a
     Python object per element held)."""
@@ -322,7 +311,6 @@ def _int_array(values: np.ndarray):
     out = array.array("q")
     out.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
     return out
-
 
 
 def _folded_codes(title_code: np.ndarray, table: list) -> tuple[np.ndarray, list, np.ndarray]:
@@ -336,7 +324,6 @@ def _folded_codes(title_code: np.ndarray, table: list) -> tuple[np.ndarray, list
     code_of = np.array([index.setdefault(f, len(index)) if (f := _folded(t)) else -1 for t in table], dtype=np.int64)
     codes = np.where(title_code >= 0, code_of[np.maximum(title_code, 0)], -1) if len(table) else np.full(len(title_code), -1, np.int64)
     return codes, list(index), code_of
-
 
 
 class _Decoded(Sequence):
@@ -357,7 +344,6 @@ class _Decoded(Sequence):
         return self._table[code] if code >= 0 else self._missing
 
 
-
 class _Optional(Sequence):
     """Per-section ints with a presence mask: ``column[i]`` is ``int(values[i])``, or None where
     ``present[i]`` is false (no Python object per section)."""
@@ -372,7 +358,6 @@ class _Optional(Sequence):
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
         return int(self._values[i]) if self._present[i] else None
-
 
 
 class PairScorer:
@@ -736,7 +721,6 @@ class PairScorer:
             ascii_key = np.fromiter((k.isascii() for k in table.keys), bool, len(table.keys))
             out[:-1] = np.add.reduceat((~ascii_key[table.ids]).astype(np.int64), table.offsets[:-1]) == 0
         return out
-
 
 
 def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshold: float,
