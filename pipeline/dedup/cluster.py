@@ -206,7 +206,7 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
                      config: Config, scratch: str | Path | None = None, as_arrays: bool = False,
                      on_step: Callable[[str], None] | None = None,
                      ) -> tuple[list[int], list[float | None]] | tuple[np.ndarray, np.ndarray]:
-    """Cluster sections into papers (see the module docstring).
+    """Cluster sections into papers (docs/dedup.md, step 4).
 
     Candidate pairs (neighbours of the content vectors, of the distinct title vectors
     (:func:`_title_neighbour_keys`), exact-key hubs of :func:`_key_pairs`) are scored in numpy batches (:meth:`PairScorer.scores`, exact

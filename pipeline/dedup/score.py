@@ -361,7 +361,7 @@ class _Optional(Sequence):
 
 
 class PairScorer:
-    """Pair scores and constraints over the sections of one run (see the module docstring).
+    """Pair scores and constraints over the sections of one run (docs/dedup.md, step 3).
 
     :meth:`scores` scores arrays of pairs at once (numpy over integer codes of the sections' keys,
     titles, authors, venues and years; the string comparisons once per distinct pair of strings);
@@ -559,7 +559,7 @@ class PairScorer:
     def scores(self, i: np.ndarray, j: np.ndarray, exact_from: float | None = None) -> np.ndarray:
         """Pair scores of the sections ``(i[t], j[t])`` (int arrays of equal length): float64
         ``(len(i),)`` in [0, 1], ``-inf`` for a cannot-linked pair, 1.0 for an exact key
-        (module docstring, step 3), in numpy batches of :data:`SCORE_BATCH` pairs.
+        (docs/dedup.md, step 3), in numpy batches of :data:`SCORE_BATCH` pairs.
 
         The content cosine of each pair is a float32 dot product of its two rows (a stacked
         ``matmul``, bit-identical to ``content[i] @ content[j]``); the title similarities are
