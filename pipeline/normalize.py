@@ -83,9 +83,6 @@ OTHER_SCRIPT_MIN_SHARE = 0.2
 #: except one that is the Simplified form of another character (:func:`_is_ambiguous_variant`).
 SHARED_MIN_KEEP_SHARE = 0.05
 
-#: Every tag :func:`detect_script` can return.
-SCRIPT_TAGS = ("zh-Hans", "zh-Hant", "en", "mixed", "und")
-
 # --- Caches and counting (per process; the cached functions are pure: no result changes) ------
 
 #: Han runs whose conversion each chain keeps per process (LRU): runs repeat across sections and

@@ -81,8 +81,6 @@ TABLE_FILES = ("documents.parquet", "sections.parquet", "papers.parquet", "dropp
 #: Every name a publish puts at the top, in the order it does: tables, report, dataset card,
 #: and the manifest last (a reader that sees the new manifest sees every new file).
 PUBLISHED_NAMES = (*TABLE_FILES, "report.html", "README.md", MANIFEST)
-#: Runs kept after a publish: the published one and the one before it.
-KEEP_RUNS = 2
 #: The layout before issue 43 (the marker's ``runs``): run folders, the link to the published
 #: run, and top-level links ``OUT/<name> -> current/<name>`` for :data:`LEGACY_LINKED_NAMES`.
 LEGACY_RUNS_DIR = ".runs"
@@ -242,16 +240,6 @@ def published_run_id(out_dir: str | Path) -> str | None:
     with contextlib.suppress(OSError):
         return os.path.basename(os.readlink(Path(out_dir) / LEGACY_CURRENT))
     return None
-
-
-def owned_files(out_dir: str | Path) -> dict[str, list[int]]:
-    """Top-level files the pipeline published, by name -> ``[size, mtime_ns]``: those of the
-    record and of a publish under way (its journal)."""
-    out = Path(out_dir)
-    owned: dict[str, list[int]] = {}
-    for path in (out / PUBLISHED, out / PUBLISHING):
-        owned |= {n: s for n, s in ((_read_json(path) or {}).get("files") or {}).items() if n in PUBLISHED_NAMES}
-    return owned
 
 
 def is_owned(out_dir: str | Path, name: str) -> bool:
