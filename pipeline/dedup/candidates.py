@@ -31,9 +31,8 @@ log = logging.getLogger(__package__)  # one logger for every step: "pipeline.ded
 K_NEIGHBOURS = 10
 
 #: Nearest other distinct title pairs per distinct (English, Chinese) title pair whose first
-#: sections become candidates of its sections (:func:`_title_neighbour_keys`). 3 scored best of
-#: 3, 4, 5 and 10 on the 10k bench corpus against the generator's truth (B-cubed F1 0.7468; more
-#: candidates merge more different papers that share title words; bench/README.md).
+#: sections become candidates of its sections (:func:`_title_neighbour_keys`): 3 scored best of 3,
+#: 4, 5 and 10 on the 10k bench corpus (bench/README.md).
 TITLE_NEIGHBOURS = 3
 
 #: Queries per block of the exact neighbour search (``faiss.knn``: block x n float32 of scores).
@@ -112,17 +111,14 @@ def _stdout_to_stderr() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _ivf_index(matrix: np.ndarray, folder: str | Path | None) -> Iterator[Any]:
-    """A faiss ``IndexIVFFlat`` over the rows of ``matrix`` (float32 ``(n, d)``, L2-normalized),
-    inner product, for the ``with`` block.
+    """A faiss ``IndexIVFFlat`` (inner product) over the rows of ``matrix`` (float32 ``(n, d)``,
+    L2-normalized), for the ``with`` block.
 
-    An inverted file (Jégou, Douze & Schmid 2011, "Product quantization for nearest neighbor
-    search", IEEE TPAMI 33(1)): ``nlist = IVF_LISTS_PER_SQRT * sqrt(n)`` lists from faiss's own
-    spherical k-means (``index.train``, seed :data:`IVF_SEED`) on :data:`IVF_TRAIN_PER_LIST`
-    rows per list (:func:`_training_sample`), each row in its nearest list. With a ``folder``
-    the lists are faiss ``OnDiskInvertedLists`` there (``faiss.contrib.ondisk.merge_ondisk`` of
-    shards of :data:`IVF_SHARD_ROWS` rows, each written with ``faiss.write_index``): read through
-    a memory map, so the index costs file pages, not ``n * d * 4`` bytes of the process's own
-    memory. ``folder`` None: the system's temporary folder.
+    ``nlist = IVF_LISTS_PER_SQRT * sqrt(n)`` lists (Jégou, Douze & Schmid 2011) from faiss's own
+    k-means (seed :data:`IVF_SEED`) on :data:`IVF_TRAIN_PER_LIST` rows per list
+    (:func:`_training_sample`). The lists are faiss ``OnDiskInvertedLists`` in ``folder``
+    (``merge_ondisk`` of shards of :data:`IVF_SHARD_ROWS` rows), read through a memory map.
+    ``folder`` None: the system's temporary folder.
     """
     import faiss
     from faiss.contrib.ondisk import merge_ondisk
@@ -259,26 +255,15 @@ def _write_keys(keys: np.ndarray, at: int, rows: np.ndarray, others: np.ndarray,
 
 def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
                           folder: str | Path | None = None) -> np.ndarray:
-    """Candidate pairs from the sections' titles, across languages, as :func:`_pair_keys` keys
-    (int64 ``(m,)``, sorted; ``n = len(emb.title_row)``).
+    """Candidate pairs from the sections' titles, across languages, as :func:`_pair_keys` keys (int64
+    ``(m,)``, sorted; ``n = len(emb.title_row)``).
 
-    The search runs over the *distinct* titles, not the sections: a section's title vector is
-    the L2-normalized sum of its English and Chinese title vectors (:meth:`SectionEmbeddings.title_sums`),
-    so the sections with the same ``(English, Chinese)`` title pair have the same vector.
-    Each distinct pair is searched once for its ``k`` nearest other distinct pairs
-    (:func:`_neighbour_index`; exact below ``ann_min`` distinct pairs, the IVF index from
-    there), and every section with that pair becomes a candidate with the *representative* of
-    each of them (the neighbour pair's first section in row order) and with its own pair's
-    representative. Sections without a title take no part.
-
-    Why not a search over the sections: a paper reported by several sources repeats its title,
-    so most of a section's nearest title vectors would be copies of its own (exact ties), which
-    crowd out the other titles, and the search would cost a query per copy. One representative
-    per neighbour gives each section at most ``k + 1``
-    candidates of its own (a representative also gets those of the sections that name its
-    pair); clustering compares whole clusters once two of their members meet
-    (:func:`_merge_visits`), and the copies of a title join each other through the
-    representative (and through the exact title keys).
+    The search runs over the distinct ``(English, Chinese)`` title pairs (a section's title vector
+    is the normalized sum of its two title vectors, :meth:`SectionEmbeddings.title_sums`): each is
+    searched once for its ``k`` nearest other pairs (:func:`_neighbour_index`), and every section
+    with it becomes a candidate with the representative (first section) of each neighbour and of its
+    own pair. Searching the sections instead would fill each section's neighbours with copies of its
+    own title. Sections without a title take no part.
 
     Args:
         emb: the sections' embeddings (``title_row``, ``title_zh_row``, ``title_vectors`` are read).

@@ -90,14 +90,15 @@ def copy_candidates(papers_of: dict[str, frozenset[str]]) -> set[str]:
 
 
 def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of: dict[str, str]) -> list[str | None]:
-    """Documents that copy an earlier one: ``dup_of`` for each document, the ``doc_id`` of the
-    earlier document it copies, or None (a copy of a copy names the first original).
+    """Documents that copy an earlier one: ``dup_of`` for each document, the ``doc_id`` of the earlier
+    document it copies, or None (a copy of a copy names the first original).
 
-    A document copies an earlier one (in the order given) when (a) its bytes are identical
-    (status ``duplicate``, the same ``content_sha256``), or (b) both mention exactly the same
-    set of papers and the Jaccard resemblance of their sections' ``text_norm`` character
-    shingles reaches :data:`DUP_MIN_RESEMBLANCE` (the same article syndicated with other
-    boilerplate or in another script).
+    A document copies an earlier one (in the order given) when (a) its bytes are identical (status
+    ``duplicate``, the same ``content_sha256``), or (b) both mention exactly the same set of papers
+    and the Jaccard resemblance of their sections' ``text_norm`` character shingles reaches
+    :data:`DUP_MIN_RESEMBLANCE` (the same article syndicated with other boilerplate or in another
+    script). Candidates are compared only with earlier originals of their paper set; the size bound
+    ``min(|A|, |B|) / max(|A|, |B|)`` skips pairs that cannot reach the bar.
 
     Args:
         documents: iterable of ``(doc_id, status, content_sha256)`` in output order.
@@ -107,11 +108,6 @@ def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of
 
     Returns:
         ``dup_of`` per document, in the order given.
-
-    Cost: each copy candidate is compared with the earlier originals of its paper set, so
-    quadratic in the size of the largest such group; the size bound of the Jaccard resemblance
-    (``min(|A|, |B|) / max(|A|, |B|)``) skips the pairs that cannot reach the bar without
-    comparing them.
     """
     first_of_content: dict[str, str] = {}
     dup_of: list[str | None] = []

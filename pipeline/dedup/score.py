@@ -172,10 +172,9 @@ def _string_codes(frame: pd.DataFrame, name: str, empty_is_missing: bool = True)
 
 
 class _KeySets(Sequence):
-    """Sets of strings held as integer ids into one table of their distinct strings, in CSR
-    layout (set ``k``'s ids, ascending: ``ids[offsets[k]:offsets[k + 1]]``): about 4 bytes a
-    member instead of a Python frozenset a set. ``sets[k]`` gives set ``k`` back as a frozenset of its strings; :meth:`jaccard`
-    compares sets by their ids, many pairs at once.
+    """Sets of strings as integer ids into one table of their distinct strings, in CSR layout (set
+    ``k``'s ids, ascending: ``ids[offsets[k]:offsets[k + 1]]``). ``sets[k]`` gives set ``k`` as a
+    frozenset; :meth:`jaccard` compares many pairs of sets at once.
 
     Attributes:
         keys: the distinct strings (``ids`` index it).
@@ -223,12 +222,9 @@ class _KeySets(Sequence):
         return frozenset(self.keys[i] for i in self.ids[self.offsets[at] : self.offsets[at + 1]].tolist())
 
     def jaccard(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """``len(X & Y) / len(X | Y)`` of sets ``x[t]`` and ``y[t]`` (int arrays of set numbers
-        in ``0..len - 1``, of equal length; the sets non-empty): float64 ``(len(x),)``, the value
-        Python's set operations give (exact counts, one correctly rounded division). The members
-        of every pair are tagged with the pair's position and matched by one sorted intersection,
-        for pairs of at most :data:`JACCARD_MEMBERS` members together at a time (so that long
-        lists shared by many sections do not make the arrays large).
+        """``len(X & Y) / len(X | Y)`` of sets ``x[t]`` and ``y[t]`` (int arrays of set numbers, equal
+        length; the sets non-empty): float64 ``(len(x),)``, the value Python's set operations give,
+        computed :data:`JACCARD_MEMBERS` members at a time.
 
         Raises:
             IndexError: a set number outside ``0..len - 1``.
@@ -364,19 +360,15 @@ class PairScorer:
     """Pair scores and constraints over the sections of one run (docs/dedup.md, step 3).
 
     :meth:`scores` scores arrays of pairs at once (numpy over integer codes of the sections' keys,
-    titles, authors, venues and years; the string comparisons once per distinct pair of strings);
-    :meth:`score` is one pair of it, cached.
-
-    Memory: per section only the int64 codes below (about 60 bytes), plus one copy of each
-    distinct value (the author key sets as integer ids, :class:`_KeySets`); the per-section
-    attributes read from them (:class:`_Decoded`).
+    titles, authors, venues and years; string comparisons once per distinct pair of strings);
+    :meth:`score` is one pair of it, cached. Per section only int64 codes are held, plus one copy of
+    each distinct value (author key sets as :class:`_KeySets`).
 
     Attributes (one entry per section, ``n = len(sections)``, in row order):
         doc, arxiv, title, folded, folded_zh, venue: ``doc_id``, arXiv id, English title (see
             :func:`_titles`), folded English / Chinese title (:func:`pipeline.fields.fold_title`)
             and venue; None where missing.
-        has_summary: bool; authors: :func:`_author_keys` (frozensets, built when read from the
-            :class:`_KeySets` table; empty where none); year:
+        has_summary: bool; authors: :func:`_author_keys` (frozensets; empty where none); year:
             int or None.
         doc_code, arxiv_code, folded_code, folded_zh_code, title_code, author_code, venue_code:
             int64 ``(n,)`` codes of the above (equal values, equal codes; ``-1`` where missing).
@@ -725,26 +717,23 @@ class PairScorer:
 
 def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshold: float,
                    scores: Callable[..., np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct candidate pairs scoring at least ``threshold``, in the order the merge loop
-    visits them: by descending score, ties by ``(low, high)`` section index.
+    """The distinct candidate pairs scoring at least ``threshold``, in the order the merge loop visits
+    them: by descending score, ties by ``(low, high)`` section index.
 
     Args:
         found: candidate pairs from each source (content neighbours, title neighbours, exact-key
-            hubs) as :func:`_pair_keys` keys: int64 ``(m_t,)`` arrays, each sorted and without
-            repeats (a pair may be in several). Emptied as they are scored.
+            hubs) as :func:`_pair_keys` keys: int64 arrays, each sorted and without repeats (a
+            pair may be in several). Emptied as they are scored.
         scorer: the pairs' :class:`PairScorer`.
-        scores: what scores them: ``scorer.scores`` (None) or a
-            :class:`pipeline.score_helper.ScoreHelper`'s, which gives the same values.
+        scores: ``scorer.scores`` (None) or a :class:`pipeline.score_helper.ScoreHelper`'s (the
+            same values).
 
     Returns:
         ``(left, right)``: int ``(k,)`` each (int32 below 2**31 sections, else int64), ``left < right``.
 
-    Each source's keys are scored :data:`CANDIDATE_BLOCK` at a time (whole
-    :data:`SCORE_BATCH` batches; a pair's score does not depend on the batch it is in), leaving
-    out the keys of the sources scored before it, and only the pairs at or above the threshold
-    are kept for the sort. Never are all candidates held as pairs, scores and a sort order at
-    once (about 40 bytes a candidate, 12M candidates at 50k articles): only the sources' keys,
-    8 bytes a candidate, and the pairs above the threshold.
+    Each source is scored :data:`CANDIDATE_BLOCK` keys at a time, leaving out the keys of earlier
+    sources; only the pairs at or above the threshold are kept for the sort, so never are all
+    candidates held as pairs, scores and a sort order at once.
     """
     score = scorer.scores if scores is None else scores
     done: list[np.ndarray] = []  # the keys of the sources already scored
