@@ -529,37 +529,7 @@ def find_dropped(text: str, config: Config) -> list[dict]:
         previous = None if line.blank else line
 
     # 1. line boilerplate (and editor credits, which stand anywhere)
-    done: set[int] = set()  # indices into nonblank dropped whole
-    for i, line in enumerate(nonblank):
-        s = plain(line.text)
-        if _continues_prose(prev_in_block[line.start], line):
-            continue
-        offset = line.text.index(line.stripped[0]) if line.stripped else 0
-        cut = _chatter_end(line.stripped)
-        if cut is not None:
-            add(line.start + offset, line.start + offset + cut, "llm_chatter")
-            if cut >= len(line.stripped):
-                done.add(i)
-            continue
-        cut = _repost_end(line.stripped)
-        if cut is not None and parse_key_value(s) is None:
-            add(line.start + offset, line.start + offset + cut, "repost_source")
-            if cut >= len(line.stripped):
-                done.add(i)
-            continue
-        if _EDITOR_CREDIT.match(s) and len(s) <= config.clean.byline_max_chars + 8:
-            add(line.start, line.end, "editor_credit")
-            done.add(i)
-            continue
-        if parse_key_value(s) is not None:
-            continue
-        neighbours = [nonblank[j].stripped for j in (i - 1, i + 1) if 0 <= j < n]
-        if any(_TABLE_DELIM.match(x) for x in neighbours):
-            continue
-        kind = _line_kind(s, in_header=i < EDGE_LINES, in_footer=i >= n - EDGE_LINES)
-        if kind is not None:
-            add(line.start, line.end, kind)
-            done.add(i)
+    done = _drop_line_boilerplate(nonblank, prev_in_block, config, add)  # indices into nonblank dropped whole
 
     # 2. related-article lists
     i = 0
@@ -598,6 +568,45 @@ def find_dropped(text: str, config: Config) -> list[dict]:
     # 6. unrelated news glued after the article
     _drop_unrelated_tail(text, _units(text, lines, dropped), dropped, config.clean.min_topic_fit, add)
     return _resolve_overlaps(dropped)
+
+
+def _drop_line_boilerplate(nonblank: list[Line], prev_in_block: dict[int, Line | None], config: Config,
+                           add: Callable[[int, int, str], None]) -> set[int]:
+    """Rule 1 of :func:`find_dropped`: boilerplate lines and editor credits, each passed to ``add``;
+    returns the indices into ``nonblank`` of the lines dropped whole."""
+    done: set[int] = set()
+    n = len(nonblank)
+    for i, line in enumerate(nonblank):
+        s = plain(line.text)
+        if _continues_prose(prev_in_block[line.start], line):
+            continue
+        offset = line.text.index(line.stripped[0]) if line.stripped else 0
+        cut = _chatter_end(line.stripped)
+        if cut is not None:
+            add(line.start + offset, line.start + offset + cut, "llm_chatter")
+            if cut >= len(line.stripped):
+                done.add(i)
+            continue
+        cut = _repost_end(line.stripped)
+        if cut is not None and parse_key_value(s) is None:
+            add(line.start + offset, line.start + offset + cut, "repost_source")
+            if cut >= len(line.stripped):
+                done.add(i)
+            continue
+        if _EDITOR_CREDIT.match(s) and len(s) <= config.clean.byline_max_chars + 8:
+            add(line.start, line.end, "editor_credit")
+            done.add(i)
+            continue
+        if parse_key_value(s) is not None:
+            continue
+        neighbours = [nonblank[j].stripped for j in (i - 1, i + 1) if 0 <= j < n]
+        if any(_TABLE_DELIM.match(x) for x in neighbours):
+            continue
+        kind = _line_kind(s, in_header=i < EDGE_LINES, in_footer=i >= n - EDGE_LINES)
+        if kind is not None:
+            add(line.start, line.end, kind)
+            done.add(i)
+    return done
 
 
 def _related_list_end(nonblank: list[Line], i: int, done: set[int]) -> int | None:
