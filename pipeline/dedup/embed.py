@@ -52,13 +52,11 @@ def embedding_text(row: dict) -> str:
 
 
 def embedding_chars_cut(row: dict, max_chars: int = DEFAULT_MAX_CHARS) -> int:
-    """How many characters of a section's embedding sources its embedding leaves out (the
-    ``sections.embedding_chars_cut`` column; 0 when the vector saw all of them): the summary
-    past its head (:func:`embedding_text`), or the text past its head for a section with no
-    title and no summary, plus the characters of :func:`embedding_text` past the embedder's
-    ``max_chars`` (:data:`pipeline.embed.DEFAULT_MAX_CHARS`, the cut of every configured
-    embedder). A sentence-transformers model's own token limit is not counted: it depends on
-    the model's tokenizer."""
+    """Characters of a section's embedding sources its vector leaves out (the
+    ``sections.embedding_chars_cut`` column; 0 when it saw all): the summary past its head (or the
+    text past its head for a section with no title and no summary), plus what :func:`embedding_text`
+    has past the embedder's ``max_chars`` (:data:`pipeline.embed.DEFAULT_MAX_CHARS`). A model's own
+    token limit is not counted."""
     text, cut = _embedding_source(row)
     return cut + max(0, len(text) - max_chars)
 
@@ -72,20 +70,17 @@ def embedding_cuts(sections: pd.DataFrame, max_chars: int = DEFAULT_MAX_CHARS) -
 
 @dataclass(frozen=True)
 class SectionEmbeddings:
-    """The vectors dedup compares (float32, rows L2-normalized). A title text shared by many
-    sections (a popular paper) is stored once, so the memory is ``(n + m) * d * 4`` bytes for
-    ``n`` sections and ``m`` distinct titles rather than ``3 * n * d * 4``.
+    """The vectors dedup compares (float32, rows L2-normalized); a title text shared by many sections
+    is stored once.
 
     Attributes:
-        content: ``(n, d)``: :func:`embedding_text` of each section (titles and summary head); an
-            array, or the runner's read-only memory map of a scratch ``.npy``
-            (:meth:`with_content`).
-        title_vectors: ``(m, d)``: one row per distinct title text; an array, or a memory map
-            (the runner's, :class:`EmbeddingParts` with a folder).
+        content: ``(n, d)``: :func:`embedding_text` of each section; an array or a read-only memory
+            map (:meth:`with_content`).
+        title_vectors: ``(m, d)``: one row per distinct title text; an array or a memory map.
         title_row: int32 ``(n,)``: row of the section's English title in ``title_vectors``; -1
             when it has none.
         title_zh_row: int32 ``(n,)``: row of its Chinese title (target script); -1 when none.
-        title_texts: the ``m`` title texts, row for row (merging chunks: :class:`EmbeddingParts`).
+        title_texts: the ``m`` title texts, row for row (for :class:`EmbeddingParts`).
     """
 
     content: np.ndarray
@@ -183,20 +178,13 @@ def _check_permutation(positions: np.ndarray | None, n: int) -> None:
 
 
 class EmbeddingParts:
-    """:class:`SectionEmbeddings` of consecutive chunks, joined as they come (:meth:`add`) and
-    made one at the end (:meth:`join`).
-
-    Each part's title table is folded in when the part is added: a title text already seen
-    keeps the row of its first part and its vector is not kept again, so a popular paper's title
-    costs ``d * 4`` bytes once, not once per chunk until the end (the runner adds a part per
-    chunk and keeps the content vectors on disk, so its parts have none). The content arrays of
-    the parts are kept until :meth:`join`.
+    """:class:`SectionEmbeddings` of consecutive chunks, joined as they come (:meth:`add`) and made one
+    at the end (:meth:`join`). A title text already seen keeps the row of its first part, so a
+    popular title's vector is held once; the parts' content arrays are kept until :meth:`join`.
 
     Args:
         folder: when given, the title vectors go to a :class:`pipeline.vectors.VectorFile` there
-            as they come (``m * d * 4`` bytes on disk instead of in memory), and the joined
-            sections read them through a memory map.
-            None: they stay in memory.
+            and the joined sections read them through a memory map; None: they stay in memory.
 
     Attributes:
         n: sections added so far.
@@ -216,13 +204,10 @@ class EmbeddingParts:
         self._contents: list[np.ndarray] = []
 
     def add(self, part: SectionEmbeddings) -> None:
-        """Append the sections of ``part`` (its content an array, e.g. ``(m, 0)``; its titles
-        named by ``title_texts``).
+        """Append the sections of ``part`` (its titles named by ``title_texts``).
 
         Raises:
-            ValueError: ``part`` has title vectors that ``title_texts`` does not name (e.g. a
-                :meth:`join` with ``texts=False``, or :meth:`SectionEmbeddings.from_dense`):
-                their rows could not be merged by text.
+            ValueError: ``part`` has title vectors that ``title_texts`` does not name.
         """
         if len(part.title_texts) != part.title_vectors.shape[0]:
             raise ValueError(f"{part.title_vectors.shape[0]} title vectors but {len(part.title_texts)} title texts: "
@@ -278,12 +263,11 @@ class EmbeddingParts:
 
 
 class EmbeddingInputs(NamedTuple):
-    """What :func:`embed_sections` encodes of ``n`` sections, without the sections: the runner
-    writes it per chunk to a scratch file (:meth:`to_batch`) and encodes after the chunks are
-    written (:func:`embedding_inputs`).
+    """What :func:`embed_sections` encodes of ``n`` sections, without the sections (the runner writes
+    it per chunk to a scratch file, :meth:`to_batch`, and encodes later).
 
     Attributes:
-        texts: ``n`` :func:`embedding_text` strings (at most ~3 short lines each).
+        texts: ``n`` :func:`embedding_text` strings.
         titles: ``n`` ``(English title, Chinese title)`` pairs (:func:`_titles`; None where missing).
     """
 
@@ -322,10 +306,8 @@ def embed_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> SectionEmbeddin
 
 def submit_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> Callable[[], SectionEmbeddings]:
     """:func:`embed_inputs`, started (:func:`pipeline.embed.submit_encode`): the returned function
-    waits for the vectors and gives what :func:`embed_inputs` gives. The runner submits a chunk
-    before it waits for the one before, so that the embedding processes go on with the next
-    chunk while it stores the vectors of the last (the same vectors, cache and counts as
-    embedding the chunks in turn: :meth:`pipeline.embed_cache.CachedEmbedder.submit`)."""
+    waits for and gives what :func:`embed_inputs` gives (the same vectors, cache and counts as
+    embedding the chunks in turn)."""
     texts, titles = inputs
     extra = list(dict.fromkeys(t for pair in titles for t in pair if t))
     pending = submit_encode(embedder, texts + extra) if texts or extra else None
