@@ -17,7 +17,7 @@ def release_free_memory() -> None:
     (``pyarrow.MemoryPool.release_unused``) and glibc the free top and holes of its heap
     (``malloc_trim(0)``; skipped without glibc). Takes milliseconds; changes no result."""
     pa.default_memory_pool().release_unused()
-    trim = _malloc_trim()
+    trim = _glibc("malloc_trim")
     if trim is not None:
         trim(0)
 
@@ -48,32 +48,18 @@ def tune_allocators() -> bool:
         pa.set_memory_pool(pa.system_memory_pool())
     if "MALLOC_MMAP_THRESHOLD_" in os.environ:
         return False
-    mallopt = _mallopt()
+    mallopt = _glibc("mallopt")
     return bool(mallopt is not None and mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 
 
 @functools.cache
-def _mallopt() -> Any:
-    """glibc's ``mallopt``, or None (another C library, another system)."""
-    try:
-        return _libc().mallopt
-    except (OSError, AttributeError):
-        return None
-
-
-@functools.cache
-def _libc() -> Any:
+def _glibc(name: str) -> Any:
+    """glibc's function ``name`` (``mallopt``, ``malloc_trim``), or None (another C library or system)."""
     import ctypes
     import ctypes.util
 
-    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-
-
-@functools.cache
-def _malloc_trim() -> Any:
-    """glibc's ``malloc_trim``, or None (another C library, another system)."""
     try:
-        return _libc().malloc_trim
+        return getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), name)
     except (OSError, AttributeError):
         return None
 
