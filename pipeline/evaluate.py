@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -706,18 +707,50 @@ def write_baseline(path: Path, new: dict, laxer: list[str], reason_given: bool) 
     return 0
 
 
+def add_baseline_arguments(parser: argparse.ArgumentParser, default: str) -> None:
+    """The gates' shared options: ``--baseline``, ``--write-baseline`` (to ``default`` unless
+    ``--baseline`` names a file), ``--reason`` and ``--out``."""
+    parser.add_argument("--baseline", type=Path, default=None, help="compare with the floors in this JSON file")
+    parser.add_argument("--write-baseline", action="store_true",
+                        help=f"pin the baseline file (--baseline, default {default}) at the current scores")
+    parser.add_argument("--reason", default=None,
+                        help="why the baseline changes (required when --write-baseline loosens a floor or ceiling)")
+    parser.add_argument("--out", type=Path, default=None, help="keep the run's outputs in this folder")
+
+
+def baseline_step(path: Path | None, write: bool, reason: str | None, default_reason: str,
+                  make: Callable[[str, dict], dict], laxer: Callable[[dict, dict], list[str]],
+                  check: Callable[[dict], list[str]], on_regression: Callable[[], None] | None = None) -> int:
+    """The ``--baseline`` / ``--write-baseline`` step of a gate's ``main`` (shared by the three gates).
+
+    With ``write``: ``make(reason, old baseline)`` is written to ``path`` by :func:`write_baseline`
+    (``laxer(old, new)`` the floors it loosens). Else, with a ``path``: ``check(baseline)`` lists
+    the regressions, printed with the verdict; ``on_regression`` runs when there are some.
+
+    Returns:
+        the exit code: 0, 1 on a regression, 2 when a loosening baseline lacks a reason.
+    """
+    if write:
+        old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        new = make(reason or default_reason, old)
+        return write_baseline(path, new, laxer(old, new), bool(reason))
+    if path is not None:
+        failures = check(json.loads(path.read_text(encoding="utf-8")))
+        print(f"\nBaseline {path}: " + ("REGRESSION\n  " + "\n  ".join(failures) if failures else "ok"))
+        if failures:
+            if on_regression is not None:
+                on_regression()
+            return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m pipeline.evaluate``: print the table; exit 1 on a regression against --baseline,
     2 on a usage error (bad fixtures, a baseline that would loosen without --reason)."""
     parser = argparse.ArgumentParser(prog="python -m pipeline.evaluate", description=__doc__.split("\n")[0])
     parser.add_argument("fixtures", nargs="?", type=Path, default=DEFAULT_FIXTURES,
                         help="folder with articles/ and expected/ (default: tests/fixtures/segmentation)")
-    parser.add_argument("--baseline", type=Path, default=None, help="compare with the floors in this JSON file")
-    parser.add_argument("--write-baseline", action="store_true",
-                        help="pin the baseline file (--baseline, default tests/eval_baseline.json) at the current scores")
-    parser.add_argument("--reason", default=None,
-                        help="why the baseline changes (required when --write-baseline lowers a floor or raises a ceiling)")
-    parser.add_argument("--out", type=Path, default=None, help="keep the run's outputs in this folder")
+    add_baseline_arguments(parser, "tests/eval_baseline.json")
     parser.add_argument("--details", action="store_true", help="also list every miss, extra, leak and drop")
     parser.add_argument("--seeds", type=Path, default=None,
                         help="also score the fields on the seed articles in this folder "
@@ -754,21 +787,11 @@ def main(argv: list[str] | None = None) -> int:
         print(format_failures(scores))
 
     baseline_path = args.baseline or (DEFAULT_BASELINE if args.write_baseline else None)
-    if args.write_baseline:
-        old = json.loads(baseline_path.read_text(encoding="utf-8")) if baseline_path.is_file() else {}
-        reason = args.reason or "Pinned at the scores of the current pipeline (floors rounded down to 2 decimals)."
-        new = baseline_from(scores, reason, old)
-        return write_baseline(baseline_path, new, loosened(old, new), bool(args.reason))
-    if baseline_path is not None:
-        baseline = json.loads(baseline_path.read_text(encoding="utf-8"))
-        failures = check_baseline(scores, baseline)
-        print(f"\nBaseline {baseline_path}: " + ("REGRESSION\n  " + "\n  ".join(failures) if failures else "ok"))
-        if failures:
-            print()
-            print(format_failures(scores))
-            return 1
-    return 0
-
+    return baseline_step(baseline_path, args.write_baseline, args.reason,
+                         "Pinned at the scores of the current pipeline (floors rounded down to 2 decimals).",
+                         lambda reason, old: baseline_from(scores, reason, old), loosened,
+                         lambda baseline: check_baseline(scores, baseline),
+                         lambda: print(f"\n{format_failures(scores)}"))
 
 if __name__ == "__main__":
     sys.exit(main())

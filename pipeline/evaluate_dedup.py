@@ -27,7 +27,7 @@ import pandas as pd
 from .config import Config, load_config
 from .dedup import PairScorer, SectionEmbeddings, cluster_sections, embed_sections
 from .embed import Embedder, make_embedder
-from .evaluate import floor2, write_baseline
+from .evaluate import add_baseline_arguments, baseline_step, floor2
 from .runner import run
 from .stage import records
 
@@ -510,11 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pipeline.evaluate_dedup", description=__doc__.split("\n")[0])
     parser.add_argument("fixtures", nargs="?", type=Path, default=DEFAULT_FIXTURES,
                         help="folder with articles/ and gold.json (default: tests/fixtures/dedup)")
-    parser.add_argument("--baseline", type=Path, default=None, help="compare with the floors in this JSON file")
-    parser.add_argument("--write-baseline", action="store_true",
-                        help="pin the baseline file (--baseline, default <fixtures>/baseline.json) at the current scores")
-    parser.add_argument("--reason", default=None, help="why the baseline changes (required to lower a floor)")
-    parser.add_argument("--out", type=Path, default=None, help="keep the run's outputs in this folder")
+    add_baseline_arguments(parser, "<fixtures>/baseline.json")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
@@ -530,19 +526,11 @@ def main(argv: list[str] | None = None) -> int:
     print(format_errors(result))
 
     baseline_path = args.baseline or (args.fixtures / "baseline.json" if args.write_baseline else None)
-    if args.write_baseline:
-        old = json.loads(baseline_path.read_text(encoding="utf-8")) if baseline_path.is_file() else {}
-        reason = args.reason or "Pinned at the scores of the current pipeline (floors rounded down to 2 decimals)."
-        new = baseline_from(result, reason)
-        lower = [k for k in FLOOR_KEYS if k in old and new[k] < old[k]]
-        return write_baseline(baseline_path, new, lower, bool(args.reason))
-    if baseline_path is not None:
-        failures = check_baseline(result, json.loads(baseline_path.read_text(encoding="utf-8")))
-        print(f"\nBaseline {baseline_path}: " + ("REGRESSION\n  " + "\n  ".join(failures) if failures else "ok"))
-        if failures:
-            return 1
-    return 0
-
+    return baseline_step(baseline_path, args.write_baseline, args.reason,
+                         "Pinned at the scores of the current pipeline (floors rounded down to 2 decimals).",
+                         lambda reason, old: baseline_from(result, reason),
+                         lambda old, new: [k for k in FLOOR_KEYS if k in old and new[k] < old[k]],
+                         lambda baseline: check_baseline(result, baseline))
 
 if __name__ == "__main__":
     sys.exit(main())

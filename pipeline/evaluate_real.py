@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .config import load_config
 from .embed import Embedder
-from .evaluate import floor2, fold_for_match, fold_value, title_key, write_baseline
+from .evaluate import add_baseline_arguments, baseline_step, floor2, fold_for_match, fold_value, title_key
 from .fields import AWARDS, normalize_award
 from .normalize import to_script
 from .runner import run
@@ -636,13 +636,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="batch folders, folders of batches or corpus roots (default: tests/fixtures/real)")
     parser.add_argument("--split", choices=(*SPLITS, "all"), default="dev",
                         help="which split of a corpus root to score (default: dev)")
-    parser.add_argument("--baseline", type=Path, default=None, help="compare with the floors in this JSON file")
-    parser.add_argument("--write-baseline", action="store_true",
-                        help="pin the baseline file (--baseline, default tests/real_eval_baseline.json) at the current scores")
-    parser.add_argument("--reason", default=None,
-                        help="why the baseline changes (required when --write-baseline lowers a floor or raises the ceiling)")
+    add_baseline_arguments(parser, "tests/real_eval_baseline.json")
     parser.add_argument("--json", type=Path, default=None, help="write every score to this JSON file")
-    parser.add_argument("--out", type=Path, default=None, help="keep the run's outputs in this folder")
     parser.add_argument("--verbose", action="store_true",
                         help="also print the breakdown per split, language, shape and batch, and every miss, "
                              "extra section and wrong field")
@@ -670,23 +665,12 @@ def main(argv: list[str] | None = None) -> int:
                              encoding="utf-8")
 
     baseline_path = args.baseline or (DEFAULT_BASELINE if args.write_baseline else None)
-    if args.write_baseline:
-        old = json.loads(baseline_path.read_text(encoding="utf-8")) if baseline_path.is_file() else {}
-        reason = args.reason or (f"Pinned at the scores of the current pipeline on split {args.split} "
-                                 "(floors rounded down to 2 decimals, the junk ratio's ceiling up to 4).")
-        new = baseline_from(scores, reason)
-        return write_baseline(baseline_path, new, loosened(old, new), bool(args.reason))
-    if baseline_path is not None:
-        baseline = json.loads(baseline_path.read_text(encoding="utf-8"))
-        failures = check_baseline(scores, baseline)
-        print(f"\nBaseline {baseline_path}: " + ("REGRESSION\n  " + "\n  ".join(failures) if failures else "ok"))
-        if failures:
-            if not args.verbose:
-                print()
-                print(format_errors(scores))
-            return 1
-    return 0
-
+    return baseline_step(baseline_path, args.write_baseline, args.reason,
+                         f"Pinned at the scores of the current pipeline on split {args.split} "
+                         "(floors rounded down to 2 decimals, the junk ratio's ceiling up to 4).",
+                         lambda reason, old: baseline_from(scores, reason), loosened,
+                         lambda baseline: check_baseline(scores, baseline),
+                         None if args.verbose else lambda: print(f"\n{format_errors(scores)}"))
 
 if __name__ == "__main__":
     sys.exit(main())
