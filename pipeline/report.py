@@ -66,22 +66,9 @@ ERROR_ROWS = 200
 #: Characters of a summary or dropped span shown before it is cut with an ellipsis.
 HEAD_CHARS = 120
 #: Per table, the only columns :func:`read_frames` reads back: every column :func:`render_report`
-#: reads (a column a table lacks is left out, and the report treats it as empty). At scale the
-#: rest (long texts, list columns such as ``authors``, ``keywords``, ``urls``, ``section_ids``)
-#: is most of the memory of the read-back. Keep this in step with the report code:
-#:
-#: - ``documents``: ``status`` (funnel, errors), ``source_path`` and ``url`` (the source of a
-#:   document), ``lang`` (documents), ``doc_id`` (the source of a mention or dropped span),
-#:   ``error`` (the files not processed).
-#: - ``sections``: ``paper_id`` (the mentions of a paper), ``section_id``, ``doc_id``, ``title``,
-#:   ``title_zh``, ``lang``, ``summary`` (a head) and ``match_score`` (also the histogram).
-#: - ``papers``: ``paper_id``, ``title``, ``title_zh``, ``arxiv_id``, ``venue``, ``year``,
-#:   ``award``, ``authors``, ``n_mentions``, ``n_sources``, ``conflicts`` and ``doc_ids`` (the
-#:   table of every paper, :mod:`pipeline.report_table`, and the papers in several sources).
-#: - ``dropped``: ``reason``, ``char_start``, ``char_end``, ``doc_id`` and ``text`` (a head).
-#: - ``context``: none (the report does not show it; its frame keeps the row count only).
-#:
-#: A table not named here (``errors``, shown whole) is read with all its columns.
+#: reads (keep in step with the report code; a column a table lacks counts as empty). The rest
+#: (long texts, list columns) is most of the read-back's memory at scale. A table not named here
+#: (``errors``, shown whole) is read with all its columns.
 REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
     "documents": ("doc_id", "source_path", "url", "lang", "status", "error"),
     "sections": ("section_id", "doc_id", "paper_id", "title", "title_zh", "lang", "summary", "match_score"),
