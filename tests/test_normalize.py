@@ -38,7 +38,7 @@ from pipeline.normalize import (
     to_script,
     to_target,
 )
-from pipeline.textutil import STOPWORDS_EN, content_profile, plain, text_units, topic_profile
+from pipeline.textutil import _CJK_BIGRAM, STOPWORDS_EN, content_profile, latin_words, plain, text_units
 
 SEEDS_DIR = Path(os.environ.get("PIPELINE_SEEDS") or Path(__file__).resolve().parents[2] / "shared" / "corpora" / "seeds")
 
@@ -686,6 +686,13 @@ def test_script_counts_and_to_script_on_long_texts(hans_seed: str, hant_seed: st
 
 
 # --- pipeline.textutil helpers used by the clean stage ---------------------------------------
+
+
+def topic_profile(s: str) -> Counter:
+    """CJK character bigrams and lower-cased Latin words: content_profile's features before filtering."""
+    c = Counter(_CJK_BIGRAM.findall(s))
+    c.update(map(str.lower, latin_words(s)))
+    return c
 
 
 def _reference_content_profile(s: str) -> Counter:

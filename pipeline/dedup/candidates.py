@@ -215,16 +215,10 @@ def _key_pairs_of(keys: np.ndarray, n: int) -> np.ndarray:
     return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), np.int64)
 
 
-def _neighbour_pairs(emb: np.ndarray, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
-    """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` (by dot
-    product of the rows of ``emb``, ``(n, d)``) or vice versa: int64 ``(m, 2)``, rows sorted
-    (:func:`_neighbour_keys`, as pairs)."""
-    return _key_pairs_of(_neighbour_keys(emb, k, ann_min, folder), len(emb))
-
-
 def _neighbour_keys(emb: np.ndarray, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
-    """The pairs of :func:`_neighbour_pairs` as :func:`_pair_keys` keys: int64 ``(m,)``, sorted
-    (8 bytes a pair rather than 16), from :func:`_neighbour_index` (exact below ``ann_min``
+    """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` (by dot
+    product of the rows of ``emb``, ``(n, d)``) or vice versa, as :func:`_pair_keys` keys: int64
+    ``(m,)``, sorted, from :func:`_neighbour_index` (exact below ``ann_min``
     rows, the IVF index from there, its lists in ``folder``); the pairs are collected as arrays
     (one ``unique`` over ``n * k`` keys), not a Python set."""
     n = len(emb)
