@@ -523,127 +523,105 @@ def _corpus_items(paths: list[str], skipped: pd.DataFrame) -> list[tuple[str, st
     return sorted(items, key=lambda item: ingest.source_sort_key(item[0]))
 
 
-def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataFrame, config: Config,
-                        embedder: Embedder, run_dir: Path, metadata: dict[str, str], seconds: dict[str, float],
-                        bars: Progress, abs_paths: dict[str, str], compact: bool = False,
-                        after_embedding: Callable[[], None] | None = None) -> _Outcome:
-    """Assemble every file's rows in corpus order, dedup all sections, write every table.
+class _FirstPass:
+    """The first pass of :func:`_assemble_and_write`: each chunk's rows, copies marked, written to
+    ``dropped``/``context`` and to the scratch tables, their embedding inputs to a scratch stream,
+    and what the manifest needs of them (``doc_keys``, ``inputs``, ``status_counts``,
+    ``error_frames``; ``repaired``: files whose state entry was replaced)."""
 
-    Two passes, so that memory holds one chunk of :data:`ASSEMBLY_CHUNK` files plus what dedup needs
-    of every section:
+    def __init__(self, scratch: Path, run_dir: Path, metadata: dict[str, str]):
+        self.repaired: list[str] = []
+        self.tmp_docs = TableWriter(scratch / "documents.parquet", DOCUMENTS_SCHEMA, metadata)
+        self.tmp_sections = TableWriter(scratch / "sections.parquet", SECTIONS_SCHEMA, metadata)
+        self.dropped_out = TableWriter(run_dir / "dropped.parquet", DROPPED_SCHEMA, metadata)
+        self.context_out = TableWriter(run_dir / "context.parquet", CONTEXT_SCHEMA, metadata)
+        self.seen: dict[str, str] = {}
+        # each chunk's embedding inputs wait in a scratch file (an Arrow stream, one batch per chunk)
+        self.embed_path = scratch / "embedding-inputs.arrow"
+        self.embed_file = pa.OSFile(str(self.embed_path), "wb")
+        self.embed_out: pa.ipc.RecordBatchStreamWriter | None = None
+        self.doc_keys: list[tuple[str, str, Any]] = []
+        self.inputs: dict[str, str] = {}
+        self.status_counts: Counter[str] = Counter()
+        self.error_frames: list[pd.DataFrame] = []
 
-    1. per chunk, once ``feed`` has its files: read the rows, mark byte-identical copies
-       (:func:`mark_copies`), write ``dropped`` and ``context``, write ``documents`` and ``sections``
-       to scratch files, append the embedding inputs; then compact the state when due and embed the
-       chunks (:func:`pipeline.dedup.submit_inputs`) into a :class:`pipeline.vectors.VectorFile`;
-    2. cluster and fuse (:func:`pipeline.dedup.cluster_all`, papers spilled, :class:`_Spill`), then
-       reread the scratch tables batch by batch and write ``sections`` (+ ``paper_id``,
-       ``match_score``), ``documents`` (+ ``dup_of``), ``papers`` (:data:`PAPER_BATCH` at a time)
-       and ``errors``.
+    def add_chunk(self, chunk: list[tuple[str, str | None]], per_file: list[tuple[list[dict], list[dict]]],
+                  config: Config, max_chars: int) -> None:
+        """Assemble one chunk of listed items (``(path, skip reason)``) from ``per_file``, the rows
+        of its listed files in order (consumed)."""
+        mark_copies(per_file, self.seen)
+        doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
+        section_records = [row for _, section_rows in per_file for row in section_rows]
+        per_file.clear()
+        # the chunk's frames hold Python strings, as the stages' do (DOCUMENT_STRING_STORAGE):
+        # they are made from the rows' Python values and written to Arrow once
+        with _document_strings():
+            chunk_skipped = pd.DataFrame({"source_path": [p for p, r in chunk if r is not None],
+                                          "reason": [r for _, r in chunk if r is not None]})
+            documents = _assemble_documents([pd.DataFrame(doc_records)] if doc_records else [], chunk_skipped)
+            documents = documents.drop(columns=[c for c in ("_ingest_status",) if c in documents])
+            sections = pd.DataFrame(section_records) if section_records else _empty_sections(config)
+            del doc_records, section_records
+            sections = sections[sections["doc_id"].isin(documents.loc[documents["status"] == "ok", "doc_id"])]
+            doc_order = {d: i for i, d in enumerate(documents["doc_id"])}
+            sections = sections.sort_values(["doc_id", "ordinal"], kind="stable",
+                                            key=lambda c: c.map(doc_order) if c.name == "doc_id" else c)
+            sections = sections.reset_index(drop=True)
+            documents = documents.assign(
+                n_sections=documents["doc_id"].map(sections["doc_id"].value_counts()).fillna(0), dup_of=None)
+            documents = documents.assign(reason=no_paper_reasons(documents["status"], documents["n_sections"]))
+            self.dropped_out.write(_spans(documents, "dropped", ("char_start", "char_end", "reason", "text")))
+            self.context_out.write(_spans(documents, "context", ("char_start", "char_end", "kind")))
+            self.tmp_docs.write(documents)
+            self.tmp_sections.write(sections.assign(paper_id=None, match_score=None,
+                                                    embedding_chars_cut=embedding_cuts(sections, max_chars)))
+            self.doc_keys.extend(zip(documents["doc_id"], documents["status"], documents["content_sha256"],
+                                     strict=True))
+            self.inputs.update((p, h) for p, h in zip(documents["source_path"], documents["content_sha256"],
+                                                      strict=True) if isinstance(h, str))
+            self.status_counts.update(documents["status"])
+            if len(sections):
+                batch = embedding_inputs(sections).to_batch()
+                if self.embed_out is None:
+                    self.embed_out = pa.ipc.new_stream(self.embed_file, batch.schema)
+                self.embed_out.write_batch(batch)
+                del batch
+        self.error_frames.append(errors_table(documents))  # (outside: the errors frame is the run's, default storage)
+        del documents, sections
 
-    A state entry that cannot be read back is replaced by processing its file again
-    (:func:`_file_rows`). ``after_embedding`` is called once every section is embedded (the runner
-    closes its embedder there). Seconds go to the document stages, ``ingest`` (assembly after the
-    last result, compaction), ``dedup`` (embedding, clustering) and ``write``.
-    """
-    scratch = run_dir / SCRATCH_DIR
-    scratch.mkdir()
-    entries = feed.entries
-    repaired: list[str] = []
-    tmp_docs = TableWriter(scratch / "documents.parquet", DOCUMENTS_SCHEMA, metadata)
-    tmp_sections = TableWriter(scratch / "sections.parquet", SECTIONS_SCHEMA, metadata)
-    dropped_out = TableWriter(run_dir / "dropped.parquet", DROPPED_SCHEMA, metadata)
-    context_out = TableWriter(run_dir / "context.parquet", CONTEXT_SCHEMA, metadata)
-    seen: dict[str, str] = {}
-    # each chunk's embedding inputs wait in a scratch file (an Arrow stream, one batch per chunk)
-    embed_path = scratch / "embedding-inputs.arrow"
-    embed_file = pa.OSFile(str(embed_path), "wb")
-    embed_out: pa.ipc.RecordBatchStreamWriter | None = None
-    doc_keys: list[tuple[str, str, Any]] = []
-    inputs: dict[str, str] = {}
-    status_counts: Counter[str] = Counter()
-    error_frames: list[pd.DataFrame] = []
-    items = _corpus_items(paths, skipped)
-    max_chars = getattr(embedder, "max_chars", None) or DEFAULT_MAX_CHARS  # the embedder's cut, for embedding_chars_cut
-    # the files count on the documents bar: processed ones as their results come, reused and
-    # skipped ones here; the bar closes once the last chunk is in
-    with feed.bar:
-        for start in range(0, len(items), ASSEMBLY_CHUNK):
-            chunk = items[start : start + ASSEMBLY_CHUNK]
-            listed = [p for p, reason in chunk if reason is None]
-            feed.until(listed)
-            t0 = time.perf_counter()
-            overlapped = feed.in_phase()  # this chunk's time is inside the per-document wall time
-            per_file = [_file_rows(p, entries, feed.pending, feed.store, abs_paths, config, repaired)
-                        for p in listed]
-            for p in listed:  # read once: this run's bytes are not needed again
-                feed.pending.pop(p, None)
-            mark_copies(per_file, seen)
-            doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
-            section_records = [row for _, section_rows in per_file for row in section_rows]
-            del per_file
-            # the chunk's frames hold Python strings, as the stages' do (DOCUMENT_STRING_STORAGE):
-            # they are made from the rows' Python values and written to Arrow once
-            with _document_strings():
-                chunk_skipped = pd.DataFrame({"source_path": [p for p, r in chunk if r is not None],
-                                              "reason": [r for _, r in chunk if r is not None]})
-                documents = _assemble_documents([pd.DataFrame(doc_records)] if doc_records else [], chunk_skipped)
-                documents = documents.drop(columns=[c for c in ("_ingest_status",) if c in documents])
-                sections = pd.DataFrame(section_records) if section_records else _empty_sections(config)
-                del doc_records, section_records
-                sections = sections[sections["doc_id"].isin(documents.loc[documents["status"] == "ok", "doc_id"])]
-                doc_order = {d: i for i, d in enumerate(documents["doc_id"])}
-                sections = sections.sort_values(["doc_id", "ordinal"], kind="stable",
-                                                key=lambda c: c.map(doc_order) if c.name == "doc_id" else c)
-                sections = sections.reset_index(drop=True)
-                documents = documents.assign(
-                    n_sections=documents["doc_id"].map(sections["doc_id"].value_counts()).fillna(0), dup_of=None)
-                documents = documents.assign(reason=no_paper_reasons(documents["status"], documents["n_sections"]))
-                dropped_out.write(_spans(documents, "dropped", ("char_start", "char_end", "reason", "text")))
-                context_out.write(_spans(documents, "context", ("char_start", "char_end", "kind")))
-                tmp_docs.write(documents)
-                tmp_sections.write(sections.assign(paper_id=None, match_score=None,
-                                                   embedding_chars_cut=embedding_cuts(sections, max_chars)))
-                doc_keys.extend(zip(documents["doc_id"], documents["status"], documents["content_sha256"], strict=True))
-                inputs.update((p, h) for p, h in zip(documents["source_path"], documents["content_sha256"], strict=True)
-                              if isinstance(h, str))
-                status_counts.update(documents["status"])
-                if len(sections):
-                    batch = embedding_inputs(sections).to_batch()
-                    if embed_out is None:
-                        embed_out = pa.ipc.new_stream(embed_file, batch.schema)
-                    embed_out.write_batch(batch)
-                    del batch
-            error_frames.append(errors_table(documents))  # (outside: the errors frame is the run's, default storage)
-            del documents, sections
-            if not overlapped:
-                seconds["ingest"] += time.perf_counter() - t0
-            feed.bar.update(sum(1 for p, _ in chunk if p not in feed.counted))
-    feed.finish()
-    for name, secs in feed.stage_seconds().items():
-        seconds[name] += secs
-    tmp_docs.close()
-    tmp_sections.close()
-    slims = ScratchColumns(scratch / "sections.parquet")  # what dedup reads of every section, a column at a time
-    t0 = time.perf_counter()
-    live = [entries[p] for p in paths if p in entries]
-    if repaired:  # damaged entries were replaced: rewrite the state so the next run reads the new ones
-        feed.store.compact(live)
-    else:
-        feed.store.maybe_compact(live, force=compact)
-    feed.store.drop_cached_rows()  # every file is read (23 MB of row groups on the 10k corpus)
-    release_free_memory()  # the per-document phase's chunks and the state's compaction
-    log.debug("assembled %d sections; embedding", slims.n)
-    seconds["ingest"] += time.perf_counter() - t0
+    def close_scratch(self) -> None:
+        self.tmp_docs.close()
+        self.tmp_sections.close()
 
-    t0 = time.perf_counter()
+    def close_inputs(self) -> None:
+        if self.embed_out is not None:
+            self.embed_out.close()
+        self.embed_file.close()
+
+    def close_tables(self, counts: dict[str, int], skipped: pd.DataFrame, run_dir: Path,
+                     metadata: dict[str, str]) -> pd.DataFrame:
+        """Close ``dropped`` and ``context`` and write ``errors`` (their rows into ``counts``);
+        returns the errors frame."""
+        counts["dropped"] = self.dropped_out.close()
+        counts["context"] = self.context_out.close()
+        errors = (pd.concat(self.error_frames, ignore_index=True) if self.error_frames
+                  else errors_table(_assemble_documents([], skipped)))
+        errors_out = TableWriter(run_dir / "errors.parquet", ERRORS_SCHEMA, metadata)
+        errors_out.write(errors)
+        counts["errors"] = errors_out.close()
+        return errors
+
+
+def _embed_chunks(first: _FirstPass, n_sections: int, embedder: Embedder, bars: Progress,
+                  scratch: Path) -> tuple[EmbeddingParts, VectorFile]:
+    """Embed the chunks' inputs of ``first`` in order, :data:`EMBED_CHUNKS_IN_FLIGHT` submitted
+    ahead: the title vectors (each distinct title once) and the content vectors (corpus order),
+    both on disk in ``scratch``."""
     vectors = EmbeddingParts(scratch)  # the title vectors, each distinct title once, on disk
     content = VectorFile(scratch)  # the content vectors wait on disk, in corpus order
-    if embed_out is not None:
-        embed_out.close()
-    embed_file.close()
+    first.close_inputs()
     in_flight: collections.deque[tuple[int, Callable[[], SectionEmbeddings]]] = collections.deque()
-    embedding_bar = bars.bar("embedding", slims.n, "section")
+    embedding_bar = bars.bar("embedding", n_sections, "section")
 
     def take_oldest() -> None:
         n_rows, wait = in_flight.popleft()
@@ -652,8 +630,8 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
         vectors.add(part.without_content())
         embedding_bar.update(n_rows)
 
-    with embedding_bar, pa.OSFile(str(embed_path), "rb") as embed_in:  # plain reads, not a map: a read batch is freed after use
-        for batch in pa.ipc.open_stream(embed_in) if embed_out is not None else ():  # chunk by chunk, in order
+    with embedding_bar, pa.OSFile(str(first.embed_path), "rb") as embed_in:  # plain reads, not a map: a read batch is freed after use
+        for batch in pa.ipc.open_stream(embed_in) if first.embed_out is not None else ():  # chunk by chunk, in order
             # the next chunk is submitted before the last one is waited for (EMBED_CHUNKS_IN_FLIGHT)
             in_flight.append((batch.num_rows, submit_inputs(EmbeddingInputs.from_batch(batch), embedder)))
             del batch
@@ -661,74 +639,22 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
                 take_oldest()
         while in_flight:
             take_oldest()
-    embed_path.unlink()
-    if after_embedding is not None:
-        after_embedding()
-    release_free_memory()
-    dedup_seconds = {"embedding": time.perf_counter() - t0}
+    first.embed_path.unlink()
+    return vectors, content
 
-    # --- dedup over every section: slim columns and embeddings only ---------------------------
-    log.debug("embedded; clustering")
-    t0 = time.perf_counter()
-    with bars.steps("clustering", CLUSTERING_STEPS) as step_done:  # the last step, fusion, ends with the block
-        paper_ids, match_scores, papers, section_doc_ids = cluster_all(slims, vectors, config, scratch, content,
-                                                                        on_step=step_done)
-        paper_ids, papers, changes = stable_ids(paper_ids, papers, run_dir, metadata, slims.path)  # + paper_ids, changes
-        papers_of = paper_sets(section_doc_ids, paper_ids)
-        del section_doc_ids
-        candidates = copy_candidates(papers_of)
-    summary_from = papers["summary_from"].combine_chunks()  # per paper, the section its summary is in
-    n_papers = papers.num_rows
-    # the papers wait on disk while the tables are reread, and so do the summaries as they are found
-    paper_batch = max(PAPER_BATCH, -(-n_papers // PAPER_SPILL_FILES))
-    fused = _Spill(scratch / "papers.arrow", papers.schema)
-    fused.write(papers.combine_chunks(), max_chunksize=paper_batch)
-    del papers
-    # the summaries as they are found, in one file per batch of papers (by paper row)
-    summaries_found = [_Spill(scratch / f"summaries-{k}.arrow", _SUMMARY_SCHEMA)
-                       for k in range(-(-n_papers // paper_batch))]
-    release_free_memory()  # clustering's arrays and fusion's rows, before the second pass reads the tables
-    dedup_seconds["clustering"] = time.perf_counter() - t0
-    # to the millisecond, as the manifest gives them, so that the parts add up to the stage
-    dedup_seconds = {k: round(v, 3) for k, v in dedup_seconds.items()}
-    seconds["dedup"] += sum(dedup_seconds.values())
 
-    # --- second pass: the dedup columns into sections and documents -----------------------------
-    log.debug("clustered into %d papers; writing", n_papers)
-    t0 = time.perf_counter()
-    writing_bar = bars.bar("writing", len(paper_ids) + len(doc_keys) + n_papers, "row")
-    texts: dict[str, Any] = {}  # doc id -> its sections' texts (a list), then joined (a str)
-    wanted_docs = pa.array(list(candidates), pa.string())
+def _write_papers(fused: _Spill, summaries_found: list[_Spill], paper_batch: int, n_papers: int,
+                  doc_keys: list[tuple[str, str, Any]], dup_of: list[str | None], run_dir: Path,
+                  metadata: dict[str, str], writing_bar: Any) -> tuple[int, int]:
+    """Write ``papers.parquet`` from the spilled fused papers, ``paper_batch`` at a time, each
+    batch with its summaries put back and its source counts (copies counted as their originals).
 
-    def collect(table: pa.Table) -> None:
-        """The rows the second pass needs the text of: summary sources and copy candidates."""
-        row = pc.index_in(table["section_id"], value_set=summary_from)
-        source = pc.is_valid(row)
-        if pc.any(source).as_py():
-            found = pa.table([pc.filter(row, source), pc.filter(table["summary_norm"], source)], schema=_SUMMARY_SCHEMA)
-            spill_of = found["row"].to_numpy() // paper_batch
-            for k in np.unique(spill_of).tolist():
-                summaries_found[k].write(found.filter(pa.array(spill_of == k)))
-        rows = table.filter(pc.is_in(table["doc_id"], wanted_docs)).select(["doc_id", "text_norm"]).to_pylist()
-        for r in rows:
-            texts.setdefault(r["doc_id"], []).append(r["text_norm"] or "")
-        writing_bar.update(table.num_rows)
+    Returns:
+        ``(rows written, papers with more than one document)``.
 
-    counts = {"sections": _fill_columns(scratch / "sections.parquet", run_dir / "sections.parquet", SECTIONS_SCHEMA,
-                                        metadata, {"paper_id": (paper_ids, pa.string()),
-                                                   "match_score": (match_scores, pa.float32())}, collect,
-                                        batch_rows=REREAD_BATCH)}
-    del paper_ids, match_scores
-    crash_point("mid-write")
-    for d in texts:  # joined one at a time: the lists and the joined texts are not all held at once
-        texts[d] = "\n".join(texts[d])
-    dup_of = duplicate_documents(doc_keys, papers_of, texts)
-    texts.clear()
-    counts["documents"] = _fill_columns(scratch / "documents.parquet", run_dir / "documents.parquet",
-                                        DOCUMENTS_SCHEMA, metadata, {"dup_of": (dup_of, pa.string())},
-                                        lambda table: writing_bar.update(table.num_rows),
-                                        batch_rows=DOCUMENT_REREAD_BATCH)
-    # the papers, a batch at a time: its summaries (from its spill file) and its source counts
+    Raises:
+        RuntimeError: the spill did not give the papers back in batches of ``paper_batch``.
+    """
     all_docs = pa.array([d for d, _, _ in doc_keys], pa.string())
     all_dup_of = pa.array(dup_of, pa.string())
     papers_out = TableWriter(run_dir / "papers.parquet", PAPERS_SCHEMA, metadata)
@@ -753,19 +679,163 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     if start != n_papers:
         raise RuntimeError(f"{start} papers read back of {n_papers}")
     del all_docs, all_dup_of
-    counts["papers"] = papers_out.close()
-    counts["dropped"] = dropped_out.close()
-    counts["context"] = context_out.close()
-    errors = pd.concat(error_frames, ignore_index=True) if error_frames else errors_table(_assemble_documents([], skipped))
-    errors_out = TableWriter(run_dir / "errors.parquet", ERRORS_SCHEMA, metadata)
-    errors_out.write(errors)
-    counts["errors"] = errors_out.close()
+    return papers_out.close(), multi_document
+
+
+def _write_sections_and_documents(late: dict[str, tuple[Any, Any]], summary_from: pa.Array,
+                                  summaries_found: list[_Spill], paper_batch: int, candidates: Iterable[str],
+                                  papers_of: dict[str, frozenset[str]], doc_keys: list[tuple[str, str, Any]], scratch: Path, run_dir: Path,
+                                  metadata: dict[str, str], writing_bar: Any) -> tuple[dict[str, int], list[str | None]]:
+    """The second pass over the scratch tables: ``sections`` with the ``late`` columns (emptied once
+    written), the summaries the papers take spilled by paper batch on the way, then ``documents``
+    with ``dup_of`` (:func:`pipeline.dedup.duplicate_documents` over the copy candidates' texts).
+
+    Returns:
+        ``({"sections": rows, "documents": rows}, dup_of)``.
+    """
+    texts: dict[str, Any] = {}  # doc id -> its sections' texts (a list), then joined (a str)
+    wanted_docs = pa.array(list(candidates), pa.string())
+
+    def collect(table: pa.Table) -> None:
+        """The rows the second pass needs the text of: summary sources and copy candidates."""
+        row = pc.index_in(table["section_id"], value_set=summary_from)
+        source = pc.is_valid(row)
+        if pc.any(source).as_py():
+            found = pa.table([pc.filter(row, source), pc.filter(table["summary_norm"], source)], schema=_SUMMARY_SCHEMA)
+            spill_of = found["row"].to_numpy() // paper_batch
+            for k in np.unique(spill_of).tolist():
+                summaries_found[k].write(found.filter(pa.array(spill_of == k)))
+        rows = table.filter(pc.is_in(table["doc_id"], wanted_docs)).select(["doc_id", "text_norm"]).to_pylist()
+        for r in rows:
+            texts.setdefault(r["doc_id"], []).append(r["text_norm"] or "")
+        writing_bar.update(table.num_rows)
+
+    counts = {"sections": _fill_columns(scratch / "sections.parquet", run_dir / "sections.parquet", SECTIONS_SCHEMA,
+                                        metadata, late, collect, batch_rows=REREAD_BATCH)}
+    late.clear()  # the caller's only reference to the per-section columns
+    crash_point("mid-write")
+    for d in texts:  # joined one at a time: the lists and the joined texts are not all held at once
+        texts[d] = "\n".join(texts[d])
+    dup_of = duplicate_documents(doc_keys, papers_of, texts)
+    texts.clear()
+    counts["documents"] = _fill_columns(scratch / "documents.parquet", run_dir / "documents.parquet",
+                                        DOCUMENTS_SCHEMA, metadata, {"dup_of": (dup_of, pa.string())},
+                                        lambda table: writing_bar.update(table.num_rows),
+                                        batch_rows=DOCUMENT_REREAD_BATCH)
+    return counts, dup_of
+
+
+def _spill_papers(papers: pa.Table, scratch: Path) -> tuple[_Spill, list[_Spill], int]:
+    """The fused papers wait on disk while the tables are reread (in batches of ``paper_batch``
+    rows), and so do the summaries as they are found, in one file per batch of papers (by paper
+    row): ``(fused, summaries_found, paper_batch)``."""
+    n_papers = papers.num_rows
+    paper_batch = max(PAPER_BATCH, -(-n_papers // PAPER_SPILL_FILES))
+    fused = _Spill(scratch / "papers.arrow", papers.schema)
+    fused.write(papers.combine_chunks(), max_chunksize=paper_batch)
+    summaries_found = [_Spill(scratch / f"summaries-{k}.arrow", _SUMMARY_SCHEMA)
+                       for k in range(-(-n_papers // paper_batch))]
+    return fused, summaries_found, paper_batch
+
+
+def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataFrame, config: Config,
+                        embedder: Embedder, run_dir: Path, metadata: dict[str, str], seconds: dict[str, float],
+                        bars: Progress, abs_paths: dict[str, str], compact: bool = False,
+                        after_embedding: Callable[[], None] | None = None) -> _Outcome:
+    """Assemble every file's rows in corpus order, dedup all sections, write every table.
+
+    Two passes, so that memory holds one chunk of :data:`ASSEMBLY_CHUNK` files plus what dedup needs
+    of every section: the first (:class:`_FirstPass`, then :func:`_embed_chunks`) writes each chunk
+    to ``dropped``/``context`` and the scratch tables and embeds it; after clustering and fusion
+    (:func:`pipeline.dedup.cluster_all`) the second (:func:`_write_sections_and_documents`,
+    :func:`_write_papers`) rereads the scratch tables and writes the published ones.
+    ``after_embedding`` is called once every section is embedded.
+    """
+    scratch = run_dir / SCRATCH_DIR
+    scratch.mkdir()
+    entries = feed.entries
+    first = _FirstPass(scratch, run_dir, metadata)
+    items = _corpus_items(paths, skipped)
+    max_chars = getattr(embedder, "max_chars", None) or DEFAULT_MAX_CHARS  # the embedder's cut, for embedding_chars_cut
+    # the files count on the documents bar: processed ones as their results come, reused and
+    # skipped ones here; the bar closes once the last chunk is in
+    with feed.bar:
+        for start in range(0, len(items), ASSEMBLY_CHUNK):
+            chunk = items[start : start + ASSEMBLY_CHUNK]
+            listed = [p for p, reason in chunk if reason is None]
+            feed.until(listed)
+            t0 = time.perf_counter()
+            overlapped = feed.in_phase()  # this chunk's time is inside the per-document wall time
+            per_file = [_file_rows(p, entries, feed.pending, feed.store, abs_paths, config, first.repaired)
+                        for p in listed]
+            for p in listed:  # read once: this run's bytes are not needed again
+                feed.pending.pop(p, None)
+            first.add_chunk(chunk, per_file, config, max_chars)
+            del per_file
+            if not overlapped:
+                seconds["ingest"] += time.perf_counter() - t0
+            feed.bar.update(sum(1 for p, _ in chunk if p not in feed.counted))
+    feed.finish()
+    for name, secs in feed.stage_seconds().items():
+        seconds[name] += secs
+    first.close_scratch()
+    slims = ScratchColumns(scratch / "sections.parquet")  # what dedup reads of every section, a column at a time
+    t0 = time.perf_counter()
+    live = [entries[p] for p in paths if p in entries]
+    if first.repaired:  # damaged entries were replaced: rewrite the state so the next run reads the new ones
+        feed.store.compact(live)
+    else:
+        feed.store.maybe_compact(live, force=compact)
+    feed.store.drop_cached_rows()  # every file is read (23 MB of row groups on the 10k corpus)
+    release_free_memory()  # the per-document phase's chunks and the state's compaction
+    log.debug("assembled %d sections; embedding", slims.n)
+    seconds["ingest"] += time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    vectors, content = _embed_chunks(first, slims.n, embedder, bars, scratch)
+    if after_embedding is not None:
+        after_embedding()
+    release_free_memory()
+    dedup_seconds = {"embedding": time.perf_counter() - t0}
+
+    # --- dedup over every section: slim columns and embeddings only ---------------------------
+    log.debug("embedded; clustering")
+    t0 = time.perf_counter()
+    with bars.steps("clustering", CLUSTERING_STEPS) as step_done:  # the last step, fusion, ends with the block
+        paper_ids, match_scores, papers, section_doc_ids = cluster_all(slims, vectors, config, scratch, content,
+                                                                        on_step=step_done)
+        paper_ids, papers, changes = stable_ids(paper_ids, papers, run_dir, metadata, slims.path)  # + paper_ids, changes
+        papers_of = paper_sets(section_doc_ids, paper_ids)
+        del section_doc_ids
+        candidates = copy_candidates(papers_of)
+    summary_from = papers["summary_from"].combine_chunks()  # per paper, the section its summary is in
+    n_papers = papers.num_rows
+    fused, summaries_found, paper_batch = _spill_papers(papers, scratch)
+    del papers
+    release_free_memory()  # clustering's arrays and fusion's rows, before the second pass reads the tables
+    dedup_seconds["clustering"] = time.perf_counter() - t0
+    # to the millisecond, as the manifest gives them, so that the parts add up to the stage
+    dedup_seconds = {k: round(v, 3) for k, v in dedup_seconds.items()}
+    seconds["dedup"] += sum(dedup_seconds.values())
+
+    # --- second pass: the dedup columns into sections and documents -----------------------------
+    log.debug("clustered into %d papers; writing", n_papers)
+    t0 = time.perf_counter()
+    writing_bar = bars.bar("writing", len(paper_ids) + len(first.doc_keys) + n_papers, "row")
+    late = {"paper_id": (paper_ids, pa.string()), "match_score": (match_scores, pa.float32())}
+    del paper_ids, match_scores
+    counts, dup_of = _write_sections_and_documents(late, summary_from, summaries_found, paper_batch, candidates,
+                                                   papers_of, first.doc_keys, scratch, run_dir, metadata, writing_bar)
+    # the papers, a batch at a time: its summaries (from its spill file) and its source counts
+    counts["papers"], multi_document = _write_papers(fused, summaries_found, paper_batch, n_papers, first.doc_keys,
+                                                     dup_of, run_dir, metadata, writing_bar)
+    errors = first.close_tables(counts, skipped, run_dir, metadata)
     counts |= {name: pq.ParquetFile(run_dir / f"{name}.parquet").metadata.num_rows for name in ("paper_ids", "changes")}
     writing_bar.close()
     shutil.rmtree(scratch)
     seconds["write"] += time.perf_counter() - t0
     stats = {"papers_multi_document": int(multi_document)}
-    return _Outcome(counts=counts, inputs=inputs, status_counts=dict(sorted(status_counts.items())), errors=errors,
+    return _Outcome(counts=counts, inputs=first.inputs, status_counts=dict(sorted(first.status_counts.items())), errors=errors,
                     stats=stats, dedup_seconds=dedup_seconds, changes=changes)
 
 
