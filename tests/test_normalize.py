@@ -665,7 +665,7 @@ def _reference_script_counts(text: str) -> tuple[int, int, int, int, int]:
 @given(
     text=st.text(alphabet=_ALPHABET, max_size=60)
     | st.text(max_size=30)
-    # long enough for the NumPy count (NUMPY_COUNT_MIN_CHARS), lone surrogates included
+    # long texts, lone surrogates included
     | st.text(alphabet=_ALPHABET + ["\ud800", "\U00020000", "é", "Ｚ", "ж"], min_size=120, max_size=400)
 )
 def test_property_script_counts_equal_counting_each_character(text: str) -> None:
