@@ -172,7 +172,7 @@ def render_report(frames: dict[str, pd.DataFrame], manifest: dict[str, Any],
         filled = completeness({name: _frame(frames, name) for name in COMPLETENESS_FIELDS})
     body = [
         _header(manifest),
-        _changes(changes, manifest),
+        _changes(changes),
         _completeness(filled),
         _section("papers", f"Every paper ({len(papers)})", papers_table(papers, docs)
                  + "<p class=\"meta\">Type words to keep the papers whose title, Chinese title, "
@@ -286,7 +286,7 @@ def run_changes(changes: pd.DataFrame | None, manifest: dict[str, Any], previous
     }
 
 
-def _changes(changes: dict[str, Any] | None, manifest: dict[str, Any]) -> str:
+def _changes(changes: dict[str, Any] | None) -> str:
     title = "Changes since the last run"
     if changes is None:
         return _section("changes", title, _none("no earlier run to compare with (a first run, or none given)"))

@@ -424,5 +424,5 @@ def _spans(documents: pd.DataFrame, column: str, fields: tuple[str, ...]) -> pd.
     return pd.DataFrame(rows, columns=["doc_id", *fields])
 
 
-def _empty_sections(config: Config) -> pd.DataFrame:
+def _empty_sections() -> pd.DataFrame:
     return pd.DataFrame(columns=[*segment.EXPLODED_COLUMNS, *normalize.STAGE.adds, *extract.STAGE.adds])

@@ -560,7 +560,7 @@ class _FirstPass:
                                           "reason": [r for _, r in chunk if r is not None]})
             documents = _assemble_documents([pd.DataFrame(doc_records)] if doc_records else [], chunk_skipped)
             documents = documents.drop(columns=[c for c in ("_ingest_status",) if c in documents])
-            sections = pd.DataFrame(section_records) if section_records else _empty_sections(config)
+            sections = pd.DataFrame(section_records) if section_records else _empty_sections()
             del doc_records, section_records
             sections = sections[sections["doc_id"].isin(documents.loc[documents["status"] == "ok", "doc_id"])]
             doc_order = {d: i for i, d in enumerate(documents["doc_id"])}
