@@ -1,10 +1,8 @@
 """Imported before spaCy, by :mod:`pipeline.nlp`: spaCy's machine-learning library, thinc, imports
 torch at its own import when torch is installed (``thinc.compat``: ``try: import torch``), and
 no stage uses it: the pipelines are ``spacy.blank`` ones with rule-based components. torch is
-installed for the sentence-transformers embedder only. Importing it cost each process about
-3 s and 185 MB resident (measured with torch 2.13.0 CPU: ``RssAnon`` 328 -> 203 MB and
-``RssFile`` 136 -> 77 MB after ``import pipeline.runner``), and a run has a process per worker
-besides its own.
+installed for the sentence-transformers embedder only, and importing it costs every process
+seconds and memory (bench/README.md).
 
 So thinc is imported here with ``torch`` hidden: ``sys.modules["torch"] = None`` makes
 ``import torch`` raise ``ModuleNotFoundError`` (the import system's documented behaviour for a

@@ -1,101 +1,19 @@
 """Clean: find the spans of a document that are not article content, with a reason each.
 
-Nothing is deleted from the document: clean adds a ``dropped`` column, a list of spans
-``{char_start, char_end, reason, text}`` (offsets into ``documents.text``), which later stages
-skip and the writer saves to ``dropped.parquet``.
+Nothing is deleted: clean adds a ``dropped`` column, a list of spans ``{char_start, char_end,
+reason, text}`` (offsets into ``documents.text``) that later stages skip and the writer saves to
+``dropped.parquet``. Decisions rest on structure (where a line stands, its length, separators,
+sentence shape), on topic fit (:func:`pipeline.textutil.content_profile`) and on the generic
+vocabulary of the trade in zh-Hans, zh-Hant and English, never on the names of particular sites;
+boilerplate is a short, standalone line, so a body sentence that merely contains 分享 or "subscribe"
+is never dropped.
 
-Every decision rests on structure (where a line stands, how long it is, what separates its
-parts, whether it is a sentence) and on topic fit, together with the generic vocabulary of the
-trade in zh-Hans, zh-Hant and English (扫码关注, 版权所有, "All rights reserved", 往期回顾...),
-never on the names of particular sites. Boilerplate is a *short, standalone* line: at most a
-few dozen units long (:func:`pipeline.textutil.text_units`: one per CJK character or Latin
-word), not the continuation of a hard-wrapped paragraph (``WRAP_MIN_CHARS``), with the trade
-phrase at its start after decoration (``▲``, ``【``, ``（``, emoji, Markdown); only a few
-unambiguous call-to-action words (扫码, 点赞, 三连, "follow us") count anywhere in a very short
-line. So a body sentence that merely contains 分享, 版權 or "subscribe" is never dropped.
-
-Rules, in order (each later rule passes over what an earlier one dropped):
-
-0. **Front matter** (``front_matter``): a YAML block between ``---`` lines at the very start of
-   a Markdown file (static-site metadata: title, date, tags), when it closes within
-   ``FRONT_MATTER_MAX_LINES`` lines and every line between is YAML (``key: value``, a list item
-   or an indented continuation); a page that opens with a horizontal rule keeps its text.
-   **HTML comments** (``html_comment``): a closed ``<!-- … -->`` that opens a line of a
-   Markdown or text file (not shown when the file is rendered: commented-out entries, editor
-   notes); an opener inside prose or one never closed is text. **LLM chatter**
-   (``llm_chatter``): a ``<think>`` block and a chat reply's opening sentence (:mod:`pipeline.chatter`).
-
-1. **Line boilerplate**, one reason per kind, on standalone short lines anywhere:
-
-   * ``repost_source`` — 文章来源于…, 本文转载自…, 轉載自…, 来源：公众号…, 本文首发于…, "Originally
-     published at …", "This article first appeared on …". When the repost clause opens a line
-     that goes on with a real sentence (at least ``REPOST_REST_MIN_UNITS``), only the clause is
-     dropped. A ``Source: <link>`` key-value line is the article's reference and is kept.
-   * ``editor_credit`` — 责任编辑：..., "Editor: ...", "Edited by ..." (needs the separator).
-   * ``caption`` — 图片来源：…, 圖／…, 图：…, 图1：…, 圖 2｜…, "Image credit: …", "Photo: …",
-     "Figure 1: …", a line of images only unless one links to the paper (:func:`_links_a_paper`);
-     a caption between a paper heading and its body is dropped alone, the body stays.
-   * ``share_prompt`` — 扫码关注, 长按识别二维码, 分享到, 點擊關注, 喜欢本文请点赞, "Follow us on …",
-     "Share this article"; an invitation to a readers' group (交流群, 知识星球, 加小编微信).
-   * ``newsletter`` — 订阅我们的周报, 訂閱電子報, "Subscribe to our newsletter", "Sign up for …".
-   * ``copyright`` — 版权所有, 版權所有, 转载请联系, 未经授权禁止转载, 本站内容版权所有, 本文仅代表作者
-     观点, 免责声明, "© 2025 … All rights reserved"; a licence line ("Licensed under CC BY 4.0") only
-     among the last ``EDGE_LINES`` lines, where it is a footer and not about a paper's code.
-   * ``navigation`` — a line of at least ``NAV_MIN_ITEMS`` short items separated by
-     ``| ｜ / > · •`` or tabs (``首页 | 新闻 | 科技``, ``Home > News > AI``, Markdown links
-     allowed): anywhere when an item is a generic menu word, else only among the first or last
-     ``EDGE_LINES`` lines; ``·``, ``•`` and an unspaced ``/`` (which also join names and terms)
-     always need a menu word; a breadcrumb from 首页/Home needs only two items. Markdown table rows are not menus. A tag line
-     (Tags:, 标签：) is navigation too.
-
-2. **Related-article lists** (``related_list``): a label line (相关文章, 往期回顾, 往期推薦, 更多阅读,
-   "Related posts", "Further reading", ...) followed by list items or links (bullets, numbers,
-   ``▶``, ``《》``, URLs, Markdown links), blank lines between them or not; or, when they run
-   to the end of the document (or to other dropped lines), by at least
-   ``RELATED_MIN_PLAIN_ITEMS`` short plain title lines. The label and the list are one span.
-3. **Menus at the edges** (``navigation``): a run of at least ``MENU_RUN_MIN_LINES`` very short
-   lines (``MENU_LINE_MAX_UNITS``) at the very top or very bottom (only dropped lines between
-   the run and the edge), at least ``MENU_WORD_MIN_SHARE`` of them generic menu words.
-4. **Unrelated leading news** (``unrelated_leading``). Units (paragraphs; in CJK text a line
-   ending a sentence, or an indented line, starts a new unit) are scored from the start: the
-   cosine between the unit's :func:`pipeline.textutil.content_profile` and that of the kept
-   text *after* it. A unit of at least ``MIN_SCORED_CHARS`` (not a title, ``TITLE_MAX_UNITS``)
-   that fits below ``clean.min_topic_fit`` is unrelated, together with the short units just
-   above it (a glued item's own title) unless one of those is not clearly off-topic (then it is
-   the article's headline and the scan stops). A short sentence that is clearly off-topic
-   (rule 7) is unrelated by itself. The scan stops at the first unit that fits and at a
-   protected line; the run is dropped only if the article visibly starts right after it (a
-   short or title unit, a protected line, or a line dropped above), so a poorly fitting
-   background paragraph among the lead paragraphs is kept.
-5. **Bylines** (``byline``): a short line (at most ``clean.byline_max_chars``, no sentence
-   punctuation, not a Markdown heading) among the first ``BYLINE_WINDOW`` lines left, before
-   the first paper heading, that starts with a credit word and a separator (作者：, 文｜, 編譯／,
-   By, Staff writer:, 本报讯, ...) or is a short name (``BYLINE_NAME_MAX_CHARS``) ending with
-   one (机器之心报道, 新智元编辑部). A headline that ends in 整理 is not a byline.
-6. **Unrelated trailing news** (``unrelated_trailing``), the same from the end against the kept
-   text *before* each unit (without the short units right above it, which may be the glued
-   item's own title): scraped pages glue the next feed item onto the end. A short unit just
-   before the dropped run joins it when it fits the run better than the article and the
-   article below ``clean.min_topic_fit`` (the glued item's title); the final unit, when short,
-   is dropped when clearly off-topic and cut mid-sentence (a truncated feed item). The scan
-   stops at a protected line, at the body right under a section heading (Markdown heading,
-   bold line, numbered paper heading), and at a unit followed by the page's own furniture
-   (share, copyright, newsletter, related list, navigation, repost or caption lines): a glued
-   item comes after the page, not before its footer.
-7. *Clearly off-topic short unit*: at least ``SHORT_MIN_FEATURES`` topic features and a fit of
-   at most ``SHORT_MAX_FIT``, and sentence shape (at the head: a full stop or a feed item's
-   ``title  body`` gap; at the tail: begun sentences and no final punctuation, i.e. cut off).
-
-   *Protected lines* are never dropped as unrelated and stop both scans: key-value metadata
-   lines (论文 N：..., 作者：..., 📄 ...), URL lines, rules (``---``), award headers, table
-   rows, lines that name an arXiv paper, and an English title line followed by a metadata line
-   (glued news is prose; a table of papers or an arXiv link is the article's own matter).
-   Neither scan judges against a reference of
-   fewer than ``MIN_REFERENCE_FEATURES`` features (too short an article to judge), and neither
-   looks further than ``MAX_GLUED_UNITS`` units in from its end.
-
-Spans are trimmed, sorted and never overlap (:func:`_resolve_overlaps`). The fit thresholds'
-calibration is in bench/README.md (Thresholds).
+Rules, in order (each later one passes over what an earlier one dropped): front matter, HTML
+comments and LLM chatter; line boilerplate (``repost_source``, ``editor_credit``, ``caption``,
+``share_prompt``, ``newsletter``, ``copyright``, ``navigation``); related-article lists; menus at
+the edges; unrelated leading news; bylines; unrelated trailing news. Each rule with its constants is
+described in docs/cleaning.md; the fit thresholds' calibration is in bench/README.md (Thresholds).
+Spans are trimmed, sorted and never overlap (:func:`_resolve_overlaps`).
 """
 
 from __future__ import annotations
@@ -553,7 +471,7 @@ def _is_award_header(s: str) -> bool:
 
 
 def _is_protected(s: str, next_s: str | None) -> bool:
-    """A line the unrelated scans never drop and stop at (see the module docstring)."""
+    """A line the unrelated scans never drop and stop at (docs/cleaning.md, "Protected lines")."""
     if parse_key_value(s) is not None or URL_ONLY.match(s) or set(s) <= _RULE_CHARS:
         return True
     if (s.startswith("|") and s.count("|") >= 3) or ("arxiv" in s.lower() and find_arxiv_ids(s)):
@@ -611,37 +529,7 @@ def find_dropped(text: str, config: Config) -> list[dict]:
         previous = None if line.blank else line
 
     # 1. line boilerplate (and editor credits, which stand anywhere)
-    done: set[int] = set()  # indices into nonblank dropped whole
-    for i, line in enumerate(nonblank):
-        s = plain(line.text)
-        if _continues_prose(prev_in_block[line.start], line):
-            continue
-        offset = line.text.index(line.stripped[0]) if line.stripped else 0
-        cut = _chatter_end(line.stripped)
-        if cut is not None:
-            add(line.start + offset, line.start + offset + cut, "llm_chatter")
-            if cut >= len(line.stripped):
-                done.add(i)
-            continue
-        cut = _repost_end(line.stripped)
-        if cut is not None and parse_key_value(s) is None:
-            add(line.start + offset, line.start + offset + cut, "repost_source")
-            if cut >= len(line.stripped):
-                done.add(i)
-            continue
-        if _EDITOR_CREDIT.match(s) and len(s) <= config.clean.byline_max_chars + 8:
-            add(line.start, line.end, "editor_credit")
-            done.add(i)
-            continue
-        if parse_key_value(s) is not None:
-            continue
-        neighbours = [nonblank[j].stripped for j in (i - 1, i + 1) if 0 <= j < n]
-        if any(_TABLE_DELIM.match(x) for x in neighbours):
-            continue
-        kind = _line_kind(s, in_header=i < EDGE_LINES, in_footer=i >= n - EDGE_LINES)
-        if kind is not None:
-            add(line.start, line.end, kind)
-            done.add(i)
+    done = _drop_line_boilerplate(nonblank, prev_in_block, config, add)  # indices into nonblank dropped whole
 
     # 2. related-article lists
     i = 0
@@ -680,6 +568,45 @@ def find_dropped(text: str, config: Config) -> list[dict]:
     # 6. unrelated news glued after the article
     _drop_unrelated_tail(text, _units(text, lines, dropped), dropped, config.clean.min_topic_fit, add)
     return _resolve_overlaps(dropped)
+
+
+def _drop_line_boilerplate(nonblank: list[Line], prev_in_block: dict[int, Line | None], config: Config,
+                           add: Callable[[int, int, str], None]) -> set[int]:
+    """Rule 1 of :func:`find_dropped`: boilerplate lines and editor credits, each passed to ``add``;
+    returns the indices into ``nonblank`` of the lines dropped whole."""
+    done: set[int] = set()
+    n = len(nonblank)
+    for i, line in enumerate(nonblank):
+        s = plain(line.text)
+        if _continues_prose(prev_in_block[line.start], line):
+            continue
+        offset = line.text.index(line.stripped[0]) if line.stripped else 0
+        cut = _chatter_end(line.stripped)
+        if cut is not None:
+            add(line.start + offset, line.start + offset + cut, "llm_chatter")
+            if cut >= len(line.stripped):
+                done.add(i)
+            continue
+        cut = _repost_end(line.stripped)
+        if cut is not None and parse_key_value(s) is None:
+            add(line.start + offset, line.start + offset + cut, "repost_source")
+            if cut >= len(line.stripped):
+                done.add(i)
+            continue
+        if _EDITOR_CREDIT.match(s) and len(s) <= config.clean.byline_max_chars + 8:
+            add(line.start, line.end, "editor_credit")
+            done.add(i)
+            continue
+        if parse_key_value(s) is not None:
+            continue
+        neighbours = [nonblank[j].stripped for j in (i - 1, i + 1) if 0 <= j < n]
+        if any(_TABLE_DELIM.match(x) for x in neighbours):
+            continue
+        kind = _line_kind(s, in_header=i < EDGE_LINES, in_footer=i >= n - EDGE_LINES)
+        if kind is not None:
+            add(line.start, line.end, kind)
+            done.add(i)
+    return done
 
 
 def _related_list_end(nonblank: list[Line], i: int, done: set[int]) -> int | None:
@@ -855,13 +782,9 @@ def _clearly_off_topic(body: str, fit: float) -> bool:
 def _drop_unrelated_head(
     text: str, units: list[list[Line]], dropped: list[dict], min_fit: float, add: Callable
 ) -> None:
-    """Rule 5: score units from the start against the kept text after them.
-
-    The run is dropped only when the article visibly starts right after it: with a short or
-    title unit (its headline), a protected line, or a line dropped by the line rules (a byline).
-    A background paragraph that fits the rest poorly but stands among the lead paragraphs is
-    kept.
-    """
+    """Rule 4 (docs/cleaning.md): score units from the start against the kept text after them; the run
+    is dropped only when the article visibly starts right after it (a short or title unit, a
+    protected line, or a line dropped by the line rules)."""
     head_end = None
     start_at = len(units)  # index of the first unit after the dropped run
     pending: list[int] = []

@@ -2,36 +2,24 @@
 
 :func:`decode` tries, first that succeeds wins:
 
-   a. a byte-order mark (UTF-8, UTF-32 LE/BE, UTF-16 LE/BE) -> that codec; bytes with NULs
-      that charset-normalizer reads as UTF-16/32 without a mark -> that codec, noted
-      (:func:`_bomless_utf16_32`);
+   a. a byte-order mark -> that codec; NUL-rich bytes that charset-normalizer reads as
+      UTF-16/32 without a mark -> that codec, noted (:func:`_bomless_utf16_32`);
    b. strict UTF-8;
-   c. for HTML, the charset declared in ``<meta>`` (WHATWG prescan,
-      :func:`pipeline.formats.sniff_html_charset`), decoded strictly. A multi-byte CJK codec
-      that decodes the bytes into plausible text (:data:`DECLARED_MIN_PLAUSIBILITY`) is taken;
-      otherwise, and always for a single-byte codec (windows-1252 & co. decode almost any bytes,
-      so a strict decode proves little), the declared decoding goes first into the ranking of
-      step d, where it stands unless another is clearly more plausible;
-   d. detection: every candidate of charset-normalizer (``from_bytes``) plus GB18030 and
-      Big5-HKSCS is decoded strictly, and the most plausible text wins (:func:`plausibility`);
-      the first candidate (the declared charset, else charset-normalizer's first choice) is
-      kept unless another is clearly more plausible. Short Chinese byte strings are often
-      misdetected (GB bytes read as Korean CP949, Big5 as GB), and a character-frequency check
-      catches that. GB2312/GBK are widened to GB18030 and Big5 to Big5-HKSCS (supersets for the
-      characters articles use); when the wider codec cannot decode the bytes (Python's ``big5``
-      maps a few byte pairs Big5-HKSCS lacks), the detected codec is used as is. CP950 is not
-      widened: it maps the euro sign and common punctuation (``～``, ``‧``, ``￥``) differently
-      from Big5-HKSCS. Without a declared charset, second thoughts (:func:`_best_mixed`): a
-      single-byte answer gives way to windows-1252 or Latin-1 when they read as plausibly, and
-      is noted as a guess; UTF-8 with a few cp1252 bytes, or the file line by line (GB18030,
-      UTF-8 and Big5 lines in one file; also when no one codec decodes the whole), is taken
-      when more plausible, noted.
+   c. for HTML, the charset declared in ``<meta>`` (:func:`pipeline.formats.sniff_html_charset`),
+      decoded strictly: a multi-byte CJK codec whose text is plausible
+      (:data:`DECLARED_MIN_PLAUSIBILITY`) is taken; otherwise (and always for a single-byte
+      codec, which decodes almost any bytes) it goes first into the ranking of step d;
+   d. detection: charset-normalizer's candidates plus GB18030 and Big5-HKSCS, each decoded
+      strictly, ranked by :func:`plausibility` (short Chinese byte strings are often misdetected:
+      GB as CP949, Big5 as GB); the first candidate stands unless another is clearly more
+      plausible. GB2312/GBK widen to GB18030 and Big5 to Big5-HKSCS where those decode the bytes
+      (CP950 is not widened: its punctuation differs). Without a declared charset,
+      :func:`_best_mixed` may prefer windows-1252/Latin-1 over another single-byte answer
+      (noted as a guess), UTF-8 with a few cp1252 bytes, or a line-by-line decoding.
 
-   A file cut off in the middle of its last character (a truncated download) is still text: when
-   the bytes decode strictly except for an incomplete final character of at most
-   :data:`MAX_PARTIAL_BYTES` bytes, that character becomes U+FFFD and ``notes`` says so (tried
-   for the BOM codec, UTF-8, the declared charset and the Chinese codecs). Replacing anything
-   else would hide a wrong codec or a binary file, so nothing else is replaced.
+A file cut off inside its last character (a truncated download) is still text: an incomplete final
+character of at most :data:`MAX_PARTIAL_BYTES` bytes becomes U+FFFD, noted. Nothing else is ever
+replaced, which would hide a wrong codec or a binary file.
 """
 
 from __future__ import annotations
@@ -98,7 +86,6 @@ def _codec_name(codec: str) -> str:
         return codec
 
 
-
 @dataclass(frozen=True)
 class Decoded:
     """The result of :func:`decode`.
@@ -151,14 +138,13 @@ def _strict_or_partial(data: bytes, codec: str) -> Decoded | None:
 
 
 def decode(data: bytes, declared: str | None = None, *, markup: bool = False) -> Decoded:
-    """Decode raw bytes to text by the order in the module docstring (step 2).
+    """Decode raw bytes to text by the order of the module docstring.
 
     Args:
         data: the file's bytes.
         declared: a Python codec name the file declares (HTML ``<meta charset>``), or None.
         markup: the bytes are HTML: candidates are scored on their non-ASCII characters only
-            (:func:`markup_plausibility`), as tags, scripts and styles would otherwise make any
-            ASCII-compatible decoding look plausible.
+            (:func:`markup_plausibility`).
 
     Returns:
         a :class:`Decoded`.

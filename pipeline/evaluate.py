@@ -1,85 +1,10 @@
 """Evaluation gate: score the pipeline's segmentation, cleaning and fields on annotated articles.
 
-Method: trafilatura's evaluation gate (``tests/eval_gate.py`` with its annotated ``evaldata.json``
-and pinned floors): every fixture article carries hand-written expectations, the real pipeline
-(:func:`pipeline.runner.run`, default configuration) runs over the fixture folder, the outputs are
-scored against the expectations, and the scores are compared with floors pinned in a baseline
-file (``tests/eval_baseline.json``). Raising a floor is easy; lowering one needs a stated reason.
-As in trafilatura's scorer, expected strings are matched as substrings, deterministically; here
-both sides are first NFKC-folded (full-width forms, ideographic space), curly quotes are
-straightened and all whitespace is removed, so the score does not depend on how ingest or
-HTML extraction spaces or normalizes the text.
-
-Fixture layout (``FIXTURES``, by default ``tests/fixtures/segmentation``)::
-
-    articles/<name>               the exact bytes a scraper saved (.txt, .md, .html, .jsonl, any encoding)
-    expected/<name>.json          {"sections": [...], "junk": [...], "content": [...], "fields": [...],
-                                   "notes": "...", "encoding": "<codec the bytes are stored in>"}
-
-``sections`` are the paper titles in document order (the English title, or the Chinese title
-when the article gives none); ``junk`` are exact substrings that must end up in dropped spans,
-never in a section; ``content`` are exact substrings of article content that must not be
-dropped. A JSON Lines feed is annotated per line: ``{"lines": {"1": {...}, "2": {...}}, "notes":
-..., "encoding": ...}``, line numbers from 1, matching the documents ``<name>#<line>``.
-
-``fields`` is the hand-labelled gold of the extracted fields, one object per entry of
-``sections`` (same order), with exactly the keys of :data:`FIELD_KEYS` (target script zh-Hans):
-
-* ``title``: the English title as the source gives it (headline decorations removed), or null;
-  ``title_zh``: the Chinese title in zh-Hans, or null (a description is not a title); one of the
-  two is the ``sections`` entry.
-* ``authors``: names in the script given (``等`` / et al. / "and colleagues" removed);
-  ``authors_truncated``: true when it was; ``institutions``: zh-Hans, no trailing ``等``, English
-  names as given. Both as the section states them: in a metadata line or in a sentence that
-  credits the paper ("Kingma and Ba combined ...", ``普林斯顿大学等机构的研究者``); never
-  from the rest of the document.
-* ``venue`` (one of :data:`pipeline.fields.VENUES`) and ``year`` (int, the year of the venue
-  edition that gives the award), from the section or the document; ``award`` (one of
-  :data:`pipeline.fields.AWARDS`) from the section, the award header above it, or a lead that
-  gives every paper of the article the same award; each or null.
-* ``arxiv_id`` without version, ``arxiv_version`` (``"v2"``), each or null.
-* ``urls``: every URL of the section (trailing punctuation stripped, scheme-less ones with
-  ``https://``), in order; ``url_kinds``: aligned, each one of :data:`pipeline.identifiers.URL_KINDS`.
-* ``summary_start``: the first :data:`SUMMARY_START_CHARS` non-whitespace characters the summary
-  must start with (the text after an abstract key, else the section's first body paragraph), in
-  the source's own script.
-* ``keywords_required``: 1..:data:`MAX_REQUIRED_KEYWORDS` terms an indexer would certainly pick,
-  each occurring in the section's text converted to zh-Hans.
-
-The seeds (``--seeds``, by default ``$PIPELINE_SEEDS``, else ``../shared/corpora/seeds`` next to
-the repository) carry the
-same keys per section in ``tests/gold/seeds.json`` (``sections_by_file``: file name -> list of
-field objects in document order).
-
-Scores (counted per document, summed over documents: micro-averages):
-
-* **section precision / recall**: a section the pipeline found matches an expected title when
-  :func:`pipeline.fields.fold_title` of its ``title`` or of its ``title_zh`` (both converted to
-  Simplified with :func:`pipeline.normalize.to_script`) equals the expected title's key; each
-  expected title is matched at most once, greedily in document order. Precision is 1.0 when
-  nothing was found (then recall tells). Sections of a document without annotation count as
-  found and unmatched.
-* **junk characters in sections**: the summed length of the junk strings found inside any
-  section ``text`` of their document.
-* **content characters dropped**: the summed length of the content strings found inside any
-  dropped span ``text`` of their document.
-* informational, not gated: **content characters lost** (content strings found nowhere in the
-  document's ``text``, e.g. removed by HTML extraction or a failed decode).
-* **field accuracy**, per field of :data:`FIELDS`, separately on the fixtures and on the seeds:
-  the share of gold sections whose field is right, over all gold sections (a gold section the
-  run did not find, by the title matching above, is wrong in every field). Strings are compared
-  after folding (NFKC, casefold, whitespace collapsed; ``title_zh`` after converting both sides
-  to zh-Hans); ``authors`` and ``institutions`` as sets of folded strings; ``urls`` as the set of
-  (url, kind) pairs of ``urls`` and ``url_kinds``; ``summary``: the folded ``summary`` (whitespace
-  removed) starts with ``summary_start``; ``keywords``: every required keyword is covered by
-  a folded keyword (equal to it or inside it: a Chinese term as a substring, a Latin term as
-  whole words). A field whose output column does not exist scores 0 and is reported missing.
-
-Command line: ``python -m pipeline.evaluate [FIXTURES] [--baseline FILE] [--write-baseline]
-[--seeds DIR] [--seeds-gold FILE]`` prints a per-fixture table and the totals, the per-field
-accuracy table (fixtures and seeds) and every wrong field value; with ``--baseline`` it exits 1
-when a score falls below its floor (per-field floors in ``field_accuracy_fixtures`` and
-``field_accuracy_seeds``) or a count rises above its ceiling.
+The real pipeline (:func:`pipeline.runner.run`, default configuration) runs over a fixture folder
+(``articles/`` and ``expected/<name>.json``); sections, junk, dropped content and field accuracy are
+scored against the annotations and compared with the floors of ``tests/eval_baseline.json`` (the
+method of trafilatura's evaluation gate). The fixture format and every score are defined in
+docs/evaluation.md.
 """
 
 from __future__ import annotations
@@ -95,6 +20,7 @@ import sys
 import tempfile
 import time
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -123,7 +49,7 @@ DEFAULT_SEEDS_GOLD = REPO / "tests" / "gold" / "seeds.json"
 FIELD_FLOOR_KEYS = ("field_accuracy_fixtures", "field_accuracy_seeds")
 #: Keys of an annotation; ``encoding`` names the Python codec of the stored bytes.
 ANNOTATION_KEYS = ("sections", "junk", "content", "notes", "fields")
-#: Keys of one section's gold fields (see the module docstring).
+#: Keys of one section's gold fields (docs/evaluation.md).
 FIELD_KEYS = ("title", "title_zh", "authors", "authors_truncated", "institutions", "venue", "year", "award",
               "arxiv_id", "arxiv_version", "urls", "url_kinds", "summary_start", "keywords_required")
 #: The scored fields, and the output columns each one reads.
@@ -231,7 +157,6 @@ def _decoded_articles(path: Path, annotation: dict) -> tuple[dict[str, str], lis
 
 def _gold_title(entry: dict) -> str:
     return entry.get("title") or entry.get("title_zh") or ""
-
 
 
 # ---------------------------------------------------------------------------------------------
@@ -401,7 +326,7 @@ def gold_value(field: str, gold: dict) -> object:
 
 def field_correct(field: str, gold: dict, section: dict) -> bool:
     """Whether the output ``section`` gets ``field`` right against the ``gold`` fields (the
-    comparison rules are in the module docstring)."""
+    comparison rules are in docs/evaluation.md)."""
     got = section.get(field)
     if field in ("title", "venue", "award", "arxiv_id", "arxiv_version"):
         return fold_value(gold[field]) == fold_value(got)
@@ -487,7 +412,7 @@ def evaluate(fixtures_dir: str | Path = DEFAULT_FIXTURES, out_dir: str | Path | 
     """Run the pipeline (default configuration) on ``<fixtures_dir>/articles`` and score it.
 
     Args:
-        fixtures_dir: folder with ``articles/`` and ``expected/`` (see the module docstring).
+        fixtures_dir: folder with ``articles/`` and ``expected/`` (docs/evaluation.md).
         out_dir: where the run writes its outputs; ``None`` = a temporary folder, removed after.
         embedder: a loaded embedder to share (tests pass theirs); ``None`` = built from the config.
 
@@ -614,10 +539,8 @@ def evaluate_seeds(seeds_dir: str | Path = DEFAULT_SEEDS, gold_path: str | Path 
 
 
 def check_baseline(scores: dict, baseline: dict) -> list[str]:
-    """Regressions of ``scores`` against ``baseline`` (empty list when none).
-
-    ``scores`` is :func:`evaluate`'s result, optionally with ``"seeds"``: :func:`evaluate_seeds`'s
-    result; without it (the seeds are not here) the seed floors are not checked.
+    """Regressions of ``scores`` (:func:`evaluate`'s result, optionally with ``"seeds"``) against
+    ``baseline`` (empty list when none); without ``"seeds"`` the seed floors are not checked.
 
     Raises:
         KeyError: the baseline lacks one of :data:`FLOOR_KEYS` / :data:`CEILING_KEYS` /
@@ -784,18 +707,50 @@ def write_baseline(path: Path, new: dict, laxer: list[str], reason_given: bool) 
     return 0
 
 
+def add_baseline_arguments(parser: argparse.ArgumentParser, default: str) -> None:
+    """The gates' shared options: ``--baseline``, ``--write-baseline`` (to ``default`` unless
+    ``--baseline`` names a file), ``--reason`` and ``--out``."""
+    parser.add_argument("--baseline", type=Path, default=None, help="compare with the floors in this JSON file")
+    parser.add_argument("--write-baseline", action="store_true",
+                        help=f"pin the baseline file (--baseline, default {default}) at the current scores")
+    parser.add_argument("--reason", default=None,
+                        help="why the baseline changes (required when --write-baseline loosens a floor or ceiling)")
+    parser.add_argument("--out", type=Path, default=None, help="keep the run's outputs in this folder")
+
+
+def baseline_step(path: Path | None, write: bool, reason: str | None, default_reason: str,
+                  make: Callable[[str, dict], dict], laxer: Callable[[dict, dict], list[str]],
+                  check: Callable[[dict], list[str]], on_regression: Callable[[], None] | None = None) -> int:
+    """The ``--baseline`` / ``--write-baseline`` step of a gate's ``main`` (shared by the three gates).
+
+    With ``write``: ``make(reason, old baseline)`` is written to ``path`` by :func:`write_baseline`
+    (``laxer(old, new)`` the floors it loosens). Else, with a ``path``: ``check(baseline)`` lists
+    the regressions, printed with the verdict; ``on_regression`` runs when there are some.
+
+    Returns:
+        the exit code: 0, 1 on a regression, 2 when a loosening baseline lacks a reason.
+    """
+    if write:
+        old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        new = make(reason or default_reason, old)
+        return write_baseline(path, new, laxer(old, new), bool(reason))
+    if path is not None:
+        failures = check(json.loads(path.read_text(encoding="utf-8")))
+        print(f"\nBaseline {path}: " + ("REGRESSION\n  " + "\n  ".join(failures) if failures else "ok"))
+        if failures:
+            if on_regression is not None:
+                on_regression()
+            return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m pipeline.evaluate``: print the table; exit 1 on a regression against --baseline,
     2 on a usage error (bad fixtures, a baseline that would loosen without --reason)."""
     parser = argparse.ArgumentParser(prog="python -m pipeline.evaluate", description=__doc__.split("\n")[0])
     parser.add_argument("fixtures", nargs="?", type=Path, default=DEFAULT_FIXTURES,
                         help="folder with articles/ and expected/ (default: tests/fixtures/segmentation)")
-    parser.add_argument("--baseline", type=Path, default=None, help="compare with the floors in this JSON file")
-    parser.add_argument("--write-baseline", action="store_true",
-                        help="pin the baseline file (--baseline, default tests/eval_baseline.json) at the current scores")
-    parser.add_argument("--reason", default=None,
-                        help="why the baseline changes (required when --write-baseline lowers a floor or raises a ceiling)")
-    parser.add_argument("--out", type=Path, default=None, help="keep the run's outputs in this folder")
+    add_baseline_arguments(parser, "tests/eval_baseline.json")
     parser.add_argument("--details", action="store_true", help="also list every miss, extra, leak and drop")
     parser.add_argument("--seeds", type=Path, default=None,
                         help="also score the fields on the seed articles in this folder "
@@ -832,21 +787,11 @@ def main(argv: list[str] | None = None) -> int:
         print(format_failures(scores))
 
     baseline_path = args.baseline or (DEFAULT_BASELINE if args.write_baseline else None)
-    if args.write_baseline:
-        old = json.loads(baseline_path.read_text(encoding="utf-8")) if baseline_path.is_file() else {}
-        reason = args.reason or "Pinned at the scores of the current pipeline (floors rounded down to 2 decimals)."
-        new = baseline_from(scores, reason, old)
-        return write_baseline(baseline_path, new, loosened(old, new), bool(args.reason))
-    if baseline_path is not None:
-        baseline = json.loads(baseline_path.read_text(encoding="utf-8"))
-        failures = check_baseline(scores, baseline)
-        print(f"\nBaseline {baseline_path}: " + ("REGRESSION\n  " + "\n  ".join(failures) if failures else "ok"))
-        if failures:
-            print()
-            print(format_failures(scores))
-            return 1
-    return 0
-
+    return baseline_step(baseline_path, args.write_baseline, args.reason,
+                         "Pinned at the scores of the current pipeline (floors rounded down to 2 decimals).",
+                         lambda reason, old: baseline_from(scores, reason, old), loosened,
+                         lambda baseline: check_baseline(scores, baseline),
+                         lambda: print(f"\n{format_failures(scores)}"))
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,62 +1,10 @@
 """Dedup evaluation: score how the pipeline groups paper mentions across sources, scripts and
 languages, against a hand-made gold clustering.
 
-Evaluation set (``DEFAULT_FIXTURES``, by default ``tests/fixtures/dedup``; its ``README.md``
-describes the articles)::
-
-    articles/<name>     scraped-style articles (.txt/.md, UTF-8, GB18030, Big5) in zh-Hans, zh-Hant
-                        and English, each about 2-6 real papers; the name is
-                        ``NN_<lang>_<layout>_<topic>[...]`` with ``<lang>`` one of LANGS
-    gold.json           {"papers": {"<label>": {"title": str, "arxiv_id": str | null}},
-                         "files": {"<name>": ["<label of section 1>", "<label of section 2>", ...]}}
-
-Each gold entry of ``files`` lists, by hand, the paper of every section of that article in
-document order: a *mention* is one (file, section position) pair, and the gold clustering puts
-two mentions together when they carry the same label.
-
-Method:
-
-1. The real pipeline (:func:`pipeline.runner.run`, default configuration from
-   :func:`pipeline.config.load_config`, as :mod:`pipeline.evaluate` does) runs over
-   ``articles/``.
-2. **Alignment** by file and section order: the ``k``-th section (``ordinal`` order) of a file's
-   document is the ``k``-th gold mention of that file. A file whose section count differs from
-   its gold list is a *segmentation mismatch*: none of its sections is scored, and each of its
-   gold mentions gets a predicted cluster of its own (a singleton), so its same-paper pairs count
-   as missed merges. Sections of files without a gold entry are ignored and reported.
-3. **Scores** of the predicted clustering (``sections.paper_id``) against the gold labels
-   (:func:`score_clusters`):
-
-   * *pairwise* precision/recall/F1 over the ``n (n - 1) / 2`` unordered pairs of mentions: a
-     pair is gold-positive when both mentions have the same gold label, predicted-positive when
-     both have the same predicted cluster; precision = true pairs / predicted pairs, recall =
-     true pairs / gold pairs (Manning, Raghavan & Schütze 2008, *Introduction to Information
-     Retrieval*, sec. 16.3, "Rand index" pair counting). Pairwise scores weigh big clusters
-     quadratically: one wrong merge of two 3-mention papers costs 9 false pairs.
-   * *B-cubed* precision/recall/F1 (Bagga & Baldwin 1998, "Entity-based cross-document
-     coreferencing using the vector space model", COLING-ACL; Amigó et al. 2009 for its
-     properties): per mention ``i``, precision ``|P(i) ∩ G(i)| / |P(i)|`` and recall ``|P(i) ∩
-     G(i)| / |G(i)|`` with ``P(i)``/``G(i)`` its predicted/gold cluster (itself included),
-     averaged over mentions with equal weights. F1 is the harmonic mean of the averages.
-
-   Conventions: with no predicted (gold) pair, pairwise precision (recall) is 1.0; with no
-   mention at all every score is 1.0.
-4. **Threshold sweep**: the run's sections are re-embedded with the same embedder
-   (:func:`pipeline.dedup.embed_sections`, rows in ``section_id`` order as the dedup stage has
-   them) and re-clustered with :func:`pipeline.dedup.cluster_sections` at each
-   ``dedup.match_threshold`` of ``SWEEP_THRESHOLDS`` (0.40..0.90, step 0.05), everything else as
-   configured; each gets pairwise and B-cubed scores. ``sweep_reproduces_run`` tells whether the
-   re-clustering at the configured threshold gives the run's partition.
-5. **Errors**: every *wrong merge* (a pair in one predicted cluster with different gold labels)
-   and every *missed merge* (a pair with the same gold label in different predicted clusters),
-   each with both mentions side by side: file and section position, gold label, ``title``,
-   ``title_zh``, the first ``SUMMARY_HEAD_CHARS`` characters of ``summary``, the cosine of
-   their embeddings and the pair score the dedup stage clusters on.
-
-Command line: ``python -m pipeline.evaluate_dedup [FIXTURES] [--baseline FILE]
-[--write-baseline [--reason TEXT]] [--out DIR]`` prints the scores, the sweep and the error
-lists; with ``--baseline`` it exits 1 when one of ``FLOOR_KEYS`` falls below its pinned floor
-(``tests/fixtures/dedup/baseline.json``), 2 on a malformed evaluation set.
+The pipeline runs over ``tests/fixtures/dedup/articles``; sections are aligned with the gold
+mentions of ``gold.json`` by file and section order; the ``paper_id`` clustering gets pairwise and
+B-cubed scores, a sweep of ``dedup.match_threshold`` re-clusters the same vectors, and every wrong
+and missed merge is listed. Format, alignment and score definitions: docs/evaluation.md.
 """
 
 from __future__ import annotations
@@ -79,7 +27,7 @@ import pandas as pd
 from .config import Config, load_config
 from .dedup import PairScorer, SectionEmbeddings, cluster_sections, embed_sections
 from .embed import Embedder, make_embedder
-from .evaluate import floor2, write_baseline
+from .evaluate import add_baseline_arguments, baseline_step, floor2
 from .runner import run
 from .stage import records
 
@@ -124,7 +72,7 @@ def score_clusters(gold_labels: list[str], predicted: list[str]) -> dict:
 
     Returns:
         ``pairwise_precision``, ``pairwise_recall``, ``pairwise_f1``, ``bcubed_precision``,
-        ``bcubed_recall``, ``bcubed_f1`` (floats in [0, 1]; see the module docstring for the
+        ``bcubed_recall``, ``bcubed_f1`` (floats in [0, 1]; see docs/evaluation.md for the
         definitions and the empty-set conventions) and the counts ``n_mentions``,
         ``n_gold_clusters``, ``n_predicted_clusters``, ``n_gold_pairs``, ``n_predicted_pairs``,
         ``n_true_pairs``. Time ``O(n)``.
@@ -171,7 +119,7 @@ def score_clusters(gold_labels: list[str], predicted: list[str]) -> dict:
 
 
 def load_gold(fixtures_dir: str | Path = DEFAULT_FIXTURES) -> dict:
-    """``<fixtures_dir>/gold.json`` as a dict (``papers``, ``files``; see the module docstring).
+    """``<fixtures_dir>/gold.json`` as a dict (``papers``, ``files``; docs/evaluation.md).
 
     Raises:
         FileNotFoundError: no gold file. json.JSONDecodeError: not valid JSON.
@@ -360,7 +308,7 @@ def evaluate_dedup(fixtures_dir: str | Path = DEFAULT_FIXTURES, embedder: Embedd
     """Run the pipeline on ``<fixtures_dir>/articles`` and score its dedup against ``gold.json``.
 
     Args:
-        fixtures_dir: folder with ``articles/`` and ``gold.json`` (see the module docstring).
+        fixtures_dir: folder with ``articles/`` and ``gold.json`` (docs/evaluation.md).
         embedder: a loaded embedder to share (tests pass theirs); ``None`` = built from the
             default configuration (:func:`pipeline.embed.make_embedder`). The run and the sweep
             use the same one.
@@ -562,11 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pipeline.evaluate_dedup", description=__doc__.split("\n")[0])
     parser.add_argument("fixtures", nargs="?", type=Path, default=DEFAULT_FIXTURES,
                         help="folder with articles/ and gold.json (default: tests/fixtures/dedup)")
-    parser.add_argument("--baseline", type=Path, default=None, help="compare with the floors in this JSON file")
-    parser.add_argument("--write-baseline", action="store_true",
-                        help="pin the baseline file (--baseline, default <fixtures>/baseline.json) at the current scores")
-    parser.add_argument("--reason", default=None, help="why the baseline changes (required to lower a floor)")
-    parser.add_argument("--out", type=Path, default=None, help="keep the run's outputs in this folder")
+    add_baseline_arguments(parser, "<fixtures>/baseline.json")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
@@ -582,19 +526,11 @@ def main(argv: list[str] | None = None) -> int:
     print(format_errors(result))
 
     baseline_path = args.baseline or (args.fixtures / "baseline.json" if args.write_baseline else None)
-    if args.write_baseline:
-        old = json.loads(baseline_path.read_text(encoding="utf-8")) if baseline_path.is_file() else {}
-        reason = args.reason or "Pinned at the scores of the current pipeline (floors rounded down to 2 decimals)."
-        new = baseline_from(result, reason)
-        lower = [k for k in FLOOR_KEYS if k in old and new[k] < old[k]]
-        return write_baseline(baseline_path, new, lower, bool(args.reason))
-    if baseline_path is not None:
-        failures = check_baseline(result, json.loads(baseline_path.read_text(encoding="utf-8")))
-        print(f"\nBaseline {baseline_path}: " + ("REGRESSION\n  " + "\n  ".join(failures) if failures else "ok"))
-        if failures:
-            return 1
-    return 0
-
+    return baseline_step(baseline_path, args.write_baseline, args.reason,
+                         "Pinned at the scores of the current pipeline (floors rounded down to 2 decimals).",
+                         lambda reason, old: baseline_from(result, reason),
+                         lambda old, new: [k for k in FLOOR_KEYS if k in old and new[k] < old[k]],
+                         lambda baseline: check_baseline(result, baseline))
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,42 +1,9 @@
 """Real-world evaluation: score the pipeline on collected articles against hand-made gold.
 
-Gold format: ``tests/fixtures/real/README.md`` (one ``gold.json`` per batch folder: ``{"files":
-{name: {"language", "shape", "junk": [...], "papers": [{"title", "title_en", "arxiv_id",
-"authors", "institutions", "urls", "venue", "year", "award"}, ...]}}}``; an ``award`` may also be
-a display string such as ``"Best Paper"``, mapped with :func:`pipeline.fields.normalize_award`).
-The article files of every selected batch are copied into one corpus (``<batch>__<name>``), the
-real pipeline (:func:`pipeline.runner.run`, default configuration) runs once over it, and each
-section is traced to its gold file through ``doc_id`` and ``source_path`` (every line of a JSON
-Lines file belongs to that file's gold). Scores, micro over all files (and per file):
-
-* **sections**: a section matches a gold paper when :func:`pipeline.evaluate.title_key` of its
-  ``title`` or ``title_zh`` equals that of the gold ``title`` or ``title_en``, when the arXiv ids
-  are equal, or when a gold key of at least :data:`CONTAIN_MIN_CHARS` characters and a section
-  key contain one another with a length ratio of at least :data:`CONTAIN_MIN_RATIO`; each gold
-  paper is matched at most once, greedily in document order (an exact match first). A gold
-  paper whose text never writes its title (``title`` null) is then matched by the first
-  unmatched section that has no title either (and no other arXiv id): the mention was found and
-  correctly left unnamed. Precision =
-  matched / found sections, recall = matched / gold papers; ``file_recall`` = the mean recall of
-  the files with gold papers.
-* **fields** (:data:`FIELDS`), over every gold paper (an unmatched one is wrong): ``title`` as in
-  the exact match above, or none for a gold ``title`` null; strings compared folded
-  (:func:`pipeline.evaluate.fold_value`), people
-  and institutions as sets of folded zh-Hans strings (``*_lenient``: Jaccard >= 0.5), arXiv ids
-  without version; a null gold wants a null or empty value.
-* **junk**: each gold ``junk`` line (whitespace-free, :func:`pipeline.evaluate.fold_for_match`)
-  found inside a section ``text`` of its file; ``junk_ratio`` = those characters / all section
-  characters of the files that carry a ``junk`` list.
-* **dedup**, pairwise over the matched mentions of the whole corpus: gold-same when linked by a
-  shared folded ``title_en`` or ``arxiv_id`` (transitively), predicted-same when their sections
-  share a ``paper_id``.
-
-``python -m pipeline.evaluate_real [ROOT ...] [--split dev|test|all] [--baseline FILE]
-[--write-baseline] [--json OUT.json] [--verbose]``: ROOT is a batch folder (with ``gold.json``),
-a folder of batches, or a corpus root with ``dev/`` and ``test/`` (default
-``tests/fixtures/real``). With ``--baseline`` it exits 1 when a score falls below its floor
-(:data:`FLOOR_KEYS`, ``field_accuracy``) or the junk ratio rises above ``max_junk_ratio``.
-"""
+The article files of the selected batches (``gold.json`` each, format in
+``tests/fixtures/real/README.md``) are copied into one corpus (``<batch>__<name>``), the pipeline
+runs once over it, and sections, fields, junk and dedup are scored per file and in all; with
+``--baseline`` a score below its floor exits 1. Matching rules and scores: docs/evaluation.md."""
 
 from __future__ import annotations
 
@@ -55,7 +22,7 @@ from pathlib import Path
 
 from .config import load_config
 from .embed import Embedder
-from .evaluate import floor2, fold_for_match, fold_value, title_key, write_baseline
+from .evaluate import add_baseline_arguments, baseline_step, floor2, fold_for_match, fold_value, title_key
 from .fields import AWARDS, normalize_award
 from .normalize import to_script
 from .runner import run
@@ -262,7 +229,7 @@ def _year(value: object) -> int | None:
 
 
 def field_correct(field: str, paper: dict, section: dict) -> bool:
-    """Whether ``section`` gets ``field`` of the gold ``paper`` right (rules: module docstring)."""
+    """Whether ``section`` gets ``field`` of the gold ``paper`` right (rules: docs/evaluation.md)."""
     if field == "title":  # a text that never writes the title wants none
         return bool(gold_keys(paper) & section_keys(section)) or (not paper.get("title") and not section_keys(section))
     if field == "venue":
@@ -449,7 +416,7 @@ def aggregate(rows: list[dict]) -> dict:
 
 def evaluate_real(batches: list[tuple[str, Path]], out_dir: str | Path | None = None,
                   embedder: Embedder | None = None) -> dict:
-    """Run the pipeline once over the files of ``batches`` and score it (module docstring).
+    """Run the pipeline once over the files of ``batches`` and score it (docs/evaluation.md).
 
     Returns:
         the keys of :func:`aggregate` (overall), the dedup scores of :func:`pairwise`,
@@ -669,13 +636,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="batch folders, folders of batches or corpus roots (default: tests/fixtures/real)")
     parser.add_argument("--split", choices=(*SPLITS, "all"), default="dev",
                         help="which split of a corpus root to score (default: dev)")
-    parser.add_argument("--baseline", type=Path, default=None, help="compare with the floors in this JSON file")
-    parser.add_argument("--write-baseline", action="store_true",
-                        help="pin the baseline file (--baseline, default tests/real_eval_baseline.json) at the current scores")
-    parser.add_argument("--reason", default=None,
-                        help="why the baseline changes (required when --write-baseline lowers a floor or raises the ceiling)")
+    add_baseline_arguments(parser, "tests/real_eval_baseline.json")
     parser.add_argument("--json", type=Path, default=None, help="write every score to this JSON file")
-    parser.add_argument("--out", type=Path, default=None, help="keep the run's outputs in this folder")
     parser.add_argument("--verbose", action="store_true",
                         help="also print the breakdown per split, language, shape and batch, and every miss, "
                              "extra section and wrong field")
@@ -703,23 +665,12 @@ def main(argv: list[str] | None = None) -> int:
                              encoding="utf-8")
 
     baseline_path = args.baseline or (DEFAULT_BASELINE if args.write_baseline else None)
-    if args.write_baseline:
-        old = json.loads(baseline_path.read_text(encoding="utf-8")) if baseline_path.is_file() else {}
-        reason = args.reason or (f"Pinned at the scores of the current pipeline on split {args.split} "
-                                 "(floors rounded down to 2 decimals, the junk ratio's ceiling up to 4).")
-        new = baseline_from(scores, reason)
-        return write_baseline(baseline_path, new, loosened(old, new), bool(args.reason))
-    if baseline_path is not None:
-        baseline = json.loads(baseline_path.read_text(encoding="utf-8"))
-        failures = check_baseline(scores, baseline)
-        print(f"\nBaseline {baseline_path}: " + ("REGRESSION\n  " + "\n  ".join(failures) if failures else "ok"))
-        if failures:
-            if not args.verbose:
-                print()
-                print(format_errors(scores))
-            return 1
-    return 0
-
+    return baseline_step(baseline_path, args.write_baseline, args.reason,
+                         f"Pinned at the scores of the current pipeline on split {args.split} "
+                         "(floors rounded down to 2 decimals, the junk ratio's ceiling up to 4).",
+                         lambda reason, old: baseline_from(scores, reason), loosened,
+                         lambda baseline: check_baseline(scores, baseline),
+                         None if args.verbose else lambda: print(f"\n{format_errors(scores)}"))
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -289,8 +289,8 @@ LXML_HUGE_MAX_DEPTH = 2047
 
 def _reaches(tree: etree._Element, depth: int) -> bool:
     """Whether an element of ``tree`` has ``depth`` ancestors or more: an XPath of ``depth + 1``
-    child steps from the root, in C, each step over one level's elements (a test of every
-    element's ancestors took 29 s on a page of 900,000 elements 2,000 deep)."""
+    child steps from the root, in C, each step over one level's elements (not a walk over every
+    element's ancestors, which is quadratic on deep pages)."""
     return bool(tree.xpath("boolean(" + "/*" * (depth + 1) + ")"))
 
 
@@ -314,29 +314,21 @@ def _note_text(exc: BaseException) -> str:
 def extract_html(html: str) -> HtmlContent:
     """The main content and metadata of one decoded HTML page.
 
-    Main content: ``trafilatura.extract`` with :data:`TRAFILATURA_OPTIONS` (Markdown: ``#``
-    headings, ``- ``/``1. `` lists, ``[text](url)`` links, ``**bold**``, tables as ``| a | b |``
-    rows; whitespace collapsed and NFC applied by trafilatura;
-    https://trafilatura.readthedocs.io/en/latest/usage-python.html), then
-    :func:`tidy_markdown`. When trafilatura returns nothing or fails (tiny or unusual pages),
-    the text is :func:`html_to_plain_text` of the body and a note says so, so the page is not
-    lost. A page whose parse reached lxml's depth limit (:data:`LXML_MAX_DEPTH`; the parse stops
-    there) is parsed again with a deeper one (:func:`_parse_deeper`); when that renders more text,
-    the text is the plain-text rendering of its body, with a note (no main-content extraction:
-    trafilatura on such trees ran for minutes), and past that limit too
-    (:data:`LXML_HUGE_MAX_DEPTH`) a note says text may be missing.
-    A ``<title>`` that is never closed is closed at the next tag first
-    (:func:`close_unclosed_title`, with a note), else it would swallow the body. A page
-    trafilatura cannot load (one element alone) is lxml's plain-text rendering, with a note; a
-    file lxml cannot parse as HTML at all is kept as it is, with a note. The date
-    comes from ``trafilatura.extract_metadata`` (htmldate, markup only).
+    Main content: ``trafilatura.extract`` with :data:`TRAFILATURA_OPTIONS` (Markdown: headings,
+    lists, links, bold, tables), then :func:`tidy_markdown`. Fallbacks, each with a note: nothing
+    extracted -> :func:`html_to_plain_text` of the body; a parse that reached lxml's depth limit
+    (:data:`LXML_MAX_DEPTH`) -> parsed again deeper (:func:`_parse_deeper`) and, when that renders
+    more text, the plain-text rendering of its body (past :data:`LXML_HUGE_MAX_DEPTH` text may be
+    missing); a ``<title>`` never closed -> closed at the next tag (:func:`close_unclosed_title`); a
+    page trafilatura cannot load -> lxml's plain text; a file lxml cannot parse -> kept as it is.
+    The date comes from ``trafilatura.extract_metadata`` (htmldate, markup only).
 
     Args:
         html: the decoded page (any line endings).
 
     Returns:
-        an :class:`HtmlContent`. ``text`` is ``""`` when the page has no text at all.
-        Never raises for a bad page: failures become notes.
+        an :class:`HtmlContent`; ``text`` is ``""`` when the page has no text at all. Never raises
+        for a bad page: failures become notes.
     """
     notes: list[str] = []
     if not html.strip():

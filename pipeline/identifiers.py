@@ -118,28 +118,20 @@ def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str |
     Args:
         text: any text.
         allow_bare: also accept a new-style id with no arXiv context (``2502.13228``); off by
-            default because bare ``NNNN.NNNNN`` numbers occur in other senses (use it for the
-            value of a paper-link key).
+            default because bare ``NNNN.NNNNN`` numbers occur in other senses.
 
     Returns:
-        ``(id, version)`` pairs: ``id`` bare (``"2502.13228"``, ``"hep-th/9901001"``), the
-        version as written lower-cased (``"v2"``) or ``None``. Recognised contexts:
-        ``arXiv:ID`` / ``arXiv ID`` (ASCII or full-width colon, any case) and
-        ``arxiv.org/abs|pdf|html/ID`` with or without scheme (``…/pdf/ID v1.pdf`` too), and the
-        aggregator pages of :data:`_ARXIV_CTX`. An old-style id (``hep-th/9901001``,
-        ``math.GT/0309136``, ``cs/0112017``) is also read in prose, without a context, when its
-        archive is one of :data:`ARXIV_OLD_ARCHIVES` and it stands on its own
-        (:data:`_ARXIV_OLD_BARE`: not a segment of a path or URL such as
-        ``example.com/math/0309136``): its form (a known archive, a slash, a valid YYMM and three
-        digits) is specific enough. When an id occurs several times, the version is that of its
-        first mention that gives one.
+        ``(id, version)`` pairs: ``id`` bare (``"2502.13228"``, ``"hep-th/9901001"``), the version
+        lower-cased (``"v2"``) or ``None`` (the first mention that gives one). Contexts:
+        ``arXiv:ID`` / ``arXiv ID`` (any case, ASCII or full-width colon), ``arxiv.org/abs|pdf|html/ID``
+        with or without scheme, and the aggregator pages of :data:`_ARXIV_CTX`. An old-style id of
+        :data:`ARXIV_OLD_ARCHIVES` is also read in prose when it stands on its own
+        (:data:`_ARXIV_OLD_BARE`: not inside a path).
 
-    Validation follows the arXiv identifier scheme
-    (https://info.arxiv.org/help/arxiv_identifier.html): month 01-12; new-style YYMM from
-    0704 on, 4 digits after the dot up to 1412 and 5 from 1501 on; old style YYMM from 9108
-    to 0703. A malformed or truncated id (``2502.1322``) is rejected, never completed. Full-width
-    digits and dots (``２５０２．１３２２８``) and invisible soft hyphens or zero-width characters
-    inside an id are read through. Never raises.
+    Validation follows https://info.arxiv.org/help/arxiv_identifier.html (month 01-12; new style
+    from 0704, 4 digits after the dot to 1412 and 5 from 1501; old style 9108-0703); a malformed or
+    truncated id is rejected, never completed. Full-width digits and dots and invisible soft hyphens
+    or zero-width characters inside an id are read through. Never raises.
     """
     if not text:
         return []

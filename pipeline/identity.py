@@ -1,42 +1,13 @@
-"""Paper ids that last across runs, their history (``paper_ids.parquet``) and what changed since
-the last run (``changes.parquet``).
+"""Paper ids that last across runs, their history (``paper_ids.parquet``) and what changed since the
+last run (``changes.parquet``).
 
-Dedup (:func:`pipeline.dedup.cluster_all`) names each cluster by its *content id*
-(:func:`pipeline.dedup.paper_id_for`: the arXiv id, else the folded title, else the first
-mention), which changes when a paper gains an arXiv id or a better title. The id a user sees is
-kept instead: :func:`assign` matches this run's clusters to the previous run's papers through
-their mentions, in this order:
-
-1. each previous paper goes to the cluster that holds most of its surviving mentions (a split
-   keeps the id on the larger part; ties: the smaller content id). A mention survives when its
-   ``section_id`` is here again with the same text (:func:`text_hash`) or the same folded title
-   (:func:`title_hash`): a ``section_id`` is a document's id and an ordinal, so after a change of
-   segmentation (another version, another setting) it can name another paper's mention, which
-   must not carry the id over. A previous paper with no mention surviving so takes its mentions
-   whose text is here again under other ``section_id`` s (sections shifted within a document, the
-   untouched parts of an edited file), each previous mention paired with at most one of this run;
-2. a cluster that several previous papers go to keeps the oldest id (earliest ``since_run``;
-   ties: more mentions shared, then the smaller id); the others become redirects (``merged``);
-3. a previous paper none of whose mentions is left (its file was edited: new ``doc_id``, new
-   ``section_id`` s, and new texts) goes to a cluster still without an id whose content id is the
-   paper's content id at the previous run, or the paper's id itself;
-4. any other cluster gets a new id: its content id unless an id of this run or a current id of
-   the previous run has it (then that of its first mention, then a numbered one); ``split``
-   when it holds mentions of a previous paper, else ``added``. A new id may be one that was
-   removed or redirected before: that row of the history then names the paper again;
-5. a previous paper still without a cluster is ``removed``.
-
-A fresh output folder has no previous papers: every paper gets its content id, the same ids on
-every fresh run over the same corpus.
-
-The ids of the published run live with it (:data:`MEMBERS_FILE`, :data:`HISTORY_FILE` in
-``OUT/.pipeline/runs/<run_id>/``, which the publish keeps): written in the same folder as the
-tables, they are the previous run's exactly when its tables are the published ones; a run that
-never publishes leaves them unread. They are not in ``OUT/.pipeline/state``, a cache that
-``--full`` ignores and a damaged file loses: ``--full`` reprocesses every file and keeps the ids.
-What :func:`load_previous` cannot read there it takes from the published tables, and what it
-reads it checks (:func:`_checked_history`), so no id is dropped that can be kept and no history
-row is published again that names no paper.
+Dedup names each cluster by its content id (:func:`pipeline.dedup.paper_id_for`), which changes when
+a paper gains an arXiv id or a better title; :func:`assign` keeps the id a user saw instead,
+matching this run's clusters to the previous run's papers through their surviving mentions (same
+``section_id`` with the same text or folded title). The five rules, the fresh-folder case and why
+the ids live with the published run (:data:`MEMBERS_FILE`, :data:`HISTORY_FILE`) rather than in the
+state are in docs/architecture.md ("Paper ids across runs"). :func:`load_previous` falls back to the
+published tables for what it cannot read and checks what it reads (:func:`_checked_history`).
 """
 
 from __future__ import annotations
@@ -307,7 +278,7 @@ def _checked_history(history: pd.DataFrame, members: pd.DataFrame, run_id: str) 
 
 def assign(clusters: pd.DataFrame, previous: Previous, run_id: str, mentions: pd.DataFrame | None = None
            ) -> Assignment:
-    """Stable ids for this run's clusters (the rules of the module docstring).
+    """Stable ids for this run's clusters (the rules of docs/architecture.md, "Paper ids across runs").
 
     Args:
         clusters: one row per cluster: ``paper_id`` (its content id, unique), ``section_ids``

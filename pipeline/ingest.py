@@ -1,37 +1,22 @@
-"""Ingest: find the corpus files, read each by its format, decode, repair, and give every
-document a stable id.
+"""Ingest: read each corpus file by its format, decode, repair, and give every document a stable id.
 
 Per file (:func:`read_documents`), in this order:
 
-1. **format** by suffix (:mod:`pipeline.formats`): ``.txt``/``.md`` are one document each;
-   ``.html``/``.htm`` one document whose text is the main content extracted by trafilatura
-   (title, canonical URL and publish date as metadata); ``.jsonl`` one document per non-blank
-   line; ``.csv`` one document per row after its header row (:func:`read_csv`). A JSON object or
-   CSV row that names a paper and holds no article text is a paper record
-   (:mod:`pipeline.paper_records`): its text is its fields as lines, and ``paper_record`` holds
-   them as JSON for segment and extract. Which files are read, and the ``skipped`` rows of the
-   others, is :mod:`pipeline.listing`'s (:func:`list_corpus`).
-2. **decoding** (:func:`pipeline.decoding.decode`): a byte-order mark, UTF-8, the declared
-   charset, then detection, with a note wherever the decoding is a guess or a repair.
-3. **line endings** to ``\\n`` (CRLF and CR); a leading BOM character is removed.
-4. **HTML only**: the main content is extracted from the decoded page
-   (:func:`pipeline.formats.extract_html`).
-5. **mojibake repair** (:func:`repair_mojibake`): UTF-8 text that was once decoded as
-   windows-1252/Latin-1 and saved (``Donâ€™t``, ``è®ºæ–‡``) is fixed with ``ftfy.fix_encoding``,
-   line by line, only on lines ftfy's badness heuristic flags.
-6. **Unicode normalization** (:func:`normalize_unicode`): space separators -> ASCII space,
-   zero-width and bidi control characters removed, full-width ASCII letters, digits and
-   technical symbols (``－％＋＝``, ...) -> ASCII, Kangxi radicals and CJK compatibility
-   ideographs -> the unified ideographs (NFKC of those code points only). No NFKC of the whole
-   text: full-width CJK punctuation stays.
+1. **format** by suffix (:mod:`pipeline.formats`): ``.txt``/``.md`` one document each;
+   ``.html``/``.htm`` one document, the main content by trafilatura; ``.jsonl`` one per
+   non-blank line; ``.csv`` one per row after the header (:func:`read_csv`). A record that names
+   a paper and holds no article text is a paper record (:mod:`pipeline.paper_records`). Which
+   files are read is :mod:`pipeline.listing`'s.
+2. **decoding** (:func:`pipeline.decoding.decode`), noted wherever it is a guess or a repair.
+3. **line endings** to ``\n``; a leading BOM character removed.
+4. **HTML only**: main content extracted (:func:`pipeline.formats.extract_html`).
+5. **mojibake repair** (:func:`repair_mojibake`, ``ftfy.fix_encoding`` on flagged lines).
+6. **Unicode normalization** (:func:`normalize_unicode`): spaces, zero-width and bidi controls,
+   full-width ASCII, Kangxi radicals and compatibility ideographs; never NFKC of the whole text.
 
-All character offsets in later stages point into the resulting ``text``, which is kept whole in
-``documents.parquet``. When steps 4-6 change anything, ``raw_text`` keeps the decoded,
-newline-normalized input (the whole page for HTML, the whole line for JSON Lines) and
-``notes`` says what was done.
-
-A file (or JSON line) that cannot be read, decoded or parsed is not an exception for the run: it
-becomes a document row with ``status == "error"`` and the message in ``error``.
+Later offsets point into the resulting ``text``. When steps 4-6 change anything, ``raw_text`` keeps
+the decoded input and ``notes`` says what was done. A file (or line) that cannot be read, decoded or
+parsed becomes a row with ``status == "error"`` and the message in ``error``.
 """
 
 from __future__ import annotations
@@ -63,7 +48,6 @@ DOCUMENT_COLUMNS = (
     "doc_id", "source_path", "content_sha256", "encoding", "n_bytes", "n_chars", "text", "status", "error",
     "raw_text", "title", "url", "published", "notes", "paper_record",
 )
-
 
 
 def normalize_newlines(text: str) -> str:
@@ -579,30 +563,21 @@ def _merged_record(group: list[_CsvRecord], columns: dict[str, list[int]], width
 
 def read_csv(source_path: str, abs_path: str) -> list[dict]:
     """Read a CSV file: one ``documents`` row per data row, each read by
-    :func:`pipeline.formats.parse_record` as a dict of the header's names to the row's cells (a
-    paper record, or an article when a text column holds text).
+    :func:`pipeline.formats.parse_record` as a dict of header names to cells.
 
-    The first non-blank record is the header. The delimiter is sniffed from the header line
-    (comma, semicolon, tab or ``|``; comma when unclear); quoting is the csv module's default.
-    A field the header names more than once (``title,title``, matched case-insensitively) takes
-    the first non-empty cell among its columns, and each row's ``notes`` say so. A cell may be
-    up to :data:`CSV_FIELD_LIMIT` characters.
+    The first non-blank record is the header; the delimiter is sniffed from it (comma, semicolon,
+    tab or ``|``; comma when unclear). A field named more than once takes the first non-empty cell
+    among its columns (noted). A cell may hold up to :data:`CSV_FIELD_LIMIT` characters. Consecutive
+    rows that differ only in :data:`PER_AUTHOR_COLUMNS` (one author a row) are one record, the
+    authors in row order (noted); an author order that starts again starts the next paper.
 
-    Consecutive rows that differ only in their author columns (:data:`PER_AUTHOR_COLUMNS`: an
-    export of one author a row) are one record, the authors in row order, its ``notes`` say so;
-    an author order that starts again (1, 2, then 1) starts the next paper.
-
-    ``source_path`` is ``"<path>#<N>"`` with N the row's number as a spreadsheet shows it (the
-    header is row 1; a record of several rows: its first); ``raw_text`` is the row as in the file; ``doc_id``/``content_sha256``/
-    ``n_bytes`` come from the UTF-8 bytes of the header line and the row (the same cells under
-    another header are another record). The file is decoded as any file (:func:`decode`). A row
-    that names no paper and holds no text, has more cells than the header, or that the csv
-    module cannot read becomes a row with ``status="error"``; a row with fewer cells than the
-    header is read with the missing cells empty, and its ``notes`` name the row and those fields. A file that cannot be read or
-    decoded, or whose first record is data rather than a header (:func:`_missing_header`: no
-    field names to read), is one error row; a file without data rows one ``empty`` row. Blank
-    lines are skipped; a row of empty cells (``,,``) is an error row. Never raises for a bad
-    file or row.
+    ``source_path`` is ``"<path>#<N>"``, N the row's spreadsheet number (header = 1; a record of
+    several rows: its first); ``raw_text`` the row as in the file; ``doc_id``/``content_sha256``/
+    ``n_bytes`` come from the UTF-8 bytes of the header line and the row. A row that names no paper
+    and holds no text, has more cells than the header, is all empty cells, or that the csv module
+    cannot read is an error row; a row with fewer cells is read with the rest empty (noted). A file
+    that cannot be read or decoded, or whose first record is data (:func:`_missing_header`), is one
+    error row; a file without data rows one ``empty`` row. Blank lines are skipped. Never raises.
     """
     data, failed = _read_bytes(source_path, abs_path)
     if failed is not None:

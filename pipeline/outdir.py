@@ -1,27 +1,14 @@
-"""What a run may write to and delete: the output folder's ownership marker, and the refusal of
-an output folder that overlaps the corpus.
+"""What a run may write to and delete: the output folder's ownership marker, and the refusal of an
+output folder that overlaps the corpus.
 
-A run deletes or replaces only what the pipeline created, and only in a folder it knows as its
-own: ``OUT/.pipeline-output.json`` (:data:`MARKER`) names a folder as an output folder of this
-pipeline. Before a run writes anything (:func:`check`):
-
-- an output folder that is the corpus, lies inside it, or holds it, and a corpus that is itself
-  an output folder, are refused (:class:`OutputRefused`; the CLI exits 2): a run would read its
-  own outputs as articles or publish over the articles;
-- a folder without the marker is used only when it is empty or everything in it has the shape of
-  this pipeline's layout (:func:`foreign_entries`): ``.pipeline``, the lock, the files the
-  publish record names (unchanged since), an older layout's links, run folders, state and cache,
-  or an older version's plain output files next to a ``manifest.json`` this pipeline wrote.
-  Anything else is refused, naming what is there;
-- in a marked folder the pipeline leaves other files alone, but a file where it publishes one of
-  its own (``report.html``, ``papers.parquet`` ...) that the publish record does not name as it
-  is now (a user's file, or one changed since) is refused, naming it; so is, in an older layout,
-  a plain file where it put a link.
-
-:func:`claim` writes the marker (under the run's lock). Its ``layout`` is ``"tables"`` (the layout
-of :mod:`pipeline.publish`), or ``"runs"`` / ``"plain"`` for an older version's folder, which
-tells :func:`pipeline.publish.adopt` and :func:`pipeline.publish.publish` to migrate it once
-(:func:`mark` then records ``"tables"``); no other folder is ever migrated.
+``OUT/.pipeline-output.json`` (:data:`MARKER`) names a folder as this pipeline's. Before a run
+writes anything, :func:`check` refuses (:class:`OutputRefused`, CLI exit 2): an output folder that
+is, lies in or holds the corpus (and a corpus that is an output folder); an unmarked folder unless
+empty or holding only this pipeline's layout (:func:`foreign_entries`); in a marked folder, a file
+where the pipeline publishes one that the publish record does not name as it is now. :func:`claim`
+writes the marker; its ``layout`` (``"tables"``, or an older ``"runs"`` / ``"plain"``) tells
+:mod:`pipeline.publish` to migrate the folder once. See docs/architecture.md ("Output folder
+ownership").
 """
 
 from __future__ import annotations

@@ -1,65 +1,16 @@
 """Paper records: a JSONL record or a CSV row whose fields name one paper.
 
-Contract
---------
-A *paper record* is a JSON object (a ``.jsonl`` line) or a CSV row (a dict of its header's
-names to its cells) that
+A paper record is a JSON object or CSV row (a dict of header names to cells) that has a title-like
+field (:data:`TITLE_FIELDS`, :data:`TITLE_ZH_FIELDS`) holding a title (at least one letter, at most
+:data:`MAX_TITLE_CHARS` characters; longer makes the record an error) and no article text in
+:data:`TEXT_FIELDS` (a record with text is an article; a text field holding a non-text value is an
+error). Field names match case-insensitively, surrounding spaces ignored.
 
-* has a title-like field (:data:`TITLE_FIELDS`, :data:`TITLE_ZH_FIELDS`) holding a title: a
-  value with at least one letter (any script; ``12345``, ``3.14``, NaN and ``nan`` are none) of
-  at most :data:`MAX_TITLE_CHARS` characters (a longer one makes the record an error), and
-* has no article text: none of the text fields (:data:`TEXT_FIELDS`: ``text``, ``content``,
-  ``body``, ``article``) holds anything but blank text. A record with article text (a string,
-  or a list of strings) is an article, read as such (its title is document metadata, its text
-  segmented); a text field holding another value makes it an error.
-
-Field names match case-insensitively, surrounding spaces ignored (``Title``, ``TEXT``).
-
-A paper record is ONE mention of ONE paper: its document yields exactly one section, whose
-fields are read from the record, not guessed from prose (:func:`apply_record`):
-
-==================  =====================================================================
-column              from the record
-==================  =====================================================================
-``title``           the first of ``title_en``, ``title``, ``paper_title``, ``name``,
-                    ``论文标题``/``論文標題``, ``标题``/``標題``, ``paper``/``论文``/``論文`` (unless its
-                    value is a link, an arXiv id or a DOI) whose value has no Chinese character, as
-                    given (whitespace collapsed)
-``title_zh``        ``title_zh`` (or ``中文标题``/``中文標題``), else the first title-like value
-                    that is Chinese; in the target script
-``authors``         ``authors``/``author``/``作者``: a JSON list of strings, one level of
-                    nested lists flattened, an object item giving its ``name`` (or
-                    ``full_name``) string, anything else dropped with a note; a string split
-                    on ``, `` ``;`` `` and `` ``、`` ``，``, or a BibTeX list (``Last, First and
-                    Last, First``) one name per part as written; a trailing ``et al.``/
-                    ``and others``/``等`` is cut and sets ``authors_truncated``. Markdown
-                    escapes and footnote marks are cut from names (``Jones\\*`` -> ``Jones``)
-``institutions``    ``institutions``/``affiliations``/``机构``/``單位``…, read as authors
-``venue``, ``year`` ``venue``/``conference``/``会议``/``journal``/``booktitle``/``publisher``
-                    (:data:`VENUE_FIELDS`): the canonical venue when one is named (``NeurIPS``),
-                    else the short name of a venue written in full (``Conference on Robot
-                    Learning, PMLR 270`` -> ``CoRL``; ``data/venue_names.json``), else the value
-                    as given; a value that only names a preprint server or a kind of report
-                    (``arXiv``, ``OpenReview技术报告``) is no venue. With no venue there, the first
-                    venue named in a tag-like field (:data:`VENUE_HINT_FIELDS`: ``categories``
-                    ``["NeurIPS 2024 Oral"]``, ``source``, ``comments`` ``Accepted to ICML 2024``;
-                    one that speaks of a submission does not count). ``year`` from ``year``/
-                    ``年份`` (``2024`` or a spreadsheet's ``2024.0``), else the venue's year; a
-                    year outside :data:`MIN_YEAR` .. next year is dropped with a note
-``award``           ``award``/``奖项`` (``award_raw`` as given, ``award`` its enum)
-``arxiv_id``        ``arxiv_id``/``arxiv`` (a bare id is fine), else an arXiv DOI in ``doi``,
-                    else an arXiv link among the URLs
-``urls``            ``url``/``link``/``pdf``/``pdf_url``/``paper_url``/``open_access_url``/
-                    ``链接``/``论文链接``… first, then any other URL of the section text
-``summary``         ``abstract``/``摘要``/``summary`` (cut as other summaries are); none without
-==================  =====================================================================
-
-The document's ``text`` is the record written as readable lines (:func:`render`: ``Title:``,
-``标题：``, ``Authors:``, ``Affiliations:``, ``Venue:``, ``Award:``, ``arXiv:``, ``Link:``,
-``Abstract:``), so keywords, the summary and the embedding read as for any section; its
-``raw_text`` is the record as it is in the file. The fields travel from ingest to extract as
-JSON in the internal ``paper_record`` column (documents, then sections; never written to the
-output tables).
+A paper record is one mention of one paper: its document yields exactly one section, whose fields
+are read from the record (:func:`apply_record`); the field-by-field mapping is in
+docs/architecture.md ("Input formats"). The document's ``text`` is the record as readable lines
+(:func:`render`), ``raw_text`` the record as in the file; the fields travel from ingest to extract
+as JSON in the internal ``paper_record`` column (never written to the output tables).
 """
 
 from __future__ import annotations
@@ -373,19 +324,15 @@ def _titles(obj: dict, keys: tuple[str, ...]) -> tuple[list[str], list[tuple[str
 
 
 def read_record(obj: dict) -> Reading:
-    """The paper fields of a record (see the module docstring).
-
-    A record whose text field holds text (or a value that is no text) is no paper record. A
-    title must hold a letter (``12345``, ``3.14``, NaN and ``nan`` are no titles) and be at most
-    :data:`MAX_TITLE_CHARS` characters. Field names match case-insensitively.
+    """The paper fields of a record (the mapping of docs/architecture.md, "Input formats").
 
     Returns:
         a :class:`Reading`. Its ``fields`` is a dict with ``title``, ``title_zh``, ``authors``
         (list), ``authors_truncated``, ``institutions`` (list), ``abstract``, ``urls`` (list),
-        ``venue``, ``year`` (int), ``award_raw``, ``arxiv_id``, ``arxiv_version``; absent
-        values are None (lists empty). ``fields`` is None for an article, for a record without
-        a title-like value, and with ``error`` set for a record whose title-like values are all
-        without a letter, or one that is too long. Never raises.
+        ``venue``, ``year`` (int), ``award_raw``, ``arxiv_id``, ``arxiv_version``; absent values
+        are None (lists empty). ``fields`` is None for an article or a record without a title-like
+        value, and with ``error`` set when every title-like value lacks a letter or one is too
+        long. Never raises.
     """
     if _has_article_text(obj):
         return Reading(None)

@@ -2,8 +2,7 @@
 
 Layout of an output folder ``OUT`` (the marker's layout ``tables``)::
 
-    OUT/<table>.parquet, errors.parquet   the published run's tables (plain files), paper_ids
-                                          and changes included
+    OUT/<table>.parquet, errors.parquet   the published run's tables, paper_ids and changes included
     OUT/manifest.json, report.html, README.md   its manifest, report and dataset card
     OUT/.pipeline/runs/<run_id>/          a run being written; after its publish, its manifest
                                           and its paper ids (pipeline.identity)
@@ -13,35 +12,16 @@ Layout of an output folder ``OUT`` (the marker's layout ``tables``)::
     OUT/.pipeline/cache/embeddings.sqlite embedding cache (pipeline.embed_cache)
     OUT/.lock                             the run lock; holds the PID of the run holding it
 
-Only the published run's tables carry their names, so a recursive glob
-(``OUT/**/papers.parquet`` in DuckDB, polars or ``glob``) finds each table once; only while a run
-is being written (or after one was killed, until the next run) does its folder under
-``.pipeline/runs`` hold unpublished copies.
+:func:`publish` writes a journal (``.pipeline/publishing.json``), renames each file over its
+top-level name (``manifest.json`` last, hard-linked so the run folder keeps it), then makes the
+journal the record; a run killed in between leaves the journal, and the next run finishes that
+publish first (:func:`recover`). Older layouts (``runs``, ``plain``) are migrated once
+(:func:`adopt`). :class:`OutputLock` is ``fcntl.flock`` on ``OUT/.lock``, taken without waiting; the
+kernel drops it when its process dies, and a stale PID in a free lock is reported and cleared.
+Details: docs/architecture.md ("Atomic publish").
 
-Publish protocol (:func:`publish`): a run writes ``.pipeline/runs/<run_id>/`` completely and
-flushes it to disk; a journal ``.pipeline/publishing.json`` names the run and its files; each file
-is then renamed over its top-level name (POSIX ``rename``: a reader sees the old file or the new
-one, never a part), ``manifest.json`` last (hard-linked, so the run folder keeps it as history);
-the journal then becomes ``published.json``. A run killed between two renames leaves the journal:
-the next run finishes that publish first (:func:`recover`), so the top level is never left mixed
-past the next run. A reader that needs tables of one run reads ``manifest.json``'s ``run_id``
-before and after reading them (a publish takes milliseconds). The folders of the published run
-and the one before it are kept; older ones, and those of runs that never published, are deleted
-after each publish.
-
-Older layouts (the marker's ``runs``: ``OUT/current`` -> ``.runs/<run_id>`` and top-level links;
-``plain``: plain files, no ``.pipeline``) are migrated once, under the lock, when the marker says
-the folder is the pipeline's (:mod:`pipeline.outdir`): :func:`adopt` moves the state and the cache
-into ``.pipeline``, and the first publish replaces the links, removes ``current`` and ``.runs``.
-
-Lock (:class:`OutputLock`): ``fcntl.flock`` on ``OUT/.lock``, taken without waiting. The kernel
-drops the lock when its process dies, however it dies, so a killed run never blocks the next
-one; the PID written into the file tells who holds it (for the error message) and, when a run
-takes a free lock that still names another PID, that the previous run was killed before it
-released it: the run says so on stderr (``cleared a stale lock``) and goes on.
-
-Crash tests: when the environment variable ``PIPELINE_CRASH_AT`` names one of
-:data:`CRASH_POINTS`, :func:`crash_point` kills the process there with SIGKILL (test use only).
+When ``PIPELINE_CRASH_AT`` names one of :data:`CRASH_POINTS`, :func:`crash_point` kills the process
+there with SIGKILL (tests only).
 """
 
 from __future__ import annotations
@@ -81,8 +61,6 @@ TABLE_FILES = ("documents.parquet", "sections.parquet", "papers.parquet", "dropp
 #: Every name a publish puts at the top, in the order it does: tables, report, dataset card,
 #: and the manifest last (a reader that sees the new manifest sees every new file).
 PUBLISHED_NAMES = (*TABLE_FILES, "report.html", "README.md", MANIFEST)
-#: Runs kept after a publish: the published one and the one before it.
-KEEP_RUNS = 2
 #: The layout before issue 43 (the marker's ``runs``): run folders, the link to the published
 #: run, and top-level links ``OUT/<name> -> current/<name>`` for :data:`LEGACY_LINKED_NAMES`.
 LEGACY_RUNS_DIR = ".runs"
@@ -244,16 +222,6 @@ def published_run_id(out_dir: str | Path) -> str | None:
     return None
 
 
-def owned_files(out_dir: str | Path) -> dict[str, list[int]]:
-    """Top-level files the pipeline published, by name -> ``[size, mtime_ns]``: those of the
-    record and of a publish under way (its journal)."""
-    out = Path(out_dir)
-    owned: dict[str, list[int]] = {}
-    for path in (out / PUBLISHED, out / PUBLISHING):
-        owned |= {n: s for n, s in ((_read_json(path) or {}).get("files") or {}).items() if n in PUBLISHED_NAMES}
-    return owned
-
-
 def is_owned(out_dir: str | Path, name: str) -> bool:
     """Whether ``OUT/<name>`` is a plain file the pipeline published, unchanged since: its size
     and mtime are the record's or the journal's."""
@@ -319,9 +287,9 @@ def adopt(out_dir: str | Path, layout: str) -> None:
 
 
 def publish(out_dir: str | Path, run_id: str, migrate: bool = False) -> Path:
-    """Publish ``OUT/.pipeline/runs/<run_id>`` (see the module docstring): write the journal,
-    rename each file to the top (the manifest last), then make the journal the record, and
-    delete run folders other than this one and the previously published one.
+    """Publish ``OUT/.pipeline/runs/<run_id>``: write the journal, rename each file to the top (the
+    manifest last), make the journal the record, and delete run folders other than this one and the
+    previously published one.
 
     Args:
         migrate: the folder has an older layout (:func:`adopt`): also replace its links and

@@ -66,22 +66,9 @@ ERROR_ROWS = 200
 #: Characters of a summary or dropped span shown before it is cut with an ellipsis.
 HEAD_CHARS = 120
 #: Per table, the only columns :func:`read_frames` reads back: every column :func:`render_report`
-#: reads (a column a table lacks is left out, and the report treats it as empty). At scale the
-#: rest (long texts, list columns such as ``authors``, ``keywords``, ``urls``, ``section_ids``)
-#: is most of the memory of the read-back. Keep this in step with the report code:
-#:
-#: - ``documents``: ``status`` (funnel, errors), ``source_path`` and ``url`` (the source of a
-#:   document), ``lang`` (documents), ``doc_id`` (the source of a mention or dropped span),
-#:   ``error`` (the files not processed).
-#: - ``sections``: ``paper_id`` (the mentions of a paper), ``section_id``, ``doc_id``, ``title``,
-#:   ``title_zh``, ``lang``, ``summary`` (a head) and ``match_score`` (also the histogram).
-#: - ``papers``: ``paper_id``, ``title``, ``title_zh``, ``arxiv_id``, ``venue``, ``year``,
-#:   ``award``, ``authors``, ``n_mentions``, ``n_sources``, ``conflicts`` and ``doc_ids`` (the
-#:   table of every paper, :mod:`pipeline.report_table`, and the papers in several sources).
-#: - ``dropped``: ``reason``, ``char_start``, ``char_end``, ``doc_id`` and ``text`` (a head).
-#: - ``context``: none (the report does not show it; its frame keeps the row count only).
-#:
-#: A table not named here (``errors``, shown whole) is read with all its columns.
+#: reads (keep in step with the report code; a column a table lacks counts as empty). The rest
+#: (long texts, list columns) is most of the read-back's memory at scale. A table not named here
+#: (``errors``, shown whole) is read with all its columns.
 REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
     "documents": ("doc_id", "source_path", "url", "lang", "status", "error"),
     "sections": ("section_id", "doc_id", "paper_id", "title", "title_zh", "lang", "summary", "match_score"),
@@ -185,7 +172,7 @@ def render_report(frames: dict[str, pd.DataFrame], manifest: dict[str, Any],
         filled = completeness({name: _frame(frames, name) for name in COMPLETENESS_FIELDS})
     body = [
         _header(manifest),
-        _changes(changes, manifest),
+        _changes(changes),
         _completeness(filled),
         _section("papers", f"Every paper ({len(papers)})", papers_table(papers, docs)
                  + "<p class=\"meta\">Type words to keep the papers whose title, Chinese title, "
@@ -299,7 +286,7 @@ def run_changes(changes: pd.DataFrame | None, manifest: dict[str, Any], previous
     }
 
 
-def _changes(changes: dict[str, Any] | None, manifest: dict[str, Any]) -> str:
+def _changes(changes: dict[str, Any] | None) -> str:
     title = "Changes since the last run"
     if changes is None:
         return _section("changes", title, _none("no earlier run to compare with (a first run, or none given)"))
@@ -750,8 +737,7 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
         files' every row and column of :data:`COMPLETENESS_FIELDS`.
         With ``papers`` among ``names``, the ``sections`` columns other than ``paper_id`` and
         ``match_score`` are read only at the rows the report shows (the first mentions of the
-        papers found in several sources, :func:`_first_mentions`) and are missing elsewhere: the
-        50k bench corpus's report then peaks ~300 MB over the interpreter instead of ~710 MB.
+        papers found in several sources, :func:`_first_mentions`) and are missing elsewhere.
         The :data:`HEAD_COLUMNS` (``sections.summary``, ``dropped.text``) hold the head the report
         shows (:func:`_head`: whitespace collapsed, at most :data:`HEAD_CHARS` characters then
         ``…``), missing values stay missing. ``context`` has no column, only its rows.

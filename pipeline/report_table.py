@@ -14,9 +14,8 @@ of an ``http(s)`` URL.
 
 At 100k papers the page stays small and quick because only the shown rows are in the document;
 per paper at most :data:`AUTHORS_SHOWN` authors and :data:`SOURCES_SHOWN` source documents are
-carried (with the count of the others), so a search finds the authors carried. A title costs
-about 30% less word-coded than as text: gzip sees 32 KiB back, and a word last used further back
-is sent again letter by letter, where its index is a few digits (``bench/report_scale.py``).
+carried (with the count of the others), so a search finds the authors carried. Titles are
+word-coded because gzip sees only 32 KiB back (``bench/report_scale.py`` measures the saving).
 """
 
 from __future__ import annotations
@@ -36,10 +35,8 @@ PAGE_ROWS = 50
 #: page under 5 MB at 100k papers (``bench/README.md``, the report at scale).
 AUTHORS_SHOWN = 1
 SOURCES_SHOWN = 1
-#: The fields of the data block, one list of values per field (column-oriented: each column
-#: compresses on its own, 20% smaller than a list per paper).
-#: ``paper_id`` is not carried (a random 16-digit hex string does not compress: 1 MB of the page
-#: at 100k papers); the report's other tables and ``papers.parquet`` give it.
+#: The fields of the data block, one list of values per field (each column compresses on its
+#: own). ``paper_id`` is not carried (random hex does not compress); ``papers.parquet`` gives it.
 FIELDS = ("title", "title_zh", "authors", "venue", "year", "award", "arxiv_id", "n_mentions", "n_sources",
           "docs")
 #: Columns of the table: (heading, field sorted on, CSS width).

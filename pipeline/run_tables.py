@@ -52,8 +52,6 @@ def _package_versions() -> dict[str, str]:
     return versions
 
 
-
-
 #: What the second pass keeps of each summary it finds: the paper's row and the summary.
 _SUMMARY_SCHEMA = pa.schema([("row", pa.int32()), ("summary", pa.string())])
 
@@ -137,12 +135,8 @@ def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[
             raise TypeError(f"{name} values are {values.type}, not {dtype}")
     out = TableWriter(target, schema, metadata)
     done = 0
-    # pre_buffer off: with it, Arrow's reader caches the column chunks ahead for the whole
-    # iteration, and the resident set grows with the file (reading the 50k bench corpus's
-    # sections table back batch by batch peaked at 435 MB with it, 303 MB without; 10k: 282
-    # and 266 MB). One thread, and the freed memory given back after each batch: the decoding
-    # threads' allocator caches and the pool's freed pages otherwise add up over the batches
-    # (copying the 10k corpus's sections table: +130 MB of peak RSS, +35 MB this way)
+    # pre_buffer off (with it Arrow caches column chunks ahead for the whole iteration), one
+    # thread, and freed memory given back after each batch: bench/README.md has the figures
     for batch in pq.ParquetFile(source, pre_buffer=False).iter_batches(batch_size=batch_rows,
                                                                        use_threads=False):
         table = pa.Table.from_batches([batch])
@@ -430,5 +424,5 @@ def _spans(documents: pd.DataFrame, column: str, fields: tuple[str, ...]) -> pd.
     return pd.DataFrame(rows, columns=["doc_id", *fields])
 
 
-def _empty_sections(config: Config) -> pd.DataFrame:
+def _empty_sections() -> pd.DataFrame:
     return pd.DataFrame(columns=[*segment.EXPLODED_COLUMNS, *normalize.STAGE.adds, *extract.STAGE.adds])

@@ -1,40 +1,28 @@
 """The runner: chains the stages, owns I/O, batching, progress, timing and error isolation.
 
-Pipeline order (the whole cascade in one place)::
+Pipeline order::
 
-    list_corpus                      files under CORPUS, sorted          (runner)
-    state     files -> reused | to process   unchanged files (path, bytes,      (runner)
-                                          version, config) come from OUT/.pipeline/state
-    ingest    file listing -> documents   read by format (txt/md, html, jsonl),  per document
-                                          decode, newline-normalize, extract
-                                          HTML main content, repair mojibake,
-                                          normalize Unicode, doc_id
-    clean     documents -> + dropped      boilerplate kinds, glued articles      per document
-    segment   documents -> + sections     sections, context, doc venue/year      per document
-    explode   documents -> sections       one row per section, section_id        per document
-    normalize sections -> + lang, text_norm   script detection, OpenCC           per section
-    extract   sections -> + fields        title, authors, ..., keywords          per section
-    assemble  every file's rows in corpus order, ASSEMBLY_CHUNK files at a time:   (runner)
-              copies marked, dropped/context written, documents/sections to scratch,
-              each chunk's sections embedded
-    dedup     all sections -> papers      slim columns + vectors, clustering     global
-    write     second pass over the scratch tables: + paper_id, match_score, dup_of;
-              OUT/.pipeline/runs/<run_id>/: Parquet (zstd), errors.parquet,
-              manifest.json, report.html, README.md (the dataset card)            (runner)
-    publish   rename each file to the top of OUT, the manifest last; prune runs  (runner)
+    list_corpus  files under CORPUS, sorted                                    (runner)
+    state        unchanged files (path, bytes, version, config) reused from
+                 OUT/.pipeline/state                                           (runner)
+    ingest       file -> documents: read by format, decode, repair, doc_id     per document
+    clean        documents -> + dropped: boilerplate kinds, glued articles     per document
+    segment      documents -> + sections, context, doc venue/year              per document
+    explode      documents -> sections, one row per section                    per document
+    normalize    sections -> + lang, text_norm                                 per section
+    extract      sections -> + fields (title, authors, ..., keywords)          per section
+    assemble     rows in corpus order, ASSEMBLY_CHUNK files at a time: copies
+                 marked, dropped/context written, scratch tables, embeddings   (runner)
+    dedup        all sections -> papers: clustering and fusion                 global
+    write        second pass over the scratch tables: + paper_id, match_score,
+                 dup_of; Parquet, errors, manifest, report, dataset card       (runner)
+    publish      files renamed to the top of OUT, the manifest last            (runner)
 
-The per-document stages see one batch at a time (``run.batch_size`` documents) and depend on no
-other batch: :func:`process_files` is the unit of work, run in this process, in a pool of
-``run.workers`` processes (:mod:`pipeline.workers`) or as Ray Data ``map_batches``
-(:mod:`pipeline.engine_ray`); the results are assembled here, in corpus order, the same way
-whatever ran them. When a stage raises on a batch, it is rerun document by document: the
-documents that still fail are marked ``status="error"`` with the stage and message, and the run
-goes on without them.
-
-Incremental runs (:mod:`pipeline.state`): only the files to process go through the per-document
-stages; every file's result, fresh or reused, then takes the same path (plain rows through JSON,
-assembled in corpus order), so an incremental run and a full rebuild write the same tables.
-Publishing and the run lock are in :mod:`pipeline.publish`.
+:func:`process_files` (the per-document stages on one batch) is the unit of work, run here, in a
+pool (:mod:`pipeline.workers`) or on Ray (:mod:`pipeline.engine_ray`); results are assembled here in
+corpus order whatever ran them. A stage that raises on a batch is rerun document by document;
+documents that still fail get ``status="error"`` and the run goes on. An incremental run
+(:mod:`pipeline.state`) writes the same tables as a full rebuild.
 """
 
 from __future__ import annotations
@@ -208,32 +196,21 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         progress: bool | str | None = None, full: bool = False) -> RunResult:
     """Run the pipeline over ``corpus`` and publish the outputs in ``out_dir``.
 
-    Incremental: files whose path, bytes, pipeline version and per-document configuration match
-    an entry of ``OUT/.pipeline/state`` are not processed again (:mod:`pipeline.state`); dedup runs
-    over all sections every time. The run is written to ``OUT/.pipeline/runs/<run_id>/`` and
-    published to the top of ``OUT`` (:mod:`pipeline.publish`); a lock keeps other runs off ``out_dir``.
-    The result equals a full rebuild's, table for table.
+    Files whose path, bytes, pipeline version and per-document configuration match the state
+    (:mod:`pipeline.state`) are not processed again; dedup runs over all sections every time. The
+    run is written to ``OUT/.pipeline/runs/<run_id>/`` and published to ``OUT``
+    (:mod:`pipeline.publish`) under a lock. The result equals a full rebuild's, table for table, on
+    every engine (``config.run.engine``: ``"local"`` in this process or a pool of ``run.workers``
+    processes, ``"ray"`` on Ray Data).
 
     Args:
         corpus: folder of articles (read recursively).
         out_dir: output folder (created if missing).
         config: the run's configuration.
-        embedder: an embedder to use instead of building one from ``config.embed`` (tests
-            share one loaded model this way).
-        progress: show a progress bar per phase (:mod:`pipeline.progress`): ``None`` only on a
-            terminal, True always, False never; ``"log"`` as log records (JSON logs). None
-            when ``config.run.quiet``.
-        full: ignore the state and process every file (a clean rebuild; the embedding cache,
-            keyed by text, is still used unless ``config.run.embedding_cache`` is off).
-
-    Engines (``config.run.engine``): ``"local"`` runs the per-document stages in this process
-    (``run.workers`` 1, or few files) or in a pool of ``run.workers`` processes
-    (:mod:`pipeline.workers`), and embeds on as many processes (:func:`pipeline.embed.make_local_embedder`,
-    once the per-document stages are done); ``"ray"`` runs them, and the embedder, on Ray Data
-    (:mod:`pipeline.engine_ray`; an ``embedder`` argument is then used as given, in this
-    process). Every engine writes the same tables.
-
-    While it runs, this process collects garbage less often (:func:`pipeline.memory.collect_less_often`).
+        embedder: an embedder to use instead of building one from ``config.embed``.
+        progress: progress bars (:mod:`pipeline.progress`): ``None`` only on a terminal, True
+            always, False never, ``"log"`` as log records; None when ``config.run.quiet``.
+        full: ignore the state and process every file (the embedding cache is still used).
 
     Returns:
         the :class:`RunResult`.
@@ -370,13 +347,9 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
 
 
 def _document_results(todo: pd.DataFrame, config: Config, engine: Any) -> tuple[Generator[BatchResult, None, None], bool]:
-    """The :class:`BatchResult` of every batch of ``todo``, from the configured engine.
-
-    Returns:
-        ``(results, parallel)``: the results (in batch order, except with Ray, whose order the
-        runner does not need: it assembles by path), and whether they ran outside this process
-        (their seconds are then shared out of the wall time, :func:`_wall_shares`).
-    """
+    """The :class:`BatchResult` of every batch of ``todo`` from the configured engine, as ``(results,
+    parallel)``: results in batch order (any order with Ray), and whether they ran outside this
+    process (:func:`_wall_shares`)."""
     if engine is not None:
         return engine.document_results(todo, config), True
     workers = pool_workers(len(todo), config.run.workers)
@@ -399,13 +372,9 @@ def _load_models(config: Config, bars: Progress) -> None:
 
 
 def _wall_shares(stage_seconds: dict[str, float], wall: float | None) -> dict[str, float]:
-    """Seconds per stage for the summary and the manifest.
-
-    In-process (``wall`` None) they are the stages' own times. When the batches ran elsewhere,
-    in parallel, the stages' summed times exceed the time the run waited; then the wall time of
-    the per-document phase (worker start-up included) is shared among the stages in proportion
-    to their summed times, so the seconds per stage still add up to the run's time.
-    """
+    """Seconds per stage: their own times in-process (``wall`` None); otherwise the per-document
+    phase's wall time shared in proportion to their summed times, so that the seconds add up to the
+    run's time."""
     total = sum(stage_seconds.values())
     if wall is None or total <= 0:
         return dict(stage_seconds)
@@ -429,22 +398,18 @@ def _reusable(path: str, sha: str | None, content_hashes: tuple[str | None, ...]
 #: embeddings grow with the corpus).
 ASSEMBLY_CHUNK = 256
 #: Rows per Arrow batch (and per row group written) when the second pass rereads the scratch
-#: tables: sections, and documents, whose rows hold whole article texts (~16 KB each with the raw
-#: text), in fewer rows so that a batch stays at tens of MB. Larger row groups compress better
-#: (one row group per assembly chunk made the tables ~15% bigger).
+#: tables; documents, whose rows hold whole texts, use fewer (:data:`DOCUMENT_REREAD_BATCH`).
 REREAD_BATCH = 8192
 DOCUMENT_REREAD_BATCH = 2048
-#: Papers written per batch at the end of the second pass, each batch with its summaries and
-#: source counts, so that the papers and their summaries are never all in memory (the 104,276
-#: papers of the 50k bench corpus: about 65 MB as Arrow plus their summaries). Above
-#: ``PAPER_BATCH * PAPER_SPILL_FILES`` papers, a batch is bigger (the spill files stay that many).
+#: Papers written per batch at the end of the second pass, each with its summaries and source
+#: counts, so that papers and summaries are never all in memory. Above ``PAPER_BATCH *
+#: PAPER_SPILL_FILES`` papers a batch grows (the spill files stay that many).
 PAPER_BATCH = 8192
 PAPER_SPILL_FILES = 64
 #: Folder inside the run folder for the first pass's tables (removed before publishing).
 SCRATCH_DIR = ".scratch"
-#: Chunks submitted to the embedder beyond the one being stored (:func:`pipeline.dedup.submit_inputs`):
-#: one keeps the embedding processes busy while the run's process stores the last chunk's
-#: vectors, holding two chunks' texts and vectors (a few MB each) instead of one.
+#: Chunks submitted to the embedder beyond the one being stored
+#: (:func:`pipeline.dedup.submit_inputs`), so the embedding processes stay busy meanwhile.
 EMBED_CHUNKS_IN_FLIGHT = 1
 
 
@@ -464,26 +429,16 @@ class _Outcome:
 
 
 class _DocumentFeed:
-    """The results of the per-document stages, stored as they arrive and taken as the assembly
-    needs them.
+    """The per-document results, stored as they arrive and taken as the assembly needs them.
 
-    The assembly of :func:`_assemble_and_write` asks for the files of its next chunk
-    (:meth:`until`); results are taken from the engine until those files are in, each one kept in
-    the state (:meth:`pipeline.state.StateStore.keep`: a part at most every
-    :data:`pipeline.state.STATE_PART_SECONDS`, so a killed run loses only its last seconds of
-    work) or, when not reusable, held for this run only. With a pool, the run's process thus
-    assembles the chunks whose files are done while the workers go on with the others, instead
-    of waiting for the last file first: the assembly's time hides inside the per-document phase.
-
-    Seconds: the per-document stages get the wall time of the phase (from the start to the last
-    result) in proportion to their summed times when they ran elsewhere (:func:`_wall_shares`),
-    their own times in-process; assembly done during the phase is inside that wall time.
+    :meth:`until` takes results from the engine until a chunk's files are in, keeping each in the
+    state (:meth:`pipeline.state.StateStore.keep`) or, when not reusable, for this run only; with a
+    pool the run's process assembles finished chunks while the workers go on.
 
     Attributes:
         entries: per listed path, its state entry (reused ones given, this run's added).
-        pending: per path, ``(documents, sections)`` JSON bytes of this run's result, held until
-            the assembly takes them (:func:`_file_rows`): a result not kept in the state, and
-            one just kept there, which is thus not read back from the state file.
+        pending: per path, ``(documents, sections)`` JSON bytes of this run's result not yet taken
+            by the assembly (:func:`_file_rows`).
         store: the run's state.
         parallel: whether the stages run outside this process.
         finished: ``time.perf_counter()`` when the last result came, None before.
@@ -568,145 +523,105 @@ def _corpus_items(paths: list[str], skipped: pd.DataFrame) -> list[tuple[str, st
     return sorted(items, key=lambda item: ingest.source_sort_key(item[0]))
 
 
-def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataFrame, config: Config,
-                        embedder: Embedder, run_dir: Path, metadata: dict[str, str], seconds: dict[str, float],
-                        bars: Progress, abs_paths: dict[str, str], compact: bool = False,
-                        after_embedding: Callable[[], None] | None = None) -> _Outcome:
-    """Assemble every file's rows in corpus order, dedup all sections, write every table.
+class _FirstPass:
+    """The first pass of :func:`_assemble_and_write`: each chunk's rows, copies marked, written to
+    ``dropped``/``context`` and to the scratch tables, their embedding inputs to a scratch stream,
+    and what the manifest needs of them (``doc_keys``, ``inputs``, ``status_counts``,
+    ``error_frames``; ``repaired``: files whose state entry was replaced)."""
 
-    Two passes, so that memory holds one chunk of :data:`ASSEMBLY_CHUNK` files at a time plus
-    what dedup needs of every section (the embeddings; its columns are read from the scratch sections):
+    def __init__(self, scratch: Path, run_dir: Path, metadata: dict[str, str]):
+        self.repaired: list[str] = []
+        self.tmp_docs = TableWriter(scratch / "documents.parquet", DOCUMENTS_SCHEMA, metadata)
+        self.tmp_sections = TableWriter(scratch / "sections.parquet", SECTIONS_SCHEMA, metadata)
+        self.dropped_out = TableWriter(run_dir / "dropped.parquet", DROPPED_SCHEMA, metadata)
+        self.context_out = TableWriter(run_dir / "context.parquet", CONTEXT_SCHEMA, metadata)
+        self.seen: dict[str, str] = {}
+        # each chunk's embedding inputs wait in a scratch file (an Arrow stream, one batch per chunk)
+        self.embed_path = scratch / "embedding-inputs.arrow"
+        self.embed_file = pa.OSFile(str(self.embed_path), "wb")
+        self.embed_out: pa.ipc.RecordBatchStreamWriter | None = None
+        self.doc_keys: list[tuple[str, str, Any]] = []
+        self.inputs: dict[str, str] = {}
+        self.status_counts: Counter[str] = Counter()
+        self.error_frames: list[pd.DataFrame] = []
 
-    1. per chunk, as soon as ``feed`` has its files (:meth:`_DocumentFeed.until`: with a pool,
-       while the workers go on with later files): read the files' rows (state or this run),
-       mark byte-identical copies (:func:`mark_copies`, carried across chunks), write ``dropped``
-       and ``context``, write ``documents`` and ``sections`` to scratch files (without the dedup
-       columns; with ``embedding_chars_cut``, :func:`pipeline.dedup.embedding_cuts`), append what
-       embedding reads (:func:`pipeline.dedup.embedding_inputs`) to a scratch file; then, once every file is in, the state is compacted when due (``compact``:
-       always) and the chunks' sections embedded one chunk at a time, the next one submitted
-       before the last is stored (:func:`pipeline.dedup.submit_inputs`, :data:`EMBED_CHUNKS_IN_FLIGHT`:
-       after the workers are done, so that embedding does not compete with them for the
-       cores), their content vectors appended to a
-       :class:`pipeline.vectors.VectorFile`;
-    2. cluster and fuse (:func:`pipeline.dedup.cluster_all`; the fused papers then wait in
-       a scratch file, :class:`_Spill`), then reread the scratch tables batch by batch
-       (:data:`REREAD_BATCH`, :data:`DOCUMENT_REREAD_BATCH` rows) and write ``sections`` (with
-       ``paper_id``, ``match_score``; the summaries the papers take are spilled as they are
-       found, in a file per batch of papers), ``documents`` (with ``dup_of``;
-       :func:`pipeline.dedup.duplicate_documents` reads only the texts of documents that share
-       their paper set), ``papers`` (read back :data:`PAPER_BATCH` at a time, each batch with
-       its longest summaries put back and its source counts) and ``errors``.
+    def add_chunk(self, chunk: list[tuple[str, str | None]], per_file: list[tuple[list[dict], list[dict]]],
+                  config: Config, max_chars: int) -> None:
+        """Assemble one chunk of listed items (``(path, skip reason)``) from ``per_file``, the rows
+        of its listed files in order (consumed)."""
+        mark_copies(per_file, self.seen)
+        doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
+        section_records = [row for _, section_rows in per_file for row in section_rows]
+        per_file.clear()
+        # the chunk's frames hold Python strings, as the stages' do (DOCUMENT_STRING_STORAGE):
+        # they are made from the rows' Python values and written to Arrow once
+        with _document_strings():
+            chunk_skipped = pd.DataFrame({"source_path": [p for p, r in chunk if r is not None],
+                                          "reason": [r for _, r in chunk if r is not None]})
+            documents = _assemble_documents([pd.DataFrame(doc_records)] if doc_records else [], chunk_skipped)
+            documents = documents.drop(columns=[c for c in ("_ingest_status",) if c in documents])
+            sections = pd.DataFrame(section_records) if section_records else _empty_sections()
+            del doc_records, section_records
+            sections = sections[sections["doc_id"].isin(documents.loc[documents["status"] == "ok", "doc_id"])]
+            doc_order = {d: i for i, d in enumerate(documents["doc_id"])}
+            sections = sections.sort_values(["doc_id", "ordinal"], kind="stable",
+                                            key=lambda c: c.map(doc_order) if c.name == "doc_id" else c)
+            sections = sections.reset_index(drop=True)
+            documents = documents.assign(
+                n_sections=documents["doc_id"].map(sections["doc_id"].value_counts()).fillna(0), dup_of=None)
+            documents = documents.assign(reason=no_paper_reasons(documents["status"], documents["n_sections"]))
+            self.dropped_out.write(_spans(documents, "dropped", ("char_start", "char_end", "reason", "text")))
+            self.context_out.write(_spans(documents, "context", ("char_start", "char_end", "kind")))
+            self.tmp_docs.write(documents)
+            self.tmp_sections.write(sections.assign(paper_id=None, match_score=None,
+                                                    embedding_chars_cut=embedding_cuts(sections, max_chars)))
+            self.doc_keys.extend(zip(documents["doc_id"], documents["status"], documents["content_sha256"],
+                                     strict=True))
+            self.inputs.update((p, h) for p, h in zip(documents["source_path"], documents["content_sha256"],
+                                                      strict=True) if isinstance(h, str))
+            self.status_counts.update(documents["status"])
+            if len(sections):
+                batch = embedding_inputs(sections).to_batch()
+                if self.embed_out is None:
+                    self.embed_out = pa.ipc.new_stream(self.embed_file, batch.schema)
+                self.embed_out.write_batch(batch)
+                del batch
+        self.error_frames.append(errors_table(documents))  # (outside: the errors frame is the run's, default storage)
+        del documents, sections
 
-    A state entry whose rows cannot be read back (a damaged state file: the state is only a
-    cache) is replaced by processing its file again here (:func:`_file_rows`), and the state is
-    rewritten at the end of the pass.
+    def close_scratch(self) -> None:
+        self.tmp_docs.close()
+        self.tmp_sections.close()
 
-    ``after_embedding`` (optional) is called once every section is embedded, before clustering:
-    the runner closes the embedder it built there, so that its processes and model do not wait
-    through clustering and the second pass.
+    def close_inputs(self) -> None:
+        if self.embed_out is not None:
+            self.embed_out.close()
+        self.embed_file.close()
 
-    Seconds go to the document stages (:meth:`_DocumentFeed.stage_seconds`), ``ingest`` (the
-    assembly done after the last per-document result, and the state's compaction), ``dedup``
-    (embedding and clustering) and ``write``.
-    """
-    scratch = run_dir / SCRATCH_DIR
-    scratch.mkdir()
-    entries = feed.entries
-    repaired: list[str] = []
-    tmp_docs = TableWriter(scratch / "documents.parquet", DOCUMENTS_SCHEMA, metadata)
-    tmp_sections = TableWriter(scratch / "sections.parquet", SECTIONS_SCHEMA, metadata)
-    dropped_out = TableWriter(run_dir / "dropped.parquet", DROPPED_SCHEMA, metadata)
-    context_out = TableWriter(run_dir / "context.parquet", CONTEXT_SCHEMA, metadata)
-    seen: dict[str, str] = {}
-    # each chunk's embedding inputs wait in a scratch file (an Arrow stream, one batch per chunk)
-    embed_path = scratch / "embedding-inputs.arrow"
-    embed_file = pa.OSFile(str(embed_path), "wb")
-    embed_out: pa.ipc.RecordBatchStreamWriter | None = None
-    doc_keys: list[tuple[str, str, Any]] = []
-    inputs: dict[str, str] = {}
-    status_counts: Counter[str] = Counter()
-    error_frames: list[pd.DataFrame] = []
-    items = _corpus_items(paths, skipped)
-    max_chars = getattr(embedder, "max_chars", None) or DEFAULT_MAX_CHARS  # the embedder's cut, for embedding_chars_cut
-    # the files count on the documents bar: processed ones as their results come, reused and
-    # skipped ones here; the bar closes once the last chunk is in
-    with feed.bar:
-        for start in range(0, len(items), ASSEMBLY_CHUNK):
-            chunk = items[start : start + ASSEMBLY_CHUNK]
-            listed = [p for p, reason in chunk if reason is None]
-            feed.until(listed)
-            t0 = time.perf_counter()
-            overlapped = feed.in_phase()  # this chunk's time is inside the per-document wall time
-            per_file = [_file_rows(p, entries, feed.pending, feed.store, abs_paths, config, repaired)
-                        for p in listed]
-            for p in listed:  # read once: this run's bytes are not needed again
-                feed.pending.pop(p, None)
-            mark_copies(per_file, seen)
-            doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
-            section_records = [row for _, section_rows in per_file for row in section_rows]
-            del per_file
-            # the chunk's frames hold Python strings, as the stages' do (DOCUMENT_STRING_STORAGE):
-            # they are made from the rows' Python values and written to Arrow once
-            with _document_strings():
-                chunk_skipped = pd.DataFrame({"source_path": [p for p, r in chunk if r is not None],
-                                              "reason": [r for _, r in chunk if r is not None]})
-                documents = _assemble_documents([pd.DataFrame(doc_records)] if doc_records else [], chunk_skipped)
-                documents = documents.drop(columns=[c for c in ("_ingest_status",) if c in documents])
-                sections = pd.DataFrame(section_records) if section_records else _empty_sections(config)
-                del doc_records, section_records
-                sections = sections[sections["doc_id"].isin(documents.loc[documents["status"] == "ok", "doc_id"])]
-                doc_order = {d: i for i, d in enumerate(documents["doc_id"])}
-                sections = sections.sort_values(["doc_id", "ordinal"], kind="stable",
-                                                key=lambda c: c.map(doc_order) if c.name == "doc_id" else c)
-                sections = sections.reset_index(drop=True)
-                documents = documents.assign(
-                    n_sections=documents["doc_id"].map(sections["doc_id"].value_counts()).fillna(0), dup_of=None)
-                documents = documents.assign(reason=no_paper_reasons(documents["status"], documents["n_sections"]))
-                dropped_out.write(_spans(documents, "dropped", ("char_start", "char_end", "reason", "text")))
-                context_out.write(_spans(documents, "context", ("char_start", "char_end", "kind")))
-                tmp_docs.write(documents)
-                tmp_sections.write(sections.assign(paper_id=None, match_score=None,
-                                                   embedding_chars_cut=embedding_cuts(sections, max_chars)))
-                doc_keys.extend(zip(documents["doc_id"], documents["status"], documents["content_sha256"], strict=True))
-                inputs.update((p, h) for p, h in zip(documents["source_path"], documents["content_sha256"], strict=True)
-                              if isinstance(h, str))
-                status_counts.update(documents["status"])
-                if len(sections):
-                    batch = embedding_inputs(sections).to_batch()
-                    if embed_out is None:
-                        embed_out = pa.ipc.new_stream(embed_file, batch.schema)
-                    embed_out.write_batch(batch)
-                    del batch
-            error_frames.append(errors_table(documents))  # (outside: the errors frame is the run's, default storage)
-            del documents, sections
-            if not overlapped:
-                seconds["ingest"] += time.perf_counter() - t0
-            feed.bar.update(sum(1 for p, _ in chunk if p not in feed.counted))
-    feed.finish()
-    for name, secs in feed.stage_seconds().items():
-        seconds[name] += secs
-    tmp_docs.close()
-    tmp_sections.close()
-    slims = ScratchColumns(scratch / "sections.parquet")  # what dedup reads of every section, a column at a time
-    t0 = time.perf_counter()
-    live = [entries[p] for p in paths if p in entries]
-    if repaired:  # damaged entries were replaced: rewrite the state so the next run reads the new ones
-        feed.store.compact(live)
-    else:
-        feed.store.maybe_compact(live, force=compact)
-    feed.store.drop_cached_rows()  # every file is read (23 MB of row groups on the 10k corpus)
-    release_free_memory()  # the per-document phase's chunks and the state's compaction
-    log.debug("assembled %d sections; embedding", slims.n)
-    seconds["ingest"] += time.perf_counter() - t0
+    def close_tables(self, counts: dict[str, int], skipped: pd.DataFrame, run_dir: Path,
+                     metadata: dict[str, str]) -> pd.DataFrame:
+        """Close ``dropped`` and ``context`` and write ``errors`` (their rows into ``counts``);
+        returns the errors frame."""
+        counts["dropped"] = self.dropped_out.close()
+        counts["context"] = self.context_out.close()
+        errors = (pd.concat(self.error_frames, ignore_index=True) if self.error_frames
+                  else errors_table(_assemble_documents([], skipped)))
+        errors_out = TableWriter(run_dir / "errors.parquet", ERRORS_SCHEMA, metadata)
+        errors_out.write(errors)
+        counts["errors"] = errors_out.close()
+        return errors
 
-    t0 = time.perf_counter()
+
+def _embed_chunks(first: _FirstPass, n_sections: int, embedder: Embedder, bars: Progress,
+                  scratch: Path) -> tuple[EmbeddingParts, VectorFile]:
+    """Embed the chunks' inputs of ``first`` in order, :data:`EMBED_CHUNKS_IN_FLIGHT` submitted
+    ahead: the title vectors (each distinct title once) and the content vectors (corpus order),
+    both on disk in ``scratch``."""
     vectors = EmbeddingParts(scratch)  # the title vectors, each distinct title once, on disk
     content = VectorFile(scratch)  # the content vectors wait on disk, in corpus order
-    if embed_out is not None:
-        embed_out.close()
-    embed_file.close()
+    first.close_inputs()
     in_flight: collections.deque[tuple[int, Callable[[], SectionEmbeddings]]] = collections.deque()
-    embedding_bar = bars.bar("embedding", slims.n, "section")
+    embedding_bar = bars.bar("embedding", n_sections, "section")
 
     def take_oldest() -> None:
         n_rows, wait = in_flight.popleft()
@@ -715,86 +630,31 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
         vectors.add(part.without_content())
         embedding_bar.update(n_rows)
 
-    with embedding_bar, pa.OSFile(str(embed_path), "rb") as embed_in:  # plain reads, not a map: a read batch is freed after use
-        for batch in pa.ipc.open_stream(embed_in) if embed_out is not None else ():  # chunk by chunk, in order
-            # the next chunk is submitted before the last one is waited for: the embedding
-            # processes go on with it while this process stores the last one's vectors (each
-            # chunk's tail would leave a process idle, and the cache's reads and writes both)
+    with embedding_bar, pa.OSFile(str(first.embed_path), "rb") as embed_in:  # plain reads, not a map: a read batch is freed after use
+        for batch in pa.ipc.open_stream(embed_in) if first.embed_out is not None else ():  # chunk by chunk, in order
+            # the next chunk is submitted before the last one is waited for (EMBED_CHUNKS_IN_FLIGHT)
             in_flight.append((batch.num_rows, submit_inputs(EmbeddingInputs.from_batch(batch), embedder)))
             del batch
             if len(in_flight) > EMBED_CHUNKS_IN_FLIGHT:
                 take_oldest()
         while in_flight:
             take_oldest()
-    embed_path.unlink()
-    if after_embedding is not None:
-        after_embedding()
-    release_free_memory()
-    dedup_seconds = {"embedding": time.perf_counter() - t0}
+    first.embed_path.unlink()
+    return vectors, content
 
-    # --- dedup over every section: slim columns and embeddings only ---------------------------
-    log.debug("embedded; clustering")
-    t0 = time.perf_counter()
-    with bars.steps("clustering", CLUSTERING_STEPS) as step_done:  # the last step, fusion, ends with the block
-        paper_ids, match_scores, papers, section_doc_ids = cluster_all(slims, vectors, config, scratch, content,
-                                                                        on_step=step_done)
-        paper_ids, papers, changes = stable_ids(paper_ids, papers, run_dir, metadata, slims.path)  # + paper_ids, changes
-        papers_of = paper_sets(section_doc_ids, paper_ids)
-        del section_doc_ids
-        candidates = copy_candidates(papers_of)
-    summary_from = papers["summary_from"].combine_chunks()  # per paper, the section its summary is in
-    n_papers = papers.num_rows
-    # the papers wait on disk while the tables are reread (the 104,276 papers of the 50k bench
-    # corpus: 65 MB as Arrow before their summaries), and so do the summaries as they are found
-    paper_batch = max(PAPER_BATCH, -(-n_papers // PAPER_SPILL_FILES))
-    fused = _Spill(scratch / "papers.arrow", papers.schema)
-    fused.write(papers.combine_chunks(), max_chunksize=paper_batch)
-    del papers
-    # the summaries as they are found, in one file per batch of papers (by paper row)
-    summaries_found = [_Spill(scratch / f"summaries-{k}.arrow", _SUMMARY_SCHEMA)
-                       for k in range(-(-n_papers // paper_batch))]
-    release_free_memory()  # clustering's arrays and fusion's rows, before the second pass reads the tables
-    dedup_seconds["clustering"] = time.perf_counter() - t0
-    # to the millisecond, as the manifest gives them, so that the parts add up to the stage
-    dedup_seconds = {k: round(v, 3) for k, v in dedup_seconds.items()}
-    seconds["dedup"] += sum(dedup_seconds.values())
 
-    # --- second pass: the dedup columns into sections and documents -----------------------------
-    log.debug("clustered into %d papers; writing", n_papers)
-    t0 = time.perf_counter()
-    writing_bar = bars.bar("writing", len(paper_ids) + len(doc_keys) + n_papers, "row")
-    texts: dict[str, Any] = {}  # doc id -> its sections' texts (a list), then joined (a str)
-    wanted_docs = pa.array(list(candidates), pa.string())
+def _write_papers(fused: _Spill, summaries_found: list[_Spill], paper_batch: int, n_papers: int,
+                  doc_keys: list[tuple[str, str, Any]], dup_of: list[str | None], run_dir: Path,
+                  metadata: dict[str, str], writing_bar: Any) -> tuple[int, int]:
+    """Write ``papers.parquet`` from the spilled fused papers, ``paper_batch`` at a time, each
+    batch with its summaries put back and its source counts (copies counted as their originals).
 
-    def collect(table: pa.Table) -> None:
-        """The rows the second pass needs the text of: summary sources and copy candidates."""
-        row = pc.index_in(table["section_id"], value_set=summary_from)
-        source = pc.is_valid(row)
-        if pc.any(source).as_py():
-            found = pa.table([pc.filter(row, source), pc.filter(table["summary_norm"], source)], schema=_SUMMARY_SCHEMA)
-            spill_of = found["row"].to_numpy() // paper_batch
-            for k in np.unique(spill_of).tolist():
-                summaries_found[k].write(found.filter(pa.array(spill_of == k)))
-        rows = table.filter(pc.is_in(table["doc_id"], wanted_docs)).select(["doc_id", "text_norm"]).to_pylist()
-        for r in rows:
-            texts.setdefault(r["doc_id"], []).append(r["text_norm"] or "")
-        writing_bar.update(table.num_rows)
+    Returns:
+        ``(rows written, papers with more than one document)``.
 
-    counts = {"sections": _fill_columns(scratch / "sections.parquet", run_dir / "sections.parquet", SECTIONS_SCHEMA,
-                                        metadata, {"paper_id": (paper_ids, pa.string()),
-                                                   "match_score": (match_scores, pa.float32())}, collect,
-                                        batch_rows=REREAD_BATCH)}
-    del paper_ids, match_scores
-    crash_point("mid-write")
-    for d in texts:  # joined one at a time: the lists and the joined texts are not all held at once
-        texts[d] = "\n".join(texts[d])
-    dup_of = duplicate_documents(doc_keys, papers_of, texts)
-    texts.clear()
-    counts["documents"] = _fill_columns(scratch / "documents.parquet", run_dir / "documents.parquet",
-                                        DOCUMENTS_SCHEMA, metadata, {"dup_of": (dup_of, pa.string())},
-                                        lambda table: writing_bar.update(table.num_rows),
-                                        batch_rows=DOCUMENT_REREAD_BATCH)
-    # the papers, a batch at a time: its summaries (from its spill file) and its source counts
+    Raises:
+        RuntimeError: the spill did not give the papers back in batches of ``paper_batch``.
+    """
     all_docs = pa.array([d for d, _, _ in doc_keys], pa.string())
     all_dup_of = pa.array(dup_of, pa.string())
     papers_out = TableWriter(run_dir / "papers.parquet", PAPERS_SCHEMA, metadata)
@@ -819,19 +679,163 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     if start != n_papers:
         raise RuntimeError(f"{start} papers read back of {n_papers}")
     del all_docs, all_dup_of
-    counts["papers"] = papers_out.close()
-    counts["dropped"] = dropped_out.close()
-    counts["context"] = context_out.close()
-    errors = pd.concat(error_frames, ignore_index=True) if error_frames else errors_table(_assemble_documents([], skipped))
-    errors_out = TableWriter(run_dir / "errors.parquet", ERRORS_SCHEMA, metadata)
-    errors_out.write(errors)
-    counts["errors"] = errors_out.close()
+    return papers_out.close(), multi_document
+
+
+def _write_sections_and_documents(late: dict[str, tuple[Any, Any]], summary_from: pa.Array,
+                                  summaries_found: list[_Spill], paper_batch: int, candidates: Iterable[str],
+                                  papers_of: dict[str, frozenset[str]], doc_keys: list[tuple[str, str, Any]], scratch: Path, run_dir: Path,
+                                  metadata: dict[str, str], writing_bar: Any) -> tuple[dict[str, int], list[str | None]]:
+    """The second pass over the scratch tables: ``sections`` with the ``late`` columns (emptied once
+    written), the summaries the papers take spilled by paper batch on the way, then ``documents``
+    with ``dup_of`` (:func:`pipeline.dedup.duplicate_documents` over the copy candidates' texts).
+
+    Returns:
+        ``({"sections": rows, "documents": rows}, dup_of)``.
+    """
+    texts: dict[str, Any] = {}  # doc id -> its sections' texts (a list), then joined (a str)
+    wanted_docs = pa.array(list(candidates), pa.string())
+
+    def collect(table: pa.Table) -> None:
+        """The rows the second pass needs the text of: summary sources and copy candidates."""
+        row = pc.index_in(table["section_id"], value_set=summary_from)
+        source = pc.is_valid(row)
+        if pc.any(source).as_py():
+            found = pa.table([pc.filter(row, source), pc.filter(table["summary_norm"], source)], schema=_SUMMARY_SCHEMA)
+            spill_of = found["row"].to_numpy() // paper_batch
+            for k in np.unique(spill_of).tolist():
+                summaries_found[k].write(found.filter(pa.array(spill_of == k)))
+        rows = table.filter(pc.is_in(table["doc_id"], wanted_docs)).select(["doc_id", "text_norm"]).to_pylist()
+        for r in rows:
+            texts.setdefault(r["doc_id"], []).append(r["text_norm"] or "")
+        writing_bar.update(table.num_rows)
+
+    counts = {"sections": _fill_columns(scratch / "sections.parquet", run_dir / "sections.parquet", SECTIONS_SCHEMA,
+                                        metadata, late, collect, batch_rows=REREAD_BATCH)}
+    late.clear()  # the caller's only reference to the per-section columns
+    crash_point("mid-write")
+    for d in texts:  # joined one at a time: the lists and the joined texts are not all held at once
+        texts[d] = "\n".join(texts[d])
+    dup_of = duplicate_documents(doc_keys, papers_of, texts)
+    texts.clear()
+    counts["documents"] = _fill_columns(scratch / "documents.parquet", run_dir / "documents.parquet",
+                                        DOCUMENTS_SCHEMA, metadata, {"dup_of": (dup_of, pa.string())},
+                                        lambda table: writing_bar.update(table.num_rows),
+                                        batch_rows=DOCUMENT_REREAD_BATCH)
+    return counts, dup_of
+
+
+def _spill_papers(papers: pa.Table, scratch: Path) -> tuple[_Spill, list[_Spill], int]:
+    """The fused papers wait on disk while the tables are reread (in batches of ``paper_batch``
+    rows), and so do the summaries as they are found, in one file per batch of papers (by paper
+    row): ``(fused, summaries_found, paper_batch)``."""
+    n_papers = papers.num_rows
+    paper_batch = max(PAPER_BATCH, -(-n_papers // PAPER_SPILL_FILES))
+    fused = _Spill(scratch / "papers.arrow", papers.schema)
+    fused.write(papers.combine_chunks(), max_chunksize=paper_batch)
+    summaries_found = [_Spill(scratch / f"summaries-{k}.arrow", _SUMMARY_SCHEMA)
+                       for k in range(-(-n_papers // paper_batch))]
+    return fused, summaries_found, paper_batch
+
+
+def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataFrame, config: Config,
+                        embedder: Embedder, run_dir: Path, metadata: dict[str, str], seconds: dict[str, float],
+                        bars: Progress, abs_paths: dict[str, str], compact: bool = False,
+                        after_embedding: Callable[[], None] | None = None) -> _Outcome:
+    """Assemble every file's rows in corpus order, dedup all sections, write every table.
+
+    Two passes, so that memory holds one chunk of :data:`ASSEMBLY_CHUNK` files plus what dedup needs
+    of every section: the first (:class:`_FirstPass`, then :func:`_embed_chunks`) writes each chunk
+    to ``dropped``/``context`` and the scratch tables and embeds it; after clustering and fusion
+    (:func:`pipeline.dedup.cluster_all`) the second (:func:`_write_sections_and_documents`,
+    :func:`_write_papers`) rereads the scratch tables and writes the published ones.
+    ``after_embedding`` is called once every section is embedded.
+    """
+    scratch = run_dir / SCRATCH_DIR
+    scratch.mkdir()
+    entries = feed.entries
+    first = _FirstPass(scratch, run_dir, metadata)
+    items = _corpus_items(paths, skipped)
+    max_chars = getattr(embedder, "max_chars", None) or DEFAULT_MAX_CHARS  # the embedder's cut, for embedding_chars_cut
+    # the files count on the documents bar: processed ones as their results come, reused and
+    # skipped ones here; the bar closes once the last chunk is in
+    with feed.bar:
+        for start in range(0, len(items), ASSEMBLY_CHUNK):
+            chunk = items[start : start + ASSEMBLY_CHUNK]
+            listed = [p for p, reason in chunk if reason is None]
+            feed.until(listed)
+            t0 = time.perf_counter()
+            overlapped = feed.in_phase()  # this chunk's time is inside the per-document wall time
+            per_file = [_file_rows(p, entries, feed.pending, feed.store, abs_paths, config, first.repaired)
+                        for p in listed]
+            for p in listed:  # read once: this run's bytes are not needed again
+                feed.pending.pop(p, None)
+            first.add_chunk(chunk, per_file, config, max_chars)
+            del per_file
+            if not overlapped:
+                seconds["ingest"] += time.perf_counter() - t0
+            feed.bar.update(sum(1 for p, _ in chunk if p not in feed.counted))
+    feed.finish()
+    for name, secs in feed.stage_seconds().items():
+        seconds[name] += secs
+    first.close_scratch()
+    slims = ScratchColumns(scratch / "sections.parquet")  # what dedup reads of every section, a column at a time
+    t0 = time.perf_counter()
+    live = [entries[p] for p in paths if p in entries]
+    if first.repaired:  # damaged entries were replaced: rewrite the state so the next run reads the new ones
+        feed.store.compact(live)
+    else:
+        feed.store.maybe_compact(live, force=compact)
+    feed.store.drop_cached_rows()  # every file is read (23 MB of row groups on the 10k corpus)
+    release_free_memory()  # the per-document phase's chunks and the state's compaction
+    log.debug("assembled %d sections; embedding", slims.n)
+    seconds["ingest"] += time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    vectors, content = _embed_chunks(first, slims.n, embedder, bars, scratch)
+    if after_embedding is not None:
+        after_embedding()
+    release_free_memory()
+    dedup_seconds = {"embedding": time.perf_counter() - t0}
+
+    # --- dedup over every section: slim columns and embeddings only ---------------------------
+    log.debug("embedded; clustering")
+    t0 = time.perf_counter()
+    with bars.steps("clustering", CLUSTERING_STEPS) as step_done:  # the last step, fusion, ends with the block
+        paper_ids, match_scores, papers, section_doc_ids = cluster_all(slims, vectors, config, scratch, content,
+                                                                        on_step=step_done)
+        paper_ids, papers, changes = stable_ids(paper_ids, papers, run_dir, metadata, slims.path)  # + paper_ids, changes
+        papers_of = paper_sets(section_doc_ids, paper_ids)
+        del section_doc_ids
+        candidates = copy_candidates(papers_of)
+    summary_from = papers["summary_from"].combine_chunks()  # per paper, the section its summary is in
+    n_papers = papers.num_rows
+    fused, summaries_found, paper_batch = _spill_papers(papers, scratch)
+    del papers
+    release_free_memory()  # clustering's arrays and fusion's rows, before the second pass reads the tables
+    dedup_seconds["clustering"] = time.perf_counter() - t0
+    # to the millisecond, as the manifest gives them, so that the parts add up to the stage
+    dedup_seconds = {k: round(v, 3) for k, v in dedup_seconds.items()}
+    seconds["dedup"] += sum(dedup_seconds.values())
+
+    # --- second pass: the dedup columns into sections and documents -----------------------------
+    log.debug("clustered into %d papers; writing", n_papers)
+    t0 = time.perf_counter()
+    writing_bar = bars.bar("writing", len(paper_ids) + len(first.doc_keys) + n_papers, "row")
+    late = {"paper_id": (paper_ids, pa.string()), "match_score": (match_scores, pa.float32())}
+    del paper_ids, match_scores
+    counts, dup_of = _write_sections_and_documents(late, summary_from, summaries_found, paper_batch, candidates,
+                                                   papers_of, first.doc_keys, scratch, run_dir, metadata, writing_bar)
+    # the papers, a batch at a time: its summaries (from its spill file) and its source counts
+    counts["papers"], multi_document = _write_papers(fused, summaries_found, paper_batch, n_papers, first.doc_keys,
+                                                     dup_of, run_dir, metadata, writing_bar)
+    errors = first.close_tables(counts, skipped, run_dir, metadata)
     counts |= {name: pq.ParquetFile(run_dir / f"{name}.parquet").metadata.num_rows for name in ("paper_ids", "changes")}
     writing_bar.close()
     shutil.rmtree(scratch)
     seconds["write"] += time.perf_counter() - t0
     stats = {"papers_multi_document": int(multi_document)}
-    return _Outcome(counts=counts, inputs=inputs, status_counts=dict(sorted(status_counts.items())), errors=errors,
+    return _Outcome(counts=counts, inputs=first.inputs, status_counts=dict(sorted(first.status_counts.items())), errors=errors,
                     stats=stats, dedup_seconds=dedup_seconds, changes=changes)
 
 

@@ -1,30 +1,18 @@
 """A second process that scores candidate pairs beside the run's process during clustering.
 
-Clustering (:func:`pipeline.dedup.cluster_sections`) runs in the run's process, on one core,
-apart from the neighbour searches (faiss uses every core). Three of its steps are bulk pair
-scoring whose values do not depend on how the pairs are batched (each pair's score is computed
-on its own, :meth:`pipeline.dedup.PairScorer.scores`): scoring the candidate pairs
-(:func:`pipeline.dedup._visited_pairs`, about a fifth of clustering at 50k articles), the
-merge loop's averages, a block of visits at a time (:func:`pipeline.dedup._merge_visits`), and
-the join scores (:func:`pipeline.dedup._join_scores`). :class:`ScoreHelper` runs a copy of the
-run's :class:`pipeline.dedup.PairScorer` in a second process, and :meth:`ScoreHelper.scores`
-hands it the first half of each call's pairs while this process scores the other half: the same
-floats as scoring them all here, in about half the time on two cores.
+Clustering runs in the run's process on one core, but three of its steps are bulk pair scoring whose
+values do not depend on batching (:meth:`pipeline.dedup.PairScorer.scores`): the candidate pairs,
+the merge loop's averages and the join scores. :class:`ScoreHelper` runs a copy of the scorer in a
+second process and :meth:`ScoreHelper.scores` hands it the first half of each call's pairs while
+this process scores the other half: the same floats, in about half the time on two cores.
 
-* **Start method**: ``spawn``, as the worker pools (:data:`pipeline.workers.START_METHOD`):
-  the run's process has faiss's OpenMP threads and BLAS pools by then, which a ``fork`` may
-  deadlock.
-* **What it gets**: the scorer, pickled once as the process's argument (integer codes and the
-  distinct strings: about 12 MB for the 118,539 sections of the 10k bench corpus), with its
-  memory-mapped vector files handed over as their paths (:func:`pipeline.vectors.portable`),
-  so the vectors are not copied. It is started before the neighbour searches, so that its
-  start-up (an interpreter, the imports, the scorer: a few seconds) is over before it is needed.
-* **Failures**: a helper that cannot be started, dies, or answers with an error is dropped with
-  a warning, and its half is scored here: the run goes on with the same results.
-* **Memory**: the helper holds its own interpreter and imports, its copy of the scorer's codes
-  and its own title caches (about 360 MB resident on the 595,757 sections of the 50k bench
-  corpus, in its own process, below the run's process); this process only sends pair indices
-  and gets scores back.
+* **Start method**: ``spawn`` (:data:`pipeline.workers.START_METHOD`): faiss's OpenMP threads
+  and BLAS pools are up by then, which a ``fork`` may deadlock.
+* **What it gets**: the scorer, pickled once (integer codes and distinct strings; memory-mapped
+  vectors as their paths, :func:`pipeline.vectors.portable`), started before the neighbour
+  searches so that its start-up is over when it is needed.
+* **Failures**: a helper that cannot start, dies, or answers with an error is dropped with a
+  warning, and its half is scored here: the same results.
 """
 
 from __future__ import annotations

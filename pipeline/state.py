@@ -1,48 +1,24 @@
-"""What earlier runs processed, kept so that the next run over the same folder redoes only what
-changed (incremental runs).
+"""What earlier runs processed, kept so that the next run over the same folder redoes only what changed
+(incremental runs).
 
-Unit and key
-------------
-The unit of reuse is one input **file** (a ``.jsonl`` file with all its lines). An entry holds
-everything the per-document stages (ingest, clean, segment, normalize, extract) made of that
-file: its ``documents`` rows (with their dropped and context spans, the document's venue, year
-and URLs) and its ``sections`` rows with every normalize and extract column. It is valid for
+The unit of reuse is one input file (a ``.jsonl`` file with all its lines): an entry holds its
+``documents`` rows (dropped and context spans included) and ``sections`` rows with every normalize
+and extract column, valid for ``(source_path, SHA-256 of the bytes, state key)``. The state key
+(:func:`state_key`) joins the pipeline version, a digest of the package's source and the fingerprint
+of the per-document configuration (:func:`documents_fingerprint`); dedup settings and the embedder
+are not in it, because dedup runs over all sections every run. Entries are self-contained;
+byte-identical copies are marked when the run assembles them
+(:func:`pipeline.run_tables.mark_copies`).
 
-``(source_path, SHA-256 of the file's bytes, state key)``
+Layout: ``OUT/.pipeline/state/*.parquet``, one row per file, columns :data:`STATE_SCHEMA` (key
+columns in the clear, rows as JSON, :func:`_dumps`). A run appends ``part-<run_id>-<n>.parquet``
+files (:meth:`StateStore.keep`), so a killed run's work is kept; :meth:`StateStore.maybe_compact`
+rewrites the live entries into one ``state-<run_id>.parquet``. Files are written under a temporary
+name and renamed; an unreadable file is ignored (the state is a cache). Published paper ids live
+with the published run (:mod:`pipeline.identity`), not here.
 
-where the state key (:func:`state_key`) joins the pipeline version, a digest of the package's
-source code (so an edit without a version bump still invalidates) and the fingerprint of the
-configuration the per-document stages read (:func:`documents_fingerprint`: ``ingest``,
-``clean``, ``normalize``, ``extract``). Dedup settings and the embedder are not part of it:
-dedup runs over all sections on every run (the embedding cache makes that cheap), so changing
-``dedup.match_threshold`` reclusters without reprocessing a single file. The path is part of
-the key because rows name their file (``source_path``, error messages).
-
-Entries are self-contained: a file's processing depends on no other file. The one cross-file
-rule, byte-identical copies (status ``duplicate``), is applied when the run assembles the
-entries, in corpus order (see :func:`pipeline.run_tables.mark_copies`).
-
-Layout
-------
-``OUT/.pipeline/state/*.parquet``, each file a table of entries, one row per file, columns
-:data:`STATE_SCHEMA`: the key columns in the clear and the rows as JSON (``documents``,
-``sections``, :func:`_dumps`; zstd-compressed by Parquet). A run appends its
-freshly processed files as ``part-<run_id>-<n>.parquet`` files, a part at most every
-:data:`STATE_PART_SECONDS` (:meth:`StateStore.keep`), so a killed run's work is kept, but for its
-last seconds, and the next run resumes from it; now and then
-(:meth:`StateStore.maybe_compact`) the live entries are rewritten into one
-``state-<run_id>.parquet`` and the other files are deleted.
-Every file is written to a temporary name and renamed into place, so a reader never sees half a
-file; a file that cannot be read is ignored (and deleted at the next compaction): the state is a
-cache, and losing it only costs time.
-The published paper ids are not kept here (losing them would change ids, not cost time): they
-live with the published run (:mod:`pipeline.identity`).
-
-JSON keeps every Python value as it was (:func:`to_plain` first turns pandas' missing markers
-into ``None``, numpy scalars into Python ones and integral floats into ints), so a freshly
-processed file and a reused one give the run the very same values; the runner sends fresh
-results through the same JSON round trip, which makes an incremental run and a full rebuild
-agree by construction.
+Fresh results take the same JSON round trip as reused ones (:func:`to_plain`), so an incremental run
+and a full rebuild agree by construction.
 """
 
 from __future__ import annotations
@@ -82,12 +58,9 @@ MAX_STATE_FILES = 128
 MAX_DEAD_SHARE = 0.25
 #: Entries per Parquet row group of a state file: the unit the runner reads back.
 STATE_ROW_GROUP = 64
-#: :meth:`StateStore.keep` writes the entries it gathers as a part when they come this many
-#: seconds or more after its last part: a run killed without warning (SIGKILL, a power cut) loses
-#: the files finished in its last 5 s, and at most one batch more (one that came within 5 s of
-#: the last part, while the next was still running). One part per batch of 64 files instead
-#: (before 2026-12-03) gave 146 parts on the 10k bench corpus and 780 on the 50k one, which the
-#: end of the run then compacted (read and rewritten whole: 2.0 s at 10k, on the critical path).
+#: :meth:`StateStore.keep` writes the entries it gathers as a part when they come this many seconds
+#: or more after its last part: a run killed without warning loses at most its last seconds of
+#: files, and runs leave few parts to compact (bench/README.md).
 STATE_PART_SECONDS = 5.0
 #: ...or once they hold this many bytes of rows (JSON), which bounds the memory they keep
 #: (this run's results also wait for the assembly, which holds the same bytes).
@@ -151,11 +124,9 @@ def file_sha256(path: str | Path) -> str | None:
 
 
 def to_plain(value: Any) -> Any:
-    """``value`` as plain JSON-able Python, the same whichever batch or dtype it came from.
-
-    None, NaN, infinities, ``pd.NA`` and ``NaT`` become None (JSON has no NaN or infinity); numpy scalars Python ones; finite integral
-    floats ints (a year is 2024 whether its batch column was int64 or float64); arrays and tuples
-    lists; dict keys str.
+    """``value`` as plain JSON-able Python, the same whichever batch or dtype it came from: None, NaN,
+    infinities, ``pd.NA`` and ``NaT`` become None; numpy scalars Python ones; finite integral floats
+    ints; arrays and tuples lists; dict keys str.
 
     Raises:
         TypeError: a value JSON cannot hold (names its type).
@@ -192,11 +163,8 @@ _PLAIN_TYPES = frozenset((str, int, bool))
 
 
 def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows of ``frame`` as dicts of :func:`to_plain` values (column order kept).
-
-    Column by column (``Series.tolist()``), not row by row: the same values as
-    ``frame.itertuples()`` gives, at a fraction of the per-value cost.
-    """
+    """Rows of ``frame`` as dicts of :func:`to_plain` values (column order kept), built column by
+    column."""
     columns = list(frame.columns)
     if not columns:
         return [{} for _ in range(len(frame))]
@@ -205,19 +173,11 @@ def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _dumps(rows: list[dict[str, Any]]) -> bytes:
-    """JSON bytes of an entry's rows (plain values, :func:`frame_records`).
+    """JSON bytes of an entry's rows (plain values, :func:`frame_records`), written by orjson.
 
-    Written by orjson (https://github.com/ijl/orjson), which writes the pipeline's rows about
-    3x faster than the standard library's ``json`` (0.16 s against 0.47 s for the 3,740 row
-    lists of 1,870 files of the bench corpus): the workers write every file's rows. orjson
-    refuses what strict JSON cannot hold: a lone surrogate (text decoded with
-    ``surrogateescape`` or from a JSON ``\\ud800`` escape), an integer beyond 64 bits, a type
-    it does not know. Those rows are written by ``json`` (UTF-8 with ``surrogatepass``) after a
-    leading space, which tells :func:`_loads` to read them back with ``json`` too (orjson would
-    read a large integer as a float). ``json`` then raises ``TypeError`` for a value JSON cannot
-    hold. orjson writes a non-finite float as ``null``; :func:`to_plain` makes NaN and
-    infinities None before, so both writers keep the same values.
-    """
+    What orjson refuses (a lone surrogate, an integer beyond 64 bits) is written by ``json`` (UTF-8
+    with ``surrogatepass``) after a leading space, which tells :func:`_loads` to read it with
+    ``json`` too. ``json`` then raises ``TypeError`` for a value JSON cannot hold."""
     try:
         return orjson.dumps(rows)
     except orjson.JSONEncodeError:
@@ -267,9 +227,8 @@ class Entry:
         return cls(source_path, content_sha256, _dumps(documents), _dumps(sections), len(documents), len(sections))
 
     def rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """``(documents rows, sections rows)``, freshly decoded (the caller may modify them); read
-        from the state file when the entry holds no bytes (:meth:`StateStore.read_rows` reads
-        many entries faster, through its cache).
+        """``(documents rows, sections rows)``, freshly decoded (the caller may modify them); read from
+        the state file when the entry holds no bytes.
 
         Raises:
             OSError / pyarrow.ArrowException: the state file went missing or is damaged.
@@ -317,12 +276,9 @@ class StateStore:
         return sorted(p for p in self.folder.glob("*.parquet") if p.is_file()) if self.folder.is_dir() else []
 
     def load(self) -> dict[tuple[str, str], Entry]:
-        """Every readable entry under this store's key, by ``(source_path, content_sha256)``.
-
-        Only the key columns are read: the entries' rows stay on disk (:attr:`Entry.location`)
-        until :meth:`read_rows` fetches them, so memory does not grow with the state's size.
-        Unreadable files are skipped with a warning (the state is only a cache).
-        """
+        """Every readable entry under this store's key, by ``(source_path, content_sha256)``. Only the
+        key columns are read (rows stay on disk until :meth:`read_rows`); unreadable files are
+        skipped with a warning."""
         entries: dict[tuple[str, str], Entry] = {}
         self.n_rows_on_disk = 0
         for path in self._files():
@@ -390,9 +346,7 @@ class StateStore:
         written: list[tuple[Entry, int, int]] = []
         # page checksums (CRC-32, Parquet format spec) make a flipped bit an error, not silently
         # different text: the entry is then processed again
-        # the rows' JSON bytes are no dictionary material (each value differs): trying a
-        # dictionary first (Parquet's default for every column) took the writing of 1,870
-        # files' rows (93 MB) from 0.16 s to 0.18-0.29 s, for a file 0.1% smaller
+        # the rows' JSON bytes are no dictionary material (each value differs)
         with pq.ParquetWriter(tmp, STATE_SCHEMA, compression="zstd", write_page_checksum=True,
                               use_dictionary=list(STATE_DICTIONARY_COLUMNS)) as writer:
             chunk: list[Entry] = []
@@ -437,13 +391,10 @@ class StateStore:
         return path
 
     def keep(self, entries: list[Entry]) -> Path | None:
-        """Gather fresh ``entries`` into the next part file, and write that part (:meth:`append`)
-        when they come :data:`STATE_PART_SECONDS` or more after the last part (or after the
-        store was made), or once it holds :data:`STATE_PART_BYTES` of rows: fewer, larger parts
-        than one per batch, so that a run leaves few enough files not to be compacted
-        (:data:`MAX_STATE_FILES`), at the price of its last seconds of results when it is killed
-        without warning (see :data:`STATE_PART_SECONDS`). Call :meth:`flush` when no more
-        entries come (and on an error or an interrupt, to keep what was done).
+        """Gather fresh ``entries`` into the next part file and write it (:meth:`append`) once
+        :data:`STATE_PART_SECONDS` have passed since the last part or it holds
+        :data:`STATE_PART_BYTES` of rows. Call :meth:`flush` when no more entries come (and on an
+        error or an interrupt).
 
         Returns:
             the part written now, or None.

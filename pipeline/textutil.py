@@ -96,18 +96,6 @@ def latin_words(s: str) -> list[str]:
     return _LATIN_WORD.findall(s)
 
 
-def topic_profile(s: str) -> Counter:
-    """Bag of topic features: CJK character bigrams and lower-cased Latin words.
-
-    Character bigrams are the usual script-agnostic unit for Chinese text similarity when no
-    segmenter is wanted (e.g. Nie et al. 2000, "On the use of words and n-grams for Chinese
-    information retrieval"); they are cheap and need no dictionary.
-    """
-    c = Counter(_CJK_BIGRAM.findall(s))  # the bigrams of each CJK run, in order
-    c.update(map(str.lower, latin_words(s)))
-    return c
-
-
 def cosine(a: Counter, b: Counter) -> float:
     """Cosine similarity of two sparse count vectors (0.0 when either is empty)."""
     if not a or not b:
@@ -173,14 +161,12 @@ STOPWORDS_EN = frozenset(
 
 
 def content_profile(s: str) -> Counter:
-    """:func:`topic_profile` without English function words (:data:`STOPWORDS_EN`), English
-    plurals folded to the singular (``papers`` -> ``paper``, ``studies`` -> ``study``) so that
-    the few content words of an English paragraph meet their other forms.
-
-    Same counts and the same key order as filtering :func:`topic_profile` feature by feature:
-    the CJK bigrams (never a stop word, never folded: they are not ASCII) are counted as they
-    are, and only the distinct Latin words go through :func:`_content_word`.
-    """
+    """Bag of topic features of ``s``: CJK character bigrams (the usual script-agnostic unit for
+    Chinese text similarity without a segmenter, Nie et al. 2000) and lower-cased Latin words
+    without English function words (:data:`STOPWORDS_EN`), English plurals folded to the singular
+    (``papers`` -> ``paper``, ``studies`` -> ``study``) so that the few content words of an English
+    paragraph meet their other forms. Only the distinct Latin words go through
+    :func:`_content_word`."""
     c = Counter(_CJK_BIGRAM.findall(s))
     get = c.get
     for word, count in Counter(map(str.lower, latin_words(s))).items():

@@ -1,32 +1,21 @@
 """Local parallelism: the per-document stages in a pool of worker processes.
 
-The runner (:mod:`pipeline.runner`) cuts the files to process into batches; with
-``run.workers > 1`` each batch goes to a :class:`concurrent.futures.ProcessPoolExecutor` worker,
-which runs :func:`pipeline.documents.process_files` on it (the same function, with the same per-row
-error isolation, that runs in-process with one worker) and sends back plain rows. Results come
-back in batch order (``Executor.map``), so the run assembles them exactly as an in-process run
-does: the tables are the same, byte for byte, whatever the number of workers.
+With ``run.workers > 1`` each batch of files goes to a
+:class:`concurrent.futures.ProcessPoolExecutor` worker running
+:func:`pipeline.documents.process_files` (the in-process function, same error isolation) and comes
+back as plain rows in batch order, so the tables are the same, byte for byte, whatever the number of
+workers.
 
-* **Start method**: ``spawn`` (a fresh interpreter per worker). ``fork`` after torch, faiss or
-  BLAS thread pools are loaded can deadlock a child; ``spawn`` is safe on every platform.
-* **Models**: each worker loads the jieba dictionary (with the ML user dictionary), the two spaCy
-  pipelines, jieba's IDF table and the OpenCC converters once, when it starts
-  (:func:`warm_models`, the pool initializer), never per batch.
-* **Logging**: a worker's log records travel through a queue to the run's process and are
-  handled there by the run's handlers (text or JSON lines on stderr, as configured by the CLI).
-* **Embedder**: these workers never load it. Dedup embeds once they are done, on as many
-  processes of its own (:class:`pipeline.embed.PooledEmbedder`), and clusters in the run's
-  process (dedup is global).
-* **Scripts**: as with any ``spawn`` pool, a script that calls :func:`pipeline.runner.run` with
-  more than one worker must do so under ``if __name__ == "__main__":`` (each worker imports the
-  script's main module); ``python -m pipeline`` and the ``paper-pipeline`` command are.
+* **Start method**: ``spawn``: ``fork`` after torch, faiss or BLAS thread pools are loaded can
+  deadlock a child. A script that calls :func:`pipeline.runner.run` with workers must do so under
+  ``if __name__ == "__main__":``.
+* **Models**: loaded once per worker when it starts (:func:`warm_models`), never per batch.
+* **Logging**: records travel through a queue to the run's process and its handlers.
+* **Embedder**: never loaded here; dedup embeds afterwards on its own processes
+  (:class:`pipeline.embed.PooledEmbedder`).
 
-When the pool pays off: starting two workers on a 2-core machine (interpreter, imports, models,
-both at once) costs about 8 s of wall time, and a file of the generated benchmark corpus about
-0.13 s through the stages (1k articles: 134 s in-process, 96 s on 2 workers; 100 articles:
-12 s in-process, 20 s on 2 workers). So the runner uses at most one worker per
-:data:`MIN_FILES_PER_WORKER` files to process, and no pool at all below two such workers (an
-incremental run that processes a few changed files stays in-process).
+Starting workers costs seconds, so the runner uses at most one worker per
+:data:`MIN_FILES_PER_WORKER` files and no pool below two such workers (bench/README.md).
 """
 
 from __future__ import annotations
@@ -80,11 +69,9 @@ def pool_batch_size(n_files: int, workers: int, batch_size: int) -> int:
 
 
 def model_loaders(config: Config) -> list[tuple[str, Callable[[], Any]]]:
-    """``(name, load)`` of every model the per-document stages use, in load order: the Chinese
-    spaCy pipeline with its jieba tokenizer and user dictionary, the English one, the OpenCC
-    converters of the target script and of zh-Hans / zh-Hant, jieba's default dictionary and IDF
-    table (keywords) and YAKE. Each loader is cached per process (:mod:`pipeline.nlp`,
-    :mod:`pipeline.normalize`): a second call costs nothing, and the stages find them loaded."""
+    """``(name, load)`` of every model the per-document stages use, in load order (spaCy zh with jieba
+    and its user dictionary, spaCy en, the OpenCC converters, jieba's IDF table, YAKE). Each loader
+    is cached per process, so the stages find them loaded."""
     from . import keywords as kw
     from . import nlp, normalize
 
@@ -102,11 +89,9 @@ def model_loaders(config: Config) -> list[tuple[str, Callable[[], Any]]]:
 
 
 def warm_models(config: Config) -> None:
-    """Load every model of :func:`model_loaders` once in this process (a pool worker).
-
-    Then every object alive (the models: millions of dictionary entries) is moved out of the
-    cyclic garbage collector's reach (``gc.freeze``): they live as long as the process, and
-    scanning them again at every full collection was about 3% of the stages' CPU time."""
+    """Load every model of :func:`model_loaders` once in this process (a pool worker), then move every
+    live object out of the cyclic collector's reach (``gc.freeze``): the models live as long as the
+    process and need no scanning."""
     for _, load in model_loaders(config):
         load()
     gc.collect()  # (the garbage of the loading first: frozen objects are never collected)
@@ -126,10 +111,9 @@ PR_SET_PDEATHSIG = 1
 
 
 def _die_with_parent() -> None:
-    """Have the kernel stop this worker (SIGTERM) when the run's process dies, however it dies:
-    a run killed by a scheduler's timeout (SIGTERM, SIGKILL) or out of memory would otherwise leave
-    its workers running, each holding its models (~700 MB), forever. Linux ``prctl(2)``
-    ``PR_SET_PDEATHSIG``; elsewhere nothing."""
+    """Have the kernel stop this worker (SIGTERM) when the run's process dies, however it dies, so that
+    no worker keeps its models running alone (Linux ``prctl(2)`` ``PR_SET_PDEATHSIG``; elsewhere
+    nothing)."""
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -142,10 +126,9 @@ def _die_with_parent() -> None:
 
 
 def _ignore_interrupts() -> None:
-    """Have this worker ignore SIGINT. Ctrl-C at a terminal reaches every process of the run's
-    process group: a worker that died of it in the middle of writing a result would leave half a
-    message behind (see :func:`stop_pool`) and print its own traceback. The run's process
-    handles it and stops its workers."""
+    """Have this worker ignore SIGINT: Ctrl-C reaches the whole process group, and a worker dying
+    mid-result would leave half a message (see :func:`stop_pool`). The run's process handles it and
+    stops its workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -155,25 +138,16 @@ STOP_GRACE_SECONDS = 5.0
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Kill the processes of ``pool`` now (SIGTERM, then SIGKILL after :data:`STOP_GRACE_SECONDS`)
-    and wait until the executor's own threads have ended; its futures not done fail with
-    ``BrokenProcessPool`` or are cancelled. For work that is no longer wanted: a stopped or
-    failed run. Idempotent.
+    """Kill the processes of ``pool`` now (SIGTERM, then SIGKILL after :data:`STOP_GRACE_SECONDS`) and
+    wait until the executor's threads have ended; its pending futures fail with
+    ``BrokenProcessPool`` or are cancelled. Idempotent.
 
-    ``ProcessPoolExecutor`` is not made to have its processes killed: a process killed while it
-    writes a result leaves half a message in the result pipe, and the executor's manager thread
-    then waits in ``recv`` for the rest forever, so ``shutdown(wait=True)`` never returns, and
-    neither does the interpreter's exit, which joins that thread (seen here in 1 of 8 stops in
-    the middle of a piece, and in a CI run). This process holds the pipe's writing end too, so
-    no end-of-file comes. So once the processes are dead this closes its own ends: the result
-    pipe's writing end (the manager sees end-of-file, marks the pool broken, fails the futures
-    with ``BrokenProcessPool`` and cleans up) and, if the manager has not ended within
-    :data:`STOP_GRACE_SECONDS`, the call pipe's reading end (so that the queue's feeder thread,
-    writing work no process reads, gets ``EPIPE``; CPython closes it itself once it finds the
-    pool broken since cpython gh-94777, so not at once: two threads must not close it). Uses the
-    executor's private ``_processes``, ``_result_queue``, ``_call_queue`` and
-    ``_executor_manager_thread``, taken before ``shutdown`` drops them (CPython 3.10-3.13); a
-    missing one is skipped.
+    A process killed while writing a result leaves half a message in the result pipe, and the
+    executor's manager thread would wait for the rest forever (so would the interpreter's exit). So
+    once the processes are dead this closes this process's writing end of the result pipe and, if
+    the manager has not ended within :data:`STOP_GRACE_SECONDS`, the call pipe's reading end. Uses
+    the executor's private ``_processes``, ``_result_queue``, ``_call_queue`` and
+    ``_executor_manager_thread`` (CPython 3.10-3.13); a missing one is skipped.
     """
     processes = list((getattr(pool, "_processes", None) or {}).values())
     # shutdown() lets go of these: take them first
@@ -198,12 +172,10 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
 
 
 def _init_worker(config: Config, log_queue: Any, level: int, pipeline_level: int = logging.NOTSET) -> None:
-    """Pool initializer: stop with the run's process (:func:`_die_with_parent`), leave Ctrl-C to
-    it (:func:`_ignore_interrupts`), give freed
-    memory back as the run's process does (:func:`pipeline.memory.tune_allocators`), send this
-    worker's log records to it at the run's levels (``level`` for the root logger,
-    ``pipeline_level`` for ``pipeline``'s own: the CLI's ``-vv`` sets only that one to DEBUG),
-    load the models, collect garbage less often (:data:`pipeline.memory.GC_THRESHOLD`)."""
+    """Pool initializer: :func:`_die_with_parent`, :func:`_ignore_interrupts`,
+    :func:`pipeline.memory.tune_allocators`, log records to the run's process at the run's levels
+    (``level`` for the root logger, ``pipeline_level`` for ``pipeline``), load the models, and
+    collect garbage less often (:data:`pipeline.memory.GC_THRESHOLD`)."""
     _die_with_parent()
     _ignore_interrupts()
     tune_allocators()
@@ -230,17 +202,13 @@ def map_in_pool(fn: Callable[[T, Config], R], items: Iterator[T], config: Config
 
     Args:
         fn: a module-level (picklable) function.
-        items: the work, e.g. batches of the corpus listing (pickled to the workers).
+        items: the work (pickled to the workers).
         config: passed to the initializer (:func:`warm_models`) and to every call.
         workers: processes to start (>= 1).
 
     Yields:
-        each result as soon as it and every earlier one are done (``Executor.map`` order).
-        Left early (an error, Ctrl-C, or the consumer closes it), the pool is stopped at once
-        (:func:`stop_pool`), not after its running batches: a worker that Ctrl-C reached before
-        it could ignore it (during its start-up) dies, and the pool's manager thread may then
-        die too (cpython gh-107219, fixed in 3.12), leaving the other worker to be waited for
-        forever at exit.
+        each result once it and every earlier one are done. Left early (an error, Ctrl-C, the
+        consumer closing it), the pool is stopped at once (:func:`stop_pool`).
 
     Raises:
         concurrent.futures.process.BrokenProcessPool: a worker died (killed, out of memory);

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from pipeline.config import Config
 from pipeline.dedup import PAPER_COLUMNS, dedup, paper_id_for
-from pipeline.dedup.candidates import _neighbour_pairs
+from pipeline.dedup.candidates import _key_pairs_of, _neighbour_keys
 from pipeline.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
 from pipeline.fields import fold_title
 from pipeline.identifiers import url_kind
@@ -389,7 +389,7 @@ def _clustered_vectors(n_clusters: int, per_cluster: int, dim: int = 64, seed: i
 
 def _neighbours(emb: np.ndarray, k: int, ann_min: int) -> list[tuple[int, int]]:
     """The neighbour pairs ``(i, j)``, ``i < j``, as tuples."""
-    return [(i, j) for i, j in _neighbour_pairs(emb, k, ann_min).tolist()]
+    return [(i, j) for i, j in _key_pairs_of(_neighbour_keys(emb, k, ann_min), len(emb)).tolist()]
 
 
 def test_approximate_neighbours_find_the_exact_ones() -> None:

@@ -38,7 +38,7 @@ from pipeline.normalize import (
     to_script,
     to_target,
 )
-from pipeline.textutil import STOPWORDS_EN, content_profile, plain, text_units, topic_profile
+from pipeline.textutil import _CJK_BIGRAM, STOPWORDS_EN, content_profile, latin_words, plain, text_units
 
 SEEDS_DIR = Path(os.environ.get("PIPELINE_SEEDS") or Path(__file__).resolve().parents[2] / "shared" / "corpora" / "seeds")
 
@@ -665,7 +665,7 @@ def _reference_script_counts(text: str) -> tuple[int, int, int, int, int]:
 @given(
     text=st.text(alphabet=_ALPHABET, max_size=60)
     | st.text(max_size=30)
-    # long enough for the NumPy count (NUMPY_COUNT_MIN_CHARS), lone surrogates included
+    # long texts, lone surrogates included
     | st.text(alphabet=_ALPHABET + ["\ud800", "\U00020000", "é", "Ｚ", "ж"], min_size=120, max_size=400)
 )
 def test_property_script_counts_equal_counting_each_character(text: str) -> None:
@@ -686,6 +686,13 @@ def test_script_counts_and_to_script_on_long_texts(hans_seed: str, hant_seed: st
 
 
 # --- pipeline.textutil helpers used by the clean stage ---------------------------------------
+
+
+def topic_profile(s: str) -> Counter:
+    """CJK character bigrams and lower-cased Latin words: content_profile's features before filtering."""
+    c = Counter(_CJK_BIGRAM.findall(s))
+    c.update(map(str.lower, latin_words(s)))
+    return c
 
 
 def _reference_content_profile(s: str) -> Counter:

@@ -31,9 +31,8 @@ log = logging.getLogger(__package__)  # one logger for every step: "pipeline.ded
 K_NEIGHBOURS = 10
 
 #: Nearest other distinct title pairs per distinct (English, Chinese) title pair whose first
-#: sections become candidates of its sections (:func:`_title_neighbour_keys`). 3 scored best of
-#: 3, 4, 5 and 10 on the 10k bench corpus against the generator's truth (B-cubed F1 0.7468; more
-#: candidates merge more different papers that share title words; bench/README.md).
+#: sections become candidates of its sections (:func:`_title_neighbour_keys`): 3 scored best of 3,
+#: 4, 5 and 10 on the 10k bench corpus (bench/README.md).
 TITLE_NEIGHBOURS = 3
 
 #: Queries per block of the exact neighbour search (``faiss.knn``: block x n float32 of scores).
@@ -67,12 +66,10 @@ IVF_SEED = 1234
 STREAM_BLOCK = 65536
 
 
-
 def ivf_list_count(n: int) -> int:
     """The IVF lists of :func:`_ivf_index` over ``n`` rows: ``IVF_LISTS_PER_SQRT * sqrt(n)``, at
     least 1 and at most ``n`` (the k-means needs a row per list)."""
     return max(1, min(n, int(IVF_LISTS_PER_SQRT * np.sqrt(n))))
-
 
 
 def _scratch_npy(folder: str | Path | None, shape: tuple[int, ...], dtype=np.float32) -> tuple[np.ndarray, Path]:
@@ -98,7 +95,6 @@ def _training_sample(matrix: np.ndarray, limit: int, folder: str | Path | None) 
     return out, path
 
 
-
 @contextlib.contextmanager
 def _stdout_to_stderr() -> Iterator[None]:
     """Send what C code writes to file descriptor 1 to descriptor 2 for the ``with`` block (the
@@ -113,20 +109,16 @@ def _stdout_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-
 @contextlib.contextmanager
 def _ivf_index(matrix: np.ndarray, folder: str | Path | None) -> Iterator[Any]:
-    """A faiss ``IndexIVFFlat`` over the rows of ``matrix`` (float32 ``(n, d)``, L2-normalized),
-    inner product, for the ``with`` block.
+    """A faiss ``IndexIVFFlat`` (inner product) over the rows of ``matrix`` (float32 ``(n, d)``,
+    L2-normalized), for the ``with`` block.
 
-    An inverted file (Jégou, Douze & Schmid 2011, "Product quantization for nearest neighbor
-    search", IEEE TPAMI 33(1)): ``nlist = IVF_LISTS_PER_SQRT * sqrt(n)`` lists from faiss's own
-    spherical k-means (``index.train``, seed :data:`IVF_SEED`) on :data:`IVF_TRAIN_PER_LIST`
-    rows per list (:func:`_training_sample`), each row in its nearest list. With a ``folder``
-    the lists are faiss ``OnDiskInvertedLists`` there (``faiss.contrib.ondisk.merge_ondisk`` of
-    shards of :data:`IVF_SHARD_ROWS` rows, each written with ``faiss.write_index``): read through
-    a memory map, so the index costs file pages, not ``n * d * 4`` bytes of the process's own
-    memory. ``folder`` None: the system's temporary folder.
+    ``nlist = IVF_LISTS_PER_SQRT * sqrt(n)`` lists (Jégou, Douze & Schmid 2011) from faiss's own
+    k-means (seed :data:`IVF_SEED`) on :data:`IVF_TRAIN_PER_LIST` rows per list
+    (:func:`_training_sample`). The lists are faiss ``OnDiskInvertedLists`` in ``folder``
+    (``merge_ondisk`` of shards of :data:`IVF_SHARD_ROWS` rows), read through a memory map.
+    ``folder`` None: the system's temporary folder.
     """
     import faiss
     from faiss.contrib.ondisk import merge_ondisk
@@ -161,7 +153,6 @@ def _ivf_index(matrix: np.ndarray, folder: str | Path | None) -> Iterator[Any]:
         yield index
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
 
 
 def _neighbour_index(matrix: np.ndarray, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
@@ -200,14 +191,12 @@ def _neighbour_index(matrix: np.ndarray, k: int, ann_min: int = 20_000, folder: 
     return out
 
 
-
 def _pair_keys(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
     """The distinct unordered pairs among ``(i[t], j[t])`` (int arrays of equal length, values in
     ``[0, n)``) as keys ``low * n + high``: int64 ``(m,)``, sorted (:func:`_key_pairs_of` gives
     the pairs back)."""
     i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
     return np.unique(np.minimum(i, j) * n + np.maximum(i, j))
-
 
 
 def _unique_sorted(keys: np.ndarray) -> np.ndarray:
@@ -221,24 +210,15 @@ def _unique_sorted(keys: np.ndarray) -> np.ndarray:
     return keys[new]
 
 
-
 def _key_pairs_of(keys: np.ndarray, n: int) -> np.ndarray:
     """The pairs of :func:`_pair_keys` keys: int64 ``(m, 2)``, each row ``(low, high)``."""
     return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), np.int64)
 
 
-
-def _neighbour_pairs(emb: np.ndarray, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
-    """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` (by dot
-    product of the rows of ``emb``, ``(n, d)``) or vice versa: int64 ``(m, 2)``, rows sorted
-    (:func:`_neighbour_keys`, as pairs)."""
-    return _key_pairs_of(_neighbour_keys(emb, k, ann_min, folder), len(emb))
-
-
-
 def _neighbour_keys(emb: np.ndarray, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
-    """The pairs of :func:`_neighbour_pairs` as :func:`_pair_keys` keys: int64 ``(m,)``, sorted
-    (8 bytes a pair rather than 16), from :func:`_neighbour_index` (exact below ``ann_min``
+    """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` (by dot
+    product of the rows of ``emb``, ``(n, d)``) or vice versa, as :func:`_pair_keys` keys: int64
+    ``(m,)``, sorted, from :func:`_neighbour_index` (exact below ``ann_min``
     rows, the IVF index from there, its lists in ``folder``); the pairs are collected as arrays
     (one ``unique`` over ``n * k`` keys), not a Python set."""
     n = len(emb)
@@ -255,7 +235,6 @@ def _neighbour_keys(emb: np.ndarray, k: int, ann_min: int = 20_000, folder: str 
     return _unique_sorted(keys[:at])
 
 
-
 def _write_keys(keys: np.ndarray, at: int, rows: np.ndarray, others: np.ndarray, n: int) -> int:
     """Write the :func:`_pair_keys` keys of ``(rows[i], others[i, j])`` (``rows`` int ``(b,)``,
     ``others`` int ``(b, m)``; ``-1`` and a row's own index skipped) into ``keys`` from
@@ -268,29 +247,17 @@ def _write_keys(keys: np.ndarray, at: int, rows: np.ndarray, others: np.ndarray,
     return at + len(part)
 
 
-
 def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
                           folder: str | Path | None = None) -> np.ndarray:
-    """Candidate pairs from the sections' titles, across languages, as :func:`_pair_keys` keys
-    (int64 ``(m,)``, sorted; ``n = len(emb.title_row)``).
+    """Candidate pairs from the sections' titles, across languages, as :func:`_pair_keys` keys (int64
+    ``(m,)``, sorted; ``n = len(emb.title_row)``).
 
-    The search runs over the *distinct* titles, not the sections: a section's title vector is
-    the L2-normalized sum of its English and Chinese title vectors (:meth:`SectionEmbeddings.title_sums`),
-    so the sections with the same ``(English, Chinese)`` title pair have the same vector.
-    Each distinct pair is searched once for its ``k`` nearest other distinct pairs
-    (:func:`_neighbour_index`; exact below ``ann_min`` distinct pairs, the IVF index from
-    there), and every section with that pair becomes a candidate with the *representative* of
-    each of them (the neighbour pair's first section in row order) and with its own pair's
-    representative. Sections without a title take no part.
-
-    Why not a search over the sections: a paper reported by several sources repeats its title,
-    so most of a section's nearest title vectors would be copies of its own (exact ties), which
-    crowd out the other titles, and the search would cost a query per copy. One representative
-    per neighbour gives each section at most ``k + 1``
-    candidates of its own (a representative also gets those of the sections that name its
-    pair); clustering compares whole clusters once two of their members meet
-    (:func:`_merge_visits`), and the copies of a title join each other through the
-    representative (and through the exact title keys).
+    The search runs over the distinct ``(English, Chinese)`` title pairs (a section's title vector
+    is the normalized sum of its two title vectors, :meth:`SectionEmbeddings.title_sums`): each is
+    searched once for its ``k`` nearest other pairs (:func:`_neighbour_index`), and every section
+    with it becomes a candidate with the representative (first section) of each neighbour and of its
+    own pair. Searching the sections instead would fill each section's neighbours with copies of its
+    own title. Sections without a title take no part.
 
     Args:
         emb: the sections' embeddings (``title_row``, ``title_zh_row``, ``title_vectors`` are read).
@@ -328,7 +295,6 @@ def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
     return _unique_sorted(keys[:at])
 
 
-
 def _key_pairs(members: list[int], doc: Sequence) -> set[tuple[int, int]]:
     """Candidate pairs for one exact-key group, linear in its size: each member with the first
     member of the group that stands in another document (a hub), never two members of one
@@ -346,7 +312,6 @@ def _key_pairs(members: list[int], doc: Sequence) -> set[tuple[int, int]]:
     return pairs
 
 
-
 def _shared_rows(values: np.ndarray) -> np.ndarray:
     """The rows whose value (int, ``-1``: none) at least one other row shares: int64, ascending."""
     valid = np.flatnonzero(values >= 0)
@@ -354,7 +319,6 @@ def _shared_rows(values: np.ndarray) -> np.ndarray:
         return valid
     _, inverse, counts = np.unique(values[valid], return_inverse=True, return_counts=True)
     return valid[counts[inverse.ravel()] > 1]
-
 
 
 def _key_groups(values: np.ndarray) -> Iterator[list[int]]:

@@ -41,11 +41,9 @@ from .titles import _chinese_pair_similarity, _english_conflict, _english_ratio,
 log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
 
 
-#: Clustering's steps in run order, each with its share of clustering's time in percent (the
-#: 50k-article bench run's ``dedup_steps``, ``bench/results.json``: of 222 s, the content search
-#: with its k-means 110, the title search 9, the key pairs 1, scoring 44, merging 29, join scores
-#: 11, fusion with the copy candidates 18): what the clustering progress bar advances by as each
-#: step ends, so that its ETA weighs the steps as a large run does.
+#: Clustering's steps in run order, each with its share of clustering's time in percent (from the
+#: 50k-article bench run's ``dedup_steps``, bench/README.md): what the progress bar advances by as
+#: each step ends.
 CLUSTERING_STEPS = {"content_neighbours": 50, "title_neighbours": 4, "key_pairs": 1, "scoring": 20,
                     "merging": 13, "join_scores": 5, "fusion": 7}
 
@@ -54,17 +52,13 @@ CLUSTERING_STEPS = {"content_neighbours": 50, "title_neighbours": 4, "key_pairs"
 #: linear, not quadratic, time.
 JOIN_SCORE_SAMPLE = 64
 
-#: Pairs :func:`_join_scores` scores at a time (with their indexes, about 40 bytes a pair: 10 MiB;
-#: 2**20 held ~100 MB more at 50k articles, whose largest paper has ~10,000 mentions).
+#: Pairs :func:`_join_scores` scores at a time (about 40 bytes a pair with their indexes).
 JOIN_BATCH = 1 << 18
 
-#: Members per side whose cross pairs average linkage averages when two clusters may merge.
-#: Up to this size every member counts (the exact average over all ``|A| x |B|`` cross pairs);
-#: a larger cluster is represented by this many members evenly spaced in section order
-#: (deterministic, independent of merge order), so one merge check costs at most
-#: ``AVERAGE_SAMPLE ** 2`` pair scores however large the clusters (a mention joining a big
-#: cluster: ``AVERAGE_SAMPLE``), and clustering stays near linear when a popular paper has
-#: thousands of mentions. The size was chosen against the exact average on generated corpora
+#: Members per side whose cross pairs average linkage averages when two clusters may merge: up to
+#: this size every member counts; a larger cluster is represented by this many members evenly
+#: spaced in section order (deterministic), so a merge check costs at most ``AVERAGE_SAMPLE ** 2``
+#: scores however popular the paper. Chosen against the exact average on generated corpora
 #: (bench/README.md, "Thresholds").
 AVERAGE_SAMPLE = 96
 
@@ -80,12 +74,10 @@ MERGE_PAIRS = 1 << 20
 BOUND_MARGIN = 1e-9
 
 #: From this many sections on, with ``run.workers`` of two or more and the content vectors in a
-#: file (the runner's), clustering scores its bulk pairs on two processes
-#: (:class:`pipeline.score_helper.ScoreHelper`): below it, the helper's start-up (a few seconds
-#: of a core) costs about what it saves (the 12k sections of the 1k bench corpus score their
-#: candidates in about 4 s).
+#: file, clustering scores its bulk pairs on two processes
+#: (:class:`pipeline.score_helper.ScoreHelper`); below it the helper's start-up costs about what it
+#: saves.
 SHARED_SCORES_MIN_SECTIONS = 20_000
-
 
 
 def _sample(members: list[int]) -> list[int]:
@@ -97,7 +89,6 @@ def _sample(members: list[int]) -> list[int]:
     return [members[k * n // AVERAGE_SAMPLE] for k in range(AVERAGE_SAMPLE)]
 
 
-
 class _Members(dict):
     """Cluster -> its members in section order, stored only once a cluster has two or more: a
     cluster not stored is the singleton ``[c]`` (a fresh list, not stored)."""
@@ -106,11 +97,9 @@ class _Members(dict):
         return [c]
 
 
-
 def _each(sigs: int | set[int]) -> Iterable[int]:
     """The signatures of one document in a cluster (:attr:`_Clusters.docs`): an int is one."""
     return sigs if isinstance(sigs, set) else (sigs,)
-
 
 
 class _Clusters:
@@ -206,52 +195,36 @@ class _Clusters:
         self.docs.pop(small, None)
 
 
-
 def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings | np.ndarray,
                      config: Config, scratch: str | Path | None = None, as_arrays: bool = False,
                      on_step: Callable[[str], None] | None = None,
                      ) -> tuple[list[int], list[float | None]] | tuple[np.ndarray, np.ndarray]:
-    """Cluster sections into papers (see the module docstring).
+    """Cluster sections into papers (docs/dedup.md, step 4).
 
-    Candidate pairs (neighbours of the content vectors, of the distinct title vectors
-    (:func:`_title_neighbour_keys`), exact-key hubs of :func:`_key_pairs`) are scored in numpy batches (:meth:`PairScorer.scores`, exact
-    from ``dedup.match_threshold`` up) and visited by descending score, ties by section index.
-    A merge is checked with the cluster indexes of :class:`_Clusters` (cannot-links) and, unless
-    the pair shares an exact key, with the average score over the cross pairs of at most
-    :data:`AVERAGE_SAMPLE` members per side (:func:`_sample`; all pairs up to that size), summed
-    exactly (``math.fsum``: independent of member order). A failed average is not recomputed
-    until one of the two clusters has grown. The averages are scored :data:`MERGE_BLOCK` visits
-    at a time (:func:`_merge_visits`). Cost: near linear in the number of sections (plus
-    the neighbour search: exact ``O(n^2)`` below ``dedup.ann_min_sections``, ``O(n^1.5)`` above).
+    Candidate pairs (content neighbours, title neighbours :func:`_title_neighbour_keys`, exact-key
+    hubs :func:`_key_pairs`) are scored (:meth:`PairScorer.scores`, exact from
+    ``dedup.match_threshold`` up) and visited by descending score, ties by section index
+    (:func:`_merge_visits`). A merge needs no cannot-link (:class:`_Clusters`) and either an exact
+    key or an average over the cross pairs of at most :data:`AVERAGE_SAMPLE` members per side
+    (``math.fsum``: independent of member order) at the threshold. From
+    :data:`SHARED_SCORES_MIN_SECTIONS` sections, with two or more workers and memory-mapped content
+    vectors, half the bulk pairs are scored in a :class:`pipeline.score_helper.ScoreHelper` (the
+    same values).
 
     Args:
-        sections: rows with ``doc_id``, ``arxiv_id``, ``title`` (:data:`SCORER_COLUMNS` are
-            read), or the :class:`PairScorer` built from them with ``emb`` and
-            ``dedup.embed_weight`` (so that the caller need not hold the rows while clustering
-            runs: :func:`pipeline.dedup.fuse.cluster_papers`).
+        sections: rows with :data:`SCORER_COLUMNS`, or the :class:`PairScorer` built from them
+            (so the caller need not hold the rows while clustering runs).
         emb: :func:`embed_sections` of ``sections``; a bare float32 array ``(len(sections), d)``
             is taken as the content vectors, with no title vectors.
-        scratch: a folder for scratch files (None: the system's temporary folder): the title
-            vectors searched, the approximate index's lists from ``dedup.ann_min_sections``
-            rows on (:func:`pipeline.dedup.candidates._ivf_index`) and the pairs the merge loop
-            visits (:func:`_spilled_pairs`).
-
-        as_arrays: return numpy arrays instead of lists (the same values, without a Python
-            object per section: :func:`pipeline.dedup.fuse.cluster_papers`).
-        on_step: called with the name of each step of :data:`CLUSTERING_STEPS` but
-            ``"fusion"`` as it ends, in that order (a progress bar's hook).
+        scratch: a folder for scratch files (None: the system's temporary folder).
+        as_arrays: return numpy arrays instead of lists (the same values).
+        on_step: called with the name of each step of :data:`CLUSTERING_STEPS` but ``"fusion"``
+            as it ends, in that order.
 
     Returns:
         ``(labels, join_scores)``: a cluster label per section (ints, first appearance order) and
-        the average score of the section to the other members of its cluster, at most
-        :data:`JOIN_SCORE_SAMPLE` of them, the first in section order (None when alone); with
-        ``as_arrays``, int64 and float64 ``(n,)`` (NaN when alone).
-
-    From :data:`SHARED_SCORES_MIN_SECTIONS` sections on, with ``run.workers`` of two or more and
-    the content vectors in a memory-mapped ``.npy`` (the runner's), the candidate
-    pairs and the join scores are scored half in a helper process
-    (:class:`pipeline.score_helper.ScoreHelper`, started before the searches): the same values
-    on two cores.
+        the mean score of the section to the first :data:`JOIN_SCORE_SAMPLE` other members of its
+        cluster (None when alone); with ``as_arrays``, int64 and float64 ``(n,)`` (NaN when alone).
     """
     if isinstance(emb, np.ndarray):
         emb = SectionEmbeddings.from_dense(emb)
@@ -269,7 +242,6 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
     finally:
         if helper is not None:
             helper.close()
-
 
 
 def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch: str | Path | None,
@@ -343,26 +315,19 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
     return labels.tolist(), [None if np.isnan(v) else v for v in join_scores.tolist()]
 
 
-
 def _merge_visits(clusters: _Clusters, visits: np.ndarray,
                   threshold: float, scores: Callable[..., np.ndarray],
                   ) -> dict[tuple[int, int], tuple[int, int]]:
     """The merge loop of :func:`cluster_sections`: each visited pair ``(i, j, exact)`` (in
-    :func:`_pair_stream` order) merges the clusters of ``i`` and ``j`` unless they are one
-    already, are cannot-linked, or (not an exact key, not two singletons) the average of their
-    sampled cross-pair scores (:func:`_sample`, ``math.fsum``) is below ``threshold``. Returns
-    the failed averages, ``{(a, b): (|a|, |b|)}``: a pair of clusters is not tried again until
-    one of them has grown.
+    :func:`_pair_stream` order) merges the clusters of ``i`` and ``j`` unless they are one already,
+    are cannot-linked, or (not an exact key, not two singletons) the average of their sampled
+    cross-pair scores is below ``threshold``. Returns the failed averages, ``{(a, b): (|a|, |b|)}``:
+    a pair of clusters is not tried again until one of them has grown.
 
-    The averages are scored :data:`MERGE_BLOCK` visits at a time: the clusters each visit would
-    compare *now* are gathered first and their cross pairs scored in one call of ``scores``
-    (``scorer.scores``, or a :class:`pipeline.score_helper.ScoreHelper`'s on two cores), instead
-    of one small call each (most averages fail, so most visits leave the clusters as they are).
-    The visits are then applied in order; a visit whose clusters a merge earlier in the block
-    has changed is scored on its own then. A cluster's members only change by merging, which
-    grows it and retires the smaller side's id, so ``(a, b, |a|, |b|)`` names one set of cross
-    pairs: every decision is the one the visit-by-visit loop makes (the same scores, summed
-    the same way).
+    The averages of :data:`MERGE_BLOCK` visits are scored in one call of ``scores``, then the visits
+    are applied in order; a visit whose clusters changed earlier in the block is scored on its own.
+    ``(a, b, |a|, |b|)`` names one set of cross pairs, so every decision is the one the
+    visit-by-visit loop makes.
     """
     failed: dict[tuple[int, int], tuple[int, int]] = {}
     members = clusters.members
@@ -431,7 +396,6 @@ def _merge_visits(clusters: _Clusters, visits: np.ndarray,
     return failed
 
 
-
 def _block_averages(wanted: dict[tuple, tuple[int, int]], parts_i: list[np.ndarray], parts_j: list[np.ndarray],
                     threshold: float, scores: Callable[..., np.ndarray]) -> dict[tuple, float]:
     """The averages of :func:`_merge_visits`' block: ``wanted`` maps a key to its span
@@ -463,7 +427,6 @@ def _block_averages(wanted: dict[tuple, tuple[int, int]], parts_i: list[np.ndarr
     return averages
 
 
-
 def _pair_stream(pairs: np.ndarray) -> Iterator[tuple[int, int, bool]]:
     """The rows ``(left, right, exact)`` of the ``(m, 3)`` matrix of :func:`_spilled_pairs` as
     Python values, converted :data:`STREAM_BLOCK` at a time (the whole matrix as lists would
@@ -474,11 +437,9 @@ def _pair_stream(pairs: np.ndarray) -> Iterator[tuple[int, int, bool]]:
 
 
 def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray, folder: str | Path | None) -> np.ndarray:
-    """The pairs the merge loop visits as one ``(m, 3)`` matrix of rows ``(left, right, exact)``
-    in ``left``'s int type, in a scratch ``.npy`` in ``folder`` (None: the system's temporary
-    folder) mapped read-only (its name is
-    removed at once: the map keeps the file until it is dropped), which :func:`_pair_stream`
-    reads a block at a time: the loop then holds one block instead of 9 bytes a pair."""
+    """The pairs the merge loop visits as one ``(m, 3)`` matrix of rows ``(left, right, exact)``, in a
+    scratch ``.npy`` in ``folder`` mapped read-only (the name is removed at once), which
+    :func:`_pair_stream` reads a block at a time."""
     out, path = _scratch_npy(folder, (len(left), 3), left.dtype)
     for start in range(0, len(left), STREAM_BLOCK):
         stop = start + STREAM_BLOCK
@@ -488,7 +449,6 @@ def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray, folde
     mapped = read_npy(path)
     path.unlink()
     return mapped
-
 
 
 def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int,

@@ -33,7 +33,6 @@ DUP_MIN_RESEMBLANCE = 0.8
 _SHINGLE_PAD = (1 << 21) - 1
 
 
-
 def _shingle_keys(text: str) -> np.ndarray:
     """The distinct character shingles of ``text`` with its whitespace removed (every run of
     :data:`SHINGLE_CHARS` characters; a shorter text is one shingle; no text, none), each
@@ -58,7 +57,6 @@ def _shingle_keys(text: str) -> np.ndarray:
     return np.stack([hi[new], lo[new]], axis=1)
 
 
-
 def _shared_shingles(a: np.ndarray, b: np.ndarray) -> int:
     """Rows common to two :func:`_shingle_keys` arrays (each distinct): ``len(A & B)`` of the sets."""
     if not len(a) or not len(b):
@@ -66,7 +64,6 @@ def _shared_shingles(a: np.ndarray, b: np.ndarray) -> int:
     both = np.concatenate([a, b])
     both = both[np.lexsort((both[:, 1], both[:, 0]))]
     return int(((both[1:, 0] == both[:-1, 0]) & (both[1:, 1] == both[:-1, 1])).sum())
-
 
 
 def paper_sets(doc_ids: Sequence[str], paper_ids: Sequence[str] | pa.Array) -> dict[str, frozenset[str]]:
@@ -85,7 +82,6 @@ def paper_sets(doc_ids: Sequence[str], paper_ids: Sequence[str] | pa.Array) -> d
     return {d: frozenset(p) for d, p in sets.items()}
 
 
-
 def copy_candidates(papers_of: dict[str, frozenset[str]]) -> set[str]:
     """Documents whose paper set another document shares: the only ones whose text
     :func:`duplicate_documents` reads."""
@@ -93,16 +89,16 @@ def copy_candidates(papers_of: dict[str, frozenset[str]]) -> set[str]:
     return {d for d, papers in papers_of.items() if count[papers] > 1}
 
 
-
 def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of: dict[str, str]) -> list[str | None]:
-    """Documents that copy an earlier one: ``dup_of`` for each document, the ``doc_id`` of the
-    earlier document it copies, or None (a copy of a copy names the first original).
+    """Documents that copy an earlier one: ``dup_of`` for each document, the ``doc_id`` of the earlier
+    document it copies, or None (a copy of a copy names the first original).
 
-    A document copies an earlier one (in the order given) when (a) its bytes are identical
-    (status ``duplicate``, the same ``content_sha256``), or (b) both mention exactly the same
-    set of papers and the Jaccard resemblance of their sections' ``text_norm`` character
-    shingles reaches :data:`DUP_MIN_RESEMBLANCE` (the same article syndicated with other
-    boilerplate or in another script).
+    A document copies an earlier one (in the order given) when (a) its bytes are identical (status
+    ``duplicate``, the same ``content_sha256``), or (b) both mention exactly the same set of papers
+    and the Jaccard resemblance of their sections' ``text_norm`` character shingles reaches
+    :data:`DUP_MIN_RESEMBLANCE` (the same article syndicated with other boilerplate or in another
+    script). Candidates are compared only with earlier originals of their paper set; the size bound
+    ``min(|A|, |B|) / max(|A|, |B|)`` skips pairs that cannot reach the bar.
 
     Args:
         documents: iterable of ``(doc_id, status, content_sha256)`` in output order.
@@ -112,11 +108,6 @@ def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of
 
     Returns:
         ``dup_of`` per document, in the order given.
-
-    Cost: each copy candidate is compared with the earlier originals of its paper set, so
-    quadratic in the size of the largest such group; the size bound of the Jaccard resemblance
-    (``min(|A|, |B|) / max(|A|, |B|)``) skips the pairs that cannot reach the bar without
-    comparing them.
     """
     first_of_content: dict[str, str] = {}
     dup_of: list[str | None] = []
@@ -149,7 +140,6 @@ def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of
                 originals.setdefault(papers, []).append((doc_id, shingles))
         dup_of.append(target)
     return dup_of
-
 
 
 def count_sources(doc_ids: pa.Array | pa.ChunkedArray, documents: Sequence[str] | pa.Array,

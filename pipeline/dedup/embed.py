@@ -30,7 +30,6 @@ log = logging.getLogger(__package__)  # one logger for every step: "pipeline.ded
 SUMMARY_HEAD_CHARS = 200
 
 
-
 def _embedding_source(row: dict) -> tuple[str, int]:
     """:func:`embedding_text` of ``row`` and how many characters of its sources it leaves out:
     the summary past its first :data:`SUMMARY_HEAD_CHARS` characters, or, for a section with no
@@ -45,7 +44,6 @@ def _embedding_source(row: dict) -> tuple[str, int]:
     return text, len(full) - len(text)
 
 
-
 def embedding_text(row: dict) -> str:
     """The text embedded for a section: title, Chinese title and summary head (its first
     :data:`SUMMARY_HEAD_CHARS` characters), one per line; for a section with none of them, the
@@ -53,18 +51,14 @@ def embedding_text(row: dict) -> str:
     return _embedding_source(row)[0]
 
 
-
 def embedding_chars_cut(row: dict, max_chars: int = DEFAULT_MAX_CHARS) -> int:
-    """How many characters of a section's embedding sources its embedding leaves out (the
-    ``sections.embedding_chars_cut`` column; 0 when the vector saw all of them): the summary
-    past its head (:func:`embedding_text`), or the text past its head for a section with no
-    title and no summary, plus the characters of :func:`embedding_text` past the embedder's
-    ``max_chars`` (:data:`pipeline.embed.DEFAULT_MAX_CHARS`, the cut of every configured
-    embedder). A sentence-transformers model's own token limit is not counted: it depends on
-    the model's tokenizer."""
+    """Characters of a section's embedding sources its vector leaves out (the
+    ``sections.embedding_chars_cut`` column; 0 when it saw all): the summary past its head (or the
+    text past its head for a section with no title and no summary), plus what :func:`embedding_text`
+    has past the embedder's ``max_chars`` (:data:`pipeline.embed.DEFAULT_MAX_CHARS`). A model's own
+    token limit is not counted."""
     text, cut = _embedding_source(row)
     return cut + max(0, len(text) - max_chars)
-
 
 
 def embedding_cuts(sections: pd.DataFrame, max_chars: int = DEFAULT_MAX_CHARS) -> list[int]:
@@ -74,23 +68,19 @@ def embedding_cuts(sections: pd.DataFrame, max_chars: int = DEFAULT_MAX_CHARS) -
     return [embedding_chars_cut(r, max_chars) for r in rows]
 
 
-
 @dataclass(frozen=True)
 class SectionEmbeddings:
-    """The vectors dedup compares (float32, rows L2-normalized). A title text shared by many
-    sections (a popular paper) is stored once, so the memory is ``(n + m) * d * 4`` bytes for
-    ``n`` sections and ``m`` distinct titles rather than ``3 * n * d * 4``.
+    """The vectors dedup compares (float32, rows L2-normalized); a title text shared by many sections
+    is stored once.
 
     Attributes:
-        content: ``(n, d)``: :func:`embedding_text` of each section (titles and summary head); an
-            array, or the runner's read-only memory map of a scratch ``.npy``
-            (:meth:`with_content`).
-        title_vectors: ``(m, d)``: one row per distinct title text; an array, or a memory map
-            (the runner's, :class:`EmbeddingParts` with a folder).
+        content: ``(n, d)``: :func:`embedding_text` of each section; an array or a read-only memory
+            map (:meth:`with_content`).
+        title_vectors: ``(m, d)``: one row per distinct title text; an array or a memory map.
         title_row: int32 ``(n,)``: row of the section's English title in ``title_vectors``; -1
             when it has none.
         title_zh_row: int32 ``(n,)``: row of its Chinese title (target script); -1 when none.
-        title_texts: the ``m`` title texts, row for row (merging chunks: :class:`EmbeddingParts`).
+        title_texts: the ``m`` title texts, row for row (for :class:`EmbeddingParts`).
     """
 
     content: np.ndarray
@@ -181,29 +171,20 @@ def _embeddings(content, title_vectors, title_row, title_zh_row, title_texts) ->
     return SectionEmbeddings(restored(content), restored(title_vectors), title_row, title_zh_row, title_texts)
 
 
-
 def _check_permutation(positions: np.ndarray | None, n: int) -> None:
     """Raise ``ValueError`` unless ``positions`` is None or a permutation of ``range(n)``."""
     if positions is not None and (len(positions) != n or not np.array_equal(np.sort(positions), np.arange(n))):
         raise ValueError(f"positions must be a permutation of {n} rows")
 
 
-
 class EmbeddingParts:
-    """:class:`SectionEmbeddings` of consecutive chunks, joined as they come (:meth:`add`) and
-    made one at the end (:meth:`join`).
-
-    Each part's title table is folded in when the part is added: a title text already seen
-    keeps the row of its first part and its vector is not kept again, so a popular paper's title
-    costs ``d * 4`` bytes once, not once per chunk until the end (the runner adds a part per
-    chunk and keeps the content vectors on disk, so its parts have none). The content arrays of
-    the parts are kept until :meth:`join`.
+    """:class:`SectionEmbeddings` of consecutive chunks, joined as they come (:meth:`add`) and made one
+    at the end (:meth:`join`). A title text already seen keeps the row of its first part, so a
+    popular title's vector is held once; the parts' content arrays are kept until :meth:`join`.
 
     Args:
         folder: when given, the title vectors go to a :class:`pipeline.vectors.VectorFile` there
-            as they come (``m * d * 4`` bytes on disk instead of in memory), and the joined
-            sections read them through a memory map.
-            None: they stay in memory.
+            and the joined sections read them through a memory map; None: they stay in memory.
 
     Attributes:
         n: sections added so far.
@@ -223,13 +204,10 @@ class EmbeddingParts:
         self._contents: list[np.ndarray] = []
 
     def add(self, part: SectionEmbeddings) -> None:
-        """Append the sections of ``part`` (its content an array, e.g. ``(m, 0)``; its titles
-        named by ``title_texts``).
+        """Append the sections of ``part`` (its titles named by ``title_texts``).
 
         Raises:
-            ValueError: ``part`` has title vectors that ``title_texts`` does not name (e.g. a
-                :meth:`join` with ``texts=False``, or :meth:`SectionEmbeddings.from_dense`):
-                their rows could not be merged by text.
+            ValueError: ``part`` has title vectors that ``title_texts`` does not name.
         """
         if len(part.title_texts) != part.title_vectors.shape[0]:
             raise ValueError(f"{part.title_vectors.shape[0]} title vectors but {len(part.title_texts)} title texts: "
@@ -284,14 +262,12 @@ class EmbeddingParts:
         return SectionEmbeddings(content, table, title_row, title_zh_row, kept)
 
 
-
 class EmbeddingInputs(NamedTuple):
-    """What :func:`embed_sections` encodes of ``n`` sections, without the sections: the runner
-    writes it per chunk to a scratch file (:meth:`to_batch`) and encodes after the chunks are
-    written (:func:`embedding_inputs`).
+    """What :func:`embed_sections` encodes of ``n`` sections, without the sections (the runner writes
+    it per chunk to a scratch file, :meth:`to_batch`, and encodes later).
 
     Attributes:
-        texts: ``n`` :func:`embedding_text` strings (at most ~3 short lines each).
+        texts: ``n`` :func:`embedding_text` strings.
         titles: ``n`` ``(English title, Chinese title)`` pairs (:func:`_titles`; None where missing).
     """
 
@@ -311,13 +287,11 @@ class EmbeddingInputs(NamedTuple):
         return cls(batch.column(0).to_pylist(), titles)
 
 
-
 def embedding_inputs(sections: pd.DataFrame) -> EmbeddingInputs:
     """The texts :func:`embed_sections` encodes for ``sections`` (rows with ``title``,
     ``title_zh``, ``summary_norm`` or ``summary``, ``text``), row for row."""
     rows = records(sections[[c for c in ("title", "title_zh", "summary_norm", "summary", "text") if c in sections]])
     return EmbeddingInputs([embedding_text(r) for r in rows], [_titles(r) for r in rows])
-
 
 
 def embed_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> SectionEmbeddings:
@@ -330,18 +304,14 @@ def embed_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> SectionEmbeddin
     return submit_inputs(inputs, embedder)()
 
 
-
 def submit_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> Callable[[], SectionEmbeddings]:
     """:func:`embed_inputs`, started (:func:`pipeline.embed.submit_encode`): the returned function
-    waits for the vectors and gives what :func:`embed_inputs` gives. The runner submits a chunk
-    before it waits for the one before, so that the embedding processes go on with the next
-    chunk while it stores the vectors of the last (the same vectors, cache and counts as
-    embedding the chunks in turn: :meth:`pipeline.embed_cache.CachedEmbedder.submit`)."""
+    waits for and gives what :func:`embed_inputs` gives (the same vectors, cache and counts as
+    embedding the chunks in turn)."""
     texts, titles = inputs
     extra = list(dict.fromkeys(t for pair in titles for t in pair if t))
     pending = submit_encode(embedder, texts + extra) if texts or extra else None
     return lambda: _embedded(texts, titles, extra, pending, embedder)
-
 
 
 def _embedded(texts: list[str], titles: list[tuple[str | None, str | None]], extra: list[str],
@@ -354,7 +324,6 @@ def _embedded(texts: list[str], titles: list[tuple[str | None, str | None]], ext
     title_row = np.array([row_of[en] if en else -1 for en, _ in titles], np.int32)
     title_zh_row = np.array([row_of[zh] if zh else -1 for _, zh in titles], np.int32)
     return SectionEmbeddings(content, table, title_row, title_zh_row, tuple(extra))
-
 
 
 def embed_sections(sections: pd.DataFrame, embedder: Embedder) -> SectionEmbeddings:

@@ -45,7 +45,6 @@ def _vote(values: Sequence, field: str, conflicts: list[str]):
     return next(v for v in present if counts[v] == best)
 
 
-
 def paper_id_for(arxiv_id: str | None, title: str | None, first_section_id: str) -> str:
     """Stable paper id: ``p-`` + 16 hex digits of SHA-256 of the arXiv id when known, else of the
     folded title, else of the first mention's section id."""
@@ -56,7 +55,6 @@ def paper_id_for(arxiv_id: str | None, title: str | None, first_section_id: str)
     else:
         key = f"section:{first_section_id}"
     return "p-" + hashlib.sha256(key.encode()).hexdigest()[:16]
-
 
 
 def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
@@ -120,7 +118,6 @@ def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
     }
     record["paper_id"] = paper_id_for(arxiv_id, title, rows[0]["section_id"])
     return record
-
 
 
 def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -215,11 +212,9 @@ def section_order(section_ids: Sequence[str]) -> np.ndarray:
     return np.argsort(np.asarray(section_ids, dtype=object), kind="stable")
 
 
-
 #: :func:`cluster_groups` converts the rows of about this many sections to dicts at a time
 #: (whole clusters: a larger cluster is one batch of its own).
 FUSE_BATCH_ROWS = 8192
-
 
 
 def _group_batches(labels: np.ndarray, batch_rows: int) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
@@ -244,7 +239,6 @@ def _group_batches(labels: np.ndarray, batch_rows: int) -> tuple[np.ndarray, np.
         batches.append((g, int(ends[last - 1]), last))
         g = last
     return by, starts, batches
-
 
 
 def cluster_groups(store: ScratchColumns, labels: Sequence[int] | np.ndarray, batch_rows: int = FUSE_BATCH_ROWS,
@@ -294,7 +288,6 @@ FUSED_PAPERS_SCHEMA = PAPERS_SCHEMA.append(pa.field("summary_from", pa.string())
 
 #: :func:`cluster_papers` turns this many fused records at a time into Arrow rows.
 FUSED_BATCH = 4096
-
 
 
 def cluster_papers(sections: ScratchColumns, emb: SectionEmbeddings, config: Config, scratch: str | Path,

@@ -63,7 +63,6 @@ SCORE_BATCH = 4096
 CANDIDATE_BLOCK = 64 * SCORE_BATCH
 
 
-
 def _author_keys(authors) -> frozenset[str]:
     """Comparable author keys: the last token of a Latin name, case-folded (``Fischer Abaigar`` and
     ``F. Abaigar`` both give ``abaigar``); a CJK name whole. Lists given in different scripts
@@ -77,7 +76,6 @@ def _author_keys(authors) -> frozenset[str]:
     return frozenset(keys)
 
 
-
 def _codes(values: Sequence) -> tuple[np.ndarray, list]:
     """Integer codes of hashable values: ``(codes, table)`` with ``codes`` int64 ``(len(values),)``
     (equal values, equal codes; ``-1`` for None and empty values) and ``table[code]`` the value."""
@@ -85,7 +83,6 @@ def _codes(values: Sequence) -> tuple[np.ndarray, list]:
     codes = np.fromiter((index.setdefault(v, len(index)) if v is not None and v != frozenset() else -1
                          for v in values), np.int64, len(values))
     return codes, list(index)
-
 
 
 #: A short name is ambiguous when two of the full titles it opens or abbreviates (at most this
@@ -127,7 +124,6 @@ def _first_appearance(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, ids
 
 
-
 def _arrow_column(frame: pd.DataFrame, name: str) -> pa.Array | None:
     """Column ``name`` of ``frame`` as one Arrow array (pandas' missing markers: null; an absent
     column: all null), or None when Arrow cannot hold its values (mixed types, lone surrogates)."""
@@ -140,10 +136,8 @@ def _arrow_column(frame: pd.DataFrame, name: str) -> pa.Array | None:
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
-
 def _is_text(dtype: pa.DataType) -> bool:
     return pa.types.is_string(dtype) or pa.types.is_large_string(dtype)
-
 
 
 def _dictionary_ids(array: pa.Array) -> tuple[np.ndarray, list]:
@@ -152,7 +146,6 @@ def _dictionary_ids(array: pa.Array) -> tuple[np.ndarray, list]:
     encoded = array.dictionary_encode()
     ids = np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
     return ids, encoded.dictionary.to_pylist()
-
 
 
 def _string_codes(frame: pd.DataFrame, name: str, empty_is_missing: bool = True) -> tuple[np.ndarray, list] | None:
@@ -178,12 +171,10 @@ def _string_codes(frame: pd.DataFrame, name: str, empty_is_missing: bool = True)
     return codes, [dictionary[k] for k in ids.tolist()]
 
 
-
 class _KeySets(Sequence):
-    """Sets of strings held as integer ids into one table of their distinct strings, in CSR
-    layout (set ``k``'s ids, ascending: ``ids[offsets[k]:offsets[k + 1]]``): about 4 bytes a
-    member instead of a Python frozenset a set. ``sets[k]`` gives set ``k`` back as a frozenset of its strings; :meth:`jaccard`
-    compares sets by their ids, many pairs at once.
+    """Sets of strings as integer ids into one table of their distinct strings, in CSR layout (set
+    ``k``'s ids, ascending: ``ids[offsets[k]:offsets[k + 1]]``). ``sets[k]`` gives set ``k`` as a
+    frozenset; :meth:`jaccard` compares many pairs of sets at once.
 
     Attributes:
         keys: the distinct strings (``ids`` index it).
@@ -231,12 +222,9 @@ class _KeySets(Sequence):
         return frozenset(self.keys[i] for i in self.ids[self.offsets[at] : self.offsets[at + 1]].tolist())
 
     def jaccard(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """``len(X & Y) / len(X | Y)`` of sets ``x[t]`` and ``y[t]`` (int arrays of set numbers
-        in ``0..len - 1``, of equal length; the sets non-empty): float64 ``(len(x),)``, the value
-        Python's set operations give (exact counts, one correctly rounded division). The members
-        of every pair are tagged with the pair's position and matched by one sorted intersection,
-        for pairs of at most :data:`JACCARD_MEMBERS` members together at a time (so that long
-        lists shared by many sections do not make the arrays large).
+        """``len(X & Y) / len(X | Y)`` of sets ``x[t]`` and ``y[t]`` (int arrays of set numbers, equal
+        length; the sets non-empty): float64 ``(len(x),)``, the value Python's set operations give,
+        computed :data:`JACCARD_MEMBERS` members at a time.
 
         Raises:
             IndexError: a set number outside ``0..len - 1``.
@@ -276,7 +264,6 @@ class _KeySets(Sequence):
         return both / (size_x + size_y - both)
 
 
-
 #: :meth:`_KeySets.jaccard` matches the members of at most this many pairs' sets together at a
 #: time (its arrays: a few int64 per member, tens of MB).
 JACCARD_MEMBERS = 1 << 20
@@ -284,7 +271,6 @@ JACCARD_MEMBERS = 1 << 20
 #: Separator of the author names joined by :func:`_author_codes` (a control character: a name
 #: holding one is coded the slow way).
 _NAME_SEPARATOR = "\x1f"
-
 
 
 def _author_codes(frame: pd.DataFrame) -> tuple[np.ndarray, _KeySets] | None:
@@ -313,7 +299,6 @@ def _author_codes(frame: pd.DataFrame) -> tuple[np.ndarray, _KeySets] | None:
     return codes, table
 
 
-
 def _int_array(values: np.ndarray):
     """``values`` as an ``array.array`` of 8-byte ints (indexing gives Python ints, without a
     Python object per element held)."""
@@ -322,7 +307,6 @@ def _int_array(values: np.ndarray):
     out = array.array("q")
     out.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
     return out
-
 
 
 def _folded_codes(title_code: np.ndarray, table: list) -> tuple[np.ndarray, list, np.ndarray]:
@@ -336,7 +320,6 @@ def _folded_codes(title_code: np.ndarray, table: list) -> tuple[np.ndarray, list
     code_of = np.array([index.setdefault(f, len(index)) if (f := _folded(t)) else -1 for t in table], dtype=np.int64)
     codes = np.where(title_code >= 0, code_of[np.maximum(title_code, 0)], -1) if len(table) else np.full(len(title_code), -1, np.int64)
     return codes, list(index), code_of
-
 
 
 class _Decoded(Sequence):
@@ -357,7 +340,6 @@ class _Decoded(Sequence):
         return self._table[code] if code >= 0 else self._missing
 
 
-
 class _Optional(Sequence):
     """Per-section ints with a presence mask: ``column[i]`` is ``int(values[i])``, or None where
     ``present[i]`` is false (no Python object per section)."""
@@ -374,24 +356,19 @@ class _Optional(Sequence):
         return int(self._values[i]) if self._present[i] else None
 
 
-
 class PairScorer:
-    """Pair scores and constraints over the sections of one run (see the module docstring).
+    """Pair scores and constraints over the sections of one run (docs/dedup.md, step 3).
 
     :meth:`scores` scores arrays of pairs at once (numpy over integer codes of the sections' keys,
-    titles, authors, venues and years; the string comparisons once per distinct pair of strings);
-    :meth:`score` is one pair of it, cached.
-
-    Memory: per section only the int64 codes below (about 60 bytes), plus one copy of each
-    distinct value (the author key sets as integer ids, :class:`_KeySets`); the per-section
-    attributes read from them (:class:`_Decoded`).
+    titles, authors, venues and years; string comparisons once per distinct pair of strings);
+    :meth:`score` is one pair of it, cached. Per section only int64 codes are held, plus one copy of
+    each distinct value (author key sets as :class:`_KeySets`).
 
     Attributes (one entry per section, ``n = len(sections)``, in row order):
         doc, arxiv, title, folded, folded_zh, venue: ``doc_id``, arXiv id, English title (see
             :func:`_titles`), folded English / Chinese title (:func:`pipeline.fields.fold_title`)
             and venue; None where missing.
-        has_summary: bool; authors: :func:`_author_keys` (frozensets, built when read from the
-            :class:`_KeySets` table; empty where none); year:
+        has_summary: bool; authors: :func:`_author_keys` (frozensets; empty where none); year:
             int or None.
         doc_code, arxiv_code, folded_code, folded_zh_code, title_code, author_code, venue_code:
             int64 ``(n,)`` codes of the above (equal values, equal codes; ``-1`` where missing).
@@ -574,7 +551,7 @@ class PairScorer:
     def scores(self, i: np.ndarray, j: np.ndarray, exact_from: float | None = None) -> np.ndarray:
         """Pair scores of the sections ``(i[t], j[t])`` (int arrays of equal length): float64
         ``(len(i),)`` in [0, 1], ``-inf`` for a cannot-linked pair, 1.0 for an exact key
-        (module docstring, step 3), in numpy batches of :data:`SCORE_BATCH` pairs.
+        (docs/dedup.md, step 3), in numpy batches of :data:`SCORE_BATCH` pairs.
 
         The content cosine of each pair is a float32 dot product of its two rows (a stacked
         ``matmul``, bit-identical to ``content[i] @ content[j]``); the title similarities are
@@ -738,29 +715,25 @@ class PairScorer:
         return out
 
 
-
 def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshold: float,
                    scores: Callable[..., np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct candidate pairs scoring at least ``threshold``, in the order the merge loop
-    visits them: by descending score, ties by ``(low, high)`` section index.
+    """The distinct candidate pairs scoring at least ``threshold``, in the order the merge loop visits
+    them: by descending score, ties by ``(low, high)`` section index.
 
     Args:
         found: candidate pairs from each source (content neighbours, title neighbours, exact-key
-            hubs) as :func:`_pair_keys` keys: int64 ``(m_t,)`` arrays, each sorted and without
-            repeats (a pair may be in several). Emptied as they are scored.
+            hubs) as :func:`_pair_keys` keys: int64 arrays, each sorted and without repeats (a
+            pair may be in several). Emptied as they are scored.
         scorer: the pairs' :class:`PairScorer`.
-        scores: what scores them: ``scorer.scores`` (None) or a
-            :class:`pipeline.score_helper.ScoreHelper`'s, which gives the same values.
+        scores: ``scorer.scores`` (None) or a :class:`pipeline.score_helper.ScoreHelper`'s (the
+            same values).
 
     Returns:
         ``(left, right)``: int ``(k,)`` each (int32 below 2**31 sections, else int64), ``left < right``.
 
-    Each source's keys are scored :data:`CANDIDATE_BLOCK` at a time (whole
-    :data:`SCORE_BATCH` batches; a pair's score does not depend on the batch it is in), leaving
-    out the keys of the sources scored before it, and only the pairs at or above the threshold
-    are kept for the sort. Never are all candidates held as pairs, scores and a sort order at
-    once (about 40 bytes a candidate, 12M candidates at 50k articles): only the sources' keys,
-    8 bytes a candidate, and the pairs above the threshold.
+    Each source is scored :data:`CANDIDATE_BLOCK` keys at a time, leaving out the keys of earlier
+    sources; only the pairs at or above the threshold are kept for the sort, so never are all
+    candidates held as pairs, scores and a sort order at once.
     """
     score = scorer.scores if scores is None else scores
     done: list[np.ndarray] = []  # the keys of the sources already scored

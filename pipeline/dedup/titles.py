@@ -46,7 +46,6 @@ TITLE_PAIR_CACHE = 1 << 16
 TITLE_INDEX_CACHE = 1 << 12
 
 
-
 #: A paper's short name, as articles write it alone or before its title's colon ("XYZ",
 #: "Self-XYZ", "XYZ 3D", "Adaptive Batch Calibration"): at most this many words and characters.
 NAME_MAX_WORDS = 3
@@ -106,17 +105,14 @@ def _titles(row: dict) -> tuple[str | None, str | None]:
     return title, title_zh
 
 
-
 def _present(value) -> bool:
     return isinstance(value, str) and bool(value)
-
 
 
 @functools.lru_cache(maxsize=65536)
 def _folded(title: str) -> str:
     """:func:`pipeline.fields.fold_title`, computed once per title."""
     return fold_title(title)
-
 
 
 @functools.lru_cache(maxsize=65536)
@@ -129,7 +125,6 @@ def _title_words(title: str) -> tuple[str, ...]:
     return tuple(words)
 
 
-
 @functools.lru_cache(maxsize=65536)
 def _same_word(w: str, v: str) -> bool:
     """Whether two title words are the same word up to a typo (ratio >= WORD_MATCH_RATIO).
@@ -140,7 +135,6 @@ def _same_word(w: str, v: str) -> bool:
     sm = SequenceMatcher(None, w, v)
     return (sm.real_quick_ratio() >= WORD_MATCH_RATIO and sm.quick_ratio() >= WORD_MATCH_RATIO
             and sm.ratio() >= WORD_MATCH_RATIO)
-
 
 
 def english_title_similarity(a: str, b: str) -> float:
@@ -162,7 +156,6 @@ def english_title_similarity(a: str, b: str) -> float:
     if ratio > TITLE_CONFLICT_SIMILARITY and _english_conflict(a, b):
         return TITLE_CONFLICT_SIMILARITY
     return ratio
-
 
 
 def same_authors_title_similarity(a: str, b: str) -> float:
@@ -191,13 +184,11 @@ def _english_ratio(a: str, b: str) -> float:
     return SequenceMatcher(None, fa, fb).ratio()
 
 
-
 def _may_be_same_length(m: int, k: int) -> bool:
     """difflib's ``real_quick_ratio`` of two words of ``m`` and ``k`` characters (``2 min(m, k) /
     (m + k)``, an upper bound of their ratio) reaches :data:`WORD_MATCH_RATIO`: the cheap first
     test of :func:`_same_word`, on the lengths alone."""
     return 2.0 * min(m, k) / (m + k) >= WORD_MATCH_RATIO
-
 
 
 @functools.lru_cache(maxsize=1024)
@@ -216,7 +207,6 @@ def _matchable_lengths(m: int) -> tuple[int, int]:
     return low, high
 
 
-
 @functools.lru_cache(maxsize=TITLE_INDEX_CACHE)
 def _word_index(title: str) -> tuple[tuple[str, ...], frozenset[str], tuple[tuple[int, tuple[str, ...]], ...]]:
     """:func:`_title_words` of an English title, as a set, and grouped by length (``(length,
@@ -227,7 +217,6 @@ def _word_index(title: str) -> tuple[tuple[str, ...], frozenset[str], tuple[tupl
     for v in words:
         by_length.setdefault(len(v), []).append(v)
     return words, frozenset(words), tuple((k, tuple(vs)) for k, vs in by_length.items())
-
 
 
 def _one_sided(words: Sequence[str], other_set: Container[str],
@@ -252,12 +241,10 @@ def _one_sided(words: Sequence[str], other_set: Container[str],
     return out
 
 
-
 def _is_sequel_word(word: str) -> bool:
     """A word that tells a sequel or a variant apart: a one- or two-digit number ("Llama 2"; a
     year is not one) or one of :data:`SEQUEL_WORDS`."""
     return (word.isdigit() and len(word) <= 2) or word in SEQUEL_WORDS
-
 
 
 @functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
@@ -276,13 +263,11 @@ def _english_conflict(a: str, b: str) -> bool:
     return bool(candidates) and bool(_one_sided(candidates, set_a, by_length_a, first=True))
 
 
-
 @functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
 def _chinese_pair_similarity(a: str, b: str) -> float:
     """SequenceMatcher ratio of two folded Chinese titles, ``a <= b`` (ratio() is not symmetric:
     the order is fixed), computed once per pair of titles."""
     return SequenceMatcher(None, a, b).ratio()
-
 
 
 @functools.cache
@@ -293,7 +278,6 @@ def _indel_ratio():
     except ImportError:  # the bound falls back to the string lengths
         return None
     return functools.partial(process.cpdist, scorer=fuzz.ratio, dtype=np.float64, workers=1)
-
 
 
 def _ratio_upper_bounds(a: list[str], b: list[str]) -> np.ndarray:
