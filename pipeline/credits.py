@@ -523,6 +523,9 @@ _NOT_PLACES = re.compile(r"\d{4}|\b(?:edition|version|ed\.|vol\.|tracks?|oral|sp
 _ZH_OTHERS = re.compile(r"\s*等(?:人|\s*\d+\s*\+?\s*(?:位|名)?\s*(?:共同)?作者)?\s*$")
 #: "and others" then the affiliations after a comma: "A 等，UW / AI2", "A 等人, 清华大学".
 _ZH_OTHERS_PLACES = re.compile(r"\s*等人?\s*[，,]\s*(?P<places>[^,，()（）]{1,120})$")
+#: Chinese names, then their places after a comma ("田甲，某大学", "田甲、李乙，某大学/某公司").
+_ZH_NAMES_PLACES = re.compile(
+    r"(?P<names>[\u3400-\u9fff]{2,3}(?:\s*[、,]\s*[\u3400-\u9fff]{2,3})*)\s*[，,]\s*(?P<places>[^,，()（）]{2,120})")
 _PLACE_SEPS = re.compile(r"\s*[/／、;；,，]\s*")
 #: A university named with its campus after a comma ("University of California, Berkeley").
 _CAMPUS_OF = re.compile(r"(?:University|Univ\.) of [A-Z][a-z]+(?: [A-Z][a-z]+)?")
@@ -638,6 +641,10 @@ def parse_credit_line(line: str) -> Credit | None:
     if not places and (m := _ZH_OTHERS_PLACES.search(s)) and m.start() > 0 and not _NOT_PLACES.search(m.group("places")):
         places = _split_places(m.group("places"))
         s = s[: m.start()] + " 等"
+    if not places and (m := _ZH_NAMES_PLACES.fullmatch(s)) and not _NOT_PLACES.search(m.group("places")):
+        found = _split_places(m.group("places"))  # "田甲，某大学/某公司": the places after a comma
+        if any(map(is_institution, found)):
+            s, places = m.group("names"), found
     credit = Credit()
     if m := _ZH_OTHERS.search(s):  # "A, B 等", "A, B 等 30+ 位共同作者"
         credit.truncated = True

@@ -98,6 +98,8 @@ _QUOTED = re.compile(r"[“\"‘「『](?P<inner>[^“”\"「」『』]+)[”\"
 _ZH_SENTENCE = re.compile(r"[。，；！？]")
 #: The value of a year metadata line: a year, maybe with a month and day after it.
 _YEAR_VALUE = re.compile(r"\s*((?:19|20)\d\d)(?![\d.])")
+#: A year anywhere in a metadata value, not part of a longer number.
+_ANY_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?![\d.])")
 #: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
 MAX_TITLE_ZH_CHARS = 60
 _HAS_CJK = re.compile(r"[\u3400-\u9fff]")
@@ -137,6 +139,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     a Chinese-only heading gives only ``title_zh``.
     """
     h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
+    if "<" in h:  # "Title<br/>", '<div style="…">Title</div>': the markup is not the title's
+        h = _HTML_TAG.sub(" ", h).strip()
     if _HAS_CJK.search(h) and (label := _reading_label().search(h)):  # "Title導讀", "BERT | 论文笔记": a guide
         h = h[: label.start()].rstrip(" \t:：|｜丨—–-")
     h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
@@ -189,6 +193,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         if tail and tail.start() > 0 and find_venue_years(tail.group(0)):
             h = h[: tail.start()]  # "Title. In AAAI 2019.": the venue is the section's, not the title's
         return h, None
+    if (credited := _TITLE_THEN_CREDIT.fullmatch(h)) and len(latin_words(credited.group("title"))) >= MIN_GLUED_TITLE_WORDS:
+        return credited.group("title"), None  # "Title，张三，某大学": a talk list's credit after the title
     if _ZH_SENTENCE.search(h) or len(h) > MAX_TITLE_ZH_CHARS:
         return None, None  # a sentence (the first line of a body), not a title
     if not _HAS_LATIN.search(h):
@@ -201,6 +207,11 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     return h, None
 
 
+#: An English title, then a Chinese credit after a full-width comma: a name (2-4 characters),
+#: maybe its places after another comma ("Title，张三，某大学/某公司").
+_TITLE_THEN_CREDIT = re.compile(r"(?P<title>[A-Za-z0-9][^\u3400-\u9fff，]*?)\s*，\s*[\u3400-\u9fff]{2,4}(?:\s*，.*)?")
+#: An HTML element's opening or closing tag in a heading (a break, a block or an inline style).
+_HTML_TAG = re.compile(r"</?(?:br|div|span|p|b|strong|em|i|u|font|h[1-6]|li|td|th|center)\b[^<>]{0,200}>", re.I)
 #: A short Chinese label glued to the English title after it, maybe after a year and before
 #: a bracketed tag: ``經典Title``, ``2020經典(arXiv:2006.11239)Title``.
 _GLUED_LABEL = re.compile(
@@ -640,6 +651,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
                 break
     if year is None:  # a year metadata line or table column ("年份: 2022")
         year = next((int(m.group(1)) for v in kv.get("year", []) if (m := _YEAR_VALUE.match(v))), None)
+    if year is None:  # a venue line the venue list does not know still dates it ("會議/期刊：IEEE S&P 2019")
+        year = next((int(m.group(1)) for v in kv.get("venue", [])[:1] if (m := _ANY_YEAR.search(v))), None)
     if venue is None:  # a venue tag by the title or its credit line ("**Title.** `ACL 2023`")
         near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
         tags = [(v, y) for v, y, _, _ in find_venue_years(near) if y is not None] or find_venue_slugs(near)

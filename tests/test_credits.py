@@ -423,3 +423,13 @@ def test_authors_a_few_paragraphs_after_a_credit_that_names_only_places():
     out = extract_fields(row, "zh-Hans", Config())
     assert (out["authors"], out["institutions"]) == (["Ann Lee"], ["甲乙大学", "丙丁大学"])
 
+
+
+def test_parse_credit_line_chinese_name_then_places() -> None:
+    """"Name，Place/Place": a Chinese name and its places after a comma, when one place is an
+    institution; a comma between two plain words is no credit."""
+    c = parse_credit_line("蔡中昂，上海人工智能实验室/新加坡南洋理工大学/商汤科技")
+    assert c is not None
+    assert c.authors == ["蔡中昂"]
+    assert c.institutions == ["上海人工智能实验室", "新加坡南洋理工大学", "商汤科技"]
+    assert parse_credit_line("图像，视频") is None

@@ -52,6 +52,16 @@ from pipeline.normalize import detect_script, to_script
         ("深度学习笔记", (None, "深度学习笔记")),  # too short a title to lose its last word
         # a Chinese title with a method's name in it is a Chinese title
         ("Memento: 無需微調 LLM 即可微調 LLM 代理", (None, "Memento: 無需微調 LLM 即可微調 LLM 代理")),
+        # HTML markup around a title is not the title's
+        ("Backpack Language Models<br/>", ("Backpack Language Models", None)),
+        ('<div style="font-weight: bold">Contrastive Dynamic Graph for Sequential Recommendation</div>',
+         ("Contrastive Dynamic Graph for Sequential Recommendation", None)),
+        ("Main Title: Gumbel Reranking: Differentiable End-to-End Reranker Optimization",
+         ("Gumbel Reranking: Differentiable End-to-End Reranker Optimization", None)),
+        # a talk list's line: the title, then its speaker and places after full-width commas
+        ("- Towards Grand Unification of Object Tracking，严彬，大连理工大学",
+         ("Towards Grand Unification of Object Tracking", None)),
+        ("- Learning Ego 3D Representation as Ray Tracing，卢嘉晨", ("Learning Ego 3D Representation as Ray Tracing", None)),
     ],
 )
 def test_split_heading_title(heading: str, expected: tuple[str | None, str | None]) -> None:
@@ -537,3 +547,14 @@ def test_a_short_name_heading_takes_the_full_title_its_line_quotes():
     line = "Mamba（場外最大焦點）：Albert Gu 和 Tri Dao 的「Mamba: Linear-Time Sequence Modeling with Selective State Spaces」以 arXiv 預印本發布"
     assert _full_title("Mamba", line) == "Mamba: Linear-Time Sequence Modeling with Selective State Spaces"
     assert _full_title("Mamba", "Mamba 的「選擇性」機制") is None
+
+
+def test_year_from_a_venue_line_the_venue_list_does_not_know() -> None:
+    """A venue metadata line dates the paper even when it names a venue outside the list."""
+    row = {"heading": "DEEPSEC: A Uniform Platform for Security Analysis of Deep Learning Model",
+           "text": "# 論文資訊\n- 作者：Xiang Ling, Shouling Ji, Ting Wang\n"
+                   "- 研究機構：Zhejiang University, UIUC, Lehigh University\n- 會議/期刊：IEEE S&P 2019\n",
+           "lang": "zh-Hant"}
+    out = extract_fields(row, "zh-Hant", Config())
+    assert out["year"] == 2019
+    assert out["institutions"] == ["Zhejiang University", "UIUC", "Lehigh University"]
