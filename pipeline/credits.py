@@ -487,6 +487,19 @@ _BARE_INITIAL = re.compile(rf"(?<=\s)(?![AI]\s)([{_UP}])(?=\s+[{_UP}])")
 _LOOSE_NAME = re.compile(rf"[{_UP}][{_UP}{_LOW}'’-]*(?:\s+[{_UP}][{_UP}{_LOW}'’.-]*){{1,3}}")
 
 
+#: A name written in lower case, as some submission systems keep it ("alexander rudnicky"): two or
+#: three letter-only words.
+_LOWER_NAME = re.compile(rf"[{_LOW}][{_LOW}'’-]+(?:\s+[{_LOW}][{_LOW}'’-]+){{1,2}}")
+#: Words that make a lower-case run a phrase rather than a name.
+_LOWER_NOT_NAME = frozenset({"and", "the", "of", "for", "in", "on", "at", "with", "et", "al", "others", "from", "by"})
+
+
+def _lower_name(item: str) -> bool:
+    """Whether ``item`` may be a person's name written in lower case; it counts only between two
+    people of a credit line (see :func:`parse_credit_line`)."""
+    return bool(_LOWER_NAME.fullmatch(item)) and not any(w in _LOWER_NOT_NAME for w in item.split())
+
+
 def _credit_person(item: str) -> bool:
     """A person of a credit line: a Latin person name (:func:`_person_name`) of two tokens or
     more, a bare initial inside it read as one with a period."""
@@ -668,7 +681,7 @@ def parse_credit_line(line: str) -> Credit | None:
     last_person = max((k for k, p in enumerate(people) if p), default=-1)
     for k, item in enumerate(items):
         if not credit.institutions and (people[k] or (
-                k < last_person and _LOOSE_NAME.fullmatch(item) and not _latin_org(item)
+                k < last_person and (_LOOSE_NAME.fullmatch(item) or _lower_name(item)) and not _latin_org(item)
                 and not any(t.strip(".").casefold() in _EN_ORG_WORDS for t in item.split()))):
             _add(credit.authors, item)
         elif _latin_org(item) or (credit.authors and re.fullmatch(r"[A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){0,5}", item)):

@@ -433,3 +433,12 @@ def test_parse_credit_line_chinese_name_then_places() -> None:
     assert c.authors == ["蔡中昂"]
     assert c.institutions == ["上海人工智能实验室", "新加坡南洋理工大学", "商汤科技"]
     assert parse_credit_line("图像，视频") is None
+
+
+def test_parse_credit_line_lower_case_name_between_people() -> None:
+    """A name kept in lower case by a submission system counts between two people; a lower-case
+    phrase does not make a credit line."""
+    c = parse_credit_line("Ta-Chung Chi, Ting-Han Fan, alexander rudnicky and Peter Ramadge")
+    assert c is not None
+    assert c.authors == ["Ta-Chung Chi", "Ting-Han Fan", "alexander rudnicky", "Peter Ramadge"]
+    assert parse_credit_line("deep learning and computer vision, Stanford University") is None
