@@ -398,6 +398,44 @@ _ROW_COLUMNS = ("heading", "text", "lang", "ctx_award_raw", "doc_venue", "doc_ye
                 "paper_record")
 
 
+#: A year and a meeting word right before a venue's written-out name ("the 2022 Annual
+#: Conference of the" North American Chapter of the ACL), or before the name whose acronym
+#: follows in brackets ("the 2022 Conference of the Association for the Advancement of AI (" AAAI).
+_EDITION_BEFORE = re.compile(
+    r"\b((?:19|20)\d\d)\s+(?:[A-Z][a-z]+\s+){0,2}(?:Conference|Meeting|Symposium|Workshop)\s+(?:of|on)\s+(?:the\s+)?"
+    r"(?:[A-Z][^()\n]{0,90}\(\s*)?$")
+#: Characters before a venue mention searched for :data:`_EDITION_BEFORE`.
+EDITION_LOOKBACK = 150
+
+
+def _dated(mentions: list[tuple[str, int | None, int, int]], text: str) -> list[tuple[str, int | None, int, int]]:
+    """The mentions (``find_venue_years`` tuples of ``text``) that have a year: their own, or an
+    edition year written before the venue's full name ("the 2022 Annual Conference of the North
+    American Chapter of ..."); undated mentions are dropped."""
+    out = []
+    for venue, year, start, end in mentions:
+        if year is None and (m := _EDITION_BEFORE.search(text[max(0, start - EDITION_LOOKBACK):start])):
+            year = int(m.group(1))
+        if year is not None:
+            out.append((venue, year, start, end))
+    return out
+
+
+def _nearest_first(mentions: list[tuple[str, int | None, int, int]], text: str,
+                   title: str | None) -> list[tuple[str, int | None, int, int]]:
+    """Venue mentions of ``text`` (``find_venue_years`` tuples), the one nearest the title's
+    first occurrence after the heading first ("The 2025 ICLR award went to their 2015 ICLR paper
+    Title": the paper's edition is the one by its title); in text order when the title does not
+    occur after the heading line or only one mention is given."""
+    if len(mentions) < 2 or not title:
+        return mentions
+    head_end = text.find("\n")
+    at = text.casefold().find(title.casefold(), head_end + 1) if head_end >= 0 else -1
+    if at < 0:
+        return mentions
+    return sorted(mentions, key=lambda t: min(abs(t[2] - at), abs(t[3] - at)))
+
+
 def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
     """``(venue, year)`` of a ``VENUE`` entity (its value is ``"<venue> <year>"`` or ``"<venue>"``)."""
     m = _VENUE_VALUE.fullmatch(entity.value)
@@ -655,7 +693,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         year = next((int(m.group(1)) for v in kv.get("venue", [])[:1] if (m := _ANY_YEAR.search(v))), None)
     if venue is None:  # a venue tag by the title or its credit line ("**Title.** `ACL 2023`")
         near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
-        tags = [(v, y) for v, y, _, _ in find_venue_years(near) if y is not None] or find_venue_slugs(near)
+        dated = _dated(find_venue_years(near), near)
+        tags = [t[:2] for t in _nearest_first(dated, near, title or title_zh)] or find_venue_slugs(near)
         if tags:
             venue, year = tags[0]
         elif any(_PREPRINT_LINE.fullmatch(_LIST_MARK.sub("", ln)) for ln in lines[:3]):

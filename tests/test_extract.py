@@ -558,3 +558,26 @@ def test_year_from_a_venue_line_the_venue_list_does_not_know() -> None:
     out = extract_fields(row, "zh-Hant", Config())
     assert out["year"] == 2019
     assert out["institutions"] == ["Zhejiang University", "UIUC", "Lehigh University"]
+
+
+@pytest.mark.parametrize(
+    ("heading", "text", "venue", "year"),
+    [
+        # two dated venue mentions by the title: the one nearest the title is the paper's edition
+        ("Adam: A Method for Stochastic Optimization",
+         "The 2025 ICLR test of time award winners were Diederik Kingma and Jimmy Ba, for their 2015 ICLR "
+         "paper Adam: A Method for Stochastic Optimization (arXiv).", "ICLR", 2015),
+        # the edition year before the venue's written-out name, its acronym in brackets after it
+        ("Probing Linguistic Information for Logical Inference in Pre-trained Language Models",
+         "This is in addition to their paper, “Probing Linguistic Information for Logical Inference in "
+         "Pre-trained Language Models,” which was presented at the 2022 Conference of the Association for "
+         "the Advancement of AI (AAAI), another top-tier conference.", "AAAI", 2022),
+        ("Curriculum: A Broad-Coverage Benchmark for Linguistic Phenomena in Natural Language Understanding",
+         "Their most recent paper, “Curriculum: A Broad-Coverage Benchmark for Linguistic Phenomena in Natural "
+         "Language Understanding,” was accepted at the main track of the 2022 Annual Conference of the North "
+         "American Chapter of the Association for Computational Linguistics (NAACL).", "NAACL", 2022),
+    ],
+)
+def test_venue_and_year_by_the_title_in_prose(heading: str, text: str, venue: str, year: int) -> None:
+    out = extract_fields({"heading": heading, "text": text, "lang": "en"}, "zh-Hans", Config())
+    assert (out["venue"], out["year"]) == (venue, year)
