@@ -698,6 +698,30 @@ def parse_credit_line(line: str) -> Credit | None:
 
 
 
+#: Who made a work, before its name: "Facebook 提出的", "上海AI实验室联合发布的".
+_MAKER_CLAUSE = re.compile(
+    r"(?P<maker>[^，,。：:\s][^，,。：:]{0,19}?)\s*(?:联合|聯合|共同)?(?:提出|推出|发布|發布|开发|開發|开源|開源)的")
+#: One Latin word naming a company or a lab: capitalised, maybe with inner capitals (OpenAI).
+_BRAND = re.compile(rf"[{_UP}][A-Za-z0-9]*[{_LOW}A-Z0-9]")
+
+
+def maker_credit(text: str) -> Credit | None:
+    """The maker a heading names before a work's name ("Facebook 提出的 DeiT" -> institution
+    ``Facebook``): one Latin brand word, a Latin or Chinese institution (a head word: Lab,
+    University, 实验室, 大学...), or two people or more; None for anything else (a lone Chinese
+    word may be a person or a company)."""
+    m = _MAKER_CLAUSE.fullmatch(text.strip())
+    if m is None:
+        return None
+    maker = m.group("maker").strip()
+    if _BRAND.fullmatch(maker) or (not _CJK.search(maker) and _latin_org(maker)):
+        return Credit(institutions=[maker])
+    if _CJK.search(maker) and (org := _zh_org(maker, strict=True)) is not None:
+        return Credit(institutions=[org])
+    names = _en_names(maker)
+    return Credit(names) if names and len(names) >= 2 else None
+
+
 #: Lab news crediting a paper's authors by congratulating them ("…被 CVPR 录用，恭喜张三、李四！").
 _ZH_CONGRATULATED = re.compile(r"(?:恭喜|祝贺|祝賀)\s*(?P<names>[^！!。；;]{2,80})")
 #: A short note in brackets after a name ("金炬光（本科生）").

@@ -47,7 +47,14 @@ from . import keywords as kw
 from . import nlp, paper_records
 from .candidates import HTML_BREAK, LEADING_TAGS, unlink
 from .config import Config
-from .credits import Credit, _credit_person, congratulated_authors, find_credit, parse_credit_line
+from .credits import (
+    Credit,
+    _credit_person,
+    congratulated_authors,
+    find_credit,
+    maker_credit,
+    parse_credit_line,
+)
 from .fields import (
     PLACEHOLDER_VALUE,
     find_award_label,
@@ -141,6 +148,10 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
     if "<" in h:  # "Title<br/>", '<div style="…">Title</div>': the markup is not the title's
         h = _HTML_TAG.sub(" ", h).strip()
+    if "`" in h[:22] and (tag := _CODE_TAG.match(h)) and h[tag.end():].strip():
+        h = h[tag.end():].strip()  # "`REVIEW`Title": a reading list's tag, not the title's
+    if (maker := _LEADING_MAKER.fullmatch(h)) and len(latin_words(maker.group("title"))) >= 1:
+        h = maker.group("title").strip()  # "Facebook 提出的 DeiT": who made it, then the title
     if _HAS_CJK.search(h) and (label := _reading_label().search(h)):  # "Title導讀", "BERT | 论文笔记": a guide
         h = h[: label.start()].rstrip(" \t:：|｜丨—–-")
     h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
@@ -210,6 +221,13 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
 #: An English title, then a Chinese credit after a full-width comma: a name (2-4 characters),
 #: maybe its places after another comma ("Title，张三，某大学/某公司").
 _TITLE_THEN_CREDIT = re.compile(r"(?P<title>[A-Za-z0-9][^\u3400-\u9fff，]*?)\s*，\s*[\u3400-\u9fff]{2,4}(?:\s*，.*)?")
+#: A short tag in backticks before a title ("`REVIEW`", its opening backtick maybe trimmed).
+_CODE_TAG = re.compile(r"`?[^`\s]{1,20}`\s*")
+#: A heading that names who made the work, then its English title: "Facebook 提出的 DeiT (…)",
+#: "微軟提出的 Swin Transformer" (the maker is read as the credit by extract).
+_LEADING_MAKER = re.compile(
+    r"(?P<maker>[^，,。：:\s][^，,。：:]{0,19}?)\s*(?:联合|聯合|共同)?(?:提出|推出|发布|發布|开发|開發|开源|開源)的\s*"
+    r"(?P<title>[A-Za-z0-9][^\u3400-\u9fff]*)")
 #: An HTML element's opening or closing tag in a heading (a break, a block or an inline style).
 _HTML_TAG = re.compile(r"</?(?:br|div|span|p|b|strong|em|i|u|font|h[1-6]|li|td|th|center)\b[^<>]{0,200}>", re.I)
 #: A short Chinese label glued to the English title after it, maybe after a year and before
@@ -655,7 +673,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             credit = parse_credit_line(credit_text(clause.group(1)))
         before = _before_title(lines[0], title or title_zh)
         if credit is None and before:  # "A, B. [Title](url)": the credit opens the line
-            credit = parse_credit_line(credit_text(before))
+            credit = parse_credit_line(credit_text(before)) or maker_credit(before)
         if credit is None and (named := congratulated_authors(after)):
             credit = Credit(named)  # lab news: "…被 ACM MM 录用，恭喜A、B！"
         if credit is None and _HAS_CJK.search(after):

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.candidates import candidate_of
 from pipeline.config import Config
-from pipeline.credits import find_credit, parse_credit_line
+from pipeline.credits import find_credit, maker_credit, parse_credit_line
 from pipeline.extract import extract_fields
 from pipeline.fields import (
     find_dated_venue_years,
@@ -442,3 +442,22 @@ def test_parse_credit_line_lower_case_name_between_people() -> None:
     assert c is not None
     assert c.authors == ["Ta-Chung Chi", "Ting-Han Fan", "alexander rudnicky", "Peter Ramadge"]
     assert parse_credit_line("deep learning and computer vision, Stanford University") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "institutions"),
+    [
+        ("Facebook 提出的", ["Facebook"]),
+        ("OpenAI 推出的", ["OpenAI"]),
+        ("上海人工智能实验室发布的", ["上海人工智能实验室"]),
+    ],
+)
+def test_maker_credit(text: str, institutions: list[str]) -> None:
+    c = maker_credit(text)
+    assert c is not None and c.institutions == institutions and c.authors == []
+
+
+@pytest.mark.parametrize("text", ["何恺明提出的", "微軟提出的", "这篇论文提出的", "Facebook"])
+def test_maker_credit_none(text: str) -> None:
+    """A lone Chinese word may be a person or a company; a description or no maker clause is none."""
+    assert maker_credit(text) is None

@@ -62,6 +62,11 @@ from pipeline.normalize import detect_script, to_script
         ("- Towards Grand Unification of Object Tracking，严彬，大连理工大学",
          ("Towards Grand Unification of Object Tracking", None)),
         ("- Learning Ego 3D Representation as Ray Tracing，卢嘉晨", ("Learning Ego 3D Representation as Ray Tracing", None)),
+        # a reading list's tag in backticks, and who made the work, before the title
+        ("`REVIEW`[Vision Language Action Models in Robotic Manipulation: A Systematic Review](https://x.org/a)",
+         ("Vision Language Action Models in Robotic Manipulation: A Systematic Review", None)),
+        ("- Facebook 提出的 DeiT (Data-efficient image Transformer)", ("DeiT (Data-efficient image Transformer)", None)),
+        ("- 微軟提出的 Swin Transformer", ("Swin Transformer", None)),
     ],
 )
 def test_split_heading_title(heading: str, expected: tuple[str | None, str | None]) -> None:
