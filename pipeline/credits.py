@@ -37,6 +37,8 @@ _PARTICLE = r"(?:van|von|de|der|den|da|di|del|della|du|dos|das|bin|ter)"
 #: A person: 1-4 name tokens (up to two particles between them: "van der"), ending in a word, not an initial.
 _PERSON = rf"{_NAME_TOKEN}(?:\s+(?:{_PARTICLE}\s+){{0,2}}{_NAME_TOKEN}){{0,3}}"
 _PERSON_RE = re.compile(rf"{_PERSON}")
+#: One Latin word naming a company or a lab: capitalised, maybe with inner capitals (OpenAI).
+_BRAND = re.compile(rf"[{_UP}][A-Za-z0-9]*[{_LOW}A-Z0-9]")
 _NAMES = rf"{_PERSON}(?:\s*,\s*{_PERSON})*(?:,?\s+(?:and|&)\s+{_PERSON})?"
 # An English organisation: capitalised words or acronyms, joined by of/for/the/de inside.
 _ORG_WORD = r"(?:[A-Z][\w&'’.-]*)"
@@ -99,6 +101,8 @@ _ZH_FRAMES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\s*(?:等(?![人机機单單高])|提出|发布|發布|推出|开源|開源|把|将|將|用|利用|构建|構建|训练|訓練|设计|設計)"),
      "subject"),
 )
+#: The verbs of a release, after which a one-word subject is the company that made the work.
+_ZH_RELEASE = re.compile(r"发布|發布|推出|开源|開源")
 _ZH_FROM = re.compile(
     r"(?:来自|來自)\s*(?P<x>[^，,。；;：:！？!?《》]+?)\s*(?:等(?:机构|機構|单位|單位|高校))?的"
 )
@@ -281,8 +285,12 @@ def _zh_sentence_credit(sentence: str) -> Credit | None:
             if kind in ("subject", "org") and clause_start > 0 and not _ZH_CONNECTIVE.match(
                     sentence[: clause_start].strip()):
                 continue  # a subject opens its sentence (after a connective such as 此外，)
+            if kind == "subject" and _ZH_RELEASE.fullmatch(hit.group().strip()) and _BRAND.fullmatch(span.strip()):
+                kind = "release"  # "OpenAI發布GPT-3": a company releases, one word with inner capitals
             hits.append((hit.start(), rank, kind, span))
     for _, _, kind, span in sorted(hits):
+        if kind == "release":
+            return Credit(institutions=[span.strip()])
         truncated = kind == "credit_truncated"
         credit = _zh_span_credit(span, "credit" if truncated else kind,
                                  lone_is_org=kind in ("credit", "subject") and not truncated)
@@ -701,8 +709,6 @@ def parse_credit_line(line: str) -> Credit | None:
 #: Who made a work, before its name: "Facebook 提出的", "上海AI实验室联合发布的".
 _MAKER_CLAUSE = re.compile(
     r"(?P<maker>[^，,。：:\s][^，,。：:]{0,19}?)\s*(?:联合|聯合|共同)?(?:提出|推出|发布|發布|开发|開發|开源|開源)的")
-#: One Latin word naming a company or a lab: capitalised, maybe with inner capitals (OpenAI).
-_BRAND = re.compile(rf"[{_UP}][A-Za-z0-9]*[{_LOW}A-Z0-9]")
 
 
 def maker_credit(text: str) -> Credit | None:
