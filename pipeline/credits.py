@@ -402,7 +402,8 @@ def find_credit(paragraph: str) -> Credit | None:
     * a sentence-initial subject before an action (提出, 发布, 把, 用, 等): an institution
       ending in a head word (研究所, 团队 with a name before it, Lab, AI, DeepMind) or one
       capitalised Latin word (``Meta 把…``: Chinese press names a person by full name, a
-      company by its one word), or at least two people;
+      company by its one word), or at least two people; before a release verb (发布, 推出,
+      开源) one Latin word with inner capitals too (``OpenAI發布GPT-3``);
     * English: ``<names> and colleagues|et al. [at|of|from <orgs>]``; ``<paper> by <names>
       [of <orgs>]`` (after a title, "paper", "work"...); ``Researchers|A team at|from
       <orgs>``; a sentence-initial ``<name>, <name> and <name>`` or ``<Org head>`` followed by

@@ -461,3 +461,11 @@ def test_maker_credit(text: str, institutions: list[str]) -> None:
 def test_maker_credit_none(text: str) -> None:
     """A lone Chinese word may be a person or a company; a description or no maker clause is none."""
     assert maker_credit(text) is None
+
+
+def test_find_credit_release_by_a_company_word() -> None:
+    """A one-word subject with inner capitals before a release verb is the company that made the
+    work; before 提出 it may be a model's name and credits nobody."""
+    c = find_credit("OpenAI發布GPT-3，參數量達1750億。")
+    assert c is not None and c.institutions == ["OpenAI"] and c.authors == []
+    assert find_credit("ResNet提出了残差学习。") is None
