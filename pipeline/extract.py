@@ -105,8 +105,8 @@ _QUOTED = re.compile(r"[“\"‘「『](?P<inner>[^“”\"「」『』]+)[”\"
 _ZH_SENTENCE = re.compile(r"[。，；！？]")
 #: The value of a year metadata line: a year, maybe with a month and day after it.
 _YEAR_VALUE = re.compile(r"\s*((?:19|20)\d\d)(?![\d.])")
-#: A year anywhere in a metadata value, not part of a longer number.
-_ANY_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?![\d.])")
+#: A year anywhere in a value, not part of a longer number or a version ("2019." ends a sentence).
+_ANY_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?!\d|\.\d)")
 #: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
 MAX_TITLE_ZH_CHARS = 60
 _HAS_CJK = re.compile(r"[\u3400-\u9fff]")
@@ -439,6 +439,20 @@ def _dated(mentions: list[tuple[str, int | None, int, int]], text: str) -> list[
     return out
 
 
+def _reference_tail(heading: str) -> list[tuple[str, int | None, int, int]]:
+    """The venue and year of a reference's tail on a heading, when they are not adjacent
+    ("Title. In EMNLP W-NUT Workshop 2019." -> EMNLP 2019): the tail's first venue mention
+    and its one year; [] when the heading has no such tail or its tail holds two years."""
+    tail = _CITATION_TAIL.search(heading) if " In " in heading else None
+    if tail is None:
+        return []
+    venues = find_venue_years(tail.group(0))
+    years = set(_ANY_YEAR.findall(tail.group(0)))
+    if not venues or len(years) != 1:
+        return []
+    return [(venues[0][0], int(years.pop()), tail.start(), tail.end())]
+
+
 def _nearest_first(mentions: list[tuple[str, int | None, int, int]], text: str,
                    title: str | None) -> list[tuple[str, int | None, int, int]]:
     """Venue mentions of ``text`` (``find_venue_years`` tuples), the one nearest the title's
@@ -711,7 +725,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         year = next((int(m.group(1)) for v in kv.get("venue", [])[:1] if (m := _ANY_YEAR.search(v))), None)
     if venue is None:  # a venue tag by the title or its credit line ("**Title.** `ACL 2023`")
         near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
-        dated = _dated(find_venue_years(near), near)
+        dated = _dated(find_venue_years(near), near) or _reference_tail(row["heading"])
         tags = [t[:2] for t in _nearest_first(dated, near, title or title_zh)] or find_venue_slugs(near)
         if tags:
             venue, year = tags[0]

@@ -586,3 +586,12 @@ def test_year_from_a_venue_line_the_venue_list_does_not_know() -> None:
 def test_venue_and_year_by_the_title_in_prose(heading: str, text: str, venue: str, year: int) -> None:
     out = extract_fields({"heading": heading, "text": text, "lang": "en"}, "zh-Hans", Config())
     assert (out["venue"], out["year"]) == (venue, year)
+
+
+def test_venue_and_year_from_a_reference_tail_that_sets_them_apart() -> None:
+    """"Title. In EMNLP W-NUT Workshop 2019.": the tail's venue and its one year."""
+    heading = "2. Exploiting BERT for End-to-End Aspect-based Sentiment Analysis. In EMNLP W-NUT Workshop 2019."
+    out = extract_fields({"heading": heading, "text": heading + "\n这篇文章用 BERT 做端到端的方面级情感分析。",
+                          "lang": "zh-Hans"}, "zh-Hans", Config())
+    assert out["title"] == "Exploiting BERT for End-to-End Aspect-based Sentiment Analysis"
+    assert (out["venue"], out["year"]) == ("EMNLP", 2019)
