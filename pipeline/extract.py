@@ -439,6 +439,25 @@ def _dated(mentions: list[tuple[str, int | None, int, int]], text: str) -> list[
     return out
 
 
+#: What a venue line holds besides the venue's name: links, years, a publisher before the name,
+#: and words that say it is a conference or a journal.
+_VENUE_LINE_NOISE = re.compile(
+    r"\[\[[^\]]*\]\([^)]*\)\]|\[[^\]]*\]\([^)]*\)|(?<![\d.])(?:19|20)\d\d(?!\d)\s*年?|^(?:IEEE|ACM|USENIX)\s+"
+    r"|会议|會議|期刊|论文|論文|\b(?:conference|proceedings|journal)\b", re.I)
+#: Longest venue name (characters) read off a venue line the venue list does not know.
+MAX_UNLISTED_VENUE_CHARS = 30
+
+
+def _unlisted_venue(value: str) -> str | None:
+    """The venue a venue metadata line names when the venue list does not know it ("IEEE S&P
+    2019" -> "S&P"): the line without links, years, a leading publisher and words such as
+    期刊/conference; None when nothing short is left, or only a preprint server."""
+    name = " ".join(_VENUE_LINE_NOISE.sub(" ", value).split()).strip(" ,，.;；:：()（）[]")
+    if not name or len(name) > MAX_UNLISTED_VENUE_CHARS or not any(c.isalpha() for c in name):
+        return None
+    return paper_records.record_venue(name)[0]
+
+
 def _reference_tail(heading: str) -> list[tuple[str, int | None, int, int]]:
     """The venue and year of a reference's tail on a heading, when they are not adjacent
     ("Title. In EMNLP W-NUT Workshop 2019." -> EMNLP 2019): the tail's first venue mention
@@ -723,6 +742,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         year = next((int(m.group(1)) for v in kv.get("year", []) if (m := _YEAR_VALUE.match(v))), None)
     if year is None:  # a venue line the venue list does not know still dates it ("會議/期刊：IEEE S&P 2019")
         year = next((int(m.group(1)) for v in kv.get("venue", [])[:1] if (m := _ANY_YEAR.search(v))), None)
+    if venue is None and kv.get("venue"):  # ... and names it
+        venue = _unlisted_venue(kv["venue"][0])
     if venue is None:  # a venue tag by the title or its credit line ("**Title.** `ACL 2023`")
         near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
         dated = _dated(find_venue_years(near), near) or _reference_tail(row["heading"])

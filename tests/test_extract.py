@@ -555,13 +555,14 @@ def test_a_short_name_heading_takes_the_full_title_its_line_quotes():
 
 
 def test_year_from_a_venue_line_the_venue_list_does_not_know() -> None:
-    """A venue metadata line dates the paper even when it names a venue outside the list."""
+    """A venue metadata line names and dates the paper even when its venue is outside the list."""
     row = {"heading": "DEEPSEC: A Uniform Platform for Security Analysis of Deep Learning Model",
            "text": "# 論文資訊\n- 作者：Xiang Ling, Shouling Ji, Ting Wang\n"
                    "- 研究機構：Zhejiang University, UIUC, Lehigh University\n- 會議/期刊：IEEE S&P 2019\n",
            "lang": "zh-Hant"}
     out = extract_fields(row, "zh-Hant", Config())
     assert out["year"] == 2019
+    assert out["venue"] == "S&P"  # the line's name without its publisher and year
     assert out["institutions"] == ["Zhejiang University", "UIUC", "Lehigh University"]
 
 
