@@ -442,20 +442,56 @@ def _dated(mentions: list[tuple[str, int | None, int, int]], text: str) -> list[
 #: What a venue line holds besides the venue's name: links, years, a publisher before the name,
 #: and words that say it is a conference or a journal.
 _VENUE_LINE_NOISE = re.compile(
-    r"\[\[[^\]]*\]\([^)]*\)\]|\[[^\]]*\]\([^)]*\)|(?<![\d.])(?:19|20)\d\d(?!\d)\s*年?|^(?:IEEE|ACM|USENIX)\s+"
+    r"\[\[[^\]]*\]\([^)]*\)\]|\[[^\]]*\]\([^)]*\)|(?<![\d.])(?:19|20)\d\d(?!\d)\s*年?"
     r"|会议|會議|期刊|论文|論文|\b(?:conference|proceedings|journal)\b", re.I)
+#: A publisher before a venue's name ("IEEE S&P").
+_VENUE_PUBLISHER = re.compile(r"^(?:IEEE|ACM|USENIX)\s+")
 #: Longest venue name (characters) read off a venue line the venue list does not know.
 MAX_UNLISTED_VENUE_CHARS = 30
 
 
 def _unlisted_venue(value: str) -> str | None:
     """The venue a venue metadata line names when the venue list does not know it ("IEEE S&P
-    2019" -> "S&P"): the line without links, years, a leading publisher and words such as
-    期刊/conference; None when nothing short is left, or only a preprint server."""
+    2019" -> "S&P"): a venue written in full (``data/venue_names.json``), else the line without
+    links, years, a leading publisher and words such as 期刊/conference; None when nothing short
+    is left, or only a preprint server."""
     name = " ".join(_VENUE_LINE_NOISE.sub(" ", value).split()).strip(" ,，.;；:：()（）[]")
-    if not name or len(name) > MAX_UNLISTED_VENUE_CHARS or not any(c.isalpha() for c in name):
+    if not name or not any(c.isalpha() for c in name):
+        return None
+    full = paper_records.record_venue(name)[0]
+    if full is not None and full != name:
+        return full  # a full name the venue list spells out
+    name = _VENUE_PUBLISHER.sub("", name)
+    if len(name) > MAX_UNLISTED_VENUE_CHARS:
         return None
     return paper_records.record_venue(name)[0]
+
+
+#: A venue a lab's news says accepted the paper: "已被 <venue> 录用/接收/收录".
+_ZH_ACCEPTED = re.compile(r"被\s*(?P<venue>[^，。；！!？?]{2,80}?)\s*(?:正式)?(?:录用|錄用|接收|收录|收錄|接受)")
+#: A description before the venue's name ("CCF-A类期刊", "中科院一区TOP期刊").
+_VENUE_DESCRIPTION = re.compile(r"^.*?(?:期刊|会议|會議|大会|大會)\s*(?=[A-Z])")
+#: A venue's acronym in brackets, maybe with a two-digit edition ("（ChinaMM26）", "(TIFS)").
+_BRACKET_ACRONYM = re.compile(r"[（(](?P<name>[A-Za-z][A-Za-z&-]{1,15}?)(?:['’]?\d{2})?[)）]")
+
+
+def _accepted_venue(text: str) -> tuple[str, int | None] | None:
+    """The venue (and year) that ``text`` says accepted the paper ("已被CCF-A类期刊IEEE
+    Transactions on Information Forensics & Security (TIFS)录用" -> TIFS): a listed venue, else
+    the acronym in brackets, else the name after a description; None without such a clause."""
+    m = _ZH_ACCEPTED.search(text)
+    if m is None:
+        return None
+    span = m.group("venue")
+    dated = _ANY_YEAR.search(span)
+    year = int(dated.group(1)) if dated else None
+    listed = find_venue_years(span)
+    if listed:
+        return listed[0][0], listed[0][1] or year
+    if acronym := _BRACKET_ACRONYM.search(span):
+        return acronym.group("name"), year
+    name = _unlisted_venue(_VENUE_DESCRIPTION.sub("", span))
+    return (name, year) if name else None
 
 
 def _reference_tail(heading: str) -> list[tuple[str, int | None, int, int]]:
@@ -754,6 +790,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             preprint = True  # "from: arxiv": the paper's own line says it is not the article's venue's
         elif tag := _PREPRINT_TAG.match(plain(_LIST_MARK.sub("", row["heading"]))):
             preprint, year = True, int(tag.group("year"))  # "(arXiv 2022)Title": a preprint of that year
+    if venue is None and lines and (title or title_zh) and "被" in lines[0]:
+        # lab news on the title's line: "论文《…》已被 IEEE TIFS / 2026年中国多媒体大会（ChinaMM26）录用"
+        accepted = _accepted_venue(_after_title(lines[0], title or title_zh))
+        if accepted is not None:
+            venue, year = accepted[0], year or accepted[1]
     urls = find_urls(row["text"])
     if venue is None:  # a proceedings address of the paper names its venue and year
         named = next(filter(None, map(venue_from_url, urls)), None)

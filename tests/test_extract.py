@@ -6,6 +6,8 @@ Rows are what the segment stage hands on (``heading``, ``text``, ``ctx_award_raw
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pipeline.config import Config
@@ -596,3 +598,24 @@ def test_venue_and_year_from_a_reference_tail_that_sets_them_apart() -> None:
                           "lang": "zh-Hans"}, "zh-Hans", Config())
     assert out["title"] == "Exploiting BERT for End-to-End Aspect-based Sentiment Analysis"
     assert (out["venue"], out["year"]) == ("EMNLP", 2019)
+
+
+@pytest.mark.parametrize(
+    ("line", "venue", "year"),
+    [
+        ("* 我们的论文“Forgotten Horizons in Concept Erasure”已被CCF-A类期刊IEEE Transactions on Information "
+         "Forensics & Security (TIFS)录用！", "TIFS", None),
+        ("* 我们的论文《基于上下文扩图的小样本遥感指代分割》已被 2026年中国多媒体大会（ChinaMM26）录用。恭喜张三！",
+         "ChinaMM", 2026),
+        ("* 我们的论文“Heterogeneous Knowledge Distillation for Remote Sensing Object Detection”已被中科院一区TOP期刊"
+         "Pattern Recognition录用。", "Pattern Recognition", None),
+        ("* 我们的论文“Boosting Large Vision-Language Models for Remote Sensing Visual Question Answering”已被IEEE "
+         "Geoscience and Remote Sensing Letters期刊录用。", "GRSL", None),
+    ],
+)
+def test_venue_a_lab_news_line_says_accepted_the_paper(line: str, venue: str, year: int | None) -> None:
+    """"论文…已被 <venue> 录用" on the title's line: the listed venue, the acronym in brackets, a
+    venue written in full, or the name after a description."""
+    heading = re.search(r"[“《](.+?)[”》]", line).group(1)  # the section is titled by the quoted title
+    out = extract_fields({"heading": heading, "text": line, "lang": "zh-Hans"}, "zh-Hans", Config())
+    assert (out["venue"], out["year"]) == (venue, year)
