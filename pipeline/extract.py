@@ -494,6 +494,10 @@ def _accepted_venue(text: str) -> tuple[str, int | None] | None:
     return (name, year) if name else None
 
 
+#: Words that make a venue mention a submission rather than a publication.
+_SUBMITTED_ONLY = re.compile(r"\bunder\s+review\b|投稿中|在审|在審", re.I)
+
+
 def _reference_tail(heading: str) -> list[tuple[str, int | None, int, int]]:
     """The venue and year of a reference's tail on a heading, when they are not adjacent
     ("Title. In EMNLP W-NUT Workshop 2019." -> EMNLP 2019): the tail's first venue mention
@@ -607,6 +611,38 @@ def _unwrap_latin(lines: list[str]) -> list[str]:
         else:
             out.append(ln)
     return out
+
+
+def _venue_by_title(row: dict, lines: list[str], title: str | None,
+                    year: int | None) -> tuple[str | None, int | None, bool, bool]:
+    """``(venue, year, preprint, other_venue)`` the lines by a section's title give when its
+    metadata named no venue: a dated venue tag by the title or its credit line ("**Title.** `ACL
+    2023`"), nearest the title; else an undated venue on the title's own lines; else a preprint
+    server; else the venue lab news says accepted the paper. ``year`` is the one found so far;
+    ``preprint`` says the paper's line names a preprint server (the document's venue is not the
+    paper's), ``other_venue`` that its own venue is not the document's (nor is the year)."""
+    venue, preprint, other_venue = None, False, False
+    near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
+    dated = _dated(find_venue_years(near), near) or _reference_tail(row["heading"])
+    tags = [t[:2] for t in _nearest_first(dated, near, title)] or find_venue_slugs(near)
+    undated = [t for t in find_venue_years("\n".join([row["heading"], *lines[:2]])) if t[1] is None]
+    if tags:
+        venue, year = tags[0]
+    elif undated and not _SUBMITTED_ONLY.search(near):
+        # the paper's own line names a venue without its year ("paper: <url>, neurips"): that
+        # venue, dated by the document only when the document names the same one
+        venue = _nearest_first(undated, near, title)[0][0]
+        other_venue = row.get("doc_venue") != venue
+    elif any(_PREPRINT_LINE.fullmatch(_LIST_MARK.sub("", ln)) for ln in lines[:3]):
+        preprint = True  # "from: arxiv": the paper's own line says it is not the article's venue's
+    elif tag := _PREPRINT_TAG.match(plain(_LIST_MARK.sub("", row["heading"]))):
+        preprint, year = True, int(tag.group("year"))  # "(arXiv 2022)Title": a preprint of that year
+    if venue is None and lines and title and "被" in lines[0]:
+        # lab news on the title's line: "论文《…》已被 IEEE TIFS / 2026年中国多媒体大会（ChinaMM26）录用"
+        accepted = _accepted_venue(_after_title(lines[0], title))
+        if accepted is not None:
+            venue, year = accepted[0], year or accepted[1]
+    return venue, year, preprint, other_venue
 
 
 def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
@@ -762,6 +798,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     award_ents = [e for a, b in award_spans for e in ents if a <= e.start and e.end <= b]
     venue, year = None, None
     preprint = False  # the paper's own metadata line names a preprint server, not a venue
+    other_venue = False  # the paper's own line names a venue other than the document's
     for e in award_ents:
         if e.label == "VENUE":
             venue, year = _venue_year(e)
@@ -780,21 +817,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         year = next((int(m.group(1)) for v in kv.get("venue", [])[:1] if (m := _ANY_YEAR.search(v))), None)
     if venue is None and kv.get("venue"):  # ... and names it
         venue = _unlisted_venue(kv["venue"][0])
-    if venue is None:  # a venue tag by the title or its credit line ("**Title.** `ACL 2023`")
-        near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
-        dated = _dated(find_venue_years(near), near) or _reference_tail(row["heading"])
-        tags = [t[:2] for t in _nearest_first(dated, near, title or title_zh)] or find_venue_slugs(near)
-        if tags:
-            venue, year = tags[0]
-        elif any(_PREPRINT_LINE.fullmatch(_LIST_MARK.sub("", ln)) for ln in lines[:3]):
-            preprint = True  # "from: arxiv": the paper's own line says it is not the article's venue's
-        elif tag := _PREPRINT_TAG.match(plain(_LIST_MARK.sub("", row["heading"]))):
-            preprint, year = True, int(tag.group("year"))  # "(arXiv 2022)Title": a preprint of that year
-    if venue is None and lines and (title or title_zh) and "被" in lines[0]:
-        # lab news on the title's line: "论文《…》已被 IEEE TIFS / 2026年中国多媒体大会（ChinaMM26）录用"
-        accepted = _accepted_venue(_after_title(lines[0], title or title_zh))
-        if accepted is not None:
-            venue, year = accepted[0], year or accepted[1]
+    if venue is None:  # the paper's own lines: a venue tag, its venue line, a preprint tag, lab news
+        venue, year, preprint, other_venue = _venue_by_title(row, lines, title or title_zh, year)
     urls = find_urls(row["text"])
     if venue is None:  # a proceedings address of the paper names its venue and year
         named = next(filter(None, map(venue_from_url, urls)), None)
@@ -814,7 +838,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             year = int(lead.group(1))
     if not preprint:
         venue = venue or row.get("doc_venue")
-        year = year or row.get("doc_year")
+        year = year or (None if other_venue else row.get("doc_year"))
     award_raw = (
         (label.text if label else None)
         or item_label

@@ -619,3 +619,14 @@ def test_venue_a_lab_news_line_says_accepted_the_paper(line: str, venue: str, ye
     heading = re.search(r"[“《](.+?)[”》]", line).group(1)  # the section is titled by the quoted title
     out = extract_fields({"heading": heading, "text": line, "lang": "zh-Hans"}, "zh-Hans", Config())
     assert (out["venue"], out["year"]) == (venue, year)
+
+
+def test_undated_venue_on_the_papers_own_line_beats_the_documents() -> None:
+    """A paper's own line names its venue without a year: that venue, and not the year the
+    document gives another venue."""
+    row = {"heading": "Gated Attention for Large Language Models: Non-linearity, Sparsity, and Attention-Sink-Free",
+           "text": "Gated Attention for Large Language Models: Non-linearity, Sparsity, and Attention-Sink-Free\n"
+                   "paper: https://arxiv.org/abs/2505.06708, neurips submission\n",
+           "lang": "en", "doc_venue": "ICML", "doc_year": 2025}
+    out = extract_fields(row, "zh-Hans", Config())
+    assert (out["venue"], out["year"]) == ("NeurIPS", None)
