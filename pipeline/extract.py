@@ -78,6 +78,16 @@ from .headings import (
 from .identifiers import find_arxiv_ids, find_urls, url_kind
 from .names import is_institution, split_affiliation, split_affiliation_items, split_names
 from .normalize import to_target
+from .paper_venue import (
+    ANY_YEAR,
+    CITATION_TAIL,
+    SUBMITTED_ONLY,
+    accepted_venue,
+    dated_mentions,
+    nearest_first,
+    reference_tail,
+    unlisted_venue,
+)
 from .stage import Stage, records
 from .textutil import _memoised, latin_words, plain
 
@@ -105,8 +115,6 @@ _QUOTED = re.compile(r"[“\"‘「『](?P<inner>[^“”\"「」『』]+)[”\"
 _ZH_SENTENCE = re.compile(r"[。，；！？]")
 #: The value of a year metadata line: a year, maybe with a month and day after it.
 _YEAR_VALUE = re.compile(r"\s*((?:19|20)\d\d)(?![\d.])")
-#: A year anywhere in a value, not part of a longer number or a version ("2019." ends a sentence).
-_ANY_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?!\d|\.\d)")
 #: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
 MAX_TITLE_ZH_CHARS = 60
 _HAS_CJK = re.compile(r"[\u3400-\u9fff]")
@@ -200,7 +208,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     if m:
         return m.group("title").strip(" \t:：|｜丨—–-"), None
     if not _HAS_CJK.search(h):
-        tail = _CITATION_TAIL.search(h)
+        tail = CITATION_TAIL.search(h)
         if tail and tail.start() > 0 and find_venue_years(tail.group(0)):
             h = h[: tail.start()]  # "Title. In AAAI 2019.": the venue is the section's, not the title's
         return h, None
@@ -242,8 +250,6 @@ _NAME_COLON = re.compile(r"[A-Za-z][\w.\-]*\s*[:：]\s*[\u3400-\u9fff]")
 #: Fewest Latin words of an English title after a glued label.
 MIN_GLUED_TITLE_WORDS = 3
 
-#: A reference's tail after an English title: ". In [Proceedings of] <venue and year>.".
-_CITATION_TAIL = re.compile(r"\.\s+In\s+[^.]{2,80}\.?\s*$")
 #: A tag before a title: a venue or a date in brackets (``(CVPR 2019)``, ``[ICML 2019]``,
 #: ``【2024】``), or a bare date (``202212 ``, ``2023.05 ``).
 _LEADING_TAG = re.compile(r"^\s*(?:[\[【(（][^\]】)）\n]{0,30}\d{2,4}[^\]】)）\n]{0,10}[\]】)）]|(?:19|20)\d{2}[.\-/]?\d{0,2}(?=\s)"
@@ -416,117 +422,6 @@ _ROW_COLUMNS = ("heading", "text", "lang", "ctx_award_raw", "doc_venue", "doc_ye
                 "paper_record")
 
 
-#: A year and a meeting word right before a venue's written-out name ("the 2022 Annual
-#: Conference of the" North American Chapter of the ACL), or before the name whose acronym
-#: follows in brackets ("the 2022 Conference of the Association for the Advancement of AI (" AAAI).
-_EDITION_BEFORE = re.compile(
-    r"\b((?:19|20)\d\d)\s+(?:[A-Z][a-z]+\s+){0,2}(?:Conference|Meeting|Symposium|Workshop)\s+(?:of|on)\s+(?:the\s+)?"
-    r"(?:[A-Z][^()\n]{0,90}\(\s*)?$")
-#: Characters before a venue mention searched for :data:`_EDITION_BEFORE`.
-EDITION_LOOKBACK = 150
-
-
-def _dated(mentions: list[tuple[str, int | None, int, int]], text: str) -> list[tuple[str, int | None, int, int]]:
-    """The mentions (``find_venue_years`` tuples of ``text``) that have a year: their own, or an
-    edition year written before the venue's full name ("the 2022 Annual Conference of the North
-    American Chapter of ..."); undated mentions are dropped."""
-    out = []
-    for venue, year, start, end in mentions:
-        if year is None and (m := _EDITION_BEFORE.search(text[max(0, start - EDITION_LOOKBACK):start])):
-            year = int(m.group(1))
-        if year is not None:
-            out.append((venue, year, start, end))
-    return out
-
-
-#: What a venue line holds besides the venue's name: links, years, a publisher before the name,
-#: and words that say it is a conference or a journal.
-_VENUE_LINE_NOISE = re.compile(
-    r"\[\[[^\]]*\]\([^)]*\)\]|\[[^\]]*\]\([^)]*\)|(?<![\d.])(?:19|20)\d\d(?!\d)\s*年?"
-    r"|会议|會議|期刊|论文|論文|\b(?:conference|proceedings|journal)\b", re.I)
-#: A publisher before a venue's name ("IEEE S&P").
-_VENUE_PUBLISHER = re.compile(r"^(?:IEEE|ACM|USENIX)\s+")
-#: Longest venue name (characters) read off a venue line the venue list does not know.
-MAX_UNLISTED_VENUE_CHARS = 30
-
-
-def _unlisted_venue(value: str) -> str | None:
-    """The venue a venue metadata line names when the venue list does not know it ("IEEE S&P
-    2019" -> "S&P"): a venue written in full (``data/venue_names.json``), else the line without
-    links, years, a leading publisher and words such as 期刊/conference; None when nothing short
-    is left, or only a preprint server."""
-    name = " ".join(_VENUE_LINE_NOISE.sub(" ", value).split()).strip(" ,，.;；:：()（）[]")
-    if not name or not any(c.isalpha() for c in name):
-        return None
-    full = paper_records.record_venue(name)[0]
-    if full is not None and full != name:
-        return full  # a full name the venue list spells out
-    name = _VENUE_PUBLISHER.sub("", name)
-    if len(name) > MAX_UNLISTED_VENUE_CHARS:
-        return None
-    return paper_records.record_venue(name)[0]
-
-
-#: A venue a lab's news says accepted the paper: "已被 <venue> 录用/接收/收录".
-_ZH_ACCEPTED = re.compile(r"被\s*(?P<venue>[^，。；！!？?]{2,80}?)\s*(?:正式)?(?:录用|錄用|接收|收录|收錄|接受)")
-#: A description before the venue's name ("CCF-A类期刊", "中科院一区TOP期刊").
-_VENUE_DESCRIPTION = re.compile(r"^.*?(?:期刊|会议|會議|大会|大會)\s*(?=[A-Z])")
-#: A venue's acronym in brackets, maybe with a two-digit edition ("（ChinaMM26）", "(TIFS)").
-_BRACKET_ACRONYM = re.compile(r"[（(](?P<name>[A-Za-z][A-Za-z&-]{1,15}?)(?:['’]?\d{2})?[)）]")
-
-
-def _accepted_venue(text: str) -> tuple[str, int | None] | None:
-    """The venue (and year) that ``text`` says accepted the paper ("已被CCF-A类期刊IEEE
-    Transactions on Information Forensics & Security (TIFS)录用" -> TIFS): a listed venue, else
-    the acronym in brackets, else the name after a description; None without such a clause."""
-    m = _ZH_ACCEPTED.search(text)
-    if m is None:
-        return None
-    span = m.group("venue")
-    dated = _ANY_YEAR.search(span)
-    year = int(dated.group(1)) if dated else None
-    listed = find_venue_years(span)
-    if listed:
-        return listed[0][0], listed[0][1] or year
-    if acronym := _BRACKET_ACRONYM.search(span):
-        return acronym.group("name"), year
-    name = _unlisted_venue(_VENUE_DESCRIPTION.sub("", span))
-    return (name, year) if name else None
-
-
-#: Words that make a venue mention a submission rather than a publication.
-_SUBMITTED_ONLY = re.compile(r"\bunder\s+review\b|投稿中|在审|在審", re.I)
-
-
-def _reference_tail(heading: str) -> list[tuple[str, int | None, int, int]]:
-    """The venue and year of a reference's tail on a heading, when they are not adjacent
-    ("Title. In EMNLP W-NUT Workshop 2019." -> EMNLP 2019): the tail's first venue mention
-    and its one year; [] when the heading has no such tail or its tail holds two years."""
-    tail = _CITATION_TAIL.search(heading) if " In " in heading else None
-    if tail is None:
-        return []
-    venues = find_venue_years(tail.group(0))
-    years = set(_ANY_YEAR.findall(tail.group(0)))
-    if not venues or len(years) != 1:
-        return []
-    return [(venues[0][0], int(years.pop()), tail.start(), tail.end())]
-
-
-def _nearest_first(mentions: list[tuple[str, int | None, int, int]], text: str,
-                   title: str | None) -> list[tuple[str, int | None, int, int]]:
-    """Venue mentions of ``text`` (``find_venue_years`` tuples), the one nearest the title's
-    first occurrence after the heading first ("The 2025 ICLR award went to their 2015 ICLR paper
-    Title": the paper's edition is the one by its title); in text order when the title does not
-    occur after the heading line or only one mention is given."""
-    if len(mentions) < 2 or not title:
-        return mentions
-    head_end = text.find("\n")
-    at = text.casefold().find(title.casefold(), head_end + 1) if head_end >= 0 else -1
-    if at < 0:
-        return mentions
-    return sorted(mentions, key=lambda t: min(abs(t[2] - at), abs(t[3] - at)))
-
-
 def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
     """``(venue, year)`` of a ``VENUE`` entity (its value is ``"<venue> <year>"`` or ``"<venue>"``)."""
     m = _VENUE_VALUE.fullmatch(entity.value)
@@ -623,15 +518,15 @@ def _venue_by_title(row: dict, lines: list[str], title: str | None,
     paper's), ``other_venue`` that its own venue is not the document's (nor is the year)."""
     venue, preprint, other_venue = None, False, False
     near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
-    dated = _dated(find_venue_years(near), near) or _reference_tail(row["heading"])
-    tags = [t[:2] for t in _nearest_first(dated, near, title)] or find_venue_slugs(near)
+    dated = dated_mentions(find_venue_years(near), near) or reference_tail(row["heading"])
+    tags = [t[:2] for t in nearest_first(dated, near, title)] or find_venue_slugs(near)
     undated = [t for t in find_venue_years("\n".join([row["heading"], *lines[:2]])) if t[1] is None]
     if tags:
         venue, year = tags[0]
-    elif undated and not _SUBMITTED_ONLY.search(near):
+    elif undated and not SUBMITTED_ONLY.search(near):
         # the paper's own line names a venue without its year ("paper: <url>, neurips"): that
         # venue, dated by the document only when the document names the same one
-        venue = _nearest_first(undated, near, title)[0][0]
+        venue = nearest_first(undated, near, title)[0][0]
         other_venue = row.get("doc_venue") != venue
     elif any(_PREPRINT_LINE.fullmatch(_LIST_MARK.sub("", ln)) for ln in lines[:3]):
         preprint = True  # "from: arxiv": the paper's own line says it is not the article's venue's
@@ -639,7 +534,7 @@ def _venue_by_title(row: dict, lines: list[str], title: str | None,
         preprint, year = True, int(tag.group("year"))  # "(arXiv 2022)Title": a preprint of that year
     if venue is None and lines and title and "被" in lines[0]:
         # lab news on the title's line: "论文《…》已被 IEEE TIFS / 2026年中国多媒体大会（ChinaMM26）录用"
-        accepted = _accepted_venue(_after_title(lines[0], title))
+        accepted = accepted_venue(_after_title(lines[0], title))
         if accepted is not None:
             venue, year = accepted[0], year or accepted[1]
     return venue, year, preprint, other_venue
@@ -814,9 +709,9 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     if year is None:  # a year metadata line or table column ("年份: 2022")
         year = next((int(m.group(1)) for v in kv.get("year", []) if (m := _YEAR_VALUE.match(v))), None)
     if year is None:  # a venue line the venue list does not know still dates it ("會議/期刊：IEEE S&P 2019")
-        year = next((int(m.group(1)) for v in kv.get("venue", [])[:1] if (m := _ANY_YEAR.search(v))), None)
+        year = next((int(m.group(1)) for v in kv.get("venue", [])[:1] if (m := ANY_YEAR.search(v))), None)
     if venue is None and kv.get("venue"):  # ... and names it
-        venue = _unlisted_venue(kv["venue"][0])
+        venue = unlisted_venue(kv["venue"][0])
     if venue is None:  # the paper's own lines: a venue tag, its venue line, a preprint tag, lab news
         venue, year, preprint, other_venue = _venue_by_title(row, lines, title or title_zh, year)
     urls = find_urls(row["text"])
