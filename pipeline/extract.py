@@ -214,7 +214,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         return h, None
     if (credited := _TITLE_THEN_CREDIT.fullmatch(h)) and len(latin_words(credited.group("title"))) >= MIN_GLUED_TITLE_WORDS:
         return credited.group("title"), None  # "Title，张三，某大学": a talk list's credit after the title
-    if _ZH_SENTENCE.search(h) or len(h) > MAX_TITLE_ZH_CHARS:
+    if _ZH_SENTENCE.search(h[:-1] if h.endswith("？") else h) or len(h) > MAX_TITLE_ZH_CHARS:
         return None, None  # a sentence (the first line of a body), not a title
     if not _HAS_LATIN.search(h):
         label = BRACKET_LABEL.match(h)
@@ -336,11 +336,11 @@ def _labelled_authors(lines: list[str], i: int) -> list[str] | None:
     return None
 
 
-#: A year right after a title on its line: in brackets, or a date after a comma (an "ArXiv,"
-#: between them allowed); or the year that closes the reference after it ("A, B. IEEE, 2021").
+#: A year right after a title on its line: in brackets, or a date after a comma (one short
+#: word between them allowed: "ArXiv,", "部落格，"); or the year that closes the reference after it ("A, B. IEEE, 2021").
 _LINE_YEAR = re.compile(
     r"^\s*[（(]\s*((?:19|20)\d\d)\s*[）)]"
-    r"|^\s*[,，]\s*(?:arxiv\s*[,，]\s*)?((?:19|20)\d\d)(?:[-./]\d{1,2}){0,2}\s*$"
+    r"|^\s*[,，]\s*(?:[^,，\d\n]{1,12}[,，]\s*)?((?:19|20)\d\d)(?:[-./]\d{1,2}){0,2}\s*$"
     r"|\.\s+[^.,，\n]{2,30}[,，]\s*((?:19|20)\d\d)\.?\s*$", re.I)
 
 

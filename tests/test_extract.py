@@ -68,6 +68,9 @@ from pipeline.normalize import detect_script, to_script
         ("`REVIEW`[Vision Language Action Models in Robotic Manipulation: A Systematic Review](https://x.org/a)",
          ("Vision Language Action Models in Robotic Manipulation: A Systematic Review", None)),
         ("- Facebook 提出的 DeiT (Data-efficient image Transformer)", ("DeiT (Data-efficient image Transformer)", None)),
+        # a Chinese title may be a question; a question mark inside a heading still makes it a sentence
+        ("大型推理模型能自我訓練嗎？", (None, "大型推理模型能自我訓練嗎？")),
+        ("为什么有效？因为它简单。", (None, None)),
         ("- 微軟提出的 Swin Transformer", ("Swin Transformer", None)),
     ],
 )
@@ -630,3 +633,11 @@ def test_undated_venue_on_the_papers_own_line_beats_the_documents() -> None:
            "lang": "en", "doc_venue": "ICML", "doc_year": 2025}
     out = extract_fields(row, "zh-Hans", Config())
     assert (out["venue"], out["year"]) == ("NeurIPS", None)
+
+
+def test_year_after_a_title_and_one_word_on_its_line() -> None:
+    """"[Title](url)，部落格，2025-05-27": a date after one short word on the title's line."""
+    line = "[偽獎勵：重新思考 RLVR 的訓練信號](https://github.com/x/y)，部落格，2025-05-27"
+    out = extract_fields({"heading": "偽獎勵：重新思考 RLVR 的訓練信號", "text": line, "lang": "zh-Hant"},
+                         "zh-Hant", Config())
+    assert out["year"] == 2025
