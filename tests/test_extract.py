@@ -641,3 +641,12 @@ def test_year_after_a_title_and_one_word_on_its_line() -> None:
     out = extract_fields({"heading": "偽獎勵：重新思考 RLVR 的訓練信號", "text": line, "lang": "zh-Hant"},
                          "zh-Hant", Config())
     assert out["year"] == 2025
+
+
+def test_year_from_a_bibtex_entry() -> None:
+    """A BibTeX entry in the section dates the paper when nothing else does."""
+    text = ("虛假獎勵：重新思考 RLVR 中的訓練訊號\n這裡是我們論文的連結。\n@misc{shao2025spurious,\n"
+            "      title={Spurious Rewards: Rethinking Training Signals in RLVR},\n      year={2025},\n}")
+    out = extract_fields({"heading": "虛假獎勵：重新思考 RLVR 中的訓練訊號", "text": text, "lang": "zh-Hant"},
+                         "zh-Hant", Config())
+    assert out["year"] == 2025
