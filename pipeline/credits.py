@@ -509,6 +509,16 @@ def _lower_name(item: str) -> bool:
     return bool(_LOWER_NAME.fullmatch(item)) and not any(w in _LOWER_NOT_NAME for w in item.split())
 
 
+def _split_stopped(item: str) -> list[str]:
+    """``item`` split at a ". " between two full names ("Andrew Gibiansky. Sercan Arik"), else
+    ``[item]``; a name with an initial ("Christopher D. Manning") stays whole."""
+    left, sep, right = item.partition(". ")
+    if sep and len(left.split()) >= 2 and len(left.split()[-1]) > 1 and _person_name(left) \
+            and len(right.split()) >= 2 and _person_name(right):
+        return [left, right]
+    return [item]
+
+
 def _credit_person(item: str) -> bool:
     """A person of a credit line: a Latin person name (:func:`_person_name`) of two tokens or
     more, a bare initial inside it read as one with a period."""
@@ -684,6 +694,8 @@ def parse_credit_line(line: str) -> Credit | None:
         credit.truncated = True
         s = s[: others.start()] + "," + s[others.end():]
     items = [p.strip() for p in re.split(r"\s*[,;；]\s*(?:and\s+)?|\s+(?:and|&|·)\s+", s) if p.strip()]
+    if ". " in s:  # "A Gibiansky. S Arik, …": a full stop typed for a comma between two full names
+        items = [part for item in items for part in _split_stopped(item)]
     if len(s) > max(_CREDIT_LINE_MAX_CHARS, _CREDIT_LINE_CHARS_PER_NAME * len(items)):
         return None
     people = [_credit_person(item) for item in items]

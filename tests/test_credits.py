@@ -469,3 +469,11 @@ def test_find_credit_release_by_a_company_word() -> None:
     c = find_credit("OpenAI發布GPT-3，參數量達1750億。")
     assert c is not None and c.institutions == ["OpenAI"] and c.authors == []
     assert find_credit("ResNet提出了残差学习。") is None
+
+
+def test_parse_credit_line_full_stop_typed_for_a_comma() -> None:
+    """A full stop between two full names is a list separator; one after an initial is not."""
+    c = parse_credit_line("Andrew Gibiansky. Sercan Arik, Gregory Diamos and Yanqi Zhou")
+    assert c is not None and c.authors == ["Andrew Gibiansky", "Sercan Arik", "Gregory Diamos", "Yanqi Zhou"]
+    c = parse_credit_line("Christopher D. Manning, Andrew Ng and Christopher Potts")
+    assert c is not None and c.authors == ["Christopher D. Manning", "Andrew Ng", "Christopher Potts"]
