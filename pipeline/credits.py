@@ -315,6 +315,10 @@ _EN_BY_NAMES = re.compile(rf"\bby\s+(?P<names>{_NAMES})")
 _EN_SUBJECT_VERB = re.compile(rf"(?P<subj>{_NAMES}|{_ORG})\s+(?P<verb>[a-z]+)\b")
 
 
+#: A sentence naming the paper's lead author: "The paper's lead author is Tian Keyu".
+_EN_ROLE_IS = re.compile(rf"\b(?:lead|first|corresponding|senior)\s+author\s+(?:is|was)\s+(?P<name>{_PERSON})")
+
+
 def _en_orgs(text: str) -> list[str]:
     out: list[str] = []
     for part in _EN_LIST_SEP.split(text):
@@ -361,6 +365,9 @@ def _en_sentence_credit(sentence: str) -> Credit | None:
         if aff:
             credit.institutions = _en_orgs(aff.group("orgs"))
         return credit
+    # "The paper's lead author is <name>"
+    if "author" in s and (m := _EN_ROLE_IS.search(s)) and _person_name(m.group("name")):
+        return Credit([m.group("name")], True)
     # "Researchers at <org>", "A team from <org>"
     m = _EN_TEAM.search(s)
     if m:
@@ -415,7 +422,7 @@ def find_credit(paragraph: str) -> Credit | None:
     return _find_credit(paragraph)
 
 
-_EN_CREDIT_CUE = re.compile(r"\b(?:colleagues|et al|by|Researchers|team)\b")
+_EN_CREDIT_CUE = re.compile(r"\b(?:colleagues|et al|by|Researchers|team|author)\b")
 
 
 @_memoised(copy=_copy_credit)

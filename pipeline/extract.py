@@ -431,8 +431,9 @@ def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
 
 
 #: How many body paragraphs of a section are read for a credit sentence: a translated title or
-#: a sentence on the award may come before the one that credits the paper.
-CREDIT_PARAGRAPHS = 3
+#: a sentence on the award may come before the one that credits the paper (news may name the
+#: lead author in its fourth paragraph; from five on, dev read descriptions as institutions).
+CREDIT_PARAGRAPHS = 4
 #: How many body paragraphs are read for the authors of a credit that names only places.
 AUTHOR_PARAGRAPHS = 8
 

@@ -477,3 +477,9 @@ def test_parse_credit_line_full_stop_typed_for_a_comma() -> None:
     assert c is not None and c.authors == ["Andrew Gibiansky", "Sercan Arik", "Gregory Diamos", "Yanqi Zhou"]
     c = parse_credit_line("Christopher D. Manning, Andrew Ng and Christopher Potts")
     assert c is not None and c.authors == ["Christopher D. Manning", "Andrew Ng", "Christopher Potts"]
+
+
+def test_find_credit_names_the_lead_author() -> None:
+    """News naming the paper's lead author: that person, the list truncated."""
+    c = find_credit("The paper’s lead author is Tian Keyu, who bears the same surname as the ex-intern.")
+    assert c is not None and c.authors == ["Tian Keyu"] and c.truncated
