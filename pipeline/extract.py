@@ -442,6 +442,10 @@ AUTHOR_PARAGRAPHS = 8
 MAX_SHORT_NAME_WORDS = 2
 
 
+#: How many first lines of a section are read for the full title of a heading that is a short name.
+FULL_TITLE_LINES = 3
+
+
 def _full_title(name: str, line: str) -> str | None:
     """The full title that the section's first line quotes for a heading that is only the
     paper's short name: "**Mamba（…）**：… 「Mamba: Linear-Time Sequence Modeling with Selective
@@ -603,7 +607,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         title = kv_title or title
         title_zh = kv_title_zh or title_zh
     elif title and len(title.split()) <= MAX_SHORT_NAME_WORDS and lines:
-        title = _full_title(title, lines[0]) or title
+        # the full title quoted in the first lines (under a project's name, a links line may come first)
+        title = next(filter(None, (_full_title(title, ln) for ln in lines[:FULL_TITLE_LINES])), None) or title
 
     authors, truncated = [], False
     institutions: list[str] = []

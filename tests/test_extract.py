@@ -650,3 +650,11 @@ def test_year_from_a_bibtex_entry() -> None:
     out = extract_fields({"heading": "虛假獎勵：重新思考 RLVR 中的訓練訊號", "text": text, "lang": "zh-Hant"},
                          "zh-Hant", Config())
     assert out["year"] == 2025
+
+
+def test_full_title_quoted_a_few_lines_under_a_short_name() -> None:
+    """A project's README titled by the short name quotes the full title after a links line."""
+    text = ("SinGAN\n[專案](https://x.io/s) | [Arxiv](https://arxiv.org/pdf/1905.01164.pdf)\n"
+            '### 論文官方 pytorch 實現："SinGAN: Learning a Generative Model from a Single Natural Image"\n')
+    out = extract_fields({"heading": "SinGAN", "text": text, "lang": "zh-Hant"}, "zh-Hant", Config())
+    assert out["title"] == "SinGAN: Learning a Generative Model from a Single Natural Image"
