@@ -165,6 +165,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
     if h.endswith((")", "）", "]")) and (tag := _TRAILING_LINK_TAG.search(h)) and tag.start() >= 3:
         h = h[: tag.start()]
+    if h.endswith("】") and (note := _TRAILING_NOTE.search(h)) and len(latin_words(h[: note.start()])) >= MIN_GLUED_TITLE_WORDS:
+        h = h[: note.start()]  # "Title 【Multi reward】": a reader's note after an English title
     kv = parse_key_value(h)
     if kv is not None and kv[0] == "title":
         h = kv[1]
@@ -229,6 +231,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
 #: An English title, then a Chinese credit after a full-width comma: a name (2-4 characters),
 #: maybe its places after another comma ("Title，张三，某大学/某公司").
 _TITLE_THEN_CREDIT = re.compile(r"(?P<title>[A-Za-z0-9][^\u3400-\u9fff，]*?)\s*，\s*[\u3400-\u9fff]{2,4}(?:\s*，.*)?")
+#: A note in lenticular brackets closing a heading ("【Multi reward】").
+_TRAILING_NOTE = re.compile(r"\s*【[^【】\n]{1,30}】\s*$")
 #: A short tag in backticks before a title ("`REVIEW`", its opening backtick maybe trimmed).
 _CODE_TAG = re.compile(r"`?[^`\s]{1,20}`\s*")
 #: A heading that names who made the work, then its English title: "Facebook 提出的 DeiT (…)",

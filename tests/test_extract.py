@@ -70,6 +70,9 @@ from pipeline.normalize import detect_script, to_script
         ("- Facebook 提出的 DeiT (Data-efficient image Transformer)", ("DeiT (Data-efficient image Transformer)", None)),
         # a Chinese title may be a question; a question mark inside a heading still makes it a sentence
         ("大型推理模型能自我訓練嗎？", (None, "大型推理模型能自我訓練嗎？")),
+        # a reader's note in lenticular brackets after an English title
+        ("Beyond Thumbs Up/Down: Untangling Challenges of Fine-Grained Feedback 【Multi reward】",
+         ("Beyond Thumbs Up/Down: Untangling Challenges of Fine-Grained Feedback", None)),
         ("为什么有效？因为它简单。", (None, None)),
         ("- 微軟提出的 Swin Transformer", ("Swin Transformer", None)),
     ],
