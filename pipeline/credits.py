@@ -71,7 +71,7 @@ _EN_CREDIT_VERBS = frozenset(
 # Paper-reference words after which "by <names>" credits the paper's authors.
 _EN_BY_CUE = re.compile(r"(?:[”\"’)》]|\b(?:paper|papers|work|study|article|preprint|method|model))\s*,?\s*$", re.I)
 _EN_TEAM = re.compile(
-    rf"\b(?:[Rr]esearchers|[Ss]cientists|[Ee]ngineers|(?:[Aa]|[Tt]he)\s+(?:research\s+)?(?:team|group))"
+    rf"\b(?:[Rr]esearchers|[Ss]cientists|[Ee]ngineers|(?:[Aa]|[Tt]he)\s+(?:[A-Z][\w-]*\s+){{0,3}}(?:research\s+)?(?:team|group))"
     rf"\s+(?:at|from|of)\s+(?P<orgs>{_ORGS})"
 )
 
@@ -97,6 +97,7 @@ _ZH_FRAMES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"的?(?:研究者|研究人员|研究人員|研究团队|研究團隊|团队|團隊|学者|學者)"
                 r"(?=\s*(?:共同|合作)?(?:完成|提出|撰写|撰寫|发表|發表))"), "org"),
     (re.compile(r"\s*的(?=《)"), "credit"),
+    (re.compile(r"\s*(?:凭借|憑藉|凭|憑)(?=《)"), "credit"),  # "X团队凭《…》斩获…": the work X won with
     (re.compile(r"\s*(?:共同|联合|聯合|合作)*(?:提出|完成|撰写|撰寫|发表|發表|合著|主导|主導|开发|開發|研发|研發|领衔|領銜)"), "by"),
     (re.compile(r"\s*(?:等(?![人机機单單高])|提出|发布|發布|推出|开源|開源|把|将|將|用|利用|构建|構建|训练|訓練|设计|設計)"),
      "subject"),
@@ -400,6 +401,7 @@ def find_credit(paragraph: str) -> Credit | None:
     还有 / 由 / 来自, to the marker):
 
     * ``<X>等人`` (truncated); ``由<X>(共同)提出/完成/撰写/发表``; ``<X>(共同)完成/合作/提出的《…》``;
+      ``<X>凭《…》`` (won with the work);
       ``<X>在 2013 年提出``; ``<X>的《…》``: people (Latin names, or 2-4 character Chinese
       names after 等人/由), each optionally preceded by an affiliation and a role
       (``英属哥伦比亚大学博士生 Yi Ren``);
@@ -413,7 +415,7 @@ def find_credit(paragraph: str) -> Credit | None:
       开源) one Latin word with inner capitals too (``OpenAI發布GPT-3``);
     * English: ``<names> and colleagues|et al. [at|of|from <orgs>]``; ``<paper> by <names>
       [of <orgs>]`` (after a title, "paper", "work"...); ``Researchers|A team at|from
-      <orgs>``; a sentence-initial ``<name>, <name> and <name>`` or ``<Org head>`` followed by
+      <orgs>`` (the team maybe named: ``The Tongyi Qianwen team from Alibaba``); a sentence-initial ``<name>, <name> and <name>`` or ``<Org head>`` followed by
       a credit verb (combined, showed, released ...). A lone English surname is never enough.
 
     A span any item of which is not a name (a pronoun, a description, a model name such as

@@ -483,3 +483,16 @@ def test_find_credit_names_the_lead_author() -> None:
     """News naming the paper's lead author: that person, the list truncated."""
     c = find_credit("The paper’s lead author is Tian Keyu, who bears the same surname as the ex-intern.")
     assert c is not None and c.authors == ["Tian Keyu"] and c.truncated
+
+
+@pytest.mark.parametrize(
+    ("sentence", "institutions"),
+    [
+        ("阿里巴巴通义千问团队凭《Attention Gating Makes Better Foundation Models》斩获最佳论文荣誉，"
+         "成为唯一来自中国的团队。", ["阿里巴巴通义千问团队"]),
+        ("The Tongyi Qianwen team from Alibaba won the Best Paper Award.", ["Alibaba"]),
+    ],
+)
+def test_find_credit_team_that_won_with_the_work(sentence: str, institutions: list[str]) -> None:
+    c = find_credit(sentence)
+    assert c is not None and c.institutions == institutions and c.authors == []
