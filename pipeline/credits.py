@@ -728,6 +728,18 @@ def parse_credit_line(line: str) -> Credit | None:
 
 
 
+def affiliation_line(line: str) -> list[str]:
+    """The institutions of a line that lists only affiliations, set off by semicolons
+    ("University of California, San Diego; Google Research; University of Cambridge"), in
+    order; [] for any other line (one item that names no institution, or fewer than two items)."""
+    if ";" not in line and "；" not in line:
+        return []
+    items = [p.strip(" .") for p in re.split(r"\s*[;；]\s*", line.strip()) if p.strip(" .")]
+    if len(items) < 2 or not all(is_institution(p) or _latin_org(p) for p in items):
+        return []
+    return items
+
+
 #: Who made a work, before its name: "Facebook 提出的", "上海AI实验室联合发布的".
 _MAKER_CLAUSE = re.compile(
     r"(?P<maker>[^，,。：:\s][^，,。：:]{0,19}?)\s*(?:联合|聯合|共同)?(?:提出|推出|发布|發布|开发|開發|开源|開源)的")

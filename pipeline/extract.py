@@ -50,6 +50,7 @@ from .config import Config
 from .credits import (
     Credit,
     _credit_person,
+    affiliation_line,
     congratulated_authors,
     find_credit,
     maker_credit,
@@ -446,6 +447,8 @@ AUTHOR_PARAGRAPHS = 8
 MAX_SHORT_NAME_WORDS = 2
 
 
+#: Longest first body line read as a dateline or tag line over the credit line.
+MAX_DATELINE_CHARS = 40
 #: How many first lines of a section are read for the full title of a heading that is a short name.
 FULL_TITLE_LINES = 3
 
@@ -646,6 +649,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     # removed, as reading lists write it), else the first paragraph; metadata lines keep
     # priority, field by field
     credit = parse_credit_line(credit_text(lines[body[0]])) if body and summary_from != 0 else None
+    if (credit is None and len(body) > 1 and summary_from not in (0, 1) and len(lines[body[0]]) <= MAX_DATELINE_CHARS
+            and not _SENTENCE_PUNCT.search(lines[body[0]])):
+        # a short dateline or tag line first ("CVPR 2024 11 Jun 2024"), the credit line under it
+        credit = parse_credit_line(credit_text(lines[body[1]]))
+        body = body[1:] if credit is not None else body  # the dateline is neither credit nor summary
     if credit is not None:
         body = body[1:]
         summary_from = summary_from - 1 if summary_from else summary_from
@@ -672,6 +680,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
                 if (named := find_credit(lines[i])) is not None and named.authors:
                     credit.authors, credit.truncated = named.authors, True
                     break
+    if credit is not None and credit.authors and not credit.institutions and body:
+        credit.institutions = affiliation_line(lines[body[0]])  # "Univ. A; Lab B; Univ. C" under the names
     if credit is None and lines and (title or title_zh):
         # "**[Title](url).** A, B and C.": the credit follows the title on its line, maybe
         # with a description after it ("**Title** — A, B（Org）。提出…")

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.candidates import candidate_of
 from pipeline.config import Config
-from pipeline.credits import find_credit, maker_credit, parse_credit_line
+from pipeline.credits import affiliation_line, find_credit, maker_credit, parse_credit_line
 from pipeline.extract import extract_fields
 from pipeline.fields import (
     find_dated_venue_years,
@@ -496,3 +496,10 @@ def test_find_credit_names_the_lead_author() -> None:
 def test_find_credit_team_that_won_with_the_work(sentence: str, institutions: list[str]) -> None:
     c = find_credit(sentence)
     assert c is not None and c.institutions == institutions and c.authors == []
+
+
+def test_affiliation_line() -> None:
+    assert affiliation_line("University of California, San Diego; Google Research; Brandeis University") == [
+        "University of California, San Diego", "Google Research", "Brandeis University"]
+    assert affiliation_line("Recent models; such as Imagen; have made progress") == []
+    assert affiliation_line("Stanford University") == []

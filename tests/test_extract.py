@@ -661,3 +661,16 @@ def test_full_title_quoted_a_few_lines_under_a_short_name() -> None:
             '### 論文官方 pytorch 實現："SinGAN: Learning a Generative Model from a Single Natural Image"\n')
     out = extract_fields({"heading": "SinGAN", "text": text, "lang": "zh-Hant"}, "zh-Hant", Config())
     assert out["title"] == "SinGAN: Learning a Generative Model from a Single Natural Image"
+
+
+def test_credit_line_under_a_dateline_and_affiliations_under_it() -> None:
+    """A short dateline may come before the credit line, and a line of affiliations set off by
+    semicolons under it gives the institutions."""
+    text = ("CVPR 2024 11 Jun 2024\n"
+            "Youwei Liang, Junfeng He, Gang Li, Peizhao Li\n"
+            "University of California, San Diego; Google Research; University of Cambridge\n"
+            "Recent Text-to-Image generation models have made significant progress.")
+    out = extract_fields({"heading": "Rich Human Feedback for Text-to-Image Generation", "text": text, "lang": "en"},
+                         "zh-Hans", Config())
+    assert out["authors"] == ["Youwei Liang", "Junfeng He", "Gang Li", "Peizhao Li"]
+    assert out["institutions"] == ["University of California, San Diego", "Google Research", "University of Cambridge"]
