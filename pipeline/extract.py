@@ -522,6 +522,30 @@ def _unwrap_latin(lines: list[str]) -> list[str]:
     return out
 
 
+def _title_line_credit(line: str, title: str) -> Credit | None:
+    """The credit on the title's own line: after the title ("**[Title](url).** A, B and C.",
+    maybe with a description after it: "**Title** — A, B（Org）。提出…"), in brackets after it,
+    in its first clause, before it ("A, B. [Title](url)", "Facebook 提出的 Title"), congratulated
+    by lab news, or a Chinese sentence after it; None when the line credits nobody."""
+    after = _after_title(line, title)
+    credit = parse_credit_line(credit_text(after))
+    bracket = _LEADING_BRACKET.match(after)  # "**Title**（A 等，UW / AI2）——…"
+    if credit is None and bracket:
+        credit = parse_credit_line(bracket.group(1))
+    clause = _FIRST_CLAUSE.match(after)
+    if credit is None and clause:
+        credit = parse_credit_line(credit_text(clause.group(1)))
+    before = _before_title(line, title)
+    if credit is None and before:  # "A, B. [Title](url)": the credit opens the line
+        credit = parse_credit_line(credit_text(before)) or maker_credit(before)
+    if credit is None and (named := congratulated_authors(after)):
+        credit = Credit(named)  # lab news: "…被 ACM MM 录用，恭喜A、B！"
+    if credit is None and _HAS_CJK.search(after):
+        # a sentence after the title on its line: "**Title** ，X研究团队完成，论文共同一作A、B。"
+        credit = find_credit(after.lstrip(" ，,、:：—-"))
+    return credit
+
+
 def _venue_by_title(row: dict, lines: list[str], title: str | None,
                     year: int | None) -> tuple[str | None, int | None, bool, bool]:
     """``(venue, year, preprint, other_venue)`` the lines by a section's title give when its
@@ -683,24 +707,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     if credit is not None and credit.authors and not credit.institutions and body:
         credit.institutions = affiliation_line(lines[body[0]])  # "Univ. A; Lab B; Univ. C" under the names
     if credit is None and lines and (title or title_zh):
-        # "**[Title](url).** A, B and C.": the credit follows the title on its line, maybe
-        # with a description after it ("**Title** — A, B（Org）。提出…")
-        after = _after_title(lines[0], title or title_zh)
-        credit = parse_credit_line(credit_text(after))
-        bracket = _LEADING_BRACKET.match(after)  # "**Title**（A 等，UW / AI2）——…"
-        if credit is None and bracket:
-            credit = parse_credit_line(bracket.group(1))
-        clause = _FIRST_CLAUSE.match(after)
-        if credit is None and clause:
-            credit = parse_credit_line(credit_text(clause.group(1)))
-        before = _before_title(lines[0], title or title_zh)
-        if credit is None and before:  # "A, B. [Title](url)": the credit opens the line
-            credit = parse_credit_line(credit_text(before)) or maker_credit(before)
-        if credit is None and (named := congratulated_authors(after)):
-            credit = Credit(named)  # lab news: "…被 ACM MM 录用，恭喜A、B！"
-        if credit is None and _HAS_CJK.search(after):
-            # a sentence after the title on its line: "**Title** ，X研究团队完成，论文共同一作A、B。"
-            credit = find_credit(after.lstrip(" ，,、:：—-"))
+        credit = _title_line_credit(lines[0], title or title_zh)
     if labelled and not kv.get("authors"):
         authors, truncated = labelled, False
     elif credit is not None:
