@@ -456,6 +456,11 @@ _ZH_FIRST_AUTHOR = re.compile(
     r"|(?P<zh>[\u3400-\u9fff]{2,4})(?=[，,。；;（(\s]|$))"
     r"|(?P<before>[^，,。；;！？!?：:]{2,60}?)\s*(?:[（(][^（()）]{1,20}[)）])?\s*(?:为|為|是)\s*(?:共同一作|共同第一作者|第一作者)"
 )
+#: A Chinese name that serves as the paper's first or corresponding author ("梁文鋒擔任通訊作者"),
+#: set off from what comes before by a clause mark or 、.
+_ZH_SERVES_AS_AUTHOR = re.compile(
+    r"(?:(?<=[、，,；;。\s])|^)(?P<name>[\u3400-\u9fff]{2,3})\s*(?:担任|擔任)\s*(?:论文|論文)?的?"
+    r"(?:通讯作者|通訊作者|第一作者|共同第一作者|共同一作|一作)")
 _ZH_FIRST_AUTHOR_SEP = re.compile(r"\s*(?:和|与|與|、|,|，|\s(?:and|&)\s)\s*")
 
 
@@ -465,6 +470,10 @@ def _first_authors(paragraph: str) -> list[str]:
     removed; a mention any item of which is not a name gives none."""
     found: list[str] = []
     roles = ("一作" in paragraph or "第一作者" in paragraph or "通讯作者" in paragraph or "通訊作者" in paragraph)
+    for m in _ZH_SERVES_AS_AUTHOR.finditer(paragraph) if roles and ("担任" in paragraph or "擔任" in paragraph) else ():
+        name = m.group("name")  # "、梁文鋒擔任通訊作者的…": a Chinese name right before the role
+        if not _ZH_NOT_NAME.search(name) and not _ZH_ORG_HEAD.search(name) and name not in found:
+            found.append(name)
     for m in _ZH_FIRST_AUTHOR.finditer(paragraph) if roles else ():
         span = _GLOSS.sub("", m.group("after") or m.group("latin") or m.group("zh") or m.group("before")).strip()
         intro = list(_ZH_INTRODUCER.finditer(span)) if m.group("before") else []

@@ -503,3 +503,9 @@ def test_affiliation_line() -> None:
         "University of California, San Diego", "Google Research", "Brandeis University"]
     assert affiliation_line("Recent models; such as Imagen; have made progress") == []
     assert affiliation_line("Stanford University") == []
+
+
+def test_find_credit_name_serving_as_corresponding_author() -> None:
+    """"、X擔任通訊作者的…": the Chinese name right before the role is an author."""
+    c = find_credit("由DeepSeek團隊研發、梁文鋒擔任通訊作者的DeepSeek-R1推理模型研究論文，近日登上期刊封面。")
+    assert c is not None and c.authors == ["梁文鋒"] and c.truncated
