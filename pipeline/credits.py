@@ -37,6 +37,8 @@ _PARTICLE = r"(?:van|von|de|der|den|da|di|del|della|du|dos|das|bin|ter)"
 #: A person: 1-4 name tokens (up to two particles between them: "van der"), ending in a word, not an initial.
 _PERSON = rf"{_NAME_TOKEN}(?:\s+(?:{_PARTICLE}\s+){{0,2}}{_NAME_TOKEN}){{0,3}}"
 _PERSON_RE = re.compile(rf"{_PERSON}")
+#: One Latin word naming a company or a lab: capitalised, maybe with inner capitals (OpenAI).
+_BRAND = re.compile(rf"[{_UP}][A-Za-z0-9]*[{_LOW}A-Z0-9]")
 _NAMES = rf"{_PERSON}(?:\s*,\s*{_PERSON})*(?:,?\s+(?:and|&)\s+{_PERSON})?"
 # An English organisation: capitalised words or acronyms, joined by of/for/the/de inside.
 _ORG_WORD = r"(?:[A-Z][\w&'’.-]*)"
@@ -69,7 +71,7 @@ _EN_CREDIT_VERBS = frozenset(
 # Paper-reference words after which "by <names>" credits the paper's authors.
 _EN_BY_CUE = re.compile(r"(?:[”\"’)》]|\b(?:paper|papers|work|study|article|preprint|method|model))\s*,?\s*$", re.I)
 _EN_TEAM = re.compile(
-    rf"\b(?:[Rr]esearchers|[Ss]cientists|[Ee]ngineers|(?:[Aa]|[Tt]he)\s+(?:research\s+)?(?:team|group))"
+    rf"\b(?:[Rr]esearchers|[Ss]cientists|[Ee]ngineers|(?:[Aa]|[Tt]he)\s+(?:[A-Z][\w-]*\s+){{0,3}}(?:research\s+)?(?:team|group))"
     rf"\s+(?:at|from|of)\s+(?P<orgs>{_ORGS})"
 )
 
@@ -95,10 +97,13 @@ _ZH_FRAMES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"的?(?:研究者|研究人员|研究人員|研究团队|研究團隊|团队|團隊|学者|學者)"
                 r"(?=\s*(?:共同|合作)?(?:完成|提出|撰写|撰寫|发表|發表))"), "org"),
     (re.compile(r"\s*的(?=《)"), "credit"),
+    (re.compile(r"\s*(?:凭借|憑藉|凭|憑)(?=《)"), "credit"),  # "X团队凭《…》斩获…": the work X won with
     (re.compile(r"\s*(?:共同|联合|聯合|合作)*(?:提出|完成|撰写|撰寫|发表|發表|合著|主导|主導|开发|開發|研发|研發|领衔|領銜)"), "by"),
     (re.compile(r"\s*(?:等(?![人机機单單高])|提出|发布|發布|推出|开源|開源|把|将|將|用|利用|构建|構建|训练|訓練|设计|設計)"),
      "subject"),
 )
+#: The verbs of a release, after which a one-word subject is the company that made the work.
+_ZH_RELEASE = re.compile(r"发布|發布|推出|开源|開源")
 _ZH_FROM = re.compile(
     r"(?:来自|來自)\s*(?P<x>[^，,。；;：:！？!?《》]+?)\s*(?:等(?:机构|機構|单位|單位|高校))?的"
 )
@@ -281,8 +286,12 @@ def _zh_sentence_credit(sentence: str) -> Credit | None:
             if kind in ("subject", "org") and clause_start > 0 and not _ZH_CONNECTIVE.match(
                     sentence[: clause_start].strip()):
                 continue  # a subject opens its sentence (after a connective such as 此外，)
+            if kind == "subject" and _ZH_RELEASE.fullmatch(hit.group().strip()) and _BRAND.fullmatch(span.strip()):
+                kind = "release"  # "OpenAI發布GPT-3": a company releases, one word with inner capitals
             hits.append((hit.start(), rank, kind, span))
     for _, _, kind, span in sorted(hits):
+        if kind == "release":
+            return Credit(institutions=[span.strip()])
         truncated = kind == "credit_truncated"
         credit = _zh_span_credit(span, "credit" if truncated else kind,
                                  lone_is_org=kind in ("credit", "subject") and not truncated)
@@ -305,6 +314,10 @@ _EN_NAMES_ET_AL = re.compile(
 _EN_ET_AL_CUE = re.compile(r"(?:colleagues|co-?authors|collaborators|co-?workers)\b|\s+et\s+al\b")
 _EN_BY_NAMES = re.compile(rf"\bby\s+(?P<names>{_NAMES})")
 _EN_SUBJECT_VERB = re.compile(rf"(?P<subj>{_NAMES}|{_ORG})\s+(?P<verb>[a-z]+)\b")
+
+
+#: A sentence naming the paper's lead author: "The paper's lead author is Tian Keyu".
+_EN_ROLE_IS = re.compile(rf"\b(?:lead|first|corresponding|senior)\s+author\s+(?:is|was)\s+(?P<name>{_PERSON})")
 
 
 def _en_orgs(text: str) -> list[str]:
@@ -353,6 +366,9 @@ def _en_sentence_credit(sentence: str) -> Credit | None:
         if aff:
             credit.institutions = _en_orgs(aff.group("orgs"))
         return credit
+    # "The paper's lead author is <name>"
+    if "author" in s and (m := _EN_ROLE_IS.search(s)) and _person_name(m.group("name")):
+        return Credit([m.group("name")], True)
     # "Researchers at <org>", "A team from <org>"
     m = _EN_TEAM.search(s)
     if m:
@@ -385,6 +401,7 @@ def find_credit(paragraph: str) -> Credit | None:
     还有 / 由 / 来自, to the marker):
 
     * ``<X>等人`` (truncated); ``由<X>(共同)提出/完成/撰写/发表``; ``<X>(共同)完成/合作/提出的《…》``;
+      ``<X>凭《…》`` (won with the work);
       ``<X>在 2013 年提出``; ``<X>的《…》``: people (Latin names, or 2-4 character Chinese
       names after 等人/由), each optionally preceded by an affiliation and a role
       (``英属哥伦比亚大学博士生 Yi Ren``);
@@ -394,10 +411,11 @@ def find_credit(paragraph: str) -> Credit | None:
     * a sentence-initial subject before an action (提出, 发布, 把, 用, 等): an institution
       ending in a head word (研究所, 团队 with a name before it, Lab, AI, DeepMind) or one
       capitalised Latin word (``Meta 把…``: Chinese press names a person by full name, a
-      company by its one word), or at least two people;
+      company by its one word), or at least two people; before a release verb (发布, 推出,
+      开源) one Latin word with inner capitals too (``OpenAI發布GPT-3``);
     * English: ``<names> and colleagues|et al. [at|of|from <orgs>]``; ``<paper> by <names>
       [of <orgs>]`` (after a title, "paper", "work"...); ``Researchers|A team at|from
-      <orgs>``; a sentence-initial ``<name>, <name> and <name>`` or ``<Org head>`` followed by
+      <orgs>`` (the team maybe named: ``The Tongyi Qianwen team from Alibaba``); a sentence-initial ``<name>, <name> and <name>`` or ``<Org head>`` followed by
       a credit verb (combined, showed, released ...). A lone English surname is never enough.
 
     A span any item of which is not a name (a pronoun, a description, a model name such as
@@ -406,7 +424,7 @@ def find_credit(paragraph: str) -> Credit | None:
     return _find_credit(paragraph)
 
 
-_EN_CREDIT_CUE = re.compile(r"\b(?:colleagues|et al|by|Researchers|team)\b")
+_EN_CREDIT_CUE = re.compile(r"\b(?:colleagues|et al|by|Researchers|team|author)\b")
 
 
 @_memoised(copy=_copy_credit)
@@ -438,6 +456,11 @@ _ZH_FIRST_AUTHOR = re.compile(
     r"|(?P<zh>[\u3400-\u9fff]{2,4})(?=[，,。；;（(\s]|$))"
     r"|(?P<before>[^，,。；;！？!?：:]{2,60}?)\s*(?:[（(][^（()）]{1,20}[)）])?\s*(?:为|為|是)\s*(?:共同一作|共同第一作者|第一作者)"
 )
+#: A Chinese name that serves as the paper's first or corresponding author ("梁文鋒擔任通訊作者"),
+#: set off from what comes before by a clause mark or 、.
+_ZH_SERVES_AS_AUTHOR = re.compile(
+    r"(?:(?<=[、，,；;。\s])|^)(?P<name>[\u3400-\u9fff]{2,3})\s*(?:担任|擔任)\s*(?:论文|論文)?的?"
+    r"(?:通讯作者|通訊作者|第一作者|共同第一作者|共同一作|一作)")
 _ZH_FIRST_AUTHOR_SEP = re.compile(r"\s*(?:和|与|與|、|,|，|\s(?:and|&)\s)\s*")
 
 
@@ -447,6 +470,10 @@ def _first_authors(paragraph: str) -> list[str]:
     removed; a mention any item of which is not a name gives none."""
     found: list[str] = []
     roles = ("一作" in paragraph or "第一作者" in paragraph or "通讯作者" in paragraph or "通訊作者" in paragraph)
+    for m in _ZH_SERVES_AS_AUTHOR.finditer(paragraph) if roles and ("担任" in paragraph or "擔任" in paragraph) else ():
+        name = m.group("name")  # "、梁文鋒擔任通訊作者的…": a Chinese name right before the role
+        if not _ZH_NOT_NAME.search(name) and not _ZH_ORG_HEAD.search(name) and name not in found:
+            found.append(name)
     for m in _ZH_FIRST_AUTHOR.finditer(paragraph) if roles else ():
         span = _GLOSS.sub("", m.group("after") or m.group("latin") or m.group("zh") or m.group("before")).strip()
         intro = list(_ZH_INTRODUCER.finditer(span)) if m.group("before") else []
@@ -487,6 +514,29 @@ _BARE_INITIAL = re.compile(rf"(?<=\s)(?![AI]\s)([{_UP}])(?=\s+[{_UP}])")
 _LOOSE_NAME = re.compile(rf"[{_UP}][{_UP}{_LOW}'’-]*(?:\s+[{_UP}][{_UP}{_LOW}'’.-]*){{1,3}}")
 
 
+#: A name written in lower case, as some submission systems keep it ("alexander rudnicky"): two or
+#: three letter-only words.
+_LOWER_NAME = re.compile(rf"[{_LOW}][{_LOW}'’-]+(?:\s+[{_LOW}][{_LOW}'’-]+){{1,2}}")
+#: Words that make a lower-case run a phrase rather than a name.
+_LOWER_NOT_NAME = frozenset({"and", "the", "of", "for", "in", "on", "at", "with", "et", "al", "others", "from", "by"})
+
+
+def _lower_name(item: str) -> bool:
+    """Whether ``item`` may be a person's name written in lower case; it counts only between two
+    people of a credit line (see :func:`parse_credit_line`)."""
+    return bool(_LOWER_NAME.fullmatch(item)) and not any(w in _LOWER_NOT_NAME for w in item.split())
+
+
+def _split_stopped(item: str) -> list[str]:
+    """``item`` split at a ". " between two full names ("Andrew Gibiansky. Sercan Arik"), else
+    ``[item]``; a name with an initial ("Christopher D. Manning") stays whole."""
+    left, sep, right = item.partition(". ")
+    if sep and len(left.split()) >= 2 and len(left.split()[-1]) > 1 and _person_name(left) \
+            and len(right.split()) >= 2 and _person_name(right):
+        return [left, right]
+    return [item]
+
+
 def _credit_person(item: str) -> bool:
     """A person of a credit line: a Latin person name (:func:`_person_name`) of two tokens or
     more, a bare initial inside it read as one with a period."""
@@ -523,6 +573,9 @@ _NOT_PLACES = re.compile(r"\d{4}|\b(?:edition|version|ed\.|vol\.|tracks?|oral|sp
 _ZH_OTHERS = re.compile(r"\s*等(?:人|\s*\d+\s*\+?\s*(?:位|名)?\s*(?:共同)?作者)?\s*$")
 #: "and others" then the affiliations after a comma: "A 等，UW / AI2", "A 等人, 清华大学".
 _ZH_OTHERS_PLACES = re.compile(r"\s*等人?\s*[，,]\s*(?P<places>[^,，()（）]{1,120})$")
+#: Chinese names, then their places after a comma ("田甲，某大学", "田甲、李乙，某大学/某公司").
+_ZH_NAMES_PLACES = re.compile(
+    r"(?P<names>[\u3400-\u9fff]{2,3}(?:\s*[、,]\s*[\u3400-\u9fff]{2,3})*)\s*[，,]\s*(?P<places>[^,，()（）]{2,120})")
 _PLACE_SEPS = re.compile(r"\s*[/／、;；,，]\s*")
 #: A university named with its campus after a comma ("University of California, Berkeley").
 _CAMPUS_OF = re.compile(r"(?:University|Univ\.) of [A-Z][a-z]+(?: [A-Z][a-z]+)?")
@@ -638,6 +691,10 @@ def parse_credit_line(line: str) -> Credit | None:
     if not places and (m := _ZH_OTHERS_PLACES.search(s)) and m.start() > 0 and not _NOT_PLACES.search(m.group("places")):
         places = _split_places(m.group("places"))
         s = s[: m.start()] + " 等"
+    if not places and (m := _ZH_NAMES_PLACES.fullmatch(s)) and not _NOT_PLACES.search(m.group("places")):
+        found = _split_places(m.group("places"))  # "田甲，某大学/某公司": the places after a comma
+        if any(map(is_institution, found)):
+            s, places = m.group("names"), found
     credit = Credit()
     if m := _ZH_OTHERS.search(s):  # "A, B 等", "A, B 等 30+ 位共同作者"
         credit.truncated = True
@@ -655,13 +712,15 @@ def parse_credit_line(line: str) -> Credit | None:
         credit.truncated = True
         s = s[: others.start()] + "," + s[others.end():]
     items = [p.strip() for p in re.split(r"\s*[,;；]\s*(?:and\s+)?|\s+(?:and|&|·)\s+", s) if p.strip()]
+    if ". " in s:  # "A Gibiansky. S Arik, …": a full stop typed for a comma between two full names
+        items = [part for item in items for part in _split_stopped(item)]
     if len(s) > max(_CREDIT_LINE_MAX_CHARS, _CREDIT_LINE_CHARS_PER_NAME * len(items)):
         return None
     people = [_credit_person(item) for item in items]
     last_person = max((k for k, p in enumerate(people) if p), default=-1)
     for k, item in enumerate(items):
         if not credit.institutions and (people[k] or (
-                k < last_person and _LOOSE_NAME.fullmatch(item) and not _latin_org(item)
+                k < last_person and (_LOOSE_NAME.fullmatch(item) or _lower_name(item)) and not _latin_org(item)
                 and not any(t.strip(".").casefold() in _EN_ORG_WORDS for t in item.split()))):
             _add(credit.authors, item)
         elif _latin_org(item) or (credit.authors and re.fullmatch(r"[A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){0,5}", item)):
@@ -676,6 +735,40 @@ def parse_credit_line(line: str) -> Credit | None:
 
 
 
+
+
+def affiliation_line(line: str) -> list[str]:
+    """The institutions of a line that lists only affiliations, set off by semicolons
+    ("University of California, San Diego; Google Research; University of Cambridge"), in
+    order; [] for any other line (one item that names no institution, or fewer than two items)."""
+    if ";" not in line and "；" not in line:
+        return []
+    items = [p.strip(" .") for p in re.split(r"\s*[;；]\s*", line.strip()) if p.strip(" .")]
+    if len(items) < 2 or not all(is_institution(p) or _latin_org(p) for p in items):
+        return []
+    return items
+
+
+#: Who made a work, before its name: "Facebook 提出的", "上海AI实验室联合发布的".
+_MAKER_CLAUSE = re.compile(
+    r"(?P<maker>[^，,。：:\s][^，,。：:]{0,19}?)\s*(?:联合|聯合|共同)?(?:提出|推出|发布|發布|开发|開發|开源|開源)的")
+
+
+def maker_credit(text: str) -> Credit | None:
+    """The maker a heading names before a work's name ("Facebook 提出的 DeiT" -> institution
+    ``Facebook``): one Latin brand word, a Latin or Chinese institution (a head word: Lab,
+    University, 实验室, 大学...), or two people or more; None for anything else (a lone Chinese
+    word may be a person or a company)."""
+    m = _MAKER_CLAUSE.fullmatch(text.strip())
+    if m is None:
+        return None
+    maker = m.group("maker").strip()
+    if _BRAND.fullmatch(maker) or (not _CJK.search(maker) and _latin_org(maker)):
+        return Credit(institutions=[maker])
+    if _CJK.search(maker) and (org := _zh_org(maker, strict=True)) is not None:
+        return Credit(institutions=[org])
+    names = _en_names(maker)
+    return Credit(names) if names and len(names) >= 2 else None
 
 
 #: Lab news crediting a paper's authors by congratulating them ("…被 CVPR 录用，恭喜张三、李四！").

@@ -47,7 +47,15 @@ from . import keywords as kw
 from . import nlp, paper_records
 from .candidates import HTML_BREAK, LEADING_TAGS, unlink
 from .config import Config
-from .credits import Credit, _credit_person, congratulated_authors, find_credit, parse_credit_line
+from .credits import (
+    Credit,
+    _credit_person,
+    affiliation_line,
+    congratulated_authors,
+    find_credit,
+    maker_credit,
+    parse_credit_line,
+)
 from .fields import (
     PLACEHOLDER_VALUE,
     find_award_label,
@@ -71,6 +79,16 @@ from .headings import (
 from .identifiers import find_arxiv_attributes, find_arxiv_ids, find_urls, url_kind
 from .names import is_institution, split_affiliation, split_affiliation_items, split_names
 from .normalize import to_target
+from .paper_venue import (
+    ANY_YEAR,
+    CITATION_TAIL,
+    SUBMITTED_ONLY,
+    accepted_venue,
+    dated_mentions,
+    nearest_first,
+    reference_tail,
+    unlisted_venue,
+)
 from .stage import Stage, records
 from .textutil import _memoised, latin_words, plain
 
@@ -173,12 +191,20 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     a Chinese-only heading gives only ``title_zh``.
     """
     h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
+    if "<" in h:  # "Title<br/>", '<div style="…">Title</div>': the markup is not the title's
+        h = _HTML_TAG.sub(" ", h).strip()
+    if "`" in h[:22] and (tag := _CODE_TAG.match(h)) and h[tag.end():].strip():
+        h = h[tag.end():].strip()  # "`REVIEW`Title": a reading list's tag, not the title's
+    if (maker := _LEADING_MAKER.fullmatch(h)) and len(latin_words(maker.group("title"))) >= 1:
+        h = maker.group("title").strip()  # "Facebook 提出的 DeiT": who made it, then the title
     if _HAS_CJK.search(h) and (label := _reading_label().search(h)):  # "Title導讀", "BERT | 论文笔记": a guide
         h = h[: label.start()].rstrip(" \t:：|｜丨—–-")
     h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
     h = _without_venue_label(h)
     if h.endswith((")", "）", "]")) and (tag := _TRAILING_LINK_TAG.search(h)) and tag.start() >= 3:
         h = h[: tag.start()]
+    if h.endswith("】") and (note := _TRAILING_NOTE.search(h)) and len(latin_words(h[: note.start()])) >= MIN_GLUED_TITLE_WORDS:
+        h = h[: note.start()]  # "Title 【Multi reward】": a reader's note after an English title
     kv = parse_key_value(h)
     if kv is not None and kv[0] == "title":
         h = kv[1]
@@ -222,11 +248,13 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     if m:
         return m.group("title").strip(" \t:：|｜丨—–-"), None
     if not _HAS_CJK.search(h):
-        tail = _CITATION_TAIL.search(h)
+        tail = CITATION_TAIL.search(h)
         if tail and tail.start() > 0 and find_venue_years(tail.group(0)):
             h = h[: tail.start()]  # "Title. In AAAI 2019.": the venue is the section's, not the title's
         return h, None
-    if _ZH_SENTENCE.search(h) or len(h) > MAX_TITLE_ZH_CHARS:
+    if (credited := _TITLE_THEN_CREDIT.fullmatch(h)) and len(latin_words(credited.group("title"))) >= MIN_GLUED_TITLE_WORDS:
+        return credited.group("title"), None  # "Title，张三，某大学": a talk list's credit after the title
+    if _ZH_SENTENCE.search(h[:-1] if h.endswith("？") else h) or len(h) > MAX_TITLE_ZH_CHARS:
         return None, None  # a sentence (the first line of a body), not a title
     if not _HAS_LATIN.search(h):
         label = BRACKET_LABEL.match(h)
@@ -238,6 +266,20 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     return h, None
 
 
+#: An English title, then a Chinese credit after a full-width comma: a name (2-4 characters),
+#: maybe its places after another comma ("Title，张三，某大学/某公司").
+_TITLE_THEN_CREDIT = re.compile(r"(?P<title>[A-Za-z0-9][^\u3400-\u9fff，]*?)\s*，\s*[\u3400-\u9fff]{2,4}(?:\s*，.*)?")
+#: A note in lenticular brackets closing a heading ("【Multi reward】").
+_TRAILING_NOTE = re.compile(r"\s*【[^【】\n]{1,30}】\s*$")
+#: A short tag in backticks before a title ("`REVIEW`", its opening backtick maybe trimmed).
+_CODE_TAG = re.compile(r"`?[^`\s]{1,20}`\s*")
+#: A heading that names who made the work, then its English title: "Facebook 提出的 DeiT (…)",
+#: "微軟提出的 Swin Transformer" (the maker is read as the credit by extract).
+_LEADING_MAKER = re.compile(
+    r"(?P<maker>[^，,。：:\s][^，,。：:]{0,19}?)\s*(?:联合|聯合|共同)?(?:提出|推出|发布|發布|开发|開發|开源|開源)的\s*"
+    r"(?P<title>[A-Za-z0-9][^\u3400-\u9fff]*)")
+#: An HTML element's opening or closing tag in a heading (a break, a block or an inline style).
+_HTML_TAG = re.compile(r"</?(?:br|div|span|p|b|strong|em|i|u|font|h[1-6]|li|td|th|center)\b[^<>]{0,200}>", re.I)
 #: A short Chinese label glued to the English title after it, maybe after a year and before
 #: a bracketed tag: ``經典Title``, ``2020經典(arXiv:2006.11239)Title``.
 _GLUED_LABEL = re.compile(
@@ -250,8 +292,6 @@ _NAME_COLON = re.compile(r"[A-Za-z][\w.\-]*\s*[:：]\s*[\u3400-\u9fff]")
 #: Fewest Latin words of an English title after a glued label.
 MIN_GLUED_TITLE_WORDS = 3
 
-#: A reference's tail after an English title: ". In [Proceedings of] <venue and year>.".
-_CITATION_TAIL = re.compile(r"\.\s+In\s+[^.]{2,80}\.?\s*$")
 #: A tag before a title: a venue or a date in brackets (``(CVPR 2019)``, ``[ICML 2019]``,
 #: ``【2024】``), or a bare date (``202212 ``, ``2023.05 ``).
 _LEADING_TAG = re.compile(r"^\s*(?:[\[【(（][^\]】)）\n]{0,30}\d{2,4}[^\]】)）\n]{0,10}[\]】)）]|(?:19|20)\d{2}[.\-/]?\d{0,2}(?=\s)"
@@ -344,6 +384,8 @@ _AUTHORS_LABEL = re.compile(r"(?:authors?|作者们?|作者們?)\s*[:：]?", re.
 #: A BibTeX author field ("author={Wang, Alex and Ge, Yixiao},"): names joined by "and".
 _BIBTEX_AUTHOR = re.compile(r"\s*author\s*=\s*[{\"](?P<names>[^{}\"]+)[}\"]\s*,?\s*", re.I)
 _BIBTEX_AND = re.compile(r"\s+and\s+")
+#: A BibTeX year field ("year={2025},", "year = 2019,").
+_BIBTEX_YEAR = re.compile(r"\s*year\s*=\s*[{\"]?((?:19|20)\d\d)[}\"]?\s*,?\s*", re.I)
 
 
 def _labelled_authors(lines: list[str], i: int) -> list[str] | None:
@@ -358,11 +400,11 @@ def _labelled_authors(lines: list[str], i: int) -> list[str] | None:
     return None
 
 
-#: A year right after a title on its line: in brackets, or a date after a comma (an "ArXiv,"
-#: between them allowed); or the year that closes the reference after it ("A, B. IEEE, 2021").
+#: A year right after a title on its line: in brackets, or a date after a comma (one short
+#: word between them allowed: "ArXiv,", "部落格，"); or the year that closes the reference after it ("A, B. IEEE, 2021").
 _LINE_YEAR = re.compile(
     r"^\s*[（(]\s*((?:19|20)\d\d)\s*[）)]"
-    r"|^\s*[,，]\s*(?:arxiv\s*[,，]\s*)?((?:19|20)\d\d)(?:[-./]\d{1,2}){0,2}\s*$"
+    r"|^\s*[,，]\s*(?:[^,，\d\n]{1,12}[,，]\s*)?((?:19|20)\d\d)(?:[-./]\d{1,2}){0,2}\s*$"
     r"|\.\s+[^.,，\n]{2,30}[,，]\s*((?:19|20)\d\d)\.?\s*$", re.I)
 
 
@@ -451,14 +493,21 @@ def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
 
 
 #: How many body paragraphs of a section are read for a credit sentence: a translated title or
-#: a sentence on the award may come before the one that credits the paper.
-CREDIT_PARAGRAPHS = 3
+#: a sentence on the award may come before the one that credits the paper (news may name the
+#: lead author in its fourth paragraph; from five on, dev read descriptions as institutions).
+CREDIT_PARAGRAPHS = 4
 #: How many body paragraphs are read for the authors of a credit that names only places.
 AUTHOR_PARAGRAPHS = 8
 
 
 #: Most words of a heading that is a paper's short name ("Mamba", "OpenAssistant Conversations").
 MAX_SHORT_NAME_WORDS = 2
+
+
+#: Longest first body line read as a dateline or tag line over the credit line.
+MAX_DATELINE_CHARS = 40
+#: How many first lines of a section are read for the full title of a heading that is a short name.
+FULL_TITLE_LINES = 3
 
 
 def _full_title(name: str, line: str) -> str | None:
@@ -530,6 +579,62 @@ def _unwrap_latin(lines: list[str]) -> list[str]:
     return out
 
 
+def _title_line_credit(line: str, title: str) -> Credit | None:
+    """The credit on the title's own line: after the title ("**[Title](url).** A, B and C.",
+    maybe with a description after it: "**Title** — A, B（Org）。提出…"), in brackets after it,
+    in its first clause, before it ("A, B. [Title](url)", "Facebook 提出的 Title"), congratulated
+    by lab news, or a Chinese sentence after it; None when the line credits nobody."""
+    after = _after_title(line, title)
+    credit = parse_credit_line(credit_text(after))
+    bracket = _LEADING_BRACKET.match(after)  # "**Title**（A 等，UW / AI2）——…"
+    if credit is None and bracket:
+        credit = parse_credit_line(bracket.group(1))
+    clause = _FIRST_CLAUSE.match(after)
+    if credit is None and clause:
+        credit = parse_credit_line(credit_text(clause.group(1)))
+    before = _before_title(line, title)
+    if credit is None and before:  # "A, B. [Title](url)": the credit opens the line
+        credit = parse_credit_line(credit_text(before)) or maker_credit(before)
+    if credit is None and (named := congratulated_authors(after)):
+        credit = Credit(named)  # lab news: "…被 ACM MM 录用，恭喜A、B！"
+    if credit is None and _HAS_CJK.search(after):
+        # a sentence after the title on its line: "**Title** ，X研究团队完成，论文共同一作A、B。"
+        credit = find_credit(after.lstrip(" ，,、:：—-"))
+    return credit
+
+
+def _venue_by_title(row: dict, lines: list[str], title: str | None,
+                    year: int | None) -> tuple[str | None, int | None, bool, bool]:
+    """``(venue, year, preprint, other_venue)`` the lines by a section's title give when its
+    metadata named no venue: a dated venue tag by the title or its credit line ("**Title.** `ACL
+    2023`"), nearest the title; else an undated venue on the title's own lines; else a preprint
+    server; else the venue lab news says accepted the paper. ``year`` is the one found so far;
+    ``preprint`` says the paper's line names a preprint server (the document's venue is not the
+    paper's), ``other_venue`` that its own venue is not the document's (nor is the year)."""
+    venue, preprint, other_venue = None, False, False
+    near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
+    dated = dated_mentions(find_venue_years(near), near) or reference_tail(row["heading"])
+    tags = [t[:2] for t in nearest_first(dated, near, title)] or find_venue_slugs(near)
+    undated = [t for t in find_venue_years("\n".join([row["heading"], *lines[:2]])) if t[1] is None]
+    if tags:
+        venue, year = tags[0]
+    elif undated and not SUBMITTED_ONLY.search(near):
+        # the paper's own line names a venue without its year ("paper: <url>, neurips"): that
+        # venue, dated by the document only when the document names the same one
+        venue = nearest_first(undated, near, title)[0][0]
+        other_venue = row.get("doc_venue") != venue
+    elif any(_PREPRINT_LINE.fullmatch(_LIST_MARK.sub("", ln)) for ln in lines[:3]):
+        preprint = True  # "from: arxiv": the paper's own line says it is not the article's venue's
+    elif tag := _PREPRINT_TAG.match(plain(_LIST_MARK.sub("", row["heading"]))):
+        preprint, year = True, int(tag.group("year"))  # "(arXiv 2022)Title": a preprint of that year
+    if venue is None and lines and title and "被" in lines[0]:
+        # lab news on the title's line: "论文《…》已被 IEEE TIFS / 2026年中国多媒体大会（ChinaMM26）录用"
+        accepted = accepted_venue(_after_title(lines[0], title))
+        if accepted is not None:
+            venue, year = accepted[0], year or accepted[1]
+    return venue, year, preprint, other_venue
+
+
 def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     lang = row.get("lang") or "und"
     lines = _unwrap_latin([plain(ln) for ln in row["text"].split("\n") if ln.strip()])
@@ -590,7 +695,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         title = kv_title or title
         title_zh = kv_title_zh or title_zh
     elif title and len(title.split()) <= MAX_SHORT_NAME_WORDS and lines:
-        title = _full_title(title, lines[0]) or title
+        # the full title quoted in the first lines (under a project's name, a links line may come first)
+        title = next(filter(None, (_full_title(title, ln) for ln in lines[:FULL_TITLE_LINES])), None) or title
 
     authors, truncated = [], False
     institutions: list[str] = []
@@ -625,6 +731,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     # removed, as reading lists write it), else the first paragraph; metadata lines keep
     # priority, field by field
     credit = parse_credit_line(credit_text(lines[body[0]])) if body and summary_from != 0 else None
+    if (credit is None and len(body) > 1 and summary_from not in (0, 1) and len(lines[body[0]]) <= MAX_DATELINE_CHARS
+            and not _SENTENCE_PUNCT.search(lines[body[0]])):
+        # a short dateline or tag line first ("CVPR 2024 11 Jun 2024"), the credit line under it
+        credit = parse_credit_line(credit_text(lines[body[1]]))
+        body = body[1:] if credit is not None else body  # the dateline is neither credit nor summary
     if credit is not None:
         body = body[1:]
         summary_from = summary_from - 1 if summary_from else summary_from
@@ -651,25 +762,10 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
                 if (named := find_credit(lines[i])) is not None and named.authors:
                     credit.authors, credit.truncated = named.authors, True
                     break
+    if credit is not None and credit.authors and not credit.institutions and body:
+        credit.institutions = affiliation_line(lines[body[0]])  # "Univ. A; Lab B; Univ. C" under the names
     if credit is None and lines and (title or title_zh):
-        # "**[Title](url).** A, B and C.": the credit follows the title on its line, maybe
-        # with a description after it ("**Title** — A, B（Org）。提出…")
-        after = _after_title(lines[0], title or title_zh)
-        credit = parse_credit_line(credit_text(after))
-        bracket = _LEADING_BRACKET.match(after)  # "**Title**（A 等，UW / AI2）——…"
-        if credit is None and bracket:
-            credit = parse_credit_line(bracket.group(1))
-        clause = _FIRST_CLAUSE.match(after)
-        if credit is None and clause:
-            credit = parse_credit_line(credit_text(clause.group(1)))
-        before = _before_title(lines[0], title or title_zh)
-        if credit is None and before:  # "A, B. [Title](url)": the credit opens the line
-            credit = parse_credit_line(credit_text(before))
-        if credit is None and (named := congratulated_authors(after)):
-            credit = Credit(named)  # lab news: "…被 ACM MM 录用，恭喜A、B！"
-        if credit is None and _HAS_CJK.search(after):
-            # a sentence after the title on its line: "**Title** ，X研究团队完成，论文共同一作A、B。"
-            credit = find_credit(after.lstrip(" ，,、:：—-"))
+        credit = _title_line_credit(lines[0], title or title_zh)
     if labelled and not kv.get("authors"):
         authors, truncated = labelled, False
     elif credit is not None:
@@ -684,6 +780,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     award_ents = [e for a, b in award_spans for e in ents if a <= e.start and e.end <= b]
     venue, year = None, None
     preprint = False  # the paper's own metadata line names a preprint server, not a venue
+    other_venue = False  # the paper's own line names a venue other than the document's
     for e in award_ents:
         if e.label == "VENUE":
             venue, year = _venue_year(e)
@@ -698,15 +795,14 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
                 break
     if year is None:  # a year metadata line or table column ("年份: 2022")
         year = next((int(m.group(1)) for v in kv.get("year", []) if (m := _YEAR_VALUE.match(v))), None)
-    if venue is None:  # a venue tag by the title or its credit line ("**Title.** `ACL 2023`")
-        near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
-        tags = [(v, y) for v, y, _, _ in find_venue_years(near) if y is not None] or find_venue_slugs(near)
-        if tags:
-            venue, year = tags[0]
-        elif any(_PREPRINT_LINE.fullmatch(_LIST_MARK.sub("", ln)) for ln in lines[:3]):
-            preprint = True  # "from: arxiv": the paper's own line says it is not the article's venue's
-        elif tag := _PREPRINT_TAG.match(plain(_LIST_MARK.sub("", row["heading"]))):
-            preprint, year = True, int(tag.group("year"))  # "(arXiv 2022)Title": a preprint of that year
+    if year is None and "year" in raw and "=" in raw:  # a BibTeX entry's year field ("year={2025},")
+        year = next((int(m.group(1)) for ln in lines if (m := _BIBTEX_YEAR.fullmatch(ln))), None)
+    if year is None:  # a venue line the venue list does not know still dates it ("會議/期刊：IEEE S&P 2019")
+        year = next((int(m.group(1)) for v in kv.get("venue", [])[:1] if (m := ANY_YEAR.search(v))), None)
+    if venue is None and kv.get("venue"):  # ... and names it
+        venue = unlisted_venue(kv["venue"][0])
+    if venue is None:  # the paper's own lines: a venue tag, its venue line, a preprint tag, lab news
+        venue, year, preprint, other_venue = _venue_by_title(row, lines, title or title_zh, year)
     urls = find_urls(row["text"])
     if venue is None:  # a proceedings address of the paper names its venue and year
         named = next(filter(None, map(venue_from_url, urls)), None)
@@ -726,7 +822,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             year = int(lead.group(1))
     if not preprint:
         venue = venue or row.get("doc_venue")
-        year = year or row.get("doc_year")
+        year = year or (None if other_venue else row.get("doc_year"))
     award_raw = (
         (label.text if label else None)
         or item_label

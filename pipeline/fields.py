@@ -559,15 +559,17 @@ KEYS: tuple[str, ...] = (
 _KEY_ALIASES: dict[str, tuple[str, ...]] = {
     "title": (
         "论文标题", "論文標題", "标题", "標題", "论文题目", "論文題目", "题目", "題目",
-        "title", "paper title",
+        "title", "paper title", "main title",
     ),
-    "authors": ("作者", "论文作者", "論文作者", "authors", "author"),
+    "authors": ("作者", "论文作者", "論文作者", "论文作者群", "論文作者群", "作者群", "authors", "author"),
     "institutions": (
-        "机构", "機構", "单位", "單位", "作者单位", "作者單位", "作者机构", "作者機構",
+        "机构", "機構", "单位", "單位", "作者单位", "作者單位", "作者机构", "作者機構", "研究机构", "研究機構",
+        "所属机构", "所屬機構",
         "affiliations", "affiliation", "institutions", "institution",
     ),
     "award": ("奖项", "獎項", "获奖", "獲獎", "获奖情况", "獲獎情況", "所获奖项", "所獲獎項", "award", "awards"),
-    "venue": ("会议", "會議", "发表会议", "發表會議", "发表于", "發表於", "收录", "收錄", "期刊", "venue", "conference",
+    "venue": ("会议", "會議", "发表会议", "發表會議", "发表于", "發表於", "收录", "收錄", "期刊", "会议/期刊", "會議/期刊",
+              "发表会议/期刊", "發表會議/期刊", "venue", "conference",
               "publisher", "published in", "publication", "proceedings", "journal"),
     "year": ("年份", "年度", "发表年份", "發表年份", "发表时间", "發表時間", "year", "publication year"),
     "paper_url": (

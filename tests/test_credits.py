@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.candidates import candidate_of
 from pipeline.config import Config
-from pipeline.credits import find_credit, parse_credit_line
+from pipeline.credits import affiliation_line, find_credit, maker_credit, parse_credit_line
 from pipeline.extract import extract_fields
 from pipeline.fields import (
     find_dated_venue_years,
@@ -423,3 +423,89 @@ def test_authors_a_few_paragraphs_after_a_credit_that_names_only_places():
     out = extract_fields(row, "zh-Hans", Config())
     assert (out["authors"], out["institutions"]) == (["Ann Lee"], ["甲乙大学", "丙丁大学"])
 
+
+
+def test_parse_credit_line_chinese_name_then_places() -> None:
+    """"Name，Place/Place": a Chinese name and its places after a comma, when one place is an
+    institution; a comma between two plain words is no credit."""
+    c = parse_credit_line("蔡中昂，上海人工智能实验室/新加坡南洋理工大学/商汤科技")
+    assert c is not None
+    assert c.authors == ["蔡中昂"]
+    assert c.institutions == ["上海人工智能实验室", "新加坡南洋理工大学", "商汤科技"]
+    assert parse_credit_line("图像，视频") is None
+
+
+def test_parse_credit_line_lower_case_name_between_people() -> None:
+    """A name kept in lower case by a submission system counts between two people; a lower-case
+    phrase does not make a credit line."""
+    c = parse_credit_line("Ta-Chung Chi, Ting-Han Fan, alexander rudnicky and Peter Ramadge")
+    assert c is not None
+    assert c.authors == ["Ta-Chung Chi", "Ting-Han Fan", "alexander rudnicky", "Peter Ramadge"]
+    assert parse_credit_line("deep learning and computer vision, Stanford University") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "institutions"),
+    [
+        ("Facebook 提出的", ["Facebook"]),
+        ("OpenAI 推出的", ["OpenAI"]),
+        ("上海人工智能实验室发布的", ["上海人工智能实验室"]),
+    ],
+)
+def test_maker_credit(text: str, institutions: list[str]) -> None:
+    c = maker_credit(text)
+    assert c is not None and c.institutions == institutions and c.authors == []
+
+
+@pytest.mark.parametrize("text", ["何恺明提出的", "微軟提出的", "这篇论文提出的", "Facebook"])
+def test_maker_credit_none(text: str) -> None:
+    """A lone Chinese word may be a person or a company; a description or no maker clause is none."""
+    assert maker_credit(text) is None
+
+
+def test_find_credit_release_by_a_company_word() -> None:
+    """A one-word subject with inner capitals before a release verb is the company that made the
+    work; before 提出 it may be a model's name and credits nobody."""
+    c = find_credit("OpenAI發布GPT-3，參數量達1750億。")
+    assert c is not None and c.institutions == ["OpenAI"] and c.authors == []
+    assert find_credit("ResNet提出了残差学习。") is None
+
+
+def test_parse_credit_line_full_stop_typed_for_a_comma() -> None:
+    """A full stop between two full names is a list separator; one after an initial is not."""
+    c = parse_credit_line("Andrew Gibiansky. Sercan Arik, Gregory Diamos and Yanqi Zhou")
+    assert c is not None and c.authors == ["Andrew Gibiansky", "Sercan Arik", "Gregory Diamos", "Yanqi Zhou"]
+    c = parse_credit_line("Christopher D. Manning, Andrew Ng and Christopher Potts")
+    assert c is not None and c.authors == ["Christopher D. Manning", "Andrew Ng", "Christopher Potts"]
+
+
+def test_find_credit_names_the_lead_author() -> None:
+    """News naming the paper's lead author: that person, the list truncated."""
+    c = find_credit("The paper’s lead author is Tian Keyu, who bears the same surname as the ex-intern.")
+    assert c is not None and c.authors == ["Tian Keyu"] and c.truncated
+
+
+@pytest.mark.parametrize(
+    ("sentence", "institutions"),
+    [
+        ("阿里巴巴通义千问团队凭《Attention Gating Makes Better Foundation Models》斩获最佳论文荣誉，"
+         "成为唯一来自中国的团队。", ["阿里巴巴通义千问团队"]),
+        ("The Tongyi Qianwen team from Alibaba won the Best Paper Award.", ["Alibaba"]),
+    ],
+)
+def test_find_credit_team_that_won_with_the_work(sentence: str, institutions: list[str]) -> None:
+    c = find_credit(sentence)
+    assert c is not None and c.institutions == institutions and c.authors == []
+
+
+def test_affiliation_line() -> None:
+    assert affiliation_line("University of California, San Diego; Google Research; Brandeis University") == [
+        "University of California, San Diego", "Google Research", "Brandeis University"]
+    assert affiliation_line("Recent models; such as Imagen; have made progress") == []
+    assert affiliation_line("Stanford University") == []
+
+
+def test_find_credit_name_serving_as_corresponding_author() -> None:
+    """"、X擔任通訊作者的…": the Chinese name right before the role is an author."""
+    c = find_credit("由DeepSeek團隊研發、梁文鋒擔任通訊作者的DeepSeek-R1推理模型研究論文，近日登上期刊封面。")
+    assert c is not None and c.authors == ["梁文鋒"] and c.truncated

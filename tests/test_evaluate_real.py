@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -167,3 +169,11 @@ def test_end_to_end_on_real_pages(real_pages, use_embedder, tmp_path):
     rates += list(scores["field_accuracy"].values())
     assert all(0.0 <= r <= 1.0 for r in rates)
     assert scores["n_matched"] > 0 and scores["problems"] == []
+
+
+def test_the_real_corpus_gold_checks_out() -> None:
+    # every verbatim string in its file, no file twice, no source in both splits
+    proc = subprocess.run([sys.executable, str(Path(__file__).parent / "fixtures" / "real" / "check_gold.py")],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert proc.stdout.rstrip().endswith(" 0 problems")

@@ -6,6 +6,8 @@ Rows are what the segment stage hands on (``heading``, ``text``, ``ctx_award_raw
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pipeline.config import Config
@@ -52,6 +54,27 @@ from pipeline.normalize import detect_script, to_script
         ("深度学习笔记", (None, "深度学习笔记")),  # too short a title to lose its last word
         # a Chinese title with a method's name in it is a Chinese title
         ("Memento: 無需微調 LLM 即可微調 LLM 代理", (None, "Memento: 無需微調 LLM 即可微調 LLM 代理")),
+        # HTML markup around a title is not the title's
+        ("Backpack Language Models<br/>", ("Backpack Language Models", None)),
+        ('<div style="font-weight: bold">Contrastive Dynamic Graph for Sequential Recommendation</div>',
+         ("Contrastive Dynamic Graph for Sequential Recommendation", None)),
+        ("Main Title: Gumbel Reranking: Differentiable End-to-End Reranker Optimization",
+         ("Gumbel Reranking: Differentiable End-to-End Reranker Optimization", None)),
+        # a talk list's line: the title, then its speaker and places after full-width commas
+        ("- Towards Grand Unification of Object Tracking，严彬，大连理工大学",
+         ("Towards Grand Unification of Object Tracking", None)),
+        ("- Learning Ego 3D Representation as Ray Tracing，卢嘉晨", ("Learning Ego 3D Representation as Ray Tracing", None)),
+        # a reading list's tag in backticks, and who made the work, before the title
+        ("`REVIEW`[Vision Language Action Models in Robotic Manipulation: A Systematic Review](https://x.org/a)",
+         ("Vision Language Action Models in Robotic Manipulation: A Systematic Review", None)),
+        ("- Facebook 提出的 DeiT (Data-efficient image Transformer)", ("DeiT (Data-efficient image Transformer)", None)),
+        # a Chinese title may be a question; a question mark inside a heading still makes it a sentence
+        ("大型推理模型能自我訓練嗎？", (None, "大型推理模型能自我訓練嗎？")),
+        # a reader's note in lenticular brackets after an English title
+        ("Beyond Thumbs Up/Down: Untangling Challenges of Fine-Grained Feedback 【Multi reward】",
+         ("Beyond Thumbs Up/Down: Untangling Challenges of Fine-Grained Feedback", None)),
+        ("为什么有效？因为它简单。", (None, None)),
+        ("- 微軟提出的 Swin Transformer", ("Swin Transformer", None)),
     ],
 )
 def test_split_heading_title(heading: str, expected: tuple[str | None, str | None]) -> None:
@@ -566,3 +589,116 @@ def test_a_template_placeholder_is_no_author() -> None:
 ])
 def test_a_venue_edition_label_before_the_title_is_not_the_title(heading: str, title: str) -> None:
     assert split_heading_title(heading)[0] == title
+
+def test_year_from_a_venue_line_the_venue_list_does_not_know() -> None:
+    """A venue metadata line names and dates the paper even when its venue is outside the list."""
+    row = {"heading": "DEEPSEC: A Uniform Platform for Security Analysis of Deep Learning Model",
+           "text": "# 論文資訊\n- 作者：Xiang Ling, Shouling Ji, Ting Wang\n"
+                   "- 研究機構：Zhejiang University, UIUC, Lehigh University\n- 會議/期刊：IEEE S&P 2019\n",
+           "lang": "zh-Hant"}
+    out = extract_fields(row, "zh-Hant", Config())
+    assert out["year"] == 2019
+    assert out["venue"] == "S&P"  # the line's name without its publisher and year
+    assert out["institutions"] == ["Zhejiang University", "UIUC", "Lehigh University"]
+
+
+@pytest.mark.parametrize(
+    ("heading", "text", "venue", "year"),
+    [
+        # two dated venue mentions by the title: the one nearest the title is the paper's edition
+        ("Adam: A Method for Stochastic Optimization",
+         "The 2025 ICLR test of time award winners were Diederik Kingma and Jimmy Ba, for their 2015 ICLR "
+         "paper Adam: A Method for Stochastic Optimization (arXiv).", "ICLR", 2015),
+        # the edition year before the venue's written-out name, its acronym in brackets after it
+        ("Probing Linguistic Information for Logical Inference in Pre-trained Language Models",
+         "This is in addition to their paper, “Probing Linguistic Information for Logical Inference in "
+         "Pre-trained Language Models,” which was presented at the 2022 Conference of the Association for "
+         "the Advancement of AI (AAAI), another top-tier conference.", "AAAI", 2022),
+        ("Curriculum: A Broad-Coverage Benchmark for Linguistic Phenomena in Natural Language Understanding",
+         "Their most recent paper, “Curriculum: A Broad-Coverage Benchmark for Linguistic Phenomena in Natural "
+         "Language Understanding,” was accepted at the main track of the 2022 Annual Conference of the North "
+         "American Chapter of the Association for Computational Linguistics (NAACL).", "NAACL", 2022),
+    ],
+)
+def test_venue_and_year_by_the_title_in_prose(heading: str, text: str, venue: str, year: int) -> None:
+    out = extract_fields({"heading": heading, "text": text, "lang": "en"}, "zh-Hans", Config())
+    assert (out["venue"], out["year"]) == (venue, year)
+
+
+def test_venue_and_year_from_a_reference_tail_that_sets_them_apart() -> None:
+    """"Title. In EMNLP W-NUT Workshop 2019.": the tail's venue and its one year."""
+    heading = "2. Exploiting BERT for End-to-End Aspect-based Sentiment Analysis. In EMNLP W-NUT Workshop 2019."
+    out = extract_fields({"heading": heading, "text": heading + "\n这篇文章用 BERT 做端到端的方面级情感分析。",
+                          "lang": "zh-Hans"}, "zh-Hans", Config())
+    assert out["title"] == "Exploiting BERT for End-to-End Aspect-based Sentiment Analysis"
+    assert (out["venue"], out["year"]) == ("EMNLP", 2019)
+
+
+@pytest.mark.parametrize(
+    ("line", "venue", "year"),
+    [
+        ("* 我们的论文“Forgotten Horizons in Concept Erasure”已被CCF-A类期刊IEEE Transactions on Information "
+         "Forensics & Security (TIFS)录用！", "TIFS", None),
+        ("* 我们的论文《基于上下文扩图的小样本遥感指代分割》已被 2026年中国多媒体大会（ChinaMM26）录用。恭喜张三！",
+         "ChinaMM", 2026),
+        ("* 我们的论文“Heterogeneous Knowledge Distillation for Remote Sensing Object Detection”已被中科院一区TOP期刊"
+         "Pattern Recognition录用。", "Pattern Recognition", None),
+        ("* 我们的论文“Boosting Large Vision-Language Models for Remote Sensing Visual Question Answering”已被IEEE "
+         "Geoscience and Remote Sensing Letters期刊录用。", "GRSL", None),
+    ],
+)
+def test_venue_a_lab_news_line_says_accepted_the_paper(line: str, venue: str, year: int | None) -> None:
+    """"论文…已被 <venue> 录用" on the title's line: the listed venue, the acronym in brackets, a
+    venue written in full, or the name after a description."""
+    heading = re.search(r"[“《](.+?)[”》]", line).group(1)  # the section is titled by the quoted title
+    out = extract_fields({"heading": heading, "text": line, "lang": "zh-Hans"}, "zh-Hans", Config())
+    assert (out["venue"], out["year"]) == (venue, year)
+
+
+def test_undated_venue_on_the_papers_own_line_beats_the_documents() -> None:
+    """A paper's own line names its venue without a year: that venue, and not the year the
+    document gives another venue."""
+    row = {"heading": "Gated Attention for Large Language Models: Non-linearity, Sparsity, and Attention-Sink-Free",
+           "text": "Gated Attention for Large Language Models: Non-linearity, Sparsity, and Attention-Sink-Free\n"
+                   "paper: https://arxiv.org/abs/2505.06708, neurips submission\n",
+           "lang": "en", "doc_venue": "ICML", "doc_year": 2025}
+    out = extract_fields(row, "zh-Hans", Config())
+    assert (out["venue"], out["year"]) == ("NeurIPS", None)
+
+
+def test_year_after_a_title_and_one_word_on_its_line() -> None:
+    """"[Title](url)，部落格，2025-05-27": a date after one short word on the title's line."""
+    line = "[偽獎勵：重新思考 RLVR 的訓練信號](https://github.com/x/y)，部落格，2025-05-27"
+    out = extract_fields({"heading": "偽獎勵：重新思考 RLVR 的訓練信號", "text": line, "lang": "zh-Hant"},
+                         "zh-Hant", Config())
+    assert out["year"] == 2025
+
+
+def test_year_from_a_bibtex_entry() -> None:
+    """A BibTeX entry in the section dates the paper when nothing else does."""
+    text = ("虛假獎勵：重新思考 RLVR 中的訓練訊號\n這裡是我們論文的連結。\n@misc{shao2025spurious,\n"
+            "      title={Spurious Rewards: Rethinking Training Signals in RLVR},\n      year={2025},\n}")
+    out = extract_fields({"heading": "虛假獎勵：重新思考 RLVR 中的訓練訊號", "text": text, "lang": "zh-Hant"},
+                         "zh-Hant", Config())
+    assert out["year"] == 2025
+
+
+def test_full_title_quoted_a_few_lines_under_a_short_name() -> None:
+    """A project's README titled by the short name quotes the full title after a links line."""
+    text = ("SinGAN\n[專案](https://x.io/s) | [Arxiv](https://arxiv.org/pdf/1905.01164.pdf)\n"
+            '### 論文官方 pytorch 實現："SinGAN: Learning a Generative Model from a Single Natural Image"\n')
+    out = extract_fields({"heading": "SinGAN", "text": text, "lang": "zh-Hant"}, "zh-Hant", Config())
+    assert out["title"] == "SinGAN: Learning a Generative Model from a Single Natural Image"
+
+
+def test_credit_line_under_a_dateline_and_affiliations_under_it() -> None:
+    """A short dateline may come before the credit line, and a line of affiliations set off by
+    semicolons under it gives the institutions."""
+    text = ("CVPR 2024 11 Jun 2024\n"
+            "Youwei Liang, Junfeng He, Gang Li, Peizhao Li\n"
+            "University of California, San Diego; Google Research; University of Cambridge\n"
+            "Recent Text-to-Image generation models have made significant progress.")
+    out = extract_fields({"heading": "Rich Human Feedback for Text-to-Image Generation", "text": text, "lang": "en"},
+                         "zh-Hans", Config())
+    assert out["authors"] == ["Youwei Liang", "Junfeng He", "Gang Li", "Peizhao Li"]
+    assert out["institutions"] == ["University of California, San Diego", "Google Research", "University of Cambridge"]

@@ -1,0 +1,129 @@
+"""Where a paper appeared, read off the lines by its title: venue mentions dated by an edition
+written before the venue's full name, the mention nearest the title, a reference's tail, a venue
+line the venue list does not know, and lab news saying which venue accepted the paper.
+
+Helpers of :mod:`pipeline.extract` (``_venue_by_title`` and the venue metadata line); every
+function takes one line or a few lines, never a whole document.
+"""
+from __future__ import annotations
+
+import re
+
+from . import paper_records
+from .fields import find_venue_years
+
+#: A year anywhere in a value, not part of a longer number or a version ("2019." ends a sentence).
+ANY_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?!\d|\.\d)")
+#: A reference's tail after an English title: ". In [Proceedings of] <venue and year>.".
+CITATION_TAIL = re.compile(r"\.\s+In\s+[^.]{2,80}\.?\s*$")
+
+
+#: A year and a meeting word right before a venue's written-out name ("the 2022 Annual
+#: Conference of the" North American Chapter of the ACL), or before the name whose acronym
+#: follows in brackets ("the 2022 Conference of the Association for the Advancement of AI (" AAAI).
+_EDITION_BEFORE = re.compile(
+    r"\b((?:19|20)\d\d)\s+(?:[A-Z][a-z]+\s+){0,2}(?:Conference|Meeting|Symposium|Workshop)\s+(?:of|on)\s+(?:the\s+)?"
+    r"(?:[A-Z][^()\n]{0,90}\(\s*)?$")
+#: Characters before a venue mention searched for :data:`_EDITION_BEFORE`.
+EDITION_LOOKBACK = 150
+
+
+def dated_mentions(mentions: list[tuple[str, int | None, int, int]], text: str) -> list[tuple[str, int | None, int, int]]:
+    """The mentions (``find_venue_years`` tuples of ``text``) that have a year: their own, or an
+    edition year written before the venue's full name ("the 2022 Annual Conference of the North
+    American Chapter of ..."); undated mentions are dropped."""
+    out = []
+    for venue, year, start, end in mentions:
+        if year is None and (m := _EDITION_BEFORE.search(text[max(0, start - EDITION_LOOKBACK):start])):
+            year = int(m.group(1))
+        if year is not None:
+            out.append((venue, year, start, end))
+    return out
+
+
+#: What a venue line holds besides the venue's name: links, years, a publisher before the name,
+#: and words that say it is a conference or a journal.
+_VENUE_LINE_NOISE = re.compile(
+    r"\[\[[^\]]*\]\([^)]*\)\]|\[[^\]]*\]\([^)]*\)|(?<![\d.])(?:19|20)\d\d(?!\d)\s*年?"
+    r"|会议|會議|期刊|论文|論文|\b(?:conference|proceedings|journal)\b", re.I)
+#: A publisher before a venue's name ("IEEE S&P").
+_VENUE_PUBLISHER = re.compile(r"^(?:IEEE|ACM|USENIX)\s+")
+#: Longest venue name (characters) read off a venue line the venue list does not know.
+MAX_UNLISTED_VENUE_CHARS = 30
+
+
+def unlisted_venue(value: str) -> str | None:
+    """The venue a venue metadata line names when the venue list does not know it ("IEEE S&P
+    2019" -> "S&P"): a venue written in full (``data/venue_names.json``), else the line without
+    links, years, a leading publisher and words such as 期刊/conference; None when nothing short
+    is left, or only a preprint server."""
+    name = " ".join(_VENUE_LINE_NOISE.sub(" ", value).split()).strip(" ,，.;；:：()（）[]")
+    if not name or not any(c.isalpha() for c in name):
+        return None
+    full = paper_records.record_venue(name)[0]
+    if full is not None and full != name:
+        return full  # a full name the venue list spells out
+    name = _VENUE_PUBLISHER.sub("", name)
+    if len(name) > MAX_UNLISTED_VENUE_CHARS:
+        return None
+    return paper_records.record_venue(name)[0]
+
+
+#: A venue a lab's news says accepted the paper: "已被 <venue> 录用/接收/收录".
+_ZH_ACCEPTED = re.compile(r"被\s*(?P<venue>[^，。；！!？?]{2,80}?)\s*(?:正式)?(?:录用|錄用|接收|收录|收錄|接受)")
+#: A description before the venue's name ("CCF-A类期刊", "中科院一区TOP期刊").
+_VENUE_DESCRIPTION = re.compile(r"^.*?(?:期刊|会议|會議|大会|大會)\s*(?=[A-Z])")
+#: A venue's acronym in brackets, maybe with a two-digit edition ("（ChinaMM26）", "(TIFS)").
+_BRACKET_ACRONYM = re.compile(r"[（(](?P<name>[A-Za-z][A-Za-z&-]{1,15}?)(?:['’]?\d{2})?[)）]")
+
+
+def accepted_venue(text: str) -> tuple[str, int | None] | None:
+    """The venue (and year) that ``text`` says accepted the paper ("已被CCF-A类期刊IEEE
+    Transactions on Information Forensics & Security (TIFS)录用" -> TIFS): a listed venue, else
+    the acronym in brackets, else the name after a description; None without such a clause."""
+    m = _ZH_ACCEPTED.search(text)
+    if m is None:
+        return None
+    span = m.group("venue")
+    dated = ANY_YEAR.search(span)
+    year = int(dated.group(1)) if dated else None
+    listed = find_venue_years(span)
+    if listed:
+        return listed[0][0], listed[0][1] or year
+    if acronym := _BRACKET_ACRONYM.search(span):
+        return acronym.group("name"), year
+    name = unlisted_venue(_VENUE_DESCRIPTION.sub("", span))
+    return (name, year) if name else None
+
+
+#: Words that make a venue mention a submission rather than a publication.
+SUBMITTED_ONLY = re.compile(r"\bunder\s+review\b|投稿中|在审|在審", re.I)
+
+
+def reference_tail(heading: str) -> list[tuple[str, int | None, int, int]]:
+    """The venue and year of a reference's tail on a heading, when they are not adjacent
+    ("Title. In EMNLP W-NUT Workshop 2019." -> EMNLP 2019): the tail's first venue mention
+    and its one year; [] when the heading has no such tail or its tail holds two years."""
+    tail = CITATION_TAIL.search(heading) if " In " in heading else None
+    if tail is None:
+        return []
+    venues = find_venue_years(tail.group(0))
+    years = set(ANY_YEAR.findall(tail.group(0)))
+    if not venues or len(years) != 1:
+        return []
+    return [(venues[0][0], int(years.pop()), tail.start(), tail.end())]
+
+
+def nearest_first(mentions: list[tuple[str, int | None, int, int]], text: str,
+                   title: str | None) -> list[tuple[str, int | None, int, int]]:
+    """Venue mentions of ``text`` (``find_venue_years`` tuples), the one nearest the title's
+    first occurrence after the heading first ("The 2025 ICLR award went to their 2015 ICLR paper
+    Title": the paper's edition is the one by its title); in text order when the title does not
+    occur after the heading line or only one mention is given."""
+    if len(mentions) < 2 or not title:
+        return mentions
+    head_end = text.find("\n")
+    at = text.casefold().find(title.casefold(), head_end + 1) if head_end >= 0 else -1
+    if at < 0:
+        return mentions
+    return sorted(mentions, key=lambda t: min(abs(t[2] - at), abs(t[3] - at)))
