@@ -21,25 +21,17 @@ first line that is a sentence, not a title) has its summary start at that line.
 Chinese outputs (``title_zh``, ``institutions``, ``summary``, ``keywords``) are written in the
 target script; ``title`` keeps the English title as given; ``authors`` keep the script given.
 
-Each section is analysed once (:func:`pipeline.nlp.parse_section`): its entities and sentences,
-and for a Chinese one its tokens, as the spaCy ``Doc`` of its lines (:func:`pipeline.nlp.parse`:
-``spacy.blank("zh")`` with the jieba segmenter and a shipped ML-domain user dictionary, or
-``spacy.blank("en")``) gives them, without making the ``Doc``; an English one has no tokens,
-which nothing reads. The fields are read from that analysis: its ``KEY`` entities mark the
-metadata lines, its ``AWARD`` and ``VENUE`` entities give the award label and the venue and
-year of those lines (and the award stated in the first paragraph), its sentences (a splitter
-that keeps closing quotes, 《》 and URLs whole) cut the summary, and its tokens are the jieba
-segmentation of the keywords:
-jieba TF-IDF for Chinese sections, YAKE for English ones, over the section's topical lines
-(metadata naming people, institutions and links left out). jieba runs once per section.
+Each section is analysed once (:func:`pipeline.nlp.parse_section`): its ``KEY`` entities mark the
+metadata lines, its ``AWARD`` and ``VENUE`` entities give award and venue, its sentences cut the
+summary and its jieba tokens segment the keywords (jieba TF-IDF for Chinese, YAKE for English,
+over the topical lines); details in docs/architecture.md (Extract).
 """
 
 from __future__ import annotations
 
 import bisect
-import functools
 import re
-from importlib import resources
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -57,7 +49,6 @@ from .credits import (
     parse_credit_line,
 )
 from .fields import (
-    PLACEHOLDER_VALUE,
     find_award_label,
     find_venue_slugs,
     find_venue_years,
@@ -66,22 +57,12 @@ from .fields import (
     parse_key_value,
     venue_from_url,
 )
-from .headings import (
-    BILINGUAL,
-    BOOK_TITLE,
-    BRACKET_LABEL,
-    DECORATION_SEP,
-    ENUMERATION_PREFIX_RE,
-    LEADING_DECORATION,
-    MAX_DECORATION_CHARS,
-    NUMBERED_PREFIX_RE,
-)
+from .heading_titles import _HAS_CJK, _HAS_LATIN, _LIST_MARK, _QUOTED, split_heading_title
 from .identifiers import find_arxiv_attributes, find_arxiv_ids, find_urls, url_kind
 from .names import is_institution, split_affiliation, split_affiliation_items, split_names
 from .normalize import to_target
 from .paper_venue import (
     ANY_YEAR,
-    CITATION_TAIL,
     SUBMITTED_ONLY,
     accepted_venue,
     dated_mentions,
@@ -90,38 +71,20 @@ from .paper_venue import (
     unlisted_venue,
 )
 from .stage import Stage, records
-from .textutil import _memoised, latin_words, plain
+from .textutil import _memoised, plain
 
 EXTRACT_COLUMNS = (
     "title", "title_zh", "authors", "authors_truncated", "institutions", "venue", "year", "award",
     "award_raw", "arxiv_id", "arxiv_version", "urls", "url_kinds", "summary", "summary_norm", "keywords",
 )
 
-# An English title with a short Chinese-only label after it ("Title 论文速递", "Title | 全文翻译")
-# or before it (pipeline.headings.LEADING_DECORATION: "一文读懂：Title", "【论文精读】Title",
-# "[深度解读] Title"). The label is recognised by its shape (short, Chinese only, set off by a
-# separator or brackets), never by a word list, so unseen labels go too; a Chinese *title* is
-# never removed because the other side must be an English title (a Latin letter and no Chinese
-# character). A Chinese title loses a leading bracketed label only (BRACKET_LABEL: 【论文速递】标题).
-_DECORATION = re.compile(
-    rf"^(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*?)(?:{DECORATION_SEP}+|(?=[【\[（(]))"
-    rf"[【\[（(]?[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]）)]?$"
-)
 #: Longest section text, in characters, that is analysed token by token (spaCy's own default
 #: ``max_length`` is 1,000,000). A longer section (a page that is one giant paragraph) is read
 #: from its first this-many characters for metadata, summary and keywords; URLs and arXiv ids
 #: still come from the whole text. Real paper write-ups are under 20,000 characters.
 MAX_ANALYSED_CHARS = 200_000
-_QUOTED = re.compile(r"[“\"‘「『](?P<inner>[^“”\"「」『』]+)[”\"’」』]")
-_ZH_SENTENCE = re.compile(r"[。，；！？]")
 #: The value of a year metadata line: a year, maybe with a month and day after it.
 _YEAR_VALUE = re.compile(r"\s*((?:19|20)\d\d)(?![\d.])")
-#: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
-MAX_TITLE_ZH_CHARS = 60
-_HAS_CJK = re.compile(r"[\u3400-\u9fff]")
-_HAS_LATIN = re.compile(r"[A-Za-z]{2,}")
-_CJK_CHARS = re.compile(r"[\u3400-\u9fff]")
-_LATIN_LETTERS = re.compile(r"[A-Za-z]")
 _SUBHEADING_MAX_CHARS = 20
 _SENTENCE_PUNCT = re.compile(r"[。！？!?.；;：:]")
 #: Words that never make a keyword (re-exported from :mod:`pipeline.nlp`).
@@ -132,176 +95,6 @@ _VENUE_VALUE = re.compile(r"(?P<venue>.+?) (?P<year>\d{4})")
 _LOWER_WORD = re.compile(r"[a-z][a-z'-]*(?![A-Za-z0-9])")
 
 
-#: Fewest characters of title that must stay before a reading label for it to be removed.
-MIN_TITLE_BEFORE_LABEL = 6
-
-
-@functools.cache
-def _reading_label() -> re.Pattern[str]:
-    """A reading label (``pipeline/data/reading_labels.txt``) that ends a heading, longest first."""
-    text = resources.files(__package__).joinpath("data", "reading_labels.txt").read_text(encoding="utf-8")
-    words = sorted({w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#")}, key=len, reverse=True)
-    return re.compile(rf"(?<=.{{{MIN_TITLE_BEFORE_LABEL}}})\s*(?:{'|'.join(map(re.escape, words))})\s*$", re.S)
-
-
-#: A label before a title that names a venue edition ("ACL2025: ", "CVPR 2024 Oral："): at most
-#: this many letters besides the venue's name.
-MAX_VENUE_LABEL_REST = 6
-_LABEL_COLON = re.compile(r"[:：]\s*")
-
-
-#: What separates a title from a trailing label ("Title, CVPR2024 Best Paper Award").
-_TAIL_SEPARATOR = re.compile(r"\s*(?:[,，|｜]|\s[-–—]\s)\s*")
-
-
-def _venue_label(label: str) -> bool:
-    """Whether ``label`` only names a venue edition, its track and its award ("ACL2025", "CVPR
-    2024 Oral", "CVPR2024 Best Paper Award"): a dated venue and at most
-    :data:`MAX_VENUE_LABEL_REST` other letters once the award label is left out."""
-    found = [(start, end) for _, year, start, end in find_venue_years(label) if year]
-    if not found:
-        return False
-    rest = "".join(ch for k, ch in enumerate(label) if not any(a <= k < b for a, b in found))
-    if award := find_award_label(rest):
-        rest = rest.replace(award, " ")
-    return sum(ch.isalpha() for ch in rest) <= MAX_VENUE_LABEL_REST
-
-
-def _without_venue_label(h: str) -> str:
-    """``h`` without a leading label that only names a venue edition ("ACL2025: Title") or a
-    trailing one after a separator ("Title, CVPR2024 Best Paper Award"); unchanged otherwise,
-    or when fewer than 8 characters would be left."""
-    m = _LABEL_COLON.search(h, 0, 40)
-    if m is not None and len(h) - m.end() >= 8 and _venue_label(h[: m.start()]):
-        return h[m.end():]
-    tails = [t for t in _TAIL_SEPARATOR.finditer(h, max(8, len(h) - 60))]
-    if tails and _venue_label(h[tails[-1].end():]):
-        return h[: tails[-1].start()]
-    return h
-
-
-def split_heading_title(heading: str) -> tuple[str | None, str | None]:
-    """``(title, title_zh)`` from a section heading.
-
-    Removes Markdown/bold markup, a numbered-heading prefix (``论文 N：``), an enumeration
-    prefix (``1.``, ``一、``, ``（一）``), a metadata key (``论文标题：``), quotation marks
-    (“…”, ‘…’, 「…」, 『…』), book-title marks (``《…》``), a trailing Chinese decoration after
-    an English title (a short CJK-only run such as a "deep dive" label) and a reference's tail
-    naming a venue (``Title. In AAAI 2019.``). A heading ``中文（English）`` or ``English（中文）`` gives both titles;
-    a Chinese-only heading gives only ``title_zh``.
-    """
-    h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
-    if "<" in h:  # "Title<br/>", '<div style="…">Title</div>': the markup is not the title's
-        h = _HTML_TAG.sub(" ", h).strip()
-    if "`" in h[:22] and (tag := _CODE_TAG.match(h)) and h[tag.end():].strip():
-        h = h[tag.end():].strip()  # "`REVIEW`Title": a reading list's tag, not the title's
-    if (maker := _LEADING_MAKER.fullmatch(h)) and len(latin_words(maker.group("title"))) >= 1:
-        h = maker.group("title").strip()  # "Facebook 提出的 DeiT": who made it, then the title
-    if _HAS_CJK.search(h) and (label := _reading_label().search(h)):  # "Title導讀", "BERT | 论文笔记": a guide
-        h = h[: label.start()].rstrip(" \t:：|｜丨—–-")
-    h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
-    h = _without_venue_label(h)
-    if h.endswith((")", "）", "]")) and (tag := _TRAILING_LINK_TAG.search(h)) and tag.start() >= 3:
-        h = h[: tag.start()]
-    if h.endswith("】") and (note := _TRAILING_NOTE.search(h)) and len(latin_words(h[: note.start()])) >= MIN_GLUED_TITLE_WORDS:
-        h = h[: note.start()]  # "Title 【Multi reward】": a reader's note after an English title
-    kv = parse_key_value(h)
-    if kv is not None and kv[0] == "title":
-        h = kv[1]
-        if PLACEHOLDER_VALUE.fullmatch(h.strip()):
-            return None, None  # "Title: None"
-    h = ENUMERATION_PREFIX_RE.sub("", NUMBERED_PREFIX_RE.sub("", h.strip())).strip()
-    quoted = _QUOTED.fullmatch(h)
-    if quoted:
-        h = quoted.group("inner").strip()
-    book = BOOK_TITLE.fullmatch(h)
-    if book:
-        inner, gloss = book.group("inner").strip(), (book.group("gloss") or "").strip()
-        if gloss and _HAS_CJK.search(gloss) and not _HAS_CJK.search(inner):
-            return inner, gloss
-        if gloss and _HAS_CJK.search(inner) and not _HAS_CJK.search(gloss) and _HAS_LATIN.search(gloss):
-            return gloss, inner
-        h = inner
-    if not h:
-        return None, None
-    m = BILINGUAL.fullmatch(h)
-    if m:
-        a, b = m.group("a").strip(), m.group("b").strip()
-        if _HAS_CJK.search(a) and not _HAS_CJK.search(b) and _HAS_LATIN.search(b):
-            return b, a
-        if _HAS_CJK.search(b) and not _HAS_CJK.search(a) and _HAS_LATIN.search(a):
-            return a, b
-    cjk = _HAS_CJK.search(h)
-    # both decoration shapes hold a Chinese label; a trailing one leaves Chinese only in the
-    # last MAX_DECORATION_CHARS + 1 characters (cheap tests first: the patterns backtrack a lot
-    # on long lines)
-    m = None
-    if cjk:
-        if cjk.start() >= len(h) - MAX_DECORATION_CHARS - 1 and not _NAME_COLON.match(h):
-            m = _DECORATION.match(h)
-        if m is None and (cjk.start() == 0 or h[0] in "【["):
-            m = LEADING_DECORATION.match(h)
-    if m is None and cjk and cjk.start() <= 4:
-        m = _GLUED_LABEL.match(h)
-        if m is not None and len(latin_words(m.group("title"))) < MIN_GLUED_TITLE_WORDS:
-            m = None
-    if m:
-        return m.group("title").strip(" \t:：|｜丨—–-"), None
-    if not _HAS_CJK.search(h):
-        tail = CITATION_TAIL.search(h)
-        if tail and tail.start() > 0 and find_venue_years(tail.group(0)):
-            h = h[: tail.start()]  # "Title. In AAAI 2019.": the venue is the section's, not the title's
-        return h, None
-    if (credited := _TITLE_THEN_CREDIT.fullmatch(h)) and len(latin_words(credited.group("title"))) >= MIN_GLUED_TITLE_WORDS:
-        return credited.group("title"), None  # "Title，张三，某大学": a talk list's credit after the title
-    if _ZH_SENTENCE.search(h[:-1] if h.endswith("？") else h) or len(h) > MAX_TITLE_ZH_CHARS:
-        return None, None  # a sentence (the first line of a body), not a title
-    if not _HAS_LATIN.search(h):
-        label = BRACKET_LABEL.match(h)
-        if label and h[label.end():].strip(" \t:：|｜丨—–-"):
-            return None, h[label.end():].strip(" \t:：|｜丨—–-")
-        return None, h
-    if len(_CJK_CHARS.findall(h)) * 2 >= len(_LATIN_LETTERS.findall(h)):
-        return None, h  # "Memento: 無需微調 LLM 即可微調 LLM 代理": a Chinese title with names in it
-    return h, None
-
-
-#: An English title, then a Chinese credit after a full-width comma: a name (2-4 characters),
-#: maybe its places after another comma ("Title，张三，某大学/某公司").
-_TITLE_THEN_CREDIT = re.compile(r"(?P<title>[A-Za-z0-9][^\u3400-\u9fff，]*?)\s*，\s*[\u3400-\u9fff]{2,4}(?:\s*，.*)?")
-#: A note in lenticular brackets closing a heading ("【Multi reward】").
-_TRAILING_NOTE = re.compile(r"\s*【[^【】\n]{1,30}】\s*$")
-#: A short tag in backticks before a title ("`REVIEW`", its opening backtick maybe trimmed).
-_CODE_TAG = re.compile(r"`?[^`\s]{1,20}`\s*")
-#: A heading that names who made the work, then its English title: "Facebook 提出的 DeiT (…)",
-#: "微軟提出的 Swin Transformer" (the maker is read as the credit by extract).
-_LEADING_MAKER = re.compile(
-    r"(?P<maker>[^，,。：:\s][^，,。：:]{0,19}?)\s*(?:联合|聯合|共同)?(?:提出|推出|发布|發布|开发|開發|开源|開源)的\s*"
-    r"(?P<title>[A-Za-z0-9][^\u3400-\u9fff]*)")
-#: An HTML element's opening or closing tag in a heading (a break, a block or an inline style).
-_HTML_TAG = re.compile(r"</?(?:br|div|span|p|b|strong|em|i|u|font|h[1-6]|li|td|th|center)\b[^<>]{0,200}>", re.I)
-#: A short Chinese label glued to the English title after it, maybe after a year and before
-#: a bracketed tag: ``經典Title``, ``2020經典(arXiv:2006.11239)Title``.
-_GLUED_LABEL = re.compile(
-    rf"^(?:(?:19|20)\d\d)?[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}\s*(?:[(（\[][^()（）\[\]\n]{{1,40}}[)）\]])?\s*"
-    r"(?P<title>[A-Z0-9][^\u3400-\u9fff]*)$"
-)
-#: A one-word English name and a colon opening a heading ("Ttrl：測試時強化學習", "CoALA: 語言代理
-#:認知架構"): the Chinese after it is the rest of the title, not a decoration.
-_NAME_COLON = re.compile(r"[A-Za-z][\w.\-]*\s*[:：]\s*[\u3400-\u9fff]")
-#: Fewest Latin words of an English title after a glued label.
-MIN_GLUED_TITLE_WORDS = 3
-
-#: A tag before a title: a venue or a date in brackets (``(CVPR 2019)``, ``[ICML 2019]``,
-#: ``【2024】``), or a bare date (``202212 ``, ``2023.05 ``).
-_LEADING_TAG = re.compile(r"^\s*(?:[\[【(（][^\]】)）\n]{0,30}\d{2,4}[^\]】)）\n]{0,10}[\]】)）]|(?:19|20)\d{2}[.\-/]?\d{0,2}(?=\s)"
-                          r"|(?:19|20)\d{2}\s*[\[(（][^\]】)）\n]{1,20}[\]】)）])\s*")
-#: Link words glued to the end of a title ("Title(arXiv)", "Title [[note]]()", "Title (PDF)").
-_TRAILING_LINK_TAG = re.compile(
-    r"(?:\s*(?:\[\[?|[(（])\s*(?i:arxiv|pdf|paper|code|link|project|github|notes?|blog|video|slides)\s*(?:\]\]?|[)）])"
-    r"(?:\(\S*\))?)+\s*$")
-#: A list item's marker, with a task-list box (``- [ ]``, ``1.``, ``•``).
-_LIST_MARK = re.compile(r"^\s*(?:[-*+•·▪●]\s+|\d{1,3}(?:[.)]\s+|[、．]\s*))(?:\[[ xX]\]\s*)?")
 #: Link groups and emphasis around names in a reading list's credit line.
 _LINK_GROUP = re.compile(r"\[\[[^\]]*\]\([^)]*\)\]|\[[^\]]*\]\([^)]*\)|<[^>]{1,200}>")
 _NAME_DOTS = re.compile(r"\s+[·•|]\s+")  # "A · B · C", "A | B"
@@ -427,7 +220,6 @@ def _before_title(line: str, title: str, tags: bool = False) -> str:
 #: A year alone before a title on its line, bare or in brackets: "[2023] Title", "(2024) Title",
 #: "2022 - Title" (a reading list's year column).
 _LEAD_LINE_YEAR = re.compile(r"[\[【(（]?\s*((?:19|20)\d\d)\s*[\]】)）]?\s*[-–—|,，]?")
-
 
 
 def _first_line_is_body(first: str, heading: str) -> bool:
@@ -635,8 +427,33 @@ def _venue_by_title(row: dict, lines: list[str], title: str | None,
     return venue, year, preprint, other_venue
 
 
-def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
-    lang = row.get("lang") or "und"
+class _Lines(NamedTuple):
+    """A section's text as :func:`_extract_fields` reads it: its non-empty lines (unwrapped, at
+    most :data:`MAX_ANALYSED_CHARS`), their join ``raw`` and start offsets in it, the parsed
+    section and the end of each metadata line's key (line index -> offset)."""
+
+    lines: list[str]
+    raw: str
+    line_start: list[int]
+    section: nlp.ParsedSection
+    key_end: dict[int, int]
+
+
+class _Metadata(NamedTuple):
+    """The metadata lines of a section: values by key and their spans in ``raw``, the body line
+    indexes, where the summary starts among them, the span of a ``summary`` value and authors
+    under an "Authors:" label or in a BibTeX field."""
+
+    kv: dict[str, list[str]]
+    kv_spans: dict[str, list[tuple[int, int]]]
+    body: list[int]
+    summary_from: int | None
+    kv_summary_span: tuple[int, int] | None
+    labelled: list[str] | None
+
+
+def _read_lines(row: dict, lang: str) -> tuple[_Lines, _Metadata]:
+    """The section's lines (:class:`_Lines`) and its metadata (:class:`_Metadata`)."""
     lines = _unwrap_latin([plain(ln) for ln in row["text"].split("\n") if ln.strip()])
     raw = "\n".join(lines)
     if len(raw) > MAX_ANALYSED_CHARS:  # a runaway section: read its head (whole lines when they are short)
@@ -689,6 +506,13 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             summary_from = len(body)
             kv_summary_span = span if kv_summary_span is None else kv_summary_span
 
+    return (_Lines(lines, raw, line_start, section, key_end),
+            _Metadata(kv, kv_spans, body, summary_from, kv_summary_span, labelled))
+
+
+def _titles(row: dict, lines: list[str], kv: dict[str, list[str]]) -> tuple[str | None, str | None]:
+    """``(title, title_zh)``: the metadata title, else the heading's, a short name's full title
+    quoted in the first lines."""
     title, title_zh = split_heading_title(row["heading"])
     if kv.get("title"):
         kv_title, kv_title_zh = split_heading_title(kv["title"][0])
@@ -698,6 +522,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         # the full title quoted in the first lines (under a project's name, a links line may come first)
         title = next(filter(None, (_full_title(title, ln) for ln in lines[:FULL_TITLE_LINES])), None) or title
 
+    return title, title_zh
+
+
+def _metadata_credit(kv: dict[str, list[str]]) -> tuple[list[str], bool, list[str]]:
+    """``(authors, truncated, institutions)`` of the authors and institutions metadata lines."""
     authors, truncated = [], False
     institutions: list[str] = []
     for value in kv.get("institutions", [])[:1]:
@@ -727,6 +556,14 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             if author not in institutions:
                 institutions.append(author)
 
+    return authors, truncated, institutions
+
+
+def _prose_credit(row: dict, lines: list[str], meta: _Metadata, title: str | None,
+                  title_zh: str | None) -> tuple[Credit | None, list[int], int | None]:
+    """The credit stated in prose, with the body lines and summary start left once its line is
+    taken out: ``(credit, body, summary_from)``."""
+    kv, body, summary_from = meta.kv, meta.body, meta.summary_from
     # credits stated in prose: a bare credit line under the title (links and a trailing date
     # removed, as reading lists write it), else the first paragraph; metadata lines keep
     # priority, field by field
@@ -766,14 +603,16 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         credit.institutions = affiliation_line(lines[body[0]])  # "Univ. A; Lab B; Univ. C" under the names
     if credit is None and lines and (title or title_zh):
         credit = _title_line_credit(lines[0], title or title_zh)
-    if labelled and not kv.get("authors"):
-        authors, truncated = labelled, False
-    elif credit is not None:
-        if not kv.get("authors") and credit.authors:
-            authors, truncated = list(credit.authors), credit.truncated
-        if not kv.get("institutions") and not institutions:
-            institutions = list(credit.institutions)
+    return credit, body, summary_from
 
+
+def _venue_year_award(row: dict, text: _Lines, meta: _Metadata, body: list[int], title: str | None,
+                      title_zh: str | None, urls: list[str]) -> tuple[str | None, int | None, str | None]:
+    """``(venue, year, award_raw)``: from the award and venue metadata, the award header above,
+    year lines, the paper's own lines and links, the document; the award from its metadata,
+    the title's line, the header above, a stated award or the lead."""
+    lines, raw, line_start, section = text.lines, text.raw, text.line_start, text.section
+    ents, kv, kv_spans = section.entities, meta.kv, meta.kv_spans
     # the award and venue lines' entities: the first venue mention, the first known award
     # label (else the first generic one), as pipeline.fields.find_award_label reads a line
     award_spans = kv_spans.get("award", []) + kv_spans.get("venue", [])
@@ -803,7 +642,6 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         venue = unlisted_venue(kv["venue"][0])
     if venue is None:  # the paper's own lines: a venue tag, its venue line, a preprint tag, lab news
         venue, year, preprint, other_venue = _venue_by_title(row, lines, title or title_zh, year)
-    urls = find_urls(row["text"])
     if venue is None:  # a proceedings address of the paper names its venue and year
         named = next(filter(None, map(venue_from_url, urls)), None)
         if named is not None:
@@ -830,8 +668,28 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         or (stated.text if stated else None)
         or row.get("lead_award_raw")
     )
-    award = normalize_award(award_raw) if award_raw else None
+    return venue, year, award_raw
 
+
+def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
+    lang = row.get("lang") or "und"
+    text, meta = _read_lines(row, lang)
+    lines, raw, line_start, section, key_end = text
+    kv, kv_spans, _, _, kv_summary_span, labelled = meta
+    title, title_zh = _titles(row, lines, kv)
+    authors, truncated, institutions = _metadata_credit(kv)
+    credit, body, summary_from = _prose_credit(row, lines, meta, title, title_zh)
+    if labelled and not kv.get("authors"):
+        authors, truncated = labelled, False
+    elif credit is not None:
+        if not kv.get("authors") and credit.authors:
+            authors, truncated = list(credit.authors), credit.truncated
+        if not kv.get("institutions") and not institutions:
+            institutions = list(credit.institutions)
+
+    urls = find_urls(row["text"])
+    venue, year, award_raw = _venue_year_award(row, text, meta, body, title, title_zh, urls)
+    award = normalize_award(award_raw) if award_raw else None
     link_text = " ".join(kv.get("paper_url", []))
     ids = find_arxiv_ids(link_text, allow_bare=True) or find_arxiv_ids(row["text"]) or find_arxiv_attributes(row["text"])
     arxiv_id, arxiv_version = ids[0] if ids else (None, None)

@@ -14,7 +14,7 @@ import pipeline
 from pipeline.candidates import is_list_heading
 from pipeline.clean import find_dropped
 from pipeline.config import Config
-from pipeline.extract import split_heading_title
+from pipeline.heading_titles import split_heading_title
 from pipeline.segment import segment_document
 
 OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")

@@ -11,7 +11,8 @@ import re
 import pytest
 
 from pipeline.config import Config
-from pipeline.extract import EXTRACT_COLUMNS, GENERIC_WORDS, credit_text, extract_fields, split_heading_title
+from pipeline.extract import EXTRACT_COLUMNS, GENERIC_WORDS, credit_text, extract_fields
+from pipeline.heading_titles import split_heading_title
 from pipeline.normalize import detect_script, to_script
 
 # --- split_heading_title ------------------------------------------------------------------------
@@ -492,7 +493,7 @@ def test_venue_tag_glued_to_its_year_and_a_preprint_line_keeps_the_document_venu
 
 
 def test_heading_title_without_a_glued_chinese_label():
-    from pipeline.extract import split_heading_title
+    from pipeline.heading_titles import split_heading_title
 
     assert split_heading_title("經典Learning Transferable Visual Models From Natural Language Supervision") == (
         "Learning Transferable Visual Models From Natural Language Supervision", None)
@@ -523,7 +524,7 @@ def test_lone_author_in_a_credited_paper_list():
 
 
 def test_heading_title_without_glued_link_words_or_a_dated_tag():
-    from pipeline.extract import split_heading_title
+    from pipeline.heading_titles import split_heading_title
 
     assert split_heading_title("Action Transformer: A Self-Attention Model for Pose-Based Action Recognition(arXiv)") == (
         "Action Transformer: A Self-Attention Model for Pose-Based Action Recognition", None)
@@ -534,7 +535,7 @@ def test_heading_title_without_glued_link_words_or_a_dated_tag():
 
 
 def test_heading_title_a_name_and_colon_before_chinese_is_one_chinese_title():
-    from pipeline.extract import split_heading_title
+    from pipeline.heading_titles import split_heading_title
 
     assert split_heading_title("Ttrl：測試時強化學習") == (None, "Ttrl：測試時強化學習")
     assert split_heading_title("CoALA: 語言代理認知架構") == (None, "CoALA: 語言代理認知架構")

@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.clean import find_dropped
 from pipeline.config import Config
-from pipeline.extract import split_heading_title
+from pipeline.heading_titles import split_heading_title
 from pipeline.headings import DECORATION_ONLY, LEADING_DECORATION
 from pipeline.prose import find_paper_mention, find_paper_mentions
 from pipeline.segment import segment_document

@@ -1,0 +1,251 @@
+"""The title a section heading gives (:func:`split_heading_title`): the heading without its
+markup, numbering, metadata key, quotation marks, reading labels, venue-edition labels and
+decorations, split into an English title and a Chinese one: the ``title`` and ``title_zh``
+fields of :mod:`pipeline.extract`."""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+
+from .candidates import unlink
+from .fields import PLACEHOLDER_VALUE, find_award_label, find_venue_years, parse_key_value
+from .headings import (
+    BILINGUAL,
+    BOOK_TITLE,
+    BRACKET_LABEL,
+    DECORATION_SEP,
+    ENUMERATION_PREFIX_RE,
+    LEADING_DECORATION,
+    MAX_DECORATION_CHARS,
+    NUMBERED_PREFIX_RE,
+)
+from .paper_venue import CITATION_TAIL
+from .textutil import latin_words, plain
+
+# An English title with a short Chinese-only label after it ("Title 论文速递", "Title | 全文翻译")
+# or before it (pipeline.headings.LEADING_DECORATION: "一文读懂：Title", "【论文精读】Title",
+# "[深度解读] Title"). The label is recognised by its shape (short, Chinese only, set off by a
+# separator or brackets), never by a word list, so unseen labels go too; a Chinese *title* is
+# never removed because the other side must be an English title (a Latin letter and no Chinese
+# character). A Chinese title loses a leading bracketed label only (BRACKET_LABEL: 【论文速递】标题).
+_DECORATION = re.compile(
+    rf"^(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*?)(?:{DECORATION_SEP}+|(?=[【\[（(]))"
+    rf"[【\[（(]?[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]）)]?$"
+)
+
+
+_QUOTED = re.compile(r"[“\"‘「『](?P<inner>[^“”\"「」『』]+)[”\"’」』]")
+
+
+_ZH_SENTENCE = re.compile(r"[。，；！？]")
+
+
+#: Longest Chinese title, in characters; a longer heading text is a sentence, not a title.
+MAX_TITLE_ZH_CHARS = 60
+
+
+_HAS_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+_HAS_LATIN = re.compile(r"[A-Za-z]{2,}")
+
+
+_CJK_CHARS = re.compile(r"[\u3400-\u9fff]")
+
+
+_LATIN_LETTERS = re.compile(r"[A-Za-z]")
+
+
+#: Fewest characters of title that must stay before a reading label for it to be removed.
+MIN_TITLE_BEFORE_LABEL = 6
+
+
+@functools.cache
+def _reading_label() -> re.Pattern[str]:
+    """A reading label (``pipeline/data/reading_labels.txt``) that ends a heading, longest first."""
+    text = resources.files(__package__).joinpath("data", "reading_labels.txt").read_text(encoding="utf-8")
+    words = sorted({w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#")}, key=len, reverse=True)
+    return re.compile(rf"(?<=.{{{MIN_TITLE_BEFORE_LABEL}}})\s*(?:{'|'.join(map(re.escape, words))})\s*$", re.S)
+
+
+#: A label before a title that names a venue edition ("ACL2025: ", "CVPR 2024 Oral："): at most
+#: this many letters besides the venue's name.
+MAX_VENUE_LABEL_REST = 6
+
+
+_LABEL_COLON = re.compile(r"[:：]\s*")
+
+
+#: What separates a title from a trailing label ("Title, CVPR2024 Best Paper Award").
+_TAIL_SEPARATOR = re.compile(r"\s*(?:[,，|｜]|\s[-–—]\s)\s*")
+
+
+def _venue_label(label: str) -> bool:
+    """Whether ``label`` only names a venue edition, its track and its award ("ACL2025", "CVPR
+    2024 Oral", "CVPR2024 Best Paper Award"): a dated venue and at most
+    :data:`MAX_VENUE_LABEL_REST` other letters once the award label is left out."""
+    found = [(start, end) for _, year, start, end in find_venue_years(label) if year]
+    if not found:
+        return False
+    rest = "".join(ch for k, ch in enumerate(label) if not any(a <= k < b for a, b in found))
+    if award := find_award_label(rest):
+        rest = rest.replace(award, " ")
+    return sum(ch.isalpha() for ch in rest) <= MAX_VENUE_LABEL_REST
+
+
+def _without_venue_label(h: str) -> str:
+    """``h`` without a leading label that only names a venue edition ("ACL2025: Title") or a
+    trailing one after a separator ("Title, CVPR2024 Best Paper Award"); unchanged otherwise,
+    or when fewer than 8 characters would be left."""
+    m = _LABEL_COLON.search(h, 0, 40)
+    if m is not None and len(h) - m.end() >= 8 and _venue_label(h[: m.start()]):
+        return h[m.end():]
+    tails = [t for t in _TAIL_SEPARATOR.finditer(h, max(8, len(h) - 60))]
+    if tails and _venue_label(h[tails[-1].end():]):
+        return h[: tails[-1].start()]
+    return h
+
+
+def split_heading_title(heading: str) -> tuple[str | None, str | None]:
+    """``(title, title_zh)`` from a section heading.
+
+    Removes Markdown/bold markup, a numbered-heading prefix (``论文 N：``), an enumeration
+    prefix (``1.``, ``一、``, ``（一）``), a metadata key (``论文标题：``), quotation marks
+    (“…”, ‘…’, 「…」, 『…』), book-title marks (``《…》``), a trailing Chinese decoration after
+    an English title (a short CJK-only run such as a "deep dive" label) and a reference's tail
+    naming a venue (``Title. In AAAI 2019.``). A heading ``中文（English）`` or ``English（中文）`` gives both titles;
+    a Chinese-only heading gives only ``title_zh``.
+    """
+    h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
+    if "<" in h:  # "Title<br/>", '<div style="…">Title</div>': the markup is not the title's
+        h = _HTML_TAG.sub(" ", h).strip()
+    if "`" in h[:22] and (tag := _CODE_TAG.match(h)) and h[tag.end():].strip():
+        h = h[tag.end():].strip()  # "`REVIEW`Title": a reading list's tag, not the title's
+    if (maker := _LEADING_MAKER.fullmatch(h)) and len(latin_words(maker.group("title"))) >= 1:
+        h = maker.group("title").strip()  # "Facebook 提出的 DeiT": who made it, then the title
+    if _HAS_CJK.search(h) and (label := _reading_label().search(h)):  # "Title導讀", "BERT | 论文笔记": a guide
+        h = h[: label.start()].rstrip(" \t:：|｜丨—–-")
+    h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
+    h = _without_venue_label(h)
+    if h.endswith((")", "）", "]")) and (tag := _TRAILING_LINK_TAG.search(h)) and tag.start() >= 3:
+        h = h[: tag.start()]
+    if h.endswith("】") and (note := _TRAILING_NOTE.search(h)) and len(latin_words(h[: note.start()])) >= MIN_GLUED_TITLE_WORDS:
+        h = h[: note.start()]  # "Title 【Multi reward】": a reader's note after an English title
+    kv = parse_key_value(h)
+    if kv is not None and kv[0] == "title":
+        h = kv[1]
+        if PLACEHOLDER_VALUE.fullmatch(h.strip()):
+            return None, None  # "Title: None"
+    h = ENUMERATION_PREFIX_RE.sub("", NUMBERED_PREFIX_RE.sub("", h.strip())).strip()
+    quoted = _QUOTED.fullmatch(h)
+    if quoted:
+        h = quoted.group("inner").strip()
+    book = BOOK_TITLE.fullmatch(h)
+    if book:
+        inner, gloss = book.group("inner").strip(), (book.group("gloss") or "").strip()
+        if gloss and _HAS_CJK.search(gloss) and not _HAS_CJK.search(inner):
+            return inner, gloss
+        if gloss and _HAS_CJK.search(inner) and not _HAS_CJK.search(gloss) and _HAS_LATIN.search(gloss):
+            return gloss, inner
+        h = inner
+    if not h:
+        return None, None
+    m = BILINGUAL.fullmatch(h)
+    if m:
+        a, b = m.group("a").strip(), m.group("b").strip()
+        if _HAS_CJK.search(a) and not _HAS_CJK.search(b) and _HAS_LATIN.search(b):
+            return b, a
+        if _HAS_CJK.search(b) and not _HAS_CJK.search(a) and _HAS_LATIN.search(a):
+            return a, b
+    cjk = _HAS_CJK.search(h)
+    # both decoration shapes hold a Chinese label; a trailing one leaves Chinese only in the
+    # last MAX_DECORATION_CHARS + 1 characters (cheap tests first: the patterns backtrack a lot
+    # on long lines)
+    m = None
+    if cjk:
+        if cjk.start() >= len(h) - MAX_DECORATION_CHARS - 1 and not _NAME_COLON.match(h):
+            m = _DECORATION.match(h)
+        if m is None and (cjk.start() == 0 or h[0] in "【["):
+            m = LEADING_DECORATION.match(h)
+    if m is None and cjk and cjk.start() <= 4:
+        m = _GLUED_LABEL.match(h)
+        if m is not None and len(latin_words(m.group("title"))) < MIN_GLUED_TITLE_WORDS:
+            m = None
+    if m:
+        return m.group("title").strip(" \t:：|｜丨—–-"), None
+    if not _HAS_CJK.search(h):
+        tail = CITATION_TAIL.search(h)
+        if tail and tail.start() > 0 and find_venue_years(tail.group(0)):
+            h = h[: tail.start()]  # "Title. In AAAI 2019.": the venue is the section's, not the title's
+        return h, None
+    if (credited := _TITLE_THEN_CREDIT.fullmatch(h)) and len(latin_words(credited.group("title"))) >= MIN_GLUED_TITLE_WORDS:
+        return credited.group("title"), None  # "Title，张三，某大学": a talk list's credit after the title
+    if _ZH_SENTENCE.search(h[:-1] if h.endswith("？") else h) or len(h) > MAX_TITLE_ZH_CHARS:
+        return None, None  # a sentence (the first line of a body), not a title
+    if not _HAS_LATIN.search(h):
+        label = BRACKET_LABEL.match(h)
+        if label and h[label.end():].strip(" \t:：|｜丨—–-"):
+            return None, h[label.end():].strip(" \t:：|｜丨—–-")
+        return None, h
+    if len(_CJK_CHARS.findall(h)) * 2 >= len(_LATIN_LETTERS.findall(h)):
+        return None, h  # "Memento: 無需微調 LLM 即可微調 LLM 代理": a Chinese title with names in it
+    return h, None
+
+
+#: An English title, then a Chinese credit after a full-width comma: a name (2-4 characters),
+#: maybe its places after another comma ("Title，张三，某大学/某公司").
+_TITLE_THEN_CREDIT = re.compile(r"(?P<title>[A-Za-z0-9][^\u3400-\u9fff，]*?)\s*，\s*[\u3400-\u9fff]{2,4}(?:\s*，.*)?")
+
+
+#: A note in lenticular brackets closing a heading ("【Multi reward】").
+_TRAILING_NOTE = re.compile(r"\s*【[^【】\n]{1,30}】\s*$")
+
+
+#: A short tag in backticks before a title ("`REVIEW`", its opening backtick maybe trimmed).
+_CODE_TAG = re.compile(r"`?[^`\s]{1,20}`\s*")
+
+
+#: A heading that names who made the work, then its English title: "Facebook 提出的 DeiT (…)",
+#: "微軟提出的 Swin Transformer" (the maker is read as the credit by extract).
+_LEADING_MAKER = re.compile(
+    r"(?P<maker>[^，,。：:\s][^，,。：:]{0,19}?)\s*(?:联合|聯合|共同)?(?:提出|推出|发布|發布|开发|開發|开源|開源)的\s*"
+    r"(?P<title>[A-Za-z0-9][^\u3400-\u9fff]*)")
+
+
+#: An HTML element's opening or closing tag in a heading (a break, a block or an inline style).
+_HTML_TAG = re.compile(r"</?(?:br|div|span|p|b|strong|em|i|u|font|h[1-6]|li|td|th|center)\b[^<>]{0,200}>", re.I)
+
+
+#: A short Chinese label glued to the English title after it, maybe after a year and before
+#: a bracketed tag: ``經典Title``, ``2020經典(arXiv:2006.11239)Title``.
+_GLUED_LABEL = re.compile(
+    rf"^(?:(?:19|20)\d\d)?[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}\s*(?:[(（\[][^()（）\[\]\n]{{1,40}}[)）\]])?\s*"
+    r"(?P<title>[A-Z0-9][^\u3400-\u9fff]*)$"
+)
+
+
+#: A one-word English name and a colon opening a heading ("Ttrl：測試時強化學習", "CoALA: 語言代理
+#:認知架構"): the Chinese after it is the rest of the title, not a decoration.
+_NAME_COLON = re.compile(r"[A-Za-z][\w.\-]*\s*[:：]\s*[\u3400-\u9fff]")
+
+
+#: Fewest Latin words of an English title after a glued label.
+MIN_GLUED_TITLE_WORDS = 3
+
+
+#: A tag before a title: a venue or a date in brackets (``(CVPR 2019)``, ``[ICML 2019]``,
+#: ``【2024】``), or a bare date (``202212 ``, ``2023.05 ``).
+_LEADING_TAG = re.compile(r"^\s*(?:[\[【(（][^\]】)）\n]{0,30}\d{2,4}[^\]】)）\n]{0,10}[\]】)）]|(?:19|20)\d{2}[.\-/]?\d{0,2}(?=\s)"
+                          r"|(?:19|20)\d{2}\s*[\[(（][^\]】)）\n]{1,20}[\]】)）])\s*")
+
+
+#: Link words glued to the end of a title ("Title(arXiv)", "Title [[note]]()", "Title (PDF)").
+_TRAILING_LINK_TAG = re.compile(
+    r"(?:\s*(?:\[\[?|[(（])\s*(?i:arxiv|pdf|paper|code|link|project|github|notes?|blog|video|slides)\s*(?:\]\]?|[)）])"
+    r"(?:\(\S*\))?)+\s*$")
+
+
+#: A list item's marker, with a task-list box (``- [ ]``, ``1.``, ``•``).
+_LIST_MARK = re.compile(r"^\s*(?:[-*+•·▪●]\s+|\d{1,3}(?:[.)]\s+|[、．]\s*))(?:\[[ xX]\]\s*)?")
