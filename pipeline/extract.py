@@ -107,7 +107,7 @@ _LEADING_DASH = re.compile(r"^[—–―]+\s*")
 #: An HTML anchor, kept as its text ("<a href=…>Name</a>" in a Markdown page's credit line).
 _HTML_ANCHOR = re.compile(r"<a\s[^>]{0,500}>(?P<text>[^<]{0,200})</a\s*>", re.I)
 #: Non-breaking spaces that separate names laid out without commas ("A &nbsp;&nbsp; B").
-_NAME_GAP = re.compile(r"(?<=[^\s,，、;；])(?:[ \t]*(?:&nbsp;|\u00a0)[ \t]*)+")
+_NAME_GAP = re.compile(r"(?<=[^\s,，、;；\u00a0])(?:[ \t]*\u00a0[ \t]*)+")
 #: A template's placeholder for the names ("[Authors] 等", "<author names>"), not a credit.
 _NAMES_PLACEHOLDER = re.compile(r"[\[<{【（(]\s*(?:(?:the\s+)?authors?(?:\s+names?)?|names?|作者|作者名单|作者名單|tbd|todo|xxx)\s*"
                                 r"[\]>}】）)]\s*(?:等|et\s+al\.?)?", re.I)
@@ -123,7 +123,10 @@ def _names_value(value: str) -> str:
         value = _HTML_ANCHOR.sub(lambda m: m.group("text"), value)
     if "](" in value:
         value = unlink(value)
-    return _NAME_GAP.sub(", ", value).strip() if "&nbsp;" in value or "\u00a0" in value else value
+    if "&nbsp;" in value or "\u00a0" in value:  # a gap between names separates them; after a comma, a space
+        value = _NAME_GAP.sub(", ", value.replace("&nbsp;", "\u00a0")).replace("\u00a0", " ")
+        value = " ".join(value.split())
+    return value.strip()
 
 
 @_memoised()

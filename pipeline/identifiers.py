@@ -179,11 +179,19 @@ def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str |
     return list(out.items())
 
 
+#: Lines that only open elements (``<div data-arxiv-id="…">``) at the end of a text: they open
+#: what follows it.
+_TRAILING_OPENING_TAGS = re.compile(r"(?:\n[ \t]*(?:<[A-Za-z][^<>]*>[ \t]*)+)+\s*$")
+
+
 def find_arxiv_attributes(text: str) -> list[tuple[str, str | None]]:
     """arXiv ids that HTML markup names in an attribute (``data-arxiv-id="2505.00972v2"``), as
-    :func:`find_arxiv_ids` gives them: for a field, not as evidence in text (markup is not seen)."""
+    :func:`find_arxiv_ids` gives them: for a field, not as evidence in text (markup is not seen).
+    Tags that only open elements on the last lines of ``text`` are left out: they wrap what
+    comes after it (a section ends where the next paper's ``<div data-arxiv-id=…>`` opens)."""
     out: dict[str, str | None] = {}
     if "arxiv" in text.lower():
+        text = _TRAILING_OPENING_TAGS.sub("", text)
         for m in _ARXIV_ATTRIBUTE.finditer(text):
             ident = f"{m.group('yymm')}.{m.group('num')}"
             if out.get(ident) is None:

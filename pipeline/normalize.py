@@ -748,7 +748,8 @@ def normalize_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
         A copy of ``batch`` (same index and order, ``text`` untouched) plus object columns
         ``lang`` (:func:`detect_script`) and ``text_norm`` (:func:`to_script`, or ``text`` itself
         when ``"und"``: Japanese kanji are not Traditional Chinese to convert; offsets refer to
-        ``text`` only).
+        ``text`` only). With a ``doc_id`` column, the sections holding Han characters of a
+        document that is Japanese or Korean as a whole are ``"und"`` too.
 
     Raises:
         TypeError: a ``text`` value is not a ``str`` (the message names its row index).
@@ -765,6 +766,12 @@ def normalize_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     out = batch.copy()
     counts = [script_counts(t) for t in texts]  # one count per text for both columns
     langs = [_script_from_counts(c) for c in counts]
+    if "doc_id" in batch:
+        # a document in Japanese or Korean decides for its sections: a credit block of kanji
+        # (著者：山田太郎) holds too little kana to tell on its own
+        foreign = _foreign_documents(batch["doc_id"].tolist(), counts)
+        langs = ["und" if c.han and doc in foreign else lang
+                 for doc, c, lang in zip(batch["doc_id"], counts, langs, strict=True)]
     out["lang"] = pd.Series(langs, index=batch.index, dtype=object)
     out["text_norm"] = pd.Series(
         [t if lang == "und" or _already_in_target(t, target, c) else to_script(t, target)
@@ -772,6 +779,17 @@ def normalize_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
         index=batch.index, dtype=object,
     )
     return out
+
+
+def _foreign_documents(doc_ids: list, counts: list[ScriptCounts]) -> set:
+    """The documents whose sections together are ``"und"`` by :func:`_script_from_counts` while
+    holding Han characters: Han beside kana or Hangul (Japanese, Korean), not Chinese."""
+    totals: dict = {}
+    for doc, c in zip(doc_ids, counts, strict=True):
+        t = totals.get(doc)
+        totals[doc] = c if t is None else ScriptCounts(t.hans + c.hans, t.hant + c.hant, t.han + c.han,
+                                                         t.latin + c.latin, t.other + c.other)
+    return {doc for doc, t in totals.items() if t.han and _script_from_counts(t) == "und"}
 
 
 STAGE = Stage(name="normalize", fn=normalize_sections, requires=("text",), adds=("lang", "text_norm"))

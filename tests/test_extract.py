@@ -703,3 +703,9 @@ def test_credit_line_under_a_dateline_and_affiliations_under_it() -> None:
                          "zh-Hans", Config())
     assert out["authors"] == ["Youwei Liang", "Junfeng He", "Gang Li", "Peizhao Li"]
     assert out["institutions"] == ["University of California, San Diego", "Google Research", "University of Cambridge"]
+
+
+def test_authors_linked_with_a_comma_and_nbsp_between_them() -> None:
+    text = ('## Scaling Sparse Experts\nAuthors: <a href="https://alice.example.com">Alice Wang</a>,&nbsp;'
+            '<a href="https://bob.example.com">Bob Li</a>&nbsp;&nbsp;<a href="https://carol.example.com">Carol Zhang</a>\n')
+    assert _section("Scaling Sparse Experts", text)["authors"] == ["Alice Wang", "Bob Li", "Carol Zhang"]

@@ -1005,3 +1005,12 @@ def test_an_arxiv_id_named_by_an_html_attribute_is_read_apart_from_text() -> Non
     assert find_arxiv_attributes(row) == [("2505.00972", "v2")]
     assert find_arxiv_ids(row) == []  # markup is no evidence in text
     assert find_arxiv_attributes("A paper, 2505.00972 downloads") == []
+
+
+def test_an_arxiv_attribute_that_opens_the_next_paper_is_not_this_ones() -> None:
+    from pipeline.identifiers import find_arxiv_attributes
+
+    # a <div data-arxiv-id> wraps each paper; a section ends where the next paper's div opens
+    section = '**Tokenizer-Free Language Modeling**\n\nWe propose.\n\n</div>\n\n<div data-arxiv-id="2402.11111">\n'
+    assert find_arxiv_attributes(section) == []
+    assert find_arxiv_attributes('<div data-arxiv-id="2401.12345v2">\n**Title**\n</div>\n') == [("2401.12345", "v2")]
