@@ -117,6 +117,18 @@ def _announced_links(sentence: str) -> list[tuple[int, str]]:
     return links
 
 
+def find_announced_papers(paragraph: str) -> list[tuple[int, str]]:
+    """The linked names of the sentences of ``paragraph`` that announce accepted papers
+    (:func:`_announced_links`), as :func:`find_paper_mentions` gives mentions."""
+    if "accept" not in paragraph.lower() and not any(w in paragraph for w in ("接收", "录用", "錄用", "入选", "入選", "中稿")):
+        return []
+    found, pos = [], 0
+    for sentence in split_sentences(paragraph):
+        found += [(pos + at, name) for at, name in _announced_links(sentence)]
+        pos += len(sentence)
+    return found
+
+
 def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     """Inline paper mentions of a paragraph, in order, as ``(offset, mention)``.
 
@@ -247,16 +259,18 @@ def find_paper_mention(paragraph: str) -> str | None:
     return mentions[0][1] if mentions else None
 
 
-def _narrative(lines: list[Line], kinds: list[str]) -> tuple[list[Line], list[str], dict[int, str | None]]:
-    """Split body lines at inline paper mentions; each piece that starts at a mention anchors a
-    section whose heading is the mention. A mention of a paper already mentioned above is part
-    of the section it stands in."""
+def _narrative(lines: list[Line], kinds: list[str],
+               finder=find_paper_mentions) -> tuple[list[Line], list[str], dict[int, str | None]]:
+    """Split body lines at inline paper mentions (``finder``: :func:`find_paper_mentions`, or
+    :func:`find_announced_papers`); each piece that starts at a mention anchors a section whose
+    heading is the mention. A mention of a paper already mentioned above is part of the section
+    it stands in."""
     out_lines: list[Line] = []
     out_kinds: list[str] = []
     anchors: dict[int, str | None] = {}
     seen: set[str] = set()  # a paper mentioned again (a line that links it twice) opens no new section
     for line, kind in zip(lines, kinds, strict=True):
-        mentions = find_paper_mentions(line.text) if kind == "body" else []
+        mentions = finder(line.text) if kind == "body" else []
         mentions = [(off, m) for off, m in mentions if not (fold_title(m) in seen or seen.add(fold_title(m)))]
         cuts = sorted({off for off, _ in mentions if off > 0})
         bounds = [0, *cuts, len(line.text)]

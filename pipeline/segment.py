@@ -96,6 +96,7 @@ from .prose import (
     _quoted_title,
     _restated_headline,
     _untitled_blocks,
+    find_announced_papers,
 )
 from .stage import Stage
 from .textutil import Line, plain, span_coverage, split_lines, trim_span
@@ -534,6 +535,13 @@ def _layout(lines: list[Line], kinds: list[str],
         # is about ("This article explains the ICLR 2024 paper <title> by …"): one explainer,
         # whose sub-headings are its parts, not papers
         anchors = {0: headline}
+    if anchors and all(isinstance(c, Candidate) and c.style in _HEADING_STYLES for c in anchors.values()):
+        # headings over sentences announcing accepted papers ("# Lab News" / "Three papers
+        # accepted at CVPR 2025: [A](…), [B](…)"): the links are the papers, the headings their
+        # context
+        split_lines_, split_kinds, announced = _narrative(lines, kinds, find_announced_papers)
+        if len(announced) >= 2:
+            lines, kinds, anchors = split_lines_, split_kinds, dict(announced)
     if not anchors or (len(anchors) == 1 and all(isinstance(c, Candidate) and c.style == "plain" for c in anchors.values())):
         # (one unmarked line kept as a title is weak evidence: papers named in the prose, two
         # or more, are the article's layout)

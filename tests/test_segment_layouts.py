@@ -597,3 +597,15 @@ def test_every_item_of_a_long_run_of_numbered_paper_headings_is_a_paper(n: int) 
     assert [s["heading"] for s in out["sections"]][:: n // 4] == [
         f"论文 {i}：Scaling Study Number {i}" for i in range(1, n + 1, n // 4)]
     assert len(out["sections"]) == n
+
+
+def test_announced_papers_under_headings_are_the_papers_and_the_headings_their_context() -> None:
+    # bad-input probe: a "# Lab News" heading had become the one paper, with the first link's arXiv id
+    text = ("# Lab News\n\n## January 2025\n\nTwo papers accepted at ICLR 2025: [Alpha Beta Gamma Model]"
+            "(https://arxiv.org/abs/2501.00001) and [Delta Epsilon Method](https://arxiv.org/abs/2501.00002).\n\n"
+            "## February 2025\n\nThree papers accepted at CVPR 2025: [Zeta Eta](https://arxiv.org/abs/2502.00001), "
+            "[Theta Iota](https://arxiv.org/abs/2502.00002) and [Kappa Lambda](https://arxiv.org/abs/2502.00003).\n")
+    out = segment_document(text, find_dropped(text, Config()))
+    assert [(s["heading"], s["ctx_venue"], s["ctx_year"]) for s in out["sections"]] == [
+        ("Alpha Beta Gamma Model", "ICLR", 2025), ("Delta Epsilon Method", "ICLR", 2025),
+        ("Zeta Eta", "CVPR", 2025), ("Theta Iota", "CVPR", 2025), ("Kappa Lambda", "CVPR", 2025)]
