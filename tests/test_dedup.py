@@ -1811,3 +1811,15 @@ def test_short_names_are_names() -> None:
     assert name_keys("Direct Preference Optimization: Your Language Model is Secretly a Reward Model") == (
         "directpreferenceoptimization", "dpo", False)
     assert name_keys("A B C: Something")[1] == ""
+
+
+def test_titles_that_differ_by_a_version_number_never_merge(use) -> None:
+    # bad-input probe: "CodeBench 2" / "CodeBench 3" with the same text and the same surnames had
+    # merged, and 3,334 such titles chained into one paper
+    text = "We introduce a benchmark for code generation with many tasks."
+    rows = [section(f"d{i}00-000", f"CodeBench {i}: A Benchmark Suite for Code Generation", summary=text,
+                    text=f"CodeBench {i}: A Benchmark Suite for Code Generation\n{text}",
+                    authors=[f"Person{i} Alpha", f"Person{i} Beta"]) for i in (1, 2, 3)]
+    rows.append(section("e000-000", "CodeBench 2: A Benchmark Suite for Code Generation", summary=text,
+                        text=f"CodeBench 2: A Benchmark Suite for Code Generation\n{text}"))
+    assert clusters(run(rows, use)[0]) == [["d100-000"], ["d200-000", "e000-000"], ["d300-000"]]

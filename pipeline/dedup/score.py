@@ -24,11 +24,13 @@ from .embed import SectionEmbeddings
 from .titles import (
     _CJK,
     ALIAS_SIMILARITY,
+    TITLE_CONFLICT_SIMILARITY,
     _chinese_pair_similarity,
     _english_ratio,
     _folded,
     _present,
     _ratio_upper_bounds,
+    _sequel_conflict,
     _titles,
     english_title_similarity,
     name_keys,
@@ -609,6 +611,7 @@ class PairScorer:
                 exact_title = exact_title & (self._combine(a, b, cos, title_sim, overlap, alias) >= exact_from)
                 if not exact_title.any():
                     break
+        sequel = np.zeros(len(a), dtype=bool)
         if exact_title.any():
             # English titles of mentions naming the same authors: a substituted word is no conflict
             same = np.nan_to_num(overlap, nan=0.0) >= AUTHOR_MIN_OVERLAP
@@ -616,7 +619,11 @@ class PairScorer:
                 self._pair_sims(ea, eb, en & exact_title & ~same, self._title_table, self._english_sims),
                 self._pair_sims(ea, eb, en & exact_title & same, self._title_table, self._same_author_sims)),
                 self._pair_sims(za, zb, zh & exact_title, self._zh_table, self._chinese_sims))[exact_title]
-        out[rest] = self._combine(a, b, cos, title_sim, overlap, alias)
+            sequel = self._pair_sims(ea, eb, en & exact_title, self._title_table, self._sequels) == 1.0
+        # titles that differ by a version or a sequel word ("CodeBench 2" / "CodeBench 3", "Llama
+        # 2" / "Llama 3") name two papers however alike their texts: the score stays at the cap
+        score = self._combine(a, b, cos, title_sim, overlap, alias)
+        out[rest] = np.where(sequel, np.minimum(score, TITLE_CONFLICT_SIMILARITY), score)
         return out
 
     def _combine(self, a: np.ndarray, b: np.ndarray, cos: np.ndarray, title_sim: np.ndarray,
@@ -687,6 +694,10 @@ class PairScorer:
     @staticmethod
     def _same_author_sims(a: list[str], b: list[str]) -> list[float]:
         return [same_authors_title_similarity(x, y) for x, y in zip(a, b, strict=True)]
+
+    @staticmethod
+    def _sequels(a: list[str], b: list[str]) -> list[float]:
+        return [float(_sequel_conflict(x, y)) for x, y in zip(a, b, strict=True)]
 
     @staticmethod
     def _english_ratios(a: list[str], b: list[str]) -> list[float]:
