@@ -31,6 +31,7 @@ import collections
 import contextlib
 import datetime as dt
 import logging
+import os
 import shutil
 import time
 from collections import Counter
@@ -262,6 +263,8 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     started = dt.datetime.now(dt.timezone.utc)
     run_id = new_run_id(started)
     bars = Progress(progress_mode(progress, config.run.quiet))
+    if config.run.quiet:  # the model libraries' own bars (transformers' "Loading weights") too
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     seconds = dict.fromkeys(STAGE_NAMES, 0.0)
     check_chain(DOCUMENT_STAGES, ingest.LISTING_COLUMNS)
     check_chain(SECTION_STAGES, [*segment.EXPLODED_COLUMNS])
