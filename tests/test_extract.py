@@ -586,6 +586,7 @@ def test_a_template_placeholder_is_no_author() -> None:
     ("BERT, GPT and T5: a comparison", "BERT, GPT and T5: a comparison"),
     ("DeepSeek-R1: Incentivizing Reasoning Capability in LLMs", "DeepSeek-R1: Incentivizing Reasoning Capability in LLMs"),
     ("CVPR 2024 Best Paper: Generative Image Dynamics", "Generative Image Dynamics"),
+    ("1000. Learning Sparse Models for Task 1000", "Learning Sparse Models for Task 1000"),
     ("NeurIPS 2023 in review: what the year taught us", "NeurIPS 2023 in review: what the year taught us"),
 ])
 def test_a_venue_edition_label_before_the_title_is_not_the_title(heading: str, title: str) -> None:
