@@ -27,7 +27,7 @@ import pandas as pd
 from .chatter import opens_reply, think_blocks
 from .config import Config
 from .credits import parse_credit_line
-from .fields import find_award_label, normalize_award, parse_key_value
+from .fields import find_award_label, find_venue_years, normalize_award, parse_key_value
 from .identifiers import find_arxiv_ids, url_kind
 from .stage import Stage
 from .textutil import (
@@ -779,6 +779,10 @@ def _clearly_off_topic(body: str, fit: float) -> bool:
     return len(content_profile(body)) >= SHORT_MIN_FEATURES and fit <= SHORT_MAX_FIT
 
 
+#: How far into a leading unit a venue edition is looked for (a lead names it early).
+MAX_VENUE_LEAD_CHARS = 300
+
+
 def _drop_unrelated_head(
     text: str, units: list[list[Line]], dropped: list[dict], min_fit: float, add: Callable
 ) -> None:
@@ -796,6 +800,11 @@ def _drop_unrelated_head(
             start_at = pending[0] if pending else k
             break
         body = "\n".join(ln.text for ln in unit).strip()
+        if any(year for _, year, _, _ in find_venue_years(body[:MAX_VENUE_LEAD_CHARS])):
+            # a unit naming a venue edition ("Our paper was accepted at ICML 2025.") is the
+            # article's context however few words it shares with the rest: the article starts here
+            start_at = pending[0] if pending else k
+            break
         if known is not None and known[0] <= end and _splits_at_space(text, end, dropped):
             # the rest shrank by one unit: subtract that unit's profile (in place: the last
             # rest is not used again), not recount the document

@@ -1108,3 +1108,12 @@ def test_a_disclaimer_is_a_legal_notice_not_a_paper() -> None:
     assert segment_document(text, dropped)["sections"] == []
     english = "Disclaimer: the views in this post are the author's own."
     assert [d["reason"] for d in find_dropped(f"# News\n\nSome text here.\n\n{english}\n", Config())] == ["copyright"]
+
+
+def test_a_lead_naming_a_venue_edition_is_not_unrelated() -> None:
+    # bad-input probe: the one-line lead was dropped as unrelated_leading, and the venue with it
+    text = ("Our paper was accepted at ICML 2025.\n\n# Scaling Sparse Autoencoders to Frontier Models\n\n"
+            "Authors: Alice Wang, Bob Li\n\nWe train sparse autoencoders on the residual stream of a large language "
+            "model and find millions of interpretable features. The method scales to the largest open models and "
+            "the features are causally relevant for downstream behaviour, as ablation studies show.\n")
+    assert [d["reason"] for d in find_dropped(text, Config())] == []
