@@ -92,6 +92,17 @@ _YAML_LINE = re.compile(r"[\w\-\"']+[ \t]*:(?:[ \t]|$)|[ \t]*-[ \t]|[ \t]+\S")
 _FRONT_MATTER_HEADLINE = re.compile(r"(?m)^(?:title|subtitle|description|tagline)[ \t]*:[ \t]*(.+?)[ \t]*$")
 
 
+#: Front matter keys that only a paper's metadata has (a blog post's ``author`` is its writer).
+_FRONT_MATTER_PAPER_KEY = re.compile(r"(?mi)^(?:authors|venue|conference|arxiv(?:_id)?|doi|paper(?:_url)?)[ \t]*:[ \t]*\S")
+
+
+def front_matter_names_a_paper(dropped: list[dict]) -> bool:
+    """Whether the document's YAML front matter is a paper's metadata: a title with authors, a
+    venue, an arXiv id, a DOI or a paper link (:data:`_FRONT_MATTER_PAPER_KEY`)."""
+    block = next((d["text"] for d in dropped if d["reason"] == "front_matter"), "")
+    return bool(_FRONT_MATTER_HEADLINE.search(block) and _FRONT_MATTER_PAPER_KEY.search(block))
+
+
 def front_matter_headline(dropped: list[dict]) -> str:
     """The headline a document's YAML front matter gives: its ``title``, ``subtitle``,
     ``description`` and ``tagline`` values (quotes removed), one a line; ``""`` when

@@ -51,7 +51,7 @@ from .candidates import (
     title_is_part,
     venue_beside_title,
 )
-from .clean import front_matter_headline
+from .clean import front_matter_headline, front_matter_names_a_paper
 from .config import Config
 from .credits import names_only
 from .fields import (
@@ -550,7 +550,8 @@ def _layout(lines: list[Line], kinds: list[str],
             lines, kinds, anchors = split_lines_, split_kinds, dict(narrative)
     if not anchors:
         anchors = dict.fromkeys(_untitled_blocks(lines, kinds), "")
-    if not anchors and lines and _about_one_paper("\n".join(line.text for line in lines)):
+    if not anchors and lines and (_about_one_paper("\n".join(line.text for line in lines))
+                                  or front_matter_names_a_paper(dropped)):
         # a page about one paper that never writes its title as a heading or a quoted name in a
         # sentence about a paper: the page is that paper's one section, titled by an English
         # title quoted anywhere, else the title of its front matter (a note's metadata), else

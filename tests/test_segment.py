@@ -561,3 +561,15 @@ def test_a_note_about_one_paper_is_titled_by_its_front_matter() -> None:
     text = (REAL / "dev" / "h18-jackchen-obsidian-notes" / "DEIM.md").read_text(encoding="utf-8")
     out = segment_document(text, find_dropped(text, Config()))
     assert [s["heading"] for s in out["sections"]] == ["DEIM: DETR with Improved Matching for Fast Convergence"]
+
+
+@pytest.mark.parametrize(("meta", "headings"), [
+    ('title: "Diffusion Policies for Dexterous Manipulation"\nauthors: [Grace Liu, Henry Ma]\nvenue: CoRL 2024\n',
+     ["Diffusion Policies for Dexterous Manipulation"]),
+    ('title: "My trip to Tokyo"\nauthor: Bob\n', []),  # a blog post's front matter names its writer
+])
+def test_a_page_whose_front_matter_is_a_papers_metadata_is_that_paper(meta: str, headings: list[str]) -> None:
+    text = (f"---\n{meta}---\n\nThe text proposes a diffusion-based policy for dexterous hands. Key idea: denoise "
+            "action chunks conditioned on point clouds. Results beat prior baselines on 12 tasks.\n")
+    out = segment_document(text, find_dropped(text, Config()))
+    assert [s["heading"] for s in out["sections"]] == headings
