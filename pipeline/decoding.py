@@ -356,6 +356,8 @@ def _detect(data: bytes, preferred: Decoded | None, score: Callable[[str], float
         raise BinaryContentError("no character encoding decodes these bytes (binary content, not text)")
     score = score or plausibility
     first = next(iter(candidates))  # the declared charset, else charset-normalizer's best
+    if _japanese(candidates[first]):
+        return candidates[first]
     first_score = score(candidates[first].text)
     if first_score >= 1.0 - PLAUSIBILITY_MARGIN:
         # scores lie in [0, 1]: no candidate can beat the first by the margin, so the others are
@@ -364,6 +366,28 @@ def _detect(data: bytes, preferred: Decoded | None, score: Callable[[str], float
     scores = {codec: first_score if codec == first else score(d.text) for codec, d in candidates.items()}
     best = max(scores, key=scores.get)
     return candidates[first if scores[first] >= scores[best] - PLAUSIBILITY_MARGIN else best]
+
+
+#: Japanese codecs charset-normalizer may answer with.
+JAPANESE_CODECS = frozenset({"euc_jp", "euc_jis_2004", "euc_jisx0213", "shift_jis", "shift_jis_2004",
+                             "shift_jisx0213", "cp932", "iso2022_jp", "iso2022_jp_2"})
+#: Kana among the non-ASCII characters of a decoding from which it is Japanese text.
+MIN_KANA_SHARE = 0.2
+_KANA = re.compile(r"[\u3040-\u30ff]")
+
+
+def _japanese(decoded: Decoded) -> bool:
+    """A Japanese codec's decoding that reads as Japanese: kana make :data:`MIN_KANA_SHARE` of its
+    non-ASCII characters. :func:`plausibility` (a Chinese frequency score) cannot judge it, and a
+    Chinese codec reads EUC-JP kana as kana too (GB2312 has the same kana rows), with the kanji
+    turned into other Han characters. Chinese text decoded with a Japanese codec has no kana."""
+    if decoded.encoding.lower().replace("-", "_") not in JAPANESE_CODECS:
+        return False
+    sample = _NON_ASCII_CHARS.sub("", decoded.text[:PLAUSIBILITY_SAMPLE])
+    return bool(sample) and len(_KANA.findall(sample)) >= MIN_KANA_SHARE * len(sample)
+
+
+_NON_ASCII_CHARS = re.compile(r"[\x00-\x7f]+")
 
 
 def decode_bytes(data: bytes, declared: str | None = None, *, markup: bool = False) -> tuple[str, str]:

@@ -812,3 +812,11 @@ def test_detection_keeps_a_clearly_plausible_first_candidate() -> None:
     text = "論文摘要：本文提出了一種新的擴散模型訓練方法，在多個基準上取得了顯著提升。" * 5
     decoded = decode(text.encode("big5hkscs"))
     assert decoded.text == text and decoded.encoding == "big5hkscs"
+
+
+@pytest.mark.parametrize("codec", ["euc_jp", "shift_jis"])
+def test_japanese_in_a_legacy_encoding_decodes_as_japanese(tmp_path: Path, codec: str) -> None:
+    # bad-input probe: EUC-JP bytes had decoded as GB18030 mojibake (GB2312 holds the same kana rows)
+    text = "本論文では、大規模言語モデルの推論能力について述べる。東京大学の研究チームが発表した。\n" * 3
+    row = _read(tmp_path, "ja.txt", text.encode(codec))
+    assert (row["status"], row["text"]) == ("ok", text)
