@@ -383,11 +383,9 @@ def _japanese(decoded: Decoded) -> bool:
     turned into other Han characters. Chinese text decoded with a Japanese codec has no kana."""
     if decoded.encoding.lower().replace("-", "_") not in JAPANESE_CODECS:
         return False
-    sample = _NON_ASCII_CHARS.sub("", decoded.text[:PLAUSIBILITY_SAMPLE])
+    sample = "".join(_NON_ASCII.findall(decoded.text, 0, PLAUSIBILITY_SAMPLE))
     return bool(sample) and len(_KANA.findall(sample)) >= MIN_KANA_SHARE * len(sample)
 
-
-_NON_ASCII_CHARS = re.compile(r"[\x00-\x7f]+")
 
 
 def decode_bytes(data: bytes, declared: str | None = None, *, markup: bool = False) -> tuple[str, str]:

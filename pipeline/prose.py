@@ -120,7 +120,7 @@ def _announced_links(sentence: str) -> list[tuple[int, str]]:
 def find_announced_papers(paragraph: str) -> list[tuple[int, str]]:
     """The linked names of the sentences of ``paragraph`` that announce accepted papers
     (:func:`_announced_links`), as :func:`find_paper_mentions` gives mentions."""
-    if "accept" not in paragraph.lower() and not any(w in paragraph for w in ("接收", "录用", "錄用", "入选", "入選", "中稿")):
+    if not _ACCEPTED.search(paragraph):
         return []
     found, pos = [], 0
     for sentence in split_sentences(paragraph):

@@ -1111,7 +1111,7 @@ def test_a_disclaimer_is_a_legal_notice_not_a_paper() -> None:
 
 
 def test_a_lead_naming_a_venue_edition_is_not_unrelated() -> None:
-    # bad-input probe: the one-line lead was dropped as unrelated_leading, and the venue with it
+    # the lead is the papers' venue context, however few words it shares with the rest
     text = ("Our paper was accepted at ICML 2025.\n\n# Scaling Sparse Autoencoders to Frontier Models\n\n"
             "Authors: Alice Wang, Bob Li\n\nWe train sparse autoencoders on the residual stream of a large language "
             "model and find millions of interpretable features. The method scales to the largest open models and "

@@ -1814,8 +1814,7 @@ def test_short_names_are_names() -> None:
 
 
 def test_titles_that_differ_by_a_version_number_never_merge(use) -> None:
-    # bad-input probe: "CodeBench 2" / "CodeBench 3" with the same text and the same surnames had
-    # merged, and 3,334 such titles chained into one paper
+    # the same text and the same surnames: only the version number tells the papers apart
     text = "We introduce a benchmark for code generation with many tasks."
     rows = [section(f"d{i}00-000", f"CodeBench {i}: A Benchmark Suite for Code Generation", summary=text,
                     text=f"CodeBench {i}: A Benchmark Suite for Code Generation\n{text}",

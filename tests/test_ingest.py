@@ -816,7 +816,7 @@ def test_detection_keeps_a_clearly_plausible_first_candidate() -> None:
 
 @pytest.mark.parametrize("codec", ["euc_jp", "shift_jis"])
 def test_japanese_in_a_legacy_encoding_decodes_as_japanese(tmp_path: Path, codec: str) -> None:
-    # bad-input probe: EUC-JP bytes had decoded as GB18030 mojibake (GB2312 holds the same kana rows)
+    # GB18030 also decodes EUC-JP bytes (GB2312 holds the same kana rows), into mojibake
     text = "本論文では、大規模言語モデルの推論能力について述べる。東京大学の研究チームが発表した。\n" * 3
     row = _read(tmp_path, "ja.txt", text.encode(codec))
     assert (row["status"], row["text"]) == ("ok", text)

@@ -782,7 +782,7 @@ def test_a_japanese_section_is_und_and_kept_as_written() -> None:
 
 
 def test_a_kanji_credit_block_of_a_japanese_document_is_not_converted() -> None:
-    # bad-input probe: the credit block alone holds too little kana to tell Japanese from Chinese
+    # the credit block alone holds too little kana to tell Japanese from Chinese
     batch = pd.DataFrame({"doc_id": ["j", "j"], "text": [
         "本論文では、大規模言語モデルの推論能力について述べる。東京大学の研究チームが発表した。",
         "論文タイトル：Neural Radiance Fields\n著者：山田太郎、佐藤花子、鈴木一郎\n所属：東京大学、京都大学"]})

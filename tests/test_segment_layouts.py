@@ -590,8 +590,8 @@ def test_linked_names_after_an_announcement_of_accepted_papers_are_papers(paragr
 
 @pytest.mark.parametrize("n", [100, 3000])
 def test_every_item_of_a_long_run_of_numbered_paper_headings_is_a_paper(n: int) -> None:
-    # bad-input probe: the classifier's score drifts with the position along a long uniform list,
-    # which had kept only the last 188 of 5,000 items; the numbering says what every item is
+    # the classifier's score drifts with the position along a long uniform list; the numbering
+    # says what every item is
     text = "# 论文合集\n\n" + "\n".join(f"论文 {i}：Scaling Study Number {i}" for i in range(1, n + 1))
     out = segment_document(text, [])
     assert [s["heading"] for s in out["sections"]][:: n // 4] == [
@@ -600,7 +600,7 @@ def test_every_item_of_a_long_run_of_numbered_paper_headings_is_a_paper(n: int) 
 
 
 def test_announced_papers_under_headings_are_the_papers_and_the_headings_their_context() -> None:
-    # bad-input probe: a "# Lab News" heading had become the one paper, with the first link's arXiv id
+    # the headings are no paper (nor do they take the first link's arXiv id)
     text = ("# Lab News\n\n## January 2025\n\nTwo papers accepted at ICLR 2025: [Alpha Beta Gamma Model]"
             "(https://arxiv.org/abs/2501.00001) and [Delta Epsilon Method](https://arxiv.org/abs/2501.00002).\n\n"
             "## February 2025\n\nThree papers accepted at CVPR 2025: [Zeta Eta](https://arxiv.org/abs/2502.00001), "
