@@ -44,6 +44,7 @@ from .headings import (
     DECORATION_ONLY,
     ENUMERATED_HEADING,
     LEADING_DECORATION,
+    LIST_NUMBER,
     MAX_DECORATION_CHARS,
     NUMBERED_HEADING,
 )
@@ -54,7 +55,7 @@ _MD_HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<text>\S.*)$")
 _BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
 _BOLD_RUN = re.compile(r"(?:\*\*|__)(?P<inner>[^*_\n].*?)(?:\*\*|__)")
 _LINK = re.compile(r"\[(?P<text>[^\[\]\n]{2,400})\]\((?P<url>[^()\s]+(?:\([^()\s]*\)[^()\s]*)?)\)")
-_BULLET = re.compile(r"^(?:[-*+](?=\s)\s*|[•·▪●◆◇■□➤►▶✅☑️📄📌🔹🔸]\s*|\d{1,3}[.)、．]\s*|[（(]\d{1,3}[）)]\s*)(?:\[[ xX]\]\s*)?")
+_BULLET = re.compile(rf"^(?:[-*+](?=\s)\s*|[•·▪●◆◇■□➤►▶✅☑️📄📌🔹🔸]\s*|{LIST_NUMBER}[.)、．]\s*|[（(]\d{{1,3}}[）)]\s*)(?:\[[ xX]\]\s*)?")
 _HTML_A = re.compile(r"<a\s[^>]*?href=[\"'](?P<href>[^\"']+)[\"'][^>]*>(?P<text>.*?)</a>", re.I | re.S)
 _HTML_BOLD = re.compile(r"</?(?:b|strong)(?:\s[^>]*)?>", re.I)
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)")
@@ -217,6 +218,9 @@ def _table_cells(s: str) -> list[str]:
 _TITLE_HEADERS = re.compile(r"^(?:papers?|titles?|papertitles?|name|论文|論文|论文名称?|論文名稱?|论文标题|論文標題|标题|標題|题目|題目|名称|名稱|文章)$")
 
 
+#: A span that is only an identifier ("arXiv:2309.07906", "doi: 10.1145/…"): a link to a paper, not
+#: its title.
+_IDENTIFIER_ONLY = re.compile(r"(?:arxiv\s*[:：]?\s*)?\d{4}\.\d{4,5}(?:v\d+)?|doi\s*[:：]?\s*10\.\S+|10\.\d{4,9}/\S+", re.I)
 #: Link texts that name a kind of link, not a paper.
 _GENERIC_LINK = re.compile(r"pdf|paper|code|link|arxiv|project|github|论文|論文|代码|代碼|链接|鏈接|video|slides?", re.I)
 
@@ -483,8 +487,9 @@ def _made(title: str, style: str, level: int = 0) -> Candidate | None:
         title = LEADING_DECORATION.match(title).group("title").strip()
     if not (MIN_TITLE_CHARS <= len(title) <= MAX_TITLE_CHARS) or "://" in title or DECORATION_ONLY.match(title):
         return None  # (a bracketed label alone, 【往期回顾】, names a part of the article)
-    if PLACEHOLDER_VALUE.fullmatch(title) or _GENERIC_LINK.fullmatch(title) or is_list_heading(title):
-        return None  # "None", "N/A"; a link's name ("arXiv", "PDF") left of an item without its
+    if PLACEHOLDER_VALUE.fullmatch(title) or _GENERIC_LINK.fullmatch(title) or is_list_heading(title) \
+            or _IDENTIFIER_ONLY.fullmatch(title):
+        return None  # "None", "N/A"; a link's name ("arXiv", "PDF", an arXiv id) left of an item without its
         # title; a list's heading ("Publications")
     return Candidate(0, title, style, level)
 

@@ -18,6 +18,7 @@ from .headings import (
     DECORATION_SEP,
     ENUMERATION_PREFIX_RE,
     LEADING_DECORATION,
+    LIST_NUMBER,
     MAX_DECORATION_CHARS,
     NUMBERED_PREFIX_RE,
 )
@@ -248,6 +249,5 @@ _TRAILING_LINK_TAG = re.compile(
 
 
 #: A list item's marker, with a task-list box (``- [ ]``, ``1.``, ``•``).
-#: A list item's marker: a bullet or a number up to 9999 that is not a year ("2024. Title" is
-#: a dated line, "1000. Title" the thousandth item of a long list).
-_LIST_MARK = re.compile(r"^\s*(?:[-*+•·▪●]\s+|(?:\d{1,3}|(?!19\d\d|20\d\d)\d{4})(?:[.)]\s+|[、．]\s*))(?:\[[ xX]\]\s*)?")
+#: A list item's marker: a bullet or a list number (:data:`pipeline.headings.LIST_NUMBER`).
+_LIST_MARK = re.compile(rf"^\s*(?:[-*+•·▪●]\s+|{LIST_NUMBER}(?:[.)]\s+|[、．]\s*))(?:\[[ xX]\]\s*)?")

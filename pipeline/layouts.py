@@ -14,6 +14,7 @@ from .candidates import (
 from .fields import (
     parse_key_value,
 )
+from .headings import LIST_NUMBER
 from .line_kinds import (
     _BOLD_LINE,
     MAX_AWARD_HEADER_CHARS,
@@ -116,7 +117,7 @@ def _same_layout(signature: tuple[str, ...], common: tuple[str, ...]) -> bool:
 
 
 #: A running number that opens a marked line ("**1、Title**", "## 2. Title").
-_RUNNING_NUMBER = re.compile(r"^(?:#{1,6}\s+|\*\*|__)?\s*(?:(\d{1,3})\s*[.、．]|(?:论文|論文|[Pp]aper|PAPER)\s*(\d{1,5})\s*[：:.、])")
+_RUNNING_NUMBER = re.compile(rf"^(?:#{{1,6}}\s+|\*\*|__)?\s*(?:({LIST_NUMBER})\s*[.、．]|(?:论文|論文|[Pp]aper|PAPER)\s*(\d{{1,5}})\s*[：:.、])")
 
 
 #: Fewest items of a numbered run for its unkept items to follow the kept ones.

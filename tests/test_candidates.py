@@ -352,3 +352,10 @@ def test_a_table_of_contents_entry_is_no_candidate() -> None:
     assert candidate_of(_line("- [Attention Is All You Need](#attention-is-all-you-need)")) is None
     assert candidate_of(_line('<a href="#pillar-one" class="badge">Pillar one: Robot Control (1)</a>')) is None
     assert candidate_of(_line("- [Attention Is All You Need](https://arxiv.org/abs/1706.03762)")).style == "link_lead"
+
+
+@pytest.mark.parametrize("line", ["Paper: [arXiv:2309.07906](https://arxiv.org/abs/2309.07906)",
+                                  "- [2309.07906](https://arxiv.org/abs/2309.07906)",
+                                  "- [doi: 10.1145/3592433](https://doi.org/10.1145/3592433)"])
+def test_a_link_named_by_an_identifier_only_is_no_title(line: str) -> None:
+    assert candidate_of(_line(line)) is None

@@ -609,3 +609,10 @@ def test_announced_papers_under_headings_are_the_papers_and_the_headings_their_c
     assert [(s["heading"], s["ctx_venue"], s["ctx_year"]) for s in out["sections"]] == [
         ("Alpha Beta Gamma Model", "ICLR", 2025), ("Delta Epsilon Method", "ICLR", 2025),
         ("Zeta Eta", "CVPR", 2025), ("Theta Iota", "CVPR", 2025), ("Kappa Lambda", "CVPR", 2025)]
+
+
+def test_a_long_numbered_list_past_999_keeps_every_item_and_strips_every_number() -> None:
+    text = "# Accepted papers\n\n" + "\n".join(f"{i}. Learning Method Number {i} for Graphs" for i in range(1, 1201))
+    out = segment_document(text, [])
+    assert len(out["sections"]) == 1200
+    assert split_heading_title(out["sections"][1099]["heading"])[0] == "Learning Method Number 1100 for Graphs"
