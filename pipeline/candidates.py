@@ -47,6 +47,7 @@ from .headings import (
     LIST_NUMBER,
     MAX_DECORATION_CHARS,
     NUMBERED_HEADING,
+    without_venue_label,
 )
 from .identifiers import find_arxiv_ids, find_urls
 from .textutil import Line, latin_words, plain
@@ -291,7 +292,8 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
             return None  # "#### Authors: A, B": a credit set as a heading, the evidence of a title
         level = len(m.group("hashes"))
         style = "md1" if level == 1 else "md2" if level == 2 else "md3"
-        return _made(_clean_title(m.group("text").rstrip().rstrip("#")), style, level)
+        # ("# CVPR 2024 Best Paper: Title": the venue label is the title's context, not its words)
+        return _made(without_venue_label(_clean_title(m.group("text").rstrip().rstrip("#"))), style, level)
     if NUMBERED_HEADING.match(s):
         return _made(_clean_title(NUMBERED_HEADING.match(s).group("title")), "numbered")
     kv = parse_key_value(s)

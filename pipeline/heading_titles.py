@@ -10,7 +10,7 @@ import re
 from importlib import resources
 
 from .candidates import unlink
-from .fields import PLACEHOLDER_VALUE, find_award_label, find_venue_years, parse_key_value
+from .fields import PLACEHOLDER_VALUE, find_venue_years, parse_key_value
 from .headings import (
     BILINGUAL,
     BOOK_TITLE,
@@ -21,6 +21,7 @@ from .headings import (
     LIST_NUMBER,
     MAX_DECORATION_CHARS,
     NUMBERED_PREFIX_RE,
+    without_venue_label,
 )
 from .paper_venue import CITATION_TAIL
 from .textutil import latin_words, plain
@@ -71,44 +72,6 @@ def _reading_label() -> re.Pattern[str]:
     return re.compile(rf"(?<=.{{{MIN_TITLE_BEFORE_LABEL}}})\s*(?:{'|'.join(map(re.escape, words))})\s*$", re.S)
 
 
-#: A label before a title that names a venue edition ("ACL2025: ", "CVPR 2024 Oral："): at most
-#: this many letters besides the venue's name.
-MAX_VENUE_LABEL_REST = 6
-
-
-_LABEL_COLON = re.compile(r"[:：]\s*")
-
-
-#: What separates a title from a trailing label ("Title, CVPR2024 Best Paper Award").
-_TAIL_SEPARATOR = re.compile(r"\s*(?:[,，|｜]|\s[-–—]\s)\s*")
-
-
-def _venue_label(label: str) -> bool:
-    """Whether ``label`` only names a venue edition, its track and its award ("ACL2025", "CVPR
-    2024 Oral", "CVPR2024 Best Paper Award"): a dated venue and at most
-    :data:`MAX_VENUE_LABEL_REST` other letters once the award label is left out."""
-    found = [(start, end) for _, year, start, end in find_venue_years(label) if year]
-    if not found:
-        return False
-    rest = "".join(ch for k, ch in enumerate(label) if not any(a <= k < b for a, b in found))
-    if award := find_award_label(rest):
-        rest = rest.replace(award, " ")
-    return sum(ch.isalpha() for ch in rest) <= MAX_VENUE_LABEL_REST
-
-
-def _without_venue_label(h: str) -> str:
-    """``h`` without a leading label that only names a venue edition ("ACL2025: Title") or a
-    trailing one after a separator ("Title, CVPR2024 Best Paper Award"); unchanged otherwise,
-    or when fewer than 8 characters would be left."""
-    m = _LABEL_COLON.search(h, 0, 40)
-    if m is not None and len(h) - m.end() >= 8 and _venue_label(h[: m.start()]):
-        return h[m.end():]
-    tails = [t for t in _TAIL_SEPARATOR.finditer(h, max(8, len(h) - 60))]
-    if tails and _venue_label(h[tails[-1].end():]):
-        return h[: tails[-1].start()]
-    return h
-
-
 def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     """``(title, title_zh)`` from a section heading.
 
@@ -129,7 +92,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     if _HAS_CJK.search(h) and (label := _reading_label().search(h)):  # "Title導讀", "BERT | 论文笔记": a guide
         h = h[: label.start()].rstrip(" \t:：|｜丨—–-")
     h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
-    h = _without_venue_label(h)
+    h = without_venue_label(h)
     if h.endswith((")", "）", "]")) and (tag := _TRAILING_LINK_TAG.search(h)) and tag.start() >= 3:
         h = h[: tag.start()]
     if h.endswith("】") and (note := _TRAILING_NOTE.search(h)) and len(latin_words(h[: note.start()])) >= MIN_GLUED_TITLE_WORDS:

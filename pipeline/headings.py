@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from .fields import find_award_label, find_venue_years
+
 #: ``论文 1：``, ``論文2:``, ``Paper 3.``, ``论文三、``
 NUMBERED_PREFIX = r"(?:论文|論文|Paper|PAPER|paper)\s*(?:\d+|[一二三四五六七八九十]+)\s*[：:.、]\s*"
 #: The number of a list item: up to 99999, but not a year ("2024. Title" is a dated line,
@@ -49,3 +51,41 @@ DECORATION_ONLY = re.compile(rf"^[【\[][\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS
 #: A heading that opens with a bracketed label: ``【背景】研究动机``, ``[方法] 核心思路`` (how an
 #: explainer marks its parts; a Chinese paper title seldom wears one).
 BRACKET_LABEL = re.compile(rf"^[【\[][\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]]")
+
+
+#: A label before a title that names a venue edition ("ACL2025: ", "CVPR 2024 Oral："): at most
+#: this many letters besides the venue's name.
+MAX_VENUE_LABEL_REST = 6
+
+
+_LABEL_COLON = re.compile(r"[:：]\s*")
+
+
+#: What separates a title from a trailing label ("Title, CVPR2024 Best Paper Award").
+_TAIL_SEPARATOR = re.compile(r"\s*(?:[,，|｜]|\s[-–—]\s)\s*")
+
+
+def _venue_label(label: str) -> bool:
+    """Whether ``label`` only names a venue edition, its track and its award ("ACL2025", "CVPR
+    2024 Oral", "CVPR2024 Best Paper Award"): a dated venue and at most
+    :data:`MAX_VENUE_LABEL_REST` other letters once the award label is left out."""
+    found = [(start, end) for _, year, start, end in find_venue_years(label) if year]
+    if not found:
+        return False
+    rest = "".join(ch for k, ch in enumerate(label) if not any(a <= k < b for a, b in found))
+    if award := find_award_label(rest):
+        rest = rest.replace(award, " ")
+    return sum(ch.isalpha() for ch in rest) <= MAX_VENUE_LABEL_REST
+
+
+def without_venue_label(h: str) -> str:
+    """``h`` without a leading label that only names a venue edition ("ACL2025: Title") or a
+    trailing one after a separator ("Title, CVPR2024 Best Paper Award"); unchanged otherwise,
+    or when fewer than 8 characters would be left."""
+    m = _LABEL_COLON.search(h, 0, 40)
+    if m is not None and len(h) - m.end() >= 8 and _venue_label(h[: m.start()]):
+        return h[m.end():]
+    tails = [t for t in _TAIL_SEPARATOR.finditer(h, max(8, len(h) - 60))]
+    if tails and _venue_label(h[tails[-1].end():]):
+        return h[: tails[-1].start()]
+    return h

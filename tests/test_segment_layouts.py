@@ -616,3 +616,11 @@ def test_a_long_numbered_list_past_999_keeps_every_item_and_strips_every_number(
     out = segment_document(text, [])
     assert len(out["sections"]) == 1200
     assert split_heading_title(out["sections"][1099]["heading"])[0] == "Learning Method Number 1100 for Graphs"
+
+
+def test_a_heading_that_opens_with_a_venue_label_is_the_papers_title() -> None:
+    text = ("# CVPR 2024 Best Paper: Generative Image Dynamics\n\n"
+            "Authors: Zhengqi Li, Richard Tucker, Noah Snavely, Aleksander Holynski\n\n"
+            "The paper models an image-space prior on scene motion.\n")
+    (sec,) = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert split_heading_title(sec["heading"])[0] == "Generative Image Dynamics"
