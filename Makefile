@@ -41,13 +41,13 @@ browser:
 	  || echo "warning: could not install chromium and fonts-noto-cjk (needs root); the report's browser test will skip (fail under CI)"
 
 eval: $(STAMP)
-	$(BIN)/python -m pipeline.evaluate tests/fixtures/segmentation --baseline tests/eval_baseline.json
-	$(BIN)/python -m pipeline.evaluate_dedup tests/fixtures/dedup --baseline tests/fixtures/dedup/baseline.json
-	$(BIN)/python -m pipeline.evaluate_real --split dev --baseline tests/real_eval_baseline.json
+	$(BIN)/python -m evaluation.evaluate tests/fixtures/segmentation --baseline tests/eval_baseline.json
+	$(BIN)/python -m evaluation.evaluate_dedup tests/fixtures/dedup --baseline tests/fixtures/dedup/baseline.json
+	$(BIN)/python -m evaluation.evaluate_real --split dev --baseline tests/real_eval_baseline.json
 
 # The real-world corpus's test split (tests/fixtures/real/test): scored only on request, no floors.
 eval-test: $(STAMP)
-	$(BIN)/python -m pipeline.evaluate_real --split test
+	$(BIN)/python -m evaluation.evaluate_real --split test
 
 # Benchmarks (bench/README.md): `make bench-corpus N=1000 SEED=0` writes a generated corpus;
 # `make bench` times every stage on 1k/10k/50k articles against jieba, OpenCC and the embedder.

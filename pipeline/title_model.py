@@ -3,7 +3,7 @@ is a paper's title.
 
 The model is a gradient-boosted tree ensemble (scikit-learn's ``GradientBoostingClassifier``,
 log-loss: Friedman, "Greedy Function Approximation", 2001) trained by
-:mod:`pipeline.train_titles` on the development part of the real-world corpus, the annotated
+:mod:`evaluation.train_titles` on the development part of the real-world corpus, the annotated
 fixtures and the seeds, and stored as plain JSON (``data/title_model.json``: feature names, the
 trees' arrays, learning rate, initial log-odds, the decision threshold and how it was chosen).
 Prediction needs numpy only: scikit-learn is a training dependency.
@@ -34,7 +34,7 @@ class TitleModel:
         if not isinstance(spec, dict) or not spec.get("features") or not spec.get("trees"):
             raise ValueError("it holds no model (no features or no trees)")
         if tuple(spec["features"]) != FEATURES:
-            raise ValueError("it was trained on other features: rerun python -m pipeline.train_titles")
+            raise ValueError("it was trained on other features: rerun python -m evaluation.train_titles")
         self.threshold = float(spec["threshold"])
         self.learning_rate = float(spec["learning_rate"])
         self.init = float(spec["init_log_odds"])

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from evaluation.train_titles import best_threshold, label
+from evaluation.train_titles import main as train_main
 from pipeline import title_model
 from pipeline.candidates import FEATURES, candidate_of, find_candidates
 from pipeline.segment import kept_lines, segment_document
 from pipeline.textutil import Line
-from pipeline.train_titles import best_threshold, label
-from pipeline.train_titles import main as train_main
 
 REAL = Path(__file__).parent / "fixtures" / "real"
 
@@ -205,7 +205,7 @@ def test_a_damaged_model_is_refused_with_its_path(tmp_path: Path) -> None:
 
 
 def test_labels_and_threshold() -> None:
-    from pipeline.evaluate import title_key
+    from evaluation.evaluate import title_key
 
     gold = [title_key("Attention Is All You Need"), title_key("视觉自回归建模")]
     assert label("## Attention is all you need", gold)

@@ -3,7 +3,7 @@ cleaning of the annotated fixture articles in ``tests/fixtures/segmentation``, a
 the extracted fields on those fixtures and on the seed articles, must not fall below the floors
 pinned in ``tests/eval_baseline.json``.
 
-Raising a floor is easy (``make eval`` shows the scores; ``python -m pipeline.evaluate
+Raising a floor is easy (``make eval`` shows the scores; ``python -m evaluation.evaluate
 --write-baseline`` pins them); lowering one needs a ``--reason``, kept in the baseline file.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.evaluate import (
+from evaluation.evaluate import (
     CEILING_KEYS,
     FIELD_FLOOR_KEYS,
     FIELD_KEYS,
@@ -34,7 +34,7 @@ from pipeline.evaluate import (
     score_document,
     score_fields,
 )
-from pipeline.gold import check_field_gold, validate_fixtures, validate_seed_gold
+from evaluation.gold import check_field_gold, validate_fixtures, validate_seed_gold
 
 from conftest import GOLD, read_outputs, require_seeds
 from gold_checks import assert_coverage
@@ -261,7 +261,7 @@ def test_baseline_floors_round_down_and_loosening_is_detected():
 
 
 def test_a_required_keyword_is_covered_by_an_equal_or_longer_keyword() -> None:
-    from pipeline.evaluate import _term_in
+    from evaluation.evaluate import _term_in
 
     assert _term_in("视频分割", "视频分割")
     assert _term_in("视频分割", "视频分割模型")
@@ -277,12 +277,15 @@ def test_the_seeds_of_make_eval_come_from_pipeline_seeds_as_the_tests_do(tmp_pat
     import subprocess
     import sys
 
-    code = "from pipeline.evaluate import DEFAULT_SEEDS; print(DEFAULT_SEEDS)"
+    code = "from evaluation.evaluate import DEFAULT_SEEDS; print(DEFAULT_SEEDS)"
+    repo = Path(__file__).resolve().parents[1]  # evaluation/ is imported from the repository root
     env = {**os.environ, "PIPELINE_SEEDS": str(tmp_path / "seeds")}
-    shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                           cwd=repo)
     assert shown.stdout.strip() == str(tmp_path / "seeds")
     env.pop("PIPELINE_SEEDS")
-    shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                           cwd=repo)
     assert Path(shown.stdout.strip()) == Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "seeds"
 
 
@@ -292,7 +295,7 @@ def test_make_eval_stops_when_pipeline_seeds_names_no_folder(tmp_path: Path) -> 
     import sys
 
     env = {**os.environ, "PIPELINE_SEEDS": str(tmp_path / "no-such-seeds")}
-    done = subprocess.run([sys.executable, "-m", "pipeline.evaluate", "tests/fixtures/segmentation",
+    done = subprocess.run([sys.executable, "-m", "evaluation.evaluate", "tests/fixtures/segmentation",
                            "--baseline", "tests/eval_baseline.json"], env=env, capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 2

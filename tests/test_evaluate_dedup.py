@@ -11,9 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import pipeline.evaluate_dedup as evaluate_dedup_module
-from pipeline.evaluate import floor2
-from pipeline.evaluate_dedup import (
+import evaluation.evaluate_dedup as evaluate_dedup_module
+from evaluation.evaluate import floor2
+from evaluation.evaluate_dedup import (
     FLOOR_KEYS,
     LANGS,
     SWEEP_THRESHOLDS,

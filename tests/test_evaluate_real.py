@@ -1,4 +1,4 @@
-"""The real-world scorer (pipeline.evaluate_real): its matching, field, junk and dedup rules on
+"""The real-world scorer (evaluation.evaluate_real): its matching, field, junk and dedup rules on
 values taken from the gold of shared/corpora/real-pages, and one run over those 12 pages."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.evaluate_real import (
+from evaluation.evaluate_real import (
     FIELDS,
     FLOOR_KEYS,
     baseline_from,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from evaluation.evaluate_dedup import score_clusters
 from pipeline.config import load_config
-from pipeline.evaluate_dedup import score_clusters
 from pipeline.fields import fold_title
 from pipeline.normalize import to_script
 from pipeline.runner import run

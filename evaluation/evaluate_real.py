@@ -20,12 +20,19 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from .config import load_config
-from .embed import Embedder
-from .evaluate import add_baseline_arguments, baseline_step, floor2, fold_for_match, fold_value, title_key
-from .fields import AWARDS, normalize_award
-from .normalize import to_script
-from .runner import run
+from evaluation.evaluate import (
+    add_baseline_arguments,
+    baseline_step,
+    floor2,
+    fold_for_match,
+    fold_value,
+    title_key,
+)
+from pipeline.config import load_config
+from pipeline.embed import Embedder
+from pipeline.fields import AWARDS, normalize_award
+from pipeline.normalize import to_script
+from pipeline.runner import run
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_ROOT = REPO / "tests" / "fixtures" / "real"
@@ -629,9 +636,9 @@ def format_errors(scores: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m pipeline.evaluate_real``: print the tables; exit 1 on a regression against
+    """``python -m evaluation.evaluate_real``: print the tables; exit 1 on a regression against
     --baseline, 2 on a usage error (no batch found, a baseline that would loosen without --reason)."""
-    parser = argparse.ArgumentParser(prog="python -m pipeline.evaluate_real", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m evaluation.evaluate_real", description=__doc__.split("\n")[0])
     parser.add_argument("roots", nargs="*", type=Path,
                         help="batch folders, folders of batches or corpus roots (default: tests/fixtures/real)")
     parser.add_argument("--split", choices=(*SPLITS, "all"), default="dev",

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from .config import Config, load_config
-from .dedup import PairScorer, SectionEmbeddings, cluster_sections, embed_sections
-from .embed import Embedder, make_embedder
-from .evaluate import add_baseline_arguments, baseline_step, floor2
-from .runner import run
-from .stage import records
+from evaluation.evaluate import add_baseline_arguments, baseline_step, floor2
+from pipeline.config import Config, load_config
+from pipeline.dedup import PairScorer, SectionEmbeddings, cluster_sections, embed_sections
+from pipeline.embed import Embedder, make_embedder
+from pipeline.runner import run
+from pipeline.stage import records
 
 REPO = Path(__file__).resolve().parents[1]
 #: The evaluation set and its pinned floors (in a source checkout).
@@ -504,10 +504,10 @@ def format_errors(result: dict, column: int = 70) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m pipeline.evaluate_dedup``: print scores, sweep and errors; exit 1 when a score
+    """``python -m evaluation.evaluate_dedup``: print scores, sweep and errors; exit 1 when a score
     falls below its floor in ``--baseline``, 2 on a malformed evaluation set or a baseline that
     would be lowered without ``--reason``."""
-    parser = argparse.ArgumentParser(prog="python -m pipeline.evaluate_dedup", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m evaluation.evaluate_dedup", description=__doc__.split("\n")[0])
     parser.add_argument("fixtures", nargs="?", type=Path, default=DEFAULT_FIXTURES,
                         help="folder with articles/ and gold.json (default: tests/fixtures/dedup)")
     add_baseline_arguments(parser, "<fixtures>/baseline.json")

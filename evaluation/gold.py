@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from .evaluate import (
+from evaluation.evaluate import (
     ANNOTATION_KEYS,
     FIELD_KEYS,
     MAX_ARTICLE_BYTES,
@@ -21,9 +21,9 @@ from .evaluate import (
     fold_for_match,
     title_key,
 )
-from .fields import AWARDS, VENUES
-from .identifiers import URL_KINDS
-from .normalize import to_script
+from pipeline.fields import AWARDS, VENUES
+from pipeline.identifiers import URL_KINDS
+from pipeline.normalize import to_script
 
 
 def _check_annotation(name: str, a: object) -> list[str]:

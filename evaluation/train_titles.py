@@ -2,7 +2,7 @@
 
 Command line::
 
-    python -m pipeline.train_titles [--real DIR ...] [--fixtures DIR] [--seeds DIR --seeds-gold FILE]
+    python -m evaluation.train_titles [--real DIR ...] [--fixtures DIR] [--seeds DIR --seeds-gold FILE]
                                     [--out pipeline/data/title_model.json] [--cache FILE]
 
 Training data: every title candidate (:func:`pipeline.candidates.find_candidates`) of every
@@ -29,9 +29,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .candidates import FEATURES, find_candidates
-from .evaluate import DEFAULT_FIXTURES, DEFAULT_SEEDS, DEFAULT_SEEDS_GOLD, load_annotations, title_key
-from .title_model import MODEL_PATH
+from evaluation.evaluate import (
+    DEFAULT_FIXTURES,
+    DEFAULT_SEEDS,
+    DEFAULT_SEEDS_GOLD,
+    load_annotations,
+    title_key,
+)
+from pipeline.candidates import FEATURES, find_candidates
+from pipeline.title_model import MODEL_PATH
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_REAL = REPO / "tests" / "fixtures" / "real" / "dev"
@@ -90,8 +96,8 @@ def _gold_sources(real: list[Path], fixtures: Path | None, seeds: Path | None,
 def read_documents(files: dict[str, Path]) -> pd.DataFrame:
     """Run the pipeline over ``files`` (copied under their corpus names) and return one row per
     document: ``name`` (the corpus file name, without a JSONL line), ``text``, ``dropped``."""
-    from .config import load_config
-    from .runner import run
+    from pipeline.config import load_config
+    from pipeline.runner import run
 
     config = load_config()
     config.run.quiet = True
@@ -120,7 +126,7 @@ def read_documents(files: dict[str, Path]) -> pd.DataFrame:
 
 def training_rows(docs: pd.DataFrame, gold: dict[str, list[str]], group: dict[str, str]):
     """``(X, y, groups, titles)`` over every candidate of every document."""
-    from .segment import kept_lines
+    from pipeline.segment import kept_lines
 
     xs, ys, groups, titles = [], [], [], []
     for name, text, dropped in zip(docs["name"], docs["text"], docs["dropped"], strict=True):
@@ -180,7 +186,7 @@ def export(model, threshold: float, meta: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pipeline.train_titles", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m evaluation.train_titles", description=__doc__.split("\n")[0])
     ap.add_argument("--real", type=Path, nargs="*", default=[DEFAULT_REAL])
     ap.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES)
     ap.add_argument("--seeds", type=Path, default=DEFAULT_SEEDS)

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .config import load_config
-from .embed import Embedder
-from .fields import fold_title
-from .normalize import to_script
-from .runner import run
+from pipeline.config import load_config
+from pipeline.embed import Embedder
+from pipeline.fields import fold_title
+from pipeline.normalize import to_script
+from pipeline.runner import run
 
 REPO = Path(__file__).resolve().parents[1]
 #: The annotated fixtures and the pinned floors (in a source checkout).
@@ -745,9 +745,9 @@ def baseline_step(path: Path | None, write: bool, reason: str | None, default_re
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m pipeline.evaluate``: print the table; exit 1 on a regression against --baseline,
+    """``python -m evaluation.evaluate``: print the table; exit 1 on a regression against --baseline,
     2 on a usage error (bad fixtures, a baseline that would loosen without --reason)."""
-    parser = argparse.ArgumentParser(prog="python -m pipeline.evaluate", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m evaluation.evaluate", description=__doc__.split("\n")[0])
     parser.add_argument("fixtures", nargs="?", type=Path, default=DEFAULT_FIXTURES,
                         help="folder with articles/ and expected/ (default: tests/fixtures/segmentation)")
     add_baseline_arguments(parser, "tests/eval_baseline.json")
@@ -758,7 +758,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds-gold", type=Path, default=DEFAULT_SEEDS_GOLD,
                         help="gold of the seeds (default: tests/gold/seeds.json)")
     args = parser.parse_args(argv)
-    from .gold import validate_fixtures, validate_seed_gold  # (gold reads this module's constants)
+    from evaluation.gold import validate_fixtures, validate_seed_gold  # (gold reads this module's constants)
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
