@@ -626,22 +626,31 @@ class _LineFacts:
     def __init__(self, lines: list[Line]):
         self.lines = lines
         self._facts: dict[int, tuple] = {}
+        self._credit_lines: dict[int, bool] = {}
         self.chars = [0]
         for line in lines:
             self.chars.append(self.chars[-1] + len(line.stripped))
 
     def __call__(self, j: int) -> tuple:
-        """``(kv key or None, credit line, italic, arXiv id, credit word, paper word, plain text)``."""
+        """``(kv key or None, italic, arXiv id, credit word, paper word, plain text)``."""
         got = self._facts.get(j)
         if got is None:
             raw = self.lines[j].stripped[:MAX_LINE_CHARS]
             s = plain(raw)
             kv = parse_key_value(s)
-            got = (kv[0] if kv is not None else None,
-                   _is_name_list(s) or (len(s) < 400 and parse_credit_line(s) is not None),
-                   _is_italic_line(raw), bool(find_arxiv_ids(s)),
-                   _credit_word(s[:300].lower()), _paper_word(s[:300].lower()), s)
+            low = s[:300].lower()
+            got = (kv[0] if kv is not None else None, _is_italic_line(raw), bool(find_arxiv_ids(s)),
+                   _credit_word(low), _paper_word(low), s)
             self._facts[j] = got
+        return got
+
+    def credit_line(self, j: int) -> bool:
+        """Whether line ``j`` is a list of names or a credit line (read only for the two lines
+        under a candidate, the costliest fact)."""
+        got = self._credit_lines.get(j)
+        if got is None:
+            s = self(j)[-1]
+            got = self._credit_lines[j] = _is_name_list(s) or (len(s) < 400 and parse_credit_line(s) is not None)
         return got
 
 
@@ -649,10 +658,10 @@ def _evidence(facts: _LineFacts, start: int, stop: int) -> dict[str, float]:
     f = dict.fromkeys(("next_authors", "next_italic", "next_prose_credit", "next_kv_authors", "next_arxiv",
                        "next_credit_word", "next_paper_word"), 0.0)
     for j in range(start, min(stop, start + EVIDENCE_LINES)):
-        kv, credit_line, italic, arxiv, credit_word, paper_word, s = facts(j)
+        kv, italic, arxiv, credit_word, paper_word, s = facts(j)
         if kv in ("authors", "institutions"):
             f["next_kv_authors"] = 1.0
-        if j < start + 2 and credit_line:
+        if j < start + 2 and facts.credit_line(j):
             f["next_authors"] = 1.0
         if j < start + 2 and italic:
             f["next_italic"] = 1.0

@@ -398,6 +398,19 @@ def _title_line_credit(line: str, title: str) -> Credit | None:
     return credit
 
 
+def _before_third_line(mentions: list[tuple[str, int | None, int, int]], near: str,
+                       n_lines: int) -> list[tuple[str, int | None, int, int]]:
+    """:func:`find_venue_years` of ``near`` (a heading and up to three lines, joined by newlines)
+    without its third line, from ``near``'s ``mentions``: those that end before that line, or
+    the text without it read again when a mention runs across its start."""
+    if n_lines < 3:
+        return mentions
+    cut = near.rfind("\n")
+    if any(start < cut < end for _, _, start, end in mentions):
+        return find_venue_years(near[:cut])
+    return [m for m in mentions if m[3] <= cut]
+
+
 def _venue_by_title(row: dict, lines: list[str], title: str | None,
                     year: int | None) -> tuple[str | None, int | None, bool, bool]:
     """``(venue, year, preprint, other_venue)`` the lines by a section's title give when its
@@ -408,9 +421,10 @@ def _venue_by_title(row: dict, lines: list[str], title: str | None,
     paper's), ``other_venue`` that its own venue is not the document's (nor is the year)."""
     venue, preprint, other_venue = None, False, False
     near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
-    dated = dated_mentions(find_venue_years(near), near) or reference_tail(row["heading"])
+    mentions = find_venue_years(near)
+    dated = dated_mentions(mentions, near) or reference_tail(row["heading"])
     tags = [t[:2] for t in nearest_first(dated, near, title)] or find_venue_slugs(near)
-    undated = [t for t in find_venue_years("\n".join([row["heading"], *lines[:2]])) if t[1] is None]
+    undated = [] if tags else [t for t in _before_third_line(mentions, near, len(lines)) if t[1] is None]
     if tags:
         venue, year = tags[0]
     elif undated and not SUBMITTED_ONLY.search(near):
