@@ -47,7 +47,7 @@ class RunResult:
 
 
 def run(corpus: str | Path, out: str | Path, config: Config | str | Path | Mapping[str, Any] | None = None, *,
-        full: bool = False, progress: bool = False) -> RunResult:
+        full: bool = False, progress: bool = False, allow_empty: bool = False) -> RunResult:
     """Run the pipeline over ``corpus`` and publish the tables in ``out`` (incremental, locked,
     atomic per file: :mod:`pipeline.runner`, :mod:`pipeline.publish`).
 
@@ -58,6 +58,7 @@ def run(corpus: str | Path, out: str | Path, config: Config | str | Path | Mappi
             overrides by section, e.g. ``{"dedup": {"match_threshold": 0.8}}``.
         full: process every file again (ignore the state).
         progress: show progress bars.
+        allow_empty: publish empty tables when ``corpus`` lists no file but ``out`` holds a run's.
 
     Model hubs stay offline (``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1``) during the run
     unless the environment already sets them; on return (or raise) ``os.environ`` is the
@@ -70,12 +71,14 @@ def run(corpus: str | Path, out: str | Path, config: Config | str | Path | Mappi
         pipeline.outdir.OutputRefused: ``out`` overlaps the corpus or holds files the pipeline did
             not write (nothing written).
         pipeline.publish.OutputLocked: another run is writing ``out``.
+        pipeline.errors.EmptiedCorpus: ``corpus`` lists no file, ``out`` holds a run's tables and
+            ``allow_empty`` is False (nothing published).
         OSError: ``out`` cannot be written.
     """
     with caller_environment():
         for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
             os.environ.setdefault(name, "1")
-        return _run(corpus, out, config, full=full, progress=progress)
+        return _run(corpus, out, config, full=full, progress=progress, allow_empty=allow_empty)
 
 
 @contextlib.contextmanager
@@ -95,7 +98,7 @@ def caller_environment() -> Iterator[None]:
 
 
 def _run(corpus: str | Path, out: str | Path, config: Config | str | Path | Mapping[str, Any] | None, *,
-         full: bool, progress: bool) -> RunResult:
+         full: bool, progress: bool, allow_empty: bool) -> RunResult:
     """:func:`run` inside the offline environment."""
     from .config import Config, load_config
     from .failures import too_many_in_run
@@ -107,7 +110,7 @@ def _run(corpus: str | Path, out: str | Path, config: Config | str | Path | Mapp
     elif not isinstance(config, Config):
         config = load_config(config)
     out = Path(out)
-    result = run_pipeline(corpus, out, config, progress=progress, full=full)
+    result = run_pipeline(corpus, out, config, progress=progress, full=full, allow_empty=allow_empty)
     manifest = result.manifest
     report = out / "report.html"
     return RunResult(

@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 import click
 
 from .config import EMBED_BACKENDS, ENGINES, TARGET_SCRIPTS, Config, load_config
-from .errors import ConfigError
+from .errors import ConfigError, EmptiedCorpus
 from .failures import too_many_in_run
 from .outdir import WRITE_PROBE, OutputRefused, check
 from .textutil import CONTROLS, escape_controls
@@ -202,6 +202,9 @@ def cli() -> None:
                    f"{_DEFAULTS.run.file_timeout:g}).")
 @click.option("--full", is_flag=True, default=False,
               help="Process every file again, ignoring what earlier runs kept in OUT/.pipeline/state (a clean rebuild).")
+@click.option("--allow-empty", is_flag=True, default=False,
+              help="Publish empty tables when CORPUS lists no file although OUT holds an earlier run's "
+                   "(default: refuse with exit 2, as an unmounted corpus folder looks the same).")
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text",
               help="Log lines on stderr as text (default) or one JSON object per line, the final summary "
                    "included (for schedulers; no progress bars).")
@@ -216,8 +219,8 @@ def cli() -> None:
 def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | None, backend: str | None,
         embedder_model: str | None, device: str | None, match_threshold: float | None, batch_size: int | None,
         workers: int | None, engine: str | None, ray_address: str | None, quiet: bool, no_embedding_cache: bool,
-        full: bool, log_format: str, max_failed: float | None, allow_downloads: bool, verbose: int,
-        file_timeout: float | None) -> None:
+        full: bool, allow_empty: bool, log_format: str, max_failed: float | None, allow_downloads: bool,
+        verbose: int, file_timeout: float | None) -> None:
     """Run the pipeline on the articles in CORPUS (read recursively) and publish Parquet in --out.
 
     Only new and changed files are processed; unchanged ones are reused from OUT/.pipeline/state. OUT must
@@ -288,7 +291,8 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     published_before = published_run_id(out)
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
     try:
-        result = run_pipeline(corpus, out, config, progress="log" if log_format == "json" else None, full=full)
+        result = run_pipeline(corpus, out, config, progress="log" if log_format == "json" else None, full=full,
+                              allow_empty=allow_empty)
     except KeyboardInterrupt as exc:
         what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         code = EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
@@ -299,7 +303,7 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
               f"if any, are kept in {out}/.pipeline/state for the next run)", code, log_format)
     except OutputLocked as exc:
         _fail(f"error: could not run: {exc}", EXIT_CANNOT_RUN, log_format)
-    except OutputRefused as exc:
+    except (OutputRefused, EmptiedCorpus) as exc:
         _fail(f"error: {exc}", EXIT_USAGE, log_format)
     except ConfigError as exc:
         _fail(f"configuration error: {exc}", EXIT_USAGE, log_format)

@@ -22,6 +22,12 @@ class StageInputError(PipelineError):
     """
 
 
+class EmptiedCorpus(PipelineError):
+    """The corpus lists no file while the published tables hold some: more often an unmounted or
+    half-copied folder than a deliberate removal, so nothing is published unless the caller
+    allows it (``--allow-empty``, ``allow_empty=True``)."""
+
+
 class DocumentError(PipelineError):
     """One input document could not be read, decoded or parsed; the run records it and goes on."""
 

@@ -75,6 +75,7 @@ from .documents import (
 )
 from .embed import DEFAULT_MAX_CHARS, Embedder, check_model_path, make_local_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
+from .errors import EmptiedCorpus
 from .failures import failed_files
 from .identity import stable_ids
 from .memory import collect_less_often, release_free_memory
@@ -194,7 +195,7 @@ def _batches(df: pd.DataFrame, size: int) -> Iterator[pd.DataFrame]:
 
 
 def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embedder | None = None,
-        progress: bool | str | None = None, full: bool = False) -> RunResult:
+        progress: bool | str | None = None, full: bool = False, allow_empty: bool = False) -> RunResult:
     """Run the pipeline over ``corpus`` and publish the outputs in ``out_dir``.
 
     Files whose path, bytes, pipeline version and per-document configuration match the state
@@ -212,6 +213,8 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         progress: progress bars (:mod:`pipeline.progress`): ``None`` only on a terminal, True
             always, False never, ``"log"`` as log records; None when ``config.run.quiet``.
         full: ignore the state and process every file (the embedding cache is still used).
+        allow_empty: publish empty tables when the corpus lists no file although the published
+            run holds some (else :class:`pipeline.errors.EmptiedCorpus` is raised).
 
     Returns:
         the :class:`RunResult`.
@@ -223,6 +226,8 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
             pipeline did not write (nothing is written then).
         pipeline.errors.ConfigError: the embedder cannot be built, or engine ``"ray"`` without
             Ray installed.
+        pipeline.errors.EmptiedCorpus: the corpus lists no file, the published run holds some,
+            and ``allow_empty`` is False (nothing is written).
         OSError: ``out_dir`` cannot be written.
     """
     corpus, out_dir = Path(corpus), Path(out_dir)
@@ -240,8 +245,20 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
             from .engine_ray import RayEngine  # Ray is an optional extra: imported only when asked for
 
             with RayEngine(config) as engine:
-                return _run_locked(corpus, out_dir, config, embedder, progress, full, engine, layout)
-        return _run_locked(corpus, out_dir, config, embedder, progress, full, None, layout)
+                return _run_locked(corpus, out_dir, config, embedder, progress, full, engine, layout, allow_empty)
+        return _run_locked(corpus, out_dir, config, embedder, progress, full, None, layout, allow_empty)
+
+
+def _refuse_emptied(corpus: Path, out_dir: Path) -> None:
+    """Raise :class:`EmptiedCorpus` when the published run of ``out_dir`` holds files (its
+    manifest): a corpus that lists none would otherwise empty the published tables."""
+    previous = _previous_manifest(out_dir)
+    held = len(_removed_files(previous, set()))
+    if held:
+        raise EmptiedCorpus(
+            f"corpus {corpus} lists no file, but the tables published in {out_dir} hold {held} file(s); "
+            "an unmounted or unfinished corpus folder would empty them, so nothing was published "
+            "(pass --allow-empty to publish empty tables)")
 
 
 def _keep_gathered(store: StateStore) -> None:
@@ -256,7 +273,7 @@ def _keep_gathered(store: StateStore) -> None:
 
 
 def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder | None, progress: bool | str | None,
-                full: bool, engine: Any, layout: str) -> RunResult:
+                full: bool, engine: Any, layout: str, allow_empty: bool = False) -> RunResult:
     """:func:`run` once the lock is held; ``engine`` is the started
     :class:`pipeline.engine_ray.RayEngine`, or None for the local engine; ``layout`` the output
     folder's (:func:`pipeline.outdir.claim`)."""
@@ -272,6 +289,8 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     # --- plan: which files the state already holds -------------------------------------------
     t0 = time.perf_counter()
     listing, skipped = ingest.list_corpus(corpus, config.ingest.extensions)
+    if listing.empty and not allow_empty:
+        _refuse_emptied(corpus, out_dir)
     store = StateStore(out_dir / STATE_DIR, state_key(config), run_id)
     known = {} if full else store.load()
     paths = listing["source_path"].tolist()

@@ -138,6 +138,29 @@ def test_bad_config_file_exits_2(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_a_corpus_that_empties_at_once_is_refused_unless_allowed(tmp_path: Path) -> None:
+    # a nightly job over a mount that failed sees an empty folder: publishing would empty the tables
+    corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode(), "b/c.txt": ARTICLE.replace("机器之心", "量子位").encode()})
+    out = tmp_path / "out"
+    assert _invoke(corpus, "--out", out, "--quiet").exit_code == EXIT_OK
+    published = {p.name: p.read_bytes() for p in out.glob("*.parquet")}
+    shutil.rmtree(corpus)
+    corpus.mkdir()
+    refused = _invoke(corpus, "--out", out, "--quiet")
+    assert refused.exit_code == EXIT_USAGE
+    assert refused.stderr == (f"error: corpus {corpus} lists no file, but the tables published in {out} hold 2 "
+                              "file(s); an unmounted or unfinished corpus folder would empty them, so nothing was "
+                              "published (pass --allow-empty to publish empty tables)\n")
+    assert {p.name: p.read_bytes() for p in out.glob("*.parquet")} == published
+    allowed = _invoke(corpus, "--out", out, "--quiet", "--allow-empty")
+    assert allowed.exit_code == EXIT_OK
+    assert len(pd.read_parquet(out / "documents.parquet")) == 0
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["files"]["removed"] == ["a.txt", "b/c.txt"]
+    # an empty corpus into a new folder is no refusal: nothing was published there before
+    assert _invoke(corpus, "--out", tmp_path / "fresh", "--quiet").exit_code == EXIT_OK
+
+
 def test_a_missing_model_folder_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode()})
     result = _invoke(corpus, "--out", tmp_path / "out", "--embedder", "sentence-transformers",
