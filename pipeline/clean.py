@@ -294,7 +294,7 @@ _TAGS = re.compile(
     r"^(?:Tags?|Tagged(?:\s+with)?|Topics|Categories|Category|Filed\s+under|标签|標籤|分类|分類|栏目|欄目|专题|專題)\s*[：:]",
     re.IGNORECASE,
 )
-_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MD_LINK = re.compile(r"!?\[([^\[\]\n]*)\]\((?:[^()\n]|\([^()\n]*\))*\)")
 #: A line of images only: Markdown images, linked images (badges: ``[![alt](img)](link)``) and
 #: HTML ``<img>`` tags, maybe inside layout tags (``<p align="center">``), at least one image.
 _IMAGES_ONLY = re.compile(

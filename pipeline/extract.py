@@ -96,7 +96,7 @@ _LOWER_WORD = re.compile(r"[a-z][a-z'-]*(?![A-Za-z0-9])")
 
 
 #: Link groups and emphasis around names in a reading list's credit line.
-_LINK_GROUP = re.compile(r"\[\[[^\]]*\]\([^)]*\)\]|\[[^\]]*\]\([^)]*\)|<[^>]{1,200}>")
+_LINK_GROUP = re.compile(r"\[\[[^\[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)\]|\[[^\[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)|<[^>]{1,200}>")
 _NAME_DOTS = re.compile(r"\s+[·•|]\s+")  # "A · B · C", "A | B"
 #: A credit led by "By", with the people's place after "from".
 _CREDIT_BY = re.compile(r"[Bb]y\s+(?P<names>.+?)(?:,?\s+from\s+(?P<place>[^,]+))?")

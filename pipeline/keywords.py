@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------------------------
 
 # TeX math ($...$, $$...$$, \(...\), \[...\]) is notation, not topic: removed before extraction.
-_TEX_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\(.+?\\\)|\\\[.+?\\\]", re.S)
+_TEX_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\((?:(?!\\[()]).)+?\\\)|\\\[(?:(?!\\[\[\]]).)+?\\\]", re.S)
 
 if TYPE_CHECKING:
     from .credits import Credit
@@ -63,7 +63,7 @@ _GLOSS_PAREN = re.compile(
 )
 # A line end not preceded by sentence or clause punctuation.
 _LINE_END = re.compile(r"(?<=[^\s.!?:;,])[ \t]*\n")
-_MARKDOWN = re.compile(r"[*_#>`|]+|!?\[([^\]]*)\]\([^)]*\)")
+_MARKDOWN = re.compile(r"[*_#>`|]+|!?\[([^\[\]\n]*)\]\((?:[^()\n]|\([^()\n]*\))*\)")
 
 #: Chinese words that jieba's general IDF table ranks high in a paper write-up but that say
 #: nothing about a paper's topic: the discourse words of the write-ups (this paper, the
@@ -856,9 +856,15 @@ _LATIN_TOKEN = re.compile(rf"(?<![A-Za-z0-9.@'-]){_LATIN_WORD}")
 EN_NAME_SHARE = 0.5
 
 
+#: A run of characters without a space too long to be a word of a keyword (a blob, a hash, a
+#: line of brackets): removed before YAKE, whose tokenizer (segtok's ``web_tokenizer``) takes
+#: time quadratic in the length of a run of ``[`` or ``'``.
+_LONG_RUN = re.compile(r"\S{200,}")
+
+
 def _en_keywords(text: str, n: int) -> list[str]:
     """YAKE keywords of English text (see :func:`keywords`)."""
-    stripped = _strip_noise(text)
+    stripped = _LONG_RUN.sub(" ", _strip_noise(text))
     line_credit: dict[str, Credit | None] = {}
     topic = _topic(stripped, line_credit)
     # A credit line (Lvmin Zhang, Anyi Rao and Maneesh Agrawala, Stanford University) names

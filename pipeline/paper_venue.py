@@ -44,7 +44,7 @@ def dated_mentions(mentions: list[tuple[str, int | None, int, int]], text: str) 
 #: What a venue line holds besides the venue's name: links, years, a publisher before the name,
 #: and words that say it is a conference or a journal.
 _VENUE_LINE_NOISE = re.compile(
-    r"\[\[[^\]]*\]\([^)]*\)\]|\[[^\]]*\]\([^)]*\)|(?<![\d.])(?:19|20)\d\d(?!\d)\s*年?"
+    r"\[\[[^\[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)\]|\[[^\[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)|(?<![\d.])(?:19|20)\d\d(?!\d)\s*年?"
     r"|会议|會議|期刊|论文|論文|\b(?:conference|proceedings|journal)\b", re.I)
 #: A publisher before a venue's name ("IEEE S&P").
 _VENUE_PUBLISHER = re.compile(r"^(?:IEEE|ACM|USENIX)\s+")

@@ -295,3 +295,30 @@ def test_the_time_budget_holds_in_pool_workers(tmp_path: Path) -> None:
     rows = {f.source_path: f.rows()[0][0] for r in results for f in r.files}
     assert {path: row["status"] for path, row in rows.items()} == {"slow.txt": "error", "a.txt": "ok", "c.md": "ok"}
     assert rows["slow.txt"]["error"].startswith("Timeout: the per-document stages took more than 2 s")
+
+
+@pytest.mark.parametrize("unit", ["[", "'"])
+def test_a_long_line_of_brackets_or_quotes_takes_linear_time(tmp_path: Path, unit: str) -> None:
+    """A paper whose body is one line of ``[`` or ``'`` (a broken scrape): doubling the line about
+    doubles the per-document time, and the paper is read (the link patterns and segtok's
+    tokenizer were quadratic: a 200 KB line took minutes and became a Timeout row)."""
+    import time
+
+    from pipeline.documents import process_files
+
+    def best_time(n: int) -> tuple[float, list[dict]]:
+        path = tmp_path / f"{n}.txt"
+        path.write_text("# A Study of Robust Things\n\nAuthors: Ann Lee, Bo Chen\n\n" + unit * n + "\n")
+        batch = pd.DataFrame({"source_path": [path.name], "abs_path": [str(path)]})
+        config = load_config(overrides={"run": {"file_timeout": 0}})
+        times = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            result = process_files(batch, config)
+            times.append(time.perf_counter() - t0)
+        return min(times), json.loads(result.files[0].sections)
+
+    best_time(1000)  # models loaded
+    (small, _), (large, sections) = best_time(40_000), best_time(80_000)
+    assert large / small < 3.0, (small, large)
+    assert [(s["title"], s["authors"]) for s in sections] == [("A Study of Robust Things", ["Ann Lee", "Bo Chen"])]
