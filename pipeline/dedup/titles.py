@@ -16,7 +16,7 @@ import re
 from collections.abc import Container, Sequence
 
 import numpy as np
-from cydifflib import SequenceMatcher  # difflib's algorithm in Cython: the same ratios, ~5x faster
+from cydifflib import SequenceMatcher  # difflib's algorithm in Cython: the same ratios, faster
 
 from ..fields import fold_title, fold_title_words
 
