@@ -716,24 +716,20 @@ def _plot(fig: Figure, alt: str) -> str:
 
 
 def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
-    """The tables ``folder/<name>.parquet`` read back for :func:`write_report`, with only the
-    columns the report uses.
+    """The tables ``folder/<name>.parquet`` read back for :func:`write_report`, only the columns
+    the report uses.
 
     Args:
         folder: a run's output folder.
         names: the tables to read (e.g. :data:`pipeline.write.TABLES`).
 
     Returns:
-        per name, a frame with every row of the table and, in the file's column order, only its
-        :data:`REPORT_COLUMNS` that the file has (all columns for a table not named there); and
-        under :data:`COMPLETENESS` the :func:`completeness` of the tables read, counted over the
-        files' every row and column of :data:`COMPLETENESS_FIELDS`.
-        With ``papers`` among ``names``, the ``sections`` columns other than ``paper_id`` and
-        ``match_score`` are read only at the rows the report shows (the first mentions of the
-        papers found in several sources, :func:`_first_mentions`) and are missing elsewhere.
-        The :data:`HEAD_COLUMNS` (``sections.summary``, ``dropped.text``) hold the head the report
-        shows (:func:`_head`: whitespace collapsed, at most :data:`HEAD_CHARS` characters then
-        ``…``), missing values stay missing. ``context`` has no column, only its rows.
+        per name, a frame of every row and, in file order, the :data:`REPORT_COLUMNS` the file
+        has (all columns for a table not named there); under :data:`COMPLETENESS` the
+        :func:`completeness` of the tables over every row. With ``papers`` among ``names``, the
+        ``sections`` columns other than ``paper_id`` and ``match_score`` are read only at the rows
+        the report shows (:func:`_first_mentions`), missing elsewhere. :data:`HEAD_COLUMNS` hold
+        :func:`_head` of their text. ``context`` has rows but no column.
 
     Raises:
         FileNotFoundError: a table is missing.
