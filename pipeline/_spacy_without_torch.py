@@ -1,18 +1,12 @@
-"""Imported before spaCy, by :mod:`pipeline.nlp`: spaCy's machine-learning library, thinc, imports
-torch at its own import when torch is installed (``thinc.compat``: ``try: import torch``), and
-no stage uses it: the pipelines are ``spacy.blank`` ones with rule-based components. torch is
-installed for the sentence-transformers embedder only, and importing it costs every process
-seconds and memory (bench/README.md).
+"""Imported before spaCy, by :mod:`pipeline.nlp`: thinc imports torch at its own import when
+torch is installed (``thinc.compat``), though no stage uses it (``spacy.blank`` pipelines with
+rule-based components); importing torch costs every process seconds and memory (bench/README.md).
 
-So thinc is imported here with ``torch`` hidden: ``sys.modules["torch"] = None`` makes
-``import torch`` raise ``ModuleNotFoundError`` (the import system's documented behaviour for a
-``None`` entry, https://docs.python.org/3/reference/import.html#the-module-cache), thinc records
-that it has no torch, and the entry is removed again, so a later ``import torch`` (the
-sentence-transformers backend) imports it as usual. When torch or thinc is already imported,
-nothing is done. The effects outside this package: in the same process, thinc's torch layers
-(e.g. ``spacy-transformers`` pipelines) then find no torch; and another thread that imports
-torch during those milliseconds gets ``ModuleNotFoundError``. Import torch before ``pipeline``
-to avoid both.
+So thinc is imported with ``sys.modules["torch"] = None`` (``import torch`` then raises
+``ModuleNotFoundError``: https://docs.python.org/3/reference/import.html#the-module-cache), and
+the entry is removed again so a later ``import torch`` works. Nothing is done when torch or
+thinc is already imported. Side effects: thinc's torch layers find no torch in this process, and
+another thread importing torch meanwhile fails; import torch before ``pipeline`` to avoid both.
 """
 
 from __future__ import annotations

@@ -155,14 +155,13 @@ class RunConfig:
     Attributes:
         batch_size: documents per batch through the per-document stages.
         quiet: no progress bars or summary.
-        embedding_cache: keep section embeddings in ``<out>/.pipeline/cache/embeddings.sqlite`` keyed by
-            (model, text hash), so a rerun embeds only new text
-            (:mod:`pipeline.embed_cache`).
+        embedding_cache: keep section embeddings in ``<out>/.pipeline/cache/embeddings.sqlite``
+            (:mod:`pipeline.embed_cache`), so a rerun embeds only new text.
         workers: processes running the per-document stages (ingest ... extract) with the local
             engine, and then dedup's embedding (the ``"use"`` backend,
             :class:`pipeline.embed.PooledEmbedder`); 1 = in the run's own process; default every
-            core (:func:`default_workers`).
-            With ``engine = "ray"`` on a local Ray instance: the CPUs Ray may use.
+            core (:func:`default_workers`). With ``engine = "ray"`` on a local Ray instance: the
+            CPUs Ray may use.
         engine: ``"local"`` (this machine: in-process or a process pool, :mod:`pipeline.workers`)
             or ``"ray"`` (Ray Data, :mod:`pipeline.engine_ray`; needs the ``ray`` extra).
         ray_address: address of an existing Ray cluster (``"ray://head:10001"``, ``"auto"``,
@@ -173,8 +172,7 @@ class RunConfig:
         file_timeout: seconds the per-document stages may spend on one file (wall time), per
             MiB for a file over 1 MiB; a file that takes longer becomes an error row
             (``Timeout``) and the run goes on (:mod:`pipeline.budget`). 0 = no limit. The
-            default is about 1,000 times what a file of the generated benchmark corpus takes
-            (0.13 s).
+            default is about 1,000 times what a generated benchmark file takes (bench/README.md).
     """
 
     batch_size: int = 64

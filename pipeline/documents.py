@@ -34,10 +34,9 @@ DOCUMENT_STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract")
 DOCUMENT_STAGES: tuple[Stage, ...] = (ingest.STAGE, clean.STAGE, segment.STAGE)
 SECTION_STAGES: tuple[Stage, ...] = (normalize.STAGE, extract.STAGE)
 
-#: pandas string storage inside the per-document stages (``mode.string_storage``, set around
-#: :func:`process_files` and the assembly's chunk frames): ``"python"`` keeps string columns as the
-#: ``str`` objects the stages make and read, instead of copying them into Arrow and back at every
-#: pass (bench/README.md). The rows are the same either way.
+#: pandas string storage inside the per-document stages (``mode.string_storage``):
+#: ``"python"`` keeps the stages' ``str`` objects instead of copying them into Arrow and back at
+#: every pass (bench/README.md). The rows are the same either way.
 DOCUMENT_STRING_STORAGE = "python"
 
 
@@ -69,10 +68,8 @@ def _run_isolated(stage: Stage, batch: pd.DataFrame, config: Config, key: str) -
 
 
 def _error_message(stage_name: str, exc: BaseException) -> str:
-    """``"<stage>: <ErrorType>: <message>"`` for the error tables, as valid Unicode: a lone
-    surrogate in the message (one that quotes undecodable input) is written as its
-    ``\\udcXX`` escape, since UTF-8, and so Arrow and Parquet, cannot hold it; it would
-    otherwise stop the whole run when the error row is written."""
+    """``"<stage>: <ErrorType>: <message>"`` for the error tables, a lone surrogate written as
+    its ``\\udcXX`` escape (UTF-8, so Arrow and Parquet, cannot hold it)."""
     message = f"{stage_name}: {type(exc).__name__}: {exc}"
     return message.encode("utf-8", "backslashreplace").decode("utf-8")
 
@@ -86,16 +83,15 @@ def _mark_failed(docs: pd.DataFrame, failures: dict[str, str]) -> pd.DataFrame:
     return docs
 
 class FileResult(NamedTuple):
-    """What the per-document stages made of one listed file, ready for the state; the rows travel as
-    the state's JSON bytes (:meth:`pipeline.state.Entry.from_rows`), encoded where the stages ran.
+    """What the per-document stages made of one listed file, ready for the state (rows as the
+    state's JSON bytes, :meth:`pipeline.state.Entry.from_rows`, encoded where the stages ran).
 
     Attributes:
         source_path: the listed file, relative to the corpus.
-        documents, sections: JSON bytes of its documents / sections rows (lists of
-            :func:`pipeline.state.frame_records` dicts).
+        documents, sections: JSON bytes of its documents / sections rows.
         n_documents, n_sections: row counts.
-        content_hashes: ``content_sha256`` of each documents row, in order (None where a row has
-            none): what :func:`_reusable` checks.
+        content_hashes: ``content_sha256`` of each documents row (None where none): what
+            :func:`_reusable` checks.
     """
 
     source_path: str
@@ -120,14 +116,12 @@ class FileResult(NamedTuple):
 @dataclass
 class BatchResult:
     """What the per-document stages made of one batch of listed files, as plain values (it
-    crosses process boundaries: a pool worker or a Ray actor sends it back).
+    crosses process boundaries).
 
     Attributes:
-        files: a :class:`FileResult` per listed file of the batch, in batch order (see
-            :func:`_split_by_file`).
-        failed_files: files of rows a stage raised on (their result is not kept in the state).
-        seconds: seconds spent in each of :data:`DOCUMENT_STAGE_NAMES` on this batch, measured
-            where it ran.
+        files: a :class:`FileResult` per listed file, in batch order.
+        failed_files: files of rows a stage raised on (not kept in the state).
+        seconds: seconds per :data:`DOCUMENT_STAGE_NAMES` on this batch, measured where it ran.
         n_files: listed files in the batch (progress).
     """
 
@@ -139,15 +133,15 @@ class BatchResult:
 
 def process_files(batch: pd.DataFrame, config: Config) -> BatchResult:
     """The per-document stages (ingest ... extract) on one batch of the corpus listing: the unit of
-    work of every engine (in-process, pool worker, Ray actor); depends on nothing but its arguments.
+    work of every engine; depends on nothing but its arguments.
 
     Args:
         batch: rows of the listing (``source_path``, ``abs_path``; :func:`pipeline.ingest.list_corpus`).
         config: the run's configuration.
 
     Returns:
-        the :class:`BatchResult`; a row a stage raised on is an error row, never an exception, and
-        so is a file that took more than ``config.run.file_timeout`` (:func:`_process_within_budget`).
+        the :class:`BatchResult`; a row a stage raised on, or a file over ``config.run.file_timeout``
+        (:func:`_process_within_budget`), is an error row, never an exception.
     """
     seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
     with _document_strings():
@@ -158,12 +152,9 @@ def process_files(batch: pd.DataFrame, config: Config) -> BatchResult:
 
 def _process_within_budget(batch: pd.DataFrame, config: Config,
                            seconds: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
-    """:func:`_process_batch` under a time budget (:func:`pipeline.budget.time_limit`) of
-    ``config.run.file_timeout`` seconds per MiB of input, at least ``file_timeout`` (0 = none;
-    :func:`_budget`). A batch over its budget is processed again file by file, each under its
-    own (so a slow batch costs at most one budget more); a file over its budget is an error row,
-    ``Timeout: ...``, like a file its reader choked on (not kept in the state: the next run tries
-    it again)."""
+    """:func:`_process_batch` under :func:`pipeline.budget.time_limit` of :func:`_budget`
+    seconds. A batch over its budget is processed again file by file, each under its own; a file
+    over its budget is an error row ``Timeout: ...`` (not kept in the state: the next run retries)."""
     budget = _budget(batch, config.run.file_timeout)
     try:
         with time_limit(budget):
@@ -173,7 +164,7 @@ def _process_within_budget(batch: pd.DataFrame, config: Config,
     if len(batch) > 1:
         parts = [_process_within_budget(batch.iloc[i : i + 1].reset_index(drop=True), config, seconds)
                  for i in range(len(batch))]
-        sections = [p[1] for p in parts if len(p[1])] or [parts[0][1]]  # (an empty frame's dtypes differ)
+        sections = [p[1] for p in parts if len(p[1])] or [parts[0][1]]  # an empty frame's dtypes differ
         return (pd.concat([p[0] for p in parts], ignore_index=True), pd.concat(sections, ignore_index=True),
                 set().union(*(p[2] for p in parts)))
     path = batch["source_path"].iloc[0]
@@ -183,15 +174,14 @@ def _process_within_budget(batch: pd.DataFrame, config: Config,
 
 
 def _budget(batch: pd.DataFrame, file_timeout: float) -> float:
-    """Seconds allowed for ``batch``: ``file_timeout`` per MiB of its files (rounded up to
-    whole seconds), at least ``file_timeout``; 0 when ``file_timeout`` is 0. Work per file is
-    linear in its size, so a budget that fits an article fits a 50 MB file only when it grows
-    with the size."""
+    """Seconds allowed for ``batch``: ``file_timeout`` per MiB of its files (rounded up), at least
+    ``file_timeout``; 0 when ``file_timeout`` is 0. Work is linear in size, so the budget grows
+    with it."""
     if not file_timeout:
         return 0.0
     size = 0
     for path in batch["abs_path"]:
-        with contextlib.suppress(OSError):  # (a file the reader cannot open fails there)
+        with contextlib.suppress(OSError):  # a file the reader cannot open fails there
             size += os.stat(path).st_size
     return max(file_timeout, math.ceil(file_timeout * size / 2**20))
 
@@ -203,9 +193,8 @@ def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float
 
     Returns:
         ``(documents, sections, failed files)``: documents rows (every column up to segment, plus
-        ``_ingest_status``, the status ingest gave, and ``_file``, the listed file of the row),
-        sections rows (every normalize and extract column), and the files of rows a stage raised
-        on (their result is not kept in the state: the error may be passing).
+        ``_ingest_status`` and ``_file``, the listed file of the row), sections rows (every
+        normalize and extract column), and the files of rows a stage raised on.
     """
     files = set(batch["source_path"])
     t0 = time.perf_counter()
@@ -217,8 +206,7 @@ def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float
     if failures:  # a file the reader itself choked on: its own error row, the run goes on
         docs = pd.concat([docs, _failed_reads(failures)], ignore_index=True)
     docs = docs.assign(_ingest_status=docs["status"], _file=[_file_of(p, files) for p in docs["source_path"]])
-    # a copy inside one file (a feed repeating an item); only files that have one are split out
-    # and marked (per file group, a pandas round trip each: a few % of a batch of 64 files)
+    # a copy inside one file (a feed repeating an item): only files that have one are split out
     repeated = docs.duplicated(["_file", "content_sha256"]) & docs["content_sha256"].notna() if len(docs) else None
     if repeated is not None and repeated.any():
         docs = pd.concat([_mark_duplicates(group.reset_index(drop=True), {})
@@ -281,7 +269,7 @@ def _file_of(source_path: str, files: set[str]) -> str:
 def _split_by_file(paths: list[str], docs: pd.DataFrame,
                    sections: pd.DataFrame) -> Iterator[tuple[str, list[dict], list[dict]]]:
     """``(file, documents rows, sections rows)`` per listed file, rows as plain dicts without the
-    ``_file`` column and the segment ``sections`` column (the sections rows hold them)."""
+    ``_file`` and segment ``sections`` columns."""
     def by_file(frame: pd.DataFrame, drop: list[str]) -> dict[str, list[dict]]:
         # one conversion of the whole frame, then rows grouped in frame order (as groupby keeps it)
         groups: dict[str, list[dict]] = {}

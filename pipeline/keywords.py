@@ -44,9 +44,8 @@ if TYPE_CHECKING:
 
 _NUMBER = re.compile(r"^[\d.,%]+$")
 _PUNCT_ONLY = re.compile(r"^[\W_]+$")
-# A Latin word in Chinese text (LLM, ResNet, pass@k, ImageNet-1k, GPT-2, and with a dot between
-# digits GPT-3.5, Llama-3.1-8B, v1.2.3), not glued to a letter or digit before it (so 1.7B
-# gives no "B").
+# A Latin word in Chinese text (pass@k, ImageNet-1k, GPT-3.5), not glued to a letter or digit
+# before it (1.7B gives no "B").
 _LATIN_WORD = r"[A-Za-z][A-Za-z0-9]*(?:[-@'][A-Za-z0-9]+|(?<=[0-9])\.[0-9][A-Za-z0-9]*)*"
 _LATIN_RUN = re.compile(rf"(?<![A-Za-z0-9.@'-]){_LATIN_WORD}(?:[ \t]+{_LATIN_WORD})*")
 #: How deep in the ranking a longer candidate may still replace kept keywords it contains, as a
@@ -55,8 +54,7 @@ REPLACE_WINDOW = 4
 #: Longest Latin run in Chinese text read as one term, in words; longer runs are titles or
 #: quoted sentences, whose words are no keywords.
 MAX_LATIN_TERM_WORDS = 3
-# A Latin gloss in brackets right after Chinese text (大语言模型（LLMs，large language models）)
-# repeats the Chinese term: it is not counted again.
+# A Latin gloss in brackets right after Chinese text repeats the Chinese term: not counted again.
 _HAN_RUN_AT_END = re.compile(r"[\u4e00-\u9fff]{1,16}$")
 _GLOSS_PAREN = re.compile(
     r"(?<=[\u4e00-\u9fff])[（(][^（）()\u4e00-\u9fff\n]*[A-Za-z][^（）()\u4e00-\u9fff\n]*[）)]"
@@ -66,12 +64,10 @@ _LINE_END = re.compile(r"(?<=[^\s.!?:;,])[ \t]*\n")
 _MARKDOWN = re.compile(r"[*_#>`|]+|!?\[([^\[\]\n]*)\]\((?:[^()\n]|\([^()\n]*\))*\)")
 
 #: Chinese words that jieba's general IDF table ranks high in a paper write-up but that say
-#: nothing about a paper's topic: the discourse words of the write-ups (this paper, the
-#: authors, propose, show, method, result ...), and the nouns and verbs every article about a
-#: machine-learning paper uses (model, training, data, task, performance ...). The words of
-#: :data:`ZH_STOP_WORDS` are dropped as well.
+#: nothing about a paper's topic: discourse words of write-ups and the nouns and verbs every
+#: article about an ML paper uses. :data:`ZH_STOP_WORDS` are dropped as well.
 ZH_GENERIC_WORDS = frozenset(
-    # discourse words of paper write-ups (kept from pipeline.extract.GENERIC_WORDS)
+    # discourse words of paper write-ups
     "本文 该文 本研究 该研究 论文 该论文 本论文 作者 他们 我们 研究 研究者 方法 提出 结果 实验 表明 发现 "
     "进行 通过 以及 这些 这种 一种 其中 此外 同时 然而 因此 "
     # the same in Taiwan usage (written in Simplified characters after conversion)
@@ -82,7 +78,7 @@ ZH_GENERIC_WORDS = frozenset(
     "价值 影响 深远 视角 角度 层面 方面 领域 背景 动机 现象 情况 条件 情境 场景 过程 阶段 问题 挑战 局限 "
     "限制 瓶颈 思路 途径 方向 手段 工具 框架 方案 策略 机制 技术 理论 分析 验证 实证 评估 实验结果 "
     "作者团队 研究成果 研究者们 学界 业界 社群 读者 "
-    # verbs and adjectives of write-ups that name no topic (provide, solve, reach, show, ...)
+    # verbs and adjectives of write-ups that name no topic
     "提供 解决 达成 忽视 证明 展示 揭示 探讨 探索 采用 引入 构建 建立 包括 涵盖 改进 增强 推动 保证 "
     "完整 现实 真实 标准 步骤 设置 情形 程度 整体 方式 形式 类型 特定 多种 简单 稳定 强大 优异 主动 "
     "互动 回应 识别 估计 解释 观察 调整 成功 实务 带来 面临 面对 导致 意味着 意味著 强烈建议 高质量 "
@@ -95,9 +91,8 @@ ZH_GENERIC_WORDS = frozenset(
 #: Chinese stop words: spaCy's list for Chinese (``spacy.lang.zh.stop_words``).
 ZH_STOP_WORDS = frozenset(_SPACY_ZH_STOP_WORDS)
 #: English nouns every ML write-up uses, and the words of award announcements: a keyword made
-#: of these words only (``models``, ``deep learning``, ``large language models`` -- as generic as
-#: LLM --, ``test of time award``) is dropped, but
-#: they may stand inside a longer keyword (``diffusion models``, ``reinforcement learning``).
+#: of these words only (``deep learning``, ``test of time award``) is dropped; they may stand
+#: inside a longer one (``diffusion models``).
 EN_GENERIC_WORDS = frozenset(
     "model models token tokens data ai ml llm llms large language deep learning machine network networks neural "
     "training task tasks performance benchmark benchmarks dataset datasets "
@@ -117,8 +112,7 @@ def _is_generic_latin(term: str) -> bool:
 
 
 def _strip_noise(text: str) -> str:
-    """``text`` without TeX math, URLs and Markdown markup (each replaced by a space, so no
-    word is glued to its neighbour)."""
+    """``text`` without TeX math, URLs and Markdown markup (each replaced by a space)."""
     text = _TEX_MATH.sub(" ", text)
     spans = _url_spans(text)
     if spans:
@@ -138,9 +132,8 @@ def _blank(m: re.Match[str], keep: int | None = None) -> str:
 
 
 def _mask_noise(text: str) -> str:
-    """:func:`_strip_noise` that keeps every offset: TeX math, URLs and Markdown markup become
-    as many spaces (a link keeps its text in place). Used for Chinese keywords, whose jieba
-    tokens come as offsets into the text (see :func:`keywords`)."""
+    """:func:`_strip_noise` keeping every offset (each removal becomes as many spaces; a link
+    keeps its text in place), for Chinese keywords whose jieba tokens are offsets."""
     text = _TEX_MATH.sub(_blank, text)
     for s, e, _ in _url_spans(text):
         text = text[:s] + " " * (e - s) + text[e:]
@@ -150,32 +143,29 @@ def _mask_noise(text: str) -> str:
 @functools.lru_cache(maxsize=16384)
 def _whole_word(term: str) -> re.Pattern[str]:
     """``term`` as a case-insensitive whole-word pattern (no ASCII letter or digit on either
-    side), compiled once per term: these patterns are built per keyword candidate, and left to
-    :mod:`re`'s own 512-entry cache they would evict every other compiled pattern."""
+    side), cached here: left to :mod:`re`'s 512-entry cache, these per-candidate patterns would
+    evict every other compiled pattern."""
     return re.compile(rf"(?<![A-Za-z0-9]){re.escape(term)}(?![A-Za-z0-9])", re.I)
 
 
-#: Non-ASCII characters that a case-insensitive ``re`` pattern of ASCII letters matches (İ, ı,
-#: ſ, Kelvin sign; :data:`pipeline.fields._CASE_EXTRA`): a text holding one is searched with
-#: :func:`_whole_word`'s pattern.
+#: Non-ASCII characters a case-insensitive ``re`` pattern of ASCII letters matches (İ, ı, ſ, K):
+#: a text holding one is searched with :func:`_whole_word`'s pattern.
 _IGNORECASE_EXTRA = _CASE_EXTRA
 _IGNORECASE_EXTRA_RE = re.compile(f"[{''.join(_IGNORECASE_EXTRA)}]")
 _ASCII_ALNUM = frozenset(string.ascii_letters + string.digits)
 
 
 def _flat_lower(text: str) -> str | None:
-    """``text.lower()`` when ``text`` is "flat" for :func:`_whole_word_spans` (its lower case
-    keeps its length and it holds none of :data:`_IGNORECASE_EXTRA`), else ``None``."""
+    """``text.lower()`` when it keeps the length and ``text`` holds none of
+    :data:`_IGNORECASE_EXTRA` (then a lower-cased search equals the pattern's), else ``None``."""
     low = text.lower()
     return low if len(low) == len(text) and _IGNORECASE_EXTRA_RE.search(text) is None else None
 
 
 def _whole_word_spans(term: str, text: str, flat_lower: str | None = None) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` of the matches of :func:`_whole_word` ``(term)`` in ``text``, in order:
-    a case-insensitive search of the lower-cased strings with the same boundary test when both
-    allow it (an ASCII term, a text whose lower case keeps its length and holds none of
-    :data:`_IGNORECASE_EXTRA`), else the compiled pattern. ``flat_lower``: :func:`_flat_lower`
-    of ``text`` when the caller searches one text for many terms (``None``: computed here)."""
+    """``(start, end)`` of the matches of :func:`_whole_word` ``(term)`` in ``text``, in order,
+    by a lower-cased ``str.find`` when :func:`_flat_lower` allows it. ``flat_lower``: that
+    value, when the caller searches one text for many terms."""
     low = flat_lower if flat_lower is not None else _flat_lower(text)
     if not term.isascii() or low is None or not term:
         for m in _whole_word(term).finditer(text):
@@ -201,14 +191,11 @@ _ASCII_LETTER = re.compile(r"[A-Za-z]")
 def _cased(term: str, text: str, flat_lower: str | None = None) -> str:
     """The case a keyword is returned in.
 
-    A Latin keyword is lower-cased when ``text`` writes it in lower case somewhere (``score
-    matching``). Otherwise it keeps the case of its first occurrence that is not at a sentence
-    start (``Gaussian Process``, ``ResNet``, ``RLHF``, ``ImageNet``); a phrase seen only
-    at sentence starts is lower-cased when only its first letter is upper case (``Sharp
-    jumps`` -> ``sharp jumps``), and a single word seen only there keeps its case (``Hinton``:
-    names open sentences more often than common words become keywords). A term with no Latin
-    letter is returned as given. ``flat_lower``: :func:`_flat_lower` of ``text`` when the
-    caller cases several terms of one text.
+    Lower case when ``text`` writes it in lower case somewhere; else the case of its first
+    occurrence not at a sentence start (``ResNet``, ``Gaussian Process``); seen only at sentence
+    starts, a phrase with only its first letter upper is lower-cased, a single word kept (names
+    open sentences more often than common words become keywords). A term without Latin letters
+    is returned as given. ``flat_lower``: :func:`_flat_lower` of ``text`` if known.
     """
     if _ASCII_LETTER.search(term) is None:
         return term
@@ -220,13 +207,12 @@ def _cased(term: str, text: str, flat_lower: str | None = None) -> str:
             return low
         if surface is None:
             # the character before the match, skipping spaces, quotes, brackets and bullets
-            # (text[:a].rstrip(...)[-1:], without copying the text)
             j = a - 1
             while j >= 0 and text[j] in _LEAD_CHARS:
                 j -= 1
             if j >= 0 and text[j] not in ".!?。！？\n":
                 surface = group
-    if surface is None:  # only at sentence starts: "Sharp jumps" -> "sharp jumps", "Hinton" kept
+    if surface is None:  # only at sentence starts
         return low if " " in term and term[1:] == term[1:].lower() else term
     return surface
 
@@ -234,11 +220,10 @@ def _cased(term: str, text: str, flat_lower: str | None = None) -> str:
 _NO_BIGRAMS: frozenset[tuple[str, str]] = frozenset()
 
 
-@functools.lru_cache(maxsize=16384)  # ~400 bytes an entry (a frozenset of bigrams): ~6 MiB full
+@functools.lru_cache(maxsize=16384)  # ~400 bytes an entry: ~6 MiB full
 def _dedup_facts(cand: str) -> tuple[str, bool, bool, bool, frozenset[tuple[str, str]], int]:
-    """What :func:`_dedup` reads of one candidate whatever the others: ``(lower case, has a Han
-    character, ASCII, flat, bigrams of its lower-cased words, length)`` (see there). A pure
-    function of the candidate, cached: the common terms of a corpus come back in many sections."""
+    """What :func:`_dedup` reads of one candidate: ``(lower case, has Han, ASCII, flat, bigrams
+    of its lower-cased words, length)``; cached, as common terms recur across sections."""
     low = cand.lower()
     asc = cand.isascii() and cand != ""
     han = not asc and _HAN.search(cand) is not None
@@ -249,21 +234,14 @@ def _dedup_facts(cand: str) -> tuple[str, bool, bool, bool, frozenset[tuple[str,
 
 def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
     """The first ``n`` of ``ranked`` without repeats: a candidate contained in a kept keyword is
-    skipped, and a candidate among the first ``REPLACE_WINDOW * n`` that contains kept
-    keywords replaces them at the first one's rank (扩散模型 replaces an earlier 扩散).
-    Containment is substring containment for Han text and whole-word containment
-    (case-insensitive) for Latin text; a Latin phrase that shares two consecutive words with a
-    kept one is skipped too."""
+    skipped, and a candidate among the first ``REPLACE_WINDOW * n`` that contains kept keywords
+    replaces them at the first one's rank (扩散模型 replaces 扩散). Containment is substring
+    containment for Han text (when ``cjk``), case-insensitive whole-word containment for Latin
+    text; a Latin phrase sharing two consecutive words with a kept one is skipped too."""
 
     window = ranked[: REPLACE_WINDOW * n]
-    # Per candidate: (lower case, Han substring test, ASCII, flat, bigrams of its lower-cased
-    # words, Han, length). The containment tests with their cheap cases first: a Han term (when cjk)
-    # is a substring; an ASCII term b stands in a text a only when b's lower case is inside
-    # a's, whenever a is "flat" (its lower case keeps its length and it holds none of
-    # _IGNORECASE_EXTRA: _whole_word_spans then searches the lower-cased strings), so that
-    # substring test comes before the whole-word test. Plain loops: this runs per section.
-    # A match of either test is as long as the term (re's case-insensitive match compares one
-    # character with one), so a term longer than the text is not tested.
+    # Cheap tests first: for a flat text a whole-word match implies a lower-cased substring, and
+    # a match is as long as the term, so a term longer than the text is not tested.
     info: dict[str, tuple[str, bool, bool, bool, frozenset[tuple[str, str]], bool, int]] = {}
     for cand in window:
         if cand in info:
@@ -274,8 +252,7 @@ def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
     kept: list[str] = []
     # (keyword, lower case, Han substring test, ASCII, flat, length) of each kept keyword
     kept_info: list[tuple[str, str, bool, bool, bool, int]] = []
-    # The kept keywords joined by newlines: a candidate without a newline is a substring of a
-    # kept keyword exactly when it is one of this string (no match can span a separator).
+    # a candidate without a newline is inside a kept keyword exactly when it is inside this
     joined = ""
     grams: frozenset[tuple[str, str]] = _NO_BIGRAMS  # the kept keywords' bigrams together
     for cand in window:
@@ -328,20 +305,17 @@ def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
 # Topic priors: the title, credited people and institutions, marked terms
 # ---------------------------------------------------------------------------------------------
 
-#: Factor on the score of a candidate that the section's title names: a Latin term whose words
-#: stand in the title in that order (``contrastive learning``, ``Gaussian Process``), or an
-#: acronym of consecutive title words (GAN, VAE, ViT). See :func:`_topic`.
+#: Factor on the score of a candidate the section's title names (:func:`_in_title`).
 TITLE_BOOST = 4.0
-#: Factor on the score of a Chinese term the text marks with quotation marks (「不可能语言」,
-#: 「暂存器」): write-ups quote the terms a paper coins or defines.
+#: Factor on the score of a Chinese term in quotation marks: write-ups quote the terms a paper
+#: coins or defines.
 QUOTED_BOOST = 2.0
 #: Fewest occurrences of two adjacent Chinese words for their compound to be a candidate
 #: (视频 + 分割 -> 视频分割).
 MIN_COMPOUND_COUNT = 2
 
-#: A Latin token that reads as a name of a method, system or dataset rather than a word: an
-#: acronym (LoRA, RLHF, GPUs), a word with an inner capital (AlexNet, ResNet, BiLSTM) or a
-#: word with a digit (word2vec, GPT-2).
+#: A Latin token that reads as the name of a method, system or dataset: an acronym (RLHF), an
+#: inner capital (ResNet) or a digit (word2vec, GPT-2).
 _NAME_LIKE = re.compile(
     r"(?:[A-Z][A-Z0-9]+s?|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*|[A-Za-z]+[0-9][A-Za-z0-9]*)"
     r"(?:-[A-Za-z0-9]+|(?<=[0-9])\.[0-9][A-Za-z0-9]*)*"
@@ -351,8 +325,7 @@ _TITLE_WORD = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
 _QUOTED_TITLE = re.compile(r"[《〈“\"]([^《》〈〉“”\"\n]{0,200}?[A-Za-z][^《》〈〉“”\"\n]{0,200}?)[》〉”\"]")
 # A Chinese term in quotation marks: 2-8 Han characters (2-6 are kept, see :func:`_quoted_terms`).
 _QUOTED_TERM = re.compile(r"[「『“\"‘]([\u4e00-\u9fff]{2,8})[」』”\"’]")
-#: Characters of function words (particles, conjunctions, prepositions, copulas): a quoted
-#: text holding one is a phrase or a clause (「最小但具代表性」), not a term.
+#: Characters of function words: a quoted text holding one is a phrase or clause, not a term.
 _FUNCTION_CHARS = re.compile(r"[的了是在和与及或但而且就都也把被让从对向为着过吗呢吧之其所个]")
 #: Degree adverbs cut from the start of a quoted term.
 _DEGREE_ADVERBS = frozenset("最更较很")
@@ -365,15 +338,12 @@ class _Topic(NamedTuple):
     """What a section says about its own topic apart from the counts of its words.
 
     Attributes:
-        titles: casefolded word tuples of the title lines (:func:`_topic`), a final ``s`` cut
-            from words longer than 3 letters.
-        han_title: the first line when it is a title line with Han characters (语言模型会抗拒
-            对齐：来自语言建模的证据), else ``""``.
-        initials: the capitalised initials of each title's words, with and without the stop
-            words (``GAN`` for Generative Adversarial Nets, ``RLFHF`` and ``RLHF``): an acronym
-            of 2-6 consecutive title words is a substring of one (:func:`_in_title`).
+        titles: casefolded, stemmed (:func:`_stem`) word tuples of the title lines (:func:`_topic`).
+        han_title: the first line when it is a title line with Han characters, else ``""``.
+        initials: capitalised initials of each title's words, with and without stop words (an
+            acronym of 2-6 consecutive title words is a substring of one).
         names: casefolded names of the people and institutions credited in the text.
-        name_words: casefolded words of the credited people's names (``goodfellow``).
+        name_words: casefolded words of the credited people's names.
     """
 
     titles: tuple[tuple[str, ...], ...]
@@ -394,17 +364,13 @@ _SENTENCE_END = re.compile(r"[。！？.!?；;]$")
 def _topic(text: str, line_credit: dict[str, Credit | None] | None = None) -> _Topic:
     """The title prior and the credited names of a section text.
 
-    Title lines: the first non-empty line when it reads as a heading (at most 200 characters,
-    no sentence punctuation at its end, not a credit line), every other line without Han
-    characters and sentence punctuation at its end that has 2+ words (a Latin title repeated
-    in a Chinese section), and every quoted text with a Latin letter (《Generative Adversarial
-    Nets》, "Towards Robust Language Models"). Names: the authors and institutions that
-    :func:`pipeline.credits.find_credit` reads in each sentence and
-    :func:`pipeline.credits.parse_credit_line` in each line.
+    Title lines: the first non-empty line when it reads as a heading (at most 200 characters, no
+    final sentence punctuation, not a credit line); other lines without Han or final punctuation
+    of 2+ words; quoted texts with a Latin letter. Names: authors and institutions read by
+    :func:`pipeline.credits.parse_credit_line` per line and ``_find_credit`` per sentence.
 
     ``line_credit``: a dict that receives each stripped non-empty line's
-    :func:`~pipeline.credits.parse_credit_line` (so a caller that needs them too does not parse
-    the lines again); lines already in it are not parsed again.
+    :func:`~pipeline.credits.parse_credit_line`; lines already in it are not parsed again.
     """
     lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
     line_credit = {} if line_credit is None else line_credit
@@ -433,9 +399,7 @@ def _topic(text: str, line_credit: dict[str, Credit | None] | None = None) -> _T
     names, name_words = set(), set()
     for ln in lines:
         credits = [line_credit[ln], _find_credit(ln)]
-        # a sentence that is the whole line has its credit already (the names are sets); a line
-        # without a mark before its last character is one sentence (the split's lookbehinds
-        # cost a test at every character, so it runs only when a mark is there)
+        # a line without a mark before its last character is one sentence, credited already
         if _SENTENCE_SPLIT_MARK.search(ln, 0, len(ln) - 1):
             credits += [_find_credit(s) for s in _SENTENCE_SPLIT.split(ln) if s != ln and s.strip()]
         for c in credits:
@@ -450,17 +414,15 @@ def _topic(text: str, line_credit: dict[str, Credit | None] | None = None) -> _T
 
 
 def _in_title(term: str, topic: _Topic) -> bool:
-    """Whether the title names a Latin ``term``: its words stand in a title line in that order
-    (a single word only when it is name-like, :func:`_name_like`: SAM, not Towards; not a whole
-    title line: that is the title, not a term of it), or it is an acronym of consecutive title
-    words (a plural ``s`` ignored: LLMs)."""
+    """Whether the title names a Latin ``term``: its words stand in a title line in order (a
+    single word only when name-like, :func:`_name_like`; never a whole title line), or it is an
+    acronym of 2-6 consecutive title words (plural ``s`` ignored)."""
     words, acronym, name_like = _title_probe(term)
     if not words:
         return False
     if acronym:
         short = term.rstrip("s")
-        # an acronym of 2-6 consecutive title words: a substring of a title's initials (tested
-        # here, for the few acronym-like terms, rather than listing every substring per section)
+        # an acronym of 2-6 consecutive title words: a substring of a title's initials
         if 2 <= len(short) <= 6 and any(short in caps for caps in topic.initials):
             return True
     if len(words) == 1 and not name_like:
@@ -471,10 +433,8 @@ def _in_title(term: str, topic: _Topic) -> bool:
 
 @functools.lru_cache(maxsize=65536)
 def _title_probe(term: str) -> tuple[tuple[str, ...], bool, bool]:
-    """What :func:`_in_title` reads of ``term`` whatever the title: its stemmed words
-    (:func:`_stem`; ``()`` for a term with a Han character or no Latin word), whether it is a
-    single acronym-like word (2-6 capitals, a plural ``s``), whether it is a single name-like
-    word (:func:`_name_like`). Cached per term: every candidate of every section asks."""
+    """What :func:`_in_title` reads of ``term`` whatever the title: ``(stemmed words or () for
+    Han/no Latin word, single acronym-like word, single name-like word)``; cached per term."""
     words = tuple(_stem(w) for w in _TITLE_WORD.findall(term))
     if not words or _HAN.search(term):
         return (), False, False
@@ -483,9 +443,8 @@ def _title_probe(term: str) -> tuple[tuple[str, ...], bool, bool]:
 
 
 def _credited(term: str, topic: _Topic) -> bool:
-    """Whether ``term`` names a credited person or institution (``Geoffrey Hinton``,
-    ``Hinton``, ``普林斯顿大学``) or any institution (:func:`pipeline.names.is_institution`:
-    新加坡国立大学, Sea AI Lab)."""
+    """Whether ``term`` names a credited person or institution (the full name or a name's
+    words) or any institution (:func:`pipeline.names.is_institution`)."""
     low, institution, words = _credit_probe(term)
     if low in topic.names or institution:
         return True
@@ -494,27 +453,24 @@ def _credited(term: str, topic: _Topic) -> bool:
 
 @functools.lru_cache(maxsize=65536)
 def _credit_probe(term: str) -> tuple[str, bool, tuple[str, ...]]:
-    """What :func:`_credited` reads of ``term`` whatever the text: its casefolded form, whether
-    it is an institution, its casefolded words without dots. Cached per term: the keyword
-    filters ask it of every candidate of every section."""
+    """What :func:`_credited` reads of ``term``: ``(casefolded, is an institution, casefolded
+    words without dots)``; cached per term."""
     low = term.casefold()
     return low, is_institution(term), tuple(w.strip(".") for w in low.split())
 
 
 @functools.lru_cache(maxsize=65536)
 def _name_like(term: str) -> bool:
-    """Whether ``term`` is a single name-like Latin token (:data:`_NAME_LIKE`) that is not a
-    venue (NeurIPS, ICLR) nor generic (LLMs). Cached per term: every Latin word of every
-    English section is asked."""
+    """Whether ``term`` is one :data:`_NAME_LIKE` token that is neither a venue nor generic;
+    cached per term."""
     return (_NAME_LIKE.fullmatch(term) is not None and not _is_generic_latin(term)
             and not find_venue_years(term))
 
 
 def _words(work: str, tokens: Sequence[tuple[int, int]]) -> list[str]:
     """The words of ``tokens`` over ``work`` as jieba's ``cut`` of ``work`` would yield them:
-    a token's characters that ``work`` blanks out (Latin runs, glosses, URLs, markup) split it
-    and are dropped, and ``""`` stands for any whitespace between or inside tokens (it breaks
-    a compound as jieba's whitespace tokens do). A list (the caller needs them all)."""
+    characters ``work`` blanks out split a token and are dropped; ``""`` stands for whitespace
+    (it breaks a compound as jieba's whitespace tokens do)."""
     out: list[str] = []
     add = out.append
     last = math.inf  # no gap before the first token
@@ -522,7 +478,7 @@ def _words(work: str, tokens: Sequence[tuple[int, int]]) -> list[str]:
         if s > last:
             add("")
         piece = work[s:e]
-        if piece.isalnum():  # the common case (a word of letters or digits): no whitespace
+        if piece.isalnum():  # the common case: no whitespace
             add(piece)
             last = e
             continue
@@ -545,8 +501,8 @@ def _words(work: str, tokens: Sequence[tuple[int, int]]) -> list[str]:
 
 
 def _word_before(tokens: Sequence[tuple[int, int]] | None, text: str, start: int, end: int) -> str:
-    """The last jieba word of ``text[start:end]``: the token ending at ``end`` when ``tokens``
-    holds one inside the span, else jieba's cut of the span (tokens are offsets into ``text``)."""
+    """The last jieba word of ``text[start:end]``: the token of ``tokens`` (offsets into
+    ``text``) ending at ``end`` inside the span, else jieba's cut of the span."""
     if tokens is not None:
         k = bisect.bisect_left(tokens, (end, end)) - 1
         while k >= 0 and tokens[k][1] > end:
@@ -557,8 +513,8 @@ def _word_before(tokens: Sequence[tuple[int, int]] | None, text: str, start: int
 
 
 def _cut_span(tokens: Sequence[tuple[int, int]] | None, text: str, start: int, end: int) -> list[str]:
-    """jieba's words of ``text[start:end]``: the tokens that tile the span exactly when
-    ``tokens`` has them, else jieba's cut of the span."""
+    """jieba's words of ``text[start:end]``: the tokens tiling the span exactly when ``tokens``
+    has them, else jieba's cut of the span."""
     if tokens is not None:
         k = bisect.bisect_left(tokens, (start, start))
         words, pos = [], start
@@ -573,31 +529,18 @@ def _cut_span(tokens: Sequence[tuple[int, int]] | None, text: str, start: int, e
 
 def _zh_candidates(text: str, topic: _Topic | None = None,
                    tokens: Sequence[tuple[int, int]] | None = None) -> Counter[str]:
-    """Candidate terms of Chinese text with their counts.
+    """Candidate terms of Chinese text with their counts (``Counter``).
 
-    Latin glosses in brackets after Chinese text are left out, except the items of a gloss
-    that the title names (对比学习（contrastive learning） under the title "Contrastive Learning
-    of Visual Representations"). Latin runs of at most :data:`MAX_LATIN_TERM_WORDS` words without
-    stop words (``score matching``, ``RLHF``, ``Gaussian Process``) are one candidate each;
-    the Han text between them is segmented by the jieba tokenizer with the user dictionary
-    (:func:`_jieba_tokenizer`). Two adjacent Han words that occur together at least
-    :data:`MIN_COMPOUND_COUNT` times are a candidate compound (视频 + 分割 -> 视频分割, 政策 + 工具
-    -> 政策工具) when both are plain dictionary words (not stop words, not terms of the user
-    dictionary: 缺失资料 + 版本 is no new term) and the first is not generic (提升 + 推理). A Chinese term in quotation marks (「不可能语言」; see
-    :func:`_quoted_terms`) is a candidate, counted wherever it occurs. A dictionary term of 4+
-    Han characters made of two candidates that each occur :data:`MIN_COMPOUND_COUNT` times on
-    their own adds the count of the rarer part (视频分割 in a text about 视频 and 分割), and a
-    Chinese term glossed with an acronym (大语言模型（LLMs）) adds the acronym's count.
-    Dropped: tokens shorter than 2 characters, :data:`ZH_GENERIC_WORDS`, :data:`ZH_STOP_WORDS`,
-    :data:`EN_STOP_WORDS`, :data:`EN_GENERIC_WORDS`, numbers, punctuation, Han words that
-    are not in the dictionary (jieba's HMM guesses across a word boundary, 从粗到细 -> 粗到, when
-    the text is cut here; single characters of unknown runs in the tokens of :func:`parse`,
-    see :data:`JIEBA_HMM`; the user dictionary counts as dictionary), and, with ``topic``, the
-    people and institutions credited in the text and any institution (:func:`_credited`).
+    Candidates: Latin runs of at most :data:`MAX_LATIN_TERM_WORDS` words (:func:`_latin_term`);
+    jieba words of the Han text (user dictionary on) that :func:`_zh_word_verdict` counts;
+    compounds of two adjacent plain words occurring :data:`MIN_COMPOUND_COUNT` times, quoted terms,
+    split dictionary terms and glossed acronyms (:func:`_add_compounds`). Latin glosses in brackets
+    are left out except items the title names. Han words missing from the dictionaries are
+    dropped (HMM guesses across word boundaries, single characters of unknown runs). With
+    ``topic``, credited people and institutions and any institution are dropped (:func:`_credited`).
 
-    ``tokens``: jieba token spans over ``text`` (sorted ``(start, end)`` offsets, as a spaCy
-    ``Doc`` of :func:`zh_nlp` gives them); with them jieba does not run again, without them
-    the text is cut here.
+    ``tokens``: jieba token spans over ``text`` (sorted ``(start, end)``, as a :func:`zh_nlp`
+    ``Doc`` gives them); without them the text is cut here.
     """
     tok = _jieba_tokenizer()
     counts: Counter[str] = Counter()
@@ -614,8 +557,7 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
             for item in items:
                 if _in_title(item, topic):
                     add_latin(item)
-            # the Han run (up to 16 characters) just before the gloss, looked for in those 16
-            # characters only: searching all the text before each gloss made this quadratic
+            # the Han run just before the gloss, searched in 16 characters only (not quadratic)
             window = max(0, m.start() - 16)
             before = _HAN_RUN_AT_END.search(text, window, m.start())
             term = _word_before(tokens, text, before.start(), m.start()) if before else ""
@@ -633,14 +575,11 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
     pieces.append(text[pos:])
     work = "".join(pieces)
 
-    # The words in order, each distinct one (as jieba or _words gives it) judged once: its
-    # stripped form's verdict (_zh_word_verdict, then the credited-name test, which depends on
-    # the text). Counted words go in at their first occurrence, with all their occurrences
-    # (Counter counts the sequence in C).
+    # each distinct word judged once (_zh_raw_verdict, then the text's credited names)
     raws = cut_protected(tok, work) if tokens is None else _words(work, tokens)
     plain: dict[str, str] = {}  # raw word -> stripped, for the plain words (Han at both ends)
     opens: set[str] = set()  # raw plain words that may open a compound
-    # _credited(w, topic), inlined: it is asked of every distinct word
+    # _credited(w, topic), inlined
     names = topic.names if topic is not None else frozenset()
     name_words = topic.name_words if topic is not None else frozenset()
     count_of = counts.get  # (a Counter's own += calls __missing__ for every new word)
@@ -663,8 +602,8 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
 def _add_compounds(counts: Counter[str], raws: list[str], plain: dict[str, str], opens: set[str], text: str,
                    tokens: Sequence[tuple[int, int]] | None, aliases: list[tuple[str, str]]) -> None:
     """Add to ``counts`` (in place) the compounds, quoted terms, split dictionary terms and
-    glossed acronyms of :func:`_zh_candidates` (see there); ``raws`` are the words in order,
-    ``plain`` and ``opens`` the plain words and those that may open a compound."""
+    glossed acronyms of :func:`_zh_candidates`; ``raws`` are the words in order, ``plain`` and
+    ``opens`` the plain words and those that may open a compound."""
     tok = _jieba_tokenizer()
     # two adjacent plain words, the first not generic: a compound candidate
     pairs = Counter([plain[a] + plain[b] for a, b in zip(raws, raws[1:], strict=False)
@@ -674,8 +613,7 @@ def _add_compounds(counts: Counter[str], raws: list[str], plain: dict[str, str],
             counts[pair] = c
     for term in _quoted_terms(text, tokens):
         counts[term] = max(counts[term], text.count(term))
-    # A dictionary term made of two candidates the text uses on their own stands for them:
-    # 视频分割 (once) in a text about 视频 (many times) and 分割 (fewer) counts the rarer part.
+    # a dictionary term made of two candidates the text uses on their own counts the rarer part
     for term in [t for t in counts if len(t) >= 4 and _HAN.fullmatch(t[0]) and tok.FREQ.get(t)]:
         parts = [min(counts[term[:i]], counts[term[i:]]) for i in range(2, len(term) - 1)
                  if counts.get(term[:i], 0) >= MIN_COMPOUND_COUNT and counts.get(term[i:], 0) >= MIN_COMPOUND_COUNT]
@@ -688,11 +626,9 @@ def _add_compounds(counts: Counter[str], raws: list[str], plain: dict[str, str],
 
 @functools.lru_cache(maxsize=65536)
 def _latin_term(run: str) -> str | None:
-    """The candidate term of a Latin run of Chinese text (its words, see :func:`_zh_candidates`):
-    None for more than :data:`MAX_LATIN_TERM_WORDS` words, a phrase with function words
-    (:data:`EN_STOP_WORDS`; one word left of it is the term), a term under 2 characters or a
-    generic one (:data:`ZH_GENERIC_WORDS`, :func:`_is_generic_latin`). A pure function of the
-    run, cached: acronyms and names come back in many sections."""
+    """The candidate term of a Latin run of Chinese text, or None: more than
+    :data:`MAX_LATIN_TERM_WORDS` words, a phrase with stop words (one word left is the term),
+    under 2 characters, or generic. Cached per run."""
     words = run.split()
     if len(words) > MAX_LATIN_TERM_WORDS:
         return None
@@ -708,15 +644,11 @@ def _latin_term(run: str) -> str | None:
 
 @functools.lru_cache(maxsize=65536)
 def _zh_word_verdict(w: str) -> tuple[bool, bool, bool, bool]:
-    """What :func:`_zh_candidates` needs to know of one jieba word ``w`` (stripped):
-    ``(han, plain, opens, counted)``: Han characters at both ends; a plain word (a dictionary
-    word of 2+ characters, not a stop word, not a term of the user dictionary, not a number);
-    a plain word that is not generic, so it may open a compound; a candidate (2+ characters, not
-    generic, not a stop word, not a number or punctuation, a Han word only when in the
-    dictionary) unless the text credits it (that test, :func:`_credited`, is the caller's).
-
-    It depends on ``w`` and the fixed dictionaries only, so it is cached across texts: the
-    common words of a corpus are judged once per process instead of once per section."""
+    """``(han, plain, opens, counted)`` of one stripped jieba word: Han at both ends; a plain
+    dictionary word (2+ characters, not a stop word, user term or number); plain and not generic
+    (may open a compound); a candidate (2+ characters, not generic, stop word, number or
+    punctuation, a Han word only when in the dictionary) unless credited (the caller's test).
+    Depends on fixed dictionaries only: cached across texts."""
     tok = _jieba_tokenizer()
     han = bool(w) and _HAN.fullmatch(w[0]) is not None and _HAN.fullmatch(w[-1]) is not None
     plain = han and (len(w) >= 2 and w not in ZH_STOP_WORDS and w not in _user_terms()
@@ -729,10 +661,8 @@ def _zh_word_verdict(w: str) -> tuple[bool, bool, bool, bool]:
 
 @functools.lru_cache(maxsize=65536)
 def _zh_raw_verdict(raw: str) -> tuple[str, bool, bool, bool, tuple[str, bool, tuple[str, ...]] | None]:
-    """:func:`_zh_word_verdict` of a word as cut (``raw``, stripped first), in one cached call:
-    ``(stripped, plain, opens, counted, probe)``, ``probe`` the :func:`_credit_probe` of a
-    counted word (None otherwise), which :func:`_zh_candidates` tests against the text's
-    credited names."""
+    """``(stripped, plain, opens, counted, probe)`` of a word as cut: :func:`_zh_word_verdict`
+    of its stripped form and, if counted, its :func:`_credit_probe`; cached."""
     w = raw.strip()
     _, plain, opens, counted = _zh_word_verdict(w)
     return w, plain, opens, counted, _credit_probe(w) if counted else None
@@ -745,11 +675,9 @@ def _user_terms() -> frozenset[str]:
 
 
 def _quoted_terms(text: str, tokens: Sequence[tuple[int, int]] | None = None) -> set[str]:
-    """Chinese terms in quotation marks: 2-6 Han characters after a leading degree adverb
-    (最更较很) is cut, made of dictionary words, without the character of a function word
-    (:data:`_FUNCTION_CHARS`), not generic, not an institution. ``tokens``: jieba token spans
-    over ``text`` (see :func:`_zh_candidates`); a quotation mark ends a jieba block, so the
-    tokens inside the marks are jieba's cut of the term."""
+    """Chinese terms in quotation marks: 2-6 Han characters (a leading degree adverb cut), made
+    of dictionary words, without a :data:`_FUNCTION_CHARS` character, not generic, not an
+    institution. ``tokens``: jieba token spans over ``text``, as for :func:`_zh_candidates`."""
     tok = _jieba_tokenizer()
     out = set()
     for m in _QUOTED_TERM.finditer(text):
@@ -769,9 +697,8 @@ def _quoted_terms(text: str, tokens: Sequence[tuple[int, int]] | None = None) ->
 def idf_table() -> tuple[dict[str, float], float]:
     """jieba's default IDF table (word -> IDF) and its median, as ``jieba.analyse.extract_tags``
     uses them (read at each call: ``jieba.analyse.set_idf_path`` changes them). ``jieba.analyse``
-    is imported at the first call: it imports ``jieba.posseg`` and reads its IDF file (about
-    1.7 s and 100 MB resident), which a run's own process does not need when worker processes
-    run the stages (they load it in :func:`pipeline.workers.warm_models`)."""
+    is imported at first call, as it is costly to load (workers load it in
+    :func:`pipeline.workers.warm_models`)."""
     import jieba.analyse
 
     tfidf = jieba.analyse.default_tfidf
@@ -779,7 +706,7 @@ def idf_table() -> tuple[dict[str, float], float]:
 
 
 def _zh_keywords(text: str, n: int, tokens: Sequence[tuple[int, int]] | None = None) -> list[str]:
-    """jieba-style TF-IDF keywords of Chinese text (see :func:`keywords`)."""
+    """jieba-style TF-IDF keywords of Chinese text (:func:`keywords`)."""
     simplified = to_script(text, "zh-Hans")
     if tokens is not None and len(simplified) != len(text):
         tokens = None  # the conversion moved the offsets: cut the text here
@@ -790,20 +717,19 @@ def _zh_keywords(text: str, n: int, tokens: Sequence[tuple[int, int]] | None = N
         return []
     idf, median = idf_table()
     total = sum(counts.values())
-    first = {w: simplified.find(w) % (len(simplified) + 1) for w in counts}  # not found (-1): last
+    first = {w: simplified.find(w) % (len(simplified) + 1) for w in counts}  # not found: last
     quoted = _quoted_terms(simplified, tokens)
     scores = {}
     han_title = topic.han_title
     for w, c in counts.items():
         s = c / total * idf.get(w, median)
-        # _in_title is False for a term with a Han character (_title_probe): that test first
+        # _in_title is False for a term with a Han character
         if (c >= 2 and w in han_title) if _HAN.search(w) else _in_title(w, topic):
             s *= TITLE_BOOST
         if w in quoted:
             s *= QUOTED_BOOST
         scores[w] = s
-    # Case and plural variants of one Latin term (Token/token, LLMs/LLM) pool their scores
-    # under the form seen first.
+    # case and plural variants of one Latin term pool their scores under the form seen first
     keys = {w.casefold() for w in scores}
     merged: dict[str, float] = {}
     canon: dict[str, str] = {}
@@ -815,16 +741,13 @@ def _zh_keywords(text: str, n: int, tokens: Sequence[tuple[int, int]] | None = N
         merged[canon[key]] = merged.get(canon[key], 0.0) + scores[w]
     ranked = sorted(merged, key=lambda w: (-merged[w], first[w]))
     kept = _dedup(ranked, n, cjk=True)
-    # the text's lower case once for all Latin keywords (most Chinese keywords have none)
+    # once for all Latin keywords
     flat = _flat_lower(simplified) if any(_ASCII_LETTER.search(w) for w in kept) else None
     return [_cased(w, simplified, flat) for w in kept]
 
 
-#: Words that mark a clause fragment, not a term: an adverb after the first word or alone
-#: (``canary examples independently``, ``training rarely finds``; ``differentially private
-#: training`` is fine) or a past tense/participle at the end (``Meta AI released``,
-#: ``detected``). The English pipeline has no tagger, so this goes by spelling only: ``LoRA
-#: replaces`` still passes. Nouns in -ly are exempt.
+#: Words that mark a clause fragment, not a term: an adverb after the first word or alone, or a
+#: past tense at the end. By spelling only (the English pipeline has no tagger); -ly nouns exempt.
 _ADVERB = re.compile(r"^[a-z]{3,}ly$")
 _PAST = re.compile(r"^[a-z]{2,}[^e]ed$")
 _LY_NOUNS = frozenset("family anomaly assembly supply monopoly italy july reply butterfly".split())
@@ -832,11 +755,9 @@ _LY_NOUNS = frozenset("family anomaly assembly supply monopoly italy july reply 
 
 @functools.lru_cache(maxsize=65536)
 def _en_phrase_ok(phrase: str) -> bool:
-    """Whether a YAKE phrase can be a keyword: no stop word anywhere (YAKE itself only keeps
-    them off the ends, which lets through ``audit a differentially``), not only generic words,
-    not a number or punctuation, not an institution (last word an organisation head of
-    :mod:`pipeline.fields`: University, Institute, Lab, AI ...), no adverb after the first
-    word, no past participle at the end. Cached per phrase (a pure function of it)."""
+    """Whether a YAKE phrase can be a keyword: no stop word anywhere (YAKE only keeps them off
+    the ends), not only generic words, not a number or punctuation, no organisation head as last
+    word, no adverb after the first word, no past participle at the end. Cached per phrase."""
     words = phrase.split()
     low = [w.lower() for w in words]
     if len(phrase) < 2 or _NUMBER.match(phrase.replace(" ", "")) or _PUNCT_ONLY.match(phrase):
@@ -863,21 +784,18 @@ _LONG_RUN = re.compile(r"\S{200,}")
 
 
 def _en_keywords(text: str, n: int) -> list[str]:
-    """YAKE keywords of English text (see :func:`keywords`)."""
+    """YAKE keywords of English text (:func:`keywords`)."""
     stripped = _LONG_RUN.sub(" ", _strip_noise(text))
     line_credit: dict[str, Credit | None] = {}
     topic = _topic(stripped, line_credit)
-    # A credit line (Lvmin Zhang, Anyi Rao and Maneesh Agrawala, Stanford University) names
-    # people, not the topic. A line without final punctuation (a heading, a name list) ends a
-    # sentence: YAKE's sentence splitter (segtok) would otherwise run it into the next line.
-    # (_topic has parsed every non-empty line already.)
+    # credit lines name people, not the topic; a line without final punctuation ends a sentence
+    # (YAKE's segtok splitter would run it into the next line)
     lines = [ln for ln in stripped.split("\n")
              if (line_credit[k] if (k := ln.strip()) in line_credit else parse_credit_line(k)) is None]
     clean = _LINE_END.sub(".\n", "\n".join(lines))
     if not clean.strip():
         return []
-    # Name-like tokens (LoRA, RLHF, word2vec, AlexNet) name the paper's methods, systems and
-    # data: they go first, those the title names first, then by count and position.
+    # name-like tokens name the paper's methods, systems and data: first, those in the title first
     names: Counter[str] = Counter()
     first: dict[str, int] = {}
     for m in _LATIN_TOKEN.finditer(clean):
@@ -895,10 +813,10 @@ def _en_keywords(text: str, n: int) -> list[str]:
         if key in seen or not _en_phrase_ok(phrase) or _credited(phrase, topic):
             continue
         if len(words) > 1 and any(w in lead for w in words):
-            continue  #  "LoRA replaces": a clause around a name that is kept by itself
+            continue  # a clause around a name that is kept by itself
         seen.add(key)
         ranked.append(phrase)
-    flat = _flat_lower(clean)  # once for all keywords
+    flat = _flat_lower(clean)
     return [_cased(k, clean, flat) for k in _dedup(lead + ranked, n, cjk=False)]
 
 
@@ -906,47 +824,31 @@ def keywords(text: str | Doc, lang: str, n: int, tokens: Sequence[tuple[int, int
     """The ``n`` topic keywords of a section.
 
     Args:
-        text: the section text (metadata values and body); TeX math, URLs and Markdown
-            markup are removed first. Or a ``Doc`` of :func:`zh_nlp` / :func:`en_nlp` (from
-            :func:`parse`): its text, and for Chinese its tokens as ``tokens``.
-        lang: BCP 47 tag of the text: ``en`` selects YAKE, ``zh-Hans``/``zh-Hant``/``mixed``
-            select jieba (other tags: see :func:`_is_english`).
+        text: the section text (TeX math, URLs and Markdown markup are removed first), or a
+            ``Doc`` of :func:`pipeline.nlp.parse` (its text, and for Chinese its tokens).
+        lang: BCP 47 tag: ``en`` selects YAKE, ``zh-*``/``mixed`` jieba (others:
+            :func:`pipeline.nlp._is_english`).
         n: how many keywords at most (``n <= 0`` gives ``[]``).
-        tokens: the jieba segmentation of ``text`` already made (the tokens of the section,
-            :meth:`ParsedSection.topic`), as sorted ``(start, end)`` character offsets into ``text``
-            (:func:`token_spans`); Chinese keywords then use them and jieba does not run
-            again. ``None``: ``text`` is segmented here. English keywords ignore them.
+        tokens: jieba token spans of ``text`` already cut, sorted ``(start, end)`` character
+            offsets (:func:`pipeline.nlp.token_spans`); ``None``: cut here. Ignored for English.
 
     Returns:
-        A list of at most ``n`` distinct keywords (``str``), best first. Chinese keywords are
-        in zh-Hans (the text is converted with :func:`pipeline.normalize.to_script` first;
-        convert the result to the target script). Case of Latin keywords (:func:`_cased`):
-        lower case when the text writes them in lower case (``score matching``, ``preference
-        pairs``), else as written (``ResNet``, ``RLHF``, ``Gaussian Process``). A keyword
-        contained in a better-ranked one is dropped, and a longer candidate replaces the
-        keywords it contains (扩散模型, not 扩散 and 模型). ``[]`` for an empty text.
+        At most ``n`` distinct keywords, best first (``[]`` for an empty text). Chinese keywords
+        are zh-Hans (convert to the target script). Latin keywords cased by :func:`_cased`;
+        containment handled by :func:`_dedup`.
 
     Methods:
 
-    * Chinese: TF-IDF as ``jieba.analyse.extract_tags`` computes it (jieba README, "基于
-      TF-IDF 算法的关键词抽取"): term frequency in the section times the inverse document
-      frequency of jieba's shipped IDF table (``jieba/analyse/idf.txt``), the table's median
-      for unknown terms, so the user dictionary's domain terms (absent from the table) outrank
-      common words such as 模型. Candidates come from :func:`_zh_candidates` (user dictionary
-      active; generic words, stop words, numbers, punctuation and HMM guesses dropped).
-      TF-IDF was chosen over jieba's TextRank because it scored better against hand-picked
-      keywords of the seed articles (see tests/test_nlp.py).
+    * Chinese: TF-IDF as ``jieba.analyse.extract_tags`` computes it (jieba README, "基于 TF-IDF
+      算法的关键词抽取") with jieba's shipped IDF table, its median for unknown terms (so domain
+      terms of the user dictionary outrank 模型); candidates of :func:`_zh_candidates`. Chosen over
+      TextRank: it scored better against hand-picked keywords of the seed articles
+      (tests/test_nlp.py).
     * English: YAKE (Campos et al., "YAKE! Keyword extraction from single documents using
-      multiple local features", Information Sciences 509, 2020) as the ``yake`` package
-      (0.7) computes it, with the package's tokenizer and similarity but a leaner data
-      structure (:func:`yake_extract`; same keywords and scores, about five times faster):
-      candidate n-grams of 1-3 words (:data:`YAKE_NGRAM`, co-occurrence window
-      :data:`YAKE_WINDOW`) scored by casing, position, frequency, context dispersion and
-      sentence spread (lower is better), the best ``max(30, 6 * n)`` kept after YAKE's
-      sequence-matcher dedup (threshold :data:`YAKE_DEDUP_LIM`), :data:`EN_STOP_WORDS` as the
-      stop list, no lemmatizer (nothing is downloaded). Phrases are then filtered by :func:`_en_phrase_ok`
-      (no stop word inside, not only :data:`EN_GENERIC_WORDS`, no institution, no adverb or
-      trailing past participle) and by :func:`_dedup` (containment, shifted windows).
+      multiple local features", Information Sciences 509, 2020) as the ``yake`` package 0.7
+      computes it (:func:`pipeline.yake_port.yake_extract`: same keywords and scores), best
+      ``max(30, 6 * n)`` phrases filtered by :func:`_en_phrase_ok` and :func:`_dedup`, name-like
+      tokens (:data:`EN_NAME_SHARE`) first.
     """
     if isinstance(text, Doc):
         doc = text

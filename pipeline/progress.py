@@ -1,20 +1,14 @@
 """Progress of a run: one tqdm bar per phase, on a terminal or as JSON log records.
 
-The phases, in run order (:data:`PHASES`): ``models`` (the per-document stages' models, loaded
-before the first batch when the stages run in this process), ``documents`` (every corpus file
-through ingest ... extract and the assembly; reused and skipped files count when assembled),
-``embedding`` (sections embedded), ``clustering`` (dedup's clustering and fusion, in percent:
-each step adds its share of a large run's clustering time as it ends,
-:data:`pipeline.dedup.CLUSTERING_STEPS`, and the bar shows the step running) and ``writing`` (rows of the sections, documents and papers tables written).
+Phases, in run order (:data:`PHASES`): ``models`` (in-process model loading), ``documents``
+(corpus files through ingest ... extract and assembly), ``embedding`` (sections),
+``clustering`` (percent, by :data:`pipeline.dedup.CLUSTERING_STEPS`) and ``writing`` (rows).
 
-Modes (:class:`Progress`): ``"off"``; ``"auto"``, tqdm bars on stderr shown only on a terminal
-(tqdm's ``disable=None``); ``"bars"``, always shown; ``"log"``, a :class:`LoggedBar` per phase, which writes a log record
-``{"event": "progress", "phase", "n", "total", "unit", "elapsed_s", "rate", "eta_s"}`` (and
-``note``, what the bar shows after its count, such as the model loading) when the
-phase starts, at most every :data:`LOG_INTERVAL_S` seconds while it moves, and when it ends.
-A phase that waits still writes a record every :data:`LOG_INTERVAL_S` (:class:`Progress`'s thread).
-The records go to the ``pipeline.progress`` logger's handlers whatever its level (as the run's
-summary record does), so ``--log-format json`` shows them without ``-v``.
+Modes (:class:`Progress`): ``"off"``; ``"auto"`` (tqdm on stderr on a terminal only, tqdm's
+``disable=None``); ``"bars"``; ``"log"``: a :class:`LoggedBar` per phase writes a record
+``{"event": "progress", "phase", "n", "total", "unit", "elapsed_s", "rate", "eta_s"}`` (plus
+``note``) at start, at most every :data:`LOG_INTERVAL_S` seconds (also while waiting), and at
+end, to the ``pipeline.progress`` logger's handlers whatever its level.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """Run report: one self-contained ``report.html`` next to the Parquet tables.
 
-The report is for a person working from a run: the run's date, duration and files processed,
-reused and removed; the changes since the previous run (:func:`run_changes`); field completeness
-per table (:func:`completeness`); every paper in a searchable, sortable, paged table
-(:mod:`pipeline.report_table`); counts per stage as a funnel, documents per source and language,
-the papers with the most mentions, the papers found in the most sources with a table of their
-mentions each (:data:`MULTI_SOURCE_PAPERS`), the match-score histogram with the dedup threshold,
-dropped spans by reason, the files that were not processed, and seconds per stage.
+Sections: the run (date, duration, files processed, reused, removed), changes since the
+previous run (:func:`run_changes`), field completeness (:func:`completeness`), every paper in a
+searchable table (:mod:`pipeline.report_table`), a stage funnel, documents per source and
+language, the papers with most mentions and most sources (:data:`MULTI_SOURCE_PAPERS`), the
+match-score histogram, dropped spans, unprocessed files and seconds per stage.
 
-It is ONE file that opens offline: CSS inline, no web font (a font stack of the platforms' CJK
-fonts, :data:`FONT_STACK`), one static script (the papers' table; its data travels in a data
-block, never as markup), every plot an SVG (drawn by matplotlib, text as paths so no font is
-needed) embedded as a ``data:`` URI. Every value from the data in the markup is escaped with
-:func:`html.escape`. Empty tables (no papers, no dropped spans, no errors) give a short "none"
-line instead of a plot or table.
-
-Regenerate the report of an existing output folder with ``python -m pipeline.report OUT``.
+One file that opens offline: inline CSS, a CJK font stack (:data:`FONT_STACK`), one static
+script, SVG plots (matplotlib, text as paths) as ``data:`` URIs. Every data value in the markup
+goes through :func:`html.escape`. Regenerate with ``python -m pipeline.report OUT``.
 """
 
 from __future__ import annotations
@@ -723,24 +716,20 @@ def _plot(fig: Figure, alt: str) -> str:
 
 
 def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
-    """The tables ``folder/<name>.parquet`` read back for :func:`write_report`, with only the
-    columns the report uses.
+    """The tables ``folder/<name>.parquet`` read back for :func:`write_report`, only the columns
+    the report uses.
 
     Args:
         folder: a run's output folder.
         names: the tables to read (e.g. :data:`pipeline.write.TABLES`).
 
     Returns:
-        per name, a frame with every row of the table and, in the file's column order, only its
-        :data:`REPORT_COLUMNS` that the file has (all columns for a table not named there); and
-        under :data:`COMPLETENESS` the :func:`completeness` of the tables read, counted over the
-        files' every row and column of :data:`COMPLETENESS_FIELDS`.
-        With ``papers`` among ``names``, the ``sections`` columns other than ``paper_id`` and
-        ``match_score`` are read only at the rows the report shows (the first mentions of the
-        papers found in several sources, :func:`_first_mentions`) and are missing elsewhere.
-        The :data:`HEAD_COLUMNS` (``sections.summary``, ``dropped.text``) hold the head the report
-        shows (:func:`_head`: whitespace collapsed, at most :data:`HEAD_CHARS` characters then
-        ``…``), missing values stay missing. ``context`` has no column, only its rows.
+        per name, a frame of every row and, in file order, the :data:`REPORT_COLUMNS` the file
+        has (all columns for a table not named there); under :data:`COMPLETENESS` the
+        :func:`completeness` of the tables over every row. With ``papers`` among ``names``, the
+        ``sections`` columns other than ``paper_id`` and ``match_score`` are read only at the rows
+        the report shows (:func:`_first_mentions`), missing elsewhere. :data:`HEAD_COLUMNS` hold
+        :func:`_head` of their text. ``context`` has rows but no column.
 
     Raises:
         FileNotFoundError: a table is missing.

@@ -1,21 +1,14 @@
 """The report's table of every paper: searchable, sortable and paged in the page itself, offline.
 
-The papers travel in the page as one data block: compact JSON (a list of values per field, the
-documents they come from listed once, each title as the indices of its words in a list of the
-titles' distinct words), gzip-compressed (:func:`gzip.compress`, ``mtime=0``: the same
-tables give the same bytes) and base64-encoded, in a ``<script type="application/octet-stream">``
-that the browser does not run. A small static script unpacks it (``DecompressionStream``),
-then renders :data:`PAGE_ROWS` rows at a time: a search box keeps the papers whose title,
-Chinese title, authors, venue or arXiv id contain every word typed (case-insensitive),
-a click on a column header sorts by it (missing values last), and each paper links to its arXiv
-page (``https://arxiv.org/abs/<arxiv_id>``) and to the URLs of its source documents. The data
-never reaches the page as markup: the script sets text and ``href`` only, and makes a link only
-of an ``http(s)`` URL.
-
-At 100k papers the page stays small and quick because only the shown rows are in the document;
-per paper at most :data:`AUTHORS_SHOWN` authors and :data:`SOURCES_SHOWN` source documents are
-carried (with the count of the others), so a search finds the authors carried. Titles are
-word-coded because gzip sees only 32 KiB back (``bench/report_scale.py`` measures the saving).
+The papers travel as one data block: compact JSON (a list of values per field, source documents
+listed once, titles word-coded because gzip sees only 32 KiB back), gzip-compressed (``mtime=0``:
+same tables, same bytes) and base64-encoded in a ``<script type="application/octet-stream">``.
+A small static script unpacks it (``DecompressionStream``) and renders :data:`PAGE_ROWS` rows
+at a time; search matches every typed word in title, Chinese title, authors, venue or arXiv id
+(case-insensitive); a header click sorts (missing last). The data never reaches the page as
+markup: the script sets text and ``href`` only, and links only ``http(s)`` URLs. Per paper at
+most :data:`AUTHORS_SHOWN` authors and :data:`SOURCES_SHOWN` sources are carried, so the page
+stays small at 100k papers (``bench/report_scale.py``).
 """
 
 from __future__ import annotations

@@ -19,10 +19,10 @@ Pipeline order::
     publish      files renamed to the top of OUT, the manifest last            (runner)
 
 :func:`process_files` (the per-document stages on one batch) is the unit of work, run here, in a
-pool (:mod:`pipeline.workers`) or on Ray (:mod:`pipeline.engine_ray`); results are assembled here in
-corpus order whatever ran them. A stage that raises on a batch is rerun document by document;
-documents that still fail get ``status="error"`` and the run goes on. An incremental run
-(:mod:`pipeline.state`) writes the same tables as a full rebuild.
+pool (:mod:`pipeline.workers`) or on Ray (:mod:`pipeline.engine_ray`); results are assembled here
+in corpus order. Documents a stage fails on get ``status="error"`` and the run goes on
+(:mod:`pipeline.documents`). An incremental run (:mod:`pipeline.state`) writes the same tables as
+a full rebuild.
 """
 
 from __future__ import annotations
@@ -136,20 +136,18 @@ STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "w
 
 @dataclass
 class RunResult:
-    """What a run produced: the output frames, counts, seconds per stage and what it reused.
+    """What a run produced.
 
     Attributes:
-        out_dir: the output folder (``OUT``).
-        frames: the tables by name (:data:`pipeline.write.TABLES` plus ``errors``), read from the
-            run folder's Parquet files when first asked for (:class:`TableFiles`).
+        out_dir: the output folder (``OUT``), which holds the published files.
+        frames: the tables by name (:data:`pipeline.write.TABLES` plus ``errors``), read lazily
+            from the Parquet files (:class:`TableFiles`).
         seconds: seconds per stage (:data:`STAGE_NAMES`).
         counts: rows per written table.
-        run_dir: the folder that holds the published run's files: ``OUT`` itself (a later run
-            replaces them; :data:`pipeline.publish.PUBLISHED_NAMES`).
-        run_id: the run's id (``manifest.json``'s ``run_id``; its history folder is
-            ``OUT/.pipeline/runs/<run_id>``).
-        files: corpus files (relative paths) ``processed`` in this run (new, changed, or not
-            reusable), ``reused`` from the state, and ``removed`` since the previous run.
+        run_dir: the folder of the published run's files: ``OUT`` itself.
+        run_id: ``manifest.json``'s ``run_id`` (history folder ``OUT/.pipeline/runs/<run_id>``).
+        files: corpus files (relative paths) ``processed``, ``reused`` from the state, and
+            ``removed`` since the previous run.
         manifest: the run's ``manifest.json`` as a dict.
         stats: figures of the summary not in the manifest (``papers_multi_document``).
     """
@@ -165,8 +163,7 @@ class RunResult:
     stats: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
-        """The numbers of the one-screen summary (from the counts and the manifest: no table is
-        read)."""
+        """The numbers of the one-screen summary (no table is read)."""
         status = self.manifest.get("status_counts", {})
         return {
             "documents": int(status.get("ok", 0)),
@@ -199,19 +196,16 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     """Run the pipeline over ``corpus`` and publish the outputs in ``out_dir``.
 
     Files whose path, bytes, pipeline version and per-document configuration match the state
-    (:mod:`pipeline.state`) are not processed again; dedup runs over all sections every time. The
-    run is written to ``OUT/.pipeline/runs/<run_id>/`` and published to ``OUT``
-    (:mod:`pipeline.publish`) under a lock. The result equals a full rebuild's, table for table, on
-    every engine (``config.run.engine``: ``"local"`` in this process or a pool of ``run.workers``
-    processes, ``"ray"`` on Ray Data).
+    (:mod:`pipeline.state`) are reused; dedup runs over all sections every time. The run is
+    written to ``OUT/.pipeline/runs/<run_id>/`` and published to ``OUT`` (:mod:`pipeline.publish`)
+    under a lock. The result equals a full rebuild's on every engine (``config.run.engine``).
 
     Args:
         corpus: folder of articles (read recursively).
         out_dir: output folder (created if missing).
         config: the run's configuration.
         embedder: an embedder to use instead of building one from ``config.embed``.
-        progress: progress bars (:mod:`pipeline.progress`): ``None`` only on a terminal, True
-            always, False never, ``"log"`` as log records; None when ``config.run.quiet``.
+        progress: progress bars (:func:`pipeline.progress.progress_mode`).
         full: ignore the state and process every file (the embedding cache is still used).
         allow_empty: publish empty tables when the corpus lists no file although the published
             run holds some (else :class:`pipeline.errors.EmptiedCorpus` is raised).
@@ -242,7 +236,7 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         adopt(out_dir, layout)
         recover(out_dir)
         if config.run.engine == "ray":
-            from .engine_ray import RayEngine  # Ray is an optional extra: imported only when asked for
+            from .engine_ray import RayEngine  # Ray is an optional extra
 
             with RayEngine(config) as engine:
                 return _run_locked(corpus, out_dir, config, embedder, progress, full, engine, layout, allow_empty)
@@ -262,9 +256,9 @@ def _refuse_emptied(corpus: Path, out_dir: Path) -> None:
 
 
 def _keep_gathered(store: StateStore) -> None:
-    """Write the results the state gathered for its next part (:meth:`StateStore.flush`) when a
-    run stops on an error or an interrupt, so the next run reuses them; a failure to write is a
-    warning (the state is a cache: the run's own error is what counts)."""
+    """Write what the state gathered (:meth:`StateStore.flush`) when a run stops on an error or
+    an interrupt, so the next run reuses it; a failure to write is only a warning (the state is a
+    cache)."""
     try:
         store.flush()
     except Exception as exc:  # noqa: BLE001
@@ -274,13 +268,12 @@ def _keep_gathered(store: StateStore) -> None:
 
 def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder | None, progress: bool | str | None,
                 full: bool, engine: Any, layout: str, allow_empty: bool = False) -> RunResult:
-    """:func:`run` once the lock is held; ``engine`` is the started
-    :class:`pipeline.engine_ray.RayEngine`, or None for the local engine; ``layout`` the output
-    folder's (:func:`pipeline.outdir.claim`)."""
+    """:func:`run` once the lock is held; ``engine`` the started
+    :class:`pipeline.engine_ray.RayEngine` or None; ``layout`` from :func:`pipeline.outdir.claim`."""
     started = dt.datetime.now(dt.timezone.utc)
     run_id = new_run_id(started)
     bars = Progress(progress_mode(progress, config.run.quiet))
-    if config.run.quiet:  # the model libraries' own bars (transformers' "Loading weights") too
+    if config.run.quiet:  # the model libraries' own bars too
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     seconds = dict.fromkeys(STAGE_NAMES, 0.0)
     check_chain(DOCUMENT_STAGES, ingest.LISTING_COLUMNS)
@@ -317,7 +310,7 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     run_dir = run_folder(out_dir, run_id)
     run_dir.mkdir(parents=True)
     results, parallel = _document_results(todo, config, engine)
-    if len(todo) and not parallel:  # in this process: the models load before the first batch, in view
+    if len(todo) and not parallel:  # load models before the first batch, on their own bar
         t0 = time.perf_counter()
         _load_models(config, bars)
         seconds["ingest"] += time.perf_counter() - t0
@@ -338,11 +331,11 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
         if hasattr(built, "terminate"):
             built.terminate()  # the embedding processes stop at once, not after their pieces
         shutil.rmtree(run_dir, ignore_errors=True)
-        _keep_gathered(store)  # (nothing left to write, unless the first try failed)
+        _keep_gathered(store)  # nothing left to write unless the first try failed
         raise
     finally:
         documents_bar.close()
-        bars.close()  # (the last bar, writing, is done)
+        bars.close()
         if cache is not None:
             cache.close()
         if hasattr(built, "close"):
@@ -369,9 +362,8 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
 
 
 def _document_results(todo: pd.DataFrame, config: Config, engine: Any) -> tuple[Generator[BatchResult, None, None], bool]:
-    """The :class:`BatchResult` of every batch of ``todo`` from the configured engine, as ``(results,
-    parallel)``: results in batch order (any order with Ray), and whether they ran outside this
-    process (:func:`_wall_shares`)."""
+    """``(results, parallel)``: the :class:`BatchResult` of every batch of ``todo`` from the
+    configured engine (batch order; any order with Ray), and whether they ran outside this process."""
     if engine is not None:
         return engine.document_results(todo, config), True
     workers = pool_workers(len(todo), config.run.workers)
@@ -383,8 +375,8 @@ def _document_results(todo: pd.DataFrame, config: Config, engine: Any) -> tuple[
 
 
 def _load_models(config: Config, bars: Progress) -> None:
-    """Load the per-document stages' models in this process (:func:`pipeline.workers.model_loaders`),
-    one step of the ``models`` bar each, so that the run does not sit at 0 files meanwhile."""
+    """Load the per-document stages' models in this process
+    (:func:`pipeline.workers.model_loaders`), one step of the ``models`` bar each."""
     loaders = model_loaders(config)
     with bars.bar("models", len(loaders), "model") as bar:
         for name, load in loaders:
@@ -394,9 +386,8 @@ def _load_models(config: Config, bars: Progress) -> None:
 
 
 def _wall_shares(stage_seconds: dict[str, float], wall: float | None) -> dict[str, float]:
-    """Seconds per stage: their own times in-process (``wall`` None); otherwise the per-document
-    phase's wall time shared in proportion to their summed times, so that the seconds add up to the
-    run's time."""
+    """Seconds per stage: their own times in-process (``wall`` None); else the per-document wall
+    time shared in proportion to them, so the seconds add up to the run's time."""
     total = sum(stage_seconds.values())
     if wall is None or total <= 0:
         return dict(stage_seconds)
@@ -404,9 +395,8 @@ def _wall_shares(stage_seconds: dict[str, float], wall: float | None) -> dict[st
 
 
 def _reusable(path: str, sha: str | None, content_hashes: tuple[str | None, ...]) -> bool:
-    """Whether a file's fresh result may be kept in the state: its bytes were hashed, and every
-    row was read from those bytes (not an unreadable file, nor one changed while read);
-    ``content_hashes``: the ``content_sha256`` of each of its documents rows."""
+    """Whether a file's fresh result may be kept in the state: its bytes were hashed and every
+    row was read from those bytes (``content_hashes``: its documents rows' ``content_sha256``)."""
     if sha is None or not content_hashes:
         return False
     if any(not isinstance(h, str) for h in content_hashes):
@@ -415,23 +405,20 @@ def _reusable(path: str, sha: str | None, content_hashes: tuple[str | None, ...]
     return not whole_file or all(h == sha for h in content_hashes)
 
 
-#: Listed files assembled per chunk: each chunk's rows are written out before the next is read,
-#: so memory holds one chunk of texts, not the corpus (only dedup's slim columns and the
-#: embeddings grow with the corpus).
+#: Listed files assembled per chunk, written out before the next is read: memory holds one chunk
+#: of texts, not the corpus.
 ASSEMBLY_CHUNK = 256
 #: Rows per Arrow batch (and per row group written) when the second pass rereads the scratch
 #: tables; documents, whose rows hold whole texts, use fewer (:data:`DOCUMENT_REREAD_BATCH`).
 REREAD_BATCH = 8192
 DOCUMENT_REREAD_BATCH = 2048
-#: Papers written per batch at the end of the second pass, each with its summaries and source
-#: counts, so that papers and summaries are never all in memory. Above ``PAPER_BATCH *
-#: PAPER_SPILL_FILES`` papers a batch grows (the spill files stay that many).
+#: Papers written per batch in the second pass, so papers and summaries are never all in memory;
+#: above ``PAPER_BATCH * PAPER_SPILL_FILES`` papers a batch grows (the spill files stay that many).
 PAPER_BATCH = 8192
 PAPER_SPILL_FILES = 64
 #: Folder inside the run folder for the first pass's tables (removed before publishing).
 SCRATCH_DIR = ".scratch"
-#: Chunks submitted to the embedder beyond the one being stored
-#: (:func:`pipeline.dedup.submit_inputs`), so the embedding processes stay busy meanwhile.
+#: Chunks submitted to the embedder beyond the one being stored, so its processes stay busy.
 EMBED_CHUNKS_IN_FLIGHT = 1
 
 
@@ -444,18 +431,15 @@ class _Outcome:
     status_counts: dict[str, int]
     errors: pd.DataFrame
     stats: dict[str, int]
-    #: the two parts of the dedup stage's seconds: ``"embedding"`` (the sections' and titles'
-    #: vectors, cache included) and ``"clustering"`` (clustering, fusion and the copy candidates)
+    #: the dedup stage's seconds as ``"embedding"`` (cache included) and ``"clustering"``
+    #: (clustering, fusion, copy candidates)
     dedup_seconds: dict[str, float]
     changes: dict[str, int]  #: papers per kind of change since the last run (:mod:`pipeline.identity`)
 
 
 class _DocumentFeed:
-    """The per-document results, stored as they arrive and taken as the assembly needs them.
-
-    :meth:`until` takes results from the engine until a chunk's files are in, keeping each in the
-    state (:meth:`pipeline.state.StateStore.keep`) or, when not reusable, for this run only; with a
-    pool the run's process assembles finished chunks while the workers go on.
+    """The per-document results, stored as they arrive and taken as the assembly needs them; each
+    is kept in the state (:meth:`pipeline.state.StateStore.keep`) when reusable.
 
     Attributes:
         entries: per listed path, its state entry (reused ones given, this run's added).
@@ -496,7 +480,7 @@ class _DocumentFeed:
             if path not in result.failed_files and _reusable(path, sha, file.content_hashes):
                 self.entries[path] = entry
                 fresh.append(entry)
-        self.store.keep(fresh)  # on disk within seconds (a part at most every STATE_PART_SECONDS)
+        self.store.keep(fresh)
         return {file.source_path for file in result.files}
 
     def has(self, path: str) -> bool:
@@ -528,28 +512,26 @@ class _DocumentFeed:
         crash_point("after-documents")
 
     def stage_seconds(self) -> dict[str, float]:
-        """Seconds per document stage (see the class docstring); call after :meth:`finish`."""
+        """Seconds per document stage (:func:`_wall_shares`); call after :meth:`finish`."""
         wall = (self.finished or time.perf_counter()) - self.started
         return _wall_shares(self._stage_seconds, wall if self.parallel else None)
 
     def in_phase(self) -> bool:
-        """Whether the per-document phase is still running in parallel with this process: time
-        spent now is inside its wall time."""
+        """Whether the per-document phase still runs in parallel: time spent now is inside its wall time."""
         return self.parallel and self.finished is None
 
 
 def _corpus_items(paths: list[str], skipped: pd.DataFrame) -> list[tuple[str, str | None]]:
-    """Listed files and skipped files merged in corpus order: ``(path, None)`` for a listed file,
-    ``(path, reason)`` for a skipped one."""
+    """Listed and skipped files in corpus order: ``(path, None)`` or ``(path, skip reason)``."""
     items = [(p, None) for p in paths] + [(p, r) for p, r in zip(skipped["source_path"], skipped["reason"], strict=True)]
     return sorted(items, key=lambda item: ingest.source_sort_key(item[0]))
 
 
 class _FirstPass:
     """The first pass of :func:`_assemble_and_write`: each chunk's rows, copies marked, written to
-    ``dropped``/``context`` and to the scratch tables, their embedding inputs to a scratch stream,
-    and what the manifest needs of them (``doc_keys``, ``inputs``, ``status_counts``,
-    ``error_frames``; ``repaired``: files whose state entry was replaced)."""
+    ``dropped``/``context`` and the scratch tables, embedding inputs to a scratch stream, and
+    what the manifest needs (``doc_keys``, ``inputs``, ``status_counts``, ``error_frames``;
+    ``repaired``: files whose state entry was replaced)."""
 
     def __init__(self, scratch: Path, run_dir: Path, metadata: dict[str, str]):
         self.repaired: list[str] = []
@@ -575,8 +557,7 @@ class _FirstPass:
         doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
         section_records = [row for _, section_rows in per_file for row in section_rows]
         per_file.clear()
-        # the chunk's frames hold Python strings, as the stages' do (DOCUMENT_STRING_STORAGE):
-        # they are made from the rows' Python values and written to Arrow once
+        # Python strings, as the stages' frames (DOCUMENT_STRING_STORAGE): written to Arrow once
         with _document_strings():
             chunk_skipped = pd.DataFrame({"source_path": [p for p, r in chunk if r is not None],
                                           "reason": [r for _, r in chunk if r is not None]})
@@ -608,7 +589,7 @@ class _FirstPass:
                     self.embed_out = pa.ipc.new_stream(self.embed_file, batch.schema)
                 self.embed_out.write_batch(batch)
                 del batch
-        self.error_frames.append(errors_table(documents))  # (outside: the errors frame is the run's, default storage)
+        self.error_frames.append(errors_table(documents))  # outside: default string storage
         del documents, sections
 
     def close_scratch(self) -> None:
@@ -636,11 +617,11 @@ class _FirstPass:
 
 def _embed_chunks(first: _FirstPass, n_sections: int, embedder: Embedder, bars: Progress,
                   scratch: Path) -> tuple[EmbeddingParts, VectorFile]:
-    """Embed the chunks' inputs of ``first`` in order, :data:`EMBED_CHUNKS_IN_FLIGHT` submitted
-    ahead: the title vectors (each distinct title once) and the content vectors (corpus order),
-    both on disk in ``scratch``."""
-    vectors = EmbeddingParts(scratch)  # the title vectors, each distinct title once, on disk
-    content = VectorFile(scratch)  # the content vectors wait on disk, in corpus order
+    """Embed the chunks' inputs of ``first`` in order, :data:`EMBED_CHUNKS_IN_FLIGHT` ahead:
+    ``(title vectors, each distinct title once; content vectors in corpus order)``, both on disk
+    in ``scratch``."""
+    vectors = EmbeddingParts(scratch)
+    content = VectorFile(scratch)
     first.close_inputs()
     in_flight: collections.deque[tuple[int, Callable[[], SectionEmbeddings]]] = collections.deque()
     embedding_bar = bars.bar("embedding", n_sections, "section")
@@ -653,8 +634,7 @@ def _embed_chunks(first: _FirstPass, n_sections: int, embedder: Embedder, bars: 
         embedding_bar.update(n_rows)
 
     with embedding_bar, pa.OSFile(str(first.embed_path), "rb") as embed_in:  # plain reads, not a map: a read batch is freed after use
-        for batch in pa.ipc.open_stream(embed_in) if first.embed_out is not None else ():  # chunk by chunk, in order
-            # the next chunk is submitted before the last one is waited for (EMBED_CHUNKS_IN_FLIGHT)
+        for batch in pa.ipc.open_stream(embed_in) if first.embed_out is not None else ():
             in_flight.append((batch.num_rows, submit_inputs(EmbeddingInputs.from_batch(batch), embedder)))
             del batch
             if len(in_flight) > EMBED_CHUNKS_IN_FLIGHT:
@@ -669,7 +649,7 @@ def _write_papers(fused: _Spill, summaries_found: list[_Spill], paper_batch: int
                   doc_keys: list[tuple[str, str, Any]], dup_of: list[str | None], run_dir: Path,
                   metadata: dict[str, str], writing_bar: Any) -> tuple[int, int]:
     """Write ``papers.parquet`` from the spilled fused papers, ``paper_batch`` at a time, each
-    batch with its summaries put back and its source counts (copies counted as their originals).
+    batch with its summaries and its source counts (copies counted as their originals).
 
     Returns:
         ``(rows written, papers with more than one document)``.
@@ -682,7 +662,7 @@ def _write_papers(fused: _Spill, summaries_found: list[_Spill], paper_batch: int
     papers_out = TableWriter(run_dir / "papers.parquet", PAPERS_SCHEMA, metadata)
     start, multi_document = 0, 0
     for k, batch in enumerate(fused.batches()):
-        if len(batch) != min(paper_batch, n_papers - start):  # written in batches of paper_batch rows
+        if len(batch) != min(paper_batch, n_papers - start):
             raise RuntimeError(f"paper batch {k} of {len(batch)} rows at row {start} of {n_papers}")
         found = summaries_found[k].read()
         rows = [pc.subtract(r, pa.scalar(start, pa.int32())) for r in found["row"].chunks]
@@ -708,9 +688,9 @@ def _write_sections_and_documents(late: dict[str, tuple[Any, Any]], summary_from
                                   summaries_found: list[_Spill], paper_batch: int, candidates: Iterable[str],
                                   papers_of: dict[str, frozenset[str]], doc_keys: list[tuple[str, str, Any]], scratch: Path, run_dir: Path,
                                   metadata: dict[str, str], writing_bar: Any) -> tuple[dict[str, int], list[str | None]]:
-    """The second pass over the scratch tables: ``sections`` with the ``late`` columns (emptied once
-    written), the summaries the papers take spilled by paper batch on the way, then ``documents``
-    with ``dup_of`` (:func:`pipeline.dedup.duplicate_documents` over the copy candidates' texts).
+    """The second pass over the scratch tables: ``sections`` with the ``late`` columns (emptied
+    once written), spilling the papers' summaries by paper batch, then ``documents`` with
+    ``dup_of`` (:func:`pipeline.dedup.duplicate_documents`).
 
     Returns:
         ``({"sections": rows, "documents": rows}, dup_of)``.
@@ -736,7 +716,7 @@ def _write_sections_and_documents(late: dict[str, tuple[Any, Any]], summary_from
                                         metadata, late, collect, batch_rows=REREAD_BATCH)}
     late.clear()  # the caller's only reference to the per-section columns
     crash_point("mid-write")
-    for d in texts:  # joined one at a time: the lists and the joined texts are not all held at once
+    for d in texts:  # one at a time: lists and joined texts are never all held
         texts[d] = "\n".join(texts[d])
     dup_of = duplicate_documents(doc_keys, papers_of, texts)
     texts.clear()
@@ -748,9 +728,8 @@ def _write_sections_and_documents(late: dict[str, tuple[Any, Any]], summary_from
 
 
 def _spill_papers(papers: pa.Table, scratch: Path) -> tuple[_Spill, list[_Spill], int]:
-    """The fused papers wait on disk while the tables are reread (in batches of ``paper_batch``
-    rows), and so do the summaries as they are found, in one file per batch of papers (by paper
-    row): ``(fused, summaries_found, paper_batch)``."""
+    """``(fused, summaries_found, paper_batch)``: the fused papers spilled to disk in batches of
+    ``paper_batch`` rows, and one empty spill per batch for its summaries."""
     n_papers = papers.num_rows
     paper_batch = max(PAPER_BATCH, -(-n_papers // PAPER_SPILL_FILES))
     fused = _Spill(scratch / "papers.arrow", papers.schema)
@@ -766,12 +745,10 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
                         after_embedding: Callable[[], None] | None = None) -> _Outcome:
     """Assemble every file's rows in corpus order, dedup all sections, write every table.
 
-    Two passes, so that memory holds one chunk of :data:`ASSEMBLY_CHUNK` files plus what dedup needs
-    of every section: the first (:class:`_FirstPass`, then :func:`_embed_chunks`) writes each chunk
-    to ``dropped``/``context`` and the scratch tables and embeds it; after clustering and fusion
-    (:func:`pipeline.dedup.cluster_all`) the second (:func:`_write_sections_and_documents`,
-    :func:`_write_papers`) rereads the scratch tables and writes the published ones.
-    ``after_embedding`` is called once every section is embedded.
+    Two passes, so memory holds one chunk of :data:`ASSEMBLY_CHUNK` files plus what dedup needs of
+    every section: :class:`_FirstPass` and :func:`_embed_chunks`, then after
+    :func:`pipeline.dedup.cluster_all` the second (:func:`_write_sections_and_documents`,
+    :func:`_write_papers`). ``after_embedding`` is called once every section is embedded.
     """
     scratch = run_dir / SCRATCH_DIR
     scratch.mkdir()
@@ -779,8 +756,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     first = _FirstPass(scratch, run_dir, metadata)
     items = _corpus_items(paths, skipped)
     max_chars = getattr(embedder, "max_chars", None) or DEFAULT_MAX_CHARS  # the embedder's cut, for embedding_chars_cut
-    # the files count on the documents bar: processed ones as their results come, reused and
-    # skipped ones here; the bar closes once the last chunk is in
+    # processed files count on the documents bar as they come, reused and skipped ones here
     with feed.bar:
         for start in range(0, len(items), ASSEMBLY_CHUNK):
             chunk = items[start : start + ASSEMBLY_CHUNK]
@@ -790,7 +766,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
             overlapped = feed.in_phase()  # this chunk's time is inside the per-document wall time
             per_file = [_file_rows(p, entries, feed.pending, feed.store, abs_paths, config, first.repaired)
                         for p in listed]
-            for p in listed:  # read once: this run's bytes are not needed again
+            for p in listed:
                 feed.pending.pop(p, None)
             first.add_chunk(chunk, per_file, config, max_chars)
             del per_file
@@ -808,7 +784,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
         feed.store.compact(live)
     else:
         feed.store.maybe_compact(live, force=compact)
-    feed.store.drop_cached_rows()  # every file is read (23 MB of row groups on the 10k corpus)
+    feed.store.drop_cached_rows()  # every file is read
     release_free_memory()  # the per-document phase's chunks and the state's compaction
     log.debug("assembled %d sections; embedding", slims.n)
     seconds["ingest"] += time.perf_counter() - t0
@@ -826,7 +802,7 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     with bars.steps("clustering", CLUSTERING_STEPS) as step_done:  # the last step, fusion, ends with the block
         paper_ids, match_scores, papers, section_doc_ids = cluster_all(slims, vectors, config, scratch, content,
                                                                         on_step=step_done)
-        paper_ids, papers, changes = stable_ids(paper_ids, papers, run_dir, metadata, slims.path)  # + paper_ids, changes
+        paper_ids, papers, changes = stable_ids(paper_ids, papers, run_dir, metadata, slims.path)
         papers_of = paper_sets(section_doc_ids, paper_ids)
         del section_doc_ids
         candidates = copy_candidates(papers_of)
@@ -848,7 +824,6 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
     del paper_ids, match_scores
     counts, dup_of = _write_sections_and_documents(late, summary_from, summaries_found, paper_batch, candidates,
                                                    papers_of, first.doc_keys, scratch, run_dir, metadata, writing_bar)
-    # the papers, a batch at a time: its summaries (from its spill file) and its source counts
     counts["papers"], multi_document = _write_papers(fused, summaries_found, paper_batch, n_papers, first.doc_keys,
                                                      dup_of, run_dir, metadata, writing_bar)
     errors = first.close_tables(counts, skipped, run_dir, metadata)
@@ -863,10 +838,9 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
 
 def _file_rows(path: str, entries: dict[str, Entry], pending: dict[str, tuple[bytes, bytes]], store: StateStore,
                abs_paths: dict[str, str], config: Config, repaired: list[str]) -> tuple[list[dict], list[dict]]:
-    """``(documents rows, sections rows)`` of one listed file: from this run's results not yet
-    assembled (``pending``), else from the state; when the state's copy cannot be read
-    (damaged file, bad bytes), the file is processed again in this process, its entry replaced
-    and ``path`` added to ``repaired``."""
+    """``(documents rows, sections rows)`` of one listed file: from ``pending``, else from the
+    state; a state copy that cannot be read is reprocessed here, its entry replaced and ``path``
+    added to ``repaired``."""
     if path in pending:
         return json_rows(pending[path][0]), json_rows(pending[path][1])
     try:

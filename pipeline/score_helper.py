@@ -1,18 +1,16 @@
 """A second process that scores candidate pairs beside the run's process during clustering.
 
-Clustering runs in the run's process on one core, but three of its steps are bulk pair scoring whose
-values do not depend on batching (:meth:`pipeline.dedup.PairScorer.scores`): the candidate pairs,
-the merge loop's averages and the join scores. :class:`ScoreHelper` runs a copy of the scorer in a
-second process and :meth:`ScoreHelper.scores` hands it the first half of each call's pairs while
-this process scores the other half: the same floats, in about half the time on two cores.
+Three clustering steps are bulk pair scoring whose values do not depend on batching
+(:meth:`pipeline.dedup.PairScorer.scores`): the candidate pairs, the merge loop's averages and
+the join scores. :class:`ScoreHelper` scores the first half of each call's pairs in a second
+process while this one scores the other half: the same floats, using two cores.
 
-* **Start method**: ``spawn`` (:data:`pipeline.workers.START_METHOD`): faiss's OpenMP threads
-  and BLAS pools are up by then, which a ``fork`` may deadlock.
-* **What it gets**: the scorer, pickled once (integer codes and distinct strings; memory-mapped
-  vectors as their paths, :func:`pipeline.vectors.portable`), started before the neighbour
-  searches so that its start-up is over when it is needed.
-* **Failures**: a helper that cannot start, dies, or answers with an error is dropped with a
-  warning, and its half is scored here: the same results.
+* **Start method**: ``spawn`` (:data:`pipeline.workers.START_METHOD`): faiss's OpenMP and BLAS
+  threads are up by then, which a ``fork`` may deadlock.
+* **What it gets**: the scorer, pickled once (memory-mapped vectors as their paths,
+  :func:`pipeline.vectors.portable`), started before the neighbour searches.
+* **Failures**: a helper that cannot start, dies or errs is dropped with a warning and its half
+  is scored here: the same results.
 """
 
 from __future__ import annotations

@@ -1,24 +1,22 @@
-"""What earlier runs processed, kept so that the next run over the same folder redoes only what changed
-(incremental runs).
+"""What earlier runs processed, kept so that the next run over the same folder redoes only what
+changed (incremental runs).
 
 The unit of reuse is one input file (a ``.jsonl`` file with all its lines): an entry holds its
-``documents`` rows (dropped and context spans included) and ``sections`` rows with every normalize
-and extract column, valid for ``(source_path, SHA-256 of the bytes, state key)``. The state key
-(:func:`state_key`) joins the pipeline version, a digest of the package's source and the fingerprint
-of the per-document configuration (:func:`documents_fingerprint`); dedup settings and the embedder
-are not in it, because dedup runs over all sections every run. Entries are self-contained;
-byte-identical copies are marked when the run assembles them
+``documents`` rows (dropped and context spans included) and ``sections`` rows with every
+normalize and extract column, valid for ``(source_path, SHA-256 of the bytes, state key)``. The
+state key (:func:`state_key`) joins the pipeline version, a digest of the package's source and
+the per-document configuration's fingerprint; dedup settings and the embedder are not in it, as
+dedup runs over all sections every run. Byte-identical copies are marked at assembly
 (:func:`pipeline.run_tables.mark_copies`).
 
-Layout: ``OUT/.pipeline/state/*.parquet``, one row per file, columns :data:`STATE_SCHEMA` (key
-columns in the clear, rows as JSON, :func:`_dumps`). A run appends ``part-<run_id>-<n>.parquet``
-files (:meth:`StateStore.keep`), so a killed run's work is kept; :meth:`StateStore.maybe_compact`
-rewrites the live entries into one ``state-<run_id>.parquet``. Files are written under a temporary
-name and renamed; an unreadable file is ignored (the state is a cache). Published paper ids live
-with the published run (:mod:`pipeline.identity`), not here.
+Layout: ``OUT/.pipeline/state/*.parquet``, one row per file, columns :data:`STATE_SCHEMA` (rows
+as JSON, :func:`_dumps`). A run appends ``part-<run_id>-<n>.parquet`` files
+(:meth:`StateStore.keep`), so a killed run's work is kept; :meth:`StateStore.maybe_compact`
+rewrites the live entries into one ``state-<run_id>.parquet``. Files are written under a
+temporary name and renamed; an unreadable file is ignored (the state is a cache).
 
-Fresh results take the same JSON round trip as reused ones (:func:`to_plain`), so an incremental run
-and a full rebuild agree by construction.
+Fresh results take the same JSON round trip as reused ones (:func:`to_plain`), so an
+incremental run and a full rebuild agree by construction.
 """
 
 from __future__ import annotations
@@ -51,19 +49,17 @@ STATE_DIR = PUBLISHED_STATE_DIR
 #: Configuration sections the per-document stages read (the rest, ``embed``, ``dedup`` and
 #: ``run``, changes nothing a file's entry holds).
 DOCUMENT_CONFIG_SECTIONS = ("ingest", "clean", "normalize", "extract")
-#: Compact when more state files than this exist (one run of a few seconds of results per part,
-#: :data:`STATE_PART_SECONDS`, thus adds about 130 parts in 11 minutes on its own)...
+#: Compact when more state files than this exist (a part per :data:`STATE_PART_SECONDS` of
+#: results: about 130 parts in an 11-minute run)...
 MAX_STATE_FILES = 128
 #: ...or when dead rows (superseded, removed or other-key entries) exceed this share of live ones.
 MAX_DEAD_SHARE = 0.25
 #: Entries per Parquet row group of a state file: the unit the runner reads back.
 STATE_ROW_GROUP = 64
-#: :meth:`StateStore.keep` writes the entries it gathers as a part when they come this many seconds
-#: or more after its last part: a run killed without warning loses at most its last seconds of
-#: files, and runs leave few parts to compact (bench/README.md).
+#: :meth:`StateStore.keep` writes a part this many seconds after its last one: a killed run loses
+#: at most its last seconds of files, and runs leave few parts to compact (bench/README.md).
 STATE_PART_SECONDS = 5.0
-#: ...or once they hold this many bytes of rows (JSON), which bounds the memory they keep
-#: (this run's results also wait for the assembly, which holds the same bytes).
+#: ...or once they hold this many bytes of rows (JSON), which bounds the memory they keep.
 STATE_PART_BYTES = 32 * 2**20
 #: The state columns written with Parquet dictionary encoding: those whose values repeat.
 STATE_DICTIONARY_COLUMNS = ("state_key", "pipeline_version")
@@ -88,7 +84,7 @@ STATE_SCHEMA = pa.schema([
 
 def code_digest() -> str:
     """SHA-256 (hex, 16 chars) of the package's source files and data (``pipeline/**``), read
-    afresh on each call (a few milliseconds) so that a long-lived process sees edits."""
+    afresh on each call so that a long-lived process sees edits."""
     root = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".txt", ".json", ".toml")):
@@ -124,9 +120,9 @@ def file_sha256(path: str | Path) -> str | None:
 
 
 def to_plain(value: Any) -> Any:
-    """``value`` as plain JSON-able Python, the same whichever batch or dtype it came from: None, NaN,
-    infinities, ``pd.NA`` and ``NaT`` become None; numpy scalars Python ones; finite integral floats
-    ints; arrays and tuples lists; dict keys str.
+    """``value`` as plain JSON-able Python, whatever batch or dtype it came from: None, NaN,
+    infinities, ``pd.NA`` and ``NaT`` become None; numpy scalars Python ones; finite integral
+    floats ints; arrays and tuples lists; dict keys str.
 
     Raises:
         TypeError: a value JSON cannot hold (names its type).
@@ -153,9 +149,8 @@ def to_plain(value: Any) -> Any:
 
 
 def _plain_column(values: list[Any]) -> list[Any]:
-    """:func:`to_plain` of each value of one column (``Series.tolist()``: Python scalars for
-    numpy dtypes, the objects themselves for ``object``); None, str, int and bool, most values,
-    are already plain and skip the call."""
+    """:func:`to_plain` of each value of one column (``Series.tolist()``); None, str, int and
+    bool skip the call."""
     return [v if v is None or type(v) in _PLAIN_TYPES else to_plain(v) for v in values]
 
 
@@ -163,8 +158,7 @@ _PLAIN_TYPES = frozenset((str, int, bool))
 
 
 def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows of ``frame`` as dicts of :func:`to_plain` values (column order kept), built column by
-    column."""
+    """Rows of ``frame`` as dicts of :func:`to_plain` values (column order kept)."""
     columns = list(frame.columns)
     if not columns:
         return [{} for _ in range(len(frame))]
@@ -173,11 +167,13 @@ def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _dumps(rows: list[dict[str, Any]]) -> bytes:
-    """JSON bytes of an entry's rows (plain values, :func:`frame_records`), written by orjson.
+    """JSON bytes of an entry's rows, written by orjson; what orjson refuses (a lone surrogate, an
+    integer beyond 64 bits) is written by ``json`` (``surrogatepass``) after a leading space, which
+    tells :func:`_loads` to use ``json`` too.
 
-    What orjson refuses (a lone surrogate, an integer beyond 64 bits) is written by ``json`` (UTF-8
-    with ``surrogatepass``) after a leading space, which tells :func:`_loads` to read it with
-    ``json`` too. ``json`` then raises ``TypeError`` for a value JSON cannot hold."""
+    Raises:
+        TypeError: a value JSON cannot hold.
+    """
     try:
         return orjson.dumps(rows)
     except orjson.JSONEncodeError:
@@ -185,8 +181,7 @@ def _dumps(rows: list[dict[str, Any]]) -> bytes:
 
 
 def _loads(data: bytes) -> list[dict[str, Any]]:
-    """The rows of :func:`_dumps` bytes: by orjson, or by ``json`` for the bytes ``json`` wrote
-    (a leading space)."""
+    """The rows of :func:`_dumps` bytes."""
     if data[:1] == b" ":
         return json.loads(data.decode("utf-8", "surrogatepass"))
     return orjson.loads(data)
@@ -194,7 +189,7 @@ def _loads(data: bytes) -> list[dict[str, Any]]:
 
 def _read_group(path: Path, group: int) -> tuple[list[bytes], list[bytes]]:
     """The ``documents`` and ``sections`` bytes of one row group of a state file, page checksums
-    verified (a damaged page raises rather than giving other bytes)."""
+    verified (a damaged page raises)."""
     table = pq.ParquetFile(path, page_checksum_verification=True).read_row_group(group, columns=["documents", "sections"])
     return table.column("documents").to_pylist(), table.column("sections").to_pylist()
 
@@ -227,8 +222,8 @@ class Entry:
         return cls(source_path, content_sha256, _dumps(documents), _dumps(sections), len(documents), len(sections))
 
     def rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """``(documents rows, sections rows)``, freshly decoded (the caller may modify them); read from
-        the state file when the entry holds no bytes.
+        """``(documents rows, sections rows)``, freshly decoded; read from the state file when the
+        entry holds no bytes.
 
         Raises:
             OSError / pyarrow.ArrowException: the state file went missing or is damaged.
@@ -253,9 +248,7 @@ class StateStore:
 
     def __init__(self, folder: str | Path, key: str, run_id: str):
         """Raises:
-            NotADirectoryError: ``folder`` exists and is not a folder (before any work is done,
-                rather than when the first results are kept).
-        """
+            NotADirectoryError: ``folder`` exists and is not a folder (checked before any work)."""
         self.folder = Path(folder)
         if self.folder.exists() and not self.folder.is_dir():
             raise NotADirectoryError(f"{self.folder} is not a folder: the incremental state is kept there; "
@@ -265,19 +258,18 @@ class StateStore:
         self._parts = 0
         self._gathered: list[Entry] = []  # fresh entries not written yet (:meth:`keep`)
         self._gathered_bytes = 0
-        self._last_part = time.monotonic()  # when keep() last wrote a part (or the store was made)
+        self._last_part = time.monotonic()  # when keep() last wrote a part
         self.n_rows_on_disk = 0
         self.written: list[Path] = []
         self._groups: dict[tuple[Path, int], tuple[list[bytes], list[bytes]]] = {}
 
     def _files(self) -> list[Path]:
-        """The state's Parquet files (anything else in the folder, e.g. a folder named
-        ``x.parquet``, is not the store's and is left alone)."""
+        """The state's Parquet files (any other entry of the folder is left alone)."""
         return sorted(p for p in self.folder.glob("*.parquet") if p.is_file()) if self.folder.is_dir() else []
 
     def load(self) -> dict[tuple[str, str], Entry]:
-        """Every readable entry under this store's key, by ``(source_path, content_sha256)``. Only the
-        key columns are read (rows stay on disk until :meth:`read_rows`); unreadable files are
+        """Every readable entry under this store's key, by ``(source_path, content_sha256)``; only
+        the key columns are read (rows stay on disk until :meth:`read_rows`); unreadable files are
         skipped with a warning."""
         entries: dict[tuple[str, str], Entry] = {}
         self.n_rows_on_disk = 0
@@ -301,16 +293,16 @@ class StateStore:
         return entries
 
     def drop_cached_rows(self) -> None:
-        """Forget the row groups :meth:`read_rows` keeps (up to :data:`CACHED_ROW_GROUPS`, tens of
-        MB), for when no more entries will be read: the runner, once every file is assembled."""
+        """Forget the row groups :meth:`read_rows` keeps (up to :data:`CACHED_ROW_GROUPS`), once no
+        more entries will be read."""
         self._groups.clear()
 
     def _group(self, path: Path, group: int) -> tuple[list[bytes], list[bytes]]:
-        """The ``documents`` and ``sections`` bytes of one row group (a small LRU cache: the
-        runner reads entries in corpus order, which is the order they were written in)."""
+        """The ``documents`` and ``sections`` bytes of one row group (a small LRU: entries are read in
+        the order they were written)."""
         key = (path, group)
         if key in self._groups:
-            self._groups[key] = self._groups.pop(key)  # most recently used last
+            self._groups[key] = self._groups.pop(key)
             return self._groups[key]
         value = _read_group(path, group)
         self._groups[key] = value
@@ -344,9 +336,7 @@ class StateStore:
         path = self.folder / name
         tmp = self.folder / f".{name}.tmp"
         written: list[tuple[Entry, int, int]] = []
-        # page checksums (CRC-32, Parquet format spec) make a flipped bit an error, not silently
-        # different text: the entry is then processed again
-        # the rows' JSON bytes are no dictionary material (each value differs)
+        # page checksums (CRC-32, Parquet format spec): a flipped bit is an error, not other text
         with pq.ParquetWriter(tmp, STATE_SCHEMA, compression="zstd", write_page_checksum=True,
                               use_dictionary=list(STATE_DICTIONARY_COLUMNS)) as writer:
             chunk: list[Entry] = []
@@ -362,7 +352,7 @@ class StateStore:
                     except Exception as exc:  # noqa: BLE001 - a damaged entry is left out: only a cache
                         log.warning("state entry of %s is unreadable (%s: %s); left out, the file will be "
                                     "processed again", e.source_path, type(exc).__name__, exc)
-                        e.location = None  # its old file goes: reading it now raises, and the runner reprocesses
+                        e.location = None  # its old file goes: the runner reprocesses it
                         continue
                     kept.append(e)
                     rows.append({"source_path": e.source_path, "content_sha256": e.content_sha256,
@@ -391,10 +381,9 @@ class StateStore:
         return path
 
     def keep(self, entries: list[Entry]) -> Path | None:
-        """Gather fresh ``entries`` into the next part file and write it (:meth:`append`) once
-        :data:`STATE_PART_SECONDS` have passed since the last part or it holds
-        :data:`STATE_PART_BYTES` of rows. Call :meth:`flush` when no more entries come (and on an
-        error or an interrupt).
+        """Gather fresh ``entries`` and write them as a part (:meth:`append`) once
+        :data:`STATE_PART_SECONDS` have passed since the last part or they hold
+        :data:`STATE_PART_BYTES`. Call :meth:`flush` when no more come (and on an error or interrupt).
 
         Returns:
             the part written now, or None.
@@ -408,9 +397,8 @@ class StateStore:
         return None
 
     def flush(self) -> Path | None:
-        """Write the entries :meth:`keep` gathered as a part (nothing when none); returns its path.
-        They stay gathered until the part is in place: a write that fails or is interrupted
-        (Ctrl-C) leaves them for the next call."""
+        """Write the gathered entries as a part (nothing when none) and return its path; they stay
+        gathered until the part is in place, so a failed or interrupted write leaves them."""
         path = self.append(self._gathered)
         self._gathered, self._gathered_bytes, self._last_part = [], 0, time.monotonic()
         return path

@@ -258,17 +258,11 @@ _CASE_EXTRA = ("\u0130", "\u0131", "\u017f", "\u212a")
 
 
 def anchored_finditer(pattern: re.Pattern[str], text: str, anchors: Iterable[str]) -> Iterator[re.Match[str]]:
-    r"""The matches of ``pattern.finditer(text)``, for a case-insensitive pattern whose every match
-    starts with one of ``anchors`` (lower case), found faster.
-
-    ``finditer`` tries the pattern at every offset; here the anchors are found by substring
-    search (``str.find``) in ``text.lower()``, whose offsets are those of ``text`` when its length
-    is the same, and ``pattern.match`` is tried only there, in order, each start at or after the
-    last match's end, as ``finditer`` goes on (``match(text, pos)`` sees the characters before
-    ``pos``, so ```` reads as in ``finditer``). A text whose lower-casing changes its length
-    (İ), or holding a non-ASCII letter that matches an ASCII one case-insensitively
-    (:data:`_CASE_EXTRA`), is scanned by ``finditer``.
-    """
+    r"""The matches of ``pattern.finditer(text)`` for a case-insensitive pattern whose every match
+    starts with one of ``anchors`` (lower case): ``pattern.match`` is tried only where an anchor
+    occurs in ``text.lower()``, from the last match's end on, as ``finditer`` goes. A text whose
+    lower case changes its length, or holding a :data:`_CASE_EXTRA` character, is scanned by
+    ``finditer``."""
     low = text.lower()
     if len(low) != len(text) or (not text.isascii() and any(c in text for c in _CASE_EXTRA)):
         yield from pattern.finditer(text)

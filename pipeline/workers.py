@@ -2,20 +2,18 @@
 
 With ``run.workers > 1`` each batch of files goes to a
 :class:`concurrent.futures.ProcessPoolExecutor` worker running
-:func:`pipeline.documents.process_files` (the in-process function, same error isolation) and comes
-back as plain rows in batch order, so the tables are the same, byte for byte, whatever the number of
-workers.
+:func:`pipeline.documents.process_files` and comes back as plain rows in batch order, so the
+tables are the same, byte for byte, whatever the number of workers.
 
 * **Start method**: ``spawn``: ``fork`` after torch, faiss or BLAS thread pools are loaded can
-  deadlock a child. A script that calls :func:`pipeline.runner.run` with workers must do so under
+  deadlock a child. A script calling :func:`pipeline.runner.run` with workers must do so under
   ``if __name__ == "__main__":``.
-* **Models**: loaded once per worker when it starts (:func:`warm_models`), never per batch.
+* **Models**: loaded once per worker at start (:func:`warm_models`).
 * **Logging**: records travel through a queue to the run's process and its handlers.
-* **Embedder**: never loaded here; dedup embeds afterwards on its own processes
-  (:class:`pipeline.embed.PooledEmbedder`).
+* **Embedder**: never loaded here (:class:`pipeline.embed.PooledEmbedder`).
 
 Starting workers costs seconds, so the runner uses at most one worker per
-:data:`MIN_FILES_PER_WORKER` files and no pool below two such workers (bench/README.md).
+:data:`MIN_FILES_PER_WORKER` files and no pool below two (bench/README.md).
 """
 
 from __future__ import annotations
@@ -69,9 +67,8 @@ def pool_batch_size(n_files: int, workers: int, batch_size: int) -> int:
 
 
 def model_loaders(config: Config) -> list[tuple[str, Callable[[], Any]]]:
-    """``(name, load)`` of every model the per-document stages use, in load order (spaCy zh with jieba
-    and its user dictionary, spaCy en, the OpenCC converters, jieba's IDF table, YAKE). Each loader
-    is cached per process, so the stages find them loaded."""
+    """``(name, load)`` of every model the per-document stages use, in load order; each loader is
+    cached per process, so the stages find them loaded."""
     from . import keywords as kw
     from . import nlp, normalize
 
@@ -89,12 +86,11 @@ def model_loaders(config: Config) -> list[tuple[str, Callable[[], Any]]]:
 
 
 def warm_models(config: Config) -> None:
-    """Load every model of :func:`model_loaders` once in this process (a pool worker), then move every
-    live object out of the cyclic collector's reach (``gc.freeze``): the models live as long as the
-    process and need no scanning."""
+    """Load every model of :func:`model_loaders`, then ``gc.freeze`` every live object: the
+    models live as long as the process and need no scanning."""
     for _, load in model_loaders(config):
         load()
-    gc.collect()  # (the garbage of the loading first: frozen objects are never collected)
+    gc.collect()  # frozen objects are never collected
     gc.freeze()
 
 
@@ -111,9 +107,8 @@ PR_SET_PDEATHSIG = 1
 
 
 def _die_with_parent() -> None:
-    """Have the kernel stop this worker (SIGTERM) when the run's process dies, however it dies, so that
-    no worker keeps its models running alone (Linux ``prctl(2)`` ``PR_SET_PDEATHSIG``; elsewhere
-    nothing)."""
+    """Have the kernel send this worker SIGTERM when the run's process dies, however it dies
+    (Linux ``prctl(2)`` ``PR_SET_PDEATHSIG``; elsewhere nothing)."""
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -126,9 +121,8 @@ def _die_with_parent() -> None:
 
 
 def _ignore_interrupts() -> None:
-    """Have this worker ignore SIGINT: Ctrl-C reaches the whole process group, and a worker dying
-    mid-result would leave half a message (see :func:`stop_pool`). The run's process handles it and
-    stops its workers."""
+    """Ignore SIGINT in this worker: Ctrl-C reaches the whole process group, and a worker dying
+    mid-result would leave half a message (:func:`stop_pool`); the run's process stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -138,15 +132,14 @@ STOP_GRACE_SECONDS = 5.0
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Kill the processes of ``pool`` now (SIGTERM, then SIGKILL after :data:`STOP_GRACE_SECONDS`) and
-    wait until the executor's threads have ended; its pending futures fail with
+    """Kill the processes of ``pool`` now (SIGTERM, then SIGKILL after
+    :data:`STOP_GRACE_SECONDS`) and wait for the executor's threads; pending futures fail with
     ``BrokenProcessPool`` or are cancelled. Idempotent.
 
-    A process killed while writing a result leaves half a message in the result pipe, and the
-    executor's manager thread would wait for the rest forever (so would the interpreter's exit). So
-    once the processes are dead this closes this process's writing end of the result pipe and, if
-    the manager has not ended within :data:`STOP_GRACE_SECONDS`, the call pipe's reading end. Uses
-    the executor's private ``_processes``, ``_result_queue``, ``_call_queue`` and
+    A process killed mid-result leaves half a message in the result pipe and the manager thread
+    would wait forever, so once the processes are dead this closes the result pipe's writing end
+    and, if the manager is still alive after :data:`STOP_GRACE_SECONDS`, the call pipe's reading
+    end. Uses the executor's private ``_processes``, ``_result_queue``, ``_call_queue`` and
     ``_executor_manager_thread`` (CPython 3.10-3.13); a missing one is skipped.
     """
     processes = list((getattr(pool, "_processes", None) or {}).values())
@@ -174,8 +167,8 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
 def _init_worker(config: Config, log_queue: Any, level: int, pipeline_level: int = logging.NOTSET) -> None:
     """Pool initializer: :func:`_die_with_parent`, :func:`_ignore_interrupts`,
     :func:`pipeline.memory.tune_allocators`, log records to the run's process at the run's levels
-    (``level`` for the root logger, ``pipeline_level`` for ``pipeline``), load the models, and
-    collect garbage less often (:data:`pipeline.memory.GC_THRESHOLD`)."""
+    (``level`` root, ``pipeline_level`` ``pipeline``), models loaded, garbage collected less often
+    (:data:`pipeline.memory.GC_THRESHOLD`)."""
     _die_with_parent()
     _ignore_interrupts()
     tune_allocators()
@@ -186,9 +179,8 @@ def _init_worker(config: Config, log_queue: Any, level: int, pipeline_level: int
     root.setLevel(level)
     logging.getLogger("pipeline").setLevel(pipeline_level)
     warm_models(config)
-    # a worker allocates mostly short-lived, acyclic objects (strings, tuples, lists of a
-    # section): collect the youngest generation every GC_THRESHOLD allocations, not
-    # every 700 (Python's default), which cuts the collector's time by more than half
+    # a worker allocates mostly short-lived, acyclic objects: Python's default (700) collects
+    # far more often than needed
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
 
 
@@ -222,8 +214,7 @@ def map_in_pool(fn: Callable[[T, Config], R], items: Iterator[T], config: Config
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                                  initargs=(config, log_queue, *levels)) as pool:
-            # a bounded window of submitted work: a result is dropped once yielded, and at most
-            # IN_FLIGHT_PER_WORKER batches per worker wait, so memory does not grow with the corpus
+            # a bounded window of submitted work, so memory does not grow with the corpus
             futures: collections.deque = collections.deque()
             items = iter(items)
             try:

@@ -1,9 +1,8 @@
-"""YAKE keyword scores of English text (Campos et al., Information Sciences 509, 2020) as
-the ``yake`` package 0.7 computes them, with its tokenizer, tags and similarity but plain
-dicts and lists instead of its per-term objects and networkx graph (:func:`yake_extract`);
-tests/test_nlp.py checks it against the package. Kept because the package costs about six
-times as much a section and English keywords are a large share of the extract stage
-(bench/README.md)."""
+"""YAKE keyword scores of English text (Campos et al., Information Sciences 509, 2020) as the
+``yake`` package 0.7 computes them, with its tokenizer, tags and similarity but plain dicts
+and lists instead of its per-term objects and networkx graph (:func:`yake_extract`);
+tests/test_nlp.py checks it against the package. Kept because the package's cost per section
+is a large share of the extract stage (bench/README.md)."""
 
 from __future__ import annotations
 
@@ -24,15 +23,14 @@ if TYPE_CHECKING:
 
 
 
-#: English stop words: spaCy's list for English plus the words of paper write-ups that say
-#: nothing about a paper's topic (kept from pipeline.extract) and the finite verbs write-ups use
-#: most (the English pipeline has no tagger to find verbs). YAKE never starts or ends a
-#: candidate with one of them.
+#: English stop words: spaCy's list for English plus write-up words that say nothing about a
+#: paper's topic and the finite verbs write-ups use most (the English pipeline has no tagger).
+#: YAKE never starts or ends a candidate with one of them.
 EN_STOP_WORDS = frozenset(_SPACY_EN_STOP_WORDS) | frozenset(
     "paper papers study studies work works author authors propose proposes proposed show shows "
     "showed shown method methods result results approach approaches new using based "
     "researchers researcher colleagues team teams unlike "
-    # finite verbs of write-ups (a phrase around one is a clause:  "LoRA replaces", "field learns")
+    # finite verbs of write-ups (a phrase around one is a clause)
     "uses makes lets gives gave brings finds found turns grows happens replaces combines learns "
     "improves improve allows enables achieves introduces adopts adopted reaches reaching beats "
     "prefers prefer takes loses generates need needs let".split()
@@ -41,10 +39,9 @@ EN_STOP_WORDS = frozenset(_SPACY_EN_STOP_WORDS) | frozenset(
 
 @functools.cache
 def _yake(top: int) -> KeywordExtractor:
-    """A YAKE extractor (n-grams up to 3 words, ``top`` candidates, :data:`EN_STOP_WORDS`),
-    built once per ``top``: the reference that :func:`yake_extract` reproduces (the keywords
-    use that; tests/test_nlp.py compares both). YAKE reads its stop words from the given set
-    and never downloads anything (its lemmatizer, which needs NLTK or spaCy data, is off)."""
+    """The reference YAKE extractor that :func:`yake_extract` reproduces (n-grams up to 3 words,
+    ``top`` candidates, :data:`EN_STOP_WORDS`, lemmatizer off, so nothing is downloaded), built
+    once per ``top``."""
     import yake
 
     return yake.KeywordExtractor(lan="en", n=YAKE_NGRAM, dedup_lim=YAKE_DEDUP_LIM, dedup_func="seqm",
@@ -92,25 +89,23 @@ def _yake_similar(a: str, b: str) -> bool:
 
 def _yake_short(term: str) -> bool:
     """Whether ``term`` has under 3 characters besides ASCII punctuation (a YAKE stop term)."""
-    if term.isalnum():  # no punctuation to delete (str.translate costs a dict lookup a character)
+    if term.isalnum():  # no punctuation to delete
         return len(term) < 3
     return len(term.translate(_YAKE_PUNCT_DELETE)) < 3
 
 
 @functools.lru_cache(maxsize=65536)
 def _yake_term(low: str) -> tuple[str, bool]:
-    """A word's YAKE term (its lower case ``low`` less a final ``s`` when over 3 characters)
-    and whether the word makes it a stop term (``low`` or the term in :data:`EN_STOP_WORDS`,
-    or the term :func:`_yake_short`). A pure function of the word, cached: every section asks
-    it of each of its distinct words."""
+    """A word's YAKE term (lower case ``low`` less a final ``s`` when over 3 characters) and
+    whether it is a stop term (``low`` or the term in :data:`EN_STOP_WORDS`, or
+    :func:`_yake_short`). Cached per word."""
     unique = low[:-1] if low.endswith("s") and len(low) > 3 else low
     return unique, low in EN_STOP_WORDS or unique in EN_STOP_WORDS or _yake_short(unique)
 
 
 @functools.cache
 def _yake_pre_filter():
-    """``yake.data.utils.pre_filter``, imported once (an import statement in a function
-    costs a lookup under the import lock on every call)."""
+    """``yake.data.utils.pre_filter``, imported once."""
     from yake.data.utils import pre_filter
 
     return pre_filter
@@ -124,24 +119,15 @@ def _yake_similarity():
 
 
 def yake_extract(text: str, top: int) -> list[tuple[str, float]]:
-    """YAKE keywords of ``text``: the same ``(keyword, score)`` list, best (lowest) score
-    first, as ``yake.KeywordExtractor(lan="en", n=3, dedup_lim=0.9, dedup_func="seqm",
-    window_size=1, top=top, stopwords=EN_STOP_WORDS, lemmatize=False).extract_keywords(text)``
-    (yake 0.7; :func:`_yake` builds that extractor, and tests/test_nlp.py checks that both
-    agree), computed with plain dicts and lists instead of the package's per-term objects and
-    networkx co-occurrence graph, about five times faster.
+    """YAKE keywords of ``text``: the same ``(keyword, score)`` list, best (lowest) score first,
+    as ``yake.KeywordExtractor(lan="en", n=3, dedup_lim=0.9, dedup_func="seqm", window_size=1,
+    top=top, stopwords=EN_STOP_WORDS, lemmatize=False).extract_keywords(text)`` (yake 0.7,
+    :func:`_yake`; tests/test_nlp.py checks both agree).
 
-    Steps, as the package takes them (Campos et al. 2020): the package's own pre-filter and
-    segtok sentence splitter and tokenizer (``yake.data.utils``); per word its tag (``d``
-    digit, ``u`` unusual, ``a`` acronym, ``n`` capitalised inside a sentence, ``p`` plain),
-    its term (lower case, a final ``s`` cut from words over 3 letters; a stop word, or under 3
-    letters without punctuation, is a stop term), co-occurrence with the word before it in its
-    block (punctuation ends a block; ``d``/``u`` tokens take no part) and the candidates of 1-3
-    words ending at it; term scores ``H = WPos * WRel / (WCase + WFreq / WRel + WSpread /
-    WRel)``; candidate scores ``prod(H) / ((sum(H) + 1) * TF)`` with stop words inside weighted
-    by their co-occurrence probabilities; candidates starting or ending with a stop term, or
-    holding a ``d``/``u`` token in every occurrence, are dropped; then the near-duplicate
-    filter (:func:`_yake_similar`) down to ``top``.
+    Method: Campos et al. 2020 as the package implements it: term scores ``H = WPos * WRel /
+    (WCase + WFreq / WRel + WSpread / WRel)``, candidate scores ``prod(H) / ((sum(H) + 1) *
+    TF)``, candidates starting or ending with a stop term or holding a digit/unusual token in
+    every occurrence dropped, then the near-duplicate filter (:func:`_yake_similar`) to ``top``.
     """
     if not text:
         return []
@@ -176,11 +162,9 @@ def _count(sentences: list[tuple[tuple[str, str | None, str], ...]]) -> _Counts:
     is_stop: list[bool] = []
     edges: dict[tuple[int, int], float] = {}
     cands: dict[str, list] = {}  # unique kw -> [kw, valid tags seen, term ids, tf]
-    # One pass over the words. The candidates (n-grams, n <= YAKE_NGRAM = 3) and the
-    # co-occurrence window (YAKE_WINDOW = 1) end at the current word, so the two words before
-    # it in its block are all that is kept of the block. A candidate's key is its lower case:
-    # its words' lower cases joined by a space (str.lower maps each character alone but for
-    # the final sigma, whose context a space ends).
+    # One pass: candidates (n <= 3) and the co-occurrence window (1) end at the current word,
+    # so only the block's last two words are kept. A candidate's key is its words' lower cases
+    # joined by a space (equal to the phrase's lower case: a space ends the final-sigma context).
     for sid, sentence in enumerate(sentences):
         prev = prev2 = None  # (ok, word, term id, lower case) of the block's last two words
         for word, tag, low in sentence:
@@ -207,10 +191,8 @@ def _count(sentences: list[tuple[tuple[str, str | None, str], ...]]) -> _Counts:
                 tf_a[t] += 1.0
             elif tag == "n":
                 tf_n[t] += 1.0
-            # candidates ending at this word: itself, then with 1 and 2 words before it; ok:
-            # no digit or unusual token in this occurrence (nor a co-occurrence without). One
-            # that starts or ends with a stop term is never scored, so it is not kept at all
-            # (for speed: most n-grams of a text touch a stop word).
+            # candidates ending at this word (1-3 words); ok: no digit or unusual token here.
+            # One starting or ending with a stop term is never scored, so it is not kept.
             ok = tag not in discard
             last_ok = not is_stop[t]
             if last_ok:
@@ -265,8 +247,7 @@ def _term_scores(counts: _Counts, n_sent: int) -> list[float] | None:
     h: list[float] = []
     log = math.log
     freq_norm = avg_tf + std_tf
-    # the same float operations per term as written out in YAKE, with the logarithms of the
-    # (few distinct) counts and median positions looked up once per section
+    # the same float operations per term as YAKE's, logarithms looked up once per section
     log_tf: dict[float, float] = {}
     log_pos: dict[float, float] = {}
     for f, dl, il, dr, ir, occ, ca, cn in zip(tf, wdl, wil, wdr, wir, occurs, tf_a, tf_n, strict=True):
@@ -281,8 +262,7 @@ def _term_scores(counts: _Counts, n_sent: int) -> list[float] | None:
             lf = log_tf[f] = log(f)
         wcase = (ca if ca >= cn else cn) / (1.0 + lf)  # max(ca, cn)
         mid = len(occ) // 2
-        # numpy.median of sorted ints: the middle one, or the mean of the two middle ones (their
-        # sum is exact, so this is numpy's float; numpy.median costs ~20 us a call)
+        # numpy.median of sorted ints (the sum of the two middle ones is exact: numpy's float)
         med = occ[mid] if len(occ) % 2 else (occ[mid - 1] + occ[mid]) / 2
         wpos = log_pos.get(med)
         if wpos is None:
@@ -298,10 +278,8 @@ def _ranked(counts: _Counts, h: list[float], top: int) -> list[tuple[str, float]
     for key, (kw, ok, terms, ctf) in cands.items():
         if not ok:  # (candidates with a stop term at either end were never kept)
             continue
-        # YAKE's sum and product over the words (from 0.0 and 1.0: the first step gives the
-        # first word's value exactly), written out per length: the ends are no stop terms, so
-        # only the middle word of a trigram can be one (weighted by the probabilities of its
-        # co-occurrences with its neighbours)
+        # YAKE's sum and product over the words, written out per length; only a trigram's middle
+        # word can be a stop term (weighted by its co-occurrence probabilities)
         if len(terms) == 1:
             sum_h = prod_h = h[terms[0]]
         elif len(terms) == 2:
@@ -318,8 +296,7 @@ def _ranked(counts: _Counts, h: list[float], top: int) -> list[tuple[str, float]
         scored.append((prod_h / den if den else math.inf, key, kw))
     scored.sort(key=lambda s: s[0])  # stable: ties keep the order of first occurrence
     out: list[tuple[str, float]] = []
-    # a kept key can be a near-duplicate only with the same first and last character, or when
-    # both are at most 3 characters long (the pre-filter of _yake_similar)
+    # near-duplicates share first and last character, or are both at most 3 characters long
     by_ends: dict[tuple[str, str], list[str]] = {}
     short: list[str] = []
     for score, key, kw in scored:
@@ -345,13 +322,9 @@ def _ranked(counts: _Counts, h: list[float], top: int) -> list[tuple[str, float]
 
 
 def _count_mean_std(counts: list[float]) -> tuple[float, float]:
-    """``(mean, standard deviation)`` of a non-empty list of counts (floats holding whole
-    numbers), the same floats as ``numpy.array(counts).mean()`` and ``.std()`` without the
-    ~15 us of Python those spend per call: the sum of whole numbers is exact in any order, so
-    the mean is numpy's; the deviation takes numpy's own steps (``numpy/_core/_methods.py``,
-    ``_var``): deviations squared, summed by numpy's pairwise ``add.reduce``, divided by n,
-    square root (correctly rounded in :mod:`math` and numpy alike). tests/test_nlp.py compares
-    both."""
+    """``(mean, standard deviation)`` of a non-empty list of whole-number floats: the same floats
+    as ``numpy.array(counts).mean()`` and ``.std()`` (numpy's ``_var`` steps, pairwise
+    ``add.reduce``), without numpy's per-call overhead; tests/test_nlp.py compares both."""
     mean = sum(counts) / len(counts)
     dev = numpy.array(counts) - mean
     return mean, math.sqrt(float(numpy.add.reduce(dev * dev)) / len(counts))
@@ -387,19 +360,16 @@ def _initial_end():
     return regex.compile(r"[\p{Lu}\p{Lt}]\p{Lm}?$", regex.UNICODE)
 
 
-#: Most distinct sentences whose YAKE tokens are kept (:func:`_yake_sentence`); an entry is a
-#: sentence and its tokens, about 2.5 kB for a sentence of 70 characters (~20 MB when full).
+#: Most distinct sentences whose YAKE tokens are kept (:func:`_yake_sentence`).
 YAKE_SENTENCE_CACHE = 1 << 13
-#: ...of sentences up to this many characters (a longer one, e.g. a run-on page without full
-#: stops, is tokenized each time and never held).
+#: ...of sentences up to this many characters (a longer one is tokenized each time).
 YAKE_CACHED_SENTENCE_CHARS = 512
 
 
 def _yake_sentences(text: str) -> list[tuple[tuple[str, str | None, str], ...]]:
-    """``yake.data.utils.tokenize_sentences(text)`` (yake 0.7.3: segtok's ``split_multi``
-    sentences, here :func:`_split_multi`, each tokenized by :func:`_yake_sentence`, empty
-    sentences left out), each token with its YAKE tag and lower case; tests/test_nlp.py checks
-    that the tokens agree."""
+    """``yake.data.utils.tokenize_sentences(text)`` (yake 0.7.3) with :func:`_split_multi` and
+    :func:`_yake_sentence`, each token with its YAKE tag and lower case; tests/test_nlp.py checks
+    the tokens agree."""
     return [(_yake_sentence if len(s) <= YAKE_CACHED_SENTENCE_CHARS else _yake_sentence.__wrapped__)(s)
             for s in _split_multi(text) if len(s.strip()) > 0]
 
@@ -417,19 +387,11 @@ _KNOWN_ABBREVIATION_TAIL = 10
 
 
 def _split_multi(text: str) -> list[str]:
-    """segtok's ``split_multi(text)`` (segtok 1.5.11, ``segtok/segmenter.py``: ``_sentences``
-    over ``_abbreviation_joiner`` of the ``MAY_CROSS_ONE_LINE`` split), as a list, with the
-    same steps and segtok's own patterns, but the test whether a span ends in an abbreviation
-    (``ABBREVIATIONS.search(span)``, about 45 us for a span of a hundred characters, which
-    segtok pays at every full stop) searches only from the last :data:`_ABBREVIATION_TAIL`
-    characters of a longer span (``regex`` reads the characters before ``pos`` for ``\\b``
-    and lookbehinds, and no match can start earlier) plus the one alternative anchored at
-    the start that such a span can still match (``^\\d+$``). Of segtok's two-pattern tests
-    (``A and B``, pure matches), the one anchored at the start of the next span, which
-    rarely matches, goes first, so the unanchored search over the whole previous span
-    (``BEFORE_LOWER``, ``ENDS_IN_DATE_DIGITS``, ``MIDDLE_INITIAL_END``, the last after the
-    cheap test :func:`_upper_end`) mostly does not run. tests/test_nlp.py checks the
-    result against segtok's on fixtures and generated text."""
+    """segtok's ``split_multi(text)`` (segtok 1.5.11, ``segtok/segmenter.py``) as a list, with its
+    own steps and patterns, except that the abbreviation test searches only the last
+    :data:`_ABBREVIATION_TAIL` characters of a longer span (no match can start earlier), plus
+    ``^\\d+$``, and of segtok's two-pattern tests the rarely matching anchored one goes first.
+    tests/test_nlp.py checks the result against segtok's on fixtures and generated text."""
     import segtok.segmenter as sg
 
     spans = sg.MAY_CROSS_ONE_LINE.split(text)
@@ -490,14 +452,10 @@ def _split_multi(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=YAKE_SENTENCE_CACHE)
 def _yake_sentence(sentence: str) -> tuple[tuple[str, str | None, str], ...]:
-    """YAKE's tokens of one sentence, as ``yake.data.utils.tokenize_sentences`` makes them
-    (segtok's ``web_tokenizer`` and ``split_contractions``; tokens that are empty or start
-    with an apostrophe and have more characters dropped), each as ``(token, tag, lower
-    case)``: the tag :func:`_yake_tag` gives at its position, ``None`` for a token of
-    punctuation only (it ends a co-occurrence block, see :func:`yake_extract`). A pure
-    function of the sentence, cached: a corpus repeats sentences across documents
-    (boilerplate, quoted abstracts), and segtok's regular expressions cost about a fifth of
-    the English keywords."""
+    """YAKE's tokens of one sentence as ``yake.data.utils.tokenize_sentences`` makes them
+    (segtok's ``web_tokenizer`` and ``split_contractions``), each ``(token, tag, lower case)``;
+    tag ``None`` for punctuation only (it ends a co-occurrence block). Cached: corpora repeat
+    sentences across documents."""
     from segtok.tokenizer import split_contractions, web_tokenizer
 
     tokens = [w for w in split_contractions(web_tokenizer(sentence))

@@ -103,30 +103,25 @@ def _each(sigs: int | set[int]) -> Iterable[int]:
 
 
 class _Clusters:
-    """The growing partition of :func:`cluster_sections`, with per-cluster indexes so that a
-    merge's cannot-link check does not look at every cross pair.
+    """The growing partition of :func:`cluster_sections`, indexed so that a merge's cannot-link
+    check does not look at every cross pair.
 
-    Each cluster keeps its members in section order, its arXiv id (a cluster never holds two:
-    different ids are cannot-linked, and every merge is checked) and, per document, the distinct
-    exact-key signatures ``(arXiv, folded title, folded Chinese title)`` of its members there.
-    Two clusters are cannot-linked exactly when some cross pair is
-    (:meth:`PairScorer.cannot_link`): their arXiv ids differ, or a document both hold has
-    signatures on the two sides that share no key. That needs only the documents both clusters
-    hold, looked up from the smaller side, and repeats of one mention in a document share one
-    signature, so the check costs ``O(min(|docs A|, |docs B|))``, not ``O(|A| |B|)``. A merge moves
-    the smaller cluster into the larger (union by size): ``O(n log n)`` relabelling in all.
+    Each cluster keeps its members in section order, its arXiv id (never two: different ids are
+    cannot-linked) and, per document, the distinct exact-key signatures ``(arXiv, folded title,
+    folded Chinese title)`` of its members there. Two clusters are cannot-linked exactly when some
+    cross pair is (:meth:`PairScorer.cannot_link`), which needs only the documents both hold:
+    ``O(min(|docs A|, |docs B|))``. Merges are union by size: ``O(n log n)`` relabelling in all.
     """
 
     def __init__(self, scorer: PairScorer):
         import array
 
         n = len(scorer.doc)
-        # per section 8-byte machine ints (array.array gives Python ints back), not Python lists
+        # 8-byte machine ints per section, not Python lists
         self.of = array.array("q", range(n))
         self.members: dict[int, list[int]] = _Members()  # a singleton is not stored: [c]
         self.arxiv = _int_array(scorer.arxiv_code)
-        # a code per distinct signature (numbered by first appearance), from the code columns
-        # themselves: no tuple per section
+        # a code per distinct signature (first appearance), from the code columns: no tuple per section
         keys = np.stack([scorer.arxiv_code, scorer.folded_code, scorer.folded_zh_code], axis=1)
         distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
         codes, ids = _first_appearance(inverse.ravel())
@@ -134,8 +129,7 @@ class _Clusters:
         del keys, distinct, inverse
         self.sig_code = _int_array(codes)
         self.doc_code = _int_array(scorer.doc_code)
-        # per cluster of two or more, its documents' signatures: an int when one, else a set
-        # (most documents hold one signature a cluster; a set costs ~200 bytes more)
+        # per cluster of two or more, its documents' signatures: an int when one (most), else a set
         self.docs: dict[int, dict[int, int | set[int]]] = {}  # absent: a singleton, read from its member
         self._sig_exact: dict[tuple[int, int], bool] = {}
         import bisect
@@ -180,7 +174,7 @@ class _Clusters:
                 self._insort(kept, x)
         else:
             kept.extend(moved)
-            kept.sort()  # two sorted runs: one linear merge
+            kept.sort()  # two sorted runs: timsort merges them linearly
         self.arxiv[big] = max(self.arxiv[big], self.arxiv[small])  # equal, or one is -1
         docs = self._docs(big)
         for doc, sigs in self._docs(small).items():
@@ -318,16 +312,15 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
 def _merge_visits(clusters: _Clusters, visits: np.ndarray,
                   threshold: float, scores: Callable[..., np.ndarray],
                   ) -> dict[tuple[int, int], tuple[int, int]]:
-    """The merge loop of :func:`cluster_sections`: each visited pair ``(i, j, exact)`` (in
-    :func:`_pair_stream` order) merges the clusters of ``i`` and ``j`` unless they are one already,
-    are cannot-linked, or (not an exact key, not two singletons) the average of their sampled
-    cross-pair scores is below ``threshold``. Returns the failed averages, ``{(a, b): (|a|, |b|)}``:
-    a pair of clusters is not tried again until one of them has grown.
+    """The merge loop of :func:`cluster_sections`: each visited pair ``(i, j, exact)`` merges
+    the clusters of ``i`` and ``j`` unless they are one already, are cannot-linked, or (no exact
+    key, not two singletons) the average of their sampled cross-pair scores is below
+    ``threshold``. Returns the failed averages ``{(a, b): (|a|, |b|)}``: not tried again until
+    one side has grown.
 
-    The averages of :data:`MERGE_BLOCK` visits are scored in one call of ``scores``, then the visits
-    are applied in order; a visit whose clusters changed earlier in the block is scored on its own.
-    ``(a, b, |a|, |b|)`` names one set of cross pairs, so every decision is the one the
-    visit-by-visit loop makes.
+    Averages of :data:`MERGE_BLOCK` visits are scored in one ``scores`` call, then the visits are
+    applied in order; a visit whose clusters changed earlier in the block is scored on its own,
+    so every decision is the visit-by-visit loop's.
     """
     failed: dict[tuple[int, int], tuple[int, int]] = {}
     members = clusters.members
@@ -380,9 +373,7 @@ def _merge_visits(clusters: _Clusters, visits: np.ndarray,
             if tried is None:
                 continue
             a, b, sizes = tried
-            # an exact key (same arXiv id or folded title) links outright (must-link); any other
-            # pair needs the average over the (sampled) cross pairs to reach the threshold; two
-            # singletons' only cross pair is (i, j) itself, already above it
+            # an exact key links outright; two singletons' only cross pair (i, j) is above already
             if not is_exact and sizes != (1, 1):
                 average = averages.get(tried)
                 if average is None:  # a merge earlier in the block changed a side
@@ -398,12 +389,10 @@ def _merge_visits(clusters: _Clusters, visits: np.ndarray,
 
 def _block_averages(wanted: dict[tuple, tuple[int, int]], parts_i: list[np.ndarray], parts_j: list[np.ndarray],
                     threshold: float, scores: Callable[..., np.ndarray]) -> dict[tuple, float]:
-    """The averages of :func:`_merge_visits`' block: ``wanted`` maps a key to its span
-    ``(lo, hi)`` of the cross pairs ``concatenate(parts_i), concatenate(parts_j)`` (contiguous,
-    in order). Returns key -> the ``math.fsum`` average of the span's scores, or ``-inf`` for a
-    span whose average of upper bounds (``scores(..., exact_from=math.inf)``, the cheap title
-    bounds) is below ``threshold`` by more than :data:`BOUND_MARGIN`: its exact average is
-    below too, so it fails as it would. Only the other spans are scored exactly."""
+    """The averages of a :func:`_merge_visits` block: ``wanted`` maps a key to its span
+    ``(lo, hi)`` of the concatenated cross pairs. Returns key -> ``math.fsum`` average, or
+    ``-inf`` where the average of cheap upper bounds (``exact_from=math.inf``) is below
+    ``threshold`` by more than :data:`BOUND_MARGIN` (so the exact one is too)."""
     ci, cj = np.concatenate(parts_i), np.concatenate(parts_j)
     spans = np.array(list(wanted.values()), dtype=np.int64)
     lengths = spans[:, 1] - spans[:, 0]
@@ -429,8 +418,7 @@ def _block_averages(wanted: dict[tuple, tuple[int, int]], parts_i: list[np.ndarr
 
 def _pair_stream(pairs: np.ndarray) -> Iterator[tuple[int, int, bool]]:
     """The rows ``(left, right, exact)`` of the ``(m, 3)`` matrix of :func:`_spilled_pairs` as
-    Python values, converted :data:`STREAM_BLOCK` at a time (the whole matrix as lists would
-    cost about 80 bytes a pair)."""
+    Python values, :data:`STREAM_BLOCK` at a time."""
     for start in range(0, len(pairs), STREAM_BLOCK):
         block = np.asarray(pairs[start : start + STREAM_BLOCK])
         yield from zip(block[:, 0].tolist(), block[:, 1].tolist(), (block[:, 2] != 0).tolist(), strict=True)
@@ -454,14 +442,9 @@ def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray, folde
 def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int,
                  scores: Callable[..., np.ndarray] | None = None) -> np.ndarray:
     """Per section, the mean score to the first :data:`JOIN_SCORE_SAMPLE` other members of its
-    cluster in section order (``clusters``: member lists in section order): float64 ``(n,)``,
-    NaN when alone; ``O(n * JOIN_SCORE_SAMPLE)`` pair scores, :data:`JOIN_BATCH` pairs at a time
-    (a large cluster a slice of its members at a time).
-
-    Each section's pairs are summed in one ``bincount`` (in head order, from 0), whatever the
-    batches: its pairs are never split between two of them, so the result does not depend on
-    :data:`JOIN_BATCH`. ``scores``: as :func:`_visited_pairs` takes it.
-    """
+    cluster in section order: float64 ``(n,)``, NaN when alone, :data:`JOIN_BATCH` pairs at a
+    time. A section's pairs are never split between batches and are summed by one ``bincount``,
+    so the result does not depend on :data:`JOIN_BATCH`. ``scores``: as for :func:`_visited_pairs`."""
     score = scorer.scores if scores is None else scores
     total = np.zeros(n)
     count = np.zeros(n, dtype=np.int64)

@@ -31,9 +31,8 @@ SUMMARY_HEAD_CHARS = 200
 
 
 def _embedding_source(row: dict) -> tuple[str, int]:
-    """:func:`embedding_text` of ``row`` and how many characters of its sources it leaves out:
-    the summary past its first :data:`SUMMARY_HEAD_CHARS` characters, or, for a section with no
-    title and no summary, its text past as many."""
+    """``(embedding_text(row), characters of its sources left out)``: the summary past its first
+    :data:`SUMMARY_HEAD_CHARS`, or for a section with no title and no summary its text past as many."""
     summary = row.get("summary_norm") or row.get("summary") or ""
     head = summary[:SUMMARY_HEAD_CHARS]
     text = "\n".join(p for p in (row.get("title"), row.get("title_zh"), head) if p)
@@ -53,32 +52,30 @@ def embedding_text(row: dict) -> str:
 
 def embedding_chars_cut(row: dict, max_chars: int = DEFAULT_MAX_CHARS) -> int:
     """Characters of a section's embedding sources its vector leaves out (the
-    ``sections.embedding_chars_cut`` column; 0 when it saw all): the summary past its head (or the
-    text past its head for a section with no title and no summary), plus what :func:`embedding_text`
-    has past the embedder's ``max_chars`` (:data:`pipeline.embed.DEFAULT_MAX_CHARS`). A model's own
-    token limit is not counted."""
+    ``sections.embedding_chars_cut`` column; 0 when none): the summary (or text) past its head,
+    plus what :func:`embedding_text` has past the embedder's ``max_chars``. A model's own token
+    limit is not counted."""
     text, cut = _embedding_source(row)
     return cut + max(0, len(text) - max_chars)
 
 
 def embedding_cuts(sections: pd.DataFrame, max_chars: int = DEFAULT_MAX_CHARS) -> list[int]:
-    """:func:`embedding_chars_cut` of every row of ``sections`` (rows with ``title``,
-    ``title_zh``, ``summary_norm`` or ``summary``, ``text``), row for row."""
+    """:func:`embedding_chars_cut` of every row of ``sections``, row for row."""
     rows = records(sections[[c for c in ("title", "title_zh", "summary_norm", "summary", "text") if c in sections]])
     return [embedding_chars_cut(r, max_chars) for r in rows]
 
 
 @dataclass(frozen=True)
 class SectionEmbeddings:
-    """The vectors dedup compares (float32, rows L2-normalized); a title text shared by many sections
-    is stored once.
+    """The vectors dedup compares (float32, rows L2-normalized); a title text shared by many
+    sections is stored once.
 
     Attributes:
-        content: ``(n, d)``: :func:`embedding_text` of each section; an array or a read-only memory
-            map (:meth:`with_content`).
+        content: ``(n, d)``: :func:`embedding_text` of each section; an array or a read-only
+            memory map.
         title_vectors: ``(m, d)``: one row per distinct title text; an array or a memory map.
         title_row: int32 ``(n,)``: row of the section's English title in ``title_vectors``; -1
-            when it has none.
+            when none.
         title_zh_row: int32 ``(n,)``: row of its Chinese title (target script); -1 when none.
         title_texts: the ``m`` title texts, row for row (for :class:`EmbeddingParts`).
     """
@@ -92,8 +89,7 @@ class SectionEmbeddings:
     @classmethod
     def from_dense(cls, content: np.ndarray, title: np.ndarray | None = None,
                    title_zh: np.ndarray | None = None) -> SectionEmbeddings:
-        """From ``(n, d)`` title matrices with an all-zero row for a missing title (each present
-        row is stored as its own title row)."""
+        """From ``(n, d)`` title matrices with an all-zero row for a missing title."""
         n, d = content.shape
         rows, vectors = [], []
         for matrix in (title, title_zh):
@@ -123,26 +119,24 @@ class SectionEmbeddings:
         return self._dense(self.title_zh_row)
 
     def take(self, order: np.ndarray) -> SectionEmbeddings:
-        """The sections in ``order`` (an index array of length ``n``); the title table is shared
-        (the content comes back in memory)."""
+        """The sections in ``order`` (an index array of length ``n``); the title table is shared."""
         return SectionEmbeddings(self.content[order], self.title_vectors, self.title_row[order],
                                  self.title_zh_row[order], self.title_texts)
 
     def without_content(self) -> SectionEmbeddings:
-        """The same sections with a zero-width ``(n, 0)`` content matrix, for when the content
-        rows are kept elsewhere (the runner appends them to a :class:`pipeline.vectors.VectorFile`);
-        :class:`EmbeddingParts` joins such parts, :meth:`with_content` puts the rows back."""
+        """The same sections with an ``(n, 0)`` content matrix, for content rows kept elsewhere
+        (:class:`pipeline.vectors.VectorFile`); :meth:`with_content` puts them back."""
         return SectionEmbeddings(np.empty((len(self.title_row), 0), np.float32), self.title_vectors, self.title_row,
                                  self.title_zh_row, self.title_texts)
 
     def __reduce__(self):
-        """Pickled for another process (:class:`pipeline.score_helper.ScoreHelper`): a mapped
-        ``.npy`` goes as its path, not its bytes (:func:`pipeline.vectors.portable`)."""
+        """Pickled for another process: a mapped ``.npy`` goes as its path
+        (:func:`pipeline.vectors.portable`)."""
         return _embeddings, (portable(self.content), portable(self.title_vectors), self.title_row,
                              self.title_zh_row, self.title_texts)
 
     def with_content(self, content: np.ndarray) -> SectionEmbeddings:
-        """The same sections with ``content`` (``(n, d)``, an array or a memory map) as their content vectors.
+        """The same sections with ``content`` (``(n, d)``, an array or a memory map).
 
         Raises:
             ValueError: ``content`` does not have one row per section.
@@ -153,9 +147,8 @@ class SectionEmbeddings:
 
     def title_sums(self, rows_en: np.ndarray, rows_zh: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """The vectors the cross-language title neighbours are searched on: per section the
-        L2-normalized sum of the title vectors at table rows ``rows_en`` and ``rows_zh``
-        (``-1``: none; a zero row without titles), float32 ``(len(rows_en), d)``, written into
-        ``out`` when given."""
+        L2-normalized sum of the title vectors at rows ``rows_en`` and ``rows_zh`` (``-1``: none; zero
+        without titles), float32 ``(len(rows_en), d)``, written into ``out`` when given."""
         part = np.zeros((len(rows_en), self.title_vectors.shape[1]), np.float32) if out is None else out
         part[:] = 0
         for row in (rows_en, rows_zh):
@@ -178,13 +171,13 @@ def _check_permutation(positions: np.ndarray | None, n: int) -> None:
 
 
 class EmbeddingParts:
-    """:class:`SectionEmbeddings` of consecutive chunks, joined as they come (:meth:`add`) and made one
-    at the end (:meth:`join`). A title text already seen keeps the row of its first part, so a
-    popular title's vector is held once; the parts' content arrays are kept until :meth:`join`.
+    """:class:`SectionEmbeddings` of consecutive chunks, added as they come (:meth:`add`) and
+    joined at the end (:meth:`join`). A title text already seen keeps its first row, so a popular
+    title's vector is held once.
 
     Args:
         folder: when given, the title vectors go to a :class:`pipeline.vectors.VectorFile` there
-            and the joined sections read them through a memory map; None: they stay in memory.
+            (memory-mapped when joined); None: in memory.
 
     Attributes:
         n: sections added so far.
@@ -231,13 +224,12 @@ class EmbeddingParts:
         self.n += len(part.title_row)
 
     def join(self, positions: np.ndarray | None = None, texts: bool = True) -> SectionEmbeddings:
-        """The sections added, one part after the other, and the parts are dropped.
+        """The sections added, one part after the other; the parts are dropped.
 
         Args:
-            positions: int ``(n,)``: where row ``k`` of the concatenation goes in the result
-                (a permutation). None: in turn.
-            texts: keep the title texts (``title_texts``, needed only to concatenate the result
-                again); False gives ``()``: clustering does not read them.
+            positions: int ``(n,)``: where row ``k`` of the concatenation goes (a permutation);
+                None: in turn.
+            texts: keep ``title_texts`` (only needed to concatenate again); False gives ``()``.
 
         Raises:
             ValueError: nothing was added, or ``positions`` is not a permutation of ``n`` rows.
@@ -263,8 +255,8 @@ class EmbeddingParts:
 
 
 class EmbeddingInputs(NamedTuple):
-    """What :func:`embed_sections` encodes of ``n`` sections, without the sections (the runner writes
-    it per chunk to a scratch file, :meth:`to_batch`, and encodes later).
+    """What :func:`embed_sections` encodes of ``n`` sections, without the sections (the runner
+    spills it per chunk, :meth:`to_batch`, and encodes later).
 
     Attributes:
         texts: ``n`` :func:`embedding_text` strings.
@@ -275,8 +267,8 @@ class EmbeddingInputs(NamedTuple):
     titles: list[tuple[str | None, str | None]]
 
     def to_batch(self) -> pa.RecordBatch:
-        """As an Arrow record batch (``text``, ``title``, ``title_zh``: strings, the titles
-        nullable), to wait on disk (:meth:`from_batch` gives the same values back)."""
+        """As an Arrow record batch (``text``, ``title``, ``title_zh``: strings, titles nullable);
+        :meth:`from_batch` gives the same values back."""
         return pa.record_batch([pa.array(self.texts, pa.string()), pa.array([t for t, _ in self.titles], pa.string()),
                                 pa.array([z for _, z in self.titles], pa.string())], names=["text", "title", "title_zh"])
 
@@ -288,26 +280,21 @@ class EmbeddingInputs(NamedTuple):
 
 
 def embedding_inputs(sections: pd.DataFrame) -> EmbeddingInputs:
-    """The texts :func:`embed_sections` encodes for ``sections`` (rows with ``title``,
-    ``title_zh``, ``summary_norm`` or ``summary``, ``text``), row for row."""
+    """The :class:`EmbeddingInputs` of ``sections`` (rows with ``title``, ``title_zh``,
+    ``summary_norm`` or ``summary``, ``text``), row for row."""
     rows = records(sections[[c for c in ("title", "title_zh", "summary_norm", "summary", "text") if c in sections]])
     return EmbeddingInputs([embedding_text(r) for r in rows], [_titles(r) for r in rows])
 
 
 def embed_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> SectionEmbeddings:
-    """Encode :func:`embedding_inputs` (one ``encode`` call: the section texts, then each distinct
-    title once).
-
-    Returns:
-        :class:`SectionEmbeddings` with ``n = len(inputs.texts)`` rows.
-    """
+    """Encode :func:`embedding_inputs` in one ``encode`` call (section texts, then each distinct
+    title once): :class:`SectionEmbeddings` of ``len(inputs.texts)`` rows."""
     return submit_inputs(inputs, embedder)()
 
 
 def submit_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> Callable[[], SectionEmbeddings]:
-    """:func:`embed_inputs`, started (:func:`pipeline.embed.submit_encode`): the returned function
-    waits for and gives what :func:`embed_inputs` gives (the same vectors, cache and counts as
-    embedding the chunks in turn)."""
+    """:func:`embed_inputs`, started (:func:`pipeline.embed.submit_encode`): the returned
+    function waits for and gives the same result."""
     texts, titles = inputs
     extra = list(dict.fromkeys(t for pair in titles for t in pair if t))
     pending = submit_encode(embedder, texts + extra) if texts or extra else None
@@ -327,14 +314,7 @@ def _embedded(texts: list[str], titles: list[tuple[str | None, str | None]], ext
 
 
 def embed_sections(sections: pd.DataFrame, embedder: Embedder) -> SectionEmbeddings:
-    """Embed every section's :func:`embedding_text` and its titles (one ``encode`` call):
-    :func:`embed_inputs` of :func:`embedding_inputs`.
-
-    Args:
-        sections: rows with ``title``, ``title_zh``, ``summary_norm`` (or ``summary``), ``text``.
-        embedder: any :class:`pipeline.embed.Embedder`.
-
-    Returns:
-        :class:`SectionEmbeddings` with ``n = len(sections)`` rows.
-    """
+    """:func:`embed_inputs` of :func:`embedding_inputs` of ``sections`` (rows with ``title``,
+    ``title_zh``, ``summary_norm`` or ``summary``, ``text``): :class:`SectionEmbeddings` of
+    ``len(sections)`` rows."""
     return embed_inputs(embedding_inputs(sections), embedder)

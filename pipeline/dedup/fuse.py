@@ -61,12 +61,11 @@ def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
     """One canonical record from the sections of one paper (rows in section-id order: a
     DataFrame, or its rows as :func:`pipeline.stage.records` gives them).
 
-    Rules: present beats missing; the value most mentions agree on beats the others (ties: the
-    first mention); the title is the most common folded title, spelled as in the mention with
-    the most metadata, a paper's short name alone not counted beside a title it opens
-    (:func:`~pipeline.dedup.titles.name_keys`); authors and institutions from the fullest list; URLs are the union in
-    mention order (``url_kinds`` aligned with them); the longest summary, in the target script
-    (``summary_norm`` of the mentions; ``summary_from`` names the section it came from).
+    Rules: present beats missing; the value most mentions agree on wins (ties: first mention); the
+    title is the most common folded title, spelled as in the mention with most metadata (a short
+    name alone not counted beside a title it opens, :func:`~pipeline.dedup.titles.name_keys`);
+    authors and institutions from the fullest list; URLs the union in mention order (``url_kinds``
+    aligned); the longest summary (``summary_norm``; ``summary_from`` names its section).
     Disagreements go to ``conflicts`` as ``"field: a | b"`` strings.
     """
     conflicts: list[str] = []
@@ -88,13 +87,11 @@ def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
     for r in rows:
         for u, k in zip(r["urls"] or [], r["url_kinds"] or [], strict=True):
             url_kinds.setdefault(u, k)
-    # the longest summary: by ``_summary_chars`` when the rows are slim (the runner puts the
-    # whole text back from ``summary_from``), else by the text's own length; ties: first mention
+    # by ``_summary_chars`` when the rows are slim (the runner puts the text back), else length
     lengths = [(r.get("_summary_chars") or len(r["summary_norm"]), -k) for k, r in enumerate(rows) if r.get("summary_norm")]
     longest = rows[-max(lengths)[1]] if lengths else None
     arxiv_id = _vote([r["arxiv_id"] for r in rows], "arxiv_id", conflicts)
-    # a year as an int whatever its column's dtype (chunks read back as float, int or object),
-    # so that a conflict reads "year: 2024 | 2021", not "2024.0"
+    # an int whatever the column's dtype, so a conflict reads "2024", not "2024.0"
     year = _vote([None if r["year"] is None or r["year"] != r["year"] else int(r["year"]) for r in rows],
                  "year", conflicts)
     record = {
@@ -121,20 +118,18 @@ def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
 
 
 def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The global dedup stage on sections held in memory, by the runner's path: the sections'
-    columns and vectors go to scratch files in a temporary folder (:class:`ScratchColumns`,
-    :class:`pipeline.vectors.VectorFile`) and :func:`cluster_all` clusters and fuses them.
+    """The global dedup stage on sections held in memory, by the runner's path (scratch files in
+    a temporary folder, then :func:`cluster_all`).
 
     Args:
         sections: one row per section with the extract columns plus ``section_id``, ``doc_id``.
-        embedder: the configured embedder (loaded once by the runner).
+        embedder: the configured embedder.
 
     Returns:
-        ``(sections, papers)``: ``sections`` sorted by ``section_id`` with added ``paper_id`` (str),
-        ``match_score`` (float or None: average score to the other mentions of its paper) and
-        ``embedding_chars_cut`` (int: :func:`embedding_chars_cut`);
-        ``papers`` with the columns of :data:`PAPER_COLUMNS` (list values as Python lists), sorted
-        by ``paper_id``.
+        ``(sections, papers)``: ``sections`` sorted by ``section_id`` with added ``paper_id``
+        (str), ``match_score`` (float or None: average score to the other mentions of its paper)
+        and ``embedding_chars_cut`` (int); ``papers`` with the columns of :data:`PAPER_COLUMNS`
+        (list values as Python lists), sorted by ``paper_id``.
     """
     sections = sections.sort_values("section_id", kind="stable").reset_index(drop=True)
     if sections.empty:
@@ -164,23 +159,22 @@ def cluster_all(slims: ScratchColumns, vectors: EmbeddingParts, config: Config, 
                 ) -> tuple[pa.Array, pa.Array, pa.Table, pd.Series]:
     """Dedup over every section of a run, from its chunks' slim columns and embeddings.
 
-    Consumes its inputs: ``slims`` is closed and ``vectors`` joined as soon as they are read, so
-    the peak holds one copy of the vectors.
+    Consumes its inputs (``slims`` closed, ``vectors`` joined as soon as read), so the peak
+    holds one copy of the vectors.
 
     Args:
-        slims: the sections in corpus order (the scratch Parquet the runner writes).
-        vectors: the chunks' :func:`embed_sections`, added in the same order.
-        scratch: the run's scratch folder (the content vectors in section-id order, the IVF
-            lists, the visited pairs and fusion's regrouped rows go there).
-        content: the content vectors of all chunks, in corpus order, when the parts of
-            ``vectors`` have none (:meth:`SectionEmbeddings.without_content`): copied to a
-            ``.npy`` in section-id order in ``scratch`` and read through a memory map. Closed here.
+        slims: the sections in corpus order (the runner's scratch Parquet).
+        vectors: the chunks' :func:`embed_sections`, in the same order.
+        scratch: the run's scratch folder.
+        content: the content vectors in corpus order when the parts of ``vectors`` have none
+            (:meth:`SectionEmbeddings.without_content`): copied to a ``.npy`` in section-id order
+            in ``scratch`` and memory-mapped. Closed here.
         on_step: passed to :func:`cluster_sections`.
 
     Returns:
-        ``(paper_ids, match_scores, papers, doc_ids)``: per section in corpus order its paper
-        id (Arrow string), match score (Arrow float32, null where the section is alone) and doc
-        id (a string Series, index ``0..n-1``); ``papers`` as :func:`cluster_papers` gives them.
+        ``(paper_ids, match_scores, papers, doc_ids)``: per section in corpus order its paper id
+        (Arrow string), match score (Arrow float32, null when alone) and doc id (a string
+        Series, index ``0..n-1``); ``papers`` as :func:`cluster_papers` gives them.
     """
     if not slims.n or not vectors.n:  # no sections (nothing to embed)
         doc_ids = slims.series("doc_id")
@@ -192,7 +186,7 @@ def cluster_all(slims: ScratchColumns, vectors: EmbeddingParts, config: Config, 
     order = section_order(slims.column("section_id").to_numpy(zero_copy_only=False))
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
-    emb = vectors.join(positions=rank, texts=False)  # clustering reads the vectors, not the title texts
+    emb = vectors.join(positions=rank, texts=False)
     if content is not None:
         emb = emb.with_content(content.permuted(order, scratch))
         content.close()
@@ -212,8 +206,7 @@ def section_order(section_ids: Sequence[str]) -> np.ndarray:
     return np.argsort(np.asarray(section_ids, dtype=object), kind="stable")
 
 
-#: :func:`cluster_groups` converts the rows of about this many sections to dicts at a time
-#: (whole clusters: a larger cluster is one batch of its own).
+#: Rows :func:`cluster_groups` converts to dicts at a time (whole clusters; a larger one alone).
 FUSE_BATCH_ROWS = 8192
 
 
@@ -243,21 +236,18 @@ def _group_batches(labels: np.ndarray, batch_rows: int) -> tuple[np.ndarray, np.
 
 def cluster_groups(store: ScratchColumns, labels: Sequence[int] | np.ndarray, batch_rows: int = FUSE_BATCH_ROWS,
                    order: np.ndarray | None = None, folder: str | Path | None = None) -> Iterator[tuple[int, list[dict]]]:
-    """The rows of each cluster, as a pandas ``groupby(labels, sort=True)`` of the rows groups
-    them, as dicts.
+    """The rows of each cluster as dicts, grouped as ``groupby(labels, sort=True)``.
 
     Args:
-        store: the sections; its row ``order[i]`` is row ``i`` here (``order``: int ``(n,)``;
-            None: row ``i``). They are first copied in cluster order, batch by batch
-            (:meth:`ScratchColumns.regrouped`, in ``folder``), so that no more than one column of
-            every row and one batch of all columns are held.
+        store: the sections; its row ``order[i]`` is row ``i`` here (``order`` int ``(n,)``; None:
+            row ``i``). Copied in cluster order batch by batch (:meth:`ScratchColumns.regrouped`,
+            in ``folder``), so at most one column of every row and one batch are held.
         labels: ``n`` integer cluster labels, aligned with the rows.
-        batch_rows: rows converted to dicts at a time (a batch of whole clusters); the result
-            does not depend on it.
+        batch_rows: rows converted at a time; the result does not depend on it.
 
     Yields:
-        ``(label, rows)`` in ascending label order; ``rows`` are the cluster's rows as dicts of
-        :data:`DEDUP_COLUMNS` (:meth:`Regrouped.rows`), in row order.
+        ``(label, rows)`` in ascending label order, rows as dicts of :data:`DEDUP_COLUMNS` in
+        row order.
 
     Raises:
         ValueError: ``labels`` and the rows (or ``order``) differ in length.
@@ -296,22 +286,20 @@ def cluster_papers(sections: ScratchColumns, emb: SectionEmbeddings, config: Con
     """Cluster embedded sections into papers and fuse each paper's record.
 
     Args:
-        sections: the run's :class:`ScratchColumns` (``n`` rows with :data:`DEDUP_COLUMNS`),
-            whose row ``order[i]`` is the ``i``-th in section-id order (``order`` None: already
-            in that order). It is read for :data:`SCORER_COLUMNS` before clustering, and for
-            fusion after it one column at a time into cluster order (:func:`cluster_groups`), so
-            the rows are never all held while clustering runs, nor all at once after.
+        sections: the run's :class:`ScratchColumns` (``n`` rows with :data:`DEDUP_COLUMNS`), row
+            ``order[i]`` the ``i``-th in section-id order (``order`` None: already so). Read for
+            :data:`SCORER_COLUMNS` before clustering, and column by column in cluster order for
+            fusion (:func:`cluster_groups`), so the rows are never all held.
         emb: :func:`embed_sections` of the rows, in section-id order.
-        scratch: passed to :func:`cluster_sections`, and where fusion's regrouped copy goes.
+        scratch: passed to :func:`cluster_sections`; fusion's regrouped copy goes there too.
         order: int ``(n,)`` (see ``sections``).
         on_step: passed to :func:`cluster_sections`.
 
     Returns:
         ``(paper_ids, match_scores, papers)``: per row in section-id order the paper id (Arrow
-        string) and the match score (Arrow float32, null where the section is alone: see
-        :func:`dedup`); ``papers``, an Arrow table of :data:`FUSED_PAPERS_SCHEMA` sorted by
-        ``paper_id`` (``summary_from``: the section id whose ``summary_norm`` is the paper's
-        ``summary``).
+        string) and match score (Arrow float32, null when alone); ``papers``, an Arrow table of
+        :data:`FUSED_PAPERS_SCHEMA` sorted by ``paper_id`` (``summary_from``: the section whose
+        ``summary_norm`` is the paper's ``summary``).
 
     Raises:
         ValueError: ``order`` not a permutation of the store's rows; ``emb`` not of ``n`` rows.
@@ -333,8 +321,7 @@ def cluster_papers(sections: ScratchColumns, emb: SectionEmbeddings, config: Con
     for label, group in cluster_groups(sections, labels, order=order, folder=scratch):
         record = fuse(group)
         if record["paper_id"] in taken:
-            # two papers share a key (one title twice in a document): the later one, in
-            # section-id order, is keyed by its first mention instead, which is just as stable
+            # two papers share a key: the later one is keyed by its first mention (just as stable)
             record["paper_id"] = paper_id_for(None, None, record["section_ids"][0])
         taken.add(record["paper_id"])
         paper_of_cluster[label] = record["paper_id"]

@@ -2,10 +2,9 @@
 candidate pairs at or above the threshold in visiting order (:func:`_visited_pairs`).
 
 A pair scores ``w * cosine + (1 - w) * title_similarity`` (``w = dedup.embed_weight``), plus
-:data:`AUTHOR_BONUS` when the author lists overlap, less :data:`VENUE_CONFLICT_PENALTY` and
-:data:`YEAR_CONFLICT_PENALTY` on conflicts, clipped to [0, 1]; an exact key scores 1.0, a
-cannot-linked pair ``-inf`` (see :mod:`pipeline.dedup`). The sections' columns are held as
-integer codes (:func:`_codes`, Arrow dictionary encoding) so that scoring is numpy over arrays.
+:data:`AUTHOR_BONUS` when the author lists overlap, less the conflict penalties, clipped to
+[0, 1]; an exact key scores 1.0, a cannot-linked pair ``-inf`` (docs/dedup.md, step 3). Columns
+are held as integer codes (Arrow dictionary encoding) so that scoring is numpy over arrays.
 """
 
 from __future__ import annotations
@@ -40,25 +39,23 @@ from .titles import (
 log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
 
 
-#: Score added when two mentions' author lists overlap by at least AUTHOR_MIN_OVERLAP
-#: (Jaccard of :func:`_author_keys`); subtracted when both name a venue and the venues differ,
-#: or both a year and the years are more than one apart (an arXiv year and a venue year may
-#: differ by one). Calibrated on the dedup evaluation set (tests/fixtures/dedup).
+#: Score added when two author lists overlap by at least AUTHOR_MIN_OVERLAP (Jaccard of
+#: :func:`_author_keys`); subtracted when both name different venues, or years more than one
+#: apart (an arXiv year and a venue year may differ by one). Calibrated on tests/fixtures/dedup.
 AUTHOR_BONUS = 0.10
 
 AUTHOR_MIN_OVERLAP = 0.5
 
 VENUE_CONFLICT_PENALTY = 0.10
 
-#: Subtracted when both mentions list authors by Latin names and no surname is shared: two
-#: papers whose titles share their words ("X of Y" and "Is X of Y a Myth?"). Calibrated on the
-#: development split of the real-world corpus (bench/README.md).
+#: Subtracted when both mentions list authors by Latin names and share no surname: two papers
+#: whose titles share their words. Calibrated on the real corpus's dev split (bench/README.md).
 AUTHOR_CONFLICT_PENALTY = 0.20
 
 YEAR_CONFLICT_PENALTY = 0.10
 
-#: Pairs scored per numpy batch in :meth:`PairScorer.scores` (memory: about ``2 x batch x d``
-#: float32 gathered embedding rows, 8 MiB at ``d = 512``).
+#: Pairs scored per numpy batch in :meth:`PairScorer.scores` (``2 x batch x d`` float32 rows:
+#: 8 MiB at ``d = 512``).
 SCORE_BATCH = 4096
 
 #: Candidate pairs scored at a time by :func:`_visited_pairs` (a multiple of SCORE_BATCH).
@@ -66,9 +63,9 @@ CANDIDATE_BLOCK = 64 * SCORE_BATCH
 
 
 def _author_keys(authors) -> frozenset[str]:
-    """Comparable author keys: the last token of a Latin name, case-folded (``Fischer Abaigar`` and
-    ``F. Abaigar`` both give ``abaigar``); a CJK name whole. Lists given in different scripts
-    (Chinese names vs. pinyin) share no key, so only agreement is evidence, not disagreement."""
+    """Comparable author keys: a Latin name's last token, case-folded (``F. Abaigar`` ->
+    ``abaigar``); a CJK name whole. Lists in different scripts share no key, so only agreement
+    is evidence."""
     keys = set()
     for name in authors if authors is not None else ():
         name = str(name).strip()
@@ -79,26 +76,24 @@ def _author_keys(authors) -> frozenset[str]:
 
 
 def _codes(values: Sequence) -> tuple[np.ndarray, list]:
-    """Integer codes of hashable values: ``(codes, table)`` with ``codes`` int64 ``(len(values),)``
-    (equal values, equal codes; ``-1`` for None and empty values) and ``table[code]`` the value."""
+    """``(codes, table)`` of hashable values: ``codes`` int64 ``(len(values),)`` (equal values,
+    equal codes, in order of first appearance; ``-1`` for None and empty sets), ``table[code]``
+    the value."""
     index: dict = {}
     codes = np.fromiter((index.setdefault(v, len(index)) if v is not None and v != frozenset() else -1
                          for v in values), np.int64, len(values))
     return codes, list(index)
 
 
-#: A short name is ambiguous when two of the full titles it opens or abbreviates (at most this
-#: many distinct ones looked at, in table order) are two papers' ("XYZ: A Serving System …" and
-#: "XYZ: Learning from Traces …"): a bare name alias would go to whichever came
-#: first, whatever the mentions say.
+#: Distinct full titles looked at (table order) when asking whether a short name opens or
+#: abbreviates two papers' titles (:func:`_two_papers`); such a name is no alias.
 NAME_TITLES_CHECKED = 32
 
 
 def _two_papers(titles: list[str]) -> bool:
-    """Whether two of the full titles that share a short name (:meth:`PairScorer._name_codes`)
-    are two papers' titles: a title ratio below :data:`~pipeline.dedup.titles.ALIAS_SIMILARITY`
-    and neither title's words after its colon (all its words when it has none) inside the other
-    ("ABC: Adaptive Batch Calibration" is inside "Adaptive Batch Calibration: A Method …")."""
+    """Whether two of the full titles sharing a short name are two papers': title ratio below
+    :data:`~pipeline.dedup.titles.ALIAS_SIMILARITY` and neither's words after its colon (all its
+    words without one) inside the other."""
     folded = list(dict.fromkeys(t for t in titles if _folded(t)))[:NAME_TITLES_CHECKED]
     rests = [_folded(re.split(r"[:：]", t, maxsplit=1)[-1]) or _folded(t) for t in folded]
     for i, x in enumerate(folded):
@@ -111,9 +106,8 @@ def _two_papers(titles: list[str]) -> bool:
 
 
 def _first_appearance(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Renumber integer ids (``-1``: missing) in order of first appearance, as :func:`_codes`
-    numbers values: ``(codes, ids)``, ``codes`` int64 like ``raw`` and ``ids[code]`` the raw id
-    of each code."""
+    """``(codes, ids)``: integer ids (``-1`` missing) renumbered in order of first appearance,
+    as :func:`_codes` numbers values; ``ids[code]`` the raw id."""
     raw = np.asarray(raw, dtype=np.int64)
     valid = raw >= 0
     values = raw[valid]
@@ -127,8 +121,8 @@ def _first_appearance(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _arrow_column(frame: pd.DataFrame, name: str) -> pa.Array | None:
-    """Column ``name`` of ``frame`` as one Arrow array (pandas' missing markers: null; an absent
-    column: all null), or None when Arrow cannot hold its values (mixed types, lone surrogates)."""
+    """Column ``name`` as one Arrow array (missing: null; absent column: all null), or None when
+    Arrow cannot hold its values."""
     if name not in frame.columns:
         return pa.nulls(len(frame))
     try:
@@ -143,20 +137,17 @@ def _is_text(dtype: pa.DataType) -> bool:
 
 
 def _dictionary_ids(array: pa.Array) -> tuple[np.ndarray, list]:
-    """Arrow's dictionary encoding of ``array``: ``(ids, dictionary)``, ``ids`` int64 ``(n,)``
-    (``-1`` for null) into the Python list of its distinct values."""
+    """``(ids, dictionary)``: Arrow's dictionary encoding, ``ids`` int64 ``(n,)`` (``-1`` null)."""
     encoded = array.dictionary_encode()
     ids = np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
     return ids, encoded.dictionary.to_pylist()
 
 
 def _string_codes(frame: pd.DataFrame, name: str, empty_is_missing: bool = True) -> tuple[np.ndarray, list] | None:
-    """:func:`_codes` of a string column's values (missing and, when ``empty_is_missing``, empty
-    strings: ``-1``), computed by Arrow's dictionary encoding without a Python object per row:
-    the same ``(codes, table)`` as ``_codes`` of the values. None when the column does not hold
-    only strings and missing markers, or, without ``empty_is_missing``, holds a missing marker
-    (``_codes`` of the raw values gives NaN and ``pd.NA`` codes of their own): the caller then
-    codes the Python values."""
+    """:func:`_codes` of a string column (missing and, with ``empty_is_missing``, empty: ``-1``)
+    by Arrow dictionary encoding, without a Python object per row. None when the column is not
+    only strings and missing markers, or holds a missing marker without ``empty_is_missing``
+    (``_codes`` gives those codes of their own): the caller then codes the Python values."""
     array = _arrow_column(frame, name)
     if array is None:
         return None
@@ -174,9 +165,8 @@ def _string_codes(frame: pd.DataFrame, name: str, empty_is_missing: bool = True)
 
 
 class _KeySets(Sequence):
-    """Sets of strings as integer ids into one table of their distinct strings, in CSR layout (set
-    ``k``'s ids, ascending: ``ids[offsets[k]:offsets[k + 1]]``). ``sets[k]`` gives set ``k`` as a
-    frozenset; :meth:`jaccard` compares many pairs of sets at once.
+    """Sets of strings as int ids into one table of distinct strings, in CSR layout (set ``k``:
+    ``ids[offsets[k]:offsets[k + 1]]``, ascending); ``sets[k]`` is a frozenset.
 
     Attributes:
         keys: the distinct strings (``ids`` index it).
@@ -188,9 +178,8 @@ class _KeySets(Sequence):
 
     @classmethod
     def code(cls, sets: Iterable[frozenset[str]]) -> tuple[np.ndarray, _KeySets]:
-        """:func:`_codes` of ``sets`` (equal sets, equal codes in order of first appearance; an
-        empty set: ``-1``) with the table as a :class:`_KeySets`: ``(codes, table)``, ``codes``
-        int64 ``(len(sets),)``. Reads ``sets`` once (a generator is not held)."""
+        """``(codes, table)``: :func:`_codes` of ``sets`` (empty set ``-1``) with the table as a
+        :class:`_KeySets`; reads ``sets`` once."""
         import array
 
         key_id: dict[str, int] = {}
@@ -216,7 +205,7 @@ class _KeySets(Sequence):
     def __getitem__(self, k):
         if isinstance(k, slice):
             return [self[i] for i in range(*k.indices(len(self)))]
-        at = operator.index(k)  # (an int; a float or a str is a TypeError, as for a list)
+        at = operator.index(k)  # a float or a str is a TypeError, as for a list
         if at < 0:
             at += len(self)
         if not 0 <= at < len(self):
@@ -224,9 +213,8 @@ class _KeySets(Sequence):
         return frozenset(self.keys[i] for i in self.ids[self.offsets[at] : self.offsets[at + 1]].tolist())
 
     def jaccard(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """``len(X & Y) / len(X | Y)`` of sets ``x[t]`` and ``y[t]`` (int arrays of set numbers, equal
-        length; the sets non-empty): float64 ``(len(x),)``, the value Python's set operations give,
-        computed :data:`JACCARD_MEMBERS` members at a time.
+        """``len(X & Y) / len(X | Y)`` of non-empty sets ``x[t]`` and ``y[t]``: float64
+        ``(len(x),)``, equal to Python's set result, :data:`JACCARD_MEMBERS` members at a time.
 
         Raises:
             IndexError: a set number outside ``0..len - 1``.
@@ -266,35 +254,31 @@ class _KeySets(Sequence):
         return both / (size_x + size_y - both)
 
 
-#: :meth:`_KeySets.jaccard` matches the members of at most this many pairs' sets together at a
-#: time (its arrays: a few int64 per member, tens of MB).
+#: Set members :meth:`_KeySets.jaccard` matches at a time (a few int64 each: tens of MB).
 JACCARD_MEMBERS = 1 << 20
 
-#: Separator of the author names joined by :func:`_author_codes` (a control character: a name
-#: holding one is coded the slow way).
+#: Separator of joined author names (a name holding it is coded the slow way).
 _NAME_SEPARATOR = "\x1f"
 
 
 def _author_codes(frame: pd.DataFrame) -> tuple[np.ndarray, _KeySets] | None:
-    """:func:`_codes` of :func:`_author_keys` of each row's ``authors`` list, the table as a
-    :class:`_KeySets`, with :func:`_author_keys` computed once per distinct list (Arrow joins
-    each list's names and dictionary-encodes them) instead of once per row. None when the
-    column is not lists of strings without missing names (the caller then codes the Python
-    values)."""
+    """``(codes, _KeySets)`` of :func:`_author_keys` of each row's ``authors``, computed once per
+    distinct list (Arrow joins and dictionary-encodes the lists). None when the column is not
+    lists of strings without missing names: the caller then codes the Python values."""
     array = _arrow_column(frame, "authors")
     if array is None:
         return None
     if pa.types.is_null(array.type):
         return np.full(len(array), -1, np.int64), _KeySets.code(())[1]
     if not (pa.types.is_list(array.type) or pa.types.is_large_list(array.type)) or not pa.types.is_string(array.type.value_type):
-        return None  # (Arrow's binary_join has no kernel for lists of large_string)
+        return None  # Arrow's binary_join has no kernel for lists of large_string
     import pyarrow.compute as pc
 
     names = pc.list_flatten(array)
     if names.null_count or (len(names) and pc.any(pc.match_substring(names, _NAME_SEPARATOR)).as_py()):
         return None
     raw, joined = _dictionary_ids(pc.binary_join(array, _NAME_SEPARATOR))
-    lists, ids = _first_appearance(raw)  # the distinct lists in order of first appearance
+    lists, ids = _first_appearance(raw)
     list_key, table = _KeySets.code(_author_keys(joined[raw_id].split(_NAME_SEPARATOR) if joined[raw_id] else [])
                                     for raw_id in ids.tolist())
     codes = np.where(lists >= 0, list_key[np.maximum(lists, 0)], -1) if len(ids) else lists
@@ -302,8 +286,7 @@ def _author_codes(frame: pd.DataFrame) -> tuple[np.ndarray, _KeySets] | None:
 
 
 def _int_array(values: np.ndarray):
-    """``values`` as an ``array.array`` of 8-byte ints (indexing gives Python ints, without a
-    Python object per element held)."""
+    """``values`` as an ``array.array`` of 8-byte ints (no Python object per element held)."""
     import array
 
     out = array.array("q")
@@ -312,12 +295,9 @@ def _int_array(values: np.ndarray):
 
 
 def _folded_codes(title_code: np.ndarray, table: list) -> tuple[np.ndarray, list, np.ndarray]:
-    """Codes of the folded titles (:func:`_folded`; an empty fold is missing) of sections whose
-    titles have codes ``title_code`` (-1: none) into ``table`` (in order of first appearance):
-    ``(codes, folded_table, code_of)``, the first two as :func:`_codes` of the per-section folded
-    values; ``code_of`` int64 ``(len(table),)`` is the folded code of each entry of ``table``
-    (-1: an empty fold), by which the folds of ``table`` read as ``folded_table`` strings without
-    a second copy of them (:class:`_Decoded`)."""
+    """``(codes, folded_table, code_of)``: :func:`_codes` of the sections' folded titles
+    (:func:`_folded`; empty fold missing) given their title codes into ``table``, and ``code_of``
+    int64 ``(len(table),)``, each table entry's folded code (-1 empty), for :class:`_Decoded`."""
     index: dict[str, int] = {}
     code_of = np.array([index.setdefault(f, len(index)) if (f := _folded(t)) else -1 for t in table], dtype=np.int64)
     codes = np.where(title_code >= 0, code_of[np.maximum(title_code, 0)], -1) if len(table) else np.full(len(title_code), -1, np.int64)
@@ -325,9 +305,8 @@ def _folded_codes(title_code: np.ndarray, table: list) -> tuple[np.ndarray, list
 
 
 class _Decoded(Sequence):
-    """A per-section column held as integer codes and a table of the distinct values:
-    ``column[i]`` is ``table[codes[i]]``, or ``missing`` where the code is -1. It reads like the
-    list of values without holding a Python object per section."""
+    """A per-section column as codes and a table of distinct values: ``column[i]`` is
+    ``table[codes[i]]``, or ``missing`` where the code is -1."""
 
     def __init__(self, codes: np.ndarray, table: Sequence, missing=None):
         self._codes, self._table, self._missing = codes, table, missing
@@ -343,8 +322,7 @@ class _Decoded(Sequence):
 
 
 class _Optional(Sequence):
-    """Per-section ints with a presence mask: ``column[i]`` is ``int(values[i])``, or None where
-    ``present[i]`` is false (no Python object per section)."""
+    """Per-section ints with a presence mask: ``column[i]`` is ``int(values[i])`` or None."""
 
     def __init__(self, values: np.ndarray, present: np.ndarray):
         self._values, self._present = values, present
@@ -361,15 +339,12 @@ class _Optional(Sequence):
 class PairScorer:
     """Pair scores and constraints over the sections of one run (docs/dedup.md, step 3).
 
-    :meth:`scores` scores arrays of pairs at once (numpy over integer codes of the sections' keys,
-    titles, authors, venues and years; string comparisons once per distinct pair of strings);
-    :meth:`score` is one pair of it, cached. Per section only int64 codes are held, plus one copy of
-    each distinct value (author key sets as :class:`_KeySets`).
+    :meth:`scores` scores arrays of pairs (numpy over integer codes; string comparisons once per
+    distinct pair of strings); :meth:`score` is one pair of it, cached.
 
     Attributes (one entry per section, ``n = len(sections)``, in row order):
-        doc, arxiv, title, folded, folded_zh, venue: ``doc_id``, arXiv id, English title (see
-            :func:`_titles`), folded English / Chinese title (:func:`pipeline.fields.fold_title`)
-            and venue; None where missing.
+        doc, arxiv, title, folded, folded_zh, venue: ``doc_id``, arXiv id, English title
+            (:func:`_titles`), folded English / Chinese title and venue; None where missing.
         has_summary: bool; authors: :func:`_author_keys` (frozensets; empty where none); year:
             int or None.
         doc_code, arxiv_code, folded_code, folded_zh_code, title_code, author_code, venue_code:
@@ -386,18 +361,14 @@ class PairScorer:
         def column(name: str) -> list:  # as stage.records gives it (missing markers: None), per column
             return [present(v) for v in sections[name].tolist()] if name in sections.columns else [None] * n
 
-        # each column becomes codes and a table of its distinct values; string columns through
-        # Arrow (no Python object per section: the objects of a per-row pass stay scattered over
-        # the heap), other values through Python as before, one column at a time
+        # string columns coded through Arrow (no Python object per section), others in Python
         doc = _string_codes(sections, "doc_id", empty_is_missing=False)
         self.doc_code, doc_table = doc if doc is not None else _codes(sections["doc_id"].tolist())
         arxiv = _string_codes(sections, "arxiv_id")
         self.arxiv_code, arxiv_table = (arxiv if arxiv is not None else
                                         _codes([v if _present(v) else None for v in column("arxiv_id")]))
         title_code, self._title_table, zh_code, zh_table = self._title_codes(sections, column)
-        # folded titles: each distinct title folded once; a folded value's first appearance is
-        # that of its first title, so coding the distinct titles in code order numbers them as
-        # coding every section would
+        # each distinct title folded once; coding them in code order numbers folds as per section
         self.folded_code, folded_table, fold_of_title = _folded_codes(title_code, self._title_table)
         self.title_code = title_code
         self.name_code, self.initials_code, self._bare_name = self._name_codes(title_code, self._title_table)
@@ -434,10 +405,9 @@ class PairScorer:
     @staticmethod
     def _title_codes(sections: pd.DataFrame, column: Callable[[str], list]
                      ) -> tuple[np.ndarray, list, np.ndarray, list]:
-        """Codes and tables of the English and the Chinese title of each section (:func:`_titles`:
-        a ``title`` with Chinese characters counts as the Chinese title when there is none):
-        ``(title_code, title_table, zh_code, zh_table)`` as :func:`_codes` of the per-section
-        values. The Chinese-character test runs once per distinct title."""
+        """``(title_code, title_table, zh_code, zh_table)``: :func:`_codes` of each section's English
+        and Chinese title (:func:`_titles`: a Chinese ``title`` is the Chinese title when there is
+        none); the Chinese-character test runs once per distinct title."""
         title, zh = _string_codes(sections, "title"), _string_codes(sections, "title_zh")
         if title is None or zh is None:
             titles = [_titles({"title": t, "title_zh": z}) for t, z in zip(column("title"), column("title_zh"), strict=True)]
@@ -464,8 +434,8 @@ class PairScorer:
     @staticmethod
     def _name_codes(title_code: np.ndarray, table: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(name_code, initials_code, bare)`` per section from its English title
-        (:func:`~pipeline.dedup.titles.name_keys`): int64 ``(n,)`` codes of the short name and of
-        its initials in one code space (``-1``: none) and bool ``(n,)``, the title is the name alone."""
+        (:func:`~pipeline.dedup.titles.name_keys`): int64 codes of the short name and its initials in
+        one code space (``-1`` none), and whether the title is the name alone."""
         ids: dict[str, int] = {}
         keys = [name_keys(t) for t in table]
         name = np.array([ids.setdefault(k, len(ids)) if k else -1 for k, _, _ in keys] + [-1], dtype=np.int64)
@@ -484,8 +454,8 @@ class PairScorer:
         return name[at], initials[at], bare[at]
 
     def _aliases(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Whether one section of each pair is titled by a short name alone that is the other's
-        name or initials: bool ``(len(a),)``."""
+        """Whether one section of each pair is titled by a short name alone that is the other's name
+        or initials: bool ``(len(a),)``."""
         out = np.zeros(len(a), dtype=bool)
         for x, y in ((a, b), (b, a)):
             name = self.name_code[x]
@@ -509,8 +479,7 @@ class PairScorer:
 
     @staticmethod
     def _years(sections: pd.DataFrame, column: Callable[[str], list]) -> tuple[np.ndarray, np.ndarray]:
-        """``(year, has_year)``: int64 and bool ``(n,)``, the year as ``int(value)`` (0 where
-        missing). A numeric column is read as numpy; anything else value by value."""
+        """``(year, has_year)``: int64 and bool ``(n,)`` (0 where missing)."""
         values = sections["year"] if "year" in sections.columns else None
         if values is not None and (pd.api.types.is_float_dtype(values.dtype) or pd.api.types.is_integer_dtype(values.dtype)):
             floats = values.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -542,8 +511,7 @@ class PairScorer:
         return out
 
     def score(self, i: int, j: int) -> float:
-        """The pair score of sections ``i`` and ``j`` in [0, 1], ``-inf`` when cannot-linked
-        (symmetric; :meth:`scores` of the one pair, cached)."""
+        """The pair score of sections ``i`` and ``j`` (:meth:`scores`), symmetric, cached."""
         key = (i, j) if i < j else (j, i)
         cached = self._scores.get(key)
         if cached is None:
@@ -551,22 +519,17 @@ class PairScorer:
         return cached
 
     def scores(self, i: np.ndarray, j: np.ndarray, exact_from: float | None = None) -> np.ndarray:
-        """Pair scores of the sections ``(i[t], j[t])`` (int arrays of equal length): float64
-        ``(len(i),)`` in [0, 1], ``-inf`` for a cannot-linked pair, 1.0 for an exact key
-        (docs/dedup.md, step 3), in numpy batches of :data:`SCORE_BATCH` pairs.
+        """Pair scores of the sections ``(i[t], j[t])``: float64 ``(len(i),)`` in [0, 1], ``-inf``
+        cannot-linked, 1.0 for an exact key (docs/dedup.md, step 3), in batches of :data:`SCORE_BATCH`.
 
-        The content cosine of each pair is a float32 dot product of its two rows (a stacked
-        ``matmul``, bit-identical to ``content[i] @ content[j]``); the title similarities are
-        computed once per distinct pair of titles (and cached across calls).
+        The content cosine is a float32 dot product (bit-identical to ``content[i] @ content[j]``);
+        title similarities are computed once per distinct pair of titles.
 
         Args:
-            exact_from: when given, a pair whose score is provably below it gets that upper bound
-                instead of its score (both below ``exact_from``): the title similarity is then
-                bounded by :func:`_ratio_upper_bounds` instead of computed. Scores at or above
-                ``exact_from`` are exact. Clustering only needs the pairs above its threshold.
-                ``math.inf``: every pair gets the first, cheapest bound (the Indel ratio's),
-                an upper bound of its score (exact where no title pair is compared as strings):
-                what the merge loop tries its averages with first (:func:`_merge_visits`).
+            exact_from: when given, a pair provably below it gets an upper bound of its score
+                instead (title similarity bounded by :func:`_ratio_upper_bounds`); scores at or above
+                it are exact. ``math.inf``: every pair gets the cheapest bound (the Indel ratio's),
+                as the merge loop tries first (:func:`_merge_visits`).
         """
         i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
         lo, hi = np.minimum(i, j), np.maximum(i, j)
@@ -588,8 +551,7 @@ class PairScorer:
         cos = np.matmul(content[a][:, None, :], content[b][:, :, None])[:, 0, 0].astype(np.float64)
         ea, eb = self.title_code[a], self.title_code[b]
         za, zb = self.folded_zh_code[a], self.folded_zh_code[b]
-        # an English title that folds to nothing ("!!!", "---") is not compared as a string (two
-        # empty folds have ratio 1.0), as it is no exact key: the content decides
+        # a title that folds to nothing is not compared as a string (two empty folds have ratio 1.0)
         en = (self.folded_code[a] >= 0) & (self.folded_code[b] >= 0)
         zh = (za >= 0) & (zb >= 0)
         by_string = en | zh
@@ -600,9 +562,7 @@ class PairScorer:
         overlap, alias = self._author_overlap(a, b), self._aliases(a, b)
         exact_title = by_string
         if exact_from is not None and 0.0 <= self.w <= 1.0 and by_string.any():  # score monotone in title_sim
-            # ever tighter and dearer upper bounds of the title similarity (Indel ratio, then the
-            # English ratio before its word-conflict cap), each only for the pairs the previous
-            # one could not put below exact_from
+            # ever tighter and dearer upper bounds, each for the pairs the previous one left
             for en_fn, en_table, zh_fn in ((_ratio_upper_bounds, self._title_folded, _ratio_upper_bounds),
                                            (self._english_ratios, self._title_table, self._chinese_sims)):
                 bound = np.fmax(self._pair_sims(ea, eb, en & exact_title, en_table, en_fn),
@@ -620,20 +580,17 @@ class PairScorer:
                 self._pair_sims(ea, eb, en & exact_title & same, self._title_table, self._same_author_sims)),
                 self._pair_sims(za, zb, zh & exact_title, self._zh_table, self._chinese_sims))[exact_title]
             sequel = self._pair_sims(ea, eb, en & exact_title, self._title_table, self._sequels) == 1.0
-        # titles that differ by a version or a sequel word ("CodeBench 2" / "CodeBench 3", "Llama
-        # 2" / "Llama 3") name two papers however alike their texts: the score stays at the cap
+        # titles differing by a version or sequel word name two papers however alike their texts
         score = self._combine(a, b, cos, title_sim, overlap, alias)
         out[rest] = np.where(sequel, np.minimum(score, TITLE_CONFLICT_SIMILARITY), score)
         return out
 
     def _combine(self, a: np.ndarray, b: np.ndarray, cos: np.ndarray, title_sim: np.ndarray,
                  overlap: np.ndarray, alias: np.ndarray) -> np.ndarray:
-        """The score from its parts: title similarity (NaN: none) weighted with the cosine,
-        author bonus or conflict (``overlap``: :meth:`_author_overlap`), venue and year
-        penalties, clipped to [0, 1]; ``alias``: :meth:`_aliases` of the pairs."""
-        # a short name alone and a title that opens with it (an alias): the titles decide, as
-        # for a bare mention (the content vector is its title again): a list item naming a
-        # paper by its short name says little else
+        """The score from its parts: title similarity (NaN: none) weighted with the cosine, author
+        bonus or conflict, venue and year penalties, clipped to [0, 1]; ``alias`` pairs are decided by
+        their titles."""
+        # an alias: the titles decide, as the bare mention's content says little else
         title_sim = np.where(alias, np.fmax(title_sim, ALIAS_SIMILARITY), title_sim)
         has_title = ~np.isnan(title_sim)
         by_titles = alias | ~(self._summary[a] & self._summary[b])
@@ -652,8 +609,8 @@ class PairScorer:
         return np.minimum(1.0, np.maximum(0.0, score))
 
     def _cross_title_cosines(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Max over (English title of one, Chinese title of the other) of the title-vector cosine:
-        float64 ``(len(a),)``, NaN where neither combination has both vectors."""
+        """Max title-vector cosine over (English title of one, Chinese of the other): float64
+        ``(len(a),)``, NaN where neither combination has both vectors."""
         e = self.emb
         out = np.full(len(a), np.nan)
         for x, y, hx, hy in ((e.title_row, e.title_zh_row, self._title_vec, self._title_zh_vec),
@@ -667,17 +624,15 @@ class PairScorer:
 
     @staticmethod
     def _pair_sims(ca: np.ndarray, cb: np.ndarray, mask: np.ndarray, table: Sequence, fn) -> np.ndarray:
-        """``fn`` over the distinct string pairs ``(table[ca[t]], table[cb[t]])`` where ``mask``
-        (codes ordered low first: every similarity here is symmetric), spread back to the pairs:
-        float64 ``(len(ca),)``, NaN outside ``mask``."""
+        """``fn`` over the distinct string pairs ``(table[ca[t]], table[cb[t]])`` where ``mask``,
+        spread back: float64 ``(len(ca),)``, NaN outside ``mask`` (similarities are symmetric)."""
         return PairScorer._pair_values(ca, cb, mask, len(table), lambda x, y: fn(
             [table[k] for k in x.tolist()], [table[k] for k in y.tolist()]))
 
     @staticmethod
     def _pair_values(ca: np.ndarray, cb: np.ndarray, mask: np.ndarray, size: int, fn) -> np.ndarray:
-        """``fn(x, y)`` (int64 code arrays, one entry per distinct pair, ``x <= y``) over the
-        distinct code pairs ``(ca[t], cb[t])`` where ``mask`` (codes below ``size``), spread back
-        to the pairs: float64 ``(len(ca),)``, NaN outside ``mask``."""
+        """``fn(x, y)`` (int64 codes, one per distinct pair, ``x <= y``) over the distinct code
+        pairs where ``mask`` (codes below ``size``), spread back: float64, NaN outside ``mask``."""
         out = np.full(len(ca), np.nan)
         t = np.flatnonzero(mask)
         if not t.size:
@@ -708,16 +663,14 @@ class PairScorer:
         return [_chinese_pair_similarity(*sorted((x, y))) for x, y in zip(a, b, strict=True)]
 
     def _author_overlap(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Jaccard of the author keys of each pair: float64 ``(len(a),)``, NaN where a list is
-        empty, computed once per distinct pair of lists."""
+        """Jaccard of the author keys of each pair: float64 ``(len(a),)``, NaN where a list is empty."""
         ca, cb = self.author_code[a], self.author_code[b]
         return self._pair_values(ca, cb, (ca >= 0) & (cb >= 0), len(self._author_table), self._author_table.jaccard)
 
     @functools.cached_property
     def _latin_authors(self) -> np.ndarray:
-        """Per author list code, whether all its keys are Latin (ASCII) surnames, and ``False``
-        last (for code ``-1``): bool ``(len(table) + 1,)``. Only two such lists can disagree:
-        names in two scripts share no key either way (:func:`_author_keys`)."""
+        """Per author-list code, whether all its keys are Latin surnames, ``False`` last (code
+        ``-1``): bool ``(len(table) + 1,)``. Only two such lists can disagree."""
         table = self._author_table
         out = np.zeros(len(table) + 1, dtype=bool)
         if len(table) and table.ids.size:
@@ -728,23 +681,20 @@ class PairScorer:
 
 def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshold: float,
                    scores: Callable[..., np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct candidate pairs scoring at least ``threshold``, in the order the merge loop visits
-    them: by descending score, ties by ``(low, high)`` section index.
+    """The distinct candidate pairs scoring at least ``threshold``, in merge-loop order:
+    descending score, ties by ``(low, high)``.
 
     Args:
-        found: candidate pairs from each source (content neighbours, title neighbours, exact-key
-            hubs) as :func:`_pair_keys` keys: int64 arrays, each sorted and without repeats (a
-            pair may be in several). Emptied as they are scored.
+        found: candidate pairs per source as :func:`_pair_keys` keys (int64, sorted, unique per
+            source); emptied as they are scored.
         scorer: the pairs' :class:`PairScorer`.
-        scores: ``scorer.scores`` (None) or a :class:`pipeline.score_helper.ScoreHelper`'s (the
-            same values).
+        scores: ``scorer.scores`` (None) or a :class:`pipeline.score_helper.ScoreHelper`'s.
 
     Returns:
         ``(left, right)``: int ``(k,)`` each (int32 below 2**31 sections, else int64), ``left < right``.
 
-    Each source is scored :data:`CANDIDATE_BLOCK` keys at a time, leaving out the keys of earlier
-    sources; only the pairs at or above the threshold are kept for the sort, so never are all
-    candidates held as pairs, scores and a sort order at once.
+    Scored :data:`CANDIDATE_BLOCK` keys at a time, earlier sources' keys left out; only pairs at
+    or above the threshold are kept for the sort, so all candidates are never held at once.
     """
     score = scorer.scores if scores is None else scores
     done: list[np.ndarray] = []  # the keys of the sources already scored
@@ -753,8 +703,7 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
         keys = found.pop(0)
         for start in range(0, len(keys), CANDIDATE_BLOCK):
             block = keys[start : start + CANDIDATE_BLOCK]
-            # the pairs of an earlier source were scored there: left out a block at a time (the
-            # lookups of a whole source held about three int64 copies of it at once)
+            # pairs of an earlier source were scored there: left out a block at a time
             for earlier in done:
                 if block.size and earlier.size:
                     at = np.minimum(np.searchsorted(earlier, block), earlier.size - 1)
@@ -762,7 +711,7 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
             if not block.size:
                 continue
             got = score(block // n, block % n, exact_from=threshold)
-            above = got >= threshold  # the rest is never visited
+            above = got >= threshold
             kept_keys.append(block[above])
             kept_scores.append(got[above])
         done.append(keys)
@@ -777,7 +726,7 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
     del scores_above
     keys_above = keys_above[order]
     del order
-    dtype = np.int32 if n <= np.iinfo(np.int32).max else np.int64  # half the bytes a pair
+    dtype = np.int32 if n <= np.iinfo(np.int32).max else np.int64
     left, right = np.empty(len(keys_above), dtype), np.empty(len(keys_above), dtype)
     for start in range(0, len(keys_above), CANDIDATE_BLOCK):  # no int64 temporary of all pairs
         block = keys_above[start : start + CANDIDATE_BLOCK]

@@ -16,7 +16,7 @@ import re
 from collections.abc import Container, Sequence
 
 import numpy as np
-from cydifflib import SequenceMatcher  # difflib's algorithm in Cython: the same ratios, ~5x faster
+from cydifflib import SequenceMatcher  # difflib's algorithm in Cython: the same ratios, faster
 
 from ..fields import fold_title, fold_title_words
 
@@ -138,19 +138,14 @@ def _same_word(w: str, v: str) -> bool:
 
 
 def english_title_similarity(a: str, b: str) -> float:
-    """Similarity of two English titles in [0, 1].
+    """Similarity of two English titles in [0, 1], symmetric.
 
     The :class:`difflib.SequenceMatcher` ratio of the folded titles
     (:func:`pipeline.fields.fold_title`), capped at :data:`TITLE_CONFLICT_SIMILARITY` when the
-    titles conflict: after pairing words that are equal or nearly so (ratio >=
-    :data:`WORD_MATCH_RATIO`, i.e. typos), each title keeps a word of its own (a substitution:
-    "Denoising Diffusion Probabilistic Models" vs "... Implicit Models"), or the one-sided words
-    include a one- or two-digit number or one of :data:`SEQUEL_WORDS` ("Llama 2", "Improved
-    ..."; a year such as "(CVPR 2024)" is not a sequel marker). A title that
-    only lacks words of the other (a dropped word, a missing subtitle) is not a conflict.
-
-    Symmetric. The word check only runs when the ratio is above the cap (below it the cap
-    changes nothing): :func:`_english_ratio` then :func:`_english_conflict`, each cached.
+    titles conflict: after pairing equal or near-equal words (ratio >= :data:`WORD_MATCH_RATIO`:
+    typos), each keeps a word of its own (a substitution), or the one-sided words include a one-
+    or two-digit number or one of :data:`SEQUEL_WORDS` (a year is no sequel marker). A title that
+    only lacks words of the other is no conflict.
     """
     ratio = _english_ratio(a, b)
     if ratio > TITLE_CONFLICT_SIMILARITY and _english_conflict(a, b):
