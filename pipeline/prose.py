@@ -106,14 +106,39 @@ _LINK_TEXT = re.compile(r"\[(?P<md>[^\[\]\n]{2,120})\]\([^()\s]+\)|<a\s[^>]{0,50
 
 def _announced_links(sentence: str) -> list[tuple[int, str]]:
     """``(offset, name)`` of the linked names listed after the colon of a sentence that announces
-    accepted papers (two or more links, none of them a link's kind such as "code" or "PDF");
-    empty otherwise."""
+    accepted papers (two or more links, none of them a link's kind such as "code" or "PDF"), or
+    the one linked title of a sentence announcing one paper ("Our paper [Title](…) was accepted
+    at ICLR 2025": :func:`_announced_link`); empty otherwise."""
     colon = min((i for i in (sentence.find(":"), sentence.find("：")) if i >= 0), default=-1)
     if colon < 0 or not _ACCEPTED.search(sentence, 0, colon) or not _PAPER_CUE.search(sentence, 0, colon):
-        return []
+        return _announced_link(sentence)
     links = [(m.start(), (m.group("md") or m.group("html")).strip(" `*_")) for m in _LINK_TEXT.finditer(sentence, colon)]
     if len(links) < 2 or any(len(name) < 2 or _GENERIC_LINK.fullmatch(name) for _, name in links):
         return []
+    return links
+
+
+#: Fewest words (Latin) or characters (Han) of the one linked title of an announcement.
+MIN_ANNOUNCED_WORDS = 3
+MIN_ANNOUNCED_HAN = 6
+_HAN_CHAR = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _announced_link(sentence: str) -> list[tuple[int, str]]:
+    """The one linked title of a sentence that announces one accepted paper (a paper word, an
+    acceptance word, exactly one link, its text title-shaped: :data:`MIN_ANNOUNCED_WORDS` words
+    or :data:`MIN_ANNOUNCED_HAN` Han characters, not a link's kind nor a venue's name)."""
+    if not _ACCEPTED.search(sentence) or not _PAPER_CUE.search(sentence):
+        return []
+    links = [(m.start(), (m.group("md") or m.group("html")).strip(" `*_")) for m in _LINK_TEXT.finditer(sentence)]
+    if len(links) != 1:
+        return []
+    name = links[0][1]
+    if _GENERIC_LINK.fullmatch(name) or (len(name.split()) < MIN_ANNOUNCED_WORDS
+                                         and len(_HAN_CHAR.findall(name)) < MIN_ANNOUNCED_HAN):
+        return []
+    if any(end - start >= len(name) // 2 for _, _, start, end in find_venue_years(name)):
+        return []  # "accepted at [ICLR 2025](…)": the link names the venue
     return links
 
 

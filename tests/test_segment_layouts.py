@@ -611,6 +611,18 @@ def test_announced_papers_under_headings_are_the_papers_and_the_headings_their_c
         ("Zeta Eta", "CVPR", 2025), ("Theta Iota", "CVPR", 2025), ("Kappa Lambda", "CVPR", 2025)]
 
 
+def test_news_sentences_that_each_announce_one_linked_paper_are_the_papers() -> None:
+    text = ("# Lab News\n\n"
+            "Our paper [Scaling Sparse Attention for Long Video](https://arxiv.org/abs/2501.01234) was accepted "
+            "at ICLR 2025.\n\n"
+            "我们的论文[面向长视频理解的稀疏注意力扩展](https://arxiv.org/abs/2502.04567)被 ICML 2025 录用。\n\n"
+            "Our paper was accepted at [NeurIPS 2025](https://neurips.cc/).\n\n"
+            "We welcome two new PhD students.\n")
+    out = segment_document(text, find_dropped(text, Config()))
+    assert [s["heading"] for s in out["sections"]] == [
+        "Scaling Sparse Attention for Long Video", "面向长视频理解的稀疏注意力扩展"]
+
+
 def test_a_long_numbered_list_past_999_keeps_every_item_and_strips_every_number() -> None:
     text = "# Accepted papers\n\n" + "\n".join(f"{i}. Learning Method Number {i} for Graphs" for i in range(1, 1201))
     out = segment_document(text, [])
