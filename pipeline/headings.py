@@ -15,9 +15,10 @@ NUMBERED_PREFIX = r"(?:论文|論文|Paper|PAPER|paper)\s*(?:\d+|[一二三四�
 #: The number of a list item: up to 99999, but not a year ("2024. Title" is a dated line,
 #: "1000. Title" the thousandth item of a long list).
 LIST_NUMBER = r"(?:\d{1,3}|(?!19\d\d(?!\d)|20\d\d(?!\d))\d{4,5})"
-#: ``1.``, ``2、``, ``一、``, ``（一）``, ``(2)``
+#: ``1.``, ``2、``, ``一、``, ``（一）``, ``(2)``, ``[2]``, ``【2】``
 ENUMERATION_PREFIX = (
-    r"(?:\d{1,3}[.、．]|[一二三四五六七八九十]{1,3}[、．.]|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,3})[）)])\s*"
+    r"(?:\d{1,3}[.、．]|[一二三四五六七八九十]{1,3}[、．.]|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,3})[）)]"
+    r"|[\[［【]\d{1,3}[\]］】])\s*"
 )
 
 NUMBERED_HEADING = re.compile(rf"^{NUMBERED_PREFIX}(?P<title>.*)$")

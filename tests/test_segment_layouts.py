@@ -636,3 +636,13 @@ def test_a_heading_that_opens_with_a_venue_label_is_the_papers_title() -> None:
             "The paper models an image-space prior on scene motion.\n")
     (sec,) = segment_document(text, find_dropped(text, Config()))["sections"]
     assert split_heading_title(sec["heading"])[0] == "Generative Image Dynamics"
+
+
+@pytest.mark.parametrize("marker", ["[2]", "【2】", "2.", "(2)"])
+def test_a_headings_item_number_is_no_part_of_its_title(marker: str) -> None:
+    text = "".join(f"#### {marker.replace('2', str(k))} Hybrid Mesh Avatars for Rendering Number {k}\n\n"
+                   f"- Authors: Ann Lee, Bo Chen\n- arXiv: [arXiv:2404.1902{k}](https://arxiv.org/abs/2404.1902{k})\n\n"
+                   for k in (1, 2, 3))
+    out = segment_document(text, find_dropped(text, Config()))
+    assert [split_heading_title(s["heading"])[0] for s in out["sections"]] == [
+        f"Hybrid Mesh Avatars for Rendering Number {k}" for k in (1, 2, 3)]
