@@ -1156,6 +1156,21 @@ def test_fuse_titles_a_paper_by_its_full_title_not_its_short_name() -> None:
     assert fuse(frame(section("1111-000", "DPO"), section("2222-000", "DPO"), section("3333-000", dpo)))["title"] == dpo
 
 
+def test_fuse_breaks_a_title_tie_by_the_spelling_closest_to_the_others() -> None:
+    """Three mentions spell a title three ways, each once: the two typos differ from the right
+    spelling in different places, so it is the one closest to both, whichever comes first."""
+    from pipeline.dedup.fuse import fuse
+
+    right = "Gated Attention for Large Language Models: Attention-Sink-Free"
+    typos = ["Gated Atention for Large Language Models: Attention-Sink-Free",
+             "Gated Attention for Large Language Models: Attention-Sync-Free"]
+    for order in ([typos[0], typos[1], right], [typos[1], right, typos[0]]):
+        rows = [section(f"{k}{k}{k}{k}-000", t) for k, t in enumerate(order, start=1)]
+        record = fuse(frame(*rows))
+        assert record["title"] == right
+        assert record["conflicts"] == ["title: " + " | ".join(fold_title(t) for t in order)]
+
+
 def test_fuse_writes_a_year_conflict_as_ints_whatever_the_dtype() -> None:
     """Chunks of slim columns read back with years as float64, int64 or objects (a chunk with a
     missing year is float): the vote and the conflict text are those of the ints."""

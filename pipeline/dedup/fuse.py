@@ -28,7 +28,7 @@ from .cluster import cluster_sections
 from .embed import EmbeddingParts, SectionEmbeddings, _check_permutation, embed_sections, embedding_cuts
 from .score import PairScorer
 from .scratch import PAPER_COLUMNS, SCORER_COLUMNS, ScratchColumns, _StoredColumns
-from .titles import _folded, name_keys
+from .titles import _english_ratio, _folded, name_keys
 
 log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
 
@@ -43,6 +43,22 @@ def _vote(values: Sequence, field: str, conflicts: list[str]):
         conflicts.append(f"{field}: " + " | ".join(str(v) for v in dict.fromkeys(present)))
     best = max(counts.values())
     return next(v for v in present if counts[v] == best)
+
+
+#: Most tied titles compared with each other (a popular paper's spellings, pairwise).
+MAX_TIED_TITLES = 20
+
+
+def _title_vote(folded: Sequence[str | None], conflicts: list[str]) -> str | None:
+    """:func:`_vote` of folded titles, with a tie going to the spelling closest to all the
+    mentions' (highest count-weighted sum of :func:`_english_ratio`, a medoid): a typo stands
+    apart from the other spellings of a title; then to the first mentioned."""
+    best = _vote(folded, "title", conflicts)
+    counts = Counter(f for f in folded if f is not None)
+    tied = [f for f in counts if counts[f] == counts[best]] if best is not None else []
+    if not 1 < len(tied) <= MAX_TIED_TITLES:
+        return best
+    return max(tied, key=lambda f: (sum(c * _english_ratio(f, g) for g, c in counts.items() if g != f), -tied.index(f)))
 
 
 def paper_id_for(arxiv_id: str | None, title: str | None, first_section_id: str) -> str:
@@ -76,7 +92,7 @@ def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
     names = [name_keys(r["title"]) if r.get("title") else None for r in rows]
     expanded = {key for n in names if n and not n[2] for key in n[:2] if key}
     folded = [None if n and n[2] and n[0] in expanded else f for f, n in zip(folded, names, strict=True)]
-    best_fold = _vote(folded, "title", conflicts)
+    best_fold = _title_vote(folded, conflicts)
     title = None
     if best_fold is not None:
         candidates = [(richness[i], -i, rows[i]["title"]) for i in range(len(rows)) if folded[i] == best_fold]
