@@ -2,7 +2,8 @@
 
 :func:`decode` tries, first that succeeds wins:
 
-   a. a byte-order mark -> that codec; NUL-rich bytes that charset-normalizer reads as
+   a. a byte-order mark -> that codec; 7-bit bytes with ISO-2022 escape sequences -> an
+      ISO-2022 codec (:func:`_iso2022`); NUL-rich bytes that charset-normalizer reads as
       UTF-16/32 without a mark -> that codec, noted (:func:`_bomless_utf16_32`);
    b. strict UTF-8;
    c. for HTML, the charset declared in ``<meta>`` (:func:`pipeline.formats.sniff_html_charset`),
@@ -13,7 +14,10 @@
       strictly, ranked by :func:`plausibility` (short Chinese byte strings are often misdetected:
       GB as CP949, Big5 as GB); the first candidate stands unless another is clearly more
       plausible. GB2312/GBK widen to GB18030 and Big5 to Big5-HKSCS where those decode the bytes
-      (CP950 is not widened: its punctuation differs). Without a declared charset,
+      (CP950 is not widened: its punctuation differs). A Japanese or Korean candidate of the
+      detector whose text is Japanese or Korean (:func:`_japanese`, :func:`_korean`) is taken
+      before the ranking (plausibility is a Chinese score); a detector's first answer in a
+      Japanese or Korean codec that loses to a Chinese codec is noted as a guess. Without a declared charset,
       :func:`_best_mixed` may prefer windows-1252/Latin-1 over another single-byte answer
       (noted as a guess), UTF-8 with a few cp1252 bytes, or a line-by-line decoding.
 
@@ -159,7 +163,8 @@ def decode(data: bytes, declared: str | None = None, *, markup: bool = False) ->
             if decoded is None:
                 data.decode(codec)  # raises the UnicodeDecodeError that says where
             return decoded
-    decoded = _bomless_utf16_32(data) or _strict_or_partial(data, "utf-8") or _mostly_utf8(data)
+    decoded = (_iso2022(data) or _bomless_utf16_32(data) or _strict_or_partial(data, "utf-8")
+               or _mostly_utf8(data))
     if decoded is not None:
         return decoded
     notes: tuple[str, ...] = ()
@@ -170,7 +175,8 @@ def decode(data: bytes, declared: str | None = None, *, markup: bool = False) ->
         decoded = _strict_or_partial(data, codec)
         if decoded is None:
             notes = (f"decode: the declared charset {declared} does not decode the bytes",)
-        elif codec in _MULTIBYTE_CODECS and score(decoded.text) >= DECLARED_MIN_PLAUSIBILITY:
+        elif codec in _MULTIBYTE_CODECS and (_japanese(decoded) or _korean(decoded)
+                                             or score(decoded.text) >= DECLARED_MIN_PLAUSIBILITY):
             return decoded
         else:
             preferred = decoded
@@ -217,6 +223,35 @@ def _bomless_utf16_32(data: bytes) -> Decoded | None:
     return Decoded(text, codec, (f"decode: no byte-order mark; read as {codec} (charset-normalizer's guess)",))
 
 
+#: The escape sequences that designate a character set in ISO-2022-JP/-JP-2/-KR/-CN text (RFC
+#: 1468, 1554, 1557, 1922): ``ESC $ @``, ``ESC $ B``, ``ESC $ A``, ``ESC $ ( X``, ``ESC $ ) X``,
+#: ``ESC ( J``, ``ESC ( I``.
+_ISO2022_ESCAPE = re.compile(rb"\x1b(?:\$[@AB]|\$[()][A-Z]|\([JI])")
+#: ISO-2022 codecs tried, in order, when the detector names none (the widest Japanese one, which
+#: also reads the Korean and Chinese designations of ISO-2022-JP-2, then the Korean one).
+ISO2022_CODECS = ("iso2022_jp_2", "iso2022_jp_ext", "iso2022_kr")
+
+
+def _iso2022(data: bytes) -> Decoded | None:
+    """7-bit bytes with ISO-2022 escape sequences (Japanese mail and old web pages), decoded with
+    charset-normalizer's ISO-2022 answer, else the first of :data:`ISO2022_CODECS` that decodes
+    them strictly with no escape left, noted as a guess; None for bytes without such escapes (as
+    ASCII they are valid UTF-8, whose decoding keeps the escapes and shows the double-byte
+    characters as ASCII letters)."""
+    if b"\x1b" not in data or not data.isascii() or not _ISO2022_ESCAPE.search(data):
+        return None
+    answers = [_codec_name(m.encoding) for m in from_bytes(data) if m.encoding.startswith("iso2022")]
+    for codec in dict.fromkeys([*answers, *ISO2022_CODECS]):
+        decoded = _strict_or_partial(data, codec)
+        if decoded is None or "\x1b" in decoded.text:
+            continue
+        if codec in answers:
+            return decoded
+        return Decoded(decoded.text, codec, (*decoded.notes, f"decode: ISO-2022 escape sequences; read as {codec}, "
+                                             "a guess (charset-normalizer named no ISO-2022 codec)"))
+    return None
+
+
 def _single_byte(decoded: Decoded, data: bytes) -> bool:
     """Whether ``decoded`` came from a single-byte code page: one character per byte."""
     return not decoded.notes and len(decoded.text) == len(data) and not decoded.encoding.startswith("utf")
@@ -228,7 +263,8 @@ def _best_mixed(data: bytes, detected: Decoded, score: Callable[[str], float]) -
     the bytes into text at least as plausible, and is always noted as a guess. Bytes that are
     partly UTF-8 are also read as UTF-8 with a few cp1252 bytes (:func:`_utf8_with_cp1252`) and,
     when some lines are UTF-8 and others not, line by line (:func:`_by_line`): the most
-    plausible reading wins (the detector's on a tie)."""
+    plausible reading wins (the detector's on a tie), except that a line-by-line reading with
+    lines read as Korean always wins."""
     if _single_byte(detected, data):
         first_score = score(detected.text)
         for codec in WESTERN_CODECS:
@@ -240,6 +276,8 @@ def _best_mixed(data: bytes, detected: Decoded, score: Callable[[str], float]) -
             f"decode: no charset declared; read as {detected.encoding}, a guess among single-byte code pages",))
     best, best_score = detected, None
     for option in (_utf8_with_cp1252(data), _by_line(data, score) if _some_lines_utf8(data) else None):
+        if option is not None and "cp949" in option.encoding.split("+"):
+            return option  # lines read as Korean (a stricter test than plausibility, which rates Hangul low)
         if option is not None:
             best_score = score(best.text) if best_score is None else best_score
             option_score = score(option.text)
@@ -292,8 +330,8 @@ def _some_lines_utf8(data: bytes) -> bool:
 
 def _by_line(data: bytes, score: Callable[[str], float]) -> Decoded | None:
     """Bytes whose lines are in different encodings (GB18030, UTF-8 and Big5 pasted into one
-    file), decoded line by line: ASCII or strict UTF-8, else the most plausible of
-    :data:`LINE_CODECS` (the first on a tie). The encoding is the codecs used, joined by ``+``,
+    file), decoded line by line: ASCII or strict UTF-8, else CP949 where that reads as Korean
+    (:func:`_korean`), else the most plausible of :data:`LINE_CODECS` (the first on a tie). The encoding is the codecs used, joined by ``+``,
     with a note; None when one codec served every line, or a line decodes with none into text
     of :data:`LINE_MIN_PLAUSIBILITY` (a damaged byte, not another encoding)."""
     parts, used = [], Counter()
@@ -302,6 +340,8 @@ def _by_line(data: bytes, score: Callable[[str], float]) -> Decoded | None:
             parts.append(line.decode("ascii"))
             continue
         decoded = _strict_or_partial(line, "utf-8")
+        if decoded is None and (korean := _strict_or_partial(line, "cp949")) is not None and _korean(korean):
+            decoded = korean
         if decoded is None:
             scored = [(score(d.text), d) for c in LINE_CODECS if (d := _strict_or_partial(line, c)) is not None]
             best = max(scored, key=lambda pair: pair[0], default=None)  # (the first on a tie)
@@ -340,10 +380,12 @@ def _detect(data: bytes, preferred: Decoded | None, score: Callable[[str], float
     candidates: dict[str, Decoded] = {}
     if preferred is not None:
         candidates[preferred.encoding] = preferred
+    detected: list[str] = []  # charset-normalizer's answers that decode the bytes, in its order
     for match in from_bytes(data):
         for codec in (_WIDEN.get(match.encoding.lower(), match.encoding), match.encoding):
             try:
                 candidates.setdefault(codec, Decoded(data.decode(codec), codec))
+                detected.append(codec)
                 break
             except (UnicodeDecodeError, LookupError):  # the wider codec lacks a mapping
                 continue
@@ -356,8 +398,9 @@ def _detect(data: bytes, preferred: Decoded | None, score: Callable[[str], float
         raise BinaryContentError("no character encoding decodes these bytes (binary content, not text)")
     score = score or plausibility
     first = next(iter(candidates))  # the declared charset, else charset-normalizer's best
-    if _japanese(candidates[first]):
-        return candidates[first]
+    for codec in detected:
+        if _japanese(candidates[codec]) or _korean(candidates[codec]):
+            return candidates[codec]
     first_score = score(candidates[first].text)
     if first_score >= 1.0 - PLAUSIBILITY_MARGIN:
         # scores lie in [0, 1]: no candidate can beat the first by the margin, so the others are
@@ -365,7 +408,13 @@ def _detect(data: bytes, preferred: Decoded | None, score: Callable[[str], float
         return candidates[first]
     scores = {codec: first_score if codec == first else score(d.text) for codec, d in candidates.items()}
     best = max(scores, key=scores.get)
-    return candidates[first if scores[first] >= scores[best] - PLAUSIBILITY_MARGIN else best]
+    chosen = candidates[first if scores[first] >= scores[best] - PLAUSIBILITY_MARGIN else best]
+    answer = detected[0] if detected else None
+    if answer is not None and chosen.encoding != answer and _normal(answer) in JAPANESE_CODECS | KOREAN_CODECS:
+        return Decoded(chosen.text, chosen.encoding, (*chosen.notes, (
+            f"decode: charset-normalizer reads these bytes as {answer}, but the text is not plainly Japanese or "
+            f"Korean; read as {chosen.encoding}, the most plausible as Chinese (a guess)")))
+    return chosen
 
 
 #: Japanese codecs charset-normalizer may answer with.
@@ -376,12 +425,46 @@ MIN_KANA_SHARE = 0.2
 _KANA = re.compile(r"[\u3040-\u30ff]")
 
 
+#: Korean codecs charset-normalizer may answer with.
+KOREAN_CODECS = frozenset({"euc_kr", "cp949", "johab", "iso2022_kr"})
+#: Hangul syllables among the non-ASCII letters of a decoding from which it is Korean text.
+MIN_HANGUL_SHARE = 0.9
+#: The fewest Hangul syllables, and the longest mean run of them, of Korean text: Korean separates
+#: words by spaces (a run is a word of 2-5 syllables), while Chinese bytes read as Korean give
+#: syllables in unbroken runs as long as the Chinese phrases.
+MIN_HANGUL = 8
+MAX_MEAN_HANGUL_RUN = 6.0
+#: How many characters of a decoding :func:`_korean` looks at.
+SCRIPT_SAMPLE = 20_000
+_HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]+")
+
+
+def _normal(codec: str) -> str:
+    return codec.lower().replace("-", "_")
+
+
+def _korean(decoded: Decoded) -> bool:
+    """A Korean codec's decoding that reads as Korean: at least :data:`MIN_HANGUL` Hangul
+    syllables, :data:`MIN_HANGUL_SHARE` of its non-ASCII letters, in runs of at most
+    :data:`MAX_MEAN_HANGUL_RUN` on average. :func:`plausibility` (a Chinese frequency score)
+    rates Hangul as mojibake and EUC-KR bytes read as GB18030 as common Han characters; GB bytes
+    read as EUC-KR give Hanja and symbols beside about two-thirds Hangul."""
+    if _normal(decoded.encoding) not in KOREAN_CODECS:
+        return False
+    runs = _HANGUL_RUN.findall(decoded.text, 0, SCRIPT_SAMPLE)
+    n_hangul = sum(map(len, runs))
+    if n_hangul < MIN_HANGUL or n_hangul > MAX_MEAN_HANGUL_RUN * len(runs):
+        return False
+    letters = sum(ch.isalpha() for ch in "".join(_NON_ASCII.findall(decoded.text, 0, SCRIPT_SAMPLE)))
+    return n_hangul >= MIN_HANGUL_SHARE * letters
+
+
 def _japanese(decoded: Decoded) -> bool:
     """A Japanese codec's decoding that reads as Japanese: kana make :data:`MIN_KANA_SHARE` of its
     non-ASCII characters. :func:`plausibility` (a Chinese frequency score) cannot judge it, and a
     Chinese codec reads EUC-JP kana as kana too (GB2312 has the same kana rows), with the kanji
     turned into other Han characters. Chinese text decoded with a Japanese codec has no kana."""
-    if decoded.encoding.lower().replace("-", "_") not in JAPANESE_CODECS:
+    if _normal(decoded.encoding) not in JAPANESE_CODECS:
         return False
     sample = "".join(_NON_ASCII.findall(decoded.text, 0, PLAUSIBILITY_SAMPLE))
     return bool(sample) and len(_KANA.findall(sample)) >= MIN_KANA_SHARE * len(sample)

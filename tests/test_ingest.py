@@ -820,3 +820,52 @@ def test_japanese_in_a_legacy_encoding_decodes_as_japanese(tmp_path: Path, codec
     text = "本論文では、大規模言語モデルの推論能力について述べる。東京大学の研究チームが発表した。\n" * 3
     row = _read(tmp_path, "ja.txt", text.encode(codec))
     assert (row["status"], row["text"]) == ("ok", text)
+
+
+KOREAN_TEXT = ("서울대학교 연구팀이 NeurIPS 2024에서 우수 논문상을 받았다.\n\n논문 제목: Efficient Sparse Attention\n"
+               "저자: 김민수, 이지은, 박서준\n\n이 연구는 긴 시퀀스를 효율적으로 처리하기 위한 새로운 희소 어텐션 방법을 제안한다.\n")
+
+
+@pytest.mark.parametrize("codec", ["euc_kr", "cp949", "iso2022_kr"])
+def test_korean_in_a_legacy_encoding_decodes_as_korean(tmp_path: Path, codec: str) -> None:
+    # GB18030 also decodes EUC-KR bytes, into common Han characters that plausibility rates high
+    row = _read(tmp_path, "ko.txt", KOREAN_TEXT.encode(codec))
+    assert (row["status"], row["text"]) == ("ok", KOREAN_TEXT)
+    assert row["notes"] is None
+
+
+@pytest.mark.parametrize("codec", ["iso2022_jp", "iso2022_jp_2"])
+def test_japanese_in_iso_2022_decodes_as_japanese(codec: str) -> None:
+    # 7-bit ISO-2022-JP bytes are valid UTF-8 (ASCII): read so, the text kept the escapes
+    text = "東京大学の研究チームが CVPR 2025 で最優秀論文賞を受賞しました。\n論文タイトル：Neural Fields\n"
+    decoded = decode(text.encode(codec))
+    assert (decoded.text, decoded.encoding, decoded.notes) == (text, "iso2022_jp", ())
+
+
+def test_iso_2022_escapes_no_detector_names_decode_with_a_guess_note(monkeypatch) -> None:
+    from pipeline import decoding
+
+    monkeypatch.setattr(decoding, "from_bytes", lambda data: [])  # a detector with no answer
+    decoded = decode("概要：本研究".encode("iso2022_jp") + b"\n")
+    assert (decoded.text, decoded.encoding) == ("概要：本研究\n", "iso2022_jp_2")
+    assert decoded.notes == ("decode: ISO-2022 escape sequences; read as iso2022_jp_2, a guess "
+                             "(charset-normalizer named no ISO-2022 codec)",)
+
+
+def test_a_terminal_colour_escape_is_no_iso_2022() -> None:
+    assert decode(b"build \x1b[31mfailed\x1b[0m\n").encoding == "utf-8"
+
+
+def test_short_korean_read_as_chinese_is_noted_as_a_guess() -> None:
+    # too few syllables to tell Korean from Chinese bytes: the Chinese reading wins, noted
+    decoded = decode("최우수 논문상".encode("euc_kr"))
+    assert decoded.encoding == "gb18030"
+    assert len(decoded.notes) == 1 and "reads these bytes as cp949" in decoded.notes[0]
+    assert "(a guess)" in decoded.notes[0]
+
+
+def test_a_korean_euc_kr_line_in_utf8_text_is_read_as_korean() -> None:
+    lines = KOREAN_TEXT.splitlines(keepends=True)
+    data = b"".join(ln.encode("euc_kr" if i == 5 else "utf-8") for i, ln in enumerate(lines))
+    decoded = decode(data)
+    assert decoded.text == KOREAN_TEXT and decoded.encoding == "utf-8+cp949"
