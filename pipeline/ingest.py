@@ -8,7 +8,8 @@ Per file (:func:`read_documents`), in this order:
    a paper and holds no article text is a paper record (:mod:`pipeline.paper_records`). Which
    files are read is :mod:`pipeline.listing`'s.
 2. **decoding** (:func:`pipeline.decoding.decode`), noted wherever it is a guess or a repair.
-3. **line endings** to ``\n``; a leading BOM character removed.
+3. **line endings** to ``\n``; a leading BOM character removed; stray NUL characters removed
+   with a note (:func:`remove_stray_nuls`; more make the file a binary-content error).
 4. **HTML only**: main content extracted (:func:`pipeline.formats.extract_html`).
 5. **mojibake repair** (:func:`repair_mojibake`, ``ftfy.fix_encoding`` on flagged lines).
 6. **Unicode normalization** (:func:`normalize_unicode`): spaces, zero-width and bidi controls,
@@ -213,10 +214,43 @@ def _row(source_path: str, data: bytes | None = None) -> dict:
     return row
 
 
-#: Largest share of NUL characters in a decoded text that are stray bytes of a text file (a
-#: truncated write, a scraper's padding), removed with a note; more make it a binary file (one
-#: NUL alone is always stray).
+#: NUL characters of a decoded text are stray bytes of a text file (a truncated write, a
+#: scraper's padding, a bad join) and are removed with a note (:func:`remove_stray_nuls`) when
+#: they are at most this share of its characters (one NUL alone is always stray)...
 MAX_STRAY_NUL_SHARE = 0.01
+#: ...or, when the text without them reads as text (:func:`_reads_as_text`), at most this share,
+#: or one run that ends the text (padding, whatever its length). More NULs make the file binary:
+#: executables, images and databases hold NUL in far more than one byte of twenty.
+MAX_NUL_SHARE_IN_TEXT = 0.05
+#: Control characters other than NUL and whitespace (tab, newline, carriage return, form feed,
+#: vertical tab, escape) that text without its NULs may hold, as a share of its characters: a
+#: binary file's bytes read as text give many (about one byte in eight of random bytes).
+MAX_CONTROL_SHARE_IN_TEXT = 0.001
+_OTHER_CONTROL = re.compile(r"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+
+
+def _reads_as_text(text: str) -> bool:
+    """Whether ``text`` (a decoding with its NULs removed) reads as text: it has non-blank
+    characters and at most :data:`MAX_CONTROL_SHARE_IN_TEXT` of them are other control
+    characters."""
+    return bool(text.strip()) and len(_OTHER_CONTROL.findall(text)) <= MAX_CONTROL_SHARE_IN_TEXT * len(text)
+
+
+def remove_stray_nuls(text: str) -> tuple[str, str | None]:
+    """``text`` without its NUL characters and a note saying how many were removed, when they
+    are stray by the rule of :data:`MAX_STRAY_NUL_SHARE` and :data:`MAX_NUL_SHARE_IN_TEXT`;
+    else ``text`` unchanged (NULs left in, for the caller to reject) and None. No NUL: ``(text,
+    None)``."""
+    nuls = text.count("\x00")
+    if not nuls:
+        return text, None
+    rest = text.replace("\x00", "")
+    padding = "\x00" not in text.rstrip("\x00")
+    if nuls > max(1, MAX_STRAY_NUL_SHARE * len(text)) and not (
+            (padding or nuls <= MAX_NUL_SHARE_IN_TEXT * len(text)) and _reads_as_text(rest)):
+        return text, None
+    what = " (padding at the end)" if padding and nuls > 1 else ""
+    return rest, f"removed {nuls} NUL character{'s' if nuls > 1 else ''}{what}"
 
 
 def _finish(row: dict, raw: str, text: str, notes: list[str], label: str) -> dict:
@@ -272,9 +306,8 @@ def read_document(source_path: str, abs_path: str) -> dict:
     row["encoding"] = decoded.encoding
     raw = normalize_newlines(decoded.text)
     notes = list(decoded.notes)
-    if 0 < (nuls := raw.count("\x00")) <= max(1, MAX_STRAY_NUL_SHARE * len(raw)):
-        raw = raw.replace("\x00", "")
-        notes.append(f"removed {nuls} NUL character{'s' if nuls > 1 else ''}")
+    raw, nul_note = remove_stray_nuls(raw)
+    notes += [nul_note] if nul_note else []
     text = raw
     if is_html and "\x00" not in raw:
         # repair mojibake before extraction: trafilatura drops the C1 and NBSP characters

@@ -869,3 +869,42 @@ def test_a_korean_euc_kr_line_in_utf8_text_is_read_as_korean() -> None:
     data = b"".join(ln.encode("euc_kr" if i == 5 else "utf-8") for i, ln in enumerate(lines))
     decoded = decode(data)
     assert decoded.text == KOREAN_TEXT and decoded.encoding == "utf-8+cp949"
+
+
+NUL_ARTICLE = ("# Attention Is All You Need\n\nAuthors: Ashish Vaswani, Noam Shazeer\n\n"
+               + "The Transformer is a NeurIPS 2017 paper built on attention alone. " * 10 + "\n")
+
+
+def _with_nuls(text: str, every: int) -> str:
+    """``text`` with a NUL after every ``every``-th character."""
+    return "".join(ch + ("\x00" if i % every == every - 1 else "") for i, ch in enumerate(text))
+
+
+@pytest.mark.parametrize("every", [100, 50, 34, 21])  # 1%, 2%, 3% and 4.8% of the characters
+def test_a_few_percent_of_nuls_in_text_are_removed_with_a_note(tmp_path: Path, every: int) -> None:
+    data = _with_nuls(NUL_ARTICLE, every)
+    row = _read(tmp_path, "a.md", data.encode())
+    nuls = data.count("\x00")
+    assert (row["status"], row["text"], row["notes"]) == ("ok", NUL_ARTICLE, f"removed {nuls} NUL characters")
+
+
+def test_nuls_in_chinese_text_are_removed_with_a_note(tmp_path: Path) -> None:
+    text = "刚刚，NeurIPS 2024 公布了今年的最佳论文奖项。今年共有两篇论文获得最佳论文奖。\n" * 5
+    row = _read(tmp_path, "a.txt", _with_nuls(text, 40).encode("utf-8"))
+    assert (row["status"], row["text"]) == ("ok", text)
+    assert row["notes"] == f"removed {len(text) // 40} NUL characters"
+
+
+def test_nul_padding_ending_an_article_is_removed_with_a_note(tmp_path: Path) -> None:
+    row = _read(tmp_path, "a.md", NUL_ARTICLE.encode() + b"\x00" * 4096)
+    assert (row["status"], row["text"], row["notes"]) == ("ok", NUL_ARTICLE, "removed 4096 NUL characters (padding at the end)")
+
+
+@pytest.mark.parametrize("data", [
+    _with_nuls(NUL_ARTICLE, 10).encode(),  # 10% of NULs: more than text holds
+    (b"\x00" + bytes(range(1, 67))) * 20,  # 1.5% of NULs beside other control bytes
+    _with_nuls(NUL_ARTICLE, 30).encode() + b"\x01\x02\x03\x04\x05",  # 3%, but the rest is no text
+])
+def test_nuls_beyond_the_stray_rule_make_the_file_binary(tmp_path: Path, data: bytes) -> None:
+    row = _read(tmp_path, "a.md", data)
+    assert (row["status"], row["error"]) == ("error", "a.md decodes to text with NUL characters (binary file?)")
