@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import codecs
 import copy
+import dataclasses
 import json
 import logging
 import math
@@ -448,10 +449,12 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
     Returns:
         a :class:`JsonlRecord`; a line that is not valid JSON, not an object, or that
         :func:`parse_record` rejects gets ``error`` set (the message does not name the file;
-        the caller adds ``path#line``). Never raises.
+        the caller adds ``path#line``). NUL characters (``\\u0000`` escapes) are removed from
+        every string, with a note. Never raises.
     """
     try:
         obj = _no_lone_surrogates(json.loads(line))
+        obj, nuls = _without_nuls(obj)
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
         if isinstance(exc, json.JSONDecodeError):
             detail = f"{exc.msg}: column {exc.colno}"
@@ -462,7 +465,11 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
         return JsonlRecord(error=f"not valid JSON: {detail}")
     if not isinstance(obj, dict):
         return JsonlRecord(error=f"a JSON {_json_type(obj)}, not an object")
-    return parse_record(obj)
+    record = parse_record(obj)
+    if nuls:
+        note = f"jsonl: removed {nuls} NUL character{'s' if nuls > 1 else ''} (\\u0000 escapes)"
+        record = dataclasses.replace(record, notes=(*record.notes, note))
+    return record
 
 
 def _meta_field(obj: dict, keys: tuple[str, ...]) -> tuple[str, Any] | None:
@@ -540,6 +547,21 @@ def _no_lone_surrogates(value: Any) -> Any:
     if isinstance(value, list):
         return [_no_lone_surrogates(v) for v in value]
     return value
+
+
+def _without_nuls(value: Any) -> tuple[Any, int]:
+    """``value`` with the NUL characters of every string (keys too) removed, and how many were:
+    a JSON ``\\u0000`` escape is no sign of a binary file (raw NUL bytes are not valid JSON), so
+    it is removed as a text file's stray NUL is (:func:`pipeline.ingest.remove_stray_nuls`)."""
+    if isinstance(value, str):
+        return (value.replace("\x00", ""), value.count("\x00")) if "\x00" in value else (value, 0)
+    if isinstance(value, dict):
+        items = [(_without_nuls(k), _without_nuls(v)) for k, v in value.items()]
+        return {k: v for (k, _), (v, _) in items}, sum(nk + nv for (_, nk), (_, nv) in items)
+    if isinstance(value, list):
+        items = [_without_nuls(v) for v in value]
+        return [v for v, _ in items], sum(n for _, n in items)
+    return value, 0
 
 
 def _json_type(value: Any) -> str:

@@ -501,8 +501,20 @@ def test_jsonl_line_errors(tmp_path: Path) -> None:
         ("error", "feed.jsonl#2: a JSON string, not an object"),
         ("error", "feed.jsonl#3: field 'body' is a JSON number, not a string"),
         ("empty", "feed.jsonl#4 has no text"),
-        ("error", "feed.jsonl#5 decodes to text with NUL characters (binary file?)"),
+        ("ok", None),
     ]
+    # a JSON \u0000 escape is no binary content: the NUL is removed, with a note
+    assert (rows[4]["text"], rows[4]["notes"]) == ("ab", "jsonl: removed 1 NUL character (\\u0000 escapes)")
+
+
+def test_jsonl_nul_escapes_in_a_paper_record_are_removed(tmp_path: Path) -> None:
+    line = json.dumps({"paper": "Title With \u0000 NUL", "authors": "Ann Lee, Bo Wu", "venue": "ICML 2025",
+                       "abstract": "x\u0000" * 30})
+    (row,) = _jsonl(tmp_path, [line])
+    assert (row["status"], row["title"]) == ("ok", "Title With NUL")
+    assert "\x00" not in row["text"] and "\x00" not in row["paper_record"]
+    assert json.loads(row["paper_record"])["title"] == "Title With NUL"
+    assert row["notes"].endswith("jsonl: removed 31 NUL characters (\\u0000 escapes)")
 
 
 @pytest.mark.parametrize(("data", "status"), [(b"", "empty"), (b"\n\n  \n", "empty"), (bytes(range(256)) * 4, "error")])
