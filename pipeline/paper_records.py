@@ -3,8 +3,9 @@
 A paper record is a JSON object or CSV row (a dict of header names to cells) that has a title-like
 field (:data:`TITLE_FIELDS`, :data:`TITLE_ZH_FIELDS`) holding a title (at least one letter, at most
 :data:`MAX_TITLE_CHARS` characters; longer makes the record an error) and no article text in
-:data:`TEXT_FIELDS` (a record with text is an article; a text field holding a non-text value is an
-error). Field names match case-insensitively, surrounding spaces ignored.
+:data:`TEXT_FIELDS` (a record with text is an article unless it also names a publication,
+:data:`PUBLICATION_FIELDS` or a :data:`PAPER_TITLE_FIELDS` title; a text field holding a non-text
+value is an error). Field names match case-insensitively, surrounding spaces ignored.
 
 A paper record is one mention of one paper: its document yields exactly one section, whose fields
 are read from the record (:func:`apply_record`); the field-by-field mapping is in
@@ -16,6 +17,7 @@ as JSON in the internal ``paper_record`` column (never written to the output tab
 from __future__ import annotations
 
 import datetime
+import html
 import json
 import math
 import re
@@ -51,12 +53,21 @@ ARXIV_FIELDS = ("arxiv_id", "arxiv")
 #: Every field that says a record is about a paper besides its title.
 PAPER_FIELDS = (*AUTHOR_FIELDS, *INSTITUTION_FIELDS, *ABSTRACT_FIELDS, *URL_FIELDS, *VENUE_FIELDS,
                 *YEAR_FIELDS, *AWARD_FIELDS, *ARXIV_FIELDS, "doi")
+#: Title fields whose name says that they hold a paper's title, read first in a record with
+#: article text (whose ``title`` may be the article's headline).
+PAPER_TITLE_FIELDS = ("paper_title", "paper", "论文标题", "論文標題", "论文", "論文")
+#: Fields that name a publication, not an article (an article feed may carry ``author``, ``url``,
+#: ``year``, ``summary`` or a ``publisher`` of its own): with one of them, or a
+#: :data:`PAPER_TITLE_FIELDS` title, a record with article text is a paper record too.
+PUBLICATION_FIELDS = ("venue", "conference", "会议", "會議", "booktitle", "journal_ref", "journal-ref",
+                      *INSTITUTION_FIELDS, *AWARD_FIELDS, *ARXIV_FIELDS, "doi")
 #: The longest title a record may give; a longer one makes the record an error.
 MAX_TITLE_CHARS = 1000
 #: The earliest year a record's ``year`` may hold; the latest is next year.
 MIN_YEAR = 1950
 
 _HAN = re.compile(r"[\u3400-\u9fff]")
+_TAG = re.compile(r"<[^<>]*>")
 
 
 def _load_venue_names() -> tuple[list[tuple[str, str]], re.Pattern[str]]:
@@ -291,14 +302,21 @@ def _hinted_venue(obj: dict) -> tuple[str | None, int | None]:
     return None, None
 
 
-def _has_article_text(obj: dict) -> bool:
-    """Whether the record is no paper record because of its text field: one holds text, or a
-    value that is no text at all (an error for :func:`pipeline.formats.parse_record`)."""
+def _article_body(obj: dict) -> tuple[bool, str | None]:
+    """``(has article text, the text)``: a text field holding text gives ``(True, text)``, one
+    holding a value that is no text at all (an error for :func:`pipeline.formats.parse_record`)
+    ``(True, None)``, none ``(False, None)``."""
     found = text_field(obj)
     if found is None:
-        return False
+        return False, None
     text = article_text(found[1])
-    return text is None or bool(text.strip())
+    return text is None or bool(text.strip()), text
+
+
+def _names_a_publication(obj: dict) -> bool:
+    """Whether a record names its paper besides its text: a :data:`PAPER_TITLE_FIELDS` field or
+    a :data:`PUBLICATION_FIELDS` field holds a value."""
+    return any(_text(v) for key in (*PAPER_TITLE_FIELDS, *PUBLICATION_FIELDS) for _, v in values(obj, key))
 
 
 def _titles(obj: dict, keys: tuple[str, ...]) -> tuple[list[str], list[tuple[str, str]], str | None]:
@@ -332,11 +350,16 @@ def read_record(obj: dict) -> Reading:
         ``venue``, ``year`` (int), ``award_raw``, ``arxiv_id``, ``arxiv_version``; absent values
         are None (lists empty). ``fields`` is None for an article or a record without a title-like
         value, and with ``error`` set when every title-like value lacks a letter or one is too
-        long. Never raises.
+        long. A record with article text is read so too when it names a publication
+        (:func:`_names_a_publication`); its paper-named title fields come first, and its text is
+        the abstract when it has none. Never raises.
     """
-    if _has_article_text(obj):
+    has_text, body = _article_body(obj)
+    if has_text and (body is None or not _names_a_publication(obj)):
         return Reading(None)
-    titles, junk, error = _titles(obj, TITLE_FIELDS)
+    title_keys = (*PAPER_TITLE_FIELDS, *(k for k in TITLE_FIELDS if k not in PAPER_TITLE_FIELDS)) if has_text \
+        else TITLE_FIELDS
+    titles, junk, error = _titles(obj, title_keys)
     zh_titles, zh_junk, zh_error = _titles(obj, TITLE_ZH_FIELDS)
     if error or zh_error:
         return Reading(None, error or zh_error)
@@ -367,13 +390,18 @@ def read_record(obj: dict) -> Reading:
     year = year or venue_year
     arxiv = find_arxiv_ids(_first(obj, ARXIV_FIELDS) or "", allow_bare=True)
     arxiv = arxiv or find_arxiv_ids(_first(obj, ("doi",)) or "") or find_arxiv_ids(" ".join(urls))
+    abstract = _first(obj, ABSTRACT_FIELDS)
+    if has_text:
+        notes.append("paper record: the record names its paper beside its text, so it is read as the paper's "
+                     "fields" + ("" if abstract else ", the text as its abstract"))
+        abstract = abstract or _text(html.unescape(_TAG.sub(" ", body)))  # a feed's text may be HTML
     return Reading({
         "title": title,
         "title_zh": title_zh,
         "authors": authors,
         "authors_truncated": truncated,
         "institutions": institutions,
-        "abstract": _first(obj, ABSTRACT_FIELDS),
+        "abstract": abstract,
         "urls": urls,
         "venue": venue,
         "year": year,

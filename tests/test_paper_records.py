@@ -27,12 +27,25 @@ from pipeline.segment import segment_documents
 FIXTURES = Path(__file__).parent / "fixtures" / "records"
 
 
+#: Records holding article text and fields: the first two name their paper (a ``paper`` field;
+#: a venue and an arXiv id), the third is a news article with an author and a link of its own.
+TEXT_AND_FIELDS = (
+    {"title": "Lab update", "paper": "Graph Transformers for Traffic Forecasting", "authors": ["Cindy Zhou", "Dan Wu"],
+     "venue": "KDD 2025", "text": "We forecast traffic with graph transformers."},
+    {"title": "Sparse Attention for Long Sequences", "venue": "ICLR 2025", "arxiv_id": "2501.01234",
+     "abstract": "Sparse attention scales to long inputs.", "text": "<p>A <b>longer</b> write-up of the paper.</p>"},
+    {"title": "Weekly digest", "author": "Staff Writer", "url": "https://news.example.com/a",
+     "text": "Nothing about any paper this week: the lab moved to a new building and held a party."},
+)
+
+
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
     corpus = tmp_path_factory.mktemp("corpus")
     for name in ("papers_en.jsonl", "papers_zh.jsonl", "awards.csv"):
         shutil.copy(FIXTURES / name, corpus / name)
     (corpus / "no-paper.txt").write_text("今天天气很好，我们去公园散步，然后回家吃饭。\n", encoding="utf-8")
+    (corpus / "text_and_fields.jsonl").write_text("\n".join(json.dumps(r) for r in TEXT_AND_FIELDS) + "\n", "utf-8")
     out = tmp_path_factory.mktemp("out")
     config = load_config()
     config.run.quiet = True
@@ -82,6 +95,23 @@ def test_an_article_record_is_still_segmented_as_an_article(tables):
     assert len(rows) == 2
     assert rows["title"].tolist()[1].startswith("Stochastic Taylor Derivative Estimator")
     assert docs.loc["papers_zh.jsonl#2", "title"] == "NeurIPS 2024 最佳论文揭晓"
+
+
+def test_a_record_naming_its_paper_beside_its_text_is_that_paper(tables):
+    docs, sections = tables
+    sec = _one(sections, "text_and_fields.jsonl#1")
+    assert sec["title"] == "Graph Transformers for Traffic Forecasting"  # the paper field, not the headline
+    assert list(sec["authors"]) == ["Cindy Zhou", "Dan Wu"]
+    assert (sec["venue"], sec["year"]) == ("KDD", 2025)
+    assert sec["summary"] == "We forecast traffic with graph transformers."  # the text, as the abstract
+    assert docs.loc["text_and_fields.jsonl#1", "n_sections"] == 1
+    sec = _one(sections, "text_and_fields.jsonl#2")
+    assert (sec["title"], sec["venue"], sec["year"], sec["arxiv_id"]) == (
+        "Sparse Attention for Long Sequences", "ICLR", 2025, "2501.01234")
+    assert sec["summary"] == "Sparse attention scales to long inputs."  # its abstract field wins over the text
+    # an author, a link and a headline are an article's own: the record stays an article
+    assert docs.loc["text_and_fields.jsonl#3", ["n_sections", "reason"]].tolist() == [0, "no_paper_found"]
+    assert docs.loc["text_and_fields.jsonl#3", "title"] == "Weekly digest"
 
 
 def test_csv_rows_with_a_header(tables):
