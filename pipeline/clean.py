@@ -339,6 +339,24 @@ _FEED_GAP = re.compile(r"\S[\u3000 ]{2,}[\u3400-\u9fff]")
 _CJK_INDENT = re.compile(r"^(?:[\u3000\t]|[\u3000 ]{2,})[\u3000 \t]*[\u3400-\u9fff]")
 
 
+#: An author credit's label (``Authors:``, ``Author |``, ``作者：``).
+_AUTHOR_LABEL = re.compile(r"^(?P<label>Authors?|作者)\s*[：:|丨/／｜]\s*\S", re.I)
+#: A line that sets a paper's title off as a block of its own: a bold line, or a Markdown
+#: heading below the page's (level 2 and deeper).
+_PAPER_TITLE_SHAPE = re.compile(r"^(?:(?:\*\*|__)[^*_].*(?:\*\*|__)[：:]?|#{2,6}\s+\S.*)$")
+
+
+def _credits_a_paper(previous: str, line: str) -> bool:
+    """Whether ``line`` (plain text) credits a paper's authors rather than the page's: an
+    author-labelled line whose label is plural (``Authors:``; a page names its writer as ``By``
+    or ``Author:``), or that follows (``previous``, the raw line before it) a bold line or a
+    level-2+ Markdown heading, the shape of a paper's title in a list of papers."""
+    found = _AUTHOR_LABEL.match(line)
+    if found is None:
+        return False
+    return found.group("label").casefold() == "authors" or bool(_PAPER_TITLE_SHAPE.match(previous))
+
+
 def _is_byline(raw: str, line: str, max_chars: int) -> bool:
     if len(line) > max_chars or _SENTENCE_PUNCT.search(line) or _MD_HEADING_LINE.match(raw.strip()):
         return False
@@ -561,7 +579,7 @@ def find_dropped(text: str, config: Config) -> list[dict]:
     # 4. unrelated news glued before the article
     _drop_unrelated_head(text, _units(text, lines, dropped), dropped, config.clean.min_topic_fit, add)
 
-    # 5. bylines, among the first lines left, before the first paper heading
+    # 5. bylines, among the first lines left, before the first paper heading or paper credit
     seen = 0
     covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)  # (the bylines this loop adds are in `done`)
     for i, line in enumerate(nonblank):
@@ -569,7 +587,8 @@ def find_dropped(text: str, config: Config) -> list[dict]:
             continue
         s = plain(line.text)
         kv = parse_key_value(s)
-        if (kv is not None and kv[0] == "title") or seen >= BYLINE_WINDOW:
+        if ((kv is not None and kv[0] == "title") or seen >= BYLINE_WINDOW
+                or _credits_a_paper(nonblank[i - 1].stripped if i else "", s)):
             break
         seen += 1
         if _is_byline(line.text, s, config.clean.byline_max_chars):

@@ -53,8 +53,13 @@ JAPANESE = (
     "- **トランスフォーマーによる画像認識の新手法** — 山田太郎, 佐藤花子\n"
 )
 ZH_GUILLEMETS = "# 论文推荐\n\n1. 《深度残差学习》 CVPR 2016 何恺明\n2. 《注意力就是一切》 NeurIPS 2017\n"
+PAPER_CREDIT = ("# Sparse Attention for Long Sequences\n\nAuthors: Alice Wang and Bob Li\n\n"
+                "We propose sparse attention for long inputs. Accepted at ICML 2025.\n")
+BOLD_PAPER_CREDIT = ("# Lab news\n\n**Sparse Mixture Routing for Vision**\n\nAuthor: Carol Zhang\n\n"
+                     "We route tokens to experts. Accepted at CVPR 2025.\n")
 PROBES = {"publications.md": PUBLICATIONS, "paper_label.md": PAPER_LABEL, "table.md": TABLE,
-          "cyrillic.md": CYRILLIC, "zh_list.md": ZH_GUILLEMETS}
+          "cyrillic.md": CYRILLIC, "zh_list.md": ZH_GUILLEMETS, "paper_credit.md": PAPER_CREDIT,
+          "bold_paper_credit.md": BOLD_PAPER_CREDIT}
 
 
 def titles(text: str) -> list[tuple[str | None, str | None]]:
@@ -176,3 +181,19 @@ def test_the_date_leading_a_news_item_is_no_title_beside_a_venue() -> None:
     found = [t for t, _ in titles(DATED_NEWS)]
     assert "Sparse Attention for Long Documents" in " ".join(filter(None, found))
     assert not any(t and t.startswith("2026-") for t in found)
+
+
+def test_a_paper_credit_under_its_title_is_no_byline_and_gives_the_authors(probe_run: dict) -> None:
+    # "Authors:" (plural) under a title, and "Author:" under a bold title, credit the paper, not the page
+    assert find_dropped(PAPER_CREDIT, Config()) == [] and find_dropped(BOLD_PAPER_CREDIT, Config()) == []
+    sections = probe_run["sections"].set_index("source_path")
+    assert sections.loc["paper_credit.md", "title"] == "Sparse Attention for Long Sequences"
+    assert list(sections.loc["paper_credit.md", "authors"]) == ["Alice Wang", "Bob Li"]
+    assert sections.loc["bold_paper_credit.md", "title"] == "Sparse Mixture Routing for Vision"
+    assert list(sections.loc["bold_paper_credit.md", "authors"]) == ["Carol Zhang"]
+
+
+@pytest.mark.parametrize("headline", ["# NeurIPS 2024 Best Papers Announced", "NeurIPS 2024 Best Papers Announced"])
+def test_an_author_line_under_a_pages_headline_is_still_its_byline(headline: str) -> None:
+    text = f"{headline}\n\nAuthor: Jane Doe\n\nNeurIPS 2024 gave its Best Paper award to two papers.\n"
+    assert [(d["reason"], d["text"]) for d in find_dropped(text, Config())] == [("byline", "Author: Jane Doe")]
