@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from . import clean, extract, ingest, normalize, segment
+from . import clean, extract, front_matter, ingest, normalize, segment
 from .budget import Timeout, time_limit
 from .config import Config
 from .run_tables import (
@@ -246,7 +246,8 @@ def _document_stages(docs: pd.DataFrame, config: Config,
         docs = _mark_failed(out.reset_index(drop=True), failures)
         failed |= set(failures)
         seconds[stage.name] += time.perf_counter() - t0
-    sections = segment.explode_sections(docs[docs["status"] == "ok"])
+    ok = docs[docs["status"] == "ok"]
+    sections = front_matter.attach(segment.explode_sections(ok), ok)
     for stage in SECTION_STAGES:
         t0 = time.perf_counter()
         sections, failures = _run_isolated(stage, sections, config, key="section_id")

@@ -57,6 +57,7 @@ from .fields import (
     parse_key_value,
     venue_from_url,
 )
+from .front_matter import apply_front_matter, flow_list_items, unquoted
 from .heading_titles import _HAS_CJK, _HAS_LATIN, _LIST_MARK, _QUOTED, split_heading_title
 from .identifiers import find_arxiv_attributes, find_arxiv_ids, find_urls, url_kind
 from .names import is_institution, split_affiliation, split_affiliation_items, split_names
@@ -115,10 +116,13 @@ _NAMES_PLACEHOLDER = re.compile(r"[\[<{【（(]\s*(?:(?:the\s+)?authors?(?:\s+na
 
 def _names_value(value: str) -> str:
     """An authors or institutions value as plain text: links as their text (Markdown and HTML
-    anchors), names laid out with ``&nbsp;`` between them separated by commas, a template
-    placeholder ("[Authors]") as no value."""
+    anchors), names laid out with ``&nbsp;`` between them separated by commas, a YAML flow list
+    (``[A, "B"]``, maybe never closed) as its items, a template placeholder ("[Authors]") as no
+    value."""
     if _NAMES_PLACEHOLDER.fullmatch(value.strip()):
         return ""
+    if (items := flow_list_items(value)) is not None:  # "[A, "B"]": YAML front matter that clean did not read
+        value = ", ".join(items)
     if "<" in value:
         value = _HTML_ANCHOR.sub(lambda m: m.group("text"), value)
     if "](" in value:
@@ -278,7 +282,7 @@ def _summary(section: nlp.ParsedSection, spans: list[tuple[int, int]], kv_first:
 
 #: The columns of a sections row that :func:`extract_fields` reads.
 _ROW_COLUMNS = ("heading", "text", "lang", "ctx_award_raw", "doc_venue", "doc_year", "lead_award_raw",
-                "paper_record")
+                "paper_record", "front_matter")
 
 
 def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
@@ -336,7 +340,9 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
         row: a section with ``heading``, ``text``, ``ctx_award_raw``, ``doc_venue``,
             ``doc_year`` (and ``lang``, ``lead_award_raw`` when known; ``paper_record`` for a
             paper record's section, whose fields then override what the text gives:
-            :func:`pipeline.paper_records.apply_record`).
+            :func:`pipeline.paper_records.apply_record`; ``front_matter`` for the section about
+            the paper its page's front matter names, whose fields then override those the text
+            gives: :func:`pipeline.front_matter.apply_front_matter`).
         target_script: one of :data:`pipeline.config.TARGET_SCRIPTS`.
 
     Returns:
@@ -345,7 +351,10 @@ def extract_fields(row: dict, target_script: str, config: Config) -> dict:
     """
     fields = _extract_fields(row, target_script, config)
     paper = row.get("paper_record")
-    return paper_records.apply_record(fields, paper, target_script) if isinstance(paper, str) else fields
+    if isinstance(paper, str):
+        return paper_records.apply_record(fields, paper, target_script)
+    front = row.get("front_matter")
+    return apply_front_matter(fields, front, target_script) if isinstance(front, str) else fields
 
 
 #: Shortest Chinese prose line that a hard wrap may have cut (WeChat exports wrap near 80 columns).
@@ -531,8 +540,9 @@ def _titles(row: dict, lines: list[str], kv: dict[str, list[str]]) -> tuple[str 
     """``(title, title_zh)``: the metadata title, else the heading's, a short name's full title
     quoted in the first lines."""
     title, title_zh = split_heading_title(row["heading"])
+    title = unquoted(title) if title else title  # 'title: "A Title' of a front matter clean did not read
     if kv.get("title"):
-        kv_title, kv_title_zh = split_heading_title(kv["title"][0])
+        kv_title, kv_title_zh = split_heading_title(unquoted(kv["title"][0]))
         title = kv_title or title
         title_zh = kv_title_zh or title_zh
     elif title and len(title.split()) <= MAX_SHORT_NAME_WORDS and lines:

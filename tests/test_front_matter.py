@@ -1,0 +1,130 @@
+"""A paper's metadata in a Markdown file's YAML front matter: read leniently
+(:func:`pipeline.front_matter.parse_front_matter`) and given to the paper's section, through the
+real run (:func:`pipeline.run`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import pipeline
+from pipeline.front_matter import flow_list_items, parse_front_matter, unquoted
+
+FLOW = (
+    "---\n"
+    'title: "Diffusion Policies for Dexterous Manipulation"\n'
+    "authors: [Grace Liu, Henry Ma]\n"
+    "venue: CoRL 2024\n"
+    "tags: [robotics, diffusion]\n"
+    "date: 2024-11-02\n"
+    "---\n\n"
+    "The paper proposes a diffusion-based policy for dexterous hands. Key idea: denoise action chunks "
+    "conditioned on point clouds. Results beat prior baselines on 12 tasks.\n"
+)
+BLOCK = (
+    "---\n"
+    "layout: post\n"
+    "title: Sparse Mixture Routing for Vision Transformers\n"
+    "authors:\n"
+    "  - Alice Wang\n"
+    "  - 'Bob Li'\n"
+    "conference: ICML 2025\n"
+    "arxiv: 2401.10010\n"
+    "---\n\n"
+    "## Reading notes\n\n"
+    "We read the paper on routing tokens to experts. The router is trained with a load-balancing loss.\n\n"
+    "## My thoughts\n\n"
+    "Strong results; the ablations on the number of experts are convincing.\n"
+)
+#: A front matter that clean does not read (a line that is no YAML): its lines stay in the text.
+MALFORMED = (
+    "---\n"
+    'title: "Unclosed quote: A Study of Things\n'
+    "authors: [Grace Liu, Henry Ma\n"
+    ": : :\n"
+    "---\n"
+    "The paper proposes a method for robustness. Accepted at ICML 2025.\n"
+)
+#: A blog post's front matter (its writer, no paper key): no paper fields from it.
+BLOG = (
+    "---\n"
+    "title: My week in review\n"
+    "author: Carol Zhang\n"
+    "---\n\n"
+    "# Token Merging for Efficient Transformers\n\n"
+    "Authors: Dan Wu, Eve Xu\n\n"
+    "We merge similar tokens to speed up vision transformers. Accepted at ICLR 2023.\n"
+)
+PAGES = {"flow.md": FLOW, "block.md": BLOCK, "malformed.md": MALFORMED, "blog.md": BLOG}
+
+
+def test_parse_front_matter_reads_scalars_flow_and_block_lists() -> None:
+    assert parse_front_matter(FLOW) == {
+        "title": "Diffusion Policies for Dexterous Manipulation", "authors": ["Grace Liu", "Henry Ma"],
+        "venue": "CoRL 2024", "tags": ["robotics", "diffusion"], "date": "2024-11-02"}
+    assert parse_front_matter(BLOCK)["authors"] == ["Alice Wang", "Bob Li"]
+    assert parse_front_matter(BLOCK)["arxiv"] == "2401.10010"  # text, not the number 2401.1001
+
+
+def test_parse_front_matter_reads_unclosed_quotes_and_lists() -> None:
+    assert parse_front_matter(MALFORMED) == {"title": "Unclosed quote: A Study of Things",
+                                             "authors": ["Grace Liu", "Henry Ma"]}
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("[A, B]", ["A", "B"]), ('["A", \'B\']', ["A", "B"]), ("[A, B", ["A", "B"]),
+    ("[A](https://a.example.com), B", None), ("A, B", None), ("[A] [B]", None)])
+def test_flow_list_items(value: str, expected: list[str] | None) -> None:
+    assert flow_list_items(value) == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ('"A Title"', "A Title"), ('"A Title', "A Title"), ('"Quoted" Words in a Title', '"Quoted" Words in a Title'),
+    ("A Title", "A Title")])
+def test_unquoted(value: str, expected: str) -> None:
+    assert unquoted(value) == expected
+
+
+@pytest.fixture(scope="module")
+def sections(tmp_path_factory) -> pd.DataFrame:
+    root = tmp_path_factory.mktemp("front_matter")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    for name, text in PAGES.items():
+        (corpus / name).write_text(text, encoding="utf-8")
+    result = pipeline.run(corpus, root / "out", {"run": {"workers": 1}})
+    documents = pd.read_parquet(result.tables["documents"])
+    return pd.read_parquet(result.tables["sections"]).merge(documents[["doc_id", "source_path"]], on="doc_id")
+
+
+def _one(sections: pd.DataFrame, name: str) -> pd.Series:
+    rows = sections[sections["source_path"] == name]
+    assert len(rows) == 1, rows[["source_path", "title"]]
+    return rows.iloc[0]
+
+
+def test_a_papers_front_matter_gives_its_authors_and_venue(sections: pd.DataFrame) -> None:
+    sec = _one(sections, "flow.md")
+    assert sec["title"] == "Diffusion Policies for Dexterous Manipulation"
+    assert list(sec["authors"]) == ["Grace Liu", "Henry Ma"]
+    assert (sec["venue"], sec["year"]) == ("CoRL", 2024)
+
+
+def test_a_block_list_and_an_arxiv_id_of_the_front_matter_reach_the_section(sections: pd.DataFrame) -> None:
+    sec = _one(sections, "block.md")
+    assert sec["title"] == "Sparse Mixture Routing for Vision Transformers"
+    assert list(sec["authors"]) == ["Alice Wang", "Bob Li"]
+    assert (sec["venue"], sec["year"], sec["arxiv_id"]) == ("ICML", 2025, "2401.10010")
+
+
+def test_a_front_matter_clean_does_not_read_leaves_no_yaml_marks_in_the_fields(sections: pd.DataFrame) -> None:
+    sec = _one(sections, "malformed.md")
+    assert sec["title"] == "Unclosed quote: A Study of Things"
+    assert list(sec["authors"]) == ["Grace Liu", "Henry Ma"]
+
+
+def test_a_blog_posts_front_matter_gives_no_paper_fields(sections: pd.DataFrame) -> None:
+    sec = _one(sections, "blog.md")
+    assert sec["title"] == "Token Merging for Efficient Transformers"
+    assert list(sec["authors"]) == ["Dan Wu", "Eve Xu"]
+    assert (sec["venue"], sec["year"]) == ("ICLR", 2023)
