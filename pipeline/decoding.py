@@ -14,10 +14,10 @@
       strictly, ranked by :func:`plausibility` (short Chinese byte strings are often misdetected:
       GB as CP949, Big5 as GB); the first candidate stands unless another is clearly more
       plausible. GB2312/GBK widen to GB18030 and Big5 to Big5-HKSCS where those decode the bytes
-      (CP950 is not widened: its punctuation differs). A Japanese or Korean candidate of the
-      detector whose text is Japanese or Korean (:func:`_japanese`, :func:`_korean`) is taken
-      before the ranking (plausibility is a Chinese score); a detector's first answer in a
-      Japanese or Korean codec that loses to a Chinese codec is noted as a guess. Without a declared charset,
+      (CP950 is not widened: its punctuation differs). The detector's first answer, in a
+      Japanese or Korean codec, whose text is Japanese or Korean (:func:`_japanese`,
+      :func:`_korean`) is taken before the ranking (plausibility is a Chinese score); such an
+      answer that another reading overrules is noted as a guess. Without a declared charset,
       :func:`_best_mixed` may prefer windows-1252/Latin-1 over another single-byte answer
       (noted as a guess), UTF-8 with a few cp1252 bytes, or a line-by-line decoding.
 
@@ -181,9 +181,9 @@ def decode(data: bytes, declared: str | None = None, *, markup: bool = False) ->
         else:
             preferred = decoded
     try:
-        detected = _detect(data, preferred, score)
+        detected, answer = _detect(data, preferred, score)
     except BinaryContentError:  # no one codec decodes the whole: lines in different encodings?
-        detected = _by_line(data, score)
+        detected, answer = _by_line(data, score), None
         if detected is None:
             raise
     if preferred is None:
@@ -191,6 +191,9 @@ def decode(data: bytes, declared: str | None = None, *, markup: bool = False) ->
     if preferred is not None and detected.encoding != preferred.encoding:
         notes = (f"decode: the declared charset {declared} decodes the bytes, but {detected.encoding} "
                  "gives clearly more plausible text",)
+    if answer is not None and detected.encoding != answer and _normal(answer) in JAPANESE_CODECS | KOREAN_CODECS:
+        notes += (f"decode: charset-normalizer reads these bytes as {answer}, but the text is not plainly Japanese "
+                  f"or Korean; read as {detected.encoding}, the most plausible reading (a guess)",)
     return Decoded(detected.text, detected.encoding, notes + detected.notes)
 
 
@@ -371,8 +374,12 @@ def _mostly_utf8(data: bytes) -> Decoded | None:
     return Decoded(text, "utf-8", (f"decode: {bad} byte sequence(s) not valid UTF-8, replaced by U+FFFD",))
 
 
-def _detect(data: bytes, preferred: Decoded | None, score: Callable[[str], float] | None = None) -> Decoded:
+def _detect(data: bytes, preferred: Decoded | None,
+            score: Callable[[str], float] | None = None) -> tuple[Decoded, str | None]:
     """Step 2d: rank charset-normalizer's candidates and the Chinese codecs by plausibility.
+
+    Returns:
+        ``(the decoding, charset-normalizer's first answer that decodes the bytes or None)``.
 
     Raises:
         pipeline.errors.BinaryContentError: no candidate decodes the bytes.
@@ -398,23 +405,17 @@ def _detect(data: bytes, preferred: Decoded | None, score: Callable[[str], float
         raise BinaryContentError("no character encoding decodes these bytes (binary content, not text)")
     score = score or plausibility
     first = next(iter(candidates))  # the declared charset, else charset-normalizer's best
-    for codec in detected:
-        if _japanese(candidates[codec]) or _korean(candidates[codec]):
-            return candidates[codec]
+    answer = detected[0] if detected else None
+    if answer is not None and (_japanese(candidates[answer]) or _korean(candidates[answer])):
+        return candidates[answer], answer
     first_score = score(candidates[first].text)
     if first_score >= 1.0 - PLAUSIBILITY_MARGIN:
         # scores lie in [0, 1]: no candidate can beat the first by the margin, so the others are
         # not scored (the usual case: OpenCC on a 4,000-character sample per candidate is slow)
-        return candidates[first]
+        return candidates[first], answer
     scores = {codec: first_score if codec == first else score(d.text) for codec, d in candidates.items()}
     best = max(scores, key=scores.get)
-    chosen = candidates[first if scores[first] >= scores[best] - PLAUSIBILITY_MARGIN else best]
-    answer = detected[0] if detected else None
-    if answer is not None and chosen.encoding != answer and _normal(answer) in JAPANESE_CODECS | KOREAN_CODECS:
-        return Decoded(chosen.text, chosen.encoding, (*chosen.notes, (
-            f"decode: charset-normalizer reads these bytes as {answer}, but the text is not plainly Japanese or "
-            f"Korean; read as {chosen.encoding}, the most plausible as Chinese (a guess)")))
-    return chosen
+    return candidates[first if scores[first] >= scores[best] - PLAUSIBILITY_MARGIN else best], answer
 
 
 #: Japanese codecs charset-normalizer may answer with.
@@ -425,18 +426,21 @@ MIN_KANA_SHARE = 0.2
 _KANA = re.compile(r"[\u3040-\u30ff]")
 
 
-#: Korean codecs charset-normalizer may answer with.
-KOREAN_CODECS = frozenset({"euc_kr", "cp949", "johab", "iso2022_kr"})
+#: Korean codecs charset-normalizer may answer with that :func:`_korean` trusts (not Johab,
+#: which reads many Chinese byte strings as Hangul and which hardly any text uses).
+KOREAN_CODECS = frozenset({"euc_kr", "cp949", "iso2022_kr"})
 #: Hangul syllables among the non-ASCII letters of a decoding from which it is Korean text.
 MIN_HANGUL_SHARE = 0.9
-#: The fewest Hangul syllables, and the longest mean run of them, of Korean text: Korean separates
-#: words by spaces (a run is a word of 2-5 syllables), while Chinese bytes read as Korean give
-#: syllables in unbroken runs as long as the Chinese phrases.
-MIN_HANGUL = 8
-MAX_MEAN_HANGUL_RUN = 6.0
+#: The fewest Hangul syllables, the longest mean run of them and the least share of runs that a
+#: space (or the end) follows, of Korean text: Korean separates words by spaces (a run is a word
+#: of 2-5 syllables), while Chinese bytes read as Korean give syllables in runs as long as the
+#: Chinese phrases, broken by Hanja and symbols rather than spaces. Fewer syllables cannot tell.
+MIN_HANGUL = 12
+MAX_MEAN_HANGUL_RUN = 5.0
+MIN_SPACED_RUN_SHARE = 0.5
 #: How many characters of a decoding :func:`_korean` looks at.
 SCRIPT_SAMPLE = 20_000
-_HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]+")
+_HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]+(?P<spaced>\s|$)?")
 
 
 def _normal(codec: str) -> str:
@@ -446,14 +450,16 @@ def _normal(codec: str) -> str:
 def _korean(decoded: Decoded) -> bool:
     """A Korean codec's decoding that reads as Korean: at least :data:`MIN_HANGUL` Hangul
     syllables, :data:`MIN_HANGUL_SHARE` of its non-ASCII letters, in runs of at most
-    :data:`MAX_MEAN_HANGUL_RUN` on average. :func:`plausibility` (a Chinese frequency score)
+    :data:`MAX_MEAN_HANGUL_RUN` on average, :data:`MIN_SPACED_RUN_SHARE` of them followed by
+    whitespace or the end. :func:`plausibility` (a Chinese frequency score)
     rates Hangul as mojibake and EUC-KR bytes read as GB18030 as common Han characters; GB bytes
     read as EUC-KR give Hanja and symbols beside about two-thirds Hangul."""
     if _normal(decoded.encoding) not in KOREAN_CODECS:
         return False
-    runs = _HANGUL_RUN.findall(decoded.text, 0, SCRIPT_SAMPLE)
-    n_hangul = sum(map(len, runs))
-    if n_hangul < MIN_HANGUL or n_hangul > MAX_MEAN_HANGUL_RUN * len(runs):
+    runs = list(_HANGUL_RUN.finditer(decoded.text, 0, SCRIPT_SAMPLE))
+    n_hangul = sum(len(m.group(0).rstrip()) for m in runs)
+    spaced = sum(m.group("spaced") is not None for m in runs)
+    if n_hangul < MIN_HANGUL or n_hangul > MAX_MEAN_HANGUL_RUN * len(runs) or spaced < MIN_SPACED_RUN_SHARE * len(runs):
         return False
     letters = sum(ch.isalpha() for ch in "".join(_NON_ASCII.findall(decoded.text, 0, SCRIPT_SAMPLE)))
     return n_hangul >= MIN_HANGUL_SHARE * letters
