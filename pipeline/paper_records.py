@@ -314,9 +314,13 @@ def _article_body(obj: dict) -> tuple[bool, str | None]:
 
 
 def _names_a_publication(obj: dict) -> bool:
-    """Whether a record names its paper besides its text: a :data:`PAPER_TITLE_FIELDS` field or
-    a :data:`PUBLICATION_FIELDS` field holds a value."""
-    return any(_text(v) for key in (*PAPER_TITLE_FIELDS, *PUBLICATION_FIELDS) for _, v in values(obj, key))
+    """Whether a record names its paper besides its text: a :data:`PAPER_TITLE_FIELDS` field
+    holds a title (not the paper's link: the article's ``title`` would then be taken for the
+    paper's), or a :data:`PUBLICATION_FIELDS` field holds a value."""
+    if any(_text(v) for key in PUBLICATION_FIELDS for _, v in values(obj, key)):
+        return True
+    return any((text := _text(v)) and not (key in LINK_OR_TITLE_FIELDS and _LINK_VALUE.match(text))
+               for key in PAPER_TITLE_FIELDS for _, v in values(obj, key))
 
 
 def _titles(obj: dict, keys: tuple[str, ...]) -> tuple[list[str], list[tuple[str, str]], str | None]:

@@ -28,13 +28,16 @@ FIXTURES = Path(__file__).parent / "fixtures" / "records"
 
 
 #: Records holding article text and fields: the first two name their paper (a ``paper`` field;
-#: a venue and an arXiv id), the third is a news article with an author and a link of its own.
+#: a venue and an arXiv id), the third is a news article with an author and a link of its own,
+#: the fourth one with a paper's link.
 TEXT_AND_FIELDS = (
     {"title": "Lab update", "paper": "Graph Transformers for Traffic Forecasting", "authors": ["Cindy Zhou", "Dan Wu"],
      "venue": "KDD 2025", "text": "We forecast traffic with graph transformers."},
     {"title": "Sparse Attention for Long Sequences", "venue": "ICLR 2025", "arxiv_id": "2501.01234",
      "abstract": "Sparse attention scales to long inputs.", "text": "<p>A <b>longer</b> write-up of the paper.</p>"},
     {"title": "Weekly digest", "author": "Staff Writer", "url": "https://news.example.com/a",
+     "text": "Nothing about any paper this week: the lab moved to a new building and held a party."},
+    {"title": "Weekly digest", "paper": "https://arxiv.org/abs/2501.01234",
      "text": "Nothing about any paper this week: the lab moved to a new building and held a party."},
 )
 
@@ -112,6 +115,8 @@ def test_a_record_naming_its_paper_beside_its_text_is_that_paper(tables):
     # an author, a link and a headline are an article's own: the record stays an article
     assert docs.loc["text_and_fields.jsonl#3", ["n_sections", "reason"]].tolist() == [0, "no_paper_found"]
     assert docs.loc["text_and_fields.jsonl#3", "title"] == "Weekly digest"
+    # a paper field holding a link names no title: the headline is not taken for the paper's
+    assert docs.loc["text_and_fields.jsonl#4", ["n_sections", "reason"]].tolist() == [0, "no_paper_found"]
 
 
 def test_csv_rows_with_a_header(tables):
