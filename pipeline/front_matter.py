@@ -117,18 +117,18 @@ def _folded(text: object) -> str:
 
 
 def attach(sections: pd.DataFrame, documents: pd.DataFrame) -> pd.DataFrame:
-    """``sections`` with a ``front_matter`` column: the front matter's paper fields
-    (:func:`front_matter_fields`) on the section about that paper (a document's one section, else
-    those whose heading holds the front matter's title), None elsewhere."""
+    """``sections`` (changed in place: :func:`pipeline.segment.explode_sections` made it) with a
+    ``front_matter`` column: the front matter's paper fields (:func:`front_matter_fields`) on the
+    section about that paper (a document's one section, else those whose heading holds the front
+    matter's title), None elsewhere."""
     fields: dict[object, str] = {}
     if "dropped" in documents:
         for doc_id, dropped in zip(documents["doc_id"], documents["dropped"], strict=True):
             if isinstance(dropped, list) and dropped and (found := front_matter_fields(dropped)) is not None:
                 fields[doc_id] = found
-    out = sections.copy()
     if not fields or not len(sections):
-        out["front_matter"] = None
-        return out
+        sections["front_matter"] = None
+        return sections
     per_doc = sections["doc_id"].value_counts()
     values = []
     for doc_id, heading in zip(sections["doc_id"], sections["heading"], strict=True):
@@ -138,8 +138,8 @@ def attach(sections: pd.DataFrame, documents: pd.DataFrame) -> pd.DataFrame:
             titles = [t for t in (_folded(record["title"]), _folded(record["title_zh"])) if t]
             found = found if any(t in _folded(heading) for t in titles) else None
         values.append(found)
-    out["front_matter"] = values
-    return out
+    sections["front_matter"] = values
+    return sections
 
 
 def apply_front_matter(extracted: dict, fields_json: str, target_script: str) -> dict:
