@@ -267,7 +267,7 @@ def _best_mixed(data: bytes, detected: Decoded, score: Callable[[str], float]) -
     partly UTF-8 are also read as UTF-8 with a few cp1252 bytes (:func:`_utf8_with_cp1252`) and,
     when some lines are UTF-8 and others not, line by line (:func:`_by_line`): the most
     plausible reading wins (the detector's on a tie), except that a line-by-line reading with
-    lines read as Korean always wins."""
+    lines read as Korean or Japanese always wins."""
     if _single_byte(detected, data):
         first_score = score(detected.text)
         for codec in WESTERN_CODECS:
@@ -279,8 +279,8 @@ def _best_mixed(data: bytes, detected: Decoded, score: Callable[[str], float]) -
             f"decode: no charset declared; read as {detected.encoding}, a guess among single-byte code pages",))
     best, best_score = detected, None
     for option in (_utf8_with_cp1252(data), _by_line(data, score) if _some_lines_utf8(data) else None):
-        if option is not None and "cp949" in option.encoding.split("+"):
-            return option  # lines read as Korean (a stricter test than plausibility, which rates Hangul low)
+        if option is not None and set(option.encoding.split("+")) & set(REST_CODECS):
+            return option  # lines read as Korean or Japanese (stricter tests than plausibility, a Chinese score)
         if option is not None:
             best_score = score(best.text) if best_score is None else best_score
             option_score = score(option.text)
@@ -331,20 +331,40 @@ def _some_lines_utf8(data: bytes) -> bool:
     return False
 
 
+#: Legacy codecs whose reading of all the lines of a file that are not UTF-8 together is taken
+#: when it reads as Korean or Japanese (:func:`_korean`, :func:`_japanese`), in order.
+REST_CODECS = ("cp949", "cp932", "euc_jp")
+
+
+def _rest_codec(lines: list[bytes]) -> str | None:
+    """The first of :data:`REST_CODECS` that decodes the non-ASCII lines of ``lines`` that are not
+    UTF-8, joined, into Korean or Japanese text; None when none does. Judged on all those lines
+    at once: a kanji-only line (``所属：東京大学``) or a short Hangul line cannot tell alone."""
+    rest = b"".join(ln for ln in lines if not ln.isascii() and _strict_or_partial(ln, "utf-8") is None)
+    for codec in REST_CODECS:
+        decoded = _strict_or_partial(rest, codec)
+        if decoded is not None and (_korean(decoded) or _japanese(decoded)):
+            return codec
+    return None
+
+
 def _by_line(data: bytes, score: Callable[[str], float]) -> Decoded | None:
     """Bytes whose lines are in different encodings (GB18030, UTF-8 and Big5 pasted into one
-    file), decoded line by line: ASCII or strict UTF-8, else CP949 where that reads as Korean
-    (:func:`_korean`), else the most plausible of :data:`LINE_CODECS` (the first on a tie). The encoding is the codecs used, joined by ``+``,
+    file), decoded line by line: ASCII or strict UTF-8, else the codec that reads all the other
+    lines as Korean or Japanese (:func:`_rest_codec`), else the most plausible of
+    :data:`LINE_CODECS` (the first on a tie). The encoding is the codecs used, joined by ``+``,
     with a note; None when one codec served every line, or a line decodes with none into text
     of :data:`LINE_MIN_PLAUSIBILITY` (a damaged byte, not another encoding)."""
     parts, used = [], Counter()
-    for line in data.splitlines(keepends=True):
+    lines = data.splitlines(keepends=True)
+    rest_codec = _rest_codec(lines)
+    for line in lines:
         if line.isascii():
             parts.append(line.decode("ascii"))
             continue
         decoded = _strict_or_partial(line, "utf-8")
-        if decoded is None and (korean := _strict_or_partial(line, "cp949")) is not None and _korean(korean):
-            decoded = korean
+        if decoded is None and rest_codec is not None:
+            decoded = _strict_or_partial(line, rest_codec)
         if decoded is None:
             scored = [(score(d.text), d) for c in LINE_CODECS if (d := _strict_or_partial(line, c)) is not None]
             best = max(scored, key=lambda pair: pair[0], default=None)  # (the first on a tie)

@@ -908,3 +908,19 @@ def test_nul_padding_ending_an_article_is_removed_with_a_note(tmp_path: Path) ->
 def test_nuls_beyond_the_stray_rule_make_the_file_binary(tmp_path: Path, data: bytes) -> None:
     row = _read(tmp_path, "a.md", data)
     assert (row["status"], row["error"]) == ("error", "a.md decodes to text with NUL characters (binary file?)")
+
+
+JAPANESE_LINES = ("東京大学の研究チームの論文が CVPR 2025 に採択されました。\n",
+                  "論文タイトル：Neural Radiance Fields for Dynamic Scenes at Scale\n",
+                  "所属：東京大学、京都大学\n",
+                  "本研究では新しい手法を提案しています。\n")
+
+
+@pytest.mark.parametrize(("codec", "utf8_line"), [("cp932", 1), ("euc_jp", 1), ("cp932", 0), ("euc_jp", 3)])
+def test_japanese_lines_beside_a_utf8_line_decode_as_japanese(codec: str, utf8_line: int) -> None:
+    # the legacy lines, a kanji-only one among them, are judged together: no codec decodes the
+    # whole file, and alone each line was Chinese mojibake or no text at all
+    data = b"".join(ln.encode("utf-8" if i == utf8_line else codec) for i, ln in enumerate(JAPANESE_LINES))
+    decoded = decode(data)
+    assert decoded.text == "".join(JAPANESE_LINES)
+    assert sorted(decoded.encoding.split("+")) == sorted({"utf-8", "cp932" if codec == "cp932" else "euc_jp"})
