@@ -29,6 +29,9 @@ from .normalize import to_target
 _KEY_LINE = re.compile(r"^(?P<key>[\w\-\"']+)[ \t]*:(?:[ \t]+(?P<value>.*?))?[ \t]*$")
 _ITEM_LINE = re.compile(r"^[ \t]*-[ \t]+(?P<item>.*?)[ \t]*$")
 _QUOTES = "\"'"
+#: Front-matter keys not read as the paper's: the page's own ``author`` (a static site's writer of
+#: the post; a paper's are ``authors``) and the text fields (front matter holds no article).
+_NOT_PAPER_KEYS = frozenset({"author", *paper_records.TEXT_FIELDS})
 
 
 def _scalar(value: str) -> str:
@@ -102,12 +105,12 @@ def parse_front_matter(block: str) -> dict[str, str | list[str]]:
 def front_matter_fields(dropped: list[dict]) -> str | None:
     """The paper fields (:func:`pipeline.paper_records.read_record`, as the JSON of
     :func:`pipeline.paper_records.dumps`) of a document's front matter that is a paper's
-    metadata; None when the document has no such front matter or it gives no title."""
+    metadata (its ``author``, the post's writer, left out); None when the document has no such
+    front matter or it gives no title."""
     if not front_matter_names_a_paper(dropped):
         return None
     block = next(d["text"] for d in dropped if d["reason"] == "front_matter")
-    obj = {k: v for k, v in parse_front_matter(block).items()
-           if k.strip().casefold() not in paper_records.TEXT_FIELDS}  # (front matter holds no article)
+    obj = {k: v for k, v in parse_front_matter(block).items() if k.strip().casefold() not in _NOT_PAPER_KEYS}
     reading = paper_records.read_record(obj)
     return paper_records.dumps(reading.fields) if reading.fields is not None else None
 

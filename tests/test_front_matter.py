@@ -55,7 +55,17 @@ BLOG = (
     "Authors: Dan Wu, Eve Xu\n\n"
     "We merge similar tokens to speed up vision transformers. Accepted at ICLR 2023.\n"
 )
-PAGES = {"flow.md": FLOW, "block.md": BLOCK, "malformed.md": MALFORMED, "blog.md": BLOG}
+#: A post's writer beside a paper's metadata: the writer is not the paper's author.
+WRITER = (
+    "---\n"
+    "title: Graph Transformers for Traffic Forecasting\n"
+    "author: Frank Yu\n"
+    "venue: KDD 2025\n"
+    "---\n\n"
+    "My notes on the paper: it forecasts traffic with graph transformers over road sensors, and beats "
+    "recurrent baselines on two city datasets.\n"
+)
+PAGES = {"flow.md": FLOW, "block.md": BLOCK, "malformed.md": MALFORMED, "blog.md": BLOG, "writer.md": WRITER}
 
 
 def test_parse_front_matter_reads_scalars_flow_and_block_lists() -> None:
@@ -128,3 +138,10 @@ def test_a_blog_posts_front_matter_gives_no_paper_fields(sections: pd.DataFrame)
     assert sec["title"] == "Token Merging for Efficient Transformers"
     assert list(sec["authors"]) == ["Dan Wu", "Eve Xu"]
     assert (sec["venue"], sec["year"]) == ("ICLR", 2023)
+
+
+def test_a_posts_writer_in_a_papers_front_matter_is_not_its_author(sections: pd.DataFrame) -> None:
+    sec = _one(sections, "writer.md")
+    assert sec["title"] == "Graph Transformers for Traffic Forecasting"
+    assert (sec["venue"], sec["year"]) == ("KDD", 2025)
+    assert list(sec["authors"]) == []
