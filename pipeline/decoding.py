@@ -471,9 +471,9 @@ def _korean(decoded: Decoded) -> bool:
     """A Korean codec's decoding that reads as Korean: at least :data:`MIN_HANGUL` Hangul
     syllables, :data:`MIN_HANGUL_SHARE` of its non-ASCII letters, in runs of at most
     :data:`MAX_MEAN_HANGUL_RUN` on average, :data:`MIN_SPACED_RUN_SHARE` of them followed by
-    whitespace or the end. :func:`plausibility` (a Chinese frequency score)
-    rates Hangul as mojibake and EUC-KR bytes read as GB18030 as common Han characters; GB bytes
-    read as EUC-KR give Hanja and symbols beside about two-thirds Hangul."""
+    whitespace or the end. :func:`plausibility` (a Chinese frequency score) rates Hangul as
+    mojibake and EUC-KR bytes read as GB18030 as common Han characters; GB bytes read as EUC-KR
+    give Hanja and symbols beside about two-thirds Hangul."""
     if _normal(decoded.encoding) not in KOREAN_CODECS:
         return False
     runs = list(_HANGUL_RUN.finditer(decoded.text, 0, SCRIPT_SAMPLE))

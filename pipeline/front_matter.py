@@ -12,7 +12,8 @@ DOI or a paper link), its fields are read as a paper record's are
 The YAML read is the subset front matter uses, read leniently (a malformed block is still a
 writer's metadata): ``key: value`` lines, the value quoted or not (a quote that is never closed
 is dropped), a flow list ``[a, "b"]`` (a list that is never closed ends with its line), and a
-block list (``key:`` then ``- item`` lines). Nested mappings and multi-line scalars are not read.
+block list (``key:`` then ``- item`` lines; an item that is a mapping gives its ``name``). Other
+nested mappings and multi-line scalars are not read.
 """
 
 from __future__ import annotations
@@ -72,6 +73,16 @@ def _flow_list(value: str) -> list[str]:
     return [s for item in items if (s := _scalar(item))]
 
 
+def _item(text: str) -> str | None:
+    """A block list item as text: a scalar, or the ``name`` of an item that is a mapping
+    (``- name: A`` then ``affiliation: …``); None for another mapping's first key."""
+    found = _KEY_LINE.match(text)
+    if found is None:
+        return _scalar(text)
+    name = _scalar(found.group("key")).casefold()
+    return _scalar(found.group("value") or "") if name in ("name", "full_name") else None
+
+
 def parse_front_matter(block: str) -> dict[str, str | list[str]]:
     """The keys of a YAML front matter block (its ``---`` fences included or not) in the
     subset of the module docstring: key (as written) -> text or list of texts; later keys of the
@@ -83,9 +94,11 @@ def parse_front_matter(block: str) -> dict[str, str | list[str]]:
             continue
         if key is not None and (item := _ITEM_LINE.match(line)):
             value = out.setdefault(key, [])
-            if isinstance(value, list) and (text := _scalar(item.group("item"))):
+            if isinstance(value, list) and (text := _item(item.group("item"))):
                 value.append(text)
             continue
+        if key is not None and line[:1] in (" ", "\t"):
+            continue  # the rest of a list item that is a mapping
         found = _KEY_LINE.match(line)
         key = None
         if found is None:

@@ -76,6 +76,11 @@ def test_parse_front_matter_reads_scalars_flow_and_block_lists() -> None:
     assert parse_front_matter(BLOCK)["arxiv"] == "2401.10010"  # text, not the number 2401.1001
 
 
+def test_parse_front_matter_reads_the_names_of_a_block_list_of_mappings() -> None:
+    block = "---\nauthors:\n  - name: Grace Liu\n    affiliation: MIT\n  - name: \"Henry Ma\"\ntitle: X\n---\n"
+    assert parse_front_matter(block) == {"authors": ["Grace Liu", "Henry Ma"], "title": "X"}
+
+
 def test_parse_front_matter_reads_unclosed_quotes_and_lists() -> None:
     assert parse_front_matter(MALFORMED) == {"title": "Unclosed quote: A Study of Things",
                                              "authors": ["Grace Liu", "Henry Ma"]}
