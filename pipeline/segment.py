@@ -59,6 +59,7 @@ from .fields import (
     find_venue_years,
     fold_title,
     lead_award,
+    names_original_title,
     parse_key_value,
     venue_from_url,
 )
@@ -258,7 +259,34 @@ def _classify(lines: list[Line]) -> list[str]:
             kinds.append("award_lead")
         else:
             kinds.append("body")
+    _demote_original_titles(lines, kinds)
     return kinds
+
+
+#: Metadata keys that make a block a paper's: credits, a venue, a paper's links.
+_PAPER_KEYS = frozenset({"authors", "institutions", "venue", "award", "paper_url", "code_url", "project_url"})
+#: How many lines after an original-title line (:func:`pipeline.fields.names_original_title`)
+#: are searched for the rest of its metadata (a digest item: source, date, scores, then links).
+ORIGINAL_BLOCK_LINES = 8
+
+
+def _demote_original_titles(lines: list[Line], kinds: list[str]) -> None:
+    """Make body of each ``原文：<title>`` line with no paper metadata (:data:`_PAPER_KEYS`) in
+    the lines after it, up to the next title line or heading: a translated news item's original
+    headline, not a paper's title."""
+    for i, kind in enumerate(kinds):
+        if kind == "kv_title" and names_original_title(plain(lines[i].text)) and not _paper_metadata_after(lines, kinds, i):
+            kinds[i] = "body"
+
+
+def _paper_metadata_after(lines: list[Line], kinds: list[str], i: int) -> bool:
+    for j in range(i + 1, min(len(kinds), i + 1 + ORIGINAL_BLOCK_LINES)):
+        if kinds[j] == "kv_title" or _heading_level(lines[j].stripped):
+            return False
+        kv = parse_key_value(plain(lines[j].text)) if kinds[j] == "kv" else None
+        if kv is not None and kv[0] in _PAPER_KEYS:
+            return True
+    return False
 
 
 #: Longest label line over a list of links, and the fewest links under it.

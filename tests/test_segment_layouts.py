@@ -71,6 +71,33 @@ def test_metadata_blocks_after_the_body():
     assert [c["kind"] for c in result["context"]] == ["headline"]
 
 
+def test_translated_digest_items_take_the_original_title_of_papers_only():
+    # a daily digest: a translated headline per item, then "原文: <original headline>" and the
+    # item's metadata; an item whose original link is an arXiv page is a paper, a news item is not
+    item = (
+        "### {n}. {zh}\n原文: {en}\n\n- **来源**: {src}\n- **发布时间**: Mon, 27 Apr\n"
+        "- **综合评分**: 6.1/10\n- **原文链接**: {url}\n- **内容摘要**: {summary}\n\n---\n\n"
+    )
+    text = "# AI 新闻日报 - 2026-04-26\n\n---\n\n" + "".join([
+        item.format(n=1, zh="某公司发布新模型的三个原因", en="Three reasons why the new model matters",
+                    src="Tech Review", url="https://example.com/2026/04/why-it-matters/",
+                    summary="周五，某公司发布了新旗舰模型的预览。"),
+        item.format(n=2, zh="通过世界行动模型加强策略学习", en="Enhancing Policy Learning with World-Action Models",
+                    src="arXiv AI", url="https://arxiv.org/abs/2604.01234",
+                    summary="arXiv:2604.01234v1 公告类型：新\n摘要：本文提出了世界行动模型，它联合推理未来的视觉观察和驱动状态转换的动作。与仅通过图像预测训练的传统世界模型不同..."),
+        item.format(n=3, zh="多智能体大模型用于贝叶斯优化中的自适应采集",
+                    en="Multi-Agent LLMs for Adaptive Acquisition in Bayesian Optimization",
+                    src="arXiv Machine Learning", url="https://arxiv.org/abs/2604.05678",
+                    summary="arXiv:2604.05678v1 公告类型：新\n摘要：探索与利用的权衡是顺序决策和黑盒优化的核心，但大型语言模型如何推理和管理这种权衡仍然知之甚少..."),
+    ])
+    sections = segment_document(text, [])["sections"]
+    assert [split_heading_title(s["heading"])[0] for s in sections] == [
+        "Enhancing Policy Learning with World-Action Models",
+        "Multi-Agent LLMs for Adaptive Acquisition in Bayesian Optimization",
+    ]
+    assert "https://arxiv.org/abs/2604.01234" in sections[0]["text"]
+
+
 def test_markdown_headings_with_numbers_and_subheadings():
     text = (
         "# ICML 2024 best papers\n\nSome notes from the conference in Vienna.\n\n"
