@@ -114,6 +114,11 @@ _ZH_FROM_CLAUSE = re.compile(
     r"\s*(?:均|都|分别|分別)?\s*(?:来自|來自)\s*(?P<x>[^，,。；;：:！？!?《》「」“”()（）]+?)"
     r"\s*(?:等(?:机构|機構|单位|單位|高校)?)?\s*(?=[，,。；;！!]|$)"
 )
+#: The Latin name a team is called by, at the end of the words before 团队 ("Meta AI", "DeepSeek"),
+#: after nothing or a Chinese description that is not an institution itself.
+_TEAM_BRAND = re.compile(r"(?:^|(?<=[\u3400-\u9fff]))[A-Z][A-Za-z0-9&.'’-]*(?:\s+[A-Z][A-Za-z0-9&.'’-]*)*$")
+#: A Chinese word for a company, ending a description before its name ("新创企业", "科技公司").
+_ZH_COMPANY_NOUN = re.compile(r"(?:企业|企業|公司|新创|新創|初创|初創|创企|創企|巨头|巨頭|厂商|廠商)$")
 _ZH_ITEM_SEP = re.compile(r"\s*(?:[、，,;；/]|以及|及|与|與|和|\s(?:and|&)\s)\s*")
 #: A joint work: "<X>与<Y>(团队|研究人员)联合发布/提出/完成(的…)", "由<X>、<Y>与<Z>合作發表": two or
 #: more places that made the work together, the span read back to the clause start (a bracketed
@@ -193,11 +198,25 @@ def _zh_org(s: str, strict: bool) -> str | None:
                 return None  # "研究团队": a generic team, not a named one
             if m and _ZH_ORG_HEAD.search(m.group("name")):
                 return m.group("name")  # "慕尼黑大学团队": the team of an institution is the institution
+            if m and (brand := _company_name(m.group("name"), alone=True)):
+                return brand  # "DeepSeek團隊": a team named by its company is the company
             return s
+        if brand := _company_name(s, alone=False):
+            return brand  # "大陆AI新创企业DeepSeek": a description before the name is no part of it
         return None if strict or len(s) > 12 else s
     if _latin_org(s) or (not strict and len(s.split()) <= 6 and s[:1].isupper()):
         return s
     return None
+
+
+def _company_name(s: str, alone: bool) -> str | None:
+    """The Latin company name that ends ``s`` after a Chinese word for a company
+    (``大陆AI新创企业DeepSeek``), or, when ``alone``, after nothing; else None."""
+    brand = _TEAM_BRAND.search(s.rstrip())
+    if brand is None:
+        return None
+    before = s[: brand.start()].strip()
+    return brand.group(0).strip() if (alone and not before) or _ZH_COMPANY_NOUN.search(before) else None
 
 
 def _zh_items(span: str) -> list[str]:

@@ -87,6 +87,9 @@ def credit(text):
      ([], False, ["甲乙大学 VGG (Visual Geometry Group)", "Acme AI"])),
     ("**A Title of a Paper** ，由Acme、苹果与丙丁大学研究人员联合完成。", ([], False, ["Acme", "苹果", "丙丁大学"])),
     ("最佳論文由田某所在的甲乙技術部門與丙丁大學合作發表，論文題目《某某》。", ([], False, ["甲乙技術部門", "丙丁大學"])),
+    # a team named by its company is the company, a description before the name dropped
+    ("由大陸AI新創企業Acme團隊完成的推理模型研究論文，登上了期刊封面。", ([], False, ["Acme"])),
+    ("该论文由 Acme AI 团队完成。", ([], False, ["Acme AI"])),
 ])
 def test_find_credit(text, expected):
     assert credit(text) == expected
