@@ -98,6 +98,28 @@ def test_translated_digest_items_take_the_original_title_of_papers_only():
     assert "https://arxiv.org/abs/2604.01234" in sections[0]["text"]
 
 
+NOTES_BODY = (
+    "這篇論文提出了一種新的注意力機制，完全取代了循環神經網路，並在翻譯任務上取得了最佳結果。\n\n"
+    "## 動機\n\n循環神經網路難以並行，訓練速度很慢，這是當時序列模型的主要瓶頸。\n\n"
+    "## 方法\n\n模型由編碼器和解碼器組成，每層都使用多頭自注意力與前饋網路。\n"
+)
+
+
+def test_chinese_notes_headed_by_an_english_title_are_about_that_paper():
+    # a first "# Title" in English over Chinese notes: that paper's section, beside a paper the
+    # notes cite with its link
+    text = (
+        "# Attention Is All You Need\n\n" + NOTES_BODY
+        + "\n## 回顧\n\n- [Convolutional Sequence to Sequence Learning](https://arxiv.org/abs/1705.03122)\n"
+    )
+    assert titles(text) == [("Attention Is All You Need", None), ("Convolutional Sequence to Sequence Learning", None)]
+    # the front matter's title (a reading label before it removed) when no line names the paper
+    text = '---\ntitle: "論文筆記 - Attention Is All You Need"\ndate: 2019-10-20\n---\n\n' + NOTES_BODY
+    assert titles(text) == [("Attention Is All You Need", None)]
+    # a Chinese headline is not an English title: the notes name no paper
+    assert titles("# 注意力就是你所需要的\n\n" + NOTES_BODY) == []
+
+
 def test_markdown_headings_with_numbers_and_subheadings():
     text = (
         "# ICML 2024 best papers\n\nSome notes from the conference in Vienna.\n\n"
@@ -260,7 +282,8 @@ def test_leading_decoration_takes_only_a_short_chinese_label_before_an_english_t
     assert LEADING_DECORATION.match(f"[论文精读] {QLORA}").group("title") == QLORA
     assert LEADING_DECORATION.match(f"一文读懂：{QLORA}").group("title") == QLORA
     assert LEADING_DECORATION.match(f"深度解析 | {QLORA}").group("title") == QLORA
-    for text in ("【往期回顾】", "【深度解析】基于分数的扩散模型中的泛化理论", "【导读】研究背景",
+    assert LEADING_DECORATION.match(f"論文筆記 - {QLORA}").group("title") == QLORA  # a spaced ASCII dash
+    for text in ("【往期回顾】", f"論文筆記-{QLORA}", "【深度解析】基于分数的扩散模型中的泛化理论", "【导读】研究背景",
                  f"这是一段很长的中文导语文字：{QLORA}", f"论文 1：{QLORA}"):
         assert LEADING_DECORATION.match(text) is None, text
     assert DECORATION_ONLY.match("【往期回顾】") and DECORATION_ONLY.match("[导读]")
