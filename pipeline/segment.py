@@ -649,6 +649,7 @@ def _walk(text: str, body_text: str, lines: list[Line], kinds: list[str], anchor
     award_headers = False  # an award header seen (an award lead sentence is none)
     venue_levels = _venue_levels(lines) if sum(line.text.startswith("#") for line in lines) >= 2 else frozenset()
     heading: str | None = None
+    one_page = list(anchors) == [0] and not isinstance(anchors[0], Candidate)  # a page on one paper: headings are its parts
 
     def close() -> None:
         nonlocal current, current_cand
@@ -716,7 +717,7 @@ def _walk(text: str, body_text: str, lines: list[Line], kinds: list[str], anchor
             add_context(line, "reference")
             doc_urls.extend(u for u in find_urls(line.stripped) if u not in doc_urls)
             state = "trailer"
-        elif level and (not current or not _heading_level(current[0].stripped)
+        elif level and not one_page and (not current or not _heading_level(current[0].stripped)
                         or level < _heading_level(current[0].stripped) or _names_context(line.stripped)):
             # a heading that is not a paper closes the section and sets the context below it
             close()

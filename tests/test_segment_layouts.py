@@ -116,6 +116,9 @@ def test_chinese_notes_headed_by_an_english_title_are_about_that_paper():
     # the front matter's title (a reading label before it removed) when no line names the paper
     text = '---\ntitle: "論文筆記 - Attention Is All You Need"\ndate: 2019-10-20\n---\n\n' + NOTES_BODY
     assert titles(text) == [("Attention Is All You Need", None)]
+    # ... and the page is that one paper's: its headings are its parts, not the end of its section
+    (section,) = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert section["text"].endswith("每層都使用多頭自注意力與前饋網路。")
     # a Chinese headline is not an English title: the notes name no paper
     assert titles("# 注意力就是你所需要的\n\n" + NOTES_BODY) == []
 
