@@ -114,7 +114,24 @@ _ZH_FROM_CLAUSE = re.compile(
     r"\s*(?:均|都|分别|分別)?\s*(?:来自|來自)\s*(?P<x>[^，,。；;：:！？!?《》「」“”()（）]+?)"
     r"\s*(?:等(?:机构|機構|单位|單位|高校)?)?\s*(?=[，,。；;！!]|$)"
 )
+#: The Latin name a team is called by, at the end of the words before 团队 ("Meta AI", "DeepSeek"),
+#: after nothing or a Chinese description that is not an institution itself.
+_TEAM_BRAND = re.compile(r"(?:^|(?<=[\u3400-\u9fff]))[A-Z][A-Za-z0-9&.'’-]*(?:\s+[A-Z][A-Za-z0-9&.'’-]*)*$")
+#: A Chinese word for a company, ending a description before its name ("新创企业", "科技公司").
+_ZH_COMPANY_NOUN = re.compile(r"(?:企业|企業|公司|新创|新創|初创|初創|创企|創企|巨头|巨頭|厂商|廠商)$")
 _ZH_ITEM_SEP = re.compile(r"\s*(?:[、，,;；/]|以及|及|与|與|和|\s(?:and|&)\s)\s*")
+#: A joint work: "<X>与<Y>(团队|研究人员)联合发布/提出/完成(的…)", "由<X>、<Y>与<Z>合作發表": two or
+#: more places that made the work together, the span read back to the clause start (a bracketed
+#: gloss inside it does not end it) or to 由.
+_ZH_JOINT = re.compile(
+    r"(?:的?(?:研究团队|研究團隊|团队|團隊|研究人员|研究人員|研究者|学者|學者))?\s*(?:共同)?(?:联合|聯合|合作)"
+    r"(?:提出|完成|发布|發布|发表|發表|研发|研發|开发|開發|推出|打造)"
+)
+_ZH_JOINT_CLAUSE_END = re.compile("[" + re.escape("，,；;：:。！？!?《》「」“”") + "]")
+#: "<someone>所在的<place>": the place a person works in ("田某某所在的字节…部门").
+_ZH_MEMBER_OF = re.compile(r"^[^，,、]{1,10}?(?:所在的|所在|所屬的|所属的)")
+#: Most places a joint credit names (a longer list is a description, not a credit).
+MAX_JOINT_PLACES = 6
 
 
 def _person_name(s: str) -> bool:
@@ -181,11 +198,25 @@ def _zh_org(s: str, strict: bool) -> str | None:
                 return None  # "研究团队": a generic team, not a named one
             if m and _ZH_ORG_HEAD.search(m.group("name")):
                 return m.group("name")  # "慕尼黑大学团队": the team of an institution is the institution
+            if m and (brand := _company_name(m.group("name"), alone=True)):
+                return brand  # "DeepSeek團隊": a team named by its company is the company
             return s
+        if brand := _company_name(s, alone=False):
+            return brand  # "大陆AI新创企业DeepSeek": a description before the name is no part of it
         return None if strict or len(s) > 12 else s
     if _latin_org(s) or (not strict and len(s.split()) <= 6 and s[:1].isupper()):
         return s
     return None
+
+
+def _company_name(s: str, alone: bool) -> str | None:
+    """The Latin company name that ends ``s`` after a Chinese word for a company
+    (``大陆AI新创企业DeepSeek``), or, when ``alone``, after nothing; else None."""
+    brand = _TEAM_BRAND.search(s.rstrip())
+    if brand is None:
+        return None
+    before = s[: brand.start()].strip()
+    return brand.group(0).strip() if (alone and not before) or _ZH_COMPANY_NOUN.search(before) else None
 
 
 def _zh_items(span: str) -> list[str]:
@@ -259,7 +290,52 @@ def _zh_span_credit(span: str, kind: str, lone_is_org: bool) -> Credit | None:
 MAX_CREDIT_SPAN_CHARS = 300
 
 
+def _expansion_kept(m: re.Match[str]) -> str:
+    """A bracketed gloss removed, unless it spells out the acronym right before it: "VGG (Visual
+    Geometry Group)" is one name, "上海人工智能实验室(上海AI实验室)" a name and its short form."""
+    before = re.search(r"\b([A-Z]{2,6})\s*$", m.string[: m.start()])
+    words = re.findall(r"[A-Za-z]+", m.group())
+    if before and len(words) == len(before.group(1)) and all(
+            w[0].upper() == c for w, c in zip(words, before.group(1), strict=True)):
+        return m.group()
+    return ""
+
+
+def _zh_joint_credit(sentence: str) -> Credit | None:
+    """The places of a joint work (:data:`_ZH_JOINT`): at least two, each an institution (a name
+    ending in a head word, or a short name beside one), else None. The span opens its sentence,
+    follows a connective or starts after 由."""
+    for hit in _ZH_JOINT.finditer(sentence):
+        ends = [m.end() for m in _ZH_JOINT_CLAUSE_END.finditer(sentence, 0, hit.start())]
+        start = ends[-1] if ends else 0
+        span = sentence[start : hit.start()]
+        by = span.rfind("由")
+        if by >= 0:
+            span = span[by + 1 :]
+        elif start > 0 and not _ZH_CONNECTIVE.match(sentence[:start].strip()):
+            continue
+        span = _ZH_CONNECTIVE.sub("", _GLOSS.sub(_expansion_kept, span)).strip()
+        items = _zh_items(span)
+        if not 2 <= len(items) <= MAX_JOINT_PLACES or not any(_ZH_ORG_HEAD.search(i) or _latin_org(i) for i in items):
+            continue
+        items = [_ZH_ROLE.sub("", _ZH_MEMBER_OF.sub("", i)).strip() for i in items]
+        places = [_zh_org(_GLOSS.sub("", i), strict=False) for i in items]
+        if all(places):
+            credit = Credit()
+            for item, place in zip(items, places, strict=True):
+                _add(credit.institutions, item if place == _GLOSS.sub("", item).strip() else place)
+            return credit
+    return None
+
+
 def _zh_sentence_credit(sentence: str) -> Credit | None:
+    credit = _zh_frame_credit(sentence)
+    if credit is None and ("联合" in sentence or "聯合" in sentence or "合作" in sentence):
+        credit = _zh_joint_credit(sentence)
+    return credit
+
+
+def _zh_frame_credit(sentence: str) -> Credit | None:
     m = _ZH_FROM.search(sentence)
     hits: list[tuple[int, int, str, str]] = []
     if m:
@@ -408,6 +484,8 @@ def find_credit(paragraph: str) -> Credit | None:
     * ``来自<X>的``, ``<X>(等机构)的研究者/团队/学者``, a clause ``(作者|研究)来自<X>(等)``:
       institutions, any short name
       (商汤科技, 微软) unless it is a description (这篇论文, 该团队);
+    * a joint work, ``<X>与<Y>(团队)联合发布/提出/完成``, ``由<X>、<Y>合作發表``: two or more
+      institutions (a short-form gloss dropped, an acronym's spelled-out name kept);
     * a sentence-initial subject before an action (提出, 发布, 把, 用, 等): an institution
       ending in a head word (研究所, 团队 with a name before it, Lab, AI, DeepMind) or one
       capitalised Latin word (``Meta 把…``: Chinese press names a person by full name, a

@@ -560,6 +560,8 @@ _KEY_ALIASES: dict[str, tuple[str, ...]] = {
     "title": (
         "论文标题", "論文標題", "标题", "標題", "论文题目", "論文題目", "题目", "題目",
         "title", "paper title", "main title",
+        "原文", "原文标题", "原文標題", "原标题", "原標題", "英文标题", "英文標題", "英文题目", "英文題目",
+        "原题", "原題", "original title",
     ),
     "authors": ("作者", "论文作者", "論文作者", "论文作者群", "論文作者群", "作者群", "authors", "author"),
     "institutions": (
@@ -592,6 +594,12 @@ _KEY_TABLE: dict[str, str] = {
 }
 #: Keys whose value decides between a title and a paper link ("论文：<title>" vs "Paper: <url>").
 GENERIC_PAPER_KEYS = frozenset({"paper", "论文", "論文"})
+#: Keys naming "the original" of a translated item: its source-language title ("原文：<English
+#: title>" under a translated heading), or with a link, the link to that original: a paper's
+#: landing page (arXiv) gives its paper_url, any other page a reference ("原文链接：<url>").
+ORIGINAL_KEYS = frozenset({"原文", "原文标题", "原文標題", "原标题", "原標題", "英文标题", "英文標題",
+                           "英文题目", "英文題目", "原题", "原題", "original title"})
+_ORIGINAL_LINK_KEYS = frozenset({"原文链接", "原文鏈接", "原文連結"})
 _NUMBERED_KEY = re.compile(r"^(?:论文|論文|paper)(?:\d+|[一二三四五六七八九十]+)$")
 _EMOJI_KEYS: dict[str, str] = {
     "📄": "title",
@@ -674,9 +682,25 @@ def parse_key_value(line: str) -> tuple[str, str] | None:
         value = _TRAILING_BREAKS.sub("", value)
     if key is None or not value:
         return None
-    if _KEY_DECOR.sub("", m.group("key")).strip().casefold() in GENERIC_PAPER_KEYS:
+    bare_key = _KEY_DECOR.sub("", m.group("key")).strip().casefold()
+    if bare_key in GENERIC_PAPER_KEYS:
         key = "paper_url" if _has_link(value) or PLACEHOLDER_VALUE.fullmatch(value) else "title"
+    elif bare_key in ORIGINAL_KEYS:
+        key = "title" if not _has_link(value) else "paper_url" if find_arxiv_ids(value) else "reference_url"
+    elif bare_key in _ORIGINAL_LINK_KEYS and find_arxiv_ids(value):
+        key = "paper_url"
     return key, value
+
+
+def names_original_title(line: str) -> bool:
+    """Whether ``line`` is a metadata title line keyed by the original of a translation
+    (``原文：<title>``, ``英文标题：<title>``, :data:`ORIGINAL_KEYS`): such a line titles a news
+    item as readily as a paper, so it heads a paper only beside other paper metadata."""
+    kv = parse_key_value(line)
+    if kv is None or kv[0] != "title":
+        return False
+    m = _KEY_LINE.match(_BULLET.sub("", line.strip()).strip())
+    return m is not None and _KEY_DECOR.sub("", m.group("key")).strip().casefold() in ORIGINAL_KEYS
 
 
 #: HTML line breaks closing a metadata value.

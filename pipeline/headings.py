@@ -43,7 +43,7 @@ DECORATION_SEP = r"[\s:：|｜丨/／—–\-·•]"
 #: ``_LEADING_DECORATION``, so segment anchors the headings whose title extract reads.
 LEADING_DECORATION = re.compile(
     rf"^(?:[【\[][\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]]{DECORATION_SEP}*"
-    rf"|[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}{DECORATION_SEP}*[:：|｜丨—–]{DECORATION_SEP}*)"
+    rf"|[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}{DECORATION_SEP}*(?:[:：|｜丨—–]|(?<=\s)-(?=\s)){DECORATION_SEP}*)"
     r"(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*)$"
 )
 #: A decoration standing alone, without a title: ``【导读】``, ``[往期回顾]`` (a section label of

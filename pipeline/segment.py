@@ -59,9 +59,11 @@ from .fields import (
     find_venue_years,
     fold_title,
     lead_award,
+    names_original_title,
     parse_key_value,
     venue_from_url,
 )
+from .heading_titles import split_heading_title
 from .headings import (
     ENUMERATED_HEADING,
 )
@@ -83,6 +85,7 @@ from .line_kinds import (
     MAX_HEADER_QUALIFIER_CHARS,
     MAX_TITLE_CHARS,
     _described_award_header,
+    _english_title,
     _heading_level,
     _is_award_header,
     _names_context,
@@ -258,7 +261,34 @@ def _classify(lines: list[Line]) -> list[str]:
             kinds.append("award_lead")
         else:
             kinds.append("body")
+    _demote_original_titles(lines, kinds)
     return kinds
+
+
+#: Metadata keys that make a block a paper's: credits, a venue, a paper's links.
+_PAPER_KEYS = frozenset({"authors", "institutions", "venue", "award", "paper_url", "code_url", "project_url"})
+#: How many lines after an original-title line (:func:`pipeline.fields.names_original_title`)
+#: are searched for the rest of its metadata (a digest item: source, date, scores, then links).
+ORIGINAL_BLOCK_LINES = 8
+
+
+def _demote_original_titles(lines: list[Line], kinds: list[str]) -> None:
+    """Make body of each ``原文：<title>`` line with no paper metadata (:data:`_PAPER_KEYS`) in
+    the lines after it, up to the next title line or heading: a translated news item's original
+    headline, not a paper's title."""
+    for i, kind in enumerate(kinds):
+        if kind == "kv_title" and names_original_title(plain(lines[i].text)) and not _paper_metadata_after(lines, kinds, i):
+            kinds[i] = "body"
+
+
+def _paper_metadata_after(lines: list[Line], kinds: list[str], i: int) -> bool:
+    for j in range(i + 1, min(len(kinds), i + 1 + ORIGINAL_BLOCK_LINES)):
+        if kinds[j] == "kv_title" or _heading_level(lines[j].stripped):
+            return False
+        kv = parse_key_value(plain(lines[j].text)) if kinds[j] == "kv" else None
+        if kv is not None and kv[0] in _PAPER_KEYS:
+            return True
+    return False
 
 
 #: Longest label line over a list of links, and the fewest links under it.
@@ -526,8 +556,9 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
 def _layout(lines: list[Line], kinds: list[str],
             dropped: list[dict]) -> tuple[list[Line], list[str], dict[int, Candidate | str | None]]:
     """The document's layout: its anchors (:func:`choose_anchors`, else an explainer restating
-    its headline, the narrative layout, untitled blocks or a page about one paper), with the
-    lines and line kinds they index (the narrative layout splits lines at mentions)."""
+    its headline, the narrative layout, untitled blocks or a page about one paper; Chinese notes
+    headed by an English title, :func:`_subject_title`, get that paper's section from the top),
+    with the lines and line kinds they index (the narrative layout splits lines at mentions)."""
     anchors: dict[int, Candidate | str | None] = dict(choose_anchors(lines, kinds))
     headline = _restated_headline(lines)
     if headline is not None:
@@ -550,6 +581,16 @@ def _layout(lines: list[Line], kinds: list[str],
             lines, kinds, anchors = split_lines_, split_kinds, dict(narrative)
     if not anchors:
         anchors = dict.fromkeys(_untitled_blocks(lines, kinds), "")
+    if (subject := _subject_title(lines, dropped)) is not None:
+        # Chinese notes headed by an English title (a first "# Title" or the front matter's
+        # title) are about that paper: it has a section from the top, beside the papers the
+        # notes cite; Chinese subheadings taken for titles are its parts
+        keys = {fold_title(a.title if isinstance(a, Candidate) else a or "") for a in anchors.values()}
+        if fold_title(subject) not in keys:
+            if all(not _LATIN_TITLE.search(a.title if isinstance(a, Candidate) else a or "") for a in anchors.values()):
+                anchors = {}
+            anchors[0] = subject
+            anchors = dict(sorted(anchors.items()))
     if not anchors and lines and (_about_one_paper("\n".join(line.text for line in lines))
                                   or front_matter_names_a_paper(dropped)):
         # a page about one paper that never writes its title as a heading or a quoted name in a
@@ -566,6 +607,29 @@ def _layout(lines: list[Line], kinds: list[str],
                  for line, k in zip(lines, kinds, strict=True)]
 
     return lines, kinds, anchors
+
+
+#: Least share of Chinese characters among a document's letters for it to be Chinese notes.
+MIN_HAN_SHARE = 0.25
+_LATIN_TITLE = re.compile(r"[A-Za-z]{2,}")
+_LATIN_LETTER = re.compile(r"[A-Za-z]")
+
+
+def _subject_title(lines: list[Line], dropped: list[dict]) -> str | None:
+    """The English title that heads a Chinese document (its first line a level-1 Markdown
+    heading, else its front matter's title; a reading label before it removed: "論文筆記 - "),
+    or None: a Chinese document whose headline is an English title is notes on that paper."""
+    first = lines[0].stripped if lines else ""
+    heading = first[2:].strip() if first.startswith("# ") else None
+    for text in (heading, front_matter_headline(dropped).split("\n")[0]):
+        if not text:
+            continue
+        title = split_heading_title(text)[0]
+        if title and not _HAN.search(title) and _english_title(title):
+            body = "\n".join(line.text for line in lines)
+            han = len(_HAN.findall(body))
+            return title if han >= MIN_HAN_SHARE * (han + len(_LATIN_LETTER.findall(body))) else None
+    return None
 
 
 def _walk(text: str, body_text: str, lines: list[Line], kinds: list[str], anchors: dict[int, Candidate | str | None],
@@ -585,6 +649,7 @@ def _walk(text: str, body_text: str, lines: list[Line], kinds: list[str], anchor
     award_headers = False  # an award header seen (an award lead sentence is none)
     venue_levels = _venue_levels(lines) if sum(line.text.startswith("#") for line in lines) >= 2 else frozenset()
     heading: str | None = None
+    one_page = list(anchors) == [0] and not isinstance(anchors[0], Candidate)  # a page on one paper: headings are its parts
 
     def close() -> None:
         nonlocal current, current_cand
@@ -652,7 +717,7 @@ def _walk(text: str, body_text: str, lines: list[Line], kinds: list[str], anchor
             add_context(line, "reference")
             doc_urls.extend(u for u in find_urls(line.stripped) if u not in doc_urls)
             state = "trailer"
-        elif level and (not current or not _heading_level(current[0].stripped)
+        elif level and not one_page and (not current or not _heading_level(current[0].stripped)
                         or level < _heading_level(current[0].stripped) or _names_context(line.stripped)):
             # a heading that is not a paper closes the section and sets the context below it
             close()

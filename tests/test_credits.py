@@ -79,6 +79,17 @@ def credit(text):
     ("其中一作Ann Lee 目前是甲乙大学的硕士生。", (["Ann Lee"], True, [])),
     ("来自甲乙大学等，三位一作Ann Lee、Bo Chen（陈博）、Cy Diaz皆为甲乙大学学生。", (["Ann Lee", "Bo Chen", "Cy Diaz"], True, ["甲乙大学"])),
     ("论文一作Ann Lee；通讯作者田甲，现任甲乙大学教授。", (["Ann Lee", "田甲"], True, [])),
+    # a joint work: the places that made it together, a short-form gloss dropped, an acronym's
+    # expansion kept, "<someone>所在的<place>" read as the place
+    ("甲乙人工智能实验室(甲乙AI实验室)、丙丁大学及戊己科技联合提出的自动驾驶模型获得最佳论文奖。",
+     ([], False, ["甲乙人工智能实验室", "丙丁大学", "戊己科技"])),
+    ("3D 视觉迎来巨变。甲乙大学 VGG (Visual Geometry Group) 与 Acme AI 团队联合发布的最新研究 X，提出了新方法。",
+     ([], False, ["甲乙大学 VGG (Visual Geometry Group)", "Acme AI"])),
+    ("**A Title of a Paper** ，由Acme、苹果与丙丁大学研究人员联合完成。", ([], False, ["Acme", "苹果", "丙丁大学"])),
+    ("最佳論文由田某所在的甲乙技術部門與丙丁大學合作發表，論文題目《某某》。", ([], False, ["甲乙技術部門", "丙丁大學"])),
+    # a team named by its company is the company, a description before the name dropped
+    ("由大陸AI新創企業Acme團隊完成的推理模型研究論文，登上了期刊封面。", ([], False, ["Acme"])),
+    ("该论文由 Acme AI 团队完成。", ([], False, ["Acme AI"])),
 ])
 def test_find_credit(text, expected):
     assert credit(text) == expected
@@ -91,6 +102,8 @@ def test_find_credit(text, expected):
     # organisations that use the work, not the authors' affiliation
     "许多公司，例如 Google 的研究者也在使用这一方法。",
     "该团队与普林斯顿大学的研究者合作完成了实验。",
+    "他们和很多人合作完成了这项工作。",
+    "这两个团队联合发布了新模型。",
     "論文採用了基於 Anthropic 提出的一個玩具模型架構。",
     # generic subjects and model names
     "研究團隊從大量真實影片中學習場景運動的先驗。",

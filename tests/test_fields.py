@@ -617,6 +617,12 @@ def test_split_names(value: str, expected: tuple[list[str], bool]) -> None:
         ("* Code: https://github.com/a/b", ("code_url", "https://github.com/a/b")),
         ("GitHub: https://github.com/x", ("code_url", "https://github.com/x")),
         ("原文連結：https://x.org", ("reference_url", "https://x.org")),
+        # the original of a translated item: its title, or a link to it (a paper's when arXiv)
+        ("原文: Learning to Plan with World Models", ("title", "Learning to Plan with World Models")),
+        ("英文标题：Learning to Plan with World Models", ("title", "Learning to Plan with World Models")),
+        ("原文：https://x.org/news", ("reference_url", "https://x.org/news")),
+        ("- **原文链接**: https://arxiv.org/abs/2501.01234", ("paper_url", "https://arxiv.org/abs/2501.01234")),
+        ("原文链接：https://x.org/post", ("reference_url", "https://x.org/post")),
         ("References: https://x.org", ("reference_url", "https://x.org")),
         ("TL;DR: short", ("summary", "short")),
         ("Abstract: We study", ("summary", "We study")),

@@ -71,6 +71,58 @@ def test_metadata_blocks_after_the_body():
     assert [c["kind"] for c in result["context"]] == ["headline"]
 
 
+def test_translated_digest_items_take_the_original_title_of_papers_only():
+    # a daily digest: a translated headline per item, then "原文: <original headline>" and the
+    # item's metadata; an item whose original link is an arXiv page is a paper, a news item is not
+    item = (
+        "### {n}. {zh}\n原文: {en}\n\n- **来源**: {src}\n- **发布时间**: Mon, 27 Apr\n"
+        "- **综合评分**: 6.1/10\n- **原文链接**: {url}\n- **内容摘要**: {summary}\n\n---\n\n"
+    )
+    text = "# AI 新闻日报 - 2026-04-26\n\n---\n\n" + "".join([
+        item.format(n=1, zh="某公司发布新模型的三个原因", en="Three reasons why the new model matters",
+                    src="Tech Review", url="https://example.com/2026/04/why-it-matters/",
+                    summary="周五，某公司发布了新旗舰模型的预览。"),
+        item.format(n=2, zh="通过世界行动模型加强策略学习", en="Enhancing Policy Learning with World-Action Models",
+                    src="arXiv AI", url="https://arxiv.org/abs/2604.01234",
+                    summary="arXiv:2604.01234v1 公告类型：新\n摘要：本文提出了世界行动模型，它联合推理未来的视觉观察和驱动状态转换的动作。与仅通过图像预测训练的传统世界模型不同..."),
+        item.format(n=3, zh="多智能体大模型用于贝叶斯优化中的自适应采集",
+                    en="Multi-Agent LLMs for Adaptive Acquisition in Bayesian Optimization",
+                    src="arXiv Machine Learning", url="https://arxiv.org/abs/2604.05678",
+                    summary="arXiv:2604.05678v1 公告类型：新\n摘要：探索与利用的权衡是顺序决策和黑盒优化的核心，但大型语言模型如何推理和管理这种权衡仍然知之甚少..."),
+    ])
+    sections = segment_document(text, [])["sections"]
+    assert [split_heading_title(s["heading"])[0] for s in sections] == [
+        "Enhancing Policy Learning with World-Action Models",
+        "Multi-Agent LLMs for Adaptive Acquisition in Bayesian Optimization",
+    ]
+    assert "https://arxiv.org/abs/2604.01234" in sections[0]["text"]
+
+
+NOTES_BODY = (
+    "這篇論文提出了一種新的注意力機制，完全取代了循環神經網路，並在翻譯任務上取得了最佳結果。\n\n"
+    "## 動機\n\n循環神經網路難以並行，訓練速度很慢，這是當時序列模型的主要瓶頸。\n\n"
+    "## 方法\n\n模型由編碼器和解碼器組成，每層都使用多頭自注意力與前饋網路。\n"
+)
+
+
+def test_chinese_notes_headed_by_an_english_title_are_about_that_paper():
+    # a first "# Title" in English over Chinese notes: that paper's section, beside a paper the
+    # notes cite with its link
+    text = (
+        "# Attention Is All You Need\n\n" + NOTES_BODY
+        + "\n## 回顧\n\n- [Convolutional Sequence to Sequence Learning](https://arxiv.org/abs/1705.03122)\n"
+    )
+    assert titles(text) == [("Attention Is All You Need", None), ("Convolutional Sequence to Sequence Learning", None)]
+    # the front matter's title (a reading label before it removed) when no line names the paper
+    text = '---\ntitle: "論文筆記 - Attention Is All You Need"\ndate: 2019-10-20\n---\n\n' + NOTES_BODY
+    assert titles(text) == [("Attention Is All You Need", None)]
+    # ... and the page is that one paper's: its headings are its parts, not the end of its section
+    (section,) = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert section["text"].endswith("每層都使用多頭自注意力與前饋網路。")
+    # a Chinese headline is not an English title: the notes name no paper
+    assert titles("# 注意力就是你所需要的\n\n" + NOTES_BODY) == []
+
+
 def test_markdown_headings_with_numbers_and_subheadings():
     text = (
         "# ICML 2024 best papers\n\nSome notes from the conference in Vienna.\n\n"
@@ -233,7 +285,8 @@ def test_leading_decoration_takes_only_a_short_chinese_label_before_an_english_t
     assert LEADING_DECORATION.match(f"[论文精读] {QLORA}").group("title") == QLORA
     assert LEADING_DECORATION.match(f"一文读懂：{QLORA}").group("title") == QLORA
     assert LEADING_DECORATION.match(f"深度解析 | {QLORA}").group("title") == QLORA
-    for text in ("【往期回顾】", "【深度解析】基于分数的扩散模型中的泛化理论", "【导读】研究背景",
+    assert LEADING_DECORATION.match(f"論文筆記 - {QLORA}").group("title") == QLORA  # a spaced ASCII dash
+    for text in ("【往期回顾】", f"論文筆記-{QLORA}", "【深度解析】基于分数的扩散模型中的泛化理论", "【导读】研究背景",
                  f"这是一段很长的中文导语文字：{QLORA}", f"论文 1：{QLORA}"):
         assert LEADING_DECORATION.match(text) is None, text
     assert DECORATION_ONLY.match("【往期回顾】") and DECORATION_ONLY.match("[导读]")
