@@ -1042,11 +1042,23 @@ def test_think_blocks_nest_and_take_linear_time() -> None:
               "<think>outer <think>inner</think> still thinking</think>\n\nIt works on three benchmarks.\n")
     chatter = [d["text"] for d in find_dropped(nested, Config()) if d["reason"] == "llm_chatter"]
     assert chatter == ["<think>outer <think>inner</think> still thinking</think>"]
-    unclosed = "# A Paper on Sparse Codes\n\n" + "<think> a step of reasoning.\n" * 40_000
-    start = time.perf_counter()
-    dropped = find_dropped(unclosed, Config())
-    assert time.perf_counter() - start < 5  # quadratic: minutes
-    assert not [d for d in dropped if d["reason"] == "llm_chatter"]
+    def unclosed(n: int) -> str:
+        return "# A Paper on Sparse Codes\n\n" + "<think> a step of reasoning.\n" * n
+
+    small, large = _best_seconds(find_dropped, unclosed(20_000)), _best_seconds(find_dropped, unclosed(40_000))
+    assert large / small < 3.0, (small, large)  # quadratic: 4 times
+    assert not [d for d in find_dropped(unclosed(40_000), Config()) if d["reason"] == "llm_chatter"]
+
+
+def _best_seconds(fn, text: str) -> float:
+    """The faster of two timed calls of ``fn(text, Config())`` (a ratio of two such times says
+    how the cost grows; an absolute time would say how busy the machine is)."""
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        fn(text, Config())
+        times.append(time.perf_counter() - start)
+    return min(times)
 
 
 def test_chat_phrases_and_group_words_inside_longer_words_are_text() -> None:
@@ -1078,10 +1090,12 @@ def test_a_think_tag_inside_a_sentence_is_text() -> None:
             "finally closes with </think> before answering.\n\n<think>\nLet me summarise.\n</think>\nWe propose a probe.\n")
     chatter = [d["text"] for d in find_dropped(text, Config()) if d["reason"] == "llm_chatter"]
     assert chatter == ["<think>\nLet me summarise.\n</think>"]
-    one_line = "# A Paper\n\nText. " + "It writes <think> here. " * 40_000
-    start = time.perf_counter()
-    assert not [d for d in find_dropped(one_line + "\n</think>\n", Config()) if d["reason"] == "llm_chatter"]
-    assert time.perf_counter() - start < 5
+    def one_line(n: int) -> str:
+        return "# A Paper\n\nText. " + "It writes <think> here. " * n + "\n</think>\n"
+
+    assert not [d for d in find_dropped(one_line(40_000), Config()) if d["reason"] == "llm_chatter"]
+    small, large = _best_seconds(find_dropped, one_line(20_000)), _best_seconds(find_dropped, one_line(40_000))
+    assert large / small < 3.0, (small, large)
 
 
 def test_prose_that_opens_like_a_chat_reply_is_kept() -> None:
