@@ -204,7 +204,7 @@ def _labelled_authors(lines: list[str], i: int) -> list[str] | None:
 #: word between them allowed: "ArXiv,", "部落格，"); or the year that closes the reference after it ("A, B. IEEE, 2021").
 _LINE_YEAR = re.compile(
     r"^\s*[（(]\s*((?:19|20)\d\d)\s*[）)]"
-    r"|^\s*[,，]\s*(?:[^,，\d\n]{1,12}[,，]\s*)?((?:19|20)\d\d)(?:[-./]\d{1,2}){0,2}\s*$"
+    r"|^\s*[,，]\s*(?:[^,，\d\n]{1,40}[,，]\s*)?((?:19|20)\d\d)(?:[-./]\d{1,2}){0,2}\s*$"
     r"|\.\s+[^.,，\n]{2,30}[,，]\s*((?:19|20)\d\d)\.?\s*$", re.I)
 
 
@@ -676,10 +676,15 @@ def _venue_year_award(row: dict, text: _Lines, meta: _Metadata, body: list[int],
     # the award label and year that open the title's line ("- 2022 best student paper, Title, …")
     opening = _before_title(lines[0], title or title_zh) if lines and (title or title_zh) else ""
     item_label = find_award_label(opening) if opening and len(opening) <= MAX_LABEL_FIELD_CHARS else None
+    # ... and the fields after the title on its line ("**Title**, _CCL Best Paper Award_, 2023")
+    trailing = _after_title(lines[0], title or title_zh) if lines and (title or title_zh) else ""
+    trailing_label = find_award_label(trailing) if trailing and len(trailing) <= 2 * MAX_LABEL_FIELD_CHARS else None
+    if trailing_label is not None and normalize_award(trailing_label) is None:
+        trailing_label = None  # "这项工作也获奖了": an award, but not which one
     if venue is None and year is None and lines and (title or title_zh):
         # a year or a date on the title's line, with no venue: "[Title](url)（2013）",
         # "[Title](url)，ArXiv，2025-04-08", "2024 best paper, Title"
-        dated = _LINE_YEAR.search(_after_title(lines[0], title or title_zh))
+        dated = _LINE_YEAR.search(trailing)
         year = int(next(y for y in dated.groups() if y)) if dated else None
         if year is None and item_label and (lead_year := re.match(r"\s*((?:19|20)\d\d)\b", opening)):
             year = int(lead_year.group(1))
@@ -691,6 +696,7 @@ def _venue_year_award(row: dict, text: _Lines, meta: _Metadata, body: list[int],
     award_raw = (
         (label.text if label else None)
         or item_label
+        or trailing_label
         or row.get("ctx_award_raw")
         or (stated.text if stated else None)
         or row.get("lead_award_raw")

@@ -431,6 +431,21 @@ def test_a_year_or_date_on_the_title_line_without_a_venue(line: str, year: int |
     assert extract_fields(row, "zh-Hans", Config())["year"] == year
 
 
+@pytest.mark.parametrize(("line", "award_raw", "award", "year"), [
+    ("* [**Sparse Codes for Widget Parsing**](https://arxiv.org/abs/2212.09512), _**CCL Best Paper Award**_, **2023**",
+     "Best Paper Award", "best_paper", 2023),
+    ("* **Sparse Codes for Widget Parsing**, _**NLPCC Outstanding Paper Award**_, **2019**",
+     "Outstanding Paper Award", "outstanding_paper", 2019),
+    # an award without its kind after the title leaves the heading's
+    ("* **Sparse Codes for Widget Parsing**，这项工作也获奖了", "Paper Awards", "other", None),
+])
+def test_the_award_and_year_after_the_title_on_its_line(line: str, award_raw: str, award: str, year: int | None) -> None:
+    row = {"heading": "Sparse Codes for Widget Parsing", "text": line, "ctx_award_raw": "Paper Awards",
+           "lead_award_raw": None, "doc_venue": None, "doc_year": None, "lang": "en"}
+    out = extract_fields(row, "zh-Hans", Config())
+    assert (out["award_raw"], out["award"], out["year"]) == (award_raw, award, year)
+
+
 def test_award_label_and_year_that_open_the_title_line() -> None:
     text = "- 2022 best student paper, **Widget Untangling**, [arXiv](https://arxiv.org/abs/2207.07813)"
     row = {"heading": "Widget Untangling", "text": text, "ctx_award_raw": "# Awards", "lead_award_raw": None,
