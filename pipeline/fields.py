@@ -460,6 +460,7 @@ _VENUE_URLS: tuple[tuple[re.Pattern[str], str | None], ...] = (
     (re.compile(r"(?:blog\.)?(?:neurips|nips)\.cc/(?:virtual[/_]|Conferences/)?(?P<year>(?:19|20)\d\d)\b", re.I), "NeurIPS"),
     (re.compile(r"(?:proceedings|papers)\.(?:neurips|nips)\.cc/paper(?:_files/paper)?/(?P<year>(?:19|20)\d\d)\b", re.I), "NeurIPS"),
     (re.compile(r"openaccess\.thecvf\.com/content[/_]?(?P<cvf>CVPR|ICCV|ECCV|WACV)_?(?P<year>(?:19|20)\d\d)", re.I), None),
+    (re.compile(r"\b(?P<cvf>cvpr|iccv|eccv|wacv)\.thecvf\.com/(?:virtual/|Conferences/)?(?P<year>(?:19|20)\d\d)\b", re.I), None),
     (re.compile(r"\bicml\.cc/(?:virtual[/_]|Conferences/)?(?P<year>(?:19|20)\d\d)\b", re.I), "ICML"),
     (re.compile(r"\biclr\.cc/(?:virtual[/_]|Conferences/)?(?P<year>(?:19|20)\d\d)\b", re.I), "ICLR"),
     (re.compile(r"\bijcai\.org/proceedings/(?P<year>(?:19|20)\d\d)\b", re.I), "IJCAI"),
