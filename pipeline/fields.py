@@ -560,7 +560,8 @@ KEYS: tuple[str, ...] = (
 _KEY_ALIASES: dict[str, tuple[str, ...]] = {
     "title": (
         "论文标题", "論文標題", "标题", "標題", "论文题目", "論文題目", "题目", "題目",
-        "title", "paper title", "main title",
+        "论文名称", "論文名稱", "论文名", "論文名",
+        "title", "paper title", "main title", "paper name",
         "原文", "原文标题", "原文標題", "原标题", "原標題", "英文标题", "英文標題", "英文题目", "英文題目",
         "原题", "原題", "original title",
     ),
