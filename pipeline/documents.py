@@ -18,6 +18,7 @@ import pandas as pd
 from . import clean, extract, front_matter, ingest, normalize, segment
 from .budget import Timeout, time_limit
 from .config import Config
+from .errors import ErrorText
 from .run_tables import (
     _failed_reads,
     _mark_duplicates,
@@ -45,12 +46,13 @@ def _document_strings() -> contextlib.AbstractContextManager:
     return pd.option_context("mode.string_storage", DOCUMENT_STRING_STORAGE)
 
 
-def _run_isolated(stage: Stage, batch: pd.DataFrame, config: Config, key: str) -> tuple[pd.DataFrame, dict[str, str]]:
+def _run_isolated(stage: Stage, batch: pd.DataFrame, config: Config,
+                  key: str) -> tuple[pd.DataFrame, dict[str, ErrorText]]:
     """Run ``stage`` on ``batch``; on failure rerun row by row and return the rows that failed.
 
     Returns:
         ``(output, failures)`` where ``failures`` maps the value of ``key`` of each failing row
-        to ``"<stage>: <ErrorType>: <message>"``.
+        to ``"<stage>: <ErrorType>: <message>"`` (:func:`_error_message`).
     """
     try:
         return stage(batch, config), {}
@@ -67,18 +69,23 @@ def _run_isolated(stage: Stage, batch: pd.DataFrame, config: Config, key: str) -
     return out, failures
 
 
-def _error_message(stage_name: str, exc: BaseException) -> str:
+def _error_message(stage_name: str, exc: BaseException) -> ErrorText:
     """``"<stage>: <ErrorType>: <message>"`` for the error tables, a lone surrogate written as
-    its ``\\udcXX`` escape (UTF-8, so Arrow and Parquet, cannot hold it)."""
+    its ``\\udcXX`` escape (UTF-8, so Arrow and Parquet, cannot hold it); its stage is
+    ``stage_name``, its error type the exception's class name."""
     message = f"{stage_name}: {type(exc).__name__}: {exc}"
-    return message.encode("utf-8", "backslashreplace").decode("utf-8")
+    return ErrorText(message.encode("utf-8", "backslashreplace").decode("utf-8"), stage_name, type(exc).__name__)
 
 
-def _mark_failed(docs: pd.DataFrame, failures: dict[str, str]) -> pd.DataFrame:
+def _mark_failed(docs: pd.DataFrame, failures: dict[str, ErrorText]) -> pd.DataFrame:
+    """``docs`` with the rows of ``failures`` (doc id -> message) status ``error``, the message
+    in ``error`` and its stage and error type in :data:`pipeline.ingest.ERROR_FIELDS`."""
     for doc_id, message in failures.items():
         mask = docs["doc_id"] == doc_id
         docs.loc[mask, "status"] = "error"
-        docs.loc[mask, "error"] = message
+        docs.loc[mask, "error"] = str(message)
+        docs.loc[mask, "_error_stage"] = message.stage
+        docs.loc[mask, "_error_type"] = message.error_type
         log.warning("document %s failed: %s", doc_id, message)
     return docs
 
@@ -154,7 +161,8 @@ def _process_within_budget(batch: pd.DataFrame, config: Config,
                            seconds: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
     """:func:`_process_batch` under :func:`pipeline.budget.time_limit` of :func:`_budget`
     seconds. A batch over its budget is processed again file by file, each under its own; a file
-    over its budget is an error row ``Timeout: ...`` (not kept in the state: the next run retries)."""
+    over its budget is an error row ``Timeout: ...`` (stage ``per-document``, error type ``Timeout``;
+    not kept in the state: the next run retries)."""
     budget = _budget(batch, config.run.file_timeout)
     try:
         with time_limit(budget):
@@ -168,7 +176,8 @@ def _process_within_budget(batch: pd.DataFrame, config: Config,
         return (pd.concat([p[0] for p in parts], ignore_index=True), pd.concat(sections, ignore_index=True),
                 set().union(*(p[2] for p in parts)))
     path = batch["source_path"].iloc[0]
-    message = f"Timeout: the per-document stages took more than {budget:g} s on this file (run.file_timeout)"
+    message = ErrorText(f"Timeout: the per-document stages took more than {budget:g} s on this file "
+                        "(run.file_timeout)", "per-document", "Timeout")
     log.warning("%s: %s", path, message)
     return _process_batch(batch, config, seconds, failed_reads={path: message})
 
@@ -187,7 +196,7 @@ def _budget(batch: pd.DataFrame, file_timeout: float) -> float:
 
 
 def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float],
-                   failed_reads: dict[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
+                   failed_reads: dict[str, ErrorText] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
     """The per-document stages on one batch of listed files; ``failed_reads`` (source path ->
     message): files not to read, error rows with that message instead.
 

@@ -35,3 +35,21 @@ class DocumentError(PipelineError):
 class BinaryContentError(DocumentError, ValueError):
     """A file's bytes are not text in any character encoding (an image, an archive, random
     bytes): no codec decodes them. A :class:`ValueError` too, for callers that catch that."""
+
+
+class ErrorText(str):
+    """A ``documents.error`` message that carries the ``errors.parquet`` ``stage`` and
+    ``error_type`` of the failure it tells, set where the failure is caught (a stage that raised,
+    a file over its time budget), so the errors table never parses them back out of the text.
+    Equal to, and used as, the plain message."""
+
+    stage: str
+    error_type: str
+
+    def __new__(cls, message: str, stage: str, error_type: str) -> ErrorText:
+        text = super().__new__(cls, message)
+        text.stage, text.error_type = stage, error_type
+        return text
+
+    def __getnewargs__(self) -> tuple[str, str, str]:  # pickle and copy keep both fields
+        return str(self), self.stage, self.error_type

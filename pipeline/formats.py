@@ -411,6 +411,8 @@ class JsonlRecord:
             objects as JSON text; booleans and NaN or infinite numbers are left out), or None.
         error: why the line is not a document (invalid JSON, not an object, neither a text
             field nor a title-like field).
+        error_type: the errors table's ``error_type`` when ``error`` is set: ``InvalidJSON`` for
+            a line that is not JSON, ``InvalidRecord`` otherwise.
         paper: for a paper record (:mod:`pipeline.paper_records`), its fields as JSON (the
             ``text`` is then those fields as readable lines); None for an article.
         notes: one per metadata field that was not a JSON string (written out, or left out),
@@ -424,6 +426,12 @@ class JsonlRecord:
     error: str | None = None
     notes: tuple[str, ...] = ()
     paper: str | None = None
+    error_type: str | None = None
+
+
+def _invalid(error: str, notes: tuple[str, ...] = ()) -> JsonlRecord:
+    """A record rejected as neither an article nor a paper record (``InvalidRecord``)."""
+    return JsonlRecord(error=error, notes=notes, error_type="InvalidRecord")
 
 
 def _meta_value(value: Any) -> str | None:
@@ -462,9 +470,9 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
             detail = "nested too deeply"
         else:  # e.g. an integer longer than Python's int-conversion limit
             detail = str(exc)
-        return JsonlRecord(error=f"not valid JSON: {detail}")
+        return JsonlRecord(error=f"not valid JSON: {detail}", error_type="InvalidJSON")
     if not isinstance(obj, dict):
-        return JsonlRecord(error=f"a JSON {_json_type(obj)}, not an object")
+        return _invalid(f"a JSON {_json_type(obj)}, not an object")
     record = parse_record(obj)
     if nuls:
         note = f"jsonl: removed {nuls} NUL character{'s' if nuls > 1 else ''} (\\u0000 escapes)"
@@ -498,7 +506,7 @@ def parse_record(obj: dict) -> JsonlRecord:
     """
     reading = paper_records.read_record(obj)
     if reading.error:
-        return JsonlRecord(error=reading.error, notes=reading.notes)
+        return _invalid(reading.error, reading.notes)
     fields = reading.fields
     if fields is not None:
         published = _meta_field(obj, JSONL_META_FIELDS["published"])
@@ -512,18 +520,18 @@ def parse_record(obj: dict) -> JsonlRecord:
     if found is None:
         nulls = [str(k) for k, v in obj.items() if str(k).strip().casefold() in JSONL_TEXT_FIELDS]
         if nulls:
-            return JsonlRecord(error=f"no text: field {nulls[0]!r} is null")
+            return _invalid(f"no text: field {nulls[0]!r} is null")
         keys = ", ".join(sorted(map(str, obj))[:10]) or "none"
         links = [str(k) for k, v in obj.items() if str(k).strip().casefold() in paper_records.LINK_OR_TITLE_FIELDS
                  and isinstance(v, str) and v.strip()]
         because = f"; {links[0]!r} holds a link, not a title" if links else ""
-        return JsonlRecord(error=f"no text and no paper title: none of the fields "
-                                 f"{', '.join(JSONL_TEXT_FIELDS + paper_records.TITLE_FIELDS + paper_records.TITLE_ZH_FIELDS)} "
-                                 f"holds a title (its keys: {keys}{because})")
+        return _invalid(f"no text and no paper title: none of the fields "
+                        f"{', '.join(JSONL_TEXT_FIELDS + paper_records.TITLE_FIELDS + paper_records.TITLE_ZH_FIELDS)} "
+                        f"holds a title (its keys: {keys}{because})")
     key, value = found
     text = paper_records.article_text(value)
     if text is None:
-        return JsonlRecord(error=f"field {key!r} is a JSON {_json_type(value)}, not a string")
+        return _invalid(f"field {key!r} is a JSON {_json_type(value)}, not a string")
     meta: dict[str, str | None] = {}
     notes: list[str] = []
     if isinstance(value, list):

@@ -17,7 +17,8 @@ Per file (:func:`read_documents`), in this order:
 
 Later offsets point into the resulting ``text``. When steps 4-6 change anything, ``raw_text`` keeps
 the decoded input and ``notes`` says what was done. A file (or line) that cannot be read, decoded or
-parsed becomes a row with ``status == "error"`` and the message in ``error``.
+parsed becomes a row with ``status == "error"`` and the message in ``error``; such a row, and an
+``empty`` one, carries the errors table's stage and error type (:data:`ERROR_FIELDS`, :func:`_fail`).
 """
 
 from __future__ import annotations
@@ -39,15 +40,21 @@ from ftfy.badness import is_bad
 from . import formats, paper_records
 from .config import Config
 from .decoding import Decoded, decode
+from .errors import BinaryContentError
 from .listing import LISTING_COLUMNS, list_corpus, open_listed  # noqa: F401 - list_corpus: the ingest API
 from .stage import Stage
 
 log = logging.getLogger(__name__)
 
+#: ``errors.parquet``'s ``stage`` and ``error_type`` of a ``documents`` row whose status is
+#: ``error`` or ``empty`` (:func:`pipeline.run_tables.errors_table`), set where the failure is
+#: found (:func:`_fail`, :class:`pipeline.errors.ErrorText`); internal (a ``_`` name: not
+#: in the published ``documents``). A read row that did not fail has neither key.
+ERROR_FIELDS = ("_error_stage", "_error_type")
 #: Columns ingest adds (the ``documents`` contract).
 DOCUMENT_COLUMNS = (
     "doc_id", "source_path", "content_sha256", "encoding", "n_bytes", "n_chars", "text", "status", "error",
-    "raw_text", "title", "url", "published", "notes", "paper_record",
+    "raw_text", "title", "url", "published", "notes", "paper_record", *ERROR_FIELDS,
 )
 
 
@@ -206,12 +213,26 @@ def prepare_text(text: str) -> tuple[str, list[str]]:
 
 def _row(source_path: str, data: bytes | None = None) -> dict:
     """A ``documents`` row with the byte-derived columns set and ``status="ok"``."""
-    row = dict.fromkeys(DOCUMENT_COLUMNS)
+    row = dict.fromkeys(c for c in DOCUMENT_COLUMNS if c not in ERROR_FIELDS)
     row.update(source_path=source_path, text="", n_chars=0, n_bytes=0, status="ok")
     if data is not None:
         digest = hashlib.sha256(data).hexdigest()
         row.update(doc_id=digest[:16], content_sha256=digest, n_bytes=len(data))
     return row
+
+
+def _fail(row: dict, error: str, error_type: str, status: str = "error", **columns: object) -> dict:
+    """``row`` with ``status`` (``error`` or ``empty``), the message ``error`` and the errors
+    table's stage (``ingest``) and ``error_type`` (:data:`ERROR_FIELDS`); ``columns``: other
+    columns to set."""
+    row.update(columns, status=status, error=error, _error_stage="ingest", _error_type=error_type)
+    return row
+
+
+def _exception_type(exc: BaseException) -> str:
+    """The errors table's ``error_type`` of an exception a reader caught: ``BinaryContent`` for
+    :class:`pipeline.errors.BinaryContentError`, else its class name."""
+    return "BinaryContent" if isinstance(exc, BinaryContentError) else type(exc).__name__
 
 
 #: NUL characters of a decoded text are stray bytes of a text file (a truncated write, a
@@ -256,12 +277,12 @@ def remove_stray_nuls(text: str) -> tuple[str, str | None]:
 def _finish(row: dict, raw: str, text: str, notes: list[str], label: str) -> dict:
     """Set text, raw_text, n_chars, notes and the empty/NUL statuses of a decoded row."""
     if "\x00" in text:
-        row.update(status="error", encoding=None, error=f"{label} decodes to text with NUL characters (binary file?)")
-        return row
+        return _fail(row, f"{label} decodes to text with NUL characters (binary file?)", "BinaryContent",
+                     encoding=None)
     row.update(text=text, n_chars=len(text), raw_text=raw if raw != text else None,
                notes="; ".join(notes) if notes else None)
     if not text.strip():
-        row.update(status="empty", error=f"{label} has no text")
+        _fail(row, f"{label} has no text", "EmptyDocument", status="empty")
     return row
 
 
@@ -270,10 +291,8 @@ def _read_bytes(source_path: str, abs_path: str) -> tuple[bytes | None, dict | N
     try:
         return open_listed(abs_path), None
     except OSError as exc:
-        row = _row(source_path)
-        row.update(status="error", error=f"{type(exc).__name__}: {exc}",
-                   doc_id=hashlib.sha256(source_path.encode()).hexdigest()[:16])
-        return None, row
+        return None, _fail(_row(source_path), f"{type(exc).__name__}: {exc}", _exception_type(exc),
+                           doc_id=hashlib.sha256(source_path.encode()).hexdigest()[:16])
 
 
 def read_document(source_path: str, abs_path: str) -> dict:
@@ -301,8 +320,7 @@ def read_document(source_path: str, abs_path: str) -> dict:
     try:
         decoded = decode(data, formats.sniff_html_charset(data) if is_html else None, markup=is_html)
     except (UnicodeDecodeError, ValueError, LookupError) as exc:
-        row.update(status="error", error=f"could not decode {source_path}: {type(exc).__name__}: {exc}")
-        return row
+        return _fail(row, f"could not decode {source_path}: {type(exc).__name__}: {exc}", _exception_type(exc))
     row["encoding"] = decoded.encoding
     raw = normalize_newlines(decoded.text)
     notes = list(decoded.notes)
@@ -318,8 +336,7 @@ def read_document(source_path: str, abs_path: str) -> dict:
         try:
             page = formats.extract_html(markup)
         except Exception as exc:  # noqa: BLE001 - never raise for one bad page
-            row.update(status="error", error=f"could not extract {source_path}: {type(exc).__name__}: {exc}")
-            return row
+            return _fail(row, f"could not extract {source_path}: {type(exc).__name__}: {exc}", _exception_type(exc))
         text = normalize_newlines(page.text)
         notes += page.notes
         row.update(title=clean_title(page.title), url=page.url, published=page.published)
@@ -372,9 +389,8 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
     try:
         decoded = decode(data)
     except (UnicodeDecodeError, ValueError, LookupError) as exc:
-        row = _row(source_path, data)
-        row.update(status="error", error=f"could not decode {source_path}: {type(exc).__name__}: {exc}")
-        return [row]
+        return [_fail(_row(source_path, data), f"could not decode {source_path}: {type(exc).__name__}: {exc}",
+                      _exception_type(exc))]
     rows = []
     lines = _jsonl_lines(data, decoded)
     for n, line_bytes, line in lines:
@@ -386,8 +402,8 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
         notes = list(decoded.notes) if n == lines[-1][0] else []  # an incomplete final character
         record = formats.parse_jsonl_line(line)
         if record.error:
-            row.update(status="error", error=f"{label}: {record.error}", notes="; ".join(notes) or None)
-            rows.append(row)
+            rows.append(_fail(row, f"{label}: {record.error}", record.error_type or "InvalidRecord",
+                              notes="; ".join(notes) or None))
             continue
         row.update(title=clean_title(record.title), url=record.url, published=record.published,
                    paper_record=record.paper)
@@ -402,9 +418,8 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
         text, repairs = prepare_text(normalize_newlines(body))
         rows.append(_finish(row, line, text, notes + repairs, label))
     if not rows:
-        row = _row(source_path, data)
-        row.update(encoding=decoded.encoding, status="empty", error=f"{source_path} has no text")
-        rows.append(row)
+        rows.append(_fail(_row(source_path, data), f"{source_path} has no text", "EmptyDocument", status="empty",
+                          encoding=decoded.encoding))
     return rows
 
 
@@ -619,9 +634,8 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
         decoded = decode(data)
         records = _csv_records(normalize_newlines(decoded.text))
     except (UnicodeDecodeError, ValueError, LookupError, csv.Error) as exc:
-        row = _row(source_path, data)
-        row.update(status="error", error=f"could not read {source_path}: {type(exc).__name__}: {exc}")
-        return [row]
+        return [_fail(_row(source_path, data), f"could not read {source_path}: {type(exc).__name__}: {exc}",
+                      _exception_type(exc))]
     while records and not records[0].error and not any(c.strip() for c in records[0].cells):
         records.pop(0)
     problem = None
@@ -629,10 +643,8 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
         problem = records[0].error or _missing_header(records[0].cells)
         problem = problem and f"row {records[0].n} holds data, not field names ({problem})"
     if problem:
-        row = _row(source_path, data)
-        row.update(encoding=decoded.encoding, status="error",
-                   error=f"{source_path}: the header row is missing (no header: no field names to read): {problem}")
-        return [row]
+        return [_fail(_row(source_path, data), f"{source_path}: the header row is missing (no header: no field names "
+                      f"to read): {problem}", "Error", encoding=decoded.encoding)]
     rows = []
     header = records[0].cells if records else []
     header_raw = records[0].raw if records else ""
@@ -660,8 +672,7 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
                              f"{open_quote} that is never closed: likely text of that cell, not read as a row")
         if rec.error or len(rec.cells) > len(header):
             error = rec.error or f"{len(rec.cells)} cells but the header names {len(header)}"
-            row.update(status="error", error=f"{label}: {error}")
-            rows.append(row)
+            rows.append(_fail(row, f"{label}: {error}", "InvalidRecord"))
             if rec.error and "is never closed" in rec.error and open_quote is None:
                 open_quote = rec.n
             continue
@@ -675,17 +686,15 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
             name: next((cells[i] for i in idx if i < len(cells) and cells[i].strip()), cells[idx[0]])
             for name, idx in columns.items() if idx[0] < len(cells)})
         if record.error:
-            row.update(status="error", error=f"{label}: {record.error}")
-            rows.append(row)
+            rows.append(_fail(row, f"{label}: {record.error}", record.error_type or "InvalidRecord"))
             continue
         row.update(title=clean_title(record.title), url=record.url, published=record.published,
                    paper_record=record.paper)
         text, repairs = prepare_text(normalize_newlines(record.text))
         rows.append(_finish(row, rec.raw, text, notes + list(record.notes) + repairs, label))
     if not rows:
-        row = _row(source_path, data)
-        row.update(encoding=decoded.encoding, status="empty", error=f"{source_path} has no data rows: it has no text")
-        rows.append(row)
+        rows.append(_fail(_row(source_path, data), f"{source_path} has no data rows: it has no text", "EmptyDocument",
+                          status="empty", encoding=decoded.encoding))
     return rows
 
 
@@ -724,7 +733,8 @@ def ingest_files(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     for row in rows:
         if row["status"] != "ok":
             log.warning("document %s: %s", row["source_path"], row["error"])
-    return pd.DataFrame(rows, columns=list(DOCUMENT_COLUMNS))
+    # None (not NaN) where a row has no error fields, so a later stage's failure can set them
+    return pd.DataFrame([{**dict.fromkeys(ERROR_FIELDS), **row} for row in rows], columns=list(DOCUMENT_COLUMNS))
 
 
 STAGE = Stage(name="ingest", fn=ingest_files, requires=LISTING_COLUMNS, adds=DOCUMENT_COLUMNS)

@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from . import __version__, extract, ingest, normalize, segment
 from .config import Config
 from .embed import Embedder
+from .errors import ErrorText
 from .memory import release_free_memory
 from .publish import (
     MANIFEST,
@@ -231,16 +232,9 @@ def mark_copies(per_file: list[tuple[list[dict], list[dict]]], seen: dict[str, s
             section_rows[:] = [s for s in section_rows if s["doc_id"] not in gone]
 
 
-#: ``documents.error`` texts -> (stage, error type) for :func:`errors_table`; first match wins.
-_ERROR_KINDS: tuple[tuple[re.Pattern[str], str | None, str | None], ...] = (
-    (re.compile(r"^(?P<stage>ingest|clean|segment|normalize|extract): (?P<type>[A-Za-z_]\w*): "), None, None),
-    (re.compile(r"^Timeout: "), "per-document", "Timeout"),  # (_process_within_budget)
-    (re.compile(r"NUL characters|: BinaryContentError: "), "ingest", "BinaryContent"),
-    (re.compile(r"has no text$"), "ingest", "EmptyDocument"),
-    (re.compile(r"^\S+#\d+: not valid JSON"), "ingest", "InvalidJSON"),
-    (re.compile(r"^\S+#\d+: "), "ingest", "InvalidRecord"),
-    (re.compile(r"(?:^|: )(?P<type>[A-Z]\w*(?:Error|Exception)): "), "ingest", None),
-)
+#: A stage failure's ``documents.error`` (:func:`pipeline.documents._error_message`): the stage and
+#: error type of a row made without :data:`pipeline.ingest.ERROR_FIELDS` (by hand, not by the run).
+_STAGE_ERROR = re.compile(r"^(?P<stage>ingest|clean|segment|normalize|extract): (?P<type>[A-Za-z_]\w*): ")
 
 
 #: ``documents.reason`` of a processed document (``status`` ``ok``) in which no paper was found.
@@ -257,18 +251,19 @@ def no_paper_reasons(status: pd.Series, n_sections: pd.Series) -> list[str | Non
 
 def errors_table(documents: pd.DataFrame) -> pd.DataFrame:
     """``errors.parquet``: one row per documents row with status ``error`` or ``empty`` (a file,
-    or one line of a JSON Lines file), columns of :data:`pipeline.write.ERRORS_SCHEMA`."""
+    or one line of a JSON Lines file), columns of :data:`pipeline.write.ERRORS_SCHEMA`.
+
+    ``stage`` and ``error_type`` are the row's :data:`pipeline.ingest.ERROR_FIELDS`, set where
+    the failure was found; a row without them (made by hand) takes them from a stage failure's
+    message (:data:`_STAGE_ERROR`), else ``ingest`` and ``Error``."""
     rows = []
     bad = documents[documents["status"].isin(["error", "empty"])]
-    for path, message in zip(bad["source_path"], bad["error"], strict=True):
+    stages, kinds = ((bad[c] if c in bad else [None] * len(bad)) for c in ingest.ERROR_FIELDS)
+    for path, message, stage, kind in zip(bad["source_path"], bad["error"], stages, kinds, strict=True):
         message = message if isinstance(message, str) else ""
-        stage, kind = "ingest", "Error"
-        for pattern, fixed_stage, fixed_type in _ERROR_KINDS:
-            m = pattern.search(message)
-            if m:
-                stage = fixed_stage or m.group("stage")
-                kind = fixed_type or m.group("type")
-                break
+        if not isinstance(kind, str):
+            m = _STAGE_ERROR.match(message)
+            stage, kind = (m.group("stage"), m.group("type")) if m else ("ingest", "Error")
         rows.append({"path": path, "stage": stage, "error_type": kind, "message": message})
     return pd.DataFrame(rows, columns=["path", "stage", "error_type", "message"])
 
@@ -355,10 +350,12 @@ def _run_manifest(run_id: str, started: dt.datetime, full: bool, corpus: Path, c
     }
 
 
-def _failed_reads(failures: dict[str, str]) -> pd.DataFrame:
-    """``documents`` rows (status ``error``) for files whose reading raised."""
+def _failed_reads(failures: dict[str, ErrorText]) -> pd.DataFrame:
+    """``documents`` rows (status ``error``) for files whose reading raised, or that ran over
+    their time budget: the message, its stage and error type as :data:`pipeline.ingest.ERROR_FIELDS`."""
     rows = [{**dict.fromkeys(ingest.DOCUMENT_COLUMNS), "doc_id": hashlib.sha256(path.encode()).hexdigest()[:16],
-             "source_path": path, "text": "", "n_chars": 0, "n_bytes": 0, "status": "error", "error": message}
+             "source_path": path, "text": "", "n_chars": 0, "n_bytes": 0, "status": "error", "error": str(message),
+             "_error_stage": message.stage, "_error_type": message.error_type}
             for path, message in failures.items()]
     return pd.DataFrame(rows, columns=list(ingest.DOCUMENT_COLUMNS))
 

@@ -41,6 +41,7 @@ from pipeline.ingest import (
     read_document,
     repair_mojibake,
 )
+from pipeline.run_tables import errors_table
 
 from conftest import require_seeds
 
@@ -346,6 +347,22 @@ def test_ingest_stage_on_a_listing(tmp_path: Path) -> None:
     assert docs["encoding"].tolist()[:2] == ["utf-8", "big5hkscs"]
     assert docs["n_bytes"].tolist() == [len(HANS_SENTENCE.encode()), len(HANT_PARAGRAPH.encode("big5")), 1024, 0]
     assert docs["n_chars"].tolist() == [len(HANS_SENTENCE), len(HANT_PARAGRAPH), 0, 0]
+
+
+def test_failed_rows_carry_the_errors_tables_stage_and_type(tmp_path: Path) -> None:
+    """Each error or empty row holds its errors-table stage and type from where ingest found the
+    failure, whatever its path looks like (a folder and a file name with spaces)."""
+    _write(tmp_path / "a dir/feed b.jsonl", b'{not json\n{"foo": 1}\n{"text": "  "}\n')
+    _write(tmp_path / "c.txt", bytes(range(256)) * 4)
+    _write(tmp_path / "d.txt", b"")
+    listing, _ = list_corpus(tmp_path, [*EXTENSIONS, ".jsonl"])
+
+    errors = errors_table(STAGE(listing, Config()))
+
+    assert [(r.path, r.stage, r.error_type) for r in errors.itertuples()] == [
+        ("a dir/feed b.jsonl#1", "ingest", "InvalidJSON"), ("a dir/feed b.jsonl#2", "ingest", "InvalidRecord"),
+        ("a dir/feed b.jsonl#3", "ingest", "EmptyDocument"), ("c.txt", "ingest", "BinaryContent"),
+        ("d.txt", "ingest", "EmptyDocument")]
 
 
 @pytest.mark.parametrize(

@@ -98,6 +98,32 @@ def test_a_failing_row_is_isolated_and_named():
     assert failures == {"d2": "probe: ValueError: cannot handle d2"}
 
 
+def test_a_stage_failure_in_a_batch_ingest_read_cleanly_is_an_errors_row(tmp_path, monkeypatch):
+    """A stage that raises on one document of a batch in which ingest failed nothing: the row
+    gets the stage and error type where it failed, through the state's JSON rows."""
+    import pipeline.documents as documents
+    from pipeline.ingest import list_corpus
+    from pipeline.runner import errors_table
+
+    shutil.copy(SAMPLE / "a_report_zh-Hans.txt", tmp_path / "a.txt")
+    (tmp_path / "b.txt").write_text("论文摘要：第二篇。", encoding="utf-8")
+    clean = DOCUMENT_STAGES[1]
+
+    def fails_on_b(batch: pd.DataFrame, config) -> pd.DataFrame:
+        if batch["text"].str.contains("第二篇").any():
+            raise LookupError("no such thing")
+        return clean.fn(batch, config)
+
+    monkeypatch.setattr(documents, "DOCUMENT_STAGES", (DOCUMENT_STAGES[0], Stage(
+        name="clean", fn=fails_on_b, requires=clean.requires, adds=clean.adds), *DOCUMENT_STAGES[2:]))
+    listing, _ = list_corpus(tmp_path, [".txt"])
+    result = documents.process_files(listing, load_config())
+    docs = pd.DataFrame([row for f in result.files for row in f.rows()[0]])
+    assert docs["status"].tolist() == ["ok", "error"]
+    assert errors_table(docs).to_dict("records") == [
+        {"path": "b.txt", "stage": "clean", "error_type": "LookupError", "message": "clean: LookupError: no such thing"}]
+
+
 def test_stage_chain_is_consistent_and_checked():
     check_chain(DOCUMENT_STAGES, ["source_path", "abs_path"])
     check_chain(SECTION_STAGES, EXPLODED_COLUMNS)
