@@ -251,3 +251,36 @@ def _kv_title(line: str) -> str | None:
     """The value of a ``Title: …`` metadata line."""
     kv = parse_key_value(line)
     return kv[1] if kv is not None else None
+
+
+#: Fewest items, and kept titles among them, of a list under an award header for the kept
+#: items to make them all titles.
+MIN_AWARD_LIST_ITEMS = 3
+
+
+MIN_AWARD_LIST_KEPT = 2
+
+
+def _award_lists(cands: list[Candidate], kinds: list[str], eligible: list[bool],
+                 chosen: dict[int, Candidate]) -> None:
+    """The list right under an award header ("## Outstanding Paper Award" / "- Title" / "- Title"
+    …: the items that follow it, of one markup style, until the next heading or award header):
+    when it is a list (not prose) of :data:`MIN_AWARD_LIST_ITEMS` items or more, and
+    :data:`MIN_AWARD_LIST_KEPT` of them are kept titles, the header says what the others are,
+    whatever their scores (``chosen`` is updated in place).
+    :func:`pipeline.segment._sibling_runs` reads one run across headings, so lists of other things
+    in the same document (tutorials, topics) keep it from deciding."""
+    k = 0
+    while k < len(cands):
+        if kinds[cands[k].line] != "award_header":
+            k += 1
+            continue
+        group = []
+        k += 1
+        while (k < len(cands) and kinds[cands[k].line] != "award_header" and cands[k].style not in _HEADING_STYLES
+               and (not group or cands[k].style == cands[group[0]].style)):
+            group.append(k)
+            k += 1
+        if (len(group) >= MIN_AWARD_LIST_ITEMS and cands[group[0]].style != "plain"
+                and sum(cands[j].line in chosen for j in group) >= MIN_AWARD_LIST_KEPT):
+            chosen.update({cands[j].line: cands[j] for j in group if eligible[j]})

@@ -72,6 +72,7 @@ from .layouts import (
     _HEADING_STYLES,
     CONFIDENT_TITLE_SCORE,
     ONE_PAPER_AWARD_LINES,
+    _award_lists,
     _entries_with_notes,
     _explainer_parts,
     _metadata_anchors,
@@ -356,6 +357,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     _entries_with_notes(cands, scores, eligible, items, chosen)
     _sibling_headings(lines, cands, eligible, chosen)
     _numbered_siblings(lines, cands, eligible, chosen)
+    _award_lists(cands, kinds, eligible, chosen)
     if log.isEnabledFor(logging.DEBUG):  # marked spans and near misses, not every plain line
         for c, p in zip(cands, scores, strict=True):
             if c.line not in chosen and (c.style != "plain" or p >= model.threshold / 4):

@@ -699,3 +699,15 @@ def test_a_headings_item_number_is_no_part_of_its_title(marker: str) -> None:
     out = segment_document(text, find_dropped(text, Config()))
     assert [split_heading_title(s["heading"])[0] for s in out["sections"]] == [
         f"Hybrid Mesh Avatars for Rendering Number {k}" for k in (1, 2, 3)]
+
+
+def test_a_list_under_an_award_header_is_all_papers_once_two_of_its_items_are() -> None:
+    from pathlib import Path
+
+    # a real conference note: lists of tutorials and of topic numbers around the award's list
+    # keep a whole-document run from deciding; the award header says what its own list holds
+    path = Path(__file__).parent / "fixtures/real/dev/h20-levintsky-icml22/ICML22.md"
+    text = path.read_text(encoding="utf-8")
+    listed = text.split("## Outstanding Paper Award\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    found = {t for t, _ in titles(text)}
+    assert len(listed) == 9 and {item.removeprefix("- ") for item in listed} <= found
