@@ -189,6 +189,44 @@ def tidy_markdown(text: str) -> str:
     return _AUTOLINK.sub(r"\g<url>", text) if "](" in text else text
 
 
+#: The parts of a table that a layout table's unwrapping turns into ``<div>``.
+_TABLE_PARTS = frozenset(("table", "thead", "tbody", "tfoot", "tr", "td", "th"))
+#: Elements whose presence inside a table's cells marks it as layout, not data.
+_LAYOUT_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "table")
+#: Rows from which a table counts as data whatever its cells hold (Readability's ``_isDataTable``).
+DATA_TABLE_ROWS = 10
+
+
+def _unwrap_layout_tables(tree: etree._Element) -> int:
+    """Turn the tables that lay a page out (rather than hold data) into ``<div>`` blocks, in
+    place, so the main-content extraction reads their headings and paragraphs as such instead
+    of one Markdown table row holding a whole page section. The test follows Mozilla
+    Readability's ``_isDataTable``: ``role="presentation"`` or ``datatable="0"`` is layout; a
+    caption, ``<th>``, ``<thead>``, ``<tfoot>`` or ``<colgroup>`` is data; then a table holding a
+    heading or another table, or of one row or one column, is layout, unless it has
+    :data:`DATA_TABLE_ROWS` rows or more. Returns the number of tables unwrapped."""
+    layout = []
+    for table in tree.iter("table"):
+        rows = [tr for tr in table.iter("tr") if next(tr.iterancestors("table"), None) is table]
+        if table.get("role") == "presentation" or table.get("datatable") == "0":
+            layout.append(table)
+            continue
+        if any(table.find(f".//{tag}") is not None for tag in ("caption", "th", "thead", "tfoot", "colgroup")):
+            continue
+        widest = max((len([c for c in tr if c.tag in ("td", "th")]) for tr in rows), default=0)
+        nested = any(table.find(f".//{tag}") is not None for tag in _LAYOUT_BLOCKS)
+        if len(rows) < DATA_TABLE_ROWS and (nested or len(rows) <= 1 or widest <= 1):
+            layout.append(table)
+    owned = {id(t) for t in layout}
+    parts = [el for el in tree.iter(*_TABLE_PARTS)
+             if id(el if el.tag == "table" else next(el.iterancestors("table"), None)) in owned]
+    for el in parts:  # (renamed once all are found: a cell's table is its nearest <table>)
+        el.tag = "div"
+        for name in ("colspan", "rowspan"):
+            el.attrib.pop(name, None)
+    return len(layout)
+
+
 def _mark_cell_breaks(tree: etree._Element) -> None:
     """Write each ``<br>`` inside a table cell as the text ``<br>``, in place, as GitHub Markdown
     tables do: trafilatura's Markdown joins a cell's lines with a space, which runs a cell's
@@ -367,6 +405,7 @@ def extract_html(html: str) -> HtmlContent:
         text = deep_text
     else:
         failed = False
+        _unwrap_layout_tables(tree)
         _mark_cell_breaks(tree)
         try:
             text = trafilatura.extract(tree, **TRAFILATURA_OPTIONS)

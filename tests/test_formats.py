@@ -682,3 +682,23 @@ def test_html_table_cell_line_breaks_stay_line_breaks() -> None:
             f"<table><tr><th>Title</th><th>Authors</th></tr>{rows}</table></article></body></html>")
     text = extract_html(page).text
     assert "| Paper 0 | Ana Lima, Google <br>Bo Chen, EPFL |" in text
+
+
+def test_a_table_that_lays_a_page_out_is_read_as_its_blocks_and_a_data_table_stays_a_table() -> None:
+    """A table whose cells hold a heading or another table (an old conference page's layout) is
+    unwrapped: each paper is its own paragraph, not one cell of a Markdown row holding them all.
+    A table with header cells is data and stays a Markdown table."""
+    paper = ('<div><p><span>{title}</span><br>Ann Lee (CMU)<br>Bo Chen (ETH Zurich)<br>'
+             '<span>Thursday, Oral session 3B</span></p></div>')
+    page = ('<html><body><table width="100%"><tr><td colspan="3"><h2>Awards of the Year</h2></td></tr>'
+            '<tr><td colspan="3"><h3>Honorable Mentions</h3>'
+            + paper.format(title="Hierarchical Descent for Deformation Estimation")
+            + paper.format(title="Piecewise Rigid Scene Flow Estimation")
+            + '</td></tr></table></body></html>')
+    text = extract_html(page).text
+    assert "|" not in text
+    assert "\n\nHierarchical Descent for Deformation Estimation\n" in "\n\n" + text
+    assert "\n\nPiecewise Rigid Scene Flow Estimation\n" in text
+    data = ("<html><body><article><p>" + "Body text of the page. " * 20 + "</p><table><tr><th>Title</th>"
+            "<th>Venue</th></tr><tr><td>Sparse Codes</td><td>ICML 2024</td></tr></table></article></body></html>")
+    assert "| Sparse Codes | ICML 2024 |" in extract_html(data).text
