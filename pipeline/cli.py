@@ -238,16 +238,12 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
         if value is not None:
             overrides.setdefault(section, {})[key] = value
 
-    put("normalize", "target_script", target_script)
-    put("embed", "backend", backend)
-    put("embed", "model", embedder_model)
-    put("embed", "device", device)
-    put("dedup", "match_threshold", match_threshold)
-    put("run", "batch_size", batch_size)
-    put("run", "workers", workers)
-    put("run", "engine", engine)
-    put("run", "ray_address", ray_address)
-    put("run", "max_failed", max_failed)
+    for section, key, value in (("normalize", "target_script", target_script), ("embed", "backend", backend),
+                                ("embed", "model", embedder_model), ("embed", "device", device),
+                                ("dedup", "match_threshold", match_threshold), ("run", "batch_size", batch_size),
+                                ("run", "workers", workers), ("run", "engine", engine),
+                                ("run", "ray_address", ray_address), ("run", "max_failed", max_failed)):
+        put(section, key, value)
     put("run", "file_timeout", file_timeout)
     if quiet:
         put("run", "quiet", True)
