@@ -1837,3 +1837,27 @@ def test_titles_that_differ_by_a_version_number_never_merge(use) -> None:
     rows.append(section("e000-000", "CodeBench 2: A Benchmark Suite for Code Generation", summary=text,
                         text=f"CodeBench 2: A Benchmark Suite for Code Generation\n{text}"))
     assert clusters(run(rows, use)[0]) == [["d100-000"], ["d200-000", "e000-000"], ["d300-000"]]
+
+
+def test_many_write_ups_of_one_paper_are_not_compared_pair_by_pair(monkeypatch) -> None:
+    """300 different articles about one paper and two syndicated copies among them: only
+    documents sharing one of their rarest shingles are compared (prefix filtering), so the
+    comparisons grow with the documents, not with their pairs; the copies are still found."""
+    import random
+
+    from pipeline.dedup import copies
+
+    rng = random.Random(7)
+    vocabulary = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9))) for _ in range(3000)]
+    texts = {f"d{k:03d}": "DeepSeek-R1 Incentivizing Reasoning\n" + " ".join(rng.choice(vocabulary) for _ in range(150))
+             for k in range(300)}
+    texts["d300"] = texts["d010"] + " shared by our partner site"
+    texts["d301"] = "Repost: " + texts["d200"]
+    docs = [(d, "ok", d) for d in texts]
+    papers_of = {d: frozenset(["p-r1"]) for d in texts}
+    compared = []
+    real = copies._shared_shingles
+    monkeypatch.setattr(copies, "_shared_shingles", lambda a, b: compared.append(1) or real(a, b))
+    dup_of = copies.duplicate_documents(docs, papers_of, texts)
+    assert {d: o for (d, _, _), o in zip(docs, dup_of, strict=True) if o} == {"d300": "d010", "d301": "d200"}
+    assert len(compared) < 2 * len(texts)  # every pair: 45,000
