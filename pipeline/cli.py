@@ -461,6 +461,9 @@ def status(out: Path, as_json: bool) -> None:
     except (OSError, ValueError) as exc:
         click.echo(f"error: cannot read {path}: {exc}", err=True)
         sys.exit(EXIT_CANNOT_RUN)
+    if not isinstance(manifest, dict):
+        click.echo(f"error: cannot read {path}: a JSON {type(manifest).__name__}, not a run's manifest", err=True)
+        sys.exit(EXIT_CANNOT_RUN)
     if as_json:
         click.echo(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True))
     else:

@@ -503,6 +503,10 @@ def test_status_tells_what_the_last_run_did(tmp_path: Path) -> None:
     missing = CliRunner().invoke(cli, ["status", str(tmp_path / "nope")], catch_exceptions=False)
     assert missing.exit_code == EXIT_USAGE
     assert "is not an output folder" in missing.stderr
+    (empty / "manifest.json").write_text("[]", encoding="utf-8")  # valid JSON, not a manifest
+    damaged = CliRunner().invoke(cli, ["status", str(empty)], catch_exceptions=False)
+    assert damaged.exit_code == EXIT_CANNOT_RUN
+    assert damaged.stderr == f"error: cannot read {empty / 'manifest.json'}: a JSON list, not a run's manifest\n"
 
 
 def test_a_sigterm_after_the_publish_step_says_the_run_was_published(tmp_path: Path, monkeypatch) -> None:
