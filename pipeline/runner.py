@@ -207,7 +207,7 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         embedder: an embedder to use instead of building one from ``config.embed``.
         progress: progress bars (:func:`pipeline.progress.progress_mode`).
         full: ignore the state and process every file (the embedding cache is still used).
-        allow_empty: publish empty tables when the corpus lists no file although the published
+        allow_empty: publish empty tables when the corpus lists no file with content although the published
             run holds some (else :class:`pipeline.errors.EmptiedCorpus` is raised).
 
     Returns:
@@ -243,14 +243,27 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         return _run_locked(corpus, out_dir, config, embedder, progress, full, None, layout, allow_empty)
 
 
+def _holds_no_text(paths: Iterable[str]) -> bool:
+    """Whether every listed file is empty (0 bytes), or none is listed: what an unmounted share or
+    a copy that created its files but wrote nothing looks like."""
+    for path in paths:
+        try:
+            if os.path.getsize(path):
+                return False
+        except OSError:
+            return False  # (the run reports an unreadable file as an error row)
+    return True
+
+
 def _refuse_emptied(corpus: Path, out_dir: Path) -> None:
     """Raise :class:`EmptiedCorpus` when the published run of ``out_dir`` holds files (its
-    manifest): a corpus that lists none would otherwise empty the published tables."""
+    manifest): a corpus that lists none, or only empty ones, would otherwise empty the published
+    tables."""
     previous = _previous_manifest(out_dir)
     held = len(_removed_files(previous, set()))
     if held:
         raise EmptiedCorpus(
-            f"corpus {corpus} lists no file, but the tables published in {out_dir} hold {held} file(s); "
+            f"corpus {corpus} lists no file with content, but the tables published in {out_dir} hold {held} file(s); "
             "an unmounted or unfinished corpus folder would empty them, so nothing was published "
             "(pass --allow-empty to publish empty tables)")
 
@@ -282,7 +295,7 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
     # --- plan: which files the state already holds -------------------------------------------
     t0 = time.perf_counter()
     listing, skipped = ingest.list_corpus(corpus, config.ingest.extensions)
-    if listing.empty and not allow_empty:
+    if not allow_empty and _holds_no_text(listing["abs_path"]):
         _refuse_emptied(corpus, out_dir)
     store = StateStore(out_dir / STATE_DIR, state_key(config), run_id)
     known = {} if full else store.load()

@@ -148,10 +148,14 @@ def test_a_corpus_that_empties_at_once_is_refused_unless_allowed(tmp_path: Path)
     corpus.mkdir()
     refused = _invoke(corpus, "--out", out, "--quiet")
     assert refused.exit_code == EXIT_USAGE
-    assert refused.stderr == (f"error: corpus {corpus} lists no file, but the tables published in {out} hold 2 "
-                              "file(s); an unmounted or unfinished corpus folder would empty them, so nothing was "
-                              "published (pass --allow-empty to publish empty tables)\n")
+    assert refused.stderr == (f"error: corpus {corpus} lists no file with content, but the tables published in {out} "
+                              "hold 2 file(s); an unmounted or unfinished corpus folder would empty them, so nothing "
+                              "was published (pass --allow-empty to publish empty tables)\n")
     assert {p.name: p.read_bytes() for p in out.glob("*.parquet")} == published
+    (corpus / "a.txt").write_bytes(b"")  # a copy that made its files but wrote nothing
+    assert _invoke(corpus, "--out", out, "--quiet").exit_code == EXIT_USAGE
+    assert {p.name: p.read_bytes() for p in out.glob("*.parquet")} == published
+    (corpus / "a.txt").unlink()
     allowed = _invoke(corpus, "--out", out, "--quiet", "--allow-empty")
     assert allowed.exit_code == EXIT_OK
     assert len(pd.read_parquet(out / "documents.parquet")) == 0
