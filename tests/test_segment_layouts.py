@@ -711,3 +711,14 @@ def test_a_list_under_an_award_header_is_all_papers_once_two_of_its_items_are() 
     listed = text.split("## Outstanding Paper Award\n", 1)[1].split("\n\n", 1)[0].splitlines()
     found = {t for t, _ in titles(text)}
     assert len(listed) == 9 and {item.removeprefix("- ") for item in listed} <= found
+
+
+def test_comment_lines_of_a_code_block_are_no_headings() -> None:
+    text = ("# Token Merging for Efficient Vision Transformers\n\n"
+            "Official code for our CVPR 2025 paper by Mo Ni and Pat Qu.\n\n## Installation\n\n"
+            "```bash\n# Create the Conda Environment\nconda create -n tome python=3.10\n"
+            "# Install Pytorch With Cuda Support\npip install torch\n```\n\n## Usage\n\n"
+            "~~~python\n# Load The Pretrained Vision Transformer\nmodel = load('vit_b')\n~~~\n")
+    out = segment_document(text, find_dropped(text, Config()))
+    assert [split_heading_title(s["heading"])[0] for s in out["sections"]] == [
+        "Token Merging for Efficient Vision Transformers"]
