@@ -405,6 +405,10 @@ def extract_html(html: str) -> HtmlContent:
         text = deep_text
     else:
         failed = False
+        for section in tree.iter("section"):
+            # trafilatura drops a <section> among paragraphs whatever it holds (WeChat's article
+            # bodies wrap lines in them); as a <div> it is read like the paragraphs around it
+            section.tag = "div"
         _unwrap_layout_tables(tree)
         _mark_cell_breaks(tree)
         try:

@@ -702,3 +702,15 @@ def test_a_table_that_lays_a_page_out_is_read_as_its_blocks_and_a_data_table_sta
     data = ("<html><body><article><p>" + "Body text of the page. " * 20 + "</p><table><tr><th>Title</th>"
             "<th>Venue</th></tr><tr><td>Sparse Codes</td><td>ICML 2024</td></tr></table></article></body></html>")
     assert "| Sparse Codes | ICML 2024 |" in extract_html(data).text
+
+
+def test_a_section_among_paragraphs_is_read_like_them() -> None:
+    # WeChat article bodies wrap lines in <section>; trafilatura dropped them whatever they held
+    page = ('<html><head><meta charset="utf-8"><title>T</title></head><body><div id="js_content">'
+            "<p>论文标题：Efficient Sampling for Diffusion Models</p><p>该论文被 ICLR 2025 接收。</p>"
+            "<section><span>作者：张三、李四</span></section>"
+            "<section><span>论文链接：https://arxiv.org/abs/2502.12345</span></section>"
+            "<p>扩散模型被广泛用于图像生成，但推理需要数百步迭代。团队重新设计了求解器，将函数评估次数降低了一个数量级。</p>"
+            "<p>实验表明，十步即可达到以往百步的质量。</p></div></body></html>")
+    text = extract_html(page).text
+    assert "作者：张三、李四" in text and "论文链接：https://arxiv.org/abs/2502.12345" in text
