@@ -30,6 +30,7 @@ import contextlib
 import datetime as dt
 import errno
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -177,11 +178,30 @@ def run_folder(out_dir: str | Path, run_id: str) -> Path:
     return Path(out_dir) / RUNS_DIR / run_id
 
 
-def _stamp(path: Path) -> list[int]:
-    """``[size, mtime_ns]`` of a file: how the publish record knows its files (a rename and a
-    copy that keeps times, ``cp -a`` or ``rsync -a``, keep both)."""
+def _stamp(path: Path, with_digest: bool = True) -> list:
+    """``[size, mtime_ns, sha256 hex]`` of a file: how the publish record knows its files. A
+    rename and a copy that keeps times (``cp -a``, ``rsync -a``) keep the size and mtime; a copy
+    or restore that does not (``cp -r``, many backup tools), or a ``touch``, keeps the content,
+    which the digest then recognises. ``with_digest=False``: the first two only."""
     st = os.lstat(path)
-    return [st.st_size, st.st_mtime_ns]
+    if not with_digest:
+        return [st.st_size, st.st_mtime_ns]
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return [st.st_size, st.st_mtime_ns, digest.hexdigest()]
+
+
+def _same_file(recorded, path: Path, stamp: list) -> bool:
+    """Whether ``path`` (its ``_stamp(path, with_digest=False)``: ``stamp``) is the file a record
+    entry ``recorded`` describes: the same size and mtime, or the same size and content (an entry
+    of an older version holds no digest)."""
+    if not isinstance(recorded, list) or len(recorded) < 2:
+        return False
+    if recorded[:2] == stamp:
+        return True
+    return len(recorded) > 2 and recorded[0] == stamp[0] and _stamp(path)[2] == recorded[2]
 
 
 def _read_json(path: Path) -> dict | None:
@@ -207,7 +227,7 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 def published_record(out_dir: str | Path) -> dict | None:
-    """``.pipeline/published.json``: ``run_id`` and ``files`` (name -> ``[size, mtime_ns]``) of
+    """``.pipeline/published.json``: ``run_id`` and ``files`` (name -> :func:`_stamp`) of
     the last publish, or None (nothing published in this layout)."""
     return _read_json(Path(out_dir) / PUBLISHED)
 
@@ -224,13 +244,14 @@ def published_run_id(out_dir: str | Path) -> str | None:
 
 def is_owned(out_dir: str | Path, name: str) -> bool:
     """Whether ``OUT/<name>`` is a plain file the pipeline published, unchanged since: its size
-    and mtime are the record's or the journal's."""
+    and mtime, or its size and content, are the record's or the journal's (:func:`_same_file`)."""
     path = Path(out_dir) / name
     if path.is_symlink() or not path.is_file():
         return False
     out = Path(out_dir)
-    stamp = _stamp(path)
-    return any(((_read_json(p) or {}).get("files") or {}).get(name) == stamp for p in (out / PUBLISHED, out / PUBLISHING))
+    stamp = _stamp(path, with_digest=False)
+    return any(_same_file(((_read_json(p) or {}).get("files") or {}).get(name), path, stamp)
+               for p in (out / PUBLISHED, out / PUBLISHING))
 
 
 def record_rewrite(out_dir: str | Path, name: str) -> None:

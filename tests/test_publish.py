@@ -129,6 +129,24 @@ def test_an_older_layout_is_migrated_and_its_state_reused(older: str, tmp_path: 
         assert pq.read_table(out / f"{name}.parquet").equals(pq.read_table(pa.BufferReader(before[f"{name}.parquet"])))
 
 
+def test_an_output_folder_copied_without_its_times_is_still_the_pipelines(tmp_path: Path, use_embedder) -> None:
+    """A restore or copy that does not keep mtimes (``cp -r``), or a ``touch``, keeps the content:
+    the next run still takes the published files as its own; a file whose content changed (same
+    size) is refused."""
+    from pipeline.outdir import OutputRefused
+
+    out, restored = tmp_path / "out", tmp_path / "restored"
+    run(SAMPLE, out, load_config(), embedder=use_embedder, progress=False)
+    shutil.copytree(out, restored, copy_function=shutil.copyfile)  # contents only, new mtimes
+    assert run(SAMPLE, restored, load_config(), embedder=use_embedder, progress=False).run_id
+    os.utime(restored / "papers.parquet", None)  # touched
+    assert run(SAMPLE, restored, load_config(), embedder=use_embedder, progress=False).run_id
+    report = (restored / "report.html").read_bytes()
+    (restored / "report.html").write_bytes(report.replace(b"<", b">", 1))  # edited, same size
+    with pytest.raises(OutputRefused, match="report.html"):
+        run(SAMPLE, restored, load_config(), embedder=use_embedder, progress=False)
+
+
 def test_a_held_lock_exits_3_and_a_stale_one_is_cleared(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
