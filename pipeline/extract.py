@@ -73,6 +73,7 @@ from .paper_venue import (
 )
 from .stage import Stage, records
 from .textutil import _memoised, plain
+from .venue_status import published_venue_years
 
 EXTRACT_COLUMNS = (
     "title", "title_zh", "authors", "authors_truncated", "institutions", "venue", "year", "award",
@@ -431,7 +432,9 @@ def _venue_by_title(row: dict, lines: list[str], title: str | None,
     venue, preprint, other_venue = None, False, False
     near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
     mentions = find_venue_years(near)
-    dated = dated_mentions(mentions, near) or reference_tail(row["heading"])
+    # a dated venue the lines say the paper was only sent to is not its venue ("Submitted to ICLR
+    # 2025"); an undated one on the paper's own line still is ("paper: <url>, neurips submission")
+    dated = dated_mentions(published_venue_years(near), near) or reference_tail(row["heading"])
     tags = [t[:2] for t in nearest_first(dated, near, title)] or find_venue_slugs(near)
     undated = [] if tags else [t for t in _before_third_line(mentions, near, len(lines)) if t[1] is None]
     if tags:

@@ -104,6 +104,7 @@ from .prose import (
 )
 from .stage import Stage
 from .textutil import Line, plain, span_coverage, split_lines, trim_span
+from .venue_status import published_venue_years
 
 log = logging.getLogger(__name__)
 #: The document being segmented, for the DEBUG lines that say which headings were rejected as
@@ -751,7 +752,7 @@ def _document_venue(text: str, sections: list[dict], context: list[dict], headli
              if span["char_start"] < first_section or span["kind"] in ("award_header", "award_intro", "reference")
              or _PAPER_CUE.search(t)]
     for span_text in [headline] + spans:
-        for venue, year, _, _ in find_venue_years(span_text):
+        for venue, year, _, _ in published_venue_years(span_text):
             venue_counts[venue] += 2 if year else 1
             if year:
                 year_counts[(venue, year)] += 1
@@ -805,7 +806,7 @@ def _document_venue(text: str, sections: list[dict], context: list[dict], headli
         # a page that is one paper's section from its first line names its venue edition in its
         # opening lines ("[NeurIPS 2024 Best Paper Award] Official impl. of …")
         opening = "\n".join([ln for ln in sections[0]["text"].splitlines() if ln.strip()][:ONE_PAPER_AWARD_LINES])
-        dated = [(v, y) for v, y, _, _ in find_venue_years(opening) if y is not None]
+        dated = [(v, y) for v, y, _, _ in published_venue_years(opening) if y is not None]
         if dated:
             doc_venue, doc_year = dated[0]
 

@@ -1,0 +1,72 @@
+"""Silent wrong outputs a tester found (venue from a submission sentence, a sentence with an
+arXiv link taken for a second paper, a page titled only in Chinese giving no paper), each through
+the real run (:func:`pipeline.run`, one run over all of them)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import pipeline
+from pipeline.paper_records import record_venue
+from pipeline.venue_status import published_venue_years
+
+PAPER = "# Robust Optimization for Sparse Graph Learning\n\nAuthors: Alice Wang, Bob Li\n\n{} We study sparse graphs.\n"
+NOT_ACCEPTED = {
+    "submitted.md": "Submitted to ICLR 2025.",
+    "under_review.md": "Under review at NeurIPS 2025.",
+    "rejected.md": "Rejected from ICML 2024, now under revision.",
+    "zh_submitted.md": "投稿至 ICLR 2025，目前在审稿中。",
+}
+THANKS_THEN_ACCEPTED = "We thank the ICML 2024 reviewers; this version is accepted at KDD 2025."
+PROBES = {name: PAPER.format(line) for name, line in NOT_ACCEPTED.items()}
+PROBES["thanks_then_accepted.md"] = PAPER.format(THANKS_THEN_ACCEPTED)
+PROBES["accepted.md"] = PAPER.format("Accepted at ICLR 2025.")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> pd.DataFrame:
+    """The sections of one run over :data:`PROBES`, with each row's ``source_path``."""
+    root = tmp_path_factory.mktemp("probe2")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    for name, text in PROBES.items():
+        (corpus / name).write_text(text, encoding="utf-8")
+    result = pipeline.run(corpus, root / "out", {"run": {"workers": 1}})
+    documents = pd.read_parquet(result.tables["documents"])
+    return pd.read_parquet(result.tables["sections"]).merge(documents[["doc_id", "source_path"]], on="doc_id")
+
+
+def _venues(run: pd.DataFrame, name: str) -> list[tuple]:
+    rows = run[run["source_path"] == name].sort_values("ordinal")
+    return [(r.title, None if pd.isna(r.venue) else r.venue, None if pd.isna(r.year) else int(r.year))
+            for r in rows.itertuples()]
+
+
+@pytest.mark.parametrize("name", sorted(NOT_ACCEPTED))
+def test_a_venue_the_paper_was_only_submitted_to_is_not_its_venue(run: pd.DataFrame, name: str) -> None:
+    assert _venues(run, name) == [("Robust Optimization for Sparse Graph Learning", None, None)]
+
+
+def test_an_accepting_venue_wins_over_the_one_whose_reviewers_are_thanked(run: pd.DataFrame) -> None:
+    assert _venues(run, "thanks_then_accepted.md") == [("Robust Optimization for Sparse Graph Learning", "KDD", 2025)]
+    assert _venues(run, "accepted.md") == [("Robust Optimization for Sparse Graph Learning", "ICLR", 2025)]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Submitted to ICLR 2025.", []),
+    ("Under review at NeurIPS 2025, code soon.", []),
+    ("投稿至 ICLR 2025，目前在审稿中。", []),
+    (THANKS_THEN_ACCEPTED, [("KDD", 2025)]),
+    ("Accepted at ICML 2025. We thank the reviewers.", [("ICML", 2025)]),
+    ("Our ICLR 2025 paper was accepted after a rejection from NeurIPS 2024.", [("ICLR", 2025)]),
+    ("论文已被 CVPR 2025 录用。", [("CVPR", 2025)]),
+])
+def test_published_venue_years_leave_out_submissions(text: str, expected: list[tuple]) -> None:
+    assert [(v, y) for v, y, _, _ in published_venue_years(text)] == expected
+
+
+def test_a_record_venue_field_naming_a_submission_gives_no_venue() -> None:
+    assert record_venue("Submitted to ICLR 2025") == (None, None)
+    assert record_venue("Under review at NeurIPS 2025") == (None, None)
+    assert record_venue("NeurIPS 2025") == ("NeurIPS", 2025)
