@@ -8,7 +8,10 @@ import pandas as pd
 import pytest
 
 import pipeline
+from pipeline.clean import find_dropped
+from pipeline.config import Config
 from pipeline.paper_records import record_venue
+from pipeline.segment import segment_document
 from pipeline.venue_status import published_venue_years
 
 PAPER = "# Robust Optimization for Sparse Graph Learning\n\nAuthors: Alice Wang, Bob Li\n\n{} We study sparse graphs.\n"
@@ -22,6 +25,16 @@ THANKS_THEN_ACCEPTED = "We thank the ICML 2024 reviewers; this version is accept
 PROBES = {name: PAPER.format(line) for name, line in NOT_ACCEPTED.items()}
 PROBES["thanks_then_accepted.md"] = PAPER.format(THANKS_THEN_ACCEPTED)
 PROBES["accepted.md"] = PAPER.format("Accepted at ICLR 2025.")
+CODECS = "Neural Codecs for Low Bitrate Audio"
+LINKED_SENTENCE = (f"# {CODECS}\n\nAuthors: Cat Wu, Dan Ho\n\nAccepted at ICASSP 2025. We compress audio with neural codecs. "
+                   "[arXiv](https://arxiv.org/abs/2501.01234)\n\nWe evaluate on speech and music and beat strong baselines.\n")
+LINKED_SENTENCE_HTML = (
+    f"<html><head><title>Paper</title></head><body><article><h1>{CODECS}</h1><p>Authors: Cat Wu, Dan Ho</p>"
+    "<p>Accepted at ICASSP 2025. We compress audio with neural codecs. <a href='https://lab.example.com/codec.pdf'>PDF</a> "
+    "<a href='https://arxiv.org/abs/2501.01234'>arXiv</a> <a href='https://github.com/lab/codec'>Code</a></p>"
+    "<p>We evaluate on speech and music and beat strong baselines on perceptual metrics.</p></article></body></html>")
+PROBES["linked_sentence.md"] = LINKED_SENTENCE
+PROBES["linked_sentence.html"] = LINKED_SENTENCE_HTML
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +54,10 @@ def _venues(run: pd.DataFrame, name: str) -> list[tuple]:
     rows = run[run["source_path"] == name].sort_values("ordinal")
     return [(r.title, None if pd.isna(r.venue) else r.venue, None if pd.isna(r.year) else int(r.year))
             for r in rows.itertuples()]
+
+
+def _arxiv(run: pd.DataFrame, name: str) -> list:
+    return run[run["source_path"] == name].sort_values("ordinal")["arxiv_id"].tolist()
 
 
 @pytest.mark.parametrize("name", sorted(NOT_ACCEPTED))
@@ -70,3 +87,18 @@ def test_a_record_venue_field_naming_a_submission_gives_no_venue() -> None:
     assert record_venue("Submitted to ICLR 2025") == (None, None)
     assert record_venue("Under review at NeurIPS 2025") == (None, None)
     assert record_venue("NeurIPS 2025") == ("NeurIPS", 2025)
+
+
+def test_a_sentence_ending_in_kind_links_is_evidence_for_the_paper_above() -> None:
+    result = segment_document(LINKED_SENTENCE, find_dropped(LINKED_SENTENCE, Config()))
+    assert [s["heading"] for s in result["sections"]] == [f"# {CODECS}"]
+    # the same line without the sentence is still a title with its links
+    linked_title = f"{CODECS} [arXiv](https://arxiv.org/abs/2501.01234) [Code](https://github.com/lab/codec)"
+    page = f"# Reading list\n\n{linked_title}\n\nAuthors: Cat Wu, Dan Ho\n"
+    assert [s["heading"] for s in segment_document(page, find_dropped(page, Config()))["sections"]] == [linked_title]
+
+
+@pytest.mark.parametrize("name", ["linked_sentence.md", "linked_sentence.html"])
+def test_a_one_paper_page_with_a_linked_sentence_is_one_paper_with_its_id(run: pd.DataFrame, name: str) -> None:
+    assert _venues(run, name) == [(CODECS, "ICASSP", 2025)]
+    assert _arxiv(run, name) == ["2501.01234"]
