@@ -34,6 +34,15 @@ LINKED_SENTENCE_HTML = (
     "<a href='https://arxiv.org/abs/2501.01234'>arXiv</a> <a href='https://github.com/lab/codec'>Code</a></p>"
     "<p>We evaluate on speech and music and beat strong baselines on perceptual metrics.</p></article></body></html>")
 PROBES["linked_sentence.md"] = LINKED_SENTENCE
+ZH_BODY = "该论文被 ICLR 2025 接收。这篇论文提出了一种新的采样器，减少了函数评估次数。\n\n团队重新设计了求解器，十步即可达到以往百步的质量。\n"
+ZH_TITLE = "高效的扩散模型采样方法研究"
+ZH_ONLY = {
+    "zh_label_line.md": f"论文标题：{ZH_TITLE}\n作者：张三、李四（清华大学）\n\n{ZH_BODY}",
+    "zh_label_heading.md": f"# 论文：{ZH_TITLE}\n\n作者：张三、李四（清华大学）\n\n{ZH_BODY}",
+    "zh_hant_label_heading.md": "# 論文：高效的擴散模型採樣方法研究\n\n作者：張三、李四（清華大學）\n\n"
+                                "該論文被 ICLR 2025 接收。這篇論文提出了一種新的採樣器，減少了函數評估次數。\n",
+}
+PROBES.update(ZH_ONLY)
 PROBES["linked_sentence.html"] = LINKED_SENTENCE_HTML
 
 
@@ -102,3 +111,15 @@ def test_a_sentence_ending_in_kind_links_is_evidence_for_the_paper_above() -> No
 def test_a_one_paper_page_with_a_linked_sentence_is_one_paper_with_its_id(run: pd.DataFrame, name: str) -> None:
     assert _venues(run, name) == [(CODECS, "ICASSP", 2025)]
     assert _arxiv(run, name) == ["2501.01234"]
+
+
+@pytest.mark.parametrize("name", sorted(ZH_ONLY))
+def test_a_page_titled_only_in_chinese_under_a_paper_label_is_a_paper(run: pd.DataFrame, name: str) -> None:
+    rows = run[run["source_path"] == name]
+    assert [(r.title_zh, r.venue, int(r.year)) for r in rows.itertuples()] == [(ZH_TITLE, "ICLR", 2025)]
+    assert pd.isna(rows.iloc[0]["title"]) and len(rows.iloc[0]["authors"]) == 2
+
+
+def test_a_title_label_that_names_no_paper_is_no_paper_on_its_own() -> None:
+    page = f"标题：如何入门深度学习\n作者：小明\n\n{ZH_BODY}"
+    assert segment_document(page, find_dropped(page, Config()))["sections"] == []
