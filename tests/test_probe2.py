@@ -25,6 +25,7 @@ THANKS_THEN_ACCEPTED = "We thank the ICML 2024 reviewers; this version is accept
 PROBES = {name: PAPER.format(line) for name, line in NOT_ACCEPTED.items()}
 PROBES["thanks_then_accepted.md"] = PAPER.format(THANKS_THEN_ACCEPTED)
 PROBES["accepted.md"] = PAPER.format("Accepted at ICLR 2025.")
+PROBES["venue_line_under_review.md"] = PAPER.replace("Bob Li\n", "Bob Li\nVenue: Under review at ICLR 2025\n").format("")
 CODECS = "Neural Codecs for Low Bitrate Audio"
 LINKED_SENTENCE = (f"# {CODECS}\n\nAuthors: Cat Wu, Dan Ho\n\nAccepted at ICASSP 2025. We compress audio with neural codecs. "
                    "[arXiv](https://arxiv.org/abs/2501.01234)\n\nWe evaluate on speech and music and beat strong baselines.\n")
@@ -69,7 +70,7 @@ def _arxiv(run: pd.DataFrame, name: str) -> list:
     return run[run["source_path"] == name].sort_values("ordinal")["arxiv_id"].tolist()
 
 
-@pytest.mark.parametrize("name", sorted(NOT_ACCEPTED))
+@pytest.mark.parametrize("name", [*sorted(NOT_ACCEPTED), "venue_line_under_review.md"])
 def test_a_venue_the_paper_was_only_submitted_to_is_not_its_venue(run: pd.DataFrame, name: str) -> None:
     assert _venues(run, name) == [("Robust Optimization for Sparse Graph Learning", None, None)]
 
