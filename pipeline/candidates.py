@@ -226,6 +226,13 @@ _IDENTIFIER_ONLY = re.compile(r"(?:arxiv\s*[:：]?\s*)?\d{4}\.\d{4,5}(?:v\d+)?|d
 _GENERIC_LINK = re.compile(r"pdf|paper|code|link|arxiv|project|github|论文|論文|代码|代碼|链接|鏈接|video|slides?", re.I)
 
 
+#: Links that close a line and whose texts only name kinds of link ("… codecs. [arXiv](…) [Code](…)"):
+#: evidence for the paper above the line, not words of a title on it.
+_KIND_LINKS_TAIL = re.compile(
+    r"(?:\s*\[\s*(?:(?:" + _GENERIC_LINK.pattern + r"|abs|page|html|here)\s*){1,3}\]\([^()\s]+(?:\([^()\s]*\)[^()\s]*)?\)[\s,|/·]*)+$",
+    re.I)
+
+
 def _title_cell(cells: list[str], header: list[str] | None = None) -> str | None:
     """The cell of a table row most likely to be a title: the cell under a title header
     (``Title``, ``Paper``, ``论文``) when the table has one, else linked or bold text, else the
@@ -332,7 +339,8 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
     if len(s) > MAX_PLAIN_CHARS or len(_SENTENCE_PUNCT.findall(s)) > 2:
         return None  # a plain line this long, or with clauses, is prose
     text = _clean_title(s)
-    core = _TRAILING_REF.sub("", text)  # "… instead. arXiv: 2106.09685" ends a sentence
+    # "… instead. arXiv: 2106.09685" and "… codecs. [arXiv](…)" end a sentence
+    core = _TRAILING_REF.sub("", _clean_title(plain(_KIND_LINKS_TAIL.sub("", raw))) if "](" in raw else text)
     if len(text) <= MAX_TITLE_CHARS and core and not _STATEMENT_END.search(core):
         return _made(text, "plain")
     if _CITATION_TITLE.match(core) and not _ZH_SENTENCE_PUNCT.search(core):

@@ -73,6 +73,7 @@ from .paper_venue import (
 )
 from .stage import Stage, records
 from .textutil import _memoised, plain
+from .venue_status import not_accepted, published_venue_years
 
 EXTRACT_COLUMNS = (
     "title", "title_zh", "authors", "authors_truncated", "institutions", "venue", "year", "award",
@@ -431,7 +432,9 @@ def _venue_by_title(row: dict, lines: list[str], title: str | None,
     venue, preprint, other_venue = None, False, False
     near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
     mentions = find_venue_years(near)
-    dated = dated_mentions(mentions, near) or reference_tail(row["heading"])
+    # a dated venue the lines say the paper was only sent to is not its venue ("Submitted to ICLR
+    # 2025"); an undated one on the paper's own line still is ("paper: <url>, neurips submission")
+    dated = dated_mentions(published_venue_years(near), near) or reference_tail(row["heading"])
     tags = [t[:2] for t in nearest_first(dated, near, title)] or find_venue_slugs(near)
     undated = [] if tags else [t for t in _before_third_line(mentions, near, len(lines)) if t[1] is None]
     if tags:
@@ -645,10 +648,12 @@ def _venue_year_award(row: dict, text: _Lines, meta: _Metadata, body: list[int],
     award_spans = kv_spans.get("award", []) + kv_spans.get("venue", [])
     award_ents = [e for a, b in award_spans for e in ents if a <= e.start and e.end <= b]
     venue, year = None, None
+    # venue lines but those naming only a venue the paper was sent to ("Venue: Under review at ICLR 2025")
+    venue_lines = [v for v in kv.get("venue", []) if not find_venue_years(v) or published_venue_years(v)]
     preprint = False  # the paper's own metadata line names a preprint server, not a venue
     other_venue = False  # the paper's own line names a venue other than the document's
     for e in award_ents:
-        if e.label == "VENUE":
+        if e.label == "VENUE" and not not_accepted(raw, e.start, e.end):  # not "Venue: Under review at ICLR"
             venue, year = _venue_year(e)
             break
     labels = [e for e in award_ents if e.label == "AWARD"]
@@ -664,9 +669,9 @@ def _venue_year_award(row: dict, text: _Lines, meta: _Metadata, body: list[int],
     if year is None and "year" in raw and "=" in raw:  # a BibTeX entry's year field ("year={2025},")
         year = next((int(m.group(1)) for ln in lines if (m := _BIBTEX_YEAR.fullmatch(ln))), None)
     if year is None:  # a venue line the venue list does not know still dates it ("會議/期刊：IEEE S&P 2019")
-        year = next((int(m.group(1)) for v in kv.get("venue", [])[:1] if (m := ANY_YEAR.search(v))), None)
-    if venue is None and kv.get("venue"):  # ... and names it
-        venue = unlisted_venue(kv["venue"][0])
+        year = next((int(m.group(1)) for v in venue_lines[:1] if (m := ANY_YEAR.search(v))), None)
+    if venue is None and venue_lines:  # ... and names it
+        venue = unlisted_venue(venue_lines[0])
     if venue is None:  # the paper's own lines: a venue tag, its venue line, a preprint tag, lab news
         venue, year, preprint, other_venue = _venue_by_title(row, lines, title or title_zh, year)
     if venue is None:  # a proceedings address of the paper names its venue and year

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from .fields import find_venue_years, normalize_award
 from .identifiers import find_arxiv_ids, find_urls
+from .venue_status import published_venue_years
 
 #: Fields that hold an article's text, in order of preference.
 TEXT_FIELDS = ("text", "content", "body", "article")
@@ -277,6 +278,8 @@ def record_venue(raw: str | None) -> tuple[str | None, int | None]:
     if not any(c.isalpha() for c in NOT_VENUE_WORDS.sub("", raw)):
         return None, None
     found = find_venue_years(raw)
+    if found and not published_venue_years(raw):
+        return None, None  # "Submitted to ICLR 2025": a venue the paper was only sent to
     year = _year(str(found[0][1])) if found and found[0][1] else None
     folded = " ".join(raw.split()).casefold()
     for full, short in _VENUE_FULL_NAMES:

@@ -104,6 +104,7 @@ from .prose import (
 )
 from .stage import Stage
 from .textutil import Line, plain, span_coverage, split_lines, trim_span
+from .venue_status import published_venue_years
 
 log = logging.getLogger(__name__)
 #: The document being segmented, for the DEBUG lines that say which headings were rejected as
@@ -113,6 +114,8 @@ _DOCUMENT: ContextVar[str | None] = ContextVar("segment_document", default=None)
 
 _MD_HEADING = re.compile(r"^#{1,6}\s+\S")
 _HAN = re.compile(r"[\u3400-\u9fff]")
+#: A metadata title line whose label names a paper: "论文标题：", "# 論文：", "Paper title:".
+_PAPER_TITLE_LABEL = re.compile(r"^[#\s*_]*(?:论文|論文|paper)[^:：\n]{0,6}[:：]", re.I)
 _SENTENCE_PUNCT = re.compile(r"[。，；！？,;!?]")
 #: A lead about papers that were up for an award, not given one.
 _NOT_AWARDED = re.compile(r"候选|候選|入围|入圍|提名名单|candidates?\b|finalists?\b|shortlist|nominat|missed the|none of", re.I)
@@ -349,6 +352,12 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
                 and not (c.features.get("venue_year") and _venue_heading(LEADING_TAGS.sub("", c.title) or c.title))
                 for c in cands]
     chosen = {c.line: c for c, p, ok in zip(cands, scores, eligible, strict=True) if ok and p >= model.threshold}
+    # a title line whose label names a paper ("论文标题：X", "# 论文：X") with a credit, an id or
+    # metadata under it is a paper's title, whatever its words (the classifier, trained on
+    # mostly English titles, scores a Chinese-only title low)
+    chosen.update({c.line: c for c, ok in zip(cands, eligible, strict=True)
+                   if ok and kinds[c.line] == "kv_title" and _PAPER_TITLE_LABEL.match(plain(lines[c.line].stripped))
+                   and has_paper_evidence(c)})
     # two or more items of one list or table that name a venue edition beside their titles
     # ("1. 《Title》 CVPR 2016 Author") are the entries of a paper list
     beside = [c for c, ok in zip(cands, eligible, strict=True) if ok and venue_beside_title(c, lines[c.line].stripped)]
@@ -751,7 +760,7 @@ def _document_venue(text: str, sections: list[dict], context: list[dict], headli
              if span["char_start"] < first_section or span["kind"] in ("award_header", "award_intro", "reference")
              or _PAPER_CUE.search(t)]
     for span_text in [headline] + spans:
-        for venue, year, _, _ in find_venue_years(span_text):
+        for venue, year, _, _ in published_venue_years(span_text):
             venue_counts[venue] += 2 if year else 1
             if year:
                 year_counts[(venue, year)] += 1
@@ -805,7 +814,7 @@ def _document_venue(text: str, sections: list[dict], context: list[dict], headli
         # a page that is one paper's section from its first line names its venue edition in its
         # opening lines ("[NeurIPS 2024 Best Paper Award] Official impl. of …")
         opening = "\n".join([ln for ln in sections[0]["text"].splitlines() if ln.strip()][:ONE_PAPER_AWARD_LINES])
-        dated = [(v, y) for v, y, _, _ in find_venue_years(opening) if y is not None]
+        dated = [(v, y) for v, y, _, _ in published_venue_years(opening) if y is not None]
         if dated:
             doc_venue, doc_year = dated[0]
 

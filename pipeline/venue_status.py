@@ -1,0 +1,49 @@
+"""Whether a venue mention says where a paper appeared, or only where it was sent: "Submitted to
+ICLR 2025", "Under review at NeurIPS 2025", "Rejected from ICML 2024", "投稿至 ICLR 2025，目前在审稿中",
+"We thank the ICML 2024 reviewers" name a venue that is not the paper's.
+
+The cue nearest before the mention in its sentence decides (a submission cue, or an acceptance
+cue such as "accepted at", "录用"); with no cue before it, the first cue after it in the sentence
+("the ICML 2024 reviewers", "ICLR 2025 submission"). A sentence ends at ``. ! ? ;`` before a
+space, at ``。！？；`` or at a line break, so "rejected from A; accepted at B" reads each clause.
+"""
+from __future__ import annotations
+
+import re
+
+from .fields import find_venue_years
+
+#: Words that put a venue mention in a submission, a review or a rejection.
+_NOT_ACCEPTED = re.compile(
+    r"\b(?:submitted|submission|submitting|under\s+review|in\s+review|rejected|rejection|reviewers?)\b"
+    r"|投稿|审稿|審稿|在审|在審|被拒|拒稿|拒绝|拒絕", re.I)
+#: Words that put a venue mention in an acceptance or a publication.
+_ACCEPTED = re.compile(
+    r"\b(?:accepted|acceptance|published|appears?|appeared|appearing|presented|oral|spotlight)\b"
+    r"|录用|錄用|接收|收录|收錄|发表|發表|中稿", re.I)
+#: The end of a sentence or clause that a mention's cue does not reach across.
+_SENTENCE_END = re.compile(r"[.!?;](?=\s)|[。！？；\n]")
+
+
+def not_accepted(text: str, start: int, end: int) -> bool:
+    """True when the venue mention ``text[start:end]`` is named as a submission, a review or a
+    rejection by its sentence (see the module docstring); False otherwise."""
+    before = text[:start]
+    ends = list(_SENTENCE_END.finditer(before))
+    head = before[ends[-1].end():] if ends else before
+    cues = [(m.start(), m.re is _NOT_ACCEPTED) for p in (_NOT_ACCEPTED, _ACCEPTED) for m in p.finditer(head)]
+    if cues:
+        return max(cues)[1]
+    stop = _SENTENCE_END.search(text, end)
+    tail = text[end: stop.start() if stop else len(text)]
+    cues = [(m.start(), m.re is _NOT_ACCEPTED) for p in (_NOT_ACCEPTED, _ACCEPTED) for m in p.finditer(tail)]
+    return min(cues)[1] if cues else False
+
+
+def published_venue_years(text: str) -> list[tuple[str, int | None, int, int]]:
+    """:func:`pipeline.fields.find_venue_years` of ``text`` without the mentions
+    :func:`not_accepted` reads as a submission, a review or a rejection."""
+    found = find_venue_years(text)
+    if not found or not (_NOT_ACCEPTED.search(text)):
+        return found
+    return [m for m in found if not not_accepted(text, m[2], m[3])]
