@@ -35,6 +35,20 @@ def load_gold(name: str) -> dict:
     return json.loads((GOLD / name).read_text(encoding="utf-8"))
 
 
+def sections_of_pages(root: Path, pages: dict[str, str]) -> pd.DataFrame:
+    """The sections of one run (:func:`pipeline.run`, one worker) over ``pages`` (file name ->
+    text) written to ``root/corpus``, with each row's ``source_path``."""
+    import pipeline
+
+    corpus = root / "corpus"
+    corpus.mkdir()
+    for name, text in pages.items():
+        (corpus / name).write_text(text, encoding="utf-8")
+    result = pipeline.run(corpus, root / "out", {"run": {"workers": 1}})
+    documents = pd.read_parquet(result.tables["documents"])
+    return pd.read_parquet(result.tables["sections"]).merge(documents[["doc_id", "source_path"]], on="doc_id")
+
+
 def read_outputs(out_dir: Path) -> dict[str, pd.DataFrame]:
     """The Parquet tables of a run as DataFrames."""
     return {name: pd.read_parquet(out_dir / f"{name}.parquet") for name in TABLES}

@@ -7,12 +7,13 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-import pipeline
 from pipeline.clean import find_dropped
 from pipeline.config import Config
 from pipeline.paper_records import record_venue
 from pipeline.segment import segment_document
 from pipeline.venue_status import published_venue_years
+
+from conftest import sections_of_pages
 
 PAPER = "# Robust Optimization for Sparse Graph Learning\n\nAuthors: Alice Wang, Bob Li\n\n{} We study sparse graphs.\n"
 NOT_ACCEPTED = {
@@ -50,14 +51,7 @@ PROBES["linked_sentence.html"] = LINKED_SENTENCE_HTML
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> pd.DataFrame:
     """The sections of one run over :data:`PROBES`, with each row's ``source_path``."""
-    root = tmp_path_factory.mktemp("probe2")
-    corpus = root / "corpus"
-    corpus.mkdir()
-    for name, text in PROBES.items():
-        (corpus / name).write_text(text, encoding="utf-8")
-    result = pipeline.run(corpus, root / "out", {"run": {"workers": 1}})
-    documents = pd.read_parquet(result.tables["documents"])
-    return pd.read_parquet(result.tables["sections"]).merge(documents[["doc_id", "source_path"]], on="doc_id")
+    return sections_of_pages(tmp_path_factory.mktemp("bad_input_fields"), PROBES)
 
 
 def _venues(run: pd.DataFrame, name: str) -> list[tuple]:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-import pipeline
 from pipeline.front_matter import flow_list_items, parse_front_matter, unquoted
+
+from conftest import sections_of_pages
 
 FLOW = (
     "---\n"
@@ -102,14 +103,7 @@ def test_unquoted(value: str, expected: str) -> None:
 
 @pytest.fixture(scope="module")
 def sections(tmp_path_factory) -> pd.DataFrame:
-    root = tmp_path_factory.mktemp("front_matter")
-    corpus = root / "corpus"
-    corpus.mkdir()
-    for name, text in PAGES.items():
-        (corpus / name).write_text(text, encoding="utf-8")
-    result = pipeline.run(corpus, root / "out", {"run": {"workers": 1}})
-    documents = pd.read_parquet(result.tables["documents"])
-    return pd.read_parquet(result.tables["sections"]).merge(documents[["doc_id", "source_path"]], on="doc_id")
+    return sections_of_pages(tmp_path_factory.mktemp("front_matter"), PAGES)
 
 
 def _one(sections: pd.DataFrame, name: str) -> pd.Series:
