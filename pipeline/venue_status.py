@@ -21,6 +21,8 @@ _NOT_ACCEPTED = re.compile(
 _ACCEPTED = re.compile(
     r"\b(?:accepted|acceptance|published|appears?|appeared|appearing|presented|oral|spotlight)\b"
     r"|录用|錄用|接收|收录|收錄|发表|發表|中稿", re.I)
+#: Longest reach of a cue from its mention, in characters (a sentence rarely runs longer).
+MAX_SENTENCE_CHARS = 400
 #: The end of a sentence or clause that a mention's cue does not reach across.
 _SENTENCE_END = re.compile(r"[.!?;](?=\s)|[。！？；\n]")
 
@@ -28,14 +30,14 @@ _SENTENCE_END = re.compile(r"[.!?;](?=\s)|[。！？；\n]")
 def not_accepted(text: str, start: int, end: int) -> bool:
     """True when the venue mention ``text[start:end]`` is named as a submission, a review or a
     rejection by its sentence (see the module docstring); False otherwise."""
-    before = text[:start]
+    before = text[max(0, start - MAX_SENTENCE_CHARS):start]  # (bounded: a page of many mentions stays linear)
     ends = list(_SENTENCE_END.finditer(before))
     head = before[ends[-1].end():] if ends else before
     cues = [(m.start(), m.re is _NOT_ACCEPTED) for p in (_NOT_ACCEPTED, _ACCEPTED) for m in p.finditer(head)]
     if cues:
         return max(cues)[1]
-    stop = _SENTENCE_END.search(text, end)
-    tail = text[end: stop.start() if stop else len(text)]
+    stop = _SENTENCE_END.search(text, end, end + MAX_SENTENCE_CHARS)
+    tail = text[end: stop.start() if stop else end + MAX_SENTENCE_CHARS]
     cues = [(m.start(), m.re is _NOT_ACCEPTED) for p in (_NOT_ACCEPTED, _ACCEPTED) for m in p.finditer(tail)]
     return min(cues)[1] if cues else False
 
