@@ -79,10 +79,16 @@ def _venue_label(label: str) -> bool:
     return sum(ch.isalpha() for ch in rest) <= MAX_VENUE_LABEL_REST
 
 
+#: A presentation format in brackets after a title ("Title (Oral)", "Title [Spotlight]").
+_TRACK_TAIL = re.compile(r"\s*[(（\[【](?:oral|spotlight|poster|highlight)(?:\s+(?:paper|presentation))?[)）\]】]\s*$", re.I)
+
+
 def without_venue_label(h: str) -> str:
     """``h`` without a leading label that only names a venue edition ("ACL2025: Title") or a
-    trailing one after a separator ("Title, CVPR2024 Best Paper Award"); unchanged otherwise,
-    or when fewer than 8 characters would be left."""
+    trailing one after a separator ("Title, CVPR2024 Best Paper Award") or in brackets ("Title
+    (Oral)"); unchanged otherwise, or when fewer than 8 characters would be left."""
+    if (track := _TRACK_TAIL.search(h)) is not None and track.start() >= 8:
+        h = h[: track.start()]
     m = _LABEL_COLON.search(h, 0, 40)
     if m is not None and len(h) - m.end() >= 8 and _venue_label(h[: m.start()]):
         return h[m.end():]

@@ -722,3 +722,10 @@ def test_comment_lines_of_a_code_block_are_no_headings() -> None:
     out = segment_document(text, find_dropped(text, Config()))
     assert [split_heading_title(s["heading"])[0] for s in out["sections"]] == [
         "Token Merging for Efficient Vision Transformers"]
+
+
+@pytest.mark.parametrize("tail", [" (Oral)", " [Spotlight]", "（Poster）", " (oral presentation)"])
+def test_a_presentation_format_after_a_title_is_no_part_of_it(tail: str) -> None:
+    text = f"## Learning Sparse Graph Structure from Noisy Data{tail}\n\nAuthors: Ivy Qi, Kay Sun\n\nWe learn graphs.\n"
+    (sec,) = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert split_heading_title(sec["heading"])[0] == "Learning Sparse Graph Structure from Noisy Data"
