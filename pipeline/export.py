@@ -47,8 +47,9 @@ def export(out: str | Path, dest: str | Path) -> list[Path]:
 
     Raises:
         ExportRefused: ``dest`` exists and is not an empty folder, lies inside ``out`` or holds it,
-            or lies inside the corpus of the published run (its manifest's ``corpus``; a relative
-            one is taken from the current folder).
+            or lies inside the corpus of the published run (its manifest's ``corpus``, absolute
+            since the run writes it so; an older manifest's relative one is taken from the current
+            folder).
         NothingPublished: ``out`` has no publish record (:func:`pipeline.publish.published_record`).
         pipeline.publish.OutputLocked: a run is writing ``out``.
         OSError: a file cannot be read or written.

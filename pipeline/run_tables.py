@@ -333,7 +333,7 @@ def _run_manifest(run_id: str, started: dt.datetime, full: bool, corpus: Path, c
         "pipeline_version": __version__,
         "schema_version": SCHEMA_VERSION,
         "state_key": key,
-        "corpus": str(corpus),
+        "corpus": str(Path(corpus).absolute()),  # (another tool, from another folder, reads it)
         "config": config.to_dict(),
         "config_fingerprint": config.fingerprint(),
         "packages": _package_versions(),

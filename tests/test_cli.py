@@ -539,7 +539,7 @@ def test_a_sigterm_after_the_publish_step_says_the_run_was_published(tmp_path: P
     assert published_run_id(out) is not None and (out / "papers.parquet").exists()
 
 
-def test_export_refuses_a_folder_inside_the_corpus(tmp_path: Path) -> None:
+def test_export_refuses_a_folder_inside_the_corpus(tmp_path: Path, monkeypatch) -> None:
     """The next run would read an export inside the corpus (its README.md) as an article: refused
     with exit 2, as ``run`` refuses an output folder inside the corpus, and nothing is written."""
     corpus = _corpus(tmp_path, {"a.txt": ARTICLE.encode()})
@@ -554,3 +554,11 @@ def test_export_refuses_a_folder_inside_the_corpus(tmp_path: Path) -> None:
     assert sorted(p.name for p in corpus.iterdir()) == ["a.txt"]
     beside = CliRunner().invoke(cli, ["export", str(out), str(tmp_path / "export")], catch_exceptions=False)
     assert beside.exit_code == EXIT_OK and (tmp_path / "export" / "README.md").is_file()
+    # a run given a relative corpus, an export run from another folder: the manifest's corpus is absolute
+    (tmp_path / "elsewhere").mkdir()
+    with monkeypatch.context() as m:
+        m.chdir(tmp_path)
+        assert _invoke("corpus", "--out", "out2", "--quiet").exit_code == EXIT_OK
+        m.chdir(tmp_path / "elsewhere")
+        inside = CliRunner().invoke(cli, ["export", "../out2", "../corpus/exported"], catch_exceptions=False)
+    assert inside.exit_code == EXIT_USAGE and not (corpus / "exported").exists()
