@@ -501,10 +501,12 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
         a :class:`JsonlRecord`; a line that is not valid JSON, not an object, or that
         :func:`parse_record` rejects gets ``error`` set (the message does not name the file;
         the caller adds ``path#line``). NUL characters (``\\u0000`` escapes) are removed from
-        every string, with a note. Never raises.
+        every string, and a byte-order mark opening the line is skipped, each with a note. Never
+        raises.
     """
+    bom = line.startswith("\ufeff")  # files joined with `cat`: a later file's byte-order mark
     try:
-        obj = _no_lone_surrogates(json.loads(line))
+        obj = _no_lone_surrogates(json.loads(line[1:] if bom else line))
         obj, nuls = _without_nuls(obj)
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
         if isinstance(exc, json.JSONDecodeError):
@@ -520,6 +522,8 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
     if nuls:
         note = f"jsonl: removed {nuls} NUL character{'s' if nuls > 1 else ''} (\\u0000 escapes)"
         record = dataclasses.replace(record, notes=(*record.notes, note))
+    if bom:
+        record = dataclasses.replace(record, notes=(*record.notes, "jsonl: a byte-order mark opened the line (files joined?)"))
     return record
 
 

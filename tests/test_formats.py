@@ -714,3 +714,10 @@ def test_a_section_among_paragraphs_is_read_like_them() -> None:
             "<p>实验表明，十步即可达到以往百步的质量。</p></div></body></html>")
     text = extract_html(page).text
     assert "作者：张三、李四" in text and "论文链接：https://arxiv.org/abs/2502.12345" in text
+
+
+def test_a_byte_order_mark_opening_a_later_jsonl_line_is_skipped_with_a_note() -> None:
+    # two feeds joined with `cat`: the second file's BOM now opens a line in the middle
+    record = parse_jsonl_line('\ufeff{"title": "Sparse Codes", "text": "We study sparse codes for parsing."}')
+    assert (record.error, record.title, record.text) == (None, "Sparse Codes", "We study sparse codes for parsing.")
+    assert record.notes == ("jsonl: a byte-order mark opened the line (files joined?)",)
