@@ -47,6 +47,7 @@ from .headings import (
     LIST_NUMBER,
     MAX_DECORATION_CHARS,
     NUMBERED_HEADING,
+    venue_label,
     without_venue_label,
 )
 from .identifiers import find_arxiv_ids, find_urls
@@ -317,7 +318,9 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
     body = raw[bullet.end():].strip() if bullet else raw
     if body.startswith(("**[", "__[")):  # a bold link: "**[Title](url).** Authors"
         body = body[:2] + unlink(body[2:])
-    if m := _BOLD_RUN.match(body):
+    if (m := _BOLD_RUN.match(body) or _CODE_SPAN.match(body)) and _is_venue_tag(m.group("inner")):
+        body = body[m.end():].strip()  # "**[ICML 2025]** Title. [[paper](…)]", "`NeurIPS 2024` [Title](…)"
+    elif m := _BOLD_RUN.match(body):
         return _made(_clean_title(m.group("inner")), "bold_lead")
     if m := _LINK.match(body):
         if m.group("url").startswith("#"):
@@ -346,6 +349,16 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
     if _CITATION_TITLE.match(core) and not _ZH_SENTENCE_PUNCT.search(core):
         return _made(core[:-1], "reference")  # a reference's title line: "Title Words Here."
     return None
+
+
+#: A code span opening a list item ("`NeurIPS 2024` [Title](…)").
+_CODE_SPAN = re.compile(r"`(?P<inner>[^`\n]{1,40})`")
+
+
+def _is_venue_tag(s: str) -> bool:
+    """Whether ``s`` (a bold run or code span opening an item) only names a venue edition, in
+    brackets or not ("[ICML 2025]", "NeurIPS 2024"): the item's context, not its title."""
+    return venue_label(plain(s).strip(" []【】()（）"))
 
 
 #: Link groups and short bracketed tags after a title: ``[[note]](…)``, ``[[Paper](…)]``, ``[pdf]``.

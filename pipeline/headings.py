@@ -66,7 +66,7 @@ _LABEL_COLON = re.compile(r"[:：]\s*")
 _TAIL_SEPARATOR = re.compile(r"\s*(?:[,，|｜]|\s[-–—]\s)\s*")
 
 
-def _venue_label(label: str) -> bool:
+def venue_label(label: str) -> bool:
     """Whether ``label`` only names a venue edition, its track and its award ("ACL2025", "CVPR
     2024 Oral", "CVPR2024 Best Paper Award"): a dated venue and at most
     :data:`MAX_VENUE_LABEL_REST` other letters once the award label is left out."""
@@ -90,9 +90,9 @@ def without_venue_label(h: str) -> str:
     if (track := _TRACK_TAIL.search(h)) is not None and track.start() >= 8:
         h = h[: track.start()]
     m = _LABEL_COLON.search(h, 0, 40)
-    if m is not None and len(h) - m.end() >= 8 and _venue_label(h[: m.start()]):
+    if m is not None and len(h) - m.end() >= 8 and venue_label(h[: m.start()]):
         return h[m.end():]
     tails = [t for t in _TAIL_SEPARATOR.finditer(h, max(8, len(h) - 60))]
-    if tails and _venue_label(h[tails[-1].end():]):
+    if tails and venue_label(h[tails[-1].end():]):
         return h[: tails[-1].start()]
     return h

@@ -729,3 +729,14 @@ def test_a_presentation_format_after_a_title_is_no_part_of_it(tail: str) -> None
     text = f"## Learning Sparse Graph Structure from Noisy Data{tail}\n\nAuthors: Ivy Qi, Kay Sun\n\nWe learn graphs.\n"
     (sec,) = segment_document(text, find_dropped(text, Config()))["sections"]
     assert split_heading_title(sec["heading"])[0] == "Learning Sparse Graph Structure from Noisy Data"
+
+
+def test_a_venue_tag_opening_a_list_item_is_its_context_not_its_title() -> None:
+    text = ("# Awesome Efficient LLM\n\n## 2025\n\n"
+            "- **[ICML 2025]** Scaling Laws for Sparse Mixture-of-Experts. [[paper](https://arxiv.org/abs/2501.10001)] "
+            "[[code](https://github.com/a/moe)]\n"
+            "- **[CVPR 2025]** Token Merging for Efficient Transformers. [[paper](https://arxiv.org/abs/2501.10002)]\n"
+            "- `NeurIPS 2024` [Learning Sparse Graph Structure from Noisy Data](https://arxiv.org/abs/2410.11111)\n")
+    found = [split_heading_title(s["heading"])[0].rstrip(".") for s in segment_document(text, find_dropped(text, Config()))["sections"]]
+    assert found == ["Scaling Laws for Sparse Mixture-of-Experts", "Token Merging for Efficient Transformers",
+                     "Learning Sparse Graph Structure from Noisy Data"]
