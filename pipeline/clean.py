@@ -31,6 +31,7 @@ from .fields import find_award_label, find_venue_years, normalize_award, parse_k
 from .identifiers import find_arxiv_ids, url_kind
 from .stage import Stage
 from .textutil import (
+    MD_LINK,
     URL_ONLY,
     Line,
     blocks,
@@ -294,7 +295,7 @@ _TAGS = re.compile(
     r"^(?:Tags?|Tagged(?:\s+with)?|Topics|Categories|Category|Filed\s+under|标签|標籤|分类|分類|栏目|欄目|专题|專題)\s*[：:]",
     re.IGNORECASE,
 )
-_MD_LINK = re.compile(r"!?\[([^\[\]\n]*)\]\((?:[^()\n]|\([^()\n]*\))*\)")
+_MD_LINK = re.compile("!?" + MD_LINK)
 #: A line of images only: Markdown images, linked images (badges: ``[![alt](img)](link)``) and
 #: HTML ``<img>`` tags, maybe inside layout tags (``<p align="center">``), at least one image.
 _IMAGES_ONLY = re.compile(

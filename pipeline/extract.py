@@ -72,7 +72,7 @@ from .paper_venue import (
     unlisted_venue,
 )
 from .stage import Stage, records
-from .textutil import _memoised, plain
+from .textutil import MD_LINK_GROUP, _memoised, plain
 from .venue_status import not_accepted, published_venue_years
 
 EXTRACT_COLUMNS = (
@@ -98,7 +98,7 @@ _LOWER_WORD = re.compile(r"[a-z][a-z'-]*(?![A-Za-z0-9])")
 
 
 #: Link groups and emphasis around names in a reading list's credit line.
-_LINK_GROUP = re.compile(r"\[\[[^\[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)\]|\[[^\[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)|<[^>]{1,200}>")
+_LINK_GROUP = re.compile(MD_LINK_GROUP + r"|<[^>]{1,200}>")
 _NAME_DOTS = re.compile(r"\s+[·•|]\s+")  # "A · B · C", "A | B"
 #: A credit led by "By", with the people's place after "from".
 _CREDIT_BY = re.compile(r"[Bb]y\s+(?P<names>.+?)(?:,?\s+from\s+(?P<place>[^,]+))?")

@@ -51,9 +51,6 @@ _HAS_CJK = re.compile(r"[\u3400-\u9fff]")
 _HAS_LATIN = re.compile(r"[A-Za-z]{2,}")
 
 
-_CJK_CHARS = re.compile(r"[\u3400-\u9fff]")
-
-
 _LATIN_LETTERS = re.compile(r"[A-Za-z]")
 
 
@@ -149,7 +146,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         if label and h[label.end():].strip(" \t:：|｜丨—–-"):
             return None, h[label.end():].strip(" \t:：|｜丨—–-")
         return None, h
-    if len(_CJK_CHARS.findall(h)) * 2 >= len(_LATIN_LETTERS.findall(h)):
+    if len(_HAS_CJK.findall(h)) * 2 >= len(_LATIN_LETTERS.findall(h)):
         return None, h  # "Memento: 無需微調 LLM 即可微調 LLM 代理": a Chinese title with names in it
     return h, None
 

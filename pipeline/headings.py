@@ -39,8 +39,8 @@ DECORATION_SEP = r"[\s:：|｜丨/／—–\-·•]"
 #: ``一文读懂：Title``, ``论文速递 | Title``. The label is recognised by its shape (short, Chinese
 #: only, in brackets or followed by a separator), never by a word list, so unseen labels go too; a
 #: Chinese *title* is never taken for a label because ``title`` must be an English title (a Latin
-#: letter and no Chinese character). The same shape as :mod:`pipeline.extract`'s
-#: ``_LEADING_DECORATION``, so segment anchors the headings whose title extract reads.
+#: letter and no Chinese character). Shared by the candidates and
+#: :mod:`pipeline.heading_titles`, so segment anchors the headings whose title extract reads.
 LEADING_DECORATION = re.compile(
     rf"^(?:[【\[][\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]]{DECORATION_SEP}*"
     rf"|[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}{DECORATION_SEP}*(?:[:：|｜丨—–]|(?<=\s)-(?=\s)){DECORATION_SEP}*)"

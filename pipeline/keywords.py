@@ -24,7 +24,7 @@ from .identifiers import _url_spans
 from .names import _EN_ORG_HEADS, is_institution
 from .nlp import _doc_text, _is_english, _jieba_tokenizer, _token_arrays, cut_protected, load_user_dict
 from .normalize import to_script
-from .textutil import _CASE_EXTRA
+from .textutil import _CASE_EXTRA, MD_LINK
 from .textutil import HAN as _HAN
 from .yake_port import EN_STOP_WORDS, yake_extract
 
@@ -61,7 +61,7 @@ _GLOSS_PAREN = re.compile(
 )
 # A line end not preceded by sentence or clause punctuation.
 _LINE_END = re.compile(r"(?<=[^\s.!?:;,])[ \t]*\n")
-_MARKDOWN = re.compile(r"[*_#>`|]+|!?\[([^\[\]\n]*)\]\((?:[^()\n]|\([^()\n]*\))*\)")
+_MARKDOWN = re.compile(r"[*_#>`|]+|!?" + MD_LINK)
 
 #: Chinese words that jieba's general IDF table ranks high in a paper write-up but that say
 #: nothing about a paper's topic: discourse words of write-ups and the nouns and verbs every

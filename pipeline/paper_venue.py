@@ -11,6 +11,7 @@ import re
 
 from . import paper_records
 from .fields import find_venue_years
+from .textutil import MD_LINK_GROUP
 
 #: A year anywhere in a value, not part of a longer number or a version ("2019." ends a sentence).
 ANY_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?!\d|\.\d)")
@@ -44,7 +45,7 @@ def dated_mentions(mentions: list[tuple[str, int | None, int, int]], text: str) 
 #: What a venue line holds besides the venue's name: links, years, a publisher before the name,
 #: and words that say it is a conference or a journal.
 _VENUE_LINE_NOISE = re.compile(
-    r"\[\[[^\[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)\]|\[[^\[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)|(?<![\d.])(?:19|20)\d\d(?!\d)\s*年?"
+    MD_LINK_GROUP + r"|(?<![\d.])(?:19|20)\d\d(?!\d)\s*年?"
     r"|会议|會議|期刊|论文|論文|\b(?:conference|proceedings|journal)\b", re.I)
 #: A publisher before a venue's name ("IEEE S&P").
 _VENUE_PUBLISHER = re.compile(r"^(?:IEEE|ACM|USENIX)\s+")

@@ -121,7 +121,6 @@ def _announced_links(sentence: str) -> list[tuple[int, str]]:
 #: Fewest words (Latin) or characters (Han) of the one linked title of an announcement.
 MIN_ANNOUNCED_WORDS = 3
 MIN_ANNOUNCED_HAN = 6
-_HAN_CHAR = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _announced_link(sentence: str) -> list[tuple[int, str]]:
@@ -135,7 +134,7 @@ def _announced_link(sentence: str) -> list[tuple[int, str]]:
         return []
     name = links[0][1]
     if _GENERIC_LINK.fullmatch(name) or (len(name.split()) < MIN_ANNOUNCED_WORDS
-                                         and len(_HAN_CHAR.findall(name)) < MIN_ANNOUNCED_HAN):
+                                         and len(_HAN.findall(name)) < MIN_ANNOUNCED_HAN):
         return []
     if any(end - start >= len(name) // 2 for _, _, start, end in find_venue_years(name)):
         return []  # "accepted at [ICLR 2025](…)": the link names the venue

@@ -16,6 +16,13 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from operator import mul
 
+#: A Markdown link, as regex source: its text (group ``text``, no bracket or line break inside) and
+#: its target in parentheses (one level of nested parentheses allowed, no line break). Neither part
+#: crosses the other's delimiters, so a line of thousands of ``[`` or ``(`` is scanned in linear time.
+MD_LINK = r"\[(?P<text>[^\[\]\n]*)\]\((?:[^()\n]|\([^()\n]*\))*\)"
+#: A link in brackets ("[[Paper](url)]") or a bare one, as regex source, without groups.
+MD_LINK_GROUP = r"\[\[[^\[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)\]|\[[^\[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)"
+
 #: One Han character (CJK unified ideographs, extension A, compatibility ideographs).
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
