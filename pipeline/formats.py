@@ -198,9 +198,9 @@ DATA_TABLE_ROWS = 10
 
 
 def _unwrap_layout_tables(tree: etree._Element) -> int:
-    """Turn the tables that lay a page out (rather than hold data) into ``<div>`` blocks, in
-    place, so the main-content extraction reads their headings and paragraphs as such instead
-    of one Markdown table row holding a whole page section. The test follows Mozilla
+    """Turn the tables that lay a page out (rather than hold data) into their cells as ``<div>``
+    blocks, in place, so the main-content extraction reads their headings and paragraphs as
+    such instead of one Markdown table row holding a whole page section. The test follows Mozilla
     Readability's ``_isDataTable``: ``role="presentation"`` or ``datatable="0"`` is layout; a
     caption, ``<th>``, ``<thead>``, ``<tfoot>`` or ``<colgroup>`` is data; then a table holding a
     heading or another table, or of one row or one column, is layout, unless it has
@@ -220,10 +220,13 @@ def _unwrap_layout_tables(tree: etree._Element) -> int:
     owned = {id(t) for t in layout}
     parts = [el for el in tree.iter(*_TABLE_PARTS)
              if id(el if el.tag == "table" else next(el.iterancestors("table"), None)) in owned]
-    for el in parts:  # (renamed once all are found: a cell's table is its nearest <table>)
-        el.tag = "div"
-        for name in ("colspan", "rowspan"):
-            el.attrib.pop(name, None)
+    for el in parts:  # (changed once all are found: a cell's table is its nearest <table>)
+        if el.tag in ("td", "th"):  # a cell is a block; the table and its rows go, their content stays
+            el.tag = "div"
+            for name in ("colspan", "rowspan"):
+                el.attrib.pop(name, None)
+        else:
+            el.drop_tag()  # (trafilatura drops the headings of blocks nested three deep)
     return len(layout)
 
 

@@ -699,6 +699,14 @@ def test_a_table_that_lays_a_page_out_is_read_as_its_blocks_and_a_data_table_sta
     assert "|" not in text
     assert "\n\nHierarchical Descent for Deformation Estimation\n" in "\n\n" + text
     assert "\n\nPiecewise Rigid Scene Flow Estimation\n" in text
+    def body(topic: str) -> str:
+        return f"<p>{f'This paper proposes a method for {topic} and evaluates it on many benchmarks. ' * 4}</p>"
+
+    headed = ("<html><body><table><tr><td><h2>Denoising Diffusion Probabilistic Models</h2>" + body("diffusion")
+              + "</td></tr><tr><td><h2>Neural Radiance Fields for View Synthesis</h2>" + body("view synthesis")
+              + "</td></tr></table></body></html>")
+    assert "## Denoising Diffusion Probabilistic Models\n" in extract_html(headed).text  # a cell's heading stays one
+    assert "## Neural Radiance Fields for View Synthesis\n" in extract_html(headed).text
     data = ("<html><body><article><p>" + "Body text of the page. " * 20 + "</p><table><tr><th>Title</th>"
             "<th>Venue</th></tr><tr><td>Sparse Codes</td><td>ICML 2024</td></tr></table></article></body></html>")
     assert "| Sparse Codes | ICML 2024 |" in extract_html(data).text
