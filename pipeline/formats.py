@@ -348,6 +348,37 @@ def _parse_deeper(html: str) -> etree._Element | None:
         return None
 
 
+#: A page's document parts: a page with none of them is a fragment ("<div>…</div>").
+_HAS_BODY = re.compile(r"<(?:body|head|title)[\s>]", re.I)
+_WHITESPACE_RUN = re.compile(r"\s+")
+
+
+def _load_html(html: str) -> etree._Element | None:
+    try:
+        return trafilatura.load_html(html)
+    except Exception as exc:  # noqa: BLE001 - lxml on hostile input: keep the page as text
+        log.debug("lxml could not parse the page: %s", exc)
+        return None
+
+
+def _collapse_whitespace(tree: etree._Element) -> None:
+    """Collapse each run of whitespace in the tree's text to one space, in place, outside
+    ``<pre>`` and ``<textarea>``, and the space opening a block, as a browser renders it (CSS 2.1
+    ``white-space: normal``):
+    trafilatura keeps a source line break inside a paragraph, which cut a wrapped line of
+    authors into paragraphs and set a list item's mark on a line of its own."""
+    kept = {id(el) for block in tree.iter("pre", "textarea") for el in block.iter()}
+    for el in tree.iter():
+        if id(el) in kept:
+            continue
+        if el.text and "\n" in el.text:
+            el.text = _WHITESPACE_RUN.sub(" ", el.text)
+            if el.tag in _BLOCK_TAGS:
+                el.text = el.text.lstrip()
+        if el.tail and "\n" in el.tail:
+            el.tail = _WHITESPACE_RUN.sub(" ", el.tail)
+
+
 def _note_text(exc: BaseException) -> str:
     """An exception's message for a note: ``"; "`` (the separator of a row's notes) made ``", "``."""
     return str(exc).replace("; ", ", ")
@@ -379,11 +410,9 @@ def extract_html(html: str) -> HtmlContent:
     if closed is not None:
         html = closed
         notes.append("html: a <title> was not closed before the next tag, so it was closed there")
-    try:
-        tree = trafilatura.load_html(html)
-    except Exception as exc:  # noqa: BLE001 - lxml on hostile input: keep the page as text
-        log.debug("lxml could not parse the page: %s", exc)
-        tree = None
+    tree = _load_html(html)
+    if not isinstance(tree, lxml.html.HtmlElement) and not _HAS_BODY.search(html):
+        tree = _load_html(f"<html><body>{html}</body></html>")  # a fragment: trafilatura wants a document
     # Only a parsed lxml.html tree goes on: htmldate (called by trafilatura for the date) downloads
     # a str argument that looks like a URL, a tree never.
     if not isinstance(tree, lxml.html.HtmlElement):
@@ -414,6 +443,7 @@ def extract_html(html: str) -> HtmlContent:
             section.tag = "div"
         _unwrap_layout_tables(tree)
         _mark_cell_breaks(tree)
+        _collapse_whitespace(tree)
         try:
             text = trafilatura.extract(tree, **TRAFILATURA_OPTIONS)
         except Exception as exc:  # noqa: BLE001 - a trafilatura bug must not lose the page

@@ -8,6 +8,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import lxml.html
@@ -670,6 +671,17 @@ def test_html_fallback_notes_hold_no_separator(html: str, note: str) -> None:
 def test_a_page_of_one_element_is_read_as_text_without_its_markup(html: str, text: str) -> None:
     # trafilatura loads no tree for these: lxml's parse, rendered as plain text (scripts left out)
     assert extract_html(html).text == text
+
+
+def test_a_page_fragment_keeps_its_markup_and_a_wrapped_line_stays_one_line() -> None:
+    """A page saved without ``<html>``/``<body>`` (a site's content ``<div>``) is read by
+    trafilatura as a document, its list and bold kept; a line break in the source inside
+    a paragraph is a space, as a browser renders it."""
+    items = "".join(
+        f"<li>\n  <b>\n    Paper Title Number {k}\n  </b>\n  <p>Ana Lima, Bo Chen,\n    Carla Diaz, Dan Wu</p>\n</li>"
+        for k in range(4))
+    text = extract_html(f"\n<div class='text'>\n<h1>Best Paper Awards</h1>\n<ul>{items}</ul>\n</div>\n").text
+    assert re.search(r"^-\s+\*\*Paper Title Number 2\*\* Ana Lima, Bo Chen, Carla Diaz, Dan Wu$", text, re.M)
 
 
 def test_html_table_cell_line_breaks_stay_line_breaks() -> None:
