@@ -58,7 +58,7 @@ from .fields import (
     venue_from_url,
 )
 from .front_matter import apply_front_matter, flow_list_items, unquoted
-from .heading_titles import _HAS_CJK, _HAS_LATIN, _LIST_MARK, _QUOTED, split_heading_title
+from .heading_titles import _HAS_CJK, _HAS_LATIN, _LIST_MARK, _QUOTED, SHORT_NAME, split_heading_title
 from .identifiers import find_arxiv_attributes, find_arxiv_ids, find_urls, url_kind
 from .names import is_institution, split_affiliation, split_affiliation_items, split_names
 from .normalize import to_target
@@ -160,6 +160,9 @@ _LEADING_BRACKET = re.compile(r"\s*[（(](?P<inner>[^()（）]{2,150})[)）]")
 _FIRST_CLAUSE = re.compile(r"(.+?)(?:[。；]|(?<=[)）])\.\s)")
 
 
+_SHORT_NAME_LEAD = re.compile(rf"\s*{SHORT_NAME}")
+
+
 def _after_title(line: str, title: str) -> str:
     """What a line holds after the title it opens with ("" when it does not hold the title); on a
     line whose fields are set off by HTML breaks (``*Title.* <br> A, B <br> ***ACL 2024***``),
@@ -172,7 +175,12 @@ def _after_title(line: str, title: str) -> str:
             return next((f for f in fields[at + 1:] if f), "")
     s = plain(unlink(_LIST_MARK.sub("", line)))
     i = s.casefold().find(title.casefold()) if title else -1
-    return s[i + len(title):].lstrip(" .*_:：-–—\"”’'」』》") if i >= 0 else ""
+    if i < 0:
+        return ""
+    rest = s[i + len(title):]
+    if name := _SHORT_NAME_LEAD.match(rest):  # "Title (MeZO) — A 等": the short name the title lost
+        rest = rest[name.end():]
+    return rest.lstrip(" .*_:：-–—\"”’'」』》")
 
 
 #: A metadata line whose value names where a paper is posted, not a venue ("from: arxiv",

@@ -78,7 +78,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     """
     h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
     if "<" in h:  # "Title<br/>", '<div style="…">Title</div>': the markup is not the title's
-        h = _HTML_TAG.sub(" ", h).strip()
+        h = plain(_HTML_TAG.sub(" ", h))
     if "`" in h[:22] and (tag := _CODE_TAG.match(h)) and h[tag.end():].strip():
         h = h[tag.end():].strip()  # "`REVIEW`Title": a reading list's tag, not the title's
     if (maker := _LEADING_MAKER.fullmatch(h)) and len(latin_words(maker.group("title"))) >= 1:
@@ -93,13 +93,14 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         h = h[: note.start()]  # "Title 【Multi reward】": a reader's note after an English title
     kv = parse_key_value(h)
     if kv is not None and kv[0] == "title":
-        h = kv[1]
+        h = plain(kv[1])
         if PLACEHOLDER_VALUE.fullmatch(h.strip()):
             return None, None  # "Title: None"
     h = ENUMERATION_PREFIX_RE.sub("", NUMBERED_PREFIX_RE.sub("", h.strip())).strip()
     quoted = _QUOTED.fullmatch(h)
     if quoted:
         h = quoted.group("inner").strip()
+    h = _FINAL_PERIOD.sub("", h)
     book = BOOK_TITLE.fullmatch(h)
     if book:
         inner, gloss = book.group("inner").strip(), (book.group("gloss") or "").strip()
@@ -133,6 +134,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     if m:
         return m.group("title").strip(" \t:：|｜丨—–-"), None
     if not _HAS_CJK.search(h):
+        if h.endswith((")", "）")) and (name := _SHORT_NAME_TAIL.search(h)) and len(latin_words(h[: name.start()])) >= 3:
+            h = h[: name.start()]  # "Deep Residual Learning for Image Recognition (ResNet)"
         tail = CITATION_TAIL.search(h)
         if tail and tail.start() > 0 and find_venue_years(tail.group(0)):
             h = h[: tail.start()]  # "Title. In AAAI 2019.": the venue is the section's, not the title's
@@ -171,8 +174,24 @@ _LEADING_MAKER = re.compile(
     r"(?P<title>[A-Za-z0-9][^\u3400-\u9fff]*)")
 
 
-#: An HTML element's opening or closing tag in a heading (a break, a block or an inline style).
-_HTML_TAG = re.compile(r"</?(?:br|div|span|p|b|strong|em|i|u|font|h[1-6]|li|td|th|center)\b[^<>]{0,200}>", re.I)
+#: An HTML element's opening or closing tag in a heading (a break, a block, an inline style, or a
+#: custom element such as a citation's ``<d-cite key="…">``: its name holds a hyphen, HTML 5.2
+#: section 4.13).
+_HTML_TAG = re.compile(
+    r"</?(?:br|div|span|p|b|strong|em|i|u|font|h[1-6]|li|td|th|center|[a-z][a-z0-9]*-[\w-]*)\b[^<>]{0,200}>", re.I
+)
+
+
+#: A short name in brackets after an English title ("(ResNet)", "(GPT-3)", "(AlphaGo Zero)"): one
+#: to three words, each with a capital or a digit, not only numbers (a year); how lists name a
+#: paper, not its title's words.
+SHORT_NAME = r"[(（](?![\d\s.\-/]+[)）])(?:[\w.+\-]*[A-Z0-9][\w.+\-]*)(?:\s+[\w.+\-]*[A-Z0-9][\w.+\-]*){0,2}[)）]"
+_SHORT_NAME_TAIL = re.compile(rf"\s*{SHORT_NAME}$")
+
+
+#: The full stop closing a title as a sentence ("Title.", '"Title."'), not an abbreviation's
+#: ("… et al.", "… etc.") or an initial's ("… U.S.").
+_FINAL_PERIOD = re.compile(r"(?<![.\s])(?<!\bal)(?<!\betc)(?<!\bvs)(?<!\b[A-Z])\.$")
 
 
 #: A short Chinese label glued to the English title after it, maybe after a year and before

@@ -60,6 +60,9 @@ MAX_VENUE_LABEL_REST = 6
 
 
 _LABEL_COLON = re.compile(r"[:：]\s*")
+#: A presenter's name after a venue edition in a label ("ICLR2025 Morris: Title", "NeurIPS 2024
+#: Lee et al.: Title"), as conference notes name the poster they stood at.
+_PRESENTER = re.compile(r"\s+[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*){0,2}(?:\s+et\s+al\.?)?$")
 
 
 #: What separates a title from a trailing label ("Title, CVPR2024 Best Paper Award").
@@ -79,19 +82,27 @@ def venue_label(label: str) -> bool:
     return sum(ch.isalpha() for ch in rest) <= MAX_VENUE_LABEL_REST
 
 
+#: A bracketed remark closing a title ("Title (UIST 2005)").
+_BRACKET_TAIL = re.compile(r"\s*[(（\[【](?P<inner>[^()（）\[\]【】\n]{2,40})[)）\]】]\s*$")
 #: A presentation format in brackets after a title ("Title (Oral)", "Title [Spotlight]").
 _TRACK_TAIL = re.compile(r"\s*[(（\[【](?:oral|spotlight|poster|highlight)(?:\s+(?:paper|presentation))?[)）\]】]\s*$", re.I)
 
 
 def without_venue_label(h: str) -> str:
-    """``h`` without a leading label that only names a venue edition ("ACL2025: Title") or a
+    """``h`` without a leading label that only names a venue edition ("ACL2025: Title"), maybe
+    with a presenter's name ("ICLR2025 Morris: Title"), or a
     trailing one after a separator ("Title, CVPR2024 Best Paper Award") or in brackets ("Title
-    (Oral)"); unchanged otherwise, or when fewer than 8 characters would be left."""
+    (Oral)", "Title (UIST 2005)"); unchanged otherwise, or when fewer than 8 characters would be left."""
     if (track := _TRACK_TAIL.search(h)) is not None and track.start() >= 8:
         h = h[: track.start()]
     m = _LABEL_COLON.search(h, 0, 40)
-    if m is not None and len(h) - m.end() >= 8 and venue_label(h[: m.start()]):
-        return h[m.end():]
+    if m is not None and len(h) - m.end() >= 8:
+        label = h[: m.start()]
+        presenter = _PRESENTER.search(label)
+        if venue_label(label) or (presenter is not None and venue_label(label[: presenter.start()])):
+            return h[m.end():]
+    if h.endswith((")", "）", "]", "】")) and (b := _BRACKET_TAIL.search(h)) and b.start() >= 8 and venue_label(b.group("inner")):
+        return h[: b.start()]  # "Title (UIST 2005)"
     tails = [t for t in _TAIL_SEPARATOR.finditer(h, max(8, len(h) - 60))]
     if tails and venue_label(h[tails[-1].end():]):
         return h[: tails[-1].start()]

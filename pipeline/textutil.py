@@ -121,19 +121,26 @@ def cosine(a: Counter, b: Counter) -> float:
 _MD_HEADING = re.compile(r"^#{1,6}\s+")
 _MD_STRONG = re.compile(r"\*\*|__")
 _MD_WRAP = re.compile(r"^[*_](?P<inner>[^*_].*[^*_])[*_]$")
+#: What closes a heading line but is no text of it: an attribute block ("{#intro .unnumbered}",
+#: Pandoc's header_attributes, kramdown's IAL) or a permalink mark ("[¶](#intro)", "¶", as
+#: Sphinx, MkDocs and Jekyll themes add).
+_HEADING_TAIL = re.compile(r"(?:\s*\{#[A-Za-z][^{}\n]{0,200}\}|\s*\[[¶#§🔗]\]\(#[^()\s]*\)|\s+¶)+\s*$")
 
 
 def plain(line: str) -> str:
     """A line without Markdown markup that hides its structure, for classifying it.
 
-    Removes a leading ATX heading marker (``## ``), strong-emphasis markers (``**``/``__``)
-    and one emphasis pair wrapping the whole line (``*...*``), then surrounding whitespace
-    (CommonMark 0.31, sections 4.2 and 6.2). Offsets are not kept: use it to decide what a
-    line is, never to cut text.
+    Removes a leading ATX heading marker (``## ``), strong-emphasis markers (``**``/``__``),
+    one emphasis pair wrapping the whole line (``*...*``) and a heading's closing attribute block
+    or permalink mark (:data:`_HEADING_TAIL`), then surrounding whitespace (CommonMark 0.31,
+    sections 4.2 and 6.2). Offsets are not kept: use it to decide what a line is, never to cut
+    text.
     """
-    if "#" not in line and "*" not in line and "_" not in line:
-        return line.strip()  # no marker of any of the three kinds: only the strip applies
+    if "#" not in line and "*" not in line and "_" not in line and "¶" not in line:
+        return line.strip()  # no marker of any kind: only the strip applies
     s = _MD_STRONG.sub("", _MD_HEADING.sub("", line.strip())).strip()
+    if s.endswith(("}", ")", "¶")):
+        s = _HEADING_TAIL.sub("", s)
     m = _MD_WRAP.match(s)
     return m.group("inner").strip() if m else s
 

@@ -46,7 +46,23 @@ from pipeline.normalize import detect_script, to_script
         # a reference's tail naming a venue is not part of the title; other sentences stay
         ("Sparse Codes for Parsing. In AAAI 2019.", ("Sparse Codes for Parsing", None)),
         ("Sparse Codes for Parsing. In EMNLP W-NUT Workshop 2019.", ("Sparse Codes for Parsing", None)),
-        ("Learning to Fly. In the Dark.", ("Learning to Fly. In the Dark.", None)),
+        ("Learning to Fly. In the Dark.", ("Learning to Fly. In the Dark", None)),
+        # what closes a heading or a title line without being the title's: an attribute block, a
+        # permalink, a custom element, a short name, a venue edition, a final full stop
+        ("## ICLR2025 Morris: contextual document embeddings {#iclr2025-morris-contextual}",
+         ("contextual document embeddings", None)),
+        ("NeurIPS 2024 Lee et al.: Sparse Codes for Parsing", ("Sparse Codes for Parsing", None)),
+        ("Meta Pseudo Labels[¶](#meta-pseudo-labels)", ("Meta Pseudo Labels", None)),
+        ("Meta Pseudo Labels ¶", ("Meta Pseudo Labels", None)),
+        ('_"On Defining Neural Averaging."_ <d-cite key="lee2025on"></d-cite>', ("On Defining Neural Averaging", None)),
+        ("Deep Residual Learning for Image Recognition (ResNet)", ("Deep Residual Learning for Image Recognition", None)),
+        ("Mastering the Game of Go without Human Knowledge (AlphaGo Zero)",
+         ("Mastering the Game of Go without Human Knowledge", None)),
+        ("Low-Cost Multi-Touch Sensing through Frustrated Total Internal Reflection (UIST 2005)",
+         ("Low-Cost Multi-Touch Sensing through Frustrated Total Internal Reflection", None)),
+        ("Vision Transformer (ViT)", ("Vision Transformer (ViT)", None)),  # too short a title to lose it
+        ("Sparse Codes for Parsing Trees (2019)", ("Sparse Codes for Parsing Trees (2019)", None)),
+        ("Contrastive Learning, et al.", ("Contrastive Learning, et al.", None)),
         # a blog's own label glued to a title it links to ("…導讀": a guide to the paper)
         ("[Reflexion: 帶有語言強化學習的語言代理導讀](2025/reflexion_guide.md)",
          (None, "Reflexion: 帶有語言強化學習的語言代理")),
