@@ -138,7 +138,7 @@ def split_affiliation(author: str) -> tuple[str, str | None]:
     m = re.fullmatch(r"(?P<name>[^（(]+?)\s*[（(](?P<aff>[^（）()]+)[）)]", author.strip())
     if m is None:
         return author, None
-    aff = m.group("aff").strip()
+    aff = m.group("aff").strip().strip("\"“”").strip()
     if _AFFILIATION_WORD.search(aff):
         return m.group("name").strip(), aff
     # a short proper name (OpenAI, DeepMind, 斯坦福, Meta AI) that is not an author role

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from .fields import find_venue_years, normalize_award
 from .identifiers import find_arxiv_ids, find_urls
+from .names import split_affiliation
 from .venue_status import published_venue_years
 
 #: Fields that hold an article's text, in order of preference.
@@ -39,7 +40,7 @@ _LINK_VALUE = re.compile(
     r"^\s*(?:\S*://|www\.|arxiv\s*:|doi\s*:|\d{4}\.\d{4,5}(?:v\d+)?\s*$|10\.\d{4,9}/\S+\s*$)", re.I)
 #: Fields holding a Chinese title.
 TITLE_ZH_FIELDS = ("title_zh", "中文标题", "中文標題")
-AUTHOR_FIELDS = ("authors", "author", "作者", "论文作者", "論文作者")
+AUTHOR_FIELDS = ("authors", "author", "author_names", "作者", "论文作者", "論文作者")
 INSTITUTION_FIELDS = ("institutions", "institution", "affiliations", "affiliation", "机构", "機構", "单位", "單位")
 ABSTRACT_FIELDS = ("abstract", "摘要", "论文摘要", "論文摘要", "summary")
 URL_FIELDS = ("url", "link", "pdf", "pdf_url", "paper_url", "open_access_url", "链接", "鏈接", "連結",
@@ -135,11 +136,19 @@ def _text(value: Any) -> str | None:
 
 
 def values(obj: dict, key: str) -> list[tuple[str, Any]]:
-    """``(key as written, value)`` of every field of ``obj`` named ``key``, matched
-    case-insensitively and ignoring surrounding spaces, in the record's order; null values left
-    out."""
-    want = key.casefold()
-    return [(str(k), v) for k, v in obj.items() if v is not None and str(k).strip().casefold() == want]
+    """``(key as written, value)`` of every field of ``obj`` named ``key``, matched by
+    :func:`field_key`, in the record's order; null values left out."""
+    want = field_key(key)
+    return [(str(k), v) for k, v in obj.items() if v is not None and field_key(str(k)) == want]
+
+
+_KEY_SEPARATORS = re.compile(r"[\s\-.]+")
+
+
+def field_key(name: str) -> str:
+    """A field name as matched: case-folded, surrounding spaces removed, inner spaces, hyphens and
+    dots as ``_`` ("Paper Title" and "paper-title" are ``paper_title``)."""
+    return _KEY_SEPARATORS.sub("_", name.strip().casefold())
 
 
 def article_text(value: Any) -> str | None:
@@ -194,9 +203,24 @@ def _split_names(text: str) -> tuple[list[str], bool]:
     text = _TRUNCATED.sub("", text)
     pairs = _last_first_pairs(text)
     if pairs is None:
-        return [n for p in _NAME_SEP.split(text) if (n := clean_name(p))], truncated
+        return [n for p in _split_outside_brackets(text) if (n := clean_name(p))], truncated
     pairs[-1] = _CLOSING_PERIOD.sub("", pairs[-1])  # "Prouvost, Antoine." -> the list's period; an initial's stays
     return [n for p in pairs if (n := clean_name(p))], truncated
+
+
+def _split_outside_brackets(text: str) -> list[str]:
+    """``text`` split on :data:`_NAME_SEP` where no bracket is open: "A (Univ. X, Hong Kong); B"
+    keeps A's affiliation whole."""
+    if "(" not in text and "（" not in text:
+        return _NAME_SEP.split(text)
+    parts, start, depth, at = [], 0, 0, 0
+    for m in _NAME_SEP.finditer(text):
+        depth += sum(text.count(o, at, m.start()) for o in "(（") - sum(text.count(c, at, m.start()) for c in ")）")
+        at = m.start()
+        if depth <= 0:
+            parts.append(text[start:m.start()])
+            start = m.end()
+    return [*parts, text[start:]]
 
 
 def _last_first_pairs(text: str) -> list[str] | None:
@@ -380,6 +404,13 @@ def read_record(obj: dict) -> Reading:
     authors, truncated, notes = _names(obj, AUTHOR_FIELDS)
     institutions, _, more = _names(obj, INSTITUTION_FIELDS)
     notes += more
+    affiliations: list[str] = []
+    for k, author in enumerate(authors):  # "Name (University)*": the affiliation is an institution
+        name, affiliation = split_affiliation(author)
+        if affiliation is not None:
+            authors[k] = name
+            affiliations += [] if affiliation in affiliations else [affiliation]
+    institutions = institutions or affiliations
     urls: list[str] = []
     for key in URL_FIELDS:
         for _, value in values(obj, key):

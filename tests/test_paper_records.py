@@ -461,3 +461,22 @@ def test_csv_a_row_with_too_few_cells_is_read_and_its_note_names_the_row(tmp_pat
     assert docs.loc["short.csv#3", "notes"] == "csv: row 3 has 2 cell(s) but the header names 4: 'venue', 'year' read as empty"
     papers = pd.read_parquet(out / "papers.parquet")
     assert sorted(papers["title"]) == ["Dense Widgets", "Sparse Codes for Widgets"]
+
+
+def test_a_conference_export_header_and_bracketed_affiliations() -> None:
+    """A conference tool's CSV header ("Paper Title", "Author Names") names the record's fields
+    as "paper_title" and "authors" do; "Name (Affiliation)*; …" gives the people and their
+    institutions, a comma inside the brackets is the affiliation's (layout of CVPR 2019's oral
+    list export)."""
+    reading = paper_records.read_record({
+        "Paper ID": "5",
+        "Paper Title": "Finding Task-Relevant Features for Few-Shot Learning by Category Traversal",
+        "Author Names": "Hongyang Li (The Chinese University of Hong Kong)*; David Eigen (Clarifai Inc.); "
+                        "Xiaogang Wang (Chinese University of Hong Kong, Hong Kong)",
+    })
+    paper = reading.fields
+    assert paper["title"] == "Finding Task-Relevant Features for Few-Shot Learning by Category Traversal"
+    assert paper["authors"] == ["Hongyang Li", "David Eigen", "Xiaogang Wang"]
+    assert paper["institutions"] == ["The Chinese University of Hong Kong", "Clarifai Inc.",
+                                     "Chinese University of Hong Kong, Hong Kong"]
+    assert paper_records.field_key(" Paper-Title ") == "paper_title"
