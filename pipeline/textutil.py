@@ -124,7 +124,7 @@ _MD_WRAP = re.compile(r"^[*_](?P<inner>[^*_].*[^*_])[*_]$")
 #: What closes a heading line but is no text of it: an attribute block ("{#intro .unnumbered}",
 #: Pandoc's header_attributes, kramdown's IAL) or a permalink mark ("[¶](#intro)", "¶", as
 #: Sphinx, MkDocs and Jekyll themes add).
-_HEADING_TAIL = re.compile(r"(?:\s*\{#[A-Za-z][^{}\n]{0,200}\}|\s*\[[¶#§🔗]\]\(#[^()\s]*\)|\s+¶)+\s*$")
+_HEADING_TAIL = re.compile(r"(?:\s*\{#[A-Za-z][^{}\n]{0,200}\}|\s*\[[¶#§🔗]\]\(#[^()\s]*(?:\s+\"[^\"()]*\")?\)|\s+¶)+\s*$")
 
 
 def plain(line: str) -> str:
