@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import lxml.html
+import markdownify
 import trafilatura
 from lxml import etree
 
@@ -266,6 +267,56 @@ def html_to_plain_text(tree: etree._Element) -> str:
     return "\n\n".join(line for line in lines if line)
 
 
+#: Fewest headings a page must have, and the share of them trafilatura may leave out of its main
+#: content, before the main content counts as having lost the page's structure (trafilatura
+#: drops blocks by class names such as "header", which card layouts give each item's title).
+MIN_PAGE_HEADINGS, MAX_LOST_HEADING_SHARE = 3, 0.5
+
+
+def _headings(tree: etree._Element) -> list[etree._Element]:
+    """The ``<h1>``-``<h6>`` of the page's body that hold text."""
+    body = tree.find(".//body")
+    return [h for h in (body if body is not None else tree).iter("h1", "h2", "h3", "h4", "h5", "h6")
+            if _collapse(h.text_content())]
+
+
+def _heading_texts(tree: etree._Element) -> list[str]:
+    """The collapsed texts of :func:`_headings`."""
+    return [_collapse(h.text_content()) for h in _headings(tree)]
+
+
+_NON_WORD = re.compile(r"\W+")
+
+
+def _lost_headings(headings: list[str], text: str) -> int:
+    """How many ``headings`` the extracted ``text`` leaves out, when that is more than
+    :data:`MAX_LOST_HEADING_SHARE` of at least :data:`MIN_PAGE_HEADINGS`; else 0."""
+    if len(headings) < MIN_PAGE_HEADINGS:
+        return 0
+    flat = _NON_WORD.sub("", text)  # (markup, permalink marks and spacing differ between the two)
+    lost = sum(_NON_WORD.sub("", h) not in flat for h in headings)
+    return lost if lost > MAX_LOST_HEADING_SHARE * len(headings) else 0
+
+
+def headings_markdown(tree: etree._Element) -> str:
+    """The element holding all of the page's headings (their nearest common ancestor: the
+    article, not the navigation beside it) as Markdown, by ``markdownify``: ATX headings, ``-``
+    lists, links, emphasis and tables; scripts, styles and images left out."""
+    heads = _headings(tree)
+    common = list(heads[0].iterancestors())[::-1] if heads else [tree]
+    for h in heads[1:]:
+        mine = set(map(id, h.iterancestors()))
+        common = [a for a in common if id(a) in mine]
+    root = copy.deepcopy(common[-1])
+    etree.strip_elements(root, etree.Comment, etree.ProcessingInstruction, *_INVISIBLE_TAGS, with_tail=False)
+    md = markdownify.markdownify(lxml.html.tostring(root, encoding="unicode"), heading_style="ATX", bullets="-",
+                                 strip=["img"], escape_asterisks=False, escape_underscores=False)
+    return _BLANK_LINES.sub("\n\n", md).strip()
+
+
+_BLANK_LINES = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
+
+
 def _first_title(tree: etree._Element) -> str | None:
     for el in tree.iter("title"):
         title = _collapse(el.text_content() if hasattr(el, "text_content") else "".join(el.itertext()))
@@ -444,12 +495,17 @@ def extract_html(html: str) -> HtmlContent:
         _unwrap_layout_tables(tree)
         _mark_cell_breaks(tree)
         _collapse_whitespace(tree)
+        headings = _heading_texts(tree)
         try:
             text = trafilatura.extract(tree, **TRAFILATURA_OPTIONS)
         except Exception as exc:  # noqa: BLE001 - a trafilatura bug must not lose the page
             notes.append(f"html: trafilatura failed ({type(exc).__name__}: {_note_text(exc)})")
             text, failed = None, True
         text = tidy_markdown(text.strip()) if text else ""
+        if text and (lost := _lost_headings(headings, text)):
+            text = headings_markdown(tree)
+            notes.append(f"html: trafilatura's main content left out {lost} of the page's {len(headings)} headings, "
+                         "so the text is the Markdown rendering of the element that holds them")
         if not text:
             text = html_to_plain_text(tree)
             notes.append("html: text is the plain-text rendering of <body>" if failed

@@ -741,3 +741,18 @@ def test_a_byte_order_mark_opening_a_later_jsonl_line_is_skipped_with_a_note() -
     record = parse_jsonl_line('\ufeff{"title": "Sparse Codes", "text": "We study sparse codes for parsing."}')
     assert (record.error, record.title, record.text) == (None, "Sparse Codes", "We study sparse codes for parsing.")
     assert record.notes == ("jsonl: a byte-order mark opened the line (files joined?)",)
+
+
+REAL_DEV = Path(__file__).parent / "fixtures" / "real" / "dev"
+
+
+def test_a_page_whose_headings_trafilatura_drops_is_rendered_from_the_element_holding_them() -> None:
+    """A card layout (each paper's ``<h3>`` in a block classed ``…-header``, which trafilatura
+    drops as boilerplate) kept 1 of 24 headings in trafilatura's main content: the element
+    holding the headings is rendered as Markdown instead, with a note (real page:
+    h22-grandai-weekly)."""
+    page = extract_html((REAL_DEV / "h22-grandai-weekly" / "landmark-papers-llms-2017-2021.html").read_text(encoding="utf-8"))
+    assert "### Attention Is All You Need" in page.text
+    assert "### BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding" in page.text
+    assert page.notes == ("html: trafilatura's main content left out 23 of the page's 24 headings, so the text "
+                          "is the Markdown rendering of the element that holds them",)
