@@ -224,13 +224,15 @@ _TITLE_HEADERS = re.compile(r"^(?:papers?|titles?|papertitles?|name|论文|論�
 #: its title.
 _IDENTIFIER_ONLY = re.compile(r"(?:arxiv\s*[:：]?\s*)?\d{4}\.\d{4,5}(?:v\d+)?|doi\s*[:：]?\s*10\.\S+|10\.\d{4,9}/\S+", re.I)
 #: Link texts that name a kind of link, not a paper.
-_GENERIC_LINK = re.compile(r"pdf|paper|code|link|arxiv|project|github|论文|論文|代码|代碼|链接|鏈接|video|slides?", re.I)
+_LINK_KIND = r"pdf|paper|code|link|arxiv|project|github|论文|論文|代码|代碼|链接|鏈接|video|slides?"
+#: ... alone or in a short phrase ("Paper Link", "Read Paper", "View PDF", "Project Page").
+_GENERIC_LINK = re.compile(rf"(?:(?:read|view|see|open|download|get|full|the)\s+)?(?:{_LINK_KIND})(?:\s+(?:link|page|here|text))?", re.I)
 
 
 #: Links that close a line and whose texts only name kinds of link ("… codecs. [arXiv](…) [Code](…)"):
 #: evidence for the paper above the line, not words of a title on it.
 _KIND_LINKS_TAIL = re.compile(
-    r"(?:\s*\[\s*(?:(?:" + _GENERIC_LINK.pattern + r"|abs|page|html|here)\s*){1,3}\]\([^()\s]+(?:\([^()\s]*\)[^()\s]*)?\)[\s,|/·]*)+$",
+    r"(?:\s*\[\s*(?:(?:" + _LINK_KIND + r"|abs|page|html|here)\s*){1,3}\]\([^()\s]+(?:\([^()\s]*\)[^()\s]*)?\)[\s,|/·]*)+$",
     re.I)
 
 
@@ -263,11 +265,17 @@ def _title_cell(cells: list[str], header: list[str] | None = None) -> str | None
     return best
 
 
+_HTML_HEADING = re.compile(r"<h(?P<level>[1-6])\b[^<>]*>(?P<inner>.*?)</h(?P=level)\s*>", re.I)
+
+
 def html_to_markdown(raw: str) -> str:
-    """Inline HTML of a line as Markdown: ``<a href=u>t</a>`` -> ``[t](u)``, ``<b>``/``<strong>``
-    -> ``**``, ``<li>`` -> ``- ``, other tags removed (cells, paragraphs, spans)."""
+    """Inline HTML of a line as Markdown: ``<h3>t</h3>`` -> ``### t``, ``<a href=u>t</a>`` ->
+    ``[t](u)``, ``<b>``/``<strong>`` -> ``**``, ``<li>`` -> ``- ``, other tags removed (cells,
+    paragraphs, spans)."""
     if "<" not in raw:
         return raw
+    if m := _HTML_HEADING.fullmatch(raw.strip()):
+        raw = "#" * int(m.group("level")) + " " + m.group("inner")
     s = _HTML_A.sub(lambda m: f"[{_TAG.sub('', m.group('text')).strip()}]({m.group('href')})", raw)
     s = _HTML_BOLD.sub("**", s)
     s = re.sub(r"^\s*<li[^>]*>", "- ", s, flags=re.I)

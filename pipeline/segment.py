@@ -47,6 +47,7 @@ from .candidates import (
     Candidate,
     find_candidates,
     has_paper_evidence,
+    html_to_markdown,
     labelled_names,
     title_is_part,
     venue_beside_title,
@@ -381,9 +382,17 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
         for line in [at for at, c in chosen.items() if styles[c.style] == 1 and not has_paper_evidence(c)]:
             del chosen[line]
     # a heading right above an anchor of a list (no line between them), in a document whose
-    # anchors are mostly that list's, names a group of the list's papers ("#### RAG and LLM")
+    # anchors are mostly that list's, names a group of the list's papers ("#### RAG and LLM");
+    # a lone plain line right under a heading, before the next heading, is the heading's credit
+    # or links line
     if len(chosen) >= MIN_GROUPED_ITEMS:
+        order = sorted(chosen)
         for at in [at for at, c in chosen.items() if c.style in _HEADING_STYLES]:
+            under = chosen.get(_next_text_line(lines, at))
+            after = next((chosen[k] for k in order if under is not None and k > under.line and k in chosen), None)
+            if under is not None and under.style == "plain" and (after is None or after.style in _HEADING_STYLES):
+                del chosen[under.line]
+                continue
             below = chosen.get(at + 1)
             if (below is not None and below.style not in _HEADING_STYLES
                     and 2 * styles[below.style] >= len(chosen) and styles[below.style] >= MIN_GROUPED_ITEMS):
@@ -403,6 +412,15 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
             return {i: title if title else by_line.get(i) or Candidate(i, lines[i].stripped, "plain")
                     for i, title in starts.items()}
     return dict(sorted(chosen.items()))
+
+
+def _next_text_line(lines: list[Line], at: int) -> int:
+    """The first line after ``at`` that holds text besides HTML tags (a card's ``<div>`` lines
+    between a heading and its credit hold none); ``-1`` when none does within 3 lines."""
+    for j in range(at + 1, min(at + 4, len(lines))):
+        if html_to_markdown(lines[j].stripped).strip():
+            return j
+    return -1
 
 
 def _sibling_runs(cands: list[Candidate], kinds: list[str], eligible: list[bool],

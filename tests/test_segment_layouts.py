@@ -3,6 +3,8 @@ headings, metadata blocks before or after the body, and narrative articles."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pipeline.clean import find_dropped
@@ -740,3 +742,16 @@ def test_a_venue_tag_opening_a_list_item_is_its_context_not_its_title() -> None:
     found = [split_heading_title(s["heading"])[0].rstrip(".") for s in segment_document(text, find_dropped(text, Config()))["sections"]]
     assert found == ["Scaling Laws for Sparse Mixture-of-Experts", "Token Merging for Efficient Transformers",
                      "Learning Sparse Graph Structure from Noisy Data"]
+
+
+def test_html_headings_in_a_markdown_file_anchor_and_the_line_under_them_is_their_credit() -> None:
+    """A site's Markdown page written as HTML cards ("<h3>Title</h3>", then the institutions and
+    a "Paper Link" on the next lines): each ``<h3>`` is a paper, and neither the institutions nor
+    the link's name is one (real page: h22-grandai-weekly)."""
+    path = Path(__file__).parent / "fixtures/real/dev/h22-grandai-weekly/week16-research-highlights.md"
+    text = path.read_text(encoding="utf-8")
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    found = [split_heading_title(s["heading"])[0] for s in sections]
+    assert "GUI-R1: Reinforcement Learning Framework for GUI Agents" in found
+    assert "SocioVerse: Large-Scale Social Simulation with LLM Agents" in found
+    assert not any(t and ("Paper Link" in t or t.startswith(("Anonymous", "Fudan University"))) for t in found)
