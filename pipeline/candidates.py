@@ -537,9 +537,10 @@ _LETTER = re.compile(r"[^\W\d_]")
 
 
 def venue_beside_title(c: Candidate, raw: str) -> bool:
-    """Whether a list item or table row (``raw``, its line) names a venue with its year outside
-    its title span: "1. 《Title》 CVPR 2016 Author", "| Title | Author | ICCV 2023 |"."""
-    if c.style not in ITEM_STYLES or not _TWO_DIGITS.search(raw) or not _LETTER.search(c.title):
+    """Whether a list item, table row or Markdown heading (``raw``, its line) names a venue with
+    its year outside its title span: "1. 《Title》 CVPR 2016 Author", "| Title | Author | ICCV 2023
+    |", "## ICLR2025 Hu: Title"."""
+    if c.style not in ITEM_STYLES and c.style not in ("md1", "md2", "md3") or not _TWO_DIGITS.search(raw) or not _LETTER.search(c.title):
         return False  # (a year has at least two digits: "2023", "'23"; a span without a letter,
         # such as the date that leads a news item, is no title)
     rest = plain(" | ".join(c.cells) if c.cells else raw).replace(c.title, " ", 1)

@@ -755,3 +755,14 @@ def test_html_headings_in_a_markdown_file_anchor_and_the_line_under_them_is_thei
     assert "GUI-R1: Reinforcement Learning Framework for GUI Agents" in found
     assert "SocioVerse: Large-Scale Social Simulation with LLM Agents" in found
     assert not any(t and ("Paper Link" in t or t.startswith(("Anonymous", "Fudan University"))) for t in found)
+
+
+def test_headings_that_name_a_venue_edition_beside_their_titles_are_papers() -> None:
+    """Conference notes: "## ICLR2025 Hu: belief state transformer {#…}", a heading per poster,
+    lower-case titles the classifier scores low; two or more headings naming a venue edition
+    beside their titles are a paper list, as list items that do are (real notes:
+    h21-jemoka-iclr25-posters)."""
+    path = Path(__file__).parent / "fixtures/real/dev/h21-jemoka-iclr25-posters/KBhiclr2025_thursday_morning_posters.md"
+    found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
+    assert found[:3] == ["belief state transformer", "diversity of thoughts", "data selection via optimal control"]
+    assert len(found) == 9
