@@ -59,7 +59,7 @@ MIN_TITLE_BEFORE_LABEL = 6
 
 
 @functools.cache
-def _reading_label() -> re.Pattern[str]:
+def reading_label() -> re.Pattern[str]:
     """A reading label (``pipeline/data/reading_labels.txt``) that ends a heading, longest first."""
     text = resources.files(__package__).joinpath("data", "reading_labels.txt").read_text(encoding="utf-8")
     words = sorted({w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#")}, key=len, reverse=True)
@@ -83,7 +83,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         h = h[tag.end():].strip()  # "`REVIEW`Title": a reading list's tag, not the title's
     if (maker := _LEADING_MAKER.fullmatch(h)) and len(latin_words(maker.group("title"))) >= 1:
         h = maker.group("title").strip()  # "Facebook 提出的 DeiT": who made it, then the title
-    if _HAS_CJK.search(h) and (label := _reading_label().search(h)):  # "Title導讀", "BERT | 论文笔记": a guide
+    if _HAS_CJK.search(h) and (label := reading_label().search(h)):  # "Title導讀", "BERT | 论文笔记": a guide
         h = h[: label.start()].rstrip(" \t:：|｜丨—–-")
     h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
     h = without_venue_label(h)

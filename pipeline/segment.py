@@ -43,6 +43,7 @@ import pandas as pd
 from . import paper_records, title_model
 from .candidates import (
     ABOUT_PAPERS,
+    ITEM_STYLES,
     LEADING_TAGS,
     Candidate,
     find_candidates,
@@ -64,7 +65,7 @@ from .fields import (
     parse_key_value,
     venue_from_url,
 )
-from .heading_titles import split_heading_title
+from .heading_titles import reading_label, split_heading_title
 from .headings import (
     ENUMERATED_HEADING,
 )
@@ -360,8 +361,11 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
                    if ok and kinds[c.line] == "kv_title" and _PAPER_TITLE_LABEL.match(plain(lines[c.line].stripped))
                    and has_paper_evidence(c)})
     # two or more items of one list or table that name a venue edition beside their titles
-    # ("1. 《Title》 CVPR 2016 Author") are the entries of a paper list
-    beside = [c for c, ok in zip(cands, eligible, strict=True) if ok and venue_beside_title(c, lines[c.line].stripped)]
+    # ("1. 《Title》 CVPR 2016 Author"), or that end in a reading label ("[Title導讀](…)": a
+    # blog's guide to that paper), are the entries of a paper list
+    beside = [c for c, ok in zip(cands, eligible, strict=True)
+              if ok and (venue_beside_title(c, lines[c.line].stripped)
+                         or (c.style in ITEM_STYLES and _HAN.search(c.title) and reading_label().search(c.title)))]
     chosen.update({c.line: c for c in beside if sum(b.style == c.style for b in beside) >= 2})
     items = _sibling_runs(cands, kinds, eligible, chosen)
     _entries_with_notes(cands, scores, eligible, items, chosen)

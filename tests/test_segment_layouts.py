@@ -766,3 +766,14 @@ def test_headings_that_name_a_venue_edition_beside_their_titles_are_papers() -> 
     found = [t for t, _ in titles(path.read_text(encoding="utf-8"))]
     assert found[:3] == ["belief state transformer", "diversity of thoughts", "data selection via optimal control"]
     assert len(found) == 9
+
+
+def test_list_items_that_end_in_a_reading_label_are_papers() -> None:
+    """A blog's index of its guides: "- [Title導讀](2025/x_guide.md) - summary", Chinese or
+    mixed titles the classifier scores low; two or more items ending in a reading label
+    (data/reading_labels.txt) are a paper list (real index: h15-woodycatliu-guides)."""
+    path = Path(__file__).parent / "fixtures/real/dev/h15-woodycatliu-guides/woodycatliu-guides-index-zhhant.md"
+    found = titles(path.read_text(encoding="utf-8"))
+    assert len(found) == 15
+    assert found[:2] == [(None, "Provence: RAG 系統的高效上下文剪枝技術"),
+                         (None, "AgentGym-RL: 透過多輪強化學習訓練 LLM 代理以實現長期決策")]
