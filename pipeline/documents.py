@@ -9,7 +9,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -136,6 +136,33 @@ class BatchResult:
     failed_files: set[str]
     seconds: dict[str, float]
     n_files: int
+
+
+def model_loaders(config: Config) -> list[tuple[str, Callable[[], Any]]]:
+    """``(name, load)`` of every model the per-document stages use, in load order; each loader is
+    cached per process, so the stages find them loaded."""
+    from . import keywords as kw
+    from . import nlp
+
+    def opencc() -> None:
+        for script in dict.fromkeys((config.normalize.target_script, "zh-Hans", "zh-Hant")):
+            normalize.to_script("机器学习模型與資料", script)
+
+    def keywords() -> None:
+        kw.keywords("深度学习模型在图像识别任务上取得了很好的效果。", "zh-Hans", config.extract.n_keywords)
+        kw.keywords("Large language models learn in context from a few examples.", "en",
+                     config.extract.n_keywords)
+
+    return [("spaCy zh", nlp.zh_nlp), ("spaCy en", nlp.en_nlp), ("OpenCC", opencc),
+            ("jieba IDF", kw.idf_table), ("keywords", keywords)]
+
+
+def warm_models(config: Config) -> Config:
+    """Load every model of :func:`model_loaders`; ``config`` back: the ``setup`` of an
+    executor running :func:`process_files` (:mod:`pipeline.executor`)."""
+    for _, load in model_loaders(config):
+        load()
+    return config
 
 
 def process_files(batch: pd.DataFrame, config: Config) -> BatchResult:

@@ -5,7 +5,7 @@ Three clustering steps are bulk pair scoring whose values do not depend on batch
 the join scores. :class:`ScoreHelper` scores the first half of each call's pairs in a second
 process while this one scores the other half: the same floats, using two cores.
 
-* **Start method**: ``spawn`` (:data:`pipeline.workers.START_METHOD`): faiss's OpenMP and BLAS
+* **Start method**: ``spawn`` (:data:`pipeline.executor.START_METHOD`): faiss's OpenMP and BLAS
   threads are up by then, which a ``fork`` may deadlock.
 * **What it gets**: the scorer, pickled once (memory-mapped vectors as their paths,
   :func:`pipeline.vectors.portable`), started before the neighbour searches.
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .workers import START_METHOD
+from .executor import START_METHOD
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class ScoreHelper:
         scorer: the :class:`pipeline.dedup.PairScorer` (picklable: its memory-mapped vectors
             go as their paths, :func:`pipeline.vectors.portable`).
 
-    The process is started at once (:data:`pipeline.workers.START_METHOD`); if that fails, a
+    The process is started at once (:data:`pipeline.executor.START_METHOD`); if that fails, a
     warning is logged and every call is scored in this process. Close it after use
     (:meth:`close`, or a ``with`` block).
     """
