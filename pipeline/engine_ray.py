@@ -27,8 +27,6 @@ from .embed import PooledEmbedder, warm_embedder
 from .errors import ConfigError
 from .executor import Executor, become_worker
 
-log = logging.getLogger(__name__)
-
 #: What a user without Ray is told (the CLI exits 2 with it).
 RAY_MISSING = ("engine 'ray' needs Ray, which is not installed: pip install 'paper-pipeline[ray]' "
                "(or 'ray>=2.40'), or use the local engine (--engine local --workers N)")

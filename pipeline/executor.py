@@ -38,8 +38,6 @@ from typing import Any
 
 from .memory import GC_THRESHOLD, tune_allocators
 
-log = logging.getLogger(__name__)
-
 #: Start method of the worker processes (see the module docstring for why not ``fork``).
 START_METHOD = "spawn"
 #: Items submitted ahead per worker by :meth:`Executor.map`: enough to keep every worker busy while
@@ -143,10 +141,7 @@ class InProcess(Executor):
 
     def submit(self, fn: Callable[[Any, Any], Any], item: Any) -> Future:
         future: Future = Future()
-        try:
-            future.set_result(fn(item, self.context))
-        except Exception as exc:  # delivered by result(), as from a process
-            future.set_exception(exc)
+        future.set_result(fn(item, self.context))  # an error is raised here
         return future
 
     def map(self, fn: Callable[[Any, Any], Any], items: Iterable[Any]) -> Iterator[Any]:
@@ -211,11 +206,6 @@ class ProcessPool(Executor):
             listener.stop()
             listener.queue.close()
             listener.queue.join_thread()
-
-
-def make_executor(workers: int, setup: Callable[..., Any], *args: Any) -> Executor:
-    """:class:`ProcessPool` of ``workers`` processes, or :class:`InProcess` for one."""
-    return ProcessPool(workers, setup, *args) if workers > 1 else InProcess(setup, *args)
 
 
 # --- in a worker process --------------------------------------------------------------------

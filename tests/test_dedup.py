@@ -563,7 +563,7 @@ def test_pair_scores_shared_with_a_helper_process_are_the_same(use, tmp_path, ca
     with caplog.at_level("WARNING", logger="pipeline.dedup"), SharedScores(scorer) as shared:
         assert not shared.alive
         np.testing.assert_array_equal(shared(i, j), expected)
-    assert "no helper process" in caplog.text
+    assert "no pair-score helper process" in caplog.text
 
 
 def test_clusters_with_a_score_helper_are_those_without(use, tmp_path, monkeypatch) -> None:

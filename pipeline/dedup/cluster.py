@@ -106,10 +106,8 @@ class SharedScores:
         self._pool: ProcessPool | None = ProcessPool(1, given, scorer)
         try:
             self._pool.start(wait=False)
-        except Exception as exc:  # no second process (a pickling error, no resources): one core
-            log.warning("dedup: no helper process for pair scores, scoring on one core (%s)", exc)
-            self._pool.terminate()
-            self._pool = None
+        except Exception as exc:  # no second process (a pickling error, no resources)
+            self._drop(exc)
 
     @property
     def alive(self) -> bool:
@@ -136,7 +134,7 @@ class SharedScores:
         return np.concatenate([first, rest])
 
     def _drop(self, exc: Exception) -> None:
-        log.warning("dedup: the pair-score helper is dropped, scoring on one core: %s: %s", type(exc).__name__, exc)
+        log.warning("dedup: no pair-score helper process, scoring on one core: %s: %s", type(exc).__name__, exc)
         if self._pool is not None:
             self._pool.terminate()
             self._pool = None
