@@ -19,6 +19,7 @@ from . import clean, extract, front_matter, ingest, normalize, segment
 from .budget import Timeout, time_limit
 from .config import Config
 from .errors import ErrorText
+from .memory import tune_allocators
 from .run_tables import (
     _failed_reads,
     _mark_duplicates,
@@ -163,6 +164,13 @@ def warm_models(config: Config) -> Config:
     for _, load in model_loaders(config):
         load()
     return config
+
+
+def stage_worker(config: Config) -> Config:
+    """:func:`warm_models` in a pool process, its allocators tuned first as the run's process's
+    are (:func:`pipeline.memory.tune_allocators`: the stages' freed blocks go back to the system)."""
+    tune_allocators()
+    return warm_models(config)
 
 
 def process_files(batch: pd.DataFrame, config: Config) -> BatchResult:

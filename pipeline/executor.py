@@ -10,8 +10,8 @@ to the run's process. ``fn`` and ``setup`` are module-level functions (they are 
   thread pools are up can deadlock a child; a script starting one must do so under
   ``if __name__ == "__main__":``). Each process dies with the run's process, ignores Ctrl-C (the
   run's process decides how to stop; a process killed mid-result would leave half a message),
-  tunes its allocators, sends its log records to the run's handlers at the run's levels, builds
-  its context, then freezes it for the garbage collector (:func:`become_worker`).
+  sends its log records to the run's handlers at the run's levels, builds its context, then
+  freezes it for the garbage collector (:func:`become_worker`).
 * :class:`pipeline.engine_ray.RayActors`: one Ray actor per worker (``--engine ray``).
 
 Every executor has :meth:`Executor.submit` (a future), :meth:`Executor.map` (results in order,
@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
-from .memory import GC_THRESHOLD, tune_allocators
+from .memory import GC_THRESHOLD
 
 #: Start method of the worker processes (see the module docstring for why not ``fork``).
 START_METHOD = "spawn"
@@ -154,7 +154,7 @@ class InProcess(Executor):
 
 class ProcessPool(Executor):
     """An :class:`Executor` of ``workers`` spawned processes (a
-    :class:`concurrent.futures.ProcessPoolExecutor`), started on first need; see the module
+    :class:`concurrent.futures.ProcessPoolExecutor`), all started on first need; see the module
     docstring. Use it from one thread: the processes die with the thread that started them.
 
     Raises:
@@ -178,6 +178,8 @@ class ProcessPool(Executor):
             levels = (logging.getLogger().getEffectiveLevel(), logging.getLogger("pipeline").level)
             self._pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_process,
                                              initargs=(self._setup, self._args, queue, *levels))
+            for _ in range(self.workers):  # every process starts now (else one per submit while none is idle)
+                self._pool.submit(_call, _nothing, None)
         return self._pool
 
     @property
@@ -227,13 +229,12 @@ def become_worker(setup: Callable[..., Any], args: tuple) -> Any:
 
 def _init_process(setup: Callable[..., Any], args: tuple, log_queue: Any, level: int,
                   pipeline_level: int = logging.NOTSET) -> None:
-    """Pool initializer: :func:`_die_with_parent`, SIGINT ignored, allocators tuned, log records
-    to the run's process at its levels (``level`` root, ``pipeline_level`` ``pipeline``), then
+    """Pool initializer: :func:`_die_with_parent`, SIGINT ignored, log records to the run's
+    process at its levels (``level`` root, ``pipeline_level`` ``pipeline``), then
     :func:`become_worker`."""
     global _CONTEXT
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    tune_allocators()
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)

@@ -73,6 +73,7 @@ from .documents import (
     _document_strings,
     model_loaders,
     process_files,
+    stage_worker,
     warm_models,
 )
 from .embed import DEFAULT_MAX_CHARS, Embedder, check_model_path, make_local_embedder
@@ -334,7 +335,7 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
         documents_bar.set_postfix_str("workers loading models")
     feed = _DocumentFeed(results, parallel, dict(zip(paths, shas, strict=True)), entries, store, documents_bar)
     try:
-        with contextlib.closing(results):  # a pool or Ray dataset is shut down even on an error
+        with contextlib.closing(results):  # the executor is stopped even on an error
             try:
                 outcome = _assemble_and_write(paths, feed, skipped, config, embedder, run_dir, metadata, seconds,
                                               bars, dict(zip(listing["source_path"], listing["abs_path"], strict=True)),
@@ -406,7 +407,7 @@ def _document_results(todo: pd.DataFrame, config: Config, engine: Any) -> tuple[
     elif (workers := pool_workers(len(todo), config.run.workers)) > 1:
         size = pool_batch_size(len(todo), workers, size)
         log.info("per-document stages on %d worker processes, %d file(s) per batch", workers, size)
-        executor = ProcessPool(workers, warm_models, config)
+        executor = ProcessPool(workers, stage_worker, config)
     else:  # the models are loaded here, with their progress bar (_load_models)
         executor = InProcess(given, config)
     return _mapped(executor, process_files, _batches(todo, size)), not isinstance(executor, InProcess)
