@@ -404,6 +404,10 @@ class PooledEmbedder:
         futures = [self.executor.submit(encode_piece, texts[i : i + step]) for i in range(0, len(texts), step)]
         return lambda: np.concatenate([f.result() for f in futures], axis=0)
 
+    def start(self) -> None:
+        """Start the workers and wait until each has loaded its model (idempotent)."""
+        self.executor.start()
+
     def close(self) -> None:
         """Stop the workers once their current pieces are done and drop this process's model
         (idempotent); a later :meth:`encode` loads what it needs again."""
