@@ -10,8 +10,7 @@ in four child processes, each with ``PYTHONHASHSEED=0``:
 
 * ``stages``: the per-document stages (:func:`pipeline.runner.process_files`, ingest → extract)
   over the first ``N`` listed files of ``CORPUS`` in one process, in batches of the run's
-  ``batch_size``, models loaded first (:func:`pipeline.workers.warm_models`), as in a pool
-  worker;
+  ``batch_size``, models loaded first as in a pool worker (:func:`pipeline.executor.become_worker`);
 * ``jieba``: ``jieba.lcut`` over the decoded text of every document of those files
   (:func:`pipeline.ingest.read_documents`; the anchor of ``bench/run.py``), after a warm-up call;
 * ``stages-base`` and ``jieba-base``: the same set-up (imports, models, listing, reading the
@@ -126,10 +125,11 @@ def child(mode: str, corpus: Path, documents: int | None) -> dict[str, Any]:
     config, listing = _listing(corpus, documents)
     out = {"files": len(listing), "documents": 0, "text_chars": 0, "sections": 0}
     if mode.startswith("stages"):
+        from pipeline.documents import warm_models
+        from pipeline.executor import become_worker
         from pipeline.runner import process_files
-        from pipeline.workers import warm_models
 
-        warm_models(config)
+        become_worker(warm_models, (config,))
         if mode == "stages":
             size = config.run.batch_size
             for start in range(0, len(listing), size):

@@ -189,7 +189,7 @@ def cli() -> None:
                    "With --engine ray: CPUs of the local Ray instance.")
 @click.option("--engine", type=click.Choice(ENGINES), default=None,
               help="Where the stages run: 'local' (default; this machine, --workers processes) or 'ray' "
-                   "(Ray Data; needs the ray extra).")
+                   "(Ray actors; needs the ray extra).")
 @click.option("--ray-address", default=None,
               help="Address of an existing Ray cluster for --engine ray (default: RAY_ADDRESS, else a local Ray "
                    "instance).")

@@ -50,7 +50,7 @@ TARGET_SCRIPTS = ("zh-Hans", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK", "zh-Hant-TW-
 #: Longest summary a user may ask for, in characters (spaCy refuses texts over 1,000,000).
 MAX_SUMMARY_CHARS = 100_000
 EMBED_BACKENDS = ("use", "sentence-transformers")
-#: Where the per-document stages run (``run.engine``): this machine, or Ray Data.
+#: Where the per-document stages run (``run.engine``): this machine, or Ray actors.
 ENGINES = ("local", "ray")
 
 
@@ -162,8 +162,8 @@ class RunConfig:
             :class:`pipeline.embed.PooledEmbedder`); 1 = in the run's own process; default every
             core (:func:`default_workers`). With ``engine = "ray"`` on a local Ray instance: the
             CPUs Ray may use.
-        engine: ``"local"`` (this machine: in-process or a process pool, :mod:`pipeline.workers`)
-            or ``"ray"`` (Ray Data, :mod:`pipeline.engine_ray`; needs the ``ray`` extra).
+        engine: ``"local"`` (this machine: in-process or a process pool, :mod:`pipeline.executor`)
+            or ``"ray"`` (Ray actors, :mod:`pipeline.engine_ray`; needs the ``ray`` extra).
         ray_address: address of an existing Ray cluster (``"ray://head:10001"``, ``"auto"``,
             ``"head:6379"``) for ``engine = "ray"``; ``None`` = ``RAY_ADDRESS`` when set, else a
             local Ray instance started for the run.

@@ -9,7 +9,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -19,6 +19,7 @@ from . import clean, extract, front_matter, ingest, normalize, segment
 from .budget import Timeout, time_limit
 from .config import Config
 from .errors import ErrorText
+from .memory import tune_allocators
 from .run_tables import (
     _failed_reads,
     _mark_duplicates,
@@ -136,6 +137,40 @@ class BatchResult:
     failed_files: set[str]
     seconds: dict[str, float]
     n_files: int
+
+
+def model_loaders(config: Config) -> list[tuple[str, Callable[[], Any]]]:
+    """``(name, load)`` of every model the per-document stages use, in load order; each loader is
+    cached per process, so the stages find them loaded."""
+    from . import keywords as kw
+    from . import nlp
+
+    def opencc() -> None:
+        for script in dict.fromkeys((config.normalize.target_script, "zh-Hans", "zh-Hant")):
+            normalize.to_script("机器学习模型與資料", script)
+
+    def keywords() -> None:
+        kw.keywords("深度学习模型在图像识别任务上取得了很好的效果。", "zh-Hans", config.extract.n_keywords)
+        kw.keywords("Large language models learn in context from a few examples.", "en",
+                     config.extract.n_keywords)
+
+    return [("spaCy zh", nlp.zh_nlp), ("spaCy en", nlp.en_nlp), ("OpenCC", opencc),
+            ("jieba IDF", kw.idf_table), ("keywords", keywords)]
+
+
+def warm_models(config: Config) -> Config:
+    """Load every model of :func:`model_loaders`; ``config`` back: the ``setup`` of an
+    executor running :func:`process_files` (:mod:`pipeline.executor`)."""
+    for _, load in model_loaders(config):
+        load()
+    return config
+
+
+def stage_worker(config: Config) -> Config:
+    """:func:`warm_models` in a pool process, its allocators tuned first as the run's process's
+    are (:func:`pipeline.memory.tune_allocators`: the stages' freed blocks go back to the system)."""
+    tune_allocators()
+    return warm_models(config)
 
 
 def process_files(batch: pd.DataFrame, config: Config) -> BatchResult:

@@ -15,10 +15,8 @@ sentences and short paragraphs, and a long tail dilutes the mean-pooled vector.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -28,6 +26,7 @@ from .errors import ConfigError
 
 if TYPE_CHECKING:
     from .config import Config
+    from .executor import Executor
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -305,7 +304,7 @@ def make_embedder(config: Config) -> Embedder:
     raise ConfigError(f"embed.backend = {embed.backend!r}; valid options: {list(EMBED_BACKENDS)}")
 
 
-#: Encode batches per piece sent to a :class:`PooledEmbedder` process. Pieces start at multiples
+#: Encode batches per piece sent to a :class:`PooledEmbedder` worker. Pieces start at multiples
 #: of the batch size, so each text has the same batch companions as in one process (a batch's
 #: vectors depend on its texts in their last bits).
 POOL_PIECE_BATCHES = 4
@@ -313,24 +312,18 @@ POOL_PIECE_BATCHES = 4
 #: processes costs about as much as encoding ~800 texts; bench/README.md).
 POOL_MIN_TEXTS = 1024
 
-_POOL_EMBEDDER: Any = None  # in a pool process: its embedder (_init_pool_process)
+
+def warm_embedder(config: Config) -> Embedder:
+    """The embedder of ``config`` (:func:`make_embedder`), its model loaded: the ``setup`` of an
+    executor running :func:`encode_piece`."""
+    embedder = make_embedder(config)
+    embedder.encode(["warm-up"])
+    return embedder
 
 
-def _init_pool_process(config: Config) -> None:
-    """Initializer of a :class:`PooledEmbedder` process: die with the run's process, leave
-    Ctrl-C to it, build and warm the embedder of ``config``."""
-    from .workers import _die_with_parent, _ignore_interrupts
-
-    global _POOL_EMBEDDER
-    _die_with_parent()
-    _ignore_interrupts()
-    _POOL_EMBEDDER = make_embedder(config)
-    _POOL_EMBEDDER.encode(["warm-up"])
-
-
-def _encode_piece(texts: list[str]) -> np.ndarray:
-    """In a pool process: the vectors of one piece of texts."""
-    return _POOL_EMBEDDER.encode(texts)
+def encode_piece(texts: list[str], embedder: Embedder) -> np.ndarray:
+    """In an executor's worker: the vectors of one piece of texts."""
+    return embedder.encode(texts)
 
 
 def submit_encode(embedder: Embedder, texts: Sequence[str]) -> Callable[[], np.ndarray]:
@@ -344,41 +337,46 @@ def submit_encode(embedder: Embedder, texts: Sequence[str]) -> Callable[[], np.n
 
 
 class PooledEmbedder:
-    """An :class:`Embedder` that encodes on ``workers`` ``spawn`` processes, each with its own
-    :func:`make_embedder` of ``config``.
+    """An :class:`Embedder` that encodes on the workers of an executor (:mod:`pipeline.executor`),
+    each with its own :func:`warm_embedder` of ``config``.
 
     Texts go out in pieces of :data:`POOL_PIECE_BATCHES` batches, in order, so the vectors are
     those of one process, bit for bit; a call of fewer than ``min_texts`` texts is encoded here.
-    Processes start on first need and stop on :meth:`close`, on leaving a ``with`` block, or when
-    the run's process dies. Use it from one thread (the processes die with the starting thread).
+    Workers start on first need and stop on :meth:`close`, on leaving a ``with`` block, or when
+    the run's process dies.
 
     Args:
-        config: the run's configuration; ``embed.backend`` must be ``"use"``.
-        workers: processes (>= 1; 1 encodes everything in this process).
+        config: the run's configuration.
+        workers: processes (>= 1; 1 without ``executor`` encodes everything in this process).
         min_texts: None reads :data:`POOL_MIN_TEXTS` at each call.
+        executor: the executor to encode on; None: a :class:`pipeline.executor.ProcessPool` of
+            ``workers`` processes, for the ``"use"`` backend only.
 
     Attributes:
         model_id, dim, batch_size, max_chars: those of the embedder of ``config``.
 
     Raises:
-        ValueError: ``workers`` is not a positive integer, or the backend is not ``"use"``.
+        ValueError: ``workers`` is not a positive integer, or a pool of the backend is not ``"use"``.
         ConfigError: as :func:`make_embedder`.
         concurrent.futures.process.BrokenProcessPool: (from :meth:`encode`) a process died.
     """
 
-    def __init__(self, config: Config, workers: int, min_texts: int | None = None):
+    def __init__(self, config: Config, workers: int, min_texts: int | None = None, executor: Executor | None = None):
+        from .executor import ProcessPool
+
         _check_positive("workers", workers)
-        if config.embed.backend != "use":
+        if executor is None and config.embed.backend != "use":
             raise ValueError(f"PooledEmbedder runs the 'use' backend, not {config.embed.backend!r}")
         self._config = config
-        self._local = make_embedder(config)  # loads nothing until its first encode
+        self._local = make_embedder(config)  # loads nothing until its first encode (USE)
         self.model_id: str = self._local.model_id
         self.dim: int = self._local.dim
-        self.batch_size: int = self._local.batch_size
+        self.batch_size: int = getattr(self._local, "batch_size", CPU_BATCH_SIZE)
         self.max_chars: int = self._local.max_chars  # part of the embedding cache's key
         self.workers = workers
         self.min_texts = min_texts
-        self._pool: ProcessPoolExecutor | None = None
+        self._pooled = executor is not None or workers > 1
+        self.executor = executor or ProcessPool(workers, warm_embedder, config)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """:meth:`Embedder.encode`.
@@ -399,40 +397,27 @@ class PooledEmbedder:
         """
         texts = checked_texts(texts)
         least = POOL_MIN_TEXTS if self.min_texts is None else self.min_texts
-        if self.workers == 1 or len(texts) < max(least, 1):
+        if not self._pooled or len(texts) < max(least, 1):
             vectors = self._local.encode(texts)
             return lambda: vectors
         step = self.batch_size * POOL_PIECE_BATCHES
-        pool = self.start()
-        futures = [pool.submit(_encode_piece, texts[i : i + step]) for i in range(0, len(texts), step)]
+        futures = [self.executor.submit(encode_piece, texts[i : i + step]) for i in range(0, len(texts), step)]
         return lambda: np.concatenate([f.result() for f in futures], axis=0)
 
-    def start(self) -> ProcessPoolExecutor:
-        """Start the processes, and wait until each has loaded its model (idempotent)."""
-        if self._pool is None:
-            from .workers import START_METHOD
-
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(START_METHOD),
-                                             initializer=_init_pool_process, initargs=(self._config,))
-            list(self._pool.map(_encode_piece, [[""]] * self.workers))  # one per process: all spawn now
-        return self._pool
+    def start(self) -> None:
+        """Start the workers and wait until each has loaded its model (idempotent)."""
+        self.executor.start()
 
     def close(self) -> None:
-        """Stop the processes once their current pieces are done and drop this process's model
+        """Stop the workers once their current pieces are done and drop this process's model
         (idempotent); a later :meth:`encode` loads what it needs again."""
         self._local = make_embedder(self._config)  # loads nothing until its first encode
-        if self._pool is not None:
-            pool, self._pool = self._pool, None
-            pool.shutdown(wait=True, cancel_futures=True)
+        self.executor.close()
 
     def terminate(self) -> None:
-        """Stop the processes now (:func:`pipeline.workers.stop_pool`; idempotent); a waiting
-        :meth:`encode` raises ``BrokenProcessPool`` or ``CancelledError``."""
-        if self._pool is not None:
-            from .workers import stop_pool
-
-            pool, self._pool = self._pool, None
-            stop_pool(pool)
+        """Stop the workers now (idempotent); a waiting :meth:`encode` raises
+        ``BrokenProcessPool`` or ``CancelledError``."""
+        self.executor.terminate()
 
     def __enter__(self) -> PooledEmbedder:
         return self

@@ -19,8 +19,7 @@ Pipeline order::
     publish      files renamed to the top of OUT, the manifest last            (runner)
 
 :func:`process_files` (the per-document stages on one batch) is the unit of work, run here, in a
-pool (:mod:`pipeline.workers`) or on Ray (:mod:`pipeline.engine_ray`); results are assembled here
-in corpus order. Documents a stage fails on get ``status="error"`` and the run goes on
+pool or on Ray (:mod:`pipeline.executor`); results are assembled here in corpus order. Documents a stage fails on get ``status="error"`` and the run goes on
 (:mod:`pipeline.documents`). An incremental run (:mod:`pipeline.state`) writes the same tables as
 a full rebuild.
 """
@@ -31,6 +30,7 @@ import collections
 import contextlib
 import datetime as dt
 import logging
+import math
 import os
 import shutil
 import time
@@ -71,11 +71,15 @@ from .documents import (
     SECTION_STAGES,
     BatchResult,
     _document_strings,
+    model_loaders,
     process_files,
+    stage_worker,
+    warm_models,
 )
 from .embed import DEFAULT_MAX_CHARS, Embedder, check_model_path, make_local_embedder
 from .embed_cache import CachedEmbedder, EmbeddingCache
 from .errors import EmptiedCorpus
+from .executor import Executor, InProcess, ProcessPool, given
 from .failures import failed_files
 from .identity import stable_ids
 from .memory import collect_less_often, release_free_memory
@@ -115,7 +119,6 @@ from .run_tables import (
 from .stage import check_chain
 from .state import Entry, StateStore, file_sha256, state_key
 from .vectors import VectorFile
-from .workers import map_in_pool, model_loaders, pool_batch_size, pool_workers
 from .write import (
     CONTEXT_SCHEMA,
     DOCUMENTS_SCHEMA,
@@ -332,7 +335,7 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
         documents_bar.set_postfix_str("workers loading models")
     feed = _DocumentFeed(results, parallel, dict(zip(paths, shas, strict=True)), entries, store, documents_bar)
     try:
-        with contextlib.closing(results):  # a pool or Ray dataset is shut down even on an error
+        with contextlib.closing(results):  # the executor is stopped even on an error
             try:
                 outcome = _assemble_and_write(paths, feed, skipped, config, embedder, run_dir, metadata, seconds,
                                               bars, dict(zip(listing["source_path"], listing["abs_path"], strict=True)),
@@ -374,22 +377,51 @@ def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder 
                      run_dir=out_dir, run_id=run_id, files=files, manifest=manifest, stats=outcome.stats)
 
 
+#: At most one worker per this many files to process: with a start-up of ~8 s (two workers on 2
+#: cores) and ~0.13 s per file, two workers break even at about 2 * 8 / 0.13 = 120 files.
+MIN_FILES_PER_WORKER = 64
+#: With a pool, batches are cut so that each worker gets about this many (an even load when
+#: documents differ in size), never larger than ``run.batch_size``.
+BATCHES_PER_WORKER = 4
+
+
+def pool_workers(n_files: int, workers: int) -> int:
+    """Workers worth starting for ``n_files`` files with ``workers`` allowed:
+    ``min(workers, n_files // MIN_FILES_PER_WORKER)``, at least 1 (1 means in-process)."""
+    return max(1, min(workers, n_files // MIN_FILES_PER_WORKER))
+
+
+def pool_batch_size(n_files: int, workers: int, batch_size: int) -> int:
+    """Documents per batch for a pool of ``workers``: about :data:`BATCHES_PER_WORKER` batches
+    per worker, at most ``batch_size`` (the batch split never changes the outputs)."""
+    return max(1, min(batch_size, math.ceil(n_files / (workers * BATCHES_PER_WORKER))))
+
+
 def _document_results(todo: pd.DataFrame, config: Config, engine: Any) -> tuple[Generator[BatchResult, None, None], bool]:
-    """``(results, parallel)``: the :class:`BatchResult` of every batch of ``todo`` from the
-    configured engine (batch order; any order with Ray), and whether they ran outside this process."""
+    """``(results, parallel)``: the :class:`BatchResult` of every batch of ``todo``, in batch
+    order, from the engine's executor (:mod:`pipeline.executor`), and whether they ran outside
+    this process. Closing ``results`` early stops the executor's workers at once."""
+    size = config.run.batch_size
     if engine is not None:
-        return engine.document_results(todo, config), True
-    workers = pool_workers(len(todo), config.run.workers)
-    if workers <= 1:
-        return (process_files(batch, config) for batch in _batches(todo, config.run.batch_size)), False
-    size = pool_batch_size(len(todo), workers, config.run.batch_size)
-    log.info("per-document stages on %d worker processes, %d file(s) per batch", workers, size)
-    return map_in_pool(process_files, _batches(todo, size), config, workers), True
+        executor = engine.executor(math.ceil(len(todo) / size), warm_models, config)
+    elif (workers := pool_workers(len(todo), config.run.workers)) > 1:
+        size = pool_batch_size(len(todo), workers, size)
+        log.info("per-document stages on %d worker processes, %d file(s) per batch", workers, size)
+        executor = ProcessPool(workers, stage_worker, config)
+    else:  # the models are loaded here, with their progress bar (_load_models)
+        executor = InProcess(given, config)
+    return _mapped(executor, process_files, _batches(todo, size)), not isinstance(executor, InProcess)
+
+
+def _mapped(executor: Executor, fn: Callable[[Any, Any], Any], items: Iterable[Any]) -> Generator[Any, None, None]:
+    """``executor.map(fn, items)`` in the executor's ``with`` block (stopped at once if left early)."""
+    with executor:
+        yield from executor.map(fn, items)
 
 
 def _load_models(config: Config, bars: Progress) -> None:
     """Load the per-document stages' models in this process
-    (:func:`pipeline.workers.model_loaders`), one step of the ``models`` bar each."""
+    (:func:`pipeline.documents.model_loaders`), one step of the ``models`` bar each."""
     loaders = model_loaders(config)
     with bars.bar("models", len(loaders), "model") as bar:
         for name, load in loaders:

@@ -9,7 +9,7 @@ Batches are :class:`pandas.DataFrame` objects, one row per document (ingest, cle
 row per section (segment and after). A stage function has the signature
 ``fn(batch: pd.DataFrame, config: Config) -> pd.DataFrame``; it must not depend on other
 rows than those of its batch (except dedup, which is the one global stage), so the
-per-document stages can run as Ray Data ``map_batches`` over any split of the corpus.
+per-document stages can run on any executor (:mod:`pipeline.executor`) over any split of the corpus.
 """
 
 from __future__ import annotations

@@ -518,11 +518,11 @@ def _filed(emb, folder):
 
 
 def test_pair_scores_shared_with_a_helper_process_are_the_same(use, tmp_path, caplog) -> None:
-    """pipeline.score_helper: the helper scores the first half of each call in its own process,
-    the rest is scored here; together bit for bit what the scorer gives alone, bounded or not.
-    A helper that dies is dropped with a warning and its half is scored here."""
+    """SharedScores: the helper scores the first half of each call in its own process, the rest
+    is scored here; together bit for bit what the scorer gives alone, bounded or not. A helper
+    that dies is dropped with a warning and its half is scored here."""
     from pipeline.dedup import PairScorer, embed_sections
-    from pipeline.score_helper import MIN_SHARED_PAIRS, ScoreHelper
+    from pipeline.dedup.cluster import MIN_SHARED_PAIRS, SharedScores
 
     frame = _word_title_sections(11, 60, second_docs=4)
     scorer = PairScorer(frame, _filed(embed_sections(frame, use), tmp_path), Config().dedup.embed_weight)
@@ -532,76 +532,55 @@ def test_pair_scores_shared_with_a_helper_process_are_the_same(use, tmp_path, ca
     expected, bounded = scorer.scores(i, j), scorer.scores(i, j, exact_from=threshold)
     # a spread of scores: cannot-links, pairs below the threshold, bounded ones, merges
     assert np.isneginf(expected).any() and (expected >= threshold).any() and (bounded != expected).any()
-    with ScoreHelper(scorer) as helper:
-        assert helper.alive
-        here = []
-        original = scorer.scores
+    here = []
+    original = scorer.scores
 
-        def counted(a, b, exact_from=None):
-            here.append(len(a))
-            return original(a, b, exact_from=exact_from)
+    def counted(a, b, exact_from=None):
+        here.append(len(a))
+        return original(a, b, exact_from=exact_from)
 
+    with SharedScores(scorer) as shared:
+        assert shared.alive
         scorer.scores = counted  # in this process only: the helper has its own copy
-        np.testing.assert_array_equal(helper.scores(i, j), expected)
-        np.testing.assert_array_equal(helper.scores(i, j, exact_from=threshold), bounded)
-        assert here == [len(i) - len(i) // 2] * 2 and helper.alive  # the first halves went to the helper
-        np.testing.assert_array_equal(helper.scores(i[:10], j[:10]), expected[:10])  # a few: here alone
+        np.testing.assert_array_equal(shared(i, j), expected)
+        np.testing.assert_array_equal(shared(i, j, exact_from=threshold), bounded)
+        assert here == [len(i) - len(i) // 2] * 2 and shared.alive  # the first halves went to the helper
+        np.testing.assert_array_equal(shared(i[:10], j[:10]), expected[:10])  # a few: here alone
         assert here[-1] == 10
-        # an error in this process's half: raised, and the helper goes (its reply, unread,
-        # would otherwise be taken as the next call's)
-        bad = j.copy()
-        bad[-1] = len(frame) + 5
-        with pytest.raises(IndexError):
-            helper.scores(i, bad)
-        assert not helper.alive
-        np.testing.assert_array_equal(helper.scores(i, j), expected)
-    del scorer.scores  # a closure does not pickle: the next helper gets the scorer as it was
-    with ScoreHelper(scorer) as helper:
-        assert helper.alive
-        scorer.scores = counted
-        helper._process.kill()
-        helper._process.join()
+        processes = shared._pool.processes
+        processes[0].kill()
+        processes[0].join()
         before = len(here)
-        with caplog.at_level("WARNING", logger="pipeline.score_helper"):
-            np.testing.assert_array_equal(helper.scores(i, j), expected)
-        assert not helper.alive and "scoring on one core" in caplog.text
+        with caplog.at_level("WARNING", logger="pipeline.dedup"):
+            np.testing.assert_array_equal(shared(i, j), expected)
+        assert not shared.alive and "scoring on one core" in caplog.text
         assert sum(here[before:]) == len(i)  # its half too, scored here after all
-        np.testing.assert_array_equal(helper.scores(i, j), expected)
+        np.testing.assert_array_equal(shared(i, j), expected)
         assert here[-1] == len(i)
-
-
-def test_a_scorer_that_cannot_go_to_a_helper_is_scored_here(use, tmp_path, caplog) -> None:
-    from pipeline.dedup import PairScorer, embed_sections
-    from pipeline.score_helper import ScoreHelper
-
-    frame = _word_title_sections(11, 60, second_docs=4)
-    scorer = PairScorer(frame, _filed(embed_sections(frame, use), tmp_path), Config().dedup.embed_weight)
-    i, j = np.triu_indices(len(frame), k=1)
-    expected = scorer.scores(i, j)
-    scorer.not_picklable = lambda: None
-    with caplog.at_level("WARNING", logger="pipeline.score_helper"), ScoreHelper(scorer) as helper:
-        assert not helper.alive
-        np.testing.assert_array_equal(helper.scores(i, j), expected)
-    assert "no helper process" in caplog.text
+    del scorer.scores
+    scorer.not_picklable = lambda: None  # a helper that cannot start: every pair scored here
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="pipeline.dedup"), SharedScores(scorer) as shared:
+        assert not shared.alive
+        np.testing.assert_array_equal(shared(i, j), expected)
+    assert "no pair-score helper process" in caplog.text
 
 
 def test_clusters_with_a_score_helper_are_those_without(use, tmp_path, monkeypatch) -> None:
     """With two workers and the content vectors in a file, clustering shares its bulk scores
-    with a helper process (pipeline.score_helper): the same labels and join scores as one core."""
-    import pipeline.dedup as dedup_module
-    import pipeline.score_helper as score_helper
-    from pipeline.dedup import cluster_sections, embed_sections
+    with a helper process (SharedScores): the same labels and join scores as one core."""
+    from pipeline.dedup import cluster, cluster_sections, embed_sections
 
-    monkeypatch.setattr(dedup_module.cluster, "SHARED_SCORES_MIN_SECTIONS", 1)
-    monkeypatch.setattr(score_helper, "MIN_SHARED_PAIRS", 2)
+    monkeypatch.setattr(cluster, "SHARED_SCORES_MIN_SECTIONS", 1)
+    monkeypatch.setattr(cluster, "MIN_SHARED_PAIRS", 2)
     started = []
-    original = score_helper.ScoreHelper.__init__
+    original = cluster.SharedScores.__init__
 
     def spied(self, scorer):
         original(self, scorer)
         started.append(self.alive)
 
-    monkeypatch.setattr(score_helper.ScoreHelper, "__init__", spied)
+    monkeypatch.setattr(cluster.SharedScores, "__init__", spied)
     frame = _word_title_sections(7, 40, second_docs=3)
     emb = _filed(embed_sections(frame, use), tmp_path)
     for ann_min in (1, 10**6):

@@ -250,14 +250,14 @@ def test_pooled_embedder_gives_the_vectors_of_one_process() -> None:
     with PooledEmbedder(config, 2, min_texts=1) as pooled:
         assert (pooled.model_id, pooled.dim) == (one.model_id, 512)
         vectors = pooled.encode(POOL_TEXTS)
-        assert pooled._pool is not None and len(pooled._pool._processes) == 2
+        assert len(pooled.executor.processes) == 2
         # bit for bit: each piece starts at a multiple of the batch size, one BLAS thread each
         # (a vector depends in its last bits on the other texts of its batch: same batches, same bits)
         assert vectors.dtype == np.float32 and np.array_equal(vectors, alone)
         assert np.array_equal(pooled.encode(POOL_TEXTS[:7]), one.encode(POOL_TEXTS[:7]))  # less than a batch
         assert np.array_equal(pooled.encode(iter(POOL_TEXTS)), alone)
-        processes = list(pooled._pool._processes.values())
-    assert pooled._pool is None and not any(p.is_alive() for p in processes)
+        processes = pooled.executor.processes
+    assert pooled.executor.processes == [] and not any(p.is_alive() for p in processes)
     pooled.close()  # idempotent
     assert np.array_equal(pooled.encode(POOL_TEXTS[-70:]), one.encode(POOL_TEXTS[-70:]))  # starts again
     pooled.close()
@@ -281,8 +281,8 @@ def test_terminating_the_pool_stops_its_work_at_once() -> None:
     from concurrent.futures.process import BrokenProcessPool
 
     pooled = PooledEmbedder(load_config(), 2, min_texts=1)
-    pooled.start()
-    processes = list(pooled._pool._processes.values())
+    pooled.executor.start()
+    processes = pooled.executor.processes
     outcome: list[object] = []
 
     def encode_much() -> None:
@@ -299,7 +299,7 @@ def test_terminating_the_pool_stops_its_work_at_once() -> None:
     worker.join(30)
     assert time.perf_counter() - started < 10 and not worker.is_alive()
     assert len(outcome) == 1 and isinstance(outcome[0], BrokenProcessPool | CancelledError)
-    assert pooled._pool is None and not any(p.is_alive() for p in processes)
+    assert pooled.executor.processes == [] and not any(p.is_alive() for p in processes)
     pooled.terminate()  # idempotent
     assert np.array_equal(pooled.encode(MIXED * 50), make_embedder(load_config()).encode(MIXED * 50))  # starts anew
     pooled.close()
@@ -316,7 +316,7 @@ def test_stopping_an_executor_ends_its_threads_when_a_killed_process_left_pipes_
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    from pipeline.workers import START_METHOD, stop_pool
+    from pipeline.executor import START_METHOD, stop_pool
 
     pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context(START_METHOD))
     busy = pool.submit(time.sleep, 120)
@@ -351,7 +351,7 @@ def test_stopping_an_executor_ends_its_threads_when_a_killed_process_left_pipes_
 def test_pooled_embedder_keeps_a_small_call_in_this_process() -> None:
     pooled = PooledEmbedder(load_config(), 2)  # default least: embed.POOL_MIN_TEXTS
     vectors = pooled.encode(MIXED)
-    assert pooled._pool is None
+    assert pooled.executor.processes == []
     assert np.array_equal(vectors, make_embedder(load_config()).encode(MIXED))
     assert pooled.encode([]).shape == (0, 512)
     assert np.array_equal(pooled.encode(t for t in MIXED), vectors)

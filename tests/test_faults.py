@@ -191,7 +191,7 @@ def test_keyword_candidates_take_linear_time_in_gloss_heavy_text() -> None:
 
 
 def test_a_file_over_the_time_budget_is_a_timeout_row_and_the_run_goes_on(tmp_path, use_embedder) -> None:
-    from pipeline.workers import warm_models
+    from pipeline.documents import warm_models
 
     corpus = tmp_path / "corpus"
     shutil.copytree(SAMPLE, corpus)
@@ -282,8 +282,8 @@ def test_a_quote_closed_rows_later_gives_a_note() -> None:
 
 def test_the_time_budget_holds_in_pool_workers(tmp_path: Path) -> None:
     """The budget is a timer in the process that runs the batch: in a pool worker as in the run's process."""
-    from pipeline.runner import process_files
-    from pipeline.workers import map_in_pool
+    from pipeline.documents import process_files, warm_models
+    from pipeline.executor import ProcessPool
 
     words = ("model", "training", "the", "contrastive", "learning", "of", "attention", "diffusion", "results")
     slow = tmp_path / "slow.txt"
@@ -291,8 +291,8 @@ def test_the_time_budget_holds_in_pool_workers(tmp_path: Path) -> None:
     batches = [pd.DataFrame({"source_path": ["slow.txt", "a.txt"],
                              "abs_path": [str(slow), str(SAMPLE / "a_report_zh-Hans.txt")]}),
                pd.DataFrame({"source_path": ["c.md"], "abs_path": [str(SAMPLE / "c_blog_en.md")]})]
-    results = map_in_pool(process_files, iter(batches), load_config(overrides={"run": {"file_timeout": 0.5}}), 2)
-    rows = {f.source_path: f.rows()[0][0] for r in results for f in r.files}
+    with ProcessPool(2, warm_models, load_config(overrides={"run": {"file_timeout": 0.5}})) as pool:
+        rows = {f.source_path: f.rows()[0][0] for r in pool.map(process_files, batches) for f in r.files}
     assert {path: row["status"] for path, row in rows.items()} == {"slow.txt": "error", "a.txt": "ok", "c.md": "ok"}
     assert rows["slow.txt"]["error"].startswith("Timeout: the per-document stages took more than 2 s")
 

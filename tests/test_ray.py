@@ -1,4 +1,4 @@
-"""The Ray Data engine (``--engine ray``) on a local Ray instance with 2 CPUs: the same tables as
+"""The Ray engine (``--engine ray``) on a local Ray instance with 2 CPUs: the same tables as
 the local engine, and Ray stays optional (``import pipeline`` never imports it).
 
 One Ray instance serves the module (started by the fixture, shut down at the end); the runner
@@ -41,7 +41,7 @@ def _same_tables(a: Path, b: Path) -> None:
 
 
 def test_importing_pipeline_does_not_import_ray():
-    code = ("import sys, pipeline, pipeline.cli, pipeline.runner, pipeline.workers; "
+    code = ("import sys, pipeline, pipeline.cli, pipeline.runner, pipeline.executor, pipeline.engine_ray; "
             "assert 'ray' not in sys.modules, 'ray was imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 

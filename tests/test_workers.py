@@ -1,4 +1,5 @@
-"""Local parallelism: the per-document stages in a process pool give the very same tables."""
+"""Local parallelism: the per-document stages and the embedding in a process pool
+(:mod:`pipeline.executor`) give the very same tables, and its workers stop with the run."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import workers
+from pipeline import runner
 from pipeline.config import load_config
 from pipeline.errors import ConfigError
+from pipeline.executor import ProcessPool, given
 from pipeline.runner import run
 
 from conftest import SAMPLE, TABLES
@@ -37,7 +39,7 @@ def _tables(out: Path) -> dict[str, bytes]:
 
 
 def test_two_workers_write_the_same_tables_as_one(mixed_corpus, tmp_path, use_embedder, monkeypatch):
-    monkeypatch.setattr(workers, "MIN_FILES_PER_WORKER", 1)  # a pool even for this small corpus
+    monkeypatch.setattr(runner, "MIN_FILES_PER_WORKER", 1)  # a pool even for this small corpus
     one = run(mixed_corpus, tmp_path / "w1", load_config(overrides={"run": {"workers": 1}}),
               embedder=use_embedder, progress=False)
     two = run(mixed_corpus, tmp_path / "w2", load_config(overrides={"run": {"workers": 2, "batch_size": 3}}),
@@ -60,7 +62,7 @@ def test_two_workers_write_the_same_tables_as_one(mixed_corpus, tmp_path, use_em
 def test_the_embedding_pool_writes_the_same_tables_as_one_process(mixed_corpus, tmp_path, monkeypatch):
     import multiprocessing
 
-    from pipeline import embed, runner
+    from pipeline import embed
 
     monkeypatch.setattr(embed, "POOL_MIN_TEXTS", 1)  # the pool even for this corpus's few sections
     children_at_clustering = []
@@ -83,13 +85,13 @@ def test_the_embedding_pool_writes_the_same_tables_as_one_process(mixed_corpus, 
     (0, 8, 1), (100, 8, 1), (127, 8, 1), (128, 8, 2), (1000, 8, 8), (1000, 1, 1),
 ])
 def test_pool_size_follows_the_work(n_files, allowed, expected):
-    assert workers.pool_workers(n_files, allowed) == expected
+    assert runner.pool_workers(n_files, allowed) == expected
 
 
 def test_pool_batches_spread_the_work():
-    assert workers.pool_batch_size(100, 2, 64) == 13  # 8 batches for 2 workers
-    assert workers.pool_batch_size(10_000, 2, 64) == 64  # never above run.batch_size
-    assert workers.pool_batch_size(1, 4, 64) == 1
+    assert runner.pool_batch_size(100, 2, 64) == 13  # 8 batches for 2 workers
+    assert runner.pool_batch_size(10_000, 2, 64) == 64  # never above run.batch_size
+    assert runner.pool_batch_size(1, 4, 64) == 1
 
 
 def test_workers_setting_is_checked():
@@ -139,7 +141,7 @@ def _run_with_a_pool(tmp_path: Path, stderr, own_group: bool = False) -> tuple:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     text = (SAMPLE / "c_blog_en.md").read_text(encoding="utf-8")
-    for i in range(2 * workers.MIN_FILES_PER_WORKER + 2):  # enough files for a pool of 2
+    for i in range(2 * runner.MIN_FILES_PER_WORKER + 2):  # enough files for a pool of 2
         (corpus / f"f{i:03d}.md").write_text(f"{text}\nCopy {i}.\n", encoding="utf-8")
     out = tmp_path / "out"
     # a terminal's foreground job takes Ctrl-C: SIGINT at its default, whatever this process has
@@ -282,7 +284,7 @@ def test_a_pool_left_early_stops_its_workers_at_once() -> None:
     # a run stopped (Ctrl-C, an error) does not wait for the batches its workers are on
     import time
 
-    results = workers.map_in_pool(_sleep, iter([0.0, 60.0, 60.0, 60.0]), load_config(), 2)
+    results = ProcessPool(2, given, load_config()).map(_sleep, iter([0.0, 60.0, 60.0, 60.0]))
     assert next(results) == 0.0
     pool = {c for c in _children(os.getpid()) if b"spawn_main" in _cmdline(c)}
     assert len(pool) == 2
@@ -300,7 +302,8 @@ def test_workers_log_the_pipelines_debug_lines_at_the_runs_levels(caplog):
     caplog.set_level(logging.INFO)
     caplog.set_level(logging.DEBUG, logger="pipeline")
     probe = logging.getLogger("pipeline.probe")  # a Logger pickles by name: the worker logs with its own
-    assert list(workers.map_in_pool(probe.debug, iter(["from a worker %s"]), load_config(), 1)) == [None]
+    with ProcessPool(1, given, load_config()) as pool:
+        assert list(pool.map(probe.debug, iter(["from a worker %s"]))) == [None]
     lines = [r for r in caplog.records if r.name == "pipeline.probe"]
     assert [(r.levelno, r.getMessage().startswith("from a worker ")) for r in lines] == [(logging.DEBUG, True)]
     assert lines[0].process != os.getpid()

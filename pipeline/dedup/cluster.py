@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from ..config import Config
+from ..executor import ProcessPool, given
 from ..memory import release_free_memory
-from ..score_helper import ScoreHelper
 from ..vectors import read_npy
 from .candidates import (
     K_NEIGHBOURS,
@@ -74,10 +74,79 @@ MERGE_PAIRS = 1 << 20
 BOUND_MARGIN = 1e-9
 
 #: From this many sections on, with ``run.workers`` of two or more and the content vectors in a
-#: file, clustering scores its bulk pairs on two processes
-#: (:class:`pipeline.score_helper.ScoreHelper`); below it the helper's start-up costs about what it
-#: saves.
+#: file, clustering scores its bulk pairs on two processes (:class:`SharedScores`); below it the
+#: second process's start-up costs about what it saves.
 SHARED_SCORES_MIN_SECTIONS = 20_000
+#: Pairs below which a call of :class:`SharedScores` is scored here alone (sending costs more than
+#: it saves).
+MIN_SHARED_PAIRS = 4096
+
+
+def _scores_of(pairs: tuple[np.ndarray, np.ndarray, float | None], scorer: PairScorer) -> np.ndarray:
+    """In the helper process: ``scorer.scores`` of ``(i, j, exact_from)``."""
+    i, j, exact_from = pairs
+    return scorer.scores(i, j, exact_from=exact_from)
+
+
+class SharedScores:
+    """:meth:`PairScorer.scores` of one scorer, shared with a second process: the candidate pairs,
+    the merge loop's averages and the join scores do not depend on batching, so the helper scores
+    the first half of each call of at least :data:`MIN_SHARED_PAIRS` pairs while this process
+    scores the rest: the same floats, on two cores.
+
+    The helper is a :class:`pipeline.executor.ProcessPool` of one process, started at once (before
+    the neighbour searches, so that it has loaded the scorer when needed) with the scorer pickled
+    once (memory-mapped vectors as their paths, :func:`pipeline.vectors.portable`). A helper that
+    cannot start, dies or errs is dropped with a warning and its half is scored here: the same
+    results. Use it as a context manager.
+    """
+
+    def __init__(self, scorer: PairScorer):
+        self.scorer = scorer
+        self._pool: ProcessPool | None = ProcessPool(1, given, scorer)
+        try:
+            self._pool.start(wait=False)
+        except Exception as exc:  # no second process (a pickling error, no resources)
+            self._drop(exc)
+
+    @property
+    def alive(self) -> bool:
+        """Whether calls are shared with the helper (it started and has not failed)."""
+        return self._pool is not None
+
+    def __call__(self, i: np.ndarray, j: np.ndarray, exact_from: float | None = None) -> np.ndarray:
+        """``scorer.scores(i, j, exact_from=exact_from)``: float64 ``(len(i),)``."""
+        i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+        if self._pool is None or len(i) < MIN_SHARED_PAIRS:
+            return self.scorer.scores(i, j, exact_from=exact_from)
+        half = len(i) // 2
+        try:
+            there = self._pool.submit(_scores_of, (i[:half], j[:half], exact_from))
+        except Exception as exc:  # it died since the last call
+            self._drop(exc)
+            return self.scorer.scores(i, j, exact_from=exact_from)
+        rest = self.scorer.scores(i[half:], j[half:], exact_from=exact_from)
+        try:
+            first = there.result()
+        except Exception as exc:  # it died or erred: its half is scored here
+            self._drop(exc)
+            first = self.scorer.scores(i[:half], j[:half], exact_from=exact_from)
+        return np.concatenate([first, rest])
+
+    def _drop(self, exc: Exception) -> None:
+        log.warning("dedup: no pair-score helper process, scoring on one core: %s: %s", type(exc).__name__, exc)
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool = None
+
+    def __enter__(self) -> SharedScores:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """The helper stops: at once (after an error or an interrupt) or once idle."""
+        if self._pool is not None:
+            self._pool.__exit__(*exc)
+            self._pool = None
 
 
 def _sample(members: list[int]) -> list[int]:
@@ -202,8 +271,8 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
     key or an average over the cross pairs of at most :data:`AVERAGE_SAMPLE` members per side
     (``math.fsum``: independent of member order) at the threshold. From
     :data:`SHARED_SCORES_MIN_SECTIONS` sections, with two or more workers and memory-mapped content
-    vectors, half the bulk pairs are scored in a :class:`pipeline.score_helper.ScoreHelper` (the
-    same values).
+    vectors, half the bulk pairs are scored in a second process (:class:`SharedScores`: the same
+    values).
 
     Args:
         sections: rows with :data:`SCORER_COLUMNS`, or the :class:`PairScorer` built from them
@@ -227,22 +296,17 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
     scorer = sections if isinstance(sections, PairScorer) else PairScorer(sections, emb, config.dedup.embed_weight)
     del sections
     n = len(scorer)
-    # started before the searches, so that it has loaded the scorer by the time it is needed
-    helper = (ScoreHelper(scorer) if config.run.workers >= 2 and n >= SHARED_SCORES_MIN_SECTIONS
-              and isinstance(emb.content, np.memmap) else None)
-    try:
-        return _cluster(scorer, emb, config, scratch, as_arrays, helper.scores if helper is not None else scorer.scores,
-                        on_step or (lambda step: None))
-    finally:
-        if helper is not None:
-            helper.close()
+    if config.run.workers < 2 or n < SHARED_SCORES_MIN_SECTIONS or not isinstance(emb.content, np.memmap):
+        return _cluster(scorer, emb, config, scratch, as_arrays, scorer.scores, on_step or (lambda step: None))
+    with SharedScores(scorer) as shared:
+        return _cluster(scorer, emb, config, scratch, as_arrays, shared, on_step or (lambda step: None))
 
 
 def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch: str | Path | None,
              as_arrays: bool, scores: Callable[..., np.ndarray], on_step: Callable[[str], None],
              ) -> tuple[list[int], list[float | None]] | tuple[np.ndarray, np.ndarray]:
     """:func:`cluster_sections` once its scorer is built; ``scores``: ``scorer.scores`` or a
-    :class:`pipeline.score_helper.ScoreHelper`'s (the same values), for the bulk scoring."""
+    :class:`SharedScores` (the same values), for the bulk scoring."""
     n = len(scorer)
     threshold = config.dedup.match_threshold
     ann_min = config.dedup.ann_min_sections

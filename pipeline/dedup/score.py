@@ -688,7 +688,7 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
         found: candidate pairs per source as :func:`_pair_keys` keys (int64, sorted, unique per
             source); emptied as they are scored.
         scorer: the pairs' :class:`PairScorer`.
-        scores: ``scorer.scores`` (None) or a :class:`pipeline.score_helper.ScoreHelper`'s.
+        scores: ``scorer.scores`` (None) or a :class:`pipeline.dedup.cluster.SharedScores`.
 
     Returns:
         ``(left, right)``: int ``(k,)`` each (int32 below 2**31 sections, else int64), ``left < right``.
