@@ -698,7 +698,7 @@ def idf_table() -> tuple[dict[str, float], float]:
     """jieba's default IDF table (word -> IDF) and its median, as ``jieba.analyse.extract_tags``
     uses them (read at each call: ``jieba.analyse.set_idf_path`` changes them). ``jieba.analyse``
     is imported at first call, as it is costly to load (workers load it in
-    :func:`pipeline.workers.warm_models`)."""
+    :func:`pipeline.documents.warm_models`)."""
     import jieba.analyse
 
     tfidf = jieba.analyse.default_tfidf
