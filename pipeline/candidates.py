@@ -51,7 +51,7 @@ from .headings import (
     without_venue_label,
 )
 from .identifiers import find_arxiv_ids, find_urls
-from .textutil import Line, latin_words, plain
+from .textutil import HTML_BREAK, Line, latin_words, plain
 
 _MD_HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<text>\S.*)$")
 _BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
@@ -103,7 +103,6 @@ _NOT_TITLE_LINE = re.compile(
     re.I,
 )
 _TRAILING_REF = re.compile(r"(?:\s*(?:arxiv\s*[:：]?\s*\S+|https?://\S+|doi\s*[:：]\s*\S+|\(\s*\)|[\[(（]\s*(?:pdf|paper|code|link)\s*[\])）]))+\s*$", re.I)
-HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
 _TAG = re.compile(r"<[^>]{1,200}>")
 _QUOTED = re.compile(r"^[\"“「『](?P<inner>[^\"“”「」『』]{4,400})[\"”」』]")
 _NAME = re.compile(r"^[A-Z][a-zA-Z'’.\-]+(?:\s+[A-Z][a-zA-Z'’.\-]*){1,3}$")

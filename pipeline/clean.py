@@ -31,6 +31,7 @@ from .fields import find_award_label, find_venue_years, normalize_award, parse_k
 from .identifiers import find_arxiv_ids, url_kind
 from .stage import Stage
 from .textutil import (
+    HTML_BREAK,
     MD_LINK,
     URL_ONLY,
     Line,
@@ -508,6 +509,8 @@ def _is_protected(s: str, next_s: str | None) -> bool:
         return True
     if _is_award_header(s):
         return True
+    if "<" in s and len(parts := HTML_BREAK.split(s, maxsplit=1)) == 2:  # "**Title**<br>_A, B_": one line
+        return _is_protected(plain(parts[0]), plain(parts[1]))
     # a paper's title over its metadata line or its credit line ("Torch-Struct: Deep Structured
     # Prediction Library" / "Alexander Rush and Sam Wiseman"): an entry of the article's list
     return bool(

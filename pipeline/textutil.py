@@ -118,6 +118,8 @@ def cosine(a: Counter, b: Counter) -> float:
     return num / den if den else 0.0
 
 
+#: An HTML line break, which some Markdown writes inside a line ("**Title**<br>_A, B_").
+HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
 _MD_HEADING = re.compile(r"^#{1,6}\s+")
 _MD_STRONG = re.compile(r"\*\*|__")
 _MD_WRAP = re.compile(r"^[*_](?P<inner>[^*_].*[^*_])[*_]$")

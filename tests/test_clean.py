@@ -1131,3 +1131,12 @@ def test_a_lead_naming_a_venue_edition_is_not_unrelated() -> None:
             "model and find millions of interpretable features. The method scales to the largest open models and "
             "the features are causally relevant for downstream behaviour, as ablation studies show.\n")
     assert [d["reason"] for d in find_dropped(text, Config())] == []
+
+
+def test_entries_written_title_break_credit_on_one_line_are_never_unrelated_news() -> None:
+    """An accepted-papers page writes each entry "**Title**<br>_A, B and C_" on one line; the
+    entries' topics drift apart, but a title with its credit is an entry of the article's list,
+    not news glued after it (real page: h19-acl2023-site, which lost 6 of its 8 papers)."""
+    path = Path(__file__).parent / "fixtures/real/dev/h19-acl2023-site/industry-track-first8.md"
+    text = path.read_text(encoding="utf-8")
+    assert [d["reason"] for d in find_dropped(text, Config())] == ["front_matter"]
