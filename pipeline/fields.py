@@ -569,7 +569,7 @@ _KEY_ALIASES: dict[str, tuple[str, ...]] = {
     "institutions": (
         "机构", "機構", "单位", "單位", "作者单位", "作者單位", "作者机构", "作者機構", "研究机构", "研究機構",
         "所属机构", "所屬機構",
-        "affiliations", "affiliation", "institutions", "institution",
+        "affiliations", "affiliation", "institutions", "institution", "institute", "organization", "organisation",
     ),
     "award": ("奖项", "獎項", "获奖", "獲獎", "获奖情况", "獲獎情況", "所获奖项", "所獲獎項", "award", "awards"),
     "venue": ("会议", "會議", "发表会议", "發表會議", "发表于", "發表於", "收录", "收錄", "期刊", "会议/期刊", "會議/期刊",

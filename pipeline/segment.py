@@ -528,15 +528,21 @@ def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw
         venue_ctx[level] = (m.group("venue"), int(m.group("year")) if m.group("year") else None) if m else ("", None)
 
 
+#: Table columns that date a row ("| Date | … | Paper |"): in a table of papers, each paper's date.
+_DATE_COLUMNS = frozenset({"date", "日期"})
+
+
 def _row_text(cand: Candidate) -> str:
     """A table row's section text: one line per cell, ``Header: cell`` when the table names its
-    columns (so a column named Authors or 作者 reads as a metadata line). A cell of several
+    columns (so a column named Authors or 作者 reads as a metadata line, and one named Date as
+    ``Year:``). A cell of several
     lines stays on its lines, except under an author or institution column, where its lines
     become one ``;``-separated list ("A, Google<br>B, EPFL": one person and affiliation a line)."""
     out = []
     for k, cell in enumerate(cand.cells):
         text = _cell_text(cell)
         name = plain(cand.header[k]).strip() if k < len(cand.header) else ""
+        name = "Year" if name.casefold() in _DATE_COLUMNS else name  # a paper's row: its date is its year
         if text and name and "\n" in text and _names_people(name):
             text = "; ".join(text.split("\n"))
         if text:

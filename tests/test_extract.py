@@ -741,3 +741,19 @@ def test_authors_linked_with_a_comma_and_nbsp_between_them() -> None:
     text = ('## Scaling Sparse Experts\nAuthors: <a href="https://alice.example.com">Alice Wang</a>,&nbsp;'
             '<a href="https://bob.example.com">Bob Li</a>&nbsp;&nbsp;<a href="https://carol.example.com">Carol Zhang</a>\n')
     assert _section("Scaling Sparse Experts", text)["authors"] == ["Alice Wang", "Bob Li", "Carol Zhang"]
+
+
+def test_a_table_rows_date_and_institute_columns_give_its_year_and_institution() -> None:
+    """An awesome list's milestone table ("| Date | keywords | Institute | Paper |", real:
+    h22-hannibal-awesome-llm): the row's Date is its paper's year, its Institute an institution."""
+    from pathlib import Path
+
+    from pipeline.clean import find_dropped
+    from pipeline.segment import segment_document
+
+    path = Path(__file__).parent / "fixtures/real/dev/h22-hannibal-awesome-llm/awesome-llm-milestones-to-dpo.md"
+    text = path.read_text(encoding="utf-8")
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    out = {o["title"]: (o["year"], o["institutions"]) for o in (_section(s["heading"], s["text"]) for s in sections)}
+    assert out["Attention Is All You Need"] == (2017, ["Google"])
+    assert out["Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism"] == (2019, ["NVIDIA"])
