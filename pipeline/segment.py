@@ -485,6 +485,8 @@ def first_line_end(text: str) -> int:
     return len(text) if end < 0 else end
 
 
+#: A heading that is only a year ("## 2017", "### 2019年").
+_YEAR_HEADING = re.compile(r"((?:19|20)\d\d)\s*年?")
 #: A heading that is only an acronym (and a year): at a level of venue headings, a venue's name.
 _ACRONYM_HEADING = re.compile(r"(?P<venue>[A-Z][A-Z0-9&]{1,9})(?:\s*(?P<year>(?:19|20)\d\d))?")
 
@@ -509,13 +511,17 @@ _LINE_END_YEAR = re.compile(r"(?<![\d.\-/])((?:19|20)\d\d)\.?\s*$")
 def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw: str,
                    venue_levels: frozenset[int] = frozenset()) -> None:
     """A heading at ``level`` ends the context of the headings at its level and below; when it
-    names a venue, that venue (and year) is the context of the sections under it."""
+    names a venue, that venue (and year) is the context of the sections under it; when it is only
+    a year, that year under the venue of the heading above it (None: the document's)."""
     level = level or 7
     sibling = venue_ctx.get(level)
     for k in [k for k in venue_ctx if k >= level]:
         del venue_ctx[k]
     found = find_venue_years(plain(raw))
-    if found:
+    if not found and (only_year := _YEAR_HEADING.fullmatch(plain(raw).strip(" \t*_#:："))):
+        outer = venue_ctx[max(venue_ctx)] if venue_ctx else (None, None)
+        venue_ctx[level] = (outer[0], int(only_year.group(1)))  # "## 2017": the year of the papers below
+    elif found:
         venue, year, _, _ = found[0]
         if year is None and (short := _SHORT_YEAR_HEADING.fullmatch(plain(raw).strip(" \t*_#:："))):
             year = 2000 + int(short.group(1))  # a heading of a venue and two digits: "#### CVPR 24"
@@ -943,10 +949,11 @@ def explode_sections(documents: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for doc in documents.itertuples(index=False):
         for sec in doc.sections:
-            # the venue of the nearest heading above the section, else the document's
-            ctx_venue = sec.get("ctx_venue")
+            # the venue of the nearest heading above the section, else the document's; the year
+            # of that heading, or of a year heading ("## 2017") under it, else the document's
+            ctx_venue, ctx_year = sec.get("ctx_venue"), sec.get("ctx_year")
             venue = (ctx_venue or None) if ctx_venue is not None else doc.doc_venue
-            year = sec.get("ctx_year") if ctx_venue is not None else doc.doc_year
+            year = ctx_year if ctx_venue is not None or ctx_year is not None else doc.doc_year
             rows.append({
                 "section_id": f"{doc.doc_id}-{sec['ordinal']:03d}",
                 "doc_id": doc.doc_id,

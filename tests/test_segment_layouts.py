@@ -777,3 +777,17 @@ def test_list_items_that_end_in_a_reading_label_are_papers() -> None:
     assert len(found) == 15
     assert found[:2] == [(None, "Provence: RAG 系統的高效上下文剪枝技術"),
                          (None, "AgentGym-RL: 透過多輪強化學習訓練 LLM 代理以實現長期決策")]
+
+
+def test_a_year_heading_dates_the_papers_under_it() -> None:
+    """A timeline of landmark papers under "## 2017", "## 2018" headings (real page:
+    h22-grandai-weekly): each paper's year is its heading's."""
+    path = Path(__file__).parent / "fixtures/real/dev/h22-grandai-weekly/landmark-papers-llms-2017-2021.html"
+    from pipeline.formats import extract_html
+
+    text = extract_html(path.read_text(encoding="utf-8")).text
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    years = {split_heading_title(s["heading"])[0]: s["ctx_year"] for s in sections}
+    assert years["Attention Is All You Need"] == 2017
+    assert years["Improving Language Understanding by Generative Pre-Training"] == 2018
+    assert years["Language Models are Few-Shot Learners"] == 2020
