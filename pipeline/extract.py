@@ -59,6 +59,7 @@ from .fields import (
 )
 from .front_matter import apply_front_matter, flow_list_items, unquoted
 from .heading_titles import _HAS_CJK, _HAS_LATIN, _LIST_MARK, _QUOTED, SHORT_NAME, split_heading_title
+from .headings import presenter
 from .identifiers import find_arxiv_attributes, find_arxiv_ids, find_urls, url_kind
 from .names import is_institution, split_affiliation, split_affiliation_items, split_names
 from .normalize import to_target
@@ -732,6 +733,8 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
             authors, truncated = list(credit.authors), credit.truncated
         if not kv.get("institutions") and not institutions:
             institutions = list(credit.institutions)
+    if not authors and (named := presenter(plain(row["heading"]))):  # "## ICLR2025 Hu: Title"
+        authors = [named]
 
     urls = find_urls(row["text"])
     venue, year, award_raw = _venue_year_award(row, text, meta, body, title, title_zh, urls)

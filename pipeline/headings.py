@@ -88,6 +88,26 @@ _BRACKET_TAIL = re.compile(r"\s*[(（\[【](?P<inner>[^()（）\[\]【】\n]{2,4
 _TRACK_TAIL = re.compile(r"\s*[(（\[【](?:oral|spotlight|poster|highlight)(?:\s+(?:paper|presentation))?[)）\]】]\s*$", re.I)
 
 
+def presenter(h: str) -> str | None:
+    """The presenter a venue label names before a title ("ICLR2025 Morris: Title" -> "Morris";
+    conference notes name the poster they stood at by its presenter), else None."""
+    m = _LABEL_COLON.search(h, 0, 40)
+    if m is None or len(h) - m.end() < 8:
+        return None
+    label = h[: m.start()]
+    found = _PRESENTER.search(label)
+    if found is None or not venue_label(label[: found.start()]):
+        return None
+    name = _ET_AL.sub("", found.group(0)).strip()
+    return None if {w.casefold() for w in name.split()} & _TRACK_WORDS else name
+
+
+_ET_AL = re.compile(r"\s+et\s+al\.?$")
+#: Words of a track or a presentation format, which a venue label may hold besides a name.
+_TRACK_WORDS = frozenset({"oral", "orals", "poster", "posters", "spotlight", "highlight", "workshop", "track", "main",
+                          "findings", "demo", "paper", "papers", "best", "award", "accepted", "session"})
+
+
 def without_venue_label(h: str) -> str:
     """``h`` without a leading label that only names a venue edition ("ACL2025: Title"), maybe
     with a presenter's name ("ICLR2025 Morris: Title"), or a

@@ -757,3 +757,14 @@ def test_a_table_rows_date_and_institute_columns_give_its_year_and_institution()
     out = {o["title"]: (o["year"], o["institutions"]) for o in (_section(s["heading"], s["text"]) for s in sections)}
     assert out["Attention Is All You Need"] == (2017, ["Google"])
     assert out["Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism"] == (2019, ["NVIDIA"])
+
+
+def test_a_presenter_named_in_a_venue_label_is_the_papers_author() -> None:
+    """Conference notes head each poster "ICLR2025 Hu: title" (real notes: h21-jemoka-iclr25-posters):
+    the name between the venue edition and the colon is who presented it, its only credit; a
+    track word there ("Oral", "Best Paper") is no name."""
+    out = _section("## ICLR2025 Hu: belief state transformer {#iclr2025-hu-belief-state-transformer}",
+                   "Predict the next token and the previous token with two heads.")
+    assert (out["title"], out["authors"]) == ("belief state transformer", ["Hu"])
+    out = _section("## CVPR 2024 Oral: Rich Human Feedback for Text-to-Image Generation", "A reward model for images.")
+    assert (out["title"], out["authors"]) == ("Rich Human Feedback for Text-to-Image Generation", [])
