@@ -794,7 +794,11 @@ def _document_venue(text: str, sections: list[dict], context: list[dict], headli
              if span["char_start"] < first_section or span["kind"] in ("award_header", "award_intro", "reference")
              or _PAPER_CUE.search(t)]
     for span_text in [headline] + spans:
-        for venue, year, _, _ in published_venue_years(span_text):
+        found = published_venue_years(span_text)
+        listed = len({venue for venue, year, _, _ in found if not year}) >= 2  # "三大顶会：CVPR、ECCV、ICCV"
+        for venue, year, _, _ in found:
+            if listed and not year:
+                continue  # a list of undated venues names none of them the document's
             venue_counts[venue] += 2 if year else 1
             if year:
                 year_counts[(venue, year)] += 1

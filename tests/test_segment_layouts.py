@@ -791,3 +791,13 @@ def test_a_year_heading_dates_the_papers_under_it() -> None:
     assert years["Attention Is All You Need"] == 2017
     assert years["Improving Language Understanding by Generative Pre-Training"] == 2018
     assert years["Language Models are Few-Shot Learners"] == 2020
+
+
+def test_a_line_listing_venues_names_none_of_them_the_documents() -> None:
+    """"CV三大顶会：CVPR、ECCV、ICCV" opening a pre-conference note (real note:
+    h17-liuzengyun-2022summer) lists venues; it gave every talk below the venue CVPR."""
+    path = Path(__file__).parent / "fixtures/real/dev/h17-liuzengyun-2022summer/eccv2022-china-preconference-note.md"
+    text = path.read_text(encoding="utf-8")
+    result = segment_document(text, find_dropped(text, Config()))
+    assert (result["doc_venue"], result["doc_year"]) == (None, None)
+    assert len(result["sections"]) >= 6
