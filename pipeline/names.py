@@ -15,10 +15,12 @@ from .textutil import _memoised
 
 _OPEN = "(（[【《〈「『"
 _CLOSE = ")）]】》〉」』"
-_NAME_SEPS = frozenset("、，,;；/／\n")
-#: Separators of a list written with semicolons, whose commas belong to the names
+_NAME_SEPS = frozenset("、，,;；/／\n⟐•◆◇♦")
+#: Separators of a list written with semicolons or list symbols, whose commas belong to the names
 #: ("University of California, Berkeley; Cornell University").
-_SEMICOLON_SEPS = frozenset("、;；/／\n")
+_SEMICOLON_SEPS = frozenset("、;；/／\n⟐•◆◇♦")
+#: Separators whose presence makes a list's commas part of its names.
+_STRONG_SEPS = frozenset(";；⟐•◆◇♦")
 _TRUNCATION = re.compile(
     r"(?:[\s,，、;；]*(?:(?<![A-Za-z])et\s*al\.?|(?<![A-Za-z])etc\.?|(?<![A-Za-z])and\s+others|等等|等人|"
     r"等\s*(?:[\d一二三四五六七八九十百]+\s*(?:人|位|名))?(?:机构|機構|单位|單位|高校|团队|團隊|研究者|学者|學者|作者)?"
@@ -247,7 +249,8 @@ def split_names(value: str) -> tuple[list[str], bool]:
 
     Splitting, never inside brackets:
 
-    * at ``、 ， , ; ； / ／`` and newlines; in a list written with semicolons, never at a comma;
+    * at ``、 ， , ; ； / ／``, list symbols (``⟐ • ◆ ◇ ♦``) and newlines; in a list written with
+      semicolons or list symbols, never at a comma;
     * at ``与 與 和 及 以及`` between CJK names: after an institution head (``大学``, ``实验室``, a
       closing bracket, a Latin word) or between two 2-4 character names; never at a name's first
       character (``和田``) nor inside one (``计算机科学与技术学院``);
@@ -267,7 +270,7 @@ def split_names(value: str) -> tuple[list[str], bool]:
     if m and m.start() > 0:
         s, truncated = s[: m.start()], True
     names: list[str] = []
-    seps = _SEMICOLON_SEPS if ";" in s or "；" in s else _NAME_SEPS
+    seps = _SEMICOLON_SEPS if any(c in _STRONG_SEPS for c in s) else _NAME_SEPS
     pieces = _split_top_level(s, lambda i: s[i] in seps) if any(c in s for c in seps) else [s]
     for piece in pieces:
         piece = _LEADING_CONJ.sub("", piece.strip(" \t\u3000"))

@@ -522,3 +522,11 @@ def test_find_credit_name_serving_as_corresponding_author() -> None:
     """"、X擔任通訊作者的…": the Chinese name right before the role is an author."""
     c = find_credit("由DeepSeek團隊研發、梁文鋒擔任通訊作者的DeepSeek-R1推理模型研究論文，近日登上期刊封面。")
     assert c is not None and c.authors == ["梁文鋒"] and c.truncated
+
+
+def test_split_names_at_list_symbols_keeps_commas_inside_names():
+    # an awesome list's affiliation line (real list: h19-awesome3dgs-papers)
+    assert split_names("National Key Lab of General AI, China ⟐ Peking University ⟐ University of North Carolina") == (
+        ["National Key Lab of General AI, China", "Peking University", "University of North Carolina"], False)
+    assert split_names("University of Utah • Zhejiang University • UCLA") == (
+        ["University of Utah", "Zhejiang University", "UCLA"], False)
