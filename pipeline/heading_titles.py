@@ -111,7 +111,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         h = inner
     if not h:
         return None, None
-    m = BILINGUAL.fullmatch(h)
+    m = BILINGUAL.fullmatch(h) or _BILINGUAL_SEMICOLON.fullmatch(h)
     if m:
         a, b = m.group("a").strip(), m.group("b").strip()
         if _HAS_CJK.search(a) and not _HAS_CJK.search(b) and _HAS_LATIN.search(b):
@@ -187,6 +187,10 @@ _HTML_TAG = re.compile(
 #: paper, not its title's words.
 SHORT_NAME = r"[(（](?![\d\s.\-/]+[)）])(?:[\w.+\-]*[A-Z0-9][\w.+\-]*)(?:\s+[\w.+\-]*[A-Z0-9][\w.+\-]*){0,2}[)）]"
 _SHORT_NAME_TAIL = re.compile(rf"\s*{SHORT_NAME}$")
+
+
+#: ``中文;English``: a catalogue's title and its translation ("題名: 透過…;Enhancing …").
+_BILINGUAL_SEMICOLON = re.compile(r"(?P<a>[^;；]+?)\s*[;；]\s*(?P<b>[^;；]+)")
 
 
 #: The full stop closing a title as a sentence ("Title.", '"Title."'), not an abbreviation's

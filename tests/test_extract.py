@@ -61,6 +61,9 @@ from pipeline.normalize import detect_script, to_script
         ("Low-Cost Multi-Touch Sensing through Frustrated Total Internal Reflection (UIST 2005)",
          ("Low-Cost Multi-Touch Sensing through Frustrated Total Internal Reflection", None)),
         ("Vision Transformer (ViT)", ("Vision Transformer (ViT)", None)),  # too short a title to lose it
+        # a thesis catalogue's title and its translation (DSpace: "題名: 中文;English")
+        ("題名: 以臺灣臺語為例的低資源語言學習;Low-Resource Language Learning: A Case Study",
+         ("Low-Resource Language Learning: A Case Study", "以臺灣臺語為例的低資源語言學習")),
         ("Sparse Codes for Parsing Trees (2019)", ("Sparse Codes for Parsing Trees (2019)", None)),
         ("Contrastive Learning, et al.", ("Contrastive Learning, et al.", None)),
         # a blog's own label glued to a title it links to ("…導讀": a guide to the paper)
