@@ -235,6 +235,17 @@ _KIND_LINKS_TAIL = re.compile(
     re.I)
 
 
+def _names_a_link(text: str) -> bool:
+    """Whether a link's text only names the link ("PDF", "arXiv 2502.16487", "ACL Anthology PDF"),
+    not a paper."""
+    t = text.strip(" *_")
+    return bool(_GENERIC_LINK.fullmatch(t) or _IDENTIFIER_ONLY.fullmatch(t) or _KIND_WORD_TAIL.search(t))
+
+
+#: A short link text ending in a kind of link ("ACL Anthology PDF", "Official Code").
+_KIND_WORD_TAIL = re.compile(r"^(?:\S+\s+){0,2}(?:pdf|code|slides|video|link)$", re.I)
+
+
 def _title_cell(cells: list[str], header: list[str] | None = None) -> str | None:
     """The cell of a table row most likely to be a title: the cell under a title header
     (``Title``, ``Paper``, ``论文``) when the table has one, else linked or bold text, else the
@@ -252,7 +263,7 @@ def _title_cell(cells: list[str], header: list[str] | None = None) -> str | None
     best, best_score = None, 0.0
     for k, cell in enumerate(cells):
         first_part = HTML_BREAK.split(cell)[0]
-        link = _LINK.search(first_part)
+        link = next((m for m in _LINK.finditer(first_part) if not _names_a_link(m.group("text"))), None)
         bold = _BOLD_RUN.search(first_part)
         text = _clean_title(link.group("text") if link else bold.group("inner") if bold else first_part)
         if len(text) < MIN_TITLE_CHARS or re.fullmatch(r"[\d\s./:-]+", text) or text.startswith("http"):

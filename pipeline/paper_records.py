@@ -299,6 +299,7 @@ def record_venue(raw: str | None) -> tuple[str | None, int | None]:
     (``arXiv``, ``Tech report``). The year is the one written by the venue, else None."""
     if not raw:
         return None, None
+    raw = raw.replace("_", " ")  # "ICML_2024": a tag's words
     if not any(c.isalpha() for c in NOT_VENUE_WORDS.sub("", raw)):
         return None, None
     found = find_venue_years(raw)

@@ -124,9 +124,9 @@ _MD_HEADING = re.compile(r"^#{1,6}\s+")
 _MD_STRONG = re.compile(r"\*\*|__")
 _MD_WRAP = re.compile(r"^[*_](?P<inner>[^*_].*[^*_])[*_]$")
 #: What closes a heading line but is no text of it: an attribute block ("{#intro .unnumbered}",
-#: Pandoc's header_attributes, kramdown's IAL) or a permalink mark ("[¶](#intro)", "¶", as
-#: Sphinx, MkDocs and Jekyll themes add).
-_HEADING_TAIL = re.compile(r"(?:\s*\{#[A-Za-z][^{}\n]{0,200}\}|\s*\[[¶#§🔗]\]\(#[^()\s]*(?:\s+\"[^\"()]*\")?\)|\s+¶)+\s*$")
+#: Pandoc's header_attributes, kramdown's IAL), a permalink mark ("[¶](#intro)", "¶", as
+#: Sphinx, MkDocs and Jekyll themes add) or an empty anchor ('<a id="tot"></a>').
+_HEADING_TAIL = re.compile(r"(?:\s*\{#[A-Za-z][^{}\n]{0,200}\}|\s*\[[¶#§🔗]\]\(#[^()\s]*(?:\s+\"[^\"()]*\")?\)|\s+¶|\s*<a\s+(?:id|name)\s*=\s*[\"'][^\"'<>]*[\"']\s*>\s*</a>)+\s*$")
 
 
 def plain(line: str) -> str:
@@ -138,10 +138,10 @@ def plain(line: str) -> str:
     sections 4.2 and 6.2). Offsets are not kept: use it to decide what a line is, never to cut
     text.
     """
-    if "#" not in line and "*" not in line and "_" not in line and "¶" not in line:
+    if "#" not in line and "*" not in line and "_" not in line and "¶" not in line and "</a>" not in line:
         return line.strip()  # no marker of any kind: only the strip applies
     s = _MD_STRONG.sub("", _MD_HEADING.sub("", line.strip())).strip()
-    if s.endswith(("}", ")", "¶")):
+    if s.endswith(("}", ")", "¶", ">")):
         s = _HEADING_TAIL.sub("", s)
     m = _MD_WRAP.match(s)
     return m.group("inner").strip() if m else s

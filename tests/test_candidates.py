@@ -359,3 +359,15 @@ def test_a_table_of_contents_entry_is_no_candidate() -> None:
                                   "- [doi: 10.1145/3592433](https://doi.org/10.1145/3592433)"])
 def test_a_link_named_by_an_identifier_only_is_no_title(line: str) -> None:
     assert candidate_of(_line(line)) is None
+
+
+def test_a_table_cell_linking_an_identifier_or_a_pdf_is_not_the_title_cell() -> None:
+    """A one-column report table whose cell holds "**Title** – *Authors* – … – **[arXiv 2502.16487](…)**":
+    the link names the link, the bold run is the title (layout of an LLM-written ACL 2025 report)."""
+    from pipeline.candidates import _title_cell
+
+    cell = ("**All That Glitters is Not Novel: Plagiarism in AI-Generated Research** – *Tarun Gupta, Danish Pruthi* – "
+            "Keywords: plagiarism – **[arXiv 2502.16487](https://arxiv.org/abs/2502.16487)**")
+    assert _title_cell(["**2**", cell]) == "All That Glitters is Not Novel: Plagiarism in AI-Generated Research"
+    assert _title_cell(["**3**", cell.replace("[arXiv 2502.16487]", "[ACL Anthology PDF]")]) == (
+        "All That Glitters is Not Novel: Plagiarism in AI-Generated Research")

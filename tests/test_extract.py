@@ -771,3 +771,12 @@ def test_a_presenter_named_in_a_venue_label_is_the_papers_author() -> None:
     assert (out["title"], out["authors"]) == ("belief state transformer", ["Hu"])
     out = _section("## CVPR 2024 Oral: Rich Human Feedback for Text-to-Image Generation", "A reward model for images.")
     assert (out["title"], out["authors"]) == ("Rich Human Feedback for Text-to-Image Generation", [])
+
+
+def test_an_award_header_closing_with_an_empty_anchor_is_an_award_header() -> None:
+    """"## 1. Test of Time Award <a id="tot"></a>" (an awesome list's section with its anchor):
+    the anchor is no text of the heading."""
+    from pipeline.textutil import plain
+
+    assert plain('## 1. Test of Time Award <a id="tot"></a>') == "1. Test of Time Award"
+    assert plain("## Results <a name='res'></a>") == "Results"

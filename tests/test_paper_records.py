@@ -480,3 +480,8 @@ def test_a_conference_export_header_and_bracketed_affiliations() -> None:
     assert paper["institutions"] == ["The Chinese University of Hong Kong", "Clarifai Inc.",
                                      "Chinese University of Hong Kong, Hong Kong"]
     assert paper_records.field_key(" Paper-Title ") == "paper_title"
+
+
+def test_a_venue_tag_with_an_underscore_gives_venue_and_year() -> None:
+    # an export's Conference column ("ICML_2024", layout of a public paper collection's CSV)
+    assert paper_records.record_venue("ICML_2024") == ("ICML", 2024)
