@@ -1840,3 +1840,20 @@ def test_many_write_ups_of_one_paper_are_not_compared_pair_by_pair(monkeypatch) 
     dup_of = copies.duplicate_documents(docs, papers_of, texts)
     assert {d: o for (d, _, _), o in zip(docs, dup_of, strict=True) if o} == {"d300": "d010", "d301": "d200"}
     assert len(compared) < 2 * len(texts)  # every pair: 45,000
+
+
+def test_a_chinese_title_opening_with_a_short_name_conflicts_with_an_english_title_without_it(use) -> None:
+    """"AgentGym-RL：透過多輪強化學習訓練 LLM 代理" names its paper; an English title on a similar
+    topic that does not hold that name is another paper however close the title vectors (a guides
+    index merged with an awesome list's agents papers); a translation of the same paper holds it."""
+    from pipeline.dedup import PairScorer, embed_sections
+    from pipeline.dedup.titles import TITLE_CONFLICT_SIMILARITY
+
+    sections = frame(
+        section("a-000", None, title_zh="AgentGym-RL：透過多輪強化學習訓練 LLM 代理以實現長期決策"),
+        section("b-000", "KnowAgent: Knowledge-Augmented Planning for LLM-Based Agents"),
+        section("c-000", "AgentGym-RL: Training LLM Agents for Long-Horizon Decision Making through Multi-Turn RL"),
+    )
+    scorer = PairScorer(sections, embed_sections(sections, use), 0.5)
+    assert scorer.score(0, 1) <= TITLE_CONFLICT_SIMILARITY
+    assert scorer.score(0, 2) > TITLE_CONFLICT_SIMILARITY

@@ -36,6 +36,9 @@ from .titles import (
     same_authors_title_similarity,
 )
 
+#: A short Latin name opening a Chinese title before a colon ("AgentGym-RL：透過…").
+_ZH_LEAD_NAME = re.compile(r"\s*([A-Za-z][\w.+\-]*[A-Za-z0-9])\s*[:：]\s*(?=[^\x00-\x7f]*[\u3400-\u9fff])")
+
 log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
 
 
@@ -373,6 +376,9 @@ class PairScorer:
         self.title_code = title_code
         self.name_code, self.initials_code, self._bare_name = self._name_codes(title_code, self._title_table)
         self.folded_zh_code, self._zh_table, _ = _folded_codes(zh_code, zh_table)
+        # the short name a Chinese title opens with ("AgentGym-RL：…"), folded; "" for none
+        leads = np.array([_folded(m.group(1)) if (m := _ZH_LEAD_NAME.match(z)) else "" for z in zh_table] + [""], dtype=object)
+        self._zh_lead = leads[np.where(zh_code >= 0, zh_code, len(zh_table))]
         del zh_code, zh_table
         # the fold of each English title ("" when empty), the strings of folded_table shared
         self._title_folded = _Decoded(fold_of_title, folded_table, "")
@@ -557,8 +563,10 @@ class PairScorer:
         by_string = en | zh
         title_sim = np.full(len(a), np.nan)
         cross = np.flatnonzero(~by_string)  # no title pair in one language: title vectors across
+        lead_conflict = np.zeros(len(a), dtype=bool)
         if cross.size:
             title_sim[cross] = self._cross_title_cosines(a[cross], b[cross])
+            lead_conflict[cross] = self._lead_conflicts(a[cross], b[cross])
         overlap, alias = self._author_overlap(a, b), self._aliases(a, b)
         exact_title = by_string
         if exact_from is not None and 0.0 <= self.w <= 1.0 and by_string.any():  # score monotone in title_sim
@@ -580,8 +588,10 @@ class PairScorer:
                 self._pair_sims(ea, eb, en & exact_title & same, self._title_table, self._same_author_sims)),
                 self._pair_sims(za, zb, zh & exact_title, self._zh_table, self._chinese_sims))[exact_title]
             sequel = self._pair_sims(ea, eb, en & exact_title, self._title_table, self._sequels) == 1.0
-        # titles differing by a version or sequel word name two papers however alike their texts
+        # titles differing by a version or sequel word name two papers however alike their texts,
+        # and so do a Chinese title opening with a short name and an English title without it
         score = self._combine(a, b, cos, title_sim, overlap, alias)
+        sequel = sequel | lead_conflict
         out[rest] = np.where(sequel, np.minimum(score, TITLE_CONFLICT_SIMILARITY), score)
         return out
 
@@ -607,6 +617,17 @@ class PairScorer:
         years = self._has_year[a] & self._has_year[b] & (np.abs(self._year[a] - self._year[b]) > 1)
         score = score - np.where(years, YEAR_CONFLICT_PENALTY, 0.0)
         return np.minimum(1.0, np.maximum(0.0, score))
+
+    def _lead_conflicts(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Whether one of each pair has a Chinese title opening with a short name ("FB-RAG：利用…")
+        that the other's English title does not hold: bool ``(len(a),)``."""
+        out = np.zeros(len(a), dtype=bool)
+        for x, y in ((a, b), (b, a)):
+            lead = self._zh_lead[x]
+            t = np.flatnonzero((lead != "") & (self.folded_code[y] >= 0))
+            for k in t.tolist():
+                out[k] = lead[k] not in self.folded[int(y[k])]
+        return out
 
     def _cross_title_cosines(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Max title-vector cosine over (English title of one, Chinese of the other): float64
