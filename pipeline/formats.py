@@ -418,9 +418,11 @@ def _collapse_whitespace(tree: etree._Element) -> None:
     ``white-space: normal``):
     trafilatura keeps a source line break inside a paragraph, which cut a wrapped line of
     authors into paragraphs and set a list item's mark on a line of its own."""
-    kept = {id(el) for block in tree.iter("pre", "textarea") for el in block.iter()}
+    # (a set of the elements, not of their id()s: lxml makes a Python proxy per access and frees
+    # it when unreferenced, so an id() of a freed proxy may name another element later)
+    kept = {el for block in tree.iter("pre", "textarea") for el in block.iter()}
     for el in tree.iter():
-        if id(el) in kept:
+        if el in kept:
             continue
         if el.text and "\n" in el.text:
             el.text = _WHITESPACE_RUN.sub(" ", el.text)

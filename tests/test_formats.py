@@ -684,6 +684,18 @@ def test_a_page_fragment_keeps_its_markup_and_a_wrapped_line_stays_one_line() ->
     assert re.search(r"^-\s+\*\*Paper Title Number 2\*\* Ana Lima, Bo Chen, Carla Diaz, Dan Wu$", text, re.M)
 
 
+def test_a_pre_block_keeps_its_line_breaks_and_a_paragraph_beside_it_is_collapsed() -> None:
+    """Whitespace is collapsed outside ``<pre>`` only: a code block's lines and indentation stay,
+    a paragraph's source line break after it is a space (the elements are told apart by
+    identity, not by the id() of lxml's short-lived proxies, which the next proxy may reuse)."""
+    body = ("<h2>Code listing</h2><p>" + "Some paragraph text long enough to be kept as content. " * 3
+            + "</p><pre>line one\n    indented two\nline three</pre><p>More text here\nwrapped across lines.</p>")
+    for page in (f"<div>{body}</div>", f"<html><body><article>{body}</article></body></html>"):
+        text = extract_html(page).text
+        assert "line one\n    indented two\nline three" in text
+        assert "More text here wrapped across lines." in text or "More text" not in text
+
+
 def test_html_table_cell_line_breaks_stay_line_breaks() -> None:
     """A ``<br>`` inside a table cell is written ``<br>`` (GitHub Markdown's line break in a
     cell), so a cell's entries do not run together; elsewhere it stays a line end."""
