@@ -21,6 +21,7 @@ import html
 import json
 import math
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -143,11 +144,16 @@ def values(obj: dict, key: str) -> list[tuple[str, Any]]:
 
 
 _KEY_SEPARATORS = re.compile(r"[\s\-.]+")
+#: Invisible format characters a spreadsheet or a web copy leaves in a header: zero-width space
+#: and joiners, a byte-order mark, a soft hyphen, directional marks (Unicode category Cf).
+_KEY_FORMAT_CHARS = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 
 
 def field_key(name: str) -> str:
-    """A field name as matched: case-folded, surrounding spaces removed, inner spaces, hyphens and
+    """A field name as matched: NFKC-normalised (full-width "Ｔｉｔｌｅ" is "title"), invisible
+    format characters removed, case-folded, surrounding spaces removed, inner spaces, hyphens and
     dots as ``_`` ("Paper Title" and "paper-title" are ``paper_title``)."""
+    name = _KEY_FORMAT_CHARS.sub("", unicodedata.normalize("NFKC", name))
     return _KEY_SEPARATORS.sub("_", name.strip().casefold())
 
 
@@ -210,17 +216,20 @@ def _split_names(text: str) -> tuple[list[str], bool]:
 
 def _split_outside_brackets(text: str) -> list[str]:
     """``text`` split on :data:`_NAME_SEP` where no bracket is open: "A (Univ. X, Hong Kong); B"
-    keeps A's affiliation whole."""
+    keeps A's affiliation whole. A closing bracket with none open is ignored; when a bracket is
+    never closed ("A (Univ. X; B (Y)", a cell cut or mistyped) the brackets are no guide and
+    ``text`` splits on every separator, so the names after it do not become one name."""
     if "(" not in text and "（" not in text:
         return _NAME_SEP.split(text)
     parts, start, depth, at = [], 0, 0, 0
     for m in _NAME_SEP.finditer(text):
         depth += sum(text.count(o, at, m.start()) for o in "(（") - sum(text.count(c, at, m.start()) for c in ")）")
-        at = m.start()
-        if depth <= 0:
+        depth, at = max(depth, 0), m.start()
+        if depth == 0:
             parts.append(text[start:m.start()])
             start = m.end()
-    return [*parts, text[start:]]
+    depth += sum(text.count(o, at) for o in "(（") - sum(text.count(c, at) for c in ")）")
+    return _NAME_SEP.split(text) if depth > 0 else [*parts, text[start:]]
 
 
 def _last_first_pairs(text: str) -> list[str] | None:

@@ -485,3 +485,29 @@ def test_a_conference_export_header_and_bracketed_affiliations() -> None:
 def test_a_venue_tag_with_an_underscore_gives_venue_and_year() -> None:
     # an export's Conference column ("ICML_2024", layout of a public paper collection's CSV)
     assert paper_records.record_venue("ICML_2024") == ("ICML", 2024)
+
+
+def test_a_header_with_invisible_or_full_width_characters_names_its_field() -> None:
+    """A header copied from a web page or a spreadsheet keeps a byte-order mark, a zero-width
+    space or full-width letters; the field is still the one its visible name says."""
+    assert paper_records.field_key("\ufeffPaper\u00a0Title ") == "paper_title"
+    assert paper_records.field_key("\u200bAuthor Names") == "author_names"
+    assert paper_records.field_key("Ｖｅｎｕｅ") == "venue"
+    reading = paper_records.read_record({"\u200bTitle": "Sparse Codes for Widgets", "Ｖｅｎｕｅ": "CVPR 2016",
+                                         "Au\u00adthors\u200e": "Ana Lima; Bo Chen"})
+    assert reading.fields["title"] == "Sparse Codes for Widgets"
+    assert reading.fields["venue"] == "CVPR"
+    assert reading.fields["authors"] == ["Ana Lima", "Bo Chen"]
+
+
+def test_an_unclosed_bracket_in_an_author_cell_does_not_join_the_names_after_it() -> None:
+    """"Name (Affiliation; Name (Affiliation)": the first bracket is never closed, so brackets
+    are no guide and every separator splits (the names after it were one author); a closing
+    bracket with none open is ignored."""
+    reading = paper_records.read_record({"title": "Sparse Codes for Widgets",
+                                         "authors": "Ana Lima (Univ. X; Bo Chen (EPFL); Carla Diaz"})
+    assert reading.fields["authors"] == ["Ana Lima (Univ. X", "Bo Chen", "Carla Diaz"]
+    reading = paper_records.read_record({"title": "Sparse Codes for Widgets",
+                                         "authors": "Ana Lima (Google)); Bo Chen (Univ. X, Hong Kong); Carla Diaz"})
+    assert reading.fields["authors"] == ["Ana Lima (Google))", "Bo Chen", "Carla Diaz"]
+    assert reading.fields["institutions"] == ["Univ. X, Hong Kong"]
