@@ -793,6 +793,18 @@ def test_a_year_heading_dates_the_papers_under_it() -> None:
     assert years["Language Models are Few-Shot Learners"] == 2020
 
 
+def test_a_year_heading_outside_the_years_a_paper_may_have_dates_nothing() -> None:
+    """"## 2099" (a typo, a roadmap) is no year of the papers under it: years are checked as a
+    record's are (1950 .. next year); "## 2019" in the same page still dates its papers."""
+    items = "\n".join(f"- Sparse Codes for Widgets Part {k}. Ana Lima, Bo Chen." for k in range(3))
+    more = "\n".join(f"- Dense Gadgets for Learning Part {k}. Carla Diaz, Dan Wu." for k in range(3))
+    text = f"# Landmark papers\n\n## 2099\n\n{items}\n\n## 2019\n\n{more}\n"
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    years = {s["heading"].split(".")[0].lstrip("- "): s.get("ctx_year") for s in sections}
+    assert years["Sparse Codes for Widgets Part 1"] is None
+    assert years["Dense Gadgets for Learning Part 1"] == 2019
+
+
 def test_a_line_listing_venues_names_none_of_them_the_documents() -> None:
     """"CV三大顶会：CVPR、ECCV、ICCV" opening a pre-conference note (real note:
     h17-liuzengyun-2022summer) lists venues; it gave every talk below the venue CVPR."""
