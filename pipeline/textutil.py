@@ -123,6 +123,9 @@ HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
 _MD_HEADING = re.compile(r"^#{1,6}\s+")
 _MD_STRONG = re.compile(r"\*\*|__")
 _MD_WRAP = re.compile(r"^[*_](?P<inner>[^*_].*[^*_])[*_]$")
+#: Characters at a line's end searched for :data:`_HEADING_TAIL`: room for a few attribute blocks
+#: of its longest (200 characters) and permalinks; a longer run of them is left in part.
+HEADING_TAIL_SPAN = 600
 #: What closes a heading line but is no text of it: an attribute block ("{#intro .unnumbered}",
 #: Pandoc's header_attributes, kramdown's IAL), a permalink mark ("[¶](#intro)", "¶", as
 #: Sphinx, MkDocs and Jekyll themes add) or an empty anchor ('<a id="tot"></a>').
@@ -141,8 +144,8 @@ def plain(line: str) -> str:
     if "#" not in line and "*" not in line and "_" not in line and "¶" not in line and "</a>" not in line:
         return line.strip()  # no marker of any kind: only the strip applies
     s = _MD_STRONG.sub("", _MD_HEADING.sub("", line.strip())).strip()
-    if s.endswith(("}", ")", "¶", ">")):
-        s = _HEADING_TAIL.sub("", s)
+    if s.endswith(("}", ")", "¶", ">")):  # (searched in the line's end only: the search is quadratic in its length)
+        s = s[:-HEADING_TAIL_SPAN] + _HEADING_TAIL.sub("", s[-HEADING_TAIL_SPAN:])
     m = _MD_WRAP.match(s)
     return m.group("inner").strip() if m else s
 

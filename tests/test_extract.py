@@ -101,6 +101,22 @@ def test_split_heading_title(heading: str, expected: tuple[str | None, str | Non
     assert split_heading_title(heading) == expected
 
 
+
+def test_a_long_bracketed_tail_or_a_long_run_of_heading_marks_is_read_in_linear_time() -> None:
+    """A heading ending in brackets of three long words of capitals and digits (a hash, a key), or
+    a line of thousands of permalink marks, was minutes of regex backtracking (time polynomial in
+    the words' length, quadratic in the line's): each now takes well under a second."""
+    import time
+
+    from pipeline.textutil import plain
+
+    words = " ".join(["0x" + "A1" * 45] * 3)
+    started = time.perf_counter()
+    assert split_heading_title(f"## Deep Learning for Hashes ({words} zz)")[0].startswith("Deep Learning for Hashes (")
+    assert plain("## Meta Pseudo Labels" + " ¶" * 20000) == "Meta Pseudo Labels" + " ¶" * (20000 - 300)
+    assert plain("# Title" + " " * 40000 + "}") == "Title" + " " * 40000 + "}"
+    assert time.perf_counter() - started < 1.0
+
 # --- fixture rows -----------------------------------------------------------------------------------
 
 VAR_TEXT = """论文 1：Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction
