@@ -99,13 +99,17 @@ def presenter(h: str) -> str | None:
     if found is None or not venue_label(label[: found.start()]):
         return None
     name = _ET_AL.sub("", found.group(0)).strip()
-    return None if {w.casefold() for w in name.split()} & _TRACK_WORDS else name
+    if {w.casefold() for w in name.split()} & _TRACK_WORDS or find_award_label(label) is not None:
+        return None  # "CVPR2024 Honorable Mention: Title", "ICML 2024 Test of Time: Title": an award
+    return name
 
 
 _ET_AL = re.compile(r"\s+et\s+al\.?$")
-#: Words of a track or a presentation format, which a venue label may hold besides a name.
+#: Words of a track, a presentation format or an award, which a venue label may hold besides a name.
 _TRACK_WORDS = frozenset({"oral", "orals", "poster", "posters", "spotlight", "highlight", "workshop", "track", "main",
-                          "findings", "demo", "paper", "papers", "best", "award", "accepted", "session"})
+                          "findings", "demo", "paper", "papers", "best", "award", "accepted", "session",
+                          "outstanding", "honorable", "keynote", "tutorial", "invited", "talk", "panel", "recap",
+                          "highlights"})
 
 
 def without_venue_label(h: str) -> str:

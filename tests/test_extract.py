@@ -796,3 +796,14 @@ def test_an_award_header_closing_with_an_empty_anchor_is_an_award_header() -> No
 
     assert plain('## 1. Test of Time Award <a id="tot"></a>') == "1. Test of Time Award"
     assert plain("## Results <a name='res'></a>") == "Results"
+
+
+@pytest.mark.parametrize("label", ["CVPR2024 Honorable Mention", "ICML 2024 Test of Time", "NeurIPS 2024 Runner Up",
+                                   "ICCV 2023 Marr Prize", "ACL 2024 Outstanding", "CVPR 2024 Keynote",
+                                   "ICLR 2025 Invited Talk", "NeurIPS 2024 Tutorial"])
+def test_an_award_or_a_session_in_a_venue_label_is_no_presenter(label: str) -> None:
+    """An award ("Honorable Mention", "Test of Time") or a session ("Keynote") between the venue
+    edition and the colon is no person: they gave their papers the authors "Honorable Mention",
+    "Time", "Runner Up"."""
+    out = _section(f"## {label}: Generative Image Dynamics for Video Synthesis", "A paper about animating pictures.")
+    assert (out["title"], out["authors"]) == ("Generative Image Dynamics for Video Synthesis", [])
