@@ -21,6 +21,15 @@ _NAME_SEPS = frozenset("、，,;；/／\n⟐•◆◇♦")
 _SEMICOLON_SEPS = frozenset("、;；/／\n⟐•◆◇♦")
 #: Separators whose presence makes a list's commas part of its names.
 _STRONG_SEPS = frozenset(";；⟐•◆◇♦")
+_LIST_SYMBOLS = frozenset("⟐•◆◇♦")
+
+
+def _separates(s: str, i: int) -> bool:
+    """Whether the separator ``s[i]`` separates names: a list symbol glued between two letters is a
+    transliterated name's dot written with a bullet ("迈克尔•乔丹" for "迈克尔·乔丹"), not a list's."""
+    return not (s[i] in _LIST_SYMBOLS and 0 < i < len(s) - 1 and s[i - 1].isalpha() and s[i + 1].isalpha())
+
+
 _TRUNCATION = re.compile(
     r"(?:[\s,，、;；]*(?:(?<![A-Za-z])et\s*al\.?|(?<![A-Za-z])etc\.?|(?<![A-Za-z])and\s+others|等等|等人|"
     r"等\s*(?:[\d一二三四五六七八九十百]+\s*(?:人|位|名))?(?:机构|機構|单位|單位|高校|团队|團隊|研究者|学者|學者|作者)?"
@@ -270,8 +279,9 @@ def split_names(value: str) -> tuple[list[str], bool]:
     if m and m.start() > 0:
         s, truncated = s[: m.start()], True
     names: list[str] = []
-    seps = _SEMICOLON_SEPS if any(c in _STRONG_SEPS for c in s) else _NAME_SEPS
-    pieces = _split_top_level(s, lambda i: s[i] in seps) if any(c in s for c in seps) else [s]
+    strong = any(c in _STRONG_SEPS and _separates(s, i) for i, c in enumerate(s))
+    seps = _SEMICOLON_SEPS if strong else _NAME_SEPS
+    pieces = _split_top_level(s, lambda i: s[i] in seps and _separates(s, i)) if any(c in s for c in seps) else [s]
     for piece in pieces:
         piece = _LEADING_CONJ.sub("", piece.strip(" \t\u3000"))
         cut = _INNER_ET_AL.search(piece)

@@ -530,3 +530,10 @@ def test_split_names_at_list_symbols_keeps_commas_inside_names():
         ["National Key Lab of General AI, China", "Peking University", "University of North Carolina"], False)
     assert split_names("University of Utah • Zhejiang University • UCLA") == (
         ["University of Utah", "Zhejiang University", "UCLA"], False)
+
+
+def test_a_bullet_glued_inside_a_transliterated_name_is_no_list_symbol() -> None:
+    """"迈克尔•乔丹" writes a transliterated name's middle dot with a bullet: no separator there,
+    and the list's commas still split; a spaced bullet between names still separates them."""
+    assert split_names("迈克尔•乔丹, 张三, 李四") == (["迈克尔•乔丹", "张三", "李四"], False)
+    assert split_names("约翰•霍普金斯大学；麻省理工学院") == (["约翰•霍普金斯大学", "麻省理工学院"], False)
