@@ -733,6 +733,21 @@ def _has_evidence(f: dict[str, float]) -> bool:
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
 
 
+def fenced_lines(lines: list[Line]) -> list[bool]:
+    """Per line, whether it is in a fenced code block, its fences included (CommonMark 4.5): its
+    "# comment" lines are no headings."""
+    fenced, fence = [], None  # (the marker of the block the line is in)
+    for line in lines:
+        if fence is None and (m := _FENCE.match(line.stripped)):
+            fence = m.group(1)[0] * 3
+        elif fence is not None and line.stripped.startswith(fence) and not line.stripped.strip("`~ "):
+            fenced.append(True)
+            fence = None
+            continue
+        fenced.append(fence is not None)
+    return fenced
+
+
 def find_candidates(lines: list[Line]) -> list[Candidate]:
     """Every line's title candidate with its features (see the module docstring).
 
@@ -744,12 +759,7 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
     """
     cands: list[Candidate] = []
     header: list[str] | None = None
-    fence: str | None = None  # the marker of the fenced code block the line is in (CommonMark 4.5)
-    for i, line in enumerate(lines):
-        if fence is None and (m := _FENCE.match(line.stripped)):
-            fence = m.group(1)[0] * 3
-        elif fence is not None and line.stripped.startswith(fence) and not line.stripped.strip("`~ "):
-            fence = None
+    for i, (line, fenced) in enumerate(zip(lines, fenced_lines(lines), strict=True)):
         if _TABLE_ROW.match(line.stripped) and not _is_table_rule(line.stripped):
             if i + 1 < len(lines) and _is_table_rule(lines[i + 1].stripped):
                 header = _table_cells(line.stripped)  # a header row names columns, no paper
@@ -757,7 +767,7 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
         elif not _is_table_rule(line.stripped):
             header = None
         c = candidate_of(line, header)
-        if c is not None and fence is not None and c.style in ("md1", "md2", "md3"):
+        if c is not None and fenced and c.style in ("md1", "md2", "md3"):
             continue  # a "# comment" line of a code block is no heading
         if c is not None and c.style == "reference":
             # a sentence-shaped line is a title only in a reference, under its authors' line

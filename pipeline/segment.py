@@ -47,6 +47,7 @@ from .candidates import (
     ITEM_STYLES,
     LEADING_TAGS,
     Candidate,
+    fenced_lines,
     find_candidates,
     has_paper_evidence,
     html_to_markdown,
@@ -733,8 +734,8 @@ def _walk(text: str, body_text: str, lines: list[Line], kinds: list[str], anchor
                 # … as I did with ICML 2025 …") gives none: the document's venue decides
                 lead_ctx = (None, None) if not sections and lead_ctx[0] not in (None, dated[0][0]) else dated[0]
 
-    for i, (line, kind) in enumerate(zip(lines, kinds, strict=True)):
-        level = _heading_level(line.stripped)
+    for i, (line, kind, fenced) in enumerate(zip(lines, kinds, fenced_lines(lines), strict=True)):
+        level = 0 if fenced else _heading_level(line.stripped)  # ("## 2017" in a code block heads nothing)
         if i in anchors:
             close()
             current = [line]

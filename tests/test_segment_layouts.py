@@ -805,6 +805,16 @@ def test_a_year_heading_outside_the_years_a_paper_may_have_dates_nothing() -> No
     assert years["Dense Gadgets for Learning Part 1"] == 2019
 
 
+def test_a_heading_inside_a_fenced_code_block_sets_no_context() -> None:
+    """A tutorial's code block showing a Markdown page ("## 2017" inside ```) is code, not the
+    document's headings: it dates nothing below it."""
+    items = "\n".join(f"- Sparse Codes for Widgets Part {k}. Ana Lima, Bo Chen." for k in range(3))
+    text = f"# Tutorial\n\nThe page looks like this:\n\n```markdown\n## 2017\n```\n\n{items}\n"
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert len(sections) == 3
+    assert {s.get("ctx_year") for s in sections} == {None}
+
+
 def test_a_line_listing_venues_names_none_of_them_the_documents() -> None:
     """"CV三大顶会：CVPR、ECCV、ICCV" opening a pre-conference note (real note:
     h17-liuzengyun-2022summer) lists venues; it gave every talk below the venue CVPR."""
