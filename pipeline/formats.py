@@ -273,11 +273,22 @@ def html_to_plain_text(tree: etree._Element) -> str:
 MIN_PAGE_HEADINGS, MAX_LOST_HEADING_SHARE = 3, 0.5
 
 
+#: Elements around a page's content, not in it (HTML 5.2 sections 4.3.4, 4.3.5, 4.3.8; their ARIA
+#: roles): a blog's menu, sidebar widgets ("Recent Posts", "Archives") and footer have headings too.
+_AROUND_CONTENT_TAGS = frozenset({"nav", "aside", "footer"})
+_AROUND_CONTENT_ROLES = frozenset({"navigation", "complementary", "contentinfo"})
+
+
+def _around_content(el: etree._Element) -> bool:
+    return el.tag in _AROUND_CONTENT_TAGS or (el.get("role") or "").strip().lower() in _AROUND_CONTENT_ROLES
+
+
 def _headings(tree: etree._Element) -> list[etree._Element]:
-    """The ``<h1>``-``<h6>`` of the page's body that hold text."""
+    """The ``<h1>``-``<h6>`` of the page's body that hold text, outside navigation, sidebars and
+    footers (:data:`_AROUND_CONTENT_TAGS`: trafilatura rightly leaves those out)."""
     body = tree.find(".//body")
     return [h for h in (body if body is not None else tree).iter("h1", "h2", "h3", "h4", "h5", "h6")
-            if _collapse(h.text_content())]
+            if _collapse(h.text_content()) and not any(map(_around_content, h.iterancestors()))]
 
 
 def _heading_texts(tree: etree._Element) -> list[str]:

@@ -768,3 +768,22 @@ def test_a_page_whose_headings_trafilatura_drops_is_rendered_from_the_element_ho
     assert "### BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding" in page.text
     assert page.notes == ("html: trafilatura's main content left out 23 of the page's 24 headings, so the text "
                           "is the Markdown rendering of the element that holds them",)
+
+
+def test_headings_of_a_menu_a_sidebar_and_a_footer_do_not_make_the_page_lose_its_structure() -> None:
+    """A blog post with two headings beside a menu, sidebar widgets ("Recent Posts", "Archives")
+    and a footer, each with headings trafilatura rightly leaves out: the main content stands, so
+    no menu or footer text comes into the page's text."""
+    widgets = "".join(f"<section><h3>{name}</h3><ul><li><a href='/{k}'>Item {k}</a></li></ul></section>"
+                      for k, name in enumerate(["Recent Posts", "Categories", "Archives", "Subscribe"]))
+    page = ("<html><head><title>Reading notes</title></head><body>"
+            "<header><nav><h4>Research</h4><a href='/r'>NLP</a><h4>About us</h4><a href='/a'>Team</a></nav></header>"
+            "<main><article><h1>Reading notes: Sparse Codes for Widgets</h1>"
+            f"<p>{'We read the paper on sparse codes for widgets by Ana Lima and Bo Chen. ' * 4}</p>"
+            f"<h2>Background</h2><p>{'Earlier widgets used dense codes and trained slowly. ' * 4}</p></article></main>"
+            f"<aside class='sidebar'>{widgets}</aside>"
+            "<footer><h4>Contact</h4><p>mail@example.com</p><h4>Legal</h4><p>Privacy policy.</p></footer></body></html>")
+    result = extract_html(page)
+    assert result.notes == ()
+    assert "## Background" in result.text
+    assert "Recent Posts" not in result.text and "Privacy policy" not in result.text
