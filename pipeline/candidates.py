@@ -219,6 +219,19 @@ def _table_cells(s: str) -> list[str]:
 _TITLE_HEADERS = re.compile(r"^(?:papers?|titles?|papertitles?|name|论文|論文|论文名称?|論文名稱?|论文标题|論文標題|标题|標題|题目|題目|名称|名稱|文章)$")
 
 
+#: Table header names of a column of paper titles (folded as for :data:`_TITLE_HEADERS`).
+_PAPER_HEADERS = re.compile(r"^(?:papers?|papertitles?|titles?|论文|論文|论文名称?|論文名稱?|论文标题|論文標題|论文题目|論文題目)$")
+
+
+def titled_row(cand: Candidate) -> bool:
+    """Whether a table row fills a column its header names as paper titles ("| # | 论文 | Notebook
+    |", "| Year | Title | Authors |") with the candidate's title: a paper, whatever its words."""
+    for k, name in enumerate(cand.header):
+        if k < len(cand.cells) and _PAPER_HEADERS.match(re.sub(r"\s+", "", plain(name)).lower()):
+            return cand.title in _clean_title(cand.cells[k]) and len(_LETTER.findall(cand.title)) >= 2
+    return False
+
+
 #: A span that is only an identifier ("arXiv:2309.07906", "doi: 10.1145/…"): a link to a paper, not
 #: its title.
 _IDENTIFIER_ONLY = re.compile(r"(?:arxiv\s*[:：]?\s*)?\d{4}\.\d{4,5}(?:v\d+)?|doi\s*[:：]?\s*10\.\S+|10\.\d{4,9}/\S+", re.I)

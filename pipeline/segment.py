@@ -53,6 +53,7 @@ from .candidates import (
     html_to_markdown,
     labelled_names,
     title_is_part,
+    titled_row,
     venue_beside_title,
 )
 from .clean import front_matter_headline, front_matter_names_a_paper
@@ -374,6 +375,12 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     _sibling_headings(lines, cands, eligible, chosen)
     _numbered_siblings(lines, cands, eligible, chosen)
     _award_lists(cands, kinds, eligible, chosen)
+    # two or more rows of a table whose header names a column of paper titles are its papers,
+    # unless one names a paper anchored already: then it is a summary of the papers above ("| KLong | …")
+    rows = [c for c, ok in zip(cands, eligible, strict=True) if ok and c.style == "table" and titled_row(c)]
+    named = [c.title.casefold() for c in chosen.values() if c.line not in {r.line for r in rows}]
+    if len(rows) >= 2 and not any(t.startswith(c.title.casefold()) for c in rows for t in named):
+        chosen.update({c.line: c for c in rows})
     if log.isEnabledFor(logging.DEBUG):  # marked spans and near misses, not every plain line
         for c, p in zip(cands, scores, strict=True):
             if c.line not in chosen and (c.style != "plain" or p >= model.threshold / 4):

@@ -823,3 +823,17 @@ def test_a_line_listing_venues_names_none_of_them_the_documents() -> None:
     result = segment_document(text, find_dropped(text, Config()))
     assert (result["doc_venue"], result["doc_year"]) == (None, None)
     assert len(result["sections"]) >= 6
+
+
+def test_rows_of_a_table_with_a_paper_column_are_papers_unless_they_summarise_papers_above() -> None:
+    """A reading list's table "| # | 论文 | Notebook |" with short Chinese titles the classifier
+    scores low (layout of a Chinese translation of a reading list, fresh set 12): every row is a
+    paper. A summary table of the papers already headed above ("| KLong | …" after "### 1. KLong:
+    Training …") adds none (layout of h18-amysheng-daily-papers)."""
+    table = ("## 论文列表\n\n| # | 论文 | Notebook | 核心概念 |\n| - | --- | --- | --- |\n"
+             "| 1 | 复杂性动力学第一定律 (The First Law of Complexodynamics) | ✅`01.ipynb` | 熵、复杂性增长 |\n"
+             "| 2 | RNN 的惊人有效性 | ✅`02.ipynb` | 字符级模型 |\n"
+             "| 3 | 理解 LSTM 网络 | ✅`03.ipynb` | 门控、长期记忆 |\n")
+    assert len(titles(table)) == 3
+    path = Path(__file__).parent / "fixtures/real/dev/h18-amysheng-daily-papers/daily-paper-2026-02-20.md"
+    assert len(titles(path.read_text(encoding="utf-8"))) == 6
