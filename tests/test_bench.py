@@ -220,6 +220,7 @@ def test_peak_usage_errors_and_a_missing_command(tmp_path, capsys):
     assert "no-such-program" in (tmp_path / "missing.log").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_tiny_bench_run_writes_results(tmp_path, capsys):
     out = tmp_path / "results.json"
     assert main(["--sizes", "4", "--out", str(out), "--work", str(tmp_path / "work"), "--timeout", "120",

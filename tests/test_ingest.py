@@ -644,6 +644,7 @@ def _big_text(n_bytes: int) -> str:
     return "".join(parts)
 
 
+@pytest.mark.slow
 def test_problem_corpus_runs_to_the_end(tmp_path: Path, use_embedder) -> None:
     import time
 

@@ -47,6 +47,7 @@ def one_worker(mixed_corpus, tmp_path_factory, use_embedder):
                     progress=False)
 
 
+@pytest.mark.slow
 def test_two_workers_write_the_same_tables_as_one(mixed_corpus, one_worker, tmp_path, use_embedder, monkeypatch):
     monkeypatch.setattr(runner, "MIN_FILES_PER_WORKER", 1)  # a pool even for this small corpus
     w1, one = one_worker
@@ -67,6 +68,7 @@ def test_two_workers_write_the_same_tables_as_one(mixed_corpus, one_worker, tmp_
     assert _tables(tmp_path / "w2") == a
 
 
+@pytest.mark.slow
 def test_the_embedding_pool_writes_the_same_tables_as_one_process(mixed_corpus, one_worker, tmp_path, monkeypatch):
     import multiprocessing
 
