@@ -21,6 +21,13 @@ GOLD = Path(__file__).resolve().parent / "gold"
 TABLES = ("documents", "sections", "papers", "dropped", "context")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` run first, in their collected order: under ``pytest -n auto --dist
+    worksteal`` the other workers then take the short tests around them, and no long test starts
+    last and runs alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def require_seeds() -> Path:
     """The seed folder; under CI a missing folder fails the test, elsewhere it skips."""
     if not SEEDS.is_dir():

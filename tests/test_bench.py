@@ -220,6 +220,7 @@ def test_peak_usage_errors_and_a_missing_command(tmp_path, capsys):
     assert "no-such-program" in (tmp_path / "missing.log").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_tiny_bench_run_writes_results(tmp_path, capsys):
     out = tmp_path / "results.json"
     assert main(["--sizes", "4", "--out", str(out), "--work", str(tmp_path / "work"), "--timeout", "120",
@@ -428,9 +429,13 @@ def test_a_sample_without_sections_times_the_whole_run(tmp_path):
                   "title": ["One", "Three"], "title_zh": [None, None], "summary_norm": [None, None]}
                  ).to_parquet(out / "sections.parquet")
     pd.DataFrame({"paper_id": ["p1", "p2"]}).to_parquet(out / "papers.parquet")
-    # a sample of one document: "b" has no text and no section; whichever is drawn, nothing is 0
-    for seed in range(6):
-        entry = measure_run({"n_articles": 3, "corpus": {"n_bytes": 30}}, out, seed, anchor_documents=1)
+    # a sample of one document: "b" has no text and no section; whichever is drawn, nothing is 0.
+    # Seeds 0, 1 and 5 draw b, a and c; one embedder process (the pool's anchor is timed by
+    # test_tiny_bench_run_writes_results), as the sampling is what is checked here
+    assert [anchor_sample(["a", "b", "c"], 1, seed) for seed in (0, 1, 5)] == [{"b"}, {"a"}, {"c"}]
+    for seed in (0, 1, 5):
+        entry = measure_run({"n_articles": 3, "corpus": {"n_bytes": 30}}, out, seed, anchor_documents=1,
+                            workers=1)
         sample = entry["anchor_sample"]
         assert sample["sections"] >= 1 and sample["text_mb"] > 0
         assert all(v > 0 for v in entry["anchors"].values())
@@ -453,7 +458,7 @@ def test_the_jieba_anchor_is_the_mean_speed_before_and_after_the_run(tmp_path):
     pd.DataFrame({"paper_id": ["p1"]}).to_parquet(out / "papers.parquet")
     before = {"files": 1, "documents": 1, "text_mb": 1.0, "seconds": 2.0}  # 0.5 MB/s before the run
     entry = measure_run({"n_articles": 2, "corpus": {"n_bytes": 30}}, out, 0, anchor_documents=None,
-                        jieba_before=before)
+                        jieba_before=before, workers=1)
     sample = entry["anchor_sample"]
     after = sample["measured_seconds"]["jieba_lcut_seconds"]  # the whole text, timed now
     pre = 2.0 * entry["text_mb"] / 1.0  # the same text at 0.5 MB/s
@@ -466,10 +471,10 @@ def test_the_jieba_anchor_is_the_mean_speed_before_and_after_the_run(tmp_path):
         shutil.copy(out / name, out / "empty" / name)
     pd.DataFrame({"doc_id": ["a"], "text": [""], "status": ["empty"]}).to_parquet(out / "empty" / "documents.parquet")
     empty = measure_run({"n_articles": 1, "corpus": {"n_bytes": 1}}, out / "empty", 0, anchor_documents=None,
-                        jieba_before=before)
+                        jieba_before=before, workers=1)
     assert empty["anchor_sample"]["jieba_drift"] is None
     # without a timing before the run: the one after it, as before
-    alone = measure_run({"n_articles": 2, "corpus": {"n_bytes": 30}}, out, 0, anchor_documents=None)
+    alone = measure_run({"n_articles": 2, "corpus": {"n_bytes": 30}}, out, 0, anchor_documents=None, workers=1)
     assert alone["anchor_sample"]["jieba_before_run"] is None and alone["anchor_sample"]["jieba_drift"] is None
     assert alone["anchors"]["jieba_lcut_seconds"] == pytest.approx(
         alone["anchor_sample"]["measured_seconds"]["jieba_lcut_seconds"], abs=1e-3)

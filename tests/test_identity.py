@@ -184,6 +184,7 @@ def _read(out: Path, name: str, columns: list[str] | None = None) -> pd.DataFram
     return pq.read_table(out / f"{name}.parquet", columns=columns).to_pandas()
 
 
+@pytest.mark.slow
 def test_ten_incremental_runs_every_id_ever_issued_resolves(generated: Path, tmp_path: Path, use_embedder) -> None:
     """Files added, changed and deleted over ten runs, and a stricter dedup threshold for two of
     them (splits, then merges): every paper id a run published resolves through ``paper_ids``

@@ -638,13 +638,13 @@ def _big_text(n_bytes: int) -> str:
     parts, size, i = [], 0, 0
     while size < n_bytes:
         i += 1
-        line = (f"第{i}段：" + "".join(rng.choice(han) for _ in range(30)) + "，"
-                + " ".join(rng.choice(latin) for _ in range(8)) + "。\n\n")
+        line = f"第{i}段：" + "".join(rng.choices(han, k=30)) + "，" + " ".join(rng.choices(latin, k=8)) + "。\n\n"
         parts.append(line)
         size += len(line.encode("utf-8"))
     return "".join(parts)
 
 
+@pytest.mark.slow
 def test_problem_corpus_runs_to_the_end(tmp_path: Path, use_embedder) -> None:
     import time
 

@@ -732,6 +732,7 @@ def test_fast_yake_gives_the_yake_package_keywords_on_generated_text(text: str, 
     assert all(abs(a - b) <= 1e-9 * max(1.0, abs(b)) for (_, a), (_, b) in zip(got, want, strict=True))
 
 
+@pytest.mark.slow
 def test_spacy_is_imported_without_torch_and_torch_still_imports_later() -> None:
     # (and jieba.analyse waits for the first keywords: a run's own process does without both)
     script = ("import sys; import pipeline.runner; import thinc.compat;"

@@ -8,9 +8,10 @@ of the output starts from such characters alone."""
 
 from __future__ import annotations
 
-import difflib
 import json
 from pathlib import Path
+
+from cydifflib import SequenceMatcher  # difflib's algorithm in Cython: the same opcodes, faster
 
 from pipeline.decoding import decode_bytes
 from pipeline.normalize import detect_script, script_counts, to_script
@@ -44,7 +45,9 @@ def _seed_articles(script: str) -> list[tuple[str, str]]:
 def _damage(text: str, target: str) -> list[tuple[str, str]]:
     """Changed stretches ``(before, after)`` whose source is not made of Simplified-only characters."""
     out = to_script(text, target)
-    matcher = difflib.SequenceMatcher(None, text, out, autojunk=False)
+    if out == text:
+        return []
+    matcher = SequenceMatcher(None, text, out, autojunk=False)
     return [
         (text[i1:i2], out[j1:j2]) for op, i1, i2, j1, j2 in matcher.get_opcodes()
         if op != "equal" and (i1 == i2 or any(script_counts(ch).hans == 0 for ch in text[i1:i2]))

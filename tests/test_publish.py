@@ -167,6 +167,7 @@ def test_a_held_lock_exits_3_and_a_stale_one_is_cleared(tmp_path: Path) -> None:
     assert (out / ".lock").read_text() == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", CRASH_POINTS)
 def test_a_run_killed_at_any_point_leaves_the_published_run_intact(point: str, tmp_path: Path, use_embedder,
                                                                     caplog) -> None:

@@ -46,6 +46,7 @@ def test_importing_pipeline_does_not_import_ray():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow
 def test_ray_engine_on_the_seeds_writes_the_local_tables(ray_instance, seeds_run, tmp_path):
     seeds = require_seeds()
     result = run(seeds, tmp_path / "out", load_config(overrides={"run": {"engine": "ray"}}), progress=False)
@@ -54,6 +55,7 @@ def test_ray_engine_on_the_seeds_writes_the_local_tables(ray_instance, seeds_run
     assert ray_instance.is_initialized()  # an instance the run found is left running
 
 
+@pytest.mark.slow
 def test_ray_engine_on_every_format_with_several_blocks(ray_instance, tmp_path):
     corpus = tmp_path / "corpus"
     shutil.copytree(SAMPLE, corpus / "sample")

@@ -218,6 +218,7 @@ def _unprivileged(command: list[str]) -> list[str]:
     return [capsh, "--drop=cap_dac_override,cap_dac_read_search", "--", "-c", 'exec "$0" "$@"', *command]
 
 
+@pytest.mark.slow
 def test_an_unsearchable_folder_is_a_skipped_row_not_an_aborted_run(tmp_path: Path) -> None:
     corpus = _corpus(tmp_path / "corpus", {"a.txt": ARTICLE.encode(), "locked/b.txt": ARTICLE.encode() + b"\n2\n"})
     out = tmp_path / "out"
