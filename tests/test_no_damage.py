@@ -43,14 +43,16 @@ def _seed_articles(script: str) -> list[tuple[str, str]]:
 
 
 def _damage(text: str, target: str) -> list[tuple[str, str]]:
-    """Changed stretches ``(before, after)`` whose source is not made of Simplified-only characters."""
+    """Changed stretches ``(before, after)`` whose source holds no Simplified-only character: a
+    stretch with one is Simplified text ("丰满" in a Simplified spam line of a Traditional page),
+    whose shared characters convert with it."""
     out = to_script(text, target)
     if out == text:
         return []
     matcher = SequenceMatcher(None, text, out, autojunk=False)
     return [
         (text[i1:i2], out[j1:j2]) for op, i1, i2, j1, j2 in matcher.get_opcodes()
-        if op != "equal" and (i1 == i2 or any(script_counts(ch).hans == 0 for ch in text[i1:i2]))
+        if op != "equal" and (i1 == i2 or all(script_counts(ch).hans == 0 for ch in text[i1:i2]))
     ]
 
 
