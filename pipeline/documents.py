@@ -187,10 +187,29 @@ def process_files(batch: pd.DataFrame, config: Config) -> BatchResult:
     """
     seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
     with _document_strings():
-        docs, sections, failed_files = _process_within_budget(batch.reset_index(drop=True), config, seconds)
-        files = [FileResult.from_rows(path, doc_rows, section_rows)
-                 for path, doc_rows, section_rows in _split_by_file(batch["source_path"].tolist(), docs, sections)]
+        return _batch_result(batch, *_process_within_budget(batch.reset_index(drop=True), config, seconds), seconds)
+
+
+def _batch_result(batch: pd.DataFrame, docs: pd.DataFrame, sections: pd.DataFrame, failed_files: set[str],
+                  seconds: dict[str, float]) -> BatchResult:
+    files = [FileResult.from_rows(path, doc_rows, section_rows)
+             for path, doc_rows, section_rows in _split_by_file(batch["source_path"].tolist(), docs, sections)]
     return BatchResult(files=files, failed_files=failed_files, seconds=seconds, n_files=len(batch))
+
+def died_file(batch: pd.DataFrame, config: Config) -> BatchResult:
+    """The :class:`BatchResult` of a batch whose worker process died on it (killed, out of memory,
+    a crash in native code) when it ran alone: each file an error row ``WorkerDied``, not read
+    again here (stage ``per-document``; not kept in the state: the next run retries)."""
+    seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
+    message = ErrorText("WorkerDied: the worker process running the per-document stages on this file died "
+                        "(killed, out of memory or a crash in native code)", "per-document", "WorkerDied")
+    for path in batch["source_path"]:
+        log.warning("%s: %s", path, message)
+    with _document_strings():
+        failed = dict.fromkeys(batch["source_path"], message)
+        return _batch_result(batch, *_process_batch(batch.reset_index(drop=True), config, seconds, failed_reads=failed),
+                             seconds)
+
 
 def _process_within_budget(batch: pd.DataFrame, config: Config,
                            seconds: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:

@@ -15,14 +15,18 @@ sentences and short paragraphs, and a long tail dilutes the mean-pooled vector.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from .errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from .config import Config
@@ -358,7 +362,9 @@ class PooledEmbedder:
     Raises:
         ValueError: ``workers`` is not a positive integer, or a pool of the backend is not ``"use"``.
         ConfigError: as :func:`make_embedder`.
-        concurrent.futures.process.BrokenProcessPool: (from :meth:`encode`) a process died.
+
+    A worker that dies (killed, out of memory) does not stop the run: its pieces and every later
+    call are encoded in this process, with a warning.
     """
 
     def __init__(self, config: Config, workers: int, min_texts: int | None = None, executor: Executor | None = None):
@@ -376,6 +382,7 @@ class PooledEmbedder:
         self.workers = workers
         self.min_texts = min_texts
         self._pooled = executor is not None or workers > 1
+        self._terminated = False
         self.executor = executor or ProcessPool(workers, warm_embedder, config)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -393,7 +400,7 @@ class PooledEmbedder:
 
         Raises:
             TypeError: as :meth:`encode`.
-            concurrent.futures.process.BrokenProcessPool: (from the returned function) a process died.
+        A piece whose worker died is encoded in this process, and so is every later call.
         """
         texts = checked_texts(texts)
         least = POOL_MIN_TEXTS if self.min_texts is None else self.min_texts
@@ -401,8 +408,22 @@ class PooledEmbedder:
             vectors = self._local.encode(texts)
             return lambda: vectors
         step = self.batch_size * POOL_PIECE_BATCHES
-        futures = [self.executor.submit(encode_piece, texts[i : i + step]) for i in range(0, len(texts), step)]
-        return lambda: np.concatenate([f.result() for f in futures], axis=0)
+        pieces = [texts[i : i + step] for i in range(0, len(texts), step)]
+        futures = [self.executor.submit(encode_piece, piece) for piece in pieces]
+        return lambda: np.concatenate([self._piece(f, piece) for f, piece in zip(futures, pieces, strict=True)], axis=0)
+
+    def _piece(self, future: Any, piece: Sequence[str]) -> np.ndarray:
+        """A piece's vectors from its worker, or from this process when a worker died (killed, out
+        of memory): the run goes on without the pool, with a warning."""
+        try:
+            return future.result()
+        except BrokenProcessPool as exc:
+            if self._terminated:
+                raise  # stopped on purpose (an error, Ctrl-C): the work is not wanted
+            if self._pooled:
+                log.warning("an embedding worker process died (%s); the rest is embedded in the run's process", exc)
+                self._pooled = False
+            return self._local.encode(piece)
 
     def start(self) -> None:
         """Start the workers and wait until each has loaded its model (idempotent)."""
@@ -417,6 +438,7 @@ class PooledEmbedder:
     def terminate(self) -> None:
         """Stop the workers now (idempotent); a waiting :meth:`encode` raises
         ``BrokenProcessPool`` or ``CancelledError``."""
+        self._terminated = True
         self.executor.terminate()
 
     def __enter__(self) -> PooledEmbedder:

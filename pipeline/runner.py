@@ -36,6 +36,7 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,7 @@ from .documents import (
     SECTION_STAGES,
     BatchResult,
     _document_strings,
+    died_file,
     model_loaders,
     process_files,
     stage_worker,
@@ -407,7 +409,8 @@ def _document_results(todo: pd.DataFrame, config: Config, engine: Any) -> tuple[
     elif (workers := pool_workers(len(todo), config.run.workers)) > 1:
         size = pool_batch_size(len(todo), workers, size)
         log.info("per-document stages on %d worker processes, %d file(s) per batch", workers, size)
-        executor = ProcessPool(workers, stage_worker, config)
+        batches = _batches(todo, size)
+        return _surviving(ProcessPool(workers, stage_worker, config), batches, config), True
     else:  # the models are loaded here, with their progress bar (_load_models)
         executor = InProcess(given, config)
     return _mapped(executor, process_files, _batches(todo, size)), not isinstance(executor, InProcess)
@@ -417,6 +420,38 @@ def _mapped(executor: Executor, fn: Callable[[Any, Any], Any], items: Iterable[A
     """``executor.map(fn, items)`` in the executor's ``with`` block (stopped at once if left early)."""
     with executor:
         yield from executor.map(fn, items)
+
+
+def _surviving(pool: ProcessPool, batches: Iterable[pd.DataFrame], config: Config) -> Generator[BatchResult, None, None]:
+    """:func:`process_files` of every batch on ``pool``; when a worker dies (killed, out of
+    memory, a crash in native code), the batches not yet done run one file at a time on a fresh
+    one-process pool, and a file whose worker dies again is an error row (``WorkerDied``): one
+    such file must not fail every run."""
+    pending = collections.deque(batches)
+    try:
+        with pool:
+            for result in pool.map(process_files, list(pending)):
+                pending.popleft()
+                yield result
+            return
+    except BrokenProcessPool as exc:
+        log.warning("a worker process died (%s); the %d batch(es) left run one file at a time", exc, len(pending))
+    single: ProcessPool | None = None
+    try:
+        for batch in pending:
+            for k in range(len(batch)):
+                one = batch.iloc[k : k + 1]
+                single = single or ProcessPool(1, stage_worker, config)
+                try:
+                    result = single.submit(process_files, one).result()
+                except BrokenProcessPool:
+                    single.terminate()
+                    single = None
+                    result = died_file(one, config)
+                yield result
+    finally:
+        if single is not None:
+            single.close()
 
 
 def _load_models(config: Config, bars: Progress) -> None:

@@ -401,3 +401,22 @@ def test_two_local_models_in_folders_of_one_name_have_two_model_ids(tmp_path) ->
     data[-1] ^= 0xFF  # another model: its weights differ (here in their last byte)
     weights.write_bytes(bytes(data))
     assert _folder_fingerprint(str(a)) != _folder_fingerprint(str(b))
+
+
+def test_an_embedding_worker_that_dies_leaves_the_rest_to_the_runs_process() -> None:
+    """A worker killed (out of memory) while pieces are queued: the vectors still come, from this
+    process, equal to those of a healthy pool (probe3: the run exited 3)."""
+    import os
+    import signal
+
+    config = load_config()
+    healthy = PooledEmbedder(config, 2, min_texts=1)
+    expected = healthy.encode(POOL_TEXTS)
+    healthy.close()
+    pooled = PooledEmbedder(config, 2, min_texts=1)
+    pooled.executor.start()
+    for process in pooled.executor.processes:
+        os.kill(process.pid, signal.SIGKILL)
+    got = pooled.encode(POOL_TEXTS)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    pooled.terminate()

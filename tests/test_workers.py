@@ -317,3 +317,29 @@ def test_workers_log_the_pipelines_debug_lines_at_the_runs_levels(caplog):
     lines = [r for r in caplog.records if r.name == "pipeline.probe"]
     assert [(r.levelno, r.getMessage().startswith("from a worker ")) for r in lines] == [(logging.DEBUG, True)]
     assert lines[0].process != os.getpid()
+
+
+def test_a_worker_that_dies_leaves_the_run_going_one_file_at_a_time(tmp_path: Path) -> None:
+    """A worker killed (out of memory, a crash in native code) breaks the pool: the batches left
+    run one file at a time on a fresh pool and give the same results as a healthy run; a file whose
+    worker dies when alone is an error row WorkerDied (probe3: the run exited 3, nothing published)."""
+    import signal
+
+    from pipeline.documents import died_file, process_files
+    from pipeline.listing import list_corpus
+
+    config = load_config()
+    listed, _ = list_corpus(SAMPLE, config.ingest.extensions)
+    batches = [listed.iloc[i : i + 2].reset_index(drop=True) for i in range(0, min(len(listed), 4), 2)]
+    pool = ProcessPool(2, given, config)
+    pool.start()
+    for process in pool.processes:
+        os.kill(process.pid, signal.SIGKILL)
+    got = list(runner._surviving(pool, batches, config))
+    paths = [f.source_path for r in got for f in r.files]
+    assert paths == [p for b in batches for p in b["source_path"]]  # every file, in order, one a result
+    assert all(r.n_files == 1 for r in got)
+    expected = [process_files(b, config) for b in batches]
+    assert [f.documents for r in got for f in r.files] == [f.documents for r in expected for f in r.files]
+    died = died_file(batches[0].iloc[:1], config).files[0]
+    assert died.n_documents == 1 and b'"status":"error"' in died.documents and b"WorkerDied:" in died.documents
