@@ -49,6 +49,9 @@ HASH_BATCH = 16384
 #: Paper fields compared for ``field_changed`` (not ``summary``: a longer mention elsewhere
 #: changes it without news).
 TRACKED_FIELDS = ("title", "title_zh", "arxiv_id", "venue", "year", "award", "authors", "institutions", "urls")
+#: Tracked fields whose order follows the mentions' ids (content hashes), not the paper: an edit to
+#: one file can reorder them without changing them.
+_UNORDERED = frozenset({"urls"})
 #: ``changes.change`` values, in the order the table lists them.
 CHANGE_KINDS = ("added", "removed", "merged", "split", "field_changed")
 
@@ -414,6 +417,8 @@ def _changes(papers: pd.DataFrame, previous: Previous, merged: dict[str, str], r
         for p, w, n in zip(paper_ids, both[f"{name}_was"].tolist(), both[name].tolist(), strict=True):
             if w is n or (type(w) is str and w == n):  # the common case
                 continue
+            if name in _UNORDERED and _plain(w) and _plain(n) and sorted(_plain(w)) == sorted(_plain(n)):
+                continue  # the same links in another mention order: no change
             if _plain(w) != _plain(n) and (w := _text(w)) != (n := _text(n)):
                 rows.append(("field_changed", p, None, name, w, n))
     order = {kind: k for k, kind in enumerate(CHANGE_KINDS)}

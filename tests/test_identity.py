@@ -167,6 +167,16 @@ def test_field_changes_name_the_field_and_both_values() -> None:
     assert (changed["previous_run_id"] == R2).all()
 
 
+
+def test_the_same_links_in_another_order_are_no_change() -> None:
+    # papers.urls follows the mentions' ids (content hashes): an edit to one file can reorder them
+    previous = _previous({"p-a": ("p-a", ["d1-000"])}, fields={"p-a": {"urls": ["https://a.org/1", "https://b.org/2"]}})
+    swapped = assign(_clusters(("p-a", ["d1-000"]), urls=[["https://b.org/2", "https://a.org/1"]]), previous, NOW)
+    assert swapped.changes[swapped.changes["change"] == "field_changed"].empty
+    grown = assign(_clusters(("p-a", ["d1-000"]), urls=[["https://b.org/2", "https://c.org/3"]]), previous, NOW)
+    assert grown.changes[grown.changes["change"] == "field_changed"]["field"].tolist() == ["urls"]
+
+
 # --- real runs ---------------------------------------------------------------------------------
 
 
