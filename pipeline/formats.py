@@ -271,6 +271,8 @@ def html_to_plain_text(tree: etree._Element) -> str:
 #: content, before the main content counts as having lost the page's structure (trafilatura
 #: drops blocks by class names such as "header", which card layouts give each item's title).
 MIN_PAGE_HEADINGS, MAX_LOST_HEADING_SHARE = 3, 0.5
+#: Most headings searched in the extracted text.
+MAX_CHECKED_HEADINGS = 200
 
 
 #: Elements around a page's content, not in it (HTML 5.2 sections 4.3.4, 4.3.5, 4.3.8; their ARIA
@@ -301,11 +303,15 @@ _NON_WORD = re.compile(r"\W+")
 
 def _lost_headings(headings: list[str], text: str) -> int:
     """How many ``headings`` the extracted ``text`` leaves out, when that is more than
-    :data:`MAX_LOST_HEADING_SHARE` of at least :data:`MIN_PAGE_HEADINGS`; else 0."""
+    :data:`MAX_LOST_HEADING_SHARE` of at least :data:`MIN_PAGE_HEADINGS`; else 0. Past
+    :data:`MAX_CHECKED_HEADINGS` headings an even sample of that many is checked and the count
+    scaled (each check searches the whole text)."""
     if len(headings) < MIN_PAGE_HEADINGS:
         return 0
+    step = math.ceil(len(headings) / MAX_CHECKED_HEADINGS)
+    checked = headings[::step]
     flat = _NON_WORD.sub("", text)  # (markup, permalink marks and spacing differ between the two)
-    lost = sum(_NON_WORD.sub("", h) not in flat for h in headings)
+    lost = round(sum(_NON_WORD.sub("", h) not in flat for h in checked) * len(headings) / len(checked))
     return lost if lost > MAX_LOST_HEADING_SHARE * len(headings) else 0
 
 
