@@ -61,7 +61,7 @@ from .front_matter import apply_front_matter, flow_list_items, unquoted
 from .heading_titles import _HAS_CJK, _HAS_LATIN, _LIST_MARK, _QUOTED, SHORT_NAME, split_heading_title
 from .headings import presenter
 from .identifiers import find_arxiv_attributes, find_arxiv_ids, find_urls, url_kind
-from .names import is_institution, split_affiliation, split_affiliation_items, split_names
+from .names import is_institution, split_affiliation_items, split_affiliations, split_names
 from .normalize import to_target
 from .paper_venue import (
     ANY_YEAR,
@@ -583,12 +583,8 @@ def _metadata_credit(kv: dict[str, list[str]]) -> tuple[list[str], bool, list[st
             institutions = institutions or list(line_credit.institutions)
         else:
             authors, truncated = split_names(value)
-    for k, author in enumerate(list(authors)):  # "Name (University)": the affiliation is an institution
-        name, affiliation = split_affiliation(author)
-        if affiliation is not None:
-            authors[k] = name
-            if affiliation not in institutions:
-                institutions.append(affiliation)
+    authors, affiliations = split_affiliations(authors)  # "Name (University)": an institution
+    institutions += [a for a in affiliations if a not in institutions]
     for author in list(authors):  # "Authors: A et al., Stanford University": an affiliation item
         if is_institution(author):
             authors.remove(author)

@@ -218,9 +218,9 @@ def _unwrap_layout_tables(tree: etree._Element) -> int:
         nested = any(table.find(f".//{tag}") is not None for tag in _LAYOUT_BLOCKS)
         if len(rows) < DATA_TABLE_ROWS and (nested or len(rows) <= 1 or widest <= 1):
             layout.append(table)
-    owned = {id(t) for t in layout}
+    owned = set(layout)  # (elements, not id()s: lxml's proxies are freed and their addresses reused)
     parts = [el for el in tree.iter(*_TABLE_PARTS)
-             if id(el if el.tag == "table" else next(el.iterancestors("table"), None)) in owned]
+             if (el if el.tag == "table" else next(el.iterancestors("table"), None)) in owned]
     for el in parts:  # (changed once all are found: a cell's table is its nearest <table>)
         if el.tag in ("td", "th"):  # a cell is a block; the table and its rows go, their content stays
             el.tag = "div"
@@ -322,8 +322,8 @@ def headings_markdown(tree: etree._Element) -> str:
     heads = _headings(tree)
     common = list(heads[0].iterancestors())[::-1] if heads else [tree]
     for h in heads[1:]:
-        mine = set(map(id, h.iterancestors()))
-        common = [a for a in common if id(a) in mine]
+        mine = set(h.iterancestors())
+        common = [a for a in common if a in mine]
     root = copy.deepcopy(common[-1])
     etree.strip_elements(root, etree.Comment, etree.ProcessingInstruction, *_INVISIBLE_TAGS, with_tail=False)
     md = markdownify.markdownify(lxml.html.tostring(root, encoding="unicode"), heading_style="ATX", bullets="-",
@@ -435,8 +435,7 @@ def _collapse_whitespace(tree: etree._Element) -> None:
     ``white-space: normal``):
     trafilatura keeps a source line break inside a paragraph, which cut a wrapped line of
     authors into paragraphs and set a list item's mark on a line of its own."""
-    # (a set of the elements, not of their id()s: lxml makes a Python proxy per access and frees
-    # it when unreferenced, so an id() of a freed proxy may name another element later)
+    # (a set of the elements, not of their id()s: lxml's proxies are freed and their addresses reused)
     kept = {el for block in tree.iter("pre", "textarea") for el in block.iter()}
     for el in tree.iter():
         if el in kept:

@@ -185,7 +185,7 @@ _HTML_TAG = re.compile(
 #: A short name in brackets after an English title ("(ResNet)", "(GPT-3)", "(AlphaGo Zero)"): one
 #: to three words, each with a capital or a digit, not only numbers (a year); how lists name a
 #: paper, not its title's words. (A word's part before its first capital or digit matches none, so
-#: the regex does not try every capital of a long word: that was time polynomial in its length.)
+#: the match is linear in a word's length, not trying every capital of it.)
 SHORT_NAME = (r"[(（](?![\d\s.\-/]+[)）])(?:[^\WA-Z0-9]|[.+\-])*[A-Z0-9][\w.+\-]*"
               r"(?:\s+(?:[^\WA-Z0-9]|[.+\-])*[A-Z0-9][\w.+\-]*){0,2}[)）]")
 _SHORT_NAME_TAIL = re.compile(rf"\s*{SHORT_NAME}$")

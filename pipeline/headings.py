@@ -88,18 +88,28 @@ _BRACKET_TAIL = re.compile(r"\s*[(（\[【](?P<inner>[^()（）\[\]【】\n]{2,4
 _TRACK_TAIL = re.compile(r"\s*[(（\[【](?:oral|spotlight|poster|highlight)(?:\s+(?:paper|presentation))?[)）\]】]\s*$", re.I)
 
 
-def presenter(h: str) -> str | None:
-    """The presenter a venue label names before a title ("ICLR2025 Morris: Title" -> "Morris";
-    conference notes name the poster they stood at by its presenter), else None."""
+def _leading_label(h: str) -> tuple[int, re.Match[str] | None] | None:
+    """``(where the title starts, the presenter's match or None)`` when ``h`` opens with a label
+    that names a venue edition, maybe with a presenter after it ("ICLR2025 Morris: Title"), and at
+    least 8 characters follow it; else None."""
     m = _LABEL_COLON.search(h, 0, 40)
     if m is None or len(h) - m.end() < 8:
         return None
     label = h[: m.start()]
     found = _PRESENTER.search(label)
-    if found is None or not venue_label(label[: found.start()]):
+    if found is not None and not venue_label(label[: found.start()]):
+        found = None
+    return (m.end(), found) if found is not None or venue_label(label) else None
+
+
+def presenter(h: str) -> str | None:
+    """The presenter a venue label names before a title ("ICLR2025 Morris: Title" -> "Morris";
+    conference notes name the poster they stood at by its presenter), else None."""
+    found = _leading_label(h)
+    if found is None or found[1] is None:
         return None
-    name = _ET_AL.sub("", found.group(0)).strip()
-    if {w.casefold() for w in name.split()} & _TRACK_WORDS or find_award_label(label) is not None:
+    name = _ET_AL.sub("", found[1].group(0)).strip()
+    if {w.casefold() for w in name.split()} & _TRACK_WORDS or find_award_label(h[: found[0]]) is not None:
         return None  # "CVPR2024 Honorable Mention: Title", "ICML 2024 Test of Time: Title": an award
     return name
 
@@ -119,12 +129,8 @@ def without_venue_label(h: str) -> str:
     (Oral)", "Title (UIST 2005)"); unchanged otherwise, or when fewer than 8 characters would be left."""
     if (track := _TRACK_TAIL.search(h)) is not None and track.start() >= 8:
         h = h[: track.start()]
-    m = _LABEL_COLON.search(h, 0, 40)
-    if m is not None and len(h) - m.end() >= 8:
-        label = h[: m.start()]
-        presenter = _PRESENTER.search(label)
-        if venue_label(label) or (presenter is not None and venue_label(label[: presenter.start()])):
-            return h[m.end():]
+    if (label := _leading_label(h)) is not None:
+        return h[label[0]:]
     if h.endswith((")", "）", "]", "】")) and (b := _BRACKET_TAIL.search(h)) and b.start() >= 8 and venue_label(b.group("inner")):
         return h[: b.start()]  # "Title (UIST 2005)"
     tails = [t for t in _TAIL_SEPARATOR.finditer(h, max(8, len(h) - 60))]

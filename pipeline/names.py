@@ -159,6 +159,18 @@ def split_affiliation(author: str) -> tuple[str, str | None]:
     return author, None
 
 
+def split_affiliations(authors: list[str]) -> tuple[list[str], list[str]]:
+    """``(names, affiliations)`` of author items, each read by :func:`split_affiliation`
+    ("Name (University)" gives "Name" and "University"); affiliations in first-seen order, once."""
+    names, affiliations = [], []
+    for author in authors:
+        name, affiliation = split_affiliation(author)
+        names.append(name)
+        if affiliation is not None and affiliation not in affiliations:
+            affiliations.append(affiliation)
+    return names, affiliations
+
+
 def split_affiliation_items(value: str) -> tuple[list[str], list[str]] | None:
     """``(authors, institutions)`` of a list written one ``Name, Affiliation`` per item, items
     separated by ``;`` or newlines (``Taco S. Cohen, University of Amsterdam; Mario Geiger,

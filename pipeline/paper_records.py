@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from .fields import find_venue_years, normalize_award
 from .identifiers import find_arxiv_ids, find_urls
-from .names import split_affiliation
+from .names import split_affiliations
 from .venue_status import published_venue_years
 
 #: Fields that hold an article's text, in order of preference.
@@ -414,12 +414,7 @@ def read_record(obj: dict) -> Reading:
     authors, truncated, notes = _names(obj, AUTHOR_FIELDS)
     institutions, _, more = _names(obj, INSTITUTION_FIELDS)
     notes += more
-    affiliations: list[str] = []
-    for k, author in enumerate(authors):  # "Name (University)*": the affiliation is an institution
-        name, affiliation = split_affiliation(author)
-        if affiliation is not None:
-            authors[k] = name
-            affiliations += [] if affiliation in affiliations else [affiliation]
+    authors, affiliations = split_affiliations(authors)  # "Name (University)*": an institution
     institutions = institutions or affiliations
     urls: list[str] = []
     for key in URL_FIELDS:

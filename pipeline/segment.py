@@ -33,6 +33,7 @@ several awards or speaks of nominees).
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import logging
 import re
@@ -378,7 +379,8 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     # two or more rows of a table whose header names a column of paper titles are its papers,
     # unless one names a paper anchored already: then it is a summary of the papers above ("| KLong | …")
     rows = [c for c, ok in zip(cands, eligible, strict=True) if ok and c.style == "table" and titled_row(c)]
-    named = [c.title.casefold() for c in chosen.values() if c.line not in {r.line for r in rows}]
+    row_lines = {r.line for r in rows}
+    named = [c.title.casefold() for c in chosen.values() if c.line not in row_lines]
     if len(rows) >= 2 and not any(t.startswith(c.title.casefold()) for c in rows for t in named):
         chosen.update({c.line: c for c in rows})
     if log.isEnabledFor(logging.DEBUG):  # marked spans and near misses, not every plain line
@@ -402,10 +404,11 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
         order = sorted(chosen)
         for at in [at for at, c in chosen.items() if c.style in _HEADING_STYLES]:
             under = chosen.get(_next_text_line(lines, at))
-            after = next((chosen[k] for k in order if under is not None and k > under.line and k in chosen), None)
-            if under is not None and under.style == "plain" and (after is None or after.style in _HEADING_STYLES):
-                del chosen[under.line]
-                continue
+            if under is not None and under.style == "plain":
+                after = _next_anchor(chosen, order, under.line)
+                if after is None or after.style in _HEADING_STYLES:
+                    del chosen[under.line]
+                    continue
             below = chosen.get(at + 1)
             if (below is not None and below.style not in _HEADING_STYLES
                     and 2 * styles[below.style] >= len(chosen) and styles[below.style] >= MIN_GROUPED_ITEMS):
@@ -425,6 +428,15 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
             return {i: title if title else by_line.get(i) or Candidate(i, lines[i].stripped, "plain")
                     for i, title in starts.items()}
     return dict(sorted(chosen.items()))
+
+
+def _next_anchor(chosen: dict[int, Candidate], order: list[int], line: int) -> Candidate | None:
+    """The first anchor of ``chosen`` after ``line``; ``order`` is a sorted list of lines that
+    holds every key of ``chosen`` (and maybe lines no longer chosen)."""
+    for k in range(bisect.bisect_right(order, line), len(order)):
+        if order[k] in chosen:
+            return chosen[order[k]]
+    return None
 
 
 def _next_text_line(lines: list[Line], at: int) -> int:

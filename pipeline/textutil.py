@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from operator import mul
 
+_LINK_TARGET = r"\((?:[^()\n]|\([^()\n]*\))*\)"
 #: A Markdown link, as regex source: its text (group ``text``, no bracket or line break inside) and
 #: its target in parentheses (one level of nested parentheses allowed, no line break). Neither part
 #: crosses the other's delimiters, so a line of thousands of ``[`` or ``(`` is scanned in linear time.
-MD_LINK = r"\[(?P<text>[^\[\]\n]*)\]\((?:[^()\n]|\([^()\n]*\))*\)"
+MD_LINK = rf"\[(?P<text>[^\[\]\n]*)\]{_LINK_TARGET}"
+_BARE_LINK = rf"\[[^\[\]\n]*\]{_LINK_TARGET}"
 #: A link in brackets ("[[Paper](url)]") or a bare one, as regex source, without groups.
-MD_LINK_GROUP = r"\[\[[^\[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)\]|\[[^\[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)"
+MD_LINK_GROUP = rf"\[{_BARE_LINK}\]|{_BARE_LINK}"
 
 #: One Han character (CJK unified ideographs, extension A, compatibility ideographs).
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
