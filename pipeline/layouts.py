@@ -4,12 +4,14 @@ the parts of a one-paper explainer (:mod:`pipeline.segment`, :func:`choose_ancho
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 
 from .candidates import (
     Candidate,
     has_paper_evidence,
+    html_to_markdown,
 )
 from .fields import (
     parse_key_value,
@@ -284,3 +286,21 @@ def _award_lists(cands: list[Candidate], kinds: list[str], eligible: list[bool],
         if (len(group) >= MIN_AWARD_LIST_ITEMS and cands[group[0]].style != "plain"
                 and sum(cands[j].line in chosen for j in group) >= MIN_AWARD_LIST_KEPT):
             chosen.update({cands[j].line: cands[j] for j in group if eligible[j]})
+
+
+def _next_anchor(chosen: dict[int, Candidate], order: list[int], line: int) -> Candidate | None:
+    """The first anchor of ``chosen`` after ``line``; ``order`` is a sorted list of lines that
+    holds every key of ``chosen`` (and maybe lines no longer chosen)."""
+    for k in range(bisect.bisect_right(order, line), len(order)):
+        if order[k] in chosen:
+            return chosen[order[k]]
+    return None
+
+
+def _next_text_line(lines: list[Line], at: int) -> int:
+    """The first line after ``at`` that holds text besides HTML tags (a card's ``<div>`` lines
+    between a heading and its credit hold none); ``-1`` when none does within 3 lines."""
+    for j in range(at + 1, min(at + 4, len(lines))):
+        if html_to_markdown(lines[j].stripped).strip():
+            return j
+    return -1

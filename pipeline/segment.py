@@ -33,7 +33,6 @@ several awards or speaks of nominees).
 
 from __future__ import annotations
 
-import bisect
 import datetime
 import logging
 import re
@@ -51,7 +50,6 @@ from .candidates import (
     fenced_lines,
     find_candidates,
     has_paper_evidence,
-    html_to_markdown,
     labelled_names,
     title_is_part,
     titled_row,
@@ -82,6 +80,8 @@ from .layouts import (
     _entries_with_notes,
     _explainer_parts,
     _metadata_anchors,
+    _next_anchor,
+    _next_text_line,
     _numbered_siblings,
     _sibling_headings,
 )
@@ -428,24 +428,6 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
             return {i: title if title else by_line.get(i) or Candidate(i, lines[i].stripped, "plain")
                     for i, title in starts.items()}
     return dict(sorted(chosen.items()))
-
-
-def _next_anchor(chosen: dict[int, Candidate], order: list[int], line: int) -> Candidate | None:
-    """The first anchor of ``chosen`` after ``line``; ``order`` is a sorted list of lines that
-    holds every key of ``chosen`` (and maybe lines no longer chosen)."""
-    for k in range(bisect.bisect_right(order, line), len(order)):
-        if order[k] in chosen:
-            return chosen[order[k]]
-    return None
-
-
-def _next_text_line(lines: list[Line], at: int) -> int:
-    """The first line after ``at`` that holds text besides HTML tags (a card's ``<div>`` lines
-    between a heading and its credit hold none); ``-1`` when none does within 3 lines."""
-    for j in range(at + 1, min(at + 4, len(lines))):
-        if html_to_markdown(lines[j].stripped).strip():
-            return j
-    return -1
 
 
 def _sibling_runs(cands: list[Candidate], kinds: list[str], eligible: list[bool],
