@@ -426,7 +426,8 @@ def _surviving(pool: ProcessPool, batches: Iterable[pd.DataFrame], config: Confi
     """:func:`process_files` of every batch on ``pool``; when a worker dies (killed, out of
     memory, a crash in native code), the batches not yet done run one file at a time on a fresh
     one-process pool, and a file whose worker dies again is an error row (``WorkerDied``): one
-    such file must not fail every run."""
+    such file must not fail every run. An exception while a file runs there (Ctrl-C, SIGTERM)
+    stops that pool at once, as it does the first pool."""
     pending = collections.deque(batches)
     try:
         with pool:
@@ -449,6 +450,11 @@ def _surviving(pool: ProcessPool, batches: Iterable[pd.DataFrame], config: Confi
                     single = None
                     result = died_file(one, config)
                 yield result
+    except BaseException:  # Ctrl-C, SIGTERM, an error: the file under way is not wanted
+        if single is not None:
+            single.terminate()
+            single = None
+        raise
     finally:
         if single is not None:
             single.close()

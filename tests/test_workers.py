@@ -343,3 +343,42 @@ def test_a_worker_that_dies_leaves_the_run_going_one_file_at_a_time(tmp_path: Pa
     assert [f.documents for r in got for f in r.files] == [f.documents for r in expected for f in r.files]
     died = died_file(batches[0].iloc[:1], config).files[0]
     assert died.n_documents == 1 and b'"status":"error"' in died.documents and b"WorkerDied:" in died.documents
+
+
+@pytest.mark.slow
+def test_a_stop_in_the_one_file_at_a_time_fallback_does_not_wait_for_the_file(tmp_path: Path) -> None:
+    """Ctrl-C or SIGTERM (raised in the main thread) while the fallback's one-process pool runs a
+    long file stops that pool at once, as the first pool is stopped (probe4: a SIGTERM waited
+    130 s for a 12 MB file to finish)."""
+    import random
+    import signal
+    import time
+
+    from pipeline.listing import list_corpus
+
+    rng = random.Random(2)
+    words = "deep neural learning graph attention transformer model robust efficient scalable".split()
+    parts = [f"## {' '.join(rng.choices(words, k=7)).title()}\n\nAuthor{i} et al., NeurIPS 2020. "
+             + " ".join(rng.choices(words, k=40)) + "\n" for i in range(12000)]
+    (tmp_path / "big.md").write_text("# Big list\n\n" + "\n".join(parts), encoding="utf-8")
+    config = load_config()
+    listed, _ = list_corpus(tmp_path, config.ingest.extensions)
+    pool = ProcessPool(1, given, config)
+    pool.start()
+    for process in pool.processes:
+        os.kill(process.pid, signal.SIGKILL)
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    results = runner._surviving(pool, [listed], config)
+    started = time.perf_counter()
+    signal.alarm(15)  # the fresh pool loads its models, then is well inside the file
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            list(results)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.perf_counter() - started < 25
