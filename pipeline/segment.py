@@ -33,6 +33,7 @@ several awards or speaks of nominees).
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import logging
 import re
@@ -381,7 +382,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     rows = [c for c, ok in zip(cands, eligible, strict=True) if ok and c.style == "table" and titled_row(c)]
     row_lines = {r.line for r in rows}
     named = [c.title.casefold() for c in chosen.values() if c.line not in row_lines]
-    if len(rows) >= 2 and not any(t.startswith(c.title.casefold()) for c in rows for t in named):
+    if len(rows) >= 2 and not _begins_any(rows, named):
         chosen.update({c.line: c for c in rows})
     if log.isEnabledFor(logging.DEBUG):  # marked spans and near misses, not every plain line
         for c, p in zip(cands, scores, strict=True):
@@ -428,6 +429,19 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
             return {i: title if title else by_line.get(i) or Candidate(i, lines[i].stripped, "plain")
                     for i, title in starts.items()}
     return dict(sorted(chosen.items()))
+
+
+def _begins_any(rows: list[Candidate], named: list[str]) -> bool:
+    """Whether some row's casefolded title begins one of ``named`` (casefolded titles): one
+    binary search of the sorted titles per row, not every row against every title (a page of
+    thousands of headings above a table of thousands of rows)."""
+    named = sorted(named)
+    for row in rows:
+        key = row.title.casefold()
+        at = bisect.bisect_left(named, key)
+        if at < len(named) and named[at].startswith(key):
+            return True
+    return False
 
 
 def _sibling_runs(cands: list[Candidate], kinds: list[str], eligible: list[bool],

@@ -837,3 +837,28 @@ def test_rows_of_a_table_with_a_paper_column_are_papers_unless_they_summarise_pa
     assert len(titles(table)) == 3
     path = Path(__file__).parent / "fixtures/real/dev/h18-amysheng-daily-papers/daily-paper-2026-02-20.md"
     assert len(titles(path.read_text(encoding="utf-8"))) == 6
+
+
+def test_a_titled_table_is_a_summary_when_a_row_begins_a_title_anchored_above_in_linear_time():
+    """segment._begins_any: a row's title beginning a title anchored outside the table (the
+    summary's short name, "KLong" for "KLong: ..."); a binary search per row, so a page of
+    thousands of headings above thousands of rows takes milliseconds (probe4: every pair was tried,
+    16 million startswith calls for 4,000 of each)."""
+    import time
+    from types import SimpleNamespace
+
+    from pipeline.segment import _begins_any
+
+    def rows(*titles):
+        return [SimpleNamespace(title=t) for t in titles]
+
+    named = ["klong: training long-horizon agents", "attention is all you need"]
+    assert _begins_any(rows("Other Paper", "KLong"), named)
+    assert _begins_any(rows("Attention Is All You Need"), named)
+    assert not _begins_any(rows("KLongest", "Attention Is All You Need Too"), named)
+    assert not _begins_any(rows("KLong"), [])
+    many = rows(*(f"Row Title {i:05d}" for i in range(20000)))
+    heads = [f"heading title {i:05d}" for i in range(20000)]
+    started = time.perf_counter()
+    assert not _begins_any(many, heads)
+    assert time.perf_counter() - started < 1.0
