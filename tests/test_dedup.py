@@ -701,6 +701,7 @@ def test_batch_scores_follow_the_pair_formula(use) -> None:
     from pipeline.dedup.score import (
         AUTHOR_BONUS,
         AUTHOR_CONFLICT_PENALTY,
+        CROSS_TITLE_PENALTY,
         VENUE_CONFLICT_PENALTY,
         YEAR_CONFLICT_PENALTY,
     )
@@ -754,12 +755,13 @@ def test_batch_scores_follow_the_pair_formula(use) -> None:
                 sims[-1] = max(sims[-1], ALIAS_SIMILARITY)
         if scorer.folded_zh[i] and scorer.folded_zh[j]:
             sims.append(SequenceMatcher(None, *sorted((scorer.folded_zh[i], scorer.folded_zh[j]))).ratio())
-        if not sims:
+        cross = not sims
+        if cross:
             sims = [float(x[i] @ y[j]) for x, y in ((emb.title, emb.title_zh), (emb.title_zh, emb.title))
                     if x[i].any() and y[j].any()]
         score = cos if not sims else (0.5 * cos + 0.5 * max(sims)
                                       if scorer.has_summary[i] and scorer.has_summary[j] and not alias(i, j)
-                                      else max(sims))
+                                      else max(sims) - (CROSS_TITLE_PENALTY if cross and not alias(i, j) else 0.0))
         if overlap is not None and overlap >= 0.5:
             score += AUTHOR_BONUS
         if overlap == 0 and all(k.isascii() for k in a | b):
@@ -1858,3 +1860,21 @@ def test_a_chinese_title_opening_with_a_short_name_conflicts_with_an_english_tit
     scorer = PairScorer(sections, embed_sections(sections, use), 0.5)
     assert scorer.score(0, 1) <= TITLE_CONFLICT_SIMILARITY
     assert scorer.score(0, 2) > TITLE_CONFLICT_SIMILARITY
+
+
+def test_a_pair_decided_by_titles_in_two_languages_pays_the_cross_title_penalty(use) -> None:
+    """Two mentions without summaries are scored by their titles alone: across languages that is
+    the title-vector cosine less CROSS_TITLE_PENALTY, in one language the string similarity with
+    no penalty."""
+    from pipeline.dedup import PairScorer, embed_sections
+    from pipeline.dedup.score import CROSS_TITLE_PENALTY
+
+    en, zh = "Attention Is All You Need", "注意力就是你所需要的一切"
+    sections = frame(section("0000-000", en), section("0001-000", zh), section("0002-000", en))
+    emb = embed_sections(sections, use)
+    scorer = PairScorer(sections, emb, 0.5)
+    v_en, v_zh = emb.title_vectors[emb.title_row[0]], emb.title_vectors[emb.title_zh_row[1]]
+    cosine = float(v_en @ v_zh)
+    assert 0.3 < cosine < 1.0
+    assert scorer.score(0, 1) == pytest.approx(cosine - CROSS_TITLE_PENALTY, abs=1e-6)
+    assert scorer.score(0, 2) == 1.0  # one folded title: an exact key

@@ -57,6 +57,12 @@ AUTHOR_CONFLICT_PENALTY = 0.20
 
 YEAR_CONFLICT_PENALTY = 0.10
 
+#: Subtracted from a pair decided by its titles alone when the titles are in two languages (the
+#: title-vector cosine of an English and a Chinese title): unrelated titles of one topic reach 0.63
+#: there, while string ratios of one language seldom pass the threshold by chance. Calibrated on
+#: the real corpus's dev split (bench/README.md, "Cross-language titles").
+CROSS_TITLE_PENALTY = 0.08
+
 #: Pairs scored per numpy batch in :meth:`PairScorer.scores` (``2 x batch x d`` float32 rows:
 #: 8 MiB at ``d = 512``).
 SCORE_BATCH = 4096
@@ -576,7 +582,7 @@ class PairScorer:
                 bound = np.fmax(self._pair_sims(ea, eb, en & exact_title, en_table, en_fn),
                                 self._pair_sims(za, zb, zh & exact_title, self._zh_table, zh_fn))
                 title_sim = np.where(exact_title, bound, title_sim)
-                exact_title = exact_title & (self._combine(a, b, cos, title_sim, overlap, alias) >= exact_from)
+                exact_title = exact_title & (self._combine(a, b, cos, title_sim, overlap, alias, ~by_string) >= exact_from)
                 if not exact_title.any():
                     break
         sequel = np.zeros(len(a), dtype=bool)
@@ -590,23 +596,24 @@ class PairScorer:
             sequel = self._pair_sims(ea, eb, en & exact_title, self._title_table, self._sequels) == 1.0
         # titles differing by a version or sequel word name two papers however alike their texts,
         # and so do a Chinese title opening with a short name and an English title without it
-        score = self._combine(a, b, cos, title_sim, overlap, alias)
+        score = self._combine(a, b, cos, title_sim, overlap, alias, ~by_string)
         sequel = sequel | lead_conflict
         out[rest] = np.where(sequel, np.minimum(score, TITLE_CONFLICT_SIMILARITY), score)
         return out
 
     def _combine(self, a: np.ndarray, b: np.ndarray, cos: np.ndarray, title_sim: np.ndarray,
-                 overlap: np.ndarray, alias: np.ndarray) -> np.ndarray:
+                 overlap: np.ndarray, alias: np.ndarray, cross: np.ndarray) -> np.ndarray:
         """The score from its parts: title similarity (NaN: none) weighted with the cosine, author
         bonus or conflict, venue and year penalties, clipped to [0, 1]; ``alias`` pairs are decided by
-        their titles."""
+        their titles; ``cross`` (bool) marks title similarities across languages."""
         # an alias: the titles decide, as the bare mention's content says little else
         title_sim = np.where(alias, np.fmax(title_sim, ALIAS_SIMILARITY), title_sim)
         has_title = ~np.isnan(title_sim)
         by_titles = alias | ~(self._summary[a] & self._summary[b])
         with np.errstate(invalid="ignore"):
             weighted = self.w * cos + (1.0 - self.w) * title_sim
-        score = np.where(has_title, np.where(by_titles, title_sim, weighted), cos)
+        alone = title_sim - np.where(cross & ~alias, CROSS_TITLE_PENALTY, 0.0)
+        score = np.where(has_title, np.where(by_titles, alone, weighted), cos)
         with np.errstate(invalid="ignore"):
             score = score + np.where(overlap >= AUTHOR_MIN_OVERLAP, AUTHOR_BONUS, 0.0)
             latin = self._latin_authors
