@@ -39,7 +39,7 @@ from .errors import ConfigError
 TEXT_SUFFIXES = (".txt", ".md")
 HTML_SUFFIXES = (".html", ".htm")
 JSONL_SUFFIXES = (".jsonl",)
-CSV_SUFFIXES = (".csv",)
+CSV_SUFFIXES = (".csv", ".tsv")
 #: Every suffix ingest knows how to read (lower case, with the dot).
 SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, *JSONL_SUFFIXES, *CSV_SUFFIXES)
 #: Scripts ``text_norm`` and the Chinese fields can be written in (BCP 47 tags): Simplified;

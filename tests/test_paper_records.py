@@ -511,3 +511,12 @@ def test_an_unclosed_bracket_in_an_author_cell_does_not_join_the_names_after_it(
                                          "authors": "Ana Lima (Google)); Bo Chen (Univ. X, Hong Kong); Carla Diaz"})
     assert reading.fields["authors"] == ["Ana Lima (Google))", "Bo Chen", "Carla Diaz"]
     assert reading.fields["institutions"] == ["Univ. X, Hong Kong"]
+
+
+def test_a_tsv_export_is_read_as_records_split_at_tabs(tmp_path):
+    rows = _read_csv(tmp_path, "accepted.tsv", "title\tauthors\tvenue\n"
+                     "Deep Learning, Fast and Slow\tAda Li, Bo Chen\tAISTATS\n"
+                     "Kernels, Revisited\tCai Wu\tAISTATS\n")
+    assert [r["source_path"] for r in rows] == ["accepted.tsv#2", "accepted.tsv#3"]
+    assert [r["title"] for r in rows] == ["Deep Learning, Fast and Slow", "Kernels, Revisited"]
+    assert json.loads(rows[0]["paper_record"])["authors"] == ["Ada Li", "Bo Chen"]
