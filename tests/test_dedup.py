@@ -1351,8 +1351,10 @@ def test_scorer_codes_equal_the_python_values_codes(rows, slim: bool) -> None:
     emb = SectionEmbeddings.from_dense(np.zeros((len(frame), 4), np.float32))
     scorer = PairScorer(frame, emb, 0.5)
     _assert_codes_equal(scorer, frame)
-    # each English title's fold, read through the folded table's strings
-    assert list(scorer._title_folded) == [fold_title(t) for t in scorer._title_table]
+    # each English title as compared (abbreviations written out), by title code
+    from pipeline.dedup.titles import compared_title
+
+    assert scorer._title_compared == [compared_title(t) for t in scorer._title_table]
 
 
 @given(st.lists(st.frozensets(st.sampled_from(["lee", "chen", "李雷", "wang", "x", "Lee"]), max_size=5), max_size=30),
@@ -1878,3 +1880,26 @@ def test_a_pair_decided_by_titles_in_two_languages_pays_the_cross_title_penalty(
     assert 0.3 < cosine < 1.0
     assert scorer.score(0, 1) == pytest.approx(cosine - CROSS_TITLE_PENALTY, abs=1e-6)
     assert scorer.score(0, 2) == 1.0  # one folded title: an exact key
+
+
+@pytest.mark.parametrize(("short", "long"), [
+    ("ImageNet Classification with Deep CNNs", "ImageNet Classification with Deep Convolutional Neural Networks"),
+    ("d1: Scaling Reasoning in Diffusion LLMs via RL",
+     "d1: Scaling Reasoning in Diffusion Large Language Models via Reinforcement Learning"),
+])
+def test_a_title_with_field_abbreviations_equals_the_title_written_out(short, long) -> None:
+    """Abbreviations of pipeline/data/title_abbreviations.txt are written out before titles are
+    compared, so they are neither a substituted word nor a lower ratio; the exact key stays the
+    plain fold."""
+    from pipeline.dedup.titles import (
+        TITLE_CONFLICT_SIMILARITY,
+        _folded,
+        compared_title,
+        english_title_similarity,
+    )
+
+    assert english_title_similarity(short, long) == 1.0
+    assert compared_title(short) == compared_title(long) and _folded(short) != _folded(long)
+    # only whole words: "Vitamin" or "GANs" inside "OrGANs" are no abbreviation
+    assert compared_title("Vitamin Organs") == "vitaminorgans"
+    assert english_title_similarity("Deep CNNs for Speech", "Deep RNNs for Speech") == TITLE_CONFLICT_SIMILARITY

@@ -31,6 +31,7 @@ from .titles import (
     _ratio_upper_bounds,
     _sequel_conflict,
     _titles,
+    compared_title,
     english_title_similarity,
     name_keys,
     same_authors_title_similarity,
@@ -378,7 +379,7 @@ class PairScorer:
                                         _codes([v if _present(v) else None for v in column("arxiv_id")]))
         title_code, self._title_table, zh_code, zh_table = self._title_codes(sections, column)
         # each distinct title folded once; coding them in code order numbers folds as per section
-        self.folded_code, folded_table, fold_of_title = _folded_codes(title_code, self._title_table)
+        self.folded_code, folded_table, _ = _folded_codes(title_code, self._title_table)
         self.title_code = title_code
         self.name_code, self.initials_code, self._bare_name = self._name_codes(title_code, self._title_table)
         self.folded_zh_code, self._zh_table, _ = _folded_codes(zh_code, zh_table)
@@ -386,8 +387,8 @@ class PairScorer:
         leads = np.array([_folded(m.group(1)) if (m := _ZH_LEAD_NAME.match(z)) else "" for z in zh_table] + [""], dtype=object)
         self._zh_lead = leads[np.where(zh_code >= 0, zh_code, len(zh_table))]
         del zh_code, zh_table
-        # the fold of each English title ("" when empty), the strings of folded_table shared
-        self._title_folded = _Decoded(fold_of_title, folded_table, "")
+        # each English title as its similarity compares it ("" when empty), for the ratio's bounds
+        self._title_compared = [compared_title(t) for t in self._title_table]  # by title code
         self._summary = self._summary_present(sections, column)
         authors = _author_codes(sections)
         self.author_code, self._author_table = (authors if authors is not None else
@@ -577,7 +578,7 @@ class PairScorer:
         exact_title = by_string
         if exact_from is not None and 0.0 <= self.w <= 1.0 and by_string.any():  # score monotone in title_sim
             # ever tighter and dearer upper bounds, each for the pairs the previous one left
-            for en_fn, en_table, zh_fn in ((_ratio_upper_bounds, self._title_folded, _ratio_upper_bounds),
+            for en_fn, en_table, zh_fn in ((_ratio_upper_bounds, self._title_compared, _ratio_upper_bounds),
                                            (self._english_ratios, self._title_table, self._chinese_sims)):
                 bound = np.fmax(self._pair_sims(ea, eb, en & exact_title, en_table, en_fn),
                                 self._pair_sims(za, zb, zh & exact_title, self._zh_table, zh_fn))

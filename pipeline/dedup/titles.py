@@ -115,12 +115,41 @@ def _folded(title: str) -> str:
     return fold_title(title)
 
 
+@functools.cache
+def _abbreviations() -> tuple[re.Pattern, dict[str, str]]:
+    """The whole-word pattern and expansions of ``pipeline/data/title_abbreviations.txt``."""
+    from importlib.resources import files
+
+    table = {}
+    for line in files("pipeline").joinpath("data", "title_abbreviations.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            short, _, long = line.partition("\t")
+            table[short.strip()] = long.strip()
+    words = "|".join(sorted(map(re.escape, table), key=len, reverse=True))
+    return re.compile(rf"(?<![^\W_])(?:{words})(?![^\W_])"), table
+
+
+@functools.lru_cache(maxsize=65536)
+def _expanded_words(title: str) -> str:
+    """:func:`pipeline.fields.fold_title_words` of an English title with the abbreviations of
+    ``pipeline/data/title_abbreviations.txt`` written out ("llms" -> "large language models")."""
+    pattern, table = _abbreviations()
+    return pattern.sub(lambda m: table[m.group(0)], fold_title_words(title))
+
+
+@functools.lru_cache(maxsize=65536)
+def compared_title(title: str) -> str:
+    """The form in which English titles are compared for similarity: :func:`_expanded_words`
+    folded as :func:`pipeline.fields.fold_title` (the exact key stays the plain fold)."""
+    return fold_title(_expanded_words(title))
+
+
 @functools.lru_cache(maxsize=65536)
 def _title_words(title: str) -> tuple[str, ...]:
-    """Words of a folded-ready English title: NFKC, case-folded, British spellings folded (as
-    :func:`pipeline.fields.fold_title`), split at non-alphanumerics, plural ``s`` dropped."""
+    """Words of an English title as compared (:func:`_expanded_words`), split at
+    non-alphanumerics, plural ``s`` dropped."""
     words = []
-    for w in _WORD.findall(fold_title_words(title)):
+    for w in _WORD.findall(_expanded_words(title)):
         words.append(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
     return tuple(words)
 
@@ -174,8 +203,9 @@ def _sequel_conflict(a: str, b: str) -> bool:
 
 @functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
 def _english_ratio(a: str, b: str) -> float:
-    """SequenceMatcher ratio of the folded titles, in sorted order (ratio() is not symmetric)."""
-    fa, fb = sorted((_folded(a), _folded(b)))
+    """SequenceMatcher ratio of the titles as compared (:func:`compared_title`), in sorted order
+    (ratio() is not symmetric)."""
+    fa, fb = sorted((compared_title(a), compared_title(b)))
     return SequenceMatcher(None, fa, fb).ratio()
 
 
