@@ -171,14 +171,23 @@ def _drop_restated_mentions(lines: list[Line], anchors: dict[int, Candidate | st
         title = anchor.title if isinstance(anchor, Candidate) else anchor
         if title:
             titles[at] = fold_title(title)
-    # (a line of prose around the title is far longer than it: not folded)
-    heads = sorted((at, key) for at, key in titles.items()
-                   if len(key) >= MIN_RESTATED_CHARS and len(lines[at].stripped) <= 2 * len(key) + 40
-                   and fold_title(plain(lines[at].stripped)) == key)
-    if not heads:
+    # each heading's folded title and its last line (a line of prose around the title is far
+    # longer than it: not folded), and by their first MIN_RESTATED_CHARS characters the lengths
+    # of those titles: a title that contains one looks up only its own substrings of those lengths
+    last: dict[str, int] = {}
+    sizes: dict[str, set[int]] = {}
+    for at, key in titles.items():
+        if (len(key) >= MIN_RESTATED_CHARS and len(lines[at].stripped) <= 2 * len(key) + 40
+                and fold_title(plain(lines[at].stripped)) == key):
+            last[key] = max(at, last.get(key, -1))
+            sizes.setdefault(key[:MIN_RESTATED_CHARS], set()).add(len(key))
+    if not last:
         return
     for at, key in list(titles.items()):
-        if any(later > at and head != key and head in key for later, head in heads):
+        # a heading title inside this one and shorter (so not the same), on a later line
+        if any(last.get(key[i : i + size], -1) > at
+               for i in range(len(key) - MIN_RESTATED_CHARS + 1)
+               for size in sizes.get(key[i : i + MIN_RESTATED_CHARS], ()) if i + size <= len(key) and size < len(key)):
             del anchors[at]
 
 
