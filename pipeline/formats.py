@@ -448,6 +448,32 @@ def _collapse_whitespace(tree: etree._Element) -> None:
             el.tail = _WHITESPACE_RUN.sub(" ", el.tail)
 
 
+#: Inline (phrasing) elements: a block element inside one is malformed HTML, and trafilatura
+#: writes an inline element's text as one run (bold, italics, a link's text).
+_INLINE_TAGS = ("a", "b", "strong", "i", "em", "u", "s", "span", "font", "small", "big", "mark", "code", "sub", "sup")
+
+
+def _separate_nested_blocks(tree: etree._Element) -> None:
+    """A space where text touches a block element inside an inline one, in place: malformed HTML
+    nests blocks so ("<h1>Best <b>papers<h2>Title</h2></b>": lxml and the HTML standard's parser
+    alike), a browser breaks the line at the block, and trafilatura glued the words
+    ("papersTitle"). Only text that would touch gets the space: between the text before the block
+    and it, and between it and text after it inside the same parent."""
+    # (a dict of the elements in document order, not of their id()s: lxml's proxies are freed
+    # and their addresses reused)
+    nested = dict.fromkeys(block for inline in tree.iter(*_INLINE_TAGS) for block in inline.iter(*_BLOCK_TAGS))
+    for block in nested:
+        before = block.getprevious()
+        if before is not None and not (before.tail or "")[-1:].isspace():
+            before.tail = (before.tail or "") + " "
+        elif before is None and (parent := block.getparent()) is not None and parent.text and not parent.text[-1].isspace():
+            parent.text += " "
+        if block.tail and not block.tail[0].isspace():
+            block.tail = " " + block.tail
+        elif not block.tail and block.getnext() is not None:
+            block.tail = " "
+
+
 def _note_text(exc: BaseException) -> str:
     """An exception's message for a note: ``"; "`` (the separator of a row's notes) made ``", "``."""
     return str(exc).replace("; ", ", ")
@@ -513,6 +539,7 @@ def extract_html(html: str) -> HtmlContent:
         _unwrap_layout_tables(tree)
         _mark_cell_breaks(tree)
         _collapse_whitespace(tree)
+        _separate_nested_blocks(tree)
         headings = _heading_texts(tree)
         try:
             text = trafilatura.extract(tree, **TRAFILATURA_OPTIONS)

@@ -91,7 +91,6 @@ from .line_kinds import (
     _LIST_ITEM,
     MAX_AWARD_HEADER_CHARS,
     MAX_HEADER_QUALIFIER_CHARS,
-    MAX_TITLE_CHARS,
     _described_award_header,
     _english_title,
     _heading_level,
@@ -100,6 +99,7 @@ from .line_kinds import (
     _venue_heading,
 )
 from .normalize import detect_script
+from .overlong_lines import overlong_line_notes
 from .prose import (
     _PAPER_CUE,
     _about_one_paper,
@@ -171,14 +171,23 @@ def _drop_restated_mentions(lines: list[Line], anchors: dict[int, Candidate | st
         title = anchor.title if isinstance(anchor, Candidate) else anchor
         if title:
             titles[at] = fold_title(title)
-    # (a line of prose around the title is far longer than it: not folded)
-    heads = sorted((at, key) for at, key in titles.items()
-                   if len(key) >= MIN_RESTATED_CHARS and len(lines[at].stripped) <= 2 * len(key) + 40
-                   and fold_title(plain(lines[at].stripped)) == key)
-    if not heads:
+    # each heading's folded title and its last line (a line of prose around the title is far
+    # longer than it: not folded), and by their first MIN_RESTATED_CHARS characters the lengths
+    # of those titles: a title that contains one looks up only its own substrings of those lengths
+    last: dict[str, int] = {}
+    sizes: dict[str, set[int]] = {}
+    for at, key in titles.items():
+        if (len(key) >= MIN_RESTATED_CHARS and len(lines[at].stripped) <= 2 * len(key) + 40
+                and fold_title(plain(lines[at].stripped)) == key):
+            last[key] = max(at, last.get(key, -1))
+            sizes.setdefault(key[:MIN_RESTATED_CHARS], set()).add(len(key))
+    if not last:
         return
     for at, key in list(titles.items()):
-        if any(later > at and head != key and head in key for later, head in heads):
+        # a heading title inside this one and shorter (so not the same), on a later line
+        if any(last.get(key[i : i + size], -1) > at
+               for i in range(len(key) - MIN_RESTATED_CHARS + 1)
+               for size in sizes.get(key[i : i + MIN_RESTATED_CHARS], ()) if i + size <= len(key) and size < len(key)):
             del anchors[at]
 
 
@@ -902,27 +911,11 @@ def _lead_awards(text: str, sections: list[dict], context: list[dict], headline:
             sections[0]["lead_award_raw"] = lead_award(opening)
 
 
-#: A Markdown heading line (ATX: 1-6 ``#``), its text in group 1.
-_MARKDOWN_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
-
-
-def long_heading_notes(text: str) -> list[str]:
-    """A note for each Markdown heading of ``text`` longer than :data:`MAX_TITLE_CHARS`: such a
-    heading is never a paper's title, so the paper it names gets no section of its own."""
-    notes = []
-    for m in _MARKDOWN_HEADING.finditer(text):
-        heading = plain(m.group(1)).strip()
-        if len(heading) > MAX_TITLE_CHARS:
-            notes.append(f"segment: a heading of {len(heading):,} characters (a title has at most {MAX_TITLE_CHARS}) "
-                         f"starts no section: {heading[:60]!r}...")
-    return notes
-
-
 def segment_documents(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Stage function: add ``sections``, ``context``, ``doc_venue``, ``doc_year``, ``doc_urls`` and
     the document's script ``lang`` (:func:`pipeline.normalize.detect_script` over its whole text),
-    and a note per overlong heading to ``notes`` when the batch has that column
-    (:func:`long_heading_notes`).
+    and a note per heading or table row too long to be a title to ``notes`` when the batch has
+    that column (:func:`pipeline.overlong_lines.overlong_line_notes`).
 
     Input columns: ``text`` (str), ``dropped`` (list of span dicts), ``status`` (str), and
     optionally ``paper_record`` (JSON or None): a paper record's document is one section
@@ -950,7 +943,7 @@ def segment_documents(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
         out[key] = [r[key] for r in results]
     out["lang"] = [detect_script(t) if s == "ok" else None for t, s in zip(batch["text"], batch["status"], strict=True)]
     if "notes" in out:
-        out["notes"] = [_with_notes(n, long_heading_notes(t) if s == "ok" and not isinstance(p, str) else [])
+        out["notes"] = [_with_notes(n, overlong_line_notes(t) if s == "ok" and not isinstance(p, str) else [])
                         for n, t, s, p in zip(out["notes"], batch["text"], batch["status"], papers, strict=True)]
     return out
 

@@ -256,6 +256,10 @@ def test_bad_inputs_give_a_finished_run_with_a_row_or_note(tmp_path, use_embedde
     (corpus / "long_heading.md").write_text(
         f"# Weekly digest\n\n## {LONG_TITLE}\n\nJean Lefèvre, Anna Smith\n\nWe propose a new method. "
         "Published at NeurIPS 2024.\n", encoding="utf-8")
+    cell = " ".join(["Word"] * 20_000)  # a Title cell of 99,999 characters: the row is no title
+    (corpus / "huge_cell.md").write_text(
+        "# Reading list\n\n| Title | Year |\n|---|---|\n| Deep Residual Learning for Image Recognition | 2016 |\n"
+        f"| {cell} | 2020 |\n| Attention Is All You Need | 2017 |\n", encoding="utf-8")
     (corpus / "unclosed.csv").write_text(
         'title,text\nA paper,"Some text with an unclosed quote\nB paper,Another text\nC paper,Third text\n',
         encoding="utf-8")
@@ -266,6 +270,12 @@ def test_bad_inputs_give_a_finished_run_with_a_row_or_note(tmp_path, use_embedde
     assert docs.loc["long_heading.md", "notes"] == (
         "segment: a heading of 371 characters (a title has at most 300) starts no section: "
         "'Towards a Unified Theory of Scalable Contrastive Representat'...")
+    assert docs.loc["huge_cell.md", "notes"] == (
+        "segment: a table row of 100,010 characters (a row has at most 20,000) starts no section: "
+        "'Word Word Word Word Word Word Word Word Word Word Word Word '...")
+    sections = read_outputs(tmp_path / "out")["sections"]
+    assert sections.loc[sections["doc_id"] == docs.loc["huge_cell.md", "doc_id"], "heading"].tolist() == [
+        "Deep Residual Learning for Image Recognition", "Attention Is All You Need"]
     assert docs.loc["unclosed.csv#2", "status"] == "error"
     assert "a quote opened in this row is never closed" in docs.loc["unclosed.csv#2", "error"]
     assert docs.loc[["unclosed.csv#3", "unclosed.csv#4"], "text"].tolist() == ["Another text", "Third text"]

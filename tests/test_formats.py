@@ -412,6 +412,18 @@ def test_extract_html_escaped_specials_round_trip() -> None:
     assert "1. first_one\n2. second" in text
 
 
+@pytest.mark.parametrize(("block", "text"), [
+    # malformed HTML that lxml (and a browser) nests so: a heading inside a bold run inside a heading
+    ('<h1>Best <b>papers<h2>Deep Residual Learning</h3><p>He et al', "# Best **papers Deep Residual Learning**\n\nHe et al"),
+    ("<em>before<h3>inside</h3>after</em>", "*before inside after*"),
+    # what trafilatura already separated stays as it was
+    ("<h2>Best papers<p>Deep Residual Learning</p></h2>", "## Best papers\n\nDeep Residual Learning"),
+])
+def test_extract_html_block_inside_inline_does_not_glue_words(block: str, text: str) -> None:
+    lead = "<p>" + "Some article text that is long enough to be kept as the page's main content. " * 2 + "</p>"
+    assert extract_html(f"<html><body>{lead}{block}</body></html>").text.split("\n\n", 1)[1].strip() == text
+
+
 # --- JSON Lines ---------------------------------------------------------------------------------
 
 

@@ -573,3 +573,17 @@ def test_a_page_whose_front_matter_is_a_papers_metadata_is_that_paper(meta: str,
             "action chunks conditioned on point clouds. Results beat prior baselines on 12 tasks.\n")
     out = segment_document(text, find_dropped(text, Config()))
     assert [s["heading"] for s in out["sections"]] == headings
+
+
+def test_a_heading_or_table_row_too_long_to_be_a_title_leaves_a_note_in_text_order() -> None:
+    from pipeline.overlong_lines import overlong_line_notes
+
+    over, under = " ".join(["Word"] * 4000), " ".join(["Term"] * 3990)  # rows of 20,010 and 19,960 characters
+    text = (f"# {'Long heading words ' * 20}\n\n| Title | Year |\n|---|---|\n| {over} | 2020 |\n| {under} | 2020 |\n"
+            "| Attention Is All You Need | 2017 |\n")
+    assert overlong_line_notes(text) == [
+        "segment: a heading of 379 characters (a title has at most 300) starts no section: "
+        "'Long heading words Long heading words Long heading words Lon'...",
+        "segment: a table row of 20,010 characters (a row has at most 20,000) starts no section: "
+        "'Word Word Word Word Word Word Word Word Word Word Word Word '..."]
+    assert [s["heading"] for s in segment_document(text, [])["sections"]] == [under, "Attention Is All You Need"]

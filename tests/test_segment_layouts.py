@@ -590,6 +590,26 @@ def test_a_paper_named_in_the_lead_and_later_under_its_own_heading_is_one_sectio
     assert len(rich) == 1 and rich[0]["ctx_award_raw"] == "## 最佳论文"
 
 
+def test_papers_named_in_the_lead_of_a_page_of_thousands_of_headings_are_sections_only_under_them():
+    """segment._drop_restated_mentions on a generated roundup: two of 3,000 bold headings are
+    named first in lead lines ("一篇是**Title**"); every heading is one section under the award
+    header, and the lead lines anchor none (each title looks up its substrings of the headings'
+    lengths instead of being tested against every heading)."""
+    import random
+
+    words = "deep neural learning graph attention transformer model robust efficient scalable vision".split()
+    rng = random.Random(7)
+    titles = [f"{' '.join(rng.choices(words, k=6)).title()} Q{i}" for i in range(3000)]
+    text = "\n\n".join([
+        "# CVPR 2024 最佳论文新鲜出炉", "CVPR 2024**最佳论文奖** 新鲜出炉！",
+        f"一篇是**{titles[0]}**\n，受大模型中的技术启发，团队改进了模型。",
+        f"另一篇**{titles[1500]}**\n更偏理论一些，提出了一种方法。",
+        "## 最佳论文", *(f"**{t}**\n\nAlice Smith, Bob Jones" for t in titles)])
+    sections = segment_document(text, [])["sections"]
+    assert [s["heading"] for s in sections] == [f"**{t}**" for t in titles]
+    assert {s["ctx_award_raw"] for s in sections} == {"## 最佳论文"}
+
+
 def test_an_item_of_a_numbered_run_of_kept_titles_is_a_title_too():
     from pathlib import Path
 
