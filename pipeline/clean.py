@@ -90,8 +90,9 @@ FRONT_MATTER_MAX_LINES = 200
 #: A line of a YAML block: ``key: value``, a list item, or an indented continuation.
 _YAML_LINE = re.compile(r"[\w\-\"']+[ \t]*:(?:[ \t]|$)|[ \t]*-[ \t]|[ \t]+\S")
 
-#: Front-matter keys whose value is the page's headline (Jekyll/Hugo ``title``, ``description``).
-_FRONT_MATTER_HEADLINE = re.compile(r"(?m)^(?:title|subtitle|description|tagline)[ \t]*:[ \t]*(.+?)[ \t]*$")
+#: Front-matter keys whose value is the page's headline (Jekyll/Hugo ``title``, ``description``,
+#: Jekyll's ``excerpt``, Hugo's ``summary``).
+_FRONT_MATTER_HEADLINE = re.compile(r"(?m)^(?:title|subtitle|description|tagline|excerpt|summary)[ \t]*:[ \t]*(.+?)[ \t]*$")
 
 
 #: Front matter keys that only a paper's metadata has (a blog post's ``author`` is its writer).
@@ -107,7 +108,7 @@ def front_matter_names_a_paper(dropped: list[dict]) -> bool:
 
 def front_matter_headline(dropped: list[dict]) -> str:
     """The headline a document's YAML front matter gives: its ``title``, ``subtitle``,
-    ``description`` and ``tagline`` values (quotes removed), one a line; ``""`` when
+    ``description``, ``tagline``, ``excerpt`` and ``summary`` values (quotes removed), one a line; ``""`` when
     :func:`find_dropped` found no front matter. ``dropped`` is :func:`find_dropped`'s list."""
     block = next((d["text"] for d in dropped if d["reason"] == "front_matter"), "")
     values = (m.group(1).strip("'\"").strip() for m in _FRONT_MATTER_HEADLINE.finditer(block))

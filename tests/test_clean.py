@@ -944,6 +944,8 @@ def test_front_matter_headline_reads_the_title_and_description() -> None:
     front = "---\nlayout: page\ntitle: 'NIPS 2017 Itinerary'\ndescription: Notes\ndate: 2017-12-11\n---"
     assert front_matter_headline(dropped(front + "\n\nText.\n")) == "NIPS 2017 Itinerary\nNotes"
     assert front_matter_headline(dropped("No front matter.\n")) == ""
+    excerpt = "---\ntitle: Best Paper Awards\nexcerpt: \"ACL 2024 Best Paper Awards.\"\n---"
+    assert front_matter_headline(dropped(excerpt + "\n\nText.\n")) == "Best Paper Awards\nACL 2024 Best Paper Awards."
 
 
 def test_a_table_of_papers_after_a_short_lead_is_not_glued_news() -> None:

@@ -171,6 +171,28 @@ layout: post
     assert (result["doc_venue"], result["doc_year"]) == ("NeurIPS", 2017)
 
 
+def test_doc_venue_and_year_from_the_front_matter_excerpt() -> None:
+    # a Jekyll award page whose title names no venue: its excerpt does
+    doc = """---
+title: Best Paper Awards
+excerpt: "ACL 2024 Best Paper Awards."
+layout: single
+---
+
+## Best Paper Awards
+
+* **Deep Voice 2: Multi-Speaker Neural Text-to-Speech**
+  Sercan Arik, Gregory Diamos
+
+* **Dynamic Routing Between Capsules**
+  Sara Sabour, Nicholas Frosst
+"""
+    _, result = segment(doc)
+    assert (result["doc_venue"], result["doc_year"]) == ("ACL", 2024)
+    assert [s["heading"].strip("* ") for s in result["sections"]] == ["Deep Voice 2: Multi-Speaker Neural Text-to-Speech",
+                                                           "Dynamic Routing Between Capsules"]
+
+
 def test_doc_venue_and_year_from_the_lead() -> None:
     doc = """ICML 2025 杰出论文揭晓
 
