@@ -497,16 +497,6 @@ def _japanese(decoded: Decoded) -> bool:
 
 
 
-def decode_bytes(data: bytes, declared: str | None = None, *, markup: bool = False) -> tuple[str, str]:
-    """``(text, encoding)`` of :func:`decode` (the notes left out).
-
-    Raises:
-        UnicodeDecodeError or pipeline.errors.BinaryContentError: no codec decodes the bytes.
-    """
-    decoded = decode(data, declared, markup=markup)
-    return decoded.text, decoded.encoding
-
-
 #: :func:`_frequent_han` as shipped in ``pipeline/data`` (``#`` comment lines, then the
 #: characters, any number a line).
 FREQUENT_HAN_FILE = "frequent_han.txt"

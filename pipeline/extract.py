@@ -90,8 +90,6 @@ MAX_ANALYSED_CHARS = 200_000
 _YEAR_VALUE = re.compile(r"\s*((?:19|20)\d\d)(?![\d.])")
 _SUBHEADING_MAX_CHARS = 20
 _SENTENCE_PUNCT = re.compile(r"[。！？!?.；;：:]")
-#: Words that never make a keyword (re-exported from :mod:`pipeline.nlp`).
-GENERIC_WORDS = kw.ZH_GENERIC_WORDS
 #: A ``VENUE`` entity's value: the venue, then its year when one is adjacent.
 _VENUE_VALUE = re.compile(r"(?P<venue>.+?) (?P<year>\d{4})")
 #: A lower-case word at a line start continues the sentence before (pipeline.nlp's rule).

@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.config import Config, load_config
-from pipeline.decoding import decode, decode_bytes
+from pipeline.decoding import decode
 from pipeline.ingest import (
     BIDI_CONTROLS,
     CJK_COMPATIBILITY,
@@ -122,7 +122,12 @@ def test_list_corpus_missing_or_not_a_folder(tmp_path: Path) -> None:
         list_corpus(a_file, EXTENSIONS)
 
 
-# --- decode_bytes ----------------------------------------------------------------------------
+# --- decode ------------------------------------------------------------------------------------
+
+
+def decode_bytes(data: bytes) -> tuple[str, str]:
+    decoded = decode(data)
+    return decoded.text, decoded.encoding
 
 
 @pytest.mark.parametrize(
