@@ -507,9 +507,8 @@ def _frequent_han() -> frozenset[str]:
     """The ``N_FREQUENT_HAN`` most frequent Han characters of jieba's dictionary (word counts summed
     per character): a Simplified Chinese character-frequency list shipped with a dependency.
 
-    Read from :data:`FREQUENT_HAN_FILE` (counting jieba's 350,000 dictionary lines,
-    :func:`_count_frequent_han`, takes about half a second per process; tests/test_ingest.py checks
-    that the file holds what the count gives)."""
+    Read from :data:`FREQUENT_HAN_FILE`, which :func:`_count_frequent_han` makes (tests/test_ingest.py
+    checks that they agree)."""
     text = resources.files(__package__).joinpath("data", FREQUENT_HAN_FILE).read_text(encoding="utf-8")
     return frozenset("".join(ln.strip() for ln in text.splitlines() if not ln.startswith("#")))
 

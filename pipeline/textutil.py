@@ -111,9 +111,8 @@ def cosine(a: Counter, b: Counter) -> float:
         return 0.0
     if len(a) > len(b):
         a, b = b, a
-    # the same products summed in the same order as a generator over the items would, but
-    # multiplied and summed in C (``map``): the reference profile is a whole document, and its
-    # norm was most of the cost of the unrelated-news scans in clean
+    # summed in C (``map``), in the order a generator over the items would: the reference
+    # profile may be a whole document
     num = sum(map(mul, a.values(), map(b.get, a, repeat(0))))
     va, vb = a.values(), b.values()
     den = math.sqrt(sum(map(mul, va, va))) * math.sqrt(sum(map(mul, vb, vb)))
