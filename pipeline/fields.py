@@ -37,9 +37,7 @@ __all__ = [
     "split_sentences",
 ]
 
-# ---------------------------------------------------------------------------------------------
-# Awards
-# ---------------------------------------------------------------------------------------------
+# --- Awards ---------------------------------------------------------------------------------------
 
 #: The award classes (:func:`normalize_award` tests them in the order of ``_AWARD_RULES``).
 AWARDS: tuple[str, ...] = (
@@ -177,9 +175,7 @@ def find_award_label(text: str) -> str | None:
     return text[start:end].strip()
 
 
-# ---------------------------------------------------------------------------------------------
-# Venues
-# ---------------------------------------------------------------------------------------------
+# --- Venues ---------------------------------------------------------------------------------------
 
 #: Canonical venue names returned by :func:`find_venue_years` and :func:`canonical_venue`.
 VENUES: tuple[str, ...] = (
@@ -532,9 +528,7 @@ def canonical_venue(raw: str | None) -> str | None:
     return None
 
 
-# ---------------------------------------------------------------------------------------------
-# Metadata lines
-# ---------------------------------------------------------------------------------------------
+# --- Metadata lines -------------------------------------------------------------------------------
 
 #: Canonical keys returned by :func:`parse_key_value`.
 KEYS: tuple[str, ...] = (
@@ -692,9 +686,7 @@ _TRAILING_BREAKS = re.compile(r"(?:\s*<br\s*/?>)+$", re.I)
 PLACEHOLDER_VALUE = re.compile(r"(?i:none|null|n/?a|tbd|tba|coming soon|-+|—+)|暂无|暫無|无|無|待定|待补充|待補充")
 
 
-# ---------------------------------------------------------------------------------------------
-# Titles
-# ---------------------------------------------------------------------------------------------
+# --- Titles ---------------------------------------------------------------------------------------
 
 # British -> American spelling, whole-word suffix rules only (applied after casefolding).
 _SPELLING_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -761,9 +753,7 @@ def fold_title_words(title: str) -> str:
     return s
 
 
-# ---------------------------------------------------------------------------------------------
-# Sentences
-# ---------------------------------------------------------------------------------------------
+# --- Sentences ------------------------------------------------------------------------------------
 
 _SENT_OPENERS = frozenset("（(《「『“【[")
 _SENT_CLOSERS = frozenset("）)》」』”】]")
@@ -816,9 +806,7 @@ def split_sentences(paragraph: str) -> list[str]:
     return out
 
 
-# ---------------------------------------------------------------------------------------------
-# Awards stated in prose
-# ---------------------------------------------------------------------------------------------
+# --- Awards stated in prose -----------------------------------------------------------------------
 
 #: Words that say a paper receives an award ("获得杰出论文奖", "同届荣誉提名则包括…",
 #: "won the best paper award"); an award label in a sentence without one is a mere mention.
@@ -872,9 +860,7 @@ def lead_award(text: str) -> str | None:
     return next(iter(found.values())) if len(found) == 1 else None
 
 
-# ---------------------------------------------------------------------------------------------
-# Venue years stated as dates
-# ---------------------------------------------------------------------------------------------
+# --- Venue years stated as dates ------------------------------------------------------------------
 
 #: English month names and their abbreviations (a regex alternation).
 MONTHS = (

@@ -32,9 +32,7 @@ if TYPE_CHECKING:
     from .credits import Credit
 
 
-# ---------------------------------------------------------------------------------------------
-# Keywords
-# ---------------------------------------------------------------------------------------------
+# --- Keywords -------------------------------------------------------------------------------------
 
 # TeX math ($...$, $$...$$, \(...\), \[...\]) is notation, not topic: removed before extraction.
 _TEX_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\((?:(?!\\[()]).)+?\\\)|\\\[(?:(?!\\[\[\]]).)+?\\\]", re.S)
@@ -301,9 +299,7 @@ def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
     return kept[:n]
 
 
-# ---------------------------------------------------------------------------------------------
-# Topic priors: the title, credited people and institutions, marked terms
-# ---------------------------------------------------------------------------------------------
+# --- Topic priors: the title, credited people and institutions, marked terms ----------------------
 
 #: Factor on the score of a candidate the section's title names (:func:`_in_title`).
 TITLE_BOOST = 4.0
