@@ -37,9 +37,6 @@ if TYPE_CHECKING:
 # TeX math ($...$, $$...$$, \(...\), \[...\]) is notation, not topic: removed before extraction.
 _TEX_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\((?:(?!\\[()]).)+?\\\)|\\\[(?:(?!\\[\[\]]).)+?\\\]", re.S)
 
-if TYPE_CHECKING:
-    from .credits import Credit
-
 _NUMBER = re.compile(r"^[\d.,%]+$")
 _PUNCT_ONLY = re.compile(r"^[\W_]+$")
 # A Latin word in Chinese text (pass@k, ImageNet-1k, GPT-3.5), not glued to a letter or digit

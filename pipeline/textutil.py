@@ -58,10 +58,10 @@ class Line:
         return not self.stripped
 
 
-def split_lines(text: str, start: int = 0, end: int | None = None) -> list[Line]:
-    """Lines of ``text[start:end]`` with absolute offsets; ``end`` of a line excludes ``\\n``."""
-    end = len(text) if end is None else end
-    lines, pos = [], start
+def split_lines(text: str) -> list[Line]:
+    """Lines of ``text`` with their offsets; ``end`` of a line excludes ``\\n``."""
+    end = len(text)
+    lines, pos = [], 0
     while pos < end:
         nl = text.find("\n", pos, end)
         stop = end if nl == -1 else nl
