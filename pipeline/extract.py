@@ -332,17 +332,8 @@ def _full_title(name: str, line: str) -> str | None:
 
 
 def extract_fields(row: dict, target_script: str, config: Config) -> dict:
-    """Fields of one section.
-
-    The section's lines are analysed once (:func:`pipeline.nlp.parse_section`: the entities,
-    sentences and, for Chinese, the jieba tokens of the spaCy ``Doc`` of the pipeline of
-    ``row["lang"]``), and the fields are read from that: a line that
-    starts with a ``KEY`` entity is a metadata line (its value read by
-    :func:`pipeline.fields.parse_key_value`), the ``AWARD`` and ``VENUE`` entities of the
-    award and venue lines give the award label and the venue and year, an ``AWARD`` entity in
-    an award sentence of the first paragraph (:func:`pipeline.nlp.stated_award`) the award
-    stated in prose, the sentences the summary's cut, and the tokens the Chinese
-    keywords (jieba runs once per section).
+    """Fields of one section, from one analysis of it (see the module docstring; the pipeline
+    of ``row["lang"]``).
 
     Args:
         row: a section with ``heading``, ``text``, ``ctx_award_raw``, ``doc_venue``,
