@@ -34,7 +34,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 import jieba
@@ -42,6 +41,7 @@ from charset_normalizer import from_bytes
 
 from .errors import BinaryContentError
 from .normalize import to_script
+from .textutil import data_lines
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8-sig"),
@@ -509,8 +509,7 @@ def _frequent_han() -> frozenset[str]:
 
     Read from :data:`FREQUENT_HAN_FILE`, which :func:`_count_frequent_han` makes (tests/test_ingest.py
     checks that they agree)."""
-    text = resources.files(__package__).joinpath("data", FREQUENT_HAN_FILE).read_text(encoding="utf-8")
-    return frozenset("".join(ln.strip() for ln in text.splitlines() if not ln.startswith("#")))
+    return frozenset("".join(data_lines(FREQUENT_HAN_FILE)))
 
 
 def _count_frequent_han() -> frozenset[str]:

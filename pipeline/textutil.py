@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from importlib import resources
 from itertools import repeat
 from operator import mul
 
@@ -68,6 +69,12 @@ def split_lines(text: str) -> list[Line]:
         lines.append(Line(pos, stop, text[pos:stop]))
         pos = stop + 1
     return lines
+
+
+def data_lines(name: str) -> list[str]:
+    """The lines of ``pipeline/data/<name>`` (UTF-8), stripped, blank and ``#`` lines left out."""
+    text = resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8")
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
 
 
 def blocks(lines: list[Line]) -> list[list[Line]]:
