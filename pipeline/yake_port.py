@@ -104,8 +104,8 @@ def _yake_similarity():
 def yake_extract(text: str, top: int) -> list[tuple[str, float]]:
     """YAKE keywords of ``text``: the same ``(keyword, score)`` list, best (lowest) score first,
     as ``yake.KeywordExtractor(lan="en", n=3, dedup_lim=0.9, dedup_func="seqm", window_size=1,
-    top=top, stopwords=EN_STOP_WORDS, lemmatize=False).extract_keywords(text)`` (yake 0.7,
-    :func:`_yake`; tests/test_nlp.py checks both agree).
+    top=top, stopwords=EN_STOP_WORDS, lemmatize=False).extract_keywords(text)`` (yake 0.7;
+    tests/test_nlp.py checks both agree).
 
     Method: Campos et al. 2020 as the package implements it: term scores ``H = WPos * WRel /
     (WCase + WFreq / WRel + WSpread / WRel)``, candidate scores ``prod(H) / ((sum(H) + 1) *
