@@ -34,9 +34,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
-import jieba
 from charset_normalizer import from_bytes
 
 from .errors import BinaryContentError
@@ -507,21 +505,9 @@ def _frequent_han() -> frozenset[str]:
     """The ``N_FREQUENT_HAN`` most frequent Han characters of jieba's dictionary (word counts summed
     per character): a Simplified Chinese character-frequency list shipped with a dependency.
 
-    Read from :data:`FREQUENT_HAN_FILE`, which :func:`_count_frequent_han` makes (tests/test_ingest.py
-    checks that they agree)."""
+    Read from :data:`FREQUENT_HAN_FILE` (tests/test_ingest.py counts jieba's ``dict.txt`` again
+    and checks that they agree)."""
     return frozenset("".join(data_lines(FREQUENT_HAN_FILE)))
-
-
-def _count_frequent_han() -> frozenset[str]:
-    """:func:`_frequent_han` counted from jieba's ``dict.txt`` (how the shipped file is made)."""
-    counts: Counter = Counter()
-    with (Path(jieba.__file__).parent / "dict.txt").open(encoding="utf-8") as fh:
-        for line in fh:
-            parts = line.split()
-            if len(parts) >= 2 and parts[1].isdigit():
-                for ch in parts[0]:
-                    counts[ch] += int(parts[1])
-    return frozenset(ch for ch, _ in counts.most_common(N_FREQUENT_HAN))
 
 
 def plausibility(text: str) -> float:
