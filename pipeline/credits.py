@@ -22,8 +22,6 @@ from .names import (
 )
 from .textutil import _CASE_EXTRA, _memoised
 
-__all__ = ["Credit", "find_credit", "names_only", "parse_credit_line"]
-
 # A Latin person-name token: a capitalised word (accents, apostrophes and hyphenated parts
 # allowed; one inner capital after a Mc/Mac/O'/De/Di/La/Le/Du prefix, as in LeCun) or an
 # initial ("V."). All-capital words (NVIDIA, DPO) and camel-case words (DeepMind, ControlNet)

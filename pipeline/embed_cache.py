@@ -30,8 +30,6 @@ import numpy as np
 
 from .embed import Embedder, checked_texts, submit_encode
 
-__all__ = ["CachedEmbedder", "EmbeddingCache"]
-
 log = logging.getLogger(__name__)
 
 #: Texts per ``SELECT … IN (…)`` lookup; SQLite's default limit on bound parameters is 32,766

@@ -20,23 +20,6 @@ from .identifiers import _url_spans, find_arxiv_ids, find_urls
 from .names import _SPACES
 from .textutil import _CASE_EXTRA, _memoised
 
-__all__ = [
-    "AWARDS",
-    "KEYS",
-    "VENUES",
-    "canonical_venue",
-    "find_award_label",
-    "find_venue_years",
-    "fold_title",
-    "fold_title_words",
-    "normalize_award",
-    "parse_key_value",
-    "find_dated_venue_years",
-    "find_stated_award",
-    "lead_award",
-    "split_sentences",
-]
-
 # --- Awards ---------------------------------------------------------------------------------------
 
 #: The award classes (:func:`normalize_award` tests them in the order of ``_AWARD_RULES``).

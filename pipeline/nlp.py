@@ -59,26 +59,6 @@ from .textutil import anchored_finditer
 if TYPE_CHECKING:
     pass
 
-__all__ = [
-    "ENTITY_COMPONENT",
-    "ENTITY_LABELS",
-    "SENTENCE_COMPONENT",
-    "TECH_TOKEN",
-    "USER_DICT",
-    "WRITTEN",
-    "Entity",
-    "en_nlp",
-    "entities",
-    "cut_protected",
-    "is_specific_award",
-    "load_user_dict",
-    "parse",
-    "sentences",
-    "stated_award",
-    "token_spans",
-    "zh_nlp",
-]
-
 jieba.setLogLevel(60)  # jieba prints its dictionary loading to stderr at INFO
 
 #: Name of the sentence-boundary component in both pipelines.
