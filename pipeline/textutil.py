@@ -238,16 +238,12 @@ def escape_controls(text: str) -> str:
     return CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
-#: Entries kept per memo of a pure text function of this module (:func:`_memoised`): the same
-#: lines and sentences are read many times over (clean, segment and extract each read every
-#: line for metadata keys; :mod:`pipeline.nlp` reads every line and sentence of a section for
-#: credits and venues, after extract has read its first paragraph), a line coming back a whole
-#: batch later (one stage after the other): the size is the hit rate's knee (bench/README.md,
-#: "Thresholds").
+#: Entries kept per memo of a pure text function of this module (:func:`_memoised`): clean,
+#: segment, extract and nlp read the same lines and sentences, a line coming back a whole batch
+#: later; the size is the hit rate's knee (bench/README.md, "Thresholds").
 MEMO_ENTRIES = 16384
 #: Longest argument (characters) that is memoised: longer texts are whole paragraphs or
-#: sections, read once or twice; keeping them would only hold memory (with this bound a memo
-#: holds at most ~16 M characters, ~2 M in practice).
+#: sections, read once or twice (with this bound a memo holds at most ~16 M characters).
 MEMO_MAX_CHARS = 1000
 
 
