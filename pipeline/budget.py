@@ -16,8 +16,6 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["Timeout", "time_limit"]
-
 
 class Timeout(BaseException):
     """The budget of :func:`time_limit` is spent. A ``BaseException``, like ``KeyboardInterrupt``,

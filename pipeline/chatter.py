@@ -7,7 +7,8 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from importlib import resources
+
+from .textutil import data_lines
 
 #: Openings of a chat assistant's reply, one per line (``pipeline/data``).
 CHATTER_FILE = "llm_chatter.txt"
@@ -21,9 +22,7 @@ _THINK_LINE_OPENER = re.compile(r"^[ \t]*(<think>)", re.I | re.M)
 @functools.cache
 def _phrases() -> tuple[str, ...]:
     """The phrases of :data:`CHATTER_FILE`, NFKC-normalised and case-folded."""
-    text = resources.files(__package__).joinpath("data", CHATTER_FILE).read_text(encoding="utf-8")
-    return tuple(unicodedata.normalize("NFKC", ln.strip()).casefold()
-                 for ln in text.splitlines() if ln.strip() and not ln.startswith("#"))
+    return tuple(unicodedata.normalize("NFKC", ln).casefold() for ln in data_lines(CHATTER_FILE))
 
 
 @functools.cache

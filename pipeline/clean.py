@@ -231,7 +231,7 @@ _NEWSLETTER_ANYWHERE = re.compile(
     re.IGNORECASE,
 )
 # Its parts, for :func:`_newsletter_anywhere`: the two lookaheads above rescan the rest of the
-# line at every position (quadratic; it was half the cost of the line rules).
+# line at every position (quadratic in the line's length).
 _SUBSCRIBE_WORD = re.compile(r"\b(?:subscribe|sign\s+up)\b", re.IGNORECASE)
 _NEWSLETTER_WORD = re.compile(r"\b(?:newsletter|inbox|e-?mail|digest|weekly)\b", re.IGNORECASE)
 _NEWSLETTER_ZH = re.compile(r"(?:订阅|訂閱).{0,8}(?:周报|週報|周刊|週刊|电子报|電子報|简报|簡報|邮件|郵件)", re.IGNORECASE)

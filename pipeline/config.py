@@ -2,19 +2,7 @@
 
 Layering follows trafilatura's ``settings.cfg`` + ``use_config``: a user file only overrides
 the keys it sets. Unknown tables or keys are errors (spaCy's ``extra="forbid"``), so a typo
-never silently falls back to a default.
-
-Example TOML file (every key optional)::
-
-    [normalize]
-    target_script = "zh-Hant"
-
-    [embed]
-    backend = "sentence-transformers"
-    model = "/models/paraphrase-multilingual-MiniLM-L12-v2"
-
-    [dedup]
-    match_threshold = 0.55
+never silently falls back to a default. The README's "Configuration" shows a TOML file.
 """
 
 from __future__ import annotations

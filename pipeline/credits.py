@@ -22,8 +22,6 @@ from .names import (
 )
 from .textutil import _CASE_EXTRA, _memoised
 
-__all__ = ["Credit", "find_credit", "names_only", "parse_credit_line"]
-
 # A Latin person-name token: a capitalised word (accents, apostrophes and hyphenated parts
 # allowed; one inner capital after a Mc/Mac/O'/De/Di/La/Le/Du prefix, as in LeCun) or an
 # initial ("V."). All-capital words (NVIDIA, DPO) and camel-case words (DeepMind, ControlNet)
@@ -473,28 +471,12 @@ def find_credit(paragraph: str) -> Credit | None:
         A :class:`Credit` (``authors`` in the script given, ``truncated`` when the credit says
         "et al." / "and colleagues" / ``等人``, ``institutions`` as written) or None.
 
-    Frames (the span is read from the start of its clause, after an introducer such as 包括 /
-    还有 / 由 / 来自, to the marker):
-
-    * ``<X>等人`` (truncated); ``由<X>(共同)提出/完成/撰写/发表``; ``<X>(共同)完成/合作/提出的《…》``;
-      ``<X>凭《…》`` (won with the work);
-      ``<X>在 2013 年提出``; ``<X>的《…》``: people (Latin names, or 2-4 character Chinese
-      names after 等人/由), each optionally preceded by an affiliation and a role
-      (``英属哥伦比亚大学博士生 Yi Ren``);
-    * ``来自<X>的``, ``<X>(等机构)的研究者/团队/学者``, a clause ``(作者|研究)来自<X>(等)``:
-      institutions, any short name
-      (商汤科技, 微软) unless it is a description (这篇论文, 该团队);
-    * a joint work, ``<X>与<Y>(团队)联合发布/提出/完成``, ``由<X>、<Y>合作發表``: two or more
-      institutions (a short-form gloss dropped, an acronym's spelled-out name kept);
-    * a sentence-initial subject before an action (提出, 发布, 把, 用, 等): an institution
-      ending in a head word (研究所, 团队 with a name before it, Lab, AI, DeepMind) or one
-      capitalised Latin word (``Meta 把…``: Chinese press names a person by full name, a
-      company by its one word), or at least two people; before a release verb (发布, 推出,
-      开源) one Latin word with inner capitals too (``OpenAI發布GPT-3``);
-    * English: ``<names> and colleagues|et al. [at|of|from <orgs>]``; ``<paper> by <names>
-      [of <orgs>]`` (after a title, "paper", "work"...); ``Researchers|A team at|from
-      <orgs>`` (the team maybe named: ``The Tongyi Qianwen team from Alibaba``); a sentence-initial ``<name>, <name> and <name>`` or ``<Org head>`` followed by
-      a credit verb (combined, showed, released ...). A lone English surname is never enough.
+    Frames: the Chinese markers of ``_ZH_FRAMES`` (people before 等人/提出/的《…》, institutions
+    after 来自 or before 的研究者/团队), joint works (``_ZH_JOINT``) and sentence-initial subjects,
+    each span read from the start of its clause (after an introducer such as 包括 / 由 / 来自);
+    the English frames of ``_en_sentence_credit`` (``and colleagues``/``et al.``, ``by <names>``,
+    ``Researchers at <orgs>``, a subject before a credit verb). A subject counts when it is an
+    institution with a head word (研究所, Lab), one capitalised Latin word, or two people or more.
 
     A span any item of which is not a name (a pronoun, a description, a model name such as
     ``UniSim``) credits nobody: a wrong author is worse than none.

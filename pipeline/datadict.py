@@ -236,13 +236,6 @@ def undocumented() -> dict[str, list[str]]:
     return {name: cols for name, cols in missing.items() if cols}
 
 
-def stale() -> dict[str, list[str]]:
-    """Columns described in :data:`COLUMNS` that no schema has (renamed or removed)."""
-    extra = {name: [c for c in cols if name not in TABLES or c not in TABLES[name].names]
-             for name, cols in COLUMNS.items()}
-    return {name: cols for name, cols in extra.items() if cols}
-
-
 def type_name(dtype: pa.DataType) -> str:
     """Short Arrow type name: ``string``, ``int64``, ``float32``, ``list<string>``, ..."""
     if pa.types.is_list(dtype):

@@ -34,14 +34,12 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
-from pathlib import Path
 
-import jieba
 from charset_normalizer import from_bytes
 
 from .errors import BinaryContentError
 from .normalize import to_script
+from .textutil import data_lines
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8-sig"),
@@ -497,16 +495,6 @@ def _japanese(decoded: Decoded) -> bool:
 
 
 
-def decode_bytes(data: bytes, declared: str | None = None, *, markup: bool = False) -> tuple[str, str]:
-    """``(text, encoding)`` of :func:`decode` (the notes left out).
-
-    Raises:
-        UnicodeDecodeError or pipeline.errors.BinaryContentError: no codec decodes the bytes.
-    """
-    decoded = decode(data, declared, markup=markup)
-    return decoded.text, decoded.encoding
-
-
 #: :func:`_frequent_han` as shipped in ``pipeline/data`` (``#`` comment lines, then the
 #: characters, any number a line).
 FREQUENT_HAN_FILE = "frequent_han.txt"
@@ -517,23 +505,9 @@ def _frequent_han() -> frozenset[str]:
     """The ``N_FREQUENT_HAN`` most frequent Han characters of jieba's dictionary (word counts summed
     per character): a Simplified Chinese character-frequency list shipped with a dependency.
 
-    Read from :data:`FREQUENT_HAN_FILE` (counting jieba's 350,000 dictionary lines,
-    :func:`_count_frequent_han`, takes about half a second per process; tests/test_ingest.py checks
-    that the file holds what the count gives)."""
-    text = resources.files(__package__).joinpath("data", FREQUENT_HAN_FILE).read_text(encoding="utf-8")
-    return frozenset("".join(ln.strip() for ln in text.splitlines() if not ln.startswith("#")))
-
-
-def _count_frequent_han() -> frozenset[str]:
-    """:func:`_frequent_han` counted from jieba's ``dict.txt`` (how the shipped file is made)."""
-    counts: Counter = Counter()
-    with (Path(jieba.__file__).parent / "dict.txt").open(encoding="utf-8") as fh:
-        for line in fh:
-            parts = line.split()
-            if len(parts) >= 2 and parts[1].isdigit():
-                for ch in parts[0]:
-                    counts[ch] += int(parts[1])
-    return frozenset(ch for ch, _ in counts.most_common(N_FREQUENT_HAN))
+    Read from :data:`FREQUENT_HAN_FILE` (tests/test_ingest.py counts jieba's ``dict.txt`` again
+    and checks that they agree)."""
+    return frozenset("".join(data_lines(FREQUENT_HAN_FILE)))
 
 
 def plausibility(text: str) -> float:

@@ -32,16 +32,6 @@ if TYPE_CHECKING:
     from .config import Config
     from .executor import Executor
 
-__all__ = [
-    "DEFAULT_MAX_CHARS",
-    "Embedder",
-    "PooledEmbedder",
-    "SentenceTransformerEmbedder",
-    "UniversalSentenceEncoder",
-    "make_embedder",
-    "make_local_embedder",
-]
-
 DEFAULT_MAX_CHARS = 512
 """Default length, in characters, that inputs are cut to before encoding."""
 

@@ -30,8 +30,6 @@ import numpy as np
 
 from .embed import Embedder, checked_texts, submit_encode
 
-__all__ = ["CachedEmbedder", "EmbeddingCache"]
-
 log = logging.getLogger(__name__)
 
 #: Texts per ``SELECT … IN (…)`` lookup; SQLite's default limit on bound parameters is 32,766
@@ -90,13 +88,11 @@ class EmbeddingCache:
         path: the cache file.
         enabled: whether lookups and stores reach the file.
         warnings: what went wrong with the cache, one message each (also logged as warnings).
-        damaged_entries: entries read whose checksum did not match (treated as misses).
     """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.warnings: list[str] = []
-        self.damaged_entries = 0
         self._rebuild: Path | None = None  # the file the cache is rebuilt in, swapped in by close
         self._db: sqlite3.Connection | None = None
         try:
@@ -195,7 +191,6 @@ class EmbeddingCache:
             self._turn_off(exc)
             return {}
         if damaged:
-            self.damaged_entries += damaged
             self._warn(f"embedding cache {self.path}: {damaged} entr{'y' if damaged == 1 else 'ies'} failed "
                        "the checksum (damaged): encoded again and replaced")
         return found

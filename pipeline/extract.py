@@ -90,8 +90,6 @@ MAX_ANALYSED_CHARS = 200_000
 _YEAR_VALUE = re.compile(r"\s*((?:19|20)\d\d)(?![\d.])")
 _SUBHEADING_MAX_CHARS = 20
 _SENTENCE_PUNCT = re.compile(r"[。！？!?.；;：:]")
-#: Words that never make a keyword (re-exported from :mod:`pipeline.nlp`).
-GENERIC_WORDS = kw.ZH_GENERIC_WORDS
 #: A ``VENUE`` entity's value: the venue, then its year when one is adjacent.
 _VENUE_VALUE = re.compile(r"(?P<venue>.+?) (?P<year>\d{4})")
 #: A lower-case word at a line start continues the sentence before (pipeline.nlp's rule).
@@ -334,17 +332,8 @@ def _full_title(name: str, line: str) -> str | None:
 
 
 def extract_fields(row: dict, target_script: str, config: Config) -> dict:
-    """Fields of one section.
-
-    The section's lines are analysed once (:func:`pipeline.nlp.parse_section`: the entities,
-    sentences and, for Chinese, the jieba tokens of the spaCy ``Doc`` of the pipeline of
-    ``row["lang"]``), and the fields are read from that: a line that
-    starts with a ``KEY`` entity is a metadata line (its value read by
-    :func:`pipeline.fields.parse_key_value`), the ``AWARD`` and ``VENUE`` entities of the
-    award and venue lines give the award label and the venue and year, an ``AWARD`` entity in
-    an award sentence of the first paragraph (:func:`pipeline.nlp.stated_award`) the award
-    stated in prose, the sentences the summary's cut, and the tokens the Chinese
-    keywords (jieba runs once per section).
+    """Fields of one section, from one analysis of it (see the module docstring; the pipeline
+    of ``row["lang"]``).
 
     Args:
         row: a section with ``heading``, ``text``, ``ctx_award_raw``, ``doc_venue``,
@@ -834,8 +823,8 @@ def extract_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     Input columns: ``heading``, ``text``, ``ctx_award_raw``, ``doc_venue``, ``doc_year``.
     """
     target = config.normalize.target_script
-    # only the columns extract_fields reads: converting the others (text_norm, dropped ...)
-    # to dicts of Python objects was a tenth of this stage's own time
+    # only the columns extract_fields reads: the others (text_norm, dropped ...) are not
+    # converted to Python objects
     read = batch[[c for c in _ROW_COLUMNS if c in batch.columns]]
     inputs = list(records(read))
     rows = [extract_fields(r, target, config) for r in inputs]

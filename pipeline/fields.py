@@ -7,16 +7,6 @@ schemes); facts about particular papers belong in the tests, never here.
 
 arXiv ids and URLs are in :mod:`pipeline.identifiers`, lists of people and institutions in
 :mod:`pipeline.names`, credit lines in :mod:`pipeline.credits`.
-
-Public API:
-
-* :data:`AWARDS`, :func:`normalize_award`, :func:`find_award_label` -- award labels;
-* :data:`VENUES`, :func:`find_venue_years`, :func:`canonical_venue` -- venue mentions;
-* :func:`parse_key_value` -- metadata lines (``机构：A、B``, ``👥 A, B``);
-* :func:`fold_title` -- the exact-match dedup key of a title;
-* :func:`split_sentences` -- sentences of a paragraph (initials and "et al." kept whole);
-* :func:`find_stated_award`, :func:`lead_award` -- awards stated in a section's prose or an
-  article's lead; :func:`find_dated_venue_years` -- venue years given by a dated sentence.
 """
 
 from __future__ import annotations
@@ -30,28 +20,9 @@ from .identifiers import _url_spans, find_arxiv_ids, find_urls
 from .names import _SPACES
 from .textutil import _CASE_EXTRA, _memoised
 
-__all__ = [
-    "AWARDS",
-    "KEYS",
-    "VENUES",
-    "canonical_venue",
-    "find_award_label",
-    "find_venue_years",
-    "fold_title",
-    "fold_title_words",
-    "normalize_award",
-    "parse_key_value",
-    "find_dated_venue_years",
-    "find_stated_award",
-    "lead_award",
-    "split_sentences",
-]
+# --- Awards ---------------------------------------------------------------------------------------
 
-# ---------------------------------------------------------------------------------------------
-# Awards
-# ---------------------------------------------------------------------------------------------
-
-#: The award classes, in the order :func:`normalize_award` tests them is given by ``_AWARD_RULES``.
+#: The award classes (:func:`normalize_award` tests them in the order of ``_AWARD_RULES``).
 AWARDS: tuple[str, ...] = (
     "best_paper",
     "best_paper_runner_up",
@@ -143,13 +114,8 @@ def normalize_award(raw: str | None) -> str | None:
         ``获奖``/``獲獎`` (award-winning) alone are not award labels, and a candidate or
         finalist (``最佳论文候选``, ``best paper candidate``) was given none.
 
-    Rules (tested in this order, first hit wins): runner-up (``Runner-up``, ``亚军``/``亞軍``);
-    honourable mention (``Honorable Mention``, ``荣誉提名``/``榮譽提名``, any ``提名``); test of
-    time (``Test of Time``, ``时间检验``/``時間檢驗``); outstanding position paper; outstanding
-    paper (``Outstanding … Paper``, ``杰出论文``/``傑出論文``/``优秀论文``); best paper
-    (``Best Paper``, ``最佳论文``/``最佳論文``, and a track's by length: ``Best Long Paper``,
-    ``Best Short Paper``, ``最佳长论文``). Vocabulary as used by the NeurIPS, ICML and
-    ICLR award announcements and their Chinese press coverage.
+    The first of ``_AWARD_RULES`` that matches wins (most specific first). Vocabulary as used by
+    the NeurIPS, ICML and ICLR award announcements and their Chinese press coverage.
     """
     if not raw or not raw.strip():
         return None
@@ -192,9 +158,7 @@ def find_award_label(text: str) -> str | None:
     return text[start:end].strip()
 
 
-# ---------------------------------------------------------------------------------------------
-# Venues
-# ---------------------------------------------------------------------------------------------
+# --- Venues ---------------------------------------------------------------------------------------
 
 #: Canonical venue names returned by :func:`find_venue_years` and :func:`canonical_venue`.
 VENUES: tuple[str, ...] = (
@@ -547,9 +511,7 @@ def canonical_venue(raw: str | None) -> str | None:
     return None
 
 
-# ---------------------------------------------------------------------------------------------
-# Metadata lines
-# ---------------------------------------------------------------------------------------------
+# --- Metadata lines -------------------------------------------------------------------------------
 
 #: Canonical keys returned by :func:`parse_key_value`.
 KEYS: tuple[str, ...] = (
@@ -651,11 +613,7 @@ def parse_key_value(line: str) -> tuple[str, str] | None:
           emoji followed by a ``key：value`` pair yields that pair;
         * ``key：value`` or ``key: value`` where ``key`` (at most 12 characters after
           dropping ``**``/``【】`` decoration and a parenthesised gloss, case- and
-          space-insensitive) is a known alias, e.g. 论文标题/Title -> title, 作者/Authors ->
-          authors, 机构/單位/Affiliations -> institutions, 奖项/Award -> award, 会议/Venue ->
-          venue, 论文地址/論文連結/arXiv/PDF -> paper_url, 论文主页/Project page -> project_url,
-          代码/程式碼/GitHub -> code_url, 参考链接/原文連結/References/Source ->
-          reference_url, 摘要/Abstract/TL;DR -> summary;
+          space-insensitive) is an alias in ``_KEY_ALIASES``;
         * ``论文 N：<title>`` / ``Paper N: <title>`` (numbered paper heading) -> title;
         * the bare key ``论文``/``Paper`` -> paper_url when the value holds a URL or an arXiv
           id or stands for a missing one (``None``, ``N/A``, ``暂无``), else title.
@@ -711,9 +669,7 @@ _TRAILING_BREAKS = re.compile(r"(?:\s*<br\s*/?>)+$", re.I)
 PLACEHOLDER_VALUE = re.compile(r"(?i:none|null|n/?a|tbd|tba|coming soon|-+|—+)|暂无|暫無|无|無|待定|待补充|待補充")
 
 
-# ---------------------------------------------------------------------------------------------
-# Titles
-# ---------------------------------------------------------------------------------------------
+# --- Titles ---------------------------------------------------------------------------------------
 
 # British -> American spelling, whole-word suffix rules only (applied after casefolding).
 _SPELLING_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -743,12 +699,9 @@ def fold_title(title: str) -> str:
 
     Returns:
         ``title`` NFKC-normalised (Unicode UAX #15: full-width forms, ligatures, ``…`` ->
-        ``...``) and case-folded (``str.casefold``), British spellings folded to American by
-        whole-word suffix rules (``-isation`` -> ``-ization``; ``-ise/-ised/-ises/-ising`` ->
-        ``-iz…`` for stems of 3+ letters; ``-yse`` -> ``-yze``; ``-elling/-elled`` ->
-        ``-eling/-eled`` as in ``modelling``; ``behaviour``-type ``-our`` -> ``-or``;
-        ``centre`` -> ``center``), then every character that is not a letter, digit or
-        combining mark removed (punctuation, symbols such as ``&``, whitespace). Two titles
+        ``...``) and case-folded (``str.casefold``), British spellings folded to American by the
+        whole-word suffix rules of ``_SPELLING_RULES``, then every character that is not a
+        letter, digit or combining mark removed (punctuation, symbols such as ``&``, whitespace). Two titles
         differing only in case, spacing, punctuation or these spellings get the same key.
         Chinese script (Simplified vs Traditional) is not folded here. Accents are kept.
         Returns ``""`` for an empty title. Never raises.
@@ -783,9 +736,7 @@ def fold_title_words(title: str) -> str:
     return s
 
 
-# ---------------------------------------------------------------------------------------------
-# Sentences
-# ---------------------------------------------------------------------------------------------
+# --- Sentences ------------------------------------------------------------------------------------
 
 _SENT_OPENERS = frozenset("（(《「『“【[")
 _SENT_CLOSERS = frozenset("）)》」』”】]")
@@ -838,9 +789,7 @@ def split_sentences(paragraph: str) -> list[str]:
     return out
 
 
-# ---------------------------------------------------------------------------------------------
-# Awards stated in prose
-# ---------------------------------------------------------------------------------------------
+# --- Awards stated in prose -----------------------------------------------------------------------
 
 #: Words that say a paper receives an award ("获得杰出论文奖", "同届荣誉提名则包括…",
 #: "won the best paper award"); an award label in a sentence without one is a mere mention.
@@ -894,9 +843,7 @@ def lead_award(text: str) -> str | None:
     return next(iter(found.values())) if len(found) == 1 else None
 
 
-# ---------------------------------------------------------------------------------------------
-# Venue years stated as dates
-# ---------------------------------------------------------------------------------------------
+# --- Venue years stated as dates ------------------------------------------------------------------
 
 #: English month names and their abbreviations (a regex alternation).
 MONTHS = (

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import re
-from importlib import resources
 
 from .candidates import unlink
 from .fields import PLACEHOLDER_VALUE, find_venue_years, parse_key_value
@@ -24,7 +23,7 @@ from .headings import (
     without_venue_label,
 )
 from .paper_venue import CITATION_TAIL
-from .textutil import latin_words, plain
+from .textutil import data_lines, latin_words, plain
 
 # An English title with a short Chinese-only label after it ("Title 论文速递", "Title | 全文翻译");
 # the label is told by its shape, as for pipeline.headings.LEADING_DECORATION (which takes one
@@ -61,8 +60,7 @@ MIN_TITLE_BEFORE_LABEL = 6
 @functools.cache
 def reading_label() -> re.Pattern[str]:
     """A reading label (``pipeline/data/reading_labels.txt``) that ends a heading, longest first."""
-    text = resources.files(__package__).joinpath("data", "reading_labels.txt").read_text(encoding="utf-8")
-    words = sorted({w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#")}, key=len, reverse=True)
+    words = sorted(set(data_lines("reading_labels.txt")), key=len, reverse=True)
     return re.compile(rf"(?<=.{{{MIN_TITLE_BEFORE_LABEL}}})\s*(?:{'|'.join(map(re.escape, words))})\s*$", re.S)
 
 

@@ -9,9 +9,7 @@ from collections.abc import Iterator
 
 from .textutil import _CASE_EXTRA, anchored_finditer
 
-# ---------------------------------------------------------------------------------------------
-# arXiv identifiers
-# ---------------------------------------------------------------------------------------------
+# --- arXiv identifiers ----------------------------------------------------------------------------
 
 # Identifier scheme: https://info.arxiv.org/help/arxiv_identifier.html
 #   new style (since 0704): YYMM.NNNN (0704-1412) or YYMM.NNNNN (1501 on), optional vN;
@@ -199,9 +197,7 @@ def find_arxiv_attributes(text: str) -> list[tuple[str, str | None]]:
     return list(out.items())
 
 
-# ---------------------------------------------------------------------------------------------
-# URLs
-# ---------------------------------------------------------------------------------------------
+# --- URLs -----------------------------------------------------------------------------------------
 
 #: Values of :func:`url_kind`.
 URL_KINDS: tuple[str, ...] = ("arxiv", "pdf", "project", "code", "doi", "openreview", "other")

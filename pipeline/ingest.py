@@ -112,8 +112,6 @@ _UNICODE_KINDS = {
 _UNICODE_TARGETS = re.compile("[" + re.escape("".join(_UNICODE_KINDS)) + "]")
 #: A full-width full stop between two digits (after the digits fold): a decimal point.
 _FULLWIDTH_DECIMAL_POINT = re.compile(r"(?<=[0-9])．(?=[0-9])")
-#: The characters whose removal shortens the text (every other change keeps its length).
-REMOVED = ZERO_WIDTH + BIDI_CONTROLS
 
 
 def clean_title(title: str | None) -> str | None:
@@ -137,7 +135,7 @@ def normalize_unicode(text: str) -> tuple[str, dict[str, int]]:
     Returns:
         ``(text, counts)`` where ``counts`` maps a description of each kind of change to how
         many characters it affected (empty when nothing changed). Removing zero-width and bidi
-        characters (:data:`REMOVED`) shortens the text; the other changes keep its length, each
+        characters shortens the text; the other changes keep its length, each
         character replaced by one character.
     """
     found = Counter(_UNICODE_KINDS[ch] for ch in _UNICODE_TARGETS.findall(text))

@@ -32,15 +32,10 @@ if TYPE_CHECKING:
     from .credits import Credit
 
 
-# ---------------------------------------------------------------------------------------------
-# Keywords
-# ---------------------------------------------------------------------------------------------
+# --- Keywords -------------------------------------------------------------------------------------
 
 # TeX math ($...$, $$...$$, \(...\), \[...\]) is notation, not topic: removed before extraction.
 _TEX_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\((?:(?!\\[()]).)+?\\\)|\\\[(?:(?!\\[\[\]]).)+?\\\]", re.S)
-
-if TYPE_CHECKING:
-    from .credits import Credit
 
 _NUMBER = re.compile(r"^[\d.,%]+$")
 _PUNCT_ONLY = re.compile(r"^[\W_]+$")
@@ -301,9 +296,7 @@ def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
     return kept[:n]
 
 
-# ---------------------------------------------------------------------------------------------
-# Topic priors: the title, credited people and institutions, marked terms
-# ---------------------------------------------------------------------------------------------
+# --- Topic priors: the title, credited people and institutions, marked terms ----------------------
 
 #: Factor on the score of a candidate the section's title names (:func:`_in_title`).
 TITLE_BOOST = 4.0

@@ -56,8 +56,8 @@ _LIST_ITEM = re.compile(r"^(?:[-*•·▪●]|\(?\d+[.)、]|[（(]\d+[）)])\s*"
 _SENTENCE_END = re.compile(r"[。；;，,]$|[。！]")
 
 
-def _is_title_line(s: str, min_words: int = MIN_TITLE_WORDS) -> bool:
-    """Whether ``s`` is an English title standing alone: at least ``min_words`` Latin words,
+def _is_title_line(s: str) -> bool:
+    """Whether ``s`` is an English title standing alone: at least :data:`MIN_TITLE_WORDS` Latin words,
     mostly Latin letters, starting with a capital or a digit, not ending like a sentence, at
     most :data:`MAX_TITLE_CHARS` long, optionally followed by a short Chinese decoration."""
     if len(s) > MAX_TITLE_CHARS and not "\u3400" <= s[-1:] <= "\u9fff":
@@ -67,7 +67,7 @@ def _is_title_line(s: str, min_words: int = MIN_TITLE_WORDS) -> bool:
         return False
     title = m.group("title")
     words = latin_words(title)
-    if len(words) < min_words or title.rstrip().endswith((".", ",", ";", ":")):
+    if len(words) < MIN_TITLE_WORDS or title.rstrip().endswith((".", ",", ";", ":")):
         return False
     if len(title) > MAX_TITLE_CHARS or max(len(w) for w in words) > MAX_TITLE_WORD_CHARS:
         return False
@@ -137,7 +137,7 @@ def _bare_award_header(s: str) -> bool:
 
 
 
-def _english_title(t: str, min_words: int = MIN_TITLE_WORDS) -> bool:
+def _english_title(t: str) -> bool:
     """Whether ``t`` reads as an English paper title (see :func:`_is_title_line`), also inside a
     bilingual form ``中文（English）`` / ``English（中文）`` or book-title marks ``《English》``."""
     t = t.strip()
@@ -147,8 +147,8 @@ def _english_title(t: str, min_words: int = MIN_TITLE_WORDS) -> bool:
         t = m.group("inner")
     m = BILINGUAL.fullmatch(t) if "(" in t or "（" in t else None
     if m:
-        return any(_is_title_line(part.strip(), min_words) for part in (m.group("a"), m.group("b")))
-    return _is_title_line(t, min_words)
+        return any(_is_title_line(part.strip()) for part in (m.group("a"), m.group("b")))
+    return _is_title_line(t)
 
 
 def _venue_heading(t: str) -> bool:

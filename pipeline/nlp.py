@@ -2,12 +2,6 @@
 boundaries (rules in :mod:`pipeline.sentences`) and award/venue/metadata-key entities. Section
 keywords are in :mod:`pipeline.keywords`.
 
-Public API: :func:`zh_nlp`, :func:`en_nlp` (pipelines, built once per process);
-:func:`sentences`; :func:`entities`; :func:`parse` (one ``Doc`` of a section) and
-:func:`token_spans`; :func:`parse_section` (what the extract stage reads: the same entities,
-sentences and tokens without a ``Doc``), :func:`stated_award`, :func:`is_specific_award`;
-:func:`load_user_dict`.
-
 ``zh_nlp()`` is ``spacy.blank("zh")`` with the jieba segmenter (spaCy docs, "Chinese language
 data") over a private ``jieba.Tokenizer`` holding jieba's dictionary plus the shipped
 ML-domain dictionary ``pipeline/data/ml_terms.txt`` (jieba README, "载入词典"); the global
@@ -65,26 +59,6 @@ from .textutil import anchored_finditer
 if TYPE_CHECKING:
     pass
 
-__all__ = [
-    "ENTITY_COMPONENT",
-    "ENTITY_LABELS",
-    "SENTENCE_COMPONENT",
-    "TECH_TOKEN",
-    "USER_DICT",
-    "WRITTEN",
-    "Entity",
-    "en_nlp",
-    "entities",
-    "cut_protected",
-    "is_specific_award",
-    "load_user_dict",
-    "parse",
-    "sentences",
-    "stated_award",
-    "token_spans",
-    "zh_nlp",
-]
-
 jieba.setLogLevel(60)  # jieba prints its dictionary loading to stderr at INFO
 
 #: Name of the sentence-boundary component in both pipelines.
@@ -123,9 +97,7 @@ class Entity(NamedTuple):
 if not Doc.has_extension(ENTITY_COMPONENT):
     Doc.set_extension(ENTITY_COMPONENT, default=None)
 
-# ---------------------------------------------------------------------------------------------
-# Language routing
-# ---------------------------------------------------------------------------------------------
+# --- Language routing -----------------------------------------------------------------------------
 
 from .textutil import HAN as _HAN  # noqa: E402
 
@@ -142,9 +114,7 @@ def _is_english(lang: str, text: str) -> bool:
     return not _HAN.search(text)
 
 
-# ---------------------------------------------------------------------------------------------
-# User dictionary and pipelines
-# ---------------------------------------------------------------------------------------------
+# --- User dictionary and pipelines ----------------------------------------------------------------
 
 
 @functools.cache
@@ -377,9 +347,7 @@ def _sentence_doc(nlp: Language, text: str) -> Doc:
     return nlp.get_pipe(SENTENCE_COMPONENT)(doc)
 
 
-# ---------------------------------------------------------------------------------------------
-# Entities
-# ---------------------------------------------------------------------------------------------
+# --- Entities -------------------------------------------------------------------------------------
 
 
 #: Markup around a metadata key that is not part of it (``**作者**：``, ``【摘要】：``).

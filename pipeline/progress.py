@@ -1,6 +1,6 @@
 """Progress of a run: one tqdm bar per phase, on a terminal or as JSON log records.
 
-Phases, in run order (:data:`PHASES`): ``models`` (in-process model loading), ``documents``
+Phases, in run order: ``models`` (in-process model loading), ``documents``
 (corpus files through ingest ... extract and assembly), ``embedding`` (sections),
 ``clustering`` (percent, by :data:`pipeline.dedup.CLUSTERING_STEPS`) and ``writing`` (rows).
 
@@ -26,7 +26,6 @@ from tqdm.auto import tqdm
 log = logging.getLogger(__name__)
 
 PROGRESS_MODES = ("off", "auto", "bars", "log")
-PHASES = ("models", "documents", "embedding", "clustering", "writing")
 #: Seconds between two progress records of a phase in the JSON logs (tqdm's ``mininterval``):
 #: a 10-minute phase gives about 120 records, a short one its start and end only.
 LOG_INTERVAL_S = 5.0
@@ -84,7 +83,7 @@ class Progress:
         self._ticker: threading.Thread | None = None
 
     def bar(self, phase: str, total: int | None, unit: str) -> tqdm:
-        """A started bar for ``phase`` (one of :data:`PHASES`) of ``total`` ``unit`` (None: no
+        """A started bar for ``phase`` (a phase of the module docstring) of ``total`` ``unit`` (None: no
         count, no ETA: the bar shows the elapsed time). Close it when the phase ends (or use it
         as a context manager)."""
         desc = f"{phase:<10}"

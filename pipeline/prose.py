@@ -277,12 +277,6 @@ def _title_case_spans(sentence: str) -> list[tuple[int, str, int]]:
     return found
 
 
-def find_paper_mention(paragraph: str) -> str | None:
-    """The first inline paper mention of a paragraph (see :func:`find_paper_mentions`), or None."""
-    mentions = find_paper_mentions(paragraph)
-    return mentions[0][1] if mentions else None
-
-
 def _narrative(lines: list[Line], kinds: list[str],
                finder=find_paper_mentions) -> tuple[list[Line], list[str], dict[int, str | None]]:
     """Split body lines at inline paper mentions (``finder``: :func:`find_paper_mentions`, or

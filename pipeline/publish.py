@@ -125,8 +125,6 @@ class OutputLock:
     def __init__(self, out_dir: str | Path):
         self.path = Path(out_dir) / LOCK_NAME
         self._fd: int | None = None
-        #: PID named by a lock file that was free when taken (a killed run), else None.
-        self.stale_pid: int | None = None
 
     def __enter__(self) -> OutputLock:
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -142,7 +140,6 @@ class OutputLock:
             raise
         previous = _read_pid(fd)
         if previous is not None and previous != os.getpid():
-            self.stale_pid = previous
             state = "still running but not holding it" if _pid_alive(previous) else "no longer running"
             log.warning("cleared a stale lock on %s left by pid %d (%s; killed before it finished?)",
                         self.path.parent, previous, state)

@@ -18,9 +18,7 @@ if TYPE_CHECKING:
     pass
 
 
-# ---------------------------------------------------------------------------------------------
-# Sentences
-# ---------------------------------------------------------------------------------------------
+# --- Sentences ------------------------------------------------------------------------------------
 
 #: Characters that end a sentence outside quotations, brackets, book titles and URLs: the
 #: ideographic full stop, full-width exclamation/question marks and semicolon, ASCII ``!?``.

@@ -36,15 +36,12 @@ class Stage:
         fn: ``fn(batch, config) -> batch``; pure with respect to other batches.
         requires: columns the input batch must have.
         adds: columns the output batch has in addition to (or instead of) the input's.
-        per_document: True when the stage can run on any split of the batch (map_batches);
-            False for global stages (dedup).
     """
 
     name: str
     fn: Callable[[pd.DataFrame, Config], pd.DataFrame]
     requires: Sequence[str]
     adds: Sequence[str]
-    per_document: bool = True
 
     def check_input(self, batch: pd.DataFrame) -> None:
         """Raise :class:`StageInputError` if ``batch`` lacks a required column."""

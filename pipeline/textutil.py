@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from importlib import resources
 from itertools import repeat
 from operator import mul
 
@@ -58,16 +59,22 @@ class Line:
         return not self.stripped
 
 
-def split_lines(text: str, start: int = 0, end: int | None = None) -> list[Line]:
-    """Lines of ``text[start:end]`` with absolute offsets; ``end`` of a line excludes ``\\n``."""
-    end = len(text) if end is None else end
-    lines, pos = [], start
+def split_lines(text: str) -> list[Line]:
+    """Lines of ``text`` with their offsets; ``end`` of a line excludes ``\\n``."""
+    end = len(text)
+    lines, pos = [], 0
     while pos < end:
         nl = text.find("\n", pos, end)
         stop = end if nl == -1 else nl
         lines.append(Line(pos, stop, text[pos:stop]))
         pos = stop + 1
     return lines
+
+
+def data_lines(name: str) -> list[str]:
+    """The lines of ``pipeline/data/<name>`` (UTF-8), stripped, blank and ``#`` lines left out."""
+    text = resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8")
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
 
 
 def blocks(lines: list[Line]) -> list[list[Line]]:
@@ -111,9 +118,8 @@ def cosine(a: Counter, b: Counter) -> float:
         return 0.0
     if len(a) > len(b):
         a, b = b, a
-    # the same products summed in the same order as a generator over the items would, but
-    # multiplied and summed in C (``map``): the reference profile is a whole document, and its
-    # norm was most of the cost of the unrelated-news scans in clean
+    # summed in C (``map``), in the order a generator over the items would: the reference
+    # profile may be a whole document
     num = sum(map(mul, a.values(), map(b.get, a, repeat(0))))
     va, vb = a.values(), b.values()
     den = math.sqrt(sum(map(mul, va, va))) * math.sqrt(sum(map(mul, vb, vb)))
@@ -232,16 +238,12 @@ def escape_controls(text: str) -> str:
     return CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
-#: Entries kept per memo of a pure text function of this module (:func:`_memoised`): the same
-#: lines and sentences are read many times over (clean, segment and extract each read every
-#: line for metadata keys; :mod:`pipeline.nlp` reads every line and sentence of a section for
-#: credits and venues, after extract has read its first paragraph), a line coming back a whole
-#: batch later (one stage after the other): the size is the hit rate's knee (bench/README.md,
-#: "Thresholds").
+#: Entries kept per memo of a pure text function of this module (:func:`_memoised`): clean,
+#: segment, extract and nlp read the same lines and sentences, a line coming back a whole batch
+#: later; the size is the hit rate's knee (bench/README.md, "Thresholds").
 MEMO_ENTRIES = 16384
 #: Longest argument (characters) that is memoised: longer texts are whole paragraphs or
-#: sections, read once or twice; keeping them would only hold memory (with this bound a memo
-#: holds at most ~16 M characters, ~2 M in practice).
+#: sections, read once or twice (with this bound a memo holds at most ~16 M characters).
 MEMO_MAX_CHARS = 1000
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import math
 import string
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy
 
@@ -17,11 +17,6 @@ from . import _spacy_without_torch  # noqa: F401 - before spaCy: thinc without t
 
 # isort: split
 from spacy.lang.en.stop_words import STOP_WORDS as _SPACY_EN_STOP_WORDS
-
-if TYPE_CHECKING:
-    from yake import KeywordExtractor
-
-
 
 #: English stop words: spaCy's list for English plus write-up words that say nothing about a
 #: paper's topic and the finite verbs write-ups use most (the English pipeline has no tagger).
@@ -35,18 +30,6 @@ EN_STOP_WORDS = frozenset(_SPACY_EN_STOP_WORDS) | frozenset(
     "improves improve allows enables achieves introduces adopts adopted reaches reaching beats "
     "prefers prefer takes loses generates need needs let".split()
 )
-
-
-@functools.cache
-def _yake(top: int) -> KeywordExtractor:
-    """The reference YAKE extractor that :func:`yake_extract` reproduces (n-grams up to 3 words,
-    ``top`` candidates, :data:`EN_STOP_WORDS`, lemmatizer off, so nothing is downloaded), built
-    once per ``top``."""
-    import yake
-
-    return yake.KeywordExtractor(lan="en", n=YAKE_NGRAM, dedup_lim=YAKE_DEDUP_LIM, dedup_func="seqm",
-                                 window_size=YAKE_WINDOW, top=top, stopwords=set(EN_STOP_WORDS),
-                                 lemmatize=False)
 
 
 #: YAKE settings of the English keywords: n-grams of up to 3 words, a co-occurrence window of
@@ -121,8 +104,8 @@ def _yake_similarity():
 def yake_extract(text: str, top: int) -> list[tuple[str, float]]:
     """YAKE keywords of ``text``: the same ``(keyword, score)`` list, best (lowest) score first,
     as ``yake.KeywordExtractor(lan="en", n=3, dedup_lim=0.9, dedup_func="seqm", window_size=1,
-    top=top, stopwords=EN_STOP_WORDS, lemmatize=False).extract_keywords(text)`` (yake 0.7,
-    :func:`_yake`; tests/test_nlp.py checks both agree).
+    top=top, stopwords=EN_STOP_WORDS, lemmatize=False).extract_keywords(text)`` (yake 0.7;
+    tests/test_nlp.py checks both agree).
 
     Method: Campos et al. 2020 as the package implements it: term scores ``H = WPos * WRel /
     (WCase + WFreq / WRel + WSpread / WRel)``, candidate scores ``prod(H) / ((sum(H) + 1) *

@@ -11,8 +11,9 @@ import re
 import pytest
 
 from pipeline.config import Config
-from pipeline.extract import EXTRACT_COLUMNS, GENERIC_WORDS, credit_text, extract_fields
+from pipeline.extract import EXTRACT_COLUMNS, credit_text, extract_fields
 from pipeline.heading_titles import split_heading_title
+from pipeline.keywords import ZH_GENERIC_WORDS as GENERIC_WORDS
 from pipeline.normalize import detect_script, to_script
 
 # --- split_heading_title ------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import random
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -24,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.config import Config, load_config
-from pipeline.decoding import decode, decode_bytes
+from pipeline.decoding import decode
 from pipeline.ingest import (
     BIDI_CONTROLS,
     CJK_COMPATIBILITY,
@@ -122,7 +123,12 @@ def test_list_corpus_missing_or_not_a_folder(tmp_path: Path) -> None:
         list_corpus(a_file, EXTENSIONS)
 
 
-# --- decode_bytes ----------------------------------------------------------------------------
+# --- decode ------------------------------------------------------------------------------------
+
+
+def decode_bytes(data: bytes) -> tuple[str, str]:
+    decoded = decode(data)
+    return decoded.text, decoded.encoding
 
 
 @pytest.mark.parametrize(
@@ -772,11 +778,21 @@ def test_metadata_titles_are_cleaned_like_the_text():
 
 
 def test_shipped_frequent_han_list_is_the_count_of_jiebas_dictionary():
+    # how the shipped file is made: jieba's dict.txt word counts summed per character
+    import jieba
+
     from pipeline import decoding
 
+    counts: Counter = Counter()
+    with (Path(jieba.__file__).parent / "dict.txt").open(encoding="utf-8") as fh:
+        for line in fh:
+            parts = line.split()
+            if len(parts) >= 2 and parts[1].isdigit():
+                for ch in parts[0]:
+                    counts[ch] += int(parts[1])
     shipped = decoding._frequent_han()
     assert len(shipped) == decoding.N_FREQUENT_HAN
-    assert shipped == decoding._count_frequent_han()
+    assert shipped == frozenset(ch for ch, _ in counts.most_common(decoding.N_FREQUENT_HAN))
     assert {"的", "模", "型"} <= shipped
 
 

@@ -75,7 +75,9 @@ def test_readme_sql_example_runs_and_returns_rows(sample_run, index: int) -> Non
 def test_every_schema_column_has_a_description() -> None:
     assert datadict.undocumented() == {}, (
         "describe these columns in pipeline/datadict.py COLUMNS, then run `python -m pipeline.datadict`")
-    assert datadict.stale() == {}, "COLUMNS in pipeline/datadict.py describes columns no schema has"
+    stale = {name: [c for c in cols if name not in datadict.TABLES or c not in datadict.TABLES[name].names]
+             for name, cols in datadict.COLUMNS.items()}
+    assert not any(stale.values()), f"COLUMNS in pipeline/datadict.py describes columns no schema has: {stale}"
     assert set(datadict.TABLE_DOCS) == set(SCHEMAS) | {"errors", "paper_ids", "changes"}
 
 

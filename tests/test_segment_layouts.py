@@ -11,7 +11,7 @@ from pipeline.clean import find_dropped
 from pipeline.config import Config
 from pipeline.heading_titles import split_heading_title
 from pipeline.headings import DECORATION_ONLY, LEADING_DECORATION
-from pipeline.prose import find_paper_mention, find_paper_mentions
+from pipeline.prose import find_paper_mentions
 from pipeline.segment import segment_document
 
 VAR = "Visual Autoregressive Modeling: Scalable Image Generation via Next-Scale Prediction"
@@ -38,9 +38,9 @@ def test_narrative_mentions_in_book_title_marks():
 
 
 def test_book_title_of_a_policy_is_not_a_paper():
-    assert find_paper_mention("9月4日，工业和信息化部印发《电子信息制造业稳增长行动方案》。") is None
-    assert find_paper_mention("他推荐了小说《三体》，称其启发了研究。") is None
-    assert find_paper_mention("团队的论文《大模型微调的学习动态》获得杰出论文奖。") == "《大模型微调的学习动态》"
+    assert find_paper_mentions("9月4日，工业和信息化部印发《电子信息制造业稳增长行动方案》。") == []
+    assert find_paper_mentions("他推荐了小说《三体》，称其启发了研究。") == []
+    assert [t for _, t in find_paper_mentions("团队的论文《大模型微调的学习动态》获得杰出论文奖。")] == ["《大模型微调的学习动态》"]
 
 
 def test_metadata_blocks_before_the_body():
