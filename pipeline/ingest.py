@@ -698,14 +698,16 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
 
 #: A JSONL text field that holds HTML markup: block-level tags, not a stray "<" in prose.
 _LOOKS_LIKE_HTML = re.compile(r"<(?:html|body|article|div|p|h[1-6]|section|main|ul|ol|table)\b[^>]*>", re.I)
-_JSONL_LINE_PATH = re.compile(r"^(?P<path>.*\.(?:jsonl|csv))#(?P<line>\d+)$", re.I)
+#: A ``source_path`` naming one line or row of a records file (``feed.jsonl#3``, ``table.tsv#2``).
+_RECORD_PATH = re.compile(rf"^(?P<path>.*(?:{'|'.join(map(re.escape, formats.JSONL_SUFFIXES + formats.CSV_SUFFIXES))}))"
+                          r"#(?P<line>\d+)$", re.I)
 
 
 def source_sort_key(source_path: str) -> tuple[str, int]:
     """Sort key of a ``source_path``: ``(path, line)`` so that ``feed.jsonl#2`` precedes
     ``feed.jsonl#10`` (and ``table.csv#2`` ``table.csv#10``); ``(source_path, 0)`` for a whole
     file."""
-    m = _JSONL_LINE_PATH.match(source_path)
+    m = _RECORD_PATH.match(source_path)
     return (m.group("path"), int(m.group("line"))) if m else (source_path, 0)
 
 

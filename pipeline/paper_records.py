@@ -89,8 +89,9 @@ _SUBMITTED = re.compile(r"submitted|submission|under\s+review|投稿|在审|在�
 #: Separators of names in one string: ", ", ";", " and ", "、", "，" (and "&").
 _NAME_SEP = re.compile(r"\s*(?:,\s+|;|；|\s+and\s+|\s+&\s+|、|，)\s*")
 _TRUNCATED = re.compile(r"(?:,?\s*et\s+al\.?|\s+and\s+others|\s*等(?:人)?)$", re.I)
-#: A BibTeX author list splits on " and " (each part "Last, First").
-_BIBTEX_AND = re.compile(r",?\s+and\s+")
+#: A BibTeX author list splits on " and ", a conference system's export on ";" (each part
+#: "Last, First").
+_BIBTEX_AND = re.compile(r",?\s+and\s+|\s*[;；]\s*")
 #: Given names that end in an initial (``Kate A.``).
 _GIVEN_INITIAL = re.compile(r"(?:^|\s)[A-Z]\.$")
 _CLOSING_PERIOD = re.compile(r"(?<=[^\W\d_]{2})\.\s*$")
@@ -149,12 +150,19 @@ _KEY_SEPARATORS = re.compile(r"[\s\-.]+")
 _KEY_FORMAT_CHARS = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 
 
+#: A name of camel-case words of three letters or more ("PaperTitle", "authorNames"; not "arXiv").
+_CAMEL_CASE = re.compile(r"[A-Za-z][a-z]{2,}(?:[A-Z][a-z]{2,})+")
+
+
 def field_key(name: str) -> str:
     """A field name as matched: NFKC-normalised (full-width "Ｔｉｔｌｅ" is "title"), invisible
-    format characters removed, case-folded, surrounding spaces removed, inner spaces, hyphens and
-    dots as ``_`` ("Paper Title" and "paper-title" are ``paper_title``)."""
-    name = _KEY_FORMAT_CHARS.sub("", unicodedata.normalize("NFKC", name))
-    return _KEY_SEPARATORS.sub("_", name.strip().casefold())
+    format characters removed, camel-case words parted, case-folded, surrounding spaces removed,
+    inner spaces, hyphens and dots as ``_`` ("Paper Title", "paper-title" and "PaperTitle", as a
+    conference system's export writes it, are ``paper_title``)."""
+    name = _KEY_FORMAT_CHARS.sub("", unicodedata.normalize("NFKC", name)).strip()
+    if _CAMEL_CASE.fullmatch(name):
+        name = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name)
+    return _KEY_SEPARATORS.sub("_", name.casefold())
 
 
 def article_text(value: Any) -> str | None:
@@ -201,7 +209,7 @@ def _split_names(text: str) -> tuple[list[str], bool]:
     """Names in one string, ``(names, truncated)``: a trailing ``et al.``/``and others``/``等``
     is cut and sets ``truncated``; a BibTeX-style list gives one name per ``Last, First`` pair as
     written (a period closing the list after a word is cut): parts on `` and `` (a comma before
-    it allowed) that each hold pairs of comma-separated pieces whose first piece is one or two
+    it allowed) or ``;`` (``Silva, Andrew*; Chopra, Rohit``) that each hold pairs of comma-separated pieces whose first piece is one or two
     words (``Vesselinova, Natalia and Kim, Lee``, ``Peng, Yue, Choi, Byron, and Xu, Jianliang``),
     or a lone pair whose given names end in an initial (``Smith, Kate A.``); anything else splits
     on :data:`_NAME_SEP`."""

@@ -49,6 +49,8 @@ def tables(tmp_path_factory):
         shutil.copy(FIXTURES / name, corpus / name)
     (corpus / "no-paper.txt").write_text("今天天气很好，我们去公园散步，然后回家吃饭。\n", encoding="utf-8")
     (corpus / "text_and_fields.jsonl").write_text("\n".join(json.dumps(r) for r in TEXT_AND_FIELDS) + "\n", "utf-8")
+    (corpus / "accepted.tsv").write_text("PaperTitle\tAuthorNames\n"
+                                         "Sparse Codes for Parsing, Revisited\tLee, Ann*; Wu, Bo\n", encoding="utf-8")
     out = tmp_path_factory.mktemp("out")
     config = load_config()
     config.run.quiet = True
@@ -520,3 +522,19 @@ def test_a_tsv_export_is_read_as_records_split_at_tabs(tmp_path):
     assert [r["source_path"] for r in rows] == ["accepted.tsv#2", "accepted.tsv#3"]
     assert [r["title"] for r in rows] == ["Deep Learning, Fast and Slow", "Kernels, Revisited"]
     assert json.loads(rows[0]["paper_record"])["authors"] == ["Ada Li", "Bo Chen"]
+
+
+def test_a_tsv_export_with_camel_case_headers_is_one_paper_a_row(tables):
+    # a conference system's export: tab-separated, "PaperTitle" and "AuthorNames" as headers
+    docs, sections = tables
+    sec = _one(sections, "accepted.tsv#2")
+    assert sec["title"] == "Sparse Codes for Parsing, Revisited"
+    assert list(sec["authors"]) == ["Lee, Ann", "Wu, Bo"]  # "Last, First" names parted at ";"
+    assert docs.loc["accepted.tsv#2", "status"] == "ok"
+
+
+@pytest.mark.parametrize(("name", "key"), [("PaperTitle", "paper_title"), ("authorNames", "author_names"),
+                                           ("arXiv", "arxiv"), ("ArXiv", "arxiv"), ("Paper Title", "paper_title")])
+def test_field_keys_part_camel_case_words_only(name, key):
+    assert paper_records.field_key(name) == key
+
