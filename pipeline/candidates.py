@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
 
-from .credits import find_credit, parse_credit_line
+from .credits import _LOW, _UP, find_credit, parse_credit_line
 from .fields import (
     GENERIC_PAPER_KEYS,
     MONTHS,
@@ -105,7 +105,10 @@ _NOT_TITLE_LINE = re.compile(
 _TRAILING_REF = re.compile(r"(?:\s*(?:arxiv\s*[:：]?\s*\S+|https?://\S+|doi\s*[:：]\s*\S+|\(\s*\)|[\[(（]\s*(?:pdf|paper|code|link)\s*[\])）]))+\s*$", re.I)
 _TAG = re.compile(r"<[^>]{1,200}>")
 _QUOTED = re.compile(r"^[\"“「『](?P<inner>[^\"“”「」『』]{4,400})[\"”」』]")
-_NAME = re.compile(r"^[A-Z][a-zA-Z'’.\-]+(?:\s+[A-Z][a-zA-Z'’.\-]*){1,3}$")
+#: A person's name in a list of names: 2-4 capitalised Latin words (accents and hyphens, ASCII or
+#: U+2010/U+2011, allowed: "Veli Mäkinen", "Yi‐Chieh Wu"; the letter classes of
+#: :mod:`pipeline.credits`).
+_NAME = re.compile(rf"^[{_UP}][{_UP}{_LOW}'’.\-\u2010\u2011]+(?:\s+[{_UP}][{_UP}{_LOW}'’.\-\u2010\u2011]*){{1,3}}$")
 _CREDIT_WORD = re.compile(
     r"作者|一作|通讯作者|通訊作者|团队|團隊|研究者|研究人员|研究人員|机构|機構|单位|單位|来自|來自"
     r"|\bauthors?\b|\bby\b|\bet al\b|university|institute|大学|大學|实验室|實驗室|研究院",
@@ -420,8 +423,11 @@ def _title_part(body: str) -> str:
             s = s[:i]
     # "Title*Authors*" (emphasis glued to the title) and "Title (A and B)"
     s = s.rstrip(" *_")
+    # (after the emphasis, one name after a comma is a credit too: "*Title*, A")
     m = re.search(r"[*_]+(?=[^*_]{3,}$)", s)
-    if m and m.start() >= MIN_TITLE_CHARS * 3 and _is_name_list(s[m.end():].strip(" *_.")):
+    rest = s[m.end():].strip(" *_.") if m else ""
+    if m and m.start() >= MIN_TITLE_CHARS * 3 and (
+            _is_name_list(rest) or (rest[:1] in ",，" and _NAME.match(rest.lstrip(",， ")))):
         return s[: m.start()].strip()
     m = re.search(r"\s*[（(]([^（）()]{3,300})[）)]\s*\.?$", s)
     if m and m.start() >= MIN_TITLE_CHARS * 3 and (_is_name_list(m.group(1)) or _credits(m.group(1))):

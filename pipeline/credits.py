@@ -23,13 +23,13 @@ from .names import (
 from .textutil import _CASE_EXTRA, _memoised
 
 # A Latin person-name token: a capitalised word (accents, apostrophes and hyphenated parts
-# allowed; one inner capital after a Mc/Mac/O'/De/Di/La/Le/Du prefix, as in LeCun) or an
+# allowed, the hyphen as ASCII or U+2010/U+2011; one inner capital after a Mc/Mac/O'/De/Di/La/Le/Du prefix, as in LeCun) or an
 # initial ("V."). All-capital words (NVIDIA, DPO) and camel-case words (DeepMind, ControlNet)
 # are not person names.
 _UP = "A-ZÀ-ÖØ-ÞĀ-Ž"  # Latin-1 and Latin Extended-A capitals (Łukasz, Šimon)
 _LOW = "a-zß-öø-ÿā-ž"  # Latin Extended-A mixes cases; a lower-case letter there reads as one (Marasović)
 _NAME_TOKEN = (
-    rf"(?:(?:Mc|Mac|O['’]|D['’]|De|Di|La|Le|Du)?[{_UP}][{_LOW}'’]+(?:-[{_UP}]?[{_LOW}'’]+)*|[{_UP}]\.)"
+    rf"(?:(?:Mc|Mac|O['’]|D['’]|De|Di|La|Le|Du)?[{_UP}][{_LOW}'’]+(?:[-\u2010\u2011][{_UP}]?[{_LOW}'’]+)*|[{_UP}]\.)"
 )
 _PARTICLE = r"(?:van|von|de|der|den|da|di|del|della|du|dos|das|bin|ter)"
 #: A person: 1-4 name tokens (up to two particles between them: "van der"), ending in a word, not an initial.

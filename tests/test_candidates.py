@@ -52,6 +52,13 @@ def _line(s: str) -> Line:
         # a reading list's bare item: the title, then its address (h15-aelnouby)
         ("+ Wasserstein Dependency Measure for Representation Learning https://arxiv.org/pdf/1903.11780.pdf",
          "list", "Wasserstein Dependency Measure for Representation Learning"),
+        # a title in emphasis, then its authors, with U+2010 hyphens or one author (h25-apbc2018)
+        ("* __*Computing the Diameter of the Space of Maximum Parsimony Reconciliations in the Duplication-"
+         "Transfer-Loss Model*__, Jordan Haack, Eli Zupke, Andrew Ramirez, Yi\u2010Chieh Wu and Ran Libeskind\u2010Hadas",
+         "list", "Computing the Diameter of the Space of Maximum Parsimony Reconciliations in the Duplication-"
+                 "Transfer-Loss Model"),
+        ("* __*Comparisons of gene coexpression network modules in breast cancer and ovarian cancer*__, Shuqin Zhang",
+         "list", "Comparisons of gene coexpression network modules in breast cancer and ovarian cancer"),
         # a running number of three digits before a heading's title (h16-timothywangdev)
         ("### 502. Neural Diffusion Models", "md3", "Neural Diffusion Models"),
     ],
