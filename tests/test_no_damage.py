@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cydifflib import SequenceMatcher  # difflib's algorithm in Cython: the same opcodes, faster
 
-from pipeline.decoding import decode_bytes
+from pipeline.decoding import decode
 from pipeline.normalize import detect_script, script_counts, to_script
 
 from conftest import require_seeds
@@ -27,7 +27,7 @@ def _real_articles(language: str) -> list[tuple[str, str]]:
         for name, entry in json.loads(gold.read_text(encoding="utf-8"))["files"].items():
             if entry["language"] == language:
                 path = gold.parent / name
-                text, _ = decode_bytes(path.read_bytes(), markup=path.suffix in (".html", ".htm"))
+                text = decode(path.read_bytes(), markup=path.suffix in (".html", ".htm")).text
                 articles.append((f"{gold.parent.parent.name}/{gold.parent.name}/{name}", text))
     return articles
 
@@ -36,7 +36,7 @@ def _seed_articles(script: str) -> list[tuple[str, str]]:
     out = []
     for path in sorted(require_seeds().iterdir()):
         if path.is_file():
-            text, _ = decode_bytes(path.read_bytes())
+            text = decode(path.read_bytes()).text
             if detect_script(text) == script:
                 out.append((path.name, text))
     return out
