@@ -112,6 +112,36 @@ def _sibling_headings(lines: list[Line], cands: list[Candidate], eligible: list[
                 chosen[cands[k].line] = cands[k]
 
 
+#: Fewest kept titles of one block layout for the other blocks of that layout among them to be
+#: titles (:func:`_sibling_blocks`).
+MIN_SIBLING_BLOCKS = 3
+#: Candidate styles of a marked paragraph line (not a list item, table row, heading or key).
+_BLOCK_STYLES = frozenset({"bold_line", "bold_lead", "link_lead", "quoted", "book"})
+
+
+def _sibling_blocks(cands: list[Candidate], eligible: list[bool], chosen: dict[int, Candidate]) -> None:
+    """Paragraph blocks laid out alike: a marked line (a whole bold line) with a marked line of
+    one style right under it ("**Title**" / "**@reader 推荐**"). When at least
+    :data:`MIN_SIBLING_BLOCKS` and half of the blocks of one layout between the first and the
+    last kept one are kept titles, the other eligible ones there are titles too (``chosen`` is
+    updated in place): the classifier scores a short title ("**Spiking Deep Residual
+    Network**") low, its layout says what it is. Lists and tables are
+    :func:`pipeline.segment._sibling_runs`'s, headings :func:`_sibling_headings`'."""
+    at_line = {c.line: c for c in cands}
+    layouts: dict[tuple[str, str], list[int]] = {}
+    for k, c in enumerate(cands):
+        below = at_line.get(c.line + 1)
+        if below is not None and c.style in _BLOCK_STYLES:
+            layouts.setdefault((c.style, below.style), []).append(k)
+    for members in layouts.values():
+        kept = [cands[k].line for k in members if cands[k].line in chosen]
+        if len(kept) < MIN_SIBLING_BLOCKS:
+            continue
+        inside = [k for k in members if kept[0] <= cands[k].line <= kept[-1]]
+        if 2 * len(kept) >= len(inside):
+            chosen.update({cands[k].line: cands[k] for k in inside if eligible[k]})
+
+
 def _same_layout(signature: tuple[str, ...], common: tuple[str, ...]) -> bool:
     """Whether a heading's :func:`_signature` has every label of the common one in its place
     (it may label a line that the common layout leaves unlabelled)."""

@@ -84,6 +84,7 @@ from .layouts import (
     _next_anchor,
     _next_text_line,
     _numbered_siblings,
+    _sibling_blocks,
     _sibling_headings,
 )
 from .line_kinds import (
@@ -384,6 +385,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     items = _sibling_runs(cands, kinds, eligible, chosen)
     _entries_with_notes(cands, scores, eligible, items, chosen)
     _sibling_headings(lines, cands, eligible, chosen)
+    _sibling_blocks(cands, eligible, chosen)
     _numbered_siblings(lines, cands, eligible, chosen)
     _award_lists(cands, kinds, eligible, chosen)
     # two or more rows of a table whose header names a column of paper titles are its papers,

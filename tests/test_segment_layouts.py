@@ -882,3 +882,18 @@ def test_a_titled_table_is_a_summary_when_a_row_begins_a_title_anchored_above_in
     started = time.perf_counter()
     assert not _begins_any(many, heads)
     assert time.perf_counter() - started < 1.0
+
+
+def test_bold_title_blocks_laid_out_alike_are_all_papers() -> None:
+    """A digest of fifteen blocks "**Title**" / "**@reader 推荐**" / tag / blurb (h25-paperweekly):
+    the classifier keeps nine titles; the six short ones between them share the layout and are
+    papers too; the promotion footer's bold lines after the last kept title are not."""
+    path = (Path(__file__).parent / "fixtures" / "real" / "dev" / "h25-paperweekly-csdn-zhhans"
+            / "paperdaily-72-fifteen-papers.md")
+    text = path.read_text(encoding="utf-8")
+    result = segment_document(text, find_dropped(text, Config()))
+    headings = [s["heading"].strip("*") for s in result["sections"]]
+    assert len(headings) == 15
+    assert {"Spiking Deep Residual Network", "Hierarchical Neural Story Generation",
+            "Global Encoding for Abstractive Summarization"} <= set(headings)
+    assert not any("推荐" in h or "好礼" in h for h in headings)
