@@ -700,7 +700,10 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
 
 #: A JSONL text field that holds HTML markup: block-level tags, not a stray "<" in prose.
 _LOOKS_LIKE_HTML = re.compile(r"<(?:html|body|article|div|p|h[1-6]|section|main|ul|ol|table)\b[^>]*>", re.I)
-_JSONL_LINE_PATH = re.compile(r"^(?P<path>.*\.(?:jsonl|csv))#(?P<line>\d+)$", re.I)
+#: A row of a file read as many documents (``feed.jsonl#3``, ``table.csv#3``, ``table.tsv#3``):
+#: built from the suffixes, so that a suffix added to them maps its rows back to their file.
+_JSONL_LINE_PATH = re.compile(
+    rf"^(?P<path>.*(?:{'|'.join(map(re.escape, formats.JSONL_SUFFIXES + formats.CSV_SUFFIXES))}))#(?P<line>\d+)$", re.I)
 
 
 def source_sort_key(source_path: str) -> tuple[str, int]:
@@ -713,7 +716,7 @@ def source_sort_key(source_path: str) -> tuple[str, int]:
 
 def read_documents(source_path: str, abs_path: str) -> list[dict]:
     """All ``documents`` rows of one file: :func:`read_jsonl` for ``.jsonl``, :func:`read_csv` for
-    ``.csv``, else the one row of :func:`read_document`. Never raises for a bad file."""
+    ``.csv`` and ``.tsv``, else the one row of :func:`read_document`. Never raises for a bad file."""
     if Path(source_path).suffix.lower() in formats.JSONL_SUFFIXES:
         return read_jsonl(source_path, abs_path)
     if Path(source_path).suffix.lower() in formats.CSV_SUFFIXES:

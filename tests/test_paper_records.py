@@ -49,6 +49,8 @@ def tables(tmp_path_factory):
         shutil.copy(FIXTURES / name, corpus / name)
     (corpus / "no-paper.txt").write_text("今天天气很好，我们去公园散步，然后回家吃饭。\n", encoding="utf-8")
     (corpus / "text_and_fields.jsonl").write_text("\n".join(json.dumps(r) for r in TEXT_AND_FIELDS) + "\n", "utf-8")
+    (corpus / "accepted.tsv").write_text("title\tauthors\tvenue\nKernels, Revisited\tCai Wu\tAISTATS 2024\n"
+                                         "Sparse Graph Sketches\tDora Lind\tAISTATS 2024\n", "utf-8")
     out = tmp_path_factory.mktemp("out")
     config = load_config()
     config.run.quiet = True
@@ -127,6 +129,15 @@ def test_csv_rows_with_a_header(tables):
     assert (sec["venue"], sec["year"], sec["arxiv_id"]) == ("NeurIPS", 2024, "2412.00088")
     assert pd.isna(sec["summary"])  # no abstract in the row: none made up from the other fields
     assert docs.loc["awards.csv#2", "raw_text"].startswith('"Stochastic Taylor Derivative Estimator')
+
+
+def test_tsv_rows_reach_the_tables(tables):
+    # each row's documents row and section are kept with the file's rows (the file of
+    # "accepted.tsv#2" is "accepted.tsv"); they were dropped, and the run read 0 documents
+    docs, sections = tables
+    assert docs.loc[["accepted.tsv#2", "accepted.tsv#3"], "status"].tolist() == ["ok", "ok"]
+    assert _one(sections, "accepted.tsv#2")["title"] == "Kernels, Revisited"
+    assert list(_one(sections, "accepted.tsv#3")["authors"]) == ["Dora Lind"]
 
 
 def test_a_csv_row_without_a_title_is_an_error_row(tables):
