@@ -420,6 +420,21 @@ def test_csv_delimiter_is_sniffed_from_the_header(tmp_path, sep):
     assert fields["authors"] == ["Ashish Vaswani", "Noam Shazeer"] and fields["year"] == 2017
 
 
+@pytest.mark.parametrize("header", ["title", "title\tauthors, affiliations\tyear"])
+def test_a_tsv_is_split_at_tabs_whatever_its_header_sniffs_as(tmp_path, header):
+    # a header of one column, or with a comma in a cell, sniffed as a comma: the rows' titles
+    # were cut at their commas or the file had "no header"
+    extra = "" if "\t" not in header else "\tAda Li (MIT)\t2021"
+    rows = _read_csv(tmp_path, "list.tsv", f"{header}\nLearning to Rank, Revisited{extra}\nKernels{extra}\n")
+    assert [(r["status"], r["title"]) for r in rows] == [("ok", "Learning to Rank, Revisited"), ("ok", "Kernels")]
+
+
+def test_csv_delimiter_is_sniffed_past_leading_blank_lines(tmp_path):
+    rows = _read_csv(tmp_path, "semi.csv", "\n;;\ntitle;authors\nAttention Is All You Need;Ashish Vaswani, Noam Shazeer\n")
+    assert len(rows) == 1 and rows[0]["title"] == "Attention Is All You Need"
+    assert json.loads(rows[0]["paper_record"])["authors"] == ["Ashish Vaswani", "Noam Shazeer"]
+
+
 @pytest.mark.parametrize("first", [
     "Attention Is All You Need,Ashish Vaswani,NeurIPS,2017",
     "Large Language Models as Optimizers,Chengrun Yang and Xuezhi Wang",
