@@ -1920,3 +1920,16 @@ def test_titles_writing_nested_abbreviations_are_two_papers(a, b, apart) -> None
 
     assert (english_title_similarity(a, b) == TITLE_CONFLICT_SIMILARITY) == apart
     assert apart or english_title_similarity(a, b) > 0.8
+
+
+def test_a_title_of_many_abbreviations_is_compared_as_written() -> None:
+    """Past MAX_EXPANDED_ABBREVIATIONS a title's abbreviations stay as written: 1,000 characters
+    of them written out made a title of about 4,800 characters and each difflib ratio of two
+    such titles 40 times dearer (a 60-record file: dedup 4 s -> 39 s)."""
+    from pipeline.dedup.titles import MAX_EXPANDED_ABBREVIATIONS, compared_title
+
+    soup = " ".join(["GANs", "RL", "LLMs", "CNNs"] * 50)
+    assert compared_title(soup) == fold_title(soup)
+    few = " ".join(["RL"] * MAX_EXPANDED_ABBREVIATIONS)
+    assert compared_title(few) == "reinforcementlearning" * MAX_EXPANDED_ABBREVIATIONS
+    assert compared_title(few + " RL") == "rl" * (MAX_EXPANDED_ABBREVIATIONS + 1)
