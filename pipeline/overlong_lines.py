@@ -48,12 +48,17 @@ def _long_title_cell_notes(text: str) -> list[tuple[int, str]]:
     return notes
 
 
+#: Most notes :func:`overlong_line_notes` lists for one document; past them, one note counts the
+#: rest (a page of 40,000 overlong rows made a 6 MB ``notes`` cell).
+MAX_LINE_NOTES = 20
+
+
 def overlong_line_notes(text: str) -> list[str]:
     """A note per Markdown heading of ``text`` longer than :data:`MAX_TITLE_CHARS` characters
     (never a paper's title), per table row longer than :data:`MAX_ROW_CHARS` (read for no
     title, as junk) and per shorter row whose title cell is longer than :data:`MAX_TITLE_CHARS`
     (:func:`_long_title_cell_notes`), in text order; each names the length, the limit and the
-    line's start."""
+    line's start. Past :data:`MAX_LINE_NOTES`, one last note counts the lines not listed."""
     notes: list[tuple[int, str]] = []
     for m in _MARKDOWN_HEADING.finditer(text):
         heading = plain(m.group(1)).strip()
@@ -67,4 +72,8 @@ def overlong_line_notes(text: str) -> list[str]:
             notes.append((m.start(), f"segment: a table row of {len(row):,} characters (a row has at most "
                                      f"{MAX_ROW_CHARS:,}) starts no section: {start[:60]!r}..."))
     notes += _long_title_cell_notes(text)
-    return [note for _, note in sorted(notes)]
+    listed = [note for _, note in sorted(notes)[:MAX_LINE_NOTES]]
+    if len(notes) > MAX_LINE_NOTES:
+        listed.append(f"segment: {len(notes) - MAX_LINE_NOTES:,} more headings or table rows too long to be a "
+                      "title start no section (not listed)")
+    return listed

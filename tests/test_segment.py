@@ -606,3 +606,16 @@ def test_a_title_cell_longer_than_a_title_starts_no_section_and_leaves_a_note(ce
     assert overlong_line_notes(text) == ([] if kept else [
         f"segment: a table row's title cell of {cell_chars:,} characters (a title has at most 300) starts no "
         "section: 'Word Word Word Word Word Word Word Word Word Word Word Word '..."])
+
+
+def test_overlong_line_notes_list_at_most_max_line_notes_and_count_the_rest() -> None:
+    # a page of thousands of overlong rows gave a note each (40,000 rows: a 6 MB notes cell)
+    from pipeline.overlong_lines import MAX_LINE_NOTES, overlong_line_notes
+
+    cell = "Word " * 80
+    text = "# List\n\n| Title | Year |\n|---|---|\n" + "".join(f"| {cell}{i} | 2020 |\n" for i in range(500))
+    notes = overlong_line_notes(text)
+    assert len(notes) == MAX_LINE_NOTES + 1
+    assert notes[0].startswith("segment: a table row's title cell of 401 characters")
+    assert notes[-1] == ("segment: 480 more headings or table rows too long to be a title start no section "
+                         "(not listed)")
