@@ -262,27 +262,40 @@ def _names_a_link(text: str) -> bool:
 _KIND_WORD_TAIL = re.compile(r"^(?:\S+\s+){0,2}(?:pdf|code|slides|video|link)$", re.I)
 
 
+def title_header_cell(cells: list[str], header: list[str]) -> str | None:
+    """The title of a table row read from the first column that a title header names
+    (``Title``, ``Paper``, ``论文``) and holds at least :data:`MIN_TITLE_CHARS`, or None: the
+    cell's first part (before a line break), or its one link's text among words about it; any
+    length (a title has at most :data:`MAX_TITLE_CHARS`: :func:`_title_cell` and
+    :func:`pipeline.overlong_lines.overlong_line_notes` read the longer)."""
+    for k, name in enumerate(header):
+        if k < len(cells) and _TITLE_HEADERS.match(re.sub(r"\s+", "", plain(name)).lower()):
+            first_part = HTML_BREAK.split(cells[k])[0]
+            links = _LINK.findall(first_part)
+            # one linked name among words about it ("重读 [AlexNet](…) 论文"): the link is the title
+            text = _clean_title(links[0][0] if len(links) == 1 and not _GENERIC_LINK.fullmatch(links[0][0].strip())
+                                else first_part)
+            if len(text) >= MIN_TITLE_CHARS:
+                return text
+    return None
+
+
 def _title_cell(cells: list[str], header: list[str] | None = None) -> str | None:
     """The cell of a table row most likely to be a title: the cell under a title header
-    (``Title``, ``Paper``, ``论文``) when the table has one, else linked or bold text, else the
-    cell with the most words that is not a number, a date or a bare link."""
-    if header:
-        for k, name in enumerate(header):
-            if k < len(cells) and _TITLE_HEADERS.match(re.sub(r"\s+", "", plain(name)).lower()):
-                first_part = HTML_BREAK.split(cells[k])[0]
-                links = _LINK.findall(first_part)
-                # one linked name among words about it ("重读 [AlexNet](…) 论文"): the link is the title
-                text = _clean_title(links[0][0] if len(links) == 1 and not _GENERIC_LINK.fullmatch(links[0][0].strip())
-                                    else first_part)
-                if len(text) >= MIN_TITLE_CHARS:
-                    return text
+    (:func:`title_header_cell`) when the table has one, else linked or bold text, else the
+    cell with the most words that is not a number, a date or a bare link; None when the title
+    header's cell is longer than :data:`MAX_TITLE_CHARS` (a huge cell is no title, and no other
+    cell of the row is), and no cell that long is taken."""
+    if header and (text := title_header_cell(cells, header)) is not None:
+        return text if len(text) <= MAX_TITLE_CHARS else None
     best, best_score = None, 0.0
     for k, cell in enumerate(cells):
         first_part = HTML_BREAK.split(cell)[0]
         link = next((m for m in _LINK.finditer(first_part) if not _names_a_link(m.group("text"))), None)
         bold = _BOLD_RUN.search(first_part)
         text = _clean_title(link.group("text") if link else bold.group("inner") if bold else first_part)
-        if len(text) < MIN_TITLE_CHARS or re.fullmatch(r"[\d\s./:-]+", text) or text.startswith("http"):
+        if (len(text) < MIN_TITLE_CHARS or len(text) > MAX_TITLE_CHARS or re.fullmatch(r"[\d\s./:-]+", text)
+                or text.startswith("http")):
             continue
         words = len(latin_words(text)) + len(_HAN.findall(text)) / 2
         score = min(words, 20) + (3 if link or bold else 0) - 0.5 * k

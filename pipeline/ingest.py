@@ -426,6 +426,9 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
 CSV_FIELD_LIMIT = 10 * 1024 * 1024
 #: The delimiters :func:`read_csv` sniffs for in the header line (comma when none is clear).
 CSV_DELIMITERS = ",;\t|"
+#: Suffixes of files whose delimiter is a tab by their format, not sniffed: a header of one
+#: column, or one whose cells hold commas ("authors, affiliations"), sniffs as a comma.
+TAB_SUFFIXES = (".tsv",)
 #: Every field name a record is read by (casefolded), for :func:`_missing_header`.
 _KNOWN_FIELDS = frozenset(f.casefold() for f in (
     *paper_records.TEXT_FIELDS, *paper_records.TITLE_FIELDS, *paper_records.TITLE_ZH_FIELDS,
@@ -455,10 +458,11 @@ def _csv_delimiter(header_line: str) -> str:
         return ","
 
 
-def _csv_records(text: str) -> list[_CsvRecord]:
+def _csv_records(text: str, delimiter: str | None = None) -> list[_CsvRecord]:
     """Every record of a newline-normalized CSV text, the header first (a quoted cell may span
     lines, so a record may be several lines; lines end at ``\n`` only, so a U+2028 in a cell
-    stays in its cell). The delimiter is sniffed from the first line (:func:`_csv_delimiter`).
+    stays in its cell). The delimiter is ``delimiter``, or when None sniffed from the first line
+    with a character other than a delimiter or white space (:func:`_csv_delimiter`).
     A record the csv module cannot read (a cell over :data:`CSV_FIELD_LIMIT`) is kept with its
     ``error``, and reading goes on after it. A quote that is never closed would make the rest of
     the file one cell: that record is its first line, with an ``error``, and reading goes on at
@@ -469,7 +473,9 @@ def _csv_records(text: str) -> list[_CsvRecord]:
         lines.pop()
     if csv.field_size_limit() < CSV_FIELD_LIMIT:  # process-wide; only ever raised
         csv.field_size_limit(CSV_FIELD_LIMIT)
-    delimiter = _csv_delimiter(lines[0] if lines else "")
+    if delimiter is None:
+        blank = CSV_DELIMITERS + " \r\n"
+        delimiter = _csv_delimiter(next((line for line in lines if line.strip(blank)), ""))
     out: list[_CsvRecord] = []
     start: int | None = 0
     while start is not None:
@@ -612,7 +618,7 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
     :func:`pipeline.formats.parse_record` as a dict of header names to cells.
 
     The first non-blank record is the header; the delimiter is sniffed from it (comma, semicolon,
-    tab or ``|``; comma when unclear). A field named more than once takes the first non-empty cell
+    tab or ``|``; comma when unclear), except in a file of :data:`TAB_SUFFIXES`: a tab. A field named more than once takes the first non-empty cell
     among its columns (noted). A cell may hold up to :data:`CSV_FIELD_LIMIT` characters. Consecutive
     rows that differ only in :data:`PER_AUTHOR_COLUMNS` (one author a row) are one record, the
     authors in row order (noted); an author order that starts again starts the next paper.
@@ -630,7 +636,8 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
         return [failed]
     try:
         decoded = decode(data)
-        records = _csv_records(normalize_newlines(decoded.text))
+        tabs = Path(source_path).suffix.lower() in TAB_SUFFIXES
+        records = _csv_records(normalize_newlines(decoded.text), "\t" if tabs else None)
     except (UnicodeDecodeError, ValueError, LookupError, csv.Error) as exc:
         return [_fail(_row(source_path, data), f"could not read {source_path}: {type(exc).__name__}: {exc}",
                       _exception_type(exc))]
@@ -646,7 +653,7 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
     rows = []
     header = records[0].cells if records else []
     header_raw = records[0].raw if records else ""
-    delimiter = _csv_delimiter(header_raw)
+    delimiter = "\t" if tabs else _csv_delimiter(header_raw)
     columns, header_note = _header_columns(header)
     open_quote: int | None = None  # the row whose quote is never closed (the lines after it may be its text)
     for group in _one_author_a_row(records[1:], columns, len(header)):
@@ -713,7 +720,7 @@ def source_sort_key(source_path: str) -> tuple[str, int]:
 
 def read_documents(source_path: str, abs_path: str) -> list[dict]:
     """All ``documents`` rows of one file: :func:`read_jsonl` for ``.jsonl``, :func:`read_csv` for
-    ``.csv``, else the one row of :func:`read_document`. Never raises for a bad file."""
+    ``.csv`` and ``.tsv``, else the one row of :func:`read_document`. Never raises for a bad file."""
     if Path(source_path).suffix.lower() in formats.JSONL_SUFFIXES:
         return read_jsonl(source_path, abs_path)
     if Path(source_path).suffix.lower() in formats.CSV_SUFFIXES:

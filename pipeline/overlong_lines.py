@@ -3,14 +3,15 @@
 Segment skips such a line silently (:func:`pipeline.candidates.candidate_of`); these notes go to
 the document's ``notes`` (:func:`pipeline.segment.segment_documents`), so that a paper it names
 is not lost without a word: a Markdown heading longer than :data:`MAX_TITLE_CHARS`, a table row
-longer than :data:`MAX_ROW_CHARS` (a huge title cell).
+longer than :data:`MAX_ROW_CHARS` (a huge title cell), a shorter row whose title column's cell
+is longer than :data:`MAX_TITLE_CHARS`.
 """
 
 from __future__ import annotations
 
 import re
 
-from .candidates import MAX_ROW_CHARS
+from .candidates import _TABLE_ROW, MAX_ROW_CHARS, _is_table_rule, _table_cells, title_header_cell
 from .line_kinds import MAX_TITLE_CHARS
 from .textutil import plain
 
@@ -19,12 +20,45 @@ _MARKDOWN_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
 #: A table row line (its first character a ``|``), the row in group 1; longer rows only, so that
 #: the common short rows never leave the regex engine.
 _LONG_TABLE_ROW = re.compile(rf"^[ \t]*(\|[^\r\n]{{{MAX_ROW_CHARS},}})", re.M)
+#: A table row line longer than a title may be, so that its title cell may be longer.
+_ROW_OVER_TITLE = re.compile(rf"^[ \t]*\|[^\r\n]{{{MAX_TITLE_CHARS},}}", re.M)
+
+
+def _long_title_cell_notes(text: str) -> list[tuple[int, str]]:
+    """``(offset, note)`` per table row of at most :data:`MAX_ROW_CHARS` characters whose cell
+    under a title header (:func:`pipeline.candidates.title_header_cell`; the header is the row
+    above a rule row, as :func:`pipeline.candidates.find_candidates` reads it) is longer than
+    :data:`MAX_TITLE_CHARS`: such a row starts no section."""
+    if not _ROW_OVER_TITLE.search(text):
+        return []
+    notes: list[tuple[int, str]] = []
+    lines = [(m.start(), m.group().strip()) for m in re.finditer(r"[^\n]+", text)]
+    header: list[str] | None = None
+    for i, (at, line) in enumerate(lines):
+        if not _TABLE_ROW.match(line) or _is_table_rule(line):
+            header = header if _is_table_rule(line) or not line else None
+            continue
+        if i + 1 < len(lines) and _is_table_rule(lines[i + 1][1]):
+            header = _table_cells(line)
+        elif header and MAX_TITLE_CHARS < len(line) <= MAX_ROW_CHARS:
+            title = title_header_cell(_table_cells(line), header)
+            if title is not None and len(title) > MAX_TITLE_CHARS:
+                notes.append((at, f"segment: a table row's title cell of {len(title):,} characters (a title has "
+                                  f"at most {MAX_TITLE_CHARS}) starts no section: {title[:60]!r}..."))
+    return notes
+
+
+#: Most notes :func:`overlong_line_notes` lists for one document; past them, one note counts the
+#: rest (a page of 40,000 overlong rows made a 6 MB ``notes`` cell).
+MAX_LINE_NOTES = 20
 
 
 def overlong_line_notes(text: str) -> list[str]:
     """A note per Markdown heading of ``text`` longer than :data:`MAX_TITLE_CHARS` characters
-    (never a paper's title) and per table row longer than :data:`MAX_ROW_CHARS` (read for no
-    title, as junk), in text order; each names the length, the limit and the line's start."""
+    (never a paper's title), per table row longer than :data:`MAX_ROW_CHARS` (read for no
+    title, as junk) and per shorter row whose title cell is longer than :data:`MAX_TITLE_CHARS`
+    (:func:`_long_title_cell_notes`), in text order; each names the length, the limit and the
+    line's start. Past :data:`MAX_LINE_NOTES`, one last note counts the lines not listed."""
     notes: list[tuple[int, str]] = []
     for m in _MARKDOWN_HEADING.finditer(text):
         heading = plain(m.group(1)).strip()
@@ -37,4 +71,9 @@ def overlong_line_notes(text: str) -> list[str]:
             start = plain(row[:200].strip("| \t")).strip()
             notes.append((m.start(), f"segment: a table row of {len(row):,} characters (a row has at most "
                                      f"{MAX_ROW_CHARS:,}) starts no section: {start[:60]!r}..."))
-    return [note for _, note in sorted(notes)]
+    notes += _long_title_cell_notes(text)
+    listed = [note for _, note in sorted(notes)[:MAX_LINE_NOTES]]
+    if len(notes) > MAX_LINE_NOTES:
+        listed.append(f"segment: {len(notes) - MAX_LINE_NOTES:,} more headings or table rows too long to be a "
+                      "title start no section (not listed)")
+    return listed

@@ -548,6 +548,15 @@ def test_jsonl_in_the_stage_keeps_line_order(tmp_path: Path) -> None:
     assert sorted(docs["source_path"], key=source_sort_key) == docs["source_path"].tolist()
 
 
+def test_source_sort_key_of_rows_of_every_many_record_format() -> None:
+    assert source_sort_key("dir/a.b.tsv#10") == ("dir/a.b.tsv", 10)
+    assert source_sort_key("LIST.TSV#2") == ("LIST.TSV", 2)
+    assert source_sort_key("t.csv#3") == ("t.csv", 3)
+    assert source_sort_key("f.jsonl#4") == ("f.jsonl", 4)
+    assert source_sort_key("notes#tsv#3") == ("notes#tsv#3", 0)  # no such suffix: a whole file
+    assert source_sort_key("page.md") == ("page.md", 0)
+
+
 def test_parse_jsonl_line() -> None:
     assert parse_jsonl_line('{"article": "x", "date": 20241211}').published == "20241211"
     assert parse_jsonl_line('{"text": "x", "published": "", "date": "2024"}').published is None

@@ -49,8 +49,10 @@ def tables(tmp_path_factory):
         shutil.copy(FIXTURES / name, corpus / name)
     (corpus / "no-paper.txt").write_text("今天天气很好，我们去公园散步，然后回家吃饭。\n", encoding="utf-8")
     (corpus / "text_and_fields.jsonl").write_text("\n".join(json.dumps(r) for r in TEXT_AND_FIELDS) + "\n", "utf-8")
-    (corpus / "accepted.tsv").write_text("PaperTitle\tAuthorNames\n"
+    (corpus / "cmt_export.tsv").write_text("PaperTitle\tAuthorNames\n"
                                          "Sparse Codes for Parsing, Revisited\tLee, Ann*; Wu, Bo\n", encoding="utf-8")
+    (corpus / "accepted.tsv").write_text("title\tauthors\tvenue\nKernels, Revisited\tCai Wu\tAISTATS 2024\n"
+                                         "Sparse Graph Sketches\tDora Lind\tAISTATS 2024\n", "utf-8")
     out = tmp_path_factory.mktemp("out")
     config = load_config()
     config.run.quiet = True
@@ -129,6 +131,15 @@ def test_csv_rows_with_a_header(tables):
     assert (sec["venue"], sec["year"], sec["arxiv_id"]) == ("NeurIPS", 2024, "2412.00088")
     assert pd.isna(sec["summary"])  # no abstract in the row: none made up from the other fields
     assert docs.loc["awards.csv#2", "raw_text"].startswith('"Stochastic Taylor Derivative Estimator')
+
+
+def test_tsv_rows_reach_the_tables(tables):
+    # each row's documents row and section are kept with the file's rows (the file of
+    # "accepted.tsv#2" is "accepted.tsv"); they were dropped, and the run read 0 documents
+    docs, sections = tables
+    assert docs.loc[["accepted.tsv#2", "accepted.tsv#3"], "status"].tolist() == ["ok", "ok"]
+    assert _one(sections, "accepted.tsv#2")["title"] == "Kernels, Revisited"
+    assert list(_one(sections, "accepted.tsv#3")["authors"]) == ["Dora Lind"]
 
 
 def test_a_csv_row_without_a_title_is_an_error_row(tables):
@@ -411,6 +422,21 @@ def test_csv_delimiter_is_sniffed_from_the_header(tmp_path, sep):
     assert fields["authors"] == ["Ashish Vaswani", "Noam Shazeer"] and fields["year"] == 2017
 
 
+@pytest.mark.parametrize("header", ["title", "title\tauthors, affiliations\tyear"])
+def test_a_tsv_is_split_at_tabs_whatever_its_header_sniffs_as(tmp_path, header):
+    # a header of one column, or with a comma in a cell, sniffed as a comma: the rows' titles
+    # were cut at their commas or the file had "no header"
+    extra = "" if "\t" not in header else "\tAda Li (MIT)\t2021"
+    rows = _read_csv(tmp_path, "list.tsv", f"{header}\nLearning to Rank, Revisited{extra}\nKernels{extra}\n")
+    assert [(r["status"], r["title"]) for r in rows] == [("ok", "Learning to Rank, Revisited"), ("ok", "Kernels")]
+
+
+def test_csv_delimiter_is_sniffed_past_leading_blank_lines(tmp_path):
+    rows = _read_csv(tmp_path, "semi.csv", "\n;;\ntitle;authors\nAttention Is All You Need;Ashish Vaswani, Noam Shazeer\n")
+    assert len(rows) == 1 and rows[0]["title"] == "Attention Is All You Need"
+    assert json.loads(rows[0]["paper_record"])["authors"] == ["Ashish Vaswani", "Noam Shazeer"]
+
+
 @pytest.mark.parametrize("first", [
     "Attention Is All You Need,Ashish Vaswani,NeurIPS,2017",
     "Large Language Models as Optimizers,Chengrun Yang and Xuezhi Wang",
@@ -527,10 +553,10 @@ def test_a_tsv_export_is_read_as_records_split_at_tabs(tmp_path):
 def test_a_tsv_export_with_camel_case_headers_is_one_paper_a_row(tables):
     # a conference system's export: tab-separated, "PaperTitle" and "AuthorNames" as headers
     docs, sections = tables
-    sec = _one(sections, "accepted.tsv#2")
+    sec = _one(sections, "cmt_export.tsv#2")
     assert sec["title"] == "Sparse Codes for Parsing, Revisited"
     assert list(sec["authors"]) == ["Lee, Ann", "Wu, Bo"]  # "Last, First" names parted at ";"
-    assert docs.loc["accepted.tsv#2", "status"] == "ok"
+    assert docs.loc["cmt_export.tsv#2", "status"] == "ok"
 
 
 @pytest.mark.parametrize(("name", "key"), [("PaperTitle", "paper_title"), ("authorNames", "author_names"),

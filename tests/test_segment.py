@@ -607,5 +607,37 @@ def test_a_heading_or_table_row_too_long_to_be_a_title_leaves_a_note_in_text_ord
         "segment: a heading of 379 characters (a title has at most 300) starts no section: "
         "'Long heading words Long heading words Long heading words Lon'...",
         "segment: a table row of 20,010 characters (a row has at most 20,000) starts no section: "
-        "'Word Word Word Word Word Word Word Word Word Word Word Word '..."]
-    assert [s["heading"] for s in segment_document(text, [])["sections"]] == [under, "Attention Is All You Need"]
+        "'Word Word Word Word Word Word Word Word Word Word Word Word '...",
+        "segment: a table row's title cell of 19,949 characters (a title has at most 300) starts no section: "
+        "'Term Term Term Term Term Term Term Term Term Term Term Term '..."]
+    assert [s["heading"] for s in segment_document(text, [])["sections"]] == ["Attention Is All You Need"]
+
+
+@pytest.mark.parametrize(("cell_chars", "kept"), [(300, True), (301, False), (5000, False)])
+def test_a_title_cell_longer_than_a_title_starts_no_section_and_leaves_a_note(cell_chars, kept) -> None:
+    # a title has at most MAX_TITLE_CHARS (300) in a heading; a table's title cell of up to 20,000
+    # characters was a paper's title, silently
+    from pipeline.overlong_lines import overlong_line_notes
+
+    cell = ("Word " * cell_chars)[:cell_chars - 1] + "x"
+    text = ("# Reading list\n\n| Title | Year |\n|---|---|\n| Deep Residual Learning for Image Recognition | 2016 |\n"
+            f"| {cell} | 2020 |\n| Attention Is All You Need | 2017 |\n")
+    headings = [s["heading"] for s in segment_document(text, [])["sections"]]
+    assert headings == ["Deep Residual Learning for Image Recognition", *([cell] if kept else []),
+                        "Attention Is All You Need"]
+    assert overlong_line_notes(text) == ([] if kept else [
+        f"segment: a table row's title cell of {cell_chars:,} characters (a title has at most 300) starts no "
+        "section: 'Word Word Word Word Word Word Word Word Word Word Word Word '..."])
+
+
+def test_overlong_line_notes_list_at_most_max_line_notes_and_count_the_rest() -> None:
+    # a page of thousands of overlong rows gave a note each (40,000 rows: a 6 MB notes cell)
+    from pipeline.overlong_lines import MAX_LINE_NOTES, overlong_line_notes
+
+    cell = "Word " * 80
+    text = "# List\n\n| Title | Year |\n|---|---|\n" + "".join(f"| {cell}{i} | 2020 |\n" for i in range(500))
+    notes = overlong_line_notes(text)
+    assert len(notes) == MAX_LINE_NOTES + 1
+    assert notes[0].startswith("segment: a table row's title cell of 401 characters")
+    assert notes[-1] == ("segment: 480 more headings or table rows too long to be a title start no section "
+                         "(not listed)")
