@@ -26,7 +26,6 @@ import re
 import string
 from collections import Counter
 from dataclasses import dataclass, field
-from importlib import resources
 
 from .credits import _LOW, _UP, find_credit, parse_credit_line
 from .fields import (
@@ -51,7 +50,7 @@ from .headings import (
     without_venue_label,
 )
 from .identifiers import find_arxiv_ids, find_urls
-from .textutil import HTML_BREAK, Line, latin_words, plain
+from .textutil import HTML_BREAK, Line, data_lines, latin_words, plain
 
 _MD_HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<text>\S.*)$")
 _BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
@@ -226,11 +225,17 @@ _TITLE_HEADERS = re.compile(r"^(?:papers?|titles?|papertitles?|name|论文|論�
 _PAPER_HEADERS = re.compile(r"^(?:papers?|papertitles?|titles?|论文|論文|论文名称?|論文名稱?|论文标题|論文標題|论文题目|論文題目)$")
 
 
+def _header_name(name: str) -> str:
+    """A table header cell as :data:`_TITLE_HEADERS` and :data:`_PAPER_HEADERS` match it: plain
+    text, lower case, no spaces."""
+    return re.sub(r"\s+", "", plain(name)).lower()
+
+
 def titled_row(cand: Candidate) -> bool:
     """Whether a table row fills a column its header names as paper titles ("| # | 论文 | Notebook
     |", "| Year | Title | Authors |") with the candidate's title: a paper, whatever its words."""
     for k, name in enumerate(cand.header):
-        if k < len(cand.cells) and _PAPER_HEADERS.match(re.sub(r"\s+", "", plain(name)).lower()):
+        if k < len(cand.cells) and _PAPER_HEADERS.match(_header_name(name)):
             return cand.title in _clean_title(cand.cells[k]) and len(_LETTER.findall(cand.title)) >= 2
     return False
 
@@ -251,15 +256,15 @@ _KIND_LINKS_TAIL = re.compile(
     re.I)
 
 
+#: A short link text ending in a kind of link ("ACL Anthology PDF", "Official Code").
+_KIND_WORD_TAIL = re.compile(r"^(?:\S+\s+){0,2}(?:pdf|code|slides|video|link)$", re.I)
+
+
 def _names_a_link(text: str) -> bool:
     """Whether a link's text only names the link ("PDF", "arXiv 2502.16487", "ACL Anthology PDF"),
     not a paper."""
     t = text.strip(" *_")
     return bool(_GENERIC_LINK.fullmatch(t) or _IDENTIFIER_ONLY.fullmatch(t) or _KIND_WORD_TAIL.search(t))
-
-
-#: A short link text ending in a kind of link ("ACL Anthology PDF", "Official Code").
-_KIND_WORD_TAIL = re.compile(r"^(?:\S+\s+){0,2}(?:pdf|code|slides|video|link)$", re.I)
 
 
 def title_header_cell(cells: list[str], header: list[str]) -> str | None:
@@ -269,7 +274,7 @@ def title_header_cell(cells: list[str], header: list[str]) -> str | None:
     length (a title has at most :data:`MAX_TITLE_CHARS`: :func:`_title_cell` and
     :func:`pipeline.overlong_lines.overlong_line_notes` read the longer)."""
     for k, name in enumerate(header):
-        if k < len(cells) and _TITLE_HEADERS.match(re.sub(r"\s+", "", plain(name)).lower()):
+        if k < len(cells) and _TITLE_HEADERS.match(_header_name(name)):
             first_part = HTML_BREAK.split(cells[k])[0]
             links = _LINK.findall(first_part)
             # one linked name among words about it ("重读 [AlexNet](…) 论文"): the link is the title
@@ -522,8 +527,7 @@ _AFTER_LIST_HEADING = string.digits + string.punctuation + string.whitespace + "
 @functools.lru_cache(maxsize=1)
 def _list_headings() -> tuple[frozenset[str], tuple[str, ...]]:
     """The phrases, as a set and as a tuple for ``str.endswith`` (a quick test first)."""
-    text = resources.files(__package__).joinpath("data", LIST_HEADINGS_FILE).read_text(encoding="utf-8")
-    phrases = frozenset(ln.strip().casefold() for ln in text.splitlines() if ln.strip() and not ln.startswith("#"))
+    phrases = frozenset(ln.casefold() for ln in data_lines(LIST_HEADINGS_FILE))
     return phrases, tuple(phrases)
 
 
@@ -582,7 +586,8 @@ def venue_beside_title(c: Candidate, raw: str) -> bool:
     """Whether a list item, table row or Markdown heading (``raw``, its line) names a venue with
     its year outside its title span: "1. 《Title》 CVPR 2016 Author", "| Title | Author | ICCV 2023
     |", "## ICLR2025 Hu: Title"."""
-    if c.style not in ITEM_STYLES and c.style not in ("md1", "md2", "md3") or not _TWO_DIGITS.search(raw) or not _LETTER.search(c.title):
+    if (c.style not in ITEM_STYLES and c.style not in ("md1", "md2", "md3")) or not _TWO_DIGITS.search(raw) \
+            or not _LETTER.search(c.title):
         return False  # (a year has at least two digits: "2023", "'23"; a span without a letter,
         # such as the date that leads a news item, is no title)
     rest = plain(" | ".join(c.cells) if c.cells else raw).replace(c.title, " ", 1)

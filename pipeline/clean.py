@@ -108,8 +108,8 @@ def front_matter_names_a_paper(dropped: list[dict]) -> bool:
 
 def front_matter_headline(dropped: list[dict]) -> str:
     """The headline a document's YAML front matter gives: its ``title``, ``subtitle``,
-    ``description``, ``tagline``, ``excerpt`` and ``summary`` values (quotes removed), one a line; ``""`` when
-    :func:`find_dropped` found no front matter. ``dropped`` is :func:`find_dropped`'s list."""
+    ``description``, ``tagline``, ``excerpt`` and ``summary`` values (quotes removed), one a
+    line; ``""`` when :func:`find_dropped` found no front matter. ``dropped`` is :func:`find_dropped`'s list."""
     block = next((d["text"] for d in dropped if d["reason"] == "front_matter"), "")
     values = (m.group(1).strip("'\"").strip() for m in _FRONT_MATTER_HEADLINE.finditer(block))
     return "\n".join(v for v in values if v)

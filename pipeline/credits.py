@@ -23,8 +23,8 @@ from .names import (
 from .textutil import _CASE_EXTRA, _memoised
 
 # A Latin person-name token: a capitalised word (accents, apostrophes and hyphenated parts
-# allowed, the hyphen as ASCII or U+2010/U+2011; one inner capital after a Mc/Mac/O'/De/Di/La/Le/Du prefix, as in LeCun) or an
-# initial ("V."). All-capital words (NVIDIA, DPO) and camel-case words (DeepMind, ControlNet)
+# allowed, the hyphen as ASCII or U+2010/U+2011; one inner capital after a Mc/Mac/O'/De/Di/La/
+# Le/Du prefix, as in LeCun) or an initial ("V."). All-capital words (NVIDIA, DPO) and camel-case words (DeepMind, ControlNet)
 # are not person names.
 _UP = "A-ZÀ-ÖØ-ÞĀ-Ž"  # Latin-1 and Latin Extended-A capitals (Łukasz, Šimon)
 _LOW = "a-zß-öø-ÿā-ž"  # Latin Extended-A mixes cases; a lower-case letter there reads as one (Marasović)

@@ -196,6 +196,7 @@ def _batch_result(batch: pd.DataFrame, docs: pd.DataFrame, sections: pd.DataFram
              for path, doc_rows, section_rows in _split_by_file(batch["source_path"].tolist(), docs, sections)]
     return BatchResult(files=files, failed_files=failed_files, seconds=seconds, n_files=len(batch))
 
+
 def died_file(batch: pd.DataFrame, config: Config) -> BatchResult:
     """The :class:`BatchResult` of a batch whose worker process died on it (killed, out of memory,
     a crash in native code) when it ran alone: each file an error row ``WorkerDied``, not read

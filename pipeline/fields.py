@@ -701,8 +701,8 @@ def fold_title(title: str) -> str:
         ``title`` NFKC-normalised (Unicode UAX #15: full-width forms, ligatures, ``…`` ->
         ``...``) and case-folded (``str.casefold``), British spellings folded to American by the
         whole-word suffix rules of ``_SPELLING_RULES``, then every character that is not a
-        letter, digit or combining mark removed (punctuation, symbols such as ``&``, whitespace). Two titles
-        differing only in case, spacing, punctuation or these spellings get the same key.
+        letter, digit or combining mark removed (punctuation, symbols such as ``&``,
+        whitespace). Two titles differing only in case, spacing, punctuation or these spellings get the same key.
         Chinese script (Simplified vs Traditional) is not folded here. Accents are kept.
         Returns ``""`` for an empty title. Never raises.
     """

@@ -618,8 +618,8 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
     :func:`pipeline.formats.parse_record` as a dict of header names to cells.
 
     The first non-blank record is the header; the delimiter is sniffed from it (comma, semicolon,
-    tab or ``|``; comma when unclear), except in a file of :data:`TAB_SUFFIXES`: a tab. A field named more than once takes the first non-empty cell
-    among its columns (noted). A cell may hold up to :data:`CSV_FIELD_LIMIT` characters. Consecutive
+    tab or ``|``; comma when unclear), except in a file of :data:`TAB_SUFFIXES`: a tab. A field
+    named more than once takes the first non-empty cell among its columns (noted). A cell may hold up to :data:`CSV_FIELD_LIMIT` characters. Consecutive
     rows that differ only in :data:`PER_AUTHOR_COLUMNS` (one author a row) are one record, the
     authors in row order (noted); an author order that starts again starts the next paper.
 

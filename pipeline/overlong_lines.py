@@ -49,7 +49,7 @@ def _long_title_cell_notes(text: str) -> list[tuple[int, str]]:
 
 
 #: Most notes :func:`overlong_line_notes` lists for one document; past them, one note counts the
-#: rest (a page of 40,000 overlong rows made a 6 MB ``notes`` cell).
+#: rest (a page of thousands of overlong rows would fill its ``notes`` cell).
 MAX_LINE_NOTES = 20
 
 

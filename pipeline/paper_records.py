@@ -209,8 +209,8 @@ def _split_names(text: str) -> tuple[list[str], bool]:
     """Names in one string, ``(names, truncated)``: a trailing ``et al.``/``and others``/``等``
     is cut and sets ``truncated``; a BibTeX-style list gives one name per ``Last, First`` pair as
     written (a period closing the list after a word is cut): parts on `` and `` (a comma before
-    it allowed) or ``;`` (``Silva, Andrew*; Chopra, Rohit``) that each hold pairs of comma-separated pieces whose first piece is one or two
-    words (``Vesselinova, Natalia and Kim, Lee``, ``Peng, Yue, Choi, Byron, and Xu, Jianliang``),
+    it allowed) or ``;`` (``Silva, Andrew*; Chopra, Rohit``) that each hold pairs of
+    comma-separated pieces whose first piece is one or two words (``Vesselinova, Natalia and Kim, Lee``, ``Peng, Yue, Choi, Byron, and Xu, Jianliang``),
     or a lone pair whose given names end in an initial (``Smith, Kate A.``); anything else splits
     on :data:`_NAME_SEP`."""
     truncated = bool(_TRUNCATED.search(text))
@@ -301,11 +301,16 @@ def _names(obj: dict, keys: tuple[str, ...]) -> tuple[list[str], bool, list[str]
     return [], False, notes
 
 
+def plausible_year(year: int) -> bool:
+    """Whether ``year`` may be a paper's: :data:`MIN_YEAR` .. next year."""
+    return MIN_YEAR <= year <= datetime.date.today().year + 1
+
+
 def _year(text: str | None) -> int | None:
     """A year written ``2024`` or ``2024.0`` within :data:`MIN_YEAR` .. next year, else None."""
     found = _YEAR.match(text or "")
     year = int(found.group(1)) if found else None
-    return year if year is not None and MIN_YEAR <= year <= datetime.date.today().year + 1 else None
+    return year if year is not None and plausible_year(year) else None
 
 
 def record_venue(raw: str | None) -> tuple[str | None, int | None]:

@@ -34,7 +34,6 @@ several awards or speaks of nominees).
 from __future__ import annotations
 
 import bisect
-import datetime
 import logging
 import re
 from collections import Counter
@@ -514,7 +513,7 @@ def first_line_end(text: str) -> int:
 
 
 #: A heading that is only a year ("## 2017", "### 2019年"); it dates the papers under it when the
-#: year is one a record's year may be (``paper_records.MIN_YEAR`` .. next year).
+#: year is one a record's year may be (:func:`pipeline.paper_records.plausible_year`).
 _YEAR_HEADING = re.compile(r"((?:19|20)\d\d)\s*年?")
 #: A heading that is only an acronym (and a year): at a level of venue headings, a venue's name.
 _ACRONYM_HEADING = re.compile(r"(?P<venue>[A-Z][A-Z0-9&]{1,9})(?:\s*(?P<year>(?:19|20)\d\d))?")
@@ -548,7 +547,7 @@ def _enter_heading(venue_ctx: dict[int, tuple[str, int | None]], level: int, raw
         del venue_ctx[k]
     found = find_venue_years(plain(raw))
     only_year = None if found else _YEAR_HEADING.fullmatch(plain(raw).strip(" \t*_#:："))
-    if only_year and paper_records.MIN_YEAR <= int(only_year.group(1)) <= datetime.date.today().year + 1:
+    if only_year and paper_records.plausible_year(int(only_year.group(1))):
         outer = venue_ctx[max(venue_ctx)] if venue_ctx else (None, None)
         venue_ctx[level] = (outer[0], int(only_year.group(1)))  # "## 2017": the year of the papers below
     elif found:

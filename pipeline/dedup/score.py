@@ -61,7 +61,7 @@ YEAR_CONFLICT_PENALTY = 0.10
 #: Subtracted from a pair decided by its titles alone when the titles are in two languages (the
 #: title-vector cosine of an English and a Chinese title): unrelated titles of one topic reach 0.63
 #: there, while string ratios of one language seldom pass the threshold by chance. Calibrated on
-#: the real corpus's dev split (bench/README.md, "Cross-language titles").
+#: the real corpus's dev split (bench/README.md, "Thresholds").
 CROSS_TITLE_PENALTY = 0.08
 
 #: Pairs scored per numpy batch in :meth:`PairScorer.scores` (``2 x batch x d`` float32 rows:

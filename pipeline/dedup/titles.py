@@ -19,6 +19,7 @@ import numpy as np
 from cydifflib import SequenceMatcher  # difflib's algorithm in Cython: the same ratios, faster
 
 from ..fields import fold_title, fold_title_words
+from ..textutil import data_lines
 
 log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
 
@@ -118,22 +119,16 @@ def _folded(title: str) -> str:
 @functools.cache
 def _abbreviations() -> tuple[re.Pattern, dict[str, str]]:
     """The whole-word pattern and expansions of ``pipeline/data/title_abbreviations.txt``."""
-    from importlib.resources import files
-
-    table = {}
-    for line in files("pipeline").joinpath("data", "title_abbreviations.txt").read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            short, _, long = line.partition("\t")
-            table[short.strip()] = long.strip()
+    table = {short.strip(): long.strip() for short, _, long in
+             (line.partition("\t") for line in data_lines("title_abbreviations.txt"))}
     words = "|".join(sorted(map(re.escape, table), key=len, reverse=True))
     return re.compile(rf"(?<![^\W_])(?:{words})(?![^\W_])"), table
 
 
 #: Most abbreviations a title has written out (:func:`_expanded_words`); a title with more keeps
 #: them as written. A real title has a few ("QA with LLMs via RL"); written out, one is up to 7
-#: times longer ("rl" -> "reinforcement learning"), and difflib's ratio of two titles grows with
-#: the product of their lengths: 1,000 characters of abbreviations made titles of 4,800 and a
-#: ratio 40 times dearer (25 ms a pair).
+#: times longer, and difflib's ratio costs the product of the two lengths (bench/README.md,
+#: "Thresholds").
 MAX_EXPANDED_ABBREVIATIONS = 4
 
 
@@ -154,8 +149,7 @@ def _written_abbreviations(title: str) -> frozenset[str]:
     each in the singular (plural ``s`` dropped as in :func:`_title_words`): "LLMs and RL" ->
     {"large language model", "reinforcement learning"}."""
     pattern, table = _abbreviations()
-    return frozenset(" ".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
-                              for w in table[m.group(0)].split())
+    return frozenset(" ".join(map(_singular, table[m.group(0)].split()))
                      for m in pattern.finditer(fold_title_words(title)))
 
 
@@ -179,10 +173,12 @@ def compared_title(title: str) -> str:
 def _title_words(title: str) -> tuple[str, ...]:
     """Words of an English title as compared (:func:`_expanded_words`), split at
     non-alphanumerics, plural ``s`` dropped."""
-    words = []
-    for w in _WORD.findall(_expanded_words(title)):
-        words.append(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
-    return tuple(words)
+    return tuple(map(_singular, _WORD.findall(_expanded_words(title))))
+
+
+def _singular(word: str) -> str:
+    """A title word without a plural ``s`` (``models`` -> ``model``; not ``loss``, ``gas``)."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 @functools.lru_cache(maxsize=65536)
