@@ -46,8 +46,8 @@ INSTITUTION_FIELDS = ("institutions", "institution", "affiliations", "affiliatio
 ABSTRACT_FIELDS = ("abstract", "摘要", "论文摘要", "論文摘要", "summary")
 URL_FIELDS = ("url", "link", "pdf", "pdf_url", "paper_url", "open_access_url", "链接", "鏈接", "連結",
               "论文链接", "論文連結", "论文地址", "論文地址")
-VENUE_FIELDS = ("venue", "conference", "会议", "會議", "journal_ref", "journal-ref", "journal", "booktitle",
-                "publisher")
+VENUE_FIELDS = ("venue", "conference", "venue_name", "conference_name", "会议", "會議", "journal_ref", "journal-ref",
+                "journal", "booktitle", "publisher")
 #: Tag-like fields that may name the venue among other things; only a known venue counts there.
 VENUE_HINT_FIELDS = ("categories", "category", "tags", "source", "comments", "comment")
 YEAR_FIELDS = ("year", "年份")

@@ -564,3 +564,13 @@ def test_a_tsv_export_with_camel_case_headers_is_one_paper_a_row(tables):
 def test_field_keys_part_camel_case_words_only(name, key):
     assert paper_records.field_key(name) == key
 
+
+
+@pytest.mark.parametrize("header", ["VenueName", "ConferenceName", "venue name"])
+def test_an_export_names_its_venue_column_as_a_camel_case_or_spaced_name(tmp_path, header):
+    # "VenueName" beside "PaperTitle"/"AuthorNames" (a conference system's export) is the venue,
+    # not a field dropped without a word
+    rows = _read_csv(tmp_path, "export.csv", f"PaperTitle,AuthorNames,{header}\n"
+                     "Sparse Codes for Parsing,Ann Lee,ICML 2024\n")
+    record = json.loads(rows[0]["paper_record"])
+    assert (record["venue"], record["year"]) == ("ICML", 2024)
