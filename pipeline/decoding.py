@@ -17,7 +17,8 @@
       (CP950 is not widened: its punctuation differs). The detector's first answer, in a
       Japanese or Korean codec, whose text is Japanese or Korean (:func:`_japanese`,
       :func:`_korean`) is taken before the ranking (plausibility is a Chinese score); such an
-      answer that another reading overrules is noted as a guess. Without a declared charset,
+      answer that another reading overrules is noted as a guess, and so is a reading in such a
+      codec that wins without Japanese or Korean text. Without a declared charset,
       :func:`_best_mixed` may prefer windows-1252/Latin-1 over another single-byte answer
       (noted as a guess), UTF-8 with a few cp1252 bytes, or a line-by-line decoding.
 
@@ -192,6 +193,9 @@ def decode(data: bytes, declared: str | None = None, *, markup: bool = False) ->
     if answer is not None and detected.encoding != answer and _normal(answer) in JAPANESE_CODECS | KOREAN_CODECS:
         notes += (f"decode: charset-normalizer reads these bytes as {answer}, but the text is not plainly Japanese "
                   f"or Korean; read as {detected.encoding}, the most plausible reading (a guess)",)
+    elif _normal(detected.encoding) in JAPANESE_CODECS | KOREAN_CODECS and not (_japanese(detected) or _korean(detected)):
+        notes += (f"decode: read as {detected.encoding}, though the text is not plainly Japanese or Korean (too few "
+                  "kana or Hangul to tell; short Chinese bytes read so too): a guess",)
     return Decoded(detected.text, detected.encoding, notes + detected.notes)
 
 

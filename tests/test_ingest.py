@@ -867,6 +867,19 @@ def test_korean_in_a_legacy_encoding_decodes_as_korean(tmp_path: Path, codec: st
     assert row["notes"] is None
 
 
+@pytest.mark.parametrize("name", ["张三", "李四"])
+def test_a_japanese_or_korean_reading_of_text_without_kana_or_hangul_is_noted_as_a_guess(name: str) -> None:
+    # two GBK characters: charset-normalizer reads them as EUC-JIS ("张三" as "嫖眉"), every
+    # reading is frequent Han, so its answer stands: a guess, which must not pass unnoted
+    decoded = decode(name.encode("gbk"))
+    assert decoded.text == name or any("a guess" in note for note in decoded.notes)
+
+
+def test_japanese_text_in_a_japanese_codec_carries_no_guess_note() -> None:
+    text = "本論文では、大規模言語モデルの推論能力について述べる。\n" * 3
+    assert decode(text.encode("euc_jp")).notes == ()
+
+
 @pytest.mark.parametrize("codec", ["iso2022_jp", "iso2022_jp_2"])
 def test_japanese_in_iso_2022_decodes_as_japanese(codec: str) -> None:
     # 7-bit ISO-2022-JP bytes are valid UTF-8 (ASCII): read so, the text kept the escapes
