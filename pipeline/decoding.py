@@ -9,7 +9,8 @@
    c. for HTML, the charset declared in ``<meta>`` (:func:`pipeline.formats.sniff_html_charset`),
       decoded strictly: a multi-byte CJK codec whose text is plausible
       (:data:`DECLARED_MIN_PLAUSIBILITY`) is taken; otherwise (and always for a single-byte
-      codec, which decodes almost any bytes) it goes first into the ranking of step d;
+      codec, which decodes almost any bytes) it goes first into the ranking of step d; a declared
+      charset that does not decode the bytes (UTF-8 included: step b failed) is noted;
    d. detection: charset-normalizer's candidates plus GB18030 and Big5-HKSCS, each decoded
       strictly, ranked by :func:`plausibility` (short Chinese byte strings are often misdetected:
       GB as CP949, Big5 as GB); the first candidate stands unless another is clearly more
@@ -169,7 +170,9 @@ def decode(data: bytes, declared: str | None = None, *, markup: bool = False) ->
     notes: tuple[str, ...] = ()
     preferred = None
     score = markup_plausibility if markup else plausibility
-    if declared and _codec_name(declared) != "utf-8":
+    if declared and _codec_name(declared) == "utf-8":  # strict UTF-8 failed above
+        notes = (f"decode: the declared charset {declared} does not decode the bytes",)
+    elif declared:
         codec = _codec_name(declared)
         decoded = _strict_or_partial(data, codec)
         if decoded is None:

@@ -875,6 +875,15 @@ def test_a_japanese_or_korean_reading_of_text_without_kana_or_hangul_is_noted_as
     assert decoded.text == name or any("a guess" in note for note in decoded.notes)
 
 
+@pytest.mark.parametrize("declared", ["utf-8", "shift_jis"])
+def test_a_declared_charset_that_does_not_decode_the_bytes_is_noted(declared: str) -> None:
+    # a page that declares UTF-8 (or Shift-JIS) but is saved in GBK: read right, noted either way
+    page = f'<meta charset="{declared}"><h2>基于大语言模型的代码生成方法研究</h2><p>张三，李四</p>'
+    decoded = decode(page.encode("gbk"), declared=declared, markup=True)
+    assert (decoded.text, decoded.encoding) == (page, "gb18030")
+    assert decoded.notes == (f"decode: the declared charset {declared} does not decode the bytes",)
+
+
 def test_japanese_text_in_a_japanese_codec_carries_no_guess_note() -> None:
     text = "本論文では、大規模言語モデルの推論能力について述べる。\n" * 3
     assert decode(text.encode("euc_jp")).notes == ()
