@@ -685,10 +685,18 @@ def _inline_places(s: str) -> tuple[str, list[str]] | None:
     return (_INLINE_PLACE.sub("", s), places) if any(map(is_institution, places)) else None
 
 
+#: The longest list of places after the names (:func:`_places_after_names`) looked at: dozens
+#: of institutions; a longer tail is prose, and checking every period of a line of megabytes
+#: against the whole rest of it took time quadratic in the line's length.
+MAX_PLACES_TAIL_CHARS = 2_000
+
+
 def _places_after_names(s: str) -> tuple[str, list[str]] | None:
     """``(names, places)`` of "A, B, C. Peking University, ByteDance": the people, a period after a
-    surname, then only institutions; None otherwise."""
+    surname, then only institutions (at most :data:`MAX_PLACES_TAIL_CHARS`); None otherwise."""
     for m in reversed(list(re.finditer(r"(?<=[a-z\u00e0-\u024f])\.\s+", s))):
+        if len(s) - m.end() > MAX_PLACES_TAIL_CHARS:
+            break  # the tails only grow from here
         head, tail = s[: m.start()], s[m.end():].strip().rstrip(".")
         first, *more = _PLACE_SEPS.split(tail, maxsplit=1)
         if more and first.strip() and not _PLACE_NAME.fullmatch(first.strip()):

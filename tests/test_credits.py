@@ -537,3 +537,15 @@ def test_a_bullet_glued_inside_a_transliterated_name_is_no_list_symbol() -> None
     and the list's commas still split; a spaced bullet between names still separates them."""
     assert split_names("迈克尔•乔丹, 张三, 李四") == (["迈克尔•乔丹", "张三", "李四"], False)
     assert split_names("约翰•霍普金斯大学；麻省理工学院") == (["约翰•霍普金斯大学", "麻省理工学院"], False)
+
+
+def test_a_line_of_many_sentences_is_no_credit_and_takes_linear_time():
+    # a 200,000-character line of sentences (a scraped page without line breaks) took 36 s:
+    # each period's tail was split and matched whole
+    import time
+    line = ("Deep Residual Learning for Image Recognition by Kaiming He. " * 3400)[:200_000]
+    start = time.perf_counter()
+    parse_credit_line(line)
+    assert time.perf_counter() - start < 5
+    credit = parse_credit_line("Keyu Tian, Yi Jiang. " + ", ".join(["Peking University"] * 60))
+    assert credit is not None and credit.authors == ["Keyu Tian", "Yi Jiang"]
