@@ -158,9 +158,9 @@ class RunConfig:
         max_failed: how many failed files a run may have and still exit 0: a count (0 or an
             integer), or below 1 a fraction of the documents read (:mod:`pipeline.failures`).
         file_timeout: seconds the per-document stages may spend on one file (wall time), per
-            MiB for a file over 1 MiB; a file that takes longer becomes an error row
+            4 MiB for a larger file; a file that takes longer becomes an error row
             (``Timeout``) and the run goes on (:mod:`pipeline.budget`). 0 = no limit. The
-            default is about 1,000 times what a generated benchmark file takes (bench/README.md).
+            default is about ten times what 4 MiB of real Markdown takes (bench/README.md).
     """
 
     batch_size: int = 64

@@ -237,17 +237,23 @@ def _process_within_budget(batch: pd.DataFrame, config: Config,
     return _process_batch(batch, config, seconds, failed_reads={path: message})
 
 
+BUDGET_MIB = 4
+"""The budget grows by ``file_timeout`` per this many MiB: the per-document stages take about 3 s
+per MiB of real Markdown (bench/README.md, "Per-file time budget"), so the default of 120 s gives
+about ten times that."""
+
+
 def _budget(batch: pd.DataFrame, file_timeout: float) -> float:
-    """Seconds allowed for ``batch``: ``file_timeout`` per MiB of its files (rounded up), at least
-    ``file_timeout``; 0 when ``file_timeout`` is 0. Work is linear in size, so the budget grows
-    with it."""
+    """Seconds allowed for ``batch``: ``file_timeout`` per :data:`BUDGET_MIB` MiB of its files
+    (rounded up), at least ``file_timeout``; 0 when ``file_timeout`` is 0. Work is linear in size,
+    so the budget grows with it."""
     if not file_timeout:
         return 0.0
     size = 0
     for path in batch["abs_path"]:
         with contextlib.suppress(OSError):  # a file the reader cannot open fails there
             size += os.stat(path).st_size
-    return max(file_timeout, math.ceil(file_timeout * size / 2**20))
+    return max(file_timeout, math.ceil(file_timeout * size / (BUDGET_MIB * 2**20)))
 
 
 def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float],

@@ -198,14 +198,14 @@ def test_a_file_over_the_time_budget_is_a_timeout_row_and_the_run_goes_on(tmp_pa
     words = ("model", "training", "the", "contrastive", "learning", "of", "attention", "diffusion", "results")
     (corpus / "slow.txt").write_text("Paper digest\n\n" + " ".join(words[i * 7 % 9] for i in range(400_000)) + ".")
     (corpus / "empty.txt").write_bytes(b"")  # files of no sections beside the timed-out one
-    # slow.txt, 3.3 MB, takes about 8 s, 4 times its budget of 0.5 s per MiB (2 s); a sample
-    # file about 0.25 s, a quarter of its budget of 1 s (0.5 s rounded up to whole seconds)
+    # slow.txt, 3.3 MB, takes about 8 s, 8 times its budget of 0.5 s per 4 MiB (1 s, rounded up
+    # to whole seconds); a sample file about 0.25 s, a quarter of its budget of 1 s
     config = load_config(overrides={"run": {"file_timeout": 0.5, "workers": 1}})
     warm_models(config)  # in the run's process: model loading is not the files' time
     result = run(corpus, tmp_path / "out", config, embedder=use_embedder, progress=False)
     docs = read_outputs(tmp_path / "out")["documents"].set_index("source_path")
     assert docs.loc["slow.txt", "status"] == "error"
-    assert docs.loc["slow.txt", "error"] == ("Timeout: the per-document stages took more than 2 s on this file "
+    assert docs.loc["slow.txt", "error"] == ("Timeout: the per-document stages took more than 1 s on this file "
                                              "(run.file_timeout)")
     assert docs["status"].to_dict() == {"a_report_zh-Hans.txt": "ok", "b_digest_zh-Hant.txt": "ok",
                                         "c_blog_en.md": "ok", "empty.txt": "empty", "slow.txt": "error"}
@@ -305,7 +305,20 @@ def test_the_time_budget_holds_in_pool_workers(tmp_path: Path) -> None:
     with ProcessPool(2, warm_models, load_config(overrides={"run": {"file_timeout": 0.5}})) as pool:
         rows = {f.source_path: f.rows()[0][0] for r in pool.map(process_files, batches) for f in r.files}
     assert {path: row["status"] for path, row in rows.items()} == {"slow.txt": "error", "a.txt": "ok", "c.md": "ok"}
-    assert rows["slow.txt"]["error"].startswith("Timeout: the per-document stages took more than 2 s")
+    assert rows["slow.txt"]["error"].startswith("Timeout: the per-document stages took more than 1 s")
+
+
+def test_the_time_budget_grows_with_the_file_by_file_timeout_per_4_mib(tmp_path: Path) -> None:
+    """A 20 MiB file has 5 times ``file_timeout``, not 20 (a runaway 20 MB page ran 12 minutes
+    unstopped under a budget of 40); a small file, or a batch of them, has ``file_timeout``."""
+    from pipeline.documents import _budget
+
+    big, small = tmp_path / "big.txt", tmp_path / "small.txt"
+    big.write_bytes(b"x" * 20 * 2**20)
+    small.write_bytes(b"x" * 1000)
+    assert _budget(pd.DataFrame({"abs_path": [str(big)]}), 120) == 600
+    assert _budget(pd.DataFrame({"abs_path": [str(small)] * 3}), 120) == 120
+    assert _budget(pd.DataFrame({"abs_path": [str(big), str(tmp_path / "gone.txt")]}), 0) == 0
 
 
 @pytest.mark.parametrize("unit", ["[", "'"])
