@@ -779,7 +779,7 @@ def parse_credit_line(line: str) -> Credit | None:
     if others:
         credit.truncated = True
         s = s[: others.start()] + "," + s[others.end():]
-    items = [p.strip() for p in re.split(r"\s*[,;；]\s*(?:and\s+)?|\s+(?:and|&|·)\s+", s) if p.strip()]
+    items = [p.strip() for p in re.split(r"\s*[,;；]\s*(?:(?:and|&)\s+)?|\s+(?:and|&|·)\s+", s) if p.strip()]
     if ". " in s:  # "A Gibiansky. S Arik, …": a full stop typed for a comma between two full names
         items = [part for item in items for part in _split_stopped(item)]
     if len(s) > max(_CREDIT_LINE_MAX_CHARS, _CREDIT_LINE_CHARS_PER_NAME * len(items)):

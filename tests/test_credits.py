@@ -133,6 +133,8 @@ def test_credit_line():
     assert (c.authors[-1], c.truncated, c.institutions) == ("Melanie Subbiah", True, ["OpenAI"])
     c = parse_credit_line("Angelina Wang et al., Stanford University")
     assert (c.authors, c.truncated, c.institutions) == (["Angelina Wang"], True, ["Stanford University"])
+    c = parse_credit_line("Mei Lin, Kai Sun, Wei Zhang, & Ann Lee")  # a serial comma before "&"
+    assert (c.authors, c.institutions) == (["Mei Lin", "Kai Sun", "Wei Zhang", "Ann Lee"], [])
     for line in ("Vision Transformers Need Registers, Meta AI", "Attention Is All You Need",
                  "ControlNet attaches a trainable copy of the encoder.", "Home | News | About"):
         assert parse_credit_line(line) is None
