@@ -479,9 +479,34 @@ class _Metadata(NamedTuple):
     labelled: list[str] | None
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _fold_values(lines: list[str]) -> list[str]:
+    """``lines`` with each ``key: value`` line's value folded onto the lines after it that are
+    indented deeper than its key and are no list item (a YAML plain scalar, YAML 1.2 7.3.3:
+    ``author: A · B ·`` / ``  C · D``); a "- " item marker counts as the key's indentation."""
+    out: list[str] = []
+    key_indent = -1  # indentation of the last key line whose value may go on; -1: none
+    for ln in lines:
+        stripped = ln.lstrip(" ")
+        if key_indent >= 0 and _indent(ln) > key_indent and not stripped.startswith(("- ", "#")) \
+                and parse_key_value(plain(ln)) is None:
+            out[-1] = f"{out[-1].rstrip()} {stripped}"
+            continue
+        key_indent = -1
+        if _indent(ln) or stripped.startswith("- "):  # only an indented or item key line can fold
+            parsed = parse_key_value(plain(ln))
+            if parsed is not None and parsed[1]:
+                key_indent = _indent(ln) + (2 if stripped.startswith("- ") else 0)
+        out.append(ln)
+    return out
+
+
 def _read_lines(row: dict, lang: str) -> tuple[_Lines, _Metadata]:
     """The section's lines (:class:`_Lines`) and its metadata (:class:`_Metadata`)."""
-    lines = _unwrap_latin([plain(ln) for ln in row["text"].split("\n") if ln.strip()])
+    lines = _unwrap_latin([plain(ln) for ln in _fold_values([ln for ln in row["text"].split("\n") if ln.strip()])])
     raw = "\n".join(lines)
     if len(raw) > MAX_ANALYSED_CHARS:  # a runaway section: read its head (whole lines when they are short)
         cut = raw.rfind("\n", 0, MAX_ANALYSED_CHARS)

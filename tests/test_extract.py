@@ -397,6 +397,23 @@ def test_affiliations_written_after_authors_become_institutions() -> None:
     assert out["institutions"] == ["University of British Columbia"]
 
 
+def test_a_yaml_value_folded_onto_deeper_lines_is_read_whole() -> None:
+    """YAML folds a long plain scalar onto lines indented deeper than its key: the authors after
+    the fold are authors, not an institution "Nouamane"; a list item after it is no fold."""
+    text = ("title: Scaling Small Models\n"
+            "    author: Mei Lin · Kai Sun · Wei Zhang · Nouamane\n"
+            "      Tazi · Ann Lee\n"
+            "    link: https://arxiv.org/abs/2305.16264\n"
+            "    tags:\n"
+            "    - scaling")
+    row = {"heading": "title: Scaling Small Models", "text": text,
+           "ctx_award_raw": None, "doc_venue": None, "doc_year": None}
+    out = fields(row)
+    assert out["authors"] == ["Mei Lin", "Kai Sun", "Wei Zhang", "Nouamane Tazi", "Ann Lee"]
+    assert out["institutions"] == []
+    assert out["arxiv_id"] == "2305.16264"
+
+
 def test_a_runaway_section_is_analysed_from_its_head_and_keeps_its_links() -> None:
     from pipeline.extract import MAX_ANALYSED_CHARS
 
