@@ -61,7 +61,7 @@ from .front_matter import apply_front_matter, flow_list_items, unquoted
 from .heading_titles import _HAS_CJK, _HAS_LATIN, _LIST_MARK, _QUOTED, SHORT_NAME, split_heading_title
 from .headings import presenter
 from .identifiers import find_arxiv_attributes, find_arxiv_ids, find_urls, url_kind
-from .names import is_institution, split_affiliation_items, split_affiliations, split_names
+from .names import is_institution, split_affiliation_items, split_affiliations, split_names, without_honorific
 from .normalize import to_target
 from .paper_venue import (
     ANY_YEAR,
@@ -784,7 +784,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     return {
         "title": title,
         "title_zh": to_target(title_zh, target_script),
-        "authors": authors,
+        "authors": [without_honorific(a) for a in authors],
         "authors_truncated": truncated,
         "institutions": to_target(institutions, target_script),
         "venue": venue,

@@ -157,6 +157,17 @@ def split_affiliation(author: str) -> tuple[str, str | None]:
     return author, None
 
 
+#: A form of address before a person's name ("Dr Badrul Sarwar", "Professors A and B"): no part of it.
+_HONORIFIC = re.compile(r"^(?:Dr|Prof|Professors?|Mr|Mrs|Ms|Mx|Sir|Dame)\b\.?\s+(?=[A-Z])")
+
+
+def without_honorific(name: str) -> str:
+    """``name`` without a form of address before it (Dr, Prof., Professor, Mr, Ms ...):
+    ``"Dr Badrul Sarwar"`` -> ``"Badrul Sarwar"``; a name of one word after it is kept whole."""
+    rest = _HONORIFIC.sub("", name, count=1)
+    return rest if rest != name and " " in rest.strip() else name
+
+
 def split_affiliations(authors: list[str]) -> tuple[list[str], list[str]]:
     """``(names, affiliations)`` of author items, each read by :func:`split_affiliation`
     ("Name (University)" gives "Name" and "University"); affiliations in first-seen order, once."""

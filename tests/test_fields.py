@@ -24,7 +24,7 @@ from pipeline.fields import (
     venue_from_url,
 )
 from pipeline.identifiers import URL_KINDS, find_arxiv_ids, find_urls, url_kind
-from pipeline.names import split_names
+from pipeline.names import split_names, without_honorific
 
 # --- seed passages -----------------------------------------------------------------------------
 
@@ -1026,3 +1026,12 @@ def test_an_arxiv_attribute_that_opens_the_next_paper_is_not_this_ones() -> None
     section = '**Tokenizer-Free Language Modeling**\n\nWe propose.\n\n</div>\n\n<div data-arxiv-id="2402.11111">\n'
     assert find_arxiv_attributes(section) == []
     assert find_arxiv_attributes('<div data-arxiv-id="2401.12345v2">\n**Title**\n</div>\n') == [("2401.12345", "v2")]
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("Dr Badrul Sarwar", "Badrul Sarwar"), ("Professors George Karypis", "George Karypis"),
+    ("Prof. Ann Lee", "Ann Lee"), ("Sir Tim Berners-Lee", "Tim Berners-Lee"),
+    ("Drew Houston", "Drew Houston"), ("Dr. Who", "Dr. Who"), ("张三", "张三"),
+])
+def test_a_form_of_address_is_no_part_of_an_authors_name(name: str, expected: str) -> None:
+    assert without_honorific(name) == expected
