@@ -358,8 +358,8 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
         return _made(_clean_title(NUMBERED_HEADING.match(s).group("title")), "numbered")
     kv = parse_key_value(s)
     if kv is not None:
-        if kv[0] == "title":
-            return _made(_clean_title(kv[1]), "kv_title")
+        if kv[0] == "title":  # (a YAML value folded onto the next line keeps that line's indentation)
+            return _made(" ".join(_clean_title(kv[1]).split()), "kv_title")
         # "Paper: [Title](url)": the paper's label, then its linked title ("论文地址：[点击查看](…)",
         # "Code: [repo](…)": a link's name)
         m = _LINK.match(kv[1]) if kv[0] == "paper_url" and _paper_label(s) else None

@@ -240,10 +240,13 @@ _LEAD_LINE_YEAR = re.compile(r"[\[【(（]?\s*((?:19|20)\d\d)\s*[\]】)）]?\s*[
 def _first_line_is_body(first: str, heading: str) -> bool:
     """Whether a section's first line is body text rather than its heading: the section was
     anchored at an inline mention (its heading is the mention, not the line), or the line reads
-    as a sentence, not a title (see :func:`split_heading_title`) and is no metadata line."""
+    as a sentence, not a title (see :func:`split_heading_title`) and is no metadata line, or it
+    is a metadata line other than the title (a record whose title comes later: "- award: …")."""
     if plain(heading).strip() != first.strip() and fold_title(heading) != fold_title(_LIST_MARK.sub("", first)):
         return True
-    return parse_key_value(first) is None and split_heading_title(first) == (None, None)
+    if (kv := parse_key_value(first)) is not None:
+        return kv[0] != "title"
+    return split_heading_title(first) == (None, None)
 
 
 def _summary(section: nlp.ParsedSection, spans: list[tuple[int, int]], kv_first: bool,
@@ -479,34 +482,9 @@ class _Metadata(NamedTuple):
     labelled: list[str] | None
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
-
-
-def _fold_values(lines: list[str]) -> list[str]:
-    """``lines`` with each ``key: value`` line's value folded onto the lines after it that are
-    indented deeper than its key and are no list item (a YAML plain scalar, YAML 1.2 7.3.3:
-    ``author: A · B ·`` / ``  C · D``); a "- " item marker counts as the key's indentation."""
-    out: list[str] = []
-    key_indent = -1  # indentation of the last key line whose value may go on; -1: none
-    for ln in lines:
-        stripped = ln.lstrip(" ")
-        if key_indent >= 0 and _indent(ln) > key_indent and not stripped.startswith(("- ", "#")) \
-                and parse_key_value(plain(ln)) is None:
-            out[-1] = f"{out[-1].rstrip()} {stripped}"
-            continue
-        key_indent = -1
-        if _indent(ln) or stripped.startswith("- "):  # only an indented or item key line can fold
-            parsed = parse_key_value(plain(ln))
-            if parsed is not None and parsed[1]:
-                key_indent = _indent(ln) + (2 if stripped.startswith("- ") else 0)
-        out.append(ln)
-    return out
-
-
 def _read_lines(row: dict, lang: str) -> tuple[_Lines, _Metadata]:
     """The section's lines (:class:`_Lines`) and its metadata (:class:`_Metadata`)."""
-    lines = _unwrap_latin([plain(ln) for ln in _fold_values([ln for ln in row["text"].split("\n") if ln.strip()])])
+    lines = _unwrap_latin([plain(ln) for ln in row["text"].split("\n") if ln.strip()])
     raw = "\n".join(lines)
     if len(raw) > MAX_ANALYSED_CHARS:  # a runaway section: read its head (whole lines when they are short)
         cut = raw.rfind("\n", 0, MAX_ANALYSED_CHARS)
@@ -568,7 +546,7 @@ def _titles(row: dict, lines: list[str], kv: dict[str, list[str]]) -> tuple[str 
     title, title_zh = split_heading_title(row["heading"])
     title = unquoted(title) if title else title  # 'title: "A Title' of a front matter clean did not read
     if kv.get("title"):
-        kv_title, kv_title_zh = split_heading_title(unquoted(kv["title"][0]))
+        kv_title, kv_title_zh = split_heading_title(unquoted(" ".join(kv["title"][0].split())))
         title = kv_title or title
         title_zh = kv_title_zh or title_zh
     elif title and len(title.split()) <= MAX_SHORT_NAME_WORDS and lines:

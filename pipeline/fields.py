@@ -537,7 +537,8 @@ _KEY_ALIASES: dict[str, tuple[str, ...]] = {
     "venue": ("会议", "會議", "发表会议", "發表會議", "发表于", "發表於", "收录", "收錄", "期刊", "会议/期刊", "會議/期刊",
               "发表会议/期刊", "發表會議/期刊", "venue", "conference",
               "publisher", "published in", "publication", "proceedings", "journal"),
-    "year": ("年份", "年度", "发表年份", "發表年份", "发表时间", "發表時間", "year", "publication year"),
+    "year": ("年份", "年度", "发表年份", "發表年份", "发表时间", "發表時間", "year", "publication year",
+             "日期", "出版日期", "出版年", "发表日期", "發表日期", "date"),
     "paper_url": (
         "论文地址", "論文地址", "论文链接", "論文鏈接", "論文連結", "链接", "鏈接", "連結",
         "arxiv", "paper", "link", "pdf", "paper link", "paper url", "论文", "論文",
@@ -594,6 +595,25 @@ def _lookup_key(raw_key: str) -> str | None:
 
 def _has_link(value: str) -> bool:
     return bool(find_urls(value) or find_arxiv_ids(value, allow_bare=True))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def continues_value(key_line: str, line: str) -> bool:
+    """Whether ``line`` continues the value of ``key_line``, a ``key: value`` line that is
+    indented or a "- " item, as YAML folds a plain scalar (YAML 1.2, 7.3.3: ``author: A · B ·`` /
+    ``  C · D``): ``line`` is indented deeper than the key (the item marker counts), is no list
+    item, comment or ``key: value`` line of its own."""
+    stripped = key_line.lstrip(" ")
+    item = stripped.startswith("- ")
+    if not (item or _indent(key_line)) or _indent(line) <= _indent(key_line) + 2 * item:
+        return False
+    if not line.strip() or line.lstrip(" ").startswith(("- ", "#")):
+        return False
+    parsed = parse_key_value(key_line)
+    return parsed is not None and bool(parsed[1]) and parse_key_value(line) is None
 
 
 @_memoised()

@@ -59,6 +59,7 @@ from .clean import front_matter_headline, front_matter_names_a_paper
 from .config import Config
 from .credits import names_only
 from .fields import (
+    continues_value,
     find_dated_venue_years,
     find_venue_years,
     fold_title,
@@ -140,8 +141,9 @@ EXPLODED_COLUMNS = ("section_id", "doc_id", *(f for f in SECTION_FIELDS if f not
 
 def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
     """The non-blank lines of ``text`` outside the dropped spans; a line that a hard wrap split
-    inside bold or book-title marks (:func:`_wrapped_inside_marks`) is one line with the next,
-    its newline read as a space (offsets stay those of ``text``)."""
+    inside bold or book-title marks (:func:`_wrapped_inside_marks`), or a YAML value folded onto
+    the next (:func:`pipeline.fields.continues_value`), is one line with the next, its newline
+    read as a space (offsets stay those of ``text``)."""
     covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
     out: list[Line] = []
     follows = False  # the previous physical line was kept
@@ -153,7 +155,7 @@ def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
         if covered(start, end):
             follows = False
             continue
-        if follows and _wrapped_inside_marks(out[-1].stripped, line.stripped):
+        if follows and (_wrapped_inside_marks(out[-1].stripped, line.stripped) or continues_value(out[-1].text, line.text)):
             joined = text[out[-1].start : line.end].replace("\r", " ").replace("\n", " ")
             out[-1] = Line(out[-1].start, line.end, joined)
             continue

@@ -397,23 +397,6 @@ def test_affiliations_written_after_authors_become_institutions() -> None:
     assert out["institutions"] == ["University of British Columbia"]
 
 
-def test_a_yaml_value_folded_onto_deeper_lines_is_read_whole() -> None:
-    """YAML folds a long plain scalar onto lines indented deeper than its key: the authors after
-    the fold are authors, not an institution "Nouamane"; a list item after it is no fold."""
-    text = ("title: Scaling Small Models\n"
-            "    author: Mei Lin · Kai Sun · Wei Zhang · Nouamane\n"
-            "      Tazi · Ann Lee\n"
-            "    link: https://arxiv.org/abs/2305.16264\n"
-            "    tags:\n"
-            "    - scaling")
-    row = {"heading": "title: Scaling Small Models", "text": text,
-           "ctx_award_raw": None, "doc_venue": None, "doc_year": None}
-    out = fields(row)
-    assert out["authors"] == ["Mei Lin", "Kai Sun", "Wei Zhang", "Nouamane Tazi", "Ann Lee"]
-    assert out["institutions"] == []
-    assert out["arxiv_id"] == "2305.16264"
-
-
 def test_a_runaway_section_is_analysed_from_its_head_and_keeps_its_links() -> None:
     from pipeline.extract import MAX_ANALYSED_CHARS
 
@@ -825,3 +808,11 @@ def test_an_award_or_a_session_in_a_venue_label_is_no_presenter(label: str) -> N
     "Time", "Runner Up"."""
     out = _section(f"## {label}: Generative Image Dynamics for Video Synthesis", "A paper about animating pictures.")
     assert (out["title"], out["authors"]) == ("Generative Image Dynamics for Video Synthesis", [])
+
+
+@pytest.mark.parametrize("line", ["日期: 2023", "日期：2026-01-16", "Date: 2023-10-03"])
+def test_a_date_metadata_line_dates_a_record_that_names_no_venue(line: str) -> None:
+    """A thesis record: 題名 / 作者 / 日期, no venue anywhere: its date gives the year."""
+    text = f"題名: 基於自監督學習之生成語言模型序列文本知識更新\n作者: 宋浩茹\n{line}\n摘要: 本研究提出新的任務。"
+    row = {"heading": text.split("\n", 1)[0], "text": text, "ctx_award_raw": None, "doc_venue": None, "doc_year": None}
+    assert fields(row, "zh-Hant")["year"] == int(line.split(":")[-1].split("：")[-1].strip()[:4])

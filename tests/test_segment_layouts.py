@@ -897,3 +897,24 @@ def test_bold_title_blocks_laid_out_alike_are_all_papers() -> None:
     assert {"Spiking Deep Residual Network", "Hierarchical Neural Story Generation",
             "Global Encoding for Abstractive Summarization"} <= set(headings)
     assert not any("推荐" in h or "好礼" in h for h in headings)
+
+
+def test_records_of_a_yaml_list_with_folded_values_are_one_paper_each_with_their_award() -> None:
+    """A YAML list of award records (h18-clemense, papers.yml.txt) whose long author lists fold
+    onto deeper-indented lines: the folds are no titles, each "- award:" item is one section, and
+    the award written before the title is the paper's."""
+    from pipeline.extract import extract_fields
+
+    path = Path(__file__).parent / "fixtures" / "real" / "dev" / "h18-clemense-ai-bestpapers" / "papers.yml.txt"
+    text = path.read_text(encoding="utf-8")
+    sections = segment_document(text, find_dropped(text, Config()))["sections"]
+    assert len(sections) == 9
+    assert all(s["heading"].lstrip().startswith("- award:") for s in sections)
+    rows = {(f := extract_fields({**s, "doc_venue": None, "doc_year": None}, "zh-Hans", Config()))["title"]: f
+            for s in sections}
+    climsim = rows["ClimSim: A large multi-scale dataset for hybrid physics-ML climate emulation"]
+    assert climsim["award"] == "best_paper"
+    assert (climsim["authors"][0], climsim["authors"][-1], len(climsim["authors"])) == (
+        "Sungduk Yu", "Mike Pritchard", 56)
+    assert rows["Direct Preference Optimization: Your Language Model is Secretly a Reward Model"]["award"] == \
+        "best_paper_runner_up"
