@@ -28,8 +28,11 @@ TEXT_SUFFIXES = (".txt", ".md")
 HTML_SUFFIXES = (".html", ".htm")
 JSONL_SUFFIXES = (".jsonl",)
 CSV_SUFFIXES = (".csv", ".tsv")
+YAML_SUFFIXES = (".yml", ".yaml")
+#: Suffixes of files of many records, a document each (``feed.jsonl#3``).
+RECORD_SUFFIXES = (*JSONL_SUFFIXES, *CSV_SUFFIXES, *YAML_SUFFIXES)
 #: Every suffix ingest knows how to read (lower case, with the dot).
-SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, *JSONL_SUFFIXES, *CSV_SUFFIXES)
+SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, *RECORD_SUFFIXES)
 #: Scripts ``text_norm`` and the Chinese fields can be written in (BCP 47 tags): Simplified;
 #: Traditional in OpenCC's standard (Traditional text of any region is kept as it is); Taiwan /
 #: Hong Kong standard characters (OpenCC ``s2tw`` / ``s2hk``); the same with the region's

@@ -92,7 +92,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "new_value": "Its value now, as `old_value`.",
     },
     "errors": {
-        "path": "The file that failed, relative to the corpus folder (a JSON Lines line: `file.jsonl#N`; a CSV row: `file.csv#N`).",
+        "path": "The file that failed, relative to the corpus folder (a JSON Lines line: `file.jsonl#N`; a CSV row: `file.csv#N`; a YAML record: `file.yml#N`).",
         "stage": "The stage that failed on it (`ingest`, `clean`, `segment`, `normalize`, `extract`; "
                  "`per-document` for a file over its time budget, `run.file_timeout`).",
         "error_type": "The error's class, e.g. `UnicodeDecodeError`, `JSONDecodeError`, `EmptyDocument`, `Timeout`.",
@@ -103,7 +103,7 @@ COLUMNS: dict[str, dict[str, str]] = {
                   "line); for a byte-identical later copy, of (content hash, path); for a skipped or unreadable "
                   "file, of its path.",
         "source_path": "Path of the file relative to the corpus folder, `/`-separated; a JSONL line is "
-                       "`file.jsonl#N` (N from 1), a CSV row `file.csv#N` (the header is row 1).",
+                       "`file.jsonl#N` (N from 1), a CSV row `file.csv#N` (the header is row 1), a YAML record `file.yml#N` (N from 1).",
         "content_sha256": "SHA-256 (hex) of the raw bytes read; null when the file was not read.",
         "encoding": "Character encoding the bytes were decoded with (BOM, HTML `<meta charset>`, then "
                     "detection); null when not decoded.",

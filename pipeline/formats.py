@@ -41,7 +41,15 @@ import trafilatura
 from lxml import etree
 
 from . import paper_records
-from .config import CSV_SUFFIXES, HTML_SUFFIXES, JSONL_SUFFIXES, SUPPORTED_SUFFIXES, TEXT_SUFFIXES  # noqa: F401 (re-exported)
+from .config import (  # noqa: F401 (re-exported)
+    CSV_SUFFIXES,
+    HTML_SUFFIXES,
+    JSONL_SUFFIXES,
+    RECORD_SUFFIXES,
+    SUPPORTED_SUFFIXES,
+    TEXT_SUFFIXES,
+    YAML_SUFFIXES,
+)
 
 log = logging.getLogger(__name__)
 
@@ -659,6 +667,58 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
     if bom:
         record = dataclasses.replace(record, notes=(*record.notes, "jsonl: a byte-order mark opened the line (files joined?)"))
     return record
+
+
+#: Fields a YAML record does not take from the mapping that holds its list: its own name and text.
+_NOT_INHERITED = frozenset((*paper_records.TITLE_FIELDS, *paper_records.TITLE_ZH_FIELDS, *JSONL_TEXT_FIELDS))
+
+
+def yaml_records(node: Any) -> list[dict]:
+    """The records of a YAML document (PyYAML's ``safe_load`` of it): every mapping in a list,
+    or in a list held by such a mapping (a conference's list of award records), each with the
+    scalar fields of the mappings above it that it lacks (``venue``, ``year``), but for a title
+    or text field. A mapping or scalar that no list holds is no record (a configuration file):
+    ``[]``. Dates and other non-JSON values are written out as text. A list or mapping reached
+    again through an alias is not read again (nested aliases would repeat it exponentially)."""
+    out: list[dict] = []
+    _yaml_records(node, {}, False, set(), out)
+    return out
+
+
+def _yaml_records(node: Any, inherited: dict, in_list: bool, seen: set[int], out: list[dict]) -> None:
+    if not isinstance(node, (list, dict)) or id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, list):
+        for item in node:
+            if isinstance(item, dict):
+                _yaml_records(item, inherited, True, seen, out)
+        return
+    scalars = {str(k): _json_safe(v) for k, v in node.items() if not isinstance(v, (list, dict))}
+    if not in_list:  # a mapping that holds lists of records ("papers: [...]")
+        for v in node.values():
+            _yaml_records(v, {**inherited, **scalars}, False, seen, out)
+        return
+    parent = {k: v for k, v in inherited.items() if k.casefold() not in _NOT_INHERITED}
+    nested = [v for v in node.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
+    if nested and not any(str(k).casefold() in _NOT_INHERITED for k in node):
+        # a mapping without a title or text of its own that groups records ("- venue: NeurIPS /
+        # awards: [...]"); one with a title is a record, its lists of mappings its fields
+        # ("authors: [{name: …}]")
+        for v in nested:
+            _yaml_records(v, {**parent, **scalars}, False, seen, out)
+        return
+    own = {str(k): _json_safe(v) for k, v in node.items()}
+    out.append({**{k: v for k, v in parent.items() if k not in own}, **own})
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` with what JSON has no type for (dates, timestamps, bytes) written out as text."""
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
 
 
 def _meta_field(obj: dict, keys: tuple[str, ...]) -> tuple[str, Any] | None:

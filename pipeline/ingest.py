@@ -26,6 +26,7 @@ from __future__ import annotations
 import codecs
 import csv
 import hashlib
+import json
 import logging
 import re
 import unicodedata
@@ -35,6 +36,7 @@ from pathlib import Path
 
 import ftfy
 import pandas as pd
+import yaml
 from ftfy.badness import is_bad
 
 from . import formats, paper_records
@@ -421,6 +423,46 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
     return rows
 
 
+def read_yaml(source_path: str, abs_path: str) -> list[dict]:
+    """Read a YAML file (every document of it, PyYAML's ``safe_load_all``): one ``documents`` row
+    per record of :func:`pipeline.formats.yaml_records`, each read by
+    :func:`pipeline.formats.parse_record` as a JSONL record is.
+
+    ``source_path`` is ``"<path>#<N>"``, N the record's number in the file (1-based);
+    ``raw_text`` and the bytes behind ``doc_id``/``content_sha256``/``n_bytes`` are the record as
+    JSON (keys in file order). A record that names no paper and holds no text is an error row.
+    A file that cannot be read, decoded or parsed as YAML is one error row; a file with no list
+    of records (a configuration file, a single mapping) one ``empty`` row. Never raises.
+    """
+    data, failed = _read_bytes(source_path, abs_path)
+    if failed is not None:
+        return [failed]
+    try:
+        decoded = decode(data)
+        records = [r for doc in yaml.safe_load_all(decoded.text.lstrip("\ufeff")) for r in formats.yaml_records(doc)]
+    except (UnicodeDecodeError, ValueError, LookupError, RecursionError, yaml.YAMLError) as exc:
+        detail = " ".join(str(exc).split())
+        return [_fail(_row(source_path, data), f"could not read {source_path} as YAML: {type(exc).__name__}: {detail}",
+                      "InvalidYAML" if isinstance(exc, yaml.YAMLError) else _exception_type(exc))]
+    rows = []
+    for n, obj in enumerate(records, 1):
+        label, raw = f"{source_path}#{n}", json.dumps(obj, ensure_ascii=False)
+        row = _row(label, raw.encode())
+        row.update(encoding=decoded.encoding, raw_text=raw)
+        record = formats.parse_record(obj)
+        if record.error:
+            rows.append(_fail(row, f"{label}: {record.error}", record.error_type or "InvalidRecord"))
+            continue
+        row.update(title=clean_title(record.title), url=record.url, published=record.published,
+                   paper_record=record.paper)
+        text, repairs = prepare_text(normalize_newlines(record.text))
+        rows.append(_finish(row, raw, text, [*decoded.notes, *record.notes, *repairs], label))
+    if not rows:
+        rows.append(_fail(_row(source_path, data), f"{source_path} holds no list of records (mappings): it has no text",
+                          "EmptyDocument", status="empty", encoding=decoded.encoding))
+    return rows
+
+
 #: The csv module's limit on one cell (its default is 131,072 characters), raised for
 #: :func:`read_csv` so that a long abstract or article cell does not fail the file.
 CSV_FIELD_LIMIT = 10 * 1024 * 1024
@@ -706,7 +748,7 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
 #: A JSONL text field that holds HTML markup: block-level tags, not a stray "<" in prose.
 _LOOKS_LIKE_HTML = re.compile(r"<(?:html|body|article|div|p|h[1-6]|section|main|ul|ol|table)\b[^>]*>", re.I)
 #: A ``source_path`` naming one line or row of a records file (``feed.jsonl#3``, ``table.tsv#2``).
-_RECORD_PATH = re.compile(rf"^(?P<path>.*(?:{'|'.join(map(re.escape, formats.JSONL_SUFFIXES + formats.CSV_SUFFIXES))}))"
+_RECORD_PATH = re.compile(rf"^(?P<path>.*(?:{'|'.join(map(re.escape, formats.RECORD_SUFFIXES))}))"
                           r"#(?P<line>\d+)$", re.I)
 
 
@@ -720,11 +762,14 @@ def source_sort_key(source_path: str) -> tuple[str, int]:
 
 def read_documents(source_path: str, abs_path: str) -> list[dict]:
     """All ``documents`` rows of one file: :func:`read_jsonl` for ``.jsonl``, :func:`read_csv` for
-    ``.csv`` and ``.tsv``, else the one row of :func:`read_document`. Never raises for a bad file."""
+    ``.csv`` and ``.tsv``, :func:`read_yaml` for ``.yml`` and ``.yaml``, else the one row of
+    :func:`read_document`. Never raises for a bad file."""
     if Path(source_path).suffix.lower() in formats.JSONL_SUFFIXES:
         return read_jsonl(source_path, abs_path)
     if Path(source_path).suffix.lower() in formats.CSV_SUFFIXES:
         return read_csv(source_path, abs_path)
+    if Path(source_path).suffix.lower() in formats.YAML_SUFFIXES:
+        return read_yaml(source_path, abs_path)
     return [read_document(source_path, abs_path)]
 
 

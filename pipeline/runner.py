@@ -487,7 +487,7 @@ def _reusable(path: str, sha: str | None, content_hashes: tuple[str | None, ...]
         return False
     if any(not isinstance(h, str) for h in content_hashes):
         return False
-    whole_file = not path.lower().endswith(ingest_formats.JSONL_SUFFIXES + ingest_formats.CSV_SUFFIXES)
+    whole_file = not path.lower().endswith(ingest_formats.RECORD_SUFFIXES)
     return not whole_file or all(h == sha for h in content_hashes)
 
 

@@ -563,7 +563,7 @@ def test_instructions_refuses_a_folder_without_documents(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         instructions.main([str(tmp_path)])
     assert stop.value.code == 2
-    assert "no file the pipeline reads (.txt, .md, .html, .htm, .jsonl, .csv, .tsv)" in capsys.readouterr().err
+    assert "no file the pipeline reads (.txt, .md, .html, .htm, .jsonl, .csv, .tsv, .yml, .yaml)" in capsys.readouterr().err
 
 
 def test_instructions_says_when_perf_refuses(tmp_path, monkeypatch, capsys):

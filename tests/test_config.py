@@ -30,7 +30,7 @@ def test_defaults() -> None:
     config = load_config()
     assert config == Config()
     assert config.to_dict() == {
-        "ingest": {"extensions": [".txt", ".md", ".html", ".htm", ".jsonl", ".csv", ".tsv"]},
+        "ingest": {"extensions": [".txt", ".md", ".html", ".htm", ".jsonl", ".csv", ".tsv", ".yml", ".yaml"]},
         "clean": {"min_topic_fit": 0.06, "byline_max_chars": 40},
         "normalize": {"target_script": "zh-Hans"},
         "extract": {"n_keywords": 8, "summary_max_chars": 400},
@@ -47,9 +47,9 @@ def test_defaults_are_not_shared_between_configs() -> None:
     a, b = Config(), Config()
     a.ingest.extensions.append(".rst")
     a.dedup.match_threshold = 0.9
-    assert b.ingest.extensions == [".txt", ".md", ".html", ".htm", ".jsonl", ".csv", ".tsv"]
+    assert b.ingest.extensions == [".txt", ".md", ".html", ".htm", ".jsonl", ".csv", ".tsv", ".yml", ".yaml"]
     assert b.dedup.match_threshold == 0.55
-    assert Config().ingest.extensions == [".txt", ".md", ".html", ".htm", ".jsonl", ".csv", ".tsv"]
+    assert Config().ingest.extensions == [".txt", ".md", ".html", ".htm", ".jsonl", ".csv", ".tsv", ".yml", ".yaml"]
 
 
 # --- TOML layering ----------------------------------------------------------------------------
@@ -269,7 +269,7 @@ def test_to_dict_is_plain_data() -> None:
     config = Config()
     data = config.to_dict()
     data["ingest"]["extensions"].append(".rst")
-    assert config.ingest.extensions == [".txt", ".md", ".html", ".htm", ".jsonl", ".csv", ".tsv"]
+    assert config.ingest.extensions == [".txt", ".md", ".html", ".htm", ".jsonl", ".csv", ".tsv", ".yml", ".yaml"]
     assert [f.name for f in dataclasses.fields(config)] == list(data)
 
 

@@ -553,6 +553,7 @@ def test_source_sort_key_of_rows_of_every_many_record_format() -> None:
     assert source_sort_key("LIST.TSV#2") == ("LIST.TSV", 2)
     assert source_sort_key("t.csv#3") == ("t.csv", 3)
     assert source_sort_key("f.jsonl#4") == ("f.jsonl", 4)
+    assert source_sort_key("awards.yml#12") == ("awards.yml", 12)
     assert source_sort_key("notes#tsv#3") == ("notes#tsv#3", 0)  # no such suffix: a whole file
     assert source_sort_key("page.md") == ("page.md", 0)
 
@@ -808,3 +809,63 @@ def test_headings_of_a_menu_a_sidebar_and_a_footer_do_not_make_the_page_lose_its
     assert result.notes == ()
     assert "## Background" in result.text
     assert "Recent Posts" not in result.text and "Privacy policy" not in result.text
+
+
+# --- YAML record files -----------------------------------------------------------------------------
+
+AWARDS_YAML = """\
+- venue: NeurIPS
+  year: 2023
+  date: 2023-12-10
+  awards:
+  - award: Outstanding Main Track Paper
+    title: Privacy Auditing with One (1) Training Run
+    author: Thomas Steinke, Milad Nasr, Matthew Jagielski
+    link: https://arxiv.org/abs/2305.08846
+  - award: Test of Time
+    title: 'Distributed Representations of Words and Phrases and their
+      Compositionality'
+    author: Tomas Mikolov, Ilya Sutskever
+- venue: CoRL
+  year: 2023
+  awards:
+  - award: Best Paper
+    title: Robots That Ask For Help
+    authors:
+    - {name: Allen Z. Ren, affiliation: Princeton University}
+"""
+
+
+def test_a_yaml_list_of_award_records_is_a_paper_each_with_the_venue_and_year_of_its_group(tmp_path: Path) -> None:
+    (tmp_path / "awards.yml").write_text(AWARDS_YAML, encoding="utf-8")
+    (tmp_path / "_config.yaml").write_text("title: My lab\ntheme: minima\nplugins: [jekyll-feed]\n")
+    (tmp_path / "broken.yml").write_text("papers: [a\n")
+    listing, _ = list_corpus(tmp_path, Config().ingest.extensions)
+    docs = STAGE(listing, Config()).set_index("source_path")
+    assert docs.index.tolist() == ["_config.yaml", "awards.yml#1", "awards.yml#2", "awards.yml#3", "broken.yml"]
+    assert docs.loc["_config.yaml", "status"] == "empty"
+    assert docs.loc["_config.yaml", "error"] == "_config.yaml holds no list of records (mappings): it has no text"
+    assert docs.loc["broken.yml", "status"] == "error"
+    assert docs.loc["broken.yml", "error"].startswith("could not read broken.yml as YAML: ParserError:")
+    papers = {p: json.loads(docs.loc[p, "paper_record"]) for p in ("awards.yml#1", "awards.yml#2", "awards.yml#3")}
+    first, second, third = papers.values()
+    assert (first["title"], first["venue"], first["year"], first["award_raw"]) == (
+        "Privacy Auditing with One (1) Training Run", "NeurIPS", 2023, "Outstanding Main Track Paper")
+    assert first["authors"] == ["Thomas Steinke", "Milad Nasr", "Matthew Jagielski"]
+    assert (second["title"], second["year"]) == (
+        "Distributed Representations of Words and Phrases and their Compositionality", 2023)
+    assert (third["title"], third["venue"], third["authors"]) == ("Robots That Ask For Help", "CoRL", ["Allen Z. Ren"])
+    assert docs.loc["awards.yml#1", "status"] == "ok" and docs.loc["awards.yml#1", "title"] == first["title"]
+
+
+def test_nested_yaml_aliases_are_read_once_not_exponentially() -> None:
+    """A "billion laughs" of aliased lists of mappings: each list is read once (20 levels of two
+    aliases each would be a million visits)."""
+    import yaml
+
+    levels = "abcdefghijklmnopqrstu"
+    bomb = "a: &a [{title: A paper on things, authors: Ann Lee and Bo Wu}]\n" + "".join(
+        f"{c}: &{c} [{{k: *{p}, j: *{p}}}]\n" for p, c in zip(levels, levels[1:], strict=False))
+    from pipeline.formats import yaml_records
+
+    assert [r["title"] for r in yaml_records(yaml.safe_load(bomb))] == ["A paper on things"]
