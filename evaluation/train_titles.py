@@ -110,6 +110,11 @@ def read_documents(files: dict[str, Path]) -> pd.DataFrame:
         frames = dict(result.frames)
     docs = frames["documents"]
     failed = docs[docs["status"] == "error"]
+    records = failed["source_path"].str.contains("#", regex=False)  # a record of a records file that is
+    if records.any():  # no document (no title, no text) has no candidate to learn from
+        print(f"{int(records.sum())} records that are no document left out, e.g. {failed['error'][records].iat[0]}",
+              file=sys.stderr)
+        failed = failed[~records]
     if len(failed):
         raise RuntimeError(f"{len(failed)} training documents failed in the pipeline, e.g. "
                            f"{failed['source_path'].iat[0]}: {failed['error'].iat[0]}")
