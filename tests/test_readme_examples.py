@@ -55,8 +55,11 @@ def test_outputs_section_has_python_and_sql_examples() -> None:
 def test_readme_python_example_runs_and_returns_rows(sample_run, index: int) -> None:
     code = _with_run(code_blocks("python")[index], sample_run["_dir"])
     tree = ast.parse(code)
-    assert tree.body and isinstance(tree.body[-1], ast.Expr), "the example must end with an expression to show"
-    last = ast.Expression(tree.body.pop().value)
+    assert tree.body and isinstance(tree.body[-1], ast.Expr), "the example must end with an expression (or its print) to show"
+    value = tree.body.pop().value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "print":
+        value = value.args[0]  # "print(frame)": the frame it shows
+    last = ast.Expression(value)
     namespace: dict = {}
     exec(compile(tree, f"README python block {index}", "exec"), namespace)  # noqa: S102 - our own README
     result = eval(compile(last, f"README python block {index}", "eval"), namespace)  # noqa: S307
