@@ -918,3 +918,22 @@ def test_records_of_a_yaml_list_with_folded_values_are_one_paper_each_with_their
         "Sungduk Yu", "Mike Pritchard", 56)
     assert rows["Direct Preference Optimization: Your Language Model is Secretly a Reward Model"]["award"] == \
         "best_paper_runner_up"
+
+
+@pytest.mark.parametrize(("first", "second", "joined"), [
+    ('2021: "On the Merits of Using Angled Fiber Tips in Office-based Laser', 'Surgery of the Vocal Folds" by Ann,', True),
+    ("获奖论文《基于注意力的跨模态", "检索方法》由张三完成", True),
+    ("The paper “Learning to Rank Without", "Labels” won the award.", True),
+    ('He said "yes" and left the room', "quietly after the talk.", False),
+    ('A 3.5" drive holds the data and', '"quoted" words follow here.', False),
+])
+def test_a_quotation_a_hard_wrap_split_is_one_line(first: str, second: str, joined: bool) -> None:
+    """A title quoted in prose that a hard wrap split over two lines is one line: its halves
+    were taken for two titles; balanced quotes on each line join nothing."""
+    from pipeline.segment import kept_lines
+
+    text = f"{first}\n{second}\n"
+    lines = kept_lines(text, [])
+    assert len(lines) == (1 if joined else 2)
+    if joined:
+        assert lines[0].text == f"{first} {second}"
