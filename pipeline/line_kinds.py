@@ -191,3 +191,22 @@ def _names_context(raw: str) -> bool:
     article (a venue's or an award's papers), not a part of one paper's explainer."""
     s = plain(raw)
     return _names_venue_year(s) or _is_award_header(s)
+
+
+def wrapped_inside_marks(first: str, second: str) -> bool:
+    """Whether a hard wrap split a span of marks between two adjacent lines: ``first`` opens
+    bold it does not close and ``second`` closes it ("**1、An image speaks a thousand words, On
+    image" / "transcreation for cultural relevance**"), or a quotation (``"``, “, 《) that
+    ``second`` closes before opening another. A line that starts a heading or a list item is not
+    a continuation."""
+    if second[:1] in "#>|" or _LIST_ITEM.match(second):
+        return False
+    if "**" in first and "**" in second and first.count("**") % 2 and second.count("**") % 2:
+        return True
+    if '"' in first and '"' in second and first.count('"') % 2 and second.count('"') % 2:
+        return True
+    for opening, closing_mark in (("《", "》"), ("“", "”")):
+        if opening in first and first.rfind(opening) > first.rfind(closing_mark):
+            closing = second.find(closing_mark)
+            return closing >= 0 and second.find(opening, 0, closing) < 0
+    return False

@@ -98,6 +98,7 @@ from .line_kinds import (
     _is_award_header,
     _names_context,
     _venue_heading,
+    wrapped_inside_marks,
 )
 from .normalize import detect_script
 from .overlong_lines import overlong_line_notes
@@ -141,7 +142,7 @@ EXPLODED_COLUMNS = ("section_id", "doc_id", *(f for f in SECTION_FIELDS if f not
 
 def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
     """The non-blank lines of ``text`` outside the dropped spans; a line that a hard wrap split
-    inside bold or book-title marks (:func:`_wrapped_inside_marks`), or a YAML value folded onto
+    inside bold or book-title marks (:func:`pipeline.line_kinds.wrapped_inside_marks`), or a YAML value folded onto
     the next (:func:`pipeline.fields.continues_value`), is one line with the next, its newline
     read as a space (offsets stay those of ``text``)."""
     covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
@@ -155,7 +156,7 @@ def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
         if covered(start, end):
             follows = False
             continue
-        if follows and (_wrapped_inside_marks(out[-1].stripped, line.stripped) or continues_value(out[-1].text, line.text)):
+        if follows and (wrapped_inside_marks(out[-1].stripped, line.stripped) or continues_value(out[-1].text, line.text)):
             joined = text[out[-1].start : line.end].replace("\r", " ").replace("\n", " ")
             out[-1] = Line(out[-1].start, line.end, joined)
             continue
@@ -210,25 +211,6 @@ def _unwrapped(text: str, lines: list[Line]) -> str:
         pos = line.end
     pieces.append(text[pos:])
     return "".join(pieces)
-
-
-def _wrapped_inside_marks(first: str, second: str) -> bool:
-    """Whether a hard wrap split a span of marks between two adjacent lines: ``first`` opens
-    bold it does not close and ``second`` closes it ("**1、An image speaks a thousand words, On
-    image" / "transcreation for cultural relevance**"), or a quotation (``"``, “, 《) that
-    ``second`` closes before opening another. A line that starts a heading or a list item is not
-    a continuation."""
-    if second[:1] in "#>|" or _LIST_ITEM.match(second):
-        return False
-    if "**" in first and "**" in second and first.count("**") % 2 and second.count("**") % 2:
-        return True
-    if '"' in first and '"' in second and first.count('"') % 2 and second.count('"') % 2:
-        return True
-    for opening, closing_mark in (("《", "》"), ("“", "”")):
-        if opening in first and first.rfind(opening) > first.rfind(closing_mark):
-            closing = second.find(closing_mark)
-            return closing >= 0 and second.find(opening, 0, closing) < 0
-    return False
 
 
 def _cut(text: str, start: int, end: int, dropped: list[dict]) -> str:
@@ -350,6 +332,11 @@ def _is_award_lead(s: str) -> bool:
 MIN_GROUPED_ITEMS = 3
 
 
+#: Times a document marks one text alike for it to be a label, not a title (a title is written
+#: at most twice: in a lead and as its heading).
+MIN_LABEL_REPEATS = 3
+
+
 def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate | str]:
     """The lines that start a section, mapped to their title candidate.
 
@@ -366,11 +353,13 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     model = title_model.load()
     scores = model.scores(cands)
     # award headers, reference lines, lines of person names (alone or after a label: "Organizers
-    # include: A, B") and venue headings (after a leading venue tag: "(CVPR 2019)Title" is a
-    # title) are never a paper's title
+    # include: A, B"), venue headings (after a leading venue tag: "(CVPR 2019)Title" is a
+    # title) and a text marked alike in many blocks (a label: "**Session**: …") are never a paper's title
+    repeated = Counter((c.style, c.title.casefold()) for c in cands)
     eligible = [kinds[c.line] not in ("award_header", "reference") and not c.features.get("self_credit")
                 and not labelled_names(c.title) and not names_only(c.title)
                 and not (c.features.get("venue_year") and _venue_heading(LEADING_TAGS.sub("", c.title) or c.title))
+                and repeated[c.style, c.title.casefold()] < MIN_LABEL_REPEATS
                 for c in cands]
     chosen = {c.line: c for c, p, ok in zip(cands, scores, eligible, strict=True) if ok and p >= model.threshold}
     # a title line whose label names a paper ("论文标题：X", "# 论文：X") with a credit, an id or
@@ -463,8 +452,9 @@ def _sibling_runs(cands: list[Candidate], kinds: list[str], eligible: list[bool]
                   chosen: dict[int, Candidate]) -> list[int]:
     """Siblings: in a run of candidates of one markup style (a list, a table), when at least two
     and at least half of the items are kept titles, the other eligible items are titles too
-    (added to ``chosen``); a heading or an award header between items (an award category, a
-    venue) does not end their run. Returns the indexes into ``cands`` of the run items."""
+    (added to ``chosen``); a heading
+    or an award header between items (an award category, a venue) does not end their run.
+    Returns the indexes into ``cands`` of the run items."""
     items = [k for k, c in enumerate(cands)
              if (c.style not in _HEADING_STYLES or c.line in chosen) and kinds[c.line] != "award_header"]
     run: list[int] = []

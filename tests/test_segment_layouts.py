@@ -937,3 +937,14 @@ def test_a_quotation_a_hard_wrap_split_is_one_line(first: str, second: str, join
     assert len(lines) == (1 if joined else 2)
     if joined:
         assert lines[0].text == f"{first} {second}"
+
+
+def test_a_label_marked_alike_in_every_block_is_no_title() -> None:
+    """An awards page (h24-ieeevis) whose blocks are "**Title**" / "by A, B" / "**Session**: …":
+    "Session", marked alike in 25 blocks, is each block's label, not a paper between two others."""
+    path = Path(__file__).parent / "fixtures" / "real" / "dev" / "h24-ieeevis-awards" / "best-paper-awards.md"
+    text = path.read_text(encoding="utf-8")
+    headings = [s["heading"] for s in segment_document(text, find_dropped(text, Config()))["sections"]]
+    assert not any("Session" in h for h in headings)
+    assert '**"They Aren\'t Built For Me": An Exploratory Study of Strategies for Measurement of Graphical ' \
+           'Primitives in Tactile Graphics**<br />' in headings
