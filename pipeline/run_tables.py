@@ -1,6 +1,6 @@
 """The run's own tables and records: the second pass that fills the scratch tables' late columns
 (:func:`_fill_columns`), the error rows of failed and empty documents (:func:`errors_table`,
-:func:`no_paper_reasons`), copies inside one file, the manifest and the report's frames."""
+:func:`no_paper_reasons`), byte-identical copies (:func:`mark_copies`), the manifest and the report's frames."""
 
 from __future__ import annotations
 
@@ -199,37 +199,35 @@ def json_rows(data: bytes) -> list[dict[str, Any]]:
     return Entry("", "", data, b"[]", 0, 0).rows()[0]
 
 
-def mark_copies(per_file: list[tuple[list[dict], list[dict]]], seen: dict[str, str] | None = None) -> None:
-    """Tell byte-identical copies apart, across files, in corpus order (in place).
+def mark_copies(doc_rows: list[dict[str, Any]], seen: dict[str, str]) -> set[str]:
+    """The one rule for byte-identical copies: tell them apart in order, in place.
 
-    ``per_file`` holds ``(documents rows, sections rows)`` of each listed file in listing order.
-    A row whose ``content_sha256`` an earlier row has gets ``doc_id`` = SHA-256 prefix of
-    (content hash, path); if ingest read it fine (``_ingest_status == "ok"``) it becomes status
-    ``duplicate`` with the first path in ``error``, loses its clean/segment results and its
-    sections: exactly what the stages give a row marked before them, so a file's entry never
-    depends on the other files. Copies inside one file were already marked when it was
-    processed (their ``doc_id`` is already the copy's). ``seen`` (content hash -> first path)
-    carries the hashes of earlier chunks and is updated in place.
+    A row whose ``content_sha256`` is in ``seen`` (content hash -> first path, updated in place)
+    gets ``doc_id`` = SHA-256 prefix of (content hash, path); if ingest read it fine
+    (``_ingest_status == "ok"``) it becomes status ``duplicate`` with the first path in
+    ``error`` and loses its clean/segment results: what the stages give a row marked before
+    them. Ingest applies it to the rows of each file (a feed repeating an item), the assembly
+    across files in corpus order, so a file's state entry never depends on the other files
+    (a row already marked is marked the same again).
+
+    Returns:
+        the former ``doc_id`` of each row made a ``duplicate`` (its sections are to go).
     """
-    seen = {} if seen is None else seen
-    for doc_rows, section_rows in per_file:
-        gone: set[str] = set()
-        for row in doc_rows:
-            sha = row.get("content_sha256")
-            if not isinstance(sha, str):
-                continue
-            if sha not in seen:
-                seen[sha] = row["source_path"]
-                continue
-            old_id = row["doc_id"]
-            row["doc_id"] = hashlib.sha256(f"{sha}\0{row['source_path']}".encode()).hexdigest()[:16]
-            if row.get("_ingest_status") == "ok":
-                # what clean and segment give a row whose status is not "ok"
-                row.update(status="duplicate", error=f"same content as {seen[sha]}", dropped=[], context=[],
-                           doc_venue=None, doc_year=None, doc_urls=[], lang=None)
-                gone.add(old_id)
-        if gone:
-            section_rows[:] = [s for s in section_rows if s["doc_id"] not in gone]
+    gone: set[str] = set()
+    for row in doc_rows:
+        sha = row.get("content_sha256")
+        if not isinstance(sha, str):
+            continue
+        if sha not in seen:
+            seen[sha] = row["source_path"]
+            continue
+        old_id = row["doc_id"]
+        row["doc_id"] = hashlib.sha256(f"{sha}\0{row['source_path']}".encode()).hexdigest()[:16]
+        if row.get("_ingest_status") == "ok":
+            row.update(status="duplicate", error=f"same content as {seen[sha]}", dropped=[], context=[],
+                       doc_venue=None, doc_year=None, doc_urls=[], lang=None)
+            gone.add(old_id)
+    return gone
 
 
 #: A stage failure's ``documents.error`` (:func:`pipeline.documents._error_message`): the stage and
@@ -358,29 +356,6 @@ def _failed_reads(failures: dict[str, ErrorText]) -> pd.DataFrame:
              "_error_stage": message.stage, "_error_type": message.error_type}
             for path, message in failures.items()]
     return pd.DataFrame(rows, columns=list(ingest.DOCUMENT_COLUMNS))
-
-
-def _mark_duplicates(docs: pd.DataFrame, seen: dict[str, str]) -> pd.DataFrame:
-    """Give later copies of already-read content their own ``doc_id`` and status ``duplicate``.
-
-    The first file with given bytes keeps ``doc_id`` = content-hash prefix; a later file with
-    identical bytes gets ``doc_id`` = SHA-256 prefix of (content hash, path), keeps its text, and
-    is not processed further (an ``ok`` document becomes ``duplicate``, with the first path in
-    ``error``). ``seen`` maps content hash to first path and is updated in place.
-    """
-    docs = docs.copy()
-    for i, (sha, path, status) in enumerate(zip(docs["content_sha256"], docs["source_path"], docs["status"],
-                                                strict=True)):
-        if not isinstance(sha, str):
-            continue
-        if sha not in seen:
-            seen[sha] = path
-            continue
-        docs.loc[i, "doc_id"] = hashlib.sha256(f"{sha}\0{path}".encode()).hexdigest()[:16]
-        if status == "ok":
-            docs.loc[i, "status"] = "duplicate"
-            docs.loc[i, "error"] = f"same content as {seen[sha]}"
-    return docs
 
 
 def _restore_failed(before: pd.DataFrame, after: pd.DataFrame, failures: dict[str, str]) -> pd.DataFrame:

@@ -639,7 +639,9 @@ class _FirstPass:
                   config: Config, max_chars: int) -> None:
         """Assemble one chunk of listed items (``(path, skip reason)``) from ``per_file``, the rows
         of its listed files in order (consumed)."""
-        mark_copies(per_file, self.seen)
+        for doc_rows, section_rows in per_file:  # copies across files, in corpus order
+            if gone := mark_copies(doc_rows, self.seen):
+                section_rows[:] = [s for s in section_rows if s["doc_id"] not in gone]
         doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
         section_records = [row for _, section_rows in per_file for row in section_rows]
         per_file.clear()
