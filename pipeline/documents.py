@@ -5,6 +5,7 @@ and the per-file time budget; the results as rows per file (:class:`BatchResult`
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import math
 import os
@@ -22,9 +23,9 @@ from .errors import ErrorText
 from .memory import tune_allocators
 from .run_tables import (
     _failed_reads,
-    _mark_duplicates,
     _restore_failed,
     json_rows,
+    mark_copies,
 )
 from .stage import Stage
 from .state import Entry, frame_records
@@ -276,13 +277,15 @@ def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float
     if failures:  # a file the reader itself choked on: its own error row, the run goes on
         docs = pd.concat([docs, _failed_reads(failures)], ignore_index=True)
     docs = docs.assign(_ingest_status=docs["status"], _file=[_file_of(p, files) for p in docs["source_path"]])
-    # a copy inside one file (a feed repeating an item): only files that have one are split out
+    # a copy inside one file (a feed repeating an item): only files that have one are marked, file by file
     repeated = docs.duplicated(["_file", "content_sha256"]) & docs["content_sha256"].notna() if len(docs) else None
     if repeated is not None and repeated.any():
-        docs = pd.concat([_mark_duplicates(group.reset_index(drop=True), {})
-                          for _, group in docs.groupby("_file", sort=False)], ignore_index=True)
-    else:
-        docs = docs.reset_index(drop=True)
+        docs = pd.concat([group for _, group in docs.groupby("_file", sort=False)], ignore_index=True)
+        rows = docs[["doc_id", "source_path", "content_sha256", "_ingest_status", "_file", "status", "error"]].to_dict("records")
+        for _, file_rows in itertools.groupby(rows, key=lambda row: row["_file"]):
+            mark_copies(list(file_rows), {})
+        docs = docs.assign(**{c: pd.array([row[c] for row in rows], dtype=docs[c].dtype) for c in ("doc_id", "status", "error")})
+    docs = docs.reset_index(drop=True)
     seconds["ingest"] += time.perf_counter() - t0
     # identical bytes in two files of one batch share a doc_id until mark_copies tells the copy
     # apart: such rows go through the stages in separate rounds, each with unique doc ids

@@ -1,6 +1,7 @@
-"""The run's own tables and records: the second pass that fills the scratch tables' late columns
-(:func:`_fill_columns`), the error rows of failed and empty documents (:func:`errors_table`,
-:func:`no_paper_reasons`), copies inside one file, the manifest and the report's frames."""
+"""The run's own tables and records: the context its steps share (:class:`RunContext`), the second
+pass that fills the scratch tables' late columns (:func:`_fill_columns`), the error rows of failed
+and empty documents (:func:`errors_table`, :func:`no_paper_reasons`), byte-identical copies
+(:func:`mark_copies`), the manifest and the report's frames."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import json
 import logging
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
@@ -25,9 +27,7 @@ from .config import Config
 from .embed import Embedder
 from .errors import ErrorText
 from .memory import release_free_memory
-from .publish import (
-    MANIFEST,
-)
+from .publish import MANIFEST, run_folder
 from .state import Entry
 from .write import (
     EXTRA_TABLES,
@@ -53,22 +53,63 @@ def _package_versions() -> dict[str, str]:
     return versions
 
 
+#: Folder inside the run folder for the first pass's tables (removed before publishing).
+SCRATCH_DIR = ".scratch"
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What the steps of one run (:func:`pipeline.runner.run`) share, made once ``OUT`` is locked:
+    its folders, configuration, start (UTC) and id, the options ``full`` (the state ignored) and
+    ``allow_empty``, ``OUT``'s ``layout`` (:func:`pipeline.outdir.claim`), the started Ray
+    ``engine`` or None, the progress ``bars``, ``seconds`` per stage (added to by the steps), and,
+    once the embedder is made (:func:`dataclasses.replace`), the ``embedder`` and every written
+    table's key-value ``metadata``."""
+
+    corpus: Path
+    out_dir: Path
+    config: Config
+    started: dt.datetime
+    run_id: str
+    full: bool
+    allow_empty: bool
+    layout: str
+    engine: Any
+    bars: Any
+    seconds: dict[str, float]
+    embedder: Embedder | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def run_dir(self) -> Path:  # OUT/.pipeline/runs/<run_id>
+        return run_folder(self.out_dir, self.run_id)
+
+    @property
+    def scratch(self) -> Path:  # the first pass's tables
+        return self.run_dir / SCRATCH_DIR
+
+
+@dataclass
+class Outcome:
+    """What the assembly and dedup tell the manifest and the summary."""
+
+    counts: dict[str, int]
+    inputs: dict[str, str]
+    status_counts: dict[str, int]
+    errors: pd.DataFrame
+    stats: dict[str, int]
+    dedup_seconds: dict[str, float]  #: ``"embedding"`` (cache included) and ``"clustering"`` (with fusion)
+    changes: dict[str, int]  #: papers per kind of change since the last run (:mod:`pipeline.identity`)
+
+
 #: What the second pass keeps of each summary it finds: the paper's row and the summary.
 _SUMMARY_SCHEMA = pa.schema([("row", pa.int32()), ("summary", pa.string())])
 
 
 class _Spill:
-    """Arrow data of one schema kept in a scratch file (an Arrow IPC stream, written with plain
-    writes) until it is read back, whole or batch by batch, so that memory does not hold it
-    meanwhile.
-
-    Args:
-        path: the file (created; removed by :meth:`read`).
-        schema: the schema of what :meth:`write` takes.
-
-    Raises:
-        OSError: the file cannot be created or written.
-    """
+    """Arrow data of ``schema`` kept in the scratch file ``path`` (an Arrow IPC stream, written with
+    plain writes; created here, removed once read) until it is read back, whole or batch by batch,
+    so that memory does not hold it meanwhile. Raises OSError when the file cannot be written."""
 
     def __init__(self, path: Path, schema: pa.Schema) -> None:
         self.path = path
@@ -118,10 +159,10 @@ def _scattered(n: int, rows: list[pa.Array], values: list[pa.Array]) -> pa.Array
 def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[str, str],
                   columns: dict[str, tuple[list | pa.Array, pa.DataType]], visit: Any = None, *,
                   batch_rows: int) -> int:
-    """Copy the Parquet table ``source`` to ``target`` batch by batch (``batch_rows`` rows),
-    replacing each of ``columns`` (name -> (one value per row of
-    ``source``: a list, or an Arrow array of that type; Arrow type)); ``visit`` (optional) sees
-    each written batch as a ``pyarrow.Table``. Returns the row count.
+    """Copy the Parquet table ``source`` to ``target`` batch by batch (``batch_rows`` rows), replacing
+    each of ``columns`` (name -> (one value per row of ``source``: a list, or an Arrow array of that
+    type; Arrow type)); ``visit`` (optional) sees each written batch as a ``pyarrow.Table``. Returns
+    the row count.
 
     Raises:
         ValueError: a column's values do not match the rows of ``source`` (checked before
@@ -199,37 +240,30 @@ def json_rows(data: bytes) -> list[dict[str, Any]]:
     return Entry("", "", data, b"[]", 0, 0).rows()[0]
 
 
-def mark_copies(per_file: list[tuple[list[dict], list[dict]]], seen: dict[str, str] | None = None) -> None:
-    """Tell byte-identical copies apart, across files, in corpus order (in place).
+def mark_copies(doc_rows: list[dict[str, Any]], seen: dict[str, str]) -> set[str]:
+    """The one rule for byte-identical copies, applied in order and in place to documents rows; returns
+    the former ``doc_id`` of each row made a ``duplicate`` (its sections are to go).
 
-    ``per_file`` holds ``(documents rows, sections rows)`` of each listed file in listing order.
-    A row whose ``content_sha256`` an earlier row has gets ``doc_id`` = SHA-256 prefix of
-    (content hash, path); if ingest read it fine (``_ingest_status == "ok"``) it becomes status
-    ``duplicate`` with the first path in ``error``, loses its clean/segment results and its
-    sections: exactly what the stages give a row marked before them, so a file's entry never
-    depends on the other files. Copies inside one file were already marked when it was
-    processed (their ``doc_id`` is already the copy's). ``seen`` (content hash -> first path)
-    carries the hashes of earlier chunks and is updated in place.
-    """
-    seen = {} if seen is None else seen
-    for doc_rows, section_rows in per_file:
-        gone: set[str] = set()
-        for row in doc_rows:
-            sha = row.get("content_sha256")
-            if not isinstance(sha, str):
-                continue
-            if sha not in seen:
-                seen[sha] = row["source_path"]
-                continue
-            old_id = row["doc_id"]
-            row["doc_id"] = hashlib.sha256(f"{sha}\0{row['source_path']}".encode()).hexdigest()[:16]
-            if row.get("_ingest_status") == "ok":
-                # what clean and segment give a row whose status is not "ok"
-                row.update(status="duplicate", error=f"same content as {seen[sha]}", dropped=[], context=[],
-                           doc_venue=None, doc_year=None, doc_urls=[], lang=None)
-                gone.add(old_id)
-        if gone:
-            section_rows[:] = [s for s in section_rows if s["doc_id"] not in gone]
+    A row whose ``content_sha256`` is in ``seen`` (content hash -> first path, updated) gets ``doc_id``
+    = SHA-256 prefix of (content hash, path); if ingest read it fine (``_ingest_status == "ok"``) it
+    becomes ``duplicate`` with the first path in ``error`` and loses its clean/segment results, as
+    the stages leave a row marked before them. Ingest applies it within each file, the assembly
+    across files in corpus order (so a file's state entry never depends on the other files)."""
+    gone: set[str] = set()
+    for row in doc_rows:
+        sha = row.get("content_sha256")
+        if not isinstance(sha, str):
+            continue
+        if sha not in seen:
+            seen[sha] = row["source_path"]
+            continue
+        old_id = row["doc_id"]
+        row["doc_id"] = hashlib.sha256(f"{sha}\0{row['source_path']}".encode()).hexdigest()[:16]
+        if row.get("_ingest_status") == "ok":
+            row.update(status="duplicate", error=f"same content as {seen[sha]}", dropped=[], context=[],
+                       doc_venue=None, doc_year=None, doc_urls=[], lang=None)
+            gone.add(old_id)
+    return gone
 
 
 #: A stage failure's ``documents.error`` (:func:`pipeline.documents._error_message`): the stage and
@@ -292,13 +326,6 @@ def _removed_files(previous: dict[str, Any] | None, present: set[str]) -> list[s
     return sorted(before - present)
 
 
-def _previous_run(out_dir: Path) -> Path | None:
-    """The folder of the published run before this run publishes: OUT itself, whose top level
-    holds the published tables (:mod:`pipeline.publish`) when it has a manifest; None for a
-    first run."""
-    return out_dir if (out_dir / MANIFEST).is_file() else None
-
-
 def _write_report(run_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[str, Any],
                   previous: Path | None = None) -> None:
     """REPORT HOOK, the one call site of ``pipeline.report``: write ``report.html`` into the run
@@ -314,39 +341,37 @@ def _write_report(run_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict
         log.exception("report.html could not be written; the run is published without it")
 
 
-def _run_manifest(run_id: str, started: dt.datetime, full: bool, corpus: Path, config: Config, embedder: Embedder,
-                  inputs: dict[str, str], status_counts: dict[str, int], errors: pd.DataFrame, counts: dict[str, int],
-                  seconds: dict[str, float], files: dict[str, list[str]], key: str,
-                  dedup_seconds: dict[str, float] | None = None) -> dict[str, Any]:
-    """The contents of ``manifest.json``: ``seconds`` per stage (wall; the per-document stages
-    share out the parallel phase's wall time), and ``dedup_seconds``, the dedup stage's in two
-    parts, ``embedding`` and ``clustering`` (their sum is ``seconds["dedup"]``), so that a
-    benchmark can set the embedding against the embedder alone. ``embedding`` is all of that
-    step's wall time: the sections' and titles' vectors, the cache's reads and writes, and the
-    embedder's start (its processes or Ray actors, their models) and close."""
+def _run_manifest(ctx: RunContext, outcome: Outcome, files: dict[str, list[str]], key: str) -> dict[str, Any]:
+    """The contents of ``manifest.json`` for the state ``key``: ``seconds`` per stage (wall; the
+    per-document stages share out the parallel phase's wall time), and ``dedup_seconds``, the
+    dedup stage's in two parts, ``embedding`` and ``clustering`` (their sum is
+    ``seconds["dedup"]``), so that a benchmark can set the embedding against the embedder alone.
+    ``embedding`` is all of that step's wall time: the sections' and titles' vectors, the cache's
+    reads and writes, and the embedder's start (its processes or Ray actors, their models) and close."""
+    config, embedder = ctx.config, ctx.embedder
     return {
-        "run_id": run_id,
-        "started_at": started.isoformat(timespec="seconds"),
+        "run_id": ctx.run_id,
+        "started_at": ctx.started.isoformat(timespec="seconds"),
         "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         # "incremental" only when earlier work was reused or removed: a first run is a full one
-        "mode": "incremental" if not full and (files.get("reused") or files.get("removed")) else "full",
+        "mode": "incremental" if not ctx.full and (files.get("reused") or files.get("removed")) else "full",
         "pipeline_version": __version__,
         "schema_version": SCHEMA_VERSION,
         "state_key": key,
-        "corpus": str(Path(corpus).absolute()),  # (another tool, from another folder, reads it)
+        "corpus": str(Path(ctx.corpus).absolute()),  # (another tool, from another folder, reads it)
         "config": config.to_dict(),
         "config_fingerprint": config.fingerprint(),
         "packages": _package_versions(),
         "embedder": {"model_id": embedder.model_id, "dim": embedder.dim,
                      "cache_hits": getattr(embedder, "hits", None), "cache_misses": getattr(embedder, "misses", None),
                      "cache_warnings": getattr(embedder, "cache_warnings", None)},
-        "inputs": inputs,
+        "inputs": outcome.inputs,
         "files": files,
-        "errors": errors.to_dict("records"),
-        "status_counts": {str(k): int(v) for k, v in status_counts.items()},
-        "row_counts": counts,
-        "seconds": {k: round(v, 3) for k, v in seconds.items()},
-        "dedup_seconds": {k: round(v, 3) for k, v in (dedup_seconds or {}).items()},
+        "errors": outcome.errors.to_dict("records"),
+        "status_counts": {str(k): int(v) for k, v in outcome.status_counts.items()},
+        "row_counts": outcome.counts,
+        "seconds": {k: round(v, 3) for k, v in ctx.seconds.items()},
+        "dedup_seconds": {k: round(v, 3) for k, v in outcome.dedup_seconds.items()},
     }
 
 
@@ -358,29 +383,6 @@ def _failed_reads(failures: dict[str, ErrorText]) -> pd.DataFrame:
              "_error_stage": message.stage, "_error_type": message.error_type}
             for path, message in failures.items()]
     return pd.DataFrame(rows, columns=list(ingest.DOCUMENT_COLUMNS))
-
-
-def _mark_duplicates(docs: pd.DataFrame, seen: dict[str, str]) -> pd.DataFrame:
-    """Give later copies of already-read content their own ``doc_id`` and status ``duplicate``.
-
-    The first file with given bytes keeps ``doc_id`` = content-hash prefix; a later file with
-    identical bytes gets ``doc_id`` = SHA-256 prefix of (content hash, path), keeps its text, and
-    is not processed further (an ``ok`` document becomes ``duplicate``, with the first path in
-    ``error``). ``seen`` maps content hash to first path and is updated in place.
-    """
-    docs = docs.copy()
-    for i, (sha, path, status) in enumerate(zip(docs["content_sha256"], docs["source_path"], docs["status"],
-                                                strict=True)):
-        if not isinstance(sha, str):
-            continue
-        if sha not in seen:
-            seen[sha] = path
-            continue
-        docs.loc[i, "doc_id"] = hashlib.sha256(f"{sha}\0{path}".encode()).hexdigest()[:16]
-        if status == "ok":
-            docs.loc[i, "status"] = "duplicate"
-            docs.loc[i, "error"] = f"same content as {seen[sha]}"
-    return docs
 
 
 def _restore_failed(before: pd.DataFrame, after: pd.DataFrame, failures: dict[str, str]) -> pd.DataFrame:

@@ -37,7 +37,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +88,7 @@ from .memory import collect_less_often, release_free_memory
 from .progress import Progress, progress_mode
 from .publish import (
     CACHE_DIR,
+    MANIFEST,
     STATE_DIR,
     OutputLock,
     adopt,
@@ -96,16 +97,17 @@ from .publish import (
     new_run_id,
     publish,
     recover,
-    run_folder,
 )
 from .run_tables import (
     _SUMMARY_SCHEMA,
+    SCRATCH_DIR,  # noqa: F401 - where a run's scratch folder is (runner.SCRATCH_DIR)
+    Outcome,
+    RunContext,
     TableFiles,
     _assemble_documents,
     _empty_sections,
     _fill_columns,
     _previous_manifest,
-    _previous_run,
     _removed_files,
     _run_manifest,
     _scattered,
@@ -240,37 +242,34 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         layout = outdir.claim(corpus, out_dir)
         adopt(out_dir, layout)
         recover(out_dir)
+        engine: Any = contextlib.nullcontext()
         if config.run.engine == "ray":
             from .engine_ray import RayEngine  # Ray is an optional extra
 
-            with RayEngine(config) as engine:
-                return _run_locked(corpus, out_dir, config, embedder, progress, full, engine, layout, allow_empty)
-        return _run_locked(corpus, out_dir, config, embedder, progress, full, None, layout, allow_empty)
+            engine = RayEngine(config)
+        with engine as started_engine:
+            started = dt.datetime.now(dt.timezone.utc)
+            return _run_locked(RunContext(
+                corpus=corpus, out_dir=out_dir, config=config, started=started, run_id=new_run_id(started), full=full,
+                allow_empty=allow_empty, layout=layout, engine=started_engine,
+                bars=Progress(progress_mode(progress, config.run.quiet)), seconds=dict.fromkeys(STAGE_NAMES, 0.0)),
+                embedder)
+
+
+@contextlib.contextmanager
+def _timed(seconds: dict[str, float], stage: str) -> Iterator[None]:
+    """Add the block's wall time to ``seconds[stage]`` (not when it raises)."""
+    t0 = time.perf_counter()
+    yield
+    seconds[stage] += time.perf_counter() - t0
 
 
 def _holds_no_text(paths: Iterable[str]) -> bool:
     """Whether every listed file is empty (0 bytes), or none is listed: what an unmounted share or
     a copy that created its files but wrote nothing looks like."""
-    for path in paths:
-        try:
-            if os.path.getsize(path):
-                return False
-        except OSError:
-            return False  # (the run reports an unreadable file as an error row)
-    return True
-
-
-def _refuse_emptied(corpus: Path, out_dir: Path) -> None:
-    """Raise :class:`EmptiedCorpus` when the published run of ``out_dir`` holds files (its
-    manifest): a corpus that lists none, or only empty ones, would otherwise empty the published
-    tables."""
-    previous = _previous_manifest(out_dir)
-    held = len(_removed_files(previous, set()))
-    if held:
-        raise EmptiedCorpus(
-            f"corpus {corpus} lists no file with content, but the tables published in {out_dir} hold {held} file(s); "
-            "an unmounted or unfinished corpus folder would empty them, so nothing was published "
-            "(pass --allow-empty to publish empty tables)")
+    with contextlib.suppress(OSError):  # (the run reports an unreadable file as an error row)
+        return not any(os.path.getsize(path) for path in paths)
+    return False
 
 
 def _keep_gathered(store: StateStore) -> None:
@@ -284,99 +283,128 @@ def _keep_gathered(store: StateStore) -> None:
                     "processed again", type(exc).__name__, exc)
 
 
-def _run_locked(corpus: Path, out_dir: Path, config: Config, embedder: Embedder | None, progress: bool | str | None,
-                full: bool, engine: Any, layout: str, allow_empty: bool = False) -> RunResult:
-    """:func:`run` once the lock is held; ``engine`` the started
-    :class:`pipeline.engine_ray.RayEngine` or None; ``layout`` from :func:`pipeline.outdir.claim`."""
-    started = dt.datetime.now(dt.timezone.utc)
-    run_id = new_run_id(started)
-    bars = Progress(progress_mode(progress, config.run.quiet))
-    if config.run.quiet:  # the model libraries' own bars too
+def _run_locked(ctx: RunContext, embedder: Embedder | None) -> RunResult:
+    """:func:`run` once the lock is held: the stages in the order of the module docstring."""
+    if ctx.config.run.quiet:  # the model libraries' own bars too
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    seconds = dict.fromkeys(STAGE_NAMES, 0.0)
     check_chain(DOCUMENT_STAGES, ingest.LISTING_COLUMNS)
     check_chain(SECTION_STAGES, [*segment.EXPLODED_COLUMNS])
+    with _timed(ctx.seconds, "ingest"):
+        plan = _plan(ctx)  # list_corpus, state
+    with _run_folder(ctx, embedder, plan.store) as (ctx, after_embedding), _document_feed(ctx, plan) as feed:
+        first = _first_pass(ctx, feed, plan)  # ingest ... extract per document, then assemble
+        found = _dedup(ctx, first, after_embedding)  # embedding, clustering, fusion
+        outcome = _second_pass(ctx, first, found, plan.skipped)  # write
+    return _publish_run(ctx, plan, outcome)  # manifest, report, card, publish
 
-    # --- plan: which files the state already holds -------------------------------------------
-    t0 = time.perf_counter()
-    listing, skipped = ingest.list_corpus(corpus, config.ingest.extensions)
-    if not allow_empty and _holds_no_text(listing["abs_path"]):
-        _refuse_emptied(corpus, out_dir)
-    store = StateStore(out_dir / STATE_DIR, state_key(config), run_id)
-    known = {} if full else store.load()
-    paths = listing["source_path"].tolist()
-    shas = [file_sha256(p) for p in listing["abs_path"]]
-    entries: dict[str, Entry] = {}
-    for path, sha in zip(paths, shas, strict=True):
-        if sha is not None and (path, sha) in known:
-            entries[path] = known[(path, sha)]
-    reused = [p for p in paths if p in entries]
-    todo = listing[~listing["source_path"].isin(entries)].reset_index(drop=True)
-    log.info("%d file(s) unchanged and reused, %d to process", len(reused), len(todo))
-    seconds["ingest"] += time.perf_counter() - t0
 
-    # --- the per-document stages, overlapped with the assembly of the files they have finished --
+@contextlib.contextmanager
+def _run_folder(ctx: RunContext, embedder: Embedder | None,
+                store: StateStore) -> Iterator[tuple[RunContext, Callable[[], None] | None]]:
+    """``(ctx with the embedder and metadata, what to call once every section is embedded)`` in a
+    new run folder: the embedder made here unless given (closed here), behind the embedding
+    cache. On an error or an interrupt the unfinished run folder goes; ``store`` keeps the work."""
     built = None  # an embedder made here, closed here (a PooledEmbedder's processes)
     if embedder is None:
-        embedder = built = engine.embedder(config) if engine is not None else make_local_embedder(config)
-    cache = None
-    if config.run.embedding_cache:
-        cache = EmbeddingCache(out_dir / CACHE_DIR / "embeddings.sqlite")
+        embedder = built = ctx.engine.embedder(ctx.config) if ctx.engine is not None else make_local_embedder(ctx.config)
+    cache = EmbeddingCache(ctx.out_dir / CACHE_DIR / "embeddings.sqlite") if ctx.config.run.embedding_cache else None
+    if cache is not None:
         embedder = CachedEmbedder(embedder, cache)
-    metadata = {"pipeline_version": __version__, "config_fingerprint": config.fingerprint(),
-                "embedder": embedder.model_id}
-    run_dir = run_folder(out_dir, run_id)
-    run_dir.mkdir(parents=True)
-    results, parallel = _document_results(todo, config, engine)
-    if len(todo) and not parallel:  # load models before the first batch, on their own bar
-        t0 = time.perf_counter()
-        _load_models(config, bars)
-        seconds["ingest"] += time.perf_counter() - t0
-    documents_bar = bars.bar("documents", len(paths) + len(skipped), "file")
-    if len(todo) and parallel:  # the workers load their models before their first batch
-        documents_bar.set_postfix_str("workers loading models")
-    feed = _DocumentFeed(results, parallel, dict(zip(paths, shas, strict=True)), entries, store, documents_bar)
+    ctx = replace(ctx, embedder=embedder, metadata={
+        "pipeline_version": __version__, "config_fingerprint": ctx.config.fingerprint(), "embedder": embedder.model_id})
+    ctx.run_dir.mkdir(parents=True)
     try:
-        with contextlib.closing(results):  # the executor is stopped even on an error
-            try:
-                outcome = _assemble_and_write(paths, feed, skipped, config, embedder, run_dir, metadata, seconds,
-                                              bars, dict(zip(listing["source_path"], listing["abs_path"], strict=True)),
-                                              compact=full, after_embedding=getattr(built, "close", None))
-            except BaseException:
-                _keep_gathered(store)  # before the pool waits for its batches: a SIGKILL may follow a SIGTERM
-                raise
-    except BaseException:  # an error or an interrupt: the unfinished run folder goes (the state keeps the work)
+        yield ctx, getattr(built, "close", None)
+    except BaseException:
         if hasattr(built, "terminate"):
             built.terminate()  # the embedding processes stop at once, not after their pieces
-        shutil.rmtree(run_dir, ignore_errors=True)
+        shutil.rmtree(ctx.run_dir, ignore_errors=True)
         _keep_gathered(store)  # nothing left to write unless the first try failed
         raise
     finally:
-        documents_bar.close()
-        bars.close()
+        ctx.bars.close()
         if cache is not None:
             cache.close()
         if hasattr(built, "close"):
             built.close()
 
+
+@dataclass
+class _Plan:
+    """The corpus ``listing`` (``skipped``: files not read) and which of its files the state
+    ``store`` holds: ``sha_of`` (per listed path, in order, its SHA-256 or None), ``entries`` (per
+    reused path; the feed adds this run's), ``reused`` paths and the ``todo`` rows of ``listing``."""
+
+    listing: pd.DataFrame
+    skipped: pd.DataFrame
+    sha_of: dict[str, str | None]
+    store: StateStore
+    entries: dict[str, Entry]
+    reused: list[str]
+    todo: pd.DataFrame
+
+
+def _plan(ctx: RunContext) -> _Plan:
+    """List the corpus and find the files the state holds; raises :class:`EmptiedCorpus` as :func:`run` says."""
+    listing, skipped = ingest.list_corpus(ctx.corpus, ctx.config.ingest.extensions)
+    # a corpus that lists no file, or only empty ones, would empty the published tables
+    if not ctx.allow_empty and _holds_no_text(listing["abs_path"]) and (
+            held := len(_removed_files(_previous_manifest(ctx.out_dir), set()))):
+        raise EmptiedCorpus(
+            f"corpus {ctx.corpus} lists no file with content, but the tables published in {ctx.out_dir} hold {held} "
+            "file(s); an unmounted or unfinished corpus folder would empty them, so nothing was published "
+            "(pass --allow-empty to publish empty tables)")
+    store = StateStore(ctx.out_dir / STATE_DIR, state_key(ctx.config), ctx.run_id)
+    known = {} if ctx.full else store.load()
+    sha_of = dict(zip(listing["source_path"].tolist(), [file_sha256(p) for p in listing["abs_path"]], strict=True))
+    entries = {path: known[(path, sha)] for path, sha in sha_of.items() if sha is not None and (path, sha) in known}
+    reused = [p for p in sha_of if p in entries]
+    todo = listing[~listing["source_path"].isin(entries)].reset_index(drop=True)
+    log.info("%d file(s) unchanged and reused, %d to process", len(reused), len(todo))
+    return _Plan(listing, skipped, sha_of, store, entries, reused, todo)
+
+
+@contextlib.contextmanager
+def _document_feed(ctx: RunContext, plan: _Plan) -> Iterator[_DocumentFeed]:
+    """The per-document stages on ``plan.todo`` on the engine's executor, their results taken as
+    the assembly needs them (:class:`_DocumentFeed`); the executor is stopped on leaving, even on
+    an error (after the state keeps what it gathered)."""
+    results, parallel = _document_results(plan.todo, ctx.config, ctx.engine)
+    if len(plan.todo) and not parallel:  # load models before the first batch, on their own bar
+        with _timed(ctx.seconds, "ingest"):
+            _load_models(ctx.config, ctx.bars)
+    documents_bar = ctx.bars.bar("documents", len(plan.sha_of) + len(plan.skipped), "file")
+    if len(plan.todo) and parallel:  # the workers load their models before their first batch
+        documents_bar.set_postfix_str("workers loading models")
+    with contextlib.closing(documents_bar), contextlib.closing(results):
+        try:
+            yield _DocumentFeed(results, parallel, plan.sha_of, plan.entries, plan.store, documents_bar)
+        except BaseException:
+            _keep_gathered(plan.store)  # before the pool waits for its batches: a SIGKILL may follow a SIGTERM
+            raise
+
+
+def _publish_run(ctx: RunContext, plan: _Plan, outcome: Outcome) -> RunResult:
+    """Write the manifest, report and dataset card into the run folder and publish it to ``OUT``."""
+    run_dir, out_dir = ctx.run_dir, ctx.out_dir
     previous = _previous_manifest(out_dir)
-    files = {"processed": todo["source_path"].tolist(), "reused": reused,
-             "removed": _removed_files(previous, set(paths))}
-    manifest = _run_manifest(run_id, started, full, corpus, config, embedder, outcome.inputs, outcome.status_counts,
-                             outcome.errors, outcome.counts, seconds, files, store.key, outcome.dedup_seconds)
-    manifest["failed"] = failed_files(outcome.errors, dict(zip(paths, shas, strict=True)), previous)
+    files = {"processed": plan.todo["source_path"].tolist(), "reused": plan.reused,
+             "removed": _removed_files(previous, set(plan.sha_of))}
+    manifest = _run_manifest(ctx, outcome, files, plan.store.key)
+    manifest["failed"] = failed_files(outcome.errors, plan.sha_of, previous)
     manifest["changes"] = outcome.changes
     write_manifest(run_dir, manifest)
     release_free_memory()  # the whole dedup's memory, before the report reads the tables back
-    _write_report(run_dir, report_frames(run_dir, outcome.errors), manifest, _previous_run(out_dir))
+    previous_run = out_dir if (out_dir / MANIFEST).is_file() else None  # OUT holds the published run, if any
+    _write_report(run_dir, report_frames(run_dir, outcome.errors), manifest, previous_run)
     write_card(run_dir, manifest)
     flush_folder(run_dir)
     crash_point("before-swap")
-    publish(out_dir, run_id, migrate=layout != "tables")
-    if layout != "tables":
+    publish(out_dir, ctx.run_id, migrate=ctx.layout != "tables")
+    if ctx.layout != "tables":
         outdir.mark(out_dir, "tables")
-    return RunResult(out_dir=out_dir, frames=TableFiles(out_dir), seconds=seconds, counts=outcome.counts,
-                     run_dir=out_dir, run_id=run_id, files=files, manifest=manifest, stats=outcome.stats)
+    return RunResult(out_dir=out_dir, frames=TableFiles(out_dir), seconds=ctx.seconds, counts=outcome.counts,
+                     run_dir=out_dir, run_id=ctx.run_id, files=files, manifest=manifest, stats=outcome.stats)
 
 
 #: At most one worker per this many files to process: with a start-up of ~8 s (two workers on 2
@@ -471,21 +499,10 @@ def _load_models(config: Config, bars: Progress) -> None:
             bar.update(1)
 
 
-def _wall_shares(stage_seconds: dict[str, float], wall: float | None) -> dict[str, float]:
-    """Seconds per stage: their own times in-process (``wall`` None); else the per-document wall
-    time shared in proportion to them, so the seconds add up to the run's time."""
-    total = sum(stage_seconds.values())
-    if wall is None or total <= 0:
-        return dict(stage_seconds)
-    return {name: wall * secs / total for name, secs in stage_seconds.items()}
-
-
 def _reusable(path: str, sha: str | None, content_hashes: tuple[str | None, ...]) -> bool:
     """Whether a file's fresh result may be kept in the state: its bytes were hashed and every
     row was read from those bytes (``content_hashes``: its documents rows' ``content_sha256``)."""
-    if sha is None or not content_hashes:
-        return False
-    if any(not isinstance(h, str) for h in content_hashes):
+    if sha is None or not content_hashes or any(not isinstance(h, str) for h in content_hashes):
         return False
     whole_file = not path.lower().endswith(ingest_formats.RECORD_SUFFIXES)
     return not whole_file or all(h == sha for h in content_hashes)
@@ -502,39 +519,16 @@ DOCUMENT_REREAD_BATCH = 2048
 #: above ``PAPER_BATCH * PAPER_SPILL_FILES`` papers a batch grows (the spill files stay that many).
 PAPER_BATCH = 8192
 PAPER_SPILL_FILES = 64
-#: Folder inside the run folder for the first pass's tables (removed before publishing).
-SCRATCH_DIR = ".scratch"
 #: Chunks submitted to the embedder beyond the one being stored, so its processes stay busy.
 EMBED_CHUNKS_IN_FLIGHT = 1
 
 
-@dataclass
-class _Outcome:
-    """What :func:`_assemble_and_write` tells the manifest and the summary."""
-
-    counts: dict[str, int]
-    inputs: dict[str, str]
-    status_counts: dict[str, int]
-    errors: pd.DataFrame
-    stats: dict[str, int]
-    #: the dedup stage's seconds as ``"embedding"`` (cache included) and ``"clustering"``
-    #: (clustering, fusion, copy candidates)
-    dedup_seconds: dict[str, float]
-    changes: dict[str, int]  #: papers per kind of change since the last run (:mod:`pipeline.identity`)
-
-
 class _DocumentFeed:
     """The per-document results, stored as they arrive and taken as the assembly needs them; each
-    is kept in the state (:meth:`pipeline.state.StateStore.keep`) when reusable.
-
-    Attributes:
-        entries: per listed path, its state entry (reused ones given, this run's added).
-        pending: per path, ``(documents, sections)`` JSON bytes of this run's result not yet taken
-            by the assembly (:func:`_file_rows`).
-        store: the run's state.
-        parallel: whether the stages run outside this process.
-        finished: ``time.perf_counter()`` when the last result came, None before.
-    """
+    is kept in the ``store`` (:meth:`pipeline.state.StateStore.keep`) when reusable. ``entries``:
+    per listed path, its state entry (reused ones given, this run's added); ``pending``: per path,
+    ``(documents, sections)`` JSON bytes not yet taken (:func:`_file_rows`); ``parallel``: the
+    stages run outside this process; ``finished``: ``time.perf_counter()`` at the last result."""
 
     def __init__(self, results: Iterator[BatchResult], parallel: bool, sha_of: dict[str, str | None],
                  entries: dict[str, Entry], store: StateStore, bar: Any):
@@ -598,33 +592,34 @@ class _DocumentFeed:
         crash_point("after-documents")
 
     def stage_seconds(self) -> dict[str, float]:
-        """Seconds per document stage (:func:`_wall_shares`); call after :meth:`finish`."""
+        """Seconds per document stage, call after :meth:`finish`: their own times in-process; else
+        the phase's wall time shared in proportion to them, so the seconds add up to the run's time."""
+        total = sum(self._stage_seconds.values())
+        if not self.parallel or total <= 0:
+            return dict(self._stage_seconds)
         wall = (self.finished or time.perf_counter()) - self.started
-        return _wall_shares(self._stage_seconds, wall if self.parallel else None)
+        return {name: wall * secs / total for name, secs in self._stage_seconds.items()}
 
     def in_phase(self) -> bool:
         """Whether the per-document phase still runs in parallel: time spent now is inside its wall time."""
         return self.parallel and self.finished is None
 
 
-def _corpus_items(paths: list[str], skipped: pd.DataFrame) -> list[tuple[str, str | None]]:
-    """Listed and skipped files in corpus order: ``(path, None)`` or ``(path, skip reason)``."""
-    items = [(p, None) for p in paths] + [(p, r) for p, r in zip(skipped["source_path"], skipped["reason"], strict=True)]
-    return sorted(items, key=lambda item: ingest.source_sort_key(item[0]))
-
-
 class _FirstPass:
-    """The first pass of :func:`_assemble_and_write`: each chunk's rows, copies marked, written to
+    """The first pass (:func:`_first_pass`): each chunk's rows, copies marked, written to
     ``dropped``/``context`` and the scratch tables, embedding inputs to a scratch stream, and
     what the manifest needs (``doc_keys``, ``inputs``, ``status_counts``, ``error_frames``;
     ``repaired``: files whose state entry was replaced)."""
 
-    def __init__(self, scratch: Path, run_dir: Path, metadata: dict[str, str]):
+    def __init__(self, ctx: RunContext):
+        self.ctx = ctx
+        scratch, metadata = ctx.scratch, ctx.metadata
+        self.max_chars = getattr(ctx.embedder, "max_chars", None) or DEFAULT_MAX_CHARS  # for embedding_chars_cut
         self.repaired: list[str] = []
         self.tmp_docs = TableWriter(scratch / "documents.parquet", DOCUMENTS_SCHEMA, metadata)
         self.tmp_sections = TableWriter(scratch / "sections.parquet", SECTIONS_SCHEMA, metadata)
-        self.dropped_out = TableWriter(run_dir / "dropped.parquet", DROPPED_SCHEMA, metadata)
-        self.context_out = TableWriter(run_dir / "context.parquet", CONTEXT_SCHEMA, metadata)
+        self.dropped_out = TableWriter(ctx.run_dir / "dropped.parquet", DROPPED_SCHEMA, metadata)
+        self.context_out = TableWriter(ctx.run_dir / "context.parquet", CONTEXT_SCHEMA, metadata)
         self.seen: dict[str, str] = {}
         # each chunk's embedding inputs wait in a scratch file (an Arrow stream, one batch per chunk)
         self.embed_path = scratch / "embedding-inputs.arrow"
@@ -635,11 +630,12 @@ class _FirstPass:
         self.status_counts: Counter[str] = Counter()
         self.error_frames: list[pd.DataFrame] = []
 
-    def add_chunk(self, chunk: list[tuple[str, str | None]], per_file: list[tuple[list[dict], list[dict]]],
-                  config: Config, max_chars: int) -> None:
+    def add_chunk(self, chunk: list[tuple[str, str | None]], per_file: list[tuple[list[dict], list[dict]]]) -> None:
         """Assemble one chunk of listed items (``(path, skip reason)``) from ``per_file``, the rows
         of its listed files in order (consumed)."""
-        mark_copies(per_file, self.seen)
+        for doc_rows, section_rows in per_file:  # copies across files, in corpus order
+            if gone := mark_copies(doc_rows, self.seen):
+                section_rows[:] = [s for s in section_rows if s["doc_id"] not in gone]
         doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
         section_records = [row for _, section_rows in per_file for row in section_rows]
         per_file.clear()
@@ -663,7 +659,7 @@ class _FirstPass:
             self.context_out.write(_spans(documents, "context", ("char_start", "char_end", "kind")))
             self.tmp_docs.write(documents)
             self.tmp_sections.write(sections.assign(paper_id=None, match_score=None,
-                                                    embedding_chars_cut=embedding_cuts(sections, max_chars)))
+                                                    embedding_chars_cut=embedding_cuts(sections, self.max_chars)))
             self.doc_keys.extend(zip(documents["doc_id"], documents["status"], documents["content_sha256"],
                                      strict=True))
             self.inputs.update((p, h) for p, h in zip(documents["source_path"], documents["content_sha256"],
@@ -687,30 +683,28 @@ class _FirstPass:
             self.embed_out.close()
         self.embed_file.close()
 
-    def close_tables(self, counts: dict[str, int], skipped: pd.DataFrame, run_dir: Path,
-                     metadata: dict[str, str]) -> pd.DataFrame:
+    def close_tables(self, counts: dict[str, int], skipped: pd.DataFrame) -> pd.DataFrame:
         """Close ``dropped`` and ``context`` and write ``errors`` (their rows into ``counts``);
         returns the errors frame."""
         counts["dropped"] = self.dropped_out.close()
         counts["context"] = self.context_out.close()
         errors = (pd.concat(self.error_frames, ignore_index=True) if self.error_frames
                   else errors_table(_assemble_documents([], skipped)))
-        errors_out = TableWriter(run_dir / "errors.parquet", ERRORS_SCHEMA, metadata)
+        errors_out = TableWriter(self.ctx.run_dir / "errors.parquet", ERRORS_SCHEMA, self.ctx.metadata)
         errors_out.write(errors)
         counts["errors"] = errors_out.close()
         return errors
 
 
-def _embed_chunks(first: _FirstPass, n_sections: int, embedder: Embedder, bars: Progress,
-                  scratch: Path) -> tuple[EmbeddingParts, VectorFile]:
+def _embed_chunks(ctx: RunContext, first: _FirstPass, n_sections: int) -> tuple[EmbeddingParts, VectorFile]:
     """Embed the chunks' inputs of ``first`` in order, :data:`EMBED_CHUNKS_IN_FLIGHT` ahead:
     ``(title vectors, each distinct title once; content vectors in corpus order)``, both on disk
-    in ``scratch``."""
-    vectors = EmbeddingParts(scratch)
-    content = VectorFile(scratch)
+    in the scratch folder."""
+    vectors = EmbeddingParts(ctx.scratch)
+    content = VectorFile(ctx.scratch)
     first.close_inputs()
     in_flight: collections.deque[tuple[int, Callable[[], SectionEmbeddings]]] = collections.deque()
-    embedding_bar = bars.bar("embedding", n_sections, "section")
+    embedding_bar = ctx.bars.bar("embedding", n_sections, "section")
 
     def take_oldest() -> None:
         n_rows, wait = in_flight.popleft()
@@ -721,7 +715,7 @@ def _embed_chunks(first: _FirstPass, n_sections: int, embedder: Embedder, bars: 
 
     with embedding_bar, pa.OSFile(str(first.embed_path), "rb") as embed_in:  # plain reads, not a map: a read batch is freed after use
         for batch in pa.ipc.open_stream(embed_in) if first.embed_out is not None else ():
-            in_flight.append((batch.num_rows, submit_inputs(EmbeddingInputs.from_batch(batch), embedder)))
+            in_flight.append((batch.num_rows, submit_inputs(EmbeddingInputs.from_batch(batch), ctx.embedder)))
             del batch
             if len(in_flight) > EMBED_CHUNKS_IN_FLIGHT:
                 take_oldest()
@@ -731,31 +725,43 @@ def _embed_chunks(first: _FirstPass, n_sections: int, embedder: Embedder, bars: 
     return vectors, content
 
 
-def _write_papers(fused: _Spill, summaries_found: list[_Spill], paper_batch: int, n_papers: int,
-                  doc_keys: list[tuple[str, str, Any]], dup_of: list[str | None], run_dir: Path,
-                  metadata: dict[str, str], writing_bar: Any) -> tuple[int, int]:
-    """Write ``papers.parquet`` from the spilled fused papers, ``paper_batch`` at a time, each
-    batch with its summaries and its source counts (copies counted as their originals).
+@dataclass
+class _Papers:
+    """What dedup hands the second pass: ``late``, the sections' ``paper_id`` and ``match_score``
+    (name -> (values, Arrow type); emptied once written, their only reference), ``papers_of`` and
+    the copy ``candidates`` (:func:`pipeline.dedup.duplicate_documents`), per paper the section its
+    summary is in, the papers spilled (``fused``, a spill per batch of ``paper_batch`` for their summaries), and :class:`Outcome`'s parts."""
 
-    Returns:
-        ``(rows written, papers with more than one document)``.
+    late: dict[str, tuple[Any, Any]]
+    papers_of: dict[str, frozenset[str]]
+    candidates: Iterable[str]
+    summary_from: pa.Array
+    n_papers: int
+    fused: _Spill
+    summaries_found: list[_Spill]
+    paper_batch: int
+    changes: dict[str, int]
+    dedup_seconds: dict[str, float]
 
-    Raises:
-        RuntimeError: the spill did not give the papers back in batches of ``paper_batch``.
-    """
+
+def _write_papers(ctx: RunContext, found: _Papers, doc_keys: list[tuple[str, str, Any]], dup_of: list[str | None],
+                  writing_bar: Any) -> tuple[int, int]:
+    """Write ``papers.parquet`` from the spilled fused papers, ``paper_batch`` at a time, each batch
+    with its summaries and its source counts (copies counted as their originals): ``(rows written,
+    papers with more than one document)``. RuntimeError: the spill gave other batches back."""
     all_docs = pa.array([d for d, _, _ in doc_keys], pa.string())
     all_dup_of = pa.array(dup_of, pa.string())
-    papers_out = TableWriter(run_dir / "papers.parquet", PAPERS_SCHEMA, metadata)
-    start, multi_document = 0, 0
-    for k, batch in enumerate(fused.batches()):
-        if len(batch) != min(paper_batch, n_papers - start):
+    papers_out = TableWriter(ctx.run_dir / "papers.parquet", PAPERS_SCHEMA, ctx.metadata)
+    start, multi_document, n_papers = 0, 0, found.n_papers
+    for k, batch in enumerate(found.fused.batches()):
+        if len(batch) != min(found.paper_batch, n_papers - start):
             raise RuntimeError(f"paper batch {k} of {len(batch)} rows at row {start} of {n_papers}")
-        found = summaries_found[k].read()
-        rows = [pc.subtract(r, pa.scalar(start, pa.int32())) for r in found["row"].chunks]
+        summaries = found.summaries_found[k].read()
+        rows = [pc.subtract(r, pa.scalar(start, pa.int32())) for r in summaries["row"].chunks]
         papers = pa.Table.from_batches([batch])
         papers = papers.set_column(papers.schema.get_field_index("summary"), "summary",
-                                   _scattered(len(batch), rows, found["summary"].chunks))
-        del found, rows
+                                   _scattered(len(batch), rows, summaries["summary"].chunks))
+        del summaries, rows
         papers = papers.drop_columns(["summary_from"])
         papers = papers.set_column(papers.schema.get_field_index("n_sources"), "n_sources",
                                    count_sources(papers["doc_ids"], all_docs, all_dup_of))
@@ -766,82 +772,56 @@ def _write_papers(fused: _Spill, summaries_found: list[_Spill], paper_batch: int
         del papers
     if start != n_papers:
         raise RuntimeError(f"{start} papers read back of {n_papers}")
-    del all_docs, all_dup_of
     return papers_out.close(), multi_document
 
 
-def _write_sections_and_documents(late: dict[str, tuple[Any, Any]], summary_from: pa.Array,
-                                  summaries_found: list[_Spill], paper_batch: int, candidates: Iterable[str],
-                                  papers_of: dict[str, frozenset[str]], doc_keys: list[tuple[str, str, Any]], scratch: Path, run_dir: Path,
-                                  metadata: dict[str, str], writing_bar: Any) -> tuple[dict[str, int], list[str | None]]:
-    """The second pass over the scratch tables: ``sections`` with the ``late`` columns (emptied
-    once written), spilling the papers' summaries by paper batch, then ``documents`` with
-    ``dup_of`` (:func:`pipeline.dedup.duplicate_documents`).
-
-    Returns:
-        ``({"sections": rows, "documents": rows}, dup_of)``.
-    """
+def _write_sections_and_documents(ctx: RunContext, found: _Papers, doc_keys: list[tuple[str, str, Any]],
+                                  writing_bar: Any) -> tuple[dict[str, int], list[str | None]]:
+    """The second pass over the scratch tables: ``sections`` with ``found.late`` (emptied once written),
+    spilling the papers' summaries by paper batch, then ``documents`` with ``dup_of``
+    (:func:`pipeline.dedup.duplicate_documents`): ``({"sections": rows, "documents": rows}, dup_of)``."""
     texts: dict[str, Any] = {}  # doc id -> its sections' texts (a list), then joined (a str)
-    wanted_docs = pa.array(list(candidates), pa.string())
+    wanted_docs = pa.array(list(found.candidates), pa.string())
 
     def collect(table: pa.Table) -> None:
         """The rows the second pass needs the text of: summary sources and copy candidates."""
-        row = pc.index_in(table["section_id"], value_set=summary_from)
+        row = pc.index_in(table["section_id"], value_set=found.summary_from)
         source = pc.is_valid(row)
         if pc.any(source).as_py():
-            found = pa.table([pc.filter(row, source), pc.filter(table["summary_norm"], source)], schema=_SUMMARY_SCHEMA)
-            spill_of = found["row"].to_numpy() // paper_batch
+            summaries = pa.table([pc.filter(row, source), pc.filter(table["summary_norm"], source)], schema=_SUMMARY_SCHEMA)
+            spill_of = summaries["row"].to_numpy() // found.paper_batch
             for k in np.unique(spill_of).tolist():
-                summaries_found[k].write(found.filter(pa.array(spill_of == k)))
+                found.summaries_found[k].write(summaries.filter(pa.array(spill_of == k)))
         rows = table.filter(pc.is_in(table["doc_id"], wanted_docs)).select(["doc_id", "text_norm"]).to_pylist()
         for r in rows:
             texts.setdefault(r["doc_id"], []).append(r["text_norm"] or "")
         writing_bar.update(table.num_rows)
 
+    scratch, run_dir = ctx.scratch, ctx.run_dir
     counts = {"sections": _fill_columns(scratch / "sections.parquet", run_dir / "sections.parquet", SECTIONS_SCHEMA,
-                                        metadata, late, collect, batch_rows=REREAD_BATCH)}
-    late.clear()  # the caller's only reference to the per-section columns
+                                        ctx.metadata, found.late, collect, batch_rows=REREAD_BATCH)}
+    found.late.clear()  # the only reference to the per-section columns
     crash_point("mid-write")
     for d in texts:  # one at a time: lists and joined texts are never all held
         texts[d] = "\n".join(texts[d])
-    dup_of = duplicate_documents(doc_keys, papers_of, texts)
+    dup_of = duplicate_documents(doc_keys, found.papers_of, texts)
     texts.clear()
-    counts["documents"] = _fill_columns(scratch / "documents.parquet", run_dir / "documents.parquet",
-                                        DOCUMENTS_SCHEMA, metadata, {"dup_of": (dup_of, pa.string())},
+    counts["documents"] = _fill_columns(scratch / "documents.parquet", run_dir / "documents.parquet", DOCUMENTS_SCHEMA,
+                                        ctx.metadata, {"dup_of": (dup_of, pa.string())},
                                         lambda table: writing_bar.update(table.num_rows),
                                         batch_rows=DOCUMENT_REREAD_BATCH)
     return counts, dup_of
 
 
-def _spill_papers(papers: pa.Table, scratch: Path) -> tuple[_Spill, list[_Spill], int]:
-    """``(fused, summaries_found, paper_batch)``: the fused papers spilled to disk in batches of
-    ``paper_batch`` rows, and one empty spill per batch for its summaries."""
-    n_papers = papers.num_rows
-    paper_batch = max(PAPER_BATCH, -(-n_papers // PAPER_SPILL_FILES))
-    fused = _Spill(scratch / "papers.arrow", papers.schema)
-    fused.write(papers.combine_chunks(), max_chunksize=paper_batch)
-    summaries_found = [_Spill(scratch / f"summaries-{k}.arrow", _SUMMARY_SCHEMA)
-                       for k in range(-(-n_papers // paper_batch))]
-    return fused, summaries_found, paper_batch
-
-
-def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataFrame, config: Config,
-                        embedder: Embedder, run_dir: Path, metadata: dict[str, str], seconds: dict[str, float],
-                        bars: Progress, abs_paths: dict[str, str], compact: bool = False,
-                        after_embedding: Callable[[], None] | None = None) -> _Outcome:
-    """Assemble every file's rows in corpus order, dedup all sections, write every table.
-
-    Two passes, so memory holds one chunk of :data:`ASSEMBLY_CHUNK` files plus what dedup needs of
-    every section: :class:`_FirstPass` and :func:`_embed_chunks`, then after
-    :func:`pipeline.dedup.cluster_all` the second (:func:`_write_sections_and_documents`,
-    :func:`_write_papers`). ``after_embedding`` is called once every section is embedded.
-    """
-    scratch = run_dir / SCRATCH_DIR
-    scratch.mkdir()
-    entries = feed.entries
-    first = _FirstPass(scratch, run_dir, metadata)
-    items = _corpus_items(paths, skipped)
-    max_chars = getattr(embedder, "max_chars", None) or DEFAULT_MAX_CHARS  # the embedder's cut, for embedding_chars_cut
+def _first_pass(ctx: RunContext, feed: _DocumentFeed, plan: _Plan) -> _FirstPass:
+    """Each chunk of :data:`ASSEMBLY_CHUNK` files' rows, as the feed gives them in corpus order, into a
+    :class:`_FirstPass`, then the state settled: memory holds one chunk of files plus what dedup
+    needs of every section until the second pass (:func:`_second_pass`) rereads the scratch tables."""
+    ctx.scratch.mkdir()
+    first = _FirstPass(ctx)
+    items = [(p, None) for p in plan.sha_of] + list(zip(plan.skipped["source_path"], plan.skipped["reason"], strict=True))
+    items.sort(key=lambda item: ingest.source_sort_key(item[0]))  # (path, None) or (path, skip reason), in corpus order
+    abs_paths = dict(zip(plan.listing["source_path"], plan.listing["abs_path"], strict=True))
     # processed files count on the documents bar as they come, reused and skipped ones here
     with feed.bar:
         for start in range(0, len(items), ASSEMBLY_CHUNK):
@@ -850,91 +830,99 @@ def _assemble_and_write(paths: list[str], feed: _DocumentFeed, skipped: pd.DataF
             feed.until(listed)
             t0 = time.perf_counter()
             overlapped = feed.in_phase()  # this chunk's time is inside the per-document wall time
-            per_file = [_file_rows(p, entries, feed.pending, feed.store, abs_paths, config, first.repaired)
-                        for p in listed]
-            for p in listed:
-                feed.pending.pop(p, None)
-            first.add_chunk(chunk, per_file, config, max_chars)
+            per_file = [_file_rows(p, feed, abs_paths[p], ctx.config, first.repaired) for p in listed]
+            first.add_chunk(chunk, per_file)
             del per_file
             if not overlapped:
-                seconds["ingest"] += time.perf_counter() - t0
+                ctx.seconds["ingest"] += time.perf_counter() - t0
             feed.bar.update(sum(1 for p, _ in chunk if p not in feed.counted))
     feed.finish()
     for name, secs in feed.stage_seconds().items():
-        seconds[name] += secs
+        ctx.seconds[name] += secs
     first.close_scratch()
-    slims = ScratchColumns(scratch / "sections.parquet")  # what dedup reads of every section, a column at a time
-    t0 = time.perf_counter()
-    live = [entries[p] for p in paths if p in entries]
-    if first.repaired:  # damaged entries were replaced: rewrite the state so the next run reads the new ones
-        feed.store.compact(live)
-    else:
-        feed.store.maybe_compact(live, force=compact)
-    feed.store.drop_cached_rows()  # every file is read
-    release_free_memory()  # the per-document phase's chunks and the state's compaction
-    log.debug("assembled %d sections; embedding", slims.n)
-    seconds["ingest"] += time.perf_counter() - t0
+    with _timed(ctx.seconds, "ingest"):
+        live = [feed.entries[p] for p in plan.sha_of if p in feed.entries]
+        if first.repaired:  # damaged entries were replaced: rewrite the state so the next run reads the new ones
+            feed.store.compact(live)
+        else:
+            feed.store.maybe_compact(live, force=ctx.full)
+        feed.store.drop_cached_rows()  # every file is read
+        release_free_memory()  # the per-document phase's chunks and the state's compaction
+    return first
 
+
+def _dedup(ctx: RunContext, first: _FirstPass, after_embedding: Callable[[], None] | None) -> _Papers:
+    """Embed every section, then cluster and fuse them into papers (stable paper ids), reading
+    only the slim columns of the scratch sections and the embeddings; the papers spilled to disk."""
+    slims = ScratchColumns(ctx.scratch / "sections.parquet")  # what dedup reads of every section, a column at a time
+    log.debug("assembled %d sections; embedding", slims.n)
     t0 = time.perf_counter()
-    vectors, content = _embed_chunks(first, slims.n, embedder, bars, scratch)
+    vectors, content = _embed_chunks(ctx, first, slims.n)
     if after_embedding is not None:
         after_embedding()
     release_free_memory()
     dedup_seconds = {"embedding": time.perf_counter() - t0}
-
-    # --- dedup over every section: slim columns and embeddings only ---------------------------
     log.debug("embedded; clustering")
     t0 = time.perf_counter()
-    with bars.steps("clustering", CLUSTERING_STEPS) as step_done:  # the last step, fusion, ends with the block
-        paper_ids, match_scores, papers, section_doc_ids = cluster_all(slims, vectors, config, scratch, content,
+    with ctx.bars.steps("clustering", CLUSTERING_STEPS) as step_done:  # the last step, fusion, ends with the block
+        paper_ids, match_scores, papers, section_doc_ids = cluster_all(slims, vectors, ctx.config, ctx.scratch, content,
                                                                         on_step=step_done)
-        paper_ids, papers, changes = stable_ids(paper_ids, papers, run_dir, metadata, slims.path)
+        paper_ids, papers, changes = stable_ids(paper_ids, papers, ctx.run_dir, ctx.metadata, slims.path)
         papers_of = paper_sets(section_doc_ids, paper_ids)
         del section_doc_ids
         candidates = copy_candidates(papers_of)
     summary_from = papers["summary_from"].combine_chunks()  # per paper, the section its summary is in
+    # the fused papers spilled in batches of paper_batch rows, with one spill per batch for its summaries
     n_papers = papers.num_rows
-    fused, summaries_found, paper_batch = _spill_papers(papers, scratch)
-    del papers
+    paper_batch = max(PAPER_BATCH, -(-n_papers // PAPER_SPILL_FILES))
+    fused = _Spill(ctx.scratch / "papers.arrow", papers.schema)
+    fused.write(papers.combine_chunks(), max_chunksize=paper_batch)
+    summaries_found = [_Spill(ctx.scratch / f"summaries-{k}.arrow", _SUMMARY_SCHEMA) for k in range(-(-n_papers // paper_batch))]
+    del papers, vectors, content, slims
     release_free_memory()  # clustering's arrays and fusion's rows, before the second pass reads the tables
     dedup_seconds["clustering"] = time.perf_counter() - t0
     # to the millisecond, as the manifest gives them, so that the parts add up to the stage
     dedup_seconds = {k: round(v, 3) for k, v in dedup_seconds.items()}
-    seconds["dedup"] += sum(dedup_seconds.values())
-
-    # --- second pass: the dedup columns into sections and documents -----------------------------
-    log.debug("clustered into %d papers; writing", n_papers)
-    t0 = time.perf_counter()
-    writing_bar = bars.bar("writing", len(paper_ids) + len(first.doc_keys) + n_papers, "row")
+    ctx.seconds["dedup"] += sum(dedup_seconds.values())
     late = {"paper_id": (paper_ids, pa.string()), "match_score": (match_scores, pa.float32())}
-    del paper_ids, match_scores
-    counts, dup_of = _write_sections_and_documents(late, summary_from, summaries_found, paper_batch, candidates,
-                                                   papers_of, first.doc_keys, scratch, run_dir, metadata, writing_bar)
-    counts["papers"], multi_document = _write_papers(fused, summaries_found, paper_batch, n_papers, first.doc_keys,
-                                                     dup_of, run_dir, metadata, writing_bar)
-    errors = first.close_tables(counts, skipped, run_dir, metadata)
-    counts |= {name: pq.ParquetFile(run_dir / f"{name}.parquet").metadata.num_rows for name in ("paper_ids", "changes")}
-    writing_bar.close()
-    shutil.rmtree(scratch)
-    seconds["write"] += time.perf_counter() - t0
-    stats = {"papers_multi_document": int(multi_document)}
-    return _Outcome(counts=counts, inputs=first.inputs, status_counts=dict(sorted(first.status_counts.items())), errors=errors,
-                    stats=stats, dedup_seconds=dedup_seconds, changes=changes)
+    return _Papers(late, papers_of, candidates, summary_from, n_papers, fused, summaries_found, paper_batch, changes,
+                   dedup_seconds)
 
 
-def _file_rows(path: str, entries: dict[str, Entry], pending: dict[str, tuple[bytes, bytes]], store: StateStore,
-               abs_paths: dict[str, str], config: Config, repaired: list[str]) -> tuple[list[dict], list[dict]]:
-    """``(documents rows, sections rows)`` of one listed file: from ``pending``, else from the
-    state; a state copy that cannot be read is reprocessed here, its entry replaced and ``path``
-    added to ``repaired``."""
-    if path in pending:
-        return json_rows(pending[path][0]), json_rows(pending[path][1])
+def _second_pass(ctx: RunContext, first: _FirstPass, found: _Papers, skipped: pd.DataFrame) -> Outcome:
+    """The dedup columns into ``sections`` and ``documents``, then ``papers``, ``errors`` and the
+    closing of the first pass's tables; the scratch folder removed."""
+    log.debug("clustered into %d papers; writing", found.n_papers)
+    with _timed(ctx.seconds, "write"):
+        n_sections = len(found.late["paper_id"][0])
+        writing_bar = ctx.bars.bar("writing", n_sections + len(first.doc_keys) + found.n_papers, "row")
+        counts, dup_of = _write_sections_and_documents(ctx, found, first.doc_keys, writing_bar)
+        counts["papers"], multi_document = _write_papers(ctx, found, first.doc_keys, dup_of, writing_bar)
+        errors = first.close_tables(counts, skipped)
+        counts |= {name: pq.ParquetFile(ctx.run_dir / f"{name}.parquet").metadata.num_rows
+                   for name in ("paper_ids", "changes")}
+        writing_bar.close()
+        shutil.rmtree(ctx.scratch)
+    return Outcome(counts=counts, inputs=first.inputs, status_counts=dict(sorted(first.status_counts.items())),
+                   errors=errors, stats={"papers_multi_document": int(multi_document)},
+                   dedup_seconds=found.dedup_seconds, changes=found.changes)
+
+
+def _file_rows(path: str, feed: _DocumentFeed, abs_path: str, config: Config,
+               repaired: list[str]) -> tuple[list[dict], list[dict]]:
+    """``(documents rows, sections rows)`` of one listed file: from ``feed.pending`` (taken), else from the
+    state; a state copy that cannot be read is reprocessed here (from ``abs_path``), its entry
+    replaced and ``path`` added to ``repaired``."""
+    if path in feed.pending:
+        documents, sections = feed.pending.pop(path)
+        return json_rows(documents), json_rows(sections)
+    entries = feed.entries
     try:
-        return store.read_rows(entries[path])
+        return feed.store.read_rows(entries[path])
     except Exception as exc:  # noqa: BLE001 - the state is a cache: losing an entry costs time only
         log.warning("state entry of %s is unreadable (%s: %s); processing the file again", path,
                     type(exc).__name__, exc)
-    listing = pd.DataFrame({"source_path": [path], "abs_path": [abs_paths[path]]})
+    listing = pd.DataFrame({"source_path": [path], "abs_path": [abs_path]})
     result = process_files(listing, config)
     files = {f.source_path: f.rows() for f in result.files}
     doc_rows, section_rows = files.get(path, ([], []))
