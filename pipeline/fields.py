@@ -170,7 +170,7 @@ VENUES: tuple[str, ...] = (
         "SIGMOD", "VLDB", "UIST", "CHI", "ICDE", "TKDE", "TOIS", "ICMR", "ICME", "ECIR", "RecSys",
         "TIFS", "TNNLS", "IJCV", "TCSVT", "TOG", "GRSL", "ISBI", "ACCV",
     )),
-    "ACM MM",
+    "ACM MM", "S&P", "IEEE VIS", "SIGCSE",
 )
 
 _A = r"(?<![A-Za-z0-9.])"  # ASCII word start (CJK neighbours and "Workshop@NeurIPS" are fine), not inside a host name
@@ -256,6 +256,10 @@ _VENUE_ALIASES: dict[str, tuple[str, ...]] = {
         _A + r"ACM[ \t]?MM" + _Z,
         r"(?i:ACM\s+(?:International\s+Conference\s+on\s+)?Multimedia)",
     ),
+    # (a bare "S&P" is also a stock index: "S&P 500"; a bare "VIS" only before a year)
+    "S&P": (_A + r"IEEE[ \t]S&P" + _Z, r"(?i:symposium\s+on\s+security\s+and\s+privacy)"),
+    "IEEE VIS": (_A + r"IEEE[ \t]VIS" + _Z, _A + r"VIS(?=[ \t]?(?:19|20)\d\d\b)", r"(?i:IEEE\s+visualization\s+conference)"),
+    "SIGCSE": (_A + r"SIGCSE" + _Z,),
 }
 _VENUE_GROUPS = {f"v{i}": name for i, name in enumerate(_VENUE_ALIASES)}
 _VENUE_ALT = "|".join(
@@ -282,8 +286,8 @@ _VENUE = re.compile(
 #: year and ~40 alternatives are tried at each character).
 _VENUE_HINT = re.compile(
     r"(?=(?i:neurips|nips|neural\s|international\s|conference\s|computer\s|european\s|north\s"
-    r"|association\s|empirical\s|knowledge\s|the\s+web\s|thewebconf|artificial\s|uncertainty\s)"
-    r"|ICML|ICLR|CVPR|ICCV|ECCV|NAACL|ACL|EMNLP|AAAI|IJCAI|SIGKDD|KDD|SIGIR|WWW|COLT|UAI|AISTATS"
+    r"|association\s|empirical\s|knowledge\s|the\s+web\s|thewebconf|artificial\s|uncertainty\s|symposium\s)"
+    r"|ICML|ICLR|CVPR|ICCV|ECCV|NAACL|ACL|EMNLP|AAAI|IJCAI|SIGKDD|KDD|SIGIR|WWW|COLT|UAI|AISTATS|IEEE|VIS|SIGCSE"
     r"|神[经經]|[国國][际際]|[计計]算|[电電][脑腦]|[欧歐]洲|ACM|" + "|".join(map(re.escape, {*_ACRONYM_VENUES, *(v.upper() for v in _ACRONYM_VENUES)})) + ")"
 )
 _YEAR4_AT = re.compile(_YEAR4)
@@ -293,9 +297,11 @@ _YEAR4_AT = re.compile(_YEAR4)
 #: lower-cased text), case-sensitive acronyms, Chinese starts in both scripts. ``the web`` is
 #: found from ``web``.
 _HINT_WORDS = ("neurips", "nips", "neural", "international", "conference", "computer", "european",
-               "north", "association", "empirical", "knowledge", "thewebconf", "artificial", "uncertainty")
+               "north", "association", "empirical", "knowledge", "thewebconf", "artificial", "uncertainty",
+               "symposium")
 _HINT_ACRONYMS = ("ICML", "ICLR", "CVPR", "ICCV", "ECCV", "NAACL", "ACL", "EMNLP", "AAAI", "IJCAI",
-                  "SIGKDD", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS", "ACM", *_ACRONYM_VENUES,
+                  "SIGKDD", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS", "ACM", "IEEE", "VIS", "SIGCSE",
+                  *_ACRONYM_VENUES,
                   *(v.upper() for v in _ACRONYM_VENUES if v != v.upper()))
 _HINT_HAN = tuple(a + b for a, b in (
     *[(x, y) for x in "神" for y in "经經"], *[(x, y) for x in "国國" for y in "际際"],

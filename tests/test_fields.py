@@ -1035,3 +1035,18 @@ def test_an_arxiv_attribute_that_opens_the_next_paper_is_not_this_ones() -> None
 ])
 def test_a_form_of_address_is_no_part_of_an_authors_name(name: str, expected: str) -> None:
     assert without_honorific(name) == expected
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("## IEEE S&P", [("S&P", None)]),
+    ("IEEE Symposium on Security and Privacy 2023", [("S&P", 2023)]),
+    ("The Best Papers Committee for VIS 2026 Full papers", [("IEEE VIS", 2026)]),
+    ("IEEE VIS 2024 best paper", [("IEEE VIS", 2024)]),
+    ("SIGCSE 2025 Best Paper", [("SIGCSE", 2025)]),
+    ("the S&P 500 index rose", []),
+    ("visual features (VIS) and text", []),
+])
+def test_security_visualization_and_education_venues_are_named(text: str, found: list) -> None:
+    from pipeline.fields import find_venue_years
+
+    assert [(v, y) for v, y, _, _ in find_venue_years(text)] == found
