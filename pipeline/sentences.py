@@ -1,6 +1,6 @@
-"""Sentence boundaries of Chinese and English text, by rule: the starts that
-:data:`pipeline.nlp.SENTENCE_COMPONENT` writes to a ``Doc`` and :func:`pipeline.nlp.sentences`
-returns (see :func:`sentence_starts`). All offsets are character offsets into the text given."""
+"""Sentence boundaries of Chinese and English text, by rule (:func:`sentence_starts`), read by
+:meth:`pipeline.nlp.ParsedSection.sentence_spans`. All offsets are character offsets into the
+text given."""
 
 from __future__ import annotations
 
