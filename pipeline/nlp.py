@@ -489,9 +489,10 @@ def is_specific_award(entity: Entity) -> bool:
 
 
 def stated_award(section: ParsedSection, start: int, end: int) -> Entity | None:
-    """The award a paragraph gives a paper (:func:`pipeline.fields.find_stated_award`): the
-    first specific ``AWARD`` entity of the first sentence within ``[start, end)`` (character
-    offsets) holding one and an award verb; None when there is none."""
+    """The award a paragraph gives a paper: the first specific ``AWARD`` entity (not a generic
+    "... Award", :func:`is_specific_award`) of the first sentence within ``[start, end)``
+    (character offsets) holding one and an award verb (:data:`pipeline.fields._AWARD_CUE`:
+    获得, 包括, 颁给, won, awarded ...); None when there is none."""
     found = [e for e in section.entities if start <= e.start and e.end <= end and is_specific_award(e)]
     if not found:
         return None

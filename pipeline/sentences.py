@@ -5,18 +5,9 @@ text given."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
-from . import _spacy_without_torch  # noqa: F401 - before spaCy: thinc without torch (see there)
-
-# isort: split
 
 from .identifiers import _url_spans
 from .textutil import HAN as _HAN
-
-if TYPE_CHECKING:
-    pass
-
 
 # --- Sentences ------------------------------------------------------------------------------------
 
