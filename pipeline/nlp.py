@@ -129,8 +129,8 @@ def _jieba_tokenizer() -> jieba.Tokenizer:
     return tok
 
 
-#: Whether the Chinese pipeline's tokenizer guesses unknown words with jieba's HMM (jieba
-#: README, "未登录词"). Off: the keywords drop non-dictionary words anyway, so guesses only cost
+#: Whether :func:`zh_words_and_spaces` guesses unknown words with jieba's HMM (jieba README,
+#: "未登录词"). Off: the keywords drop non-dictionary words anyway, so guesses only cost
 #: time; unknown runs come out as single characters. Keyword helpers that cut a short span
 #: themselves keep it on: there a guessed word marks a span that is no dictionary term.
 JIEBA_HMM = False
