@@ -151,7 +151,12 @@ def find_award_label(text: str) -> str | None:
         m = _GENERIC_AWARD_LABEL.search(text)
         if m is None:
             return None
-    start, end = m.start(), m.end()
+    return award_label_at(text, m.start(), m.end())
+
+
+def award_label_at(text: str, start: int, end: int) -> str:
+    """The award label matched at ``text[start:end]``, with a parenthesised gloss right after it
+    kept when the gloss names an award too (``"杰出论文奖（Outstanding Paper）"``), stripped."""
     gloss = _GLOSS.match(text, end)
     if gloss and (_AWARD_LABEL.search(gloss.group()) or _AWARDISH.search(gloss.group())):
         end = gloss.end()

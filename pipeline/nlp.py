@@ -33,12 +33,11 @@ from spacy.attrs import IDX, LENGTH
 from .fields import (
     _AWARD_CUE,
     _AWARD_LABEL,
-    _AWARDISH,
     _BULLET,
     _EMOJI_KEYS,
     _GENERIC_AWARD_LABEL,
-    _GLOSS,
     _KEY_LINE,
+    award_label_at,
     find_venue_years,
     normalize_award,
     parse_key_value,
@@ -315,17 +314,12 @@ def _generic_award_matches(text: str) -> list[re.Match[str]]:
 
 
 def _award_entities(text: str) -> list[Entity]:
-    """``AWARD`` entities: matches of the award-label pattern (with a following gloss kept, as
-    :func:`pipeline.fields.find_award_label` does), then generic ``… Award/Prize`` / ``…奖``
+    """``AWARD`` entities: matches of the award-label pattern (:func:`pipeline.fields.award_label_at`), then generic ``… Award/Prize`` / ``…奖``
     labels overlapping none of them that :func:`pipeline.fields.normalize_award` reads as an award."""
     out: list[Entity] = []
     for m in _award_label_matches(text):
-        start, end = m.start(), m.end()
-        gloss = _GLOSS.match(text, end)
-        if gloss and (_AWARD_LABEL.search(gloss.group()) or _AWARDISH.search(gloss.group())):
-            end = gloss.end()
-        label = text[start:end].strip()
-        out.append(Entity("AWARD", start, start + len(label), label, normalize_award(label) or "other"))
+        label = award_label_at(text, m.start(), m.end())
+        out.append(Entity("AWARD", m.start(), m.start() + len(label), label, normalize_award(label) or "other"))
     for m in _generic_award_matches(text):
         if any(e.start < m.end() and m.start() < e.end for e in out):
             continue
