@@ -1,6 +1,7 @@
-"""Imported before spaCy, by :mod:`pipeline.nlp`: thinc imports torch at its own import when
-torch is installed (``thinc.compat``), though no stage uses it (``spacy.blank`` pipelines with
-rule-based components); importing torch costs every process seconds and memory (bench/README.md).
+"""Imported before spaCy (by :mod:`pipeline.nlp`, :mod:`pipeline.keywords`,
+:mod:`pipeline.yake_port`): thinc imports torch at its own import when torch is installed
+(``thinc.compat``), though no stage uses it (spaCy's English tokenizer and stop-word lists only);
+importing torch costs every process seconds and memory (bench/README.md).
 
 So thinc is imported with ``sys.modules["torch"] = None`` (``import torch`` then raises
 ``ModuleNotFoundError``: https://docs.python.org/3/reference/import.html#the-module-cache), and

@@ -155,7 +155,7 @@ def model_loaders(config: Config) -> list[tuple[str, Callable[[], Any]]]:
         kw.keywords("Large language models learn in context from a few examples.", "en",
                      config.extract.n_keywords)
 
-    return [("spaCy zh", nlp.zh_nlp), ("spaCy en", nlp.en_nlp), ("OpenCC", opencc),
+    return [("jieba", nlp._jieba_tokenizer), ("spaCy en", nlp.en_nlp), ("OpenCC", opencc),
             ("jieba IDF", kw.idf_table), ("keywords", keywords)]
 
 

@@ -10,7 +10,7 @@ Sources, in order of trust:
    title (``A, B and C, Stanford University``; :func:`pipeline.credits.parse_credit_line`), else
    the credit sentence of the first paragraphs (:data:`CREDIT_PARAGRAPHS`; ``由…共同完成的《…》``, ``…的研究者``, ``X and
    colleagues at Y``; :func:`pipeline.credits.find_credit`); an award given in that paragraph
-   (``获得杰出论文奖``; :func:`pipeline.fields.find_stated_award`);
+   (``获得杰出论文奖``; :func:`pipeline.nlp.stated_award`);
 4. the document context: the award header above the section (its label, and its year: ``## ICLR
    2024 Test of Time``), the award the lead gives every paper when there is no header
    (``lead_award_raw``), the venue and year of the document.

@@ -151,7 +151,12 @@ def find_award_label(text: str) -> str | None:
         m = _GENERIC_AWARD_LABEL.search(text)
         if m is None:
             return None
-    start, end = m.start(), m.end()
+    return award_label_at(text, m.start(), m.end())
+
+
+def award_label_at(text: str, start: int, end: int) -> str:
+    """The award label matched at ``text[start:end]``, with a parenthesised gloss right after it
+    kept when the gloss names an award too (``"杰出论文奖（Outstanding Paper）"``), stripped."""
     gloss = _GLOSS.match(text, end)
     if gloss and (_AWARD_LABEL.search(gloss.group()) or _AWARDISH.search(gloss.group())):
         end = gloss.end()
@@ -160,7 +165,7 @@ def find_award_label(text: str) -> str | None:
 
 # --- Venues ---------------------------------------------------------------------------------------
 
-#: Canonical venue names returned by :func:`find_venue_years` and :func:`canonical_venue`.
+#: Canonical venue names returned by :func:`find_venue_years`.
 VENUES: tuple[str, ...] = (
     "NeurIPS", "ICML", "ICLR", "CVPR", "ICCV", "ECCV", "ACL", "EMNLP", "NAACL",
     "AAAI", "IJCAI", "KDD", "SIGIR", "WWW", "COLT", "UAI", "AISTATS",
@@ -498,25 +503,6 @@ def venue_from_url(url: str) -> tuple[str, int] | None:
     return (_SLUG_VENUES[m.group("slug").lower()], int(m.group("year"))) if m else None
 
 
-def canonical_venue(raw: str | None) -> str | None:
-    """The canonical name (one of :data:`VENUES`) of the first venue named in ``raw``.
-
-    Args:
-        raw: a venue field or line, e.g. ``"NIPS 2017"``, ``"icml"``, ``"國際機器學習會議"``.
-
-    Returns:
-        The canonical name, or ``None`` when ``raw`` is empty or names no known venue. A raw
-        value in lower case is retried upper-cased (``"acl"`` -> ``"ACL"``).
-    """
-    if not raw or not raw.strip():
-        return None
-    for candidate in (raw, raw.upper()):
-        hits = find_venue_years(candidate)
-        if hits:
-            return hits[0][0]
-    return None
-
-
 # --- Metadata lines -------------------------------------------------------------------------------
 
 #: Canonical keys returned by :func:`parse_key_value`.
@@ -824,20 +810,6 @@ _AWARD_CUE = re.compile(
     r"\b(?:won|wins|winners?|awarded|receives?|received|went\s+to|goes\s+to|honou?red)\b",
     re.I,
 )
-
-
-def find_stated_award(paragraph: str) -> str | None:
-    """The award label of the first sentence of ``paragraph`` that gives a paper an award: a
-    specific label (best paper, outstanding paper, honourable mention, test of time, ...; not a
-    generic "... Award") in a sentence with an award verb (获得, 包括, 颁给, won, awarded ...).
-    None when there is none."""
-    if not paragraph:
-        return None
-    for sentence in split_sentences(paragraph):
-        m = _AWARD_LABEL.search(sentence)
-        if m and _AWARD_CUE.search(sentence):
-            return find_award_label(sentence[m.start():])
-    return None
 
 
 #: Award classes that qualify another class named in the same sentence ("runners-up for the

@@ -16,13 +16,12 @@ from . import _spacy_without_torch  # noqa: F401 - before spaCy: thinc without t
 
 # isort: split
 from spacy.lang.zh.stop_words import STOP_WORDS as _SPACY_ZH_STOP_WORDS
-from spacy.tokens import Doc
 
 from .credits import _find_credit, parse_credit_line
 from .fields import find_venue_years
 from .identifiers import _url_spans
 from .names import _EN_ORG_HEADS, is_institution
-from .nlp import _doc_text, _is_english, _jieba_tokenizer, _token_arrays, cut_protected, load_user_dict
+from .nlp import _is_english, _jieba_tokenizer, cut_protected, load_user_dict
 from .normalize import to_script
 from .textutil import _CASE_EXTRA, MD_LINK
 from .textutil import HAN as _HAN
@@ -532,8 +531,8 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
     dropped (HMM guesses across word boundaries, single characters of unknown runs). With
     ``topic``, credited people and institutions and any institution are dropped (:func:`_credited`).
 
-    ``tokens``: jieba token spans over ``text`` (sorted ``(start, end)``, as a :func:`zh_nlp`
-    ``Doc`` gives them); without them the text is cut here.
+    ``tokens``: jieba token spans over ``text`` (sorted ``(start, end)``, as
+    :meth:`pipeline.nlp.ParsedSection.topic` gives them); without them the text is cut here.
     """
     tok = _jieba_tokenizer()
     counts: Counter[str] = Counter()
@@ -813,17 +812,16 @@ def _en_keywords(text: str, n: int) -> list[str]:
     return [_cased(k, clean, flat) for k in _dedup(lead + ranked, n, cjk=False)]
 
 
-def keywords(text: str | Doc, lang: str, n: int, tokens: Sequence[tuple[int, int]] | None = None) -> list[str]:
+def keywords(text: str, lang: str, n: int, tokens: Sequence[tuple[int, int]] | None = None) -> list[str]:
     """The ``n`` topic keywords of a section.
 
     Args:
-        text: the section text (TeX math, URLs and Markdown markup are removed first), or a
-            ``Doc`` of :func:`pipeline.nlp.parse` (its text, and for Chinese its tokens).
+        text: the section text (TeX math, URLs and Markdown markup are removed first).
         lang: BCP 47 tag: ``en`` selects YAKE, ``zh-*``/``mixed`` jieba (others:
             :func:`pipeline.nlp._is_english`).
         n: how many keywords at most (``n <= 0`` gives ``[]``).
         tokens: jieba token spans of ``text`` already cut, sorted ``(start, end)`` character
-            offsets (:func:`pipeline.nlp.token_spans`); ``None``: cut here. Ignored for English.
+            offsets (:meth:`pipeline.nlp.ParsedSection.topic`); ``None``: cut here. Ignored for English.
 
     Returns:
         At most ``n`` distinct keywords, best first (``[]`` for an empty text). Chinese keywords
@@ -843,12 +841,6 @@ def keywords(text: str | Doc, lang: str, n: int, tokens: Sequence[tuple[int, int
       ``max(30, 6 * n)`` phrases filtered by :func:`_en_phrase_ok` and :func:`_dedup`, name-like
       tokens (:data:`EN_NAME_SHARE`) first.
     """
-    if isinstance(text, Doc):
-        doc = text
-        text = _doc_text(doc)
-        if tokens is None:
-            starts, ends, space = _token_arrays(doc)
-            tokens = [(a, b) for a, b, sp in zip(starts, ends, space, strict=True) if not sp]
     if n <= 0 or not text or not text.strip():
         return []
     if _is_english(lang, text):

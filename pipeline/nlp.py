@@ -1,19 +1,13 @@
-"""Language tools shared by the stages: spaCy pipelines for Chinese and English, sentence
-boundaries (rules in :mod:`pipeline.sentences`) and award/venue/metadata-key entities. Section
-keywords are in :mod:`pipeline.keywords`.
+"""Language tools of the extract stage: jieba words of Chinese sections, spaCy tokens of English
+ones, sentence spans (rules of :func:`pipeline.sentences.sentence_starts`) and award/venue/
+metadata-key entities. Section keywords are in :mod:`pipeline.keywords`.
 
-``zh_nlp()`` is ``spacy.blank("zh")`` with the jieba segmenter (spaCy docs, "Chinese language
-data") over a private ``jieba.Tokenizer`` holding jieba's dictionary plus the shipped
+Chinese is cut by a private ``jieba.Tokenizer`` holding jieba's dictionary plus the shipped
 ML-domain dictionary ``pipeline/data/ml_terms.txt`` (jieba README, "载入词典"); the global
-``jieba.dt`` is left untouched. ``en_nlp()`` is ``spacy.blank("en")``. In both a
-:data:`TECH_TOKEN` stays one token, and both end with :data:`SENTENCE_COMPONENT` (rules of
-:func:`sentence_starts`, replacing spaCy's ``sentencizer``, which cuts URLs, ``e.g.`` and
-``《…》``) and :data:`ENTITY_COMPONENT`. Entities are found with the character patterns of
-:mod:`pipeline.fields` over ``doc.text`` and mapped with ``Doc.char_span(...,
-alignment_mode="expand")`` (spaCy docs, "Rule-based matching: regular expressions -- matching
-on the full text"): jieba cuts a label differently by context (最佳/论文/亚军 or 最佳/论文亚/军),
-and a venue with its year may be one token (``ICLR2025``) or several, so token patterns of an
-``EntityRuler`` would miss mentions.
+``jieba.dt`` is left untouched. English is tokenized by ``spacy.blank("en")``'s tokenizer. In both
+a :data:`TECH_TOKEN` stays one token. Entities are found with the character patterns of
+:mod:`pipeline.fields` over the text, since jieba cuts a label differently by context
+(最佳/论文/亚军 or 最佳/论文亚/军) and a venue with its year may be one token or several.
 
 All offsets are character offsets (Python ``str`` indices) into the text given.
 """
@@ -30,55 +24,43 @@ from importlib import resources
 from typing import TYPE_CHECKING, NamedTuple
 
 import jieba
-import numpy
 
 from . import _spacy_without_torch  # noqa: F401 - before spaCy: thinc without torch (see there)
 
 # isort: split
-from spacy.attrs import ENT_IOB, ENT_TYPE, IDX, IS_SPACE, LENGTH, SENT_START
-from spacy.language import Language
-from spacy.tokens import Doc
+from spacy.attrs import IDX, LENGTH
 
 from .fields import (
     _AWARD_CUE,
     _AWARD_LABEL,
-    _AWARDISH,
     _BULLET,
     _EMOJI_KEYS,
     _GENERIC_AWARD_LABEL,
-    _GLOSS,
     _KEY_LINE,
+    award_label_at,
     find_venue_years,
     normalize_award,
     parse_key_value,
 )
 from .normalize import to_script
 from .sentences import sentence_starts
+from .textutil import HAN as _HAN
 from .textutil import anchored_finditer
 
 if TYPE_CHECKING:
-    pass
+    from spacy.language import Language
 
 jieba.setLogLevel(60)  # jieba prints its dictionary loading to stderr at INFO
 
-#: Name of the sentence-boundary component in both pipelines.
-SENTENCE_COMPONENT = "paper_sentences"
-#: Name of the entity component in both pipelines.
-ENTITY_COMPONENT = "paper_entities"
-#: ``Doc.user_data`` key of the text as written when the ``Doc`` is made over its zh-Hans
-#: rendering (:func:`parse`); :data:`ENTITY_COMPONENT` matches its patterns there.
-WRITTEN = "paper_text_as_written"
-#: Labels written by :data:`ENTITY_COMPONENT`.
-ENTITY_LABELS: tuple[str, ...] = ("AWARD", "VENUE", "KEY")
 #: The ML-domain jieba user dictionary shipped with the package (``word freq tag`` lines).
 USER_DICT = "ml_terms.txt"
 
 
 class Entity(NamedTuple):
-    """One entity found by :data:`ENTITY_COMPONENT`.
+    """One entity found by :func:`_find_entities`.
 
     Attributes:
-        label: one of :data:`ENTITY_LABELS`.
+        label: ``"AWARD"``, ``"VENUE"`` or ``"KEY"``.
         start: character offset of the first character.
         end: character offset after the last character (``text[start:end]`` is the mention).
         text: the mention as written.
@@ -92,14 +74,6 @@ class Entity(NamedTuple):
     end: int
     text: str
     value: str
-
-
-if not Doc.has_extension(ENTITY_COMPONENT):
-    Doc.set_extension(ENTITY_COMPONENT, default=None)
-
-# --- Language routing -----------------------------------------------------------------------------
-
-from .textutil import HAN as _HAN  # noqa: E402
 
 
 def _is_english(lang: str, text: str) -> bool:
@@ -154,8 +128,8 @@ def _jieba_tokenizer() -> jieba.Tokenizer:
     return tok
 
 
-#: Whether the Chinese pipeline's tokenizer guesses unknown words with jieba's HMM (jieba
-#: README, "未登录词"). Off: the keywords drop non-dictionary words anyway, so guesses only cost
+#: Whether :func:`zh_words_and_spaces` guesses unknown words with jieba's HMM (jieba README,
+#: "未登录词"). Off: the keywords drop non-dictionary words anyway, so guesses only cost
 #: time; unknown runs come out as single characters. Keyword helpers that cut a short span
 #: themselves keep it on: there a guessed word marks a span that is no dictionary term.
 JIEBA_HMM = False
@@ -203,71 +177,38 @@ def cut_protected(tok: jieba.Tokenizer, text: str, hmm: bool = True) -> list[str
     return words
 
 
-class _JiebaDocMaker:
-    """spaCy's jieba ``ChineseTokenizer`` with a linear-time ``__call__`` and a cache of the
-    words of each Han block (:data:`JIEBA_BLOCK_CACHE`).
-
-    The stock one aligns words with ``spacy.util.get_words_and_spaces``, quadratic in the length
-    of a section. This one walks the :data:`_JIEBA_PIECES` once and makes the same ``Doc``
-    (tokens, whitespace tokens, ``spaces``); other attributes are the wrapped tokenizer's.
-    """
-
-    def __init__(self, tokenizer) -> None:
-        self._tokenizer = tokenizer
-        self._block_words = functools.lru_cache(maxsize=JIEBA_BLOCK_CACHE)(self._cut_block)
-
-    def __getattr__(self, name: str):
-        return getattr(self._tokenizer, name)
-
-    def _cut_block(self, block: str) -> tuple[str, ...]:
-        """jieba's words of one Han block (:func:`cut_protected`)."""
-        return tuple(cut_protected(self._tokenizer.jieba_seg, block, JIEBA_HMM))
-
-    def words_and_spaces(self, text: str) -> tuple[list[str], list[bool]]:
-        """``(words, spaces)`` of ``text`` for ``Doc(vocab, words=..., spaces=...)``, aligned as
-        ``spacy.util.get_words_and_spaces`` does: a single ``" "`` after a word sets its
-        ``spaces`` entry, other whitespace runs are tokens."""
-        words: list[str] = []
-        spaced: list[int] = []  # the words followed by one " "
-        block_words = self._block_words
-        for block, gap, chars in _JIEBA_PIECES.findall(text):
-            if block:
-                words += block_words(block) if len(block) <= JIEBA_CACHED_BLOCK_CHARS else self._cut_block(block)
-            elif chars:
-                words += chars  # one word per character
-            else:
-                if words and gap[0] == " ":
-                    spaced.append(len(words) - 1)
-                    gap = gap[1:]
-                    if not gap:
-                        continue
-                words.append(gap)
-        spaces = [False] * len(words)
-        for k in spaced:
-            spaces[k] = True
-        return words, spaces
-
-    def __call__(self, text: str) -> Doc:
-        words, spaces = self.words_and_spaces(text)
-        return Doc(self._tokenizer.vocab, words=words, spaces=spaces)
+def _cut_block(block: str) -> tuple[str, ...]:
+    """jieba's words of one Han block (:func:`cut_protected`, HMM :data:`JIEBA_HMM`)."""
+    return tuple(cut_protected(_jieba_tokenizer(), block, JIEBA_HMM))
 
 
-@functools.cache
-def zh_nlp() -> Language:
-    """The Chinese spaCy pipeline (see the module docstring), built once per process.
+_cached_cut_block = functools.lru_cache(maxsize=JIEBA_BLOCK_CACHE)(_cut_block)
 
-    jieba's HMM is off (:data:`JIEBA_HMM`); the tokenizer is wrapped by :class:`_JiebaDocMaker`.
-    The dictionaries are Simplified: Traditional text segments less well, so :func:`parse`
-    converts it with :func:`pipeline.normalize.to_script`.
-    """
-    import spacy
 
-    nlp = spacy.blank("zh", config={"nlp": {"tokenizer": {"segmenter": "jieba"}}})
-    nlp.tokenizer.jieba_seg = _jieba_tokenizer()  # ChineseTokenizer calls jieba_seg.cut(text, cut_all=False)
-    nlp.tokenizer = _JiebaDocMaker(nlp.tokenizer)
-    nlp.add_pipe(SENTENCE_COMPONENT)
-    nlp.add_pipe(ENTITY_COMPONENT)
-    return nlp
+def zh_words_and_spaces(text: str) -> tuple[list[str], list[bool]]:
+    """jieba's words of ``text`` (each Han block cut on its own, as ``Tokenizer.cut`` does; the
+    words of blocks up to :data:`JIEBA_CACHED_BLOCK_CHARS` cached) aligned as spaCy's
+    ``get_words_and_spaces`` aligns them: a single ``" "`` after a word sets its ``spaces``
+    entry, other whitespace runs are words of their own. ``"".join`` of the words, each followed
+    by ``" "`` where its ``spaces`` entry is True, is ``text``."""
+    words: list[str] = []
+    spaced: list[int] = []  # the words followed by one " "
+    for block, gap, chars in _JIEBA_PIECES.findall(text):
+        if block:
+            words += _cached_cut_block(block) if len(block) <= JIEBA_CACHED_BLOCK_CHARS else _cut_block(block)
+        elif chars:
+            words += chars  # one word per character
+        else:
+            if words and gap[0] == " ":
+                spaced.append(len(words) - 1)
+                gap = gap[1:]
+                if not gap:
+                    continue
+            words.append(gap)
+    spaces = [False] * len(words)
+    for k in spaced:
+        spaces[k] = True
+    return words, spaces
 
 
 #: :data:`TECH_TOKEN` as a whole string, for spaCy's ``Tokenizer.token_match``.
@@ -276,75 +217,13 @@ _TECH_TOKEN_WHOLE = re.compile(rf"(?:{TECH_TOKEN.pattern})")
 
 @functools.cache
 def en_nlp() -> Language:
-    """The English spaCy pipeline, built once per process: ``spacy.blank("en")`` whose
-    ``token_match`` keeps a :data:`TECH_TOKEN` whole (spaCy would split ``Llama-3.1-8B`` and
-    ``23.4%``), then :data:`SENTENCE_COMPONENT` and :data:`ENTITY_COMPONENT`."""
+    """``spacy.blank("en")`` whose ``token_match`` keeps a :data:`TECH_TOKEN` whole (spaCy would
+    split ``Llama-3.1-8B`` and ``23.4%``), built once per process."""
     import spacy
 
     nlp = spacy.blank("en")
     nlp.tokenizer.token_match = _TECH_TOKEN_WHOLE.fullmatch  # spaCy's hook for tokens kept whole
-    nlp.add_pipe(SENTENCE_COMPONENT)
-    nlp.add_pipe(ENTITY_COMPONENT)
     return nlp
-
-
-def _nlp_for(lang: str, text: str) -> Language:
-    return en_nlp() if _is_english(lang, text) else zh_nlp()
-
-
-
-#: ``Doc.user_data`` key of ``doc.text`` computed once (spaCy joins the tokens on every call).
-_DOC_TEXT = "paper_doc_text"
-
-
-def _doc_text(doc: Doc) -> str:
-    """``doc.text``, computed once per ``Doc`` and kept in its ``user_data``."""
-    text = doc.user_data.get(_DOC_TEXT)
-    if not isinstance(text, str):
-        text = doc.user_data[_DOC_TEXT] = doc.text
-    return text
-
-
-@Language.component(SENTENCE_COMPONENT)
-def sentence_component(doc: Doc) -> Doc:
-    """spaCy component: set ``Token.is_sent_start`` from :func:`sentence_starts` over
-    ``doc.text``; a start inside a token moves to that token's start. Returns ``doc``."""
-    if not len(doc):
-        return doc
-    idx = doc.to_array(IDX).tolist()  # each token's first character
-    flags = numpy.full(len(doc), -1, dtype="int64")  # -1: no sentence start
-    flags[0] = 1
-    for s in sentence_starts(_doc_text(doc)):
-        flags[bisect.bisect_right(idx, s) - 1] = 1  # the token holding the start
-    # one array write: setting Token.is_sent_start token by token is slow
-    doc.from_array([SENT_START], flags.astype("uint64").reshape(-1, 1))
-    return doc
-
-
-def sentences(text: str, lang: str) -> list[str]:
-    """Sentences of ``text``, stripped, empty ones dropped (``[]`` for a blank text).
-
-    Args:
-        text: any text (at most spaCy's ``nlp.max_length``, 1,000,000 characters).
-        lang: BCP 47 tag: ``zh-*`` and ``mixed`` use :func:`zh_nlp`, ``en`` :func:`en_nlp`
-            (other tags: :func:`_is_english`).
-
-    Boundary rules: :func:`pipeline.sentences.sentence_starts`.
-
-    Raises:
-        ValueError: from spaCy, when ``text`` is longer than ``nlp.max_length``.
-    """
-    if not text or not text.strip():
-        return []
-    doc = _sentence_doc(_nlp_for(lang, text), text)
-    return [s.text.strip() for s in doc.sents if s.text.strip()]
-
-
-def _sentence_doc(nlp: Language, text: str) -> Doc:
-    """``nlp``'s tokens of ``text`` with :data:`SENTENCE_COMPONENT` starts, no entities."""
-    doc = nlp.make_doc(text)
-    doc.user_data[_DOC_TEXT] = text
-    return nlp.get_pipe(SENTENCE_COMPONENT)(doc)
 
 
 # --- Entities -------------------------------------------------------------------------------------
@@ -435,17 +314,12 @@ def _generic_award_matches(text: str) -> list[re.Match[str]]:
 
 
 def _award_entities(text: str) -> list[Entity]:
-    """``AWARD`` entities: matches of the award-label pattern (with a following gloss kept, as
-    :func:`pipeline.fields.find_award_label` does), then generic ``… Award/Prize`` / ``…奖``
+    """``AWARD`` entities: matches of the award-label pattern (:func:`pipeline.fields.award_label_at`), then generic ``… Award/Prize`` / ``…奖``
     labels overlapping none of them that :func:`pipeline.fields.normalize_award` reads as an award."""
     out: list[Entity] = []
     for m in _award_label_matches(text):
-        start, end = m.start(), m.end()
-        gloss = _GLOSS.match(text, end)
-        if gloss and (_AWARD_LABEL.search(gloss.group()) or _AWARDISH.search(gloss.group())):
-            end = gloss.end()
-        label = text[start:end].strip()
-        out.append(Entity("AWARD", start, start + len(label), label, normalize_award(label) or "other"))
+        label = award_label_at(text, m.start(), m.end())
+        out.append(Entity("AWARD", m.start(), m.start() + len(label), label, normalize_award(label) or "other"))
     for m in _generic_award_matches(text):
         if any(e.start < m.end() and m.start() < e.end for e in out):
             continue
@@ -469,61 +343,10 @@ def _find_entities(text: str) -> list[Entity]:
     return sorted(kept, key=lambda e: e.start)
 
 
-@Language.component(ENTITY_COMPONENT)
-def entity_component(doc: Doc) -> Doc:
-    """spaCy component: :func:`_find_entities` of the text as written (``doc.user_data[WRITTEN]``
-    when same length, else ``doc.text``) into ``doc._.paper_entities`` (exact spans) and
-    ``doc.ents`` (expanded to whole tokens, ``kb_id_`` the value; a span overlapping an earlier
-    one after expansion is left out of ``doc.ents`` only). Returns ``doc``."""
-    text = doc.user_data.get(WRITTEN)
-    if not isinstance(text, str) or len(text) != len(_doc_text(doc)):
-        text = _doc_text(doc)
-    found = _find_entities(text)
-    doc._.set(ENTITY_COMPONENT, found)
-    spans, last_end = [], -1
-    for e in found:
-        span = doc.char_span(e.start, e.end, label=e.label, kb_id=e.value, alignment_mode="expand")
-        if span is not None and len(span) and span.start >= last_end:
-            spans.append(span)
-            last_end = span.end
-    # the ``doc.ents`` setter (spaCy 3) less its copy of every Span, with the tokens outside
-    # set to O in one array write: ``set_ents``' default="outside" tests each token in Python
-    if len(doc):
-        outside = numpy.zeros((len(doc), 2), dtype="uint64")
-        outside[:, 0] = 2  # ENT_IOB O, ENT_TYPE none
-        doc.from_array([ENT_IOB, ENT_TYPE], outside)
-    doc.set_ents(spans, default="unmodified")
-    return doc
-
-
-def entities(text: str, lang: str) -> list[Entity]:
-    """Award labels, venue mentions and metadata keys in ``text``.
-
-    Args:
-        text: a line, a section or a whole article.
-        lang: BCP 47 tag choosing the pipeline, as for :func:`sentences`.
-
-    Returns:
-        :class:`Entity` list in order of ``start``, non-overlapping, exact character offsets
-        (``[]`` for an empty text): ``AWARD`` (:func:`pipeline.fields.find_award_label`; value
-        of :func:`pipeline.fields.normalize_award`), ``VENUE``
-        (:func:`pipeline.fields.find_venue_years`; value ``"<venue> <year>"`` or ``"<venue>"``),
-        ``KEY`` (a line-start key without its colon; value of
-        :func:`pipeline.fields.parse_key_value`).
-
-    Raises:
-        ValueError: from spaCy, when ``text`` is longer than ``nlp.max_length``.
-    """
-    if not text:
-        return []
-    doc = _nlp_for(lang, text)(text)
-    return list(doc._.get(ENTITY_COMPONENT) or [])
-
-
 def _zh_analysed(text: str) -> str:
     """The text a Chinese section is segmented as: its zh-Hans rendering
-    (:func:`pipeline.normalize.to_script`) when that keeps every character's offset (only Han
-    characters changed, one for one), else ``text``."""
+    (:func:`pipeline.normalize.to_script`; jieba's dictionaries are Simplified) when that keeps
+    every character's offset (only Han characters changed, one for one), else ``text``."""
     over = to_script(text, "zh-Hans")
     # two texts of one length split into the same non-Han pieces exactly when only Han
     # characters differ
@@ -532,40 +355,26 @@ def _zh_analysed(text: str) -> str:
     return over
 
 
-def parse(text: str, lang: str) -> Doc:
-    """One ``Doc`` of a section: tokens, sentences (:data:`SENTENCE_COMPONENT`) and entities
-    (``doc._.paper_entities``).
-
-    Args:
-        text: the section text.
-        lang: BCP 47 tag choosing the pipeline, as for :func:`sentences`.
-
-    Returns:
-        ``en_nlp()(text)`` for English; for Chinese ``zh_nlp()`` over :func:`_zh_analysed`
-        (jieba's dictionaries are Simplified). Offsets into the ``Doc`` are offsets into
-        ``text``, which is kept in ``doc.user_data[WRITTEN]`` for the entity patterns (each
-        script's keys are listed in its own script).
-
-    Raises:
-        ValueError: from spaCy, when ``text`` is longer than ``nlp.max_length``.
-    """
-    pipeline, over = (en_nlp(), text) if _is_english(lang, text) else (zh_nlp(), _zh_analysed(text))
-    doc = pipeline.make_doc(over)
-    doc.user_data[_DOC_TEXT] = over
-    doc.user_data[WRITTEN] = text
-    return pipeline(doc)
+def _spans_of_tokens(text: str, starts: list[int], ends: list[int]) -> list[tuple[int, int]]:
+    """Sentence spans over tokens: each :func:`sentence_starts` start moves to the start of the
+    token holding it; a sentence ends at the end of its last token (a token's trailing single
+    space is not in it)."""
+    if not starts:
+        return []
+    firsts = sorted({0, *(bisect.bisect_right(starts, s) - 1 for s in sentence_starts(text))})
+    return [(starts[k], ends[nxt - 1]) for k, nxt in zip(firsts, [*firsts[1:], len(starts)], strict=True)]
 
 
 class ParsedSection:
-    """One section as the extract stage reads it (:func:`parse_section`): what :func:`parse`'s
-    ``Doc`` holds, without making the ``Doc``.
+    """One section as the extract stage reads it (:func:`parse_section`).
 
     Attributes:
         written: the section text as given.
         text: the text analysed: ``written`` or its zh-Hans rendering (same offsets).
-        entities: :func:`entities` of ``written``.
-        tokens: Chinese only: the ``Doc``'s tokens as three lists (first character, end
-            character, ``is_space``); None for English, whose tokens nothing reads.
+        entities: :func:`_find_entities` of ``written``.
+        tokens: Chinese only: the jieba tokens of ``text`` as three lists (first character,
+            end character, ``is_space``; a single space after a word is not a token,
+            :func:`zh_words_and_spaces`); None for English.
     """
 
     __slots__ = ("written", "text", "entities", "tokens", "_sentences")
@@ -579,111 +388,73 @@ class ParsedSection:
         self._sentences: list[tuple[int, int]] | None = None
 
     def sentence_spans(self) -> list[tuple[int, int]]:
-        """``[(sent.start_char, sent.end_char) for sent in doc.sents]`` of the :func:`parse`
-        ``Doc``, computed on first use.
+        """``(start, end)`` character spans of the sentences (:func:`_spans_of_tokens`),
+        computed on first use.
 
-        Chinese: from the tokens, as :data:`SENTENCE_COMPONENT` places starts. English: from
-        :func:`sentence_starts` directly when every start follows whitespace (spaCy's tokenizer cuts
-        at every whitespace boundary, so such a start begins a token; a sentence ends before the
-        token's trailing space); otherwise the ``Doc`` is made and read.
+        Chinese: over :attr:`tokens`. English: from :func:`sentence_starts` directly when every
+        start follows whitespace (spaCy's tokenizer cuts at every whitespace boundary, so such a
+        start begins a token); otherwise over the tokens of :func:`en_nlp`'s tokenizer.
+
+        Raises:
+            ValueError: from spaCy, when the English tokens are read and ``text`` is longer
+                than ``nlp.max_length`` (1,000,000 characters).
         """
         if self._sentences is None:
             if self.tokens is not None:
-                spans = self._spans_of_tokens()
+                spans = _spans_of_tokens(self.text, *self.tokens[:2])
             else:
-                spans = self._spans_without_doc()
-                if spans is None:  # the Doc's sentences (a Doc of tokens and sentences only)
-                    spans = [(s.start_char, s.end_char) for s in _sentence_doc(en_nlp(), self.written).sents]
+                spans = self._spans_without_tokens()
+                if spans is None:
+                    doc = en_nlp().make_doc(self.text)
+                    arr = doc.to_array([IDX, LENGTH]) if len(doc) else None
+                    starts = arr[:, 0].tolist() if arr is not None else []
+                    ends = (arr[:, 0] + arr[:, 1]).tolist() if arr is not None else []
+                    spans = _spans_of_tokens(self.text, starts, ends)
             self._sentences = spans
         return self._sentences
 
-    def _spans_of_tokens(self) -> list[tuple[int, int]]:
-        starts, ends, _ = self.tokens
-        if not starts:
-            return []
-        firsts = sorted({0, *(bisect.bisect_right(starts, s) - 1 for s in sentence_starts(self.text))})
-        return [(starts[k], ends[nxt - 1]) for k, nxt in zip(firsts, [*firsts[1:], len(starts)], strict=True)]
-
-    def _spans_without_doc(self) -> list[tuple[int, int]] | None:
+    def _spans_without_tokens(self) -> list[tuple[int, int]] | None:
         text = self.text
         if not text:
             return []
         starts = [0]
         for s in sentence_starts(text):
             if text[s].isspace() or not text[s - 1].isspace():
-                return None  # not the first character of a token: read the Doc
+                return None  # not the first character of a token: read the tokens
             starts.append(s)
-        # less a single space after a non-space character: its last token's whitespace_
+        # less a single space after a non-space character: its last token's trailing space
         return [(a, b - 1 if b >= 2 and text[b - 1] == " " and not text[b - 2].isspace() else b)
                 for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
 
     def topic(self, segments: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]] | None]:
-        """:func:`token_spans` of the section's tokens; for English ``(text, None)``."""
+        """The text of ``segments`` (``(start, end)`` spans of :attr:`text`, in order, not
+        overlapping) joined by ``"\\n"``, and the non-space tokens cut to the segments as sorted
+        ``(start, end)`` offsets into that text (None for English)."""
         if self.tokens is None:
             return "\n".join(self.text[s:e] for s, e in segments), None
         return _cut_tokens(self.text, *self.tokens, segments)
 
 
 def _zh_tokens(text: str) -> tuple[list[int], list[int], list[bool]]:
-    """The tokens ``zh_nlp().make_doc(text)`` has, as :attr:`ParsedSection.tokens`."""
-    words, spaces = zh_nlp().tokenizer.words_and_spaces(text)
+    """:attr:`ParsedSection.tokens` of ``text`` (:func:`zh_words_and_spaces`)."""
+    words, spaces = zh_words_and_spaces(text)
     lengths = list(map(len, words))
     starts = [0, *itertools.accumulate(map(operator.add, lengths, spaces))][: len(words)]
     return starts, list(map(operator.add, starts, lengths)), list(map(str.isspace, words))
 
 
 def parse_section(text: str, lang: str) -> ParsedSection:
-    """A :class:`ParsedSection` of ``text``: the same entities, sentence spans and tokens as
-    :func:`parse`'s ``Doc``, without it.
-
-    Args:
-        text: the section text.
-        lang: BCP 47 tag choosing the pipeline, as for :func:`sentences`.
-
-    Raises:
-        ValueError: from spaCy, English only, when sentences are read, a start does not follow
-            whitespace and ``text`` is longer than ``nlp.max_length``.
-    """
+    """A :class:`ParsedSection` of ``text``: entities, and for Chinese (``lang`` as
+    :func:`_is_english` reads it) the jieba tokens of its zh-Hans rendering (:func:`_zh_analysed`)."""
     if _is_english(lang, text):
         return ParsedSection(text, _find_entities(text))
     over = _zh_analysed(text)
     return ParsedSection(text, _find_entities(text), _zh_tokens(over), over)
 
 
-def _token_arrays(doc: Doc) -> tuple[list[int], list[int], list[int]]:
-    """Each token's first character, end character and ``is_space`` flag (lists)."""
-    if not len(doc):
-        return [], [], []
-    arr = doc.to_array([IDX, LENGTH, IS_SPACE])
-    starts = arr[:, 0].tolist()
-    ends = (arr[:, 0] + arr[:, 1]).tolist()
-    return starts, ends, arr[:, 2].tolist()
-
-
-def token_spans(doc: Doc, segments: Sequence[tuple[int, int]],
-                with_tokens: bool = True) -> tuple[str, list[tuple[int, int]] | None]:
-    """The text of some character spans of ``doc`` and its tokens there, for
-    :func:`pipeline.keywords.keywords`.
-
-    Args:
-        doc: a ``Doc`` (from :func:`parse`).
-        segments: ``(start, end)`` character spans of ``doc.text``, in order, not overlapping.
-        with_tokens: False when only the text is wanted.
-
-    Returns:
-        ``(text, spans)``: the segments joined by ``"\\n"``; the non-space tokens cut to the
-        segments as sorted ``(start, end)`` offsets into ``text`` (None without ``with_tokens``).
-    """
-    text = _doc_text(doc)
-    if not with_tokens:
-        return "\n".join(text[s:e] for s, e in segments), None
-    # the token arrays in one call (iterating the Doc makes a Token object per token)
-    return _cut_tokens(text, *_token_arrays(doc), segments)
-
-
 def _cut_tokens(text: str, starts: list[int], ends: list[int], space: Sequence[int | bool],
                 segments: Sequence[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
-    """:func:`token_spans` of the tokens ``starts``, ``ends``, ``space`` of ``text``."""
+    """:meth:`ParsedSection.topic` of the tokens ``starts``, ``ends``, ``space`` of ``text``."""
     parts: list[str] = []
     spans: list[tuple[int, int]] = []
     pos = 0
@@ -712,9 +483,10 @@ def is_specific_award(entity: Entity) -> bool:
 
 
 def stated_award(section: ParsedSection, start: int, end: int) -> Entity | None:
-    """The award a paragraph gives a paper (:func:`pipeline.fields.find_stated_award`): the
-    first specific ``AWARD`` entity of the first sentence within ``[start, end)`` (character
-    offsets) holding one and an award verb; None when there is none."""
+    """The award a paragraph gives a paper: the first specific ``AWARD`` entity (not a generic
+    "... Award", :func:`is_specific_award`) of the first sentence within ``[start, end)``
+    (character offsets) holding one and an award verb (:data:`pipeline.fields._AWARD_CUE`:
+    获得, 包括, 颁给, won, awarded ...); None when there is none."""
     found = [e for e in section.entities if start <= e.start and e.end <= end and is_specific_award(e)]
     if not found:
         return None
@@ -727,3 +499,4 @@ def stated_award(section: ParsedSection, start: int, end: int) -> Entity | None:
         if inside and _AWARD_CUE.search(text, a, b):
             return inside[0]
     return None
+

@@ -220,7 +220,7 @@ def _write_json(path: Path, data: dict) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    _fsync(path.parent)
 
 
 def published_record(out_dir: str | Path) -> dict | None:
@@ -267,7 +267,8 @@ def record_rewrite(out_dir: str | Path, name: str) -> None:
         _write_json(out / PUBLISHED, record)
 
 
-def _fsync_dir(path: Path) -> None:
+def _fsync(path: Path) -> None:
+    """fsync the file or folder at ``path``."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -280,12 +281,8 @@ def flush_folder(folder: Path) -> None:
     published, not only a killed process)."""
     for path in folder.iterdir():
         if path.is_file() and not path.is_symlink():
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-    _fsync_dir(folder)
+            _fsync(path)
+    _fsync(folder)
 
 
 def adopt(out_dir: str | Path, layout: str) -> None:
@@ -364,7 +361,7 @@ def _finish(out: Path, journal: dict) -> None:
                 crash_point("mid-publish")
         elif is_owned(out, name) or (migrate and (dest.is_symlink() or dest.is_file())):
             dest.unlink()  # the run has none: no stale file of an earlier run
-    _fsync_dir(out)
+    _fsync(out)
     record = {"run_id": journal["run_id"], "files": files}
     _write_json(out / PUBLISHED, record)
     (out / PUBLISHING).unlink()
@@ -372,7 +369,7 @@ def _finish(out: Path, journal: dict) -> None:
         if (out / LEGACY_CURRENT).is_symlink():
             (out / LEGACY_CURRENT).unlink()
         shutil.rmtree(out / LEGACY_RUNS_DIR, ignore_errors=True)
-    _fsync_dir(out / PIPELINE_DIR)
+    _fsync(out / PIPELINE_DIR)
 
 
 def prune(out_dir: str | Path, keep: set[str], legacy: bool = False) -> list[str]:

@@ -19,7 +19,6 @@ import datetime as dt
 import html
 import io
 import json
-import logging
 import math
 import sys
 from collections.abc import Iterable, Sequence
@@ -35,8 +34,6 @@ from matplotlib.ticker import MaxNLocator
 
 from .report_table import AUTHORS_SHOWN, papers_table
 from .report_table import CSS as TABLE_CSS
-
-log = logging.getLogger(__name__)
 
 REPORT_NAME = "report.html"
 #: ``id`` of each ``<section>`` of the report, in page order (tests check that each renders).

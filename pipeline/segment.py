@@ -125,7 +125,6 @@ _MD_HEADING = re.compile(r"^#{1,6}\s+\S")
 _HAN = re.compile(r"[\u3400-\u9fff]")
 #: A metadata title line whose label names a paper: "论文标题：", "# 論文：", "Paper title:".
 _PAPER_TITLE_LABEL = re.compile(r"^[#\s*_]*(?:论文|論文|paper)[^:：\n]{0,6}[:：]", re.I)
-_SENTENCE_PUNCT = re.compile(r"[。，；！？,;!?]")
 #: A lead about papers that were up for an award, not given one.
 _NOT_AWARDED = re.compile(r"候选|候選|入围|入圍|提名名单|candidates?\b|finalists?\b|shortlist|nominat|missed the|none of", re.I)
 

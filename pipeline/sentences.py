@@ -1,22 +1,13 @@
-"""Sentence boundaries of Chinese and English text, by rule: the starts that
-:data:`pipeline.nlp.SENTENCE_COMPONENT` writes to a ``Doc`` and :func:`pipeline.nlp.sentences`
-returns (see :func:`sentence_starts`). All offsets are character offsets into the text given."""
+"""Sentence boundaries of Chinese and English text, by rule (:func:`sentence_starts`), read by
+:meth:`pipeline.nlp.ParsedSection.sentence_spans`. All offsets are character offsets into the
+text given."""
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
-from . import _spacy_without_torch  # noqa: F401 - before spaCy: thinc without torch (see there)
-
-# isort: split
 
 from .identifiers import _url_spans
 from .textutil import HAN as _HAN
-
-if TYPE_CHECKING:
-    pass
-
 
 # --- Sentences ------------------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """Credits, awards and venue years stated in prose (issue 4): :func:`pipeline.credits.find_credit`,
-:func:`pipeline.credits.parse_credit_line`, :func:`pipeline.fields.find_stated_award`,
+:func:`pipeline.credits.parse_credit_line`, :func:`pipeline.nlp.stated_award`,
 :func:`pipeline.fields.lead_award`, :func:`pipeline.fields.find_dated_venue_years`, and how
 extract and segment use them. Sentences are quoted from the segmentation fixtures (the fixture
 number is given) or written as traps."""
@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline import nlp
 from pipeline.candidates import candidate_of
 from pipeline.config import Config
 from pipeline.credits import affiliation_line, find_credit, maker_credit, parse_credit_line
 from pipeline.extract import extract_fields
 from pipeline.fields import (
     find_dated_venue_years,
-    find_stated_award,
     lead_award,
     normalize_award,
     split_sentences,
@@ -212,13 +212,18 @@ def test_split_names_et_al_before_affiliation():
     assert not is_institution("Angelina Wang")
 
 
+def _stated_award(paragraph: str) -> str | None:
+    found = nlp.stated_award(nlp.parse_section(paragraph, "zh-Hans"), 0, len(paragraph))
+    return found.value if found else None
+
+
 def test_awards_in_prose_and_lead():
     assert normalize_award("最佳學生論文") == "other"
     assert normalize_award("Best Student Paper") == "other"
     assert normalize_award("two runners-up") == "best_paper_runner_up"
-    assert normalize_award(find_stated_award("同屆榮譽提名則包括普林斯頓大學 Jiachen T. Wang 等人的《X》。")) == "honorable_mention"
-    assert normalize_award(find_stated_award("该论文获得杰出论文奖。")) == "outstanding_paper"
-    assert find_stated_award("该方法的效果超过了去年的最佳论文。") is None  # a mention, no award verb
+    assert _stated_award("同屆榮譽提名則包括普林斯頓大學 Jiachen T. Wang 等人的《X》。") == "honorable_mention"
+    assert _stated_award("该论文获得杰出论文奖。") == "outstanding_paper"
+    assert _stated_award("该方法的效果超过了去年的最佳论文。") is None  # a mention, no award verb
     assert normalize_award(lead_award(
         "Two NeurIPS 2023 runners-up worth your time\n"
         "NeurIPS 2023 named two runners-up for its outstanding main track paper award.")) == "best_paper_runner_up"

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from pipeline.config import Config
 from pipeline.dedup import PAPER_COLUMNS, dedup, paper_id_for
-from pipeline.dedup.candidates import _key_pairs_of, _neighbour_keys
+from pipeline.dedup.candidates import _neighbour_keys
 from pipeline.embed import SentenceTransformerEmbedder, UniversalSentenceEncoder
 from pipeline.fields import fold_title
 from pipeline.identifiers import url_kind
@@ -386,6 +386,11 @@ def _clustered_vectors(n_clusters: int, per_cluster: int, dim: int = 64, seed: i
     points = np.repeat(centres, per_cluster, axis=0) + 0.05 * rng.normal(size=(n_clusters * per_cluster, dim))
     points /= np.linalg.norm(points, axis=1, keepdims=True)
     return points.astype(np.float32)
+
+
+def _key_pairs_of(keys: np.ndarray, n: int) -> np.ndarray:
+    """The pairs of ``low * n + high`` pair keys: int64 ``(m, 2)``, each row ``(low, high)``."""
+    return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), np.int64)
 
 
 def _neighbours(emb: np.ndarray, k: int, ann_min: int) -> list[tuple[int, int]]:
@@ -1658,7 +1663,7 @@ def test_title_neighbours_search_distinct_titles_and_pair_each_section_with_thei
     title_row[:60] = 3  # one title with many copies (with and without a Chinese title)
     emb = dedup_module.embed.SectionEmbeddings(np.zeros((n, 16), np.float32), table, title_row, title_zh_row)
     got = dedup_module.candidates._title_neighbour_keys(emb, 3, ann_min=ann_min, folder=tmp_path)
-    pairs = {tuple(p) for p in dedup_module.candidates._key_pairs_of(got, n).tolist()}
+    pairs = {tuple(p) for p in _key_pairs_of(got, n).tolist()}
     assert pairs == _title_pairs_by_definition(title_row, title_zh_row, table, 3)
     untitled = set(np.flatnonzero((title_row < 0) & (title_zh_row < 0)).tolist())
     assert untitled and not any(i in untitled or j in untitled for i, j in pairs)
@@ -1678,7 +1683,7 @@ def test_title_neighbours_of_too_few_titles() -> None:
         emb = dedup_module.embed.SectionEmbeddings(np.zeros((3, 4), np.float32), table, np.array(rows, np.int32),
                                              np.full(3, -1, np.int32))
         got = dedup_module.candidates._title_neighbour_keys(emb, 3)
-        assert dedup_module.candidates._key_pairs_of(got, 3).tolist() == expected
+        assert _key_pairs_of(got, 3).tolist() == expected
 
 
 def test_title_neighbours_survive_a_nan_title_vector() -> None:
@@ -1697,7 +1702,7 @@ def test_title_neighbours_survive_a_nan_title_vector() -> None:
     assert index.shape == (100, 3) and index.dtype == np.int32
     healthy = np.delete(np.arange(100), 5)
     assert (index[healthy] >= 0).all() and (index[healthy] != healthy[:, None]).all()
-    pairs = dedup_module.candidates._key_pairs_of(dedup_module.candidates._title_neighbour_keys(emb, 3, ann_min=10_000), n)
+    pairs = _key_pairs_of(dedup_module.candidates._title_neighbour_keys(emb, 3, ann_min=10_000), n)
     assert len(pairs) > n and (pairs[:, 0] < pairs[:, 1]).all()
 
 

@@ -15,7 +15,6 @@ from pipeline.fields import (
     AWARDS,
     KEYS,
     VENUES,
-    canonical_venue,
     find_award_label,
     find_venue_years,
     fold_title,
@@ -300,8 +299,9 @@ def test_find_venue_years_seed_digest_counts() -> None:
         (None, None),
     ],
 )
-def test_canonical_venue(raw: str | None, expected: str | None) -> None:
-    assert canonical_venue(raw) == expected
+def test_venue_names_and_aliases(raw: str | None, expected: str | None) -> None:
+    hits = [h for c in dict.fromkeys((raw or "", (raw or "").upper())) for h in find_venue_years(c)]
+    assert (hits[0][0] if hits else None) == expected
 
 
 # --- arXiv -------------------------------------------------------------------------------------

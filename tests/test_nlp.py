@@ -19,7 +19,7 @@ import jieba.posseg
 import pytest
 
 from pipeline import keywords as kw
-from pipeline import nlp, sentences, yake_port
+from pipeline import nlp, yake_port
 from pipeline.fields import AWARDS, KEYS, parse_key_value
 from pipeline.normalize import to_script
 
@@ -64,26 +64,32 @@ def test_user_dict_is_a_general_ml_vocabulary() -> None:
         assert term in nlp._jieba_tokenizer().lcut(sentence)
 
 
-def test_pipelines_are_built_once_with_both_components() -> None:
-    assert nlp.zh_nlp() is nlp.zh_nlp()
-    assert nlp.en_nlp() is nlp.en_nlp()
-    for pipe in (nlp.zh_nlp(), nlp.en_nlp()):
-        assert pipe.pipe_names == [nlp.SENTENCE_COMPONENT, nlp.ENTITY_COMPONENT]
-    assert nlp.zh_nlp().lang == "zh" and nlp.en_nlp().lang == "en"
+def _zh_words(text: str) -> list[str]:
+    return [w for w in nlp.zh_words_and_spaces(text)[0] if not w.isspace()]
+
+
+def _sentences(text: str, lang: str) -> list[str]:
+    """The stripped, non-empty sentences of ``text`` as the extract stage reads them."""
+    section = nlp.parse_section(text, lang)
+    return [s for a, b in section.sentence_spans() if (s := section.written[a:b].strip())]
+
+
+def _entities(text: str, lang: str) -> list[nlp.Entity]:
+    return nlp.parse_section(text, lang).entities
 
 
 def test_zh_tokenizer_keeps_domain_terms_whole() -> None:
     text = ("掩码扩散模型与自回归模型都是扩散模型之外的选择；共形预测给出区间；强化学习微调大语言模型；"
             "注意力机制是神经网络的一部分；分数匹配可处理缺失数据；缩放定律描述损失随规模下降。")
-    tokens = {t.text for t in nlp.zh_nlp()(text)}
+    tokens = set(_zh_words(text))
     assert set(DOMAIN_TERMS) <= tokens | {"自回归"} and "自回归模型" in tokens
     # a term does not pull characters across a word boundary
-    assert [t.text for t in nlp.zh_nlp()("用户意图模型")] == ["用户", "意图", "模型"]
-    assert "扩大" in [t.text for t in nlp.zh_nlp()("扩大语言模型的规模")]
+    assert _zh_words("用户意图模型") == ["用户", "意图", "模型"]
+    assert "扩大" in _zh_words("扩大语言模型的规模")
 
 
 def test_global_jieba_is_left_alone() -> None:
-    nlp.zh_nlp()
+    nlp.zh_words_and_spaces("掩码扩散模型")
     assert jieba.lcut("掩码扩散模型") != ["掩码扩散模型"]
 
 
@@ -124,7 +130,7 @@ def test_global_jieba_is_left_alone() -> None:
     ],
 )
 def test_sentence_boundaries(text: str, lang: str, expected: list[str]) -> None:
-    assert nlp.sentences(text, lang) == expected
+    assert _sentences(text, lang) == expected
 
 
 def test_stock_sentencizer_cut_that_nlp_avoids() -> None:
@@ -134,7 +140,7 @@ def test_stock_sentencizer_cut_that_nlp_avoids() -> None:
     stock.add_pipe("sentencizer")
     text = "See https://arxiv.org/abs/2502.13228 and e.g. Fig. 2. Done."
     assert len(list(stock(text).sents)) > 2  # the stock rules cut the URL and the abbreviations
-    assert nlp.sentences(text, "en") == ["See https://arxiv.org/abs/2502.13228 and e.g. Fig. 2.", "Done."]
+    assert _sentences(text, "en") == ["See https://arxiv.org/abs/2502.13228 and e.g. Fig. 2.", "Done."]
 
 
 def test_sentences_of_the_seeds_and_fixtures_cover_the_text() -> None:
@@ -144,7 +150,7 @@ def test_sentences_of_the_seeds_and_fixtures_cover_the_text() -> None:
     for name in ("07_en_markdown-headings_iclr-tot.md", "15_en_kv-title-authors_icml-tot.md"):
         texts.append(((FIXTURES / name).read_text(encoding="utf-8"), "en"))
     for text, lang in texts:
-        sents = nlp.sentences(text, lang)
+        sents = _sentences(text, lang)
         assert _no_space("".join(sents)) == _no_space(text)
         assert not any(s.rstrip("/").endswith(("https://arxiv.", "arxiv.")) for s in sents)
         # the seeds put one paragraph per line: every sentence sits inside one line
@@ -152,13 +158,8 @@ def test_sentences_of_the_seeds_and_fixtures_cover_the_text() -> None:
 
 
 def test_sentences_of_empty_text() -> None:
-    assert nlp.sentences("", "zh-Hans") == []
-    assert nlp.sentences(" \n ", "en") == []
-
-
-def test_sentence_component_sets_token_boundaries() -> None:
-    doc = nlp.zh_nlp()("第一句。第二句！")
-    assert [s.text for s in doc.sents] == ["第一句。", "第二句！"]
+    assert _sentences("", "zh-Hans") == []
+    assert _sentences(" \n ", "en") == []
 
 
 # --- entities --------------------------------------------------------------------------------------
@@ -166,7 +167,7 @@ def test_sentence_component_sets_token_boundaries() -> None:
 
 def test_entities_in_a_prose_sentence() -> None:
     text = "NeurIPS 2025 最佳論文亞軍《Superposition Yields Robust Neural Scaling》由Liu、Liu與Gore提出。"  # seed 003
-    found = nlp.entities(text, "zh-Hant")
+    found = _entities(text, "zh-Hant")
     assert [(e.label, e.text, e.value) for e in found] == [
         ("VENUE", "NeurIPS 2025", "NeurIPS 2025"),
         ("AWARD", "最佳論文亞軍", "best_paper_runner_up"),
@@ -191,7 +192,7 @@ def test_entities_in_a_prose_sentence() -> None:
     ],
 )
 def test_award_and_venue_entities(text: str, lang: str, expected: list[tuple[str, str, str]]) -> None:
-    assert [(e.label, e.text, e.value) for e in nlp.entities(text, lang)] == expected
+    assert [(e.label, e.text, e.value) for e in _entities(text, lang)] == expected
 
 
 def test_metadata_keys_at_line_starts() -> None:
@@ -200,14 +201,14 @@ def test_metadata_keys_at_line_starts() -> None:
             "📄 Superposition Yields Robust Neural Scaling\n👥 Liu, Liu, Gore\n"
             "🏆 NeurIPS 2025 · Best Paper Runner-Up\n"
             "作者认为这很重要：是的")
-    keys = [(e.text, e.value) for e in nlp.entities(text, "zh-Hans") if e.label == "KEY"]
+    keys = [(e.text, e.value) for e in _entities(text, "zh-Hans") if e.label == "KEY"]
     assert keys == [("作者", "authors"), ("機構", "institutions"), ("单位", "institutions"),
                     ("论文链接", "paper_url"), ("项目主页", "project_url"), ("摘要", "summary"),
                     ("TL;DR", "summary"), ("论文 3", "title"), ("📄", "title"), ("👥", "authors"),
                     ("🏆", "award")]
     assert all(v in KEYS for _, v in keys)
     # 作者們 is no key fields.py knows, and a colon inside prose is no key either
-    found = nlp.entities(text, "zh-Hans")
+    found = _entities(text, "zh-Hans")
     assert ("VENUE", "NeurIPS 2025") in [(e.label, e.text) for e in found]
     assert ("AWARD", "Best Paper Runner-Up") in [(e.label, e.text) for e in found]
 
@@ -216,7 +217,7 @@ def test_english_metadata_block() -> None:
     text = ("Authors: Sergey Ioffe, Christian Szegedy\nAffiliations: Google\n"
             "Award: ICML 2025 Test of Time Award\nLink: https://arxiv.org/abs/1502.03167\n"
             "Abstract: Normalizing each layer's inputs.\nCode: github.com/x/y")
-    found = nlp.entities(text, "en")
+    found = _entities(text, "en")
     assert [(e.label, e.text, e.value) for e in found] == [
         ("KEY", "Authors", "authors"), ("KEY", "Affiliations", "institutions"), ("KEY", "Award", "award"),
         ("VENUE", "ICML 2025", "ICML 2025"), ("AWARD", "Test of Time Award", "test_of_time"),
@@ -225,31 +226,8 @@ def test_english_metadata_block() -> None:
     assert all(e.value in AWARDS for e in found if e.label == "AWARD")
 
 
-def test_entities_are_doc_ents_too() -> None:
-    doc = nlp.zh_nlp()("ICML 2025 杰出论文奖\n机构：普林斯顿大学")
-    assert [(e.label_, e.kb_id_) for e in doc.ents] == [
-        ("VENUE", "ICML 2025"), ("AWARD", "outstanding_paper"), ("KEY", "institutions"),
-    ]
-    assert nlp.entities("", "en") == []
-
-
-@pytest.mark.parametrize("text, lang", [("ICML 2025 杰出论文奖\n机构：普林斯顿大学，以及其他", "zh-Hans"),
-                                        ("We won the Outstanding Paper award at ICML 2025 today.", "en"),
-                                        ("没有实体的一句话。", "zh-Hans"), ("", "en")])
-def test_entity_tokens_are_annotated_as_set_ents_does(text: str, lang: str) -> None:
-    """Tokens outside the entities are O (not missing), those inside B/I with the label and
-    the canonical value: the annotation ``Doc.set_ents`` gives by default."""
-    from spacy.attrs import ENT_ID, ENT_IOB, ENT_KB_ID, ENT_TYPE
-
-    doc = nlp.parse(text, lang)
-    again = doc.copy()
-    again.set_ents([], default="missing")  # back to no annotation at all, then spaCy's own setter
-    assert {t.ent_iob_ for t in again} <= {""}
-    again.set_ents(list(doc.ents))
-    attrs = [ENT_IOB, ENT_TYPE, ENT_KB_ID, ENT_ID]
-    assert (doc.to_array(attrs) == again.to_array(attrs)).all()
-    iob = [t.ent_iob_ for t in doc]
-    assert ("B" in iob) == bool(doc.ents) and set(iob) <= {"B", "I", "O"} and (not len(doc) or "O" in iob)
+def test_no_entities_in_an_empty_text() -> None:
+    assert _entities("", "en") == []
 
 
 # --- keywords ---------------------------------------------------------------------------------------
@@ -542,16 +520,11 @@ def test_fast_yake_gives_the_yake_package_keywords() -> None:
 def test_zh_tokenizer_aligns_jieba_words_as_spacy_does() -> None:
     from spacy.util import get_words_and_spaces
 
-    z = nlp.zh_nlp()
     for text in ["扩散模型 很好。\n  Hello  world x", "  前导空格\t制表\n\n两行 ", "a", "", "共形预测（conformal prediction）",
                  "GPT-3.5 提升 23.4%，Llama-3.1-8B 与 v1.2.3 "]:
-        doc = z.make_doc(text)
-        assert doc.text == text
         words = [w for w in nlp.cut_protected(nlp._jieba_tokenizer(), text, nlp.JIEBA_HMM) if w]
-        want_words, want_spaces = get_words_and_spaces(words, text)
-        assert [t.text for t in doc] == want_words
-        assert [bool(t.whitespace_) for t in doc] == want_spaces
-    assert [t.text for t in z.make_doc("扩散模型和共形预测")][:1] == ["扩散模型"]  # the user dictionary
+        assert nlp.zh_words_and_spaces(text) == get_words_and_spaces(words, text)
+    assert _zh_words("扩散模型和共形预测")[:1] == ["扩散模型"]  # the user dictionary
 
 
 # --- keyword helpers against their references -------------------------------------------------
@@ -768,28 +741,6 @@ def test_idf_table_follows_jieba_set_idf_path(tmp_path) -> None:
     assert len(kw.idf_table()[0]) > 100_000
 
 
-_SENTENCE_PIECES = ["第一句", "。", "！", "？", "；", "“", "”", "《", "》", "（", "）", " ", "\n", "\n\n", "Mr.", " Smith",
-                    " et al.", " e.g.", "It works.", " the end", "!", "?", "\"", "https://x.org/a.b?c=1", "3.5", "a"]
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(_SENTENCE_PIECES), max_size=30).map("".join), st.sampled_from(["zh-Hans", "en"]))
-def test_sentence_component_marks_the_token_holding_each_start(text: str, lang: str) -> None:
-    # the component's flags are the first token and, for each start of _sentence_starts, the
-    # token holding it (the last token starting at or before it)
-    import bisect
-
-    from spacy.attrs import IDX, SENT_START
-    doc = (nlp.en_nlp() if lang == "en" else nlp.zh_nlp())(text)
-    if not len(doc):
-        return
-    idx = doc.to_array(IDX).tolist()
-    want = {0} | {bisect.bisect_right(idx, s) - 1 for s in sentences.sentence_starts(doc.text)}
-    flags = doc.to_array([SENT_START]).reshape(-1).astype("int64").tolist()
-    assert [k for k, f in enumerate(flags) if f == 1] == sorted(want)
-    assert all(f == -1 for k, f in enumerate(flags) if k not in want)
-
-
 # --- technical tokens -------------------------------------------------------------------------
 
 ZH_TECH = "我们在GPT-4和GPT-3.5上测试，Llama-3.1-8B的准确率达到23.4%，损失为1.72，版本v1.2.3发布，提升1000%。"
@@ -799,17 +750,16 @@ TECH_TOKENS = ("GPT-4", "GPT-3.5", "Llama-3.1-8B", "23.4%", "1.72", "v1.2.3", "1
 def test_gpt_3_5_stays_one_token() -> None:
     # jieba alone cuts it into GPT / - / 3 / . / 5
     assert "GPT-3.5" not in nlp._jieba_tokenizer().lcut("用GPT-3.5测试")
-    assert [t.text for t in nlp.zh_nlp()("用GPT-3.5测试")] == ["用", "GPT-3.5", "测试"]
-    assert [t.text for t in nlp.parse("用GPT-3.5测试", "zh-Hans")] == ["用", "GPT-3.5", "测试"]
+    assert _zh_words("用GPT-3.5测试") == ["用", "GPT-3.5", "测试"]
 
 
 def test_technical_tokens_stay_whole_in_the_zh_tokenizer() -> None:
-    tokens = [t.text for t in nlp.parse(ZH_TECH, "zh-Hans")]
+    tokens = _zh_words(ZH_TECH)
     assert tokens == ["我们", "在", "GPT-4", "和", "GPT-3.5", "上", "测试", "，", "Llama-3.1-8B", "的", "准确率",
                       "达到", "23.4%", "，", "损失", "为", "1.72", "，", "版本", "v1.2.3", "发布", "，", "提升",
                       "1000%", "。"]
     # the token spans cover the text as before; a dot between letters or a list mark joins nothing
-    assert [t.text for t in nlp.zh_nlp()("见arxiv.org，e.g.1．标题")] == [
+    assert _zh_words("见arxiv.org，e.g.1．标题") == [
         "见", "arxiv", ".", "org", "，", "e", ".", "g", ".", "1", "．", "标题"]
 
 
@@ -825,8 +775,9 @@ def test_gpt_3_5_is_no_gpt_3_keyword() -> None:
     kws = kw.keywords(zh, "zh-Hans", 8)
     assert {"GPT-3.5", "Llama-3.1-8B", "v1.2.3"} <= set(kws)
     assert not {"GPT-3", "Llama-3", "v1", "8B", "4%", "23.4", "5"} & set(kws)
-    # from the Doc's tokens (jieba does not run again): the same keywords
-    assert kw.keywords(nlp.parse(zh, "zh-Hans"), "zh-Hans", 8) == kws
+    # from the section's tokens (jieba does not run again): the same keywords
+    topic, tokens = nlp.parse_section(zh, "zh-Hans").topic([(0, len(zh))])
+    assert kw.keywords(topic, "zh-Hans", 8, tokens) == kws
     en = ("We evaluate GPT-3.5 and Llama-3.1-8B on the benchmark. GPT-3.5 reaches 23.4% accuracy. "
           "GPT-3.5 is strong. Version v1.2.3 of the library.")
     kws = kw.keywords(en, "en", 8)

@@ -1,10 +1,10 @@
-"""The fast paths of :func:`pipeline.nlp.parse` give what the library calls they replace give.
+"""The fast paths of :mod:`pipeline.nlp` give what the library calls they replace give.
 
-* the Chinese tokenizer (``_JiebaDocMaker``) walks jieba's pieces itself and keeps each Han
+* :func:`pipeline.nlp.zh_words_and_spaces` walks jieba's pieces itself and keeps each Han
   block's words: its words and spaces are those of jieba's ``Tokenizer.cut`` over the whole text
   aligned by spaCy's ``get_words_and_spaces`` (what spaCy's own ``ChineseTokenizer`` does);
-* :func:`pipeline.nlp.token_spans` cuts tokens to segments without a loop over ``Token`` objects;
-* the generic award scan runs only on texts holding ``Award``/``Prize``/``奖``/``獎``.
+* :meth:`pipeline.nlp.ParsedSection.topic` cuts tokens to segments without a loop per token;
+* the award scans run only where a label can start.
 
 jieba and spaCy run for real; texts are generated (hypothesis) from dictionary words and
 characters of every class jieba's patterns tell apart.
@@ -55,43 +55,37 @@ def test_jieba_pieces_are_jiebas_blocks() -> None:
 @settings(max_examples=400, deadline=None)
 @given(_texts)
 def test_zh_tokenizer_makes_the_words_and_spaces_of_jieba_and_spacy(text: str) -> None:
-    tokenizer = nlp.zh_nlp().tokenizer
     want = _spacy_words_and_spaces(text)
-    assert tokenizer.words_and_spaces(text) == want
-    assert tokenizer.words_and_spaces(text) == want  # the second time from the block cache
-    doc = nlp.zh_nlp().make_doc(text)
-    assert doc.text == text
-    assert ([t.text for t in doc], [bool(t.whitespace_) for t in doc]) == want
+    assert nlp.zh_words_and_spaces(text) == want
+    assert nlp.zh_words_and_spaces(text) == want  # the second time from the block cache
 
 
 def test_zh_tokenizer_on_edge_texts() -> None:
     for text in ["", " ", "\n", "  \n ", "扩散模型", " 扩散模型 ", "a b", "a  b", "x＋y ", "共形预测（CP）。\n\n  下一行"]:
-        assert nlp.zh_nlp().tokenizer.words_and_spaces(text) == _spacy_words_and_spaces(text)
+        assert nlp.zh_words_and_spaces(text) == _spacy_words_and_spaces(text)
 
 
-def _token_spans_by_tokens(doc, segments):
-    """:func:`pipeline.nlp.token_spans` read off the ``Token`` objects one by one."""
-    text = doc.text
+def _topic_by_tokens(section, segments):
+    """:meth:`pipeline.nlp.ParsedSection.topic` read token by token."""
+    text = section.text
     spans, pos = [], 0
     for s, e in segments:
-        for tok in doc:
-            a, b = max(tok.idx, s), min(tok.idx + len(tok), e)
-            if b > a and not tok.is_space:
+        for a0, b0, sp in zip(*section.tokens, strict=True):
+            a, b = max(a0, s), min(b0, e)
+            if b > a and not sp:
                 spans.append((a - s + pos, b - s + pos))
         pos += e - s + 1
     return "\n".join(text[s:e] for s, e in segments), spans
 
 
 @settings(max_examples=200, deadline=None)
-@given(_texts, st.lists(st.integers(min_value=0, max_value=200), max_size=8), st.sampled_from(["zh-Hans", "en"]))
-def test_token_spans_are_the_tokens_cut_to_the_segments(text: str, cuts: list[int], lang: str) -> None:
-    doc = nlp.parse(text, lang)
+@given(_texts, st.lists(st.integers(min_value=0, max_value=200), max_size=8))
+def test_topic_is_the_tokens_cut_to_the_segments(text: str, cuts: list[int]) -> None:
+    section = nlp.parse_section(text, "zh-Hans")
     bounds = sorted({min(c, len(text)) for c in cuts})
     segments = list(zip(bounds[::2], bounds[1::2], strict=False))  # in order, not overlapping
     segments += [(0, len(text))] if not segments else []
-    assert nlp.token_spans(doc, segments) == _token_spans_by_tokens(doc, segments)
-    # the text alone (what English keywords read) is the same text, without the token work
-    assert nlp.token_spans(doc, segments, with_tokens=False) == (_token_spans_by_tokens(doc, segments)[0], None)
+    assert section.topic(segments) == _topic_by_tokens(section, segments)
 
 
 @settings(max_examples=300, deadline=None)
@@ -158,27 +152,8 @@ def test_generic_award_scan_finds_what_finditer_finds(text: str) -> None:
 @settings(max_examples=400, deadline=None)
 @given(st.text(alphabet="中國国这這a1，。 \n\u3400\uf900😀", max_size=20), st.data())
 def test_han_split_tells_a_han_for_han_rendering(text: str, data) -> None:
-    # parse keeps a zh-Hans rendering of the same length when _HAN.split gives the same pieces:
+    # parse_section keeps a zh-Hans rendering of the same length when _HAN.split gives the same pieces:
     # exactly when every changed character is a Han one replaced by a Han one
     over = "".join(data.draw(st.sampled_from([c, "国", "x", "，"])) for c in text)
     by_char = not any(a != b and not (nlp._HAN.match(a) and nlp._HAN.match(b)) for a, b in zip(text, over, strict=True))
     assert (nlp._HAN.split(text) == nlp._HAN.split(over)) == by_char
-
-
-def _doc_state(doc):
-    from spacy.attrs import ENT_IOB, ENT_KB_ID, ENT_TYPE, SENT_START
-    arr = doc.to_array([SENT_START, ENT_IOB, ENT_TYPE, ENT_KB_ID]).tolist() if len(doc) else []
-    return ([t.text_with_ws for t in doc], arr, [(e.start, e.end, e.label_, e.kb_id_) for e in doc.ents],
-            doc._.get(nlp.ENTITY_COMPONENT))
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(_AWARD_PIECES + _GENERIC_PIECES + ["作者：", "**Authors**: ", "🏆 ", "NeurIPS 2025",
-                                                                  "ICML'24", "e.g. ", "“好。”", "\n- 代码："]),
-                max_size=25).map("".join), st.sampled_from(["zh-Hans", "en"]))
-def test_parse_makes_the_doc_of_the_pipeline(text: str, lang: str) -> None:
-    pipeline = nlp.en_nlp() if lang == "en" else nlp.zh_nlp()
-    # a text parse makes its Doc over as is (no zh-Hans rendering to differ)
-    if lang != "en" and nlp.to_script(text, "zh-Hans") != text:
-        return
-    assert _doc_state(nlp.parse(text, lang)) == _doc_state(pipeline(text))

@@ -1,6 +1,5 @@
-"""The extract stage reads a section as :func:`pipeline.nlp.parse_section` gives it: the entities,
-sentences and (Chinese) tokens of the spaCy ``Doc`` of :func:`pipeline.nlp.parse`, without the
-``Doc``.
+"""The extract stage reads a section as :func:`pipeline.nlp.parse_section` gives it: entities,
+sentence spans and (Chinese) jieba tokens.
 
 jieba, spaCy and OpenCC run for real; nothing is mocked. One test wraps jieba's ``cut`` in a
 counter that calls the real function, one the entity finder in a filter of the real one's entities.
@@ -36,9 +35,9 @@ def _lines(text: str) -> str:
 
 
 def test_key_entity_line_becomes_the_authors_field(monkeypatch: pytest.MonkeyPatch) -> None:
-    doc = nlp.parse(_lines(SECTION), "zh-Hans")
-    keys = {e.value: e for e in doc._.paper_entities if e.label == "KEY"}
-    assert keys["authors"].text == "作者" and doc.text[keys["authors"].start - 1] == "\n"  # at a line start
+    section = nlp.parse_section(_lines(SECTION), "zh-Hans")
+    keys = {e.value: e for e in section.entities if e.label == "KEY"}
+    assert keys["authors"].text == "作者" and section.text[keys["authors"].start - 1] == "\n"  # at a line start
     out = extract_fields(_row(SECTION), "zh-Hans", Config())
     assert out["authors"] == ["田柯宇", "蒋毅", "袁泽寰"]
     assert out["institutions"] == ["北京大学", "字节跳动"]
@@ -50,8 +49,8 @@ def test_key_entity_line_becomes_the_authors_field(monkeypatch: pytest.MonkeyPat
 
 
 def test_award_and_venue_entities_of_an_award_header_line() -> None:
-    doc = nlp.parse(_lines(SECTION), "zh-Hans")
-    found = [(e.label, e.text, e.value) for e in doc._.paper_entities if e.label != "KEY"]
+    found = [(e.label, e.text, e.value) for e in nlp.parse_section(_lines(SECTION), "zh-Hans").entities
+             if e.label != "KEY"]
     assert ("VENUE", "NeurIPS 2024", "NeurIPS 2024") in found
     assert ("AWARD", "Best Paper Runner-Up", "best_paper_runner_up") in found
     out = extract_fields(_row(SECTION), "zh-Hans", Config())
@@ -72,9 +71,9 @@ def test_award_stated_in_the_first_paragraph_is_an_award_entity() -> None:
 def test_traditional_section_doc_is_simplified_with_entities_as_written() -> None:
     text = "論文 2：Vision Transformers Need Registers\n機構：Meta、Inria\n論文連結：https://arxiv.org/abs/2309.16588\n" \
            "研究者發現 ViT 會把一些背景 patch 挪作內部計算之用，並加入可學習的「暫存器」token。"
-    doc = nlp.parse(_lines(text), "zh-Hant")
-    assert "机构" in doc.text and len(doc.text) == len(_lines(text))  # jieba sees zh-Hans, same offsets
-    keys = [(e.text, e.value) for e in doc._.paper_entities if e.label == "KEY"]
+    section = nlp.parse_section(_lines(text), "zh-Hant")
+    assert "机构" in section.text and len(section.text) == len(_lines(text))  # jieba sees zh-Hans, same offsets
+    keys = [(e.text, e.value) for e in section.entities if e.label == "KEY"]
     assert ("機構", "institutions") in keys and ("論文連結", "paper_url") in keys  # as written
     out = extract_fields(_row(text, "zh-Hant"), "zh-Hant", Config())
     assert "論文連結" not in (out["summary"] or "")  # a metadata line, not body
@@ -90,11 +89,11 @@ def test_summary_cut_keeps_book_titles_and_urls_whole() -> None:
     config.extract.summary_max_chars = len(first + second) + 5
     out = extract_fields(_row(text), "zh-Hans", config)
     assert out["summary"] == first + second
-    doc = nlp.parse(_lines(text), "zh-Hans")
-    assert [s.text for s in doc.sents][1:3] == [first, second]
+    section = nlp.parse_section(_lines(text), "zh-Hans")
+    assert [section.text[a:b] for a, b in section.sentence_spans()][1:3] == [first, second]
 
 
-def test_keywords_read_the_doc_tokens_and_jieba_runs_once_per_section(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_keywords_read_the_section_tokens_and_jieba_runs_once_per_section(monkeypatch: pytest.MonkeyPatch) -> None:
     import jieba
 
     tok = nlp._jieba_tokenizer()
@@ -114,62 +113,30 @@ def test_keywords_read_the_doc_tokens_and_jieba_runs_once_per_section(monkeypatc
     assert extract_fields(_row(SECTION), "zh-Hans", Config()) == out
     assert calls == []
     assert {"自回归模型", "下一尺度预测"} <= set(out["keywords"])
-    # a Doc's tokens give the keywords jieba gives the text
-    doc = nlp.parse(_lines(SECTION), "zh-Hans")
+    # the section's tokens give the keywords jieba gives the text
+    text = _lines(SECTION)
+    topic, tokens = nlp.parse_section(text, "zh-Hans").topic([(0, len(text))])
     calls.clear()
-    from_doc = kw.keywords(doc, "zh-Hans", 8)
+    from_tokens = kw.keywords(topic, "zh-Hans", 8, tokens)
     assert calls == []
-    assert from_doc == kw.keywords(doc.text, "zh-Hans", 8)
+    assert from_tokens == kw.keywords(text, "zh-Hans", 8)
 
 
-def test_pipelines_are_built_once_per_process() -> None:
-    zh, en = nlp.zh_nlp(), nlp.en_nlp()
+def test_english_pipeline_is_built_once_per_process() -> None:
+    en = nlp.en_nlp()
     extract_fields(_row(SECTION), "zh-Hans", Config())
     extract_fields(_row("A Title\nAuthors: Ann Lee, Bo Chen\nWe study things. It works."), "zh-Hans", Config())
-    assert nlp.zh_nlp() is zh and nlp.en_nlp() is en
-    assert nlp.zh_nlp.cache_info().currsize == 1 and nlp.en_nlp.cache_info().currsize == 1
-    assert nlp.parse("作者：张三", "zh-Hans").vocab is zh.vocab
-    assert nlp.parse("Authors: Ann Lee", "en").vocab is en.vocab
+    assert nlp.en_nlp() is en and nlp.en_nlp.cache_info().currsize == 1
 
 
-def test_token_spans_cut_tokens_to_segments() -> None:
-    doc = nlp.parse("标题：扩散模型\n作者：张三", "zh-Hans")
-    text, spans = nlp.token_spans(doc, [(3, 7)])
+def test_topic_cuts_tokens_to_segments() -> None:
+    text, spans = nlp.parse_section("标题：扩散模型\n作者：张三", "zh-Hans").topic([(3, 7)])
     assert text == "扩散模型"
     assert [text[a:b] for a, b in spans] == ["扩散模型"]
 
 
-# Chinese sections are read from jieba's words without a Doc: the same text, entities, sentences and
-# topic tokens as the Doc's
-
-CHINESE_EDGES = [
-    _lines(SECTION),
-    "論文 2：Vision Transformers Need Registers\n機構：Meta、Inria\n研究者發現 ViT 會把背景 patch 挪作內部計算之用。",
-    "第一句。第二句！“引号里。”之后 e.g. 3.5 分。\n下一行\n\n  空行之后 (Fig. 2) 结束。",
-    "《走向通用智能。第二版！》中回顾了进展。代码见 https://example.org/repo?id=1.2!x 并已开源。",
-    "Glued。Start 中文 no space.Then 句子。 尾部空格 ",
-    "单句",
-    " ",
-    "",
-]
-
-
-@pytest.mark.parametrize("text", CHINESE_EDGES)
-def test_a_chinese_section_gives_the_docs_text_tokens_sentences_and_entities_without_a_doc(text: str) -> None:
-    lang = "zh-Hant" if "論文" in text else "zh-Hans"
-    section = nlp.parse_section(text, lang)
-    doc = nlp.parse(text, lang)
-    assert section.text == doc.text
-    assert section.tokens == nlp._token_arrays(doc)  # is_space as bool, the Doc's as 0/1
-    if len(doc):
-        assert section.sentence_spans() == [(s.start_char, s.end_char) for s in doc.sents]
-    assert section.entities == doc._.paper_entities
-    n = len(text)
-    for segments in ([(0, n)], [(0, n // 3), (n // 3 + 1, n)], [(1, n // 2)] if n > 2 else []):
-        assert section.topic(segments) == nlp.token_spans(doc, segments)
-
-
-# English sections are read without a Doc: the same entities, sentences and topic text as the Doc's
+# English sentences come from the rules without tokens where they can: the same spans as over
+# spaCy's tokens
 
 ENGLISH_EDGES = [
     "Won the Outstanding Paper Award at ICML 2025. The authors (e.g. J. Smith et al.) show it.\nnext line goes on",
@@ -177,30 +144,26 @@ ENGLISH_EDGES = [
     " Leading space. Then more.\tTabbed start. End.",
     "Quoted \"Stop.\" Next. (Aside.) After. See https://arxiv.org/abs/2501.00001. Done.",
     "Non-breaking.\u00a0Next one.\u2003Em space. Ideographic.\u3000Last.",
-    "Glued。Start without a space, so the Doc decides. Then another.",
     "x ",
     "",
 ]
 
 
 @pytest.mark.parametrize("text", ENGLISH_EDGES)
-def test_an_english_section_gives_the_docs_sentences_and_entities_without_a_doc(text: str) -> None:
-    section = nlp.parse_section(text, "en")
-    doc = nlp.parse(text, "en")
-    assert section.tokens is None
-    assert section.sentence_spans() == [(s.start_char, s.end_char) for s in doc.sents]
-    assert section.entities == doc._.paper_entities
-    segments = [(0, len(text) // 2), (len(text) // 2 + 1, len(text))] if text else []
-    assert section.topic(segments) == nlp.token_spans(doc, segments, with_tokens=False)
+def test_english_sentence_spans_without_tokens_are_those_over_the_tokens(text: str) -> None:
+    doc = nlp.en_nlp().make_doc(text)
+    starts = [t.idx for t in doc]
+    want = nlp._spans_of_tokens(text, starts, [t.idx + len(t) for t in doc])
+    assert nlp.parse_section(text, "en").sentence_spans() == want
 
 
 def test_english_sentences_come_from_the_rules_where_every_start_follows_whitespace() -> None:
     text = "First one. Second one!  Third?\nfourth goes on.\n\nFifth."
     # one space after a sentence is its last token's whitespace; a second space, "\n" or "\n\n"
     # is a token of its own, which ends the sentence (spaCy's tokens: ..., "!", " ", "Third", ...)
-    assert nlp.ParsedSection(text, [], None)._spans_without_doc() == [(0, 10), (11, 24), (24, 48), (48, 54)]
-    glued = "First。Second."  # a start glued to the mark before it: read from the Doc
-    assert nlp.ParsedSection(glued, [], None)._spans_without_doc() is None
+    assert nlp.ParsedSection(text, [], None)._spans_without_tokens() == [(0, 10), (11, 24), (24, 48), (48, 54)]
+    glued = "First。Second."  # a start glued to the mark before it: read from the tokens
+    assert nlp.ParsedSection(glued, [], None)._spans_without_tokens() is None
     assert nlp.parse_section(glued, "en").sentence_spans() == [(0, 13)]  # "First。Second" is one token
 
 

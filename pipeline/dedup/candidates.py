@@ -193,8 +193,7 @@ def _neighbour_index(matrix: np.ndarray, k: int, ann_min: int = 20_000, folder: 
 
 def _pair_keys(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
     """The distinct unordered pairs among ``(i[t], j[t])`` (int arrays of equal length, values in
-    ``[0, n)``) as keys ``low * n + high``: int64 ``(m,)``, sorted (:func:`_key_pairs_of` gives
-    the pairs back)."""
+    ``[0, n)``) as keys ``low * n + high``: int64 ``(m,)``, sorted."""
     i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
     return np.unique(np.minimum(i, j) * n + np.maximum(i, j))
 
@@ -208,11 +207,6 @@ def _unique_sorted(keys: np.ndarray) -> np.ndarray:
     new[0] = True
     np.not_equal(keys[1:], keys[:-1], out=new[1:])
     return keys[new]
-
-
-def _key_pairs_of(keys: np.ndarray, n: int) -> np.ndarray:
-    """The pairs of :func:`_pair_keys` keys: int64 ``(m, 2)``, each row ``(low, high)``."""
-    return np.stack([keys // n, keys % n], axis=1) if keys.size else np.zeros((0, 2), np.int64)
 
 
 def _neighbour_keys(emb: np.ndarray, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:

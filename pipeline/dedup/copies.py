@@ -5,7 +5,6 @@ each paper's count of distinct sources with copies folded (:func:`count_sources`
 
 from __future__ import annotations
 
-import logging
 from collections import Counter
 from collections.abc import Sequence
 
@@ -14,9 +13,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .score import _Decoded, _dictionary_ids
-
-log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
-
 
 #: Character shingle length for comparing two documents' kept text (Broder 1997, "On the
 #: resemblance and containment of documents"): 5 characters is about two Chinese words or one

@@ -8,7 +8,6 @@ summary head (:func:`embedding_text`), and each distinct title text once
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +21,6 @@ from ..embed import DEFAULT_MAX_CHARS, Embedder, submit_encode
 from ..stage import records
 from ..vectors import VectorFile, portable, restored
 from .titles import _titles
-
-log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
-
 
 #: Characters of the summary that go into the embedding text.
 SUMMARY_HEAD_CHARS = 200

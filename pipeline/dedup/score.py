@@ -10,7 +10,6 @@ are held as integer codes (Arrow dictionary encoding) so that scoring is numpy o
 from __future__ import annotations
 
 import functools
-import logging
 import operator
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -39,8 +38,6 @@ from .titles import (
 
 #: A short Latin name opening a Chinese title before a colon ("AgentGym-RL：透過…").
 _ZH_LEAD_NAME = re.compile(r"\s*([A-Za-z][\w.+\-]*[A-Za-z0-9])\s*[:：]\s*(?=[^\x00-\x7f]*[\u3400-\u9fff])")
-
-log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
 
 
 #: Score added when two author lists overlap by at least AUTHOR_MIN_OVERLAP (Jaccard of

@@ -10,7 +10,6 @@ similarity) so that pairs far below the threshold are never compared exactly.
 from __future__ import annotations
 
 import functools
-import logging
 import math
 import re
 from collections.abc import Container, Sequence
@@ -20,9 +19,6 @@ from cydifflib import SequenceMatcher  # difflib's algorithm in Cython: the same
 
 from ..fields import fold_title, fold_title_words
 from ..textutil import data_lines
-
-log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
-
 
 #: Score cap of two English titles that differ by a whole word on each side ("Probabilistic"
 #: vs "Implicit") or by a sequel marker on one side ("Improved", "2", "XL", "v2"): such pairs are
