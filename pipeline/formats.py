@@ -421,12 +421,52 @@ _HAS_BODY = re.compile(r"<(?:body|head|title)[\s>]", re.I)
 _WHITESPACE_RUN = re.compile(r"\s+")
 
 
-def _load_html(html: str) -> etree._Element | None:
+#: libxml2's longest text node without ``huge_tree`` (``XML_MAX_TEXT_LENGTH``, in bytes of UTF-8;
+#: measured with lxml 6.1 / libxml2 2.14): a longer run of text between two tags is cut to nothing,
+#: without an error.
+LXML_MAX_TEXT_BYTES = 10_000_000
+#: trafilatura's parser options (``trafilatura.utils.HTML_PARSER``), with ``huge_tree``.
+_HUGE_TEXT_PARSER = lxml.html.HTMLParser(collect_ids=False, default_doctype=False, encoding="utf-8",
+                                         remove_comments=True, remove_pis=True, huge_tree=True)
+_HUGE_TEXT_NOTE = (f"html: a run of text longer than libxml2's limit ({LXML_MAX_TEXT_BYTES:,} bytes) was lost by "
+                   "the default parse, so the page was parsed with lxml's huge_tree")
+
+
+def _may_hold_huge_text(html: str) -> bool:
+    """Whether ``html`` is long enough to hold a text node over :data:`LXML_MAX_TEXT_BYTES` (its
+    UTF-8 length is over it; measured only for pages of more than a quarter of that many
+    characters)."""
+    return len(html) > LXML_MAX_TEXT_BYTES // 4 and len(html.encode("utf-8", "surrogatepass")) > LXML_MAX_TEXT_BYTES
+
+
+def _text_chars(tree: etree._Element) -> int:
+    return sum(map(len, tree.itertext()))
+
+
+def _load_html(html: str) -> tuple[etree._Element | None, str | None]:
+    """trafilatura's parse of the page (None when lxml cannot parse it), as
+    :func:`_with_huge_text` keeps it, and that function's note (None when none)."""
     try:
-        return trafilatura.load_html(html)
+        tree = trafilatura.load_html(html)
     except Exception as exc:  # noqa: BLE001 - lxml on hostile input: keep the page as text
         log.debug("lxml could not parse the page: %s", exc)
-        return None
+        return None, None
+    return (tree, None) if tree is None else _with_huge_text(html, tree, lxml.html.fromstring)
+
+
+def _with_huge_text(html: str, tree: etree._Element, parse: Any) -> tuple[etree._Element, str | None]:
+    """``tree``, or, for a page that may hold a text node over :data:`LXML_MAX_TEXT_BYTES`
+    (:func:`_may_hold_huge_text`), the page parsed again by ``parse`` (``lxml.html.fromstring``
+    or ``document_fromstring``) with :data:`_HUGE_TEXT_PARSER` when that tree holds more text,
+    with the note :data:`_HUGE_TEXT_NOTE` (else None)."""
+    if not _may_hold_huge_text(html):
+        return tree, None
+    try:
+        huge = parse(html.encode("utf-8", "surrogatepass"), parser=_HUGE_TEXT_PARSER)
+    except Exception as exc:  # noqa: BLE001 - lxml on hostile input: the caller keeps what it has
+        log.debug("lxml could not parse the page with huge_tree: %s", exc)
+        return tree, None
+    return (huge, _HUGE_TEXT_NOTE) if _text_chars(huge) > _text_chars(tree) else (tree, None)
 
 
 def _collapse_whitespace(tree: etree._Element) -> None:
@@ -487,7 +527,8 @@ def extract_html(html: str) -> HtmlContent:
     extracted -> :func:`html_to_plain_text` of the body; a parse that reached lxml's depth limit
     (:data:`LXML_MAX_DEPTH`) -> parsed again deeper (:func:`_parse_deeper`) and, when that renders
     more text, the plain-text rendering of its body (past :data:`LXML_HUGE_MAX_DEPTH` text may be
-    missing); a ``<title>`` never closed -> closed at the next tag (:func:`close_unclosed_title`); a
+    missing); a run of text over libxml2's :data:`LXML_MAX_TEXT_BYTES` -> the page parsed with
+    ``huge_tree`` (:func:`_with_huge_text`); a ``<title>`` never closed -> closed at the next tag (:func:`close_unclosed_title`); a
     page trafilatura cannot load -> lxml's plain text; a file lxml cannot parse -> kept as it is.
     The date comes from ``trafilatura.extract_metadata`` (htmldate, markup only).
 
@@ -505,9 +546,11 @@ def extract_html(html: str) -> HtmlContent:
     if closed is not None:
         html = closed
         notes.append("html: a <title> was not closed before the next tag, so it was closed there")
-    tree = _load_html(html)
+    tree, huge_note = _load_html(html)
     if not isinstance(tree, lxml.html.HtmlElement) and not _HAS_BODY.search(html):
-        tree = _load_html(f"<html><body>{html}</body></html>")  # a fragment: trafilatura wants a document
+        tree, huge_note = _load_html(f"<html><body>{html}</body></html>")  # a fragment: trafilatura wants a document
+    if huge_note:
+        notes.append(huge_note)
     # Only a parsed lxml.html tree goes on: htmldate (called by trafilatura for the date) downloads
     # a str argument that looks like a URL, a tree never.
     if not isinstance(tree, lxml.html.HtmlElement):
@@ -518,8 +561,10 @@ def extract_html(html: str) -> HtmlContent:
         except Exception as exc:  # noqa: BLE001 - lxml on hostile input: keep the page as text
             log.debug("lxml could not parse the page: %s", exc)
             return HtmlContent(text=html.strip(), notes=("html: not parseable as HTML, so the text is the file as is",))
+        tree, huge_note = _with_huge_text(html, tree, lxml.html.document_fromstring)
         return HtmlContent(text=html_to_plain_text(tree), title=_first_title(tree), url=_canonical(tree),
-                           notes=("html: trafilatura found no main content, so the text is the plain-text rendering of <body>",))
+                           notes=(*notes, *([huge_note] if huge_note else []), "html: trafilatura found no main "
+                                  "content, so the text is the plain-text rendering of <body>"))
     title, url = _first_title(tree), _canonical(tree)
     # A parse that reached lxml's depth limit stopped there: what lay deeper (and, past the huge
     # limit, after) is not in the tree. When a deeper parse renders more text than the first, its

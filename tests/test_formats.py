@@ -269,6 +269,26 @@ def test_html_deep_text_beside_shallow_text(tmp_path: Path) -> None:
     assert (row["text"], row["notes"]) == ("首页\n短的页眉。", HUGE_NOTE)
 
 
+HUGE_TEXT_NOTE = ("html: a run of text longer than libxml2's limit (10,000,000 bytes) was lost by the default "
+                  "parse, so the page was parsed with lxml's huge_tree")
+
+
+@pytest.mark.parametrize("fragment", [False, True])
+def test_html_text_node_over_libxml2_text_limit_is_kept_and_noted(fragment: bool) -> None:
+    # libxml2 cuts a text node over 10,000,000 bytes of UTF-8 to nothing without huge_tree: a
+    # 12 MB paragraph left a 47-character document with no note (here 7.8 M characters, 10.4 MB)
+    para = "Ré " * 2_600_000 + "end of the long paragraph."
+    page = f"<p>{para}</p>" if fragment else (
+        f"<html><head><title>Huge</title></head><body><h2>A Huge Paper</h2><p>Ann Lee, Bo Wu</p><p>{para}</p>"
+        "<p>After the long paragraph.</p></body></html>")
+    content = extract_html(page)
+    assert "end of the long paragraph." in content.text and len(content.text) >= len(para)
+    assert HUGE_TEXT_NOTE in content.notes
+    # a page under the limit is parsed once, with no note
+    small = extract_html(page.replace(para, para[:100_000]))
+    assert not any("libxml2" in n for n in small.notes) and "Ré Ré" in small.text
+
+
 def test_html_deep_markup_without_text_keeps_the_main_content(tmp_path: Path) -> None:
     # 300 unclosed <font> tags after the article: the deeper parse renders no more text, so
     # trafilatura's main content stands (no navigation) and no note is added
