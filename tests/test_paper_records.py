@@ -449,6 +449,30 @@ def test_csv_without_a_header_row_is_one_error_row(tmp_path, first):
     assert "header row is missing" in rows[0]["error"] and "no field names" in rows[0]["error"]
 
 
+@pytest.mark.parametrize(("first", "why"), [
+    # a one-word cell read as a field name made the first paper the header: every other row was
+    # an error listing its cells as "keys", and a file of one row was "empty"
+    ("Deep Residual Learning for Image Recognition,Kaiming He,CVPR", "its cell 'CVPR' is a venue"),
+    ("Kernels,NeurIPS 2024", "its cell 'NeurIPS 2024' is a venue"),
+    ("Residual Networks,https://arxiv.org/abs/1512.03385", "is a link"),
+    ("Deep Residual Learning for Image Recognition,Kaiming He,Oral", "no cell is a known field name"),
+])
+@pytest.mark.parametrize("more", ["", "Attention Is All You Need,Ashish Vaswani,NeurIPS\n"])
+def test_csv_whose_first_row_is_a_paper_with_a_one_word_cell_has_no_header(tmp_path, first, why, more):
+    rows = _read_csv(tmp_path, "noheader.csv", f"{first}\n{more}")
+    assert [(r["status"], r["source_path"]) for r in rows] == [("error", "noheader.csv")]
+    assert "header row is missing" in rows[0]["error"] and why in rows[0]["error"]
+
+
+def test_csv_header_of_unknown_one_word_names_is_read_with_a_note(tmp_path):
+    rows = _read_csv(tmp_path, "other.csv", "Kernels,Oral\nTransformers,Poster\n")
+    assert [r["source_path"] for r in rows] == ["other.csv#2"]
+    assert "the header row names no known field ('Kernels', 'Oral')" in rows[0]["notes"]
+    # a header with a known field name, in any spelling, gets no such note
+    rows = _read_csv(tmp_path, "known.csv", "PaperTitle,Session,Oral\nAttention Is All You Need,S1,yes\n")
+    assert rows[0]["title"] == "Attention Is All You Need" and not rows[0]["notes"]
+
+
 def test_csv_duplicate_header_names_take_the_first_non_empty_cell_and_note_it(tmp_path):
     rows = _read_csv(tmp_path, "dup.csv", "title,Title,authors\n,Attention Is All You Need,Ashish Vaswani\n"
                                           "Large Language Models as Optimizers,LLMs as Optimizers,Chengrun Yang\n")
