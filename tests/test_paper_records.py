@@ -247,6 +247,20 @@ def test_a_title_over_1000_characters_is_an_error_saying_so():
     assert parse_record({"title": "注意力就是你所需要的一切"}).paper is not None  # Han letters are letters
 
 
+@pytest.mark.parametrize("field", ["title", "title_zh"])
+def test_a_title_longer_than_a_page_title_may_be_is_kept_with_a_note(tmp_path, field):
+    # a page's title is at most 300 characters, a record's 1,000: a 400-character title cell
+    # became a paper title with no word
+    title = "Attention Is All You Need " * 16 if field == "title" else "注意力就是你所需要的一切" * 30
+    got = parse_record({field: title.strip(), "authors": "Ashish Vaswani"})
+    assert json.loads(got.paper)[field] == title.strip()
+    assert f"its title of {len(title.strip()):,} characters is longer than a title on a page may be (300)" in got.notes[0]
+    rows = _read_csv(tmp_path, "long.csv", f"{field},authors\n{title.strip()},Ashish Vaswani\nKernels,Bo Wu\n")
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert "longer than a title on a page" in rows[0]["notes"] and not rows[1]["notes"]
+    assert not parse_record({"title": "Attention Is All You Need", "authors": "Ashish Vaswani"}).notes
+
+
 def test_authors_are_strings_nested_lists_flattened_objects_named_others_dropped_with_a_note():
     got = parse_record({"title": "Attention Is All You Need",
                         "authors": [["Ashish Vaswani", "Noam Shazeer"], {"name": "Niki Parmar"},
