@@ -514,6 +514,36 @@ def _separate_nested_blocks(tree: etree._Element) -> None:
             block.tail = " "
 
 
+#: Most attributes one start tag keeps (:func:`cap_attributes`): libxml2 checks each attribute
+#: of a tag against the ones before it, so a parse is quadratic in their number, in one call into
+#: C that no time limit interrupts (measured with lxml 6.1 / libxml2 2.14: 100,000 attributes on
+#: one tag 30 s, 200,000 500 s); trafilatura and htmldate walk them again. Real tags have dozens.
+MAX_TAG_ATTRIBUTES = 256
+#: A start tag: its name and the rest up to ``>``, quoted values whole (possessive: linear on any
+#: input). One of fewer than ``2 * MAX_TAG_ATTRIBUTES`` characters (an attribute is at least a
+#: letter and a space) is not looked into.
+_START_TAG = re.compile(r"""<([A-Za-z][^\s/<>]*+)((?:[^<>"']++|"[^"]*+"|'[^']*+')*+)>""")
+_TAG_ATTRIBUTE = re.compile(r"""[^\s=/<>]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+))?""")
+
+
+def cap_attributes(html: str) -> tuple[str, int]:
+    """``html`` with each start tag of more than :data:`MAX_TAG_ATTRIBUTES` attributes cut to its
+    first that many, and the number of tags cut (attributes are no text: the text is untouched)."""
+    cut = 0
+
+    def keep_first(m: re.Match[str]) -> str:
+        nonlocal cut
+        if len(m.group(2)) < 2 * MAX_TAG_ATTRIBUTES:
+            return m.group(0)
+        attributes = _TAG_ATTRIBUTE.findall(m.group(2))
+        if len(attributes) <= MAX_TAG_ATTRIBUTES:
+            return m.group(0)
+        cut += 1
+        return f"<{m.group(1)} {' '.join(attributes[:MAX_TAG_ATTRIBUTES])}>"
+
+    return _START_TAG.sub(keep_first, html), cut
+
+
 def _note_text(exc: BaseException) -> str:
     """An exception's message for a note: ``"; "`` (the separator of a row's notes) made ``", "``."""
     return str(exc).replace("; ", ", ")
@@ -527,7 +557,8 @@ def extract_html(html: str) -> HtmlContent:
     extracted -> :func:`html_to_plain_text` of the body; a parse that reached lxml's depth limit
     (:data:`LXML_MAX_DEPTH`) -> parsed again deeper (:func:`_parse_deeper`) and, when that renders
     more text, the plain-text rendering of its body (past :data:`LXML_HUGE_MAX_DEPTH` text may be
-    missing); a run of text over libxml2's :data:`LXML_MAX_TEXT_BYTES` -> the page parsed with
+    missing); a start tag of more than :data:`MAX_TAG_ATTRIBUTES` attributes -> cut to that many
+    before the parse (:func:`cap_attributes`); a run of text over libxml2's :data:`LXML_MAX_TEXT_BYTES` -> the page parsed with
     ``huge_tree`` (:func:`_with_huge_text`); a ``<title>`` never closed -> closed at the next tag (:func:`close_unclosed_title`); a
     page trafilatura cannot load -> lxml's plain text; a file lxml cannot parse -> kept as it is.
     The date comes from ``trafilatura.extract_metadata`` (htmldate, markup only).
@@ -542,6 +573,10 @@ def extract_html(html: str) -> HtmlContent:
     notes: list[str] = []
     if not html.strip():
         return HtmlContent(text="")
+    html, cut = cap_attributes(html)
+    if cut:
+        notes.append(f"html: {cut} tag(s) with more than {MAX_TAG_ATTRIBUTES} attributes kept their first "
+                     f"{MAX_TAG_ATTRIBUTES} (libxml2 parses a tag's attributes in quadratic time)")
     closed = close_unclosed_title(html)
     if closed is not None:
         html = closed
