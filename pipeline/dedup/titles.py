@@ -199,9 +199,9 @@ def english_title_similarity(a: str, b: str) -> float:
     The :class:`difflib.SequenceMatcher` ratio of the folded titles
     (:func:`pipeline.fields.fold_title`), capped at :data:`TITLE_CONFLICT_SIMILARITY` when the
     titles conflict: after pairing equal or near-equal words (ratio >= :data:`WORD_MATCH_RATIO`:
-    typos), each keeps a word of its own (a substitution), or the one-sided words include a one-
-    or two-digit number or one of :data:`SEQUEL_WORDS` (a year is no sequel marker). A title that
-    only lacks words of the other is no conflict.
+    typos), each keeps a word of its own (a substitution), or the one-sided words include a
+    sequel marker (:func:`_is_sequel_word`: a number other than a year, or one of
+    :data:`SEQUEL_WORDS`). A title that only lacks words of the other is no conflict.
     """
     ratio = _english_ratio(a, b)
     if ratio > TITLE_CONFLICT_SIMILARITY and _english_conflict(a, b):
@@ -294,9 +294,10 @@ def _one_sided(words: Sequence[str], other_set: Container[str],
 
 
 def _is_sequel_word(word: str) -> bool:
-    """A word that tells a sequel or a variant apart: a one- or two-digit number ("Llama 2"; a
-    year is not one) or one of :data:`SEQUEL_WORDS`."""
-    return (word.isdigit() and len(word) <= 2) or word in SEQUEL_WORDS
+    """A word that tells a sequel or a variant apart: a number ("Llama 2", "Part 101"; a year,
+    four digits from 1900 to 2099, is not one: a mention may add its year to a title) or one of
+    :data:`SEQUEL_WORDS`."""
+    return (word.isdigit() and not (len(word) == 4 and word[:2] in ("19", "20"))) or word in SEQUEL_WORDS
 
 
 @functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
