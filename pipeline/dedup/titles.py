@@ -185,9 +185,12 @@ def _singular(word: str) -> str:
 def _same_word(w: str, v: str) -> bool:
     """Whether two title words are the same word up to a typo (ratio >= WORD_MATCH_RATIO).
     difflib's ``real_quick_ratio`` and ``quick_ratio`` are upper bounds of ``ratio`` (difflib
-    docs), so most pairs are rejected without the full comparison; the result is the same."""
+    docs), so most pairs are rejected without the full comparison; the result is the same. Two
+    different numbers are never the same word ("333"/"3333": a typo of a number is another number)."""
     if w == v:
         return True
+    if w.isdigit() and v.isdigit():
+        return False
     sm = SequenceMatcher(None, w, v)
     return (sm.real_quick_ratio() >= WORD_MATCH_RATIO and sm.quick_ratio() >= WORD_MATCH_RATIO
             and sm.ratio() >= WORD_MATCH_RATIO)
@@ -221,11 +224,13 @@ def same_authors_title_similarity(a: str, b: str) -> float:
 
 @functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
 def _sequel_conflict(a: str, b: str) -> bool:
-    """Whether the words one title has and the other lacks hold a sequel marker."""
+    """Whether the words one title has and the other lacks hold a sequel marker, or each holds a
+    number (two different years: "… 2019" and "… 2020" are two editions)."""
     wa, set_a, by_length_a = _word_index(a)
     wb, set_b, by_length_b = _word_index(b)
-    return (any(_is_sequel_word(w) for w in _one_sided(wa, set_b, by_length_b))
-            or any(_is_sequel_word(w) for w in _one_sided(wb, set_a, by_length_a)))
+    only_a, only_b = _one_sided(wa, set_b, by_length_b), _one_sided(wb, set_a, by_length_a)
+    return (any(map(_is_sequel_word, only_a)) or any(map(_is_sequel_word, only_b))
+            or (any(w.isdigit() for w in only_a) and any(w.isdigit() for w in only_b)))
 
 
 @functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
