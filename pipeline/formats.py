@@ -715,12 +715,13 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
         a :class:`JsonlRecord`; a line that is not valid JSON, not an object, or that
         :func:`parse_record` rejects gets ``error`` set (the message does not name the file;
         the caller adds ``path#line``). NUL characters (``\\u0000`` escapes) are removed from
-        every string, and a byte-order mark opening the line is skipped, each with a note. Never
-        raises.
+        every string, and a byte-order mark opening the line is skipped, each with a note; a key
+        an object gives twice keeps its last value, noted. Never raises.
     """
     bom = line.startswith("\ufeff")  # files joined with `cat`: a later file's byte-order mark
+    repeated: list[str] = []
     try:
-        obj = _no_lone_surrogates(json.loads(line[1:] if bom else line))
+        obj = _no_lone_surrogates(json.loads(line[1:] if bom else line, object_pairs_hook=_noting_repeats(repeated)))
         obj, nuls = _without_nuls(obj)
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
         if isinstance(exc, json.JSONDecodeError):
@@ -738,7 +739,24 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
         record = dataclasses.replace(record, notes=(*record.notes, note))
     if bom:
         record = dataclasses.replace(record, notes=(*record.notes, "jsonl: a byte-order mark opened the line (files joined?)"))
+    if repeated:
+        note = (f"jsonl: an object names {', '.join(map(repr, dict.fromkeys(repeated)))} more than once: "
+                "the last value is read")
+        record = dataclasses.replace(record, notes=(*record.notes, note))
     return record
+
+
+def _noting_repeats(repeated: list[str]) -> Any:
+    """A ``json.loads`` ``object_pairs_hook`` that builds each object as ``json`` does (a key
+    given twice keeps its last value) and appends every key given again to ``repeated``."""
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        for key, value in items:
+            if key in obj:
+                repeated.append(key)
+            obj[key] = value
+        return obj
+    return pairs
 
 
 def _meta_field(obj: dict, keys: tuple[str, ...]) -> tuple[str, Any] | None:

@@ -814,6 +814,15 @@ def test_a_byte_order_mark_opening_a_later_jsonl_line_is_skipped_with_a_note() -
     assert record.notes == ("jsonl: a byte-order mark opened the line (files joined?)",)
 
 
+def test_a_key_given_twice_in_a_jsonl_object_keeps_its_last_value_with_a_note() -> None:
+    # json keeps the last of two "title"s: the first title was gone with no word
+    record = parse_jsonl_line('{"title": "Graph Widgets Under Noise", "title": "Sparse Codes for Widget Parsing", '
+                              '"authors": "Pat Kay", "extra": {"a": 1, "a": 2}}')
+    assert record.error is None and json.loads(record.paper)["title"] == "Sparse Codes for Widget Parsing"
+    assert record.notes == ("jsonl: an object names 'a', 'title' more than once: the last value is read",)
+    assert parse_jsonl_line('{"title": "Sparse Codes for Widget Parsing", "a": {"title": 1}}').notes == ()
+
+
 REAL_DEV = Path(__file__).parent / "fixtures" / "real" / "dev"
 
 
