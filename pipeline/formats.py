@@ -544,6 +544,31 @@ def cap_attributes(html: str) -> tuple[str, int]:
     return _START_TAG.sub(keep_first, html), cut
 
 
+def _inline_srcdoc(tree: etree._Element) -> int:
+    """Each ``<iframe srcdoc="…">`` of the tree replaced, in place, by a ``<div>`` holding the
+    body of the page its ``srcdoc`` attribute holds (HTML 5.2 section 4.7.5: a browser shows that
+    page in the frame; trafilatura reads no attribute as text); returns how many. A ``srcdoc``
+    lxml cannot parse is left as it is."""
+    count = 0
+    for frame in list(tree.iter("iframe")):
+        doc = (frame.get("srcdoc") or "").strip()
+        if not doc or frame.getparent() is None:
+            continue
+        try:
+            inner = lxml.html.document_fromstring(doc)
+        except Exception as exc:  # noqa: BLE001 - lxml on hostile input: keep the frame as it is
+            log.debug("lxml could not parse an iframe's srcdoc: %s", exc)
+            continue
+        body = inner.find(".//body")
+        div = lxml.html.Element("div")
+        div.text = (body if body is not None else inner).text
+        div.extend(list(body if body is not None else inner))
+        div.tail = frame.tail
+        frame.getparent().replace(frame, div)
+        count += 1
+    return count
+
+
 def _note_text(exc: BaseException) -> str:
     """An exception's message for a note: ``"; "`` (the separator of a row's notes) made ``", "``."""
     return str(exc).replace("; ", ", ")
@@ -616,6 +641,8 @@ def extract_html(html: str) -> HtmlContent:
             # trafilatura drops a <section> among paragraphs whatever it holds (WeChat's article
             # bodies wrap lines in them); as a <div> it is read like the paragraphs around it
             section.tag = "div"
+        if framed := _inline_srcdoc(tree):
+            notes.append(f"html: the page inside {framed} <iframe srcdoc> was read in place of the frame")
         _unwrap_layout_tables(tree)
         _mark_cell_breaks(tree)
         _collapse_whitespace(tree)

@@ -307,6 +307,17 @@ def test_html_tag_with_a_flood_of_attributes_is_cut_to_the_first_ones_with_a_not
     assert extract_html(page.split("<div ")[0] + f"<img src='data:image/png;base64,{'A' * 50_000}'><p>Text.</p>").notes == ()
 
 
+def test_html_iframe_srcdoc_page_is_read_in_place_of_the_frame_with_a_note() -> None:
+    # a browser shows the srcdoc page in the frame; its papers were silently not in the text
+    inner = "<h2>Graph Widgets Under Noise</h2><p>Pat Kay, Quin Loe</p><p>We study graphs &amp; widgets.</p>"
+    page = (f'<html><body><p>Before the frame.</p><iframe src="x.html"></iframe><iframe srcdoc="{inner.replace("&", "&amp;")}">'
+            "</iframe>tail text<p>After the frame.</p></body></html>")
+    content = extract_html(page)
+    assert "Pat Kay, Quin Loe" in content.text and "We study graphs & widgets." in content.text
+    assert content.text.index("Before the frame.") < content.text.index("Pat Kay") < content.text.index("After the frame.")
+    assert content.notes == ("html: the page inside 1 <iframe srcdoc> was read in place of the frame",)
+
+
 def test_html_deep_markup_without_text_keeps_the_main_content(tmp_path: Path) -> None:
     # 300 unclosed <font> tags after the article: the deeper parse renders no more text, so
     # trafilatura's main content stands (no navigation) and no note is added
