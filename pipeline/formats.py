@@ -523,6 +523,8 @@ MAX_TAG_ATTRIBUTES = 256
 #: input). One of fewer than ``2 * MAX_TAG_ATTRIBUTES`` characters (an attribute is at least a
 #: letter and a space) is not looked into.
 _START_TAG = re.compile(r"""<([A-Za-z][^\s/<>]*+)((?:[^<>"']++|"[^"]*+"|'[^']*+')*+)>""")
+_CAPPED_NOTE = ("html: {cut} tag(s) with more than {most} attributes kept their first {most} (libxml2 parses a "
+                "tag's attributes in quadratic time)")
 _TAG_ATTRIBUTE = re.compile(r"""[^\s=/<>]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+))?""")
 
 
@@ -599,9 +601,7 @@ def extract_html(html: str) -> HtmlContent:
     if not html.strip():
         return HtmlContent(text="")
     html, cut = cap_attributes(html)
-    if cut:
-        notes.append(f"html: {cut} tag(s) with more than {MAX_TAG_ATTRIBUTES} attributes kept their first "
-                     f"{MAX_TAG_ATTRIBUTES} (libxml2 parses a tag's attributes in quadratic time)")
+    notes += [_CAPPED_NOTE.format(cut=cut, most=MAX_TAG_ATTRIBUTES)] if cut else []
     closed = close_unclosed_title(html)
     if closed is not None:
         html = closed
