@@ -761,6 +761,14 @@ def has_paper_evidence(c: Candidate) -> bool:
                                   "names_in_line", "credit_in_line"))
 
 
+def two_papers(earlier: Candidate, later: Candidate) -> bool:
+    """Whether two titles of which one contains the other ("Foo", "Foo: Bar") are two papers:
+    each has evidence of a paper of its own (:func:`has_paper_evidence`), and the later one is
+    marked (a plain line is in the evidence window of the one above it, so that evidence may be
+    the later one's)."""
+    return later.style != "plain" and has_paper_evidence(earlier) and has_paper_evidence(later)
+
+
 def _has_evidence(f: dict[str, float]) -> bool:
     return bool(f["next_authors"] or f["next_italic"] or f["next_kv_authors"] or f["next_arxiv"]
                 or f["has_arxiv"] or f["names_in_line"])

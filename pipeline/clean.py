@@ -338,8 +338,9 @@ _LATIN_TITLE = re.compile(r"^[A-Z0-9][^\u3400-\u9fff]*$")
 #: into ASCII spaces) before a CJK character.
 _FEED_GAP = re.compile(r"\S[\u3000 ]{2,}[\u3400-\u9fff]")
 #: A paragraph indent before CJK text (ideographic spaces, a tab, or the ASCII spaces ingest
-#: makes of ideographic ones).
-_CJK_INDENT = re.compile(r"^(?:[\u3000\t]|[\u3000 ]{2,})[\u3000 \t]*[\u3400-\u9fff]")
+#: makes of ideographic ones). The run of indent is matched once (possessive), its opening checked
+#: by a lookahead: a run of k spaces before no CJK text was retried at every split, k squared steps.
+_CJK_INDENT = re.compile(r"^(?=[\u3000\t]|[\u3000 ]{2})[\u3000 \t]++[\u3400-\u9fff]")
 
 
 #: An author credit's label (``Authors:``, ``Author |``, ``作者：``).

@@ -14,8 +14,9 @@ suffix                    documents
                           as metadata; the charset declared in ``<meta>`` is a decoding hint
                           (:func:`sniff_html_charset`)
 ``.jsonl``                one per non-blank line (:func:`parse_jsonl_line`)
-``.csv``                  one per row after the header row (:func:`parse_record` of the row's
+``.csv``, ``.tsv``        one per row after the header row (:func:`parse_record` of the row's
                           cells by the header's names)
+``.yml``, ``.yaml``       one per record (:func:`yaml_records`), read by :func:`parse_record`
 ========================  ====================================================================
 
 A JSON object or CSV row is an *article* when a text field holds text, else a *paper record*
@@ -429,12 +430,52 @@ _HAS_BODY = re.compile(r"<(?:body|head|title)[\s>]", re.I)
 _WHITESPACE_RUN = re.compile(r"\s+")
 
 
-def _load_html(html: str) -> etree._Element | None:
+#: libxml2's longest text node without ``huge_tree`` (``XML_MAX_TEXT_LENGTH``, in bytes of UTF-8;
+#: measured with lxml 6.1 / libxml2 2.14): a longer run of text between two tags is cut to nothing,
+#: without an error.
+LXML_MAX_TEXT_BYTES = 10_000_000
+#: trafilatura's parser options (``trafilatura.utils.HTML_PARSER``), with ``huge_tree``.
+_HUGE_TEXT_PARSER = lxml.html.HTMLParser(collect_ids=False, default_doctype=False, encoding="utf-8",
+                                         remove_comments=True, remove_pis=True, huge_tree=True)
+_HUGE_TEXT_NOTE = (f"html: a run of text longer than libxml2's limit ({LXML_MAX_TEXT_BYTES:,} bytes) was lost by "
+                   "the default parse, so the page was parsed with lxml's huge_tree")
+
+
+def _may_hold_huge_text(html: str) -> bool:
+    """Whether ``html`` is long enough to hold a text node over :data:`LXML_MAX_TEXT_BYTES` (its
+    UTF-8 length is over it; measured only for pages of more than a quarter of that many
+    characters)."""
+    return len(html) > LXML_MAX_TEXT_BYTES // 4 and len(html.encode("utf-8", "surrogatepass")) > LXML_MAX_TEXT_BYTES
+
+
+def _text_chars(tree: etree._Element) -> int:
+    return sum(map(len, tree.itertext()))
+
+
+def _load_html(html: str) -> tuple[etree._Element | None, str | None]:
+    """trafilatura's parse of the page (None when lxml cannot parse it), as
+    :func:`_with_huge_text` keeps it, and that function's note (None when none)."""
     try:
-        return trafilatura.load_html(html)
+        tree = trafilatura.load_html(html)
     except Exception as exc:  # noqa: BLE001 - lxml on hostile input: keep the page as text
         log.debug("lxml could not parse the page: %s", exc)
-        return None
+        return None, None
+    return (tree, None) if tree is None else _with_huge_text(html, tree, lxml.html.fromstring)
+
+
+def _with_huge_text(html: str, tree: etree._Element, parse: Any) -> tuple[etree._Element, str | None]:
+    """``tree``, or, for a page that may hold a text node over :data:`LXML_MAX_TEXT_BYTES`
+    (:func:`_may_hold_huge_text`), the page parsed again by ``parse`` (``lxml.html.fromstring``
+    or ``document_fromstring``) with :data:`_HUGE_TEXT_PARSER` when that tree holds more text,
+    with the note :data:`_HUGE_TEXT_NOTE` (else None)."""
+    if not _may_hold_huge_text(html):
+        return tree, None
+    try:
+        huge = parse(html.encode("utf-8", "surrogatepass"), parser=_HUGE_TEXT_PARSER)
+    except Exception as exc:  # noqa: BLE001 - lxml on hostile input: the caller keeps what it has
+        log.debug("lxml could not parse the page with huge_tree: %s", exc)
+        return tree, None
+    return (huge, _HUGE_TEXT_NOTE) if _text_chars(huge) > _text_chars(tree) else (tree, None)
 
 
 def _collapse_whitespace(tree: etree._Element) -> None:
@@ -482,6 +523,63 @@ def _separate_nested_blocks(tree: etree._Element) -> None:
             block.tail = " "
 
 
+#: Most attributes one start tag keeps (:func:`cap_attributes`): libxml2 checks each attribute
+#: of a tag against the ones before it, so a parse is quadratic in their number, in one call into
+#: C that no time limit interrupts (measured with lxml 6.1 / libxml2 2.14: 100,000 attributes on
+#: one tag 30 s, 200,000 500 s); trafilatura and htmldate walk them again. Real tags have dozens.
+MAX_TAG_ATTRIBUTES = 256
+#: A start tag: its name and the rest up to ``>``, quoted values whole (possessive: linear on any
+#: input). One of fewer than ``2 * MAX_TAG_ATTRIBUTES`` characters (an attribute is at least a
+#: letter and a space) is not looked into.
+_START_TAG = re.compile(r"""<([A-Za-z][^\s/<>]*+)((?:[^<>"']++|"[^"]*+"|'[^']*+')*+)>""")
+_CAPPED_NOTE = ("html: {cut} tag(s) with more than {most} attributes kept their first {most} (libxml2 parses a "
+                "tag's attributes in quadratic time)")
+_TAG_ATTRIBUTE = re.compile(r"""[^\s=/<>]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+))?""")
+
+
+def cap_attributes(html: str) -> tuple[str, int]:
+    """``html`` with each start tag of more than :data:`MAX_TAG_ATTRIBUTES` attributes cut to its
+    first that many, and the number of tags cut (attributes are no text: the text is untouched)."""
+    cut = 0
+
+    def keep_first(m: re.Match[str]) -> str:
+        nonlocal cut
+        if len(m.group(2)) < 2 * MAX_TAG_ATTRIBUTES:
+            return m.group(0)
+        attributes = _TAG_ATTRIBUTE.findall(m.group(2))
+        if len(attributes) <= MAX_TAG_ATTRIBUTES:
+            return m.group(0)
+        cut += 1
+        return f"<{m.group(1)} {' '.join(attributes[:MAX_TAG_ATTRIBUTES])}>"
+
+    return _START_TAG.sub(keep_first, html), cut
+
+
+def _inline_srcdoc(tree: etree._Element) -> int:
+    """Each ``<iframe srcdoc="…">`` of the tree replaced, in place, by a ``<div>`` holding the
+    body of the page its ``srcdoc`` attribute holds (HTML 5.2 section 4.7.5: a browser shows that
+    page in the frame; trafilatura reads no attribute as text); returns how many. A ``srcdoc``
+    lxml cannot parse is left as it is."""
+    count = 0
+    for frame in list(tree.iter("iframe")):
+        doc = (frame.get("srcdoc") or "").strip()
+        if not doc or frame.getparent() is None:
+            continue
+        try:
+            inner = lxml.html.document_fromstring(doc)
+        except Exception as exc:  # noqa: BLE001 - lxml on hostile input: keep the frame as it is
+            log.debug("lxml could not parse an iframe's srcdoc: %s", exc)
+            continue
+        body = inner.find(".//body")
+        div = lxml.html.Element("div")
+        div.text = (body if body is not None else inner).text
+        div.extend(list(body if body is not None else inner))
+        div.tail = frame.tail
+        frame.getparent().replace(frame, div)
+        count += 1
+    return count
+
+
 def _note_text(exc: BaseException) -> str:
     """An exception's message for a note: ``"; "`` (the separator of a row's notes) made ``", "``."""
     return str(exc).replace("; ", ", ")
@@ -495,7 +593,9 @@ def extract_html(html: str) -> HtmlContent:
     extracted -> :func:`html_to_plain_text` of the body; a parse that reached lxml's depth limit
     (:data:`LXML_MAX_DEPTH`) -> parsed again deeper (:func:`_parse_deeper`) and, when that renders
     more text, the plain-text rendering of its body (past :data:`LXML_HUGE_MAX_DEPTH` text may be
-    missing); a ``<title>`` never closed -> closed at the next tag (:func:`close_unclosed_title`); a
+    missing); a start tag of more than :data:`MAX_TAG_ATTRIBUTES` attributes -> cut to that many
+    before the parse (:func:`cap_attributes`); a run of text over libxml2's :data:`LXML_MAX_TEXT_BYTES` -> the page parsed with
+    ``huge_tree`` (:func:`_with_huge_text`); a ``<title>`` never closed -> closed at the next tag (:func:`close_unclosed_title`); a
     page trafilatura cannot load -> lxml's plain text; a file lxml cannot parse -> kept as it is.
     The date comes from ``trafilatura.extract_metadata`` (htmldate, markup only).
 
@@ -509,13 +609,17 @@ def extract_html(html: str) -> HtmlContent:
     notes: list[str] = []
     if not html.strip():
         return HtmlContent(text="")
+    html, cut = cap_attributes(html)
+    notes += [_CAPPED_NOTE.format(cut=cut, most=MAX_TAG_ATTRIBUTES)] if cut else []
     closed = close_unclosed_title(html)
     if closed is not None:
         html = closed
         notes.append("html: a <title> was not closed before the next tag, so it was closed there")
-    tree = _load_html(html)
+    tree, huge_note = _load_html(html)
     if not isinstance(tree, lxml.html.HtmlElement) and not _HAS_BODY.search(html):
-        tree = _load_html(f"<html><body>{html}</body></html>")  # a fragment: trafilatura wants a document
+        tree, huge_note = _load_html(f"<html><body>{html}</body></html>")  # a fragment: trafilatura wants a document
+    if huge_note:
+        notes.append(huge_note)
     # Only a parsed lxml.html tree goes on: htmldate (called by trafilatura for the date) downloads
     # a str argument that looks like a URL, a tree never.
     if not isinstance(tree, lxml.html.HtmlElement):
@@ -526,8 +630,10 @@ def extract_html(html: str) -> HtmlContent:
         except Exception as exc:  # noqa: BLE001 - lxml on hostile input: keep the page as text
             log.debug("lxml could not parse the page: %s", exc)
             return HtmlContent(text=html.strip(), notes=("html: not parseable as HTML, so the text is the file as is",))
+        tree, huge_note = _with_huge_text(html, tree, lxml.html.document_fromstring)
         return HtmlContent(text=html_to_plain_text(tree), title=_first_title(tree), url=_canonical(tree),
-                           notes=("html: trafilatura found no main content, so the text is the plain-text rendering of <body>",))
+                           notes=(*notes, *([huge_note] if huge_note else []), "html: trafilatura found no main "
+                                  "content, so the text is the plain-text rendering of <body>"))
     title, url = _first_title(tree), _canonical(tree)
     # A parse that reached lxml's depth limit stopped there: what lay deeper (and, past the huge
     # limit, after) is not in the tree. When a deeper parse renders more text than the first, its
@@ -544,6 +650,8 @@ def extract_html(html: str) -> HtmlContent:
             # trafilatura drops a <section> among paragraphs whatever it holds (WeChat's article
             # bodies wrap lines in them); as a <div> it is read like the paragraphs around it
             section.tag = "div"
+        if framed := _inline_srcdoc(tree):
+            notes.append(f"html: the page inside {framed} <iframe srcdoc> was read in place of the frame")
         _unwrap_layout_tables(tree)
         _mark_cell_breaks(tree)
         _collapse_whitespace(tree)
@@ -643,12 +751,13 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
         a :class:`JsonlRecord`; a line that is not valid JSON, not an object, or that
         :func:`parse_record` rejects gets ``error`` set (the message does not name the file;
         the caller adds ``path#line``). NUL characters (``\\u0000`` escapes) are removed from
-        every string, and a byte-order mark opening the line is skipped, each with a note. Never
-        raises.
+        every string, and a byte-order mark opening the line is skipped, each with a note; a key
+        an object gives twice keeps its last value, noted. Never raises.
     """
     bom = line.startswith("\ufeff")  # files joined with `cat`: a later file's byte-order mark
+    repeated: list[str] = []
     try:
-        obj = _no_lone_surrogates(json.loads(line[1:] if bom else line))
+        obj = _no_lone_surrogates(json.loads(line[1:] if bom else line, object_pairs_hook=_noting_repeats(repeated)))
         obj, nuls = _without_nuls(obj)
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
         if isinstance(exc, json.JSONDecodeError):
@@ -666,6 +775,10 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
         record = dataclasses.replace(record, notes=(*record.notes, note))
     if bom:
         record = dataclasses.replace(record, notes=(*record.notes, "jsonl: a byte-order mark opened the line (files joined?)"))
+    if repeated:
+        note = (f"jsonl: an object names {', '.join(map(repr, dict.fromkeys(repeated)))} more than once: "
+                "the last value is read")
+        record = dataclasses.replace(record, notes=(*record.notes, note))
     return record
 
 
@@ -719,6 +832,19 @@ def _json_safe(value: Any) -> Any:
     if isinstance(value, list):
         return [_json_safe(v) for v in value]
     return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
+
+
+def _noting_repeats(repeated: list[str]) -> Any:
+    """A ``json.loads`` ``object_pairs_hook`` that builds each object as ``json`` does (a key
+    given twice keeps its last value) and appends every key given again to ``repeated``."""
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        for key, value in items:
+            if key in obj:
+                repeated.append(key)
+            obj[key] = value
+        return obj
+    return pairs
 
 
 def _meta_field(obj: dict, keys: tuple[str, ...]) -> tuple[str, Any] | None:

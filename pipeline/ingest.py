@@ -43,6 +43,7 @@ from . import formats, paper_records
 from .config import Config
 from .decoding import Decoded, decode
 from .errors import BinaryContentError
+from .fields import find_venue_years
 from .listing import LISTING_COLUMNS, list_corpus, open_listed  # noqa: F401 - list_corpus: the ingest API
 from .stage import Stage
 
@@ -472,12 +473,15 @@ CSV_DELIMITERS = ",;\t|"
 #: column, or one whose cells hold commas ("authors, affiliations"), sniffs as a comma.
 TAB_SUFFIXES = (".tsv",)
 #: Every field name a record is read by (casefolded), for :func:`_missing_header`.
-_KNOWN_FIELDS = frozenset(f.casefold() for f in (
+_KNOWN_FIELDS = frozenset(paper_records.field_key(f) for f in (
     *paper_records.TEXT_FIELDS, *paper_records.TITLE_FIELDS, *paper_records.TITLE_ZH_FIELDS,
-    *paper_records.PAPER_FIELDS, *formats.JSONL_META_FIELDS["published"]))
+    *paper_records.PAPER_FIELDS, *paper_records.PUBLICATION_FIELDS, *paper_records.VENUE_HINT_FIELDS,
+    *(f for names in formats.JSONL_META_FIELDS.values() for f in names)))
 #: A cell that reads as a field name: one word (letters, digits, ``_``, ``-``) starting with a letter.
 _FIELD_NAME = re.compile(r"[^\W\d_][\w-]{0,39}")
 _YEAR_CELL = re.compile(r"\d{4}(?:\.0+)?")
+#: A cell that is a link: a URL, a ``www.`` address or a DOI (no field name looks so).
+_LINK_CELL = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.|10\.\d{4,9}/)\S", re.I)
 
 
 @dataclass(frozen=True)
@@ -569,18 +573,43 @@ def _rows_inside_cell(raw: str, n_columns: int, delimiter: str) -> int:
 
 def _missing_header(cells: list[str]) -> str | None:
     """Why the first record of a CSV file is data rather than a header, or None when it reads
-    as a header: a cell that is a 4-digit year, a cell over 100 characters, or no cell that looks
-    like a field name (a known field name, spaces read as ``_``, or one word starting with a
-    letter, :data:`_FIELD_NAME`)."""
+    as a header. Data: a cell that is a 4-digit year, a link (:data:`_LINK_CELL`), a venue as a
+    whole (:func:`pipeline.fields.find_venue_years`: "CVPR", "NeurIPS 2024") or over 100
+    characters; else a header when a cell is a known field name (:data:`_KNOWN_FIELDS`, as
+    :func:`pipeline.paper_records.field_key` reads it), or when every non-empty cell is one word
+    starting with a letter (:data:`_FIELD_NAME`: field names of another export, noted by
+    :func:`_doubtful_header`); else data (a paper's row: "Title of the Paper,Ann Lee,CVPR")."""
     cells = [c.strip() for c in cells]
     for cell in cells:
         if _YEAR_CELL.fullmatch(cell):
             return f"its cell {cell!r} is a year"
+        if _LINK_CELL.match(cell):
+            return f"its cell {cell[:80]!r} is a link"
+        if (venues := find_venue_years(cell)) and venues[0][2] == 0 and venues[0][3] == len(cell):
+            return f"its cell {cell!r} is a venue"
         if len(cell) > 100:
             return f"it has a cell of {len(cell):,} characters"
-    if not any(re.sub(r"[\s-]+", "_", c.casefold()) in _KNOWN_FIELDS or _FIELD_NAME.fullmatch(c) for c in cells):
-        return "no cell looks like a field name"
+    if _known_fields(cells):
+        return None
+    words = [c for c in cells if c]
+    if not words or not all(_FIELD_NAME.fullmatch(c) for c in words):
+        return "no cell is a known field name, and not every cell is one word"
     return None
+
+
+def _known_fields(cells: list[str]) -> list[str]:
+    """The cells that are a known field name (:data:`_KNOWN_FIELDS`)."""
+    return [c for c in cells if c.strip() and paper_records.field_key(c) in _KNOWN_FIELDS]
+
+
+def _doubtful_header(cells: list[str]) -> str | None:
+    """A note for a header that :func:`_missing_header` accepts though no cell is a known field
+    name (its rows then name no paper): it may be a paper's row; None for any other header."""
+    if _known_fields(cells):
+        return None
+    shown = ", ".join(repr(c.strip()) for c in cells if c.strip())
+    return (f"csv: the header row names no known field ({shown}): if it is a paper's row, the file has no "
+            "header and that row is not read")
 
 
 def _header_columns(header: list[str]) -> tuple[dict[str, list[int]], str | None]:
@@ -697,6 +726,8 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
     header_raw = records[0].raw if records else ""
     delimiter = "\t" if tabs else _csv_delimiter(header_raw)
     columns, header_note = _header_columns(header)
+    doubt = _doubtful_header(header)
+    header_note = "; ".join(n for n in (doubt, header_note) if n) or None
     open_quote: int | None = None  # the row whose quote is never closed (the lines after it may be its text)
     for group in _one_author_a_row(records[1:], columns, len(header)):
         rec = _merged_record(group, columns, len(header))

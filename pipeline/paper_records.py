@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 from .fields import find_venue_years, normalize_award
 from .identifiers import find_arxiv_ids, find_urls
+from .line_kinds import MAX_TITLE_CHARS as PAGE_MAX_TITLE_CHARS
 from .names import split_affiliations
 from .venue_status import published_venue_years
 
@@ -64,7 +65,9 @@ PAPER_TITLE_FIELDS = ("paper_title", "paper", "论文标题", "論文標題", "�
 #: :data:`PAPER_TITLE_FIELDS` title, a record with article text is a paper record too.
 PUBLICATION_FIELDS = ("venue", "conference", "会议", "會議", "booktitle", "journal_ref", "journal-ref",
                       *INSTITUTION_FIELDS, *AWARD_FIELDS, *ARXIV_FIELDS, "doi")
-#: The longest title a record may give; a longer one makes the record an error.
+#: The longest title a record may give; a longer one makes the record an error. One longer than
+#: a title on a page may be (:data:`PAGE_MAX_TITLE_CHARS`, ``line_kinds.MAX_TITLE_CHARS``) is kept
+#: with a note: a cell of more than a title (a title and its abstract) is rare but possible.
 MAX_TITLE_CHARS = 1000
 #: The earliest year a record's ``year`` may hold; the latest is next year.
 MIN_YEAR = 1950
@@ -425,6 +428,9 @@ def read_record(obj: dict) -> Reading:
             return Reading(None, f"no paper title: field {junk[0][0]!r} holds {junk[0][1]!r}, which has no letter")
         return Reading(None)
     authors, truncated, notes = _names(obj, AUTHOR_FIELDS)
+    notes += [f"paper record: its title of {len(t):,} characters is longer than a title on a page may be "
+              f"({PAGE_MAX_TITLE_CHARS}): kept, though it may hold more than the title"
+              for t in (title, title_zh) if t and len(t) > PAGE_MAX_TITLE_CHARS]
     institutions, _, more = _names(obj, INSTITUTION_FIELDS)
     notes += more
     authors, affiliations = split_affiliations(authors)  # "Name (University)*": an institution

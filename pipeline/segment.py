@@ -53,6 +53,7 @@ from .candidates import (
     labelled_names,
     title_is_part,
     titled_row,
+    two_papers,
     venue_beside_title,
 )
 from .clean import front_matter_headline, front_matter_names_a_paper
@@ -167,7 +168,9 @@ def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
 def _drop_restated_mentions(lines: list[Line], anchors: dict[int, Candidate | str | None]) -> None:
     """A paper named inside a line of prose ("一篇是**Title**，…" in the lead) that a later line
     gives as its own heading ("**Title**") is that section's paper: the line that holds more
-    than the title anchors none (``anchors`` is updated in place)."""
+    than the title anchors none (``anchors`` is updated in place); a line that is only its title
+    and has paper evidence of its own (:func:`has_paper_evidence`) is a paper whose title contains
+    the later one ("Foo: Bar" above "Foo"), and keeps its anchor."""
     titles: dict[int, str] = {}
     for at, anchor in anchors.items():
         title = anchor.title if isinstance(anchor, Candidate) else anchor
@@ -186,6 +189,9 @@ def _drop_restated_mentions(lines: list[Line], anchors: dict[int, Candidate | st
     if not last:
         return
     for at, key in list(titles.items()):
+        anchor = anchors[at]
+        if isinstance(anchor, Candidate) and has_paper_evidence(anchor) and fold_title(plain(lines[at].stripped)) == key:
+            continue  # a title line of its own with its own credit: a paper ("Foo: Bar" above "Foo")
         # a heading title inside this one and shorter (so not the same), on a later line
         if any(last.get(key[i : i + size], -1) > at
                for i in range(len(key) - MIN_RESTATED_CHARS + 1)
@@ -473,7 +479,8 @@ def _restated_titles(cands: list[Candidate], chosen: dict[int, Candidate]) -> No
     """Anchors of ``chosen`` (changed in place) where a title is written twice: a metadata block
     after its body repeats the title of a line above it, so the paper starts at that line (when
     no other anchor comes between them); and a title given twice in a row is one paper, so the
-    later anchor starts no section."""
+    later anchor starts no section, unless the two differ (one contains the other) and each is a
+    paper of its own (:func:`pipeline.candidates.two_papers`)."""
     keys: dict[int, str] = {}
 
     def key_of(c: Candidate) -> str:
@@ -490,13 +497,14 @@ def _restated_titles(cands: list[Candidate], chosen: dict[int, Candidate]) -> No
         earlier = [c for c in cands if floor < c.line < line and head in c.title.casefold() and key in key_of(c)]
         if earlier:
             chosen[earlier[-1].line] = earlier[-1]
-    previous = None
+    previous, last = None, None
     for line in sorted(chosen):
         key = key_of(chosen[line])
         if previous is not None and key and (key == previous or (len(key) >= 8 and (key in previous or previous in key))):
-            del chosen[line]
-        else:
-            previous = key
+            if key == previous or not two_papers(chosen[last], chosen[line]):
+                del chosen[line]
+                continue
+        previous, last = key, line
 
 
 def first_line_end(text: str) -> int:

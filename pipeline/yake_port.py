@@ -349,12 +349,40 @@ YAKE_SENTENCE_CACHE = 1 << 13
 YAKE_CACHED_SENTENCE_CHARS = 512
 
 
+#: Longest piece of a sentence segtok tokenizes at once: its ``word_tokenizer`` splices each
+#: dangling comma off a token and then rescans the sentence from its end, quadratic in the
+#: tokens that end in one ("Ann Lee¹²³, " 20,000 times, 240 KB: 57 s). A longer "sentence" (a
+#: list of names, a table flattened to one line) is tokenized in pieces cut at white space.
+YAKE_MAX_SENTENCE_CHARS = 4096
+
+
 def _yake_sentences(text: str) -> list[tuple[tuple[str, str | None, str], ...]]:
     """``yake.data.utils.tokenize_sentences(text)`` (yake 0.7.3) with :func:`_split_multi` and
     :func:`_yake_sentence`, each token with its YAKE tag and lower case; tests/test_nlp.py checks
-    the tokens agree."""
-    return [(_yake_sentence if len(s) <= YAKE_CACHED_SENTENCE_CHARS else _yake_sentence.__wrapped__)(s)
+    the tokens agree (a sentence over :data:`YAKE_MAX_SENTENCE_CHARS` is tokenized piece by
+    piece, :func:`_long_sentence`)."""
+    return [(_yake_sentence if len(s) <= YAKE_CACHED_SENTENCE_CHARS
+             else _yake_sentence.__wrapped__ if len(s) <= YAKE_MAX_SENTENCE_CHARS else _long_sentence)(s)
             for s in _split_multi(text) if len(s.strip()) > 0]
+
+
+def _long_sentence(sentence: str) -> tuple[tuple[str, str | None, str], ...]:
+    """:func:`_yake_sentence` of a sentence over :data:`YAKE_MAX_SENTENCE_CHARS`, piece by piece:
+    each piece at most that long, cut at the last white space before (or, with none, at the
+    limit); the tokens of a piece after the first are tagged as inside a sentence."""
+    tokens: list[tuple[str, str | None, str]] = []
+    start = 0
+    while start < len(sentence):
+        end = min(len(sentence), start + YAKE_MAX_SENTENCE_CHARS)
+        if end < len(sentence):
+            cut = max(sentence.rfind(" ", start + 1, end), sentence.rfind("\n", start + 1, end))
+            end = cut if cut > start else end
+        piece = _yake_sentence.__wrapped__(sentence[start:end])
+        if tokens:  # (the first token of a later piece is not the sentence's first)
+            piece = tuple((w, _yake_tag(w, True) if tag is not None else None, low) for w, tag, low in piece)
+        tokens += piece
+        start = end
+    return tuple(tokens)
 
 
 #: Longest match of segtok's ``ABBREVIATIONS`` pattern (segtok 1.5.11) that does not start at

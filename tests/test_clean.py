@@ -1054,6 +1054,24 @@ def test_think_blocks_nest_and_take_linear_time() -> None:
     assert not [d for d in find_dropped(unclosed(10_000), Config()) if d["reason"] == "llm_chatter"]
 
 
+def test_deeply_indented_lines_take_linear_time_and_a_cjk_indent_still_parts_paragraphs() -> None:
+    """The CJK-indent test of each line tried every split of a run of spaces before text that is
+    not CJK: a list nested 1,000 levels deep (1 MB) took 13 s in find_dropped, 2,000 (4 MB) 122 s."""
+    import re
+
+    from pipeline.clean import _CJK_INDENT
+
+    def nested(levels: int) -> str:
+        return "## Sparse Codes for Widget Parsing\n\nAnn Lee, Bo Chen\n\n" + "".join(
+            "  " * i + "- item\n" for i in range(levels))
+
+    small, large = _best_seconds(find_dropped, nested(400)), _best_seconds(find_dropped, nested(800))
+    assert large / small < 6.0, (small, large)  # text 4 times longer; the old pattern: about 8 times
+    old = re.compile(r"^(?:[\u3000\t]|[\u3000 ]{2,})[\u3000 \t]*[\u3400-\u9fff]")
+    for line in ["\u3000\u3000本文", "  本文", " 本文", "\t本文", " \t本文", "\u3000 \t本文", "    - item", "本文", "   ", ""]:
+        assert bool(_CJK_INDENT.match(line)) == bool(old.match(line)), line
+
+
 def _best_seconds(fn, text: str, repeats: int = 2) -> float:
     """The fastest of ``repeats`` timed calls of ``fn(text, Config())`` (a ratio of two such times
     says how the cost grows; an absolute time would say how busy the machine is)."""

@@ -269,6 +269,55 @@ def test_html_deep_text_beside_shallow_text(tmp_path: Path) -> None:
     assert (row["text"], row["notes"]) == ("首页\n短的页眉。", HUGE_NOTE)
 
 
+HUGE_TEXT_NOTE = ("html: a run of text longer than libxml2's limit (10,000,000 bytes) was lost by the default "
+                  "parse, so the page was parsed with lxml's huge_tree")
+
+
+@pytest.mark.parametrize("fragment", [False, True])
+def test_html_text_node_over_libxml2_text_limit_is_kept_and_noted(fragment: bool) -> None:
+    # libxml2 cuts a text node over 10,000,000 bytes of UTF-8 to nothing without huge_tree: a
+    # 12 MB paragraph left a 47-character document with no note (here 7.8 M characters, 10.4 MB)
+    para = "Ré " * 2_600_000 + "end of the long paragraph."
+    page = f"<p>{para}</p>" if fragment else (
+        f"<html><head><title>Huge</title></head><body><h2>A Huge Paper</h2><p>Ann Lee, Bo Wu</p><p>{para}</p>"
+        "<p>After the long paragraph.</p></body></html>")
+    content = extract_html(page)
+    assert "end of the long paragraph." in content.text and len(content.text) >= len(para)
+    assert HUGE_TEXT_NOTE in content.notes
+    # a page under the limit is parsed once, with no note
+    small = extract_html(page.replace(para, para[:100_000]))
+    assert not any("libxml2" in n for n in small.notes) and "Ré Ré" in small.text
+
+
+def test_html_tag_with_a_flood_of_attributes_is_cut_to_the_first_ones_with_a_note() -> None:
+    # libxml2's parse is quadratic in one tag's attributes, in C where the file's time limit
+    # cannot stop it: 100,000 attributes on a <div> (1.5 MB) ran 142 s, 200,000 500 s
+    import time
+
+    page = ("<html><body><div " + " ".join(f"data-a{i}='{i}'" for i in range(30_000)) + " class='post'>"
+            "<h2>Graph Widgets Under Noise</h2><p>Pat Kay, Quin Loe</p><p>We study graphs of widgets.</p></div>"
+            "<p title='a > b' " + " ".join(f"x{i}" for i in range(300)) + ">After the div.</p></body></html>")
+    started = time.perf_counter()
+    content = extract_html(page)
+    assert time.perf_counter() - started < 5
+    assert "We study graphs of widgets." in content.text and "After the div." in content.text
+    assert content.notes == ("html: 2 tag(s) with more than 256 attributes kept their first 256 (libxml2 parses a "
+                             "tag's attributes in quadratic time)",)
+    # a tag of few attributes, however long (a data URI), is left as it is
+    assert extract_html(page.split("<div ")[0] + f"<img src='data:image/png;base64,{'A' * 50_000}'><p>Text.</p>").notes == ()
+
+
+def test_html_iframe_srcdoc_page_is_read_in_place_of_the_frame_with_a_note() -> None:
+    # a browser shows the srcdoc page in the frame; its papers were silently not in the text
+    inner = "<h2>Graph Widgets Under Noise</h2><p>Pat Kay, Quin Loe</p><p>We study graphs &amp; widgets.</p>"
+    page = (f'<html><body><p>Before the frame.</p><iframe src="x.html"></iframe><iframe srcdoc="{inner.replace("&", "&amp;")}">'
+            "</iframe>tail text<p>After the frame.</p></body></html>")
+    content = extract_html(page)
+    assert "Pat Kay, Quin Loe" in content.text and "We study graphs & widgets." in content.text
+    assert content.text.index("Before the frame.") < content.text.index("Pat Kay") < content.text.index("After the frame.")
+    assert content.notes == ("html: the page inside 1 <iframe srcdoc> was read in place of the frame",)
+
+
 def test_html_deep_markup_without_text_keeps_the_main_content(tmp_path: Path) -> None:
     # 300 unclosed <font> tags after the article: the deeper parse renders no more text, so
     # trafilatura's main content stands (no navigation) and no note is added
@@ -775,6 +824,15 @@ def test_a_byte_order_mark_opening_a_later_jsonl_line_is_skipped_with_a_note() -
     record = parse_jsonl_line('\ufeff{"title": "Sparse Codes", "text": "We study sparse codes for parsing."}')
     assert (record.error, record.title, record.text) == (None, "Sparse Codes", "We study sparse codes for parsing.")
     assert record.notes == ("jsonl: a byte-order mark opened the line (files joined?)",)
+
+
+def test_a_key_given_twice_in_a_jsonl_object_keeps_its_last_value_with_a_note() -> None:
+    # json keeps the last of two "title"s: the first title was gone with no word
+    record = parse_jsonl_line('{"title": "Graph Widgets Under Noise", "title": "Sparse Codes for Widget Parsing", '
+                              '"authors": "Pat Kay", "extra": {"a": 1, "a": 2}}')
+    assert record.error is None and json.loads(record.paper)["title"] == "Sparse Codes for Widget Parsing"
+    assert record.notes == ("jsonl: an object names 'a', 'title' more than once: the last value is read",)
+    assert parse_jsonl_line('{"title": "Sparse Codes for Widget Parsing", "a": {"title": 1}}').notes == ()
 
 
 REAL_DEV = Path(__file__).parent / "fixtures" / "real" / "dev"

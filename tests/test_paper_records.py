@@ -247,6 +247,20 @@ def test_a_title_over_1000_characters_is_an_error_saying_so():
     assert parse_record({"title": "注意力就是你所需要的一切"}).paper is not None  # Han letters are letters
 
 
+@pytest.mark.parametrize("field", ["title", "title_zh"])
+def test_a_title_longer_than_a_page_title_may_be_is_kept_with_a_note(tmp_path, field):
+    # a page's title is at most 300 characters, a record's 1,000: a 400-character title cell
+    # became a paper title with no word
+    title = "Attention Is All You Need " * 16 if field == "title" else "注意力就是你所需要的一切" * 30
+    got = parse_record({field: title.strip(), "authors": "Ashish Vaswani"})
+    assert json.loads(got.paper)[field] == title.strip()
+    assert f"its title of {len(title.strip()):,} characters is longer than a title on a page may be (300)" in got.notes[0]
+    rows = _read_csv(tmp_path, "long.csv", f"{field},authors\n{title.strip()},Ashish Vaswani\nKernels,Bo Wu\n")
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert "longer than a title on a page" in rows[0]["notes"] and not rows[1]["notes"]
+    assert not parse_record({"title": "Attention Is All You Need", "authors": "Ashish Vaswani"}).notes
+
+
 def test_authors_are_strings_nested_lists_flattened_objects_named_others_dropped_with_a_note():
     got = parse_record({"title": "Attention Is All You Need",
                         "authors": [["Ashish Vaswani", "Noam Shazeer"], {"name": "Niki Parmar"},
@@ -447,6 +461,30 @@ def test_csv_without_a_header_row_is_one_error_row(tmp_path, first):
                                                       "Natalia Vesselinova,2020,\n")
     assert len(rows) == 1 and rows[0]["status"] == "error" and rows[0]["source_path"] == "noheader.csv"
     assert "header row is missing" in rows[0]["error"] and "no field names" in rows[0]["error"]
+
+
+@pytest.mark.parametrize(("first", "why"), [
+    # a one-word cell read as a field name made the first paper the header: every other row was
+    # an error listing its cells as "keys", and a file of one row was "empty"
+    ("Deep Residual Learning for Image Recognition,Kaiming He,CVPR", "its cell 'CVPR' is a venue"),
+    ("Kernels,NeurIPS 2024", "its cell 'NeurIPS 2024' is a venue"),
+    ("Residual Networks,https://arxiv.org/abs/1512.03385", "is a link"),
+    ("Deep Residual Learning for Image Recognition,Kaiming He,Oral", "no cell is a known field name"),
+])
+@pytest.mark.parametrize("more", ["", "Attention Is All You Need,Ashish Vaswani,NeurIPS\n"])
+def test_csv_whose_first_row_is_a_paper_with_a_one_word_cell_has_no_header(tmp_path, first, why, more):
+    rows = _read_csv(tmp_path, "noheader.csv", f"{first}\n{more}")
+    assert [(r["status"], r["source_path"]) for r in rows] == [("error", "noheader.csv")]
+    assert "header row is missing" in rows[0]["error"] and why in rows[0]["error"]
+
+
+def test_csv_header_of_unknown_one_word_names_is_read_with_a_note(tmp_path):
+    rows = _read_csv(tmp_path, "other.csv", "Kernels,Oral\nTransformers,Poster\n")
+    assert [r["source_path"] for r in rows] == ["other.csv#2"]
+    assert "the header row names no known field ('Kernels', 'Oral')" in rows[0]["notes"]
+    # a header with a known field name, in any spelling, gets no such note
+    rows = _read_csv(tmp_path, "known.csv", "PaperTitle,Session,Oral\nAttention Is All You Need,S1,yes\n")
+    assert rows[0]["title"] == "Attention Is All You Need" and not rows[0]["notes"]
 
 
 def test_csv_duplicate_header_names_take_the_first_non_empty_cell_and_note_it(tmp_path):

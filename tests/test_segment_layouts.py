@@ -590,6 +590,26 @@ def test_a_paper_named_in_the_lead_and_later_under_its_own_heading_is_one_sectio
     assert len(rich) == 1 and rich[0]["ctx_award_raw"] == "## 最佳论文"
 
 
+@pytest.mark.parametrize(("first", "second"), [
+    ("Sparse Mixtures of Widgets", "Sparse Mixtures of Widgets: Scaling Up Widget Models"),
+    ("Sparse Mixtures of Widgets: Scaling Up Widget Models", "Sparse Mixtures of Widgets"),
+])
+def test_two_papers_whose_titles_contain_one_another_are_two_sections(first, second):
+    # each under its own heading with its own credit: the later (or the earlier) was lost with
+    # its text merged into the other's section, and no note
+    page = (f"# Best Papers\n\n## Graph Learning Under Noise\n\nPat Kay, Quin Loe\n\nWe study graphs.\n\n"
+            f"## {first}\n\nRay Moe, Sue Noe\n\nText about the first.\n\n"
+            f"## {second}\n\nTom Oh, Uma Pi\n\nText about the second.\n")
+    sections = segment_document(page, find_dropped(page, Config()))["sections"]
+    assert [s["heading"] for s in sections] == ["## Graph Learning Under Noise", f"## {first}", f"## {second}"]
+    assert "Tom Oh" in sections[2]["text"] and "Tom Oh" not in sections[1]["text"]
+    # a title restated right under its heading, the credit below both, is one paper
+    restated = page.replace(f"## {first}\n\nRay Moe", f"## {first}\n\n**{second}**\n\nRay Moe")
+    restated = restated.replace(f"\n\n## {second}\n\nTom Oh, Uma Pi\n\nText about the second.", "")
+    sections = segment_document(restated, find_dropped(restated, Config()))["sections"]
+    assert [s["heading"] for s in sections] == ["## Graph Learning Under Noise", f"## {first}"]
+
+
 def test_papers_named_in_the_lead_of_a_page_of_thousands_of_headings_are_sections_only_under_them():
     """segment._drop_restated_mentions on a generated roundup: two of 3,000 bold headings are
     named first in lead lines ("一篇是**Title**"); every heading is one section under the award

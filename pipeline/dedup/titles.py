@@ -181,9 +181,12 @@ def _singular(word: str) -> str:
 def _same_word(w: str, v: str) -> bool:
     """Whether two title words are the same word up to a typo (ratio >= WORD_MATCH_RATIO).
     difflib's ``real_quick_ratio`` and ``quick_ratio`` are upper bounds of ``ratio`` (difflib
-    docs), so most pairs are rejected without the full comparison; the result is the same."""
+    docs), so most pairs are rejected without the full comparison; the result is the same. Two
+    different numbers are never the same word ("333"/"3333": a typo of a number is another number)."""
     if w == v:
         return True
+    if w.isdigit() and v.isdigit():
+        return False
     sm = SequenceMatcher(None, w, v)
     return (sm.real_quick_ratio() >= WORD_MATCH_RATIO and sm.quick_ratio() >= WORD_MATCH_RATIO
             and sm.ratio() >= WORD_MATCH_RATIO)
@@ -195,9 +198,9 @@ def english_title_similarity(a: str, b: str) -> float:
     The :class:`difflib.SequenceMatcher` ratio of the folded titles
     (:func:`pipeline.fields.fold_title`), capped at :data:`TITLE_CONFLICT_SIMILARITY` when the
     titles conflict: after pairing equal or near-equal words (ratio >= :data:`WORD_MATCH_RATIO`:
-    typos), each keeps a word of its own (a substitution), or the one-sided words include a one-
-    or two-digit number or one of :data:`SEQUEL_WORDS` (a year is no sequel marker). A title that
-    only lacks words of the other is no conflict.
+    typos), each keeps a word of its own (a substitution), or the one-sided words include a
+    sequel marker (:func:`_is_sequel_word`: a number other than a year, or one of
+    :data:`SEQUEL_WORDS`). A title that only lacks words of the other is no conflict.
     """
     ratio = _english_ratio(a, b)
     if ratio > TITLE_CONFLICT_SIMILARITY and _english_conflict(a, b):
@@ -217,11 +220,13 @@ def same_authors_title_similarity(a: str, b: str) -> float:
 
 @functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
 def _sequel_conflict(a: str, b: str) -> bool:
-    """Whether the words one title has and the other lacks hold a sequel marker."""
+    """Whether the words one title has and the other lacks hold a sequel marker, or each holds a
+    number (two different years: "… 2019" and "… 2020" are two editions)."""
     wa, set_a, by_length_a = _word_index(a)
     wb, set_b, by_length_b = _word_index(b)
-    return (any(_is_sequel_word(w) for w in _one_sided(wa, set_b, by_length_b))
-            or any(_is_sequel_word(w) for w in _one_sided(wb, set_a, by_length_a)))
+    only_a, only_b = _one_sided(wa, set_b, by_length_b), _one_sided(wb, set_a, by_length_a)
+    return (any(map(_is_sequel_word, only_a)) or any(map(_is_sequel_word, only_b))
+            or (any(w.isdigit() for w in only_a) and any(w.isdigit() for w in only_b)))
 
 
 @functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
@@ -290,9 +295,10 @@ def _one_sided(words: Sequence[str], other_set: Container[str],
 
 
 def _is_sequel_word(word: str) -> bool:
-    """A word that tells a sequel or a variant apart: a one- or two-digit number ("Llama 2"; a
-    year is not one) or one of :data:`SEQUEL_WORDS`."""
-    return (word.isdigit() and len(word) <= 2) or word in SEQUEL_WORDS
+    """A word that tells a sequel or a variant apart: a number ("Llama 2", "Part 101"; a year,
+    four digits from 1900 to 2099, is not one: a mention may add its year to a title) or one of
+    :data:`SEQUEL_WORDS`."""
+    return (word.isdigit() and not (len(word) == 4 and word[:2] in ("19", "20"))) or word in SEQUEL_WORDS
 
 
 @functools.lru_cache(maxsize=TITLE_PAIR_CACHE)
