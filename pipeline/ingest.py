@@ -424,6 +424,17 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
     return rows
 
 
+def _record_row(row: dict, record: formats.JsonlRecord, raw: str, notes: list[str], label: str) -> dict:
+    """``row`` of a record of a CSV or YAML file (``label``: ``path#N``): an error row naming it
+    when :func:`pipeline.formats.parse_record` rejected it, else its text, title, URL, date and
+    paper fields, ``notes`` before the record's own."""
+    if record.error:
+        return _fail(row, f"{label}: {record.error}", record.error_type or "InvalidRecord")
+    row.update(title=clean_title(record.title), url=record.url, published=record.published, paper_record=record.paper)
+    text, repairs = prepare_text(normalize_newlines(record.text))
+    return _finish(row, raw, text, [*notes, *record.notes, *repairs], label)
+
+
 def read_yaml(source_path: str, abs_path: str) -> list[dict]:
     """Read a YAML file (every document of it, PyYAML's ``safe_load_all``): one ``documents`` row
     per record of :func:`pipeline.formats.yaml_records`, each read by
@@ -450,14 +461,7 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
         label, raw = f"{source_path}#{n}", json.dumps(obj, ensure_ascii=False)
         row = _row(label, raw.encode())
         row.update(encoding=decoded.encoding, raw_text=raw)
-        record = formats.parse_record(obj)
-        if record.error:
-            rows.append(_fail(row, f"{label}: {record.error}", record.error_type or "InvalidRecord"))
-            continue
-        row.update(title=clean_title(record.title), url=record.url, published=record.published,
-                   paper_record=record.paper)
-        text, repairs = prepare_text(normalize_newlines(record.text))
-        rows.append(_finish(row, raw, text, [*decoded.notes, *record.notes, *repairs], label))
+        rows.append(_record_row(row, formats.parse_record(obj), raw, list(decoded.notes), label))
     if not rows:
         rows.append(_fail(_row(source_path, data), f"{source_path} holds no list of records (mappings): it has no text",
                           "EmptyDocument", status="empty", encoding=decoded.encoding))
@@ -763,13 +767,7 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
         record = formats.parse_record({
             name: next((cells[i] for i in idx if i < len(cells) and cells[i].strip()), cells[idx[0]])
             for name, idx in columns.items() if idx[0] < len(cells)})
-        if record.error:
-            rows.append(_fail(row, f"{label}: {record.error}", record.error_type or "InvalidRecord"))
-            continue
-        row.update(title=clean_title(record.title), url=record.url, published=record.published,
-                   paper_record=record.paper)
-        text, repairs = prepare_text(normalize_newlines(record.text))
-        rows.append(_finish(row, rec.raw, text, notes + list(record.notes) + repairs, label))
+        rows.append(_record_row(row, record, rec.raw, notes, label))
     if not rows:
         rows.append(_fail(_row(source_path, data), f"{source_path} has no data rows: it has no text", "EmptyDocument",
                           status="empty", encoding=decoded.encoding))
