@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from . import clean, extract, front_matter, ingest, normalize, segment
-from .budget import Timeout, time_limit
+from .budget import Timeout, enable_cpu_backstop, time_limit
 from .config import Config
 from .errors import ErrorText
 from .memory import tune_allocators
@@ -169,8 +169,10 @@ def warm_models(config: Config) -> Config:
 
 def stage_worker(config: Config) -> Config:
     """:func:`warm_models` in a pool process, its allocators tuned first as the run's process's
-    are (:func:`pipeline.memory.tune_allocators`: the stages' freed blocks go back to the system)."""
+    are (:func:`pipeline.memory.tune_allocators`: the stages' freed blocks go back to the system),
+    and its time budgets also CPU limits (:func:`pipeline.budget.enable_cpu_backstop`)."""
     tune_allocators()
+    enable_cpu_backstop()
     return warm_models(config)
 
 
@@ -204,7 +206,8 @@ def died_file(batch: pd.DataFrame, config: Config) -> BatchResult:
     again here (stage ``per-document``; not kept in the state: the next run retries)."""
     seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
     message = ErrorText("WorkerDied: the worker process running the per-document stages on this file died "
-                        "(killed, out of memory or a crash in native code)", "per-document", "WorkerDied")
+                        "(killed, out of memory, a crash in native code, or native code past its CPU limit: "
+                        "run.file_timeout)", "per-document", "WorkerDied")
     for path in batch["source_path"]:
         log.warning("%s: %s", path, message)
     with _document_strings():

@@ -308,6 +308,34 @@ def test_the_time_budget_holds_in_pool_workers(tmp_path: Path) -> None:
     assert rows["slow.txt"]["error"].startswith("Timeout: the per-document stages took more than 1 s")
 
 
+def _runaway_regex(seconds: float, context: object) -> str:
+    """One call into C that runs for minutes (catastrophic backtracking in ``re``) under a time
+    budget of ``seconds``: SIGALRM's handler never gets to run."""
+    import re
+
+    from pipeline.budget import time_limit
+
+    with time_limit(seconds):
+        re.match(r"(a+)+$", "a" * 34 + "b")
+    return "finished"
+
+
+def test_a_call_into_c_past_its_budget_ends_the_pool_worker() -> None:
+    """In a pool worker the budget is also a CPU limit (``RLIMIT_CPU``, twice the budget): a
+    call into C that the alarm cannot interrupt ends the worker, which the runner reads as a
+    dead worker (a ``WorkerDied`` row for the file), instead of hanging the run."""
+    import time
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pipeline.budget import enable_cpu_backstop
+    from pipeline.executor import ProcessPool
+
+    start = time.monotonic()
+    with ProcessPool(1, enable_cpu_backstop) as pool, pytest.raises(BrokenProcessPool):
+        pool.submit(_runaway_regex, 1.0).result(timeout=120)
+    assert time.monotonic() - start < 60
+
+
 def test_the_time_budget_grows_with_the_file_by_file_timeout_per_4_mib(tmp_path: Path) -> None:
     """A 20 MiB file has 5 times ``file_timeout``, not 20 (a runaway 20 MB page ran 12 minutes
     unstopped under a budget of 40); a small file, or a batch of them, has ``file_timeout``."""
