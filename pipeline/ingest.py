@@ -439,7 +439,9 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
         return [failed]
     try:
         decoded = decode(data)
-        records = [r for doc in yaml.safe_load_all(decoded.text.lstrip("\ufeff")) for r in formats.yaml_records(doc)]
+        text = decoded.text.lstrip("\ufeff")
+        budget = [formats.YAML_VALUES_PER_CHAR * len(text)]  # shared by the file's documents
+        records = [r for doc in yaml.safe_load_all(text) for r in formats.yaml_records(doc, budget)]
     except (UnicodeDecodeError, ValueError, LookupError, RecursionError, yaml.YAMLError) as exc:
         detail = " ".join(str(exc).split())
         return [_fail(_row(source_path, data), f"could not read {source_path} as YAML: {type(exc).__name__}: {detail}",
