@@ -201,12 +201,13 @@ def wrapped_inside_marks(first: str, second: str) -> bool:
     a continuation."""
     if second[:1] in "#>|" or _LIST_ITEM.match(second):
         return False
-    if "**" in first and "**" in second and first.count("**") % 2 and second.count("**") % 2:
+    # ``second`` is read before ``first``: ``first`` may be many lines joined already
+    if second.count("**") % 2 and first.count("**") % 2:
         return True
-    if '"' in first and '"' in second and first.count('"') % 2 and second.count('"') % 2:
+    if second.count('"') % 2 and first.count('"') % 2:
         return True
     for opening, closing_mark in (("《", "》"), ("“", "”")):
-        if opening in first and first.rfind(opening) > first.rfind(closing_mark):
-            closing = second.find(closing_mark)
-            return closing >= 0 and second.find(opening, 0, closing) < 0
+        closing = second.find(closing_mark)
+        if closing >= 0 and opening in first and first.rfind(opening) > first.rfind(closing_mark):
+            return second.find(opening, 0, closing) < 0
     return False

@@ -147,6 +147,14 @@ def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
     covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
     out: list[Line] = []
     follows = False  # the previous physical line was kept
+    head = ""  # the first physical line of out[-1]: a folded value continues its key line
+    end_at = 0  # where out[-1] ends once the lines joined to it are (joined when read: linear time)
+
+    def last() -> Line:
+        if out[-1].end != end_at:
+            out[-1] = Line(out[-1].start, end_at, text[out[-1].start : end_at].replace("\r", " ").replace("\n", " "))
+        return out[-1]
+
     for line in split_lines(text):
         if line.blank:
             follows = False
@@ -155,12 +163,16 @@ def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
         if covered(start, end):
             follows = False
             continue
-        if follows and (wrapped_inside_marks(out[-1].stripped, line.stripped) or continues_value(out[-1].text, line.text)):
-            joined = text[out[-1].start : line.end].replace("\r", " ").replace("\n", " ")
-            out[-1] = Line(out[-1].start, line.end, joined)
+        if follows and (continues_value(head, line.text) or wrapped_inside_marks(last().stripped, line.stripped)):
+            end_at = line.end
             continue
+        if out:
+            last()
         out.append(line)
+        head, end_at = line.text, line.end
         follows = True
+    if out:
+        last()
     return out
 
 

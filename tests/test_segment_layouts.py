@@ -948,3 +948,29 @@ def test_a_label_marked_alike_in_every_block_is_no_title() -> None:
     assert not any("Session" in h for h in headings)
     assert '**"They Aren\'t Built For Me": An Exploratory Study of Strategies for Measurement of Graphical ' \
            'Primitives in Tactile Graphics**<br />' in headings
+
+
+def test_a_long_folded_value_is_joined_in_linear_time() -> None:
+    """A "- key: value" item followed by thousands of deeper-indented lines (a list item's
+    indented body) is one line, joined in time linear in its lines: each line rebuilt and rescanned
+    the whole joined line, 16,000 lines took 8 s."""
+    import time
+
+    from pipeline.segment import kept_lines
+
+    def folded(n: int) -> str:
+        return "- author: Ann Lee\n" + "".join(f"    and more words of the value number {i}\n" for i in range(n))
+
+    def seconds(n: int) -> float:
+        times = []
+        for _ in range(2):
+            start = time.perf_counter()
+            kept_lines(folded(n), [])
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    (line,) = kept_lines(folded(3), [])
+    assert line.text == ("- author: Ann Lee     and more words of the value number 0     and more words of the value "
+                         "number 1     and more words of the value number 2")
+    small, large = seconds(4_000), seconds(16_000)
+    assert large / small < 8.0, (small, large)  # quadratic: 16 times
