@@ -974,3 +974,17 @@ def test_a_long_folded_value_is_joined_in_linear_time() -> None:
                          "number 1     and more words of the value number 2")
     small, large = seconds(4_000), seconds(16_000)
     assert large / small < 8.0, (small, large)  # quadratic: 16 times
+
+
+@pytest.mark.parametrize("nested", ["* A nested star item", "+ A nested plus item", "3. A nested numbered item",
+                                    "> A quoted note", "| a | table row |"])
+def test_a_nested_markdown_block_under_a_key_item_is_no_folded_value(nested: str) -> None:
+    """A Markdown list item "- Authors: …" with a nested list, a quotation or a table indented
+    under it: each nested line is a line of its own, not a fold of the authors' value; a plain
+    deeper-indented line still is one."""
+    from pipeline.segment import kept_lines
+
+    text = f"- Authors: Ann Lee, Bo Wu\n    {nested}\n"
+    assert [line.text for line in kept_lines(text, [])] == ["- Authors: Ann Lee, Bo Wu", f"    {nested}"]
+    assert [line.text for line in kept_lines("- Authors: Ann Lee, Bo Wu\n    Carl Diaz\n", [])] == [
+        "- Authors: Ann Lee, Bo Wu     Carl Diaz"]
