@@ -193,18 +193,29 @@ def _names_context(raw: str) -> bool:
     return _names_venue_year(s) or _is_award_header(s)
 
 
+_AFTER_DIGIT = re.compile(r'[0-9]"')
+
+
+def _open_quotation(line: str) -> bool:
+    """Whether ``line`` holds an odd number of straight double quotes, not all of them right after
+    a digit: those are inch or second marks ('a 12" board'), and a quotation never opens there
+    (it may close there: '"Scaling GPT-4"')."""
+    n = line.count('"')
+    return n % 2 == 1 and len(_AFTER_DIGIT.findall(line)) < n
+
+
 def wrapped_inside_marks(first: str, second: str) -> bool:
     """Whether a hard wrap split a span of marks between two adjacent lines: ``first`` opens
     bold it does not close and ``second`` closes it ("**1、An image speaks a thousand words, On
-    image" / "transcreation for cultural relevance**"), or a quotation (``"``, “, 《) that
-    ``second`` closes before opening another. A line that starts a heading or a list item is not
-    a continuation."""
+    image" / "transcreation for cultural relevance**"), or a quotation (``"``, “, 《; not
+    inch marks alone) that ``second`` closes before opening another. A line that starts a
+    heading or a list item is not a continuation."""
     if second[:1] in "#>|" or _LIST_ITEM.match(second):
         return False
     # ``second`` is read before ``first``: ``first`` may be many lines joined already
     if second.count("**") % 2 and first.count("**") % 2:
         return True
-    if second.count('"') % 2 and first.count('"') % 2:
+    if second.count('"') % 2 and _open_quotation(first):
         return True
     for opening, closing_mark in (("《", "》"), ("“", "”")):
         closing = second.find(closing_mark)

@@ -926,10 +926,14 @@ def test_records_of_a_yaml_list_with_folded_values_are_one_paper_each_with_their
     ("The paper “Learning to Rank Without", "Labels” won the award.", True),
     ('He said "yes" and left the room', "quietly after the talk.", False),
     ('A 3.5" drive holds the data and', '"quoted" words follow here.', False),
+    ('Use a 12" board for the frame', 'and a 3" screw for the hinge.', False),
+    ("Run at 5'30\" per mile", "then at 6'10\" per mile.", False),
+    ('The paper "Scaling GPT-4', 'Models in 2024" won the award.', True),
 ])
 def test_a_quotation_a_hard_wrap_split_is_one_line(first: str, second: str, joined: bool) -> None:
     """A title quoted in prose that a hard wrap split over two lines is one line: its halves
-    were taken for two titles; balanced quotes on each line join nothing."""
+    were taken for two titles; balanced quotes on each line join nothing, nor do inch marks
+    (one on each of two lines read as a quotation split over them)."""
     from pipeline.segment import kept_lines
 
     text = f"{first}\n{second}\n"
