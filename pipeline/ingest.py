@@ -430,7 +430,9 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
 
     ``source_path`` is ``"<path>#<N>"``, N the record's number in the file (1-based);
     ``raw_text`` and the bytes behind ``doc_id``/``content_sha256``/``n_bytes`` are the record as
-    JSON (keys in file order). A record that names no paper and holds no text is an error row.
+    JSON (keys in file order). A record that names no paper and holds no text is an error row;
+    one with a name and no other field of a paper (:func:`_names_a_paper`: a site's navigation
+    link, a workflow's step) an ``empty`` row.
     A file that cannot be read, decoded or parsed as YAML is one error row; a file with no list
     of records (a configuration file, a single mapping) one ``empty`` row. Never raises.
     """
@@ -455,6 +457,11 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
         if record.error:
             rows.append(_fail(row, f"{label}: {record.error}", record.error_type or "InvalidRecord"))
             continue
+        if record.paper is not None and not _names_a_paper(json.loads(record.paper)):
+            rows.append(_fail(row, f"{label}: a name ({record.title!r}) and no field of a paper (authors, venue, "
+                                   "year, award, abstract, a link): a site's or a tool's settings", "NotAPaper",
+                              status="empty", encoding=decoded.encoding))
+            continue
         row.update(title=clean_title(record.title), url=record.url, published=record.published,
                    paper_record=record.paper)
         text, repairs = prepare_text(normalize_newlines(record.text))
@@ -463,6 +470,17 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
         rows.append(_fail(_row(source_path, data), f"{source_path} holds no list of records (mappings): it has no text",
                           "EmptyDocument", status="empty", encoding=decoded.encoding))
     return rows
+
+
+#: Paper fields (:func:`pipeline.paper_records.read_record`) of which a YAML record has one at
+#: least besides its title: a list of named mappings without any is a site's navigation or a
+#: workflow's steps ("- name: Run tests / run: pytest").
+_PAPER_EVIDENCE = ("authors", "institutions", "abstract", "urls", "venue", "year", "award_raw", "arxiv_id")
+
+
+def _names_a_paper(fields: dict) -> bool:
+    """Whether the paper fields of a YAML record hold more than a title (:data:`_PAPER_EVIDENCE`)."""
+    return any(fields.get(key) for key in _PAPER_EVIDENCE)
 
 
 #: The csv module's limit on one cell (its default is 131,072 characters), raised for

@@ -887,3 +887,20 @@ def test_aliases_of_aliases_in_a_records_field_are_an_error_row_not_an_exponenti
     path.write_text("common: &who Ann Lee and Bo Wu\npapers:\n" + "".join(
         f"  - {{title: Paper number {k}, authors: *who}}\n" for k in range(3)))
     assert [r["status"] for r in read_documents("few.yml", str(path))] == ["ok"] * 3
+
+
+def test_a_yaml_list_of_named_settings_is_no_paper(tmp_path: Path) -> None:
+    """A site's navigation ("- title: Home / url: /") and a workflow's steps ("- name: Run tests /
+    run: pytest") are lists of named mappings: each is an ``empty`` row that says why, not a paper
+    called "Home"; a name with any field of a paper (here an inherited venue) is still one."""
+    path = tmp_path / "site.yml"
+    path.write_text("title: My lab\nnavigation:\n  - title: Home\n    url: /\n  - title: Publications\n"
+                    "    url: /publications/\nsteps:\n  - name: Run tests\n    run: pytest -q\n")
+    rows = read_documents("site.yml", str(path))
+    assert [(r["source_path"], r["status"], r["_error_type"]) for r in rows] == [
+        ("site.yml#1", "empty", "NotAPaper"), ("site.yml#2", "empty", "NotAPaper"), ("site.yml#3", "empty", "NotAPaper")]
+    assert rows[0]["error"] == ("site.yml#1: a name ('Home') and no field of a paper (authors, venue, year, award, "
+                                "abstract, a link): a site's or a tool's settings")
+    path.write_text("venue: ICML\npapers:\n  - title: A Paper On Things\n")
+    (row,) = read_documents("papers.yml", str(path))
+    assert (row["status"], row["title"]) == ("ok", "A Paper On Things")
