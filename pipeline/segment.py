@@ -343,9 +343,19 @@ def _is_award_lead(s: str) -> bool:
 MIN_GROUPED_ITEMS = 3
 
 
-#: Times a document marks one text alike for it to be a label, not a title (a title is written
-#: at most twice: in a lead and as its heading).
+#: Times a document marks one text alike before a value (":"/"：") for it to be a label, not a
+#: title (a title is written at most twice before a colon: in a lead and as its heading).
 MIN_LABEL_REPEATS = 3
+
+
+def _labels_a_value(line: str, title: str) -> bool:
+    """Whether ``title``, a candidate of ``line``, is followed on it by a colon and a value
+    ("**Session**: Best Full Papers"): read as a label when a document writes it so
+    :data:`MIN_LABEL_REPEATS` times. A title alone on its line, however often repeated (a
+    digest's lead, heading and recap), is no label."""
+    text = plain(line)
+    at = text.casefold().find(title.casefold())
+    return at >= 0 and text[at + len(title):].lstrip()[:1] in (":", "：")
 
 
 def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate | str]:
@@ -366,7 +376,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     # award headers, reference lines, lines of person names (alone or after a label: "Organizers
     # include: A, B"), venue headings (after a leading venue tag: "(CVPR 2019)Title" is a
     # title) and a text marked alike in many blocks (a label: "**Session**: …") are never a paper's title
-    repeated = Counter((c.style, c.title.casefold()) for c in cands)
+    repeated = Counter((c.style, c.title.casefold()) for c in cands if _labels_a_value(lines[c.line].text, c.title))
     eligible = [kinds[c.line] not in ("award_header", "reference") and not c.features.get("self_credit")
                 and not labelled_names(c.title) and not names_only(c.title)
                 and not (c.features.get("venue_year") and _venue_heading(LEADING_TAGS.sub("", c.title) or c.title))

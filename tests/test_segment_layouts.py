@@ -992,3 +992,17 @@ def test_a_nested_markdown_block_under_a_key_item_is_no_folded_value(nested: str
     assert [line.text for line in kept_lines(text, [])] == ["- Authors: Ann Lee, Bo Wu", f"    {nested}"]
     assert [line.text for line in kept_lines("- Authors: Ann Lee, Bo Wu\n    Carl Diaz\n", [])] == [
         "- Authors: Ann Lee, Bo Wu     Carl Diaz"]
+
+
+def test_a_title_written_three_times_alone_on_its_line_is_no_label() -> None:
+    """A digest that names a paper in bold three times (its heading, then twice more alone on a
+    line) keeps the paper: only a text marked alike before a colon ("**Session**: …") in three
+    blocks or more is a label. The rule took the paper for a label and its section was lost."""
+    body = ("This paper proposes a method that improves accuracy on standard benchmarks by a wide "
+            "margin, with fewer parameters and less training time than prior work.")
+    titles = ["Sparse Mixture Models for Long Context Reasoning", "Diffusion Policies Learn Robot Grasping",
+              "Graph Transformers at Scale"]
+    text = "# Digest\n\n" + "".join(f"**{t}**\n\nAuthors: Ann Lee, Bo Wu\n\n{body}\n\n" for t in titles)
+    text += f"**{titles[0]}** was also discussed on a podcast.\n\n**{titles[0]}**\n\n**{titles[0]}**\n"
+    headings = [s["heading"] for s in segment_document(text, find_dropped(text, Config()))["sections"]]
+    assert set(headings) == {f"**{t}**" for t in titles}
