@@ -222,3 +222,13 @@ def wrapped_inside_marks(first: str, second: str) -> bool:
         if closing >= 0 and opening in first and first.rfind(opening) > first.rfind(closing_mark):
             return second.find(opening, 0, closing) < 0
     return False
+
+
+def labels_a_value(line: str, title: str) -> bool:
+    """Whether ``title``, a candidate of ``line``, is followed on it by a colon and a value
+    ("**Session**: Best Full Papers"): read as a label when a document writes it so
+    :data:`pipeline.segment.MIN_LABEL_REPEATS` times. A title alone on its line, however often
+    repeated (a digest's lead, heading and recap), is no label."""
+    text = plain(line)
+    at = text.casefold().find(title.casefold())
+    return at >= 0 and text[at + len(title):].lstrip()[:1] in (":", "：")

@@ -98,6 +98,7 @@ from .line_kinds import (
     _is_award_header,
     _names_context,
     _venue_heading,
+    labels_a_value,
     wrapped_inside_marks,
 )
 from .normalize import detect_script
@@ -348,16 +349,6 @@ MIN_GROUPED_ITEMS = 3
 MIN_LABEL_REPEATS = 3
 
 
-def _labels_a_value(line: str, title: str) -> bool:
-    """Whether ``title``, a candidate of ``line``, is followed on it by a colon and a value
-    ("**Session**: Best Full Papers"): read as a label when a document writes it so
-    :data:`MIN_LABEL_REPEATS` times. A title alone on its line, however often repeated (a
-    digest's lead, heading and recap), is no label."""
-    text = plain(line)
-    at = text.casefold().find(title.casefold())
-    return at >= 0 and text[at + len(title):].lstrip()[:1] in (":", "：")
-
-
 def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate | str]:
     """The lines that start a section, mapped to their title candidate.
 
@@ -376,7 +367,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     # award headers, reference lines, lines of person names (alone or after a label: "Organizers
     # include: A, B"), venue headings (after a leading venue tag: "(CVPR 2019)Title" is a
     # title) and a text marked alike in many blocks (a label: "**Session**: …") are never a paper's title
-    repeated = Counter((c.style, c.title.casefold()) for c in cands if _labels_a_value(lines[c.line].text, c.title))
+    repeated = Counter((c.style, c.title.casefold()) for c in cands if labels_a_value(lines[c.line].text, c.title))
     eligible = [kinds[c.line] not in ("award_header", "reference") and not c.features.get("self_credit")
                 and not labelled_names(c.title) and not names_only(c.title)
                 and not (c.features.get("venue_year") and _venue_heading(LEADING_TAGS.sub("", c.title) or c.title))
