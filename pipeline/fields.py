@@ -262,7 +262,8 @@ _VENUE_ALIASES: dict[str, tuple[str, ...]] = {
         r"(?i:ACM\s+(?:International\s+Conference\s+on\s+)?Multimedia)",
     ),
     # (a bare "S&P" is also a stock index: "S&P 500"; a bare "VIS" only before a year)
-    "S&P": (_A + r"IEEE[ \t]S&P" + _Z, r"(?i:symposium\s+on\s+security\s+and\s+privacy)"),
+    # (the European symposium, EuroS&P, is another venue)
+    "S&P": (_A + r"IEEE[ \t]S&P" + _Z, r"(?i:(?<!european\s)symposium\s+on\s+security\s+and\s+privacy)"),
     "IEEE VIS": (_A + r"IEEE[ \t]VIS" + _Z, _A + r"VIS(?=[ \t]?(?:19|20)\d\d\b)", r"(?i:IEEE\s+visualization\s+conference)"),
     "SIGCSE": (_A + r"SIGCSE" + _Z,),
 }
