@@ -459,7 +459,7 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
             continue
         if record.paper is not None and not _names_a_paper(json.loads(record.paper)):
             rows.append(_fail(row, f"{label}: a name ({record.title!r}) and no field of a paper (authors, venue, "
-                                   "year, award, abstract, a link): a site's or a tool's settings", "NotAPaper",
+                                   "year, award, abstract, a link): a site's or a tool's settings", "EmptyDocument",
                               status="empty", encoding=decoded.encoding))
             continue
         row.update(title=clean_title(record.title), url=record.url, published=record.published,

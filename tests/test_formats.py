@@ -898,7 +898,8 @@ def test_a_yaml_list_of_named_settings_is_no_paper(tmp_path: Path) -> None:
                     "    url: /publications/\nsteps:\n  - name: Run tests\n    run: pytest -q\n")
     rows = read_documents("site.yml", str(path))
     assert [(r["source_path"], r["status"], r["_error_type"]) for r in rows] == [
-        ("site.yml#1", "empty", "NotAPaper"), ("site.yml#2", "empty", "NotAPaper"), ("site.yml#3", "empty", "NotAPaper")]
+        ("site.yml#1", "empty", "EmptyDocument"), ("site.yml#2", "empty", "EmptyDocument"),
+        ("site.yml#3", "empty", "EmptyDocument")]
     assert rows[0]["error"] == ("site.yml#1: a name ('Home') and no field of a paper (authors, venue, year, award, "
                                 "abstract, a link): a site's or a tool's settings")
     path.write_text("venue: ICML\npapers:\n  - title: A Paper On Things\n")
