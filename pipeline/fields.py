@@ -262,7 +262,8 @@ _VENUE_ALIASES: dict[str, tuple[str, ...]] = {
         r"(?i:ACM\s+(?:International\s+Conference\s+on\s+)?Multimedia)",
     ),
     # (a bare "S&P" is also a stock index: "S&P 500"; a bare "VIS" only before a year)
-    "S&P": (_A + r"IEEE[ \t]S&P" + _Z, r"(?i:symposium\s+on\s+security\s+and\s+privacy)"),
+    # (the European symposium, EuroS&P, is another venue)
+    "S&P": (_A + r"IEEE[ \t]S&P" + _Z, r"(?i:(?<!european\s)symposium\s+on\s+security\s+and\s+privacy)"),
     "IEEE VIS": (_A + r"IEEE[ \t]VIS" + _Z, _A + r"VIS(?=[ \t]?(?:19|20)\d\d\b)", r"(?i:IEEE\s+visualization\s+conference)"),
     "SIGCSE": (_A + r"SIGCSE" + _Z,),
 }
@@ -593,16 +594,22 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
+#: A line that starts a block of its own in Markdown or YAML: a list item ("- ", "* ", "+ ",
+#: "1. ", "2) "), a comment or heading ("#"), a quotation (">") or a table row ("|").
+_OWN_BLOCK = re.compile(r"[-*+•]\s|\d{1,3}[.)]\s|[#>|]")
+
+
 def continues_value(key_line: str, line: str) -> bool:
     """Whether ``line`` continues the value of ``key_line``, a ``key: value`` line that is
     indented or a "- " item, as YAML folds a plain scalar (YAML 1.2, 7.3.3: ``author: A · B ·`` /
-    ``  C · D``): ``line`` is indented deeper than the key (the item marker counts), is no list
-    item, comment or ``key: value`` line of its own."""
+    ``  C · D``): ``line`` is indented deeper than the key (the item marker counts), starts no
+    block of its own (:data:`_OWN_BLOCK`: a nested Markdown list item, a comment, a quotation, a
+    table row) and is no ``key: value`` line of its own."""
     stripped = key_line.lstrip(" ")
     item = stripped.startswith("- ")
     if not (item or _indent(key_line)) or _indent(line) <= _indent(key_line) + 2 * item:
         return False
-    if not line.strip() or line.lstrip(" ").startswith(("- ", "#")):
+    if not line.strip() or _OWN_BLOCK.match(line.lstrip(" ")):
         return False
     parsed = parse_key_value(key_line)
     return parsed is not None and bool(parsed[1]) and parse_key_value(line) is None

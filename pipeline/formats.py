@@ -786,31 +786,44 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
 _NOT_INHERITED = frozenset((*paper_records.TITLE_FIELDS, *paper_records.TITLE_ZH_FIELDS, *JSONL_TEXT_FIELDS))
 
 
-def yaml_records(node: Any) -> list[dict]:
+#: Values a YAML text of n characters may expand to, per character: without aliases it holds
+#: fewer values than characters (each value, key and separator takes one at least), so only
+#: aliases repeated within aliases ("billion laughs") reach this many.
+YAML_VALUES_PER_CHAR = 10
+
+
+def yaml_records(node: Any, budget: list[float] | None = None) -> list[dict]:
     """The records of a YAML document (PyYAML's ``safe_load`` of it): every mapping in a list,
     or in a list held by such a mapping (a conference's list of award records), each with the
     scalar fields of the mappings above it that it lacks (``venue``, ``year``), but for a title
     or text field. A mapping or scalar that no list holds is no record (a configuration file):
     ``[]``. Dates and other non-JSON values are written out as text. A list or mapping reached
-    again through an alias is not read again (nested aliases would repeat it exponentially)."""
+    again through an alias is not read again (nested aliases would repeat it exponentially).
+
+    ``budget``: ``[n]``, the most values (scalars, lists and mappings) the records may still hold,
+    counted as written out, each alias expanded; decremented in place, so that one budget serves
+    all documents of a file; ``None``: no limit. Raises ``ValueError`` beyond it (an alias of
+    aliases inside a record's field would expand exponentially), and ``RecursionError`` for a
+    list or mapping that holds itself."""
     out: list[dict] = []
-    _yaml_records(node, {}, False, set(), out)
+    _yaml_records(node, {}, False, set(), out, [math.inf] if budget is None else budget)
     return out
 
 
-def _yaml_records(node: Any, inherited: dict, in_list: bool, seen: set[int], out: list[dict]) -> None:
+def _yaml_records(node: Any, inherited: dict, in_list: bool, seen: set[int], out: list[dict],
+                  budget: list[float]) -> None:
     if not isinstance(node, (list, dict)) or id(node) in seen:
         return
     seen.add(id(node))
     if isinstance(node, list):
         for item in node:
             if isinstance(item, dict):
-                _yaml_records(item, inherited, True, seen, out)
+                _yaml_records(item, inherited, True, seen, out, budget)
         return
-    scalars = {str(k): _json_safe(v) for k, v in node.items() if not isinstance(v, (list, dict))}
+    scalars = {str(k): _json_safe(v, budget) for k, v in node.items() if not isinstance(v, (list, dict))}
     if not in_list:  # a mapping that holds lists of records ("papers: [...]")
         for v in node.values():
-            _yaml_records(v, {**inherited, **scalars}, False, seen, out)
+            _yaml_records(v, {**inherited, **scalars}, False, seen, out, budget)
         return
     parent = {k: v for k, v in inherited.items() if k.casefold() not in _NOT_INHERITED}
     nested = [v for v in node.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
@@ -819,18 +832,23 @@ def _yaml_records(node: Any, inherited: dict, in_list: bool, seen: set[int], out
         # awards: [...]"); one with a title is a record, its lists of mappings its fields
         # ("authors: [{name: …}]")
         for v in nested:
-            _yaml_records(v, {**parent, **scalars}, False, seen, out)
+            _yaml_records(v, {**parent, **scalars}, False, seen, out, budget)
         return
-    own = {str(k): _json_safe(v) for k, v in node.items()}
+    own = {str(k): _json_safe(v, budget) for k, v in node.items()}
     out.append({**{k: v for k, v in parent.items() if k not in own}, **own})
 
 
-def _json_safe(value: Any) -> Any:
-    """``value`` with what JSON has no type for (dates, timestamps, bytes) written out as text."""
+def _json_safe(value: Any, budget: list[float]) -> Any:
+    """``value`` with what JSON has no type for (dates, timestamps, bytes) written out as text;
+    each value taken from ``budget[0]``, ``ValueError`` when it runs out."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ValueError("its aliases expand to more values than the text could hold without them "
+                         "(aliases nested in aliases)")
     if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
+        return {str(k): _json_safe(v, budget) for k, v in value.items()}
     if isinstance(value, list):
-        return [_json_safe(v) for v in value]
+        return [_json_safe(v, budget) for v in value]
     return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
 
 

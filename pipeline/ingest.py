@@ -442,7 +442,9 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
 
     ``source_path`` is ``"<path>#<N>"``, N the record's number in the file (1-based);
     ``raw_text`` and the bytes behind ``doc_id``/``content_sha256``/``n_bytes`` are the record as
-    JSON (keys in file order). A record that names no paper and holds no text is an error row.
+    JSON (keys in file order). A record that names no paper and holds no text is an error row;
+    one with a name and no other field of a paper (:func:`_names_a_paper`: a site's navigation
+    link, a workflow's step) an ``empty`` row.
     A file that cannot be read, decoded or parsed as YAML is one error row; a file with no list
     of records (a configuration file, a single mapping) one ``empty`` row. Never raises.
     """
@@ -451,7 +453,9 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
         return [failed]
     try:
         decoded = decode(data)
-        records = [r for doc in yaml.safe_load_all(decoded.text.lstrip("\ufeff")) for r in formats.yaml_records(doc)]
+        text = decoded.text.lstrip("\ufeff")
+        budget = [formats.YAML_VALUES_PER_CHAR * len(text)]  # shared by the file's documents
+        records = [r for doc in yaml.safe_load_all(text) for r in formats.yaml_records(doc, budget)]
     except (UnicodeDecodeError, ValueError, LookupError, RecursionError, yaml.YAMLError) as exc:
         detail = " ".join(str(exc).split())
         return [_fail(_row(source_path, data), f"could not read {source_path} as YAML: {type(exc).__name__}: {detail}",
@@ -461,11 +465,28 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
         label, raw = f"{source_path}#{n}", json.dumps(obj, ensure_ascii=False)
         row = _row(label, raw.encode())
         row.update(encoding=decoded.encoding, raw_text=raw)
-        rows.append(_record_row(row, formats.parse_record(obj), raw, list(decoded.notes), label))
+        record = formats.parse_record(obj)
+        if not record.error and record.paper is not None and not _names_a_paper(json.loads(record.paper)):
+            rows.append(_fail(row, f"{label}: a name ({record.title!r}) and no field of a paper (authors, venue, "
+                                   "year, award, abstract, a link): a site's or a tool's settings", "EmptyDocument",
+                              status="empty", encoding=decoded.encoding))
+            continue
+        rows.append(_record_row(row, record, raw, list(decoded.notes), label))
     if not rows:
         rows.append(_fail(_row(source_path, data), f"{source_path} holds no list of records (mappings): it has no text",
                           "EmptyDocument", status="empty", encoding=decoded.encoding))
     return rows
+
+
+#: Paper fields (:func:`pipeline.paper_records.read_record`) of which a YAML record has one at
+#: least besides its title: a list of named mappings without any is a site's navigation or a
+#: workflow's steps ("- name: Run tests / run: pytest").
+_PAPER_EVIDENCE = ("authors", "institutions", "abstract", "urls", "venue", "year", "award_raw", "arxiv_id")
+
+
+def _names_a_paper(fields: dict) -> bool:
+    """Whether the paper fields of a YAML record hold more than a title (:data:`_PAPER_EVIDENCE`)."""
+    return any(fields.get(key) for key in _PAPER_EVIDENCE)
 
 
 #: The csv module's limit on one cell (its default is 131,072 characters), raised for

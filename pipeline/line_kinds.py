@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from .fields import (
+    continues_value,
     find_award_label,
     find_venue_years,
     normalize_award,
@@ -16,7 +17,7 @@ from .headings import (
     BILINGUAL,
     BOOK_TITLE,
 )
-from .textutil import latin_words, plain
+from .textutil import Line, latin_words, plain, span_coverage, split_lines, trim_span
 
 #: A standalone English title has at least this many Latin words.
 MIN_TITLE_WORDS = 3
@@ -193,20 +194,79 @@ def _names_context(raw: str) -> bool:
     return _names_venue_year(s) or _is_award_header(s)
 
 
+_AFTER_DIGIT = re.compile(r'[0-9]"')
+
+
+def _open_quotation(line: str) -> bool:
+    """Whether ``line`` holds an odd number of straight double quotes, not all of them right after
+    a digit: those are inch or second marks ('a 12" board'), and a quotation never opens there
+    (it may close there: '"Scaling GPT-4"')."""
+    n = line.count('"')
+    return n % 2 == 1 and len(_AFTER_DIGIT.findall(line)) < n
+
+
 def wrapped_inside_marks(first: str, second: str) -> bool:
     """Whether a hard wrap split a span of marks between two adjacent lines: ``first`` opens
     bold it does not close and ``second`` closes it ("**1、An image speaks a thousand words, On
-    image" / "transcreation for cultural relevance**"), or a quotation (``"``, “, 《) that
-    ``second`` closes before opening another. A line that starts a heading or a list item is not
-    a continuation."""
+    image" / "transcreation for cultural relevance**"), or a quotation (``"``, “, 《; not
+    inch marks alone) that ``second`` closes before opening another. A line that starts a
+    heading or a list item is not a continuation."""
     if second[:1] in "#>|" or _LIST_ITEM.match(second):
         return False
-    if "**" in first and "**" in second and first.count("**") % 2 and second.count("**") % 2:
+    # ``second`` is read before ``first``: ``first`` may be many lines joined already
+    if second.count("**") % 2 and first.count("**") % 2:
         return True
-    if '"' in first and '"' in second and first.count('"') % 2 and second.count('"') % 2:
+    if second.count('"') % 2 and _open_quotation(first):
         return True
     for opening, closing_mark in (("《", "》"), ("“", "”")):
-        if opening in first and first.rfind(opening) > first.rfind(closing_mark):
-            closing = second.find(closing_mark)
-            return closing >= 0 and second.find(opening, 0, closing) < 0
+        closing = second.find(closing_mark)
+        if closing >= 0 and opening in first and first.rfind(opening) > first.rfind(closing_mark):
+            return second.find(opening, 0, closing) < 0
     return False
+
+
+def labels_a_value(line: str, title: str) -> bool:
+    """Whether ``title``, a candidate of ``line``, is followed on it by a colon and a value
+    ("**Session**: Best Full Papers"): read as a label when a document writes it so
+    :data:`pipeline.segment.MIN_LABEL_REPEATS` times. A title alone on its line, however often
+    repeated (a digest's lead, heading and recap), is no label."""
+    text = plain(line)
+    at = text.casefold().find(title.casefold())
+    return at >= 0 and text[at + len(title):].lstrip()[:1] in (":", "：")
+
+
+def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
+    """The non-blank lines of ``text`` outside the dropped spans; a line that a hard wrap split
+    inside bold or book-title marks (:func:`wrapped_inside_marks`), or a YAML value folded onto
+    the next (:func:`pipeline.fields.continues_value`), is one line with the next, its newline
+    read as a space (offsets stay those of ``text``)."""
+    covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
+    out: list[Line] = []
+    follows = False  # the previous physical line was kept
+    head = ""  # the first physical line of out[-1]: a folded value continues its key line
+    end_at = 0  # where out[-1] ends once the lines joined to it are (joined when read: linear time)
+
+    def last() -> Line:
+        if out[-1].end != end_at:
+            out[-1] = Line(out[-1].start, end_at, text[out[-1].start : end_at].replace("\r", " ").replace("\n", " "))
+        return out[-1]
+
+    for line in split_lines(text):
+        if line.blank:
+            follows = False
+            continue
+        start, end = trim_span(text, line.start, line.end)
+        if covered(start, end):
+            follows = False
+            continue
+        if follows and (continues_value(head, line.text) or wrapped_inside_marks(last().stripped, line.stripped)):
+            end_at = line.end
+            continue
+        if out:
+            last()
+        out.append(line)
+        head, end_at = line.text, line.end
+        follows = True
+    if out:
+        last()
+    return out

@@ -157,8 +157,9 @@ def split_affiliation(author: str) -> tuple[str, str | None]:
     return author, None
 
 
-#: A form of address before a person's name ("Dr Badrul Sarwar", "Professors A and B"): no part of it.
-_HONORIFIC = re.compile(r"^(?:Dr|Prof|Professors?|Mr|Mrs|Ms|Mx|Sir|Dame)\b\.?\s+(?=[A-Z])")
+#: Forms of address before a person's name ("Dr Badrul Sarwar", "Professors A and B", "Prof. Dr.
+#: Ann Lee", "Prof. Dr.-Ing. Ann Lee"): no part of it.
+_HONORIFIC = re.compile(r"^(?:(?:Dr|Prof|Professors?|Mr|Mrs|Ms|Mx|Sir|Dame)\b\.?(?:-Ing\.)?\s+)+(?=[A-Z])")
 
 
 def without_honorific(name: str) -> str:

@@ -60,7 +60,6 @@ from .clean import front_matter_headline, front_matter_names_a_paper
 from .config import Config
 from .credits import names_only
 from .fields import (
-    continues_value,
     find_dated_venue_years,
     find_venue_years,
     fold_title,
@@ -99,7 +98,8 @@ from .line_kinds import (
     _is_award_header,
     _names_context,
     _venue_heading,
-    wrapped_inside_marks,
+    kept_lines,
+    labels_a_value,
 )
 from .normalize import detect_script
 from .overlong_lines import overlong_line_notes
@@ -113,7 +113,7 @@ from .prose import (
     find_announced_papers,
 )
 from .stage import Stage
-from .textutil import Line, plain, span_coverage, split_lines, trim_span
+from .textutil import Line, plain, trim_span
 from .venue_status import published_venue_years
 
 log = logging.getLogger(__name__)
@@ -138,31 +138,6 @@ _CONTEXT_FIELDS = ("ctx_venue", "ctx_year")
 #: are the section's heading context when it has one, else the document's).
 EXPLODED_COLUMNS = ("section_id", "doc_id", *(f for f in SECTION_FIELDS if f not in _CONTEXT_FIELDS),
                     "doc_venue", "doc_year", "paper_record")
-
-
-def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
-    """The non-blank lines of ``text`` outside the dropped spans; a line that a hard wrap split
-    inside bold or book-title marks (:func:`pipeline.line_kinds.wrapped_inside_marks`), or a YAML value folded onto
-    the next (:func:`pipeline.fields.continues_value`), is one line with the next, its newline
-    read as a space (offsets stay those of ``text``)."""
-    covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
-    out: list[Line] = []
-    follows = False  # the previous physical line was kept
-    for line in split_lines(text):
-        if line.blank:
-            follows = False
-            continue
-        start, end = trim_span(text, line.start, line.end)
-        if covered(start, end):
-            follows = False
-            continue
-        if follows and (wrapped_inside_marks(out[-1].stripped, line.stripped) or continues_value(out[-1].text, line.text)):
-            joined = text[out[-1].start : line.end].replace("\r", " ").replace("\n", " ")
-            out[-1] = Line(out[-1].start, line.end, joined)
-            continue
-        out.append(line)
-        follows = True
-    return out
 
 
 def _drop_restated_mentions(lines: list[Line], anchors: dict[int, Candidate | str | None]) -> None:
@@ -337,8 +312,8 @@ def _is_award_lead(s: str) -> bool:
 MIN_GROUPED_ITEMS = 3
 
 
-#: Times a document marks one text alike for it to be a label, not a title (a title is written
-#: at most twice: in a lead and as its heading).
+#: Times a document marks one text alike before a value (":"/"：") for it to be a label, not a
+#: title (a title is written at most twice before a colon: in a lead and as its heading).
 MIN_LABEL_REPEATS = 3
 
 
@@ -360,7 +335,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     # award headers, reference lines, lines of person names (alone or after a label: "Organizers
     # include: A, B"), venue headings (after a leading venue tag: "(CVPR 2019)Title" is a
     # title) and a text marked alike in many blocks (a label: "**Session**: …") are never a paper's title
-    repeated = Counter((c.style, c.title.casefold()) for c in cands)
+    repeated = Counter((c.style, c.title.casefold()) for c in cands if labels_a_value(lines[c.line].text, c.title))
     eligible = [kinds[c.line] not in ("award_header", "reference") and not c.features.get("self_credit")
                 and not labelled_names(c.title) and not names_only(c.title)
                 and not (c.features.get("venue_year") and _venue_heading(LEADING_TAGS.sub("", c.title) or c.title))

@@ -1032,6 +1032,7 @@ def test_an_arxiv_attribute_that_opens_the_next_paper_is_not_this_ones() -> None
     ("Dr Badrul Sarwar", "Badrul Sarwar"), ("Professors George Karypis", "George Karypis"),
     ("Prof. Ann Lee", "Ann Lee"), ("Sir Tim Berners-Lee", "Tim Berners-Lee"),
     ("Drew Houston", "Drew Houston"), ("Dr. Who", "Dr. Who"), ("张三", "张三"),
+    ("Prof. Dr. Hans Müller", "Hans Müller"), ("Prof. Dr.-Ing. Hans Müller", "Hans Müller"), ("Prof. Dr. Who", "Prof. Dr. Who"),
 ])
 def test_a_form_of_address_is_no_part_of_an_authors_name(name: str, expected: str) -> None:
     assert without_honorific(name) == expected
@@ -1044,6 +1045,7 @@ def test_a_form_of_address_is_no_part_of_an_authors_name(name: str, expected: st
     ("IEEE VIS 2024 best paper", [("IEEE VIS", 2024)]),
     ("SIGCSE 2025 Best Paper", [("SIGCSE", 2025)]),
     ("the S&P 500 index rose", []),
+    ("IEEE European Symposium on Security and Privacy 2022", []),
     ("visual features (VIS) and text", []),
 ])
 def test_security_visualization_and_education_venues_are_named(text: str, found: list) -> None:

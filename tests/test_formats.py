@@ -927,3 +927,39 @@ def test_nested_yaml_aliases_are_read_once_not_exponentially() -> None:
     from pipeline.formats import yaml_records
 
     assert [r["title"] for r in yaml_records(yaml.safe_load(bomb))] == ["A paper on things"]
+
+
+def test_aliases_of_aliases_in_a_records_field_are_an_error_row_not_an_exponential_expansion(tmp_path: Path) -> None:
+    """A "billion laughs" inside one record's field (a list of scalars, which the reader does not
+    skip as it skips a list of records reached again): 5 levels of 10 aliases are 100,000 values
+    from a 300-character file; 9 levels took 400 s and 19 GB before a run timed the file out."""
+    levels = "abcdef"
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join([f'*{p}'] * 10)}]\n" for p, c in zip(levels, levels[1:], strict=False))
+    path = tmp_path / "laughs.yml"
+    path.write_text(bomb + "papers:\n  - title: A paper on things\n    abstract: What it found.\n    data: *f\n")
+    (row,) = read_documents("laughs.yml", str(path))
+    assert (row["source_path"], row["status"], row["_error_type"]) == ("laughs.yml", "error", "ValueError")
+    assert row["error"].startswith("could not read laughs.yml as YAML: ValueError: its aliases expand to more values")
+    # an alias used a few times is read as written out
+    path.write_text("common: &who Ann Lee and Bo Wu\npapers:\n" + "".join(
+        f"  - {{title: Paper number {k}, authors: *who}}\n" for k in range(3)))
+    assert [r["status"] for r in read_documents("few.yml", str(path))] == ["ok"] * 3
+
+
+def test_a_yaml_list_of_named_settings_is_no_paper(tmp_path: Path) -> None:
+    """A site's navigation ("- title: Home / url: /") and a workflow's steps ("- name: Run tests /
+    run: pytest") are lists of named mappings: each is an ``empty`` row that says why, not a paper
+    called "Home"; a name with any field of a paper (here an inherited venue) is still one."""
+    path = tmp_path / "site.yml"
+    path.write_text("title: My lab\nnavigation:\n  - title: Home\n    url: /\n  - title: Publications\n"
+                    "    url: /publications/\nsteps:\n  - name: Run tests\n    run: pytest -q\n")
+    rows = read_documents("site.yml", str(path))
+    assert [(r["source_path"], r["status"], r["_error_type"]) for r in rows] == [
+        ("site.yml#1", "empty", "EmptyDocument"), ("site.yml#2", "empty", "EmptyDocument"),
+        ("site.yml#3", "empty", "EmptyDocument")]
+    assert rows[0]["error"] == ("site.yml#1: a name ('Home') and no field of a paper (authors, venue, year, award, "
+                                "abstract, a link): a site's or a tool's settings")
+    path.write_text("venue: ICML\npapers:\n  - title: A Paper On Things\n")
+    (row,) = read_documents("papers.yml", str(path))
+    assert (row["status"], row["title"]) == ("ok", "A Paper On Things")
