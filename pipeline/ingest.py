@@ -435,8 +435,12 @@ def _record_row(row: dict, record: formats.JsonlRecord, raw: str, notes: list[st
     return _finish(row, raw, text, [*notes, *record.notes, *repairs], label)
 
 
+#: PyYAML's safe loader, on libyaml when PyYAML was built with it (the same values, faster).
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def read_yaml(source_path: str, abs_path: str) -> list[dict]:
-    """Read a YAML file (every document of it, PyYAML's ``safe_load_all``): one ``documents`` row
+    """Read a YAML file (every document of it, PyYAML's safe loader): one ``documents`` row
     per record of :func:`pipeline.formats.yaml_records`, each read by
     :func:`pipeline.formats.parse_record` as a JSONL record is.
 
@@ -455,7 +459,7 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
         decoded = decode(data)
         text = decoded.text.lstrip("\ufeff")
         budget = [formats.YAML_VALUES_PER_CHAR * len(text)]  # shared by the file's documents
-        records = [r for doc in yaml.safe_load_all(text) for r in formats.yaml_records(doc, budget)]
+        records = [r for doc in yaml.load_all(text, Loader=_YAML_LOADER) for r in formats.yaml_records(doc, budget)]
     except (UnicodeDecodeError, ValueError, LookupError, RecursionError, yaml.YAMLError) as exc:
         detail = " ".join(str(exc).split())
         return [_fail(_row(source_path, data), f"could not read {source_path} as YAML: {type(exc).__name__}: {detail}",
