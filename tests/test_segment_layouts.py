@@ -899,9 +899,9 @@ def test_a_titled_table_is_a_summary_when_a_row_begins_a_title_anchored_above_in
     assert not _begins_any(rows("KLong"), [])
     many = rows(*(f"Row Title {i:05d}" for i in range(20000)))
     heads = [f"heading title {i:05d}" for i in range(20000)]
-    started = time.perf_counter()
+    started = time.thread_time()  # this thread's CPU time: other work on the machine does not count
     assert not _begins_any(many, heads)
-    assert time.perf_counter() - started < 1.0
+    assert time.thread_time() - started < 1.0
 
 
 def test_bold_title_blocks_laid_out_alike_are_all_papers() -> None:
@@ -988,9 +988,9 @@ def test_a_long_folded_value_is_joined_in_linear_time() -> None:
     def seconds(n: int) -> float:
         times = []
         for _ in range(2):
-            start = time.perf_counter()
+            start = time.thread_time()
             kept_lines(folded(n), [])
-            times.append(time.perf_counter() - start)
+            times.append(time.thread_time() - start)
         return min(times)
 
     (line,) = kept_lines(folded(3), [])
