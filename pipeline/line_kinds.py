@@ -239,7 +239,7 @@ def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
     """The non-blank lines of ``text`` outside the dropped spans; a line that a hard wrap split
     inside bold or book-title marks (:func:`wrapped_inside_marks`), or a YAML value folded onto
     the next (:func:`pipeline.fields.continues_value`), is one line with the next, its newline
-    read as a space (offsets stay those of ``text``)."""
+    read as a space (offsets stay those of ``text``); no line of a fenced code block is joined."""
     covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
     out: list[Line] = []
     follows = False  # the previous physical line was kept
@@ -251,6 +251,7 @@ def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
             out[-1] = Line(out[-1].start, end_at, text[out[-1].start : end_at].replace("\r", " ").replace("\n", " "))
         return out[-1]
 
+    fence = ""  # the marker of the fenced code block the line is in (CommonMark 4.5): nothing joins there
     for line in split_lines(text):
         if line.blank:
             follows = False
@@ -259,7 +260,12 @@ def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
         if covered(start, end):
             follows = False
             continue
-        if follows and (continues_value(head, line.text) or wrapped_inside_marks(last().stripped, line.stripped)):
+        if not fence and line.stripped.startswith(("```", "~~~")):
+            fence, follows = line.stripped[:3], False
+        elif fence and line.stripped.startswith(fence) and not line.stripped.strip("`~ "):
+            fence, follows = "", False
+        if follows and not fence and (continues_value(head, line.text)
+                                      or wrapped_inside_marks(last().stripped, line.stripped)):
             end_at = line.end
             continue
         if out:

@@ -582,9 +582,9 @@ def test_a_sentence_of_thousands_of_names_is_tokenized_in_linear_time_as_yake_do
     names = "Ann Lee, Bo Wu and the Graph-Widget team, " * 300 + "end."
     assert len(names) > 4096  # (over YAKE_MAX_SENTENCE_CHARS: in pieces)
     assert _words_of(yake_port._yake_sentences(names)) == _yake_reference_sentences(names)
-    started = time.perf_counter()
+    started = time.thread_time()  # this thread's CPU: other work on the machine does not count
     sentences = yake_port._yake_sentences("Ann Lee¹²³, " * 20_000)
-    assert time.perf_counter() - started < 10 and sum(map(len, sentences)) >= 40_000
+    assert time.thread_time() - started < 10 and sum(map(len, sentences)) >= 40_000
 
 
 @given(st.lists(st.sampled_from(_YAKE_ALPHABET), max_size=80).map(" ".join),

@@ -1026,3 +1026,15 @@ def test_a_title_written_three_times_alone_on_its_line_is_no_label() -> None:
     text += f"**{titles[0]}** was also discussed on a podcast.\n\n**{titles[0]}**\n\n**{titles[0]}**\n"
     headings = [s["heading"] for s in segment_document(text, find_dropped(text, Config()))["sections"]]
     assert set(headings) == {f"**{t}**" for t in titles}
+
+
+def test_nothing_in_a_fenced_code_block_is_joined() -> None:
+    """A YAML example or a quoted string in a code block stays as written, one line a line (its
+    folds and open quotes were joined, and a block became a paper "Not A Paper In Code …")."""
+    from pipeline.segment import kept_lines
+
+    text = ('Setup:\n\n```yaml\n- title: Not A Paper In Code\n    folded value\nmsg = "open\nclose"\n```\n\n'
+            '- title: A Real Record\n    folded value\n')
+    assert [ln.stripped for ln in kept_lines(text, [])] == [
+        "Setup:", "```yaml", "- title: Not A Paper In Code", "folded value", 'msg = "open', 'close"', "```",
+        "- title: A Real Record     folded value"]
