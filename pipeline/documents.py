@@ -5,7 +5,6 @@ and the per-file time budget; the results as rows per file (:class:`BatchResult`
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 import math
 import os
@@ -283,10 +282,10 @@ def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float
     # a copy inside one file (a feed repeating an item): only files that have one are marked, file by file
     repeated = docs.duplicated(["_file", "content_sha256"]) & docs["content_sha256"].notna() if len(docs) else None
     if repeated is not None and repeated.any():
-        docs = pd.concat([group for _, group in docs.groupby("_file", sort=False)], ignore_index=True)
         rows = docs[["doc_id", "source_path", "content_sha256", "_ingest_status", "_file", "status", "error"]].to_dict("records")
-        for _, file_rows in itertools.groupby(rows, key=lambda row: row["_file"]):
-            mark_copies(list(file_rows), {})
+        seen: dict[str, dict[str, str]] = {}  # per file: content hash -> first path
+        for row in rows:
+            mark_copies([row], seen.setdefault(row["_file"], {}))
         docs = docs.assign(**{c: pd.array([row[c] for row in rows], dtype=docs[c].dtype) for c in ("doc_id", "status", "error")})
     docs = docs.reset_index(drop=True)
     seconds["ingest"] += time.perf_counter() - t0

@@ -525,8 +525,8 @@ def _separate_nested_blocks(tree: etree._Element) -> None:
 
 #: Most attributes one start tag keeps (:func:`cap_attributes`): libxml2 checks each attribute
 #: of a tag against the ones before it, so a parse is quadratic in their number, in one call into
-#: C that no time limit interrupts (measured with lxml 6.1 / libxml2 2.14: 100,000 attributes on
-#: one tag 30 s, 200,000 500 s); trafilatura and htmldate walk them again. Real tags have dozens.
+#: C that no time limit interrupts (timings: bench/README.md); trafilatura and htmldate walk them
+#: again. Real tags have dozens.
 MAX_TAG_ATTRIBUTES = 256
 #: A start tag: its name and the rest up to ``>``, quoted values whole (possessive: linear on any
 #: input). One of fewer than ``2 * MAX_TAG_ATTRIBUTES`` characters (an attribute is at least a

@@ -432,9 +432,8 @@ def _sibling_runs(cands: list[Candidate], kinds: list[str], eligible: list[bool]
                   chosen: dict[int, Candidate]) -> list[int]:
     """Siblings: in a run of candidates of one markup style (a list, a table), when at least two
     and at least half of the items are kept titles, the other eligible items are titles too
-    (added to ``chosen``); a heading
-    or an award header between items (an award category, a venue) does not end their run.
-    Returns the indexes into ``cands`` of the run items."""
+    (added to ``chosen``); a heading or an award header between items (an award category, a
+    venue) does not end their run. Returns the indexes into ``cands`` of the run items."""
     items = [k for k, c in enumerate(cands)
              if (c.style not in _HEADING_STYLES or c.line in chosen) and kinds[c.line] != "award_header"]
     run: list[int] = []

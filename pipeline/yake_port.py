@@ -351,8 +351,9 @@ YAKE_CACHED_SENTENCE_CHARS = 512
 
 #: Longest piece of a sentence segtok tokenizes at once: its ``word_tokenizer`` splices each
 #: dangling comma off a token and then rescans the sentence from its end, quadratic in the
-#: tokens that end in one ("Ann Lee¹²³, " 20,000 times, 240 KB: 57 s). A longer "sentence" (a
-#: list of names, a table flattened to one line) is tokenized in pieces cut at white space.
+#: tokens that end in one ("Ann Lee¹²³, " repeated; timings: bench/README.md). A longer
+#: "sentence" (a list of names, a table flattened to one line) is tokenized in pieces cut at
+#: white space.
 YAKE_MAX_SENTENCE_CHARS = 4096
 
 
