@@ -394,13 +394,14 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
                       _exception_type(exc))]
     rows = []
     lines = _jsonl_lines(data, decoded)
+    last = max((n for n, _, line in lines if line.strip()), default=0)  # (a final newline leaves a blank line)
     for n, line_bytes, line in lines:
         if not line.strip():
             continue
         label = f"{source_path}#{n}"
         row = _row(label, line_bytes)
         row.update(encoding=decoded.encoding, raw_text=line)
-        notes = list(decoded.notes) if n == lines[-1][0] else []  # an incomplete final character
+        notes = list(decoded.notes) if n == last else []  # the file's notes: on its last record
         record = formats.parse_jsonl_line(line)
         if record.error:
             rows.append(_fail(row, f"{label}: {record.error}", record.error_type or "InvalidRecord",

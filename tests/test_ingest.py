@@ -979,3 +979,18 @@ def test_japanese_lines_beside_a_utf8_line_decode_as_japanese(codec: str, utf8_l
     decoded = decode(data)
     assert decoded.text == "".join(JAPANESE_LINES)
     assert sorted(decoded.encoding.split("+")) == sorted({"utf-8", "cp932" if codec == "cp932" else "euc_jp"})
+
+
+@pytest.mark.parametrize("end", [b"", b"\n", b"\n\n"])
+def test_a_jsonl_files_decode_note_stays_when_the_file_ends_with_a_newline(tmp_path, end: bytes) -> None:
+    """The notes of the file's decoding go on its last record, which a final newline (a blank
+    last line) did not hold: a Latin-1 feed read as cp1252, a guess, lost its note."""
+    from pipeline.ingest import read_jsonl
+
+    path = tmp_path / "feed.jsonl"
+    path.write_bytes('{"title": "A", "text": "Lefèvre proposed a method."}\n{"title": "B", "text": "Müller and '
+                     'Lefèvre replied."}'.encode("latin-1") + end)
+    rows = read_jsonl("feed.jsonl", str(path))
+    assert [r["source_path"] for r in rows] == ["feed.jsonl#1", "feed.jsonl#2"]
+    assert rows[-1]["notes"] and "cp1252" in rows[-1]["notes"]
+    assert "Lefèvre" in rows[-1]["text"]
