@@ -56,6 +56,11 @@ _BOMS = (
 UTF8_MIN_VALID_NON_ASCII = 20
 #: ...and at most this share of invalid sequences relative to them.
 UTF8_MAX_BAD_SHARE = 0.1
+#: A short file with at most this many invalid sequences is also mostly UTF-8 when its valid
+#: non-ASCII characters outnumber them UTF8_SHORT_MIN_RATIO times (GBK or Big5 bytes form a
+#: valid UTF-8 sequence about one pair in ten, so they fail this).
+UTF8_SHORT_MAX_BAD = 3
+UTF8_SHORT_MIN_RATIO = 2
 #: Chinese codecs always tried on non-UTF-8 bytes, whatever the detector says.
 CHINESE_CODECS = ("gb18030", "big5hkscs")
 #: Characters of a candidate decoding that :func:`plausibility` looks at.
@@ -394,7 +399,8 @@ def _mostly_utf8(data: bytes) -> Decoded | None:
     if bad <= 0:
         return None
     good = len(text) - len(text.encode("ascii", "ignore")) - bad  # non-ASCII characters, counted in C
-    if good < UTF8_MIN_VALID_NON_ASCII or bad > good * UTF8_MAX_BAD_SHARE:
+    long_ok = good >= UTF8_MIN_VALID_NON_ASCII and bad <= good * UTF8_MAX_BAD_SHARE
+    if not (long_ok or (bad <= UTF8_SHORT_MAX_BAD and good >= bad * UTF8_SHORT_MIN_RATIO)):
         return None
     return Decoded(text, "utf-8", (f"decode: {bad} byte sequence(s) not valid UTF-8, replaced by U+FFFD",))
 

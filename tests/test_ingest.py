@@ -762,6 +762,18 @@ def test_utf8_with_one_bad_byte_stays_utf8_with_a_note():
     assert decoded.notes == ("decode: 1 byte sequence(s) not valid UTF-8, replaced by U+FFFD",)
 
 
+def test_short_utf8_file_with_one_stray_byte_stays_utf8_with_a_note():
+    # too few characters for the share rule: this failed as binary content, or read as mac_iceland
+    for text in ("论文标题：注意力就是一切\n作者：张三", "論文 Attention is all you need"):
+        head, tail = text.split("\n") if "\n" in text else (text[:2], text[2:])
+        decoded = decode(head.encode() + b"\x81" + tail.encode())
+        assert (decoded.encoding, decoded.text) == ("utf-8", head + "\ufffd" + tail)
+        assert decoded.notes == ("decode: 1 byte sequence(s) not valid UTF-8, replaced by U+FFFD",)
+    # short GBK and Big5 text is not taken for broken UTF-8
+    assert decode("论文标题".encode("gb18030")).text == "论文标题"
+    assert decode("最佳論文獎".encode("big5")).text == "最佳論文獎"
+
+
 def test_gb18030_is_not_taken_for_broken_utf8():
     text = "论文摘要：本文提出了一种新的扩散模型训练方法，在多个基准上取得了显著提升。" * 5
     assert decode(text.encode("gb18030")).encoding == "gb18030"
