@@ -33,6 +33,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import ftfy
 import pandas as pd
@@ -436,8 +437,30 @@ def _record_row(row: dict, record: formats.JsonlRecord, raw: str, notes: list[st
     return _finish(row, raw, text, [*notes, *record.notes, *repairs], label)
 
 
-#: PyYAML's safe loader, on libyaml when PyYAML was built with it (the same values, faster).
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+class _YamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader (on libyaml when PyYAML was built with it) that lists in ``repeated``
+    the keys a mapping gives twice: PyYAML keeps the last value without a word."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.repeated: list[str] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode) and k.tag != "tag:yaml.org,2002:merge"]
+        self.repeated += [k for k, n in Counter(keys).items() if n > 1]
+        return super().construct_mapping(node, deep)
+
+
+def _load_yaml(text: str) -> tuple[list[Any], list[str]]:
+    """Every document of a YAML text and the keys some mapping of it gives twice."""
+    loader = _YamlLoader(text)
+    try:
+        docs = []
+        while loader.check_data():
+            docs.append(loader.get_data())
+        return docs, loader.repeated
+    finally:
+        loader.dispose()
 
 
 def read_yaml(source_path: str, abs_path: str) -> list[dict]:
@@ -460,7 +483,8 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
         decoded = decode(data)
         text = decoded.text.lstrip("\ufeff")
         budget = [formats.YAML_VALUES_PER_CHAR * len(text)]  # shared by the file's documents
-        records = [r for doc in yaml.load_all(text, Loader=_YAML_LOADER) for r in formats.yaml_records(doc, budget)]
+        docs, repeated = _load_yaml(text)
+        records = [r for doc in docs for r in formats.yaml_records(doc, budget)]
     except (UnicodeDecodeError, ValueError, LookupError, RecursionError, yaml.YAMLError) as exc:
         detail = " ".join(str(exc).split())
         return [_fail(_row(source_path, data), f"could not read {source_path} as YAML: {type(exc).__name__}: {detail}",
@@ -476,7 +500,11 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
                                    "year, award, abstract, a link): a site's or a tool's settings", "EmptyDocument",
                               status="empty", encoding=decoded.encoding))
             continue
-        rows.append(_record_row(row, record, raw, list(decoded.notes), label))
+        notes = list(decoded.notes)
+        if repeated:
+            notes.append(f"yaml: a mapping of this file names {', '.join(map(repr, dict.fromkeys(repeated)))} "
+                         "more than once: the last value is read")
+        rows.append(_record_row(row, record, raw, notes, label))
     if not rows:
         rows.append(_fail(_row(source_path, data), f"{source_path} holds no list of records (mappings): it has no text",
                           "EmptyDocument", status="empty", encoding=decoded.encoding))

@@ -963,3 +963,17 @@ def test_a_yaml_list_of_named_settings_is_no_paper(tmp_path: Path) -> None:
     path.write_text("venue: ICML\npapers:\n  - title: A Paper On Things\n")
     (row,) = read_documents("papers.yml", str(path))
     assert (row["status"], row["title"]) == ("ok", "A Paper On Things")
+
+
+def test_a_yaml_key_given_twice_keeps_its_last_value_with_a_note(tmp_path: Path) -> None:
+    path = tmp_path / "p.yml"
+    path.write_text("- title: A Paper On Things\n  title: Another Paper\n  authors: Ann Lee\n"
+                    "- {title: Third Paper, year: 2024}\n")
+    rows = read_documents("p.yml", str(path))
+    note = "yaml: a mapping of this file names 'title' more than once: the last value is read"
+    assert [(r["status"], r["title"], r["notes"]) for r in rows] == [
+        ("ok", "Another Paper", note), ("ok", "Third Paper", note)]
+    # a merge key (<<) is no repeat
+    path.write_text("- &base {venue: ICML}\n- {<<: *base, title: Third Paper, year: 2024}\n")
+    assert [(r["status"], r["title"], r["notes"]) for r in read_documents("q.yml", str(path))][1] == (
+        "ok", "Third Paper", None)
