@@ -494,6 +494,12 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
         label, raw = f"{source_path}#{n}", json.dumps(obj, ensure_ascii=False)
         row = _row(label, raw.encode())
         row.update(encoding=decoded.encoding, raw_text=raw)
+        if not any(paper_records.field_key(k) in _NAMING_FIELDS for k in obj):
+            keys = ", ".join(map(repr, list(obj)[:10]))
+            rows.append(_fail(row, f"{label}: a mapping with no title or text field (its keys: {keys}): not a paper, "
+                                   "a site's or a tool's settings", "EmptyDocument", status="empty",
+                              encoding=decoded.encoding))
+            continue
         record = formats.parse_record(obj)
         if not record.error and record.paper is not None and not _names_a_paper(json.loads(record.paper)):
             rows.append(_fail(row, f"{label}: a name ({record.title!r}) and no field of a paper (authors, venue, "
@@ -515,6 +521,11 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
 #: least besides its title: a list of named mappings without any is a site's navigation or a
 #: workflow's steps ("- name: Run tests / run: pytest").
 _PAPER_EVIDENCE = ("authors", "institutions", "abstract", "urls", "venue", "year", "award_raw", "arxiv_id")
+
+
+#: Fields (casefolded) of which a YAML mapping names one at least to be read as a record.
+_NAMING_FIELDS = frozenset(paper_records.field_key(f) for f in (
+    *paper_records.TEXT_FIELDS, *paper_records.TITLE_FIELDS, *paper_records.TITLE_ZH_FIELDS))
 
 
 def _names_a_paper(fields: dict) -> bool:

@@ -977,3 +977,15 @@ def test_a_yaml_key_given_twice_keeps_its_last_value_with_a_note(tmp_path: Path)
     path.write_text("- &base {venue: ICML}\n- {<<: *base, title: Third Paper, year: 2024}\n")
     assert [(r["status"], r["title"], r["notes"]) for r in read_documents("q.yml", str(path))][1] == (
         "ok", "Third Paper", None)
+
+
+def test_a_yaml_mapping_with_no_title_or_text_field_is_an_empty_row_that_says_why(tmp_path: Path) -> None:
+    """Social links or a theme's colours in a list ("- {icon: github, url: …}") are no paper and no
+    failure: an ``empty`` row, so that a site's data folder does not fail the run."""
+    path = tmp_path / "social.yml"
+    path.write_text("- {icon: github, url: 'https://github.com/lab'}\n- {Paper Title: A Paper On Things, year: 2024}\n")
+    rows = read_documents("social.yml", str(path))
+    assert [(r["status"], r.get("_error_type"), r["title"]) for r in rows] == [
+        ("empty", "EmptyDocument", None), ("ok", None, "A Paper On Things")]
+    assert rows[0]["error"] == ("social.yml#1: a mapping with no title or text field (its keys: 'icon', 'url'): "
+                                "not a paper, a site's or a tool's settings")
