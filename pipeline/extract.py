@@ -157,6 +157,8 @@ def credit_text(line: str) -> str:
 #: after a closing bracket (not the period of an initial such as ``D. Manning``).
 _LEADING_BRACKET = re.compile(r"\s*[（(](?P<inner>[^()（）]{2,150})[)）]")
 _FIRST_CLAUSE = re.compile(r"(.+?)(?:[。；]|(?<=[)）])\.\s)")
+#: The text before the first spaced dash or bar ("*A, B* – Keywords: … – summary").
+_FIRST_DASHED = re.compile(r"(.+?)\s+[–—|]\s+")
 
 
 _SHORT_NAME_LEAD = re.compile(rf"\s*{SHORT_NAME}")
@@ -398,6 +400,9 @@ def _title_line_credit(line: str, title: str) -> Credit | None:
     clause = _FIRST_CLAUSE.match(after)
     if credit is None and clause:
         credit = parse_credit_line(credit_text(clause.group(1)))
+    dashed = _FIRST_DASHED.match(after)
+    if credit is None and dashed:
+        credit = parse_credit_line(credit_text(dashed.group(1)))
     before = _before_title(line, title)
     if credit is None and before:  # "A, B. [Title](url)": the credit opens the line
         credit = parse_credit_line(credit_text(before)) or maker_credit(before)
@@ -629,7 +634,10 @@ def _prose_credit(row: dict, lines: list[str], meta: _Metadata, title: str | Non
     if credit is not None and credit.authors and not credit.institutions and body:
         credit.institutions = affiliation_line(lines[body[0]])  # "Univ. A; Lab B; Univ. C" under the names
     if credit is None and lines and (title or title_zh):
-        credit = _title_line_credit(lines[0], title or title_zh)
+        named = title or title_zh
+        # the title's own line: the first, else one of the next two (a table row read as
+        # "#: 1 / Summary: Title – *A, B* – …")
+        credit = _title_line_credit(next((ln for ln in lines[:3] if named in ln), lines[0]), named)
     return credit, body, summary_from
 
 

@@ -816,3 +816,16 @@ def test_a_date_metadata_line_dates_a_record_that_names_no_venue(line: str) -> N
     text = f"題名: 基於自監督學習之生成語言模型序列文本知識更新\n作者: 宋浩茹\n{line}\n摘要: 本研究提出新的任務。"
     row = {"heading": text.split("\n", 1)[0], "text": text, "ctx_award_raw": None, "doc_venue": None, "doc_year": None}
     assert fields(row, "zh-Hant")["year"] == int(line.split(":")[-1].split("：")[-1].strip()[:4])
+
+
+def test_credit_between_dashes_on_the_title_line_of_a_table_row() -> None:
+    """A one-column table row read as "#: 1 / Summary: **Title** – *A, B* – Keywords: … – summary":
+    the names between the first two dashes of the title's line are its authors."""
+    text = ("#: 1\nOne-Sentence Summary: Sparse Widgets for Dense Retrieval – *Ann Lee, Bo Chen Wu* – "
+            "Keywords: retrieval, sparsity – *The paper shows that sparse widgets help.*")
+    out = extract_fields({"heading": "Sparse Widgets for Dense Retrieval", "text": text, "lang": "en"}, "zh-Hans", Config())
+    assert out["authors"] == ["Ann Lee", "Bo Chen Wu"]
+    # a description between the dashes is no credit
+    text = text.replace("*Ann Lee, Bo Chen Wu*", "A new method for sparse retrieval")
+    out = extract_fields({"heading": "Sparse Widgets for Dense Retrieval", "text": text, "lang": "en"}, "zh-Hans", Config())
+    assert out["authors"] == []
