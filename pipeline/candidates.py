@@ -210,6 +210,17 @@ def _clean_title(t: str) -> str:
     return t.strip()
 
 
+def _heading_title(t: str) -> str:
+    """A Markdown heading's title: without link groups and short tags after it ("Title
+    [[PDF]](…) [code]") and bracketed tags before it ("[NeurIPS 2022] Title"), as a list item's
+    (:func:`_title_part`), when a title of ``3 * MIN_TITLE_CHARS`` characters is left."""
+    t = _clean_title(_LINK_TAGS.sub(" ", t) if "[[" in t else t)
+    if t[:1] in "[【(（" or t[-1:] in "]】":
+        bare = _TRAILING_TAGS.sub("", LEADING_TAGS.sub("", t)).strip()
+        t = bare if len(bare) >= MIN_TITLE_CHARS * 3 else t
+    return t
+
+
 def _table_cells(s: str) -> list[str]:
     inner = s.strip()
     inner = inner[1:] if inner.startswith("|") else inner
@@ -353,7 +364,7 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
         level = len(m.group("hashes"))
         style = "md1" if level == 1 else "md2" if level == 2 else "md3"
         # ("# CVPR 2024 Best Paper: Title": the venue label is the title's context, not its words)
-        return _made(without_venue_label(_clean_title(m.group("text").rstrip().rstrip("#"))), style, level)
+        return _made(without_venue_label(_heading_title(m.group("text").rstrip().rstrip("#"))), style, level)
     if NUMBERED_HEADING.match(s):
         return _made(_clean_title(NUMBERED_HEADING.match(s).group("title")), "numbered")
     kv = parse_key_value(s)
@@ -429,6 +440,8 @@ def _title_part(body: str) -> str:
         body = _TAG.sub(" ", first)
     s = LEADING_TAGS.sub("", unlink(_LINK_TAGS.sub(" ", plain(body)))).strip()
     s = _TRAILING_TAGS.sub("", s)
+    if (note := _TRAILING_NOTE.search(s)) and _strip_venue_tail(s[: note.start()]) != s[: note.start()]:
+        s = s[: note.start()]  # "Title. IJCAI 2022 [a note on it]": the note after the venue
     s = s.lstrip(" :：")  # "(Poster #3): A, B. Title": the tag's colon
     s = _strip_label_fields(s)
     lead = _leading_names_end(s, body)
@@ -479,7 +492,9 @@ def _strip_label_fields(s: str) -> str:
     return _LINK_FIELDS.sub("", s)
 
 
-_VENUE_TAIL = re.compile(r"[.,]\s+(?P<tail>[^.,]{2,40}?)\.?\s*$")
+_VENUE_TAIL = re.compile(r"[.,](?:\s+|(?=[A-Z]))(?P<tail>[^.,]{2,40}?)\.?\s*$")
+#: A bracketed note closing a list item ("… IJCAI 2022 [融入知识图谱…]").
+_TRAILING_NOTE = re.compile(r"\s*[\[【][^\[\]【】\n]{1,80}[\]】]\s*$")
 
 
 def _strip_venue_tail(s: str) -> str:

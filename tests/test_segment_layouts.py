@@ -1038,3 +1038,27 @@ def test_nothing_in_a_fenced_code_block_is_joined() -> None:
     assert [ln.stripped for ln in kept_lines(text, [])] == [
         "Setup:", "```yaml", "- title: Not A Paper In Code", "folded value", 'msg = "open', 'close"', "```",
         "- title: A Real Record     folded value"]
+
+
+def test_headings_with_a_venue_tag_before_and_link_groups_after_the_title() -> None:
+    """A reading list of "### [VENUE YEAR] Title [[PDF]](url)" headings, each with an italic
+    credit line: one section per heading, the title without the tag and the links."""
+    text = ("# Reading list\n\n## Spiking networks\n\n"
+            "### [NeurIPS 2022] Online training through time for spiking neural networks [[PDF]](https://arxiv.org/abs/2210.04195)\n"
+            "_Mingqing Xiao, Qingyan Meng, Zhouchen Lin_\n\n"
+            "### [Nature Communications 2024] Spike-based dynamic computing with asynchronous chips [[PDF]](https://example.org/a) [code]\n"
+            "_Man Yao, Ole Richter, Guoqi Li_\n")
+    assert titles(text) == [("Online training through time for spiking neural networks", None),
+                            ("Spike-based dynamic computing with asynchronous chips", None)]
+
+
+def test_list_items_with_a_venue_and_a_bracketed_note_after_the_title() -> None:
+    """"- Title. VENUE YEAR [note]": the venue and the note are no part of the title, with or
+    without a space after the period."""
+    text = ("### POI\n\n"
+            "- Modeling Spatio-temporal Neighbourhood for Personalized Recommendation. IJCAI 2022 [融入知识图谱和时域信息]\n\n"
+            "- Next Point-of-Interest Recommendation with Inferring Future Preferences.IJCAI 2022 [考虑用户未来偏好]\n\n"
+            "- Enhancing Sequential Recommendation with Graph Contrastive Learning. IJCAI 2022\n")
+    assert titles(text) == [("Modeling Spatio-temporal Neighbourhood for Personalized Recommendation", None),
+                            ("Next Point-of-Interest Recommendation with Inferring Future Preferences", None),
+                            ("Enhancing Sequential Recommendation with Graph Contrastive Learning", None)]
