@@ -189,6 +189,10 @@ def _after_title(line: str, title: str) -> str:
 _PREPRINT_LINE = re.compile(rf"[^:：\n]{{1,20}}[:：]\s*(?:{paper_records.NOT_VENUE_WORDS.pattern})(?:\s+(?:{paper_records.NOT_VENUE_WORDS.pattern}))?\s*", re.I)
 #: A preprint server and a year in brackets before a title: "(arXiv 2022)Title", "[arXiv'23]".
 _PREPRINT_TAG = re.compile(r"\s*[\[(（【]\s*(?i:arxiv|preprint)\s*['’]?\s*(?P<year>(?:19|20)\d\d)\s*[\])）】]")
+#: A venue tag before a title that the venue list does not know: capitalised words and a year in
+#: brackets ("[Nature Communications 2024] Title", "【IEEE TMM 2023】").
+_NAMED_TAG = re.compile(r"\s*[\[【(（]\s*(?P<name>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,4})\s*['’]?\s*"
+                        r"(?P<year>(?:19|20)\d\d)\s*[\])）】]")
 #: A line that only labels the credit line under it ("### Authors:", "作者：").
 _AUTHORS_LABEL = re.compile(r"(?:authors?|作者们?|作者們?)\s*[:：]?", re.I)
 #: A BibTeX author field ("author={Wang, Alex and Ge, Yixiao},"): names joined by "and".
@@ -454,6 +458,9 @@ def _venue_by_title(row: dict, lines: list[str], title: str | None,
         preprint = True  # "from: arxiv": the paper's own line says it is not the article's venue's
     elif tag := _PREPRINT_TAG.match(plain(_LIST_MARK.sub("", row["heading"]))):
         preprint, year = True, int(tag.group("year"))  # "(arXiv 2022)Title": a preprint of that year
+    elif tag := _NAMED_TAG.match(plain(_LIST_MARK.sub("", row["heading"]))):
+        # "[Nature Communications 2024] Title": a journal's name; "[IEEE 2024]" only a year
+        venue, year = unlisted_venue(tag.group("name")), int(tag.group("year"))
     if venue is None and lines and title and "被" in lines[0]:
         # lab news on the title's line: "论文《…》已被 IEEE TIFS / 2026年中国多媒体大会（ChinaMM26）录用"
         accepted = accepted_venue(_after_title(lines[0], title))

@@ -48,7 +48,7 @@ _VENUE_LINE_NOISE = re.compile(
     MD_LINK_GROUP + r"|(?<![\d.])(?:19|20)\d\d(?!\d)\s*年?"
     r"|会议|會議|期刊|论文|論文|\b(?:conference|proceedings|journal)\b", re.I)
 #: A publisher before a venue's name ("IEEE S&P").
-_VENUE_PUBLISHER = re.compile(r"^(?:IEEE|ACM|USENIX)\s+")
+_VENUE_PUBLISHER = re.compile(r"^(?:IEEE|ACM|USENIX)(?:\s+|$)")
 #: Longest venue name (characters) read off a venue line the venue list does not know.
 MAX_UNLISTED_VENUE_CHARS = 30
 
@@ -65,7 +65,7 @@ def unlisted_venue(value: str) -> str | None:
     if full is not None and full != name:
         return full  # a full name the venue list spells out
     name = _VENUE_PUBLISHER.sub("", name)
-    if len(name) > MAX_UNLISTED_VENUE_CHARS:
+    if not name or len(name) > MAX_UNLISTED_VENUE_CHARS:  # (a publisher alone names no venue)
         return None
     return paper_records.record_venue(name)[0]
 

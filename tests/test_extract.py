@@ -829,3 +829,13 @@ def test_credit_between_dashes_on_the_title_line_of_a_table_row() -> None:
     text = text.replace("*Ann Lee, Bo Chen Wu*", "A new method for sparse retrieval")
     out = extract_fields({"heading": "Sparse Widgets for Dense Retrieval", "text": text, "lang": "en"}, "zh-Hans", Config())
     assert out["authors"] == []
+
+
+def test_a_venue_tag_the_venue_list_does_not_know_names_the_venue_and_year() -> None:
+    """"### [Nature Communications 2024] Title": a journal in the tag is the venue; a publisher
+    alone ("[IEEE 2024]") dates the paper and names no venue."""
+    for tag, venue in (("Nature Communications 2024", "Nature Communications"), ("IEEE 2024", None)):
+        text = f"### [{tag}] Spike-based dynamic computing with asynchronous chips\n_Man Yao, Ole Richter_\n"
+        out = extract_fields({"heading": f"[{tag}] Spike-based dynamic computing with asynchronous chips",
+                              "text": text, "lang": "en"}, "zh-Hans", Config())
+        assert (out["venue"], out["year"]) == (venue, 2024)
