@@ -661,6 +661,9 @@ def parse_key_value(line: str) -> tuple[str, str] | None:
         value = _TRAILING_BREAKS.sub("", value)
     if key is None or not value:
         return None
+    if " | " in value:  # "**Authors:** A, B | **Date:** 2026-03-26": two fields on one line
+        head, _, rest = value.partition(" | ")
+        value = head.strip() if head.strip() and _KEY_LINE.match(rest.strip()) and parse_key_value(rest) else value
     bare_key = _KEY_DECOR.sub("", m.group("key")).strip().casefold()
     if bare_key in GENERIC_PAPER_KEYS:
         key = "paper_url" if _has_link(value) or PLACEHOLDER_VALUE.fullmatch(value) else "title"

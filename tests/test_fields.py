@@ -1052,3 +1052,12 @@ def test_security_visualization_and_education_venues_are_named(text: str, found:
     from pipeline.fields import find_venue_years
 
     assert [(v, y) for v, y, _, _ in find_venue_years(text)] == found
+
+
+def test_a_metadata_line_holding_two_fields_parted_by_a_bar_gives_the_first_its_own_value() -> None:
+    from pipeline.fields import parse_key_value
+
+    assert parse_key_value("**Authors:** Ann Lee, Bo Chen | **Date:** 2026-03-26")[1].strip("* ") == "Ann Lee, Bo Chen"
+    assert parse_key_value("Authors: Ann Lee | Venue: ICML 2024") == ("authors", "Ann Lee")
+    # a bar inside a value that is not followed by another field stays in it
+    assert parse_key_value("Title: Widgets | A Study of Sparse Things") == ("title", "Widgets | A Study of Sparse Things")
