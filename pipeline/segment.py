@@ -37,6 +37,7 @@ import bisect
 import logging
 import re
 from collections import Counter
+from collections.abc import Sequence
 from contextvars import ContextVar
 
 import pandas as pd
@@ -398,6 +399,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
             if (below is not None and below.style not in _HEADING_STYLES
                     and 2 * styles[below.style] >= len(chosen) and styles[below.style] >= MIN_GROUPED_ITEMS):
                 del chosen[at]
+    _lines_under_titled_headings(cands, scores, chosen)
     _restated_titles(cands, chosen)
     # a document that never speaks of papers, where no kept title has a credit, an arXiv id or
     # a metadata line, is not about papers (a news article, a FAQ, a recipe)
@@ -413,6 +415,28 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
             return {i: title if title else by_line.get(i) or Candidate(i, lines[i].stripped, "plain")
                     for i, title in starts.items()}
     return dict(sorted(chosen.items()))
+
+
+def _lines_under_titled_headings(cands: list[Candidate], scores: Sequence[float],
+                                 chosen: dict[int, Candidate]) -> None:
+    """Drop from ``chosen`` the plain-line anchors under the headings of a digest: when three or
+    more anchors are headings of one style that the classifier scores at
+    :data:`CONFIDENT_TITLE_SCORE` or more, a plain line after one of them (before the next) is a
+    line of that paper's entry (its one-line summary, an "Abstract" toggle), not a paper."""
+    score = {c.line: p for c, p in zip(cands, scores, strict=True)}
+    titled = Counter(c.style for at, c in chosen.items()
+                     if c.style in _HEADING_STYLES and score.get(at, 0.0) >= CONFIDENT_TITLE_SCORE)
+    if not titled or max(titled.values()) < MIN_GROUPED_ITEMS:
+        return
+    style = titled.most_common(1)[0][0]
+    first = min(at for at, c in chosen.items() if c.style == style and score.get(at, 0.0) >= CONFIDENT_TITLE_SCORE)
+    under = False
+    for at in sorted(chosen):
+        c = chosen[at]
+        if c.style in _HEADING_STYLES or c.style != "plain":
+            under = c.style == style and score.get(at, 0.0) >= CONFIDENT_TITLE_SCORE
+        elif under and at > first:
+            del chosen[at]
 
 
 def _begins_any(rows: list[Candidate], named: list[str]) -> bool:

@@ -1062,3 +1062,18 @@ def test_list_items_with_a_venue_and_a_bracketed_note_after_the_title() -> None:
     assert titles(text) == [("Modeling Spatio-temporal Neighbourhood for Personalized Recommendation", None),
                             ("Next Point-of-Interest Recommendation with Inferring Future Preferences", None),
                             ("Enhancing Sequential Recommendation with Graph Contrastive Learning", None)]
+
+
+def test_a_digest_entrys_summary_and_abstract_toggle_stay_in_its_section() -> None:
+    """A weekly digest: "## Title", a one-line summary quote, a credit, a link and a collapsed
+    "<details><summary>Abstract</summary>" per paper: one section per heading."""
+    entry = ("## {t}\n\n![](https://img.shields.io/badge/decoding-F08080) ![](https://img.shields.io/badge/LLM-FF8C00)\n\n> 针对{zh}问题，提出一种新方法，提升效率与质量\n\n**Authors:** Ann Lee, Bo Chen | **Date:** 2026-03-26\n\n"
+             "**Link:** [http://arxiv.org/abs/2603.2{n}702v1](http://arxiv.org/abs/2603.2{n}702v1)\n\n"
+             "<details><summary>Abstract</summary>\n\nWe study {t} and show that it helps a lot.\n\n</details>\n\n---\n\n")
+    papers = ["Sparse Widgets for Fast Decoding of Diffusion Models", "Green Adaptive Inference for Accessible Agents",
+              "Group-Shared Low-Rank Approximation for Quantized Models", "Head Sensitivity Scores for Sparse Attention",
+              "Online Rollout Pruning for Faster Reinforcement Learning", "Rank Consistent Token Reduction for Agents",
+              "Mixture of Experts Routing via Reinforcement Learning", "A Data-Driven Framework for Pipeline Training",
+              "Variable Length Token Scheduling for Medical Volumes", "Layer-Wise Sensitivity Aware Quantization"]
+    text = "# 2026-03-27\n\n---\n\n" + "".join(entry.format(t=t, zh="推理速度" * (k + 1), n=k) for k, t in enumerate(papers))
+    assert titles(text) == [(t, None) for t in papers]
