@@ -790,6 +790,8 @@ _NOT_INHERITED = frozenset((*paper_records.TITLE_FIELDS, *paper_records.TITLE_ZH
 #: fewer values than characters (each value, key and separator takes one at least), so only
 #: aliases repeated within aliases ("billion laughs") reach this many.
 YAML_VALUES_PER_CHAR = 10
+#: A letter of any script (a group label such as "2025" has none).
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 def yaml_records(node: Any, budget: list[float] | None = None) -> list[dict]:
@@ -827,10 +829,11 @@ def _yaml_records(node: Any, inherited: dict, in_list: bool, seen: set[int], out
         return
     parent = {k: v for k, v in inherited.items() if k.casefold() not in _NOT_INHERITED}
     nested = [v for v in node.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
-    if nested and not any(str(k).casefold() in _NOT_INHERITED for k in node):
+    if nested and not any(paper_records.field_key(str(k)) in _NOT_INHERITED and isinstance(v, str) and _LETTER.search(v)
+                          for k, v in node.items()):
         # a mapping without a title or text of its own that groups records ("- venue: NeurIPS /
-        # awards: [...]"); one with a title is a record, its lists of mappings its fields
-        # ("authors: [{name: …}]")
+        # awards: [...]", "- title: '2025' / images: [...]"); one with a title is a record, its
+        # lists of mappings its fields ("authors: [{name: …}]")
         for v in nested:
             _yaml_records(v, {**parent, **scalars}, False, seen, out, budget)
         return

@@ -501,7 +501,8 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
                               encoding=decoded.encoding))
             continue
         record = formats.parse_record(obj)
-        if not record.error and record.paper is not None and not _names_a_paper(json.loads(record.paper)):
+        if (not record.error and record.paper is not None and not _names_a_paper(json.loads(record.paper))
+                and not any(isinstance(v, str) and _DOI.search(v) for v in obj.values())):
             rows.append(_fail(row, f"{label}: a name ({record.title!r}) and no field of a paper (authors, venue, "
                                    "year, award, abstract, a link): a site's or a tool's settings", "EmptyDocument",
                               status="empty", encoding=decoded.encoding))
@@ -526,6 +527,10 @@ _PAPER_EVIDENCE = ("authors", "institutions", "abstract", "urls", "venue", "year
 #: Fields (casefolded) of which a YAML mapping names one at least to be read as a record.
 _NAMING_FIELDS = frozenset(paper_records.field_key(f) for f in (
     *paper_records.TEXT_FIELDS, *paper_records.TITLE_FIELDS, *paper_records.TITLE_ZH_FIELDS))
+
+
+#: A DOI in any field of a record ("id: doi:10.1145/3539618.3591874"): a publication's identifier.
+_DOI = re.compile(r"\b10\.\d{4,9}/\S+")
 
 
 def _names_a_paper(fields: dict) -> bool:

@@ -42,12 +42,12 @@ _LINK_VALUE = re.compile(
     r"^\s*(?:\S*://|www\.|arxiv\s*:|doi\s*:|\d{4}\.\d{4,5}(?:v\d+)?\s*$|10\.\d{4,9}/\S+\s*$)", re.I)
 #: Fields holding a Chinese title.
 TITLE_ZH_FIELDS = ("title_zh", "中文标题", "中文標題")
-AUTHOR_FIELDS = ("authors", "author", "author_names", "作者", "论文作者", "論文作者")
+AUTHOR_FIELDS = ("authors", "author", "author_names", "first_author", "作者", "论文作者", "論文作者")
 INSTITUTION_FIELDS = ("institutions", "institution", "affiliations", "affiliation", "机构", "機構", "单位", "單位")
 ABSTRACT_FIELDS = ("abstract", "摘要", "论文摘要", "論文摘要", "summary")
 URL_FIELDS = ("url", "link", "pdf", "pdf_url", "paper_url", "open_access_url", "链接", "鏈接", "連結",
               "论文链接", "論文連結", "论文地址", "論文地址")
-VENUE_FIELDS = ("venue", "conference", "venue_name", "conference_name", "会议", "會議", "journal_ref", "journal-ref",
+VENUE_FIELDS = ("venue", "conference", "conf", "venue_name", "conference_name", "会议", "會議", "journal_ref", "journal-ref",
                 "journal", "booktitle", "publisher")
 #: Tag-like fields that may name the venue among other things; only a known venue counts there.
 VENUE_HINT_FIELDS = ("categories", "category", "tags", "source", "comments", "comment")
@@ -161,8 +161,9 @@ def field_key(name: str) -> str:
     """A field name as matched: NFKC-normalised (full-width "Ｔｉｔｌｅ" is "title"), invisible
     format characters removed, camel-case words parted, case-folded, surrounding spaces removed,
     inner spaces, hyphens and dots as ``_`` ("Paper Title", "paper-title" and "PaperTitle", as a
-    conference system's export writes it, are ``paper_title``)."""
-    name = _KEY_FORMAT_CHARS.sub("", unicodedata.normalize("NFKC", name)).strip()
+    conference system's export writes it, are ``paper_title``), underscores around it removed
+    (a site generator's private "_title" is "title")."""
+    name = _KEY_FORMAT_CHARS.sub("", unicodedata.normalize("NFKC", name)).strip().strip("_") or name
     if _CAMEL_CASE.fullmatch(name):
         name = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name)
     return _KEY_SEPARATORS.sub("_", name.casefold())

@@ -989,3 +989,19 @@ def test_a_yaml_mapping_with_no_title_or_text_field_is_an_empty_row_that_says_wh
         ("empty", "EmptyDocument", None), ("ok", None, "A Paper On Things")]
     assert rows[0]["error"] == ("social.yml#1: a mapping with no title or text field (its keys: 'icon', 'url'): "
                                 "not a paper, a site's or a tool's settings")
+
+
+def test_yaml_records_grouped_by_year_with_private_keys_and_doi_ids(tmp_path: Path) -> None:
+    """A site's publication data: papers grouped under a year ("- title: '2025' / items: [...]":
+    a title without a letter labels a group), a generator's private keys ("_title",
+    "_first_author"), a DOI as the only other field, and venues under "conf"."""
+    path = tmp_path / "pubs.yml"
+    path.write_text("- title: '2025'\n  items:\n    - title: A Paper On Sparse Widgets\n      authors: Ann Lee and Bo Wu\n"
+                    "      conf: IEEE International Conference on Robotics and Automation (ICRA)\n"
+                    "- id: doi:10.1145/3539618.3591874\n  _title: Understanding User Immersion in Short Videos\n"
+                    "- id: doi:10.1145/3547333\n")
+    rows = read_documents("pubs.yml", str(path))
+    assert [(r["status"], r["title"]) for r in rows] == [
+        ("ok", "A Paper On Sparse Widgets"), ("ok", "Understanding User Immersion in Short Videos"), ("empty", None)]
+    first = json.loads(rows[0]["paper_record"])
+    assert (first["authors"], first["venue"]) == (["Ann Lee", "Bo Wu"], "ICRA")
