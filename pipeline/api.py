@@ -46,13 +46,10 @@ def run(corpus: str | Path, out: str | Path, config: Config | str | Path | Mappi
     """Run the pipeline over ``corpus`` and publish the tables in ``out`` (:mod:`pipeline.runner`).
 
     Args:
-        corpus: folder of articles (read recursively).
         out: output folder (created if missing; empty, new, or an earlier run's).
         config: None (defaults), a :class:`pipeline.config.Config`, a TOML path, or overrides by
             section (``{"dedup": {"match_threshold": 0.8}}``).
-        full: ignore the state.
-        progress: show progress bars.
-        allow_empty: publish empty tables over a non-empty ``out``.
+        full, progress, allow_empty: as :func:`pipeline.runner.run`.
 
     Model hubs stay offline unless the environment says otherwise; ``os.environ`` is restored
     on return (:func:`caller_environment`).

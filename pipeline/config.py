@@ -269,8 +269,7 @@ def apply_overrides(config: Config, overrides: dict[str, dict[str, Any]]) -> Con
 def load_config(path: str | Path | None = None, overrides: dict[str, dict[str, Any]] | None = None) -> Config:
     """Defaults, then the TOML file at ``path``, then ``overrides`` (CLI flags).
 
-    Raises:
-        ConfigError: missing file, invalid TOML, unknown key or bad value.
+    Raises ConfigError: missing file, invalid TOML, unknown key or bad value.
     """
     config = Config()
     if path is not None:

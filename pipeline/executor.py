@@ -62,8 +62,7 @@ class Executor:
         """``fn(item, context)`` per item, results in order, at most :data:`IN_FLIGHT_PER_WORKER`
         per worker ahead. Left early, the executor is terminated.
 
-        Raises:
-            concurrent.futures.process.BrokenProcessPool: a worker died; whatever ``fn`` raised.
+        Raises concurrent.futures.process.BrokenProcessPool: a worker died; whatever ``fn`` raised.
         """
         window: collections.deque = collections.deque()
         items = iter(items)

@@ -505,8 +505,7 @@ def extract_html(html: str) -> HtmlContent:
     node -> :func:`_with_huge_text`; an unclosed ``<title>`` -> :func:`close_unclosed_title`;
     unloadable -> lxml's plain text; unparseable -> kept as is. Date: htmldate, markup only.
 
-    Returns:
-        an :class:`HtmlContent`. Never raises for a bad page: failures become notes.
+    Returns an :class:`HtmlContent`. Never raises for a bad page: failures become notes.
     """
     notes: list[str] = []
     if not html.strip():
@@ -753,8 +752,7 @@ def parse_record(obj: dict) -> JsonlRecord:
       (:func:`pipeline.paper_records.render`), ``paper`` the fields as JSON, ``title`` English
       else Chinese, ``url`` its first link.
 
-    Returns:
-        a :class:`JsonlRecord`, ``error`` set when neither or the title is rejected. Never raises.
+    Returns a :class:`JsonlRecord`, ``error`` set when neither or the title is rejected. Never raises.
     """
     reading = paper_records.read_record(obj)
     if reading.error:

@@ -96,8 +96,7 @@ def mention_hashes(path: str | Path) -> pd.DataFrame:
     """``section_id`` and :data:`HASH_COLUMNS` per section of a sections Parquet file (absent
     :data:`HASHED_COLUMNS` are null).
 
-    Raises:
-        OSError, pyarrow.ArrowException: unreadable; KeyError: no ``section_id``.
+    Raises OSError, pyarrow.ArrowException: unreadable; KeyError: no ``section_id``.
     """
     file = pq.ParquetFile(path)
     names = set(file.schema_arrow.names)
@@ -437,11 +436,9 @@ def stable_ids(section_paper_ids: pa.Array, papers: pa.Table, run_dir: Path,
         metadata: the tables' key-value metadata.
         sections: this run's sections Parquet file, for hashes; None: match by ``section_id``.
 
-    Returns:
-        ``(section_paper_ids, papers, counts)`` with stable ids, ``papers`` sorted by ``paper_id``.
+    Returns ``(section_paper_ids, papers, counts)`` with stable ids, ``papers`` sorted by ``paper_id``.
 
-    Raises:
-        OSError: a file cannot be written or ``sections`` read.
+    Raises OSError: a file cannot be written or ``sections`` read.
     """
     out_dir = run_dir.parents[len(Path(RUNS_DIR).parts)]
     clusters = papers.select(["paper_id", "section_ids", *TRACKED_FIELDS]).to_pandas()

@@ -222,8 +222,7 @@ def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | No
     section; otherwise a section runs from after the previous block to the end of its block,
     headed by the block's title.
 
-    Returns:
-        ``{start line: heading}``; None: the start line is the heading.
+    Returns ``{start line: heading}``; None: the start line is the heading.
     """
     is_meta = [k in ("kv", "kv_title") for k in kinds]
     blocks: list[tuple[int, int]] = []

@@ -38,8 +38,7 @@ def list_corpus(corpus: str | Path, extensions: list[str]) -> tuple[pd.DataFrame
         ``\\xNN``) and ``abs_path`` (the path to open); ``skipped`` has ``source_path`` and
         ``reason`` (a skipped folder is one row).
 
-    Raises:
-        FileNotFoundError: ``corpus`` does not exist or is not a folder.
+    Raises FileNotFoundError: ``corpus`` does not exist or is not a folder.
     """
     root = Path(corpus)
     if not root.is_dir():

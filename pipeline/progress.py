@@ -89,8 +89,7 @@ class Progress:
         to 100, in run order). Yields ``done(step)`` to call as each step ends; the bar is filled
         and closed when the block ends.
 
-        Raises:
-            ValueError: shares not summing to 100; ``done`` of an unknown step.
+        Raises ValueError: shares not summing to 100; ``done`` of an unknown step.
         """
         if sum(shares.values()) != 100:
             raise ValueError(f"the shares of {phase}'s steps sum to {sum(shares.values())}, not 100")

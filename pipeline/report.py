@@ -684,8 +684,7 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
         sections' other columns are read only at the shown rows; :data:`HEAD_COLUMNS` hold heads;
         ``context`` has rows but no column.
 
-    Raises:
-        FileNotFoundError: a table is missing.
+    Raises FileNotFoundError: a table is missing.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -200,22 +200,17 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
     written to ``OUT/.pipeline/runs/<run_id>/`` and published under a lock
     (:mod:`pipeline.publish`); the result equals a full rebuild's on every engine.
 
-    Args:
-        corpus: folder of articles (read recursively).
-        out_dir: output folder (created if missing).
-        config: the run's configuration.
-        embedder: used instead of building one from ``config.embed``.
-        progress: progress bars (:func:`pipeline.progress.progress_mode`).
-        full: ignore the state (the embedding cache is still used).
-        allow_empty: publish empty tables over a non-empty published run.
+    ``corpus`` is read recursively; ``out_dir`` is created if missing; ``embedder`` replaces the
+    one ``config.embed`` builds; ``progress`` as :func:`pipeline.progress.progress_mode`; ``full``
+    ignores the state (not the embedding cache); ``allow_empty`` publishes empty tables over a
+    non-empty published run.
 
     Raises:
         FileNotFoundError: ``corpus`` is not a folder.
         pipeline.publish.OutputLocked: another run holds the lock.
         pipeline.outdir.OutputRefused: ``out_dir`` overlaps the corpus or holds foreign files.
         pipeline.errors.ConfigError: the embedder cannot be built, or Ray is missing.
-        pipeline.errors.EmptiedCorpus: no file with content, a non-empty published run, and
-            not ``allow_empty``.
+        pipeline.errors.EmptiedCorpus: nothing to read over a non-empty run, not ``allow_empty``.
         OSError: ``out_dir`` cannot be written.
     """
     corpus, out_dir = Path(corpus), Path(out_dir)

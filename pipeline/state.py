@@ -112,8 +112,7 @@ def to_plain(value: Any) -> Any:
     """``value`` as plain JSON-able Python: None, NaN, infinities, ``pd.NA``, ``NaT`` -> None;
     numpy scalars -> Python; integral floats -> int; arrays, tuples -> lists; dict keys -> str.
 
-    Raises:
-        TypeError: a value JSON cannot hold.
+    Raises TypeError: a value JSON cannot hold.
     """
     if value is None or isinstance(value, bool | str):
         return value

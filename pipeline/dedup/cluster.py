@@ -251,8 +251,7 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
         sections: rows with :data:`SCORER_COLUMNS`, or the :class:`PairScorer` built from them.
         emb: :func:`embed_sections` of ``sections``; a bare float32 ``(n, d)`` array is the
             content vectors, with no title vectors.
-        scratch: folder for scratch files (None: the system's temporary folder).
-        as_arrays: return numpy arrays instead of lists.
+        scratch: folder for scratch files (None: temp); as_arrays: numpy arrays, not lists.
         on_step: called with each :data:`CLUSTERING_STEPS` name but ``"fusion"`` as it ends.
 
     Returns:

@@ -155,11 +155,9 @@ def count_sources(doc_ids: pa.Array | pa.ChunkedArray, documents: Sequence[str] 
         documents: every document's distinct ``doc_id``: strings or an Arrow string array.
         dup_of: aligned with ``documents``, each one's original or None.
 
-    Returns:
-        int32 Arrow array, one count per paper.
+    Returns int32 Arrow array, one count per paper.
 
-    Raises:
-        ValueError: ``documents`` and ``dup_of`` differ in length.
+    Raises ValueError: ``documents`` and ``dup_of`` differ in length.
     """
     if len(documents) != len(dup_of):
         raise ValueError(f"{len(dup_of)} dup_of values for {len(documents)} documents")

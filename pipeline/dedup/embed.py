@@ -156,8 +156,7 @@ class EmbeddingParts:
     Attributes:
         n: sections added so far.
 
-    Raises:
-        OSError: from :meth:`add`, when the title file cannot be written.
+    Raises OSError: from :meth:`add`, when the title file cannot be written.
     """
 
     def __init__(self, folder: str | Path | None = None) -> None:
@@ -200,8 +199,7 @@ class EmbeddingParts:
             positions: int ``(n,)`` permutation, where row ``k`` goes; None: in turn.
             texts: keep ``title_texts``; False gives ``()``.
 
-        Raises:
-            ValueError: nothing added, or ``positions`` not a permutation of ``n``.
+        Raises ValueError: nothing added, or ``positions`` not a permutation of ``n``.
         """
         n = self.n
         if not self._contents:

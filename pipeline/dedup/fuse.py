@@ -134,14 +134,9 @@ def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[p
     """The global dedup stage on sections held in memory (scratch files in a temporary folder,
     then :func:`cluster_all`).
 
-    Args:
-        sections: one row per section with the extract columns plus ``section_id``, ``doc_id``.
-        embedder: the configured embedder.
-
-    Returns:
-        ``(sections, papers)``: ``sections`` sorted by ``section_id`` with ``paper_id``,
-        ``match_score`` (float or None) and ``embedding_chars_cut``; ``papers`` with
-        :data:`PAPER_COLUMNS`, sorted by ``paper_id``.
+    ``sections``: the extract columns plus ``section_id``, ``doc_id``. Returns ``(sections,
+    papers)``: ``sections`` sorted by ``section_id`` with ``paper_id``, ``match_score`` (float or
+    None) and ``embedding_chars_cut``; ``papers`` with :data:`PAPER_COLUMNS`, by ``paper_id``.
     """
     sections = sections.sort_values("section_id", kind="stable").reset_index(drop=True)
     if sections.empty:
@@ -175,10 +170,8 @@ def cluster_all(slims: ScratchColumns, vectors: EmbeddingParts, config: Config, 
     Args:
         slims: the sections in corpus order (the runner's scratch Parquet).
         vectors: the chunks' :func:`embed_sections`, in the same order.
-        scratch: the run's scratch folder.
         content: the content vectors in corpus order when ``vectors`` has none: copied to a
             memory-mapped ``.npy`` in section-id order; closed here.
-        on_step: passed to :func:`cluster_sections`.
 
     Returns:
         ``(paper_ids, match_scores, papers, doc_ids)``: per section in corpus order its paper id
@@ -248,11 +241,8 @@ def cluster_groups(store: ScratchColumns, labels: Sequence[int] | np.ndarray, ba
         labels: ``n`` integer cluster labels, aligned with the rows.
         batch_rows: rows converted at a time; the result does not depend on it.
 
-    Yields:
-        ``(label, rows)`` by ascending label, rows as :data:`DEDUP_COLUMNS` dicts in row order.
-
-    Raises:
-        ValueError: ``labels`` and the rows (or ``order``) differ in length.
+    Yields ``(label, rows)`` by ascending label, rows as :data:`DEDUP_COLUMNS` dicts in row order.
+    ValueError when ``labels`` and the rows (or ``order``) differ in length.
     """
     labels = np.asarray(labels)
     n = store.n if order is None else len(order)
@@ -290,8 +280,7 @@ def cluster_papers(sections: ScratchColumns, emb: SectionEmbeddings, config: Con
         sections: the run's :class:`ScratchColumns` (:data:`DEDUP_COLUMNS`), row ``order[i]`` the
             ``i``-th in section-id order (``order`` None: already so); read column by column.
         emb: :func:`embed_sections` of the rows, in section-id order.
-        scratch: passed to :func:`cluster_sections`; fusion's regrouped copy goes there too.
-        on_step: passed to :func:`cluster_sections`.
+        scratch: for :func:`cluster_sections` and fusion's regrouped copy.
 
     Returns:
         ``(paper_ids, match_scores, papers)``: per row in section-id order the paper id (Arrow

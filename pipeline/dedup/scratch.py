@@ -40,8 +40,7 @@ TEXT_BATCH = 65536
 class ScratchColumns:
     """The sections of a Parquet file (:data:`SCRATCH_SCHEMA` columns), read one column at a time.
 
-    Raises:
-        OSError: the file cannot be read; pyarrow.ArrowInvalid: it is not Parquet.
+    Raises OSError: the file cannot be read; pyarrow.ArrowInvalid: it is not Parquet.
     """
 
     def __init__(self, path: str | Path) -> None:
