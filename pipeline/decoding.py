@@ -44,9 +44,8 @@ _BOMS = (
 UTF8_MIN_VALID_NON_ASCII = 20
 #: ...and at most this share of invalid sequences relative to them.
 UTF8_MAX_BAD_SHARE = 0.1
-#: A short file with at most this many invalid sequences is also mostly UTF-8 when its valid
-#: non-ASCII characters outnumber them UTF8_SHORT_MIN_RATIO times (GBK or Big5 bytes form a
-#: valid UTF-8 sequence about one pair in ten, so they fail this).
+#: A short file with at most this many invalid sequences is also mostly UTF-8 when valid non-ASCII
+#: characters outnumber them UTF8_SHORT_MIN_RATIO times (GBK/Big5 bytes seldom form valid UTF-8).
 UTF8_SHORT_MAX_BAD = 3
 UTF8_SHORT_MIN_RATIO = 2
 #: Chinese codecs always tried on non-UTF-8 bytes, whatever the detector says.
@@ -342,7 +341,9 @@ def _by_line(data: bytes, score: Callable[[str], float]) -> Decoded | None:
 
 def _mostly_utf8(data: bytes) -> Decoded | None:
     """UTF-8 with a few invalid bytes, replaced by U+FFFD and noted, when valid non-ASCII characters
-    far outnumber them (else one bad byte sends the file to a single-byte code page)."""
+    outnumber them by :data:`UTF8_MIN_VALID_NON_ASCII` / :data:`UTF8_MAX_BAD_SHARE`, or in a short
+    file by :data:`UTF8_SHORT_MAX_BAD` / :data:`UTF8_SHORT_MIN_RATIO` (else one bad byte sends the
+    file to a single-byte code page)."""
     text = data.decode("utf-8", "replace")
     bad = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
     if bad <= 0:
