@@ -312,7 +312,6 @@ class PooledEmbedder:
     pieces and all later calls are encoded here, with a warning.
 
     Args:
-        config: the run's configuration.
         workers: processes (>= 1).
         min_texts: None reads :data:`POOL_MIN_TEXTS` at each call.
         executor: None: a :class:`pipeline.executor.ProcessPool` (``"use"`` backend only).
