@@ -1,13 +1,8 @@
-"""Imported before spaCy (by :mod:`pipeline.nlp`, :mod:`pipeline.keywords`,
-:mod:`pipeline.yake_port`): thinc imports torch at its own import when torch is installed
-(``thinc.compat``), though no stage uses it (spaCy's English tokenizer and stop-word lists only);
-importing torch costs every process seconds and memory (bench/README.md).
-
-So thinc is imported with ``sys.modules["torch"] = None`` (``import torch`` then raises
-``ModuleNotFoundError``: https://docs.python.org/3/reference/import.html#the-module-cache), and
-the entry is removed again so a later ``import torch`` works. Nothing is done when torch or
-thinc is already imported. Side effects: thinc's torch layers find no torch in this process, and
-another thread importing torch meanwhile fails; import torch before ``pipeline`` to avoid both.
+"""Imported before spaCy: thinc imports torch when installed, though no stage uses it, costing
+every process seconds and memory (bench/README.md). thinc is imported with
+``sys.modules["torch"] = None`` (https://docs.python.org/3/reference/import.html#the-module-cache),
+then the entry is removed. Nothing happens when torch or thinc is already imported; import torch
+before ``pipeline`` if thinc's torch layers are needed in the process.
 """
 
 from __future__ import annotations

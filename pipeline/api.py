@@ -1,9 +1,5 @@
-"""The Python entry point for orchestrators (cron, Airflow, Dagster): :func:`run`.
-
-``pipeline.run(corpus, out, config)`` does what ``python -m pipeline run CORPUS --out OUT`` does,
-without the summary, and returns a :class:`RunResult`: the exit code the command would give and
-where the published files are.
-"""
+"""The Python entry point for orchestrators (cron, Airflow, Dagster): :func:`run`, as
+``python -m pipeline run CORPUS --out OUT`` without the summary, returning a :class:`RunResult`."""
 
 from __future__ import annotations
 
@@ -23,16 +19,15 @@ class RunResult:
     """What :func:`run` published.
 
     Attributes:
-        exit_code: as the command's: 0, or 1 when more files failed than ``run.max_failed``
-            allows (the outputs are published either way).
-        run_id: the run's id (``manifest.json``'s ``run_id``).
-        counts: rows per table (``documents`` ... ``errors``).
-        files: corpus files ``processed``, ``reused`` (unchanged since the last run) and ``removed``.
-        failed_files: documents that could not be read or processed (status ``error``).
+        exit_code: the command's: 0, or 1 when more files failed than ``run.max_failed`` allows
+            (published either way).
+        run_id: ``manifest.json``'s ``run_id``.
+        counts: rows per table.
+        files: corpus files ``processed``, ``reused`` and ``removed``.
+        failed_files: documents with status ``error``.
         tables: table name -> its Parquet file in ``out``.
-        report: ``report.html``, or None when it could not be written.
-        card: the dataset card ``README.md``.
-        manifest: ``manifest.json``.
+        report: ``report.html``, or None when not written.
+        card, manifest: ``README.md`` and ``manifest.json``.
     """
 
     exit_code: int
@@ -48,31 +43,23 @@ class RunResult:
 
 def run(corpus: str | Path, out: str | Path, config: Config | str | Path | Mapping[str, Any] | None = None, *,
         full: bool = False, progress: bool = False, allow_empty: bool = False) -> RunResult:
-    """Run the pipeline over ``corpus`` and publish the tables in ``out`` (incremental, locked,
-    atomic per file: :mod:`pipeline.runner`, :mod:`pipeline.publish`).
+    """Run the pipeline over ``corpus`` and publish the tables in ``out`` (:mod:`pipeline.runner`).
 
     Args:
-        corpus: folder of articles (read recursively).
-        out: output folder (created if missing; must be empty, new, or one an earlier run wrote).
-        config: None for the defaults; a :class:`pipeline.config.Config`; a TOML file's path; or
-            overrides by section, e.g. ``{"dedup": {"match_threshold": 0.8}}``.
-        full: process every file again (ignore the state).
-        progress: show progress bars.
-        allow_empty: publish empty tables when ``corpus`` lists no file but ``out`` holds a run's.
+        out: output folder (created if missing; empty, new, or an earlier run's).
+        config: None (defaults), a :class:`pipeline.config.Config`, a TOML path, or overrides by
+            section (``{"dedup": {"match_threshold": 0.8}}``).
+        full, progress, allow_empty: as :func:`pipeline.runner.run`.
 
-    Model hubs stay offline (``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1``) during the run
-    unless the environment already sets them; on return (or raise) ``os.environ`` is the
-    caller's again, including what libraries imported during the run set in it (see
-    :func:`caller_environment`).
+    Model hubs stay offline unless the environment says otherwise; ``os.environ`` is restored
+    on return (:func:`caller_environment`).
 
     Raises:
         FileNotFoundError: ``corpus`` is not a folder.
-        pipeline.errors.ConfigError: a bad configuration (``config`` or the file it names).
-        pipeline.outdir.OutputRefused: ``out`` overlaps the corpus or holds files the pipeline did
-            not write (nothing written).
+        pipeline.errors.ConfigError: a bad configuration.
+        pipeline.outdir.OutputRefused: ``out`` overlaps the corpus or holds foreign files.
         pipeline.publish.OutputLocked: another run is writing ``out``.
-        pipeline.errors.EmptiedCorpus: ``corpus`` lists no file, ``out`` holds a run's tables and
-            ``allow_empty`` is False (nothing published).
+        pipeline.errors.EmptiedCorpus: nothing listed over a non-empty ``out`` without ``allow_empty``.
         OSError: ``out`` cannot be written.
     """
     with caller_environment():
@@ -83,9 +70,8 @@ def run(corpus: str | Path, out: str | Path, config: Config | str | Path | Mappi
 
 @contextlib.contextmanager
 def caller_environment() -> Iterator[None]:
-    """Restore ``os.environ`` on exit to what it was on entry: variables added inside are removed,
-    changed or removed ones put back. A library reads such settings when it is imported, so one
-    imported inside keeps what it read; the caller's process and its later subprocesses do not."""
+    """Restore ``os.environ`` on exit (added variables removed, changed ones put back); libraries
+    imported inside keep what they read."""
     saved = dict(os.environ)
     try:
         yield

@@ -1,18 +1,11 @@
-"""A time budget for one unit of work: :func:`time_limit` raises :class:`Timeout` in the
-middle of the work once the budget is spent.
+"""A time budget for one unit of work: :func:`time_limit` raises :class:`Timeout` mid-work once
+the budget is spent.
 
-The limit is an interval timer (``signal.setitimer(ITIMER_REAL)``) whose ``SIGALRM`` handler
-raises :class:`Timeout`. Python runs signal handlers in the main thread between bytecodes, so the
-work is interrupted at the next Python-level step: a single long call into C (one regular
-expression over megabytes, a parse in libxml2) ends first. The limit applies only in a process's
-main thread (the run's process, a pool worker, a Ray actor) and where ``setitimer`` exists
-(POSIX); elsewhere :func:`time_limit` does nothing.
-
-In a pool worker (:func:`enable_cpu_backstop`), a call into C that runs on is stopped by the
-kernel: :func:`time_limit` also sets the process's CPU-time limit (``RLIMIT_CPU``, setrlimit(2))
-:data:`CPU_BACKSTOP_FACTOR` times the budget ahead, and ``SIGXCPU`` ends the process there; the
-pool reads a dead worker as such (:func:`pipeline.runner._surviving`), and the file gets a
-``WorkerDied`` row.
+An ``ITIMER_REAL`` interval timer's ``SIGALRM`` handler raises it, at the next Python step (one
+long C call ends first); only in a main thread and where ``setitimer`` exists (POSIX), else a
+no-op. In pool workers (:func:`enable_cpu_backstop`) it also sets ``RLIMIT_CPU``
+(setrlimit(2)) :data:`CPU_BACKSTOP_FACTOR` times the budget ahead, so ``SIGXCPU`` ends a runaway C
+call; the file then gets a ``WorkerDied`` row.
 """
 
 from __future__ import annotations
@@ -28,23 +21,19 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     resource = None  # type: ignore[assignment]
 
-#: CPU seconds a worker may spend past the start of a budget, per second of budget, before the
-#: kernel ends it: the wall-time budget holds whatever Python runs; this only stops C code.
+#: CPU seconds past a budget's start per second of budget before the kernel ends a worker (stops C code only).
 CPU_BACKSTOP_FACTOR = 2.0
 _cpu_backstop = False
 
 
 def enable_cpu_backstop() -> None:
-    """Make every later :func:`time_limit` of this process also a CPU-time limit that ends the
-    process (for pool workers only: the run's own process must never be ended so)."""
+    """Make later :func:`time_limit` calls also a process-ending CPU limit (pool workers only)."""
     global _cpu_backstop
     _cpu_backstop = resource is not None
 
 
 class Timeout(BaseException):
-    """The budget of :func:`time_limit` is spent. A ``BaseException``, like ``KeyboardInterrupt``,
-    so that the ``except Exception`` of code that isolates a bad row does not take it for an
-    error of that row: it leaves the whole unit of work."""
+    """The budget is spent. A ``BaseException`` so row-isolating ``except Exception`` lets it through."""
 
     def __init__(self, seconds: float):
         super().__init__(f"took more than {seconds:g} s")
@@ -53,11 +42,8 @@ class Timeout(BaseException):
 
 @contextmanager
 def time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise :class:`Timeout` inside the ``with`` block once ``seconds`` (wall time) have passed.
-
-    ``None`` or ``0``: no limit. Not nestable (one timer per process); the previous ``SIGALRM``
-    handler is restored on exit.
-    """
+    """Raise :class:`Timeout` in the block after ``seconds`` of wall time (None or 0: no limit).
+    Not nestable; the previous ``SIGALRM`` handler is restored."""
     if not seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -78,8 +64,8 @@ def time_limit(seconds: float | None) -> Iterator[None]:
 
 
 def _set_cpu_backstop(seconds: float) -> tuple[int, int]:
-    """Set the soft ``RLIMIT_CPU`` :data:`CPU_BACKSTOP_FACTOR` times ``seconds`` past the CPU
-    time used so far (whole seconds, at most the hard limit); returns the limits to restore."""
+    """Set the soft ``RLIMIT_CPU`` :data:`CPU_BACKSTOP_FACTOR` times ``seconds`` past the CPU time
+    used (whole seconds, at most the hard limit); returns the limits to restore."""
     limits = resource.getrlimit(resource.RLIMIT_CPU)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     soft = math.ceil(usage.ru_utime + usage.ru_stime + CPU_BACKSTOP_FACTOR * seconds)

@@ -1,14 +1,7 @@
-"""The dataset card: ``README.md`` of an output folder, for analysts and dataset hubs.
-
-:func:`render` writes, from a run's manifest and the data dictionary (:mod:`pipeline.datadict`):
-
-- a YAML header whose ``configs:`` has one config per table (the Hugging Face Hub's dataset card
-  format, read by ``datasets.load_dataset(OUT, "<table>")``), ``papers`` the default;
-- what one row of each table is, its row count, and its columns (type and meaning);
-- the run: id, times, mode, pipeline version, embedder, and the configuration as JSON.
-
-The card names the corpus by its folder name only (a card travels with an export; the full path
-stays in ``manifest.json``).
+"""The dataset card: ``README.md`` of an output folder, from a run's manifest and
+:mod:`pipeline.datadict`: a Hugging Face Hub YAML header with one ``configs:`` entry per table
+(``papers`` default), each table's rows and columns, and the run. The corpus is named by its
+folder name only (the card travels with exports).
 """
 
 from __future__ import annotations
@@ -32,8 +25,7 @@ def _cell(text: str) -> str:
 
 
 def render(manifest: dict[str, Any]) -> str:
-    """The card's Markdown for the run ``manifest`` (a ``manifest.json`` dict: ``row_counts``,
-    ``config``, ``run_id`` ... ; a key it lacks is left out)."""
+    """The card's Markdown for a ``manifest.json`` dict (missing keys left out)."""
     counts = manifest.get("row_counts", {})
     corpus = Path(str(manifest.get("corpus", "corpus"))).name or "corpus"
     header = ["---", f"pretty_name: Papers found in {json.dumps(corpus, ensure_ascii=False)}", "configs:"]

@@ -13,8 +13,7 @@ from .textutil import data_lines
 #: Openings of a chat assistant's reply, one per line (``pipeline/data``).
 CHATTER_FILE = "llm_chatter.txt"
 
-#: The tags of a reasoning model's thinking; a block runs from an opening tag to the closing tag
-#: that balances it (or, when the text ends first, to the last closing tag in it).
+#: A reasoning model's thinking tags; a block runs to its balancing closing tag (else the last one).
 _THINK_TAG = re.compile(r"<(/?)think>", re.I)
 _THINK_LINE_OPENER = re.compile(r"^[ \t]*(<think>)", re.I | re.M)
 
@@ -31,15 +30,13 @@ def _initials() -> frozenset[str]:
 
 
 def _glued_word(phrase: str, after: str) -> bool:
-    """Whether ``after`` (the character after ``phrase`` in a line) goes on the phrase's last
-    Latin word ("Great question" in "Great questions remain …"): then the line says something else."""
+    """Whether ``after`` continues the phrase's last Latin word ("Great question" / "questions")."""
     return bool(after) and phrase[-1].isascii() and phrase[-1].isalnum() and after.isalnum()
 
 
 def opens_reply(body: str) -> bool:
-    """Whether ``body`` (a line without its leading decoration) opens with a phrase of
-    :data:`CHATTER_FILE`, NFKC-normalised and case-folded; a phrase ending in a Latin word must
-    end with a whole word there."""
+    """Whether ``body`` (without leading decoration) opens with a :data:`CHATTER_FILE` phrase
+    (NFKC, case-folded), a Latin last word ending whole."""
     if unicodedata.normalize("NFKC", body[:1]).casefold() not in _initials():
         return False  # (most lines: one character looked at)
     head = unicodedata.normalize("NFKC", body[:40]).casefold()
@@ -48,11 +45,9 @@ def opens_reply(body: str) -> bool:
 
 
 def think_blocks(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each ``<think>…</think>`` block of ``text``: from an opening tag that
-    opens a line (one inside a sentence is the article speaking of the tag) to the closing tag
-    that balances it (nested blocks are inside), or, when the text ends before that, to the
-    last closing tag after it; an opening tag never closed, and a closing tag before any
-    opening one, are text. One pass over the tags (linear in ``len(text)``)."""
+    """``(start, end)`` of each ``<think>…</think>`` block: from an opening tag at a line start to
+    its balancing closing tag, or to the last closing tag when the text ends first; unclosed or
+    unopened tags are text. Linear."""
     blocks: list[tuple[int, int]] = []
     line_openers = {m.start(1) for m in _THINK_LINE_OPENER.finditer(text)}
     start, depth, last_close = -1, 0, -1

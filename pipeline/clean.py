@@ -2,18 +2,13 @@
 
 Nothing is deleted: clean adds a ``dropped`` column, a list of spans ``{char_start, char_end,
 reason, text}`` (offsets into ``documents.text``) that later stages skip and the writer saves to
-``dropped.parquet``. Decisions rest on structure (where a line stands, its length, separators,
-sentence shape), on topic fit (:func:`pipeline.textutil.content_profile`) and on the generic
-vocabulary of the trade in zh-Hans, zh-Hant and English, never on the names of particular sites;
-boilerplate is a short, standalone line, so a body sentence that merely contains 分享 or "subscribe"
-is never dropped.
+``dropped.parquet``. Decisions rest on structure, topic fit
+(:func:`pipeline.textutil.content_profile`) and the trade's generic vocabulary (zh-Hans, zh-Hant,
+English), never on site names; boilerplate is a short standalone line.
 
-Rules, in order (each later one passes over what an earlier one dropped): front matter, HTML
-comments and LLM chatter; line boilerplate (``repost_source``, ``editor_credit``, ``caption``,
-``share_prompt``, ``newsletter``, ``copyright``, ``navigation``); related-article lists; menus at
-the edges; unrelated leading news; bylines; unrelated trailing news. Each rule with its constants is
-described in docs/cleaning.md; the fit thresholds' calibration is in bench/README.md (Thresholds).
-Spans are trimmed, sorted and never overlap (:func:`_resolve_overlaps`).
+Rules, in order: front matter, HTML comments and LLM chatter; line boilerplate; related-article
+lists; edge menus; unrelated leading news; bylines; unrelated trailing news (docs/cleaning.md; fit
+thresholds' calibration: bench/README.md). Spans are trimmed, sorted and never overlap.
 """
 
 from __future__ import annotations
@@ -46,52 +41,43 @@ from .textutil import (
     trim_span,
 )
 
-#: Units shorter than this (characters, stripped) are not scored for topic fit on their own:
-#: too few features for a stable cosine, and short lines at the ends are usually titles, links
-#: or sign-offs (see ``SHORT_MIN_FEATURES`` for the clearly off-topic exception).
+#: Units shorter than this (characters, stripped) are not scored for topic fit on their own: too
+#: few features for a stable cosine (see ``SHORT_MIN_FEATURES`` for the exception).
 MIN_SCORED_CHARS = 30
-#: The last paragraph of an article is dropped as glued news by topic fit alone only from this
-#: length on (characters), or when it is cut off mid-sentence: a short, complete closing
-#: paragraph of a short article (a quote, a one-line outlook) often shares few words with it.
-#: The glued items of the seeds, fixtures and tests run 60-700 characters.
+#: The last paragraph is dropped as glued news by topic fit alone only from this length on, or
+#: when cut off mid-sentence: a short closing paragraph often shares few words with its article.
 MIN_GLUED_CHARS = 50
 #: How many lines (not dropped by the line rules) at the start of a document can hold a byline.
 BYLINE_WINDOW = 5
-#: Longest share, follow and newsletter prompt (text units): a prompt is a call to action, not
-#: a paragraph; the longest seen ("长按识别二维码，关注…公众号，获取更多…") is about 26.
+#: Longest share, follow and newsletter prompt (text units); the longest seen is about 26.
 PROMPT_MAX_UNITS = 30
 #: Longest line in which a call-to-action phrase anywhere (扫码, 点赞, 三连) makes a prompt.
 PROMPT_LOOSE_MAX_UNITS = 20
-#: Longest copyright / licence footer and longest caption (text units): a footer may hold two
-#: short sentences ("© … All rights reserved. Reproduction … prohibited."), a caption a title.
+#: Longest copyright / licence footer and caption (text units): a footer may hold two short sentences.
 COPYRIGHT_MAX_UNITS = 40
 CAPTION_MAX_UNITS = 40
-#: Longest repost clause (text units), and the shortest rest of the line that is a real
-#: sentence to keep (shorter rests such as "已获授权。" go with the clause).
+#: Longest repost clause (text units), and the shortest rest of the line kept as a sentence.
 REPOST_MAX_UNITS = 40
 REPOST_REST_MIN_UNITS = 10
 #: A navigation line: at least this many items, each at most ``NAV_ITEM_MAX_UNITS``, at most
-#: ``NAV_MAX_UNITS`` in all (menus are lists of one- to four-character / one- to three-word
-#: labels; an author list joined by ``·`` is kept by the menu-word condition).
+#: ``NAV_MAX_UNITS`` in all.
 NAV_MIN_ITEMS = 3
 NAV_ITEM_MAX_UNITS = 4
 NAV_MAX_UNITS = 30
-#: A menu run at an edge: at least this many lines of at most ``MENU_LINE_MAX_UNITS`` each, at
-#: least ``MENU_WORD_MIN_SHARE`` of them generic menu words (a site may add its own sections).
+#: A menu run at an edge: at least this many lines of at most ``MENU_LINE_MAX_UNITS``, at least
+#: ``MENU_WORD_MIN_SHARE`` of them menu words.
 MENU_RUN_MIN_LINES = 3
 MENU_LINE_MAX_UNITS = 4
 MENU_WORD_MIN_SHARE = 0.5
-#: The edges of a document, in non-blank lines: a licence line counts as a footer only among
-#: the last ``EDGE_LINES``, and a separator line without a menu word is a menu only among the
-#: first or last ``EDGE_LINES`` (in the middle it is more likely a table header or a list).
+#: The edges of a document, in non-blank lines: where licence lines are footers and separator lines
+#: without a menu word are menus (mid-document they are more likely tables or lists).
 EDGE_LINES = 8
 #: Longest YAML front matter, in lines (Jekyll/Hugo front matter: a few to a few dozen keys).
 FRONT_MATTER_MAX_LINES = 200
 #: A line of a YAML block: ``key: value``, a list item, or an indented continuation.
 _YAML_LINE = re.compile(r"[\w\-\"']+[ \t]*:(?:[ \t]|$)|[ \t]*-[ \t]|[ \t]+\S")
 
-#: Front-matter keys whose value is the page's headline (Jekyll/Hugo ``title``, ``description``,
-#: Jekyll's ``excerpt``, Hugo's ``summary``).
+#: Front-matter keys whose value is the page's headline (Jekyll/Hugo).
 _FRONT_MATTER_HEADLINE = re.compile(r"(?m)^(?:title|subtitle|description|tagline|excerpt|summary)[ \t]*:[ \t]*(.+?)[ \t]*$")
 
 
@@ -100,46 +86,40 @@ _FRONT_MATTER_PAPER_KEY = re.compile(r"(?mi)^(?:authors|venue|conference|arxiv(?
 
 
 def front_matter_names_a_paper(dropped: list[dict]) -> bool:
-    """Whether the document's YAML front matter is a paper's metadata: a title with authors, a
-    venue, an arXiv id, a DOI or a paper link (:data:`_FRONT_MATTER_PAPER_KEY`)."""
+    """Whether the YAML front matter is a paper's metadata (:data:`_FRONT_MATTER_PAPER_KEY`)."""
     block = next((d["text"] for d in dropped if d["reason"] == "front_matter"), "")
     return bool(_FRONT_MATTER_HEADLINE.search(block) and _FRONT_MATTER_PAPER_KEY.search(block))
 
 
 def front_matter_headline(dropped: list[dict]) -> str:
-    """The headline a document's YAML front matter gives: its ``title``, ``subtitle``,
-    ``description``, ``tagline``, ``excerpt`` and ``summary`` values (quotes removed), one a
-    line; ``""`` when :func:`find_dropped` found no front matter. ``dropped`` is :func:`find_dropped`'s list."""
+    """The headline values of the YAML front matter in ``dropped`` (:func:`find_dropped`'s list),
+    quotes removed, one a line; ``""`` when none."""
     block = next((d["text"] for d in dropped if d["reason"] == "front_matter"), "")
     values = (m.group(1).strip("'\"").strip() for m in _FRONT_MATTER_HEADLINE.finditer(block))
     return "\n".join(v for v in values if v)
 
 
-#: An HTML comment that opens a line and is closed (a "<!--" inside prose, or one never closed,
-#: is text: a sentence about HTML must not hide the rest of the file).
+#: An HTML comment that opens a line and is closed (an unclosed "<!--" is text).
 _HTML_COMMENT = re.compile(r"^[ \t]*<!--.*?-->", re.S | re.M)
-#: Longest opening sentence of a chat reply, in characters: a line that opens with a reply's
-#: phrase and runs on further without a sentence end is prose.
+#: Longest opening sentence of a chat reply, in characters.
 CHATTER_MAX_CHARS = 300
-#: Items of a related list without bullets (at the end of a document): at most this long, and
-#: at least ``RELATED_MIN_PLAIN_ITEMS`` of them.
+#: Items of a bullet-less related list at the end: at most this long, at least
+#: ``RELATED_MIN_PLAIN_ITEMS`` of them.
 RELATED_ITEM_MAX_UNITS = 40
 RELATED_MIN_PLAIN_ITEMS = 2
 #: A short unit is clearly off-topic with at least this many distinct topic features and a fit
-#: of at most ``SHORT_MAX_FIT`` (see the calibration notes above).
+#: of at most ``SHORT_MAX_FIT``.
 SHORT_MIN_FEATURES = 3
 SHORT_MAX_FIT = 0.02
-#: A glued item is a few paragraphs: the unrelated scans look at most this many units in from
-#: either end (this also bounds their cost on long documents).
+#: Most units the unrelated scans look in from either end (a glued item is a few paragraphs).
 MAX_GLUED_UNITS = 12
-#: The unrelated scans judge a unit only against a reference (the kept text after it, or before
-#: it) of at least this many topic features; a shorter article is too small to judge against.
+#: Fewest topic features of the reference a unit is judged against.
 MIN_REFERENCE_FEATURES = 20
 #: A line at least this long without final punctuation, followed in its block by another line,
-#: is hard-wrapped prose: the next line continues its sentence and is not standalone.
+#: is hard-wrapped prose.
 WRAP_MIN_CHARS = 50
-#: Longest title (text units): a single line this short without sentence punctuation is a
-#: headline or heading, never scored on its own however many characters it has.
+#: Longest title (text units): a line this short without sentence punctuation is a heading,
+#: never scored on its own.
 TITLE_MAX_UNITS = 30
 #: Longest award header (characters) protected from the unrelated scans.
 AWARD_HEADER_MAX_CHARS = 40
@@ -147,8 +127,7 @@ AWARD_HEADER_MAX_CHARS = 40
 _CREDIT_WORDS = (
     "报道|報導|報道|编辑部|編輯部|编辑|編輯|记者|記者|撰文|整理|出品|编译|編譯|翻译|翻譯|作者|来源|來源"
 )
-#: A byline that ends with its credit word names a source or a person before it (机器之心报道,
-#: 新智元编辑部): at most this many characters, so a headline ending in 整理 or 报道 is not one.
+#: Longest name before a closing credit word (机器之心报道), so a headline ending in 报道 is not a byline.
 BYLINE_NAME_MAX_CHARS = 12
 _BYLINE_END = re.compile(rf"^[^、，,\d]{{1,{BYLINE_NAME_MAX_CHARS}}}(?:{_CREDIT_WORDS})$")
 _BYLINE_START = re.compile(
@@ -167,7 +146,7 @@ _SENTENCE_FINAL = re.compile(r"[。！？!?.…~～」』”\"'’）)】\]》>*
 #: Leading decoration before a trade phrase: bullets, arrows, brackets, emoji, Markdown.
 _DECOR = re.compile(r"^(?:[^\w©Ⓒ(]|\((?![cC]\)))+")
 
-# Labels that open a list of links to other articles (the trade's words, in zh-Hans, zh-Hant, en).
+# Labels that open a list of links to other articles (zh-Hans, zh-Hant, en).
 _RELATED_LABEL = re.compile(
     r"^(?:相关文章|相關文章|相关阅读|相關閱讀|相关推荐|相關推薦|推荐阅读|推薦閱讀|延伸阅读|延伸閱讀|"
     r"往期回顾|往期回顧|往期推荐|往期推薦|往期精选|往期精選|往期文章|往期阅读|往期閱讀|"
@@ -209,17 +188,14 @@ _SHARE = re.compile(
     r"|Scan\s+(?:the\s+|our\s+)?QR\b|Find\s+us\s+on\b|Connect\s+with\s+us\b|Join\s+us\s+on\b)",
     re.IGNORECASE,
 )
-#: Call-to-action phrases that are prompts wherever they stand in a very short line
-#: (喜欢本文请点赞、在看、分享三连！, 欢迎扫码关注…): no body sentence uses them.
+#: Call-to-action phrases that are prompts anywhere in a very short line (点赞、在看、分享三连).
 _SHARE_ANYWHERE = re.compile(
     r"扫码|掃碼|点赞|點讚|點贊|按讚|点个在看|點個在看|一键三连|一鍵三連|三连|三連|关注公众号|關注公眾號"
     r"|关注我们|關注我們|追踪我们|追蹤我們|\bfollow\s+us\b",
     re.IGNORECASE,
 )
-#: An invitation to a readers' community (交流群, 知识星球, 加小编微信): a promotion wherever it
-#: stands in a line of at most ``COMMUNITY_MAX_UNITS``; no paper is written about with these words.
-#: The words inside longer ones are not invitations: 群体/群體/群落/群众 (交流群体 "communicating
-#: populations", 讨论群体决策) and 加 closing a word (增加微信…, 更加, 参加).
+#: An invitation to a readers' community (交流群, 知识星球, 加小编微信) in a line of at most
+#: ``COMMUNITY_MAX_UNITS``; longer words containing them (群体, 增加) are not invitations.
 _COMMUNITY = re.compile(
     r"(?:交流|讨论|討論|粉丝|粉絲)群(?![体體落众眾])|[进進入]群(?:交流|讨论|討論)|知识星球|知識星球"
     r"|(?<![增更参參附施追叠疊外强強])(?:加|添加)(?:小编|小編)?微信")
@@ -230,16 +206,14 @@ _NEWSLETTER_ANYWHERE = re.compile(
     r"|(?:订阅|訂閱).{0,8}(?:周报|週報|周刊|週刊|电子报|電子報|简报|簡報|邮件|郵件)",
     re.IGNORECASE,
 )
-# Its parts, for :func:`_newsletter_anywhere`: the two lookaheads above rescan the rest of the
-# line at every position (quadratic in the line's length).
+# Its parts, for :func:`_newsletter_anywhere` (the lookaheads are quadratic in the line's length).
 _SUBSCRIBE_WORD = re.compile(r"\b(?:subscribe|sign\s+up)\b", re.IGNORECASE)
 _NEWSLETTER_WORD = re.compile(r"\b(?:newsletter|inbox|e-?mail|digest|weekly)\b", re.IGNORECASE)
 _NEWSLETTER_ZH = re.compile(r"(?:订阅|訂閱).{0,8}(?:周报|週報|周刊|週刊|电子报|電子報|简报|簡報|邮件|郵件)", re.IGNORECASE)
 
 
 def _newsletter_anywhere(s: str) -> bool:
-    """Whether :data:`_NEWSLETTER_ANYWHERE` is found in ``s``, in linear time: on one line its
-    lookaheads hold at the line's start exactly when each of their words occurs somewhere in it."""
+    """Whether :data:`_NEWSLETTER_ANYWHERE` matches ``s``, in linear time."""
     if "\n" in s:
         return _NEWSLETTER_ANYWHERE.search(s) is not None
     return bool(_SUBSCRIBE_WORD.search(s) and _NEWSLETTER_WORD.search(s)) or _NEWSLETTER_ZH.search(s) is not None
@@ -298,16 +272,14 @@ _TAGS = re.compile(
     re.IGNORECASE,
 )
 _MD_LINK = re.compile("!?" + MD_LINK)
-#: A line of images only: Markdown images, linked images (badges: ``[![alt](img)](link)``) and
-#: HTML ``<img>`` tags, maybe inside layout tags (``<p align="center">``), at least one image.
+#: A line of images only (Markdown, linked badges, ``<img>``), maybe inside layout tags.
 _IMAGES_ONLY = re.compile(
     r"^(?=.*(?:!\[|<img\b))(?:\s*(?:!\[[^\]\n]*\]\([^)\n]*\)|\[!\[[^\]\n]*\]\([^)\n]*\)\]\([^)\n]*\)"
     r"|<(?:img|/?(?:p|div|a|center|br|picture|source|figure)\b)[^>\n]*>))+\s*$", re.I)
 #: The target of a linked image: a Markdown badge's outer link, or an HTML anchor's href.
 _IMAGE_LINK_TARGET = re.compile(r"\)\]\(\s*<?([^)\s>]+)|<a\b[^>\n]*?\bhref\s*=\s*[\"']?([^\"'\s>]+)", re.I)
 _PAPER_LINK_KINDS = frozenset({"arxiv", "pdf", "doi", "openreview", "code", "project"})
-#: Separators of menu items; the second group also joins names and lists, so a line split by
-#: them is a menu only when one item is a menu word.
+#: Separators of menu items; the second group also joins names, so needs a menu word.
 _NAV_SEP = re.compile(r"\s*(?:[|｜丨>›»\t]|\s/\s)\s*")
 _NAV_SEP_WEAK = re.compile(r"\s*[·•/／]\s*")
 _TABLE_DELIM = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?$")
@@ -334,27 +306,21 @@ _PAGE_FURNITURE = frozenset(
 _HOME_WORDS = frozenset({"首页", "首頁", "主页", "主頁", "home"})
 _RULE_CHARS = set("-—=*_·•~")
 _LATIN_TITLE = re.compile(r"^[A-Z0-9][^\u3400-\u9fff]*$")
-#: A feed item's gap between its title and body (two ideographic spaces, which ingest may turn
-#: into ASCII spaces) before a CJK character.
+#: A feed item's gap between title and body (two ideographic spaces, maybe made ASCII) before CJK.
 _FEED_GAP = re.compile(r"\S[\u3000 ]{2,}[\u3400-\u9fff]")
-#: A paragraph indent before CJK text (ideographic spaces, a tab, or the ASCII spaces ingest
-#: makes of ideographic ones). The run of indent is matched once (possessive), its opening checked
-#: by a lookahead: a run of k spaces before no CJK text was retried at every split, k squared steps.
+#: A paragraph indent before CJK text (possessive: a non-indent run is not retried, linear).
 _CJK_INDENT = re.compile(r"^(?=[\u3000\t]|[\u3000 ]{2})[\u3000 \t]++[\u3400-\u9fff]")
 
 
 #: An author credit's label (``Authors:``, ``Author |``, ``作者：``).
 _AUTHOR_LABEL = re.compile(r"^(?P<label>Authors?|作者)\s*[：:|丨/／｜]\s*\S", re.I)
-#: A line that sets a paper's title off as a block of its own: a bold line, or a Markdown
-#: heading below the page's (level 2 and deeper).
+#: A line setting a paper's title off: a bold line, or a Markdown heading of level 2+.
 _PAPER_TITLE_SHAPE = re.compile(r"^(?:(?:\*\*|__)[^*_].*(?:\*\*|__)[：:]?|#{2,6}\s+\S.*)$")
 
 
 def _credits_a_paper(previous: str, line: str) -> bool:
-    """Whether ``line`` (plain text) credits a paper's authors rather than the page's: an
-    author-labelled line whose label is plural (``Authors:``; a page names its writer as ``By``
-    or ``Author:``), or that follows (``previous``, the raw line before it) a bold line or a
-    level-2+ Markdown heading, the shape of a paper's title in a list of papers."""
+    """Whether ``line`` credits a paper's authors rather than the page's: a plural author label,
+    or following (``previous``, raw) a :data:`_PAPER_TITLE_SHAPE` line."""
     found = _AUTHOR_LABEL.match(line)
     if found is None:
         return False
@@ -373,10 +339,7 @@ def _undecorated(s: str) -> str:
 
 
 def _core(s: str) -> str:
-    """``s`` without decoration on either side (``▼ 往期推荐 ▼``, ``【往期回顾】``): the trailing
-    run of characters that are neither word characters (``\\w``: ``str.isalnum()`` or ``_``) nor
-    closing brackets ``)）]`` is cut (a loop from the end: a regex anchored at ``$`` tries every
-    position of a long line)."""
+    """``s`` without decoration on either side (``▼ 往期推荐 ▼``, ``【往期回顾】``)."""
     u = _undecorated(s)
     end = len(u)
     while end and not (u[end - 1].isalnum() or u[end - 1] in "_)）]"):
@@ -389,8 +352,7 @@ def _is_menu_word(item: str) -> bool:
 
 
 def _is_nav_line(s: str, at_edge: bool) -> bool:
-    """A line of several short menu items joined by separators (see rule 1): among the first
-    or last ``EDGE_LINES`` lines, or anywhere with a menu word among its items."""
+    """A line of short menu items joined by separators: at an edge, or anywhere with a menu word."""
     if s.startswith("|") and s.endswith("|") or _SENTENCE_PUNCT.search(s):
         return False
     s = _MD_LINK.sub(r"\1", re.sub(r"^>\s*", "", s))
@@ -414,8 +376,7 @@ def _is_nav_line(s: str, at_edge: bool) -> bool:
 
 
 def _repost_end(s: str) -> int | None:
-    """Length of the repost clause that opens ``s`` (the whole line, or the clause before the
-    rest of a real sentence), or ``None`` when ``s`` does not open with one."""
+    """Length of the repost clause that opens ``s``, or None."""
     body = _undecorated(s)
     if not _REPOST.match(body):
         return None
@@ -432,15 +393,12 @@ def _repost_end(s: str) -> int | None:
 LINE_KIND_MAX_UNITS = max(CAPTION_MAX_UNITS, PROMPT_MAX_UNITS, COPYRIGHT_MAX_UNITS, NAV_MAX_UNITS, COMMUNITY_MAX_UNITS)
 
 
-#: Characters of a line's head counted first by :func:`_line_kind` (a prefix holds no more units
-#: than the line: a head over ``LINE_KIND_MAX_UNITS`` rules out a paragraph).
+#: Characters of a line's head counted first by :func:`_line_kind` to rule out long lines.
 LINE_KIND_HEAD_CHARS = 256
 
 
 def _chatter_end(s: str) -> int | None:
-    """Length of the chat reply's sentence that opens line ``s`` (to its first sentence end, or
-    the whole line), or ``None`` when ``s`` does not open with a chat reply's phrase
-    (:func:`pipeline.chatter.opens_reply`)."""
+    """Length of the chat reply's sentence opening ``s`` (:func:`pipeline.chatter.opens_reply`), or None."""
     body = s.strip() if s[:1].isalnum() else _undecorated(s)  # (a word character is no decoration)
     if not opens_reply(body):
         return None
@@ -451,9 +409,7 @@ def _chatter_end(s: str) -> int | None:
 
 
 def _links_a_paper(s: str) -> bool:
-    """Whether a line of images links one of them to a paper's page, PDF, DOI or code (a badge
-    ``[![arXiv](…svg)](https://arxiv.org/abs/…)``, ``<a href="….pdf"><img …></a>``): the paper's
-    link and identifier, not a caption."""
+    """Whether a line of images links one to a paper's page, PDF, DOI or code (an arXiv badge)."""
     return any(url_kind(m.group(1) or m.group(2)) in _PAPER_LINK_KINDS for m in _IMAGE_LINK_TARGET.finditer(s))
 
 
@@ -488,8 +444,7 @@ def _line_kind(s: str, in_header: bool, in_footer: bool) -> str | None:
 
 
 def _continues_prose(prev: Line | None, line: Line) -> bool:
-    """Whether ``line`` continues the sentence of the line before it in the same block (a
-    hard-wrapped paragraph), so it does not stand alone."""
+    """Whether ``line`` continues the sentence of the previous line in its block (hard wrap)."""
     if prev is None or prev.blank:
         return False
     p = prev.stripped
@@ -513,8 +468,7 @@ def _is_protected(s: str, next_s: str | None) -> bool:
         return True
     if "<" in s and len(parts := HTML_BREAK.split(s, maxsplit=1)) == 2:  # "**Title**<br>_A, B_": one line
         return _is_protected(plain(parts[0]), plain(parts[1]))
-    # a paper's title over its metadata line or its credit line ("Torch-Struct: Deep Structured
-    # Prediction Library" / "Alexander Rush and Sam Wiseman"): an entry of the article's list
+    # a paper's title over its metadata or credit line: an entry of the article's list
     return bool(
         next_s is not None and _LATIN_TITLE.match(s)
         and len(s.split()) >= 3 and not _SENTENCE_FINAL.search(s.rstrip("*_"))
@@ -523,12 +477,8 @@ def _is_protected(s: str, next_s: str | None) -> bool:
 
 
 def find_dropped(text: str, config: Config) -> list[dict]:
-    """All non-content spans of one document, sorted by ``char_start``, non-overlapping.
-
-    Returns:
-        list of ``{"char_start": int, "char_end": int, "reason": str, "text": str}``; offsets
-        are character offsets into ``text``, trimmed of surrounding whitespace.
-    """
+    """All non-content spans of one document: ``{"char_start", "char_end", "reason", "text"}``
+    dicts, sorted, non-overlapping, offsets into ``text`` trimmed of whitespace."""
     lines = split_lines(text)
     dropped: list[dict] = []
 
@@ -608,8 +558,7 @@ def find_dropped(text: str, config: Config) -> list[dict]:
 
 def _drop_line_boilerplate(nonblank: list[Line], prev_in_block: dict[int, Line | None], config: Config,
                            add: Callable[[int, int, str], None]) -> set[int]:
-    """Rule 1 of :func:`find_dropped`: boilerplate lines and editor credits, each passed to ``add``;
-    returns the indices into ``nonblank`` of the lines dropped whole."""
+    """Rule 1: boilerplate lines and editor credits to ``add``; returns indices of lines dropped whole."""
     done: set[int] = set()
     n = len(nonblank)
     for i, line in enumerate(nonblank):
@@ -701,12 +650,8 @@ def _edge_menu_runs(nonblank: list[Line], done: set[int]) -> list[list[int]]:
 
 
 def _units(text: str, lines: list[Line], dropped: list[dict]) -> list[list[Line]]:
-    """Paragraph units for topic scoring, without the lines already dropped.
-
-    A unit is a block (a run of non-blank lines), split further after a CJK line that ends a
-    sentence and before an indented line: scraped Chinese pages put one paragraph per line,
-    often without blank lines between, and a glued feed item is an indented line (``　　``).
-    """
+    """Paragraph units for topic scoring, without dropped lines: blocks split after a CJK line
+    ending a sentence and before an indented line (scraped Chinese has one paragraph per line)."""
     out: list[list[Line]] = []
     covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
     for block in blocks(lines):
@@ -744,11 +689,8 @@ def _kept_text(text: str, start: int, end: int, dropped: list[dict]) -> str:
 
 
 def _splits_at_space(text: str, pos: int, dropped: list[dict]) -> bool:
-    """Whether the kept text splits at ``pos`` between two whole topic features, so that the
-    :func:`pipeline.textutil.content_profile` of the kept text of ``[a, b)`` (``a <= pos <= b``)
-    is the sum of those of ``[a, pos)`` and ``[pos, b)``: a kept whitespace character at ``pos``
-    or just before it. (The features, CJK bigrams within a run and Latin words, never span
-    whitespace; a feature may span a dropped span, whose kept sides are joined.)"""
+    """Whether the kept text splits at ``pos`` between whole topic features (a kept whitespace at or
+    before ``pos``), so ``content_profile`` of ``[a, b)`` is the sum of ``[a, pos)`` and ``[pos, b)``."""
     for i in (pos, pos - 1):
         if 0 <= i < len(text) and text[i].isspace() and not any(
                 d["char_start"] <= i < d["char_end"] for d in dropped):
@@ -780,8 +722,8 @@ def _unit_protected(unit: list[Line], next_line: Line | None) -> bool:
 
 
 def _is_short(body: str) -> bool:
-    """A unit too short to score on its own: under ``MIN_SCORED_CHARS``, or a title (one line of
-    at most ``TITLE_MAX_UNITS`` without sentence punctuation but a final ``?``/``!``)."""
+    """Under ``MIN_SCORED_CHARS``, or a title (one line of at most ``TITLE_MAX_UNITS``, no
+    sentence punctuation but ``?``/``!``)."""
     if len(body) < MIN_SCORED_CHARS:
         return True
     core = body.rstrip("?!？！*_ ")
@@ -792,9 +734,7 @@ def _is_short(body: str) -> bool:
 
 
 def _cut_off(body: str) -> bool:
-    """Whether ``body`` breaks off inside a sentence: it has begun sentences (sentence
-    punctuation, a feed item's ``title　　body`` gap, or running lower-case English) and does not
-    end with final punctuation. A title or heading alone is complete, not cut off."""
+    """Whether ``body`` has begun sentences and does not end with final punctuation."""
     if _SENTENCE_FINAL.search(body):
         return False
     if _SENTENCE_PUNCT.search(body) or _FEED_GAP.search(body):
@@ -804,9 +744,8 @@ def _cut_off(body: str) -> bool:
 
 
 def _fits(body: str, reference) -> bool:
-    """Whether a short unit has enough features to judge and is *not* clearly off-topic against
-    ``reference`` (a profile): a glued item's title shares nothing with the article, the
-    article's own headline shares its venue or topic words."""
+    """Whether a short unit has enough features and is *not* clearly off-topic against
+    ``reference`` (a profile)."""
     profile = content_profile(body)
     return len(profile) >= SHORT_MIN_FEATURES and cosine(profile, reference) > SHORT_MAX_FIT
 
@@ -822,9 +761,8 @@ MAX_VENUE_LEAD_CHARS = 300
 def _drop_unrelated_head(
     text: str, units: list[list[Line]], dropped: list[dict], min_fit: float, add: Callable
 ) -> None:
-    """Rule 4 (docs/cleaning.md): score units from the start against the kept text after them; the run
-    is dropped only when the article visibly starts right after it (a short or title unit, a
-    protected line, or a line dropped by the line rules)."""
+    """Rule 4: score units from the start against the kept text after them; drop the run only when
+    the article visibly starts right after it."""
     head_end = None
     start_at = len(units)  # index of the first unit after the dropped run
     pending: list[int] = []
@@ -837,13 +775,11 @@ def _drop_unrelated_head(
             break
         body = "\n".join(ln.text for ln in unit).strip()
         if any(year for _, year, _, _ in find_venue_years(body[:MAX_VENUE_LEAD_CHARS])):
-            # a unit naming a venue edition ("Our paper was accepted at ICML 2025.") is the
-            # article's context however few words it shares with the rest: the article starts here
+            # a unit naming a venue edition is the article's context: the article starts here
             start_at = pending[0] if pending else k
             break
         if known is not None and known[0] <= end and _splits_at_space(text, end, dropped):
-            # the rest shrank by one unit: subtract that unit's profile (in place: the last
-            # rest is not used again), not recount the document
+            # subtract the unit's profile from the rest, in place, instead of recounting
             rest = known[1]
             for feature, count in content_profile(_kept_text(text, known[0], end, dropped)).items():
                 left = rest[feature] - count
@@ -867,8 +803,7 @@ def _drop_unrelated_head(
         if fit >= min_fit:
             start_at = pending[0] if pending else k
             break
-        # the short units above belong to this unrelated unit unless one fits the rest (then
-        # it is the article's headline, and this unit its first, unusual paragraph)
+        # the short units above go with this unit unless one fits the rest (the article's headline)
         headline = next((j for j in pending if _fits(_unit_text(text, units[j]), rest)), None)
         if headline is not None:
             start_at = headline
@@ -886,8 +821,7 @@ def _drop_unrelated_head(
 def _drop_unrelated_tail(
     text: str, units: list[list[Line]], dropped: list[dict], min_fit: float, add: Callable
 ) -> None:
-    """Rule 6: score units from the end against the kept text before them; drop the unrelated
-    run at the end as one span."""
+    """Rule 6: score units from the end against the kept text before them; drop the run as one span."""
     tail_start = tail_end = None
     last = True
     for k in range(len(units) - 1, max(0, len(units) - 1 - MAX_GLUED_UNITS), -1):
@@ -929,9 +863,7 @@ def _drop_unrelated_tail(
 
 
 def _resolve_overlaps(spans: list[dict]) -> list[dict]:
-    """Sort spans; drop a span that lies inside a larger one (the larger one explains it, e.g. an
-    editor credit at the end of glued news); clip a partial overlap so spans never share a
-    character."""
+    """Sort spans; drop spans inside larger ones; clip partial overlaps so no character is shared."""
     spans = sorted(spans, key=lambda d: (d["char_start"], -d["char_end"]))
     out: list[dict] = []
     for span in spans:
@@ -949,12 +881,8 @@ def _resolve_overlaps(spans: list[dict]) -> list[dict]:
 
 
 def clean_documents(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
-    """Stage function: add ``dropped`` (list of span dicts, see :func:`find_dropped`) per document.
-
-    Documents whose ``status`` is not ``"ok"`` get an empty list, and so do paper records
-    (a ``paper_record`` value, :mod:`pipeline.paper_records`): their text is the record's fields,
-    written by ingest, with no junk to drop.
-    """
+    """Stage function: add ``dropped`` (:func:`find_dropped`'s list) per document; empty for
+    non-``ok`` documents and paper records."""
     out = batch.copy()
     papers = batch["paper_record"] if "paper_record" in batch else [None] * len(batch)
     out["dropped"] = [

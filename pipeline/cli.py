@@ -1,17 +1,13 @@
 """Command-line interface (click): ``python -m pipeline run CORPUS --out OUT``,
 ``python -m pipeline status OUT`` and ``python -m pipeline export OUT DEST``.
 
-Logging is configured here and only here (library modules use ``getLogger(__name__)``): plain
-``LEVEL logger: message`` lines on stderr (:class:`TextFormatter`), or with ``--log-format json``
-one JSON object per line (:class:`JsonFormatter`; the end-of-run summary is one more such record,
-``"event": "summary"``). Neither lets a control character through (a file name with a newline or
-an escape code cannot forge a line or recolour a terminal: :func:`pipeline.textutil.escape_controls`).
-The ``run`` command sets the model hubs offline (``HF_HUB_OFFLINE``, ``TRANSFORMERS_OFFLINE``)
-before any model library is imported, unless ``--allow-downloads``.
-Exit codes: 0 all files processed (or no more failed than ``--max-failed``); 1 finished with
-failed files; 2 configuration or usage error, or an output folder refused (it overlaps the
-corpus or holds files the pipeline did not write, :mod:`pipeline.outdir`); 3 could not run (e.g.
-the output not writable, or another run holds its lock).
+Logging is configured here only: ``LEVEL logger: message`` lines on stderr
+(:class:`TextFormatter`), or JSON lines with ``--log-format json`` (:class:`JsonFormatter`; the
+summary is an ``"event": "summary"`` record); control characters are always escaped
+(:func:`pipeline.textutil.escape_controls`). ``run`` sets the model hubs offline unless
+``--allow-downloads``. Exit codes: 0 all files processed (or within ``--max-failed``); 1 failed
+files; 2 configuration or usage error, or an output folder refused (:mod:`pipeline.outdir`);
+3 could not run (output not writable, lock held).
 """
 
 from __future__ import annotations
@@ -34,14 +30,12 @@ from .outdir import WRITE_PROBE, OutputRefused, check
 from .textutil import CONTROLS, escape_controls
 
 EXIT_OK, EXIT_FAILED_FILES, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
-#: Exit codes of a run stopped by Ctrl-C (SIGINT) or by SIGTERM (a scheduler's stop, a timeout):
-#: 128 + the signal number, the shells' convention.
+#: Exit codes after SIGINT or SIGTERM: 128 + the signal number (shell convention).
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 LOG_FORMATS = ("text", "json")
 #: The shipped defaults, quoted in ``--help``.
 _DEFAULTS = Config()
-#: Stage order of the seconds ``status`` prints (as :data:`pipeline.runner.STAGE_NAMES`, without
-#: importing the runner).
+#: Stage order of the seconds ``status`` prints (:data:`pipeline.runner.STAGE_NAMES`, not imported).
 STAGE_ORDER = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
 #: Failed files listed by ``status`` and the run's summary before "... and N more".
 STATUS_MAX_FAILED = 20
@@ -53,8 +47,7 @@ log = logging.getLogger("pipeline.cli")
 
 class JsonFormatter(logging.Formatter):
     """One JSON object per record: ``time`` (ISO 8601 UTC), ``level``, ``logger``, ``message``,
-    ``exception`` (traceback text, when there is one) and the fields of a ``data`` dict passed
-    as ``extra={"data": {...}}``."""
+    ``exception`` when any, and the fields of ``extra={"data": {...}}``."""
 
     def format(self, record: logging.LogRecord) -> str:
         obj: dict[str, Any] = {
@@ -68,13 +61,12 @@ class JsonFormatter(logging.Formatter):
         data = getattr(record, "data", None)
         if isinstance(data, dict):
             obj.update(data)
-        # json escapes C0 controls; the rest of CONTROLS (DEL, C1, separators, bidi) as \uXXXX too
+        # json escapes C0 controls; the rest of CONTROLS as \uXXXX too
         return CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(obj, ensure_ascii=False, default=str))
 
 
 class TextFormatter(logging.Formatter):
-    """``LEVEL logger: message`` with the message's control characters escaped; a traceback keeps
-    its line breaks, every other control character in it is escaped."""
+    """``LEVEL logger: message``, control characters escaped (a traceback keeps its line breaks)."""
 
     def __init__(self) -> None:
         super().__init__("%(levelname)s %(name)s: %(message)s")
@@ -88,10 +80,8 @@ class TextFormatter(logging.Formatter):
 
 
 def _setup_logging(log_format: str, verbose: int) -> None:
-    """Log to stderr at WARNING, as text or JSON lines; ``verbose`` 1 (``-v``) logs INFO, 2 or more
-    (``-vv``) also the pipeline's own DEBUG lines (dedup's steps, e.g. the neighbour searches and
-    the merge: with ``--log-format json``'s millisecond times, the seconds of each), not other
-    libraries' DEBUG lines."""
+    """Log to stderr at WARNING as text or JSON lines; ``verbose`` 1: INFO, 2+: also the pipeline's
+    own DEBUG lines (not other libraries')."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
     handler._pipeline_cli = True  # type: ignore[attr-defined]  # ours: replaced on the next call
@@ -105,10 +95,8 @@ def _setup_logging(log_format: str, verbose: int) -> None:
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt, so that a run stopped by
-    a scheduler cleans up as an interrupted one does: the pool's workers are shut down, the
-    unfinished run folder is removed, the lock is released, and the files already done stay in
-    the state for the next run."""
+    """SIGTERM raised in the main thread like Ctrl-C, so a scheduler's stop cleans up as an
+    interrupt does (workers stopped, run folder removed, lock released, state kept)."""
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:
@@ -229,7 +217,7 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
     for name in OFFLINE_VARIABLES:  # before any model library is imported: they read it once
         os.environ[name] = "0" if allow_downloads else "1"
     if quiet or log_format == "json" or not sys.stderr.isatty():
-        # the model libraries' own bars (transformers' "Loading weights") follow the run's
+        # the model libraries' own bars follow the run's
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     _setup_logging(log_format, verbose)
     overrides: dict[str, dict] = {}
@@ -316,8 +304,8 @@ def run(corpus: Path, out: Path, config_path: Path | None, target_script: str | 
 
 
 def _prepare_output(corpus: Path, out: Path, log_format: str) -> None:
-    """Refuse an output folder that is not the pipeline's (exit 2; nothing is written there, not
-    even the lock), then make it and check it is writable (exit 3): fail before the work."""
+    """Refuse a foreign output folder (exit 2; nothing written), then make it and check it is
+    writable (exit 3)."""
     try:
         check(corpus, out)
     except OutputRefused as exc:
@@ -333,8 +321,7 @@ def _prepare_output(corpus: Path, out: Path, log_format: str) -> None:
 
 
 def _finish(result: Any, config: Config, corpus: Path, out: Path, log_format: str) -> int:
-    """Print the summary (text, or the JSON summary record) and return the exit code: 1 when more
-    files failed than ``run.max_failed`` allows, else 0."""
+    """Print the summary and return the exit code: 1 when more files failed than ``run.max_failed``, else 0."""
     summary = result.summary()
     code = EXIT_FAILED_FILES if too_many_in_run(result.manifest, config.run.max_failed) else EXIT_OK
     if result.counts.get("documents", 0) == 0:
@@ -358,8 +345,7 @@ def _finish(result: Any, config: Config, corpus: Path, out: Path, log_format: st
 
 
 def report_path(result: Any) -> Path | None:
-    """Where the run's ``report.html`` is: in the output folder when published there, else in
-    the run folder; None when the run wrote none (a failing report is logged, not fatal)."""
+    """The run's ``report.html`` (in the output folder, else the run folder), or None when none was written."""
     for folder in (result.out_dir, result.run_dir):
         if folder is not None and (Path(folder) / "report.html").exists():
             return Path(folder) / "report.html"
@@ -421,8 +407,7 @@ def format_status(manifest: dict[str, Any], out: Path, running_pid: int | None =
 
 
 def _change_counts(out: Path) -> dict[str, int]:
-    """Rows of ``OUT/changes.parquet`` per kind of change (:data:`pipeline.identity.CHANGE_KINDS`,
-    each named), for a manifest without its ``changes``; empty when the table cannot be read."""
+    """Rows of ``OUT/changes.parquet`` per :data:`pipeline.identity.CHANGE_KINDS`; empty when unreadable."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

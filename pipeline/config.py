@@ -1,8 +1,7 @@
 """The one configuration object: shipped defaults, optional TOML overrides, then CLI flags.
 
-Layering follows trafilatura's ``settings.cfg`` + ``use_config``: a user file only overrides
-the keys it sets. Unknown tables or keys are errors (spaCy's ``extra="forbid"``), so a typo
-never silently falls back to a default. The README's "Configuration" shows a TOML file.
+A user file overrides only the keys it sets (trafilatura's ``settings.cfg`` layering); unknown
+tables or keys are errors (as spaCy's ``extra="forbid"``), so a typo never falls back silently.
 """
 
 from __future__ import annotations
@@ -33,10 +32,9 @@ YAML_SUFFIXES = (".yml", ".yaml")
 RECORD_SUFFIXES = (*JSONL_SUFFIXES, *CSV_SUFFIXES, *YAML_SUFFIXES)
 #: Every suffix ingest knows how to read (lower case, with the dot).
 SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, *RECORD_SUFFIXES)
-#: Scripts ``text_norm`` and the Chinese fields can be written in (BCP 47 tags): Simplified;
-#: Traditional in OpenCC's standard (Traditional text of any region is kept as it is); Taiwan /
-#: Hong Kong standard characters (OpenCC ``s2tw`` / ``s2hk``); the same with the region's
-#: vocabulary, ``-x-phrases`` (``s2twp`` / ``s2hkp``). See :func:`pipeline.normalize.to_script`.
+#: Scripts ``text_norm`` and Chinese fields can be written in (BCP 47): Simplified, Traditional
+#: (OpenCC standard), Taiwan / Hong Kong (``s2tw`` / ``s2hk``), with regional vocabulary
+#: ``-x-phrases`` (``s2twp`` / ``s2hkp``). See :func:`pipeline.normalize.to_script`.
 TARGET_SCRIPTS = ("zh-Hans", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK", "zh-Hant-TW-x-phrases", "zh-Hant-HK-x-phrases")
 #: Longest summary a user may ask for, in characters (spaCy refuses texts over 1,000,000).
 MAX_SUMMARY_CHARS = 100_000
@@ -47,25 +45,20 @@ ENGINES = ("local", "ray")
 
 @dataclass
 class IngestConfig:
-    """Which files ingest reads.
-
-    Attributes:
-        extensions: lower-case file suffixes read as documents; other files are skipped.
-            ``.html``/``.htm`` are read as HTML and ``.jsonl`` as JSON Lines (see
-            :mod:`pipeline.formats`); any other suffix listed here is read as plain text.
-    """
+    """Which files ingest reads: ``extensions``, lower-case suffixes (others skipped; unknown ones
+    read as plain text, :mod:`pipeline.formats`)."""
 
     extensions: list[str] = field(default_factory=lambda: list(SUPPORTED_SUFFIXES))
 
 
 @dataclass
 class CleanConfig:
-    """Thresholds of the clean stage (see :mod:`pipeline.clean` for how they were set).
+    """Clean thresholds (:mod:`pipeline.clean`).
 
     Attributes:
-        min_topic_fit: a trailing block whose topic fit to the rest of the document is below
-            this value is dropped as unrelated (cosine of character-bigram profiles, 0..1).
-        byline_max_chars: the longest line (in characters) that can be a byline.
+        min_topic_fit: a trailing block whose topic fit (cosine of bigram profiles, 0..1) is
+            below this is dropped as unrelated.
+        byline_max_chars: the longest line that can be a byline.
     """
 
     min_topic_fit: float = 0.06
@@ -74,23 +67,15 @@ class CleanConfig:
 
 @dataclass
 class NormalizeConfig:
-    """Script normalization.
-
-    Attributes:
-        target_script: BCP 47 script tag that ``text_norm`` and Chinese fields are written in.
-    """
+    """``target_script``: BCP 47 tag that ``text_norm`` and Chinese fields are written in."""
 
     target_script: str = "zh-Hans"
 
 
 @dataclass
 class ExtractConfig:
-    """Field extraction.
-
-    Attributes:
-        n_keywords: how many keywords (jieba TF-IDF) to keep per section.
-        summary_max_chars: longest summary, in characters, cut at a sentence boundary.
-    """
+    """``n_keywords``: keywords kept per section; ``summary_max_chars``: longest summary, cut at a
+    sentence boundary."""
 
     n_keywords: int = 8
     summary_max_chars: int = 400
@@ -101,12 +86,10 @@ class EmbedConfig:
     """Sentence-embedding backend used by dedup.
 
     Attributes:
-        backend: ``"use"`` (multilingual Universal Sentence Encoder v3, offline default) or
-            ``"sentence-transformers"``.
-        model: model name or local path for the sentence-transformers backend.
-        batch_size: texts per encode call; ``None`` = automatic (64; 256 for
-            sentence-transformers on a GPU, see :mod:`pipeline.embed`).
-        device: torch device for sentence-transformers (``None`` = GPU when present, else CPU).
+        backend: ``"use"`` (offline default) or ``"sentence-transformers"``.
+        model: model name or local path for sentence-transformers.
+        batch_size: texts per encode call; None: automatic (:mod:`pipeline.embed`).
+        device: torch device for sentence-transformers (None: GPU when present).
     """
 
     backend: str = "use"
@@ -117,15 +100,13 @@ class EmbedConfig:
 
 @dataclass
 class DedupConfig:
-    """Dedup scoring and clustering (see :mod:`pipeline.dedup` for calibration).
+    """Dedup scoring and clustering.
 
     Attributes:
         match_threshold: lowest average-linkage score at which two clusters merge (0..1).
-        embed_weight: weight of the embedding cosine in the match score; the rest is the
-            title similarity.
-        ann_min_sections: from this many rows on (sections for the content neighbours,
-            distinct title pairs for the title neighbours), nearest neighbours come from an
-            approximate faiss index instead of an exact search (see :mod:`pipeline.dedup`).
+        embed_weight: weight of the embedding cosine in the score; the rest is title similarity.
+        ann_min_sections: rows from which nearest neighbours come from an approximate faiss
+            index instead of an exact search.
     """
 
     match_threshold: float = 0.55
@@ -140,30 +121,21 @@ def default_workers() -> int:
 
 @dataclass
 class RunConfig:
-    """How the runner behaves. None of it changes what a run writes (the tables are the same
-    whatever the engine, workers or batch size), so it is outside :meth:`Config.fingerprint`.
+    """How the runner behaves; changes nothing a run writes, so outside :meth:`Config.fingerprint`.
 
     Attributes:
         batch_size: documents per batch through the per-document stages.
         quiet: no progress bars or summary.
-        embedding_cache: keep section embeddings in ``<out>/.pipeline/cache/embeddings.sqlite``
-            (:mod:`pipeline.embed_cache`), so a rerun embeds only new text.
-        workers: processes running the per-document stages (ingest ... extract) with the local
-            engine, and then dedup's embedding (the ``"use"`` backend,
-            :class:`pipeline.embed.PooledEmbedder`); 1 = in the run's own process; default every
-            core (:func:`default_workers`). With ``engine = "ray"`` on a local Ray instance: the
-            CPUs Ray may use.
-        engine: ``"local"`` (this machine: in-process or a process pool, :mod:`pipeline.executor`)
-            or ``"ray"`` (Ray actors, :mod:`pipeline.engine_ray`; needs the ``ray`` extra).
-        ray_address: address of an existing Ray cluster (``"ray://head:10001"``, ``"auto"``,
-            ``"head:6379"``) for ``engine = "ray"``; ``None`` = ``RAY_ADDRESS`` when set, else a
-            local Ray instance started for the run.
-        max_failed: how many failed files a run may have and still exit 0: a count (0 or an
-            integer), or below 1 a fraction of the documents read (:mod:`pipeline.failures`).
-        file_timeout: seconds the per-document stages may spend on one file (wall time), per
-            4 MiB for a larger file; a file that takes longer becomes an error row
-            (``Timeout``) and the run goes on (:mod:`pipeline.budget`). 0 = no limit. The
-            default is about ten times what 4 MiB of real Markdown takes (bench/README.md).
+        embedding_cache: keep embeddings in ``<out>/.pipeline/cache/embeddings.sqlite``.
+        workers: processes for the per-document stages and USE embedding; 1 = in-process;
+            default every core. With ``engine = "ray"`` locally: the CPUs Ray may use.
+        engine: ``"local"`` (:mod:`pipeline.executor`) or ``"ray"`` (:mod:`pipeline.engine_ray`).
+        ray_address: an existing Ray cluster's address; None: ``RAY_ADDRESS``, else a local one.
+        max_failed: failed files a run may have and exit 0: a count, or below 1 a fraction of
+            the documents (:mod:`pipeline.failures`).
+        file_timeout: wall seconds per file (per 4 MiB for larger files) before it becomes a
+            ``Timeout`` error row (:mod:`pipeline.budget`); 0 = no limit. The default is about ten
+            times what 4 MiB of real Markdown takes (bench/README.md).
     """
 
     batch_size: int = 64
@@ -189,11 +161,7 @@ class Config:
     run: RunConfig = field(default_factory=RunConfig)
 
     def validate(self) -> None:
-        """Check choices and ranges.
-
-        Raises:
-            ConfigError: naming the key and listing the valid options.
-        """
+        """Check choices and ranges; ConfigError names the key and the valid options."""
         if not self.ingest.extensions:
             raise ConfigError("ingest.extensions is empty: no file would be read")
         bad_extensions = [e for e in self.ingest.extensions if not e.startswith(".") or len(e) < 2]
@@ -286,11 +254,8 @@ def _type_ok(hint: Any, value: Any) -> bool:
 
 
 def apply_overrides(config: Config, overrides: dict[str, dict[str, Any]]) -> Config:
-    """Apply ``{section: {key: value}}`` overrides in place and return ``config``.
-
-    Raises:
-        ConfigError: for an unknown section or key, or a value of the wrong type.
-    """
+    """Apply ``{section: {key: value}}`` overrides in place and return ``config``; ConfigError for
+    an unknown section or key or a wrongly typed value."""
     tables = {f.name for f in dataclasses.fields(config)}
     for section_name, values in overrides.items():
         if section_name not in tables:
@@ -302,10 +267,9 @@ def apply_overrides(config: Config, overrides: dict[str, dict[str, Any]]) -> Con
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, dict[str, Any]] | None = None) -> Config:
-    """Defaults, then the TOML file at ``path`` (if given), then ``overrides`` (CLI flags).
+    """Defaults, then the TOML file at ``path``, then ``overrides`` (CLI flags).
 
-    Raises:
-        ConfigError: the file is missing or not valid TOML, or has an unknown key or a bad value.
+    Raises ConfigError: missing file, invalid TOML, unknown key or bad value.
     """
     config = Config()
     if path is not None:

@@ -1,13 +1,9 @@
 """The data dictionary: ``docs/data-dictionary.md``, generated from the output schemas.
 
-Every column of every table of :data:`pipeline.write.TABLES` gets its Arrow type (from the
-schema), its meaning (from :data:`COLUMNS` below, written by hand: a schema column without one
-makes :func:`render` raise and ``tests/test_readme_examples.py`` fail, see :func:`undocumented`),
-and an example value (the first non-empty value of that column in a run over ``corpora/sample``
-with the default configuration, so the file is the same on every run). The keys of the Parquet
-files' key-value metadata are listed with their meaning (:data:`FILE_METADATA`).
-
-Regenerate after changing a schema or the sample corpus::
+Every column of :data:`pipeline.write.TABLES` gets its Arrow type, its meaning from
+:data:`COLUMNS` (a missing one makes :func:`render` raise; see :func:`undocumented`) and an example
+value from a default run over ``corpora/sample``; plus the Parquet metadata keys
+(:data:`FILE_METADATA`). Regenerate after changing a schema or the sample corpus::
 
     .venv/bin/python -m pipeline.datadict            # rewrites docs/data-dictionary.md
     .venv/bin/python -m pipeline.datadict --check    # exit 1 when the committed file is stale
@@ -41,8 +37,7 @@ DICTIONARY_PATH = REPO / "docs" / "data-dictionary.md"
 SAMPLE_CORPUS = REPO / "corpora" / "sample"
 #: Longest example shown, in characters (longer values are cut with an ellipsis).
 EXAMPLE_CHARS = 48
-#: The columns that hold run ids, per table, and the example shown for them (a run's own id
-#: would make the file differ on every run).
+#: Run-id columns per table, with a fixed example (a real id would change every run).
 RUN_ID_COLUMNS = {"paper_ids": ("since_run",), "changes": ("run_id", "previous_run_id")}
 RUN_ID_EXAMPLE = "20260101T020000.000000Z-1a2b3c"
 
@@ -226,12 +221,7 @@ FILE_METADATA: dict[str, str] = {
 
 
 def undocumented() -> dict[str, list[str]]:
-    """Schema columns of :data:`pipeline.write.TABLES` without a meaning in :data:`COLUMNS`.
-
-    Returns:
-        table name -> missing column names (only tables that miss some; a missing table lists
-        all its columns).
-    """
+    """Schema columns without a meaning in :data:`COLUMNS`: table -> missing names."""
     missing = {name: [c for c in schema.names if c not in COLUMNS.get(name, {})] for name, schema in TABLES.items()}
     return {name: cols for name, cols in missing.items() if cols}
 
@@ -244,12 +234,9 @@ def type_name(dtype: pa.DataType) -> str:
 
 
 def example(values: Sequence[Any] | pd.Series, dtype: pa.DataType | None = None) -> str | None:
-    """The first non-empty value of a column, as display text (``None`` when all are empty).
-
-    Lists are written as JSON, integers as integers (pandas reads a nullable integer column as
-    float; ``dtype`` tells), other floats with two decimals, booleans as ``true``/``false``;
-    long values are cut at :data:`EXAMPLE_CHARS` characters, newlines shown as ``\\n``.
-    """
+    """The first non-empty value of a column as display text (None when all empty): lists as JSON,
+    integers as integers (``dtype`` tells), other floats to two decimals, booleans lower case;
+    cut at :data:`EXAMPLE_CHARS`, newlines as ``\\n``."""
     for value in values:
         if value is None or (isinstance(value, float) and math.isnan(value)):
             continue
@@ -289,12 +276,10 @@ def render(frames: dict[str, pd.DataFrame], file_metadata: Sequence[str] = ()) -
     """The data dictionary as Markdown.
 
     Args:
-        frames: the tables of a run over ``corpora/sample`` (examples come from them).
-        file_metadata: the key-value metadata keys of its Parquet files (listed with their
-            meaning from :data:`FILE_METADATA`; values are left out, they change with versions).
+        frames: the tables of a run over ``corpora/sample`` (examples).
+        file_metadata: the Parquet files' metadata keys (values left out).
 
-    Raises:
-        KeyError: a schema column has no meaning in :data:`COLUMNS` (names them).
+    Raises KeyError: a schema column has no meaning in :data:`COLUMNS`.
     """
     missing = undocumented()
     missing_keys = [k for k in file_metadata if k not in FILE_METADATA]
@@ -345,11 +330,8 @@ def metadata_keys(path: Path) -> list[str]:
 
 
 def sample_frames(out_dir: Path) -> tuple[dict[str, pd.DataFrame], list[str]]:
-    """Run the pipeline over ``corpora/sample`` into ``out_dir``; return its tables and metadata keys.
-
-    Raises:
-        pipeline.errors.ConfigError: the default embedder cannot be built.
-    """
+    """Run over ``corpora/sample`` into ``out_dir``: ``(tables, metadata keys)``. ConfigError when
+    the default embedder cannot be built."""
     from .config import load_config
     from .runner import run
 
@@ -361,11 +343,7 @@ def sample_frames(out_dir: Path) -> tuple[dict[str, pd.DataFrame], list[str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pipeline.datadict [--check] [--out PATH]``.
-
-    Returns:
-        0 when written (or, with ``--check``, up to date); 1 when ``--check`` finds it stale.
-    """
+    """``python -m pipeline.datadict [--check] [--out PATH]``: 0 written or up to date; 1 stale."""
     parser = argparse.ArgumentParser(prog="python -m pipeline.datadict", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DICTIONARY_PATH, help="file to write (default: %(default)s)")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 when the file differs")

@@ -2,30 +2,19 @@
 
 :func:`decode` tries, first that succeeds wins:
 
-   a. a byte-order mark -> that codec; 7-bit bytes with ISO-2022 escape sequences -> an
-      ISO-2022 codec (:func:`_iso2022`); NUL-rich bytes that charset-normalizer reads as
-      UTF-16/32 without a mark -> that codec, noted (:func:`_bomless_utf16_32`);
+   a. a BOM; ISO-2022 escapes (:func:`_iso2022`); BOM-less UTF-16/32 (:func:`_bomless_utf16_32`);
    b. strict UTF-8;
-   c. for HTML, the charset declared in ``<meta>`` (:func:`pipeline.formats.sniff_html_charset`),
-      decoded strictly: a multi-byte CJK codec whose text is plausible
-      (:data:`DECLARED_MIN_PLAUSIBILITY`) is taken; otherwise (and always for a single-byte
-      codec, which decodes almost any bytes) it goes first into the ranking of step d; a declared
-      charset that does not decode the bytes (UTF-8 included: step b failed) is noted;
-   d. detection: charset-normalizer's candidates plus GB18030 and Big5-HKSCS, each decoded
-      strictly, ranked by :func:`plausibility` (short Chinese byte strings are often misdetected:
-      GB as CP949, Big5 as GB); the first candidate stands unless another is clearly more
-      plausible. GB2312/GBK widen to GB18030 and Big5 to Big5-HKSCS where those decode the bytes
-      (CP950 is not widened: its punctuation differs). The detector's first answer, in a
-      Japanese or Korean codec, whose text is Japanese or Korean (:func:`_japanese`,
-      :func:`_korean`) is taken before the ranking (plausibility is a Chinese score); such an
-      answer that another reading overrules is noted as a guess, and so is a reading in such a
-      codec that wins without Japanese or Korean text. Without a declared charset,
-      :func:`_best_mixed` may prefer windows-1252/Latin-1 over another single-byte answer
-      (noted as a guess), UTF-8 with a few cp1252 bytes, or a line-by-line decoding.
+   c. for HTML, the declared ``<meta>`` charset, strictly: a plausible multi-byte CJK codec
+      (:data:`DECLARED_MIN_PLAUSIBILITY`) is taken, others rank first in step d; a declared
+      charset that fails is noted;
+   d. detection: charset-normalizer's candidates plus GB18030 and Big5-HKSCS, strictly decoded,
+      ranked by :func:`plausibility`; the first stands unless another is clearly better.
+      GB2312/GBK widen to GB18030, Big5 to Big5-HKSCS. A Japanese or Korean first answer whose
+      text reads so (:func:`_japanese`, :func:`_korean`) is taken before ranking. Undeclared
+      text may go to :func:`_best_mixed`. Guesses are noted.
 
-A file cut off inside its last character (a truncated download) is still text: an incomplete final
-character of at most :data:`MAX_PARTIAL_BYTES` bytes becomes U+FFFD, noted. Nothing else is ever
-replaced, which would hide a wrong codec or a binary file.
+An incomplete final character of at most :data:`MAX_PARTIAL_BYTES` bytes becomes U+FFFD, noted;
+nothing else is replaced, which would hide a wrong codec or a binary file.
 """
 
 from __future__ import annotations
@@ -50,40 +39,33 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
-# Narrow detector answers are widened to the superset codec (WHATWG Encoding Standard maps
-# gb2312/gbk labels to the gb18030 decoder; Big5-HKSCS extends Big5).
+# Narrow answers widen to the superset codec (WHATWG maps gb2312/gbk to gb18030; HKSCS extends Big5).
 #: Mostly-UTF-8 bytes: at least this many valid non-ASCII characters...
 UTF8_MIN_VALID_NON_ASCII = 20
 #: ...and at most this share of invalid sequences relative to them.
 UTF8_MAX_BAD_SHARE = 0.1
-#: A short file with at most this many invalid sequences is also mostly UTF-8 when its valid
-#: non-ASCII characters outnumber them UTF8_SHORT_MIN_RATIO times (GBK or Big5 bytes form a
-#: valid UTF-8 sequence about one pair in ten, so they fail this).
+#: A short file with at most this many invalid sequences is also mostly UTF-8 when valid non-ASCII
+#: characters outnumber them UTF8_SHORT_MIN_RATIO times (GBK/Big5 bytes seldom form valid UTF-8).
 UTF8_SHORT_MAX_BAD = 3
 UTF8_SHORT_MIN_RATIO = 2
 #: Chinese codecs always tried on non-UTF-8 bytes, whatever the detector says.
 CHINESE_CODECS = ("gb18030", "big5hkscs")
 #: Characters of a candidate decoding that :func:`plausibility` looks at.
 PLAUSIBILITY_SAMPLE = 4000
-#: How many of jieba's most frequent Han characters count as plausible (about the size of the
-#: 3,500-character common list plus the second tier of the 2013 General Standard Chinese
-#: Characters table).
+#: How many of jieba's most frequent Han characters count as plausible (about the 2013 General
+#: Standard Chinese Characters table's first two tiers).
 N_FREQUENT_HAN = 5000
 #: charset-normalizer's first choice stands unless another decoding is this much more plausible.
 PLAUSIBILITY_MARGIN = 0.02
 _WIDEN = {"gb2312": "gb18030", "gbk": "gb18030", "big5": "big5hkscs"}
-#: The longest incomplete final character that is replaced rather than failing the file: 3 bytes
-#: of a 4-byte UTF-8 or GB18030 sequence.
+#: Longest incomplete final character replaced rather than failing (3 bytes of a 4-byte sequence).
 MAX_PARTIAL_BYTES = 3
-# What Python's decoders say when the input ends inside a character (UTF-8; the CJK multibyte
-# codecs; UTF-16/32).
+# Python's decoder messages when the input ends inside a character.
 _PARTIAL_REASONS = ("unexpected end of data", "incomplete multibyte sequence", "truncated data")
-#: A declared multi-byte charset that decodes the bytes is taken without ranking when its text is
-#: at least this plausible (:func:`markup_plausibility` for HTML, else :func:`plausibility`). Strict decoding alone proves little between
-#: the Chinese codecs: Big5 bytes are nearly always valid GB18030, as rare characters.
+#: A declared multi-byte charset that decodes is taken without ranking when at least this
+#: plausible: Big5 bytes are nearly always valid GB18030, so strict decoding proves little.
 DECLARED_MIN_PLAUSIBILITY = 0.9
-# Declared charsets whose strict decode may be taken without ranking: multi-byte CJK codecs
-# reject many byte strings that are not theirs.
+# Declared charsets that may skip ranking: multi-byte CJK codecs reject most foreign bytes.
 _MULTIBYTE_CODECS = frozenset(("gb18030", "big5hkscs", "big5", "cp950", "shift_jis", "cp932", "euc_jp",
                                "euc_kr", "cp949", "utf-8"))
 
@@ -97,14 +79,8 @@ def _codec_name(codec: str) -> str:
 
 @dataclass(frozen=True)
 class Decoded:
-    """The result of :func:`decode`.
-
-    Attributes:
-        text: the decoded text (line endings as in the file).
-        encoding: the Python codec used (``"utf-8"``, ``"utf-8-sig"``, ``"gb18030"``, ...).
-        notes: what is worth recording (a replaced incomplete final character, a declared
-            charset that did not decode).
-    """
+    """The result of :func:`decode`: ``text`` (line endings as in the file), ``encoding`` (the
+    Python codec used) and ``notes``."""
 
     text: str
     encoding: str
@@ -112,12 +88,8 @@ class Decoded:
 
 
 def _decode_partial(data: bytes, codec: str) -> tuple[str, int] | None:
-    """``data`` decoded by ``codec`` when it fails only on an incomplete final character.
-
-    Returns:
-        ``(text, n_partial_bytes)`` with the incomplete character as U+FFFD, or None when the
-        bytes also fail elsewhere, end in a byte that cannot start a character, or decode whole.
-    """
+    """``(text, n_partial_bytes)`` when ``codec`` fails only on an incomplete final character
+    (made U+FFFD), else None."""
     try:
         data.decode(codec)
         return None
@@ -147,20 +119,16 @@ def _strict_or_partial(data: bytes, codec: str) -> Decoded | None:
 
 
 def decode(data: bytes, declared: str | None = None, *, markup: bool = False) -> Decoded:
-    """Decode raw bytes to text by the order of the module docstring.
+    """Decode raw bytes by the order of the module docstring.
 
     Args:
         data: the file's bytes.
         declared: a Python codec name the file declares (HTML ``<meta charset>``), or None.
-        markup: the bytes are HTML: candidates are scored on their non-ASCII characters only
-            (:func:`markup_plausibility`).
-
-    Returns:
-        a :class:`Decoded`.
+        markup: HTML bytes: candidates scored by :func:`markup_plausibility`.
 
     Raises:
         UnicodeDecodeError: a BOM whose payload does not decode.
-        pipeline.errors.BinaryContentError: no codec decodes the bytes (binary data; a ValueError).
+        pipeline.errors.BinaryContentError: no codec decodes the bytes (a ValueError).
     """
     for bom, codec in _BOMS:
         if data.startswith(bom):
@@ -207,9 +175,8 @@ def decode(data: bytes, declared: str | None = None, *, markup: bool = False) ->
     return Decoded(detected.text, detected.encoding, notes + detected.notes)
 
 
-#: Single-byte code pages tried, in order, against the detector's single-byte answer for text
-#: that declares no charset: windows-1252, the WHATWG default for Western legacy text (English
-#: with accented names), then Latin-1.
+#: Single-byte code pages tried against the detector's single-byte answer for undeclared text:
+#: windows-1252 (the WHATWG default), then Latin-1.
 WESTERN_CODECS = ("cp1252", "latin-1")
 #: Codecs a line of a file in several encodings is decoded with (:func:`_by_line`), after UTF-8.
 LINE_CODECS = ("gb18030", "big5hkscs", "cp1252")
@@ -218,9 +185,8 @@ LINE_MIN_PLAUSIBILITY = 0.9
 
 
 def _bomless_utf16_32(data: bytes) -> Decoded | None:
-    """UTF-16 or UTF-32 without a byte-order mark: bytes with NUL bytes that charset-normalizer
-    reads best as one of those (English UTF-16 is otherwise valid UTF-8 full of NULs, taken for
-    a binary file), decoded with a note; None otherwise."""
+    """BOM-less UTF-16/32: NUL-bearing bytes charset-normalizer reads as such, decoded with a
+    note; None otherwise."""
     if b"\x00" not in data:
         return None
     best = from_bytes(data).best()
@@ -236,21 +202,15 @@ def _bomless_utf16_32(data: bytes) -> Decoded | None:
     return Decoded(text, codec, (f"decode: no byte-order mark; read as {codec} (charset-normalizer's guess)",))
 
 
-#: The escape sequences that designate a character set in ISO-2022-JP/-JP-2/-KR/-CN text (RFC
-#: 1468, 1554, 1557, 1922): ``ESC $ @``, ``ESC $ B``, ``ESC $ A``, ``ESC $ ( X``, ``ESC $ ) X``,
-#: ``ESC ( J``, ``ESC ( I``.
+#: ISO-2022-JP/-JP-2/-KR/-CN designation escapes (RFC 1468, 1554, 1557, 1922).
 _ISO2022_ESCAPE = re.compile(rb"\x1b(?:\$[@AB]|\$[()][A-Z]|\([JI])")
-#: ISO-2022 codecs tried, in order, when the detector names none (the widest Japanese one, which
-#: also reads the Korean and Chinese designations of ISO-2022-JP-2, then the Korean one).
+#: ISO-2022 codecs tried in order when the detector names none (JP-2 also reads KR/CN designations).
 ISO2022_CODECS = ("iso2022_jp_2", "iso2022_jp_ext", "iso2022_kr")
 
 
 def _iso2022(data: bytes) -> Decoded | None:
-    """7-bit bytes with ISO-2022 escape sequences (Japanese mail and old web pages), decoded with
-    charset-normalizer's ISO-2022 answer, else the first of :data:`ISO2022_CODECS` that decodes
-    them strictly with no escape left, noted as a guess; None for bytes without such escapes (as
-    ASCII they are valid UTF-8, whose decoding keeps the escapes and shows the double-byte
-    characters as ASCII letters)."""
+    """7-bit bytes with ISO-2022 escapes, decoded by charset-normalizer's ISO-2022 answer, else the
+    first of :data:`ISO2022_CODECS` that leaves no escape (noted as a guess); None without escapes."""
     if b"\x1b" not in data or not data.isascii() or not _ISO2022_ESCAPE.search(data):
         return None
     answers = [_codec_name(m.encoding) for m in from_bytes(data) if m.encoding.startswith("iso2022")]
@@ -271,13 +231,10 @@ def _single_byte(decoded: Decoded, data: bytes) -> bool:
 
 
 def _best_mixed(data: bytes, detected: Decoded, score: Callable[[str], float]) -> Decoded:
-    """Second thoughts on an undeclared detection. A single-byte answer (cp1250, mac_iceland, ...
-    for a few accented letters) gives way to :data:`WESTERN_CODECS` when one of those decodes
-    the bytes into text at least as plausible, and is always noted as a guess. Bytes that are
-    partly UTF-8 are also read as UTF-8 with a few cp1252 bytes (:func:`_utf8_with_cp1252`) and,
-    when some lines are UTF-8 and others not, line by line (:func:`_by_line`): the most
-    plausible reading wins (the detector's on a tie), except that a line-by-line reading with
-    lines read as Korean or Japanese always wins."""
+    """Second thoughts on an undeclared detection: a single-byte answer gives way to an at least as
+    plausible :data:`WESTERN_CODECS` reading (always noted as a guess); partly-UTF-8 bytes are also
+    tried as :func:`_utf8_with_cp1252` and :func:`_by_line`. The most plausible wins (detector on a
+    tie); a line-by-line reading with Korean or Japanese lines always wins."""
     if _single_byte(detected, data):
         first_score = score(detected.text)
         for codec in WESTERN_CODECS:
@@ -300,9 +257,8 @@ def _best_mixed(data: bytes, detected: Decoded, score: Callable[[str], float]) -
 
 
 def _utf8_with_cp1252(data: bytes) -> Decoded | None:
-    """UTF-8 with a few bytes that are not (a Latin-1/cp1252 name pasted into UTF-8 text), those
-    bytes read as cp1252, with a note; None when invalid sequences outnumber valid non-ASCII
-    UTF-8 characters (then the bytes are likely another encoding altogether)."""
+    """UTF-8 with a few non-UTF-8 bytes read as cp1252, noted; None when invalid sequences
+    outnumber valid non-ASCII characters."""
     text = data.decode("utf-8", "replace")
     bad = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
     good = len(text) - len(text.encode("ascii", "ignore")) - bad
@@ -313,8 +269,7 @@ def _utf8_with_cp1252(data: bytes) -> Decoded | None:
 
 
 def _cp1252_bytes(exc: UnicodeError) -> tuple[str, int]:
-    """A codec error handler: the bytes that are not UTF-8 read as cp1252 (as Latin-1 where
-    cp1252 maps nothing)."""
+    """Codec error handler: non-UTF-8 bytes read as cp1252 (Latin-1 where cp1252 maps nothing)."""
     if not isinstance(exc, UnicodeDecodeError):
         raise exc
     raw = exc.object[exc.start:exc.end]
@@ -341,15 +296,13 @@ def _some_lines_utf8(data: bytes) -> bool:
     return False
 
 
-#: Legacy codecs whose reading of all the lines of a file that are not UTF-8 together is taken
-#: when it reads as Korean or Japanese (:func:`_korean`, :func:`_japanese`), in order.
+#: Legacy codecs tried, in order, on all non-UTF-8 lines together for Korean or Japanese text.
 REST_CODECS = ("cp949", "cp932", "euc_jp")
 
 
 def _rest_codec(lines: list[bytes]) -> str | None:
-    """The first of :data:`REST_CODECS` that decodes the non-ASCII lines of ``lines`` that are not
-    UTF-8, joined, into Korean or Japanese text; None when none does. Judged on all those lines
-    at once: a kanji-only line (``所属：東京大学``) or a short Hangul line cannot tell alone."""
+    """The first of :data:`REST_CODECS` that reads the non-UTF-8 lines, joined, as Korean or
+    Japanese (one line alone cannot tell); None when none does."""
     rest = b"".join(ln for ln in lines if not ln.isascii() and _strict_or_partial(ln, "utf-8") is None)
     for codec in REST_CODECS:
         decoded = _strict_or_partial(rest, codec)
@@ -359,12 +312,9 @@ def _rest_codec(lines: list[bytes]) -> str | None:
 
 
 def _by_line(data: bytes, score: Callable[[str], float]) -> Decoded | None:
-    """Bytes whose lines are in different encodings (GB18030, UTF-8 and Big5 pasted into one
-    file), decoded line by line: ASCII or strict UTF-8, else the codec that reads all the other
-    lines as Korean or Japanese (:func:`_rest_codec`), else the most plausible of
-    :data:`LINE_CODECS` (the first on a tie). The encoding is the codecs used, joined by ``+``,
-    with a note; None when one codec served every line, or a line decodes with none into text
-    of :data:`LINE_MIN_PLAUSIBILITY` (a damaged byte, not another encoding)."""
+    """Mixed-encoding bytes decoded line by line: ASCII or UTF-8, else :func:`_rest_codec`, else
+    the most plausible of :data:`LINE_CODECS`. Encoding: the codecs joined by ``+``, noted. None
+    when one codec served all lines, or a line reaches no :data:`LINE_MIN_PLAUSIBILITY`."""
     parts, used = [], Counter()
     lines = data.splitlines(keepends=True)
     rest_codec = _rest_codec(lines)
@@ -390,10 +340,10 @@ def _by_line(data: bytes, score: Callable[[str], float]) -> Decoded | None:
 
 
 def _mostly_utf8(data: bytes) -> Decoded | None:
-    """UTF-8 with a few invalid bytes (one Latin-1 or GB byte pasted into a UTF-8 page): decoded
-    with those bytes replaced by U+FFFD and a note, when valid non-ASCII UTF-8 characters
-    outnumber the invalid sequences by far. Without this, one bad byte sent the whole file to
-    a single-byte code page (mac_roman, cp775), turning every Chinese character into mojibake."""
+    """UTF-8 with a few invalid bytes, replaced by U+FFFD and noted, when valid non-ASCII characters
+    outnumber them by :data:`UTF8_MIN_VALID_NON_ASCII` / :data:`UTF8_MAX_BAD_SHARE`, or in a short
+    file by :data:`UTF8_SHORT_MAX_BAD` / :data:`UTF8_SHORT_MIN_RATIO` (else one bad byte sends the
+    file to a single-byte code page)."""
     text = data.decode("utf-8", "replace")
     bad = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
     if bad <= 0:
@@ -407,13 +357,9 @@ def _mostly_utf8(data: bytes) -> Decoded | None:
 
 def _detect(data: bytes, preferred: Decoded | None,
             score: Callable[[str], float] | None = None) -> tuple[Decoded, str | None]:
-    """Step 2d: rank charset-normalizer's candidates and the Chinese codecs by plausibility.
+    """Step d: ``(decoding, charset-normalizer's first answer that decodes or None)``.
 
-    Returns:
-        ``(the decoding, charset-normalizer's first answer that decodes the bytes or None)``.
-
-    Raises:
-        pipeline.errors.BinaryContentError: no candidate decodes the bytes.
+    Raises pipeline.errors.BinaryContentError: no candidate decodes the bytes.
     """
     candidates: dict[str, Decoded] = {}
     if preferred is not None:
@@ -441,8 +387,7 @@ def _detect(data: bytes, preferred: Decoded | None,
         return candidates[answer], answer
     first_score = score(candidates[first].text)
     if first_score >= 1.0 - PLAUSIBILITY_MARGIN:
-        # scores lie in [0, 1]: no candidate can beat the first by the margin, so the others are
-        # not scored (the usual case: OpenCC on a 4,000-character sample per candidate is slow)
+        # scores lie in [0, 1]: when none can beat the first by the margin, the rest are not scored
         return candidates[first], answer
     scores = {codec: first_score if codec == first else score(d.text) for codec, d in candidates.items()}
     best = max(scores, key=scores.get)
@@ -457,15 +402,12 @@ MIN_KANA_SHARE = 0.2
 _KANA = re.compile(r"[\u3040-\u30ff]")
 
 
-#: Korean codecs charset-normalizer may answer with that :func:`_korean` trusts (not Johab,
-#: which reads many Chinese byte strings as Hangul and which hardly any text uses).
+#: Korean codecs :func:`_korean` trusts (not Johab, which reads Chinese bytes as Hangul).
 KOREAN_CODECS = frozenset({"euc_kr", "cp949", "iso2022_kr"})
 #: Hangul syllables among the non-ASCII letters of a decoding from which it is Korean text.
 MIN_HANGUL_SHARE = 0.9
-#: The fewest Hangul syllables, the longest mean run of them and the least share of runs that a
-#: space (or the end) follows, of Korean text: Korean separates words by spaces (a run is a word
-#: of 2-5 syllables), while Chinese bytes read as Korean give syllables in runs as long as the
-#: Chinese phrases, broken by Hanja and symbols rather than spaces. Fewer syllables cannot tell.
+#: Fewest Hangul syllables, longest mean run and least share of space-followed runs of Korean text:
+#: Korean spaces its 2-5 syllable words, Chinese bytes read as Korean give long unspaced runs.
 MIN_HANGUL = 12
 MAX_MEAN_HANGUL_RUN = 5.0
 MIN_SPACED_RUN_SHARE = 0.5
@@ -479,12 +421,9 @@ def _normal(codec: str) -> str:
 
 
 def _korean(decoded: Decoded) -> bool:
-    """A Korean codec's decoding that reads as Korean: at least :data:`MIN_HANGUL` Hangul
-    syllables, :data:`MIN_HANGUL_SHARE` of its non-ASCII letters, in runs of at most
-    :data:`MAX_MEAN_HANGUL_RUN` on average, :data:`MIN_SPACED_RUN_SHARE` of them followed by
-    whitespace or the end. :func:`plausibility` (a Chinese frequency score) rates Hangul as
-    mojibake and EUC-KR bytes read as GB18030 as common Han characters; GB bytes read as EUC-KR
-    give Hanja and symbols beside about two-thirds Hangul."""
+    """Whether a Korean codec's decoding reads as Korean (:data:`MIN_HANGUL`,
+    :data:`MIN_HANGUL_SHARE`, :data:`MAX_MEAN_HANGUL_RUN`, :data:`MIN_SPACED_RUN_SHARE`):
+    :func:`plausibility` is a Chinese score and cannot judge it."""
     if _normal(decoded.encoding) not in KOREAN_CODECS:
         return False
     runs = list(_HANGUL_RUN.finditer(decoded.text, 0, SCRIPT_SAMPLE))
@@ -497,39 +436,29 @@ def _korean(decoded: Decoded) -> bool:
 
 
 def _japanese(decoded: Decoded) -> bool:
-    """A Japanese codec's decoding that reads as Japanese: kana make :data:`MIN_KANA_SHARE` of its
-    non-ASCII characters. :func:`plausibility` (a Chinese frequency score) cannot judge it, and a
-    Chinese codec reads EUC-JP kana as kana too (GB2312 has the same kana rows), with the kanji
-    turned into other Han characters. Chinese text decoded with a Japanese codec has no kana."""
+    """Whether a Japanese codec's decoding reads as Japanese: kana make :data:`MIN_KANA_SHARE` of
+    its non-ASCII characters (Chinese decoded so has none)."""
     if _normal(decoded.encoding) not in JAPANESE_CODECS:
         return False
     sample = "".join(_NON_ASCII.findall(decoded.text, 0, PLAUSIBILITY_SAMPLE))
     return bool(sample) and len(_KANA.findall(sample)) >= MIN_KANA_SHARE * len(sample)
 
 
-
-#: :func:`_frequent_han` as shipped in ``pipeline/data`` (``#`` comment lines, then the
-#: characters, any number a line).
+#: :func:`_frequent_han`'s file in ``pipeline/data`` (``#`` comments, then characters).
 FREQUENT_HAN_FILE = "frequent_han.txt"
 
 
 @lru_cache(maxsize=1)
 def _frequent_han() -> frozenset[str]:
     """The ``N_FREQUENT_HAN`` most frequent Han characters of jieba's dictionary (word counts summed
-    per character): a Simplified Chinese character-frequency list shipped with a dependency.
-
-    Read from :data:`FREQUENT_HAN_FILE` (tests/test_ingest.py counts jieba's ``dict.txt`` again
-    and checks that they agree)."""
+    per character), from :data:`FREQUENT_HAN_FILE` (tests/test_ingest.py checks it against jieba)."""
     return frozenset("".join(data_lines(FREQUENT_HAN_FILE)))
 
 
 def plausibility(text: str) -> float:
-    """How plausible ``text`` is as a Chinese or English article: the share of its first
-    ``PLAUSIBILITY_SAMPLE`` characters that are printable ASCII or whitespace, Latin-1 letters,
-    general or CJK punctuation, full-width forms, or frequent Han characters (Traditional
-    characters are mapped to Simplified first). Mis-decoded bytes give rare Han characters,
-    Hangul or symbols, and score low. Returns a value in [0, 1] (1.0 for empty text).
-    """
+    """Share of the first ``PLAUSIBILITY_SAMPLE`` characters that are printable ASCII, whitespace,
+    Latin-1 letters, punctuation, full-width forms or frequent Han (Traditional mapped to
+    Simplified first), in [0, 1] (1.0 when empty): mis-decoded bytes score low."""
     sample = text[:PLAUSIBILITY_SAMPLE]
     if not sample:
         return 1.0
@@ -541,9 +470,7 @@ def plausibility(text: str) -> float:
 
 @lru_cache(maxsize=1)
 def _plausible_deleted() -> dict[int, None]:
-    """A ``str.translate`` table deleting the characters :func:`plausibility` counts as plausible:
-    printable ASCII and ASCII whitespace, U+00C0-U+00FF, general punctuation U+2000-U+206F, CJK
-    punctuation U+3000-U+303F, full-width forms U+FF00-U+FFEF and :func:`_frequent_han`."""
+    """A ``str.translate`` table deleting what :func:`plausibility` counts as plausible."""
     ascii_ok = [c for c in range(0x80) if chr(c).isprintable() or chr(c).isspace()]
     ranges = (range(0xC0, 0x100), range(0x2000, 0x2070), range(0x3000, 0x3040), range(0xFF00, 0xFFF0))
     return dict.fromkeys([*ascii_ok, *(c for r in ranges for c in r), *map(ord, _frequent_han())])
@@ -555,7 +482,6 @@ MARKUP_SCAN_CHARS = 200_000
 
 
 def markup_plausibility(text: str) -> float:
-    """:func:`plausibility` of the non-ASCII characters of ``text`` (its first
-    :data:`MARKUP_SCAN_CHARS` characters): for HTML, where ASCII markup is the same in every
-    ASCII-compatible decoding. 1.0 when there are none."""
+    """:func:`plausibility` of the non-ASCII characters in the first :data:`MARKUP_SCAN_CHARS`
+    (ASCII markup reads the same in every candidate); 1.0 when none."""
     return plausibility("".join(_NON_ASCII.findall(text, 0, MARKUP_SCAN_CHARS)))

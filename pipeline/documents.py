@@ -36,9 +36,8 @@ DOCUMENT_STAGE_NAMES = ("ingest", "clean", "segment", "normalize", "extract")
 DOCUMENT_STAGES: tuple[Stage, ...] = (ingest.STAGE, clean.STAGE, segment.STAGE)
 SECTION_STAGES: tuple[Stage, ...] = (normalize.STAGE, extract.STAGE)
 
-#: pandas string storage inside the per-document stages (``mode.string_storage``):
-#: ``"python"`` keeps the stages' ``str`` objects instead of copying them into Arrow and back at
-#: every pass (bench/README.md). The rows are the same either way.
+#: pandas string storage in the per-document stages: ``"python"`` avoids copying ``str`` into
+#: Arrow and back each pass (bench/README.md); rows are the same either way.
 DOCUMENT_STRING_STORAGE = "python"
 
 
@@ -49,12 +48,8 @@ def _document_strings() -> contextlib.AbstractContextManager:
 
 def _run_isolated(stage: Stage, batch: pd.DataFrame, config: Config,
                   key: str) -> tuple[pd.DataFrame, dict[str, ErrorText]]:
-    """Run ``stage`` on ``batch``; on failure rerun row by row and return the rows that failed.
-
-    Returns:
-        ``(output, failures)`` where ``failures`` maps the value of ``key`` of each failing row
-        to ``"<stage>: <ErrorType>: <message>"`` (:func:`_error_message`).
-    """
+    """Run ``stage`` on ``batch``; on failure rerun row by row. Returns ``(output, failures)``,
+    failures mapping each failing row's ``key`` to :func:`_error_message`."""
     try:
         return stage(batch, config), {}
     except Exception:  # noqa: BLE001 - isolate the bad row, keep the run going
@@ -71,16 +66,14 @@ def _run_isolated(stage: Stage, batch: pd.DataFrame, config: Config,
 
 
 def _error_message(stage_name: str, exc: BaseException) -> ErrorText:
-    """``"<stage>: <ErrorType>: <message>"`` for the error tables, a lone surrogate written as
-    its ``\\udcXX`` escape (UTF-8, so Arrow and Parquet, cannot hold it); its stage is
-    ``stage_name``, its error type the exception's class name."""
+    """``"<stage>: <ErrorType>: <message>"``, lone surrogates as ``\\udcXX`` (UTF-8 cannot hold them)."""
     message = f"{stage_name}: {type(exc).__name__}: {exc}"
     return ErrorText(message.encode("utf-8", "backslashreplace").decode("utf-8"), stage_name, type(exc).__name__)
 
 
 def _mark_failed(docs: pd.DataFrame, failures: dict[str, ErrorText]) -> pd.DataFrame:
-    """``docs`` with the rows of ``failures`` (doc id -> message) status ``error``, the message
-    in ``error`` and its stage and error type in :data:`pipeline.ingest.ERROR_FIELDS`."""
+    """``docs`` with the ``failures`` rows (doc id -> message) made ``error``, with
+    :data:`pipeline.ingest.ERROR_FIELDS`."""
     for doc_id, message in failures.items():
         mask = docs["doc_id"] == doc_id
         docs.loc[mask, "status"] = "error"
@@ -91,15 +84,13 @@ def _mark_failed(docs: pd.DataFrame, failures: dict[str, ErrorText]) -> pd.DataF
     return docs
 
 class FileResult(NamedTuple):
-    """What the per-document stages made of one listed file, ready for the state (rows as the
-    state's JSON bytes, :meth:`pipeline.state.Entry.from_rows`, encoded where the stages ran).
+    """What the per-document stages made of one listed file, rows as the state's JSON bytes.
 
     Attributes:
-        source_path: the listed file, relative to the corpus.
-        documents, sections: JSON bytes of its documents / sections rows.
+        source_path: relative to the corpus.
+        documents, sections: JSON bytes of its rows.
         n_documents, n_sections: row counts.
-        content_hashes: ``content_sha256`` of each documents row (None where none): what
-            :func:`_reusable` checks.
+        content_hashes: each documents row's ``content_sha256`` (None where none).
     """
 
     source_path: str
@@ -123,14 +114,13 @@ class FileResult(NamedTuple):
 
 @dataclass
 class BatchResult:
-    """What the per-document stages made of one batch of listed files, as plain values (it
-    crosses process boundaries).
+    """What the per-document stages made of one batch, as plain values (crosses processes).
 
     Attributes:
         files: a :class:`FileResult` per listed file, in batch order.
         failed_files: files of rows a stage raised on (not kept in the state).
-        seconds: seconds per :data:`DOCUMENT_STAGE_NAMES` on this batch, measured where it ran.
-        n_files: listed files in the batch (progress).
+        seconds: per :data:`DOCUMENT_STAGE_NAMES`, measured where it ran.
+        n_files: listed files in the batch.
     """
 
     files: list[FileResult]
@@ -140,8 +130,7 @@ class BatchResult:
 
 
 def model_loaders(config: Config) -> list[tuple[str, Callable[[], Any]]]:
-    """``(name, load)`` of every model the per-document stages use, in load order; each loader is
-    cached per process, so the stages find them loaded."""
+    """``(name, load)`` of every model the stages use, in load order; each cached per process."""
     from . import keywords as kw
     from . import nlp
 
@@ -159,33 +148,27 @@ def model_loaders(config: Config) -> list[tuple[str, Callable[[], Any]]]:
 
 
 def warm_models(config: Config) -> Config:
-    """Load every model of :func:`model_loaders`; ``config`` back: the ``setup`` of an
-    executor running :func:`process_files` (:mod:`pipeline.executor`)."""
+    """Load every model of :func:`model_loaders` and return ``config``: an executor's ``setup``."""
     for _, load in model_loaders(config):
         load()
     return config
 
 
 def stage_worker(config: Config) -> Config:
-    """:func:`warm_models` in a pool process, its allocators tuned first as the run's process's
-    are (:func:`pipeline.memory.tune_allocators`: the stages' freed blocks go back to the system),
-    and its time budgets also CPU limits (:func:`pipeline.budget.enable_cpu_backstop`)."""
+    """:func:`warm_models` in a pool process, after :func:`pipeline.memory.tune_allocators` and
+    :func:`pipeline.budget.enable_cpu_backstop`."""
     tune_allocators()
     enable_cpu_backstop()
     return warm_models(config)
 
 
 def process_files(batch: pd.DataFrame, config: Config) -> BatchResult:
-    """The per-document stages (ingest ... extract) on one batch of the corpus listing: the unit of
-    work of every engine; depends on nothing but its arguments.
-
-    Args:
-        batch: rows of the listing (``source_path``, ``abs_path``; :func:`pipeline.ingest.list_corpus`).
-        config: the run's configuration.
+    """The per-document stages on one batch of the listing (``source_path``, ``abs_path``): every
+    engine's unit of work; depends only on its arguments.
 
     Returns:
-        the :class:`BatchResult`; a row a stage raised on, or a file over ``config.run.file_timeout``
-        (:func:`_process_within_budget`), is an error row, never an exception.
+        the :class:`BatchResult`; a failing row or a file over ``config.run.file_timeout`` is an
+        error row, never an exception.
     """
     seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
     with _document_strings():
@@ -200,9 +183,8 @@ def _batch_result(batch: pd.DataFrame, docs: pd.DataFrame, sections: pd.DataFram
 
 
 def died_file(batch: pd.DataFrame, config: Config) -> BatchResult:
-    """The :class:`BatchResult` of a batch whose worker process died on it (killed, out of memory,
-    a crash in native code) when it ran alone: each file an error row ``WorkerDied``, not read
-    again here (stage ``per-document``; not kept in the state: the next run retries)."""
+    """The :class:`BatchResult` of a batch whose worker died on it alone: each file an error row
+    ``WorkerDied`` (stage ``per-document``; not kept, so retried next run)."""
     seconds = dict.fromkeys(DOCUMENT_STAGE_NAMES, 0.0)
     message = ErrorText("WorkerDied: the worker process running the per-document stages on this file died "
                         "(killed, out of memory, a crash in native code, or native code past its CPU limit: "
@@ -217,10 +199,9 @@ def died_file(batch: pd.DataFrame, config: Config) -> BatchResult:
 
 def _process_within_budget(batch: pd.DataFrame, config: Config,
                            seconds: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
-    """:func:`_process_batch` under :func:`pipeline.budget.time_limit` of :func:`_budget`
-    seconds. A batch over its budget is processed again file by file, each under its own; a file
-    over its budget is an error row ``Timeout: ...`` (stage ``per-document``, error type ``Timeout``;
-    not kept in the state: the next run retries)."""
+    """:func:`_process_batch` under :func:`pipeline.budget.time_limit` of :func:`_budget` seconds;
+    an overrun batch is redone file by file, and a file over its budget is a ``Timeout`` error row
+    (stage ``per-document``; not kept, so retried next run)."""
     budget = _budget(batch, config.run.file_timeout)
     try:
         with time_limit(budget):
@@ -247,9 +228,8 @@ about ten times that."""
 
 
 def _budget(batch: pd.DataFrame, file_timeout: float) -> float:
-    """Seconds allowed for ``batch``: ``file_timeout`` per :data:`BUDGET_MIB` MiB of its files
-    (rounded up), at least ``file_timeout``; 0 when ``file_timeout`` is 0. Work is linear in size,
-    so the budget grows with it."""
+    """``file_timeout`` per :data:`BUDGET_MIB` MiB of the batch (rounded up), at least
+    ``file_timeout``; 0 when it is 0."""
     if not file_timeout:
         return 0.0
     size = 0
@@ -261,13 +241,11 @@ def _budget(batch: pd.DataFrame, file_timeout: float) -> float:
 
 def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float],
                    failed_reads: dict[str, ErrorText] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
-    """The per-document stages on one batch of listed files; ``failed_reads`` (source path ->
-    message): files not to read, error rows with that message instead.
+    """The per-document stages on one batch; ``failed_reads`` (path -> message) become error rows.
 
     Returns:
-        ``(documents, sections, failed files)``: documents rows (every column up to segment, plus
-        ``_ingest_status`` and ``_file``, the listed file of the row), sections rows (every
-        normalize and extract column), and the files of rows a stage raised on.
+        ``(documents, sections, failed files)``: documents rows (columns through segment, plus
+        ``_ingest_status`` and ``_file``), sections rows, and files a stage raised on.
     """
     files = set(batch["source_path"])
     t0 = time.perf_counter()
@@ -279,7 +257,7 @@ def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float
     if failures:  # a file the reader itself choked on: its own error row, the run goes on
         docs = pd.concat([docs, _failed_reads(failures)], ignore_index=True)
     docs = docs.assign(_ingest_status=docs["status"], _file=[_file_of(p, files) for p in docs["source_path"]])
-    # a copy inside one file (a feed repeating an item): only files that have one are marked, file by file
+    # copies inside one file: only files that have one are marked
     repeated = docs.duplicated(["_file", "content_sha256"]) & docs["content_sha256"].notna() if len(docs) else None
     if repeated is not None and repeated.any():
         rows = docs[["doc_id", "source_path", "content_sha256", "_ingest_status", "_file", "status", "error"]].to_dict("records")
@@ -289,8 +267,7 @@ def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float
         docs = docs.assign(**{c: pd.array([row[c] for row in rows], dtype=docs[c].dtype) for c in ("doc_id", "status", "error")})
     docs = docs.reset_index(drop=True)
     seconds["ingest"] += time.perf_counter() - t0
-    # identical bytes in two files of one batch share a doc_id until mark_copies tells the copy
-    # apart: such rows go through the stages in separate rounds, each with unique doc ids
+    # identical bytes in two files share a doc_id until mark_copies: separate rounds keep ids unique
     docs = docs.assign(_order=range(len(docs)))
     rounds = [group for _, group in docs.groupby(docs.groupby("doc_id", dropna=False).cumcount(), sort=True)]
     doc_parts, section_parts = [], []
@@ -307,11 +284,7 @@ def _process_batch(batch: pd.DataFrame, config: Config, seconds: dict[str, float
 
 def _document_stages(docs: pd.DataFrame, config: Config,
                      seconds: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
-    """clean, segment, explode, normalize, extract on ``docs`` (unique ``doc_id`` values).
-
-    Returns:
-        ``(documents, sections, doc ids a stage raised on)``.
-    """
+    """clean through extract on ``docs`` (unique ``doc_id``): ``(documents, sections, failed doc ids)``."""
     failed: set[str] = set()
     for stage in DOCUMENT_STAGES[1:]:
         t0 = time.perf_counter()
@@ -344,10 +317,10 @@ def _file_of(source_path: str, files: set[str]) -> str:
 
 def _split_by_file(paths: list[str], docs: pd.DataFrame,
                    sections: pd.DataFrame) -> Iterator[tuple[str, list[dict], list[dict]]]:
-    """``(file, documents rows, sections rows)`` per listed file, rows as plain dicts without the
-    ``_file`` and segment ``sections`` columns."""
+    """``(file, documents rows, sections rows)`` per listed file, as dicts without ``_file`` and
+    ``sections``."""
     def by_file(frame: pd.DataFrame, drop: list[str]) -> dict[str, list[dict]]:
-        # one conversion of the whole frame, then rows grouped in frame order (as groupby keeps it)
+        # one conversion of the frame, rows grouped in frame order
         groups: dict[str, list[dict]] = {}
         if len(frame):
             for file, row in zip(frame["_file"].tolist(), frame_records(frame.drop(columns=drop)), strict=True):

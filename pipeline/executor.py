@@ -1,23 +1,18 @@
 """One executor for the work a run spreads over processes: the per-document stages, dedup's
 embedding and its bulk pair scoring.
 
-An executor runs ``fn(item, context)``, where ``context = setup(*args)`` is built once in each
-process that does the work (models loaded, an embedder, a pair scorer), and returns the result
-to the run's process. ``fn`` and ``setup`` are module-level functions (they are pickled by name).
+An executor runs ``fn(item, context)``, ``context = setup(*args)`` built once per worker process;
+``fn`` and ``setup`` are module-level functions (pickled by name).
 
-* :class:`InProcess`: in the run's own process; the context is built on first use.
-* :class:`ProcessPool`: ``workers`` ``spawn`` processes (``fork`` after torch, faiss or BLAS
-  thread pools are up can deadlock a child; a script starting one must do so under
-  ``if __name__ == "__main__":``). Each process dies with the run's process, ignores Ctrl-C (the
-  run's process decides how to stop; a process killed mid-result would leave half a message),
-  sends its log records to the run's handlers at the run's levels, builds its context, then
-  freezes it for the garbage collector (:func:`become_worker`).
+* :class:`InProcess`: in the run's own process; context built on first use.
+* :class:`ProcessPool`: ``workers`` ``spawn`` processes (``fork`` after thread pools are up can
+  deadlock a child; scripts need ``if __name__ == "__main__":``). Workers die with the run's
+  process, ignore Ctrl-C, relay their logs, and freeze their context (:func:`become_worker`).
 * :class:`pipeline.engine_ray.RayActors`: one Ray actor per worker (``--engine ray``).
 
-Every executor has :meth:`Executor.submit` (a future), :meth:`Executor.map` (results in order,
-a bounded window of work ahead), :meth:`Executor.close` (waits for the work under way),
-:meth:`Executor.terminate` (stops now) and is a context manager: closed when its block ends,
-terminated when it is left by an exception (an error, Ctrl-C, a generator closed early).
+Every executor has :meth:`Executor.submit`, :meth:`Executor.map` (ordered, bounded window),
+:meth:`Executor.close` (waits), :meth:`Executor.terminate` (stops now), and is a context manager
+(closed at the block's end, terminated when left by an exception).
 """
 
 from __future__ import annotations
@@ -40,22 +35,16 @@ from .memory import GC_THRESHOLD
 
 #: Start method of the worker processes (see the module docstring for why not ``fork``).
 START_METHOD = "spawn"
-#: Items submitted ahead per worker by :meth:`Executor.map`: enough to keep every worker busy while
-#: the run's process stores a result, few enough that waiting results stay a small window.
+#: Items submitted ahead per worker by :meth:`Executor.map`: keeps workers busy, the window small.
 IN_FLIGHT_PER_WORKER = 2
-#: Seconds a pool process has to end after SIGTERM before :func:`stop_pool` sends SIGKILL
-#: (a worker holds no state worth a longer wait: the run's process writes every output).
+#: Seconds between SIGTERM and SIGKILL in :func:`stop_pool` (workers hold no state worth waiting for).
 STOP_GRACE_SECONDS = 5.0
 #: ``prctl`` option: the signal a process gets when its parent dies (Linux, ``prctl(2)``).
 PR_SET_PDEATHSIG = 1
 
 
 class Executor:
-    """Runs ``fn(item, context)`` somewhere; see the module docstring.
-
-    Attributes:
-        workers: how many processes (or actors) do the work; 1 for :class:`InProcess`.
-    """
+    """Runs ``fn(item, context)`` somewhere (module docstring); ``workers``: processes or actors."""
 
     workers: int = 1
 
@@ -70,14 +59,10 @@ class Executor:
             future.result()
 
     def map(self, fn: Callable[[Any, Any], Any], items: Iterable[Any]) -> Iterator[Any]:
-        """``fn(item, context)`` for every item, results in order, at most
-        :data:`IN_FLIGHT_PER_WORKER` items per worker submitted ahead (memory does not grow with
-        the input). Left early (an error, Ctrl-C, the consumer closing it), the executor is
-        terminated: the work under way is not wanted.
+        """``fn(item, context)`` per item, results in order, at most :data:`IN_FLIGHT_PER_WORKER`
+        per worker ahead. Left early, the executor is terminated.
 
-        Raises:
-            concurrent.futures.process.BrokenProcessPool: a worker died (killed, out of memory);
-            whatever ``fn`` raised.
+        Raises concurrent.futures.process.BrokenProcessPool: a worker died; whatever ``fn`` raised.
         """
         window: collections.deque = collections.deque()
         items = iter(items)
@@ -95,12 +80,10 @@ class Executor:
                 self.terminate()
 
     def close(self) -> None:
-        """Stop the workers once their work under way is done (idempotent); queued work is
-        cancelled. A later :meth:`submit` starts them again."""
+        """Stop the workers after their work under way (idempotent); queued work is cancelled."""
 
     def terminate(self) -> None:
-        """Stop the workers now (idempotent); waiting futures fail. A later :meth:`submit`
-        starts them again."""
+        """Stop the workers now (idempotent); waiting futures fail."""
         self.close()
 
     def __enter__(self) -> Executor:
@@ -123,8 +106,7 @@ def given(value: Any) -> Any:
 
 
 class InProcess(Executor):
-    """An :class:`Executor` in the run's own process: ``submit`` runs the work before it returns;
-    ``map`` runs each item when the consumer asks for it."""
+    """In the run's own process: ``submit`` runs before returning; ``map`` runs lazily."""
 
     def __init__(self, setup: Callable[..., Any], *args: Any):
         self.workers = 1
@@ -153,13 +135,8 @@ class InProcess(Executor):
 
 
 class ProcessPool(Executor):
-    """An :class:`Executor` of ``workers`` spawned processes (a
-    :class:`concurrent.futures.ProcessPoolExecutor`), all started on first need; see the module
-    docstring. Use it from one thread: the processes die with the thread that started them.
-
-    Raises:
-        ValueError: ``workers`` < 1.
-    """
+    """``workers`` spawned processes (a ``ProcessPoolExecutor``), started on first need. Use from one
+    thread: the processes die with the thread that started them. ValueError for ``workers`` < 1."""
 
     def __init__(self, workers: int, setup: Callable[..., Any], *args: Any):
         if workers < 1:
@@ -210,16 +187,12 @@ class ProcessPool(Executor):
             listener.queue.join_thread()
 
 
-# --- in a worker process --------------------------------------------------------------------
-
 _CONTEXT: Any = None  # in a worker: its setup(*args)
 
 
 def become_worker(setup: Callable[..., Any], args: tuple) -> Any:
-    """``setup(*args)`` in a process that only does an executor's work: then every live object
-    is frozen (``gc.freeze``: what was loaded lives as long as the process and needs no scanning)
-    and garbage is collected less often (:data:`pipeline.memory.GC_THRESHOLD`: a worker makes
-    mostly short-lived, acyclic objects)."""
+    """``setup(*args)`` in a worker, then ``gc.freeze`` and :data:`pipeline.memory.GC_THRESHOLD`
+    (a worker makes mostly short-lived, acyclic objects)."""
     context = setup(*args)
     gc.collect()  # frozen objects are never collected
     gc.freeze()
@@ -229,9 +202,8 @@ def become_worker(setup: Callable[..., Any], args: tuple) -> Any:
 
 def _init_process(setup: Callable[..., Any], args: tuple, log_queue: Any, level: int,
                   pipeline_level: int = logging.NOTSET) -> None:
-    """Pool initializer: :func:`_die_with_parent`, SIGINT ignored, log records to the run's
-    process at its levels (``level`` root, ``pipeline_level`` ``pipeline``), then
-    :func:`become_worker`."""
+    """Pool initializer: :func:`_die_with_parent`, SIGINT ignored, logs relayed at ``level`` /
+    ``pipeline_level``, then :func:`become_worker`."""
     global _CONTEXT
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -249,8 +221,7 @@ def _call(fn: Callable[[Any, Any], Any], item: Any) -> Any:
 
 
 def _die_with_parent() -> None:
-    """Have the kernel send this worker SIGTERM when the run's process dies, however it dies
-    (Linux ``prctl(2)`` ``PR_SET_PDEATHSIG``; elsewhere nothing)."""
+    """SIGTERM this worker when the run's process dies (Linux ``PR_SET_PDEATHSIG``; else nothing)."""
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -263,23 +234,19 @@ def _die_with_parent() -> None:
 
 
 class _Relay(logging.Handler):
-    """Hands a record that came from a worker to the logger of the same name in this process
-    (so the run's handlers, levels and formats apply)."""
+    """Hands a worker's record to the same-named logger here (the run's handlers apply)."""
 
     def emit(self, record: logging.LogRecord) -> None:
         logging.getLogger(record.name).handle(record)
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Kill the processes of ``pool`` now (SIGTERM, then SIGKILL after
-    :data:`STOP_GRACE_SECONDS`) and wait for the executor's threads; pending futures fail with
-    ``BrokenProcessPool`` or are cancelled. Idempotent.
+    """Kill ``pool``'s processes now (SIGTERM, SIGKILL after :data:`STOP_GRACE_SECONDS`) and wait
+    for its threads; pending futures fail or are cancelled. Idempotent.
 
-    A process killed mid-result leaves half a message in the result pipe and the manager thread
-    would wait forever, so once the processes are dead this closes the result pipe's writing end
-    and, if the manager is still alive after :data:`STOP_GRACE_SECONDS`, the call pipe's reading
-    end. Uses the executor's private ``_processes``, ``_result_queue``, ``_call_queue`` and
-    ``_executor_manager_thread`` (CPython 3.10-3.13); a missing one is skipped.
+    A process killed mid-result leaves the manager thread waiting forever, so the result pipe's
+    writer (and, if needed, the call pipe's reader) is closed. Uses CPython 3.10-3.13 private
+    attributes of the executor; missing ones are skipped.
     """
     processes = list((getattr(pool, "_processes", None) or {}).values())
     # shutdown() lets go of these: take them first

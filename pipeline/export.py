@@ -1,10 +1,5 @@
-"""``python -m pipeline export OUT DEST``: the published run's tables and dataset card, and
-nothing else (no run history, state or cache), for an analyst or a dataset hub.
-
-The files are copied under the output folder's lock, so no run publishes while they are read
-(one run's files, never a mix), into a temporary folder beside ``DEST`` that is then renamed to
-``DEST``: ``DEST`` appears complete or not at all.
-"""
+"""``python -m pipeline export OUT DEST``: the published run's tables and dataset card only, copied
+under the output lock into a temporary folder renamed to ``DEST`` (complete or absent)."""
 
 from __future__ import annotations
 
@@ -30,8 +25,7 @@ class NothingPublished(PipelineError):
 
 
 def _published_corpus(out: Path) -> Path | None:
-    """The corpus of the run published in ``out`` (``manifest.json``'s ``corpus``), or None when
-    the manifest cannot be read or names none."""
+    """The published run's ``manifest.json`` ``corpus``, or None."""
     try:
         corpus = json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("corpus")
     except (OSError, ValueError, AttributeError):
@@ -40,17 +34,13 @@ def _published_corpus(out: Path) -> Path | None:
 
 
 def export(out: str | Path, dest: str | Path) -> list[Path]:
-    """Copy the published run's tables and card from ``out`` into the new folder ``dest``.
-
-    Returns:
-        the files written, in :data:`EXPORTED_NAMES` order.
+    """Copy the published run's tables and card from ``out`` into the new folder ``dest``; returns
+    the files written, in :data:`EXPORTED_NAMES` order.
 
     Raises:
-        ExportRefused: ``dest`` exists and is not an empty folder, lies inside ``out`` or holds it,
-            or lies inside the corpus of the published run (its manifest's ``corpus``, absolute
-            since the run writes it so; an older manifest's relative one is taken from the current
-            folder).
-        NothingPublished: ``out`` has no publish record (:func:`pipeline.publish.published_record`).
+        ExportRefused: ``dest`` is not empty or new, overlaps ``out``, or lies inside the published
+            run's corpus.
+        NothingPublished: ``out`` has no publish record.
         pipeline.publish.OutputLocked: a run is writing ``out``.
         OSError: a file cannot be read or written.
     """

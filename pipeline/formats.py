@@ -1,27 +1,20 @@
 """Input formats: what a file of each supported type holds, as text plus document metadata.
 
-Pure functions over ``bytes``/``str``; the file I/O and the decoding cascade live in
-:mod:`pipeline.ingest`, which calls these. Nothing here touches the network: trafilatura gets
-an already parsed tree (never a URL, never ``fetch_url``), and htmldate, which trafilatura
-calls for the date, gets that tree too.
+Pure functions over ``bytes``/``str`` (file I/O and decoding: :mod:`pipeline.ingest`). No
+network: trafilatura and htmldate get an already parsed tree, never a URL.
 
 ========================  ====================================================================
 suffix                    documents
 ========================  ====================================================================
-``.txt``, ``.md``         one per file; the decoded text is the document
-``.html``, ``.htm``       one per file; the main content extracted by trafilatura, as Markdown
-                          (:func:`extract_html`); ``<title>``, canonical URL and publish date
-                          as metadata; the charset declared in ``<meta>`` is a decoding hint
-                          (:func:`sniff_html_charset`)
+``.txt``, ``.md``         one per file; the decoded text
+``.html``, ``.htm``       one per file; main content as Markdown (:func:`extract_html`)
 ``.jsonl``                one per non-blank line (:func:`parse_jsonl_line`)
-``.csv``, ``.tsv``        one per row after the header row (:func:`parse_record` of the row's
-                          cells by the header's names)
-``.yml``, ``.yaml``       one per record (:func:`yaml_records`), read by :func:`parse_record`
+``.csv``, ``.tsv``        one per row after the header (:func:`parse_record`)
+``.yml``, ``.yaml``       one per record (:func:`yaml_records`, :func:`parse_record`)
 ========================  ====================================================================
 
-A JSON object or CSV row is an *article* when a text field holds text, else a *paper record*
-when it has a title-like field (:mod:`pipeline.paper_records`): one mention of one paper, its
-text the record's fields as readable lines.
+A record is an *article* when a text field holds text, else a *paper record* when it has a
+title-like field (:mod:`pipeline.paper_records`).
 """
 
 from __future__ import annotations
@@ -55,17 +48,11 @@ from .config import (  # noqa: F401 (re-exported)
 log = logging.getLogger(__name__)
 
 
-# --- declared charset ---------------------------------------------------------------------------
-
-#: How far into an HTML file the ``<meta charset>`` prescan looks: the WHATWG HTML standard,
-#: "prescan a byte stream to determine its encoding" (section 13.2.3.2), reads the first 1024
-#: bytes. A declaration further down is not seen; detection then decides.
+#: Bytes of an HTML file the ``<meta charset>`` prescan reads (WHATWG HTML 13.2.3.2).
 CHARSET_PRESCAN_BYTES = 1024
 
-# WHATWG Encoding Standard labels (https://encoding.spec.whatwg.org/#names-and-labels) mapped to
-# the Python codec that decodes like the standard's decoder: every GBK label uses the gb18030
-# decoder, Big5 is Big5-HKSCS, Latin-1 and ASCII labels are windows-1252, and a UTF-16 label in
-# a <meta> means UTF-8 (the prescan's rule: the bytes were ASCII-compatible to be read at all).
+# WHATWG Encoding Standard labels (https://encoding.spec.whatwg.org/#names-and-labels) -> the
+# Python codec that decodes as the standard's decoder does.
 _WHATWG_LABELS = {
     **dict.fromkeys(("chinese", "csgb2312", "csiso58gb231280", "gb2312", "gb_2312", "gb_2312-80", "gbk",
                      "iso-ir-58", "x-gbk", "gb18030"), "gb18030"),
@@ -84,11 +71,8 @@ _CHARSET_IN_CONTENT = re.compile(rb"""charset\s*=\s*["']?([^\s"';]+)""", re.I)
 
 
 def charset_label_to_codec(label: str) -> str | None:
-    """The Python codec for an encoding label as written in HTML (``"GB2312"``, ``"big5"``).
-
-    WHATWG labels map as the Encoding Standard says (see ``_WHATWG_LABELS``); any other label is
-    looked up among Python's codecs. Returns None for an unknown label.
-    """
+    """The Python codec for an HTML encoding label (``"GB2312"``, ``"big5"``): WHATWG labels
+    per ``_WHATWG_LABELS``, else Python's codec lookup; None when unknown."""
     label = label.strip().lower()
     if label in _WHATWG_LABELS:
         return _WHATWG_LABELS[label]
@@ -99,19 +83,9 @@ def charset_label_to_codec(label: str) -> str | None:
 
 
 def sniff_html_charset(data: bytes) -> str | None:
-    """The charset an HTML file declares in its first :data:`CHARSET_PRESCAN_BYTES` bytes.
-
-    A simplified WHATWG prescan (HTML standard 13.2.3.2): comments are skipped; the first
-    ``<meta charset=...>``, or ``<meta http-equiv="content-type" content="...; charset=...">``,
-    with a label :func:`charset_label_to_codec` knows, wins.
-
-    Args:
-        data: the raw bytes of the file (only the head is read).
-
-    Returns:
-        a Python codec name (``"gb18030"``, ``"big5hkscs"``, ``"cp1252"``, ``"utf-8"``, ...)
-        or None when nothing usable is declared. Never raises.
-    """
+    """The codec an HTML file declares in its first :data:`CHARSET_PRESCAN_BYTES` bytes
+    (simplified WHATWG prescan, HTML 13.2.3.2): the first ``<meta charset>`` or ``http-equiv``
+    content-type with a known label. Returns a Python codec name or None; never raises."""
     head = _COMMENT.sub(b"", data[:CHARSET_PRESCAN_BYTES])
     for meta in _META.finditer(head):
         attrs: dict[bytes, bytes] = {}
@@ -128,12 +102,7 @@ def sniff_html_charset(data: bytes) -> str | None:
     return None
 
 
-# --- HTML main content --------------------------------------------------------------------------
-
-#: trafilatura.extract settings. Markdown output keeps headings as ``#``/``##`` lines, list items
-#: as ``- ``/``1. `` lines, links as ``[text](url)`` and paragraphs apart by a blank line (the
-#: plain ``txt`` output without formatting flattens headings into ordinary lines and paragraphs
-#: into single newlines). Comments sections are not article content; images carry no text.
+#: trafilatura.extract settings: Markdown keeps headings, list items, links and paragraph breaks.
 TRAFILATURA_OPTIONS: dict[str, Any] = {
     "output_format": "markdown",
     "include_formatting": True,
@@ -143,25 +112,18 @@ TRAFILATURA_OPTIONS: dict[str, Any] = {
     "include_images": False,
     "with_metadata": False,
     "deduplicate": False,
-    # precision mode drops <h2>/<h3> outside <article>/<main> (a plain <div> or <section>
-    # page lost every paper heading); recall mode keeps them, and clean drops the furniture
+    # precision mode drops <h2>/<h3> outside <article>/<main>; clean drops the furniture recall keeps
     "favor_recall": True,
 }
-# htmldate without "extensive search": dates from markup only (meta tags, JSON-LD, <time>, the
-# URL). The extensive search also reads free text and turned a footer's "© 2024" into 2024-01-01.
+# htmldate from markup only: the extensive search read a footer's "© 2024" as a date.
 _EXTENSIVE_DATE_SEARCH = False
 
-# trafilatura's Markdown escapes CommonMark syntax characters in prose ("foo\_bar", "\[1\]",
-# "1\. Title"). Our text is data, not Markdown to render: those backslashes would end up inside
-# URLs and titles. Undo every backslash escape of ASCII punctuation, except inside code spans
-# and fenced code, whose content trafilatura leaves verbatim.
+# trafilatura's Markdown escapes CommonMark punctuation ("foo\_bar"); our text is data, so every
+# backslash escape of ASCII punctuation is undone outside code spans and fences.
 _MD_UNESCAPE = re.compile(r"(?P<code>(?P<ticks>`+).+?(?<!`)(?P=ticks)(?!`))|\\(?P<ch>[!-/:-@\[-`{-~])", re.S)
-# A link whose text is its own target ("[https://x.org/a](https://x.org/a)", trafilatura's
-# rendering of a bare URL) is written as the bare URL: URL characters include brackets, so the
-# Markdown form would read as one long URL.
+# "[url](url)" (trafilatura's bare URL) -> the bare URL.
 _AUTOLINK = re.compile(r"\[(?P<url>https?://[^\s\]]+)\]\((?P=url)\)")
 
-# Block-level elements for the plain-text fallback: each starts and ends a line.
 _BLOCK_TAGS = frozenset((
     "address", "article", "aside", "blockquote", "dd", "details", "div", "dl", "dt", "figcaption", "figure",
     "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre",
@@ -175,13 +137,11 @@ class HtmlContent:
     """What :func:`extract_html` found in a page.
 
     Attributes:
-        text: the main content as Markdown (``""`` when the page has no text at all).
-        title: text of the page's ``<title>`` (whitespace collapsed); trafilatura's title
-            (``og:title``, ``<h1>``) when there is none; or None.
-        url: ``href`` of ``<link rel="canonical">`` as written; trafilatura's URL (``og:url``)
-            when there is none; or None.
-        published: publication date as ``YYYY-MM-DD`` (htmldate via trafilatura), or None.
-        notes: what happened on the way, for the ``notes`` column (e.g. the fallback).
+        text: the main content as Markdown (``""`` when the page has no text).
+        title: ``<title>`` text (whitespace collapsed), else trafilatura's, else None.
+        url: ``<link rel="canonical">`` href, else trafilatura's (``og:url``), else None.
+        published: ``YYYY-MM-DD`` (htmldate), or None.
+        notes: what happened on the way, for the ``notes`` column.
     """
 
     text: str
@@ -192,14 +152,12 @@ class HtmlContent:
 
 
 def tidy_markdown(text: str) -> str:
-    """Remove CommonMark backslash escapes (``\\_`` -> ``_``) outside code spans and fences, and
-    write links whose text is their target (``[https://x.org](https://x.org)``) as the bare URL."""
+    """Remove CommonMark backslash escapes outside code spans and fences; ``[url](url)`` -> url."""
     if "\\" in text:
         text = _MD_UNESCAPE.sub(lambda m: m.group("code") or m.group("ch"), text)
     return _AUTOLINK.sub(r"\g<url>", text) if "](" in text else text
 
 
-#: The parts of a table that a layout table's unwrapping turns into ``<div>``.
 _TABLE_PARTS = frozenset(("table", "thead", "tbody", "tfoot", "tr", "td", "th"))
 #: Elements whose presence inside a table's cells marks it as layout, not data.
 _LAYOUT_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "table")
@@ -208,13 +166,8 @@ DATA_TABLE_ROWS = 10
 
 
 def _unwrap_layout_tables(tree: etree._Element) -> int:
-    """Turn the tables that lay a page out (rather than hold data) into their cells as ``<div>``
-    blocks, in place, so the main-content extraction reads their headings and paragraphs as
-    such instead of one Markdown table row holding a whole page section. The test follows Mozilla
-    Readability's ``_isDataTable``: ``role="presentation"`` or ``datatable="0"`` is layout; a
-    caption, ``<th>``, ``<thead>``, ``<tfoot>`` or ``<colgroup>`` is data; then a table holding a
-    heading or another table, or of one row or one column, is layout, unless it has
-    :data:`DATA_TABLE_ROWS` rows or more. Returns the number of tables unwrapped."""
+    """Replace layout tables by their cells as ``<div>`` blocks, in place; returns how many.
+    The layout/data test follows Mozilla Readability's ``_isDataTable``."""
     layout = []
     for table in tree.iter("table"):
         rows = [tr for tr in table.iter("tr") if next(tr.iterancestors("table"), None) is table]
@@ -241,9 +194,8 @@ def _unwrap_layout_tables(tree: etree._Element) -> int:
 
 
 def _mark_cell_breaks(tree: etree._Element) -> None:
-    """Write each ``<br>`` inside a table cell as the text ``<br>``, in place, as GitHub Markdown
-    tables do: trafilatura's Markdown joins a cell's lines with a space, which runs a cell's
-    entries together ("A, Google B, Google"); the segmenter reads ``<br>`` in a cell as a line end."""
+    """Write each ``<br>`` inside a table cell as the text ``<br>``, in place (GitHub Markdown
+    tables' convention), so the segmenter sees the cell's line ends."""
     for br in tree.iter("br"):
         if any(a.tag in ("td", "th") for a in br.iterancestors()):
             br.tail = "<br>" + (br.tail or "")
@@ -255,12 +207,9 @@ def _collapse(text: str | None) -> str | None:
 
 
 def html_to_plain_text(tree: etree._Element) -> str:
-    """A plain-text rendering of a parsed page's ``<body>`` (the whole tree when it has none).
-
-    Scripts, styles and the head are left out; every block element (``p``, ``div``, ``li``,
-    headings, table cells, ...) and ``<br>`` ends a line; whitespace inside a line is collapsed
-    and lines are joined by a blank line. Works on a copy; the tree is not changed.
-    """
+    """Plain text of a parsed page's ``<body>`` (the whole tree when none): scripts, styles and
+    head left out, each block element and ``<br>`` ends a line, lines joined by a blank line.
+    The tree is not changed."""
     body = tree.find(".//body")
     root = copy.deepcopy(body if body is not None else tree)
     etree.strip_elements(root, etree.Comment, etree.ProcessingInstruction, *_INVISIBLE_TAGS, with_tail=False)
@@ -276,16 +225,14 @@ def html_to_plain_text(tree: etree._Element) -> str:
     return "\n\n".join(line for line in lines if line)
 
 
-#: Fewest headings a page must have, and the share of them trafilatura may leave out of its main
-#: content, before the main content counts as having lost the page's structure (trafilatura
-#: drops blocks by class names such as "header", which card layouts give each item's title).
+#: Fewest page headings, and the share of them trafilatura may leave out, before its main content
+#: counts as having lost the page's structure.
 MIN_PAGE_HEADINGS, MAX_LOST_HEADING_SHARE = 3, 0.5
 #: Most headings searched in the extracted text.
 MAX_CHECKED_HEADINGS = 200
 
 
-#: Elements around a page's content, not in it (HTML 5.2 sections 4.3.4, 4.3.5, 4.3.8; their ARIA
-#: roles): a blog's menu, sidebar widgets ("Recent Posts", "Archives") and footer have headings too.
+#: Elements around a page's content, not in it (HTML 5.2 sections 4.3.4, 4.3.5, 4.3.8).
 _AROUND_CONTENT_TAGS = frozenset({"nav", "aside", "footer"})
 _AROUND_CONTENT_ROLES = frozenset({"navigation", "complementary", "contentinfo"})
 
@@ -295,15 +242,13 @@ def _around_content(el: etree._Element) -> bool:
 
 
 def _headings(tree: etree._Element) -> list[etree._Element]:
-    """The ``<h1>``-``<h6>`` of the page's body that hold text, outside navigation, sidebars and
-    footers (:data:`_AROUND_CONTENT_TAGS`: trafilatura rightly leaves those out)."""
+    """The text-holding ``<h1>``-``<h6>`` of the body outside :data:`_AROUND_CONTENT_TAGS`."""
     body = tree.find(".//body")
     return [h for h in (body if body is not None else tree).iter("h1", "h2", "h3", "h4", "h5", "h6")
             if _collapse(h.text_content()) and not any(map(_around_content, h.iterancestors()))]
 
 
 def _heading_texts(tree: etree._Element) -> list[str]:
-    """The collapsed texts of :func:`_headings`."""
     return [_collapse(h.text_content()) for h in _headings(tree)]
 
 
@@ -311,10 +256,8 @@ _NON_WORD = re.compile(r"\W+")
 
 
 def _lost_headings(headings: list[str], text: str) -> int:
-    """How many ``headings`` the extracted ``text`` leaves out, when that is more than
-    :data:`MAX_LOST_HEADING_SHARE` of at least :data:`MIN_PAGE_HEADINGS`; else 0. Past
-    :data:`MAX_CHECKED_HEADINGS` headings an even sample of that many is checked and the count
-    scaled (each check searches the whole text)."""
+    """How many ``headings`` ``text`` leaves out when over :data:`MAX_LOST_HEADING_SHARE` of at
+    least :data:`MIN_PAGE_HEADINGS`, else 0; over :data:`MAX_CHECKED_HEADINGS`, a scaled sample."""
     if len(headings) < MIN_PAGE_HEADINGS:
         return 0
     step = math.ceil(len(headings) / MAX_CHECKED_HEADINGS)
@@ -325,9 +268,8 @@ def _lost_headings(headings: list[str], text: str) -> int:
 
 
 def headings_markdown(tree: etree._Element) -> str:
-    """The element holding all of the page's headings (their nearest common ancestor: the
-    article, not the navigation beside it) as Markdown, by ``markdownify``: ATX headings, ``-``
-    lists, links, emphasis and tables; scripts, styles and images left out."""
+    """The headings' nearest common ancestor as Markdown (``markdownify``); scripts, styles and
+    images left out."""
     heads = _headings(tree)
     common = list(heads[0].iterancestors())[::-1] if heads else [tree]
     for h in heads[1:]:
@@ -360,30 +302,22 @@ def _canonical(tree: etree._Element) -> str | None:
     return None
 
 
-#: What :func:`close_unclosed_title` reads of a page, in one linear scan: comments (``<!-->``
-#: and ``<!--->`` are empty ones) and the elements whose content is text to the parser
-#: (``<script>``, ``<style>``, ``<xmp>``, ``<textarea>``, ``<iframe>``, ``<noembed>``,
-#: ``<noframes>``, ``<noscript>``; ``<plaintext>`` to the end), skipped (a ``<title>`` there is
-#: no tag), and ``<title>`` start tags. The title's content is raw text to an HTML parser
-#: (WHATWG HTML, "RCDATA"; libxml2 follows it) up to the next ``</title``, so a ``<title>`` that is
-#: not closed before the next tag takes the rest of the page, or all of it up to a later title's
-#: end tag, as its title. ``[^<>]*`` keeps every failed match short (to the next ``<``).
+#: What :func:`close_unclosed_title` scans for: comments, raw-text elements (skipped: a
+#: ``<title>`` there is no tag) and ``<title>`` start tags. A title's content is RCDATA (WHATWG
+#: HTML) up to the next ``</title``, so an unclosed title swallows the page.
 _TITLE_TOKENS = re.compile(
     r"(?P<skip><!--(?:-?>|.*?(?:-->|\Z))|<plaintext\b.*"
     r"|<(?P<raw>script|style|xmp|textarea|iframe|noembed|noframes|noscript)\b[^<>]*>.*?(?:</(?P=raw)[\s/>]|\Z))"
     r"|(?P<start><title\b[^<>]*>)",
     re.I | re.S)
-#: The next tag after a title's text: ``<`` before a letter, ``/``, ``!`` or ``?`` (a ``<`` in
-#: prose, ``a < b``, is text), and whether it is the title's end tag.
+#: The next tag after a title's text (``<`` before a letter, ``/``, ``!`` or ``?``), and whether
+#: it is the title's end tag.
 _NEXT_TAG = re.compile(r"<(?:(?P<end>/title(?=[\s/>]))|[A-Za-z/!?])", re.I)
 
 
 def close_unclosed_title(html: str) -> str | None:
-    """``html`` with a ``</title>`` put before the next tag after each ``<title>`` whose text is
-    not followed by its end tag (``<title>Page</head><body>...`` ->
-    ``<title>Page</title></head><body>...``), or None when every title is closed (or nothing
-    follows an unclosed one). A ``<title>`` inside a comment or an element whose content is text
-    (``<script>``, ``<style>``, ``<xmp>``, ...; :data:`_TITLE_TOKENS`) is not a tag and is left alone. One linear scan (:data:`_TITLE_TOKENS`); no parsing."""
+    """``html`` with ``</title>`` put before the next tag after each unclosed ``<title>``, or None
+    when every title is closed. Titles inside comments and raw-text elements are ignored; no parsing."""
     cuts = []
     for m in _TITLE_TOKENS.finditer(html):
         if m.group("start"):
@@ -399,25 +333,20 @@ def close_unclosed_title(html: str) -> str | None:
     return "".join(parts) + html[last:]
 
 
-#: Ancestors of the deepest element libxml2's HTML parser keeps, by default and with
-#: ``huge_tree`` (``XML_PARSE_HUGE``): the parse stops there, and what lies deeper or after is not
-#: in the tree (measured with lxml 6.1 / libxml2 2.14: 255 and 2047).
+#: libxml2's HTML parser depth limit, default and with ``huge_tree`` (lxml 6.1 / libxml2 2.14):
+#: what lies deeper is not in the tree.
 LXML_MAX_DEPTH = 255
 LXML_HUGE_MAX_DEPTH = 2047
 
 
 def _reaches(tree: etree._Element, depth: int) -> bool:
-    """Whether an element of ``tree`` has ``depth`` ancestors or more: an XPath of ``depth + 1``
-    child steps from the root, in C, each step over one level's elements (not a walk over every
-    element's ancestors, which is quadratic on deep pages)."""
+    """Whether an element of ``tree`` has ``depth`` ancestors or more (one XPath, linear)."""
     return bool(tree.xpath("boolean(" + "/*" * (depth + 1) + ")"))
 
 
 def _parse_deeper(html: str) -> etree._Element | None:
-    """The page parsed by lxml with ``huge_tree`` (libxml2's ``XML_PARSE_HUGE``), which raises the
-    tree's depth limit from :data:`LXML_MAX_DEPTH` to :data:`LXML_HUGE_MAX_DEPTH`
-    (https://lxml.de/api/lxml.etree.HTMLParser-class.html). Only for a page whose default parse
-    reached the limit; None when lxml cannot parse it so."""
+    """The page parsed with ``huge_tree`` (depth limit :data:`LXML_HUGE_MAX_DEPTH`), or None
+    when lxml cannot parse it."""
     try:
         return lxml.html.document_fromstring(html, parser=lxml.html.HTMLParser(huge_tree=True))
     except Exception as exc:  # noqa: BLE001 - lxml on hostile input: the caller keeps what it has
@@ -425,14 +354,13 @@ def _parse_deeper(html: str) -> etree._Element | None:
         return None
 
 
-#: A page's document parts: a page with none of them is a fragment ("<div>…</div>").
+#: A page's document parts: a page with none of them is a fragment.
 _HAS_BODY = re.compile(r"<(?:body|head|title)[\s>]", re.I)
 _WHITESPACE_RUN = re.compile(r"\s+")
 
 
-#: libxml2's longest text node without ``huge_tree`` (``XML_MAX_TEXT_LENGTH``, in bytes of UTF-8;
-#: measured with lxml 6.1 / libxml2 2.14): a longer run of text between two tags is cut to nothing,
-#: without an error.
+#: libxml2's longest text node without ``huge_tree`` (``XML_MAX_TEXT_LENGTH``, UTF-8 bytes): a
+#: longer one is silently dropped.
 LXML_MAX_TEXT_BYTES = 10_000_000
 #: trafilatura's parser options (``trafilatura.utils.HTML_PARSER``), with ``huge_tree``.
 _HUGE_TEXT_PARSER = lxml.html.HTMLParser(collect_ids=False, default_doctype=False, encoding="utf-8",
@@ -442,9 +370,7 @@ _HUGE_TEXT_NOTE = (f"html: a run of text longer than libxml2's limit ({LXML_MAX_
 
 
 def _may_hold_huge_text(html: str) -> bool:
-    """Whether ``html`` is long enough to hold a text node over :data:`LXML_MAX_TEXT_BYTES` (its
-    UTF-8 length is over it; measured only for pages of more than a quarter of that many
-    characters)."""
+    """Whether ``html``'s UTF-8 length is over :data:`LXML_MAX_TEXT_BYTES`."""
     return len(html) > LXML_MAX_TEXT_BYTES // 4 and len(html.encode("utf-8", "surrogatepass")) > LXML_MAX_TEXT_BYTES
 
 
@@ -453,8 +379,8 @@ def _text_chars(tree: etree._Element) -> int:
 
 
 def _load_html(html: str) -> tuple[etree._Element | None, str | None]:
-    """trafilatura's parse of the page (None when lxml cannot parse it), as
-    :func:`_with_huge_text` keeps it, and that function's note (None when none)."""
+    """``(tree, note)``: trafilatura's parse (None when lxml cannot parse) after
+    :func:`_with_huge_text`."""
     try:
         tree = trafilatura.load_html(html)
     except Exception as exc:  # noqa: BLE001 - lxml on hostile input: keep the page as text
@@ -464,10 +390,8 @@ def _load_html(html: str) -> tuple[etree._Element | None, str | None]:
 
 
 def _with_huge_text(html: str, tree: etree._Element, parse: Any) -> tuple[etree._Element, str | None]:
-    """``tree``, or, for a page that may hold a text node over :data:`LXML_MAX_TEXT_BYTES`
-    (:func:`_may_hold_huge_text`), the page parsed again by ``parse`` (``lxml.html.fromstring``
-    or ``document_fromstring``) with :data:`_HUGE_TEXT_PARSER` when that tree holds more text,
-    with the note :data:`_HUGE_TEXT_NOTE` (else None)."""
+    """``(tree, note)``: ``tree``, or the page parsed again by ``parse`` with
+    :data:`_HUGE_TEXT_PARSER` when that holds more text (note :data:`_HUGE_TEXT_NOTE`)."""
     if not _may_hold_huge_text(html):
         return tree, None
     try:
@@ -479,12 +403,9 @@ def _with_huge_text(html: str, tree: etree._Element, parse: Any) -> tuple[etree.
 
 
 def _collapse_whitespace(tree: etree._Element) -> None:
-    """Collapse each run of whitespace in the tree's text to one space, in place, outside
-    ``<pre>`` and ``<textarea>``, and the space opening a block, as a browser renders it (CSS 2.1
-    ``white-space: normal``):
-    trafilatura keeps a source line break inside a paragraph, which cut a wrapped line of
-    authors into paragraphs and set a list item's mark on a line of its own."""
-    # (a set of the elements, not of their id()s: lxml's proxies are freed and their addresses reused)
+    """Collapse whitespace runs to one space in place, outside ``<pre>``/``<textarea>``, as CSS
+    ``white-space: normal`` renders: trafilatura keeps source line breaks inside paragraphs."""
+    # a set of elements, not id()s: lxml proxies are freed and their addresses reused
     kept = {el for block in tree.iter("pre", "textarea") for el in block.iter()}
     for el in tree.iter():
         if el in kept:
@@ -497,19 +418,14 @@ def _collapse_whitespace(tree: etree._Element) -> None:
             el.tail = _WHITESPACE_RUN.sub(" ", el.tail)
 
 
-#: Inline (phrasing) elements: a block element inside one is malformed HTML, and trafilatura
-#: writes an inline element's text as one run (bold, italics, a link's text).
+#: Inline (phrasing) elements; a block inside one is malformed HTML.
 _INLINE_TAGS = ("a", "b", "strong", "i", "em", "u", "s", "span", "font", "small", "big", "mark", "code", "sub", "sup")
 
 
 def _separate_nested_blocks(tree: etree._Element) -> None:
-    """A space where text touches a block element inside an inline one, in place: malformed HTML
-    nests blocks so ("<h1>Best <b>papers<h2>Title</h2></b>": lxml and the HTML standard's parser
-    alike), a browser breaks the line at the block, and trafilatura glued the words
-    ("papersTitle"). Only text that would touch gets the space: between the text before the block
-    and it, and between it and text after it inside the same parent."""
-    # (a dict of the elements in document order, not of their id()s: lxml's proxies are freed
-    # and their addresses reused)
+    """Put a space where text touches a block element nested in an inline one, in place, as a
+    browser breaks the line there (trafilatura glued the words)."""
+    # a dict of elements in document order, not id()s: lxml proxies are freed and addresses reused
     nested = dict.fromkeys(block for inline in tree.iter(*_INLINE_TAGS) for block in inline.iter(*_BLOCK_TAGS))
     for block in nested:
         before = block.getprevious()
@@ -523,14 +439,11 @@ def _separate_nested_blocks(tree: etree._Element) -> None:
             block.tail = " "
 
 
-#: Most attributes one start tag keeps (:func:`cap_attributes`): libxml2 checks each attribute
-#: of a tag against the ones before it, so a parse is quadratic in their number, in one call into
-#: C that no time limit interrupts (timings: bench/README.md); trafilatura and htmldate walk them
-#: again. Real tags have dozens.
+#: Most attributes one start tag keeps (:func:`cap_attributes`): libxml2's parse is quadratic in
+#: a tag's attributes, in C that no time limit interrupts. Real tags have dozens.
 MAX_TAG_ATTRIBUTES = 256
-#: A start tag: its name and the rest up to ``>``, quoted values whole (possessive: linear on any
-#: input). One of fewer than ``2 * MAX_TAG_ATTRIBUTES`` characters (an attribute is at least a
-#: letter and a space) is not looked into.
+#: A start tag: its name and the rest up to ``>`` (possessive: linear). Tags shorter than
+#: ``2 * MAX_TAG_ATTRIBUTES`` characters are skipped.
 _START_TAG = re.compile(r"""<([A-Za-z][^\s/<>]*+)((?:[^<>"']++|"[^"]*+"|'[^']*+')*+)>""")
 _CAPPED_NOTE = ("html: {cut} tag(s) with more than {most} attributes kept their first {most} (libxml2 parses a "
                 "tag's attributes in quadratic time)")
@@ -538,8 +451,8 @@ _TAG_ATTRIBUTE = re.compile(r"""[^\s=/<>]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+))
 
 
 def cap_attributes(html: str) -> tuple[str, int]:
-    """``html`` with each start tag of more than :data:`MAX_TAG_ATTRIBUTES` attributes cut to its
-    first that many, and the number of tags cut (attributes are no text: the text is untouched)."""
+    """``(html, n)``: each start tag cut to its first :data:`MAX_TAG_ATTRIBUTES` attributes, and
+    how many tags were cut. Text is untouched."""
     cut = 0
 
     def keep_first(m: re.Match[str]) -> str:
@@ -556,10 +469,8 @@ def cap_attributes(html: str) -> tuple[str, int]:
 
 
 def _inline_srcdoc(tree: etree._Element) -> int:
-    """Each ``<iframe srcdoc="…">`` of the tree replaced, in place, by a ``<div>`` holding the
-    body of the page its ``srcdoc`` attribute holds (HTML 5.2 section 4.7.5: a browser shows that
-    page in the frame; trafilatura reads no attribute as text); returns how many. A ``srcdoc``
-    lxml cannot parse is left as it is."""
+    """Replace each ``<iframe srcdoc>`` by a ``<div>`` holding that page's body, in place (HTML
+    5.2 section 4.7.5); returns how many. Unparseable ``srcdoc`` is left."""
     count = 0
     for frame in list(tree.iter("iframe")):
         doc = (frame.get("srcdoc") or "").strip()
@@ -581,30 +492,20 @@ def _inline_srcdoc(tree: etree._Element) -> int:
 
 
 def _note_text(exc: BaseException) -> str:
-    """An exception's message for a note: ``"; "`` (the separator of a row's notes) made ``", "``."""
+    """An exception's message for a note, ``"; "`` made ``", "``."""
     return str(exc).replace("; ", ", ")
 
 
 def extract_html(html: str) -> HtmlContent:
     """The main content and metadata of one decoded HTML page.
 
-    Main content: ``trafilatura.extract`` with :data:`TRAFILATURA_OPTIONS` (Markdown: headings,
-    lists, links, bold, tables), then :func:`tidy_markdown`. Fallbacks, each with a note: nothing
-    extracted -> :func:`html_to_plain_text` of the body; a parse that reached lxml's depth limit
-    (:data:`LXML_MAX_DEPTH`) -> parsed again deeper (:func:`_parse_deeper`) and, when that renders
-    more text, the plain-text rendering of its body (past :data:`LXML_HUGE_MAX_DEPTH` text may be
-    missing); a start tag of more than :data:`MAX_TAG_ATTRIBUTES` attributes -> cut to that many
-    before the parse (:func:`cap_attributes`); a run of text over libxml2's :data:`LXML_MAX_TEXT_BYTES` -> the page parsed with
-    ``huge_tree`` (:func:`_with_huge_text`); a ``<title>`` never closed -> closed at the next tag (:func:`close_unclosed_title`); a
-    page trafilatura cannot load -> lxml's plain text; a file lxml cannot parse -> kept as it is.
-    The date comes from ``trafilatura.extract_metadata`` (htmldate, markup only).
+    ``trafilatura.extract`` with :data:`TRAFILATURA_OPTIONS`, then :func:`tidy_markdown`.
+    Fallbacks, each noted: nothing extracted -> :func:`html_to_plain_text`; lxml's depth limit
+    reached -> :func:`_parse_deeper`; too many attributes -> :func:`cap_attributes`; a huge text
+    node -> :func:`_with_huge_text`; an unclosed ``<title>`` -> :func:`close_unclosed_title`;
+    unloadable -> lxml's plain text; unparseable -> kept as is. Date: htmldate, markup only.
 
-    Args:
-        html: the decoded page (any line endings).
-
-    Returns:
-        an :class:`HtmlContent`; ``text`` is ``""`` when the page has no text at all. Never raises
-        for a bad page: failures become notes.
+    Returns an :class:`HtmlContent`. Never raises for a bad page: failures become notes.
     """
     notes: list[str] = []
     if not html.strip():
@@ -620,11 +521,9 @@ def extract_html(html: str) -> HtmlContent:
         tree, huge_note = _load_html(f"<html><body>{html}</body></html>")  # a fragment: trafilatura wants a document
     if huge_note:
         notes.append(huge_note)
-    # Only a parsed lxml.html tree goes on: htmldate (called by trafilatura for the date) downloads
-    # a str argument that looks like a URL, a tree never.
+    # only a parsed tree goes on: htmldate downloads a str that looks like a URL
     if not isinstance(tree, lxml.html.HtmlElement):
-        # trafilatura gives up on a page of one element (a lone <p>, only a <script>): lxml's
-        # own parse, rendered as plain text, reads it; a file lxml cannot parse stays as it is
+        # trafilatura gives up on a one-element page: lxml's plain text reads it
         try:
             tree = lxml.html.document_fromstring(html)
         except Exception as exc:  # noqa: BLE001 - lxml on hostile input: keep the page as text
@@ -635,9 +534,7 @@ def extract_html(html: str) -> HtmlContent:
                            notes=(*notes, *([huge_note] if huge_note else []), "html: trafilatura found no main "
                                   "content, so the text is the plain-text rendering of <body>"))
     title, url = _first_title(tree), _canonical(tree)
-    # A parse that reached lxml's depth limit stopped there: what lay deeper (and, past the huge
-    # limit, after) is not in the tree. When a deeper parse renders more text than the first, its
-    # whole body is the text (trafilatura on trees thousands of levels deep ran for minutes).
+    # past the depth limit the tree lacks what lay deeper; a deeper parse's body text wins when longer
     deep = _parse_deeper(html) if _reaches(tree, LXML_MAX_DEPTH) else None
     deep_text = html_to_plain_text(deep) if deep is not None else None
     if deep_text is not None and deep_text != html_to_plain_text(tree):
@@ -647,8 +544,7 @@ def extract_html(html: str) -> HtmlContent:
     else:
         failed = False
         for section in tree.iter("section"):
-            # trafilatura drops a <section> among paragraphs whatever it holds (WeChat's article
-            # bodies wrap lines in them); as a <div> it is read like the paragraphs around it
+            # trafilatura drops a <section> among paragraphs; as a <div> it is read
             section.tag = "div"
         if framed := _inline_srcdoc(tree):
             notes.append(f"html: the page inside {framed} <iframe srcdoc> was read in place of the frame")
@@ -685,12 +581,9 @@ def extract_html(html: str) -> HtmlContent:
     return HtmlContent(text=text, title=title, url=url, published=published, notes=tuple(notes))
 
 
-# --- JSON Lines ---------------------------------------------------------------------------------
-
-#: Fields that hold a record's text, in order of preference (matched case-insensitively;
-#: :func:`pipeline.paper_records.text_field`).
+#: Fields that hold a record's text, in order of preference (case-insensitive).
 JSONL_TEXT_FIELDS = paper_records.TEXT_FIELDS
-#: Fields for the metadata columns, in order of preference (matched case-insensitively).
+#: Fields for the metadata columns, in order of preference (case-insensitive).
 JSONL_META_FIELDS = {"title": ("title",), "url": ("url",), "published": ("published", "date")}
 
 
@@ -699,17 +592,13 @@ class JsonlRecord:
     """One parsed JSON Lines record.
 
     Attributes:
-        text: the record's text (as in the file, HTML included), or None when ``error`` is set.
-        title, url, published: metadata fields as strings (numbers written out, arrays and
-            objects as JSON text; booleans and NaN or infinite numbers are left out), or None.
-        error: why the line is not a document (invalid JSON, not an object, neither a text
-            field nor a title-like field).
-        error_type: the errors table's ``error_type`` when ``error`` is set: ``InvalidJSON`` for
-            a line that is not JSON, ``InvalidRecord`` otherwise.
-        paper: for a paper record (:mod:`pipeline.paper_records`), its fields as JSON (the
-            ``text`` is then those fields as readable lines); None for an article.
-        notes: one per metadata field that was not a JSON string (written out, or left out),
-            so a surprising value is never kept silently.
+        text: the record's text, or None when ``error`` is set.
+        title, url, published: metadata as strings (numbers written out, arrays and objects as
+            JSON; booleans and non-finite numbers left out), or None.
+        error: why the line is not a document.
+        error_type: ``InvalidJSON`` or ``InvalidRecord`` when ``error`` is set.
+        paper: a paper record's fields as JSON; None for an article.
+        notes: one per metadata field that was not a JSON string.
     """
 
     text: str | None = None
@@ -723,7 +612,7 @@ class JsonlRecord:
 
 
 def _invalid(error: str, notes: tuple[str, ...] = ()) -> JsonlRecord:
-    """A record rejected as neither an article nor a paper record (``InvalidRecord``)."""
+    """A record that is neither an article nor a paper record (``InvalidRecord``)."""
     return JsonlRecord(error=error, notes=notes, error_type="InvalidRecord")
 
 
@@ -740,19 +629,12 @@ def _meta_value(value: Any) -> str | None:
 
 
 def parse_jsonl_line(line: str) -> JsonlRecord:
-    """Parse one line of a ``.jsonl`` file (https://jsonlines.org/).
-
-    The line is read by :func:`parse_record` once parsed as a JSON object.
-
-    Args:
-        line: one line, without its line terminator.
+    """Parse one line (no terminator) of a ``.jsonl`` file (https://jsonlines.org/) by
+    :func:`parse_record`.
 
     Returns:
-        a :class:`JsonlRecord`; a line that is not valid JSON, not an object, or that
-        :func:`parse_record` rejects gets ``error`` set (the message does not name the file;
-        the caller adds ``path#line``). NUL characters (``\\u0000`` escapes) are removed from
-        every string, and a byte-order mark opening the line is skipped, each with a note; a key
-        an object gives twice keeps its last value, noted. Never raises.
+        a :class:`JsonlRecord`, ``error`` set when invalid (the caller adds ``path#line``). NULs
+        and a leading BOM are removed, a repeated key keeps its last value, each noted. Never raises.
     """
     bom = line.startswith("\ufeff")  # files joined with `cat`: a later file's byte-order mark
     repeated: list[str] = []
@@ -782,31 +664,24 @@ def parse_jsonl_line(line: str) -> JsonlRecord:
     return record
 
 
-#: Fields a YAML record does not take from the mapping that holds its list: its own name and text.
+#: Fields a YAML record does not inherit from its enclosing mapping: its own title and text.
 _NOT_INHERITED = frozenset((*paper_records.TITLE_FIELDS, *paper_records.TITLE_ZH_FIELDS, *JSONL_TEXT_FIELDS))
 
 
-#: Values a YAML text of n characters may expand to, per character: without aliases it holds
-#: fewer values than characters (each value, key and separator takes one at least), so only
-#: aliases repeated within aliases ("billion laughs") reach this many.
+#: Values a YAML text of n characters may expand to, per character: only nested aliases
+#: ("billion laughs") exceed it.
 YAML_VALUES_PER_CHAR = 10
 #: A letter of any script (a group label such as "2025" has none).
 _LETTER = re.compile(r"[^\W\d_]")
 
 
 def yaml_records(node: Any, budget: list[float] | None = None) -> list[dict]:
-    """The records of a YAML document (PyYAML's ``safe_load`` of it): every mapping in a list,
-    or in a list held by such a mapping (a conference's list of award records), each with the
-    scalar fields of the mappings above it that it lacks (``venue``, ``year``), but for a title
-    or text field. A mapping or scalar that no list holds is no record (a configuration file):
-    ``[]``. Dates and other non-JSON values are written out as text. A list or mapping reached
-    again through an alias is not read again (nested aliases would repeat it exponentially).
+    """The records of a YAML document (``safe_load``): every mapping in a list, or in a list held
+    by such a mapping, each with the missing scalar fields of the mappings above it (not title
+    or text). No list: ``[]``. Non-JSON values written as text; aliased nodes read once.
 
-    ``budget``: ``[n]``, the most values (scalars, lists and mappings) the records may still hold,
-    counted as written out, each alias expanded; decremented in place, so that one budget serves
-    all documents of a file; ``None``: no limit. Raises ``ValueError`` beyond it (an alias of
-    aliases inside a record's field would expand exponentially), and ``RecursionError`` for a
-    list or mapping that holds itself."""
+    ``budget``: ``[n]``, values the records may still hold, decremented in place (one budget per
+    file); None: no limit. Raises ValueError beyond it, RecursionError for a self-holding node."""
     out: list[dict] = []
     _yaml_records(node, {}, False, set(), out, [math.inf] if budget is None else budget)
     return out
@@ -831,9 +706,8 @@ def _yaml_records(node: Any, inherited: dict, in_list: bool, seen: set[int], out
     nested = [v for v in node.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
     if nested and not any(paper_records.field_key(str(k)) in _NOT_INHERITED and isinstance(v, str) and _LETTER.search(v)
                           for k, v in node.items()):
-        # a mapping without a title or text of its own that groups records ("- venue: NeurIPS /
-        # awards: [...]", "- title: '2025' / images: [...]"); one with a title is a record, its
-        # lists of mappings its fields ("authors: [{name: …}]")
+        # a mapping without title or text that groups records ("- title: '2025' / items: [...]");
+        # one with a title is a record
         for v in nested:
             _yaml_records(v, {**parent, **scalars}, False, seen, out, budget)
         return
@@ -842,8 +716,7 @@ def _yaml_records(node: Any, inherited: dict, in_list: bool, seen: set[int], out
 
 
 def _json_safe(value: Any, budget: list[float]) -> Any:
-    """``value`` with what JSON has no type for (dates, timestamps, bytes) written out as text;
-    each value taken from ``budget[0]``, ``ValueError`` when it runs out."""
+    """``value`` with dates, timestamps and bytes written as text; ValueError when ``budget`` runs out."""
     budget[0] -= 1
     if budget[0] < 0:
         raise ValueError("its aliases expand to more values than the text could hold without them "
@@ -856,8 +729,7 @@ def _json_safe(value: Any, budget: list[float]) -> Any:
 
 
 def _noting_repeats(repeated: list[str]) -> Any:
-    """A ``json.loads`` ``object_pairs_hook`` that builds each object as ``json`` does (a key
-    given twice keeps its last value) and appends every key given again to ``repeated``."""
+    """A ``json.loads`` ``object_pairs_hook``: last value wins, repeated keys appended to ``repeated``."""
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         obj: dict[str, Any] = {}
         for key, value in items:
@@ -874,23 +746,17 @@ def _meta_field(obj: dict, keys: tuple[str, ...]) -> tuple[str, Any] | None:
 
 
 def parse_record(obj: dict) -> JsonlRecord:
-    """One record (a JSON object, or a CSV row as a dict of header name to cell) as a document.
+    """One record (a JSON object, or a CSV row as header -> cell) as a document; field names
+    match case-insensitively.
 
-    Field names match case-insensitively (``Title``, ``TEXT``).
+    * **article**: text from the first of :data:`JSONL_TEXT_FIELDS` holding text (a list of
+      strings joined by blank lines; other non-strings are errors); ``title``, ``url``,
+      ``published`` (or ``date``) optional;
+    * **paper record** (:func:`pipeline.paper_records.read_record`): text is its fields as lines
+      (:func:`pipeline.paper_records.render`), ``paper`` the fields as JSON, ``title`` English
+      else Chinese, ``url`` its first link.
 
-    * an **article**: the text is the first of :data:`JSONL_TEXT_FIELDS` that holds text
-      (:func:`pipeline.paper_records.text_field`); a list of strings is joined with blank
-      lines, any other value that is not a string is an error. ``title``, ``url`` and
-      ``published`` (or ``date``) are optional metadata;
-    * a **paper record** (no text field holding text, a title-like field;
-      :func:`pipeline.paper_records.read_record`): the text is its fields as readable lines
-      (:func:`pipeline.paper_records.render`), ``paper`` the fields as JSON, ``title`` the
-      paper's title (English, else Chinese), ``url`` its first link, ``published`` as for an
-      article, ``notes`` what was left out of its fields.
-
-    Returns:
-        a :class:`JsonlRecord`, with ``error`` set for a record that is neither, or whose title
-        is rejected (the message does not name the file). Never raises.
+    Returns a :class:`JsonlRecord`, ``error`` set when neither or the title is rejected. Never raises.
     """
     reading = paper_records.read_record(obj)
     if reading.error:
@@ -934,8 +800,7 @@ def parse_record(obj: dict) -> JsonlRecord:
 
 
 def _no_lone_surrogates(value: Any) -> Any:
-    """``value`` with every string (keys too) made valid Unicode: JSON's ``\\ud800`` escapes can
-    give lone surrogates, which cannot be written as UTF-8; they become U+FFFD."""
+    """``value`` with lone surrogates in every string (keys too) made U+FFFD."""
     if isinstance(value, str):
         return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     if isinstance(value, dict):
@@ -946,9 +811,8 @@ def _no_lone_surrogates(value: Any) -> Any:
 
 
 def _without_nuls(value: Any) -> tuple[Any, int]:
-    """``value`` with the NUL characters of every string (keys too) removed, and how many were:
-    a JSON ``\\u0000`` escape is no sign of a binary file (raw NUL bytes are not valid JSON), so
-    it is removed as a text file's stray NUL is (:func:`pipeline.ingest.remove_stray_nuls`)."""
+    """``(value, n)``: NULs removed from every string (keys too), and how many (as
+    :func:`pipeline.ingest.remove_stray_nuls` does for text files)."""
     if isinstance(value, str):
         return (value.replace("\x00", ""), value.count("\x00")) if "\x00" in value else (value, 0)
     if isinstance(value, dict):

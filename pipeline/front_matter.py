@@ -1,19 +1,14 @@
 """A paper's metadata in a Markdown file's YAML front matter, as the fields of its section.
 
-Clean drops a static-site file's YAML front matter as a ``front_matter`` span
-(:func:`pipeline.clean.find_dropped`), and segment titles a one-paper page by its ``title``
-(:func:`pipeline.clean.front_matter_headline`). When the front matter is a paper's metadata
-(:func:`pipeline.clean.front_matter_names_a_paper`: a title with authors, a venue, an arXiv id, a
-DOI or a paper link), its fields are read as a paper record's are
-(:func:`pipeline.paper_records.read_record`) and given to the page's section about that paper
-(:func:`attach`), whose extracted fields they then override where they hold a value
+Clean drops the front matter as a ``front_matter`` span; when it is a paper's metadata
+(:func:`pipeline.clean.front_matter_names_a_paper`), its fields are read as a paper record's
+(:func:`pipeline.paper_records.read_record`), attached to the page's section about that paper
+(:func:`attach`) and override its extracted fields where they hold a value
 (:func:`apply_front_matter`).
 
-The YAML read is the subset front matter uses, read leniently (a malformed block is still a
-writer's metadata): ``key: value`` lines, the value quoted or not (a quote that is never closed
-is dropped), a flow list ``[a, "b"]`` (a list that is never closed ends with its line), and a
-block list (``key:`` then ``- item`` lines; an item that is a mapping gives its ``name``). Other
-nested mappings and multi-line scalars are not read.
+The YAML subset read, leniently: ``key: value`` lines (quoted or not; an unclosed quote dropped),
+flow lists ``[a, "b"]`` (unclosed: ends with its line), block lists (``- item``; a mapping item
+gives its ``name``). Other nested mappings and multi-line scalars are not read.
 """
 
 from __future__ import annotations
@@ -30,14 +25,13 @@ from .normalize import to_target
 _KEY_LINE = re.compile(r"^(?P<key>[\w\-\"']+)[ \t]*:(?:[ \t]+(?P<value>.*?))?[ \t]*$")
 _ITEM_LINE = re.compile(r"^[ \t]*-[ \t]+(?P<item>.*?)[ \t]*$")
 _QUOTES = "\"'"
-#: Front-matter keys not read as the paper's: the page's own ``author`` (a static site's writer of
-#: the post; a paper's are ``authors``) and the text fields (front matter holds no article).
+#: Keys not read as the paper's: the post's own ``author`` (a paper's are ``authors``) and text fields.
 _NOT_PAPER_KEYS = frozenset({"author", *paper_records.TEXT_FIELDS})
 
 
 def _scalar(value: str) -> str:
-    """A YAML scalar as text: surrounding quotes removed, and a leading quote that is never
-    closed; a trailing ``# comment`` after an unquoted value removed."""
+    """A YAML scalar as text: quotes (and an unclosed leading one) and an unquoted value's trailing
+    ``# comment`` removed."""
     value = value.strip()
     if value[:1] in _QUOTES:
         return unquoted(value)
@@ -45,8 +39,7 @@ def _scalar(value: str) -> str:
 
 
 def unquoted(value: str) -> str:
-    """``value`` without the ASCII quotes around it (``"Title"``), or without a leading quote
-    that is never closed (``"Title``); else as it is (``"Word" in a title``)."""
+    """``value`` without surrounding ASCII quotes, or an unclosed leading one; else as is."""
     quote = value[:1]
     if quote not in _QUOTES or not quote:
         return value
@@ -56,9 +49,8 @@ def unquoted(value: str) -> str:
 
 
 def flow_list_items(value: str) -> list[str] | None:
-    """The items of ``value`` when it is a YAML or JSON flow list of names (``[A, B]``,
-    ``["A", "B"]``, or ``[A, B`` never closed); None for anything else (a Markdown link
-    ``[A](url)``, brackets inside)."""
+    """The items of a flow list of names (``[A, B]``, ``["A", "B"]``, unclosed ``[A, B``); None
+    for anything else (a Markdown link, nested brackets)."""
     value = value.strip()
     if not value.startswith("[") or "[" in value[1:] or "](" in value or "]" in value[:-1]:
         return None
@@ -74,8 +66,7 @@ def _flow_list(value: str) -> list[str]:
 
 
 def _item(text: str) -> str | None:
-    """A block list item as text: a scalar, or the ``name`` of an item that is a mapping
-    (``- name: A`` then ``affiliation: …``); None for another mapping's first key."""
+    """A block list item: a scalar, or a mapping item's ``name``; None for another mapping key."""
     found = _KEY_LINE.match(text)
     if found is None:
         return _scalar(text)
@@ -84,9 +75,8 @@ def _item(text: str) -> str | None:
 
 
 def parse_front_matter(block: str) -> dict[str, str | list[str]]:
-    """The keys of a YAML front matter block (its ``---`` fences included or not) in the
-    subset of the module docstring: key (as written) -> text or list of texts; later keys of the
-    same name are left out."""
+    """A front matter block's keys (fences optional) in the module docstring's subset: key as
+    written -> text or list of texts; repeated keys keep the first."""
     out: dict[str, str | list[str]] = {}
     key = None
     for line in block.split("\n"):
@@ -116,10 +106,8 @@ def parse_front_matter(block: str) -> dict[str, str | list[str]]:
 
 
 def front_matter_fields(dropped: list[dict]) -> str | None:
-    """The paper fields (:func:`pipeline.paper_records.read_record`, as the JSON of
-    :func:`pipeline.paper_records.dumps`) of a document's front matter that is a paper's
-    metadata (its ``author``, the post's writer, left out); None when the document has no such
-    front matter or it gives no title."""
+    """The paper fields (JSON of :func:`pipeline.paper_records.dumps`) of a document's paper
+    front matter (``author`` left out); None when none or without a title."""
     if not front_matter_names_a_paper(dropped):
         return None
     block = next(d["text"] for d in dropped if d["reason"] == "front_matter")
@@ -133,10 +121,9 @@ def _folded(text: object) -> str:
 
 
 def attach(sections: pd.DataFrame, documents: pd.DataFrame) -> pd.DataFrame:
-    """``sections`` (changed in place: :func:`pipeline.segment.explode_sections` made it) with a
-    ``front_matter`` column: the front matter's paper fields (:func:`front_matter_fields`) on the
-    section about that paper (a document's one section, else those whose heading holds the front
-    matter's title), None elsewhere."""
+    """``sections`` (changed in place) with a ``front_matter`` column: the paper fields on the
+    section about that paper (a document's only section, else those whose heading holds its
+    title), None elsewhere."""
     fields: dict[object, str] = {}
     if "dropped" in documents:
         for doc_id, dropped in zip(documents["doc_id"], documents["dropped"], strict=True):
@@ -159,9 +146,8 @@ def attach(sections: pd.DataFrame, documents: pd.DataFrame) -> pd.DataFrame:
 
 
 def apply_front_matter(extracted: dict, fields_json: str, target_script: str) -> dict:
-    """``extracted`` (a section's fields) with what its page's front matter gives in their place:
-    authors (and their truncation), institutions, venue and year, award, arXiv id; its links
-    first among the URLs; its titles when the section has neither."""
+    """``extracted`` with the front matter's authors, institutions, venue and year, award and arXiv
+    id in their place; its links first among the URLs; its titles when the section has none."""
     from .fields import normalize_award
     from .identifiers import url_kind
 

@@ -1,7 +1,5 @@
-"""Patterns of paper headings shared by segment (which lines start a section) and extract
-(which title a heading gives), so that both read a heading the same way.
-
-All patterns work on one line with Markdown markup already removed (:func:`pipeline.textutil.plain`).
+"""Paper-heading patterns shared by segment and extract, so both read a heading the same way.
+All work on one line with Markdown removed (:func:`pipeline.textutil.plain`).
 """
 
 from __future__ import annotations
@@ -12,8 +10,7 @@ from .fields import find_award_label, find_venue_years
 
 #: ``论文 1：``, ``論文2:``, ``Paper 3.``, ``论文三、``
 NUMBERED_PREFIX = r"(?:论文|論文|Paper|PAPER|paper)\s*(?:\d+|[一二三四五六七八九十]+)\s*[：:.、]\s*"
-#: The number of a list item: up to 99999, but not a year ("2024. Title" is a dated line,
-#: "1000. Title" the thousandth item of a long list).
+#: The number of a list item: up to 99999, but not a year ("2024. Title" is a dated line).
 LIST_NUMBER = r"(?:\d{1,3}|(?!19\d\d(?!\d)|20\d\d(?!\d))\d{4,5})"
 #: ``1.``, ``2、``, ``一、``, ``（一）``, ``(2)``, ``[2]``, ``【2】``
 ENUMERATION_PREFIX = (
@@ -30,38 +27,29 @@ BOOK_TITLE = re.compile(r"《(?P<inner>[^《》]+)》\s*(?:[（(](?P<gloss>(?:[^
 #: ``A（B）`` / ``A (B)``: a title followed by its translation, either way round.
 BILINGUAL = re.compile(r"(?P<a>[^（(]+?)\s*[（(](?P<b>[^）)]+)[）)]\s*")
 
-#: Longest headline decoration, in characters: a label such as 论文速递, 一文读懂, 全文翻译,
-#: 论文解读, 精读 or 全文导读 (2-6 characters in practice; 8 leaves room for 论文深度解读).
+#: Longest headline decoration (论文速递, 一文读懂; 2-6 characters seen, 8 allows 论文深度解读).
 MAX_DECORATION_CHARS = 8
 #: What sets a decoration off from the title next to it.
 DECORATION_SEP = r"[\s:：|｜丨/／—–\-·•]"
-#: A headline decoration before an English title: ``【论文精读】Title``, ``[深度解读] Title``,
-#: ``一文读懂：Title``, ``论文速递 | Title``. The label is recognised by its shape (short, Chinese
-#: only, in brackets or followed by a separator), never by a word list, so unseen labels go too; a
-#: Chinese *title* is never taken for a label because ``title`` must be an English title (a Latin
-#: letter and no Chinese character). Shared by the candidates and
-#: :mod:`pipeline.heading_titles`, so segment anchors the headings whose title extract reads.
+#: A headline decoration before an English title (``【论文精读】Title``, ``论文速递 | Title``),
+#: recognised by shape (short, Chinese only, bracketed or separated), never by a word list.
 LEADING_DECORATION = re.compile(
     rf"^(?:[【\[][\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]]{DECORATION_SEP}*"
     rf"|[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}{DECORATION_SEP}*(?:[:：|｜丨—–]|(?<=\s)-(?=\s)){DECORATION_SEP}*)"
     r"(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*)$"
 )
-#: A decoration standing alone, without a title: ``【导读】``, ``[往期回顾]`` (a section label of
-#: the article, never a paper).
+#: A decoration standing alone (``【导读】``): a section label, never a paper.
 DECORATION_ONLY = re.compile(rf"^[【\[][\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]]$")
-#: A heading that opens with a bracketed label: ``【背景】研究动机``, ``[方法] 核心思路`` (how an
-#: explainer marks its parts; a Chinese paper title seldom wears one).
+#: A heading opening with a bracketed label (``【背景】研究动机``): an explainer's part.
 BRACKET_LABEL = re.compile(rf"^[【\[][\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]]")
 
 
-#: A label before a title that names a venue edition ("ACL2025: ", "CVPR 2024 Oral："): at most
-#: this many letters besides the venue's name.
+#: Most letters besides the venue's name in a venue-edition label ("CVPR 2024 Oral：").
 MAX_VENUE_LABEL_REST = 6
 
 
 _LABEL_COLON = re.compile(r"[:：]\s*")
-#: A presenter's name after a venue edition in a label ("ICLR2025 Morris: Title", "NeurIPS 2024
-#: Lee et al.: Title"), as conference notes name the poster they stood at.
+#: A presenter's name after a venue edition in a label ("ICLR2025 Morris: Title").
 _PRESENTER = re.compile(r"\s+[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*){0,2}(?:\s+et\s+al\.?)?$")
 
 
@@ -70,9 +58,8 @@ _TAIL_SEPARATOR = re.compile(r"\s*(?:[,，|｜]|\s[-–—]\s)\s*")
 
 
 def venue_label(label: str) -> bool:
-    """Whether ``label`` only names a venue edition, its track and its award ("ACL2025", "CVPR
-    2024 Oral", "CVPR2024 Best Paper Award"): a dated venue and at most
-    :data:`MAX_VENUE_LABEL_REST` other letters once the award label is left out."""
+    """Whether ``label`` only names a venue edition, track and award: a dated venue and at most
+    :data:`MAX_VENUE_LABEL_REST` other letters without the award label."""
     found = [(start, end) for _, year, start, end in find_venue_years(label) if year]
     if not found:
         return False
@@ -89,9 +76,8 @@ _TRACK_TAIL = re.compile(r"\s*[(（\[【](?:oral|spotlight|poster|highlight)(?:\
 
 
 def _leading_label(h: str) -> tuple[int, re.Match[str] | None] | None:
-    """``(where the title starts, the presenter's match or None)`` when ``h`` opens with a label
-    that names a venue edition, maybe with a presenter after it ("ICLR2025 Morris: Title"), and at
-    least 8 characters follow it; else None."""
+    """``(title start, presenter match or None)`` when ``h`` opens with a venue-edition label and
+    at least 8 characters follow; else None."""
     m = _LABEL_COLON.search(h, 0, 40)
     if m is None or len(h) - m.end() < 8:
         return None
@@ -103,8 +89,7 @@ def _leading_label(h: str) -> tuple[int, re.Match[str] | None] | None:
 
 
 def presenter(h: str) -> str | None:
-    """The presenter a venue label names before a title ("ICLR2025 Morris: Title" -> "Morris";
-    conference notes name the poster they stood at by its presenter), else None."""
+    """The presenter a venue label names before a title ("ICLR2025 Morris: Title" -> "Morris"), else None."""
     found = _leading_label(h)
     if found is None or found[1] is None:
         return None
@@ -123,10 +108,8 @@ _TRACK_WORDS = frozenset({"oral", "orals", "poster", "posters", "spotlight", "hi
 
 
 def without_venue_label(h: str) -> str:
-    """``h`` without a leading label that only names a venue edition ("ACL2025: Title"), maybe
-    with a presenter's name ("ICLR2025 Morris: Title"), or a
-    trailing one after a separator ("Title, CVPR2024 Best Paper Award") or in brackets ("Title
-    (Oral)", "Title (UIST 2005)"); unchanged otherwise, or when fewer than 8 characters would be left."""
+    """``h`` without a leading venue-edition label (maybe with a presenter) or a trailing one after
+    a separator or in brackets; unchanged when under 8 characters would be left."""
     if (track := _TRACK_TAIL.search(h)) is not None and track.start() >= 8:
         h = h[: track.start()]
     if (label := _leading_label(h)) is not None:

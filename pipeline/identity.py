@@ -2,10 +2,9 @@
 the last run (``changes.parquet``).
 
 Dedup names each cluster by its content id (:func:`pipeline.dedup.paper_id_for`), which changes
-when a paper gains an arXiv id or a better title; :func:`assign` keeps the id a user saw,
-matching this run's clusters to the previous run's papers through their surviving mentions
-(same ``section_id`` with the same text or folded title). Rules, the fresh-folder case and why
-the ids live with the published run: docs/architecture.md ("Paper ids across runs").
+when a paper gains an arXiv id or a better title; :func:`assign` keeps the id a user saw by
+matching clusters to the previous run's papers through surviving mentions (same ``section_id``,
+same text or folded title). Rules: docs/architecture.md ("Paper ids across runs").
 """
 
 from __future__ import annotations
@@ -30,15 +29,14 @@ from .write import CHANGES_SCHEMA, PAPER_IDS_SCHEMA, TableWriter
 
 log = logging.getLogger(__name__)
 
-#: The published run's mentions: ``section_id``, its ``paper_id``, that paper's content id, and
-#: the mention's :func:`text_hash` and :func:`title_hash` (null in a file of an earlier version).
+#: The published run's mentions: ``section_id``, ``paper_id``, content id, :func:`text_hash`,
+#: :func:`title_hash` (null in older files).
 MEMBERS_FILE = "ids-members.parquet"
-#: A copy of the published run's ``paper_ids`` table in its run folder (the one at the top of
-#: ``OUT`` may be replaced or deleted by a user).
+#: A copy of the published ``paper_ids`` table in the run folder (a user may change the top one).
 HISTORY_FILE = "ids-history.parquet"
 MEMBERS_SCHEMA = pa.schema([("section_id", pa.string()), ("paper_id", pa.string()), ("content_id", pa.string()),
                             ("text_hash", pa.string()), ("title_hash", pa.string())])
-#: The columns a members file must have (without the hashes, mentions match by ``section_id``).
+#: Required members columns (without hashes, mentions match by ``section_id``).
 MEMBERS_REQUIRED = ("section_id", "paper_id", "content_id")
 #: A mention's hashes (:func:`mention_hashes`).
 HASH_COLUMNS = ("text_hash", "title_hash")
@@ -49,8 +47,7 @@ HASH_BATCH = 16384
 #: Paper fields compared for ``field_changed`` (not ``summary``: a longer mention elsewhere
 #: changes it without news).
 TRACKED_FIELDS = ("title", "title_zh", "arxiv_id", "venue", "year", "award", "authors", "institutions", "urls")
-#: Tracked fields whose order follows the mentions' ids (content hashes), not the paper: an edit to
-#: one file can reorder them without changing them.
+#: Tracked fields ordered by the mentions' ids, not the paper: their order is not compared.
 _UNORDERED = frozenset({"urls"})
 #: ``changes.change`` values, in the order the table lists them.
 CHANGE_KINDS = ("added", "removed", "merged", "split", "field_changed")
@@ -58,9 +55,9 @@ CHANGE_KINDS = ("added", "removed", "merged", "split", "field_changed")
 
 @dataclass
 class Previous:
-    """The published run's ids: ``members`` (:data:`MEMBERS_SCHEMA` columns), ``history``
-    (:data:`pipeline.write.PAPER_IDS_SCHEMA` columns), ``papers`` (``paper_id`` and the
-    :data:`TRACKED_FIELDS`), ``run_id`` (None: no previous run)."""
+    """The published run's ids: ``members`` (:data:`MEMBERS_SCHEMA`), ``history``
+    (:data:`pipeline.write.PAPER_IDS_SCHEMA`), ``papers`` (``paper_id`` and :data:`TRACKED_FIELDS`),
+    ``run_id`` (None: no previous run)."""
 
     members: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=MEMBERS_SCHEMA.names))
     history: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PAPER_IDS_SCHEMA.names))
@@ -70,8 +67,7 @@ class Previous:
 
 @dataclass
 class Assignment:
-    """What :func:`assign` gives: ``ids`` (content id -> stable id, one per cluster),
-    ``history`` and ``changes`` (frames of the published tables' columns)."""
+    """:func:`assign`'s result: ``ids`` (content id -> stable id), ``history`` and ``changes`` frames."""
 
     ids: dict[str, str]
     history: pd.DataFrame
@@ -90,19 +86,17 @@ def text_hash(text: str | None) -> str | None:
 
 
 def title_hash(title: str | None, title_zh: str | None = None) -> str | None:
-    """16 hex digits of SHA-256 of a section's folded title (:func:`pipeline.fields.fold_title`;
-    the Chinese title when it has no other), or None when it has neither."""
+    """16 hex digits of SHA-256 of the folded title (:func:`pipeline.fields.fold_title`; else the
+    Chinese title), or None."""
     folded = fold_title(title or title_zh or "")
     return hashlib.sha256(folded.encode()).hexdigest()[:16] if folded else None
 
 
 def mention_hashes(path: str | Path) -> pd.DataFrame:
-    """``section_id`` and the :data:`HASH_COLUMNS` of every section of a sections Parquet file,
-    one row per ``section_id`` (absent :data:`HASHED_COLUMNS` count as null).
+    """``section_id`` and :data:`HASH_COLUMNS` per section of a sections Parquet file (absent
+    :data:`HASHED_COLUMNS` are null).
 
-    Raises:
-        OSError, pyarrow.ArrowException: the file cannot be read; KeyError: it has no
-        ``section_id`` column.
+    Raises OSError, pyarrow.ArrowException: unreadable; KeyError: no ``section_id``.
     """
     file = pq.ParquetFile(path)
     names = set(file.schema_arrow.names)
@@ -123,14 +117,12 @@ def mention_hashes(path: str | Path) -> pd.DataFrame:
 
 
 def load_previous(out_dir: Path) -> Previous:
-    """The ids of the run published in ``out_dir`` (an empty :class:`Previous` when none).
+    """The ids of the run published in ``out_dir`` (empty :class:`Previous` when none).
 
-    Each part is read from the first source that reads (:func:`_first_readable`): members from
-    :data:`MEMBERS_FILE`, else the published ``sections.parquet``; history from
-    :data:`HISTORY_FILE`, else ``paper_ids.parquet``, else made from the members; ``papers`` from
-    ``OUT/papers.parquet``, else empty. An older layout without a publish record is read the same
-    way (:func:`_manifest_run_id`). No members: ids start afresh with a warning, the history kept.
-    The history is checked against the members (:func:`_checked_history`).
+    Each part from its first readable source: members from :data:`MEMBERS_FILE`, else the
+    published ``sections.parquet``; history from :data:`HISTORY_FILE`, else ``paper_ids.parquet``,
+    else the members; ``papers`` from ``OUT/papers.parquet``. No members: ids start afresh with a
+    warning. The history is checked (:func:`_checked_history`).
     """
     out_dir = Path(out_dir)
     run_id = published_run_id(out_dir)
@@ -163,8 +155,7 @@ def load_previous(out_dir: Path) -> Previous:
 
 
 def _first_readable(run_id: str, sources: list[tuple[Path | None, Any]]) -> pd.DataFrame | None:
-    """What the first existing, readable source ``(path, reader)`` gives, or None; an unreadable
-    one is warned about and the next tried."""
+    """The first readable ``(path, reader)`` source's frame, or None; unreadable ones warned about."""
     for k, (path, read) in enumerate(sources):
         if not path or not path.is_file():
             continue
@@ -178,8 +169,7 @@ def _first_readable(run_id: str, sources: list[tuple[Path | None, Any]]) -> pd.D
 
 
 def _manifest_run_id(out_dir: Path) -> str:
-    """The run id an older layout's ``manifest.json`` names, else one made of its
-    ``started_at``, else the earliest possible one."""
+    """An older layout's run id: the manifest's, else from ``started_at``, else the earliest."""
     try:
         manifest = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -192,11 +182,10 @@ def _manifest_run_id(out_dir: Path) -> str:
 
 
 def _read_members(path: Path) -> pd.DataFrame:
-    """A :data:`MEMBERS_FILE`, its hash columns null when it has none.
+    """A :data:`MEMBERS_FILE`, hash columns null when absent.
 
     Raises:
-        ValueError: a column of :data:`MEMBERS_REQUIRED` is missing or a row has no
-            ``section_id`` or ``paper_id``.
+        ValueError: a :data:`MEMBERS_REQUIRED` column missing, or a row lacks ``section_id`` or ``paper_id``.
     """
     members = pq.read_table(path).to_pandas()
     missing = [c for c in MEMBERS_REQUIRED if c not in members.columns]
@@ -211,19 +200,14 @@ def _read_members(path: Path) -> pd.DataFrame:
 
 
 def _members_from_sections(path: Path) -> pd.DataFrame:
-    """The members of a published ``sections.parquet``: each mention under its ``paper_id``
-    (taken as its content id), with its hashes."""
+    """Members of a published ``sections.parquet`` (``paper_id`` taken as content id), with hashes."""
     members = pq.read_table(path, columns=["section_id", "paper_id"]).to_pandas().dropna().astype(object)
     members = members.assign(content_id=lambda f: f["paper_id"])
     return members.merge(mention_hashes(path), on="section_id", how="left")[list(MEMBERS_SCHEMA.names)].astype(object)
 
 
 def _read_history(path: Path) -> pd.DataFrame:
-    """A ``paper_ids`` table (:data:`HISTORY_FILE` or the published one).
-
-    Raises:
-        ValueError: it lacks a column of :data:`pipeline.write.PAPER_IDS_SCHEMA`.
-    """
+    """A ``paper_ids`` table; ValueError when it lacks a :data:`pipeline.write.PAPER_IDS_SCHEMA` column."""
     history = pq.read_table(path).to_pandas()
     missing = [c for c in PAPER_IDS_SCHEMA.names if c not in history.columns]
     if missing:
@@ -232,10 +216,9 @@ def _read_history(path: Path) -> pd.DataFrame:
 
 
 def _checked_history(history: pd.DataFrame, members: pd.DataFrame, run_id: str) -> pd.DataFrame:
-    """``history`` made to agree with the previous papers (those of ``members``, else the ids
-    the history names as papers), each fix warned about: rows without ``paper_id`` and repeated
-    ids dropped; a ``current_id`` that is no paper marked ``removed`` in ``run_id``; a paper's own
-    row names the paper; a paper without a row gets one, ``added`` in ``run_id``."""
+    """``history`` made to agree with the previous papers, each fix warned: rows without
+    ``paper_id`` and repeats dropped; a ``current_id`` that is no paper ``removed`` in ``run_id``;
+    a paper without a row gets one, ``added`` in ``run_id``."""
     history = history[list(PAPER_IDS_SCHEMA.names)].astype(object).where(history.notna(), None)
     fixes = []
     if history["paper_id"].isna().any():
@@ -270,19 +253,18 @@ def _checked_history(history: pd.DataFrame, members: pd.DataFrame, run_id: str) 
 
 def assign(clusters: pd.DataFrame, previous: Previous, run_id: str, mentions: pd.DataFrame | None = None
            ) -> Assignment:
-    """Stable ids for this run's clusters (the rules of docs/architecture.md, "Paper ids across runs").
+    """Stable ids for this run's clusters (docs/architecture.md, "Paper ids across runs").
 
     Args:
-        clusters: one row per cluster: ``paper_id`` (its content id, unique), ``section_ids``
-            (list), and the :data:`TRACKED_FIELDS`.
+        clusters: per cluster ``paper_id`` (content id, unique), ``section_ids``, :data:`TRACKED_FIELDS`.
         previous: :func:`load_previous`.
-        run_id: this run's id (``since_run`` of what changes now).
-        mentions: ``section_id`` and the :data:`HASH_COLUMNS` of this run's sections
-            (:func:`mention_hashes`); None (or a null hash): mentions match by ``section_id`` alone.
+        run_id: this run's id.
+        mentions: ``section_id`` and :data:`HASH_COLUMNS` (:func:`mention_hashes`); None or null
+            hashes: match by ``section_id`` alone.
 
     Returns:
-        the :class:`Assignment`; ``history`` holds one row per id ever issued, ``current_id``
-        always a paper of this run or null (``removed``).
+        the :class:`Assignment`; ``history`` has one row per id ever issued, ``current_id`` a
+        paper of this run or null.
     """
     content = clusters["paper_id"].tolist()
     old_key = dict(zip(previous.members["paper_id"].tolist(), previous.members["content_id"].tolist(), strict=True))
@@ -333,13 +315,9 @@ def assign(clusters: pd.DataFrame, previous: Previous, run_id: str, mentions: pd
 
 
 def _shared(clusters: pd.DataFrame, members: pd.DataFrame, mentions: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Mentions shared by this run's clusters and the previous papers: ``content_id``,
-    ``paper_id`` (previous), ``n`` (>= 1), one row per pair that shares any.
-
-    Shared through ``section_id`` when text or folded title is unchanged (or a hash unknown); a
-    previous paper sharing none that way shares its mentions whose text hash an unshared mention
-    of this run has, paired in ``section_id`` order within a hash.
-    """
+    """``content_id``, previous ``paper_id``, ``n`` (>= 1) per pair sharing mentions: by
+    ``section_id`` with unchanged text or title (or unknown hash); a previous paper sharing none
+    so shares its mentions whose text hash an unshared mention has (``section_id`` order)."""
     pairs = [(c, s) for c, ids in zip(clusters["paper_id"].tolist(), clusters["section_ids"].tolist(), strict=True)
              for s in ids]
     now = pd.DataFrame(pairs, columns=["content_id", "section_id"], dtype=object)
@@ -368,9 +346,8 @@ def _shared(clusters: pd.DataFrame, members: pd.DataFrame, mentions: pd.DataFram
 
 
 def _new_id(content_id: str, first_mention: str, taken: set[str]) -> str:
-    """The content id when free, else the id of the first mention
-    (:func:`pipeline.dedup.paper_id_for`), else the first free ``p-`` + 16 hex digits of SHA-256
-    of the content id and a counter."""
+    """The content id when free, else the first mention's id, else the first free ``p-`` + 16 hex
+    of SHA-256 of content id and a counter."""
     for candidate in (content_id, paper_id_for(None, None, first_mention)):
         if candidate not in taken:
             return candidate
@@ -382,8 +359,8 @@ def _new_id(content_id: str, first_mention: str, taken: set[str]) -> str:
 
 def _history(before: pd.DataFrame, merged: dict[str, str], removed: set[str], issued: dict[str, str | None],
              run_id: str) -> pd.DataFrame:
-    """The ``paper_ids`` table after this run, sorted by ``paper_id``: merged ids redirected,
-    removed ones closed, redirects to either followed (no chains), new ids added."""
+    """The ``paper_ids`` table after this run, by ``paper_id``: merges redirected, removals closed,
+    redirects followed (no chains), new ids added."""
     rows = {r["paper_id"]: r for r in before[list(PAPER_IDS_SCHEMA.names)].astype(object)
             .where(before.notna(), None).to_dict("records")}
     for paper_id, row in rows.items():
@@ -401,9 +378,8 @@ def _history(before: pd.DataFrame, merged: dict[str, str], removed: set[str], is
 
 def _changes(papers: pd.DataFrame, previous: Previous, merged: dict[str, str], removed: set[str],
              issued: dict[str, str | None], run_id: str) -> pd.DataFrame:
-    """The ``changes`` table: a row per paper added, removed, merged or split off, and per
-    changed :data:`TRACKED_FIELDS` value of a kept paper (as :func:`_text`), ordered by
-    :data:`CHANGE_KINDS` then ids."""
+    """The ``changes`` table: per paper added, removed, merged or split off, and per changed
+    :data:`TRACKED_FIELDS` value, ordered by :data:`CHANGE_KINDS` then ids."""
     rows: list[tuple[str, str, str | None, str | None, str | None, str | None]] = []
     rows += [("added", p, None, None, None, None) for p, parent in issued.items() if parent is None]
     rows += [("removed", p, None, None, None, None) for p in removed]
@@ -429,16 +405,14 @@ def _changes(papers: pd.DataFrame, previous: Previous, merged: dict[str, str], r
 
 
 def _plain(value: Any) -> Any:
-    """A field's value in a form ``==`` compares: a list or array as a tuple, None for missing
-    or empty (as :func:`_text`)."""
+    """A field's value as ``==`` compares it: sequences as tuples, missing or empty as None."""
     if isinstance(value, list | tuple) or hasattr(value, "tolist") and not isinstance(value, int | float | str):
         return tuple(value) or None
     return None if value is None or value != value else value
 
 
 def _text(value: Any) -> str | None:
-    """A field's value as ``changes`` gives it: None when missing or an empty list, a list as a
-    JSON array, an integral float as its digits, a string as is."""
+    """A field's value for ``changes``: None when missing or empty, lists as JSON, integral floats as digits."""
     if value is None or (isinstance(value, float) and value != value):
         return None
     if hasattr(value, "tolist"):
@@ -452,26 +426,19 @@ def _text(value: Any) -> str | None:
 
 def stable_ids(section_paper_ids: pa.Array, papers: pa.Table, run_dir: Path,
                metadata: dict[str, str], sections: Path | None = None) -> tuple[pa.Array, pa.Table, dict[str, int]]:
-    """The runner's call, after dedup: give the run's clusters their stable ids, write
-    ``paper_ids.parquet`` and ``changes.parquet`` (published tables) and the run's ids
-    (:data:`MEMBERS_FILE`, :data:`HISTORY_FILE`) into ``run_dir``.
+    """After dedup: give clusters stable ids, write ``paper_ids.parquet`` and ``changes.parquet``
+    and the run's :data:`MEMBERS_FILE` and :data:`HISTORY_FILE` into ``run_dir``.
 
     Args:
         section_paper_ids: per section, its cluster's content id (Arrow strings).
-        papers: the fused papers (``paper_id`` the content id, ``section_ids``, the
-            :data:`TRACKED_FIELDS`), any row order.
-        run_dir: ``OUT/.pipeline/runs/<run_id>`` (the previous run's ids are read from ``OUT``).
+        papers: fused papers (``paper_id`` the content id, ``section_ids``, :data:`TRACKED_FIELDS`).
+        run_dir: ``OUT/.pipeline/runs/<run_id>`` (previous ids read from ``OUT``).
         metadata: the tables' key-value metadata.
-        sections: a Parquet file of this run's sections (``section_id`` and the
-            :data:`HASHED_COLUMNS`), for the mentions' hashes (:func:`mention_hashes`); None:
-            no hashes (mentions match by ``section_id`` alone).
+        sections: this run's sections Parquet file, for hashes; None: match by ``section_id``.
 
-    Returns:
-        ``(section_paper_ids, papers, counts)``: both with the stable ids, ``papers`` sorted by
-        ``paper_id``; ``counts`` :meth:`Assignment.counts`.
+    Returns ``(section_paper_ids, papers, counts)`` with stable ids, ``papers`` sorted by ``paper_id``.
 
-    Raises:
-        OSError: a file cannot be written into ``run_dir`` or ``sections`` read.
+    Raises OSError: a file cannot be written or ``sections`` read.
     """
     out_dir = run_dir.parents[len(Path(RUNS_DIR).parts)]
     clusters = papers.select(["paper_id", "section_ids", *TRACKED_FIELDS]).to_pandas()

@@ -1,24 +1,17 @@
 """Ingest: read each corpus file by its format, decode, repair, and give every document a stable id.
 
-Per file (:func:`read_documents`), in this order:
+Per file (:func:`read_documents`), in order:
 
-1. **format** by suffix (:mod:`pipeline.formats`): ``.txt``/``.md`` one document each;
-   ``.html``/``.htm`` one document, the main content by trafilatura; ``.jsonl`` one per
-   non-blank line; ``.csv`` one per row after the header (:func:`read_csv`). A record that names
-   a paper and holds no article text is a paper record (:mod:`pipeline.paper_records`). Which
-   files are read is :mod:`pipeline.listing`'s.
-2. **decoding** (:func:`pipeline.decoding.decode`), noted wherever it is a guess or a repair.
-3. **line endings** to ``\n``; a leading BOM character removed; stray NUL characters removed
-   with a note (:func:`remove_stray_nuls`; more make the file a binary-content error).
+1. **format** by suffix (:mod:`pipeline.formats`; which files: :mod:`pipeline.listing`).
+2. **decoding** (:func:`pipeline.decoding.decode`), noted when a guess or a repair.
+3. **line endings** to ``\n``; leading BOM removed; stray NULs removed (:func:`remove_stray_nuls`).
 4. **HTML only**: main content extracted (:func:`pipeline.formats.extract_html`).
-5. **mojibake repair** (:func:`repair_mojibake`, ``ftfy.fix_encoding`` on flagged lines).
-6. **Unicode normalization** (:func:`normalize_unicode`): spaces, zero-width and bidi controls,
-   full-width ASCII, Kangxi radicals and compatibility ideographs; never NFKC of the whole text.
+5. **mojibake repair** (:func:`repair_mojibake`).
+6. **Unicode normalization** (:func:`normalize_unicode`); never NFKC of the whole text.
 
-Later offsets point into the resulting ``text``. When steps 4-6 change anything, ``raw_text`` keeps
-the decoded input and ``notes`` says what was done. A file (or line) that cannot be read, decoded or
-parsed becomes a row with ``status == "error"`` and the message in ``error``; such a row, and an
-``empty`` one, carries the errors table's stage and error type (:data:`ERROR_FIELDS`, :func:`_fail`).
+Offsets point into the resulting ``text``; when steps 4-6 change it, ``raw_text`` keeps the decoded
+input and ``notes`` says what was done. A file or line that cannot be read, decoded or parsed is a
+row with ``status == "error"`` and ``error`` set, carrying :data:`ERROR_FIELDS`.
 """
 
 from __future__ import annotations
@@ -50,10 +43,8 @@ from .stage import Stage
 
 log = logging.getLogger(__name__)
 
-#: ``errors.parquet``'s ``stage`` and ``error_type`` of a ``documents`` row whose status is
-#: ``error`` or ``empty`` (:func:`pipeline.run_tables.errors_table`), set where the failure is
-#: found (:func:`_fail`, :class:`pipeline.errors.ErrorText`); internal (a ``_`` name: not
-#: in the published ``documents``). A read row that did not fail has neither key.
+#: ``errors.parquet``'s ``stage`` and ``error_type`` of an ``error``/``empty`` ``documents`` row
+#: (:func:`pipeline.run_tables.errors_table`); internal, not published. Absent on rows that did not fail.
 ERROR_FIELDS = ("_error_stage", "_error_type")
 #: Columns ingest adds (the ``documents`` contract).
 DOCUMENT_COLUMNS = (
@@ -67,36 +58,21 @@ def normalize_newlines(text: str) -> str:
     return text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
 
 
-# --- text repairs -------------------------------------------------------------------------------
-
-#: Unicode space separators (general category Zs) other than U+0020: NBSP U+00A0, U+1680,
-#: U+2000-U+200A, U+202F, U+205F and the ideographic space U+3000. Each becomes one ASCII space.
+#: Unicode space separators (Zs) other than U+0020; each becomes an ASCII space.
 SPACE_SEPARATORS = "".join(ch for ch in map(chr, range(0x110000)) if unicodedata.category(ch) == "Zs" and ch != " ")
-#: Zero-width characters that are removed: ZWSP, ZWNJ, ZWJ, word joiner, and U+FEFF inside text
-#: (a leading one is a BOM, dropped by :func:`normalize_newlines`).
+#: Zero-width characters removed (U+FEFF inside text; a leading one is a BOM).
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
-#: Full-width ASCII digits and letters (U+FF10-U+FF19, U+FF21-U+FF3A, U+FF41-U+FF5A), mapped to
-#: ASCII. CJK punctuation (U+3000-U+303F) and the full-width forms Chinese text uses as
-#: punctuation stay (:data:`FULLWIDTH_SYMBOLS` names the ones that fold).
+#: Full-width ASCII digits and letters, mapped to ASCII; CJK punctuation stays.
 FULLWIDTH_ALNUM = "".join(chr(c) for r in ((0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A))
                           for c in range(r[0], r[1] + 1))
-#: Full-width ASCII symbols that stand inside technical tokens (``GPT－4``, ``1000％``,
-#: ``C＋＋``, ``a＠b``) and are no Chinese punctuation: ``＃＄％＆＊＋－＜＝＞＠＼＾＿｀``, mapped to
-#: ASCII as :data:`FULLWIDTH_ALNUM` is. The forms Chinese typography uses as punctuation stay:
-#: ``！＂＇（），．／：；？［］｛｝｜～`` (``．`` becomes ``.`` only between two ASCII digits,
-#: :data:`_FULLWIDTH_DECIMAL_POINT`: ``3．5`` is a number, ``1．标题`` a list mark).
+#: Full-width ASCII symbols that stand inside technical tokens (``GPT－4``, ``C＋＋``), mapped to
+#: ASCII; those Chinese typography uses as punctuation (``！（），．：；？``) stay.
 FULLWIDTH_SYMBOLS = "＃＄％＆＊＋－＜＝＞＠＼＾＿｀"
-#: Kangxi radicals (U+2F00-U+2FD5, ``⽅`` for ``方``), each mapped to the unified ideograph its
-#: Unicode compatibility decomposition names (``unicodedata.normalize("NFKC", ch)``, applied to
-#: these code points only).
+#: Kangxi radicals (U+2F00-U+2FD5), each mapped to its NFKC unified ideograph.
 KANGXI_RADICALS = "".join(map(chr, range(0x2F00, 0x2FD6)))
-#: CJK compatibility ideographs (U+F900-U+FAFF) that have a decomposition, each mapped to its
-#: unified ideograph (NFKC of that one code point; ``﨑`` U+FA11 and the other unified ideographs
-#: of the block have none and stay).
+#: CJK compatibility ideographs (U+F900-U+FAFF) with a decomposition, mapped to NFKC.
 CJK_COMPATIBILITY = "".join(ch for ch in map(chr, range(0xF900, 0xFB00)) if unicodedata.normalize("NFKC", ch) != ch)
-#: Bidirectional formatting characters (Unicode Bidirectional Algorithm, UAX #9: ALM U+061C,
-#: LRM/RLM U+200E/U+200F, the embeddings and overrides U+202A-U+202E, the isolates
-#: U+2066-U+2069), removed: they are invisible, reorder what a reader sees, and break matching.
+#: Bidirectional formatting characters (UAX #9), removed: invisible, and they break matching.
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _UNICODE_TABLE = {
     **{ord(ch): " " for ch in SPACE_SEPARATORS},
@@ -114,14 +90,13 @@ _UNICODE_KINDS = {
     **dict.fromkeys(CJK_COMPATIBILITY, "CJK compatibility ideographs -> unified ideographs"),
 }
 _UNICODE_TARGETS = re.compile("[" + re.escape("".join(_UNICODE_KINDS)) + "]")
-#: A full-width full stop between two digits (after the digits fold): a decimal point.
+#: A full-width full stop between two digits: a decimal point.
 _FULLWIDTH_DECIMAL_POINT = re.compile(r"(?<=[0-9])．(?=[0-9])")
 
 
 def clean_title(title: str | None) -> str | None:
-    """A metadata title as the text is: mojibake repaired (ftfy ``fix_encoding``), Unicode
-    spaces, zero-width, bidi, full-width and compatibility characters normalized (:func:`normalize_unicode`), control
-    characters removed, whitespace collapsed. None stays None; an empty result becomes None."""
+    """A metadata title repaired as the text is (ftfy ``fix_encoding``,
+    :func:`normalize_unicode`), control characters removed, whitespace collapsed; None or empty -> None."""
     if title is None:
         return None
     fixed, _ = normalize_unicode(ftfy.fix_encoding(title))
@@ -130,17 +105,13 @@ def clean_title(title: str | None) -> str | None:
 
 
 def normalize_unicode(text: str) -> tuple[str, dict[str, int]]:
-    """Normalize the characters of :data:`SPACE_SEPARATORS` (to a space), :data:`ZERO_WIDTH` and
-    :data:`BIDI_CONTROLS` (removed), :data:`FULLWIDTH_ALNUM` and :data:`FULLWIDTH_SYMBOLS` (to
-    ASCII), :data:`KANGXI_RADICALS` and :data:`CJK_COMPATIBILITY` (to unified ideographs), and a
-    full-width ``．`` between two digits (to ``.``); nothing else changes (no NFKC of the whole
-    text, so ``，：（）《》「」。／｜～``, ``ﬁ``, ``①``, ``½`` and half-width katakana stay).
+    """Normalize :data:`SPACE_SEPARATORS` (to space), :data:`ZERO_WIDTH` and :data:`BIDI_CONTROLS`
+    (removed), :data:`FULLWIDTH_ALNUM`, :data:`FULLWIDTH_SYMBOLS` (to ASCII), :data:`KANGXI_RADICALS`,
+    :data:`CJK_COMPATIBILITY` (to unified ideographs), and ``．`` between digits (to ``.``).
 
     Returns:
-        ``(text, counts)`` where ``counts`` maps a description of each kind of change to how
-        many characters it affected (empty when nothing changed). Removing zero-width and bidi
-        characters shortens the text; the other changes keep its length, each
-        character replaced by one character.
+        ``(text, counts)``: counts per kind of change (empty when none). Only removals change the
+        length.
     """
     found = Counter(_UNICODE_KINDS[ch] for ch in _UNICODE_TARGETS.findall(text))
     if found:
@@ -153,9 +124,8 @@ def normalize_unicode(text: str) -> tuple[str, dict[str, int]]:
 
 
 def _mojibake_leads() -> str:
-    """Characters that a UTF-8 lead byte (0xC2-0xF4) becomes in the single-byte encodings ftfy
-    undoes, plus the C1 controls: a line without any of them is left unchanged by
-    ``ftfy.fix_encoding``, so ftfy's (slow) badness check is skipped there."""
+    """Characters a UTF-8 lead byte becomes in the encodings ftfy undoes, plus C1 controls: lines
+    without any skip ftfy's slow check."""
     import ftfy.bad_codecs  # noqa: F401 - registers the "sloppy-" codecs named in CHARMAP_ENCODINGS
     from ftfy.chardata import CHARMAP_ENCODINGS
 
@@ -169,18 +139,9 @@ _MOJIBAKE_LEAD = re.compile(f"[{re.escape(_mojibake_leads())}]")
 
 
 def repair_mojibake(text: str) -> tuple[str, int]:
-    """Repair UTF-8 that was decoded as windows-1252/Latin-1 (``Donâ€™t`` -> ``Don’t``,
-    ``è®ºæ–‡`` -> ``论文``) with ``ftfy.fix_encoding``.
-
-    Only that fixer, not ``ftfy.fix_text`` (which also straightens quotes, changes width and
-    more): https://ftfy.readthedocs.io/en/latest/fixes.html. Like ``fix_text``, it works line by
-    line, so one line of mojibake is fixed in an otherwise correct document, and only lines that
-    ftfy's heuristic ``ftfy.badness.is_bad`` flags are touched (ordinary Chinese, English and
-    accented Latin text are not flagged). Line count is kept.
-
-    Returns:
-        ``(text, n_lines_repaired)``.
-    """
+    """Repair UTF-8 decoded as windows-1252/Latin-1 (``Donâ€™t`` -> ``Don’t``) with
+    ``ftfy.fix_encoding`` only (https://ftfy.readthedocs.io/en/latest/fixes.html), line by line,
+    on lines ``ftfy.badness.is_bad`` flags. Returns ``(text, n_lines_repaired)``; line count kept."""
     if text.isascii() or not _MOJIBAKE_LEAD.search(text):
         return text, 0
     lines = text.split("\n")
@@ -195,11 +156,7 @@ def repair_mojibake(text: str) -> tuple[str, int]:
 
 
 def prepare_text(text: str) -> tuple[str, list[str]]:
-    """Steps 5 and 6 of the module docstring on decoded, newline-normalized text.
-
-    Returns:
-        ``(text, notes)``: the repaired and normalized text, and one note per change made.
-    """
+    """Steps 5 and 6 of the module docstring: ``(text, notes)``, one note per change."""
     notes = []
     text, n_repaired = repair_mojibake(text)
     if n_repaired:
@@ -208,9 +165,6 @@ def prepare_text(text: str) -> tuple[str, list[str]]:
     if counts:
         notes.append("unicode: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
     return text, notes
-
-
-# --- readers ------------------------------------------------------------------------------------
 
 
 def _row(source_path: str, data: bytes | None = None) -> dict:
@@ -224,46 +178,34 @@ def _row(source_path: str, data: bytes | None = None) -> dict:
 
 
 def _fail(row: dict, error: str, error_type: str, status: str = "error", **columns: object) -> dict:
-    """``row`` with ``status`` (``error`` or ``empty``), the message ``error`` and the errors
-    table's stage (``ingest``) and ``error_type`` (:data:`ERROR_FIELDS`); ``columns``: other
-    columns to set."""
+    """``row`` failed: ``status``, ``error`` and :data:`ERROR_FIELDS` (stage ``ingest``), plus ``columns``."""
     row.update(columns, status=status, error=error, _error_stage="ingest", _error_type=error_type)
     return row
 
 
 def _exception_type(exc: BaseException) -> str:
-    """The errors table's ``error_type`` of an exception a reader caught: ``BinaryContent`` for
-    :class:`pipeline.errors.BinaryContentError`, else its class name."""
+    """``error_type`` of a caught exception: ``BinaryContent`` or the class name."""
     return "BinaryContent" if isinstance(exc, BinaryContentError) else type(exc).__name__
 
 
-#: NUL characters of a decoded text are stray bytes of a text file (a truncated write, a
-#: scraper's padding, a bad join) and are removed with a note (:func:`remove_stray_nuls`) when
-#: they are at most this share of its characters (one NUL alone is always stray)...
+#: NULs up to this share of a text's characters are stray (one NUL always is) and removed with a note...
 MAX_STRAY_NUL_SHARE = 0.01
-#: ...or, when the text without them reads as text (:func:`_reads_as_text`), at most this share,
-#: or one run that ends the text (padding, whatever its length). More NULs make the file binary:
-#: executables, images and databases hold NUL in far more than one byte of twenty.
+#: ...or up to this share, or one trailing run, when the rest reads as text (:func:`_reads_as_text`).
+#: Binary files hold far more.
 MAX_NUL_SHARE_IN_TEXT = 0.05
-#: Control characters other than NUL and whitespace (tab, newline, carriage return, form feed,
-#: vertical tab, escape) that text without its NULs may hold, as a share of its characters: a
-#: binary file's bytes read as text give many (about one byte in eight of random bytes).
+#: Most control characters (not NUL or whitespace) text may hold, as a share of its characters.
 MAX_CONTROL_SHARE_IN_TEXT = 0.001
 _OTHER_CONTROL = re.compile(r"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
 
 
 def _reads_as_text(text: str) -> bool:
-    """Whether ``text`` (a decoding with its NULs removed) reads as text: it has non-blank
-    characters and at most :data:`MAX_CONTROL_SHARE_IN_TEXT` of them are other control
-    characters."""
+    """Whether ``text`` has non-blank characters and at most :data:`MAX_CONTROL_SHARE_IN_TEXT` controls."""
     return bool(text.strip()) and len(_OTHER_CONTROL.findall(text)) <= MAX_CONTROL_SHARE_IN_TEXT * len(text)
 
 
 def remove_stray_nuls(text: str) -> tuple[str, str | None]:
-    """``text`` without its NUL characters and a note saying how many were removed, when they
-    are stray by the rule of :data:`MAX_STRAY_NUL_SHARE` and :data:`MAX_NUL_SHARE_IN_TEXT`;
-    else ``text`` unchanged (NULs left in, for the caller to reject) and None. No NUL: ``(text,
-    None)``."""
+    """``(text without NULs, note)`` when the NULs are stray (:data:`MAX_STRAY_NUL_SHARE`,
+    :data:`MAX_NUL_SHARE_IN_TEXT`), else ``(text, None)`` with the NULs left for the caller to reject."""
     nuls = text.count("\x00")
     if not nuls:
         return text, None
@@ -298,21 +240,13 @@ def _read_bytes(source_path: str, abs_path: str) -> tuple[bytes | None, dict | N
 
 
 def read_document(source_path: str, abs_path: str) -> dict:
-    """Read one ``.txt``/``.md``/``.html``/``.htm`` file into a ``documents`` row.
+    """Read one ``.txt``/``.md``/``.html``/``.htm`` file into a ``documents`` row
+    (:data:`DOCUMENT_COLUMNS`).
 
-    Columns are those of :data:`DOCUMENT_COLUMNS`: ``text`` (str, what all offsets point into),
-    ``raw_text`` (str or None: the decoded file before HTML extraction, mojibake repair and
-    Unicode normalization, line endings already normalized; None when equal to ``text``),
-    ``title``/``url``/``published`` (str or None; HTML only), ``notes`` (str or None, ``"; "``
-    between notes), ``encoding`` (Python codec name), ``n_bytes`` (bytes in the file),
-    ``n_chars`` (characters of ``text``). ``doc_id`` is the first 16 hex digits of the SHA-256
-    of the raw bytes, so it is stable across runs and machines and the same content under two
-    names gets the same id. The format is chosen by suffix (HTML for ``.html``/``.htm``, plain
-    text otherwise); JSON Lines files go through :func:`read_documents`.
-
-    Never raises for a bad file: read or decode failures give ``status="error"`` with the
-    error type and message in ``error``, ``text=""`` and ``encoding=None``; a file without text
-    gets ``status="empty"``.
+    ``raw_text`` is the decoded file before steps 4-6 (None when equal to ``text``); ``notes`` are
+    joined by ``"; "``; ``doc_id`` is the first 16 hex digits of the SHA-256 of the bytes (stable;
+    same content, same id). Never raises: failures give ``status="error"``, ``text=""``,
+    ``encoding=None``; no text gives ``status="empty"``.
     """
     data, failed = _read_bytes(source_path, abs_path)
     if failed is not None:
@@ -330,8 +264,7 @@ def read_document(source_path: str, abs_path: str) -> dict:
     notes += [nul_note] if nul_note else []
     text = raw
     if is_html and "\x00" not in raw:
-        # repair mojibake before extraction: trafilatura drops the C1 and NBSP characters
-        # that ftfy needs to see it
+        # before extraction: trafilatura drops the C1 and NBSP characters ftfy needs
         markup, n_repaired = repair_mojibake(raw)
         if n_repaired:
             notes.append(f"ftfy: repaired mojibake on {n_repaired} line(s) of the HTML")
@@ -347,14 +280,9 @@ def read_document(source_path: str, abs_path: str) -> dict:
 
 
 def _jsonl_lines(data: bytes, decoded: Decoded) -> list[tuple[int, bytes, str]]:
-    """``(line number, line bytes, line text)`` of every line, terminators left out.
-
-    For codecs that write a newline as the byte 0x0A and never use that byte inside another
-    character (UTF-8, GB18030, Big5, ...) the line bytes are the file's own bytes; for others
-    (UTF-16/32) they are the line's UTF-8 encoding. The whole file decoded strictly (but for an
-    incomplete final character, noted on the file), so the per-line decode replaces nothing
-    else.
-    """
+    """``(line number, line bytes, line text)`` of every line, terminators left out. Line bytes are
+    the file's own for ASCII-compatible codecs, else the line's UTF-8; only an incomplete final
+    character is replaced (noted)."""
     codec = "utf-8" if decoded.encoding == "utf-8-sig" else decoded.encoding
     try:
         ascii_newline = "\n".encode(codec) == b"\n"  # UTF-16/32 give two or four bytes (and a BOM)
@@ -372,18 +300,12 @@ def _jsonl_lines(data: bytes, decoded: Decoded) -> list[tuple[int, bytes, str]]:
 
 
 def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
-    """Read a JSON Lines file: one ``documents`` row per non-blank line.
+    """Read a JSON Lines file: one ``documents`` row per non-blank line
+    (:func:`pipeline.formats.parse_jsonl_line`).
 
-    Each line is parsed by :func:`pipeline.formats.parse_jsonl_line`. ``source_path`` is
-    ``"<path>#<N>"`` (N = 1-based line number); ``doc_id``/``content_sha256``/``n_bytes`` come
-    from the line's bytes (see :func:`_jsonl_lines`); ``raw_text`` is the line; ``title``,
-    ``url``, ``published`` come from the record; the text is repaired and normalized as a file's
-    is. A line that is not valid JSON, not an object or has no text field becomes a row with
-    ``status="error"`` and a message naming ``path#N``; the other lines go on. A file that
-    cannot be read or decoded is one error row for the file, a file with no non-blank line one
-    ``empty`` row.
-
-    Never raises for a bad file or line.
+    ``source_path`` is ``"<path>#<N>"`` (1-based); ids and ``n_bytes`` from the line's bytes;
+    ``raw_text`` is the line. A bad line is an error row naming ``path#N``; an unreadable file one
+    error row; no non-blank line one ``empty`` row. Never raises.
     """
     data, failed = _read_bytes(source_path, abs_path)
     if failed is not None:
@@ -427,9 +349,8 @@ def read_jsonl(source_path: str, abs_path: str) -> list[dict]:
 
 
 def _record_row(row: dict, record: formats.JsonlRecord, raw: str, notes: list[str], label: str) -> dict:
-    """``row`` of a record of a CSV or YAML file (``label``: ``path#N``): an error row naming it
-    when :func:`pipeline.formats.parse_record` rejected it, else its text, title, URL, date and
-    paper fields, ``notes`` before the record's own."""
+    """``row`` for a CSV/YAML record (``label``: ``path#N``): an error row when rejected, else its
+    text, metadata and paper fields, ``notes`` first."""
     if record.error:
         return _fail(row, f"{label}: {record.error}", record.error_type or "InvalidRecord")
     row.update(title=clean_title(record.title), url=record.url, published=record.published, paper_record=record.paper)
@@ -464,17 +385,13 @@ def _load_yaml(text: str) -> tuple[list[Any], list[str]]:
 
 
 def read_yaml(source_path: str, abs_path: str) -> list[dict]:
-    """Read a YAML file (every document of it, PyYAML's safe loader): one ``documents`` row
-    per record of :func:`pipeline.formats.yaml_records`, each read by
-    :func:`pipeline.formats.parse_record` as a JSONL record is.
+    """Read a YAML file (all documents, safe loader): one ``documents`` row per record of
+    :func:`pipeline.formats.yaml_records`, read by :func:`pipeline.formats.parse_record`.
 
-    ``source_path`` is ``"<path>#<N>"``, N the record's number in the file (1-based);
-    ``raw_text`` and the bytes behind ``doc_id``/``content_sha256``/``n_bytes`` are the record as
-    JSON (keys in file order). A record that names no paper and holds no text is an error row;
-    one with a name and no other field of a paper (:func:`_names_a_paper`: a site's navigation
-    link, a workflow's step) an ``empty`` row.
-    A file that cannot be read, decoded or parsed as YAML is one error row; a file with no list
-    of records (a configuration file, a single mapping) one ``empty`` row. Never raises.
+    ``source_path`` is ``"<path>#<N>"``; ``raw_text`` and the id bytes are the record as JSON. A
+    record with no paper and no text is an error row; a name without paper fields
+    (:func:`_names_a_paper`) an ``empty`` row. Unreadable or invalid YAML: one error row; no
+    records: one ``empty`` row. Never raises.
     """
     data, failed = _read_bytes(source_path, abs_path)
     if failed is not None:
@@ -518,9 +435,8 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
     return rows
 
 
-#: Paper fields (:func:`pipeline.paper_records.read_record`) of which a YAML record has one at
-#: least besides its title: a list of named mappings without any is a site's navigation or a
-#: workflow's steps ("- name: Run tests / run: pytest").
+#: Paper fields a YAML record needs besides its title; without any, a list of named mappings is
+#: navigation or workflow steps.
 _PAPER_EVIDENCE = ("authors", "institutions", "abstract", "urls", "venue", "year", "award_raw", "arxiv_id")
 
 
@@ -538,30 +454,27 @@ def _names_a_paper(fields: dict) -> bool:
     return any(fields.get(key) for key in _PAPER_EVIDENCE)
 
 
-#: The csv module's limit on one cell (its default is 131,072 characters), raised for
-#: :func:`read_csv` so that a long abstract or article cell does not fail the file.
+#: Per-cell limit for :func:`read_csv` (the csv default is 131,072 characters).
 CSV_FIELD_LIMIT = 10 * 1024 * 1024
-#: The delimiters :func:`read_csv` sniffs for in the header line (comma when none is clear).
+#: Delimiters sniffed in the header line (comma when unclear).
 CSV_DELIMITERS = ",;\t|"
-#: Suffixes of files whose delimiter is a tab by their format, not sniffed: a header of one
-#: column, or one whose cells hold commas ("authors, affiliations"), sniffs as a comma.
+#: Suffixes whose delimiter is a tab, not sniffed.
 TAB_SUFFIXES = (".tsv",)
-#: Every field name a record is read by (casefolded), for :func:`_missing_header`.
+#: Every field name a record is read by (casefolded).
 _KNOWN_FIELDS = frozenset(paper_records.field_key(f) for f in (
     *paper_records.TEXT_FIELDS, *paper_records.TITLE_FIELDS, *paper_records.TITLE_ZH_FIELDS,
     *paper_records.PAPER_FIELDS, *paper_records.PUBLICATION_FIELDS, *paper_records.VENUE_HINT_FIELDS,
     *(f for names in formats.JSONL_META_FIELDS.values() for f in names)))
-#: A cell that reads as a field name: one word (letters, digits, ``_``, ``-``) starting with a letter.
+#: A cell that reads as a field name: one word starting with a letter.
 _FIELD_NAME = re.compile(r"[^\W\d_][\w-]{0,39}")
 _YEAR_CELL = re.compile(r"\d{4}(?:\.0+)?")
-#: A cell that is a link: a URL, a ``www.`` address or a DOI (no field name looks so).
+#: A cell that is a URL, ``www.`` address or DOI.
 _LINK_CELL = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.|10\.\d{4,9}/)\S", re.I)
 
 
 @dataclass(frozen=True)
 class _CsvRecord:
-    """One record of a CSV text: its number (the header is 1), its text as in the file, and its
-    cells, or the csv module's error for a record it could not read."""
+    """One CSV record: number (header is 1), text as in the file, cells or the csv module's error."""
 
     n: int
     raw: str
@@ -570,8 +483,7 @@ class _CsvRecord:
 
 
 def _csv_delimiter(header_line: str) -> str:
-    """The delimiter of a CSV file, sniffed from its header line (``csv.Sniffer`` over
-    :data:`CSV_DELIMITERS`), or a comma when the sniffer cannot tell."""
+    """``csv.Sniffer`` over :data:`CSV_DELIMITERS` on the header line; comma when unsure."""
     try:
         return csv.Sniffer().sniff(header_line, delimiters=CSV_DELIMITERS).delimiter
     except csv.Error:
@@ -579,14 +491,10 @@ def _csv_delimiter(header_line: str) -> str:
 
 
 def _csv_records(text: str, delimiter: str | None = None) -> list[_CsvRecord]:
-    """Every record of a newline-normalized CSV text, the header first (a quoted cell may span
-    lines, so a record may be several lines; lines end at ``\n`` only, so a U+2028 in a cell
-    stays in its cell). The delimiter is ``delimiter``, or when None sniffed from the first line
-    with a character other than a delimiter or white space (:func:`_csv_delimiter`).
-    A record the csv module cannot read (a cell over :data:`CSV_FIELD_LIMIT`) is kept with its
-    ``error``, and reading goes on after it. A quote that is never closed would make the rest of
-    the file one cell: that record is its first line, with an ``error``, and reading goes on at
-    the next line."""
+    """Every record of a newline-normalized CSV text, header first (records may span lines).
+    Delimiter ``delimiter`` or sniffed (:func:`_csv_delimiter`). An unreadable record keeps its
+    ``error`` and reading goes on; an unclosed quote makes its first line an error record and
+    reading resumes at the next line."""
     lines = [line + "\n" for line in text.split("\n")]
     lines[-1] = lines[-1][:-1]
     if not lines[-1]:
@@ -604,10 +512,8 @@ def _csv_records(text: str, delimiter: str | None = None) -> list[_CsvRecord]:
 
 
 def _read_csv_lines(lines: list[str], start: int, delimiter: str, out: list[_CsvRecord]) -> int | None:
-    """Append the records of ``lines[start:]`` to ``out``; returns None at the end, or, when the
-    last record opened a quote that is never closed (it ran to the end of the file, spanning
-    lines, with an odd number of ``"``), the line after its first, where reading goes on (the
-    record is then its first line, with an ``error``)."""
+    """Append the records of ``lines[start:]`` to ``out``; returns None at the end, or the line to
+    resume at after a quote never closed (that record then its first line, with an ``error``)."""
     reader = csv.reader(lines[start:], delimiter=delimiter)
     consumed = 0
     while True:
@@ -632,9 +538,8 @@ def _read_csv_lines(lines: list[str], start: int, delimiter: str, out: list[_Csv
 
 
 def _rows_inside_cell(raw: str, n_columns: int, delimiter: str) -> int:
-    """How many lines after the first of a record (a quoted cell spanning lines) read on their
-    own as a whole row: ``n_columns`` (2 or more) cells, the first not blank. A prose line with
-    commas may pass too; a quote left open across rows makes one per row."""
+    """How many continuation lines of a record read on their own as a row of ``n_columns`` (2+)
+    cells, the first not blank."""
     if n_columns < 2 or "\n" not in raw:
         return 0
     count = 0
@@ -646,13 +551,9 @@ def _rows_inside_cell(raw: str, n_columns: int, delimiter: str) -> int:
 
 
 def _missing_header(cells: list[str]) -> str | None:
-    """Why the first record of a CSV file is data rather than a header, or None when it reads
-    as a header. Data: a cell that is a 4-digit year, a link (:data:`_LINK_CELL`), a venue as a
-    whole (:func:`pipeline.fields.find_venue_years`: "CVPR", "NeurIPS 2024") or over 100
-    characters; else a header when a cell is a known field name (:data:`_KNOWN_FIELDS`, as
-    :func:`pipeline.paper_records.field_key` reads it), or when every non-empty cell is one word
-    starting with a letter (:data:`_FIELD_NAME`: field names of another export, noted by
-    :func:`_doubtful_header`); else data (a paper's row: "Title of the Paper,Ann Lee,CVPR")."""
+    """Why a CSV's first record is data rather than a header, or None when it is a header. Data:
+    a cell that is a 4-digit year, a link, a venue (:func:`pipeline.fields.find_venue_years`) or
+    over 100 characters; header: a known field name, or every non-empty cell a :data:`_FIELD_NAME`."""
     cells = [c.strip() for c in cells]
     for cell in cells:
         if _YEAR_CELL.fullmatch(cell):
@@ -677,8 +578,7 @@ def _known_fields(cells: list[str]) -> list[str]:
 
 
 def _doubtful_header(cells: list[str]) -> str | None:
-    """A note for a header that :func:`_missing_header` accepts though no cell is a known field
-    name (its rows then name no paper): it may be a paper's row; None for any other header."""
+    """A note for a header with no known field name (it may be a paper's row), else None."""
     if _known_fields(cells):
         return None
     shown = ", ".join(repr(c.strip()) for c in cells if c.strip())
@@ -687,9 +587,8 @@ def _doubtful_header(cells: list[str]) -> str | None:
 
 
 def _header_columns(header: list[str]) -> tuple[dict[str, list[int]], str | None]:
-    """The header's field names (stripped, first spelling of each name as matched
-    case-insensitively) to their column indices, and a note naming the fields the header names
-    more than once (None when none)."""
+    """``(name -> column indices, note)``: names case-insensitive, first spelling kept; the note
+    names repeated fields (None when none)."""
     columns: dict[str, list[int]] = {}
     spelled: dict[str, str] = {}
     for i, name in enumerate(h.strip() for h in header):
@@ -701,24 +600,20 @@ def _header_columns(header: list[str]) -> tuple[dict[str, list[int]], str | None
     return columns, note
 
 
-#: Columns that may change from row to row of one paper in an export of one author a row:
-#: the author's name, affiliation and place in the list (matched case-insensitively).
+#: Columns that may vary between rows of one paper in a one-author-a-row export (case-insensitive).
 PER_AUTHOR_COLUMNS = frozenset({
     *paper_records.AUTHOR_FIELDS, *paper_records.INSTITUTION_FIELDS, "author_order", "author_position",
     "author_rank", "email", "orcid", "author_id", "author_email", "作者顺序", "作者順序"})
 
-#: Per-author columns that give the author's place in the paper's author list.
+#: Per-author columns giving the author's place in the list.
 ORDER_COLUMNS = frozenset({"author_order", "author_position", "author_rank",
                            "作者顺序", "作者順序"})
 
 
 def _one_author_a_row(records: list[_CsvRecord], columns: dict[str, list[int]], width: int) -> list[list[_CsvRecord]]:
-    """The data records grouped into papers: consecutive records that differ only in the
-    :data:`PER_AUTHOR_COLUMNS`, with a title cell (an author cell may be empty; blank lines
-    between them are skipped), are one paper's rows in an
-    export of one author a row (a spreadsheet of a paper's authors); any other record is a group
-    of its own. Where a column gives the author's place in the list (:data:`ORDER_COLUMNS`), a
-    place that is not after the previous row's (1, 2, then 1 again) starts the next paper."""
+    """Data records grouped into papers: consecutive records with a title differing only in
+    :data:`PER_AUTHOR_COLUMNS` are one paper; an :data:`ORDER_COLUMNS` place that does not
+    increase starts the next. Other records are groups of one."""
     author_cols = [i for name, idx in columns.items() if name.casefold() in PER_AUTHOR_COLUMNS for i in idx]
     order_cols = [i for name, idx in columns.items() if name.casefold() in ORDER_COLUMNS for i in idx]
     names = [i for name, idx in columns.items() if name.casefold() in paper_records.AUTHOR_FIELDS for i in idx]
@@ -744,9 +639,8 @@ def _one_author_a_row(records: list[_CsvRecord], columns: dict[str, list[int]], 
 
 
 def _merged_record(group: list[_CsvRecord], columns: dict[str, list[int]], width: int) -> _CsvRecord:
-    """One record of a paper's rows (:func:`_one_author_a_row`): each per-author column's
-    distinct non-empty cells in row order, joined by ``"; "``; the other cells those of the
-    first row; the rows' text as in the file."""
+    """One record of a paper's rows: per-author columns' distinct cells joined by ``"; "``, others
+    from the first row."""
     if len(group) == 1:
         return group[0]
     rows = [rec.cells + [""] * (width - len(rec.cells)) for rec in group]
@@ -759,22 +653,14 @@ def _merged_record(group: list[_CsvRecord], columns: dict[str, list[int]], width
 
 
 def read_csv(source_path: str, abs_path: str) -> list[dict]:
-    """Read a CSV file: one ``documents`` row per data row, each read by
-    :func:`pipeline.formats.parse_record` as a dict of header names to cells.
+    """Read a CSV file: one ``documents`` row per data row (:func:`pipeline.formats.parse_record`).
 
-    The first non-blank record is the header; the delimiter is sniffed from it (comma, semicolon,
-    tab or ``|``; comma when unclear), except in a file of :data:`TAB_SUFFIXES`: a tab. A field
-    named more than once takes the first non-empty cell among its columns (noted). A cell may hold up to :data:`CSV_FIELD_LIMIT` characters. Consecutive
-    rows that differ only in :data:`PER_AUTHOR_COLUMNS` (one author a row) are one record, the
-    authors in row order (noted); an author order that starts again starts the next paper.
-
-    ``source_path`` is ``"<path>#<N>"``, N the row's spreadsheet number (header = 1; a record of
-    several rows: its first); ``raw_text`` the row as in the file; ``doc_id``/``content_sha256``/
-    ``n_bytes`` come from the UTF-8 bytes of the header line and the row. A row that names no paper
-    and holds no text, has more cells than the header, is all empty cells, or that the csv module
-    cannot read is an error row; a row with fewer cells is read with the rest empty (noted). A file
-    that cannot be read or decoded, or whose first record is data (:func:`_missing_header`), is one
-    error row; a file without data rows one ``empty`` row. Blank lines are skipped. Never raises.
+    The first non-blank record is the header; delimiter sniffed (tab for :data:`TAB_SUFFIXES`).
+    Repeated fields take the first non-empty cell; one-author-a-row rows merge
+    (:func:`_one_author_a_row`); each noted. ``source_path`` is ``"<path>#<N>"`` (spreadsheet row,
+    header = 1); ids from the header line and the row. Error rows: no paper and no text, more
+    cells than the header, all empty, unreadable. Short rows are padded (noted). Unreadable file
+    or a data first record: one error row; no data rows: one ``empty`` row. Never raises.
     """
     data, failed = _read_bytes(source_path, abs_path)
     if failed is not None:
@@ -819,7 +705,7 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
         row = _row(label, f"{header_raw}\n{rec.raw}".encode())
         row.update(encoding=decoded.encoding, raw_text=rec.raw, notes="; ".join(notes) or None)
         if open_quote is not None and not rec.error and len(rec.cells) < len(header):
-            # a short line after a quote never closed is most likely text of that quoted cell
+            # a short line after an unclosed quote is most likely that cell's text
             rec = _CsvRecord(rec.n, rec.raw, rec.cells, f"{len(rec.cells)} cell(s) after the quote of row "
                              f"{open_quote} that is never closed: likely text of that cell, not read as a row")
         if rec.error or len(rec.cells) > len(header):
@@ -844,25 +730,22 @@ def read_csv(source_path: str, abs_path: str) -> list[dict]:
     return rows
 
 
-#: A JSONL text field that holds HTML markup: block-level tags, not a stray "<" in prose.
+#: A JSONL text field that holds HTML markup (block-level tags).
 _LOOKS_LIKE_HTML = re.compile(r"<(?:html|body|article|div|p|h[1-6]|section|main|ul|ol|table)\b[^>]*>", re.I)
-#: A ``source_path`` naming one line or row of a records file (``feed.jsonl#3``, ``table.tsv#2``).
+#: A ``source_path`` naming one line or row of a records file (``feed.jsonl#3``).
 _RECORD_PATH = re.compile(rf"^(?P<path>.*(?:{'|'.join(map(re.escape, formats.RECORD_SUFFIXES))}))"
                           r"#(?P<line>\d+)$", re.I)
 
 
 def source_sort_key(source_path: str) -> tuple[str, int]:
-    """Sort key of a ``source_path``: ``(path, line)`` so that ``feed.jsonl#2`` precedes
-    ``feed.jsonl#10`` (and ``table.csv#2`` ``table.csv#10``); ``(source_path, 0)`` for a whole
-    file."""
+    """``(path, line)`` so that ``feed.jsonl#2`` sorts before ``#10``; ``(source_path, 0)`` for a file."""
     m = _RECORD_PATH.match(source_path)
     return (m.group("path"), int(m.group("line"))) if m else (source_path, 0)
 
 
 def read_documents(source_path: str, abs_path: str) -> list[dict]:
-    """All ``documents`` rows of one file: :func:`read_jsonl` for ``.jsonl``, :func:`read_csv` for
-    ``.csv`` and ``.tsv``, :func:`read_yaml` for ``.yml`` and ``.yaml``, else the one row of
-    :func:`read_document`. Never raises for a bad file."""
+    """All ``documents`` rows of one file, by suffix (:func:`read_jsonl`, :func:`read_csv`,
+    :func:`read_yaml`, else :func:`read_document`). Never raises."""
     if Path(source_path).suffix.lower() in formats.JSONL_SUFFIXES:
         return read_jsonl(source_path, abs_path)
     if Path(source_path).suffix.lower() in formats.CSV_SUFFIXES:
@@ -873,18 +756,14 @@ def read_documents(source_path: str, abs_path: str) -> list[dict]:
 
 
 def ingest_files(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
-    """Stage function: a file-listing batch in, a ``documents`` batch out.
-
-    Input columns: ``source_path``, ``abs_path`` (str). Output: one row per document (one per
-    file, one per non-blank line of a ``.jsonl`` file), in listing order, with the columns of
-    :data:`DOCUMENT_COLUMNS` (``n_bytes``/``n_chars`` int64, the rest str or None).
-    """
+    """Stage function: listing batch (``source_path``, ``abs_path``) -> ``documents`` batch, one
+    row per document in listing order, :data:`DOCUMENT_COLUMNS`."""
     rows = [row for sp, ap in zip(batch["source_path"], batch["abs_path"], strict=True)
             for row in read_documents(sp, ap)]
     for row in rows:
         if row["status"] != "ok":
             log.warning("document %s: %s", row["source_path"], row["error"])
-    # None (not NaN) where a row has no error fields, so a later stage's failure can set them
+    # None (not NaN) so a later stage's failure can set them
     return pd.DataFrame([{**dict.fromkeys(ERROR_FIELDS), **row} for row in rows], columns=list(DOCUMENT_COLUMNS))
 
 

@@ -1,6 +1,5 @@
-"""Layouts of a list of papers that tell which lines are its entries, for the segmenters choice of
-anchors: siblings laid out alike, numbered runs, entries with note lines, metadata blocks, and
-the parts of a one-paper explainer (:mod:`pipeline.segment`, :func:`choose_anchors`)."""
+"""Layouts of a list of papers that tell which lines are its entries, for the segmenter's choice of
+anchors (:mod:`pipeline.segment`, :func:`choose_anchors`)."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ from .line_kinds import (
 )
 from .textutil import Line, plain
 
-#: Title score at which a kept title is evidence enough that a document is about a paper (a
-#: paper's page: its title over its abstract, no other word of papers).
+#: Title score at which a kept title is evidence enough that a document is about one paper.
 CONFIDENT_TITLE_SCORE = 0.8
 
 
@@ -37,8 +35,7 @@ _HEADING_STYLES = frozenset({"md1", "md2", "md3"})
 ONE_PAPER_AWARD_LINES = 5
 
 
-#: Highest score of a sub-heading read as a part of the explainer above it (see
-#: :func:`_explainer_parts`); a paper's title under a heading scores higher.
+#: Highest score of a sub-heading read as a part of the explainer above it (:func:`_explainer_parts`).
 MAX_PART_SCORE = 0.6
 
 
@@ -47,11 +44,9 @@ MAX_EXPLAINER_HEAD_LINE = 2
 
 
 def _explainer_parts(lines: list[Line], cands: list[Candidate], scores, chosen: dict[int, Candidate]) -> None:
-    """Drop the sub-headings of a one-paper explainer from ``chosen``: when the first kept title
-    is a top heading of the page (within its first lines) that scores as a confident title, and
-    every other kept title is a deeper heading or a bold lead that scores below
-    :data:`MAX_PART_SCORE` without paper evidence of its own (a credit, an arXiv id, metadata),
-    those are the explainer's parts ("Hand Amodal Segmentation Module (HASM)"), not papers."""
+    """Drop a one-paper explainer's sub-headings from ``chosen``: when the first kept title is a
+    confident top heading and every other is a deeper heading or bold lead scoring below
+    :data:`MAX_PART_SCORE` without paper evidence of its own."""
     if len(chosen) < 2:
         return
     first = min(chosen)
@@ -93,12 +88,9 @@ def _signature(lines: list[Line], at: int) -> tuple[str, ...]:
 
 def _sibling_headings(lines: list[Line], cands: list[Candidate], eligible: list[bool],
                       chosen: dict[int, Candidate]) -> None:
-    """Headings of one level laid out alike: when at least two and half of the headings of a
-    level are kept titles, another heading of that level whose following lines carry the same
-    labels as most kept ones ("## 3. Title" / "**Track:**" / "**Authors:**") is a title too;
-    a label more where the kept ones have an unlabelled line ("**arXiv**: TBD | **ICML 2024**"
-    where the others write "**ICML 2024**") does not set it apart (``chosen`` is updated in
-    place)."""
+    """Headings of one level laid out alike: when at least two and half of a level's headings are
+    kept titles, another heading there whose following labels match most kept ones' is a title
+    too (an extra label does not set it apart). Updates ``chosen`` in place."""
     for style in _HEADING_STYLES:
         same = [k for k, c in enumerate(cands) if c.style == style]
         kept = [k for k in same if cands[k].line in chosen]
@@ -112,21 +104,16 @@ def _sibling_headings(lines: list[Line], cands: list[Candidate], eligible: list[
                 chosen[cands[k].line] = cands[k]
 
 
-#: Fewest kept titles of one block layout for the other blocks of that layout among them to be
-#: titles (:func:`_sibling_blocks`).
+#: Fewest kept titles of one block layout for its other blocks to be titles (:func:`_sibling_blocks`).
 MIN_SIBLING_BLOCKS = 3
 #: Candidate styles of a marked paragraph line (not a list item, table row, heading or key).
 _BLOCK_STYLES = frozenset({"bold_line", "bold_lead", "link_lead", "quoted", "book"})
 
 
 def _sibling_blocks(cands: list[Candidate], eligible: list[bool], chosen: dict[int, Candidate]) -> None:
-    """Paragraph blocks laid out alike: a marked line (a whole bold line) with a marked line of
-    one style right under it ("**Title**" / "**@reader 推荐**"). When at least
-    :data:`MIN_SIBLING_BLOCKS` and half of the blocks of one layout between the first and the
-    last kept one are kept titles, the other eligible ones there are titles too (``chosen`` is
-    updated in place): the classifier scores a short title ("**Spiking Deep Residual
-    Network**") low, its layout says what it is. Lists and tables are
-    :func:`pipeline.segment._sibling_runs`'s, headings :func:`_sibling_headings`'."""
+    """Paragraph blocks laid out alike (a marked line with a marked line of one style under it):
+    when at least :data:`MIN_SIBLING_BLOCKS` and half of one layout's blocks between its first and
+    last kept one are kept titles, the other eligible ones are titles too (``chosen`` in place)."""
     at_line = {c.line: c for c in cands}
     layouts: dict[tuple[str, str], list[int]] = {}
     for k, c in enumerate(cands):
@@ -143,8 +130,7 @@ def _sibling_blocks(cands: list[Candidate], eligible: list[bool], chosen: dict[i
 
 
 def _same_layout(signature: tuple[str, ...], common: tuple[str, ...]) -> bool:
-    """Whether a heading's :func:`_signature` has every label of the common one in its place
-    (it may label a line that the common layout leaves unlabelled)."""
+    """Whether a heading's :func:`_signature` has every common label in its place."""
     return len(signature) == len(common) and all(a == b for a, b in zip(signature, common, strict=True) if b)
 
 
@@ -158,10 +144,9 @@ MIN_NUMBERED_RUN = 3
 
 def _numbered_siblings(lines: list[Line], cands: list[Candidate], eligible: list[bool],
                        chosen: dict[int, Candidate]) -> None:
-    """Items of one markup style numbered 1, 2, 3, … (prose between them allowed): when at
-    least two and half of a run of :data:`MIN_NUMBERED_RUN` or more are kept titles, or one of a
-    run of numbered paper headings (``论文 1：``), the others are titles too ("**1、An image speaks a thousand words, but can everyone listen? …**" among
-    "**2、Title**" … "**5、Title**"; ``chosen`` is updated in place)."""
+    """Items of one style numbered 1, 2, 3, …: when at least two and half of a run of
+    :data:`MIN_NUMBERED_RUN` or more are kept titles, or one of a run of numbered paper headings,
+    the others are titles too (``chosen`` in place)."""
     runs: dict[str, list[list[int]]] = {}
     for k, c in enumerate(cands):
         if c.style == "plain" or c.style == "table":
@@ -176,8 +161,7 @@ def _numbered_siblings(lines: list[Line], cands: list[Candidate], eligible: list
             style_runs.append([k])
     for run in (r for style_runs in runs.values() for r in style_runs if len(r) >= MIN_NUMBERED_RUN):
         kept = sum(cands[k].line in chosen for k in run)
-        # a run that numbers papers ("论文 1：", "Paper 2:") says what its items are: one kept
-        # item is enough (a classifier's score may drift along a long uniform list)
+        # a run numbering papers ("论文 1：") says what its items are: one kept item is enough
         if kept >= 2 and 2 * kept >= len(run) or (kept and cands[run[0]].style == "numbered"):
             chosen.update({cands[k].line: cands[k] for k in run if eligible[k]})
 
@@ -196,13 +180,10 @@ MIN_NOTES = 2
 
 def _entries_with_notes(cands: list[Candidate], scores, eligible: list[bool], items: list[int],
                         chosen: dict[int, Candidate]) -> None:
-    """Entries of a list that each may carry a note line of another markup (a linked title, then
-    ``- what I liked about it``): in a stretch of ``items`` (indices into ``cands``) of two
-    styles where every item of one style (the notes) follows an item of the other (the
-    entries), and at least half of the entries have one, the style with the higher mean score
-    is the entries'. When at least two and at
-    least half of the entries are kept titles, every entry is one and no note is (``chosen`` is
-    updated in place)."""
+    """Entries of a list that may each carry a note line of another style: in a stretch of
+    ``items`` of two styles where every note follows an entry and at least half the entries have
+    one, the higher-scoring style is the entries'. When at least two and half of them are kept,
+    every entry is a title and no note is (``chosen`` in place)."""
 
     def settle(stretch: list[int], entry: str | None, note: str | None) -> None:
         if entry is None or note is None or entry == "plain":
@@ -237,14 +218,11 @@ def _entries_with_notes(cands: list[Candidate], scores, eligible: list[bool], it
 def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | None]:
     """Anchors of articles whose papers are marked only by metadata blocks with a title line.
 
-    When more body text follows the last block than precedes the first one (after the
-    headline), metadata comes *before* each body: a section starts at each block. Otherwise
-    metadata comes *after* each body: a section runs from the line after the previous block (for
-    the first, the line after the headline or the last award header or heading above it) to the
-    end of its block, headed by the block's title.
+    When more body text follows the last block than precedes the first, each block opens its
+    section; otherwise a section runs from after the previous block to the end of its block,
+    headed by the block's title.
 
-    Returns:
-        ``{start line: heading}``; a heading of None means the start line is the heading.
+    Returns ``{start line: heading}``; None: the start line is the heading.
     """
     is_meta = [k in ("kv", "kv_title") for k in kinds]
     blocks: list[tuple[int, int]] = []
@@ -266,8 +244,7 @@ def _metadata_anchors(lines: list[Line], kinds: list[str]) -> dict[int, str | No
     def body_chars(indices: range) -> int:
         return sum(len(lines[k].stripped) for k in indices if kinds[k] == "body" and not _heading_level(lines[k].stripped))
 
-    # the body before the first block is its paper's only when no award header, heading or
-    # short line naming a venue edition comes between them (text above one is the article's lead)
+    # the body before the first block is its paper's unless an award header, heading or venue line intervenes
     lead_end = max((k + 1 for k in range(first, blocks[0][0])
                     if kinds[k] == "award_header" or _heading_level(lines[k].stripped) or _venue_heading(lines[k].stripped)),
                    default=first)
@@ -285,8 +262,7 @@ def _kv_title(line: str) -> str | None:
     return kv[1] if kv is not None else None
 
 
-#: Fewest items, and kept titles among them, of a list under an award header for the kept
-#: items to make them all titles.
+#: Fewest items, and kept titles among them, of a list under an award header for all to be titles.
 MIN_AWARD_LIST_ITEMS = 3
 
 
@@ -295,13 +271,9 @@ MIN_AWARD_LIST_KEPT = 2
 
 def _award_lists(cands: list[Candidate], kinds: list[str], eligible: list[bool],
                  chosen: dict[int, Candidate]) -> None:
-    """The list right under an award header ("## Outstanding Paper Award" / "- Title" / "- Title"
-    …: the items that follow it, of one markup style, until the next heading or award header):
-    when it is a list (not prose) of :data:`MIN_AWARD_LIST_ITEMS` items or more, and
-    :data:`MIN_AWARD_LIST_KEPT` of them are kept titles, the header says what the others are,
-    whatever their scores (``chosen`` is updated in place).
-    :func:`pipeline.segment._sibling_runs` reads one run across headings, so lists of other things
-    in the same document (tutorials, topics) keep it from deciding."""
+    """The list under an award header (items of one style until the next heading or header): with
+    :data:`MIN_AWARD_LIST_ITEMS` items and :data:`MIN_AWARD_LIST_KEPT` kept titles, all are titles
+    (``chosen`` in place)."""
     k = 0
     while k < len(cands):
         if kinds[cands[k].line] != "award_header":
@@ -319,8 +291,7 @@ def _award_lists(cands: list[Candidate], kinds: list[str], eligible: list[bool],
 
 
 def _next_anchor(chosen: dict[int, Candidate], order: list[int], line: int) -> Candidate | None:
-    """The first anchor of ``chosen`` after ``line``; ``order`` is a sorted list of lines that
-    holds every key of ``chosen`` (and maybe lines no longer chosen)."""
+    """The first anchor of ``chosen`` after ``line``; ``order``: sorted lines holding every key."""
     for k in range(bisect.bisect_right(order, line), len(order)):
         if order[k] in chosen:
             return chosen[order[k]]
@@ -328,8 +299,7 @@ def _next_anchor(chosen: dict[int, Candidate], order: list[int], line: int) -> C
 
 
 def _next_text_line(lines: list[Line], at: int) -> int:
-    """The first line after ``at`` that holds text besides HTML tags (a card's ``<div>`` lines
-    between a heading and its credit hold none); ``-1`` when none does within 3 lines."""
+    """The first line after ``at`` with text besides HTML tags; ``-1`` when none within 3 lines."""
     for j in range(at + 1, min(at + 4, len(lines))):
         if html_to_markdown(lines[j].stripped).strip():
             return j

@@ -1,13 +1,10 @@
 """Finding the corpus files: what a run may read, and a row for everything it will not.
 
-A run reads only regular files whose real path lies inside the corpus folder. A symbolic link
-to a file inside the corpus is read (through its real path); a link that leaves the corpus, a
-link to a folder, a broken or looping link, a pipe, socket or device, a hidden entry (a name
-starting with ``.``), a file of an unsupported type, a folder that cannot be listed or searched,
-and an output folder of this pipeline (:func:`pipeline.outdir.is_output_folder`) each get a
-``skipped`` row with the reason instead (:func:`list_corpus`). The file is opened later
-without following a link in its last component (:func:`open_listed`), so a file replaced by a
-link between listing and reading is not read either.
+Only regular files whose real path lies inside the corpus are read (a link to one is read by its
+real path). Links leaving the corpus or to folders, broken links, special files, hidden entries,
+unsupported types, unlistable or unsearchable folders and output folders of this pipeline get a
+``skipped`` row instead (:func:`list_corpus`). :func:`open_listed` does not follow a link in the
+last component, so a file swapped for a link after listing is not read either.
 """
 
 from __future__ import annotations
@@ -26,28 +23,22 @@ LISTING_COLUMNS = ("source_path", "abs_path")
 
 
 def display_path(path: str) -> str:
-    """``path`` as valid UTF-8 text: bytes of a file name that are not UTF-8 (which Python keeps
-    as surrogate escapes, PEP 383) are written as ``\\xNN``."""
+    """``path`` as valid UTF-8: non-UTF-8 name bytes (PEP 383 surrogates) written as ``\\xNN``."""
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def list_corpus(corpus: str | Path, extensions: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """List the files under ``corpus`` recursively, in sorted order of their relative path.
+    """List the files under ``corpus`` recursively, sorted by relative path.
 
     Args:
-        corpus: the corpus folder.
         extensions: lower-case suffixes to read, e.g. ``[".txt", ".md"]``.
 
     Returns:
-        ``(listing, skipped)``: ``listing`` has columns ``source_path`` (str, POSIX path
-        relative to ``corpus``) and ``abs_path`` (str: the path to open; a link's real path);
-        ``skipped`` has ``source_path`` and ``reason`` for everything else the module docstring
-        names (a hidden or unreadable folder, or an output folder, is one row; its files are not
-        listed). File names that are not valid UTF-8 are shown with ``\\xNN`` escapes in
-        ``source_path``; ``abs_path`` still opens the file.
+        ``(listing, skipped)``: ``listing`` has ``source_path`` (POSIX, relative, non-UTF-8 bytes as
+        ``\\xNN``) and ``abs_path`` (the path to open); ``skipped`` has ``source_path`` and
+        ``reason`` (a skipped folder is one row).
 
-    Raises:
-        FileNotFoundError: ``corpus`` does not exist or is not a folder.
+    Raises FileNotFoundError: ``corpus`` does not exist or is not a folder.
     """
     root = Path(corpus)
     if not root.is_dir():
@@ -63,7 +54,7 @@ def list_corpus(corpus: str | Path, extensions: list[str]) -> tuple[pd.DataFrame
                 rows.append({"source_path": shown, "abs_path": abs_path})
                 continue
         skipped.append({"source_path": shown, "reason": reason})
-    # object columns: a file name that is not valid UTF-8 keeps its surrogate escapes in abs_path
+    # object columns: abs_path keeps surrogate escapes
     return (
         pd.DataFrame(rows, columns=list(LISTING_COLUMNS), dtype=object),
         pd.DataFrame(skipped, columns=["source_path", "reason"], dtype=object),
@@ -75,8 +66,7 @@ def _error(exc: OSError) -> str:
 
 
 def _file_reason(path: Path, real_root: str, wanted: set[str]) -> tuple[str | None, str]:
-    """``(None, path to open)`` for a regular file of a wanted type inside the corpus, else
-    ``(reason it is skipped, "")``."""
+    """``(None, path to open)`` for a wanted regular file inside the corpus, else ``(reason, "")``."""
     try:
         st = os.lstat(path)
     except OSError as exc:
@@ -101,12 +91,10 @@ def _file_reason(path: Path, real_root: str, wanted: set[str]) -> tuple[str | No
 
 
 def _walk(root: Path) -> list[tuple[Path, str | None]]:
-    """Every entry under ``root`` that is not a folder, in sorted order of the relative POSIX
-    path, links to folders not followed (``os.walk``): ``(path, None)``, or ``(path, reason)``
-    for what is skipped as a whole: a hidden entry, a folder that cannot be listed (``os.walk``'s
-    ``onerror``; ``Path.rglob`` skips one without a word, and its files would silently count as
-    removed on an incremental run) or searched (readable without execute permission: its names
-    are listed but none can be opened), and an output folder of this pipeline."""
+    """Every non-folder entry under ``root``, sorted by relative path, folder links not followed:
+    ``(path, None)``, or ``(path, reason)`` for what is skipped whole (hidden entries, folders that
+    cannot be listed or searched, output folders). ``os.walk``'s ``onerror`` reports unlistable
+    folders, which ``rglob`` would skip silently."""
     found: list[tuple[Path, str | None]] = []
 
     def unreadable(exc: OSError) -> None:
@@ -139,13 +127,8 @@ def _walk(root: Path) -> list[tuple[Path, str | None]]:
 
 
 def open_listed(abs_path: str) -> bytes:
-    """The bytes of a listed file, opened without following a link in its last component
-    (``abs_path`` is already a link's real path) and only when it is a regular file.
-
-    Raises:
-        OSError: it cannot be opened, it became a link (``ELOOP``), or it is no longer a regular
-            file (``EINVAL``).
-    """
+    """The bytes of a listed regular file, opened without following a last-component link.
+    OSError when unopenable, a link (``ELOOP``) or no longer a regular file (``EINVAL``)."""
     fd = os.open(abs_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fd).st_mode):

@@ -13,9 +13,8 @@ import pyarrow as pa
 
 
 def release_free_memory() -> None:
-    """Hand the memory freed by a finished phase back to the system: Arrow's pool keeps freed pages
-    (``pyarrow.MemoryPool.release_unused``) and glibc the free top and holes of its heap
-    (``malloc_trim(0)``; skipped without glibc). Takes milliseconds; changes no result."""
+    """Hand freed memory back to the system: Arrow's pool (``release_unused``) and glibc's heap
+    (``malloc_trim(0)``, skipped without glibc). Changes no result."""
     pa.default_memory_pool().release_unused()
     trim = _glibc("malloc_trim")
     if trim is not None:
@@ -29,20 +28,13 @@ MMAP_THRESHOLD = 1 << 20
 
 
 def tune_allocators() -> bool:
-    """Have this process give large freed blocks back to the system at once.
+    """Have this process give large freed blocks back at once: glibc maps blocks of
+    :data:`MMAP_THRESHOLD` bytes or more on their own (``mallopt(M_MMAP_THRESHOLD)``, else the
+    threshold climbs to 32 MiB, mallopt(3)), and Arrow uses the system allocator, not mimalloc.
+    Users' ``MALLOC_MMAP_THRESHOLD_`` / ``ARROW_DEFAULT_MEMORY_POOL`` win. Affects the whole
+    process: call at its start (costs: bench/README.md).
 
-    * glibc serves every block of :data:`MMAP_THRESHOLD` bytes or more with its own memory map,
-      unmapped when freed (``mallopt(M_MMAP_THRESHOLD)``; by default the threshold rises up to
-      32 MiB, after which numpy's arrays come from the heap, mallopt(3)).
-    * Arrow's buffers come from the system allocator instead of mimalloc, whose per-thread heaps
-      keep freed pages.
-
-    A user's ``MALLOC_MMAP_THRESHOLD_`` or ``ARROW_DEFAULT_MEMORY_POOL`` is left as it is. Each
-    large block is then mapped anew (slower for a loop of large allocations; the measurements are in
-    bench/README.md). Call it at the start of a process: it changes the whole process.
-
-    Returns:
-        whether glibc's threshold was set (False: another C library, or the user's variable).
+    Returns whether glibc's threshold was set.
     """
     if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
         pa.set_memory_pool(pa.system_memory_pool())
@@ -64,17 +56,14 @@ def _glibc(name: str) -> Any:
         return None
 
 
-#: Net allocations between two collections of the youngest generation, in a run's process and
-#: its workers (:func:`collect_less_often`; Python's default is 700).
+#: Net allocations between young-generation collections in a run's processes (Python's default: 700).
 GC_THRESHOLD = 10_000
 
 
 @contextlib.contextmanager
 def collect_less_often(threshold: int = GC_THRESHOLD) -> Iterator[None]:
-    """Within the block, collect the youngest generation every ``threshold`` net allocations instead of
-    Python's 700, and restore the thresholds after it. A run allocates mostly short-lived acyclic
-    objects (rows as dicts, decoded JSON, strings), which frequent young collections promote into
-    full collections of the whole heap."""
+    """Within the block, collect the young generation every ``threshold`` net allocations (restored
+    after): a run's short-lived acyclic objects otherwise trigger full collections."""
     before = gc.get_threshold()
     gc.set_threshold(threshold, *before[1:])
     try:

@@ -1,14 +1,12 @@
 """What a run may write to and delete: the output folder's ownership marker, and the refusal of an
 output folder that overlaps the corpus.
 
-``OUT/.pipeline-output.json`` (:data:`MARKER`) names a folder as this pipeline's. Before a run
-writes anything, :func:`check` refuses (:class:`OutputRefused`, CLI exit 2): an output folder that
-is, lies in or holds the corpus (and a corpus that is an output folder); an unmarked folder unless
-empty or holding only this pipeline's layout (:func:`foreign_entries`); in a marked folder, a file
-where the pipeline publishes one that the publish record does not name as it is now. :func:`claim`
-writes the marker; its ``layout`` (``"tables"``, or an older ``"runs"`` / ``"plain"``) tells
-:mod:`pipeline.publish` to migrate the folder once. See docs/architecture.md ("Output folder
-ownership").
+``OUT/.pipeline-output.json`` (:data:`MARKER`) names a folder as this pipeline's. Before writing,
+:func:`check` refuses (:class:`OutputRefused`, exit 2) an output folder that is, lies in or holds
+the corpus; an unmarked folder unless empty or of this layout (:func:`foreign_entries`); and a
+marked folder with a top-level file the publish record does not vouch for. :func:`claim` writes
+the marker; its ``layout`` tells :mod:`pipeline.publish` what to migrate. See
+docs/architecture.md ("Output folder ownership").
 """
 
 from __future__ import annotations
@@ -32,14 +30,11 @@ from .publish import (
     is_owned,
 )
 
-#: The marker file naming a folder as this pipeline's output folder (JSON: ``layout``, ``created_by``,
-#: ``created_at``).
+#: The marker file (JSON: ``layout``, ``created_by``, ``created_at``).
 MARKER = ".pipeline-output.json"
-#: Layouts a marker names: ``tables`` (:mod:`pipeline.publish`), and two to be migrated on the next
-#: run: ``runs`` (``OUT/current`` and links into ``.runs``) and ``plain`` (plain files at the top).
+#: Marker layouts: ``tables`` (current), and ``runs`` / ``plain`` (older, migrated on the next run).
 LAYOUTS = ("tables", "runs", "plain")
-#: Folders of the pipeline inside an output folder: its own, and an older layout's run folders,
-#: state and embedding cache.
+#: The pipeline's folders inside an output folder, older layouts' included.
 OWN_FOLDERS = (PIPELINE_DIR, LEGACY_RUNS_DIR, ".state", ".cache")
 #: The CLI's probe that the folder is writable (left behind when a run is killed right then).
 WRITE_PROBE = ".write-test"
@@ -48,20 +43,13 @@ MANIFEST_KEYS = ("pipeline_version", "config_fingerprint")
 
 
 class OutputRefused(PipelineError):
-    """The output folder cannot be used: it overlaps the corpus, or holds files the pipeline did
-    not write (the message names them and what to do)."""
+    """The output folder overlaps the corpus or holds foreign files (the message says what to do)."""
 
 
 def check(corpus: str | Path, out: str | Path) -> str | None:
     """Refuse an output folder that overlaps the corpus or is not the pipeline's; write nothing.
-
-    Returns:
-        the layout the folder has or will be given (:data:`LAYOUTS`); None when ``out`` is not
-        a folder (yet).
-
-    Raises:
-        OutputRefused: see the module docstring.
-    """
+    Returns the layout it has or will get (:data:`LAYOUTS`), None when ``out`` is no folder yet.
+    OutputRefused: see the module docstring."""
     corpus, out = Path(corpus), Path(out)
     real_corpus, real_out = corpus.resolve(), out.resolve()
     if real_out.is_relative_to(real_corpus):
@@ -85,8 +73,7 @@ def check(corpus: str | Path, out: str | Path) -> str | None:
 
 
 def _links_inside(folder: Path, depth: int = 3) -> list[str]:
-    """Symbolic links at or under ``folder`` (``depth`` levels down: runs, state, cache and the
-    files in them), as paths; links are not followed."""
+    """Symbolic links at or under ``folder`` to ``depth`` levels, not followed."""
     if os.path.islink(folder):
         return [str(folder)]
     if depth == 0 or not folder.is_dir():
@@ -105,8 +92,7 @@ def _links_inside(folder: Path, depth: int = 3) -> list[str]:
 
 
 def is_output_folder(folder: str | Path) -> bool:
-    """Whether ``folder`` is an output folder of this pipeline: it has the marker or a publish
-    record, or (written before the marker) a ``current`` link into its run folders."""
+    """Whether ``folder`` has the marker, a publish record, or an older layout's ``current`` link."""
     folder = Path(folder)
     if os.path.lexists(folder / MARKER) or os.path.isfile(folder / PUBLISHED):
         return True
@@ -151,11 +137,7 @@ def _names(names: list[str], most: int = 10) -> str:
 
 
 def read_marker(out: str | Path) -> dict | None:
-    """The marker's contents, or None when ``out`` has none.
-
-    Raises:
-        OutputRefused: the marker exists but is not a marker this pipeline writes.
-    """
+    """The marker's contents, or None; OutputRefused when it is not one this pipeline writes."""
     path = Path(out) / MARKER
     try:
         marker = json.loads(path.read_text(encoding="utf-8"))
@@ -171,12 +153,10 @@ def read_marker(out: str | Path) -> dict | None:
 
 
 def foreign_entries(out: str | Path) -> list[str]:
-    """Names in ``out`` (sorted) that are not of this pipeline's layout: anything but
-    :data:`OWN_FOLDERS`, the files the publish record names (as they were published), the lock,
-    the write probe, temporary files of a publish and of the marker, and of older layouts: the
-    ``current`` link into the run folders, the top-level links through it, temporary links
-    (``.<name>.<tag>.tmp``), ``.staging-*`` folders, and plain output files when their
-    ``manifest.json`` has :data:`MANIFEST_KEYS`."""
+    """Names in ``out`` (sorted) not of this pipeline's layout: anything but :data:`OWN_FOLDERS`,
+    files the publish record names as published, the lock, the write probe, publish and marker
+    temporaries, and older layouts' links, staging folders and plain outputs with
+    :data:`MANIFEST_KEYS`."""
     out = Path(out)
     plain_ours = _plain_manifest(out / MANIFEST) and not (out / PUBLISHED).is_file()  # an older version's
     foreign = []
@@ -229,12 +209,8 @@ def mark(out: str | Path, layout: str) -> None:
 
 
 def claim(corpus: str | Path, out: str | Path) -> str:
-    """:func:`check` again (the caller holds the run's lock) and write the marker when ``out`` has
-    none. Returns the layout (:data:`LAYOUTS`).
-
-    Raises:
-        OutputRefused: as :func:`check`.
-    """
+    """:func:`check` again under the lock and write the marker when missing; returns the layout.
+    OutputRefused as :func:`check`."""
     layout = check(corpus, out) or "tables"
     if read_marker(out) is None:
         mark(out, layout)

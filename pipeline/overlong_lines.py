@@ -1,10 +1,7 @@
-"""Notes on the lines of a document too long for segment to read as a paper's title.
-
-Segment skips such a line silently (:func:`pipeline.candidates.candidate_of`); these notes go to
-the document's ``notes`` (:func:`pipeline.segment.segment_documents`), so that a paper it names
-is not lost without a word: a Markdown heading longer than :data:`MAX_TITLE_CHARS`, a table row
-longer than :data:`MAX_ROW_CHARS` (a huge title cell), a shorter row whose title column's cell
-is longer than :data:`MAX_TITLE_CHARS`.
+"""Notes on lines too long for segment to read as a paper's title, which it skips silently
+(:func:`pipeline.candidates.candidate_of`): headings over :data:`MAX_TITLE_CHARS`, table rows over
+:data:`MAX_ROW_CHARS`, and rows whose title cell is over :data:`MAX_TITLE_CHARS`. They go to the
+document's ``notes`` so no paper is lost without a word.
 """
 
 from __future__ import annotations
@@ -17,18 +14,15 @@ from .textutil import plain
 
 #: A Markdown heading line (ATX: 1-6 ``#``), its text in group 1.
 _MARKDOWN_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
-#: A table row line (its first character a ``|``), the row in group 1; longer rows only, so that
-#: the common short rows never leave the regex engine.
+#: A table row line over :data:`MAX_ROW_CHARS` (short rows never leave the regex engine).
 _LONG_TABLE_ROW = re.compile(rf"^[ \t]*(\|[^\r\n]{{{MAX_ROW_CHARS},}})", re.M)
 #: A table row line longer than a title may be, so that its title cell may be longer.
 _ROW_OVER_TITLE = re.compile(rf"^[ \t]*\|[^\r\n]{{{MAX_TITLE_CHARS},}}", re.M)
 
 
 def _long_title_cell_notes(text: str) -> list[tuple[int, str]]:
-    """``(offset, note)`` per table row of at most :data:`MAX_ROW_CHARS` characters whose cell
-    under a title header (:func:`pipeline.candidates.title_header_cell`; the header is the row
-    above a rule row, as :func:`pipeline.candidates.find_candidates` reads it) is longer than
-    :data:`MAX_TITLE_CHARS`: such a row starts no section."""
+    """``(offset, note)`` per row of at most :data:`MAX_ROW_CHARS` whose title-header cell
+    (:func:`pipeline.candidates.title_header_cell`) is over :data:`MAX_TITLE_CHARS`."""
     if not _ROW_OVER_TITLE.search(text):
         return []
     notes: list[tuple[int, str]] = []
@@ -48,17 +42,13 @@ def _long_title_cell_notes(text: str) -> list[tuple[int, str]]:
     return notes
 
 
-#: Most notes :func:`overlong_line_notes` lists for one document; past them, one note counts the
-#: rest (a page of thousands of overlong rows would fill its ``notes`` cell).
+#: Most notes listed per document; one more note counts the rest.
 MAX_LINE_NOTES = 20
 
 
 def overlong_line_notes(text: str) -> list[str]:
-    """A note per Markdown heading of ``text`` longer than :data:`MAX_TITLE_CHARS` characters
-    (never a paper's title), per table row longer than :data:`MAX_ROW_CHARS` (read for no
-    title, as junk) and per shorter row whose title cell is longer than :data:`MAX_TITLE_CHARS`
-    (:func:`_long_title_cell_notes`), in text order; each names the length, the limit and the
-    line's start. Past :data:`MAX_LINE_NOTES`, one last note counts the lines not listed."""
+    """One note per overlong heading, row or title cell, in text order (length, limit, line start);
+    past :data:`MAX_LINE_NOTES`, one note counts the rest."""
     notes: list[tuple[int, str]] = []
     for m in _MARKDOWN_HEADING.finditer(text):
         heading = plain(m.group(1)).strip()

@@ -1,17 +1,13 @@
 """Paper records: a JSONL record or a CSV row whose fields name one paper.
 
-A paper record is a JSON object or CSV row (a dict of header names to cells) that has a title-like
-field (:data:`TITLE_FIELDS`, :data:`TITLE_ZH_FIELDS`) holding a title (at least one letter, at most
-:data:`MAX_TITLE_CHARS` characters; longer makes the record an error) and no article text in
-:data:`TEXT_FIELDS` (a record with text is an article unless it also names a publication,
-:data:`PUBLICATION_FIELDS` or a :data:`PAPER_TITLE_FIELDS` title; a text field holding a non-text
-value is an error). Field names match case-insensitively, surrounding spaces ignored.
+A paper record has a title-like field (:data:`TITLE_FIELDS`, :data:`TITLE_ZH_FIELDS`) holding a
+title (a letter, at most :data:`MAX_TITLE_CHARS`) and no article text in :data:`TEXT_FIELDS`
+(unless it names a publication: :data:`PUBLICATION_FIELDS`, :data:`PAPER_TITLE_FIELDS`). Field
+names match case-insensitively (:func:`field_key`).
 
-A paper record is one mention of one paper: its document yields exactly one section, whose fields
-are read from the record (:func:`apply_record`); the field-by-field mapping is in
-docs/architecture.md ("Input formats"). The document's ``text`` is the record as readable lines
-(:func:`render`), ``raw_text`` the record as in the file; the fields travel from ingest to extract
-as JSON in the internal ``paper_record`` column (never written to the output tables).
+Its document yields one section whose fields come from the record (:func:`apply_record`; mapping
+in docs/architecture.md, "Input formats"); ``text`` is the record as lines (:func:`render`); the
+fields travel as JSON in the internal ``paper_record`` column.
 """
 
 from __future__ import annotations
@@ -35,8 +31,7 @@ from .venue_status import published_venue_years
 TEXT_FIELDS = ("text", "content", "body", "article")
 #: Fields holding an English (or any) title, in order of preference.
 TITLE_FIELDS = ("title_en", "title", "paper_title", "name", "论文标题", "論文標題", "标题", "標題", "paper", "论文", "論文")
-#: Title fields whose name also labels a paper's link ("paper": "https://arxiv.org/abs/…"): a
-#: value that is a link, an arXiv id or a DOI is no title there.
+#: Title fields whose name also labels a paper's link: a link, arXiv id or DOI is no title there.
 LINK_OR_TITLE_FIELDS = frozenset({"paper", "论文", "論文"})
 _LINK_VALUE = re.compile(
     r"^\s*(?:\S*://|www\.|arxiv\s*:|doi\s*:|\d{4}\.\d{4,5}(?:v\d+)?\s*$|10\.\d{4,9}/\S+\s*$)", re.I)
@@ -57,17 +52,14 @@ ARXIV_FIELDS = ("arxiv_id", "arxiv")
 #: Every field that says a record is about a paper besides its title.
 PAPER_FIELDS = (*AUTHOR_FIELDS, *INSTITUTION_FIELDS, *ABSTRACT_FIELDS, *URL_FIELDS, *VENUE_FIELDS,
                 *YEAR_FIELDS, *AWARD_FIELDS, *ARXIV_FIELDS, "doi")
-#: Title fields whose name says that they hold a paper's title, read first in a record with
-#: article text (whose ``title`` may be the article's headline).
+#: Title fields that say they hold a paper's title, read first in a record with article text.
 PAPER_TITLE_FIELDS = ("paper_title", "paper", "论文标题", "論文標題", "论文", "論文")
-#: Fields that name a publication, not an article (an article feed may carry ``author``, ``url``,
-#: ``year``, ``summary`` or a ``publisher`` of its own): with one of them, or a
-#: :data:`PAPER_TITLE_FIELDS` title, a record with article text is a paper record too.
+#: Fields naming a publication: with one (or a :data:`PAPER_TITLE_FIELDS` title), a record with
+#: article text is a paper record too.
 PUBLICATION_FIELDS = ("venue", "conference", "会议", "會議", "booktitle", "journal_ref", "journal-ref",
                       *INSTITUTION_FIELDS, *AWARD_FIELDS, *ARXIV_FIELDS, "doi")
-#: The longest title a record may give; a longer one makes the record an error. One longer than
-#: a title on a page may be (:data:`PAGE_MAX_TITLE_CHARS`, ``line_kinds.MAX_TITLE_CHARS``) is kept
-#: with a note: a cell of more than a title (a title and its abstract) is rare but possible.
+#: Longest title a record may give (longer: an error); over ``PAGE_MAX_TITLE_CHARS`` it is kept
+#: with a note.
 MAX_TITLE_CHARS = 1000
 #: The earliest year a record's ``year`` may hold; the latest is next year.
 MIN_YEAR = 1950
@@ -77,8 +69,8 @@ _TAG = re.compile(r"<[^<>]*>")
 
 
 def _load_venue_names() -> tuple[list[tuple[str, str]], re.Pattern[str]]:
-    """``data/venue_names.json``: ``(full name casefolded, short name)`` pairs, longest first,
-    and a pattern matching the words that name no venue."""
+    """``data/venue_names.json``: ``(full name casefolded, short name)`` longest first, and a
+    pattern of the words naming no venue."""
     data = json.loads((Path(__file__).resolve().parent / "data" / "venue_names.json").read_text("utf-8"))
     names = sorted(((full.casefold(), short) for short, fulls in data["full_names"].items() for full in fulls),
                    key=lambda p: -len(p[0]))
@@ -92,8 +84,7 @@ _SUBMITTED = re.compile(r"submitted|submission|under\s+review|投稿|在审|在�
 #: Separators of names in one string: ", ", ";", " and ", "、", "，" (and "&").
 _NAME_SEP = re.compile(r"\s*(?:,\s+|;|；|\s+and\s+|\s+&\s+|、|，)\s*")
 _TRUNCATED = re.compile(r"(?:,?\s*et\s+al\.?|\s+and\s+others|\s*等(?:人)?)$", re.I)
-#: A BibTeX author list splits on " and ", a conference system's export on ";" (each part
-#: "Last, First").
+#: BibTeX author lists split on " and ", conference exports on ";" (parts "Last, First").
 _BIBTEX_AND = re.compile(r",?\s+and\s+|\s*[;；]\s*")
 #: Given names that end in an initial (``Kate A.``).
 _GIVEN_INITIAL = re.compile(r"(?:^|\s)[A-Z]\.$")
@@ -109,16 +100,8 @@ _FOOTNOTE_MARKS = re.compile(r"^[\s*†‡§¶#✉⋆∗⁰¹²³⁴-⁹]+|[\s*�
 
 
 class Reading(NamedTuple):
-    """What :func:`read_record` found in a record.
-
-    Attributes:
-        fields: the paper's fields (see :func:`read_record`), or None when the record is no
-            paper record (an article, or neither) or is rejected.
-        error: why the record is rejected as a paper record (a title with no letter or too
-            long), or None.
-        notes: what was left out of the fields on the way (author items that are no names, a
-            year out of range), for the document's ``notes``.
-    """
+    """:func:`read_record`'s result: ``fields`` (None for no paper record or a rejected one),
+    ``error`` (why rejected), ``notes`` (what was left out, for ``notes``)."""
 
     fields: dict | None
     error: str | None = None
@@ -126,8 +109,8 @@ class Reading(NamedTuple):
 
 
 def _text(value: Any) -> str | None:
-    """A field's value as one line of text (numbers written out), or None when blank, absent,
-    NaN or infinite, or a placeholder of an empty cell (``nan``, ``None``, ``null``, ``N/A``)."""
+    """A value as one line of text (numbers written out); None when blank, absent, non-finite or
+    a placeholder (``nan``, ``null``, ``N/A``)."""
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, float) and not math.isfinite(value):
@@ -141,15 +124,13 @@ def _text(value: Any) -> str | None:
 
 
 def values(obj: dict, key: str) -> list[tuple[str, Any]]:
-    """``(key as written, value)`` of every field of ``obj`` named ``key``, matched by
-    :func:`field_key`, in the record's order; null values left out."""
+    """``(key as written, value)`` of every non-null field named ``key`` (:func:`field_key`), in order."""
     want = field_key(key)
     return [(str(k), v) for k, v in obj.items() if v is not None and field_key(str(k)) == want]
 
 
 _KEY_SEPARATORS = re.compile(r"[\s\-.]+")
-#: Invisible format characters a spreadsheet or a web copy leaves in a header: zero-width space
-#: and joiners, a byte-order mark, a soft hyphen, directional marks (Unicode category Cf).
+#: Invisible format characters (Unicode Cf) left in headers by spreadsheets and web copies.
 _KEY_FORMAT_CHARS = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 
 
@@ -158,11 +139,9 @@ _CAMEL_CASE = re.compile(r"[A-Za-z][a-z]{2,}(?:[A-Z][a-z]{2,})+")
 
 
 def field_key(name: str) -> str:
-    """A field name as matched: NFKC-normalised (full-width "Ｔｉｔｌｅ" is "title"), invisible
-    format characters removed, camel-case words parted, case-folded, surrounding spaces removed,
-    inner spaces, hyphens and dots as ``_`` ("Paper Title", "paper-title" and "PaperTitle", as a
-    conference system's export writes it, are ``paper_title``), underscores around it removed
-    (a site generator's private "_title" is "title")."""
+    """A field name as matched: NFKC, Cf characters removed, camel case parted, case-folded,
+    stripped of spaces and underscores around it ("_title"), spaces, hyphens and dots as ``_``
+    (``PaperTitle`` -> ``paper_title``)."""
     name = _KEY_FORMAT_CHARS.sub("", unicodedata.normalize("NFKC", name)).strip().strip("_") or name
     if _CAMEL_CASE.fullmatch(name):
         name = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name)
@@ -170,9 +149,7 @@ def field_key(name: str) -> str:
 
 
 def article_text(value: Any) -> str | None:
-    """A text field's value as article text: a string as is, a list of strings joined with blank
-    lines (blank items left out); None for anything else (a number, an object, a list holding a
-    non-string)."""
+    """A string as is, a list of strings joined by blank lines (blanks left out); else None."""
     if isinstance(value, str):
         return value
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -181,9 +158,8 @@ def article_text(value: Any) -> str | None:
 
 
 def text_field(obj: dict) -> tuple[str, Any] | None:
-    """The record's text field, ``(key as written, value)``: the first of :data:`TEXT_FIELDS`
-    (case-insensitive) whose value is neither null nor blank text, else the first whose value is
-    blank text; None when no text field holds a value."""
+    """``(key as written, value)`` of the first :data:`TEXT_FIELDS` field holding non-blank text,
+    else the first holding blank text; None when none holds a value."""
     found = [kv for key in TEXT_FIELDS for kv in values(obj, key)]
     for key, value in found:
         text = article_text(value)
@@ -201,22 +177,17 @@ def _first(obj: dict, keys: tuple[str, ...]) -> str | None:
 
 
 def clean_name(name: str) -> str | None:
-    """A person's or institution's name without Markdown escapes (``\\_`` -> ``_``) and footnote
-    marks around it (``*``, ``†``, ``‡``, superscript digits, ``✉``; ``Jones\\*`` -> ``Jones``),
-    whitespace collapsed; None when no letter is left (or a placeholder such as ``nan``)."""
+    """A name without Markdown escapes and surrounding footnote marks, whitespace collapsed; None
+    when no letter is left (or a placeholder)."""
     name = _FOOTNOTE_MARKS.sub("", _MD_ESCAPE.sub(r"\1", name))
     name = " ".join(name.split())
     return name if any(c.isalpha() for c in name) and name.casefold() not in _PLACEHOLDERS else None
 
 
 def _split_names(text: str) -> tuple[list[str], bool]:
-    """Names in one string, ``(names, truncated)``: a trailing ``et al.``/``and others``/``等``
-    is cut and sets ``truncated``; a BibTeX-style list gives one name per ``Last, First`` pair as
-    written (a period closing the list after a word is cut): parts on `` and `` (a comma before
-    it allowed) or ``;`` (``Silva, Andrew*; Chopra, Rohit``) that each hold pairs of
-    comma-separated pieces whose first piece is one or two words (``Vesselinova, Natalia and Kim, Lee``, ``Peng, Yue, Choi, Byron, and Xu, Jianliang``),
-    or a lone pair whose given names end in an initial (``Smith, Kate A.``); anything else splits
-    on :data:`_NAME_SEP`."""
+    """``(names, truncated)`` from one string: a trailing ``et al.``/``等`` is cut and sets
+    ``truncated``; BibTeX-style ``Last, First`` lists (:func:`_last_first_pairs`) give one name per
+    pair; anything else splits on :data:`_NAME_SEP` outside brackets."""
     truncated = bool(_TRUNCATED.search(text))
     text = _TRUNCATED.sub("", text)
     pairs = _last_first_pairs(text)
@@ -227,10 +198,8 @@ def _split_names(text: str) -> tuple[list[str], bool]:
 
 
 def _split_outside_brackets(text: str) -> list[str]:
-    """``text`` split on :data:`_NAME_SEP` where no bracket is open: "A (Univ. X, Hong Kong); B"
-    keeps A's affiliation whole. A closing bracket with none open is ignored; when a bracket is
-    never closed ("A (Univ. X; B (Y)", a cell cut or mistyped) the brackets are no guide and
-    ``text`` splits on every separator, so the names after it do not become one name."""
+    """``text`` split on :data:`_NAME_SEP` outside brackets (keeps "A (Univ. X, HK)" whole); with
+    an unclosed bracket, on every separator."""
     if "(" not in text and "（" not in text:
         return _NAME_SEP.split(text)
     parts, start, depth, at = [], 0, 0, 0
@@ -263,9 +232,8 @@ def _last_first_pairs(text: str) -> list[str] | None:
 
 
 def _list_names(key: str, items: list) -> tuple[list[str], list[str]]:
-    """Names in a JSON list, ``(names, notes)``: one level of nested lists is flattened, a string
-    is a name, an object gives its ``name`` (or ``full_name``) string; anything else (null,
-    numbers, deeper lists, other objects) is dropped, and a note says so."""
+    """``(names, notes)`` from a JSON list: one nesting level flattened, strings and objects'
+    ``name``/``full_name`` taken; anything else dropped with a note."""
     flat = [sub for item in items for sub in (item if isinstance(item, list) else [item])]
     names, dropped = [], []
     for item in flat:
@@ -288,8 +256,7 @@ def _list_names(key: str, items: list) -> tuple[list[str], list[str]]:
 
 
 def _names(obj: dict, keys: tuple[str, ...]) -> tuple[list[str], bool, list[str]]:
-    """Names from the first of ``keys`` holding any: a JSON list (:func:`_list_names`), or a
-    string (:func:`_split_names`); ``(names, truncated, notes)``."""
+    """``(names, truncated, notes)`` from the first of ``keys`` holding any (list or string)."""
     notes: list[str] = []
     for key in keys:
         for written, value in values(obj, key):
@@ -318,11 +285,9 @@ def _year(text: str | None) -> int | None:
 
 
 def record_venue(raw: str | None) -> tuple[str | None, int | None]:
-    """``(venue, year)`` of a venue field's value: a venue written in full by its short name
-    (``data/venue_names.json``: ``Conference on Robot Learning, PMLR 270`` -> ``CoRL``), else
-    the first venue of :data:`pipeline.fields.VENUES` it names (``NeurIPS 2024``), else the value
-    as given; ``(None, None)`` for a value that only names a preprint server or a kind of report
-    (``arXiv``, ``Tech report``). The year is the one written by the venue, else None."""
+    """``(venue, year)`` of a venue field: a full name mapped to its short name
+    (``data/venue_names.json``), else the first :data:`pipeline.fields.VENUES` venue named, else
+    the value; ``(None, None)`` for preprint servers and report kinds. Year as written by the venue."""
     if not raw:
         return None, None
     raw = raw.replace("_", " ")  # "ICML_2024": a tag's words
@@ -342,8 +307,7 @@ def record_venue(raw: str | None) -> tuple[str | None, int | None]:
 
 
 def _hinted_venue(obj: dict) -> tuple[str | None, int | None]:
-    """The first known venue (and its year) named in a tag-like field (:data:`VENUE_HINT_FIELDS`;
-    a list's strings read one by one); a value that speaks of a submission gives none."""
+    """The first known venue and year in a :data:`VENUE_HINT_FIELDS` field; submissions give none."""
     for key in VENUE_HINT_FIELDS:
         for _, value in values(obj, key):
             for item in value if isinstance(value, list) else [value]:
@@ -357,9 +321,7 @@ def _hinted_venue(obj: dict) -> tuple[str | None, int | None]:
 
 
 def _article_body(obj: dict) -> tuple[bool, str | None]:
-    """``(has article text, the text)``: a text field holding text gives ``(True, text)``, one
-    holding a value that is no text at all (an error for :func:`pipeline.formats.parse_record`)
-    ``(True, None)``, none ``(False, None)``."""
+    """``(has article text, text)``: ``(True, None)`` for a text field holding no text (an error)."""
     found = text_field(obj)
     if found is None:
         return False, None
@@ -368,9 +330,8 @@ def _article_body(obj: dict) -> tuple[bool, str | None]:
 
 
 def _names_a_publication(obj: dict) -> bool:
-    """Whether a record names its paper besides its text: a :data:`PAPER_TITLE_FIELDS` field
-    holds a title (not the paper's link: the article's ``title`` would then be taken for the
-    paper's), or a :data:`PUBLICATION_FIELDS` field holds a value."""
+    """Whether a :data:`PAPER_TITLE_FIELDS` field holds a title (not a link) or a
+    :data:`PUBLICATION_FIELDS` field a value."""
     if any(_text(v) for key in PUBLICATION_FIELDS for _, v in values(obj, key)):
         return True
     return any((text := _text(v)) and not (key in LINK_OR_TITLE_FIELDS and _LINK_VALUE.match(text))
@@ -378,9 +339,8 @@ def _names_a_publication(obj: dict) -> bool:
 
 
 def _titles(obj: dict, keys: tuple[str, ...]) -> tuple[list[str], list[tuple[str, str]], str | None]:
-    """The title-like values of ``keys`` in order, ``(titles, junk, error)``: a title has a
-    letter (any script); ``junk`` lists ``(key, value)`` of those without one; ``error`` says
-    which value is longer than :data:`MAX_TITLE_CHARS`."""
+    """``(titles, junk, error)`` of ``keys``: titles have a letter; ``junk`` the ``(key, value)``
+    without; ``error`` names a value over :data:`MAX_TITLE_CHARS`."""
     titles, junk = [], []
     for key in keys:
         for written, value in values(obj, key):
@@ -400,17 +360,14 @@ def _titles(obj: dict, keys: tuple[str, ...]) -> tuple[list[str], list[tuple[str
 
 
 def read_record(obj: dict) -> Reading:
-    """The paper fields of a record (the mapping of docs/architecture.md, "Input formats").
+    """The paper fields of a record (docs/architecture.md, "Input formats"). Never raises.
 
     Returns:
-        a :class:`Reading`. Its ``fields`` is a dict with ``title``, ``title_zh``, ``authors``
-        (list), ``authors_truncated``, ``institutions`` (list), ``abstract``, ``urls`` (list),
-        ``venue``, ``year`` (int), ``award_raw``, ``arxiv_id``, ``arxiv_version``; absent values
-        are None (lists empty). ``fields`` is None for an article or a record without a title-like
-        value, and with ``error`` set when every title-like value lacks a letter or one is too
-        long. A record with article text is read so too when it names a publication
-        (:func:`_names_a_publication`); its paper-named title fields come first, and its text is
-        the abstract when it has none. Never raises.
+        a :class:`Reading`; ``fields`` has ``title``, ``title_zh``, ``authors`` (list),
+        ``authors_truncated``, ``institutions`` (list), ``abstract``, ``urls`` (list), ``venue``,
+        ``year`` (int), ``award_raw``, ``arxiv_id``, ``arxiv_version`` (None or empty when absent).
+        None for an article or no title; ``error`` set when no title has a letter or one is too
+        long. An article naming a publication is read too, its text the abstract when it has none.
     """
     has_text, body = _article_body(obj)
     if has_text and (body is None or not _names_a_publication(obj)):
@@ -475,8 +432,7 @@ def read_record(obj: dict) -> Reading:
 
 
 def render(fields: dict) -> str:
-    """The record as readable lines, one per field present (title, Chinese title, authors,
-    affiliations, venue and year, award, arXiv id, links, abstract last)."""
+    """The record as readable lines, one per field present, abstract last."""
     venue = " ".join(str(v) for v in (fields["venue"], fields["year"]) if v)
     lines = [
         f"Title: {fields['title']}" if fields["title"] else None,
@@ -499,8 +455,8 @@ def dumps(fields: dict) -> str:
 
 
 def record_section(text: str, fields_json: str) -> dict:
-    """What :func:`pipeline.segment.segment_document` returns, for a paper record's document:
-    one section over the whole text (heading: the title), no context."""
+    """A paper record's :func:`pipeline.segment.segment_document` result: one section over the
+    text, heading the title, no context."""
     from .textutil import trim_span
 
     fields = json.loads(fields_json)
@@ -513,9 +469,8 @@ def record_section(text: str, fields_json: str) -> dict:
 
 
 def apply_record(extracted: dict, fields_json: str, target_script: str) -> dict:
-    """``extracted`` (the fields :func:`pipeline.extract.extract_fields` read from the section's
-    text) with every field the record gives replaced by the record's value; the summary is the
-    abstract's (None without one); keywords, URL kinds and other URLs stay as extracted."""
+    """``extracted`` with every field the record gives replaced; summary the abstract (or None);
+    keywords and other URLs stay as extracted."""
     from .identifiers import url_kind
     from .normalize import to_target
 

@@ -1,9 +1,6 @@
-"""Where a paper appeared, read off the lines by its title: venue mentions dated by an edition
-written before the venue's full name, the mention nearest the title, a reference's tail, a venue
-line the venue list does not know, and lab news saying which venue accepted the paper.
-
-Helpers of :mod:`pipeline.extract` (``_venue_by_title`` and the venue metadata line); every
-function takes one line or a few lines, never a whole document.
+"""Where a paper appeared, read off the lines by its title (helpers of :mod:`pipeline.extract`):
+dated venue mentions, the mention nearest the title, a reference's tail, unlisted venue lines,
+and news of acceptance. Every function takes a line or a few, never a whole document.
 """
 from __future__ import annotations
 
@@ -19,9 +16,8 @@ ANY_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?!\d|\.\d)")
 CITATION_TAIL = re.compile(r"\.\s+In\s+[^.]{2,80}\.?\s*$")
 
 
-#: A year and a meeting word right before a venue's written-out name ("the 2022 Annual
-#: Conference of the" North American Chapter of the ACL), or before the name whose acronym
-#: follows in brackets ("the 2022 Conference of the Association for the Advancement of AI (" AAAI).
+#: A year and a meeting word right before a venue's written-out name or the name its bracketed
+#: acronym follows ("the 2022 Annual Conference of the ...").
 _EDITION_BEFORE = re.compile(
     r"\b((?:19|20)\d\d)\s+(?:[A-Z][a-z]+\s+){0,2}(?:Conference|Meeting|Symposium|Workshop)\s+(?:of|on)\s+(?:the\s+)?"
     r"(?:[A-Z][^()\n]{0,90}\(\s*)?$")
@@ -30,9 +26,8 @@ EDITION_LOOKBACK = 150
 
 
 def dated_mentions(mentions: list[tuple[str, int | None, int, int]], text: str) -> list[tuple[str, int | None, int, int]]:
-    """The mentions (``find_venue_years`` tuples of ``text``) that have a year: their own, or an
-    edition year written before the venue's full name ("the 2022 Annual Conference of the North
-    American Chapter of ..."); undated mentions are dropped."""
+    """The ``find_venue_years`` mentions of ``text`` with a year, their own or an edition year
+    before the venue's full name; undated ones dropped."""
     out = []
     for venue, year, start, end in mentions:
         if year is None and (m := _EDITION_BEFORE.search(text[max(0, start - EDITION_LOOKBACK):start])):
@@ -42,8 +37,7 @@ def dated_mentions(mentions: list[tuple[str, int | None, int, int]], text: str) 
     return out
 
 
-#: What a venue line holds besides the venue's name: links, years, a publisher before the name,
-#: and words that say it is a conference or a journal.
+#: What a venue line holds besides the name: links, years, a publisher, conference/journal words.
 _VENUE_LINE_NOISE = re.compile(
     MD_LINK_GROUP + r"|(?<![\d.])(?:19|20)\d\d(?!\d)\s*年?"
     r"|会议|會議|期刊|论文|論文|\b(?:conference|proceedings|journal)\b", re.I)
@@ -54,10 +48,9 @@ MAX_UNLISTED_VENUE_CHARS = 30
 
 
 def unlisted_venue(value: str) -> str | None:
-    """The venue a venue metadata line names when the venue list does not know it ("IEEE S&P
-    2019" -> "S&P"): a venue written in full (``data/venue_names.json``), else the line without
-    links, years, a leading publisher and words such as 期刊/conference; None when nothing short
-    is left, or only a preprint server."""
+    """The venue of a metadata line the venue list does not know ("IEEE S&P 2019" -> "S&P"): a
+    full name (``data/venue_names.json``), else the line without noise; None when nothing short is
+    left, or only a preprint server."""
     name = " ".join(_VENUE_LINE_NOISE.sub(" ", value).split()).strip(" ,，.;；:：()（）[]")
     if not name or not any(c.isalpha() for c in name):
         return None
@@ -79,9 +72,8 @@ _BRACKET_ACRONYM = re.compile(r"[（(](?P<name>[A-Za-z][A-Za-z&-]{1,15}?)(?:['�
 
 
 def accepted_venue(text: str) -> tuple[str, int | None] | None:
-    """The venue (and year) that ``text`` says accepted the paper ("已被CCF-A类期刊IEEE
-    Transactions on Information Forensics & Security (TIFS)录用" -> TIFS): a listed venue, else
-    the acronym in brackets, else the name after a description; None without such a clause."""
+    """``(venue, year)`` a "已被 … 录用" clause names: a listed venue, else the bracketed acronym,
+    else the name after a description; None without such a clause."""
     m = _ZH_ACCEPTED.search(text)
     if m is None:
         return None
@@ -102,9 +94,8 @@ SUBMITTED_ONLY = re.compile(r"\bunder\s+review\b|投稿中|在审|在審", re.I)
 
 
 def reference_tail(heading: str) -> list[tuple[str, int | None, int, int]]:
-    """The venue and year of a reference's tail on a heading, when they are not adjacent
-    ("Title. In EMNLP W-NUT Workshop 2019." -> EMNLP 2019): the tail's first venue mention
-    and its one year; [] when the heading has no such tail or its tail holds two years."""
+    """The first venue mention and the one year of a reference's tail on a heading ("Title. In
+    EMNLP W-NUT Workshop 2019." -> EMNLP 2019); [] without a tail or with two years."""
     tail = CITATION_TAIL.search(heading) if " In " in heading else None
     if tail is None:
         return []
@@ -117,10 +108,8 @@ def reference_tail(heading: str) -> list[tuple[str, int | None, int, int]]:
 
 def nearest_first(mentions: list[tuple[str, int | None, int, int]], text: str,
                    title: str | None) -> list[tuple[str, int | None, int, int]]:
-    """Venue mentions of ``text`` (``find_venue_years`` tuples), the one nearest the title's
-    first occurrence after the heading first ("The 2025 ICLR award went to their 2015 ICLR paper
-    Title": the paper's edition is the one by its title); in text order when the title does not
-    occur after the heading line or only one mention is given."""
+    """``text``'s venue mentions, the one nearest the title's first occurrence after the heading
+    first; in text order when the title does not occur there or only one is given."""
     if len(mentions) < 2 or not title:
         return mentions
     head_end = text.find("\n")

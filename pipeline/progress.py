@@ -1,14 +1,10 @@
 """Progress of a run: one tqdm bar per phase, on a terminal or as JSON log records.
 
-Phases, in run order: ``models`` (in-process model loading), ``documents``
-(corpus files through ingest ... extract and assembly), ``embedding`` (sections),
-``clustering`` (percent, by :data:`pipeline.dedup.CLUSTERING_STEPS`) and ``writing`` (rows).
-
-Modes (:class:`Progress`): ``"off"``; ``"auto"`` (tqdm on stderr on a terminal only, tqdm's
-``disable=None``); ``"bars"``; ``"log"``: a :class:`LoggedBar` per phase writes a record
-``{"event": "progress", "phase", "n", "total", "unit", "elapsed_s", "rate", "eta_s"}`` (plus
-``note``) at start, at most every :data:`LOG_INTERVAL_S` seconds (also while waiting), and at
-end, to the ``pipeline.progress`` logger's handlers whatever its level.
+Phases in order: ``models``, ``documents``, ``embedding``, ``clustering`` (percent,
+:data:`pipeline.dedup.CLUSTERING_STEPS`) and ``writing``. Modes (:class:`Progress`): ``"off"``,
+``"auto"`` (bars on a terminal only), ``"bars"``, ``"log"`` (:class:`LoggedBar` records
+``{"event": "progress", "phase", "n", "total", "unit", "elapsed_s", "rate", "eta_s"}`` at start,
+every :data:`LOG_INTERVAL_S` and at end, whatever the logger's level).
 """
 
 from __future__ import annotations
@@ -26,17 +22,14 @@ from tqdm.auto import tqdm
 log = logging.getLogger(__name__)
 
 PROGRESS_MODES = ("off", "auto", "bars", "log")
-#: Seconds between two progress records of a phase in the JSON logs (tqdm's ``mininterval``):
-#: a 10-minute phase gives about 120 records, a short one its start and end only.
+#: Seconds between a phase's progress records in JSON logs (tqdm's ``mininterval``).
 LOG_INTERVAL_S = 5.0
-#: Seconds between two redraws of the open bars on a terminal (their elapsed time moves while
-#: their count waits).
+#: Seconds between redraws of the open bars (elapsed time moves while counts wait).
 TICK_S = 1.0
 
 
 class LoggedBar(std_tqdm):
-    """A tqdm bar that writes its state as a log record (``extra={"data": ...}``, see the module
-    docstring) instead of drawing a line; tqdm decides when (start, every ``mininterval``, close)."""
+    """A tqdm bar writing its state as a log record (``extra={"data": ...}``) instead of a line."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("mininterval", LOG_INTERVAL_S)
@@ -61,18 +54,9 @@ class LoggedBar(std_tqdm):
 
 
 class Progress:
-    """Makes the bar of each phase of a run, and redraws the open bars every :data:`TICK_S`
-    (a log record every :data:`LOG_INTERVAL_S`) from a thread of its own, so that a phase that
-    waits (workers loading their models, a long clustering call) still shows its elapsed time
-    and, in the JSON logs, still writes a record. Close it when the run ends (or use it as a
-    context manager): the thread stops.
-
-    Args:
-        mode: one of :data:`PROGRESS_MODES`.
-
-    Raises:
-        ValueError: an unknown mode.
-    """
+    """Makes each phase's bar and redraws open bars from its own thread (every :data:`TICK_S`;
+    records every :data:`LOG_INTERVAL_S`), so waiting phases still show time. Close it (or use as
+    a context manager). ValueError for a ``mode`` not in :data:`PROGRESS_MODES`."""
 
     def __init__(self, mode: str) -> None:
         if mode not in PROGRESS_MODES:
@@ -83,9 +67,8 @@ class Progress:
         self._ticker: threading.Thread | None = None
 
     def bar(self, phase: str, total: int | None, unit: str) -> tqdm:
-        """A started bar for ``phase`` (a phase of the module docstring) of ``total`` ``unit`` (None: no
-        count, no ETA: the bar shows the elapsed time). Close it when the phase ends (or use it
-        as a context manager)."""
+        """A started bar for ``phase`` of ``total`` ``unit`` (None: elapsed time only); close it at
+        the phase's end."""
         desc = f"{phase:<10}"
         if self.mode == "log":
             bar = LoggedBar(total=total, desc=desc, unit=unit, leave=True)
@@ -102,14 +85,11 @@ class Progress:
 
     @contextmanager
     def steps(self, phase: str, shares: dict[str, int]) -> Iterator[Callable[[str], None]]:
-        """A bar for ``phase`` over named steps, in percent: ``shares`` maps each step, in run
-        order, to its share of the phase's time (integers summing to 100). Yields ``done(step)``,
-        to call as each step ends: the bar advances by the step's share, so that its ETA weighs
-        the steps, and shows the next step's name. When the block ends the bar is filled (the
-        last steps need no call) and closed.
+        """A percent bar for ``phase`` over named steps (``shares``: step -> integer share, summing
+        to 100, in run order). Yields ``done(step)`` to call as each step ends; the bar is filled
+        and closed when the block ends.
 
-        Raises:
-            ValueError: shares that do not sum to 100; ``done`` of a step not in ``shares``.
+        Raises ValueError: shares not summing to 100; ``done`` of an unknown step.
         """
         if sum(shares.values()) != 100:
             raise ValueError(f"the shares of {phase}'s steps sum to {sum(shares.values())}, not 100")
@@ -149,12 +129,8 @@ class Progress:
 
 
 def progress_mode(progress: bool | str | None, quiet: bool) -> str:
-    """The :class:`Progress` mode of a run: ``"off"`` when quiet or ``progress`` is False, else
-    ``progress`` when it is a mode, ``"bars"`` for True and ``"auto"`` for None.
-
-    Raises:
-        ValueError: a string that is not one of :data:`PROGRESS_MODES`.
-    """
+    """``"off"`` when quiet or ``progress`` is False, else ``progress`` when a mode, ``"bars"`` for
+    True, ``"auto"`` for None. ValueError for an unknown mode string."""
     if isinstance(progress, str):
         if progress not in PROGRESS_MODES:
             raise ValueError(f"progress {progress!r}; one of {PROGRESS_MODES}, True, False or None")

@@ -1,27 +1,20 @@
 """Publishing a run's outputs, and the lock that keeps two runs off one output folder.
 
-Layout of an output folder ``OUT`` (the marker's layout ``tables``)::
+Layout of an output folder ``OUT``::
 
-    OUT/<table>.parquet, errors.parquet   the published run's tables, paper_ids and changes included
-    OUT/manifest.json, report.html, README.md   its manifest, report and dataset card
-    OUT/.pipeline/runs/<run_id>/          a run being written; after its publish, its manifest
-                                          and its paper ids (pipeline.identity)
-    OUT/.pipeline/published.json          what the last publish put at the top (run id; each
-                                          file's size and mtime: the ownership record)
+    OUT/<table>.parquet, errors.parquet   the published run's tables
+    OUT/manifest.json, report.html, README.md
+    OUT/.pipeline/runs/<run_id>/          a run being written; after publish, its manifest and ids
+    OUT/.pipeline/published.json          the last publish: run id, each file's size and mtime
     OUT/.pipeline/state/                  incremental state (pipeline.state)
     OUT/.pipeline/cache/embeddings.sqlite embedding cache (pipeline.embed_cache)
-    OUT/.lock                             the run lock; holds the PID of the run holding it
+    OUT/.lock                             the run lock, holding its PID
 
-:func:`publish` writes a journal (``.pipeline/publishing.json``), renames each file over its
-top-level name (``manifest.json`` last, hard-linked so the run folder keeps it), then makes the
-journal the record; a run killed in between leaves the journal, and the next run finishes that
-publish first (:func:`recover`). Older layouts (``runs``, ``plain``) are migrated once
-(:func:`adopt`). :class:`OutputLock` is ``fcntl.flock`` on ``OUT/.lock``, taken without waiting; the
-kernel drops it when its process dies, and a stale PID in a free lock is reported and cleared.
-Details: docs/architecture.md ("Atomic publish").
-
-When ``PIPELINE_CRASH_AT`` names one of :data:`CRASH_POINTS`, :func:`crash_point` kills the process
-there with SIGKILL (tests only).
+:func:`publish` writes a journal, renames each file to the top (``manifest.json`` last,
+hard-linked), then makes the journal the record; a killed publish is finished by the next run
+(:func:`recover`). Older layouts are migrated once (:func:`adopt`). :class:`OutputLock` is a
+non-blocking ``fcntl.flock`` on ``OUT/.lock``. Details: docs/architecture.md ("Atomic publish").
+``PIPELINE_CRASH_AT`` (:data:`CRASH_POINTS`) makes :func:`crash_point` SIGKILL the process (tests).
 """
 
 from __future__ import annotations
@@ -59,11 +52,10 @@ MANIFEST = "manifest.json"
 #: The tables of a run, as published at the top of the output folder.
 TABLE_FILES = ("documents.parquet", "sections.parquet", "papers.parquet", "dropped.parquet", "context.parquet",
                "errors.parquet", "paper_ids.parquet", "changes.parquet")
-#: Every name a publish puts at the top, in the order it does: tables, report, dataset card,
-#: and the manifest last (a reader that sees the new manifest sees every new file).
+#: Every name a publish puts at the top, in order; the manifest last (a reader seeing it sees all).
 PUBLISHED_NAMES = (*TABLE_FILES, "report.html", "README.md", MANIFEST)
-#: The layout before issue 43 (the marker's ``runs``): run folders, the link to the published
-#: run, and top-level links ``OUT/<name> -> current/<name>`` for :data:`LEGACY_LINKED_NAMES`.
+#: The older layout (marker ``runs``): run folders, the published run's link, and top-level links
+#: for :data:`LEGACY_LINKED_NAMES`.
 LEGACY_RUNS_DIR = ".runs"
 LEGACY_CURRENT = "current"
 LEGACY_LINKED_NAMES = ("documents.parquet", "sections.parquet", "papers.parquet", "dropped.parquet",
@@ -72,9 +64,8 @@ LEGACY_LINKED_NAMES = ("documents.parquet", "sections.parquet", "papers.parquet"
 LEGACY_FOLDERS = {".state": STATE_DIR, ".cache": CACHE_DIR}
 #: Environment variable naming the crash point (tests only).
 CRASH_ENV = "PIPELINE_CRASH_AT"
-#: Named points where :func:`crash_point` can kill the run: after the per-document stages (state
-#: written, nothing published), after the first table of the run folder is written, with the
-#: run folder complete just before the publish, and mid-publish (the first table renamed).
+#: Points where :func:`crash_point` can kill the run: after the per-document stages, after the
+#: first table written, just before the publish, and mid-publish.
 CRASH_POINTS = ("after-documents", "mid-write", "before-swap", "mid-publish")
 
 
@@ -176,10 +167,8 @@ def run_folder(out_dir: str | Path, run_id: str) -> Path:
 
 
 def _stamp(path: Path, with_digest: bool = True) -> list:
-    """``[size, mtime_ns, sha256 hex]`` of a file: how the publish record knows its files. A
-    rename and a copy that keeps times (``cp -a``, ``rsync -a``) keep the size and mtime; a copy
-    or restore that does not (``cp -r``, many backup tools), or a ``touch``, keeps the content,
-    which the digest then recognises. ``with_digest=False``: the first two only."""
+    """``[size, mtime_ns, sha256 hex]`` of a file (``with_digest=False``: the first two): the
+    digest recognises copies that do not keep times."""
     st = os.lstat(path)
     if not with_digest:
         return [st.st_size, st.st_mtime_ns]
@@ -191,9 +180,8 @@ def _stamp(path: Path, with_digest: bool = True) -> list:
 
 
 def _same_file(recorded, path: Path, stamp: list) -> bool:
-    """Whether ``path`` (its ``_stamp(path, with_digest=False)``: ``stamp``) is the file a record
-    entry ``recorded`` describes: the same size and mtime, or the same size and content (an entry
-    of an older version holds no digest)."""
+    """Whether ``path`` (``stamp``: its stamp without digest) is the file ``recorded`` describes:
+    same size and mtime, or same size and content."""
     if not isinstance(recorded, list) or len(recorded) < 2:
         return False
     if recorded[:2] == stamp:
@@ -224,8 +212,7 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 def published_record(out_dir: str | Path) -> dict | None:
-    """``.pipeline/published.json``: ``run_id`` and ``files`` (name -> :func:`_stamp`) of
-    the last publish, or None (nothing published in this layout)."""
+    """``.pipeline/published.json`` (``run_id``, ``files``: name -> :func:`_stamp`), or None."""
     return _read_json(Path(out_dir) / PUBLISHED)
 
 
@@ -240,8 +227,7 @@ def published_run_id(out_dir: str | Path) -> str | None:
 
 
 def is_owned(out_dir: str | Path, name: str) -> bool:
-    """Whether ``OUT/<name>`` is a plain file the pipeline published, unchanged since: its size
-    and mtime, or its size and content, are the record's or the journal's (:func:`_same_file`)."""
+    """Whether ``OUT/<name>`` is a plain file the pipeline published, unchanged since (:func:`_same_file`)."""
     path = Path(out_dir) / name
     if path.is_symlink() or not path.is_file():
         return False
@@ -252,12 +238,8 @@ def is_owned(out_dir: str | Path, name: str) -> bool:
 
 
 def record_rewrite(out_dir: str | Path, name: str) -> None:
-    """Record that the pipeline itself rewrote the published ``OUT/<name>`` (e.g. ``python -m
-    pipeline.report OUT`` rewriting ``report.html``), so the next run still knows it as its own.
-
-    Raises:
-        ValueError: ``name`` is not one of :data:`PUBLISHED_NAMES`.
-    """
+    """Record that the pipeline rewrote the published ``OUT/<name>`` (``python -m pipeline.report``),
+    so the next run still owns it. ValueError unless ``name`` is in :data:`PUBLISHED_NAMES`."""
     if name not in PUBLISHED_NAMES:
         raise ValueError(f"{name!r} is not a published name; one of {', '.join(PUBLISHED_NAMES)}")
     out = Path(out_dir)
@@ -277,8 +259,7 @@ def _fsync(path: Path) -> None:
 
 
 def flush_folder(folder: Path) -> None:
-    """fsync every file in ``folder`` and the folder itself (the run survives a power cut once
-    published, not only a killed process)."""
+    """fsync every file in ``folder`` and the folder (durable across a power cut)."""
     for path in folder.iterdir():
         if path.is_file() and not path.is_symlink():
             _fsync(path)
@@ -286,8 +267,7 @@ def flush_folder(folder: Path) -> None:
 
 
 def adopt(out_dir: str | Path, layout: str) -> None:
-    """Move an older layout's state and cache into ``.pipeline`` (the caller holds the lock and
-    the marker says the folder is the pipeline's); make ``.pipeline``. Idempotent."""
+    """Move an older layout's state and cache into ``.pipeline`` (caller holds the lock); idempotent."""
     out = Path(out_dir)
     (out / PIPELINE_DIR).mkdir(exist_ok=True)
     if layout == "tables":
@@ -302,16 +282,12 @@ def adopt(out_dir: str | Path, layout: str) -> None:
 
 
 def publish(out_dir: str | Path, run_id: str, migrate: bool = False) -> Path:
-    """Publish ``OUT/.pipeline/runs/<run_id>``: write the journal, rename each file to the top (the
-    manifest last), make the journal the record, and delete run folders other than this one and the
-    previously published one.
+    """Publish ``OUT/.pipeline/runs/<run_id>``: journal, rename each file to the top (manifest
+    last), journal made the record, other run folders but the previous one deleted. Returns the
+    output folder.
 
     Args:
-        migrate: the folder has an older layout (:func:`adopt`): also replace its links and
-            plain files the run lacks, remove ``current`` and ``.runs``.
-
-    Returns:
-        the output folder, where the run's files now are.
+        migrate: an older layout (:func:`adopt`): also replace its links and leftover files.
 
     Raises:
         FileNotFoundError: the run folder does not exist.
@@ -331,8 +307,8 @@ def publish(out_dir: str | Path, run_id: str, migrate: bool = False) -> Path:
 
 
 def recover(out_dir: str | Path) -> str | None:
-    """Finish a publish that a killed run left half done (its journal exists); the caller holds
-    the lock. Returns that run's id, or None when there was none."""
+    """Finish a publish a killed run left (its journal exists); caller holds the lock. Returns
+    that run's id, or None."""
     out = Path(out_dir)
     journal = _read_json(out / PUBLISHING)
     if journal is None or not isinstance(journal.get("run_id"), str):
@@ -343,8 +319,8 @@ def recover(out_dir: str | Path) -> str | None:
 
 
 def _finish(out: Path, journal: dict) -> None:
-    """Rename the journal's files to the top (those already there skipped), remove names the run
-    lacks that the pipeline published, and make the journal the record."""
+    """Rename the journal's files to the top (skipping those there), remove published names the
+    run lacks, make the journal the record."""
     folder = run_folder(out, journal["run_id"])
     files, migrate = journal["files"], bool(journal.get("migrate"))
     for name in PUBLISHED_NAMES:
@@ -373,12 +349,8 @@ def _finish(out: Path, journal: dict) -> None:
 
 
 def prune(out_dir: str | Path, keep: set[str], legacy: bool = False) -> list[str]:
-    """Delete run folders not in ``keep``, temporary files of a publish and (``legacy``: when
-    migrating an older version's folder) its staging folders.
-
-    Returns:
-        the run ids deleted.
-    """
+    """Delete run folders not in ``keep`` and publish temporaries (``legacy``: an older version's
+    staging folders too); returns the run ids deleted."""
     out = Path(out_dir)
     deleted = []
     runs = out / RUNS_DIR

@@ -1,14 +1,10 @@
 """Run report: one self-contained ``report.html`` next to the Parquet tables.
 
-Sections: the run (date, duration, files processed, reused, removed), changes since the
-previous run (:func:`run_changes`), field completeness (:func:`completeness`), every paper in a
-searchable table (:mod:`pipeline.report_table`), a stage funnel, documents per source and
-language, the papers with most mentions and most sources (:data:`MULTI_SOURCE_PAPERS`), the
-match-score histogram, dropped spans, unprocessed files and seconds per stage.
-
-One file that opens offline: inline CSS, a CJK font stack (:data:`FONT_STACK`), one static
-script, SVG plots (matplotlib, text as paths) as ``data:`` URIs. Every data value in the markup
-goes through :func:`html.escape`. Regenerate with ``python -m pipeline.report OUT``.
+Sections: the run, changes since the previous run (:func:`run_changes`), field completeness
+(:func:`completeness`), every paper (:mod:`pipeline.report_table`), a stage funnel, documents per
+source and language, top papers, the match-score histogram, dropped spans, unprocessed files and
+seconds per stage. Opens offline: inline CSS and script, SVG plots as ``data:`` URIs; every data
+value goes through :func:`html.escape`. Regenerate with ``python -m pipeline.report OUT``.
 """
 
 from __future__ import annotations
@@ -36,29 +32,24 @@ from .report_table import AUTHORS_SHOWN, papers_table
 from .report_table import CSS as TABLE_CSS
 
 REPORT_NAME = "report.html"
-#: ``id`` of each ``<section>`` of the report, in page order (tests check that each renders).
+#: ``id`` of each ``<section>``, in page order.
 SECTION_IDS = ("changes", "completeness", "papers", "funnel", "documents", "top-papers", "multi-source",
                "match-scores", "dropped", "errors", "timing")
 #: How many papers the "most mentions" table lists.
 TOP_PAPERS = 20
-#: How many papers found in several sources are shown side by side (those in the most sources,
-#: then with the most mentions), and how many mentions of each (the first in section order): the
-#: report of a large corpus stays a page to read, and costs one pass over the sections, not one
-#: per paper.
+#: Papers in several sources shown side by side, and mentions shown of each: keeps a large
+#: corpus's report readable and its cost one pass over the sections.
 MULTI_SOURCE_PAPERS = 50
 MULTI_SOURCE_MENTIONS = 12
 #: How many example spans are shown per dropped reason.
 DROPPED_EXAMPLES = 3
-#: Rows shown of the per-source documents table (the sources with the most documents) and of
-#: each errors table (the first in corpus order); the rest is counted, and the tables hold it all.
+#: Rows shown of the per-source documents table and of each errors table; the rest is counted.
 SOURCE_ROWS = 100
 ERROR_ROWS = 200
 #: Characters of a summary or dropped span shown before it is cut with an ellipsis.
 HEAD_CHARS = 120
-#: Per table, the only columns :func:`read_frames` reads back: every column :func:`render_report`
-#: reads (keep in step with the report code; a column a table lacks counts as empty). The rest
-#: (long texts, list columns) is most of the read-back's memory at scale. A table not named here
-#: (``errors``, shown whole) is read with all its columns.
+#: Per table, the only columns :func:`read_frames` reads back: those :func:`render_report` uses
+#: (keep in step). Tables not named (``errors``) are read whole.
 REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
     "documents": ("doc_id", "source_path", "url", "lang", "status", "error"),
     "sections": ("section_id", "doc_id", "paper_id", "title", "title_zh", "lang", "summary", "match_score"),
@@ -67,9 +58,8 @@ REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
     "dropped": ("doc_id", "char_start", "char_end", "reason", "text"),
     "context": (),
 }
-#: Per table, the fields whose completeness the report gives: the share of rows where the field
-#: holds a value (not null, not an empty text, not an empty list). Computed over every row, from
-#: the Parquet files by :func:`read_frames` (the frames it returns hold some columns only in part).
+#: Per table, the fields whose completeness (share of rows holding a value) the report gives,
+#: over every row of the Parquet files.
 COMPLETENESS_FIELDS: dict[str, tuple[str, ...]] = {
     "papers": ("title", "title_zh", "arxiv_id", "authors", "institutions", "venue", "year", "award", "urls",
                "summary"),
@@ -79,20 +69,17 @@ COMPLETENESS_FIELDS: dict[str, tuple[str, ...]] = {
 }
 #: Name of the frame of :func:`completeness` in the frames :func:`read_frames` returns.
 COMPLETENESS = "completeness"
-#: Per table, text columns the report only shows as a head (:data:`HEAD_CHARS`, whitespace
-#: collapsed): :func:`read_frames` reads each value back as that head (the head of a head is the
-#: same head, so the report is unchanged), never holding the whole column as Python strings.
+#: Per table, text columns read back only as their head (:data:`HEAD_CHARS`; idempotent, so the
+#: report is unchanged).
 HEAD_COLUMNS: dict[str, tuple[str, ...]] = {"sections": ("summary",), "dropped": ("text",)}
 #: Rows converted to Python strings at a time while a :data:`HEAD_COLUMNS` column is cut.
 _HEAD_BATCH = 4096
-#: Stage order of the timing plot (``pipeline.runner.STAGE_NAMES``, not imported: the runner may
-#: import this module); other keys of ``manifest["seconds"]`` follow in their own order.
+#: Stage order of the timing plot (``pipeline.runner.STAGE_NAMES``, not imported: cycle); others follow.
 STAGE_ORDER = ("ingest", "clean", "segment", "normalize", "extract", "dedup", "write")
 _BLUE, _GREY, _RED = "#3b6ea8", "#9aa5b1", "#c0392b"
 
-#: Fonts: the platform's UI font for Latin text, then CJK fonts where Noto CJK (Linux), PingFang
-#: (macOS), Microsoft YaHei (Windows) or Source Han Sans is installed; Traditional Chinese text
-#: (``lang="zh-Hant"``) tries the TC faces first.
+#: Fonts: the platform UI font, then Noto CJK / PingFang / Microsoft YaHei / Source Han Sans;
+#: ``lang="zh-Hant"`` tries the TC faces first.
 FONT_STACK = ('system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC","Noto Sans CJK TC",'
               '"PingFang SC","Microsoft YaHei","Source Han Sans SC","Source Han Sans",sans-serif')
 _CSS = """
@@ -117,24 +104,15 @@ nav a{margin-right:.8rem}
 
 def write_report(out_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[str, Any],
                  previous: Path | None = None) -> Path:
-    """Write ``<out_dir>/report.html`` for one run and return its path.
+    """Write ``<out_dir>/report.html`` (UTF-8) for one run and return its path.
 
     Args:
         out_dir: the run's output folder (created if missing).
-        frames: the output tables by name (``documents``, ``sections``, ``papers``, ``dropped``,
-            ``context``; :attr:`pipeline.runner.RunResult.frames` or the Parquet files read
-            back by :func:`read_frames`, which keeps only the :data:`REPORT_COLUMNS` read here),
-            plus optionally ``errors`` (any columns, shown as a table). A missing table or column
-            counts as empty.
-        manifest: the run's ``manifest.json`` as a dict (reads ``config.dedup.match_threshold``,
-            ``seconds``, ``corpus``, ``pipeline_version``, ``config_fingerprint``,
-            ``embedder.model_id``, ``run_id``, ``started_at``, ``finished_at``, ``mode``,
-            ``files``, ``row_counts``; each optional).
-        previous: the folder of the previous published run (its ``manifest.json``, optional),
-            for the changes since then (``frames["changes"]``, optional); None: a first run.
-
-    Returns:
-        the path of the written file (UTF-8).
+        frames: the tables by name (``documents``, ``sections``, ``papers``, ``dropped``,
+            ``context``, optional ``errors``), e.g. from :func:`read_frames`; a missing table or
+            column counts as empty.
+        manifest: ``manifest.json`` as a dict; every key optional.
+        previous: the previous published run's folder, for the changes; None: a first run.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -146,8 +124,8 @@ def write_report(out_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[
 
 def render_report(frames: dict[str, pd.DataFrame], manifest: dict[str, Any],
                   changes: dict[str, Any] | None = None) -> str:
-    """The report as one HTML document (see :func:`write_report` for the arguments; ``changes``
-    as :func:`run_changes` gives them, None: no previous run)."""
+    """The report as one HTML document (arguments as :func:`write_report`; ``changes`` from
+    :func:`run_changes`)."""
     docs = _frame(frames, "documents")
     sections = _frame(frames, "sections")
     papers = _frame(frames, "papers")
@@ -185,9 +163,6 @@ def render_report(frames: dict[str, pd.DataFrame], manifest: dict[str, Any],
             + "\n".join(body) + "\n</body>\n</html>\n")
 
 
-# --- sections of the page --------------------------------------------------------------------
-
-
 def _header(manifest: dict[str, Any]) -> str:
     embedder = (manifest.get("embedder") or {}).get("model_id", "")
     facts = [("corpus", manifest.get("corpus", "")), ("pipeline", manifest.get("pipeline_version", "")),
@@ -216,9 +191,8 @@ def _when(iso: Any) -> str:
 
 
 def _duration(manifest: dict[str, Any]) -> str:
-    """The run's wall time as ``1 h 02 min 03 s`` / ``2 min 03 s`` / ``3.4 s``; "" when unknown:
-    the larger of ``finished_at - started_at`` (whole seconds in the manifest) and the sum of
-    ``seconds`` (the stages' times, to the millisecond, without the report's)."""
+    """The run's wall time (``1 h 02 min 03 s``, ``3.4 s``; "" unknown): the larger of
+    ``finished_at - started_at`` and the sum of ``seconds``."""
     given = [float(v) for v in (manifest.get("seconds") or {}).values() if _is_number(v)]
     try:
         wall = (dt.datetime.fromisoformat(manifest["finished_at"])
@@ -236,21 +210,17 @@ def _duration(manifest: dict[str, Any]) -> str:
 
 
 def run_changes(changes: pd.DataFrame | None, manifest: dict[str, Any], previous: Path | None) -> dict[str, Any] | None:
-    """What changed since the previous published run, for the report's "changes" section.
+    """What changed since the previous published run, for the "changes" section.
 
     Args:
-        changes: this run's ``changes`` table (reads ``change``, ``paper_id``, ``field``); None
-            when not at hand.
-        manifest: this run's manifest (``files``, ``row_counts``, ``changes``: papers per kind of
-            change, :mod:`pipeline.identity`).
-        previous: the previous published run's folder (its ``manifest.json``); None for a first run.
+        changes: this run's ``changes`` table (``change``, ``paper_id``, ``field``), or None.
+        manifest: this run's manifest (``files``, ``row_counts``, ``changes``).
+        previous: the previous run's folder; None for a first run.
 
     Returns:
-        None without a previous run; else ``previous_run`` (its ``run_id``, ``finished_at``),
-        ``counts`` (per table ``(before, now)`` from the manifests' ``row_counts``), ``files``
-        (processed, reused, removed), ``papers`` (per kind of change, the manifest's, else
-        counted from ``changes``; None when neither has them) and ``fields`` (per field, the
-        papers whose value of it changed; empty without ``changes``).
+        None without a previous run; else ``previous_run``, ``counts`` (per table ``(before,
+        now)``), ``files``, ``papers`` (per kind of change, or None) and ``fields`` (per field,
+        the papers whose value changed).
     """
     if previous is None:
         return None
@@ -308,9 +278,8 @@ def _signed(old: Any, now: Any) -> str:
 
 
 def completeness(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Per table of :data:`COMPLETENESS_FIELDS` in ``frames`` and each of its fields the table
-    has: columns ``table``, ``field``, ``rows``, ``filled`` (rows holding a value: not missing,
-    not an empty text, not an empty list)."""
+    """Columns ``table``, ``field``, ``rows``, ``filled`` (not missing, empty text or empty list)
+    for each :data:`COMPLETENESS_FIELDS` field present in ``frames``."""
     rows = []
     for name, fields in COMPLETENESS_FIELDS.items():
         df = frames.get(name)
@@ -458,8 +427,8 @@ _SIDE_WIDTHS = ("11%", "19%", "13%", "6%", "13%", "29%", "9%")
 
 
 def _multi_source_papers(papers: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(multi, shown)``: the papers in more than one source, and the :data:`MULTI_SOURCE_PAPERS`
-    of them shown (most sources, then most mentions; with their counts in ``_s`` and ``_n``)."""
+    """``(multi, shown)``: papers in several sources, and the :data:`MULTI_SOURCE_PAPERS` shown
+    (counts in ``_s`` and ``_n``)."""
     if "n_sources" in papers:
         n_sources = _counts(papers["n_sources"])
     else:
@@ -472,9 +441,8 @@ def _multi_source_papers(papers: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFra
 
 
 def _first_mentions(shown: pd.DataFrame, paper_ids: Iterable[Any]) -> tuple[dict[Any, list[int]], dict[Any, int]]:
-    """``(rows_of, count_of)``: per shown paper id, the rows of its first
-    :data:`MULTI_SOURCE_MENTIONS` mentions among ``paper_ids`` (the sections' column, in order)
-    and its number of mentions there; one pass over the sections."""
+    """``(rows_of, count_of)``: per shown paper, the rows of its first :data:`MULTI_SOURCE_MENTIONS`
+    mentions in ``paper_ids`` and its mention count; one pass."""
     rows_of: dict[Any, list[int]] = {pid: [] for pid in _col(shown, "paper_id") if _present_id(pid)}
     count_of = dict.fromkeys(rows_of, 0)
     for k, pid in enumerate(paper_ids):
@@ -583,9 +551,6 @@ def _timing(seconds: dict[str, float]) -> str:
                     + _table(["stage", "seconds", "share"], rows, numeric={1, 2}))
 
 
-# --- helpers ---------------------------------------------------------------------------------
-
-
 def _frame(frames: dict[str, pd.DataFrame], name: str) -> pd.DataFrame:
     df = frames.get(name)
     return df.reset_index(drop=True) if isinstance(df, pd.DataFrame) else pd.DataFrame()
@@ -651,8 +616,8 @@ def _score(value: Any) -> str:
 
 
 def _head(value: Any) -> str:
-    """The head of a text shown in the report: whitespace collapsed, cut after :data:`HEAD_CHARS`
-    characters with an ellipsis. ``_head(_head(v)) == _head(v)`` (:func:`read_frames` relies on it)."""
+    """Whitespace collapsed, cut after :data:`HEAD_CHARS` with an ellipsis; idempotent
+    (:func:`read_frames` relies on it)."""
     text = " ".join(_text(value).split())
     return text if len(text) <= HEAD_CHARS else text[:HEAD_CHARS].rstrip() + "…"
 
@@ -662,9 +627,8 @@ def _e(value: Any) -> str:
 
 
 def _source(source_path: Any, url: Any) -> str:
-    """Where a document came from: its URL's host, else its corpus sub-folder, else ``(corpus root)``.
-    A URL that ``urlsplit`` refuses (``http://[oops``: ValueError, an invalid IPv6 host) counts as
-    no URL."""
+    """A document's source: its URL's host, else its corpus sub-folder, else ``(corpus root)``; a URL
+    ``urlsplit`` refuses counts as none."""
     try:
         host = urlsplit(url).hostname if isinstance(url, str) else None
     except ValueError:
@@ -685,8 +649,7 @@ def _section(section_id: str, title: str, content: str) -> str:
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], numeric: set[int] | frozenset[int] = frozenset(),
            cls: str = "", widths: Sequence[str] = ()) -> str:
-    """An HTML table (values escaped); ``numeric``: the indices of right-aligned columns;
-    ``cls``: its class; ``widths``: CSS widths of its columns (a ``<colgroup>``)."""
+    """An HTML table (values escaped); ``numeric``: right-aligned column indices; ``widths``: CSS widths."""
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td class=\"num\">{_e(v)}</td>" if i in numeric else f"<td>{_e(v)}</td>"
                                     for i, v in enumerate(row)) + "</tr>" for row in rows)
@@ -713,23 +676,15 @@ def _plot(fig: Figure, alt: str) -> str:
 
 
 def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
-    """The tables ``folder/<name>.parquet`` read back for :func:`write_report`, only the columns
-    the report uses.
-
-    Args:
-        folder: a run's output folder.
-        names: the tables to read (e.g. :data:`pipeline.write.TABLES`).
+    """The tables ``folder/<name>.parquet`` read back for :func:`write_report`.
 
     Returns:
-        per name, a frame of every row and, in file order, the :data:`REPORT_COLUMNS` the file
-        has (all columns for a table not named there); under :data:`COMPLETENESS` the
-        :func:`completeness` of the tables over every row. With ``papers`` among ``names``, the
-        ``sections`` columns other than ``paper_id`` and ``match_score`` are read only at the rows
-        the report shows (:func:`_first_mentions`), missing elsewhere. :data:`HEAD_COLUMNS` hold
-        :func:`_head` of their text. ``context`` has rows but no column.
+        per name, every row with the :data:`REPORT_COLUMNS` it has (all for tables not named), and
+        under :data:`COMPLETENESS` the :func:`completeness` over every row. With ``papers``, the
+        sections' other columns are read only at the shown rows; :data:`HEAD_COLUMNS` hold heads;
+        ``context`` has rows but no column.
 
-    Raises:
-        FileNotFoundError: a table is missing.
+    Raises FileNotFoundError: a table is missing.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -740,7 +695,7 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
     for path in (folder / f"{name}.parquet" for name in names):
         if not path.exists():
             raise FileNotFoundError(f"no such table: {path}")
-    # with the papers, the sections come last: their shown columns are read for the shown rows only
+    # with the papers, the sections come last (their shown rows only)
     for name in sorted(names, key=lambda n: n == "sections" and "papers" in names):
         path = folder / f"{name}.parquet"
         present = pq.read_schema(path).names
@@ -764,8 +719,7 @@ def read_frames(folder: Path, names: Iterable[str]) -> dict[str, pd.DataFrame]:
 
 
 def _file_completeness(name: str, file: Any) -> list[tuple[str, str, int, int]]:
-    """:func:`completeness` rows of the table ``name`` from its ``pyarrow.parquet.ParquetFile``,
-    one column and row group at a time."""
+    """:func:`completeness` rows of table ``name`` from its ``ParquetFile``, a column and row group at a time."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -793,9 +747,8 @@ _EVERY_SECTION = ("paper_id", "match_score")
 
 
 def _shown_sections(file: Any, columns: list[str], papers: pd.DataFrame, heads: Iterable[str]) -> Any:
-    """The sections table (``pyarrow.Table`` of ``columns``, every row) as the report reads it
-    with the papers: :data:`_EVERY_SECTION` whole, the other columns only at the rows
-    :func:`_multi_source` shows (null elsewhere), read a row group at a time."""
+    """The sections (``pyarrow.Table`` of ``columns``): :data:`_EVERY_SECTION` whole, the rest only at
+    the rows shown (null elsewhere), a row group at a time."""
     import pyarrow as pa
 
     whole = [c for c in columns if c in _EVERY_SECTION]
@@ -835,8 +788,7 @@ def _with_heads(table: Any, heads: Iterable[str]) -> Any:
 
 
 def _heads(column: Any) -> Any:
-    """A text column (``pyarrow.ChunkedArray``) as the heads :func:`_head` shows, nulls kept;
-    converted :data:`_HEAD_BATCH` rows at a time."""
+    """A text column's :func:`_head` values, nulls kept, :data:`_HEAD_BATCH` rows at a time."""
     import pyarrow as pa
 
     return pa.chunked_array(
@@ -848,8 +800,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pipeline.report OUT``: (re)write ``OUT/report.html`` from OUT's tables and manifest.
 
     Returns:
-        0 on success, 2 when OUT lacks ``manifest.json`` or a table, or holds a ``report.html``
-        changed since the pipeline published it (a user's edit is never overwritten).
+        0 on success; 2 when OUT lacks ``manifest.json`` or a table, or its ``report.html`` was
+        edited since publishing (never overwritten).
     """
     parser = argparse.ArgumentParser(prog="python -m pipeline.report", description=main.__doc__)
     parser.add_argument("out", type=Path, help="output folder of a run")

@@ -1,14 +1,11 @@
-"""The report's table of every paper: searchable, sortable and paged in the page itself, offline.
+"""The report's table of every paper: searchable, sortable and paged offline in the page.
 
-The papers travel as one data block: compact JSON (a list of values per field, source documents
-listed once, titles word-coded because gzip sees only 32 KiB back), gzip-compressed (``mtime=0``:
-same tables, same bytes) and base64-encoded in a ``<script type="application/octet-stream">``.
-A small static script unpacks it (``DecompressionStream``) and renders :data:`PAGE_ROWS` rows
-at a time; search matches every typed word in title, Chinese title, authors, venue or arXiv id
-(case-insensitive); a header click sorts (missing last). The data never reaches the page as
-markup: the script sets text and ``href`` only, and links only ``http(s)`` URLs. Per paper at
-most :data:`AUTHORS_SHOWN` authors and :data:`SOURCES_SHOWN` sources are carried, so the page
-stays small at 100k papers (``bench/report_scale.py``).
+The papers travel as one data block: compact JSON (a list per field, sources listed once, titles
+word-coded), gzip (``mtime=0``: same tables, same bytes), base64 in a ``<script
+type="application/octet-stream">``. A static script unpacks it (``DecompressionStream``) and
+renders :data:`PAGE_ROWS` rows at a time; search matches every typed word case-insensitively; a
+header click sorts (missing last). Data never becomes markup: the script sets text and ``href``
+only, and links only ``http(s)`` URLs.
 """
 
 from __future__ import annotations
@@ -24,12 +21,11 @@ import pandas as pd
 
 #: Rows rendered per page of the table.
 PAGE_ROWS = 50
-#: Authors and source documents carried per paper (the rest is counted: "+3"): one each keeps the
-#: page under 5 MB at 100k papers (``bench/README.md``, the report at scale).
+#: Authors and sources carried per paper (the rest counted): keeps the page under 5 MB at 100k
+#: papers (bench/README.md, the report at scale).
 AUTHORS_SHOWN = 1
 SOURCES_SHOWN = 1
-#: The fields of the data block, one list of values per field (each column compresses on its
-#: own). ``paper_id`` is not carried (random hex does not compress); ``papers.parquet`` gives it.
+#: The data block's fields, one list per field. ``paper_id`` is not carried (random hex compresses badly).
 FIELDS = ("title", "title_zh", "authors", "venue", "year", "award", "arxiv_id", "n_mentions", "n_sources",
           "docs")
 #: Columns of the table: (heading, field sorted on, CSS width).
@@ -155,15 +151,8 @@ _SCRIPT = r"""
 
 
 def papers_table(papers: pd.DataFrame, docs: pd.DataFrame) -> str:
-    """The HTML of the table of every paper (search box, table, data block, script).
-
-    Args:
-        papers: the papers table (reads ``title``, ``title_zh``, ``authors``,
-            ``venue``, ``year``, ``award``, ``arxiv_id``, ``n_mentions``, ``n_sources``,
-            ``doc_ids``; each optional).
-        docs: the documents table (reads ``doc_id``, ``url``, ``source_path``): a source is
-            linked by its URL, else named by its path.
-    """
+    """The HTML of the table of every paper (search box, table, data block, script). ``papers``:
+    the papers table (each column optional); ``docs``: ``doc_id``, ``url``, ``source_path``."""
     packed = base64.b64encode(gzip.compress(json.dumps(papers_data(papers, docs), ensure_ascii=False,
                                                        separators=(",", ":")).encode("utf-8"),
                                             compresslevel=9, mtime=0)).decode("ascii")
@@ -181,13 +170,10 @@ def papers_table(papers: pd.DataFrame, docs: pd.DataFrame) -> str:
 
 
 def papers_data(papers: pd.DataFrame, docs: pd.DataFrame) -> dict[str, Any]:
-    """What the data block holds: ``fields`` (:data:`FIELDS`), ``columns`` (per field, its value
-    for each paper, in the table's order; missing texts ``""``, a missing year null; ``title`` the
-    indices in ``words`` of its words (split on single spaces; see :func:`word_coded`); ``authors`` the first
-    :data:`AUTHORS_SHOWN` joined with ", " then "+N"; ``docs`` indices into ``docs`` of its
-    first :data:`SOURCES_SHOWN` source documents: the script counts the others from ``n_sources``),
-    ``docs`` (per source document used, its URL, else its path: the script links an
-    ``http(s)`` URL, showing its host), ``words`` and ``page_rows``."""
+    """The data block: ``fields``; ``columns`` (per field, values in table order; missing texts
+    ``""``, a missing year null; ``title`` word codes; ``authors`` the first :data:`AUTHORS_SHOWN`
+    then "+N"; ``docs`` indices of the first :data:`SOURCES_SHOWN` sources); ``docs`` (each
+    source's URL, else its path); ``words``; ``page_rows``."""
     doc_ids = _column(docs, "doc_id")
     source_of = {d: _str(u) or _str(p) for d, u, p in zip(doc_ids, _column(docs, "url"), _column(docs, "source_path"),
                                                           strict=True)}
@@ -217,10 +203,8 @@ def papers_data(papers: pd.DataFrame, docs: pd.DataFrame) -> dict[str, Any]:
 
 
 def word_coded(texts: list[str]) -> tuple[list[str], list[list[int]]]:
-    """``(words, codes)``: the distinct words of ``texts`` split on single spaces (so that
-    ``" ".join(words[k] for k in codes[i]) == texts[i]``, runs of spaces and an empty text
-    included), the most frequent first (their indices are the shortest), and per text the indices
-    of its words."""
+    """``(words, codes)``: distinct words split on single spaces, most frequent first, and per
+    text its word indices (``" ".join(words[k] for k in codes[i]) == texts[i]``)."""
     split = [text.split(" ") if text else [] for text in texts]
     counts = Counter(word for words in split for word in words)
     words = [word for word, _ in counts.most_common()]

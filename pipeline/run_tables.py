@@ -1,7 +1,6 @@
-"""The run's own tables and records: the context its steps share (:class:`RunContext`), the second
-pass that fills the scratch tables' late columns (:func:`_fill_columns`), the error rows of failed
-and empty documents (:func:`errors_table`, :func:`no_paper_reasons`), byte-identical copies
-(:func:`mark_copies`), the manifest and the report's frames."""
+"""The run's own tables and records: the shared :class:`RunContext`, the second pass's late
+columns (:func:`_fill_columns`), error rows (:func:`errors_table`, :func:`no_paper_reasons`),
+byte-identical copies (:func:`mark_copies`), the manifest and the report's frames."""
 
 from __future__ import annotations
 
@@ -59,12 +58,9 @@ SCRATCH_DIR = ".scratch"
 
 @dataclass(frozen=True)
 class RunContext:
-    """What the steps of one run (:func:`pipeline.runner.run`) share, made once ``OUT`` is locked:
-    its folders, configuration, start (UTC) and id, the options ``full`` (the state ignored) and
-    ``allow_empty``, ``OUT``'s ``layout`` (:func:`pipeline.outdir.claim`), the started Ray
-    ``engine`` or None, the progress ``bars``, ``seconds`` per stage (added to by the steps), and,
-    once the embedder is made (:func:`dataclasses.replace`), the ``embedder`` and every written
-    table's key-value ``metadata``."""
+    """What the steps of one run share, made once ``OUT`` is locked: folders, configuration, start
+    and id, ``full``, ``allow_empty``, ``OUT``'s ``layout``, the Ray ``engine`` or None, ``bars``,
+    ``seconds`` per stage, and once made the ``embedder`` and the tables' ``metadata``."""
 
     corpus: Path
     out_dir: Path
@@ -107,9 +103,8 @@ _SUMMARY_SCHEMA = pa.schema([("row", pa.int32()), ("summary", pa.string())])
 
 
 class _Spill:
-    """Arrow data of ``schema`` kept in the scratch file ``path`` (an Arrow IPC stream, written with
-    plain writes; created here, removed once read) until it is read back, whole or batch by batch,
-    so that memory does not hold it meanwhile. Raises OSError when the file cannot be written."""
+    """Arrow data of ``schema`` in the scratch IPC stream ``path`` (created here, removed once
+    read) until read back, whole or by batch. OSError when it cannot be written."""
 
     def __init__(self, path: Path, schema: pa.Schema) -> None:
         self.path = path
@@ -118,16 +113,14 @@ class _Spill:
         self._writer = pa.ipc.new_stream(self._sink, schema)
 
     def write(self, data: pa.Table | pa.RecordBatch, max_chunksize: int | None = None) -> None:
-        """Append the rows of ``data`` (a table or a record batch of the schema); a table's
-        chunks go in batches of at most ``max_chunksize`` rows (None: as they are)."""
+        """Append ``data``'s rows; a table's chunks in batches of at most ``max_chunksize`` rows."""
         if isinstance(data, pa.Table):
             self._writer.write_table(data, max_chunksize=max_chunksize)
         else:
             self._writer.write(data)
 
     def batches(self) -> Iterator[pa.RecordBatch]:
-        """The batches written, in order, each read when asked for (plain reads); the file is
-        removed once they are all read."""
+        """The batches written, in order, read lazily; the file is removed after the last."""
         self._writer.close()
         self._sink.close()
         with pa.OSFile(str(self.path), "rb") as source:
@@ -135,18 +128,13 @@ class _Spill:
         self.path.unlink()
 
     def read(self) -> pa.Table:
-        """Everything written, in order (one chunk per batch written; no rows: an empty table of
-        the schema); the file is removed. Read with plain reads, not a map."""
+        """Everything written (one chunk per batch; empty table when none); the file is removed."""
         return pa.Table.from_batches(list(self.batches()), schema=self._schema)
 
 
 def _scattered(n: int, rows: list[pa.Array], values: list[pa.Array]) -> pa.Array:
-    """A string array of ``n`` values: ``values`` (chunks) at ``rows`` (int chunks aligned with
-    them, each row at most once), null elsewhere.
-
-    Raises:
-        IndexError: a row outside ``0..n-1``.
-    """
+    """A string array of ``n``: ``values`` at ``rows`` (aligned chunks), null elsewhere;
+    IndexError for a row outside ``0..n-1``."""
     slot = np.full(n, -1, dtype=np.int64)
     at = np.concatenate([r.to_numpy(zero_copy_only=False) for r in rows]) if rows else np.empty(0, np.int64)
     if len(at) and not (0 <= at.min() and at.max() < n):  # (a null row reads as a float NaN)
@@ -159,14 +147,12 @@ def _scattered(n: int, rows: list[pa.Array], values: list[pa.Array]) -> pa.Array
 def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[str, str],
                   columns: dict[str, tuple[list | pa.Array, pa.DataType]], visit: Any = None, *,
                   batch_rows: int) -> int:
-    """Copy the Parquet table ``source`` to ``target`` batch by batch (``batch_rows`` rows), replacing
-    each of ``columns`` (name -> (one value per row of ``source``: a list, or an Arrow array of that
-    type; Arrow type)); ``visit`` (optional) sees each written batch as a ``pyarrow.Table``. Returns
-    the row count.
+    """Copy Parquet ``source`` to ``target`` by ``batch_rows``, replacing ``columns`` (name ->
+    (values per row: list or Arrow array, Arrow type)); ``visit`` sees each written batch.
+    Returns the row count.
 
     Raises:
-        ValueError: a column's values do not match the rows of ``source`` (checked before
-            anything is written).
+        ValueError: a column's length differs from ``source``'s rows (before writing).
         TypeError: an Arrow array of another type than its column's.
     """
     n = pq.ParquetFile(source).metadata.num_rows
@@ -177,8 +163,7 @@ def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[
             raise TypeError(f"{name} values are {values.type}, not {dtype}")
     out = TableWriter(target, schema, metadata)
     done = 0
-    # pre_buffer off (with it Arrow caches column chunks ahead for the whole iteration), one
-    # thread, and freed memory given back after each batch: bench/README.md has the figures
+    # pre_buffer off, one thread, memory given back per batch (bench/README.md)
     for batch in pq.ParquetFile(source, pre_buffer=False).iter_batches(batch_size=batch_rows,
                                                                        use_threads=False):
         table = pa.Table.from_batches([batch])
@@ -196,12 +181,8 @@ def _fill_columns(source: Path, target: Path, schema: pa.Schema, metadata: dict[
 
 
 class TableFiles(Mapping[str, pd.DataFrame]):
-    """The tables of a run folder (or of ``OUT``), read from its Parquet files when first asked
-    for (and kept).
-
-    Values are DataFrames built from Arrow's Python values (``to_pylist``): list columns hold
-    Python lists, missing values are None (an integer column with a missing value is float).
-    """
+    """A run folder's tables, read from Parquet when first asked for (and kept), as DataFrames of
+    Arrow's Python values (lists as lists, missing as None)."""
 
     def __init__(self, run_dir: Path):
         self.run_dir = Path(run_dir)
@@ -227,9 +208,8 @@ class TableFiles(Mapping[str, pd.DataFrame]):
 
 
 def report_frames(run_dir: Path, errors: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The written tables read back for :func:`pipeline.report.write_report`, with only the
-    columns it shows (:func:`pipeline.report.read_frames`: no list columns, text columns cut to
-    the head it shows), ``changes`` and ``errors``."""
+    """The tables read back for :func:`pipeline.report.write_report`
+    (:func:`pipeline.report.read_frames`), plus ``changes`` and ``errors``."""
     from .report import read_frames
 
     return {"errors": errors, **read_frames(run_dir, [*TABLES, "changes"])}
@@ -241,14 +221,12 @@ def json_rows(data: bytes) -> list[dict[str, Any]]:
 
 
 def mark_copies(doc_rows: list[dict[str, Any]], seen: dict[str, str]) -> set[str]:
-    """The one rule for byte-identical copies, applied in order and in place to documents rows; returns
-    the former ``doc_id`` of each row made a ``duplicate`` (its sections are to go).
+    """The one rule for byte-identical copies, in order and in place; returns the former
+    ``doc_id`` of each row made ``duplicate``.
 
-    A row whose ``content_sha256`` is in ``seen`` (content hash -> first path, updated) gets ``doc_id``
-    = SHA-256 prefix of (content hash, path); if ingest read it fine (``_ingest_status == "ok"``) it
-    becomes ``duplicate`` with the first path in ``error`` and loses its clean/segment results, as
-    the stages leave a row marked before them. Ingest applies it within each file, the assembly
-    across files in corpus order (so a file's state entry never depends on the other files)."""
+    A row whose ``content_sha256`` is in ``seen`` (hash -> first path, updated) gets ``doc_id`` =
+    SHA-256 prefix of (hash, path); if ingest read it fine it becomes ``duplicate`` with the first
+    path in ``error``. Applied within each file at ingest, across files in corpus order at assembly."""
     gone: set[str] = set()
     for row in doc_rows:
         sha = row.get("content_sha256")
@@ -266,8 +244,8 @@ def mark_copies(doc_rows: list[dict[str, Any]], seen: dict[str, str]) -> set[str
     return gone
 
 
-#: A stage failure's ``documents.error`` (:func:`pipeline.documents._error_message`): the stage and
-#: error type of a row made without :data:`pipeline.ingest.ERROR_FIELDS` (by hand, not by the run).
+#: A stage failure's ``documents.error``: stage and error type of a row without
+#: :data:`pipeline.ingest.ERROR_FIELDS`.
 _STAGE_ERROR = re.compile(r"^(?P<stage>ingest|clean|segment|normalize|extract): (?P<type>[A-Za-z_]\w*): ")
 
 
@@ -276,20 +254,15 @@ NO_PAPER_FOUND = "no_paper_found"
 
 
 def no_paper_reasons(status: pd.Series, n_sections: pd.Series) -> list[str | None]:
-    """``documents.reason``: why a document yields no paper, so none is lost without a word:
-    :data:`NO_PAPER_FOUND` for an ``ok`` document with no section; None otherwise (a document that
-    was not processed says why in ``status`` and ``error``)."""
+    """``documents.reason``: :data:`NO_PAPER_FOUND` for an ``ok`` document without sections, else None."""
     return [NO_PAPER_FOUND if s == "ok" and not n else None
             for s, n in zip(status.tolist(), n_sections.tolist(), strict=True)]
 
 
 def errors_table(documents: pd.DataFrame) -> pd.DataFrame:
-    """``errors.parquet``: one row per documents row with status ``error`` or ``empty`` (a file,
-    or one line of a JSON Lines file), columns of :data:`pipeline.write.ERRORS_SCHEMA`.
-
-    ``stage`` and ``error_type`` are the row's :data:`pipeline.ingest.ERROR_FIELDS`, set where
-    the failure was found; a row without them (made by hand) takes them from a stage failure's
-    message (:data:`_STAGE_ERROR`), else ``ingest`` and ``Error``."""
+    """``errors.parquet`` (:data:`pipeline.write.ERRORS_SCHEMA`): a row per ``error``/``empty``
+    documents row. ``stage`` and ``error_type`` from :data:`pipeline.ingest.ERROR_FIELDS`, else
+    parsed from the message (:data:`_STAGE_ERROR`), else ``ingest`` and ``Error``."""
     rows = []
     bad = documents[documents["status"].isin(["error", "empty"])]
     stages, kinds = ((bad[c] if c in bad else [None] * len(bad)) for c in ingest.ERROR_FIELDS)
@@ -328,9 +301,8 @@ def _removed_files(previous: dict[str, Any] | None, present: set[str]) -> list[s
 
 def _write_report(run_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict[str, Any],
                   previous: Path | None = None) -> None:
-    """REPORT HOOK, the one call site of ``pipeline.report``: write ``report.html`` into the run
-    folder when that module exists (skipped otherwise). A failing report is logged and the run
-    publishes without it: the tables are what matter."""
+    """The one call site of ``pipeline.report``: write ``report.html`` into the run folder; a
+    failing report is logged and the run publishes without it."""
     if importlib.util.find_spec(f"{__package__}.report") is None:
         return
     from .report import write_report
@@ -342,18 +314,15 @@ def _write_report(run_dir: Path, frames: dict[str, pd.DataFrame], manifest: dict
 
 
 def _run_manifest(ctx: RunContext, outcome: Outcome, files: dict[str, list[str]], key: str) -> dict[str, Any]:
-    """The contents of ``manifest.json`` for the state ``key``: ``seconds`` per stage (wall; the
-    per-document stages share out the parallel phase's wall time), and ``dedup_seconds``, the
-    dedup stage's in two parts, ``embedding`` and ``clustering`` (their sum is
-    ``seconds["dedup"]``), so that a benchmark can set the embedding against the embedder alone.
-    ``embedding`` is all of that step's wall time: the sections' and titles' vectors, the cache's
-    reads and writes, and the embedder's start (its processes or Ray actors, their models) and close."""
+    """``manifest.json`` for state ``key``: ``seconds`` per stage (wall), and ``dedup_seconds``
+    (``embedding`` + ``clustering`` = ``seconds["dedup"]``); ``embedding`` includes the cache and
+    the embedder's start and close."""
     config, embedder = ctx.config, ctx.embedder
     return {
         "run_id": ctx.run_id,
         "started_at": ctx.started.isoformat(timespec="seconds"),
         "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        # "incremental" only when earlier work was reused or removed: a first run is a full one
+        # "incremental" only when earlier work was reused or removed
         "mode": "incremental" if not ctx.full and (files.get("reused") or files.get("removed")) else "full",
         "pipeline_version": __version__,
         "schema_version": SCHEMA_VERSION,
@@ -376,8 +345,7 @@ def _run_manifest(ctx: RunContext, outcome: Outcome, files: dict[str, list[str]]
 
 
 def _failed_reads(failures: dict[str, ErrorText]) -> pd.DataFrame:
-    """``documents`` rows (status ``error``) for files whose reading raised, or that ran over
-    their time budget: the message, its stage and error type as :data:`pipeline.ingest.ERROR_FIELDS`."""
+    """Error ``documents`` rows for files whose reading raised or overran the budget."""
     rows = [{**dict.fromkeys(ingest.DOCUMENT_COLUMNS), "doc_id": hashlib.sha256(path.encode()).hexdigest()[:16],
              "source_path": path, "text": "", "n_chars": 0, "n_bytes": 0, "status": "error", "error": str(message),
              "_error_stage": message.stage, "_error_type": message.error_type}

@@ -2,26 +2,22 @@
 
 Pipeline order::
 
-    list_corpus  files under CORPUS, sorted                                    (runner)
-    state        unchanged files (path, bytes, version, config) reused from
-                 OUT/.pipeline/state                                           (runner)
-    ingest       file -> documents: read by format, decode, repair, doc_id     per document
-    clean        documents -> + dropped: boilerplate kinds, glued articles     per document
-    segment      documents -> + sections, context, doc venue/year              per document
-    explode      documents -> sections, one row per section                    per document
-    normalize    sections -> + lang, text_norm                                 per section
-    extract      sections -> + fields (title, authors, ..., keywords)          per section
-    assemble     rows in corpus order, ASSEMBLY_CHUNK files at a time: copies
-                 marked, dropped/context written, scratch tables, embeddings   (runner)
-    dedup        all sections -> papers: clustering and fusion                 global
-    write        second pass over the scratch tables: + paper_id, match_score,
-                 dup_of; Parquet, errors, manifest, report, dataset card       (runner)
-    publish      files renamed to the top of OUT, the manifest last            (runner)
+    list_corpus  files under CORPUS, sorted
+    state        unchanged files reused from OUT/.pipeline/state
+    ingest       file -> documents                                 per document
+    clean        documents -> + dropped                            per document
+    segment      documents -> + sections, context                  per document
+    explode      documents -> sections, one row per section        per document
+    normalize    sections -> + lang, text_norm                     per section
+    extract      sections -> + fields                              per section
+    assemble     rows in corpus order, ASSEMBLY_CHUNK files at a time, to scratch tables
+    dedup        all sections -> papers                            global
+    write        second pass: + paper_id, match_score, dup_of; Parquet, manifest, report, card
+    publish      files renamed to the top of OUT, the manifest last
 
-:func:`process_files` (the per-document stages on one batch) is the unit of work, run here, in a
-pool or on Ray (:mod:`pipeline.executor`); results are assembled here in corpus order. Documents a stage fails on get ``status="error"`` and the run goes on
-(:mod:`pipeline.documents`). An incremental run (:mod:`pipeline.state`) writes the same tables as
-a full rebuild.
+:func:`process_files` (the per-document stages on one batch) runs here, in a pool or on Ray
+(:mod:`pipeline.executor`). Documents a stage fails on get ``status="error"`` and the run goes on.
+An incremental run (:mod:`pipeline.state`) writes the same tables as a full rebuild.
 """
 
 from __future__ import annotations
@@ -146,17 +142,15 @@ class RunResult:
     """What a run produced.
 
     Attributes:
-        out_dir: the output folder (``OUT``), which holds the published files.
-        frames: the tables by name (:data:`pipeline.write.TABLES` plus ``errors``), read lazily
-            from the Parquet files (:class:`TableFiles`).
+        out_dir: the output folder (``OUT``).
+        frames: the tables by name, read lazily (:class:`TableFiles`).
         seconds: seconds per stage (:data:`STAGE_NAMES`).
         counts: rows per written table.
-        run_dir: the folder of the published run's files: ``OUT`` itself.
-        run_id: ``manifest.json``'s ``run_id`` (history folder ``OUT/.pipeline/runs/<run_id>``).
-        files: corpus files (relative paths) ``processed``, ``reused`` from the state, and
-            ``removed`` since the previous run.
-        manifest: the run's ``manifest.json`` as a dict.
-        stats: figures of the summary not in the manifest (``papers_multi_document``).
+        run_dir: the published run's folder (``OUT``).
+        run_id: ``manifest.json``'s ``run_id``.
+        files: corpus files ``processed``, ``reused`` and ``removed``.
+        manifest: ``manifest.json`` as a dict.
+        stats: summary figures not in the manifest.
     """
 
     out_dir: Path
@@ -202,33 +196,21 @@ def run(corpus: str | Path, out_dir: str | Path, config: Config, embedder: Embed
         progress: bool | str | None = None, full: bool = False, allow_empty: bool = False) -> RunResult:
     """Run the pipeline over ``corpus`` and publish the outputs in ``out_dir``.
 
-    Files whose path, bytes, pipeline version and per-document configuration match the state
-    (:mod:`pipeline.state`) are reused; dedup runs over all sections every time. The run is
-    written to ``OUT/.pipeline/runs/<run_id>/`` and published to ``OUT`` (:mod:`pipeline.publish`)
-    under a lock. The result equals a full rebuild's on every engine (``config.run.engine``).
+    Unchanged files (:mod:`pipeline.state`) are reused; dedup runs over all sections. The run is
+    written to ``OUT/.pipeline/runs/<run_id>/`` and published under a lock
+    (:mod:`pipeline.publish`); the result equals a full rebuild's on every engine.
 
-    Args:
-        corpus: folder of articles (read recursively).
-        out_dir: output folder (created if missing).
-        config: the run's configuration.
-        embedder: an embedder to use instead of building one from ``config.embed``.
-        progress: progress bars (:func:`pipeline.progress.progress_mode`).
-        full: ignore the state and process every file (the embedding cache is still used).
-        allow_empty: publish empty tables when the corpus lists no file with content although the published
-            run holds some (else :class:`pipeline.errors.EmptiedCorpus` is raised).
-
-    Returns:
-        the :class:`RunResult`.
+    ``corpus`` is read recursively; ``out_dir`` is created if missing; ``embedder`` replaces the
+    one ``config.embed`` builds; ``progress`` as :func:`pipeline.progress.progress_mode`; ``full``
+    ignores the state (not the embedding cache); ``allow_empty`` publishes empty tables over a
+    non-empty published run.
 
     Raises:
         FileNotFoundError: ``corpus`` is not a folder.
-        pipeline.publish.OutputLocked: another run holds ``out_dir``'s lock.
-        pipeline.outdir.OutputRefused: ``out_dir`` overlaps the corpus or holds files the
-            pipeline did not write (nothing is written then).
-        pipeline.errors.ConfigError: the embedder cannot be built, or engine ``"ray"`` without
-            Ray installed.
-        pipeline.errors.EmptiedCorpus: the corpus lists no file, the published run holds some,
-            and ``allow_empty`` is False (nothing is written).
+        pipeline.publish.OutputLocked: another run holds the lock.
+        pipeline.outdir.OutputRefused: ``out_dir`` overlaps the corpus or holds foreign files.
+        pipeline.errors.ConfigError: the embedder cannot be built, or Ray is missing.
+        pipeline.errors.EmptiedCorpus: nothing to read over a non-empty run, not ``allow_empty``.
         OSError: ``out_dir`` cannot be written.
     """
     corpus, out_dir = Path(corpus), Path(out_dir)
@@ -265,17 +247,14 @@ def _timed(seconds: dict[str, float], stage: str) -> Iterator[None]:
 
 
 def _holds_no_text(paths: Iterable[str]) -> bool:
-    """Whether every listed file is empty (0 bytes), or none is listed: what an unmounted share or
-    a copy that created its files but wrote nothing looks like."""
+    """Whether every listed file is empty, or none is listed (an unmounted share looks so)."""
     with contextlib.suppress(OSError):  # (the run reports an unreadable file as an error row)
         return not any(os.path.getsize(path) for path in paths)
     return False
 
 
 def _keep_gathered(store: StateStore) -> None:
-    """Write what the state gathered (:meth:`StateStore.flush`) when a run stops on an error or
-    an interrupt, so the next run reuses it; a failure to write is only a warning (the state is a
-    cache)."""
+    """Write what the state gathered when a run stops on an error; a failure only warns (a cache)."""
     try:
         store.flush()
     except Exception as exc:  # noqa: BLE001
@@ -301,9 +280,8 @@ def _run_locked(ctx: RunContext, embedder: Embedder | None) -> RunResult:
 @contextlib.contextmanager
 def _run_folder(ctx: RunContext, embedder: Embedder | None,
                 store: StateStore) -> Iterator[tuple[RunContext, Callable[[], None] | None]]:
-    """``(ctx with the embedder and metadata, what to call once every section is embedded)`` in a
-    new run folder: the embedder made here unless given (closed here), behind the embedding
-    cache. On an error or an interrupt the unfinished run folder goes; ``store`` keeps the work."""
+    """``(ctx with embedder and metadata, callback once all sections are embedded)`` in a new run
+    folder; the embedder is made and closed here unless given. On an error the folder goes."""
     built = None  # an embedder made here, closed here (a PooledEmbedder's processes)
     if embedder is None:
         embedder = built = ctx.engine.embedder(ctx.config) if ctx.engine is not None else make_local_embedder(ctx.config)
@@ -331,9 +309,8 @@ def _run_folder(ctx: RunContext, embedder: Embedder | None,
 
 @dataclass
 class _Plan:
-    """The corpus ``listing`` (``skipped``: files not read) and which of its files the state
-    ``store`` holds: ``sha_of`` (per listed path, in order, its SHA-256 or None), ``entries`` (per
-    reused path; the feed adds this run's), ``reused`` paths and the ``todo`` rows of ``listing``."""
+    """The corpus ``listing`` and what the ``store`` holds: ``sha_of`` (per path, SHA-256 or
+    None), ``entries`` (per reused path), ``reused`` paths and the ``todo`` rows."""
 
     listing: pd.DataFrame
     skipped: pd.DataFrame
@@ -347,7 +324,6 @@ class _Plan:
 def _plan(ctx: RunContext) -> _Plan:
     """List the corpus and find the files the state holds; raises :class:`EmptiedCorpus` as :func:`run` says."""
     listing, skipped = ingest.list_corpus(ctx.corpus, ctx.config.ingest.extensions)
-    # a corpus that lists no file, or only empty ones, would empty the published tables
     if not ctx.allow_empty and _holds_no_text(listing["abs_path"]) and (
             held := len(_removed_files(_previous_manifest(ctx.out_dir), set()))):
         raise EmptiedCorpus(
@@ -366,9 +342,8 @@ def _plan(ctx: RunContext) -> _Plan:
 
 @contextlib.contextmanager
 def _document_feed(ctx: RunContext, plan: _Plan) -> Iterator[_DocumentFeed]:
-    """The per-document stages on ``plan.todo`` on the engine's executor, their results taken as
-    the assembly needs them (:class:`_DocumentFeed`); the executor is stopped on leaving, even on
-    an error (after the state keeps what it gathered)."""
+    """The per-document stages on ``plan.todo``, results taken as the assembly needs them; the
+    executor is stopped on leaving, even on an error."""
     results, parallel = _document_results(plan.todo, ctx.config, ctx.engine)
     if len(plan.todo) and not parallel:  # load models before the first batch, on their own bar
         with _timed(ctx.seconds, "ingest"):
@@ -407,30 +382,27 @@ def _publish_run(ctx: RunContext, plan: _Plan, outcome: Outcome) -> RunResult:
                      run_dir=out_dir, run_id=ctx.run_id, files=files, manifest=manifest, stats=outcome.stats)
 
 
-#: At most one worker per this many files to process: with a start-up of ~8 s (two workers on 2
-#: cores) and ~0.13 s per file, two workers break even at about 2 * 8 / 0.13 = 120 files.
+#: At most one worker per this many files: a worker's start-up (~8 s) against ~0.13 s per file
+#: breaks even at about 120 files for two workers (bench/README.md).
 MIN_FILES_PER_WORKER = 64
-#: With a pool, batches are cut so that each worker gets about this many (an even load when
-#: documents differ in size), never larger than ``run.batch_size``.
+#: Batches per pool worker (an even load when documents differ), never over ``run.batch_size``.
 BATCHES_PER_WORKER = 4
 
 
 def pool_workers(n_files: int, workers: int) -> int:
-    """Workers worth starting for ``n_files`` files with ``workers`` allowed:
-    ``min(workers, n_files // MIN_FILES_PER_WORKER)``, at least 1 (1 means in-process)."""
+    """``min(workers, n_files // MIN_FILES_PER_WORKER)``, at least 1 (1 means in-process)."""
     return max(1, min(workers, n_files // MIN_FILES_PER_WORKER))
 
 
 def pool_batch_size(n_files: int, workers: int, batch_size: int) -> int:
-    """Documents per batch for a pool of ``workers``: about :data:`BATCHES_PER_WORKER` batches
-    per worker, at most ``batch_size`` (the batch split never changes the outputs)."""
+    """Documents per batch: about :data:`BATCHES_PER_WORKER` batches per worker, at most
+    ``batch_size`` (the split never changes the outputs)."""
     return max(1, min(batch_size, math.ceil(n_files / (workers * BATCHES_PER_WORKER))))
 
 
 def _document_results(todo: pd.DataFrame, config: Config, engine: Any) -> tuple[Generator[BatchResult, None, None], bool]:
-    """``(results, parallel)``: the :class:`BatchResult` of every batch of ``todo``, in batch
-    order, from the engine's executor (:mod:`pipeline.executor`), and whether they ran outside
-    this process. Closing ``results`` early stops the executor's workers at once."""
+    """``(results, parallel)``: each batch's :class:`BatchResult` in order, and whether they ran
+    outside this process. Closing ``results`` stops the workers."""
     size = config.run.batch_size
     if engine is not None:
         executor = engine.executor(math.ceil(len(todo) / size), warm_models, config)
@@ -451,11 +423,8 @@ def _mapped(executor: Executor, fn: Callable[[Any, Any], Any], items: Iterable[A
 
 
 def _surviving(pool: ProcessPool, batches: Iterable[pd.DataFrame], config: Config) -> Generator[BatchResult, None, None]:
-    """:func:`process_files` of every batch on ``pool``; when a worker dies (killed, out of
-    memory, a crash in native code), the batches not yet done run one file at a time on a fresh
-    one-process pool, and a file whose worker dies again is an error row (``WorkerDied``): one
-    such file must not fail every run. An exception while a file runs there (Ctrl-C, SIGTERM)
-    stops that pool at once, as it does the first pool."""
+    """:func:`process_files` of every batch on ``pool``; when a worker dies, the rest run one file
+    at a time on a fresh pool, and a file whose worker dies again is an error row (``WorkerDied``)."""
     pending = collections.deque(batches)
     try:
         with pool:
@@ -489,8 +458,7 @@ def _surviving(pool: ProcessPool, batches: Iterable[pd.DataFrame], config: Confi
 
 
 def _load_models(config: Config, bars: Progress) -> None:
-    """Load the per-document stages' models in this process
-    (:func:`pipeline.documents.model_loaders`), one step of the ``models`` bar each."""
+    """Load the per-document stages' models here, one ``models`` bar step each."""
     loaders = model_loaders(config)
     with bars.bar("models", len(loaders), "model") as bar:
         for name, load in loaders:
@@ -500,23 +468,21 @@ def _load_models(config: Config, bars: Progress) -> None:
 
 
 def _reusable(path: str, sha: str | None, content_hashes: tuple[str | None, ...]) -> bool:
-    """Whether a file's fresh result may be kept in the state: its bytes were hashed and every
-    row was read from those bytes (``content_hashes``: its documents rows' ``content_sha256``)."""
+    """Whether a file's result may be kept in the state: hashed, and every row read from those bytes."""
     if sha is None or not content_hashes or any(not isinstance(h, str) for h in content_hashes):
         return False
     whole_file = not path.lower().endswith(ingest_formats.RECORD_SUFFIXES)
     return not whole_file or all(h == sha for h in content_hashes)
 
 
-#: Listed files assembled per chunk, written out before the next is read: memory holds one chunk
-#: of texts, not the corpus.
+#: Listed files assembled per chunk, written before the next is read (memory holds one chunk).
 ASSEMBLY_CHUNK = 256
-#: Rows per Arrow batch (and per row group written) when the second pass rereads the scratch
-#: tables; documents, whose rows hold whole texts, use fewer (:data:`DOCUMENT_REREAD_BATCH`).
+#: Rows per Arrow batch when the second pass rereads the scratch tables (documents use
+#: :data:`DOCUMENT_REREAD_BATCH`).
 REREAD_BATCH = 8192
 DOCUMENT_REREAD_BATCH = 2048
-#: Papers written per batch in the second pass, so papers and summaries are never all in memory;
-#: above ``PAPER_BATCH * PAPER_SPILL_FILES`` papers a batch grows (the spill files stay that many).
+#: Papers written per batch in the second pass; above ``PAPER_BATCH * PAPER_SPILL_FILES`` papers a
+#: batch grows.
 PAPER_BATCH = 8192
 PAPER_SPILL_FILES = 64
 #: Chunks submitted to the embedder beyond the one being stored, so its processes stay busy.
@@ -524,11 +490,10 @@ EMBED_CHUNKS_IN_FLIGHT = 1
 
 
 class _DocumentFeed:
-    """The per-document results, stored as they arrive and taken as the assembly needs them; each
-    is kept in the ``store`` (:meth:`pipeline.state.StateStore.keep`) when reusable. ``entries``:
-    per listed path, its state entry (reused ones given, this run's added); ``pending``: per path,
-    ``(documents, sections)`` JSON bytes not yet taken (:func:`_file_rows`); ``parallel``: the
-    stages run outside this process; ``finished``: ``time.perf_counter()`` at the last result."""
+    """Per-document results, stored as they arrive and kept in ``store`` when reusable.
+    ``entries``: per path, its state entry; ``pending``: per path, ``(documents, sections)`` JSON
+    bytes not yet taken; ``parallel``: run outside this process; ``finished``: perf_counter at
+    the last result."""
 
     def __init__(self, results: Iterator[BatchResult], parallel: bool, sha_of: dict[str, str | None],
                  entries: dict[str, Entry], store: StateStore, bar: Any):
@@ -592,8 +557,8 @@ class _DocumentFeed:
         crash_point("after-documents")
 
     def stage_seconds(self) -> dict[str, float]:
-        """Seconds per document stage, call after :meth:`finish`: their own times in-process; else
-        the phase's wall time shared in proportion to them, so the seconds add up to the run's time."""
+        """Seconds per document stage (after :meth:`finish`): in-process times, else the phase's
+        wall time shared in proportion, so they add up."""
         total = sum(self._stage_seconds.values())
         if not self.parallel or total <= 0:
             return dict(self._stage_seconds)
@@ -601,15 +566,14 @@ class _DocumentFeed:
         return {name: wall * secs / total for name, secs in self._stage_seconds.items()}
 
     def in_phase(self) -> bool:
-        """Whether the per-document phase still runs in parallel: time spent now is inside its wall time."""
+        """Whether the parallel per-document phase still runs."""
         return self.parallel and self.finished is None
 
 
 class _FirstPass:
-    """The first pass (:func:`_first_pass`): each chunk's rows, copies marked, written to
-    ``dropped``/``context`` and the scratch tables, embedding inputs to a scratch stream, and
-    what the manifest needs (``doc_keys``, ``inputs``, ``status_counts``, ``error_frames``;
-    ``repaired``: files whose state entry was replaced)."""
+    """The first pass: each chunk's rows, copies marked, written to ``dropped``/``context`` and the
+    scratch tables, embedding inputs to a scratch stream; ``doc_keys``, ``inputs``,
+    ``status_counts``, ``error_frames``, ``repaired`` for the manifest."""
 
     def __init__(self, ctx: RunContext):
         self.ctx = ctx
@@ -621,7 +585,6 @@ class _FirstPass:
         self.dropped_out = TableWriter(ctx.run_dir / "dropped.parquet", DROPPED_SCHEMA, metadata)
         self.context_out = TableWriter(ctx.run_dir / "context.parquet", CONTEXT_SCHEMA, metadata)
         self.seen: dict[str, str] = {}
-        # each chunk's embedding inputs wait in a scratch file (an Arrow stream, one batch per chunk)
         self.embed_path = scratch / "embedding-inputs.arrow"
         self.embed_file = pa.OSFile(str(self.embed_path), "wb")
         self.embed_out: pa.ipc.RecordBatchStreamWriter | None = None
@@ -631,15 +594,14 @@ class _FirstPass:
         self.error_frames: list[pd.DataFrame] = []
 
     def add_chunk(self, chunk: list[tuple[str, str | None]], per_file: list[tuple[list[dict], list[dict]]]) -> None:
-        """Assemble one chunk of listed items (``(path, skip reason)``) from ``per_file``, the rows
-        of its listed files in order (consumed)."""
+        """Assemble one chunk of ``(path, skip reason)`` from ``per_file`` (consumed)."""
         for doc_rows, section_rows in per_file:  # copies across files, in corpus order
             if gone := mark_copies(doc_rows, self.seen):
                 section_rows[:] = [s for s in section_rows if s["doc_id"] not in gone]
         doc_records = [row for doc_rows, _ in per_file for row in doc_rows]
         section_records = [row for _, section_rows in per_file for row in section_rows]
         per_file.clear()
-        # Python strings, as the stages' frames (DOCUMENT_STRING_STORAGE): written to Arrow once
+        # Python strings (DOCUMENT_STRING_STORAGE): written to Arrow once
         with _document_strings():
             chunk_skipped = pd.DataFrame({"source_path": [p for p, r in chunk if r is not None],
                                           "reason": [r for _, r in chunk if r is not None]})
@@ -684,8 +646,7 @@ class _FirstPass:
         self.embed_file.close()
 
     def close_tables(self, counts: dict[str, int], skipped: pd.DataFrame) -> pd.DataFrame:
-        """Close ``dropped`` and ``context`` and write ``errors`` (their rows into ``counts``);
-        returns the errors frame."""
+        """Close ``dropped`` and ``context``, write ``errors`` (rows into ``counts``); returns errors."""
         counts["dropped"] = self.dropped_out.close()
         counts["context"] = self.context_out.close()
         errors = (pd.concat(self.error_frames, ignore_index=True) if self.error_frames
@@ -697,9 +658,8 @@ class _FirstPass:
 
 
 def _embed_chunks(ctx: RunContext, first: _FirstPass, n_sections: int) -> tuple[EmbeddingParts, VectorFile]:
-    """Embed the chunks' inputs of ``first`` in order, :data:`EMBED_CHUNKS_IN_FLIGHT` ahead:
-    ``(title vectors, each distinct title once; content vectors in corpus order)``, both on disk
-    in the scratch folder."""
+    """Embed the chunks' inputs, :data:`EMBED_CHUNKS_IN_FLIGHT` ahead: ``(title vectors, each
+    distinct title once; content vectors in corpus order)``, on disk."""
     vectors = EmbeddingParts(ctx.scratch)
     content = VectorFile(ctx.scratch)
     first.close_inputs()
@@ -727,10 +687,9 @@ def _embed_chunks(ctx: RunContext, first: _FirstPass, n_sections: int) -> tuple[
 
 @dataclass
 class _Papers:
-    """What dedup hands the second pass: ``late``, the sections' ``paper_id`` and ``match_score``
-    (name -> (values, Arrow type); emptied once written, their only reference), ``papers_of`` and
-    the copy ``candidates`` (:func:`pipeline.dedup.duplicate_documents`), per paper the section its
-    summary is in, the papers spilled (``fused``, a spill per batch of ``paper_batch`` for their summaries), and :class:`Outcome`'s parts."""
+    """What dedup hands the second pass: ``late`` (``paper_id``, ``match_score``: name -> (values,
+    Arrow type), emptied once written), ``papers_of``, copy ``candidates``, each paper's summary
+    section, the spilled papers (``fused``, per ``paper_batch``) and :class:`Outcome`'s parts."""
 
     late: dict[str, tuple[Any, Any]]
     papers_of: dict[str, frozenset[str]]
@@ -746,9 +705,9 @@ class _Papers:
 
 def _write_papers(ctx: RunContext, found: _Papers, doc_keys: list[tuple[str, str, Any]], dup_of: list[str | None],
                   writing_bar: Any) -> tuple[int, int]:
-    """Write ``papers.parquet`` from the spilled fused papers, ``paper_batch`` at a time, each batch
-    with its summaries and its source counts (copies counted as their originals): ``(rows written,
-    papers with more than one document)``. RuntimeError: the spill gave other batches back."""
+    """Write ``papers.parquet`` from the spilled papers, ``paper_batch`` at a time, with summaries
+    and source counts (copies as originals): ``(rows, papers with several documents)``.
+    RuntimeError: the spill gave other batches back."""
     all_docs = pa.array([d for d, _, _ in doc_keys], pa.string())
     all_dup_of = pa.array(dup_of, pa.string())
     papers_out = TableWriter(ctx.run_dir / "papers.parquet", PAPERS_SCHEMA, ctx.metadata)
@@ -777,9 +736,8 @@ def _write_papers(ctx: RunContext, found: _Papers, doc_keys: list[tuple[str, str
 
 def _write_sections_and_documents(ctx: RunContext, found: _Papers, doc_keys: list[tuple[str, str, Any]],
                                   writing_bar: Any) -> tuple[dict[str, int], list[str | None]]:
-    """The second pass over the scratch tables: ``sections`` with ``found.late`` (emptied once written),
-    spilling the papers' summaries by paper batch, then ``documents`` with ``dup_of``
-    (:func:`pipeline.dedup.duplicate_documents`): ``({"sections": rows, "documents": rows}, dup_of)``."""
+    """Second pass: ``sections`` with ``found.late``, spilling summaries by paper batch, then
+    ``documents`` with ``dup_of``: ``({"sections": rows, "documents": rows}, dup_of)``."""
     texts: dict[str, Any] = {}  # doc id -> its sections' texts (a list), then joined (a str)
     wanted_docs = pa.array(list(found.candidates), pa.string())
 
@@ -814,9 +772,8 @@ def _write_sections_and_documents(ctx: RunContext, found: _Papers, doc_keys: lis
 
 
 def _first_pass(ctx: RunContext, feed: _DocumentFeed, plan: _Plan) -> _FirstPass:
-    """Each chunk of :data:`ASSEMBLY_CHUNK` files' rows, as the feed gives them in corpus order, into a
-    :class:`_FirstPass`, then the state settled: memory holds one chunk of files plus what dedup
-    needs of every section until the second pass (:func:`_second_pass`) rereads the scratch tables."""
+    """The feed's chunks of :data:`ASSEMBLY_CHUNK` files into a :class:`_FirstPass`, then the state
+    settled: memory holds one chunk plus what dedup needs of every section."""
     ctx.scratch.mkdir()
     first = _FirstPass(ctx)
     items = [(p, None) for p in plan.sha_of] + list(zip(plan.skipped["source_path"], plan.skipped["reason"], strict=True))
@@ -852,8 +809,8 @@ def _first_pass(ctx: RunContext, feed: _DocumentFeed, plan: _Plan) -> _FirstPass
 
 
 def _dedup(ctx: RunContext, first: _FirstPass, after_embedding: Callable[[], None] | None) -> _Papers:
-    """Embed every section, then cluster and fuse them into papers (stable paper ids), reading
-    only the slim columns of the scratch sections and the embeddings; the papers spilled to disk."""
+    """Embed every section, cluster and fuse into papers (stable ids) from the slim scratch
+    columns; the papers spilled to disk."""
     slims = ScratchColumns(ctx.scratch / "sections.parquet")  # what dedup reads of every section, a column at a time
     log.debug("assembled %d sections; embedding", slims.n)
     t0 = time.perf_counter()
@@ -872,7 +829,6 @@ def _dedup(ctx: RunContext, first: _FirstPass, after_embedding: Callable[[], Non
         del section_doc_ids
         candidates = copy_candidates(papers_of)
     summary_from = papers["summary_from"].combine_chunks()  # per paper, the section its summary is in
-    # the fused papers spilled in batches of paper_batch rows, with one spill per batch for its summaries
     n_papers = papers.num_rows
     paper_batch = max(PAPER_BATCH, -(-n_papers // PAPER_SPILL_FILES))
     fused = _Spill(ctx.scratch / "papers.arrow", papers.schema)
@@ -881,7 +837,7 @@ def _dedup(ctx: RunContext, first: _FirstPass, after_embedding: Callable[[], Non
     del papers, vectors, content, slims
     release_free_memory()  # clustering's arrays and fusion's rows, before the second pass reads the tables
     dedup_seconds["clustering"] = time.perf_counter() - t0
-    # to the millisecond, as the manifest gives them, so that the parts add up to the stage
+    # to the millisecond, as in the manifest, so the parts add up
     dedup_seconds = {k: round(v, 3) for k, v in dedup_seconds.items()}
     ctx.seconds["dedup"] += sum(dedup_seconds.values())
     late = {"paper_id": (paper_ids, pa.string()), "match_score": (match_scores, pa.float32())}
@@ -890,8 +846,8 @@ def _dedup(ctx: RunContext, first: _FirstPass, after_embedding: Callable[[], Non
 
 
 def _second_pass(ctx: RunContext, first: _FirstPass, found: _Papers, skipped: pd.DataFrame) -> Outcome:
-    """The dedup columns into ``sections`` and ``documents``, then ``papers``, ``errors`` and the
-    closing of the first pass's tables; the scratch folder removed."""
+    """Dedup columns into ``sections`` and ``documents``, then ``papers``, ``errors``, the first
+    pass's tables closed; scratch removed."""
     log.debug("clustered into %d papers; writing", found.n_papers)
     with _timed(ctx.seconds, "write"):
         n_sections = len(found.late["paper_id"][0])
@@ -910,9 +866,8 @@ def _second_pass(ctx: RunContext, first: _FirstPass, found: _Papers, skipped: pd
 
 def _file_rows(path: str, feed: _DocumentFeed, abs_path: str, config: Config,
                repaired: list[str]) -> tuple[list[dict], list[dict]]:
-    """``(documents rows, sections rows)`` of one listed file: from ``feed.pending`` (taken), else from the
-    state; a state copy that cannot be read is reprocessed here (from ``abs_path``), its entry
-    replaced and ``path`` added to ``repaired``."""
+    """``(documents rows, sections rows)`` of one file: from ``feed.pending``, else the state; an
+    unreadable state copy is reprocessed and ``path`` added to ``repaired``."""
     if path in feed.pending:
         documents, sections = feed.pending.pop(path)
         return json_rows(documents), json_rows(sections)

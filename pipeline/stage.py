@@ -1,15 +1,10 @@
 """The stage contract: a plain function from one batch to the next, with declared columns.
 
-A stage only says what happens to data. Iteration, I/O, timing and progress live once, in
-:mod:`pipeline.runner`. Each stage declares the columns it ``requires`` and the columns it
-``adds`` (as spaCy components declare ``requires``/``assigns``), so a wrong order fails
-before any data flows, with an error that lists what exists (as ``datasets.map`` does).
-
-Batches are :class:`pandas.DataFrame` objects, one row per document (ingest, clean) or one
-row per section (segment and after). A stage function has the signature
-``fn(batch: pd.DataFrame, config: Config) -> pd.DataFrame``; it must not depend on other
-rows than those of its batch (except dedup, which is the one global stage), so the
-per-document stages can run on any executor (:mod:`pipeline.executor`) over any split of the corpus.
+Iteration, I/O, timing and progress live in :mod:`pipeline.runner`. Each stage declares the
+columns it ``requires`` and ``adds`` (as spaCy components do), so a wrong order fails before any
+data flows. A stage is ``fn(batch: pd.DataFrame, config: Config) -> pd.DataFrame`` over rows of
+documents or sections and depends on no other batch (dedup, the one global stage, aside), so any
+executor can run it over any split of the corpus.
 """
 
 from __future__ import annotations
@@ -29,14 +24,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Stage:
-    """One named pipeline step.
-
-    Attributes:
-        name: short stage name used in progress bars, timings and error rows.
-        fn: ``fn(batch, config) -> batch``; pure with respect to other batches.
-        requires: columns the input batch must have.
-        adds: columns the output batch has in addition to (or instead of) the input's.
-    """
+    """One named pipeline step: ``name`` (bars, timings, error rows), ``fn(batch, config) -> batch``,
+    ``requires`` (input columns) and ``adds`` (output columns)."""
 
     name: str
     fn: Callable[[pd.DataFrame, Config], pd.DataFrame]
@@ -63,11 +52,8 @@ class Stage:
 
 
 def check_chain(stages: Sequence[Stage], initial_columns: Sequence[str]) -> None:
-    """Verify before any data flows that each stage's ``requires`` are met by the ones before it.
-
-    Raises:
-        StageInputError: naming the first stage whose requirement no earlier stage provides.
-    """
+    """Check before any data flows that each stage's ``requires`` are met by earlier ones;
+    StageInputError names the first that is not."""
     available = set(initial_columns)
     for stage in stages:
         missing = [c for c in stage.requires if c not in available]
@@ -90,9 +76,8 @@ def present(value):
 
 
 def _native(value):
-    """A numpy scalar as ``to_dict`` boxes it (pandas' ``maybe_box_native``): a Python scalar,
-    ``pd.Timestamp`` / ``pd.Timedelta`` for ``datetime64`` / ``timedelta64``; anything else as is.
-    ``Series.tolist`` leaves numpy scalars held in an object or Sparse column unboxed."""
+    """A numpy scalar boxed as pandas' ``to_dict`` does (Python scalar, ``pd.Timestamp`` /
+    ``pd.Timedelta``); anything else as is."""
     if isinstance(value, np.generic):
         if isinstance(value, np.datetime64):
             return pd.Timestamp(value)
@@ -103,9 +88,8 @@ def _native(value):
 
 
 def records(batch: pd.DataFrame) -> list[dict]:
-    """Rows of ``batch`` as dicts (the values of ``batch.to_dict("records")``: Python scalars,
-    lists for Arrow list columns), with pandas' missing markers turned into None; read column by
-    column (``Series.tolist``)."""
+    """Rows of ``batch`` as dicts (as ``to_dict("records")``, Arrow lists as lists), missing markers
+    as None; read column by column."""
     columns = list(batch.columns)
     if not columns:
         return [{} for _ in range(len(batch))]

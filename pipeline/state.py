@@ -1,22 +1,15 @@
-"""What earlier runs processed, kept so that the next run over the same folder redoes only what
-changed (incremental runs).
+"""Incremental runs: what earlier runs processed, so the next run redoes only what changed.
 
-The unit of reuse is one input file (a ``.jsonl`` file with all its lines): an entry holds its
-``documents`` rows (dropped and context spans included) and ``sections`` rows with every
-normalize and extract column, valid for ``(source_path, SHA-256 of the bytes, state key)``. The
-state key (:func:`state_key`) joins the pipeline version, a digest of the package's source and
-the per-document configuration's fingerprint; dedup settings and the embedder are not in it, as
-dedup runs over all sections every run. Byte-identical copies are marked at assembly
-(:func:`pipeline.run_tables.mark_copies`).
+The unit of reuse is one input file: an entry holds its ``documents`` rows (spans included) and
+``sections`` rows, valid for ``(source_path, SHA-256 of the bytes, state key)``. The state key
+(:func:`state_key`) joins the pipeline version, a digest of the package source and the
+per-document configuration's fingerprint (dedup runs over all sections every run).
 
-Layout: ``OUT/.pipeline/state/*.parquet``, one row per file, columns :data:`STATE_SCHEMA` (rows
-as JSON, :func:`_dumps`). A run appends ``part-<run_id>-<n>.parquet`` files
-(:meth:`StateStore.keep`), so a killed run's work is kept; :meth:`StateStore.maybe_compact`
-rewrites the live entries into one ``state-<run_id>.parquet``. Files are written under a
-temporary name and renamed; an unreadable file is ignored (the state is a cache).
-
-Fresh results take the same JSON round trip as reused ones (:func:`to_plain`), so an
-incremental run and a full rebuild agree by construction.
+Layout: ``OUT/.pipeline/state/*.parquet``, one row per file, :data:`STATE_SCHEMA` (rows as JSON).
+A run appends ``part-<run_id>-<n>.parquet`` files (:meth:`StateStore.keep`);
+:meth:`StateStore.maybe_compact` rewrites live entries into one ``state-<run_id>.parquet``. Writes
+go through a temporary name; unreadable files are ignored (a cache). Fresh results take the same
+JSON round trip as reused ones (:func:`to_plain`), so incremental and full runs agree.
 """
 
 from __future__ import annotations
@@ -44,22 +37,20 @@ from .publish import STATE_DIR as PUBLISHED_STATE_DIR
 
 log = logging.getLogger(__name__)
 
-#: Folder inside the output folder that holds the state (the output layout's, :mod:`pipeline.publish`).
+#: Folder inside the output folder that holds the state (:mod:`pipeline.publish`).
 STATE_DIR = PUBLISHED_STATE_DIR
-#: Configuration sections the per-document stages read (the rest, ``embed``, ``dedup`` and
-#: ``run``, changes nothing a file's entry holds).
+#: Configuration sections the per-document stages read (``embed``, ``dedup``, ``run`` change no entry).
 DOCUMENT_CONFIG_SECTIONS = ("ingest", "clean", "normalize", "extract")
-#: Compact when more state files than this exist (a part per :data:`STATE_PART_SECONDS` of
-#: results: about 130 parts in an 11-minute run)...
+#: Compact when more state files than this exist...
 MAX_STATE_FILES = 128
 #: ...or when dead rows (superseded, removed or other-key entries) exceed this share of live ones.
 MAX_DEAD_SHARE = 0.25
 #: Entries per Parquet row group of a state file: the unit the runner reads back.
 STATE_ROW_GROUP = 64
-#: :meth:`StateStore.keep` writes a part this many seconds after its last one: a killed run loses
-#: at most its last seconds of files, and runs leave few parts to compact (bench/README.md).
+#: :meth:`StateStore.keep` writes a part this many seconds after its last: a killed run loses at
+#: most its last seconds, and few parts accumulate (bench/README.md).
 STATE_PART_SECONDS = 5.0
-#: ...or once they hold this many bytes of rows (JSON), which bounds the memory they keep.
+#: ...or once they hold this many bytes of rows (JSON), bounding their memory.
 STATE_PART_BYTES = 32 * 2**20
 #: The state columns written with Parquet dictionary encoding: those whose values repeat.
 STATE_DICTIONARY_COLUMNS = ("state_key", "pipeline_version")
@@ -83,8 +74,7 @@ STATE_SCHEMA = pa.schema([
 
 
 def code_digest() -> str:
-    """SHA-256 (hex, 16 chars) of the package's source files and data (``pipeline/**``), read
-    afresh on each call so that a long-lived process sees edits."""
+    """SHA-256 (16 hex) of the package's source and data (``pipeline/**``), read afresh each call."""
     root = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".txt", ".json", ".toml")):
@@ -102,8 +92,7 @@ def documents_fingerprint(config: Config) -> str:
 
 
 def state_key(config: Config) -> str:
-    """``"<pipeline version>+<code digest>:<documents fingerprint>"``: entries made under another
-    key are not reused."""
+    """``"<pipeline version>+<code digest>:<documents fingerprint>"``; other keys are not reused."""
     return f"{__version__}+{code_digest()}:{documents_fingerprint(config)}"
 
 
@@ -120,12 +109,10 @@ def file_sha256(path: str | Path) -> str | None:
 
 
 def to_plain(value: Any) -> Any:
-    """``value`` as plain JSON-able Python, whatever batch or dtype it came from: None, NaN,
-    infinities, ``pd.NA`` and ``NaT`` become None; numpy scalars Python ones; finite integral
-    floats ints; arrays and tuples lists; dict keys str.
+    """``value`` as plain JSON-able Python: None, NaN, infinities, ``pd.NA``, ``NaT`` -> None;
+    numpy scalars -> Python; integral floats -> int; arrays, tuples -> lists; dict keys -> str.
 
-    Raises:
-        TypeError: a value JSON cannot hold (names its type).
+    Raises TypeError: a value JSON cannot hold.
     """
     if value is None or isinstance(value, bool | str):
         return value
@@ -149,8 +136,7 @@ def to_plain(value: Any) -> Any:
 
 
 def _plain_column(values: list[Any]) -> list[Any]:
-    """:func:`to_plain` of each value of one column (``Series.tolist()``); None, str, int and
-    bool skip the call."""
+    """:func:`to_plain` of each value of one column (None, str, int, bool skip the call)."""
     return [v if v is None or type(v) in _PLAIN_TYPES else to_plain(v) for v in values]
 
 
@@ -167,13 +153,8 @@ def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _dumps(rows: list[dict[str, Any]]) -> bytes:
-    """JSON bytes of an entry's rows, written by orjson; what orjson refuses (a lone surrogate, an
-    integer beyond 64 bits) is written by ``json`` (``surrogatepass``) after a leading space, which
-    tells :func:`_loads` to use ``json`` too.
-
-    Raises:
-        TypeError: a value JSON cannot hold.
-    """
+    """JSON bytes of an entry's rows (orjson; what it refuses is written by ``json`` after a leading
+    space, which :func:`_loads` recognises). TypeError for a value JSON cannot hold."""
     try:
         return orjson.dumps(rows)
     except orjson.JSONEncodeError:
@@ -188,24 +169,21 @@ def _loads(data: bytes) -> list[dict[str, Any]]:
 
 
 def _read_group(path: Path, group: int) -> tuple[list[bytes], list[bytes]]:
-    """The ``documents`` and ``sections`` bytes of one row group of a state file, page checksums
-    verified (a damaged page raises)."""
+    """``(documents, sections)`` bytes of one row group, page checksums verified."""
     table = pq.ParquetFile(path, page_checksum_verification=True).read_row_group(group, columns=["documents", "sections"])
     return table.column("documents").to_pylist(), table.column("sections").to_pylist()
 
 
 @dataclass
 class Entry:
-    """What the per-document stages made of one file (see the module docstring).
+    """What the per-document stages made of one file.
 
     Attributes:
-        source_path: the file, relative to the corpus.
+        source_path: relative to the corpus.
         content_sha256: SHA-256 (hex) of its bytes.
-        documents: JSON bytes of its ``documents`` rows (list of dicts), or None once the entry
-            is on disk and only :attr:`location` says where (:meth:`StateStore.read_rows`).
-        sections: JSON bytes of its ``sections`` rows (list of dicts), or None as ``documents``.
+        documents, sections: JSON bytes of its rows, or None once on disk (:attr:`location`).
         n_documents, n_sections: row counts.
-        location: ``(state file, row group, row in the group)`` once written or loaded, else None.
+        location: ``(state file, row group, row)`` once written or loaded, else None.
     """
 
     source_path: str
@@ -222,12 +200,8 @@ class Entry:
         return cls(source_path, content_sha256, _dumps(documents), _dumps(sections), len(documents), len(sections))
 
     def rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """``(documents rows, sections rows)``, freshly decoded; read from the state file when the
-        entry holds no bytes.
-
-        Raises:
-            OSError / pyarrow.ArrowException: the state file went missing or is damaged.
-        """
+        """``(documents rows, sections rows)``, freshly decoded, from the state file when not held.
+        OSError / pyarrow.ArrowException when the file is missing or damaged."""
         if self.documents is not None and self.sections is not None:
             return _loads(self.documents), _loads(self.sections)
         if self.location is None:
@@ -238,17 +212,11 @@ class Entry:
 
 
 class StateStore:
-    """The entries kept in ``OUT/.pipeline/state`` for one state key.
-
-    Args:
-        folder: the state folder (created on the first write).
-        key: :func:`state_key` of the run; entries under other keys are dead.
-        run_id: the run writing new files (names its parts).
-    """
+    """The entries in ``OUT/.pipeline/state`` for one state ``key`` (others are dead); ``run_id``
+    names new parts; ``folder`` is created on the first write."""
 
     def __init__(self, folder: str | Path, key: str, run_id: str):
-        """Raises:
-            NotADirectoryError: ``folder`` exists and is not a folder (checked before any work)."""
+        """NotADirectoryError: ``folder`` exists and is not a folder."""
         self.folder = Path(folder)
         if self.folder.exists() and not self.folder.is_dir():
             raise NotADirectoryError(f"{self.folder} is not a folder: the incremental state is kept there; "
@@ -268,9 +236,8 @@ class StateStore:
         return sorted(p for p in self.folder.glob("*.parquet") if p.is_file()) if self.folder.is_dir() else []
 
     def load(self) -> dict[tuple[str, str], Entry]:
-        """Every readable entry under this store's key, by ``(source_path, content_sha256)``; only
-        the key columns are read (rows stay on disk until :meth:`read_rows`); unreadable files are
-        skipped with a warning."""
+        """Every readable entry under this key, by ``(source_path, content_sha256)``; key columns
+        only; unreadable files skipped with a warning."""
         entries: dict[tuple[str, str], Entry] = {}
         self.n_rows_on_disk = 0
         for path in self._files():
@@ -293,13 +260,11 @@ class StateStore:
         return entries
 
     def drop_cached_rows(self) -> None:
-        """Forget the row groups :meth:`read_rows` keeps (up to :data:`CACHED_ROW_GROUPS`), once no
-        more entries will be read."""
+        """Forget the cached row groups (up to :data:`CACHED_ROW_GROUPS`)."""
         self._groups.clear()
 
     def _group(self, path: Path, group: int) -> tuple[list[bytes], list[bytes]]:
-        """The ``documents`` and ``sections`` bytes of one row group (a small LRU: entries are read in
-        the order they were written)."""
+        """One row group's bytes (small LRU: entries are read in write order)."""
         key = (path, group)
         if key in self._groups:
             self._groups[key] = self._groups.pop(key)
@@ -311,11 +276,8 @@ class StateStore:
         return value
 
     def raw(self, entry: Entry) -> tuple[bytes, bytes]:
-        """``(documents JSON, sections JSON)`` of an entry, from memory or from its state file.
-
-        Raises:
-            OSError / pyarrow.ArrowException: the state file went missing or is damaged.
-        """
+        """``(documents JSON, sections JSON)`` of an entry, from memory or its file (OSError /
+        pyarrow.ArrowException when missing or damaged)."""
         if entry.documents is not None and entry.sections is not None:
             return entry.documents, entry.sections
         if entry.location is None:
@@ -330,13 +292,13 @@ class StateStore:
         return _loads(documents), _loads(sections)
 
     def _write(self, name: str, entries: Iterable[Entry]) -> Path:
-        """Write ``entries`` to ``name`` (row groups of :data:`STATE_ROW_GROUP` entries, through a
-        temporary name); afterwards each entry points at its row and holds no bytes."""
+        """Write ``entries`` to ``name`` (:data:`STATE_ROW_GROUP` per row group, via a temporary
+        name); each entry then points at its row and holds no bytes."""
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self.folder / name
         tmp = self.folder / f".{name}.tmp"
         written: list[tuple[Entry, int, int]] = []
-        # page checksums (CRC-32, Parquet format spec): a flipped bit is an error, not other text
+        # page checksums (CRC-32, Parquet spec): a flipped bit is an error, not other text
         with pq.ParquetWriter(tmp, STATE_SCHEMA, compression="zstd", write_page_checksum=True,
                               use_dictionary=list(STATE_DICTIONARY_COLUMNS)) as writer:
             chunk: list[Entry] = []
@@ -381,13 +343,8 @@ class StateStore:
         return path
 
     def keep(self, entries: list[Entry]) -> Path | None:
-        """Gather fresh ``entries`` and write them as a part (:meth:`append`) once
-        :data:`STATE_PART_SECONDS` have passed since the last part or they hold
-        :data:`STATE_PART_BYTES`. Call :meth:`flush` when no more come (and on an error or interrupt).
-
-        Returns:
-            the part written now, or None.
-        """
+        """Gather fresh ``entries``; write them as a part after :data:`STATE_PART_SECONDS` or
+        :data:`STATE_PART_BYTES`. Returns the part written now, or None. Call :meth:`flush` at the end."""
         if entries:
             self._gathered += entries
             self._gathered_bytes += sum(len(e.documents or b"") + len(e.sections or b"") for e in entries)
@@ -397,8 +354,7 @@ class StateStore:
         return None
 
     def flush(self) -> Path | None:
-        """Write the gathered entries as a part (nothing when none) and return its path; they stay
-        gathered until the part is in place, so a failed or interrupted write leaves them."""
+        """Write the gathered entries as a part (None when none); they stay gathered until it is in place."""
         path = self.append(self._gathered)
         self._gathered, self._gathered_bytes, self._last_part = [], 0, time.monotonic()
         return path
@@ -421,12 +377,8 @@ class StateStore:
         return keep
 
     def maybe_compact(self, live: list[Entry], force: bool = False) -> bool:
-        """:meth:`compact` when forced, when there are more than :data:`MAX_STATE_FILES` files, or
-        when the dead rows on disk exceed :data:`MAX_DEAD_SHARE` of the live ones.
-
-        Returns:
-            whether it compacted.
-        """
+        """:meth:`compact` when forced, over :data:`MAX_STATE_FILES` files, or dead rows over
+        :data:`MAX_DEAD_SHARE` of live ones; returns whether it did."""
         files = self._files()
         dead = self.n_rows_on_disk + self._rows_written() - len(live)
         if force or len(files) > MAX_STATE_FILES or dead > MAX_DEAD_SHARE * max(len(live), 1):

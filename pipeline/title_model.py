@@ -1,15 +1,10 @@
-"""The title classifier: the probability that a title candidate (:mod:`pipeline.candidates`)
-is a paper's title.
+"""The title classifier: the probability that a title candidate (:mod:`pipeline.candidates`) is a
+paper's title.
 
-The model is a gradient-boosted tree ensemble (scikit-learn's ``GradientBoostingClassifier``,
-log-loss: Friedman, "Greedy Function Approximation", 2001) trained by
-:mod:`evaluation.train_titles` on the development part of the real-world corpus, the annotated
-fixtures and the seeds, and stored as plain JSON (``data/title_model.json``: feature names, the
-trees' arrays, learning rate, initial log-odds, the decision threshold and how it was chosen).
-Prediction needs numpy only: scikit-learn is a training dependency.
-
-Raises :class:`ValueError` at load when the stored feature names differ from
-:data:`pipeline.candidates.FEATURES` (the model must be retrained after a feature change).
+A gradient-boosted tree ensemble (scikit-learn ``GradientBoostingClassifier``, log-loss; Friedman
+2001, "Greedy Function Approximation") trained by :mod:`evaluation.train_titles`, stored as JSON
+(``data/title_model.json``); prediction needs numpy only. Loading raises ValueError when the
+stored feature names differ from :data:`pipeline.candidates.FEATURES` (retrain after a change).
 """
 
 from __future__ import annotations
@@ -65,8 +60,7 @@ class TitleModel:
 
         feats = stack(2, -1)
         feats[stack(0, -1) < 0] = -1  # a leaf: no feature to test
-        # flattened, tree after tree: a node is its index in these arrays, and the children
-        # arrays hold such indices (a leaf's -1 child is never followed)
+        # flattened tree after tree: nodes are indices into these arrays
         base = (np.arange(len(self.trees)) * size)[:, None]
         self._roots = base[:, 0]
         self._flat = ((stack(0, -1) + base).ravel(), (stack(1, -1) + base).ravel(), feats.ravel(),
@@ -74,10 +68,8 @@ class TitleModel:
         self._depth = _depth(self.trees)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        """Probabilities that each row of ``x`` (shape ``(n, len(FEATURES))``) is a title.
-
-        All trees are walked together: node arrays of shape ``(n, trees)``, one step per level.
-        """
+        """Probabilities that each row of ``x`` ``(n, len(FEATURES))`` is a title; all trees walked
+        together, one level per step."""
         left, right, feat, thr, value = self._flat
         rows = np.arange(len(x))[:, None]
         node = np.broadcast_to(self._roots, (len(x), len(self._roots)))
@@ -89,8 +81,7 @@ class TitleModel:
         return 1.0 / (1.0 + np.exp(-score))
 
     def scores(self, cands: list[Candidate]) -> np.ndarray:
-        """Probabilities for candidates, shape ``(len(cands),)``, in chunks of
-        :data:`CHUNK` rows (the walk holds ``rows x trees`` node indices)."""
+        """Probabilities ``(len(cands),)``, :data:`CHUNK` rows at a time."""
         if not cands:
             return np.zeros(0)
         return np.concatenate([self.predict(np.array([c.vector() for c in cands[i:i + CHUNK]], dtype=float))
@@ -112,12 +103,7 @@ def _depth(trees: list) -> int:
 
 @functools.cache
 def load(path: str | None = None) -> TitleModel:
-    """The stored model (cached per path).
-
-    Raises:
-        ValueError: the file cannot be read or parsed, or does not hold a valid model; the
-            message names the file.
-    """
+    """The stored model (cached per path); ValueError naming the file when it is unreadable or invalid."""
     where = Path(path or MODEL_PATH)
     try:
         return TitleModel(json.loads(where.read_text(encoding="utf-8")))

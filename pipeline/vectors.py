@@ -1,11 +1,5 @@
-"""Matrices of vectors kept in scratch ``.npy`` files and read through numpy memory maps.
-
-Dedup compares every section's content vector (``n * d * 4`` bytes: 1.2 GB for 600,000 sections
-of 512 dimensions) but reads only blocks of rows or the rows of a batch of pairs. The vectors
-are appended chunk by chunk (:class:`VectorFile`) and read back as one read-only
-``numpy.memmap`` (:func:`numpy.lib.format.open_memmap`): the pages a read touches are clean file
-pages, which the kernel reclaims under pressure, not the process's anonymous memory.
-"""
+"""Matrices of vectors kept in scratch ``.npy`` files and read through numpy memory maps: clean
+file pages the kernel can reclaim, not anonymous memory (content vectors are ``n * d * 4`` bytes)."""
 
 from __future__ import annotations
 
@@ -22,11 +16,7 @@ COPY_BLOCK = 16384
 
 
 def write_npy(path: str | Path, shape: tuple[int, ...], dtype: np.dtype | type = np.float32) -> np.memmap:
-    """A new ``.npy`` file of ``shape`` at ``path``, mapped for writing (``open_memmap`` ``w+``).
-
-    Raises:
-        OSError: the file cannot be created or sized.
-    """
+    """A new ``.npy`` of ``shape`` at ``path``, mapped for writing; OSError when not creatable."""
     return open_memmap(str(path), mode="w+", dtype=np.dtype(dtype), shape=shape)
 
 
@@ -36,8 +26,7 @@ def read_npy(path: str | Path) -> np.memmap:
 
 
 def portable(matrix: np.ndarray) -> np.ndarray | tuple[str, str]:
-    """What another process needs to read ``matrix``: a whole mapped ``.npy`` file as
-    ``("npy", path)`` (not its bytes), anything else as it is; :func:`restored` reverses it."""
+    """``("npy", path)`` for a whole mapped ``.npy``, anything else as is; :func:`restored` reverses it."""
     if isinstance(matrix, np.memmap) and isinstance(matrix.filename, str) and matrix.filename.endswith(".npy"):
         return ("npy", matrix.filename)
     return matrix
@@ -51,18 +40,9 @@ def restored(value: np.ndarray | tuple[str, str]) -> np.ndarray:
 
 
 class VectorFile:
-    """An ``(n, d)`` matrix appended chunk by chunk (:meth:`append`, one ``.npy`` file a chunk,
-    in a scratch folder of its own) and read as one memory-mapped ``.npy`` (:meth:`matrix`,
-    :meth:`permuted`). Reads are bit for bit the rows appended.
-
-    Args:
-        folder: where its scratch folder goes (None: the system's temporary folder).
-        d: columns, when known before the first append.
-        dtype: the element type (default float32).
-
-    Raises:
-        OSError: the folder or a file cannot be created or written.
-    """
+    """An ``(n, d)`` matrix appended chunk by chunk (a ``.npy`` per chunk in its own scratch
+    folder under ``folder``) and read as one memory map (:meth:`matrix`, :meth:`permuted`), bit for
+    bit. ``d`` when known; ``dtype`` default float32. OSError when files cannot be written."""
 
     def __init__(self, folder: str | Path | None = None, d: int | None = None, dtype: np.dtype | type = np.float32):
         self.dir = Path(tempfile.mkdtemp(dir=folder, prefix="vectors-"))
@@ -81,11 +61,8 @@ class VectorFile:
         return self.n
 
     def append(self, rows: np.ndarray) -> None:
-        """Add the rows of an ``(m, d)`` array after the others (converted to ``dtype``).
-
-        Raises:
-            ValueError: ``rows`` is not 2-D, its width is not ``d``, or :meth:`matrix` was read.
-        """
+        """Append an ``(m, d)`` array (as ``dtype``). ValueError when not 2-D, wrong width, or
+        after :meth:`matrix`."""
         if self._joined is not None:
             raise ValueError("rows cannot be appended once the matrix is read")
         rows = np.asarray(rows)
@@ -103,8 +80,7 @@ class VectorFile:
         self.n += len(rows)
 
     def matrix(self) -> np.ndarray:
-        """All rows, ``(n, d)``, as one read-only memory map (the parts are joined into one file
-        on the first call, a block at a time, and removed)."""
+        """All rows ``(n, d)`` as one read-only map (parts joined on the first call)."""
         if self._joined is None:
             path = self.dir / "matrix.npy"
             out = write_npy(path, self.shape, self.dtype)
@@ -124,13 +100,8 @@ class VectorFile:
         return self._joined
 
     def permuted(self, order: np.ndarray, folder: str | Path) -> np.ndarray:
-        """A new ``.npy`` file in ``folder`` whose row ``k`` is row ``order[k]`` of this matrix,
-        written :data:`COPY_BLOCK` rows at a time: its read-only memory map (the file stays
-        until ``folder`` is removed).
-
-        Raises:
-            ValueError: ``order`` is not a permutation of the ``n`` rows.
-        """
+        """A read-only map of a new ``.npy`` in ``folder`` whose row ``k`` is row ``order[k]``.
+        ValueError unless ``order`` permutes the ``n`` rows."""
         order = np.asarray(order)
         if len(order) != self.n or not np.array_equal(np.sort(order), np.arange(self.n)):
             raise ValueError(f"order must be a permutation of the {self.n} rows ({len(order)} entries given)")

@@ -1,11 +1,9 @@
-"""Whether a venue mention says where a paper appeared, or only where it was sent: "Submitted to
-ICLR 2025", "Under review at NeurIPS 2025", "Rejected from ICML 2024", "投稿至 ICLR 2025，目前在审稿中",
-"We thank the ICML 2024 reviewers" name a venue that is not the paper's.
+"""Whether a venue mention says where a paper appeared or only where it was sent ("Submitted to
+ICLR 2025", "投稿至 ICLR 2025", "the ICML 2024 reviewers").
 
-The cue nearest before the mention in its sentence decides (a submission cue, or an acceptance
-cue such as "accepted at", "录用"); with no cue before it, the first cue after it in the sentence
-("the ICML 2024 reviewers", "ICLR 2025 submission"). A sentence ends at ``. ! ? ;`` before a
-space, at ``。！？；`` or at a line break, so "rejected from A; accepted at B" reads each clause.
+The nearest cue before the mention in its sentence decides (submission, or acceptance such as
+"accepted at", "录用"); with none before, the first after. Sentences end at ``. ! ? ;`` before a
+space, ``。！？；`` or a line break.
 """
 from __future__ import annotations
 
@@ -28,8 +26,7 @@ _SENTENCE_END = re.compile(r"[.!?;](?=\s)|[。！？；\n]")
 
 
 def not_accepted(text: str, start: int, end: int) -> bool:
-    """True when the venue mention ``text[start:end]`` is named as a submission, a review or a
-    rejection by its sentence (see the module docstring); False otherwise."""
+    """Whether ``text[start:end]`` is named as a submission, review or rejection by its sentence."""
     before = text[max(0, start - MAX_SENTENCE_CHARS):start]  # (bounded: a page of many mentions stays linear)
     ends = list(_SENTENCE_END.finditer(before))
     head = before[ends[-1].end():] if ends else before
@@ -43,8 +40,7 @@ def not_accepted(text: str, start: int, end: int) -> bool:
 
 
 def published_venue_years(text: str) -> list[tuple[str, int | None, int, int]]:
-    """:func:`pipeline.fields.find_venue_years` of ``text`` without the mentions
-    :func:`not_accepted` reads as a submission, a review or a rejection."""
+    """:func:`pipeline.fields.find_venue_years` of ``text`` without :func:`not_accepted` mentions."""
     found = find_venue_years(text)
     if not found or not (_NOT_ACCEPTED.search(text)):
         return found

@@ -1,16 +1,12 @@
 """Write: the output tables as Parquet (zstd) with explicit Arrow schemas, plus ``manifest.json``.
 
-The schemas below are the output contract analysts and checks rely on; columns may be added,
-never renamed or retyped. Each Parquet file carries the pipeline version and the
-configuration fingerprint in its key-value metadata (as ``datasets`` does with its
-``huggingface`` key), plus ``schema_version`` (:data:`SCHEMA_VERSION`), and nothing that changes
-between identical runs (no timestamps), so two runs over the same corpus write identical files.
+The schemas are the output contract: columns may be added, never renamed or retyped. Each file's
+key-value metadata holds the pipeline version, configuration fingerprint and ``schema_version``,
+and nothing that changes between identical runs, so identical runs write identical files.
 
-Besides the five tables of :data:`TABLES`, a run writes ``errors.parquet``
-(:data:`ERRORS_SCHEMA`, one row per file or JSON line that could not be read, decoded or parsed,
-or that has no text), ``paper_ids.parquet`` and ``changes.parquet`` (:data:`PAPER_IDS_SCHEMA`,
-:data:`CHANGES_SCHEMA`); they are kept apart from :data:`TABLES` because they describe the run's
-inputs and history rather than its data.
+Besides :data:`TABLES`, a run writes ``errors.parquet`` (:data:`ERRORS_SCHEMA`),
+``paper_ids.parquet`` and ``changes.parquet`` (:data:`EXTRA_TABLES`: the run's inputs and
+history, not its data).
 """
 
 from __future__ import annotations
@@ -23,8 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-#: Version of the output schemas, in every Parquet file's key-value metadata
-#: (``schema_version``); raise it when a column is added, renamed or retyped.
+#: Output schema version (``schema_version`` metadata); raise it when a column changes.
 SCHEMA_VERSION = "3"
 
 STR = pa.string()
@@ -59,17 +54,13 @@ CONTEXT_SCHEMA = pa.schema([
     ("doc_id", STR), ("char_start", pa.int64()), ("char_end", pa.int64()), ("kind", STR),
 ])
 
-#: ``errors.parquet``: ``path`` (the file, or ``file.jsonl#N`` for one JSON line), ``stage``
-#: (``ingest``, ``clean``, ``segment``, ``normalize`` or ``extract``; ``per-document`` for a file
-#: over its time budget), ``error_type`` (a Python exception name, or ``BinaryContent``,
-#: ``EmptyDocument``, ``InvalidJSON``, ``InvalidRecord``, ``Timeout``),
-#: ``message`` (as in ``documents.error``).
+#: ``errors.parquet``: ``path`` (file or ``file.jsonl#N``), ``stage`` (a stage, or ``per-document``),
+#: ``error_type`` (exception name, or ``BinaryContent``, ``EmptyDocument``, ``InvalidJSON``,
+#: ``InvalidRecord``, ``Timeout``), ``message`` (as ``documents.error``).
 ERRORS_SCHEMA = pa.schema([("path", STR), ("stage", STR), ("error_type", STR), ("message", STR)])
-#: ``paper_ids.parquet``: every paper id ever issued in the output folder and the paper it names
-#: now (:mod:`pipeline.identity`).
+#: ``paper_ids.parquet``: every paper id ever issued and the paper it names now.
 PAPER_IDS_SCHEMA = pa.schema([("paper_id", STR), ("current_id", STR), ("since_run", STR), ("reason", STR)])
-#: ``changes.parquet``: the papers added, removed, merged, split and changed since the last run
-#: (:mod:`pipeline.identity`).
+#: ``changes.parquet``: papers added, removed, merged, split and changed since the last run.
 CHANGES_SCHEMA = pa.schema([
     ("run_id", STR), ("previous_run_id", STR), ("change", STR), ("paper_id", STR), ("related_id", STR),
     ("field", STR), ("old_value", STR), ("new_value", STR),
@@ -82,25 +73,22 @@ TABLES = {
     "dropped": DROPPED_SCHEMA,
     "context": CONTEXT_SCHEMA,
 }
-#: Tables written when the frames hold them, outside the data contract of :data:`TABLES`: the
-#: run's errors, the paper ids' history and the changes since the last run.
+#: Tables written when the frames hold them, outside the data contract of :data:`TABLES`.
 EXTRA_TABLES = {"errors": ERRORS_SCHEMA, "paper_ids": PAPER_IDS_SCHEMA, "changes": CHANGES_SCHEMA}
 
 
 def to_table(df: pd.DataFrame, schema: pa.Schema, metadata: dict[str, str]) -> pa.Table:
-    """Select the schema's columns of ``df`` in order and convert with that schema.
+    """The schema's columns of ``df`` in order, converted with that schema.
 
     Raises:
-        KeyError: ``df`` lacks a column of the schema (names the missing ones).
+        KeyError: ``df`` lacks a schema column.
         pyarrow.ArrowInvalid / ArrowTypeError: a value does not fit its column type.
     """
     missing = [n for n in schema.names if n not in df.columns]
     if missing:
         raise KeyError(f"output table lacks columns {missing}; it has {sorted(df.columns)}")
-    # column by column, missing markers (None, NaN, pd.NA) as nulls (pyarrow's from_pandas
-    # semantics): a column whose dtype already is of the field's kind converts from its array,
-    # any other from its Python values (so a bool in an int column or a float in a bool column is
-    # an error, not a cast), without an object copy of the frame
+    # column by column, missing markers as nulls; a dtype of the field's kind converts from its
+    # array, others from Python values (so a bool in an int column is an error, not a cast)
     columns = [pa.array(_values(df[f.name], f.type), type=f.type, from_pandas=True) for f in schema]
     table = pa.Table.from_arrays(columns, schema=schema)
     metadata = {"schema_version": SCHEMA_VERSION, **metadata}
@@ -108,9 +96,7 @@ def to_table(df: pd.DataFrame, schema: pa.Schema, metadata: dict[str, str]) -> p
 
 
 def _values(column: pd.Series, field_type: pa.DataType) -> pd.Series | list:
-    """What :func:`to_table` converts of ``column`` into ``field_type``: the Series itself when its
-    dtype is of the field's kind (string; int, unsigned or float for a number; bool), else its
-    values as Python objects."""
+    """The Series itself when its dtype is of ``field_type``'s kind, else its Python values."""
     kind = getattr(column.dtype, "kind", "O")
     if pa.types.is_string(field_type):
         same = isinstance(column.dtype, pd.StringDtype)
@@ -124,16 +110,9 @@ def _values(column: pd.Series, field_type: pa.DataType) -> pd.Series | list:
 
 
 class TableWriter:
-    """One output table written batch by batch (``pyarrow.parquet.ParquetWriter``, zstd), so a
-    run never holds a whole table: each :meth:`write` becomes one or more row groups.
-
-    Args:
-        path: the Parquet file to write (its folder must exist).
-        schema: one of :data:`TABLES` / :data:`EXTRA_TABLES` (or any Arrow schema).
-        metadata: key-value metadata as in :func:`to_table` (``schema_version`` added).
-
-    A file closed after no :meth:`write` holds the schema and no rows.
-    """
+    """One output table written batch by batch (``ParquetWriter``, zstd); each :meth:`write` is one
+    or more row groups. ``metadata`` as in :func:`to_table` (``schema_version`` added). Closed
+    after no write, the file holds the schema and no rows."""
 
     def __init__(self, path: str | Path, schema: pa.Schema, metadata: dict[str, str]):
         self.path = Path(path)

@@ -1,13 +1,9 @@
-"""Dedup: group the sections that mention the same paper and fuse each group into one canonical record,
-with provenance.
+"""Dedup: group the sections that mention the same paper and fuse each group into one record.
 
-A package of steps, each a module, run in this order over the run's scratch data:
-:mod:`~pipeline.dedup.embed` (vectors) -> :mod:`~pipeline.dedup.candidates` (pairs worth scoring) ->
-:mod:`~pipeline.dedup.score` (pair scores) -> :mod:`~pipeline.dedup.cluster` (papers) ->
-:mod:`~pipeline.dedup.fuse` (one record a paper) -> :mod:`~pipeline.dedup.copies` (documents that
-copy another); :mod:`~pipeline.dedup.scratch` holds the columns, :mod:`~pipeline.dedup.titles` the
-title similarity. The method (blocking, pair score, constrained average linkage) and the calibration
-of its threshold and weights are in docs/dedup.md.
+Steps, in order: :mod:`~pipeline.dedup.embed` -> :mod:`~pipeline.dedup.candidates` ->
+:mod:`~pipeline.dedup.score` -> :mod:`~pipeline.dedup.cluster` -> :mod:`~pipeline.dedup.fuse` ->
+:mod:`~pipeline.dedup.copies`; :mod:`~pipeline.dedup.scratch` holds the columns,
+:mod:`~pipeline.dedup.titles` the title similarity. Method and calibration: docs/dedup.md.
 """
 
 from .candidates import K_NEIGHBOURS, TITLE_NEIGHBOURS, ivf_list_count

@@ -1,10 +1,9 @@
 """Dedup step 2, candidates (blocking): the section pairs worth scoring.
 
-Pairs sharing an exact key (arXiv id, folded title; :func:`_key_pairs`, linear in a key's
-mentions), each section's :data:`K_NEIGHBOURS` nearest neighbours by content cosine, and the
-nearest titles across languages (:func:`_title_neighbour_keys`). Neighbours come from faiss:
-an exact search below ``dedup.ann_min_sections`` rows, an IVF index with on-disk lists from
-there (:func:`_neighbour_index`). Pairs are int64 keys ``low * n + high`` (:func:`_pair_keys`).
+Pairs sharing an exact key (:func:`_key_pairs`, linear in a key's mentions), each section's
+:data:`K_NEIGHBOURS` nearest neighbours by content cosine, and the nearest titles across languages
+(:func:`_title_neighbour_keys`). Neighbours from faiss: exact below ``dedup.ann_min_sections``
+rows, an IVF index with on-disk lists above. Pairs are int64 keys ``low * n + high``.
 """
 
 from __future__ import annotations
@@ -30,33 +29,27 @@ log = logging.getLogger(__package__)  # one logger for every step: "pipeline.ded
 #: Nearest neighbours per section that become candidate pairs.
 K_NEIGHBOURS = 10
 
-#: Nearest other distinct title pairs per distinct (English, Chinese) title pair whose first
-#: sections become candidates of its sections (:func:`_title_neighbour_keys`): 3 scored best of 3,
-#: 4, 5 and 10 on the 10k bench corpus (bench/README.md).
+#: Nearest other distinct title pairs searched per distinct (English, Chinese) title pair: 3 scored
+#: best of 3, 4, 5 and 10 on the 10k bench corpus (bench/README.md).
 TITLE_NEIGHBOURS = 3
 
 #: Queries per block of the exact neighbour search (``faiss.knn``: block x n float32 of scores).
 SEARCH_BLOCK = 1024
 
-#: IVF lists per square root of the number of rows, and lists scanned per query. faiss's
-#: guideline (wiki "Guidelines to choose an index") is 4*sqrt(n) to 16*sqrt(n) lists; fewer,
-#: longer lists keep the k-means (``nlist**2``) cheap; recall against the exact search is
-#: measured by ``python -m bench.ann_recall`` (bench/README.md, "Thresholds").
+#: IVF lists per square root of the rows, and lists probed per query. faiss's guideline is 4 to 16
+#: (wiki "Guidelines to choose an index"); fewer lists keep k-means cheap; recall:
+#: ``python -m bench.ann_recall`` (bench/README.md, "Thresholds").
 IVF_LISTS_PER_SQRT = 2
 
 IVF_NPROBE = 16
 
-#: Training rows per IVF list (faiss ``ClusteringParameters.max_points_per_centroid``, default
-#: 256; faiss warns below 39): a sample of ``IVF_TRAIN_PER_LIST * nlist`` rows keeps the training
-#: ``O(n)`` instead of ``n^1.5``. Below that many rows, every row trains.
+#: Training rows per IVF list (faiss default 256, warns below 39): keeps training ``O(n)``.
 IVF_TRAIN_PER_LIST = 64
 
-#: Queries per search call of the IVF index, and rows per block copied into the training sample
-#: (16 MiB of float32 at ``d = 512``).
+#: Queries per IVF search call, and rows per block copied into the training sample.
 ANN_BLOCK = 8192
 
-#: Rows per shard of the on-disk IVF lists (:func:`_ivf_index`: each shard's lists are built in
-#: memory, 64 MiB at ``d = 512``, then merged into the file).
+#: Rows per shard of the on-disk IVF lists (each shard built in memory, then merged).
 IVF_SHARD_ROWS = 32768
 
 #: Seed of faiss's k-means (``ClusteringParameters.seed``) and of the training sample.
@@ -67,24 +60,21 @@ STREAM_BLOCK = 65536
 
 
 def ivf_list_count(n: int) -> int:
-    """The IVF lists of :func:`_ivf_index` over ``n`` rows: ``IVF_LISTS_PER_SQRT * sqrt(n)``, at
-    least 1 and at most ``n`` (the k-means needs a row per list)."""
+    """``IVF_LISTS_PER_SQRT * sqrt(n)`` lists, at least 1, at most ``n``."""
     return max(1, min(n, int(IVF_LISTS_PER_SQRT * np.sqrt(n))))
 
 
 def _scratch_npy(folder: str | Path | None, shape: tuple[int, ...], dtype=np.float32) -> tuple[np.ndarray, Path]:
-    """An empty matrix of ``shape`` in a new ``.npy`` file in ``folder`` (None: the system's
-    temporary folder), mapped for writing, and its path (the caller removes it)."""
+    """``(matrix, path)``: an empty writable mapped ``.npy`` of ``shape`` in ``folder`` (None: temp);
+    the caller removes it."""
     fd, name = tempfile.mkstemp(dir=folder, prefix="dedup-", suffix=".npy")
     os.close(fd)
     return write_npy(name, shape, dtype), Path(name)
 
 
 def _training_sample(matrix: np.ndarray, limit: int, folder: str | Path | None) -> tuple[np.ndarray, Path | None]:
-    """The k-means training rows of :func:`_ivf_index`: all of ``matrix`` up to ``limit`` rows
-    (``(matrix, None)``), else ``limit`` rows drawn without replacement (seed :data:`IVF_SEED`),
-    in row order, copied :data:`ANN_BLOCK` at a time into a scratch ``.npy`` in ``folder``
-    (``(sample, path)``), so faiss trains on them without a copy of its own."""
+    """k-means training rows: ``(matrix, None)`` up to ``limit`` rows, else ``limit`` rows drawn
+    without replacement (seed :data:`IVF_SEED`) in row order into a scratch ``.npy``: ``(sample, path)``."""
     n = len(matrix)
     if n <= limit:
         return matrix, None
@@ -97,8 +87,7 @@ def _training_sample(matrix: np.ndarray, limit: int, folder: str | Path | None) 
 
 @contextlib.contextmanager
 def _stdout_to_stderr() -> Iterator[None]:
-    """Send what C code writes to file descriptor 1 to descriptor 2 for the ``with`` block (the
-    run's standard output is for its own report)."""
+    """Redirect C writes to fd 1 to fd 2 in the block (stdout is the run's report)."""
     sys.stdout.flush()
     saved = os.dup(1)
     try:
@@ -111,15 +100,10 @@ def _stdout_to_stderr() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _ivf_index(matrix: np.ndarray, folder: str | Path | None) -> Iterator[Any]:
-    """A faiss ``IndexIVFFlat`` (inner product) over the rows of ``matrix`` (float32 ``(n, d)``,
-    L2-normalized), for the ``with`` block.
-
-    ``nlist = IVF_LISTS_PER_SQRT * sqrt(n)`` lists (Jégou, Douze & Schmid 2011) from faiss's own
-    k-means (seed :data:`IVF_SEED`) on :data:`IVF_TRAIN_PER_LIST` rows per list
-    (:func:`_training_sample`). The lists are faiss ``OnDiskInvertedLists`` in ``folder``
-    (``merge_ondisk`` of shards of :data:`IVF_SHARD_ROWS` rows), read through a memory map.
-    ``folder`` None: the system's temporary folder.
-    """
+    """A faiss ``IndexIVFFlat`` (inner product) over the unit rows of ``matrix`` (float32 ``(n, d)``),
+    for the ``with`` block: :func:`ivf_list_count` lists (Jégou, Douze & Schmid 2011) by faiss
+    k-means on :func:`_training_sample`, as ``OnDiskInvertedLists`` in ``folder`` (None: temp)
+    merged from :data:`IVF_SHARD_ROWS`-row shards."""
     import faiss
     from faiss.contrib.ondisk import merge_ondisk
 
@@ -156,16 +140,10 @@ def _ivf_index(matrix: np.ndarray, folder: str | Path | None) -> Iterator[Any]:
 
 
 def _neighbour_index(matrix: np.ndarray, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
-    """The ``k`` nearest other rows of every row of ``matrix`` (float32 ``(n, d)``, an array or a
-    memory map) by inner product: an int array ``(n, k)`` of row indices, ``-1`` where fewer were
-    found (``k >= n``, a row with NaN values); int32 up to 2**31 - 1 rows, int64 beyond.
-
-    Exact below ``ann_min`` rows (``faiss.knn``, the brute-force search of ``IndexFlatIP``, in
-    blocks of :data:`SEARCH_BLOCK` queries); from there the IVF index of :func:`_ivf_index`
-    (lists in ``folder``), probing :data:`IVF_NPROBE` lists a query. Each query asks for
-    ``k + 1`` rows and drops itself (among exact ties the row itself may be left out: then the
-    first ``k`` others are kept).
-    """
+    """The ``k`` nearest other rows of each row of ``matrix`` (float32 ``(n, d)``) by inner
+    product: int ``(n, k)`` (int32 below 2**31 rows), ``-1`` where fewer found. Exact
+    (``faiss.knn``) below ``ann_min`` rows, else :func:`_ivf_index` probing :data:`IVF_NPROBE` lists.
+    Each query asks ``k + 1`` and drops itself."""
     import faiss
 
     n = len(matrix)
@@ -184,7 +162,7 @@ def _neighbour_index(matrix: np.ndarray, k: int, ann_min: int = 20_000, folder: 
                 found = faiss.knn(x, base, kk + 1, metric=faiss.METRIC_INNER_PRODUCT)[1]
             rows = np.arange(start, start + len(x))[:, None]
             keep = (found >= 0) & (found != rows)
-            # per row, the kept neighbours first, in rank order (a stable sort of the drop flags)
+            # kept neighbours first, in rank order
             ranked = np.argsort(~keep, axis=1, kind="stable")[:, :kk]
             out[start : start + len(x), :kk] = np.where(np.take_along_axis(keep, ranked, axis=1),
                                                         np.take_along_axis(found, ranked, axis=1), -1)
@@ -192,8 +170,8 @@ def _neighbour_index(matrix: np.ndarray, k: int, ann_min: int = 20_000, folder: 
 
 
 def _pair_keys(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
-    """The distinct unordered pairs among ``(i[t], j[t])`` (int arrays of equal length, values in
-    ``[0, n)``) as keys ``low * n + high``: int64 ``(m,)``, sorted."""
+    """The distinct unordered pairs of ``(i[t], j[t])`` (values in ``[0, n)``) as keys
+    ``low * n + high``: int64 ``(m,)``, sorted."""
     i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
     return np.unique(np.minimum(i, j) * n + np.maximum(i, j))
 
@@ -210,11 +188,8 @@ def _unique_sorted(keys: np.ndarray) -> np.ndarray:
 
 
 def _neighbour_keys(emb: np.ndarray, k: int, ann_min: int = 20_000, folder: str | Path | None = None) -> np.ndarray:
-    """Pairs ``(i, j)``, ``i < j``, with ``j`` among the ``k`` nearest neighbours of ``i`` (by dot
-    product of the rows of ``emb``, ``(n, d)``) or vice versa, as :func:`_pair_keys` keys: int64
-    ``(m,)``, sorted, from :func:`_neighbour_index` (exact below ``ann_min``
-    rows, the IVF index from there, its lists in ``folder``); the pairs are collected as arrays
-    (one ``unique`` over ``n * k`` keys), not a Python set."""
+    """Pairs with one among the other's ``k`` nearest rows of ``emb`` (:func:`_neighbour_index`),
+    as :func:`_pair_keys` keys: int64 ``(m,)``, sorted."""
     n = len(emb)
     k = min(k, n - 1)
     if k <= 0:
@@ -230,9 +205,8 @@ def _neighbour_keys(emb: np.ndarray, k: int, ann_min: int = 20_000, folder: str 
 
 
 def _write_keys(keys: np.ndarray, at: int, rows: np.ndarray, others: np.ndarray, n: int) -> int:
-    """Write the :func:`_pair_keys` keys of ``(rows[i], others[i, j])`` (``rows`` int ``(b,)``,
-    ``others`` int ``(b, m)``; ``-1`` and a row's own index skipped) into ``keys`` from
-    position ``at`` (unsorted, possibly repeated); return the position after them."""
+    """Write the keys of ``(rows[i], others[i, j])`` (``-1`` and self skipped) into ``keys`` from
+    ``at``, unsorted; returns the next position."""
     mine = np.broadcast_to(np.asarray(rows, np.int64)[:, None], others.shape)
     use = (others >= 0) & (others != mine)
     mine, other = mine[use], others[use].astype(np.int64)
@@ -243,21 +217,18 @@ def _write_keys(keys: np.ndarray, at: int, rows: np.ndarray, others: np.ndarray,
 
 def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
                           folder: str | Path | None = None) -> np.ndarray:
-    """Candidate pairs from the sections' titles, across languages, as :func:`_pair_keys` keys (int64
-    ``(m,)``, sorted; ``n = len(emb.title_row)``).
+    """Candidate pairs from titles across languages, as :func:`_pair_keys` keys (int64 ``(m,)``,
+    sorted; ``n = len(emb.title_row)``).
 
-    The search runs over the distinct ``(English, Chinese)`` title pairs (a section's title vector
-    is the normalized sum of its two title vectors, :meth:`SectionEmbeddings.title_sums`): each is
-    searched once for its ``k`` nearest other pairs (:func:`_neighbour_index`), and every section
-    with it becomes a candidate with the representative (first section) of each neighbour and of its
-    own pair. Searching the sections instead would fill each section's neighbours with copies of its
-    own title. Sections without a title take no part.
+    Each distinct ``(English, Chinese)`` title pair (vector: :meth:`SectionEmbeddings.title_sums`)
+    is searched once for its ``k`` nearest others; its sections pair with the first section of each
+    neighbour and of its own pair (searching sections would find copies of their own title).
+    Sections without a title take no part.
 
     Args:
-        emb: the sections' embeddings (``title_row``, ``title_zh_row``, ``title_vectors`` are read).
-        k: neighbours per distinct title pair (:data:`TITLE_NEIGHBOURS` in clustering).
-        ann_min: distinct pairs from which the IVF index searches (``dedup.ann_min_sections``).
-        folder: scratch folder of the IVF index's lists (None: the system's temporary folder).
+        k: neighbours per distinct title pair.
+        ann_min: distinct pairs from which the IVF index searches.
+        folder: scratch folder of the IVF lists (None: temp).
     """
     n = len(emb.title_row)
     titled = np.flatnonzero((emb.title_row >= 0) | (emb.title_zh_row >= 0))
@@ -290,10 +261,8 @@ def _title_neighbour_keys(emb: SectionEmbeddings, k: int, ann_min: int = 20_000,
 
 
 def _key_pairs(members: list[int], doc: Sequence) -> set[tuple[int, int]]:
-    """Candidate pairs for one exact-key group, linear in its size: each member with the first
-    member of the group that stands in another document (a hub), never two members of one
-    document (they cannot link). All pairs would be quadratic: a key shared by thousands of
-    mentions (one paper repeated down a long page) made millions of pairs."""
+    """Pairs for one exact-key group, linear in its size: each member with the group's first
+    member in another document (a hub); never two members of one document."""
     heads: list[int] = []
     for m in members:
         if len(heads) < 2 and all(doc[h] != doc[m] for h in heads):
@@ -316,8 +285,7 @@ def _shared_rows(values: np.ndarray) -> np.ndarray:
 
 
 def _key_groups(values: np.ndarray) -> Iterator[list[int]]:
-    """The rows of each value (int, ``-1``: none) that two or more rows share, as ascending lists,
-    in ascending order of the value."""
+    """Rows of each value (``-1``: none) shared by two or more rows, ascending lists by value."""
     rows = _shared_rows(values)
     if not rows.size:
         return

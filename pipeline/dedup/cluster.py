@@ -1,10 +1,9 @@
 """Dedup step 4, cluster: greedy average linkage with cannot-links over the visited pairs.
 
-Candidate pairs (:mod:`pipeline.dedup.candidates`) are scored (:mod:`pipeline.dedup.score`)
-and visited by descending score; two clusters merge when no cross pair is cannot-linked and
-either the pair shares an exact key or the average score of their (sampled) cross pairs
-reaches ``dedup.match_threshold`` (:func:`_merge_visits`). Each section's match score is its
-mean score to the first members of its cluster (:func:`_join_scores`).
+Candidate pairs are scored and visited by descending score; two clusters merge when no cross pair
+is cannot-linked and either the pair shares an exact key or the average score of their sampled
+cross pairs reaches ``dedup.match_threshold`` (:func:`_merge_visits`). A section's match score is
+its mean score to the first members of its cluster (:func:`_join_scores`).
 """
 
 from __future__ import annotations
@@ -41,44 +40,35 @@ from .titles import _chinese_pair_similarity, _english_conflict, _english_ratio,
 log = logging.getLogger(__package__)  # one logger for every step: "pipeline.dedup"
 
 
-#: Clustering's steps in run order, each with its share of clustering's time in percent (from the
-#: 50k-article bench run's ``dedup_steps``, bench/README.md): what the progress bar advances by as
-#: each step ends.
+#: Clustering's steps in run order, each with its percent share of clustering's time (50k bench
+#: run, bench/README.md): the progress bar's advance per step.
 CLUSTERING_STEPS = {"content_neighbours": 50, "title_neighbours": 4, "key_pairs": 1, "scoring": 20,
                     "merging": 13, "join_scores": 5, "fusion": 7}
 
-#: A section's ``match_score`` is its average score to at most this many other members of its
-#: paper (the first ones in section order), so a paper mentioned thousands of times costs
-#: linear, not quadratic, time.
+#: A section's ``match_score`` averages at most this many other members (the first in section
+#: order): linear, not quadratic, in a paper's mentions.
 JOIN_SCORE_SAMPLE = 64
 
 #: Pairs :func:`_join_scores` scores at a time (about 40 bytes a pair with their indexes).
 JOIN_BATCH = 1 << 18
 
-#: Members per side whose cross pairs average linkage averages when two clusters may merge: up to
-#: this size every member counts; a larger cluster is represented by this many members evenly
-#: spaced in section order (deterministic), so a merge check costs at most ``AVERAGE_SAMPLE ** 2``
-#: scores however popular the paper. Chosen against the exact average on generated corpora
-#: (bench/README.md, "Thresholds").
+#: Members per side whose cross pairs a merge check averages; larger clusters use this many evenly
+#: spaced (deterministic). Chosen against the exact average (bench/README.md, "Thresholds").
 AVERAGE_SAMPLE = 96
 
-#: Visits whose cluster averages the merge loop scores together (:func:`_merge_visits`), and
-#: the most cross pairs it gathers for them (about 40 bytes a pair while scored).
+#: Visits the merge loop scores together, and the most cross pairs it gathers for them.
 MERGE_BLOCK = 4096
 
 MERGE_PAIRS = 1 << 20
 
-#: How far below the threshold an average of upper bounds, summed in float64 (``reduceat``: the
-#: mean of ``m <= AVERAGE_SAMPLE**2`` scores in [0, 1] is off by less than ``m * 2**-53``), must be to fail
-#: without its exact average: a thousand times that error.
+#: How far below the threshold an average of upper bounds must be to fail without its exact
+#: average: a thousand times float64 summation error (``m * 2**-53``).
 BOUND_MARGIN = 1e-9
 
-#: From this many sections on, with ``run.workers`` of two or more and the content vectors in a
-#: file, clustering scores its bulk pairs on two processes (:class:`SharedScores`); below it the
-#: second process's start-up costs about what it saves.
+#: From this many sections, with two or more workers and file-backed vectors, bulk pairs are
+#: scored on two processes (:class:`SharedScores`); below, start-up costs what it saves.
 SHARED_SCORES_MIN_SECTIONS = 20_000
-#: Pairs below which a call of :class:`SharedScores` is scored here alone (sending costs more than
-#: it saves).
+#: Pairs below which a :class:`SharedScores` call is scored here alone.
 MIN_SHARED_PAIRS = 4096
 
 
@@ -89,16 +79,12 @@ def _scores_of(pairs: tuple[np.ndarray, np.ndarray, float | None], scorer: PairS
 
 
 class SharedScores:
-    """:meth:`PairScorer.scores` of one scorer, shared with a second process: the candidate pairs,
-    the merge loop's averages and the join scores do not depend on batching, so the helper scores
-    the first half of each call of at least :data:`MIN_SHARED_PAIRS` pairs while this process
-    scores the rest: the same floats, on two cores.
+    """:meth:`PairScorer.scores` shared with a second process: the helper scores the first half of
+    each call of at least :data:`MIN_SHARED_PAIRS` pairs; the same floats, on two cores.
 
-    The helper is a :class:`pipeline.executor.ProcessPool` of one process, started at once (before
-    the neighbour searches, so that it has loaded the scorer when needed) with the scorer pickled
-    once (memory-mapped vectors as their paths, :func:`pipeline.vectors.portable`). A helper that
-    cannot start, dies or errs is dropped with a warning and its half is scored here: the same
-    results. Use it as a context manager.
+    The helper (a one-process :class:`pipeline.executor.ProcessPool`) starts at once with the scorer
+    pickled once (vectors as paths, :func:`pipeline.vectors.portable`). A helper that fails is
+    dropped with a warning and its half scored here. A context manager.
     """
 
     def __init__(self, scorer: PairScorer):
@@ -150,8 +136,7 @@ class SharedScores:
 
 
 def _sample(members: list[int]) -> list[int]:
-    """At most :data:`AVERAGE_SAMPLE` of a cluster's members (``members`` in section order):
-    all of them, or that many evenly spaced."""
+    """At most :data:`AVERAGE_SAMPLE` of ``members`` (section order): all, or evenly spaced."""
     n = len(members)
     if n <= AVERAGE_SAMPLE:
         return members
@@ -159,8 +144,7 @@ def _sample(members: list[int]) -> list[int]:
 
 
 class _Members(dict):
-    """Cluster -> its members in section order, stored only once a cluster has two or more: a
-    cluster not stored is the singleton ``[c]`` (a fresh list, not stored)."""
+    """Cluster -> members in section order, stored only from two members (else ``[c]``)."""
 
     def __missing__(self, c: int) -> list[int]:
         return [c]
@@ -172,15 +156,9 @@ def _each(sigs: int | set[int]) -> Iterable[int]:
 
 
 class _Clusters:
-    """The growing partition of :func:`cluster_sections`, indexed so that a merge's cannot-link
-    check does not look at every cross pair.
-
-    Each cluster keeps its members in section order, its arXiv id (never two: different ids are
-    cannot-linked) and, per document, the distinct exact-key signatures ``(arXiv, folded title,
-    folded Chinese title)`` of its members there. Two clusters are cannot-linked exactly when some
-    cross pair is (:meth:`PairScorer.cannot_link`), which needs only the documents both hold:
-    ``O(min(|docs A|, |docs B|))``. Merges are union by size: ``O(n log n)`` relabelling in all.
-    """
+    """The growing partition of :func:`cluster_sections`. Each cluster keeps its members, its arXiv
+    id and, per document, its members' exact-key signatures, so a cannot-link check costs
+    ``O(min(|docs A|, |docs B|))``. Union by size: ``O(n log n)`` relabelling."""
 
     def __init__(self, scorer: PairScorer):
         import array
@@ -190,7 +168,7 @@ class _Clusters:
         self.of = array.array("q", range(n))
         self.members: dict[int, list[int]] = _Members()  # a singleton is not stored: [c]
         self.arxiv = _int_array(scorer.arxiv_code)
-        # a code per distinct signature (first appearance), from the code columns: no tuple per section
+        # one code per distinct signature, from the code columns
         keys = np.stack([scorer.arxiv_code, scorer.folded_code, scorer.folded_zh_code], axis=1)
         distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
         codes, ids = _first_appearance(inverse.ravel())
@@ -264,35 +242,26 @@ def cluster_sections(sections: pd.DataFrame | PairScorer, emb: SectionEmbeddings
                      ) -> tuple[list[int], list[float | None]] | tuple[np.ndarray, np.ndarray]:
     """Cluster sections into papers (docs/dedup.md, step 4).
 
-    Candidate pairs (content neighbours, title neighbours :func:`_title_neighbour_keys`, exact-key
-    hubs :func:`_key_pairs`) are scored (:meth:`PairScorer.scores`, exact from
-    ``dedup.match_threshold`` up) and visited by descending score, ties by section index
-    (:func:`_merge_visits`). A merge needs no cannot-link (:class:`_Clusters`) and either an exact
-    key or an average over the cross pairs of at most :data:`AVERAGE_SAMPLE` members per side
-    (``math.fsum``: independent of member order) at the threshold. From
-    :data:`SHARED_SCORES_MIN_SECTIONS` sections, with two or more workers and memory-mapped content
-    vectors, half the bulk pairs are scored in a second process (:class:`SharedScores`: the same
-    values).
+    Candidate pairs (content and title neighbours, exact-key hubs) are scored and visited by
+    descending score, ties by index (:func:`_merge_visits`). A merge needs no cannot-link and an
+    exact key or a ``math.fsum`` average over at most :data:`AVERAGE_SAMPLE` members per side at
+    the threshold. See :class:`SharedScores` for two-process scoring (same values).
 
     Args:
-        sections: rows with :data:`SCORER_COLUMNS`, or the :class:`PairScorer` built from them
-            (so the caller need not hold the rows while clustering runs).
-        emb: :func:`embed_sections` of ``sections``; a bare float32 array ``(len(sections), d)``
-            is taken as the content vectors, with no title vectors.
-        scratch: a folder for scratch files (None: the system's temporary folder).
-        as_arrays: return numpy arrays instead of lists (the same values).
-        on_step: called with the name of each step of :data:`CLUSTERING_STEPS` but ``"fusion"``
-            as it ends, in that order.
+        sections: rows with :data:`SCORER_COLUMNS`, or the :class:`PairScorer` built from them.
+        emb: :func:`embed_sections` of ``sections``; a bare float32 ``(n, d)`` array is the
+            content vectors, with no title vectors.
+        scratch: folder for scratch files (None: temp); as_arrays: numpy arrays, not lists.
+        on_step: called with each :data:`CLUSTERING_STEPS` name but ``"fusion"`` as it ends.
 
     Returns:
-        ``(labels, join_scores)``: a cluster label per section (ints, first appearance order) and
-        the mean score of the section to the first :data:`JOIN_SCORE_SAMPLE` other members of its
-        cluster (None when alone); with ``as_arrays``, int64 and float64 ``(n,)`` (NaN when alone).
+        ``(labels, join_scores)``: cluster label per section (first appearance order) and mean
+        score to the first :data:`JOIN_SCORE_SAMPLE` other members (None alone); with
+        ``as_arrays``, int64 and float64 ``(n,)`` (NaN alone).
     """
     if isinstance(emb, np.ndarray):
         emb = SectionEmbeddings.from_dense(emb)
-    # the codes of every key (about 60 bytes a section) are held through the searches: the
-    # k-means sample waits on disk (_training_sample)
+    # the key codes are held through the searches; the k-means sample waits on disk
     scorer = sections if isinstance(sections, PairScorer) else PairScorer(sections, emb, config.dedup.embed_weight)
     del sections
     n = len(scorer)
@@ -319,8 +288,7 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
         log.debug("dedup: %d title-neighbour pairs", len(found[-1]))
     on_step("title_neighbours")
     doc_codes = _int_array(scorer.doc_code)
-    # equal codes: equal keys; a short name and the titles it opens or abbreviates (one code
-    # space: a section's name and initials are two of its rows)
+    # equal codes, equal keys; name and initials share one code space
     names = np.concatenate([scorer.name_code, scorer.initials_code])
     for key, rows in ((scorer.arxiv_code, None), (scorer.folded_code, None), (names, n)):
         key_pairs = [p for members in _key_groups(key)
@@ -340,9 +308,8 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
     del left, right, exact
 
     clusters = _Clusters(scorer)
-    # one paper named twice in one document (an exact key: same arXiv id or folded title) is one
-    # mention group from the start; other sections of a document never join each other. Only
-    # the sections whose (document, key) is shared can merge: the others are skipped.
+    # a paper named twice in one document (exact key) is one group from the start; other sections
+    # of a document never join; only sections with a shared (document, key) can merge
     for key in (scorer.arxiv_code, scorer.folded_code, scorer.folded_zh_code):
         mention = np.where(key >= 0, scorer.doc_code * (int(key.max(initial=-1)) + 1) + key, -1)
         shared = _shared_rows(mention)
@@ -359,8 +326,7 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
     log.debug("dedup: merged into %d clusters of two or more", len(members))
     on_step("merging")
     labels = _first_appearance(np.frombuffer(clusters.of, dtype=np.int64))[0]
-    # only the member lists are needed from here: the cluster indexes (tens of MB at 50k
-    # articles, as the failed averages, gone already) go before the join scores' batches
+    # free the cluster indexes before the join scores' batches
     members = list(members.values())
     del clusters
     release_free_memory()
@@ -376,16 +342,11 @@ def _cluster(scorer: PairScorer, emb: SectionEmbeddings, config: Config, scratch
 def _merge_visits(clusters: _Clusters, visits: np.ndarray,
                   threshold: float, scores: Callable[..., np.ndarray],
                   ) -> dict[tuple[int, int], tuple[int, int]]:
-    """The merge loop of :func:`cluster_sections`: each visited pair ``(i, j, exact)`` merges
-    the clusters of ``i`` and ``j`` unless they are one already, are cannot-linked, or (no exact
-    key, not two singletons) the average of their sampled cross-pair scores is below
-    ``threshold``. Returns the failed averages ``{(a, b): (|a|, |b|)}``: not tried again until
-    one side has grown.
-
-    Averages of :data:`MERGE_BLOCK` visits are scored in one ``scores`` call, then the visits are
-    applied in order; a visit whose clusters changed earlier in the block is scored on its own,
-    so every decision is the visit-by-visit loop's.
-    """
+    """The merge loop: each visit ``(i, j, exact)`` merges the clusters of ``i`` and ``j`` unless
+    already one, cannot-linked, or (not exact, not two singletons) their sampled average is below
+    ``threshold``. Returns failed averages ``{(a, b): (|a|, |b|)}`` (retried only after growth).
+    Averages are scored a :data:`MERGE_BLOCK` at a time; a visit whose clusters changed within the
+    block is rescored alone, so decisions equal the visit-by-visit loop's."""
     failed: dict[tuple[int, int], tuple[int, int]] = {}
     members = clusters.members
 
@@ -394,9 +355,7 @@ def _merge_visits(clusters: _Clusters, visits: np.ndarray,
         return np.repeat(np.array(xs, np.int64), len(ys)), np.tile(np.array(ys, np.int64), len(xs))
 
     def to_try(i: int, j: int) -> tuple[int, int, tuple[int, int]] | None:
-        """The clusters a visit compares now (low id first) and their sizes; None when it is
-        skipped: one cluster holds both, their average failed at these sizes, or they are
-        cannot-linked."""
+        """``(low cluster, high cluster, sizes)`` to compare now, or None when skipped."""
         a, b = clusters.of[i], clusters.of[j]
         if a == b:
             return None
@@ -413,8 +372,7 @@ def _merge_visits(clusters: _Clusters, visits: np.ndarray,
         block += itertools.islice(stream, MERGE_BLOCK - len(block))
         if not block:
             break
-        # the averages the block needs as the clusters are now, scored together: at most
-        # MERGE_PAIRS cross pairs (the visits after that wait for the next block)
+        # the block's averages scored together, at most MERGE_PAIRS cross pairs
         wanted: dict[tuple[int, int, tuple[int, int]], tuple[int, int]] = {}
         parts_i, parts_j, pairs, end = [], [], 0, len(block)
         for k, (i, j, is_exact) in enumerate(block):
@@ -437,7 +395,7 @@ def _merge_visits(clusters: _Clusters, visits: np.ndarray,
             if tried is None:
                 continue
             a, b, sizes = tried
-            # an exact key links outright; two singletons' only cross pair (i, j) is above already
+            # exact links outright; two singletons' only cross pair is above already
             if not is_exact and sizes != (1, 1):
                 average = averages.get(tried)
                 if average is None:  # a merge earlier in the block changed a side
@@ -453,10 +411,8 @@ def _merge_visits(clusters: _Clusters, visits: np.ndarray,
 
 def _block_averages(wanted: dict[tuple, tuple[int, int]], parts_i: list[np.ndarray], parts_j: list[np.ndarray],
                     threshold: float, scores: Callable[..., np.ndarray]) -> dict[tuple, float]:
-    """The averages of a :func:`_merge_visits` block: ``wanted`` maps a key to its span
-    ``(lo, hi)`` of the concatenated cross pairs. Returns key -> ``math.fsum`` average, or
-    ``-inf`` where the average of cheap upper bounds (``exact_from=math.inf``) is below
-    ``threshold`` by more than :data:`BOUND_MARGIN` (so the exact one is too)."""
+    """Key -> ``math.fsum`` average over its span ``(lo, hi)`` of the concatenated cross pairs, or
+    ``-inf`` where the upper bounds' average is below ``threshold`` by over :data:`BOUND_MARGIN`."""
     ci, cj = np.concatenate(parts_i), np.concatenate(parts_j)
     spans = np.array(list(wanted.values()), dtype=np.int64)
     lengths = spans[:, 1] - spans[:, 0]
@@ -481,17 +437,15 @@ def _block_averages(wanted: dict[tuple, tuple[int, int]], parts_i: list[np.ndarr
 
 
 def _pair_stream(pairs: np.ndarray) -> Iterator[tuple[int, int, bool]]:
-    """The rows ``(left, right, exact)`` of the ``(m, 3)`` matrix of :func:`_spilled_pairs` as
-    Python values, :data:`STREAM_BLOCK` at a time."""
+    """The ``(left, right, exact)`` rows of :func:`_spilled_pairs` as Python values, by block."""
     for start in range(0, len(pairs), STREAM_BLOCK):
         block = np.asarray(pairs[start : start + STREAM_BLOCK])
         yield from zip(block[:, 0].tolist(), block[:, 1].tolist(), (block[:, 2] != 0).tolist(), strict=True)
 
 
 def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray, folder: str | Path | None) -> np.ndarray:
-    """The pairs the merge loop visits as one ``(m, 3)`` matrix of rows ``(left, right, exact)``, in a
-    scratch ``.npy`` in ``folder`` mapped read-only (the name is removed at once), which
-    :func:`_pair_stream` reads a block at a time."""
+    """The visited pairs as an ``(m, 3)`` matrix ``(left, right, exact)`` in an unlinked,
+    read-only mapped scratch ``.npy`` in ``folder``."""
     out, path = _scratch_npy(folder, (len(left), 3), left.dtype)
     for start in range(0, len(left), STREAM_BLOCK):
         stop = start + STREAM_BLOCK
@@ -505,10 +459,9 @@ def _spilled_pairs(left: np.ndarray, right: np.ndarray, exact: np.ndarray, folde
 
 def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int,
                  scores: Callable[..., np.ndarray] | None = None) -> np.ndarray:
-    """Per section, the mean score to the first :data:`JOIN_SCORE_SAMPLE` other members of its
-    cluster in section order: float64 ``(n,)``, NaN when alone, :data:`JOIN_BATCH` pairs at a
-    time. A section's pairs are never split between batches and are summed by one ``bincount``,
-    so the result does not depend on :data:`JOIN_BATCH`. ``scores``: as for :func:`_visited_pairs`."""
+    """Per section, mean score to the first :data:`JOIN_SCORE_SAMPLE` other members in section
+    order: float64 ``(n,)``, NaN alone; independent of :data:`JOIN_BATCH` (a section's pairs are
+    never split)."""
     score = scorer.scores if scores is None else scores
     total = np.zeros(n)
     count = np.zeros(n, dtype=np.int64)
@@ -529,7 +482,7 @@ def _join_scores(scorer: PairScorer, clusters: list[list[int]], n: int,
             continue
         m = np.array(members, dtype=np.int64)
         heads = m[: JOIN_SCORE_SAMPLE + 1]
-        # the members a slice holds: at most about JOIN_BATCH pair rows (a member's rows stay together)
+        # members per slice: about JOIN_BATCH pair rows
         step = max(1, JOIN_BATCH // len(heads))
         for start in range(0, len(m), step):
             part = m[start : start + step]

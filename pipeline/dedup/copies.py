@@ -1,7 +1,6 @@
 """Dedup step 6, copies: documents that copy an earlier one (byte-identical, or the same papers
-with nearly the same section text by character shingles, :func:`duplicate_documents`), and
-each paper's count of distinct sources with copies folded (:func:`count_sources`).
-"""
+with nearly the same text, :func:`duplicate_documents`), and each paper's distinct sources with
+copies folded (:func:`count_sources`)."""
 
 from __future__ import annotations
 
@@ -14,15 +13,12 @@ import pyarrow.compute as pc
 
 from .score import _Decoded, _dictionary_ids
 
-#: Character shingle length for comparing two documents' kept text (Broder 1997, "On the
-#: resemblance and containment of documents"): 5 characters is about two Chinese words or one
-#: English word, short enough that a copy with a few edited characters still shares most shingles.
+#: Character shingle length (Broder 1997, "On the resemblance and containment of documents"):
+#: about two Chinese words or one English word, so lightly edited copies share most shingles.
 SHINGLE_CHARS = 5
 
-#: Two documents that mention the same papers are copies of one article when the Jaccard
-#: resemblance of their sections' shingles reaches this. Boilerplate (bylines, share prompts,
-#: related lists) is outside the sections, so a syndicated copy reaches about 1.0; two different
-#: write-ups of the same papers share well under 0.3 (the seed report and digest: 0.02).
+#: Jaccard resemblance of two same-paper documents' section shingles from which they are copies:
+#: boilerplate is outside the sections, so syndicated copies reach about 1.0.
 DUP_MIN_RESEMBLANCE = 0.8
 
 #: A code point past Unicode's last (21 bits hold both): pads a text shorter than a shingle.
@@ -30,12 +26,9 @@ _SHINGLE_PAD = (1 << 21) - 1
 
 
 def _shingle_keys(text: str) -> np.ndarray:
-    """The distinct character shingles of ``text`` with its whitespace removed (every run of
-    :data:`SHINGLE_CHARS` characters; a shorter text is one shingle; no text, none), each
-    packed exactly into two uint64 (the
-    :data:`SHINGLE_CHARS` = 5 code points of 21 bits: three in the first, two in the second; a
-    text shorter than a shingle padded with :data:`_SHINGLE_PAD`): uint64 ``(m, 2)``, rows
-    sorted and distinct. 16 bytes a shingle where a Python set of str holds about 70."""
+    """The distinct :data:`SHINGLE_CHARS`-character shingles of ``text`` without whitespace (a
+    shorter text: one, padded with :data:`_SHINGLE_PAD`), each 5 code points packed into two
+    uint64: ``(m, 2)``, rows sorted and distinct."""
     assert SHINGLE_CHARS == 5, "the packing assumes 5 code points"
     s = "".join(text.split())
     if not s:
@@ -54,7 +47,7 @@ def _shingle_keys(text: str) -> np.ndarray:
 
 
 def _shared_shingles(a: np.ndarray, b: np.ndarray) -> int:
-    """Rows common to two :func:`_shingle_keys` arrays (each distinct): ``len(A & B)`` of the sets."""
+    """``len(A & B)`` of two :func:`_shingle_keys` arrays."""
     if not len(a) or not len(b):
         return 0
     both = np.concatenate([a, b])
@@ -63,11 +56,8 @@ def _shared_shingles(a: np.ndarray, b: np.ndarray) -> int:
 
 
 def paper_sets(doc_ids: Sequence[str], paper_ids: Sequence[str] | pa.Array) -> dict[str, frozenset[str]]:
-    """The set of papers each document mentions (documents without sections are absent).
-
-    ``paper_ids`` aligned with ``doc_ids``: a sequence of strings, or an Arrow string array
-    (read through its dictionary, so each distinct id is one Python string).
-    """
+    """Per document, the set of papers it mentions (documents without sections absent);
+    ``paper_ids`` aligned with ``doc_ids``, strings or an Arrow string array."""
     if isinstance(paper_ids, pa.ChunkedArray):
         paper_ids = paper_ids.combine_chunks()
     if isinstance(paper_ids, pa.Array):
@@ -79,41 +69,30 @@ def paper_sets(doc_ids: Sequence[str], paper_ids: Sequence[str] | pa.Array) -> d
 
 
 def copy_candidates(papers_of: dict[str, frozenset[str]]) -> set[str]:
-    """Documents whose paper set another document shares: the only ones whose text
-    :func:`duplicate_documents` reads."""
+    """Documents whose paper set another shares: the only ones :func:`duplicate_documents` reads."""
     count = Counter(papers_of.values())
     return {d for d, papers in papers_of.items() if count[papers] > 1}
 
 
 def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of: dict[str, str]) -> list[str | None]:
-    """Documents that copy an earlier one: ``dup_of`` for each document, the ``doc_id`` of the earlier
-    document it copies, or None (a copy of a copy names the first original).
+    """``dup_of`` per document: the ``doc_id`` of the earlier document it copies (a copy of a copy
+    names the first original), or None.
 
-    A document copies an earlier one (in the order given) when (a) its bytes are identical (status
-    ``duplicate``, the same ``content_sha256``), or (b) both mention exactly the same set of papers
-    and the Jaccard resemblance of their sections' ``text_norm`` character shingles reaches
-    :data:`DUP_MIN_RESEMBLANCE` (the same article syndicated with other boilerplate or in another
-    script); the earliest such original is taken. Only originals that share a shingle of their
-    prefixes are compared (prefix filtering, Chaudhuri et al. 2006; Bayardo et al. 2007: sets at
-    Jaccard ``t`` or more share one of their ``|x| - ceil(t |x|) + 1`` rarest elements under one
-    order), rarest within the paper set first, so many different write-ups of one popular paper
-    cost about linear time, not every pair; the same verdicts as comparing every pair.
+    A copy has (a) identical bytes (status ``duplicate``), or (b) the same set of papers and a
+    Jaccard resemblance of ``text_norm`` shingles of at least :data:`DUP_MIN_RESEMBLANCE`; the
+    earliest original wins. Prefix filtering (Chaudhuri et al. 2006; Bayardo et al. 2007) compares
+    only originals sharing a rare prefix shingle: the same verdicts as every pair, near-linear time.
 
     Args:
         documents: iterable of ``(doc_id, status, content_sha256)`` in output order.
         papers_of: :func:`paper_sets` of the run's sections.
-        text_of: the sections' ``text_norm`` joined by newlines, for at least the
-            :func:`copy_candidates` (others are never compared).
-
-    Returns:
-        ``dup_of`` per document, in the order given.
+        text_of: sections' ``text_norm`` joined by newlines, for at least :func:`copy_candidates`.
     """
     first_of_content: dict[str, str] = {}
     dup_of: list[str | None] = []
     candidates = copy_candidates(papers_of)
     prefixes = _rarest_prefixes({d: _shingle_keys(text_of[d]) for d in candidates}, papers_of)
-    # per paper set: its originals so far (doc id, shingles) and, per prefix shingle, the
-    # positions of the originals whose prefix holds it
+    # per paper set: its originals (doc id, shingles) and, per prefix shingle, their positions
     originals: dict[frozenset[str], list[tuple[str, np.ndarray]]] = {}
     holders: dict[frozenset[str], dict[int, list[int]]] = {}
     for doc_id, status, sha in documents:
@@ -143,10 +122,8 @@ def duplicate_documents(documents, papers_of: dict[str, frozenset[str]], text_of
 
 def _rarest_prefixes(shingles_of: dict[str, np.ndarray],
                      papers_of: dict[str, frozenset[str]]) -> dict[str, tuple[np.ndarray, list[int]]]:
-    """Per document, its shingles and the ranks of its prefix for :func:`duplicate_documents`:
-    the ``n - floor(t n) + 1`` rarest of its ``n`` shingles (``t`` = :data:`DUP_MIN_RESEMBLANCE`;
-    a floor, not a ceiling, keeps the prefix at least as long as the bound needs), a shingle's rank
-    being its place among its paper set's distinct shingles by document count, then value."""
+    """Per document, its shingles and prefix ranks: the ``n - floor(t n) + 1`` rarest of its ``n``
+    shingles (``t`` = :data:`DUP_MIN_RESEMBLANCE`), ranked by document count in its paper set, then value."""
     by_set: dict[frozenset[str], list[str]] = {}
     for d in shingles_of:
         by_set.setdefault(papers_of[d], []).append(d)
@@ -170,21 +147,17 @@ def _rarest_prefixes(shingles_of: dict[str, np.ndarray],
 
 def count_sources(doc_ids: pa.Array | pa.ChunkedArray, documents: Sequence[str] | pa.Array,
                   dup_of: Sequence[str | None] | pa.Array) -> pa.Array:
-    """``n_sources`` per paper: distinct documents among its ``doc_ids`` once every copy is
-    counted as its original, computed by Arrow (no Python object per paper or mention).
+    """``n_sources`` per paper: distinct documents among its ``doc_ids`` with copies counted as
+    their originals, computed in Arrow.
 
     Args:
-        doc_ids: the papers' ``doc_ids`` column, an Arrow list of strings (a null list: none).
-        documents: every document's ``doc_id`` (distinct, as the runner makes them): strings,
-            or an Arrow string array (converted once by a caller that counts papers in batches).
-        dup_of: aligned with ``documents``, the original each one copies, or None (null);
-            strings or an Arrow string array.
+        doc_ids: the papers' ``doc_ids`` column, an Arrow list of strings (null: none).
+        documents: every document's distinct ``doc_id``: strings or an Arrow string array.
+        dup_of: aligned with ``documents``, each one's original or None.
 
-    Returns:
-        int32 Arrow array, one count per paper (0 for a paper without documents).
+    Returns int32 Arrow array, one count per paper.
 
-    Raises:
-        ValueError: ``documents`` and ``dup_of`` differ in length.
+    Raises ValueError: ``documents`` and ``dup_of`` differ in length.
     """
     if len(documents) != len(dup_of):
         raise ValueError(f"{len(dup_of)} dup_of values for {len(documents)} documents")

@@ -1,10 +1,5 @@
-"""Dedup step 1, embed: the vectors dedup compares.
-
-Each section is embedded from what identifies its paper, its English title, Chinese title and
-summary head (:func:`embedding_text`), and each distinct title text once
-(:class:`SectionEmbeddings`), through the configured :class:`pipeline.embed.Embedder`
-(L2-normalized: a dot product is a cosine).
-"""
+"""Dedup step 1, embed: each section's :func:`embedding_text` and each distinct title once
+(:class:`SectionEmbeddings`), through the configured :class:`pipeline.embed.Embedder` (unit rows)."""
 
 from __future__ import annotations
 
@@ -27,8 +22,7 @@ SUMMARY_HEAD_CHARS = 200
 
 
 def _embedding_source(row: dict) -> tuple[str, int]:
-    """``(embedding_text(row), characters of its sources left out)``: the summary past its first
-    :data:`SUMMARY_HEAD_CHARS`, or for a section with no title and no summary its text past as many."""
+    """``(embedding_text(row), characters of its sources left out)``."""
     summary = row.get("summary_norm") or row.get("summary") or ""
     head = summary[:SUMMARY_HEAD_CHARS]
     text = "\n".join(p for p in (row.get("title"), row.get("title_zh"), head) if p)
@@ -40,17 +34,14 @@ def _embedding_source(row: dict) -> tuple[str, int]:
 
 
 def embedding_text(row: dict) -> str:
-    """The text embedded for a section: title, Chinese title and summary head (its first
-    :data:`SUMMARY_HEAD_CHARS` characters), one per line; for a section with none of them, the
-    first :data:`SUMMARY_HEAD_CHARS` characters of its text."""
+    """Title, Chinese title and the first :data:`SUMMARY_HEAD_CHARS` of the summary, one per line;
+    with none of them, the text's first :data:`SUMMARY_HEAD_CHARS`."""
     return _embedding_source(row)[0]
 
 
 def embedding_chars_cut(row: dict, max_chars: int = DEFAULT_MAX_CHARS) -> int:
-    """Characters of a section's embedding sources its vector leaves out (the
-    ``sections.embedding_chars_cut`` column; 0 when none): the summary (or text) past its head,
-    plus what :func:`embedding_text` has past the embedder's ``max_chars``. A model's own token
-    limit is not counted."""
+    """``sections.embedding_chars_cut``: characters of a section's sources its vector leaves out
+    (past the summary head, plus past the embedder's ``max_chars``); token limits not counted."""
     text, cut = _embedding_source(row)
     return cut + max(0, len(text) - max_chars)
 
@@ -63,17 +54,13 @@ def embedding_cuts(sections: pd.DataFrame, max_chars: int = DEFAULT_MAX_CHARS) -
 
 @dataclass(frozen=True)
 class SectionEmbeddings:
-    """The vectors dedup compares (float32, rows L2-normalized); a title text shared by many
-    sections is stored once.
+    """The vectors dedup compares (float32, unit rows); shared title texts stored once.
 
     Attributes:
-        content: ``(n, d)``: :func:`embedding_text` of each section; an array or a read-only
-            memory map.
-        title_vectors: ``(m, d)``: one row per distinct title text; an array or a memory map.
-        title_row: int32 ``(n,)``: row of the section's English title in ``title_vectors``; -1
-            when none.
-        title_zh_row: int32 ``(n,)``: row of its Chinese title (target script); -1 when none.
-        title_texts: the ``m`` title texts, row for row (for :class:`EmbeddingParts`).
+        content: ``(n, d)`` of each :func:`embedding_text`; an array or read-only memory map.
+        title_vectors: ``(m, d)``, one row per distinct title text.
+        title_row, title_zh_row: int32 ``(n,)`` rows of the English / Chinese title, -1 when none.
+        title_texts: the ``m`` title texts, row for row.
     """
 
     content: np.ndarray
@@ -106,12 +93,12 @@ class SectionEmbeddings:
 
     @property
     def title(self) -> np.ndarray:
-        """``(n, d)`` English title vectors, all-zero rows where none (built on each call)."""
+        """``(n, d)`` English title vectors, zero rows where none (built per call)."""
         return self._dense(self.title_row)
 
     @property
     def title_zh(self) -> np.ndarray:
-        """``(n, d)`` Chinese title vectors, all-zero rows where none (built on each call)."""
+        """``(n, d)`` Chinese title vectors, zero rows where none (built per call)."""
         return self._dense(self.title_zh_row)
 
     def take(self, order: np.ndarray) -> SectionEmbeddings:
@@ -120,31 +107,24 @@ class SectionEmbeddings:
                                  self.title_zh_row[order], self.title_texts)
 
     def without_content(self) -> SectionEmbeddings:
-        """The same sections with an ``(n, 0)`` content matrix, for content rows kept elsewhere
-        (:class:`pipeline.vectors.VectorFile`); :meth:`with_content` puts them back."""
+        """Same sections with an ``(n, 0)`` content matrix; :meth:`with_content` puts it back."""
         return SectionEmbeddings(np.empty((len(self.title_row), 0), np.float32), self.title_vectors, self.title_row,
                                  self.title_zh_row, self.title_texts)
 
     def __reduce__(self):
-        """Pickled for another process: a mapped ``.npy`` goes as its path
-        (:func:`pipeline.vectors.portable`)."""
+        """A mapped ``.npy`` pickles as its path (:func:`pipeline.vectors.portable`)."""
         return _embeddings, (portable(self.content), portable(self.title_vectors), self.title_row,
                              self.title_zh_row, self.title_texts)
 
     def with_content(self, content: np.ndarray) -> SectionEmbeddings:
-        """The same sections with ``content`` (``(n, d)``, an array or a memory map).
-
-        Raises:
-            ValueError: ``content`` does not have one row per section.
-        """
+        """The same sections with ``content`` ``(n, d)``; ValueError unless one row per section."""
         if content.shape[0] != len(self.title_row):
             raise ValueError(f"{content.shape[0]} content rows for {len(self.title_row)} sections")
         return SectionEmbeddings(content, self.title_vectors, self.title_row, self.title_zh_row, self.title_texts)
 
     def title_sums(self, rows_en: np.ndarray, rows_zh: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """The vectors the cross-language title neighbours are searched on: per section the
-        L2-normalized sum of the title vectors at rows ``rows_en`` and ``rows_zh`` (``-1``: none; zero
-        without titles), float32 ``(len(rows_en), d)``, written into ``out`` when given."""
+        """Per section the normalized sum of title vectors at ``rows_en`` and ``rows_zh`` (-1 none;
+        zero without titles): float32 ``(len(rows_en), d)``, into ``out`` when given."""
         part = np.zeros((len(rows_en), self.title_vectors.shape[1]), np.float32) if out is None else out
         part[:] = 0
         for row in (rows_en, rows_zh):
@@ -167,19 +147,16 @@ def _check_permutation(positions: np.ndarray | None, n: int) -> None:
 
 
 class EmbeddingParts:
-    """:class:`SectionEmbeddings` of consecutive chunks, added as they come (:meth:`add`) and
-    joined at the end (:meth:`join`). A title text already seen keeps its first row, so a popular
-    title's vector is held once.
+    """:class:`SectionEmbeddings` of consecutive chunks, :meth:`add`-ed and :meth:`join`-ed; a
+    title text keeps its first row.
 
     Args:
-        folder: when given, the title vectors go to a :class:`pipeline.vectors.VectorFile` there
-            (memory-mapped when joined); None: in memory.
+        folder: title vectors go to a :class:`pipeline.vectors.VectorFile` there; None: memory.
 
     Attributes:
         n: sections added so far.
 
-    Raises:
-        OSError: from :meth:`add`, when the title file cannot be created or written.
+    Raises OSError: from :meth:`add`, when the title file cannot be written.
     """
 
     def __init__(self, folder: str | Path | None = None) -> None:
@@ -193,11 +170,7 @@ class EmbeddingParts:
         self._contents: list[np.ndarray] = []
 
     def add(self, part: SectionEmbeddings) -> None:
-        """Append the sections of ``part`` (its titles named by ``title_texts``).
-
-        Raises:
-            ValueError: ``part`` has title vectors that ``title_texts`` does not name.
-        """
+        """Append ``part``'s sections; ValueError when its title vectors lack ``title_texts``."""
         if len(part.title_texts) != part.title_vectors.shape[0]:
             raise ValueError(f"{part.title_vectors.shape[0]} title vectors but {len(part.title_texts)} title texts: "
                              "parts are merged by title text")
@@ -220,15 +193,13 @@ class EmbeddingParts:
         self.n += len(part.title_row)
 
     def join(self, positions: np.ndarray | None = None, texts: bool = True) -> SectionEmbeddings:
-        """The sections added, one part after the other; the parts are dropped.
+        """The sections added, in turn; the parts are dropped.
 
         Args:
-            positions: int ``(n,)``: where row ``k`` of the concatenation goes (a permutation);
-                None: in turn.
-            texts: keep ``title_texts`` (only needed to concatenate again); False gives ``()``.
+            positions: int ``(n,)`` permutation, where row ``k`` goes; None: in turn.
+            texts: keep ``title_texts``; False gives ``()``.
 
-        Raises:
-            ValueError: nothing was added, or ``positions`` is not a permutation of ``n`` rows.
+        Raises ValueError: nothing added, or ``positions`` not a permutation of ``n``.
         """
         n = self.n
         if not self._contents:
@@ -251,20 +222,14 @@ class EmbeddingParts:
 
 
 class EmbeddingInputs(NamedTuple):
-    """What :func:`embed_sections` encodes of ``n`` sections, without the sections (the runner
-    spills it per chunk, :meth:`to_batch`, and encodes later).
-
-    Attributes:
-        texts: ``n`` :func:`embedding_text` strings.
-        titles: ``n`` ``(English title, Chinese title)`` pairs (:func:`_titles`; None where missing).
-    """
+    """What :func:`embed_sections` encodes of ``n`` sections (spilled per chunk by the runner):
+    ``texts`` (:func:`embedding_text`) and ``titles`` (``(English, Chinese)``, None missing)."""
 
     texts: list[str]
     titles: list[tuple[str | None, str | None]]
 
     def to_batch(self) -> pa.RecordBatch:
-        """As an Arrow record batch (``text``, ``title``, ``title_zh``: strings, titles nullable);
-        :meth:`from_batch` gives the same values back."""
+        """Arrow batch ``text``, ``title``, ``title_zh`` (titles nullable); :meth:`from_batch` inverts it."""
         return pa.record_batch([pa.array(self.texts, pa.string()), pa.array([t for t, _ in self.titles], pa.string()),
                                 pa.array([z for _, z in self.titles], pa.string())], names=["text", "title", "title_zh"])
 
@@ -276,21 +241,19 @@ class EmbeddingInputs(NamedTuple):
 
 
 def embedding_inputs(sections: pd.DataFrame) -> EmbeddingInputs:
-    """The :class:`EmbeddingInputs` of ``sections`` (rows with ``title``, ``title_zh``,
-    ``summary_norm`` or ``summary``, ``text``), row for row."""
+    """:class:`EmbeddingInputs` of ``sections`` (``title``, ``title_zh``, ``summary_norm`` or
+    ``summary``, ``text``), row for row."""
     rows = records(sections[[c for c in ("title", "title_zh", "summary_norm", "summary", "text") if c in sections]])
     return EmbeddingInputs([embedding_text(r) for r in rows], [_titles(r) for r in rows])
 
 
 def embed_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> SectionEmbeddings:
-    """Encode :func:`embedding_inputs` in one ``encode`` call (section texts, then each distinct
-    title once): :class:`SectionEmbeddings` of ``len(inputs.texts)`` rows."""
+    """One ``encode`` call (texts, then each distinct title once): :class:`SectionEmbeddings`."""
     return submit_inputs(inputs, embedder)()
 
 
 def submit_inputs(inputs: EmbeddingInputs, embedder: Embedder) -> Callable[[], SectionEmbeddings]:
-    """:func:`embed_inputs`, started (:func:`pipeline.embed.submit_encode`): the returned
-    function waits for and gives the same result."""
+    """:func:`embed_inputs`, started; the returned function waits for the same result."""
     texts, titles = inputs
     extra = list(dict.fromkeys(t for pair in titles for t in pair if t))
     pending = submit_encode(embedder, texts + extra) if texts or extra else None
@@ -310,7 +273,5 @@ def _embedded(texts: list[str], titles: list[tuple[str | None, str | None]], ext
 
 
 def embed_sections(sections: pd.DataFrame, embedder: Embedder) -> SectionEmbeddings:
-    """:func:`embed_inputs` of :func:`embedding_inputs` of ``sections`` (rows with ``title``,
-    ``title_zh``, ``summary_norm`` or ``summary``, ``text``): :class:`SectionEmbeddings` of
-    ``len(sections)`` rows."""
+    """:func:`embed_inputs` of :func:`embedding_inputs` of ``sections``."""
     return embed_inputs(embedding_inputs(sections), embedder)

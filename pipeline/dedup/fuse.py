@@ -50,9 +50,8 @@ MAX_TIED_TITLES = 20
 
 
 def _title_vote(folded: Sequence[str | None], conflicts: list[str]) -> str | None:
-    """:func:`_vote` of folded titles, with a tie going to the spelling closest to all the
-    mentions' (highest count-weighted sum of :func:`_english_ratio`, a medoid): a typo stands
-    apart from the other spellings of a title; then to the first mentioned."""
+    """:func:`_vote` of folded titles; a tie goes to the medoid spelling (highest count-weighted
+    :func:`_english_ratio` sum: a typo stands apart), then to the first mentioned."""
     best = _vote(folded, "title", conflicts)
     counts = Counter(f for f in folded if f is not None)
     tied = [f for f in counts if counts[f] == counts[best]] if best is not None else []
@@ -74,21 +73,19 @@ def paper_id_for(arxiv_id: str | None, title: str | None, first_section_id: str)
 
 
 def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
-    """One canonical record from the sections of one paper (rows in section-id order: a
-    DataFrame, or its rows as :func:`pipeline.stage.records` gives them).
+    """One canonical record from the sections of one paper (rows in section-id order: a DataFrame
+    or :func:`pipeline.stage.records` dicts).
 
-    Rules: present beats missing; the value most mentions agree on wins (ties: first mention); the
-    title is the most common folded title, spelled as in the mention with most metadata (a short
-    name alone not counted beside a title it opens, :func:`~pipeline.dedup.titles.name_keys`);
-    authors and institutions from the fullest list; URLs the union in mention order (``url_kinds``
-    aligned); the longest summary (``summary_norm``; ``summary_from`` names its section).
-    Disagreements go to ``conflicts`` as ``"field: a | b"`` strings.
+    Present beats missing; the majority wins (ties: first mention); the title is the most common
+    folded title, spelled as in the mention with most metadata; authors and institutions from the
+    fullest list; URLs the union in mention order; the longest summary (``summary_from`` names its
+    section). Disagreements go to ``conflicts`` as ``"field: a | b"``.
     """
     conflicts: list[str] = []
     rows = records(group) if isinstance(group, pd.DataFrame) else group
     richness = [sum(bool(r.get(f)) for f in ("arxiv_id", "authors", "institutions", "award_raw")) for r in rows]
     folded = [_folded(r["title"]) if r.get("title") else None for r in rows]  # a paper repeats its titles
-    # a short name alone ("XYZ") beside a title it opens or abbreviates is no candidate title
+    # a short name alone beside a title it opens or abbreviates is no candidate title
     names = [name_keys(r["title"]) if r.get("title") else None for r in rows]
     expanded = {key for n in names if n and not n[2] for key in n[:2] if key}
     folded = [None if n and n[2] and n[0] in expanded else f for f, n in zip(folded, names, strict=True)]
@@ -103,11 +100,11 @@ def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
     for r in rows:
         for u, k in zip(r["urls"] or [], r["url_kinds"] or [], strict=True):
             url_kinds.setdefault(u, k)
-    # by ``_summary_chars`` when the rows are slim (the runner puts the text back), else length
+    # ``_summary_chars`` when the rows are slim, else length
     lengths = [(r.get("_summary_chars") or len(r["summary_norm"]), -k) for k, r in enumerate(rows) if r.get("summary_norm")]
     longest = rows[-max(lengths)[1]] if lengths else None
     arxiv_id = _vote([r["arxiv_id"] for r in rows], "arxiv_id", conflicts)
-    # an int whatever the column's dtype, so a conflict reads "2024", not "2024.0"
+    # an int whatever the dtype, so a conflict reads "2024", not "2024.0"
     year = _vote([None if r["year"] is None or r["year"] != r["year"] else int(r["year"]) for r in rows],
                  "year", conflicts)
     record = {
@@ -134,18 +131,12 @@ def fuse(group: pd.DataFrame | Sequence[dict]) -> dict:
 
 
 def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The global dedup stage on sections held in memory, by the runner's path (scratch files in
-    a temporary folder, then :func:`cluster_all`).
+    """The global dedup stage on sections held in memory (scratch files in a temporary folder,
+    then :func:`cluster_all`).
 
-    Args:
-        sections: one row per section with the extract columns plus ``section_id``, ``doc_id``.
-        embedder: the configured embedder.
-
-    Returns:
-        ``(sections, papers)``: ``sections`` sorted by ``section_id`` with added ``paper_id``
-        (str), ``match_score`` (float or None: average score to the other mentions of its paper)
-        and ``embedding_chars_cut`` (int); ``papers`` with the columns of :data:`PAPER_COLUMNS`
-        (list values as Python lists), sorted by ``paper_id``.
+    ``sections``: the extract columns plus ``section_id``, ``doc_id``. Returns ``(sections,
+    papers)``: ``sections`` sorted by ``section_id`` with ``paper_id``, ``match_score`` (float or
+    None) and ``embedding_chars_cut``; ``papers`` with :data:`PAPER_COLUMNS`, by ``paper_id``.
     """
     sections = sections.sort_values("section_id", kind="stable").reset_index(drop=True)
     if sections.empty:
@@ -160,7 +151,7 @@ def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[p
         content.append(part.content)
         parts.add(part.without_content())
         paper_ids, scores, papers, _ = cluster_all(slims, parts, config, scratch, content)
-    # the papers' summaries: the whole summary_norm of the section each one names
+    # each paper's summary: the whole summary_norm of the section it names
     summary_of = dict(zip(sections["section_id"], sections["summary_norm"], strict=True)) \
         if "summary_norm" in sections else {}
     records = papers.to_pylist()
@@ -173,24 +164,19 @@ def dedup(sections: pd.DataFrame, config: Config, embedder: Embedder) -> tuple[p
 def cluster_all(slims: ScratchColumns, vectors: EmbeddingParts, config: Config, scratch: str | Path,
                 content: VectorFile | None = None, on_step: Callable[[str], None] | None = None,
                 ) -> tuple[pa.Array, pa.Array, pa.Table, pd.Series]:
-    """Dedup over every section of a run, from its chunks' slim columns and embeddings.
-
-    Consumes its inputs (``slims`` closed, ``vectors`` joined as soon as read), so the peak
-    holds one copy of the vectors.
+    """Dedup over every section of a run, from its chunks' slim columns and embeddings. Consumes
+    its inputs (``slims`` closed, ``vectors`` joined as read): one copy of the vectors at peak.
 
     Args:
         slims: the sections in corpus order (the runner's scratch Parquet).
         vectors: the chunks' :func:`embed_sections`, in the same order.
-        scratch: the run's scratch folder.
-        content: the content vectors in corpus order when the parts of ``vectors`` have none
-            (:meth:`SectionEmbeddings.without_content`): copied to a ``.npy`` in section-id order
-            in ``scratch`` and memory-mapped. Closed here.
-        on_step: passed to :func:`cluster_sections`.
+        content: the content vectors in corpus order when ``vectors`` has none: copied to a
+            memory-mapped ``.npy`` in section-id order; closed here.
 
     Returns:
         ``(paper_ids, match_scores, papers, doc_ids)``: per section in corpus order its paper id
-        (Arrow string), match score (Arrow float32, null when alone) and doc id (a string
-        Series, index ``0..n-1``); ``papers`` as :func:`cluster_papers` gives them.
+        (Arrow string), match score (Arrow float32, null alone) and doc id (string Series, index
+        ``0..n-1``); ``papers`` as :func:`cluster_papers` gives them.
     """
     if not slims.n or not vectors.n:  # no sections (nothing to embed)
         doc_ids = slims.series("doc_id")
@@ -198,7 +184,7 @@ def cluster_all(slims: ScratchColumns, vectors: EmbeddingParts, config: Config, 
         if content is not None:
             content.close()
         return pa.array([], pa.string()), pa.array([], pa.float32()), FUSED_PAPERS_SCHEMA.empty_table(), doc_ids
-    # dedup works in section-id order: the vectors are copied straight into it, part by part
+    # dedup works in section-id order; the vectors are copied into it part by part
     order = section_order(slims.column("section_id").to_numpy(zero_copy_only=False))
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
@@ -227,15 +213,10 @@ FUSE_BATCH_ROWS = 8192
 
 
 def _group_batches(labels: np.ndarray, batch_rows: int) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
-    """How :func:`cluster_groups` batches whole clusters.
-
-    Returns:
-        ``(by, starts, batches)``: ``by`` int64 ``(n,)`` the stable argsort of ``labels``;
-        ``starts`` int64 ``(g + 1,)`` each cluster's first position in ``by`` (and ``n``); per
-        batch ``(first, stop, last)``: clusters ``first..last - 1`` (in label order), about
-        ``batch_rows`` rows and at least one whole cluster, at ``by[starts[first]:stop]``
-        (``stop = starts[last]``).
-    """
+    """How :func:`cluster_groups` batches whole clusters: ``(by, starts, batches)``; ``by`` the
+    stable argsort of ``labels``, ``starts`` int64 ``(g + 1,)`` each cluster's first position in
+    ``by``; per batch ``(first, stop, last)``, clusters ``first..last - 1`` of about ``batch_rows``
+    rows at ``by[starts[first]:stop]``."""
     n = len(labels)
     by = np.argsort(labels, kind="stable")
     ranked = labels[by]
@@ -255,18 +236,13 @@ def cluster_groups(store: ScratchColumns, labels: Sequence[int] | np.ndarray, ba
     """The rows of each cluster as dicts, grouped as ``groupby(labels, sort=True)``.
 
     Args:
-        store: the sections; its row ``order[i]`` is row ``i`` here (``order`` int ``(n,)``; None:
-            row ``i``). Copied in cluster order batch by batch (:meth:`ScratchColumns.regrouped`,
-            in ``folder``), so at most one column of every row and one batch are held.
+        store: the sections; row ``order[i]`` is row ``i`` here (None: identity). Copied in
+            cluster order batch by batch (in ``folder``): one column and one batch held.
         labels: ``n`` integer cluster labels, aligned with the rows.
         batch_rows: rows converted at a time; the result does not depend on it.
 
-    Yields:
-        ``(label, rows)`` in ascending label order, rows as dicts of :data:`DEDUP_COLUMNS` in
-        row order.
-
-    Raises:
-        ValueError: ``labels`` and the rows (or ``order``) differ in length.
+    Yields ``(label, rows)`` by ascending label, rows as :data:`DEDUP_COLUMNS` dicts in row order.
+    ValueError when ``labels`` and the rows (or ``order``) differ in length.
     """
     labels = np.asarray(labels)
     n = store.n if order is None else len(order)
@@ -288,8 +264,7 @@ def cluster_groups(store: ScratchColumns, labels: Sequence[int] | np.ndarray, ba
         grouped.close()
 
 
-#: The papers :func:`cluster_papers` gives (Arrow): :data:`pipeline.write.PAPERS_SCHEMA`
-#: plus ``summary_from``.
+#: The papers :func:`cluster_papers` gives: :data:`pipeline.write.PAPERS_SCHEMA` plus ``summary_from``.
 FUSED_PAPERS_SCHEMA = PAPERS_SCHEMA.append(pa.field("summary_from", pa.string()))
 
 #: :func:`cluster_papers` turns this many fused records at a time into Arrow rows.
@@ -302,24 +277,19 @@ def cluster_papers(sections: ScratchColumns, emb: SectionEmbeddings, config: Con
     """Cluster embedded sections into papers and fuse each paper's record.
 
     Args:
-        sections: the run's :class:`ScratchColumns` (``n`` rows with :data:`DEDUP_COLUMNS`), row
-            ``order[i]`` the ``i``-th in section-id order (``order`` None: already so). Read for
-            :data:`SCORER_COLUMNS` before clustering, and column by column in cluster order for
-            fusion (:func:`cluster_groups`), so the rows are never all held.
+        sections: the run's :class:`ScratchColumns` (:data:`DEDUP_COLUMNS`), row ``order[i]`` the
+            ``i``-th in section-id order (``order`` None: already so); read column by column.
         emb: :func:`embed_sections` of the rows, in section-id order.
-        scratch: passed to :func:`cluster_sections`; fusion's regrouped copy goes there too.
-        order: int ``(n,)`` (see ``sections``).
-        on_step: passed to :func:`cluster_sections`.
+        scratch: for :func:`cluster_sections` and fusion's regrouped copy.
 
     Returns:
         ``(paper_ids, match_scores, papers)``: per row in section-id order the paper id (Arrow
-        string) and match score (Arrow float32, null when alone); ``papers``, an Arrow table of
-        :data:`FUSED_PAPERS_SCHEMA` sorted by ``paper_id`` (``summary_from``: the section whose
-        ``summary_norm`` is the paper's ``summary``).
+        string) and match score (Arrow float32, null alone); ``papers`` an Arrow table of
+        :data:`FUSED_PAPERS_SCHEMA` sorted by ``paper_id``.
 
     Raises:
-        ValueError: ``order`` not a permutation of the store's rows; ``emb`` not of ``n`` rows.
-        pyarrow.ArrowInvalid: a fused value does not fit its column (a year beyond int16).
+        ValueError: ``order`` not a permutation of the rows; ``emb`` not of ``n`` rows.
+        pyarrow.ArrowInvalid: a fused value does not fit its column.
     """
     n = sections.n
     _check_permutation(order, n)
@@ -337,7 +307,7 @@ def cluster_papers(sections: ScratchColumns, emb: SectionEmbeddings, config: Con
     for label, group in cluster_groups(sections, labels, order=order, folder=scratch):
         record = fuse(group)
         if record["paper_id"] in taken:
-            # two papers share a key: the later one is keyed by its first mention (just as stable)
+            # two papers share a key: the later one is keyed by its first mention
             record["paper_id"] = paper_id_for(None, None, record["section_ids"][0])
         taken.add(record["paper_id"])
         paper_of_cluster[label] = record["paper_id"]

@@ -1,10 +1,9 @@
 """Dedup step 3, score: pair scores and cannot-link constraints (:class:`PairScorer`) and the
 candidate pairs at or above the threshold in visiting order (:func:`_visited_pairs`).
 
-A pair scores ``w * cosine + (1 - w) * title_similarity`` (``w = dedup.embed_weight``), plus
-:data:`AUTHOR_BONUS` when the author lists overlap, less the conflict penalties, clipped to
-[0, 1]; an exact key scores 1.0, a cannot-linked pair ``-inf`` (docs/dedup.md, step 3). Columns
-are held as integer codes (Arrow dictionary encoding) so that scoring is numpy over arrays.
+Score: ``w * cosine + (1 - w) * title_similarity`` (``w = dedup.embed_weight``), plus
+:data:`AUTHOR_BONUS`, less conflict penalties, clipped to [0, 1]; exact key 1.0, cannot-link
+``-inf`` (docs/dedup.md, step 3). Columns are integer codes so scoring is numpy over arrays.
 """
 
 from __future__ import annotations
@@ -40,29 +39,25 @@ from .titles import (
 _ZH_LEAD_NAME = re.compile(r"\s*([A-Za-z][\w.+\-]*[A-Za-z0-9])\s*[:：]\s*(?=[^\x00-\x7f]*[\u3400-\u9fff])")
 
 
-#: Score added when two author lists overlap by at least AUTHOR_MIN_OVERLAP (Jaccard of
-#: :func:`_author_keys`); subtracted when both name different venues, or years more than one
-#: apart (an arXiv year and a venue year may differ by one). Calibrated on tests/fixtures/dedup.
+#: Added when author lists overlap by at least AUTHOR_MIN_OVERLAP (Jaccard of :func:`_author_keys`);
+#: subtracted for different venues or years over one apart. Calibrated on tests/fixtures/dedup.
 AUTHOR_BONUS = 0.10
 
 AUTHOR_MIN_OVERLAP = 0.5
 
 VENUE_CONFLICT_PENALTY = 0.10
 
-#: Subtracted when both mentions list authors by Latin names and share no surname: two papers
-#: whose titles share their words. Calibrated on the real corpus's dev split (bench/README.md).
+#: Subtracted when both list Latin-named authors sharing no surname. Calibrated on the real
+#: corpus's dev split (bench/README.md).
 AUTHOR_CONFLICT_PENALTY = 0.20
 
 YEAR_CONFLICT_PENALTY = 0.10
 
-#: Subtracted from a pair decided by its titles alone when the titles are in two languages (the
-#: title-vector cosine of an English and a Chinese title): unrelated titles of one topic reach 0.63
-#: there, while string ratios of one language seldom pass the threshold by chance. Calibrated on
-#: the real corpus's dev split (bench/README.md, "Thresholds").
+#: Subtracted from a title-decided pair whose titles are in two languages (cross-language title
+#: cosines of one topic run high). Calibrated on the dev split (bench/README.md, "Thresholds").
 CROSS_TITLE_PENALTY = 0.08
 
-#: Pairs scored per numpy batch in :meth:`PairScorer.scores` (``2 x batch x d`` float32 rows:
-#: 8 MiB at ``d = 512``).
+#: Pairs scored per numpy batch in :meth:`PairScorer.scores` (``2 x batch x d`` float32).
 SCORE_BATCH = 4096
 
 #: Candidate pairs scored at a time by :func:`_visited_pairs` (a multiple of SCORE_BATCH).
@@ -70,9 +65,7 @@ CANDIDATE_BLOCK = 64 * SCORE_BATCH
 
 
 def _author_keys(authors) -> frozenset[str]:
-    """Comparable author keys: a Latin name's last token, case-folded (``F. Abaigar`` ->
-    ``abaigar``); a CJK name whole. Lists in different scripts share no key, so only agreement
-    is evidence."""
+    """Author keys: a Latin name's last token case-folded, a CJK name whole (scripts never match)."""
     keys = set()
     for name in authors if authors is not None else ():
         name = str(name).strip()
@@ -83,24 +76,21 @@ def _author_keys(authors) -> frozenset[str]:
 
 
 def _codes(values: Sequence) -> tuple[np.ndarray, list]:
-    """``(codes, table)`` of hashable values: ``codes`` int64 ``(len(values),)`` (equal values,
-    equal codes, in order of first appearance; ``-1`` for None and empty sets), ``table[code]``
-    the value."""
+    """``(codes, table)``: int64 ``(len(values),)`` codes in order of first appearance (``-1`` for
+    None and empty sets), ``table[code]`` the value."""
     index: dict = {}
     codes = np.fromiter((index.setdefault(v, len(index)) if v is not None and v != frozenset() else -1
                          for v in values), np.int64, len(values))
     return codes, list(index)
 
 
-#: Distinct full titles looked at (table order) when asking whether a short name opens or
-#: abbreviates two papers' titles (:func:`_two_papers`); such a name is no alias.
+#: Distinct full titles checked by :func:`_two_papers` for a short name.
 NAME_TITLES_CHECKED = 32
 
 
 def _two_papers(titles: list[str]) -> bool:
-    """Whether two of the full titles sharing a short name are two papers': title ratio below
-    :data:`~pipeline.dedup.titles.ALIAS_SIMILARITY` and neither's words after its colon (all its
-    words without one) inside the other."""
+    """Whether two titles sharing a short name are two papers': ratio below
+    :data:`~pipeline.dedup.titles.ALIAS_SIMILARITY` and neither's post-colon words inside the other."""
     folded = list(dict.fromkeys(t for t in titles if _folded(t)))[:NAME_TITLES_CHECKED]
     rests = [_folded(re.split(r"[:：]", t, maxsplit=1)[-1]) or _folded(t) for t in folded]
     for i, x in enumerate(folded):
@@ -113,8 +103,7 @@ def _two_papers(titles: list[str]) -> bool:
 
 
 def _first_appearance(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, ids)``: integer ids (``-1`` missing) renumbered in order of first appearance,
-    as :func:`_codes` numbers values; ``ids[code]`` the raw id."""
+    """``(codes, ids)``: ids (``-1`` missing) renumbered by first appearance; ``ids[code]`` the raw id."""
     raw = np.asarray(raw, dtype=np.int64)
     valid = raw >= 0
     values = raw[valid]
@@ -128,8 +117,7 @@ def _first_appearance(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _arrow_column(frame: pd.DataFrame, name: str) -> pa.Array | None:
-    """Column ``name`` as one Arrow array (missing: null; absent column: all null), or None when
-    Arrow cannot hold its values."""
+    """Column ``name`` as one Arrow array (absent: all null), or None when Arrow cannot hold it."""
     if name not in frame.columns:
         return pa.nulls(len(frame))
     try:
@@ -151,10 +139,9 @@ def _dictionary_ids(array: pa.Array) -> tuple[np.ndarray, list]:
 
 
 def _string_codes(frame: pd.DataFrame, name: str, empty_is_missing: bool = True) -> tuple[np.ndarray, list] | None:
-    """:func:`_codes` of a string column (missing and, with ``empty_is_missing``, empty: ``-1``)
-    by Arrow dictionary encoding, without a Python object per row. None when the column is not
-    only strings and missing markers, or holds a missing marker without ``empty_is_missing``
-    (``_codes`` gives those codes of their own): the caller then codes the Python values."""
+    """:func:`_codes` of a string column via Arrow dictionary encoding (missing, and empty with
+    ``empty_is_missing``: ``-1``). None when the column is not only strings and missing markers
+    (or holds missing markers without ``empty_is_missing``): the caller codes it in Python."""
     array = _arrow_column(frame, name)
     if array is None:
         return None
@@ -172,21 +159,15 @@ def _string_codes(frame: pd.DataFrame, name: str, empty_is_missing: bool = True)
 
 
 class _KeySets(Sequence):
-    """Sets of strings as int ids into one table of distinct strings, in CSR layout (set ``k``:
-    ``ids[offsets[k]:offsets[k + 1]]``, ascending); ``sets[k]`` is a frozenset.
-
-    Attributes:
-        keys: the distinct strings (``ids`` index it).
-        ids: int32 ``(total members,)``; offsets: int64 ``(len(sets) + 1,)``.
-    """
+    """Sets of strings as int ids into a table of distinct ``keys``, CSR layout: set ``k`` is
+    ``ids[offsets[k]:offsets[k + 1]]`` ascending (int32 ids, int64 offsets); ``sets[k]`` a frozenset."""
 
     def __init__(self, keys: list[str], ids: np.ndarray, offsets: np.ndarray):
         self.keys, self.ids, self.offsets = keys, ids, offsets
 
     @classmethod
     def code(cls, sets: Iterable[frozenset[str]]) -> tuple[np.ndarray, _KeySets]:
-        """``(codes, table)``: :func:`_codes` of ``sets`` (empty set ``-1``) with the table as a
-        :class:`_KeySets`; reads ``sets`` once."""
+        """``(codes, table)``: :func:`_codes` of ``sets`` (empty ``-1``), the table a :class:`_KeySets`."""
         import array
 
         key_id: dict[str, int] = {}
@@ -220,11 +201,10 @@ class _KeySets(Sequence):
         return frozenset(self.keys[i] for i in self.ids[self.offsets[at] : self.offsets[at + 1]].tolist())
 
     def jaccard(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """``len(X & Y) / len(X | Y)`` of non-empty sets ``x[t]`` and ``y[t]``: float64
-        ``(len(x),)``, equal to Python's set result, :data:`JACCARD_MEMBERS` members at a time.
+        """Jaccard of non-empty sets ``x[t]`` and ``y[t]``: float64 ``(len(x),)``, as Python's sets.
 
         Raises:
-            IndexError: a set number outside ``0..len - 1``.
+            IndexError: a set number out of range.
             ValueError: ``x`` and ``y`` differ in length.
         """
         x, y = np.asarray(x, dtype=np.int64), np.asarray(y, dtype=np.int64)
@@ -269,9 +249,8 @@ _NAME_SEPARATOR = "\x1f"
 
 
 def _author_codes(frame: pd.DataFrame) -> tuple[np.ndarray, _KeySets] | None:
-    """``(codes, _KeySets)`` of :func:`_author_keys` of each row's ``authors``, computed once per
-    distinct list (Arrow joins and dictionary-encodes the lists). None when the column is not
-    lists of strings without missing names: the caller then codes the Python values."""
+    """``(codes, _KeySets)`` of each row's :func:`_author_keys`, once per distinct list (Arrow).
+    None when ``authors`` is not lists of non-missing strings: the caller codes it in Python."""
     array = _arrow_column(frame, "authors")
     if array is None:
         return None
@@ -302,9 +281,8 @@ def _int_array(values: np.ndarray):
 
 
 def _folded_codes(title_code: np.ndarray, table: list) -> tuple[np.ndarray, list, np.ndarray]:
-    """``(codes, folded_table, code_of)``: :func:`_codes` of the sections' folded titles
-    (:func:`_folded`; empty fold missing) given their title codes into ``table``, and ``code_of``
-    int64 ``(len(table),)``, each table entry's folded code (-1 empty), for :class:`_Decoded`."""
+    """``(codes, folded_table, code_of)``: :func:`_codes` of the folded titles (empty: missing) and
+    ``code_of`` int64 ``(len(table),)``, each title code's folded code (-1 empty)."""
     index: dict[str, int] = {}
     code_of = np.array([index.setdefault(f, len(index)) if (f := _folded(t)) else -1 for t in table], dtype=np.int64)
     codes = np.where(title_code >= 0, code_of[np.maximum(title_code, 0)], -1) if len(table) else np.full(len(title_code), -1, np.int64)
@@ -312,8 +290,7 @@ def _folded_codes(title_code: np.ndarray, table: list) -> tuple[np.ndarray, list
 
 
 class _Decoded(Sequence):
-    """A per-section column as codes and a table of distinct values: ``column[i]`` is
-    ``table[codes[i]]``, or ``missing`` where the code is -1."""
+    """A per-section column: ``column[i]`` is ``table[codes[i]]``, ``missing`` where code is -1."""
 
     def __init__(self, codes: np.ndarray, table: Sequence, missing=None):
         self._codes, self._table, self._missing = codes, table, missing
@@ -345,17 +322,13 @@ class _Optional(Sequence):
 
 class PairScorer:
     """Pair scores and constraints over the sections of one run (docs/dedup.md, step 3).
+    :meth:`scores` scores arrays of pairs; :meth:`score` one pair, cached.
 
-    :meth:`scores` scores arrays of pairs (numpy over integer codes; string comparisons once per
-    distinct pair of strings); :meth:`score` is one pair of it, cached.
-
-    Attributes (one entry per section, ``n = len(sections)``, in row order):
-        doc, arxiv, title, folded, folded_zh, venue: ``doc_id``, arXiv id, English title
-            (:func:`_titles`), folded English / Chinese title and venue; None where missing.
-        has_summary: bool; authors: :func:`_author_keys` (frozensets; empty where none); year:
-            int or None.
+    Attributes (one entry per section, in row order):
+        doc, arxiv, title, folded, folded_zh, venue: per section, None where missing.
+        has_summary: bool; authors: :func:`_author_keys` frozensets; year: int or None.
         doc_code, arxiv_code, folded_code, folded_zh_code, title_code, author_code, venue_code:
-            int64 ``(n,)`` codes of the above (equal values, equal codes; ``-1`` where missing).
+            int64 ``(n,)`` codes of the above (``-1`` where missing).
     """
 
     def __init__(self, sections: pd.DataFrame, emb: SectionEmbeddings, embed_weight: float):
@@ -368,14 +341,13 @@ class PairScorer:
         def column(name: str) -> list:  # as stage.records gives it (missing markers: None), per column
             return [present(v) for v in sections[name].tolist()] if name in sections.columns else [None] * n
 
-        # string columns coded through Arrow (no Python object per section), others in Python
         doc = _string_codes(sections, "doc_id", empty_is_missing=False)
         self.doc_code, doc_table = doc if doc is not None else _codes(sections["doc_id"].tolist())
         arxiv = _string_codes(sections, "arxiv_id")
         self.arxiv_code, arxiv_table = (arxiv if arxiv is not None else
                                         _codes([v if _present(v) else None for v in column("arxiv_id")]))
         title_code, self._title_table, zh_code, zh_table = self._title_codes(sections, column)
-        # each distinct title folded once; coding them in code order numbers folds as per section
+        # each distinct title folded once, in code order
         self.folded_code, folded_table, _ = _folded_codes(title_code, self._title_table)
         self.title_code = title_code
         self.name_code, self.initials_code, self._bare_name = self._name_codes(title_code, self._title_table)
@@ -384,7 +356,7 @@ class PairScorer:
         leads = np.array([_folded(m.group(1)) if (m := _ZH_LEAD_NAME.match(z)) else "" for z in zh_table] + [""], dtype=object)
         self._zh_lead = leads[np.where(zh_code >= 0, zh_code, len(zh_table))]
         del zh_code, zh_table
-        # each English title as its similarity compares it ("" when empty), for the ratio's bounds
+        # each English title as its similarity compares it, for the ratio's bounds
         self._title_compared = [compared_title(t) for t in self._title_table]  # by title code
         self._summary = self._summary_present(sections, column)
         authors = _author_codes(sections)
@@ -415,9 +387,8 @@ class PairScorer:
     @staticmethod
     def _title_codes(sections: pd.DataFrame, column: Callable[[str], list]
                      ) -> tuple[np.ndarray, list, np.ndarray, list]:
-        """``(title_code, title_table, zh_code, zh_table)``: :func:`_codes` of each section's English
-        and Chinese title (:func:`_titles`: a Chinese ``title`` is the Chinese title when there is
-        none); the Chinese-character test runs once per distinct title."""
+        """``(title_code, title_table, zh_code, zh_table)`` of each section's English and Chinese
+        title (:func:`_titles`)."""
         title, zh = _string_codes(sections, "title"), _string_codes(sections, "title_zh")
         if title is None or zh is None:
             titles = [_titles({"title": t, "title_zh": z}) for t, z in zip(column("title"), column("title_zh"), strict=True)]
@@ -443,9 +414,8 @@ class PairScorer:
 
     @staticmethod
     def _name_codes(title_code: np.ndarray, table: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(name_code, initials_code, bare)`` per section from its English title
-        (:func:`~pipeline.dedup.titles.name_keys`): int64 codes of the short name and its initials in
-        one code space (``-1`` none), and whether the title is the name alone."""
+        """``(name_code, initials_code, bare)`` per section (:func:`~pipeline.dedup.titles.name_keys`):
+        int64 codes in one space (``-1`` none), and whether the title is the name alone."""
         ids: dict[str, int] = {}
         keys = [name_keys(t) for t in table]
         name = np.array([ids.setdefault(k, len(ids)) if k else -1 for k, _, _ in keys] + [-1], dtype=np.int64)
@@ -464,8 +434,8 @@ class PairScorer:
         return name[at], initials[at], bare[at]
 
     def _aliases(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Whether one section of each pair is titled by a short name alone that is the other's name
-        or initials: bool ``(len(a),)``."""
+        """Whether one of each pair is titled by a short name alone that is the other's name or
+        initials: bool ``(len(a),)``."""
         out = np.zeros(len(a), dtype=bool)
         for x, y in ((a, b), (b, a)):
             name = self.name_code[x]
@@ -529,17 +499,13 @@ class PairScorer:
         return cached
 
     def scores(self, i: np.ndarray, j: np.ndarray, exact_from: float | None = None) -> np.ndarray:
-        """Pair scores of the sections ``(i[t], j[t])``: float64 ``(len(i),)`` in [0, 1], ``-inf``
-        cannot-linked, 1.0 for an exact key (docs/dedup.md, step 3), in batches of :data:`SCORE_BATCH`.
-
-        The content cosine is a float32 dot product (bit-identical to ``content[i] @ content[j]``);
-        title similarities are computed once per distinct pair of titles.
+        """Pair scores of ``(i[t], j[t])``: float64 ``(len(i),)`` in [0, 1], ``-inf`` cannot-linked,
+        1.0 exact (docs/dedup.md, step 3), in batches of :data:`SCORE_BATCH`. The cosine is
+        bit-identical to ``content[i] @ content[j]``.
 
         Args:
-            exact_from: when given, a pair provably below it gets an upper bound of its score
-                instead (title similarity bounded by :func:`_ratio_upper_bounds`); scores at or above
-                it are exact. ``math.inf``: every pair gets the cheapest bound (the Indel ratio's),
-                as the merge loop tries first (:func:`_merge_visits`).
+            exact_from: when given, pairs provably below it get an upper bound instead
+                (:func:`_ratio_upper_bounds`); ``math.inf``: the cheapest bound for all.
         """
         i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
         lo, hi = np.minimum(i, j), np.maximum(i, j)
@@ -561,7 +527,7 @@ class PairScorer:
         cos = np.matmul(content[a][:, None, :], content[b][:, :, None])[:, 0, 0].astype(np.float64)
         ea, eb = self.title_code[a], self.title_code[b]
         za, zb = self.folded_zh_code[a], self.folded_zh_code[b]
-        # a title that folds to nothing is not compared as a string (two empty folds have ratio 1.0)
+        # an empty fold is not compared (two empty folds would have ratio 1.0)
         en = (self.folded_code[a] >= 0) & (self.folded_code[b] >= 0)
         zh = (za >= 0) & (zb >= 0)
         by_string = en | zh
@@ -574,7 +540,7 @@ class PairScorer:
         overlap, alias = self._author_overlap(a, b), self._aliases(a, b)
         exact_title = by_string
         if exact_from is not None and 0.0 <= self.w <= 1.0 and by_string.any():  # score monotone in title_sim
-            # ever tighter and dearer upper bounds, each for the pairs the previous one left
+            # ever tighter, dearer upper bounds, each for the pairs the previous one left
             for en_fn, en_table, zh_fn in ((_ratio_upper_bounds, self._title_compared, _ratio_upper_bounds),
                                            (self._english_ratios, self._title_table, self._chinese_sims)):
                 bound = np.fmax(self._pair_sims(ea, eb, en & exact_title, en_table, en_fn),
@@ -592,8 +558,7 @@ class PairScorer:
                 self._pair_sims(ea, eb, en & exact_title & same, self._title_table, self._same_author_sims)),
                 self._pair_sims(za, zb, zh & exact_title, self._zh_table, self._chinese_sims))[exact_title]
             sequel = self._pair_sims(ea, eb, en & exact_title, self._title_table, self._sequels) == 1.0
-        # titles differing by a version or sequel word name two papers however alike their texts,
-        # and so do a Chinese title opening with a short name and an English title without it
+        # version or sequel words, or a Chinese lead name the English title lacks: two papers
         score = self._combine(a, b, cos, title_sim, overlap, alias, ~by_string)
         sequel = sequel | lead_conflict
         out[rest] = np.where(sequel, np.minimum(score, TITLE_CONFLICT_SIMILARITY), score)
@@ -601,9 +566,8 @@ class PairScorer:
 
     def _combine(self, a: np.ndarray, b: np.ndarray, cos: np.ndarray, title_sim: np.ndarray,
                  overlap: np.ndarray, alias: np.ndarray, cross: np.ndarray) -> np.ndarray:
-        """The score from its parts: title similarity (NaN: none) weighted with the cosine, author
-        bonus or conflict, venue and year penalties, clipped to [0, 1]; ``alias`` pairs are decided by
-        their titles; ``cross`` (bool) marks title similarities across languages."""
+        """The score from its parts (title similarity NaN: none), clipped to [0, 1]; ``alias`` pairs
+        decided by titles; ``cross`` marks cross-language title similarities."""
         # an alias: the titles decide, as the bare mention's content says little else
         title_sim = np.where(alias, np.fmax(title_sim, ALIAS_SIMILARITY), title_sim)
         has_title = ~np.isnan(title_sim)
@@ -624,8 +588,8 @@ class PairScorer:
         return np.minimum(1.0, np.maximum(0.0, score))
 
     def _lead_conflicts(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Whether one of each pair has a Chinese title opening with a short name ("FB-RAG：利用…")
-        that the other's English title does not hold: bool ``(len(a),)``."""
+        """Whether one of each pair has a Chinese title opening with a short name that the other's
+        English title lacks: bool ``(len(a),)``."""
         out = np.zeros(len(a), dtype=bool)
         for x, y in ((a, b), (b, a)):
             lead = self._zh_lead[x]
@@ -635,8 +599,7 @@ class PairScorer:
         return out
 
     def _cross_title_cosines(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Max title-vector cosine over (English title of one, Chinese of the other): float64
-        ``(len(a),)``, NaN where neither combination has both vectors."""
+        """Max cross-language title-vector cosine: float64 ``(len(a),)``, NaN without both vectors."""
         e = self.emb
         out = np.full(len(a), np.nan)
         for x, y, hx, hy in ((e.title_row, e.title_zh_row, self._title_vec, self._title_zh_vec),
@@ -650,15 +613,15 @@ class PairScorer:
 
     @staticmethod
     def _pair_sims(ca: np.ndarray, cb: np.ndarray, mask: np.ndarray, table: Sequence, fn) -> np.ndarray:
-        """``fn`` over the distinct string pairs ``(table[ca[t]], table[cb[t]])`` where ``mask``,
-        spread back: float64 ``(len(ca),)``, NaN outside ``mask`` (similarities are symmetric)."""
+        """``fn`` over the distinct string pairs where ``mask``, spread back: float64 ``(len(ca),)``,
+        NaN outside ``mask``."""
         return PairScorer._pair_values(ca, cb, mask, len(table), lambda x, y: fn(
             [table[k] for k in x.tolist()], [table[k] for k in y.tolist()]))
 
     @staticmethod
     def _pair_values(ca: np.ndarray, cb: np.ndarray, mask: np.ndarray, size: int, fn) -> np.ndarray:
-        """``fn(x, y)`` (int64 codes, one per distinct pair, ``x <= y``) over the distinct code
-        pairs where ``mask`` (codes below ``size``), spread back: float64, NaN outside ``mask``."""
+        """``fn(x, y)`` over distinct code pairs (``x <= y``, below ``size``) where ``mask``, spread
+        back: float64, NaN outside ``mask``."""
         out = np.full(len(ca), np.nan)
         t = np.flatnonzero(mask)
         if not t.size:
@@ -695,8 +658,8 @@ class PairScorer:
 
     @functools.cached_property
     def _latin_authors(self) -> np.ndarray:
-        """Per author-list code, whether all its keys are Latin surnames, ``False`` last (code
-        ``-1``): bool ``(len(table) + 1,)``. Only two such lists can disagree."""
+        """Per author-list code, whether all keys are Latin surnames (``False`` last, for ``-1``):
+        bool ``(len(table) + 1,)``."""
         table = self._author_table
         out = np.zeros(len(table) + 1, dtype=bool)
         if len(table) and table.ids.size:
@@ -711,16 +674,12 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
     descending score, ties by ``(low, high)``.
 
     Args:
-        found: candidate pairs per source as :func:`_pair_keys` keys (int64, sorted, unique per
-            source); emptied as they are scored.
-        scorer: the pairs' :class:`PairScorer`.
+        found: candidate pairs per source as :func:`_pair_keys` keys (int64, sorted); emptied.
         scores: ``scorer.scores`` (None) or a :class:`pipeline.dedup.cluster.SharedScores`.
 
     Returns:
         ``(left, right)``: int ``(k,)`` each (int32 below 2**31 sections, else int64), ``left < right``.
-
-    Scored :data:`CANDIDATE_BLOCK` keys at a time, earlier sources' keys left out; only pairs at
-    or above the threshold are kept for the sort, so all candidates are never held at once.
+        Scored :data:`CANDIDATE_BLOCK` keys at a time.
     """
     score = scorer.scores if scores is None else scores
     done: list[np.ndarray] = []  # the keys of the sources already scored
@@ -747,7 +706,7 @@ def _visited_pairs(found: list[np.ndarray], n: int, scorer: PairScorer, threshol
     scores_above = np.concatenate(kept_scores) if kept_scores else np.zeros(0, np.float64)
     del kept_scores
     np.negative(scores_above, out=scores_above)
-    # a key low * n + high orders as (low, high): one sort key instead of the two columns
+    # key low * n + high orders as (low, high)
     order = np.lexsort((keys_above, scores_above))
     del scores_above
     keys_above = keys_above[order]

@@ -1,7 +1,5 @@
-"""The run's scratch columns: what dedup reads of every section, as column projections of the
-Parquet file the runner writes every chunk's sections to (``sections.parquet`` in the run's
-scratch folder), read a column at a time (:class:`ScratchColumns`).
-"""
+"""The run's scratch columns: what dedup reads of every section, column by column, from the
+runner's scratch ``sections.parquet`` (:class:`ScratchColumns`)."""
 
 from __future__ import annotations
 
@@ -24,8 +22,8 @@ PAPER_COLUMNS = (
     "urls", "url_kinds", "summary", "section_ids", "doc_ids", "n_mentions", "n_sources", "conflicts",
 )
 
-#: The sections columns fusion reads (:func:`pipeline.dedup.fuse.fuse`), ``summary_norm`` cut to
-#: its first character and ``_summary_chars`` its length (:meth:`ScratchColumns.column`).
+#: The sections columns fusion reads; ``summary_norm`` cut to its first character and
+#: ``_summary_chars`` its length (:meth:`ScratchColumns.column`).
 DEDUP_COLUMNS = ("section_id", "doc_id", "title", "title_zh", "arxiv_id", "authors", "institutions", "venue",
                  "year", "award", "award_raw", "urls", "url_kinds", "summary_norm", "_summary_chars")
 
@@ -40,15 +38,9 @@ TEXT_BATCH = 65536
 
 
 class ScratchColumns:
-    """The sections of a Parquet file as dedup reads them: one column at a time
-    (:meth:`column`), never the whole rows, so that dedup holds what a step needs (the scorer's
-    codes are built a column at a time, fusion regroups the rows a column at a time).
+    """The sections of a Parquet file (:data:`SCRATCH_SCHEMA` columns), read one column at a time.
 
-    Args:
-        path: a Parquet file with the columns of :data:`SCRATCH_SCHEMA` (more are left unread).
-
-    Raises:
-        OSError: the file cannot be read; pyarrow.ArrowInvalid: it is not Parquet.
+    Raises OSError: the file cannot be read; pyarrow.ArrowInvalid: it is not Parquet.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -58,26 +50,16 @@ class ScratchColumns:
 
     @classmethod
     def write(cls, sections: pd.DataFrame, path: str | Path) -> ScratchColumns:
-        """Write the :data:`SCRATCH_SCHEMA` columns of ``sections`` (a missing one: all null) to
-        a Parquet file at ``path`` and open it.
-
-        Raises:
-            pyarrow.ArrowInvalid / ArrowTypeError: a value does not fit its column type.
-        """
+        """Write ``sections``' :data:`SCRATCH_SCHEMA` columns (missing: null) to ``path`` and open it;
+        pyarrow.ArrowInvalid / ArrowTypeError when a value does not fit."""
         missing = {name: None for name in SCRATCH_SCHEMA.names if name not in sections}
         pq.write_table(to_table(sections.assign(**missing), SCRATCH_SCHEMA, {}), path)
         return cls(path)
 
     def column(self, name: str) -> pa.ChunkedArray:
-        """Column ``name`` of every row, in file order: a projection of the file, but
-        ``summary_norm`` and ``summary`` cut to their first character (clustering reads their
-        presence, fusion picks the longest by ``_summary_chars`` and the runner puts the whole
-        summary back) and ``_summary_chars``, the characters of the whole ``summary_norm`` (0
-        where none), both read :data:`TEXT_BATCH` rows at a time.
-
-        Raises:
-            KeyError: the file has no such column.
-        """
+        """Column ``name`` of every row, in file order; ``summary_norm`` and ``summary`` cut to their
+        first character, ``_summary_chars`` the whole ``summary_norm``'s length (0 where none).
+        KeyError for a missing column."""
         derived = {"summary_norm": "summary_norm", "summary": "summary", "_summary_chars": "summary_norm"}
         source = derived.get(name, name)
         if source not in self._file.schema_arrow.names:
@@ -94,19 +76,17 @@ class ScratchColumns:
         return pa.chunked_array(parts, type=pa.int32() if name == "_summary_chars" else pa.string())
 
     def series(self, name: str, order: np.ndarray | None = None) -> pd.Series:
-        """:meth:`column` ``name`` as a pandas Series of Arrow values (``pd.ArrowDtype``), its rows
-        taken into ``order`` (int ``(n,)``; None: file order), index ``0..n-1``."""
+        """:meth:`column` as a Series (``pd.ArrowDtype``) taken into ``order`` (None: file order),
+        index ``0..n-1``."""
         column = self.column(name)
         if order is not None:
             column = column.take(pa.array(order))
         return pd.Series(pd.arrays.ArrowExtensionArray(column), name=name)
 
     def regrouped(self, positions: np.ndarray, bounds: Sequence[int], folder: str | Path | None = None) -> Regrouped:
-        """The :data:`DEDUP_COLUMNS` of the rows at ``positions`` (into the ``n`` rows, in that
-        order), cut into chunks at ``bounds`` (chunk ``k``: ``positions[bounds[k]:bounds[k + 1]]``),
-        to read a chunk at a time (:meth:`Regrouped.rows`). Each column is read, taken and written
-        on its own (an Arrow IPC file a column, one record batch a chunk, in a scratch folder in
-        ``folder``), so memory holds one column of every row, not every column.
+        """The :data:`DEDUP_COLUMNS` of the rows at ``positions``, in chunks at ``bounds`` (chunk
+        ``k``: ``positions[bounds[k]:bounds[k + 1]]``), written column by column as Arrow IPC files
+        in ``folder``: memory holds one column of every row.
 
         Raises:
             ValueError: ``bounds`` do not run from 0 to ``len(positions)`` in order.
@@ -136,23 +116,15 @@ class ScratchColumns:
 
 
 class Regrouped:
-    """The chunks of :meth:`ScratchColumns.regrouped`: a folder of Arrow IPC files, one a column.
-
-    Attributes:
-        dir: the folder (removed by :meth:`close`).
-        n_chunks: how many chunks.
-    """
+    """The chunks of :meth:`ScratchColumns.regrouped`: ``dir`` (one IPC file a column, removed by
+    :meth:`close`) and ``n_chunks``."""
 
     def __init__(self, folder: Path, n_chunks: int) -> None:
         self.dir, self.n_chunks = folder, n_chunks
 
     def rows(self, k: int) -> list[dict]:
-        """The rows of chunk ``k`` as dicts of :data:`DEDUP_COLUMNS` (lists as Python lists,
-        missing values None), read through memory maps of the column files.
-
-        Raises:
-            IndexError: no chunk ``k``.
-        """
+        """Chunk ``k``'s rows as :data:`DEDUP_COLUMNS` dicts (lists as lists, missing None), via
+        memory maps. IndexError for no chunk ``k``."""
         if not 0 <= k < self.n_chunks:
             raise IndexError(f"chunk {k} of {self.n_chunks}")
         with contextlib.ExitStack() as maps:
@@ -166,15 +138,9 @@ class Regrouped:
 
 
 class _StoredColumns:
-    """The columns ``names`` of a :class:`ScratchColumns` as :class:`pipeline.dedup.score.PairScorer`
-    reads a DataFrame (``len``, ``columns``, ``frame[name]``), each read when asked and taken
-    into ``order``, so that building the codes holds one column of every row at a time.
-
-    Args:
-        store: the rows.
-        names: the columns offered.
-        order: int ``(n,)``: row ``i`` here is the store's row ``order[i]``; None: as stored.
-    """
+    """Columns ``names`` of ``store`` as :class:`pipeline.dedup.score.PairScorer` reads a DataFrame,
+    each read when asked and taken into ``order`` (row ``i`` is ``store``'s ``order[i]``; None: as
+    stored)."""
 
     def __init__(self, store: ScratchColumns, names: Sequence[str], order: np.ndarray | None = None):
         self._store, self._order = store, order
@@ -184,11 +150,7 @@ class _StoredColumns:
         return self._store.n
 
     def __getitem__(self, name: str) -> pd.Series:
-        """Column ``name`` (index ``0..n-1``, in ``order``).
-
-        Raises:
-            KeyError: not one of :attr:`columns`.
-        """
+        """Column ``name`` (index ``0..n-1``, in ``order``); KeyError unless in :attr:`columns`."""
         if name not in self.columns:
             raise KeyError(name)
         return self._store.series(name, self._order)
