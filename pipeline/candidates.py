@@ -207,7 +207,14 @@ def _clean_title(t: str) -> str:
     m = ENUMERATED_HEADING.match(t)
     if m and not re.match(r"^\d+\.\d", t):
         t = m.group("title").strip()
+    if (m := GLUED_YEAR.match(t)) and len(t) - m.end() >= MIN_TITLE_CHARS * 3:
+        t = t[m.end():]  # "2011-KinectFusion: …", "CVPR2015-DynamicFusion：…": a reference list's year
     return t.strip()
+
+
+_ASCII_LETTER = re.compile(r"[A-Za-z]{2}")
+#: A year, maybe after a venue's acronym, glued to a title by a hyphen ("2011-Title", "CVPR2015-Title").
+GLUED_YEAR = re.compile(r"(?:[A-Z]{2,8})?(?:19|20)\d\d\s*[-–]\s*(?=[^\W\d_])")
 
 
 def _heading_title(t: str) -> str:
@@ -450,6 +457,8 @@ def _title_part(body: str) -> str:
     s = _strip_venue_tail(s)
     for sep in (" - ", " – ", " — ", " | ", "：", ": http", " http"):  # " http": "Title https://…"
         i = s.find(sep)
+        if sep == "：" and 0 < i < len(s) - 1 and _ASCII_LETTER.fullmatch(s[i - 1] + s[i + 1]):
+            continue  # "DynamicFusion：Reconstruction and …": a Latin title's colon typed full-width
         if i >= MIN_TITLE_CHARS * 3 and not (sep == " http" and s[i - 1] in ":："):  # "论文/Paper: http…" a label
             s = s[:i]
     # "Title*Authors*" (emphasis glued to the title) and "Title (A and B)"

@@ -707,7 +707,8 @@ def _venue_year_award(row: dict, text: _Lines, meta: _Metadata, body: list[int],
             year = int(lead_year.group(1))
         if year is None and (lead := _LEAD_LINE_YEAR.fullmatch(_before_title(lines[0], title or title_zh, tags=True))):
             year = int(lead.group(1))
-    if not preprint:
+    if not preprint and not (venue is None and year and row.get("doc_year") and year != row.get("doc_year")):
+        # (a paper of another year than the document's venue edition is not of that edition)
         venue = venue or row.get("doc_venue")
         year = year or (None if other_venue else row.get("doc_year"))
     award_raw = (

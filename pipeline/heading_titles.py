@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import re
 
-from .candidates import unlink
+from .candidates import GLUED_YEAR, unlink
 from .fields import PLACEHOLDER_VALUE, find_venue_years, parse_key_value
 from .headings import (
     BILINGUAL,
@@ -95,6 +95,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         if PLACEHOLDER_VALUE.fullmatch(h.strip()):
             return None, None  # "Title: None"
     h = ENUMERATION_PREFIX_RE.sub("", NUMBERED_PREFIX_RE.sub("", h.strip())).strip()
+    if (glued := GLUED_YEAR.match(h)) and len(h) - glued.end() >= 8:
+        h = h[glued.end():]  # "2011-KinectFusion: …": a reference list's year glued to the title
     quoted = _QUOTED.fullmatch(h)
     if quoted:
         h = quoted.group("inner").strip()

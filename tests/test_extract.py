@@ -839,3 +839,13 @@ def test_a_venue_tag_the_venue_list_does_not_know_names_the_venue_and_year() -> 
         out = extract_fields({"heading": f"[{tag}] Spike-based dynamic computing with asynchronous chips",
                               "text": text, "lang": "en"}, "zh-Hans", Config())
         assert (out["venue"], out["year"]) == (venue, 2024)
+
+
+def test_the_documents_venue_is_not_given_to_a_paper_of_another_year() -> None:
+    row = {"heading": "KinectFusion: Real-Time Dense Surface Mapping and Tracking",
+           "text": "1. 2011-KinectFusion: Real-Time Dense Surface Mapping and Tracking", "lang": "en",
+           "doc_venue": "CVPR", "doc_year": 2015}
+    out = extract_fields(row, "zh-Hans", Config())
+    assert (out["venue"], out["year"]) == (None, 2011)
+    out = extract_fields({**row, "text": "1. KinectFusion: Real-Time Dense Surface Mapping and Tracking"}, "zh-Hans", Config())
+    assert (out["venue"], out["year"]) == ("CVPR", 2015)

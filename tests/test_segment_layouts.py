@@ -1077,3 +1077,14 @@ def test_a_digest_entrys_summary_and_abstract_toggle_stay_in_its_section() -> No
               "Variable Length Token Scheduling for Medical Volumes", "Layer-Wise Sensitivity Aware Quantization"]
     text = "# 2026-03-27\n\n---\n\n" + "".join(entry.format(t=t, zh="推理速度" * (k + 1), n=k) for k, t in enumerate(papers))
     assert titles(text) == [(t, None) for t in papers]
+
+
+def test_reference_items_with_a_glued_year_and_a_full_width_colon() -> None:
+    """"1. 2011-Title: …" and "1. CVPR2015-Title：Subtitle": the glued year (and venue) is no part
+    of the title, and a full-width colon between Latin words is the title's own colon."""
+    text = ("## 基于深度相机的重建\n\n1. 2011-KinectFusion: Real-Time Dense Surface Mapping and Tracking\n\n"
+            "2. CVPR2015-DynamicFusion：Reconstruction and Tracking of Non-rigid Scenes in Real-Time\n\n"
+            "3. 2015-ElasticFusion：Dense SLAM without A Pose Graph\n")
+    assert [t for t, _ in titles(text)] == ["KinectFusion: Real-Time Dense Surface Mapping and Tracking",
+                                            "DynamicFusion：Reconstruction and Tracking of Non-rigid Scenes in Real-Time",
+                                            "ElasticFusion：Dense SLAM without A Pose Graph"]
