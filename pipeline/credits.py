@@ -94,6 +94,7 @@ _ZH_FRAMES: tuple[tuple[re.Pattern[str], str], ...] = (
                 r"|\s*(?:在|于|於)\s*(?:19|20)\d\d\s*年\s*(?:提出|发表|發表|完成)"), "credit"),
     (re.compile(r"的?(?:研究者|研究人员|研究人員|研究团队|研究團隊|团队|團隊|学者|學者)"
                 r"(?=\s*(?:共同|合作)?(?:完成|提出|撰写|撰寫|发表|發表))"), "org"),
+    (re.compile(r"等(?:机构|機構|单位|單位|高校)(?:的|联合|聯合|合作)"), "org"),  # "X、Y等机构的论文"
     (re.compile(r"\s*的(?=《)"), "credit"),
     (re.compile(r"\s*(?:凭借|憑藉|凭|憑)(?=《)"), "credit"),  # "X团队凭《…》斩获…": the work X won with
     (re.compile(r"\s*(?:共同|联合|聯合|合作)*(?:提出|完成|撰写|撰寫|发表|發表|合著|主导|主導|开发|開發|研发|研發|领衔|領銜)"), "by"),
@@ -121,8 +122,10 @@ _ZH_ITEM_SEP = re.compile(r"\s*(?:[、，,;；/]|以及|及|与|與|和|\s(?:and
 #: A joint work: "<X>与<Y>(团队|研究人员)联合发布/提出/完成(的…)", "由<X>、<Y>与<Z>合作發表": two or
 #: more places that made the work together, the span read back to the clause start (a bracketed
 #: gloss inside it does not end it) or to 由.
+#: "联合" between the places of a joint work ("阿里云联合上海交通大学、Solidigm 共同发表").
+_ZH_JOINED_BY = re.compile(r"\s*(?:联合|聯合)\s*")
 _ZH_JOINT = re.compile(
-    r"(?:的?(?:研究团队|研究團隊|团队|團隊|研究人员|研究人員|研究者|学者|學者))?\s*(?:共同)?(?:联合|聯合|合作)"
+    r"(?:的?(?:研究团队|研究團隊|团队|團隊|研究人员|研究人員|研究者|学者|學者))?\s*(?:共同(?:联合|聯合|合作)?|联合|聯合|合作)"
     r"(?:提出|完成|发布|發布|发表|發表|研发|研發|开发|開發|推出|打造)"
 )
 _ZH_JOINT_CLAUSE_END = re.compile("[" + re.escape("，,；;：:。！？!?《》「」“”") + "]")
@@ -313,7 +316,7 @@ def _zh_joint_credit(sentence: str) -> Credit | None:
         elif start > 0 and not _ZH_CONNECTIVE.match(sentence[:start].strip()):
             continue
         span = _ZH_CONNECTIVE.sub("", _GLOSS.sub(_expansion_kept, span)).strip()
-        items = _zh_items(span)
+        items = [i for part in _ZH_JOINED_BY.split(span) for i in _zh_items(part)]  # "A联合B、C共同发表"
         if not 2 <= len(items) <= MAX_JOINT_PLACES or not any(_ZH_ORG_HEAD.search(i) or _latin_org(i) for i in items):
             continue
         items = [_ZH_ROLE.sub("", _ZH_MEMBER_OF.sub("", i)).strip() for i in items]

@@ -556,3 +556,14 @@ def test_a_line_of_many_sentences_is_no_credit_and_takes_linear_time():
     assert time.perf_counter() - start < 5
     credit = parse_credit_line("Keyu Tian, Yi Jiang. " + ", ".join(["Peking University"] * 60))
     assert credit is not None and credit.authors == ["Keyu Tian", "Yi Jiang"]
+
+
+@pytest.mark.parametrize(("sentence", "places"), [
+    ("浙江大学、腾讯等机构的论文获得了杰出论文奖。", ["浙江大学", "腾讯"]),
+    ("阿里云（Alibaba Cloud）联合上海交通大学（SJTU）、Solidigm 共同发表的论文获得最佳论文奖。", ["阿里云", "上海交通大学", "Solidigm"]),
+])
+def test_zh_places_before_deng_jigou_and_around_lianhe(sentence: str, places: list[str]) -> None:
+    from pipeline.credits import find_credit
+
+    credit = find_credit(sentence)
+    assert (credit.authors, credit.institutions) == ([], places)
