@@ -89,6 +89,13 @@ _SENTENCE_END = re.compile(r"[.。!！?？;；，,]\s*$")
 #: sentence end: the title line of a reference ("Authors.\nTitle.\nProceedings of ACL 1998.").
 _CITATION_TITLE = re.compile(r"^[A-Z0-9][^.!?。]{8,198}\.$")
 _STATEMENT_END = re.compile(r"[.。!！;；，,]\s*$")  # a question may be a title
+#: The start of a line that continues the line above it in a hard-wrapped paragraph: a
+#: lower-case word but a credit's "by"/"and", a reference's "in"/"pp"/"vol", a link or an id.
+_CONTINUES = re.compile(r"(?!(?:by|and|et\s+al|arxiv|https?|www|in|pp|vol|doi)\b)[a-z]")
+#: The shortest line (characters) counted as a line of a hard-wrapped paragraph.
+MIN_WRAPPED_LINE_CHARS = 40
+#: TeX math in a line ("$$n^{2}$$", "\frac{X}{S}"): a formula or prose about one, not a title.
+_TEX_MATH = re.compile(r"\$\$|\\(?:frac|left|right|mathbb|mathrm|sqrt|sum|cdot|leq|geq|times|begin|end)\b")
 #: A line that is only a date or only arXiv subject classes ("February 27, 2025", "2025-02-27",
 #: "2025年2月27日", "cs.AI; cs.CV"): a page's dateline or category tag, never a title.
 _MONTH = f"(?:{MONTHS})"
@@ -189,6 +196,8 @@ class Candidate:
     cells: list[str] = field(default_factory=list)
     header: list[str] = field(default_factory=list)
     features: dict[str, float] = field(default_factory=dict)
+    #: a line of a hard-wrapped paragraph or of TeX math: scored with the others, never an anchor
+    prose: bool = False
 
     def vector(self) -> tuple[float, ...]:
         """The features in :data:`FEATURES` order (every one is set by :func:`find_candidates`)."""
@@ -817,6 +826,18 @@ def fenced_lines(lines: list[Line]) -> list[bool]:
     return fenced
 
 
+def _wrapped_prose(lines: list[Line], i: int) -> bool:
+    """Whether ``lines[i]`` is a line of a hard-wrapped paragraph: the line under it (no blank
+    line between) or the line itself continues a line of at least
+    :data:`MIN_WRAPPED_LINE_CHARS` characters with a lower-case word (:data:`_CONTINUES`)."""
+    line = lines[i]
+    if i and line.start - lines[i - 1].end <= 2 and len(lines[i - 1].stripped) >= MIN_WRAPPED_LINE_CHARS \
+            and _CONTINUES.match(line.stripped):
+        return True
+    return (i + 1 < len(lines) and lines[i + 1].start - line.end <= 2 and len(line.stripped) >= MIN_WRAPPED_LINE_CHARS
+            and _CONTINUES.match(lines[i + 1].stripped) is not None)
+
+
 def find_candidates(lines: list[Line]) -> list[Candidate]:
     """Every line's title candidate with its features (see the module docstring).
 
@@ -838,6 +859,8 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
         c = candidate_of(line, header)
         if c is not None and fenced and c.style in ("md1", "md2", "md3"):
             continue  # a "# comment" line of a code block is no heading
+        if c is not None and c.style == "plain" and (_TEX_MATH.search(c.title) or _wrapped_prose(lines, i)):
+            c.prose = True
         if c is not None and c.style == "reference":
             # a sentence-shaped line is a title only in a reference, under its authors' line
             prev = plain(lines[i - 1].stripped[:MAX_LINE_CHARS]).rstrip(".") if i else ""

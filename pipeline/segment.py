@@ -337,7 +337,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     # include: A, B"), venue headings (after a leading venue tag: "(CVPR 2019)Title" is a
     # title) and a text marked alike in many blocks (a label: "**Session**: …") are never a paper's title
     repeated = Counter((c.style, c.title.casefold()) for c in cands if labels_a_value(lines[c.line].text, c.title))
-    eligible = [kinds[c.line] not in ("award_header", "reference") and not c.features.get("self_credit")
+    eligible = [kinds[c.line] not in ("award_header", "reference") and not c.prose and not c.features.get("self_credit")
                 and not labelled_names(c.title) and not names_only(c.title)
                 and not (c.features.get("venue_year") and _venue_heading(LEADING_TAGS.sub("", c.title) or c.title))
                 and repeated[c.style, c.title.casefold()] < MIN_LABEL_REPEATS

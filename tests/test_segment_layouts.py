@@ -1088,3 +1088,15 @@ def test_reference_items_with_a_glued_year_and_a_full_width_colon() -> None:
     assert [t for t, _ in titles(text)] == ["KinectFusion: Real-Time Dense Surface Mapping and Tracking",
                                             "DynamicFusion：Reconstruction and Tracking of Non-rigid Scenes in Real-Time",
                                             "ElasticFusion：Dense SLAM without A Pose Graph"]
+
+
+def test_lines_of_a_hard_wrapped_paragraph_and_tex_math_are_no_titles() -> None:
+    """A paper page whose abstract is hard-wrapped at 80 columns (real: h15-guangtou-ai-info), and
+    formula lines: the wrapped lines (a line continued by a lower-case word under it) and TeX
+    math anchor no section; the page stays one paper under its heading."""
+    page = Path(__file__).parent / "fixtures/real/dev/h15-guangtou-ai-info/guangtou-uwm-summary.md"
+    text = page.read_text(encoding="utf-8")
+    title = "Unified World Models: Coupling Video and Action Diffusion for Pretraining on Large Robotic Datasets"
+    assert titles(text) == [(title, None)]
+    math = "\n\n$$P=\\sqrt{\\frac{X}{S}}A^{\\top}\\left(A\\frac{X}{S}A^{\\top}\\right)^{-1}$$\n"
+    assert titles(text + math) == [(title, None)]
