@@ -82,7 +82,8 @@ _FRONT_MATTER_HEADLINE = re.compile(r"(?m)^(?:title|subtitle|description|tagline
 
 
 #: Front matter keys that only a paper's metadata has (a blog post's ``author`` is its writer).
-_FRONT_MATTER_PAPER_KEY = re.compile(r"(?mi)^(?:authors|venue|conference|arxiv(?:_id)?|doi|paper(?:_url)?)[ \t]*:[ \t]*\S")
+_FRONT_MATTER_PAPER_KEY = re.compile(
+    r"(?mi)^[ \t]*(?:authors|venue|conference|arxiv(?:_id)?|doi|paper(?:_url)?|pdf)[ \t]*:(?:[ \t]*\S|[ \t]*\n[ \t]*- )")
 
 
 def front_matter_names_a_paper(dropped: list[dict]) -> bool:

@@ -17,6 +17,7 @@ import json
 import re
 
 import pandas as pd
+import yaml
 
 from . import paper_records
 from .clean import front_matter_names_a_paper
@@ -105,13 +106,38 @@ def parse_front_matter(block: str) -> dict[str, str | list[str]]:
     return out
 
 
+def _front_matter_object(block: str) -> dict:
+    """A front matter block read by PyYAML (every scalar a string), a nested mapping that names a paper
+    (a review template's ``cite: {title, authors, venue}``) merged over its top level; the
+    lenient :func:`parse_front_matter` when it is no valid YAML mapping (an unquoted colon in
+    a title is common)."""
+    body = "\n".join(line for line in block.split("\n") if line.strip() not in ("---", "..."))
+    try:
+        obj = yaml.load(body, Loader=_YAML_LOADER)
+    except (yaml.YAMLError, ValueError, RecursionError):
+        obj = None
+    if not isinstance(obj, dict):
+        return parse_front_matter(block)
+    obj = {str(k): v for k, v in obj.items()}
+    for value in list(obj.values()):
+        if isinstance(value, dict) and any(paper_records.field_key(str(k)) in _PAPER_NAMING for k in value):
+            obj.update({str(k): v for k, v in value.items()})
+    return obj
+
+
+#: Fields a nested front matter mapping holds when it describes the paper.
+_PAPER_NAMING = frozenset(paper_records.TITLE_FIELDS + paper_records.AUTHOR_FIELDS)
+#: PyYAML's loader that keeps every scalar a string ("arxiv: 2401.10010" is no float; dates stay text).
+_YAML_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+
+
 def front_matter_fields(dropped: list[dict]) -> str | None:
     """The paper fields (JSON of :func:`pipeline.paper_records.dumps`) of a document's paper
     front matter (``author`` left out); None when none or without a title."""
     if not front_matter_names_a_paper(dropped):
         return None
     block = next(d["text"] for d in dropped if d["reason"] == "front_matter")
-    obj = {k: v for k, v in parse_front_matter(block).items() if k.strip().casefold() not in _NOT_PAPER_KEYS}
+    obj = {k: v for k, v in _front_matter_object(block).items() if k.strip().casefold() not in _NOT_PAPER_KEYS}
     reading = paper_records.read_record(obj)
     return paper_records.dumps(reading.fields) if reading.fields is not None else None
 

@@ -233,14 +233,14 @@ def _last_first_pairs(text: str) -> list[str] | None:
 
 def _list_names(key: str, items: list) -> tuple[list[str], list[str]]:
     """``(names, notes)`` from a JSON list: one nesting level flattened, strings and objects'
-    ``name``/``full_name`` taken; anything else dropped with a note."""
+    ``name``/``full_name``/``author`` taken; anything else dropped with a note."""
     flat = [sub for item in items for sub in (item if isinstance(item, list) else [item])]
     names, dropped = [], []
     for item in flat:
         value = item
         if isinstance(item, dict):
             folded = {str(k).strip().casefold(): v for k, v in item.items()}
-            value = next((v for k in ("name", "full_name") if isinstance(v := folded.get(k), str)), None)
+            value = next((v for k in ("name", "full_name", "author") if isinstance(v := folded.get(k), str)), None)
         if isinstance(value, str) and not value.strip():
             continue
         name = clean_name(value) if isinstance(value, str) else None
@@ -291,6 +291,8 @@ def record_venue(raw: str | None) -> tuple[str | None, int | None]:
     if not raw:
         return None, None
     raw = raw.replace("_", " ")  # "ICML_2024": a tag's words
+    if "://" in raw:  # a link in the venue field ("venue: https://arxiv.org/pdf/…") names no venue
+        raw = " ".join(u for u in raw.split() if "://" not in u)
     if not any(c.isalpha() for c in NOT_VENUE_WORDS.sub("", raw)):
         return None, None
     found = find_venue_years(raw)

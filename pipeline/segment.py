@@ -620,6 +620,13 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
     body_text = _unwrapped(text, lines)
     lines, kinds, anchors = _layout(lines, _classify(lines), dropped)
     sections, context, doc_urls, award_headers = _walk(text, body_text, lines, kinds, anchors, dropped)
+    if not lines and front_matter_names_a_paper(dropped):
+        # a page that is only a paper's front matter (a conference site's page per paper): one
+        # section over it, its fields read from the front matter (pipeline.front_matter)
+        span = next(d for d in dropped if d["reason"] == "front_matter")
+        sections = [{"ordinal": 0, "char_start": span["char_start"], "char_end": span["char_end"],
+                     "heading": front_matter_headline(dropped).split("\n")[0], "text": "",
+                     "ctx_award_raw": None, "lead_award_raw": None, "ctx_venue": None, "ctx_year": None}]
     headline = title.strip() if title and title.strip() not in text else front_matter_headline(dropped)
     doc_venue, doc_year = _document_venue(text, sections, context, headline)
     _lead_awards(text, sections, context, headline, award_headers)

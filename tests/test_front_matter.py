@@ -144,3 +144,26 @@ def test_a_posts_writer_in_a_papers_front_matter_is_not_its_author(sections: pd.
     assert sec["title"] == "Graph Transformers for Traffic Forecasting"
     assert (sec["venue"], sec["year"]) == ("KDD", 2025)
     assert list(sec["authors"]) == []
+
+
+def test_nested_citation_front_matter_and_a_page_of_front_matter_alone(tmp_path) -> None:
+    """A review template's ``cite:`` mapping (title, authors, a link for a venue) names the
+    paper; a conference site's page per paper is its front matter alone (authors as a block list
+    of ``- author: "Name (Institution)"``): one section each, fields from the front matter."""
+    review = ('---\nlayout: review\ntitle:  "Matching Networks for One Shot Learning"\nauthor: Faezeh Amjadi\n'
+              "pdf:    https://arxiv.org/pdf/1606.04080.pdf\ncite:\n"
+              '  authors: "Oriol Vinyals, Charles Blundell, Timothy Lillicrap"\n'
+              '  title:   "Matching Networks for One Shot Learning"\n  venue:   " https://arxiv.org/pdf/1606.04080.pdf"\n'
+              "---\n\n### Description\n\nThis paper proposes a solution for small data sets which suffer from overfitting.\n")
+    page = ('---\nlayout: default_paper\nid: 6\ntitle: "Attention Distillation for Learning Video Representations"\n'
+            'authors:\n  - author: "Miao Liu (Georgia Institute of Technology)"\n'
+            '  - author: "Yin Li (University of Wisconsin-Madison)"\npaper: "papers/0006.pdf"\n'
+            'abstract: "We address the challenging problem of learning motion representations."\n---\n')
+    sections = sections_of_pages(tmp_path, {"review.md": review, "paper_0006.md": page}).set_index("source_path")
+    assert sections.loc["review.md", "title"] == "Matching Networks for One Shot Learning"
+    assert list(sections.loc["review.md", "authors"]) == ["Oriol Vinyals", "Charles Blundell", "Timothy Lillicrap"]
+    assert sections.loc["review.md", "arxiv_id"] == "1606.04080" and pd.isna(sections.loc["review.md", "venue"])
+    assert sections.loc["paper_0006.md", "title"] == "Attention Distillation for Learning Video Representations"
+    assert list(sections.loc["paper_0006.md", "authors"]) == ["Miao Liu", "Yin Li"]
+    assert list(sections.loc["paper_0006.md", "institutions"]) == ["Georgia Institute of Technology",
+                                                                   "University of Wisconsin-Madison"]
