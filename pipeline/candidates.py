@@ -1,20 +1,11 @@
 """Title candidates: every span of a document that could be a paper's title, with the evidence
 around it, as a feature vector for :mod:`pipeline.title_model`.
 
-A candidate comes from one kept line and is the line's most title-like span, by markup:
-a table row's title cell, a Markdown heading, a whole bold line, a bold or linked run that opens
-a list item or a line, a numbered paper heading (``论文 1：``), a metadata title line
-(``Title:`` / ``论文标题：``), a line in book-title marks, or a plain line shaped like a title.
-Inline mentions inside prose (``…的论文《…》…``) are not candidates: :mod:`pipeline.segment`
-reads them when no candidate is kept.
-
-Features (:data:`FEATURES`, all floats) describe the span (markup, words, punctuation, venue or
-award words), the lines after it up to the next candidate (credit lines, italic names, metadata
-keys, arXiv ids, links), its siblings (candidates of the same markup style: how many, how many of
-them with evidence) and its place in the document. The method is the usual one for segmenting
-web pages into records by scored candidate blocks (e.g. Kohlschütter et al., "Boilerplate
-Detection using Shallow Text Features", WSDM 2010): shallow text and markup features, a
-classifier trained on annotated pages.
+A candidate is one kept line's most title-like span by markup (:data:`STYLES`); inline
+mentions in prose are not candidates. Features (:data:`FEATURES`, floats) describe the span, the
+lines after it up to the next candidate, its siblings of the same style and its place: shallow
+text and markup features for a trained classifier (Kohlschütter et al., "Boilerplate Detection
+using Shallow Text Features", WSDM 2010).
 """
 
 from __future__ import annotations
@@ -60,20 +51,18 @@ _BULLET = re.compile(rf"^(?:[-*+](?=\s)\s*|[•·▪●◆◇■□➤►▶✅�
 _HTML_A = re.compile(r"<a\s[^>]*?href=[\"'](?P<href>[^\"']+)[\"'][^>]*>(?P<text>.*?)</a>", re.I | re.S)
 _HTML_BOLD = re.compile(r"</?(?:b|strong)(?:\s[^>]*)?>", re.I)
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)")
-_TABLE_ROW = re.compile(r"^\s*\|[^|\n]*\|")  # a row may run on past its line (a cell with a line break)
+_TABLE_ROW = re.compile(r"^\s*\|[^|\n]*\|")
 #: Longest line that can hold a title candidate, in characters (a table row may be wider).
 MAX_LINE_CHARS = 2000
 MAX_ROW_CHARS = 20000
 
 
-#: First characters of the lines whose title span can be shorter than the line: headings,
-#: emphasis, list items, table rows, HTML, links, book-title marks, quotes and brackets.
+#: First characters of the lines whose title span can be shorter than the line (markup).
 _MARKUP_STARTS = frozenset("#|*_-+•·▪●◆◇■□➤►▶✅☑📄📌🔹🔸<[《“\"「『【(（")
 
 
 def _is_table_rule(s: str) -> bool:
-    """A Markdown table's delimiter row (``|---|:--:|``; a line of dashes alone is a thematic
-    break, not a delimiter row)."""
+    """A Markdown table's delimiter row (``|---|:--:|``)."""
     return "--" in s and "|" in s and not s.strip(" \t:|-")
 
 
@@ -85,8 +74,7 @@ _HAN = re.compile(r"[\u3400-\u9fff]")
 _SENTENCE_PUNCT = re.compile(r"[。，；！？,;!?]")
 _ZH_SENTENCE_PUNCT = re.compile(r"[。，；！？]")
 _SENTENCE_END = re.compile(r"[.。!！?？;；，,]\s*$")
-#: One sentence-like line of at most 200 characters ending with a period and holding no other
-#: sentence end: the title line of a reference ("Authors.\nTitle.\nProceedings of ACL 1998.").
+#: A reference's title line: one sentence of at most 200 characters ending with a period.
 _CITATION_TITLE = re.compile(r"^[A-Z0-9][^.!?。]{8,198}\.$")
 _STATEMENT_END = re.compile(r"[.。!！;；，,]\s*$")  # a question may be a title
 #: The start of a line that continues the line above it in a hard-wrapped paragraph: a
@@ -96,8 +84,7 @@ _CONTINUES = re.compile(r"(?!(?:by|and|et\s+al|arxiv|https?|www|in|pp|vol|doi)\b
 MIN_WRAPPED_LINE_CHARS = 40
 #: TeX math in a line ("$$n^{2}$$", "\frac{X}{S}"): a formula or prose about one, not a title.
 _TEX_MATH = re.compile(r"\$\$|\\(?:frac|left|right|mathbb|mathrm|sqrt|sum|cdot|leq|geq|times|begin|end)\b")
-#: A line that is only a date or only arXiv subject classes ("February 27, 2025", "2025-02-27",
-#: "2025年2月27日", "cs.AI; cs.CV"): a page's dateline or category tag, never a title.
+#: A line that is only a date or arXiv subject classes ("2025年2月27日", "cs.AI; cs.CV"): no title.
 _MONTH = f"(?:{MONTHS})"
 #: A clock time that opens a list item of a programme ("10:40", "8:00pm", "14:30-15:00").
 _CLOCK_TIME = re.compile(r"\s*\d{1,2}:\d\d(?:\s*[ap]\.?m\.?)?(?![\d:])", re.I)
@@ -111,9 +98,7 @@ _NOT_TITLE_LINE = re.compile(
 _TRAILING_REF = re.compile(r"(?:\s*(?:arxiv\s*[:：]?\s*\S+|https?://\S+|doi\s*[:：]\s*\S+|\(\s*\)|[\[(（]\s*(?:pdf|paper|code|link)\s*[\])）]))+\s*$", re.I)
 _TAG = re.compile(r"<[^>]{1,200}>")
 _QUOTED = re.compile(r"^[\"“「『](?P<inner>[^\"“”「」『』]{4,400})[\"”」』]")
-#: A person's name in a list of names: 2-4 capitalised Latin words (accents and hyphens, ASCII or
-#: U+2010/U+2011, allowed: "Veli Mäkinen", "Yi‐Chieh Wu"; the letter classes of
-#: :mod:`pipeline.credits`).
+#: A person's name in a list of names: 2-4 capitalised Latin words ("Yi‐Chieh Wu").
 _NAME = re.compile(rf"^[{_UP}][{_UP}{_LOW}'’.\-\u2010\u2011]+(?:\s+[{_UP}][{_UP}{_LOW}'’.\-\u2010\u2011]*){{1,3}}$")
 _CREDIT_WORD = re.compile(
     r"作者|一作|通讯作者|通訊作者|团队|團隊|研究者|研究人员|研究人員|机构|機構|单位|單位|来自|來自"
@@ -121,8 +106,7 @@ _CREDIT_WORD = re.compile(
     re.I,
 )
 _PAPER_WORD = re.compile(r"论文|論文|paper|arxiv|预印本|預印本|\bpdf\b|github|代码|代碼|\bcode\b|项目|項目|project", re.I)
-# The same words as literals and the few whole words, for the per-line evidence (faster than the
-# case-insensitive alternations on long lines).
+# The same words as literals and the few whole words, for the per-line evidence.
 _CREDIT_LITERALS = ("作者", "一作", "团队", "團隊", "研究者", "研究人员", "研究人員", "机构", "機構", "单位", "單位",
                     "来自", "來自", "university", "institute", "大学", "大學", "实验室", "實驗室", "研究院")
 _CREDIT_WORDS = re.compile(r"\bauthors?\b|\bby\b|\bet al\b")
@@ -149,8 +133,7 @@ _QUESTION = re.compile(r"[?？]\s*$|^(?:what|why|how|when|where|which|who)\b|什
 EVIDENCE_LINES = 3
 #: Longest candidate title, in characters (the longest titles of ML venues run to ~250).
 MAX_TITLE_CHARS = 300
-#: Longest plain (unmarked) line that can be a title, in characters: a title standing alone is
-#: short; the longest ML titles that run past this are written as headings or list items.
+#: Longest plain (unmarked) line that can be a title, in characters.
 MAX_PLAIN_CHARS = 200
 #: Shortest candidate title, in characters (short names such as "VAR" or "D4RT" are allowed).
 MIN_TITLE_CHARS = 3
@@ -159,9 +142,8 @@ MIN_TITLE_CHARS = 3
 STYLES = ("md1", "md2", "md3", "bold_line", "bold_lead", "link_lead", "list", "table", "numbered",
           "kv_title", "book", "enum", "quoted", "plain")
 
-#: Feature names, in the order of :meth:`Candidate.vector`: the classifier's inputs. Further
-#: evidence flags (``credit_in_line``, ``names_in_line``, ``next_italic``) are set in
-#: :attr:`Candidate.features` for :func:`has_paper_evidence` without being inputs.
+#: Feature names, in the order of :meth:`Candidate.vector`: the classifier's inputs (a few more
+#: flags in :attr:`Candidate.features` serve :func:`has_paper_evidence` only).
 FEATURES: tuple[str, ...] = (
     *(f"style_{s}" for s in STYLES if s not in ("md3", "bold_line", "book", "quoted")),
     "latin_words", "han_chars", "chars", "titlecase_share", "colon_inside", "ends_like_sentence",
@@ -183,11 +165,8 @@ def _has_url(raw: str) -> bool:
 
 @dataclass
 class Candidate:
-    """A title candidate: ``title`` is the span's text without markup, from kept line ``line``.
-
-    ``cells`` holds a table row's cells (empty otherwise); ``features`` maps each name of
-    :data:`FEATURES` to a float once :func:`add_features` has run.
-    """
+    """A title candidate: ``title`` is the span's text without markup, from kept line ``line``;
+    ``cells`` a table row's cells; ``features`` set by :func:`find_candidates`."""
 
     line: int
     title: str
@@ -217,7 +196,7 @@ def _clean_title(t: str) -> str:
     if m and not re.match(r"^\d+\.\d", t):
         t = m.group("title").strip()
     if (m := GLUED_YEAR.match(t)) and len(t) - m.end() >= MIN_TITLE_CHARS * 3:
-        t = t[m.end():]  # "2011-KinectFusion: …", "CVPR2015-DynamicFusion：…": a reference list's year
+        t = t[m.end():]  # "CVPR2015-DynamicFusion：…"
     return t.strip()
 
 
@@ -227,9 +206,8 @@ GLUED_YEAR = re.compile(r"(?:[A-Z]{2,8})?(?:19|20)\d\d\s*[-–]\s*(?=[^\W\d_])")
 
 
 def _heading_title(t: str) -> str:
-    """A Markdown heading's title: without link groups and short tags after it ("Title
-    [[PDF]](…) [code]") and bracketed tags before it ("[NeurIPS 2022] Title"), as a list item's
-    (:func:`_title_part`), when a title of ``3 * MIN_TITLE_CHARS`` characters is left."""
+    """A Markdown heading's title without link groups and bracketed tags around it ("[NeurIPS
+    2022] Title [[PDF]](…)"), when ``3 * MIN_TITLE_CHARS`` characters are left."""
     t = _clean_title(_LINK_TAGS.sub(" ", t) if "[[" in t else t)
     if t[:1] in "[【(（" or t[-1:] in "]】":
         bare = _TRAILING_TAGS.sub("", LEADING_TAGS.sub("", t)).strip()
@@ -253,22 +231,20 @@ _PAPER_HEADERS = re.compile(r"^(?:papers?|papertitles?|titles?|论文|論文|论
 
 
 def _header_name(name: str) -> str:
-    """A table header cell as :data:`_TITLE_HEADERS` and :data:`_PAPER_HEADERS` match it: plain
-    text, lower case, no spaces."""
+    """A table header cell as plain text, lower case, no spaces."""
     return re.sub(r"\s+", "", plain(name)).lower()
 
 
 def titled_row(cand: Candidate) -> bool:
-    """Whether a table row fills a column its header names as paper titles ("| # | 论文 | Notebook
-    |", "| Year | Title | Authors |") with the candidate's title: a paper, whatever its words."""
+    """Whether a table row has the candidate's title in a column its header names as paper titles
+    ("| Year | Title | Authors |"): a paper, whatever its words."""
     for k, name in enumerate(cand.header):
         if k < len(cand.cells) and _PAPER_HEADERS.match(_header_name(name)):
             return cand.title in _clean_title(cand.cells[k]) and len(_LETTER.findall(cand.title)) >= 2
     return False
 
 
-#: A span that is only an identifier ("arXiv:2309.07906", "doi: 10.1145/…"): a link to a paper, not
-#: its title.
+#: A span that is only an identifier ("arXiv:2309.07906"): no title.
 _IDENTIFIER_ONLY = re.compile(r"(?:arxiv\s*[:：]?\s*)?\d{4}\.\d{4,5}(?:v\d+)?|doi\s*[:：]?\s*10\.\S+|10\.\d{4,9}/\S+", re.I)
 #: Link texts that name a kind of link, not a paper.
 _LINK_KIND = r"pdf|paper|code|link|arxiv|project|github|论文|論文|代码|代碼|链接|鏈接|video|slides?"
@@ -276,8 +252,7 @@ _LINK_KIND = r"pdf|paper|code|link|arxiv|project|github|论文|論文|代码|代
 _GENERIC_LINK = re.compile(rf"(?:(?:read|view|see|open|download|get|full|the)\s+)?(?:{_LINK_KIND})(?:\s+(?:link|page|here|text))?", re.I)
 
 
-#: Links that close a line and whose texts only name kinds of link ("… codecs. [arXiv](…) [Code](…)"):
-#: evidence for the paper above the line, not words of a title on it.
+#: Links closing a line whose texts only name kinds of link ("… codecs. [arXiv](…) [Code](…)").
 _KIND_LINKS_TAIL = re.compile(
     r"(?:\s*\[\s*(?:(?:" + _LINK_KIND + r"|abs|page|html|here)\s*){1,3}\]\([^()\s]+(?:\([^()\s]*\)[^()\s]*)?\)[\s,|/·]*)+$",
     re.I)
@@ -295,16 +270,13 @@ def _names_a_link(text: str) -> bool:
 
 
 def title_header_cell(cells: list[str], header: list[str]) -> str | None:
-    """The title of a table row read from the first column that a title header names
-    (``Title``, ``Paper``, ``论文``) and holds at least :data:`MIN_TITLE_CHARS`, or None: the
-    cell's first part (before a line break), or its one link's text among words about it; any
-    length (a title has at most :data:`MAX_TITLE_CHARS`: :func:`_title_cell` and
-    :func:`pipeline.overlong_lines.overlong_line_notes` read the longer)."""
+    """A table row's title from the first title-header column (``Title``, ``论文``) holding at least
+    :data:`MIN_TITLE_CHARS`: the cell's first part, or its one link's text; any length; else None."""
     for k, name in enumerate(header):
         if k < len(cells) and _TITLE_HEADERS.match(_header_name(name)):
             first_part = HTML_BREAK.split(cells[k])[0]
             links = _LINK.findall(first_part)
-            # one linked name among words about it ("重读 [AlexNet](…) 论文"): the link is the title
+            # one linked name among words about it ("重读 [AlexNet](…) 论文")
             text = _clean_title(links[0][0] if len(links) == 1 and not _GENERIC_LINK.fullmatch(links[0][0].strip())
                                 else first_part)
             if len(text) >= MIN_TITLE_CHARS:
@@ -313,11 +285,9 @@ def title_header_cell(cells: list[str], header: list[str]) -> str | None:
 
 
 def _title_cell(cells: list[str], header: list[str] | None = None) -> str | None:
-    """The cell of a table row most likely to be a title: the cell under a title header
-    (:func:`title_header_cell`) when the table has one, else linked or bold text, else the
-    cell with the most words that is not a number, a date or a bare link; None when the title
-    header's cell is longer than :data:`MAX_TITLE_CHARS` (a huge cell is no title, and no other
-    cell of the row is), and no cell that long is taken."""
+    """A table row's likeliest title cell: under a title header (:func:`title_header_cell`),
+    else linked or bold text, else the wordiest cell that is no number, date or bare link; None
+    when none, or the title header's cell is over :data:`MAX_TITLE_CHARS`."""
     if header and (text := title_header_cell(cells, header)) is not None:
         return text if len(text) <= MAX_TITLE_CHARS else None
     best, best_score = None, 0.0
@@ -340,9 +310,7 @@ _HTML_HEADING = re.compile(r"<h(?P<level>[1-6])\b[^<>]*>(?P<inner>.*?)</h(?P=lev
 
 
 def html_to_markdown(raw: str) -> str:
-    """Inline HTML of a line as Markdown: ``<h3>t</h3>`` -> ``### t``, ``<a href=u>t</a>`` ->
-    ``[t](u)``, ``<b>``/``<strong>`` -> ``**``, ``<li>`` -> ``- ``, other tags removed (cells,
-    paragraphs, spans)."""
+    """Inline HTML of a line as Markdown (headings, links, bold, ``<li>``), other tags removed."""
     if "<" not in raw:
         return raw
     if m := _HTML_HEADING.fullmatch(raw.strip()):
@@ -376,19 +344,18 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
         return Candidate(0, title, "table", cells=cells, header=header or []) if title else None
     if m := _MD_HEADING.match(raw):
         if (kv := parse_key_value(s)) is not None and kv[0] in ("authors", "institutions"):
-            return None  # "#### Authors: A, B": a credit set as a heading, the evidence of a title
+            return None  # "#### Authors: A, B"
         level = len(m.group("hashes"))
         style = "md1" if level == 1 else "md2" if level == 2 else "md3"
-        # ("# CVPR 2024 Best Paper: Title": the venue label is the title's context, not its words)
+        # ("# CVPR 2024 Best Paper: Title": the venue label is context)
         return _made(without_venue_label(_heading_title(m.group("text").rstrip().rstrip("#"))), style, level)
     if NUMBERED_HEADING.match(s):
         return _made(_clean_title(NUMBERED_HEADING.match(s).group("title")), "numbered")
     kv = parse_key_value(s)
     if kv is not None:
-        if kv[0] == "title":  # (a YAML value folded onto the next line keeps that line's indentation)
+        if kv[0] == "title":
             return _made(" ".join(_clean_title(kv[1]).split()), "kv_title")
-        # "Paper: [Title](url)": the paper's label, then its linked title ("论文地址：[点击查看](…)",
-        # "Code: [repo](…)": a link's name)
+        # "Paper: [Title](url)" (not "Code: [repo](…)")
         m = _LINK.match(kv[1]) if kv[0] == "paper_url" and _paper_label(s) else None
         return _made(_clean_title(m.group("text")), "link_lead") if m else None
     if m := _BOLD_LINE.match(raw):
@@ -398,22 +365,22 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
     if body.startswith(("**[", "__[")):  # a bold link: "**[Title](url).** Authors"
         body = body[:2] + unlink(body[2:])
     if (m := _BOLD_RUN.match(body) or _CODE_SPAN.match(body)) and _is_venue_tag(m.group("inner")):
-        body = body[m.end():].strip()  # "**[ICML 2025]** Title. [[paper](…)]", "`NeurIPS 2024` [Title](…)"
+        body = body[m.end():].strip()  # "**[ICML 2025]** Title. [[paper](…)]"
     elif m := _BOLD_RUN.match(body):
         return _made(_clean_title(m.group("inner")), "bold_lead")
     if m := _LINK.match(body):
         if m.group("url").startswith("#"):
-            return None  # a table of contents' entry: its heading below is the candidate
+            return None  # a table of contents' entry
         return _made(_clean_title(m.group("text")), "link_lead")
     if m := _QUOTED.match(plain(body)):
         return _made(m.group("inner").strip(), "quoted")
     if m := BOOK_TITLE.match(plain(body)):
         if m.end() >= len(plain(body)) - 2:
             return _made(m.group("inner").strip(), "book")
-        if bullet:  # "1. 《Title》 CVPR 2016 Author": the marks delimit the item's title
+        if bullet:  # "1. 《Title》 CVPR 2016 Author"
             return _made(m.group("inner").strip(), "list")
     if bullet:
-        if _CLOCK_TIME.match(plain(body)):  # "10:40 Track on Algorithms": a programme's slot, not a title
+        if _CLOCK_TIME.match(plain(body)):  # "10:40 Track on Algorithms"
             return None
         return _made(_clean_title(_title_part(body)), "list")
     if ENUMERATED_HEADING.match(s):
@@ -435,8 +402,7 @@ _CODE_SPAN = re.compile(r"`(?P<inner>[^`\n]{1,40})`")
 
 
 def _is_venue_tag(s: str) -> bool:
-    """Whether ``s`` (a bold run or code span opening an item) only names a venue edition, in
-    brackets or not ("[ICML 2025]", "NeurIPS 2024"): the item's context, not its title."""
+    """Whether ``s`` (a bold run or code span opening an item) only names a venue edition ("[ICML 2025]")."""
     return venue_label(plain(s).strip(" []【】()（）"))
 
 
@@ -448,26 +414,25 @@ LEADING_TAGS = re.compile(r"^(?:\s*[\[【(（][^\]】)）\n]{1,40}[\]】)）])+\
 
 
 def _title_part(body: str) -> str:
-    """A list item's title part: before an HTML line break (``*Title.* <br> A, B``), without
-    leading tags (``[ICML 2019]``) and leading authors (``A, B. Title``), before a separator that starts its other fields (" - ", " | ", "：",
-    ". " before a list of names)."""
+    """A list item's title part: before an HTML break, without leading tags and authors (``A, B.
+    Title``), before a separator that starts its other fields (" - ", " | ", ". " before names)."""
     first = HTML_BREAK.split(body, maxsplit=1)[0] if "<" in body else body
-    if len(_TAG.sub("", first).strip()) >= MIN_TITLE_CHARS * 3:  # "*Title.* <br> A, B <br> ***ACL 2024***"
+    if len(_TAG.sub("", first).strip()) >= MIN_TITLE_CHARS * 3:
         body = _TAG.sub(" ", first)
     s = LEADING_TAGS.sub("", unlink(_LINK_TAGS.sub(" ", plain(body)))).strip()
     s = _TRAILING_TAGS.sub("", s)
     if (note := _TRAILING_NOTE.search(s)) and _strip_venue_tail(s[: note.start()]) != s[: note.start()]:
-        s = s[: note.start()]  # "Title. IJCAI 2022 [a note on it]": the note after the venue
+        s = s[: note.start()]  # "Title. IJCAI 2022 [a note on it]"
     s = s.lstrip(" :：")  # "(Poster #3): A, B. Title": the tag's colon
     s = _strip_label_fields(s)
     lead = _leading_names_end(s, body)
-    if lead:  # "A, B. Title": the credit first, as workshop and reading lists write it
+    if lead:  # "A, B. Title"
         s = s[lead:].lstrip(" :：")
     s = _strip_venue_tail(s)
     for sep in (" - ", " – ", " — ", " | ", "：", ": http", " http"):  # " http": "Title https://…"
         i = s.find(sep)
         if sep == "：" and 0 < i < len(s) - 1 and _ASCII_LETTER.fullmatch(s[i - 1] + s[i + 1]):
-            continue  # "DynamicFusion：Reconstruction and …": a Latin title's colon typed full-width
+            continue  # "DynamicFusion：Reconstruction and …": a full-width colon in a Latin title
         if i >= MIN_TITLE_CHARS * 3 and not (sep == " http" and s[i - 1] in ":："):  # "论文/Paper: http…" a label
             s = s[:i]
     # "Title*Authors*" (emphasis glued to the title) and "Title (A and B)"
@@ -498,8 +463,8 @@ _LINK_FIELDS = re.compile(r"(?:[,，]\s*(?:pdf|paper|code|link|arxiv|openreview|
 
 
 def _strip_label_fields(s: str) -> str:
-    """A list item without a first comma field that is its award label, with a year or venue
-    ("2024 best system paper, Title, [arXiv](…)"), and without trailing link-name fields."""
+    """A list item without a first award-label field ("2024 best system paper, Title, …") and
+    without trailing link-name fields."""
     m = _LABEL_FIELD.match(s)
     if m and (label := find_award_label(m.group("field"))) and normalize_award(label):
         rest = m.group("field").replace(label, " ")
@@ -530,11 +495,9 @@ def _strip_venue_tail(s: str) -> str:
 
 
 def _leading_names_end(s: str, body: str) -> int:
-    """Where the title starts in a list item that opens with its authors ("A, B. Title", "A and B.
-    Title"): after the last ". " whose text before is a list of names (:func:`_is_name_list`,
-    so initials such as "J. Smith" stay inside it), or one name (:data:`_NAME`) when the rest is
-    the item's link text (``A Name. [Title](url)``), and that leaves a title of at least
-    ``3 * MIN_TITLE_CHARS`` characters that is no name list itself; 0 when it does not."""
+    """Where the title starts in a list item that opens with its authors ("A, B. Title"): after
+    the last ". " preceded by a name list (or one name before a link: ``A Name. [Title](url)``)
+    that leaves a title of ``3 * MIN_TITLE_CHARS`` or more; else 0."""
     end = 0
     for m in re.finditer(r"\.\s+", s[:MAX_TITLE_CHARS]):
         rest, names = s[m.end():], s[: m.start()]
@@ -565,13 +528,11 @@ def _list_headings() -> tuple[frozenset[str], tuple[str, ...]]:
 
 
 def is_list_heading(title: str) -> bool:
-    """Whether ``title`` is a generic heading over a list of papers ("Publications", "Accepted
-    Papers", "论文列表", "獲獎論文"), maybe after a venue edition and before a year or a count in
-    brackets: one of the phrases of :data:`LIST_HEADINGS_FILE` once those, numbering and
-    punctuation are removed and the case folded. Such a heading contains papers; it is none."""
+    """Whether ``title`` is a generic heading over a list of papers ("Accepted Papers (2024)"):
+    a phrase of :data:`LIST_HEADINGS_FILE` once a venue edition, numbers and punctuation are removed."""
     phrases, ending = _list_headings()
     if len(title) > MAX_LIST_HEADING_CHARS or not title.casefold().rstrip(_AFTER_LIST_HEADING).endswith(ending):
-        return False  # the phrases are short, and close the heading but for a year or a count
+        return False
     s = " ".join(_LIST_HEADING_NOISE.sub(" ", title.casefold()).split())
     if s in phrases:
         return True
@@ -592,15 +553,14 @@ def _paper_label(s: str) -> bool:
 def _made(title: str, style: str, level: int = 0) -> Candidate | None:
     title = title.strip()
     if title.endswith(".") and not title.endswith("..") and style not in ("plain", "list"):
-        title = title[:-1].rstrip()  # "**Title.** Authors": the period closes the bold run's sentence
+        title = title[:-1].rstrip()  # "**Title.** Authors"
     if LEADING_DECORATION.match(title):
         title = LEADING_DECORATION.match(title).group("title").strip()
     if not (MIN_TITLE_CHARS <= len(title) <= MAX_TITLE_CHARS) or "://" in title or DECORATION_ONLY.match(title):
         return None  # (a bracketed label alone, 【往期回顾】, names a part of the article)
     if PLACEHOLDER_VALUE.fullmatch(title) or _GENERIC_LINK.fullmatch(title) or is_list_heading(title) \
             or _IDENTIFIER_ONLY.fullmatch(title):
-        return None  # "None", "N/A"; a link's name ("arXiv", "PDF", an arXiv id) left of an item without its
-        # title; a list's heading ("Publications")
+        return None  # "N/A", a link's name ("PDF"), a list's heading ("Publications")
     return Candidate(0, title, style, level)
 
 
@@ -616,25 +576,21 @@ _LETTER = re.compile(r"[^\W\d_]")
 
 
 def venue_beside_title(c: Candidate, raw: str) -> bool:
-    """Whether a list item, table row or Markdown heading (``raw``, its line) names a venue with
-    its year outside its title span: "1. 《Title》 CVPR 2016 Author", "| Title | Author | ICCV 2023
-    |", "## ICLR2025 Hu: Title"."""
+    """Whether a list item, table row or heading (``raw``) names a dated venue outside its title
+    span ("1. 《Title》 CVPR 2016 Author")."""
     if (c.style not in ITEM_STYLES and c.style not in ("md1", "md2", "md3")) or not _TWO_DIGITS.search(raw) \
             or not _LETTER.search(c.title):
-        return False  # (a year has at least two digits: "2023", "'23"; a span without a letter,
-        # such as the date that leads a news item, is no title)
+        return False  # (a year has two digits; a span without a letter is no title)
     rest = plain(" | ".join(c.cells) if c.cells else raw).replace(c.title, " ", 1)
     return any(year is not None for _, year, _, _ in find_venue_years(rest))
 
 
-#: Candidate styles whose heading is the candidate's span rather than its whole line: the line
-#: holds more than the title (a table row's other cells, a list item's authors or summary).
+#: Candidate styles whose heading is the candidate's span rather than its whole line.
 _SPAN_HEADING_STYLES = frozenset({"table", "bold_lead", "link_lead", "list", "quoted"})
 
 
 def title_is_part(cand: Candidate, raw: str) -> bool:
-    """Whether a candidate's title is only part of its line ``raw`` (a table row, a list item with
-    its authors, venue or summary): then the title, not the line, is the section's heading."""
+    """Whether a candidate's title is only part of its line ``raw``: then the title is the heading."""
     if cand.style not in _SPAN_HEADING_STYLES:
         return False
     rest = fold_title(plain(raw)).replace(fold_title(cand.title), "", 1)
@@ -669,9 +625,7 @@ _COLON_INSIDE = re.compile(r"\S[:：]\s*\S")
 _FIELD_SEPARATOR = re.compile(r"\s[-–—|]\s|<br\s*/?>|\|")
 
 
-#: Letters of other alphabets than Latin (Greek, Cyrillic, Armenian, Hebrew, Arabic ...) and the
-#: Japanese kana and Korean syllables: a title in one of those scripts is counted as words (the
-#: alphabets) or CJK characters (kana, Hangul) as a Latin or Chinese one is, not as no text.
+#: Words of other alphabets (Greek to Arabic) and kana/Hangul, counted as Latin words or CJK characters.
 _OTHER_WORD = re.compile(r"[\u0370-\u03ff\u0400-\u052f\u0530-\u06ff]{3,}")
 _KANA_HANGUL = re.compile(r"[\u3040-\u30ff\uac00-\ud7af]")
 
@@ -710,8 +664,7 @@ def _line_features(title: str, raw: str) -> dict[str, float]:
 
 @functools.lru_cache(maxsize=65536)
 def labelled_names(title: str) -> bool:
-    """A label followed by a list of people ("Organizers include: A, B, C", "Chairs: A and B"):
-    a credit of a role, never a paper's title."""
+    """A label followed by a list of people ("Chairs: A and B"): never a paper's title."""
     label, sep, rest = title.partition(":")
     return bool(sep) and bool(_ROLE_LABEL.search(label)) and (_is_name_list(rest) or _credits(rest.strip()))
 
@@ -730,8 +683,7 @@ def _credits(s: str) -> bool:
 
 
 class _LineFacts:
-    """What the evidence features read from each line, computed once per line (a line is in
-    the evidence window of several candidates) and the prefix sums of line lengths."""
+    """The evidence facts of each line, computed once, and the prefix sums of line lengths."""
 
     def __init__(self, lines: list[Line]):
         self.lines = lines
@@ -755,8 +707,7 @@ class _LineFacts:
         return got
 
     def credit_line(self, j: int) -> bool:
-        """Whether line ``j`` is a list of names or a credit line (read only for the two lines
-        under a candidate, the costliest fact)."""
+        """Whether line ``j`` is a list of names or a credit line."""
         got = self._credit_lines.get(j)
         if got is None:
             s = self(j)[-1]
@@ -795,10 +746,8 @@ def has_paper_evidence(c: Candidate) -> bool:
 
 
 def two_papers(earlier: Candidate, later: Candidate) -> bool:
-    """Whether two titles of which one contains the other ("Foo", "Foo: Bar") are two papers:
-    each has evidence of a paper of its own (:func:`has_paper_evidence`), and the later one is
-    marked (a plain line is in the evidence window of the one above it, so that evidence may be
-    the later one's)."""
+    """Whether two titles of which one contains the other ("Foo", "Foo: Bar") are two papers: both
+    have paper evidence and the later one is marked (a plain line's evidence may be the other's)."""
     return later.style != "plain" and has_paper_evidence(earlier) and has_paper_evidence(later)
 
 
@@ -812,8 +761,7 @@ _FENCE = re.compile(r"^(`{3,}|~{3,})")
 
 
 def fenced_lines(lines: list[Line]) -> list[bool]:
-    """Per line, whether it is in a fenced code block, its fences included (CommonMark 4.5): its
-    "# comment" lines are no headings."""
+    """Per line, whether it is in a fenced code block, its fences included (CommonMark 4.5)."""
     fenced, fence = [], None  # (the marker of the block the line is in)
     for line in lines:
         if fence is None and (m := _FENCE.match(line.stripped)):
@@ -839,14 +787,7 @@ def _wrapped_prose(lines: list[Line], i: int) -> bool:
 
 
 def find_candidates(lines: list[Line]) -> list[Candidate]:
-    """Every line's title candidate with its features (see the module docstring).
-
-    Args:
-        lines: the document's kept lines, in order (blank and dropped lines removed).
-
-    Returns:
-        candidates in line order, each with :attr:`Candidate.features` set.
-    """
+    """Every kept line's (``lines``, in order) title candidate, in line order, features set."""
     cands: list[Candidate] = []
     header: list[str] | None = None
     for i, (line, fenced) in enumerate(zip(lines, fenced_lines(lines), strict=True)):
@@ -873,15 +814,14 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
     facts = _LineFacts(lines)
     style_count = Counter(c.style for c in cands)
     evidence: list[bool] = []
-    # the evidence window of a candidate ends at the next candidate that is not a plain or list
-    # line (those may be an authors line or a body line read as a candidate) or has its style
+    # the evidence window ends at the next candidate of its style or not a plain or list line
     stops: list[int] = [len(lines)] * len(cands)
     next_marked, next_of_style = len(lines), {}
     for k in range(len(cands) - 1, -1, -1):
         c = cands[k]
         stops[k] = min(next_marked, next_of_style.get(c.style, len(lines)))
         if _is_name_list(c.title) or _credits(c.title):
-            continue  # a line of names is the evidence of the title above it, not a boundary
+            continue  # a line of names is the evidence of the title above it
         next_of_style[c.style] = c.line
         if c.style not in ("plain", "list"):
             next_marked = c.line

@@ -1,7 +1,6 @@
 """Credits: the authors and institutions an article credits a paper to, from a bare credit line
-under its title (:func:`parse_credit_line`) or from a sentence of prose (:func:`find_credit`),
-in zh-Hans, zh-Hant and English. The name-list, institution and sentence helpers they build on
-are :mod:`pipeline.fields`'s.
+(:func:`parse_credit_line`) or a sentence of prose (:func:`find_credit`), in zh-Hans, zh-Hant and
+English.
 """
 
 from __future__ import annotations
@@ -22,12 +21,10 @@ from .names import (
 )
 from .textutil import _CASE_EXTRA, _memoised
 
-# A Latin person-name token: a capitalised word (accents, apostrophes and hyphenated parts
-# allowed, the hyphen as ASCII or U+2010/U+2011; one inner capital after a Mc/Mac/O'/De/Di/La/
-# Le/Du prefix, as in LeCun) or an initial ("V."). All-capital words (NVIDIA, DPO) and camel-case words (DeepMind, ControlNet)
-# are not person names.
+# A Latin person-name token: a capitalised word (accents, apostrophes, hyphenated parts; one inner
+# capital after a prefix, as in LeCun) or an initial ("V."); not NVIDIA or DeepMind.
 _UP = "A-ZÀ-ÖØ-ÞĀ-Ž"  # Latin-1 and Latin Extended-A capitals (Łukasz, Šimon)
-_LOW = "a-zß-öø-ÿā-ž"  # Latin Extended-A mixes cases; a lower-case letter there reads as one (Marasović)
+_LOW = "a-zß-öø-ÿā-ž"  # Latin Extended-A mixes cases (Marasović)
 _NAME_TOKEN = (
     rf"(?:(?:Mc|Mac|O['’]|D['’]|De|Di|La|Le|Du)?[{_UP}][{_LOW}'’]+(?:[-\u2010\u2011][{_UP}]?[{_LOW}'’]+)*|[{_UP}]\.)"
 )
@@ -48,16 +45,14 @@ _COLLEAGUES = re.compile(
     re.I,
 )
 _EN_AFFILIATION = re.compile(rf"^\s*,?\s+(?:at|of|from)\s+(?P<orgs>{_ORGS})")
-#: English words whose capitalised form starts a sentence but is never a name (spaCy's stop
-#: list is too wide: it holds "Well" and "Call"); checked on the first token of a name.
+#: English words that start a sentence but never a name (spaCy's stop list holds "Well"); first token only.
 _EN_NON_NAMES = frozenset(
     "a an the this these that those in on at by for from with to of and or but as it its their his her "
     "our we they he she i another other both each every one two three four five recently together "
     "instead however meanwhile also then here there when while after before since although though "
     "researchers authors scientists team".split()
 )
-#: Verbs that say a subject made the work ("Kingma and Ba combined ...", "Meta AI released ...");
-#: a past-tense verb in -ed counts too. Used only after a sentence-initial subject.
+#: Verbs that say a sentence-initial subject made the work ("Kingma and Ba combined ..."); any -ed too.
 _EN_CREDIT_VERBS = frozenset(
     "propose proposes present presents introduce introduces show shows showed shown find finds found "
     "build builds built develop develops design designs train trains combine combines let lets use uses "
@@ -76,16 +71,15 @@ _EN_TEAM = re.compile(
 # Chinese frames. A credited span runs from the start of its clause to the frame's marker.
 _ZH_CLAUSE_END = "，,；;：:。！？!?（(）)《》「」“”"
 _ZH_CLAUSE_END_RE = re.compile("[" + re.escape(_ZH_CLAUSE_END) + "]")
-#: Words that introduce a credited span inside its clause ("同届荣誉提名则包括<X>等人的《…》"):
-#: the span starts after the last of them.
+#: Words after which a credited span starts inside its clause ("同届荣誉提名则包括<X>等人的《…》").
 _ZH_INTRODUCER = re.compile(r"包括|包含|还有|還有|则有|則有|来自|來自|以及|由|是|为|為|有")
 _ZH_ROLE = re.compile(
     r"(?:指导教授|指導教授|助理教授|副教授|教授|博士后|博士後|博士生|博士|硕士生|碩士生|本科生|学生|學生|研究员|研究員"
     r"|研究人员|研究人員|研究者|研究科学家|研究科學家|科学家|科學家|工程师|工程師|学者|學者|讲师|講師|一作|作者|成员|成員)$"
 )
 _ZH_CONNECTIVE = re.compile(r"^(?:此外|另外|同时|同時|而|其中|同期|同屆|同届|最后|最後|另一篇|另一项|另一項)")
-# (marker, kind): "credit" spans name people (and their affiliations), "org" spans name
-# institutions, "subject" spans are a sentence's subject, accepted only when they are names.
+# (marker, kind): "credit" spans name people (and affiliations), "org" institutions, "subject"
+# a sentence's subject (accepted only when names).
 _ZH_FRAMES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"等人"), "credit_truncated"),
     (re.compile(r"(?:等(?:机构|機構|单位|單位|高校))?的(?:研究者|研究人员|研究人員|研究团队|研究團隊|团队|團隊"
@@ -96,7 +90,7 @@ _ZH_FRAMES: tuple[tuple[re.Pattern[str], str], ...] = (
                 r"(?=\s*(?:共同|合作)?(?:完成|提出|撰写|撰寫|发表|發表))"), "org"),
     (re.compile(r"等(?:机构|機構|单位|單位|高校)(?:的|联合|聯合|合作)"), "org"),  # "X、Y等机构的论文"
     (re.compile(r"\s*的(?=《)"), "credit"),
-    (re.compile(r"\s*(?:凭借|憑藉|凭|憑)(?=《)"), "credit"),  # "X团队凭《…》斩获…": the work X won with
+    (re.compile(r"\s*(?:凭借|憑藉|凭|憑)(?=《)"), "credit"),  # "X团队凭《…》斩获…"
     (re.compile(r"\s*(?:共同|联合|聯合|合作)*(?:提出|完成|撰写|撰寫|发表|發表|合著|主导|主導|开发|開發|研发|研發|领衔|領銜)"), "by"),
     (re.compile(r"\s*(?:等(?![人机機单單高])|提出|发布|發布|推出|开源|開源|把|将|將|用|利用|构建|構建|训练|訓練|设计|設計)"),
      "subject"),
@@ -106,24 +100,20 @@ _ZH_RELEASE = re.compile(r"发布|發布|推出|开源|開源")
 _ZH_FROM = re.compile(
     r"(?:来自|來自)\s*(?P<x>[^，,。；;：:！？!?《》]+?)\s*(?:等(?:机构|機構|单位|單位|高校))?的"
 )
-#: "作者来自X、Y。", "这项研究来自X、Y等，": a clause that ends with the places the work comes
-#: from (its subject, when any, the authors or the work).
+#: A clause ending with the places the work comes from ("作者来自X、Y。").
 _ZH_FROM_CLAUSE = re.compile(
     r"(?:^|(?<=[，,。；;]))\s*(?:[^，,。；;]{0,6}?(?:作者|作者们|作者們|研究|论文|論文|团队|團隊|机构|機構|工作|成果))?"
     r"\s*(?:均|都|分别|分別)?\s*(?:来自|來自)\s*(?P<x>[^，,。；;：:！？!?《》「」“”()（）]+?)"
     r"\s*(?:等(?:机构|機構|单位|單位|高校)?)?\s*(?=[，,。；;！!]|$)"
 )
-#: The Latin name a team is called by, at the end of the words before 团队 ("Meta AI", "DeepSeek"),
-#: after nothing or a Chinese description that is not an institution itself.
+#: The Latin name a team is called by, ending the words before 团队 ("Meta AI").
 _TEAM_BRAND = re.compile(r"(?:^|(?<=[\u3400-\u9fff]))[A-Z][A-Za-z0-9&.'’-]*(?:\s+[A-Z][A-Za-z0-9&.'’-]*)*$")
 #: A Chinese word for a company, ending a description before its name ("新创企业", "科技公司").
 _ZH_COMPANY_NOUN = re.compile(r"(?:企业|企業|公司|新创|新創|初创|初創|创企|創企|巨头|巨頭|厂商|廠商)$")
 _ZH_ITEM_SEP = re.compile(r"\s*(?:[、，,;；/]|以及|及|与|與|和|\s(?:and|&)\s)\s*")
-#: A joint work: "<X>与<Y>(团队|研究人员)联合发布/提出/完成(的…)", "由<X>、<Y>与<Z>合作發表": two or
-#: more places that made the work together, the span read back to the clause start (a bracketed
-#: gloss inside it does not end it) or to 由.
 #: "联合" between the places of a joint work ("阿里云联合上海交通大学、Solidigm 共同发表").
 _ZH_JOINED_BY = re.compile(r"\s*(?:联合|聯合)\s*")
+#: A joint work: "<X>与<Y>团队联合发布", "由<X>、<Y>与<Z>合作發表".
 _ZH_JOINT = re.compile(
     r"(?:的?(?:研究团队|研究團隊|团队|團隊|研究人员|研究人員|研究者|学者|學者))?\s*(?:共同(?:联合|聯合|合作)?|联合|聯合|合作)"
     r"(?:提出|完成|发布|發布|发表|發表|研发|研發|开发|開發|推出|打造)"
@@ -136,8 +126,7 @@ MAX_JOINT_PLACES = 6
 
 
 def _person_name(s: str) -> bool:
-    """A Latin person name: 1-4 name tokens, not an initial at the end, no organisation word,
-    and a first token that is a name rather than an English function word."""
+    """A Latin person name: 1-4 name tokens, no final initial, no organisation or function word."""
     s = s.strip()
     if not _PERSON_RE.fullmatch(s) or s.endswith("."):
         return False
@@ -184,9 +173,8 @@ def _add(items: list[str], value: str) -> None:
 
 
 def _zh_org(s: str, strict: bool) -> str | None:
-    """``s`` as an institution, or None: a CJK name ending in an institution head word, a Latin
-    name ending in one; or, when the frame says the span names institutions (``strict`` False),
-    any short name that is not a description."""
+    """``s`` as an institution, or None: a name ending in an institution head word; unless
+    ``strict``, any short name that is not a description."""
     s = s.strip()
     if not s or _ZH_NOT_NAME.search(s):
         return None
@@ -196,14 +184,14 @@ def _zh_org(s: str, strict: bool) -> str | None:
         if _ZH_ORG_HEAD.search(s):
             m = re.match(r"^(?P<name>.+?)(?:研究团队|研究團隊|团队|團隊|课题组|課題組|小组|小組)$", s)
             if m and (len(m.group("name")) < 2 or _ZH_NOT_NAME.search(m.group("name"))):
-                return None  # "研究团队": a generic team, not a named one
+                return None  # "研究团队"
             if m and _ZH_ORG_HEAD.search(m.group("name")):
-                return m.group("name")  # "慕尼黑大学团队": the team of an institution is the institution
+                return m.group("name")  # "慕尼黑大学团队"
             if m and (brand := _company_name(m.group("name"), alone=True)):
-                return brand  # "DeepSeek團隊": a team named by its company is the company
+                return brand  # "DeepSeek團隊"
             return s
         if brand := _company_name(s, alone=False):
-            return brand  # "大陆AI新创企业DeepSeek": a description before the name is no part of it
+            return brand  # "大陆AI新创企业DeepSeek"
         return None if strict or len(s) > 12 else s
     if _latin_org(s) or (not strict and len(s.split()) <= 6 and s[:1].isupper()):
         return s
@@ -225,8 +213,7 @@ def _zh_items(span: str) -> list[str]:
 
 
 def _zh_span_credit(span: str, kind: str, lone_is_org: bool) -> Credit | None:
-    """The credit of a Chinese span, or None when any item of it is not a name (precision: a
-    span that holds a description credits nobody)."""
+    """The credit of a Chinese span, or None when any item of it is not a name."""
     span = span.strip()
     intro = list(_ZH_INTRODUCER.finditer(span))
     if intro:
@@ -275,7 +262,7 @@ def _zh_span_credit(span: str, kind: str, lone_is_org: bool) -> Credit | None:
         if bare and kind in ("credit_truncated", "by") and not has_org:
             _add(credit.authors, item)  # a Chinese name (何恺明等人)
             continue
-        # beside an institution, a bare word is one too ("由英伟达和阿尔托大学共同完成")
+        # beside an institution a bare word is one too ("由英伟达和阿尔托大学共同完成")
         org = _zh_org(item, strict=not (bare and has_org and kind in ("credit", "by")))
         if org is None:
             return None
@@ -285,15 +272,13 @@ def _zh_span_credit(span: str, kind: str, lone_is_org: bool) -> Credit | None:
     return credit if credit else None
 
 
-#: Longest clause (characters) read as the subject of a Chinese credit (``何恺明、张祥雨等提出``):
-#: longer runs without clause punctuation are prose, and reading each of them for every credit
-#: verb made unpunctuated text quadratic.
+#: Longest clause (characters) read as the subject of a Chinese credit: longer runs are prose
+#: (and bound the work on unpunctuated text).
 MAX_CREDIT_SPAN_CHARS = 300
 
 
 def _expansion_kept(m: re.Match[str]) -> str:
-    """A bracketed gloss removed, unless it spells out the acronym right before it: "VGG (Visual
-    Geometry Group)" is one name, "上海人工智能实验室(上海AI实验室)" a name and its short form."""
+    """A bracketed gloss removed, unless it spells out the acronym before it ("VGG (Visual Geometry Group)")."""
     before = re.search(r"\b([A-Z]{2,6})\s*$", m.string[: m.start()])
     words = re.findall(r"[A-Za-z]+", m.group())
     if before and len(words) == len(before.group(1)) and all(
@@ -303,9 +288,8 @@ def _expansion_kept(m: re.Match[str]) -> str:
 
 
 def _zh_joint_credit(sentence: str) -> Credit | None:
-    """The places of a joint work (:data:`_ZH_JOINT`): at least two, each an institution (a name
-    ending in a head word, or a short name beside one), else None. The span opens its sentence,
-    follows a connective or starts after 由."""
+    """The places of a joint work (:data:`_ZH_JOINT`): at least two, each an institution, else
+    None; the span opens its sentence or clause, follows a connective or starts after 由."""
     for hit in _ZH_JOINT.finditer(sentence):
         ends = [m.end() for m in _ZH_JOINT_CLAUSE_END.finditer(sentence, 0, hit.start())]
         start = ends[-1] if ends else 0
@@ -386,8 +370,7 @@ _EN_NAMES_ET_AL = re.compile(
     rf"(?P<names>{_NAMES})(?=\s*,?\s*(?:and|&)\s+(?:his\s+|her\s+|their\s+)?"
     rf"(?:colleagues|co-?authors|collaborators|co-?workers)\b|\s+et\s+al\b)"
 )
-#: What the lookahead of _EN_NAMES_ET_AL needs somewhere: without it the frame cannot match,
-#: and scanning for it is far cheaper than trying _NAMES at every position.
+#: What the lookahead of _EN_NAMES_ET_AL needs somewhere (a cheap test first).
 _EN_ET_AL_CUE = re.compile(r"(?:colleagues|co-?authors|collaborators|co-?workers)\b|\s+et\s+al\b")
 _EN_BY_NAMES = re.compile(rf"\bby\s+(?P<names>{_NAMES})")
 _EN_SUBJECT_VERB = re.compile(rf"(?P<subj>{_NAMES}|{_ORG})\s+(?P<verb>[a-z]+)\b")
@@ -464,25 +447,14 @@ def _en_sentence_credit(sentence: str) -> Credit | None:
 
 
 def find_credit(paragraph: str) -> Credit | None:
-    """Authors and institutions credited in a paragraph of prose, from its first sentence that
-    states a credit.
+    """The :class:`Credit` of the first sentence of a paragraph (zh-Hans, zh-Hant or English) that
+    states one, or None: ``authors`` in the script given, ``truncated`` for "et al." / ``等人``,
+    ``institutions`` as written.
 
-    Args:
-        paragraph: a paragraph of a section (zh-Hans, zh-Hant or English).
-
-    Returns:
-        A :class:`Credit` (``authors`` in the script given, ``truncated`` when the credit says
-        "et al." / "and colleagues" / ``等人``, ``institutions`` as written) or None.
-
-    Frames: the Chinese markers of ``_ZH_FRAMES`` (people before 等人/提出/的《…》, institutions
-    after 来自 or before 的研究者/团队), joint works (``_ZH_JOINT``) and sentence-initial subjects,
-    each span read from the start of its clause (after an introducer such as 包括 / 由 / 来自);
-    the English frames of ``_en_sentence_credit`` (``and colleagues``/``et al.``, ``by <names>``,
-    ``Researchers at <orgs>``, a subject before a credit verb). A subject counts when it is an
-    institution with a head word (研究所, Lab), one capitalised Latin word, or two people or more.
-
-    A span any item of which is not a name (a pronoun, a description, a model name such as
-    ``UniSim``) credits nobody: a wrong author is worse than none.
+    Frames: Chinese markers (``_ZH_FRAMES``, ``_ZH_JOINT``), each span read from its clause start;
+    English ones (``and colleagues``, ``by <names>``, ``Researchers at <orgs>``, a subject before a
+    credit verb). A span with any item that is not a name credits nobody: a wrong author is
+    worse than none.
     """
     return _find_credit(paragraph)
 
@@ -502,16 +474,14 @@ def _sentence_credit(sentence: str) -> Credit | None:
 
 
 def _find_credit(paragraph: str) -> Credit | None:
-    """:func:`find_credit`. Paragraphs and sentences are memoised for the whole process
-    (:func:`_memoised`), and each caller gets its own copy."""
+    """:func:`find_credit` (memoised by paragraph and sentence; each caller gets its own copy)."""
     if not paragraph:
         return None
     return _paragraph_credit(paragraph)
 
 
-#: "论文一作为 X", "第一作者是X", "共同一作Wei Fan、Haoran Li" (Latin names right after the
-#: role, up to the first word that is not one), "通讯作者郭嘉丰，", "X 和 Y为共同一作": the first
-#: and corresponding author(s) a Chinese write-up names.
+#: The first and corresponding author(s) a Chinese write-up names: "论文一作为 X", "共同一作Wei
+#: Fan、Haoran Li", "X 和 Y为共同一作".
 _LATIN_NAME = r"[A-Z][A-Za-z.'’-]*(?:[ \t]+[A-Z][A-Za-z.'’-]*){0,3}(?:\s*[（(][^（()）]{1,12}[)）])?"
 _ZH_FIRST_AUTHOR = re.compile(
     r"(?:第一作者|共同一作|一作|通讯作者|通訊作者)\s*(?:(?:为|為|是)\s*(?P<after>[^，,。；;！？!?（(]{2,60})"
@@ -519,8 +489,7 @@ _ZH_FIRST_AUTHOR = re.compile(
     r"|(?P<zh>[\u3400-\u9fff]{2,4})(?=[，,。；;（(\s]|$))"
     r"|(?P<before>[^，,。；;！？!?：:]{2,60}?)\s*(?:[（(][^（()）]{1,20}[)）])?\s*(?:为|為|是)\s*(?:共同一作|共同第一作者|第一作者)"
 )
-#: A Chinese name that serves as the paper's first or corresponding author ("梁文鋒擔任通訊作者"),
-#: set off from what comes before by a clause mark or 、.
+#: A Chinese name serving as first or corresponding author ("、梁文鋒擔任通訊作者").
 _ZH_SERVES_AS_AUTHOR = re.compile(
     r"(?:(?<=[、，,；;。\s])|^)(?P<name>[\u3400-\u9fff]{2,3})\s*(?:担任|擔任)\s*(?:论文|論文)?的?"
     r"(?:通讯作者|通訊作者|第一作者|共同第一作者|共同一作|一作)")
@@ -528,13 +497,12 @@ _ZH_FIRST_AUTHOR_SEP = re.compile(r"\s*(?:和|与|與|、|,|，|\s(?:and|&)\s)\s
 
 
 def _first_authors(paragraph: str) -> list[str]:
-    """The first and corresponding author(s) named by :data:`_ZH_FIRST_AUTHOR` in a paragraph,
-    in order: Latin person names or 2-4 character Chinese names, a bracketed gloss after a name
-    removed; a mention any item of which is not a name gives none."""
+    """The first and corresponding author(s) a paragraph names (:data:`_ZH_FIRST_AUTHOR`), in order,
+    glosses removed; a mention with any item that is not a name gives none."""
     found: list[str] = []
     roles = ("一作" in paragraph or "第一作者" in paragraph or "通讯作者" in paragraph or "通訊作者" in paragraph)
     for m in _ZH_SERVES_AS_AUTHOR.finditer(paragraph) if roles and ("担任" in paragraph or "擔任" in paragraph) else ():
-        name = m.group("name")  # "、梁文鋒擔任通訊作者的…": a Chinese name right before the role
+        name = m.group("name")
         if not _ZH_NOT_NAME.search(name) and not _ZH_ORG_HEAD.search(name) and name not in found:
             found.append(name)
     for m in _ZH_FIRST_AUTHOR.finditer(paragraph) if roles else ():
@@ -550,9 +518,8 @@ def _first_authors(paragraph: str) -> list[str]:
 
 @_memoised(copy=_copy_credit)
 def _paragraph_credit(paragraph: str) -> Credit | None:
-    """The credit of the first sentence of ``paragraph`` that states one (see :func:`find_credit`);
-    when it names no person, the first author(s) the paragraph names ("论文一作为 X") are its
-    authors, truncated."""
+    """:func:`find_credit`; with no person named, the paragraph's first author(s) ("论文一作为 X"),
+    truncated."""
     credit = None
     for sentence in split_sentences(paragraph):
         credit = _sentence_credit(sentence)
@@ -572,13 +539,11 @@ _CREDIT_LINE_MAX_CHARS = 200
 _CREDIT_LINE_CHARS_PER_NAME = 40
 #: A bare capital initial inside a name (``Christopher D Manning``); ``A`` and ``I`` are words too.
 _BARE_INITIAL = re.compile(rf"(?<=\s)(?![AI]\s)([{_UP}])(?=\s+[{_UP}])")
-#: A name written another way: 2-4 words of letters (all capitals, inner capitals: ``YU HUANG``,
-#: ``Sky CH-Wang``); a person only between people of a credit line.
+#: A name in capitals or inner capitals (``YU HUANG``); a person only between people of a credit line.
 _LOOSE_NAME = re.compile(rf"[{_UP}][{_UP}{_LOW}'’-]*(?:\s+[{_UP}][{_UP}{_LOW}'’.-]*){{1,3}}")
 
 
-#: A name written in lower case, as some submission systems keep it ("alexander rudnicky"): two or
-#: three letter-only words.
+#: A name written in lower case ("alexander rudnicky"): two or three letter-only words.
 _LOWER_NAME = re.compile(rf"[{_LOW}][{_LOW}'’-]+(?:\s+[{_LOW}][{_LOW}'’-]+){{1,2}}")
 #: Words that make a lower-case run a phrase rather than a name.
 _LOWER_NOT_NAME = frozenset({"and", "the", "of", "for", "in", "on", "at", "with", "et", "al", "others", "from", "by"})
@@ -611,17 +576,14 @@ _NAME_LIST_SEP = re.compile(r"\s*(?:,|\band\b|&)\s*")
 
 
 def names_only(span: str) -> bool:
-    """Whether ``span`` is only people joined by commas or "and" ("Kingma and Jimmy Ba",
-    "Tenenbaum and Roger P. Levy"): each part a person name or a lone surname, a full name of two
-    tokens or more among them beside a lone surname or with an initial. A title's words joined
-    by "and" ("Align and Translate", "Pattern Recognition and Machine Learning") are none."""
+    """Whether ``span`` is only people joined by commas or "and" ("Kingma and Jimmy Ba"): persons
+    or lone surnames, a full name beside a surname or with an initial; not "Align and Translate"."""
     if " and " not in span and "," not in span and "&" not in span:
         return False
     parts = _NAME_LIST_SEP.split(span.strip().rstrip("."))
     if len(parts) < 2 or not all(p and (_credit_person(p) or _lone_name(p)) for p in parts):
         return False
-    # a full name beside a bare surname or a name with an initial: two-word title phrases joined
-    # by "and" ("Pattern Recognition and Machine Learning") have neither
+    # two-word title phrases joined by "and" have neither
     full = [p for p in parts if len(p.split()) >= 2]
     return bool(full) and (len(full) < len(parts) or any(_INITIAL.search(p) for p in full))
 
@@ -649,10 +611,9 @@ _PLACES_OTHERS = re.compile(r"\s*(?:等(?:机构|機構|单位|單位|高校)?|\
 
 
 def _split_places(text: str) -> list[str]:
-    """The affiliations of a credit's bracket: split at ``/ 、 ; ,`` (full width too), a
-    university's campus kept with it (``University of California, Berkeley``)."""
+    """The affiliations of a credit's bracket, split at ``/ 、 ; ,``, a campus kept with its university."""
     places: list[str] = []
-    text = _PLACES_OTHERS.sub("", text)  # "Maryland / UBC 等": the others are unnamed
+    text = _PLACES_OTHERS.sub("", text)  # "Maryland / UBC 等"
     for part in filter(None, (p.strip() for p in _PLACE_SEPS.split(text))):
         if places and _CAMPUS_OF.fullmatch(places[-1]) and re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", part):
             places[-1] = f"{places[-1]}, {part}"
@@ -672,9 +633,8 @@ _INLINE_PLACE = re.compile(r"\s*[（(](?P<place>[^()（）]{2,80})[)）]")
 
 
 def _inline_places(s: str) -> tuple[str, list[str]] | None:
-    """``(names, places)`` of a credit line that puts each person's place in brackets after the
-    name ("A (Peking University), B (ByteDance)"), None when a bracket holds no institution (a
-    note: "(equal contribution)") or only one bracket closes the line (read as the line's places)."""
+    """``(names, places)`` of "A (Peking University), B (ByteDance)"; None with fewer than two
+    brackets or when a bracket is a note ("(equal contribution)")."""
     found = list(_INLINE_PLACE.finditer(s))
     if len(found) < 2:
         return None
@@ -688,9 +648,8 @@ def _inline_places(s: str) -> tuple[str, list[str]] | None:
     return (_INLINE_PLACE.sub("", s), places) if any(map(is_institution, places)) else None
 
 
-#: The longest list of places after the names (:func:`_places_after_names`) looked at: dozens
-#: of institutions; a longer tail is prose, and checking every period of a line of megabytes
-#: against the whole rest of it took time quadratic in the line's length.
+#: The longest list of places after the names (:func:`_places_after_names`) looked at: a longer
+#: tail is prose (and the bound keeps long lines linear).
 MAX_PLACES_TAIL_CHARS = 2_000
 
 
@@ -719,9 +678,7 @@ _OTHERS = re.compile(
 
 
 def _may_hold_line_id(s: str) -> bool:
-    """False when :data:`_LINE_IDS` cannot match ``s``: the lower-cased line holds neither
-    ``arxiv`` nor ``http`` (tested directly when a non-ASCII letter could match an ASCII one
-    case-insensitively). Most lines hold neither, and the pattern tries every position."""
+    """False when :data:`_LINE_IDS` cannot match ``s`` (no ``arxiv`` nor ``http``)."""
     if any(c in s for c in _CASE_EXTRA):
         return True
     low = s.lower()
@@ -730,29 +687,23 @@ def _may_hold_line_id(s: str) -> bool:
 
 @_memoised(copy=_copy_credit)
 def parse_credit_line(line: str) -> Credit | None:
-    """A bare credit line under a title: ``Lvmin Zhang, Anyi Rao and Maneesh Agrawala, Stanford
-    University``, ``Tom B. Brown, Benjamin Mann and 27 other authors, OpenAI``,
-    ``Diederik P. Kingma and Max Welling, University of Amsterdam. arXiv: 1312.6114``.
+    """The :class:`Credit` of a bare credit line (``Tom B. Brown, Benjamin Mann and 27 other
+    authors, OpenAI``), or None for a sentence, other Chinese text or a line with no person.
 
-    Affiliations may close the line in brackets (``A, B（AI2 / Cornell）``) or follow a Chinese
-    "and others" after a comma (``A 等，UW / AI2``), and that "and others" may end the names
-    (``A, B 等``, ``A 等 30+ 位共同作者``: ``truncated``); with one of
-    those (an institution among the places), the names may be Chinese (2-3 characters each).
-    The people come first (each at least two name tokens, a bare initial allowed inside:
-    ``Christopher D Manning``; at least two people unless ``and colleagues`` / ``and N other
-    authors`` / ``et al.`` follows them, which sets ``truncated``; a name in capitals such as
-    ``YU HUANG`` counts when people follow it), then the affiliations (capitalised names). An
-    arXiv id or URL at the end is ignored. A line is at most 200 characters, or 40 a name for a
-    longer list. None for any other line: a sentence, other Chinese text, a line with no person.
+    People first (two name tokens or more each; two people unless ``et al.`` or the like sets
+    ``truncated``), then capitalised affiliations, or affiliations in brackets (``A, B（AI2 /
+    Cornell）``) or after a Chinese "and others" (``A 等，UW / AI2``); with an institution among
+    those the names may be Chinese. A trailing arXiv id or URL is ignored. At most
+    :data:`_CREDIT_LINE_MAX_CHARS` characters, or :data:`_CREDIT_LINE_CHARS_PER_NAME` a name.
     """
     s = line.strip()
     if _may_hold_line_id(s):
         s = _LINE_IDS.sub("", s).strip()
-    if any(ch in s for ch in _MARK_CHARS):  # "Keyu Tian¹, Yi Jiang²,³, Liwei Wang*": affiliation and role marks
+    if any(ch in s for ch in _MARK_CHARS):  # "Keyu Tian¹, Yi Jiang²,³, Liwei Wang*"
         s = _NAME_MARKS.sub("", _MARK_LIST_COMMA.sub("", s))
     places: list[str] = []
     if ("(" in s or "（" in s) and (inline := _inline_places(s)) is not None:
-        s, places = inline  # "A (Peking University), B (ByteDance)": each person's place in brackets
+        s, places = inline  # "A (Peking University), B (ByteDance)"
     elif ". " in s and (tail := _places_after_names(s)) is not None:
         s, places = tail  # "A, B, C. Peking University, ByteDance"
     if not places and (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"; "A, B（2013 年發表）" a note
@@ -763,7 +714,7 @@ def parse_credit_line(line: str) -> Credit | None:
         places = _split_places(m.group("places"))
         s = s[: m.start()] + " 等"
     if not places and (m := _ZH_NAMES_PLACES.fullmatch(s)) and not _NOT_PLACES.search(m.group("places")):
-        found = _split_places(m.group("places"))  # "田甲，某大学/某公司": the places after a comma
+        found = _split_places(m.group("places"))  # "田甲，某大学/某公司"
         if any(map(is_institution, found)):
             s, places = m.group("names"), found
     credit = Credit()
@@ -771,8 +722,7 @@ def parse_credit_line(line: str) -> Credit | None:
         credit.truncated = True
         s = s[: m.start()].rstrip()
     if s and (credit.truncated or any(map(is_institution, places))) and (zh := _ZH_NAME_LIST.fullmatch(s)):
-        # Chinese names with 等 or their places, one of them an institution ("田甲, 李乙（某大学 /
-        # 某公司）"); without either, a list of short words ("图像、视频（综述）") reads the same
+        # Chinese names with 等 or an institution among their places (else "图像、视频（综述）" reads the same)
         credit.authors = [n.strip() for n in re.split(r"[,，、]", zh.group(0)) if n.strip()]
         credit.institutions = places
         return credit
@@ -783,7 +733,7 @@ def parse_credit_line(line: str) -> Credit | None:
         credit.truncated = True
         s = s[: others.start()] + "," + s[others.end():]
     items = [p.strip() for p in re.split(r"\s*[,;；]\s*(?:(?:and|&)\s+)?|\s+(?:and|&|·)\s+", s) if p.strip()]
-    if ". " in s:  # "A Gibiansky. S Arik, …": a full stop typed for a comma between two full names
+    if ". " in s:  # "A Gibiansky. S Arik, …"
         items = [part for item in items for part in _split_stopped(item)]
     if len(s) > max(_CREDIT_LINE_MAX_CHARS, _CREDIT_LINE_CHARS_PER_NAME * len(items)):
         return None
@@ -799,7 +749,7 @@ def parse_credit_line(line: str) -> Credit | None:
         else:
             return None
     if len(credit.authors) < 2 and not credit.truncated:
-        return None  # one "name" alone may be a title in capitals ("Vision Transformers Need Registers")
+        return None  # one "name" alone may be a title ("Vision Transformers Need Registers")
     for place in places:
         _add(credit.institutions, place)
     return credit
@@ -809,9 +759,8 @@ def parse_credit_line(line: str) -> Credit | None:
 
 
 def affiliation_line(line: str) -> list[str]:
-    """The institutions of a line that lists only affiliations, set off by semicolons
-    ("University of California, San Diego; Google Research; University of Cambridge"), in
-    order; [] for any other line (one item that names no institution, or fewer than two items)."""
+    """The institutions of a line listing only affiliations set off by semicolons ("UC San Diego;
+    Google Research"), in order; [] for any other line or fewer than two items."""
     if ";" not in line and "；" not in line:
         return []
     items = [p.strip(" .") for p in re.split(r"\s*[;；]\s*", line.strip()) if p.strip(" .")]
@@ -827,9 +776,7 @@ _MAKER_CLAUSE = re.compile(
 
 def maker_credit(text: str) -> Credit | None:
     """The maker a heading names before a work's name ("Facebook 提出的 DeiT" -> institution
-    ``Facebook``): one Latin brand word, a Latin or Chinese institution (a head word: Lab,
-    University, 实验室, 大学...), or two people or more; None for anything else (a lone Chinese
-    word may be a person or a company)."""
+    ``Facebook``): a brand word, an institution, or two people or more; else None."""
     m = _MAKER_CLAUSE.fullmatch(text.strip())
     if m is None:
         return None
@@ -850,9 +797,8 @@ _ZH_PERSON = re.compile(r"[\u3400-\u9fff]{2,4}")
 
 
 def congratulated_authors(text: str) -> list[str]:
-    """The people a lab-news line congratulates on a paper, in order: ``恭喜张三（本科生）、李四！``
-    -> ``["张三", "李四"]`` (links already removed). Every item must be a Chinese name of 2-4
-    characters, else ``[]``: the congratulation names a team or a prize, not its authors."""
+    """The people a lab-news line congratulates, in order: ``恭喜张三（本科生）、李四！`` -> ``["张三",
+    "李四"]``; ``[]`` unless every item is a Chinese name of 2-4 characters."""
     m = _ZH_CONGRATULATED.search(text)
     if m is None:
         return []

@@ -1,30 +1,15 @@
 """Extract: typed fields of each section (title, authors, institutions, venue, year, award,
 arXiv id, URLs, summary, keywords).
 
-Sources, in order of trust:
+Sources, in order of trust: metadata lines (:func:`pipeline.fields.parse_key_value`); the
+heading; the prose where no metadata line gives the field (a credit line under the title,
+:func:`pipeline.credits.parse_credit_line`, else a credit sentence of the first
+:data:`CREDIT_PARAGRAPHS`, :func:`pipeline.credits.find_credit`; a stated award); the document
+context (award header, ``lead_award_raw``, document venue and year).
 
-1. metadata lines of the section (key-value lines such as ``机构：A、B`` or emoji-keyed lines
-   such as ``👥 A, B``; :func:`pipeline.fields.parse_key_value`);
-2. the section heading (``论文 N：Title``, or a title line with a decoration suffix);
-3. the section's prose, where no metadata line gives the field: a bare credit line under the
-   title (``A, B and C, Stanford University``; :func:`pipeline.credits.parse_credit_line`), else
-   the credit sentence of the first paragraphs (:data:`CREDIT_PARAGRAPHS`; ``由…共同完成的《…》``, ``…的研究者``, ``X and
-   colleagues at Y``; :func:`pipeline.credits.find_credit`); an award given in that paragraph
-   (``获得杰出论文奖``; :func:`pipeline.nlp.stated_award`);
-4. the document context: the award header above the section (its label, and its year: ``## ICLR
-   2024 Test of Time``), the award the lead gives every paper when there is no header
-   (``lead_award_raw``), the venue and year of the document.
-
-A section whose first line is body text (a narrative section anchored at an inline mention, or a
-first line that is a sentence, not a title) has its summary start at that line.
-
-Chinese outputs (``title_zh``, ``institutions``, ``summary``, ``keywords``) are written in the
-target script; ``title`` keeps the English title as given; ``authors`` keep the script given.
-
-Each section is analysed once (:func:`pipeline.nlp.parse_section`): its ``KEY`` entities mark the
-metadata lines, its ``AWARD`` and ``VENUE`` entities give award and venue, its sentences cut the
-summary and its jieba tokens segment the keywords (jieba TF-IDF for Chinese, YAKE for English,
-over the topical lines); details in docs/architecture.md (Extract).
+Chinese outputs (``title_zh``, ``institutions``, ``summary``, ``keywords``) are in the target
+script; ``title`` and ``authors`` keep the script given. Each section is analysed once
+(:func:`pipeline.nlp.parse_section`); details in docs/architecture.md (Extract).
 """
 
 from __future__ import annotations
@@ -81,10 +66,8 @@ EXTRACT_COLUMNS = (
     "award_raw", "arxiv_id", "arxiv_version", "urls", "url_kinds", "summary", "summary_norm", "keywords",
 )
 
-#: Longest section text, in characters, that is analysed token by token (spaCy's own default
-#: ``max_length`` is 1,000,000). A longer section (a page that is one giant paragraph) is read
-#: from its first this-many characters for metadata, summary and keywords; URLs and arXiv ids
-#: still come from the whole text. Real paper write-ups are under 20,000 characters.
+#: Longest section text, in characters, analysed token by token: a longer one is read from its
+#: head for metadata, summary and keywords (URLs and arXiv ids from the whole text).
 MAX_ANALYSED_CHARS = 200_000
 #: The value of a year metadata line: a year, maybe with a month and day after it.
 _YEAR_VALUE = re.compile(r"\s*((?:19|20)\d\d)(?![\d.])")
@@ -115,19 +98,17 @@ _NAMES_PLACEHOLDER = re.compile(r"[\[<{【（(]\s*(?:(?:the\s+)?authors?(?:\s+na
 
 
 def _names_value(value: str) -> str:
-    """An authors or institutions value as plain text: links as their text (Markdown and HTML
-    anchors), names laid out with ``&nbsp;`` between them separated by commas, a YAML flow list
-    (``[A, "B"]``, maybe never closed) as its items, a template placeholder ("[Authors]") as no
-    value."""
+    """An authors or institutions value as plain text: links as their text, ``&nbsp;`` gaps as
+    commas, a YAML flow list (``[A, "B"]``) as its items, a placeholder ("[Authors]") as ""."""
     if _NAMES_PLACEHOLDER.fullmatch(value.strip()):
         return ""
-    if (items := flow_list_items(value)) is not None:  # "[A, "B"]": YAML front matter that clean did not read
+    if (items := flow_list_items(value)) is not None:  # "[A, "B"]"
         value = ", ".join(items)
     if "<" in value:
         value = _HTML_ANCHOR.sub(lambda m: m.group("text"), value)
     if "](" in value:
         value = unlink(value)
-    if "&nbsp;" in value or "\u00a0" in value:  # a gap between names separates them; after a comma, a space
+    if "&nbsp;" in value or "\u00a0" in value:
         value = _NAME_GAP.sub(", ", value.replace("&nbsp;", "\u00a0")).replace("\u00a0", " ")
         value = " ".join(value.split())
     return value.strip()
@@ -135,11 +116,8 @@ def _names_value(value: str) -> str:
 
 @_memoised()
 def credit_text(line: str) -> str:
-    """A credit line as reading lists write it, without its links, emphasis markers, trailing
-    date, leading dash and final period: ``*A, B, C.* [[Paper](…)] [[Code](…)], 2022.12`` ->
-    ``A, B, C``; ``— A, B（Org）`` -> ``A, B（Org）``; in
-    brackets and led by ``By`` (``(By A, B and C)`` -> ``A, B and C``), with the people's place
-    after ``from`` (``By A and B from Org`` -> ``A and B, Org``)."""
+    """A credit line without its links, emphasis, trailing date, leading dash and final period
+    (``*A, B, C.* [[Paper](…)], 2022.12`` -> ``A, B, C``); ``(By A and B from Org)`` -> ``A and B, Org``."""
     s = _LINK_GROUP.sub(" ", _LIST_MARK.sub("", _SUPERSCRIPT.sub("", line))).replace("\\*", "")
     s = _NAME_DOTS.sub(", ", s)
     s = _TRAILING_DATE.sub("", s.strip(" ,，"))
@@ -153,8 +131,7 @@ def credit_text(line: str) -> str:
     return s or line
 
 
-#: The text before a line's first Chinese full stop or semicolon, or an English sentence end
-#: after a closing bracket (not the period of an initial such as ``D. Manning``).
+#: The text before a line's first 。 or ；, or a sentence end after a closing bracket.
 _LEADING_BRACKET = re.compile(r"\s*[（(](?P<inner>[^()（）]{2,150})[)）]")
 _FIRST_CLAUSE = re.compile(r"(.+?)(?:[。；]|(?<=[)）])\.\s)")
 #: The text before the first spaced dash or bar ("*A, B* – Keywords: … – summary").
@@ -165,9 +142,8 @@ _SHORT_NAME_LEAD = re.compile(rf"\s*{SHORT_NAME}")
 
 
 def _after_title(line: str, title: str) -> str:
-    """What a line holds after the title it opens with ("" when it does not hold the title); on a
-    line whose fields are set off by HTML breaks (``*Title.* <br> A, B <br> ***ACL 2024***``),
-    the first field after the title's."""
+    """What a line holds after the title ("" when it does not hold it); on a line of HTML-break
+    fields (``*Title.* <br> A, B <br> ***ACL 2024***``), the first field after the title's."""
     if "<" in line and HTML_BREAK.search(line):
         fields = [plain(unlink(f)).strip(" .*_") for f in HTML_BREAK.split(_LIST_MARK.sub("", line))]
         key = title.rstrip(" .").casefold() if title else ""
@@ -179,18 +155,16 @@ def _after_title(line: str, title: str) -> str:
     if i < 0:
         return ""
     rest = s[i + len(title):]
-    if name := _SHORT_NAME_LEAD.match(rest):  # "Title (MeZO) — A 等": the short name the title lost
+    if name := _SHORT_NAME_LEAD.match(rest):  # "Title (MeZO) — A 等"
         rest = rest[name.end():]
     return rest.lstrip(" .*_:：-–—\"”’'」』》")
 
 
-#: A metadata line whose value names where a paper is posted, not a venue ("from: arxiv",
-#: "Venue: arXiv preprint"); the words are data/venue_names.json's ``not_venues``.
+#: A metadata line naming a preprint server, not a venue ("from: arxiv"; data/venue_names.json).
 _PREPRINT_LINE = re.compile(rf"[^:：\n]{{1,20}}[:：]\s*(?:{paper_records.NOT_VENUE_WORDS.pattern})(?:\s+(?:{paper_records.NOT_VENUE_WORDS.pattern}))?\s*", re.I)
 #: A preprint server and a year in brackets before a title: "(arXiv 2022)Title", "[arXiv'23]".
 _PREPRINT_TAG = re.compile(r"\s*[\[(（【]\s*(?i:arxiv|preprint)\s*['’]?\s*(?P<year>(?:19|20)\d\d)\s*[\])）】]")
-#: A venue tag before a title that the venue list does not know: capitalised words and a year in
-#: brackets ("[Nature Communications 2024] Title", "【IEEE TMM 2023】").
+#: An unknown venue tag before a title: "[Nature Communications 2024] Title".
 _NAMED_TAG = re.compile(r"\s*[\[【(（]\s*(?P<name>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,4})\s*['’]?\s*"
                         r"(?P<year>(?:19|20)\d\d)\s*[\])）】]")
 #: A line that only labels the credit line under it ("### Authors:", "作者：").
@@ -203,9 +177,8 @@ _BIBTEX_YEAR = re.compile(r"\s*year\s*=\s*[{\"]?((?:19|20)\d\d)[}\"]?\s*,?\s*", 
 
 
 def _labelled_authors(lines: list[str], i: int) -> list[str] | None:
-    """The authors that line ``i`` gives as a label over its credit line ("### Authors:" then
-    "*A, B, C*") or as a BibTeX ``author`` field (names kept as written, "Last, First" too);
-    None when line ``i`` is neither or the credit line reads as no names."""
+    """The authors line ``i`` gives as a label over its credit line ("### Authors:" / "*A, B*") or
+    as a BibTeX ``author`` field (names as written); None otherwise."""
     if (m := _BIBTEX_AUTHOR.fullmatch(lines[i])) is not None:
         return [n.strip() for n in _BIBTEX_AND.split(m.group("names")) if n.strip()] or None
     if i + 1 < len(lines) and _AUTHORS_LABEL.fullmatch(lines[i]):
@@ -214,8 +187,8 @@ def _labelled_authors(lines: list[str], i: int) -> list[str] | None:
     return None
 
 
-#: A year right after a title on its line: in brackets, or a date after a comma (one short
-#: word between them allowed: "ArXiv,", "部落格，"); or the year that closes the reference after it ("A, B. IEEE, 2021").
+#: A year right after a title on its line: in brackets, a date after a comma ("，ArXiv，2025-04-08"),
+#: or closing the reference after it ("A, B. IEEE, 2021").
 _LINE_YEAR = re.compile(
     r"^\s*[（(]\s*((?:19|20)\d\d)\s*[）)]"
     r"|^\s*[,，]\s*(?:[^,，\d\n]{1,40}[,，]\s*)?((?:19|20)\d\d)(?:[-./]\d{1,2}){0,2}\s*$"
@@ -238,16 +211,13 @@ def _before_title(line: str, title: str, tags: bool = False) -> str:
     return s[:i].strip(" .:：") if tags else LEADING_TAGS.sub("", s[:i]).strip(" .:：")
 
 
-#: A year alone before a title on its line, bare or in brackets: "[2023] Title", "(2024) Title",
-#: "2022 - Title" (a reading list's year column).
+#: A year alone before a title on its line: "[2023] Title", "2022 - Title".
 _LEAD_LINE_YEAR = re.compile(r"[\[【(（]?\s*((?:19|20)\d\d)\s*[\]】)）]?\s*[-–—|,，]?")
 
 
 def _first_line_is_body(first: str, heading: str) -> bool:
-    """Whether a section's first line is body text rather than its heading: the section was
-    anchored at an inline mention (its heading is the mention, not the line), or the line reads
-    as a sentence, not a title (see :func:`split_heading_title`) and is no metadata line, or it
-    is a metadata line other than the title (a record whose title comes later: "- award: …")."""
+    """Whether a section's first line is body text rather than its heading: the heading is an
+    inline mention, or the line is a sentence (:func:`split_heading_title`) or a non-title metadata line."""
     if plain(heading).strip() != first.strip() and fold_title(heading) != fold_title(_LIST_MARK.sub("", first)):
         return True
     if (kv := parse_key_value(first)) is not None:
@@ -257,15 +227,9 @@ def _first_line_is_body(first: str, heading: str) -> bool:
 
 def _summary(section: nlp.ParsedSection, spans: list[tuple[int, int]], kv_first: bool,
              max_chars: int) -> str | None:
-    """The abstract when a summary key is given, else the first body paragraphs, cut at a sentence
-    boundary at most ``max_chars`` characters long (the first sentence is kept whole).
-
-    ``spans`` are the ``(start, end)`` character spans of the summary's parts in ``section``
-    (the summary key's value first when ``kv_first``, then body lines); short lines that are no
-    sentence are dropped unless a summary key is given. The parts are joined with line breaks;
-    the cut falls at the starts of the section's sentences
-    (:meth:`pipeline.nlp.ParsedSection.sentence_spans`) inside the parts (offsets into the same
-    text, so the sentence splitter runs once per section).
+    """The summary parts ``spans`` (character spans in ``section``; the summary value first when
+    ``kv_first``, else short non-sentence lines dropped) joined by line breaks, cut at a sentence
+    start to at most ``max_chars`` (the first sentence kept whole); None when empty.
     """
     text_of = section.written
     if not kv_first:
@@ -308,9 +272,8 @@ def _venue_year(entity: nlp.Entity) -> tuple[str, int | None]:
     return (m.group("venue"), int(m.group("year"))) if m else (entity.value, None)
 
 
-#: How many body paragraphs of a section are read for a credit sentence: a translated title or
-#: a sentence on the award may come before the one that credits the paper (news may name the
-#: lead author in its fourth paragraph; from five on, dev read descriptions as institutions).
+#: How many body paragraphs are read for a credit sentence (a gloss or award sentence may come
+#: first; from five on, descriptions read as institutions).
 CREDIT_PARAGRAPHS = 4
 #: How many body paragraphs are read for the authors of a credit that names only places.
 AUTHOR_PARAGRAPHS = 8
@@ -327,9 +290,8 @@ FULL_TITLE_LINES = 3
 
 
 def _full_title(name: str, line: str) -> str | None:
-    """The full title that the section's first line quotes for a heading that is only the
-    paper's short name: "**Mamba（…）**：… 「Mamba: Linear-Time Sequence Modeling with Selective
-    State Spaces」…" -> the quoted title, which opens with the name and a colon; else None."""
+    """The quoted title in ``line`` that opens with the short name ``name`` and a colon
+    ("「Mamba: Linear-Time …」" for "Mamba"), else None."""
     if not any(q in line for q in "「“\"『"):
         return None
     key = name.casefold()
@@ -341,16 +303,13 @@ def _full_title(name: str, line: str) -> str | None:
 
 
 def extract_fields(row: dict, target_script: str, config: Config) -> dict:
-    """Fields of one section, from one analysis of it (see the module docstring; the pipeline
-    of ``row["lang"]``).
+    """Fields of one section.
 
     Args:
-        row: a section with ``heading``, ``text``, ``ctx_award_raw``, ``doc_venue``,
-            ``doc_year`` (and ``lang``, ``lead_award_raw`` when known; ``paper_record`` for a
-            paper record's section, whose fields then override what the text gives:
-            :func:`pipeline.paper_records.apply_record`; ``front_matter`` for the section about
-            the paper its page's front matter names, whose fields then override those the text
-            gives: :func:`pipeline.front_matter.apply_front_matter`).
+        row: a section with ``heading``, ``text``, ``ctx_award_raw``, ``doc_venue``, ``doc_year``
+            (optional: ``lang``, ``lead_award_raw``; ``paper_record`` and ``front_matter``, whose
+            fields override the text's: :func:`pipeline.paper_records.apply_record`,
+            :func:`pipeline.front_matter.apply_front_matter`).
         target_script: one of :data:`pipeline.config.TARGET_SCRIPTS`.
 
     Returns:
@@ -373,15 +332,12 @@ _STARTS_LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.'’-]*(?![.、)）])")
 
 
 def _unwrap_latin(lines: list[str]) -> list[str]:
-    """Lines of Chinese prose that a hard wrap cut inside a Latin phrase joined again
-    ("…共同一作Jiahuan Li、Yiqing" / "Cao。" -> "…Yiqing Cao。"): a line after the first of at
-    least :data:`MIN_WRAPPED_CHARS` characters, :data:`MIN_WRAPPED_CJK` of them Chinese (not a
-    title line such as "一、SAM 2: Segment Anything"), that ends with a Latin letter or
-    digit, and a next line that starts with one (not a list number); a metadata line
-    ("作者: A, B" / "cs.AI") is no prose."""
+    """``lines`` with Chinese prose lines that a hard wrap cut inside a Latin phrase joined again
+    ("…Jiahuan Li、Yiqing" / "Cao。"): a non-metadata line of at least :data:`MIN_WRAPPED_CHARS`
+    (:data:`MIN_WRAPPED_CJK` Chinese) ending in a Latin letter or digit, the next starting with one."""
     out: list[str] = []
     for ln in lines:
-        # (the first line is the section's heading: prose only after a title, "**Title** ，X完成，…")
+        # (the first line is the heading: prose only after a title, "**Title** ，X完成，…")
         prev = out[-1] if len(out) > 1 or (out and "，" in out[0]) else ""
         if (len(prev) >= MIN_WRAPPED_CHARS and _ENDS_LATIN.search(prev) and _STARTS_LATIN.match(ln)
                 and len(_HAS_CJK.findall(prev)) >= MIN_WRAPPED_CJK and parse_key_value(prev) is None):
@@ -392,10 +348,9 @@ def _unwrap_latin(lines: list[str]) -> list[str]:
 
 
 def _title_line_credit(line: str, title: str) -> Credit | None:
-    """The credit on the title's own line: after the title ("**[Title](url).** A, B and C.",
-    maybe with a description after it: "**Title** — A, B（Org）。提出…"), in brackets after it,
-    in its first clause, before it ("A, B. [Title](url)", "Facebook 提出的 Title"), congratulated
-    by lab news, or a Chinese sentence after it; None when the line credits nobody."""
+    """The credit on the title's own line: after the title ("**[Title](url).** A, B and C."), in
+    brackets or the first clause after it, before it, congratulated by lab news, or a Chinese
+    sentence after it; None when the line credits nobody."""
     after = _after_title(line, title)
     credit = parse_credit_line(credit_text(after))
     bracket = _LEADING_BRACKET.match(after)  # "**Title**（A 等，UW / AI2）——…"
@@ -420,9 +375,8 @@ def _title_line_credit(line: str, title: str) -> Credit | None:
 
 def _before_third_line(mentions: list[tuple[str, int | None, int, int]], near: str,
                        n_lines: int) -> list[tuple[str, int | None, int, int]]:
-    """:func:`find_venue_years` of ``near`` (a heading and up to three lines, joined by newlines)
-    without its third line, from ``near``'s ``mentions``: those that end before that line, or
-    the text without it read again when a mention runs across its start."""
+    """:func:`find_venue_years` of ``near`` (a heading and up to three lines) without its third
+    line, from ``near``'s ``mentions``."""
     if n_lines < 3:
         return mentions
     cut = near.rfind("\n")
@@ -433,31 +387,27 @@ def _before_third_line(mentions: list[tuple[str, int | None, int, int]], near: s
 
 def _venue_by_title(row: dict, lines: list[str], title: str | None,
                     year: int | None) -> tuple[str | None, int | None, bool, bool]:
-    """``(venue, year, preprint, other_venue)`` the lines by a section's title give when its
-    metadata named no venue: a dated venue tag by the title or its credit line ("**Title.** `ACL
-    2023`"), nearest the title; else an undated venue on the title's own lines; else a preprint
-    server; else the venue lab news says accepted the paper. ``year`` is the one found so far;
-    ``preprint`` says the paper's line names a preprint server (the document's venue is not the
-    paper's), ``other_venue`` that its own venue is not the document's (nor is the year)."""
+    """``(venue, year, preprint, other_venue)`` from the lines by a section's title: a dated venue
+    tag nearest the title ("**Title.** `ACL 2023`"), else an undated venue there, else a preprint
+    server, else the venue lab news says accepted it. ``year``: the one found so far;
+    ``preprint``/``other_venue``: the document's venue (and year) is not the paper's."""
     venue, preprint, other_venue = None, False, False
     near = "\n".join([row["heading"], *lines[: min(len(lines), 3)]])
     mentions = find_venue_years(near)
-    # a dated venue the lines say the paper was only sent to is not its venue ("Submitted to ICLR
-    # 2025"); an undated one on the paper's own line still is ("paper: <url>, neurips submission")
+    # a dated venue the paper was only sent to is not its venue ("Submitted to ICLR 2025")
     dated = dated_mentions(published_venue_years(near), near) or reference_tail(row["heading"])
     tags = [t[:2] for t in nearest_first(dated, near, title)] or find_venue_slugs(near)
     undated = [] if tags else [t for t in _before_third_line(mentions, near, len(lines)) if t[1] is None]
     if tags:
         venue, year = tags[0]
     elif undated and not SUBMITTED_ONLY.search(near):
-        # the paper's own line names a venue without its year ("paper: <url>, neurips"): that
-        # venue, dated by the document only when the document names the same one
+        # an undated venue on the paper's line ("paper: <url>, neurips"), dated by the document only if the same
         venue = nearest_first(undated, near, title)[0][0]
         other_venue = row.get("doc_venue") != venue
     elif any(_PREPRINT_LINE.fullmatch(_LIST_MARK.sub("", ln)) for ln in lines[:3]):
-        preprint = True  # "from: arxiv": the paper's own line says it is not the article's venue's
+        preprint = True  # "from: arxiv"
     elif tag := _PREPRINT_TAG.match(plain(_LIST_MARK.sub("", row["heading"]))):
-        preprint, year = True, int(tag.group("year"))  # "(arXiv 2022)Title": a preprint of that year
+        preprint, year = True, int(tag.group("year"))  # "(arXiv 2022)Title"
     elif tag := _NAMED_TAG.match(plain(_LIST_MARK.sub("", row["heading"]))):
         # "[Nature Communications 2024] Title": a journal's name; "[IEEE 2024]" only a year
         venue, year = unlisted_venue(tag.group("name")), int(tag.group("year"))
@@ -470,9 +420,8 @@ def _venue_by_title(row: dict, lines: list[str], title: str | None,
 
 
 class _Lines(NamedTuple):
-    """A section's text as :func:`_extract_fields` reads it: its non-empty lines (unwrapped, at
-    most :data:`MAX_ANALYSED_CHARS`), their join ``raw`` and start offsets in it, the parsed
-    section and the end of each metadata line's key (line index -> offset)."""
+    """A section's non-empty lines (unwrapped, at most :data:`MAX_ANALYSED_CHARS`), their join
+    ``raw`` and start offsets, the parsed section and each metadata line's key end (index -> offset)."""
 
     lines: list[str]
     raw: str
@@ -482,9 +431,8 @@ class _Lines(NamedTuple):
 
 
 class _Metadata(NamedTuple):
-    """The metadata lines of a section: values by key and their spans in ``raw``, the body line
-    indexes, where the summary starts among them, the span of a ``summary`` value and authors
-    under an "Authors:" label or in a BibTeX field."""
+    """A section's metadata values by key and their spans in ``raw``, body line indexes, the
+    summary start among them, a ``summary`` value's span, and labelled or BibTeX authors."""
 
     kv: dict[str, list[str]]
     kv_spans: dict[str, list[tuple[int, int]]]
@@ -498,7 +446,7 @@ def _read_lines(row: dict, lang: str) -> tuple[_Lines, _Metadata]:
     """The section's lines (:class:`_Lines`) and its metadata (:class:`_Metadata`)."""
     lines = _unwrap_latin([plain(ln) for ln in row["text"].split("\n") if ln.strip()])
     raw = "\n".join(lines)
-    if len(raw) > MAX_ANALYSED_CHARS:  # a runaway section: read its head (whole lines when they are short)
+    if len(raw) > MAX_ANALYSED_CHARS:  # its head (whole lines when they are short)
         cut = raw.rfind("\n", 0, MAX_ANALYSED_CHARS)
         lines = raw[: cut if cut > MAX_ANALYSED_CHARS // 2 else MAX_ANALYSED_CHARS].split("\n")
         raw = "\n".join(lines)
@@ -534,7 +482,7 @@ def _read_lines(row: dict, lang: str) -> tuple[_Lines, _Metadata]:
                                     if e.label == "KEY" and line_start[i] <= e.start < line_start[i + 1]):
                 summary_from = len(body) if summary_from is None else summary_from  # "摘要：" alone
             elif re.fullmatch(r"[-—=*_·•\s]+", ln) or not (len(ln) > 6 or _SENTENCE_PUNCT.search(ln)):
-                # a rule line, or a short label that names a block (e.g. "paper info"): not body
+                # a rule line, or a short block label ("paper info")
                 continue
             else:
                 body.append(i)
@@ -556,7 +504,7 @@ def _titles(row: dict, lines: list[str], kv: dict[str, list[str]]) -> tuple[str 
     """``(title, title_zh)``: the metadata title, else the heading's, a short name's full title
     quoted in the first lines."""
     title, title_zh = split_heading_title(row["heading"])
-    title = unquoted(title) if title else title  # 'title: "A Title' of a front matter clean did not read
+    title = unquoted(title) if title else title  # 'title: "A Title'
     if kv.get("title"):
         kv_title, kv_title_zh = split_heading_title(unquoted(" ".join(kv["title"][0].split())))
         title = kv_title or title
@@ -603,9 +551,7 @@ def _prose_credit(row: dict, lines: list[str], meta: _Metadata, title: str | Non
     """The credit stated in prose, with the body lines and summary start left once its line is
     taken out: ``(credit, body, summary_from)``."""
     kv, body, summary_from = meta.kv, meta.body, meta.summary_from
-    # credits stated in prose: a bare credit line under the title (links and a trailing date
-    # removed, as reading lists write it), else the first paragraph; metadata lines keep
-    # priority, field by field
+    # a bare credit line under the title, else the first paragraphs (metadata keeps priority)
     credit = parse_credit_line(credit_text(lines[body[0]])) if body and summary_from != 0 else None
     if (credit is None and len(body) > 1 and summary_from not in (0, 1) and len(lines[body[0]]) <= MAX_DATELINE_CHARS
             and not _SENTENCE_PUNCT.search(lines[body[0]])):
@@ -617,9 +563,8 @@ def _prose_credit(row: dict, lines: list[str], meta: _Metadata, title: str | Non
         summary_from = summary_from - 1 if summary_from else summary_from
     elif (len(body) > 1 and body[0] <= 1 and summary_from not in (0, 1)
           and fold_title(_LIST_MARK.sub("", lines[body[0]])).startswith(fold_title(row["heading"])[:20] or "\0")):
-        # the first body line opens with the title and holds more (a list item "**Title.**
-        # `ACL 2023`", or the title again with its links under a heading): the credit line may
-        # come right under it
+        # the first body line opens with the title and holds more ("**Title.** `ACL 2023`"):
+        # the credit line may come right under it
         credit = parse_credit_line(credit_text(lines[body[1]]))
         if credit is not None and credit.authors:
             body = body[:1] + body[2:]
@@ -632,8 +577,7 @@ def _prose_credit(row: dict, lines: list[str], meta: _Metadata, title: str | Non
             if (credit := find_credit(lines[i])) is not None:
                 break
         if credit is not None and not credit.authors and _HAS_CJK.search(row["heading"] + lines[body[0]] if body else ""):
-            # a Chinese write-up names the places first and its first or corresponding author a
-            # few paragraphs on ("…其中一作William Chen 目前是…", "通讯作者郭嘉丰，现为…")
+            # a Chinese write-up may name the places first and an author later ("通讯作者郭嘉丰，现为…")
             for i in body[1:AUTHOR_PARAGRAPHS]:
                 if (named := find_credit(lines[i])) is not None and named.authors:
                     credit.authors, credit.truncated = named.authors, True
@@ -642,21 +586,19 @@ def _prose_credit(row: dict, lines: list[str], meta: _Metadata, title: str | Non
         credit.institutions = affiliation_line(lines[body[0]])  # "Univ. A; Lab B; Univ. C" under the names
     if credit is None and lines and (title or title_zh):
         named = title or title_zh
-        # the title's own line: the first, else one of the next two (a table row read as
-        # "#: 1 / Summary: Title – *A, B* – …")
+        # the title's own line: the first, else one of the next two
         credit = _title_line_credit(next((ln for ln in lines[:3] if named in ln), lines[0]), named)
     return credit, body, summary_from
 
 
 def _venue_year_award(row: dict, text: _Lines, meta: _Metadata, body: list[int], title: str | None,
                       title_zh: str | None, urls: list[str]) -> tuple[str | None, int | None, str | None]:
-    """``(venue, year, award_raw)``: from the award and venue metadata, the award header above,
-    year lines, the paper's own lines and links, the document; the award from its metadata,
-    the title's line, the header above, a stated award or the lead."""
+    """``(venue, year, award_raw)``: venue and year from metadata, the award header, year lines,
+    the paper's lines and links, the document; the award from metadata, the title's line, the
+    header, a stated award or the lead."""
     lines, raw, line_start, section = text.lines, text.raw, text.line_start, text.section
     ents, kv, kv_spans = section.entities, meta.kv, meta.kv_spans
-    # the award and venue lines' entities: the first venue mention, the first known award
-    # label (else the first generic one), as pipeline.fields.find_award_label reads a line
+    # the award and venue lines' entities: the first venue, the first known award label
     award_spans = kv_spans.get("award", []) + kv_spans.get("venue", [])
     award_ents = [e for a, b in award_spans for e in ents if a <= e.start and e.end <= b]
     venue, year = None, None
@@ -699,8 +641,7 @@ def _venue_year_award(row: dict, text: _Lines, meta: _Metadata, body: list[int],
     if trailing_label is not None and normalize_award(trailing_label) is None:
         trailing_label = None  # "这项工作也获奖了": an award, but not which one
     if venue is None and year is None and lines and (title or title_zh):
-        # a year or a date on the title's line, with no venue: "[Title](url)（2013）",
-        # "[Title](url)，ArXiv，2025-04-08", "2024 best paper, Title"
+        # a year on the title's line, with no venue: "[Title](url)（2013）", "2024 best paper, Title"
         dated = _LINE_YEAR.search(trailing)
         year = int(next(y for y in dated.groups() if y)) if dated else None
         if year is None and item_label and (lead_year := re.match(r"\s*((?:19|20)\d\d)\b", opening)):
@@ -761,8 +702,7 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
                 url_keys.setdefault(url, key)
     url_kinds = [url_kind(u, url_keys.get(u)) for u in urls]
 
-    # the topic: every line but the metadata that names people, places and links; the section's
-    # tokens there are the keywords' segmentation
+    # the topic: every line but metadata naming people, places and links
     topic: list[tuple[int, int]] = []
     for i, ln in enumerate(lines):
         parsed = parse_key_value(ln) if i in key_end else None
@@ -804,9 +744,8 @@ MAX_LONE_NAME_TOKENS = 4
 
 
 def _lone_author(row: dict, title: str | None) -> str | None:
-    """One person named where a paper list credits its papers: before the title on its line
-    ("(Poster #01): Ali Borji. [Title](…)"), after it, or alone on the next line ("Title" /
-    "Tao Lei"); None when no such place holds a single person name."""
+    """One person named before the title on its line ("(Poster #01): A. [Title](…)"), after it,
+    or alone on the next line; None otherwise."""
     lines = [ln for ln in str(row.get("text") or "").splitlines() if ln.strip()][:2]
     places = [_before_title(lines[0], title), _after_title(lines[0], title)] if lines and title else []
     places += lines[1:2]
@@ -819,11 +758,9 @@ def _lone_author(row: dict, title: str | None) -> str | None:
 
 
 def _credit_lone_authors(doc_ids: list, inputs: list[dict], rows: list[dict]) -> None:
-    """A paper list credits its papers in one place: in a document of at least
-    :data:`MIN_LISTED_SECTIONS` sections of which at least half, and two or more, have authors,
-    a section without any takes the lone person named in that place (:func:`_lone_author`). A
-    credit line needs two people otherwise, since one capitalised name reads like a short title.
-    ``rows`` are updated in place."""
+    """In a document of at least :data:`MIN_LISTED_SECTIONS` sections, half and two or more with
+    authors, give a section without any its lone person (:func:`_lone_author`); ``rows`` in place.
+    (Elsewhere a credit needs two people: one name reads like a short title.)"""
     by_doc: dict[object, list[int]] = {}
     for k, doc in enumerate(doc_ids):
         by_doc.setdefault(doc, []).append(k)
@@ -842,8 +779,7 @@ def extract_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     Input columns: ``heading``, ``text``, ``ctx_award_raw``, ``doc_venue``, ``doc_year``.
     """
     target = config.normalize.target_script
-    # only the columns extract_fields reads: the others (text_norm, dropped ...) are not
-    # converted to Python objects
+    # only the columns extract_fields reads are converted to Python objects
     read = batch[[c for c in _ROW_COLUMNS if c in batch.columns]]
     inputs = list(records(read))
     rows = [extract_fields(r, target, config) for r in inputs]

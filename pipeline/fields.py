@@ -1,12 +1,8 @@
 """Pure text helpers that recognise the typed fields of an article about a research paper.
 
-Everything here is a function from ``str`` to plain Python values: no I/O, no models, no
-state. Character offsets are Python ``str`` indices. The rules are generic (venue names,
-award vocabularies in Simplified Chinese, Traditional Chinese and English, identifier
-schemes); facts about particular papers belong in the tests, never here.
-
-arXiv ids and URLs are in :mod:`pipeline.identifiers`, lists of people and institutions in
-:mod:`pipeline.names`, credit lines in :mod:`pipeline.credits`.
+Functions from ``str`` to plain Python values (no I/O, models or state); offsets are ``str``
+indices. arXiv ids and URLs: :mod:`pipeline.identifiers`; names: :mod:`pipeline.names`; credit
+lines: :mod:`pipeline.credits`.
 """
 
 from __future__ import annotations
@@ -33,9 +29,8 @@ AWARDS: tuple[str, ...] = (
     "other",
 )
 
-# Order matters: a runner-up or honourable mention of a best paper is not a best paper, and an
-# outstanding position paper is not a plain outstanding paper. ``提名`` (nomination) is read as
-# an honourable mention, the usual Chinese rendering ("荣誉提名", "最佳论文提名").
+# Most specific first: a best paper's runner-up is not a best paper. ``提名`` is an honourable
+# mention, its usual Chinese rendering ("荣誉提名").
 _AWARD_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("best_paper_runner_up", re.compile(r"runners?[\s-]*ups?\b|亚军|亞軍", re.I)),
     ("honorable_mention", re.compile(r"\bhonou?rable[\s-]+mentions?\b|提名", re.I)),
@@ -59,8 +54,8 @@ _AWARD_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("best_paper", re.compile(r"\bbest\s+(?:(?:long|short|full|regular)\s+)?papers?\b|最佳(?:长|長|短)?(?:论文|論文)", re.I)),
 )
 
-# Award-ish words that fit no class: "Award"/"Prize", "Best/Distinguished ... Paper", and 奖/獎
-# except in 奖励/獎勵 (reward), 奖金 (bonus), 获奖/獲獎 (award-winning) and similar compounds.
+# Award-ish words that fit no class: "Award"/"Prize", "Best ... Paper", 奖/獎 except in 奖励,
+# 奖金, 获奖 and similar compounds.
 _AWARDISH = re.compile(
     r"\b(?:awards?|prizes?)\b|\b(?:best|distinguished)(?:[\s-]+[\w&]+){1,3}?[\s-]+papers?\b"
     r"|(?<![获獲颁頒得嘉])[奖獎](?![励勵金赏賞品学學助])"
@@ -68,8 +63,7 @@ _AWARDISH = re.compile(
     re.I,
 )
 
-# An award label as written: Chinese phrases, English phrases with their tails, and a Chinese
-# label followed by an English (or other) gloss in parentheses.
+# An award label as written: Chinese phrases, English phrases with their tails.
 _ZH_AWARD = (
     r"(?:(?:最佳|杰出|傑出|优秀|優秀)(?:学生|學生|立场|立場|长|長|短)?(?:论文|論文)(?:奖项|獎項|奖|獎)?"
     r"(?:亚军|亞軍|荣誉提名|榮譽提名|提名|候选|候選)?(?:奖|獎)?"
@@ -93,29 +87,16 @@ _GENERIC_AWARD_LABEL = re.compile(
 _GLOSS = re.compile(r"\s*[（(][^（()）\n]{1,80}[）)]")
 
 
-#: A label for a paper that was up for an award, not given one ("最佳论文候选", "best paper
-#: candidate", "finalist"); a nomination (提名) is read as an honourable mention, as announced.
+#: A label for a paper that was up for an award, not given one ("最佳论文候选", "finalist").
 _NOT_AWARDED = re.compile(r"候选|候選|入围|入圍|\bcandidates?\b|\bfinalists?\b|\bshortlist", re.I)
 
 
 @_memoised()
 def normalize_award(raw: str | None) -> str | None:
-    """Map an award label in zh-Hans, zh-Hant or English to one of :data:`AWARDS`.
-
-    Args:
-        raw: a label such as ``"Best Paper Runner-Up"``, ``"杰出论文奖"`` or
-            ``"傑出立場論文獎（Outstanding Position Paper）"``; a longer line is accepted and
-            the most specific class found in it wins.
-
-    Returns:
-        The award class, ``"other"`` for an award-ish label that fits no class (``"Best
-        Student Paper"``, ``"… Award"``, ``"…奖"``), or ``None`` for ``None``, an empty string
-        or a string with no award label at all. ``奖励``/``獎勵`` (reward), ``奖金`` and
-        ``获奖``/``獲獎`` (award-winning) alone are not award labels, and a candidate or
-        finalist (``最佳论文候选``, ``best paper candidate``) was given none.
-
-    The first of ``_AWARD_RULES`` that matches wins (most specific first). Vocabulary as used by
-    the NeurIPS, ICML and ICLR award announcements and their Chinese press coverage.
+    """Map an award label in zh-Hans, zh-Hant or English (``"杰出论文奖"``, or a longer line: the
+    most specific class wins) to one of :data:`AWARDS`: ``"other"`` for an award-ish label of no
+    class (``"Best Student Paper"``), ``None`` for no label, a candidate or a finalist.
+    Vocabulary of the NeurIPS, ICML and ICLR announcements and their Chinese coverage.
     """
     if not raw or not raw.strip():
         return None
@@ -132,17 +113,9 @@ def normalize_award(raw: str | None) -> str | None:
 
 @_memoised()
 def find_award_label(text: str) -> str | None:
-    """The first award label in ``text``, as written (for the ``award_raw`` field).
-
-    Args:
-        text: a line or a short passage.
-
-    Returns:
-        The label substring, e.g. ``"Best Paper Runner-Up"`` from
-        ``"🏆 NeurIPS 2025 · Best Paper Runner-Up"``; a parenthesised gloss right after the
-        label is kept with it (``"杰出立场论文奖（Outstanding Position Paper）"``). When no known
-        label is present, a generic ``"<Capitalised words> Award/Prize"`` or ``"…奖"`` phrase;
-        ``None`` when there is none. Never raises.
+    """The first award label in ``text`` as written (``award_raw``), a parenthesised gloss kept
+    (``"杰出立场论文奖（Outstanding Position Paper）"``); else a generic ``"<Capitalised words>
+    Award/Prize"`` or ``"…奖"`` phrase; else None. Never raises.
     """
     if not text:
         return None
@@ -180,8 +153,7 @@ VENUES: tuple[str, ...] = (
 
 _A = r"(?<![A-Za-z0-9.])"  # ASCII word start (CJK neighbours and "Workshop@NeurIPS" are fine), not inside a host name
 _Z = r"(?![A-Za-z]|\.[a-z])"  # ASCII word end; digits may follow ("ICML2025"); not "neurips.cc"
-# Aliases per canonical venue: acronyms (case-sensitive, except NeurIPS/NIPS), English full
-# names (case-insensitive), and the usual Chinese full names in both scripts.
+# Aliases per venue: acronyms (case-sensitive but NeurIPS/NIPS), English and Chinese full names.
 _VENUE_ALIASES: dict[str, tuple[str, ...]] = {
     "NeurIPS": (
         _A + r"(?i:neurips|nips)" + _Z,
@@ -253,16 +225,14 @@ _VENUE_ALIASES: dict[str, tuple[str, ...]] = {
         _A + r"AISTATS" + _Z,
         r"(?i:artificial\s+intelligence\s+and\s+statistics)",
     ),
-    # venues known by their acronym alone (case-sensitive, as the others' acronyms; a mixed-case
-    # acronym may also be written in capitals: "CORL 2019", "MLSYS", "RECSYS")
+    # venues known by their acronym alone (a mixed-case one also in capitals: "CORL 2019")
     **{name: (_A + (f"(?:{re.escape(name)}|{re.escape(name.upper())})" if name != name.upper() else re.escape(name)) + _Z,)
        for name in _ACRONYM_VENUES},
     "ACM MM": (
         _A + r"ACM[ \t]?MM" + _Z,
         r"(?i:ACM\s+(?:International\s+Conference\s+on\s+)?Multimedia)",
     ),
-    # (a bare "S&P" is also a stock index: "S&P 500"; a bare "VIS" only before a year)
-    # (the European symposium, EuroS&P, is another venue)
+    # (a bare "S&P" is a stock index; a bare "VIS" only before a year; EuroS&P is another venue)
     "S&P": (_A + r"IEEE[ \t]S&P" + _Z, r"(?i:(?<!european\s)symposium\s+on\s+security\s+and\s+privacy)"),
     "IEEE VIS": (_A + r"IEEE[ \t]VIS" + _Z, _A + r"VIS(?=[ \t]?(?:19|20)\d\d\b)", r"(?i:IEEE\s+visualization\s+conference)"),
     "SIGCSE": (_A + r"SIGCSE" + _Z,),
@@ -275,9 +245,8 @@ _YEAR4 = r"(?:19[89]\d|20\d\d)"
 _VENUE = re.compile(
     rf"(?:(?<![\d.])(?P<yb>{_YEAR4})\s*(?:年\s*)?)?"
     rf"(?:{_VENUE_ALT})"
-    # the year after the name, possibly after the acronym in brackets or a comma:
-    # "ICLR 2024", "International Conference on Machine Learning (ICML) 2021",
-    # "国际学习表征会议（ICLR）2024", "NIPS, 2014", "NeurIPS Workshop 2023" (a workshop at it)
+    # the year after the name, maybe after the acronym in brackets, a comma or "Workshop":
+    # "国际学习表征会议（ICLR）2024"
     rf"(?:(?:\s*[(（][A-Z][A-Za-z]{{1,9}}[)）]|\s+[Ww]orkshops?)?\s*[-–,，]?\s*(?P<ya>{_YEAR4})(?!\d)"
     rf"|(?:\s*['’‘`]\s*|[-–])(?P<y2>\d\d)(?![\d.])"
     # two digits right after an acronym, as a word of their own: "ICML24:", "CVPR23"
@@ -285,11 +254,8 @@ _VENUE = re.compile(
 )
 
 
-#: Where a venue mention can start: the first word(s) of every alias of
-#: :data:`_VENUE_ALIASES` (an over-approximation, matched as a lookahead so that overlapping
-#: starts all count). :func:`_venue_matches` runs the full :data:`_VENUE` pattern only there
-#: and at a year right before: scanning every position with it is slow (its optional leading
-#: year and ~40 alternatives are tried at each character).
+#: Where a venue mention can start: the first word(s) of every alias (an over-approximation,
+#: a lookahead); :func:`_venue_matches` runs :data:`_VENUE` only there and at a year before.
 _VENUE_HINT = re.compile(
     r"(?=(?i:neurips|nips|neural\s|international\s|conference\s|computer\s|european\s|north\s"
     r"|association\s|empirical\s|knowledge\s|the\s+web\s|thewebconf|artificial\s|uncertainty\s|symposium\s)"
@@ -299,9 +265,7 @@ _VENUE_HINT = re.compile(
 _YEAR4_AT = re.compile(_YEAR4)
 
 
-#: The literal starts of :data:`_VENUE_HINT`: case-insensitive words (searched in the
-#: lower-cased text), case-sensitive acronyms, Chinese starts in both scripts. ``the web`` is
-#: found from ``web``.
+#: The literal starts of :data:`_VENUE_HINT` (``the web`` is found from ``web``).
 _HINT_WORDS = ("neurips", "nips", "neural", "international", "conference", "computer", "european",
                "north", "association", "empirical", "knowledge", "thewebconf", "artificial", "uncertainty",
                "symposium")
@@ -318,9 +282,7 @@ _HINT_HAN = tuple(a + b for a, b in (
 
 
 def _venue_hints(text: str) -> list[int]:
-    """Sorted start positions of :data:`_VENUE_HINT` in ``text`` (a superset of them when
-    found with ``str.find``, which is much faster than the pattern: any extra position is only
-    tried by :func:`_venue_matches` and fails there)."""
+    """Sorted start positions of :data:`_VENUE_HINT` in ``text``, or a superset of them."""
     low = text.lower()
     if len(low) != len(text) or (not text.isascii() and any(c in text for c in _CASE_EXTRA)):
         return [m.start() for m in _VENUE_HINT.finditer(text)]
@@ -345,10 +307,8 @@ def _venue_hints(text: str) -> list[int]:
 
 
 def _venue_matches(text: str) -> Iterator[re.Match[str]]:
-    """The matches of ``_VENUE.finditer(text)``, found faster: leftmost-first, non-overlapping,
-    each tried only at a :data:`_VENUE_HINT` position ``h`` and, first, at the start of a
-    four-digit year separated from ``h`` by whitespace and an optional 年 (the pattern's
-    leading year); a match can start nowhere else."""
+    """The matches of ``_VENUE.finditer(text)``, each tried only at a :data:`_VENUE_HINT` position
+    and, first, at a four-digit year (and 年) right before it."""
     pos, n = 0, len(text)
     for h in _venue_hints(text):
         if h < pos:
@@ -380,34 +340,22 @@ def _two_digit_year(yy: str) -> int:
 
 @_memoised(copy=list)
 def find_venue_years(text: str) -> list[tuple[str, int | None, int, int]]:
-    """Every venue mention in ``text`` with its adjacent year.
-
-    Args:
-        text: any text.
-
-    Returns:
-        ``(venue, year, char_start, char_end)`` tuples in order of appearance: ``venue`` one of
-        :data:`VENUES`, ``year`` an int (e.g. 2025) when a year is adjacent, else ``None``;
-        ``[char_start, char_end)`` covers the whole mention including the year. Year forms:
-        ``ICML 2025``, ``ICML2025``, ``ICML-2025``, ``ICML'25``/``ICML ’25``/``AAAI-25``/``ICML24`` (two
-        digits, pivot 70; glued to an acronym only as a word of their own), and a year right before the venue (``2025 年 ICML``, ``2025 ICML``).
-        Acronyms are matched case-sensitively as ASCII tokens (``ACL`` not in ``ACLU`` or
-        ``ORACLE``, ``NAACL`` is its own venue), ``NeurIPS``/``NIPS`` in any case, ``WWW`` only
-        as a standalone token (not ``www.``) or as ``The Web Conference``; English and Chinese
-        full names (``国际机器学习会议``, ``神經信息處理系統大會``) map to their acronym.
-        Mentions inside URLs (``neurips.cc``) are skipped. Never raises.
+    """Every venue mention in ``text``: ``(venue, year, char_start, char_end)`` in order, ``venue``
+    one of :data:`VENUES`, ``year`` an int when adjacent (``ICML 2025``, ``ICML'25``, ``ICML24``,
+    ``2025 年 ICML``; two digits pivot at 70) else None; the span includes the year. Acronyms are
+    case-sensitive ASCII tokens (not ``ACL`` in ``ACLU``), full names in English or Chinese map to
+    their acronym; mentions inside URLs are skipped. Never raises.
     """
     if not text:
         return []
-    url_spans: list[tuple[int, int]] | None = None  # found at the first mention (most texts have none)
+    url_spans: list[tuple[int, int]] | None = None  # found at the first mention
     out: list[tuple[str, int | None, int, int]] = []
     for m in _venue_matches(text):
         if url_spans is None:
             url_spans = sorted((s, e) for s, e, _ in _url_spans(text))
             url_starts = [s for s, _ in url_spans]
         start, end = m.span()
-        # URL spans do not overlap: only the last one starting before the mention's end can hold
-        # its start or end (a bisect, so a page with thousands of URLs stays linear)
+        # URL spans do not overlap: only the last one starting before the mention's end can hold it
         k = bisect.bisect_left(url_starts, end) - 1
         if k >= 0 and (url_spans[k][0] <= start < url_spans[k][1] or url_spans[k][0] < end <= url_spans[k][1]):
             continue
@@ -423,9 +371,8 @@ def find_venue_years(text: str) -> list[tuple[str, int | None, int, int]]:
     return out
 
 
-# The proceedings and conference sites whose addresses name a venue and its year (the ACL
-# Anthology's identifiers: https://aclanthology.org/info/ids/; the CVF open-access paths; the
-# conference sites' yearly folders).
+# Proceedings and conference sites whose addresses name a venue and year (ACL Anthology ids:
+# https://aclanthology.org/info/ids/; CVF open-access paths; the sites' yearly folders).
 _ANTHOLOGY_VENUES = {"acl": "ACL", "findings-acl": "ACL", "emnlp": "EMNLP", "findings-emnlp": "EMNLP",
                      "naacl": "NAACL", "findings-naacl": "NAACL", "eacl": "EACL", "findings-eacl": "EACL",
                      "coling": "COLING", "tacl": "TACL"}
@@ -444,14 +391,11 @@ _VENUE_URLS: tuple[tuple[re.Pattern[str], str | None], ...] = (
     (re.compile(r"\b(?P<year>(?:19|20)\d\d)\.(?P<site>acl|emnlp|naacl|eacl|aclweb|coling)\.org\b|\b(?:acl|emnlp|naacl|eacl)(?P<year2>(?:19|20)\d\d)\.org\b", re.I), None),
 )
 
-#: A venue and year as one word of an address's path (``.../neurips_2019.pdf``,
-#: ``reddit.com/.../d_icml_2019_talks/``, ``.../CVPR2023-Papers-with-Code``): the acronyms of
-#: :data:`VENUES` (``WWW`` left out: it is a host name) and ``NIPS``, a year right after.
+#: A venue and year as one word of an address's path (``.../neurips_2019.pdf``); not ``WWW``.
 _SLUG_NAME = r"(?<![a-z0-9])(?P<slug>nips|" + "|".join(v.lower() for v in VENUES if v != "WWW") + r")[_-]?"
 _VENUE_SLUG = re.compile(_SLUG_NAME + r"(?P<year>(?:19|20)\d\d)(?!\d)", re.I)
 _SLUG_VENUES = {v.lower(): v for v in VENUES} | {"nips": "NeurIPS"}
-#: :data:`_VENUE_SLUG` in two steps, for :func:`find_venue_slugs`: a year, then the acronym
-#: right before it (a scan for the year alone is several times faster than the whole pattern).
+#: :data:`_VENUE_SLUG` in two steps, for :func:`find_venue_slugs`: a year, then the acronym before.
 _SLUG_YEAR = re.compile(r"(?:19|20)\d\d(?!\d)")
 _SLUG_BEFORE_YEAR = re.compile(_SLUG_NAME + r"\Z", re.I)
 _MAX_SLUG_CHARS = max(map(len, _SLUG_VENUES)) + 1
@@ -460,9 +404,8 @@ _CODE_HOST = re.compile(r"(?:www\.)?(?:github\.com|gitlab\.com|huggingface\.co|g
 
 
 def find_venue_slugs(text: str) -> list[tuple[str, int]]:
-    """``(venue, year)`` of every venue glued to its year as one lower-case or mixed-case word
-    outside the text's URLs (``from: cvpr2023``, ``[neurips_2019]``), which
-    :func:`find_venue_years` leaves to case-sensitive acronyms."""
+    """``(venue, year)`` of every venue glued to its year as one word of any case outside the
+    text's URLs (``[neurips_2019]``)."""
     bare = _URL_TEXT.sub(" ", text) if "://" in text else text
     out = []
     for year in _SLUG_YEAR.finditer(bare):
@@ -477,9 +420,7 @@ _URL_TEXT = re.compile(r"\S+://\S+")
 
 def venue_from_url(url: str) -> tuple[str, int] | None:
     """The venue and year a proceedings or conference address names (``aclanthology.org/2023.eacl-main.46``
-    -> EACL 2023, ``openaccess.thecvf.com/content/CVPR2023/...`` -> CVPR 2023,
-    ``blog.neurips.cc/2023/...`` -> NeurIPS 2023, a path word ``.../d_icml_2019_talks/`` -> ICML
-    2019, except on code hosts), or None."""
+    -> EACL 2023), or a path word (``.../d_icml_2019_talks/``) off code hosts; else None."""
     for pattern, venue in _VENUE_URLS:
         m = pattern.search(url)
         if m is None:
@@ -552,9 +493,8 @@ _KEY_TABLE: dict[str, str] = {
 }
 #: Keys whose value decides between a title and a paper link ("论文：<title>" vs "Paper: <url>").
 GENERIC_PAPER_KEYS = frozenset({"paper", "论文", "論文"})
-#: Keys naming "the original" of a translated item: its source-language title ("原文：<English
-#: title>" under a translated heading), or with a link, the link to that original: a paper's
-#: landing page (arXiv) gives its paper_url, any other page a reference ("原文链接：<url>").
+#: Keys naming "the original" of a translated item: its title, or with a link a paper_url (arXiv)
+#: or a reference.
 ORIGINAL_KEYS = frozenset({"原文", "原文标题", "原文標題", "原标题", "原標題", "英文标题", "英文標題",
                            "英文题目", "英文題目", "原题", "原題", "original title"})
 _ORIGINAL_LINK_KEYS = frozenset({"原文链接", "原文鏈接", "原文連結"})
@@ -594,17 +534,14 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
-#: A line that starts a block of its own in Markdown or YAML: a list item ("- ", "* ", "+ ",
-#: "1. ", "2) "), a comment or heading ("#"), a quotation (">") or a table row ("|").
+#: A line that starts a block of its own: a list item, "#", ">" or a table row.
 _OWN_BLOCK = re.compile(r"[-*+•]\s|\d{1,3}[.)]\s|[#>|]")
 
 
 def continues_value(key_line: str, line: str) -> bool:
-    """Whether ``line`` continues the value of ``key_line``, a ``key: value`` line that is
-    indented or a "- " item, as YAML folds a plain scalar (YAML 1.2, 7.3.3: ``author: A · B ·`` /
-    ``  C · D``): ``line`` is indented deeper than the key (the item marker counts), starts no
-    block of its own (:data:`_OWN_BLOCK`: a nested Markdown list item, a comment, a quotation, a
-    table row) and is no ``key: value`` line of its own."""
+    """Whether ``line`` continues the value of ``key_line`` (an indented or "- " ``key: value``
+    line) as YAML folds a plain scalar (YAML 1.2, 7.3.3): indented deeper, no block of its own
+    (:data:`_OWN_BLOCK`), no ``key: value`` line."""
     stripped = key_line.lstrip(" ")
     item = stripped.startswith("- ")
     if not (item or _indent(key_line)) or _indent(line) <= _indent(key_line) + 2 * item:
@@ -617,28 +554,13 @@ def continues_value(key_line: str, line: str) -> bool:
 
 @_memoised()
 def parse_key_value(line: str) -> tuple[str, str] | None:
-    """Recognise a metadata line and return ``(key, value)``.
+    """``(key, value)`` of a metadata line (leading bullets, ``>``, ``#`` ignored), ``key`` one of
+    :data:`KEYS` and ``value`` the non-empty stripped rest; None for any other line. Never raises.
 
-    Args:
-        line: one line of text (leading bullets, ``>``, ``#`` and spaces are ignored).
-
-    Returns:
-        ``(key, value)`` with ``key`` one of :data:`KEYS` and ``value`` the stripped rest of
-        the line (non-empty), or ``None`` for any other line. Forms:
-
-        * an emoji key and the value: ``📄`` title, ``👥`` authors, ``🏆`` award (the whole
-          line, venue included: use :func:`find_award_label` and :func:`find_venue_years`),
-          ``🔗`` paper_url, ``🏛``/``🏫`` institutions (a variation selector is allowed); an
-          emoji followed by a ``key：value`` pair yields that pair;
-        * ``key：value`` or ``key: value`` where ``key`` (at most 12 characters after
-          dropping ``**``/``【】`` decoration and a parenthesised gloss, case- and
-          space-insensitive) is an alias in ``_KEY_ALIASES``;
-        * ``论文 N：<title>`` / ``Paper N: <title>`` (numbered paper heading) -> title;
-        * the bare key ``论文``/``Paper`` -> paper_url when the value holds a URL or an arXiv
-          id or stands for a missing one (``None``, ``N/A``, ``暂无``), else title.
-
-        For ``paper_url`` the value may be a bare arXiv id (``arXiv: 2502.13228``): read it
-        with ``find_arxiv_ids(value, allow_bare=True)``. Never raises.
+    Forms: an emoji key (``👥 A, B``; :data:`_EMOJI_KEYS`); ``key：value`` with ``key`` an alias of
+    ``_KEY_ALIASES`` (decoration and a parenthesised gloss dropped, case- and space-insensitive);
+    ``Paper N: <title>``; the bare key ``论文``/``Paper``: paper_url when the value holds a link
+    or a placeholder, else title. A ``paper_url`` value may be a bare arXiv id.
     """
     if not line:
         return None
@@ -657,11 +579,11 @@ def parse_key_value(line: str) -> tuple[str, str] | None:
         return None
     key = _lookup_key(m.group("key"))
     value = m.group("value").strip()
-    if value.endswith(">"):  # "Authors: A, B <br>": a line break of the markup, no part of the value
+    if value.endswith(">"):  # "Authors: A, B <br>"
         value = _TRAILING_BREAKS.sub("", value)
     if key is None or not value:
         return None
-    if " | " in value:  # "**Authors:** A, B | **Date:** 2026-03-26": two fields on one line
+    if " | " in value:  # "**Authors:** A, B | **Date:** 2026-03-26"
         head, _, rest = value.partition(" | ")
         value = head.strip() if head.strip() and _KEY_LINE.match(rest.strip()) and parse_key_value(rest) else value
     bare_key = _KEY_DECOR.sub("", m.group("key")).strip().casefold()
@@ -675,9 +597,7 @@ def parse_key_value(line: str) -> tuple[str, str] | None:
 
 
 def names_original_title(line: str) -> bool:
-    """Whether ``line`` is a metadata title line keyed by the original of a translation
-    (``原文：<title>``, ``英文标题：<title>``, :data:`ORIGINAL_KEYS`): such a line titles a news
-    item as readily as a paper, so it heads a paper only beside other paper metadata."""
+    """Whether ``line`` is a title line keyed by :data:`ORIGINAL_KEYS` (``原文：<title>``)."""
     kv = parse_key_value(line)
     if kv is None or kv[0] != "title":
         return False
@@ -702,37 +622,24 @@ _SPELLING_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(behavi|neighb|col|fav|lab|hum)our(s|ed|ing|al|ally|ite|ites)?\b"), r"\1or\2"),
     (re.compile(r"\bcentre(s?)\b"), r"center\1"),
 )
-#: What every match of a :data:`_SPELLING_RULES` pattern contains: a title without it has no
-#: British spelling to fold (one search instead of six substitutions).
+#: What every match of a :data:`_SPELLING_RULES` pattern contains.
 _SPELLING_CUE = re.compile(r"isation|is(?:e|ing)|ys(?:e|ing)|ell(?:ing|ed|er)|our|centre")
 
 
-#: What :func:`fold_title` removes from case-folded ASCII (every ASCII character but a-z and 0-9
-#: is punctuation, a symbol, a space or a control character: not a letter, digit or mark).
+#: What :func:`fold_title` removes from case-folded ASCII.
 _ASCII_NOT_LETTER_OR_DIGIT = re.compile(r"[^a-z0-9]+")
 
 
 @_memoised()
 def fold_title(title: str) -> str:
-    """The exact-match dedup key of a title.
-
-    Args:
-        title: a paper title in any script.
-
-    Returns:
-        ``title`` NFKC-normalised (Unicode UAX #15: full-width forms, ligatures, ``…`` ->
-        ``...``) and case-folded (``str.casefold``), British spellings folded to American by the
-        whole-word suffix rules of ``_SPELLING_RULES``, then every character that is not a
-        letter, digit or combining mark removed (punctuation, symbols such as ``&``,
-        whitespace). Two titles differing only in case, spacing, punctuation or these spellings get the same key.
-        Chinese script (Simplified vs Traditional) is not folded here. Accents are kept.
-        Returns ``""`` for an empty title. Never raises.
+    """The exact-match dedup key of a title: NFKC (UAX #15), ``str.casefold``, British spellings
+    folded (``_SPELLING_RULES``), every character but letters, digits and combining marks removed.
+    Accents and Chinese script are kept; ``""`` for an empty title. Never raises.
     """
     words = fold_title_words(title)
-    if words.isascii():  # case-folded ASCII: its letters and digits are a-z and 0-9
+    if words.isascii():
         return _ASCII_NOT_LETTER_OR_DIGIT.sub("", words)
-    # \w is a letter, a digit or "_" (str.isalnum): runs of other characters are dropped but
-    # for their combining marks
+    # runs of non-word characters are dropped but for their combining marks
     return _NOT_WORD_RUN.sub(_marks_of, words)
 
 
@@ -762,9 +669,7 @@ def fold_title_words(title: str) -> str:
 
 _SENT_OPENERS = frozenset("（(《「『“【[")
 _SENT_CLOSERS = frozenset("）)》」』”】]")
-#: Words that end in a full stop without ending the sentence: "et al.", and common English
-#: abbreviations of write-ups. A single capital letter before the dot (an initial, as in
-#: "Quoc V. Le") never ends a sentence either.
+#: Words that end in a full stop without ending the sentence ("et al."); an initial neither.
 _NON_FINAL_ABBREVIATIONS = frozenset("al e.g i.e vs etc dr prof mr ms mrs fig figs no eq sec ch vol".split())
 
 
@@ -776,8 +681,7 @@ _ABBREVIATION_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu
 
 def _ends_abbreviation(text: str, dot: int) -> bool:
     """Whether the ``.`` at ``dot`` closes an initial (``V.``) or an abbreviation (``et al.``)."""
-    # the word before the dot: the run of ASCII letters and dots ending there, starting with a
-    # letter at the text start or after whitespace or an opening bracket
+    # the word before the dot: ASCII letters and dots after whitespace or an opening bracket
     j = dot
     while j > 0 and text[j - 1] in _ABBREVIATION_CHARS:
         j -= 1
@@ -813,8 +717,7 @@ def split_sentences(paragraph: str) -> list[str]:
 
 # --- Awards stated in prose -----------------------------------------------------------------------
 
-#: Words that say a paper receives an award ("获得杰出论文奖", "同届荣誉提名则包括…",
-#: "won the best paper award"); an award label in a sentence without one is a mere mention.
+#: Words that say a paper receives an award ("获得杰出论文奖", "won the best paper award").
 _AWARD_CUE = re.compile(
     r"获得|獲得|荣获|榮獲|获颁|獲頒|摘得|入选|入選|包括|还有|還有|颁给|頒給|授予|"
     r"\b(?:won|wins|winners?|awarded|receives?|received|went\s+to|goes\s+to|honou?red)\b",
@@ -828,13 +731,9 @@ _MODIFIER_AWARDS = frozenset({"best_paper_runner_up", "honorable_mention"})
 
 
 def lead_award(text: str) -> str | None:
-    """The one award an article's headline and lead give all its papers ("The ACL 2024 best
-    paper awards went to ...", "NeurIPS 2023 named two runners-up ..."), as a label, or None.
-
-    Every sentence's specific award labels are read; a sentence naming a runner-up or an
-    honourable mention next to the award it qualifies counts as that qualifier. When the
-    sentences name more than one class (a lead listing outstanding papers and a test-of-time
-    award), None: the article's papers do not share one award.
+    """The one award label a headline and lead give all papers ("The ACL 2024 best paper awards
+    went to ..."), or None when they name more than one class; a runner-up or honourable mention
+    beside the award it qualifies counts as the qualifier.
     """
     found: dict[str, str] = {}
     for sentence in (s for line in (text or "").splitlines() for s in split_sentences(line)):
@@ -867,16 +766,8 @@ _DATED_YEAR = re.compile(
 
 
 def find_dated_venue_years(text: str) -> list[tuple[str, int]]:
-    """Venue mentions whose year is given by a date in their sentence.
-
-    Args:
-        text: any text.
-
-    Returns:
-        ``(venue, year)`` for each venue named without an adjacent year in a sentence that holds
-        exactly one date with a month (``2024 年 12 月，NeurIPS 把时间检验奖…``, ``In December
-        2024, NeurIPS ...``): a conference is held at a date, while a bare year in the same
-        sentence (``两篇 2014 年的论文``) is usually the year of a paper, so it is not read.
+    """``(venue, year)`` for each venue named without a year in a sentence holding exactly one
+    date with a month (``2024 年 12 月，NeurIPS 把…``); a bare year is usually a paper's, not read.
     """
     out: list[tuple[str, int]] = []
     for line in (text or "").splitlines():

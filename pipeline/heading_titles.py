@@ -1,7 +1,4 @@
-"""The title a section heading gives (:func:`split_heading_title`): the heading without its
-markup, numbering, metadata key, quotation marks, reading labels, venue-edition labels and
-decorations, split into an English title and a Chinese one: the ``title`` and ``title_zh``
-fields of :mod:`pipeline.extract`."""
+"""The ``title`` and ``title_zh`` a section heading gives (:func:`split_heading_title`)."""
 
 from __future__ import annotations
 
@@ -25,9 +22,7 @@ from .headings import (
 from .paper_venue import CITATION_TAIL
 from .textutil import data_lines, latin_words, plain
 
-# An English title with a short Chinese-only label after it ("Title 论文速递", "Title | 全文翻译");
-# the label is told by its shape, as for pipeline.headings.LEADING_DECORATION (which takes one
-# before the title). A Chinese title loses a leading bracketed label only (BRACKET_LABEL).
+# An English title with a short Chinese-only label after it ("Title | 全文翻译"), told by its shape.
 _DECORATION = re.compile(
     rf"^(?P<title>[^\u3400-\u9fff]*[A-Za-z][^\u3400-\u9fff]*?)(?:{DECORATION_SEP}+|(?=[【\[（(]))"
     rf"[【\[（(]?[\u3400-\u9fff]{{1,{MAX_DECORATION_CHARS}}}[】\]）)]?$"
@@ -65,30 +60,25 @@ def reading_label() -> re.Pattern[str]:
 
 
 def split_heading_title(heading: str) -> tuple[str | None, str | None]:
-    """``(title, title_zh)`` from a section heading.
-
-    Removes Markdown/bold markup, a numbered-heading prefix (``论文 N：``), an enumeration
-    prefix (``1.``, ``一、``, ``（一）``), a metadata key (``论文标题：``), quotation marks
-    (“…”, ‘…’, 「…」, 『…』), book-title marks (``《…》``), a trailing Chinese decoration after
-    an English title (a short CJK-only run such as a "deep dive" label) and a reference's tail
-    naming a venue (``Title. In AAAI 2019.``). A heading ``中文（English）`` or ``English（中文）`` gives both titles;
-    a Chinese-only heading gives only ``title_zh``.
+    """``(title, title_zh)`` from a section heading without its markup, numbering, metadata key,
+    quotation marks, labels, decorations and a reference's venue tail (``Title. In AAAI 2019.``);
+    ``中文（English）`` gives both, a Chinese-only heading only ``title_zh``; (None, None) for none.
     """
     h = plain(unlink(_LIST_MARK.sub("", heading.strip())))
-    if "<" in h:  # "Title<br/>", '<div style="…">Title</div>': the markup is not the title's
+    if "<" in h:  # "Title<br/>"
         h = plain(_HTML_TAG.sub(" ", h))
     if "`" in h[:22] and (tag := _CODE_TAG.match(h)) and h[tag.end():].strip():
-        h = h[tag.end():].strip()  # "`REVIEW`Title": a reading list's tag, not the title's
+        h = h[tag.end():].strip()  # "`REVIEW`Title"
     if (maker := _LEADING_MAKER.fullmatch(h)) and len(latin_words(maker.group("title"))) >= 1:
-        h = maker.group("title").strip()  # "Facebook 提出的 DeiT": who made it, then the title
-    if _HAS_CJK.search(h) and (label := reading_label().search(h)):  # "Title導讀", "BERT | 论文笔记": a guide
+        h = maker.group("title").strip()  # "Facebook 提出的 DeiT"
+    if _HAS_CJK.search(h) and (label := reading_label().search(h)):  # "BERT | 论文笔记"
         h = h[: label.start()].rstrip(" \t:：|｜丨—–-")
     h = _LEADING_TAG.sub("", h) if _LEADING_TAG.match(h) and len(_LEADING_TAG.sub("", h)) >= 8 else h
     h = without_venue_label(h)
     if h.endswith((")", "）", "]")) and (tag := _TRAILING_LINK_TAG.search(h)) and tag.start() >= 3:
         h = h[: tag.start()]
     if h.endswith("】") and (note := _TRAILING_NOTE.search(h)) and len(latin_words(h[: note.start()])) >= MIN_GLUED_TITLE_WORDS:
-        h = h[: note.start()]  # "Title 【Multi reward】": a reader's note after an English title
+        h = h[: note.start()]  # "Title 【Multi reward】"
     kv = parse_key_value(h)
     if kv is not None and kv[0] == "title":
         h = plain(kv[1])
@@ -96,7 +86,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
             return None, None  # "Title: None"
     h = ENUMERATION_PREFIX_RE.sub("", NUMBERED_PREFIX_RE.sub("", h.strip())).strip()
     if (glued := GLUED_YEAR.match(h)) and len(h) - glued.end() >= 8:
-        h = h[glued.end():]  # "2011-KinectFusion: …": a reference list's year glued to the title
+        h = h[glued.end():]  # "2011-KinectFusion: …"
     quoted = _QUOTED.fullmatch(h)
     if quoted:
         h = quoted.group("inner").strip()
@@ -119,8 +109,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         if _HAS_CJK.search(b) and not _HAS_CJK.search(a) and _HAS_LATIN.search(a):
             return a, b
     cjk = _HAS_CJK.search(h)
-    # cheap tests first (the patterns backtrack a lot on long lines): a trailing label leaves
-    # Chinese only in the last MAX_DECORATION_CHARS + 1 characters
+    # cheap tests first (the patterns backtrack on long lines)
     m = None
     if cjk:
         if cjk.start() >= len(h) - MAX_DECORATION_CHARS - 1 and not _NAME_COLON.match(h):
@@ -138,10 +127,10 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
             h = h[: name.start()]  # "Deep Residual Learning for Image Recognition (ResNet)"
         tail = CITATION_TAIL.search(h)
         if tail and tail.start() > 0 and find_venue_years(tail.group(0)):
-            h = h[: tail.start()]  # "Title. In AAAI 2019.": the venue is the section's, not the title's
+            h = h[: tail.start()]  # "Title. In AAAI 2019."
         return h, None
     if (credited := _TITLE_THEN_CREDIT.fullmatch(h)) and len(latin_words(credited.group("title"))) >= MIN_GLUED_TITLE_WORDS:
-        return credited.group("title"), None  # "Title，张三，某大学": a talk list's credit after the title
+        return credited.group("title"), None  # "Title，张三，某大学"
     if _ZH_SENTENCE.search(h[:-1] if h.endswith("？") else h) or len(h) > MAX_TITLE_ZH_CHARS:
         return None, None  # a sentence (the first line of a body), not a title
     if not _HAS_LATIN.search(h):
@@ -167,25 +156,20 @@ _TRAILING_NOTE = re.compile(r"\s*【[^【】\n]{1,30}】\s*$")
 _CODE_TAG = re.compile(r"`?[^`\s]{1,20}`\s*")
 
 
-#: A heading that names who made the work, then its English title: "Facebook 提出的 DeiT (…)",
-#: "微軟提出的 Swin Transformer" (the maker is read as the credit by extract).
+#: A heading naming who made the work, then its English title: "微軟提出的 Swin Transformer".
 _LEADING_MAKER = re.compile(
     r"(?P<maker>[^，,。：:\s][^，,。：:]{0,19}?)\s*(?:联合|聯合|共同)?(?:提出|推出|发布|發布|开发|開發|开源|開源)的\s*"
     r"(?P<title>[A-Za-z0-9][^\u3400-\u9fff]*)")
 
 
-#: An HTML element's opening or closing tag in a heading (a break, a block, an inline style, or a
-#: custom element such as a citation's ``<d-cite key="…">``: its name holds a hyphen, HTML 5.2
-#: section 4.13).
+#: An HTML element's tag in a heading, custom elements (``<d-cite key="…">``, HTML 5.2 4.13) too.
 _HTML_TAG = re.compile(
     r"</?(?:br|div|span|p|b|strong|em|i|u|font|h[1-6]|li|td|th|center|[a-z][a-z0-9]*-[\w-]*)\b[^<>]{0,200}>", re.I
 )
 
 
-#: A short name in brackets after an English title ("(ResNet)", "(GPT-3)", "(AlphaGo Zero)"): one
-#: to three words, each with a capital or a digit, not only numbers (a year); how lists name a
-#: paper, not its title's words. (A word's part before its first capital or digit matches none, so
-#: the match is linear in a word's length, not trying every capital of it.)
+#: A short name in brackets after an English title ("(AlphaGo Zero)"): one to three words with a
+#: capital or digit, not only numbers (written to match in linear time).
 SHORT_NAME = (r"[(（](?![\d\s.\-/]+[)）])(?:[^\WA-Z0-9]|[.+\-])*[A-Z0-9][\w.+\-]*"
               r"(?:\s+(?:[^\WA-Z0-9]|[.+\-])*[A-Z0-9][\w.+\-]*){0,2}[)）]")
 _SHORT_NAME_TAIL = re.compile(rf"\s*{SHORT_NAME}$")
@@ -208,8 +192,7 @@ _GLUED_LABEL = re.compile(
 )
 
 
-#: A one-word English name and a colon opening a heading ("Ttrl：測試時強化學習", "CoALA: 語言代理
-#:認知架構"): the Chinese after it is the rest of the title, not a decoration.
+#: A one-word English name and a colon opening a heading ("Ttrl：測試時強化學習"): no decoration follows.
 _NAME_COLON = re.compile(r"[A-Za-z][\w.\-]*\s*[:：]\s*[\u3400-\u9fff]")
 
 
@@ -229,6 +212,5 @@ _TRAILING_LINK_TAG = re.compile(
     r"(?:\(\S*\))?)+\s*$")
 
 
-#: A list item's marker, with a task-list box (``- [ ]``, ``1.``, ``•``).
-#: A list item's marker: a bullet or a list number (:data:`pipeline.headings.LIST_NUMBER`).
+#: A list item's marker, maybe with a task-list box (``- [ ]``, ``1.``, ``•``).
 _LIST_MARK = re.compile(rf"^\s*(?:[-*+•·▪●]\s+|{LIST_NUMBER}(?:[.)]\s+|[、．]\s*))(?:\[[ xX]\]\s*)?")

@@ -16,9 +16,8 @@ from .textutil import _CASE_EXTRA, anchored_finditer
 #   old style (9108-0703):  archive(.SC)/YYMMNNN, optional vN.
 _ARXIV_NEW = r"(?P<yymm>\d{4})\.(?P<num>\d{4,5})"
 _ARXIV_OLD = r"(?P<arch>[a-z]+(?:-[a-z]+)?(?:\.[a-z]{2})?)/(?P<oyymm>\d{4})(?P<onum>\d{3})"
-# Contexts: arxiv.org pages; the paper pages of aggregators that key papers by arXiv id
-# (huggingface.co/papers/ID, alphaxiv.org/abs/ID, papers.cool/arxiv/ID, semanticscholar.org/arxiv/ID);
-# the arXiv DOI (10.48550/arXiv.ID, arXiv's DataCite DOIs since 2022); "arXiv: ID" in prose.
+# Contexts: arxiv.org pages; aggregator pages keyed by arXiv id (huggingface.co/papers/ID,
+# alphaxiv.org/abs/ID, papers.cool/arxiv/ID); the arXiv DOI (10.48550/arXiv.ID); "arXiv: ID".
 _ARXIV_CTX = re.compile(
     r"(?:arxiv\.org/(?:abs|pdf|html|format)/|huggingface\.co/papers/|alphaxiv\.org/(?:abs|overview|pdf)/"
     r"|(?<![a-z])arxiv\s*[:：./]?\s*)"
@@ -30,28 +29,22 @@ _ARXIV_ATTRIBUTE = re.compile(rf"\barxiv[-_]id\s*=\s*[\"']?(?:{_ARXIV_NEW})(?P<v
 _ARXIV_BARE = re.compile(
     rf"(?<![A-Za-z0-9./]){_ARXIV_NEW}(?P<ver>v[1-9]\d*)?(?![A-Za-z0-9]|\.\d)"
 )
-#: The archives of old-style identifiers (arXiv identifier scheme, "Archive names"; the
-#: subject-class suffix ``.XX`` is optional). A bare old-style id is read only with one of
-#: these, so an ordinary path such as ``docs/2401001`` is not taken for one.
+#: The archives of old-style identifiers (arXiv identifier scheme, "Archive names"): a bare
+#: old-style id is read only with one (not ``docs/2401001``).
 ARXIV_OLD_ARCHIVES = frozenset(
     "acc-phys adap-org alg-geom ao-sci astro-ph atom-ph bayes-an chao-dyn chem-ph cmp-lg comp-gas "
     "cond-mat cs dg-ga funct-an gr-qc hep-ex hep-lat hep-ph hep-th math math-ph mtrl-th nlin nucl-ex "
     "nucl-th patt-sol physics plasm-ph q-alg q-bio quant-ph solv-int supr-con".split()
 )
-#: An old-style id standing on its own (prose, a list, a table cell): not part of a path or a
-#: word (no letter, digit, ``_ . / % ~ -`` before it; none of a letter, a digit or ``.digit``
-#: after it), so ``example.com/math/0309136`` or ``Gains/6470495`` is no id.
+#: An old-style id standing on its own, not part of a path or word (not ``example.com/math/0309136``).
 _ARXIV_OLD_BARE = re.compile(rf"(?<![A-Za-z0-9_./%~-]){_ARXIV_OLD}(?P<ver>v[1-9]\d*)?(?![A-Za-z0-9]|\.\d)", re.I)
-#: What every old-style id holds: a slash and seven digits (YYMMNNN), ASCII or full-width (the
-#: test before the scan, :func:`find_arxiv_ids`).
+#: What every old-style id holds: a slash and seven digits, ASCII or full-width.
 _ARXIV_OLD_TAIL = re.compile(r"[/／][0-9０-９]{7}(?![0-9０-９])")
 
 
 def _valid_new_arxiv(yymm: str, num: str) -> bool:
-    """True for a well-formed new-style id: month 01-12, YYMM >= 0704, and 4 digits after the
-    dot up to 1412, 5 digits from 1501 on (arXiv identifier scheme). No upper bound on the
-    year: a check against today's date would make the same corpus give different output on
-    different days."""
+    """True for a well-formed new-style id (arXiv identifier scheme); no upper bound on the year,
+    so output does not depend on today's date."""
     mm = int(yymm[2:])
     if not 1 <= mm <= 12 or yymm < "0704" or int(num) == 0:  # numbers start at 00001
         return False
@@ -76,25 +69,20 @@ _ID_FOLD = {**{0xFF10 + d: str(d) for d in range(10)}, 0xFF0E: ".", 0xFF1A: ":",
 _ID_REMOVED = tuple(chr(c) for c, v in _ID_FOLD.items() if v is None)
 
 
-#: :data:`_ID_REMOVED` and :data:`_CASE_EXTRA` as one character class: one scan of a text
-#: instead of one ``in`` test per character (ten scans).
+#: :data:`_ID_REMOVED` and :data:`_CASE_EXTRA` as one character class.
 _FOLD_OR_CASE_EXTRA = re.compile("[" + "".join(_ID_REMOVED + _CASE_EXTRA) + "]")
 
 
 def _may_hold_arxiv_context(text: str) -> bool:
-    """False when :data:`_ARXIV_CTX` cannot match ``text.translate(_ID_FOLD)``: each of its
-    contexts holds ``xiv`` (arXiv, alphaXiv) or ``huggingface`` in some case, and the lower-cased
-    text holds neither (tested directly when the fold could join letters or a non-ASCII letter
-    could match an ASCII one case-insensitively). Most sections hold no arXiv context at all, and
-    this test is several times cheaper than the fold and the scan."""
+    """False when :data:`_ARXIV_CTX` cannot match ``text.translate(_ID_FOLD)`` (no ``xiv`` nor
+    ``huggingface`` in the lower-cased text)."""
     if not text.isascii() and _FOLD_OR_CASE_EXTRA.search(text):
-        return True  # (both kinds are non-ASCII: an ASCII text, told in O(1), holds neither)
+        return True
     low = text.lower()
     return "xiv" in low or "huggingface" in low
 
 
-#: The characters :data:`_ID_FOLD` maps, as one character class: a text without them (most)
-#: skips :meth:`str.translate`, which looks every non-ASCII character up in the dict.
+#: The characters :data:`_ID_FOLD` maps, as one character class.
 _ID_FOLD_CHARS = re.compile("[" + "".join(map(chr, sorted(_ID_FOLD))) + "]")
 #: Where a :data:`_ARXIV_CTX` match can start in the lower-cased text: each of its contexts
 #: begins with one of these.
@@ -102,34 +90,18 @@ _ARXIV_CTX_ANCHORS = ("arxiv", "huggingface.co/papers/", "alphaxiv.org/")
 
 
 def _arxiv_ctx_matches(text: str) -> Iterator[re.Match[str]]:
-    """The matches of ``_ARXIV_CTX.finditer(text)``, found faster (as :func:`_url_matches`
-    does for URLs): the pattern is tried only where the lower-cased text has one of
-    :data:`_ARXIV_CTX_ANCHORS`, in order, each start after the last match's end; the plain
-    scan runs when lower-casing changes the length or a non-ASCII letter could match an ASCII
-    one case-insensitively (:data:`_CASE_EXTRA`)."""
+    """The matches of ``_ARXIV_CTX.finditer(text)``, tried only at :data:`_ARXIV_CTX_ANCHORS`."""
     return anchored_finditer(_ARXIV_CTX, text, _ARXIV_CTX_ANCHORS)
 
 
 def find_arxiv_ids(text: str, allow_bare: bool = False) -> list[tuple[str, str | None]]:
-    """arXiv identifiers in ``text``, in order of first appearance, one per id.
+    """arXiv ids in ``text`` as ``(id, version)`` pairs in order of first appearance, one per id:
+    ``id`` bare (``"2502.13228"``, ``"hep-th/9901001"``), version lower-cased (``"v2"``) or None.
 
-    Args:
-        text: any text.
-        allow_bare: also accept a new-style id with no arXiv context (``2502.13228``); off by
-            default because bare ``NNNN.NNNNN`` numbers occur in other senses.
-
-    Returns:
-        ``(id, version)`` pairs: ``id`` bare (``"2502.13228"``, ``"hep-th/9901001"``), the version
-        lower-cased (``"v2"``) or ``None`` (the first mention that gives one). Contexts:
-        ``arXiv:ID`` / ``arXiv ID`` (any case, ASCII or full-width colon), ``arxiv.org/abs|pdf|html/ID``
-        with or without scheme, and the aggregator pages of :data:`_ARXIV_CTX`. An old-style id of
-        :data:`ARXIV_OLD_ARCHIVES` is also read in prose when it stands on its own
-        (:data:`_ARXIV_OLD_BARE`: not inside a path).
-
-    Validation follows https://info.arxiv.org/help/arxiv_identifier.html (month 01-12; new style
-    from 0704, 4 digits after the dot to 1412 and 5 from 1501; old style 9108-0703); a malformed or
-    truncated id is rejected, never completed. Full-width digits and dots and invisible soft hyphens
-    or zero-width characters inside an id are read through. Never raises.
+    Read in an :data:`_ARXIV_CTX` context, as a standing old-style id (:data:`_ARXIV_OLD_BARE`),
+    or with ``allow_bare`` as a bare new-style id (off by default: such numbers have other
+    senses). Validated per https://info.arxiv.org/help/arxiv_identifier.html (malformed ids are
+    rejected, never completed); full-width and zero-width characters read through. Never raises.
     """
     if not text:
         return []
@@ -183,10 +155,8 @@ _TRAILING_OPENING_TAGS = re.compile(r"(?:\n[ \t]*(?:<[A-Za-z][^<>]*>[ \t]*)+)+\s
 
 
 def find_arxiv_attributes(text: str) -> list[tuple[str, str | None]]:
-    """arXiv ids that HTML markup names in an attribute (``data-arxiv-id="2505.00972v2"``), as
-    :func:`find_arxiv_ids` gives them: for a field, not as evidence in text (markup is not seen).
-    Tags that only open elements on the last lines of ``text`` are left out: they wrap what
-    comes after it (a section ends where the next paper's ``<div data-arxiv-id=…>`` opens)."""
+    """arXiv ids that HTML attributes name (``data-arxiv-id="2505.00972v2"``), as
+    :func:`find_arxiv_ids` gives them; opening tags on the last lines (the next paper's) left out."""
     out: dict[str, str | None] = {}
     if "arxiv" in text.lower():
         text = _TRAILING_OPENING_TAGS.sub("", text)
@@ -202,9 +172,8 @@ def find_arxiv_attributes(text: str) -> list[tuple[str, str | None]]:
 #: Values of :func:`url_kind`.
 URL_KINDS: tuple[str, ...] = ("arxiv", "pdf", "project", "code", "doi", "openreview", "other")
 
-# URL characters are the RFC 3986 set (unreserved, reserved, "%"):
-# https://www.rfc-editor.org/rfc/rfc3986#section-2 -- so a URL ends at whitespace, at a CJK
-# character or at full-width punctuation even without a space.
+# URL characters are the RFC 3986 set (https://www.rfc-editor.org/rfc/rfc3986#section-2): a URL
+# ends at whitespace, a CJK character or full-width punctuation.
 _URL_CHARS = r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]"
 _SCHEMELESS_HOSTS = r"(?:arxiv\.org|github\.com|gitlab\.com|huggingface\.co|openreview\.net|doi\.org)"
 _URL = re.compile(
@@ -229,10 +198,7 @@ def _strip_url_tail(url: str) -> str:
 
 
 def _url_matches(text: str) -> Iterator[re.Match[str]]:
-    """The matches of ``_URL.finditer(text)``, found faster: a match starts only where the
-    lower-cased text has ``http``, ``www.`` or a scheme-less host name (with a non-ASCII letter
-    that matches an ASCII one case-insensitively, the plain scan runs), so the pattern is tried
-    there only, in order, each start after the last match's end (as finditer goes on)."""
+    """The matches of ``_URL.finditer(text)``, tried only at ``http``, ``www.`` or a scheme-less host."""
     return anchored_finditer(_URL, text, ("http", "www.", *_SCHEMELESS_HOST_NAMES))
 
 
@@ -249,18 +215,9 @@ def _url_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 def find_urls(text: str) -> list[str]:
-    """Every URL in ``text``, de-duplicated, in order of first appearance.
-
-    Args:
-        text: any text.
-
-    Returns:
-        ``http(s)://`` URLs as written, and scheme-less ``www.…``, ``arxiv.org/…``,
-        ``github.com/…``, ``gitlab.com/…``, ``huggingface.co/…``, ``openreview.net/…`` and
-        ``doi.org/…`` with ``https://`` prepended. Trailing punctuation is stripped (ASCII
-        ``.,;:!?'"*>`` and unbalanced ``)]}``, full-width ``。，；：！？）」》】、``); a closing
-        bracket whose opening one is inside the URL is kept (``…/Foo_(bar)``). URL characters
-        are ASCII (RFC 3986), so a URL ends at the first CJK character. Never raises.
+    """Every URL in ``text``, de-duplicated, in order of first appearance: ``http(s)://`` URLs as
+    written, scheme-less ``www.…`` and known hosts (``arxiv.org/…``) with ``https://`` prepended;
+    trailing punctuation stripped, a balanced closing bracket kept (``…/Foo_(bar)``). Never raises.
     """
     if not text:
         return []
@@ -281,20 +238,10 @@ def _host_is(host: str, domain: str) -> bool:
 
 
 def url_kind(url: str, key: str | None = None) -> str:
-    """What a URL points to: one of :data:`URL_KINDS`.
-
-    Args:
-        url: a URL, with or without scheme.
-        key: the :func:`parse_key_value` key the URL was found under, if any; a
-            ``"project_url"`` or ``"code_url"`` key turns an otherwise ``"other"`` URL into
-            ``"project"`` or ``"code"``.
-
-    Returns:
-        ``"doi"`` for doi.org / dx.doi.org; ``"arxiv"`` for any arxiv.org URL (abs, pdf or
-        html: the paper itself); ``"openreview"`` for openreview.net; ``"project"`` for
-        ``*.github.io`` / ``*.gitlab.io`` pages; ``"code"`` for GitHub, GitLab, Hugging Face,
-        Bitbucket, Gitee, Codeberg; ``"pdf"`` for any other URL whose path ends in ``.pdf``;
-        then the key rule; else ``"other"``. Never raises.
+    """What a URL (with or without scheme) points to, one of :data:`URL_KINDS`, by host (doi,
+    arxiv, openreview, ``*.github.io`` project, code hosts), then a ``.pdf`` path, then ``key``
+    (the :func:`parse_key_value` key it was found under: ``project_url``, ``code_url``); else
+    ``"other"``. Never raises.
     """
     m = _HOST.match(url.strip())
     host = (m.group("host") if m else "").lower()

@@ -38,15 +38,13 @@ _TEX_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\((?:(?!\\[()]).)+?\\\)|\\\[(
 
 _NUMBER = re.compile(r"^[\d.,%]+$")
 _PUNCT_ONLY = re.compile(r"^[\W_]+$")
-# A Latin word in Chinese text (pass@k, ImageNet-1k, GPT-3.5), not glued to a letter or digit
-# before it (1.7B gives no "B").
+# A Latin word in Chinese text (pass@k, GPT-3.5), not glued to a letter or digit before it.
 _LATIN_WORD = r"[A-Za-z][A-Za-z0-9]*(?:[-@'][A-Za-z0-9]+|(?<=[0-9])\.[0-9][A-Za-z0-9]*)*"
 _LATIN_RUN = re.compile(rf"(?<![A-Za-z0-9.@'-]){_LATIN_WORD}(?:[ \t]+{_LATIN_WORD})*")
 #: How deep in the ranking a longer candidate may still replace kept keywords it contains, as a
 #: multiple of the number of keywords asked for (see :func:`_dedup`).
 REPLACE_WINDOW = 4
-#: Longest Latin run in Chinese text read as one term, in words; longer runs are titles or
-#: quoted sentences, whose words are no keywords.
+#: Longest Latin run in Chinese text read as one term, in words (longer: titles, quotes).
 MAX_LATIN_TERM_WORDS = 3
 # A Latin gloss in brackets right after Chinese text repeats the Chinese term: not counted again.
 _HAN_RUN_AT_END = re.compile(r"[\u4e00-\u9fff]{1,16}$")
@@ -57,9 +55,8 @@ _GLOSS_PAREN = re.compile(
 _LINE_END = re.compile(r"(?<=[^\s.!?:;,])[ \t]*\n")
 _MARKDOWN = re.compile(r"[*_#>`|]+|!?" + MD_LINK)
 
-#: Chinese words that jieba's general IDF table ranks high in a paper write-up but that say
-#: nothing about a paper's topic: discourse words of write-ups and the nouns and verbs every
-#: article about an ML paper uses. :data:`ZH_STOP_WORDS` are dropped as well.
+#: Chinese words jieba's IDF ranks high in a write-up that name no topic (discourse words, the
+#: nouns and verbs of every ML write-up); :data:`ZH_STOP_WORDS` are dropped as well.
 ZH_GENERIC_WORDS = frozenset(
     # discourse words of paper write-ups
     "本文 该文 本研究 该研究 论文 该论文 本论文 作者 他们 我们 研究 研究者 方法 提出 结果 实验 表明 发现 "
@@ -84,9 +81,8 @@ ZH_GENERIC_WORDS = frozenset(
 )
 #: Chinese stop words: spaCy's list for Chinese (``spacy.lang.zh.stop_words``).
 ZH_STOP_WORDS = frozenset(_SPACY_ZH_STOP_WORDS)
-#: English nouns every ML write-up uses, and the words of award announcements: a keyword made
-#: of these words only (``deep learning``, ``test of time award``) is dropped; they may stand
-#: inside a longer one (``diffusion models``).
+#: English words of every ML write-up and award announcement: a keyword of these only
+#: (``deep learning``) is dropped; inside a longer one (``diffusion models``) they may stand.
 EN_GENERIC_WORDS = frozenset(
     "model models token tokens data ai ml llm llms large language deep learning machine network networks neural "
     "training task tasks performance benchmark benchmarks dataset datasets "
@@ -126,8 +122,7 @@ def _blank(m: re.Match[str], keep: int | None = None) -> str:
 
 
 def _mask_noise(text: str) -> str:
-    """:func:`_strip_noise` keeping every offset (each removal becomes as many spaces; a link
-    keeps its text in place), for Chinese keywords whose jieba tokens are offsets."""
+    """:func:`_strip_noise` keeping every offset (removals become spaces; a link keeps its text)."""
     text = _TEX_MATH.sub(_blank, text)
     for s, e, _ in _url_spans(text):
         text = text[:s] + " " * (e - s) + text[e:]
@@ -137,13 +132,11 @@ def _mask_noise(text: str) -> str:
 @functools.lru_cache(maxsize=16384)
 def _whole_word(term: str) -> re.Pattern[str]:
     """``term`` as a case-insensitive whole-word pattern (no ASCII letter or digit on either
-    side), cached here: left to :mod:`re`'s 512-entry cache, these per-candidate patterns would
-    evict every other compiled pattern."""
+    side), cached here rather than in :mod:`re`'s 512-entry cache."""
     return re.compile(rf"(?<![A-Za-z0-9]){re.escape(term)}(?![A-Za-z0-9])", re.I)
 
 
-#: Non-ASCII characters a case-insensitive ``re`` pattern of ASCII letters matches (İ, ı, ſ, K):
-#: a text holding one is searched with :func:`_whole_word`'s pattern.
+#: Non-ASCII characters a case-insensitive pattern of ASCII letters matches (İ, ı, ſ, K).
 _IGNORECASE_EXTRA = _CASE_EXTRA
 _IGNORECASE_EXTRA_RE = re.compile(f"[{''.join(_IGNORECASE_EXTRA)}]")
 _ASCII_ALNUM = frozenset(string.ascii_letters + string.digits)
@@ -157,9 +150,8 @@ def _flat_lower(text: str) -> str | None:
 
 
 def _whole_word_spans(term: str, text: str, flat_lower: str | None = None) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` of the matches of :func:`_whole_word` ``(term)`` in ``text``, in order,
-    by a lower-cased ``str.find`` when :func:`_flat_lower` allows it. ``flat_lower``: that
-    value, when the caller searches one text for many terms."""
+    """``(start, end)`` of the matches of :func:`_whole_word` ``(term)`` in ``text``, in order;
+    ``flat_lower``: :func:`_flat_lower` of ``text`` if known."""
     low = flat_lower if flat_lower is not None else _flat_lower(text)
     if not term.isascii() or low is None or not term:
         for m in _whole_word(term).finditer(text):
@@ -183,13 +175,9 @@ _ASCII_LETTER = re.compile(r"[A-Za-z]")
 
 
 def _cased(term: str, text: str, flat_lower: str | None = None) -> str:
-    """The case a keyword is returned in.
-
-    Lower case when ``text`` writes it in lower case somewhere; else the case of its first
-    occurrence not at a sentence start (``ResNet``, ``Gaussian Process``); seen only at sentence
-    starts, a phrase with only its first letter upper is lower-cased, a single word kept (names
-    open sentences more often than common words become keywords). A term without Latin letters
-    is returned as given. ``flat_lower``: :func:`_flat_lower` of ``text`` if known.
+    """The case a keyword is returned in: lower when ``text`` writes it so somewhere; else that of
+    its first occurrence not at a sentence start (``ResNet``); seen only at sentence starts, a
+    phrase is lower-cased, a single word kept. ``flat_lower``: :func:`_flat_lower` of ``text``.
     """
     if _ASCII_LETTER.search(term) is None:
         return term
@@ -214,10 +202,10 @@ def _cased(term: str, text: str, flat_lower: str | None = None) -> str:
 _NO_BIGRAMS: frozenset[tuple[str, str]] = frozenset()
 
 
-@functools.lru_cache(maxsize=16384)  # ~400 bytes an entry: ~6 MiB full
+@functools.lru_cache(maxsize=16384)
 def _dedup_facts(cand: str) -> tuple[str, bool, bool, bool, frozenset[tuple[str, str]], int]:
     """What :func:`_dedup` reads of one candidate: ``(lower case, has Han, ASCII, flat, bigrams
-    of its lower-cased words, length)``; cached, as common terms recur across sections."""
+    of its lower-cased words, length)``."""
     low = cand.lower()
     asc = cand.isascii() and cand != ""
     han = not asc and _HAN.search(cand) is not None
@@ -227,15 +215,13 @@ def _dedup_facts(cand: str) -> tuple[str, bool, bool, bool, frozenset[tuple[str,
 
 
 def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
-    """The first ``n`` of ``ranked`` without repeats: a candidate contained in a kept keyword is
-    skipped, and a candidate among the first ``REPLACE_WINDOW * n`` that contains kept keywords
-    replaces them at the first one's rank (扩散模型 replaces 扩散). Containment is substring
-    containment for Han text (when ``cjk``), case-insensitive whole-word containment for Latin
-    text; a Latin phrase sharing two consecutive words with a kept one is skipped too."""
+    """The first ``n`` of ``ranked`` without repeats: a candidate inside a kept keyword is skipped;
+    one among the first ``REPLACE_WINDOW * n`` containing kept keywords replaces them (扩散模型
+    replaces 扩散). Containment: substring for Han (``cjk``), whole-word for Latin; a Latin phrase
+    sharing a bigram with a kept one is skipped too."""
 
     window = ranked[: REPLACE_WINDOW * n]
-    # Cheap tests first: for a flat text a whole-word match implies a lower-cased substring, and
-    # a match is as long as the term, so a term longer than the text is not tested.
+    # cheap tests first: a whole-word match in a flat text implies a lower-cased substring
     info: dict[str, tuple[str, bool, bool, bool, frozenset[tuple[str, str]], bool, int]] = {}
     for cand in window:
         if cand in info:
@@ -299,15 +285,13 @@ def _dedup(ranked: list[str], n: int, cjk: bool) -> list[str]:
 
 #: Factor on the score of a candidate the section's title names (:func:`_in_title`).
 TITLE_BOOST = 4.0
-#: Factor on the score of a Chinese term in quotation marks: write-ups quote the terms a paper
-#: coins or defines.
+#: Factor on the score of a Chinese term in quotation marks (the terms a paper coins).
 QUOTED_BOOST = 2.0
 #: Fewest occurrences of two adjacent Chinese words for their compound to be a candidate
 #: (视频 + 分割 -> 视频分割).
 MIN_COMPOUND_COUNT = 2
 
-#: A Latin token that reads as the name of a method, system or dataset: an acronym (RLHF), an
-#: inner capital (ResNet) or a digit (word2vec, GPT-2).
+#: A Latin token that names a method, system or dataset: RLHF, ResNet, GPT-2.
 _NAME_LIKE = re.compile(
     r"(?:[A-Z][A-Z0-9]+s?|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*|[A-Za-z]+[0-9][A-Za-z0-9]*)"
     r"(?:-[A-Za-z0-9]+|(?<=[0-9])\.[0-9][A-Za-z0-9]*)*"
@@ -327,16 +311,9 @@ _SENTENCE_SPLIT_MARK = re.compile(r"[。！？；!?;.]")
 
 
 class _Topic(NamedTuple):
-    """What a section says about its own topic apart from the counts of its words.
-
-    Attributes:
-        titles: casefolded, stemmed (:func:`_stem`) word tuples of the title lines (:func:`_topic`).
-        han_title: the first line when it is a title line with Han characters, else ``""``.
-        initials: capitalised initials of each title's words, with and without stop words (an
-            acronym of 2-6 consecutive title words is a substring of one).
-        names: casefolded names of the people and institutions credited in the text.
-        name_words: casefolded words of the credited people's names.
-    """
+    """A section's title prior and credited names: ``titles`` (stemmed casefolded word tuples),
+    ``han_title`` (a Han first title line or ``""``), ``initials`` (of each title's words, with and
+    without stop words), ``names`` and ``name_words`` (casefolded) of the credited."""
 
     titles: tuple[tuple[str, ...], ...]
     han_title: str
@@ -354,15 +331,10 @@ _SENTENCE_END = re.compile(r"[。！？.!?；;]$")
 
 
 def _topic(text: str, line_credit: dict[str, Credit | None] | None = None) -> _Topic:
-    """The title prior and the credited names of a section text.
-
-    Title lines: the first non-empty line when it reads as a heading (at most 200 characters, no
-    final sentence punctuation, not a credit line); other lines without Han or final punctuation
-    of 2+ words; quoted texts with a Latin letter. Names: authors and institutions read by
-    :func:`pipeline.credits.parse_credit_line` per line and ``_find_credit`` per sentence.
-
-    ``line_credit``: a dict that receives each stripped non-empty line's
-    :func:`~pipeline.credits.parse_credit_line`; lines already in it are not parsed again.
+    """The :class:`_Topic` of a section text. Title lines: the first line when heading-like, other
+    Latin lines of 2+ words without final punctuation, quoted Latin texts. Names: credit lines
+    and credit sentences. ``line_credit`` receives (and reuses) each line's
+    :func:`~pipeline.credits.parse_credit_line`.
     """
     lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
     line_credit = {} if line_credit is None else line_credit
@@ -406,9 +378,8 @@ def _topic(text: str, line_credit: dict[str, Credit | None] | None = None) -> _T
 
 
 def _in_title(term: str, topic: _Topic) -> bool:
-    """Whether the title names a Latin ``term``: its words stand in a title line in order (a
-    single word only when name-like, :func:`_name_like`; never a whole title line), or it is an
-    acronym of 2-6 consecutive title words (plural ``s`` ignored)."""
+    """Whether a title line holds Latin ``term``'s words in order (one word only when name-like;
+    never a whole line), or ``term`` is an acronym of 2-6 consecutive title words."""
     words, acronym, name_like = _title_probe(term)
     if not words:
         return False
@@ -425,8 +396,7 @@ def _in_title(term: str, topic: _Topic) -> bool:
 
 @functools.lru_cache(maxsize=65536)
 def _title_probe(term: str) -> tuple[tuple[str, ...], bool, bool]:
-    """What :func:`_in_title` reads of ``term`` whatever the title: ``(stemmed words or () for
-    Han/no Latin word, single acronym-like word, single name-like word)``; cached per term."""
+    """What :func:`_in_title` reads of ``term``: ``(stemmed words or (), acronym-like, name-like)``."""
     words = tuple(_stem(w) for w in _TITLE_WORD.findall(term))
     if not words or _HAN.search(term):
         return (), False, False
@@ -445,24 +415,21 @@ def _credited(term: str, topic: _Topic) -> bool:
 
 @functools.lru_cache(maxsize=65536)
 def _credit_probe(term: str) -> tuple[str, bool, tuple[str, ...]]:
-    """What :func:`_credited` reads of ``term``: ``(casefolded, is an institution, casefolded
-    words without dots)``; cached per term."""
+    """What :func:`_credited` reads of ``term``: ``(casefolded, institution, words without dots)``."""
     low = term.casefold()
     return low, is_institution(term), tuple(w.strip(".") for w in low.split())
 
 
 @functools.lru_cache(maxsize=65536)
 def _name_like(term: str) -> bool:
-    """Whether ``term`` is one :data:`_NAME_LIKE` token that is neither a venue nor generic;
-    cached per term."""
+    """Whether ``term`` is one :data:`_NAME_LIKE` token that is neither a venue nor generic."""
     return (_NAME_LIKE.fullmatch(term) is not None and not _is_generic_latin(term)
             and not find_venue_years(term))
 
 
 def _words(work: str, tokens: Sequence[tuple[int, int]]) -> list[str]:
-    """The words of ``tokens`` over ``work`` as jieba's ``cut`` of ``work`` would yield them:
-    characters ``work`` blanks out split a token and are dropped; ``""`` stands for whitespace
-    (it breaks a compound as jieba's whitespace tokens do)."""
+    """The words of ``tokens`` over ``work`` as jieba's ``cut`` would yield them, ``""`` for
+    whitespace (blanked characters split a token)."""
     out: list[str] = []
     add = out.append
     last = math.inf  # no gap before the first token
@@ -521,18 +488,10 @@ def _cut_span(tokens: Sequence[tuple[int, int]] | None, text: str, start: int, e
 
 def _zh_candidates(text: str, topic: _Topic | None = None,
                    tokens: Sequence[tuple[int, int]] | None = None) -> Counter[str]:
-    """Candidate terms of Chinese text with their counts (``Counter``).
-
-    Candidates: Latin runs of at most :data:`MAX_LATIN_TERM_WORDS` words (:func:`_latin_term`);
-    jieba words of the Han text (user dictionary on) that :func:`_zh_word_verdict` counts;
-    compounds of two adjacent plain words occurring :data:`MIN_COMPOUND_COUNT` times, quoted terms,
-    split dictionary terms and glossed acronyms (:func:`_add_compounds`). Latin glosses in brackets
-    are left out except items the title names. Han words missing from the dictionaries are
-    dropped (HMM guesses across word boundaries, single characters of unknown runs). With
-    ``topic``, credited people and institutions and any institution are dropped (:func:`_credited`).
-
-    ``tokens``: jieba token spans over ``text`` (sorted ``(start, end)``, as
-    :meth:`pipeline.nlp.ParsedSection.topic` gives them); without them the text is cut here.
+    """Candidate terms of Chinese text with their counts: Latin runs (:func:`_latin_term`), jieba
+    words :func:`_zh_word_verdict` counts, and :func:`_add_compounds`'s terms; Latin glosses left
+    out unless the title names them; with ``topic``, credited names dropped. ``tokens``: sorted
+    jieba ``(start, end)`` spans over ``text``, or None to cut here.
     """
     tok = _jieba_tokenizer()
     counts: Counter[str] = Counter()
@@ -555,8 +514,7 @@ def _zh_candidates(text: str, topic: _Topic | None = None,
             term = _word_before(tokens, text, before.start(), m.start()) if before else ""
             if len(term) >= 3 and tok.FREQ.get(term) and term not in ZH_GENERIC_WORDS:
                 aliases += [(term, item) for item in items if re.fullmatch(r"[A-Z]{2,6}s?", item)]
-    # glosses and Latin runs become blanks of their length, so token offsets still apply and
-    # Han words are not joined across them
+    # glosses and Latin runs become blanks of their length (offsets hold, no join across them)
     text = _GLOSS_PAREN.sub(lambda m: "\n" + " " * (len(m.group()) - 1), text)
     pieces, pos = [], 0
     for m in _LATIN_RUN.finditer(text):
@@ -618,9 +576,8 @@ def _add_compounds(counts: Counter[str], raws: list[str], plain: dict[str, str],
 
 @functools.lru_cache(maxsize=65536)
 def _latin_term(run: str) -> str | None:
-    """The candidate term of a Latin run of Chinese text, or None: more than
-    :data:`MAX_LATIN_TERM_WORDS` words, a phrase with stop words (one word left is the term),
-    under 2 characters, or generic. Cached per run."""
+    """The candidate term of a Latin run of Chinese text (stop words dropped when one word is
+    left), or None when too long, too short or generic."""
     words = run.split()
     if len(words) > MAX_LATIN_TERM_WORDS:
         return None
@@ -637,10 +594,8 @@ def _latin_term(run: str) -> str | None:
 @functools.lru_cache(maxsize=65536)
 def _zh_word_verdict(w: str) -> tuple[bool, bool, bool, bool]:
     """``(han, plain, opens, counted)`` of one stripped jieba word: Han at both ends; a plain
-    dictionary word (2+ characters, not a stop word, user term or number); plain and not generic
-    (may open a compound); a candidate (2+ characters, not generic, stop word, number or
-    punctuation, a Han word only when in the dictionary) unless credited (the caller's test).
-    Depends on fixed dictionaries only: cached across texts."""
+    dictionary word; plain and not generic (may open a compound); a candidate (2+ characters,
+    not generic, stop word, number or punctuation; Han only when in the dictionary)."""
     tok = _jieba_tokenizer()
     han = bool(w) and _HAN.fullmatch(w[0]) is not None and _HAN.fullmatch(w[-1]) is not None
     plain = han and (len(w) >= 2 and w not in ZH_STOP_WORDS and w not in _user_terms()
@@ -667,9 +622,8 @@ def _user_terms() -> frozenset[str]:
 
 
 def _quoted_terms(text: str, tokens: Sequence[tuple[int, int]] | None = None) -> set[str]:
-    """Chinese terms in quotation marks: 2-6 Han characters (a leading degree adverb cut), made
-    of dictionary words, without a :data:`_FUNCTION_CHARS` character, not generic, not an
-    institution. ``tokens``: jieba token spans over ``text``, as for :func:`_zh_candidates`."""
+    """Chinese terms in quotation marks: 2-6 Han characters of dictionary words, no function
+    character, not generic or an institution. ``tokens`` as for :func:`_zh_candidates`."""
     tok = _jieba_tokenizer()
     out = set()
     for m in _QUOTED_TERM.finditer(text):
@@ -688,9 +642,7 @@ def _quoted_terms(text: str, tokens: Sequence[tuple[int, int]] | None = None) ->
 
 def idf_table() -> tuple[dict[str, float], float]:
     """jieba's default IDF table (word -> IDF) and its median, as ``jieba.analyse.extract_tags``
-    uses them (read at each call: ``jieba.analyse.set_idf_path`` changes them). ``jieba.analyse``
-    is imported at first call, as it is costly to load (workers load it in
-    :func:`pipeline.documents.warm_models`)."""
+    uses them (read at each call; ``jieba.analyse`` imported at first call)."""
     import jieba.analyse
 
     tfidf = jieba.analyse.default_tfidf
@@ -738,8 +690,8 @@ def _zh_keywords(text: str, n: int, tokens: Sequence[tuple[int, int]] | None = N
     return [_cased(w, simplified, flat) for w in kept]
 
 
-#: Words that mark a clause fragment, not a term: an adverb after the first word or alone, or a
-#: past tense at the end. By spelling only (the English pipeline has no tagger); -ly nouns exempt.
+#: Words that mark a clause fragment by spelling: an adverb after the first word, a past tense
+#: at the end (-ly nouns exempt).
 _ADVERB = re.compile(r"^[a-z]{3,}ly$")
 _PAST = re.compile(r"^[a-z]{2,}[^e]ed$")
 _LY_NOUNS = frozenset("family anomaly assembly supply monopoly italy july reply butterfly".split())
@@ -747,9 +699,8 @@ _LY_NOUNS = frozenset("family anomaly assembly supply monopoly italy july reply 
 
 @functools.lru_cache(maxsize=65536)
 def _en_phrase_ok(phrase: str) -> bool:
-    """Whether a YAKE phrase can be a keyword: no stop word anywhere (YAKE only keeps them off
-    the ends), not only generic words, not a number or punctuation, no organisation head as last
-    word, no adverb after the first word, no past participle at the end. Cached per phrase."""
+    """Whether a YAKE phrase can be a keyword: no stop word, not all generic, no number or
+    punctuation only, no organisation head last, no adverb or final past participle."""
     words = phrase.split()
     low = [w.lower() for w in words]
     if len(phrase) < 2 or _NUMBER.match(phrase.replace(" ", "")) or _PUNCT_ONLY.match(phrase):
@@ -769,9 +720,8 @@ _LATIN_TOKEN = re.compile(rf"(?<![A-Za-z0-9.@'-]){_LATIN_WORD}")
 EN_NAME_SHARE = 0.5
 
 
-#: A run of characters without a space too long to be a word of a keyword (a blob, a hash, a
-#: line of brackets): removed before YAKE, whose tokenizer (segtok's ``web_tokenizer``) takes
-#: time quadratic in the length of a run of ``[`` or ``'``.
+#: A run without a space too long to be a word, removed before YAKE (segtok's tokenizer is
+#: quadratic in a run of ``[`` or ``'``).
 _LONG_RUN = re.compile(r"\S{200,}")
 
 
@@ -780,8 +730,7 @@ def _en_keywords(text: str, n: int) -> list[str]:
     stripped = _LONG_RUN.sub(" ", _strip_noise(text))
     line_credit: dict[str, Credit | None] = {}
     topic = _topic(stripped, line_credit)
-    # credit lines name people, not the topic; a line without final punctuation ends a sentence
-    # (YAKE's segtok splitter would run it into the next line)
+    # credit lines dropped; a line without final punctuation ends a sentence
     lines = [ln for ln in stripped.split("\n")
              if (line_credit[k] if (k := ln.strip()) in line_credit else parse_credit_line(k)) is None]
     clean = _LINE_END.sub(".\n", "\n".join(lines))
@@ -813,33 +762,17 @@ def _en_keywords(text: str, n: int) -> list[str]:
 
 
 def keywords(text: str, lang: str, n: int, tokens: Sequence[tuple[int, int]] | None = None) -> list[str]:
-    """The ``n`` topic keywords of a section.
+    """At most ``n`` distinct topic keywords of a section text, best first (``[]`` for an empty
+    text or ``n <= 0``); Chinese ones in zh-Hans.
 
-    Args:
-        text: the section text (TeX math, URLs and Markdown markup are removed first).
-        lang: BCP 47 tag: ``en`` selects YAKE, ``zh-*``/``mixed`` jieba (others:
-            :func:`pipeline.nlp._is_english`).
-        n: how many keywords at most (``n <= 0`` gives ``[]``).
-        tokens: jieba token spans of ``text`` already cut, sorted ``(start, end)`` character
-            offsets (:meth:`pipeline.nlp.ParsedSection.topic`); ``None``: cut here. Ignored for English.
+    ``lang``: BCP 47; ``en`` selects YAKE, ``zh-*``/``mixed`` jieba (:func:`pipeline.nlp._is_english`).
+    ``tokens``: sorted jieba ``(start, end)`` spans of ``text``
+    (:meth:`pipeline.nlp.ParsedSection.topic`), or None to cut here; ignored for English.
 
-    Returns:
-        At most ``n`` distinct keywords, best first (``[]`` for an empty text). Chinese keywords
-        are zh-Hans (convert to the target script). Latin keywords cased by :func:`_cased`;
-        containment handled by :func:`_dedup`.
-
-    Methods:
-
-    * Chinese: TF-IDF as ``jieba.analyse.extract_tags`` computes it (jieba README, "基于 TF-IDF
-      算法的关键词抽取") with jieba's shipped IDF table, its median for unknown terms (so domain
-      terms of the user dictionary outrank 模型); candidates of :func:`_zh_candidates`. Chosen over
-      TextRank: it scored better against hand-picked keywords of the seed articles
-      (tests/test_nlp.py).
-    * English: YAKE (Campos et al., "YAKE! Keyword extraction from single documents using
-      multiple local features", Information Sciences 509, 2020) as the ``yake`` package 0.7
-      computes it (:func:`pipeline.yake_port.yake_extract`: same keywords and scores), best
-      ``max(30, 6 * n)`` phrases filtered by :func:`_en_phrase_ok` and :func:`_dedup`, name-like
-      tokens (:data:`EN_NAME_SHARE`) first.
+    Chinese: TF-IDF as ``jieba.analyse.extract_tags`` (jieba README) with its IDF table, the
+    median for unknown terms; chosen over TextRank on the seeds' hand-picked keywords. English:
+    YAKE (Campos et al., Information Sciences 509, 2020) as ``yake`` 0.7 computes it
+    (:func:`pipeline.yake_port.yake_extract`), name-like tokens (:data:`EN_NAME_SHARE`) first.
     """
     if n <= 0 or not text or not text.strip():
         return []

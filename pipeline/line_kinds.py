@@ -58,11 +58,10 @@ _SENTENCE_END = re.compile(r"[。；;，,]$|[。！]")
 
 
 def _is_title_line(s: str) -> bool:
-    """Whether ``s`` is an English title standing alone: at least :data:`MIN_TITLE_WORDS` Latin words,
-    mostly Latin letters, starting with a capital or a digit, not ending like a sentence, at
-    most :data:`MAX_TITLE_CHARS` long, optionally followed by a short Chinese decoration."""
+    """Whether ``s`` is an English title standing alone (by the constants above), starting with a
+    capital or digit, not ending like a sentence, maybe followed by a short Chinese decoration."""
     if len(s) > MAX_TITLE_CHARS and not "\u3400" <= s[-1:] <= "\u9fff":
-        return False  # without a Chinese decoration at its end the title is the whole line: too long
+        return False
     m = _TITLE_LINE.match(s)
     if not m or _LIST_ITEM.match(s) or parse_key_value(s) is not None or "://" in s:
         return False
@@ -72,15 +71,14 @@ def _is_title_line(s: str) -> bool:
         return False
     if len(title) > MAX_TITLE_CHARS or max(len(w) for w in words) > MAX_TITLE_WORD_CHARS:
         return False
-    if title.isascii():  # every letter is Latin (the usual case: no count needed)
+    if title.isascii():
         return title[0].isupper() or title[0].isdigit()
     letters = sum(ch.isalpha() for ch in title)
     latin = sum(ch.isascii() and ch.isalpha() for ch in title)
     return letters > 0 and latin / letters >= MIN_TITLE_LATIN_SHARE and (title[0].isupper() or title[0].isdigit())
 
 
-#: A count or qualifier in brackets after an award header: "（3 篇）", "(部分)", "(5 papers)", a
-#: track ("（Datasets & Benchmarks Track）").
+#: A count, qualifier or track in brackets after an award header: "（3 篇）", "(Datasets & Benchmarks Track)".
 _HEADER_COUNT = re.compile(r"[（(][^()（）\n]{0,12}[)）]"
                            r"|[（(][^()（）\n]{0,40}(?:\btracks?\b|赛道|賽道)[^()（）\n]{0,12}[)）]", re.I)
 
@@ -91,12 +89,9 @@ _HEADER_FILLER = re.compile(r"\b(?:papers?|awards?|main|track|notable|selected|t
 
 
 def _is_award_header(s: str) -> bool:
-    """A line that is only an award label, optionally with a venue and year, a count in
-    brackets and track words (:data:`_HEADER_FILLER`): what is left after removing those holds
-    at most ``MAX_AWARD_HEADER_REST`` letters (so a headline such as "<venue> <year> best papers
-    announced" is not a header); a track or category of at most three words may follow a dash
-    ("Honorable Mention Papers – Main Conference"); a short subject and a verb of winning may
-    come before it ("上交大CMU等团队获最佳论文")."""
+    """A line that is only an award label, maybe with a venue and year, a count and track words,
+    at most ``MAX_AWARD_HEADER_REST`` letters left ("best papers announced" is no header); a short
+    qualifier may follow a dash ("… – Main Conference"), a winner precede it ("…等团队获最佳论文")."""
     if len(s) > MAX_AWARD_HEADER_CHARS + MAX_HEADER_QUALIFIER_CHARS or _SENTENCE_END.search(s):
         return False
     if len(s) <= MAX_AWARD_HEADER_CHARS and _bare_award_header(s):
@@ -108,8 +103,7 @@ def _is_award_header(s: str) -> bool:
     return won is not None and _bare_award_header(won.group("head"))
 
 
-#: A header that says who won the award below it: "上交大CMU等团队获最佳论文" (a short subject,
-#: a verb of winning, then a bare award header).
+#: A header saying who won the award below it: a short subject, a verb of winning, an award header.
 _CJK_WON = re.compile(r"获|獲|摘得|拿下")
 
 
@@ -139,10 +133,9 @@ def _bare_award_header(s: str) -> bool:
 
 
 def _english_title(t: str) -> bool:
-    """Whether ``t`` reads as an English paper title (see :func:`_is_title_line`), also inside a
-    bilingual form ``中文（English）`` / ``English（中文）`` or book-title marks ``《English》``."""
+    """Whether ``t`` reads as an English title (:func:`_is_title_line`), also in ``中文（English）``
+    or ``《English》``."""
     t = t.strip()
-    # (the patterns need a leading 《 / a bracket: tested first, as most lines have neither)
     m = BOOK_TITLE.fullmatch(t) if t[:1] == "《" else None
     if m:
         t = m.group("inner")
@@ -153,14 +146,12 @@ def _english_title(t: str) -> bool:
 
 
 def _venue_heading(t: str) -> bool:
-    """A short line that names a venue with its year ("**ICML 2024**", "本期主題：ICLR 2024 …"):
-    a heading of the papers under it, never a paper's title."""
+    """A short line naming a venue with its year ("**ICML 2024**"): a heading, never a title."""
     return len(t) <= MAX_VENUE_HEADING_CHARS and _names_venue_year(t)
 
 
 def _names_venue_year(t: str) -> bool:
-    """Whether ``t`` names a venue with its year ("ICML 2025 ..."): a headline or a part heading,
-    since paper titles do not name the venue that accepted them."""
+    """Whether ``t`` names a venue with its year (titles do not name their venue)."""
     return any(year is not None for _, year, _, _ in find_venue_years(t))
 
 
@@ -168,9 +159,8 @@ _BOLD_LEAD_COLON = re.compile(r"^\s*(?:\*\*|__)(?P<label>[^*_\n]{3,60})(?:\*\*|_
 
 
 def _described_award_header(raw: str) -> bool:
-    """An award header in bold followed by a sentence that describes the award ("**Didactic Paper
-    Award**: Paper that does a great job at explaining the problem."): the rest ends like a
-    sentence and most of its longer words are lower-case, so it is no paper title."""
+    """A bold award header then a sentence describing the award ("**Didactic Paper Award**: Paper
+    that does a great job at explaining the problem.")."""
     m = _BOLD_LEAD_COLON.match(raw) if raw.lstrip().startswith(("**", "__")) else None
     if m is None or not _is_award_header(m.group("label").strip()):
         return False
@@ -188,8 +178,8 @@ def _heading_level(raw: str) -> int:
 
 
 def _names_context(raw: str) -> bool:
-    """Whether a heading names a venue with its year or an award: it heads a part of the
-    article (a venue's or an award's papers), not a part of one paper's explainer."""
+    """Whether a heading names a venue with its year or an award (a part of the article, not of
+    one paper's explainer)."""
     s = plain(raw)
     return _names_venue_year(s) or _is_award_header(s)
 
@@ -198,19 +188,16 @@ _AFTER_DIGIT = re.compile(r'[0-9]"')
 
 
 def _open_quotation(line: str) -> bool:
-    """Whether ``line`` holds an odd number of straight double quotes, not all of them right after
-    a digit: those are inch or second marks ('a 12" board'), and a quotation never opens there
-    (it may close there: '"Scaling GPT-4"')."""
+    """Whether ``line`` holds an odd number of straight double quotes, not all after a digit
+    (inch marks: 'a 12" board')."""
     n = line.count('"')
     return n % 2 == 1 and len(_AFTER_DIGIT.findall(line)) < n
 
 
 def wrapped_inside_marks(first: str, second: str) -> bool:
-    """Whether a hard wrap split a span of marks between two adjacent lines: ``first`` opens
-    bold it does not close and ``second`` closes it ("**1、An image speaks a thousand words, On
-    image" / "transcreation for cultural relevance**"), or a quotation (``"``, “, 《; not
-    inch marks alone) that ``second`` closes before opening another. A line that starts a
-    heading or a list item is not a continuation."""
+    """Whether a hard wrap split bold or a quotation (``"``, “, 《) between two adjacent lines:
+    ``first`` opens it and ``second`` closes it ("**Title, On" / "more words**"); never before a
+    heading or list item."""
     if second[:1] in "#>|" or _LIST_ITEM.match(second):
         return False
     # ``second`` is read before ``first``: ``first`` may be many lines joined already
@@ -226,20 +213,17 @@ def wrapped_inside_marks(first: str, second: str) -> bool:
 
 
 def labels_a_value(line: str, title: str) -> bool:
-    """Whether ``title``, a candidate of ``line``, is followed on it by a colon and a value
-    ("**Session**: Best Full Papers"): read as a label when a document writes it so
-    :data:`pipeline.segment.MIN_LABEL_REPEATS` times. A title alone on its line, however often
-    repeated (a digest's lead, heading and recap), is no label."""
+    """Whether ``title``, a candidate of ``line``, is followed by a colon and a value ("**Session**:
+    Best Full Papers"; a label when repeated :data:`pipeline.segment.MIN_LABEL_REPEATS` times)."""
     text = plain(line)
     at = text.casefold().find(title.casefold())
     return at >= 0 and text[at + len(title):].lstrip()[:1] in (":", "：")
 
 
 def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
-    """The non-blank lines of ``text`` outside the dropped spans; a line that a hard wrap split
-    inside bold or book-title marks (:func:`wrapped_inside_marks`), or a YAML value folded onto
-    the next (:func:`pipeline.fields.continues_value`), is one line with the next, its newline
-    read as a space (offsets stay those of ``text``); no line of a fenced code block is joined."""
+    """The non-blank lines of ``text`` outside the dropped spans, lines split by a hard wrap
+    (:func:`wrapped_inside_marks`) or a folded YAML value (:func:`pipeline.fields.continues_value`)
+    joined, newline read as a space (offsets into ``text``); fenced code is never joined."""
     covered = span_coverage((d["char_start"], d["char_end"]) for d in dropped)
     out: list[Line] = []
     follows = False  # the previous physical line was kept
@@ -251,7 +235,7 @@ def kept_lines(text: str, dropped: list[dict]) -> list[Line]:
             out[-1] = Line(out[-1].start, end_at, text[out[-1].start : end_at].replace("\r", " ").replace("\n", " "))
         return out[-1]
 
-    fence = ""  # the marker of the fenced code block the line is in (CommonMark 4.5): nothing joins there
+    fence = ""  # the marker of the fenced code block the line is in (CommonMark 4.5)
     for line in split_lines(text):
         if line.blank:
             follows = False

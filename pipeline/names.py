@@ -23,8 +23,7 @@ _LIST_SYMBOLS = frozenset("⟐•◆◇♦")
 
 
 def _separates(s: str, i: int) -> bool:
-    """Whether the separator ``s[i]`` separates names: a list symbol glued between two letters is a
-    transliterated name's dot written with a bullet ("迈克尔•乔丹" for "迈克尔·乔丹"), not a list's."""
+    """Whether the separator ``s[i]`` separates names (not a bullet between letters: "迈克尔•乔丹")."""
     return not (s[i] in _LIST_SYMBOLS and 0 < i < len(s) - 1 and s[i - 1].isalpha() and s[i + 1].isalpha())
 
 
@@ -36,8 +35,7 @@ _TRUNCATION = re.compile(
 )
 _INNER_ET_AL = re.compile(r"\s*(?<![A-Za-z])et\s*al\b\.?\s*$", re.I)
 _EN_CONJ = re.compile(r"\s+(?:and|&)\s+", re.I)
-#: Affiliation footnote marks after a name: "张三 1,2，李四 3", "Alice Smith*, Bob Jones†" (digits
-#: or * † ‡ § ¶ right after a name, before a separator or the end).
+#: Affiliation footnote marks after a name, before a separator or the end: "Alice Smith*, Bob Jones1,2".
 _FOOTNOTE_MARKS = re.compile(r"(?<=[^\W\d_])\s*(?:\d{1,2}(?:\s*,\s*\d{1,2})*|[*†‡§¶]+)(?=\s*(?:[,，、;；]|$))")
 #: A Markdown escape of an emphasis or footnote mark (``Cao\\*``).
 _MD_MARK_ESCAPE = re.compile(r"\\([*_†])")
@@ -75,8 +73,7 @@ _FULLWIDTH_ALNUM = {
 
 
 def _fold_fullwidth_alnum(s: str) -> str:
-    """Full-width ASCII letters and digits (U+FF10-FF19, FF21-FF3A, FF41-FF5A) to ASCII, which
-    is what NFKC does to them; other full-width characters (brackets, punctuation) are kept."""
+    """Full-width ASCII letters and digits to ASCII (as NFKC); other full-width characters kept."""
     return s.translate(_FULLWIDTH_ALNUM)
 
 
@@ -139,39 +136,35 @@ _AUTHOR_ROLE = re.compile(
 
 
 def split_affiliation(author: str) -> tuple[str, str | None]:
-    """``(name, affiliation)`` for an author item written ``Name (Affiliation)`` or
-    ``姓名（机构）`` when the bracketed part names an institution: it has a generic institution
-    word (University / 大学 / Institute / Lab), or it is a short proper name (at most 4 words,
-    capitalised or Chinese: ``OpenAI``, ``DeepMind``, ``斯坦福``) that is not an author role
-    (corresponding author, equal contribution, 通讯作者, 博士生 ...); otherwise ``(author, None)``."""
+    """``(name, affiliation)`` of an author item ``Name (Affiliation)`` whose bracket holds an
+    institution word or a short proper name (``OpenAI``, ``斯坦福``) that is no author role
+    (:data:`_AUTHOR_ROLE`); otherwise ``(author, None)``."""
     m = re.fullmatch(r"(?P<name>[^（(]+?)\s*[（(](?P<aff>[^（）()]+)[）)]", author.strip())
     if m is None:
         return author, None
     aff = m.group("aff").strip().strip("\"“”").strip()
     if _AFFILIATION_WORD.search(aff):
         return m.group("name").strip(), aff
-    # a short proper name (OpenAI, DeepMind, 斯坦福, Meta AI) that is not an author role
     if (len(aff.split()) <= 4 and (aff[:1].isupper() or _CJK.match(aff)) and not _AUTHOR_ROLE.search(aff)
             and not aff.isdigit()):
         return m.group("name").strip(), aff
     return author, None
 
 
-#: Forms of address before a person's name ("Dr Badrul Sarwar", "Professors A and B", "Prof. Dr.
-#: Ann Lee", "Prof. Dr.-Ing. Ann Lee"): no part of it.
+#: Forms of address before a person's name ("Prof. Dr.-Ing. Ann Lee"): no part of it.
 _HONORIFIC = re.compile(r"^(?:(?:Dr|Prof|Professors?|Mr|Mrs|Ms|Mx|Sir|Dame)\b\.?(?:-Ing\.)?\s+)+(?=[A-Z])")
 
 
 def without_honorific(name: str) -> str:
-    """``name`` without a form of address before it (Dr, Prof., Professor, Mr, Ms ...):
-    ``"Dr Badrul Sarwar"`` -> ``"Badrul Sarwar"``; a name of one word after it is kept whole."""
+    """``name`` without a form of address (``"Dr Badrul Sarwar"`` -> ``"Badrul Sarwar"``), unless
+    one word would be left."""
     rest = _HONORIFIC.sub("", name, count=1)
     return rest if rest != name and " " in rest.strip() else name
 
 
 def split_affiliations(authors: list[str]) -> tuple[list[str], list[str]]:
-    """``(names, affiliations)`` of author items, each read by :func:`split_affiliation`
-    ("Name (University)" gives "Name" and "University"); affiliations in first-seen order, once."""
+    """``(names, affiliations)`` of author items by :func:`split_affiliation`; affiliations in
+    first-seen order, once."""
     names, affiliations = [], []
     for author in authors:
         name, affiliation = split_affiliation(author)
@@ -182,16 +175,12 @@ def split_affiliations(authors: list[str]) -> tuple[list[str], list[str]]:
 
 
 def split_affiliation_items(value: str) -> tuple[list[str], list[str]] | None:
-    """``(authors, institutions)`` of a list written one ``Name, Affiliation`` per item, items
-    separated by ``;`` or newlines (``Taco S. Cohen, University of Amsterdam; Mario Geiger,
-    EPFL``), as conference pages list award papers; None for any other list.
+    """``(authors, institutions)`` of a list of ``Name, Affiliation`` items separated by ``;`` or
+    newlines (``Taco S. Cohen, University of Amsterdam; Mario Geiger, EPFL``); None for any other.
 
-    Every item must split at its first comma into a person of at least two words and an
-    affiliation; more than half of the affiliations must name an institution
-    (:func:`is_institution`), be one word (``Google``, ``EPFL``) or recur in another item
-    (``Google Brain``), so a plain list of people written two to a line, or ``Last, First``
-    names, is not read as one. At least two items, unless the one affiliation names an
-    institution. Institutions in order of first appearance."""
+    Each item: a person of two words or more, then an affiliation; over half the affiliations an
+    institution, one word or recurring (so ``Last, First`` lists are not read); two items or
+    more unless the one is an institution. Institutions in order of first appearance."""
     items = [p.strip() for p in _split_top_level(value, lambda i: value[i] in ";；\n")]
     items = [p for p in items if p]
     pairs = []
@@ -235,8 +224,8 @@ def _split_en_conj(piece: str) -> list[str]:
 
 
 def _split_zh_conj(piece: str) -> list[str]:
-    """Split at 与/與/和/及/以及 between CJK names: after an institution head (大学, 研究所, ...)
-    or between two 2-4 character names. Never at a name's first character, never in brackets."""
+    """Split at 与/和/及/以及 after an institution head or between two 2-4 character CJK names;
+    never at a name's first character or in brackets."""
     found = list(_ZH_CONJ.finditer(piece))
     depths = _depth_map(piece) if found else []  # (most pieces have no conjunction)
     out, start = [], 0
@@ -251,8 +240,7 @@ def _split_zh_conj(piece: str) -> list[str]:
         left = piece[start:i].strip()
         nxt = matches[k + 1].start() if k + 1 < len(matches) else len(piece)
         right = piece[j:nxt].strip()
-        # an institution head, then a CJK name or a Latin one (清华大学和Google DeepMind); a
-        # Latin left side only before a CJK name (a Latin word + 和 + Latin is not Chinese)
+        # an institution head, then a name (清华大学和Google DeepMind); Latin + 和 + Latin is no split
         org = bool(_ZH_ORG_END.search(left)) and len(right) >= 2 and not (latin_next and left[-1:].isascii())
         person = (
             2 <= len(left) <= 4 and 2 <= len(right) <= 4 and bool(_CJK_ONLY.match(left + right))
@@ -266,28 +254,14 @@ def _split_zh_conj(piece: str) -> list[str]:
 
 @_memoised(copy=lambda r: (list(r[0]), r[1]))
 def split_names(value: str) -> tuple[list[str], bool]:
-    """Split an author or institution list into names.
+    """Split an author or institution list (``"斯坦福大学、微软"``, ``"Snell and Griffiths"``) into
+    ``(names, truncated)``: names in order, whitespace collapsed, full-width letters and digits
+    folded, footnote marks removed; ``truncated`` when a final ``等``/``et al.``/``and others``/
+    ellipsis was removed.
 
-    Args:
-        value: e.g. ``"斯坦福大学、微软、佐治亚理工学院"``, ``"Snell and Griffiths"``.
-
-    Returns:
-        ``(names, truncated)``. ``names`` in order, stripped, inner whitespace runs (ideographic
-        space too) collapsed to one space, empties dropped, full-width letters and digits folded
-        to ASCII; footnote marks after a name (``A*``, ``A†``, ``A1,2``) removed. ``truncated``
-        is True when the list ended in ``等``/``等人``/``等机构``…, ``et al.``, ``and others``,
-        ``etc.`` or an ellipsis, which is removed.
-
-    Splitting, never inside brackets:
-
-    * at ``、 ， , ; ； / ／``, list symbols (``⟐ • ◆ ◇ ♦``) and newlines; in a list written with
-      semicolons or list symbols, never at a comma;
-    * at ``与 與 和 及 以及`` between CJK names: after an institution head (``大学``, ``实验室``, a
-      closing bracket, a Latin word) or between two 2-4 character names; never at a name's first
-      character (``和田``) nor inside one (``计算机科学与技术学院``);
-    * at `` and `` / `` & `` only when every side looks like a person name (1-4 capitalised
-      tokens) or ends in an institution head word, so ``Electrical and Computer Engineering``
-      stays whole; a leading ``and`` of the last item is dropped. Never at spaces.
+    Splits, never inside brackets: at ``、 ， , ; / `` list symbols and newlines (not at commas in
+    a semicolon list); at 与/和/及 between CJK names (:func:`_split_zh_conj`); at ``and``/``&``
+    only when every side is a person or an institution (not ``Electrical and Computer Engineering``).
     """
     if not value:
         return [], False
@@ -295,7 +269,7 @@ def split_names(value: str) -> tuple[list[str], bool]:
     s = _FOOTNOTE_MARKS.sub("", _MD_MARK_ESCAPE.sub(r"\1", s))
     truncated = False
     tail = _TRUNCATED_AFFILIATION.search(s)
-    if tail and tail.start() > 0:  # "A, B et al.（OpenAI）": the bracket is the last name's affiliation
+    if tail and tail.start() > 0:  # "A, B et al.（OpenAI）"
         s, truncated = s[: tail.start()] + f" ({tail.group('aff').strip()})", True
     m = _TRUNCATION.search(s)
     if m and m.start() > 0:
@@ -307,7 +281,7 @@ def split_names(value: str) -> tuple[list[str], bool]:
     for piece in pieces:
         piece = _LEADING_CONJ.sub("", piece.strip(" \t\u3000"))
         cut = _INNER_ET_AL.search(piece)
-        if cut and cut.start() > 0:  # "A et al., Stanford University": an affiliation follows
+        if cut and cut.start() > 0:  # "A et al., Stanford University"
             piece, truncated = piece[: cut.start()], True
         for en in _split_en_conj(piece):
             for name in _split_zh_conj(en.strip()):
@@ -325,8 +299,7 @@ _ZH_ORG_HEAD = re.compile(
 )
 
 
-#: Words that make a Chinese span a description rather than a name: pronouns, determiners and
-#: the generic nouns of write-ups (the authors, the team, the paper).
+#: Words that make a Chinese span a description rather than a name (pronouns, generic nouns).
 _ZH_NOT_NAME = re.compile(
     r"^(?:这|這|该|該|此|其|本|他|她|它|我|你|那|各|某|多|一|两|兩|几|幾|许多|許多|例如|比如|诸如|諸如|像是)"
     r"|^(?:作者|论文|論文|研究|文章|工作|方法|研究者|研究人员|研究人員)$"
@@ -344,10 +317,8 @@ def _latin_org(s: str) -> bool:
 
 @functools.lru_cache(maxsize=65536)
 def is_institution(item: str) -> bool:
-    """Whether an item of an author list names an institution rather than a person (``Stanford
-    University`` after ``Angelina Wang et al.``): a generic institution word, an English head
-    word (University, Institute, Lab, AI, ...) or a Chinese one (大学, 研究所, 实验室, ...).
-    Cached per item (the keyword filters ask it of every candidate term)."""
+    """Whether an author-list item names an institution (``Stanford University``): an institution
+    word or head word in English or Chinese."""
     s = item.strip()
     if not s:
         return False

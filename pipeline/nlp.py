@@ -2,12 +2,10 @@
 ones, sentence spans (rules of :func:`pipeline.sentences.sentence_starts`) and award/venue/
 metadata-key entities. Section keywords are in :mod:`pipeline.keywords`.
 
-Chinese is cut by a private ``jieba.Tokenizer`` holding jieba's dictionary plus the shipped
-ML-domain dictionary ``pipeline/data/ml_terms.txt`` (jieba README, "载入词典"); the global
-``jieba.dt`` is left untouched. English is tokenized by ``spacy.blank("en")``'s tokenizer. In both
-a :data:`TECH_TOKEN` stays one token. Entities are found with the character patterns of
-:mod:`pipeline.fields` over the text, since jieba cuts a label differently by context
-(最佳/论文/亚军 or 最佳/论文亚/军) and a venue with its year may be one token or several.
+Chinese is cut by a private ``jieba.Tokenizer`` with the shipped ML-domain dictionary (jieba
+README, "载入词典"; ``jieba.dt`` untouched), English by ``spacy.blank("en")``; a
+:data:`TECH_TOKEN` stays one token in both. Entities come from :mod:`pipeline.fields`'s
+character patterns, not tokens (jieba cuts a label differently by context).
 
 All offsets are character offsets (Python ``str`` indices) into the text given.
 """
@@ -57,16 +55,9 @@ USER_DICT = "ml_terms.txt"
 
 
 class Entity(NamedTuple):
-    """One entity found by :func:`_find_entities`.
-
-    Attributes:
-        label: ``"AWARD"``, ``"VENUE"`` or ``"KEY"``.
-        start: character offset of the first character.
-        end: character offset after the last character (``text[start:end]`` is the mention).
-        text: the mention as written.
-        value: the canonical reading: for ``AWARD`` one of :data:`pipeline.fields.AWARDS`;
-            for ``VENUE`` the canonical venue, with the year when one is adjacent
-            (``"NeurIPS 2025"``, ``"NeurIPS"``); for ``KEY`` one of :data:`pipeline.fields.KEYS`.
+    """One entity found by :func:`_find_entities`: ``label`` (``"AWARD"``, ``"VENUE"``, ``"KEY"``),
+    ``text[start:end]`` the mention ``text``, and ``value``: one of :data:`pipeline.fields.AWARDS`,
+    the venue with its adjacent year (``"NeurIPS 2025"``), or one of :data:`pipeline.fields.KEYS`.
     """
 
     label: str
@@ -93,12 +84,8 @@ def _is_english(lang: str, text: str) -> bool:
 
 @functools.cache
 def load_user_dict() -> tuple[tuple[str, int, str], ...]:
-    """The shipped ML-domain user dictionary (``pipeline/data/ml_terms.txt``).
-
-    Returns:
-        ``(word, freq, tag)`` entries in file order: ``word`` a zh-Hans term, ``freq`` a jieba
-        word count (the file gives 100 for every term), ``tag`` a jieba POS tag (``"nz"``).
-        Comment (``#``) and blank lines are skipped.
+    """The shipped ML-domain user dictionary (``pipeline/data/ml_terms.txt``) as ``(word, freq,
+    tag)`` entries in file order (zh-Hans term, jieba count, jieba POS tag).
 
     Raises:
         ValueError: a line does not have the ``word freq tag`` form.
@@ -118,9 +105,8 @@ def load_user_dict() -> tuple[tuple[str, int, str], ...]:
 
 @functools.cache
 def _jieba_tokenizer() -> jieba.Tokenizer:
-    """A private jieba tokenizer: jieba's default dictionary plus :func:`load_user_dict`, built
-    once per process. A user term keeps jieba's own count when that is higher, so adding the
-    dictionary never makes a known word rarer."""
+    """A private jieba tokenizer: jieba's dictionary plus :func:`load_user_dict` (a user term keeps
+    jieba's count when higher), built once per process."""
     tok = jieba.Tokenizer()
     tok.initialize()
     for word, freq, tag in load_user_dict():
@@ -129,17 +115,13 @@ def _jieba_tokenizer() -> jieba.Tokenizer:
 
 
 #: Whether :func:`zh_words_and_spaces` guesses unknown words with jieba's HMM (jieba README,
-#: "未登录词"). Off: the keywords drop non-dictionary words anyway, so guesses only cost
-#: time; unknown runs come out as single characters. Keyword helpers that cut a short span
-#: themselves keep it on: there a guessed word marks a span that is no dictionary term.
+#: "未登录词"): off, as the keywords drop non-dictionary words anyway.
 JIEBA_HMM = False
 
 
-#: How many distinct Han blocks (:data:`_JIEBA_PIECES`) the Chinese tokenizer keeps the words
-#: of (LRU): sections repeat blocks across documents (boilerplate, names, venue lines).
+#: How many distinct Han blocks (:data:`_JIEBA_PIECES`) the Chinese tokenizer keeps the words of (LRU).
 JIEBA_BLOCK_CACHE = 1 << 16
-#: ...of blocks up to this many characters (a longer block is cut each time), so a full cache
-#: holds at most about 64k x 64 characters and their words.
+#: ...of blocks up to this many characters.
 JIEBA_CACHED_BLOCK_CHARS = 64
 
 #: One piece of a text as jieba 0.42.1's ``Tokenizer.cut`` splits it: group 1 a block of
@@ -149,10 +131,8 @@ _JIEBA_HAN_CLASS = jieba.re_han_default.pattern[2:-3]  # "([...]+)": the class's
 _JIEBA_PIECES = re.compile(rf"([{_JIEBA_HAN_CLASS}]+)|(\s+)|([^{_JIEBA_HAN_CLASS}\s]+)")
 
 
-#: A technical token kept whole where jieba and spaCy would cut at its punctuation: letters and
-#: digits joined by hyphens or by dots between digits, optional ``%`` after a digit (``GPT-3.5``,
-#: ``Llama-3.1-8B``, ``23.4%``, ``1000%``); a dot between letters (``arxiv.org``) joins nothing.
-#: Every character is in jieba's block class, so a match never crosses a block.
+#: A technical token kept whole: letters and digits joined by hyphens or by dots between digits,
+#: maybe ``%`` (``Llama-3.1-8B``, ``23.4%``); within one jieba block.
 TECH_TOKEN = re.compile(
     r"(?<![A-Za-z0-9])[A-Za-z0-9]+(?:(?:-|(?<=[0-9])\.(?=[0-9]))[A-Za-z0-9]+)+(?:(?<=[0-9])%)?"
     r"|(?<![A-Za-z0-9.])[0-9]+%"
@@ -160,9 +140,7 @@ TECH_TOKEN = re.compile(
 
 
 def cut_protected(tok: jieba.Tokenizer, text: str, hmm: bool = True) -> list[str]:
-    """jieba's words of ``text`` (``tok.cut(text, HMM=hmm)``) with each :data:`TECH_TOKEN` match
-    one word. Cutting around the matches gives the same other words, as jieba cuts each block of
-    its ``re_han_default`` on its own."""
+    """jieba's words of ``text`` (``tok.cut(text, HMM=hmm)``) with each :data:`TECH_TOKEN` one word."""
     if TECH_TOKEN.search(text) is None:
         return list(tok.cut(text, HMM=hmm))
     words: list[str] = []
@@ -186,11 +164,8 @@ _cached_cut_block = functools.lru_cache(maxsize=JIEBA_BLOCK_CACHE)(_cut_block)
 
 
 def zh_words_and_spaces(text: str) -> tuple[list[str], list[bool]]:
-    """jieba's words of ``text`` (each Han block cut on its own, as ``Tokenizer.cut`` does; the
-    words of blocks up to :data:`JIEBA_CACHED_BLOCK_CHARS` cached) aligned as spaCy's
-    ``get_words_and_spaces`` aligns them: a single ``" "`` after a word sets its ``spaces``
-    entry, other whitespace runs are words of their own. ``"".join`` of the words, each followed
-    by ``" "`` where its ``spaces`` entry is True, is ``text``."""
+    """jieba's words of ``text`` aligned as spaCy's ``get_words_and_spaces``: a single ``" "`` after
+    a word sets its ``spaces`` entry, other whitespace runs are words; joined back they give ``text``."""
     words: list[str] = []
     spaced: list[int] = []  # the words followed by one " "
     for block, gap, chars in _JIEBA_PIECES.findall(text):
@@ -217,8 +192,7 @@ _TECH_TOKEN_WHOLE = re.compile(rf"(?:{TECH_TOKEN.pattern})")
 
 @functools.cache
 def en_nlp() -> Language:
-    """``spacy.blank("en")`` whose ``token_match`` keeps a :data:`TECH_TOKEN` whole (spaCy would
-    split ``Llama-3.1-8B`` and ``23.4%``), built once per process."""
+    """``spacy.blank("en")`` whose ``token_match`` keeps a :data:`TECH_TOKEN` whole, built once."""
     import spacy
 
     nlp = spacy.blank("en")
@@ -261,12 +235,10 @@ def _key_entities(text: str) -> list[Entity]:
     return out
 
 
-#: What every match of :data:`pipeline.fields._GENERIC_AWARD_LABEL` holds (case-sensitive, as
-#: that pattern is); its matches never cross a line.
+#: What every match of :data:`pipeline.fields._GENERIC_AWARD_LABEL` holds (within one line).
 _GENERIC_AWARD_HEAD = re.compile("Award|Prize|奖|獎")
 
-#: The words every match of :data:`pipeline.fields._AWARD_LABEL` starts with, lower-cased (the
-#: heads of its alternatives; keep in step with that pattern).
+#: The words every match of :data:`pipeline.fields._AWARD_LABEL` starts with, lower-cased (keep in step).
 _AWARD_LABEL_HEADS = ("最佳", "杰出", "傑出", "优秀", "優秀", "时间", "時間", "荣誉", "榮譽",
                       "best", "outstanding", "distinguished", "test", "honorable", "honourable", "runner")
 
@@ -283,10 +255,8 @@ _GENERIC_ZH_MAX, _GENERIC_ZH_MIN = 6, 2
 
 
 def _generic_award_matches(text: str) -> list[re.Match[str]]:
-    r"""``list(pipeline.fields._GENERIC_AWARD_LABEL.finditer(text))``, scanning only lines that
-    hold a :data:`_GENERIC_AWARD_HEAD` (no match crosses a line break, and ``\b``/``(?!…)`` read
-    a cut at ``"\n"`` as that ``"\n"``). A line without ``Award``/``Prize`` is tried only 2 to 6
-    characters before each 奖/獎; a line with one is scanned whole."""
+    r"""``list(pipeline.fields._GENERIC_AWARD_LABEL.finditer(text))``, scanning only lines holding
+    a :data:`_GENERIC_AWARD_HEAD` (only 2 to 6 characters before each 奖/獎 when no Award/Prize)."""
     out: list[re.Match[str]] = []
     heads = [m.start() for m in _GENERIC_AWARD_HEAD.finditer(text)]
     k, n = 0, len(heads)
@@ -344,21 +314,17 @@ def _find_entities(text: str) -> list[Entity]:
 
 
 def _zh_analysed(text: str) -> str:
-    """The text a Chinese section is segmented as: its zh-Hans rendering
-    (:func:`pipeline.normalize.to_script`; jieba's dictionaries are Simplified) when that keeps
-    every character's offset (only Han characters changed, one for one), else ``text``."""
+    """The text a Chinese section is segmented as: its zh-Hans rendering when that keeps every
+    offset (jieba's dictionaries are Simplified), else ``text``."""
     over = to_script(text, "zh-Hans")
-    # two texts of one length split into the same non-Han pieces exactly when only Han
-    # characters differ
     if over != text and (len(over) != len(text) or _HAN.split(text) != _HAN.split(over)):
         return text
     return over
 
 
 def _spans_of_tokens(text: str, starts: list[int], ends: list[int]) -> list[tuple[int, int]]:
-    """Sentence spans over tokens: each :func:`sentence_starts` start moves to the start of the
-    token holding it; a sentence ends at the end of its last token (a token's trailing single
-    space is not in it)."""
+    """Sentence spans over tokens: each :func:`sentence_starts` start moved to its token's start,
+    each end at its last token's end."""
     if not starts:
         return []
     firsts = sorted({0, *(bisect.bisect_right(starts, s) - 1 for s in sentence_starts(text))})
@@ -366,15 +332,9 @@ def _spans_of_tokens(text: str, starts: list[int], ends: list[int]) -> list[tupl
 
 
 class ParsedSection:
-    """One section as the extract stage reads it (:func:`parse_section`).
-
-    Attributes:
-        written: the section text as given.
-        text: the text analysed: ``written`` or its zh-Hans rendering (same offsets).
-        entities: :func:`_find_entities` of ``written``.
-        tokens: Chinese only: the jieba tokens of ``text`` as three lists (first character,
-            end character, ``is_space``; a single space after a word is not a token,
-            :func:`zh_words_and_spaces`); None for English.
+    """One section as the extract stage reads it (:func:`parse_section`): ``written`` as given,
+    ``text`` analysed (its zh-Hans rendering, same offsets), ``entities`` of ``written``, and for
+    Chinese ``tokens`` of ``text`` as lists (starts, ends, is_space); None for English.
     """
 
     __slots__ = ("written", "text", "entities", "tokens", "_sentences")
@@ -388,12 +348,8 @@ class ParsedSection:
         self._sentences: list[tuple[int, int]] | None = None
 
     def sentence_spans(self) -> list[tuple[int, int]]:
-        """``(start, end)`` character spans of the sentences (:func:`_spans_of_tokens`),
-        computed on first use.
-
-        Chinese: over :attr:`tokens`. English: from :func:`sentence_starts` directly when every
-        start follows whitespace (spaCy's tokenizer cuts at every whitespace boundary, so such a
-        start begins a token); otherwise over the tokens of :func:`en_nlp`'s tokenizer.
+        """``(start, end)`` character spans of the sentences (:func:`_spans_of_tokens`), computed on
+        first use (English: over :func:`en_nlp`'s tokens unless every start follows whitespace).
 
         Raises:
             ValueError: from spaCy, when the English tokens are read and ``text`` is longer
@@ -483,10 +439,8 @@ def is_specific_award(entity: Entity) -> bool:
 
 
 def stated_award(section: ParsedSection, start: int, end: int) -> Entity | None:
-    """The award a paragraph gives a paper: the first specific ``AWARD`` entity (not a generic
-    "... Award", :func:`is_specific_award`) of the first sentence within ``[start, end)``
-    (character offsets) holding one and an award verb (:data:`pipeline.fields._AWARD_CUE`:
-    获得, 包括, 颁给, won, awarded ...); None when there is none."""
+    """The first specific ``AWARD`` entity of the first sentence in ``[start, end)`` holding one and
+    an award verb (:data:`pipeline.fields._AWARD_CUE`: 获得, won ...); else None."""
     found = [e for e in section.entities if start <= e.start and e.end <= end and is_specific_award(e)]
     if not found:
         return None

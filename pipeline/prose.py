@@ -40,9 +40,8 @@ _MENTION = re.compile(
 )
 
 
-#: An unquoted English title in prose: capitalised words (a colon may follow one), with the
-#: short function words of titles between them ("Beyond Accuracy: Behavioral Testing of NLP
-#: Models with CheckList"); see :func:`_title_case_spans`.
+#: An unquoted English title in prose: capitalised words and title function words ("Beyond
+#: Accuracy: Behavioral Testing of NLP Models with CheckList"); :func:`_title_case_spans`.
 _CAP_WORD = r"(?:[A-Z0-9][\w'’-]*\w|[A-Z])"
 
 
@@ -64,8 +63,7 @@ MIN_PROSE_TITLE_WORDS = 4
 MIN_PROSE_TITLE_CAPS = 3
 
 
-#: Shortest Chinese title quoted in prose, in 《…》 or 「…」 (they also name journals, quote
-#: speech and name tracks: 《自然》, 「数据集与基准」).
+#: Shortest Chinese title quoted in 《…》 or 「…」 (which also name journals and quote speech: 《自然》).
 MIN_ZH_MENTION_CHARS = 8
 
 
@@ -98,17 +96,14 @@ _SPEECH = re.compile(
 _NOT_PAPER_CUE = re.compile(r"印发|印發|出版社|小说|小說|电影|電影|报道称|報導稱|方案|通知|条例|條例|新闻|新聞|一书|一書")
 
 
-#: A sentence announcing papers of a venue ("Five papers accepted at ICLR 2025: …", "3 篇论文被 CVPR
-#: 接收：…"); the links after its colon name them.
+#: A sentence announcing papers of a venue ("3 篇论文被 CVPR 接收：…"); the links after its colon name them.
 _ACCEPTED = re.compile(r"\b(?:accepted|published|presented|appear(?:s|ing)?)\b|接收|录用|錄用|入选|入選|中稿", re.I)
 _LINK_TEXT = re.compile(r"\[(?P<md>[^\[\]\n]{2,120})\]\([^()\s]+\)|<a\s[^>]{0,500}>(?P<html>[^<]{2,120})</a\s*>", re.I)
 
 
 def _announced_links(sentence: str) -> list[tuple[int, str]]:
-    """``(offset, name)`` of the linked names listed after the colon of a sentence that announces
-    accepted papers (two or more links, none of them a link's kind such as "code" or "PDF"), or
-    the one linked title of a sentence announcing one paper ("Our paper [Title](…) was accepted
-    at ICLR 2025": :func:`_announced_link`); empty otherwise."""
+    """``(offset, name)`` of the linked names (two or more, none a link's kind) after the colon of
+    a sentence announcing accepted papers, else :func:`_announced_link`; empty otherwise."""
     colon = min((i for i in (sentence.find(":"), sentence.find("：")) if i >= 0), default=-1)
     if colon < 0 or not _ACCEPTED.search(sentence, 0, colon) or not _PAPER_CUE.search(sentence, 0, colon):
         return _announced_link(sentence)
@@ -124,9 +119,8 @@ MIN_ANNOUNCED_HAN = 6
 
 
 def _announced_link(sentence: str) -> list[tuple[int, str]]:
-    """The one linked title of a sentence that announces one accepted paper (a paper word, an
-    acceptance word, exactly one link, its text title-shaped: :data:`MIN_ANNOUNCED_WORDS` words
-    or :data:`MIN_ANNOUNCED_HAN` Han characters, not a link's kind nor a venue's name)."""
+    """The one title-shaped linked name of a sentence announcing one accepted paper ("Our paper
+    [Title](…) was accepted at ICLR 2025"), as ``[(offset, name)]``; else empty."""
     if not _ACCEPTED.search(sentence) or not _PAPER_CUE.search(sentence):
         return []
     links = [(m.start(), (m.group("md") or m.group("html")).strip(" `*_")) for m in _LINK_TEXT.finditer(sentence)]
@@ -156,27 +150,18 @@ def find_announced_papers(paragraph: str) -> list[tuple[int, str]]:
 def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     """Inline paper mentions of a paragraph, in order, as ``(offset, mention)``.
 
-    A mention is a title in book-title marks ``《…》`` (with the ``（…）`` gloss after it, if any),
-    in corner brackets ``「…」`` / ``『…』`` (Traditional Chinese quotation marks), or an English
-    title in quotation marks (“…”, "…", ‘…’). It counts when its sentence holds a paper cue word
-    (论文, paper, arXiv, 作者, 一作, 提出, 获奖, award ...) or, for book-title and corner marks,
-    when the inner text is an English title. A 《》 or 「」 that names a policy, a book, a film or
-    a news item (a sentence with such a cue) is not a mention unless it is an English title; a
-    Chinese mention has at least :data:`MIN_ZH_MENTION_CHARS` characters, and in 「」 no clause
-    punctuation (corner brackets also quote speech, names and track names). A short quoted
-    name of a venue edition (“NeurIPS 2025 Best Paper Award”) is never a mention, nor a quotation
-    in a paragraph that quotes speech (``"…," says Mori``).
-    ``offset`` is the character offset in ``paragraph`` where the section of the paper starts:
-    its sentence (so the authors named before the title stay with it); when an earlier mention
-    shares the sentence, the clause that introduces this one (after the last ，；： and a joining
-    word such as 以及 / and), or the mention itself when no separator comes between them.
+    A mention is a title in ``《…》``, ``「…」``/``『…』`` or English quotation marks, in a sentence
+    with a paper cue (:data:`_PAPER_CUE`) or, for 《》 and 「」, an English title; a Chinese one
+    has :data:`MIN_ZH_MENTION_CHARS` characters and no not-paper cue; never a venue edition nor a
+    quote in a paragraph quoting speech. ``offset``: where the paper's section starts, its
+    sentence, or after an earlier mention the clause introducing this one (:func:`_clause_start`).
     """
     has_marks = any(ch in paragraph for ch in '《“"‘「『')
     if not has_marks and not _PAPER_CUE.search(paragraph):
-        return []  # a mention opens with a quotation mark (_MENTION) or stands in a sentence with a cue
+        return []
     found: list[tuple[int, str]] = []
     pos = 0
-    speech: bool | None = None  # whether the paragraph quotes speech (looked for at its first quote)
+    speech: bool | None = None  # whether the paragraph quotes speech (looked for once)
     for sentence in split_sentences(paragraph):
         cue: bool | None = None  # looked for at the sentence's first mention only
         not_paper: bool | None = None  # likewise
@@ -204,7 +189,7 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
             if in_quotes and speech is None:
                 speech = bool(_SPEECH.search(paragraph))
             if in_quotes and speech:
-                continue  # a paragraph that quotes someone ("…," says Mori): its quotes are speech
+                continue  # ("…," says Mori)
             if m.group("book"):  # 《自然》, 《自然（Nature）》 name a journal: a Chinese title is longer
                 ok = english or (cue and len(_GLOSS_AFTER.sub("", inner)) >= MIN_ZH_MENTION_CHARS and not not_paper)
             elif m.group("corner"):  # 「…」 also quotes speech: a title is long and has no clauses
@@ -220,8 +205,7 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     return found
 
 
-#: Words that join a clause to the one before it; a paper's section starts after them
-#: ("…，以及 Ilya Sutskever … 的《…》" starts at the first author).
+#: Words joining a clause to the one before; a section starts after them ("…，以及 A 的《…》").
 _CLAUSE_CONNECTIVE = re.compile(r"^(?:以及|及|和|与|與|还有|還有|另有|并且|並且|而|and\s+|as\s+well\s+as\s+|while\s+)", re.I)
 
 
@@ -229,10 +213,8 @@ _CLAUSE_SEPARATORS = frozenset("，,；;：:")
 
 
 def _clause_start(sentence: str, mention: int, floor: int) -> int:
-    """Where the clause that introduces a mention starts: after the last clause separator
-    (，；： outside brackets) between ``floor`` (the end of the previous mention in the sentence)
-    and the mention, and after a joining word (以及, and); the mention itself when the clause
-    holds the previous mention too."""
+    """Where the clause introducing a mention starts: after the last ，；： outside brackets between
+    ``floor`` (the previous mention's end) and the mention, and a joining word; else the mention."""
     depth, cut = 0, None
     for i in range(floor, mention):
         ch = sentence[i]
@@ -255,14 +237,12 @@ def _clause_start(sentence: str, mention: int, floor: int) -> int:
 
 
 def _title_case_spans(sentence: str) -> list[tuple[int, str, int]]:
-    """Unquoted English titles in a sentence, as ``(start, title, end)``: spans of
-    :data:`_TITLE_CASE_SPAN` of at least :data:`MIN_PROSE_TITLE_WORDS` words,
-    :data:`MIN_PROSE_TITLE_CAPS` of them capitalised, that are neither an award label, a venue
-    nor an institution (capitalised names of things that are not papers), in a sentence whose
-    other words hold a paper cue ("went to", "paper", "award" ...: :data:`_PAPER_CUE`). A venue
-    edition in the possessive before the title is not part of it ("won by ICML 2014's DeCAF: …")."""
+    """Unquoted English titles in a sentence, as ``(start, title, end)``: :data:`_TITLE_CASE_SPAN`
+    spans of :data:`MIN_PROSE_TITLE_WORDS` words (:data:`MIN_PROSE_TITLE_CAPS` capitalised), no
+    award label, venue, institution or names, with a paper cue in the rest of the sentence; a
+    venue's possessive before it left out ("ICML 2014's DeCAF: …")."""
     found = []
-    for m in _TITLE_CASE_SPAN.finditer(sentence):  # (a possessive before it is not part of it: "ICML 2014's")
+    for m in _TITLE_CASE_SPAN.finditer(sentence):
         start, span = m.start("title"), m.group("title").rstrip(":")
         owner = _VENUE_POSSESSIVE.match(span)
         if owner and find_venue_years(owner.group(0)):
@@ -271,7 +251,7 @@ def _title_case_spans(sentence: str) -> list[tuple[int, str, int]]:
         rest = sentence[:start] + " " + sentence[m.end("title"):]
         if (len(words) < MIN_PROSE_TITLE_WORDS or sum(w[0].isupper() or w[0].isdigit() for w in words) < MIN_PROSE_TITLE_CAPS
                 or not _english_title(span) or find_award_label(span) or find_venue_years(span) or is_institution(span)
-                or names_only(span) or not _PAPER_CUE.search(rest)):  # the sentence speaks of a paper around the title
+                or names_only(span) or not _PAPER_CUE.search(rest)):
             continue
         found.append((start, span, m.end("title")))
     return found
@@ -279,14 +259,12 @@ def _title_case_spans(sentence: str) -> list[tuple[int, str, int]]:
 
 def _narrative(lines: list[Line], kinds: list[str],
                finder=find_paper_mentions) -> tuple[list[Line], list[str], dict[int, str | None]]:
-    """Split body lines at inline paper mentions (``finder``: :func:`find_paper_mentions`, or
-    :func:`find_announced_papers`); each piece that starts at a mention anchors a section whose
-    heading is the mention. A mention of a paper already mentioned above is part of the section
-    it stands in."""
+    """Split body lines at inline paper mentions (``finder``); each piece starting at a mention
+    anchors a section headed by it (a paper mentioned again opens none)."""
     out_lines: list[Line] = []
     out_kinds: list[str] = []
     anchors: dict[int, str | None] = {}
-    seen: set[str] = set()  # a paper mentioned again (a line that links it twice) opens no new section
+    seen: set[str] = set()
     for line, kind in zip(lines, kinds, strict=True):
         mentions = finder(line.text) if kind == "body" else []
         mentions = [(off, m) for off, m in mentions if not (fold_title(m) in seen or seen.add(fold_title(m)))]
@@ -315,9 +293,8 @@ RESTATED_HEADLINE_LINES = 4
 
 
 def _restated_headline(lines: list[Line]) -> str | None:
-    """The first line of a page when it is an English paper title (:func:`_english_title`) that
-    one of the next :data:`RESTATED_HEADLINE_LINES` lines restates as a paper mention (a sentence
-    holding the title, and more, that speaks of one paper: :data:`_ONE_PAPER_CUE`); else None."""
+    """The first line of a page when it is an English title that a sentence of the next
+    :data:`RESTATED_HEADLINE_LINES` lines restates as the one paper (:data:`_ONE_PAPER_CUE`); else None."""
     if len(lines) < 2 or _heading_level(lines[0].stripped) > 1:
         return None
     head = plain(lines[0].stripped).strip()
@@ -339,10 +316,8 @@ _PAPER_LINK = re.compile(
 
 
 def _quoted_title(lines: list[Line]) -> str | None:
-    """The first English title in quotation marks, 《》 or 「」 anywhere in a page about one
-    paper ("Official implementation of "<title>""), else the first English title that links to
-    a paper's page or file (``[Title](https://openreview.net/forum?id=…)``), for its one
-    section's heading; None when there is none."""
+    """The first quoted English title of a one-paper page, else the first English link text to a
+    paper's page or file (``[Title](https://openreview.net/forum?id=…)``); else None."""
     for line in lines:
         for m in _MENTION.finditer(line.text) if any(ch in line.text for ch in '《“"‘「『') else ():
             inner = m.group("book") or m.group("corner") or (m.group("quoted") or m.group("squoted")).rstrip(",.;:，。；：")
@@ -357,9 +332,8 @@ def _quoted_title(lines: list[Line]) -> str | None:
 
 
 def _untitled_blocks(lines: list[Line], kinds: list[str]) -> list[int]:
-    """The first lines of metadata blocks that credit a paper and link it but never title it
-    (``Author: A, B`` / ``paper: https://arxiv.org/abs/…`` / ``Code: …``), when a page holds two
-    or more: each block opens one untitled section. Empty otherwise."""
+    """The first lines of metadata blocks with authors and a paper link but no title, when a page
+    holds two or more (each opens an untitled section); else empty."""
     starts: list[int] = []
     i = 0
     while i < len(kinds):
@@ -397,23 +371,17 @@ ONE_PAPER_EVIDENCE = 2
 
 
 def _one_paper_evidence(text: str) -> int:
-    """How strongly a page reads as a report of one paper: a link to one paper's file (a PDF,
-    an OpenReview page: the only one the page links; links to several are a list of papers),
-    the voice of an abstract ("In this paper we", "本文提出") and an author's role (通讯作者,
-    "corresponding author") weigh 2 each; a word for a paper weighs 1. A byline (``作者：…``)
-    and a word for papers alone do not make a report of one."""
+    """How strongly a page reads as a report of one paper: the one paper file it links, an
+    abstract's voice ("本文提出") and an author's role (通讯作者) weigh 2 each; a paper word 1."""
     one_file = len({m.group(0) for m in _PAPER_FILE_LINK.finditer(text)}) == 1
     score = 2 * (one_file + sum(bool(p.search(text)) for p in (_ABSTRACT_VOICE, _AUTHOR_ROLE)))
     return score + bool(_WEAK_PAPER_WORD.search(text))
 
 
 def _about_one_paper(text: str) -> bool:
-    """Whether a document with no title anchor still reports a paper: it links exactly one
-    arXiv paper; or it speaks of papers (:data:`pipeline.candidates.ABOUT_PAPERS`) and one of
-    its sentences gives an award of a venue edition ("won the NeurIPS 2024 best paper award": a
-    news item on an award paper); or, linking no arXiv paper, it carries the evidence of a
-    report on one paper (:func:`_one_paper_evidence`). A venue named with its year alone is news
-    about the conference (attendance, submissions, a call for papers), not a report of a paper."""
+    """Whether a document with no title anchor reports a paper: it links exactly one arXiv paper;
+    or, linking none, has :data:`ONE_PAPER_EVIDENCE` (:func:`_one_paper_evidence`), or speaks of
+    papers and has a sentence giving an award of a venue edition ("won the NeurIPS 2024 best paper award")."""
     arxiv = {a for a, _ in find_arxiv_ids(text)}
     if len(arxiv) == 1:
         return True

@@ -3,32 +3,13 @@
 Every kept (not dropped) non-blank line of a document ends up in exactly one of: a section, or
 the document's ``context`` (headline, lead, award headers and their intros, reference links).
 
-Which lines start a section (:func:`choose_anchors`): every line's title candidate
-(:mod:`pipeline.candidates`) scored by the title classifier (:mod:`pipeline.title_model`),
-then a few rules on top (a list or table run whose majority are titles, a headline of unique
-markup, a metadata block that repeats the title above it, lines of names and venue headings
-never); with no candidate kept, inline mentions in prose (:func:`find_paper_mentions`), then a
-page that links one arXiv paper. ``docs/segmentation.md`` describes the method.
-
-A section runs from its anchor to the line before the next anchor, award header, reference line
-(a ``参考链接：``-style key-value line, whose URL goes to ``doc_urls``) or a heading that is not a
-paper and is above the anchor's level or names a venue or an award. Award headers and the text
-after them up to the next anchor are context; the most recent award header gives
-``ctx_award_raw``, the nearest heading naming a venue and year ``ctx_venue``/``ctx_year``
-(``ctx_venue`` is ``""`` under a heading that takes the place of a venue heading at its level
-and names no known venue, "# CoRL … # RSS": its papers are another venue's, not the document's).
-
-Document venue and year (``doc_venue``, ``doc_year``) come from the venue mentions in the
-context text: the venue mentioned most often with a year, and its most frequent year; a venue
-named in a sentence dated with a month (``2024 年 12 月，NeurIPS…``) takes that year; with no
-year, the first year the sections' prose gives it, else the year of its proceedings links; with
-no venue, the proceedings it links to outside its sections or from at least half of them
-(:func:`pipeline.fields.venue_from_url`).
-
-An article without award headers may give its papers one award in its headline and lead
-("The ACL 2024 best paper awards went to ..."): ``lead_award_raw`` of the sections the lead
-names, else of every section (:func:`pipeline.fields.lead_award`; None when the lead names
-several awards or speaks of nominees).
+Section starts (:func:`choose_anchors`): title candidates (:mod:`pipeline.candidates`) scored by
+:mod:`pipeline.title_model`, with rules on top; else mentions in prose; else a one-paper page.
+A section runs to the next anchor, award header, reference line or a non-paper heading above
+the anchor's level. Award headers and their intros are context (``ctx_award_raw``); the nearest
+venue heading gives ``ctx_venue``/``ctx_year``. ``doc_venue``/``doc_year`` come from the
+context's venue mentions, else its proceedings links; ``lead_award_raw`` from an award the lead
+gives all papers. The method: ``docs/segmentation.md``.
 """
 
 from __future__ import annotations
@@ -118,8 +99,7 @@ from .textutil import Line, plain, trim_span
 from .venue_status import published_venue_years
 
 log = logging.getLogger(__name__)
-#: The document being segmented, for the DEBUG lines that say which headings were rejected as
-#: paper titles (set by :func:`segment_documents`; None when a caller segments bare text).
+#: The document being segmented, for DEBUG lines (None when a caller segments bare text).
 _DOCUMENT: ContextVar[str | None] = ContextVar("segment_document", default=None)
 
 
@@ -142,19 +122,14 @@ EXPLODED_COLUMNS = ("section_id", "doc_id", *(f for f in SECTION_FIELDS if f not
 
 
 def _drop_restated_mentions(lines: list[Line], anchors: dict[int, Candidate | str | None]) -> None:
-    """A paper named inside a line of prose ("一篇是**Title**，…" in the lead) that a later line
-    gives as its own heading ("**Title**") is that section's paper: the line that holds more
-    than the title anchors none (``anchors`` is updated in place); a line that is only its title
-    and has paper evidence of its own (:func:`has_paper_evidence`) is a paper whose title contains
-    the later one ("Foo: Bar" above "Foo"), and keeps its anchor."""
+    """Drop (in place) the anchor of a prose line naming a paper ("一篇是**Title**，…") that a later
+    line gives as its heading; a title-only line with paper evidence keeps it ("Foo: Bar" above "Foo")."""
     titles: dict[int, str] = {}
     for at, anchor in anchors.items():
         title = anchor.title if isinstance(anchor, Candidate) else anchor
         if title:
             titles[at] = fold_title(title)
-    # each heading's folded title and its last line (a line of prose around the title is far
-    # longer than it: not folded), and by their first MIN_RESTATED_CHARS characters the lengths
-    # of those titles: a title that contains one looks up only its own substrings of those lengths
+    # heading titles: their last line, and their lengths by first MIN_RESTATED_CHARS characters
     last: dict[str, int] = {}
     sizes: dict[str, set[int]] = {}
     for at, key in titles.items():
@@ -167,8 +142,8 @@ def _drop_restated_mentions(lines: list[Line], anchors: dict[int, Candidate | st
     for at, key in list(titles.items()):
         anchor = anchors[at]
         if isinstance(anchor, Candidate) and has_paper_evidence(anchor) and fold_title(plain(lines[at].stripped)) == key:
-            continue  # a title line of its own with its own credit: a paper ("Foo: Bar" above "Foo")
-        # a heading title inside this one and shorter (so not the same), on a later line
+            continue
+        # a shorter heading title inside this one, on a later line
         if any(last.get(key[i : i + size], -1) > at
                for i in range(len(key) - MIN_RESTATED_CHARS + 1)
                for size in sizes.get(key[i : i + MIN_RESTATED_CHARS], ()) if i + size <= len(key) and size < len(key)):
@@ -224,10 +199,8 @@ def _heading_text(s: str) -> str | None:
 
 
 def _classify(lines: list[Line]) -> list[str]:
-    """A kind per kept line: ``reference`` (a ``参考链接：``-style line, with its links or alone
-    above them), ``award_header``,
-    ``kv_title`` (a metadata title line), ``kv`` (another metadata line), ``award_lead`` (a
-    sentence that gives one award to the papers after it: :func:`_is_award_lead`) or ``body``."""
+    """A kind per kept line: ``reference`` (``参考链接：``), ``award_header``, ``kv_title``, ``kv``,
+    ``award_lead`` (:func:`_is_award_lead`) or ``body``."""
     kinds = []
     for i, line in enumerate(lines):
         s = plain(line.text)
@@ -236,8 +209,7 @@ def _classify(lines: list[Line]) -> list[str]:
                 kv is None and s.endswith((":", "：")) and (
                     (label := parse_key_value(s + " -")) is not None and label[0] == "reference_url"
                     or _heads_link_list(s, lines, i))):
-            # a reference line, or the label of a list of references or links under it
-            # ("参考链接：", "最佳论文链接（按文章顺序）：" / "[1]https://…" / "[2]https://…")
+            # a reference line, or the label of a list of links under it ("[1]https://…")
             kinds.append("reference")
         elif (len(s) <= MAX_AWARD_HEADER_CHARS + MAX_HEADER_QUALIFIER_CHARS and (
                 _is_award_header(s) or ((marked := _heading_text(line.text)) is not None and _is_award_header(marked)))
@@ -261,9 +233,8 @@ ORIGINAL_BLOCK_LINES = 8
 
 
 def _demote_original_titles(lines: list[Line], kinds: list[str]) -> None:
-    """Make body of each ``原文：<title>`` line with no paper metadata (:data:`_PAPER_KEYS`) in
-    the lines after it, up to the next title line or heading: a translated news item's original
-    headline, not a paper's title."""
+    """Make body of each ``原文：<title>`` line with no paper metadata (:data:`_PAPER_KEYS`) after
+    it, up to the next title line or heading: a translated news item's headline."""
     for i, kind in enumerate(kinds):
         if kind == "kv_title" and names_original_title(plain(lines[i].text)) and not _paper_metadata_after(lines, kinds, i):
             kinds[i] = "body"
@@ -300,10 +271,8 @@ AWARD_LEAD_LEVEL = 8
 
 
 def _is_award_lead(s: str) -> bool:
-    """A short sentence ending in a colon that gives one award to the papers listed after it
-    ("此外，还有两篇论文获得了最佳论文亚军：", "The winners of the 2013 Test-of-Time Paper Award
-    are:"): it heads them like an award header. It names no paper itself (no quoted title), one
-    award class only (:func:`pipeline.fields.lead_award`), and no candidates or nominees."""
+    """A short sentence ending in a colon that gives one award (:func:`pipeline.fields.lead_award`)
+    to the papers after it ("此外，还有两篇论文获得了最佳论文亚军："), with no quoted title or nominees."""
     if not s.endswith((":", "：")) or len(s) > MAX_AWARD_LEAD_CHARS or any(ch in s for ch in "《》“”\"「」"):
         return False
     return lead_award(s) is not None and not _NOT_AWARDED.search(s)
@@ -319,23 +288,16 @@ MIN_LABEL_REPEATS = 3
 
 
 def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate | str]:
-    """The lines that start a section, mapped to their title candidate.
-
-    Every line's title candidate (:func:`pipeline.candidates.find_candidates`) is scored by the
-    title classifier (:mod:`pipeline.title_model`); those at or above its threshold anchor a
-    section, except award headers and reference lines. When every anchor is a metadata title
-    line (``Title:`` / ``论文标题：``), :func:`_metadata_anchors` places the sections, since the
-    metadata may follow its body. When none is kept, :func:`segment_document` tries the
-    narrative layout (:func:`find_paper_mentions`).
-    """
+    """The lines that start a section, mapped to their title candidate: those the title
+    classifier scores at its threshold or above, then the rules below; when every anchor is a
+    metadata title line, :func:`_metadata_anchors` places the sections."""
     cands = find_candidates(lines)
     if not cands:
         return {}
     model = title_model.load()
     scores = model.scores(cands)
-    # award headers, reference lines, lines of person names (alone or after a label: "Organizers
-    # include: A, B"), venue headings (after a leading venue tag: "(CVPR 2019)Title" is a
-    # title) and a text marked alike in many blocks (a label: "**Session**: …") are never a paper's title
+    # never a title: award headers, reference lines, names ("Organizers include: A, B"), venue
+    # headings, and a text marked alike in many blocks (a label: "**Session**: …")
     repeated = Counter((c.style, c.title.casefold()) for c in cands if labels_a_value(lines[c.line].text, c.title))
     eligible = [kinds[c.line] not in ("award_header", "reference") and not c.prose and not c.features.get("self_credit")
                 and not labelled_names(c.title) and not names_only(c.title)
@@ -343,15 +305,13 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
                 and repeated[c.style, c.title.casefold()] < MIN_LABEL_REPEATS
                 for c in cands]
     chosen = {c.line: c for c, p, ok in zip(cands, scores, eligible, strict=True) if ok and p >= model.threshold}
-    # a title line whose label names a paper ("论文标题：X", "# 论文：X") with a credit, an id or
-    # metadata under it is a paper's title, whatever its words (the classifier, trained on
-    # mostly English titles, scores a Chinese-only title low)
+    # a title line whose label names a paper ("论文标题：X") with paper evidence is a title
+    # whatever its score (the classifier scores Chinese-only titles low)
     chosen.update({c.line: c for c, ok in zip(cands, eligible, strict=True)
                    if ok and kinds[c.line] == "kv_title" and _PAPER_TITLE_LABEL.match(plain(lines[c.line].stripped))
                    and has_paper_evidence(c)})
-    # two or more items of one list or table that name a venue edition beside their titles
-    # ("1. 《Title》 CVPR 2016 Author"), or that end in a reading label ("[Title導讀](…)": a
-    # blog's guide to that paper), are the entries of a paper list
+    # two or more items of one list that name a venue edition beside their titles ("1. 《Title》
+    # CVPR 2016 Author") or end in a reading label ("[Title導讀](…)") are a paper list
     beside = [c for c, ok in zip(cands, eligible, strict=True)
               if ok and (venue_beside_title(c, lines[c.line].stripped)
                          or (c.style in ITEM_STYLES and _HAN.search(c.title) and reading_label().search(c.title)))]
@@ -362,30 +322,26 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
     _sibling_blocks(cands, eligible, chosen)
     _numbered_siblings(lines, cands, eligible, chosen)
     _award_lists(cands, kinds, eligible, chosen)
-    # two or more rows of a table whose header names a column of paper titles are its papers,
-    # unless one names a paper anchored already: then it is a summary of the papers above ("| KLong | …")
+    # two or more rows of a table with a title column are papers, unless one begins an anchored title
     rows = [c for c, ok in zip(cands, eligible, strict=True) if ok and c.style == "table" and titled_row(c)]
     row_lines = {r.line for r in rows}
     named = [c.title.casefold() for c in chosen.values() if c.line not in row_lines]
     if len(rows) >= 2 and not _begins_any(rows, named):
         chosen.update({c.line: c for c in rows})
-    if log.isEnabledFor(logging.DEBUG):  # marked spans and near misses, not every plain line
+    if log.isEnabledFor(logging.DEBUG):
         for c, p in zip(cands, scores, strict=True):
             if c.line not in chosen and (c.style != "plain" or p >= model.threshold / 4):
                 log.debug("document %s: heading %r rejected as a paper title: score %.2f < %.2f",
                           _DOCUMENT.get(), c.title[:120], p, model.threshold)
     _explainer_parts(lines, cands, scores, chosen)
-    # an anchor whose markup no other anchor shares, without paper evidence of its own, in a
-    # document whose other anchors share a markup, is the article's headline or a trailer
-    # ("Next week: …"), not one more paper
+    # an anchor of unique markup without paper evidence, among anchors that share one, is a
+    # headline or a trailer ("Next week: …")
     styles = Counter(c.style for c in chosen.values())
     if len(chosen) >= 3 and max(styles.values()) >= 2:
         for line in [at for at, c in chosen.items() if styles[c.style] == 1 and not has_paper_evidence(c)]:
             del chosen[line]
-    # a heading right above an anchor of a list (no line between them), in a document whose
-    # anchors are mostly that list's, names a group of the list's papers ("#### RAG and LLM");
-    # a lone plain line right under a heading, before the next heading, is the heading's credit
-    # or links line
+    # a heading right above a list's anchor, when most anchors are that list's, names a group
+    # ("#### RAG and LLM"); a lone plain line right under a heading is its credit or links line
     if len(chosen) >= MIN_GROUPED_ITEMS:
         order = sorted(chosen)
         for at in [at for at, c in chosen.items() if c.style in _HEADING_STYLES]:
@@ -401,8 +357,7 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
                 del chosen[at]
     _lines_under_titled_headings(cands, scores, chosen)
     _restated_titles(cands, chosen)
-    # a document that never speaks of papers, where no kept title has a credit, an arXiv id or
-    # a metadata line, is not about papers (a news article, a FAQ, a recipe)
+    # a document that never speaks of papers and has no paper evidence is not about papers
     confident = any(p >= CONFIDENT_TITLE_SCORE for c, p in zip(cands, scores, strict=True) if c.line in chosen)
     if (chosen and not confident and not any(ABOUT_PAPERS.search(line.text) for line in lines)
             and not any(has_paper_evidence(c) for c in chosen.values())
@@ -419,10 +374,8 @@ def choose_anchors(lines: list[Line], kinds: list[str]) -> dict[int, Candidate |
 
 def _lines_under_titled_headings(cands: list[Candidate], scores: Sequence[float],
                                  chosen: dict[int, Candidate]) -> None:
-    """Drop from ``chosen`` the plain-line anchors under the headings of a digest: when three or
-    more anchors are headings of one style that the classifier scores at
-    :data:`CONFIDENT_TITLE_SCORE` or more, a plain line after one of them (before the next) is a
-    line of that paper's entry (its one-line summary, an "Abstract" toggle), not a paper."""
+    """Drop from ``chosen`` the plain-line anchors under a digest's headings (three or more of one
+    style at :data:`CONFIDENT_TITLE_SCORE`): a summary line of that paper's entry."""
     score = {c.line: p for c, p in zip(cands, scores, strict=True)}
     titled = Counter(c.style for at, c in chosen.items()
                      if c.style in _HEADING_STYLES and score.get(at, 0.0) >= CONFIDENT_TITLE_SCORE)
@@ -440,9 +393,8 @@ def _lines_under_titled_headings(cands: list[Candidate], scores: Sequence[float]
 
 
 def _begins_any(rows: list[Candidate], named: list[str]) -> bool:
-    """Whether some row's casefolded title begins one of ``named`` (casefolded titles): one
-    binary search of the sorted titles per row, not every row against every title (a page of
-    thousands of headings above a table of thousands of rows)."""
+    """Whether some row's casefolded title begins one of ``named`` (casefolded titles); one
+    binary search per row."""
     named = sorted(named)
     for row in rows:
         key = row.title.casefold()
@@ -454,10 +406,9 @@ def _begins_any(rows: list[Candidate], named: list[str]) -> bool:
 
 def _sibling_runs(cands: list[Candidate], kinds: list[str], eligible: list[bool],
                   chosen: dict[int, Candidate]) -> list[int]:
-    """Siblings: in a run of candidates of one markup style (a list, a table), when at least two
-    and at least half of the items are kept titles, the other eligible items are titles too
-    (added to ``chosen``); a heading or an award header between items (an award category, a
-    venue) does not end their run. Returns the indexes into ``cands`` of the run items."""
+    """In a run of candidates of one style (a heading or award header between items does not end
+    it), when at least two and half are in ``chosen``, add the other eligible items. Returns the
+    indexes into ``cands`` of the run items."""
     items = [k for k, c in enumerate(cands)
              if (c.style not in _HEADING_STYLES or c.line in chosen) and kinds[c.line] != "award_header"]
     run: list[int] = []
@@ -474,11 +425,9 @@ def _sibling_runs(cands: list[Candidate], kinds: list[str], eligible: list[bool]
 
 
 def _restated_titles(cands: list[Candidate], chosen: dict[int, Candidate]) -> None:
-    """Anchors of ``chosen`` (changed in place) where a title is written twice: a metadata block
-    after its body repeats the title of a line above it, so the paper starts at that line (when
-    no other anchor comes between them); and a title given twice in a row is one paper, so the
-    later anchor starts no section, unless the two differ (one contains the other) and each is a
-    paper of its own (:func:`pipeline.candidates.two_papers`)."""
+    """Fix ``chosen`` (in place) where a title is written twice: a metadata title repeating a line
+    above moves the anchor up to that line; a title repeated in a row starts one section unless
+    both are papers (:func:`pipeline.candidates.two_papers`)."""
     keys: dict[int, str] = {}
 
     def key_of(c: Candidate) -> str:
@@ -491,7 +440,7 @@ def _restated_titles(cands: list[Candidate], chosen: dict[int, Candidate]) -> No
         if len(key) < 8:
             continue
         floor = max((a for a in chosen if a < line), default=-1)  # no anchor between them
-        head = chosen[line].title[:8].casefold()  # (a cheap test before folding each candidate)
+        head = chosen[line].title[:8].casefold()
         earlier = [c for c in cands if floor < c.line < line and head in c.title.casefold() and key in key_of(c)]
         if earlier:
             chosen[earlier[-1].line] = earlier[-1]
@@ -569,15 +518,13 @@ _DATE_COLUMNS = frozenset({"date", "日期"})
 
 def _row_text(cand: Candidate) -> str:
     """A table row's section text: one line per cell, ``Header: cell`` when the table names its
-    columns (so a column named Authors or 作者 reads as a metadata line, and one named Date as
-    ``Year:``). A cell of several
-    lines stays on its lines, except under an author or institution column, where its lines
-    become one ``;``-separated list ("A, Google<br>B, EPFL": one person and affiliation a line)."""
+    columns (Date reads as ``Year:``); a multi-line cell under an author or institution column
+    becomes one ``;``-separated list."""
     out = []
     for k, cell in enumerate(cand.cells):
         text = _cell_text(cell)
         name = plain(cand.header[k]).strip() if k < len(cand.header) else ""
-        name = "Year" if name.casefold() in _DATE_COLUMNS else name  # a paper's row: its date is its year
+        name = "Year" if name.casefold() in _DATE_COLUMNS else name
         if text and name and "\n" in text and _names_people(name):
             text = "; ".join(text.split("\n"))
         if text:
@@ -604,9 +551,7 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
     Args:
         text: the decoded document text.
         dropped: spans from :func:`pipeline.clean.find_dropped`.
-        title: the page's own title (an HTML ``<title>``, a record's title field), or None. When
-            the text does not hold it, it is read as the headline: it may name the venue and
-            the award of every paper below (main-content extraction leaves it out).
+        title: the page's own title, or None; read as the headline when the text lacks it.
 
     Returns:
         dict with ``sections`` (list of dicts with the keys of :data:`SECTION_FIELDS`; offsets
@@ -616,7 +561,6 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
         None), ``doc_year`` (int or None), ``doc_urls`` (list of str).
     """
     lines = kept_lines(text, dropped)
-    # a line joined across a hard wrap (kept_lines) is one line of its section's text too
     body_text = _unwrapped(text, lines)
     lines, kinds, anchors = _layout(lines, _classify(lines), dropped)
     sections, context, doc_urls, award_headers = _walk(text, body_text, lines, kinds, anchors, dropped)
@@ -636,36 +580,29 @@ def segment_document(text: str, dropped: list[dict], title: str | None = None) -
 
 def _layout(lines: list[Line], kinds: list[str],
             dropped: list[dict]) -> tuple[list[Line], list[str], dict[int, Candidate | str | None]]:
-    """The document's layout: its anchors (:func:`choose_anchors`, else an explainer restating
-    its headline, the narrative layout, untitled blocks or a page about one paper; Chinese notes
-    headed by an English title, :func:`_subject_title`, get that paper's section from the top),
-    with the lines and line kinds they index (the narrative layout splits lines at mentions)."""
+    """The document's anchors (:func:`choose_anchors`, else the fallbacks below), with the lines and
+    line kinds they index (the narrative layout splits lines at mentions)."""
     anchors: dict[int, Candidate | str | None] = dict(choose_anchors(lines, kinds))
     headline = _restated_headline(lines)
     if headline is not None:
-        # the page's first line is a paper's title that its opening prose names as the paper it
-        # is about ("This article explains the ICLR 2024 paper <title> by …"): one explainer,
-        # whose sub-headings are its parts, not papers
+        # an explainer of the paper its first line names: its sub-headings are parts, not papers
         anchors = {0: headline}
     if anchors and all(isinstance(c, Candidate) and c.style in _HEADING_STYLES for c in anchors.values()):
-        # headings over sentences announcing accepted papers ("# Lab News" / "Three papers
-        # accepted at CVPR 2025: [A](…), [B](…)"): the links are the papers, the headings their
-        # context
+        # headings over sentences announcing papers ("Three papers accepted at CVPR 2025: [A](…),
+        # [B](…)"): the links are the papers
         split_lines_, split_kinds, announced = _narrative(lines, kinds, find_announced_papers)
         if len(announced) >= 2:
             lines, kinds, anchors = split_lines_, split_kinds, dict(announced)
     if not anchors or (len(anchors) == 1 and all(isinstance(c, Candidate) and c.style == "plain" for c in anchors.values())):
-        # (one unmarked line kept as a title is weak evidence: papers named in the prose, two
-        # or more, are the article's layout)
+        # (one unmarked title is weak evidence against two or more papers named in prose)
         split_lines_, split_kinds, narrative = _narrative(lines, kinds)
         if not anchors or len(narrative) >= 2:
             lines, kinds, anchors = split_lines_, split_kinds, dict(narrative)
     if not anchors:
         anchors = dict.fromkeys(_untitled_blocks(lines, kinds), "")
     if (subject := _subject_title(lines, dropped)) is not None:
-        # Chinese notes headed by an English title (a first "# Title" or the front matter's
-        # title) are about that paper: it has a section from the top, beside the papers the
-        # notes cite; Chinese subheadings taken for titles are its parts
+        # Chinese notes headed by an English title get that paper's section from the top;
+        # Chinese subheadings taken for titles are its parts
         keys = {fold_title(a.title if isinstance(a, Candidate) else a or "") for a in anchors.values()}
         if fold_title(subject) not in keys:
             if all(not _LATIN_TITLE.search(a.title if isinstance(a, Candidate) else a or "") for a in anchors.values()):
@@ -674,16 +611,13 @@ def _layout(lines: list[Line], kinds: list[str],
             anchors = dict(sorted(anchors.items()))
     if not anchors and lines and (_about_one_paper("\n".join(line.text for line in lines))
                                   or front_matter_names_a_paper(dropped)):
-        # a page about one paper that never writes its title as a heading or a quoted name in a
-        # sentence about a paper: the page is that paper's one section, titled by an English
-        # title quoted anywhere, else the title of its front matter (a note's metadata), else
-        # untitled (its first line is the page's headline, not the paper's title)
+        # a page about one paper without a title heading: one section, titled by a quoted
+        # English title, else its front matter's title, else untitled
         anchors = {0: _quoted_title(lines) or front_matter_headline(dropped).split("\n")[0]}
     if len(anchors) >= 2:
         _drop_restated_mentions(lines, anchors)
     if len(anchors) <= 1 and "reference" in kinds:
-        # under one paper, a list of references is that paper's ("參考資料：" / "* [論文](arxiv…)"):
-        # a bare label line does not end its section
+        # under one paper a bare reference label ("參考資料：") does not end its section
         kinds = ["body" if k == "reference" and parse_key_value(plain(line.text)) is None else k
                  for line, k in zip(lines, kinds, strict=True)]
 
@@ -697,9 +631,8 @@ _LATIN_LETTER = re.compile(r"[A-Za-z]")
 
 
 def _subject_title(lines: list[Line], dropped: list[dict]) -> str | None:
-    """The English title that heads a Chinese document (its first line a level-1 Markdown
-    heading, else its front matter's title; a reading label before it removed: "論文筆記 - "),
-    or None: a Chinese document whose headline is an English title is notes on that paper."""
+    """The English title heading a Chinese document (a first ``# `` line, else its front matter's
+    title; a reading label such as "論文筆記 - " removed), or None."""
     first = lines[0].stripped if lines else ""
     heading = first[2:].strip() if first.startswith("# ") else None
     for text in (heading, front_matter_headline(dropped).split("\n")[0]):
@@ -758,12 +691,10 @@ def _walk(text: str, body_text: str, lines: list[Line], kinds: list[str], anchor
         start, end = trim_span(text, line.start, line.end)
         context.append({"char_start": start, "char_end": end, "kind": kind})
         if not venue_ctx and kind in ("headline", "lead", "award_intro"):
-            # the venue edition the text right above names ("For the NeurIPS 2024 Test of Time
-            # Award, two papers ...") is the context of the sections under it, until a heading
+            # a venue edition named right above is the sections' context, until a heading
             dated = [(v, y) for v, y, _, _ in find_venue_years(line.stripped) if y is not None]
             if dated:
-                # a lead that names two venues above the first paper ("NeurIPS 2025 best papers
-                # … as I did with ICML 2025 …") gives none: the document's venue decides
+                # a lead naming two venues above the first paper gives none
                 lead_ctx = (None, None) if not sections and lead_ctx[0] not in (None, dated[0][0]) else dated[0]
 
     for i, (line, kind, fenced) in enumerate(zip(lines, kinds, fenced_lines(lines), strict=True)):
@@ -778,8 +709,7 @@ def _walk(text: str, body_text: str, lines: list[Line], kinds: list[str], anchor
             else:
                 heading = anchor
         elif i + 1 in anchors and _venue_heading(_LIST_ITEM.sub("", plain(line.stripped))):
-            # a short line naming a venue edition right above a paper ("• ICCV2015" in a list
-            # grouped by venue) heads the papers below it, like a heading
+            # a short venue line right above a paper ("• ICCV2015") heads the papers below
             close()
             _enter_heading(venue_ctx, 7, line.stripped)
             add_context(line, "headline" if not context and state == "lead" and not sections else state)
@@ -816,15 +746,12 @@ def _walk(text: str, body_text: str, lines: list[Line], kinds: list[str], anchor
 
 
 def _document_venue(text: str, sections: list[dict], context: list[dict], headline: str) -> tuple[str | None, int | None]:
-    """The document's venue and year: the most named in its headline and context (a venue named
-    between or after the sections only when its line speaks of papers), else the proceedings its
-    context links to; the year from the same, the links, the sections' prose or a journal issue
-    line; a page that is one section from its first line, from its opening lines."""
+    """The document's venue and year (None each when unknown): the most named in its headline and
+    context, else the proceedings it links to; the year from the same or the fallbacks below."""
     venue_counts: Counter = Counter()
     year_counts: Counter = Counter()
     first_section = sections[0]["char_start"] if sections else len(text)
-    # a venue named between or after the sections counts when its line speaks of papers ("a
-    # keynote at CVPR 2023" under a paper does not make the document's papers CVPR's)
+    # a venue named between or after the sections counts only when its line speaks of papers
     spans = [text[span["char_start"] : span["char_end"]] for span in context]
     spans = [t for span, t in zip(context, spans, strict=True)
              if span["char_start"] < first_section or span["kind"] in ("award_header", "award_intro", "reference")
@@ -842,20 +769,17 @@ def _document_venue(text: str, sections: list[dict], context: list[dict], headli
             venue_counts[venue] += 1  # the undated mention counted 1 above; dated, it counts 2
             year_counts[(venue, year)] += 1
     linked = Counter(filter(None, map(venue_from_url, find_urls(text)))) if "://" in text else Counter()
-    # links outside the sections, and the venue that at least half of the sections link to (a
-    # venue's reading list); one section's own proceedings link names that paper's venue only
-    # (pipeline.extract)
+    # links outside the sections, and the venue at least half of the sections link to
     context_linked: Counter = Counter()
     if linked:
         section_urls = [set(find_urls(sec["text"])) for sec in sections]
         in_sections = set().union(*section_urls)
         context_linked.update(filter(None, (venue_from_url(u) for u in find_urls(text) if u not in in_sections)))
-        # (each section's venues in sorted order: a tie in most_common goes to the first counted)
+        # (sorted: a tie in most_common goes to the first counted)
         per_section = Counter(v for urls in section_urls for v in sorted(set(filter(None, map(venue_from_url, urls)))))
         context_linked.update({v: n for v, n in per_section.items() if 2 * n >= len(sections)})
         if not context_linked and len(per_section) == 1 and min(per_section.values()) >= 2:
-            # the one venue edition that every proceedings link of a reading list names, from
-            # two papers or more, is the list's (the others link a preprint or a code host)
+            # the one venue edition every section's proceedings link names, from two papers or more
             context_linked.update(per_section)
     if not venue_counts:  # no venue named in the context: the proceedings its context links to may
         for (venue, year), n in context_linked.items():
@@ -866,8 +790,7 @@ def _document_venue(text: str, sections: list[dict], context: list[dict], headli
     if doc_venue is not None and not years:  # named without a year: the year its links give
         years = [(n, y) for (v, y), n in linked.items() if v == doc_venue]
     if doc_venue is not None and not years:
-        # the context names the venue but not its year: the sections' prose may ("在 NeurIPS
-        # 2023 公布的获奖名单中", "2024 年 12 月，NeurIPS 把…"); the first such year counts
+        # the first year the sections' prose gives the venue ("2024 年 12 月，NeurIPS 把…")
         for sec in sections:
             found = [y for v, y, _, _ in find_venue_years(sec["text"]) if v == doc_venue and y]
             found += [y for v, y in find_dated_venue_years(sec["text"]) if v == doc_venue]
@@ -875,8 +798,7 @@ def _document_venue(text: str, sections: list[dict], context: list[dict], headli
                 years = [(1, found[0])]
                 break
     if doc_venue is not None and not years:
-        # a line above the papers that names the venue and ends with a year alone: a journal
-        # issue ("ACM Transactions on Graphics (TOG): Vol. 43, No. 4. 2024")
+        # a journal issue line above the papers ("… (TOG): Vol. 43, No. 4. 2024")
         for span_text in [headline] + [t for span, t in zip(context, (text[c["char_start"] : c["char_end"]] for c in context), strict=True)
                                        if span["char_start"] < first_section]:
             end_year = _LINE_END_YEAR.search(span_text) if span_text else None
@@ -885,8 +807,7 @@ def _document_venue(text: str, sections: list[dict], context: list[dict], headli
                 break
     doc_year = max(years)[1] if years else None
     if doc_venue is None and len(sections) == 1 and sections[0]["char_start"] <= first_line_end(text):
-        # a page that is one paper's section from its first line names its venue edition in its
-        # opening lines ("[NeurIPS 2024 Best Paper Award] Official impl. of …")
+        # a one-paper page names its venue edition in its opening lines
         opening = "\n".join([ln for ln in sections[0]["text"].splitlines() if ln.strip()][:ONE_PAPER_AWARD_LINES])
         dated = [(v, y) for v, y, _, _ in published_venue_years(opening) if y is not None]
         if dated:
@@ -898,22 +819,18 @@ def _document_venue(text: str, sections: list[dict], context: list[dict], headli
 def _lead_awards(text: str, sections: list[dict], context: list[dict], headline: str, award_headers: bool) -> None:
     """Set ``lead_award_raw`` of the sections (in place) from the award that the headline and
     lead give all papers, or that a one-paper page states in its opening lines."""
-    # an article without award headers may give all its papers one award in its headline/lead
-    # (the papers under an award lead sentence keep that sentence's: pipeline.extract)
     if not award_headers:
         lead = "\n".join([headline] + [text[span["char_start"] : span["char_end"]] for span in context
                                         if span["kind"] in ("headline", "lead")])
         label = lead_award(lead) if not _NOT_AWARDED.search(lead) else None  # nominated, shortlisted
-        # a lead that names some of the papers gives the award to those only (notes on an award
-        # paper that go on to the papers it builds on)
+        # a lead that names some of the papers gives the award to those only
         if label is not None and sections:
             lead_key = fold_title(lead)
             named = [sec for sec in sections if len(k := fold_title(sec["heading"] or "")) >= 8 and k in lead_key]
             for sec in named or sections:
                 sec["lead_award_raw"] = label
     if len(sections) == 1 and not sections[0]["lead_award_raw"] and not sections[0]["ctx_award_raw"]:
-        # a page about one paper says its award in its opening lines ("This year's ACL 2022 best
-        # paper was …", "(ICLR 2025 Oral, Outstanding Paper Award)")
+        # a one-paper page says its award in its opening lines ("(ICLR 2025 Oral, Outstanding Paper Award)")
         opening = "\n".join([ln for ln in sections[0]["text"].splitlines() if ln.strip()][:ONE_PAPER_AWARD_LINES])
         if not _NOT_AWARDED.search(opening):
             sections[0]["lead_award_raw"] = lead_award(opening)
@@ -973,8 +890,7 @@ def explode_sections(documents: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for doc in documents.itertuples(index=False):
         for sec in doc.sections:
-            # the venue of the nearest heading above the section, else the document's; the year
-            # of that heading, or of a year heading ("## 2017") under it, else the document's
+            # the nearest venue or year heading's, else the document's
             ctx_venue, ctx_year = sec.get("ctx_venue"), sec.get("ctx_year")
             venue = (ctx_venue or None) if ctx_venue is not None else doc.doc_venue
             year = ctx_year if ctx_venue is not None or ctx_year is not None else doc.doc_year

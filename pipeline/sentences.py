@@ -11,9 +11,8 @@ from .textutil import HAN as _HAN
 
 # --- Sentences ------------------------------------------------------------------------------------
 
-#: Characters that end a sentence outside quotations, brackets, book titles and URLs: the
-#: ideographic full stop, full-width exclamation/question marks and semicolon, ASCII ``!?``.
-#: (``.`` ends a sentence only under the rules of :func:`_period_ends`; ASCII ``;`` never.)
+#: Characters that end a sentence outside quotations, brackets, book titles and URLs (``.``
+#: only by :func:`_period_ends`; ASCII ``;`` never).
 _TERMINALS = frozenset("。！？；!?")
 #: Characters that may continue a run of terminals (``?!``, ``。。``, ``...``).
 _TERMINAL_RUN = frozenset("。！？；!?.")
@@ -25,12 +24,10 @@ _PAIRS = {"《": "》", "〈": "〉", "「": "」", "『": "』", "“": "”", 
 _CLOSE_TO_OPEN = {c: o for o, c in _PAIRS.items()}
 #: Book-title marks: a title ending in ``?`` (``《…Mirage?》``) ends no sentence.
 _TITLE_OPENERS = frozenset("《〈")
-#: What may not start a sentence: a boundary is dropped when the next character is one of
-#: these (``“为什么？”，`` continues the sentence).
+#: What may not start a sentence (``“为什么？”，`` continues it).
 _CONTINUATION = frozenset("，,、；;：:。.！!？?）)]】」』”’》〉")
-#: Words that a ``.`` follows without ending a sentence (lower-cased, without the dot): Latin
-#: and scholarly abbreviations (``e.g.``, ``i.e.``, ``et al.``, ``cf.``, ``vs.``), figure, table,
-#: equation, section and page references, titles of persons, month names (not "May").
+#: Words that a ``.`` follows without ending a sentence (lower-cased, no dot): scholarly and
+#: reference abbreviations, titles of persons, months.
 _ABBREVIATIONS = frozenset(
     "al cf vs viz ca approx resp eg ie incl esp fig figs eq eqs sec secs tab tabs ref refs vol vols "
     "no nos pp ch chap app alg thm def lem prop dr mr mrs ms prof st jr sr dept univ "
@@ -104,10 +101,9 @@ def _protected(text: str) -> tuple[bytearray, dict[int, int]]:
 
 
 def _period_ends(text: str, i: int) -> bool:
-    """Whether the ``.`` at ``text[i]`` can end a sentence: not followed by a letter or digit
-    (``3.5``, ``arxiv.org``), not after an abbreviation (:data:`_ABBREVIATIONS`, dotted forms
-    such as ``e.g.``/``U.S.``, a single capital initial as in ``J. Smith``), not after an
-    enumeration label alone at the start of a line (``1.``)."""
+    """Whether the ``.`` at ``text[i]`` can end a sentence: not before a letter or digit
+    (``3.5``), not after an abbreviation, a dotted form (``U.S.``) or an initial (``J. Smith``),
+    not after a line-opening enumeration label (``1.``)."""
     nxt = text[i + 1] if i + 1 < len(text) else ""
     if nxt and (nxt.isalnum() or nxt in "_-/@"):
         return False
@@ -130,11 +126,9 @@ def _skip_space(text: str, i: int) -> int:
 
 
 def _next_start(text: str, end: int, ascii_terminal: bool, before: str) -> int | None:
-    """The start of the sentence after a terminal run ending at ``end``, or None when the text
-    goes on in the same sentence: at the end of the text, before a continuation mark
-    (:data:`_CONTINUATION`), and after an ASCII ``.!?`` before a lower-case letter or glued to
-    the next word (a Han character may follow ``?``/``!`` directly, and ``.`` after Han text:
-    ``before``, the character before the run, ``""`` for none or when that does not count)."""
+    """The start of the sentence after a terminal run ending at ``end``, or None at the text's end,
+    before a continuation mark, or after an ASCII ``.!?`` before a lower-case letter or glued
+    to the next word (unless Han follows ``?``/``!``, or ``.`` after Han: ``before``)."""
     k = end
     n = len(text)
     while k < n and text[k] in _SPACE:
@@ -153,21 +147,12 @@ def sentence_starts(text: str) -> list[int]:
     """Character offsets where a sentence other than the first starts (sorted, each the offset
     of a non-space character; the whitespace before it belongs to the previous sentence).
 
-    Rules, in order:
-
-    * a line break ends a sentence unless the next line starts with a lower-case Latin word
-      (a hard-wrapped English sentence; ``arXiv:`` is no such word); a blank line always does;
-    * nothing inside a URL or a matched pair of quotation marks, brackets or book-title marks
-      (:func:`_protected`) ends a sentence;
-    * ``。！？；!?`` end a sentence, and ``.`` where :func:`_period_ends` allows; a run of them
-      and the closing quotes/brackets right after it stay with the sentence;
-    * a quotation or bracket whose content ends in such a mark ends the sentence after its
-      closing mark when that mark is a full stop (``稱為「神經刻度法則。」``: both Chinese
-      conventions put 。 inside the quote only at a sentence end), when the quotation opened
-      the sentence or followed a colon (``他说：“好！”``), or when whitespace follows it; a
-      quoted question inside a sentence (``所谓“为什么？”这一问题``) ends none;
-    * no sentence starts at a continuation mark, nor, after an ASCII ``.!?``, at a lower-case
-      letter or glued to the next word (:func:`_next_start`).
+    Rules: a line break ends a sentence unless the next line starts with a lower-case word (a
+    blank line always does); nothing inside a URL or a matched pair (:func:`_protected`) does;
+    ``。！？；!?`` and :func:`_period_ends`'s ``.`` do, with their closers; a quotation ending in
+    one ends the sentence after its closer when that is a full stop, it opened the sentence or
+    followed a colon (``他说：“好！”``), or whitespace follows (not ``所谓“为什么？”这一问题``);
+    :func:`_next_start` decides where the next one starts.
     """
     n = len(text)
     inside, quote_ends = _protected(text)
@@ -181,8 +166,7 @@ def sentence_starts(text: str) -> list[int]:
             sent_start = k
 
     i = sent_start
-    # only line breaks, terminals and closing quotes can end a sentence: visit those (every
-    # other character would just move i on by one)
+    # only line breaks, terminals and closing quotes can end a sentence: visit those
     marks = [m.start() for m in _SENTENCE_MARKS.finditer(text, i)]
     if quote_ends:
         marks = sorted(set(marks).union(quote_ends))

@@ -18,9 +18,8 @@ from itertools import repeat
 from operator import mul
 
 _LINK_TARGET = r"\((?:[^()\n]|\([^()\n]*\))*\)"
-#: A Markdown link, as regex source: its text (group ``text``, no bracket or line break inside) and
-#: its target in parentheses (one level of nested parentheses allowed, no line break). Neither part
-#: crosses the other's delimiters, so a line of thousands of ``[`` or ``(`` is scanned in linear time.
+#: A Markdown link, as regex source: its text (group ``text``) and its target in parentheses (one
+#: level nested); neither part crosses the other's delimiters, so the scan is linear.
 MD_LINK = rf"\[(?P<text>[^\[\]\n]*)\]{_LINK_TARGET}"
 _BARE_LINK = rf"\[[^\[\]\n]*\]{_LINK_TARGET}"
 #: A link in brackets ("[[Paper](url)]") or a bare one, as regex source, without groups.
@@ -29,21 +28,18 @@ MD_LINK_GROUP = rf"\[{_BARE_LINK}\]|{_BARE_LINK}"
 #: One Han character (CJK unified ideographs, extension A, compatibility ideographs).
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-# Every pair of adjacent CJK characters, overlapping pairs included (a zero-width lookahead),
-# in order: the bigrams of the _CJK_RUN runs, one run after the other.
+# Every pair of adjacent CJK characters, overlapping pairs included, in order.
 _CJK_BIGRAM = re.compile(r"(?=([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2}))")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z\-']{2,}")
 URL_ONLY = re.compile(r"^\W{0,3}(https?://|www\.)\S+$")
-#: Characters that can forge or hide log lines: C0 and C1 controls (newline, escape, ...), DEL,
-#: the Unicode line and paragraph separators and the bidirectional overrides and isolates.
+#: Characters that can forge or hide log lines: C0/C1 controls, DEL, U+2028/9, bidi overrides.
 CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 @dataclass(frozen=True)
 class Line:
     """One line of a document: ``text`` without its newline, at ``[start, end)``; ``stripped``
-    is ``text`` without surrounding whitespace (ideographic space included), made once with
-    the line (the segmenter reads it of each line about nine times)."""
+    is ``text`` without surrounding whitespace (ideographic space included)."""
 
     start: int
     end: int
@@ -118,8 +114,6 @@ def cosine(a: Counter, b: Counter) -> float:
         return 0.0
     if len(a) > len(b):
         a, b = b, a
-    # summed in C (``map``), in the order a generator over the items would: the reference
-    # profile may be a whole document
     num = sum(map(mul, a.values(), map(b.get, a, repeat(0))))
     va, vb = a.values(), b.values()
     den = math.sqrt(sum(map(mul, va, va))) * math.sqrt(sum(map(mul, vb, vb)))
@@ -131,28 +125,21 @@ HTML_BREAK = re.compile(r"<br\s*/?>", re.I)
 _MD_HEADING = re.compile(r"^#{1,6}\s+")
 _MD_STRONG = re.compile(r"\*\*|__")
 _MD_WRAP = re.compile(r"^[*_](?P<inner>[^*_].*[^*_])[*_]$")
-#: Characters at a line's end searched for :data:`_HEADING_TAIL`: room for a few attribute blocks
-#: of its longest (200 characters) and permalinks; a longer run of them is left in part.
+#: Characters at a line's end searched for :data:`_HEADING_TAIL` (a few attribute blocks).
 HEADING_TAIL_SPAN = 600
 #: What closes a heading line but is no text of it: an attribute block ("{#intro .unnumbered}",
-#: Pandoc's header_attributes, kramdown's IAL), a permalink mark ("[¶](#intro)", "¶", as
-#: Sphinx, MkDocs and Jekyll themes add) or an empty anchor ('<a id="tot"></a>').
+#: Pandoc, kramdown), a permalink mark ("[¶](#intro)", "¶") or an empty anchor ('<a id="tot"></a>').
 _HEADING_TAIL = re.compile(r"(?:\s*\{#[A-Za-z][^{}\n]{0,200}\}|\s*\[[¶#§🔗]\]\(#[^()\s]*(?:\s+\"[^\"()]*\")?\)|\s+¶|\s*<a\s+(?:id|name)\s*=\s*[\"'][^\"'<>]*[\"']\s*>\s*</a>)+\s*$")
 
 
 def plain(line: str) -> str:
-    """A line without Markdown markup that hides its structure, for classifying it.
-
-    Removes a leading ATX heading marker (``## ``), strong-emphasis markers (``**``/``__``),
-    one emphasis pair wrapping the whole line (``*...*``) and a heading's closing attribute block
-    or permalink mark (:data:`_HEADING_TAIL`), then surrounding whitespace (CommonMark 0.31,
-    sections 4.2 and 6.2). Offsets are not kept: use it to decide what a line is, never to cut
-    text.
-    """
+    """A line without a leading ``## ``, ``**``/``__``, one ``*...*`` wrapping the whole line, a
+    heading's tail (:data:`_HEADING_TAIL`) and surrounding whitespace (CommonMark 0.31, 4.2 and
+    6.2). Offsets are not kept: use it to classify a line, never to cut text."""
     if "#" not in line and "*" not in line and "_" not in line and "¶" not in line and "</a>" not in line:
-        return line.strip()  # no marker of any kind: only the strip applies
+        return line.strip()
     s = _MD_STRONG.sub("", _MD_HEADING.sub("", line.strip())).strip()
-    if s.endswith(("}", ")", "¶", ">")):  # (searched in the line's end only: the search is quadratic in its length)
+    if s.endswith(("}", ")", "¶", ">")):  # the end only: the search is quadratic
         s = s[:-HEADING_TAIL_SPAN] + _HEADING_TAIL.sub("", s[-HEADING_TAIL_SPAN:])
     m = _MD_WRAP.match(s)
     return m.group("inner").strip() if m else s
@@ -162,19 +149,12 @@ _WORD_OR_NUMBER = re.compile(r"[A-Za-z0-9]+(?:['’.\-][A-Za-z0-9]+)*")
 
 
 def text_units(s: str) -> int:
-    """Length of ``s`` in script-fair units: one per CJK ideograph, one per Latin word or number.
-
-    A line of ten Chinese characters and a line of ten English words count alike, so one length
-    threshold serves both scripts (punctuation, spaces and symbols count nothing).
-
-    The two kinds are counted apart (ideographs by runs, not one match each): no word or number
-    holds an ideograph, so the count is that of a scan for either unit.
-    """
+    """Length of ``s`` in script-fair units: one per CJK ideograph, one per Latin word or number
+    (punctuation, spaces and symbols count nothing), so one threshold serves both scripts."""
     return cjk_count(s) + len(_WORD_OR_NUMBER.findall(s))
 
 
-#: English function words: they carry no topic, and two unrelated English texts share many of
-#: them, which would lift their cosine (the usual stop list idea; van Rijsbergen 1979, ch. 2).
+#: English function words, which carry no topic (stop list; van Rijsbergen 1979, ch. 2).
 STOPWORDS_EN = frozenset(
     """a about above after again against all also am an and any are aren't as at be because been
     before being below between both but by can could did do does doing down during each few for
@@ -188,12 +168,8 @@ STOPWORDS_EN = frozenset(
 
 
 def content_profile(s: str) -> Counter:
-    """Bag of topic features of ``s``: CJK character bigrams (the usual script-agnostic unit for
-    Chinese text similarity without a segmenter, Nie et al. 2000) and lower-cased Latin words
-    without English function words (:data:`STOPWORDS_EN`), English plurals folded to the singular
-    (``papers`` -> ``paper``, ``studies`` -> ``study``) so that the few content words of an English
-    paragraph meet their other forms. Only the distinct Latin words go through
-    :func:`_content_word`."""
+    """Bag of topic features of ``s``: CJK character bigrams (Nie et al. 2000) and lower-cased
+    Latin words less :data:`STOPWORDS_EN`, plurals folded (``studies`` -> ``study``)."""
     c = Counter(_CJK_BIGRAM.findall(s))
     get = c.get
     for word, count in Counter(map(str.lower, latin_words(s))).items():
@@ -218,9 +194,8 @@ def _content_word(word: str) -> str | None:
 
 
 def span_coverage(spans: Iterable[tuple[int, int]]) -> Callable[[int, int], bool]:
-    """Whether ``[start, end)`` lies wholly inside one of ``spans`` (``(start, end)`` pairs,
-    in any order, overlapping or not), for many queries: O(log n) each, over the spans sorted by
-    start with the furthest end reached so far."""
+    """Whether ``[start, end)`` lies wholly inside one of ``spans`` (``(start, end)`` pairs, any
+    order, overlapping or not): O(log n) per query."""
     ordered = sorted(spans)
     starts = [a for a, _ in ordered]
     reach = list(itertools.accumulate((b for _, b in ordered), max))
@@ -238,20 +213,16 @@ def escape_controls(text: str) -> str:
     return CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
-#: Entries kept per memo of a pure text function of this module (:func:`_memoised`): clean,
-#: segment, extract and nlp read the same lines and sentences, a line coming back a whole batch
-#: later; the size is the hit rate's knee (bench/README.md, "Thresholds").
+#: Entries kept per memo of a pure text function (:func:`_memoised`): the hit rate's knee
+#: (bench/README.md, "Thresholds").
 MEMO_ENTRIES = 16384
-#: Longest argument (characters) that is memoised: longer texts are whole paragraphs or
-#: sections, read once or twice (with this bound a memo holds at most ~16 M characters).
+#: Longest argument (characters) that is memoised: longer texts are read once or twice.
 MEMO_MAX_CHARS = 1000
 
 
 def _memoised(copy: Callable | None = None) -> Callable:
     """Decorator: memoise a pure function of one text in a bounded LRU (:data:`MEMO_ENTRIES`;
-    texts up to :data:`MEMO_MAX_CHARS`). ``copy`` makes a fresh copy of a mutable result for
-    each caller, so that no caller can change the memo. The wrapper takes the text alone (no
-    ``*args``/``**kwargs`` to pack: it runs hundreds of thousands of times per batch)."""
+    texts up to :data:`MEMO_MAX_CHARS`). ``copy`` copies a mutable result for each caller."""
 
     def decorate(fn: Callable) -> Callable:
         cached = functools.lru_cache(maxsize=MEMO_ENTRIES)(fn)
@@ -281,11 +252,8 @@ _CASE_EXTRA = ("\u0130", "\u0131", "\u017f", "\u212a")
 
 
 def anchored_finditer(pattern: re.Pattern[str], text: str, anchors: Iterable[str]) -> Iterator[re.Match[str]]:
-    r"""The matches of ``pattern.finditer(text)`` for a case-insensitive pattern whose every match
-    starts with one of ``anchors`` (lower case): ``pattern.match`` is tried only where an anchor
-    occurs in ``text.lower()``, from the last match's end on, as ``finditer`` goes. A text whose
-    lower case changes its length, or holding a :data:`_CASE_EXTRA` character, is scanned by
-    ``finditer``."""
+    r"""``pattern.finditer(text)`` for a case-insensitive pattern whose every match starts with one
+    of ``anchors`` (lower case), trying ``pattern.match`` only where an anchor occurs."""
     low = text.lower()
     if len(low) != len(text) or (not text.isascii() and any(c in text for c in _CASE_EXTRA)):
         yield from pattern.finditer(text)

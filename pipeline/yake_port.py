@@ -1,8 +1,7 @@
 """YAKE keyword scores of English text (Campos et al., Information Sciences 509, 2020) as the
 ``yake`` package 0.7 computes them, with its tokenizer, tags and similarity but plain dicts
 and lists instead of its per-term objects and networkx graph (:func:`yake_extract`);
-tests/test_nlp.py checks it against the package. Kept because the package's cost per section
-is a large share of the extract stage (bench/README.md)."""
+tests/test_nlp.py checks it against the package. Why a port: bench/README.md."""
 
 from __future__ import annotations
 
@@ -18,9 +17,8 @@ from . import _spacy_without_torch  # noqa: F401 - before spaCy: thinc without t
 # isort: split
 from spacy.lang.en.stop_words import STOP_WORDS as _SPACY_EN_STOP_WORDS
 
-#: English stop words: spaCy's list for English plus write-up words that say nothing about a
-#: paper's topic and the finite verbs write-ups use most (the English pipeline has no tagger).
-#: YAKE never starts or ends a candidate with one of them.
+#: English stop words: spaCy's list plus topic-less write-up words and their commonest finite
+#: verbs; YAKE never starts or ends a candidate with one.
 EN_STOP_WORDS = frozenset(_SPACY_EN_STOP_WORDS) | frozenset(
     "paper papers study studies work works author authors propose proposes proposed show shows "
     "showed shown method methods result results approach approaches new using based "
@@ -46,8 +44,7 @@ _YAKE_PUNCT_DELETE = str.maketrans("", "", string.punctuation)
 
 @functools.lru_cache(maxsize=65536)
 def _yake_tag(word: str, inside: bool) -> str:
-    """YAKE's tag of a word (``yake.data.utils.get_tag``; it reads the position in the
-    sentence only as first word or not)."""
+    """YAKE's tag of a word (``yake.data.utils.get_tag``), first in its sentence or not."""
     from yake.data.utils import get_tag
 
     return get_tag(word, int(inside), _YAKE_EXCLUDE)
@@ -79,9 +76,8 @@ def _yake_short(term: str) -> bool:
 
 @functools.lru_cache(maxsize=65536)
 def _yake_term(low: str) -> tuple[str, bool]:
-    """A word's YAKE term (lower case ``low`` less a final ``s`` when over 3 characters) and
-    whether it is a stop term (``low`` or the term in :data:`EN_STOP_WORDS`, or
-    :func:`_yake_short`). Cached per word."""
+    """A word's YAKE term (``low`` less a final ``s`` when over 3 characters) and whether it is a
+    stop term."""
     unique = low[:-1] if low.endswith("s") and len(low) > 3 else low
     return unique, low in EN_STOP_WORDS or unique in EN_STOP_WORDS or _yake_short(unique)
 
@@ -145,9 +141,8 @@ def _count(sentences: list[tuple[tuple[str, str | None, str], ...]]) -> _Counts:
     is_stop: list[bool] = []
     edges: dict[tuple[int, int], float] = {}
     cands: dict[str, list] = {}  # unique kw -> [kw, valid tags seen, term ids, tf]
-    # One pass: candidates (n <= 3) and the co-occurrence window (1) end at the current word,
-    # so only the block's last two words are kept. A candidate's key is its words' lower cases
-    # joined by a space (equal to the phrase's lower case: a space ends the final-sigma context).
+    # one pass: candidates (n <= 3) and the window (1) end at the current word; a candidate's key
+    # is its words' lower cases joined by a space
     for sid, sentence in enumerate(sentences):
         prev = prev2 = None  # (ok, word, term id, lower case) of the block's last two words
         for word, tag, low in sentence:
@@ -174,8 +169,8 @@ def _count(sentences: list[tuple[tuple[str, str | None, str], ...]]) -> _Counts:
                 tf_a[t] += 1.0
             elif tag == "n":
                 tf_n[t] += 1.0
-            # candidates ending at this word (1-3 words); ok: no digit or unusual token here.
-            # One starting or ending with a stop term is never scored, so it is not kept.
+            # candidates ending at this word (1-3 words); ok: no digit or unusual token; one with
+            # a stop term at either end is never scored, so not kept
             ok = tag not in discard
             last_ok = not is_stop[t]
             if last_ok:
@@ -261,8 +256,7 @@ def _ranked(counts: _Counts, h: list[float], top: int) -> list[tuple[str, float]
     for key, (kw, ok, terms, ctf) in cands.items():
         if not ok:  # (candidates with a stop term at either end were never kept)
             continue
-        # YAKE's sum and product over the words, written out per length; only a trigram's middle
-        # word can be a stop term (weighted by its co-occurrence probabilities)
+        # YAKE's sum and product over the words per length; only a trigram's middle word can be a stop term
         if len(terms) == 1:
             sum_h = prod_h = h[terms[0]]
         elif len(terms) == 2:
@@ -305,9 +299,8 @@ def _ranked(counts: _Counts, h: list[float], top: int) -> list[tuple[str, float]
 
 
 def _count_mean_std(counts: list[float]) -> tuple[float, float]:
-    """``(mean, standard deviation)`` of a non-empty list of whole-number floats: the same floats
-    as ``numpy.array(counts).mean()`` and ``.std()`` (numpy's ``_var`` steps, pairwise
-    ``add.reduce``), without numpy's per-call overhead; tests/test_nlp.py compares both."""
+    """``(mean, standard deviation)`` of a non-empty list of whole-number floats, the same floats
+    as ``numpy.array(counts).mean()`` and ``.std()`` (tests/test_nlp.py)."""
     mean = sum(counts) / len(counts)
     dev = numpy.array(counts) - mean
     return mean, math.sqrt(float(numpy.add.reduce(dev * dev)) / len(counts))
@@ -324,9 +317,7 @@ def _digits_only():
 
 @functools.cache
 def _upper_end():
-    """An upper-case letter at the end (``$``: or before a final newline), as segtok's
-    ``MIDDLE_INITIAL_END`` (``\\b\\p{Lu}\\p{Ll}+\\W+\\p{Lu}$``) needs one; searched from two
-    characters before the end, it tells cheaply that the pattern cannot match."""
+    """An upper-case letter at the end, which segtok's ``MIDDLE_INITIAL_END`` needs (a cheap test)."""
     import regex
 
     return regex.compile(r"\p{Lu}$", regex.UNICODE)
@@ -334,10 +325,8 @@ def _upper_end():
 
 @functools.cache
 def _initial_end():
-    """The initial that segtok's ``ABBREVIATIONS`` (alternative 4: ``A.-A``, ``A.A``, ``A``
-    after a title, a name list or a bracket) needs at the end: ``[\\p{Lu}\\p{Lt}]\\p{Lm}?$``,
-    searched from three characters before the end. Without it only a known abbreviation can
-    match there, so :func:`_split_multi` searches a shorter tail."""
+    """The initial segtok's ``ABBREVIATIONS`` alternative 4 needs at the end; without it only a
+    known abbreviation can match, and :func:`_split_multi` searches a shorter tail."""
     import regex
 
     return regex.compile(r"[\p{Lu}\p{Lt}]\p{Lm}?$", regex.UNICODE)
@@ -349,11 +338,8 @@ YAKE_SENTENCE_CACHE = 1 << 13
 YAKE_CACHED_SENTENCE_CHARS = 512
 
 
-#: Longest piece of a sentence segtok tokenizes at once: its ``word_tokenizer`` splices each
-#: dangling comma off a token and then rescans the sentence from its end, quadratic in the
-#: tokens that end in one ("Ann Lee¹²³, " repeated; timings: bench/README.md). A longer
-#: "sentence" (a list of names, a table flattened to one line) is tokenized in pieces cut at
-#: white space.
+#: Longest piece of a sentence segtok tokenizes at once (its ``word_tokenizer`` is quadratic in
+#: tokens ending in a comma; bench/README.md); a longer one is cut at white space.
 YAKE_MAX_SENTENCE_CHARS = 4096
 
 
@@ -368,9 +354,8 @@ def _yake_sentences(text: str) -> list[tuple[tuple[str, str | None, str], ...]]:
 
 
 def _long_sentence(sentence: str) -> tuple[tuple[str, str | None, str], ...]:
-    """:func:`_yake_sentence` of a sentence over :data:`YAKE_MAX_SENTENCE_CHARS`, piece by piece:
-    each piece at most that long, cut at the last white space before (or, with none, at the
-    limit); the tokens of a piece after the first are tagged as inside a sentence."""
+    """:func:`_yake_sentence` of a sentence over :data:`YAKE_MAX_SENTENCE_CHARS`, in pieces cut at
+    white space (else at the limit), later pieces tagged as inside a sentence."""
     tokens: list[tuple[str, str | None, str]] = []
     start = 0
     while start < len(sentence):
@@ -386,15 +371,10 @@ def _long_sentence(sentence: str) -> tuple[tuple[str, str | None, str], ...]:
     return tuple(tokens)
 
 
-#: Longest match of segtok's ``ABBREVIATIONS`` pattern (segtok 1.5.11) that does not start at
-#: the string's start, with room to spare: the pattern is anchored at the end (``$``), and
-#: its alternatives are a known abbreviation (at most 6 characters) or a prefix of at most 10
-#: characters (``Commander``, ``Professor`` and a space; ``, and``) and at most 6 for the
-#: initials ``A.-A``, one more for a final newline before ``$``.
+#: Longest match of segtok 1.5.11's end-anchored ``ABBREVIATIONS`` not at the string's start,
+#: with room to spare (a prefix of at most 10 characters and initials of at most 6).
 _ABBREVIATION_TAIL = 32
-#: The same for a span that does not end in an upper-case letter (segtok's ``[\p{Lu}\p{Lt}]
-#: \p{Lm}?`` before ``$``, :func:`_initial_end`): then only a known abbreviation can match
-#: (at most 6 characters and a final newline).
+#: The same for a span not ending in an upper-case letter: only a known abbreviation can match.
 _KNOWN_ABBREVIATION_TAIL = 10
 
 
@@ -464,10 +444,8 @@ def _split_multi(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=YAKE_SENTENCE_CACHE)
 def _yake_sentence(sentence: str) -> tuple[tuple[str, str | None, str], ...]:
-    """YAKE's tokens of one sentence as ``yake.data.utils.tokenize_sentences`` makes them
-    (segtok's ``web_tokenizer`` and ``split_contractions``), each ``(token, tag, lower case)``;
-    tag ``None`` for punctuation only (it ends a co-occurrence block). Cached: corpora repeat
-    sentences across documents."""
+    """YAKE's tokens of one sentence as ``yake.data.utils.tokenize_sentences`` makes them, each
+    ``(token, tag, lower case)``; tag ``None`` for punctuation only (it ends a co-occurrence block)."""
     from segtok.tokenizer import split_contractions, web_tokenizer
 
     tokens = [w for w in split_contractions(web_tokenizer(sentence))
