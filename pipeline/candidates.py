@@ -201,6 +201,11 @@ def _clean_title(t: str) -> str:
 
 
 _ASCII_LETTER = re.compile(r"[A-Za-z]{2}")
+#: A link to a reader's notes closing a list item ("Title [summary](/paper/x.md)").
+_NOTES_LINK_TAIL = re.compile(r"\s*\[(?:summary|notes?|review|笔记|筆記|解读|解讀)\]\([^()\s]+\)\s*$", re.I)
+#: A short name or a note in brackets glued to a title's last word ("Transformers(UT)",
+#: "Prediction(Short Papers)").
+_GLUED_SHORT_NAME = re.compile(r"(?<=[A-Za-z])\((?:[A-Z][\w-]{0,15}|[A-Z][a-z]+ [A-Z][a-z]+)\)\s*$")
 #: A year, maybe after a venue's acronym, glued to a title by a hyphen ("2011-Title", "CVPR2015-Title").
 GLUED_YEAR = re.compile(r"(?:[A-Z]{2,8})?(?:19|20)\d\d\s*[-–]\s*(?=[^\W\d_])")
 
@@ -419,8 +424,12 @@ def _title_part(body: str) -> str:
     first = HTML_BREAK.split(body, maxsplit=1)[0] if "<" in body else body
     if len(_TAG.sub("", first).strip()) >= MIN_TITLE_CHARS * 3:
         body = _TAG.sub(" ", first)
+    if "](" in body:  # "Title [summary](…)": a link to the reader's notes on it
+        body = _NOTES_LINK_TAIL.sub("", body)
     s = LEADING_TAGS.sub("", unlink(_LINK_TAGS.sub(" ", plain(body)))).strip()
     s = _TRAILING_TAGS.sub("", s)
+    if (glued := _GLUED_SHORT_NAME.search(s)) and glued.start() >= MIN_TITLE_CHARS * 3:
+        s = s[: glued.start()]  # "Universal Transformers(UT)": a short name glued to the title
     if (note := _TRAILING_NOTE.search(s)) and _strip_venue_tail(s[: note.start()]) != s[: note.start()]:
         s = s[: note.start()]  # "Title. IJCAI 2022 [a note on it]"
     s = s.lstrip(" :：")  # "(Poster #3): A, B. Title": the tag's colon

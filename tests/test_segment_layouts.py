@@ -1100,3 +1100,12 @@ def test_lines_of_a_hard_wrapped_paragraph_and_tex_math_are_no_titles() -> None:
     assert titles(text) == [(title, None)]
     math = "\n\n$$P=\\sqrt{\\frac{X}{S}}A^{\\top}\\left(A\\frac{X}{S}A^{\\top}\\right)^{-1}$$\n"
     assert titles(text + math) == [(title, None)]
+
+
+def test_list_items_lose_a_link_to_their_notes_and_a_glued_short_name() -> None:
+    text = ("## NLU\n\n- [2019 ACL] COMET: Commonsense Transformers for Knowledge Graph Construction [summary](/paper/COMET.md)\n"
+            "- [2018 ICLR] Universal Transformers(UT) [summary](/paper/UT.md)\n"
+            "- [2017 ACL] Generating Natural Answers by Copying and Retrieving [notes](/paper/GNA.md)\n")
+    assert [t for t, _ in titles(text)] == ["COMET: Commonsense Transformers for Knowledge Graph Construction",
+                                            "Universal Transformers",
+                                            "Generating Natural Answers by Copying and Retrieving"]
