@@ -758,6 +758,20 @@ def parse_credit_line(line: str) -> Credit | None:
 
 
 
+def first_author_tag(text: str) -> Credit | None:
+    """The first author in a reading list's bracket after a title, "(First Author, VENUE YEAR,
+    …)": that author, the list truncated; None when the first item is no person's name or no
+    year follows it."""
+    first, sep, rest = text.partition(",")
+    first = first.strip()
+    if sep and _YEAR_IN.search(rest) and len(first.split()) >= 2 and _person_name(first) and not is_institution(first):
+        return Credit([first], truncated=True)
+    return None
+
+
+_YEAR_IN = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+
+
 def affiliation_line(line: str) -> list[str]:
     """The institutions of a line listing only affiliations set off by semicolons ("UC San Diego;
     Google Research"), in order; [] for any other line or fewer than two items."""

@@ -30,6 +30,7 @@ from .credits import (
     affiliation_line,
     congratulated_authors,
     find_credit,
+    first_author_tag,
     maker_credit,
     parse_credit_line,
 )
@@ -355,7 +356,7 @@ def _title_line_credit(line: str, title: str) -> Credit | None:
     credit = parse_credit_line(credit_text(after))
     bracket = _LEADING_BRACKET.match(after)  # "**Title**（A 等，UW / AI2）——…"
     if credit is None and bracket:
-        credit = parse_credit_line(bracket.group(1))
+        credit = parse_credit_line(bracket.group(1)) or first_author_tag(bracket.group(1))
     clause = _FIRST_CLAUSE.match(after)
     if credit is None and clause:
         credit = parse_credit_line(credit_text(clause.group(1)))

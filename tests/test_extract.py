@@ -849,3 +849,16 @@ def test_the_documents_venue_is_not_given_to_a_paper_of_another_year() -> None:
     assert (out["venue"], out["year"]) == (None, 2011)
     out = extract_fields({**row, "text": "1. KinectFusion: Real-Time Dense Surface Mapping and Tracking"}, "zh-Hans", Config())
     assert (out["venue"], out["year"]) == ("CVPR", 2015)
+
+
+def test_first_author_and_venue_in_a_bracket_after_a_linked_title() -> None:
+    """A reading list's "[Title](url) (First Author, VENUE YEAR, [note](…))": that author, the list
+    truncated; a bracket of words that are no name gives none."""
+    def fields(after: str) -> dict:
+        line = f"- [A Primer in Widgetology: What We Know About Widgets](https://arxiv.org/pdf/2002.12327.pdf) {after}"
+        return extract_fields({"heading": "A Primer in Widgetology: What We Know About Widgets", "text": line,
+                               "lang": "en"}, "zh-Hans", Config())
+    out = fields("(Anna Rogers, TACL 2020, [note](https://example.org/n))")
+    assert (out["authors"], out["authors_truncated"], out["year"]) == (["Anna Rogers"], True, 2020)
+    assert fields("(Peter F. Brown, CL 1992)")["authors"] == ["Peter F. Brown"]
+    assert fields("(Stanford University, 2020)")["authors"] == []
