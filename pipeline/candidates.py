@@ -201,6 +201,32 @@ def _clean_title(t: str) -> str:
 
 
 _ASCII_LETTER = re.compile(r"[A-Za-z]{2}")
+#: A quoted title after the authors of a formatted reference (MLA, Chicago, IEEE):
+#: 'He, Kaiming, et al. "Deep residual learning for image recognition." arXiv preprint …'.
+_QUOTED_IN_REFERENCE = re.compile(r'(?<=\.\s)["“](?P<title>[^"“”]{8,300}?)[.,]?["”]')
+#: GB/T 7714 document-type marks that close a reference's title ("Title[J]. Journal, 2014").
+_GBT_TYPE_MARK = re.compile(r"\[(?:J|C|M|D|R|A|N|P|S|Z|EB/OL|J/OL|C/OL|DB/OL)\]")
+#: An APA reference's title after its year: "Author, A., & Author, B. (2021). Title. Venue".
+_APA_TITLE = re.compile(r"\((?:19|20)\d\d[a-z]?\)\.\s+(?P<title>[^.?!]{8,300}[?!]?)")
+
+
+def citation_title(s: str) -> str | None:
+    """The title of a formatted reference (MLA/Chicago/IEEE quoted title, GB/T 7714 title before
+    its ``[J]``/``[C]`` mark, APA title after ``(YEAR).``); None for any other text. Styles:
+    the Chicago Manual of Style, GB/T 7714-2015, APA 7."""
+    if m := _GBT_TYPE_MARK.search(s):
+        head = s[: m.start()]
+        cut = head.rfind("et al. ")
+        cut = cut + len("et al. ") if cut >= 0 else (head.find(". ") + 2 if _is_name_list(head.split(". ")[0]) else 0)
+        title = head[cut:].strip()
+        return title if len(title) >= MIN_TITLE_CHARS * 3 else None
+    if (m := _QUOTED_IN_REFERENCE.search(s)) and (m.start() == 0 or s[: m.start()].rstrip().endswith(".")):
+        return m.group("title").strip()
+    if (m := _APA_TITLE.search(s)) and m.start() > 0:
+        return m.group("title").strip()
+    return None
+
+
 #: A link to a reader's notes closing a list item ("Title [summary](/paper/x.md)").
 _NOTES_LINK_TAIL = re.compile(r"\s*\[(?:summary|notes?|review|笔记|筆記|解读|解讀)\]\([^()\s]+\)\s*$", re.I)
 #: A short name or a note in brackets glued to a title's last word ("Transformers(UT)",
@@ -428,6 +454,8 @@ def _title_part(body: str) -> str:
         body = _NOTES_LINK_TAIL.sub("", body)
     s = LEADING_TAGS.sub("", unlink(_LINK_TAGS.sub(" ", plain(body)))).strip()
     s = _TRAILING_TAGS.sub("", s)
+    if (cited := citation_title(s)) is not None:
+        return cited
     if (glued := _GLUED_SHORT_NAME.search(s)) and glued.start() >= MIN_TITLE_CHARS * 3:
         s = s[: glued.start()]  # "Universal Transformers(UT)": a short name glued to the title
     if (note := _TRAILING_NOTE.search(s)) and _strip_venue_tail(s[: note.start()]) != s[: note.start()]:

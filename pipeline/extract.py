@@ -22,7 +22,7 @@ import pandas as pd
 
 from . import keywords as kw
 from . import nlp, paper_records
-from .candidates import HTML_BREAK, LEADING_TAGS, unlink
+from .candidates import HTML_BREAK, LEADING_TAGS, citation_title, unlink
 from .config import Config
 from .credits import (
     Credit,
@@ -49,6 +49,7 @@ from .headings import presenter
 from .identifiers import find_arxiv_attributes, find_arxiv_ids, find_urls, url_kind
 from .names import is_institution, split_affiliation_items, split_affiliations, split_names, without_honorific
 from .normalize import to_target
+from .paper_records import record_venue
 from .paper_venue import (
     ANY_YEAR,
     SUBMITTED_ONLY,
@@ -664,6 +665,38 @@ def _venue_year_award(row: dict, text: _Lines, meta: _Metadata, body: list[int],
     return venue, year, award_raw
 
 
+#: Initials alone, an APA author's given names ("A.", "J. R.").
+_INITIALS = re.compile(r"(?:[A-Z]\.?\s?){1,3}")
+#: The numbers that close a journal's name in a reference ("Nature 521.7553 (2015): 436-444").
+_VOLUME_TAIL = re.compile(r"[\s,.]*(?:\d|\(|Ieee\b|IEEE,).*$", re.S)
+
+
+def _reference_fields(line: str, title: str) -> tuple[list[str], bool, str | None, int | None] | None:
+    """``(authors, truncated, venue, year)`` of a formatted reference whose title
+    (:func:`pipeline.candidates.citation_title`) is ``title``; None for any other line. The
+    authors are those before the title (the first inverted, "LeCun, Yann", as MLA writes it; APA
+    lists are inverted pairs), the year the first one after them, the venue the words after the
+    title before its volume and pages, when the venue list or its full names know them."""
+    if citation_title(line) != title or (at := line.find(title)) <= 0:
+        return None
+    before = re.sub(r"\(\s*(?:19|20)\d\d[a-z]?\)\.?\s*$", "", line[:at].rstrip(' "“')).rstrip(" .")
+    items, truncated = split_names(before)
+    if len(items) >= 2 and len(items) % 2 == 0 and all(_INITIALS.fullmatch(i) for i in items[1::2]):
+        items = [f"{last}, {given}" for last, given in zip(items[::2], items[1::2], strict=True)]
+    elif len(items) >= 2 and " " not in items[0] and before.startswith(first := f"{items[0]}, {items[1]}"):
+        items = [first + ("." if before[len(first):len(first) + 1] == "." else ""), *items[2:]]
+    after = re.sub(r"^[\s.\"”]*(?:\[[A-Z/]{1,5}\](?://|\.)?)?\s*", "", line[at + len(title):])
+    year = next((int(m.group(0)) for m in _YEAR_IN_TEXT.finditer(after + " " + line[:at])), None)
+    named = _VOLUME_TAIL.sub("", re.sub(r"^(?:19|20)\d\d\s+", "", after)).strip(" .,")  # "[C]//2009 IEEE conference …"
+    venue = record_venue(named)[0] if named else None
+    return items, truncated, venue if venue and len(venue) <= MAX_REFERENCE_VENUE_CHARS else None, year
+
+
+_YEAR_IN_TEXT = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+#: Longest venue name (characters) read off a reference (a longer one is a proceedings' title).
+MAX_REFERENCE_VENUE_CHARS = 40
+
+
 def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     lang = row.get("lang") or "und"
     text, meta = _read_lines(row, lang)
@@ -715,6 +748,11 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
     # in zh-Hans for a Chinese section; an English section's text goes to YAKE, which reads no tokens
     topic_text, topic_tokens = section.topic(topic)
     keywords = kw.keywords(topic_text, lang, config.extract.n_keywords, topic_tokens)
+    if lines and title and (cited := _reference_fields(plain(_LIST_MARK.sub("", lines[0])), title)) is not None:
+        # a formatted reference: its authors, venue and year where the section gave none
+        if not authors:
+            authors, truncated = cited[0], cited[1]
+        venue, year = venue or cited[2], year or cited[3]
 
     return {
         "title": title,

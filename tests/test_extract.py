@@ -862,3 +862,24 @@ def test_first_author_and_venue_in_a_bracket_after_a_linked_title() -> None:
     assert (out["authors"], out["authors_truncated"], out["year"]) == (["Anna Rogers"], True, 2020)
     assert fields("(Peter F. Brown, CL 1992)")["authors"] == ["Peter F. Brown"]
     assert fields("(Stanford University, 2020)")["authors"] == []
+
+
+@pytest.mark.parametrize(("line", "title", "authors", "venue", "year"), [
+    ('1. LeCun, Yann, Yoshua Bengio, and Geoffrey Hinton. "Deep learning." Nature 521.7553 (2015): 436-444. [pdf]',
+     "Deep learning", ["LeCun, Yann", "Yoshua Bengio", "Geoffrey Hinton"], "Nature", 2015),
+    ('2. Szegedy, Christian, et al. "Going deeper with convolutions." Proceedings of the IEEE Conference on '
+     "Computer Vision and Pattern Recognition. 2015.", "Going deeper with convolutions", ["Szegedy, Christian"], "CVPR", 2015),
+    ("3. Deng J, Dong W, Socher R, et al. Imagenet: A large-scale hierarchical image database[C]//2009 IEEE conference "
+     "on computer vision and pattern recognition. Ieee, 2009: 248-255.",
+     "Imagenet: A large-scale hierarchical image database", ["Deng J", "Dong W", "Socher R"], "CVPR", 2009),
+    ("4. Vaswani, A., Shazeer, N., & Parmar, N. (2017). Attention is all you need. Advances in NeurIPS.",
+     "Attention is all you need", ["Vaswani, A", "Shazeer, N", "Parmar, N"], "NeurIPS", 2017),
+])
+def test_formatted_references_mla_gbt_apa(line: str, title: str, authors: list[str], venue: str, year: int) -> None:
+    """A reading list written as references (MLA, GB/T 7714, APA): the title, then the authors
+    before it, the venue and the year after it."""
+    from pipeline.candidates import citation_title
+
+    assert citation_title(line.split(". ", 1)[1]) == title
+    out = extract_fields({"heading": title, "text": line, "lang": "en"}, "zh-Hans", Config())  # (the segmenter's heading)
+    assert (out["title"], out["authors"], out["venue"], out["year"]) == (title, authors, venue, year)
