@@ -80,7 +80,8 @@ _CLOSERS = frozenset("）)》」』”】]")
 # Words that mark a sentence as talking about a paper (zh-Hans, zh-Hant, en).
 _PAPER_CUE = re.compile(
     r"论文|論文|paper|arXiv|作者|一作|第一作者|通讯作者|通訊作者|提出|获奖|獲獎|最佳|杰出|傑出|研究团队|研究團隊"
-    r"|award|prize|winners?\b|authors?\b|co-?authors?\b|colleagues|researchers|et al\b",
+    r"|award|prize|winners?\b|authors?\b|co-?authors?\b|colleagues|researchers|et al\b"
+    r"|submission|accepted\s+(?:at|by|to|in|for)\b|publication|preprint|录用|錄用|接收|收录|收錄",
     re.IGNORECASE,
 )
 

@@ -1109,3 +1109,12 @@ def test_list_items_lose_a_link_to_their_notes_and_a_glued_short_name() -> None:
     assert [t for t, _ in titles(text)] == ["COMET: Commonsense Transformers for Knowledge Graph Construction",
                                             "Universal Transformers",
                                             "Generating Natural Answers by Copying and Retrieving"]
+
+
+def test_a_quoted_title_in_a_sentence_saying_a_submission_was_accepted() -> None:
+    sentence = ('Our demo/poster submission "Accelerating Patient Cohort Screening for Clinical Trials using Language '
+                'Model Prompting" has been accepted by the 9th IEEE/ACM International Conference on Connected Health.')
+    assert [m for _, m in find_paper_mentions(sentence)] == [
+        '"Accelerating Patient Cohort Screening for Clinical Trials using Language Model Prompting"']
+    # a quotation in a sentence with no word about a paper is no mention
+    assert find_paper_mentions('The motto "Accelerating Patient Cohort Screening for Everyone" hangs in the hall.') == []
