@@ -408,9 +408,9 @@ def _venue_by_title(row: dict, lines: list[str], title: str | None,
         other_venue = row.get("doc_venue") != venue
     elif any(_PREPRINT_LINE.fullmatch(_LIST_MARK.sub("", ln)) for ln in lines[:3]):
         preprint = True  # "from: arxiv"
-    elif tag := _PREPRINT_TAG.match(plain(_LIST_MARK.sub("", row["heading"]))):
-        preprint, year = True, int(tag.group("year"))  # "(arXiv 2022)Title"
-    elif tag := _NAMED_TAG.match(plain(_LIST_MARK.sub("", row["heading"]))):
+    elif tag := _opening_tag(_PREPRINT_TAG, row["heading"], lines if title else []):
+        preprint, year = True, int(tag.group("year"))  # "(arXiv 2022)Title", "- [arXiv 2019] Title"
+    elif tag := _opening_tag(_NAMED_TAG, row["heading"], lines if title else []):
         # "[Nature Communications 2024] Title": a journal's name; "[IEEE 2024]" only a year
         venue, year = unlisted_venue(tag.group("name")), int(tag.group("year"))
     if venue is None and lines and title and "被" in lines[0]:
@@ -419,6 +419,15 @@ def _venue_by_title(row: dict, lines: list[str], title: str | None,
         if accepted is not None:
             venue, year = accepted[0], year or accepted[1]
     return venue, year, preprint, other_venue
+
+
+def _opening_tag(tag: re.Pattern[str], heading: str, lines: list[str]) -> re.Match[str] | None:
+    """``tag`` opening the section's heading, else its first line (a list item keeps the tag
+    that its title, the heading, lost)."""
+    for text in (heading, *lines[:1]):
+        if m := tag.match(plain(_LIST_MARK.sub("", text)).lstrip("# ")):
+            return m
+    return None
 
 
 class _Lines(NamedTuple):

@@ -883,3 +883,11 @@ def test_formatted_references_mla_gbt_apa(line: str, title: str, authors: list[s
     assert citation_title(line.split(". ", 1)[1]) == title
     out = extract_fields({"heading": title, "text": line, "lang": "en"}, "zh-Hans", Config())  # (the segmenter's heading)
     assert (out["title"], out["authors"], out["venue"], out["year"]) == (title, authors, venue, year)
+
+
+def test_a_preprint_tag_opening_a_list_item_dates_the_paper() -> None:
+    """"- [arXiv 2019] Title": the item's title (the section's heading) lost the tag; its line keeps it."""
+    out = extract_fields({"heading": "Widget Transformers for Sparse Parsing",
+                          "text": "- [arXiv 2019] Widget Transformers for Sparse Parsing", "lang": "en",
+                          "doc_venue": "ACL", "doc_year": 2023}, "zh-Hans", Config())
+    assert (out["venue"], out["year"]) == (None, 2019)
