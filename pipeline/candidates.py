@@ -175,7 +175,8 @@ class Candidate:
     cells: list[str] = field(default_factory=list)
     header: list[str] = field(default_factory=list)
     features: dict[str, float] = field(default_factory=dict)
-    #: a line of a hard-wrapped paragraph or of TeX math: scored with the others, never an anchor
+    #: a line of a hard-wrapped paragraph, of TeX math or ending in a colon: scored with the
+    #: others, never an anchor
     prose: bool = False
 
     def vector(self) -> tuple[float, ...]:
@@ -208,6 +209,12 @@ _QUOTED_IN_REFERENCE = re.compile(r'(?<=\.\s)["“](?P<title>[^"“”]{8,300}?)
 _GBT_TYPE_MARK = re.compile(r"\[(?:J|C|M|D|R|A|N|P|S|Z|EB/OL|J/OL|C/OL|DB/OL)\]")
 #: An APA reference's title after its year: "Author, A., & Author, B. (2021). Title. Venue".
 _APA_TITLE = re.compile(r"\((?:19|20)\d\d[a-z]?\)\.\s+(?P<title>[^.?!]{8,300}[?!]?)")
+
+
+#: A title quoted or linked right after the word paper in a news item ('the paper "Title", by A',
+#: 'for the paper [Title](url) by A, B').
+_NAMED_PAPER = re.compile(r"\b[Pp]aper\s+(?:titled\s+|entitled\s+)?(?:[\"“](?P<q>[^\"“”]{12,300})[\"”]"
+                          r"|\[(?P<l>[^\[\]]{12,300})\]\()")
 
 
 def citation_title(s: str) -> str | None:
@@ -395,8 +402,9 @@ def candidate_of(line: Line, header: list[str] | None = None) -> Candidate | Non
     body = raw[bullet.end():].strip() if bullet else raw
     if body.startswith(("**[", "__[")):  # a bold link: "**[Title](url).** Authors"
         body = body[:2] + unlink(body[2:])
-    if (m := _BOLD_RUN.match(body) or _CODE_SPAN.match(body)) and _is_venue_tag(m.group("inner")):
-        body = body[m.end():].strip()  # "**[ICML 2025]** Title. [[paper](…)]"
+    if (m := _BOLD_RUN.match(body) or _CODE_SPAN.match(body)) and (
+            _is_venue_tag(m.group("inner")) or (m.group(0)[0] == "`" and len(body) - m.end() >= MIN_TITLE_CHARS * 3)):
+        body = body[m.end():].strip()  # "**[ICML 2025]** Title. [[paper](…)]", "`Journal (KBS)` Title": a tag
     elif m := _BOLD_RUN.match(body):
         return _made(_clean_title(m.group("inner")), "bold_lead")
     if m := _LINK.match(body):
@@ -456,6 +464,8 @@ def _title_part(body: str) -> str:
     s = _TRAILING_TAGS.sub("", s)
     if (cited := citation_title(s)) is not None:
         return cited
+    if named := _NAMED_PAPER.search(body):  # "Best paper award at ISPA for the paper [Title](…) by A"
+        return _clean_title(named.group("q") or named.group("l"))
     if (glued := _GLUED_SHORT_NAME.search(s)) and glued.start() >= MIN_TITLE_CHARS * 3:
         s = s[: glued.start()]  # "Universal Transformers(UT)": a short name glued to the title
     if (note := _TRAILING_NOTE.search(s)) and _strip_venue_tail(s[: note.start()]) != s[: note.start()]:
@@ -837,8 +847,9 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
         c = candidate_of(line, header)
         if c is not None and fenced and c.style in ("md1", "md2", "md3"):
             continue  # a "# comment" line of a code block is no heading
-        if c is not None and c.style == "plain" and (_TEX_MATH.search(c.title) or _wrapped_prose(lines, i)):
-            c.prose = True
+        if c is not None and ((c.style == "plain" and (_TEX_MATH.search(c.title) or _wrapped_prose(lines, i)))
+                              or plain(line.stripped).rstrip(" *_").endswith((":", "："))):
+            c.prose = True  # (a line ending in a colon labels what follows: "The Balanced CE Loss:")
         if c is not None and c.style == "reference":
             # a sentence-shaped line is a title only in a reference, under its authors' line
             prev = plain(lines[i - 1].stripped[:MAX_LINE_CHARS]).rstrip(".") if i else ""

@@ -378,3 +378,26 @@ def test_a_table_cell_linking_an_identifier_or_a_pdf_is_not_the_title_cell() -> 
     assert _title_cell(["**2**", cell]) == "All That Glitters is Not Novel: Plagiarism in AI-Generated Research"
     assert _title_cell(["**3**", cell.replace("[arXiv 2502.16487]", "[ACL Anthology PDF]")]) == (
         "All That Glitters is Not Novel: Plagiarism in AI-Generated Research")
+
+
+def test_news_items_naming_a_paper_code_span_tags_and_colon_labels() -> None:
+    def title(text: str) -> str | None:
+        c = candidate_of(_line(text))
+        return c.title if c is not None else None
+
+    assert title("- Best paper award at [ISPA](https://x.org) for the paper [Repeated Skewed Joins at Massive Scale]"
+                 "(https://y.org) by Ann Lee, Bo Chen, and Cy Wu") == "Repeated Skewed Joins at Massive Scale"
+    assert title('- The paper "Scalable Block Reporting for Widgets", by Ann Lee et al., was awarded the Best Paper') \
+        == "Scalable Block Reporting for Widgets"
+    assert title("- `Knowledge-Based Systems (KBS)` Image paragraph captioning with topic clustering") \
+        == "Image paragraph captioning with topic clustering"
+
+
+def test_a_line_ending_in_a_colon_is_scored_but_never_an_anchor() -> None:
+    from pipeline.candidates import find_candidates
+    from pipeline.textutil import split_lines
+
+    text = "# Focal Loss for Dense Object Detection\n\n- The Balanced Cross Entropy Loss:\n\n**Results:**\n"
+    lines = [ln for ln in split_lines(text) if not ln.blank]
+    assert [(c.title, c.prose) for c in find_candidates(lines)] == [
+        ("Focal Loss for Dense Object Detection", False), ("The Balanced Cross Entropy Loss", True), ("Results", True)]
