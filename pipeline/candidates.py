@@ -217,10 +217,14 @@ _NAMED_PAPER = re.compile(r"\b[Pp]aper\s+(?:titled\s+|entitled\s+)?(?:[\"“](?P
                           r"|\[(?P<l>[^\[\]]{12,300})\]\()")
 
 
+#: An ACM reference's title after its year: "A, B, and C. 2025. Title. In Proceedings of …".
+_ACM_TITLE = re.compile(r"\.\s(?:19|20)\d\d[a-z]?\.\s+(?P<title>.{8,300}?[?!]?)\.\s+(?=In\b|Proceedings\b|arXiv\b|ACM\b|IEEE\b)")
+
+
 def citation_title(s: str) -> str | None:
     """The title of a formatted reference (MLA/Chicago/IEEE quoted title, GB/T 7714 title before
-    its ``[J]``/``[C]`` mark, APA title after ``(YEAR).``); None for any other text. Styles:
-    the Chicago Manual of Style, GB/T 7714-2015, APA 7."""
+    its ``[J]``/``[C]`` mark, APA title after ``(YEAR).``, ACM title after ``. YEAR.``); None for
+    any other text. Styles: the Chicago Manual of Style, GB/T 7714-2015, APA 7, the ACM Reference Format."""
     if m := _GBT_TYPE_MARK.search(s):
         head = s[: m.start()]
         cut = head.rfind("et al. ")
@@ -230,6 +234,8 @@ def citation_title(s: str) -> str | None:
     if (m := _QUOTED_IN_REFERENCE.search(s)) and (m.start() == 0 or s[: m.start()].rstrip().endswith(".")):
         return m.group("title").strip()
     if (m := _APA_TITLE.search(s)) and m.start() > 0:
+        return m.group("title").strip()
+    if m := _ACM_TITLE.search(s):
         return m.group("title").strip()
     return None
 

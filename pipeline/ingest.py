@@ -442,7 +442,7 @@ _PAPER_EVIDENCE = ("authors", "institutions", "abstract", "urls", "venue", "year
 
 #: Fields (casefolded) of which a YAML mapping names one at least to be read as a record.
 _NAMING_FIELDS = frozenset(paper_records.field_key(f) for f in (
-    *paper_records.TEXT_FIELDS, *paper_records.TITLE_FIELDS, *paper_records.TITLE_ZH_FIELDS))
+    *paper_records.TEXT_FIELDS, *paper_records.TITLE_FIELDS, *paper_records.TITLE_ZH_FIELDS, *paper_records.CITATION_FIELDS))
 
 
 #: A DOI in any field of a record ("id: doi:10.1145/3539618.3591874"): a publication's identifier.

@@ -361,6 +361,31 @@ def _titles(obj: dict, keys: tuple[str, ...]) -> tuple[list[str], list[tuple[str
     return titles, junk, None
 
 
+#: Fields holding a paper's formatted reference.
+CITATION_FIELDS = ("citation", "reference", "cite", "bibliography")
+
+
+def _cited(obj: dict) -> tuple[str, str, str | None] | None:
+    """``(title, authors, year)`` of the first formatted reference field
+    (:func:`pipeline.candidates.citation_title`): the authors are the text before the title
+    and its year, the year the first after them; None without one."""
+    from .candidates import citation_title  # (candidates reads records' fields through fields)
+
+    for key in CITATION_FIELDS:
+        for _, value in values(obj, key):
+            text = _text(value)
+            cite = " ".join(html.unescape(_TAG.sub(" ", text)).split()) if text else ""
+            if cite and (title := citation_title(cite)) and (at := cite.find(title)) > 0:
+                year = _CITED_YEAR.search(cite)
+                return title, _YEAR_TAIL.sub("", cite[:at]).rstrip(' ."“'), year.group(0) if year else None
+    return None
+
+
+_CITED_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+#: The year closing a reference's authors ("A and B. 2025. ", "A, B. (2021). ").
+_YEAR_TAIL = re.compile(r"[\s.(]*(?:19|20)\d\d[a-z]?\)?[.\s]*$")
+
+
 def read_record(obj: dict) -> Reading:
     """The paper fields of a record (docs/architecture.md, "Input formats"). Never raises.
 
@@ -380,6 +405,10 @@ def read_record(obj: dict) -> Reading:
     zh_titles, zh_junk, zh_error = _titles(obj, TITLE_ZH_FIELDS)
     if error or zh_error:
         return Reading(None, error or zh_error)
+    cited = None if titles or zh_titles else _cited(obj)
+    if cited is not None:  # a reference-formatted field holds the title: {"citation": "A. 2025. Title. In …"}
+        titles = [cited[0]]
+        obj = {**obj, "authors": obj.get("authors") or cited[1], "year": obj.get("year") or cited[2]}
     title = next((t for t in titles if not _HAN.search(t)), None)
     title_zh = next(iter(zh_titles), None) or next((t for t in titles if _HAN.search(t)), None)
     if title is None and title_zh is None:

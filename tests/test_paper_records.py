@@ -612,3 +612,18 @@ def test_an_export_names_its_venue_column_as_a_camel_case_or_spaced_name(tmp_pat
                      "Sparse Codes for Parsing,Ann Lee,ICML 2024\n")
     record = json.loads(rows[0]["paper_record"])
     assert (record["venue"], record["year"]) == ("ICML", 2024)
+
+
+def test_a_record_whose_only_title_is_in_a_formatted_reference_field(tmp_path):
+    """An awards page's data: each record a year, a type and an ACM-format ``citation`` (HTML
+    inside): the title, authors and year come from the reference."""
+    path = tmp_path / "best.yml"
+    path.write_text('- year: 2025\n  type: Research\n  citation: "Yolanda A. Rankin and Nyshia Baker. 2025. Sister '
+                    'Circles: An Intersectional Method in Computing Education. In <i>Proceedings of the 56th ACM '
+                    'Technical Symposium (<a href=\\"/x\\">SIGCSETS 2025</a>)</i>. ACM, 966–972."\n', encoding="utf-8")
+    from pipeline.ingest import read_documents
+
+    (row,) = read_documents("best.yml", str(path))
+    record = json.loads(row["paper_record"])
+    assert (row["status"], record["title"], record["authors"], record["year"]) == (
+        "ok", "Sister Circles: An Intersectional Method in Computing Education", ["Yolanda A. Rankin", "Nyshia Baker"], 2025)
