@@ -659,7 +659,7 @@ def _split_places(text: str) -> list[str]:
 
 
 #: Affiliation and role marks after a name: superscript digits, *, †, ‡, §, ¶, ✉.
-_MARK_CHARS = frozenset("¹²³⁰⁴⁵⁶⁷⁸⁹*†‡§¶✉")
+_MARK_CHAR = re.compile("[¹²³⁰⁴⁵⁶⁷⁸⁹*†‡§¶✉]")
 _NAME_MARKS = re.compile(r"(?<=[^\s,;，、\d])[¹²³⁰⁴⁵⁶⁷⁸⁹*†‡§¶✉]+(?=[\s,;，、)）]|$)")
 _MARK_LIST_COMMA = re.compile(r"(?<=[¹²³⁰⁴⁵⁶⁷⁸⁹])[,，](?=[¹²³⁰⁴⁵⁶⁷⁸⁹])")
 #: A place's name: capitalised words (an acronym, a company) or Chinese, no sentence.
@@ -715,6 +715,12 @@ _OTHERS = re.compile(
 )
 
 
+#: The end of a sentence or a Chinese character: a line that is no Latin credit line.
+_SENTENCE_OR_HAN = re.compile(r"[.。!?！？:：;；]$|[\u3400-\u9fff]")
+#: The words :data:`_OTHERS` needs one of (besides "&"): searched first, a cheap test.
+_OTHERS_WORD = re.compile(r"and|et", re.I)
+
+
 def _may_hold_line_id(s: str) -> bool:
     """False when :data:`_LINE_IDS` cannot match ``s``: the lower-cased line holds neither
     ``arxiv`` nor ``http`` (tested directly when a non-ASCII letter could match an ASCII one
@@ -745,18 +751,19 @@ def parse_credit_line(line: str) -> Credit | None:
     s = line.strip()
     if _may_hold_line_id(s):
         s = _LINE_IDS.sub("", s).strip()
-    if any(ch in s for ch in _MARK_CHARS):  # "Keyu Tian¹, Yi Jiang²,³, Liwei Wang*": affiliation and role marks
+    if _MARK_CHAR.search(s):  # "Keyu Tian¹, Yi Jiang²,³, Liwei Wang*": affiliation and role marks
         s = _NAME_MARKS.sub("", _MARK_LIST_COMMA.sub("", s))
     places: list[str] = []
     if ("(" in s or "（" in s) and (inline := _inline_places(s)) is not None:
         s, places = inline  # "A (Peking University), B (ByteDance)": each person's place in brackets
     elif ". " in s and (tail := _places_after_names(s)) is not None:
         s, places = tail  # "A, B, C. Peking University, ByteDance"
-    if not places and (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"; "A, B（2013 年發表）" a note
+    if not places and s.rstrip().endswith((")", "）")) and (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"; "A, B（2013 年發表）" a note
         if not _NOT_PLACES.search(m.group("places")):
             places = _split_places(m.group("places"))
         s = s[: m.start()].rstrip()
-    if not places and (m := _ZH_OTHERS_PLACES.search(s)) and m.start() > 0 and not _NOT_PLACES.search(m.group("places")):
+    if (not places and "等" in s and (m := _ZH_OTHERS_PLACES.search(s)) and m.start() > 0
+            and not _NOT_PLACES.search(m.group("places"))):
         places = _split_places(m.group("places"))
         s = s[: m.start()] + " 等"
     if not places and (m := _ZH_NAMES_PLACES.fullmatch(s)) and not _NOT_PLACES.search(m.group("places")):
@@ -764,7 +771,7 @@ def parse_credit_line(line: str) -> Credit | None:
         if any(map(is_institution, found)):
             s, places = m.group("names"), found
     credit = Credit()
-    if m := _ZH_OTHERS.search(s):  # "A, B 等", "A, B 等 30+ 位共同作者"
+    if "等" in s and (m := _ZH_OTHERS.search(s)):  # "A, B 等", "A, B 等 30+ 位共同作者"
         credit.truncated = True
         s = s[: m.start()].rstrip()
     if s and (credit.truncated or any(map(is_institution, places))) and (zh := _ZH_NAME_LIST.fullmatch(s)):
@@ -773,9 +780,9 @@ def parse_credit_line(line: str) -> Credit | None:
         credit.authors = [n.strip() for n in re.split(r"[,，、]", zh.group(0)) if n.strip()]
         credit.institutions = places
         return credit
-    if not s or re.search(r"[.。!?！？:：;；]$|[\u3400-\u9fff]", s):
+    if not s or _SENTENCE_OR_HAN.search(s):
         return None
-    others = _OTHERS.search(s)
+    others = _OTHERS.search(s) if "&" in s or _OTHERS_WORD.search(s) else None
     if others:
         credit.truncated = True
         s = s[: others.start()] + "," + s[others.end():]

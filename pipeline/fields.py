@@ -317,6 +317,19 @@ _HINT_HAN = tuple(a + b for a, b in (
 
 
 
+def _by_first_character(words: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """``words`` grouped by their first character."""
+    groups: dict[str, list[str]] = {}
+    for w in words:
+        groups.setdefault(w[0], []).append(w)
+    return {first: tuple(ws) for first, ws in groups.items()}
+
+
+_HINT_WORDS_BY_FIRST = _by_first_character(_HINT_WORDS)
+_HINT_ACRONYMS_BY_FIRST = _by_first_character(_HINT_ACRONYMS)
+_HINT_HAN_BY_FIRST = _by_first_character(_HINT_HAN)
+
+
 def _venue_hints(text: str) -> list[int]:
     """Sorted start positions of :data:`_VENUE_HINT` in ``text`` (a superset of them when
     found with ``str.find``, which is much faster than the pattern: any extra position is only
@@ -325,10 +338,11 @@ def _venue_hints(text: str) -> list[int]:
     if len(low) != len(text) or (not text.isascii() and any(c in text for c in _CASE_EXTRA)):
         return [m.start() for m in _VENUE_HINT.finditer(text)]
     found: set[int] = set()
-    # (an acronym holds a capital letter, a Chinese start is not ASCII)
-    for words, hay in ((_HINT_WORDS, low), (_HINT_ACRONYMS if low != text else (), text),
-                       (_HINT_HAN if not text.isascii() else (), text)):
-        for w in words:
+    # (an acronym holds a capital letter, a Chinese start is not ASCII); only the starts whose
+    # first character the text holds are searched for
+    for groups, hay in ((_HINT_WORDS_BY_FIRST, low), (_HINT_ACRONYMS_BY_FIRST if low != text else {}, text),
+                        (_HINT_HAN_BY_FIRST if not text.isascii() else {}, text)):
+        for w in (w for first, ws in groups.items() if first in hay for w in ws):
             i = hay.find(w)
             while i >= 0:
                 found.add(i)
