@@ -127,7 +127,7 @@ def without_venue_label(h: str) -> str:
     with a presenter's name ("ICLR2025 Morris: Title"), or a
     trailing one after a separator ("Title, CVPR2024 Best Paper Award") or in brackets ("Title
     (Oral)", "Title (UIST 2005)"); unchanged otherwise, or when fewer than 8 characters would be left."""
-    if (track := _TRACK_TAIL.search(h)) is not None and track.start() >= 8:
+    if h.rstrip().endswith((")", "）", "]", "】")) and (track := _TRACK_TAIL.search(h)) is not None and track.start() >= 8:
         h = h[: track.start()]
     if (label := _leading_label(h)) is not None:
         return h[label[0]:]
