@@ -140,9 +140,15 @@ def credit_text(line: str) -> str:
     ``A, B, C``; ``— A, B（Org）`` -> ``A, B（Org）``; in
     brackets and led by ``By`` (``(By A, B and C)`` -> ``A, B and C``), with the people's place
     after ``from`` (``By A and B from Org`` -> ``A and B, Org``)."""
-    s = _LINK_GROUP.sub(" ", _LIST_MARK.sub("", _SUPERSCRIPT.sub("", line))).replace("\\*", "")
-    s = _NAME_DOTS.sub(", ", s)
-    s = _TRAILING_DATE.sub("", s.strip(" ,，"))
+    # (each pattern runs only when the text holds what it needs: a "<" or "[", a separator, a
+    # final digit)
+    s = _LIST_MARK.sub("", _SUPERSCRIPT.sub("", line) if "<" in line else line)
+    s = (_LINK_GROUP.sub(" ", s) if "[" in s or "<" in s else s).replace("\\*", "")
+    if "·" in s or "•" in s or "|" in s:
+        s = _NAME_DOTS.sub(", ", s)
+    s = s.strip(" ,，")
+    if s.rstrip()[-1:].isdigit():
+        s = _TRAILING_DATE.sub("", s)
     s = s.strip().strip("*_").strip().rstrip(".。").strip("*_ ")
     s = _LEADING_DASH.sub("", s)  # "— A, B（Org）" under the title
     if s[:1] in "(（" and s[-1:] in ")）" and not re.search(r"[()（）]", s[1:-1]):
