@@ -100,6 +100,18 @@ _ZH_FRAMES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\s*(?:等(?![人机機单單高])|提出|发布|發布|推出|开源|開源|把|将|將|用|利用|构建|構建|训练|訓練|设计|設計)"),
      "subject"),
 )
+#: Per frame of :data:`_ZH_FRAMES`, what every match of it holds (a cheap search first: most
+#: frames open with ``\s*`` and are tried at every position), or None.
+_ZH_FRAME_NEEDLES: tuple[re.Pattern[str] | None, ...] = (
+    None,
+    re.compile(r"的"),
+    re.compile(r"《|年"),
+    re.compile(r"研究|团队|團隊|学者|學者"),
+    re.compile(r"的《"),
+    re.compile(r"《"),
+    re.compile(r"提出|完成|撰写|撰寫|发表|發表|合著|主导|主導|开发|開發|研发|研發|领衔|領銜"),
+    None,
+)
 #: The verbs of a release, after which a one-word subject is the company that made the work.
 _ZH_RELEASE = re.compile(r"发布|發布|推出|开源|開源")
 _ZH_FROM = re.compile(
@@ -341,8 +353,8 @@ def _zh_frame_credit(sentence: str) -> Credit | None:
     elif ("来自" in sentence or "來自" in sentence) and (m := _ZH_FROM_CLAUSE.search(sentence)):
         hits.append((m.start(), 0, "org", m.group("x")))
     ends: list[int] | None = None  # where the sentence's clauses end (computed at the first hit)
-    for rank, (pattern, kind) in enumerate(_ZH_FRAMES, start=1):
-        for hit in pattern.finditer(sentence):
+    for rank, ((pattern, kind), needle) in enumerate(zip(_ZH_FRAMES, _ZH_FRAME_NEEDLES, strict=True), start=1):
+        for hit in pattern.finditer(sentence) if needle is None or needle.search(sentence) else ():
             if hit.start() == 0:
                 continue
             if ends is None:
