@@ -95,6 +95,19 @@ _ZH_FRAMES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\s*(?:等(?![人机機单單高])|提出|发布|發布|推出|开源|開源|把|将|將|用|利用|构建|構建|训练|訓練|设计|設計)"),
      "subject"),
 )
+#: Per frame of :data:`_ZH_FRAMES`, what every match of it holds (a cheap search first: most
+#: frames open with ``\s*`` and are tried at every position), or None.
+_ZH_FRAME_NEEDLES: tuple[re.Pattern[str] | None, ...] = (
+    None,
+    re.compile(r"的"),
+    re.compile(r"《|年"),
+    re.compile(r"研究|团队|團隊|学者|學者"),
+    re.compile(r"等"),
+    re.compile(r"的《"),
+    re.compile(r"《"),
+    re.compile(r"提出|完成|撰写|撰寫|发表|發表|合著|主导|主導|开发|開發|研发|研發|领衔|領銜"),
+    None,
+)
 #: The verbs of a release, after which a one-word subject is the company that made the work.
 _ZH_RELEASE = re.compile(r"发布|發布|推出|开源|開源")
 _ZH_FROM = re.compile(
@@ -328,8 +341,8 @@ def _zh_frame_credit(sentence: str) -> Credit | None:
     elif ("来自" in sentence or "來自" in sentence) and (m := _ZH_FROM_CLAUSE.search(sentence)):
         hits.append((m.start(), 0, "org", m.group("x")))
     ends: list[int] | None = None  # where the sentence's clauses end (computed at the first hit)
-    for rank, (pattern, kind) in enumerate(_ZH_FRAMES, start=1):
-        for hit in pattern.finditer(sentence):
+    for rank, ((pattern, kind), needle) in enumerate(zip(_ZH_FRAMES, _ZH_FRAME_NEEDLES, strict=True), start=1):
+        for hit in pattern.finditer(sentence) if needle is None or needle.search(sentence) else ():
             if hit.start() == 0:
                 continue
             if ends is None:
@@ -623,7 +636,7 @@ def _split_places(text: str) -> list[str]:
 
 
 #: Affiliation and role marks after a name: superscript digits, *, †, ‡, §, ¶, ✉.
-_MARK_CHARS = frozenset("¹²³⁰⁴⁵⁶⁷⁸⁹*†‡§¶✉")
+_MARK_CHAR = re.compile("[¹²³⁰⁴⁵⁶⁷⁸⁹*†‡§¶✉]")
 _NAME_MARKS = re.compile(r"(?<=[^\s,;，、\d])[¹²³⁰⁴⁵⁶⁷⁸⁹*†‡§¶✉]+(?=[\s,;，、)）]|$)")
 _MARK_LIST_COMMA = re.compile(r"(?<=[¹²³⁰⁴⁵⁶⁷⁸⁹])[,，](?=[¹²³⁰⁴⁵⁶⁷⁸⁹])")
 #: A place's name: capitalised words (an acronym, a company) or Chinese, no sentence.
@@ -677,6 +690,12 @@ _OTHERS = re.compile(
 )
 
 
+#: The end of a sentence or a Chinese character: a line that is no Latin credit line.
+_SENTENCE_OR_HAN = re.compile(r"[.。!?！？:：;；]$|[\u3400-\u9fff]")
+#: The words :data:`_OTHERS` needs one of (besides "&"): searched first, a cheap test.
+_OTHERS_WORD = re.compile(r"and|et", re.I)
+
+
 def _may_hold_line_id(s: str) -> bool:
     """False when :data:`_LINE_IDS` cannot match ``s`` (no ``arxiv`` nor ``http``)."""
     if any(c in s for c in _CASE_EXTRA):
@@ -699,18 +718,19 @@ def parse_credit_line(line: str) -> Credit | None:
     s = line.strip()
     if _may_hold_line_id(s):
         s = _LINE_IDS.sub("", s).strip()
-    if any(ch in s for ch in _MARK_CHARS):  # "Keyu Tian¹, Yi Jiang²,³, Liwei Wang*"
+    if _MARK_CHAR.search(s):  # "Keyu Tian¹, Yi Jiang²,³, Liwei Wang*"
         s = _NAME_MARKS.sub("", _MARK_LIST_COMMA.sub("", s))
     places: list[str] = []
     if ("(" in s or "（" in s) and (inline := _inline_places(s)) is not None:
         s, places = inline  # "A (Peking University), B (ByteDance)"
     elif ". " in s and (tail := _places_after_names(s)) is not None:
         s, places = tail  # "A, B, C. Peking University, ByteDance"
-    if not places and (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"; "A, B（2013 年發表）" a note
+    if not places and s.rstrip().endswith((")", "）")) and (m := _TRAILING_PLACES.search(s)) and m.start() > 0:  # "A, B（AI2 / Cornell）"; "A, B（2013 年發表）" a note
         if not _NOT_PLACES.search(m.group("places")):
             places = _split_places(m.group("places"))
         s = s[: m.start()].rstrip()
-    if not places and (m := _ZH_OTHERS_PLACES.search(s)) and m.start() > 0 and not _NOT_PLACES.search(m.group("places")):
+    if (not places and "等" in s and (m := _ZH_OTHERS_PLACES.search(s)) and m.start() > 0
+            and not _NOT_PLACES.search(m.group("places"))):
         places = _split_places(m.group("places"))
         s = s[: m.start()] + " 等"
     if not places and (m := _ZH_NAMES_PLACES.fullmatch(s)) and not _NOT_PLACES.search(m.group("places")):
@@ -718,7 +738,7 @@ def parse_credit_line(line: str) -> Credit | None:
         if any(map(is_institution, found)):
             s, places = m.group("names"), found
     credit = Credit()
-    if m := _ZH_OTHERS.search(s):  # "A, B 等", "A, B 等 30+ 位共同作者"
+    if "等" in s and (m := _ZH_OTHERS.search(s)):  # "A, B 等", "A, B 等 30+ 位共同作者"
         credit.truncated = True
         s = s[: m.start()].rstrip()
     if s and (credit.truncated or any(map(is_institution, places))) and (zh := _ZH_NAME_LIST.fullmatch(s)):
@@ -726,9 +746,9 @@ def parse_credit_line(line: str) -> Credit | None:
         credit.authors = [n.strip() for n in re.split(r"[,，、]", zh.group(0)) if n.strip()]
         credit.institutions = places
         return credit
-    if not s or re.search(r"[.。!?！？:：;；]$|[\u3400-\u9fff]", s):
+    if not s or _SENTENCE_OR_HAN.search(s):
         return None
-    others = _OTHERS.search(s)
+    others = _OTHERS.search(s) if "&" in s or _OTHERS_WORD.search(s) else None
     if others:
         credit.truncated = True
         s = s[: others.start()] + "," + s[others.end():]

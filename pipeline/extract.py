@@ -120,9 +120,15 @@ def _names_value(value: str) -> str:
 def credit_text(line: str) -> str:
     """A credit line without its links, emphasis, trailing date, leading dash and final period
     (``*A, B, C.* [[Paper](…)], 2022.12`` -> ``A, B, C``); ``(By A and B from Org)`` -> ``A and B, Org``."""
-    s = _LINK_GROUP.sub(" ", _LIST_MARK.sub("", _SUPERSCRIPT.sub("", line))).replace("\\*", "")
-    s = _NAME_DOTS.sub(", ", s)
-    s = _TRAILING_DATE.sub("", s.strip(" ,，"))
+    # (each pattern runs only when the text holds what it needs: a "<" or "[", a separator, a
+    # final digit)
+    s = _LIST_MARK.sub("", _SUPERSCRIPT.sub("", line) if "<" in line else line)
+    s = (_LINK_GROUP.sub(" ", s) if "[" in s or "<" in s else s).replace("\\*", "")
+    if "·" in s or "•" in s or "|" in s:
+        s = _NAME_DOTS.sub(", ", s)
+    s = s.strip(" ,，")
+    if s.rstrip()[-1:].isdigit():
+        s = _TRAILING_DATE.sub("", s)
     s = s.strip().strip("*_").strip().rstrip(".。").strip("*_ ")
     s = _LEADING_DASH.sub("", s)  # "— A, B（Org）" under the title
     if s[:1] in "(（" and s[-1:] in ")）" and not re.search(r"[()（）]", s[1:-1]):

@@ -281,20 +281,40 @@ _HINT_HAN = tuple(a + b for a, b in (
 
 
 
+def _by_first_character(words: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """``words`` grouped by their first character."""
+    groups: dict[str, list[str]] = {}
+    for w in words:
+        groups.setdefault(w[0], []).append(w)
+    return {first: tuple(ws) for first, ws in groups.items()}
+
+
+_HINT_WORDS_BY_FIRST = _by_first_character(_HINT_WORDS)
+_HINT_ACRONYM = re.compile("|".join(map(re.escape, _HINT_ACRONYMS)))
+_HINT_HAN_BY_FIRST = _by_first_character(_HINT_HAN)
+
+
 def _venue_hints(text: str) -> list[int]:
     """Sorted start positions of :data:`_VENUE_HINT` in ``text``, or a superset of them."""
     low = text.lower()
     if len(low) != len(text) or (not text.isascii() and any(c in text for c in _CASE_EXTRA)):
         return [m.start() for m in _VENUE_HINT.finditer(text)]
     found: set[int] = set()
-    # (an acronym holds a capital letter, a Chinese start is not ASCII)
-    for words, hay in ((_HINT_WORDS, low), (_HINT_ACRONYMS if low != text else (), text),
-                       (_HINT_HAN if not text.isascii() else (), text)):
-        for w in words:
+    # the words and Chinese starts whose first character the text holds (a Chinese start is not
+    # ASCII)
+    for groups, hay in ((_HINT_WORDS_BY_FIRST, low), (_HINT_HAN_BY_FIRST if not text.isascii() else {}, text)):
+        for w in (w for first, ws in groups.items() if first in hay for w in ws):
             i = hay.find(w)
             while i >= 0:
                 found.add(i)
                 i = hay.find(w, i + 1)
+    # the acronyms (case-sensitive; one holds a capital letter), by one pattern searched again
+    # from each start found + 1: every position where one starts, overlapping ones too ("ACL"
+    # inside "NAACL")
+    m = _HINT_ACRONYM.search(text) if low != text else None
+    while m is not None:
+        found.add(m.start())
+        m = _HINT_ACRONYM.search(text, m.start() + 1)
     i = low.find("web")
     while i >= 0:  # "the web conference": the hint is at "the"
         j = i

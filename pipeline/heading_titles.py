@@ -20,7 +20,7 @@ from .headings import (
     without_venue_label,
 )
 from .paper_venue import CITATION_TAIL
-from .textutil import data_lines, latin_words, plain
+from .textutil import _memoised, data_lines, latin_words, plain
 
 # An English title with a short Chinese-only label after it ("Title | 全文翻译"), told by its shape.
 _DECORATION = re.compile(
@@ -59,6 +59,7 @@ def reading_label() -> re.Pattern[str]:
     return re.compile(rf"(?<=.{{{MIN_TITLE_BEFORE_LABEL}}})\s*(?:{'|'.join(map(re.escape, words))})\s*$", re.S)
 
 
+@_memoised()
 def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     """``(title, title_zh)`` from a section heading without its markup, numbering, metadata key,
     quotation marks, labels, decorations and a reference's venue tail (``Title. In AAAI 2019.``);
@@ -90,7 +91,8 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
     quoted = _QUOTED.fullmatch(h)
     if quoted:
         h = quoted.group("inner").strip()
-    h = _FINAL_PERIOD.sub("", h)
+    if "." in h[-2:]:  # (the pattern's period ends the text or precedes its final newline)
+        h = _FINAL_PERIOD.sub("", h)
     book = BOOK_TITLE.fullmatch(h)
     if book:
         inner, gloss = book.group("inner").strip(), (book.group("gloss") or "").strip()
@@ -101,7 +103,7 @@ def split_heading_title(heading: str) -> tuple[str | None, str | None]:
         h = inner
     if not h:
         return None, None
-    m = BILINGUAL.fullmatch(h) or _BILINGUAL_SEMICOLON.fullmatch(h)
+    m = (("(" in h or "（" in h) and BILINGUAL.fullmatch(h)) or ((";" in h or "；" in h) and _BILINGUAL_SEMICOLON.fullmatch(h))
     if m:
         a, b = m.group("a").strip(), m.group("b").strip()
         if _HAS_CJK.search(a) and not _HAS_CJK.search(b) and _HAS_LATIN.search(b):

@@ -110,7 +110,7 @@ _TRACK_WORDS = frozenset({"oral", "orals", "poster", "posters", "spotlight", "hi
 def without_venue_label(h: str) -> str:
     """``h`` without a leading venue-edition label (maybe with a presenter) or a trailing one after
     a separator or in brackets; unchanged when under 8 characters would be left."""
-    if (track := _TRACK_TAIL.search(h)) is not None and track.start() >= 8:
+    if h.rstrip().endswith((")", "）", "]", "】")) and (track := _TRACK_TAIL.search(h)) is not None and track.start() >= 8:
         h = h[: track.start()]
     if (label := _leading_label(h)) is not None:
         return h[label[0]:]

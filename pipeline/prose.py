@@ -163,11 +163,13 @@ def find_paper_mentions(paragraph: str) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     pos = 0
     speech: bool | None = None  # whether the paragraph quotes speech (looked for once)
+    # (an announcement needs an acceptance word in its sentence, so in its paragraph: looked for once)
+    accepted = _ACCEPTED.search(paragraph) is not None
     for sentence in split_sentences(paragraph):
         cue: bool | None = None  # looked for at the sentence's first mention only
         not_paper: bool | None = None  # likewise
         previous_end: int | None = None
-        if announced := _announced_links(sentence):  # "Two papers accepted at CVPR 2025: [A](…) and [B](…)"
+        if accepted and (announced := _announced_links(sentence)):  # "Two papers accepted at CVPR 2025: [A](…) and [B](…)"
             found += [(pos + at, name) for at, name in announced]  # (the announcement is context)
             pos += len(sentence)
             continue

@@ -768,13 +768,14 @@ def _document_venue(text: str, sections: list[dict], context: list[dict], headli
         for venue, year in find_dated_venue_years(span_text):
             venue_counts[venue] += 1  # the undated mention counted 1 above; dated, it counts 2
             year_counts[(venue, year)] += 1
-    linked = Counter(filter(None, map(venue_from_url, find_urls(text)))) if "://" in text else Counter()
+    urls = find_urls(text) if "://" in text else []
+    linked = Counter(filter(None, map(venue_from_url, urls)))
     # links outside the sections, and the venue at least half of the sections link to
     context_linked: Counter = Counter()
     if linked:
         section_urls = [set(find_urls(sec["text"])) for sec in sections]
         in_sections = set().union(*section_urls)
-        context_linked.update(filter(None, (venue_from_url(u) for u in find_urls(text) if u not in in_sections)))
+        context_linked.update(filter(None, (venue_from_url(u) for u in urls if u not in in_sections)))
         # (sorted: a tie in most_common goes to the first counted)
         per_section = Counter(v for urls in section_urls for v in sorted(set(filter(None, map(venue_from_url, urls)))))
         context_linked.update({v: n for v, n in per_section.items() if 2 * n >= len(sections)})
