@@ -142,8 +142,10 @@ def credit_text(line: str) -> str:
 #: The text before a line's first 。 or ；, or a sentence end after a closing bracket.
 _LEADING_BRACKET = re.compile(r"\s*[（(](?P<inner>[^()（）]{2,150})[)）]")
 _FIRST_CLAUSE = re.compile(r"(.+?)(?:[。；]|(?<=[)）])\.\s)")
-#: The text before the first spaced dash or bar ("*A, B* – Keywords: … – summary").
+#: The text before the first spaced dash or bar ("*A, B* – Keywords: … – summary"), looked for
+#: in the first MAX_CREDIT_SPAN characters after a title (a credit is shorter).
 _FIRST_DASHED = re.compile(r"(.+?)\s+[–—|]\s+")
+MAX_CREDIT_SPAN = 500
 
 
 _SHORT_NAME_LEAD = re.compile(rf"\s*{SHORT_NAME}")
@@ -367,7 +369,7 @@ def _title_line_credit(line: str, title: str) -> Credit | None:
     clause = _FIRST_CLAUSE.match(after)
     if credit is None and clause:
         credit = parse_credit_line(credit_text(clause.group(1)))
-    dashed = _FIRST_DASHED.match(after)
+    dashed = _FIRST_DASHED.match(after[:MAX_CREDIT_SPAN])
     if credit is None and dashed:
         credit = parse_credit_line(credit_text(dashed.group(1)))
     before = _before_title(line, title)
