@@ -411,7 +411,7 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
         label, raw = f"{source_path}#{n}", json.dumps(obj, ensure_ascii=False)
         row = _row(label, raw.encode())
         row.update(encoding=decoded.encoding, raw_text=raw)
-        if not any(paper_records.field_key(k) in _NAMING_FIELDS for k in obj):
+        if not any(paper_records.field_key(k) in _NAMING_FIELDS for k in obj) and paper_records.guessed_title(obj) is None:
             keys = ", ".join(map(repr, list(obj)[:10]))
             rows.append(_fail(row, f"{label}: a mapping with no title or text field (its keys: {keys}): not a paper, "
                                    "a site's or a tool's settings", "EmptyDocument", status="empty",

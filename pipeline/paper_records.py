@@ -361,6 +361,27 @@ def _titles(obj: dict, keys: tuple[str, ...]) -> tuple[list[str], list[tuple[str
     return titles, junk, None
 
 
+#: Fields that are no title whatever they hold (a record's own id, a picture's file, a date).
+_NOT_TITLE_KEYS = frozenset({"id", "key", "slug", "image", "img", "src", "file", "path", "date", "type", "tags",
+                             "category", "categories", "layout", "bibtex", "description", "note", "notes",
+                             "comment", "remarks", "news"})
+
+
+def guessed_title(obj: dict) -> str | None:
+    """The title of a record that names its paper under a key no list knows (a site's
+    ``alt``/``caption``): the one string value of three words or more, without a link, that is
+    no list of names, in a record with an author or venue field; None otherwise."""
+    keys = {field_key(str(k)) for k in obj}
+    if not keys & {*AUTHOR_FIELDS, *VENUE_FIELDS}:
+        return None
+    known = {*AUTHOR_FIELDS, *VENUE_FIELDS, *URL_FIELDS, *YEAR_FIELDS, *AWARD_FIELDS, *ARXIV_FIELDS,
+             *INSTITUTION_FIELDS, *ABSTRACT_FIELDS, *VENUE_HINT_FIELDS, "doi", *_NOT_TITLE_KEYS}
+    found = [v.strip() for k, v in obj.items() if field_key(str(k)) not in known and isinstance(v, str)
+             and len(v.split()) >= 3 and "://" not in v and len(v) <= MAX_TITLE_CHARS and not field_key(str(k)).endswith("link")
+             and not v.rstrip().endswith((".", "!", "。", "！"))]  # (a sentence is no title)
+    return found[0] if len(found) == 1 else None
+
+
 #: Fields holding a paper's formatted reference.
 CITATION_FIELDS = ("citation", "reference", "cite", "bibliography")
 
@@ -409,6 +430,8 @@ def read_record(obj: dict) -> Reading:
     if cited is not None:  # a reference-formatted field holds the title: {"citation": "A. 2025. Title. In …"}
         titles = [cited[0]]
         obj = {**obj, "authors": obj.get("authors") or cited[1], "year": obj.get("year") or cited[2]}
+    elif not titles and not zh_titles and (guessed := guessed_title(obj)) is not None:
+        titles = [guessed]
     title = next((t for t in titles if not _HAN.search(t)), None)
     title_zh = next(iter(zh_titles), None) or next((t for t in titles if _HAN.search(t)), None)
     if title is None and title_zh is None:

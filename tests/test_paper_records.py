@@ -627,3 +627,20 @@ def test_a_record_whose_only_title_is_in_a_formatted_reference_field(tmp_path):
     record = json.loads(row["paper_record"])
     assert (row["status"], record["title"], record["authors"], record["year"]) == (
         "ok", "Sister Circles: An Intersectional Method in Computing Education", ["Yolanda A. Rankin", "Nyshia Baker"], 2025)
+
+
+def test_a_record_naming_its_paper_under_a_key_no_list_knows(tmp_path):
+    """A site's publication data keeps titles under an image's ``alt``: the one title-shaped
+    string of a record with authors is its title; a sentence (a news item's description) is not."""
+    path = tmp_path / "pubs.yml"
+    path.write_text('- title: "2025"\n  images:\n    - alt: "Widget Dataset: A Maritime Object Detection Dataset"\n'
+                    '      authors: "Ann Lee, Bo Chen, and Cy Wu"\n      conf: "IEEE International Conference on Robotics '
+                    'and Automation (ICRA)"\n      conf_link: "https://example.org/icra"\n'
+                    '- description: "Two papers (Widgets and Gadgets) accepted at ICRA 2025!"\n  authors: "Ann and Bo"\n',
+                    encoding="utf-8")
+    from pipeline.ingest import read_documents
+
+    rows = read_documents("pubs.yml", str(path))
+    assert [(r["status"], r["title"]) for r in rows] == [
+        ("ok", "Widget Dataset: A Maritime Object Detection Dataset"), ("empty", None)]
+    assert json.loads(rows[0]["paper_record"])["venue"] == "ICRA"
