@@ -218,7 +218,8 @@ _NAMED_PAPER = re.compile(r"\b[Pp]aper\s+(?:titled\s+|entitled\s+)?(?:[\"“](?P
 
 
 #: An ACM reference's title after its year: "A, B, and C. 2025. Title. In Proceedings of …".
-_ACM_TITLE = re.compile(r"\.\s(?:19|20)\d\d[a-z]?\.\s+(?P<title>.{8,300}?[?!]?)\.\s+(?=In\b|Proceedings\b|arXiv\b|ACM\b|IEEE\b)")
+_ACM_TITLE = re.compile(r"\.\s(?:19|20)\d\d[a-z]?\.\s+(?P<title>.{8,300}?(?:[?!]|(?=\.)))\.?\s+"
+                        r"(?=In\b|Proceedings\b|arXiv\b|ACM\b|IEEE\b)")
 
 
 def citation_title(s: str) -> str | None:

@@ -401,3 +401,15 @@ def test_a_line_ending_in_a_colon_is_scored_but_never_an_anchor() -> None:
     lines = [ln for ln in split_lines(text) if not ln.blank]
     assert [(c.title, c.prose) for c in find_candidates(lines)] == [
         ("Focal Loss for Dense Object Detection", False), ("The Balanced Cross Entropy Loss", True), ("Results", True)]
+
+
+@pytest.mark.parametrize(("reference", "title"), [
+    ("Ann Lee, Bo Chen, and Cy Wu. 2025. What Can Educators Learn From the Failures of Top-Down Pedagogy? In "
+     "Proceedings of the 56th ACM Technical Symposium", "What Can Educators Learn From the Failures of Top-Down Pedagogy?"),
+    ("Ann Lee and Bo Chen. 2025. Contextual Factors in Computing Activities in U.S. Schools. In Proceedings of the "
+     "56th ACM Technical Symposium", "Contextual Factors in Computing Activities in U.S. Schools"),
+])
+def test_acm_reference_format_titles(reference: str, title: str) -> None:
+    from pipeline.candidates import citation_title
+
+    assert citation_title(reference) == title
