@@ -339,6 +339,13 @@ def _by_line(data: bytes, score: Callable[[str], float]) -> Decoded | None:
     return Decoded("".join(parts), "+".join(used), (f"decode: lines in different encodings, decoded line by line ({counts})",))
 
 
+def _cp1252_letters(data: bytes) -> bool:
+    """Whether every byte of ``data`` that is no UTF-8 reads as a letter in cp1252 ("Lef\xe8vre"):
+    a Western text pasted into UTF-8, which the line-by-line reading recovers, not a stray byte."""
+    stray = [ord(c) - 0xDC00 for c in data.decode("utf-8", "surrogateescape") if "\udc80" <= c <= "\udcff"]
+    return bool(stray) and all(bytes([b]).decode("cp1252", "replace").isalpha() for b in stray)
+
+
 def _mostly_utf8(data: bytes) -> Decoded | None:
     """UTF-8 with a few invalid bytes, replaced by U+FFFD and noted, when valid non-ASCII characters
     outnumber them by :data:`UTF8_MIN_VALID_NON_ASCII` / :data:`UTF8_MAX_BAD_SHARE`, or in a short
@@ -350,7 +357,8 @@ def _mostly_utf8(data: bytes) -> Decoded | None:
         return None
     good = len(text) - len(text.encode("ascii", "ignore")) - bad  # non-ASCII characters, counted in C
     long_ok = good >= UTF8_MIN_VALID_NON_ASCII and bad <= good * UTF8_MAX_BAD_SHARE
-    if not (long_ok or (bad <= UTF8_SHORT_MAX_BAD and good >= bad * UTF8_SHORT_MIN_RATIO)):
+    if not (long_ok or (bad <= UTF8_SHORT_MAX_BAD and good >= bad * UTF8_SHORT_MIN_RATIO
+                        and not _cp1252_letters(data))):
         return None
     return Decoded(text, "utf-8", (f"decode: {bad} byte sequence(s) not valid UTF-8, replaced by U+FFFD",))
 
