@@ -281,8 +281,8 @@ _IMAGES_ONLY = re.compile(
 _IMAGE_LINK_TARGET = re.compile(r"\)\]\(\s*<?([^)\s>]+)|<a\b[^>\n]*?\bhref\s*=\s*[\"']?([^\"'\s>]+)", re.I)
 _PAPER_LINK_KINDS = frozenset({"arxiv", "pdf", "doi", "openreview", "code", "project"})
 #: Separators of menu items; the second group also joins names, so needs a menu word.
-_NAV_SEP = re.compile(r"\s*(?:[|｜丨>›»\t]|\s/\s)\s*")
-_NAV_SEP_WEAK = re.compile(r"\s*[·•/／]\s*")
+_NAV_SEP = re.compile(r"(?<!\s)\s*(?:[|｜丨>›»\t]|\s/\s)\s*")
+_NAV_SEP_WEAK = re.compile(r"(?<!\s)\s*[·•/／]\s*")
 _TABLE_DELIM = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?$")
 #: Generic menu words of news and blog sites (not any site's own sections).
 _MENU_WORDS = frozenset(
