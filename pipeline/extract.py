@@ -677,7 +677,7 @@ def _venue_year_award(row: dict, text: _Lines, meta: _Metadata, body: list[int],
 #: Initials alone, an APA author's given names ("A.", "J. R.").
 _INITIALS = re.compile(r"(?:[A-Z]\.?\s?){1,3}")
 #: The numbers that close a journal's name in a reference ("Nature 521.7553 (2015): 436-444").
-_VOLUME_TAIL = re.compile(r"[\s,.]*(?:\d|\(|Ieee\b|IEEE,).*$", re.S)
+_VOLUME_TAIL = re.compile(r"(?<![\s,.])[\s,.]*(?:\d|\(|Ieee\b|IEEE,).*$", re.S)
 
 
 def _reference_fields(line: str, title: str) -> tuple[list[str], bool, str | None, int | None] | None:

@@ -891,3 +891,22 @@ def test_a_preprint_tag_opening_a_list_item_dates_the_paper() -> None:
                           "text": "- [arXiv 2019] Widget Transformers for Sparse Parsing", "lang": "en",
                           "doc_venue": "ACL", "doc_year": 2023}, "zh-Hans", Config())
     assert (out["venue"], out["year"]) == (None, 2019)
+
+
+def test_a_references_tail_of_commas_costs_linear_time() -> None:
+    """The volume-tail pattern starts where a run of spaces, commas and periods starts: a
+    reference whose tail is 40,000 commas took seconds (each start in the run scanned the rest)."""
+    import time
+
+    from pipeline.extract import _reference_fields
+
+    def seconds(n: int) -> float:
+        line = "Lee, A. (2020). Sparse codes for widget parsing. " + ", " * n
+        start = time.thread_time()
+        _reference_fields(line, "Sparse codes for widget parsing")
+        return time.thread_time() - start
+
+    small, large = min(seconds(10_000) for _ in range(2)), min(seconds(40_000) for _ in range(2))
+    assert large / small < 8.0, (small, large)  # 4 times longer; quadratic: 16 times
+    line = "Lee, A., & Chen, B. (2020). Sparse codes for widget parsing. Journal of Machine Learning Research, 3(2), 1-9."
+    assert _reference_fields(line, "Sparse codes for widget parsing") == (["Lee, A", "Chen, B"], False, "JMLR", 2020)
