@@ -206,6 +206,8 @@ _ASCII_LETTER = re.compile(r"[A-Za-z]{2}")
 _QUOTED_IN_REFERENCE = re.compile(r'(?<=\.\s)["“](?P<title>[^"“”]{8,300}?)[.,]?["”]')
 #: GB/T 7714 document-type marks that close a reference's title ("Title[J]. Journal, 2014").
 _GBT_TYPE_MARK = re.compile(r"\[(?:J|C|M|D|R|A|N|P|S|Z|EB/OL|J/OL|C/OL|DB/OL)\]")
+#: A GB/T 7714 reference's one author: "He K", "LeCun Y", "张三" (surname and initials, or a Han name).
+_GBT_ONE_AUTHOR = re.compile(r"[A-Z][A-Za-z'’-]+(?: [A-Z][A-Za-z'’-]+)? [A-Z]{1,3}|[\u3400-\u9fff]{2,4}")
 #: An APA reference's title after its year: "Author, A., & Author, B. (2021). Title. Venue".
 _APA_TITLE = re.compile(r"\((?:19|20)\d\d[a-z]?\)\.\s+(?P<title>[^.?!]{8,300}[?!]?)")
 
@@ -217,7 +219,9 @@ def citation_title(s: str) -> str | None:
     if m := _GBT_TYPE_MARK.search(s):
         head = s[: m.start()]
         cut = head.rfind("et al. ")
-        cut = cut + len("et al. ") if cut >= 0 else (head.find(". ") + 2 if _is_name_list(head.split(". ")[0]) else 0)
+        names = head.split(". ")[0]
+        cut = cut + len("et al. ") if cut >= 0 else (
+            head.find(". ") + 2 if _is_name_list(names) or _GBT_ONE_AUTHOR.fullmatch(names) else 0)
         title = head[cut:].strip()
         return title if len(title) >= MIN_TITLE_CHARS * 3 else None
     if (m := _QUOTED_IN_REFERENCE.search(s)) and (m.start() == 0 or s[: m.start()].rstrip().endswith(".")):
