@@ -188,3 +188,17 @@ def test_a_front_matter_of_nested_aliases_keeps_its_strings_and_is_read_at_once(
     assert time.thread_time() - start < 1.0  # walking the aliases took hours
     assert (fields["title"], fields["venue"], fields["year"], fields["authors"]) == (
         "Sparse Codes for Widget Parsing", "NeurIPS", 2023, [])
+
+
+def test_a_page_of_front_matter_alone_is_titled_by_its_title_not_a_description_above_it(tmp_path) -> None:
+    """A ``description:`` or ``summary:`` line above ``title:`` headed the page's one section and
+    became the paper's title ("We study widgets")."""
+    pages = {"desc.md": "---\ndescription: Our paper at NeurIPS on widgets and more\n"
+                        "title: Sparse Codes for Widget Parsing\nauthors: Ann Lee, Bo Chen\n---\n",
+             "summ.md": '---\nlayout: paper\nsummary: "We study widgets."\n'
+                        'title: "Attention Distillation for Widget Parsing"\nauthors:\n  - Ann Lee\n---\n'}
+    sections = sections_of_pages(tmp_path, pages).set_index("source_path")
+    assert sections.loc["desc.md", "title"] == "Sparse Codes for Widget Parsing"
+    assert list(sections.loc["desc.md", "authors"]) == ["Ann Lee", "Bo Chen"]
+    assert sections.loc["summ.md", "title"] == "Attention Distillation for Widget Parsing"
+    assert list(sections.loc["summ.md", "authors"]) == ["Ann Lee"]
