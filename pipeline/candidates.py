@@ -95,7 +95,7 @@ _NOT_TITLE_LINE = re.compile(
     r"|(?:(?:cs|math|stat|eess|econ|physics|q-bio|q-fin)\.[A-Z]{2}[;,\s]*)+",
     re.I,
 )
-_TRAILING_REF = re.compile(r"(?:\s*(?:arxiv\s*[:：]?\s*\S+|https?://\S+|doi\s*[:：]\s*\S+|\(\s*\)|[\[(（]\s*(?:pdf|paper|code|link)\s*[\])）]))+\s*$", re.I)
+_TRAILING_REF = re.compile(r"(?<!\s)(?:\s*(?:arxiv\s*[:：]?\s*\S+|https?://\S+|doi\s*[:：]\s*\S+|\(\s*\)|[\[(（]\s*(?:pdf|paper|code|link)\s*[\])）]))+\s*$", re.I)
 _TAG = re.compile(r"<[^>]{1,200}>")
 _QUOTED = re.compile(r"^[\"“「『](?P<inner>[^\"“”「」『』]{4,400})[\"”」』]")
 #: A person's name in a list of names: 2-4 capitalised Latin words ("Yi‐Chieh Wu").
@@ -207,6 +207,8 @@ _ASCII_LETTER = re.compile(r"[A-Za-z]{2}")
 _QUOTED_IN_REFERENCE = re.compile(r'(?<=\.\s)["“](?P<title>[^"“”]{8,300}?)[.,]?["”]')
 #: GB/T 7714 document-type marks that close a reference's title ("Title[J]. Journal, 2014").
 _GBT_TYPE_MARK = re.compile(r"\[(?:J|C|M|D|R|A|N|P|S|Z|EB/OL|J/OL|C/OL|DB/OL)\]")
+#: A GB/T 7714 reference's one author: "He K", "LeCun Y", "张三" (surname and initials, or a Han name).
+_GBT_ONE_AUTHOR = re.compile(r"[A-Z][A-Za-z'’-]+(?: [A-Z][A-Za-z'’-]+)? [A-Z]{1,3}|[\u3400-\u9fff]{2,4}")
 #: An APA reference's title after its year: "Author, A., & Author, B. (2021). Title. Venue".
 _APA_TITLE = re.compile(r"\((?:19|20)\d\d[a-z]?\)\.\s+(?P<title>[^.?!]{8,300}[?!]?)")
 
@@ -229,7 +231,9 @@ def citation_title(s: str) -> str | None:
     if m := _GBT_TYPE_MARK.search(s):
         head = s[: m.start()]
         cut = head.rfind("et al. ")
-        cut = cut + len("et al. ") if cut >= 0 else (head.find(". ") + 2 if _is_name_list(head.split(". ")[0]) else 0)
+        names = head.split(". ")[0]
+        cut = cut + len("et al. ") if cut >= 0 else (
+            head.find(". ") + 2 if _is_name_list(names) or _GBT_ONE_AUTHOR.fullmatch(names) else 0)
         title = head[cut:].strip()
         return title if len(title) >= MIN_TITLE_CHARS * 3 else None
     if (m := _QUOTED_IN_REFERENCE.search(s)) and (m.start() == 0 or s[: m.start()].rstrip().endswith(".")):
@@ -242,7 +246,7 @@ def citation_title(s: str) -> str | None:
 
 
 #: A link to a reader's notes closing a list item ("Title [summary](/paper/x.md)").
-_NOTES_LINK_TAIL = re.compile(r"\s*\[(?:summary|notes?|review|笔记|筆記|解读|解讀)\]\([^()\s]+\)\s*$", re.I)
+_NOTES_LINK_TAIL = re.compile(r"(?<!\s)\s*\[(?:summary|notes?|review|笔记|筆記|解读|解讀)\]\([^()\s]+\)\s*$", re.I)
 #: A short name or a note in brackets glued to a title's last word ("Transformers(UT)",
 #: "Prediction(Short Papers)").
 _GLUED_SHORT_NAME = re.compile(r"(?<=[A-Za-z])\((?:[A-Z][\w-]{0,15}|[A-Z][a-z]+ [A-Z][a-z]+)\)\s*$")
@@ -299,7 +303,7 @@ _GENERIC_LINK = re.compile(rf"(?:(?:read|view|see|open|download|get|full|the)\s+
 
 #: Links closing a line whose texts only name kinds of link ("… codecs. [arXiv](…) [Code](…)").
 _KIND_LINKS_TAIL = re.compile(
-    r"(?:\s*\[\s*(?:(?:" + _LINK_KIND + r"|abs|page|html|here)\s*){1,3}\]\([^()\s]+(?:\([^()\s]*\)[^()\s]*)?\)[\s,|/·]*)+$",
+    r"(?<!\s)(?:\s*\[\s*(?:(?:" + _LINK_KIND + r"|abs|page|html|here)\s*){1,3}\]\([^()\s]+(?:\([^()\s]*\)[^()\s]*)?\)[\s,|/·]*)+$",
     re.I)
 
 
@@ -454,7 +458,7 @@ def _is_venue_tag(s: str) -> bool:
 
 #: Link groups and short bracketed tags after a title: ``[[note]](…)``, ``[[Paper](…)]``, ``[pdf]``.
 _LINK_TAGS = re.compile(r"\[\[[^\[\]\n]{1,40}\]\]?\([^()\s]*\)\]?|\[\[[^\[\]\n]{1,40}\]\]")
-_TRAILING_TAGS = re.compile(r"(?:\s*[\[【][^\]】\n]{1,12}[\]】])+\s*$")
+_TRAILING_TAGS = re.compile(r"(?<!\s)(?:\s*[\[【][^\]】\n]{1,12}[\]】])+\s*$")
 #: Bracketed tags that open a title: "[ICML 2019] Title", "(CVPR 2019)Title".
 LEADING_TAGS = re.compile(r"^(?:\s*[\[【(（][^\]】)）\n]{1,40}[\]】)）])+\s*")
 
@@ -492,12 +496,12 @@ def _title_part(body: str) -> str:
     # "Title*Authors*" (emphasis glued to the title) and "Title (A and B)"
     s = s.rstrip(" *_")
     # (after the emphasis, one name after a comma is a credit too: "*Title*, A")
-    m = re.search(r"[*_]+(?=[^*_]{3,}$)", s)
+    m = re.search(r"(?<![*_])[*_]+(?=[^*_]{3,}$)", s)
     rest = s[m.end():].strip(" *_.") if m else ""
     if m and m.start() >= MIN_TITLE_CHARS * 3 and (
             _is_name_list(rest) or (rest[:1] in ",，" and _NAME.match(rest.lstrip(",， ")))):
         return s[: m.start()].strip()
-    m = re.search(r"\s*[（(]([^（）()]{3,300})[）)]\s*\.?$", s)
+    m = re.search(r"(?<!\s)\s*[（(]([^（）()]{3,300})[）)]\s*\.?$", s)
     if m and m.start() >= MIN_TITLE_CHARS * 3 and (_is_name_list(m.group(1)) or _credits(m.group(1))):
         s = s[: m.start()]
     for m in re.finditer(r"[.?!]\s+", s):
@@ -531,7 +535,7 @@ def _strip_label_fields(s: str) -> str:
 
 _VENUE_TAIL = re.compile(r"[.,](?:\s+|(?=[A-Z]))(?P<tail>[^.,]{2,40}?)\.?\s*$")
 #: A bracketed note closing a list item ("… IJCAI 2022 [融入知识图谱…]").
-_TRAILING_NOTE = re.compile(r"\s*[\[【][^\[\]【】\n]{1,80}[\]】]\s*$")
+_TRAILING_NOTE = re.compile(r"(?<!\s)\s*[\[【][^\[\]【】\n]{1,80}[\]】]\s*$")
 
 
 def _strip_venue_tail(s: str) -> str:

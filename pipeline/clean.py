@@ -78,7 +78,7 @@ FRONT_MATTER_MAX_LINES = 200
 _YAML_LINE = re.compile(r"[\w\-\"']+[ \t]*:(?:[ \t]|$)|[ \t]*-[ \t]|[ \t]+\S")
 
 #: Front-matter keys whose value is the page's headline (Jekyll/Hugo).
-_FRONT_MATTER_HEADLINE = re.compile(r"(?m)^(?:title|subtitle|description|tagline|excerpt|summary)[ \t]*:[ \t]*(.+?)[ \t]*$")
+_FRONT_MATTER_HEADLINE = re.compile(r"(?m)^(title|subtitle|description|tagline|excerpt|summary)[ \t]*:[ \t]*(.+?)[ \t]*$")
 
 
 #: Front matter keys that only a paper's metadata has (a blog post's ``author`` is its writer).
@@ -94,9 +94,11 @@ def front_matter_names_a_paper(dropped: list[dict]) -> bool:
 
 def front_matter_headline(dropped: list[dict]) -> str:
     """The headline values of the YAML front matter in ``dropped`` (:func:`find_dropped`'s list),
-    quotes removed, one a line; ``""`` when none."""
+    quotes removed, one a line, ``title`` first (a ``description`` or ``summary`` above it is no
+    title); ``""`` when none."""
     block = next((d["text"] for d in dropped if d["reason"] == "front_matter"), "")
-    values = (m.group(1).strip("'\"").strip() for m in _FRONT_MATTER_HEADLINE.finditer(block))
+    found = sorted(_FRONT_MATTER_HEADLINE.finditer(block), key=lambda m: m.group(1) != "title")
+    values = (m.group(2).strip("'\"").strip() for m in found)
     return "\n".join(v for v in values if v)
 
 
@@ -281,8 +283,8 @@ _IMAGES_ONLY = re.compile(
 _IMAGE_LINK_TARGET = re.compile(r"\)\]\(\s*<?([^)\s>]+)|<a\b[^>\n]*?\bhref\s*=\s*[\"']?([^\"'\s>]+)", re.I)
 _PAPER_LINK_KINDS = frozenset({"arxiv", "pdf", "doi", "openreview", "code", "project"})
 #: Separators of menu items; the second group also joins names, so needs a menu word.
-_NAV_SEP = re.compile(r"\s*(?:[|｜丨>›»\t]|\s/\s)\s*")
-_NAV_SEP_WEAK = re.compile(r"\s*[·•/／]\s*")
+_NAV_SEP = re.compile(r"(?<!\s)\s*(?:[|｜丨>›»\t]|\s/\s)\s*")
+_NAV_SEP_WEAK = re.compile(r"(?<!\s)\s*[·•/／]\s*")
 _TABLE_DELIM = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?$")
 #: Generic menu words of news and blog sites (not any site's own sections).
 _MENU_WORDS = frozenset(

@@ -230,6 +230,16 @@ def _single_byte(decoded: Decoded, data: bytes) -> bool:
     return not decoded.notes and len(decoded.text) == len(data) and not decoded.encoding.startswith("utf")
 
 
+def _short_utf8(data: bytes, text: str) -> bool:
+    """Whether a short file's valid non-ASCII characters (``text``: its UTF-8 reading with
+    replacements) are plausible (:data:`LINE_MIN_PLAUSIBILITY`; short GBK bytes read as UTF-8 give
+    Greek, IPA and Armenian letters) and its invalid bytes read as cp1252 less so (a Latin-1 letter
+    in UTF-8 text is :func:`_utf8_with_cp1252`'s)."""
+    valid = plausibility(_NON_ASCII_VALID.sub("", text))
+    mixed = _NON_ASCII_VALID.sub("", data.decode("utf-8", _CP1252_FALLBACK))
+    return valid >= LINE_MIN_PLAUSIBILITY and plausibility(mixed) < valid
+
+
 def _best_mixed(data: bytes, detected: Decoded, score: Callable[[str], float]) -> Decoded:
     """Second thoughts on an undeclared detection: a single-byte answer gives way to an at least as
     plausible :data:`WESTERN_CODECS` reading (always noted as a guess); partly-UTF-8 bytes are also
@@ -339,26 +349,22 @@ def _by_line(data: bytes, score: Callable[[str], float]) -> Decoded | None:
     return Decoded("".join(parts), "+".join(used), (f"decode: lines in different encodings, decoded line by line ({counts})",))
 
 
-def _cp1252_letters(data: bytes) -> bool:
-    """Whether every byte of ``data`` that is no UTF-8 reads as a letter in cp1252 ("Lef\xe8vre"):
-    a Western text pasted into UTF-8, which the line-by-line reading recovers, not a stray byte."""
-    stray = [ord(c) - 0xDC00 for c in data.decode("utf-8", "surrogateescape") if "\udc80" <= c <= "\udcff"]
-    return bool(stray) and all(bytes([b]).decode("cp1252", "replace").isalpha() for b in stray)
+#: What is not a valid non-ASCII character of a decoding with replacements: ASCII and U+FFFD.
+_NON_ASCII_VALID = re.compile("[\x00-\x7f\ufffd]+")
 
 
 def _mostly_utf8(data: bytes) -> Decoded | None:
     """UTF-8 with a few invalid bytes, replaced by U+FFFD and noted, when valid non-ASCII characters
     outnumber them by :data:`UTF8_MIN_VALID_NON_ASCII` / :data:`UTF8_MAX_BAD_SHARE`, or in a short
-    file by :data:`UTF8_SHORT_MAX_BAD` / :data:`UTF8_SHORT_MIN_RATIO` (else one bad byte sends the
-    file to a single-byte code page)."""
+    file by :data:`UTF8_SHORT_MAX_BAD` / :data:`UTF8_SHORT_MIN_RATIO` where :func:`_short_utf8`
+    (else one bad byte sends the file to a single-byte code page)."""
     text = data.decode("utf-8", "replace")
     bad = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
     if bad <= 0:
         return None
     good = len(text) - len(text.encode("ascii", "ignore")) - bad  # non-ASCII characters, counted in C
     long_ok = good >= UTF8_MIN_VALID_NON_ASCII and bad <= good * UTF8_MAX_BAD_SHARE
-    if not (long_ok or (bad <= UTF8_SHORT_MAX_BAD and good >= bad * UTF8_SHORT_MIN_RATIO
-                        and not _cp1252_letters(data))):
+    if not (long_ok or (bad <= UTF8_SHORT_MAX_BAD and good >= bad * UTF8_SHORT_MIN_RATIO and _short_utf8(data, text))):
         return None
     return Decoded(text, "utf-8", (f"decode: {bad} byte sequence(s) not valid UTF-8, replaced by U+FFFD",))
 

@@ -685,7 +685,7 @@ def _venue_year_award(row: dict, text: _Lines, meta: _Metadata, body: list[int],
 #: Initials alone, an APA author's given names ("A.", "J. R.").
 _INITIALS = re.compile(r"(?:[A-Z]\.?\s?){1,3}")
 #: The numbers that close a journal's name in a reference ("Nature 521.7553 (2015): 436-444").
-_VOLUME_TAIL = re.compile(r"[\s,.]*(?:\d|\(|Ieee\b|IEEE,).*$", re.S)
+_VOLUME_TAIL = re.compile(r"(?<![\s,.])[\s,.]*(?:\d|\(|Ieee\b|IEEE,).*$", re.S)
 
 
 def _reference_fields(line: str, title: str) -> tuple[list[str], bool, str | None, int | None] | None:
@@ -700,7 +700,8 @@ def _reference_fields(line: str, title: str) -> tuple[list[str], bool, str | Non
     items, truncated = split_names(before)
     if len(items) >= 2 and len(items) % 2 == 0 and all(_INITIALS.fullmatch(i) for i in items[1::2]):
         items = [f"{last}, {given}" for last, given in zip(items[::2], items[1::2], strict=True)]
-    elif len(items) >= 2 and " " not in items[0] and before.startswith(first := f"{items[0]}, {items[1]}"):
+    elif (len(items) >= 2 and " " not in items[0] and not _HAN_CHAR.search(items[0])
+          and before.startswith(first := f"{items[0]}, {items[1]}")):  # MLA's "LeCun, Yann"; not "张三, 李四"
         items = [first + ("." if before[len(first):len(first) + 1] == "." else ""), *items[2:]]
     after = re.sub(r"^[\s.\"”]*(?:\[[A-Z/]{1,5}\](?://|\.)?)?\s*", "", line[at + len(title):])
     year = next((int(m.group(0)) for m in _YEAR_IN_TEXT.finditer(after + " " + line[:at])), None)
@@ -709,6 +710,7 @@ def _reference_fields(line: str, title: str) -> tuple[list[str], bool, str | Non
     return items, truncated, venue if venue and len(venue) <= MAX_REFERENCE_VENUE_CHARS else None, year
 
 
+_HAN_CHAR = re.compile(r"[\u3400-\u9fff]")
 _YEAR_IN_TEXT = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 #: Longest venue name (characters) read off a reference (a longer one is a proceedings' title).
 MAX_REFERENCE_VENUE_CHARS = 40

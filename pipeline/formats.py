@@ -716,7 +716,8 @@ def _yaml_records(node: Any, inherited: dict, in_list: bool, seen: set[int], out
 
 
 def _json_safe(value: Any, budget: list[float]) -> Any:
-    """``value`` with dates, timestamps and bytes written as text; ValueError when ``budget`` runs out."""
+    """``value`` with dates, timestamps and bytes (as UTF-8) written as text, a set as a sorted list;
+    ValueError when ``budget`` runs out."""
     budget[0] -= 1
     if budget[0] < 0:
         raise ValueError("its aliases expand to more values than the text could hold without them "
@@ -725,6 +726,10 @@ def _json_safe(value: Any, budget: list[float]) -> Any:
         return {str(k): _json_safe(v, budget) for k, v in value.items()}
     if isinstance(value, list):
         return [_json_safe(v, budget) for v in value]
+    if isinstance(value, (set, frozenset)):  # "!!set {a, b}": its members in a fixed order
+        return [_json_safe(v, budget) for v in sorted(value, key=str)]
+    if isinstance(value, bytes):  # "!!binary": the text it encodes, not "b'…'"
+        return value.decode("utf-8", "replace")
     return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
 
 

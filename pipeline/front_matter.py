@@ -21,6 +21,7 @@ import yaml
 
 from . import paper_records
 from .clean import front_matter_names_a_paper
+from .formats import YAML_VALUES_PER_CHAR
 from .normalize import to_target
 
 _KEY_LINE = re.compile(r"^(?P<key>[\w\-\"']+)[ \t]*:(?:[ \t]+(?P<value>.*?))?[ \t]*$")
@@ -110,7 +111,8 @@ def _front_matter_object(block: str) -> dict:
     """A front matter block read by PyYAML (every scalar a string), a nested mapping that names a paper
     (a review template's ``cite: {title, authors, venue}``) merged over its top level; the
     lenient :func:`parse_front_matter` when it is no valid YAML mapping (an unquoted colon in
-    a title is common)."""
+    a title is common); only its top-level strings when its aliases expand to more than
+    ``YAML_VALUES_PER_CHAR`` values per character (a "billion laughs" block)."""
     body = "\n".join(line for line in block.split("\n") if line.strip() not in ("---", "..."))
     try:
         obj = yaml.load(body, Loader=_YAML_LOADER)
@@ -119,10 +121,28 @@ def _front_matter_object(block: str) -> dict:
     if not isinstance(obj, dict):
         return parse_front_matter(block)
     obj = {str(k): v for k, v in obj.items()}
+    if not _within([obj], [YAML_VALUES_PER_CHAR * len(body)]):  # aliases nested in aliases
+        return {k: v for k, v in obj.items() if isinstance(v, str)}
     for value in list(obj.values()):
         if isinstance(value, dict) and any(paper_records.field_key(str(k)) in _PAPER_NAMING for k in value):
             obj.update({str(k): v for k, v in value.items()})
     return obj
+
+
+def _within(values: list, budget: list[int]) -> bool:
+    """Whether ``values`` and all they hold, aliased nodes counted each time, number at most
+    ``budget[0]`` (decremented in place)."""
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return True
 
 
 #: Fields a nested front matter mapping holds when it describes the paper.

@@ -413,3 +413,23 @@ def test_acm_reference_format_titles(reference: str, title: str) -> None:
     from pipeline.candidates import citation_title
 
     assert citation_title(reference) == title
+
+
+def test_a_list_items_run_of_spaces_costs_linear_time() -> None:
+    """The trailing-note and notes-link patterns start at a whitespace run's first character: a
+    list item with a run of 20,000 spaces took seconds (each start in the run scanned the rest),
+    and a note after a venue tail still leaves the title."""
+    import time
+
+    from pipeline.candidates import _title_part
+
+    def seconds(spaces: int) -> float:
+        body = "Sparse Codes for Widget Parsing" + " " * spaces + "end [summary](notes/x.md)"
+        start = time.thread_time()
+        _title_part(body)
+        return time.thread_time() - start
+
+    small, large = min(seconds(10_000) for _ in range(2)), min(seconds(40_000) for _ in range(2))
+    assert large / small < 8.0, (small, large)  # 4 times longer; quadratic: 16 times
+    assert _title_part("Sparse Codes for Widget Parsing. IJCAI 2022  [a note on it]") == "Sparse Codes for Widget Parsing"
+    assert _title_part("Sparse Codes for Widget Parsing [summary](notes/x.md)") == "Sparse Codes for Widget Parsing"

@@ -1163,3 +1163,16 @@ def test_entries_written_title_break_credit_on_one_line_are_never_unrelated_news
     path = Path(__file__).parent / "fixtures/real/dev/h19-acl2023-site/industry-track-first8.md"
     text = path.read_text(encoding="utf-8")
     assert [d["reason"] for d in find_dropped(text, Config())] == ["front_matter"]
+
+
+def test_a_long_run_of_spaces_in_a_line_costs_linear_time() -> None:
+    """A menu separator's pattern starts at a whitespace run's first character: a line with a
+    run of 20,000 spaces and no separator took seconds (each start in the run scanned the rest)."""
+    def line(spaces: int) -> str:
+        return "# Widgets\n\nSparse Codes for Widget Parsing" + " " * spaces + "end of the line\n\nWe study widgets.\n"
+
+    small, large = _best_seconds(find_dropped, line(10_000)), _best_seconds(find_dropped, line(40_000))
+    assert large / small < 8.0, (small, large)  # 4 times longer; quadratic: 16 times
+    from pipeline.clean import _is_nav_line
+    assert _is_nav_line("Home | News  |  About", at_edge=True)
+    assert not _is_nav_line("Sparse Codes for Widget Parsing" + " " * 100 + "end", at_edge=True)

@@ -891,3 +891,45 @@ def test_a_preprint_tag_opening_a_list_item_dates_the_paper() -> None:
                           "text": "- [arXiv 2019] Widget Transformers for Sparse Parsing", "lang": "en",
                           "doc_venue": "ACL", "doc_year": 2023}, "zh-Hans", Config())
     assert (out["venue"], out["year"]) == (None, 2019)
+
+
+def test_a_references_tail_of_commas_costs_linear_time() -> None:
+    """The volume-tail pattern starts where a run of spaces, commas and periods starts: a
+    reference whose tail is 40,000 commas took seconds (each start in the run scanned the rest)."""
+    import time
+
+    from pipeline.extract import _reference_fields
+
+    def seconds(n: int) -> float:
+        line = "Lee, A. (2020). Sparse codes for widget parsing. " + ", " * n
+        start = time.thread_time()
+        _reference_fields(line, "Sparse codes for widget parsing")
+        return time.thread_time() - start
+
+    small, large = min(seconds(10_000) for _ in range(2)), min(seconds(40_000) for _ in range(2))
+    assert large / small < 8.0, (small, large)  # 4 times longer; quadratic: 16 times
+    line = "Lee, A., & Chen, B. (2020). Sparse codes for widget parsing. Journal of Machine Learning Research, 3(2), 1-9."
+    assert _reference_fields(line, "Sparse codes for widget parsing") == (["Lee, A", "Chen, B"], False, "JMLR", 2020)
+
+
+def test_a_gbt_reference_with_one_author_or_han_authors_gives_its_title_and_authors() -> None:
+    """GB/T 7714 references by one author ("He K. Title[C]//CVPR. 2016.", "张三. 标题[J]. …") kept
+    the author in the title and gave no fields, and two Han names were joined as MLA's inverted
+    first author ("张三, 李四")."""
+    from pipeline.candidates import citation_title
+    from pipeline.extract import _reference_fields
+
+    cases = [
+        ("He K. Deep residual learning for image recognition[C]//CVPR. 2016.",
+         "Deep residual learning for image recognition", (["He K"], False, "CVPR", 2016)),
+        ("张三. 稀疏编码在部件解析中的应用研究[J]. 计算机学报, 2020, 43(2): 1-9.",
+         "稀疏编码在部件解析中的应用研究", (["张三"], False, "计算机学报", 2020)),
+        ("张三, 李四. 稀疏编码在部件解析中的应用研究[J]. 计算机学报, 2020.",
+         "稀疏编码在部件解析中的应用研究", (["张三", "李四"], False, "计算机学报", 2020)),
+        ('LeCun, Yann. "Deep learning for widget parsing." Nature, 2015.',
+         "Deep learning for widget parsing", (["LeCun, Yann"], False, "Nature", 2015)),
+    ]
+    for line, title, fields in cases:
+        assert citation_title(line) == title
+        assert _reference_fields(line, title) == fields
+    assert citation_title("Deep Learning. Sparse codes for widgets[J]. J, 2020") == "Deep Learning. Sparse codes for widgets"

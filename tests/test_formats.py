@@ -1005,3 +1005,14 @@ def test_yaml_records_grouped_by_year_with_private_keys_and_doi_ids(tmp_path: Pa
         ("ok", "A Paper On Sparse Widgets"), ("ok", "Understanding User Immersion in Short Videos"), ("empty", None)]
     first = json.loads(rows[0]["paper_record"])
     assert (first["authors"], first["venue"]) == (["Ann Lee", "Bo Wu"], "ICRA")
+
+
+def test_yaml_binary_and_set_values_are_their_text_and_sorted_members(tmp_path: Path) -> None:
+    """A ``!!binary`` title is the text it encodes and a ``!!set`` of authors its members in a
+    fixed order; they were written as Python's ``b'…'`` and ``{…}`` (a set's order varying by run)."""
+    path = tmp_path / "typed.yaml"
+    path.write_text("- title: !!binary U3BhcnNlIENvZGVzIGZvciBXaWRnZXQgUGFyc2luZw==\n"
+                    "  authors: !!set {Bo Chen, Ann Lee}\n")
+    (row,) = read_documents("typed.yaml", str(path))
+    assert (row["status"], row["title"]) == ("ok", "Sparse Codes for Widget Parsing")
+    assert json.loads(row["raw_text"])["authors"] == ["Ann Lee", "Bo Chen"]

@@ -4,6 +4,9 @@ real run (:func:`pipeline.run`)."""
 
 from __future__ import annotations
 
+import json
+import time
+
 import pandas as pd
 import pytest
 
@@ -167,3 +170,35 @@ def test_nested_citation_front_matter_and_a_page_of_front_matter_alone(tmp_path)
     assert list(sections.loc["paper_0006.md", "authors"]) == ["Miao Liu", "Yin Li"]
     assert list(sections.loc["paper_0006.md", "institutions"]) == ["Georgia Institute of Technology",
                                                                    "University of Wisconsin-Madison"]
+
+
+def test_a_front_matter_of_nested_aliases_keeps_its_strings_and_is_read_at_once() -> None:
+    """A "billion laughs" block (10**11 authors by aliases of aliases) is not walked: its
+    top-level strings are read, its lists left out."""
+    from pipeline.front_matter import front_matter_fields
+
+    def block(levels: int) -> str:
+        lines = ["---", "title: Sparse Codes for Widget Parsing", "venue: NeurIPS 2023",
+                 'a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+        lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, levels + 1)]
+        return "\n".join([*lines, f"authors: *a{levels}", "---"])
+
+    start = time.thread_time()
+    fields = json.loads(front_matter_fields([{"reason": "front_matter", "text": block(10)}]))
+    assert time.thread_time() - start < 1.0  # walking the aliases took hours
+    assert (fields["title"], fields["venue"], fields["year"], fields["authors"]) == (
+        "Sparse Codes for Widget Parsing", "NeurIPS", 2023, [])
+
+
+def test_a_page_of_front_matter_alone_is_titled_by_its_title_not_a_description_above_it(tmp_path) -> None:
+    """A ``description:`` or ``summary:`` line above ``title:`` headed the page's one section and
+    became the paper's title ("We study widgets")."""
+    pages = {"desc.md": "---\ndescription: Our paper at NeurIPS on widgets and more\n"
+                        "title: Sparse Codes for Widget Parsing\nauthors: Ann Lee, Bo Chen\n---\n",
+             "summ.md": '---\nlayout: paper\nsummary: "We study widgets."\n'
+                        'title: "Attention Distillation for Widget Parsing"\nauthors:\n  - Ann Lee\n---\n'}
+    sections = sections_of_pages(tmp_path, pages).set_index("source_path")
+    assert sections.loc["desc.md", "title"] == "Sparse Codes for Widget Parsing"
+    assert list(sections.loc["desc.md", "authors"]) == ["Ann Lee", "Bo Chen"]
+    assert sections.loc["summ.md", "title"] == "Attention Distillation for Widget Parsing"
+    assert list(sections.loc["summ.md", "authors"]) == ["Ann Lee"]

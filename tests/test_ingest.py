@@ -774,6 +774,15 @@ def test_short_utf8_file_with_one_stray_byte_stays_utf8_with_a_note():
     assert decode("最佳論文獎".encode("big5")).text == "最佳論文獎"
 
 
+def test_short_gbk_bytes_that_are_mostly_valid_utf8_are_not_read_as_utf8():
+    # these GBK bytes are two or three valid UTF-8 letters (Greek, IPA, Armenian) and one invalid
+    # sequence: the short-file rule read them as UTF-8 ("�Ͻ�ôƽս")
+    for text in ("合将么平战", "其反实", "放济报效示"):
+        decoded = decode(text.encode("gbk"))
+        assert decoded.encoding != "utf-8" and "\ufffd" not in decoded.text, (text, decoded)
+    assert decode("合将么平战".encode("gbk")).text == "合将么平战"
+
+
 def test_gb18030_is_not_taken_for_broken_utf8():
     text = "论文摘要：本文提出了一种新的扩散模型训练方法，在多个基准上取得了显著提升。" * 5
     assert decode(text.encode("gb18030")).encoding == "gb18030"
