@@ -109,7 +109,8 @@ def parse_front_matter(block: str) -> dict[str, str | list[str]]:
 
 def _front_matter_object(block: str) -> dict:
     """A front matter block read by PyYAML (every scalar a string), a nested mapping that names a paper
-    (a review template's ``cite: {title, authors, venue}``) merged over its top level; the
+    (a review template's ``cite: {title, authors, venue}``) merged over its top level (its strings
+    and lists only); the
     lenient :func:`parse_front_matter` when it is no valid YAML mapping (an unquoted colon in
     a title is common); only its top-level strings when its aliases expand to more than
     ``YAML_VALUES_PER_CHAR`` values per character (a "billion laughs" block)."""
@@ -125,7 +126,7 @@ def _front_matter_object(block: str) -> dict:
         return {k: v for k, v in obj.items() if isinstance(v, str)}
     for value in list(obj.values()):
         if isinstance(value, dict) and any(paper_records.field_key(str(k)) in _PAPER_NAMING for k in value):
-            obj.update({str(k): v for k, v in value.items()})
+            obj.update({str(k): v for k, v in value.items() if isinstance(v, (str, list)) and v})
     return obj
 
 

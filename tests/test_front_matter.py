@@ -202,3 +202,11 @@ def test_a_page_of_front_matter_alone_is_titled_by_its_title_not_a_description_a
     assert list(sections.loc["desc.md", "authors"]) == ["Ann Lee", "Bo Chen"]
     assert sections.loc["summ.md", "title"] == "Attention Distillation for Widget Parsing"
     assert list(sections.loc["summ.md", "authors"]) == ["Ann Lee"]
+
+
+def test_a_nested_mapping_merges_only_its_strings_and_lists() -> None:
+    from pipeline.front_matter import _front_matter_object
+
+    block = "---\ntitle: Sparse Widgets\nauthors: Ann Lee\ncite:\n  title: Sparse Widgets for Parsing\n  authors:\n    x: y\n---"
+    assert {k: v for k, v in _front_matter_object(block).items() if k != "cite"} == {
+        "title": "Sparse Widgets for Parsing", "authors": "Ann Lee"}
