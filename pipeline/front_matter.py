@@ -108,12 +108,11 @@ def parse_front_matter(block: str) -> dict[str, str | list[str]]:
 
 
 def _front_matter_object(block: str) -> dict:
-    """A front matter block read by PyYAML (every scalar a string), a nested mapping that names a paper
-    (a review template's ``cite: {title, authors, venue}``) merged over its top level (its strings
-    and lists only); the
-    lenient :func:`parse_front_matter` when it is no valid YAML mapping (an unquoted colon in
-    a title is common); only its top-level strings when its aliases expand to more than
-    ``YAML_VALUES_PER_CHAR`` values per character (a "billion laughs" block)."""
+    """A front matter block read by PyYAML (every scalar a string), a nested mapping that names a
+    paper (a review template's ``cite: {title, authors, venue}``) merged over its top level (its
+    strings and lists only); the lenient :func:`parse_front_matter` when it is no valid YAML
+    mapping (an unquoted colon in a title is common); only its top-level strings when its aliases
+    expand to more than ``YAML_VALUES_PER_CHAR`` values per character (a "billion laughs" block)."""
     body = "\n".join(line for line in block.split("\n") if line.strip() not in ("---", "..."))
     try:
         obj = yaml.load(body, Loader=_YAML_LOADER)
