@@ -21,6 +21,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .candidates import citation_title
 from .fields import find_venue_years, normalize_award
 from .identifiers import find_arxiv_ids, find_urls
 from .line_kinds import MAX_TITLE_CHARS as PAGE_MAX_TITLE_CHARS
@@ -390,8 +391,6 @@ def _cited(obj: dict) -> tuple[str, str, str | None] | None:
     """``(title, authors, year)`` of the first formatted reference field
     (:func:`pipeline.candidates.citation_title`): the authors are the text before the title
     and its year, the year the first after them; None without one."""
-    from .candidates import citation_title  # (candidates reads records' fields through fields)
-
     for key in CITATION_FIELDS:
         for _, value in values(obj, key):
             text = _text(value)
