@@ -389,9 +389,11 @@ def read_yaml(source_path: str, abs_path: str) -> list[dict]:
     :func:`pipeline.formats.yaml_records`, read by :func:`pipeline.formats.parse_record`.
 
     ``source_path`` is ``"<path>#<N>"``; ``raw_text`` and the id bytes are the record as JSON. A
-    record with no paper and no text is an error row; a name without paper fields
-    (:func:`_names_a_paper`) an ``empty`` row. Unreadable or invalid YAML: one error row; no
-    records: one ``empty`` row. Never raises.
+    mapping with no title, text or citation field and no title-shaped value
+    (:func:`pipeline.paper_records.guessed_title`), and a name without paper fields
+    (:func:`_names_a_paper`), are ``empty`` rows; a record naming no paper otherwise an error row.
+    Keys a mapping gives twice are noted on every row. Unreadable or invalid YAML: one error row;
+    no records: one ``empty`` row. Never raises.
     """
     data, failed = _read_bytes(source_path, abs_path)
     if failed is not None:
