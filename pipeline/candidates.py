@@ -46,7 +46,7 @@ from .textutil import HTML_BREAK, Line, data_lines, latin_words, plain
 _MD_HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<text>\S.*)$")
 _BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
 _BOLD_RUN = re.compile(r"(?:\*\*|__)(?P<inner>[^*_\n].*?)(?:\*\*|__)")
-_LINK = re.compile(r"\[(?P<text>[^\[\]\n]{2,400})\]\((?P<url>[^()\s]+(?:\([^()\s]*\)[^()\s]*)?)\)")
+_LINK = re.compile(r"\[(?P<text>[^\[\]\n]{2,400})\]\((?P<url><[^<>\n]*>|[^()\s]+(?:\([^()\s]*\)[^()\s]*)?)\)")
 _BULLET = re.compile(rf"^(?:[-*+](?=\s)\s*|[•·▪●◆◇■□➤►▶✅☑️📄📌🔹🔸]\s*|{LIST_NUMBER}[.)、．]\s*|[（(]\d{{1,3}}[）)]\s*)(?:\[[ xX]\]\s*)?")
 _HTML_A = re.compile(r"<a\s[^>]*?href=[\"'](?P<href>[^\"']+)[\"'][^>]*>(?P<text>.*?)</a>", re.I | re.S)
 _HTML_BOLD = re.compile(r"</?(?:b|strong)(?:\s[^>]*)?>", re.I)

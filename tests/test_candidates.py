@@ -433,3 +433,12 @@ def test_a_list_items_run_of_spaces_costs_linear_time() -> None:
     assert large / small < 8.0, (small, large)  # 4 times longer; quadratic: 16 times
     assert _title_part("Sparse Codes for Widget Parsing. IJCAI 2022  [a note on it]") == "Sparse Codes for Widget Parsing"
     assert _title_part("Sparse Codes for Widget Parsing [summary](notes/x.md)") == "Sparse Codes for Widget Parsing"
+
+
+def test_a_link_whose_destination_is_in_angle_brackets_is_unlinked() -> None:
+    """CommonMark's "[text](<destination with spaces>)", as HTML-to-Markdown writes a link with
+    spaces in its URL: its text is the title."""
+    from pipeline.candidates import unlink
+
+    assert unlink("[Memory-Augmented Tree Search](<http://example.org/s?q=Memory Augmented&x=y>) | A") == \
+        "Memory-Augmented Tree Search | A"
