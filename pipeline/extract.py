@@ -182,6 +182,8 @@ _AUTHORS_LABEL = re.compile(r"(?:authors?|作者们?|作者們?)\s*[:：]?", re.
 #: A BibTeX author field ("author={Wang, Alex and Ge, Yixiao},"): names joined by "and".
 _BIBTEX_AUTHOR = re.compile(r"\s*author\s*=\s*[{\"](?P<names>[^{}\"]+)[}\"]\s*,?\s*", re.I)
 _BIBTEX_AND = re.compile(r"\s+and\s+")
+#: A line that is only a year.
+_YEAR_LINE = re.compile(r"\s*((?:19|20)\d\d)\s*")
 #: A BibTeX year field ("year={2025},", "year = 2019,").
 _BIBTEX_YEAR = re.compile(r"\s*year\s*=\s*[{\"]?((?:19|20)\d\d)[}\"]?\s*,?\s*", re.I)
 
@@ -639,6 +641,8 @@ def _venue_year_award(row: dict, text: _Lines, meta: _Metadata, body: list[int],
                 break
     if year is None:  # a year metadata line or table column ("年份: 2022")
         year = next((int(m.group(1)) for v in kv.get("year", []) if (m := _YEAR_VALUE.match(v))), None)
+    if year is None and len(lines) > 1 and (alone := _YEAR_LINE.fullmatch(plain(lines[0]))) and (title or title_zh or "\0") in lines[1]:
+        year = int(alone.group(1))  # a year alone right above the title's line: a table's year cell ("| **2018** | Title |")
     if year is None and "year" in raw and "=" in raw:  # a BibTeX entry's year field ("year={2025},")
         year = next((int(m.group(1)) for ln in lines if (m := _BIBTEX_YEAR.fullmatch(ln))), None)
     if year is None:  # a venue line the venue list does not know still dates it ("會議/期刊：IEEE S&P 2019")

@@ -933,3 +933,13 @@ def test_a_gbt_reference_with_one_author_or_han_authors_gives_its_title_and_auth
         assert citation_title(line) == title
         assert _reference_fields(line, title) == fields
     assert citation_title("Deep Learning. Sparse codes for widgets[J]. J, 2020") == "Deep Learning. Sparse codes for widgets"
+
+
+def test_a_year_alone_above_the_titles_line_dates_the_paper() -> None:
+    """A header-less table row read as one cell a line ("| **2018** | [Title](…) | A, Univ |")."""
+    text = "2018\n[Memory-Augmented Widget Search](https://example.org/p)\nChenjun Xiao, University of Alberta"
+    out = extract_fields({"heading": "Memory-Augmented Widget Search", "text": text, "lang": "en"}, "zh-Hans", Config())
+    assert out["year"] == 2018
+    text = "2018 and beyond\n[Memory-Augmented Widget Search](https://example.org/p)"
+    assert extract_fields({"heading": "Memory-Augmented Widget Search", "text": text, "lang": "en"},
+                          "zh-Hans", Config())["year"] is None
