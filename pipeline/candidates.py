@@ -859,7 +859,9 @@ def find_candidates(lines: list[Line]) -> list[Candidate]:
         if c is not None and fenced and c.style in ("md1", "md2", "md3"):
             continue  # a "# comment" line of a code block is no heading
         if c is not None and ((c.style == "plain" and (_TEX_MATH.search(c.title) or _wrapped_prose(lines, i)))
-                              or plain(line.stripped).rstrip(" *_").endswith((":", "："))):
+                              or plain(line.stripped).rstrip(" *_").endswith((":", "："))
+                              or (c.style == "table" and len(c.cells) >= 3 and sum(map(bool, c.cells)) == 1)):
+            # (a table row of one filled cell names a group of the rows under it: "| [AAAI] |  |  |")
             c.prose = True  # (a line ending in a colon labels what follows: "The Balanced CE Loss:")
         if c is not None and c.style == "reference":
             # a sentence-shaped line is a title only in a reference, under its authors' line

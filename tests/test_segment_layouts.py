@@ -1118,3 +1118,14 @@ def test_a_quoted_title_in_a_sentence_saying_a_submission_was_accepted() -> None
         '"Accelerating Patient Cohort Screening for Clinical Trials using Language Model Prompting"']
     # a quotation in a sentence with no word about a paper is no mention
     assert find_paper_mentions('The motto "Accelerating Patient Cohort Screening for Everyone" hangs in the hall.') == []
+
+
+def test_a_table_row_of_one_filled_cell_is_a_group_label_not_a_paper() -> None:
+    rows = "".join(f"|  **{2019 - k}** | [{t}](https://example.org/{k}) | Ann Lee, University of Alberta |\n"
+                   for k, t in enumerate(["How to Combine Tree-Search Methods in Widget Learning",
+                                          "Memory-Augmented Monte Carlo Widget Search",
+                                          "Bidirectional Widget Search That Is Guaranteed to Meet"]))
+    text = "# Best Paper Awards\n\n| [AAAI (Artificial Intelligence)] |  |  |\n" + rows
+    assert [t for t, _ in titles(text)] == ["How to Combine Tree-Search Methods in Widget Learning",
+                                            "Memory-Augmented Monte Carlo Widget Search",
+                                            "Bidirectional Widget Search That Is Guaranteed to Meet"]
