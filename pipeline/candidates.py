@@ -41,7 +41,7 @@ from .headings import (
     without_venue_label,
 )
 from .identifiers import find_arxiv_ids, find_urls
-from .textutil import HTML_BREAK, Line, data_lines, latin_words, plain
+from .textutil import HTML_BREAK, YEAR, Line, data_lines, latin_words, plain
 
 _MD_HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<text>\S.*)$")
 _BOLD_LINE = re.compile(r"^(?:\*\*|__)(?P<inner>[^*_].*?)(?:\*\*|__)[：:]?$")
@@ -243,6 +243,23 @@ def citation_title(s: str) -> str | None:
     if m := _ACM_TITLE.search(s):
         return m.group("title").strip()
     return None
+
+
+def cited_parts(s: str) -> tuple[str, str, str, int | None] | None:
+    """``(title, authors, after, year)`` of a formatted reference (:func:`citation_title`):
+    the text before the title without its year (``A and B. 2025.``, ``A, B. (2021).``), the text
+    after it, and the first year after the title, else before it; None for any other text."""
+    title = citation_title(s)
+    if title is None or (at := s.find(title)) <= 0:
+        return None
+    before, after = s[:at], s[at + len(title):]
+    year = YEAR.search(after) or YEAR.search(before)
+    return (title, _YEAR_TAIL.sub("", before.rstrip(' "“')).rstrip(" ."), after,
+            int(year.group(0)) if year else None)
+
+
+#: The year closing a reference's authors ("A and B. 2025.", "A, B. (2021).").
+_YEAR_TAIL = re.compile(r"[\s.(]*(?:19|20)\d\d[a-z]?\)?[.\s]*$")
 
 
 #: A link to a reader's notes closing a list item ("Title [summary](/paper/x.md)").

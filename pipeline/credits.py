@@ -19,7 +19,7 @@ from .names import (
     _latin_org,
     is_institution,
 )
-from .textutil import _CASE_EXTRA, _memoised
+from .textutil import _CASE_EXTRA, YEAR, _memoised
 
 # A Latin person-name token: a capitalised word (accents, apostrophes, hyphenated parts; one inner
 # capital after a prefix, as in LeCun) or an initial ("V."); not NVIDIA or DeepMind.
@@ -784,12 +784,11 @@ def first_author_tag(text: str) -> Credit | None:
     year follows it."""
     first, sep, rest = text.partition(",")
     first = first.strip()
-    if sep and _YEAR_IN.search(rest) and len(first.split()) >= 2 and _person_name(first) and not is_institution(first):
+    if sep and YEAR.search(rest) and len(first.split()) >= 2 and _person_name(first) and not is_institution(first):
         return Credit([first], truncated=True)
     return None
 
 
-_YEAR_IN = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 
 
 def affiliation_line(line: str) -> list[str]:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from . import keywords as kw
 from . import nlp, paper_records
-from .candidates import HTML_BREAK, LEADING_TAGS, citation_title, unlink
+from .candidates import HTML_BREAK, LEADING_TAGS, cited_parts, unlink
 from .config import Config
 from .credits import (
     Credit,
@@ -698,24 +698,22 @@ def _reference_fields(line: str, title: str) -> tuple[list[str], bool, str | Non
     authors are those before the title (the first inverted, "LeCun, Yann", as MLA writes it; APA
     lists are inverted pairs), the year the first one after them, the venue the words after the
     title before its volume and pages, when the venue list or its full names know them."""
-    if citation_title(line) != title or (at := line.find(title)) <= 0:
+    if (parts := cited_parts(line)) is None or parts[0] != title:
         return None
-    before = re.sub(r"\(\s*(?:19|20)\d\d[a-z]?\)\.?\s*$", "", line[:at].rstrip(' "“')).rstrip(" .")
+    _, before, after, year = parts
     items, truncated = split_names(before)
     if len(items) >= 2 and len(items) % 2 == 0 and all(_INITIALS.fullmatch(i) for i in items[1::2]):
         items = [f"{last}, {given}" for last, given in zip(items[::2], items[1::2], strict=True)]
     elif (len(items) >= 2 and " " not in items[0] and not _HAN_CHAR.search(items[0])
           and before.startswith(first := f"{items[0]}, {items[1]}")):  # MLA's "LeCun, Yann"; not "张三, 李四"
         items = [first + ("." if before[len(first):len(first) + 1] == "." else ""), *items[2:]]
-    after = re.sub(r"^[\s.\"”]*(?:\[[A-Z/]{1,5}\](?://|\.)?)?\s*", "", line[at + len(title):])
-    year = next((int(m.group(0)) for m in _YEAR_IN_TEXT.finditer(after + " " + line[:at])), None)
+    after = re.sub(r"^[\s.\"”]*(?:\[[A-Z/]{1,5}\](?://|\.)?)?\s*", "", after)
     named = _VOLUME_TAIL.sub("", re.sub(r"^(?:19|20)\d\d\s+", "", after)).strip(" .,")  # "[C]//2009 IEEE conference …"
     venue = record_venue(named)[0] if named else None
     return items, truncated, venue if venue and len(venue) <= MAX_REFERENCE_VENUE_CHARS else None, year
 
 
 _HAN_CHAR = re.compile(r"[\u3400-\u9fff]")
-_YEAR_IN_TEXT = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 #: Longest venue name (characters) read off a reference (a longer one is a proceedings' title).
 MAX_REFERENCE_VENUE_CHARS = 40
 

@@ -697,7 +697,7 @@ def _yaml_records(node: Any, inherited: dict, in_list: bool, seen: set[int], out
             if isinstance(item, dict):
                 _yaml_records(item, inherited, True, seen, out, budget)
         return
-    scalars = {str(k): _json_safe(v, budget) for k, v in node.items() if not isinstance(v, (list, dict))}
+    scalars = {str(k): json_safe(v, budget) for k, v in node.items() if not isinstance(v, (list, dict))}
     if not in_list:  # a mapping that holds lists of records ("papers: [...]")
         for v in node.values():
             _yaml_records(v, {**inherited, **scalars}, False, seen, out, budget)
@@ -711,11 +711,11 @@ def _yaml_records(node: Any, inherited: dict, in_list: bool, seen: set[int], out
         for v in nested:
             _yaml_records(v, {**parent, **scalars}, False, seen, out, budget)
         return
-    own = {str(k): _json_safe(v, budget) for k, v in node.items()}
+    own = {str(k): json_safe(v, budget) for k, v in node.items()}
     out.append({**{k: v for k, v in parent.items() if k not in own}, **own})
 
 
-def _json_safe(value: Any, budget: list[float]) -> Any:
+def json_safe(value: Any, budget: list[float]) -> Any:
     """``value`` with dates, timestamps and bytes (as UTF-8) written as text, a set as a sorted list;
     ValueError when ``budget`` runs out."""
     budget[0] -= 1
@@ -723,11 +723,11 @@ def _json_safe(value: Any, budget: list[float]) -> Any:
         raise ValueError("its aliases expand to more values than the text could hold without them "
                          "(aliases nested in aliases)")
     if isinstance(value, dict):
-        return {str(k): _json_safe(v, budget) for k, v in value.items()}
+        return {str(k): json_safe(v, budget) for k, v in value.items()}
     if isinstance(value, list):
-        return [_json_safe(v, budget) for v in value]
+        return [json_safe(v, budget) for v in value]
     if isinstance(value, (set, frozenset)):  # "!!set {a, b}": its members in a fixed order
-        return [_json_safe(v, budget) for v in sorted(value, key=str)]
+        return [json_safe(v, budget) for v in sorted(value, key=str)]
     if isinstance(value, bytes):  # "!!binary": the text it encodes, not "b'…'"
         return value.decode("utf-8", "replace")
     return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)

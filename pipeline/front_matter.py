@@ -21,7 +21,7 @@ import yaml
 
 from . import paper_records
 from .clean import front_matter_names_a_paper
-from .formats import YAML_VALUES_PER_CHAR
+from .formats import YAML_VALUES_PER_CHAR, json_safe
 from .normalize import to_target
 
 _KEY_LINE = re.compile(r"^(?P<key>[\w\-\"']+)[ \t]*:(?:[ \t]+(?P<value>.*?))?[ \t]*$")
@@ -120,29 +120,14 @@ def _front_matter_object(block: str) -> dict:
         obj = None
     if not isinstance(obj, dict):
         return parse_front_matter(block)
-    obj = {str(k): v for k, v in obj.items()}
-    if not _within([obj], [YAML_VALUES_PER_CHAR * len(body)]):  # aliases nested in aliases
-        return {k: v for k, v in obj.items() if isinstance(v, str)}
+    try:  # (aliases nested in aliases expand exponentially: the YAML reader's budget)
+        obj = json_safe(obj, [YAML_VALUES_PER_CHAR * len(body)])
+    except (ValueError, RecursionError):
+        return {str(k): v for k, v in obj.items() if isinstance(v, str)}
     for value in list(obj.values()):
         if isinstance(value, dict) and any(paper_records.field_key(str(k)) in _PAPER_NAMING for k in value):
             obj.update({str(k): v for k, v in value.items() if isinstance(v, (str, list)) and v})
     return obj
-
-
-def _within(values: list, budget: list[int]) -> bool:
-    """Whether ``values`` and all they hold, aliased nodes counted each time, number at most
-    ``budget[0]`` (decremented in place)."""
-    stack = list(values)
-    while stack:
-        value = stack.pop()
-        budget[0] -= 1
-        if budget[0] < 0:
-            return False
-        if isinstance(value, dict):
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-    return True
 
 
 #: Fields a nested front matter mapping holds when it describes the paper.

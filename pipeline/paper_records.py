@@ -21,7 +21,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .candidates import citation_title
+from .candidates import cited_parts
 from .fields import find_venue_years, normalize_award
 from .identifiers import find_arxiv_ids, find_urls
 from .line_kinds import MAX_TITLE_CHARS as PAGE_MAX_TITLE_CHARS
@@ -389,21 +389,15 @@ CITATION_FIELDS = ("citation", "reference", "cite", "bibliography")
 
 def _cited(obj: dict) -> tuple[str, str, str | None] | None:
     """``(title, authors, year)`` of the first formatted reference field
-    (:func:`pipeline.candidates.citation_title`): the authors are the text before the title
-    and its year, the year the first after them; None without one."""
+    (:func:`pipeline.candidates.cited_parts`), HTML removed; None without one."""
     for key in CITATION_FIELDS:
         for _, value in values(obj, key):
             text = _text(value)
             cite = " ".join(html.unescape(_TAG.sub(" ", text)).split()) if text else ""
-            if cite and (title := citation_title(cite)) and (at := cite.find(title)) > 0:
-                year = _CITED_YEAR.search(cite)
-                return title, _YEAR_TAIL.sub("", cite[:at]).rstrip(' ."“'), year.group(0) if year else None
+            if cite and (parts := cited_parts(cite)) is not None:
+                title, authors, _, year = parts
+                return title, authors, str(year) if year else None
     return None
-
-
-_CITED_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
-#: The year closing a reference's authors ("A and B. 2025. ", "A, B. (2021). ").
-_YEAR_TAIL = re.compile(r"[\s.(]*(?:19|20)\d\d[a-z]?\)?[.\s]*$")
 
 
 def read_record(obj: dict) -> Reading:

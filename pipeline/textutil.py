@@ -17,6 +17,8 @@ from importlib import resources
 from itertools import repeat
 from operator import mul
 
+#: A year of the 1900s or 2000s standing alone (no digit either side).
+YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _LINK_TARGET = r"\((?:[^()\n]|\([^()\n]*\))*\)"
 #: A Markdown link, as regex source: its text (group ``text``) and its target in parentheses (one
 #: level nested); neither part crosses the other's delimiters, so the scan is linear.
