@@ -442,3 +442,24 @@ def test_a_link_whose_destination_is_in_angle_brackets_is_unlinked() -> None:
 
     assert unlink("[Memory-Augmented Tree Search](<http://example.org/s?q=Memory Augmented&x=y>) | A") == \
         "Memory-Augmented Tree Search | A"
+
+
+def test_a_references_run_of_dots_before_its_title_costs_linear_time() -> None:
+    """The year closing a reference's authors is sought from a run's first character only: a
+    citation field with 40,000 dots before its quoted title took seconds (each start in the run
+    scanned the rest), and the year is still cut from the authors."""
+    import time
+
+    from pipeline.candidates import cited_parts
+
+    def seconds(dots: int) -> float:
+        reference = "A" + "." * dots + 'x. "Sparse Codes for Widget Parsing." Journal'
+        start = time.thread_time()
+        cited_parts(reference)
+        return time.thread_time() - start
+
+    small, large = min(seconds(10_000) for _ in range(2)), min(seconds(40_000) for _ in range(2))
+    assert large / small < 8.0, (small, large)  # 4 times longer; quadratic: 16 times
+    assert cited_parts("Doe, Jane, and Kim Lee. (2021). Sparse Codes for Widget Parsing. Journal of Widgets") == (
+        "Sparse Codes for Widget Parsing", "Doe, Jane, and Kim Lee", ". Journal of Widgets", 2021)
+    assert cited_parts('Doe, Jane. 2025. "Sparse Codes for Widget Parsing." Journal')[1] == "Doe, Jane"
