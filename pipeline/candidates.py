@@ -210,6 +210,9 @@ _GBT_TYPE_MARK = re.compile(r"\[(?:J|C|M|D|R|A|N|P|S|Z|EB/OL|J/OL|C/OL|DB/OL)\]"
 #: A GB/T 7714 reference's one author: "He K", "LeCun Y", "张三" (surname and initials, or a Han name).
 _GBT_ONE_AUTHOR = re.compile(r"[A-Z][A-Za-z'’-]+(?: [A-Z][A-Za-z'’-]+)? [A-Z]{1,3}|[\u3400-\u9fff]{2,4}")
 #: An APA reference's title after its year: "Author, A., & Author, B. (2021). Title. Venue".
+#: An APA author before the year: a surname, a comma and given names or initials ("Doe, J.",
+#: "Doe, Jane"); a title before "(2021)." ("Title (2021). Code and slides.") has none.
+_APA_AUTHOR = re.compile(r"[^\W\d_][\w'’-]*,\s+[A-Z]")
 _APA_TITLE = re.compile(r"\((?:19|20)\d\d[a-z]?\)\.\s+(?P<title>[^.?!]{8,300}[?!]?)")
 
 
@@ -238,9 +241,10 @@ def citation_title(s: str) -> str | None:
         return title if len(title) >= MIN_TITLE_CHARS * 3 else None
     if (m := _QUOTED_IN_REFERENCE.search(s)) and (m.start() == 0 or s[: m.start()].rstrip().endswith(".")):
         return m.group("title").strip()
-    if (m := _APA_TITLE.search(s)) and m.start() > 0:
+    if (m := _APA_TITLE.search(s)) and _APA_AUTHOR.search(s[: m.start()]):
         return m.group("title").strip()
-    if m := _ACM_TITLE.search(s):
+    if (m := _ACM_TITLE.search(s)) and bool(names := s[: m.start()].strip(" *_")) \
+            and (_is_name_list(names) or _NAME.match(names)):
         return m.group("title").strip()
     return None
 

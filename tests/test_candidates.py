@@ -463,3 +463,23 @@ def test_a_references_run_of_dots_before_its_title_costs_linear_time() -> None:
     assert cited_parts("Doe, Jane, and Kim Lee. (2021). Sparse Codes for Widget Parsing. Journal of Widgets") == (
         "Sparse Codes for Widget Parsing", "Doe, Jane, and Kim Lee", ". Journal of Widgets", 2021)
     assert cited_parts('Doe, Jane. 2025. "Sparse Codes for Widget Parsing." Journal')[1] == "Doe, Jane"
+
+
+@pytest.mark.parametrize(("item", "title"), [
+    ("Sparse Codes for Widget Parsing (2021). Code and slides available online.", None),
+    ("Sparse Codes for Widget Parsing. 2021. Best paper award. In addition a spotlight.", None),
+    ("Doe, J., & Lee, K. (2021). Sparse codes for widget parsing. Journal of Widgets, 3(2), 1-10.",
+     "Sparse codes for widget parsing"),
+    ("Jane Doe. 2025. Sparse Codes for Widget Parsing. In Proceedings of the ACM Conference.",
+     "Sparse Codes for Widget Parsing"),
+])
+def test_a_year_after_a_title_is_no_reference(item: str, title: str | None) -> None:
+    """APA's "(YEAR)." and ACM's ". YEAR." follow the authors: a list item "Title (2021). Note."
+    is no reference, and its note is never its title."""
+    from pipeline.candidates import citation_title
+    from pipeline.textutil import Line
+
+    assert citation_title(item) == title
+    line = "- " + item
+    cand = candidate_of(Line(0, len(line), line))
+    assert cand is not None and cand.title.startswith(title or "Sparse Codes for Widget Parsing")
