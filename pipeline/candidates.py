@@ -212,7 +212,7 @@ _GBT_ONE_AUTHOR = re.compile(r"[A-Z][A-Za-z'’-]+(?: [A-Z][A-Za-z'’-]+)? [A-Z
 #: An APA reference's title after its year: "Author, A., & Author, B. (2021). Title. Venue".
 #: An APA author before the year: a surname, a comma and given names or initials ("Doe, J.",
 #: "Doe, Jane"); a title before "(2021)." ("Title (2021). Code and slides.") has none.
-_APA_AUTHOR = re.compile(r"[^\W\d_][\w'’-]*,\s+[A-Z]")
+_APA_AUTHOR = re.compile(r"(?<![\w'’-])[^\W\d_][\w'’-]*,\s+[A-Z]")  # (from a word's start: linear time)
 _APA_TITLE = re.compile(r"\((?:19|20)\d\d[a-z]?\)\.\s+(?P<title>[^.?!]{8,300}[?!]?)")
 
 

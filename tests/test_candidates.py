@@ -483,3 +483,21 @@ def test_a_year_after_a_title_is_no_reference(item: str, title: str | None) -> N
     line = "- " + item
     cand = candidate_of(Line(0, len(line), line))
     assert cand is not None and cand.title.startswith(title or "Sparse Codes for Widget Parsing")
+
+
+def test_a_long_word_before_an_apa_year_costs_linear_time() -> None:
+    """The APA author pattern starts at a word's first character: a 40,000-letter word before
+    "(2021)." is scanned once, not once per letter."""
+    import time
+
+    from pipeline.candidates import citation_title
+
+    def seconds(letters: int) -> float:
+        reference = "Doe" * (letters // 3) + " (2021). Sparse codes for widget parsing. Journal"
+        start = time.thread_time()
+        citation_title(reference)
+        return time.thread_time() - start
+
+    small, large = min(seconds(10_000) for _ in range(2)), min(seconds(40_000) for _ in range(2))
+    assert large / small < 8.0, (small, large)  # 4 times longer; quadratic: 16 times
+    assert citation_title("Doe, Jane (2021). Sparse codes for widget parsing. Journal") == "Sparse codes for widget parsing"
