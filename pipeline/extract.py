@@ -773,7 +773,10 @@ def _extract_fields(row: dict, target_script: str, config: Config) -> dict:
         # a formatted reference: its authors, venue and year where the section gave none
         if not authors:
             authors, truncated = cited[0], cited[1]
-        venue, year = venue or cited[2], year or cited[3]
+        if cited[3] and year != cited[3]:  # its own year outranks the document's edition
+            venue, year = cited[2], cited[3]
+        else:
+            venue, year = venue or cited[2], year or cited[3]
 
     return {
         "title": title,

@@ -943,3 +943,10 @@ def test_a_year_alone_above_the_titles_line_dates_the_paper() -> None:
     text = "2018 and beyond\n[Memory-Augmented Widget Search](https://example.org/p)"
     assert extract_fields({"heading": "Memory-Augmented Widget Search", "text": text, "lang": "en"},
                           "zh-Hans", Config())["year"] is None
+
+
+def test_a_references_own_year_outranks_the_documents_venue_edition() -> None:
+    line = "- Jane Doe and Kim Lee. 2025. Sparse Codes for Widget Parsing. In Proceedings of the ACM Conference on Widgets."
+    row = {"heading": "Sparse Codes for Widget Parsing", "text": line, "lang": "en", "doc_venue": "CVPR", "doc_year": 2016}
+    out = extract_fields(row, "zh-Hans", Config())
+    assert (out["venue"], out["year"], out["authors"]) == (None, 2025, ["Jane Doe", "Kim Lee"])
