@@ -170,8 +170,9 @@ def _gloss_heavy(n_chars: int) -> str:
 
 
 def test_keyword_candidates_take_linear_time_in_gloss_heavy_text() -> None:
-    """Doubling a section of （ABC） glosses about doubles the keyword time (it was quadratic:
-    about 4 times, 15 s at 64k characters)."""
+    """Four times a section of （ABC） glosses takes about four times the keyword time (it was
+    quadratic: 16 times; 15 s at 64k characters). A 4x step leaves linear (4) and quadratic (16)
+    far apart: a 2x step's bound of 3 failed at a ratio of 3.03 on oversubscribed cores."""
     import time
 
     from pipeline.keywords import keywords
@@ -185,8 +186,8 @@ def test_keyword_candidates_take_linear_time_in_gloss_heavy_text() -> None:
         return min(times)
 
     keywords(_gloss_heavy(2000), "zh-Hans", 10)  # models loaded
-    small, large = best_time(_gloss_heavy(40_000)), best_time(_gloss_heavy(80_000))
-    assert large / small < 3.0, (small, large)
+    small, large = best_time(_gloss_heavy(20_000)), best_time(_gloss_heavy(80_000))
+    assert large / small < 8.0, (small, large)
     assert keywords(_gloss_heavy(80_000), "zh-Hans", 10)[:1] == ["对比学习"]
 
 
